@@ -1,0 +1,125 @@
+# kprof — hand-written Makefile (uftrace style).
+#   make [O=build/] [V=1] [DEBUG=1] [ASAN=1] [COVERAGE=1]
+#   make check | install [PREFIX=/usr/local DESTDIR=] | clean | man | hdrcheck | golden-update
+
+PREFIX    ?= /usr/local
+DESTDIR   ?=
+O         ?= build
+CUDA_HOME ?= /usr/local/cuda
+CC        ?= cc
+
+VERSION := 0.1.0
+
+CFLAGS_BASE := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wstrict-prototypes \
+	-Wmissing-prototypes -Iinclude -I$(O) -DKPROF_VERSION='"$(VERSION)"'
+ifeq ($(DEBUG),1)
+  OPT := -O0 -g
+else
+  OPT := -O2 -g
+endif
+ifeq ($(ASAN),1)
+  OPT += -fsanitize=address,undefined -fno-omit-frame-pointer
+  LDASAN := -fsanitize=address,undefined
+endif
+ifeq ($(COVERAGE),1)
+  OPT += --coverage
+  LDASAN += --coverage
+endif
+CFLAGS  := $(CFLAGS_BASE) $(OPT) $(EXTRA_CFLAGS)
+LDLIBS  := -lz -lm -lpthread -ldl
+
+# CUPTI: capture/ is compiled against CUDA only when the toolkit is present.
+# Never link the libcuda stub: cudart/cupti/cublas load libcuda at run time.
+HAVE_CUPTI := $(shell test -f $(CUDA_HOME)/include/cupti.h && echo 1)
+ifeq ($(HAVE_CUPTI),1)
+  CUDA_LIBDIR := $(CUDA_HOME)/lib64
+  CUPTI_LIBDIR := $(firstword $(wildcard $(CUDA_HOME)/extras/CUPTI/lib64) $(CUDA_LIBDIR))
+  CAPTURE_CFLAGS := -DKPROF_HAVE_CUPTI -I$(CUDA_HOME)/include -I$(CUDA_HOME)/extras/CUPTI/include
+  CAPTURE_LDLIBS := -L$(CUDA_LIBDIR) -L$(CUPTI_LIBDIR) -Wl,-rpath,$(CUDA_LIBDIR) \
+	-Wl,-rpath,$(CUPTI_LIBDIR) -lcupti -lcublas -lcudart
+endif
+
+ifneq ($(V),1)
+  Q := @
+  quiet = @printf '  %-4s %s\n' $(1) $(2);
+else
+  Q :=
+  quiet =
+endif
+
+LIB_SRCS  := $(filter-out src/main.c,$(wildcard src/*.c))
+CAP_SRCS  := $(wildcard capture/*.c)
+LIB_OBJS  := $(patsubst %.c,$(O)/%.o,$(LIB_SRCS)) $(O)/src/devdb-builtin.o
+CAP_OBJS  := $(patsubst %.c,$(O)/%.o,$(CAP_SRCS))
+UNIT_SRCS := $(wildcard tests/unit/test-*.c)
+UNIT_BINS := $(patsubst tests/unit/%.c,$(O)/tests/%,$(UNIT_SRCS))
+HDRS      := $(wildcard include/kprof/*.h)
+
+all: $(O)/kprof
+
+$(O)/kprof: $(O)/src/main.o $(O)/libkprof.a
+	$(call quiet,LINK,$@)$(CC) $(LDASAN) -o $@ $^ $(CAPTURE_LDLIBS) $(LDLIBS)
+
+$(O)/libkprof.a: $(LIB_OBJS) $(CAP_OBJS)
+	$(call quiet,AR,$@)rm -f $@ && ar rcs $@ $^
+
+$(O)/src/%.o: src/%.c $(HDRS) Makefile
+	@mkdir -p $(dir $@)
+	$(call quiet,CC,$<)$(CC) $(CFLAGS) -c -o $@ $<
+
+$(O)/capture/%.o: capture/%.c $(HDRS) $(wildcard capture/*.h) Makefile
+	@mkdir -p $(dir $@)
+	$(call quiet,CC,$<)$(CC) $(CFLAGS) $(CAPTURE_CFLAGS) -Icapture -c -o $@ $<
+
+# device_db/*.txt compiled into the binary as one string.
+$(O)/src/devdb-builtin.c: $(sort $(wildcard device_db/*.txt)) Makefile
+	@mkdir -p $(dir $@)
+	$(call quiet,GEN,$@){ echo '/* generated from device_db/ by make */'; \
+	  echo '#include "kprof/devdb.h"'; \
+	  echo 'const char devdb_builtin_text[] = '; \
+	  cat $(sort $(wildcard device_db/*.txt)) | sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/'; \
+	  echo ';'; } > $@
+
+$(O)/src/devdb-builtin.o: $(O)/src/devdb-builtin.c
+	$(call quiet,CC,$<)$(CC) $(CFLAGS) -Wno-missing-variable-declarations -c -o $@ $<
+
+$(O)/tests/test-%: tests/unit/test-%.c $(O)/libkprof.a
+	@mkdir -p $(dir $@)
+	$(call quiet,CC,$<)$(CC) $(CFLAGS) $(CAPTURE_CFLAGS) -Icapture -Wno-missing-prototypes -o $@ $< \
+	  $(O)/libkprof.a $(LDASAN) $(CAPTURE_LDLIBS) -lcmocka $(LDLIBS)
+
+unit: $(UNIT_BINS)
+	@fail=0; for t in $(UNIT_BINS); do \
+	  (cd tests/unit && KPROF_TESTDATA=../../testdata ../../$$t >/dev/null 2>../../$$t.log) \
+	    || { echo "FAIL $$t (see $$t.log)"; cat $$t.log; fail=1; }; \
+	done; test $$fail = 0 && echo "  unit: $(words $(UNIT_BINS)) suites passed"
+
+golden: $(O)/kprof
+	$(Q)KPROF=$(abspath $(O)/kprof) tests/golden/run.sh
+
+golden-update: $(O)/kprof
+	$(Q)KPROF=$(abspath $(O)/kprof) tests/golden/run.sh --update
+
+hdrcheck:
+	$(Q)for h in $(HDRS); do \
+	  echo "#include \"$${h#include/}\"" | $(CC) $(CFLAGS) -x c -fsyntax-only - || exit 1; done; \
+	  echo "  hdrcheck: $(words $(HDRS)) headers self-contained"
+
+check-man:
+	$(Q)for m in man/*.1; do groff -man -ww -z $$m 2>&1 | grep . && exit 1; done; true
+
+check: all unit golden hdrcheck
+
+man:
+	$(Q)for m in man/*.1; do groff -man -ww -z $$m || exit 1; done
+
+install: $(O)/kprof
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 755 $(O)/kprof $(DESTDIR)$(PREFIX)/bin/kprof
+	install -m 644 man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+
+clean:
+	rm -rf $(O)
+
+.PHONY: all unit golden golden-update hdrcheck check check-man man install clean
+.SUFFIXES:

@@ -1,0 +1,76 @@
+/*
+ * devdb.h — device datasheet table: dense peaks per precision, clocks, DRAM bandwidth.
+ */
+#ifndef KPROF_DEVDB_H
+#define KPROF_DEVDB_H
+
+#include "kprof/arena.h"
+#include "kprof/dtype.h"
+
+struct kp_diag;
+
+/* One dense datasheet peak and the SM clock it assumes. */
+struct kp_peak {
+	double flop_per_s;   /* dense peak, FLOP/s (OP/s for int8); 0 = unknown */
+	int clk_ref_mhz;     /* SM clock the peak was computed at */
+	const char *flag;    /* "datasheet" "secondary" "derived" "unverified" "observed" */
+};
+
+/* One device entry.  All strings live in the db's arena. */
+struct kp_device {
+	const char *name;            /* canonical, e.g. "NVIDIA H100 80GB HBM3" */
+	const char **exact;          /* names matched exactly (case-insensitive) */
+	int nexact;
+	const char **substr;         /* anchored substrings, tried longest first */
+	int nsubstr;
+	int sms;
+	int clk_max_mhz;
+	double mem_gb;
+	double mem_bw_byte_per_s;    /* datasheet DRAM bandwidth, B/s */
+	int mem_clk_mhz;             /* memory clock the bandwidth assumes (0 unknown) */
+	int bus_bits;
+	int no_clock_scaling;        /* firmware-capped parts (H20) */
+	struct kp_peak peak[PREC_N];
+	const char *source;          /* spec-sheet URL(s) and date */
+	const char *confidence;      /* overall flag */
+	int line;                    /* line of the entry in its file */
+};
+
+struct kp_devdb {
+	struct kp_arena arena;
+	struct kp_device *dev;
+	int ndev;
+	const char *origin;          /* "built-in" or the file path */
+};
+
+/* device_db/*.txt, compiled into the binary by make */
+extern const char devdb_builtin_text[];
+
+/* Prototypes */
+/*
+ * Parse a device table text.  Errors are "ORIGIN:LINE: error: ..." in @d with
+ * status 3.  Returns 0 or -1.
+ */
+int devdb_parse(struct kp_devdb *db, const char *text, size_t len, const char *origin,
+		struct kp_diag *d);
+int devdb_load_builtin(struct kp_devdb *db, struct kp_diag *d);
+/* Read and parse @path (status 4 when unreadable, 3 when malformed). */
+int devdb_load_file(struct kp_devdb *db, const char *path, struct kp_diag *d);
+/*
+ * Find the entry for a reported device name: exact names first, then anchored
+ * substrings longest first ("L40S" before "L40" before "L4"; "H20" whole word only).
+ * @how receives "exact" or "pattern 'H100'" (static or arena string).  NULL if none.
+ */
+const struct kp_device *devdb_match(const struct kp_devdb *db, const char *name, const char **how);
+/*
+ * Clock-adjusted dense peak, FLOP/s:  peak × min(f, clk_ref) / clk_ref
+ * (devices.md §4.2; never divided by the max clock).  f <= 0 means "the clock
+ * the peak assumes" (no adjustment); no_clock_scaling parts ignore f.
+ * 0 when unknown.
+ */
+double devdb_peak_flops(const struct kp_device *dev, enum kp_prec prec, double sm_clock_mhz);
+/* DRAM bandwidth, B/s; scaled by mem_clock/mem_clk_ref only when mem_clock_mhz > 0 and lower. */
+double devdb_peak_bw(const struct kp_device *dev, double mem_clock_mhz);
+void devdb_free(struct kp_devdb *db);
+
+#endif /* KPROF_DEVDB_H */

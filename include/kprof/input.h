@@ -1,0 +1,34 @@
+/*
+ * input.h — byte source for a trace: a path, "-" for stdin, gzip detected by magic bytes.
+ */
+#ifndef KPROF_INPUT_H
+#define KPROF_INPUT_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+struct kp_diag;
+
+/* An open input.  Plain files are read with read(2); gzip through zlib's gzread. */
+struct kp_input {
+	const char *path;   /* as given; "-" is stdin (display name "<stdin>") */
+	const char *name;   /* display name used in messages */
+	int fd;
+	void *gz;           /* gzFile when the input is gzip, else NULL */
+	int is_gzip;
+	unsigned char peek[2];
+	int npeek;          /* bytes of @peek not yet returned */
+	long long raw_bytes; /* bytes read from the file (compressed size for gzip) */
+};
+
+/* Prototypes */
+/* Open @path ("-" = stdin).  Errors: "cannot open 'x': <strerror>" (status 4). */
+int input_open(struct kp_input *in, const char *path, struct kp_diag *d);
+/*
+ * Read up to @cap bytes of the (inflated) stream.  Returns bytes read, 0 at end,
+ * -1 on error with @d filled ("read error" status 4, corrupt gzip status 3).
+ */
+ssize_t input_read(struct kp_input *in, void *buf, size_t cap, struct kp_diag *d);
+void input_close(struct kp_input *in);
+
+#endif /* KPROF_INPUT_H */

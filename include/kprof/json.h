@@ -1,0 +1,125 @@
+/*
+ * json.h — streaming pull tokenizer for JSON over a refillable window.
+ *
+ * The shape is jq --stream / jsmn: json_next() returns one token at a time;
+ * strings and numbers are borrowed slices of the window, valid only until the
+ * next call into the tokenizer (a refill may move the window).  Whole values
+ * nobody needs are skipped with json_skip() without building anything.
+ * The grammar is validated (RFC 8259): commas, colons, nesting, literals,
+ * number syntax, string escapes and control characters.  UTF-8 is not
+ * validated (Kineto writes invalid UTF-8 at times).
+ */
+#ifndef KPROF_JSON_H
+#define KPROF_JSON_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+enum kp_json_type {
+	JT_ERROR = -1, /* malformed input or read error: see json_error() */
+	JT_END = 0,    /* the document is complete (only whitespace followed) */
+	JT_OBJ,        /* '{' */
+	JT_OBJ_END,    /* '}' */
+	JT_ARR,        /* '[' */
+	JT_ARR_END,    /* ']' */
+	JT_KEY,        /* an object member name (tok.s/len: raw contents between the quotes) */
+	JT_STR,        /* a string value (raw contents between the quotes) */
+	JT_NUM,        /* a number (its text) */
+	JT_TRUE,
+	JT_FALSE,
+	JT_NULL,
+};
+
+struct kp_json_tok {
+	enum kp_json_type type;
+	const char *s;   /* borrowed: valid until the next json_* call on the parser */
+	size_t len;
+	int escaped;     /* JT_KEY/JT_STR: raw text contains '\' escapes; use json_unescape() */
+	int64_t off;     /* absolute byte offset of the token's first byte in the stream */
+	int depth;       /* nesting depth after this token (top-level value's opening: 1) */
+};
+
+/* Read callback: fill @buf with up to @cap bytes; return count, 0 at EOF, -1 on error. */
+typedef ssize_t (*kp_json_read_fn)(void *ctx, void *buf, size_t cap);
+
+/*
+ * The tokenizer.  Opaque in spirit; fields are here so it can live on the stack.
+ * The window grows only when a single token is larger than it.
+ */
+struct kp_json {
+	kp_json_read_fn read;
+	void *ctx;
+	char *buf;            /* window */
+	size_t cap;           /* window size */
+	size_t pos, end;      /* next unread byte, end of valid bytes */
+	int64_t base;         /* absolute stream offset of buf[0] */
+	int eof;              /* read() returned 0 */
+	int read_failed;      /* read() returned -1 */
+	/* line tracking of bytes discarded from the window, for json_locate() */
+	int64_t lines_before;     /* '\n' count in [0, base) */
+	int64_t last_nl_before;   /* absolute offset of the last '\n' before base, -1 if none */
+	/* grammar state */
+	int depth;
+	int max_depth;
+	uint8_t *stack;           /* per depth: 'o' object or 'a' array */
+	int state;                /* internal: what may come next */
+	int done;                 /* top-level value complete */
+	/* the error, when JT_ERROR was returned */
+	const char *err;          /* static reason, e.g. "expected ',' or '}' after object member" */
+	int64_t err_off;          /* absolute offset of the offending byte */
+	int err_eof;              /* 1 when the input ended early (truncation), 0 for malformed bytes */
+};
+
+#define JSON_DEFAULT_WINDOW (8u << 20)
+#define JSON_MAX_DEPTH 1024
+
+/* Prototypes */
+/* Set up @p over @read/@ctx with a window of @window bytes (0 = default). */
+void json_init(struct kp_json *p, kp_json_read_fn read, void *ctx, size_t window);
+/* Set up @p over a memory buffer (copied lazily; @s must outlive @p). For tests. */
+void json_init_mem(struct kp_json *p, const char *s, size_t len);
+void json_free(struct kp_json *p);
+
+/* Next token.  After JT_ERROR or JT_END further calls return the same. */
+enum kp_json_type json_next(struct kp_json *p, struct kp_json_tok *tok);
+
+/*
+ * Skip the value that starts at the next token (a scalar, or a whole object or
+ * array) — or, when called right after JT_KEY, that member's value.  Validates
+ * brackets and strings while skipping (fast path: structural scan).
+ * Returns 0, or -1 with the error set (as JT_ERROR).
+ */
+int json_skip(struct kp_json *p);
+
+/*
+ * Skip the rest of the container the parser is inside, up to and including its
+ * closing bracket (e.g. after reading the args you need).  Returns 0 or -1.
+ */
+int json_skip_rest(struct kp_json *p);
+
+/* Turn an absolute offset into 1-based line and column (bytes).  Exact for any
+ * offset inside or after the current window; for older offsets it is exact too
+ * because lines are counted as the window moves. */
+void json_locate(const struct kp_json *p, int64_t off, int *line, int *col);
+
+/*
+ * Unescape a JT_KEY/JT_STR slice into @out (cap bytes, NUL-terminated, truncated
+ * if needed; \uXXXX becomes UTF-8, lone surrogates U+FFFD).  Returns length written.
+ */
+size_t json_unescape(const char *s, size_t len, char *out, size_t cap);
+
+/*
+ * Number conversions from a JT_NUM slice.  All exact, no double on the time path.
+ *   json_num_i64: an integer (also "3.0", "1e3" when integral); -1 if not integral
+ *                 or out of range.
+ *   json_num_us_to_ns: a decimal count of µs ("4795881956492.880", "12", "1.5e3",
+ *                 "-3") to integer ns; digits past ns truncated toward zero; -1 if
+ *                 out of int64 range.
+ *   json_num_double: strtod semantics (for rates, not times).
+ */
+int json_num_i64(const char *s, size_t len, int64_t *out);
+int json_num_us_to_ns(const char *s, size_t len, int64_t *out);
+double json_num_double(const char *s, size_t len);
+
+#endif /* KPROF_JSON_H */

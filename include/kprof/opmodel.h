@@ -1,0 +1,66 @@
+/*
+ * opmodel.h — FLOP and byte models of PyTorch ops (pure math; docs: flops-bytes.md).
+ */
+#ifndef KPROF_OPMODEL_H
+#define KPROF_OPMODEL_H
+
+#include <stdint.h>
+
+#include "kprof/dtype.h"
+
+/*
+ * One schema slot of a recorded op: the parallel entries of "Input Dims",
+ * "Input type" and "Concrete Inputs".  A 0-dim tensor has ndim 0 and a tensor
+ * dtype; a scalar or None has ndim 0 and DT_NONE.
+ */
+struct kp_slot {
+	int ndim;              /* number of dims (0 for [] ) */
+	const int64_t *dims;   /* ndim entries */
+	enum kp_dtype dtype;   /* from Input type */
+	const char *concrete;  /* Concrete Inputs text, "" when none; never NULL */
+};
+
+/* An op as the model sees it. */
+struct kp_op_in {
+	const char *name;            /* "aten::mm" */
+	int nslots;
+	const struct kp_slot *slots; /* may be NULL when nslots == 0 */
+	int64_t kernel_flop;         /* Inductor's args.kernel_flop, -1 when absent */
+	double kernel_num_gb;        /* Inductor's args.kernel_num_gb, < 0 when absent */
+};
+
+enum kp_model_class {
+	MODEL_NONE = 0,  /* no model */
+	MODEL_PRIMARY,   /* matmul, conv, attention: the level counted in an op tree */
+	MODEL_SECONDARY, /* pointwise, reductions, copies, norms, softmax: bytes (FLOPs 0 or none) */
+};
+
+/* The cost of one op call.  Unknown values are -1. */
+struct kp_cost {
+	enum kp_model_class cls;
+	int64_t flops;          /* FLOPs (2 per MAC; causal attention: unmasked pairs only) */
+	int64_t bytes;          /* compulsory bytes: each operand read once, each output written once */
+	enum kp_dtype dtype;    /* dtype of the main input (math dtype before the tf32 rule) */
+	enum kp_prec prec;      /* math precision from the inputs (PREC_FP32 for fp32; the caller
+	                           upgrades to tf32 when the kernel name says so) */
+	const char *family;     /* static: "gemm" "conv" "attn" "pointwise" "reduce" "copy" "norm"
+	                           "softmax" "inductor"; NULL with MODEL_NONE */
+	const char *note;       /* static reason when the model could not apply (bad shapes,
+	                           overflow): the caller warns with it; NULL otherwise */
+};
+
+/* Prototypes */
+/* Model class of an op name without evaluating it (for walking op trees). */
+enum kp_model_class opmodel_class(const char *name);
+/*
+ * Evaluate the model of @in.  Returns 0 and fills @out (flops/bytes may still be
+ * -1 when a part is unknown); returns 1 when the op has no model (@out->cls
+ * MODEL_NONE); returns -1 when the op has a model but its slots don't fit it or a
+ * shape product overflows int64 (@out->note says why; flops/bytes -1).
+ * Inductor's kernel_flop / kernel_num_gb win when present.
+ */
+int opmodel_eval(const struct kp_op_in *in, struct kp_cost *out);
+/* Exact causal (i, j) pair count for top-left (bottom_right=0) or bottom-right alignment. */
+int64_t opmodel_causal_pairs(int64_t s_q, int64_t s_k, int bottom_right);
+
+#endif /* KPROF_OPMODEL_H */

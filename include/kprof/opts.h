@@ -1,0 +1,42 @@
+/*
+ * opts.h — table-driven option parsing; "-h" output comes from the same table.
+ */
+#ifndef KPROF_OPTS_H
+#define KPROF_OPTS_H
+
+#include <stdio.h>
+
+enum kp_opt_type {
+	OPT_FLAG,     /* int *dst = 1; "--no-NAME" sets 0 */
+	OPT_STR,      /* const char **dst = arg (borrowed from argv) */
+	OPT_INT,      /* long *dst; decimal, whole string, error lists the name */
+	OPT_DOUBLE,   /* double *dst */
+	OPT_CHOICE,   /* int *dst = index into choices; error lists valid values */
+	OPT_CALLBACK, /* cb(arg, dst) returns NULL or a static error reason */
+};
+
+struct kp_opt {
+	const char *lname;         /* long name without "--" */
+	char sname;                /* short name or 0 */
+	enum kp_opt_type type;
+	const char *argname;       /* "N", "FILE", ...; NULL for flags */
+	const char *help;          /* one line */
+	void *dst;
+	const char *const *choices; /* OPT_CHOICE: NULL-terminated */
+	const char *(*cb)(const char *arg, void *dst);
+};
+
+/* Prototypes */
+/*
+ * Parse argv[1..] (argv[0] is the command name).  Options and operands may mix;
+ * "--" ends options; "--name=value" and "--name value" both work.  Positional
+ * operands are compacted to argv[*first_arg .. argc).  Returns 0 on success, 1
+ * when -h/--help printed the usage on stdout (exit 0), -1 after printing a usage
+ * error on stderr ("kprof: error: unknown option '--x' (did you mean '--y'?)"),
+ * exit status 2.
+ */
+int opts_parse(const char *cmd, const char *synopsis, const struct kp_opt *opts, int argc,
+	       char **argv, int *first_arg);
+void opts_usage(FILE *fp, const char *cmd, const char *synopsis, const struct kp_opt *opts);
+
+#endif /* KPROF_OPTS_H */

@@ -1,0 +1,80 @@
+/*
+ * main.c — command table, global options, exit status, stdout check.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kprof/cmd.h"
+#include "kprof/diag.h"
+
+struct command {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *help;
+};
+
+static const struct command commands[] = {
+	{ "analyze", cmd_analyze, "FLOPs, bytes and % of device peak per kernel or op of a trace" },
+	{ "diff", cmd_diff, "compare two traces side by side; gate CI on regressions" },
+	{ "capture", cmd_capture, "record a Chrome trace with CUPTI while running workloads" },
+	{ "devices", cmd_devices, "print the device datasheet table" },
+};
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static void usage(FILE *fp)
+{
+	fprintf(fp, "usage: kprof [--version] [--help] <command> [<args>]\n\ncommands:\n");
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		fprintf(fp, "   %-10s %s\n", commands[i].name, commands[i].help);
+	fprintf(fp, "\n'kprof <command> -h' shows a command's options; man kprof-<command> explains its output.\n");
+}
+
+static int finish_stdout(int status)
+{
+	/* perf's run_builtin: a full disk or closed pipe must not pass silently */
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		if (errno == EPIPE)
+			return status;
+		fprintf(stderr, "kprof: error: write failed on standard output: %s\n", strerror(errno));
+		return KP_ENV;
+	}
+	if (fclose(stdout) != 0 && errno != EPIPE) {
+		fprintf(stderr, "kprof: error: close failed on standard output: %s\n", strerror(errno));
+		return KP_ENV;
+	}
+	return status;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return KP_USAGE;
+	}
+	const char *cmd = argv[1];
+	if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
+		printf("kprof %s\n", KPROF_VERSION);
+		return finish_stdout(KP_OK);
+	}
+	if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+		if (argc > 2 && strcmp(cmd, "help") == 0) {
+			for (size_t i = 0; i < NCOMMANDS; i++)
+				if (!strcmp(argv[2], commands[i].name)) {
+					char *hargv[] = { argv[2], "-h", NULL };
+					return finish_stdout(commands[i].fn(2, hargv));
+				}
+			fprintf(stderr, "kprof: error: unknown command '%s'\n", argv[2]);
+			return KP_USAGE;
+		}
+		usage(stdout);
+		return finish_stdout(KP_OK);
+	}
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		if (!strcmp(cmd, commands[i].name))
+			return finish_stdout(commands[i].fn(argc - 1, argv + 1));
+	fprintf(stderr, "kprof: error: unknown command '%s'\n", cmd);
+	usage(stderr);
+	return KP_USAGE;
+}
