@@ -30,13 +30,14 @@ struct kp_opt {
 /*
  * Parse argv[1..] (argv[0] is the command name).  Options and operands may mix;
  * "--" ends options; "--name=value" and "--name value" both work.  Positional
- * operands are compacted to argv[*first_arg .. argc).  Returns 0 on success, 1
+ * operands are compacted to argv[1 .. 1 + *nargs).  @opts ends with an entry
+ * whose lname is NULL.  Returns 0 on success, 1
  * when -h/--help printed the usage on stdout (exit 0), -1 after printing a usage
  * error on stderr ("kprof: error: unknown option '--x' (did you mean '--y'?)"),
  * exit status 2.
  */
 int opts_parse(const char *cmd, const char *synopsis, const struct kp_opt *opts, int argc,
-	       char **argv, int *first_arg);
+	       char **argv, int *nargs);
 void opts_usage(FILE *fp, const char *cmd, const char *synopsis, const struct kp_opt *opts);
 
 #endif /* KPROF_OPTS_H */
