@@ -24,6 +24,10 @@ enum kp_dtype {
 	DT_BOOL,
 	DT_C64,  /* c10::complex<float> */
 	DT_C128, /* c10::complex<double> */
+	DT_U16,  /* "short unsigned int" (uint16) */
+	DT_U32,  /* "unsigned int" (uint32) */
+	DT_U64,  /* "long unsigned int" (uint64, e.g. philox seed/offset) */
+	DT_C32,  /* c10::complex<c10::Half> */
 	DT_N
 };
 
@@ -48,7 +52,10 @@ enum kp_prec {
  * "ScalarList" / "TensorList" / "GenericList" -> DT_NONE; anything else DT_UNKNOWN.
  */
 enum kp_dtype dtype_parse(const char *s, size_t len);
-/* c10::ScalarType number as written in Concrete Inputs (e.g. 15 = BFloat16). */
+/*
+ * c10::ScalarType number as written in Concrete Inputs (e.g. 15 = BFloat16);
+ * DT_UNKNOWN for quantized, bit, sub-byte and out-of-range numbers.
+ */
 enum kp_dtype dtype_from_scalar_type(int st);
 size_t dtype_size(enum kp_dtype dt);            /* bytes per element; 0 for NONE/UNKNOWN */
 const char *dtype_name(enum kp_dtype dt);       /* "bf16", "fp32", ... ; "-" for NONE */

@@ -11,16 +11,25 @@
 /*
  * One schema slot of a recorded op: the parallel entries of "Input Dims",
  * "Input type" and "Concrete Inputs".  A 0-dim tensor has ndim 0 and a tensor
- * dtype; a scalar or None has ndim 0 and DT_NONE.
+ * dtype; a scalar or None has ndim 0 and DT_NONE.  A TensorList (aten::cat,
+ * aten::stack: Input Dims [[..],[..]], Input type "TensorList") is one slot with
+ * DT_NONE whose @list holds the tensors; Kineto records no element type, so a
+ * caller that cannot tell sets the elements' dtype to DT_UNKNOWN.
  */
 struct kp_slot {
-	int ndim;              /* number of dims (0 for [] ) */
-	const int64_t *dims;   /* ndim entries */
-	enum kp_dtype dtype;   /* from Input type */
-	const char *concrete;  /* Concrete Inputs text, "" when none; never NULL */
+	int ndim;                   /* number of dims (0 for [] ) */
+	const int64_t *dims;        /* ndim entries */
+	enum kp_dtype dtype;        /* from Input type */
+	const char *concrete;       /* Concrete Inputs text, "" when none; never NULL */
+	int nlist;                  /* TensorList: number of tensors in @list; 0 otherwise */
+	const struct kp_slot *list; /* TensorList: the tensors (NULL when nlist == 0) */
 };
 
-/* An op as the model sees it. */
+/*
+ * An op as the model sees it.  @slots are all recorded slots in schema order,
+ * including the trailing output slot of "out=" variants (Inductor records
+ * aten::mm with 3 slots); the models find operands by schema position.
+ */
 struct kp_op_in {
 	const char *name;            /* "aten::mm" */
 	int nslots;
@@ -46,7 +55,8 @@ struct kp_cost {
 	const char *family;     /* static: "gemm" "conv" "attn" "pointwise" "reduce" "copy" "norm"
 	                           "softmax" "inductor"; NULL with MODEL_NONE */
 	const char *note;       /* static reason when the model could not apply (bad shapes,
-	                           overflow): the caller warns with it; NULL otherwise */
+	                           overflow) or left flops/bytes -1 (varlen attention, a
+	                           dtype without a size): the caller warns with it; else NULL */
 };
 
 /* Prototypes */
