@@ -8,12 +8,14 @@
 #include "kprof/dtype.h"
 
 struct kp_diag;
+struct kp_devdb_pat;
 
 /* One dense datasheet peak and the SM clock it assumes. */
 struct kp_peak {
 	double flop_per_s;   /* dense peak, FLOP/s (OP/s for int8); 0 = unknown */
-	int clk_ref_mhz;     /* SM clock the peak was computed at */
-	const char *flag;    /* "datasheet" "secondary" "derived" "unverified" "observed" */
+	int clk_ref_mhz;     /* SM clock the peak was computed at; 0 unknown (never scaled) */
+	const char *flag;    /* "datasheet" "secondary" "derived" "unverified" "observed";
+				NULL when the peak is unknown */
 };
 
 /* One device entry.  All strings live in the db's arena. */
@@ -34,6 +36,14 @@ struct kp_device {
 	const char *source;          /* spec-sheet URL(s) and date */
 	const char *confidence;      /* overall flag */
 	int line;                    /* line of the entry in its file */
+	int match_sms;               /* >0: applies only to parts reporting this SM/CU count */
+	/* Flags of the numbers above (static strings, as kp_peak.flag; never NULL). */
+	const char *sms_flag;
+	const char *clk_flag;        /* clk_max_mhz */
+	const char *mem_flag;        /* mem_gb */
+	const char *bw_flag;         /* mem_bw_byte_per_s */
+	const char *mem_clk_flag;
+	const char *bus_flag;
 };
 
 struct kp_devdb {
@@ -41,9 +51,11 @@ struct kp_devdb {
 	struct kp_device *dev;
 	int ndev;
 	const char *origin;          /* "built-in" or the file path */
+	struct kp_devdb_pat *pat;    /* all entries' patterns, longest first (devdb.c) */
+	int npat;
 };
 
-/* device_db/*.txt, compiled into the binary by make */
+/* the text of device_db/, compiled into the binary by make */
 extern const char devdb_builtin_text[];
 
 /* Prototypes */
@@ -57,11 +69,28 @@ int devdb_load_builtin(struct kp_devdb *db, struct kp_diag *d);
 /* Read and parse @path (status 4 when unreadable, 3 when malformed). */
 int devdb_load_file(struct kp_devdb *db, const char *path, struct kp_diag *d);
 /*
+ * The table a command should use: @path (--device-db) if not NULL, else
+ * $KPROF_DEVICE_DB if set and not empty, else the built-in table.  Errors as
+ * devdb_load_file().
+ */
+int devdb_load_default(struct kp_devdb *db, const char *path, struct kp_diag *d);
+/*
  * Find the entry for a reported device name: exact names first, then anchored
  * substrings longest first ("L40S" before "L40" before "L4"; "H20" whole word only).
  * @how receives "exact" or "pattern 'H100'" (static or arena string).  NULL if none.
  */
 const struct kp_device *devdb_match(const struct kp_devdb *db, const char *name, const char **how);
+/*
+ * devdb_match() that also knows the part's SM/CU count (deviceProperties
+ * numSms; <= 0 unknown): entries with match_sms set are skipped when @sms is
+ * known and differs ("AMD Instinct MI250X/MI250" is 110 CUs per GCD on an
+ * MI250X, 104 on an MI250).  With @sms unknown such an entry still matches and
+ * @how says "exact (SM count not checked)".
+ */
+const struct kp_device *devdb_match_sms(const struct kp_devdb *db, const char *name, int sms,
+					const char **how);
+/* The entry whose canonical name is @name (case-insensitive), or NULL. */
+const struct kp_device *devdb_find(const struct kp_devdb *db, const char *name);
 /*
  * Clock-adjusted dense peak, FLOP/s:  peak × min(f, clk_ref) / clk_ref
  * (devices.md §4.2; never divided by the max clock).  f <= 0 means "the clock

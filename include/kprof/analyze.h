@@ -1,0 +1,111 @@
+/*
+ * analyze.h — group linked GPU work into rows with time, FLOPs, bytes and % of device peak.
+ */
+#ifndef KPROF_ANALYZE_H
+#define KPROF_ANALYZE_H
+
+#include <stdint.h>
+
+#include "kprof/arena.h"
+#include "kprof/devdb.h"
+#include "kprof/diag.h"
+#include "kprof/trace.h"
+
+enum kp_group { GROUP_KERNEL = 0, GROUP_OP, GROUP_OP_SHAPE };
+
+enum kp_clock_source { CLOCK_DATASHEET = 0, CLOCK_TRACE, CLOCK_OPTION };
+
+struct kp_analyze_opts {
+	enum kp_group group;
+	const char *device;          /* --device NAME: overrides the trace's device name */
+	double sm_clock_mhz;         /* --sm-clock MHZ, 0 = not given */
+	const struct kp_devdb *db;   /* borrowed */
+	int full_names;              /* --name=full: do not shorten kernel names */
+	int step_lo, step_hi;        /* only GPU work of ProfilerStep index [lo, hi]; -1 = all */
+};
+
+/* Row flags */
+#define ROW_OVER_PEAK 0x1   /* a rate above 100% of peak: wrong model or device entry */
+#define ROW_VERIFY 0x2      /* a rate >= 90% of peak */
+#define ROW_OTHERS 0x4      /* the folded "(others)" row */
+#define ROW_UNLINKED 0x8    /* GPU work with no launching op */
+
+/* One output row.  Strings are interned in the trace or in the report arena. */
+struct kp_row {
+	const char *name;        /* kernel name (group kernel) or op name */
+	const char *key;         /* grouping key as text (diff joins on it) */
+	const char *op;          /* op the work is attributed to; "(unlinked)"; NULL if several */
+	const char *shape;       /* op input shapes "[M,K]x[K,N]" or NULL */
+	const char *dtype;       /* "bf16", NULL when unknown or mixed */
+	const char *prec;        /* precision of the peak used ("tf32"), NULL */
+	int64_t calls;           /* kernels (group kernel) or op calls (group op) */
+	int64_t kernels;         /* GPU events in the row */
+	int64_t time_ns;         /* sum of GPU durations */
+	int64_t min_ns, max_ns, med_ns;
+	int64_t flops;           /* -1 unknown */
+	int64_t bytes;           /* -1 unknown */
+	double flops_per_s;      /* -1 unknown */
+	double bytes_per_s;      /* -1 unknown */
+	double pct_peak_flops;   /* -1 unknown */
+	double pct_peak_bw;      /* -1 unknown */
+	double intensity;        /* FLOP/byte, -1 unknown */
+	const char *bound;       /* "compute" | "memory" | NULL */
+	double time_pct;         /* % of total GPU time in the report */
+	unsigned flags;
+	int64_t nfolded;         /* ROW_OTHERS: rows folded */
+	/* accumulation state, used while building */
+	double peak_flop_ns;     /* sum of peak FLOP/s x dur over kernels with flops */
+	double peak_bw_ns;
+	int64_t flops_time_ns, bytes_time_ns;
+	int64_t *durs;
+	int64_t ndurs, capdurs;
+	int32_t last_op_instance;
+	int mixed_op, mixed_dtype;
+};
+
+struct kp_totals {
+	int64_t span_ns;         /* first event start to last event end */
+	int64_t gpu_busy_ns;     /* union of GPU intervals */
+	int64_t gpu_time_ns;     /* sum of GPU durations */
+	int64_t kernels;         /* GPU kernel events */
+	int64_t memops;          /* memcpy + memset events */
+	int64_t ops;             /* op calls with GPU work */
+	int64_t unlinked;        /* GPU events with no op */
+	int64_t flops;           /* sum of op FLOPs, -1 when none known */
+	int64_t bytes;
+	int64_t steps;           /* ProfilerStep spans in range */
+};
+
+struct kp_report {
+	struct kp_arena arena;
+	const struct kp_trace *trace;        /* borrowed */
+	const char *device_name;             /* as reported (or --device) */
+	const struct kp_device *dev;         /* NULL when unknown */
+	const char *match;                   /* "exact", "pattern 'X'" */
+	enum kp_clock_source clock_source;
+	double sm_clock_mhz;                 /* clock used (time-weighted for trace clocks), 0 = ref */
+	enum kp_group group;
+	struct kp_row *rows;
+	size_t nrows;
+	struct kp_totals tot;
+	struct kp_warnings warn;             /* analysis warnings (trace warnings live in trace) */
+};
+
+/* Prototypes */
+/* Build @r from a linked trace.  Never fails on data; returns 0. */
+int analyze_run(const struct kp_trace *t, const struct kp_analyze_opts *o, struct kp_report *r);
+/*
+ * Sort rows by a list of keys "time,calls,...", each optionally ":asc"/":desc";
+ * numbers descending, text ascending by default; name is the final tie-break.
+ * Returns -1 with @bad set to the unknown key.
+ */
+int analyze_sort(struct kp_report *r, const char *keys, const char **bad);
+/* Keep @top rows (0 = all) and rows >= @min_pct of time; fold the rest into "(others)". */
+void analyze_select(struct kp_report *r, long top, double min_pct);
+void analyze_free(struct kp_report *r);
+/* The sort keys analyze_sort() knows, NULL-terminated. */
+extern const char *const analyze_sort_keys[];
+/* "void foo<int>(float*, int)" -> "foo<int>" (display only). Result in @a. */
+const char *analyze_short_name(struct kp_arena *a, const char *name);
+
+#endif /* KPROF_ANALYZE_H */

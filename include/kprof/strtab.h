@@ -1,0 +1,24 @@
+/*
+ * strtab.h — string interning: equal strings share one pointer, so grouping compares pointers.
+ */
+#ifndef KPROF_STRTAB_H
+#define KPROF_STRTAB_H
+
+#include <stddef.h>
+
+#include "kprof/arena.h"
+
+/* Open-addressing table of interned strings; strings live in @arena (not owned). */
+struct kp_strtab {
+	struct kp_arena *arena;
+	struct kp_str **slot;  /* power-of-two table */
+	size_t cap, n;
+};
+
+/* Prototypes */
+void strtab_init(struct kp_strtab *st, struct kp_arena *arena);
+/* The interned copy of s[0..len) (NUL-terminated), allocated on first sight. */
+const char *strtab_intern(struct kp_strtab *st, const char *s, size_t len);
+void strtab_free(struct kp_strtab *st);
+
+#endif /* KPROF_STRTAB_H */

@@ -1,0 +1,141 @@
+/*
+ * trace.h — a Chrome/Kineto trace reduced to compact records: CPU ops, launches, GPU work.
+ */
+#ifndef KPROF_TRACE_H
+#define KPROF_TRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kprof/arena.h"
+#include "kprof/diag.h"
+#include "kprof/opmodel.h"
+#include "kprof/strtab.h"
+
+/* A CPU op (cat cpu_op; also the legacy "Operator").  Times in ns of the trace's clock. */
+struct kp_op {
+	int64_t ts_ns, dur_ns;
+	const char *name;         /* interned */
+	int64_t ext_id;           /* "External id", -1 when absent */
+	int64_t off;              /* byte offset of the event, for messages */
+	int32_t thread;           /* index into kp_trace.threads */
+	int32_t parent;           /* enclosing op on the same thread, -1 (set by link) */
+	int32_t model;            /* op whose model counts this op's kernels, -1 (set by link) */
+	int16_t nslots;
+	int16_t step;             /* ProfilerStep index or -1 (set by link) */
+	struct kp_slot *slots;    /* nslots entries, NULL without record_shapes */
+	int64_t kernel_flop;      /* Inductor args, -1 when absent */
+	double kernel_num_gb;     /* < 0 when absent */
+};
+
+/* A runtime or driver API call (cat cuda_runtime / cuda_driver). */
+struct kp_launch {
+	int64_t ts_ns, dur_ns;
+	const char *name;
+	int64_t corr;             /* "correlation", -1 when absent */
+	int64_t ext_id;
+	int64_t off;
+	int32_t thread;
+	int32_t op;               /* innermost enclosing op, -1 (set by link) */
+};
+
+enum kp_gpu_kind { GPU_KERNEL, GPU_MEMCPY, GPU_MEMSET };
+
+/* GPU work: a kernel, memcpy or memset on a device stream. */
+struct kp_gpu {
+	int64_t ts_ns, dur_ns;
+	const char *name;
+	int64_t corr;
+	int64_t ext_id;
+	int64_t off;
+	int64_t stream;
+	int64_t bytes;            /* memcpy/memset "bytes", -1 */
+	int64_t kernel_flop;      /* Inductor kernel args, -1 */
+	double kernel_num_gb;     /* < 0 when absent */
+	int32_t device;
+	int32_t launch;           /* index into launches, -1 (set by link) */
+	int32_t op;               /* op the kernel is attributed to (model level), -1 = unlinked */
+	int32_t sm_clock_mhz;     /* kprof traces: SM clock during the kernel, 0 unknown */
+	int16_t step;             /* ProfilerStep index of the launch, -1 */
+	uint8_t kind;             /* enum kp_gpu_kind */
+};
+
+struct kp_thread {
+	int64_t pid, tid;
+	uint8_t pid_str, tid_str; /* the id was a JSON string (then pid/tid hold an interned ptr) */
+};
+
+/* deviceProperties[i] */
+struct kp_devprop {
+	int id;
+	const char *name;
+	int sms;
+	int cc_major, cc_minor;
+	int64_t total_mem;
+	int clock_khz;            /* kprof traces: max SM clock */
+	int mem_clock_khz;
+	int bus_bits;
+};
+
+/* A ProfilerStep#N span (user_annotation on a CPU thread). */
+struct kp_step {
+	int64_t ts_ns, dur_ns;
+	int64_t num;              /* N */
+	int32_t thread;
+};
+
+struct kp_load_opts {
+	int strict;               /* truncation and anomalies become errors (status 3) */
+};
+
+/*
+ * One parsed trace.  Owns its arena; every pointer inside lives until trace_free().
+ * Record arrays are malloc'ed vectors, also freed by trace_free().
+ */
+struct kp_trace {
+	struct kp_arena arena;
+	struct kp_strtab strs;
+	const char *path;          /* as given */
+	const char *display;       /* name used in messages ("<stdin>" for -) */
+	struct kp_op *ops;
+	size_t nops, capops;
+	struct kp_launch *launches;
+	size_t nlaunches, caplaunches;
+	struct kp_gpu *gpu;
+	size_t ngpu, capgpu;
+	struct kp_thread *threads;
+	size_t nthreads, capthreads;
+	struct kp_devprop *devs;
+	int ndevs, capdevs;
+	struct kp_step *steps;
+	size_t nsteps, capsteps;
+	int64_t base_ns;           /* baseTimeNanoseconds, 0 when absent */
+	int has_base;
+	int kprof_trace;           /* top-level "kprof" object present */
+	int kprof_clock_known;     /* kprof trace with "clock": "nvml" */
+	int kprof_sm_clock_max_mhz;
+	int64_t nevents;           /* events seen in traceEvents */
+	int64_t nskipped;          /* events skipped by category */
+	int64_t nflows;
+	int64_t bytes;             /* bytes of JSON read (inflated) */
+	int truncated;             /* input ended early; events before trunc_off are kept */
+	int64_t trunc_off;
+	struct kp_warnings warn;
+	void *priv;                /* loader/linker private data */
+};
+
+/* Prototypes */
+/*
+ * Read @path ("-" = stdin, gzip detected) into @t.  A truncated file keeps every
+ * complete event and adds a warning naming the byte offset (with o->strict: error,
+ * status 3).  Malformed JSON: "FILE:LINE:COL: error: ..." status 3.  Open/read
+ * failures status 4.  On error @t is still valid for trace_free().
+ */
+int trace_load(struct kp_trace *t, const char *path, const struct kp_load_opts *o,
+	       struct kp_diag *d);
+void trace_free(struct kp_trace *t);
+
+/* Link GPU work to launches (correlation) and ops (External id or time nesting). */
+void trace_link(struct kp_trace *t);
+
+#endif /* KPROF_TRACE_H */

@@ -1,0 +1,659 @@
+/*
+ * analyze.c — linked GPU work -> rows: time, calls, FLOPs, bytes, rates and % of peak.
+ *
+ * Op rows carry their op's FLOPs/bytes over the sum of its kernels' time.  Kernel
+ * rows get each op's FLOPs/bytes split over its kernels in proportion to duration.
+ * % of peak = FLOPs / sum(peak_i x dur_i) over the row's kernels, i.e. achieved
+ * FLOP/s over the time-weighted peak, so kernels at different clocks or
+ * precisions weigh by their time.
+ */
+#include "kprof/analyze.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "kprof/dtype.h"
+#include "kprof/opmodel.h"
+#include "kprof/strtab.h"
+
+const char *const analyze_sort_keys[] = { "time", "calls", "avg", "min", "max", "med",
+					  "tflops", "gbps", "pct-peak", "pct-bw", "flops",
+					  "bytes", "intensity", "name", "op", NULL };
+
+struct op_info {
+	struct kp_cost cost;
+	int evaluated;
+	int tf32;                /* a kernel of the op runs TF32 */
+	int64_t kernel_ns;       /* sum of its GPU kernel durations */
+	const char *shape;       /* interned "[M,K]x[K,N]" */
+	const char *key;         /* op-shape key */
+};
+
+struct rowmap {
+	const void **key;
+	int32_t *val;
+	size_t cap, n;
+};
+
+static size_t ptr_hash(const void *p, size_t cap)
+{
+	uint64_t h = (uint64_t)(uintptr_t)p * 0x9E3779B97F4A7C15ull;
+	return (h ^ (h >> 32)) & (cap - 1);
+}
+
+static int32_t *rowmap_slot(struct rowmap *m, const void *key)
+{
+	if ((m->n + 1) * 2 > m->cap) {
+		size_t cap = m->cap ? m->cap * 2 : 256;
+		const void **k = xcalloc(cap, sizeof(*k));
+		int32_t *v = xmalloc(cap * sizeof(*v));
+		for (size_t i = 0; i < m->cap; i++)
+			if (m->key[i]) {
+				size_t j = ptr_hash(m->key[i], cap);
+				while (k[j])
+					j = (j + 1) & (cap - 1);
+				k[j] = m->key[i];
+				v[j] = m->val[i];
+			}
+		free(m->key);
+		free(m->val);
+		m->key = k;
+		m->val = v;
+		m->cap = cap;
+	}
+	size_t j = ptr_hash(key, m->cap);
+	while (m->key[j] && m->key[j] != key)
+		j = (j + 1) & (m->cap - 1);
+	if (!m->key[j]) {
+		m->key[j] = key;
+		m->val[j] = -1;
+		m->n++;
+	}
+	return &m->val[j];
+}
+
+static const char unlinked_name[] = "(unlinked)";
+
+static int has_tf32(const char *name)
+{
+	for (const char *p = name; (p = strpbrk(p, "tT")); p++)
+		if (strncasecmp(p, "tf32", 4) == 0)
+			return 1;
+	return 0;
+}
+
+/* "[8192,8192]x[8192,8192]" of the tensor slots (non-tensor slots skipped) */
+static const char *shape_text(struct kp_strtab *st, const struct kp_op *op)
+{
+	char buf[1024];
+	size_t n = 0;
+	int first = 1;
+	for (int i = 0; i < op->nslots && n < sizeof(buf) - 64; i++) {
+		const struct kp_slot *s = &op->slots[i];
+		if (s->dtype == DT_NONE)
+			continue;
+		n += snprintf(buf + n, sizeof(buf) - n, "%s[", first ? "" : "x");
+		for (int k = 0; k < s->ndim && n < sizeof(buf) - 32; k++)
+			n += snprintf(buf + n, sizeof(buf) - n, "%s%lld", k ? "," : "",
+				      (long long)s->dims[k]);
+		n += snprintf(buf + n, sizeof(buf) - n, "]");
+		first = 0;
+	}
+	if (n >= sizeof(buf))
+		n = sizeof(buf) - 1;
+	return strtab_intern(st, buf, n);
+}
+
+static void eval_op(struct op_info *oi, const struct kp_op *op)
+{
+	if (oi->evaluated)
+		return;
+	oi->evaluated = 1;
+	struct kp_op_in in = {
+		.name = op->name,
+		.nslots = op->nslots,
+		.slots = op->slots,
+		.kernel_flop = op->kernel_flop,
+		.kernel_num_gb = op->kernel_num_gb,
+	};
+	if (opmodel_eval(&in, &oi->cost) != 0 && oi->cost.cls == MODEL_NONE) {
+		oi->cost.flops = oi->cost.bytes = -1;
+	}
+	if (oi->tf32 && oi->cost.prec == PREC_FP32)
+		oi->cost.prec = PREC_TF32;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+struct ival {
+	int64_t s, e;
+};
+
+static int cmp_ival(const void *a, const void *b)
+{
+	const struct ival *x = a, *y = b;
+	return x->s < y->s ? -1 : x->s > y->s;
+}
+
+static int32_t dominant_device(const struct kp_trace *t)
+{
+	/* the device with the most GPU time; devices are few */
+	int64_t best = -1;
+	int32_t dev = 0;
+	int32_t seen[64];
+	int64_t tm[64];
+	int nseen = 0;
+	for (size_t i = 0; i < t->ngpu; i++) {
+		int k;
+		for (k = 0; k < nseen && seen[k] != t->gpu[i].device; k++)
+			;
+		if (k == nseen) {
+			if (nseen == 64)
+				continue;
+			seen[nseen] = t->gpu[i].device;
+			tm[nseen++] = 0;
+		}
+		tm[k] += t->gpu[i].dur_ns;
+	}
+	for (int k = 0; k < nseen; k++)
+		if (tm[k] > best) {
+			best = tm[k];
+			dev = seen[k];
+		}
+	return dev;
+}
+
+static void setup_device(const struct kp_trace *t, const struct kp_analyze_opts *o,
+			 struct kp_report *r)
+{
+	int32_t dev = dominant_device(t);
+	const struct kp_devprop *dp = NULL;
+	for (int i = 0; i < t->ndevs; i++)
+		if (t->devs[i].id == dev)
+			dp = &t->devs[i];
+	if (!dp && t->ndevs)
+		dp = &t->devs[0];
+	r->device_name = o->device ? o->device : dp && dp->name ? dp->name : NULL;
+	if (r->device_name && o->db)
+		r->dev = devdb_match(o->db, r->device_name, &r->match);
+
+	if (t->kprof_clock_known) {
+		r->clock_source = CLOCK_TRACE;
+	} else if (o->sm_clock_mhz > 0) {
+		r->clock_source = CLOCK_OPTION;
+		r->sm_clock_mhz = o->sm_clock_mhz;
+	} else {
+		r->clock_source = CLOCK_DATASHEET;
+	}
+}
+
+int analyze_run(const struct kp_trace *t, const struct kp_analyze_opts *o, struct kp_report *r)
+{
+	memset(r, 0, sizeof(*r));
+	arena_init(&r->arena);
+	r->trace = t;
+	r->group = o->group;
+	struct kp_strtab st;
+	strtab_init(&st, &r->arena);
+	setup_device(t, o, r);
+
+	struct op_info *oi = xcalloc(t->nops + 1, sizeof(*oi));
+	/* pass 1: per op, kernel time and the TF32 hint */
+	for (size_t i = 0; i < t->ngpu; i++) {
+		const struct kp_gpu *g = &t->gpu[i];
+		if (g->op < 0 || g->kind != GPU_KERNEL)
+			continue;
+		oi[g->op].kernel_ns += g->dur_ns;
+		if (!oi[g->op].tf32 && has_tf32(g->name))
+			oi[g->op].tf32 = 1;
+	}
+
+	struct rowmap map = { 0 };
+	size_t caprows = 0;
+	int64_t t_first = INT64_MAX, t_last = INT64_MIN;
+	double clk_ns = 0;
+	int64_t clk_w = 0;
+	struct ival *iv = xmalloc((t->ngpu + 1) * sizeof(*iv));
+	size_t niv = 0;
+	int32_t *op_row_seen = xmalloc((t->nops + 1) * sizeof(*op_row_seen));
+	memset(op_row_seen, 0xff, (t->nops + 1) * sizeof(*op_row_seen));
+
+	for (size_t i = 0; i < t->ngpu; i++) {
+		const struct kp_gpu *g = &t->gpu[i];
+		struct op_info *info = g->op >= 0 ? &oi[g->op] : NULL;
+		const struct kp_op *op = g->op >= 0 ? &t->ops[g->op] : NULL;
+		if (info)
+			eval_op(info, op);
+
+		/* totals */
+		if (g->ts_ns < t_first)
+			t_first = g->ts_ns;
+		if (g->ts_ns + g->dur_ns > t_last)
+			t_last = g->ts_ns + g->dur_ns;
+		iv[niv++] = (struct ival){ g->ts_ns, g->ts_ns + g->dur_ns };
+		r->tot.gpu_time_ns += g->dur_ns;
+		if (g->kind == GPU_KERNEL)
+			r->tot.kernels++;
+		else
+			r->tot.memops++;
+		if (!op)
+			r->tot.unlinked++;
+
+		/* the row */
+		const void *key;
+		const char *name;
+		switch (o->group) {
+		case GROUP_KERNEL:
+			key = name = g->name;
+			break;
+		case GROUP_OP_SHAPE:
+			if (op) {
+				if (!info->key) {
+					char buf[1536];
+					info->shape = shape_text(&st, op);
+					int n = snprintf(buf, sizeof(buf), "%s %s %s", op->name,
+							 info->shape, dtype_name(info->cost.dtype));
+					info->key = strtab_intern(&st, buf, n < (int)sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
+				}
+				key = info->key;
+				name = op->name;
+			} else {
+				key = name = unlinked_name;
+			}
+			break;
+		default:
+			key = name = op ? op->name : unlinked_name;
+			break;
+		}
+		int32_t *slot = rowmap_slot(&map, key);
+		if (*slot < 0) {
+			if (r->nrows == caprows) {
+				caprows = caprows ? caprows * 2 : 64;
+				r->rows = xrealloc(r->rows, caprows * sizeof(*r->rows));
+			}
+			struct kp_row *nr = &r->rows[r->nrows];
+			memset(nr, 0, sizeof(*nr));
+			nr->name = name;
+			nr->key = o->group == GROUP_OP_SHAPE ? (const char *)key : name;
+			nr->op = op ? op->name : unlinked_name;
+			if (o->group == GROUP_OP_SHAPE && op)
+				nr->shape = info->shape;
+			nr->dtype = info && info->cost.dtype != DT_NONE && info->cost.dtype != DT_UNKNOWN
+					    ? dtype_name(info->cost.dtype) : NULL;
+			nr->prec = info && info->cost.prec != PREC_NONE ? prec_name(info->cost.prec) : NULL;
+			nr->flops = nr->bytes = -1;
+			nr->min_ns = INT64_MAX;
+			nr->last_op_instance = -1;
+			if (!op)
+				nr->flags |= ROW_UNLINKED;
+			*slot = (int32_t)r->nrows++;
+		}
+		struct kp_row *row = &r->rows[*slot];
+		const char *opname = op ? op->name : unlinked_name;
+		if (row->op != opname)
+			row->mixed_op = 1;
+		const char *dt = info && info->cost.dtype != DT_NONE && info->cost.dtype != DT_UNKNOWN
+					 ? dtype_name(info->cost.dtype) : NULL;
+		if (row->dtype != dt)
+			row->mixed_dtype = 1;
+
+		row->kernels++;
+		row->time_ns += g->dur_ns;
+		if (g->dur_ns < row->min_ns)
+			row->min_ns = g->dur_ns;
+		if (g->dur_ns > row->max_ns)
+			row->max_ns = g->dur_ns;
+		if (row->ndurs == row->capdurs) {
+			row->capdurs = row->capdurs ? row->capdurs * 2 : 8;
+			row->durs = xrealloc(row->durs, row->capdurs * sizeof(*row->durs));
+		}
+		row->durs[row->ndurs++] = g->dur_ns;
+
+		/* calls: kernels for kernel rows, op instances for op rows */
+		if (o->group == GROUP_KERNEL || !op)
+			row->calls++;
+		else if (op_row_seen[g->op] != *slot) {
+			op_row_seen[g->op] = *slot;
+			row->calls++;
+			r->tot.ops++;
+		}
+
+		/* clock and peaks */
+		double clk = 0;
+		if (r->clock_source == CLOCK_TRACE)
+			clk = g->sm_clock_mhz > 0 ? g->sm_clock_mhz : t->kprof_sm_clock_max_mhz;
+		else if (r->clock_source == CLOCK_OPTION)
+			clk = o->sm_clock_mhz;
+		if (clk > 0 && g->kind == GPU_KERNEL) {
+			clk_ns += clk * (double)g->dur_ns;
+			clk_w += g->dur_ns;
+		}
+
+		/* FLOPs and bytes */
+		double f = -1, b = -1;
+		if (g->kind == GPU_KERNEL && info && g->kernel_flop >= 0) {
+			f = (double)g->kernel_flop; /* Inductor annotated the kernel itself */
+		} else if (g->kind == GPU_KERNEL && info && info->cost.flops >= 0 && info->kernel_ns > 0) {
+			f = o->group == GROUP_KERNEL
+				    ? (double)info->cost.flops * (double)g->dur_ns / (double)info->kernel_ns
+				    : -2; /* op rows add the op's FLOPs once per instance below */
+		}
+		if (g->kind == GPU_KERNEL && g->kernel_num_gb >= 0) {
+			b = g->kernel_num_gb * 1e9;
+		} else if (g->kind != GPU_KERNEL && g->bytes >= 0) {
+			b = (double)g->bytes;
+		} else if (g->kind == GPU_KERNEL && info && info->cost.bytes >= 0 && info->kernel_ns > 0) {
+			b = o->group == GROUP_KERNEL
+				    ? (double)info->cost.bytes * (double)g->dur_ns / (double)info->kernel_ns
+				    : -2;
+		}
+		int first_of_instance = op && row->last_op_instance != g->op;
+		if (op)
+			row->last_op_instance = g->op;
+		if (f == -2) {
+			if (first_of_instance)
+				row->flops = (row->flops < 0 ? 0 : row->flops) + info->cost.flops;
+			f = 0;
+		} else if (f >= 0) {
+			row->flops = (row->flops < 0 ? 0 : row->flops) + (int64_t)llround(f);
+		}
+		if (b == -2) {
+			if (first_of_instance)
+				row->bytes = (row->bytes < 0 ? 0 : row->bytes) + info->cost.bytes;
+			b = 0;
+		} else if (b >= 0) {
+			row->bytes = (row->bytes < 0 ? 0 : row->bytes) + (int64_t)llround(b);
+		}
+		if (f >= 0 && r->dev) {
+			enum kp_prec p = info && info->cost.prec != PREC_NONE ? info->cost.prec : PREC_NONE;
+			double pk = p != PREC_NONE ? devdb_peak_flops(r->dev, p, clk) : 0;
+			if (pk > 0) {
+				row->peak_flop_ns += pk * (double)g->dur_ns;
+				row->flops_time_ns += g->dur_ns;
+			}
+		}
+		if (b >= 0 && r->dev) {
+			double bw = devdb_peak_bw(r->dev, 0);
+			if (bw > 0) {
+				row->peak_bw_ns += bw * (double)g->dur_ns;
+				row->bytes_time_ns += g->dur_ns;
+			}
+		}
+	}
+	free(op_row_seen);
+
+	/* op-level totals: each op instance once */
+	r->tot.flops = r->tot.bytes = -1;
+	for (size_t i = 0; i < r->nrows; i++) {
+		struct kp_row *row = &r->rows[i];
+		if (row->flops >= 0)
+			r->tot.flops = (r->tot.flops < 0 ? 0 : r->tot.flops) + row->flops;
+		if (row->bytes >= 0)
+			r->tot.bytes = (r->tot.bytes < 0 ? 0 : r->tot.bytes) + row->bytes;
+	}
+
+	/* span over every kept event; busy time as the union of GPU intervals */
+	for (size_t i = 0; i < t->nops; i++) {
+		if (t->ops[i].ts_ns < t_first)
+			t_first = t->ops[i].ts_ns;
+		if (t->ops[i].ts_ns + t->ops[i].dur_ns > t_last)
+			t_last = t->ops[i].ts_ns + t->ops[i].dur_ns;
+	}
+	for (size_t i = 0; i < t->nlaunches; i++) {
+		if (t->launches[i].ts_ns < t_first)
+			t_first = t->launches[i].ts_ns;
+		if (t->launches[i].ts_ns + t->launches[i].dur_ns > t_last)
+			t_last = t->launches[i].ts_ns + t->launches[i].dur_ns;
+	}
+	r->tot.span_ns = t_last > t_first ? t_last - t_first : 0;
+	qsort(iv, niv, sizeof(*iv), cmp_ival);
+	int64_t cur_s = 0, cur_e = INT64_MIN;
+	for (size_t i = 0; i < niv; i++) {
+		if (iv[i].s > cur_e) {
+			if (cur_e > INT64_MIN)
+				r->tot.gpu_busy_ns += cur_e - cur_s;
+			cur_s = iv[i].s;
+			cur_e = iv[i].e;
+		} else if (iv[i].e > cur_e) {
+			cur_e = iv[i].e;
+		}
+	}
+	if (cur_e > INT64_MIN)
+		r->tot.gpu_busy_ns += cur_e - cur_s;
+	free(iv);
+	r->tot.steps = (int64_t)t->nsteps;
+	if (r->clock_source == CLOCK_TRACE && clk_w > 0)
+		r->sm_clock_mhz = clk_ns / (double)clk_w;
+
+	/* derived columns */
+	for (size_t i = 0; i < r->nrows; i++) {
+		struct kp_row *row = &r->rows[i];
+		if (row->mixed_op)
+			row->op = NULL;
+		if (row->mixed_dtype)
+			row->dtype = NULL;
+		if (row->min_ns == INT64_MAX)
+			row->min_ns = 0;
+		qsort(row->durs, row->ndurs, sizeof(*row->durs), cmp_i64);
+		row->med_ns = row->ndurs ? (row->ndurs % 2 ? row->durs[row->ndurs / 2]
+							   : (row->durs[row->ndurs / 2 - 1] + row->durs[row->ndurs / 2]) / 2)
+					 : 0;
+		free(row->durs);
+		row->durs = NULL;
+		row->time_pct = r->tot.gpu_time_ns > 0 ? 100.0 * row->time_ns / r->tot.gpu_time_ns : 0;
+		row->flops_per_s = row->flops >= 0 && row->time_ns > 0 ? row->flops * 1e9 / row->time_ns : -1;
+		row->bytes_per_s = row->bytes >= 0 && row->time_ns > 0 ? row->bytes * 1e9 / row->time_ns : -1;
+		row->pct_peak_flops = row->flops >= 0 && row->peak_flop_ns > 0
+					      ? 100.0 * row->flops * 1e9 / row->peak_flop_ns : -1;
+		row->pct_peak_bw = row->bytes >= 0 && row->peak_bw_ns > 0
+					   ? 100.0 * row->bytes * 1e9 / row->peak_bw_ns : -1;
+		row->intensity = row->flops >= 0 && row->bytes > 0 ? (double)row->flops / row->bytes : -1;
+		if (row->intensity >= 0 && r->dev && row->prec) {
+			double pk = devdb_peak_flops(r->dev, prec_parse(row->prec), r->sm_clock_mhz);
+			double bw = devdb_peak_bw(r->dev, 0);
+			if (pk > 0 && bw > 0)
+				row->bound = row->intensity >= pk / bw ? "compute" : "memory";
+		}
+		if (row->pct_peak_flops > 100 || row->pct_peak_bw > 100)
+			row->flags |= ROW_OVER_PEAK;
+		else if (row->pct_peak_flops >= 90 || row->pct_peak_bw >= 90)
+			row->flags |= ROW_VERIFY;
+		if (!isfinite(row->flops_per_s) || !isfinite(row->bytes_per_s))
+			row->flops_per_s = row->bytes_per_s = -1;
+	}
+	free(map.key);
+	free(map.val);
+	free(oi);
+	strtab_free(&st);
+	if (!r->dev && r->device_name)
+		warn_add(&r->warn, "unknown devices", NULL,
+			 "device '%s' is not in the device table; %% of peak columns are empty (add an entry to device_db/ or pass --device-db FILE, see kprof devices)",
+			 r->device_name);
+	else if (!r->device_name && t->ngpu)
+		warn_add(&r->warn, "unknown devices", NULL,
+			 "the trace names no device; %% of peak columns are empty (pass --device NAME)");
+	return 0;
+}
+
+/* ---- sorting and selection ---- */
+
+struct sort_key {
+	int key;  /* index into analyze_sort_keys */
+	int desc;
+};
+
+static struct sort_key g_keys[16];
+static int g_nkeys;
+
+static double num_of(const struct kp_row *r, int k)
+{
+	switch (k) {
+	case 0: return (double)r->time_ns;
+	case 1: return (double)r->calls;
+	case 2: return r->calls ? (double)r->time_ns / r->calls : 0;
+	case 3: return (double)r->min_ns;
+	case 4: return (double)r->max_ns;
+	case 5: return (double)r->med_ns;
+	case 6: return r->flops_per_s;
+	case 7: return r->bytes_per_s;
+	case 8: return r->pct_peak_flops;
+	case 9: return r->pct_peak_bw;
+	case 10: return (double)r->flops;
+	case 11: return (double)r->bytes;
+	case 12: return r->intensity;
+	}
+	return 0;
+}
+
+static int cmp_rows(const void *a, const void *b)
+{
+	const struct kp_row *x = a, *y = b;
+	if ((x->flags & ROW_OTHERS) != (y->flags & ROW_OTHERS))
+		return (x->flags & ROW_OTHERS) ? 1 : -1;
+	for (int i = 0; i < g_nkeys; i++) {
+		int k = g_keys[i].key, c;
+		if (k == 13 || k == 14) {
+			const char *p = k == 13 ? x->name : x->op ? x->op : "";
+			const char *q = k == 13 ? y->name : y->op ? y->op : "";
+			c = strcmp(p, q);
+		} else {
+			double u = num_of(x, k), v = num_of(y, k);
+			c = u < v ? -1 : u > v;
+		}
+		if (c)
+			return g_keys[i].desc ? -c : c;
+	}
+	int c = strcmp(x->name, y->name);
+	if (c)
+		return c;
+	return strcmp(x->key, y->key);
+}
+
+int analyze_sort(struct kp_report *r, const char *keys, const char **bad)
+{
+	static char badbuf[64];
+	g_nkeys = 0;
+	const char *p = keys && *keys ? keys : "time";
+	while (*p && g_nkeys < 16) {
+		size_t n = strcspn(p, ",");
+		char tok[48];
+		snprintf(tok, sizeof(tok), "%.*s", (int)n, p);
+		char *colon = strchr(tok, ':');
+		int dir = 0;
+		if (colon) {
+			*colon = '\0';
+			if (!strcmp(colon + 1, "asc"))
+				dir = 1;
+			else if (!strcmp(colon + 1, "desc"))
+				dir = 2;
+			else {
+				snprintf(badbuf, sizeof(badbuf), "%s:%s", tok, colon + 1);
+				*bad = badbuf;
+				return -1;
+			}
+		}
+		int k;
+		for (k = 0; analyze_sort_keys[k] && strcmp(analyze_sort_keys[k], tok); k++)
+			;
+		if (!analyze_sort_keys[k]) {
+			snprintf(badbuf, sizeof(badbuf), "%s", tok);
+			*bad = badbuf;
+			return -1;
+		}
+		int text = k == 13 || k == 14;
+		g_keys[g_nkeys].key = k;
+		g_keys[g_nkeys].desc = dir ? dir == 2 : !text;
+		g_nkeys++;
+		p += n;
+		if (*p == ',')
+			p++;
+	}
+	qsort(r->rows, r->nrows, sizeof(*r->rows), cmp_rows);
+	return 0;
+}
+
+void analyze_select(struct kp_report *r, long top, double min_pct)
+{
+	/* rows past --top or under --min-pct fold into one "(others)" row (stable) */
+	struct kp_row *tmp = xmalloc((r->nrows + 1) * sizeof(*tmp));
+	size_t keep = 0, nfold = 0;
+	for (size_t i = 0; i < r->nrows; i++)
+		if ((top <= 0 || keep < (size_t)top) && r->rows[i].time_pct >= min_pct)
+			tmp[keep++] = r->rows[i];
+	for (size_t i = 0, k = 0; i < r->nrows; i++) {
+		if (k < keep && r->rows[i].key == tmp[k].key && r->rows[i].name == tmp[k].name) {
+			k++;
+			continue;
+		}
+		tmp[keep + nfold++] = r->rows[i];
+	}
+	memcpy(r->rows, tmp, r->nrows * sizeof(*tmp));
+	free(tmp);
+	if (keep == r->nrows)
+		return;
+	struct kp_row o;
+	memset(&o, 0, sizeof(o));
+	o.flags = ROW_OTHERS;
+	o.flops = o.bytes = -1;
+	o.flops_per_s = o.bytes_per_s = o.pct_peak_flops = o.pct_peak_bw = o.intensity = -1;
+	o.min_ns = INT64_MAX;
+	for (size_t i = keep; i < r->nrows; i++) {
+		const struct kp_row *x = &r->rows[i];
+		o.calls += x->calls;
+		o.kernels += x->kernels;
+		o.time_ns += x->time_ns;
+		o.time_pct += x->time_pct;
+		o.nfolded++;
+		if (x->min_ns < o.min_ns)
+			o.min_ns = x->min_ns;
+		if (x->max_ns > o.max_ns)
+			o.max_ns = x->max_ns;
+	}
+	if (o.min_ns == INT64_MAX)
+		o.min_ns = 0;
+	char buf[96];
+	snprintf(buf, sizeof(buf), "(others: %lld %s)", (long long)o.nfolded,
+		 r->group == GROUP_KERNEL ? "kernels" : "ops");
+	o.name = o.key = arena_strdup(&r->arena, buf);
+	r->rows[keep] = o;
+	r->nrows = keep + 1;
+}
+
+void analyze_free(struct kp_report *r)
+{
+	free(r->rows);
+	warn_free(&r->warn);
+	arena_free(&r->arena);
+	memset(r, 0, sizeof(*r));
+}
+
+const char *analyze_short_name(struct kp_arena *a, const char *name)
+{
+	/* drop a leading return type ("void ") and the trailing argument list */
+	const char *s = name;
+	if (!strncmp(s, "void ", 5))
+		s += 5;
+	size_t n = strlen(s);
+	if (n && s[n - 1] == ')') {
+		int depth = 0;
+		for (size_t i = n; i-- > 0;) {
+			if (s[i] == ')')
+				depth++;
+			else if (s[i] == '(' && --depth == 0) {
+				if (i > 0)
+					n = i;
+				break;
+			}
+		}
+	}
+	if (s == name && n == strlen(name))
+		return name;
+	return arena_strndup(a, s, n);
+}

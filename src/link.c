@@ -1,0 +1,199 @@
+/*
+ * link.c — GPU work -> launching runtime/driver call -> CPU op -> the op whose model counts it.
+ *
+ * GPU event -> launch by "correlation" (many kernels may share one: graph launches).
+ * Launch -> op by "External id" when it names a cpu_op enclosing the launch, else
+ * by time nesting on the launching thread (2022-23 traces set "External id" to
+ * the correlation and match nothing).  Then one level of the op tree is counted:
+ * the outermost ancestor with a primary model (matmul, conv, attention), else the
+ * nearest with a secondary model (pointwise, copies, ...), else the innermost op.
+ */
+#include "kprof/trace.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "kprof/opmodel.h"
+
+static int cmp_op(const void *a, const void *b)
+{
+	const struct kp_op *x = a, *y = b;
+	if (x->thread != y->thread)
+		return x->thread < y->thread ? -1 : 1;
+	if (x->ts_ns != y->ts_ns)
+		return x->ts_ns < y->ts_ns ? -1 : 1;
+	if (x->dur_ns != y->dur_ns)
+		return x->dur_ns > y->dur_ns ? -1 : 1; /* the enclosing one first */
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+static int cmp_launch(const void *a, const void *b)
+{
+	const struct kp_launch *x = a, *y = b;
+	if (x->thread != y->thread)
+		return x->thread < y->thread ? -1 : 1;
+	if (x->ts_ns != y->ts_ns)
+		return x->ts_ns < y->ts_ns ? -1 : 1;
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+/* int64 -> int32 index map, open addressing; keys >= 0 */
+struct imap {
+	int64_t *key;
+	int32_t *val;
+	size_t cap;
+};
+
+static void imap_init(struct imap *m, size_t n)
+{
+	m->cap = 16;
+	while (m->cap < n * 2 + 16)
+		m->cap *= 2;
+	m->key = xmalloc(m->cap * sizeof(*m->key));
+	m->val = xmalloc(m->cap * sizeof(*m->val));
+	memset(m->key, 0xff, m->cap * sizeof(*m->key));
+}
+
+static size_t imap_slot(const struct imap *m, int64_t k)
+{
+	uint64_t h = (uint64_t)k * 0x9E3779B97F4A7C15ull;
+	return (h ^ (h >> 29)) & (m->cap - 1);
+}
+
+/* first insertion wins */
+static void imap_put(struct imap *m, int64_t k, int32_t v)
+{
+	size_t j = imap_slot(m, k);
+	while (m->key[j] != -1) {
+		if (m->key[j] == k)
+			return;
+		j = (j + 1) & (m->cap - 1);
+	}
+	m->key[j] = k;
+	m->val[j] = v;
+}
+
+static int32_t imap_get(const struct imap *m, int64_t k)
+{
+	if (k < 0)
+		return -1;
+	for (size_t j = imap_slot(m, k); m->key[j] != -1; j = (j + 1) & (m->cap - 1))
+		if (m->key[j] == k)
+			return m->val[j];
+	return -1;
+}
+
+static void imap_free(struct imap *m)
+{
+	free(m->key);
+	free(m->val);
+}
+
+static int encloses(const struct kp_op *op, int32_t thread, int64_t ts)
+{
+	return op->thread == thread && op->ts_ns <= ts && ts <= op->ts_ns + op->dur_ns;
+}
+
+static int32_t model_op(struct kp_trace *t, int32_t i)
+{
+	if (i < 0)
+		return -1;
+	if (t->ops[i].model >= 0)
+		return t->ops[i].model;
+	int32_t primary = -1, secondary = -1;
+	for (int32_t j = i; j >= 0; j = t->ops[j].parent) {
+		enum kp_model_class c = opmodel_class(t->ops[j].name);
+		if (c == MODEL_PRIMARY)
+			primary = j;
+		else if (c == MODEL_SECONDARY && secondary < 0 && primary < 0)
+			secondary = j;
+	}
+	int32_t m = primary >= 0 ? primary : secondary >= 0 ? secondary : i;
+	t->ops[i].model = m;
+	return m;
+}
+
+void trace_link(struct kp_trace *t)
+{
+	/* 1. op tree per thread */
+	qsort(t->ops, t->nops, sizeof(*t->ops), cmp_op);
+	int32_t *stack = xmalloc((t->nops + 1) * sizeof(*stack));
+	size_t sp = 0;
+	for (size_t i = 0; i < t->nops; i++) {
+		struct kp_op *op = &t->ops[i];
+		while (sp && (t->ops[stack[sp - 1]].thread != op->thread ||
+			      op->ts_ns + op->dur_ns > t->ops[stack[sp - 1]].ts_ns +
+							    t->ops[stack[sp - 1]].dur_ns))
+			sp--;
+		op->parent = sp ? stack[sp - 1] : -1;
+		op->model = -1;
+		stack[sp++] = (int32_t)i;
+	}
+
+	/* 2. External id -> op */
+	struct imap ext;
+	imap_init(&ext, t->nops);
+	for (size_t i = 0; i < t->nops; i++)
+		if (t->ops[i].ext_id >= 0)
+			imap_put(&ext, t->ops[i].ext_id, (int32_t)i);
+
+	/* 3. launch -> innermost enclosing op: merge sweep over both sorted arrays */
+	qsort(t->launches, t->nlaunches, sizeof(*t->launches), cmp_launch);
+	sp = 0;
+	size_t oi = 0;
+	for (size_t li = 0; li < t->nlaunches; li++) {
+		struct kp_launch *l = &t->launches[li];
+		while (oi < t->nops && (t->ops[oi].thread < l->thread ||
+					(t->ops[oi].thread == l->thread && t->ops[oi].ts_ns <= l->ts_ns))) {
+			struct kp_op *op = &t->ops[oi];
+			while (sp && (t->ops[stack[sp - 1]].thread != op->thread ||
+				      op->ts_ns >= t->ops[stack[sp - 1]].ts_ns + t->ops[stack[sp - 1]].dur_ns))
+				sp--;
+			stack[sp++] = (int32_t)oi++;
+		}
+		while (sp && !encloses(&t->ops[stack[sp - 1]], l->thread, l->ts_ns))
+			sp--;
+		l->op = sp ? stack[sp - 1] : -1;
+		int32_t e = imap_get(&ext, l->ext_id);
+		if (e >= 0 && encloses(&t->ops[e], l->thread, l->ts_ns))
+			l->op = e;
+	}
+	free(stack);
+
+	/* 4. GPU event -> launch by correlation -> op */
+	struct imap corr;
+	imap_init(&corr, t->nlaunches);
+	for (size_t i = 0; i < t->nlaunches; i++)
+		if (t->launches[i].corr >= 0)
+			imap_put(&corr, t->launches[i].corr, (int32_t)i);
+	for (size_t i = 0; i < t->ngpu; i++) {
+		struct kp_gpu *g = &t->gpu[i];
+		g->launch = imap_get(&corr, g->corr);
+		int32_t op = -1;
+		if (g->launch >= 0) {
+			struct kp_launch *l = &t->launches[g->launch];
+			int32_t e = imap_get(&ext, g->ext_id);
+			op = e >= 0 && encloses(&t->ops[e], l->thread, l->ts_ns) ? e : l->op;
+		} else {
+			/* no runtime event recorded: trust External id only if it names an op */
+			op = imap_get(&ext, g->ext_id);
+		}
+		g->op = model_op(t, op);
+	}
+	imap_free(&corr);
+	imap_free(&ext);
+
+	/* 5. steps: a GPU event belongs to the ProfilerStep span holding its launch */
+	if (t->nsteps) {
+		for (size_t i = 0; i < t->ngpu; i++) {
+			struct kp_gpu *g = &t->gpu[i];
+			int64_t when = g->launch >= 0 ? t->launches[g->launch].ts_ns : g->ts_ns;
+			for (size_t s = 0; s < t->nsteps; s++)
+				if (t->steps[s].ts_ns <= when &&
+				    when <= t->steps[s].ts_ns + t->steps[s].dur_ns) {
+					g->step = (int16_t)s;
+					break;
+				}
+		}
+	}
+}

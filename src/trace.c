@@ -1,0 +1,962 @@
+/*
+ * trace.c — Chrome/Kineto trace JSON -> struct kp_trace, one streaming pass.
+ *
+ * Each element of traceEvents is read key by key; categories nobody needs are
+ * skipped with json_skip_rest() as soon as "cat" is known, args keys outside a
+ * whitelist are skipped without building anything, and a record is appended only
+ * when its event is complete, so a truncated file keeps every whole event.
+ */
+#include "kprof/trace.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kprof/dtype.h"
+#include "kprof/input.h"
+#include "kprof/json.h"
+
+enum cat {
+	CAT_NONE = 0, /* absent */
+	CAT_SKIP,     /* a category kprof does not need */
+	CAT_OP,
+	CAT_ANNOT,
+	CAT_LAUNCH,
+	CAT_KERNEL,
+	CAT_MEMCPY,
+	CAT_MEMSET,
+};
+
+#define MAX_SLOTS 64
+#define MAX_DIMS 512
+
+/* The fields of one event being read; reset per event. */
+struct ev {
+	char ph;
+	enum cat cat;
+	const char *name;
+	int64_t pid, tid;
+	uint8_t pid_str, tid_str, has_pid, has_tid;
+	int64_t ts, dur;
+	uint8_t has_ts, has_dur;
+	int64_t ext_id, corr, device, stream, bytes, kernel_flop;
+	double kernel_num_gb;
+	int32_t sm_clock_mhz;
+	/* shapes */
+	int nslots_dims, nslots_type, nslots_conc;
+	int ndims_used;
+	int slot_ndim[MAX_SLOTS];
+	int slot_dim0[MAX_SLOTS];
+	int64_t dims[MAX_DIMS];
+	enum kp_dtype slot_type[MAX_SLOTS];
+	const char *slot_conc[MAX_SLOTS];
+	int shapes_overflow;
+};
+
+struct loader {
+	struct kp_trace *t;
+	struct kp_json p;
+	struct kp_input in;
+	struct kp_diag *d;
+	struct kp_diag read_diag;
+	int read_err;
+	char *scratch;       /* unescape buffer */
+	size_t scratch_cap;
+	/* thread map: open addressing over indices into t->threads */
+	int32_t *tmap;
+	size_t tcap;
+	/* B/E pairing: stack of open ops (index into t->ops) */
+	int32_t *open;
+	size_t nopen, capopen;
+	int64_t last_good_off; /* offset just past the last complete event */
+};
+
+static const char empty_str[] = "";
+
+#define VEC_PUSH(vec, n, cap)                                                   \
+	((n) == (cap) ? ((cap) = (cap) ? (cap) * 2 : 256,                       \
+			 (vec) = xrealloc((vec), (cap) * sizeof(*(vec))), &(vec)[(n)++]) \
+		      : &(vec)[(n)++])
+
+static ssize_t read_cb(void *ctx, void *buf, size_t cap)
+{
+	struct loader *L = ctx;
+	ssize_t n = input_read(&L->in, buf, cap, &L->read_diag);
+	if (n < 0)
+		L->read_err = 1;
+	return n;
+}
+
+static void locate(struct loader *L, int64_t off, char *buf, size_t cap)
+{
+	int line, col;
+	json_locate(&L->p, off, &line, &col);
+	snprintf(buf, cap, "%s:%d:%d", L->t->display, line, col);
+}
+
+static void warn_at(struct loader *L, int64_t off, const char *kind, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void warn_at(struct loader *L, int64_t off, const char *kind, const char *fmt, ...)
+{
+	char loc[512], msg[768];
+	locate(L, off, loc, sizeof(loc));
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	warn_add(&L->t->warn, kind, loc, "%s", msg);
+}
+
+static int json_fail(struct loader *L)
+{
+	if (L->read_err) {
+		*L->d = L->read_diag;
+		return -1;
+	}
+	char loc[512];
+	locate(L, L->p.err_off, loc, sizeof(loc));
+	return diag_error(L->d, KP_BADINPUT, "%s: error: %s", loc, L->p.err ? L->p.err : "bad JSON");
+}
+
+/* A token's string, unescaped when needed, interned. */
+static const char *intern_tok(struct loader *L, const struct kp_json_tok *tk)
+{
+	if (!tk->escaped)
+		return strtab_intern(&L->t->strs, tk->s, tk->len);
+	if (L->scratch_cap < tk->len + 1) {
+		L->scratch_cap = tk->len + 1 > 4096 ? tk->len + 1 : 4096;
+		L->scratch = xrealloc(L->scratch, L->scratch_cap);
+	}
+	size_t n = json_unescape(tk->s, tk->len, L->scratch, L->scratch_cap);
+	return strtab_intern(&L->t->strs, L->scratch, n);
+}
+
+static int tok_is(const struct kp_json_tok *tk, const char *s, size_t n)
+{
+	return tk->len == n && memcmp(tk->s, s, n) == 0;
+}
+#define TOK_IS(tk, lit) tok_is((tk), (lit), sizeof(lit) - 1)
+
+static enum cat classify(const struct kp_json_tok *tk)
+{
+	switch (tk->len) {
+	case 6:
+		if (TOK_IS(tk, "cpu_op"))
+			return CAT_OP;
+		if (TOK_IS(tk, "kernel") || TOK_IS(tk, "Kernel"))
+			return CAT_KERNEL;
+		if (TOK_IS(tk, "Memcpy"))
+			return CAT_MEMCPY;
+		if (TOK_IS(tk, "Memset"))
+			return CAT_MEMSET;
+		if (TOK_IS(tk, "Driver"))
+			return CAT_LAUNCH;
+		break;
+	case 7:
+		if (TOK_IS(tk, "Runtime"))
+			return CAT_LAUNCH;
+		break;
+	case 8:
+		if (TOK_IS(tk, "Operator"))
+			return CAT_OP;
+		break;
+	case 10:
+		if (TOK_IS(tk, "gpu_memcpy"))
+			return CAT_MEMCPY;
+		if (TOK_IS(tk, "gpu_memset"))
+			return CAT_MEMSET;
+		break;
+	case 11:
+		if (TOK_IS(tk, "cuda_driver"))
+			return CAT_LAUNCH;
+		break;
+	case 12:
+		if (TOK_IS(tk, "cuda_runtime"))
+			return CAT_LAUNCH;
+		break;
+	case 15:
+		if (TOK_IS(tk, "user_annotation"))
+			return CAT_ANNOT;
+		break;
+	}
+	return CAT_SKIP;
+}
+
+/* Read a number value into *out (ns when @us).  Non-numbers are skipped; returns 1 if set. */
+static int read_int(struct loader *L, int us, int64_t *out)
+{
+	struct kp_json_tok tk;
+	enum kp_json_type ty = json_next(&L->p, &tk);
+	if (ty == JT_NUM) {
+		int r = us ? json_num_us_to_ns(tk.s, tk.len, out) : json_num_i64(tk.s, tk.len, out);
+		if (r < 0 && !us) {
+			/* "1.5" where an integer id was expected: not an id we can use */
+			return 0;
+		}
+		return r == 0;
+	}
+	if (ty == JT_OBJ || ty == JT_ARR)
+		return json_skip_rest(&L->p) < 0 ? -1 : 0;
+	return ty == JT_ERROR ? -1 : 0;
+}
+
+/* pid / tid: a number or any string ("Spans", "", "stream 7"). */
+static int read_id(struct loader *L, int64_t *out, uint8_t *is_str)
+{
+	struct kp_json_tok tk;
+	enum kp_json_type ty = json_next(&L->p, &tk);
+	if (ty == JT_NUM) {
+		*is_str = 0;
+		if (json_num_i64(tk.s, tk.len, out) < 0)
+			*out = 0;
+		return 1;
+	}
+	if (ty == JT_STR) {
+		*is_str = 1;
+		*out = (int64_t)(intptr_t)intern_tok(L, &tk);
+		return 1;
+	}
+	if (ty == JT_OBJ || ty == JT_ARR)
+		return json_skip_rest(&L->p) < 0 ? -1 : 0;
+	return ty == JT_ERROR ? -1 : 0;
+}
+
+/* "Input Dims": [[1024, 1024], [], [8, 256, 1024], ...] */
+static int read_dims(struct loader *L, struct ev *e)
+{
+	struct kp_json_tok tk;
+	enum kp_json_type ty = json_next(&L->p, &tk);
+	if (ty != JT_ARR)
+		return ty == JT_ERROR ? -1 : (ty == JT_OBJ ? json_skip_rest(&L->p) : 0);
+	int slot = 0;
+	for (;;) {
+		ty = json_next(&L->p, &tk);
+		if (ty == JT_ARR_END)
+			break;
+		if (ty == JT_ERROR)
+			return -1;
+		if (slot >= MAX_SLOTS) {
+			e->shapes_overflow = 1;
+			if (ty == JT_ARR || ty == JT_OBJ)
+				if (json_skip_rest(&L->p) < 0)
+					return -1;
+			continue;
+		}
+		e->slot_ndim[slot] = 0;
+		e->slot_dim0[slot] = e->ndims_used;
+		if (ty == JT_ARR) {
+			for (;;) {
+				ty = json_next(&L->p, &tk);
+				if (ty == JT_ARR_END)
+					break;
+				if (ty == JT_ERROR)
+					return -1;
+				if (ty == JT_NUM && e->ndims_used < MAX_DIMS) {
+					int64_t v;
+					if (json_num_i64(tk.s, tk.len, &v) < 0)
+						v = -1;
+					e->dims[e->ndims_used++] = v;
+					e->slot_ndim[slot]++;
+				} else if (ty == JT_ARR || ty == JT_OBJ) {
+					/* nested lists (TensorList dims): not a plain shape */
+					if (json_skip_rest(&L->p) < 0)
+						return -1;
+					e->slot_ndim[slot] = -1;
+				} else if (ty == JT_NUM) {
+					e->shapes_overflow = 1;
+				}
+			}
+		} else if (ty == JT_OBJ) {
+			if (json_skip_rest(&L->p) < 0)
+				return -1;
+		}
+		slot++;
+	}
+	e->nslots_dims = slot;
+	return 0;
+}
+
+/* "Input type" or "Concrete Inputs": arrays of strings */
+static int read_str_list(struct loader *L, struct ev *e, int types)
+{
+	struct kp_json_tok tk;
+	enum kp_json_type ty = json_next(&L->p, &tk);
+	if (ty != JT_ARR)
+		return ty == JT_ERROR ? -1 : (ty == JT_OBJ ? json_skip_rest(&L->p) : 0);
+	int slot = 0;
+	for (;;) {
+		ty = json_next(&L->p, &tk);
+		if (ty == JT_ARR_END)
+			break;
+		if (ty == JT_ERROR)
+			return -1;
+		if (ty == JT_ARR || ty == JT_OBJ) {
+			if (json_skip_rest(&L->p) < 0)
+				return -1;
+		}
+		if (slot < MAX_SLOTS) {
+			if (types)
+				e->slot_type[slot] = ty == JT_STR ? dtype_parse(tk.s, tk.len) : DT_NONE;
+			else
+				e->slot_conc[slot] = ty == JT_STR && tk.len ? intern_tok(L, &tk)
+									    : empty_str;
+		}
+		slot++;
+	}
+	if (slot > MAX_SLOTS) {
+		e->shapes_overflow = 1;
+		slot = MAX_SLOTS;
+	}
+	if (types)
+		e->nslots_type = slot;
+	else
+		e->nslots_conc = slot;
+	return 0;
+}
+
+static int read_args(struct loader *L, struct ev *e)
+{
+	struct kp_json_tok tk;
+	enum kp_json_type ty = json_next(&L->p, &tk);
+	if (ty != JT_OBJ)
+		return ty == JT_ERROR ? -1 : (ty == JT_ARR ? json_skip_rest(&L->p) : 0);
+	for (;;) {
+		ty = json_next(&L->p, &tk);
+		if (ty == JT_OBJ_END)
+			return 0;
+		if (ty != JT_KEY)
+			return -1;
+		int r = 0;
+		int64_t v;
+		switch (tk.len) {
+		case 6:
+			if (TOK_IS(&tk, "device")) {
+				if ((r = read_int(L, 0, &v)) > 0)
+					e->device = v;
+				goto next;
+			}
+			if (TOK_IS(&tk, "stream")) {
+				if ((r = read_int(L, 0, &v)) > 0)
+					e->stream = v;
+				goto next;
+			}
+			break;
+		case 5:
+			if (TOK_IS(&tk, "bytes")) {
+				if ((r = read_int(L, 0, &v)) > 0)
+					e->bytes = v;
+				goto next;
+			}
+			break;
+		case 10:
+			if (TOK_IS(&tk, "Input Dims")) {
+				r = read_dims(L, e);
+				goto next;
+			}
+			if (TOK_IS(&tk, "Input type")) {
+				r = read_str_list(L, e, 1);
+				goto next;
+			}
+			break;
+		case 11:
+			if (TOK_IS(&tk, "External id")) {
+				if ((r = read_int(L, 0, &v)) > 0)
+					e->ext_id = v;
+				goto next;
+			}
+			if (TOK_IS(&tk, "correlation")) {
+				if ((r = read_int(L, 0, &v)) > 0)
+					e->corr = v;
+				goto next;
+			}
+			if (TOK_IS(&tk, "kernel_flop")) {
+				if ((r = read_int(L, 0, &v)) > 0)
+					e->kernel_flop = v;
+				goto next;
+			}
+			break;
+		case 12:
+			if (TOK_IS(&tk, "sm_clock_mhz")) {
+				if ((r = read_int(L, 0, &v)) > 0 && v > 0 && v < 100000)
+					e->sm_clock_mhz = (int32_t)v;
+				goto next;
+			}
+			break;
+		case 13:
+			if (TOK_IS(&tk, "kernel_num_gb")) {
+				ty = json_next(&L->p, &tk);
+				if (ty == JT_NUM)
+					e->kernel_num_gb = json_num_double(tk.s, tk.len);
+				else if (ty == JT_OBJ || ty == JT_ARR)
+					r = json_skip_rest(&L->p);
+				else if (ty == JT_ERROR)
+					r = -1;
+				goto next;
+			}
+			break;
+		case 15:
+			if (TOK_IS(&tk, "Concrete Inputs")) {
+				r = read_str_list(L, e, 0);
+				goto next;
+			}
+			break;
+		}
+		r = json_skip(&L->p);
+next:
+		if (r < 0)
+			return -1;
+	}
+}
+
+static int32_t thread_index(struct loader *L, int64_t pid, uint8_t pid_str, int64_t tid,
+			    uint8_t tid_str)
+{
+	struct kp_trace *t = L->t;
+	if (t->nthreads * 2 >= L->tcap) {
+		size_t cap = L->tcap ? L->tcap * 2 : 256;
+		int32_t *m = xmalloc(cap * sizeof(*m));
+		memset(m, 0xff, cap * sizeof(*m));
+		for (size_t i = 0; i < t->nthreads; i++) {
+			uint64_t h = (uint64_t)t->threads[i].pid * 0x9E3779B97F4A7C15ull ^
+				     (uint64_t)t->threads[i].tid * 0xC2B2AE3D27D4EB4Full;
+			size_t j = (h ^ (h >> 31)) & (cap - 1);
+			while (m[j] >= 0)
+				j = (j + 1) & (cap - 1);
+			m[j] = (int32_t)i;
+		}
+		free(L->tmap);
+		L->tmap = m;
+		L->tcap = cap;
+	}
+	uint64_t h = (uint64_t)pid * 0x9E3779B97F4A7C15ull ^ (uint64_t)tid * 0xC2B2AE3D27D4EB4Full;
+	size_t j = (h ^ (h >> 31)) & (L->tcap - 1);
+	for (; L->tmap[j] >= 0; j = (j + 1) & (L->tcap - 1)) {
+		struct kp_thread *th = &t->threads[L->tmap[j]];
+		if (th->pid == pid && th->tid == tid && th->pid_str == pid_str &&
+		    th->tid_str == tid_str)
+			return L->tmap[j];
+	}
+	struct kp_thread *th = VEC_PUSH(t->threads, t->nthreads, t->capthreads);
+	th->pid = pid;
+	th->tid = tid;
+	th->pid_str = pid_str;
+	th->tid_str = tid_str;
+	L->tmap[j] = (int32_t)(t->nthreads - 1);
+	return L->tmap[j];
+}
+
+static struct kp_slot *copy_slots(struct loader *L, struct ev *e, int *nslots)
+{
+	int n = e->nslots_dims;
+	if (e->nslots_type > n)
+		n = e->nslots_type;
+	if (e->nslots_conc > n)
+		n = e->nslots_conc;
+	if (n > MAX_SLOTS)
+		n = MAX_SLOTS;
+	*nslots = n;
+	if (n == 0)
+		return NULL;
+	struct kp_slot *s = arena_alloc(&L->t->arena, n * sizeof(*s));
+	for (int i = 0; i < n; i++) {
+		s[i].ndim = i < e->nslots_dims && e->slot_ndim[i] > 0 ? e->slot_ndim[i] : 0;
+		if (s[i].ndim) {
+			int64_t *d = arena_alloc(&L->t->arena, s[i].ndim * sizeof(*d));
+			memcpy(d, &e->dims[e->slot_dim0[i]], s[i].ndim * sizeof(*d));
+			s[i].dims = d;
+		} else {
+			s[i].dims = NULL;
+		}
+		s[i].dtype = i < e->nslots_type ? e->slot_type[i] : DT_NONE;
+		s[i].concrete = i < e->nslots_conc ? e->slot_conc[i] : empty_str;
+	}
+	return s;
+}
+
+static int parse_step_num(const char *name, int64_t *num)
+{
+	static const char pfx[] = "ProfilerStep#";
+	if (strncmp(name, pfx, sizeof(pfx) - 1))
+		return 0;
+	char *end;
+	long long v = strtoll(name + sizeof(pfx) - 1, &end, 10);
+	if (end == name + sizeof(pfx) - 1)
+		return 0;
+	*num = v;
+	return 1;
+}
+
+/* One element of traceEvents; the '{' was just read at @off. */
+static int parse_event(struct loader *L, int64_t off)
+{
+	struct kp_trace *t = L->t;
+	struct kp_json_tok tk;
+	struct ev e;
+	/* only the scalar part needs resetting; slot arrays are guarded by counts */
+	memset(&e, 0, offsetof(struct ev, slot_ndim));
+	e.ext_id = e.corr = e.device = e.stream = e.bytes = e.kernel_flop = -1;
+	e.kernel_num_gb = -1;
+
+	for (;;) {
+		enum kp_json_type ty = json_next(&L->p, &tk);
+		if (ty == JT_OBJ_END)
+			break;
+		if (ty != JT_KEY)
+			return -1; /* JT_ERROR: the tokenizer validated the grammar */
+		int r = 0;
+		if (tk.len == 2 && tk.s[0] == 'p' && tk.s[1] == 'h') {
+			ty = json_next(&L->p, &tk);
+			if (ty == JT_STR && tk.len >= 1)
+				e.ph = tk.s[0];
+			else if (ty == JT_OBJ || ty == JT_ARR)
+				r = json_skip_rest(&L->p);
+			else if (ty == JT_ERROR)
+				r = -1;
+			/* metadata, instants, flows, counters: nothing kprof reads */
+			if (r == 0 && e.ph && e.ph != 'X' && e.ph != 'B' && e.ph != 'E') {
+				if (e.ph == 's' || e.ph == 'f' || e.ph == 't')
+					t->nflows++;
+				t->nskipped++;
+				t->nevents++;
+				return json_skip_rest(&L->p);
+			}
+		} else if (TOK_IS(&tk, "cat")) {
+			ty = json_next(&L->p, &tk);
+			if (ty == JT_STR)
+				e.cat = classify(&tk);
+			else if (ty == JT_OBJ || ty == JT_ARR)
+				r = json_skip_rest(&L->p);
+			else if (ty == JT_ERROR)
+				r = -1;
+			if (r == 0 && e.cat == CAT_SKIP) {
+				t->nskipped++;
+				t->nevents++;
+				return json_skip_rest(&L->p);
+			}
+		} else if (TOK_IS(&tk, "name")) {
+			ty = json_next(&L->p, &tk);
+			if (ty == JT_STR) {
+				/* user annotations other than ProfilerStep#N are not kept */
+				if (e.cat == CAT_ANNOT && strncmp(tk.s, "ProfilerStep#", tk.len < 13 ? tk.len : 13)) {
+					t->nskipped++;
+					t->nevents++;
+					return json_skip_rest(&L->p);
+				}
+				e.name = intern_tok(L, &tk);
+			} else if (ty == JT_OBJ || ty == JT_ARR)
+				r = json_skip_rest(&L->p);
+			else if (ty == JT_ERROR)
+				r = -1;
+		} else if (TOK_IS(&tk, "ts")) {
+			r = read_int(L, 1, &e.ts);
+			if (r > 0)
+				e.has_ts = 1;
+		} else if (TOK_IS(&tk, "dur")) {
+			r = read_int(L, 1, &e.dur);
+			if (r > 0)
+				e.has_dur = 1;
+		} else if (TOK_IS(&tk, "pid")) {
+			r = read_id(L, &e.pid, &e.pid_str);
+			if (r > 0)
+				e.has_pid = 1;
+		} else if (TOK_IS(&tk, "tid")) {
+			r = read_id(L, &e.tid, &e.tid_str);
+			if (r > 0)
+				e.has_tid = 1;
+		} else if (TOK_IS(&tk, "args")) {
+			r = read_args(L, &e);
+		} else {
+			r = json_skip(&L->p);
+		}
+		if (r < 0)
+			return -1;
+	}
+	t->nevents++;
+	L->last_good_off = L->p.base + (int64_t)L->p.pos;
+
+	if (e.cat == CAT_NONE || e.cat == CAT_SKIP || !e.ph) {
+		t->nskipped++;
+		return 0;
+	}
+	if (e.ph == 'E') {
+		/* close the innermost open B op of this thread */
+		if (e.cat != CAT_OP || !e.has_ts)
+			return 0;
+		int32_t th = thread_index(L, e.pid, e.pid_str, e.tid, e.tid_str);
+		for (size_t i = L->nopen; i-- > 0;) {
+			struct kp_op *op = &t->ops[L->open[i]];
+			if (op->thread == th) {
+				op->dur_ns = e.ts - op->ts_ns;
+				if (op->dur_ns < 0)
+					op->dur_ns = 0;
+				memmove(&L->open[i], &L->open[i + 1], (L->nopen - i - 1) * sizeof(*L->open));
+				L->nopen--;
+				break;
+			}
+		}
+		return 0;
+	}
+	if (!e.has_ts) {
+		warn_at(L, off, "events without 'ts'", "skipped %s event without 'ts'",
+			e.name ? e.name : "an");
+		return 0;
+	}
+	if (e.ph == 'X' && !e.has_dur) {
+		warn_at(L, off, "events without 'dur'", "skipped event '%.80s' without 'dur'",
+			e.name ? e.name : "");
+		return 0;
+	}
+	if (e.dur < 0) {
+		warn_at(L, off, "events with negative 'dur'", "event '%.80s' has negative 'dur'; taken as 0",
+			e.name ? e.name : "");
+		e.dur = 0;
+	}
+	if (!e.name)
+		e.name = strtab_intern(&t->strs, "(unnamed)", 9);
+	if (e.shapes_overflow)
+		warn_at(L, off, "ops with too many shape slots",
+			"op '%.80s' records more than %d slots or %d dims; extra ones ignored",
+			e.name, MAX_SLOTS, MAX_DIMS);
+
+	switch (e.cat) {
+	case CAT_OP: {
+		struct kp_op *op = VEC_PUSH(t->ops, t->nops, t->capops);
+		op->ts_ns = e.ts;
+		op->dur_ns = e.ph == 'B' ? 0 : e.dur;
+		op->name = e.name;
+		op->ext_id = e.ext_id;
+		op->off = off;
+		op->thread = thread_index(L, e.pid, e.pid_str, e.tid, e.tid_str);
+		op->parent = op->model = -1;
+		op->step = -1;
+		int ns = 0;
+		op->slots = copy_slots(L, &e, &ns);
+		op->nslots = (int16_t)ns;
+		op->kernel_flop = e.kernel_flop;
+		op->kernel_num_gb = e.kernel_num_gb;
+		if (e.ph == 'B')
+			*VEC_PUSH(L->open, L->nopen, L->capopen) = (int32_t)(t->nops - 1);
+		break;
+	}
+	case CAT_ANNOT: {
+		int64_t num;
+		if (e.ph != 'X' || !parse_step_num(e.name, &num))
+			break;
+		struct kp_step *s = VEC_PUSH(t->steps, t->nsteps, t->capsteps);
+		s->ts_ns = e.ts;
+		s->dur_ns = e.dur;
+		s->num = num;
+		s->thread = thread_index(L, e.pid, e.pid_str, e.tid, e.tid_str);
+		break;
+	}
+	case CAT_LAUNCH: {
+		if (e.ph != 'X')
+			break;
+		struct kp_launch *l = VEC_PUSH(t->launches, t->nlaunches, t->caplaunches);
+		l->ts_ns = e.ts;
+		l->dur_ns = e.dur;
+		l->name = e.name;
+		l->corr = e.corr;
+		l->ext_id = e.ext_id;
+		l->off = off;
+		l->thread = thread_index(L, e.pid, e.pid_str, e.tid, e.tid_str);
+		l->op = -1;
+		break;
+	}
+	case CAT_KERNEL:
+	case CAT_MEMCPY:
+	case CAT_MEMSET: {
+		if (e.ph != 'X')
+			break;
+		if (e.dur == 0)
+			warn_at(L, off, "GPU events with zero 'dur'",
+				"GPU event '%.80s' has zero duration; kept, rates are N/A", e.name);
+		struct kp_gpu *g = VEC_PUSH(t->gpu, t->ngpu, t->capgpu);
+		g->ts_ns = e.ts;
+		g->dur_ns = e.dur;
+		g->name = e.name;
+		g->corr = e.corr;
+		g->ext_id = e.ext_id;
+		g->off = off;
+		g->device = (int32_t)(e.device >= 0 ? e.device : (e.has_pid && !e.pid_str ? e.pid : 0));
+		g->stream = e.stream >= 0 ? e.stream : (e.has_tid && !e.tid_str ? e.tid : 0);
+		g->bytes = e.bytes;
+		g->kernel_flop = e.kernel_flop;
+		g->kernel_num_gb = e.kernel_num_gb;
+		g->launch = g->op = -1;
+		g->sm_clock_mhz = e.sm_clock_mhz;
+		g->step = -1;
+		g->kind = e.cat == CAT_KERNEL ? GPU_KERNEL : e.cat == CAT_MEMCPY ? GPU_MEMCPY : GPU_MEMSET;
+		break;
+	}
+	default:
+		break;
+	}
+	return 0;
+}
+
+static int parse_events(struct loader *L)
+{
+	struct kp_json_tok tk;
+	enum kp_json_type ty = json_next(&L->p, &tk);
+	if (ty == JT_ERROR)
+		return -1;
+	if (ty != JT_ARR) {
+		if (ty == JT_OBJ)
+			return json_skip_rest(&L->p);
+		warn_at(L, tk.off, "bad traceEvents", "'traceEvents' is not an array; ignored");
+		return 0;
+	}
+	for (;;) {
+		ty = json_next(&L->p, &tk);
+		if (ty == JT_ARR_END)
+			return 0;
+		if (ty == JT_OBJ) {
+			if (parse_event(L, tk.off) < 0)
+				return -1;
+			continue;
+		}
+		if (ty == JT_ERROR)
+			return -1;
+		if (ty == JT_ARR && json_skip_rest(&L->p) < 0)
+			return -1;
+		warn_at(L, tk.off, "non-object trace events", "trace event is not an object; skipped");
+	}
+}
+
+static int parse_devprops(struct loader *L)
+{
+	struct kp_trace *t = L->t;
+	struct kp_json_tok tk;
+	enum kp_json_type ty = json_next(&L->p, &tk);
+	if (ty != JT_ARR)
+		return ty == JT_ERROR ? -1 : (ty == JT_OBJ ? json_skip_rest(&L->p) : 0);
+	for (;;) {
+		ty = json_next(&L->p, &tk);
+		if (ty == JT_ARR_END)
+			return 0;
+		if (ty == JT_ERROR)
+			return -1;
+		if (ty != JT_OBJ) {
+			if (ty == JT_ARR && json_skip_rest(&L->p) < 0)
+				return -1;
+			continue;
+		}
+		if (t->ndevs == t->capdevs) {
+			t->capdevs = t->capdevs ? t->capdevs * 2 : 8;
+			t->devs = xrealloc(t->devs, t->capdevs * sizeof(*t->devs));
+		}
+		struct kp_devprop *dp = &t->devs[t->ndevs++];
+		memset(dp, 0, sizeof(*dp));
+		dp->id = t->ndevs - 1;
+		for (;;) {
+			ty = json_next(&L->p, &tk);
+			if (ty == JT_OBJ_END)
+				break;
+			if (ty != JT_KEY)
+				return -1;
+			int64_t v = 0;
+			int r = 0;
+			if (TOK_IS(&tk, "name")) {
+				ty = json_next(&L->p, &tk);
+				if (ty == JT_STR)
+					dp->name = intern_tok(L, &tk);
+				else if (ty == JT_OBJ || ty == JT_ARR)
+					r = json_skip_rest(&L->p);
+				else if (ty == JT_ERROR)
+					r = -1;
+			} else if (TOK_IS(&tk, "id")) {
+				if ((r = read_int(L, 0, &v)) > 0)
+					dp->id = (int)v;
+			} else if (TOK_IS(&tk, "numSms")) {
+				if ((r = read_int(L, 0, &v)) > 0)
+					dp->sms = (int)v;
+			} else if (TOK_IS(&tk, "computeMajor")) {
+				if ((r = read_int(L, 0, &v)) > 0)
+					dp->cc_major = (int)v;
+			} else if (TOK_IS(&tk, "computeMinor")) {
+				if ((r = read_int(L, 0, &v)) > 0)
+					dp->cc_minor = (int)v;
+			} else if (TOK_IS(&tk, "totalGlobalMem")) {
+				if ((r = read_int(L, 0, &v)) > 0)
+					dp->total_mem = v;
+			} else if (TOK_IS(&tk, "clockRate")) {
+				if ((r = read_int(L, 0, &v)) > 0)
+					dp->clock_khz = (int)v;
+			} else if (TOK_IS(&tk, "memoryClockRate")) {
+				if ((r = read_int(L, 0, &v)) > 0)
+					dp->mem_clock_khz = (int)v;
+			} else if (TOK_IS(&tk, "memoryBusWidth")) {
+				if ((r = read_int(L, 0, &v)) > 0)
+					dp->bus_bits = (int)v;
+			} else {
+				r = json_skip(&L->p);
+			}
+			if (r < 0)
+				return -1;
+		}
+	}
+}
+
+static int parse_kprof_meta(struct loader *L)
+{
+	struct kp_trace *t = L->t;
+	struct kp_json_tok tk;
+	enum kp_json_type ty = json_next(&L->p, &tk);
+	if (ty != JT_OBJ)
+		return ty == JT_ERROR ? -1 : (ty == JT_ARR ? json_skip_rest(&L->p) : 0);
+	t->kprof_trace = 1;
+	for (;;) {
+		ty = json_next(&L->p, &tk);
+		if (ty == JT_OBJ_END)
+			return 0;
+		if (ty != JT_KEY)
+			return -1;
+		int r = 0;
+		int64_t v;
+		if (TOK_IS(&tk, "clock")) {
+			ty = json_next(&L->p, &tk);
+			if (ty == JT_STR)
+				t->kprof_clock_known = TOK_IS(&tk, "nvml");
+			else if (ty == JT_OBJ || ty == JT_ARR)
+				r = json_skip_rest(&L->p);
+			else if (ty == JT_ERROR)
+				r = -1;
+		} else if (TOK_IS(&tk, "sm_clock_max_mhz")) {
+			if ((r = read_int(L, 0, &v)) > 0)
+				t->kprof_sm_clock_max_mhz = (int)v;
+		} else {
+			r = json_skip(&L->p);
+		}
+		if (r < 0)
+			return -1;
+	}
+}
+
+static int parse_document(struct loader *L)
+{
+	struct kp_json_tok tk;
+	enum kp_json_type ty = json_next(&L->p, &tk);
+	if (ty == JT_ERROR)
+		return -1;
+	if (ty == JT_ARR) {
+		/* the JSON Array Format: a bare list of events */
+		for (;;) {
+			ty = json_next(&L->p, &tk);
+			if (ty == JT_ARR_END)
+				break;
+			if (ty == JT_ERROR)
+				return -1;
+			if (ty == JT_OBJ) {
+				if (parse_event(L, tk.off) < 0)
+					return -1;
+			} else if ((ty == JT_ARR) && json_skip_rest(&L->p) < 0)
+				return -1;
+		}
+	} else if (ty == JT_OBJ) {
+		for (;;) {
+			ty = json_next(&L->p, &tk);
+			if (ty == JT_OBJ_END)
+				break;
+			if (ty != JT_KEY)
+				return -1;
+			int r;
+			if (TOK_IS(&tk, "traceEvents")) {
+				r = parse_events(L);
+			} else if (TOK_IS(&tk, "deviceProperties")) {
+				r = parse_devprops(L);
+			} else if (TOK_IS(&tk, "baseTimeNanoseconds")) {
+				int64_t v;
+				r = read_int(L, 0, &v);
+				if (r > 0) {
+					L->t->base_ns = v;
+					L->t->has_base = 1;
+				}
+			} else if (TOK_IS(&tk, "kprof")) {
+				r = parse_kprof_meta(L);
+			} else {
+				r = json_skip(&L->p);
+			}
+			if (r < 0)
+				return -1;
+		}
+	} else {
+		return diag_error(L->d, KP_BADINPUT, "%s: error: not a Chrome trace (expected an object or array at the top level)", L->t->display);
+	}
+	ty = json_next(&L->p, &tk);
+	return ty == JT_END ? 0 : -1;
+}
+
+int trace_load(struct kp_trace *t, const char *path, const struct kp_load_opts *o,
+	       struct kp_diag *d)
+{
+	memset(t, 0, sizeof(*t));
+	d->msg[0] = '\0';
+	arena_init(&t->arena);
+	strtab_init(&t->strs, &t->arena);
+	t->path = arena_strdup(&t->arena, path);
+	t->display = strcmp(path, "-") ? t->path : "<stdin>";
+
+	struct loader *L = xcalloc(1, sizeof(*L));
+	L->t = t;
+	L->d = d;
+	if (input_open(&L->in, path, d) < 0) {
+		free(L);
+		return -1;
+	}
+	json_init(&L->p, read_cb, L, 0);
+	int rc = parse_document(L);
+	if (rc < 0 && d->msg[0] == '\0') {
+		if (!L->read_err && L->p.err_eof && t->nevents > 0) {
+			/* a profiler killed mid-write: keep the complete events */
+			t->truncated = 1;
+			t->trunc_off = L->p.err_off;
+			if (o && o->strict) {
+				char loc[512];
+				locate(L, L->p.err_off, loc, sizeof(loc));
+				diag_error(d, KP_BADINPUT,
+					   "%s: error: trace is truncated at byte %lld (--strict)", loc,
+					   (long long)L->p.err_off);
+			} else {
+				char loc[512];
+				locate(L, L->p.err_off, loc, sizeof(loc));
+				warn_add(&t->warn, "truncated traces", loc,
+					 "trace is truncated at byte %lld; analyzed the %lld complete events before byte %lld",
+					 (long long)L->p.err_off, (long long)t->nevents,
+					 (long long)L->last_good_off);
+				rc = 0;
+			}
+		} else {
+			json_fail(L);
+		}
+	}
+	t->bytes = L->p.base + (int64_t)L->p.end;
+	if (rc == 0 && o && o->strict && warn_total(&t->warn) > 0)
+		rc = diag_error(d, KP_BADINPUT, "%s: error: %ld data anomalies (--strict); first: %s",
+				t->display, warn_total(&t->warn),
+				t->warn.k[0].shown[0] ? t->warn.k[0].shown[0] : "");
+	/* B without E: give them zero duration rather than dropping them */
+	json_free(&L->p);
+	input_close(&L->in);
+	free(L->scratch);
+	free(L->tmap);
+	free(L->open);
+	free(L);
+	return rc;
+}
+
+void trace_free(struct kp_trace *t)
+{
+	free(t->ops);
+	free(t->launches);
+	free(t->gpu);
+	free(t->threads);
+	free(t->devs);
+	free(t->steps);
+	strtab_free(&t->strs);
+	warn_free(&t->warn);
+	arena_free(&t->arena);
+	memset(t, 0, sizeof(*t));
+}

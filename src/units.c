@@ -1,0 +1,45 @@
+/*
+ * units.c — 4.812e-3 s -> "4.812 ms", integer arithmetic for times.
+ */
+#include "kprof/units.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+
+char *units_time(char *buf, size_t cap, int64_t ns)
+{
+	/* uftrace's "%3d.%03d <unit>": no floating point */
+	const char *sign = ns < 0 ? "-" : "";
+	uint64_t v = ns < 0 ? (uint64_t)-ns : (uint64_t)ns;
+	if (v < 1000)
+		snprintf(buf, cap, "%s%" PRIu64 " ns", sign, v);
+	else if (v < 1000000)
+		snprintf(buf, cap, "%s%" PRIu64 ".%03" PRIu64 " us", sign, v / 1000, v % 1000);
+	else if (v < 1000000000)
+		snprintf(buf, cap, "%s%" PRIu64 ".%03" PRIu64 " ms", sign, v / 1000000,
+			 (v / 1000) % 1000);
+	else
+		snprintf(buf, cap, "%s%" PRIu64 ".%03" PRIu64 " s", sign, v / 1000000000,
+			 (v / 1000000) % 1000);
+	return buf;
+}
+
+char *units_fixed(char *buf, size_t cap, double x, double scale, int decimals)
+{
+	if (x < 0)
+		snprintf(buf, cap, "-");
+	else
+		snprintf(buf, cap, "%.*f", decimals, x / scale);
+	return buf;
+}
+
+char *units_count(char *buf, size_t cap, double x)
+{
+	if (x < 0)
+		snprintf(buf, cap, "-");
+	else if (x < 1e6)
+		snprintf(buf, cap, "%.0f", x);
+	else
+		snprintf(buf, cap, "%.3e", x);
+	return buf;
+}
