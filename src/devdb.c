@@ -1,0 +1,730 @@
+/*
+ * devdb.c — the device_db/ stanzas -> dense peaks per precision and clock, DRAM B/s;
+ * name matching (exact, then word-anchored patterns longest first).
+ */
+#include "kprof/devdb.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kprof/diag.h"
+
+/* One pattern of one entry; db->pat is sorted longest first, then file order. */
+struct kp_devdb_pat {
+	const char *text;
+	size_t len;
+	const char *how; /* "pattern 'TEXT'" */
+	int dev;
+	int order;       /* position in the file, for a stable sort */
+};
+
+/* Confidence flags, strongest first; datasheet and observed rank equal. */
+static const char *const flag_names[] = { "datasheet", "observed", "secondary", "derived",
+					  "unverified", NULL };
+
+static int flag_rank(const char *f)
+{
+	for (int i = 0; flag_names[i]; i++)
+		if (f == flag_names[i])
+			return i <= 1 ? 0 : i - 1;
+	return 3;
+}
+
+static const char *flag_lookup(const char *s, size_t n)
+{
+	for (int i = 0; flag_names[i]; i++)
+		if (strlen(flag_names[i]) == n && !memcmp(s, flag_names[i], n))
+			return flag_names[i];
+	return NULL;
+}
+
+/* ASCII-only case folding: device names are ASCII and the locale must not matter. */
+static int lc(int c)
+{
+	return c >= 'A' && c <= 'Z' ? c + 'a' - 'A' : c;
+}
+
+static int is_alnum(int c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+static int ieq(const char *a, size_t na, const char *b, size_t nb)
+{
+	if (na != nb)
+		return 0;
+	for (size_t i = 0; i < na; i++)
+		if (lc((unsigned char)a[i]) != lc((unsigned char)b[i]))
+			return 0;
+	return 1;
+}
+
+static void trim(const char **s, size_t *n)
+{
+	while (*n && (**s == ' ' || **s == '\t'))
+		(*s)++, (*n)--;
+	while (*n && ((*s)[*n - 1] == ' ' || (*s)[*n - 1] == '\t' || (*s)[*n - 1] == '\r'))
+		(*n)--;
+}
+
+/*
+ * Parser state for one text.  Keys set in the current stanza are tracked so a
+ * repeated key is an error while a key inherited through 'base' may be overridden.
+ */
+enum key {
+	K_BASE, K_EXACT, K_PATTERN, K_MATCH_SMS, K_SMS, K_CLK, K_MEM, K_DRAM, K_MEMCLK,
+	K_BUS, K_NOSCALE, K_CONF, K_SOURCE, K_PEAK /* + prec */
+};
+
+static const char *const key_names[] = { "base", "exact", "pattern", "match_sms", "sms",
+					 "clk_max_mhz", "mem_gb", "dram_gbs", "mem_clk_mhz",
+					 "bus_bits", "no_clock_scaling", "confidence", "source",
+					 NULL };
+
+static const char *const prec_keys[PREC_N] = { "fp64", "fp32", "tf32", "bf16",
+					       "fp16", "fp8",  "int8" };
+
+struct parser {
+	struct kp_devdb *db;
+	struct kp_diag *d;
+	const char *origin;
+	int line;
+	struct kp_device *cur;  /* NULL before the first [entry] */
+	unsigned long set;      /* bit per enum key set in this stanza */
+	int peak_line[PREC_N];  /* where each peak was set (the entry's line if inherited) */
+	int inherited;          /* the stanza began with 'base' */
+	int maxdev;
+};
+
+static int perr_at(struct parser *p, int line, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int perr_at(struct parser *p, int line, const char *fmt, ...)
+{
+	char why[768];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	return diag_error(p->d, KP_BADINPUT, "%s:%d: error: %s", p->origin, line, why);
+}
+
+#define perr(p, ...) perr_at((p), (p)->line, __VA_ARGS__)
+
+/* Split @s on @sep into trimmed, non-empty arena strings. */
+static int split_list(struct parser *p, const char *key, const char *s, size_t n,
+		      const char ***out, int *nout)
+{
+	int cnt = 1;
+	for (size_t i = 0; i < n; i++)
+		cnt += s[i] == ',';
+	const char **v = arena_alloc(&p->db->arena, sizeof(*v) * cnt);
+	int k = 0;
+	while (1) {
+		const char *comma = memchr(s, ',', n);
+		size_t len = comma ? (size_t)(comma - s) : n;
+		const char *item = s;
+		size_t ilen = len;
+		trim(&item, &ilen);
+		if (!ilen)
+			return perr(p, "empty name in '%s' of [%s]", key, p->cur->name);
+		v[k++] = arena_strndup(&p->db->arena, item, ilen);
+		if (!comma)
+			break;
+		n -= len + 1;
+		s = comma + 1;
+	}
+	*out = v;
+	*nout = k;
+	return 0;
+}
+
+/* Split a value into at most @max whitespace-separated tokens. */
+static int tokens(const char *s, size_t n, const char **tok, size_t *tlen, int max)
+{
+	int k = 0;
+	size_t i = 0;
+	while (i < n) {
+		while (i < n && (s[i] == ' ' || s[i] == '\t'))
+			i++;
+		if (i == n)
+			break;
+		size_t start = i;
+		while (i < n && s[i] != ' ' && s[i] != '\t')
+			i++;
+		if (k == max)
+			return max + 1;
+		tok[k] = s + start;
+		tlen[k] = i - start;
+		k++;
+	}
+	return k;
+}
+
+static int parse_num(const char *s, size_t n, double *v)
+{
+	char buf[64];
+	if (n == 0 || n >= sizeof(buf))
+		return -1;
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+	char *end;
+	errno = 0;
+	*v = strtod(buf, &end);
+	if (errno || *end || !isfinite(*v) || *v < 0)
+		return -1;
+	return 0;
+}
+
+static int bad_flag(struct parser *p, const char *s, size_t n)
+{
+	return perr(p,
+		    "unknown flag '%.*s' in [%s] (valid: datasheet, secondary, derived, "
+		    "unverified, observed)",
+		    (int)n, s, p->cur->name);
+}
+
+/* "N [flag]" for the scalar keys; @integer rejects fractions. */
+static int scalar(struct parser *p, const char *key, const char *s, size_t n, int integer,
+		  double *v, const char **flag)
+{
+	const char *tok[2];
+	size_t tlen[2];
+	int k = tokens(s, n, tok, tlen, 2);
+	if (k < 1 || k > 2)
+		return perr(p, "expected 'NUMBER [FLAG]' for '%s' in [%s]", key, p->cur->name);
+	if (parse_num(tok[0], tlen[0], v) < 0 || (integer && (*v != floor(*v) || *v > 1e9)))
+		return perr(p, "bad %s '%.*s' for '%s' in [%s]", integer ? "integer" : "number",
+			    (int)tlen[0], tok[0], key, p->cur->name);
+	*flag = NULL;
+	if (k == 2 && !(*flag = flag_lookup(tok[1], tlen[1])))
+		return bad_flag(p, tok[1], tlen[1]);
+	return 0;
+}
+
+/* "VALUE UNIT [@MHZ] FLAG" */
+static int parse_peak(struct parser *p, enum kp_prec prec, const char *s, size_t n)
+{
+	const char *tok[4];
+	size_t tlen[4];
+	int k = tokens(s, n, tok, tlen, 4);
+	const char *key = prec_keys[prec];
+	struct kp_peak *pk = &p->cur->peak[prec];
+	if (k < 3 || k > 4)
+		return perr(p, "expected 'VALUE UNIT [@MHZ] FLAG' for 'peak.%s' in [%s]", key,
+			    p->cur->name);
+	double v;
+	if (parse_num(tok[0], tlen[0], &v) < 0 || v == 0)
+		return perr(p, "bad number '%.*s' for 'peak.%s' in [%s]", (int)tlen[0], tok[0],
+			    key, p->cur->name);
+	double scale = 0;
+	int ops = prec == PREC_INT8;
+	if (ieq(tok[1], tlen[1], ops ? "TOPS" : "TFLOPS", ops ? 4 : 6))
+		scale = 1e12;
+	else if (ieq(tok[1], tlen[1], ops ? "GOPS" : "GFLOPS", ops ? 4 : 6))
+		scale = 1e9;
+	else
+		return perr(p, "unknown unit '%.*s' for 'peak.%s' in [%s] (valid: %s)",
+			    (int)tlen[1], tok[1], key, p->cur->name,
+			    ops ? "TOPS, GOPS" : "TFLOPS, GFLOPS");
+	int clk = 0;
+	if (k == 4) {
+		double c;
+		if (tok[2][0] != '@' || parse_num(tok[2] + 1, tlen[2] - 1, &c) < 0 || c < 1 ||
+		    c != floor(c) || c > 1e6)
+			return perr(p, "bad clock '%.*s' for 'peak.%s' in [%s] (expected '@MHZ')",
+				    (int)tlen[2], tok[2], key, p->cur->name);
+		clk = (int)c;
+	}
+	const char *flag = flag_lookup(tok[k - 1], tlen[k - 1]);
+	if (!flag)
+		return bad_flag(p, tok[k - 1], tlen[k - 1]);
+	pk->flop_per_s = v * scale;
+	pk->clk_ref_mhz = clk;
+	pk->flag = flag;
+	p->peak_line[prec] = p->line;
+	return 0;
+}
+
+static int begin_entry(struct parser *p, const char *name, size_t n)
+{
+	trim(&name, &n);
+	if (!n)
+		return perr(p, "empty entry name '[]'");
+	for (int i = 0; i < p->db->ndev; i++)
+		if (ieq(p->db->dev[i].name, strlen(p->db->dev[i].name), name, n))
+			return perr(p, "duplicate entry [%.*s] (first at line %d)", (int)n, name,
+				    p->db->dev[i].line);
+	if (p->db->ndev == p->maxdev)
+		return perr(p, "internal error: entry count changed while parsing");
+	struct kp_device *dv = &p->db->dev[p->db->ndev++];
+	memset(dv, 0, sizeof(*dv));
+	dv->name = arena_strndup(&p->db->arena, name, n);
+	dv->line = p->line;
+	p->cur = dv;
+	p->set = 0;
+	p->inherited = 0;
+	for (int i = 0; i < PREC_N; i++)
+		p->peak_line[i] = p->line;
+	return 0;
+}
+
+/* Inherit every number of @base; identity (names, patterns, match_sms) stays empty. */
+static void inherit(struct kp_device *dv, const struct kp_device *base)
+{
+	const char *name = dv->name;
+	int line = dv->line;
+	*dv = *base;
+	dv->name = name;
+	dv->line = line;
+	dv->exact = dv->substr = NULL;
+	dv->nexact = dv->nsubstr = 0;
+	dv->match_sms = 0;
+}
+
+static int set_key(struct parser *p, const char *key, size_t klen, const char *val, size_t vlen)
+{
+	struct kp_device *dv = p->cur;
+	int k = -1;
+	enum kp_prec prec = PREC_NONE;
+	if (!dv)
+		return perr(p, "'%.*s' before the first [entry]", (int)klen, key);
+	for (int i = 0; key_names[i]; i++)
+		if (strlen(key_names[i]) == klen && !memcmp(key, key_names[i], klen))
+			k = i;
+	if (k < 0 && klen > 5 && !memcmp(key, "peak.", 5)) {
+		for (int i = 0; i < PREC_N; i++)
+			if (strlen(prec_keys[i]) == klen - 5 && !memcmp(key + 5, prec_keys[i], klen - 5))
+				prec = (enum kp_prec)i;
+		if (prec == PREC_NONE)
+			return perr(p,
+				    "unknown precision '%.*s' in [%s] (valid: fp64, fp32, tf32, "
+				    "bf16, fp16, fp8, int8)",
+				    (int)(klen - 5), key + 5, dv->name);
+		k = K_PEAK + prec;
+	}
+	if (k < 0)
+		return perr(p, "unknown key '%.*s' in [%s]", (int)klen, key, dv->name);
+	if (k != K_SOURCE && (p->set & (1ul << k)))
+		return perr(p, "duplicate key '%.*s' in [%s]", (int)klen, key, dv->name);
+	if (k == K_BASE && p->set)
+		return perr(p, "'base' must be the first key in [%s]", dv->name);
+	int first_source = k == K_SOURCE && !(p->set & (1ul << K_SOURCE));
+	p->set |= 1ul << k;
+	if (!vlen && k != K_SOURCE)
+		return perr(p, "empty value for '%.*s' in [%s]", (int)klen, key, dv->name);
+
+	double v = 0;
+	const char *flag = NULL;
+	switch (k) {
+	case K_BASE:
+		for (int i = 0; i < p->db->ndev - 1; i++)
+			if (ieq(p->db->dev[i].name, strlen(p->db->dev[i].name), val, vlen)) {
+				inherit(dv, &p->db->dev[i]);
+				p->inherited = 1;
+				return 0;
+			}
+		return perr(p, "unknown base entry '%.*s' in [%s] (it must come earlier)",
+			    (int)vlen, val, dv->name);
+	case K_EXACT:
+		return split_list(p, "exact", val, vlen, &dv->exact, &dv->nexact);
+	case K_PATTERN:
+		return split_list(p, "pattern", val, vlen, &dv->substr, &dv->nsubstr);
+	case K_MATCH_SMS:
+		if (scalar(p, "match_sms", val, vlen, 1, &v, &flag) < 0)
+			return -1;
+		if (flag || v < 1)
+			return perr(p, "'match_sms' takes a count only in [%s]", dv->name);
+		dv->match_sms = (int)v;
+		return 0;
+	case K_SMS:
+		if (scalar(p, "sms", val, vlen, 1, &v, &flag) < 0)
+			return -1;
+		dv->sms = (int)v;
+		dv->sms_flag = flag;
+		return 0;
+	case K_CLK:
+		if (scalar(p, "clk_max_mhz", val, vlen, 1, &v, &flag) < 0)
+			return -1;
+		dv->clk_max_mhz = (int)v;
+		dv->clk_flag = flag;
+		return 0;
+	case K_MEM:
+		if (scalar(p, "mem_gb", val, vlen, 0, &v, &flag) < 0)
+			return -1;
+		dv->mem_gb = v;
+		dv->mem_flag = flag;
+		return 0;
+	case K_DRAM:
+		if (scalar(p, "dram_gbs", val, vlen, 0, &v, &flag) < 0)
+			return -1;
+		dv->mem_bw_byte_per_s = v * 1e9;
+		dv->bw_flag = flag;
+		return 0;
+	case K_MEMCLK:
+		if (scalar(p, "mem_clk_mhz", val, vlen, 1, &v, &flag) < 0)
+			return -1;
+		dv->mem_clk_mhz = (int)v;
+		dv->mem_clk_flag = flag;
+		return 0;
+	case K_BUS:
+		if (scalar(p, "bus_bits", val, vlen, 1, &v, &flag) < 0)
+			return -1;
+		dv->bus_bits = (int)v;
+		dv->bus_flag = flag;
+		return 0;
+	case K_NOSCALE:
+		if (ieq(val, vlen, "yes", 3))
+			dv->no_clock_scaling = 1;
+		else if (ieq(val, vlen, "no", 2))
+			dv->no_clock_scaling = 0;
+		else
+			return perr(p, "bad value '%.*s' for 'no_clock_scaling' in [%s] (valid: yes, no)",
+				    (int)vlen, val, dv->name);
+		return 0;
+	case K_CONF:
+		if (!(dv->confidence = flag_lookup(val, vlen)))
+			return bad_flag(p, val, vlen);
+		return 0;
+	case K_SOURCE: {
+		if (!vlen)
+			return perr(p, "empty value for 'source' in [%s]", dv->name);
+		/* repeated 'source' lines append; the first one replaces an inherited source */
+		if (first_source || !dv->source) {
+			dv->source = arena_strndup(&p->db->arena, val, vlen);
+		} else {
+			size_t old = strlen(dv->source);
+			char *s = arena_alloc(&p->db->arena, old + 2 + vlen + 1);
+			memcpy(s, dv->source, old);
+			memcpy(s + old, "; ", 2);
+			memcpy(s + old + 2, val, vlen);
+			s[old + 2 + vlen] = '\0';
+			dv->source = s;
+		}
+		return 0;
+	}
+	default:
+		return parse_peak(p, prec, val, vlen);
+	}
+}
+
+static const char *weaker(const char *f, const char *cap)
+{
+	return flag_rank(f) < flag_rank(cap) ? cap : f;
+}
+
+/* Defaults, caps and cross-checks of the finished stanza. */
+static int end_entry(struct parser *p)
+{
+	struct kp_device *dv = p->cur;
+	if (!dv)
+		return 0;
+	if (!dv->source)
+		return perr_at(p, dv->line, "[%s] has no 'source'", dv->name);
+	if (!dv->confidence)
+		return perr_at(p, dv->line, "[%s] has no 'confidence'", dv->name);
+	if (!dv->nexact && !dv->nsubstr)
+		return perr_at(p, dv->line, "[%s] has neither 'exact' nor 'pattern'", dv->name);
+
+	/* An entry is never more confident than the numbers it inherits claim, nor
+	 * they more than it: inherited flags are capped at its confidence. */
+	const char **flags[] = { &dv->sms_flag, &dv->clk_flag,     &dv->mem_flag,
+				 &dv->bw_flag,  &dv->mem_clk_flag, &dv->bus_flag };
+	static const int keys[] = { K_SMS, K_CLK, K_MEM, K_DRAM, K_MEMCLK, K_BUS };
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		if (!*flags[i])
+			*flags[i] = dv->confidence;
+		else if (p->inherited && !(p->set & (1ul << keys[i])))
+			*flags[i] = weaker(*flags[i], dv->confidence);
+	}
+	for (int i = 0; i < PREC_N; i++) {
+		struct kp_peak *pk = &dv->peak[i];
+		if (!pk->flop_per_s)
+			continue;
+		if (p->inherited && !(p->set & (1ul << (K_PEAK + i))))
+			pk->flag = weaker(pk->flag, dv->confidence);
+		if (dv->clk_max_mhz && pk->clk_ref_mhz > dv->clk_max_mhz)
+			return perr_at(p, p->peak_line[i],
+				       "clock %d MHz of 'peak.%s' is above clk_max_mhz %d in [%s]",
+				       pk->clk_ref_mhz, prec_keys[i], dv->clk_max_mhz, dv->name);
+	}
+	/* devices.md §5: BW = mem_clock × 2 × bus_bits / 8; a typo shows as a mismatch */
+	if (dv->mem_clk_mhz && dv->bus_bits && dv->mem_bw_byte_per_s) {
+		double calc = dv->mem_clk_mhz * 1e6 * 2 * dv->bus_bits / 8;
+		if (fabs(calc / dv->mem_bw_byte_per_s - 1) > 0.05)
+			return perr_at(p, dv->line,
+				       "dram_gbs %g differs from mem_clk_mhz x 2 x bus_bits / 8 = "
+				       "%.0f GB/s by more than 5%% in [%s]",
+				       dv->mem_bw_byte_per_s / 1e9, calc / 1e9, dv->name);
+	}
+	p->cur = NULL;
+	return 0;
+}
+
+static int cmp_pat(const void *a, const void *b)
+{
+	const struct kp_devdb_pat *x = a, *y = b;
+	if (x->len != y->len)
+		return x->len > y->len ? -1 : 1;
+	return x->order - y->order;
+}
+
+/* Two entries may share a name only when match_sms tells them apart (MI250X/MI250). */
+static int distinct(const struct kp_device *a, const struct kp_device *b)
+{
+	return a->match_sms && b->match_sms && a->match_sms != b->match_sms;
+}
+
+static int index_names(struct parser *p)
+{
+	struct kp_devdb *db = p->db;
+	int n = 0;
+	for (int i = 0; i < db->ndev; i++)
+		n += db->dev[i].nsubstr;
+	db->pat = arena_zalloc(&db->arena, sizeof(*db->pat) * (n ? n : 1));
+	for (int i = 0; i < db->ndev; i++) {
+		const struct kp_device *dv = &db->dev[i];
+		for (int j = 0; j < dv->nsubstr; j++) {
+			struct kp_devdb_pat *pt = &db->pat[db->npat];
+			pt->text = dv->substr[j];
+			pt->len = strlen(pt->text);
+			size_t hl = pt->len + 11;
+			char *how = arena_alloc(&db->arena, hl + 1);
+			snprintf(how, hl + 1, "pattern '%s'", pt->text);
+			pt->how = how;
+			pt->dev = i;
+			pt->order = db->npat++;
+		}
+	}
+	qsort(db->pat, db->npat, sizeof(*db->pat), cmp_pat);
+
+	/* the same exact name or pattern in two entries would make matching depend on order */
+	for (int i = 0; i < db->ndev; i++) {
+		const struct kp_device *a = &db->dev[i];
+		for (int j = 0; j < i; j++) {
+			const struct kp_device *b = &db->dev[j];
+			if (distinct(a, b))
+				continue;
+			for (int x = 0; x < a->nexact; x++)
+				for (int y = 0; y < b->nexact; y++)
+					if (ieq(a->exact[x], strlen(a->exact[x]), b->exact[y],
+						strlen(b->exact[y])))
+						return perr_at(p, a->line,
+							       "exact name '%s' of [%s] is also in "
+							       "[%s] (line %d)",
+							       a->exact[x], a->name, b->name, b->line);
+			for (int x = 0; x < a->nsubstr; x++)
+				for (int y = 0; y < b->nsubstr; y++)
+					if (ieq(a->substr[x], strlen(a->substr[x]), b->substr[y],
+						strlen(b->substr[y])))
+						return perr_at(p, a->line,
+							       "pattern '%s' of [%s] is also in "
+							       "[%s] (line %d)",
+							       a->substr[x], a->name, b->name, b->line);
+		}
+	}
+	return 0;
+}
+
+int devdb_parse(struct kp_devdb *db, const char *text, size_t len, const char *origin,
+		struct kp_diag *d)
+{
+	memset(db, 0, sizeof(*db));
+	arena_init(&db->arena);
+	db->origin = arena_strdup(&db->arena, origin);
+
+	/* entries are counted first so the array never moves */
+	int maxdev = 0;
+	for (size_t i = 0; i < len;) {
+		while (i < len && (text[i] == ' ' || text[i] == '\t'))
+			i++;
+		maxdev += i < len && text[i] == '[';
+		const char *nl = memchr(text + i, '\n', len - i);
+		i = nl ? (size_t)(nl - text) + 1 : len;
+	}
+	db->dev = arena_zalloc(&db->arena, sizeof(*db->dev) * (maxdev ? maxdev : 1));
+
+	struct parser p = { .db = db, .d = d, .origin = db->origin, .maxdev = maxdev };
+	for (size_t i = 0; i < len;) {
+		const char *nl = memchr(text + i, '\n', len - i);
+		size_t end = nl ? (size_t)(nl - text) : len;
+		const char *s = text + i;
+		size_t n = end - i;
+		i = nl ? end + 1 : len;
+		p.line++;
+		trim(&s, &n);
+		if (!n || s[0] == '#')
+			continue;
+		if (s[0] == '[') {
+			if (s[n - 1] != ']')
+				goto fail_msg;
+			if (end_entry(&p) < 0 || begin_entry(&p, s + 1, n - 2) < 0)
+				goto fail;
+			continue;
+		}
+		const char *eq = memchr(s, '=', n);
+		if (!eq)
+			goto fail_msg;
+		const char *key = s, *val = eq + 1;
+		size_t klen = (size_t)(eq - s), vlen = n - klen - 1;
+		trim(&key, &klen);
+		trim(&val, &vlen);
+		if (!klen)
+			goto fail_msg;
+		if (set_key(&p, key, klen, val, vlen) < 0)
+			goto fail;
+	}
+	if (end_entry(&p) < 0)
+		goto fail;
+	if (!db->ndev) {
+		perr(&p, "no device entries");
+		goto fail;
+	}
+	if (index_names(&p) < 0)
+		goto fail;
+	return 0;
+fail_msg:
+	perr(&p, "expected '[name]' or 'key = value'");
+fail:
+	devdb_free(db);
+	return -1;
+}
+
+int devdb_load_builtin(struct kp_devdb *db, struct kp_diag *d)
+{
+	return devdb_parse(db, devdb_builtin_text, strlen(devdb_builtin_text), "built-in", d);
+}
+
+int devdb_load_file(struct kp_devdb *db, const char *path, struct kp_diag *d)
+{
+	memset(db, 0, sizeof(*db));
+	FILE *fp = fopen(path, "rb");
+	if (!fp)
+		return diag_error(d, KP_ENV, "error: cannot open '%s': %s", path, strerror(errno));
+	size_t cap = 1 << 16, len = 0;
+	char *buf = xmalloc(cap);
+	size_t got;
+	while ((got = fread(buf + len, 1, cap - len, fp)) > 0) {
+		len += got;
+		if (len == cap)
+			buf = xrealloc(buf, cap *= 2);
+	}
+	int err = ferror(fp) ? errno : 0;
+	fclose(fp);
+	if (err) {
+		free(buf);
+		return diag_error(d, KP_ENV, "error: cannot read '%s': %s", path, strerror(err));
+	}
+	int rc = devdb_parse(db, buf, len, path, d);
+	free(buf);
+	return rc;
+}
+
+int devdb_load_default(struct kp_devdb *db, const char *path, struct kp_diag *d)
+{
+	if (!path) {
+		path = getenv("KPROF_DEVICE_DB");
+		if (path && !*path)
+			path = NULL;
+	}
+	return path ? devdb_load_file(db, path, d) : devdb_load_builtin(db, d);
+}
+
+/* @pat occurs in @s with a non-alphanumeric character (or the end) on both sides. */
+static int has_word(const char *s, size_t n, const char *pat, size_t plen)
+{
+	for (size_t i = 0; i + plen <= n; i++) {
+		if (i > 0 && is_alnum((unsigned char)s[i - 1]))
+			continue;
+		if (i + plen < n && is_alnum((unsigned char)s[i + plen]))
+			continue;
+		if (ieq(s + i, plen, pat, plen))
+			return 1;
+	}
+	return 0;
+}
+
+static int sms_ok(const struct kp_device *dv, int sms)
+{
+	return !dv->match_sms || sms <= 0 || dv->match_sms == sms;
+}
+
+const struct kp_device *devdb_match_sms(const struct kp_devdb *db, const char *name, int sms,
+					const char **how)
+{
+	const char *dummy;
+	if (!how)
+		how = &dummy;
+	*how = NULL;
+	if (!db || !name)
+		return NULL;
+	size_t n = strlen(name);
+	trim(&name, &n);
+	for (int i = 0; i < db->ndev; i++) {
+		const struct kp_device *dv = &db->dev[i];
+		if (!sms_ok(dv, sms))
+			continue;
+		for (int j = 0; j < dv->nexact; j++)
+			if (ieq(dv->exact[j], strlen(dv->exact[j]), name, n)) {
+				*how = dv->match_sms && sms <= 0 ? "exact (SM count not checked)"
+								 : "exact";
+				return dv;
+			}
+	}
+	for (int i = 0; i < db->npat; i++) {
+		const struct kp_devdb_pat *pt = &db->pat[i];
+		const struct kp_device *dv = &db->dev[pt->dev];
+		if (sms_ok(dv, sms) && has_word(name, n, pt->text, pt->len)) {
+			*how = pt->how;
+			return dv;
+		}
+	}
+	return NULL;
+}
+
+const struct kp_device *devdb_match(const struct kp_devdb *db, const char *name, const char **how)
+{
+	return devdb_match_sms(db, name, 0, how);
+}
+
+const struct kp_device *devdb_find(const struct kp_devdb *db, const char *name)
+{
+	for (int i = 0; db && name && i < db->ndev; i++)
+		if (ieq(db->dev[i].name, strlen(db->dev[i].name), name, strlen(name)))
+			return &db->dev[i];
+	return NULL;
+}
+
+double devdb_peak_flops(const struct kp_device *dev, enum kp_prec prec, double sm_clock_mhz)
+{
+	if (!dev || prec < 0 || prec >= PREC_N)
+		return 0;
+	const struct kp_peak *pk = &dev->peak[prec];
+	/* devices.md §4.2: peak(f) = peak_ref × min(f, clk_ref) / clk_ref */
+	if (sm_clock_mhz <= 0 || dev->no_clock_scaling || pk->clk_ref_mhz <= 0 ||
+	    sm_clock_mhz >= pk->clk_ref_mhz)
+		return pk->flop_per_s;
+	return pk->flop_per_s * sm_clock_mhz / pk->clk_ref_mhz;
+}
+
+double devdb_peak_bw(const struct kp_device *dev, double mem_clock_mhz)
+{
+	if (!dev)
+		return 0;
+	/* memory clocks do not boost: scale only down, and only by the memory clock (§5) */
+	if (mem_clock_mhz > 0 && dev->mem_clk_mhz > 0 && mem_clock_mhz < dev->mem_clk_mhz)
+		return dev->mem_bw_byte_per_s * mem_clock_mhz / dev->mem_clk_mhz;
+	return dev->mem_bw_byte_per_s;
+}
+
+void devdb_free(struct kp_devdb *db)
+{
+	if (!db)
+		return;
+	arena_free(&db->arena);
+	memset(db, 0, sizeof(*db));
+}
