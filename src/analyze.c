@@ -27,6 +27,8 @@ struct op_info {
 	struct kp_cost cost;
 	int evaluated;
 	int tf32;                /* a kernel of the op runs TF32 */
+	int counted;             /* counted in totals.ops */
+	int32_t row_added;       /* row that holds its FLOPs/bytes, -1 */
 	int64_t kernel_ns;       /* sum of its GPU kernel durations */
 	const char *shape;       /* interned "[M,K]x[K,N]" */
 	const char *key;         /* op-shape key */
@@ -205,6 +207,8 @@ int analyze_run(const struct kp_trace *t, const struct kp_analyze_opts *o, struc
 	setup_device(t, o, r);
 
 	struct op_info *oi = xcalloc(t->nops + 1, sizeof(*oi));
+	for (size_t i = 0; i < t->nops; i++)
+		oi[i].row_added = -1;
 	/* pass 1: per op, kernel time and the TF32 hint */
 	for (size_t i = 0; i < t->ngpu; i++) {
 		const struct kp_gpu *g = &t->gpu[i];
@@ -245,6 +249,10 @@ int analyze_run(const struct kp_trace *t, const struct kp_analyze_opts *o, struc
 			r->tot.memops++;
 		if (!op)
 			r->tot.unlinked++;
+		else if (!info->counted) {
+			info->counted = 1;
+			r->tot.ops++;
+		}
 
 		/* the row */
 		const void *key;
@@ -290,7 +298,6 @@ int analyze_run(const struct kp_trace *t, const struct kp_analyze_opts *o, struc
 			nr->prec = info && info->cost.prec != PREC_NONE ? prec_name(info->cost.prec) : NULL;
 			nr->flops = nr->bytes = -1;
 			nr->min_ns = INT64_MAX;
-			nr->last_op_instance = -1;
 			if (!op)
 				nr->flags |= ROW_UNLINKED;
 			*slot = (int32_t)r->nrows++;
@@ -322,7 +329,6 @@ int analyze_run(const struct kp_trace *t, const struct kp_analyze_opts *o, struc
 		else if (op_row_seen[g->op] != *slot) {
 			op_row_seen[g->op] = *slot;
 			row->calls++;
-			r->tot.ops++;
 		}
 
 		/* clock and peaks */
@@ -354,23 +360,22 @@ int analyze_run(const struct kp_trace *t, const struct kp_analyze_opts *o, struc
 				    ? (double)info->cost.bytes * (double)g->dur_ns / (double)info->kernel_ns
 				    : -2;
 		}
-		int first_of_instance = op && row->last_op_instance != g->op;
-		if (op)
-			row->last_op_instance = g->op;
-		if (f == -2) {
-			if (first_of_instance)
-				row->flops = (row->flops < 0 ? 0 : row->flops) + info->cost.flops;
-			f = 0;
-		} else if (f >= 0) {
+		if (f == -2 || b == -2) {
+			/* op rows: the op's modelled FLOPs and bytes, once per op instance */
+			if (info->row_added != *slot) {
+				info->row_added = *slot;
+				if (info->cost.flops >= 0)
+					row->flops = (row->flops < 0 ? 0 : row->flops) + info->cost.flops;
+				if (info->cost.bytes >= 0)
+					row->bytes = (row->bytes < 0 ? 0 : row->bytes) + info->cost.bytes;
+			}
+			f = f == -2 ? 0 : f;
+			b = b == -2 ? 0 : b;
+		}
+		if (f >= 0)
 			row->flops = (row->flops < 0 ? 0 : row->flops) + (int64_t)llround(f);
-		}
-		if (b == -2) {
-			if (first_of_instance)
-				row->bytes = (row->bytes < 0 ? 0 : row->bytes) + info->cost.bytes;
-			b = 0;
-		} else if (b >= 0) {
+		if (b >= 0)
 			row->bytes = (row->bytes < 0 ? 0 : row->bytes) + (int64_t)llround(b);
-		}
 		if (f >= 0 && r->dev) {
 			enum kp_prec p = info && info->cost.prec != PREC_NONE ? info->cost.prec : PREC_NONE;
 			double pk = p != PREC_NONE ? devdb_peak_flops(r->dev, p, clk) : 0;
@@ -636,10 +641,14 @@ void analyze_free(struct kp_report *r)
 
 const char *analyze_short_name(struct kp_arena *a, const char *name)
 {
-	/* drop a leading return type ("void ") and the trailing argument list */
+	/*
+	 * Demangled CUDA kernels read "void ns::kern<...>(args)": drop the return type
+	 * and the argument list.  Other names ("Memcpy HtoD (Pageable -> Device)") stay.
+	 */
 	const char *s = name;
-	if (!strncmp(s, "void ", 5))
-		s += 5;
+	if (strncmp(s, "void ", 5))
+		return name;
+	s += 5;
 	size_t n = strlen(s);
 	if (n && s[n - 1] == ')') {
 		int depth = 0;

@@ -28,8 +28,8 @@ enum cat {
 	CAT_MEMSET,
 };
 
-#define MAX_SLOTS 64
-#define MAX_DIMS 512
+#define MAX_SLOTS 128
+#define MAX_DIMS 1024
 
 /* The fields of one event being read; reset per event. */
 struct ev {
@@ -43,15 +43,15 @@ struct ev {
 	int64_t ext_id, corr, device, stream, bytes, kernel_flop;
 	double kernel_num_gb;
 	int32_t sm_clock_mhz;
-	/* shapes */
+	/* shapes: counts first, so the memset up to slot_ndim resets them */
 	int nslots_dims, nslots_type, nslots_conc;
 	int ndims_used;
+	int shapes_overflow;
 	int slot_ndim[MAX_SLOTS];
 	int slot_dim0[MAX_SLOTS];
 	int64_t dims[MAX_DIMS];
 	enum kp_dtype slot_type[MAX_SLOTS];
 	const char *slot_conc[MAX_SLOTS];
-	int shapes_overflow;
 };
 
 struct loader {
@@ -615,7 +615,7 @@ static int parse_event(struct loader *L, int64_t off)
 	}
 	if (!e.name)
 		e.name = strtab_intern(&t->strs, "(unnamed)", 9);
-	if (e.shapes_overflow)
+	if (e.shapes_overflow && e.cat == CAT_OP && opmodel_class(e.name) != MODEL_NONE)
 		warn_at(L, off, "ops with too many shape slots",
 			"op '%.80s' records more than %d slots or %d dims; extra ones ignored",
 			e.name, MAX_SLOTS, MAX_DIMS);

@@ -59,7 +59,6 @@ struct kp_row {
 	int64_t flops_time_ns, bytes_time_ns;
 	int64_t *durs;
 	int64_t ndurs, capdurs;
-	int32_t last_op_instance;
 	int mixed_op, mixed_dtype;
 };
 

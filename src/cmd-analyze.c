@@ -1,0 +1,100 @@
+/*
+ * cmd-analyze.c — kprof analyze: options -> trace_load -> trace_link -> analyze_run -> render.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kprof/analyze.h"
+#include "kprof/cmd.h"
+#include "kprof/devdb.h"
+#include "kprof/opts.h"
+#include "kprof/render.h"
+#include "kprof/trace.h"
+
+static const char *const group_names[] = { "kernel", "op", "op-shape", NULL };
+static const char *const format_names[] = { "table", "csv", "json", "markdown", NULL };
+static const char *const name_modes[] = { "short", "full", NULL };
+
+static const char synopsis[] = "[<options>] <trace.json[.gz]|->";
+
+int cmd_analyze(int argc, char **argv)
+{
+	int group = GROUP_KERNEL, format = FMT_TABLE, name_mode = 0, strict = 0, stats = 0;
+	long top = -1;
+	double min_pct = 0, sm_clock = 0;
+	const char *sort = NULL, *device = NULL, *db_path = NULL;
+	const struct kp_opt opts[] = {
+		{ "group-by", 'g', OPT_CHOICE, "KEY", "group rows by", &group, group_names, NULL },
+		{ "sort", 's', OPT_STR, "KEY[:asc|:desc],...",
+		  "sort keys: time calls avg min max med tflops gbps pct-peak pct-bw flops bytes intensity name op",
+		  &sort, NULL, NULL },
+		{ "top", 'n', OPT_INT, "N", "show N rows, fold the rest into (others); 0 = all (default 20 for table/markdown)",
+		  &top, NULL, NULL },
+		{ "min-pct", 0, OPT_DOUBLE, "PCT", "fold rows under PCT % of GPU time into (others)", &min_pct, NULL, NULL },
+		{ "format", 'f', OPT_CHOICE, "FMT", "output format", &format, format_names, NULL },
+		{ "stats", 0, OPT_FLAG, NULL, "add median, min and max columns", &stats, NULL, NULL },
+		{ "name", 0, OPT_CHOICE, "MODE", "kernel names in tables", &name_mode, name_modes, NULL },
+		{ "device", 0, OPT_STR, "NAME", "device name to look up instead of the trace's", &device, NULL, NULL },
+		{ "device-db", 0, OPT_STR, "FILE", "device table replacing the built-in one (also $KPROF_DEVICE_DB)",
+		  &db_path, NULL, NULL },
+		{ "sm-clock", 0, OPT_DOUBLE, "MHZ", "SM clock the GPU ran at, when the trace has none", &sm_clock, NULL, NULL },
+		{ "strict", 0, OPT_FLAG, NULL, "treat truncation and data anomalies as errors (exit 3)", &strict, NULL, NULL },
+		{ NULL, 0, 0, NULL, NULL, NULL, NULL, NULL },
+	};
+	int nargs;
+	int rc = opts_parse("analyze", synopsis, opts, argc, argv, &nargs);
+	if (rc)
+		return rc > 0 ? KP_OK : KP_USAGE;
+	if (nargs != 1) {
+		fprintf(stderr, "kprof: error: %s\n", nargs ? "analyze takes one trace" : "no trace given");
+		opts_usage(stderr, "analyze", synopsis, opts);
+		return KP_USAGE;
+	}
+	if (sm_clock < 0 || min_pct < 0 || min_pct > 100) {
+		fprintf(stderr, "kprof: error: %s out of range\n", sm_clock < 0 ? "--sm-clock" : "--min-pct");
+		return KP_USAGE;
+	}
+	if (top < 0)
+		top = format == FMT_TABLE || format == FMT_MARKDOWN ? 20 : 0;
+
+	struct kp_diag d = { 0 };
+	struct kp_devdb db;
+	if (devdb_load_default(&db, db_path, &d) < 0) {
+		fprintf(stderr, "kprof: %s\n", d.msg);
+		return d.status;
+	}
+	struct kp_trace t;
+	struct kp_load_opts lo = { .strict = strict };
+	if (trace_load(&t, argv[1], &lo, &d) < 0) {
+		warn_print(&t.warn, stderr);
+		fprintf(stderr, "kprof: %s\n", d.msg);
+		trace_free(&t);
+		devdb_free(&db);
+		return d.status;
+	}
+	trace_link(&t);
+	struct kp_analyze_opts ao = {
+		.group = group, .device = device, .sm_clock_mhz = sm_clock, .db = &db,
+		.full_names = name_mode == 1, .step_lo = -1, .step_hi = -1,
+	};
+	struct kp_report r;
+	analyze_run(&t, &ao, &r);
+	const char *bad;
+	if (analyze_sort(&r, sort, &bad) < 0) {
+		fprintf(stderr, "kprof: error: unknown sort key '%s' (valid: time, calls, avg, min, max, med, tflops, gbps, pct-peak, pct-bw, flops, bytes, intensity, name, op; suffix :asc or :desc)\n", bad);
+		analyze_free(&r);
+		trace_free(&t);
+		devdb_free(&db);
+		return KP_USAGE;
+	}
+	analyze_select(&r, top, min_pct);
+	struct kp_render_opts ro = { .format = format, .stats = stats, .full_names = name_mode == 1 };
+	render_report(&r, &ro, stdout);
+	warn_print(&t.warn, stderr);
+	warn_print(&r.warn, stderr);
+	analyze_free(&r);
+	trace_free(&t);
+	devdb_free(&db);
+	return KP_OK;
+}
