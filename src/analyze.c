@@ -95,14 +95,23 @@ static const char *shape_text(struct kp_strtab *st, const struct kp_op *op)
 	int first = 1;
 	for (int i = 0; i < op->nslots && n < sizeof(buf) - 64; i++) {
 		const struct kp_slot *s = &op->slots[i];
-		if (s->dtype == DT_NONE)
+		if (s->dtype == DT_NONE && s->nlist == 0)
 			continue;
-		n += snprintf(buf + n, sizeof(buf) - n, "%s[", first ? "" : "x");
-		for (int k = 0; k < s->ndim && n < sizeof(buf) - 32; k++)
-			n += snprintf(buf + n, sizeof(buf) - n, "%s%lld", k ? "," : "",
-				      (long long)s->dims[k]);
-		n += snprintf(buf + n, sizeof(buf) - n, "]");
+		n += snprintf(buf + n, sizeof(buf) - n, "%s", first ? "" : "x");
 		first = 0;
+		int nl = s->nlist ? s->nlist : 1;
+		if (s->nlist)
+			n += snprintf(buf + n, sizeof(buf) - n, "{");
+		for (int j = 0; j < nl && n < sizeof(buf) - 64; j++) {
+			const struct kp_slot *e = s->nlist ? &s->list[j] : s;
+			n += snprintf(buf + n, sizeof(buf) - n, "%s[", j ? "," : "");
+			for (int k = 0; k < e->ndim && n < sizeof(buf) - 32; k++)
+				n += snprintf(buf + n, sizeof(buf) - n, "%s%lld", k ? "," : "",
+					      (long long)e->dims[k]);
+			n += snprintf(buf + n, sizeof(buf) - n, "]");
+		}
+		if (s->nlist)
+			n += snprintf(buf + n, sizeof(buf) - n, "}");
 	}
 	if (n >= sizeof(buf))
 		n = sizeof(buf) - 1;

@@ -30,6 +30,7 @@ enum cat {
 
 #define MAX_SLOTS 128
 #define MAX_DIMS 1024
+#define MAX_LIST 256
 
 /* The fields of one event being read; reset per event. */
 struct ev {
@@ -47,7 +48,12 @@ struct ev {
 	int nslots_dims, nslots_type, nslots_conc;
 	int ndims_used;
 	int shapes_overflow;
+	int nlist_used;
 	int slot_ndim[MAX_SLOTS];
+	int slot_nlist[MAX_SLOTS];   /* TensorList: tensors in the slot */
+	int slot_list0[MAX_SLOTS];   /* TensorList: first entry in list_* */
+	int list_ndim[MAX_LIST];
+	int list_dim0[MAX_LIST];
 	int slot_dim0[MAX_SLOTS];
 	int64_t dims[MAX_DIMS];
 	enum kp_dtype slot_type[MAX_SLOTS];
@@ -245,6 +251,7 @@ static int read_dims(struct loader *L, struct ev *e)
 			continue;
 		}
 		e->slot_ndim[slot] = 0;
+		e->slot_nlist[slot] = 0;
 		e->slot_dim0[slot] = e->ndims_used;
 		if (ty == JT_ARR) {
 			for (;;) {
@@ -259,11 +266,34 @@ static int read_dims(struct loader *L, struct ev *e)
 						v = -1;
 					e->dims[e->ndims_used++] = v;
 					e->slot_ndim[slot]++;
+				} else if (ty == JT_ARR && e->nlist_used < MAX_LIST) {
+					/* a TensorList: [[8,16,1024,128], [8,16,1024,128]] */
+					if (e->slot_nlist[slot]++ == 0)
+						e->slot_list0[slot] = e->nlist_used;
+					int li = e->nlist_used++;
+					e->list_ndim[li] = 0;
+					e->list_dim0[li] = e->ndims_used;
+					while ((ty = json_next(&L->p, &tk)) != JT_ARR_END) {
+						if (ty == JT_ERROR)
+							return -1;
+						if (ty == JT_ARR || ty == JT_OBJ) {
+							if (json_skip_rest(&L->p) < 0)
+								return -1;
+							e->shapes_overflow = 1;
+						} else if (ty == JT_NUM && e->ndims_used < MAX_DIMS) {
+							int64_t v;
+							if (json_num_i64(tk.s, tk.len, &v) < 0)
+								v = -1;
+							e->dims[e->ndims_used++] = v;
+							e->list_ndim[li]++;
+						} else {
+							e->shapes_overflow = 1;
+						}
+					}
 				} else if (ty == JT_ARR || ty == JT_OBJ) {
-					/* nested lists (TensorList dims): not a plain shape */
 					if (json_skip_rest(&L->p) < 0)
 						return -1;
-					e->slot_ndim[slot] = -1;
+					e->shapes_overflow = 1;
 				} else if (ty == JT_NUM) {
 					e->shapes_overflow = 1;
 				}
@@ -471,6 +501,24 @@ static struct kp_slot *copy_slots(struct loader *L, struct ev *e, int *nslots)
 		}
 		s[i].dtype = i < e->nslots_type ? e->slot_type[i] : DT_NONE;
 		s[i].concrete = i < e->nslots_conc ? e->slot_conc[i] : empty_str;
+		s[i].nlist = 0;
+		s[i].list = NULL;
+		int nl = i < e->nslots_dims ? e->slot_nlist[i] : 0;
+		if (nl > 0) {
+			/* Kineto records no element type for TensorList members */
+			struct kp_slot *l = arena_zalloc(&L->t->arena, nl * sizeof(*l));
+			for (int k = 0; k < nl; k++) {
+				int li = e->slot_list0[i] + k;
+				l[k].ndim = e->list_ndim[li];
+				int64_t *d = arena_alloc(&L->t->arena, (l[k].ndim + 1) * sizeof(*d));
+				memcpy(d, &e->dims[e->list_dim0[li]], l[k].ndim * sizeof(*d));
+				l[k].dims = d;
+				l[k].dtype = DT_UNKNOWN;
+				l[k].concrete = empty_str;
+			}
+			s[i].nlist = nl;
+			s[i].list = l;
+		}
 	}
 	return s;
 }
