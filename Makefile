@@ -36,7 +36,12 @@ ifeq ($(HAVE_CUPTI),1)
   CUPTI_LIBDIR := $(firstword $(wildcard $(CUDA_HOME)/extras/CUPTI/lib64) $(CUDA_LIBDIR))
   CAPTURE_CFLAGS := -DKPROF_HAVE_CUPTI -I$(CUDA_HOME)/include -I$(CUDA_HOME)/extras/CUPTI/include
   CAPTURE_LDLIBS := -L$(CUDA_LIBDIR) -L$(CUPTI_LIBDIR) -Wl,-rpath,$(CUDA_LIBDIR) \
-	-Wl,-rpath,$(CUPTI_LIBDIR) -lcupti -lcublas -lcudart
+	-Wl,-rpath,$(CUPTI_LIBDIR) -lcupti -lcublas -lcudart -lstdc++
+  # capture/*.cu: kprof's own kernels (softmax, im2col), compiled by nvcc into libkprof.a
+  NVCC ?= $(CUDA_HOME)/bin/nvcc
+  NVCC_ARCH ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
+	-gencode arch=compute_90,code=compute_90
+  CAP_CU_OBJS := $(patsubst capture/%.cu,$(O)/capture/%.cu.o,$(wildcard capture/*.cu))
 endif
 
 ifneq ($(V),1)
@@ -70,6 +75,13 @@ $(O)/src/%.o: src/%.c $(HDRS) Makefile
 $(O)/capture/%.o: capture/%.c $(HDRS) $(wildcard capture/*.h) Makefile
 	@mkdir -p $(dir $@)
 	$(call quiet,CC,$<)$(CC) $(CFLAGS) $(CAPTURE_CFLAGS) -Icapture -c -o $@ $<
+
+ifeq ($(HAVE_CUPTI),1)
+$(O)/libkprof.a: $(CAP_CU_OBJS)
+$(O)/capture/%.cu.o: capture/%.cu $(wildcard capture/*.h) Makefile
+	@mkdir -p $(dir $@)
+	$(call quiet,NVCC,$<)$(NVCC) -O3 -std=c++17 $(NVCC_ARCH) -Xcompiler -fPIC -Icapture -c -o $@ $<
+endif
 
 # device_db/*.txt compiled into the binary as one string.
 $(O)/src/devdb-builtin.c: $(sort $(wildcard device_db/*.txt)) Makefile
@@ -110,6 +122,12 @@ check-man:
 
 check: all unit golden hdrcheck
 
+deps:
+	$(Q)scripts/install-deps.sh
+
+demo: all
+	$(Q)scripts/demo.sh $(O)/kprof
+
 man:
 	$(Q)for m in man/*.1; do groff -man -ww -z $$m || exit 1; done
 
@@ -121,5 +139,5 @@ install: $(O)/kprof
 clean:
 	rm -rf $(O)
 
-.PHONY: all unit golden golden-update hdrcheck check check-man man install clean
+.PHONY: deps demo all unit golden golden-update hdrcheck check check-man man install clean
 .SUFFIXES:

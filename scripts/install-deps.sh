@@ -1,0 +1,22 @@
+#!/bin/sh
+# Install the Debian packages kprof builds and tests with, if any is missing.
+# Needs root or sudo when something is missing; prints what it does.
+set -e
+pkgs="gcc make libc6-dev zlib1g-dev uthash-dev libcmocka-dev"
+missing=""
+for p in $pkgs; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+echo "kprof: installing Debian packages:$missing"
+if [ "$(id -u)" = 0 ]; then
+	sudo=""
+elif command -v sudo >/dev/null 2>&1; then
+	sudo="sudo"
+else
+	echo "kprof: error: need root or sudo to install:$missing" >&2
+	exit 4
+fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq $missing >/dev/null
