@@ -55,7 +55,7 @@ struct kp_json {
 	size_t pos, end;      /* next unread byte, end of valid bytes */
 	int64_t base;         /* absolute stream offset of buf[0] */
 	int eof;              /* read() returned 0 */
-	int read_failed;      /* read() returned -1 */
+	int read_failed;      /* read() returned -1; err is "read error", ask the source why */
 	/* line tracking of bytes discarded from the window, for json_locate() */
 	int64_t lines_before;     /* '\n' count in [0, base) */
 	int64_t last_nl_before;   /* absolute offset of the last '\n' before base, -1 if none */
@@ -86,26 +86,39 @@ enum kp_json_type json_next(struct kp_json *p, struct kp_json_tok *tok);
 
 /*
  * Skip the value that starts at the next token (a scalar, or a whole object or
- * array) — or, when called right after JT_KEY, that member's value.  Validates
- * brackets and strings while skipping (fast path: structural scan).
- * Returns 0, or -1 with the error set (as JT_ERROR).
+ * array) — or, when called right after JT_KEY, that member's value; between
+ * array elements it steps over the ',' first.  Returns 0, or -1 with the error
+ * set (as JT_ERROR); where no value can start (before '}' or ']') that is a
+ * caller bug, reported as "json_skip() where no value starts".
+ * Scalars are validated fully.  Containers take the fast path (64-byte blocks,
+ * simdjson-style string masks), which checks only brackets and string
+ * boundaries: mismatched or unbalanced brackets ("unmatched ']'"), unterminated
+ * strings, truncation and depth are errors; commas, colons, number and literal
+ * syntax, escapes and control characters inside the skipped value are not.
  */
 int json_skip(struct kp_json *p);
 
 /*
  * Skip the rest of the container the parser is inside, up to and including its
- * closing bracket (e.g. after reading the args you need).  Returns 0 or -1.
+ * closing bracket (e.g. after reading the args you need), with json_skip()'s
+ * fast path and leniency.  Returns 0 or -1.
  */
 int json_skip_rest(struct kp_json *p);
 
-/* Turn an absolute offset into 1-based line and column (bytes).  Exact for any
- * offset inside or after the current window; for older offsets it is exact too
- * because lines are counted as the window moves. */
+/*
+ * Turn an absolute offset into 1-based line and column (bytes).  Exact for any
+ * offset at or after p->base: newlines are counted as bytes leave the window, and
+ * the window keeps a quarter of itself (at most 64 KiB) before the current token,
+ * so the start of the event being parsed can still be located.  Older offsets
+ * give line = col = 0 (unknown): locate while the event is being read.
+ */
 void json_locate(const struct kp_json *p, int64_t off, int *line, int *col);
 
 /*
  * Unescape a JT_KEY/JT_STR slice into @out (cap bytes, NUL-terminated, truncated
- * if needed; \uXXXX becomes UTF-8, lone surrogates U+FFFD).  Returns length written.
+ * if needed but never inside a UTF-8 sequence; \uXXXX becomes UTF-8, lone
+ * surrogates U+FFFD; \u0000 yields a NUL byte inside the result).  Returns the
+ * length written, without the terminating NUL.
  */
 size_t json_unescape(const char *s, size_t len, char *out, size_t cap);
 
@@ -116,7 +129,8 @@ size_t json_unescape(const char *s, size_t len, char *out, size_t cap);
  *   json_num_us_to_ns: a decimal count of µs ("4795881956492.880", "12", "1.5e3",
  *                 "-3") to integer ns; digits past ns truncated toward zero; -1 if
  *                 out of int64 range.
- *   json_num_double: strtod semantics (for rates, not times).
+ *   json_num_double: strtod semantics (for rates, not times; LC_NUMERIC must be "C").
+ * These check the grammar loosely (leading zeros pass); json_next() already did.
  */
 int json_num_i64(const char *s, size_t len, int64_t *out);
 int json_num_us_to_ns(const char *s, size_t len, int64_t *out);

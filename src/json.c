@@ -1,0 +1,1034 @@
+/*
+ * json.c — streaming pull tokenizer over a refillable window; json_locate() -> line:col.
+ * json_next() validates RFC 8259 token by token; json_skip() scans 64-byte blocks (simdjson).
+ */
+#include "kprof/json.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
+#include "kprof/arena.h"
+
+/* What may come next (p->state). */
+enum {
+	S_TOP,       /* the top-level value */
+	S_VALUE,     /* a member value, after ':' */
+	S_ARR_FIRST, /* after '[': a value or ']' */
+	S_ARR_NEXT,  /* after ',' in an array: a value */
+	S_OBJ_FIRST, /* after '{': a key or '}' */
+	S_KEY,       /* after ',' in an object: a key */
+	S_COLON,     /* after a key: ':' */
+	S_AFTER,     /* after a value inside a container: ',' or the closing bracket */
+	S_DONE,      /* after the top-level value: only whitespace */
+	S_END,       /* JT_END was returned */
+};
+
+/*
+ * Readable bytes past p->cap, so 16- and 64-byte loads at any index below p->end stay
+ * inside the allocation; what they read past p->end is masked off by the callers.
+ */
+#define PAD 64
+/* Bytes kept before the current token when the window moves, so json_locate() stays exact
+ * for the start of the event being parsed (events are far smaller than this). */
+#define LOOKBACK (64u << 10)
+#define MIN_WINDOW 16
+
+static const char E_EOF[] = "unexpected end of input";
+static const char E_READ[] = "read error";
+
+/* JSON whitespace: most bytes are above ' ', so one compare settles them. */
+static inline int is_ws(int c)
+{
+	return c <= ' ' && (c == ' ' || c == '\n' || c == '\r' || c == '\t');
+}
+
+/* Bytes that may not follow a number or literal without a separator ("01", "1.2", "truex"). */
+static inline int is_wordch(int c)
+{
+	return (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') || c == '.' ||
+	       c == '+' || c == '-' || c == '_';
+}
+
+/* '\n' count in @s[0..n); SSE2 compares 16 bytes at a time and sums with psadbw. */
+static int64_t count_nl(const char *s, size_t n)
+{
+	int64_t c = 0;
+	size_t i = 0;
+#ifdef __SSE2__
+	const __m128i nl = _mm_set1_epi8('\n');
+	while (n - i >= 16) {
+		size_t stop = n - i > 255 * 16 ? i + 255 * 16 : n;
+		__m128i acc = _mm_setzero_si128();
+		for (; i + 16 <= stop; i += 16)
+			acc = _mm_sub_epi8(acc, _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(s + i)),
+							       nl));
+		__m128i sad = _mm_sad_epu8(acc, _mm_setzero_si128());
+		c += _mm_extract_epi16(sad, 0) + _mm_extract_epi16(sad, 4);
+	}
+#endif
+	for (; i < n; i++)
+		c += s[i] == '\n';
+	return c;
+}
+
+/* ---- window ---- */
+
+/* Drop buf[0..from): count its lines first, then move the rest to the front. */
+static void discard(struct kp_json *p, size_t from)
+{
+	p->lines_before += count_nl(p->buf, from);
+	const char *nl = memrchr(p->buf, '\n', from);
+	if (nl)
+		p->last_nl_before = p->base + (nl - p->buf);
+	memmove(p->buf, p->buf + from, p->end - from);
+	p->base += from;
+	p->end -= from;
+	p->pos = p->pos >= from ? p->pos - from : 0;
+}
+
+/*
+ * Read more input past p->end, keeping buf[keep..end) (the token being scanned) and up to
+ * LOOKBACK bytes before it.  The window grows only when the kept token fills all of it and
+ * @grow is set.  Returns the bytes added: 0 at end of input, after a read error, or when
+ * there is no room.  Kept bytes move toward the front by *shift.
+ */
+static size_t fill(struct kp_json *p, size_t keep, int grow, size_t *shift)
+{
+	*shift = 0;
+	if (p->eof || p->read_failed)
+		return 0;
+	if (p->end == p->cap) {
+		size_t lb = p->cap / 4 < LOOKBACK ? p->cap / 4 : LOOKBACK;
+		size_t from = keep > lb ? keep - lb : keep;
+		if (from > 0) {
+			discard(p, from);
+			*shift = from;
+		} else if (grow) {
+			p->cap *= 2;
+			p->buf = xrealloc(p->buf, p->cap + PAD);
+			memset(p->buf + p->cap, 0, PAD);
+		} else {
+			return 0;
+		}
+	}
+	size_t added = 0;
+	while (p->end < p->cap) {
+		ssize_t n = p->read(p->ctx, p->buf + p->end, p->cap - p->end);
+		if (n < 0 || (size_t)n > p->cap - p->end) {
+			p->read_failed = 1;
+			break;
+		}
+		if (n == 0) {
+			p->eof = 1;
+			break;
+		}
+		p->end += n;
+		added += n;
+	}
+	return added;
+}
+
+/*
+ * Slow path of the byte getters: the scanner reached p->end at index *i inside a token
+ * starting at *start.  Returns the byte at *i after a refill, or -1 at end of input.
+ */
+static int more(struct kp_json *p, size_t *start, size_t *i)
+{
+	size_t shift;
+	size_t n = fill(p, *start, 1, &shift);
+	*start -= shift;
+	*i -= shift;
+	return n ? (unsigned char)p->buf[*i] : -1;
+}
+
+#define BYTE_AT(i) ((i) < p->end ? (int)(unsigned char)p->buf[i] : more(p, &start, &(i)))
+
+/* ---- errors ---- */
+
+static int set_err(struct kp_json *p, const char *why, int64_t off, int eof)
+{
+	if (!p->err) {
+		p->err = why;
+		p->err_off = off;
+		p->err_eof = eof;
+	}
+	return -1;
+}
+
+/* The input ended (or could not be read) where more was required. */
+static int err_end(struct kp_json *p)
+{
+	if (p->read_failed)
+		return set_err(p, E_READ, p->base + p->end, 0);
+	return set_err(p, E_EOF, p->base + p->end, 1);
+}
+
+/* ---- setup ---- */
+
+void json_init(struct kp_json *p, kp_json_read_fn read, void *ctx, size_t window)
+{
+	memset(p, 0, sizeof(*p));
+	p->read = read;
+	p->ctx = ctx;
+	p->cap = window ? window : JSON_DEFAULT_WINDOW;
+	if (p->cap < MIN_WINDOW)
+		p->cap = MIN_WINDOW;
+	p->buf = xmalloc(p->cap + PAD);
+	memset(p->buf, 0, p->cap + PAD);
+	p->last_nl_before = -1;
+	p->max_depth = JSON_MAX_DEPTH;
+	p->stack = xmalloc(JSON_MAX_DEPTH);
+	p->state = S_TOP;
+}
+
+struct mem_src {
+	const char *s;
+	size_t len, off;
+};
+
+static ssize_t mem_read(void *ctx, void *buf, size_t cap)
+{
+	struct mem_src *m = ctx;
+	size_t n = m->len - m->off < cap ? m->len - m->off : cap;
+	memcpy(buf, m->s + m->off, n);
+	m->off += n;
+	return n;
+}
+
+void json_init_mem(struct kp_json *p, const char *s, size_t len)
+{
+	struct mem_src *m = xmalloc(sizeof(*m));
+	m->s = s;
+	m->len = len;
+	m->off = 0;
+	/* +1: the first fill reads everything and sees EOF without a second pass */
+	json_init(p, mem_read, m, len + 1 < JSON_DEFAULT_WINDOW ? len + 1 : JSON_DEFAULT_WINDOW);
+}
+
+void json_free(struct kp_json *p)
+{
+	if (p->read == mem_read)
+		free(p->ctx);
+	free(p->buf);
+	free(p->stack);
+	p->buf = NULL;
+	p->stack = NULL;
+}
+
+/* ---- tokens ---- */
+
+/* Advance p->pos past whitespace; returns the next byte, or -1 at end of input. */
+static inline int skip_ws(struct kp_json *p)
+{
+	for (;;) {
+		while (p->pos < p->end) {
+			unsigned char c = p->buf[p->pos];
+			if (!is_ws(c))
+				return c;
+			p->pos++;
+		}
+		size_t shift;
+		if (!fill(p, p->pos, 1, &shift))
+			return -1;
+	}
+}
+
+/* Index of the first string-special byte ('"', '\\', < 0x20) in buf[i..end), or end. */
+static inline size_t scan_str(const char *buf, size_t i, size_t end)
+{
+#ifdef __SSE2__
+	const __m128i q = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\'), ctl = _mm_set1_epi8(0x1f);
+	while (i < end) {
+		__m128i x = _mm_loadu_si128((const __m128i *)(buf + i));
+		__m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, q), _mm_cmpeq_epi8(x, bs)),
+					 _mm_cmpeq_epi8(_mm_min_epu8(x, ctl), x));
+		unsigned mask = _mm_movemask_epi8(m);
+		if (mask) {
+			size_t k = i + __builtin_ctz(mask);
+			return k < end ? k : end;
+		}
+		i += 16;
+	}
+	return end;
+#else
+	while (i < end && (unsigned char)buf[i] >= 0x20 && buf[i] != '"' && buf[i] != '\\')
+		i++;
+	return i;
+#endif
+}
+
+static inline int is_hex(int c)
+{
+	return (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'f');
+}
+
+/*
+ * The string whose opening quote is at p->pos.  On success tok gets the raw contents and
+ * p->pos moves past the closing quote.
+ */
+static int lex_string(struct kp_json *p, struct kp_json_tok *tok)
+{
+	size_t start = p->pos, i = start + 1;
+	int escaped = 0;
+	for (;;) {
+		i = scan_str(p->buf, i, p->end);
+		if (i == p->end) {
+			if (more(p, &start, &i) < 0)
+				return err_end(p);
+			continue; /* scan the new bytes */
+		}
+		int c = (unsigned char)p->buf[i];
+		if (c == '"')
+			break;
+		if (c < 0x20)
+			return set_err(p, "control character in string", p->base + i, 0);
+		/* a backslash */
+		escaped = 1;
+		size_t e = i + 1;
+		c = BYTE_AT(e);
+		i = e - 1; /* keep i in step if the window moved */
+		if (c < 0)
+			return err_end(p);
+		switch (c) {
+		case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't':
+			i += 2;
+			break;
+		case 'u':
+			for (int k = 2; k < 6; k++) {
+				size_t h = i + k;
+				int x = BYTE_AT(h);
+				i = h - k;
+				if (x < 0)
+					return err_end(p);
+				if (!is_hex(x))
+					return set_err(p, "invalid escape in string", p->base + h, 0);
+			}
+			i += 6;
+			break;
+		default:
+			return set_err(p, "invalid escape in string", p->base + e, 0);
+		}
+	}
+	tok->s = p->buf + start + 1;
+	tok->len = i - start - 1;
+	tok->escaped = escaped;
+	tok->off = p->base + start;
+	p->pos = i + 1;
+	return 0;
+}
+
+static inline int is_digit(int c)
+{
+	return c >= '0' && c <= '9';
+}
+
+/* The number starting at p->pos (RFC 8259: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?). */
+static int lex_number(struct kp_json *p, struct kp_json_tok *tok)
+{
+	size_t start = p->pos, i = start;
+	int c = BYTE_AT(i);
+	if (c == '-') {
+		i++;
+		c = BYTE_AT(i);
+	}
+	if (c == '0') {
+		i++;
+		c = BYTE_AT(i);
+	} else if (is_digit(c)) {
+		do {
+			i++;
+			c = BYTE_AT(i);
+		} while (is_digit(c));
+	} else {
+		goto bad;
+	}
+	if (c == '.') {
+		i++;
+		c = BYTE_AT(i);
+		if (!is_digit(c))
+			goto bad;
+		do {
+			i++;
+			c = BYTE_AT(i);
+		} while (is_digit(c));
+	}
+	if (c == 'e' || c == 'E') {
+		i++;
+		c = BYTE_AT(i);
+		if (c == '+' || c == '-') {
+			i++;
+			c = BYTE_AT(i);
+		}
+		if (!is_digit(c))
+			goto bad;
+		do {
+			i++;
+			c = BYTE_AT(i);
+		} while (is_digit(c));
+	}
+	if (c >= 0 && is_wordch(c))
+		goto bad; /* "01", "1.2.3", "12abc": blame the byte that cannot belong */
+	if (c < 0 && p->read_failed)
+		return err_end(p);
+	tok->s = p->buf + start;
+	tok->len = i - start;
+	tok->escaped = 0;
+	tok->off = p->base + start;
+	p->pos = i;
+	return 0;
+bad:
+	if (c < 0)
+		return err_end(p);
+	return set_err(p, "invalid number", p->base + i, 0);
+}
+
+/* The literal @word (true, false, null) starting at p->pos. */
+static int lex_literal(struct kp_json *p, struct kp_json_tok *tok, const char *word, size_t n)
+{
+	size_t start = p->pos, i = start;
+	for (size_t k = 0; k < n; k++, i++) {
+		int c = BYTE_AT(i);
+		if (c < 0)
+			return err_end(p);
+		if (c != word[k])
+			return set_err(p, "invalid literal", p->base + i, 0);
+	}
+	int c = BYTE_AT(i);
+	if (c >= 0 && is_wordch(c))
+		return set_err(p, "invalid literal", p->base + i, 0);
+	if (c < 0 && p->read_failed)
+		return err_end(p);
+	tok->s = p->buf + start;
+	tok->len = n;
+	tok->escaped = 0;
+	tok->off = p->base + start;
+	p->pos = i;
+	return 0;
+}
+
+static enum kp_json_type fail(struct kp_json *p, struct kp_json_tok *tok)
+{
+	tok->type = JT_ERROR;
+	tok->s = NULL;
+	tok->len = 0;
+	tok->escaped = 0;
+	tok->off = p->err_off;
+	tok->depth = p->depth;
+	return JT_ERROR;
+}
+
+static inline void after_value(struct kp_json *p)
+{
+	p->state = p->depth ? S_AFTER : S_DONE;
+}
+
+/* A scalar value at p->pos whose first byte is @c; @why: the error for a non-value byte. */
+static enum kp_json_type lex_scalar(struct kp_json *p, struct kp_json_tok *tok, int c,
+				    const char *why)
+{
+	enum kp_json_type t;
+	int r;
+	switch (c) {
+	case '"':
+		t = JT_STR;
+		r = lex_string(p, tok);
+		break;
+	case '-': case '0': case '1': case '2': case '3': case '4':
+	case '5': case '6': case '7': case '8': case '9':
+		t = JT_NUM;
+		r = lex_number(p, tok);
+		break;
+	case 't':
+		t = JT_TRUE;
+		r = lex_literal(p, tok, "true", 4);
+		break;
+	case 'f':
+		t = JT_FALSE;
+		r = lex_literal(p, tok, "false", 5);
+		break;
+	case 'n':
+		t = JT_NULL;
+		r = lex_literal(p, tok, "null", 4);
+		break;
+	case '+': case '.':
+		r = set_err(p, "invalid number", p->base + p->pos, 0);
+		break;
+	default:
+		r = set_err(p, why, p->base + p->pos, 0);
+		break;
+	}
+	if (r < 0)
+		return fail(p, tok);
+	tok->type = t;
+	tok->depth = p->depth;
+	after_value(p);
+	return t;
+}
+
+static enum kp_json_type open_container(struct kp_json *p, struct kp_json_tok *tok, int c)
+{
+	if (p->depth >= p->max_depth) {
+		set_err(p, "nesting too deep", p->base + p->pos, 0);
+		return fail(p, tok);
+	}
+	p->stack[p->depth++] = c == '{' ? 'o' : 'a';
+	p->state = c == '{' ? S_OBJ_FIRST : S_ARR_FIRST;
+	tok->type = c == '{' ? JT_OBJ : JT_ARR;
+	tok->s = p->buf + p->pos;
+	tok->len = 1;
+	tok->escaped = 0;
+	tok->off = p->base + p->pos;
+	tok->depth = p->depth;
+	p->pos++;
+	return tok->type;
+}
+
+static enum kp_json_type close_container(struct kp_json *p, struct kp_json_tok *tok)
+{
+	tok->type = p->stack[p->depth - 1] == 'o' ? JT_OBJ_END : JT_ARR_END;
+	tok->s = p->buf + p->pos;
+	tok->len = 1;
+	tok->escaped = 0;
+	tok->off = p->base + p->pos;
+	p->depth--;
+	tok->depth = p->depth;
+	p->pos++;
+	after_value(p);
+	return tok->type;
+}
+
+static enum kp_json_type value(struct kp_json *p, struct kp_json_tok *tok, int c, const char *why)
+{
+	if (c == '{' || c == '[')
+		return open_container(p, tok, c);
+	return lex_scalar(p, tok, c, why);
+}
+
+/* The byte at p->pos does not fit: report it, or the end of input. */
+static enum kp_json_type unexpected(struct kp_json *p, struct kp_json_tok *tok, int c,
+				    const char *why)
+{
+	if (c < 0)
+		err_end(p);
+	else
+		set_err(p, why, p->base + p->pos, 0);
+	return fail(p, tok);
+}
+
+enum kp_json_type json_next(struct kp_json *p, struct kp_json_tok *tok)
+{
+	if (p->err)
+		return fail(p, tok);
+	for (;;) {
+		int c = skip_ws(p);
+		switch (p->state) {
+		case S_TOP:
+			/* a UTF-8 byte order mark is tolerated before the document */
+			if (c == 0xef && p->base + p->pos == 0) {
+				size_t start = 0, i = 1, j = 2;
+				if (BYTE_AT(i) == 0xbb && BYTE_AT(j) == 0xbf) {
+					p->pos = j + 1;
+					continue;
+				}
+			}
+			if (c < 0) {
+				if (p->read_failed)
+					return unexpected(p, tok, c, NULL);
+				set_err(p, "empty input", p->base + p->end, 1);
+				return fail(p, tok);
+			}
+			return value(p, tok, c, "expected value");
+		case S_VALUE:
+			return c < 0 ? unexpected(p, tok, c, NULL)
+				     : value(p, tok, c, "expected value after ':'");
+		case S_ARR_FIRST:
+			if (c == ']')
+				return close_container(p, tok);
+			return c < 0 ? unexpected(p, tok, c, NULL)
+				     : value(p, tok, c, "expected value or ']'");
+		case S_ARR_NEXT:
+			return c < 0 ? unexpected(p, tok, c, NULL)
+				     : value(p, tok, c, "expected value after ','");
+		case S_OBJ_FIRST:
+		case S_KEY:
+			if (c == '}' && p->state == S_OBJ_FIRST)
+				return close_container(p, tok);
+			if (c != '"')
+				return unexpected(p, tok, c,
+						  p->state == S_KEY ? "expected object key after ','"
+								    : "expected object key or '}'");
+			if (lex_string(p, tok) < 0)
+				return fail(p, tok);
+			tok->type = JT_KEY;
+			tok->depth = p->depth;
+			p->state = S_COLON;
+			return JT_KEY;
+		case S_COLON:
+			if (c != ':')
+				return unexpected(p, tok, c, "expected ':' after object key");
+			p->pos++;
+			p->state = S_VALUE;
+			continue;
+		case S_AFTER: {
+			int obj = p->stack[p->depth - 1] == 'o';
+			if (c == ',') {
+				p->pos++;
+				p->state = obj ? S_KEY : S_ARR_NEXT;
+				continue;
+			}
+			if (c == (obj ? '}' : ']'))
+				return close_container(p, tok);
+			return unexpected(p, tok, c,
+					  obj ? "expected ',' or '}' after object member"
+					      : "expected ',' or ']' after array element");
+		}
+		case S_DONE:
+			if (c >= 0) {
+				set_err(p, "trailing characters after JSON value", p->base + p->pos, 0);
+				return fail(p, tok);
+			}
+			if (p->read_failed)
+				return unexpected(p, tok, c, NULL);
+			p->state = S_END;
+			/* fall through */
+		default:
+			tok->type = JT_END;
+			tok->s = p->buf + p->end;
+			tok->len = 0;
+			tok->escaped = 0;
+			tok->off = p->base + p->end;
+			tok->depth = 0;
+			return JT_END;
+		}
+	}
+}
+
+/* ---- skipping ---- */
+
+/* Bit i set: byte i is '"' / '\\' / a bracket; @b has 64 readable bytes. */
+static inline void block_masks(const char *b, uint64_t *quote, uint64_t *bslash, uint64_t *brk)
+{
+#ifdef __SSE2__
+	const __m128i q = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\');
+	const __m128i lc = _mm_set1_epi8(0x20), op = _mm_set1_epi8('{'), cl = _mm_set1_epi8('}');
+	uint64_t mq = 0, mb = 0, mk = 0;
+	for (int k = 0; k < 4; k++) {
+		__m128i x = _mm_loadu_si128((const __m128i *)(b + 16 * k));
+		/* '[' | 0x20 == '{' and ']' | 0x20 == '}': one compare pair finds all four */
+		__m128i y = _mm_or_si128(x, lc);
+		uint64_t a = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, q));
+		uint64_t c = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, bs));
+		uint64_t d = (unsigned)_mm_movemask_epi8(
+			_mm_or_si128(_mm_cmpeq_epi8(y, op), _mm_cmpeq_epi8(y, cl)));
+		mq |= a << (16 * k);
+		mb |= c << (16 * k);
+		mk |= d << (16 * k);
+	}
+	*quote = mq;
+	*bslash = mb;
+	*brk = mk;
+#else
+	uint64_t mq = 0, mb = 0, mk = 0;
+	for (int k = 0; k < 64; k++) {
+		unsigned char c = b[k];
+		mq |= (uint64_t)(c == '"') << k;
+		mb |= (uint64_t)(c == '\\') << k;
+		mk |= (uint64_t)((c | 0x20) == '{' || (c | 0x20) == '}') << k;
+	}
+	*quote = mq;
+	*bslash = mb;
+	*brk = mk;
+#endif
+}
+
+/*
+ * Bytes escaped by a backslash (simdjson's find_escaped): runs of backslashes escape the
+ * next byte when odd in length.  @carry: the first byte of the block is escaped (0 or 1).
+ */
+static inline uint64_t find_escaped(uint64_t bs, uint64_t *carry)
+{
+	const uint64_t even = 0x5555555555555555ULL;
+	bs &= ~*carry;
+	uint64_t follows = bs << 1 | *carry;
+	uint64_t odd_starts = bs & ~even & ~follows;
+	uint64_t seq_even;
+	*carry = __builtin_add_overflow(odd_starts, bs, &seq_even);
+	return (even ^ (seq_even << 1)) & follows;
+}
+
+/* Bit i: an odd number of set bits in @x at or below i (in-string regions from quotes). */
+static inline uint64_t prefix_xor(uint64_t x)
+{
+	x ^= x << 1;
+	x ^= x << 2;
+	x ^= x << 4;
+	x ^= x << 8;
+	x ^= x << 16;
+	x ^= x << 32;
+	return x;
+}
+
+/*
+ * Scan from buf[i] to the bracket that brings the relative depth @d back to 0; @st holds
+ * the open brackets (st[0..d)), at most @limit deep.  Sets p->pos past that bracket.
+ *
+ * Leniency, for speed: only brackets and string boundaries are checked.  Commas, colons,
+ * numbers, literals, escapes and control characters inside the skipped value are not, so
+ * `{"a" 1 x}` skips cleanly.  Unbalanced or mismatched brackets, unterminated strings and
+ * truncation are errors, and the scan always advances, so it never loops or reads outside
+ * the window.
+ */
+static int skip_scan(struct kp_json *p, size_t i, int d, unsigned char *st, int limit)
+{
+	uint64_t esc_carry = 0, in_carry = 0;
+	char tmp[64];
+	for (;;) {
+		size_t n = p->end - i;
+		if (n < 64 && !p->eof && !p->read_failed) {
+			size_t shift;
+			fill(p, i, 0, &shift);
+			i -= shift;
+			n = p->end - i;
+		}
+		if (n == 0) {
+			if (p->eof || p->read_failed)
+				return err_end(p);
+			continue; /* fill() made room by moving the window; read again */
+		}
+		const char *b = p->buf + i;
+		if (n < 64) {
+			memcpy(tmp, b, n);
+			memset(tmp + n, ' ', 64 - n);
+			b = tmp;
+		} else {
+			n = 64;
+		}
+		uint64_t quote, bs, brk;
+		block_masks(b, &quote, &bs, &brk);
+		uint64_t esc = (bs | esc_carry) ? find_escaped(bs, &esc_carry) : 0;
+		uint64_t in = prefix_xor(quote & ~esc) ^ in_carry;
+		uint64_t s = brk & ~in;
+		while (s) {
+			unsigned k = __builtin_ctzll(s);
+			unsigned char c = b[k];
+			s &= s - 1;
+			if (c & 2) { /* '[' 0x5b and '{' 0x7b have bit 1 set; ']' and '}' do not */
+				if (d >= limit)
+					return set_err(p, "nesting too deep", p->base + i + k, 0);
+				st[d++] = c;
+			} else {
+				if (d == 0 || st[d - 1] != (c ^ 6)) /* '[' ^ ']' == '{' ^ '}' == 6 */
+					return set_err(p, c == '}' ? "unmatched '}'" : "unmatched ']'",
+						       p->base + i + k, 0);
+				if (--d == 0) {
+					p->pos = i + k + 1;
+					return 0;
+				}
+			}
+		}
+		if (n < 64) {
+			/* the padding is spaces, so bit n says whether the next real byte is escaped */
+			esc_carry = (esc >> n) & 1;
+			in_carry = 0 - ((in >> (n - 1)) & 1);
+		} else {
+			in_carry = (uint64_t)((int64_t)in >> 63);
+		}
+		i += n;
+	}
+}
+
+int json_skip(struct kp_json *p)
+{
+	struct kp_json_tok tok;
+	if (p->err)
+		return -1;
+	int c = skip_ws(p);
+	switch (p->state) {
+	case S_COLON:
+		if (c != ':')
+			return unexpected(p, &tok, c, "expected ':' after object key"), -1;
+		p->pos++;
+		p->state = S_VALUE;
+		c = skip_ws(p);
+		break;
+	case S_AFTER:
+		/* the next array element: step over the comma */
+		if (c != ',' || p->stack[p->depth - 1] != 'a')
+			return set_err(p, "json_skip() where no value starts", p->base + p->pos, 0);
+		p->pos++;
+		p->state = S_ARR_NEXT;
+		c = skip_ws(p);
+		break;
+	case S_TOP:
+	case S_VALUE:
+	case S_ARR_NEXT:
+		break;
+	case S_ARR_FIRST:
+		if (c == ']')
+			return set_err(p, "json_skip() where no value starts", p->base + p->pos, 0);
+		break;
+	default:
+		return set_err(p, "json_skip() where no value starts", p->base + p->pos, 0);
+	}
+	if (c < 0)
+		return json_next(p, &tok) == JT_ERROR ? -1 : 0;
+	if (c != '{' && c != '[')
+		return json_next(p, &tok) == JT_ERROR ? -1 : 0;
+	unsigned char st[JSON_MAX_DEPTH + 1];
+	int limit = p->max_depth - p->depth;
+	if (limit > JSON_MAX_DEPTH)
+		limit = JSON_MAX_DEPTH;
+	if (skip_scan(p, p->pos, 0, st, limit) < 0)
+		return -1;
+	after_value(p);
+	return 0;
+}
+
+int json_skip_rest(struct kp_json *p)
+{
+	if (p->err)
+		return -1;
+	if (p->depth == 0 || p->state == S_DONE || p->state == S_END)
+		return set_err(p, "json_skip_rest() outside a container", p->base + p->pos, 0);
+	unsigned char st[JSON_MAX_DEPTH + 1];
+	st[0] = p->stack[p->depth - 1] == 'o' ? '{' : '[';
+	int limit = p->max_depth - p->depth + 1;
+	if (limit > JSON_MAX_DEPTH)
+		limit = JSON_MAX_DEPTH;
+	if (skip_scan(p, p->pos, 1, st, limit) < 0)
+		return -1;
+	p->depth--;
+	after_value(p);
+	return 0;
+}
+
+/* ---- locations ---- */
+
+void json_locate(const struct kp_json *p, int64_t off, int *line, int *col)
+{
+	if (off < p->base) {
+		/* discarded from the window more than LOOKBACK bytes ago: unknown */
+		*line = 0;
+		*col = 0;
+		return;
+	}
+	size_t n = (uint64_t)(off - p->base) < p->end ? (size_t)(off - p->base) : p->end;
+	int64_t lines = p->lines_before + count_nl(p->buf, n);
+	const char *nl = memrchr(p->buf, '\n', n);
+	int64_t last = nl ? p->base + (nl - p->buf) : p->last_nl_before;
+	int64_t l = lines + 1, c = off - last;
+	*line = l > INT_MAX ? INT_MAX : (int)l;
+	*col = c > INT_MAX ? INT_MAX : (int)c;
+}
+
+/* ---- strings ---- */
+
+static int hex4(const char *s)
+{
+	int v = 0;
+	for (int k = 0; k < 4; k++) {
+		int c = (unsigned char)s[k];
+		if (!is_hex(c))
+			return -1;
+		v = v * 16 + (c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10);
+	}
+	return v;
+}
+
+static size_t utf8_put(char *o, unsigned cp)
+{
+	if (cp < 0x80) {
+		o[0] = cp;
+		return 1;
+	}
+	if (cp < 0x800) {
+		o[0] = 0xc0 | cp >> 6;
+		o[1] = 0x80 | (cp & 0x3f);
+		return 2;
+	}
+	if (cp < 0x10000) {
+		o[0] = 0xe0 | cp >> 12;
+		o[1] = 0x80 | (cp >> 6 & 0x3f);
+		o[2] = 0x80 | (cp & 0x3f);
+		return 3;
+	}
+	o[0] = 0xf0 | cp >> 18;
+	o[1] = 0x80 | (cp >> 12 & 0x3f);
+	o[2] = 0x80 | (cp >> 6 & 0x3f);
+	o[3] = 0x80 | (cp & 0x3f);
+	return 4;
+}
+
+size_t json_unescape(const char *s, size_t len, char *out, size_t cap)
+{
+	size_t o = 0, i = 0;
+	if (cap == 0)
+		return 0;
+	while (i < len) {
+		const char *bs = memchr(s + i, '\\', len - i);
+		size_t run = (bs ? (size_t)(bs - s) : len) - i;
+		if (run > cap - 1 - o) {
+			memcpy(out + o, s + i, cap - 1 - o);
+			o = cap - 1;
+			break;
+		}
+		memcpy(out + o, s + i, run);
+		o += run;
+		i += run;
+		if (i >= len)
+			break;
+		/* s[i] == '\\'; malformed escapes (never from json_next) are copied as they are */
+		char u[4];
+		size_t n = 1;
+		int e = i + 1 < len ? s[i + 1] : 0;
+		switch (e) {
+		case '"': case '\\': case '/':
+			u[0] = e;
+			i += 2;
+			break;
+		case 'b': u[0] = '\b'; i += 2; break;
+		case 'f': u[0] = '\f'; i += 2; break;
+		case 'n': u[0] = '\n'; i += 2; break;
+		case 'r': u[0] = '\r'; i += 2; break;
+		case 't': u[0] = '\t'; i += 2; break;
+		case 'u': {
+			int cp = i + 6 <= len ? hex4(s + i + 2) : -1;
+			if (cp < 0) {
+				u[0] = '\\';
+				i++;
+				break;
+			}
+			i += 6;
+			if (cp >= 0xd800 && cp < 0xdc00) {
+				int lo = i + 6 <= len && s[i] == '\\' && s[i + 1] == 'u' ? hex4(s + i + 2)
+											  : -1;
+				if (lo >= 0xdc00 && lo < 0xe000) {
+					cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+					i += 6;
+				} else {
+					cp = 0xfffd;
+				}
+			} else if (cp >= 0xdc00 && cp < 0xe000) {
+				cp = 0xfffd;
+			}
+			n = utf8_put(u, cp);
+			break;
+		}
+		default:
+			u[0] = '\\';
+			i++;
+			break;
+		}
+		if (n > cap - 1 - o)
+			break; /* never split a UTF-8 sequence */
+		memcpy(out + o, u, n);
+		o += n;
+	}
+	out[o] = 0;
+	return o;
+}
+
+/* ---- numbers ---- */
+
+/*
+ * @s as a decimal times 10^@scale, truncated toward zero; with @exact, fail when nonzero
+ * digits would be dropped.  Digits are accumulated in uint64 so every int64 is exact.
+ */
+static int dec_scaled(const char *s, size_t len, int scale, int exact, int64_t *out)
+{
+	size_t i = 0;
+	int neg = 0;
+	if (i < len && s[i] == '-') {
+		neg = 1;
+		i++;
+	}
+	size_t int0 = i;
+	while (i < len && is_digit(s[i]))
+		i++;
+	size_t int1 = i, frac0 = i, frac1 = i;
+	if (int1 == int0)
+		return -1;
+	if (i < len && s[i] == '.') {
+		frac0 = ++i;
+		while (i < len && is_digit(s[i]))
+			i++;
+		frac1 = i;
+		if (frac1 == frac0)
+			return -1;
+	}
+	int64_t e = 0;
+	if (i < len && (s[i] == 'e' || s[i] == 'E')) {
+		int eneg = 0;
+		i++;
+		if (i < len && (s[i] == '+' || s[i] == '-'))
+			eneg = s[i++] == '-';
+		size_t e0 = i;
+		while (i < len && is_digit(s[i])) {
+			if (e < 1000000000)
+				e = e * 10 + (s[i] - '0'); /* saturates: 1e999999999999 is out of range */
+			i++;
+		}
+		if (i == e0)
+			return -1;
+		if (eneg)
+			e = -e;
+	}
+	if (i != len)
+		return -1;
+
+	/* value = D * 10^k with D the digit string int.frac without the point */
+	size_t nint = int1 - int0, nfrac = frac1 - frac0;
+	int64_t k = e - (int64_t)nfrac + scale;
+	int64_t ndig = (int64_t)(nint + nfrac);
+	int64_t keep = k < 0 ? ndig + k : ndig; /* digits that stay left of the point */
+	uint64_t lim = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+	uint64_t acc = 0;
+	for (int64_t j = 0; j < ndig; j++) {
+		size_t at = j < (int64_t)nint ? int0 + j : frac0 + (j - nint);
+		int dg = s[at] - '0';
+		if (j >= keep) {
+			if (!exact)
+				break;
+			if (dg)
+				return -1;
+			continue;
+		}
+		if (acc > (lim - dg) / 10)
+			return -1;
+		acc = acc * 10 + dg;
+	}
+	for (int64_t j = 0; j < k && acc; j++) {
+		if (acc > lim / 10)
+			return -1;
+		acc *= 10;
+	}
+	*out = neg ? (int64_t)(0 - acc) : (int64_t)acc;
+	return 0;
+}
+
+int json_num_i64(const char *s, size_t len, int64_t *out)
+{
+	return dec_scaled(s, len, 0, 1, out);
+}
+
+int json_num_us_to_ns(const char *s, size_t len, int64_t *out)
+{
+	return dec_scaled(s, len, 3, 0, out);
+}
+
+double json_num_double(const char *s, size_t len)
+{
+	char buf[128];
+	char *t = len < sizeof(buf) ? buf : xmalloc(len + 1);
+	memcpy(t, s, len);
+	t[len] = 0;
+	double v = strtod(t, NULL);
+	if (t != buf)
+		free(t);
+	return v;
+}
