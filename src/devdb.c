@@ -240,6 +240,9 @@ static int parse_peak(struct parser *p, enum kp_prec prec, const char *s, size_t
 				    (int)tlen[2], tok[2], key, p->cur->name);
 		clk = (int)c;
 	}
+	if (tok[k - 1][0] == '@')
+		return perr(p, "expected a flag after '%.*s' for 'peak.%s' in [%s]", (int)tlen[k - 1],
+			    tok[k - 1], key, p->cur->name);
 	const char *flag = flag_lookup(tok[k - 1], tlen[k - 1]);
 	if (!flag)
 		return bad_flag(p, tok[k - 1], tlen[k - 1]);
