@@ -16,6 +16,21 @@ static const char *const group_names[] = { "kernel", "op", "op-shape", NULL };
 static const char *const format_names[] = { "table", "csv", "json", "markdown", NULL };
 static const char *const name_modes[] = { "short", "full", NULL };
 
+static int bad_sort_key(const char *bad)
+{
+	const char *hint = NULL;
+	for (int i = 0; analyze_sort_keys[i]; i++) {
+		size_t n = strlen(bad), m = strlen(analyze_sort_keys[i]);
+		if (n >= 3 && !strncmp(bad, analyze_sort_keys[i], n < m ? n : m))
+			hint = analyze_sort_keys[i];
+	}
+	fprintf(stderr, "kprof: error: unknown sort key '%s'", bad);
+	if (hint)
+		fprintf(stderr, " (did you mean '%s'?)", hint);
+	fprintf(stderr, "\nkprof: valid sort keys: time calls avg min max med tflops gbps pct-peak pct-bw flops bytes intensity name op, each with optional :asc or :desc\n");
+	return KP_USAGE;
+}
+
 static const char synopsis[] = "[<options>] <trace.json[.gz]|->";
 
 int cmd_analyze(int argc, char **argv)
@@ -58,6 +73,12 @@ int cmd_analyze(int argc, char **argv)
 	if (top < 0)
 		top = format == FMT_TABLE || format == FMT_MARKDOWN ? 20 : 0;
 
+	/* bad sort keys are usage errors, found before any file is read */
+	struct kp_report empty = { 0 };
+	const char *bad;
+	if (analyze_sort(&empty, sort, &bad) < 0)
+		return bad_sort_key(bad);
+
 	struct kp_diag d = { 0 };
 	struct kp_devdb db;
 	if (devdb_load_default(&db, db_path, &d) < 0) {
@@ -80,14 +101,7 @@ int cmd_analyze(int argc, char **argv)
 	};
 	struct kp_report r;
 	analyze_run(&t, &ao, &r);
-	const char *bad;
-	if (analyze_sort(&r, sort, &bad) < 0) {
-		fprintf(stderr, "kprof: error: unknown sort key '%s' (valid: time, calls, avg, min, max, med, tflops, gbps, pct-peak, pct-bw, flops, bytes, intensity, name, op; suffix :asc or :desc)\n", bad);
-		analyze_free(&r);
-		trace_free(&t);
-		devdb_free(&db);
-		return KP_USAGE;
-	}
+	analyze_sort(&r, sort, &bad);
 	analyze_select(&r, top, min_pct);
 	struct kp_render_opts ro = { .format = format, .stats = stats, .full_names = name_mode == 1 };
 	render_report(&r, &ro, stdout);

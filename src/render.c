@@ -117,12 +117,16 @@ void render_device_line(const struct kp_report *r, char *buf, size_t cap)
 	for (int p = 0; p < PREC_N && n < cap; p++) {
 		if (!seen[p] || d->peak[p].flop_per_s <= 0)
 			continue;
-		double clk = r->clock_source == CLOCK_DATASHEET ? 0 : r->sm_clock_mhz;
-		double pk = devdb_peak_flops(d, p, clk);
-		n += snprintf(buf + n, cap - n, ", %s %.1f TFLOP/s", prec_name(p), pk / 1e12);
-		if (d->peak[p].clk_ref_mhz)
-			n += snprintf(buf + n, cap - n, " (%.0f at %d MHz)", d->peak[p].flop_per_s / 1e12,
-				      d->peak[p].clk_ref_mhz);
+		const struct kp_peak *pk = &d->peak[p];
+		if (r->clock_source == CLOCK_DATASHEET || r->sm_clock_mhz <= 0) {
+			n += snprintf(buf + n, cap - n, ", %s %.1f TFLOP/s at %d MHz", prec_name(p),
+				      pk->flop_per_s / 1e12, pk->clk_ref_mhz);
+		} else {
+			double adj = devdb_peak_flops(d, p, r->sm_clock_mhz);
+			n += snprintf(buf + n, cap - n, ", %s %.1f TFLOP/s at %.0f MHz (datasheet %.1f at %d)",
+				      prec_name(p), adj / 1e12, r->sm_clock_mhz, pk->flop_per_s / 1e12,
+				      pk->clk_ref_mhz);
+		}
 	}
 	if (n < cap)
 		snprintf(buf + n, cap - n, ", DRAM %.0f GB/s", devdb_peak_bw(d, 0) / 1e9);

@@ -971,7 +971,7 @@ int trace_load(struct kp_trace *t, const char *path, const struct kp_load_opts *
 				char loc[512];
 				locate(L, L->p.err_off, loc, sizeof(loc));
 				warn_add(&t->warn, "truncated traces", loc,
-					 "trace is truncated at byte %lld; analyzed the %lld complete events before byte %lld",
+					 "trace is truncated at byte %lld; analyzed the %lld complete events that end before byte %lld",
 					 (long long)L->p.err_off, (long long)t->nevents,
 					 (long long)L->last_good_off);
 				rc = 0;
