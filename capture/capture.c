@@ -1,0 +1,326 @@
+/*
+ * capture.c — `kprof capture`: option values, shape expansion, and the run: CUPTI on, NVML
+ * sampler, workloads, flush, Kineto JSON out.
+ */
+#include "kprof/capture.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ctrace.h"
+#include "nvml.h"
+#include "recorder.h"
+#include "shapes.h"
+#include "workloads.h"
+
+static const char *const cdt_names[CDT_N] = { "bf16", "fp16", "fp32", "tf32" };
+
+const char *capture_dtype_name(int cdt)
+{
+	return cdt >= 0 && cdt < CDT_N ? cdt_names[cdt] : "?";
+}
+
+/* "a,b,c" -> mask of the names' bits; NULL or a reason */
+static const char *parse_list(const char *arg, int *mask, const char *const *names, int n,
+			      const char *why)
+{
+	int m = 0;
+	const char *s = arg;
+	while (*s) {
+		size_t len = strcspn(s, ",");
+		int hit = -1;
+		for (int i = 0; i < n; i++)
+			if (strlen(names[i]) == len && !strncmp(s, names[i], len))
+				hit = i;
+		if (hit < 0)
+			return why;
+		m |= 1 << hit;
+		s += len;
+		if (*s == ',')
+			s++;
+	}
+	if (!m)
+		return why;
+	*mask |= m;
+	return NULL;
+}
+
+const char *capture_parse_workloads(const char *arg, void *mask)
+{
+	static const char *const names[] = { "matmul", "sdpa", "conv" };
+	return parse_list(arg, mask, names, 3, "valid: matmul, sdpa, conv");
+}
+
+const char *capture_parse_mm_ops(const char *arg, void *mask)
+{
+	static const char *const names[] = { "mm", "addmm", "bmm" };
+	return parse_list(arg, mask, names, 3, "valid: mm, addmm, bmm");
+}
+
+const char *capture_parse_dtypes(const char *arg, void *mask)
+{
+	return parse_list(arg, mask, cdt_names, CDT_N, "valid: bf16, fp16, fp32, tf32");
+}
+
+const char *capture_parse_causal(const char *arg, void *causal)
+{
+	int *c = causal;
+	if (!strcmp(arg, "both"))
+		*c = CAUSAL_BOTH;
+	else if (!strcmp(arg, "yes"))
+		*c = CAUSAL_YES;
+	else if (!strcmp(arg, "no"))
+		*c = CAUSAL_NO;
+	else
+		return "valid: both, yes, no";
+	return NULL;
+}
+
+static int parse_longs(const char *s, long *out, size_t max, size_t *n)
+{
+	*n = 0;
+	while (*s) {
+		char *e;
+		errno = 0;
+		long v = strtol(s, &e, 10);
+		if (e == s || errno || v <= 0 || *n == max || (*e && *e != ','))
+			return -1;
+		out[(*n)++] = v;
+		s = *e ? e + 1 : e;
+	}
+	return *n ? 0 : -1;
+}
+
+int capture_opts_finish(struct kp_capture_opts *o, char *why, size_t whylen)
+{
+	char r[200];
+	if (!o->output) {
+		snprintf(why, whylen, "missing output file (-o FILE)");
+		return -1;
+	}
+	if (!o->workloads)
+		o->workloads = WL_MATMUL;
+	if (!o->mm_ops)
+		o->mm_ops = MM_MM | MM_ADDMM | MM_BMM;
+	if (!o->dtypes)
+		o->dtypes = 1 << CDT_BF16;
+	if (o->warmup < 0 || o->iters < 1) {
+		snprintf(why, whylen, "--iters must be at least 1 and --warmup at least 0");
+		return -1;
+	}
+	if (o->batch < 0 || o->kv_heads < 0) {
+		snprintf(why, whylen, "--batch and --kv-heads must be positive");
+		return -1;
+	}
+	if (o->sample_period_ms < 1 || o->sample_period_ms > 100) {
+		snprintf(why, whylen, "--sample-period must be 1..100 ms");
+		return -1;
+	}
+	long ms[64];
+	size_t nms = 0;
+	if (o->m_list && parse_longs(o->m_list, ms, 64, &nms) < 0) {
+		snprintf(why, whylen, "invalid value '%s' for '--m': expected M[,M...]", o->m_list);
+		return -1;
+	}
+	if (!o->m_list)
+		ms[nms++] = 4096;
+	const char *mm = o->shapes ? o->shapes : "custom:4096x4096x4096";
+	if ((o->workloads & WL_MATMUL) &&
+	    shapes_matmul(mm, ms, nms, &o->mm, &o->nmm, r, sizeof(r)) < 0) {
+		snprintf(why, whylen, "invalid value '%s' for '--shapes': %s", mm, r);
+		return -1;
+	}
+	const char *sd = o->sdpa_shapes ? o->sdpa_shapes : "default";
+	if ((o->workloads & WL_SDPA) &&
+	    shapes_sdpa(sd, o->causal, o->kv_heads, &o->sdpa, &o->nsdpa, r, sizeof(r)) < 0) {
+		snprintf(why, whylen, "invalid value '%s' for '--sdpa-shapes': %s", sd, r);
+		return -1;
+	}
+	const char *cv = o->conv_shapes ? o->conv_shapes : "resnet50";
+	if ((o->workloads & WL_CONV) &&
+	    shapes_conv(cv, o->batch ? o->batch : 32, &o->conv, &o->nconv, r, sizeof(r)) < 0) {
+		snprintf(why, whylen, "invalid value '%s' for '--conv-shapes': %s", cv, r);
+		return -1;
+	}
+	return 0;
+}
+
+void capture_opts_free(struct kp_capture_opts *o)
+{
+	free(o->mm);
+	free(o->sdpa);
+	free(o->conv);
+	o->mm = NULL, o->sdpa = NULL, o->conv = NULL;
+	o->nmm = o->nsdpa = o->nconv = 0;
+}
+
+#ifdef KPROF_HAVE_CUPTI
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <dlfcn.h>
+
+static void device_props(struct kp_devprops *d, int id)
+{
+	struct cudaDeviceProp p;
+	memset(d, 0, sizeof(*d));
+	d->id = id;
+	if (cudaGetDeviceProperties(&p, id) != cudaSuccess)
+		return;
+	snprintf(d->name, sizeof(d->name), "%s", p.name);
+	d->total_global_mem = p.totalGlobalMem;
+	d->compute_major = p.major, d->compute_minor = p.minor;
+	d->max_threads_per_block = p.maxThreadsPerBlock;
+	d->max_threads_per_mp = p.maxThreadsPerMultiProcessor;
+	d->regs_per_block = p.regsPerBlock, d->warp_size = p.warpSize;
+	d->smem_per_block = p.sharedMemPerBlock;
+	d->num_sms = p.multiProcessorCount;
+	d->regs_per_mp = p.regsPerMultiprocessor;
+	d->smem_per_block_optin = p.sharedMemPerBlockOptin;
+	d->smem_per_mp = p.sharedMemPerMultiprocessor;
+	d->mem_bus_width = p.memoryBusWidth;
+	int v;
+	if (cudaDeviceGetAttribute(&v, cudaDevAttrClockRate, id) == cudaSuccess)
+		d->clock_rate_khz = v;
+	if (cudaDeviceGetAttribute(&v, cudaDevAttrMemoryClockRate, id) == cudaSuccess)
+		d->mem_clock_rate_khz = v;
+}
+
+int capture_run(const struct kp_capture_opts *o)
+{
+	int ndev = 0, status = 0;
+	char why[512];
+	cudaError_t e = cudaGetDeviceCount(&ndev);
+	if (e != cudaSuccess || ndev == 0) {
+		/* cudart loads the driver at run time; say so when there is none at all */
+		void *drv = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+		fprintf(stderr, "kprof: error: no CUDA device: %s\n",
+			!drv ? "no CUDA driver (libcuda.so.1 not found)"
+			     : e != cudaSuccess ? cudaGetErrorString(e) : "none found");
+		return 4;
+	}
+	FILE *out = fopen(o->output, "w");
+	if (!out) {
+		fprintf(stderr, "kprof: error: cannot open '%s': %s\n", o->output, strerror(errno));
+		return 4;
+	}
+	struct kp_ctrace t;
+	ctrace_init(&t);
+	t.sample_period_ms = o->sample_period_ms;
+	if (recorder_start(&t, why, sizeof(why)) < 0) {
+		fprintf(stderr, "kprof: error: %s\n", why);
+		fclose(out);
+		ctrace_free(&t);
+		return 4;
+	}
+	if ((e = cudaSetDevice(0)) != cudaSuccess || (e = cudaFree(NULL)) != cudaSuccess) {
+		fprintf(stderr, "kprof: error: cannot create a CUDA context: %s\n", cudaGetErrorString(e));
+		recorder_stop();
+		fclose(out);
+		ctrace_free(&t);
+		return 4;
+	}
+	device_props(&t.dev[0], 0);
+	t.ndev = 1;
+	t.cupti_version = recorder_cupti_version();
+	cudaRuntimeGetVersion(&t.cuda_runtime_version);
+	cudaDriverGetVersion(&t.cuda_driver_version);
+
+	struct kp_nvml nv;
+	char bus[32] = "";
+	cudaDeviceGetPCIBusId(bus, sizeof(bus), 0);
+	unsigned sm_max = 0, mem_max = 0;
+	if (nvml_open(&nv, "libnvidia-ml.so.1", bus[0] ? bus : NULL, why, sizeof(why)) < 0) {
+		fprintf(stderr, "kprof: warning: %s; the SM clock is unknown\n", why);
+	} else {
+		nvml_max_clocks(&nv, &sm_max, &mem_max);
+		t.sm_clock_max_mhz = sm_max, t.mem_clock_max_mhz = mem_max;
+		if (!t.dev[0].clock_rate_khz)
+			t.dev[0].clock_rate_khz = (int)sm_max * 1000;
+		if (!t.dev[0].mem_clock_rate_khz)
+			t.dev[0].mem_clock_rate_khz = (int)mem_max * 1000;
+		if (nvml_sampler_start(&nv, &t, o->sample_period_ms) < 0)
+			fprintf(stderr, "kprof: warning: cannot start the clock sampler thread\n");
+	}
+
+	struct kp_wl w = { .t = &t, .o = o, .pid = (uint32_t)getpid(), .tid = (uint32_t)gettid() };
+	cublasHandle_t h = NULL;
+	cublasStatus_t st = cublasCreate(&h);
+	if (st != CUBLAS_STATUS_SUCCESS) {
+		fprintf(stderr, "kprof: error: cublasCreate: %s\n", cublasGetStatusString(st));
+		status = 4;
+	} else {
+		w.cublas = h;
+		printf("# device  %s (cc %d.%d, %d SMs), SM clock max %u MHz, memory clock max %u MHz\n",
+		       t.dev[0].name, t.dev[0].compute_major, t.dev[0].compute_minor, t.dev[0].num_sms,
+		       sm_max, mem_max);
+		if (workloads_run(&w) < 0)
+			status = w.status ? w.status : 4;
+		cudaDeviceSynchronize();
+		cublasDestroy(h);
+	}
+	nvml_sampler_stop(&nv);
+	recorder_stop();
+	t.clock_known = t.nsamples > 0;
+
+	char *meta = NULL;
+	size_t mlen = 0;
+	FILE *mf = open_memstream(&meta, &mlen);
+	if (mf) {
+		fprintf(mf, "\"warmup\":%ld,\"iters\":%ld,\"accuracy_failures\":%d", o->warmup, o->iters,
+			w.failures);
+		if (o->overhead && w.untraced_s > 0)
+			fprintf(mf, ",\"overhead_ratio\":%.4f", w.traced_s / w.untraced_s);
+		fclose(mf);
+		t.meta = meta;
+	}
+	size_t nkern = 0;
+	for (size_t i = 0; i < t.nrecs; i++)
+		nkern += t.recs[i].kind == REC_KERNEL;
+	unsigned lo = 0, hi = 0;
+	for (size_t i = 0; i < t.nsamples; i++) {
+		if (t.samples[i].reasons & 1) /* GpuIdle */
+			continue;
+		unsigned v = t.samples[i].sm_mhz;
+		lo = !lo || v < lo ? v : lo;
+		hi = v > hi ? v : hi;
+	}
+	if (ctrace_write(&t, out, o->output) < 0 || fclose(out) != 0) {
+		fprintf(stderr, "kprof: error: cannot write '%s': %s\n", o->output, strerror(errno));
+		status = 4;
+	} else {
+		if (o->overhead && w.untraced_s > 0)
+			printf("# overhead  untraced %.3f s  traced %.3f s  ratio %.3fx\n", w.untraced_s,
+			       w.traced_s, w.traced_s / w.untraced_s);
+		printf("# trace   %s: %zu kernel records, %llu dropped records, %zu clock samples",
+		       o->output, nkern, (unsigned long long)t.dropped_records, t.nsamples);
+		if (hi)
+			printf(" (SM %u-%u MHz while busy)", lo, hi);
+		printf("\n");
+	}
+	if (t.dropped_records)
+		fprintf(stderr, "kprof: warning: CUPTI dropped %llu records\n",
+			(unsigned long long)t.dropped_records);
+	nvml_close(&nv);
+	ctrace_free(&t);
+	if (status == 0 && w.failures) {
+		fprintf(stderr, "kprof: error: %d accuracy check%s failed\n", w.failures,
+			w.failures > 1 ? "s" : "");
+		status = 1;
+	}
+	return status;
+}
+
+#else /* !KPROF_HAVE_CUPTI */
+
+int capture_run(const struct kp_capture_opts *o)
+{
+	(void)o;
+	fprintf(stderr, "kprof: error: built without CUPTI support\n");
+	return 4;
+}
+
+#endif

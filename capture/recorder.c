@@ -1,0 +1,336 @@
+/*
+ * recorder.c — CUPTI Activity API: buffers, kinds, external correlation, record conversion
+ * (cupti-capture.md §2).
+ */
+#include "recorder.h"
+
+#ifdef KPROF_HAVE_CUPTI
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctrace.h"
+
+#define BUF_SIZE (8u << 20) /* 8 MiB, CUPTI's sample size; CUPTI recommends 1-10 MB */
+
+/* libstdc++ (linked for the nvcc objects) demangles kernel names as Kineto does */
+char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+
+static struct kp_ctrace *g_trace;
+static CUpti_SubscriberHandle g_sub;
+static int g_subscribed;
+
+static const CUpti_ActivityKind kinds[] = {
+	CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_RUNTIME,
+	CUPTI_ACTIVITY_KIND_DRIVER,            CUPTI_ACTIVITY_KIND_MEMCPY,
+	CUPTI_ACTIVITY_KIND_MEMSET,            CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
+	CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,   CUPTI_ACTIVITY_KIND_OVERHEAD,
+	CUPTI_ACTIVITY_KIND_DEVICE,            CUPTI_ACTIVITY_KIND_CONTEXT,
+};
+#define NKINDS (sizeof(kinds) / sizeof(kinds[0]))
+
+static const char *intern_kernel(struct kp_ctrace *t, const char *name)
+{
+	if (!name)
+		return "";
+	if (name[0] == '_' && name[1] == 'Z') {
+		int status = -1;
+		char *d = __cxa_demangle(name, NULL, NULL, &status);
+		if (d && status == 0) {
+			const char *r = ctrace_intern(t, d, strlen(d));
+			free(d);
+			return r;
+		}
+		free(d);
+	}
+	return ctrace_intern(t, name, strlen(name));
+}
+
+/* Driver calls kept, as Kineto's cbid registry: launches, copies, sets, graph launches, syncs. */
+static int driver_wanted(const char *name)
+{
+	static const char *const prefixes[] = { "cuLaunch", "cuMemcpy", "cuMemset", "cuGraphLaunch",
+						"cuStreamSynchronize", "cuCtxSynchronize",
+						"cuEventSynchronize" };
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
+			return 1;
+	return 0;
+}
+
+static const char *api_name(struct kp_ctrace *t, CUpti_CallbackDomain dom, uint32_t cbid)
+{
+	const char *name = NULL;
+	if (cuptiGetCallbackName(dom, cbid, &name) != CUPTI_SUCCESS || !name) {
+		char buf[48];
+		snprintf(buf, sizeof(buf), "%s cbid %u",
+			 dom == CUPTI_CB_DOMAIN_RUNTIME_API ? "runtime" : "driver", cbid);
+		return ctrace_intern(t, buf, strlen(buf));
+	}
+	return ctrace_intern(t, name, ctrace_api_name_len(name));
+}
+
+int recorder_convert(struct kp_ctrace *t, const CUpti_Activity *rec)
+{
+	struct kp_rec r;
+	memset(&r, 0, sizeof(r));
+	char buf[96];
+	switch (rec->kind) {
+	case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
+		/* read only Kernel10 fields: newer CUPTIs have only appended (§2.3) */
+		const CUpti_ActivityKernel10 *k = (const CUpti_ActivityKernel10 *)rec;
+		r.kind = REC_KERNEL;
+		r.start_ns = k->start;
+		r.end_ns = k->end;
+		r.corr = k->correlationId;
+		r.device = k->deviceId;
+		r.context = k->contextId;
+		r.stream = k->streamId;
+		r.name = intern_kernel(t, k->name);
+		r.grid[0] = k->gridX, r.grid[1] = k->gridY, r.grid[2] = k->gridZ;
+		r.block[0] = k->blockX, r.block[1] = k->blockY, r.block[2] = k->blockZ;
+		r.regs = k->registersPerThread;
+		r.smem = (uint32_t)(k->staticSharedMemory + k->dynamicSharedMemory);
+		r.queued = k->queued == CUPTI_TIMESTAMP_UNKNOWN ? 0 : k->queued;
+		r.graph_id = k->graphId;
+		r.graph_node_id = k->graphNodeId;
+		return ctrace_add_rec(t, &r);
+	}
+	case CUPTI_ACTIVITY_KIND_RUNTIME:
+	case CUPTI_ACTIVITY_KIND_DRIVER: {
+		const CUpti_ActivityAPI *a = (const CUpti_ActivityAPI *)rec;
+		int rt = rec->kind == CUPTI_ACTIVITY_KIND_RUNTIME;
+		r.kind = rt ? REC_RUNTIME : REC_DRIVER;
+		r.name = api_name(t, rt ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API,
+				  a->cbid);
+		if (rt ? !strcmp(r.name, "cudaGetDevice") : !driver_wanted(r.name))
+			return 0; /* Kineto drops the first, and logs only registered driver cbids */
+		r.start_ns = a->start;
+		r.end_ns = a->end;
+		r.corr = a->correlationId;
+		r.cbid = a->cbid;
+		r.pid = a->processId;
+		r.tid = a->threadId;
+		return ctrace_add_rec(t, &r);
+	}
+	case CUPTI_ACTIVITY_KIND_MEMCPY: {
+		const CUpti_ActivityMemcpy6 *m = (const CUpti_ActivityMemcpy6 *)rec;
+		r.kind = REC_MEMCPY;
+		r.start_ns = m->start;
+		r.end_ns = m->end;
+		r.corr = m->correlationId;
+		r.device = m->deviceId;
+		r.context = m->contextId;
+		r.stream = m->streamId;
+		r.bytes = m->bytes;
+		ctrace_memcpy_name(buf, sizeof(buf), m->copyKind, m->srcKind, m->dstKind);
+		r.name = ctrace_intern(t, buf, strlen(buf));
+		return ctrace_add_rec(t, &r);
+	}
+	case CUPTI_ACTIVITY_KIND_MEMSET: {
+		const CUpti_ActivityMemset4 *m = (const CUpti_ActivityMemset4 *)rec;
+		r.kind = REC_MEMSET;
+		r.start_ns = m->start;
+		r.end_ns = m->end;
+		r.corr = m->correlationId;
+		r.device = m->deviceId;
+		r.context = m->contextId;
+		r.stream = m->streamId;
+		r.bytes = m->bytes;
+		ctrace_memset_name(buf, sizeof(buf), m->memoryKind);
+		r.name = ctrace_intern(t, buf, strlen(buf));
+		return ctrace_add_rec(t, &r);
+	}
+	case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
+		const CUpti_ActivitySynchronization2 *s = (const CUpti_ActivitySynchronization2 *)rec;
+		r.kind = REC_SYNC;
+		r.start_ns = s->start;
+		r.end_ns = s->end;
+		r.corr = s->correlationId;
+		r.context = s->contextId;
+		r.stream = s->streamId;
+		r.sync_type = s->type;
+		r.event_id = s->cudaEventId;
+		r.name = ctrace_sync_name(s->type);
+		return ctrace_add_rec(t, &r);
+	}
+	case CUPTI_ACTIVITY_KIND_OVERHEAD: {
+		const CUpti_ActivityOverhead3 *o = (const CUpti_ActivityOverhead3 *)rec;
+		r.kind = REC_OVERHEAD;
+		r.start_ns = o->start;
+		r.end_ns = o->end;
+		r.corr = o->correlationId;
+		r.name = ctrace_overhead_name(o->overheadKind);
+		return ctrace_add_rec(t, &r);
+	}
+	case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
+		const CUpti_ActivityExternalCorrelation *e =
+			(const CUpti_ActivityExternalCorrelation *)rec;
+		if (e->externalKind != CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0)
+			return 0;
+		return ctrace_add_ext(t, e->correlationId, e->externalId);
+	}
+	default:
+		return 0; /* DEVICE, CONTEXT: metadata comes from cudaGetDeviceProperties */
+	}
+}
+
+static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
+{
+	*buffer = aligned_alloc(8, BUF_SIZE);
+	*size = *buffer ? BUF_SIZE : 0;
+	*max_records = 0;
+}
+
+/* Runs on CUPTI's worker thread or in cuptiActivityFlushAll's caller: convert and free only. */
+static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t *buffer,
+				      size_t size, size_t valid)
+{
+	CUpti_Activity *rec = NULL;
+	(void)size;
+	if (g_trace && valid > 0) {
+		for (;;) {
+			CUptiResult rc = cuptiActivityGetNextRecord(buffer, valid, &rec);
+			if (rc != CUPTI_SUCCESS)
+				break; /* MAX_LIMIT_REACHED at the end, INVALID_KIND on garbage */
+			recorder_convert(g_trace, rec);
+		}
+		size_t dropped = 0;
+		if (cuptiActivityGetNumDroppedRecords(ctx, stream_id, &dropped) == CUPTI_SUCCESS &&
+		    dropped) {
+			pthread_mutex_lock(&g_trace->lock);
+			g_trace->dropped_records += dropped;
+			pthread_mutex_unlock(&g_trace->lock);
+		}
+	}
+	free(buffer);
+}
+
+static void CUPTIAPI no_callback(void *userdata, CUpti_CallbackDomain domain,
+				 CUpti_CallbackId cbid, const void *cbdata)
+{
+	(void)userdata, (void)domain, (void)cbid, (void)cbdata;
+}
+
+static const char *cupti_err(CUptiResult rc)
+{
+	const char *s = NULL;
+	if (cuptiGetResultString(rc, &s) != CUPTI_SUCCESS || !s)
+		return "unknown CUPTI error";
+	return s;
+}
+
+int recorder_start(struct kp_ctrace *t, char *why, size_t whylen)
+{
+	CUptiResult rc;
+	char old[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN + 1] = "";
+	CUpti_SubscriberParams p;
+	memset(&p, 0, sizeof(p));
+	p.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
+	p.subscriberName = "kprof";
+	p.oldSubscriberName = old;
+	p.oldSubscriberSize = sizeof(old) - 1;
+	rc = cuptiSubscribe_v2(&g_sub, no_callback, NULL, &p);
+	if (rc != CUPTI_SUCCESS) {
+		if (rc == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
+			snprintf(why, whylen, "CUPTI is already in use by '%s'", old[0] ? old : "another tool");
+		else
+			snprintf(why, whylen, "cannot subscribe to CUPTI: %s", cupti_err(rc));
+		return -1;
+	}
+	g_subscribed = 1;
+	g_trace = t;
+	cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+	rc = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
+	if (rc != CUPTI_SUCCESS) {
+		snprintf(why, whylen, "cannot register CUPTI buffers: %s", cupti_err(rc));
+		return -1;
+	}
+	for (size_t i = 0; i < NKINDS; i++) {
+		rc = cuptiActivityEnable(kinds[i]);
+		if (rc != CUPTI_SUCCESS) {
+			snprintf(why, whylen, "cannot enable CUPTI activity kind %d: %s", (int)kinds[i],
+				 cupti_err(rc));
+			return -1;
+		}
+	}
+	cuptiActivityEnableCudaEventDeviceTimestamps(1);
+	cuptiActivityFlushPeriod(1000); /* deliver full buffers during long runs */
+	return 0;
+}
+
+int recorder_enable(int on)
+{
+	for (size_t i = 0; i < NKINDS; i++) {
+		CUptiResult rc = on ? cuptiActivityEnable(kinds[i]) : cuptiActivityDisable(kinds[i]);
+		if (rc != CUPTI_SUCCESS)
+			return -1;
+	}
+	return 0;
+}
+
+void recorder_push(uint64_t ext)
+{
+	cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, ext);
+}
+
+void recorder_pop(void)
+{
+	uint64_t last;
+	cuptiActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &last);
+}
+
+void recorder_stop(void)
+{
+	if (!g_subscribed)
+		return;
+	cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+	size_t dropped = 0;
+	if (g_trace && cuptiActivityGetNumDroppedRecords(NULL, 0, &dropped) == CUPTI_SUCCESS)
+		g_trace->dropped_records += dropped;
+	for (size_t i = 0; i < NKINDS; i++)
+		cuptiActivityDisable(kinds[i]);
+	cuptiUnsubscribe(g_sub);
+	/* CUPTI 13.0-13.1 segfault at exit without it (§3.5); never dlclose libcupti */
+	cuptiFinalize();
+	g_subscribed = 0;
+	g_trace = NULL;
+}
+
+int recorder_cupti_version(void)
+{
+	uint32_t v = 0;
+	return cuptiGetVersion(&v) == CUPTI_SUCCESS ? (int)v : 0;
+}
+
+#else /* !KPROF_HAVE_CUPTI */
+
+int recorder_start(struct kp_ctrace *t, char *why, size_t whylen)
+{
+	(void)t;
+	if (whylen)
+		why[0] = '\0';
+	return -1;
+}
+int recorder_enable(int on)
+{
+	(void)on;
+	return -1;
+}
+void recorder_push(uint64_t ext)
+{
+	(void)ext;
+}
+void recorder_pop(void)
+{
+}
+void recorder_stop(void)
+{
+}
+int recorder_cupti_version(void)
+{
+	return 0;
+}
+
+#endif

@@ -1,0 +1,39 @@
+/*
+ * recorder.h — the CUPTI Activity-API recorder: buffers, kinds, external correlation, and the
+ * conversion of CUPTI records into struct kp_rec.
+ */
+#ifndef KPROF_RECORDER_H
+#define KPROF_RECORDER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct kp_ctrace;
+
+/* Prototypes */
+/*
+ * Claim CUPTI, register buffers and enable the kinds of cupti-capture.md §2.1 (never KERNEL).
+ * Call before the first CUDA call.  Records go to @t.  Returns 0, or -1 with a reason in @why.
+ */
+int recorder_start(struct kp_ctrace *t, char *why, size_t whylen);
+/* Turn tracing of all kinds off (0) or back on (1), for --overhead's untraced loop. */
+int recorder_enable(int on);
+/* Push / pop a CUSTOM0 external correlation id on the calling thread. */
+void recorder_push(uint64_t ext);
+void recorder_pop(void);
+/* After cudaDeviceSynchronize(): forced flush, dropped-record count, cuptiFinalize(). */
+void recorder_stop(void);
+/* CUPTI's version (cuptiGetVersion), 0 when unknown. */
+int recorder_cupti_version(void);
+
+#ifdef KPROF_HAVE_CUPTI
+#include <cupti.h>
+/*
+ * Convert one CUPTI record into @t (a kp_rec, or an External-id mapping).  Kinds kprof does not
+ * write are ignored (returns 0); -1 on out-of-memory.  Pure apart from name lookups, so tests
+ * can feed synthetic CUpti_ActivityKernel10 and friends.
+ */
+int recorder_convert(struct kp_ctrace *t, const CUpti_Activity *rec);
+#endif
+
+#endif /* KPROF_RECORDER_H */

@@ -1,0 +1,269 @@
+/*
+ * shapes.c — shape sets of the built-in workloads.
+ */
+#include "shapes.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct vec {
+	void *p;
+	size_t n, cap, size;
+};
+
+static void *push(struct vec *v)
+{
+	if (v->n == v->cap) {
+		size_t nc = v->cap ? v->cap * 2 : 16;
+		void *p = realloc(v->p, nc * v->size);
+		if (!p)
+			return NULL;
+		v->p = p;
+		v->cap = nc;
+	}
+	void *e = (char *)v->p + v->n++ * v->size;
+	memset(e, 0, v->size);
+	return e;
+}
+
+static int fail(struct vec *v, char *why, size_t len, const char *msg)
+{
+	snprintf(why, len, "%s", msg);
+	free(v->p);
+	v->p = NULL;
+	return -1;
+}
+
+/* Parse "A" "xB" ... : up to @max positive integers separated by 'x'; returns count or -1. */
+static int parse_dims(const char *s, const char **end, long *out, int max)
+{
+	int k = 0;
+	for (;;) {
+		char *e;
+		errno = 0;
+		long v = strtol(s, &e, 10);
+		if (e == s || errno || v <= 0 || k == max)
+			return -1;
+		out[k++] = v;
+		s = e;
+		if (*s != 'x')
+			break;
+		s++;
+	}
+	*end = s;
+	return k;
+}
+
+static int parse_range(const char *s, long *lo, long *hi)
+{
+	char *e;
+	errno = 0;
+	*lo = strtol(s, &e, 10);
+	if (e == s || *e != ':' || errno || *lo <= 0)
+		return -1;
+	s = e + 1;
+	*hi = strtol(s, &e, 10);
+	if (e == s || *e || errno || *hi < *lo)
+		return -1;
+	return 0;
+}
+
+int shapes_matmul(const char *spec, const long *ms, size_t nms, struct kp_mm_shape **out,
+		  size_t *n, char *why, size_t whylen)
+{
+	struct vec v = { .size = sizeof(struct kp_mm_shape) };
+	struct kp_mm_shape *e;
+	long lo, hi;
+	if (!strncmp(spec, "custom:", 7)) {
+		const char *s = spec + 7;
+		for (;;) {
+			long d[3];
+			if (parse_dims(s, &s, d, 3) != 3 || (*s && *s != ','))
+				return fail(&v, why, whylen, "expected custom:MxKxN[,MxKxN...]");
+			if (!(e = push(&v)))
+				return fail(&v, why, whylen, "out of memory");
+			e->m = d[0], e->k = d[1], e->n = d[2];
+			if (!*s++)
+				break;
+		}
+	} else if (!strcmp(spec, "llama")) {
+		/* LLaMA-2-70B, 8-way tensor parallel: per-GPU K x N of the four linear layers */
+		static const struct { const char *label; long k, n; } l[] = {
+			{ "attn.wqkv", 8192, 1280 },
+			{ "attn.w0", 1024, 8192 },
+			{ "ffn.w13", 8192, 7168 },
+			{ "ffn.w2", 3584, 8192 },
+		};
+		if (nms == 0)
+			return fail(&v, why, whylen, "llama needs --m");
+		for (size_t i = 0; i < nms; i++)
+			for (size_t j = 0; j < sizeof(l) / sizeof(l[0]); j++) {
+				if (!(e = push(&v)))
+					return fail(&v, why, whylen, "out of memory");
+				e->m = ms[i], e->k = l[j].k, e->n = l[j].n;
+				snprintf(e->label, sizeof(e->label), "%s", l[j].label);
+			}
+	} else if (!strncmp(spec, "pow2:", 5) || !strncmp(spec, "pow2_extended:", 14) ||
+		   !strncmp(spec, "sweep:", 6)) {
+		int ext = !strncmp(spec, "pow2_extended:", 14), sweep = spec[0] == 's';
+		if (parse_range(strchr(spec, ':') + 1, &lo, &hi) < 0)
+			return fail(&v, why, whylen, "expected MIN:MAX with 0 < MIN <= MAX");
+		long vals[128];
+		int nv = 0;
+		for (long p = 1; p <= hi && p > 0 && nv < 126; p *= 2) {
+			if (p >= lo)
+				vals[nv++] = p;
+			if (ext && p >= 2 && p + p / 2 >= lo && p + p / 2 <= hi)
+				vals[nv++] = p + p / 2;
+		}
+		if (nv == 0)
+			return fail(&v, why, whylen, "no power of two between MIN and MAX");
+		if (sweep && (size_t)nv * nv * nv > SHAPES_MAX)
+			return fail(&v, why, whylen, "sweep has more than 4096 shapes");
+		for (int a = 0; a < nv; a++)
+			for (int b = 0; b < (sweep ? nv : 1); b++)
+				for (int c = 0; c < (sweep ? nv : 1); c++) {
+					if (!(e = push(&v)))
+						return fail(&v, why, whylen, "out of memory");
+					e->m = vals[a];
+					e->k = sweep ? vals[b] : vals[a];
+					e->n = sweep ? vals[c] : vals[a];
+				}
+	} else {
+		return fail(&v, why, whylen,
+			    "valid: custom:MxKxN,..., llama, pow2:MIN:MAX, pow2_extended:MIN:MAX, "
+			    "sweep:MIN:MAX");
+	}
+	if (v.n > SHAPES_MAX)
+		return fail(&v, why, whylen, "more than 4096 shapes");
+	*out = v.p;
+	*n = v.n;
+	return 0;
+}
+
+int shapes_sdpa(const char *spec, int causal, long hkv, struct kp_sdpa_shape **out, size_t *n,
+		char *why, size_t whylen)
+{
+	struct vec v = { .size = sizeof(struct kp_sdpa_shape) };
+	struct kp_sdpa_shape *e;
+	if (!strcmp(spec, "default")) {
+		static const long bs[] = { 1, 8, 16 }, ss[] = { 128, 256, 512, 1024, 8192 };
+		if (hkv < 0 || (hkv && 16 % hkv))
+			return fail(&v, why, whylen, "--kv-heads must divide 16");
+		for (size_t i = 0; i < 3; i++)
+			for (size_t j = 0; j < 5; j++)
+				for (int c = 0; c < 2; c++) {
+					if ((c == 0 && causal == CAUSAL_YES) || (c == 1 && causal == CAUSAL_NO))
+						continue;
+					if (!(e = push(&v)))
+						return fail(&v, why, whylen, "out of memory");
+					*e = (struct kp_sdpa_shape){ bs[i], 16, hkv ? hkv : 16, ss[j], ss[j],
+								     128, c };
+				}
+	} else if (!strncmp(spec, "custom:", 7)) {
+		const char *s = spec + 7;
+		for (;;) {
+			long d[6];
+			if (parse_dims(s, &s, d, 6) != 6)
+				return fail(&v, why, whylen, "expected custom:BxHxH_KVxS_QxS_KxD[c],...");
+			int c = 0;
+			if (*s == 'c')
+				c = 1, s++;
+			if (*s && *s != ',')
+				return fail(&v, why, whylen, "expected custom:BxHxH_KVxS_QxS_KxD[c],...");
+			if (d[1] % d[2])
+				return fail(&v, why, whylen, "H must be a multiple of H_KV");
+			if (!(e = push(&v)))
+				return fail(&v, why, whylen, "out of memory");
+			*e = (struct kp_sdpa_shape){ d[0], d[1], d[2], d[3], d[4], d[5], c };
+			if (!*s++)
+				break;
+		}
+	} else {
+		return fail(&v, why, whylen, "valid: default, custom:BxHxH_KVxS_QxS_KxD[c],...");
+	}
+	*out = v.p;
+	*n = v.n;
+	return 0;
+}
+
+long conv_out_dim(long x, long k, long stride, long pad, long dil)
+{
+	long num = x + 2 * pad - dil * (k - 1) - 1;
+	return num < 0 ? 0 : num / stride + 1;
+}
+
+int shapes_conv(const char *spec, long batch, struct kp_conv_shape **out, size_t *n, char *why,
+		size_t whylen)
+{
+	struct vec v = { .size = sizeof(struct kp_conv_shape) };
+	struct kp_conv_shape *e;
+	if (!strcmp(spec, "resnet50")) {
+		/* torchvision resnet50: conv1, then per stage the 1x1/3x3/1x1 bottleneck convs and
+		 * the strided 1x1 downsample (stride on the 3x3, v1.5); C x H x W -> K, RxS, s, p */
+		static const long l[][7] = {
+			{ 3, 224, 64, 7, 2, 3 },
+			{ 64, 56, 64, 1, 1, 0 },    { 64, 56, 64, 3, 1, 1 },   { 64, 56, 256, 1, 1, 0 },
+			{ 256, 56, 64, 1, 1, 0 },
+			{ 256, 56, 128, 1, 1, 0 },  { 128, 56, 128, 3, 2, 1 }, { 128, 28, 512, 1, 1, 0 },
+			{ 256, 56, 512, 1, 2, 0 },  { 512, 28, 128, 1, 1, 0 }, { 128, 28, 128, 3, 1, 1 },
+			{ 512, 28, 256, 1, 1, 0 },  { 256, 28, 256, 3, 2, 1 }, { 256, 14, 1024, 1, 1, 0 },
+			{ 512, 28, 1024, 1, 2, 0 }, { 1024, 14, 256, 1, 1, 0 }, { 256, 14, 256, 3, 1, 1 },
+			{ 1024, 14, 512, 1, 1, 0 }, { 512, 14, 512, 3, 2, 1 }, { 512, 7, 2048, 1, 1, 0 },
+			{ 1024, 14, 2048, 1, 2, 0 }, { 2048, 7, 512, 1, 1, 0 }, { 512, 7, 512, 3, 1, 1 },
+		};
+		for (size_t i = 0; i < sizeof(l) / sizeof(l[0]); i++) {
+			if (!(e = push(&v)))
+				return fail(&v, why, whylen, "out of memory");
+			*e = (struct kp_conv_shape){ batch, l[i][0], l[i][1], l[i][1], l[i][2], l[i][3],
+						     l[i][3], l[i][4], l[i][5], 1, 1 };
+		}
+	} else if (!strncmp(spec, "custom:", 7)) {
+		const char *s = spec + 7;
+		const char *usage = "expected custom:NxCxHxWxKxRxS[:sS][:pP][:dD][:gG],...";
+		for (;;) {
+			long d[7];
+			if (parse_dims(s, &s, d, 7) != 7)
+				return fail(&v, why, whylen, usage);
+			if (!(e = push(&v)))
+				return fail(&v, why, whylen, "out of memory");
+			*e = (struct kp_conv_shape){ d[0], d[1], d[2], d[3], d[4], d[5], d[6], 1, 0, 1, 1 };
+			while (*s == ':') {
+				char key = s[1];
+				char *end;
+				errno = 0;
+				long x = strtol(s + 2, &end, 10);
+				if (end == s + 2 || errno || x < 0)
+					return fail(&v, why, whylen, usage);
+				if (key == 's' && x > 0)
+					e->stride = x;
+				else if (key == 'p')
+					e->pad = x;
+				else if (key == 'd' && x > 0)
+					e->dil = x;
+				else if (key == 'g' && x > 0)
+					e->groups = x;
+				else
+					return fail(&v, why, whylen, usage);
+				s = end;
+			}
+			if (*s && *s != ',')
+				return fail(&v, why, whylen, usage);
+			if (e->c % e->groups || e->k % e->groups)
+				return fail(&v, why, whylen, "groups must divide C and K");
+			if (conv_out_dim(e->h, e->r, e->stride, e->pad, e->dil) < 1 ||
+			    conv_out_dim(e->w, e->s, e->stride, e->pad, e->dil) < 1)
+				return fail(&v, why, whylen, "the filter is larger than the padded input");
+			if (!*s++)
+				break;
+		}
+	} else {
+		return fail(&v, why, whylen,
+			    "valid: resnet50, custom:NxCxHxWxKxRxS[:sS][:pP][:dD][:gG],...");
+	}
+	*out = v.p;
+	*n = v.n;
+	return 0;
+}

@@ -1,0 +1,1060 @@
+/*
+ * workloads.c — built-in workloads: cuBLAS mm/addmm/bmm, math-path SDPA (strided-batched GEMMs
+ * + softmax, scores in memory) and im2col convolution, each recorded as the PyTorch op with the
+ * same meaning (flops-bytes.md §4.3) and checked once against a host fp64 reference.
+ */
+#include "workloads.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kprof/capture.h"
+
+double workloads_tolerance(int cdt)
+{
+	/*
+	 * The error is normalised by the sum of |terms| of the reference, so it is bounded by the
+	 * output's unit roundoff plus the fp32 accumulation: bf16 2^-8, fp16 2^-11, TF32 inputs
+	 * 2^-11 per product; ~2x margin.  fp32 must fail if TF32 sneaks in (~1e-3).
+	 */
+	switch (cdt) {
+	case CDT_BF16: return 8e-3;
+	case CDT_FP16: return 1.5e-3;
+	case CDT_TF32: return 2e-3;
+	default: return 5e-5;
+	}
+}
+
+double workloads_bf16_to_double(uint16_t h)
+{
+	uint32_t u = (uint32_t)h << 16;
+	float f;
+	memcpy(&f, &u, sizeof(f));
+	return f;
+}
+
+double workloads_fp16_to_double(uint16_t h)
+{
+	int sign = h >> 15, exp = (h >> 10) & 0x1f, man = h & 0x3ff;
+	double v;
+	if (exp == 0)
+		v = ldexp(man, -24);
+	else if (exp == 31)
+		v = man ? NAN : INFINITY;
+	else
+		v = ldexp(man | 0x400, exp - 25);
+	return sign ? -v : v;
+}
+
+#ifdef KPROF_HAVE_CUPTI
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include "ctrace.h"
+#include "kernels.h"
+#include "recorder.h"
+#include "shapes.h"
+
+struct dt_info {
+	const char *name, *torch_type, *scalar_type; /* scalar_type: c10::ScalarType number */
+	int kt;
+	cudaDataType cuda;
+	cublasComputeType_t compute;
+	size_t size;
+};
+
+static const struct dt_info dts[CDT_N] = {
+	[CDT_BF16] = { "bf16", "c10::BFloat16", "15", KT_BF16, CUDA_R_16BF, CUBLAS_COMPUTE_32F, 2 },
+	[CDT_FP16] = { "fp16", "c10::Half", "5", KT_F16, CUDA_R_16F, CUBLAS_COMPUTE_32F, 2 },
+	[CDT_FP32] = { "fp32", "float", "6", KT_F32, CUDA_R_32F, CUBLAS_COMPUTE_32F, 4 },
+	[CDT_TF32] = { "tf32", "float", "6", KT_F32, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32, 4 },
+};
+
+#define NSAMPLES 512
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t rng_next(uint64_t *s)
+{
+	*s = *s * 6364136223846793005ull + 1442695040888963407ull;
+	return *s >> 17;
+}
+
+/* ---- errors ---- */
+
+static int cuda_fail(struct kp_wl *w, const char *what, cudaError_t e)
+{
+	fprintf(stderr, "kprof: error: %s: %s\n", what, cudaGetErrorString(e));
+	w->status = 4;
+	return -1;
+}
+
+#define CU(call)                                                                               \
+	do {                                                                                   \
+		cudaError_t e_ = (cudaError_t)(call);                                          \
+		if (e_ != cudaSuccess) {                                                       \
+			cuda_fail(w, #call, e_);                                               \
+			goto out;                                                              \
+		}                                                                              \
+	} while (0)
+#define TRY(x)                                                                                 \
+	do {                                                                                   \
+		if ((x) < 0)                                                                   \
+			goto out;                                                              \
+	} while (0)
+
+/* ---- device buffers of one case ---- */
+
+struct bufs {
+	void *p[24];
+	int n;
+};
+
+static void *dalloc(struct kp_wl *w, struct bufs *b, size_t bytes)
+{
+	void *p = NULL;
+	cudaError_t e = cudaMalloc(&p, bytes ? bytes : 1);
+	if (e != cudaSuccess || b->n == 24) {
+		fprintf(stderr, "kprof: error: cannot allocate %zu bytes on the GPU: %s\n", bytes,
+			cudaGetErrorString(e));
+		w->status = 4;
+		if (p)
+			cudaFree(p);
+		return NULL;
+	}
+	b->p[b->n++] = p;
+	return p;
+}
+
+static void bufs_free(struct bufs *b)
+{
+	while (b->n)
+		cudaFree(b->p[--b->n]);
+}
+
+static void *host_copy(struct kp_wl *w, const void *dev, size_t bytes)
+{
+	void *h = malloc(bytes ? bytes : 1);
+	if (!h) {
+		fprintf(stderr, "kprof: error: out of host memory (%zu bytes)\n", bytes);
+		w->status = 4;
+		return NULL;
+	}
+	/* linked to the untraced id: the copy stays out of the trace */
+	recorder_push(w->t->untraced_ext);
+	cudaError_t e = cudaMemcpy(h, dev, bytes, cudaMemcpyDeviceToHost);
+	recorder_pop();
+	if (e != cudaSuccess) {
+		free(h);
+		cuda_fail(w, "cudaMemcpy", e);
+		return NULL;
+	}
+	return h;
+}
+
+static int fill(struct kp_wl *w, void *p, int cdt, size_t n, uint64_t seed)
+{
+	recorder_push(w->t->untraced_ext);
+	int e = kk_fill_uniform(p, dts[cdt].kt, n, seed);
+	recorder_pop();
+	return e ? cuda_fail(w, "kprof_fill_uniform", (cudaError_t)e) : 0;
+}
+
+static double hval(const void *p, size_t i, int kt)
+{
+	if (kt == KT_F32)
+		return ((const float *)p)[i];
+	uint16_t h = ((const uint16_t *)p)[i];
+	return kt == KT_BF16 ? workloads_bf16_to_double(h) : workloads_fp16_to_double(h);
+}
+
+/* ---- op recording ---- */
+
+struct slot {
+	int nd;              /* -1: not a tensor */
+	long d[5];
+	const char *type;    /* Input type */
+	char conc[40];       /* Concrete Inputs */
+};
+
+static struct slot tensor(const char *type, int nd, long a, long b, long c, long d)
+{
+	struct slot s = { .nd = nd, .d = { a, b, c, d }, .type = type };
+	return s;
+}
+
+static struct slot scalar(const char *type, const char *value)
+{
+	struct slot s = { .nd = -1, .type = type };
+	snprintf(s.conc, sizeof(s.conc), "%s", value);
+	return s;
+}
+
+static struct slot pair(long v)
+{
+	struct slot s = { .nd = -1, .type = "ScalarList" };
+	snprintf(s.conc, sizeof(s.conc), "[%ld, %ld]", v, v);
+	return s;
+}
+
+/* JSON members for a cpu_op: Input Dims / Input type / Concrete Inputs + kprof's backend. */
+static char *mk_args(const struct slot *s, int n, const char *backend, int cdt)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	if (!f)
+		return NULL;
+	fputs("\"Input Dims\":[", f);
+	for (int i = 0; i < n; i++) {
+		fputs(i ? ",[" : "[", f);
+		for (int j = 0; j < s[i].nd; j++)
+			fprintf(f, "%s%ld", j ? "," : "", s[i].d[j]);
+		putc(']', f);
+	}
+	fputs("],\"Input type\":[", f);
+	for (int i = 0; i < n; i++) {
+		fputs(i ? "," : "", f);
+		ctrace_json_str(f, s[i].type);
+	}
+	fputs("],\"Concrete Inputs\":[", f);
+	for (int i = 0; i < n; i++) {
+		fputs(i ? "," : "", f);
+		ctrace_json_str(f, s[i].conc);
+	}
+	fprintf(f, "],\"kprof backend\":\"%s\",\"kprof compute\":\"%s\"", backend, dts[cdt].name);
+	fclose(f);
+	return buf;
+}
+
+struct op {
+	uint64_t ext, t0;
+};
+
+/* Kineto pushes CUSTOM0 = op id around every op, so kernels link to the innermost op. */
+static void op_begin(struct kp_wl *w, struct op *op)
+{
+	op->ext = w->traced ? ++w->next_ext : w->t->untraced_ext;
+	recorder_push(op->ext);
+	op->t0 = now_ns();
+}
+
+static void op_end(struct kp_wl *w, struct op *op, const char *name, char *args)
+{
+	uint64_t t1 = now_ns();
+	recorder_pop();
+	if (w->traced)
+		ctrace_add_span(w->t, "cpu_op", strdup(name), op->t0, t1, w->pid, w->tid, op->ext, args);
+	else
+		free(args);
+}
+
+/* ---- cuBLAS, row-major ---- */
+
+/*
+ * Row-major C[M,N] = op(A)[M,K] op(B)[K,N] + beta C, @batch times with element strides.  cuBLAS
+ * is column-major, so compute C^T = op(B)^T op(A)^T: swap the operands, keep the op flags.
+ */
+static int gemm(struct kp_wl *w, int cdt, int ta, int tb, long M, long N, long K, const void *A,
+		long lda, long long sA, const void *B, long ldb, long long sB, float beta, void *C,
+		int c_fp32, long ldc, long long sC, long batch)
+{
+	const struct dt_info *d = &dts[cdt];
+	cudaDataType ct = c_fp32 ? CUDA_R_32F : d->cuda;
+	float alpha = 1.f;
+	cublasStatus_t st;
+	cublasOperation_t oa = tb ? CUBLAS_OP_T : CUBLAS_OP_N, ob = ta ? CUBLAS_OP_T : CUBLAS_OP_N;
+	if (batch == 1)
+		st = cublasGemmEx(w->cublas, oa, ob, (int)N, (int)M, (int)K, &alpha, B, d->cuda,
+				  (int)ldb, A, d->cuda, (int)lda, &beta, C, ct, (int)ldc, d->compute,
+				  CUBLAS_GEMM_DEFAULT);
+	else
+		st = cublasGemmStridedBatchedEx(w->cublas, oa, ob, (int)N, (int)M, (int)K, &alpha, B,
+						d->cuda, (int)ldb, sB, A, d->cuda, (int)lda, sA, &beta,
+						C, ct, (int)ldc, sC, (int)batch, d->compute,
+						CUBLAS_GEMM_DEFAULT);
+	if (st != CUBLAS_STATUS_SUCCESS) {
+		fprintf(stderr, "kprof: error: cuBLAS GEMM %ldx%ldx%ld (batch %ld, %s): %s\n", M, N, K,
+			batch, d->name, cublasGetStatusString(st));
+		w->status = 4;
+		return -1;
+	}
+	return 0;
+}
+
+static int kcheck(struct kp_wl *w, int e, const char *what)
+{
+	return e ? cuda_fail(w, what, (cudaError_t)e) : 0;
+}
+
+/* ---- the timed loop ---- */
+
+typedef int (*iter_fn)(struct kp_wl *w, void *ctx);
+
+static int dev_sync(struct kp_wl *w)
+{
+	cudaError_t e = cudaDeviceSynchronize();
+	return e == cudaSuccess ? 0 : cuda_fail(w, "cudaDeviceSynchronize", e);
+}
+
+static void print_check(struct kp_wl *w, const char *label, const struct kp_check *c)
+{
+	int ok = c->max_err <= c->tol;
+	if (!ok)
+		w->failures++;
+	printf("  %s  %-52s err %.2e (tol %.1e, %ld samples)\n", ok ? "\u2713" : "\u2717", label,
+	       c->max_err, c->tol, c->samples);
+	fflush(stdout);
+}
+
+/* warm-up, optional untraced timing, then the traced iterations inside ProfilerStep#N */
+static int timed_loop(struct kp_wl *w, const char *label, iter_fn fn, void *ctx)
+{
+	const struct kp_capture_opts *o = w->o;
+	w->traced = 0;
+	for (long i = 0; i < o->warmup; i++)
+		if (fn(w, ctx) < 0)
+			return -1;
+	if (dev_sync(w) < 0)
+		return -1;
+	double untraced = 0;
+	if (o->overhead) {
+		recorder_enable(0);
+		uint64_t t0 = now_ns();
+		for (long i = 0; i < o->iters; i++)
+			if (fn(w, ctx) < 0)
+				return -1;
+		if (dev_sync(w) < 0)
+			return -1;
+		untraced = (double)(now_ns() - t0) / 1e9;
+		recorder_enable(1);
+	}
+	w->traced = 1;
+	uint64_t t0 = now_ns();
+	for (long i = 0; i < o->iters; i++) {
+		uint64_t ext = ++w->next_ext, s0 = now_ns();
+		if (fn(w, ctx) < 0) {
+			w->traced = 0;
+			return -1;
+		}
+		char name[40];
+		snprintf(name, sizeof(name), "ProfilerStep#%ld", w->step++);
+		ctrace_add_span(w->t, "user_annotation", strdup(name), s0, now_ns(), w->pid, w->tid, ext,
+				NULL);
+	}
+	int rc = dev_sync(w);
+	double traced = (double)(now_ns() - t0) / 1e9;
+	w->traced = 0;
+	if (o->overhead && rc == 0) {
+		w->untraced_s += untraced;
+		w->traced_s += traced;
+		printf("     overhead  untraced %.3f ms/iter  traced %.3f ms/iter  %.3fx  %s\n",
+		       untraced * 1e3 / o->iters, traced * 1e3 / o->iters,
+		       untraced > 0 ? traced / untraced : 0.0, label);
+	}
+	return rc;
+}
+
+/* ---- matmul ---- */
+
+struct mm_case {
+	int op, cdt;
+	long b, m, k, n;
+	void *a, *bm, *c, *bias;
+};
+
+static int mm_iter(struct kp_wl *w, void *ctx)
+{
+	struct mm_case *c = ctx;
+	const char *ty = dts[c->cdt].torch_type;
+	struct slot s[5];
+	int ns;
+	const char *name;
+	if (c->op == MM_MM) {
+		s[0] = tensor(ty, 2, c->m, c->k, 0, 0);
+		s[1] = tensor(ty, 2, c->k, c->n, 0, 0);
+		ns = 2, name = "aten::mm";
+	} else if (c->op == MM_ADDMM) {
+		s[0] = tensor(ty, 1, c->n, 0, 0, 0);
+		s[1] = tensor(ty, 2, c->m, c->k, 0, 0);
+		s[2] = tensor(ty, 2, c->k, c->n, 0, 0);
+		s[3] = scalar("Scalar", "1");
+		s[4] = scalar("Scalar", "1");
+		ns = 5, name = "aten::addmm";
+	} else {
+		s[0] = tensor(ty, 3, c->b, c->m, c->k, 0);
+		s[1] = tensor(ty, 3, c->b, c->k, c->n, 0);
+		ns = 2, name = "aten::bmm";
+	}
+	char *args = w->traced ? mk_args(s, ns, "cublas", c->cdt) : NULL;
+	struct op op;
+	op_begin(w, &op);
+	int rc = 0;
+	if (c->op == MM_ADDMM)
+		rc = kcheck(w, kk_bias_rows(c->c, c->bias, dts[c->cdt].kt, c->m, c->n), "kprof_bias_rows");
+	if (rc == 0)
+		rc = gemm(w, c->cdt, 0, 0, c->m, c->n, c->k, c->a, c->k, c->m * c->k, c->bm, c->n,
+			  c->k * c->n, c->op == MM_ADDMM ? 1.f : 0.f, c->c, 0, c->n, c->m * c->n, c->b);
+	op_end(w, &op, name, args);
+	return rc;
+}
+
+static int mm_check(struct kp_wl *w, struct mm_case *c, struct kp_check *chk)
+{
+	int kt = dts[c->cdt].kt;
+	size_t es = dts[c->cdt].size;
+	int rc = -1;
+	void *ha = host_copy(w, c->a, c->b * c->m * c->k * es);
+	void *hb = ha ? host_copy(w, c->bm, c->b * c->k * c->n * es) : NULL;
+	void *hc = hb ? host_copy(w, c->c, c->b * c->m * c->n * es) : NULL;
+	void *hbias = hc && c->bias ? host_copy(w, c->bias, c->n * es) : NULL;
+	if (!hc || (c->bias && !hbias))
+		goto out;
+	size_t total = (size_t)c->b * c->m * c->n;
+	uint64_t seed = 1;
+	long ns = total < NSAMPLES ? (long)total : NSAMPLES;
+	for (long s = 0; s < ns; s++) {
+		size_t idx = total <= NSAMPLES ? (size_t)s : rng_next(&seed) % total;
+		size_t bi = idx / ((size_t)c->m * c->n), i = idx / c->n % c->m, j = idx % c->n;
+		double ref = hbias ? hval(hbias, j, kt) : 0, mag = fabs(ref);
+		for (long k = 0; k < c->k; k++) {
+			double p = hval(ha, (bi * c->m + i) * c->k + k, kt) *
+				   hval(hb, (bi * c->k + k) * c->n + j, kt);
+			ref += p;
+			mag += fabs(p);
+		}
+		double err = fabs(hval(hc, idx, kt) - ref) / (mag > 1e-30 ? mag : 1e-30);
+		if (!(err <= chk->max_err)) /* NaN propagates */
+			chk->max_err = isnan(err) ? INFINITY : err;
+		chk->samples++;
+	}
+	rc = 0;
+out:
+	free(ha);
+	free(hb);
+	free(hc);
+	free(hbias);
+	return rc;
+}
+
+static int run_matmul(struct kp_wl *w, int op, int cdt, const struct kp_mm_shape *sh)
+{
+	struct bufs b = { .n = 0 };
+	struct mm_case c = { .op = op, .cdt = cdt, .b = 1, .m = sh->m, .k = sh->k, .n = sh->n };
+	int rc = -1;
+	size_t es = dts[cdt].size;
+	if (op == MM_BMM)
+		c.b = w->o->batch ? w->o->batch : 8;
+	char label[96];
+	snprintf(label, sizeof(label), "matmul %s %s %s%ldx%ldx%ld%s%s",
+		 op == MM_MM ? "mm" : op == MM_ADDMM ? "addmm" : "bmm", dts[cdt].name,
+		 op == MM_BMM ? "" : "", c.m, c.k, c.n, sh->label[0] ? " " : "", sh->label);
+	if (op == MM_BMM) {
+		char tmp[96];
+		snprintf(tmp, sizeof(tmp), "%s b=%ld", label, c.b);
+		snprintf(label, sizeof(label), "%s", tmp);
+	}
+	if (!(c.a = dalloc(w, &b, c.b * c.m * c.k * es)) ||
+	    !(c.bm = dalloc(w, &b, c.b * c.k * c.n * es)) ||
+	    !(c.c = dalloc(w, &b, c.b * c.m * c.n * es)) ||
+	    (op == MM_ADDMM && !(c.bias = dalloc(w, &b, c.n * es))))
+		goto out;
+	TRY(fill(w, c.a, cdt, c.b * c.m * c.k, 11));
+	TRY(fill(w, c.bm, cdt, c.b * c.k * c.n, 12));
+	if (c.bias)
+		TRY(fill(w, c.bias, cdt, c.n, 13));
+	w->traced = 0;
+	TRY(mm_iter(w, &c));
+	TRY(dev_sync(w));
+	struct kp_check chk = { .tol = workloads_tolerance(cdt) };
+	TRY(mm_check(w, &c, &chk));
+	print_check(w, label, &chk);
+	TRY(timed_loop(w, label, mm_iter, &c));
+	rc = 0;
+out:
+	bufs_free(&b);
+	return rc;
+}
+
+/* ---- SDPA, math path ---- */
+
+struct sdpa_case {
+	int cdt;
+	struct kp_sdpa_shape s;
+	long g, bc;               /* query heads per KV head; batch items per chunk */
+	float scale;
+	int backward;
+	void *q, *k, *v, *o, *dout, *dq, *dk, *dv;
+	float *scores;            /* chunk: fp32 scores, then dP */
+	void *p;                  /* chunk: P in dtype, then dS */
+};
+
+static int sdpa_chunk(struct kp_wl *w, struct sdpa_case *c, long c0, long bc)
+{
+	const struct kp_sdpa_shape *s = &c->s;
+	const struct dt_info *d = &dts[c->cdt];
+	const char *ty = d->torch_type, *be = "cublas-math-sdpa";
+	size_t es = d->size;
+	long nb = bc * s->hkv, mq = c->g * s->sq;
+	long long qs = mq * s->d, ks = s->sk * s->d, ss = mq * s->sk;
+	char *qo = (char *)c->q + (size_t)c0 * s->h * s->sq * s->d * es;
+	char *ko = (char *)c->k + (size_t)c0 * s->hkv * s->sk * s->d * es;
+	char *vo = (char *)c->v + (size_t)c0 * s->hkv * s->sk * s->d * es;
+	char *oo = (char *)c->o + (size_t)c0 * s->h * s->sq * s->d * es;
+	char *doo = (char *)c->dout + (size_t)c0 * s->h * s->sq * s->d * es;
+	char *dqo = (char *)c->dq + (size_t)c0 * s->h * s->sq * s->d * es;
+	char *dko = (char *)c->dk + (size_t)c0 * s->hkv * s->sk * s->d * es;
+	char *dvo = (char *)c->dv + (size_t)c0 * s->hkv * s->sk * s->d * es;
+	const char *causal = s->causal ? "True" : "False", *gqa = c->g > 1 ? "True" : "False";
+	int tr = w->traced, rc = 0;
+
+	struct slot top[8] = {
+		tensor(ty, 4, bc, s->h, s->sq, s->d), tensor(ty, 4, bc, s->hkv, s->sk, s->d),
+		tensor(ty, 4, bc, s->hkv, s->sk, s->d), scalar("", ""), scalar("Scalar", "0."),
+		scalar("Scalar", causal), scalar("", ""), scalar("Scalar", gqa),
+	};
+	struct slot math[9] = {
+		top[0], top[1], top[2], scalar("", ""), scalar("Scalar", "0."), scalar("Scalar", causal),
+		scalar("", ""), scalar("", ""), scalar("Scalar", gqa),
+	};
+	struct slot b1[2] = { tensor(ty, 3, nb, mq, s->d, 0), tensor(ty, 3, nb, s->d, s->sk, 0) };
+	struct slot sm[3] = { tensor("float", 3, nb, mq, s->sk, 0), scalar("Scalar", "-1"),
+			      scalar("", "") };
+	struct slot b2[2] = { tensor(ty, 3, nb, mq, s->sk, 0), tensor(ty, 3, nb, s->sk, s->d, 0) };
+
+	struct op o_top, o_math, o1, o2, o3;
+	char *a_top = tr ? mk_args(top, 8, be, c->cdt) : NULL;
+	char *a_math = tr ? mk_args(math, 9, be, c->cdt) : NULL;
+	char *a1 = tr ? mk_args(b1, 2, be, c->cdt) : NULL;
+	char *a2 = tr ? mk_args(sm, 3, be, c->cdt) : NULL;
+	char *a3 = tr ? mk_args(b2, 2, be, c->cdt) : NULL;
+	op_begin(w, &o_top);
+	op_begin(w, &o_math);
+	op_begin(w, &o1); /* S = Q K^T, fp32 scores in memory */
+	rc = gemm(w, c->cdt, 0, 1, mq, s->sk, s->d, qo, s->d, qs, ko, s->d, ks, 0.f, c->scores, 1,
+		  s->sk, ss, nb);
+	op_end(w, &o1, "aten::bmm", a1);
+	op_begin(w, &o2); /* P = softmax(scale S) with the causal mask */
+	if (rc == 0)
+		rc = kcheck(w, kk_softmax_fwd(c->p, c->scores, d->kt, nb * mq, s->sq, s->sk, c->scale,
+					      s->causal),
+			    "kprof_softmax_fwd");
+	op_end(w, &o2, "aten::_safe_softmax", a2);
+	op_begin(w, &o3); /* O = P V */
+	if (rc == 0)
+		rc = gemm(w, c->cdt, 0, 0, mq, s->d, s->sk, c->p, s->sk, ss, vo, s->d, ks, 0.f, oo, 0,
+			  s->d, qs, nb);
+	op_end(w, &o3, "aten::bmm", a3);
+	op_end(w, &o_math, "aten::_scaled_dot_product_attention_math", a_math);
+	op_end(w, &o_top, "aten::scaled_dot_product_attention", a_top);
+	if (rc < 0 || !c->backward)
+		return rc;
+
+	/* backward as autograd runs the math path: BmmBackward0, SoftmaxBackward0, BmmBackward0 */
+	struct slot g1[2] = { tensor(ty, 3, nb, mq, s->d, 0), tensor(ty, 3, nb, s->d, s->sk, 0) };
+	struct slot g2[2] = { tensor(ty, 3, nb, s->sk, mq, 0), tensor(ty, 3, nb, mq, s->d, 0) };
+	struct slot sb[4] = { tensor("float", 3, nb, mq, s->sk, 0), tensor(ty, 3, nb, mq, s->sk, 0),
+			      scalar("Scalar", "-1"), scalar("Scalar", "6") };
+	struct slot g3[2] = { tensor(ty, 3, nb, mq, s->sk, 0), tensor(ty, 3, nb, s->sk, s->d, 0) };
+	struct slot g4[2] = { tensor(ty, 3, nb, s->sk, mq, 0), tensor(ty, 3, nb, mq, s->d, 0) };
+	struct slot one[1] = { tensor(ty, 3, nb, mq, s->d, 0) };
+	struct slot onep[1] = { tensor(ty, 3, nb, mq, s->sk, 0) };
+	struct op p1, p2, p3, q1, q2, q3, q4, q5;
+	char *ap1 = tr ? mk_args(one, 1, be, c->cdt) : NULL;
+	char *ap2 = tr ? mk_args(onep, 1, be, c->cdt) : NULL;
+	char *ap3 = tr ? mk_args(onep, 1, be, c->cdt) : NULL;
+	char *aq1 = tr ? mk_args(g1, 2, be, c->cdt) : NULL;
+	char *aq2 = tr ? mk_args(g2, 2, be, c->cdt) : NULL;
+	char *aq3 = tr ? mk_args(sb, 4, be, c->cdt) : NULL;
+	char *aq4 = tr ? mk_args(g3, 2, be, c->cdt) : NULL;
+	char *aq5 = tr ? mk_args(g4, 2, be, c->cdt) : NULL;
+	op_begin(w, &p1);
+	op_begin(w, &q1); /* dP = dO V^T (fp32, into the scores buffer) */
+	rc = gemm(w, c->cdt, 0, 1, mq, s->sk, s->d, doo, s->d, qs, vo, s->d, ks, 0.f, c->scores, 1,
+		  s->sk, ss, nb);
+	op_end(w, &q1, "aten::bmm", aq1);
+	op_begin(w, &q2); /* dV = P^T dO (sums the query heads of a GQA group) */
+	if (rc == 0)
+		rc = gemm(w, c->cdt, 1, 0, s->sk, s->d, mq, c->p, s->sk, ss, doo, s->d, qs, 0.f, dvo, 0,
+			  s->d, ks, nb);
+	op_end(w, &q2, "aten::bmm", aq2);
+	op_end(w, &p1, "BmmBackward0", ap1);
+	op_begin(w, &p2);
+	op_begin(w, &q3); /* dS = scale P (dP - rowsum(P dP)), in place of P */
+	if (rc == 0)
+		rc = kcheck(w, kk_softmax_bwd(c->p, c->p, c->scores, d->kt, nb * mq, s->sk, c->scale),
+			    "kprof_softmax_bwd");
+	op_end(w, &q3, "aten::_softmax_backward_data", aq3);
+	op_end(w, &p2, "SoftmaxBackward0", ap2);
+	op_begin(w, &p3);
+	op_begin(w, &q4); /* dQ = dS K */
+	if (rc == 0)
+		rc = gemm(w, c->cdt, 0, 0, mq, s->d, s->sk, c->p, s->sk, ss, ko, s->d, ks, 0.f, dqo, 0,
+			  s->d, qs, nb);
+	op_end(w, &q4, "aten::bmm", aq4);
+	op_begin(w, &q5); /* dK = dS^T Q */
+	if (rc == 0)
+		rc = gemm(w, c->cdt, 1, 0, s->sk, s->d, mq, c->p, s->sk, ss, qo, s->d, qs, 0.f, dko, 0,
+			  s->d, ks, nb);
+	op_end(w, &q5, "aten::bmm", aq5);
+	op_end(w, &p3, "BmmBackward0", ap3);
+	return rc;
+}
+
+static int sdpa_iter(struct kp_wl *w, void *ctx)
+{
+	struct sdpa_case *c = ctx;
+	for (long c0 = 0; c0 < c->s.b; c0 += c->bc) {
+		long bc = c->s.b - c0 < c->bc ? c->s.b - c0 : c->bc;
+		if (sdpa_chunk(w, c, c0, bc) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static void note_err(struct kp_check *chk, double got, double ref, double mag)
+{
+	double err = fabs(got - ref) / (mag > 1e-30 ? mag : 1e-30);
+	if (!(err <= chk->max_err))
+		chk->max_err = isnan(err) ? INFINITY : err;
+	chk->samples++;
+}
+
+/* Softmax row i of one head in fp64: p[j] for the allowed keys, returns their count. */
+static long ref_row(const void *q, const void *k, int kt, long i, long sk, long d, double scale,
+		    int causal, long sq_row, double *p)
+{
+	long lim = causal ? (i + 1 < sk ? i + 1 : sk) : sk;
+	(void)sq_row;
+	double m = -INFINITY, sum = 0;
+	for (long j = 0; j < lim; j++) {
+		double acc = 0;
+		for (long e = 0; e < d; e++)
+			acc += hval(q, (size_t)i * d + e, kt) * hval(k, (size_t)j * d + e, kt);
+		p[j] = acc * scale;
+		if (p[j] > m)
+			m = p[j];
+	}
+	for (long j = 0; j < lim; j++)
+		sum += (p[j] = exp(p[j] - m));
+	for (long j = 0; j < lim; j++)
+		p[j] /= sum;
+	for (long j = lim; j < sk; j++)
+		p[j] = 0;
+	return lim;
+}
+
+static int sdpa_check(struct kp_wl *w, struct sdpa_case *c, struct kp_check *fwd,
+		      struct kp_check *bwd)
+{
+	const struct kp_sdpa_shape *s = &c->s;
+	int kt = dts[c->cdt].kt, rc = -1;
+	size_t es = dts[c->cdt].size, qsz = (size_t)s->sq * s->d * es, ksz = (size_t)s->sk * s->d * es;
+	double *p = malloc(s->sk * sizeof(double)), *dp = malloc(s->sk * sizeof(double));
+	void *hq = NULL, *hk = NULL, *hv = NULL, *ho = NULL, *hdo = NULL, *hdq = NULL;
+	void *gq = NULL, *gdo = NULL, *hdk = NULL, *hdv = NULL;
+	double *dkr = NULL, *dvr = NULL, *dkm = NULL, *dvm = NULL;
+	uint64_t seed = 7;
+	if (!p || !dp)
+		goto out;
+	for (int pair_i = 0; pair_i < 2; pair_i++) {
+		long b = (long)(rng_next(&seed) % s->b), h = (long)(rng_next(&seed) % s->h);
+		long kvh = h / c->g;
+		size_t qoff = ((size_t)b * s->h + h) * qsz, koff = ((size_t)b * s->hkv + kvh) * ksz;
+		free(hq), free(hk), free(hv), free(ho), free(hdo), free(hdq);
+		hq = hk = hv = ho = hdo = hdq = NULL;
+		if (!(hq = host_copy(w, (char *)c->q + qoff, qsz)) ||
+		    !(hk = host_copy(w, (char *)c->k + koff, ksz)) ||
+		    !(hv = host_copy(w, (char *)c->v + koff, ksz)) ||
+		    !(ho = host_copy(w, (char *)c->o + qoff, qsz)) ||
+		    !(hdo = host_copy(w, (char *)c->dout + qoff, qsz)) ||
+		    !(hdq = host_copy(w, (char *)c->dq + qoff, qsz)))
+			goto out;
+		for (int r = 0; r < 8; r++) {
+			long i = r == 0 ? s->sq - 1 : (long)(rng_next(&seed) % s->sq);
+			long lim = ref_row(hq, hk, kt, i, s->sk, s->d, c->scale, s->causal, 0, p);
+			for (long e = 0; e < s->d; e++) {
+				double ref = 0, mag = 0;
+				for (long j = 0; j < lim; j++) {
+					double t = p[j] * hval(hv, (size_t)j * s->d + e, kt);
+					ref += t, mag += fabs(t);
+				}
+				note_err(fwd, hval(ho, (size_t)i * s->d + e, kt), ref, mag);
+			}
+			if (!c->backward)
+				continue;
+			double di = 0;
+			for (long j = 0; j < lim; j++) {
+				double acc = 0;
+				for (long e = 0; e < s->d; e++)
+					acc += hval(hdo, (size_t)i * s->d + e, kt) *
+					       hval(hv, (size_t)j * s->d + e, kt);
+				dp[j] = acc;
+				di += p[j] * acc;
+			}
+			for (long e = 0; e < s->d; e++) {
+				double ref = 0, mag = 0;
+				for (long j = 0; j < lim; j++) {
+					double t = c->scale * p[j] * (dp[j] - di) *
+						   hval(hk, (size_t)j * s->d + e, kt);
+					ref += t, mag += fabs(t);
+				}
+				note_err(bwd, hval(hdq, (size_t)i * s->d + e, kt), ref, mag);
+			}
+		}
+	}
+	/* dK, dV need every query row of a GQA group: only for moderate sizes */
+	if (c->backward && (double)c->g * s->sq * s->sk * s->d <= (double)(1 << 27)) {
+		long b = s->b - 1, kvh = s->hkv - 1, nj = s->sk < 8 ? s->sk : 8;
+		size_t goff = ((size_t)b * s->h + (size_t)kvh * c->g) * qsz;
+		size_t koff = ((size_t)b * s->hkv + kvh) * ksz;
+		free(hk), free(hv);
+		hk = hv = NULL;
+		if (!(gq = host_copy(w, (char *)c->q + goff, qsz * c->g)) ||
+		    !(gdo = host_copy(w, (char *)c->dout + goff, qsz * c->g)) ||
+		    !(hk = host_copy(w, (char *)c->k + koff, ksz)) ||
+		    !(hv = host_copy(w, (char *)c->v + koff, ksz)) ||
+		    !(hdk = host_copy(w, (char *)c->dk + koff, ksz)) ||
+		    !(hdv = host_copy(w, (char *)c->dv + koff, ksz)))
+			goto out;
+		dkr = calloc(nj * s->d, sizeof(double)), dvr = calloc(nj * s->d, sizeof(double));
+		dkm = calloc(nj * s->d, sizeof(double)), dvm = calloc(nj * s->d, sizeof(double));
+		if (!dkr || !dvr || !dkm || !dvm)
+			goto out;
+		long js[8];
+		for (long t = 0; t < nj; t++)
+			js[t] = t == 0 ? 0 : (long)(rng_next(&seed) % s->sk);
+		for (long gh = 0; gh < c->g; gh++) {
+			const char *qh = (const char *)gq + gh * qsz, *doh = (const char *)gdo + gh * qsz;
+			for (long i = 0; i < s->sq; i++) {
+				size_t ro = (size_t)i * s->d;
+				long lim = ref_row(qh, hk, kt, i, s->sk, s->d, c->scale, s->causal, 0, p);
+				double di = 0;
+				for (long j = 0; j < lim; j++) {
+					double acc = 0;
+					for (long e = 0; e < s->d; e++)
+						acc += hval(doh, ro + e, kt) * hval(hv, (size_t)j * s->d + e, kt);
+					dp[j] = acc;
+					di += p[j] * acc;
+				}
+				for (long t = 0; t < nj; t++) {
+					long j = js[t];
+					if (j >= lim)
+						continue;
+					double dsj = c->scale * p[j] * (dp[j] - di);
+					for (long e = 0; e < s->d; e++) {
+						double x = p[j] * hval(doh, ro + e, kt);
+						double y = dsj * hval(qh, ro + e, kt);
+						dvr[t * s->d + e] += x, dvm[t * s->d + e] += fabs(x);
+						dkr[t * s->d + e] += y, dkm[t * s->d + e] += fabs(y);
+					}
+				}
+			}
+		}
+		for (long t = 0; t < nj; t++)
+			for (long e = 0; e < s->d; e++) {
+				size_t at = (size_t)js[t] * s->d + e;
+				note_err(bwd, hval(hdv, at, kt), dvr[t * s->d + e], dvm[t * s->d + e]);
+				note_err(bwd, hval(hdk, at, kt), dkr[t * s->d + e], dkm[t * s->d + e]);
+			}
+	}
+	rc = 0;
+out:
+	free(p), free(dp), free(hq), free(hk), free(hv), free(ho), free(hdo), free(hdq);
+	free(gq), free(gdo), free(hdk), free(hdv), free(dkr), free(dvr), free(dkm), free(dvm);
+	return rc;
+}
+
+static int run_sdpa(struct kp_wl *w, int cdt, const struct kp_sdpa_shape *sh)
+{
+	struct bufs b = { .n = 0 };
+	struct sdpa_case c = { .cdt = cdt, .s = *sh, .g = sh->h / sh->hkv,
+			       .scale = (float)(1.0 / sqrt((double)sh->d)), .backward = w->o->backward };
+	int rc = -1;
+	size_t es = dts[cdt].size;
+	size_t nq = (size_t)sh->b * sh->h * sh->sq * sh->d, nk = (size_t)sh->b * sh->hkv * sh->sk * sh->d;
+	char label[96];
+	snprintf(label, sizeof(label), "sdpa %s B=%ld H=%ld H_kv=%ld S_q=%ld S_k=%ld D=%ld%s",
+		 dts[cdt].name, sh->b, sh->h, sh->hkv, sh->sq, sh->sk, sh->d, sh->causal ? " causal" : "");
+	if (!(c.q = dalloc(w, &b, nq * es)) || !(c.k = dalloc(w, &b, nk * es)) ||
+	    !(c.v = dalloc(w, &b, nk * es)) || !(c.o = dalloc(w, &b, nq * es)) ||
+	    !(c.dout = dalloc(w, &b, nq * es)) || !(c.dq = dalloc(w, &b, nq * es)) ||
+	    !(c.dk = dalloc(w, &b, nk * es)) || !(c.dv = dalloc(w, &b, nk * es)))
+		goto out;
+	/* chunk the batch so that one chunk's scores (fp32) and P fit in half the free memory */
+	size_t freeb = 0, totalb = 0;
+	CU(cudaMemGetInfo(&freeb, &totalb));
+	double per_b = (double)sh->h * sh->sq * sh->sk * (4 + es);
+	c.bc = (long)(freeb * 0.5 / per_b);
+	if (c.bc < 1) {
+		fprintf(stderr, "kprof: error: %s: one batch item's scores need %.1f GB, %.1f GB free\n",
+			label, per_b / 1e9, freeb / 1e9);
+		w->status = 4;
+		goto out;
+	}
+	if (c.bc > sh->b)
+		c.bc = sh->b;
+	size_t nsc = (size_t)c.bc * sh->h * sh->sq * sh->sk;
+	if (!(c.scores = dalloc(w, &b, nsc * 4)) || !(c.p = dalloc(w, &b, nsc * es)))
+		goto out;
+	TRY(fill(w, c.q, cdt, nq, 21));
+	TRY(fill(w, c.k, cdt, nk, 22));
+	TRY(fill(w, c.v, cdt, nk, 23));
+	TRY(fill(w, c.dout, cdt, nq, 24));
+	if (c.bc < sh->b) {
+		char tmp[96];
+		snprintf(tmp, sizeof(tmp), "%s (chunks of B=%ld)", label, c.bc);
+		snprintf(label, sizeof(label), "%s", tmp);
+	}
+	w->traced = 0;
+	TRY(sdpa_iter(w, &c));
+	TRY(dev_sync(w));
+	struct kp_check fwd = { .tol = workloads_tolerance(cdt) * 2 };
+	struct kp_check bwd = { .tol = workloads_tolerance(cdt) * 4 };
+	TRY(sdpa_check(w, &c, &fwd, &bwd));
+	char l2[120];
+	snprintf(l2, sizeof(l2), "%s fwd", label);
+	print_check(w, l2, &fwd);
+	if (c.backward) {
+		snprintf(l2, sizeof(l2), "%s bwd", label);
+		print_check(w, l2, &bwd);
+	}
+	TRY(timed_loop(w, label, sdpa_iter, &c));
+	rc = 0;
+out:
+	bufs_free(&b);
+	return rc;
+}
+
+/* ---- convolution: im2col + cuBLAS ---- */
+
+struct conv_case {
+	int cdt;
+	struct kp_conv_shape s;
+	long oh, ow, cg, kg, crs, np;
+	int backward;
+	void *x, *wt, *y, *ytmp, *col, *dy, *dyt, *dw, *dcol, *dx;
+};
+
+static int conv_iter(struct kp_wl *w, void *ctx)
+{
+	struct conv_case *c = ctx;
+	const struct kp_conv_shape *s = &c->s;
+	const struct dt_info *d = &dts[c->cdt];
+	const char *ty = d->torch_type, *be = "im2col+cublas";
+	long p = c->oh * c->ow, rs = s->r * s->s, cgrs = c->cg * rs;
+	char groups[24];
+	snprintf(groups, sizeof(groups), "%ld", s->groups);
+	struct slot fs[9] = {
+		tensor(ty, 4, s->n, s->c, s->h, s->w), tensor(ty, 4, s->k, c->cg, s->r, s->s),
+		scalar("", ""), pair(s->stride), pair(s->pad), pair(s->dil), scalar("Scalar", "False"),
+		pair(0), scalar("Scalar", groups),
+	};
+	int tr = w->traced, rc;
+	char *args = tr ? mk_args(fs, 9, be, c->cdt) : NULL;
+	struct op op;
+	op_begin(w, &op);
+	rc = kcheck(w, kk_im2col(c->col, c->x, d->kt, s->n, s->c, s->h, s->w, s->r, s->s, c->oh, c->ow,
+				 s->stride, s->pad, s->dil),
+		    "kprof_im2col");
+	/* per group: Ytmp_g[Kg, N*P] = W_g[Kg, Cg*R*S] col_g[Cg*R*S, N*P] */
+	if (rc == 0)
+		rc = gemm(w, c->cdt, 0, 0, c->kg, c->np, cgrs, c->wt, cgrs, (long long)c->kg * cgrs,
+			  c->col, c->np, (long long)cgrs * c->np, 0.f, c->ytmp, 0, c->np,
+			  (long long)c->kg * c->np, s->groups);
+	if (rc == 0)
+		rc = kcheck(w, kk_swap01(c->y, c->ytmp, d->kt, s->k, s->n, p), "kprof_swap01");
+	op_end(w, &op, "aten::convolution", args);
+	if (rc < 0 || !c->backward)
+		return rc;
+
+	struct slot bs[11] = {
+		tensor(ty, 4, s->n, s->k, c->oh, c->ow), fs[0], fs[1], scalar("ScalarList", "[0]"),
+		fs[3], fs[4], fs[5], fs[6], fs[7], fs[8], scalar("ScalarList", "[True, True, False]"),
+	};
+	args = tr ? mk_args(bs, 11, be, c->cdt) : NULL;
+	op_begin(w, &op);
+	rc = kcheck(w, kk_swap01(c->dyt, c->dy, d->kt, s->n, s->k, p), "kprof_swap01");
+	/* grad weight: dW_g[Kg, Cg*R*S] = dYt_g[Kg, N*P] col_g^T */
+	if (rc == 0)
+		rc = gemm(w, c->cdt, 0, 1, c->kg, cgrs, c->np, c->dyt, c->np, (long long)c->kg * c->np,
+			  c->col, c->np, (long long)cgrs * c->np, 0.f, c->dw, 0, cgrs,
+			  (long long)c->kg * cgrs, s->groups);
+	/* grad input: dcol_g[Cg*R*S, N*P] = W_g^T dYt_g, then col2im */
+	if (rc == 0)
+		rc = gemm(w, c->cdt, 1, 0, cgrs, c->np, c->kg, c->wt, cgrs, (long long)c->kg * cgrs,
+			  c->dyt, c->np, (long long)c->kg * c->np, 0.f, c->dcol, 0, c->np,
+			  (long long)cgrs * c->np, s->groups);
+	if (rc == 0)
+		rc = kcheck(w, kk_col2im(c->dx, c->dcol, d->kt, s->n, s->c, s->h, s->w, s->r, s->s, c->oh,
+					 c->ow, s->stride, s->pad, s->dil),
+			    "kprof_col2im");
+	op_end(w, &op, "aten::convolution_backward", args);
+	return rc;
+}
+
+static int conv_check(struct kp_wl *w, struct conv_case *c, struct kp_check *fwd,
+		      struct kp_check *bwd)
+{
+	const struct kp_conv_shape *s = &c->s;
+	int kt = dts[c->cdt].kt, rc = -1;
+	size_t es = dts[c->cdt].size;
+	size_t nx = (size_t)s->n * s->c * s->h * s->w, nw = (size_t)s->k * c->cg * s->r * s->s;
+	size_t ny = (size_t)s->n * s->k * c->oh * c->ow;
+	void *hx = host_copy(w, c->x, nx * es), *hw = hx ? host_copy(w, c->wt, nw * es) : NULL;
+	void *hy = hw ? host_copy(w, c->y, ny * es) : NULL;
+	void *hdy = NULL, *hdx = NULL, *hdw = NULL;
+	uint64_t seed = 3;
+	if (!hy)
+		goto out;
+	for (int t = 0; t < 256; t++) {
+		size_t idx = rng_next(&seed) % ny;
+		long ox = idx % c->ow, oy = idx / c->ow % c->oh, k = idx / (c->ow * c->oh) % s->k,
+		     n = idx / ((size_t)c->ow * c->oh * s->k), g = k / c->kg;
+		double ref = 0, mag = 0;
+		for (long cl = 0; cl < c->cg; cl++)
+			for (long r = 0; r < s->r; r++)
+				for (long q = 0; q < s->s; q++) {
+					long iy = oy * s->stride - s->pad + r * s->dil;
+					long ix = ox * s->stride - s->pad + q * s->dil;
+					if (iy < 0 || iy >= s->h || ix < 0 || ix >= s->w)
+						continue;
+					long ci = g * c->cg + cl;
+					double v = hval(hx, (((size_t)n * s->c + ci) * s->h + iy) * s->w + ix, kt) *
+						   hval(hw, (((size_t)k * c->cg + cl) * s->r + r) * s->s + q, kt);
+					ref += v, mag += fabs(v);
+				}
+		note_err(fwd, hval(hy, idx, kt), ref, mag);
+	}
+	if (c->backward) {
+		if (!(hdy = host_copy(w, c->dy, ny * es)) || !(hdx = host_copy(w, c->dx, nx * es)) ||
+		    !(hdw = host_copy(w, c->dw, nw * es)))
+			goto out;
+		for (int t = 0; t < 128; t++) { /* dX[n,ci,iy,ix] */
+			size_t idx = rng_next(&seed) % nx;
+			long ix = idx % s->w, iy = idx / s->w % s->h, ci = idx / ((size_t)s->w * s->h) % s->c,
+			     n = idx / ((size_t)s->w * s->h * s->c), g = ci / c->cg, cl = ci % c->cg;
+			double ref = 0, mag = 0;
+			for (long kl = 0; kl < c->kg; kl++)
+				for (long r = 0; r < s->r; r++)
+					for (long q = 0; q < s->s; q++) {
+						long ty = iy + s->pad - r * s->dil, tx = ix + s->pad - q * s->dil;
+						if (ty < 0 || tx < 0 || ty % s->stride || tx % s->stride)
+							continue;
+						long oy = ty / s->stride, ox = tx / s->stride;
+						if (oy >= c->oh || ox >= c->ow)
+							continue;
+						long k = g * c->kg + kl;
+						double v = hval(hdy, (((size_t)n * s->k + k) * c->oh + oy) * c->ow + ox, kt) *
+							   hval(hw, (((size_t)k * c->cg + cl) * s->r + r) * s->s + q, kt);
+						ref += v, mag += fabs(v);
+					}
+			note_err(bwd, hval(hdx, idx, kt), ref, mag);
+		}
+		for (int t = 0; t < 32; t++) { /* dW[k,cl,r,q] */
+			size_t idx = rng_next(&seed) % nw;
+			long q = idx % s->s, r = idx / s->s % s->r, cl = idx / ((size_t)s->s * s->r) % c->cg,
+			     k = idx / ((size_t)s->s * s->r * c->cg), ci = k / c->kg * c->cg + cl;
+			double ref = 0, mag = 0;
+			for (long n = 0; n < s->n; n++)
+				for (long oy = 0; oy < c->oh; oy++)
+					for (long ox = 0; ox < c->ow; ox++) {
+						long iy = oy * s->stride - s->pad + r * s->dil;
+						long ix = ox * s->stride - s->pad + q * s->dil;
+						if (iy < 0 || iy >= s->h || ix < 0 || ix >= s->w)
+							continue;
+						double v = hval(hdy, (((size_t)n * s->k + k) * c->oh + oy) * c->ow + ox, kt) *
+							   hval(hx, (((size_t)n * s->c + ci) * s->h + iy) * s->w + ix, kt);
+						ref += v, mag += fabs(v);
+					}
+			note_err(bwd, hval(hdw, idx, kt), ref, mag);
+		}
+	}
+	rc = 0;
+out:
+	free(hx), free(hw), free(hy), free(hdy), free(hdx), free(hdw);
+	return rc;
+}
+
+static int run_conv(struct kp_wl *w, int cdt, const struct kp_conv_shape *sh)
+{
+	struct bufs b = { .n = 0 };
+	struct conv_case c = { .cdt = cdt, .s = *sh, .backward = w->o->backward };
+	int rc = -1;
+	size_t es = dts[cdt].size;
+	c.oh = conv_out_dim(sh->h, sh->r, sh->stride, sh->pad, sh->dil);
+	c.ow = conv_out_dim(sh->w, sh->s, sh->stride, sh->pad, sh->dil);
+	c.cg = sh->c / sh->groups, c.kg = sh->k / sh->groups;
+	c.crs = sh->c * sh->r * sh->s, c.np = sh->n * c.oh * c.ow;
+	size_t nx = (size_t)sh->n * sh->c * sh->h * sh->w, nw = (size_t)sh->k * c.cg * sh->r * sh->s;
+	size_t ny = (size_t)sh->n * sh->k * c.oh * c.ow, ncol = (size_t)c.crs * c.np;
+	char label[120];
+	snprintf(label, sizeof(label), "conv %s N=%ld C=%ld H=%ld W=%ld K=%ld R=%ld S=%ld s%ld p%ld d%ld g%ld",
+		 dts[cdt].name, sh->n, sh->c, sh->h, sh->w, sh->k, sh->r, sh->s, sh->stride, sh->pad,
+		 sh->dil, sh->groups);
+	if (!(c.x = dalloc(w, &b, nx * es)) || !(c.wt = dalloc(w, &b, nw * es)) ||
+	    !(c.y = dalloc(w, &b, ny * es)) || !(c.ytmp = dalloc(w, &b, ny * es)) ||
+	    !(c.col = dalloc(w, &b, ncol * es)))
+		goto out;
+	if (c.backward &&
+	    (!(c.dy = dalloc(w, &b, ny * es)) || !(c.dyt = dalloc(w, &b, ny * es)) ||
+	     !(c.dw = dalloc(w, &b, nw * es)) || !(c.dcol = dalloc(w, &b, ncol * es)) ||
+	     !(c.dx = dalloc(w, &b, nx * es))))
+		goto out;
+	TRY(fill(w, c.x, cdt, nx, 31));
+	TRY(fill(w, c.wt, cdt, nw, 32));
+	if (c.backward)
+		TRY(fill(w, c.dy, cdt, ny, 33));
+	w->traced = 0;
+	TRY(conv_iter(w, &c));
+	TRY(dev_sync(w));
+	struct kp_check fwd = { .tol = workloads_tolerance(cdt) };
+	struct kp_check bwd = { .tol = workloads_tolerance(cdt) };
+	TRY(conv_check(w, &c, &fwd, &bwd));
+	char l2[140];
+	snprintf(l2, sizeof(l2), "%s fwd", label);
+	print_check(w, l2, &fwd);
+	if (c.backward) {
+		snprintf(l2, sizeof(l2), "%s bwd", label);
+		print_check(w, l2, &bwd);
+	}
+	TRY(timed_loop(w, label, conv_iter, &c));
+	rc = 0;
+out:
+	bufs_free(&b);
+	return rc;
+}
+
+int workloads_run(struct kp_wl *w)
+{
+	const struct kp_capture_opts *o = w->o;
+	for (int cdt = 0; cdt < CDT_N; cdt++) {
+		if (!(o->dtypes & (1 << cdt)))
+			continue;
+		if (o->workloads & WL_MATMUL)
+			for (size_t i = 0; i < o->nmm; i++)
+				for (int op = MM_MM; op <= MM_BMM; op <<= 1)
+					if ((o->mm_ops & op) && run_matmul(w, op, cdt, &o->mm[i]) < 0)
+						return -1;
+		if (o->workloads & WL_SDPA)
+			for (size_t i = 0; i < o->nsdpa; i++)
+				if (run_sdpa(w, cdt, &o->sdpa[i]) < 0)
+					return -1;
+		if (o->workloads & WL_CONV)
+			for (size_t i = 0; i < o->nconv; i++)
+				if (run_conv(w, cdt, &o->conv[i]) < 0)
+					return -1;
+	}
+	return 0;
+}
+
+#endif /* KPROF_HAVE_CUPTI */

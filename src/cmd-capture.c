@@ -1,0 +1,87 @@
+/*
+ * cmd-capture.c — `kprof capture`: options -> capture_run().
+ */
+#include <stdio.h>
+
+#include "kprof/capture.h"
+#include "kprof/cmd.h"
+#include "kprof/diag.h"
+#include "kprof/opts.h"
+
+static const char synopsis[] = "[<options>] -o <trace.json>";
+
+int cmd_capture(int argc, char **argv)
+{
+	struct kp_capture_opts o = { .warmup = 3, .iters = 10, .backward = 1, .sample_period_ms = 10 };
+	long period = 10;
+	const struct kp_opt table[] = {
+		{ .lname = "output", .sname = 'o', .type = OPT_STR, .argname = "FILE",
+		  .help = "write the Kineto-compatible trace here",
+		  .dst = &o.output },
+		{ .lname = "workload", .sname = 'w', .type = OPT_CALLBACK, .argname = "LIST",
+		  .help = "matmul, sdpa, conv (comma-separated or repeated; default matmul)",
+		  .dst = &o.workloads, .cb = capture_parse_workloads },
+		{ .lname = "op", .sname = 0, .type = OPT_CALLBACK, .argname = "LIST",
+		  .help = "matmul ops: mm, addmm, bmm (default all)",
+		  .dst = &o.mm_ops, .cb = capture_parse_mm_ops },
+		{ .lname = "dtype", .sname = 't', .type = OPT_CALLBACK, .argname = "LIST",
+		  .help = "bf16, fp16, fp32, tf32 (default bf16)",
+		  .dst = &o.dtypes, .cb = capture_parse_dtypes },
+		{ .lname = "shapes", .sname = 's', .type = OPT_STR, .argname = "SET",
+		  .help = "matmul: custom:MxKxN,..., llama, pow2:MIN:MAX, pow2_extended:MIN:MAX, sweep:MIN:MAX",
+		  .dst = &o.shapes },
+		{ .lname = "m", .sname = 0, .type = OPT_STR, .argname = "M[,M...]",
+		  .help = "M of the llama shapes (default 4096)",
+		  .dst = &o.m_list },
+		{ .lname = "sdpa-shapes", .sname = 0, .type = OPT_STR, .argname = "SET",
+		  .help = "default, custom:BxHxH_KVxS_QxS_KxD[c],...",
+		  .dst = &o.sdpa_shapes },
+		{ .lname = "causal", .sname = 0, .type = OPT_CALLBACK, .argname = "WHICH",
+		  .help = "default SDPA grid: both, yes, no",
+		  .dst = &o.causal, .cb = capture_parse_causal },
+		{ .lname = "kv-heads", .sname = 0, .type = OPT_INT, .argname = "N",
+		  .help = "H_kv of the default SDPA grid (GQA; default H)",
+		  .dst = &o.kv_heads },
+		{ .lname = "conv-shapes", .sname = 0, .type = OPT_STR, .argname = "SET",
+		  .help = "resnet50, custom:NxCxHxWxKxRxS[:sS][:pP][:dD][:gG],...",
+		  .dst = &o.conv_shapes },
+		{ .lname = "batch", .sname = 'b', .type = OPT_INT, .argname = "N",
+		  .help = "bmm batch (default 8), conv N (default 32)",
+		  .dst = &o.batch },
+		{ .lname = "warmup", .sname = 0, .type = OPT_INT, .argname = "N",
+		  .help = "untraced iterations per case first (default 3)",
+		  .dst = &o.warmup },
+		{ .lname = "iters", .sname = 'n', .type = OPT_INT, .argname = "N",
+		  .help = "traced iterations per case (default 10)",
+		  .dst = &o.iters },
+		{ .lname = "backward", .sname = 0, .type = OPT_FLAG, .argname = NULL,
+		  .help = "sdpa and conv also run backward (default on)",
+		  .dst = &o.backward },
+		{ .lname = "overhead", .sname = 0, .type = OPT_FLAG, .argname = NULL,
+		  .help = "also time the loop untraced; print the ratio",
+		  .dst = &o.overhead },
+		{ .lname = "sample-period", .sname = 0, .type = OPT_INT, .argname = "MS",
+		  .help = "NVML clock sampling period, 1..100 (default 10)",
+		  .dst = &period },
+		{ .lname = NULL },
+	};
+	int nargs = 0;
+	int rc = opts_parse("capture", synopsis, table, argc, argv, &nargs);
+	if (rc)
+		return rc > 0 ? KP_OK : KP_USAGE;
+	if (nargs > 0) {
+		fprintf(stderr, "kprof: error: unexpected argument '%s'\n", argv[1]);
+		fprintf(stderr, "kprof: see 'kprof capture -h'\n");
+		return KP_USAGE;
+	}
+	o.sample_period_ms = (int)(period > 1000 ? 1000 : period);
+	char why[512];
+	if (capture_opts_finish(&o, why, sizeof(why)) < 0) {
+		fprintf(stderr, "kprof: error: %s\n", why);
+		fprintf(stderr, "kprof: see 'kprof capture -h'\n");
+		return KP_USAGE;
+	}
+	rc = capture_run(&o);
+	capture_opts_free(&o);
+	return rc;
+}
