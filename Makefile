@@ -102,8 +102,9 @@ $(O)/tests/test-%: tests/unit/test-%.c $(O)/libkprof.a
 
 unit: $(UNIT_BINS)
 	@fail=0; for t in $(UNIT_BINS); do \
-	  (cd tests/unit && KPROF_TESTDATA=../../testdata ../../$$t >/dev/null 2>../../$$t.log) \
-	    || { echo "FAIL $$t (see $$t.log)"; cat $$t.log; fail=1; }; \
+	  t=$$(cd $$(dirname $$t) && pwd)/$$(basename $$t); \
+	  (cd tests/unit && KPROF_TESTDATA=../../testdata $$t >$$t.log 2>&1) \
+	    || { echo "FAIL $$t (see $$t.log)"; tail -30 $$t.log; fail=1; }; \
 	done; test $$fail = 0 && echo "  unit: $(words $(UNIT_BINS)) suites passed"
 
 golden: $(O)/kprof

@@ -193,7 +193,8 @@ static void setup_device(const struct kp_trace *t, const struct kp_analyze_opts 
 		dp = &t->devs[0];
 	r->device_name = o->device ? o->device : dp && dp->name ? dp->name : NULL;
 	if (r->device_name && o->db)
-		r->dev = devdb_match(o->db, r->device_name, &r->match);
+		r->dev = devdb_match_sms(o->db, r->device_name, !o->device && dp ? dp->sms : 0,
+					 &r->match);
 
 	if (t->kprof_clock_known) {
 		r->clock_source = CLOCK_TRACE;

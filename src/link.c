@@ -116,7 +116,8 @@ static int32_t model_op(struct kp_trace *t, int32_t i)
 void trace_link(struct kp_trace *t)
 {
 	/* 1. op tree per thread */
-	qsort(t->ops, t->nops, sizeof(*t->ops), cmp_op);
+	if (t->nops)
+		qsort(t->ops, t->nops, sizeof(*t->ops), cmp_op);
 	int32_t *stack = xmalloc((t->nops + 1) * sizeof(*stack));
 	size_t sp = 0;
 	for (size_t i = 0; i < t->nops; i++) {
@@ -138,7 +139,8 @@ void trace_link(struct kp_trace *t)
 			imap_put(&ext, t->ops[i].ext_id, (int32_t)i);
 
 	/* 3. launch -> innermost enclosing op: merge sweep over both sorted arrays */
-	qsort(t->launches, t->nlaunches, sizeof(*t->launches), cmp_launch);
+	if (t->nlaunches)
+		qsort(t->launches, t->nlaunches, sizeof(*t->launches), cmp_launch);
 	sp = 0;
 	size_t oi = 0;
 	for (size_t li = 0; li < t->nlaunches; li++) {

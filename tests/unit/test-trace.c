@@ -1,0 +1,327 @@
+/*
+ * test-trace.c — trace reading (every Kineto variant) and kernel -> op linking.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <cmocka.h>
+
+#include "kprof/trace.h"
+
+static char tmpdir[] = "/tmp/kprof-test-trace-XXXXXX";
+
+static const char *write_file(const char *name, const char *text, int gz)
+{
+	static char path[512];
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+	if (gz) {
+		gzFile f = gzopen(path, "wb");
+		gzwrite(f, text, (unsigned)strlen(text));
+		gzclose(f);
+	} else {
+		FILE *f = fopen(path, "w");
+		fputs(text, f);
+		fclose(f);
+	}
+	return path;
+}
+
+static int load_text(struct kp_trace *t, const char *text, int strict, struct kp_diag *d)
+{
+	struct kp_load_opts o = { .strict = strict };
+	memset(d, 0, sizeof(*d));
+	int rc = trace_load(t, write_file("t.json", text, 0), &o, d);
+	if (rc == 0)
+		trace_link(t);
+	return rc;
+}
+
+static const struct kp_op *op_named(const struct kp_trace *t, const char *name)
+{
+	for (size_t i = 0; i < t->nops; i++)
+		if (!strcmp(t->ops[i].name, name))
+			return &t->ops[i];
+	return NULL;
+}
+
+static const char *gpu_op(const struct kp_trace *t, const char *kernel)
+{
+	for (size_t i = 0; i < t->ngpu; i++)
+		if (!strcmp(t->gpu[i].name, kernel))
+			return t->gpu[i].op >= 0 ? t->ops[t->gpu[i].op].name : "(unlinked)";
+	return NULL;
+}
+
+/* A 2024+ trace: relative float µs, baseTimeNanoseconds, External id names the op. */
+static const char modern[] =
+	"{\"schemaVersion\":1,\"deviceProperties\":[{\"id\":0,\"name\":\"NVIDIA H100 80GB HBM3\","
+	"\"numSms\":132,\"computeMajor\":9}],\"baseTimeNanoseconds\":1790857026000000000,"
+	"\"traceEvents\":["
+	"{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::linear\",\"pid\":483,\"tid\":483,"
+	"\"ts\":4795881956000.000,\"dur\":100.5,\"args\":{\"External id\":1}},"
+	"{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::addmm\",\"pid\":483,\"tid\":483,"
+	"\"ts\":4795881956010.250,\"dur\":80,\"args\":{\"External id\":2,\"Input Dims\":[[64],[32,128],[128,64],[],[]],"
+	"\"Input type\":[\"c10::BFloat16\",\"c10::BFloat16\",\"c10::BFloat16\",\"Scalar\",\"Scalar\"],"
+	"\"Concrete Inputs\":[\"\",\"\",\"\",\"1\",\"1\"],\"Input Strides\":[[1],[128,1],[64,1],[],[]]}},"
+	"{\"ph\":\"X\",\"cat\":\"python_function\",\"name\":\"torch/nn/functional.py(1): linear\",\"pid\":483,"
+	"\"tid\":483,\"ts\":4795881955000,\"dur\":2000,\"args\":{\"Python id\":5}},"
+	"{\"ph\":\"X\",\"cat\":\"cuda_driver\",\"name\":\"cuLaunchKernelEx\",\"pid\":483,\"tid\":483,"
+	"\"ts\":4795881956020.001,\"dur\":9,\"args\":{\"External id\":2,\"cbid\":652,\"correlation\":14}},"
+	"{\"ph\":\"s\",\"id\":14,\"pid\":483,\"tid\":483,\"ts\":4795881956020.001,\"cat\":\"ac2g\",\"name\":\"ac2g\"},"
+	"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"nvjet_gemm\",\"pid\":0,\"tid\":7,"
+	"\"ts\":4795881956040.123,\"dur\":6.241,\"args\":{\"External id\":2,\"correlation\":14,"
+	"\"device\":0,\"stream\":7,\"grid\":[2,64,1],\"occupancy\":{\"x\":1},\"unknown key\":[1,{\"a\":null}]}},"
+	"{\"ph\":\"f\",\"id\":14,\"pid\":0,\"tid\":7,\"ts\":4795881956040.123,\"cat\":\"ac2g\",\"name\":\"ac2g\",\"bp\":\"e\"},"
+	"{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":0,\"tid\":7,\"args\":{\"name\":\"stream 7 \"}},"
+	"{\"name\":\"Record Window End\",\"ph\":\"i\",\"s\":\"g\",\"pid\":\"\",\"tid\":\"\",\"ts\":4795881959000}"
+	"],\"traceName\":\"x.json\",\"distributedInfo\":{\"rank\":0}}";
+
+static void reads_relative_float_times_as_integer_ns(void **state)
+{
+	(void)state;
+	struct kp_trace t;
+	struct kp_diag d;
+	assert_int_equal(load_text(&t, modern, 0, &d), 0);
+	assert_int_equal(t.has_base, 1);
+	assert_true(t.base_ns == 1790857026000000000LL);
+	assert_int_equal(t.nops, 2);
+	assert_int_equal(t.ngpu, 1);
+	assert_true(t.gpu[0].ts_ns == 4795881956040123LL);
+	assert_int_equal(t.gpu[0].dur_ns, 6241);
+	assert_int_equal(op_named(&t, "aten::linear")->dur_ns, 100500);
+	assert_int_equal(t.ndevs, 1);
+	assert_string_equal(t.devs[0].name, "NVIDIA H100 80GB HBM3");
+	assert_int_equal(t.devs[0].sms, 132);
+	/* python_function, flows, metadata and instants are skipped, not kept */
+	assert_int_equal(t.nevents, 9);
+	assert_int_equal(t.nflows, 2);
+	trace_free(&t);
+}
+
+static void links_kernel_to_the_model_level_op_through_the_driver_launch(void **state)
+{
+	(void)state;
+	struct kp_trace t;
+	struct kp_diag d;
+	assert_int_equal(load_text(&t, modern, 0, &d), 0);
+	assert_string_equal(gpu_op(&t, "nvjet_gemm"), "aten::addmm");
+	const struct kp_op *addmm = op_named(&t, "aten::addmm");
+	assert_int_equal(addmm->nslots, 5);
+	assert_int_equal(addmm->slots[1].ndim, 2);
+	assert_int_equal(addmm->slots[1].dims[1], 128);
+	assert_int_equal(addmm->slots[0].dtype, DT_BF16);
+	assert_string_equal(addmm->slots[3].concrete, "1");
+	assert_int_equal(addmm->parent >= 0, 1);
+	assert_string_equal(t.ops[addmm->parent].name, "aten::linear");
+	trace_free(&t);
+}
+
+/* 2022: integer absolute µs, External id == correlation (names no op), negative tid. */
+static const char old2022[] =
+	"{\"traceEvents\":["
+	"{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::conv2d\",\"pid\":7,\"tid\":-1029147072,"
+	"\"ts\":1650000000000100,\"dur\":50,\"args\":{\"External id\":900}},"
+	"{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::convolution\",\"pid\":7,\"tid\":-1029147072,"
+	"\"ts\":1650000000000101,\"dur\":48,\"args\":{\"External id\":901}},"
+	"{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::cudnn_convolution\",\"pid\":7,\"tid\":-1029147072,"
+	"\"ts\":1650000000000102,\"dur\":40,\"args\":{\"External id\":902}},"
+	"{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":7,\"tid\":-1029147072,"
+	"\"ts\":1650000000000110,\"dur\":5,\"args\":{\"External id\":77,\"correlation\":77}},"
+	"{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":7,\"tid\":-1029147072,"
+	"\"ts\":1650000000000300,\"dur\":5,\"args\":{\"External id\":78,\"correlation\":78}},"
+	"{\"ph\":\"s\",\"id\":77,\"pid\":7,\"tid\":-1029147072,\"ts\":1650000000000110,\"cat\":\"async_cpu_to_gpu\",\"name\":\"async_gpu\"},"
+	"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"implicit_gemm\",\"pid\":0,\"tid\":\"stream 7\","
+	"\"ts\":1650000000000120,\"dur\":30,\"args\":{\"External id\":77,\"correlation\":77,\"stream\":7}},"
+	"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"lonely\",\"pid\":0,\"tid\":7,"
+	"\"ts\":1650000000000320,\"dur\":3,\"args\":{\"External id\":78,\"correlation\":78}},"
+	"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"orphan\",\"pid\":0,\"tid\":7,"
+	"\"ts\":1650000000000400,\"dur\":3,\"args\":{\"correlation\":99}}"
+	"]}";
+
+static void links_2022_traces_by_time_nesting_and_counts_one_level(void **state)
+{
+	(void)state;
+	struct kp_trace t;
+	struct kp_diag d;
+	assert_int_equal(load_text(&t, old2022, 0, &d), 0);
+	assert_int_equal(t.has_base, 0);
+	assert_true(t.gpu[0].ts_ns == 1650000000000120000LL);
+	/* the innermost op is cudnn_convolution; the counted level is convolution */
+	assert_string_equal(gpu_op(&t, "implicit_gemm"), "aten::convolution");
+	/* a launch outside any op and a kernel without a launch are unlinked, not dropped */
+	assert_string_equal(gpu_op(&t, "lonely"), "(unlinked)");
+	assert_string_equal(gpu_op(&t, "orphan"), "(unlinked)");
+	assert_int_equal(t.ngpu, 3);
+	assert_true(t.threads[t.ops[0].thread].tid == -1029147072LL);
+	trace_free(&t);
+}
+
+static void graph_kernels_sharing_one_correlation_all_link(void **state)
+{
+	(void)state;
+	static const char text[] =
+		"{\"traceEvents\":["
+		"{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"pid\":1,\"tid\":1,\"ts\":10,\"dur\":100,"
+		"\"args\":{\"External id\":5}},"
+		"{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaGraphLaunch\",\"pid\":1,\"tid\":1,\"ts\":20,\"dur\":5,"
+		"\"args\":{\"correlation\":3}},"
+		"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k1\",\"pid\":0,\"tid\":7,\"ts\":30,\"dur\":5,\"args\":{\"correlation\":3}},"
+		"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k2\",\"pid\":0,\"tid\":7,\"ts\":32,\"dur\":5,\"args\":{\"correlation\":3}},"
+		"{\"ph\":\"X\",\"cat\":\"gpu_memset\",\"name\":\"Memset (Device)\",\"pid\":0,\"tid\":7,\"ts\":40,\"dur\":1,"
+		"\"args\":{\"correlation\":3,\"bytes\":64}}"
+		"]}";
+	struct kp_trace t;
+	struct kp_diag d;
+	assert_int_equal(load_text(&t, text, 0, &d), 0);
+	assert_string_equal(gpu_op(&t, "k1"), "aten::mm");
+	assert_string_equal(gpu_op(&t, "k2"), "aten::mm");
+	assert_string_equal(gpu_op(&t, "Memset (Device)"), "aten::mm");
+	assert_int_equal(t.gpu[2].kind, GPU_MEMSET);
+	assert_int_equal(t.gpu[2].bytes, 64);
+	trace_free(&t);
+}
+
+static void reads_b_e_pairs_string_pids_and_bare_event_arrays(void **state)
+{
+	(void)state;
+	static const char text[] =
+		"[{\"ph\":\"B\",\"cat\":\"cpu_op\",\"name\":\"aten::bmm\",\"pid\":\"main\",\"tid\":\"t\",\"ts\":100},"
+		"{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":\"main\",\"tid\":\"t\",\"ts\":110,"
+		"\"dur\":2,\"args\":{\"correlation\":1}},"
+		"{\"ph\":\"E\",\"cat\":\"cpu_op\",\"name\":\"aten::bmm\",\"pid\":\"main\",\"tid\":\"t\",\"ts\":150},"
+		"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":1,\"ts\":120,\"dur\":10,\"args\":{\"correlation\":1}}]";
+	struct kp_trace t;
+	struct kp_diag d;
+	assert_int_equal(load_text(&t, text, 0, &d), 0);
+	assert_int_equal(t.nops, 1);
+	assert_int_equal(t.ops[0].dur_ns, 50000);
+	assert_string_equal(gpu_op(&t, "k"), "aten::bmm");
+	trace_free(&t);
+}
+
+static void keeps_complete_events_of_a_truncated_trace(void **state)
+{
+	(void)state;
+	static const char text[] =
+		"{\"traceEvents\":[{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":1,"
+		"\"ts\":1,\"dur\":2},{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k2\",\"pid\":0,\"tid\":1,\"ts\":";
+	struct kp_trace t;
+	struct kp_diag d;
+	assert_int_equal(load_text(&t, text, 0, &d), 0);
+	assert_int_equal(t.truncated, 1);
+	assert_int_equal(t.ngpu, 1);
+	assert_int_equal(t.trunc_off, (int64_t)strlen(text));
+	assert_int_equal(warn_total(&t.warn), 1);
+	char want[128];
+	snprintf(want, sizeof(want), "t.json:1:%zu: warning: trace is truncated at byte %zu",
+		 strlen(text) + 1, strlen(text));
+	assert_non_null(strstr(t.warn.k[0].shown[0], want));
+	trace_free(&t);
+	assert_int_equal(load_text(&t, text, 1, &d), -1);
+	assert_int_equal(d.status, KP_BADINPUT);
+	snprintf(want, sizeof(want), "t.json:1:%zu: error: trace is truncated at byte %zu (--strict)",
+		 strlen(text) + 1, strlen(text));
+	assert_non_null(strstr(d.msg, want));
+	trace_free(&t);
+}
+
+static void malformed_json_is_a_located_error(void **state)
+{
+	(void)state;
+	struct kp_trace t;
+	struct kp_diag d;
+	assert_int_equal(load_text(&t, "{\"traceEvents\":[\n  {\"ph\" \"X\"}]}", 0, &d), -1);
+	assert_int_equal(d.status, KP_BADINPUT);
+	assert_non_null(strstr(d.msg, "t.json:2:9: error: expected ':' after object key"));
+	trace_free(&t);
+}
+
+static void warns_on_kernels_without_dur_and_keeps_going(void **state)
+{
+	(void)state;
+	static const char text[] =
+		"{\"traceEvents\":[\n{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"nodur\",\"pid\":0,\"tid\":1,\"ts\":1},\n"
+		"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"ok\",\"pid\":0,\"tid\":1,\"ts\":1,\"dur\":1}]}";
+	struct kp_trace t;
+	struct kp_diag d;
+	assert_int_equal(load_text(&t, text, 0, &d), 0);
+	assert_int_equal(t.ngpu, 1);
+	assert_int_equal(warn_total(&t.warn), 1);
+	assert_non_null(strstr(t.warn.k[0].shown[0], "t.json:2:1: warning: skipped event 'nodur' without 'dur'"));
+	trace_free(&t);
+	assert_int_equal(load_text(&t, text, 1, &d), -1);
+	assert_int_equal(d.status, KP_BADINPUT);
+	trace_free(&t);
+}
+
+static void reads_gzip_and_reports_missing_files(void **state)
+{
+	(void)state;
+	struct kp_trace t;
+	struct kp_diag d = { 0 };
+	struct kp_load_opts o = { 0 };
+	assert_int_equal(trace_load(&t, write_file("t.json.gz", modern, 1), &o, &d), 0);
+	assert_int_equal(t.ngpu, 1);
+	trace_free(&t);
+	assert_int_equal(trace_load(&t, "/nonexistent/x.json", &o, &d), -1);
+	assert_int_equal(d.status, KP_ENV);
+	assert_string_equal(d.msg, "error: cannot open '/nonexistent/x.json': No such file or directory");
+	trace_free(&t);
+}
+
+static void reads_kprof_clock_metadata(void **state)
+{
+	(void)state;
+	static const char text[] =
+		"{\"kprof\":{\"version\":\"0.1.0\",\"clock\":\"nvml\",\"sm_clock_max_mhz\":1980},"
+		"\"deviceProperties\":[{\"id\":0,\"name\":\"NVIDIA H200\",\"clockRate\":1980000,"
+		"\"memoryClockRate\":3201000,\"memoryBusWidth\":6016}],"
+		"\"traceEvents\":[{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":1,\"ts\":1,\"dur\":1,"
+		"\"args\":{\"sm_clock_mhz\":1755}}]}";
+	struct kp_trace t;
+	struct kp_diag d;
+	assert_int_equal(load_text(&t, text, 0, &d), 0);
+	assert_int_equal(t.kprof_clock_known, 1);
+	assert_int_equal(t.kprof_sm_clock_max_mhz, 1980);
+	assert_int_equal(t.gpu[0].sm_clock_mhz, 1755);
+	assert_int_equal(t.devs[0].mem_clock_khz, 3201000);
+	assert_int_equal(t.devs[0].bus_bits, 6016);
+	trace_free(&t);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	char cmd[600];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(reads_relative_float_times_as_integer_ns),
+		cmocka_unit_test(links_kernel_to_the_model_level_op_through_the_driver_launch),
+		cmocka_unit_test(links_2022_traces_by_time_nesting_and_counts_one_level),
+		cmocka_unit_test(graph_kernels_sharing_one_correlation_all_link),
+		cmocka_unit_test(reads_b_e_pairs_string_pids_and_bare_event_arrays),
+		cmocka_unit_test(keeps_complete_events_of_a_truncated_trace),
+		cmocka_unit_test(malformed_json_is_a_located_error),
+		cmocka_unit_test(warns_on_kernels_without_dur_and_keeps_going),
+		cmocka_unit_test(reads_gzip_and_reports_missing_files),
+		cmocka_unit_test(reads_kprof_clock_metadata),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
