@@ -274,6 +274,18 @@ static enum kp_dtype promote(enum kp_dtype a, enum kp_dtype b)
 	return a;
 }
 
+/* A Python float as Concrete Inputs prints it: "0.5", "1.", "1e-05", "-inf", "nan" */
+static int is_float_literal(const char *s)
+{
+	char *end;
+
+	s = skip_ws(s);
+	if (*s == '\0')
+		return 0;
+	strtod(s, &end);
+	return *skip_ws(end) == '\0' && strpbrk(s, ".eEnN") != NULL;
+}
+
 /*
  * Result dtype of a pointwise op over @n slots: dimensioned tensors decide,
  * unless a 0-dim tensor or a Python scalar is of a higher category (a float
@@ -292,9 +304,8 @@ static enum kp_dtype result_type(const struct kp_slot *const *s, int n)
 				dim = promote(dim, s[i]->dtype);
 			else
 				zero = promote(zero, s[i]->dtype);
-		} else if (s[i]->dtype == DT_NONE && strpbrk(text(s[i]), ".en") != NULL &&
-			   strcmp(text(s[i]), "None") != 0) {
-			float_scalar = 1; /* "0.5", "1e-05", "inf", "nan" */
+		} else if (s[i]->dtype == DT_NONE && is_float_literal(text(s[i]))) {
+			float_scalar = 1;
 		}
 	}
 	if (dim == DT_NONE)
@@ -415,11 +426,11 @@ struct conv_schema {
 static const struct conv_schema s_convolution = { 0, 1, 2, 3, 4, 5, 7, 8, 6, 0, 99 };
 /* cudnn_convolution: padding BEFORE stride; slot 6 is benchmark, never transposed (§3.7) */
 static const struct conv_schema s_cudnn_conv = { 0, 1, -1, 3, 2, 4, -1, 5, -1, 0, 9 };
-/* cudnn_convolution_transpose(self, weight, padding, output_padding, stride, dilation, groups, ..) */
+/* cudnn_convolution_transpose(self, weight, padding, output_padding, stride, dilation, groups) */
 static const struct conv_schema s_cudnn_conv_t = { 0, 1, -1, 4, 2, 5, 3, 6, -1, 1, 10 };
 /* miopen_convolution(self, weight, bias, padding, stride, dilation, groups, ..), mkldnn_ alike */
 static const struct conv_schema s_miopen_conv = { 0, 1, 2, 4, 3, 5, -1, 6, -1, 0, 99 };
-/* miopen_convolution_transpose(self, weight, bias, padding, output_padding, stride, dilation, groups, ..) */
+/* miopen_convolution_transpose(self, weight, bias, padding, output_padding, stride, ..) */
 static const struct conv_schema s_miopen_conv_t = { 0, 1, 2, 5, 3, 6, 4, 7, -1, 1, 99 };
 /* _slow_conv2d_forward(self, weight, kernel_size, bias, stride, padding) */
 static const struct conv_schema s_slow_conv2d = { 0, 1, 3, 4, 5, -1, -1, -1, -1, 0, 6 };
@@ -509,7 +520,8 @@ static int eval_conv(const struct kp_op_in *in, const struct model *m, struct kp
 		return fail(c, "convolution 'groups' is not a positive integer");
 	if (conv_param(in, cs->stride, nsp, 1, stride) || conv_param(in, cs->pad, nsp, 0, pad) ||
 	    conv_param(in, cs->dil, nsp, 1, dil) || conv_param(in, cs->out_pad, nsp, 0, opad))
-		return fail(c, "convolution stride, padding, dilation or output_padding unreadable");
+		return fail(c,
+			    "convolution stride, padding, dilation or output_padding unreadable");
 
 	/* weight [C_out, C_in/g, k..]; transposed [C_in, C_out/g, k..] */
 	if (transposed) {
@@ -524,7 +536,8 @@ static int eval_conv(const struct kp_op_in *in, const struct model *m, struct kp
 
 	for (i = 0; i < nsp; i++) {
 		if (stride[i] < 1 || dil[i] < 1 || pad[i] < 0 || opad[i] < 0 || w->dims[2 + i] < 1)
-			return fail(c, "convolution stride, dilation or kernel below 1, or negative padding");
+			return fail(c, "convolution stride, dilation or kernel below 1, "
+				       "or negative padding");
 		out[i] = conv_out_size(x->dims[2 + i], w->dims[2 + i], stride[i], pad[i], dil[i],
 				       opad[i], transposed);
 		if (out[i] == OVF)
@@ -746,7 +759,8 @@ static int eval_attn(const struct kp_op_in *in, const struct model *m, struct kp
 			c->bytes = add(c->bytes, nbytes(lse, DT_F32));
 		}
 	} else {
-		c->bytes = add(c->bytes, add(tbytes(slot(in, as->grad_out)), tbytes(slot(in, as->o))));
+		c->bytes = add(c->bytes, tbytes(slot(in, as->grad_out)));
+		c->bytes = add(c->bytes, tbytes(slot(in, as->o)));
 		c->bytes = add(c->bytes, tbytes(slot(in, as->lse)));
 		c->bytes = add(c->bytes, add(add(tbytes(q), tbytes(k)), tbytes(v)));
 		if (is_tensor(bias) && as->bias_grad >= 0) {
@@ -882,7 +896,7 @@ static int eval_pointwise(const struct kp_op_in *in, const struct model *m, stru
 	c->dtype = is_tensor(self) ? self->dtype : ops[1]->dtype;
 
 	if (ps->kind == PW_WRITE) {
-		/* fill_ / zero_: write numel(self) only (the 0-dim value tensor of fill_.Tensor is read) */
+		/* fill_ / zero_: write numel(self) only; fill_.Tensor also reads its 0-dim value */
 		c->bytes = add(tbytes(self), n > 1 ? tbytes(ops[1]) : 0);
 		return 0;
 	}
@@ -1234,8 +1248,10 @@ static int eval_norm(const struct kp_op_in *in, const struct model *m, struct kp
 		b = slot(in, 6);
 		nmask = parse_bools(text(slot(in, 7)), mask, 3);
 		if (nmask != 3)
-			return fail(c, "native_layer_norm_backward output_mask is not three booleans");
-		c->bytes = add(add(tbytes(dy), tbytes(x)), add(tbytes(slot(in, 3)), tbytes(slot(in, 4))));
+			return fail(c,
+				    "native_layer_norm_backward output_mask is not three booleans");
+		c->bytes = add(add(tbytes(dy), tbytes(x)), tbytes(slot(in, 3)));
+		c->bytes = add(c->bytes, tbytes(slot(in, 4)));
 		c->bytes = add(c->bytes, tbytes(w));
 		if (mask[0])
 			c->bytes = add(c->bytes, tbytes(x));

@@ -314,7 +314,8 @@ static void convolution_reproduces_flop_counter_for_conv_fp32(void **state)
 
 		sum += eval_ok(&in, &c);
 		/* x + w + y, fp32; the output size is derived from stride and padding */
-		assert_int_equal(c.bytes, 4 * (l->n * l->c * l->h * l->h + l->k * l->c * l->r * l->r + y));
+		assert_int_equal(c.bytes,
+				 4 * (l->n * l->c * l->h * l->h + l->k * l->c * l->r * l->r + y));
 		assert_string_equal(c.family, "conv");
 		assert_int_equal(c.prec, PREC_FP32);
 	}
@@ -361,23 +362,22 @@ static void convolution_of_compiled_fp32_matches_flop_counter(void **state)
 	(void)state;
 	/* [1,3,56,56] x [12,3,5,5], stride 1, padding 0: a 52x52 output */
 	assert_int_equal(EVAL(&c, "aten::convolution", T(DT_F32, 1, 3, 56, 56),
-			      T(DT_F32, 12, 3, 5, 5), NONE, SC("[1, 1]"), SC("[0, 0]"), SC("[1, 1]"),
-			      SC("False"), SC("[0, 0]"), SC("1")),
+			      T(DT_F32, 12, 3, 5, 5), NONE, SC("[1, 1]"), SC("[0, 0]"),
+			      SC("[1, 1]"), SC("False"), SC("[0, 0]"), SC("1")),
 			 0);
 	assert_int_equal(c.flops, FC_COMPILED_CONV);
 	assert_int_equal(c.bytes, 4 * (3 * 56 * 56 + 12 * 3 * 25 + 12 * 52 * 52));
 	/* _convolution: the same first 9 slots plus 4 flags */
 	assert_int_equal(EVAL(&c, "aten::_convolution", T(DT_F32, 1, 3, 56, 56),
-			      T(DT_F32, 12, 3, 5, 5), NONE, SC("[1, 1]"), SC("[0, 0]"), SC("[1, 1]"),
-			      SC("False"), SC("[0, 0]"), SC("1"), SC("False"), SC("False"),
-			      SC("True"), SC("True")),
+			      T(DT_F32, 12, 3, 5, 5), NONE, SC("[1, 1]"), SC("[0, 0]"),
+			      SC("[1, 1]"), SC("False"), SC("[0, 0]"), SC("1"), SC("False"),
+			      SC("False"), SC("True"), SC("True")),
 			 0);
 	assert_int_equal(c.flops, FC_COMPILED_CONV);
 }
 
 /* cudnn_convolution(self, weight, padding, stride, dilation, groups, benchmark, ..) */
-static void cudnn_convolution_reads_padding_before_stride_and_benchmark_is_not_transposed(
-	void **state)
+static void cudnn_convolution_reads_padding_first_and_slot_6_as_benchmark(void **state)
 {
 	struct kp_cost c;
 
@@ -428,25 +428,25 @@ static void grouped_convolution_counts_input_channels_per_group(void **state)
 	(void)state;
 	/* groups 4: w [64, 32/4, 3, 3]; FLOPs 2*N*C_out*(C_in/g)*9*H*W */
 	assert_int_equal(EVAL(&c, "aten::convolution", T(DT_F32, 2, 32, 16, 16),
-			      T(DT_F32, 64, 8, 3, 3), NONE, SC("[1, 1]"), SC("[1, 1]"), SC("[1, 1]"),
-			      SC("False"), SC("[0, 0]"), SC("4")),
+			      T(DT_F32, 64, 8, 3, 3), NONE, SC("[1, 1]"), SC("[1, 1]"),
+			      SC("[1, 1]"), SC("False"), SC("[0, 0]"), SC("4")),
 			 0);
 	assert_int_equal(c.flops, 2 * 2 * 64 * 8 * 9 * 256);
 	/* depthwise: groups = C_in = C_out */
 	assert_int_equal(EVAL(&c, "aten::convolution", T(DT_F32, 2, 32, 16, 16),
-			      T(DT_F32, 32, 1, 3, 3), NONE, SC("[1, 1]"), SC("[1, 1]"), SC("[1, 1]"),
-			      SC("False"), SC("[0, 0]"), SC("32")),
+			      T(DT_F32, 32, 1, 3, 3), NONE, SC("[1, 1]"), SC("[1, 1]"),
+			      SC("[1, 1]"), SC("False"), SC("[0, 0]"), SC("32")),
 			 0);
 	assert_int_equal(c.flops, 2 * 2 * 32 * 1 * 9 * 256);
 	/* channels that do not fit the groups */
 	assert_int_equal(EVAL(&c, "aten::convolution", T(DT_F32, 2, 32, 16, 16),
-			      T(DT_F32, 64, 8, 3, 3), NONE, SC("[1, 1]"), SC("[1, 1]"), SC("[1, 1]"),
-			      SC("False"), SC("[0, 0]"), SC("1")),
+			      T(DT_F32, 64, 8, 3, 3), NONE, SC("[1, 1]"), SC("[1, 1]"),
+			      SC("[1, 1]"), SC("False"), SC("[0, 0]"), SC("1")),
 			 -1);
 	assert_string_equal(c.note, "convolution channels do not match the weight and groups");
 }
 
-static void convolution_output_size_follows_dilation_and_rejects_empty_outputs(void **state)
+static void convolution_output_size_follows_dilation_and_rejects_empty_ones(void **state)
 {
 	struct kp_cost c;
 
@@ -544,6 +544,8 @@ static void causal_pairs_count_top_left_and_bottom_right_masks_exactly(void **st
 	assert_int_equal(opmodel_causal_pairs((int64_t)1 << 62, (int64_t)1 << 62, 0), -1);
 }
 
+#define FLASH "aten::_scaled_dot_product_flash_attention"
+
 /*
  * sdpa_flash: B in (1, 8), H 16, S in (512, 1024, 4096), D 128, is_causal False
  * and True.  FC counts causal calls dense; kprof counts S(S+1)/2 pairs of S^2.
@@ -564,8 +566,10 @@ static void sdpa_flash_matches_flop_counter_dense_and_counts_causal_pairs(void *
 				const int64_t *lse = (const int64_t[]){ b, 16, s };
 				const char *flag = causal ? "True" : "False";
 				struct kp_slot fw[7] = {
-					{ 4, qd, DT_BF16, "", 0, NULL }, { 4, qd, DT_BF16, "", 0, NULL },
-					{ 4, qd, DT_BF16, "", 0, NULL }, { 0, NULL, DT_NONE, "0.", 0, NULL },
+					{ 4, qd, DT_BF16, "", 0, NULL },
+					{ 4, qd, DT_BF16, "", 0, NULL },
+					{ 4, qd, DT_BF16, "", 0, NULL },
+					{ 0, NULL, DT_NONE, "0.", 0, NULL },
 					{ 0, NULL, DT_NONE, flag, 0, NULL },
 					{ 0, NULL, DT_NONE, "False", 0, NULL },
 					{ 0, NULL, DT_NONE, "0.088388347648318433", 0, NULL },
@@ -587,12 +591,8 @@ static void sdpa_flash_matches_flop_counter_dense_and_counts_causal_pairs(void *
 					{ 0, NULL, DT_U64, "", 0, NULL },
 					{ 0, NULL, DT_NONE, "0.088388347648318433", 0, NULL },
 				};
-				struct kp_op_in f = { "aten::_scaled_dot_product_flash_attention", 7, fw,
-						      -1, -1.0 };
-				struct kp_op_in bk = {
-					"aten::_scaled_dot_product_flash_attention_backward", 15, bw,
-					-1, -1.0
-				};
+				struct kp_op_in f = { FLASH, 7, fw, -1, -1.0 };
+				struct kp_op_in bk = { FLASH "_backward", 15, bw, -1, -1.0 };
 				int64_t qb = b * 16 * s * 128 * 2, lb = b * 16 * s * 4;
 
 				eval_ok(&f, &c);
@@ -890,9 +890,15 @@ static void pointwise_binary_bytes_follow_broadcasting(void **state)
 	/* a 0-dim fp32 tensor does not widen a bf16 tensor */
 	assert_int_equal(EVAL(&c, "aten::mul", T(DT_BF16, 1024), T0(DT_F32)), 0);
 	assert_int_equal(c.bytes, 1024 * 2 * 2 + 4);
-	/* an int tensor times a float scalar writes fp32 */
+	/* an int tensor times a float scalar writes fp32; times a bool or int scalar, int64 */
 	assert_int_equal(EVAL(&c, "aten::mul", T(DT_I64, 1024), SC("0.5")), 0);
 	assert_int_equal(c.bytes, 1024 * (8 + 4));
+	assert_int_equal(EVAL(&c, "aten::add", T(DT_I64, 1024), SC("-inf"), SC("1")), 0);
+	assert_int_equal(c.bytes, 1024 * (8 + 4));
+	assert_int_equal(EVAL(&c, "aten::mul", T(DT_I64, 1024), SC("False")), 0);
+	assert_int_equal(c.bytes, 1024 * (8 + 8));
+	assert_int_equal(EVAL(&c, "aten::mul", T(DT_I64, 1024), SC("3")), 0);
+	assert_int_equal(c.bytes, 1024 * (8 + 8));
 	/* true division of integers writes fp32 */
 	assert_int_equal(EVAL(&c, "aten::div", T(DT_I32, 16), T(DT_I32, 16)), 0);
 	assert_int_equal(c.bytes, 16 * (4 + 4 + 4));
@@ -954,7 +960,8 @@ static void where_masked_fill_and_comparisons_size_their_outputs(void **state)
 	assert_int_equal(EVAL(&c, "aten::where", T(DT_BOOL, 128, 128), T(DT_F32, 2, 4, 128, 128),
 			      T0(DT_F32)),
 			 0);
-	assert_int_equal(c.bytes, 128 * 128 + 4 * (2 * 4 * 128 * 128) + 4 + 4 * (2 * 4 * 128 * 128));
+	assert_int_equal(c.bytes, 128 * 128 + 4 * (2 * 4 * 128 * 128) + 4 +
+					  4 * (2 * 4 * 128 * 128));
 	/* masked_fill(self, mask, value): writes self's shape */
 	assert_int_equal(EVAL(&c, "aten::masked_fill", T(DT_BF16, 2, 4, 128, 128),
 			      T(DT_BOOL, 128, 128), SC("-inf")),
@@ -983,7 +990,8 @@ static void dropout_writes_output_and_mask_only_when_training(void **state)
 	struct kp_cost c;
 
 	(void)state;
-	assert_int_equal(EVAL(&c, "aten::native_dropout", T(DT_BF16, 1000), SC("0.1"), SC("True")), 0);
+	assert_int_equal(EVAL(&c, "aten::native_dropout", T(DT_BF16, 1000), SC("0.1"), SC("True")),
+			 0);
 	assert_int_equal(c.bytes, 1000 * (2 + 2 + 1));
 	assert_int_equal(EVAL(&c, "aten::dropout", T(DT_BF16, 1000), SC("0.1"), SC("False")), 0);
 	assert_int_equal(c.bytes, 0);
@@ -1004,7 +1012,7 @@ static void copies_read_the_source_and_write_the_destination_dtype(void **state)
 	/* copy_ broadcasting a row into a matrix */
 	assert_int_equal(EVAL(&c, "aten::copy_", T(DT_F32, 64, 32), T(DT_F32, 32), SC("False")), 0);
 	assert_int_equal(c.bytes, 4 * (32 + 64 * 32));
-	/* to.dtype_layout(self, dtype=15 bf16, layout, device, pin_memory, non_blocking, copy, mf) */
+	/* to.dtype_layout(self, dtype 15 (bf16), layout, device, pin_memory, non_blocking, ..) */
 	assert_int_equal(EVAL(&c, "aten::to", T(DT_F32, 1024), SC("15"), NONE, NONE, NONE,
 			      SC("False"), SC("False"), NONE),
 			 0);
@@ -1111,7 +1119,8 @@ static void reductions_size_the_output_from_dim_and_keepdim(void **state)
 			      T(DT_F32, 16)),
 			 0);
 	assert_int_equal(c.bytes, 2 * 512 + 4 * 16);
-	assert_int_equal(EVAL(&c, "aten::sum", T(DT_BF16, 16, 32), SC("[2]"), SC("False"), NONE), -1);
+	assert_int_equal(EVAL(&c, "aten::sum", T(DT_BF16, 16, 32), SC("[2]"), SC("False"), NONE),
+			 -1);
 	assert_string_equal(c.note, "reduction 'dim' is unreadable or out of range");
 }
 
@@ -1291,9 +1300,7 @@ static void composite_ops_have_no_model(void **state)
 			      T(DT_BF16, 1, 2, 8, 4), T(DT_BF16, 1, 2, 8, 4), NONE, SC("0."),
 			      SC("True"), NONE, SC("False")),
 			 1);
-	assert_int_equal(opmodel_eval(&(struct kp_op_in){ "ConvolutionBackward0", 0, NULL, -1, -1.0 },
-				      &c),
-			 1);
+	assert_int_equal(EVAL(&c, "ConvolutionBackward0", T(DT_F32, 32, 64, 56, 56)), 1);
 }
 
 static void inductor_kernel_flop_and_num_gb_win(void **state)
@@ -1321,7 +1328,7 @@ static void inductor_kernel_flop_and_num_gb_win(void **state)
 	assert_int_equal(c.flops, 201326592);
 	assert_int_equal(c.bytes, -1);
 	assert_int_equal(c.cls, MODEL_PRIMARY);
-	/* the model does not apply (no slots) and FLOPs stay unknown: still -1, bytes from Inductor */
+	/* the model does not apply (no slots), FLOPs stay unknown: -1, bytes from Inductor */
 	tri.name = "aten::add";
 	tri.kernel_flop = -1;
 	assert_int_equal(opmodel_eval(&tri, &c), -1);
@@ -1346,11 +1353,10 @@ int main(void)
 		cmocka_unit_test(convolution_reproduces_flop_counter_for_conv_fp32),
 		cmocka_unit_test(convolution_backward_reproduces_flop_counter_for_conv_fp32),
 		cmocka_unit_test(convolution_of_compiled_fp32_matches_flop_counter),
-		cmocka_unit_test(
-			cudnn_convolution_reads_padding_before_stride_and_benchmark_is_not_transposed),
+		cmocka_unit_test(cudnn_convolution_reads_padding_first_and_slot_6_as_benchmark),
 		cmocka_unit_test(transposed_convolution_uses_input_spatial_size),
 		cmocka_unit_test(grouped_convolution_counts_input_channels_per_group),
-		cmocka_unit_test(convolution_output_size_follows_dilation_and_rejects_empty_outputs),
+		cmocka_unit_test(convolution_output_size_follows_dilation_and_rejects_empty_ones),
 		cmocka_unit_test(convolution_backward_counts_only_the_masked_gradients),
 		cmocka_unit_test(transposed_convolution_backward_uses_input_spatial_size),
 		cmocka_unit_test(causal_pairs_count_top_left_and_bottom_right_masks_exactly),
