@@ -1,0 +1,337 @@
+/*
+ * test-analyze.c — rows from linked work, FLOP splitting, folding, sorting, renderers, units, options.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "kprof/analyze.h"
+#include "kprof/devdb.h"
+#include "kprof/opts.h"
+#include "kprof/table.h"
+#include "kprof/trace.h"
+#include "kprof/units.h"
+
+static struct kp_devdb db;
+
+/*
+ * One aten::mm [1024,1024]x[1024,1024] bf16 (2^31 FLOPs) with two kernels of 3 us and
+ * 1 us, and one unlinked memcpy of 4096 bytes taking 4 us.
+ */
+static const char trace_text[] =
+	"{\"deviceProperties\":[{\"id\":0,\"name\":\"NVIDIA H100 80GB HBM3\",\"numSms\":132}],"
+	"\"traceEvents\":["
+	"{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":50,"
+	"\"args\":{\"External id\":1,\"Input Dims\":[[1024,1024],[1024,1024]],"
+	"\"Input type\":[\"c10::BFloat16\",\"c10::BFloat16\"],\"Concrete Inputs\":[\"\",\"\"]}},"
+	"{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,\"ts\":1,"
+	"\"dur\":1,\"args\":{\"correlation\":10,\"External id\":1}},"
+	"{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,\"ts\":3,"
+	"\"dur\":1,\"args\":{\"correlation\":11,\"External id\":1}},"
+	"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"void gemm_main<float>(int, char*)\",\"pid\":0,\"tid\":7,"
+	"\"ts\":10,\"dur\":3,\"args\":{\"correlation\":10}},"
+	"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"splitk_reduce\",\"pid\":0,\"tid\":7,\"ts\":14,\"dur\":1,"
+	"\"args\":{\"correlation\":11}},"
+	"{\"ph\":\"X\",\"cat\":\"gpu_memcpy\",\"name\":\"Memcpy HtoD (Pageable -> Device)\",\"pid\":0,"
+	"\"tid\":7,\"ts\":20,\"dur\":4,\"args\":{\"bytes\":4096}}"
+	"]}";
+
+static char path[] = "/tmp/kprof-test-analyze-XXXXXX";
+
+static void run(struct kp_trace *t, struct kp_report *r, enum kp_group g)
+{
+	struct kp_diag d = { 0 };
+	struct kp_load_opts lo = { 0 };
+	assert_int_equal(trace_load(t, path, &lo, &d), 0);
+	trace_link(t);
+	struct kp_analyze_opts o = { .group = g, .db = &db, .step_lo = -1, .step_hi = -1 };
+	assert_int_equal(analyze_run(t, &o, r), 0);
+	assert_int_equal(analyze_sort(r, NULL, &(const char *){ NULL }), 0);
+}
+
+static const struct kp_row *row(const struct kp_report *r, const char *name)
+{
+	for (size_t i = 0; i < r->nrows; i++)
+		if (!strcmp(r->rows[i].name, name))
+			return &r->rows[i];
+	return NULL;
+}
+
+static void op_rows_carry_op_flops_over_the_sum_of_kernel_time(void **state)
+{
+	(void)state;
+	struct kp_trace t;
+	struct kp_report r;
+	run(&t, &r, GROUP_OP);
+	assert_int_equal(r.nrows, 2);
+	const struct kp_row *mm = row(&r, "aten::mm");
+	assert_int_equal(mm->calls, 1);
+	assert_int_equal(mm->kernels, 2);
+	assert_int_equal(mm->time_ns, 4000);
+	assert_int_equal(mm->flops, 2LL * 1024 * 1024 * 1024);
+	assert_int_equal(mm->bytes, 3LL * 1024 * 1024 * 2);
+	/* 2^31 FLOP in 4 us = 536.9 TFLOP/s = 54.3% of 989.4 */
+	assert_true(mm->flops_per_s > 5.368e14 && mm->flops_per_s < 5.369e14);
+	assert_true(mm->pct_peak_flops > 54.2 && mm->pct_peak_flops < 54.3);
+	assert_string_equal(mm->bound, "compute");
+	const struct kp_row *un = row(&r, "(unlinked)");
+	assert_int_equal(un->bytes, 4096);
+	assert_int_equal(un->flops, -1);
+	assert_true(un->flags & ROW_UNLINKED);
+	assert_int_equal(r.tot.gpu_time_ns, 8000);
+	assert_int_equal(r.tot.gpu_busy_ns, 8000);
+	assert_int_equal(r.tot.flops, 2LL * 1024 * 1024 * 1024);
+	analyze_free(&r);
+	trace_free(&t);
+}
+
+static void kernel_rows_split_op_flops_by_duration(void **state)
+{
+	(void)state;
+	struct kp_trace t;
+	struct kp_report r;
+	run(&t, &r, GROUP_KERNEL);
+	assert_int_equal(r.nrows, 3);
+	const struct kp_row *a = row(&r, "void gemm_main<float>(int, char*)");
+	const struct kp_row *b = row(&r, "splitk_reduce");
+	assert_int_equal(a->flops, 3LL * (1LL << 31) / 4);
+	assert_int_equal(b->flops, (1LL << 31) / 4);
+	assert_int_equal(a->flops + b->flops, 1LL << 31);
+	assert_string_equal(a->op, "aten::mm");
+	/* default sort: time descending (the 4 us memcpy, then the 3 us kernel) */
+	assert_string_equal(r.rows[0].name, "Memcpy HtoD (Pageable -> Device)");
+	assert_string_equal(r.rows[1].name, "void gemm_main<float>(int, char*)");
+	analyze_free(&r);
+	trace_free(&t);
+}
+
+static void top_folds_the_rest_into_an_others_row_summing_to_100(void **state)
+{
+	(void)state;
+	struct kp_trace t;
+	struct kp_report r;
+	run(&t, &r, GROUP_KERNEL);
+	analyze_select(&r, 1, 0);
+	assert_int_equal(r.nrows, 2);
+	assert_true(r.rows[1].flags & ROW_OTHERS);
+	assert_string_equal(r.rows[1].name, "(others: 2 kernels)");
+	assert_true(r.rows[0].time_pct + r.rows[1].time_pct > 99.999);
+	analyze_free(&r);
+	trace_free(&t);
+}
+
+static void min_pct_folds_small_rows(void **state)
+{
+	(void)state;
+	struct kp_trace t;
+	struct kp_report r;
+	run(&t, &r, GROUP_KERNEL);
+	analyze_select(&r, 0, 20); /* 50%, 37.5%, 12.5% */
+	assert_int_equal(r.nrows, 3);
+	assert_string_equal(r.rows[2].name, "(others: 1 kernels)");
+	analyze_free(&r);
+	trace_free(&t);
+}
+
+static void sort_keys_are_checked_and_directions_apply(void **state)
+{
+	(void)state;
+	struct kp_trace t;
+	struct kp_report r;
+	const char *bad = NULL;
+	run(&t, &r, GROUP_KERNEL);
+	assert_int_equal(analyze_sort(&r, "tflop", &bad), -1);
+	assert_string_equal(bad, "tflop");
+	assert_int_equal(analyze_sort(&r, "time:sideways", &bad), -1);
+	assert_int_equal(analyze_sort(&r, "time:asc", &bad), 0);
+	assert_string_equal(r.rows[0].name, "splitk_reduce");
+	assert_int_equal(analyze_sort(&r, "name", &bad), 0);
+	assert_string_equal(r.rows[0].name, "Memcpy HtoD (Pageable -> Device)");
+	analyze_free(&r);
+	trace_free(&t);
+}
+
+static void unknown_device_keeps_absolute_figures_and_warns(void **state)
+{
+	(void)state;
+	struct kp_trace t;
+	struct kp_report r;
+	struct kp_diag d = { 0 };
+	struct kp_load_opts lo = { 0 };
+	assert_int_equal(trace_load(&t, path, &lo, &d), 0);
+	trace_link(&t);
+	struct kp_analyze_opts o = { .group = GROUP_OP, .db = &db, .device = "Imaginary GPU 9000" };
+	analyze_run(&t, &o, &r);
+	assert_null(r.dev);
+	const struct kp_row *mm = row(&r, "aten::mm");
+	assert_true(mm->flops_per_s > 0);
+	assert_true(mm->pct_peak_flops < 0);
+	assert_int_equal(warn_total(&r.warn), 1);
+	analyze_free(&r);
+	trace_free(&t);
+}
+
+static void sm_clock_option_scales_the_peak(void **state)
+{
+	(void)state;
+	struct kp_trace t;
+	struct kp_report r;
+	struct kp_diag d = { 0 };
+	struct kp_load_opts lo = { 0 };
+	assert_int_equal(trace_load(&t, path, &lo, &d), 0);
+	trace_link(&t);
+	struct kp_analyze_opts o = { .group = GROUP_OP, .db = &db, .sm_clock_mhz = 915 };
+	analyze_run(&t, &o, &r);
+	/* half the 1830 MHz reference clock: twice the % of peak */
+	const struct kp_row *mm = row(&r, "aten::mm");
+	assert_true(mm->pct_peak_flops > 108.4 && mm->pct_peak_flops < 108.6);
+	assert_true(mm->flags & ROW_OVER_PEAK);
+	assert_int_equal(r.clock_source, CLOCK_OPTION);
+	analyze_free(&r);
+	trace_free(&t);
+}
+
+static void short_names_drop_return_type_and_arguments_only_for_signatures(void **state)
+{
+	(void)state;
+	struct kp_arena a;
+	arena_init(&a);
+	assert_string_equal(analyze_short_name(&a, "void at::k<float, (int)3>(int, at::F<(char)1>)"),
+			    "at::k<float, (int)3>");
+	assert_string_equal(analyze_short_name(&a, "Memcpy HtoD (Pageable -> Device)"),
+			    "Memcpy HtoD (Pageable -> Device)");
+	assert_string_equal(analyze_short_name(&a, "nvjet_sm90_tst_256x128"), "nvjet_sm90_tst_256x128");
+	arena_free(&a);
+}
+
+static char *render(const struct kp_table *tb, enum kp_format f)
+{
+	char *buf = NULL;
+	size_t n = 0;
+	FILE *fp = open_memstream(&buf, &n);
+	table_render(tb, f, fp);
+	fclose(fp);
+	return buf;
+}
+
+static void renderers_quote_csv_null_json_and_align_tables(void **state)
+{
+	(void)state;
+	struct kp_table tb;
+	table_init(&tb);
+	table_add_col(&tb, "Time", "time_ns", COL_BOTH, 0);
+	table_add_col(&tb, "GB/s", "bytes_per_s", COL_BOTH, 0);
+	table_add_col(&tb, "Kernel", "name", COL_BOTH, 1);
+	struct kp_cell *c = table_add_row(&tb);
+	cell_int(&tb, &c[0], 1500, "1.500 us");
+	cell_num(&tb, &c[1], -1, "-");
+	cell_str(&tb, &c[2], "k<a, \"b\">|x", NULL);
+	c = table_add_row(&tb);
+	cell_int(&tb, &c[0], 25, "25 ns");
+	cell_num(&tb, &c[1], 1.5e9, "1.5");
+	cell_str(&tb, &c[2], "short", NULL);
+	char *s = render(&tb, FMT_CSV);
+	assert_string_equal(s, "time_ns,bytes_per_s,name\r\n1500,,\"k<a, \"\"b\"\">|x\"\r\n25,1500000000,short\r\n");
+	free(s);
+	s = render(&tb, FMT_JSON);
+	assert_non_null(strstr(s, "{\"time_ns\": 1500, \"bytes_per_s\": null, \"name\": \"k<a, \\\"b\\\">|x\"}"));
+	free(s);
+	s = render(&tb, FMT_TABLE);
+	assert_string_equal(s, "      Time  GB/s  Kernel\n  ========  ====  ======\n  1.500 us     -  k<a, \"b\">|x\n     25 ns   1.5  short\n");
+	free(s);
+	s = render(&tb, FMT_MARKDOWN);
+	assert_non_null(strstr(s, "| Time | GB/s | Kernel |\n| ---: | ---: | --- |\n| 1.500 us | - | `k<a, \"b\">'x` |"));
+	free(s);
+	table_free(&tb);
+}
+
+static void units_scale_times_with_integer_arithmetic(void **state)
+{
+	(void)state;
+	char b[64];
+	assert_string_equal(units_time(b, sizeof(b), 999), "999 ns");
+	assert_string_equal(units_time(b, sizeof(b), 1000), "1.000 us");
+	assert_string_equal(units_time(b, sizeof(b), 4812345), "4.812 ms");
+	assert_string_equal(units_time(b, sizeof(b), 61000000000LL), "61.000 s");
+	assert_string_equal(units_time(b, sizeof(b), -2500), "-2.500 us");
+	assert_string_equal(units_fixed(b, sizeof(b), -1, 1, 1), "-");
+	assert_string_equal(units_fixed(b, sizeof(b), 989.4e12, 1e12, 1), "989.4");
+}
+
+static void options_parse_values_and_reject_bad_ones(void **state)
+{
+	(void)state;
+	static const char *const fmts[] = { "table", "csv", NULL };
+	long n = 0;
+	int f = 0, flag = 1;
+	const char *s = NULL;
+	const struct kp_opt opts[] = {
+		{ "top", 'n', OPT_INT, "N", "rows", &n, NULL, NULL },
+		{ "format", 'f', OPT_CHOICE, "F", "fmt", &f, fmts, NULL },
+		{ "strict", 0, OPT_FLAG, NULL, "strict", &flag, NULL, NULL },
+		{ "sort", 's', OPT_STR, "K", "sort", &s, NULL, NULL },
+		{ NULL, 0, 0, NULL, NULL, NULL, NULL, NULL },
+	};
+	char *argv[] = { "x", "-n5", "a.json", "--format=csv", "--no-strict", "-s", "time", "--", "-b", NULL };
+	int nargs;
+	assert_int_equal(opts_parse("x", "", opts, 9, argv, &nargs), 0);
+	assert_int_equal(n, 5);
+	assert_int_equal(f, 1);
+	assert_int_equal(flag, 0);
+	assert_string_equal(s, "time");
+	assert_int_equal(nargs, 2);
+	assert_string_equal(argv[1], "a.json");
+	assert_string_equal(argv[2], "-b");
+	char *bad1[] = { "x", "--top", "ten", NULL };
+	assert_int_equal(opts_parse("x", "", opts, 3, bad1, &nargs), -1);
+	char *bad2[] = { "x", "--format", "xml", NULL };
+	assert_int_equal(opts_parse("x", "", opts, 3, bad2, &nargs), -1);
+	char *bad3[] = { "x", "--formt", "csv", NULL };
+	assert_int_equal(opts_parse("x", "", opts, 3, bad3, &nargs), -1);
+	char *bad4[] = { "x", "--top", NULL };
+	assert_int_equal(opts_parse("x", "", opts, 2, bad4, &nargs), -1);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	int fd = mkstemp(path);
+	if (fd < 0)
+		return -1;
+	FILE *f = fdopen(fd, "w");
+	fputs(trace_text, f);
+	fclose(f);
+	struct kp_diag d = { 0 };
+	return devdb_load_builtin(&db, &d);
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	devdb_free(&db);
+	return unlink(path);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(op_rows_carry_op_flops_over_the_sum_of_kernel_time),
+		cmocka_unit_test(kernel_rows_split_op_flops_by_duration),
+		cmocka_unit_test(top_folds_the_rest_into_an_others_row_summing_to_100),
+		cmocka_unit_test(min_pct_folds_small_rows),
+		cmocka_unit_test(sort_keys_are_checked_and_directions_apply),
+		cmocka_unit_test(unknown_device_keeps_absolute_figures_and_warns),
+		cmocka_unit_test(sm_clock_option_scales_the_peak),
+		cmocka_unit_test(short_names_drop_return_type_and_arguments_only_for_signatures),
+		cmocka_unit_test(renderers_quote_csv_null_json_and_align_tables),
+		cmocka_unit_test(units_scale_times_with_integer_arithmetic),
+		cmocka_unit_test(options_parse_values_and_reject_bad_ones),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
