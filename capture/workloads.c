@@ -316,7 +316,25 @@ static void print_check(struct kp_wl *w, const char *label, const struct kp_chec
 	fflush(stdout);
 }
 
-/* warm-up, optional untraced timing, then the traced iterations inside ProfilerStep#N */
+/* The loop with CUPTI's kinds disabled: seconds, or a negative value on error. */
+static double untraced_loop(struct kp_wl *w, iter_fn fn, void *ctx)
+{
+	recorder_enable(0);
+	uint64_t t0 = now_ns();
+	for (long i = 0; i < w->o->iters; i++)
+		if (fn(w, ctx) < 0)
+			return -1;
+	if (dev_sync(w) < 0)
+		return -1;
+	double s = (double)(now_ns() - t0) / 1e9;
+	recorder_enable(1);
+	return s;
+}
+
+/*
+ * Warm-up, then the traced iterations inside ProfilerStep#N.  --overhead times the untraced loop
+ * before and after the traced one and uses their mean, so clock drift does not pose as overhead.
+ */
 static int timed_loop(struct kp_wl *w, const char *label, iter_fn fn, void *ctx)
 {
 	const struct kp_capture_opts *o = w->o;
@@ -326,18 +344,9 @@ static int timed_loop(struct kp_wl *w, const char *label, iter_fn fn, void *ctx)
 			return -1;
 	if (dev_sync(w) < 0)
 		return -1;
-	double untraced = 0;
-	if (o->overhead) {
-		recorder_enable(0);
-		uint64_t t0 = now_ns();
-		for (long i = 0; i < o->iters; i++)
-			if (fn(w, ctx) < 0)
-				return -1;
-		if (dev_sync(w) < 0)
-			return -1;
-		untraced = (double)(now_ns() - t0) / 1e9;
-		recorder_enable(1);
-	}
+	double before = 0, after = 0;
+	if (o->overhead && (before = untraced_loop(w, fn, ctx)) < 0)
+		return -1;
 	w->traced = 1;
 	uint64_t t0 = now_ns();
 	for (long i = 0; i < o->iters; i++) {
@@ -354,14 +363,19 @@ static int timed_loop(struct kp_wl *w, const char *label, iter_fn fn, void *ctx)
 	int rc = dev_sync(w);
 	double traced = (double)(now_ns() - t0) / 1e9;
 	w->traced = 0;
-	if (o->overhead && rc == 0) {
+	if (rc < 0)
+		return -1;
+	if (o->overhead) {
+		if ((after = untraced_loop(w, fn, ctx)) < 0)
+			return -1;
+		double untraced = (before + after) / 2;
 		w->untraced_s += untraced;
 		w->traced_s += traced;
 		printf("     overhead  untraced %.3f ms/iter  traced %.3f ms/iter  %.3fx  %s\n",
 		       untraced * 1e3 / o->iters, traced * 1e3 / o->iters,
 		       untraced > 0 ? traced / untraced : 0.0, label);
 	}
-	return rc;
+	return 0;
 }
 
 /* ---- matmul ---- */
@@ -454,15 +468,12 @@ static int run_matmul(struct kp_wl *w, int op, int cdt, const struct kp_mm_shape
 	size_t es = dts[cdt].size;
 	if (op == MM_BMM)
 		c.b = w->o->batch ? w->o->batch : 8;
-	char label[96];
-	snprintf(label, sizeof(label), "matmul %s %s %s%ldx%ldx%ld%s%s",
-		 op == MM_MM ? "mm" : op == MM_ADDMM ? "addmm" : "bmm", dts[cdt].name,
-		 op == MM_BMM ? "" : "", c.m, c.k, c.n, sh->label[0] ? " " : "", sh->label);
-	if (op == MM_BMM) {
-		char tmp[96];
-		snprintf(tmp, sizeof(tmp), "%s b=%ld", label, c.b);
-		snprintf(label, sizeof(label), "%s", tmp);
-	}
+	char label[160], batch[32] = "";
+	if (op == MM_BMM)
+		snprintf(batch, sizeof(batch), " b=%ld", c.b);
+	snprintf(label, sizeof(label), "matmul %s %s %ldx%ldx%ld%s%s%s",
+		 op == MM_MM ? "mm" : op == MM_ADDMM ? "addmm" : "bmm", dts[cdt].name, c.m, c.k, c.n,
+		 batch, sh->label[0] ? " " : "", sh->label);
 	if (!(c.a = dalloc(w, &b, c.b * c.m * c.k * es)) ||
 	    !(c.bm = dalloc(w, &b, c.b * c.k * c.n * es)) ||
 	    !(c.c = dalloc(w, &b, c.b * c.m * c.n * es)) ||
@@ -782,7 +793,7 @@ static int run_sdpa(struct kp_wl *w, int cdt, const struct kp_sdpa_shape *sh)
 	int rc = -1;
 	size_t es = dts[cdt].size;
 	size_t nq = (size_t)sh->b * sh->h * sh->sq * sh->d, nk = (size_t)sh->b * sh->hkv * sh->sk * sh->d;
-	char label[96];
+	char label[160];
 	snprintf(label, sizeof(label), "sdpa %s B=%ld H=%ld H_kv=%ld S_q=%ld S_k=%ld D=%ld%s",
 		 dts[cdt].name, sh->b, sh->h, sh->hkv, sh->sq, sh->sk, sh->d, sh->causal ? " causal" : "");
 	if (!(c.q = dalloc(w, &b, nq * es)) || !(c.k = dalloc(w, &b, nk * es)) ||
@@ -811,9 +822,8 @@ static int run_sdpa(struct kp_wl *w, int cdt, const struct kp_sdpa_shape *sh)
 	TRY(fill(w, c.v, cdt, nk, 23));
 	TRY(fill(w, c.dout, cdt, nq, 24));
 	if (c.bc < sh->b) {
-		char tmp[96];
-		snprintf(tmp, sizeof(tmp), "%s (chunks of B=%ld)", label, c.bc);
-		snprintf(label, sizeof(label), "%s", tmp);
+		size_t len = strlen(label);
+		snprintf(label + len, sizeof(label) - len, " (chunks of B=%ld)", c.bc);
 	}
 	w->traced = 0;
 	TRY(sdpa_iter(w, &c));
@@ -821,7 +831,7 @@ static int run_sdpa(struct kp_wl *w, int cdt, const struct kp_sdpa_shape *sh)
 	struct kp_check fwd = { .tol = workloads_tolerance(cdt) * 2 };
 	struct kp_check bwd = { .tol = workloads_tolerance(cdt) * 4 };
 	TRY(sdpa_check(w, &c, &fwd, &bwd));
-	char l2[120];
+	char l2[200];
 	snprintf(l2, sizeof(l2), "%s fwd", label);
 	print_check(w, l2, &fwd);
 	if (c.backward) {
