@@ -345,14 +345,16 @@ struct gemm_schema {
 	int out;      /* first slot an out= tensor can take */
 	int batched;
 	int scaled;   /* _scaled_mm: scales at 2,3, bias 4, scale_result 5, out_dtype 6 */
+	enum kp_dtype out_dtype; /* the output's dtype when fixed (_int_mm: int32), else DT_NONE */
 };
 
-static const struct gemm_schema s_mm = { 0, 1, -1, -1, 2, 0, 0 };
-static const struct gemm_schema s_addmm = { 1, 2, 0, 3, 5, 0, 0 };
-static const struct gemm_schema s_addmm_act = { 1, 2, 0, 3, 6, 0, 0 };
-static const struct gemm_schema s_bmm = { 0, 1, -1, -1, 2, 1, 0 };
-static const struct gemm_schema s_baddbmm = { 1, 2, 0, 3, 5, 1, 0 };
-static const struct gemm_schema s_scaled_mm = { 0, 1, -1, -1, 8, 0, 1 };
+static const struct gemm_schema s_mm = { 0, 1, -1, -1, 2, 0, 0, DT_NONE };
+static const struct gemm_schema s_int_mm = { 0, 1, -1, -1, 2, 0, 0, DT_I32 };
+static const struct gemm_schema s_addmm = { 1, 2, 0, 3, 5, 0, 0, DT_NONE };
+static const struct gemm_schema s_addmm_act = { 1, 2, 0, 3, 6, 0, 0, DT_NONE };
+static const struct gemm_schema s_bmm = { 0, 1, -1, -1, 2, 1, 0, DT_NONE };
+static const struct gemm_schema s_baddbmm = { 1, 2, 0, 3, 5, 1, 0, DT_NONE };
+static const struct gemm_schema s_scaled_mm = { 0, 1, -1, -1, 8, 0, 1, DT_NONE };
 
 static int eval_gemm(const struct kp_op_in *in, const struct model *m, struct kp_cost *c)
 {
@@ -384,10 +386,10 @@ static int eval_gemm(const struct kp_op_in *in, const struct model *m, struct kp
 
 	/*
 	 * Output dtype: the out= tensor's; _scaled_mm's out_dtype (a ScalarType number)
-	 * or else self's dtype; the other ops return mat1's dtype.
+	 * or else self's dtype; _int_mm's int32; the other ops return mat1's dtype.
 	 */
 	o = out_slot(in, g->out);
-	out_dt = a->dtype;
+	out_dt = g->out_dtype != DT_NONE ? g->out_dtype : a->dtype;
 	if (g->scaled)
 		out_dt = scalar_type_or(slot(in, 6), a->dtype);
 	if (o != NULL)
@@ -1340,6 +1342,7 @@ static const struct model models[] = {
 	P("_flash_attention_forward", "attn", eval_attn, &s_flash_fwd),
 	S("_fused_rms_norm", "norm", eval_norm, &k_fused_rms),
 	S("_fused_rms_norm_backward", "norm", eval_norm, &k_fused_rms_bwd),
+	P("_int_mm", "gemm", eval_gemm, &s_int_mm),
 	S("_log_softmax", "softmax", eval_softmax, &k_sm_h2f),
 	S("_log_softmax_backward_data", "softmax", eval_softmax, &k_sm_bwd),
 	S("_safe_softmax", "softmax", eval_softmax, &k_sm_dtype),

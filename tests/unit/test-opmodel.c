@@ -225,6 +225,18 @@ static void scaled_mm_writes_out_dtype_and_reads_fp8_and_scales(void **state)
 	assert_int_equal(c.bytes, 16 * 32 + 32 * 16 + 16 * 16 + 8 + 16 * 2);
 }
 
+/* _int_mm(self, mat2): int8 operands, int32 output */
+static void int_mm_counts_int8_operands_and_an_int32_output(void **state)
+{
+	struct kp_cost c;
+
+	(void)state;
+	assert_int_equal(EVAL(&c, "aten::_int_mm", T(DT_I8, 64, 128), T(DT_I8, 128, 32)), 0);
+	assert_int_equal(c.flops, 2 * 64 * 128 * 32);
+	assert_int_equal(c.bytes, 64 * 128 + 128 * 32 + 64 * 32 * 4);
+	assert_int_equal(c.prec, PREC_INT8);
+}
+
 static void mm_rejects_operands_that_do_not_multiply(void **state)
 {
 	struct kp_cost c;
@@ -1210,7 +1222,8 @@ static const char *const modeled_names[] = {
 	"aten::_cudnn_attention_forward", "aten::_efficient_attention_backward",
 	"aten::_efficient_attention_forward", "aten::_flash_attention_backward",
 	"aten::_flash_attention_forward", "aten::_fused_rms_norm",
-	"aten::_fused_rms_norm_backward", "aten::_log_softmax", "aten::_log_softmax_backward_data",
+	"aten::_fused_rms_norm_backward", "aten::_int_mm", "aten::_log_softmax",
+	"aten::_log_softmax_backward_data",
 	"aten::_safe_softmax", "aten::_scaled_dot_product_cudnn_attention",
 	"aten::_scaled_dot_product_cudnn_attention_backward",
 	"aten::_scaled_dot_product_efficient_attention",
@@ -1347,6 +1360,7 @@ int main(void)
 		cmocka_unit_test(mm_out_slot_of_another_dtype_sizes_the_write),
 		cmocka_unit_test(addmm_with_matrix_bias_reads_m_times_n_and_zero_beta_none),
 		cmocka_unit_test(scaled_mm_writes_out_dtype_and_reads_fp8_and_scales),
+		cmocka_unit_test(int_mm_counts_int8_operands_and_an_int32_output),
 		cmocka_unit_test(mm_rejects_operands_that_do_not_multiply),
 		cmocka_unit_test(mm_whose_flops_overflow_int64_returns_minus_one),
 		cmocka_unit_test(mm_of_unknown_dtype_keeps_flops_and_leaves_bytes_unknown),
