@@ -9,12 +9,16 @@
 
 struct kp_diag;
 
-/* An open input.  Plain files are read with read(2); gzip through zlib's gzread. */
+/*
+ * An open input.  Plain files are read with read(2); gzip through zlib's inflate()
+ * (not gzread: the magic bytes are already consumed and a pipe cannot seek back).
+ * Concatenated gzip members are one stream; bytes after the last member are ignored.
+ */
 struct kp_input {
 	const char *path;   /* as given; "-" is stdin (display name "<stdin>") */
 	const char *name;   /* display name used in messages */
 	int fd;
-	void *gz;           /* gzFile when the input is gzip, else NULL */
+	void *gz;           /* inflate state when the input is gzip, else NULL */
 	int is_gzip;
 	unsigned char peek[2];
 	int npeek;          /* bytes of @peek not yet returned */

@@ -1,0 +1,186 @@
+/*
+ * input.c — a trace's bytes from a file or stdin; gzip (magic 1f 8b) inflated with zlib.
+ */
+#include "kprof/input.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "kprof/arena.h"
+#include "kprof/diag.h"
+
+/*
+ * zlib's inflate() rather than gzdopen(): the two magic bytes were already consumed to
+ * detect gzip, and a pipe cannot seek back to give them to gzread().
+ */
+struct gz {
+	z_stream z;
+	int in_eof;         /* read(2) returned 0 */
+	int member_end;     /* a gzip member ended; another may follow */
+	int done;           /* no more output */
+	unsigned char in[256 << 10];
+};
+
+/* read(2) that retries EINTR; the not-yet-returned peek bytes come first. */
+static ssize_t raw_read(struct kp_input *in, unsigned char *buf, size_t cap)
+{
+	size_t got = 0;
+	if (in->npeek && cap) {
+		size_t n = (size_t)in->npeek < cap ? (size_t)in->npeek : cap;
+		memcpy(buf, in->peek + (2 - in->npeek), n);
+		in->npeek -= n;
+		got = n;
+		if (got == cap)
+			return got;
+	}
+	for (;;) {
+		ssize_t n = read(in->fd, buf + got, cap - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return got ? (ssize_t)got : -1; /* the error comes back on the next call */
+		in->raw_bytes += n;
+		return got + n;
+	}
+}
+
+int input_open(struct kp_input *in, const char *path, struct kp_diag *d)
+{
+	memset(in, 0, sizeof(*in));
+	in->path = path;
+	in->fd = -1;
+	if (strcmp(path, "-") == 0) {
+		in->name = "<stdin>";
+		in->fd = STDIN_FILENO;
+	} else {
+		in->name = path;
+		in->fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (in->fd < 0)
+			return diag_error(d, KP_ENV, "error: cannot open '%s': %s", path,
+					  strerror(errno));
+	}
+	struct stat st;
+	if (fstat(in->fd, &st) == 0) {
+		if (S_ISDIR(st.st_mode)) {
+			input_close(in);
+			return diag_error(d, KP_ENV, "error: cannot open '%s': %s", path,
+					  strerror(EISDIR));
+		}
+		if (S_ISREG(st.st_mode))
+			posix_fadvise(in->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+	}
+
+	/* peek at the magic; a short read (pipe) is retried until 2 bytes or EOF */
+	while (in->npeek < 2) {
+		ssize_t n = read(in->fd, in->peek + in->npeek, 2 - in->npeek);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int e = errno;
+			input_close(in);
+			return diag_error(d, KP_ENV, "error: cannot read '%s': %s", in->name,
+					  strerror(e));
+		}
+		if (n == 0)
+			break;
+		in->npeek += n;
+		in->raw_bytes += n;
+	}
+	if (in->npeek == 2 && in->peek[0] == 0x1f && in->peek[1] == 0x8b) {
+		struct gz *g = xcalloc(1, sizeof(*g));
+		/* 16 + MAX_WBITS: gzip wrapper only, with its CRC and length checked */
+		if (inflateInit2(&g->z, 16 + MAX_WBITS) != Z_OK) {
+			free(g);
+			input_close(in);
+			return diag_error(d, KP_ENV, "error: cannot inflate '%s': out of memory",
+					  in->name);
+		}
+		in->gz = g;
+		in->is_gzip = 1;
+	}
+	/* the peek buffer is returned first; keep it right-aligned for raw_read() */
+	if (in->npeek == 1)
+		in->peek[1] = in->peek[0];
+	return 0;
+}
+
+static ssize_t gz_read(struct kp_input *in, unsigned char *buf, size_t cap, struct kp_diag *d)
+{
+	struct gz *g = in->gz;
+	size_t out = 0;
+	while (out < cap && !g->done) {
+		/* keep at least 2 input bytes around so a following member's magic can be seen */
+		if (g->z.avail_in < 2 && !g->in_eof) {
+			if (g->z.avail_in)
+				memmove(g->in, g->z.next_in, g->z.avail_in);
+			ssize_t n = raw_read(in, g->in + g->z.avail_in, sizeof(g->in) - g->z.avail_in);
+			if (n < 0)
+				return diag_error(d, KP_ENV, "error: cannot read '%s': %s", in->name,
+						  strerror(errno));
+			if (n == 0)
+				g->in_eof = 1;
+			g->z.next_in = g->in;
+			g->z.avail_in += n;
+		}
+		if (g->member_end) {
+			/* like gzip -d: another member continues the stream; anything else after a
+			 * complete member (tar padding, garbage) is ignored */
+			if (g->z.avail_in >= 2 && g->z.next_in[0] == 0x1f && g->z.next_in[1] == 0x8b) {
+				inflateReset(&g->z);
+				g->member_end = 0;
+			} else if (g->z.avail_in >= 2 || g->in_eof) {
+				g->done = 1;
+				break;
+			} else {
+				continue;
+			}
+		}
+		g->z.next_out = buf + out;
+		g->z.avail_out = cap - out;
+		int r = inflate(&g->z, Z_NO_FLUSH);
+		out = cap - g->z.avail_out;
+		if (r == Z_STREAM_END) {
+			g->member_end = 1;
+		} else if (r == Z_MEM_ERROR) {
+			return diag_error(d, KP_ENV, "error: cannot inflate '%s': out of memory",
+					  in->name);
+		} else if (r == Z_DATA_ERROR || r == Z_NEED_DICT || r == Z_STREAM_ERROR) {
+			return diag_error(d, KP_BADINPUT, "error: corrupt gzip data in '%s': %s",
+					  in->name, g->z.msg ? g->z.msg : "invalid data");
+		} else if (g->z.avail_in == 0 && g->in_eof && g->z.avail_out > 0) {
+			/* Z_OK or Z_BUF_ERROR with all input used and room left: the file was cut */
+			return diag_error(d, KP_BADINPUT,
+					  "error: corrupt gzip data in '%s': unexpected end of file",
+					  in->name);
+		}
+	}
+	return out;
+}
+
+ssize_t input_read(struct kp_input *in, void *buf, size_t cap, struct kp_diag *d)
+{
+	if (in->gz)
+		return gz_read(in, buf, cap, d);
+	ssize_t n = raw_read(in, buf, cap);
+	if (n < 0)
+		return diag_error(d, KP_ENV, "error: cannot read '%s': %s", in->name,
+				  strerror(errno));
+	return n;
+}
+
+void input_close(struct kp_input *in)
+{
+	if (in->gz) {
+		inflateEnd(&((struct gz *)in->gz)->z);
+		free(in->gz);
+		in->gz = NULL;
+	}
+	if (in->fd > STDIN_FILENO)
+		close(in->fd);
+	in->fd = -1;
+}

@@ -1,0 +1,409 @@
+/*
+ * test-input.c — byte sources: plain files, gzip (one or more members), stdin, and the
+ * errors for missing files, directories and corrupt or truncated gzip.
+ */
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <cmocka.h>
+
+#include "kprof/diag.h"
+#include "kprof/input.h"
+#include "kprof/json.h"
+
+static char tmpdir[256];
+
+static int setup(void **state)
+{
+	(void)state;
+	strcpy(tmpdir, "/tmp/kprof-test-input-XXXXXX");
+	return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	char cmd[512];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static const char *testdata(void)
+{
+	const char *d = getenv("KPROF_TESTDATA");
+	return d ? d : "../../testdata";
+}
+
+static const char *tmp_path(const char *name)
+{
+	static char p[4][512];
+	static int k;
+	k = (k + 1) % 4;
+	snprintf(p[k], sizeof(p[k]), "%s/%s", tmpdir, name);
+	return p[k];
+}
+
+static void write_file(const char *path, const void *s, size_t len)
+{
+	FILE *f = fopen(path, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(s, 1, len, f), len);
+	assert_int_equal(fclose(f), 0);
+}
+
+/* gzip @s with zlib; @members > 1 splits it into that many concatenated members. */
+static void write_gz(const char *path, const char *s, size_t len, int members)
+{
+	FILE *f = fopen(path, "wb");
+	assert_non_null(f);
+	size_t per = len / members + 1, off = 0;
+	for (int m = 0; m < members; m++) {
+		size_t n = len - off < per ? len - off : per;
+		z_stream z;
+		memset(&z, 0, sizeof(z));
+		assert_int_equal(deflateInit2(&z, 6, Z_DEFLATED, 16 + MAX_WBITS, 8,
+					      Z_DEFAULT_STRATEGY), Z_OK);
+		size_t cap = deflateBound(&z, n);
+		unsigned char *out = malloc(cap);
+		z.next_in = (unsigned char *)s + off;
+		z.avail_in = n;
+		z.next_out = out;
+		z.avail_out = cap;
+		assert_int_equal(deflate(&z, Z_FINISH), Z_STREAM_END);
+		assert_int_equal(fwrite(out, 1, z.total_out, f), z.total_out);
+		deflateEnd(&z);
+		free(out);
+		off += n;
+	}
+	assert_int_equal(fclose(f), 0);
+}
+
+/* Some text that compresses but not to nothing: numbers with a few repeats. */
+static char *gen_text(size_t len)
+{
+	char *s = malloc(len);
+	unsigned x = 7;
+	for (size_t k = 0; k < len; k++) {
+		x = x * 1103515245u + 12345u;
+		s[k] = "{}[]\"ab:, 0123456789\n"[(x >> 16) % 21];
+	}
+	return s;
+}
+
+/* Read all of @in with reads of at most @step bytes. */
+static char *read_all(struct kp_input *in, size_t step, size_t *len, struct kp_diag *d)
+{
+	size_t cap = 1 << 16, n = 0;
+	char *s = malloc(cap);
+	for (;;) {
+		if (cap - n < step)
+			s = realloc(s, cap = cap * 2 + step);
+		ssize_t r = input_read(in, s + n, step, d);
+		if (r < 0) {
+			free(s);
+			return NULL;
+		}
+		if (r == 0)
+			break;
+		n += r;
+	}
+	*len = n;
+	return s;
+}
+
+static void input_reads_a_plain_file_whole(void **state)
+{
+	(void)state;
+	size_t sizes[] = { 0, 1, 2, 3, 100000 };
+	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		char *s = gen_text(sizes[k]);
+		const char *path = tmp_path("plain.json");
+		write_file(path, s, sizes[k]);
+		size_t steps[] = { 1, 3, 4096, 1 << 20 };
+		for (size_t j = 0; j < sizeof(steps) / sizeof(steps[0]); j++) {
+			struct kp_input in;
+			struct kp_diag d = { 0 };
+			assert_int_equal(input_open(&in, path, &d), 0);
+			assert_int_equal(in.is_gzip, 0);
+			assert_string_equal(in.name, path);
+			size_t n;
+			char *r = read_all(&in, steps[j], &n, &d);
+			assert_non_null(r);
+			assert_int_equal(n, sizes[k]);
+			assert_memory_equal(r, s, n);
+			assert_int_equal(in.raw_bytes, (long long)sizes[k]);
+			input_close(&in);
+			free(r);
+		}
+		free(s);
+	}
+}
+
+static void input_inflates_gzip_detected_by_magic(void **state)
+{
+	(void)state;
+	size_t len = 3 << 20;
+	char *s = gen_text(len);
+	for (int members = 1; members <= 3; members++) {
+		/* the name says nothing: detection is by the bytes 1f 8b */
+		const char *path = tmp_path("trace.json");
+		write_gz(path, s, len, members);
+		struct stat st;
+		assert_int_equal(stat(path, &st), 0);
+		size_t steps[] = { 7, 65536, 8 << 20 };
+		for (size_t j = 0; j < sizeof(steps) / sizeof(steps[0]); j++) {
+			struct kp_input in;
+			struct kp_diag d = { 0 };
+			assert_int_equal(input_open(&in, path, &d), 0);
+			assert_int_equal(in.is_gzip, 1);
+			size_t n;
+			char *r = read_all(&in, steps[j], &n, &d);
+			if (!r)
+				fail_msg("%s", d.msg);
+			assert_int_equal(n, len);
+			assert_memory_equal(r, s, n);
+			assert_int_equal(in.raw_bytes, (long long)st.st_size);
+			input_close(&in);
+			free(r);
+		}
+	}
+	free(s);
+}
+
+static void input_ignores_bytes_after_the_last_gzip_member(void **state)
+{
+	(void)state;
+	const char *path = tmp_path("padded.json.gz");
+	write_gz(path, "[1, 2]", 6, 1);
+	FILE *f = fopen(path, "ab");
+	assert_non_null(f);
+	fwrite("\0\0\0\0\0\0\0\0", 1, 8, f);
+	fclose(f);
+	struct kp_input in;
+	struct kp_diag d = { 0 };
+	assert_int_equal(input_open(&in, path, &d), 0);
+	size_t n;
+	char *r = read_all(&in, 4096, &n, &d);
+	assert_non_null(r);
+	assert_int_equal(n, 6);
+	assert_memory_equal(r, "[1, 2]", 6);
+	input_close(&in);
+	free(r);
+}
+
+static void input_reads_gzip_from_stdin(void **state)
+{
+	(void)state;
+	size_t len = 200000;
+	char *s = gen_text(len);
+	const char *path = tmp_path("stdin.json.gz");
+	write_gz(path, s, len, 2);
+	int saved = dup(STDIN_FILENO);
+	int fd = open(path, O_RDONLY);
+	assert_true(saved >= 0 && fd >= 0);
+	/* through a pipe, so nothing can seek back over the peeked magic */
+	int pfd[2];
+	assert_int_equal(pipe(pfd), 0);
+	pid_t pid = fork();
+	if (pid == 0) {
+		close(pfd[0]);
+		char buf[1000];
+		ssize_t n;
+		while ((n = read(fd, buf, sizeof(buf))) > 0)
+			if (write(pfd[1], buf, n) != n)
+				_exit(1);
+		_exit(0);
+	}
+	close(pfd[1]);
+	close(fd);
+	dup2(pfd[0], STDIN_FILENO);
+	close(pfd[0]);
+
+	struct kp_input in;
+	struct kp_diag d = { 0 };
+	assert_int_equal(input_open(&in, "-", &d), 0);
+	assert_string_equal(in.name, "<stdin>");
+	assert_int_equal(in.is_gzip, 1);
+	size_t n;
+	char *r = read_all(&in, 1 << 20, &n, &d);
+	input_close(&in);
+	dup2(saved, STDIN_FILENO);
+	close(saved);
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_non_null(r);
+	assert_int_equal(n, len);
+	assert_memory_equal(r, s, n);
+	free(r);
+	free(s);
+}
+
+static void input_names_a_missing_file(void **state)
+{
+	(void)state;
+	struct kp_input in;
+	struct kp_diag d = { 0 };
+	assert_int_equal(input_open(&in, "no-such-trace.json", &d), -1);
+	assert_int_equal(d.status, KP_ENV);
+	assert_string_equal(d.msg,
+			    "error: cannot open 'no-such-trace.json': No such file or directory");
+}
+
+static void input_refuses_a_directory(void **state)
+{
+	(void)state;
+	struct kp_input in;
+	struct kp_diag d = { 0 };
+	assert_int_equal(input_open(&in, tmpdir, &d), -1);
+	assert_int_equal(d.status, KP_ENV);
+	char want[512];
+	snprintf(want, sizeof(want), "error: cannot open '%s': Is a directory", tmpdir);
+	assert_string_equal(d.msg, want);
+}
+
+/* Read @path to the end; returns the diag of the failure (the test fails if none). */
+static struct kp_diag read_fails(const char *path)
+{
+	struct kp_input in;
+	struct kp_diag d = { 0 };
+	assert_int_equal(input_open(&in, path, &d), 0);
+	assert_int_equal(in.is_gzip, 1);
+	size_t n;
+	char *r = read_all(&in, 4096, &n, &d);
+	input_close(&in);
+	if (r)
+		fail_msg("%s: read %zu bytes without an error", path, n);
+	return d;
+}
+
+static void input_rejects_corrupt_gzip_naming_the_file(void **state)
+{
+	(void)state;
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/bad/corrupt.json.gz", testdata());
+	struct kp_diag d = read_fails(path);
+	assert_int_equal(d.status, KP_BADINPUT);
+	char want[4200];
+	snprintf(want, sizeof(want), "error: corrupt gzip data in '%s': invalid block type", path);
+	assert_string_equal(d.msg, want);
+
+	/* a flipped byte in the data fails the CRC or the inflate */
+	size_t len = 100000;
+	char *s = gen_text(len);
+	const char *p = tmp_path("flipped.json.gz");
+	write_gz(p, s, len, 1);
+	size_t zlen;
+	FILE *f = fopen(p, "rb");
+	assert_non_null(f);
+	unsigned char *z = malloc(len);
+	zlen = fread(z, 1, len, f);
+	fclose(f);
+	z[zlen / 2] ^= 0x55;
+	write_file(p, z, zlen);
+	d = read_fails(p);
+	assert_int_equal(d.status, KP_BADINPUT);
+	snprintf(want, sizeof(want), "error: corrupt gzip data in '%s': ", p);
+	assert_memory_equal(d.msg, want, strlen(want));
+	free(z);
+	free(s);
+}
+
+static void input_rejects_truncated_gzip(void **state)
+{
+	(void)state;
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/bad/truncated.json.gz", testdata());
+	struct kp_diag d = read_fails(path);
+	assert_int_equal(d.status, KP_BADINPUT);
+	char want[4200];
+	snprintf(want, sizeof(want), "error: corrupt gzip data in '%s': unexpected end of file",
+		 path);
+	assert_string_equal(d.msg, want);
+
+	/* every cut of a small stream, including inside the 8-byte trailer */
+	const char *p = tmp_path("cut.json.gz");
+	write_gz(p, "{\"traceEvents\": []}", 19, 1);
+	FILE *f = fopen(p, "rb");
+	unsigned char z[256];
+	size_t zlen = fread(z, 1, sizeof(z), f);
+	fclose(f);
+	for (size_t cut = 3; cut < zlen; cut++) {
+		write_file(p, z, cut);
+		d = read_fails(p);
+		assert_int_equal(d.status, KP_BADINPUT);
+	}
+}
+
+struct src {
+	struct kp_input in;
+	struct kp_diag d;
+};
+
+static ssize_t src_read(void *ctx, void *buf, size_t cap)
+{
+	struct src *s = ctx;
+	return input_read(&s->in, buf, cap, &s->d);
+}
+
+static void input_feeds_the_tokenizer(void **state)
+{
+	(void)state;
+	const char *doc = "{\"traceEvents\": [{\"ph\": \"X\", \"ts\": 4795881956492.880}]}\n";
+	const char *p = tmp_path("feed.json.gz");
+	write_gz(p, doc, strlen(doc), 1);
+	struct src s = { 0 };
+	assert_int_equal(input_open(&s.in, p, &s.d), 0);
+	struct kp_json j;
+	struct kp_json_tok t;
+	json_init(&j, src_read, &s, 16);
+	int64_t ns = 0;
+	enum kp_json_type ty;
+	while ((ty = json_next(&j, &t)) != JT_END && ty != JT_ERROR)
+		if (ty == JT_NUM)
+			assert_int_equal(json_num_us_to_ns(t.s, t.len, &ns), 0);
+	assert_int_equal(ty, JT_END);
+	assert_int_equal(ns, 4795881956492880LL);
+	json_free(&j);
+	input_close(&s.in);
+
+	/* a corrupt stream surfaces as a read error with the input's message */
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/bad/corrupt.json.gz", testdata());
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(input_open(&s.in, path, &s.d), 0);
+	json_init(&j, src_read, &s, 0);
+	while ((ty = json_next(&j, &t)) != JT_END && ty != JT_ERROR)
+		;
+	assert_int_equal(ty, JT_ERROR);
+	assert_int_equal(j.read_failed, 1);
+	assert_int_equal(s.d.status, KP_BADINPUT);
+	json_free(&j);
+	input_close(&s.in);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(input_reads_a_plain_file_whole),
+		cmocka_unit_test(input_inflates_gzip_detected_by_magic),
+		cmocka_unit_test(input_ignores_bytes_after_the_last_gzip_member),
+		cmocka_unit_test(input_reads_gzip_from_stdin),
+		cmocka_unit_test(input_names_a_missing_file),
+		cmocka_unit_test(input_refuses_a_directory),
+		cmocka_unit_test(input_rejects_corrupt_gzip_naming_the_file),
+		cmocka_unit_test(input_rejects_truncated_gzip),
+		cmocka_unit_test(input_feeds_the_tokenizer),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
