@@ -620,7 +620,7 @@ static int eval_conv_bwd(const struct kp_op_in *in, const struct model *m, struc
 
 enum { L_BHSD, L_BSHD }; /* SDPA level [B,H,S,D]; flash [B,S,H,D], efficient [B,M,H,K] */
 enum { CAUSAL_NONE, CAUSAL_TOP_LEFT, CAUSAL_BOTTOM_RIGHT };
-enum { LSE_NEVER = -3, LSE_ALWAYS = -2 };
+enum { LSE_ALWAYS = -2 };
 
 struct attn_schema {
 	int bwd;
@@ -632,7 +632,7 @@ struct attn_schema {
 	int causal;           /* is_causal flag, -1 */
 	int causal_align;     /* what is_causal means */
 	int mask_type;        /* _efficient_attention_*: custom_mask_type 0/1/2, -1 */
-	int lse_flag;         /* forward: slot of compute_log_sumexp, LSE_ALWAYS or LSE_NEVER */
+	int lse_flag;         /* forward: slot of compute_log_sumexp, or LSE_ALWAYS */
 	int bias_grad;        /* backward: slot saying grad_bias is written, -1 */
 	int bias_grad_index;  /* -1: @bias_grad is a bool; else an index into a bool list */
 };
@@ -709,7 +709,7 @@ static int eval_attn(const struct kp_op_in *in, const struct model *m, struct kp
 	const struct kp_slot *q = slot(in, as->q), *k = slot(in, as->k), *v = slot(in, as->v);
 	const struct kp_slot *bias = slot(in, as->bias);
 	struct attn_dims aq, ak, av;
-	int64_t pairs, rows_q, d_v, lse;
+	int64_t pairs, rows_q, d_v;
 	int causal = CAUSAL_NONE, flag, list[8];
 	int varlen;
 
@@ -754,12 +754,8 @@ static int eval_attn(const struct kp_op_in *in, const struct model *m, struct kp
 	if (!as->bwd) {
 		c->bytes = add(c->bytes, nbytes(mul(rows_q, d_v), q->dtype));
 		if (as->lse_flag == LSE_ALWAYS ||
-		    (as->lse_flag >= 0 && parse_bool(text(slot(in, as->lse_flag))) == 1)) {
-			lse = 1;
-			for (int i = 0; i < q->ndim - 1; i++)
-				lse = mul(lse, q->dims[i]);
-			c->bytes = add(c->bytes, nbytes(lse, DT_F32));
-		}
+		    (as->lse_flag >= 0 && parse_bool(text(slot(in, as->lse_flag))) == 1))
+			c->bytes = add(c->bytes, nbytes(rows_q, DT_F32)); /* one fp32 per row */
 	} else {
 		c->bytes = add(c->bytes, tbytes(slot(in, as->grad_out)));
 		c->bytes = add(c->bytes, tbytes(slot(in, as->o)));
@@ -879,6 +875,12 @@ static int in_place(const char *name)
 	return n > 1 && name[n - 1] == '_' && name[n - 2] != '_';
 }
 
+/*
+ * Pointwise bytes (§6.2, TL Unary/BinaryElementwise):
+ *   sum of numel_i * s_i over the tensor operands + n_out * s_out,
+ * n_out = numel(broadcast of the operand shapes), s_out of the promoted dtype;
+ * in place: n_out = numel(self) in self's dtype (written though it aliases).
+ */
 static int eval_pointwise(const struct kp_op_in *in, const struct model *m, struct kp_cost *c)
 {
 	const struct pw_schema *ps = m->aux;
@@ -1125,6 +1127,10 @@ static int64_t reduced_numel(const struct kp_slot *x, const char *t)
 	return n;
 }
 
+static const struct model m_max_other = {
+	"aten::max", MODEL_SECONDARY, "pointwise", eval_pointwise, &s_binary
+};
+
 static int eval_reduce(const struct kp_op_in *in, const struct model *m, struct kp_cost *c)
 {
 	const struct red_schema *rs = m->aux;
@@ -1141,10 +1147,10 @@ static int eval_reduce(const struct kp_op_in *in, const struct model *m, struct 
 	if (o != NULL)
 		nfunc = (int)(o - in->slots);
 	/* max.other / min.other (self, other): elementwise, not a reduction */
-	if ((kind == RO_VALUES_INDICES) && is_tensor(slot(in, 1)))
-		return eval_pointwise(in, &(struct model){ m->name, m->cls, m->family,
-							  eval_pointwise, &s_binary },
-				      c);
+	if (kind == RO_VALUES_INDICES && is_tensor(slot(in, 1))) {
+		c->family = "pointwise";
+		return eval_pointwise(in, &m_max_other, c);
+	}
 	full = nfunc <= rs->full_max;
 	if (full) {
 		n_out = 1;

@@ -1122,6 +1122,7 @@ static void reductions_size_the_output_from_dim_and_keepdim(void **state)
 	assert_int_equal(c.bytes, 4 * 512 + 4);
 	assert_int_equal(EVAL(&c, "aten::max", T(DT_F32, 16, 32), T(DT_F32, 16, 32)), 0);
 	assert_int_equal(c.bytes, 3 * 4 * 512);
+	assert_string_equal(c.family, "pointwise");
 	assert_int_equal(EVAL(&c, "aten::amax", T(DT_F16, 16, 32), SC("[1]"), SC("True")), 0);
 	assert_int_equal(c.bytes, 2 * (512 + 16));
 	assert_int_equal(EVAL(&c, "aten::argmax", T(DT_F16, 16, 32), SC("1"), SC("False")), 0);
