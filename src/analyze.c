@@ -243,8 +243,17 @@ int analyze_run(const struct kp_trace *t, const struct kp_analyze_opts *o, struc
 		const struct kp_gpu *g = &t->gpu[i];
 		struct op_info *info = g->op >= 0 ? &oi[g->op] : NULL;
 		const struct kp_op *op = g->op >= 0 ? &t->ops[g->op] : NULL;
-		if (info)
+		if (info && !info->evaluated) {
 			eval_op(info, op);
+			if (info->cost.cls != MODEL_NONE && op->nslots == 0)
+				warn_add(&r->warn, "modelled ops without shapes", t->display,
+					 "op '%s' at byte %lld has no recorded shapes (record_shapes off?): FLOPs and bytes unknown",
+					 op->name, (long long)op->off);
+			else if (info->cost.note)
+				warn_add(&r->warn, "ops whose model did not apply", t->display,
+					 "op '%s' at byte %lld: %s", op->name, (long long)op->off,
+					 info->cost.note);
+		}
 
 		/* totals */
 		if (g->ts_ns < t_first)

@@ -37,6 +37,12 @@ static int cmp_launch(const void *a, const void *b)
 	return x->off < y->off ? -1 : x->off > y->off;
 }
 
+static int cmp_step(const void *a, const void *b)
+{
+	const struct kp_step *x = a, *y = b;
+	return x->ts_ns < y->ts_ns ? -1 : x->ts_ns > y->ts_ns;
+}
+
 /* int64 -> int32 index map, open addressing; keys >= 0 */
 struct imap {
 	int64_t *key;
@@ -187,15 +193,21 @@ void trace_link(struct kp_trace *t)
 
 	/* 5. steps: a GPU event belongs to the ProfilerStep span holding its launch */
 	if (t->nsteps) {
+		qsort(t->steps, t->nsteps, sizeof(*t->steps), cmp_step);
 		for (size_t i = 0; i < t->ngpu; i++) {
 			struct kp_gpu *g = &t->gpu[i];
 			int64_t when = g->launch >= 0 ? t->launches[g->launch].ts_ns : g->ts_ns;
-			for (size_t s = 0; s < t->nsteps; s++)
-				if (t->steps[s].ts_ns <= when &&
-				    when <= t->steps[s].ts_ns + t->steps[s].dur_ns) {
-					g->step = (int16_t)s;
-					break;
-				}
+			/* last step starting at or before @when (steps do not overlap) */
+			size_t lo = 0, hi = t->nsteps;
+			while (lo < hi) {
+				size_t mid = (lo + hi) / 2;
+				if (t->steps[mid].ts_ns <= when)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			if (lo > 0 && when <= t->steps[lo - 1].ts_ns + t->steps[lo - 1].dur_ns)
+				g->step = (int16_t)(lo - 1 < INT16_MAX ? lo - 1 : INT16_MAX);
 		}
 	}
 }
