@@ -1234,6 +1234,15 @@ static int eval_norm(const struct kp_op_in *in, const struct model *m, struct kp
 	if (x->dtype == DT_F64)
 		stat = DT_F64;
 	rows = norm_rows(x, text(slot(in, bwd ? 2 : 1)));
+	if (rows < 0 && !*text(slot(in, bwd ? 2 : 1))) {
+		/*
+		 * Traces before Concrete Inputs (2022) leave normalized_shape empty: the
+		 * affine weight has that shape, so rows = numel(x) / numel(weight).
+		 */
+		const struct kp_slot *wt = slot(in, kind == N_LAYER_BWD ? 5 : kind == N_FUSED_RMS_BWD ? 4 : 2);
+		if (is_tensor(wt) && numel(wt) > 0 && numel(x) >= 0 && numel(x) % numel(wt) == 0)
+			rows = numel(x) / numel(wt);
+	}
 	if (rows < 0)
 		return fail(c, "norm 'normalized_shape' does not match the input");
 
@@ -1254,7 +1263,8 @@ static int eval_norm(const struct kp_op_in *in, const struct model *m, struct kp
 	case N_LAYER_BWD:
 		w = slot(in, 5);
 		b = slot(in, 6);
-		nmask = parse_bools(text(slot(in, 7)), mask, 3);
+		/* no Concrete Inputs (2022 traces): all three gradients, as autograd asks */
+		nmask = *text(slot(in, 7)) ? parse_bools(text(slot(in, 7)), mask, 3) : 3;
 		if (nmask != 3)
 			return fail(c,
 				    "native_layer_norm_backward output_mask is not three booleans");
@@ -1270,7 +1280,7 @@ static int eval_norm(const struct kp_op_in *in, const struct model *m, struct kp
 		break;
 	default: /* N_FUSED_RMS_BWD */
 		w = slot(in, 4);
-		nmask = parse_bools(text(slot(in, 5)), mask, 2);
+		nmask = *text(slot(in, 5)) ? parse_bools(text(slot(in, 5)), mask, 2) : 2;
 		if (nmask != 2)
 			return fail(c, "_fused_rms_norm_backward output_mask is not two booleans");
 		c->bytes = add(add(tbytes(dy), tbytes(x)), add(tbytes(slot(in, 3)), tbytes(w)));
