@@ -1,0 +1,893 @@
+/*
+ * diff.c — pair the analysis rows of two traces by key -> base/new/delta/ratio, summary, gate;
+ * and the diff document in every format (the table cells go through table.c).
+ */
+#include "kprof/diff.h"
+
+#include <ctype.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <uthash.h>
+
+#include "kprof/devdb.h"
+#include "kprof/trace.h"
+#include "kprof/units.h"
+
+const char *const diff_sort_keys[] = { "delta-abs", "delta", "ratio", "share", "base", "new",
+				       "base-calls", "new-calls", "name", NULL };
+enum { SK_DELTA_ABS, SK_DELTA, SK_RATIO, SK_SHARE, SK_BASE, SK_NEW, SK_BCALLS, SK_NCALLS, SK_NAME };
+
+/* a change exactly at a limit (2% of 10000 ns) is within it, whatever the rounding of ratio */
+#define PCT_EPS 1e-9
+
+/* ---- keys ---- */
+
+static int is_ident(int c)
+{
+	return isalnum(c) || c == '_';
+}
+
+/* spaces next to these carry no meaning in a demangled name: "a<b<int> >" == "a<b<int>>" */
+static int spaceless(int c)
+{
+	return c == '<' || c == '>' || c == ',' || c == '*' || c == '&';
+}
+
+const char *diff_normalize_kernel(struct kp_arena *a, const char *name)
+{
+	const char *s = name;
+	size_t n = strlen(s);
+	if (!strncmp(s, "void ", 5)) {
+		/* return type and argument list: the arguments follow from the template */
+		s += 5;
+		n -= 5;
+		if (n && s[n - 1] == ')') {
+			int depth = 0;
+			for (size_t i = n; i-- > 0;) {
+				if (s[i] == ')')
+					depth++;
+				else if (s[i] == '(' && --depth == 0) {
+					if (i > 0)
+						n = i;
+					break;
+				}
+			}
+		}
+	}
+	/* spacing and literal suffixes are only normalized inside template arguments */
+	char *out = arena_alloc(a, 2 * n + 1);
+	size_t k = 0;
+	int depth = 0;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c == '<')
+			depth++;
+		else if (c == '>' && depth > 0)
+			depth--;
+		if (depth == 0 && c != '>') {
+			out[k++] = (char)c;
+			continue;
+		}
+		if (c == ' ') {
+			size_t j = i;
+			while (j < n && s[j] == ' ')
+				j++;
+			int prev = k ? (unsigned char)out[k - 1] : 0;
+			int next = j < n ? (unsigned char)s[j] : 0;
+			if (prev && next && prev != ' ' && !spaceless(prev) && !spaceless(next))
+				out[k++] = ' ';
+			i = j - 1;
+			continue;
+		}
+		if (c == ',') {
+			out[k++] = ',';
+			out[k++] = ' ';
+			continue;
+		}
+		if (isdigit(c) && (k == 0 || !is_ident((unsigned char)out[k - 1]))) {
+			/* an integer literal: "1ul" -> "1" (compilers differ in the suffix they print) */
+			size_t j = i;
+			while (j < n && isdigit((unsigned char)s[j]))
+				j++;
+			size_t m = j;
+			while (m < n && strchr("uUlL", s[m]))
+				m++;
+			memcpy(out + k, s + i, j - i);
+			k += j - i;
+			i = (m > j && (m == n || !is_ident((unsigned char)s[m])) ? m : j) - 1;
+			continue;
+		}
+		out[k++] = (char)c;
+	}
+	while (k && out[k - 1] == ' ')
+		k--;
+	out[k] = '\0';
+	/* Inductor numbers the kernels of a graph: triton_poi_fused_add_0, ..._1 */
+	if (!strncmp(out, "triton_", 7)) {
+		size_t e = k;
+		while (e > 7 && isdigit((unsigned char)out[e - 1]))
+			e--;
+		if (e < k && e > 8 && out[e - 1] == '_')
+			out[e - 1] = '\0';
+	}
+	return out;
+}
+
+const char *diff_row_key(struct kp_arena *a, const struct kp_row *row, const struct kp_diff_opts *o)
+{
+	switch (o->key) {
+	case GROUP_KERNEL:
+		return o->full_names ? row->name : diff_normalize_kernel(a, row->name);
+	case GROUP_OP_SHAPE: {
+		/* "aten::mm [8192,8192]x[8192,8192]": the dtype is left out so bf16 pairs with fp16 */
+		if (!row->shape || !*row->shape)
+			return row->name;
+		size_t ln = strlen(row->name), ls = strlen(row->shape);
+		char *k = arena_alloc(a, ln + ls + 2);
+		memcpy(k, row->name, ln);
+		k[ln] = ' ';
+		memcpy(k + ln + 1, row->shape, ls + 1);
+		return k;
+	}
+	default:
+		return row->name;
+	}
+}
+
+/* ---- join ---- */
+
+struct ent {
+	const char *key;
+	size_t idx;
+	UT_hash_handle hh;
+};
+
+struct side_acc {
+	int64_t raw_ns, flops;
+	double calls, peak_flop_ns;
+	const char *dtype;
+	int has, mixed;
+};
+
+static void acc_row(struct side_acc *s, const struct kp_row *r)
+{
+	s->raw_ns += r->time_ns;
+	s->calls += (double)r->calls;
+	if (r->flops >= 0)
+		s->flops = (s->flops < 0 ? 0 : s->flops) + r->flops;
+	s->peak_flop_ns += r->peak_flop_ns;
+	if (!s->has)
+		s->dtype = r->dtype;
+	else if (s->dtype != r->dtype && (!s->dtype || !r->dtype || strcmp(s->dtype, r->dtype)))
+		s->mixed = 1;
+	s->has = 1;
+}
+
+struct join_row {
+	const char *key, *name;
+	struct side_acc side[2];
+};
+
+static void add_side(struct kp_diff *d, struct ent **map, struct join_row **jr, size_t *cap,
+		     const struct kp_row *rows, size_t n, int side, size_t *nkeys)
+{
+	for (size_t i = 0; i < n; i++) {
+		const char *key = diff_row_key(&d->arena, &rows[i], &d->opts);
+		struct ent *e;
+		HASH_FIND_STR(*map, key, e);
+		if (!e) {
+			if (d->nrows == *cap) {
+				*cap = *cap ? *cap * 2 : 64;
+				*jr = xrealloc(*jr, *cap * sizeof(**jr));
+			}
+			struct join_row *r = &(*jr)[d->nrows];
+			memset(r, 0, sizeof(*r));
+			r->key = key;
+			r->name = d->opts.key == GROUP_OP ? rows[i].name : key;
+			r->side[0].flops = r->side[1].flops = -1;
+			e = arena_zalloc(&d->arena, sizeof(*e));
+			e->key = key;
+			e->idx = d->nrows++;
+			HASH_ADD_KEYPTR(hh, *map, e->key, strlen(e->key), e);
+		}
+		if (!(*jr)[e->idx].side[side].has)
+			(*nkeys)++;
+		acc_row(&(*jr)[e->idx].side[side], &rows[i]);
+	}
+}
+
+static int64_t div_ns(int64_t ns, double div)
+{
+	return div == 1 ? ns : (int64_t)llround((double)ns / div);
+}
+
+/* achieved FLOP/s and % of peak of summed rows, as analyze.c derives them */
+static void rates(const struct side_acc *s, double *fps, double *pct)
+{
+	*fps = s->flops >= 0 && s->raw_ns > 0 ? s->flops * 1e9 / s->raw_ns : -1;
+	*pct = s->flops >= 0 && s->peak_flop_ns > 0 ? 100.0 * s->flops * 1e9 / s->peak_flop_ns : -1;
+}
+
+static const char *display_name(struct kp_diff *d, const struct kp_diff_row *r)
+{
+	/* op-shape: the dtype of each side after the key, "bf16" or "bf16->fp16" */
+	const char *b = r->base_dtype, *n = r->new_dtype;
+	if (d->opts.key != GROUP_OP_SHAPE || (!b && !n))
+		return r->name;
+	char buf[64];
+	if (b && n && strcmp(b, n))
+		snprintf(buf, sizeof(buf), " %s->%s", b, n);
+	else
+		snprintf(buf, sizeof(buf), " %s", b ? b : n);
+	size_t ln = strlen(r->name), lb = strlen(buf);
+	char *s = arena_alloc(&d->arena, ln + lb + 1);
+	memcpy(s, r->name, ln);
+	memcpy(s + ln, buf, lb + 1);
+	return s;
+}
+
+int diff_join(struct kp_diff *d, const struct kp_row *brows, size_t nb, const struct kp_row *nrows,
+	      size_t nn, const struct kp_diff_opts *o, const struct kp_report *base_rep,
+	      const struct kp_report *new_rep)
+{
+	memset(d, 0, sizeof(*d));
+	arena_init(&d->arena);
+	d->opts = *o;
+	if (!(d->opts.base_div > 0))
+		d->opts.base_div = 1;
+	if (!(d->opts.new_div > 0))
+		d->opts.new_div = 1;
+	d->base = (struct kp_diff_side){ "base", base_rep, d->opts.base_div, 0, 0 };
+	d->new = (struct kp_diff_side){ "new", new_rep, d->opts.new_div, 0, 0 };
+
+	struct ent *map = NULL, *e, *tmp;
+	struct join_row *jr = NULL;
+	size_t cap = 0;
+	add_side(d, &map, &jr, &cap, brows, nb, 0, &d->base.nkeys);
+	add_side(d, &map, &jr, &cap, nrows, nn, 1, &d->new.nkeys);
+	HASH_ITER(hh, map, e, tmp)
+		HASH_DEL(map, e);
+
+	d->rows = xcalloc(d->nrows + 1, sizeof(*d->rows));
+	for (size_t i = 0; i < d->nrows; i++) {
+		const struct side_acc *b = &jr[i].side[0], *n = &jr[i].side[1];
+		struct kp_diff_row *r = &d->rows[i];
+		r->key = jr[i].key;
+		r->name = jr[i].name;
+		r->has_base = b->has;
+		r->has_new = n->has;
+		r->base_dtype = b->mixed ? NULL : b->dtype;
+		r->new_dtype = n->mixed ? NULL : n->dtype;
+		r->base_mixed_dtype = b->mixed;
+		r->new_mixed_dtype = n->mixed;
+		r->base_raw_ns = b->raw_ns;
+		r->new_raw_ns = n->raw_ns;
+		r->base_ns = div_ns(b->raw_ns, d->base.div);
+		r->new_ns = div_ns(n->raw_ns, d->new.div);
+		r->base_calls = b->calls / d->base.div;
+		r->new_calls = n->calls / d->new.div;
+		r->base_flops = b->flops;
+		r->new_flops = n->flops;
+		r->base_peak_flop_ns = b->peak_flop_ns;
+		r->new_peak_flop_ns = n->peak_flop_ns;
+		rates(b, &r->base_flops_per_s, &r->base_pct_peak);
+		rates(n, &r->new_flops_per_s, &r->new_pct_peak);
+		r->delta_ns = r->new_ns - r->base_ns;
+		d->base.time_ns += r->base_ns;
+		d->new.time_ns += r->new_ns;
+		r->name = display_name(d, r);
+	}
+	free(jr);
+
+	struct kp_diff_summary *s = &d->sum;
+	s->base_ns = d->base.time_ns;
+	s->new_ns = d->new.time_ns;
+	s->delta_ns = s->new_ns - s->base_ns;
+	s->total_ratio = s->base_ns > 0 ? (double)s->new_ns / (double)s->base_ns : -1;
+	double lnsum = 0;
+	int64_t nln = 0;
+	for (size_t i = 0; i < d->nrows; i++) {
+		struct kp_diff_row *r = &d->rows[i];
+		r->base_pct = s->base_ns > 0 ? 100.0 * r->base_ns / s->base_ns : 0;
+		r->new_pct = s->new_ns > 0 ? 100.0 * r->new_ns / s->new_ns : 0;
+		r->share_pt = r->new_pct - r->base_pct;
+		/* ratio from the undivided sums: no rounding in the per-step case */
+		double bt = r->base_raw_ns / d->base.div, nt = r->new_raw_ns / d->new.div;
+		r->ratio = r->has_base && r->has_new && bt > 0 ? nt / bt : -1;
+		if (!r->has_base) {
+			r->status = DIFF_NEW;
+			s->added++;
+			continue;
+		}
+		if (!r->has_new) {
+			r->status = DIFF_GONE;
+			s->removed++;
+			continue;
+		}
+		s->matched++;
+		if (r->ratio < 0)
+			r->status = nt > 0 ? DIFF_CHANGED : DIFF_UNCHANGED;
+		else
+			r->status = fabs(r->ratio - 1) * 100 <= d->opts.threshold_pct + PCT_EPS
+					    ? DIFF_UNCHANGED : DIFF_CHANGED;
+		if (r->status == DIFF_UNCHANGED)
+			s->unchanged++;
+		else if (r->ratio < 0 || r->ratio > 1)
+			s->regressed++;
+		else
+			s->improved++;
+		if (bt > 0 && nt > 0) {
+			lnsum += log(bt / nt);
+			nln++;
+		}
+	}
+	s->geomean_speedup = nln ? exp(lnsum / (double)nln) : -1;
+	return 0;
+}
+
+/* ---- sort and select ---- */
+
+struct sort_key {
+	int key, desc;
+};
+
+struct sort_spec {
+	struct sort_key k[16];
+	int n;
+};
+
+static double ratio_key(const struct kp_diff_row *r)
+{
+	/* one-sided rows: new grew from nothing (+inf), gone shrank to nothing (0) */
+	if (r->status == DIFF_NEW)
+		return INFINITY;
+	if (r->status == DIFF_GONE)
+		return 0;
+	if (r->ratio < 0)
+		return r->new_raw_ns > 0 ? INFINITY : 1;
+	return r->ratio;
+}
+
+static double num_key(const struct kp_diff_row *r, int k)
+{
+	switch (k) {
+	case SK_DELTA_ABS: return fabs((double)r->delta_ns);
+	case SK_DELTA: return (double)r->delta_ns;
+	case SK_RATIO: return ratio_key(r);
+	case SK_SHARE: return r->share_pt;
+	case SK_BASE: return (double)r->base_ns;
+	case SK_NEW: return (double)r->new_ns;
+	case SK_BCALLS: return r->base_calls;
+	case SK_NCALLS: return r->new_calls;
+	}
+	return 0;
+}
+
+static int cmp_diff_rows(const void *a, const void *b, void *arg)
+{
+	const struct kp_diff_row *x = a, *y = b;
+	const struct sort_spec *sp = arg;
+	if ((x->status == DIFF_OTHERS) != (y->status == DIFF_OTHERS))
+		return x->status == DIFF_OTHERS ? 1 : -1;
+	for (int i = 0; i < sp->n; i++) {
+		int k = sp->k[i].key, c;
+		if (k == SK_NAME) {
+			c = strcmp(x->name, y->name);
+		} else {
+			double u = num_key(x, k), v = num_key(y, k);
+			c = u < v ? -1 : u > v;
+		}
+		if (c)
+			return sp->k[i].desc ? -c : c;
+	}
+	int c = strcmp(x->name, y->name);
+	return c ? c : strcmp(x->key, y->key);
+}
+
+int diff_sort(struct kp_diff *d, const char *keys, const char **bad)
+{
+	static char badbuf[64];
+	struct sort_spec sp = { .n = 0 };
+	const char *p = keys && *keys ? keys : "delta-abs";
+	while (*p && sp.n < 16) {
+		size_t n = strcspn(p, ",");
+		char tok[48];
+		snprintf(tok, sizeof(tok), "%.*s", (int)n, p);
+		char *colon = strchr(tok, ':');
+		int dir = 0;
+		if (colon) {
+			*colon = '\0';
+			if (!strcmp(colon + 1, "asc"))
+				dir = 1;
+			else if (!strcmp(colon + 1, "desc"))
+				dir = 2;
+			else {
+				snprintf(badbuf, sizeof(badbuf), "%s:%s", tok, colon + 1);
+				*bad = badbuf;
+				return -1;
+			}
+		}
+		int k;
+		for (k = 0; diff_sort_keys[k] && strcmp(diff_sort_keys[k], tok); k++)
+			;
+		if (!diff_sort_keys[k]) {
+			snprintf(badbuf, sizeof(badbuf), "%s", tok);
+			*bad = badbuf;
+			return -1;
+		}
+		sp.k[sp.n].key = k;
+		sp.k[sp.n].desc = dir ? dir == 2 : k != SK_NAME;
+		sp.n++;
+		p += n;
+		if (*p == ',')
+			p++;
+	}
+	qsort_r(d->rows, d->nrows, sizeof(*d->rows), cmp_diff_rows, &sp);
+	return 0;
+}
+
+void diff_select(struct kp_diff *d, long top, double min_pct)
+{
+	struct kp_diff_row *tmp = xmalloc((d->nrows + 1) * sizeof(*tmp));
+	size_t keep = 0;
+	for (size_t i = 0; i < d->nrows; i++) {
+		const struct kp_diff_row *r = &d->rows[i];
+		int big = (r->base_pct > r->new_pct ? r->base_pct : r->new_pct) >= min_pct;
+		if ((top <= 0 || keep < (size_t)top) && big && r->status != DIFF_OTHERS)
+			tmp[keep++] = *r;
+	}
+	if (keep == d->nrows) {
+		free(tmp);
+		return;
+	}
+	struct kp_diff_row o;
+	memset(&o, 0, sizeof(o));
+	o.status = DIFF_OTHERS;
+	o.base_flops = o.new_flops = -1;
+	o.base_flops_per_s = o.new_flops_per_s = o.base_pct_peak = o.new_pct_peak = -1;
+	for (size_t i = 0, k = 0; i < d->nrows; i++) {
+		const struct kp_diff_row *x = &d->rows[i];
+		if (k < keep && x->key == tmp[k].key) {
+			k++;
+			continue;
+		}
+		o.nfolded += x->status == DIFF_OTHERS ? x->nfolded : 1;
+		o.has_base |= x->has_base;
+		o.has_new |= x->has_new;
+		o.base_raw_ns += x->base_raw_ns;
+		o.new_raw_ns += x->new_raw_ns;
+		o.base_ns += x->base_ns;
+		o.new_ns += x->new_ns;
+		o.delta_ns += x->delta_ns;
+		o.base_calls += x->base_calls;
+		o.new_calls += x->new_calls;
+		o.base_pct += x->base_pct;
+		o.new_pct += x->new_pct;
+		o.share_pt += x->share_pt;
+	}
+	o.ratio = o.has_base && o.has_new && o.base_ns > 0 ? (double)o.new_ns / o.base_ns : -1;
+	char buf[96];
+	snprintf(buf, sizeof(buf), "(others: %lld %s)", (long long)o.nfolded,
+		 d->opts.key == GROUP_KERNEL ? "kernels" : "ops");
+	o.name = o.key = arena_strdup(&d->arena, buf);
+	tmp[keep] = o;
+	memcpy(d->rows, tmp, (keep + 1) * sizeof(*tmp));
+	d->nrows = keep + 1;
+	free(tmp);
+}
+
+/* ---- gate ---- */
+
+size_t diff_gate(const struct kp_diff *d, double fail_above_pct, double min_pct,
+		 struct kp_gate_hit *hits, size_t cap)
+{
+	size_t n = 0;
+	const struct kp_diff_summary *s = &d->sum;
+	if (fail_above_pct < 0)
+		return 0;
+	if (s->total_ratio > 0 && (s->total_ratio - 1) * 100 > fail_above_pct + PCT_EPS) {
+		if (n < cap)
+			hits[n] = (struct kp_gate_hit){ NULL, "total GPU time", s->base_ns, s->new_ns,
+							(s->total_ratio - 1) * 100 };
+		n++;
+	}
+	for (size_t i = 0; i < d->nrows; i++) {
+		const struct kp_diff_row *r = &d->rows[i];
+		if (!r->has_base || !r->has_new || r->status == DIFF_OTHERS || r->ratio <= 0)
+			continue;
+		if (r->base_pct < min_pct || (r->ratio - 1) * 100 <= fail_above_pct + PCT_EPS)
+			continue;
+		if (n < cap)
+			hits[n] = (struct kp_gate_hit){ r->key, r->name, r->base_ns, r->new_ns,
+							(r->ratio - 1) * 100 };
+		n++;
+	}
+	return n;
+}
+
+void diff_gate_message(const struct kp_gate_hit *h, double fail_above_pct, char *buf, size_t cap)
+{
+	char b1[32], b2[32];
+	units_time(b1, sizeof(b1), h->base_ns);
+	units_time(b2, sizeof(b2), h->new_ns);
+	if (h->key)
+		snprintf(buf, cap, "'%s' %s -> %s (%+.1f%%, above --fail-above %g%%)", h->name, b1, b2,
+			 h->change_pct, fail_above_pct);
+	else
+		snprintf(buf, cap, "total GPU time %s -> %s (%+.1f%%, above --fail-above %g%%)", b1, b2,
+			 h->change_pct, fail_above_pct);
+}
+
+void diff_free(struct kp_diff *d)
+{
+	free(d->rows);
+	arena_free(&d->arena);
+	memset(d, 0, sizeof(*d));
+}
+
+/* ---- rendering ---- */
+
+static const char *const status_names[] = { "changed", "unchanged", "new", "gone", "others" };
+
+static const char *key_name(enum kp_group g)
+{
+	return g == GROUP_KERNEL ? "kernel" : g == GROUP_OP ? "op" : "op-shape";
+}
+
+static void cell_signed(struct kp_table *tb, struct kp_cell *c, double v, const char *human)
+{
+	/* cell_num() reads negatives as unknown; deltas are signed */
+	c->type = isfinite(v) ? CELL_NUM : CELL_NULL;
+	c->d = v;
+	c->human = human ? arena_strdup(&tb->arena, human) : NULL;
+}
+
+static char *signed_time(char *buf, size_t cap, int64_t ns)
+{
+	if (ns > 0) {
+		buf[0] = '+';
+		units_time(buf + 1, cap - 1, ns);
+	} else {
+		units_time(buf, cap, ns);
+	}
+	return buf;
+}
+
+static char *calls_text(char *buf, size_t cap, double v)
+{
+	if (v == floor(v))
+		snprintf(buf, cap, "%.0f", v);
+	else
+		snprintf(buf, cap, "%.2f", v);
+	return buf;
+}
+
+static int any_flops(const struct kp_diff *d)
+{
+	for (size_t i = 0; i < d->nrows; i++)
+		if (d->rows[i].base_flops_per_s >= 0 || d->rows[i].new_flops_per_s >= 0)
+			return 1;
+	return 0;
+}
+
+void diff_render_table(const struct kp_diff *d, enum kp_format fmt, struct kp_table *tb)
+{
+	unsigned rate_where = any_flops(d) ? COL_BOTH : COL_MACHINE;
+	int human = fmt == FMT_TABLE || fmt == FMT_MARKDOWN;
+	table_init(tb);
+	int c_key = table_add_col(tb, "Key", "key", COL_MACHINE, 1);
+	int c_status = table_add_col(tb, "Status", "status", COL_MACHINE, 1);
+	int c_base = table_add_col(tb, "Base", "base_time_ns", COL_BOTH, 0);
+	int c_new = table_add_col(tb, "New", "new_time_ns", COL_BOTH, 0);
+	int c_delta = table_add_col(tb, "Delta", "delta_ns", COL_BOTH, 0);
+	int c_ratio = table_add_col(tb, "Ratio", "ratio", COL_BOTH, 0);
+	int c_share = table_add_col(tb, "Share", "share_pt", COL_BOTH, 0);
+	int c_bpct = table_add_col(tb, "Base%", "base_pct", COL_MACHINE, 0);
+	int c_npct = table_add_col(tb, "New%", "new_pct", COL_MACHINE, 0);
+	int c_bcalls = table_add_col(tb, "Calls(B)", "base_calls", COL_BOTH, 0);
+	int c_ncalls = table_add_col(tb, "Calls(N)", "new_calls", COL_BOTH, 0);
+	int c_btfl = table_add_col(tb, "TFLOP/s(B)", "base_flops_per_s", rate_where, 0);
+	int c_ntfl = table_add_col(tb, "TFLOP/s(N)", "new_flops_per_s", rate_where, 0);
+	int c_bppk = table_add_col(tb, "%Peak(B)", "base_pct_peak_flops", rate_where, 0);
+	int c_nppk = table_add_col(tb, "%Peak(N)", "new_pct_peak_flops", rate_where, 0);
+	int c_bdt = table_add_col(tb, "Dtype(B)", "base_dtype", COL_MACHINE, 1);
+	int c_ndt = table_add_col(tb, "Dtype(N)", "new_dtype", COL_MACHINE, 1);
+	int c_name = table_add_col(tb, d->opts.key == GROUP_KERNEL ? "Kernel" : "Op", "name", COL_BOTH, 1);
+
+	char b[128];
+	for (size_t i = 0; i < d->nrows; i++) {
+		const struct kp_diff_row *r = &d->rows[i];
+		struct kp_cell *c = table_add_row(tb);
+		cell_str(tb, &c[c_key], r->key, NULL);
+		cell_str(tb, &c[c_status], status_names[r->status], NULL);
+		if (r->has_base)
+			cell_int(tb, &c[c_base], r->base_ns, units_time(b, sizeof(b), r->base_ns));
+		if (r->has_new)
+			cell_int(tb, &c[c_new], r->new_ns, units_time(b, sizeof(b), r->new_ns));
+		cell_int(tb, &c[c_delta], r->delta_ns, signed_time(b, sizeof(b), r->delta_ns));
+		if (r->ratio >= 0) {
+			snprintf(b, sizeof(b), "%.3fx", r->ratio);
+			cell_num(tb, &c[c_ratio], r->ratio, b);
+		} else {
+			cell_num(tb, &c[c_ratio], -1, "N/A");
+		}
+		snprintf(b, sizeof(b), "%+.1fpt", r->share_pt);
+		if (!strcmp(b, "-0.0pt") || !strcmp(b, "+0.0pt"))
+			strcpy(b, "0.0pt");
+		cell_signed(tb, &c[c_share], r->share_pt, b);
+		cell_num(tb, &c[c_bpct], r->base_pct, NULL);
+		cell_num(tb, &c[c_npct], r->new_pct, NULL);
+		if (r->has_base)
+			cell_num(tb, &c[c_bcalls], r->base_calls, calls_text(b, sizeof(b), r->base_calls));
+		if (r->has_new)
+			cell_num(tb, &c[c_ncalls], r->new_calls, calls_text(b, sizeof(b), r->new_calls));
+		cell_num(tb, &c[c_btfl], r->base_flops_per_s,
+			 units_fixed(b, sizeof(b), r->base_flops_per_s, 1e12, 1));
+		cell_num(tb, &c[c_ntfl], r->new_flops_per_s,
+			 units_fixed(b, sizeof(b), r->new_flops_per_s, 1e12, 1));
+		cell_num(tb, &c[c_bppk], r->base_pct_peak, units_fixed(b, sizeof(b), r->base_pct_peak, 1, 1));
+		cell_num(tb, &c[c_nppk], r->new_pct_peak, units_fixed(b, sizeof(b), r->new_pct_peak, 1, 1));
+		cell_str(tb, &c[c_bdt], r->base_dtype, NULL);
+		cell_str(tb, &c[c_ndt], r->new_dtype, NULL);
+		const char *shown = r->name;
+		if (human && (r->status == DIFF_NEW || r->status == DIFF_GONE)) {
+			snprintf(b, sizeof(b), " (%s)", status_names[r->status]);
+			size_t ln = strlen(r->name), lb = strlen(b);
+			char *s = arena_alloc(&tb->arena, ln + lb + 1);
+			memcpy(s, r->name, ln);
+			memcpy(s + ln, b, lb + 1);
+			shown = s;
+		}
+		cell_str(tb, &c[c_name], r->name, shown);
+	}
+}
+
+static const char *side_device(const struct kp_diff_side *s)
+{
+	if (!s->rep)
+		return NULL;
+	return s->rep->dev ? s->rep->dev->name : s->rep->device_name;
+}
+
+static const char *side_input(const struct kp_diff_side *s)
+{
+	return s->rep && s->rep->trace ? s->rep->trace->display : s->label;
+}
+
+static void side_text(const struct kp_diff_side *s, char *buf, size_t cap)
+{
+	char t[32];
+	if (!s->rep) {
+		snprintf(buf, cap, "%s", units_time(t, sizeof(t), s->time_ns));
+		return;
+	}
+	const struct kp_report *r = s->rep;
+	const char *dev = side_device(s);
+	size_t n = snprintf(buf, cap, "%s, %" PRId64 " kernels", dev ? dev : "unknown device",
+			    r->tot.kernels);
+	if (r->tot.memops && n < cap)
+		n += snprintf(buf + n, cap - n, ", %" PRId64 " memcpy/memset", r->tot.memops);
+	if (r->tot.steps && n < cap)
+		n += snprintf(buf + n, cap - n, ", %" PRId64 " steps", r->tot.steps);
+	if (n < cap)
+		snprintf(buf + n, cap - n, ", %s GPU time", units_time(t, sizeof(t), r->tot.gpu_time_ns));
+}
+
+static void compare_text(const struct kp_diff *d, char *buf, size_t cap)
+{
+	const struct kp_diff_opts *o = &d->opts;
+	size_t n = snprintf(buf, cap, "%s",
+			    o->key == GROUP_KERNEL ? (o->full_names ? "kernel names as recorded (--name=full)"
+								    : "normalized kernel names")
+			    : o->key == GROUP_OP ? "op names"
+						 : "op names and input shapes (dtype not compared)");
+	if (n >= cap)
+		return;
+	if (o->per_step) {
+		snprintf(buf + n, cap - n, ", per step (%s): base / %g, new / %g",
+			 o->how == NORM_STEPS ? "--steps" : "ProfilerStep spans", d->base.div, d->new.div);
+		return;
+	}
+	if (o->how == NORM_TOTAL) {
+		snprintf(buf + n, cap - n, ", totals (--no-per-step)");
+		return;
+	}
+	const struct kp_report *b = d->base.rep, *w = d->new.rep;
+	if (b && w && !b->tot.steps && !w->tot.steps)
+		snprintf(buf + n, cap - n, ", totals (no ProfilerStep spans in either trace)");
+	else if (b && !b->tot.steps)
+		snprintf(buf + n, cap - n, ", totals (no ProfilerStep spans in %s)", side_input(&d->base));
+	else if (w && !w->tot.steps)
+		snprintf(buf + n, cap - n, ", totals (no ProfilerStep spans in %s)", side_input(&d->new));
+	else
+		snprintf(buf + n, cap - n, ", totals");
+}
+
+static void total_text(const struct kp_diff *d, char *buf, size_t cap)
+{
+	const struct kp_diff_summary *s = &d->sum;
+	char b1[32], b2[32];
+	size_t n = snprintf(buf, cap, "GPU time%s %s -> %s", d->opts.per_step ? " per step" : "",
+			    units_time(b1, sizeof(b1), s->base_ns), units_time(b2, sizeof(b2), s->new_ns));
+	if (n >= cap)
+		return;
+	if (s->total_ratio >= 0)
+		snprintf(buf + n, cap - n, " (%+.1f%%, %.3fx)", (s->total_ratio - 1) * 100, s->total_ratio);
+	else
+		snprintf(buf + n, cap - n, " (N/A)");
+}
+
+static void rows_text(const struct kp_diff *d, char *buf, size_t cap)
+{
+	const struct kp_diff_summary *s = &d->sum;
+	const char *what = d->opts.key == GROUP_KERNEL ? "kernels" : "ops";
+	size_t n = snprintf(buf, cap,
+			    "%s: %" PRId64 " matched (%" PRId64 " regressed, %" PRId64 " improved, %" PRId64
+			    " unchanged within %g%%), %" PRId64 " new, %" PRId64 " gone; geomean speedup ",
+			    what, s->matched, s->regressed, s->improved, s->unchanged, d->opts.threshold_pct,
+			    s->added, s->removed);
+	if (n >= cap)
+		return;
+	if (s->geomean_speedup > 0)
+		snprintf(buf + n, cap - n, "%.3fx", s->geomean_speedup);
+	else
+		snprintf(buf + n, cap - n, "N/A");
+}
+
+static int devices_differ(const struct kp_diff *d)
+{
+	const char *a = side_device(&d->base), *b = side_device(&d->new);
+	return a && b && strcmp(a, b);
+}
+
+static void gate_text(const struct kp_diff_render_opts *o, char *buf, size_t cap)
+{
+	size_t n = snprintf(buf, cap, "--fail-above %g%% (total, and matched rows >= %g%% of base time): ",
+			    o->fail_above_pct, o->min_pct);
+	if (n >= cap)
+		return;
+	if (!o->nhits) {
+		snprintf(buf + n, cap - n, "passed");
+		return;
+	}
+	int total = o->hits_cap && !o->hits[0].key;
+	size_t rows = o->nhits - (size_t)total;
+	if (!rows)
+		snprintf(buf + n, cap - n, "tripped by the total");
+	else
+		snprintf(buf + n, cap - n, "tripped by %s%zu row%s", total ? "the total and " : "", rows,
+			 rows == 1 ? "" : "s");
+}
+
+static void header_lines(const struct kp_diff *d, const struct kp_diff_render_opts *o, FILE *fp)
+{
+	char buf[2048];
+	const char *in0 = side_input(&d->base), *in1 = side_input(&d->new);
+	int w = (int)(strlen(in0) > strlen(in1) ? strlen(in0) : strlen(in1));
+	side_text(&d->base, buf, sizeof(buf));
+	fprintf(fp, "# [0] base  %-*s  (%s)\n", w, in0, buf);
+	side_text(&d->new, buf, sizeof(buf));
+	fprintf(fp, "# [1] new   %-*s  (%s)\n", w, in1, buf);
+	if (devices_differ(d))
+		fprintf(fp, "# device   base %s, new %s: TFLOP/s and %%Peak of each side are against its own device\n",
+			side_device(&d->base), side_device(&d->new));
+	compare_text(d, buf, sizeof(buf));
+	fprintf(fp, "# compare  %s\n", buf);
+	total_text(d, buf, sizeof(buf));
+	fprintf(fp, "# total    %s\n", buf);
+	rows_text(d, buf, sizeof(buf));
+	fprintf(fp, "# rows     %s\n", buf);
+	if (o->fail_above_pct >= 0) {
+		gate_text(o, buf, sizeof(buf));
+		fprintf(fp, "# gate     %s\n", buf);
+	}
+}
+
+static void markdown_head(const struct kp_diff *d, const struct kp_diff_render_opts *o, FILE *fp)
+{
+	char buf[2048];
+	total_text(d, buf, sizeof(buf));
+	fprintf(fp, "**kprof diff**: %s\n\n", buf);
+	side_text(&d->base, buf, sizeof(buf));
+	fprintf(fp, "- base: `%s` (%s)\n", side_input(&d->base), buf);
+	side_text(&d->new, buf, sizeof(buf));
+	fprintf(fp, "- new: `%s` (%s)\n", side_input(&d->new), buf);
+	if (devices_differ(d))
+		fprintf(fp, "- devices differ: TFLOP/s and %%Peak of each side are against its own device\n");
+	compare_text(d, buf, sizeof(buf));
+	fprintf(fp, "- compared: %s\n", buf);
+	rows_text(d, buf, sizeof(buf));
+	fprintf(fp, "- %s\n", buf);
+	if (o->fail_above_pct >= 0) {
+		gate_text(o, buf, sizeof(buf));
+		fprintf(fp, "- gate: %s\n", buf);
+	}
+	fputc('\n', fp);
+}
+
+static void json_side(const struct kp_diff_side *s, FILE *fp)
+{
+	const struct kp_report *r = s->rep;
+	fputs("{\"input\": ", fp);
+	json_put_str(fp, side_input(s));
+	fputs(", \"device\": {\"name\": ", fp);
+	json_put_str(fp, r ? r->device_name : NULL);
+	fputs(", \"matched\": ", fp);
+	json_put_str(fp, r && r->dev ? r->dev->name : NULL);
+	fputs("}, \"totals\": {", fp);
+	if (r)
+		fprintf(fp, "\"gpu_time_ns\": %" PRId64 ", \"gpu_busy_ns\": %" PRId64 ", \"span_ns\": %" PRId64
+			", \"kernels\": %" PRId64 ", \"memops\": %" PRId64 ", \"steps\": %" PRId64 ", ",
+			r->tot.gpu_time_ns, r->tot.gpu_busy_ns, r->tot.span_ns, r->tot.kernels,
+			r->tot.memops, r->tot.steps);
+	fputs("\"divisor\": ", fp);
+	json_put_num(fp, s->div);
+	fprintf(fp, ", \"time_ns\": %" PRId64 ", \"keys\": %zu}}", s->time_ns, s->nkeys);
+}
+
+static void json_doc(const struct kp_diff *d, const struct kp_diff_render_opts *o,
+		     const struct kp_table *tb, FILE *fp)
+{
+	const struct kp_diff_summary *s = &d->sum;
+	fprintf(fp, "{\n  \"kprof\": {\"version\": \"%s\", \"command\": \"diff\"},\n", KPROF_VERSION);
+	fputs("  \"key\": ", fp);
+	json_put_str(fp, key_name(d->opts.key));
+	fprintf(fp, ",\n  \"normalize\": \"%s\",\n  \"base\": ", d->opts.per_step ? "per-step" : "total");
+	json_side(&d->base, fp);
+	fputs(",\n  \"new\": ", fp);
+	json_side(&d->new, fp);
+	fprintf(fp, ",\n  \"summary\": {\"base_time_ns\": %" PRId64 ", \"new_time_ns\": %" PRId64
+		", \"delta_ns\": %" PRId64 ", \"total_ratio\": ", s->base_ns, s->new_ns, s->delta_ns);
+	json_put_num(fp, s->total_ratio >= 0 ? s->total_ratio : NAN);
+	fputs(", \"geomean_speedup\": ", fp);
+	json_put_num(fp, s->geomean_speedup > 0 ? s->geomean_speedup : NAN);
+	fprintf(fp, ", \"threshold_pct\": ");
+	json_put_num(fp, d->opts.threshold_pct);
+	fprintf(fp, ", \"matched\": %" PRId64 ", \"regressed\": %" PRId64 ", \"improved\": %" PRId64
+		", \"unchanged\": %" PRId64 ", \"new\": %" PRId64 ", \"gone\": %" PRId64 "},\n",
+		s->matched, s->regressed, s->improved, s->unchanged, s->added, s->removed);
+	fputs("  \"gate\": {\"fail_above_pct\": ", fp);
+	json_put_num(fp, o->fail_above_pct >= 0 ? o->fail_above_pct : NAN);
+	fputs(", \"min_pct\": ", fp);
+	json_put_num(fp, o->min_pct);
+	fprintf(fp, ", \"tripped\": %s, \"crossed\": [", o->nhits ? "true" : "false");
+	size_t nh = o->nhits < o->hits_cap ? o->nhits : o->hits_cap;
+	for (size_t i = 0; i < nh; i++) {
+		const struct kp_gate_hit *h = &o->hits[i];
+		fputs(i ? ", {\"key\": " : "{\"key\": ", fp);
+		json_put_str(fp, h->key);
+		fprintf(fp, ", \"base_time_ns\": %" PRId64 ", \"new_time_ns\": %" PRId64 ", \"change_pct\": ",
+			h->base_ns, h->new_ns);
+		json_put_num(fp, h->change_pct);
+		fputc('}', fp);
+	}
+	fputs("]},\n  \"rows\": ", fp);
+	table_render(tb, FMT_JSON, fp);
+	fputs("\n}\n", fp);
+}
+
+void diff_render(const struct kp_diff *d, const struct kp_diff_render_opts *o, FILE *fp)
+{
+	struct kp_table tb;
+	diff_render_table(d, o->format, &tb);
+	switch (o->format) {
+	case FMT_CSV:
+		table_render(&tb, FMT_CSV, fp);
+		break;
+	case FMT_JSON:
+		json_doc(d, o, &tb, fp);
+		break;
+	case FMT_MARKDOWN:
+		markdown_head(d, o, fp);
+		table_render(&tb, FMT_MARKDOWN, fp);
+		break;
+	default:
+		header_lines(d, o, fp);
+		if (d->nrows)
+			table_render(&tb, FMT_TABLE, fp);
+		break;
+	}
+	table_free(&tb);
+}

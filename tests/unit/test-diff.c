@@ -1,0 +1,410 @@
+/*
+ * test-diff.c — join, normalization, per-step division, summary, sort, folding and the gate,
+ * on analysis rows written as struct literals.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "kprof/diff.h"
+
+/* an analysis row as analyze_run() leaves it: name, time, calls; FLOPs unknown */
+static struct kp_row row(const char *name, int64_t time_ns, int64_t calls)
+{
+	struct kp_row r;
+	memset(&r, 0, sizeof(r));
+	r.name = r.key = name;
+	r.time_ns = time_ns;
+	r.calls = r.kernels = calls;
+	r.flops = r.bytes = -1;
+	r.flops_per_s = r.bytes_per_s = r.pct_peak_flops = r.pct_peak_bw = r.intensity = -1;
+	return r;
+}
+
+static struct kp_row shaped(const char *op, const char *shape, const char *dtype, int64_t time_ns,
+			    int64_t calls)
+{
+	struct kp_row r = row(op, time_ns, calls);
+	r.shape = shape;
+	r.dtype = dtype;
+	r.key = "unused: diff builds its own op-shape key";
+	return r;
+}
+
+static const struct kp_diff_row *find(const struct kp_diff *d, const char *key)
+{
+	for (size_t i = 0; i < d->nrows; i++)
+		if (!strcmp(d->rows[i].key, key))
+			return &d->rows[i];
+	return NULL;
+}
+
+static struct kp_diff_opts kopts(enum kp_group key)
+{
+	struct kp_diff_opts o = { .key = key, .threshold_pct = 2, .base_div = 1, .new_div = 1 };
+	return o;
+}
+
+static int64_t delta_sum(const struct kp_diff *d)
+{
+	int64_t s = 0;
+	for (size_t i = 0; i < d->nrows; i++)
+		s += d->rows[i].delta_ns;
+	return s;
+}
+
+static void normalization_merges_template_noise_but_keeps_distinct_kernels(void **state)
+{
+	(void)state;
+	struct kp_arena a;
+	arena_init(&a);
+	/* 2022 vs 2026 spelling of one instantiation */
+	assert_string_equal(
+		diff_normalize_kernel(&a, "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, std::array<char*, 1ul> >(int, at::native::FillFunctor<float>, std::array<char*, 1ul>)"),
+		"at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, std::array<char*, 1>>");
+	assert_string_equal(diff_normalize_kernel(&a, "void k<int,float>(int *, float)"), "k<int, float>");
+	/* vector width 4 vs 2 is a different kernel */
+	assert_string_not_equal(diff_normalize_kernel(&a, "void k<4, F>(int)"),
+				diff_normalize_kernel(&a, "void k<2, F>(int)"));
+	/* identifiers ending in digits and letters keep them: sm90, 128x256x64, 5x */
+	assert_string_equal(diff_normalize_kernel(&a, "sm90_xmma_gemm_bf16bf16_tn_128x256x64_5x_cublas"),
+			    "sm90_xmma_gemm_bf16bf16_tn_128x256x64_5x_cublas");
+	assert_string_equal(diff_normalize_kernel(&a, "void f<unsigned int, 3u>(unsigned int)"),
+			    "f<unsigned int, 3>");
+	assert_string_equal(diff_normalize_kernel(&a, "Memcpy HtoD (Pageable -> Device)"),
+			    "Memcpy HtoD (Pageable -> Device)");
+	/* Inductor's per-graph counter, only on triton_ kernels and only a trailing _N */
+	assert_string_equal(diff_normalize_kernel(&a, "triton_poi_fused_add_cos_sin_0"),
+			    "triton_poi_fused_add_cos_sin");
+	assert_string_equal(diff_normalize_kernel(&a, "triton_red_fused_sum_12"), "triton_red_fused_sum");
+	assert_string_equal(diff_normalize_kernel(&a, "triton_poi_fused_add"), "triton_poi_fused_add");
+	assert_string_equal(diff_normalize_kernel(&a, "my_kernel_3"), "my_kernel_3");
+	assert_string_equal(diff_normalize_kernel(&a, "void (anonymous namespace)::softmax_warp_forward<float, 10, true>(float*)"),
+			    "(anonymous namespace)::softmax_warp_forward<float, 10, true>");
+	arena_free(&a);
+}
+
+static void kernel_rows_join_by_normalized_name_and_one_sided_rows_are_tagged(void **state)
+{
+	(void)state;
+	struct kp_row b[] = {
+		row("void k<4, F>(int)", 1000, 10),
+		row("void k<4, F >(int)", 500, 5), /* same key after normalization: merged */
+		row("gone_kernel", 300, 3),
+	};
+	struct kp_row n[] = {
+		row("void k<4,F>(int, float)", 1600, 16),
+		row("new_kernel", 200, 1),
+	};
+	struct kp_diff_opts o = kopts(GROUP_KERNEL);
+	struct kp_diff d;
+	diff_join(&d, b, 3, n, 2, &o, NULL, NULL);
+	assert_int_equal(d.nrows, 3);
+	const struct kp_diff_row *k = find(&d, "k<4, F>");
+	assert_non_null(k);
+	assert_int_equal(k->base_ns, 1500);
+	assert_int_equal(k->new_ns, 1600);
+	assert_int_equal(k->delta_ns, 100);
+	assert_true(fabs(k->ratio - 1600.0 / 1500.0) < 1e-12);
+	assert_true(k->base_calls == 15 && k->new_calls == 16);
+	assert_int_equal(k->status, DIFF_CHANGED);
+	const struct kp_diff_row *g = find(&d, "gone_kernel");
+	assert_int_equal(g->status, DIFF_GONE);
+	assert_false(g->has_new);
+	assert_true(g->ratio < 0);
+	assert_int_equal(g->delta_ns, -300);
+	const struct kp_diff_row *w = find(&d, "new_kernel");
+	assert_int_equal(w->status, DIFF_NEW);
+	assert_int_equal(d.sum.base_ns, 1800);
+	assert_int_equal(d.sum.new_ns, 1800);
+	assert_int_equal(d.sum.matched, 1);
+	assert_int_equal(d.sum.regressed, 1);
+	assert_int_equal(d.sum.added, 1);
+	assert_int_equal(d.sum.removed, 1);
+	assert_int_equal(delta_sum(&d), d.sum.new_ns - d.sum.base_ns);
+	/* shares: 1500/1800 -> 1600/1800 */
+	assert_true(fabs(k->share_pt - 100.0 * 100 / 1800) < 1e-9);
+	diff_free(&d);
+
+	/* --name=full: the raw names do not pair */
+	o.full_names = 1;
+	diff_join(&d, b, 3, n, 2, &o, NULL, NULL);
+	assert_int_equal(d.nrows, 5);
+	assert_int_equal(d.sum.matched, 0);
+	diff_free(&d);
+}
+
+static void op_shape_pairs_across_dtypes_and_shows_both(void **state)
+{
+	(void)state;
+	struct kp_row b[] = {
+		shaped("aten::mm", "[8192,8192]x[8192,8192]", "bf16", 1368607, 1),
+		shaped("aten::mm", "[1024,1024]x[1024,1024]", "bf16", 6241, 1),
+	};
+	struct kp_row n[] = {
+		shaped("aten::mm", "[8192,8192]x[8192,8192]", "fp16", 1426376, 1),
+		shaped("aten::mm", "[1024,1024]x[1024,1024]", "fp16", 6240, 1),
+	};
+	struct kp_diff_opts o = kopts(GROUP_OP_SHAPE);
+	struct kp_diff d;
+	diff_join(&d, b, 2, n, 2, &o, NULL, NULL);
+	assert_int_equal(d.nrows, 2);
+	assert_int_equal(d.sum.matched, 2);
+	const struct kp_diff_row *r = find(&d, "aten::mm [8192,8192]x[8192,8192]");
+	assert_non_null(r);
+	assert_string_equal(r->name, "aten::mm [8192,8192]x[8192,8192] bf16->fp16");
+	assert_true(r->ratio > 1.04 && r->ratio < 1.043);
+	assert_int_equal(r->status, DIFF_CHANGED);
+	r = find(&d, "aten::mm [1024,1024]x[1024,1024]");
+	assert_int_equal(r->status, DIFF_UNCHANGED);
+	assert_int_equal(d.sum.unchanged, 1);
+	assert_int_equal(d.sum.regressed, 1);
+	/* geomean of base/new over the two matched rows */
+	double gm = sqrt((1368607.0 / 1426376.0) * (6241.0 / 6240.0));
+	assert_true(fabs(d.sum.geomean_speedup - gm) < 1e-12);
+	diff_free(&d);
+}
+
+static void identical_inputs_give_zero_deltas_and_pass_a_zero_gate(void **state)
+{
+	(void)state;
+	struct kp_row b[] = { row("a", 123457, 3), row("b", 1, 1), row("c", 0, 1) };
+	struct kp_diff_opts o = kopts(GROUP_KERNEL);
+	o.base_div = o.new_div = 3; /* per step: the rounding is the same on both sides */
+	o.per_step = 1;
+	struct kp_diff d;
+	diff_join(&d, b, 3, b, 3, &o, NULL, NULL);
+	for (size_t i = 0; i < d.nrows; i++) {
+		assert_int_equal(d.rows[i].delta_ns, 0);
+		assert_int_equal(d.rows[i].status, DIFF_UNCHANGED);
+	}
+	assert_true(d.sum.total_ratio == 1);
+	assert_true(d.sum.geomean_speedup == 1);
+	struct kp_gate_hit h[4];
+	assert_int_equal(diff_gate(&d, 0, 0, h, 4), 0);
+	diff_free(&d);
+}
+
+static void per_step_divides_times_and_calls_and_deltas_still_sum_to_the_total(void **state)
+{
+	(void)state;
+	struct kp_row b[] = { row("x", 3000, 30), row("y", 1001, 3), row("z", 1000, 1) };
+	struct kp_row n[] = { row("x", 5000, 50), row("y", 1001, 5), row("w", 7, 1) };
+	struct kp_diff_opts o = kopts(GROUP_KERNEL);
+	o.base_div = 3;
+	o.new_div = 5;
+	o.per_step = 1;
+	struct kp_diff d;
+	diff_join(&d, b, 3, n, 3, &o, NULL, NULL);
+	const struct kp_diff_row *x = find(&d, "x");
+	/* 1000 ns and 10 calls per step on both sides: unchanged */
+	assert_int_equal(x->base_ns, 1000);
+	assert_int_equal(x->new_ns, 1000);
+	assert_true(x->base_calls == 10 && x->new_calls == 10);
+	assert_int_equal(x->status, DIFF_UNCHANGED);
+	const struct kp_diff_row *y = find(&d, "y");
+	assert_int_equal(y->base_ns, 334); /* 333.67 rounded */
+	assert_int_equal(y->new_ns, 200);  /* 200.2 rounded */
+	/* the ratio is taken before rounding */
+	assert_true(fabs(y->ratio - (1001.0 / 5) / (1001.0 / 3)) < 1e-12);
+	assert_int_equal(d.base.time_ns, 1000 + 334 + 333);
+	assert_int_equal(d.new.time_ns, 1000 + 200 + 1);
+	assert_int_equal(delta_sum(&d), d.new.time_ns - d.base.time_ns);
+	assert_int_equal(d.sum.delta_ns, d.new.time_ns - d.base.time_ns);
+	diff_free(&d);
+}
+
+static void threshold_is_the_noise_floor(void **state)
+{
+	(void)state;
+	struct kp_row b[] = { row("a", 10000, 1), row("b", 10000, 1), row("c", 10000, 1) };
+	struct kp_row n[] = { row("a", 10200, 1), row("b", 10201, 1), row("c", 9700, 1) };
+	struct kp_diff_opts o = kopts(GROUP_KERNEL);
+	struct kp_diff d;
+	diff_join(&d, b, 3, n, 3, &o, NULL, NULL);
+	assert_int_equal(find(&d, "a")->status, DIFF_UNCHANGED); /* exactly 2% */
+	assert_int_equal(find(&d, "b")->status, DIFF_CHANGED);
+	assert_int_equal(find(&d, "c")->status, DIFF_CHANGED);
+	assert_int_equal(d.sum.unchanged, 1);
+	assert_int_equal(d.sum.regressed, 1);
+	assert_int_equal(d.sum.improved, 1);
+	diff_free(&d);
+	o.threshold_pct = 5;
+	diff_join(&d, b, 3, n, 3, &o, NULL, NULL);
+	assert_int_equal(d.sum.unchanged, 3);
+	diff_free(&d);
+}
+
+static void gate_trips_on_the_total_or_a_big_matched_row_and_not_in_reverse(void **state)
+{
+	(void)state;
+	struct kp_row b[] = { row("big", 9000, 1), row("small", 1000, 1), row("gone", 50, 1) };
+	struct kp_row n[] = { row("big", 9100, 1), row("small", 1500, 1), row("new", 5000, 1) };
+	struct kp_diff_opts o = kopts(GROUP_KERNEL);
+	struct kp_diff d;
+	struct kp_gate_hit h[8];
+	char msg[256];
+	diff_join(&d, b, 3, n, 3, &o, NULL, NULL);
+	assert_int_equal(diff_sort(&d, NULL, &(const char *){ NULL }), 0);
+	/* total 10050 -> 15600 (+55.2%); small +50%; big +1.1%; one-sided rows never gate */
+	size_t k = diff_gate(&d, 10, 0, h, 8);
+	assert_int_equal(k, 2);
+	assert_null(h[0].key);
+	assert_string_equal(h[1].key, "small");
+	diff_gate_message(&h[1], 10, msg, sizeof(msg));
+	assert_string_equal(msg, "'small' 1.000 us -> 1.500 us (+50.0%, above --fail-above 10%)");
+	diff_gate_message(&h[0], 10, msg, sizeof(msg));
+	assert_string_equal(msg, "total GPU time 10.050 us -> 15.600 us (+55.2%, above --fail-above 10%)");
+	/* --min-pct 20: "small" holds 9.95% of base time and is not gated */
+	assert_int_equal(diff_gate(&d, 10, 20, h, 8), 1);
+	/* above the total's change: nothing; no gate: nothing */
+	assert_int_equal(diff_gate(&d, 60, 0, h, 8), 0);
+	assert_int_equal(diff_gate(&d, -1, 0, h, 8), 0);
+	/* the cap bounds what is filled, not the count */
+	assert_int_equal(diff_gate(&d, 1, 0, h, 1), 3);
+	diff_free(&d);
+
+	/* reversed: everything got faster */
+	diff_join(&d, n, 3, b, 3, &o, NULL, NULL);
+	assert_int_equal(diff_gate(&d, 0, 0, h, 8), 0);
+	diff_free(&d);
+}
+
+static void sort_defaults_to_absolute_delta_and_rejects_unknown_keys(void **state)
+{
+	(void)state;
+	struct kp_row b[] = { row("a", 100, 1), row("b", 1000, 1), row("c", 500, 1) };
+	struct kp_row n[] = { row("a", 400, 1), row("b", 500, 1), row("c", 510, 1) };
+	struct kp_diff_opts o = kopts(GROUP_KERNEL);
+	struct kp_diff d;
+	const char *bad = NULL;
+	diff_join(&d, b, 3, n, 3, &o, NULL, NULL);
+	assert_int_equal(diff_sort(&d, NULL, &bad), 0);
+	assert_string_equal(d.rows[0].key, "b"); /* -500 */
+	assert_string_equal(d.rows[1].key, "a"); /* +300 */
+	assert_string_equal(d.rows[2].key, "c"); /* +10 */
+	assert_int_equal(diff_sort(&d, "delta", &bad), 0);
+	assert_string_equal(d.rows[0].key, "a");
+	assert_string_equal(d.rows[2].key, "b");
+	assert_int_equal(diff_sort(&d, "ratio:asc", &bad), 0);
+	assert_string_equal(d.rows[0].key, "b");
+	assert_int_equal(diff_sort(&d, "name", &bad), 0);
+	assert_string_equal(d.rows[0].key, "a");
+	assert_int_equal(diff_sort(&d, "base,nope", &bad), -1);
+	assert_string_equal(bad, "nope");
+	assert_int_equal(diff_sort(&d, "delta:up", &bad), -1);
+	assert_string_equal(bad, "delta:up");
+	diff_free(&d);
+}
+
+static void folding_keeps_the_delta_sum_in_the_others_row(void **state)
+{
+	(void)state;
+	struct kp_row b[] = { row("a", 1000, 1), row("b", 800, 2), row("c", 30, 3), row("d", 20, 1) };
+	struct kp_row n[] = { row("a", 1500, 1), row("b", 700, 2), row("c", 60, 4), row("e", 15, 1) };
+	struct kp_diff_opts o = kopts(GROUP_KERNEL);
+	struct kp_diff d;
+	const char *bad;
+	diff_join(&d, b, 4, n, 4, &o, NULL, NULL);
+	int64_t total = d.sum.new_ns - d.sum.base_ns;
+	diff_sort(&d, NULL, &bad);
+	diff_select(&d, 2, 0);
+	assert_int_equal(d.nrows, 3);
+	const struct kp_diff_row *x = &d.rows[2];
+	assert_int_equal(x->status, DIFF_OTHERS);
+	assert_string_equal(x->name, "(others: 3 kernels)");
+	assert_int_equal(x->base_ns, 50);
+	assert_int_equal(x->new_ns, 75);
+	assert_true(x->base_calls == 4 && x->new_calls == 5);
+	assert_int_equal(delta_sum(&d), total);
+	diff_free(&d);
+
+	/* --min-pct: a row big on either side stays */
+	diff_join(&d, b, 4, n, 4, &o, NULL, NULL);
+	diff_sort(&d, NULL, &bad);
+	diff_select(&d, 0, 2);
+	assert_int_equal(d.nrows, 4); /* a, b, c (2.6% of new), others {d, e} */
+	assert_non_null(find(&d, "c"));
+	assert_int_equal(delta_sum(&d), total);
+	diff_free(&d);
+}
+
+static void rates_of_merged_rows_follow_analyze(void **state)
+{
+	(void)state;
+	struct kp_row b[] = { row("void g<1>(int)", 1000, 1), row("void g<1ul>(int)", 1000, 1) };
+	b[0].flops = 2000000; /* 2e6 FLOP in 1 us = 2 TFLOP/s */
+	b[0].peak_flop_ns = 1e15 * 1000;
+	b[1].flops = 6000000;
+	b[1].peak_flop_ns = 1e15 * 1000;
+	struct kp_row n[] = { row("void g<1>(int)", 4000, 2) };
+	struct kp_diff_opts o = kopts(GROUP_KERNEL);
+	struct kp_diff d;
+	diff_join(&d, b, 2, n, 1, &o, NULL, NULL);
+	assert_int_equal(d.nrows, 1);
+	const struct kp_diff_row *r = &d.rows[0];
+	assert_true(fabs(r->base_flops_per_s - 4e12) < 1);
+	assert_true(fabs(r->base_pct_peak - 0.4) < 1e-9);
+	assert_true(r->new_flops_per_s < 0 && r->new_pct_peak < 0);
+	diff_free(&d);
+}
+
+static void renderers_write_null_for_a_missing_side(void **state)
+{
+	(void)state;
+	struct kp_row b[] = { row("a", 1000, 1), row("g", 10, 1) };
+	struct kp_row n[] = { row("a", 2000, 1) };
+	struct kp_diff_opts o = kopts(GROUP_KERNEL);
+	struct kp_diff d;
+	const char *bad;
+	diff_join(&d, b, 2, n, 1, &o, NULL, NULL);
+	diff_sort(&d, NULL, &bad);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *fp = open_memstream(&buf, &len);
+	struct kp_table tb;
+	diff_render_table(&d, FMT_CSV, &tb);
+	table_render(&tb, FMT_CSV, fp);
+	table_free(&tb);
+	fclose(fp);
+	assert_non_null(strstr(buf, "key,status,base_time_ns,new_time_ns,delta_ns,ratio,share_pt,"));
+	assert_non_null(strstr(buf, "\r\na,changed,1000,2000,1000,2,"));
+	assert_non_null(strstr(buf, "\r\ng,gone,10,,-10,,"));
+	free(buf);
+
+	fp = open_memstream(&buf, &len);
+	diff_render_table(&d, FMT_TABLE, &tb);
+	table_render(&tb, FMT_TABLE, fp);
+	table_free(&tb);
+	fclose(fp);
+	assert_non_null(strstr(buf, "  1.000 us  2.000 us  +1.000 us  2.000x"));
+	assert_non_null(strstr(buf, "  g (gone)\n"));
+	assert_non_null(strstr(buf, "N/A"));
+	free(buf);
+	diff_free(&d);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(normalization_merges_template_noise_but_keeps_distinct_kernels),
+		cmocka_unit_test(kernel_rows_join_by_normalized_name_and_one_sided_rows_are_tagged),
+		cmocka_unit_test(op_shape_pairs_across_dtypes_and_shows_both),
+		cmocka_unit_test(identical_inputs_give_zero_deltas_and_pass_a_zero_gate),
+		cmocka_unit_test(per_step_divides_times_and_calls_and_deltas_still_sum_to_the_total),
+		cmocka_unit_test(threshold_is_the_noise_floor),
+		cmocka_unit_test(gate_trips_on_the_total_or_a_big_matched_row_and_not_in_reverse),
+		cmocka_unit_test(sort_defaults_to_absolute_delta_and_rejects_unknown_keys),
+		cmocka_unit_test(folding_keeps_the_delta_sum_in_the_others_row),
+		cmocka_unit_test(rates_of_merged_rows_follow_analyze),
+		cmocka_unit_test(renderers_write_null_for_a_missing_side),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
