@@ -19,9 +19,8 @@ enum {
 	S_TOP,       /* the top-level value */
 	S_VALUE,     /* a member value, after ':' */
 	S_ARR_FIRST, /* after '[': a value or ']' */
-	S_ARR_NEXT,  /* after ',' in an array: a value */
+	S_ARR_NEXT,  /* after json_skip() stepped over ',': a value */
 	S_OBJ_FIRST, /* after '{': a key or '}' */
-	S_KEY,       /* after ',' in an object: a key */
 	S_COLON,     /* after a key: ':' */
 	S_AFTER,     /* after a value inside a container: ',' or the closing bracket */
 	S_DONE,      /* after the top-level value: only whitespace */
@@ -47,11 +46,22 @@ static inline int is_ws(int c)
 	return c <= ' ' && (c == ' ' || c == '\n' || c == '\r' || c == '\t');
 }
 
-/* Bytes that may not follow a number or literal without a separator ("01", "1.2", "truex"). */
+/*
+ * Bytes that may not follow a number or literal without a separator ("01", "1.2.3", "truex"):
+ * digits, letters, '.', '+', '-', '_'.  A table, as this runs after every number.
+ */
+#define W6(c) [c] = 1, [c + 1] = 1, [c + 2] = 1, [c + 3] = 1, [c + 4] = 1, [c + 5] = 1
+#define W10(c) W6(c), [c + 6] = 1, [c + 7] = 1, [c + 8] = 1, [c + 9] = 1
+static const unsigned char wordch[256] = {
+	W10('0'), W10('A'), W10('K'), W6('U'), W10('a'), W10('k'), W6('u'),
+	['.'] = 1, ['+'] = 1, ['-'] = 1, ['_'] = 1,
+};
+#undef W10
+#undef W6
+
 static inline int is_wordch(int c)
 {
-	return (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') || c == '.' ||
-	       c == '+' || c == '-' || c == '_';
+	return wordch[c];
 }
 
 /* '\n' count in @s[0..n); SSE2 compares 16 bytes at a time and sums with psadbw. */
@@ -96,8 +106,12 @@ static void discard(struct kp_json *p, size_t from)
  * LOOKBACK bytes before it.  The window grows only when the kept token fills all of it and
  * @grow is set.  Returns the bytes added: 0 at end of input, after a read error, or when
  * there is no room.  Kept bytes move toward the front by *shift.
+ *
+ * buf[end] is always a NUL sentinel: it is neither whitespace nor part of any token, so the
+ * lexers scan without bounds checks and look at p->end only when they stop on a NUL.
  */
-static size_t fill(struct kp_json *p, size_t keep, int grow, size_t *shift)
+static __attribute__((noinline)) size_t fill(struct kp_json *p, size_t keep, int grow,
+					      size_t *shift)
 {
 	*shift = 0;
 	if (p->eof || p->read_failed)
@@ -130,27 +144,25 @@ static size_t fill(struct kp_json *p, size_t keep, int grow, size_t *shift)
 		p->end += n;
 		added += n;
 	}
+	p->buf[p->end] = 0;
 	return added;
 }
 
-/*
- * Slow path of the byte getters: the scanner reached p->end at index *i inside a token
- * starting at *start.  Returns the byte at *i after a refill, or -1 at end of input.
- */
-static int more(struct kp_json *p, size_t *start, size_t *i)
+/* More input for the token at *start, which reached the window's end; 0 if there is none. */
+static int refill(struct kp_json *p, size_t *start)
 {
 	size_t shift;
 	size_t n = fill(p, *start, 1, &shift);
 	*start -= shift;
-	*i -= shift;
-	return n ? (unsigned char)p->buf[*i] : -1;
+	return n > 0;
 }
-
-#define BYTE_AT(i) ((i) < p->end ? (int)(unsigned char)p->buf[i] : more(p, &start, &(i)))
 
 /* ---- errors ---- */
 
-static int set_err(struct kp_json *p, const char *why, int64_t off, int eof)
+/* Error paths are cold and out of line, so the token paths keep their registers. */
+#define COLD __attribute__((cold, noinline))
+
+static COLD int set_err(struct kp_json *p, const char *why, int64_t off, int eof)
 {
 	if (!p->err) {
 		p->err = why;
@@ -161,7 +173,7 @@ static int set_err(struct kp_json *p, const char *why, int64_t off, int eof)
 }
 
 /* The input ended (or could not be read) where more was required. */
-static int err_end(struct kp_json *p)
+static COLD int err_end(struct kp_json *p)
 {
 	if (p->read_failed)
 		return set_err(p, E_READ, p->base + p->end, 0);
@@ -178,8 +190,9 @@ void json_init(struct kp_json *p, kp_json_read_fn read, void *ctx, size_t window
 	p->cap = window ? window : JSON_DEFAULT_WINDOW;
 	if (p->cap < MIN_WINDOW)
 		p->cap = MIN_WINDOW;
-	p->buf = xmalloc(p->cap + PAD);
-	memset(p->buf, 0, p->cap + PAD);
+	/* zeroed for the sentinel and so block loads never see uninitialized bytes; calloc
+	 * gets fresh zero pages from the kernel instead of writing 8 MB */
+	p->buf = xcalloc(1, p->cap + PAD);
 	p->last_nl_before = -1;
 	p->max_depth = JSON_MAX_DEPTH;
 	p->stack = xmalloc(JSON_MAX_DEPTH);
@@ -222,41 +235,63 @@ void json_free(struct kp_json *p)
 
 /* ---- tokens ---- */
 
+/* Index of the first byte at or after @i that is not whitespace; the sentinel bounds it. */
+static inline size_t scan_ws(const unsigned char *b, size_t i)
+{
+#ifdef __SSE2__
+	/* pretty-printed traces indent every line: scan runs 16 bytes at a time */
+	const __m128i sp = _mm_set1_epi8(' '), nl = _mm_set1_epi8('\n');
+	const __m128i cr = _mm_set1_epi8('\r'), tab = _mm_set1_epi8('\t');
+	for (;;) {
+		__m128i x = _mm_loadu_si128((const __m128i *)(b + i));
+		__m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, sp), _mm_cmpeq_epi8(x, nl)),
+					 _mm_or_si128(_mm_cmpeq_epi8(x, cr), _mm_cmpeq_epi8(x, tab)));
+		unsigned other = ~_mm_movemask_epi8(m) & 0xffff;
+		if (other)
+			return i + __builtin_ctz(other);
+		i += 16;
+	}
+#else
+	while (is_ws(b[i]))
+		i++;
+	return i;
+#endif
+}
+
 /* Advance p->pos past whitespace; returns the next byte, or -1 at end of input. */
 static inline int skip_ws(struct kp_json *p)
 {
 	for (;;) {
-		while (p->pos < p->end) {
-			unsigned char c = p->buf[p->pos];
-			if (!is_ws(c))
-				return c;
-			p->pos++;
-		}
+		const unsigned char *b = (const unsigned char *)p->buf;
+		size_t i = p->pos;
+		if (b[i] > ' ')
+			return b[i]; /* no whitespace: the common case between tokens */
+		i = scan_ws(b, i);
+		p->pos = i;
+		if (i < p->end)
+			return b[i];
 		size_t shift;
-		if (!fill(p, p->pos, 1, &shift))
+		if (!fill(p, i, 1, &shift))
 			return -1;
 	}
 }
 
-/* Index of the first string-special byte ('"', '\\', < 0x20) in buf[i..end), or end. */
-static inline size_t scan_str(const char *buf, size_t i, size_t end)
+/* Index of the first '"', '\\' or control byte at or after @i; the sentinel bounds it. */
+static inline size_t scan_str(const char *buf, size_t i)
 {
 #ifdef __SSE2__
 	const __m128i q = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\'), ctl = _mm_set1_epi8(0x1f);
-	while (i < end) {
+	for (;;) {
 		__m128i x = _mm_loadu_si128((const __m128i *)(buf + i));
 		__m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, q), _mm_cmpeq_epi8(x, bs)),
 					 _mm_cmpeq_epi8(_mm_min_epu8(x, ctl), x));
 		unsigned mask = _mm_movemask_epi8(m);
-		if (mask) {
-			size_t k = i + __builtin_ctz(mask);
-			return k < end ? k : end;
-		}
+		if (mask)
+			return i + __builtin_ctz(mask);
 		i += 16;
 	}
-	return end;
 #else
-	while (i < end && (unsigned char)buf[i] >= 0x20 && buf[i] != '"' && buf[i] != '\\')
+	while ((unsigned char)buf[i] >= 0x20 && buf[i] != '"' && buf[i] != '\\')
 		i++;
 	return i;
 #endif
@@ -267,151 +302,171 @@ static inline int is_hex(int c)
 	return (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'f');
 }
 
-/*
- * The string whose opening quote is at p->pos.  On success tok gets the raw contents and
- * p->pos moves past the closing quote.
- */
-static int lex_string(struct kp_json *p, struct kp_json_tok *tok)
-{
-	size_t start = p->pos, i = start + 1;
-	int escaped = 0;
-	for (;;) {
-		i = scan_str(p->buf, i, p->end);
-		if (i == p->end) {
-			if (more(p, &start, &i) < 0)
-				return err_end(p);
-			continue; /* scan the new bytes */
-		}
-		int c = (unsigned char)p->buf[i];
-		if (c == '"')
-			break;
-		if (c < 0x20)
-			return set_err(p, "control character in string", p->base + i, 0);
-		/* a backslash */
-		escaped = 1;
-		size_t e = i + 1;
-		c = BYTE_AT(e);
-		i = e - 1; /* keep i in step if the window moved */
-		if (c < 0)
-			return err_end(p);
-		switch (c) {
-		case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't':
-			i += 2;
-			break;
-		case 'u':
-			for (int k = 2; k < 6; k++) {
-				size_t h = i + k;
-				int x = BYTE_AT(h);
-				i = h - k;
-				if (x < 0)
-					return err_end(p);
-				if (!is_hex(x))
-					return set_err(p, "invalid escape in string", p->base + h, 0);
-			}
-			i += 6;
-			break;
-		default:
-			return set_err(p, "invalid escape in string", p->base + e, 0);
-		}
-	}
-	tok->s = p->buf + start + 1;
-	tok->len = i - start - 1;
-	tok->escaped = escaped;
-	tok->off = p->base + start;
-	p->pos = i + 1;
-	return 0;
-}
-
 static inline int is_digit(int c)
 {
 	return c >= '0' && c <= '9';
 }
 
-/* The number starting at p->pos (RFC 8259: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?). */
+/* Index of the first non-digit at or after @i; the sentinel bounds it. */
+static inline size_t scan_digits(const unsigned char *b, size_t i)
+{
+#ifdef __SSE2__
+	/* timestamps have 13-19 digits: no per-digit branch */
+	const __m128i zero = _mm_set1_epi8('0'), nine = _mm_set1_epi8(9);
+	for (;;) {
+		__m128i d = _mm_sub_epi8(_mm_loadu_si128((const __m128i *)(b + i)), zero);
+		__m128i isd = _mm_cmpeq_epi8(_mm_min_epu8(d, nine), d);
+		unsigned other = ~_mm_movemask_epi8(isd) & 0xffff;
+		if (other)
+			return i + __builtin_ctz(other);
+		i += 16;
+	}
+#else
+	while (is_digit(b[i]))
+		i++;
+	return i;
+#endif
+}
+
+static inline void set_tok(struct kp_json *p, struct kp_json_tok *tok, size_t s, size_t len,
+			   int escaped)
+{
+	tok->s = p->buf + s;
+	tok->len = len;
+	tok->escaped = escaped;
+	tok->off = p->base + s;
+}
+
+/*
+ * The string whose opening quote is at p->pos: tok gets the raw contents and p->pos moves
+ * past the closing quote.  A string cut by the window's end is lexed again after a refill.
+ */
+static inline __attribute__((always_inline)) int lex_string(struct kp_json *p,
+								 struct kp_json_tok *tok)
+{
+	size_t start, i;
+	int escaped;
+again:
+	start = p->pos;
+	i = start + 1;
+	escaped = 0;
+	for (;;) {
+		i = scan_str(p->buf, i);
+		unsigned char c = p->buf[i];
+		if (c == '"')
+			break;
+		if (c == '\\') {
+			escaped = 1;
+			switch (p->buf[i + 1]) {
+			case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't':
+				i += 2;
+				continue;
+			case 'u':
+				for (size_t k = i + 2; k < i + 6; k++) {
+					if (k >= p->end)
+						goto more;
+					if (!is_hex((unsigned char)p->buf[k]))
+						return set_err(p, "invalid escape in string",
+							       p->base + k, 0);
+				}
+				i += 6;
+				continue;
+			default:
+				if (i + 1 >= p->end)
+					goto more;
+				return set_err(p, "invalid escape in string", p->base + i + 1, 0);
+			}
+		}
+		if (i >= p->end)
+			goto more;
+		return set_err(p, "control character in string", p->base + i, 0);
+	}
+	set_tok(p, tok, start + 1, i - start - 1, escaped);
+	tok->off = p->base + start;
+	p->pos = i + 1;
+	return 0;
+more:
+	if (!refill(p, &start))
+		return err_end(p);
+	goto again;
+}
+
+/* The number at p->pos (RFC 8259: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?). */
 static int lex_number(struct kp_json *p, struct kp_json_tok *tok)
 {
-	size_t start = p->pos, i = start;
-	int c = BYTE_AT(i);
-	if (c == '-') {
+	size_t start, i;
+	const unsigned char *b;
+again:
+	start = i = p->pos;
+	b = (const unsigned char *)p->buf;
+	if (b[i] == '-')
 		i++;
-		c = BYTE_AT(i);
-	}
-	if (c == '0') {
+	if (b[i] == '0') {
 		i++;
-		c = BYTE_AT(i);
-	} else if (is_digit(c)) {
-		do {
-			i++;
-			c = BYTE_AT(i);
-		} while (is_digit(c));
+	} else if (is_digit(b[i])) {
+		i = scan_digits(b, i + 1);
 	} else {
 		goto bad;
 	}
-	if (c == '.') {
+	if (b[i] == '.') {
 		i++;
-		c = BYTE_AT(i);
-		if (!is_digit(c))
+		if (!is_digit(b[i]))
 			goto bad;
-		do {
-			i++;
-			c = BYTE_AT(i);
-		} while (is_digit(c));
+		i = scan_digits(b, i + 1);
 	}
-	if (c == 'e' || c == 'E') {
+	if ((b[i] | 0x20) == 'e') {
 		i++;
-		c = BYTE_AT(i);
-		if (c == '+' || c == '-') {
+		if (b[i] == '+' || b[i] == '-')
 			i++;
-			c = BYTE_AT(i);
-		}
-		if (!is_digit(c))
+		if (!is_digit(b[i]))
 			goto bad;
-		do {
-			i++;
-			c = BYTE_AT(i);
-		} while (is_digit(c));
+		i = scan_digits(b, i + 1);
 	}
-	if (c >= 0 && is_wordch(c))
+	if (i >= p->end) {
+		/* stopped by the sentinel: the number may go on in the next read */
+		if (refill(p, &start))
+			goto again;
+		if (p->read_failed)
+			return err_end(p);
+	} else if (is_wordch(b[i])) {
 		goto bad; /* "01", "1.2.3", "12abc": blame the byte that cannot belong */
-	if (c < 0 && p->read_failed)
-		return err_end(p);
-	tok->s = p->buf + start;
-	tok->len = i - start;
-	tok->escaped = 0;
-	tok->off = p->base + start;
+	}
+	set_tok(p, tok, start, i - start, 0);
 	p->pos = i;
 	return 0;
 bad:
-	if (c < 0)
+	if (i >= p->end) {
+		if (refill(p, &start))
+			goto again;
 		return err_end(p);
+	}
 	return set_err(p, "invalid number", p->base + i, 0);
 }
 
-/* The literal @word (true, false, null) starting at p->pos. */
+/* The literal @word (true, false, null) at p->pos. */
 static int lex_literal(struct kp_json *p, struct kp_json_tok *tok, const char *word, size_t n)
 {
-	size_t start = p->pos, i = start;
+	size_t start = p->pos;
+	/* n bytes and the one after, unless the input ends first */
+	while (p->end - start <= n && refill(p, &start))
+		;
+	size_t i = start;
 	for (size_t k = 0; k < n; k++, i++) {
-		int c = BYTE_AT(i);
-		if (c < 0)
+		if (i >= p->end)
 			return err_end(p);
-		if (c != word[k])
+		if (p->buf[i] != word[k])
 			return set_err(p, "invalid literal", p->base + i, 0);
 	}
-	int c = BYTE_AT(i);
-	if (c >= 0 && is_wordch(c))
+	if (i < p->end && is_wordch((unsigned char)p->buf[i]))
 		return set_err(p, "invalid literal", p->base + i, 0);
-	if (c < 0 && p->read_failed)
+	if (i >= p->end && p->read_failed)
 		return err_end(p);
-	tok->s = p->buf + start;
-	tok->len = n;
-	tok->escaped = 0;
-	tok->off = p->base + start;
+	set_tok(p, tok, start, n, 0);
 	p->pos = i;
 	return 0;
 }
 
-static enum kp_json_type fail(struct kp_json *p, struct kp_json_tok *tok)
+static COLD enum kp_json_type fail(struct kp_json *p, struct kp_json_tok *tok)
 {
 	tok->type = JT_ERROR;
 	tok->s = NULL;
@@ -427,62 +482,17 @@ static inline void after_value(struct kp_json *p)
 	p->state = p->depth ? S_AFTER : S_DONE;
 }
 
-/* A scalar value at p->pos whose first byte is @c; @why: the error for a non-value byte. */
-static enum kp_json_type lex_scalar(struct kp_json *p, struct kp_json_tok *tok, int c,
-				    const char *why)
-{
-	enum kp_json_type t;
-	int r;
-	switch (c) {
-	case '"':
-		t = JT_STR;
-		r = lex_string(p, tok);
-		break;
-	case '-': case '0': case '1': case '2': case '3': case '4':
-	case '5': case '6': case '7': case '8': case '9':
-		t = JT_NUM;
-		r = lex_number(p, tok);
-		break;
-	case 't':
-		t = JT_TRUE;
-		r = lex_literal(p, tok, "true", 4);
-		break;
-	case 'f':
-		t = JT_FALSE;
-		r = lex_literal(p, tok, "false", 5);
-		break;
-	case 'n':
-		t = JT_NULL;
-		r = lex_literal(p, tok, "null", 4);
-		break;
-	case '+': case '.':
-		r = set_err(p, "invalid number", p->base + p->pos, 0);
-		break;
-	default:
-		r = set_err(p, why, p->base + p->pos, 0);
-		break;
-	}
-	if (r < 0)
-		return fail(p, tok);
-	tok->type = t;
-	tok->depth = p->depth;
-	after_value(p);
-	return t;
-}
-
 static enum kp_json_type open_container(struct kp_json *p, struct kp_json_tok *tok, int c)
 {
 	if (p->depth >= p->max_depth) {
 		set_err(p, "nesting too deep", p->base + p->pos, 0);
 		return fail(p, tok);
 	}
-	p->stack[p->depth++] = c == '{' ? 'o' : 'a';
-	p->state = c == '{' ? S_OBJ_FIRST : S_ARR_FIRST;
-	tok->type = c == '{' ? JT_OBJ : JT_ARR;
-	tok->s = p->buf + p->pos;
-	tok->len = 1;
-	tok->escaped = 0;
-	tok->off = p->base + p->pos;
+	int obj = c == '{';
+	p->stack[p->depth++] = obj ? 'o' : 'a';
+	p->state = obj ? S_OBJ_FIRST : S_ARR_FIRST;
+	tok->type = obj ? JT_OBJ : JT_ARR;
+	set_tok(p, tok, p->pos, 1, 0);
 	tok->depth = p->depth;
 	p->pos++;
 	return tok->type;
@@ -491,10 +501,7 @@ static enum kp_json_type open_container(struct kp_json *p, struct kp_json_tok *t
 static enum kp_json_type close_container(struct kp_json *p, struct kp_json_tok *tok)
 {
 	tok->type = p->stack[p->depth - 1] == 'o' ? JT_OBJ_END : JT_ARR_END;
-	tok->s = p->buf + p->pos;
-	tok->len = 1;
-	tok->escaped = 0;
-	tok->off = p->base + p->pos;
+	set_tok(p, tok, p->pos, 1, 0);
 	p->depth--;
 	tok->depth = p->depth;
 	p->pos++;
@@ -502,16 +509,9 @@ static enum kp_json_type close_container(struct kp_json *p, struct kp_json_tok *
 	return tok->type;
 }
 
-static enum kp_json_type value(struct kp_json *p, struct kp_json_tok *tok, int c, const char *why)
-{
-	if (c == '{' || c == '[')
-		return open_container(p, tok, c);
-	return lex_scalar(p, tok, c, why);
-}
-
 /* The byte at p->pos does not fit: report it, or the end of input. */
-static enum kp_json_type unexpected(struct kp_json *p, struct kp_json_tok *tok, int c,
-				    const char *why)
+static COLD enum kp_json_type unexpected(struct kp_json *p, struct kp_json_tok *tok, int c,
+					 const char *why)
 {
 	if (c < 0)
 		err_end(p);
@@ -520,92 +520,137 @@ static enum kp_json_type unexpected(struct kp_json *p, struct kp_json_tok *tok, 
 	return fail(p, tok);
 }
 
+/* A UTF-8 byte order mark at offset 0 (tolerated before the document). */
+static COLD int at_bom(struct kp_json *p)
+{
+	size_t start = 0;
+	if (p->base + p->pos != 0)
+		return 0;
+	while (p->end < 3 && refill(p, &start))
+		;
+	return p->end >= 3 && memcmp(p->buf, "\xef\xbb\xbf", 3) == 0;
+}
+
+/*
+ * One token.  Commas and colons are consumed on the way, so a call dispatches on the state
+ * once and then runs straight into the key or value lexer.
+ */
 enum kp_json_type json_next(struct kp_json *p, struct kp_json_tok *tok)
 {
+	const char *why;
+	int c, r;
 	if (p->err)
 		return fail(p, tok);
-	for (;;) {
-		int c = skip_ws(p);
-		switch (p->state) {
-		case S_TOP:
-			/* a UTF-8 byte order mark is tolerated before the document */
-			if (c == 0xef && p->base + p->pos == 0) {
-				size_t start = 0, i = 1, j = 2;
-				if (BYTE_AT(i) == 0xbb && BYTE_AT(j) == 0xbf) {
-					p->pos = j + 1;
-					continue;
-				}
-			}
-			if (c < 0) {
-				if (p->read_failed)
-					return unexpected(p, tok, c, NULL);
-				set_err(p, "empty input", p->base + p->end, 1);
-				return fail(p, tok);
-			}
-			return value(p, tok, c, "expected value");
-		case S_VALUE:
-			return c < 0 ? unexpected(p, tok, c, NULL)
-				     : value(p, tok, c, "expected value after ':'");
-		case S_ARR_FIRST:
-			if (c == ']')
-				return close_container(p, tok);
-			return c < 0 ? unexpected(p, tok, c, NULL)
-				     : value(p, tok, c, "expected value or ']'");
-		case S_ARR_NEXT:
-			return c < 0 ? unexpected(p, tok, c, NULL)
-				     : value(p, tok, c, "expected value after ','");
-		case S_OBJ_FIRST:
-		case S_KEY:
-			if (c == '}' && p->state == S_OBJ_FIRST)
-				return close_container(p, tok);
-			if (c != '"')
-				return unexpected(p, tok, c,
-						  p->state == S_KEY ? "expected object key after ','"
-								    : "expected object key or '}'");
-			if (lex_string(p, tok) < 0)
-				return fail(p, tok);
-			tok->type = JT_KEY;
-			tok->depth = p->depth;
-			p->state = S_COLON;
-			return JT_KEY;
-		case S_COLON:
-			if (c != ':')
-				return unexpected(p, tok, c, "expected ':' after object key");
-			p->pos++;
-			p->state = S_VALUE;
-			continue;
-		case S_AFTER: {
-			int obj = p->stack[p->depth - 1] == 'o';
+	c = skip_ws(p);
+	switch (p->state) {
+	case S_AFTER:
+		if (p->stack[p->depth - 1] == 'o') {
 			if (c == ',') {
 				p->pos++;
-				p->state = obj ? S_KEY : S_ARR_NEXT;
-				continue;
+				c = skip_ws(p);
+				why = "expected object key after ','";
+				goto key;
 			}
-			if (c == (obj ? '}' : ']'))
+			if (c == '}')
 				return close_container(p, tok);
-			return unexpected(p, tok, c,
-					  obj ? "expected ',' or '}' after object member"
-					      : "expected ',' or ']' after array element");
+			return unexpected(p, tok, c, "expected ',' or '}' after object member");
 		}
-		case S_DONE:
-			if (c >= 0) {
-				set_err(p, "trailing characters after JSON value", p->base + p->pos, 0);
-				return fail(p, tok);
-			}
-			if (p->read_failed)
-				return unexpected(p, tok, c, NULL);
-			p->state = S_END;
-			/* fall through */
-		default:
-			tok->type = JT_END;
-			tok->s = p->buf + p->end;
-			tok->len = 0;
-			tok->escaped = 0;
-			tok->off = p->base + p->end;
-			tok->depth = 0;
-			return JT_END;
+		if (c == ',') {
+			p->pos++;
+			c = skip_ws(p);
+			why = "expected value after ','";
+			goto value;
 		}
+		if (c == ']')
+			return close_container(p, tok);
+		return unexpected(p, tok, c, "expected ',' or ']' after array element");
+	case S_COLON:
+		if (c != ':')
+			return unexpected(p, tok, c, "expected ':' after object key");
+		p->pos++;
+		c = skip_ws(p);
+		/* fall through */
+	case S_VALUE:
+		why = "expected value after ':'";
+		goto value;
+	case S_OBJ_FIRST:
+		if (c == '}')
+			return close_container(p, tok);
+		why = "expected object key or '}'";
+		goto key;
+	case S_ARR_FIRST:
+		if (c == ']')
+			return close_container(p, tok);
+		why = "expected value or ']'";
+		goto value;
+	case S_ARR_NEXT:
+		why = "expected value after ','";
+		goto value;
+	case S_TOP:
+		if (c == 0xef && at_bom(p)) {
+			p->pos = 3;
+			c = skip_ws(p);
+		}
+		if (c < 0 && !p->read_failed) {
+			set_err(p, "empty input", p->base + p->end, 1);
+			return fail(p, tok);
+		}
+		why = "expected value";
+		goto value;
+	case S_DONE:
+		if (c >= 0) {
+			set_err(p, "trailing characters after JSON value", p->base + p->pos, 0);
+			return fail(p, tok);
+		}
+		if (p->read_failed)
+			return unexpected(p, tok, c, NULL);
+		p->state = S_END;
+		/* fall through */
+	default:
+		tok->type = JT_END;
+		set_tok(p, tok, p->end, 0, 0);
+		tok->depth = 0;
+		return JT_END;
 	}
+
+key:
+	if (c != '"')
+		return unexpected(p, tok, c, why);
+	if (lex_string(p, tok) < 0)
+		return fail(p, tok);
+	tok->type = JT_KEY;
+	tok->depth = p->depth;
+	p->state = S_COLON;
+	return JT_KEY;
+
+value:
+	if (c == '"') {
+		tok->type = JT_STR;
+		r = lex_string(p, tok);
+	} else if (is_digit(c) || c == '-') {
+		tok->type = JT_NUM;
+		r = lex_number(p, tok);
+	} else if (c == '{' || c == '[') {
+		return open_container(p, tok, c);
+	} else if (c == 't') {
+		tok->type = JT_TRUE;
+		r = lex_literal(p, tok, "true", 4);
+	} else if (c == 'f') {
+		tok->type = JT_FALSE;
+		r = lex_literal(p, tok, "false", 5);
+	} else if (c == 'n') {
+		tok->type = JT_NULL;
+		r = lex_literal(p, tok, "null", 4);
+	} else if (c == '+' || c == '.') {
+		r = set_err(p, "invalid number", p->base + p->pos, 0);
+	} else {
+		return unexpected(p, tok, c, why);
+	}
+	if (r < 0)
+		return fail(p, tok);
+	tok->depth = p->depth;
+	after_value(p);
+	return tok->type;
 }
 
 /* ---- skipping ---- */
@@ -616,22 +661,25 @@ static inline void block_masks(const char *b, uint64_t *quote, uint64_t *bslash,
 #ifdef __SSE2__
 	const __m128i q = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\');
 	const __m128i lc = _mm_set1_epi8(0x20), op = _mm_set1_epi8('{'), cl = _mm_set1_epi8('}');
-	uint64_t mq = 0, mb = 0, mk = 0;
-	for (int k = 0; k < 4; k++) {
-		__m128i x = _mm_loadu_si128((const __m128i *)(b + 16 * k));
-		/* '[' | 0x20 == '{' and ']' | 0x20 == '}': one compare pair finds all four */
-		__m128i y = _mm_or_si128(x, lc);
-		uint64_t a = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, q));
-		uint64_t c = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, bs));
-		uint64_t d = (unsigned)_mm_movemask_epi8(
-			_mm_or_si128(_mm_cmpeq_epi8(y, op), _mm_cmpeq_epi8(y, cl)));
-		mq |= a << (16 * k);
-		mb |= c << (16 * k);
-		mk |= d << (16 * k);
-	}
-	*quote = mq;
-	*bslash = mb;
-	*brk = mk;
+	/* '[' | 0x20 == '{' and ']' | 0x20 == '}': one compare pair finds all four brackets */
+#define LANE(k, mq, mb, mk)                                                                \
+	do {                                                                                \
+		__m128i x = _mm_loadu_si128((const __m128i *)(b + 16 * (k)));               \
+		__m128i y = _mm_or_si128(x, lc);                                            \
+		mq = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, q));                     \
+		mb = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, bs));                    \
+		mk = (unsigned)_mm_movemask_epi8(                                           \
+			_mm_or_si128(_mm_cmpeq_epi8(y, op), _mm_cmpeq_epi8(y, cl)));        \
+	} while (0)
+	uint64_t q0, q1, q2, q3, b0, b1, b2, b3, k0, k1, k2, k3;
+	LANE(0, q0, b0, k0);
+	LANE(1, q1, b1, k1);
+	LANE(2, q2, b2, k2);
+	LANE(3, q3, b3, k3);
+#undef LANE
+	*quote = q0 | q1 << 16 | q2 << 32 | q3 << 48;
+	*bslash = b0 | b1 << 16 | b2 << 32 | b3 << 48;
+	*brk = k0 | k1 << 16 | k2 << 32 | k3 << 48;
 #else
 	uint64_t mq = 0, mb = 0, mk = 0;
 	for (int k = 0; k < 64; k++) {
@@ -717,6 +765,8 @@ static int skip_scan(struct kp_json *p, size_t i, int d, unsigned char *st, int 
 			unsigned k = __builtin_ctzll(s);
 			unsigned char c = b[k];
 			s &= s - 1;
+			/* branchy on purpose: the predictor learns the bracket patterns of
+			 * repeated events, and a branch-free push/pop measured slower */
 			if (c & 2) { /* '[' 0x5b and '{' 0x7b have bit 1 set; ']' and '}' do not */
 				if (d >= limit)
 					return set_err(p, "nesting too deep", p->base + i + k, 0);
