@@ -95,7 +95,12 @@ def conv_work():
     (y.sum() + z.sum() + v.sum()).backward()
 
 
-cases.append(record("conv_variants", conv_work, fc_count(conv_work)))
+conv_exp = fc_count(conv_work)
+# FC counts a grouped conv's grad-weight as groups x the forward (it feeds t(x), t(grad_out)
+# to the dense formula); its real work equals the forward's, so every backward with both
+# gradients is exactly 2x its forward.  kprof counts the real work.
+conv_exp["aten::convolution_backward"] = 2 * conv_exp["aten::convolution"]
+cases.append(record("conv_variants", conv_work, conv_exp))
 
 # attention: several backends, causal and not, S_q != S_k, GQA
 sdpa_exp = defaultdict(int)
