@@ -59,5 +59,12 @@ done
 
 echo "== checks"
 python3 "$(dirname "$0")/check.py" "$DIR" mm_small mm_large sdpa_small sdpa_large conv_small conv_large || fail=1
+echo "== kprof analyze on PyTorch traces it has never seen (FlopCounterMode as reference)"
+if python3 -c 'import torch' 2>/dev/null; then
+	python3 "$(dirname "$0")/torch_unseen.py" "$KPROF" "$DIR/unseen" || fail=1
+else
+	echo "FAIL: torch is not importable here"
+	fail=1
+fi
 [ $fail -eq 0 ] && echo "tests/gpu: PASS" || echo "tests/gpu: FAIL"
 exit $fail
