@@ -135,6 +135,9 @@ static void eval_op(struct op_info *oi, const struct kp_op *op)
 	}
 	if (oi->tf32 && oi->cost.prec == PREC_FP32)
 		oi->cost.prec = PREC_TF32;
+	/* kprof's own traces say which math the backend ran ("kprof compute") */
+	if (op->prec_hint != PREC_NONE && oi->cost.cls != MODEL_NONE)
+		oi->cost.prec = op->prec_hint;
 }
 
 static int cmp_i64(const void *a, const void *b)
@@ -285,8 +288,13 @@ int analyze_run(const struct kp_trace *t, const struct kp_analyze_opts *o, struc
 				if (!info->key) {
 					char buf[1536];
 					info->shape = shape_text(&st, op);
-					int n = snprintf(buf, sizeof(buf), "%s %s %s", op->name,
-							 info->shape, dtype_name(info->cost.dtype));
+					/* the math precision joins the key when it is not the dtype's own */
+					const char *pn = info->cost.prec != PREC_NONE &&
+								 info->cost.prec != dtype_prec(info->cost.dtype)
+							 ? prec_name(info->cost.prec) : NULL;
+					int n = snprintf(buf, sizeof(buf), "%s %s %s%s%s", op->name,
+							 info->shape, dtype_name(info->cost.dtype),
+							 pn ? "/" : "", pn ? pn : "");
 					info->key = strtab_intern(&st, buf, n < (int)sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
 				}
 				key = info->key;

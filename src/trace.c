@@ -44,6 +44,7 @@ struct ev {
 	int64_t ext_id, corr, device, stream, bytes, kernel_flop;
 	double kernel_num_gb;
 	int32_t sm_clock_mhz;
+	int8_t prec_hint;
 	/* shapes: counts first, so the memset up to slot_ndim resets them */
 	int nslots_dims, nslots_type, nslots_conc;
 	int ndims_used;
@@ -415,6 +416,19 @@ static int read_args(struct loader *L, struct ev *e)
 			}
 			break;
 		case 13:
+			if (TOK_IS(&tk, "kprof compute")) {
+				ty = json_next(&L->p, &tk);
+				if (ty == JT_STR && tk.len < 16) {
+					char b[16];
+					memcpy(b, tk.s, tk.len);
+					b[tk.len] = '\0';
+					e->prec_hint = (int8_t)prec_parse(b);
+				} else if (ty == JT_OBJ || ty == JT_ARR)
+					r = json_skip_rest(&L->p);
+				else if (ty == JT_ERROR)
+					r = -1;
+				goto next;
+			}
 			if (TOK_IS(&tk, "kernel_num_gb")) {
 				ty = json_next(&L->p, &tk);
 				if (ty == JT_NUM)
@@ -546,6 +560,7 @@ static int parse_event(struct loader *L, int64_t off)
 	memset(&e, 0, offsetof(struct ev, slot_ndim));
 	e.ext_id = e.corr = e.device = e.stream = e.bytes = e.kernel_flop = -1;
 	e.kernel_num_gb = -1;
+	e.prec_hint = PREC_NONE;
 
 	for (;;) {
 		enum kp_json_type ty = json_next(&L->p, &tk);
@@ -684,6 +699,7 @@ static int parse_event(struct loader *L, int64_t off)
 		op->nslots = (int16_t)ns;
 		op->kernel_flop = e.kernel_flop;
 		op->kernel_num_gb = e.kernel_num_gb;
+		op->prec_hint = e.prec_hint;
 		if (e.ph == 'B')
 			*VEC_PUSH(L->open, L->nopen, L->capopen) = (int32_t)(t->nops - 1);
 		break;

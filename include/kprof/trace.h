@@ -26,6 +26,7 @@ struct kp_op {
 	struct kp_slot *slots;    /* nslots entries, NULL without record_shapes */
 	int64_t kernel_flop;      /* Inductor args, -1 when absent */
 	double kernel_num_gb;     /* < 0 when absent */
+	int8_t prec_hint;         /* kprof traces: "kprof compute" (enum kp_prec), PREC_NONE */
 };
 
 /* A runtime or driver API call (cat cuda_runtime / cuda_driver). */
