@@ -17,6 +17,7 @@
 
 #include "kprof/dtype.h"
 #include "kprof/opmodel.h"
+#include "kprof/opts.h"
 #include "kprof/strtab.h"
 
 const char *const analyze_sort_keys[] = { "time", "calls", "avg", "min", "max", "med",
@@ -516,13 +517,10 @@ int analyze_run(const struct kp_trace *t, const struct kp_analyze_opts *o, struc
 
 /* ---- sorting and selection ---- */
 
-struct sort_key {
-	int key;  /* index into analyze_sort_keys */
-	int desc;
+struct sort_spec {
+	struct kp_sort_key k[16];
+	int n;
 };
-
-static struct sort_key g_keys[16];
-static int g_nkeys;
 
 static double num_of(const struct kp_row *r, int k)
 {
@@ -544,13 +542,14 @@ static double num_of(const struct kp_row *r, int k)
 	return 0;
 }
 
-static int cmp_rows(const void *a, const void *b)
+static int cmp_rows(const void *a, const void *b, void *arg)
 {
 	const struct kp_row *x = a, *y = b;
+	const struct sort_spec *sp = arg;
 	if ((x->flags & ROW_OTHERS) != (y->flags & ROW_OTHERS))
 		return (x->flags & ROW_OTHERS) ? 1 : -1;
-	for (int i = 0; i < g_nkeys; i++) {
-		int k = g_keys[i].key, c;
+	for (int i = 0; i < sp->n; i++) {
+		int k = sp->k[i].key, c;
 		if (k == 13 || k == 14) {
 			const char *p = k == 13 ? x->name : x->op ? x->op : "";
 			const char *q = k == 13 ? y->name : y->op ? y->op : "";
@@ -559,8 +558,11 @@ static int cmp_rows(const void *a, const void *b)
 			double u = num_of(x, k), v = num_of(y, k);
 			c = u < v ? -1 : u > v;
 		}
-		if (c)
-			return g_keys[i].desc ? -c : c;
+		if (c) {
+			/* numbers descend and text ascends unless the key says otherwise */
+			int desc = sp->k[i].dir ? sp->k[i].dir == 2 : !(k == 13 || k == 14);
+			return desc ? -c : c;
+		}
 	}
 	int c = strcmp(x->name, y->name);
 	if (c)
@@ -570,44 +572,12 @@ static int cmp_rows(const void *a, const void *b)
 
 int analyze_sort(struct kp_report *r, const char *keys, const char **bad)
 {
-	static char badbuf[64];
-	g_nkeys = 0;
-	const char *p = keys && *keys ? keys : "time";
-	while (*p && g_nkeys < 16) {
-		size_t n = strcspn(p, ",");
-		char tok[48];
-		snprintf(tok, sizeof(tok), "%.*s", (int)n, p);
-		char *colon = strchr(tok, ':');
-		int dir = 0;
-		if (colon) {
-			*colon = '\0';
-			if (!strcmp(colon + 1, "asc"))
-				dir = 1;
-			else if (!strcmp(colon + 1, "desc"))
-				dir = 2;
-			else {
-				snprintf(badbuf, sizeof(badbuf), "%s:%s", tok, colon + 1);
-				*bad = badbuf;
-				return -1;
-			}
-		}
-		int k;
-		for (k = 0; analyze_sort_keys[k] && strcmp(analyze_sort_keys[k], tok); k++)
-			;
-		if (!analyze_sort_keys[k]) {
-			snprintf(badbuf, sizeof(badbuf), "%s", tok);
-			*bad = badbuf;
-			return -1;
-		}
-		int text = k == 13 || k == 14;
-		g_keys[g_nkeys].key = k;
-		g_keys[g_nkeys].desc = dir ? dir == 2 : !text;
-		g_nkeys++;
-		p += n;
-		if (*p == ',')
-			p++;
-	}
-	qsort(r->rows, r->nrows, sizeof(*r->rows), cmp_rows);
+	struct sort_spec sp;
+	sp.n = opts_parse_sort(keys, "time", analyze_sort_keys, sp.k, 16, bad);
+	if (sp.n < 0)
+		return -1;
+	if (r->nrows)
+		qsort_r(r->rows, r->nrows, sizeof(*r->rows), cmp_rows, &sp);
 	return 0;
 }
 

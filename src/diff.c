@@ -12,6 +12,7 @@
 #include <uthash.h>
 
 #include "kprof/devdb.h"
+#include "kprof/opts.h"
 #include "kprof/trace.h"
 #include "kprof/units.h"
 
@@ -388,42 +389,16 @@ static int cmp_diff_rows(const void *a, const void *b, void *arg)
 
 int diff_sort(struct kp_diff *d, const char *keys, const char **bad)
 {
-	static char badbuf[64];
+	struct kp_sort_key parsed[16];
 	struct sort_spec sp = { .n = 0 };
-	const char *p = keys && *keys ? keys : "delta-abs";
-	while (*p && sp.n < 16) {
-		size_t n = strcspn(p, ",");
-		char tok[48];
-		snprintf(tok, sizeof(tok), "%.*s", (int)n, p);
-		char *colon = strchr(tok, ':');
-		int dir = 0;
-		if (colon) {
-			*colon = '\0';
-			if (!strcmp(colon + 1, "asc"))
-				dir = 1;
-			else if (!strcmp(colon + 1, "desc"))
-				dir = 2;
-			else {
-				snprintf(badbuf, sizeof(badbuf), "%s:%s", tok, colon + 1);
-				*bad = badbuf;
-				return -1;
-			}
-		}
-		int k;
-		for (k = 0; diff_sort_keys[k] && strcmp(diff_sort_keys[k], tok); k++)
-			;
-		if (!diff_sort_keys[k]) {
-			snprintf(badbuf, sizeof(badbuf), "%s", tok);
-			*bad = badbuf;
-			return -1;
-		}
-		sp.k[sp.n].key = k;
-		sp.k[sp.n].desc = dir ? dir == 2 : k != SK_NAME;
-		sp.n++;
-		p += n;
-		if (*p == ',')
-			p++;
+	int n = opts_parse_sort(keys, "delta-abs", diff_sort_keys, parsed, 16, bad);
+	if (n < 0)
+		return -1;
+	for (int i = 0; i < n; i++) {
+		sp.k[i].key = parsed[i].key;
+		sp.k[i].desc = parsed[i].dir ? parsed[i].dir == 2 : parsed[i].key != SK_NAME;
 	}
+	sp.n = n;
 	qsort_r(d->rows, d->nrows, sizeof(*d->rows), cmp_diff_rows, &sp);
 	return 0;
 }

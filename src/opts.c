@@ -223,3 +223,45 @@ int opts_parse(const char *cmd, const char *synopsis, const struct kp_opt *opts,
 	*nargs = nout - 1;
 	return 0;
 }
+
+int opts_parse_sort(const char *spec, const char *dflt, const char *const *names,
+		    struct kp_sort_key *out, int max, const char **bad)
+{
+	static char badbuf[64];
+	const char *p = spec && *spec ? spec : dflt;
+	int n = 0;
+	while (*p && n < max) {
+		size_t len = strcspn(p, ",");
+		char tok[48];
+		snprintf(tok, sizeof(tok), "%.*s", (int)len, p);
+		char *colon = strchr(tok, ':');
+		int dir = 0;
+		if (colon) {
+			*colon = '\0';
+			if (!strcmp(colon + 1, "asc"))
+				dir = 1;
+			else if (!strcmp(colon + 1, "desc"))
+				dir = 2;
+			else {
+				snprintf(badbuf, sizeof(badbuf), "%.30s:%.30s", tok, colon + 1);
+				*bad = badbuf;
+				return -1;
+			}
+		}
+		int k;
+		for (k = 0; names[k] && strcmp(names[k], tok); k++)
+			;
+		if (!names[k]) {
+			snprintf(badbuf, sizeof(badbuf), "%s", tok);
+			*bad = badbuf;
+			return -1;
+		}
+		out[n].key = k;
+		out[n].dir = dir;
+		n++;
+		p += len;
+		if (*p == ',')
+			p++;
+	}
+	return n;
+}
