@@ -172,8 +172,9 @@ if [ $record = 1 ]; then
         echo "- machine: $(nproc) CPUs, ${model:-unknown CPU}"
         echo "- commit: $commit; $($cc --version | head -1), -O2"
         echo "- load average before / after: $load_before / $(cut -d' ' -f1-3 /proc/loadavg)"
-        echo "- command: \`bench/json-speed.sh${ORIG_ARGS[*]:+$(printf ' %q' "${ORIG_ARGS[@]}")}\`" \
-             "on $(basename "$file") ($(awk -v n="$bytes" 'BEGIN { printf "%.1f MB", n / 1e6 }'))," \
+        args=${ORIG_ARGS[*]:+$(printf ' %q' "${ORIG_ARGS[@]}")}
+        size=$(awk -v n="$bytes" 'BEGIN { printf "%.1f MB", n / 1e6 }')
+        echo "- command: \`bench/json-speed.sh$args\` on $(basename "$file") ($size)," \
              "best of $runs, 1 core = \`${pin[*]:-unpinned}\`"
         echo "- x-read: speed relative to reading the same bytes through input.c (page cache)"
         echo

@@ -118,10 +118,11 @@ static ssize_t gz_read(struct kp_input *in, unsigned char *buf, size_t cap, stru
 		if (g->z.avail_in < 2 && !g->in_eof) {
 			if (g->z.avail_in)
 				memmove(g->in, g->z.next_in, g->z.avail_in);
-			ssize_t n = raw_read(in, g->in + g->z.avail_in, sizeof(g->in) - g->z.avail_in);
+			size_t have = g->z.avail_in;
+			ssize_t n = raw_read(in, g->in + have, sizeof(g->in) - have);
 			if (n < 0)
-				return diag_error(d, KP_ENV, "error: cannot read '%s': %s", in->name,
-						  strerror(errno));
+				return diag_error(d, KP_ENV, "error: cannot read '%s': %s",
+						  in->name, strerror(errno));
 			if (n == 0)
 				g->in_eof = 1;
 			g->z.next_in = g->in;
@@ -130,7 +131,8 @@ static ssize_t gz_read(struct kp_input *in, unsigned char *buf, size_t cap, stru
 		if (g->member_end) {
 			/* like gzip -d: another member continues the stream; anything else after a
 			 * complete member (tar padding, garbage) is ignored */
-			if (g->z.avail_in >= 2 && g->z.next_in[0] == 0x1f && g->z.next_in[1] == 0x8b) {
+			const unsigned char *m = g->z.next_in;
+			if (g->z.avail_in >= 2 && m[0] == 0x1f && m[1] == 0x8b) {
 				inflateReset(&g->z);
 				g->member_end = 0;
 			} else if (g->z.avail_in >= 2 || g->in_eof) {
@@ -153,10 +155,9 @@ static ssize_t gz_read(struct kp_input *in, unsigned char *buf, size_t cap, stru
 			return diag_error(d, KP_BADINPUT, "error: corrupt gzip data in '%s': %s",
 					  in->name, g->z.msg ? g->z.msg : "invalid data");
 		} else if (g->z.avail_in == 0 && g->in_eof && g->z.avail_out > 0) {
-			/* Z_OK or Z_BUF_ERROR with all input used and room left: the file was cut */
-			return diag_error(d, KP_BADINPUT,
-					  "error: corrupt gzip data in '%s': unexpected end of file",
-					  in->name);
+			/* Z_OK or Z_BUF_ERROR, all input used, room left: the file was cut */
+			return diag_error(d, KP_BADINPUT, "error: corrupt gzip data in '%s': %s",
+					  in->name, "unexpected end of file");
 		}
 	}
 	return out;

@@ -66,9 +66,9 @@ struct kp_json {
 	int state;                /* internal: what may come next */
 	int done;                 /* top-level value complete */
 	/* the error, when JT_ERROR was returned */
-	const char *err;          /* static reason, e.g. "expected ',' or '}' after object member" */
+	const char *err;          /* static reason, e.g. "expected ':' after object key" */
 	int64_t err_off;          /* absolute offset of the offending byte */
-	int err_eof;              /* 1 when the input ended early (truncation), 0 for malformed bytes */
+	int err_eof;              /* 1: the input ended early (truncation); 0: malformed bytes */
 };
 
 #define JSON_DEFAULT_WINDOW (8u << 20)

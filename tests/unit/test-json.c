@@ -501,22 +501,26 @@ static char *gen_doc(size_t *len, unsigned seed, int nevents)
 #define RND() rnd(&x)
 	sb_printf(&b, "{\"schemaVersion\": 1,\r\n \"traceEvents\": [\n");
 	for (int e = 0; e < nevents; e++) {
-		sb_printf(&b, "%s  {\n    \"ph\": \"X\", \"cat\": \"%s\", \"name\": \"op\\\"%d[{\\\\\",",
-			  e ? ",\n" : "", RND() % 3 ? "kernel" : "python_function", e);
-		sb_printf(&b, " \"ts\": %u.%03u, \"dur\": %ue%d,\t\"x\": -%u.5E-2,\n", RND() * 1000 + 7,
-			  RND() % 1000, RND() % 50, (int)(RND() % 4), RND());
-		sb_printf(&b, "    \"args\": {\"Input Dims\": [[%u, %u], [], [[1]]], \"s\": \"\\\\\\\\\","
-			      " \"u\": \"\\u00e9\\ud83d\\ude00\", \"b\": [true,false,null,{},[]]",
-			  RND(), RND());
+		sb_printf(&b, "%s  {\n    \"ph\": \"X\", \"cat\": \"%s\",", e ? ",\n" : "",
+			  RND() % 3 ? "kernel" : "python_function");
+		sb_printf(&b, " \"name\": \"op\\\"%d[{\\\\\",", e);
+		sb_printf(&b, " \"ts\": %u.%03u, \"dur\": %ue%d,", RND() * 1000 + 7, RND() % 1000,
+			  RND() % 50, (int)(RND() % 4));
+		sb_printf(&b, "\t\"x\": -%u.5E-2,\n", RND());
+		unsigned d0 = RND(), d1 = RND();
+		sb_printf(&b, "    \"args\": {\"Input Dims\": [[%u, %u], [], [[1]]],", d0, d1);
+		sb_printf(&b, " \"s\": \"\\\\\\\\\", \"u\": \"\\u00e9\\ud83d\\ude00\",");
+		sb_printf(&b, " \"b\": [true,false,null,{},[]]");
 		if (RND() % 4 == 0) {
 			/* brackets, backslash runs and escaped quotes inside a long string */
 			static const char set[] = "ab{}[] x.:,";
+			static const char *const esc[] = { "\\\"", "\\\\", "\\\\\\\"" };
 			sb_printf(&b, ", \"long\": \"");
 			int n = RND() % 300;
 			for (int k = 0; k < n; k++) {
 				unsigned r = RND() % 16;
 				if (r < 3)
-					sb_printf(&b, "%s", (const char *[]){ "\\\"", "\\\\", "\\\\\\\"" }[r]);
+					sb_printf(&b, "%s", esc[r]);
 				sb_printf(&b, "%c", set[k % (sizeof(set) - 1)]);
 			}
 			sb_printf(&b, "\\\"\\\\\"");
@@ -532,7 +536,8 @@ static char *gen_doc(size_t *len, unsigned seed, int nevents)
 		}
 		sb_printf(&b, "}");
 		if (RND() % 5 == 0)
-			sb_printf(&b, ", \"skiprest\": 1, \"after\": [\"]\", \"}\", {\"a\\\\\": [\"[\"]}]");
+			sb_printf(&b, ", \"skiprest\": 1, \"after\": [\"]\", \"}\", %s]",
+				  "{\"a\\\\\": [\"[\"]}");
 		sb_printf(&b, "\n  }");
 	}
 	sb_printf(&b, "\n],\n\"tail\": \"\\\\\"}\n");
@@ -878,8 +883,8 @@ static void json_locates_exactly_after_the_window_moved(void **state)
 			int64_t o = t.off - back > 0 ? t.off - back : 0;
 			json_locate(&p, o, &line, &col);
 			if (line != lines[o] || col != cols[o])
-				fail_msg("window %zu, offset %lld: %d:%d, want %d:%d", w, (long long)o,
-					 line, col, lines[o], cols[o]);
+				fail_msg("window %zu, offset %lld: %d:%d, want %d:%d", w,
+					 (long long)o, line, col, lines[o], cols[o]);
 		}
 		assert_string_equal(p.err, "expected value after ','");
 		assert_int_equal(p.err_off, bad);
