@@ -35,9 +35,10 @@ ifeq ($(HAVE_CUPTI),1)
   CUDA_LIBDIR := $(CUDA_HOME)/lib64
   CUPTI_LIBDIR := $(firstword $(wildcard $(CUDA_HOME)/extras/CUPTI/lib64) $(CUDA_LIBDIR))
   CAPTURE_CFLAGS := -DKPROF_HAVE_CUPTI -I$(CUDA_HOME)/include -I$(CUDA_HOME)/extras/CUPTI/include
+  CAPTURE_SO := $(O)/kprof-capture.so
   CAPTURE_LDLIBS := -L$(CUDA_LIBDIR) -L$(CUPTI_LIBDIR) -Wl,-rpath,$(CUDA_LIBDIR) \
 	-Wl,-rpath,$(CUPTI_LIBDIR) -lcupti -lcublas -lcudart -lstdc++
-  # capture/*.cu: kprof's own kernels (softmax, im2col), compiled by nvcc into libkprof.a
+  # capture/*.cu: kprof's own kernels (softmax, im2col), compiled by nvcc into kprof-capture.so
   NVCC ?= $(CUDA_HOME)/bin/nvcc
   NVCC_ARCH ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
 	-gencode arch=compute_90,code=compute_90
@@ -56,28 +57,47 @@ LIB_SRCS  := $(filter-out src/main.c,$(wildcard src/*.c))
 CAP_SRCS  := $(wildcard capture/*.c)
 LIB_OBJS  := $(patsubst %.c,$(O)/%.o,$(LIB_SRCS)) $(O)/src/devdb-builtin.o
 CAP_OBJS  := $(patsubst %.c,$(O)/%.o,$(CAP_SRCS))
+# kprof-capture.so: the whole library again, position-independent, with CUPTI compiled in
+SO_OBJS   := $(patsubst %.c,$(O)/pic/%.o,$(LIB_SRCS) $(CAP_SRCS)) $(O)/pic/src/devdb-builtin.o
 UNIT_SRCS := $(wildcard tests/unit/test-*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(O)/tests/%,$(UNIT_SRCS))
 HDRS      := $(wildcard include/kprof/*.h)
 
-all: $(O)/kprof
+all: $(O)/kprof $(CAPTURE_SO)
 
+# kprof itself never links CUDA: analyze and diff start in milliseconds with a few MB of
+# memory.  `kprof capture` dlopen()s kprof-capture.so, which links CUPTI, cuBLAS and cudart.
 $(O)/kprof: $(O)/src/main.o $(O)/libkprof.a
-	$(call quiet,LINK,$@)$(CC) $(LDASAN) -o $@ $^ $(CAPTURE_LDLIBS) $(LDLIBS)
+	$(call quiet,LINK,$@)$(CC) $(LDASAN) -o $@ $^ $(LDLIBS)
+
+$(O)/kprof-capture.so: $(SO_OBJS) $(CAP_CU_OBJS)
+	$(call quiet,LINK,$@)$(CC) $(LDASAN) -shared -Wl,-Bsymbolic -o $@ $^ $(CAPTURE_LDLIBS) $(LDLIBS)
+
+$(O)/pic/src/%.o: src/%.c $(HDRS) Makefile
+	@mkdir -p $(dir $@)
+	$(call quiet,CC,$<)$(CC) $(CFLAGS) -fPIC -DKPROF_CAPTURE_SO -c -o $@ $<
+
+$(O)/pic/src/devdb-builtin.o: $(O)/src/devdb-builtin.c
+	@mkdir -p $(dir $@)
+	$(call quiet,CC,$<)$(CC) $(CFLAGS) -fPIC -c -o $@ $<
+
+$(O)/pic/capture/%.o: capture/%.c $(HDRS) $(wildcard capture/*.h) Makefile
+	@mkdir -p $(dir $@)
+	$(call quiet,CC,$<)$(CC) $(CFLAGS) -fPIC $(CAPTURE_CFLAGS) -Icapture -c -o $@ $<
 
 $(O)/libkprof.a: $(LIB_OBJS) $(CAP_OBJS)
 	$(call quiet,AR,$@)rm -f $@ && ar rcs $@ $^
 
 $(O)/src/%.o: src/%.c $(HDRS) Makefile
 	@mkdir -p $(dir $@)
-	$(call quiet,CC,$<)$(CC) $(CFLAGS) -c -o $@ $<
+	$(call quiet,CC,$<)$(CC) $(CFLAGS) $(EXTRA_DEFS) -c -o $@ $<
 
 $(O)/capture/%.o: capture/%.c $(HDRS) $(wildcard capture/*.h) Makefile
 	@mkdir -p $(dir $@)
-	$(call quiet,CC,$<)$(CC) $(CFLAGS) $(CAPTURE_CFLAGS) -Icapture -c -o $@ $<
+	$(call quiet,CC,$<)$(CC) $(CFLAGS) -Icapture -c -o $@ $<
 
 ifeq ($(HAVE_CUPTI),1)
-$(O)/libkprof.a: $(CAP_CU_OBJS)
+$(O)/src/cmd-capture.o: EXTRA_DEFS := -DKPROF_CAPTURE_DL -DKPROF_LIBDIR='"$(PREFIX)/lib/kprof"'
 $(O)/capture/%.cu.o: capture/%.cu $(wildcard capture/*.h) Makefile
 	@mkdir -p $(dir $@)
 	$(call quiet,NVCC,$<)$(NVCC) -O3 -std=c++17 $(NVCC_ARCH) -Xcompiler -fPIC -Icapture -c -o $@ $<
@@ -97,8 +117,8 @@ $(O)/src/devdb-builtin.o: $(O)/src/devdb-builtin.c
 
 $(O)/tests/test-%: tests/unit/test-%.c $(O)/libkprof.a
 	@mkdir -p $(dir $@)
-	$(call quiet,CC,$<)$(CC) $(CFLAGS) $(CAPTURE_CFLAGS) -Icapture -Wno-missing-prototypes -o $@ $< \
-	  $(O)/libkprof.a $(LDASAN) $(CAPTURE_LDLIBS) -lcmocka $(LDLIBS)
+	$(call quiet,CC,$<)$(CC) $(CFLAGS) -Icapture -Wno-missing-prototypes -o $@ $< \
+	  $(O)/libkprof.a $(LDASAN) -lcmocka $(LDLIBS)
 
 unit: $(UNIT_BINS)
 	@fail=0; for t in $(UNIT_BINS); do \
@@ -135,6 +155,10 @@ man:
 install: $(O)/kprof
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 755 $(O)/kprof $(DESTDIR)$(PREFIX)/bin/kprof
+ifeq ($(HAVE_CUPTI),1)
+	install -d $(DESTDIR)$(PREFIX)/lib/kprof
+	install -m 755 $(O)/kprof-capture.so $(DESTDIR)$(PREFIX)/lib/kprof/kprof-capture.so
+endif
 	install -m 644 man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 
 clean:

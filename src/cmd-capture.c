@@ -2,6 +2,13 @@
  * cmd-capture.c — `kprof capture`: options -> capture_run().
  */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#ifdef KPROF_CAPTURE_DL
+#include <dlfcn.h>
+#include <limits.h>
+#include <unistd.h>
+#endif
 
 #include "kprof/capture.h"
 #include "kprof/cmd.h"
@@ -9,6 +16,57 @@
 #include "kprof/opts.h"
 
 static const char synopsis[] = "[<options>] -o <trace.json>";
+
+#ifdef KPROF_CAPTURE_DL
+/*
+ * CUPTI, cuBLAS and cudart live in kprof-capture.so so that analyze and diff never load
+ * them.  Look for it in $KPROF_CAPTURE_SO, next to the kprof binary, then in KPROF_LIBDIR.
+ */
+static int run_capture_so(const struct kp_capture_opts *o)
+{
+	char path[PATH_MAX + 32];
+	const char *env = getenv("KPROF_CAPTURE_SO");
+	void *h = NULL;
+	char first_err[512] = "";
+	if (env && *env) {
+		h = dlopen(env, RTLD_NOW | RTLD_LOCAL);
+		if (!h)
+			snprintf(first_err, sizeof(first_err), "%s", dlerror());
+	}
+	if (!h) {
+		ssize_t n = readlink("/proc/self/exe", path, PATH_MAX);
+		if (n > 0) {
+			path[n] = '\0';
+			char *slash = strrchr(path, '/');
+			if (slash) {
+				strcpy(slash + 1, "kprof-capture.so");
+				h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+				if (!h && !first_err[0])
+					snprintf(first_err, sizeof(first_err), "%s", dlerror());
+			}
+		}
+	}
+	if (!h) {
+		snprintf(path, sizeof(path), "%s/kprof-capture.so", KPROF_LIBDIR);
+		h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+		if (!h && !first_err[0])
+			snprintf(first_err, sizeof(first_err), "%s", dlerror());
+	}
+	if (!h) {
+		fprintf(stderr, "kprof: error: cannot load kprof-capture.so (CUPTI, cuBLAS): %s\n",
+			first_err);
+		return KP_ENV;
+	}
+	int (*run)(const struct kp_capture_opts *) =
+		(int (*)(const struct kp_capture_opts *))dlsym(h, "capture_run");
+	if (!run) {
+		fprintf(stderr, "kprof: error: kprof-capture.so has no capture_run: %s\n", dlerror());
+		dlclose(h);
+		return KP_ENV;
+	}
+	return run(o);
+}
+#endif
 
 int cmd_capture(int argc, char **argv)
 {
@@ -81,7 +139,11 @@ int cmd_capture(int argc, char **argv)
 		fprintf(stderr, "kprof: see 'kprof capture -h'\n");
 		return KP_USAGE;
 	}
+#ifdef KPROF_CAPTURE_DL
+	rc = run_capture_so(&o);
+#else
 	rc = capture_run(&o);
+#endif
 	capture_opts_free(&o);
 	return rc;
 }
