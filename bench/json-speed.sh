@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # json-speed.sh: tokenizer throughput on one core, against reading the same bytes
 # through the input layer in the same run (the I/O ceiling).  Modes: every token
-# with json_next(); json_next() with every "args" value skipped; every event
-# skipped with json_skip_rest(); the whole document skipped with json_skip().
+# with json_next(); json_next() with every "args" value skipped; every key of an
+# event read and its value skipped with json_skip(); every event skipped with
+# json_skip_rest(); the whole document skipped with json_skip().
 #
 # usage: bench/json-speed.sh [options] [FILE]
 #   -n, --runs N     best of N runs per mode (default 5)
@@ -84,7 +85,8 @@ int main(int argc, char **argv)
 	const char *mode = argv[1];
 	struct src s;
 	if (argc != 3 || input_open(&s.in, argv[2], &s.d) < 0) {
-		fprintf(stderr, "usage: driver read|next|skip-args|skip-events|skip-all FILE\n");
+		fprintf(stderr, "usage: driver read|next|skip-args|skip-values|skip-events|"
+				"skip-all FILE\n");
 		return 2;
 	}
 	struct timespec t0, t1;
@@ -108,11 +110,14 @@ int main(int argc, char **argv)
 				ty = JT_ERROR;
 		} else {
 			int args = strcmp(mode, "skip-args") == 0;
+			int values = strcmp(mode, "skip-values") == 0;
 			int events = strcmp(mode, "skip-events") == 0;
 			int in_events = 0;
 			while ((ty = json_next(&p, &t)) != JT_END && ty != JT_ERROR) {
 				ntok++;
 				if (args && is_key(&t, "args") && json_skip(&p) < 0)
+					break;
+				if (values && ty == JT_KEY && t.depth >= 3 && json_skip(&p) < 0)
 					break;
 				if (events && t.depth == 1 && is_key(&t, "traceEvents"))
 					in_events = 1;
@@ -151,7 +156,7 @@ load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 table="$dir/table.txt"
 printf '%-12s %9s %8s %7s\n' mode MB/s seconds x-read > "$table"
 base=
-for mode in read next skip-args skip-events skip-all; do
+for mode in read next skip-args skip-values skip-events skip-all; do
     best=
     for _ in $(seq "$runs"); do
         out=$("${pin[@]}" "$dir/driver" "$mode" "$file") || die "driver $mode failed" 3

@@ -807,10 +807,15 @@ int json_skip(struct kp_json *p)
 	default:
 		return set_err(p, "json_skip() where no value starts", p->base + p->pos, 0);
 	}
-	if (c < 0)
-		return json_next(p, &tok) == JT_ERROR ? -1 : 0;
+	if (c == '"' || is_digit(c)) {
+		/* the common scalars, lexed (and validated) without a second dispatch */
+		if ((c == '"' ? lex_string(p, &tok) : lex_number(p, &tok)) < 0)
+			return -1;
+		after_value(p);
+		return 0;
+	}
 	if (c != '{' && c != '[')
-		return json_next(p, &tok) == JT_ERROR ? -1 : 0;
+		return json_next(p, &tok) == JT_ERROR ? -1 : 0; /* literals, errors, the end */
 	unsigned char st[JSON_MAX_DEPTH + 1];
 	int limit = p->max_depth - p->depth;
 	if (limit > JSON_MAX_DEPTH)
