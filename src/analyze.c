@@ -30,6 +30,7 @@ struct op_info {
 	int tf32;                /* a kernel of the op runs TF32 */
 	int counted;             /* counted in totals.ops */
 	int32_t row_added;       /* row that holds its FLOPs/bytes, -1 */
+	int32_t row_seen;        /* row that counted this op call, -1 */
 	int64_t kernel_ns;       /* sum of its GPU kernel durations */
 	const char *shape;       /* interned "[M,K]x[K,N]" */
 	const char *key;         /* op-shape key */
@@ -220,17 +221,25 @@ int analyze_run(const struct kp_trace *t, const struct kp_analyze_opts *o, struc
 	strtab_init(&st, &r->arena);
 	setup_device(t, o, r);
 
-	struct op_info *oi = xcalloc(t->nops + 1, sizeof(*oi));
-	for (size_t i = 0; i < t->nops; i++)
-		oi[i].row_added = -1;
+	/* per-op state only for the ops that GPU work is attributed to (few of all ops) */
+	int32_t *oidx = xmalloc((t->nops + 1) * sizeof(*oidx));
+	memset(oidx, 0xff, (t->nops + 1) * sizeof(*oidx));
+	size_t noi = 0;
+	for (size_t i = 0; i < t->ngpu; i++)
+		if (t->gpu[i].op >= 0 && oidx[t->gpu[i].op] < 0)
+			oidx[t->gpu[i].op] = (int32_t)noi++;
+	struct op_info *oi = xcalloc(noi + 1, sizeof(*oi));
+	for (size_t i = 0; i < noi; i++)
+		oi[i].row_added = oi[i].row_seen = -1;
 	/* pass 1: per op, kernel time and the TF32 hint */
 	for (size_t i = 0; i < t->ngpu; i++) {
 		const struct kp_gpu *g = &t->gpu[i];
 		if (g->op < 0 || g->kind != GPU_KERNEL)
 			continue;
-		oi[g->op].kernel_ns += g->dur_ns;
-		if (!oi[g->op].tf32 && has_tf32(g->name))
-			oi[g->op].tf32 = 1;
+		struct op_info *info = &oi[oidx[g->op]];
+		info->kernel_ns += g->dur_ns;
+		if (!info->tf32 && has_tf32(g->name))
+			info->tf32 = 1;
 	}
 
 	struct rowmap map = { 0 };
@@ -240,12 +249,10 @@ int analyze_run(const struct kp_trace *t, const struct kp_analyze_opts *o, struc
 	int64_t clk_w = 0;
 	struct ival *iv = xmalloc((t->ngpu + 1) * sizeof(*iv));
 	size_t niv = 0;
-	int32_t *op_row_seen = xmalloc((t->nops + 1) * sizeof(*op_row_seen));
-	memset(op_row_seen, 0xff, (t->nops + 1) * sizeof(*op_row_seen));
 
 	for (size_t i = 0; i < t->ngpu; i++) {
 		const struct kp_gpu *g = &t->gpu[i];
-		struct op_info *info = g->op >= 0 ? &oi[g->op] : NULL;
+		struct op_info *info = g->op >= 0 ? &oi[oidx[g->op]] : NULL;
 		const struct kp_op *op = g->op >= 0 ? &t->ops[g->op] : NULL;
 		if (info && !info->evaluated) {
 			eval_op(info, op);
@@ -354,8 +361,8 @@ int analyze_run(const struct kp_trace *t, const struct kp_analyze_opts *o, struc
 		/* calls: kernels for kernel rows, op instances for op rows */
 		if (o->group == GROUP_KERNEL || !op)
 			row->calls++;
-		else if (op_row_seen[g->op] != *slot) {
-			op_row_seen[g->op] = *slot;
+		else if (info->row_seen != *slot) {
+			info->row_seen = *slot;
 			row->calls++;
 		}
 
@@ -420,7 +427,6 @@ int analyze_run(const struct kp_trace *t, const struct kp_analyze_opts *o, struc
 			}
 		}
 	}
-	free(op_row_seen);
 
 	/* op-level totals: each op instance once */
 	r->tot.flops = r->tot.bytes = -1;
@@ -504,6 +510,7 @@ int analyze_run(const struct kp_trace *t, const struct kp_analyze_opts *o, struc
 	free(map.key);
 	free(map.val);
 	free(oi);
+	free(oidx);
 	strtab_free(&st);
 	if (!r->dev && r->device_name)
 		warn_add(&r->warn, "unknown devices", NULL,

@@ -10,6 +10,7 @@
  */
 #include "kprof/trace.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,6 +36,76 @@ static int cmp_launch(const void *a, const void *b)
 	if (x->ts_ns != y->ts_ns)
 		return x->ts_ns < y->ts_ns ? -1 : 1;
 	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+static int is_sorted(const void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+	const char *p = base;
+	for (size_t i = 1; i < n; i++)
+		if (cmp(p + (i - 1) * size, p + i * size) > 0)
+			return 0;
+	return 1;
+}
+
+/*
+ * Sort records by (thread, ...): a stable counting pass by thread, then each thread's
+ * run is sorted only when out of order (Kineto writes a thread's events mostly in time
+ * order, so this is usually two linear passes instead of an n log n of big records).
+ */
+static void sort_by_thread(void *base, size_t n, size_t size, size_t thread_off, size_t nthreads,
+			   int (*cmp)(const void *, const void *))
+{
+	if (n < 2)
+		return;
+	char *p = base;
+	size_t *start = xcalloc(nthreads + 1, sizeof(*start));
+	for (size_t i = 0; i < n; i++) {
+		int32_t th;
+		memcpy(&th, p + i * size + thread_off, sizeof(th));
+		start[th + 1]++;
+	}
+	for (size_t k = 0; k < nthreads; k++)
+		start[k + 1] += start[k];
+	/*
+	 * dest[i]: where record i goes (stable by thread).  Apply the permutation in place
+	 * by following cycles, so the only extra memory is one index per record.
+	 */
+	uint32_t *dest = xmalloc(n * sizeof(*dest));
+	size_t *next = xmalloc((nthreads + 1) * sizeof(*next));
+	memcpy(next, start, (nthreads + 1) * sizeof(*next));
+	for (size_t i = 0; i < n; i++) {
+		int32_t th;
+		memcpy(&th, p + i * size + thread_off, sizeof(th));
+		dest[i] = (uint32_t)next[th]++;
+	}
+	free(next);
+	char *hold = xmalloc(2 * size), *spare = hold + size;
+	for (size_t i = 0; i < n; i++) {
+		if (dest[i] == i)
+			continue;
+		/* carry record i around its cycle */
+		memcpy(hold, p + i * size, size);
+		size_t j = dest[i];
+		dest[i] = (uint32_t)i;
+		while (j != i) {
+			memcpy(spare, p + j * size, size);
+			memcpy(p + j * size, hold, size);
+			memcpy(hold, spare, size);
+			size_t k = dest[j];
+			dest[j] = (uint32_t)j;
+			j = k;
+		}
+		memcpy(p + i * size, hold, size);
+	}
+	free(hold);
+	free(dest);
+	for (size_t k = 0; k < nthreads; k++) {
+		size_t m = start[k + 1] - start[k];
+		char *run = p + start[k] * size;
+		if (m > 1 && !is_sorted(run, m, size, cmp))
+			qsort(run, m, size, cmp);
+	}
+	free(start);
 }
 
 static int cmp_step(const void *a, const void *b)
@@ -122,8 +193,8 @@ static int32_t model_op(struct kp_trace *t, int32_t i)
 void trace_link(struct kp_trace *t)
 {
 	/* 1. op tree per thread */
-	if (t->nops)
-		qsort(t->ops, t->nops, sizeof(*t->ops), cmp_op);
+	sort_by_thread(t->ops, t->nops, sizeof(*t->ops), offsetof(struct kp_op, thread),
+		       t->nthreads, cmp_op);
 	int32_t *stack = xmalloc((t->nops + 1) * sizeof(*stack));
 	size_t sp = 0;
 	for (size_t i = 0; i < t->nops; i++) {
@@ -145,8 +216,8 @@ void trace_link(struct kp_trace *t)
 			imap_put(&ext, t->ops[i].ext_id, (int32_t)i);
 
 	/* 3. launch -> innermost enclosing op: merge sweep over both sorted arrays */
-	if (t->nlaunches)
-		qsort(t->launches, t->nlaunches, sizeof(*t->launches), cmp_launch);
+	sort_by_thread(t->launches, t->nlaunches, sizeof(*t->launches),
+		       offsetof(struct kp_launch, thread), t->nthreads, cmp_launch);
 	sp = 0;
 	size_t oi = 0;
 	for (size_t li = 0; li < t->nlaunches; li++) {

@@ -77,7 +77,50 @@ struct loader {
 	int32_t *open;
 	size_t nopen, capopen;
 	int64_t last_good_off; /* offset just past the last complete event */
+	/* interned op name -> does it have a model (1) or not (0): shapes are kept only then */
+	const char **mkey;
+	int8_t *mval;
+	size_t mcap, mn;
+	/* serialized slots -> shared decoded array (see copy_slots) */
+	struct kp_strtab slotkeys;
+	const char **skey;
+	struct kp_slot **sval;
+	size_t scap, sn;
+	unsigned char enc[16384];
 };
+
+static struct kp_slot *decode_new(struct loader *L, struct ev *e, int n);
+
+/* The map entry for an interned serialization (pointer key), created empty. */
+static struct kp_slot **slotmap_slot(struct loader *L, const char *key)
+{
+	if ((L->sn + 1) * 2 > L->scap) {
+		size_t cap = L->scap ? L->scap * 2 : 256;
+		const char **k = xcalloc(cap, sizeof(*k));
+		struct kp_slot **v = xcalloc(cap, sizeof(*v));
+		for (size_t i = 0; i < L->scap; i++)
+			if (L->skey[i]) {
+				size_t j = ((uintptr_t)L->skey[i] >> 4) * 0x9E3779B97F4A7C15ull >> 24 & (cap - 1);
+				while (k[j])
+					j = (j + 1) & (cap - 1);
+				k[j] = L->skey[i];
+				v[j] = L->sval[i];
+			}
+		free(L->skey);
+		free(L->sval);
+		L->skey = k;
+		L->sval = v;
+		L->scap = cap;
+	}
+	size_t j = ((uintptr_t)key >> 4) * 0x9E3779B97F4A7C15ull >> 24 & (L->scap - 1);
+	while (L->skey[j] && L->skey[j] != key)
+		j = (j + 1) & (L->scap - 1);
+	if (!L->skey[j]) {
+		L->skey[j] = key;
+		L->sn++;
+	}
+	return &L->sval[j];
+}
 
 static const char empty_str[] = "";
 
@@ -347,8 +390,45 @@ static int read_str_list(struct loader *L, struct ev *e, int types)
 	return 0;
 }
 
+/* Shapes are read only for ops with a model; others' are skipped unbuilt (most bytes). */
+static int wants_shapes(struct loader *L, const struct ev *e)
+{
+	if (e->cat != CAT_OP && e->cat != CAT_NONE)
+		return 0;
+	if (!e->name)
+		return 1; /* args before name: keep to be safe */
+	if ((L->mn + 1) * 2 > L->mcap) {
+		size_t cap = L->mcap ? L->mcap * 2 : 256;
+		const char **k = xcalloc(cap, sizeof(*k));
+		int8_t *v = xmalloc(cap);
+		for (size_t i = 0; i < L->mcap; i++)
+			if (L->mkey[i]) {
+				size_t j = ((uintptr_t)L->mkey[i] >> 4) * 0x9E3779B97F4A7C15ull >> 20 & (cap - 1);
+				while (k[j])
+					j = (j + 1) & (cap - 1);
+				k[j] = L->mkey[i];
+				v[j] = L->mval[i];
+			}
+		free(L->mkey);
+		free(L->mval);
+		L->mkey = k;
+		L->mval = v;
+		L->mcap = cap;
+	}
+	size_t j = ((uintptr_t)e->name >> 4) * 0x9E3779B97F4A7C15ull >> 20 & (L->mcap - 1);
+	while (L->mkey[j] && L->mkey[j] != e->name)
+		j = (j + 1) & (L->mcap - 1);
+	if (!L->mkey[j]) {
+		L->mkey[j] = e->name;
+		L->mval[j] = opmodel_class(e->name) != MODEL_NONE;
+		L->mn++;
+	}
+	return L->mval[j];
+}
+
 static int read_args(struct loader *L, struct ev *e)
 {
+	int shapes = wants_shapes(L, e);
 	struct kp_json_tok tk;
 	enum kp_json_type ty = json_next(&L->p, &tk);
 	if (ty != JT_OBJ)
@@ -382,11 +462,11 @@ static int read_args(struct loader *L, struct ev *e)
 			}
 			break;
 		case 10:
-			if (TOK_IS(&tk, "Input Dims")) {
+			if (shapes && TOK_IS(&tk, "Input Dims")) {
 				r = read_dims(L, e);
 				goto next;
 			}
-			if (TOK_IS(&tk, "Input type")) {
+			if (shapes && TOK_IS(&tk, "Input type")) {
 				r = read_str_list(L, e, 1);
 				goto next;
 			}
@@ -441,7 +521,7 @@ static int read_args(struct loader *L, struct ev *e)
 			}
 			break;
 		case 15:
-			if (TOK_IS(&tk, "Concrete Inputs")) {
+			if (shapes && TOK_IS(&tk, "Concrete Inputs")) {
 				r = read_str_list(L, e, 0);
 				goto next;
 			}
@@ -491,6 +571,42 @@ static int32_t thread_index(struct loader *L, int64_t pid, uint8_t pid_str, int6
 	return L->tmap[j];
 }
 
+/*
+ * The slots of one op, serialized: the same shapes, types and scalars repeat every step of
+ * a training trace, so ops share one decoded kp_slot array per distinct serialization.
+ */
+static size_t encode_slots(const struct ev *e, int n, unsigned char *buf, size_t cap)
+{
+	size_t len = 0;
+#define PUT(v)                                                   \
+	do {                                                     \
+		if (len <= cap && cap - len >= sizeof(v))      \
+			memcpy(buf + len, &(v), sizeof(v));      \
+		len += sizeof(v);                                \
+	} while (0)
+	for (int i = 0; i < n; i++) {
+		int32_t ndim = i < e->nslots_dims && e->slot_ndim[i] > 0 ? e->slot_ndim[i] : 0;
+		int32_t dt = i < e->nslots_type ? (int32_t)e->slot_type[i] : DT_NONE;
+		int32_t nl = i < e->nslots_dims ? e->slot_nlist[i] : 0;
+		const char *conc = i < e->nslots_conc ? e->slot_conc[i] : empty_str;
+		PUT(ndim);
+		PUT(dt);
+		PUT(nl);
+		PUT(conc); /* interned: equal text, equal pointer */
+		for (int k = 0; k < ndim; k++)
+			PUT(e->dims[e->slot_dim0[i] + k]);
+		for (int k = 0; k < nl; k++) {
+			int li = e->slot_list0[i] + k;
+			int32_t ln = e->list_ndim[li];
+			PUT(ln);
+			for (int j = 0; j < ln; j++)
+				PUT(e->dims[e->list_dim0[li] + j]);
+		}
+	}
+#undef PUT
+	return len;
+}
+
 static struct kp_slot *copy_slots(struct loader *L, struct ev *e, int *nslots)
 {
 	int n = e->nslots_dims;
@@ -503,6 +619,22 @@ static struct kp_slot *copy_slots(struct loader *L, struct ev *e, int *nslots)
 	*nslots = n;
 	if (n == 0)
 		return NULL;
+	size_t len = encode_slots(e, n, L->enc, sizeof(L->enc));
+	const char *key = NULL;
+	if (len <= sizeof(L->enc)) {
+		key = strtab_intern(&L->slotkeys, (const char *)L->enc, len);
+		struct kp_slot **found = slotmap_slot(L, key);
+		if (*found)
+			return *found;
+	}
+	struct kp_slot *s = decode_new(L, e, n);
+	if (key)
+		*slotmap_slot(L, key) = s;
+	return s;
+}
+
+static struct kp_slot *decode_new(struct loader *L, struct ev *e, int n)
+{
 	struct kp_slot *s = arena_alloc(&L->t->arena, n * sizeof(*s));
 	for (int i = 0; i < n; i++) {
 		s[i].ndim = i < e->nslots_dims && e->slot_ndim[i] > 0 ? e->slot_ndim[i] : 0;
@@ -966,6 +1098,7 @@ int trace_load(struct kp_trace *t, const char *path, const struct kp_load_opts *
 	struct loader *L = xcalloc(1, sizeof(*L));
 	L->t = t;
 	L->d = d;
+	strtab_init(&L->slotkeys, &t->arena);
 	if (input_open(&L->in, path, d) < 0) {
 		free(L);
 		return -1;
@@ -1007,6 +1140,11 @@ int trace_load(struct kp_trace *t, const char *path, const struct kp_load_opts *
 	free(L->scratch);
 	free(L->tmap);
 	free(L->open);
+	free(L->mkey);
+	free(L->mval);
+	free(L->skey);
+	free(L->sval);
+	strtab_free(&L->slotkeys);
 	free(L);
 	return rc;
 }
