@@ -979,6 +979,44 @@ size_t json_unescape(const char *s, size_t len, char *out, size_t cap)
  */
 static int dec_scaled(const char *s, size_t len, int scale, int exact, int64_t *out)
 {
+	/*
+	 * Fast path for what traces hold: [-]digits[.digits], no exponent, at most 18
+	 * significant digits after scaling (fits int64 without checks).
+	 */
+	if (len && len <= 32) {
+		size_t i = s[0] == '-';
+		uint64_t acc = 0;
+		int nd = 0, fr = 0;
+		while (i < len && is_digit(s[i])) {
+			acc = acc * 10 + (uint64_t)(s[i++] - '0');
+			nd++;
+		}
+		if (nd && nd + scale <= 18) {
+			int ok = 1;
+			if (i < len && s[i] == '.') {
+				size_t f0 = ++i;
+				while (i < len && is_digit(s[i])) {
+					if (fr < scale) {
+						acc = acc * 10 + (uint64_t)(s[i] - '0');
+						fr++;
+					} else if (exact && s[i] != '0') {
+						ok = 0; /* not integral at this scale */
+					}
+					i++;
+				}
+				if (i == f0)
+					ok = 0;
+			}
+			if (i == len) {
+				if (!ok)
+					return -1;
+				for (; fr < scale; fr++)
+					acc *= 10;
+				*out = s[0] == '-' ? -(int64_t)acc : (int64_t)acc;
+				return 0;
+			}
+		}
+	}
 	size_t i = 0;
 	int neg = 0;
 	if (i < len && s[i] == '-') {

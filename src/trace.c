@@ -429,6 +429,11 @@ static int wants_shapes(struct loader *L, const struct ev *e)
 static int read_args(struct loader *L, struct ev *e)
 {
 	int shapes = wants_shapes(L, e);
+	/*
+	 * An op without a model needs only its External id: skip the rest of its args
+	 * unread.  Inductor's kernels (triton_*) may carry kernel_flop / kernel_num_gb.
+	 */
+	int id_only = e->cat == CAT_OP && !shapes && e->name && strncmp(e->name, "triton", 6);
 	struct kp_json_tok tk;
 	enum kp_json_type ty = json_next(&L->p, &tk);
 	if (ty != JT_OBJ)
@@ -475,6 +480,8 @@ static int read_args(struct loader *L, struct ev *e)
 			if (TOK_IS(&tk, "External id")) {
 				if ((r = read_int(L, 0, &v)) > 0)
 					e->ext_id = v;
+				if (r >= 0 && id_only)
+					return json_skip_rest(&L->p);
 				goto next;
 			}
 			if (TOK_IS(&tk, "correlation")) {
