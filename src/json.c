@@ -991,7 +991,9 @@ static int dec_scaled(const char *s, size_t len, int scale, int exact, int64_t *
 			acc = acc * 10 + (uint64_t)(s[i++] - '0');
 			nd++;
 		}
-		if (nd && nd + scale <= 18) {
+		/* 19 digits (absolute 2022 µs timestamps in ns) fit when the value is small enough */
+		if (nd && (nd + scale <= 18 ||
+			   (scale == 3 && nd == 16 && acc < (uint64_t)INT64_MAX / 1000))) {
 			int ok = 1;
 			if (i < len && s[i] == '.') {
 				size_t f0 = ++i;

@@ -1110,7 +1110,7 @@ int trace_load(struct kp_trace *t, const char *path, const struct kp_load_opts *
 		free(L);
 		return -1;
 	}
-	json_init(&L->p, read_cb, L, 0);
+	json_init(&L->p, read_cb, L, 1u << 20); /* 1 MB: RSS, not speed, changes with it */
 	int rc = parse_document(L);
 	if (rc < 0 && d->msg[0] == '\0') {
 		if (!L->read_err && L->p.err_eof && t->nevents > 0) {
