@@ -603,7 +603,8 @@ void analyze_select(struct kp_report *r, long top, double min_pct)
 		}
 		tmp[keep + nfold++] = r->rows[i];
 	}
-	memcpy(r->rows, tmp, r->nrows * sizeof(*tmp));
+	if (r->nrows)
+		memcpy(r->rows, tmp, r->nrows * sizeof(*tmp));
 	free(tmp);
 	if (keep == r->nrows)
 		return;

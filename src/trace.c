@@ -1105,11 +1105,11 @@ int trace_load(struct kp_trace *t, const char *path, const struct kp_load_opts *
 	struct loader *L = xcalloc(1, sizeof(*L));
 	L->t = t;
 	L->d = d;
-	strtab_init(&L->slotkeys, &t->arena);
 	if (input_open(&L->in, path, d) < 0) {
 		free(L);
 		return -1;
 	}
+	strtab_init(&L->slotkeys, &t->arena);
 	json_init(&L->p, read_cb, L, 1u << 20); /* 1 MB: RSS, not speed, changes with it */
 	int rc = parse_document(L);
 	if (rc < 0 && d->msg[0] == '\0') {
