@@ -232,15 +232,23 @@ int analyze_run(const struct kp_trace *t, const struct kp_analyze_opts *o, struc
 	for (size_t i = 0; i < noi; i++)
 		oi[i].row_added = oi[i].row_seen = -1;
 	/* pass 1: per op, kernel time and the TF32 hint */
+	struct rowmap tf32s = { 0 };
 	for (size_t i = 0; i < t->ngpu; i++) {
 		const struct kp_gpu *g = &t->gpu[i];
 		if (g->op < 0 || g->kind != GPU_KERNEL)
 			continue;
 		struct op_info *info = &oi[oidx[g->op]];
 		info->kernel_ns += g->dur_ns;
-		if (!info->tf32 && has_tf32(g->name))
-			info->tf32 = 1;
+		if (!info->tf32) {
+			/* names are interned: test each distinct kernel name once */
+			int32_t *hint = rowmap_slot(&tf32s, g->name);
+			if (*hint < 0)
+				*hint = has_tf32(g->name);
+			info->tf32 = *hint;
+		}
 	}
+	free(tf32s.key);
+	free(tf32s.val);
 
 	struct rowmap map = { 0 };
 	size_t caprows = 0;
