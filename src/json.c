@@ -404,8 +404,12 @@ again:
 	}
 	if (i >= p->end) {
 		/* stopped by the sentinel: the number may go on in the next read */
+		size_t len = i - start;
 		if (refill(p, &start))
 			goto again;
+		/* no bytes came, but refill() may still have moved the window (start shifted):
+		 * i must move with it, or the token would take in the sentinel (fuzz-json) */
+		i = start + len;
 		if (p->read_failed)
 			return err_end(p);
 	} else if (is_wordch(b[i])) {

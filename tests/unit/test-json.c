@@ -563,6 +563,29 @@ static void json_tokens_match_across_window_boundaries(void **state)
 	free(s);
 }
 
+/*
+ * fuzz-json: a number that ends the input where the window is full.  The refill that
+ * finds no more bytes still moves the window; the token must not take in the sentinel.
+ */
+static void json_number_at_the_end_of_a_full_window_keeps_its_length(void **state)
+{
+	(void)state;
+	static const char doc[] = "[-123123e1000001"; /* 16 bytes: fills a 16-byte window */
+	struct kp_json p;
+	struct kp_json_tok t;
+	struct trickle tr = { doc, sizeof(doc) - 1, 0, 0 };
+	json_init(&p, trickle_read, &tr, 16);
+	assert_int_equal(json_next(&p, &t), JT_ARR);
+	assert_int_equal(json_next(&p, &t), JT_NUM);
+	assert_int_equal(t.off, 1);
+	assert_int_equal(t.len, 15);
+	assert_memory_equal(t.s, "-123123e1000001", 15);
+	assert_int_equal(json_next(&p, &t), JT_ERROR);
+	assert_string_equal(p.err, "unexpected end of input");
+	assert_int_equal(p.err_off, 16);
+	json_free(&p);
+}
+
 static void json_grows_the_window_only_for_a_token_larger_than_it(void **state)
 {
 	(void)state;
@@ -1066,6 +1089,7 @@ int main(void)
 		cmocka_unit_test(json_reports_a_read_error_apart_from_truncation),
 		cmocka_unit_test(json_returns_tokens_with_offsets_and_depths),
 		cmocka_unit_test(json_tokens_match_across_window_boundaries),
+		cmocka_unit_test(json_number_at_the_end_of_a_full_window_keeps_its_length),
 		cmocka_unit_test(json_grows_the_window_only_for_a_token_larger_than_it),
 		cmocka_unit_test(json_skip_lands_where_walking_does),
 		cmocka_unit_test(json_skip_passes_over_scalars_and_array_elements),
