@@ -451,14 +451,17 @@ static int64_t conv_out_size(int64_t h, int64_t k, int64_t s, int64_t p, int64_t
 
 	ovf |= __builtin_mul_overflow(d, k - 1, &span);
 	ovf |= __builtin_mul_overflow(p, 2, &p2);
+	/* the "+ 1"s are checked steps too: op or span may be INT64_MAX (fuzz-opmodel) */
 	if (transposed) {
 		ovf |= __builtin_mul_overflow(h - 1, s, &t);
 		ovf |= __builtin_sub_overflow(t, p2, &t);
 		ovf |= __builtin_add_overflow(t, span, &t);
-		ovf |= __builtin_add_overflow(t, op + 1, &t);
+		ovf |= __builtin_add_overflow(t, op, &t);
+		ovf |= __builtin_add_overflow(t, 1, &t);
 	} else {
 		ovf |= __builtin_add_overflow(h, p2, &t);
-		ovf |= __builtin_sub_overflow(t, span + 1, &t);
+		ovf |= __builtin_sub_overflow(t, span, &t);
+		ovf |= __builtin_sub_overflow(t, 1, &t);
 		t = t < 0 ? 0 : t / s + 1;
 	}
 	if (ovf)

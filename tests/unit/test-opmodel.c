@@ -490,6 +490,30 @@ static void convolution_output_size_follows_dilation_and_rejects_empty_ones(void
 			    "convolution stride, padding, dilation or output_padding unreadable");
 }
 
+/*
+ * fuzz-opmodel (UBSan): an output_padding or a dilated kernel span of INT64_MAX
+ * overflowed in the "+ 1" of the output size, so the note named the wrong reason.
+ */
+static void convolution_output_size_checks_every_step_for_overflow(void **state)
+{
+	struct kp_cost c;
+
+	(void)state;
+	/* transposed, output_padding INT64_MAX: y = (8-1)*1 - 0 + 2 + INT64_MAX + 1 */
+	assert_int_equal(EVAL(&c, "aten::convolution", T(DT_F32, 1, 4, 8), T(DT_F32, 4, 8, 3),
+			      NONE, SC("[1]"), SC("[0]"), SC("[1]"), SC("True"),
+			      SC("[9223372036854775807]"), SC("1")),
+			 -1);
+	assert_string_equal(c.note, "shape product overflows int64");
+	/* dilation INT64_MAX with k = 2: the span d(k-1) is INT64_MAX, far beyond the input;
+	 * span + 1 overflowed and the wrapped subtraction read as an overflow */
+	assert_int_equal(EVAL(&c, "aten::convolution", T(DT_F32, 1, 4, 8), T(DT_F32, 8, 4, 2),
+			      NONE, SC("[1]"), SC("[0]"), SC("[9223372036854775807]"),
+			      SC("False"), SC("[0]"), SC("1")),
+			 -1);
+	assert_string_equal(c.note, "convolution output size is not positive");
+}
+
 static void convolution_backward_counts_only_the_masked_gradients(void **state)
 {
 	struct kp_cost c;
@@ -1372,6 +1396,7 @@ int main(void)
 		cmocka_unit_test(transposed_convolution_uses_input_spatial_size),
 		cmocka_unit_test(grouped_convolution_counts_input_channels_per_group),
 		cmocka_unit_test(convolution_output_size_follows_dilation_and_rejects_empty_ones),
+		cmocka_unit_test(convolution_output_size_checks_every_step_for_overflow),
 		cmocka_unit_test(convolution_backward_counts_only_the_masked_gradients),
 		cmocka_unit_test(transposed_convolution_backward_uses_input_spatial_size),
 		cmocka_unit_test(causal_pairs_count_top_left_and_bottom_right_masks_exactly),
