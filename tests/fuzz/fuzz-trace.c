@@ -1,0 +1,155 @@
+/*
+ * fuzz-trace.c — libFuzzer harness for the analyze pipeline: the input is a trace
+ * file (plain or gzip), put in a memfd and loaded by path (/proc/self/fd/N), so
+ * input.c, trace.c, link.c, analyze.c, opmodel.c, table.c and render.c all run:
+ *
+ *   trace_load (strict or not) -> trace_link -> for each group key (kernel, op,
+ *   op-shape): analyze_run with the built-in device db -> analyze_sort ->
+ *   analyze_select -> render_report in all four formats.
+ *
+ * Checked beyond the sanitizers: a failed load is status 3 with a message that
+ * starts with the file name and says "error:"; the json format parses as JSON;
+ * rows have no negative times or counts and no NaN percentages.
+ * Build and run: tests/fuzz/run.sh trace.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <math.h>
+
+#include "kprof/analyze.h"
+#include "kprof/devdb.h"
+#include "kprof/json.h"
+#include "kprof/render.h"
+#include "kprof/trace.h"
+
+#define CHECK(c)                                                                       \
+	do {                                                                           \
+		if (!(c)) {                                                            \
+			fprintf(stderr, "fuzz-trace: check failed: %s (line %d)\n", #c, \
+				__LINE__);                                             \
+			abort();                                                       \
+		}                                                                      \
+	} while (0)
+
+static struct kp_devdb db;
+static FILE *devnull;
+static int fd = -1;
+static char path[64];
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	struct kp_diag d = { 0 };
+	(void)argc;
+	(void)argv;
+	if (devdb_load_builtin(&db, &d) < 0) {
+		fprintf(stderr, "fuzz-trace: built-in device db: %s\n", d.msg);
+		abort();
+	}
+	devnull = fopen("/dev/null", "w");
+	fd = memfd_create("fuzz-trace", 0);
+	CHECK(devnull && fd >= 0);
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	return 0;
+}
+
+/* The json format must be one valid JSON document. */
+static void check_json(const char *s, size_t n)
+{
+	struct kp_json p;
+	struct kp_json_tok t;
+	enum kp_json_type ty;
+
+	json_init_mem(&p, s, n);
+	while ((ty = json_next(&p, &t)) != JT_END && ty != JT_ERROR)
+		;
+	if (ty == JT_ERROR) {
+		fprintf(stderr, "fuzz-trace: json output invalid at %lld: %s\n%.*s\n",
+			(long long)p.err_off, p.err, (int)n, s);
+		abort();
+	}
+	json_free(&p);
+}
+
+static void check_report(const struct kp_report *r)
+{
+	for (size_t i = 0; i < r->nrows; i++) {
+		const struct kp_row *w = &r->rows[i];
+		CHECK(w->name != NULL);
+		CHECK(w->time_ns >= 0);
+		CHECK(w->calls >= 0 && w->kernels >= 0);
+		CHECK(w->flops >= -1 && w->bytes >= -1);
+		CHECK(!isnan(w->time_pct) && !isnan(w->pct_peak_flops) && !isnan(w->pct_peak_bw));
+		CHECK(!isnan(w->flops_per_s) && !isnan(w->bytes_per_s) && !isnan(w->intensity));
+	}
+	CHECK(r->tot.gpu_time_ns >= 0 && r->tot.gpu_busy_ns >= 0);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	CHECK(ftruncate(fd, 0) == 0);
+	CHECK(pwrite(fd, data, size, 0) == (ssize_t)size);
+
+	/* the last byte picks strict mode and the sort keys, so it still parses as JSON */
+	unsigned sel = size ? data[size - 1] : 0;
+	struct kp_diag d = { 0 };
+	struct kp_trace t;
+	struct kp_load_opts lo = { .strict = (sel & 1) };
+	if (trace_load(&t, path, &lo, &d) < 0) {
+		if (d.status != KP_BADINPUT || strncmp(d.msg, path, strlen(path)) != 0 ||
+		    strstr(d.msg, "error:") == NULL) {
+			fprintf(stderr, "fuzz-trace: bad failure: status %d: %s\n", d.status, d.msg);
+			abort();
+		}
+		warn_print(&t.warn, devnull);
+		trace_free(&t);
+		return 0;
+	}
+	trace_link(&t);
+	static const char *const sorts[] = { NULL, "calls", "pct-peak,name:asc", "intensity:asc,op",
+					     "med,gbps", "tflops", "bytes:asc", "min,max,avg" };
+	for (int g = GROUP_KERNEL; g <= GROUP_OP_SHAPE; g++) {
+		struct kp_analyze_opts ao = {
+			.group = g, .db = &db, .full_names = (sel >> 1) & 1,
+			.step_lo = -1, .step_hi = -1,
+		};
+		if (sel & 0x40)
+			ao.sm_clock_mhz = 1 + (sel & 0x3f) * 40;
+		if (sel & 0x80) {
+			ao.step_lo = (sel >> 2) & 1;
+			ao.step_hi = ao.step_lo + ((sel >> 3) & 3);
+		}
+		struct kp_report r;
+		const char *bad;
+		CHECK(analyze_run(&t, &ao, &r) == 0);
+		check_report(&r);
+		CHECK(analyze_sort(&r, sorts[(sel >> 2) & 7], &bad) == 0);
+		analyze_select(&r, (sel >> 4) & 3 ? (sel >> 4) & 3 : 20, (sel & 8) ? 5.0 : 0);
+		check_report(&r);
+		for (int f = FMT_TABLE; f <= FMT_MARKDOWN; f++) {
+			struct kp_render_opts ro = { .format = f, .stats = (sel >> 5) & 1,
+						     .full_names = ao.full_names };
+			char *buf = NULL;
+			size_t n = 0;
+			FILE *mf = open_memstream(&buf, &n);
+			CHECK(mf);
+			render_report(&r, &ro, mf);
+			fclose(mf);
+			if (f == FMT_JSON)
+				check_json(buf, n);
+			fwrite(buf, 1, n, devnull);
+			free(buf);
+		}
+		warn_print(&r.warn, devnull);
+		analyze_free(&r);
+	}
+	warn_print(&t.warn, devnull);
+	trace_free(&t);
+	return 0;
+}

@@ -1,0 +1,119 @@
+#!/bin/sh
+# Build and run kprof's libFuzzer harnesses (not part of `make check`: CI time).
+#   tests/fuzz/run.sh [-t SECONDS] [-b] [json|trace|opmodel ...]
+#     -t SECONDS  run each fuzzer this long (default 60)
+#     -b          build only
+# Needs clang with libFuzzer (Debian 12: apt-get install clang libclang-rt-14-dev).
+# Binaries, corpora and crash artifacts go to $O/fuzz/ (O defaults to build).
+# Reproduce a crash: build/fuzz/fuzz-NAME build/fuzz/artifacts-NAME/crash-...
+set -eu
+top=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$top"
+: "${O:=build}"
+: "${CLANG:=clang}"
+secs=60
+build_only=0
+while [ $# -gt 0 ]; do
+	case $1 in
+	-t) secs=$2; shift 2 ;;
+	-b) build_only=1; shift ;;
+	-*) echo "usage: $0 [-t SECONDS] [-b] [json|trace|opmodel ...]" >&2; exit 2 ;;
+	*) break ;;
+	esac
+done
+names=${*:-json trace opmodel}
+
+if ! "$CLANG" --version >/dev/null 2>&1; then
+	echo "run.sh: $CLANG not found (apt-get install clang libclang-rt-14-dev)" >&2
+	exit 4
+fi
+# devdb-builtin.c is generated from device_db/ by make
+[ -f "$O/src/devdb-builtin.c" ] || make -j2 O="$O" "$O/src/devdb-builtin.c"
+
+F=$O/fuzz
+mkdir -p "$F/obj"
+CFLAGS="-std=c11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer -Iinclude -I$O -I$F \
+	-DKPROF_VERSION=\"fuzz\" -fsanitize=fuzzer-no-link,address,undefined \
+	-fno-sanitize-recover=undefined"
+
+# The op names of opmodel.c's model table, for fuzz-opmodel.c.
+sed -n 's/^[[:space:]]*[PS]("\([A-Za-z0-9_]*\)".*/"aten::\1",/p' src/opmodel.c >"$F/opnames.tmp"
+{
+	echo "static const char *const opnames[] = {"
+	cat "$F/opnames.tmp"
+	echo "};"
+} >"$F/opnames.h"
+rm -f "$F/opnames.tmp"
+
+# The library: src/*.c without main.c and the cmd-*.c wiring, plus the device table.
+objs=
+for src in $(ls src/*.c | grep -v -e '/main\.c$' -e '/cmd-') "$O/src/devdb-builtin.c"; do
+	obj=$F/obj/$(basename "$src" .c).o
+	if [ ! -f "$obj" ] || [ "$src" -nt "$obj" ] || [ -n "$(find include -newer "$obj" -name '*.h')" ]; then
+		echo "  CC   $src"
+		$CLANG $CFLAGS -c -o "$obj" "$src"
+	fi
+	objs="$objs $obj"
+done
+for n in $names; do
+	echo "  LINK $F/fuzz-$n"
+	$CLANG $CFLAGS -fsanitize=fuzzer -o "$F/fuzz-$n" "tests/fuzz/fuzz-$n.c" $objs -lz -lm
+done
+[ $build_only = 1 ] && exit 0
+
+# Seed corpora from testdata/ (copied, so libFuzzer may add to the corpus dirs freely).
+seed() {
+	s=$F/seeds-$1
+	rm -rf "$s"
+	mkdir -p "$s"
+	case $1 in
+	json)
+		cp testdata/jsontestsuite/test_parsing/* testdata/bad/*.json "$s/"
+		cp testdata/torch211-h100/flop_counter.json "$s/" ;;
+	trace)
+		cp testdata/bad/* testdata/torch211-h100/flop_counter.json \
+			testdata/torch211-h100/compiled_fp32.json "$s/"
+		for f in testdata/hta/*.json.gz; do
+			[ "$(wc -c <"$f")" -le 65536 ] && cp "$f" "$s/"
+		done
+		# the first events of each real trace: small enough to mutate quickly
+		if command -v python3 >/dev/null; then
+			for f in testdata/torch211-h100/*.json; do
+				python3 - "$f" "$s/head-$(basename "$f")" <<'PY' || true
+import json, sys
+d = json.load(open(sys.argv[1]))
+ev = d.get("traceEvents", [])
+seen, keep = {}, []
+for e in ev:
+    c = e.get("cat")
+    if seen.get(c, 0) < 6:
+        seen[c] = seen.get(c, 0) + 1
+        keep.append(e)
+d["traceEvents"] = keep
+json.dump(d, open(sys.argv[2], "w"), indent=0)
+PY
+			done
+		fi ;;
+	opmodel)
+		# bytes are a decoding, not a format: a few hand-made starts
+		printf '\000\001\002\000\002\002\005\000\000\002\002\011\005\000\000' >"$s/mm"
+		printf '\000\020\005\000\003\002\012\005\000\000\002\012\005\000\000' >"$s/bmm"
+		printf '\000\030\004\004\004\002\001\002\003\003\000' >"$s/conv" ;;
+	esac
+}
+
+rc=0
+for n in $names; do
+	case $n in
+	json) maxlen=8192; dict="-dict=tests/fuzz/json.dict" ;;
+	trace) maxlen=65536; dict="-dict=tests/fuzz/trace.dict" ;;
+	*) maxlen=512; dict= ;;
+	esac
+	seed "$n"
+	mkdir -p "$F/corpus-$n" "$F/artifacts-$n"
+	echo "== fuzz-$n for ${secs}s (corpus $F/corpus-$n, crashes in $F/artifacts-$n/)"
+	"$F/fuzz-$n" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=$maxlen \
+		$dict -artifact_prefix="$F/artifacts-$n/" -print_final_stats=1 \
+		"$F/corpus-$n" "$F/seeds-$n" || rc=1
+done
+exit $rc
