@@ -101,6 +101,20 @@ $(O)/src/cmd-capture.o: EXTRA_DEFS := -DKPROF_CAPTURE_DL -DKPROF_LIBDIR='"$(PREF
 $(O)/capture/%.cu.o: capture/%.cu $(wildcard capture/*.h) Makefile
 	@mkdir -p $(dir $@)
 	$(call quiet,NVCC,$<)$(NVCC) -O3 -std=c++17 $(NVCC_ARCH) -Xcompiler -fPIC -Icapture -c -o $@ $<
+
+# kprof-inject.so: the CUDA injection library of `kprof capture -- <cmd>` (CUDA_INJECTION64_PATH).
+# Only InitializeInjection is exported.  No sanitizers or coverage: it is loaded into the
+# traced program, where their runtimes are not first in the process.
+INJECT_OBJS := $(patsubst capture/%.c,$(O)/inject/%.o,capture/inject.c capture/recorder.c \
+	capture/ctrace.c capture/recfile.c)
+all: $(O)/kprof-inject.so
+$(O)/kprof-inject.so: $(INJECT_OBJS)
+	$(call quiet,LINK,$@)$(CC) -shared -o $@ $^ -L$(CUPTI_LIBDIR) -Wl,-rpath,$(CUPTI_LIBDIR) \
+	  -lcupti -lstdc++ -lpthread -ldl
+$(O)/inject/%.o: capture/%.c $(HDRS) $(wildcard capture/*.h) Makefile
+	@mkdir -p $(dir $@)
+	$(call quiet,CC,$<)$(CC) $(CFLAGS_BASE) -O2 -g $(EXTRA_CFLAGS) -fPIC -fvisibility=hidden \
+	  $(CAPTURE_CFLAGS) -DKPROF_INJECT -Icapture -c -o $@ $<
 endif
 
 # device_db/*.txt compiled into the binary as one string.
@@ -158,6 +172,7 @@ install: $(O)/kprof
 ifeq ($(HAVE_CUPTI),1)
 	install -d $(DESTDIR)$(PREFIX)/lib/kprof
 	install -m 755 $(O)/kprof-capture.so $(DESTDIR)$(PREFIX)/lib/kprof/kprof-capture.so
+	install -m 755 $(O)/kprof-inject.so $(DESTDIR)$(PREFIX)/lib/kprof/kprof-inject.so
 endif
 	install -m 644 man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 

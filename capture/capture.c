@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "ctrace.h"
+#include "devprops.h"
 #include "nvml.h"
 #include "recorder.h"
 #include "shapes.h"
@@ -94,12 +95,35 @@ static int parse_longs(const char *s, long *out, size_t max, size_t *n)
 	return *n ? 0 : -1;
 }
 
+int capture_split_argv(int argc, char **argv, char ***cmd)
+{
+	*cmd = NULL;
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--")) {
+			*cmd = argv + i + 1;
+			argv[i] = NULL;
+			return i;
+		}
+	return argc;
+}
+
 int capture_opts_finish(struct kp_capture_opts *o, char *why, size_t whylen)
 {
 	char r[200];
 	if (!o->output) {
 		snprintf(why, whylen, "missing output file (-o FILE)");
 		return -1;
+	}
+	if (o->cmd) {
+		if (!o->cmd[0]) {
+			snprintf(why, whylen, "missing command after '--'");
+			return -1;
+		}
+		if (o->sample_period_ms < 1 || o->sample_period_ms > 100) {
+			snprintf(why, whylen, "--sample-period must be 1..100 ms");
+			return -1;
+		}
+		return 0;
 	}
 	if (!o->workloads)
 		o->workloads = WL_MATMUL;
@@ -163,34 +187,10 @@ void capture_opts_free(struct kp_capture_opts *o)
 #include <cuda_runtime.h>
 #include <dlfcn.h>
 
-static void device_props(struct kp_devprops *d, int id)
-{
-	struct cudaDeviceProp p;
-	memset(d, 0, sizeof(*d));
-	d->id = id;
-	if (cudaGetDeviceProperties(&p, id) != cudaSuccess)
-		return;
-	snprintf(d->name, sizeof(d->name), "%s", p.name);
-	d->total_global_mem = p.totalGlobalMem;
-	d->compute_major = p.major, d->compute_minor = p.minor;
-	d->max_threads_per_block = p.maxThreadsPerBlock;
-	d->max_threads_per_mp = p.maxThreadsPerMultiProcessor;
-	d->regs_per_block = p.regsPerBlock, d->warp_size = p.warpSize;
-	d->smem_per_block = p.sharedMemPerBlock;
-	d->num_sms = p.multiProcessorCount;
-	d->regs_per_mp = p.regsPerMultiprocessor;
-	d->smem_per_block_optin = p.sharedMemPerBlockOptin;
-	d->smem_per_mp = p.sharedMemPerMultiprocessor;
-	d->mem_bus_width = p.memoryBusWidth;
-	int v;
-	if (cudaDeviceGetAttribute(&v, cudaDevAttrClockRate, id) == cudaSuccess)
-		d->clock_rate_khz = v;
-	if (cudaDeviceGetAttribute(&v, cudaDevAttrMemoryClockRate, id) == cudaSuccess)
-		d->mem_clock_rate_khz = v;
-}
-
 int capture_run(const struct kp_capture_opts *o)
 {
+	if (o->cmd)
+		return capture_run_cmd(o);
 	int ndev = 0, status = 0;
 	char why[512];
 	cudaError_t e = cudaGetDeviceCount(&ndev);
@@ -223,7 +223,7 @@ int capture_run(const struct kp_capture_opts *o)
 		ctrace_free(&t);
 		return 4;
 	}
-	device_props(&t.dev[0], 0);
+	devprops_read(&t.dev[0], 0);
 	t.ndev = 1;
 	t.cupti_version = recorder_cupti_version();
 	cudaRuntimeGetVersion(&t.cuda_runtime_version);

@@ -39,6 +39,7 @@ void ctrace_free(struct kp_ctrace *t)
 	free(t->ext);
 	free(t->samples);
 	free(t->meta);
+	free(t->process_name);
 	pthread_mutex_destroy(&t->lock);
 }
 
@@ -515,12 +516,37 @@ int ctrace_write(struct kp_ctrace *t, FILE *out, const char *trace_name)
 	fprintf(out, "},\n\"displayTimeUnit\":\"ms\",\n\"baseTimeNanoseconds\":%" PRIu64
 		     ",\n\"traceEvents\":[", base);
 
-	/* the first event carries no leading comma: the CPU process name */
-	uint32_t cpu_pid = t->nspans ? t->spans[0].pid : 0;
+	/*
+	 * The first event carries no leading comma: the CPU process name.  Without spans (an
+	 * injected command) the processes are those of the API calls, each named once.
+	 */
+	const char *pname = t->process_name ? t->process_name : "kprof";
+	uint32_t pids[64];
+	int npids = 0;
+	if (t->nspans)
+		pids[npids++] = t->spans[0].pid;
+	for (size_t i = 0; i < t->nrecs && npids < 64; i++) {
+		const struct kp_rec *r = &t->recs[i];
+		if (r->kind != REC_RUNTIME && r->kind != REC_DRIVER)
+			continue;
+		int seen = 0;
+		for (int k = 0; k < npids && !seen; k++)
+			seen = pids[k] == r->pid;
+		if (!seen)
+			pids[npids++] = r->pid;
+	}
+	if (!npids)
+		pids[npids++] = 0;
 	fprintf(out, "\n{\"name\":\"process_name\",\"ph\":\"M\"");
 	put_ts(out, "ts", first == UINT64_MAX ? base : first, base);
-	fprintf(out, ",\"pid\":%u,\"tid\":0,\"args\":{\"name\":\"kprof\"}}", cpu_pid);
-	put_meta(out, "process_labels", cpu_pid, 0, "labels", "CPU", first, base);
+	fprintf(out, ",\"pid\":%u,\"tid\":0,\"args\":{\"name\":", pids[0]);
+	ctrace_json_str(out, pname);
+	fputs("}}", out);
+	put_meta(out, "process_labels", pids[0], 0, "labels", "CPU", first, base);
+	for (int k = 1; k < npids; k++) {
+		put_meta(out, "process_name", pids[k], 0, "name", pname, first, base);
+		put_meta(out, "process_labels", pids[k], 0, "labels", "CPU", first, base);
+	}
 
 	for (size_t i = 0; i < t->nspans; i++) {
 		const struct kp_span *s = &t->spans[i];

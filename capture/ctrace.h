@@ -111,6 +111,7 @@ struct kp_ctrace {
 	int sample_period_ms;
 	int cupti_version, cuda_runtime_version, cuda_driver_version;
 	char *meta;                    /* malloc'ed extra members of the "kprof" object, or NULL */
+	char *process_name;            /* malloc'ed name of the CPU processes; NULL: "kprof" */
 };
 
 /* Prototypes */

@@ -15,7 +15,7 @@
 #include "kprof/diag.h"
 #include "kprof/opts.h"
 
-static const char synopsis[] = "[<options>] -o <trace.json>";
+static const char synopsis[] = "[<options>] -o <trace.json> [-- <command> [<args>...]]";
 
 #ifdef KPROF_CAPTURE_DL
 /*
@@ -66,11 +66,62 @@ static int run_capture_so(const struct kp_capture_opts *o)
 	}
 	return run(o);
 }
+
+/*
+ * kprof-inject.so is found as kprof-capture.so is: $KPROF_INJECT_SO, next to the kprof
+ * binary, then KPROF_LIBDIR.  The driver dlopen()s it in the command, which may chdir: the
+ * path is made absolute.  NULL when none exists.
+ */
+static char *find_inject_so(void)
+{
+	char path[PATH_MAX + 32];
+	const char *env = getenv("KPROF_INJECT_SO");
+	if (env && *env)
+		return realpath(env, NULL);
+	ssize_t n = readlink("/proc/self/exe", path, PATH_MAX);
+	if (n > 0) {
+		path[n] = '\0';
+		char *slash = strrchr(path, '/');
+		if (slash) {
+			strcpy(slash + 1, "kprof-inject.so");
+			if (access(path, R_OK) == 0)
+				return realpath(path, NULL);
+		}
+	}
+	snprintf(path, sizeof(path), "%s/kprof-inject.so", KPROF_LIBDIR);
+	return access(path, R_OK) == 0 ? realpath(path, NULL) : NULL;
+}
 #endif
+
+/* The long name of the first built-in-workload option set, or NULL. */
+static const char *workload_option(const struct kp_capture_opts *o, const struct kp_capture_opts *d)
+{
+	if (o->workloads != d->workloads)
+		return "workload";
+	if (o->mm_ops != d->mm_ops)
+		return "op";
+	if (o->dtypes != d->dtypes)
+		return "dtype";
+	if (o->shapes || o->m_list)
+		return o->shapes ? "shapes" : "m";
+	if (o->sdpa_shapes || o->causal != d->causal || o->kv_heads != d->kv_heads)
+		return o->sdpa_shapes ? "sdpa-shapes" : o->causal != d->causal ? "causal" : "kv-heads";
+	if (o->conv_shapes || o->batch != d->batch)
+		return o->conv_shapes ? "conv-shapes" : "batch";
+	if (o->warmup != d->warmup || o->iters != d->iters)
+		return o->warmup != d->warmup ? "warmup" : "iters";
+	if (o->backward != d->backward || o->overhead != d->overhead)
+		return o->backward != d->backward ? "backward" : "overhead";
+	return NULL;
+}
 
 int cmd_capture(int argc, char **argv)
 {
-	struct kp_capture_opts o = { .warmup = 3, .iters = 10, .backward = 1, .sample_period_ms = 10 };
+	const struct kp_capture_opts dflt = { .warmup = 3, .iters = 10, .backward = 1,
+					      .sample_period_ms = 10 };
+	struct kp_capture_opts o = dflt;
+	char **cmd;
+	argc = capture_split_argv(argc, argv, &cmd);
 	long period = 10;
 	const struct kp_opt table[] = {
 		{ .lname = "output", .sname = 'o', .type = OPT_STR, .argname = "FILE",
@@ -133,6 +184,14 @@ int cmd_capture(int argc, char **argv)
 		return KP_USAGE;
 	}
 	o.sample_period_ms = (int)(period > 1000 ? 1000 : period);
+	const char *wl = workload_option(&o, &dflt);
+	if (cmd && wl) {
+		fprintf(stderr, "kprof: error: option '--%s' is for built-in workloads, not '-- <command>'\n",
+			wl);
+		fprintf(stderr, "kprof: see 'kprof capture -h'\n");
+		return KP_USAGE;
+	}
+	o.cmd = cmd;
 	char why[512];
 	if (capture_opts_finish(&o, why, sizeof(why)) < 0) {
 		fprintf(stderr, "kprof: error: %s\n", why);
@@ -140,7 +199,15 @@ int cmd_capture(int argc, char **argv)
 		return KP_USAGE;
 	}
 #ifdef KPROF_CAPTURE_DL
+	char *inject = NULL;
+	if (o.cmd && !(inject = find_inject_so())) {
+		fprintf(stderr, "kprof: error: cannot find kprof-inject.so (set KPROF_INJECT_SO)\n");
+		capture_opts_free(&o);
+		return KP_ENV;
+	}
+	o.inject_so = inject;
 	rc = run_capture_so(&o);
+	free(inject);
 #else
 	rc = capture_run(&o);
 #endif

@@ -35,6 +35,8 @@ struct kp_capture_opts {
 	int backward;               /* sdpa/conv also run backward (default on) */
 	int overhead;               /* time the loop untraced and traced */
 	int sample_period_ms;       /* NVML period, default 10 */
+	char **cmd;                 /* `-- <cmd> [args...]` (NULL-terminated, borrowed), or NULL */
+	const char *inject_so;      /* absolute path of kprof-inject.so for @cmd */
 
 	/* filled by capture_opts_finish() */
 	struct kp_mm_shape *mm;
@@ -55,7 +57,15 @@ const char *capture_parse_causal(const char *arg, void *causal);
 const char *capture_dtype_name(int cdt);
 
 /*
- * Fill defaults and expand the shape sets.  Returns 0, or -1 with a message (without the
+ * Split `capture [options] -- <cmd> [args...]` at the first "--": returns the argument count
+ * before it (argv[0] included) and sets *cmd to the words after it, NULL-terminated, or to NULL
+ * when there is no "--".  argv[that count] becomes NULL.  A "--" given as the value of a
+ * separate option argument ("-o --") is taken as the split; "--output=--" is not.
+ */
+int capture_split_argv(int argc, char **argv, char ***cmd);
+
+/*
+ * Fill defaults and expand the shape sets (with @cmd: only check -o and the period).  Returns 0, or -1 with a message (without the
  * "kprof: error: " prefix) in @why: a usage error, exit status 2.
  */
 int capture_opts_finish(struct kp_capture_opts *o, char *why, size_t whylen);
@@ -67,5 +77,16 @@ void capture_opts_free(struct kp_capture_opts *o);
  * failed (the trace is still written), 4 without CUPTI support, a CUDA device or on I/O errors.
  */
 int capture_run(const struct kp_capture_opts *o);
+
+/*
+ * `kprof capture -- <cmd>`: run o->cmd with CUDA_INJECTION64_PATH=o->inject_so, sample NVML
+ * in this process until it exits, merge the records of every process that initialised CUDA
+ * and write o->output when there are any.  The command's stdout and stderr pass through;
+ * kprof's messages go to stderr.  Returns the command's exit status, 128 + N when signal N
+ * ended it, 127 when it was not found, 126 when it could not be executed, 4 when kprof could
+ * not set up the run (the command did not run) or could not write the trace of a command
+ * that exited 0.
+ */
+int capture_run_cmd(const struct kp_capture_opts *o);
 
 #endif /* KPROF_CAPTURE_H */

@@ -1,6 +1,7 @@
 #!/bin/bash
 # tests/gpu/run.sh — kprof capture on a real GPU: each workload at small shapes and one large
-# shape, then kprof analyze and PyTorch's analyzer on the traces.  Builds nothing: run it from
+# shape, then kprof analyze and PyTorch's analyzer on the traces; then capture -- <command>
+# (tests/gpu/inject.sh).  Builds nothing: run it from
 # the repository root with build/kprof already built (carry build/).  Exit 77 without a GPU.
 #   tests/gpu/run.sh [OUTDIR]
 set -u
@@ -66,5 +67,7 @@ else
 	echo "FAIL: torch is not importable here"
 	fail=1
 fi
+echo "== kprof capture -- <command> (injection)"
+KPROF=$KPROF "$(dirname "$0")/inject.sh" "$DIR" || fail=1
 [ $fail -eq 0 ] && echo "tests/gpu: PASS" || echo "tests/gpu: FAIL"
 exit $fail

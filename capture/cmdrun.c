@@ -1,0 +1,205 @@
+/*
+ * cmdrun.c — `kprof capture -- <cmd>`: run the command with kprof-inject.so as its CUDA
+ * injection library, sample NVML here while it runs, merge its record files into one trace.
+ */
+#include "kprof/capture.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "child.h"
+#include "ctrace.h"
+#include "devprops.h"
+#include "nvml.h"
+#include "recfile.h"
+
+extern char **environ;
+
+/* "kprof":{...} members: the command, its processes and exit status */
+static char *run_meta(const struct kp_capture_opts *o, int nprocs, int status)
+{
+	char *meta = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&meta, &len);
+	if (!f)
+		return NULL;
+	fputs("\"command\":[", f);
+	for (char **a = o->cmd; *a; a++) {
+		if (a != o->cmd)
+			putc(',', f);
+		ctrace_json_str(f, *a);
+	}
+	fprintf(f, "],\"processes\":%d,\"exit_status\":%d", nprocs, status);
+	fclose(f);
+	return meta;
+}
+
+/* Devices, versions and NVML as the child will see them: same environment, same order. */
+static void setup_devices(struct kp_ctrace *t, struct kp_nvml *nv, int *nvml_ok)
+{
+	char why[512], bus[32] = "";
+	int ndev = devprops_count();
+	for (int i = 0; i < ndev && i < (int)(sizeof(t->dev) / sizeof(t->dev[0])); i++)
+		if (devprops_read(&t->dev[t->ndev], i) == 0)
+			t->ndev++;
+	t->cuda_driver_version = devprops_driver_version();
+	if (ndev > 0)
+		devprops_pci_bus_id(0, bus, sizeof(bus));
+	*nvml_ok = nvml_open(nv, "libnvidia-ml.so.1", bus[0] ? bus : NULL, why, sizeof(why)) == 0;
+	if (!*nvml_ok) {
+		fprintf(stderr, "kprof: warning: %s; the SM clock is unknown\n", why);
+		return;
+	}
+	unsigned sm_max = 0, mem_max = 0;
+	nvml_max_clocks(nv, &sm_max, &mem_max);
+	t->sm_clock_max_mhz = sm_max, t->mem_clock_max_mhz = mem_max;
+	if (t->ndev && !t->dev[0].clock_rate_khz)
+		t->dev[0].clock_rate_khz = (int)sm_max * 1000;
+	if (t->ndev && !t->dev[0].mem_clock_rate_khz)
+		t->dev[0].mem_clock_rate_khz = (int)mem_max * 1000;
+}
+
+/* Run o->cmd to its end; returns its exit status (126/127 when it did not start). */
+static int run_child(const struct kp_capture_opts *o, const char *dir, struct kp_nvml *nv,
+		     struct kp_ctrace *t, int nvml_ok)
+{
+	char inj[4200], dvar[4200];
+	const char *old = getenv("CUDA_INJECTION64_PATH");
+	if (old && *old && strcmp(old, o->inject_so))
+		fprintf(stderr, "kprof: warning: overriding CUDA_INJECTION64_PATH='%s'\n", old);
+	snprintf(inj, sizeof(inj), "CUDA_INJECTION64_PATH=%s", o->inject_so);
+	snprintf(dvar, sizeof(dvar), "KPROF_INJECT_DIR=%s", dir);
+	char *set[] = { inj, dvar, NULL };
+	char **envp = child_env(environ, set);
+	if (!envp) {
+		fprintf(stderr, "kprof: error: out of memory\n");
+		return 4;
+	}
+	/* like time(1): ^C goes to the command, and kprof stays to write the trace */
+	struct sigaction ign = { .sa_handler = SIG_IGN }, old_int, old_quit;
+	sigemptyset(&ign.sa_mask);
+	sigaction(SIGINT, &ign, &old_int);
+	sigaction(SIGQUIT, &ign, &old_quit);
+	fflush(stdout);
+	fflush(stderr);
+	if (nvml_ok && nvml_sampler_start(nv, t, o->sample_period_ms) < 0)
+		fprintf(stderr, "kprof: warning: cannot start the clock sampler thread\n");
+	pid_t pid;
+	int err, status;
+	if (child_spawn(o->cmd, envp, &pid, &err) < 0) {
+		fprintf(stderr, "kprof: error: cannot run '%s': %s\n", o->cmd[0], strerror(err));
+		status = pid ? child_exec_status(err) : 126;
+	} else {
+		int ws = child_wait(pid);
+		if (ws < 0) {
+			fprintf(stderr, "kprof: error: waitpid: %s\n", strerror(errno));
+			status = 4;
+		} else {
+			status = child_exit_status(ws);
+			if (WIFSIGNALED(ws))
+				fprintf(stderr, "kprof: warning: '%s' was ended by signal %d (%s); records "
+						"it had not flushed are lost\n",
+					o->cmd[0], WTERMSIG(ws), strsignal(WTERMSIG(ws)));
+		}
+	}
+	nvml_sampler_stop(nv);
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGQUIT, &old_quit, NULL);
+	free(envp);
+	return status;
+}
+
+static void summary(const struct kp_ctrace *t, const char *path, int nprocs)
+{
+	size_t nkern = 0;
+	for (size_t i = 0; i < t->nrecs; i++)
+		nkern += t->recs[i].kind == REC_KERNEL;
+	unsigned lo = 0, hi = 0;
+	for (size_t i = 0; i < t->nsamples; i++) {
+		if (t->samples[i].reasons & 1) /* GpuIdle */
+			continue;
+		unsigned v = t->samples[i].sm_mhz;
+		lo = !lo || v < lo ? v : lo;
+		hi = v > hi ? v : hi;
+	}
+	fprintf(stderr, "kprof: trace '%s': %zu kernel records from %d process%s, %llu dropped "
+			"records, %zu clock samples",
+		path, nkern, nprocs, nprocs == 1 ? "" : "es", (unsigned long long)t->dropped_records,
+		t->nsamples);
+	if (hi)
+		fprintf(stderr, " (SM %u-%u MHz while busy)", lo, hi);
+	fputc('\n', stderr);
+}
+
+int capture_run_cmd(const struct kp_capture_opts *o)
+{
+	char why[512], dir[4096];
+	if (!o->inject_so || !o->cmd || !o->cmd[0]) {
+		fprintf(stderr, "kprof: error: no command or no kprof-inject.so\n");
+		return 4;
+	}
+	FILE *out = fopen(o->output, "w");
+	if (!out) {
+		fprintf(stderr, "kprof: error: cannot open '%s': %s\n", o->output, strerror(errno));
+		return 4;
+	}
+	const char *tmp = getenv("TMPDIR");
+	snprintf(dir, sizeof(dir), "%s/kprof-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(dir)) {
+		fprintf(stderr, "kprof: error: cannot create a directory in '%s': %s\n",
+			tmp && *tmp ? tmp : "/tmp", strerror(errno));
+		fclose(out);
+		unlink(o->output);
+		return 4;
+	}
+	struct kp_ctrace t;
+	ctrace_init(&t);
+	t.sample_period_ms = o->sample_period_ms;
+	struct kp_nvml nv;
+	int nvml_ok;
+	setup_devices(&t, &nv, &nvml_ok);
+
+	int status = run_child(o, dir, &nv, &t, nvml_ok);
+
+	int nprocs = recfile_merge_dir(&t, dir, why, sizeof(why));
+	if (nprocs < 0) {
+		fprintf(stderr, "kprof: warning: %s\n", why);
+		nprocs = 0;
+	}
+	rmdir(dir);
+	t.clock_known = t.nsamples > 0;
+	t.meta = run_meta(o, nprocs, status);
+	const char *base = strrchr(o->cmd[0], '/');
+	t.process_name = strdup(base ? base + 1 : o->cmd[0]);
+	if (t.nrecs == 0) {
+		fclose(out);
+		unlink(o->output);
+		if (status != 126 && status != 127)
+			fprintf(stderr, "kprof: warning: no CUDA activity recorded from '%s'; '%s' not "
+					"written\n",
+				o->cmd[0], o->output);
+	} else {
+		int bad = ctrace_write(&t, out, o->output) < 0;
+		int e = errno;
+		if (fclose(out) != 0 && !bad)
+			bad = 1, e = errno;
+		if (bad) {
+			fprintf(stderr, "kprof: error: cannot write '%s': %s\n", o->output, strerror(e));
+			if (status == 0)
+				status = 4;
+		} else {
+			summary(&t, o->output, nprocs);
+		}
+	}
+	if (t.dropped_records)
+		fprintf(stderr, "kprof: warning: CUPTI dropped %llu records\n",
+			(unsigned long long)t.dropped_records);
+	nvml_close(&nv);
+	ctrace_free(&t);
+	return status;
+}

@@ -1,0 +1,75 @@
+/*
+ * inject.c — kprof-inject.so, the CUDA injection library of `kprof capture -- <cmd>`: CUPTI on
+ * in InitializeInjection, the records to $KPROF_INJECT_DIR/<pid>.kprec at exit (§3).
+ */
+#include "recorder.h"
+
+/* Built only into kprof-inject.so; kprof-capture.so and libkprof.a compile it empty. */
+#if defined(KPROF_HAVE_CUPTI) && defined(KPROF_INJECT)
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ctrace.h"
+#include "recfile.h"
+
+static struct kp_ctrace g_trace;
+static pid_t g_pid;
+static char g_dir[4096];
+
+/*
+ * atexit: forced flush, cuptiFinalize (the CUPTI 13.0 exit segfault, §3.5), then the file
+ * under a temporary name, renamed when whole.  No CUDA calls: cudart may be torn down already.
+ */
+static void write_records(void)
+{
+	char path[4200], tmp[4300];
+	if (getpid() != g_pid)
+		return; /* a fork of the traced process: the CUPTI state is its parent's */
+	g_trace.cupti_version = recorder_cupti_version();
+	recorder_stop();
+	snprintf(path, sizeof(path), "%s/%d.kprec", g_dir, (int)g_pid);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	FILE *f = fopen(tmp, "wb");
+	int bad = !f || recfile_write(&g_trace, (uint32_t)g_pid, f) < 0;
+	int e = errno;
+	if (f && fclose(f) != 0 && !bad)
+		bad = 1, e = errno;
+	if (bad || rename(tmp, path) < 0) {
+		fprintf(stderr, "kprof: error: cannot write '%s': %s\n", tmp, strerror(bad ? e : errno));
+		unlink(tmp);
+	}
+}
+
+/* Called by the CUDA driver inside the first cuInit; must stay visible to dlsym. */
+__attribute__((visibility("default"))) int InitializeInjection(void);
+
+int InitializeInjection(void)
+{
+	static int done;
+	char why[512];
+	if (done)
+		return 1;
+	done = 1;
+	const char *dir = getenv("KPROF_INJECT_DIR");
+	if (!dir || !*dir) {
+		fprintf(stderr, "kprof: warning: kprof-inject.so loaded without KPROF_INJECT_DIR; "
+				"process %d not traced\n",
+			(int)getpid());
+		return 1;
+	}
+	snprintf(g_dir, sizeof(g_dir), "%s", dir);
+	g_pid = getpid();
+	ctrace_init(&g_trace);
+	if (recorder_start(&g_trace, why, sizeof(why)) < 0) {
+		fprintf(stderr, "kprof: error: process %d not traced: %s\n", (int)g_pid, why);
+		return 1;
+	}
+	atexit(write_records);
+	return 1;
+}
+
+#endif

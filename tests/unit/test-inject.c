@@ -1,0 +1,368 @@
+/*
+ * test-inject.c — `kprof capture -- <cmd>` without a GPU: record files (write, read, merge of
+ * several processes), argv splitting, the child's environment and exit statuses, and the whole
+ * parent run with a command that drops a record file where kprof-inject.so would.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "child.h"
+#include "ctrace.h"
+#include "kprof/capture.h"
+#include "kprof/diag.h"
+#include "kprof/opts.h"
+#include "kprof/trace.h"
+#include "recfile.h"
+
+#define T0 1795653390000000000ull /* CLOCK_REALTIME ns */
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	assert_non_null(f);
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	rewind(f);
+	char *buf = malloc(n + 1);
+	assert_int_equal(fread(buf, 1, n, f), n);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+/* One process's records: a cudaLaunchKernel, its kernel, a memcpy and an External id. */
+static void fill_process(struct kp_ctrace *t, uint32_t pid, uint32_t corr0)
+{
+	ctrace_init(t);
+	struct kp_rec api = { .kind = REC_RUNTIME, .start_ns = T0 + 1000, .end_ns = T0 + 5000,
+			      .corr = corr0, .cbid = 211, .pid = pid, .tid = pid + 1,
+			      .name = ctrace_intern(t, "cudaLaunchKernel", 16) };
+	struct kp_rec k = { .kind = REC_KERNEL, .start_ns = T0 + 20000, .end_ns = T0 + 26241,
+			    .corr = corr0, .device = 0, .context = 1, .stream = 7,
+			    .grid = { 2, 64, 1 }, .block = { 128, 1, 1 }, .regs = 32, .smem = 1024,
+			    .name = ctrace_intern(t, "void at::native::vectorized_elementwise_kernel<4>()",
+						  51) };
+	struct kp_rec m = { .kind = REC_MEMCPY, .start_ns = T0 + 30000, .end_ns = T0 + 31000,
+			    .corr = corr0 + 1, .stream = 7, .bytes = 4096,
+			    .name = ctrace_intern(t, "Memcpy HtoD (Pageable -> Device)", 32) };
+	/* a static name, not interned, as recorder_convert gives overhead records */
+	struct kp_rec o = { .kind = REC_OVERHEAD, .start_ns = T0 + 100, .end_ns = T0 + 200,
+			    .name = ctrace_overhead_name(1 << 16) };
+	ctrace_add_rec(t, &api);
+	ctrace_add_rec(t, &k);
+	ctrace_add_rec(t, &m);
+	ctrace_add_rec(t, &o);
+	ctrace_add_ext(t, corr0, 77);
+	t->cupti_version = 130001;
+	t->dropped_records = 2;
+}
+
+static void save(struct kp_ctrace *t, uint32_t pid, const char *path)
+{
+	FILE *f = fopen(path, "wb");
+	assert_non_null(f);
+	assert_int_equal(recfile_write(t, pid, f), 0);
+	assert_int_equal(fclose(f), 0);
+}
+
+static void record_file_round_trips(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/kprof-test-inject-XXXXXX", path[128], why[256];
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/1234.kprec", dir);
+	struct kp_ctrace a, b;
+	fill_process(&a, 1234, 5);
+	save(&a, 1234, path);
+	ctrace_init(&b);
+	struct kp_recfile_info info;
+	assert_int_equal(recfile_read(&b, path, 100, &info, why, sizeof(why)), 0);
+	assert_int_equal(info.pid, 1234);
+	assert_int_equal(info.nrecs, 4);
+	assert_int_equal(info.next, 1);
+	assert_int_equal(info.max_corr, 6);
+	assert_int_equal(b.nrecs, 4);
+	assert_int_equal(b.cupti_version, 130001);
+	assert_int_equal(b.dropped_records, 2);
+	for (size_t i = 0; i < 4; i++) {
+		const struct kp_rec *x = &a.recs[i], *y = &b.recs[i];
+		assert_int_equal(y->kind, x->kind);
+		assert_true(y->start_ns == x->start_ns && y->end_ns == x->end_ns);
+		/* correlation ids move by the base; 0 (no correlation) stays 0 */
+		assert_int_equal(y->corr, x->corr ? x->corr + 100 : 0);
+		assert_string_equal(y->name, x->name);
+		assert_int_equal(y->grid[1], x->grid[1]);
+		assert_int_equal(y->bytes, x->bytes);
+		assert_int_equal(y->tid, x->tid);
+	}
+	/* names are interned in the reader's trace, not pointers into the writer's */
+	assert_ptr_equal(b.recs[0].name, ctrace_intern(&b, "cudaLaunchKernel", 16));
+	assert_int_equal(b.next, 1);
+	assert_int_equal(b.ext[0].corr, 105);
+	assert_int_equal(b.ext[0].ext, 77);
+	ctrace_free(&a);
+	ctrace_free(&b);
+	unlink(path);
+	rmdir(dir);
+}
+
+static void corrupt_record_files_are_rejected_whole(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/kprof-test-inject-XXXXXX", path[128], why[256], expect[300];
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/9.kprec", dir);
+	struct kp_ctrace a, b;
+	struct kp_recfile_info info;
+	fill_process(&a, 9, 1);
+	save(&a, 9, path);
+	/* cut the last External-id record in half */
+	struct stat st;
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(truncate(path, st.st_size - 8), 0);
+	ctrace_init(&b);
+	assert_int_equal(recfile_read(&b, path, 0, &info, why, sizeof(why)), -1);
+	snprintf(expect, sizeof(expect), "'%s': truncated kprof record file", path);
+	assert_string_equal(why, expect);
+	assert_int_equal(b.nrecs, 0);
+	FILE *f = fopen(path, "wb");
+	fputs("{\"traceEvents\":[]}\n", f);
+	fclose(f);
+	assert_int_equal(recfile_read(&b, path, 0, &info, why, sizeof(why)), -1);
+	snprintf(expect, sizeof(expect), "'%s': truncated kprof record file", path);
+	assert_string_equal(why, expect);
+	f = fopen(path, "wb");
+	char junk[256];
+	memset(junk, 'x', sizeof(junk));
+	fwrite(junk, 1, sizeof(junk), f);
+	fclose(f);
+	assert_int_equal(recfile_read(&b, path, 0, &info, why, sizeof(why)), -1);
+	snprintf(expect, sizeof(expect), "'%s': not a kprof record file of this version", path);
+	assert_string_equal(why, expect);
+	assert_int_equal(b.nrecs, 0);
+	ctrace_free(&a);
+	ctrace_free(&b);
+	unlink(path);
+	rmdir(dir);
+}
+
+static void processes_merge_in_pid_order_with_distinct_correlations(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/kprof-test-inject-XXXXXX", path[128], why[256];
+	assert_non_null(mkdtemp(dir));
+	struct kp_ctrace p1, p2, t;
+	fill_process(&p1, 300, 1); /* corr 1, 2 */
+	fill_process(&p2, 40, 1);  /* the same ids in another process */
+	snprintf(path, sizeof(path), "%s/300.kprec", dir);
+	save(&p1, 300, path);
+	snprintf(path, sizeof(path), "%s/40.kprec", dir);
+	save(&p2, 40, path);
+	snprintf(path, sizeof(path), "%s/41.kprec.tmp", dir); /* a writer killed half-way */
+	FILE *f = fopen(path, "w");
+	fputs("KPROFREC", f);
+	fclose(f);
+	ctrace_init(&t);
+	assert_int_equal(recfile_merge_dir(&t, dir, why, sizeof(why)), 2);
+	assert_int_equal(t.nrecs, 8);
+	/* pid 40 first with its own ids, then pid 300 after the largest id of pid 40 */
+	assert_int_equal(t.recs[0].pid, 41 - 1);
+	assert_int_equal(t.recs[0].corr, 1);
+	assert_int_equal(t.recs[2].corr, 2);
+	assert_int_equal(t.recs[4].pid, 300);
+	assert_int_equal(t.recs[4].corr, 3);
+	assert_int_equal(t.recs[5].corr, 3);
+	assert_int_equal(t.recs[6].corr, 4);
+	assert_int_equal(t.next, 2);
+	assert_int_equal(t.ext[1].corr, 3);
+	assert_int_equal(t.dropped_records, 4);
+	/* the files are gone, so the directory can be removed */
+	assert_int_equal(rmdir(dir), 0);
+	assert_int_equal(recfile_merge_dir(&t, dir, why, sizeof(why)), -1);
+	ctrace_free(&p1);
+	ctrace_free(&p2);
+	ctrace_free(&t);
+}
+
+static void argv_splits_at_the_first_double_dash(void **state)
+{
+	(void)state;
+	char *argv[] = { "capture", "-o",	  "t.json", "--", "python3", "-c",
+			 "import torch", "--", "-o",	   "x",  NULL };
+	char **cmd;
+	int argc = capture_split_argv(10, argv, &cmd);
+	assert_int_equal(argc, 3);
+	assert_null(argv[3]);
+	assert_non_null(cmd);
+	const char *want[] = { "python3", "-c", "import torch", "--", "-o", "x" };
+	for (int i = 0; i < 6; i++)
+		assert_string_equal(cmd[i], want[i]);
+	assert_null(cmd[6]);
+	/* the options before it parse as usual and leave the command alone */
+	const char *out = NULL;
+	const struct kp_opt table[] = {
+		{ .lname = "output", .sname = 'o', .type = OPT_STR, .argname = "FILE", .help = "",
+		  .dst = &out },
+		{ .lname = NULL },
+	};
+	int nargs = -1;
+	assert_int_equal(opts_parse("capture", "", table, argc, argv, &nargs), 0);
+	assert_int_equal(nargs, 0);
+	assert_string_equal(out, "t.json");
+	assert_string_equal(cmd[1], "-c");
+
+	char *plain[] = { "capture", "-o", "t.json", NULL };
+	assert_int_equal(capture_split_argv(3, plain, &cmd), 3);
+	assert_null(cmd);
+	char *empty[] = { "capture", "-o", "t.json", "--", NULL };
+	assert_int_equal(capture_split_argv(4, empty, &cmd), 3);
+	assert_non_null(cmd);
+	assert_null(cmd[0]);
+	struct kp_capture_opts o = { .output = "t.json", .sample_period_ms = 10, .cmd = cmd };
+	char why[128];
+	assert_int_equal(capture_opts_finish(&o, why, sizeof(why)), -1);
+	assert_string_equal(why, "missing command after '--'");
+	o.cmd = argv + 4;
+	assert_int_equal(capture_opts_finish(&o, why, sizeof(why)), 0);
+	assert_int_equal(o.nmm, 0); /* no workload shapes in command mode */
+}
+
+static void child_env_replaces_and_appends(void **state)
+{
+	(void)state;
+	char *env[] = { "PATH=/bin", "CUDA_INJECTION64_PATH=/opt/nsys/libinj.so", "CUDA_X=1", NULL };
+	char *set[] = { "CUDA_INJECTION64_PATH=/k/kprof-inject.so", "KPROF_INJECT_DIR=/tmp/d", NULL };
+	char **e = child_env(env, set);
+	assert_non_null(e);
+	assert_string_equal(e[0], "PATH=/bin");
+	assert_string_equal(e[1], "CUDA_X=1");
+	assert_string_equal(e[2], "CUDA_INJECTION64_PATH=/k/kprof-inject.so");
+	assert_string_equal(e[3], "KPROF_INJECT_DIR=/tmp/d");
+	assert_null(e[4]);
+	free(e);
+}
+
+/* Spawn @argv with this environment; the exit status kprof would return. */
+static int status_of(char **argv, int *err)
+{
+	extern char **environ;
+	pid_t pid;
+	if (child_spawn(argv, environ, &pid, err) < 0)
+		return pid ? child_exec_status(*err) : -1;
+	return child_exit_status(child_wait(pid));
+}
+
+static void exit_status_follows_bash_and_env(void **state)
+{
+	(void)state;
+	int err = 0;
+	char *exit3[] = { "sh", "-c", "exit 3", NULL };
+	assert_int_equal(status_of(exit3, &err), 3);
+	char *ok[] = { "true", NULL };
+	assert_int_equal(status_of(ok, &err), 0);
+	char *killed[] = { "sh", "-c", "kill -9 $$", NULL };
+	assert_int_equal(status_of(killed, &err), 128 + 9);
+	char *term[] = { "sh", "-c", "kill -TERM $$", NULL };
+	assert_int_equal(status_of(term, &err), 128 + 15);
+	char *missing[] = { "/nonexistent/kprof-no-such-command", NULL };
+	assert_int_equal(status_of(missing, &err), 127);
+	assert_int_equal(err, ENOENT);
+	char *missing_path[] = { "kprof-no-such-command-on-path", NULL };
+	assert_int_equal(status_of(missing_path, &err), 127);
+	/* a file without execute permission */
+	char path[] = "/tmp/kprof-test-inject-XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	char *noexec[] = { path, NULL };
+	assert_int_equal(status_of(noexec, &err), 126);
+	assert_int_equal(err, EACCES);
+	unlink(path);
+	assert_int_equal(child_exec_status(ENOTDIR), 127);
+	assert_int_equal(child_exec_status(ENOEXEC), 126);
+}
+
+/*
+ * The whole parent: a command that is no CUDA program writes a record file where
+ * kprof-inject.so would, then fails; kprof still merges and writes the trace, and returns
+ * the command's status.
+ */
+static void command_run_writes_the_trace_and_keeps_the_status(void **state)
+{
+	(void)state;
+	char rec[] = "/tmp/kprof-test-inject-XXXXXX", out[64], script[512];
+	int fd = mkstemp(rec);
+	assert_true(fd >= 0);
+	close(fd);
+	struct kp_ctrace p;
+	fill_process(&p, 4242, 1);
+	save(&p, 4242, rec);
+	ctrace_free(&p);
+	snprintf(out, sizeof(out), "%s.json", rec);
+	snprintf(script, sizeof(script),
+		 "test \"$CUDA_INJECTION64_PATH\" = /nonexistent/kprof-inject.so || exit 9; "
+		 "cp %s \"$KPROF_INJECT_DIR/4242.kprec\" && exit 5",
+		 rec);
+	char *cmd[] = { "/bin/sh", "-c", script, NULL };
+	struct kp_capture_opts o = { .output = out, .sample_period_ms = 10, .cmd = cmd,
+				     .inject_so = "/nonexistent/kprof-inject.so" };
+	assert_int_equal(capture_run_cmd(&o), 5);
+	char *j = slurp(out);
+	assert_non_null(strstr(j, "\"command\":[\"/bin/sh\",\"-c\",\"test "));
+	assert_non_null(strstr(j, "\"processes\":1,\"exit_status\":5"));
+	assert_non_null(strstr(j, "\"cupti_version\":130001"));
+	assert_non_null(strstr(j, "\"dropped_records\":2"));
+	assert_non_null(strstr(j, "{\"name\":\"process_name\",\"ph\":\"M\",\"ts\":0.100,\"pid\":4242,"
+			       "\"tid\":0,\"args\":{\"name\":\"sh\"}}"));
+	assert_non_null(strstr(j, "\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":4242,"
+			       "\"tid\":4243"));
+	assert_non_null(strstr(j, "{\"ph\":\"f\",\"id\":1,\"pid\":0,\"tid\":7"));
+	struct kp_trace tr;
+	struct kp_diag d;
+	memset(&tr, 0, sizeof(tr));
+	struct kp_load_opts lo = { 0 };
+	assert_int_equal(trace_load(&tr, out, &lo, &d), 0);
+	trace_link(&tr);
+	assert_int_equal(tr.ngpu, 2);
+	assert_int_equal(tr.nlaunches, 1);
+	assert_true(tr.kprof_trace);
+	trace_free(&tr);
+	free(j);
+	unlink(out);
+
+	/* no record file: no trace, and the command's status still */
+	char *exit0[] = { "sh", "-c", "exit 0", NULL };
+	o.cmd = exit0;
+	assert_int_equal(capture_run_cmd(&o), 0);
+	assert_int_equal(access(out, F_OK), -1);
+	char *missing[] = { "kprof-no-such-command-on-path", NULL };
+	o.cmd = missing;
+	assert_int_equal(capture_run_cmd(&o), 127);
+	assert_int_equal(access(out, F_OK), -1);
+	unlink(rec);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(record_file_round_trips),
+		cmocka_unit_test(corrupt_record_files_are_rejected_whole),
+		cmocka_unit_test(processes_merge_in_pid_order_with_distinct_correlations),
+		cmocka_unit_test(argv_splits_at_the_first_double_dash),
+		cmocka_unit_test(child_env_replaces_and_appends),
+		cmocka_unit_test(exit_status_follows_bash_and_env),
+		cmocka_unit_test(command_run_writes_the_trace_and_keeps_the_status),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
