@@ -38,27 +38,31 @@ static int cmp_launch(const void *a, const void *b)
 	return x->off < y->off ? -1 : x->off > y->off;
 }
 
-static int is_sorted(const void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+struct order_ctx {
+	const char *base;
+	size_t size;
+	int (*cmp)(const void *, const void *);
+};
+
+static int cmp_index(const void *a, const void *b, void *arg)
 {
-	const char *p = base;
-	for (size_t i = 1; i < n; i++)
-		if (cmp(p + (i - 1) * size, p + i * size) > 0)
-			return 0;
-	return 1;
+	const struct order_ctx *c = arg;
+	return c->cmp(c->base + (size_t) * (const int32_t *)a * c->size,
+		      c->base + (size_t) * (const int32_t *)b * c->size);
 }
 
 /*
- * Sort records by (thread, ...): a stable counting pass by thread, then each thread's
- * run is sorted only when out of order (Kineto writes a thread's events mostly in time
- * order, so this is usually two linear passes instead of an n log n of big records).
+ * Indices of the records in (thread, ...) order; the records themselves stay put (ops are
+ * referred to by index everywhere).  A stable counting pass by thread, then each thread's
+ * run is sorted only when out of order: Kineto writes a thread's events mostly in time
+ * order, so this is usually two linear passes.
  */
-static void sort_by_thread(void *base, size_t n, size_t size, size_t thread_off, size_t nthreads,
-			   int (*cmp)(const void *, const void *))
+static int32_t *order_by_thread(const void *base, size_t n, size_t size, size_t thread_off,
+				size_t nthreads, int (*cmp)(const void *, const void *))
 {
-	if (n < 2)
-		return;
-	char *p = base;
-	size_t *start = xcalloc(nthreads + 1, sizeof(*start));
+	const char *p = base;
+	int32_t *ord = xmalloc((n + 1) * sizeof(*ord));
+	size_t *start = xcalloc(nthreads + 2, sizeof(*start));
 	for (size_t i = 0; i < n; i++) {
 		int32_t th;
 		memcpy(&th, p + i * size + thread_off, sizeof(th));
@@ -66,46 +70,26 @@ static void sort_by_thread(void *base, size_t n, size_t size, size_t thread_off,
 	}
 	for (size_t k = 0; k < nthreads; k++)
 		start[k + 1] += start[k];
-	/*
-	 * dest[i]: where record i goes (stable by thread).  Apply the permutation in place
-	 * by following cycles, so the only extra memory is one index per record.
-	 */
-	uint32_t *dest = xmalloc(n * sizeof(*dest));
 	size_t *next = xmalloc((nthreads + 1) * sizeof(*next));
 	memcpy(next, start, (nthreads + 1) * sizeof(*next));
 	for (size_t i = 0; i < n; i++) {
 		int32_t th;
 		memcpy(&th, p + i * size + thread_off, sizeof(th));
-		dest[i] = (uint32_t)next[th]++;
+		ord[next[th]++] = (int32_t)i;
 	}
 	free(next);
-	char *hold = xmalloc(2 * size), *spare = hold + size;
-	for (size_t i = 0; i < n; i++) {
-		if (dest[i] == i)
-			continue;
-		/* carry record i around its cycle */
-		memcpy(hold, p + i * size, size);
-		size_t j = dest[i];
-		dest[i] = (uint32_t)i;
-		while (j != i) {
-			memcpy(spare, p + j * size, size);
-			memcpy(p + j * size, hold, size);
-			memcpy(hold, spare, size);
-			size_t k = dest[j];
-			dest[j] = (uint32_t)j;
-			j = k;
-		}
-		memcpy(p + i * size, hold, size);
-	}
-	free(hold);
-	free(dest);
+	struct order_ctx ctx = { p, size, cmp };
 	for (size_t k = 0; k < nthreads; k++) {
+		int32_t *run = ord + start[k];
 		size_t m = start[k + 1] - start[k];
-		char *run = p + start[k] * size;
-		if (m > 1 && !is_sorted(run, m, size, cmp))
-			qsort(run, m, size, cmp);
+		size_t i = 1;
+		while (i < m && cmp(p + (size_t)run[i - 1] * size, p + (size_t)run[i] * size) <= 0)
+			i++;
+		if (i < m)
+			qsort_r(run, m, sizeof(*run), cmp_index, &ctx);
 	}
 	free(start);
+	return ord;
 }
 
 static int cmp_step(const void *a, const void *b)
@@ -193,11 +177,12 @@ static int32_t model_op(struct kp_trace *t, int32_t i)
 void trace_link(struct kp_trace *t)
 {
 	/* 1. op tree per thread */
-	sort_by_thread(t->ops, t->nops, sizeof(*t->ops), offsetof(struct kp_op, thread),
-		       t->nthreads, cmp_op);
+	int32_t *oord = order_by_thread(t->ops, t->nops, sizeof(*t->ops),
+					offsetof(struct kp_op, thread), t->nthreads, cmp_op);
 	int32_t *stack = xmalloc((t->nops + 1) * sizeof(*stack));
 	size_t sp = 0;
-	for (size_t i = 0; i < t->nops; i++) {
+	for (size_t k = 0; k < t->nops; k++) {
+		int32_t i = oord[k];
 		struct kp_op *op = &t->ops[i];
 		while (sp && (t->ops[stack[sp - 1]].thread != op->thread ||
 			      op->ts_ns + op->dur_ns > t->ops[stack[sp - 1]].ts_ns +
@@ -205,30 +190,31 @@ void trace_link(struct kp_trace *t)
 			sp--;
 		op->parent = sp ? stack[sp - 1] : -1;
 		op->model = -1;
-		stack[sp++] = (int32_t)i;
+		stack[sp++] = i;
 	}
 
-	/* 2. External id -> op */
+	/* 2. External id -> op (the first op in file order wins) */
 	struct imap ext;
 	imap_init(&ext, t->nops);
 	for (size_t i = 0; i < t->nops; i++)
 		if (t->ops[i].ext_id >= 0)
 			imap_put(&ext, t->ops[i].ext_id, (int32_t)i);
 
-	/* 3. launch -> innermost enclosing op: merge sweep over both sorted arrays */
-	sort_by_thread(t->launches, t->nlaunches, sizeof(*t->launches),
-		       offsetof(struct kp_launch, thread), t->nthreads, cmp_launch);
+	/* 3. launch -> innermost enclosing op: merge sweep over both orders */
+	int32_t *lord = order_by_thread(t->launches, t->nlaunches, sizeof(*t->launches),
+					offsetof(struct kp_launch, thread), t->nthreads, cmp_launch);
 	sp = 0;
-	size_t oi = 0;
-	for (size_t li = 0; li < t->nlaunches; li++) {
-		struct kp_launch *l = &t->launches[li];
-		while (oi < t->nops && (t->ops[oi].thread < l->thread ||
-					(t->ops[oi].thread == l->thread && t->ops[oi].ts_ns <= l->ts_ns))) {
-			struct kp_op *op = &t->ops[oi];
+	size_t ok = 0;
+	for (size_t lk = 0; lk < t->nlaunches; lk++) {
+		struct kp_launch *l = &t->launches[lord[lk]];
+		while (ok < t->nops) {
+			struct kp_op *op = &t->ops[oord[ok]];
+			if (op->thread > l->thread || (op->thread == l->thread && op->ts_ns > l->ts_ns))
+				break;
 			while (sp && (t->ops[stack[sp - 1]].thread != op->thread ||
 				      op->ts_ns >= t->ops[stack[sp - 1]].ts_ns + t->ops[stack[sp - 1]].dur_ns))
 				sp--;
-			stack[sp++] = (int32_t)oi++;
+			stack[sp++] = oord[ok++];
 		}
 		while (sp && !encloses(&t->ops[stack[sp - 1]], l->thread, l->ts_ns))
 			sp--;
@@ -238,6 +224,8 @@ void trace_link(struct kp_trace *t)
 			l->op = e;
 	}
 	free(stack);
+	free(oord);
+	free(lord);
 
 	/* 4. GPU event -> launch by correlation -> op */
 	struct imap corr;
