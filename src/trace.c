@@ -234,6 +234,20 @@ static enum cat classify(const struct kp_json_tok *tk)
 	return CAT_SKIP;
 }
 
+/*
+ * Read a value expected to be a string into @tk: 1 when it is one, 0 when it is something
+ * else (a container is skipped whole), -1 on a JSON error.
+ */
+static int read_str(struct loader *L, struct kp_json_tok *tk)
+{
+	enum kp_json_type ty = json_next(&L->p, tk);
+	if (ty == JT_STR)
+		return 1;
+	if (ty == JT_OBJ || ty == JT_ARR)
+		return json_skip_rest(&L->p) < 0 ? -1 : 0;
+	return ty == JT_ERROR ? -1 : 0;
+}
+
 /* Read a number value into *out (ns when @us).  Non-numbers are skipped; returns 1 if set. */
 static int read_int(struct loader *L, int us, int64_t *out)
 {
@@ -504,16 +518,12 @@ static int read_args(struct loader *L, struct ev *e)
 			break;
 		case 13:
 			if (TOK_IS(&tk, "kprof compute")) {
-				ty = json_next(&L->p, &tk);
-				if (ty == JT_STR && tk.len < 16) {
+				if ((r = read_str(L, &tk)) > 0 && tk.len < 16) {
 					char b[16];
 					memcpy(b, tk.s, tk.len);
 					b[tk.len] = '\0';
 					e->prec_hint = (int8_t)prec_parse(b);
-				} else if (ty == JT_OBJ || ty == JT_ARR)
-					r = json_skip_rest(&L->p);
-				else if (ty == JT_ERROR)
-					r = -1;
+				}
 				goto next;
 			}
 			if (TOK_IS(&tk, "kernel_num_gb")) {
@@ -709,15 +719,10 @@ static int parse_event(struct loader *L, int64_t off)
 			return -1; /* JT_ERROR: the tokenizer validated the grammar */
 		int r = 0;
 		if (tk.len == 2 && tk.s[0] == 'p' && tk.s[1] == 'h') {
-			ty = json_next(&L->p, &tk);
-			if (ty == JT_STR && tk.len >= 1)
+			if ((r = read_str(L, &tk)) > 0 && tk.len >= 1)
 				e.ph = tk.s[0];
-			else if (ty == JT_OBJ || ty == JT_ARR)
-				r = json_skip_rest(&L->p);
-			else if (ty == JT_ERROR)
-				r = -1;
 			/* metadata, instants, flows, counters: nothing kprof reads */
-			if (r == 0 && e.ph && e.ph != 'X' && e.ph != 'B' && e.ph != 'E') {
+			if (r >= 0 && e.ph && e.ph != 'X' && e.ph != 'B' && e.ph != 'E') {
 				if (e.ph == 's' || e.ph == 'f' || e.ph == 't')
 					t->nflows++;
 				t->nskipped++;
@@ -725,21 +730,15 @@ static int parse_event(struct loader *L, int64_t off)
 				return json_skip_rest(&L->p);
 			}
 		} else if (TOK_IS(&tk, "cat")) {
-			ty = json_next(&L->p, &tk);
-			if (ty == JT_STR)
+			if ((r = read_str(L, &tk)) > 0)
 				e.cat = classify(&tk);
-			else if (ty == JT_OBJ || ty == JT_ARR)
-				r = json_skip_rest(&L->p);
-			else if (ty == JT_ERROR)
-				r = -1;
-			if (r == 0 && e.cat == CAT_SKIP) {
+			if (r >= 0 && e.cat == CAT_SKIP) {
 				t->nskipped++;
 				t->nevents++;
 				return json_skip_rest(&L->p);
 			}
 		} else if (TOK_IS(&tk, "name")) {
-			ty = json_next(&L->p, &tk);
-			if (ty == JT_STR) {
+			if ((r = read_str(L, &tk)) > 0) {
 				/* user annotations other than ProfilerStep#N are not kept */
 				if (e.cat == CAT_ANNOT && strncmp(tk.s, "ProfilerStep#", tk.len < 13 ? tk.len : 13)) {
 					t->nskipped++;
@@ -747,10 +746,7 @@ static int parse_event(struct loader *L, int64_t off)
 					return json_skip_rest(&L->p);
 				}
 				e.name = intern_tok(L, &tk);
-			} else if (ty == JT_OBJ || ty == JT_ARR)
-				r = json_skip_rest(&L->p);
-			else if (ty == JT_ERROR)
-				r = -1;
+			}
 		} else if (TOK_IS(&tk, "ts")) {
 			r = read_int(L, 1, &e.ts);
 			if (r > 0)
@@ -963,13 +959,8 @@ static int parse_devprops(struct loader *L)
 			int64_t v = 0;
 			int r = 0;
 			if (TOK_IS(&tk, "name")) {
-				ty = json_next(&L->p, &tk);
-				if (ty == JT_STR)
+				if ((r = read_str(L, &tk)) > 0)
 					dp->name = intern_tok(L, &tk);
-				else if (ty == JT_OBJ || ty == JT_ARR)
-					r = json_skip_rest(&L->p);
-				else if (ty == JT_ERROR)
-					r = -1;
 			} else if (TOK_IS(&tk, "id")) {
 				if ((r = read_int(L, 0, &v)) > 0)
 					dp->id = (int)v;
@@ -1020,13 +1011,8 @@ static int parse_kprof_meta(struct loader *L)
 		int r = 0;
 		int64_t v;
 		if (TOK_IS(&tk, "clock")) {
-			ty = json_next(&L->p, &tk);
-			if (ty == JT_STR)
+			if ((r = read_str(L, &tk)) > 0)
 				t->kprof_clock_known = TOK_IS(&tk, "nvml");
-			else if (ty == JT_OBJ || ty == JT_ARR)
-				r = json_skip_rest(&L->p);
-			else if (ty == JT_ERROR)
-				r = -1;
 		} else if (TOK_IS(&tk, "sm_clock_max_mhz")) {
 			if ((r = read_int(L, 0, &v)) > 0)
 				t->kprof_sm_clock_max_mhz = (int)v;
