@@ -98,15 +98,28 @@ static int cmp_step(const void *a, const void *b)
 	return x->ts_ns < y->ts_ns ? -1 : x->ts_ns > y->ts_ns;
 }
 
-/* int64 -> int32 index map, open addressing; keys >= 0 */
+/*
+ * int64 -> int32 index map for keys >= 0.  Profiler ids (External id, correlation) are
+ * mostly dense, so a plain array over [lo, hi] serves when the range is small; otherwise
+ * open addressing.
+ */
 struct imap {
-	int64_t *key;
+	int64_t *key;   /* NULL in dense mode */
 	int32_t *val;
 	size_t cap;
+	int64_t lo, hi; /* dense mode: key range */
 };
 
-static void imap_init(struct imap *m, size_t n)
+static void imap_init(struct imap *m, size_t n, int64_t lo, int64_t hi)
 {
+	memset(m, 0, sizeof(*m));
+	if (hi >= lo && (uint64_t)(hi - lo) < 4 * (uint64_t)n + 4096) {
+		m->lo = lo;
+		m->hi = hi;
+		m->val = xmalloc(((size_t)(hi - lo) + 1) * sizeof(*m->val));
+		memset(m->val, 0xff, ((size_t)(hi - lo) + 1) * sizeof(*m->val));
+		return;
+	}
 	m->cap = 16;
 	while (m->cap < n * 2 + 16)
 		m->cap *= 2;
@@ -124,6 +137,11 @@ static size_t imap_slot(const struct imap *m, int64_t k)
 /* first insertion wins */
 static void imap_put(struct imap *m, int64_t k, int32_t v)
 {
+	if (!m->key) {
+		if (k >= m->lo && k <= m->hi && m->val[k - m->lo] < 0)
+			m->val[k - m->lo] = v;
+		return;
+	}
 	size_t j = imap_slot(m, k);
 	while (m->key[j] != -1) {
 		if (m->key[j] == k)
@@ -138,6 +156,8 @@ static int32_t imap_get(const struct imap *m, int64_t k)
 {
 	if (k < 0)
 		return -1;
+	if (!m->key)
+		return k >= m->lo && k <= m->hi ? m->val[k - m->lo] : -1;
 	for (size_t j = imap_slot(m, k); m->key[j] != -1; j = (j + 1) & (m->cap - 1))
 		if (m->key[j] == k)
 			return m->val[j];
@@ -195,7 +215,13 @@ void trace_link(struct kp_trace *t)
 
 	/* 2. External id -> op (the first op in file order wins) */
 	struct imap ext;
-	imap_init(&ext, t->nops);
+	int64_t lo = INT64_MAX, hi = -1;
+	for (size_t i = 0; i < t->nops; i++)
+		if (t->ops[i].ext_id >= 0) {
+			lo = t->ops[i].ext_id < lo ? t->ops[i].ext_id : lo;
+			hi = t->ops[i].ext_id > hi ? t->ops[i].ext_id : hi;
+		}
+	imap_init(&ext, t->nops, lo, hi);
 	for (size_t i = 0; i < t->nops; i++)
 		if (t->ops[i].ext_id >= 0)
 			imap_put(&ext, t->ops[i].ext_id, (int32_t)i);
@@ -229,7 +255,13 @@ void trace_link(struct kp_trace *t)
 
 	/* 4. GPU event -> launch by correlation -> op */
 	struct imap corr;
-	imap_init(&corr, t->nlaunches);
+	lo = INT64_MAX, hi = -1;
+	for (size_t i = 0; i < t->nlaunches; i++)
+		if (t->launches[i].corr >= 0) {
+			lo = t->launches[i].corr < lo ? t->launches[i].corr : lo;
+			hi = t->launches[i].corr > hi ? t->launches[i].corr : hi;
+		}
+	imap_init(&corr, t->nlaunches, lo, hi);
 	for (size_t i = 0; i < t->nlaunches; i++)
 		if (t->launches[i].corr >= 0)
 			imap_put(&corr, t->launches[i].corr, (int32_t)i);
@@ -257,16 +289,16 @@ void trace_link(struct kp_trace *t)
 			struct kp_gpu *g = &t->gpu[i];
 			int64_t when = g->launch >= 0 ? t->launches[g->launch].ts_ns : g->ts_ns;
 			/* last step starting at or before @when (steps do not overlap) */
-			size_t lo = 0, hi = t->nsteps;
-			while (lo < hi) {
-				size_t mid = (lo + hi) / 2;
+			size_t a = 0, b = t->nsteps;
+			while (a < b) {
+				size_t mid = (a + b) / 2;
 				if (t->steps[mid].ts_ns <= when)
-					lo = mid + 1;
+					a = mid + 1;
 				else
-					hi = mid;
+					b = mid;
 			}
-			if (lo > 0 && when <= t->steps[lo - 1].ts_ns + t->steps[lo - 1].dur_ns)
-				g->step = (int16_t)(lo - 1 < INT16_MAX ? lo - 1 : INT16_MAX);
+			if (a > 0 && when <= t->steps[a - 1].ts_ns + t->steps[a - 1].dur_ns)
+				g->step = (int16_t)(a - 1 < INT16_MAX ? a - 1 : INT16_MAX);
 		}
 	}
 }
