@@ -183,7 +183,7 @@ static int32_t model_op(struct kp_trace *t, int32_t i)
 		return t->ops[i].model;
 	int32_t primary = -1, secondary = -1;
 	for (int32_t j = i; j >= 0; j = t->ops[j].parent) {
-		enum kp_model_class c = opmodel_class(t->ops[j].name);
+		enum kp_model_class c = (enum kp_model_class)t->ops[j].cls;
 		if (c == MODEL_PRIMARY)
 			primary = j;
 		else if (c == MODEL_SECONDARY && secondary < 0 && primary < 0)

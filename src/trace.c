@@ -404,13 +404,9 @@ static int read_str_list(struct loader *L, struct ev *e, int types)
 	return 0;
 }
 
-/* Shapes are read only for ops with a model; others' are skipped unbuilt (most bytes). */
-static int wants_shapes(struct loader *L, const struct ev *e)
+/* The model class of an interned op name, looked up once per distinct name. */
+static int name_class(struct loader *L, const char *name)
 {
-	if (e->cat != CAT_OP && e->cat != CAT_NONE)
-		return 0;
-	if (!e->name)
-		return 1; /* args before name: keep to be safe */
 	if ((L->mn + 1) * 2 > L->mcap) {
 		size_t cap = L->mcap ? L->mcap * 2 : 256;
 		const char **k = xcalloc(cap, sizeof(*k));
@@ -429,15 +425,25 @@ static int wants_shapes(struct loader *L, const struct ev *e)
 		L->mval = v;
 		L->mcap = cap;
 	}
-	size_t j = ((uintptr_t)e->name >> 4) * 0x9E3779B97F4A7C15ull >> 20 & (L->mcap - 1);
-	while (L->mkey[j] && L->mkey[j] != e->name)
+	size_t j = ((uintptr_t)name >> 4) * 0x9E3779B97F4A7C15ull >> 20 & (L->mcap - 1);
+	while (L->mkey[j] && L->mkey[j] != name)
 		j = (j + 1) & (L->mcap - 1);
 	if (!L->mkey[j]) {
-		L->mkey[j] = e->name;
-		L->mval[j] = opmodel_class(e->name) != MODEL_NONE;
+		L->mkey[j] = name;
+		L->mval[j] = (int8_t)opmodel_class(name);
 		L->mn++;
 	}
 	return L->mval[j];
+}
+
+/* Shapes are read only for ops with a model; others' are skipped unbuilt (most bytes). */
+static int wants_shapes(struct loader *L, const struct ev *e)
+{
+	if (e->cat != CAT_OP && e->cat != CAT_NONE)
+		return 0;
+	if (!e->name)
+		return 1; /* args before name: keep to be safe */
+	return name_class(L, e->name) != MODEL_NONE;
 }
 
 static int read_args(struct loader *L, struct ev *e)
@@ -835,6 +841,7 @@ static int parse_event(struct loader *L, int64_t off)
 		op->kernel_flop = e.kernel_flop;
 		op->kernel_num_gb = e.kernel_num_gb;
 		op->prec_hint = e.prec_hint;
+		op->cls = (int8_t)name_class(L, e.name);
 		if (e.ph == 'B')
 			*VEC_PUSH(L->open, L->nopen, L->capopen) = (int32_t)(t->nops - 1);
 		break;

@@ -27,6 +27,7 @@ struct kp_op {
 	int64_t kernel_flop;      /* Inductor args, -1 when absent */
 	double kernel_num_gb;     /* < 0 when absent */
 	int8_t prec_hint;         /* kprof traces: "kprof compute" (enum kp_prec), PREC_NONE */
+	int8_t cls;               /* opmodel_class(name), cached at load */
 };
 
 /* A runtime or driver API call (cat cuda_runtime / cuda_driver). */
