@@ -211,6 +211,52 @@ static void setup_device(const struct kp_trace *t, const struct kp_analyze_opts 
 	}
 }
 
+static int64_t mrow_total(const struct kp_mrow *m)
+{
+	int64_t n = 0;
+	for (int k = 0; k < 3; k++)
+		if (m->flops[k] > 0 && __builtin_add_overflow(n, m->flops[k], &n))
+			return INT64_MAX;
+	return n;
+}
+
+static int cmp_mrow(const void *a, const void *b)
+{
+	const struct kp_mrow *x = a, *y = b;
+	int64_t u = mrow_total(x), v = mrow_total(y);
+	if (u != v)
+		return u > v ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/* cuda_profiler_range records grouped by kernel name: calls and measured FLOPs */
+static void measured_rows(const struct kp_trace *t, struct kp_report *r)
+{
+	if (!t->nranges)
+		return;
+	struct rowmap map = { 0 };
+	r->mrows = xcalloc(t->nranges, sizeof(*r->mrows));
+	for (size_t i = 0; i < t->nranges; i++) {
+		const struct kp_range *rg = &t->ranges[i];
+		int32_t *slot = rowmap_slot(&map, rg->name);
+		if (*slot < 0) {
+			struct kp_mrow *m = &r->mrows[r->nmrows];
+			m->name = rg->name;
+			m->flops[0] = m->flops[1] = m->flops[2] = -1;
+			*slot = (int32_t)r->nmrows++;
+		}
+		struct kp_mrow *m = &r->mrows[*slot];
+		m->calls++;
+		for (int k = 0; k < 3; k++)
+			if (rg->flops[k] >= 0 &&
+			    __builtin_add_overflow(m->flops[k] < 0 ? 0 : m->flops[k], rg->flops[k], &m->flops[k]))
+				m->flops[k] = INT64_MAX;
+	}
+	qsort(r->mrows, r->nmrows, sizeof(*r->mrows), cmp_mrow);
+	free(map.key);
+	free(map.val);
+}
+
 int analyze_run(const struct kp_trace *t, const struct kp_analyze_opts *o, struct kp_report *r)
 {
 	memset(r, 0, sizeof(*r));
@@ -517,6 +563,7 @@ int analyze_run(const struct kp_trace *t, const struct kp_analyze_opts *o, struc
 	}
 	free(map.key);
 	free(map.val);
+	measured_rows(t, r);
 	free(oi);
 	free(oidx);
 	strtab_free(&st);
@@ -647,6 +694,7 @@ void analyze_select(struct kp_report *r, long top, double min_pct)
 void analyze_free(struct kp_report *r)
 {
 	free(r->rows);
+	free(r->mrows);
 	warn_free(&r->warn);
 	arena_free(&r->arena);
 	memset(r, 0, sizeof(*r));

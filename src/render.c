@@ -166,6 +166,46 @@ static void header_lines(const struct kp_report *r, FILE *fp, const char *pfx)
 		fprintf(fp, "%snote    the trace holds no GPU events (kernels, memcpy, memset): the GPU table is empty\n", pfx);
 }
 
+/* The measured table of cuda_profiler_range records (see kp_mrow). */
+static void measured_table(const struct kp_report *r, struct kp_table *tb)
+{
+	table_init(tb);
+	int c_calls = table_add_col(tb, "Calls", "calls", COL_BOTH, 0);
+	int c64 = table_add_col(tb, "FP64 GFLOP", "flops_fp64", COL_BOTH, 0);
+	int c32 = table_add_col(tb, "FP32 GFLOP", "flops_fp32", COL_BOTH, 0);
+	int c16 = table_add_col(tb, "FP16 GFLOP", "flops_fp16", COL_BOTH, 0);
+	int c_name = table_add_col(tb, "Kernel (measured)", "name", COL_BOTH, 1);
+	char b[64];
+	for (size_t i = 0; i < r->nmrows; i++) {
+		const struct kp_mrow *m = &r->mrows[i];
+		struct kp_cell *c = table_add_row(tb);
+		cell_int(tb, &c[c_calls], m->calls, NULL);
+		int cols[3] = { c64, c32, c16 };
+		for (int k = 0; k < 3; k++) {
+			if (m->flops[k] >= 0)
+				cell_int(tb, &c[cols[k]], m->flops[k],
+					 units_fixed(b, sizeof(b), (double)m->flops[k], 1e9, 3));
+			else
+				cell_num(tb, &c[cols[k]], -1, "-");
+		}
+		cell_str(tb, &c[c_name], m->name, analyze_short_name(&tb->arena, m->name));
+	}
+}
+
+static void measured_section(const struct kp_report *r, FILE *fp, int markdown)
+{
+	if (!r->nmrows)
+		return;
+	struct kp_table tb;
+	measured_table(r, &tb);
+	fprintf(fp, "%s%zu cuda_profiler_range records (CUPTI range profiler): FLOPs from SASS FP instruction counts (add + mul + 2 x fma; tensor-core instructions not counted); their durations are profiler spacing, not kernel time\n",
+		markdown ? "\n    " : "# measured  ", r->trace->nranges);
+	if (markdown)
+		fputc('\n', fp);
+	table_render(&tb, markdown ? FMT_MARKDOWN : FMT_TABLE, fp);
+	table_free(&tb);
+}
+
 static void json_warnings(const struct kp_warnings *w, FILE *fp, int *first)
 {
 	for (int i = 0; i < w->nkinds; i++) {
@@ -234,6 +274,13 @@ void render_report(const struct kp_report *r, const struct kp_render_opts *o, FI
 			fputs("null", fp);
 		fputs("},\n  \"rows\": ", fp);
 		table_render(&tb, FMT_JSON, fp);
+		if (r->nmrows) {
+			struct kp_table mt;
+			measured_table(r, &mt);
+			fputs(",\n  \"measured\": ", fp);
+			table_render(&mt, FMT_JSON, fp);
+			table_free(&mt);
+		}
 		fputs(",\n  \"warnings\": [", fp);
 		int first = 1;
 		json_warnings(&t->warn, fp, &first);
@@ -245,11 +292,13 @@ void render_report(const struct kp_report *r, const struct kp_render_opts *o, FI
 		header_lines(r, fp, "    ");
 		fputc('\n', fp);
 		table_render(&tb, FMT_MARKDOWN, fp);
+		measured_section(r, fp, 1);
 		break;
 	default:
 		header_lines(r, fp, "# ");
 		if (r->nrows)
 			table_render(&tb, FMT_TABLE, fp);
+		measured_section(r, fp, 0);
 		break;
 	}
 	table_free(&tb);

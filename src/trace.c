@@ -26,6 +26,7 @@ enum cat {
 	CAT_KERNEL,
 	CAT_MEMCPY,
 	CAT_MEMSET,
+	CAT_RANGE,    /* cuda_profiler_range: measured counters, no time */
 };
 
 #define MAX_SLOTS 128
@@ -45,6 +46,7 @@ struct ev {
 	double kernel_num_gb;
 	int32_t sm_clock_mhz;
 	int8_t prec_hint;
+	int64_t range_flops[3]; /* CAT_RANGE: fp64, fp32, fp16; -1 none */
 	/* shapes: counts first, so the memset up to slot_ndim resets them */
 	int nslots_dims, nslots_type, nslots_conc;
 	int ndims_used;
@@ -229,6 +231,10 @@ static enum cat classify(const struct kp_json_tok *tk)
 	case 15:
 		if (TOK_IS(tk, "user_annotation"))
 			return CAT_ANNOT;
+		break;
+	case 19:
+		if (TOK_IS(tk, "cuda_profiler_range"))
+			return CAT_RANGE;
 		break;
 	}
 	return CAT_SKIP;
@@ -446,6 +452,33 @@ static int wants_shapes(struct loader *L, const struct ev *e)
 	return name_class(L, e->name) != MODEL_NONE;
 }
 
+/*
+ * Range-profiler counters smsp__sass_thread_inst_executed_op_{d,f,h}{add,mul,fma}_pred_on.sum:
+ * FLOPs = add + mul + 2 x fma per precision.  Returns 1 when @key was one (value read).
+ */
+static int range_counter(struct loader *L, struct ev *e, const struct kp_json_tok *key, int *r)
+{
+	static const char pfx[] = "smsp__sass_thread_inst_executed_op_";
+	static const char sfx[] = "_pred_on.sum";
+	size_t np = sizeof(pfx) - 1, ns = sizeof(sfx) - 1;
+	if (key->len != np + 4 + ns || memcmp(key->s, pfx, np) || memcmp(key->s + key->len - ns, sfx, ns))
+		return 0;
+	const char *op = key->s + np;
+	int prec = op[0] == 'd' ? 0 : op[0] == 'f' ? 1 : op[0] == 'h' ? 2 : -1;
+	int mul = !memcmp(op + 1, "fma", 3) ? 2 : (!memcmp(op + 1, "add", 3) || !memcmp(op + 1, "mul", 3)) ? 1 : 0;
+	if (prec < 0 || !mul)
+		return 0;
+	int64_t v;
+	if ((*r = read_int(L, 0, &v)) > 0 && v >= 0) {
+		int64_t add;
+		if (__builtin_mul_overflow(v, mul, &add) ||
+		    __builtin_add_overflow(e->range_flops[prec] < 0 ? 0 : e->range_flops[prec], add,
+					   &e->range_flops[prec]))
+			e->range_flops[prec] = INT64_MAX;
+	}
+	return 1;
+}
+
 static int read_args(struct loader *L, struct ev *e)
 {
 	int shapes = wants_shapes(L, e);
@@ -550,6 +583,8 @@ static int read_args(struct loader *L, struct ev *e)
 			}
 			break;
 		}
+		if (e->cat == CAT_RANGE && range_counter(L, e, &tk, &r))
+			goto next;
 		r = json_skip(&L->p);
 next:
 		if (r < 0)
@@ -716,6 +751,7 @@ static int parse_event(struct loader *L, int64_t off)
 	e.ext_id = e.corr = e.device = e.stream = e.bytes = e.kernel_flop = -1;
 	e.kernel_num_gb = -1;
 	e.prec_hint = PREC_NONE;
+	e.range_flops[0] = e.range_flops[1] = e.range_flops[2] = -1;
 
 	for (;;) {
 		enum kp_json_type ty = json_next(&L->p, &tk);
@@ -855,6 +891,13 @@ static int parse_event(struct loader *L, int64_t off)
 		s->dur_ns = e.dur;
 		s->num = num;
 		s->thread = thread_index(L, e.pid, e.pid_str, e.tid, e.tid_str);
+		break;
+	}
+	case CAT_RANGE: {
+		struct kp_range *rg = VEC_PUSH(t->ranges, t->nranges, t->capranges);
+		rg->name = e.name;
+		rg->off = off;
+		memcpy(rg->flops, e.range_flops, sizeof(rg->flops));
 		break;
 	}
 	case CAT_LAUNCH: {
@@ -1157,6 +1200,7 @@ void trace_free(struct kp_trace *t)
 	free(t->threads);
 	free(t->devs);
 	free(t->steps);
+	free(t->ranges);
 	strtab_free(&t->strs);
 	warn_free(&t->warn);
 	arena_free(&t->arena);

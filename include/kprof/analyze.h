@@ -75,6 +75,13 @@ struct kp_totals {
 	int64_t steps;           /* ProfilerStep spans in range */
 };
 
+/* Measured counters of cuda_profiler_range records, per kernel name (no time: see trace.h). */
+struct kp_mrow {
+	const char *name;
+	int64_t calls;
+	int64_t flops[3];        /* fp64, fp32, fp16 FLOPs from SASS instruction counts, -1 none */
+};
+
 struct kp_report {
 	struct kp_arena arena;
 	const struct kp_trace *trace;        /* borrowed */
@@ -87,6 +94,8 @@ struct kp_report {
 	struct kp_row *rows;
 	size_t nrows;
 	struct kp_totals tot;
+	struct kp_mrow *mrows;               /* sorted by total FLOPs, then name */
+	size_t nmrows;
 	struct kp_warnings warn;             /* analysis warnings (trace warnings live in trace) */
 };
 

@@ -86,6 +86,17 @@ struct kp_step {
 	int32_t thread;
 };
 
+/*
+ * A CUPTI range-profiler record (cat cuda_profiler_range): measured SASS thread
+ * instruction counts of one kernel.  Its ts/dur are the profiler's range spacing, not
+ * the kernel's time, so only the counts are kept.
+ */
+struct kp_range {
+	const char *name;
+	int64_t off;
+	int64_t flops[3];         /* fp64, fp32, fp16: add + mul + 2 x fma instructions, -1 none */
+};
+
 struct kp_load_opts {
 	int strict;               /* truncation and anomalies become errors (status 3) */
 };
@@ -111,6 +122,8 @@ struct kp_trace {
 	int ndevs, capdevs;
 	struct kp_step *steps;
 	size_t nsteps, capsteps;
+	struct kp_range *ranges;
+	size_t nranges, capranges;
 	int64_t base_ns;           /* baseTimeNanoseconds, 0 when absent */
 	int has_base;
 	int kprof_trace;           /* top-level "kprof" object present */
