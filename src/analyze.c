@@ -31,6 +31,7 @@ struct op_info {
 	int counted;             /* counted in totals.ops */
 	int32_t row_added;       /* row that holds its FLOPs/bytes, -1 */
 	int32_t row_seen;        /* row that counted this op call, -1 */
+	int total_added;         /* its FLOPs/bytes are in the totals */
 	int64_t kernel_ns;       /* sum of its GPU kernel durations */
 	const char *shape;       /* interned "[M,K]x[K,N]" */
 	const char *key;         /* op-shape key */
@@ -298,6 +299,7 @@ int analyze_run(const struct kp_trace *t, const struct kp_analyze_opts *o, struc
 
 	struct rowmap map = { 0 };
 	size_t caprows = 0;
+	int64_t tot_flops = -1, tot_bytes = -1;
 	int64_t t_first = INT64_MAX, t_last = INT64_MIN;
 	double clk_ns = 0;
 	int64_t clk_w = 0;
@@ -431,40 +433,52 @@ int analyze_run(const struct kp_trace *t, const struct kp_analyze_opts *o, struc
 			clk_w += g->dur_ns;
 		}
 
-		/* FLOPs and bytes */
-		double f = -1, b = -1;
-		if (g->kind == GPU_KERNEL && info && g->kernel_flop >= 0) {
-			f = (double)g->kernel_flop; /* Inductor annotated the kernel itself */
-		} else if (g->kind == GPU_KERNEL && info && info->cost.flops >= 0 && info->kernel_ns > 0) {
-			f = o->group == GROUP_KERNEL
-				    ? (double)info->cost.flops * (double)g->dur_ns / (double)info->kernel_ns
-				    : -2; /* op rows add the op's FLOPs once per instance below */
-		}
-		if (g->kind == GPU_KERNEL && g->kernel_num_gb >= 0) {
+		/*
+		 * FLOPs and bytes of this GPU event.  Inductor's per-kernel args win; else the
+		 * op's model: kernel rows take a duration-weighted share, op rows add the op's
+		 * figures once per op call (`whole`).  memcpy/memset carry their own bytes.
+		 */
+		int kernel = g->kind == GPU_KERNEL;
+		double f = -1, b = -1;  /* this event's share, -1 unknown */
+		int whole = 0;          /* op row: the op's figures are added once, below */
+		if (kernel && info && g->kernel_flop >= 0)
+			f = (double)g->kernel_flop;
+		else if (kernel && info && info->cost.flops >= 0 && info->kernel_ns > 0)
+			f = o->group == GROUP_KERNEL ? (double)info->cost.flops * (double)g->dur_ns /
+							       (double)info->kernel_ns
+						     : (whole = 1, 0);
+		if (kernel && g->kernel_num_gb >= 0)
 			b = g->kernel_num_gb * 1e9;
-		} else if (g->kind != GPU_KERNEL && g->bytes >= 0) {
+		else if (!kernel && g->bytes >= 0)
 			b = (double)g->bytes;
-		} else if (g->kind == GPU_KERNEL && info && info->cost.bytes >= 0 && info->kernel_ns > 0) {
-			b = o->group == GROUP_KERNEL
-				    ? (double)info->cost.bytes * (double)g->dur_ns / (double)info->kernel_ns
-				    : -2;
-		}
-		if (f == -2 || b == -2) {
-			/* op rows: the op's modelled FLOPs and bytes, once per op instance */
-			if (info->row_added != *slot) {
-				info->row_added = *slot;
-				if (info->cost.flops >= 0)
-					row->flops = (row->flops < 0 ? 0 : row->flops) + info->cost.flops;
-				if (info->cost.bytes >= 0)
-					row->bytes = (row->bytes < 0 ? 0 : row->bytes) + info->cost.bytes;
-			}
-			f = f == -2 ? 0 : f;
-			b = b == -2 ? 0 : b;
+		else if (kernel && info && info->cost.bytes >= 0 && info->kernel_ns > 0)
+			b = o->group == GROUP_KERNEL ? (double)info->cost.bytes * (double)g->dur_ns /
+							       (double)info->kernel_ns
+						     : (whole = 1, 0);
+		if (whole && info->row_added != *slot) {
+			info->row_added = *slot;
+			if (info->cost.flops >= 0 && g->kernel_flop < 0)
+				row->flops = (row->flops < 0 ? 0 : row->flops) + info->cost.flops;
+			if (info->cost.bytes >= 0 && g->kernel_num_gb < 0)
+				row->bytes = (row->bytes < 0 ? 0 : row->bytes) + info->cost.bytes;
 		}
 		if (f >= 0)
 			row->flops = (row->flops < 0 ? 0 : row->flops) + (int64_t)llround(f);
 		if (b >= 0)
 			row->bytes = (row->bytes < 0 ? 0 : row->bytes) + (int64_t)llround(b);
+		if (kernel && info && !info->total_added) {
+			/* totals count each op call once, exactly, whatever the grouping */
+			info->total_added = 1;
+			if (info->cost.flops >= 0 && info->kernel_ns > 0)
+				tot_flops = (tot_flops < 0 ? 0 : tot_flops) + info->cost.flops;
+			if (info->cost.bytes >= 0 && info->kernel_ns > 0)
+				tot_bytes = (tot_bytes < 0 ? 0 : tot_bytes) + info->cost.bytes;
+		}
+		if (kernel && g->kernel_flop >= 0)
+			tot_flops = (tot_flops < 0 ? 0 : tot_flops) + g->kernel_flop;
+		if (b >= 0 && !(kernel && info && info->cost.bytes >= 0 && info->kernel_ns > 0 &&
+				g->kernel_num_gb < 0))
+			tot_bytes = (tot_bytes < 0 ? 0 : tot_bytes) + (int64_t)llround(b);
 		if (f >= 0 && r->dev) {
 			enum kp_prec p = info && info->cost.prec != PREC_NONE ? info->cost.prec : PREC_NONE;
 			double pk = p != PREC_NONE ? devdb_peak_flops(r->dev, p, clk) : 0;
@@ -482,15 +496,8 @@ int analyze_run(const struct kp_trace *t, const struct kp_analyze_opts *o, struc
 		}
 	}
 
-	/* op-level totals: each op instance once */
-	r->tot.flops = r->tot.bytes = -1;
-	for (size_t i = 0; i < r->nrows; i++) {
-		struct kp_row *row = &r->rows[i];
-		if (row->flops >= 0)
-			r->tot.flops = (r->tot.flops < 0 ? 0 : r->tot.flops) + row->flops;
-		if (row->bytes >= 0)
-			r->tot.bytes = (r->tot.bytes < 0 ? 0 : r->tot.bytes) + row->bytes;
-	}
+	r->tot.flops = tot_flops;
+	r->tot.bytes = tot_bytes;
 
 	/* span over every kept event; busy time as the union of GPU intervals */
 	for (size_t i = 0; i < t->nops; i++) {
