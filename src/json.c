@@ -74,6 +74,17 @@ static int64_t count_nl(const char *s, size_t n)
 	while (n - i >= 16) {
 		size_t stop = n - i > 255 * 16 ? i + 255 * 16 : n;
 		__m128i acc = _mm_setzero_si128();
+		/* 64 bytes a step, two accumulators (each lane gains at most 255 in all) */
+		__m128i acc2 = _mm_setzero_si128();
+		for (; i + 64 <= stop; i += 64) {
+			__m128i e0 = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(s + i)), nl);
+			__m128i e1 = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(s + i + 16)), nl);
+			__m128i e2 = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(s + i + 32)), nl);
+			__m128i e3 = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(s + i + 48)), nl);
+			acc = _mm_sub_epi8(acc, _mm_add_epi8(e0, e1));
+			acc2 = _mm_sub_epi8(acc2, _mm_add_epi8(e2, e3));
+		}
+		acc = _mm_add_epi8(acc, acc2);
 		for (; i + 16 <= stop; i += 16) {
 			__m128i x = _mm_loadu_si128((const __m128i *)(s + i));
 			acc = _mm_sub_epi8(acc, _mm_cmpeq_epi8(x, nl));
@@ -371,16 +382,28 @@ more:
 	goto again;
 }
 
-/* The number at p->pos (RFC 8259: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?). */
-static int lex_number(struct kp_json *p, struct kp_json_tok *tok)
+/* Where a lexed number's parts lie: digits before and after the point, an exponent. */
+struct num_shape {
+	size_t nint, nfrac;
+	int exp;
+};
+
+/*
+ * The number at p->pos (RFC 8259: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?); @sh, when
+ * not NULL, gets its shape for num_convert().
+ */
+static inline __attribute__((always_inline)) int lex_number_sh(struct kp_json *p,
+								    struct kp_json_tok *tok,
+								    struct num_shape *sh)
 {
-	size_t start, i;
+	size_t start, i, d0, d1, f0 = 0, f1 = 0;
 	const unsigned char *b;
 again:
 	start = i = p->pos;
 	b = (const unsigned char *)p->buf;
 	if (b[i] == '-')
 		i++;
+	d0 = i;
 	if (b[i] == '0') {
 		i++;
 	} else if (is_digit(b[i])) {
@@ -388,13 +411,23 @@ again:
 	} else {
 		goto bad;
 	}
+	d1 = i;
 	if (b[i] == '.') {
 		i++;
 		if (!is_digit(b[i]))
 			goto bad;
+		f0 = i;
 		i = scan_digits(b, i + 1);
+		f1 = i;
+	}
+	if (sh) {
+		sh->nint = d1 - d0;
+		sh->nfrac = f1 - f0;
+		sh->exp = 0;
 	}
 	if ((b[i] | 0x20) == 'e') {
+		if (sh)
+			sh->exp = 1;
 		i++;
 		if (b[i] == '+' || b[i] == '-')
 			i++;
@@ -425,6 +458,11 @@ bad:
 		return err_end(p);
 	}
 	return set_err(p, "invalid number", p->base + i, 0);
+}
+
+static __attribute__((noinline)) int lex_number(struct kp_json *p, struct kp_json_tok *tok)
+{
+	return lex_number_sh(p, tok, NULL);
 }
 
 /* The literal @word (true, false, null) at p->pos. */
@@ -526,6 +564,11 @@ enum kp_json_type json_next(struct kp_json *p, struct kp_json_tok *tok)
 	if (p->err)
 		return fail(p, tok);
 	c = skip_ws(p);
+	if (p->state == S_VALUE) {
+		/* a member value after json_key(): a direct branch, not the jump table */
+		why = "expected value after ':'";
+		goto value;
+	}
 	switch (p->state) {
 	case S_AFTER:
 		if (p->stack[p->depth - 1] == 'o') {
@@ -635,6 +678,56 @@ value:
 	tok->depth = p->depth;
 	after_value(p);
 	return tok->type;
+}
+
+/*
+ * The next member name of the object the parser is in, with the ':' after it consumed when
+ * it is already in the window (the usual case), so the value's call dispatches straight to
+ * the value lexer.  Elsewhere it is json_next().  Errors are the ones json_next() reports,
+ * at the same byte: a missing ':' is left for the next call to find.
+ */
+enum kp_json_type json_key(struct kp_json *p, struct kp_json_tok *tok)
+{
+	if (p->err)
+		return fail(p, tok);
+	int c = skip_ws(p);
+	if (p->state == S_AFTER && p->stack[p->depth - 1] == 'o') {
+		if (c == ',') {
+			p->pos++;
+			c = skip_ws(p);
+			if (c != '"')
+				return unexpected(p, tok, c, "expected object key after ','");
+		} else if (c == '}') {
+			return close_container(p, tok);
+		} else {
+			return unexpected(p, tok, c, "expected ',' or '}' after object member");
+		}
+	} else if (p->state == S_OBJ_FIRST) {
+		if (c == '}')
+			return close_container(p, tok);
+		if (c != '"')
+			return unexpected(p, tok, c, "expected object key or '}'");
+	} else {
+		return json_next(p, tok);
+	}
+	if (lex_string(p, tok) < 0)
+		return fail(p, tok);
+	tok->type = JT_KEY;
+	tok->depth = p->depth;
+	p->state = S_COLON;
+	/* no refill here: it could move the window under tok->s; the sentinel stops the scans */
+	const unsigned char *b = (const unsigned char *)p->buf;
+	size_t i = p->pos;
+	while (is_ws(b[i]))
+		i++;
+	if (b[i] == ':') {
+		i++;
+		while (is_ws(b[i]))
+			i++;
+		p->pos = i;
+		p->state = S_VALUE;
+	}
+	return JT_KEY;
 }
 
 /* ---- skipping ---- */
@@ -784,6 +877,8 @@ int json_skip(struct kp_json *p)
 	if (p->err)
 		return -1;
 	int c = skip_ws(p);
+	if (p->state == S_VALUE)
+		goto start; /* a member value after json_key(): the common case */
 	switch (p->state) {
 	case S_COLON:
 		if (c != ':')
@@ -811,6 +906,7 @@ int json_skip(struct kp_json *p)
 	default:
 		return set_err(p, "json_skip() where no value starts", p->base + p->pos, 0);
 	}
+start:
 	if (c == '"' || is_digit(c)) {
 		/* the common scalars, lexed (and validated) without a second dispatch */
 		if ((c == '"' ? lex_string(p, &tok) : lex_number(p, &tok)) < 0)
@@ -981,6 +1077,38 @@ size_t json_unescape(const char *s, size_t len, char *out, size_t cap)
  * @s as a decimal times 10^@scale, truncated toward zero; with @exact, fail when nonzero
  * digits would be dropped.  Digits are accumulated in uint64 so every int64 is exact.
  */
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define SWAR_DIGITS 1 /* 8 ASCII digits per 64-bit load (simdjson's parse_eight_digits) */
+#endif
+
+#ifdef SWAR_DIGITS
+static inline uint64_t load8(const char *s)
+{
+	uint64_t v;
+	memcpy(&v, s, 8);
+	return v;
+}
+
+/* The 8 bytes of @v (little-endian) are all '0'..'9' (simdjson's is_made_of_eight_digits). */
+static inline int all8_digits(uint64_t v)
+{
+	return ((v & 0xf0f0f0f0f0f0f0f0ULL) |
+		(((v + 0x0606060606060606ULL) & 0xf0f0f0f0f0f0f0f0ULL) >> 4)) ==
+	       0x3333333333333333ULL;
+}
+
+/* The value of 8 ASCII digits loaded little-endian (first digit in the low byte). */
+static inline uint64_t parse8(uint64_t v)
+{
+	const uint64_t mask = 0x000000ff000000ffULL;
+	const uint64_t mul1 = 100 + (1000000ULL << 32);
+	const uint64_t mul2 = 1 + (10000ULL << 32);
+	v -= 0x3030303030303030ULL;
+	v = v * 10 + (v >> 8);
+	return ((v & mask) * mul1 + ((v >> 16) & mask) * mul2) >> 32;
+}
+#endif
+
 static int dec_scaled(const char *s, size_t len, int scale, int exact, int64_t *out)
 {
 	/*
@@ -991,6 +1119,14 @@ static int dec_scaled(const char *s, size_t len, int scale, int exact, int64_t *
 		size_t i = s[0] == '-';
 		uint64_t acc = 0;
 		int nd = 0, fr = 0;
+#ifdef SWAR_DIGITS
+		/* 8 digits per step (a timestamp has 13-19): the digit chain is the cost */
+		while (len - i >= 8 && all8_digits(load8(s + i))) {
+			acc = acc * 100000000 + parse8(load8(s + i));
+			i += 8;
+			nd += 8;
+		}
+#endif
 		while (i < len && is_digit(s[i])) {
 			acc = acc * 10 + (uint64_t)(s[i++] - '0');
 			nd++;
@@ -1114,4 +1250,67 @@ double json_num_double(const char *s, size_t len)
 	if (t != buf)
 		free(t);
 	return v;
+}
+
+#ifdef SWAR_DIGITS
+/* The value of @n (1..8) ASCII digits at @s; reads 8 bytes (the window's padding covers it). */
+static inline uint64_t digits_upto8(const char *s, size_t n)
+{
+	if (n == 8)
+		return parse8(load8(s));
+	/* the digits to the top bytes, '0's below them */
+	return parse8(load8(s) << (8 * (8 - n)) | 0x3030303030303030ULL >> (8 * n));
+}
+
+/*
+ * json_num_i64() (@us 0) or json_num_us_to_ns() (@us 1) of the number tok just lexed, whose
+ * shape is @sh: the digits are known, so the common forms take no second scan.  The rest
+ * (exponents, more than 16 integer digits, fractions of integers) go to dec_scaled().
+ */
+static inline int num_convert(const struct kp_json_tok *tok, const struct num_shape *sh, int us,
+			      int64_t *out)
+{
+	static const uint64_t p10[] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000,
+				       100000000};
+	const char *s = tok->s;
+	int neg = s[0] == '-';
+	size_t ni = sh->nint, nf = sh->nfrac;
+	if (sh->exp || ni > (us ? 15 : 16) || (!us && nf))
+		return us ? json_num_us_to_ns(tok->s, tok->len, out)
+			  : json_num_i64(tok->s, tok->len, out);
+	s += neg;
+	uint64_t v = ni <= 8 ? digits_upto8(s, ni)
+			     : parse8(load8(s)) * p10[ni - 8] + digits_upto8(s + 8, ni - 8);
+	if (us) {
+		size_t k = nf < 3 ? nf : 3; /* digits past ns are truncated */
+		v = v * 1000 + (k ? digits_upto8(s + ni + 1, k) * p10[3 - k] : 0);
+	}
+	*out = neg ? -(int64_t)v : (int64_t)v;
+	return 0;
+}
+
+#endif
+
+enum kp_json_type json_next_int(struct kp_json *p, struct kp_json_tok *tok, int us, int64_t *out,
+				int *rc)
+{
+#ifdef SWAR_DIGITS
+	if (!p->err && p->state == S_VALUE) {
+		int c = skip_ws(p);
+		if (is_digit(c) || c == '-') {
+			struct num_shape sh = {0, 0, 0};
+			if (lex_number_sh(p, tok, &sh) < 0)
+				return fail(p, tok);
+			tok->type = JT_NUM;
+			tok->depth = p->depth;
+			after_value(p);
+			*rc = num_convert(tok, &sh, us, out);
+			return JT_NUM;
+		}
+	}
+#endif
+	enum kp_json_type ty = json_next(p, tok);
+	if (ty == JT_NUM)
+		*rc = us ? json_num_us_to_ns(tok->s, tok->len, out) : json_num_i64(tok->s, tok->len, out);
+	return ty;
 }

@@ -258,9 +258,9 @@ static int read_str(struct loader *L, struct kp_json_tok *tk)
 static int read_int(struct loader *L, int us, int64_t *out)
 {
 	struct kp_json_tok tk;
-	enum kp_json_type ty = json_next(&L->p, &tk);
+	int r;
+	enum kp_json_type ty = json_next_int(&L->p, &tk, us, out, &r);
 	if (ty == JT_NUM) {
-		int r = us ? json_num_us_to_ns(tk.s, tk.len, out) : json_num_i64(tk.s, tk.len, out);
 		if (r < 0 && !us) {
 			/* "1.5" where an integer id was expected: not an id we can use */
 			return 0;
@@ -276,10 +276,11 @@ static int read_int(struct loader *L, int us, int64_t *out)
 static int read_id(struct loader *L, int64_t *out, uint8_t *is_str)
 {
 	struct kp_json_tok tk;
-	enum kp_json_type ty = json_next(&L->p, &tk);
+	int r;
+	enum kp_json_type ty = json_next_int(&L->p, &tk, 0, out, &r);
 	if (ty == JT_NUM) {
 		*is_str = 0;
-		if (json_num_i64(tk.s, tk.len, out) < 0)
+		if (r < 0)
 			*out = 0;
 		return 1;
 	}
@@ -492,7 +493,7 @@ static int read_args(struct loader *L, struct ev *e)
 	if (ty != JT_OBJ)
 		return ty == JT_ERROR ? -1 : (ty == JT_ARR ? json_skip_rest(&L->p) : 0);
 	for (;;) {
-		ty = json_next(&L->p, &tk);
+		ty = json_key(&L->p, &tk);
 		if (ty == JT_OBJ_END)
 			return 0;
 		if (ty != JT_KEY)
@@ -754,7 +755,7 @@ static int parse_event(struct loader *L, int64_t off)
 	e.range_flops[0] = e.range_flops[1] = e.range_flops[2] = -1;
 
 	for (;;) {
-		enum kp_json_type ty = json_next(&L->p, &tk);
+		enum kp_json_type ty = json_key(&L->p, &tk);
 		if (ty == JT_OBJ_END)
 			break;
 		if (ty != JT_KEY)

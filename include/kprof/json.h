@@ -85,6 +85,21 @@ void json_free(struct kp_json *p);
 enum kp_json_type json_next(struct kp_json *p, struct kp_json_tok *tok);
 
 /*
+ * The next member name (JT_KEY) of the object the parser is in, or JT_OBJ_END, or JT_ERROR:
+ * json_next() with the ':' after the name consumed on the way, so the value's json_next() or
+ * json_skip() starts right at it.  Same tokens and errors as json_next().
+ */
+enum kp_json_type json_key(struct kp_json *p, struct kp_json_tok *tok);
+
+/*
+ * json_next() for a value read as an integer: when it is a number (JT_NUM), also its
+ * json_num_us_to_ns() (@us) or json_num_i64() value in *out and that call's result in *rc,
+ * from the one pass that lexed it.
+ */
+enum kp_json_type json_next_int(struct kp_json *p, struct kp_json_tok *tok, int us, int64_t *out,
+				int *rc);
+
+/*
  * Skip the value that starts at the next token (a scalar, or a whole object or
  * array) — or, when called right after JT_KEY, that member's value; between
  * array elements it steps over the ',' first.  Returns 0, or -1 with the error

@@ -873,6 +873,32 @@ static void json_locates_lines_and_columns(void **state)
 	json_free(&p);
 }
 
+/* Newline counting has per-byte counters: runs of nothing but '\n' must not wrap them. */
+static void json_counts_long_runs_of_newlines(void **state)
+{
+	(void)state;
+	for (size_t n = 4000; n <= 70000; n += 3331) {
+		char *s = malloc(n + 3);
+		s[0] = '[';
+		memset(s + 1, '\n', n);
+		memcpy(s + 1 + n, "x]", 2);
+		for (size_t w = 1024; w <= 1 << 17; w *= 16) {
+			struct kp_json p;
+			struct kp_json_tok t;
+			struct trickle tr = { s, n + 3, 0, 0 };
+			int line, col;
+			json_init(&p, trickle_read, &tr, w);
+			assert_int_equal(json_next(&p, &t), JT_ARR);
+			assert_int_equal(json_next(&p, &t), JT_ERROR);
+			json_locate(&p, p.err_off, &line, &col);
+			assert_int_equal(line, (int)n + 1);
+			assert_int_equal(col, 1);
+			json_free(&p);
+		}
+		free(s);
+	}
+}
+
 static void json_locates_exactly_after_the_window_moved(void **state)
 {
 	(void)state;
@@ -1032,6 +1058,100 @@ static void json_converts_integers_exactly(void **state)
 	assert_true(json_num_double("2.5e-3", 6) == 2.5e-3);
 }
 
+/*
+ * Walk with the fast calls where a parser of events uses them: json_key() where a member name
+ * may come, json_next_int() for member values.  Numbers also get their converted value.
+ */
+static enum kp_json_type walk_fast(struct kp_json *p, struct sbuf *b)
+{
+	struct kp_json_tok t;
+	enum kp_json_type ty = JT_END;
+	char st[JSON_MAX_DEPTH + 2];
+	int d = 0, n = 0;
+	do {
+		int in_obj = d > 0 && st[d - 1] == 'o';
+		if (in_obj && ty != JT_KEY) {
+			ty = json_key(p, &t);
+		} else if (in_obj) {
+			int64_t v = 0;
+			int r = 7, us = n++ & 1;
+			ty = json_next_int(p, &t, us, &v, &r);
+			if (ty == JT_NUM) {
+				int64_t w = 0;
+				int rw = us ? json_num_us_to_ns(t.s, t.len, &w) : json_num_i64(t.s, t.len, &w);
+				if (r != rw || (r == 0 && v != w))
+					fail_msg("'%.*s' us=%d: %d %lld, want %d %lld", (int)t.len, t.s, us,
+						 r, (long long)v, rw, (long long)w);
+			} else {
+				assert_int_equal(r, 7);
+			}
+		} else {
+			ty = json_next(p, &t);
+		}
+		if (ty == JT_OBJ || ty == JT_ARR)
+			st[d++] = ty == JT_OBJ ? 'o' : 'a';
+		else if (ty == JT_OBJ_END || ty == JT_ARR_END)
+			d--;
+		if (b)
+			sb_tok(b, &t);
+	} while (ty != JT_END && ty != JT_ERROR);
+	if (ty == JT_ERROR && b)
+		sb_printf(b, "error %s @%lld eof=%d\n", p->err, (long long)p->err_off, p->err_eof);
+	return ty;
+}
+
+static void fast_one(const char *name, const char *s, size_t len)
+{
+	for (int tr = 0; tr < 2; tr++) {
+		struct sbuf a = { 0 }, b = { 0 };
+		struct kp_json p, q;
+		struct trickle t1 = { s, len, 0, 0 }, t2 = { s, len, 0, 0 };
+		if (tr) {
+			json_init(&p, trickle_read, &t1, 16);
+			json_init(&q, trickle_read, &t2, 16);
+		} else {
+			json_init_mem(&p, s, len);
+			json_init_mem(&q, s, len);
+		}
+		walk(&p, &a);
+		walk_fast(&q, &b);
+		if (strcmp(a.s, b.s))
+			fail_msg("%s (trickle %d): json_next:\n%s\nfast calls:\n%s", name, tr, a.s, b.s);
+		json_free(&p);
+		json_free(&q);
+		free(a.s);
+		free(b.s);
+	}
+}
+
+static void json_key_and_json_next_int_match_json_next(void **state)
+{
+	(void)state;
+	assert_true(each_suite_file("y_", fast_one) > 0);
+	assert_true(each_suite_file("n_", fast_one) > 0);
+	assert_true(each_suite_file("i_", fast_one) > 0);
+	/* numbers of every length and form, as member values */
+	static const char *const frac[] = { "", ".0", ".5", ".25", ".880", ".8801", ".123456" };
+	static const char *const ex[] = { "", "e3", "E-2", "e+1" };
+	char doc[256];
+	for (int neg = 0; neg < 2; neg++)
+		for (int nd = 1; nd <= 20; nd++)
+			for (size_t f = 0; f < sizeof(frac) / sizeof(*frac); f++)
+				for (size_t e = 0; e < sizeof(ex) / sizeof(*ex); e++) {
+					char num[64];
+					int k = 0;
+					if (neg)
+						num[k++] = '-';
+					for (int i = 0; i < nd; i++)
+						num[k++] = i ? '0' + (i * 7 + nd) % 10
+							     : nd == 1 ? '0' + (int)(f % 10) : '9' - nd % 9;
+					num[k] = 0;
+					int n = snprintf(doc, sizeof(doc), "{\"a\":%s%s%s,\"b\" : %s%s%s}", num,
+							 frac[f], ex[e], num, frac[f], ex[e]);
+					fast_one(doc, doc, (size_t)n);
+				}
+}
+
 /* ---- testdata/bad ---- */
 
 static void json_locates_errors_in_the_bad_fixtures(void **state)
@@ -1091,6 +1211,8 @@ int main(void)
 		cmocka_unit_test(json_tokens_match_across_window_boundaries),
 		cmocka_unit_test(json_number_at_the_end_of_a_full_window_keeps_its_length),
 		cmocka_unit_test(json_grows_the_window_only_for_a_token_larger_than_it),
+		cmocka_unit_test(json_key_and_json_next_int_match_json_next),
+		cmocka_unit_test(json_counts_long_runs_of_newlines),
 		cmocka_unit_test(json_skip_lands_where_walking_does),
 		cmocka_unit_test(json_skip_passes_over_scalars_and_array_elements),
 		cmocka_unit_test(json_skip_rest_closes_the_current_container),
