@@ -448,8 +448,10 @@ static void put_meta(FILE *out, const char *what, int64_t pid, int64_t tid, cons
 int ctrace_write(struct kp_ctrace *t, FILE *out, const char *trace_name)
 {
 	pthread_mutex_lock(&t->lock);
-	qsort(t->ext, t->next, sizeof(*t->ext), cmp_ext);
-	qsort(t->samples, t->nsamples, sizeof(*t->samples), cmp_sample);
+	if (t->next)
+		qsort(t->ext, t->next, sizeof(*t->ext), cmp_ext);
+	if (t->nsamples)
+		qsort(t->samples, t->nsamples, sizeof(*t->samples), cmp_sample);
 
 	/* base: the earliest timestamp, floored to a whole second */
 	uint64_t first = UINT64_MAX;

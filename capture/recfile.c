@@ -259,7 +259,8 @@ int recfile_merge_dir(struct kp_ctrace *t, const char *dir, char *why, size_t wh
 		n++;
 	}
 	closedir(d);
-	qsort(v, n, sizeof(*v), cmp_entry);
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_entry);
 	uint32_t base = 0;
 	int merged = 0;
 	for (size_t i = 0; i < n; i++) {
