@@ -259,6 +259,17 @@ static void put_dur(FILE *out, uint64_t start, uint64_t end)
 	fprintf(out, ",\"dur\":%" PRIu64 ".%03" PRIu64, d / 1000, d % 1000);
 }
 
+/* ",\n{ph X, cat, name, pid, tid, ts, dur" of a complete event; the caller adds args and '}'. */
+static void put_x(FILE *out, const char *cat, const char *name, int64_t pid, int64_t tid,
+		  uint64_t start, uint64_t end, uint64_t base)
+{
+	fprintf(out, ",\n{\"ph\":\"X\",\"cat\":\"%s\",\"name\":", cat);
+	ctrace_json_str(out, name);
+	fprintf(out, ",\"pid\":%" PRId64 ",\"tid\":%" PRId64, pid, tid);
+	put_ts(out, "ts", start, base);
+	put_dur(out, start, end);
+}
+
 static int cmp_ext(const void *a, const void *b)
 {
 	const struct kp_extcorr *x = a, *y = b;
@@ -345,11 +356,7 @@ static void put_devprops(FILE *out, const struct kp_devprops *d)
 static void put_kernel(FILE *out, const struct kp_ctrace *t, const struct kp_rec *r, uint64_t ext,
 		       uint64_t base)
 {
-	fputs(",\n{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":", out);
-	ctrace_json_str(out, r->name);
-	fprintf(out, ",\"pid\":%u,\"tid\":%u", r->device, r->stream);
-	put_ts(out, "ts", r->start_ns, base);
-	put_dur(out, r->start_ns, r->end_ns);
+	put_x(out, "kernel", r->name, r->device, r->stream, r->start_ns, r->end_ns, base);
 	fputs(",\"args\":{", out);
 	if (ext)
 		fprintf(out, "\"External id\":%" PRIu64 ",", ext);
@@ -379,12 +386,8 @@ static void put_kernel(FILE *out, const struct kp_ctrace *t, const struct kp_rec
 
 static void put_mem(FILE *out, const struct kp_rec *r, uint64_t ext, uint64_t base)
 {
-	fprintf(out, ",\n{\"ph\":\"X\",\"cat\":\"%s\",\"name\":",
-		r->kind == REC_MEMCPY ? "gpu_memcpy" : "gpu_memset");
-	ctrace_json_str(out, r->name);
-	fprintf(out, ",\"pid\":%u,\"tid\":%u", r->device, r->stream);
-	put_ts(out, "ts", r->start_ns, base);
-	put_dur(out, r->start_ns, r->end_ns);
+	put_x(out, r->kind == REC_MEMCPY ? "gpu_memcpy" : "gpu_memset", r->name, r->device,
+	      r->stream, r->start_ns, r->end_ns, base);
 	fputs(",\"args\":{", out);
 	if (ext)
 		fprintf(out, "\"External id\":%" PRIu64 ",", ext);
@@ -399,12 +402,8 @@ static void put_mem(FILE *out, const struct kp_rec *r, uint64_t ext, uint64_t ba
 
 static void put_api(FILE *out, const struct kp_rec *r, uint64_t ext, uint64_t base)
 {
-	fprintf(out, ",\n{\"ph\":\"X\",\"cat\":\"%s\",\"name\":",
-		r->kind == REC_RUNTIME ? "cuda_runtime" : "cuda_driver");
-	ctrace_json_str(out, r->name);
-	fprintf(out, ",\"pid\":%u,\"tid\":%u", r->pid, r->tid);
-	put_ts(out, "ts", r->start_ns, base);
-	put_dur(out, r->start_ns, r->end_ns);
+	put_x(out, r->kind == REC_RUNTIME ? "cuda_runtime" : "cuda_driver", r->name, r->pid, r->tid,
+	      r->start_ns, r->end_ns, base);
 	fputs(",\"args\":{", out);
 	if (ext)
 		fprintf(out, "\"External id\":%" PRIu64 ",", ext);
@@ -414,11 +413,8 @@ static void put_api(FILE *out, const struct kp_rec *r, uint64_t ext, uint64_t ba
 static void put_sync(FILE *out, const struct kp_rec *r, uint32_t device, uint64_t base)
 {
 	int has_stream = r->stream != 0xFFFFFFFFu;
-	fputs(",\n{\"ph\":\"X\",\"cat\":\"cuda_sync\",\"name\":", out);
-	ctrace_json_str(out, r->name);
-	fprintf(out, ",\"pid\":%u,\"tid\":%d", device, has_stream ? (int)r->stream : -1);
-	put_ts(out, "ts", r->start_ns, base);
-	put_dur(out, r->start_ns, r->end_ns);
+	put_x(out, "cuda_sync", r->name, device, has_stream ? (int)r->stream : -1, r->start_ns,
+	      r->end_ns, base);
 	fprintf(out,
 		",\"args\":{\"cuda_sync_kind\":\"%s\",\"stream\":%d,\"correlation\":%u,\"device\":%u"
 		",\"context\":%u}}",
@@ -427,11 +423,7 @@ static void put_sync(FILE *out, const struct kp_rec *r, uint32_t device, uint64_
 
 static void put_overhead(FILE *out, const struct kp_rec *r, uint64_t base)
 {
-	fputs(",\n{\"ph\":\"X\",\"cat\":\"overhead\",\"name\":", out);
-	ctrace_json_str(out, r->name);
-	fputs(",\"pid\":-1,\"tid\":0", out);
-	put_ts(out, "ts", r->start_ns, base);
-	put_dur(out, r->start_ns, r->end_ns);
+	put_x(out, "overhead", r->name, -1, 0, r->start_ns, r->end_ns, base);
 	fputs("}", out);
 }
 
@@ -552,11 +544,7 @@ int ctrace_write(struct kp_ctrace *t, FILE *out, const char *trace_name)
 
 	for (size_t i = 0; i < t->nspans; i++) {
 		const struct kp_span *s = &t->spans[i];
-		fprintf(out, ",\n{\"ph\":\"X\",\"cat\":\"%s\",\"name\":", s->cat);
-		ctrace_json_str(out, s->name);
-		fprintf(out, ",\"pid\":%u,\"tid\":%u", s->pid, s->tid);
-		put_ts(out, "ts", s->start_ns, base);
-		put_dur(out, s->start_ns, s->end_ns);
+		put_x(out, s->cat, s->name, s->pid, s->tid, s->start_ns, s->end_ns, base);
 		fprintf(out, ",\"args\":{\"External id\":%" PRIu64 "%s%s}}", s->ext, s->args ? "," : "",
 			s->args ? s->args : "");
 	}
