@@ -16,6 +16,7 @@
 #include <strings.h>
 
 #include "kprof/dtype.h"
+#include "kprof/kernrole.h"
 #include "kprof/opmodel.h"
 #include "kprof/opts.h"
 #include "kprof/strtab.h"
@@ -33,6 +34,8 @@ struct op_info {
 	int32_t row_seen;        /* row that counted this op call, -1 */
 	int total_added;         /* its FLOPs/bytes are in the totals */
 	int64_t kernel_ns;       /* sum of its GPU kernel durations */
+	int64_t math_ns;         /* ... of its math kernels (kernrole_of) */
+	int64_t move_ns;         /* ... of its data-movement kernels */
 	const char *shape;       /* interned "[M,K]x[K,N]" */
 	const char *key;         /* op-shape key */
 };
@@ -141,6 +144,44 @@ static void eval_op(struct op_info *oi, const struct kp_op *op)
 	/* kprof's own traces say which math the backend ran ("kprof compute") */
 	if (op->prec_hint != PREC_NONE && oi->cost.cls != MODEL_NONE)
 		oi->cost.prec = op->prec_hint;
+}
+
+/*
+ * This kernel's share of its op's FLOPs and bytes, for kernel rows.  An op with a math
+ * model (GEMM, conv, attention) gives its FLOPs to its math kernels only, by duration;
+ * its data-movement kernels (copy of C, bias add, fills, layout transforms) get the
+ * bytes of the op's data-movement part when the model knows them, and no FLOPs.  Other
+ * ops (pointwise, copies, Inductor kernels) spread their figures over all their
+ * kernels by duration.  -1: none or unknown.
+ */
+static void kernel_share(const struct op_info *oi, const struct kp_gpu *g, int role,
+			 double *f, double *b)
+{
+	const struct kp_cost *c = &oi->cost;
+	double d = (double)g->dur_ns;
+
+	*f = *b = -1;
+	if (oi->kernel_ns <= 0)
+		return;
+	if (c->cls != MODEL_PRIMARY || (c->family && !strcmp(c->family, "inductor"))) {
+		if (c->flops >= 0)
+			*f = (double)c->flops * d / (double)oi->kernel_ns;
+		if (c->bytes >= 0)
+			*b = (double)c->bytes * d / (double)oi->kernel_ns;
+		return;
+	}
+	if (role == KROLE_MATH) {
+		int64_t mb = oi->move_ns > 0 && c->math_bytes >= 0 ? c->math_bytes : c->bytes;
+		if (c->flops >= 0)
+			*f = (double)c->flops * d / (double)oi->math_ns;
+		if (mb >= 0)
+			*b = (double)mb * d / (double)oi->math_ns;
+		return;
+	}
+	/* data movement: its own bytes; all the op's bytes when no math kernel ran */
+	int64_t vb = c->move_bytes >= 0 ? c->move_bytes : oi->math_ns == 0 ? c->bytes : -1;
+	if (vb >= 0)
+		*b = (double)vb * d / (double)oi->move_ns;
 }
 
 static int cmp_i64(const void *a, const void *b)
@@ -278,14 +319,23 @@ int analyze_run(const struct kp_trace *t, const struct kp_analyze_opts *o, struc
 	struct op_info *oi = xcalloc(noi + 1, sizeof(*oi));
 	for (size_t i = 0; i < noi; i++)
 		oi[i].row_added = oi[i].row_seen = -1;
-	/* pass 1: per op, kernel time and the TF32 hint */
-	struct rowmap tf32s = { 0 };
+	/* pass 1: per op, kernel time (math and data movement) and the TF32 hint */
+	struct rowmap tf32s = { 0 }, roles = { 0 };
+	uint8_t *role = xcalloc(t->ngpu + 1, 1);
 	for (size_t i = 0; i < t->ngpu; i++) {
 		const struct kp_gpu *g = &t->gpu[i];
 		if (g->op < 0 || g->kind != GPU_KERNEL)
 			continue;
 		struct op_info *info = &oi[oidx[g->op]];
 		info->kernel_ns += g->dur_ns;
+		int32_t *rl = rowmap_slot(&roles, g->name);
+		if (*rl < 0)
+			*rl = (int32_t)kernrole_of(g->name);
+		role[i] = (uint8_t)*rl;
+		if (role[i] == KROLE_MATH)
+			info->math_ns += g->dur_ns;
+		else
+			info->move_ns += g->dur_ns;
 		if (!info->tf32) {
 			/* names are interned: test each distinct kernel name once */
 			int32_t *hint = rowmap_slot(&tf32s, g->name);
@@ -296,6 +346,8 @@ int analyze_run(const struct kp_trace *t, const struct kp_analyze_opts *o, struc
 	}
 	free(tf32s.key);
 	free(tf32s.val);
+	free(roles.key);
+	free(roles.val);
 
 	struct rowmap map = { 0 };
 	size_t caprows = 0;
@@ -440,21 +492,20 @@ int analyze_run(const struct kp_trace *t, const struct kp_analyze_opts *o, struc
 		 */
 		int kernel = g->kind == GPU_KERNEL;
 		double f = -1, b = -1;  /* this event's share, -1 unknown */
+		double sf = -1, sb = -1;
 		int whole = 0;          /* op row: the op's figures are added once, below */
+		if (kernel && info && o->group == GROUP_KERNEL)
+			kernel_share(info, g, role[i], &sf, &sb);
 		if (kernel && info && g->kernel_flop >= 0)
 			f = (double)g->kernel_flop;
 		else if (kernel && info && info->cost.flops >= 0 && info->kernel_ns > 0)
-			f = o->group == GROUP_KERNEL ? (double)info->cost.flops * (double)g->dur_ns /
-							       (double)info->kernel_ns
-						     : (whole = 1, 0);
+			f = o->group == GROUP_KERNEL ? sf : (whole = 1, 0);
 		if (kernel && g->kernel_num_gb >= 0)
 			b = g->kernel_num_gb * 1e9;
 		else if (!kernel && g->bytes >= 0)
 			b = (double)g->bytes;
 		else if (kernel && info && info->cost.bytes >= 0 && info->kernel_ns > 0)
-			b = o->group == GROUP_KERNEL ? (double)info->cost.bytes * (double)g->dur_ns /
-							       (double)info->kernel_ns
-						     : (whole = 1, 0);
+			b = o->group == GROUP_KERNEL ? sb : (whole = 1, 0);
 		if (whole && info->row_added != *slot) {
 			info->row_added = *slot;
 			if (info->cost.flops >= 0 && g->kernel_flop < 0)
@@ -573,6 +624,7 @@ int analyze_run(const struct kp_trace *t, const struct kp_analyze_opts *o, struc
 	measured_rows(t, r);
 	free(oi);
 	free(oidx);
+	free(role);
 	strtab_free(&st);
 	if (!r->dev && r->device_name)
 		warn_add(&r->warn, "unknown devices", NULL,

@@ -402,8 +402,16 @@ static int eval_gemm(const struct kp_op_in *in, const struct model *m, struct kp
 
 	/* the addend, [N] or [M,N] as recorded; not read when beta == 0 */
 	self = slot(in, g->self);
-	if (is_tensor(self) && !(g->beta >= 0 && is_zero(text(slot(in, g->beta)))))
+	if (is_tensor(self) && !(g->beta >= 0 && is_zero(text(slot(in, g->beta))))) {
+		/*
+		 * When C is copied into the output by a kernel of its own (beta != 0 and no
+		 * bias epilogue), that copy reads C and writes the output; the GEMM then
+		 * reads A, B and the output as C and writes the output.
+		 */
+		c->move_bytes = add(tbytes(self), nbytes(mul3(bt, mm, n), out_dt));
+		c->math_bytes = add(c->bytes, nbytes(mul3(bt, mm, n), out_dt));
 		c->bytes = add(c->bytes, tbytes(self));
+	}
 
 	/* _scaled_mm: scale_a, scale_b (0-dim fp32), bias, scale_result */
 	if (g->scaled) {
@@ -560,6 +568,12 @@ static int eval_conv(const struct kp_op_in *in, const struct model *m, struct kp
 		y = mul(y, out[i]);
 	o = out_slot(in, cs->out);
 	c->bytes = add(add(tbytes(x), tbytes(w)), nbytes(y, o ? o->dtype : x->dtype));
+	if (is_tensor(slot(in, cs->bias))) {
+		/* a bias added by a kernel of its own (cuDNN's aten::add_): read y and bias, write y */
+		c->math_bytes = c->bytes;
+		c->move_bytes = add(mul(nbytes(y, o ? o->dtype : x->dtype), 2),
+				    tbytes(slot(in, cs->bias)));
+	}
 	c->bytes = add(c->bytes, tbytes(slot(in, cs->bias)));
 	return 0;
 }
@@ -614,8 +628,12 @@ static int eval_conv_bwd(const struct kp_op_in *in, const struct model *m, struc
 		c->bytes = add(c->bytes, add(add(tbytes(dy), tbytes(w)), tbytes(x)));
 	if (mask[1])
 		c->bytes = add(c->bytes, add(add(tbytes(dy), tbytes(x)), tbytes(w)));
-	if (mask[2])
-		c->bytes = add(c->bytes, add(tbytes(dy), nbytes(c_out, dy->dtype)));
+	if (mask[2]) {
+		/* the bias gradient is a reduction kernel of its own */
+		c->math_bytes = c->bytes;
+		c->move_bytes = add(tbytes(dy), nbytes(c_out, dy->dtype));
+		c->bytes = add(c->bytes, c->move_bytes);
+	}
 	return 0;
 }
 
@@ -1560,6 +1578,8 @@ int opmodel_eval(const struct kp_op_in *in, struct kp_cost *out)
 	out->cls = MODEL_NONE;
 	out->flops = -1;
 	out->bytes = -1;
+	out->move_bytes = -1;
+	out->math_bytes = -1;
 	out->dtype = DT_NONE;
 	out->prec = PREC_NONE;
 
@@ -1590,6 +1610,8 @@ int opmodel_eval(const struct kp_op_in *in, struct kp_cost *out)
 		}
 	}
 	out->prec = dtype_prec(out->dtype);
+	if (rc != 0 || out->bytes < 0 || out->move_bytes < 0 || out->math_bytes < 0)
+		out->move_bytes = out->math_bytes = -1;
 	if (rc != 0) {
 		out->flops = -1;
 		out->bytes = -1;
@@ -1598,6 +1620,7 @@ int opmodel_eval(const struct kp_op_in *in, struct kp_cost *out)
 	}
 	if (inductor) {
 		apply_inductor(in, out);
+		out->move_bytes = out->math_bytes = -1;
 		if (rc != 0 && out->flops >= 0 && out->bytes >= 0) {
 			out->note = NULL;
 			rc = 0;

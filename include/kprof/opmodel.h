@@ -54,6 +54,15 @@ struct kp_cost {
 	                           upgrades to tf32 when the kernel name says so) */
 	const char *family;     /* static: "gemm" "conv" "attn" "pointwise" "reduce" "copy" "norm"
 	                           "softmax" "inductor"; NULL with MODEL_NONE */
+	/*
+	 * The op's data-movement part, when it runs in kernels of its own (man
+	 * kprof-analyze, PER-KERNEL ATTRIBUTION): addmm/baddbmm copy the addend C into
+	 * the output before a beta=1 GEMM; cuDNN adds a conv's bias in a separate
+	 * kernel; convolution_backward's bias gradient is a reduction.  -1 when the op
+	 * has no such part or its bytes are unknown.
+	 */
+	int64_t move_bytes;     /* bytes the data-movement kernels move */
+	int64_t math_bytes;     /* bytes of the math kernels when the part above ran apart */
 	const char *note;       /* static reason when the model could not apply (bad shapes,
 	                           overflow) or left flops/bytes -1 (varlen attention, a
 	                           dtype without a size): the caller warns with it; else NULL */

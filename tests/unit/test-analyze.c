@@ -91,7 +91,7 @@ static void op_rows_carry_op_flops_over_the_sum_of_kernel_time(void **state)
 	trace_free(&t);
 }
 
-static void kernel_rows_split_op_flops_by_duration(void **state)
+static void kernel_rows_give_op_flops_to_math_kernels_only(void **state)
 {
 	(void)state;
 	struct kp_trace t;
@@ -100,10 +100,16 @@ static void kernel_rows_split_op_flops_by_duration(void **state)
 	assert_int_equal(r.nrows, 3);
 	const struct kp_row *a = row(&r, "void gemm_main<float>(int, char*)");
 	const struct kp_row *b = row(&r, "splitk_reduce");
-	assert_int_equal(a->flops, 3LL * (1LL << 31) / 4);
-	assert_int_equal(b->flops, (1LL << 31) / 4);
-	assert_int_equal(a->flops + b->flops, 1LL << 31);
+	/* the GEMM kernel gets all FLOPs and bytes; the split-K reduction none, never "compute" */
+	assert_int_equal(a->flops, 1LL << 31);
+	assert_int_equal(a->bytes, 3LL * 1024 * 1024 * 2);
+	assert_int_equal(b->flops, -1);
+	assert_int_equal(b->bytes, -1);
+	assert_null(b->bound);
+	assert_true(b->pct_peak_flops < 0);
 	assert_string_equal(a->op, "aten::mm");
+	/* totals are the op's, whatever the grouping */
+	assert_int_equal(r.tot.flops, 1LL << 31);
 	/* default sort: time descending (the 4 us memcpy, then the 3 us kernel) */
 	assert_string_equal(r.rows[0].name, "Memcpy HtoD (Pageable -> Device)");
 	assert_string_equal(r.rows[1].name, "void gemm_main<float>(int, char*)");
@@ -322,7 +328,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(op_rows_carry_op_flops_over_the_sum_of_kernel_time),
-		cmocka_unit_test(kernel_rows_split_op_flops_by_duration),
+		cmocka_unit_test(kernel_rows_give_op_flops_to_math_kernels_only),
 		cmocka_unit_test(top_folds_the_rest_into_an_others_row_summing_to_100),
 		cmocka_unit_test(min_pct_folds_small_rows),
 		cmocka_unit_test(sort_keys_are_checked_and_directions_apply),

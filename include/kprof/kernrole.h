@@ -1,0 +1,23 @@
+/*
+ * kernrole.h — what a GPU kernel does for its op, from its name: math or data movement.
+ */
+#ifndef KPROF_KERNROLE_H
+#define KPROF_KERNROLE_H
+
+enum kp_krole {
+	KROLE_MATH = 0,  /* GEMM, convolution, attention (and names kprof does not know) */
+	KROLE_MOVE,      /* copies, fills, casts, elementwise, reductions, layout transforms */
+};
+
+/* Prototypes */
+/*
+ * The role of kernel @name under an op with a math model (man kprof-analyze,
+ * PER-KERNEL ATTRIBUTION).  Case-insensitive substring rules, in order: a
+ * helper of a math library (split-K reduction, layout transform, workspace
+ * init, dQ conversion) is data movement; a math-library or math-template name
+ * is math; a generic PyTorch/Triton elementwise, copy, fill or reduction
+ * kernel is data movement; anything else is math.
+ */
+enum kp_krole kernrole_of(const char *name);
+
+#endif /* KPROF_KERNROLE_H */

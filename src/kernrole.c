@@ -1,0 +1,60 @@
+/*
+ * kernrole.c — kernel name -> math or data movement (a table of name fragments, no I/O).
+ *
+ * Names seen in real traces: cuBLAS nvjet_sm90_*, sm80_xmma_gemm_*, ampere_*gemm*,
+ * cutlass::Kernel2<cutlass_80_*>, cuDNN sm90_xmma_fprop_implicit_gemm_*,
+ * cudnn::detail::dgrad_engine, convolve_common_engine_float_NHWC,
+ * cudnn_generated_fort_native_sdpa_*, pytorch_flash::flash_fwd_kernel, fmha_cutlassF_*,
+ * Triton templates triton_tem_fused_mm_*, ROCm Tensile Cijk_*; and beside them the
+ * helpers cuDNN::nchwToNhwcKernel, scalePackedTensor_kernel, ReduceSplitK,
+ * init_device_workspace_kernel, flash_bwd_convert_dq_kernel, flash_bwd_dot_do_o_kernel,
+ * and PyTorch's at::native::*elementwise_kernel, FillFunctor, CatArrayBatchedCopy,
+ * reduce_kernel, Triton triton_poi_/triton_red_/triton_per_.
+ */
+#include "kprof/kernrole.h"
+
+#include <string.h>
+
+/* helpers inside math libraries: data movement although the name says cudnn/flash/gemm */
+static const char *const helper[] = {
+	"splitkreduce", "splitk_reduce", "reducesplitk", "reduce_splitk",
+	"nchwtonhwc", "nhwctonchw", "scalepackedtensor", "init_device_workspace",
+	"computeoffsets", "reduce_wgrad", "convert_dq", "dot_do_o", "splitkv_combine",
+	"fillfunctor", "direct_copy", "elementwise_kernel", "im2col", "col2im", NULL
+};
+
+/* math libraries and math templates */
+static const char *const math[] = {
+	"gemm", "gemv", "nvjet", "cutlass", "xmma", "cublas", "cudnn", "conv", "implicit",
+	"winograd", "dgrad", "wgrad", "fprop", "flash", "fmha", "attention", "attn", "sdpa",
+	"wgmma", "hmma", "tensorop", "s16816", "s1688", "triton_tem", "matmul", "bmm",
+	"cijk_", "magma", NULL
+};
+
+/* generic data movement */
+static const char *const move[] = {
+	"elementwise", "vectorized", "unrolled", "fill", "copy", "memcpy", "memset", "reduce",
+	"catarray", "transpose", "triton_poi", "triton_red", "triton_per", "index", "gather",
+	"scatter", "softmax", NULL
+};
+
+static int any_of(const char *name, const char *const *frag)
+{
+	for (; *frag; frag++)
+		if (strcasestr(name, *frag))
+			return 1;
+	return 0;
+}
+
+enum kp_krole kernrole_of(const char *name)
+{
+	if (name == NULL)
+		return KROLE_MATH;
+	if (any_of(name, helper))
+		return KROLE_MOVE;
+	if (any_of(name, math))
+		return KROLE_MATH;
+	if (any_of(name, move))
+		return KROLE_MOVE;
+	return KROLE_MATH;
+}
