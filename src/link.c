@@ -4,7 +4,9 @@
  * GPU event -> launch by "correlation" (many kernels may share one: graph launches).
  * Launch -> op by "External id" when it names a cpu_op enclosing the launch, else
  * by time nesting on the launching thread (2022-23 traces set "External id" to
- * the correlation and match nothing).  Then one level of the op tree is counted:
+ * the correlation and match nothing).  Ops nest by strict containment on their thread
+ * (same ts and dur: siblings, unless B/E events made one the other's parent), and the
+ * tree is built in one stack pass.  Then one level of the op tree is counted:
  * the outermost ancestor with a primary model (matmul, conv, attention), else the
  * nearest with a secondary model (pointwise, copies, ...), else the innermost op.
  */
@@ -175,23 +177,16 @@ static int encloses(const struct kp_op *op, int32_t thread, int64_t ts)
 	return op->thread == thread && op->ts_ns <= ts && ts <= op->ts_ns + op->dur_ns;
 }
 
-static int32_t model_op(struct kp_trace *t, int32_t i)
+/*
+ * Does @p (index @pi) enclose @op, which comes after it in cmp_op order?  Strictly: an op
+ * with the same interval is a sibling (250k identical aten::mm calls are 250k calls, not
+ * one chain), unless trace_load recorded @p as its explicit parent (B/E nesting, @hint).
+ */
+static int nests_in(const struct kp_op *p, int32_t pi, const struct kp_op *op, int32_t hint)
 {
-	if (i < 0)
-		return -1;
-	if (t->ops[i].model >= 0)
-		return t->ops[i].model;
-	int32_t primary = -1, secondary = -1;
-	for (int32_t j = i; j >= 0; j = t->ops[j].parent) {
-		enum kp_model_class c = (enum kp_model_class)t->ops[j].cls;
-		if (c == MODEL_PRIMARY)
-			primary = j;
-		else if (c == MODEL_SECONDARY && secondary < 0 && primary < 0)
-			secondary = j;
-	}
-	int32_t m = primary >= 0 ? primary : secondary >= 0 ? secondary : i;
-	t->ops[i].model = m;
-	return m;
+	if (p->thread != op->thread || op->ts_ns + op->dur_ns > p->ts_ns + p->dur_ns)
+		return 0;
+	return p->ts_ns != op->ts_ns || p->dur_ns != op->dur_ns || hint == pi;
 }
 
 void trace_link(struct kp_trace *t)
@@ -200,18 +195,30 @@ void trace_link(struct kp_trace *t)
 	int32_t *oord = order_by_thread(t->ops, t->nops, sizeof(*t->ops),
 					offsetof(struct kp_op, thread), t->nthreads, cmp_op);
 	int32_t *stack = xmalloc((t->nops + 1) * sizeof(*stack));
+	/*
+	 * The model level, memoized down the tree (a parent is placed before its children,
+	 * so each op costs O(1) whatever the depth): the outermost ancestor-or-self with a
+	 * primary model, else the nearest with a secondary model, else the op itself.
+	 */
+	int32_t *primary = xmalloc((t->nops + 1) * sizeof(*primary));
+	int32_t *secondary = xmalloc((t->nops + 1) * sizeof(*secondary));
 	size_t sp = 0;
 	for (size_t k = 0; k < t->nops; k++) {
 		int32_t i = oord[k];
 		struct kp_op *op = &t->ops[i];
-		while (sp && (t->ops[stack[sp - 1]].thread != op->thread ||
-			      op->ts_ns + op->dur_ns > t->ops[stack[sp - 1]].ts_ns +
-							    t->ops[stack[sp - 1]].dur_ns))
+		int32_t hint = op->parent; /* explicit parent from trace_load, else -1 */
+		while (sp && !nests_in(&t->ops[stack[sp - 1]], stack[sp - 1], op, hint))
 			sp--;
-		op->parent = sp ? stack[sp - 1] : -1;
-		op->model = -1;
+		int32_t par = sp ? stack[sp - 1] : -1;
+		enum kp_model_class c = (enum kp_model_class)op->cls;
+		op->parent = par;
+		primary[i] = par >= 0 && primary[par] >= 0 ? primary[par] : c == MODEL_PRIMARY ? i : -1;
+		secondary[i] = c == MODEL_SECONDARY ? i : par >= 0 ? secondary[par] : -1;
+		op->model = primary[i] >= 0 ? primary[i] : secondary[i] >= 0 ? secondary[i] : i;
 		stack[sp++] = i;
 	}
+	free(primary);
+	free(secondary);
 
 	/* 2. External id -> op (the first op in file order wins) */
 	struct imap ext;
@@ -277,7 +284,7 @@ void trace_link(struct kp_trace *t)
 			/* no runtime event recorded: trust External id only if it names an op */
 			op = imap_get(&ext, g->ext_id);
 		}
-		g->op = model_op(t, op);
+		g->op = op >= 0 ? t->ops[op].model : -1;
 	}
 	imap_free(&corr);
 	imap_free(&ext);

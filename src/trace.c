@@ -879,8 +879,15 @@ static int parse_event(struct loader *L, int64_t off)
 		op->kernel_num_gb = e.kernel_num_gb;
 		op->prec_hint = e.prec_hint;
 		op->cls = (int8_t)name_class(L, e.name);
-		if (e.ph == 'B')
+		if (e.ph == 'B') {
+			/* the innermost open B op of this thread is its explicit parent (link) */
+			for (size_t i = L->nopen; i-- > 0;)
+				if (t->ops[L->open[i]].thread == op->thread) {
+					op->parent = L->open[i];
+					break;
+				}
 			*VEC_PUSH(L->open, L->nopen, L->capopen) = (int32_t)(t->nops - 1);
+		}
 		break;
 	}
 	case CAT_ANNOT: {

@@ -19,7 +19,8 @@ struct kp_op {
 	int64_t ext_id;           /* "External id", -1 when absent */
 	int64_t off;              /* byte offset of the event, for messages */
 	int32_t thread;           /* index into kp_trace.threads */
-	int32_t parent;           /* enclosing op on the same thread, -1 (set by link) */
+	int32_t parent;           /* enclosing op on the same thread, -1 (set by link; a B op
+				     opened inside a B op: that one, set by load) */
 	int32_t model;            /* op whose model counts this op's kernels, -1 (set by link) */
 	int16_t nslots;
 	int16_t step;             /* ProfilerStep index or -1 (set by link) */

@@ -1,0 +1,313 @@
+/*
+ * test-link.c — the op tree: strict nesting, siblings with identical intervals, explicit
+ * B/E parents, the model level memoized down deep chains, and linking in linear time.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "kprof/analyze.h"
+#include "kprof/devdb.h"
+#include "kprof/input.h"
+#include "kprof/json.h"
+#include "kprof/trace.h"
+
+static char tmpdir[] = "/tmp/kprof-test-link-XXXXXX";
+static struct kp_devdb db;
+
+static const char *tmp_path(const char *name)
+{
+	static char path[512];
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+	return path;
+}
+
+static void load_text(struct kp_trace *t, const char *text)
+{
+	const char *path = tmp_path("t.json");
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+	struct kp_load_opts o = { 0 };
+	struct kp_diag d = { 0 };
+	assert_int_equal(trace_load(t, path, &o, &d), 0);
+	trace_link(t);
+}
+
+static int32_t op_index(const struct kp_trace *t, const char *name, int nth)
+{
+	for (size_t i = 0; i < t->nops; i++)
+		if (!strcmp(t->ops[i].name, name) && nth-- == 0)
+			return (int32_t)i;
+	fail_msg("no op '%s'", name);
+	return -1;
+}
+
+static int32_t gpu_op(const struct kp_trace *t, const char *kernel)
+{
+	for (size_t i = 0; i < t->ngpu; i++)
+		if (!strcmp(t->gpu[i].name, kernel))
+			return t->gpu[i].op;
+	fail_msg("no kernel '%s'", kernel);
+	return -2;
+}
+
+#define OP(name, ts, dur, ext)                                                                 \
+	"{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"" name "\",\"pid\":1,\"tid\":1,\"ts\":" #ts \
+	",\"dur\":" #dur ",\"args\":{\"External id\":" #ext "}},"
+#define LAUNCH(ts, ext, corr)                                                                  \
+	"{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1," \
+	"\"ts\":" #ts ",\"dur\":1,\"args\":{\"External id\":" #ext ",\"correlation\":" #corr "}},"
+#define KERNEL(name, ts, corr)                                                                 \
+	"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"" name "\",\"pid\":0,\"tid\":7,\"ts\":" #ts  \
+	",\"dur\":1,\"args\":{\"correlation\":" #corr ",\"device\":0,\"stream\":7}},"
+#define END "{\"ph\":\"i\",\"name\":\"end\",\"pid\":1,\"tid\":1,\"ts\":0,\"s\":\"t\"}]}"
+
+static void identical_intervals_are_siblings(void **state)
+{
+	(void)state;
+	/* three aten::mm with the same ts and dur under one aten::linear; each launches one
+	 * kernel named by External id; a fourth mm without External id launches by nesting */
+	static const char text[] = "{\"traceEvents\":["
+		OP("aten::linear", 100, 50, 1)
+		OP("aten::mm", 110, 20, 2) OP("aten::mm", 110, 20, 3) OP("aten::mm", 110, 20, 4)
+		LAUNCH(115, 2, 10) LAUNCH(116, 3, 11) LAUNCH(117, 4, 12)
+		KERNEL("k2", 200, 10) KERNEL("k3", 210, 11) KERNEL("k4", 220, 12) END;
+	struct kp_trace t;
+	load_text(&t, text);
+	int32_t lin = op_index(&t, "aten::linear", 0);
+	for (int k = 0; k < 3; k++) {
+		int32_t mm = op_index(&t, "aten::mm", k);
+		assert_int_equal(t.ops[mm].parent, lin);
+		assert_int_equal(t.ops[mm].model, mm);
+	}
+	/* each kernel is counted at its own mm, not at the first one */
+	assert_int_equal(gpu_op(&t, "k2"), op_index(&t, "aten::mm", 0));
+	assert_int_equal(gpu_op(&t, "k3"), op_index(&t, "aten::mm", 1));
+	assert_int_equal(gpu_op(&t, "k4"), op_index(&t, "aten::mm", 2));
+	trace_free(&t);
+}
+
+static void strict_containment_nests_even_at_the_same_start_or_end(void **state)
+{
+	(void)state;
+	static const char text[] = "{\"traceEvents\":["
+		OP("outer", 100, 50, 1)
+		OP("aten::linear", 100, 40, 2)   /* same start, shorter: inside outer */
+		OP("aten::addmm", 120, 20, 3)    /* same end as linear: inside it */
+		OP("aten::mm", 100, 50, 4)       /* same interval as outer: a sibling */
+		OP("later", 150, 10, 5)          /* starts where outer ends: not inside */
+		END;
+	struct kp_trace t;
+	load_text(&t, text);
+	int32_t outer = op_index(&t, "outer", 0), lin = op_index(&t, "aten::linear", 0);
+	assert_int_equal(t.ops[outer].parent, -1);
+	assert_int_equal(t.ops[op_index(&t, "aten::mm", 0)].parent, -1);
+	/* linear is inside whichever of the two identical ops comes last in file order */
+	assert_int_equal(t.ops[lin].parent, op_index(&t, "aten::mm", 0));
+	assert_int_equal(t.ops[op_index(&t, "aten::addmm", 0)].parent, lin);
+	assert_int_equal(t.ops[op_index(&t, "later", 0)].parent, -1);
+	trace_free(&t);
+}
+
+static void b_e_nesting_is_an_explicit_parent(void **state)
+{
+	(void)state;
+	/* aten::linear opens, aten::addmm opens inside it, both close at the same time: the
+	 * intervals are identical, yet addmm is linear's child */
+	static const char text[] = "{\"traceEvents\":["
+		"{\"ph\":\"B\",\"cat\":\"cpu_op\",\"name\":\"aten::linear\",\"pid\":1,\"tid\":1,\"ts\":100},"
+		"{\"ph\":\"B\",\"cat\":\"cpu_op\",\"name\":\"aten::addmm\",\"pid\":1,\"tid\":1,\"ts\":100},"
+		"{\"ph\":\"B\",\"cat\":\"cpu_op\",\"name\":\"aten::t\",\"pid\":1,\"tid\":2,\"ts\":100},"
+		"{\"ph\":\"E\",\"cat\":\"cpu_op\",\"pid\":1,\"tid\":2,\"ts\":150},"
+		"{\"ph\":\"E\",\"cat\":\"cpu_op\",\"pid\":1,\"tid\":1,\"ts\":150},"
+		"{\"ph\":\"E\",\"cat\":\"cpu_op\",\"pid\":1,\"tid\":1,\"ts\":150}" "]}";
+	struct kp_trace t;
+	load_text(&t, text);
+	int32_t lin = op_index(&t, "aten::linear", 0), addmm = op_index(&t, "aten::addmm", 0);
+	assert_int_equal(t.ops[lin].dur_ns, t.ops[addmm].dur_ns);
+	assert_int_equal(t.ops[addmm].parent, lin);
+	assert_int_equal(t.ops[lin].parent, -1);
+	/* another thread's open op is not a parent */
+	assert_int_equal(t.ops[op_index(&t, "aten::t", 0)].parent, -1);
+	trace_free(&t);
+}
+
+static void model_level_outermost_primary_else_nearest_secondary(void **state)
+{
+	(void)state;
+	/* block > aten::matmul-less chain: aten::add_ (secondary) > aten::mm (primary) >
+	 * aten::mm (primary) > aten::copy_ (secondary) > leaf (no model); and a second tree
+	 * without a primary: aten::add_ > aten::copy_ > leaf2 */
+	static const char text[] = "{\"traceEvents\":["
+		OP("block", 100, 100, 1) OP("aten::add_", 110, 80, 2) OP("aten::mm", 120, 60, 3)
+		OP("aten::mm", 130, 40, 4) OP("aten::copy_", 140, 20, 5) OP("leaf", 145, 10, 6)
+		OP("aten::add_", 300, 100, 7) OP("aten::copy_", 310, 80, 8) OP("leaf2", 320, 10, 9)
+		OP("bare", 500, 10, 10)
+		LAUNCH(146, 6, 20) LAUNCH(321, 9, 21) LAUNCH(501, 10, 22)
+		KERNEL("k1", 600, 20) KERNEL("k2", 610, 21) KERNEL("k3", 620, 22) END;
+	struct kp_trace t;
+	load_text(&t, text);
+	assert_int_equal(gpu_op(&t, "k1"), op_index(&t, "aten::mm", 0));
+	assert_int_equal(t.ops[op_index(&t, "aten::add_", 0)].model, op_index(&t, "aten::add_", 0));
+	assert_int_equal(t.ops[op_index(&t, "block", 0)].model, op_index(&t, "block", 0));
+	assert_int_equal(gpu_op(&t, "k2"), op_index(&t, "aten::copy_", 1));
+	assert_int_equal(gpu_op(&t, "k3"), op_index(&t, "bare", 0));
+	trace_free(&t);
+}
+
+/* ---- generated traces: N ops, each owning one kernel ---------------------------------- */
+
+enum shape { NESTED, SIBLINGS };
+
+/* Same layout as bench/gen-link-trace.py, without shapes. */
+static const char *write_generated(enum shape s, long n)
+{
+	const char *path = tmp_path(s == NESTED ? "nested.json" : "siblings.json");
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	setvbuf(f, NULL, _IOFBF, 1 << 20);
+	fputs("{\"traceEvents\":[\n", f);
+	for (long k = 0; k < n; k++) {
+		long ts = s == NESTED ? 1000 + k : 1000, dur = s == NESTED ? 4 * n - 2 * k : 4 * n;
+		fprintf(f,
+			"%s{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"%s\",\"pid\":1,\"tid\":1,\"ts\":%ld,"
+			"\"dur\":%ld,\"args\":{\"External id\":%ld}},\n"
+			"{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,"
+			"\"tid\":1,\"ts\":%ld.5,\"dur\":0.1,\"args\":{\"External id\":%ld,\"correlation\":%ld}},\n"
+			"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,\"ts\":%ld,\"dur\":1,"
+			"\"args\":{\"correlation\":%ld,\"stream\":7}}",
+			k ? ",\n" : "", s == NESTED ? "aten::add_" : "aten::mm", ts, dur, k + 1, ts, k + 1,
+			k + 1, 10 * n + k, k + 1);
+	}
+	fputs("\n]}\n", f);
+	assert_int_equal(fclose(f), 0);
+	return path;
+}
+
+static double cpu_seconds(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static ssize_t read_input(void *ctx, void *buf, size_t cap)
+{
+	struct kp_diag d = { 0 };
+	return input_read(ctx, buf, cap, &d);
+}
+
+/* The plain pass: read the file and tokenize every value, building nothing. */
+static double tokenize_seconds(const char *path)
+{
+	double t0 = cpu_seconds();
+	struct kp_input in;
+	struct kp_diag d = { 0 };
+	assert_int_equal(input_open(&in, path, &d), 0);
+	struct kp_json p;
+	struct kp_json_tok tok;
+	json_init(&p, read_input, &in, 0);
+	long ntok = 0;
+	enum kp_json_type ty;
+	while ((ty = json_next(&p, &tok)) > JT_END)
+		ntok++;
+	assert_int_equal(ty, JT_END);
+	assert_true(ntok > 0);
+	json_free(&p);
+	input_close(&in);
+	return cpu_seconds() - t0;
+}
+
+/* load + link + analyze -g op; checks every op is one call with its one kernel */
+static double analyze_seconds(const char *path, long n, const char *opname)
+{
+	double t0 = cpu_seconds();
+	struct kp_trace t;
+	struct kp_report r;
+	struct kp_load_opts lo = { 0 };
+	struct kp_diag d = { 0 };
+	assert_int_equal(trace_load(&t, path, &lo, &d), 0);
+	trace_link(&t);
+	struct kp_analyze_opts o = { .group = GROUP_OP, .db = &db, .step_lo = -1, .step_hi = -1 };
+	assert_int_equal(analyze_run(&t, &o, &r), 0);
+	double s = cpu_seconds() - t0;
+	assert_int_equal(r.nrows, 1);
+	assert_string_equal(r.rows[0].name, opname);
+	assert_int_equal(r.rows[0].calls, n);
+	assert_int_equal(r.rows[0].kernels, n);
+	assert_int_equal(r.tot.ops, n);
+	assert_int_equal(r.tot.unlinked, 0);
+	analyze_free(&r);
+	trace_free(&t);
+	return s;
+}
+
+/*
+ * Linking is linear on any input: analyzing N nested ops, or N ops with one interval,
+ * costs a small multiple of tokenizing the same file (CPU time of this process, so load
+ * from other processes matters little), and each of the N sibling aten::mm is one call.
+ * A walk of the parent chain per op took 51.7 s for 200k nested ops and counted 250k
+ * sibling mm as one call.  make check runs N = 250000 (about a second);
+ * KPROF_LINK_N=1000000 runs the 1M-op version (bench/README.md).  On one core a linear
+ * run is 2-4x; the bound leaves room for sanitizers.
+ */
+#define LINK_N_DEFAULT 250000L
+#define LINK_MAX_RATIO 10.0
+
+static void links_in_linear_time(void **state)
+{
+	(void)state;
+	static const struct { enum shape s; const char *op; } c[] = {
+		{ NESTED, "aten::add_" }, { SIBLINGS, "aten::mm" },
+	};
+	const char *env = getenv("KPROF_LINK_N");
+	long n = env && atol(env) > 0 ? atol(env) : LINK_N_DEFAULT;
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		const char *path = write_generated(c[i].s, n);
+		double tok = tokenize_seconds(path);
+		double an = analyze_seconds(path, n, c[i].op);
+		print_message("  %s: %ld ops, tokenize %.3f s, analyze %.3f s (CPU), ratio %.2f\n",
+			      c[i].s == NESTED ? "nested" : "siblings", n, tok, an, an / tok);
+		assert_true(an < LINK_MAX_RATIO * tok);
+		unlink(path);
+	}
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	struct kp_diag d = { 0 };
+	if (!mkdtemp(tmpdir))
+		return -1;
+	return devdb_load_builtin(&db, &d);
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	char cmd[600];
+	devdb_free(&db);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(identical_intervals_are_siblings),
+		cmocka_unit_test(strict_containment_nests_even_at_the_same_start_or_end),
+		cmocka_unit_test(b_e_nesting_is_an_explicit_parent),
+		cmocka_unit_test(model_level_outermost_primary_else_nearest_secondary),
+		cmocka_unit_test(links_in_linear_time),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
