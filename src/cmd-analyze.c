@@ -71,7 +71,7 @@ int cmd_analyze(int argc, char **argv)
 		return KP_USAGE;
 	}
 	if (top < 0)
-		top = format == FMT_TABLE || format == FMT_MARKDOWN ? 20 : 0;
+		top = table_default_top(format);
 
 	/* bad sort keys are usage errors, found before any file is read */
 	struct kp_report empty = { 0 };

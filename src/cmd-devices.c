@@ -1,5 +1,5 @@
 /*
- * cmd-devices.c — kprof devices: options -> devdb_load_default -> devdb_match_sms -> render.
+ * cmd-devices.c — kprof devices: options -> devdb_load_default -> devdb_match_sms -> document -> render.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,6 +49,7 @@ int cmd_devices(int argc, char **argv)
 		fprintf(stderr, "kprof: %s\n", d.msg);
 		return d.status;
 	}
+	struct kp_doc doc;
 	if (nargs == 1) {
 		const char *how;
 		const struct kp_device *dv = devdb_match_sms(&db, argv[1], (int)sms, &how);
@@ -57,14 +58,16 @@ int cmd_devices(int argc, char **argv)
 			devdb_free(&db);
 			return KP_BADINPUT;
 		}
-		devtable_render(&db, &dv, 1, argv[1], how, format, stdout);
+		devtable_doc(&db, &dv, 1, argv[1], how, &doc);
 	} else {
 		const struct kp_device **all = xmalloc(sizeof(*all) * db.ndev);
 		for (int i = 0; i < db.ndev; i++)
 			all[i] = &db.dev[i];
-		devtable_render(&db, all, db.ndev, NULL, NULL, format, stdout);
+		devtable_doc(&db, all, db.ndev, NULL, NULL, &doc);
 		free(all);
 	}
+	table_render(&doc, format, 0, stdout);
+	report_free(&doc);
 	devdb_free(&db);
 	return KP_OK;
 }

@@ -11,7 +11,9 @@
 #include "kprof/cmd.h"
 #include "kprof/devdb.h"
 #include "kprof/diff.h"
+#include "kprof/diff-render.h"
 #include "kprof/opts.h"
+#include "kprof/table.h"
 #include "kprof/trace.h"
 
 static const char *const key_names[] = { "kernel", "op", "op-shape", NULL };
@@ -126,7 +128,7 @@ int cmd_diff(int argc, char **argv)
 		return KP_USAGE;
 	}
 	if (top < 0)
-		top = format == FMT_TABLE || format == FMT_MARKDOWN ? 20 : 0;
+		top = table_default_top(format);
 
 	struct kp_diag dd = { 0 };
 	struct kp_devdb db;
@@ -208,13 +210,17 @@ int cmd_diff(int argc, char **argv)
 		status = KP_USAGE;
 		goto out;
 	}
-	struct kp_gate_hit hits[64];
 	double gate = isnan(fail_above) ? -1 : fail_above;
-	size_t nhits = diff_gate(&df, gate, min_pct, hits, 64);
+	size_t nhits = diff_gate(&df, gate, min_pct, NULL, 0);
+	struct kp_gate_hit *hits = xcalloc(nhits + 1, sizeof(*hits));
+	diff_gate(&df, gate, min_pct, hits, nhits);
 	diff_select(&df, top, min_pct);
-	struct kp_diff_render_opts ro = { .format = format, .fail_above_pct = gate, .min_pct = min_pct,
-					  .hits = hits, .nhits = nhits, .hits_cap = 64 };
-	diff_render(&df, &ro, stdout);
+	struct kp_diff_render_opts ro = { .fail_above_pct = gate, .min_pct = min_pct, .hits = hits,
+					  .nhits = nhits };
+	struct kp_doc doc;
+	diff_render_doc(&df, &ro, &doc);
+	table_render(&doc, format, 0, stdout);
+	report_free(&doc);
 	for (int i = 0; i < 2; i++) {
 		warn_print(&sd[i].t.warn, stderr);
 		warn_print(&sd[i].r.warn, stderr);
@@ -228,6 +234,7 @@ int cmd_diff(int argc, char **argv)
 		fprintf(stderr, "kprof: regression: and %zu more above --fail-above %g%%\n", nhits - GATE_SHOW, gate);
 	if (nhits)
 		status = KP_REGRESSION;
+	free(hits);
 	diff_free(&df);
 out:
 	for (int i = 0; i < 2; i++) {

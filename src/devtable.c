@@ -1,14 +1,12 @@
 /*
- * devtable.c — the device table as '#' lines and a table in every format (kprof devices).
+ * devtable.c — the device table (kprof devices) as a report document: facts and one table.
  */
 #include "kprof/devtable.h"
 
 #include <stdio.h>
 #include <string.h>
 
-/* Column titles of the peaks, in enum kp_prec order. */
-static const char *const prec_titles[PREC_N] = { "FP64", "FP32", "TF32", "BF16",
-						 "FP16", "FP8",  "INT8" };
+#include "kprof/dtype.h"
 
 /* TFLOP/s: 1 decimal, 3 significant digits under 10 (0.473 and 1.43 keep their digits). */
 static const char *tflops_text(char *buf, size_t cap, double flop_per_s)
@@ -21,137 +19,124 @@ static const char *tflops_text(char *buf, size_t cap, double flop_per_s)
 static void num_or_null(struct kp_table *tb, struct kp_cell *c, double v, const char *human)
 {
 	if (v > 0)
-		cell_num(tb, c, v, human);
+		report_cell_num(tb, c, v, human);
 	else
-		cell_num(tb, c, -1, NULL);
+		report_cell_num(tb, c, -1, NULL);
 }
 
-static void build_table(struct kp_table *tb, const struct kp_device *const *devs, int n,
-			const char *how)
-{
-	char key[32], buf[64];
-	table_init(tb);
-	int c_sms = table_add_col(tb, "SMs", "sms", COL_BOTH, 0);
-	int c_clk = table_add_col(tb, "MHz", "clk_max_mhz", COL_BOTH, 0);
-	int c_mem = table_add_col(tb, "GB", "mem_bytes", COL_BOTH, 0);
-	int c_bw = table_add_col(tb, "GB/s", "dram_byte_per_s", COL_BOTH, 0);
-	int c_mclk = table_add_col(tb, NULL, "mem_clk_mhz", COL_MACHINE, 0);
-	int c_bus = table_add_col(tb, NULL, "bus_bits", COL_MACHINE, 0);
-	int c_nosc = table_add_col(tb, NULL, "no_clock_scaling", COL_MACHINE, 0);
-	int c_peak[PREC_N], c_ref[PREC_N], c_flag[PREC_N];
-	for (int p = 0; p < PREC_N; p++) {
-		const char *pn = prec_name((enum kp_prec)p);
-		snprintf(key, sizeof(key), "%s_%s_per_s", pn, p == PREC_INT8 ? "op" : "flop");
-		c_peak[p] = table_add_col(tb, prec_titles[p], arena_strdup(&tb->arena, key), COL_BOTH, 0);
-		snprintf(key, sizeof(key), "%s_clk_ref_mhz", pn);
-		c_ref[p] = table_add_col(tb, NULL, arena_strdup(&tb->arena, key), COL_MACHINE, 0);
-		snprintf(key, sizeof(key), "%s_flag", pn);
-		c_flag[p] = table_add_col(tb, NULL, arena_strdup(&tb->arena, key), COL_MACHINE, 1);
-	}
-	int c_conf = table_add_col(tb, "Confidence", "confidence", COL_BOTH, 1);
-	int c_src = table_add_col(tb, NULL, "source", COL_MACHINE, 1);
-	int c_how = how ? table_add_col(tb, NULL, "match", COL_MACHINE, 1) : -1;
-	int c_name = table_add_col(tb, "Name", "name", COL_BOTH, 1);
+/* Per precision: the peak, the clock it assumes, its confidence flag. */
+#define PREC_COLS(P, p, T, unit)                                                       \
+	[DC_PEAK + 3 * (P)] = { T, #p "_" unit "_per_s", COL_BOTH, 0 },                \
+	[DC_PEAK + 3 * (P) + 1] = { NULL, #p "_clk_ref_mhz", COL_MACHINE, 0 },          \
+	[DC_PEAK + 3 * (P) + 2] = { NULL, #p "_flag", COL_MACHINE, 1 }
 
-	for (int i = 0; i < n; i++) {
-		const struct kp_device *dv = devs[i];
-		struct kp_cell *c = table_add_row(tb);
-		if (dv->sms > 0)
-			cell_int(tb, &c[c_sms], dv->sms, NULL);
-		if (dv->clk_max_mhz > 0)
-			cell_int(tb, &c[c_clk], dv->clk_max_mhz, NULL);
-		snprintf(buf, sizeof(buf), "%g", dv->mem_gb);
-		num_or_null(tb, &c[c_mem], dv->mem_gb * 1e9, buf);
-		snprintf(buf, sizeof(buf), "%.0f", dv->mem_bw_byte_per_s / 1e9);
-		num_or_null(tb, &c[c_bw], dv->mem_bw_byte_per_s, buf);
-		if (dv->mem_clk_mhz > 0)
-			cell_int(tb, &c[c_mclk], dv->mem_clk_mhz, NULL);
-		if (dv->bus_bits > 0)
-			cell_int(tb, &c[c_bus], dv->bus_bits, NULL);
-		cell_int(tb, &c[c_nosc], dv->no_clock_scaling, NULL);
-		for (int p = 0; p < PREC_N; p++) {
-			const struct kp_peak *pk = &dv->peak[p];
-			num_or_null(tb, &c[c_peak[p]], pk->flop_per_s,
-				    tflops_text(buf, sizeof(buf), pk->flop_per_s));
-			if (pk->flop_per_s > 0 && pk->clk_ref_mhz > 0)
-				cell_int(tb, &c[c_ref[p]], pk->clk_ref_mhz, NULL);
-			cell_str(tb, &c[c_flag[p]], pk->flag, NULL);
-		}
-		cell_str(tb, &c[c_conf], dv->confidence, NULL);
-		cell_str(tb, &c[c_src], dv->source, NULL);
-		if (how)
-			cell_str(tb, &c[c_how], how, NULL);
-		cell_str(tb, &c[c_name], dv->name, NULL);
-	}
-}
+/* The device table's columns, in print order (kprof(1), DEVICES). */
+enum dev_col {
+	DC_SMS, DC_CLK, DC_MEM, DC_BW, DC_MCLK, DC_BUS, DC_NOSC,
+	DC_PEAK, /* 3 columns per enum kp_prec */
+	DC_CONF = DC_PEAK + 3 * PREC_N, DC_SRC, DC_HOW, DC_NAME, DC_N
+};
 
-/* '#' lines of one matched entry: each peak with its clock and flag, and the source. */
-static void entry_lines(FILE *fp, const char *pre, const struct kp_device *dv)
+static const struct kp_col dev_cols[DC_N] = {
+	[DC_SMS] = { "SMs", "sms", COL_BOTH, 0 },
+	[DC_CLK] = { "MHz", "clk_max_mhz", COL_BOTH, 0 },
+	[DC_MEM] = { "GB", "mem_bytes", COL_BOTH, 0 },
+	[DC_BW] = { "GB/s", "dram_byte_per_s", COL_BOTH, 0 },
+	[DC_MCLK] = { NULL, "mem_clk_mhz", COL_MACHINE, 0 },
+	[DC_BUS] = { NULL, "bus_bits", COL_MACHINE, 0 },
+	[DC_NOSC] = { NULL, "no_clock_scaling", COL_MACHINE, 0 },
+	PREC_COLS(PREC_FP64, fp64, "FP64", "flop"),
+	PREC_COLS(PREC_FP32, fp32, "FP32", "flop"),
+	PREC_COLS(PREC_TF32, tf32, "TF32", "flop"),
+	PREC_COLS(PREC_BF16, bf16, "BF16", "flop"),
+	PREC_COLS(PREC_FP16, fp16, "FP16", "flop"),
+	PREC_COLS(PREC_FP8, fp8, "FP8", "flop"),
+	PREC_COLS(PREC_INT8, int8, "INT8", "op"),
+	[DC_CONF] = { "Confidence", "confidence", COL_BOTH, 1 },
+	[DC_SRC] = { NULL, "source", COL_MACHINE, 1 },
+	[DC_HOW] = { NULL, "match", 0, 1 },   /* a lookup: machine */
+	[DC_NAME] = { "Name", "name", COL_BOTH, 1 },
+};
+
+static void build_table(struct kp_doc *doc, const struct kp_device *const *devs, int n, const char *how)
 {
 	char buf[64];
+	struct kp_table *tb = report_table(doc, "rows", dev_cols, DC_N);
+	if (how)
+		report_col_show(tb, DC_HOW, COL_MACHINE);
+	for (int i = 0; i < n; i++) {
+		const struct kp_device *dv = devs[i];
+		struct kp_cell *c = report_row(tb);
+		if (dv->sms > 0)
+			report_cell_int(tb, &c[DC_SMS], dv->sms, NULL);
+		if (dv->clk_max_mhz > 0)
+			report_cell_int(tb, &c[DC_CLK], dv->clk_max_mhz, NULL);
+		snprintf(buf, sizeof(buf), "%g", dv->mem_gb);
+		num_or_null(tb, &c[DC_MEM], dv->mem_gb * 1e9, buf);
+		snprintf(buf, sizeof(buf), "%.0f", dv->mem_bw_byte_per_s / 1e9);
+		num_or_null(tb, &c[DC_BW], dv->mem_bw_byte_per_s, buf);
+		if (dv->mem_clk_mhz > 0)
+			report_cell_int(tb, &c[DC_MCLK], dv->mem_clk_mhz, NULL);
+		if (dv->bus_bits > 0)
+			report_cell_int(tb, &c[DC_BUS], dv->bus_bits, NULL);
+		report_cell_int(tb, &c[DC_NOSC], dv->no_clock_scaling, NULL);
+		for (int p = 0; p < PREC_N; p++) {
+			const struct kp_peak *pk = &dv->peak[p];
+			struct kp_cell *pc = &c[DC_PEAK + 3 * p];
+			num_or_null(tb, &pc[0], pk->flop_per_s, tflops_text(buf, sizeof(buf), pk->flop_per_s));
+			if (pk->flop_per_s > 0 && pk->clk_ref_mhz > 0)
+				report_cell_int(tb, &pc[1], pk->clk_ref_mhz, NULL);
+			report_cell_str(tb, &pc[2], pk->flag, NULL);
+		}
+		report_cell_str(tb, &c[DC_CONF], dv->confidence, NULL);
+		report_cell_str(tb, &c[DC_SRC], dv->source, NULL);
+		report_cell_str(tb, &c[DC_HOW], how, NULL);
+		report_cell_str(tb, &c[DC_NAME], dv->name, NULL);
+	}
+}
+
+/* The facts of one matched entry: each peak with its clock and flag, and the source. */
+static void entry_facts(struct kp_doc *doc, const struct kp_device *dv)
+{
+	char buf[64], clk[64];
 	for (int p = 0; p < PREC_N; p++) {
 		const struct kp_peak *pk = &dv->peak[p];
 		if (pk->flop_per_s <= 0)
 			continue;
-		fprintf(fp, "%s%-10s %s %s", pre, prec_name((enum kp_prec)p),
-			tflops_text(buf, sizeof(buf), pk->flop_per_s),
-			p == PREC_INT8 ? "TOP/s" : "TFLOP/s");
 		if (dv->no_clock_scaling)
-			fputs(" (not clock-scaled)", fp);
+			snprintf(clk, sizeof(clk), " (not clock-scaled)");
 		else if (pk->clk_ref_mhz > 0)
-			fprintf(fp, " at %d MHz", pk->clk_ref_mhz);
+			snprintf(clk, sizeof(clk), " at %d MHz", pk->clk_ref_mhz);
 		else
-			fputs(" (clock unknown, not scaled)", fp);
-		fprintf(fp, ", %s\n", pk->flag);
+			snprintf(clk, sizeof(clk), " (clock unknown, not scaled)");
+		report_fact_textf(doc, prec_name((enum kp_prec)p), NULL, "%s %s%s, %s",
+				  tflops_text(buf, sizeof(buf), pk->flop_per_s),
+				  p == PREC_INT8 ? "TOP/s" : "TFLOP/s", clk, pk->flag);
 	}
-	fprintf(fp, "%s%-10s %.0f GB/s, %s", pre, "dram", dv->mem_bw_byte_per_s / 1e9, dv->bw_flag);
+	clk[0] = '\0';
 	if (dv->mem_clk_mhz > 0 && dv->bus_bits > 0)
-		fprintf(fp, " (%d MHz x 2 x %d bits / 8 = %.0f GB/s)", dv->mem_clk_mhz, dv->bus_bits,
-			dv->mem_clk_mhz * 2.0 * dv->bus_bits / 8 / 1e3);
-	fputc('\n', fp);
-	fprintf(fp, "%s%-10s %s\n", pre, "source", dv->source);
+		snprintf(clk, sizeof(clk), " (%d MHz x 2 x %d bits / 8 = %.0f GB/s)", dv->mem_clk_mhz,
+			 dv->bus_bits, dv->mem_clk_mhz * 2.0 * dv->bus_bits / 8 / 1e3);
+	report_fact_textf(doc, "dram", NULL, "%.0f GB/s, %s%s", dv->mem_bw_byte_per_s / 1e9, dv->bw_flag, clk);
+	report_fact_text(doc, "source", NULL, dv->source);
 }
 
-void devtable_render(const struct kp_devdb *db, const struct kp_device *const *devs, int n,
-		     const char *query, const char *how, enum kp_format format, FILE *fp)
+void devtable_doc(const struct kp_devdb *db, const struct kp_device *const *devs, int n,
+		  const char *query, const char *how, struct kp_doc *doc)
 {
-	struct kp_table tb;
-	build_table(&tb, devs, n, how);
-	const char *pre = format == FMT_MARKDOWN ? "    " : "# ";
-	switch (format) {
-	case FMT_CSV:
-		table_render(&tb, FMT_CSV, fp);
-		break;
-	case FMT_JSON:
-		fprintf(fp, "{\n  \"kprof\": {\"version\": \"%s\", \"command\": \"devices\"},\n",
-			KPROF_VERSION);
-		fputs("  \"device_db\": ", fp);
-		json_put_str(fp, db->origin);
-		if (query) {
-			fputs(",\n  \"query\": ", fp);
-			json_put_str(fp, query);
-			fputs(",\n  \"match\": ", fp);
-			json_put_str(fp, how);
-		}
-		fputs(",\n  \"rows\": ", fp);
-		table_render(&tb, FMT_JSON, fp);
-		fputs("\n}\n", fp);
-		break;
-	default:
-		fprintf(fp, "%s%-10s %s (%d entries)\n", pre, "device_db", db->origin, db->ndev);
-		if (query) {
-			fprintf(fp, "%s%-10s %s\n", pre, "query", query);
-			fprintf(fp, "%s%-10s %s (%s)\n", pre, "match", devs[0]->name, how);
-			entry_lines(fp, pre, devs[0]);
-		} else {
-			fprintf(fp, "%s%-10s dense TFLOP/s (INT8: TOP/s) at the SM clock each assumes; "
-				    "'-' unknown\n", pre, "peaks");
-		}
-		if (format == FMT_MARKDOWN)
-			fputc('\n', fp);
-		table_render(&tb, format, fp);
-		break;
+	report_init(doc, "devices", 9);
+	report_fact_textf(doc, "device_db", NULL, "%s (%d entries)", db->origin, db->ndev);
+	report_fact_text(doc, NULL, "device_db", db->origin);
+	if (query) {
+		report_summary(doc, "'%s' is %s (%s)", query, devs[0]->name, how);
+		report_fact_text(doc, "query", "query", query);
+		report_fact_textf(doc, "match", NULL, "%s (%s)", devs[0]->name, how);
+		report_fact_text(doc, NULL, "match", how);
+		entry_facts(doc, devs[0]);
+	} else {
+		report_summary(doc, "%d entries in %s", db->ndev, db->origin);
+		report_fact_text(doc, "peaks", NULL,
+				 "dense TFLOP/s (INT8: TOP/s) at the SM clock each assumes; '-' unknown");
 	}
-	table_free(&tb);
+	build_table(doc, devs, n, how);
 }
-

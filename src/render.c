@@ -1,9 +1,11 @@
 /*
- * render.c — analysis report -> '#' header lines and a table of cells; the json envelope.
+ * render.c — an analysis as a report document: header facts, json objects, rows and measured tables.
  */
 #include "kprof/render.h"
 
 #include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "kprof/dtype.h"
@@ -25,75 +27,99 @@ static void flags_text(unsigned f, char *buf, size_t cap)
 		strncat(buf, buf[0] ? ",unlinked" : "unlinked", cap - strlen(buf) - 1);
 }
 
-void render_report_table(const struct kp_report *r, const struct kp_render_opts *o,
-			 struct kp_table *tb)
+/* The rows table's columns, in print order (kprof-analyze(1), OUTPUT). */
+enum an_col {
+	AC_TIME, AC_PCT, AC_CALLS, AC_AVG, AC_MED, AC_MIN, AC_MAX, AC_FLOPS, AC_BYTES, AC_TFLOPS,
+	AC_GBPS, AC_PPF, AC_PPB, AC_AI, AC_BOUND, AC_PREC, AC_PEAKP, AC_FLAGS, AC_SHAPE, AC_OP,
+	AC_NAME, AC_N
+};
+
+static const struct kp_col an_cols[AC_N] = {
+	[AC_TIME] = { "Time", "time_ns", COL_BOTH, 0 },
+	[AC_PCT] = { "Time%", "time_pct", COL_BOTH, 0 },
+	[AC_CALLS] = { "Calls", "calls", COL_BOTH, 0 },
+	[AC_AVG] = { "Avg", "avg_ns", COL_BOTH, 0 },
+	[AC_MED] = { "Med", "med_ns", COL_MACHINE, 0 },   /* --stats: both */
+	[AC_MIN] = { "Min", "min_ns", COL_MACHINE, 0 },
+	[AC_MAX] = { "Max", "max_ns", COL_MACHINE, 0 },
+	[AC_FLOPS] = { "GFLOP", "flops", COL_MACHINE, 0 },
+	[AC_BYTES] = { "MB", "bytes", COL_MACHINE, 0 },
+	[AC_TFLOPS] = { "TFLOP/s", "flops_per_s", COL_BOTH, 0 },
+	[AC_GBPS] = { "GB/s", "bytes_per_s", COL_BOTH, 0 },
+	[AC_PPF] = { "%Peak", "pct_peak_flops", COL_BOTH, 0 },
+	[AC_PPB] = { "%BW", "pct_peak_bw", COL_BOTH, 0 },
+	[AC_AI] = { "FLOP/B", "intensity", COL_BOTH, 0 },
+	[AC_BOUND] = { "Bound", "bound", COL_BOTH, 1 },
+	[AC_PREC] = { "Prec", "dtype", COL_BOTH, 1 },
+	[AC_PEAKP] = { "PeakPrec", "prec", COL_MACHINE, 1 },
+	[AC_FLAGS] = { "Flags", "flags", COL_BOTH, 1 },
+	[AC_SHAPE] = { "Shape", "shape", COL_MACHINE, 1 },  /* op-shape: both */
+	[AC_OP] = { "Op", "op", COL_MACHINE, 1 },           /* kernel rows: both */
+	[AC_NAME] = { "Kernel", "name", COL_BOTH, 1 },      /* op rows: "Op" */
+};
+
+static void rows_table(const struct kp_report *r, const struct kp_render_opts *o, struct kp_doc *doc)
 {
 	int by_kernel = r->group == GROUP_KERNEL;
-	table_init(tb);
-	int c_time = table_add_col(tb, "Time", "time_ns", COL_BOTH, 0);
-	int c_pct = table_add_col(tb, "Time%", "time_pct", COL_BOTH, 0);
-	int c_calls = table_add_col(tb, "Calls", "calls", COL_BOTH, 0);
-	int c_avg = table_add_col(tb, "Avg", "avg_ns", COL_BOTH, 0);
-	int c_med = table_add_col(tb, "Med", "med_ns", o->stats ? COL_BOTH : COL_MACHINE, 0);
-	int c_min = table_add_col(tb, "Min", "min_ns", o->stats ? COL_BOTH : COL_MACHINE, 0);
-	int c_max = table_add_col(tb, "Max", "max_ns", o->stats ? COL_BOTH : COL_MACHINE, 0);
-	int c_flops = table_add_col(tb, "GFLOP", "flops", COL_MACHINE, 0);
-	int c_bytes = table_add_col(tb, "MB", "bytes", COL_MACHINE, 0);
-	int c_tfl = table_add_col(tb, "TFLOP/s", "flops_per_s", COL_BOTH, 0);
-	int c_gbs = table_add_col(tb, "GB/s", "bytes_per_s", COL_BOTH, 0);
-	int c_ppf = table_add_col(tb, "%Peak", "pct_peak_flops", COL_BOTH, 0);
-	int c_ppb = table_add_col(tb, "%BW", "pct_peak_bw", COL_BOTH, 0);
-	int c_ai = table_add_col(tb, "FLOP/B", "intensity", COL_BOTH, 0);
-	int c_bound = table_add_col(tb, "Bound", "bound", COL_BOTH, 1);
-	int c_prec = table_add_col(tb, "Prec", "dtype", COL_BOTH, 1);
-	int c_peakp = table_add_col(tb, "PeakPrec", "prec", COL_MACHINE, 1);
-	int c_flags = table_add_col(tb, "Flags", "flags", COL_BOTH, 1);
-	int c_shape = table_add_col(tb, "Shape", "shape",
-				    r->group == GROUP_OP_SHAPE ? COL_BOTH : COL_MACHINE, 1);
-	int c_op = table_add_col(tb, "Op", "op", by_kernel ? COL_BOTH : COL_MACHINE, 1);
-	int c_name = table_add_col(tb, by_kernel ? "Kernel" : "Op", "name", COL_BOTH, 1);
+	struct kp_table *tb = report_table(doc, "rows", an_cols, AC_N);
+	if (o->stats) {
+		report_col_show(tb, AC_MED, COL_BOTH);
+		report_col_show(tb, AC_MIN, COL_BOTH);
+		report_col_show(tb, AC_MAX, COL_BOTH);
+	}
+	if (r->group == GROUP_OP_SHAPE)
+		report_col_show(tb, AC_SHAPE, COL_BOTH);
+	if (by_kernel)
+		report_col_show(tb, AC_OP, COL_BOTH);
+	else
+		report_col_title(tb, AC_NAME, "Op");
 
 	char b[128];
 	for (size_t i = 0; i < r->nrows; i++) {
 		const struct kp_row *row = &r->rows[i];
-		struct kp_cell *c = table_add_row(tb);
+		struct kp_cell *c = report_row(tb);
 		int others = row->flags & ROW_OTHERS;
-		cell_int(tb, &c[c_time], row->time_ns, units_time(b, sizeof(b), row->time_ns));
-		cell_num(tb, &c[c_pct], row->time_pct, units_fixed(b, sizeof(b), row->time_pct, 1, 1));
-		cell_int(tb, &c[c_calls], row->calls, NULL);
+		report_cell_int(tb, &c[AC_TIME], row->time_ns, units_time(b, sizeof(b), row->time_ns));
+		report_cell_num(tb, &c[AC_PCT], row->time_pct, units_fixed(b, sizeof(b), row->time_pct, 1, 1));
+		report_cell_int(tb, &c[AC_CALLS], row->calls, NULL);
 		int64_t avg = row->calls ? row->time_ns / row->calls : 0;
 		if (others) {
-			cell_num(tb, &c[c_avg], -1, "-");
+			report_cell_num(tb, &c[AC_AVG], -1, "-");
 		} else {
-			cell_int(tb, &c[c_avg], avg, units_time(b, sizeof(b), avg));
-			cell_int(tb, &c[c_med], row->med_ns, units_time(b, sizeof(b), row->med_ns));
-			cell_int(tb, &c[c_min], row->min_ns, units_time(b, sizeof(b), row->min_ns));
-			cell_int(tb, &c[c_max], row->max_ns, units_time(b, sizeof(b), row->max_ns));
+			report_cell_int(tb, &c[AC_AVG], avg, units_time(b, sizeof(b), avg));
+			report_cell_int(tb, &c[AC_MED], row->med_ns, units_time(b, sizeof(b), row->med_ns));
+			report_cell_int(tb, &c[AC_MIN], row->min_ns, units_time(b, sizeof(b), row->min_ns));
+			report_cell_int(tb, &c[AC_MAX], row->max_ns, units_time(b, sizeof(b), row->max_ns));
 		}
 		if (row->flops >= 0)
-			cell_int(tb, &c[c_flops], row->flops, NULL);
+			report_cell_int(tb, &c[AC_FLOPS], row->flops, NULL);
 		if (row->bytes >= 0)
-			cell_int(tb, &c[c_bytes], row->bytes, NULL);
-		cell_num(tb, &c[c_tfl], row->flops_per_s, units_fixed(b, sizeof(b), row->flops_per_s, 1e12, 1));
-		cell_num(tb, &c[c_gbs], row->bytes_per_s, units_fixed(b, sizeof(b), row->bytes_per_s, 1e9, 1));
-		cell_num(tb, &c[c_ppf], row->pct_peak_flops,
-			 units_fixed(b, sizeof(b), row->pct_peak_flops, 1, 1));
-		cell_num(tb, &c[c_ppb], row->pct_peak_bw, units_fixed(b, sizeof(b), row->pct_peak_bw, 1, 1));
-		cell_num(tb, &c[c_ai], row->intensity, units_fixed(b, sizeof(b), row->intensity, 1, 1));
-		cell_str(tb, &c[c_bound], row->bound, row->bound ? NULL : "-");
-		cell_str(tb, &c[c_prec], row->dtype, row->dtype ? NULL : "-");
-		cell_str(tb, &c[c_peakp], row->prec, NULL);
+			report_cell_int(tb, &c[AC_BYTES], row->bytes, NULL);
+		report_cell_num(tb, &c[AC_TFLOPS], row->flops_per_s,
+				units_fixed(b, sizeof(b), row->flops_per_s, 1e12, 1));
+		report_cell_num(tb, &c[AC_GBPS], row->bytes_per_s,
+				units_fixed(b, sizeof(b), row->bytes_per_s, 1e9, 1));
+		report_cell_num(tb, &c[AC_PPF], row->pct_peak_flops,
+				units_fixed(b, sizeof(b), row->pct_peak_flops, 1, 1));
+		report_cell_num(tb, &c[AC_PPB], row->pct_peak_bw,
+				units_fixed(b, sizeof(b), row->pct_peak_bw, 1, 1));
+		report_cell_num(tb, &c[AC_AI], row->intensity, units_fixed(b, sizeof(b), row->intensity, 1, 1));
+		report_cell_str(tb, &c[AC_BOUND], row->bound, row->bound ? NULL : "-");
+		report_cell_str(tb, &c[AC_PREC], row->dtype, row->dtype ? NULL : "-");
+		report_cell_str(tb, &c[AC_PEAKP], row->prec, NULL);
 		flags_text(row->flags & ~ROW_UNLINKED, b, sizeof(b));
 		if (b[0])
-			cell_str(tb, &c[c_flags], arena_strdup(&tb->arena, b), NULL);
+			report_cell_str(tb, &c[AC_FLAGS], arena_strdup(&doc->arena, b), NULL);
 		else
-			cell_str(tb, &c[c_flags], NULL, "-");
-		cell_str(tb, &c[c_shape], row->shape, row->shape ? NULL : "-");
-		cell_str(tb, &c[c_op], row->op, row->op ? NULL : "(several)");
+			report_cell_str(tb, &c[AC_FLAGS], NULL, "-");
+		if (row->flags & ROW_OVER_PEAK)
+			c[AC_FLAGS].tone = TONE_WARN;
+		report_cell_str(tb, &c[AC_SHAPE], row->shape, row->shape ? NULL : "-");
+		report_cell_str(tb, &c[AC_OP], row->op, row->op ? NULL : "(several)");
 		const char *shown = row->name;
-		if (by_kernel && !o->full_names && o->format != FMT_CSV && o->format != FMT_JSON)
-			shown = analyze_short_name(&tb->arena, row->name);
-		cell_str(tb, &c[c_name], row->name, shown);
+		if (by_kernel && !o->full_names)
+			shown = analyze_short_name(&doc->arena, row->name);
+		report_cell_str(tb, &c[AC_NAME], row->name, shown);
 	}
 }
 
@@ -132,174 +158,154 @@ void render_device_line(const struct kp_report *r, char *buf, size_t cap)
 		snprintf(buf + n, cap - n, ", DRAM %.0f GB/s", devdb_peak_bw(d, 0) / 1e9);
 }
 
-static void header_lines(const struct kp_report *r, FILE *fp, const char *pfx)
+static const char *group_name(enum kp_group g)
+{
+	return g == GROUP_KERNEL ? "kernel" : g == GROUP_OP ? "op" : "op-shape";
+}
+
+/* '#' lines / markdown list: what was read, against which peaks, and the totals */
+static void human_facts(const struct kp_report *r, struct kp_doc *doc)
 {
 	const struct kp_trace *t = r->trace;
 	char b1[64], b2[64], dev[1024];
-	fprintf(fp, "%sinput   %s  (%" PRId64 " events, %zu ops, %zu launches, %zu GPU events%s)\n",
-		pfx, t->display, t->nevents, t->nops, t->nlaunches, t->ngpu,
-		t->truncated ? ", truncated" : "");
+	report_fact_textf(doc, "input", NULL, "%s  (%" PRId64 " events, %zu ops, %zu launches, %zu GPU events%s)",
+			  t->display, t->nevents, t->nops, t->nlaunches, t->ngpu,
+			  t->truncated ? ", truncated" : "");
 	render_device_line(r, dev, sizeof(dev));
-	fprintf(fp, "%sdevice  %s\n", pfx, dev);
+	report_fact_text(doc, "device", NULL, dev);
 	if (r->clock_source == CLOCK_TRACE)
-		fprintf(fp, "%sclock   trace: %.0f MHz SM clock, time-weighted over kernels\n", pfx,
-			r->sm_clock_mhz);
+		report_fact_textf(doc, "clock", NULL, "trace: %.0f MHz SM clock, time-weighted over kernels",
+				  r->sm_clock_mhz);
 	else if (r->clock_source == CLOCK_OPTION)
-		fprintf(fp, "%sclock   option: --sm-clock %.0f MHz\n", pfx, r->sm_clock_mhz);
+		report_fact_textf(doc, "clock", NULL, "option: --sm-clock %.0f MHz", r->sm_clock_mhz);
 	else
-		fprintf(fp, "%sclock   datasheet: each peak at the clock it assumes (no clock in the trace)\n", pfx);
-	fprintf(fp, "%sspan    %s, GPU busy %s", pfx, units_time(b1, sizeof(b1), r->tot.span_ns),
-		units_time(b2, sizeof(b2), r->tot.gpu_busy_ns));
+		report_fact_text(doc, "clock", NULL,
+				 "datasheet: each peak at the clock it assumes (no clock in the trace)");
+	char busy[32] = "";
 	if (r->tot.span_ns > 0)
-		fprintf(fp, " (%.1f%%)", 100.0 * r->tot.gpu_busy_ns / r->tot.span_ns);
-	fprintf(fp, ", GPU time %s\n", units_time(b1, sizeof(b1), r->tot.gpu_time_ns));
-	fprintf(fp, "%swork    %" PRId64 " kernels, %" PRId64 " memcpy/memset, %" PRId64
-		" op calls, %" PRId64 " unlinked", pfx, r->tot.kernels, r->tot.memops, r->tot.ops,
-		r->tot.unlinked);
+		snprintf(busy, sizeof(busy), " (%.1f%%)", 100.0 * r->tot.gpu_busy_ns / r->tot.span_ns);
+	report_fact_textf(doc, "span", NULL, "%s, GPU busy %s%s, GPU time %s",
+			  units_time(b1, sizeof(b1), r->tot.span_ns),
+			  units_time(b2, sizeof(b2), r->tot.gpu_busy_ns), busy,
+			  units_time(dev, sizeof(dev), r->tot.gpu_time_ns));
+	char steps[48] = "";
 	if (r->tot.steps)
-		fprintf(fp, ", %" PRId64 " steps", r->tot.steps);
-	fputc('\n', fp);
-	fprintf(fp, "%sflops   %s FLOP total (modelled), %s bytes compulsory\n", pfx,
-		units_count(b1, sizeof(b1), (double)r->tot.flops),
-		units_count(b2, sizeof(b2), (double)r->tot.bytes));
+		snprintf(steps, sizeof(steps), ", %" PRId64 " steps", r->tot.steps);
+	report_fact_textf(doc, "work", NULL, "%" PRId64 " kernels, %" PRId64 " memcpy/memset, %" PRId64
+			  " op calls, %" PRId64 " unlinked%s", r->tot.kernels, r->tot.memops, r->tot.ops,
+			  r->tot.unlinked, steps);
+	report_fact_textf(doc, "flops", NULL, "%s FLOP total (modelled), %s bytes compulsory",
+			  units_count(b1, sizeof(b1), (double)r->tot.flops),
+			  units_count(b2, sizeof(b2), (double)r->tot.bytes));
 	if (t->ngpu == 0)
-		fprintf(fp, "%snote    the trace holds no GPU events (kernels, memcpy, memset): the GPU table is empty\n", pfx);
+		report_fact_text(doc, "note", NULL,
+				 "the trace holds no GPU events (kernels, memcpy, memset): the GPU table is empty");
+}
+
+/* json: the input, device and totals objects */
+static void machine_facts(const struct kp_report *r, struct kp_doc *doc)
+{
+	const struct kp_trace *t = r->trace;
+	report_fact_text(doc, NULL, "input", t->display);
+	report_fact_bool(doc, NULL, "truncated", t->truncated);
+	report_fact_text(doc, NULL, "group_by", group_name(r->group));
+	report_object(doc, "device");
+	report_fact_text(doc, NULL, "name", r->device_name);
+	report_fact_text(doc, NULL, "matched", r->dev ? r->dev->name : NULL);
+	report_fact_text(doc, NULL, "match", r->dev ? r->match : NULL);
+	report_fact_num(doc, NULL, "sm_clock_mhz", r->clock_source == CLOCK_DATASHEET ? NAN : r->sm_clock_mhz);
+	report_fact_text(doc, NULL, "clock_source", clock_source_name(r->clock_source));
+	report_fact_rate(doc, NULL, "peak_dram_bytes_per_s", r->dev ? devdb_peak_bw(r->dev, 0) : NAN, "B/s");
+	report_end(doc);
+	report_object(doc, "totals");
+	report_fact_time(doc, NULL, "span_ns", r->tot.span_ns);
+	report_fact_time(doc, NULL, "gpu_busy_ns", r->tot.gpu_busy_ns);
+	report_fact_time(doc, NULL, "gpu_time_ns", r->tot.gpu_time_ns);
+	report_fact_count(doc, NULL, "kernels", r->tot.kernels);
+	report_fact_count(doc, NULL, "memops", r->tot.memops);
+	report_fact_count(doc, NULL, "ops", r->tot.ops);
+	report_fact_count(doc, NULL, "unlinked", r->tot.unlinked);
+	report_fact_count(doc, NULL, "steps", r->tot.steps);
+	if (r->tot.flops >= 0)
+		report_fact_count(doc, NULL, "flops", r->tot.flops);
+	else
+		report_fact_null(doc, NULL, "flops");
+	if (r->tot.bytes >= 0)
+		report_fact_count(doc, NULL, "bytes", r->tot.bytes);
+	else
+		report_fact_null(doc, NULL, "bytes");
+	report_end(doc);
 }
 
 /* The measured table of cuda_profiler_range records (see kp_mrow). */
-static void measured_table(const struct kp_report *r, struct kp_table *tb)
-{
-	table_init(tb);
-	int c_calls = table_add_col(tb, "Calls", "calls", COL_BOTH, 0);
-	int c64 = table_add_col(tb, "FP64 GFLOP", "flops_fp64", COL_BOTH, 0);
-	int c32 = table_add_col(tb, "FP32 GFLOP", "flops_fp32", COL_BOTH, 0);
-	int c16 = table_add_col(tb, "FP16 GFLOP", "flops_fp16", COL_BOTH, 0);
-	int c_name = table_add_col(tb, "Kernel (measured)", "name", COL_BOTH, 1);
-	char b[64];
-	for (size_t i = 0; i < r->nmrows; i++) {
-		const struct kp_mrow *m = &r->mrows[i];
-		struct kp_cell *c = table_add_row(tb);
-		cell_int(tb, &c[c_calls], m->calls, NULL);
-		int cols[3] = { c64, c32, c16 };
-		for (int k = 0; k < 3; k++) {
-			if (m->flops[k] >= 0)
-				cell_int(tb, &c[cols[k]], m->flops[k],
-					 units_fixed(b, sizeof(b), (double)m->flops[k], 1e9, 3));
-			else
-				cell_num(tb, &c[cols[k]], -1, "-");
-		}
-		cell_str(tb, &c[c_name], m->name, analyze_short_name(&tb->arena, m->name));
-	}
-}
+enum m_col { MC_CALLS, MC_FP64, MC_FP32, MC_FP16, MC_NAME, MC_N };
 
-static void measured_section(const struct kp_report *r, FILE *fp, int markdown)
+static const struct kp_col m_cols[MC_N] = {
+	[MC_CALLS] = { "Calls", "calls", COL_BOTH, 0 },
+	[MC_FP64] = { "FP64 GFLOP", "flops_fp64", COL_BOTH, 0 },
+	[MC_FP32] = { "FP32 GFLOP", "flops_fp32", COL_BOTH, 0 },
+	[MC_FP16] = { "FP16 GFLOP", "flops_fp16", COL_BOTH, 0 },
+	[MC_NAME] = { "Kernel (measured)", "name", COL_BOTH, 1 },
+};
+
+static void measured_table(const struct kp_report *r, struct kp_doc *doc)
 {
 	if (!r->nmrows)
 		return;
-	struct kp_table tb;
-	measured_table(r, &tb);
-	fprintf(fp, "%s%zu cuda_profiler_range records (CUPTI range profiler): FLOPs from SASS FP instruction counts (add + mul + 2 x fma; tensor-core instructions not counted); their durations are profiler spacing, not kernel time\n",
-		markdown ? "\n    " : "# measured  ", r->trace->nranges);
-	if (markdown)
-		fputc('\n', fp);
-	table_render(&tb, markdown ? FMT_MARKDOWN : FMT_TABLE, fp);
-	table_free(&tb);
+	report_fact_textf(doc, "measured", NULL, "%zu cuda_profiler_range records (CUPTI range profiler): FLOPs from SASS FP instruction counts (add + mul + 2 x fma; tensor-core instructions not counted); their durations are profiler spacing, not kernel time",
+			  r->trace->nranges);
+	struct kp_table *tb = report_table(doc, "measured", m_cols, MC_N);
+	char b[64];
+	for (size_t i = 0; i < r->nmrows; i++) {
+		const struct kp_mrow *m = &r->mrows[i];
+		struct kp_cell *c = report_row(tb);
+		report_cell_int(tb, &c[MC_CALLS], m->calls, NULL);
+		for (int k = 0; k < 3; k++) {
+			if (m->flops[k] >= 0)
+				report_cell_int(tb, &c[MC_FP64 + k], m->flops[k],
+						units_fixed(b, sizeof(b), (double)m->flops[k], 1e9, 3));
+			else
+				report_cell_num(tb, &c[MC_FP64 + k], -1, "-");
+		}
+		report_cell_str(tb, &c[MC_NAME], m->name, analyze_short_name(&doc->arena, m->name));
+	}
 }
 
-static void json_warnings(const struct kp_warnings *w, FILE *fp, int *first)
+static void warnings(const struct kp_warnings *w, struct kp_doc *doc)
 {
+	char buf[512];
 	for (int i = 0; i < w->nkinds; i++) {
 		const struct kp_warn_kind *k = &w->k[i];
-		for (int j = 0; j < k->nshown; j++) {
-			fputs(*first ? "\n    " : ",\n    ", fp);
-			*first = 0;
-			json_put_str(fp, k->shown[j]);
-		}
+		for (int j = 0; j < k->nshown; j++)
+			report_fact_text(doc, NULL, NULL, k->shown[j]);
 		if (k->count > k->nshown) {
-			char buf[512];
-			snprintf(buf, sizeof(buf), "warning: skipped %ld more %s", k->count - k->nshown,
-				 k->kind);
-			fputs(*first ? "\n    " : ",\n    ", fp);
-			*first = 0;
-			json_put_str(fp, buf);
+			snprintf(buf, sizeof(buf), "warning: skipped %ld more %s", k->count - k->nshown, k->kind);
+			report_fact_text(doc, NULL, NULL, buf);
 		}
 	}
+}
+
+void render_report_doc(const struct kp_report *r, const struct kp_render_opts *o, struct kp_doc *doc)
+{
+	char b1[32], b2[32];
+	report_init(doc, "analyze", 6);
+	report_summary(doc, "%s GPU time in %" PRId64 " GPU events, %s span",
+		       units_time(b1, sizeof(b1), r->tot.gpu_time_ns), r->tot.kernels + r->tot.memops,
+		       units_time(b2, sizeof(b2), r->tot.span_ns));
+	human_facts(r, doc);
+	machine_facts(r, doc);
+	rows_table(r, o, doc);
+	measured_table(r, doc);
+	report_array(doc, "warnings", 1);
+	warnings(&r->trace->warn, doc);
+	warnings(&r->warn, doc);
+	report_end(doc);
 }
 
 void render_report(const struct kp_report *r, const struct kp_render_opts *o, FILE *fp)
 {
-	struct kp_table tb;
-	render_report_table(r, o, &tb);
-	switch (o->format) {
-	case FMT_CSV:
-		table_render(&tb, FMT_CSV, fp);
-		break;
-	case FMT_JSON: {
-		const struct kp_trace *t = r->trace;
-		fprintf(fp, "{\n  \"kprof\": {\"version\": \"%s\", \"command\": \"analyze\"},\n", KPROF_VERSION);
-		fputs("  \"input\": ", fp);
-		json_put_str(fp, t->display);
-		fprintf(fp, ",\n  \"truncated\": %s,\n", t->truncated ? "true" : "false");
-		fputs("  \"group_by\": ", fp);
-		json_put_str(fp, r->group == GROUP_KERNEL ? "kernel" : r->group == GROUP_OP ? "op" : "op-shape");
-		fputs(",\n  \"device\": {\"name\": ", fp);
-		json_put_str(fp, r->device_name);
-		fputs(", \"matched\": ", fp);
-		json_put_str(fp, r->dev ? r->dev->name : NULL);
-		fputs(", \"match\": ", fp);
-		json_put_str(fp, r->dev ? r->match : NULL);
-		fputs(", \"sm_clock_mhz\": ", fp);
-		if (r->clock_source == CLOCK_DATASHEET)
-			fputs("null", fp);
-		else
-			json_put_num(fp, r->sm_clock_mhz);
-		fputs(", \"clock_source\": ", fp);
-		json_put_str(fp, clock_source_name(r->clock_source));
-		fputs(", \"peak_dram_bytes_per_s\": ", fp);
-		json_put_num(fp, r->dev ? devdb_peak_bw(r->dev, 0) : -1.0 / 0.0);
-		fputs("},\n", fp);
-		fprintf(fp, "  \"totals\": {\"span_ns\": %" PRId64 ", \"gpu_busy_ns\": %" PRId64
-			", \"gpu_time_ns\": %" PRId64 ", \"kernels\": %" PRId64 ", \"memops\": %" PRId64
-			", \"ops\": %" PRId64 ", \"unlinked\": %" PRId64 ", \"steps\": %" PRId64 ", \"flops\": ",
-			r->tot.span_ns, r->tot.gpu_busy_ns, r->tot.gpu_time_ns, r->tot.kernels,
-			r->tot.memops, r->tot.ops, r->tot.unlinked, r->tot.steps);
-		if (r->tot.flops >= 0)
-			json_put_i64(fp, r->tot.flops);
-		else
-			fputs("null", fp);
-		fputs(", \"bytes\": ", fp);
-		if (r->tot.bytes >= 0)
-			json_put_i64(fp, r->tot.bytes);
-		else
-			fputs("null", fp);
-		fputs("},\n  \"rows\": ", fp);
-		table_render(&tb, FMT_JSON, fp);
-		if (r->nmrows) {
-			struct kp_table mt;
-			measured_table(r, &mt);
-			fputs(",\n  \"measured\": ", fp);
-			table_render(&mt, FMT_JSON, fp);
-			table_free(&mt);
-		}
-		fputs(",\n  \"warnings\": [", fp);
-		int first = 1;
-		json_warnings(&t->warn, fp, &first);
-		json_warnings(&r->warn, fp, &first);
-		fputs(first ? "]\n}\n" : "\n  ]\n}\n", fp);
-		break;
-	}
-	case FMT_MARKDOWN:
-		header_lines(r, fp, "    ");
-		fputc('\n', fp);
-		table_render(&tb, FMT_MARKDOWN, fp);
-		measured_section(r, fp, 1);
-		break;
-	default:
-		header_lines(r, fp, "# ");
-		if (r->nrows)
-			table_render(&tb, FMT_TABLE, fp);
-		measured_section(r, fp, 0);
-		break;
-	}
-	table_free(&tb);
+	struct kp_doc doc;
+	render_report_doc(r, o, &doc);
+	table_render(&doc, o->format, o->color, fp);
+	report_free(&doc);
 }

@@ -1,5 +1,6 @@
 /*
- * table.c — render a table of cells as an aligned text table, RFC 4180 csv, json or markdown.
+ * table.c — the one renderer: a report document as an aligned text table (with '#' fact
+ * lines), RFC 4180 csv, json (through jsonw.c) or markdown.
  */
 #include "kprof/table.h"
 
@@ -8,50 +9,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-void table_init(struct kp_table *tb)
-{
-	memset(tb, 0, sizeof(*tb));
-	arena_init(&tb->arena);
-}
+#include "kprof/jsonw.h"
 
-int table_add_col(struct kp_table *tb, const char *title, const char *key, unsigned where, int text)
-{
-	if (tb->ncols == 32)
-		return -1;
-	tb->cols[tb->ncols] = (struct kp_col){ title, key, where, text };
-	return tb->ncols++;
-}
+/* ANSI SGR per tone: regressions red, improvements green, suspicious values yellow. */
+static const char *const tone_sgr[] = {
+	[TONE_NONE] = "", [TONE_BAD] = "\033[31m", [TONE_GOOD] = "\033[32m", [TONE_WARN] = "\033[33m",
+};
 
-struct kp_cell *table_add_row(struct kp_table *tb)
+long table_default_top(enum kp_format fmt)
 {
-	if (tb->nrows == tb->caprows) {
-		tb->caprows = tb->caprows ? tb->caprows * 2 : 64;
-		tb->cells = xrealloc(tb->cells, tb->caprows * tb->ncols * sizeof(*tb->cells));
-	}
-	struct kp_cell *c = &tb->cells[tb->nrows++ * tb->ncols];
-	memset(c, 0, tb->ncols * sizeof(*c));
-	return c;
-}
-
-void cell_int(struct kp_table *tb, struct kp_cell *c, int64_t v, const char *human)
-{
-	c->type = CELL_INT;
-	c->i = v;
-	c->human = human ? arena_strdup(&tb->arena, human) : NULL;
-}
-
-void cell_num(struct kp_table *tb, struct kp_cell *c, double v, const char *human)
-{
-	c->type = isfinite(v) && v >= 0 ? CELL_NUM : CELL_NULL;
-	c->d = v;
-	c->human = human ? arena_strdup(&tb->arena, human) : NULL;
-}
-
-void cell_str(struct kp_table *tb, struct kp_cell *c, const char *s, const char *human)
-{
-	c->type = s ? CELL_STR : CELL_NULL;
-	c->s = s;
-	c->human = human ? arena_strdup(&tb->arena, human) : NULL;
+	return fmt == FMT_TABLE || fmt == FMT_MARKDOWN ? 20 : 0;
 }
 
 static const char *human_text(const struct kp_cell *c, char *buf, size_t cap)
@@ -72,44 +39,12 @@ static const char *human_text(const struct kp_cell *c, char *buf, size_t cap)
 	}
 }
 
-void json_put_str(FILE *fp, const char *s)
+static const struct kp_cell *cell_at(const struct kp_table *tb, size_t row, int col)
 {
-	if (!s) {
-		fputs("null", fp);
-		return;
-	}
-	fputc('"', fp);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		switch (*p) {
-		case '"': fputs("\\\"", fp); break;
-		case '\\': fputs("\\\\", fp); break;
-		case '\n': fputs("\\n", fp); break;
-		case '\t': fputs("\\t", fp); break;
-		case '\r': fputs("\\r", fp); break;
-		default:
-			if (*p < 0x20)
-				fprintf(fp, "\\u%04x", *p);
-			else
-				fputc(*p, fp);
-		}
-	}
-	fputc('"', fp);
+	return &tb->cells[row * (size_t)tb->ncols + (size_t)col];
 }
 
-void json_put_num(FILE *fp, double v)
-{
-	if (!isfinite(v))
-		fputs("null", fp);
-	else if (v == floor(v) && fabs(v) < 9e15)
-		fprintf(fp, "%.0f", v);
-	else
-		fprintf(fp, "%.17g", v);
-}
-
-void json_put_i64(FILE *fp, int64_t v)
-{
-	fprintf(fp, "%" PRId64, v);
-}
+/* ---- csv ---- */
 
 static void csv_put(FILE *fp, const char *s)
 {
@@ -128,6 +63,7 @@ static void csv_put(FILE *fp, const char *s)
 
 static void render_csv(const struct kp_table *tb, FILE *fp)
 {
+	char buf[40];
 	int first = 1;
 	for (int j = 0; j < tb->ncols; j++) {
 		if (!(tb->cols[j].where & COL_MACHINE))
@@ -139,7 +75,7 @@ static void render_csv(const struct kp_table *tb, FILE *fp)
 	for (size_t i = 0; i < tb->nrows; i++) {
 		first = 1;
 		for (int j = 0; j < tb->ncols; j++) {
-			const struct kp_cell *c = &tb->cells[i * tb->ncols + j];
+			const struct kp_cell *c = cell_at(tb, i, j);
 			if (!(tb->cols[j].where & COL_MACHINE))
 				continue;
 			if (!first)
@@ -147,7 +83,7 @@ static void render_csv(const struct kp_table *tb, FILE *fp)
 			first = 0;
 			switch (c->type) {
 			case CELL_INT: fprintf(fp, "%" PRId64, c->i); break;
-			case CELL_NUM: json_put_num(fp, c->d); break;
+			case CELL_NUM: fputs(jw_format_double(buf, sizeof(buf), c->d), fp); break;
 			case CELL_STR: csv_put(fp, c->s); break;
 			default: break; /* empty field = unknown */
 			}
@@ -156,72 +92,185 @@ static void render_csv(const struct kp_table *tb, FILE *fp)
 	}
 }
 
-static void render_json(const struct kp_table *tb, FILE *fp)
+/* ---- json ---- */
+
+static void json_rows(struct kp_jw *jw, const char *jkey, const struct kp_table *tb)
 {
-	fputc('[', fp);
+	jw_array_begin(jw, jkey, 1);
 	for (size_t i = 0; i < tb->nrows; i++) {
-		fputs(i ? ",\n    {" : "\n    {", fp);
-		int first = 1;
+		jw_object_begin(jw, NULL, 0);
 		for (int j = 0; j < tb->ncols; j++) {
-			const struct kp_cell *c = &tb->cells[i * tb->ncols + j];
+			const struct kp_cell *c = cell_at(tb, i, j);
+			const char *k = tb->cols[j].key;
 			if (!(tb->cols[j].where & COL_MACHINE))
 				continue;
-			fprintf(fp, "%s\"%s\": ", first ? "" : ", ", tb->cols[j].key);
-			first = 0;
 			switch (c->type) {
-			case CELL_INT: fprintf(fp, "%" PRId64, c->i); break;
-			case CELL_NUM: json_put_num(fp, c->d); break;
-			case CELL_STR: json_put_str(fp, c->s); break;
-			default: fputs("null", fp); break;
+			case CELL_INT: jw_int(jw, k, c->i); break;
+			case CELL_NUM: jw_double(jw, k, c->d); break;
+			case CELL_STR: jw_string(jw, k, c->s); break;
+			default: jw_null(jw, k); break;
 			}
 		}
-		fputc('}', fp);
+		jw_end(jw);
 	}
-	fputs(tb->nrows ? "\n  ]" : "]", fp);
+	jw_end(jw);
 }
 
-static void render_text(const struct kp_table *tb, FILE *fp, int markdown)
+static void json_val(struct kp_jw *jw, const char *jkey, const struct kp_val *v)
 {
-	int w[32] = { 0 };
+	switch (v->type) {
+	case VAL_TEXT: jw_string(jw, jkey, v->s); break;
+	case VAL_COUNT:
+	case VAL_TIME: jw_int(jw, jkey, v->i); break;
+	case VAL_NUM:
+	case VAL_PCT:
+	case VAL_RATE: jw_double(jw, jkey, v->d); break;
+	case VAL_BOOL: jw_bool(jw, jkey, (int)v->i); break;
+	default: jw_null(jw, jkey); break;
+	}
+}
+
+static void render_json(const struct kp_doc *doc, FILE *fp)
+{
+	struct kp_jw jw;
+	jw_init(&jw, fp);
+	jw_object_begin(&jw, NULL, 1);
+	jw_object_begin(&jw, "kprof", 0);
+	jw_string(&jw, "version", KPROF_VERSION);
+	jw_string(&jw, "command", doc->command);
+	jw_end(&jw);
+	int depth = 0;
+	for (size_t i = 0; i < doc->nitems; i++) {
+		const struct kp_item *it = &doc->items[i];
+		switch (it->type) {
+		case ITEM_FACT:
+			if (depth || it->jkey)
+				json_val(&jw, it->jkey, &it->v);
+			break;
+		case ITEM_OBJECT:
+			jw_object_begin(&jw, it->jkey, 0);
+			depth++;
+			break;
+		case ITEM_ARRAY:
+			jw_array_begin(&jw, it->jkey, it->lines);
+			depth++;
+			break;
+		case ITEM_END:
+			jw_end(&jw);
+			depth--;
+			break;
+		case ITEM_TABLE:
+			json_rows(&jw, it->jkey, it->table);
+			break;
+		}
+	}
+	while (jw.depth)
+		jw_end(&jw);
+	fputc('\n', fp);
+}
+
+/* ---- table and markdown ---- */
+
+/* a code span holding @s: a fence longer than any backtick run in it, '|' escaped for tables */
+static void md_code(FILE *fp, const char *s)
+{
+	int run = 0, longest = 0;
+	for (const char *p = s; *p; p++) {
+		run = *p == '`' ? run + 1 : 0;
+		if (run > longest)
+			longest = run;
+	}
+	size_t n = strlen(s);
+	int pad = n && (s[0] == '`' || s[n - 1] == '`');
+	for (int k = 0; k <= longest; k++)
+		fputc('`', fp);
+	if (pad)
+		fputc(' ', fp);
+	for (const char *p = s; *p; p++) {
+		if (*p == '|')
+			fputc('\\', fp);
+		fputc(*p, fp);
+	}
+	if (pad)
+		fputc(' ', fp);
+	for (int k = 0; k <= longest; k++)
+		fputc('`', fp);
+}
+
+static void md_text(FILE *fp, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '|')
+			fputc('\\', fp);
+		fputc(*s, fp);
+	}
+}
+
+static void render_markdown_table(const struct kp_table *tb, FILE *fp)
+{
 	char buf[128];
-	for (int j = 0; j < tb->ncols; j++)
-		if (tb->cols[j].where & COL_HUMAN)
-			w[j] = (int)strlen(tb->cols[j].title);
-	for (size_t i = 0; i < tb->nrows; i++)
+	for (int pass = 0; pass < 2; pass++) {
+		fputc('|', fp);
 		for (int j = 0; j < tb->ncols; j++) {
-			if (!(tb->cols[j].where & COL_HUMAN) || tb->cols[j].text)
+			const struct kp_col *c = &tb->cols[j];
+			if (c->where & COL_HUMAN)
+				fprintf(fp, " %s |", pass ? (c->text ? "---" : "---:") : c->title);
+		}
+		fputc('\n', fp);
+	}
+	for (size_t i = 0; i < tb->nrows; i++) {
+		fputc('|', fp);
+		for (int j = 0; j < tb->ncols; j++) {
+			const struct kp_col *col = &tb->cols[j];
+			const struct kp_cell *c = cell_at(tb, i, j);
+			if (!(col->where & COL_HUMAN))
 				continue;
-			int n = (int)strlen(human_text(&tb->cells[i * tb->ncols + j], buf, sizeof(buf)));
+			const char *s = human_text(c, buf, sizeof(buf));
+			fputc(' ', fp);
+			if (col->text && c->type == CELL_STR)
+				md_code(fp, s);
+			else
+				md_text(fp, s);
+			fputs(" |", fp);
+		}
+		fputc('\n', fp);
+	}
+}
+
+static void put_field(FILE *fp, const char *s, int width, int left, enum kp_tone tone, int color)
+{
+	int on = color && tone != TONE_NONE;
+	if (on)
+		fputs(tone_sgr[tone], fp);
+	fprintf(fp, left ? "%-*s" : "%*s", width, s);
+	if (on)
+		fputs("\033[m", fp);
+}
+
+static void render_text_table(const struct kp_table *tb, int color, FILE *fp)
+{
+	int *w = xcalloc((size_t)tb->ncols, sizeof(*w));
+	char buf[128];
+	int last = -1;
+	for (int j = 0; j < tb->ncols; j++) {
+		if (!(tb->cols[j].where & COL_HUMAN))
+			continue;
+		last = j;
+		w[j] = (int)strlen(tb->cols[j].title);
+		for (size_t i = 0; i < tb->nrows && !tb->cols[j].text; i++) {
+			int n = (int)strlen(human_text(cell_at(tb, i, j), buf, sizeof(buf)));
 			if (n > w[j])
 				w[j] = n;
 		}
-	int last = -1;
-	for (int j = 0; j < tb->ncols; j++)
-		if (tb->cols[j].where & COL_HUMAN)
-			last = j;
-	/* header */
+	}
 	for (int pass = 0; pass < 2; pass++) {
-		if (markdown)
-			fputc('|', fp);
-		else
-			fputs("  ", fp);
+		fputs("  ", fp);
 		for (int j = 0; j < tb->ncols; j++) {
 			const struct kp_col *c = &tb->cols[j];
 			if (!(c->where & COL_HUMAN))
 				continue;
-			if (markdown) {
-				if (pass == 0)
-					fprintf(fp, " %s |", c->title);
-				else
-					fprintf(fp, " %s |", c->text ? "---" : "---:");
-				continue;
-			}
-			int width = c->text && j == last ? 0 : w[j];
 			if (pass == 0) {
-				if (c->text)
-					fprintf(fp, "%-*s", width, c->title);
-				else
-					fprintf(fp, "%*s", width, c->title);
+				fprintf(fp, c->text ? "%-*s" : "%*s", c->text && j == last ? 0 : w[j], c->title);
 			} else {
 				int n = c->text && j == last ? (int)strlen(c->title) : w[j];
 				for (int k = 0; k < n; k++)
@@ -233,52 +282,90 @@ static void render_text(const struct kp_table *tb, FILE *fp, int markdown)
 		fputc('\n', fp);
 	}
 	for (size_t i = 0; i < tb->nrows; i++) {
-		if (markdown)
-			fputc('|', fp);
-		else
-			fputs("  ", fp);
+		fputs("  ", fp);
 		for (int j = 0; j < tb->ncols; j++) {
-			const struct kp_col *c = &tb->cols[j];
-			if (!(c->where & COL_HUMAN))
+			const struct kp_col *col = &tb->cols[j];
+			const struct kp_cell *c = cell_at(tb, i, j);
+			if (!(col->where & COL_HUMAN))
 				continue;
-			const char *s = human_text(&tb->cells[i * tb->ncols + j], buf, sizeof(buf));
-			if (markdown) {
-				if (c->text && tb->cells[i * tb->ncols + j].type == CELL_STR) {
-					fputs(" `", fp);
-					for (const char *p = s; *p; p++)
-						fputc(*p == '|' || *p == '`' ? '\'' : *p, fp);
-					fputs("` |", fp);
-				} else {
-					fprintf(fp, " %s |", s);
-				}
-				continue;
-			}
-			if (c->text && j == last)
-				fputs(s, fp);
-			else if (c->text)
-				fprintf(fp, "%-*s", w[j], s);
-			else
-				fprintf(fp, "%*s", w[j], s);
+			const char *s = human_text(c, buf, sizeof(buf));
+			put_field(fp, s, col->text && j == last ? 0 : w[j], col->text, c->tone, color);
 			if (j != last)
 				fputs("  ", fp);
 		}
 		fputc('\n', fp);
 	}
+	free(w);
 }
 
-void table_render(const struct kp_table *tb, enum kp_format fmt, FILE *fp)
+static void render_text(const struct kp_doc *doc, int color, FILE *fp)
 {
-	switch (fmt) {
-	case FMT_CSV: render_csv(tb, fp); break;
-	case FMT_JSON: render_json(tb, fp); break;
-	case FMT_MARKDOWN: render_text(tb, fp, 1); break;
-	default: render_text(tb, fp, 0); break;
+	char buf[64];
+	int depth = 0;
+	for (size_t i = 0; i < doc->nitems; i++) {
+		const struct kp_item *it = &doc->items[i];
+		if (it->type == ITEM_OBJECT || it->type == ITEM_ARRAY)
+			depth++;
+		else if (it->type == ITEM_END)
+			depth--;
+		else if (depth)
+			continue;
+		else if (it->type == ITEM_FACT && it->key)
+			fprintf(fp, "# %-*s  %s\n", doc->key_width, it->key,
+				report_val_text(&it->v, buf, sizeof(buf)));
+		else if (it->type == ITEM_TABLE && it->table->nrows)
+			render_text_table(it->table, color, fp);
 	}
 }
 
-void table_free(struct kp_table *tb)
+static void render_markdown(const struct kp_doc *doc, FILE *fp)
 {
-	free(tb->cells);
-	arena_free(&tb->arena);
-	memset(tb, 0, sizeof(*tb));
+	char buf[64];
+	int depth = 0, prev = 0; /* what came last: 0 the title, 1 a list, 2 a table */
+	fprintf(fp, "**kprof %s**", doc->command);
+	if (doc->summary)
+		fprintf(fp, ": %s", doc->summary);
+	fputs("\n\n", fp);
+	for (size_t i = 0; i < doc->nitems; i++) {
+		const struct kp_item *it = &doc->items[i];
+		if (it->type == ITEM_OBJECT || it->type == ITEM_ARRAY) {
+			depth++;
+		} else if (it->type == ITEM_END) {
+			depth--;
+		} else if (depth) {
+			continue;
+		} else if (it->type == ITEM_FACT && it->key) {
+			if (prev == 2)
+				fputc('\n', fp);
+			fprintf(fp, "- %s: %s\n", it->key, report_val_text(&it->v, buf, sizeof(buf)));
+			prev = 1;
+		} else if (it->type == ITEM_TABLE) {
+			if (prev)
+				fputc('\n', fp);
+			render_markdown_table(it->table, fp);
+			prev = 2;
+		}
+	}
+}
+
+void table_render(const struct kp_doc *doc, enum kp_format fmt, int color, FILE *fp)
+{
+	switch (fmt) {
+	case FMT_CSV:
+		for (size_t i = 0; i < doc->nitems; i++)
+			if (doc->items[i].type == ITEM_TABLE) {
+				render_csv(doc->items[i].table, fp);
+				break;
+			}
+		break;
+	case FMT_JSON:
+		render_json(doc, fp);
+		break;
+	case FMT_MARKDOWN:
+		render_markdown(doc, fp);
+		break;
+	default:
+		render_text(doc, color, fp);
+		break;
+	}
 }

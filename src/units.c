@@ -43,3 +43,22 @@ char *units_count(char *buf, size_t cap, double x)
 		snprintf(buf, cap, "%.3e", x);
 	return buf;
 }
+
+char *units_rate(char *buf, size_t cap, double x, const char *unit)
+{
+	static const char prefix[] = " kMGTPE";
+	int k = 0;
+	if (x < 0) {
+		snprintf(buf, cap, "-");
+		return buf;
+	}
+	while (x >= 1000 && prefix[k + 1]) {
+		x /= 1000;
+		k++;
+	}
+	if (k)
+		snprintf(buf, cap, "%.1f %c%s", x, prefix[k], unit);
+	else
+		snprintf(buf, cap, "%.1f %s", x, unit);
+	return buf;
+}

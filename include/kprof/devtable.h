@@ -1,20 +1,19 @@
 /*
- * devtable.h — render device-table entries (kprof devices).
+ * devtable.h — device-table entries (kprof devices) as a report document.
  */
 #ifndef KPROF_DEVTABLE_H
 #define KPROF_DEVTABLE_H
 
-#include <stdio.h>
-
 #include "kprof/devdb.h"
-#include "kprof/table.h"
+#include "kprof/report.h"
 
 /* Prototypes */
 /*
- * Print @n entries of @db: '#' lines (with @query and @how, the entry's peaks, clocks and
- * source when one name was looked up) and a table; csv and json in base units.
+ * Build the document of @n entries of @db: facts (with @query and @how, the entry's peaks,
+ * clocks and source when one name was looked up) and one table; csv and json in base
+ * units.  Strings of @db must outlive @doc; free it with report_free().
  */
-void devtable_render(const struct kp_devdb *db, const struct kp_device *const *devs, int n,
-		     const char *query, const char *how, enum kp_format format, FILE *fp);
+void devtable_doc(const struct kp_devdb *db, const struct kp_device *const *devs, int n,
+		  const char *query, const char *how, struct kp_doc *doc);
 
 #endif /* KPROF_DEVTABLE_H */

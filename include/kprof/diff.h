@@ -6,11 +6,9 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 
 #include "kprof/analyze.h"
 #include "kprof/arena.h"
-#include "kprof/table.h"
 
 enum kp_diff_status { DIFF_CHANGED = 0, DIFF_UNCHANGED, DIFF_NEW, DIFF_GONE, DIFF_OTHERS };
 
@@ -89,16 +87,6 @@ struct kp_gate_hit {
 	double change_pct;        /* (ratio - 1) x 100 */
 };
 
-/* Output options of diff_render(). */
-struct kp_diff_render_opts {
-	enum kp_format format;
-	double fail_above_pct;    /* < 0: no gate */
-	double min_pct;
-	const struct kp_gate_hit *hits;
-	size_t nhits;             /* crossings (hits holds min(nhits, cap)) */
-	size_t hits_cap;
-};
-
 /* Prototypes */
 /*
  * The join key of an analysis row (kp_row) under @o: kernel names normalized
@@ -146,10 +134,6 @@ size_t diff_gate(const struct kp_diff *d, double fail_above_pct, double min_pct,
 		 struct kp_gate_hit *hits, size_t cap);
 /* "total GPU time 4.812 ms -> 5.104 ms (+6.1%, above --fail-above 5%)" */
 void diff_gate_message(const struct kp_gate_hit *h, double fail_above_pct, char *buf, size_t cap);
-/* Fill @tb with the rows (columns: kprof-diff(1), OUTPUT). */
-void diff_render_table(const struct kp_diff *d, enum kp_format fmt, struct kp_table *tb);
-/* The whole document: '#' header and summary lines + table, csv, json envelope or markdown. */
-void diff_render(const struct kp_diff *d, const struct kp_diff_render_opts *o, FILE *fp);
 void diff_free(struct kp_diff *d);
 /* The sort keys diff_sort() knows, NULL-terminated. */
 extern const char *const diff_sort_keys[];

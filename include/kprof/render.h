@@ -1,5 +1,6 @@
 /*
- * render.h — an analysis report as header lines + a table in every format.
+ * render.h — an analysis (kprof analyze) as a report document: header facts, the rows
+ * table and the measured table; table.h renders it.
  */
 #ifndef KPROF_RENDER_H
 #define KPROF_RENDER_H
@@ -7,19 +8,20 @@
 #include <stdio.h>
 
 #include "kprof/analyze.h"
+#include "kprof/report.h"
 #include "kprof/table.h"
 
 struct kp_render_opts {
 	enum kp_format format;
+	int color;        /* ANSI colours in the table format */
 	int stats;        /* add med/min/max columns */
 	int full_names;   /* --name=full */
 };
 
 /* Prototypes */
-/* Fill @tb with the report's rows (columns per the man page kprof-analyze(1), OUTPUT). */
-void render_report_table(const struct kp_report *r, const struct kp_render_opts *o,
-			 struct kp_table *tb);
-/* The whole document: '#' header lines + table, csv, or the json envelope. */
+/* Build the document of @r (columns: kprof-analyze(1), OUTPUT); free it with report_free(). */
+void render_report_doc(const struct kp_report *r, const struct kp_render_opts *o, struct kp_doc *doc);
+/* Build the document and write it in o->format. */
 void render_report(const struct kp_report *r, const struct kp_render_opts *o, FILE *fp);
 /* "bf16 989.4 TFLOP/s @ 1830 MHz" peak summary of a device (for headers). */
 void render_device_line(const struct kp_report *r, char *buf, size_t cap);

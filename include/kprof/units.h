@@ -14,5 +14,7 @@ char *units_time(char *buf, size_t cap, int64_t ns);
 char *units_fixed(char *buf, size_t cap, double x, double scale, int decimals);
 /* "1.23e+12" style compact count, "-" when negative. */
 char *units_count(char *buf, size_t cap, double x);
+/* "3.4 TB/s": @x per second with an SI prefix (k M G T P E) before @unit, 1 decimal; "-" when negative. */
+char *units_rate(char *buf, size_t cap, double x, const char *unit);
 
 #endif /* KPROF_UNITS_H */

@@ -14,7 +14,6 @@
 #include "kprof/analyze.h"
 #include "kprof/devdb.h"
 #include "kprof/opts.h"
-#include "kprof/table.h"
 #include "kprof/trace.h"
 #include "kprof/units.h"
 
@@ -216,47 +215,6 @@ static void short_names_drop_return_type_and_arguments_only_for_signatures(void 
 	arena_free(&a);
 }
 
-static char *render(const struct kp_table *tb, enum kp_format f)
-{
-	char *buf = NULL;
-	size_t n = 0;
-	FILE *fp = open_memstream(&buf, &n);
-	table_render(tb, f, fp);
-	fclose(fp);
-	return buf;
-}
-
-static void renderers_quote_csv_null_json_and_align_tables(void **state)
-{
-	(void)state;
-	struct kp_table tb;
-	table_init(&tb);
-	table_add_col(&tb, "Time", "time_ns", COL_BOTH, 0);
-	table_add_col(&tb, "GB/s", "bytes_per_s", COL_BOTH, 0);
-	table_add_col(&tb, "Kernel", "name", COL_BOTH, 1);
-	struct kp_cell *c = table_add_row(&tb);
-	cell_int(&tb, &c[0], 1500, "1.500 us");
-	cell_num(&tb, &c[1], -1, "-");
-	cell_str(&tb, &c[2], "k<a, \"b\">|x", NULL);
-	c = table_add_row(&tb);
-	cell_int(&tb, &c[0], 25, "25 ns");
-	cell_num(&tb, &c[1], 1.5e9, "1.5");
-	cell_str(&tb, &c[2], "short", NULL);
-	char *s = render(&tb, FMT_CSV);
-	assert_string_equal(s, "time_ns,bytes_per_s,name\r\n1500,,\"k<a, \"\"b\"\">|x\"\r\n25,1500000000,short\r\n");
-	free(s);
-	s = render(&tb, FMT_JSON);
-	assert_non_null(strstr(s, "{\"time_ns\": 1500, \"bytes_per_s\": null, \"name\": \"k<a, \\\"b\\\">|x\"}"));
-	free(s);
-	s = render(&tb, FMT_TABLE);
-	assert_string_equal(s, "      Time  GB/s  Kernel\n  ========  ====  ======\n  1.500 us     -  k<a, \"b\">|x\n     25 ns   1.5  short\n");
-	free(s);
-	s = render(&tb, FMT_MARKDOWN);
-	assert_non_null(strstr(s, "| Time | GB/s | Kernel |\n| ---: | ---: | --- |\n| 1.500 us | - | `k<a, \"b\">'x` |"));
-	free(s);
-	table_free(&tb);
-}
-
 static void units_scale_times_with_integer_arithmetic(void **state)
 {
 	(void)state;
@@ -335,7 +293,6 @@ int main(void)
 		cmocka_unit_test(unknown_device_keeps_absolute_figures_and_warns),
 		cmocka_unit_test(sm_clock_option_scales_the_peak),
 		cmocka_unit_test(short_names_drop_return_type_and_arguments_only_for_signatures),
-		cmocka_unit_test(renderers_quote_csv_null_json_and_align_tables),
 		cmocka_unit_test(units_scale_times_with_integer_arithmetic),
 		cmocka_unit_test(options_parse_values_and_reject_bad_ones),
 	};

@@ -14,6 +14,8 @@
 #include <cmocka.h>
 
 #include "kprof/diff.h"
+#include "kprof/diff-render.h"
+#include "kprof/table.h"
 
 /* an analysis row as analyze_run() leaves it: name, time, calls; FLOPs unknown */
 static struct kp_row row(const char *name, int64_t time_ns, int64_t calls)
@@ -369,10 +371,10 @@ static void renderers_write_null_for_a_missing_side(void **state)
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *fp = open_memstream(&buf, &len);
-	struct kp_table tb;
-	diff_render_table(&d, FMT_CSV, &tb);
-	table_render(&tb, FMT_CSV, fp);
-	table_free(&tb);
+	struct kp_diff_render_opts ro = { .fail_above_pct = -1 };
+	struct kp_doc doc;
+	diff_render_doc(&d, &ro, &doc);
+	table_render(&doc, FMT_CSV, 0, fp);
 	fclose(fp);
 	assert_non_null(strstr(buf, "key,status,base_time_ns,new_time_ns,delta_ns,ratio,share_pt,"));
 	assert_non_null(strstr(buf, "\r\na,changed,1000,2000,1000,2,"));
@@ -380,9 +382,8 @@ static void renderers_write_null_for_a_missing_side(void **state)
 	free(buf);
 
 	fp = open_memstream(&buf, &len);
-	diff_render_table(&d, FMT_TABLE, &tb);
-	table_render(&tb, FMT_TABLE, fp);
-	table_free(&tb);
+	table_render(&doc, FMT_TABLE, 0, fp);
+	report_free(&doc);
 	fclose(fp);
 	assert_non_null(strstr(buf, "  1.000 us  2.000 us  +1.000 us  2.000x"));
 	assert_non_null(strstr(buf, "  g (gone)\n"));

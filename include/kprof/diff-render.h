@@ -1,0 +1,25 @@
+/*
+ * diff-render.h — a comparison (kprof diff) as a report document: header facts, the
+ * summary and gate objects, and the rows table; table.h renders it.
+ */
+#ifndef KPROF_DIFF_RENDER_H
+#define KPROF_DIFF_RENDER_H
+
+#include <stddef.h>
+
+#include "kprof/diff.h"
+#include "kprof/report.h"
+
+/* What the gate found, for the document (see diff_gate()). */
+struct kp_diff_render_opts {
+	double fail_above_pct;    /* < 0: no gate */
+	double min_pct;
+	const struct kp_gate_hit *hits;
+	size_t nhits;             /* crossings; hits holds all of them */
+};
+
+/* Prototypes */
+/* Build the document of @d (columns: kprof-diff(1), OUTPUT); free it with report_free(). */
+void diff_render_doc(const struct kp_diff *d, const struct kp_diff_render_opts *o, struct kp_doc *doc);
+
+#endif /* KPROF_DIFF_RENDER_H */

@@ -1,0 +1,149 @@
+/*
+ * report.h — the report document every command builds: header facts (typed key/values),
+ * JSON objects and arrays, and tables of typed cells, in the order they print.  One
+ * renderer (table.h) turns it into table, csv, json or markdown; builders never look at
+ * the format.
+ *
+ * Adding a header fact is one line in the command's builder:
+ *     report_fact_pct(doc, "noise", "noise_pct", 1.8);
+ * prints "# noise   1.8%" (table), "- noise: 1.8%" (markdown) and "noise_pct": 1.8 (json);
+ * a NULL key keeps it out of table/markdown, a NULL json key out of json.
+ * Adding a column is one line in the command's column enum, one in its designated-initializer
+ * table ([DC_NOISE] = { "Noise", "noise_pct", COL_BOTH, 0 }) and the report_cell_*() call
+ * that fills it; columns print in enum order, the text name column last.
+ */
+#ifndef KPROF_REPORT_H
+#define KPROF_REPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kprof/arena.h"
+
+/* Where a column shows. */
+#define COL_HUMAN 0x1   /* table and markdown */
+#define COL_MACHINE 0x2 /* csv and json */
+#define COL_BOTH 0x3
+
+/* A column: table/markdown title, csv/json key, where it shows, left-aligned text. */
+struct kp_col {
+	const char *title;  /* "TFLOP/s"; NULL for machine-only columns */
+	const char *key;    /* "flops_per_s" */
+	unsigned where;     /* COL_* */
+	int text;           /* left-aligned text column (the name column comes last) */
+};
+
+enum kp_cell_type { CELL_NULL = 0, CELL_INT, CELL_NUM, CELL_STR };
+
+/* How the renderer may colour a cell on a terminal (table format only). */
+enum kp_tone { TONE_NONE = 0, TONE_BAD, TONE_GOOD, TONE_WARN };
+
+/* One cell: raw value for csv/json, text for humans. */
+struct kp_cell {
+	enum kp_cell_type type;
+	enum kp_tone tone;
+	int64_t i;
+	double d;
+	const char *s;      /* CELL_STR value */
+	const char *human;  /* table/markdown text; NULL -> derived from the value ("-" for null) */
+};
+
+/* A table of the document; cells are row-major, ncols per row; strings in the doc's arena. */
+struct kp_table {
+	struct kp_arena *arena;  /* the document's */
+	int ncols;
+	struct kp_col *cols;     /* a copy: report_col_*() adjust it for this document */
+	struct kp_cell *cells;
+	size_t nrows, caprows;
+};
+
+/* Header-fact types: how the value reads in table/markdown and in json. */
+enum kp_val_type {
+	VAL_NULL = 0, /* "-" / null */
+	VAL_TEXT,     /* as is / string */
+	VAL_COUNT,    /* 1234 / integer */
+	VAL_TIME,     /* "4.812 ms" / integer ns */
+	VAL_NUM,      /* %g / number */
+	VAL_PCT,      /* "42.8%" / number */
+	VAL_RATE,     /* "3.4 TB/s" (SI prefix before the unit) / number per second */
+	VAL_BOOL,     /* yes, no / true, false */
+};
+
+struct kp_val {
+	enum kp_val_type type;
+	int64_t i;          /* COUNT, TIME, BOOL */
+	double d;           /* NUM, PCT, RATE */
+	const char *s;      /* TEXT; RATE: the unit ("B/s") */
+};
+
+enum kp_item_type { ITEM_FACT, ITEM_OBJECT, ITEM_ARRAY, ITEM_END, ITEM_TABLE };
+
+/*
+ * One element of the document.  Facts at the top level show in table/markdown when they
+ * have a key and in json when they have a json key; inside an object or array they are
+ * json only.  Tables show in every format (csv prints the document's first table).
+ */
+struct kp_item {
+	enum kp_item_type type;
+	const char *key;          /* FACT: table/markdown key ("span") */
+	const char *jkey;         /* json member name; NULL inside arrays */
+	struct kp_val v;          /* FACT */
+	int lines;                /* ARRAY: one element a line in json */
+	struct kp_table *table;   /* TABLE */
+};
+
+/* The document.  Owns its items, tables and strings; free with report_free(). */
+struct kp_doc {
+	struct kp_arena arena;
+	const char *command;      /* "analyze": the json "kprof" object and markdown title */
+	const char *summary;      /* one line under the markdown title, NULL none */
+	int key_width;            /* table-format fact keys are padded to this */
+	int depth;                /* open objects/arrays while building */
+	struct kp_item *items;
+	size_t nitems, capitems;
+};
+
+/* Prototypes */
+void report_init(struct kp_doc *doc, const char *command, int key_width);
+void report_free(struct kp_doc *doc);
+/* The markdown summary line (printf format), copied. */
+void report_summary(struct kp_doc *doc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Header facts.  @key and @jkey are borrowed (string literals), values are copied. */
+void report_fact_text(struct kp_doc *doc, const char *key, const char *jkey, const char *s);
+void report_fact_textf(struct kp_doc *doc, const char *key, const char *jkey, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+void report_fact_count(struct kp_doc *doc, const char *key, const char *jkey, int64_t n);
+void report_fact_time(struct kp_doc *doc, const char *key, const char *jkey, int64_t ns);
+/* Non-finite values are null. */
+void report_fact_num(struct kp_doc *doc, const char *key, const char *jkey, double v);
+void report_fact_pct(struct kp_doc *doc, const char *key, const char *jkey, double pct);
+void report_fact_rate(struct kp_doc *doc, const char *key, const char *jkey, double per_s,
+		      const char *unit);
+void report_fact_bool(struct kp_doc *doc, const char *key, const char *jkey, int v);
+void report_fact_null(struct kp_doc *doc, const char *key, const char *jkey);
+
+/* json nesting: an object or array member (@jkey NULL inside an array), closed by report_end(). */
+void report_object(struct kp_doc *doc, const char *jkey);
+void report_array(struct kp_doc *doc, const char *jkey, int lines);
+void report_end(struct kp_doc *doc);
+
+/* A table (json member @jkey) with a copy of @cols; rows follow with report_row(). */
+struct kp_table *report_table(struct kp_doc *doc, const char *jkey, const struct kp_col *cols,
+			      int ncols);
+void report_col_show(struct kp_table *tb, int col, unsigned where);
+void report_col_title(struct kp_table *tb, int col, const char *title);
+/* Append a row; returns its ncols cells, all null. */
+struct kp_cell *report_row(struct kp_table *tb);
+/* Cell setters; @human (copied) is the table/markdown text, NULL derives it from the value. */
+void report_cell_int(struct kp_table *tb, struct kp_cell *c, int64_t v, const char *human);
+/* @v < 0 or not finite: unknown (null), shown as @human or "-". */
+void report_cell_num(struct kp_table *tb, struct kp_cell *c, double v, const char *human);
+/* A signed number (deltas): only non-finite values are null. */
+void report_cell_signed(struct kp_table *tb, struct kp_cell *c, double v, const char *human);
+/* @s borrowed (it must outlive the document); NULL is null. */
+void report_cell_str(struct kp_table *tb, struct kp_cell *c, const char *s, const char *human);
+/* The table/markdown text of a fact value ("4.812 ms", "42.8%"), in @buf or the value's. */
+const char *report_val_text(const struct kp_val *v, char *buf, size_t cap);
+
+#endif /* KPROF_REPORT_H */

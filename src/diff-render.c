@@ -1,0 +1,368 @@
+/*
+ * diff-render.c — a comparison as a report document: which inputs, how they were paired and
+ * normalized, the totals, the gate, and one row per key.
+ */
+#include "kprof/diff-render.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "kprof/devdb.h"
+#include "kprof/trace.h"
+#include "kprof/units.h"
+
+static const char *const status_names[] = {
+	[DIFF_CHANGED] = "changed", [DIFF_UNCHANGED] = "unchanged", [DIFF_NEW] = "new",
+	[DIFF_GONE] = "gone", [DIFF_OTHERS] = "others",
+};
+
+static const char *key_name(enum kp_group g)
+{
+	return g == GROUP_KERNEL ? "kernel" : g == GROUP_OP ? "op" : "op-shape";
+}
+
+static char *signed_time(char *buf, size_t cap, int64_t ns)
+{
+	if (ns > 0) {
+		buf[0] = '+';
+		units_time(buf + 1, cap - 1, ns);
+	} else {
+		units_time(buf, cap, ns);
+	}
+	return buf;
+}
+
+static char *calls_text(char *buf, size_t cap, double v)
+{
+	if (v == floor(v))
+		snprintf(buf, cap, "%.0f", v);
+	else
+		snprintf(buf, cap, "%.2f", v);
+	return buf;
+}
+
+static int any_flops(const struct kp_diff *d)
+{
+	for (size_t i = 0; i < d->nrows; i++)
+		if (d->rows[i].base_flops_per_s >= 0 || d->rows[i].new_flops_per_s >= 0)
+			return 1;
+	return 0;
+}
+
+/* The rows table's columns, in print order (kprof-diff(1), OUTPUT). */
+enum diff_col {
+	DC_KEY, DC_STATUS, DC_BASE, DC_NEW, DC_DELTA, DC_RATIO, DC_SHARE, DC_BPCT, DC_NPCT,
+	DC_BCALLS, DC_NCALLS, DC_BTFL, DC_NTFL, DC_BPPK, DC_NPPK, DC_BDT, DC_NDT, DC_NAME, DC_N
+};
+
+static const struct kp_col diff_cols[DC_N] = {
+	[DC_KEY] = { "Key", "key", COL_MACHINE, 1 },
+	[DC_STATUS] = { "Status", "status", COL_MACHINE, 1 },
+	[DC_BASE] = { "Base", "base_time_ns", COL_BOTH, 0 },
+	[DC_NEW] = { "New", "new_time_ns", COL_BOTH, 0 },
+	[DC_DELTA] = { "Delta", "delta_ns", COL_BOTH, 0 },
+	[DC_RATIO] = { "Ratio", "ratio", COL_BOTH, 0 },
+	[DC_SHARE] = { "Share", "share_pt", COL_BOTH, 0 },
+	[DC_BPCT] = { "Base%", "base_pct", COL_MACHINE, 0 },
+	[DC_NPCT] = { "New%", "new_pct", COL_MACHINE, 0 },
+	[DC_BCALLS] = { "Calls(B)", "base_calls", COL_BOTH, 0 },
+	[DC_NCALLS] = { "Calls(N)", "new_calls", COL_BOTH, 0 },
+	[DC_BTFL] = { "TFLOP/s(B)", "base_flops_per_s", COL_MACHINE, 0 }, /* any FLOPs: both */
+	[DC_NTFL] = { "TFLOP/s(N)", "new_flops_per_s", COL_MACHINE, 0 },
+	[DC_BPPK] = { "%Peak(B)", "base_pct_peak_flops", COL_MACHINE, 0 },
+	[DC_NPPK] = { "%Peak(N)", "new_pct_peak_flops", COL_MACHINE, 0 },
+	[DC_BDT] = { "Dtype(B)", "base_dtype", COL_MACHINE, 1 },
+	[DC_NDT] = { "Dtype(N)", "new_dtype", COL_MACHINE, 1 },
+	[DC_NAME] = { "Kernel", "name", COL_BOTH, 1 },            /* op keys: "Op" */
+};
+
+/* regressions red, improvements green: only rows that changed beyond the noise floor */
+static enum kp_tone change_tone(const struct kp_diff_row *r)
+{
+	if (r->status != DIFF_CHANGED || r->delta_ns == 0)
+		return TONE_NONE;
+	return r->delta_ns > 0 ? TONE_BAD : TONE_GOOD;
+}
+
+static void rows_table(const struct kp_diff *d, struct kp_doc *doc)
+{
+	struct kp_table *tb = report_table(doc, "rows", diff_cols, DC_N);
+	if (any_flops(d))
+		for (int j = DC_BTFL; j <= DC_NPPK; j++)
+			report_col_show(tb, j, COL_BOTH);
+	if (d->opts.key != GROUP_KERNEL)
+		report_col_title(tb, DC_NAME, "Op");
+	char b[128];
+	for (size_t i = 0; i < d->nrows; i++) {
+		const struct kp_diff_row *r = &d->rows[i];
+		struct kp_cell *c = report_row(tb);
+		report_cell_str(tb, &c[DC_KEY], r->key, NULL);
+		report_cell_str(tb, &c[DC_STATUS], status_names[r->status], NULL);
+		if (r->has_base)
+			report_cell_int(tb, &c[DC_BASE], r->base_ns, units_time(b, sizeof(b), r->base_ns));
+		if (r->has_new)
+			report_cell_int(tb, &c[DC_NEW], r->new_ns, units_time(b, sizeof(b), r->new_ns));
+		report_cell_int(tb, &c[DC_DELTA], r->delta_ns, signed_time(b, sizeof(b), r->delta_ns));
+		if (r->ratio >= 0) {
+			snprintf(b, sizeof(b), "%.3fx", r->ratio);
+			report_cell_num(tb, &c[DC_RATIO], r->ratio, b);
+		} else {
+			report_cell_num(tb, &c[DC_RATIO], -1, "N/A");
+		}
+		c[DC_DELTA].tone = c[DC_RATIO].tone = change_tone(r);
+		snprintf(b, sizeof(b), "%+.1fpt", r->share_pt);
+		if (!strcmp(b, "-0.0pt") || !strcmp(b, "+0.0pt"))
+			strcpy(b, "0.0pt");
+		report_cell_signed(tb, &c[DC_SHARE], r->share_pt, b);
+		report_cell_num(tb, &c[DC_BPCT], r->base_pct, NULL);
+		report_cell_num(tb, &c[DC_NPCT], r->new_pct, NULL);
+		if (r->has_base)
+			report_cell_num(tb, &c[DC_BCALLS], r->base_calls, calls_text(b, sizeof(b), r->base_calls));
+		if (r->has_new)
+			report_cell_num(tb, &c[DC_NCALLS], r->new_calls, calls_text(b, sizeof(b), r->new_calls));
+		report_cell_num(tb, &c[DC_BTFL], r->base_flops_per_s,
+				units_fixed(b, sizeof(b), r->base_flops_per_s, 1e12, 1));
+		report_cell_num(tb, &c[DC_NTFL], r->new_flops_per_s,
+				units_fixed(b, sizeof(b), r->new_flops_per_s, 1e12, 1));
+		report_cell_num(tb, &c[DC_BPPK], r->base_pct_peak,
+				units_fixed(b, sizeof(b), r->base_pct_peak, 1, 1));
+		report_cell_num(tb, &c[DC_NPPK], r->new_pct_peak,
+				units_fixed(b, sizeof(b), r->new_pct_peak, 1, 1));
+		report_cell_str(tb, &c[DC_BDT], r->base_dtype, NULL);
+		report_cell_str(tb, &c[DC_NDT], r->new_dtype, NULL);
+		const char *shown = r->name;
+		if (r->status == DIFF_NEW || r->status == DIFF_GONE) {
+			size_t n = strlen(r->name) + strlen(status_names[r->status]) + 4;
+			char *t = arena_alloc(&doc->arena, n);
+			snprintf(t, n, "%s (%s)", r->name, status_names[r->status]);
+			shown = t;
+		}
+		report_cell_str(tb, &c[DC_NAME], r->name, shown);
+	}
+}
+
+static const char *side_device(const struct kp_diff_side *s)
+{
+	if (!s->rep)
+		return NULL;
+	return s->rep->dev ? s->rep->dev->name : s->rep->device_name;
+}
+
+static const char *side_input(const struct kp_diff_side *s)
+{
+	return s->rep && s->rep->trace ? s->rep->trace->display : s->label;
+}
+
+static void side_text(const struct kp_diff_side *s, char *buf, size_t cap)
+{
+	char t[32];
+	if (!s->rep) {
+		snprintf(buf, cap, "%s", units_time(t, sizeof(t), s->time_ns));
+		return;
+	}
+	const struct kp_report *r = s->rep;
+	const char *dev = side_device(s);
+	size_t n = snprintf(buf, cap, "%s, %" PRId64 " kernels", dev ? dev : "unknown device",
+			    r->tot.kernels);
+	if (r->tot.memops && n < cap)
+		n += snprintf(buf + n, cap - n, ", %" PRId64 " memcpy/memset", r->tot.memops);
+	if (r->tot.steps && n < cap)
+		n += snprintf(buf + n, cap - n, ", %" PRId64 " steps", r->tot.steps);
+	if (n < cap)
+		snprintf(buf + n, cap - n, ", %s GPU time", units_time(t, sizeof(t), r->tot.gpu_time_ns));
+}
+
+static void compare_text(const struct kp_diff *d, char *buf, size_t cap)
+{
+	const struct kp_diff_opts *o = &d->opts;
+	size_t n = snprintf(buf, cap, "%s",
+			    o->key == GROUP_KERNEL ? (o->full_names ? "kernel names as recorded (--name=full)"
+								    : "normalized kernel names")
+			    : o->key == GROUP_OP ? "op names"
+						 : "op names and input shapes (dtype not compared)");
+	if (n >= cap)
+		return;
+	if (o->per_step) {
+		snprintf(buf + n, cap - n, ", per step (%s): base / %g, new / %g",
+			 o->how == NORM_STEPS ? "--steps" : "ProfilerStep spans", d->base.div, d->new.div);
+		return;
+	}
+	if (o->how == NORM_TOTAL) {
+		snprintf(buf + n, cap - n, ", totals (--no-per-step)");
+		return;
+	}
+	const struct kp_report *b = d->base.rep, *w = d->new.rep;
+	if (b && w && !b->tot.steps && !w->tot.steps)
+		snprintf(buf + n, cap - n, ", totals (no ProfilerStep spans in either trace)");
+	else if (b && !b->tot.steps)
+		snprintf(buf + n, cap - n, ", totals (no ProfilerStep spans in %s)", side_input(&d->base));
+	else if (w && !w->tot.steps)
+		snprintf(buf + n, cap - n, ", totals (no ProfilerStep spans in %s)", side_input(&d->new));
+	else
+		snprintf(buf + n, cap - n, ", totals");
+}
+
+static void total_text(const struct kp_diff *d, char *buf, size_t cap)
+{
+	const struct kp_diff_summary *s = &d->sum;
+	char b1[32], b2[32];
+	size_t n = snprintf(buf, cap, "GPU time%s %s -> %s", d->opts.per_step ? " per step" : "",
+			    units_time(b1, sizeof(b1), s->base_ns), units_time(b2, sizeof(b2), s->new_ns));
+	if (n >= cap)
+		return;
+	if (s->total_ratio >= 0)
+		snprintf(buf + n, cap - n, " (%+.1f%%, %.3fx)", (s->total_ratio - 1) * 100, s->total_ratio);
+	else
+		snprintf(buf + n, cap - n, " (N/A)");
+}
+
+static void rows_text(const struct kp_diff *d, char *buf, size_t cap)
+{
+	const struct kp_diff_summary *s = &d->sum;
+	const char *what = d->opts.key == GROUP_KERNEL ? "kernels" : "ops";
+	size_t n = snprintf(buf, cap,
+			    "%s: %" PRId64 " matched (%" PRId64 " regressed, %" PRId64 " improved, %" PRId64
+			    " unchanged within %g%%), %" PRId64 " new, %" PRId64 " gone; geomean speedup ",
+			    what, s->matched, s->regressed, s->improved, s->unchanged, d->opts.threshold_pct,
+			    s->added, s->removed);
+	if (n >= cap)
+		return;
+	if (s->geomean_speedup > 0)
+		snprintf(buf + n, cap - n, "%.3fx", s->geomean_speedup);
+	else
+		snprintf(buf + n, cap - n, "N/A");
+}
+
+static int devices_differ(const struct kp_diff *d)
+{
+	const char *a = side_device(&d->base), *b = side_device(&d->new);
+	return a && b && strcmp(a, b);
+}
+
+static void gate_text(const struct kp_diff_render_opts *o, char *buf, size_t cap)
+{
+	size_t n = snprintf(buf, cap, "--fail-above %g%% (total, and matched rows >= %g%% of base time): ",
+			    o->fail_above_pct, o->min_pct);
+	if (n >= cap)
+		return;
+	if (!o->nhits) {
+		snprintf(buf + n, cap - n, "passed");
+		return;
+	}
+	int total = !o->hits[0].key;
+	size_t rows = o->nhits - (size_t)total;
+	if (!rows)
+		snprintf(buf + n, cap - n, "tripped by the total");
+	else
+		snprintf(buf + n, cap - n, "tripped by %s%zu row%s", total ? "the total and " : "", rows,
+			 rows == 1 ? "" : "s");
+}
+
+static void gate_facts(const struct kp_diff_render_opts *o, struct kp_doc *doc)
+{
+	report_object(doc, "gate");
+	report_fact_num(doc, NULL, "fail_above_pct", o->fail_above_pct >= 0 ? o->fail_above_pct : NAN);
+	report_fact_num(doc, NULL, "min_pct", o->min_pct);
+	report_fact_bool(doc, NULL, "tripped", o->nhits != 0);
+	report_array(doc, "crossed", 0);
+	for (size_t i = 0; i < o->nhits; i++) {
+		const struct kp_gate_hit *h = &o->hits[i];
+		report_object(doc, NULL);
+		report_fact_text(doc, NULL, "key", h->key);
+		report_fact_time(doc, NULL, "base_time_ns", h->base_ns);
+		report_fact_time(doc, NULL, "new_time_ns", h->new_ns);
+		report_fact_num(doc, NULL, "change_pct", h->change_pct);
+		report_end(doc);
+	}
+	report_end(doc);
+	report_end(doc);
+}
+
+static void side_facts(const struct kp_diff_side *s, const char *jkey, struct kp_doc *doc)
+{
+	const struct kp_report *r = s->rep;
+	report_object(doc, jkey);
+	report_fact_text(doc, NULL, "input", side_input(s));
+	report_object(doc, "device");
+	report_fact_text(doc, NULL, "name", r ? r->device_name : NULL);
+	report_fact_text(doc, NULL, "matched", r && r->dev ? r->dev->name : NULL);
+	report_end(doc);
+	report_object(doc, "totals");
+	if (r) {
+		report_fact_time(doc, NULL, "gpu_time_ns", r->tot.gpu_time_ns);
+		report_fact_time(doc, NULL, "gpu_busy_ns", r->tot.gpu_busy_ns);
+		report_fact_time(doc, NULL, "span_ns", r->tot.span_ns);
+		report_fact_count(doc, NULL, "kernels", r->tot.kernels);
+		report_fact_count(doc, NULL, "memops", r->tot.memops);
+		report_fact_count(doc, NULL, "steps", r->tot.steps);
+	}
+	report_fact_num(doc, NULL, "divisor", s->div);
+	report_fact_time(doc, NULL, "time_ns", s->time_ns);
+	report_fact_count(doc, NULL, "keys", (int64_t)s->nkeys);
+	report_end(doc);
+	report_end(doc);
+}
+
+static void summary_facts(const struct kp_diff *d, struct kp_doc *doc)
+{
+	const struct kp_diff_summary *s = &d->sum;
+	report_object(doc, "summary");
+	report_fact_time(doc, NULL, "base_time_ns", s->base_ns);
+	report_fact_time(doc, NULL, "new_time_ns", s->new_ns);
+	report_fact_time(doc, NULL, "delta_ns", s->delta_ns);
+	report_fact_num(doc, NULL, "total_ratio", s->total_ratio >= 0 ? s->total_ratio : NAN);
+	report_fact_num(doc, NULL, "geomean_speedup", s->geomean_speedup > 0 ? s->geomean_speedup : NAN);
+	report_fact_num(doc, NULL, "threshold_pct", d->opts.threshold_pct);
+	report_fact_count(doc, NULL, "matched", s->matched);
+	report_fact_count(doc, NULL, "regressed", s->regressed);
+	report_fact_count(doc, NULL, "improved", s->improved);
+	report_fact_count(doc, NULL, "unchanged", s->unchanged);
+	report_fact_count(doc, NULL, "new", s->added);
+	report_fact_count(doc, NULL, "gone", s->removed);
+	report_end(doc);
+}
+
+/* table '#' lines and the markdown list */
+static void human_facts(const struct kp_diff *d, const struct kp_diff_render_opts *o, struct kp_doc *doc)
+{
+	char buf[2048];
+	const char *in0 = side_input(&d->base), *in1 = side_input(&d->new);
+	int w = (int)(strlen(in0) > strlen(in1) ? strlen(in0) : strlen(in1));
+	side_text(&d->base, buf, sizeof(buf));
+	report_fact_textf(doc, "[0] base", NULL, "%-*s  (%s)", w, in0, buf);
+	side_text(&d->new, buf, sizeof(buf));
+	/* " ": the value starts under "[0] base"'s, one column past the other keys' */
+	report_fact_textf(doc, "[1] new", NULL, " %-*s  (%s)", w, in1, buf);
+	if (devices_differ(d))
+		report_fact_textf(doc, "device", NULL,
+				  "base %s, new %s: TFLOP/s and %%Peak of each side are against its own device",
+				  side_device(&d->base), side_device(&d->new));
+	compare_text(d, buf, sizeof(buf));
+	report_fact_text(doc, "compare", NULL, buf);
+	total_text(d, buf, sizeof(buf));
+	report_fact_text(doc, "total", NULL, buf);
+	rows_text(d, buf, sizeof(buf));
+	report_fact_text(doc, "rows", NULL, buf);
+	if (o->fail_above_pct >= 0) {
+		gate_text(o, buf, sizeof(buf));
+		report_fact_text(doc, "gate", NULL, buf);
+	}
+}
+
+void diff_render_doc(const struct kp_diff *d, const struct kp_diff_render_opts *o, struct kp_doc *doc)
+{
+	char buf[256];
+	report_init(doc, "diff", 7);
+	total_text(d, buf, sizeof(buf));
+	report_summary(doc, "%s", buf);
+	human_facts(d, o, doc);
+	report_fact_text(doc, NULL, "key", key_name(d->opts.key));
+	report_fact_text(doc, NULL, "normalize", d->opts.per_step ? "per-step" : "total");
+	side_facts(&d->base, "base", doc);
+	side_facts(&d->new, "new", doc);
+	summary_facts(d, doc);
+	gate_facts(o, doc);
+	rows_table(d, doc);
+}

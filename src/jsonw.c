@@ -1,0 +1,139 @@
+/*
+ * jsonw.c — the JSON writer: separators and indentation follow the container's layout.
+ */
+#include "kprof/jsonw.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void jw_init(struct kp_jw *jw, FILE *fp)
+{
+	memset(jw, 0, sizeof(*jw));
+	jw->fp = fp;
+}
+
+static void newline(struct kp_jw *jw, int depth)
+{
+	fputc('\n', jw->fp);
+	for (int i = 0; i < depth; i++)
+		fputs("  ", jw->fp);
+}
+
+/* the separator before a value, and its member name */
+static void begin_value(struct kp_jw *jw, const char *key)
+{
+	int d = jw->depth;
+	if (d > 0) {
+		if (jw->any[d])
+			fputc(',', jw->fp);
+		if (jw->lines[d])
+			newline(jw, d);
+		else if (jw->any[d])
+			fputc(' ', jw->fp);
+		jw->any[d] = 1;
+	}
+	if (key) {
+		jw_put_string(jw->fp, key);
+		fputs(": ", jw->fp);
+	}
+}
+
+static void open_container(struct kp_jw *jw, const char *key, int lines, char open, char close)
+{
+	if (jw->depth == JW_MAX_DEPTH)
+		return;
+	begin_value(jw, key);
+	fputc(open, jw->fp);
+	jw->depth++;
+	jw->close[jw->depth] = close;
+	jw->lines[jw->depth] = (unsigned char)(lines != 0);
+	jw->any[jw->depth] = 0;
+}
+
+void jw_object_begin(struct kp_jw *jw, const char *key, int lines)
+{
+	open_container(jw, key, lines, '{', '}');
+}
+
+void jw_array_begin(struct kp_jw *jw, const char *key, int lines)
+{
+	open_container(jw, key, lines, '[', ']');
+}
+
+void jw_end(struct kp_jw *jw)
+{
+	int d = jw->depth;
+	if (d == 0)
+		return;
+	if (jw->lines[d] && jw->any[d])
+		newline(jw, d - 1);
+	fputc(jw->close[d], jw->fp);
+	jw->depth--;
+}
+
+void jw_put_string(FILE *fp, const char *s)
+{
+	if (!s) {
+		fputs("null", fp);
+		return;
+	}
+	fputc('"', fp);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		switch (*p) {
+		case '"': fputs("\\\"", fp); break;
+		case '\\': fputs("\\\\", fp); break;
+		case '\n': fputs("\\n", fp); break;
+		case '\t': fputs("\\t", fp); break;
+		case '\r': fputs("\\r", fp); break;
+		default:
+			if (*p < 0x20)
+				fprintf(fp, "\\u%04x", *p);
+			else
+				fputc(*p, fp);
+		}
+	}
+	fputc('"', fp);
+}
+
+char *jw_format_double(char *buf, size_t cap, double v)
+{
+	if (v == floor(v) && fabs(v) < 9e15) {
+		snprintf(buf, cap, "%.0f", v);
+		return buf;
+	}
+	snprintf(buf, cap, "%.17g", v);
+	return buf;
+}
+
+void jw_string(struct kp_jw *jw, const char *key, const char *s)
+{
+	begin_value(jw, key);
+	jw_put_string(jw->fp, s);
+}
+
+void jw_int(struct kp_jw *jw, const char *key, int64_t v)
+{
+	begin_value(jw, key);
+	fprintf(jw->fp, "%" PRId64, v);
+}
+
+void jw_double(struct kp_jw *jw, const char *key, double v)
+{
+	char buf[40];
+	begin_value(jw, key);
+	fputs(isfinite(v) ? jw_format_double(buf, sizeof(buf), v) : "null", jw->fp);
+}
+
+void jw_bool(struct kp_jw *jw, const char *key, int v)
+{
+	begin_value(jw, key);
+	fputs(v ? "true" : "false", jw->fp);
+}
+
+void jw_null(struct kp_jw *jw, const char *key)
+{
+	begin_value(jw, key);
+	fputs("null", jw->fp);
+}

@@ -1,0 +1,222 @@
+/*
+ * report.c — build the report document: typed header facts, json nesting, tables of cells.
+ */
+#include "kprof/report.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kprof/units.h"
+
+void report_init(struct kp_doc *doc, const char *command, int key_width)
+{
+	memset(doc, 0, sizeof(*doc));
+	arena_init(&doc->arena);
+	doc->command = command;
+	doc->key_width = key_width;
+}
+
+void report_free(struct kp_doc *doc)
+{
+	for (size_t i = 0; i < doc->nitems; i++)
+		if (doc->items[i].table)
+			free(doc->items[i].table->cells);
+	free(doc->items);
+	arena_free(&doc->arena);
+	memset(doc, 0, sizeof(*doc));
+}
+
+static char *vfmt(struct kp_arena *a, const char *fmt, va_list ap)
+{
+	va_list aq;
+	va_copy(aq, ap);
+	int n = vsnprintf(NULL, 0, fmt, aq);
+	va_end(aq);
+	char *s = arena_alloc(a, (size_t)(n < 0 ? 0 : n) + 1);
+	vsnprintf(s, (size_t)(n < 0 ? 0 : n) + 1, fmt, ap);
+	return s;
+}
+
+void report_summary(struct kp_doc *doc, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	doc->summary = vfmt(&doc->arena, fmt, ap);
+	va_end(ap);
+}
+
+static struct kp_item *add_item(struct kp_doc *doc, enum kp_item_type type, const char *key,
+				const char *jkey)
+{
+	if (doc->nitems == doc->capitems) {
+		doc->capitems = doc->capitems ? doc->capitems * 2 : 32;
+		doc->items = xrealloc(doc->items, doc->capitems * sizeof(*doc->items));
+	}
+	struct kp_item *it = &doc->items[doc->nitems++];
+	memset(it, 0, sizeof(*it));
+	it->type = type;
+	it->key = doc->depth ? NULL : key;
+	it->jkey = jkey;
+	return it;
+}
+
+static void fact(struct kp_doc *doc, const char *key, const char *jkey, struct kp_val v)
+{
+	add_item(doc, ITEM_FACT, key, jkey)->v = v;
+}
+
+void report_fact_text(struct kp_doc *doc, const char *key, const char *jkey, const char *s)
+{
+	fact(doc, key, jkey,
+	     (struct kp_val){ .type = s ? VAL_TEXT : VAL_NULL, .s = s ? arena_strdup(&doc->arena, s) : NULL });
+}
+
+void report_fact_textf(struct kp_doc *doc, const char *key, const char *jkey, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *s = vfmt(&doc->arena, fmt, ap);
+	va_end(ap);
+	fact(doc, key, jkey, (struct kp_val){ .type = VAL_TEXT, .s = s });
+}
+
+void report_fact_count(struct kp_doc *doc, const char *key, const char *jkey, int64_t n)
+{
+	fact(doc, key, jkey, (struct kp_val){ .type = VAL_COUNT, .i = n });
+}
+
+void report_fact_time(struct kp_doc *doc, const char *key, const char *jkey, int64_t ns)
+{
+	fact(doc, key, jkey, (struct kp_val){ .type = VAL_TIME, .i = ns });
+}
+
+void report_fact_num(struct kp_doc *doc, const char *key, const char *jkey, double v)
+{
+	fact(doc, key, jkey, (struct kp_val){ .type = isfinite(v) ? VAL_NUM : VAL_NULL, .d = v });
+}
+
+void report_fact_pct(struct kp_doc *doc, const char *key, const char *jkey, double pct)
+{
+	fact(doc, key, jkey, (struct kp_val){ .type = isfinite(pct) ? VAL_PCT : VAL_NULL, .d = pct });
+}
+
+void report_fact_rate(struct kp_doc *doc, const char *key, const char *jkey, double per_s,
+		      const char *unit)
+{
+	fact(doc, key, jkey,
+	     (struct kp_val){ .type = isfinite(per_s) ? VAL_RATE : VAL_NULL, .d = per_s, .s = unit });
+}
+
+void report_fact_bool(struct kp_doc *doc, const char *key, const char *jkey, int v)
+{
+	fact(doc, key, jkey, (struct kp_val){ .type = VAL_BOOL, .i = v != 0 });
+}
+
+void report_fact_null(struct kp_doc *doc, const char *key, const char *jkey)
+{
+	fact(doc, key, jkey, (struct kp_val){ .type = VAL_NULL });
+}
+
+void report_object(struct kp_doc *doc, const char *jkey)
+{
+	add_item(doc, ITEM_OBJECT, NULL, jkey);
+	doc->depth++;
+}
+
+void report_array(struct kp_doc *doc, const char *jkey, int lines)
+{
+	add_item(doc, ITEM_ARRAY, NULL, jkey)->lines = lines;
+	doc->depth++;
+}
+
+void report_end(struct kp_doc *doc)
+{
+	if (doc->depth == 0)
+		return;
+	add_item(doc, ITEM_END, NULL, NULL);
+	doc->depth--;
+}
+
+struct kp_table *report_table(struct kp_doc *doc, const char *jkey, const struct kp_col *cols,
+			      int ncols)
+{
+	struct kp_table *tb = arena_zalloc(&doc->arena, sizeof(*tb));
+	tb->arena = &doc->arena;
+	tb->ncols = ncols;
+	tb->cols = arena_alloc(&doc->arena, (size_t)ncols * sizeof(*cols));
+	memcpy(tb->cols, cols, (size_t)ncols * sizeof(*cols));
+	add_item(doc, ITEM_TABLE, NULL, jkey)->table = tb;
+	return tb;
+}
+
+void report_col_show(struct kp_table *tb, int col, unsigned where)
+{
+	tb->cols[col].where = where;
+}
+
+void report_col_title(struct kp_table *tb, int col, const char *title)
+{
+	tb->cols[col].title = title;
+}
+
+struct kp_cell *report_row(struct kp_table *tb)
+{
+	if (tb->nrows == tb->caprows) {
+		tb->caprows = tb->caprows ? tb->caprows * 2 : 64;
+		tb->cells = xrealloc(tb->cells, tb->caprows * (size_t)tb->ncols * sizeof(*tb->cells));
+	}
+	struct kp_cell *c = &tb->cells[tb->nrows++ * (size_t)tb->ncols];
+	memset(c, 0, (size_t)tb->ncols * sizeof(*c));
+	return c;
+}
+
+static const char *copy(struct kp_table *tb, const char *s)
+{
+	return s ? arena_strdup(tb->arena, s) : NULL;
+}
+
+void report_cell_int(struct kp_table *tb, struct kp_cell *c, int64_t v, const char *human)
+{
+	c->type = CELL_INT;
+	c->i = v;
+	c->human = copy(tb, human);
+}
+
+void report_cell_num(struct kp_table *tb, struct kp_cell *c, double v, const char *human)
+{
+	c->type = isfinite(v) && v >= 0 ? CELL_NUM : CELL_NULL;
+	c->d = v;
+	c->human = copy(tb, human);
+}
+
+void report_cell_signed(struct kp_table *tb, struct kp_cell *c, double v, const char *human)
+{
+	c->type = isfinite(v) ? CELL_NUM : CELL_NULL;
+	c->d = v;
+	c->human = copy(tb, human);
+}
+
+void report_cell_str(struct kp_table *tb, struct kp_cell *c, const char *s, const char *human)
+{
+	c->type = s ? CELL_STR : CELL_NULL;
+	c->s = s;
+	c->human = copy(tb, human);
+}
+
+const char *report_val_text(const struct kp_val *v, char *buf, size_t cap)
+{
+	switch (v->type) {
+	case VAL_TEXT: return v->s;
+	case VAL_COUNT: snprintf(buf, cap, "%" PRId64, v->i); return buf;
+	case VAL_TIME: return units_time(buf, cap, v->i);
+	case VAL_NUM: snprintf(buf, cap, "%g", v->d); return buf;
+	case VAL_PCT: snprintf(buf, cap, "%.1f%%", v->d); return buf;
+	case VAL_RATE: return units_rate(buf, cap, v->d, v->s);
+	case VAL_BOOL: return v->i ? "yes" : "no";
+	default: return "-";
+	}
+}

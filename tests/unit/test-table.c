@@ -1,0 +1,155 @@
+/*
+ * test-table.c — the report document (report.c), the one renderer (table.c) and the JSON
+ * writer (jsonw.c).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "kprof/jsonw.h"
+#include "kprof/report.h"
+#include "kprof/table.h"
+
+static char *render(const struct kp_doc *doc, enum kp_format f, int color)
+{
+	char *buf = NULL;
+	size_t n = 0;
+	FILE *fp = open_memstream(&buf, &n);
+	table_render(doc, f, color, fp);
+	fclose(fp);
+	return buf;
+}
+
+enum { C_TIME, C_RATE, C_NAME, C_N };
+static const struct kp_col cols[C_N] = {
+	[C_TIME] = { "Time", "time_ns", COL_BOTH, 0 },
+	[C_RATE] = { "GB/s", "bytes_per_s", COL_BOTH, 0 },
+	[C_NAME] = { "Kernel", "name", COL_BOTH, 1 },
+};
+
+static void two_rows(struct kp_doc *doc, const char *name)
+{
+	struct kp_table *tb = report_table(doc, "rows", cols, C_N);
+	struct kp_cell *c = report_row(tb);
+	report_cell_int(tb, &c[C_TIME], 1500, "1.500 us");
+	report_cell_num(tb, &c[C_RATE], -1, "-");
+	report_cell_str(tb, &c[C_NAME], name, NULL);
+	c = report_row(tb);
+	report_cell_int(tb, &c[C_TIME], 25, "25 ns");
+	report_cell_num(tb, &c[C_RATE], 1.5e9, "1.5");
+	report_cell_str(tb, &c[C_NAME], "short", NULL);
+}
+
+static void renderers_quote_csv_null_json_and_align_tables(void **state)
+{
+	(void)state;
+	struct kp_doc doc;
+	report_init(&doc, "test", 4);
+	two_rows(&doc, "k<a, \"b\">|x");
+	char *s = render(&doc, FMT_CSV, 0);
+	assert_string_equal(s, "time_ns,bytes_per_s,name\r\n1500,,\"k<a, \"\"b\"\">|x\"\r\n25,1500000000,short\r\n");
+	free(s);
+	s = render(&doc, FMT_JSON, 0);
+	assert_non_null(strstr(s, "{\"time_ns\": 1500, \"bytes_per_s\": null, \"name\": \"k<a, \\\"b\\\">|x\"}"));
+	free(s);
+	s = render(&doc, FMT_TABLE, 0);
+	assert_string_equal(s, "      Time  GB/s  Kernel\n  ========  ====  ======\n  1.500 us     -  k<a, \"b\">|x\n     25 ns   1.5  short\n");
+	free(s);
+	report_free(&doc);
+}
+
+static void markdown_escapes_pipes_and_fences_backticks_in_code_spans(void **state)
+{
+	(void)state;
+	struct kp_doc doc;
+	report_init(&doc, "test", 4);
+	two_rows(&doc, "a|b`c``d");
+	char *s = render(&doc, FMT_MARKDOWN, 0);
+	assert_non_null(strstr(s, "| Time | GB/s | Kernel |\n| ---: | ---: | --- |\n"));
+	assert_non_null(strstr(s, "| 1.500 us | - | ```a\\|b`c``d``` |\n"));
+	free(s);
+	report_free(&doc);
+	report_init(&doc, "test", 4);
+	two_rows(&doc, "`x`");
+	s = render(&doc, FMT_MARKDOWN, 0);
+	assert_non_null(strstr(s, "| `` `x` `` |\n"));
+	free(s);
+	report_free(&doc);
+}
+
+static void facts_print_as_hash_lines_list_items_and_typed_json_members(void **state)
+{
+	(void)state;
+	struct kp_doc doc;
+	report_init(&doc, "test", 5);
+	report_summary(&doc, "%d things", 2);
+	report_fact_time(&doc, "span", "span_ns", 4812345);
+	report_fact_pct(&doc, "busy", "busy_pct", 42.75);
+	report_fact_text(&doc, "note", NULL, "people only");
+	report_fact_count(&doc, NULL, "events", 7);
+	report_object(&doc, "device");
+	report_fact_text(&doc, "ignored", "name", NULL);
+	report_fact_rate(&doc, NULL, "bw", 3.35e12, "B/s");
+	report_end(&doc);
+	two_rows(&doc, "k");
+	char *s = render(&doc, FMT_TABLE, 0);
+	assert_non_null(strstr(s, "# span   4.812 ms\n# busy   42.8%\n# note   people only\n      Time"));
+	assert_null(strstr(s, "ignored"));
+	free(s);
+	s = render(&doc, FMT_MARKDOWN, 0);
+	assert_non_null(strstr(s, "**kprof test**: 2 things\n\n- span: 4.812 ms\n- busy: 42.8%\n- note: people only\n\n| Time |"));
+	free(s);
+	s = render(&doc, FMT_JSON, 0);
+	assert_non_null(strstr(s, "{\n  \"kprof\": {\"version\": \"" KPROF_VERSION "\", \"command\": \"test\"},\n"
+				  "  \"span_ns\": 4812345,\n  \"busy_pct\": 42.75,\n  \"events\": 7,\n"
+				  "  \"device\": {\"name\": null, \"bw\": 3350000000000},\n  \"rows\": [\n    {"));
+	assert_non_null(strstr(s, "}\n  ]\n}\n"));
+	free(s);
+	report_free(&doc);
+}
+
+static void json_writer_places_commas_and_indents_only_line_containers(void **state)
+{
+	(void)state;
+	char *buf = NULL;
+	size_t n = 0;
+	FILE *fp = open_memstream(&buf, &n);
+	struct kp_jw jw;
+	jw_init(&jw, fp);
+	jw_object_begin(&jw, NULL, 1);
+	jw_array_begin(&jw, "empty", 1);
+	jw_end(&jw);
+	jw_array_begin(&jw, "xs", 0);
+	jw_int(&jw, NULL, 1);
+	jw_double(&jw, NULL, 0.5);
+	jw_object_begin(&jw, NULL, 0);
+	jw_bool(&jw, "ok", 1);
+	jw_double(&jw, "inf", 1.0 / 0.0);
+	jw_end(&jw);
+	jw_end(&jw);
+	jw_array_begin(&jw, "lines", 1);
+	jw_string(&jw, NULL, "a\"b\\\n\x01");
+	jw_null(&jw, NULL);
+	jw_end(&jw);
+	jw_end(&jw);
+	fclose(fp);
+	assert_string_equal(buf, "{\n  \"empty\": [],\n  \"xs\": [1, 0.5, {\"ok\": true, \"inf\": null}],\n"
+				 "  \"lines\": [\n    \"a\\\"b\\\\\\n\\u0001\",\n    null\n  ]\n}");
+	free(buf);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(renderers_quote_csv_null_json_and_align_tables),
+		cmocka_unit_test(markdown_escapes_pipes_and_fences_backticks_in_code_spans),
+		cmocka_unit_test(facts_print_as_hash_lines_list_items_and_typed_json_members),
+		cmocka_unit_test(json_writer_places_commas_and_indents_only_line_containers),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
