@@ -77,13 +77,13 @@ static void trim(const char **s, size_t *n)
  */
 enum key {
 	K_BASE, K_EXACT, K_PATTERN, K_MATCH_SMS, K_SMS, K_CLK, K_MEM, K_DRAM, K_MEMCLK,
-	K_BUS, K_NOSCALE, K_CONF, K_SOURCE, K_PEAK /* + prec */
+	K_BUS, K_NOSCALE, K_CONF, K_SOURCE, K_CC, K_PEAK /* + prec */
 };
 
 static const char *const key_names[] = { "base", "exact", "pattern", "match_sms", "sms",
 					 "clk_max_mhz", "mem_gb", "dram_gbs", "mem_clk_mhz",
 					 "bus_bits", "no_clock_scaling", "confidence", "source",
-					 NULL };
+					 "cc", NULL };
 
 static const char *const prec_keys[PREC_N] = { "fp64", "fp32", "tf32", "bf16",
 					       "fp16", "fp8",  "int8" };
@@ -380,6 +380,26 @@ static int set_key(struct parser *p, const char *key, size_t klen, const char *v
 		dv->bus_bits = (int)v;
 		dv->bus_flag = flag;
 		return 0;
+	case K_CC: {
+		/* MAJOR.MINOR, both small integers */
+		unsigned maj = 0, min = 0;
+		size_t i = 0;
+		while (i < vlen && val[i] >= '0' && val[i] <= '9' && maj < 1000)
+			maj = maj * 10 + (unsigned)(val[i++] - '0');
+		size_t dot = i;
+		if (i < vlen && val[i] == '.')
+			i++;
+		size_t m0 = i;
+		while (i < vlen && val[i] >= '0' && val[i] <= '9' && min < 1000)
+			min = min * 10 + (unsigned)(val[i++] - '0');
+		if (dot == 0 || dot == vlen || val[dot] != '.' || m0 == i || i != vlen || maj < 1 ||
+		    maj >= 1000 || min >= 1000)
+			return perr(p, "bad value '%.*s' for 'cc' in [%s] (want MAJOR.MINOR, e.g. 9.0)",
+				    (int)vlen, val, dv->name);
+		dv->cc_major = (int)maj;
+		dv->cc_minor = (int)min;
+		return 0;
+	}
 	case K_NOSCALE:
 		if (ieq(val, vlen, "yes", 3))
 			dv->no_clock_scaling = 1;
@@ -692,6 +712,53 @@ const struct kp_device *devdb_match_sms(const struct kp_devdb *db, const char *n
 const struct kp_device *devdb_match(const struct kp_devdb *db, const char *name, const char **how)
 {
 	return devdb_match_sms(db, name, 0, how);
+}
+
+int devdb_generic_name(const char *name)
+{
+	if (!name)
+		return 1;
+	size_t n = strlen(name);
+	trim(&name, &n);
+	static const char generic[] = "AMD Radeon Graphics";
+	return n == 0 || ieq(name, n, generic, sizeof(generic) - 1);
+}
+
+static int same_peaks(const struct kp_device *a, const struct kp_device *b)
+{
+	if (a->mem_bw_byte_per_s != b->mem_bw_byte_per_s || a->no_clock_scaling != b->no_clock_scaling)
+		return 0;
+	for (int i = 0; i < PREC_N; i++)
+		if (a->peak[i].flop_per_s != b->peak[i].flop_per_s ||
+		    a->peak[i].clk_ref_mhz != b->peak[i].clk_ref_mhz)
+			return 0;
+	return 1;
+}
+
+int devdb_match_props(const struct kp_devdb *db, const struct kp_devprops *q,
+		      struct kp_devmatch *m)
+{
+	memset(m, 0, sizeof(*m));
+	if (!db || !q || q->sms <= 0 || q->mem_bytes <= 0 || q->cc_major <= 0)
+		return 0;
+	double gib = (double)q->mem_bytes / (1024.0 * 1024 * 1024);
+	m->same_peaks = 1;
+	for (int i = 0; i < db->ndev; i++) {
+		const struct kp_device *dv = &db->dev[i];
+		if (dv->sms != q->sms || dv->cc_major != q->cc_major || dv->cc_minor != q->cc_minor ||
+		    dv->mem_gb <= 0 || gib < 0.90 * dv->mem_gb || gib > 1.03 * dv->mem_gb)
+			continue;
+		if (m->ncand && !same_peaks(m->cand[0], dv))
+			m->same_peaks = 0;
+		if (m->ncand < DEVDB_MAX_CAND)
+			m->cand[m->ncand] = dv;
+		m->ncand++;
+	}
+	if (!m->ncand)
+		m->same_peaks = 0;
+	else if (m->same_peaks)
+		m->dev = m->cand[0];
+	return m->ncand;
 }
 
 const struct kp_device *devdb_find(const struct kp_devdb *db, const char *name)

@@ -128,10 +128,12 @@ void render_device_line(const struct kp_report *r, char *buf, size_t cap)
 	const struct kp_device *d = r->dev;
 	if (!d) {
 		snprintf(buf, cap, "%s (not in the device table: no %% of peak)",
-			 r->device_name ? r->device_name : "unknown");
+			 !r->device_name ? "unknown" : *r->device_name ? r->device_name : "''");
 		return;
 	}
-	size_t n = snprintf(buf, cap, "%s -> %s (%s)", r->device_name, d->name, r->match ? r->match : "");
+	size_t n = snprintf(buf, cap, "%s -> %s (%s)",
+			    r->device_name && *r->device_name ? r->device_name : "''", d->name,
+			    r->match ? r->match : "");
 	/* the precisions the rows used, at the clock used */
 	int seen[PREC_N] = { 0 };
 	for (size_t i = 0; i < r->nrows; i++)

@@ -87,7 +87,9 @@ struct kp_report {
 	const struct kp_trace *trace;        /* borrowed */
 	const char *device_name;             /* as reported (or --device) */
 	const struct kp_device *dev;         /* NULL when unknown */
-	const char *match;                   /* "exact", "pattern 'X'" */
+	const char *match;                   /* "exact", "pattern 'X'", "match: properties (...)" */
+	const char *device_warning;          /* set when deviceProperties matched no entry or
+						entries with different peaks (arena) */
 	enum kp_clock_source clock_source;
 	double sm_clock_mhz;                 /* clock used (time-weighted for trace clocks), 0 = ref */
 	enum kp_group group;

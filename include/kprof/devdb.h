@@ -37,6 +37,8 @@ struct kp_device {
 	const char *confidence;      /* overall flag */
 	int line;                    /* line of the entry in its file */
 	int match_sms;               /* >0: applies only to parts reporting this SM/CU count */
+	int cc_major, cc_minor;      /* 'cc': computeMajor.computeMinor as deviceProperties
+					report it (ROCm: the gfx target's, gfx90a 9.0); 0.0 unknown */
 	/* Flags of the numbers above (static strings, as kp_peak.flag; never NULL). */
 	const char *sms_flag;
 	const char *clk_flag;        /* clk_max_mhz */
@@ -53,6 +55,24 @@ struct kp_devdb {
 	const char *origin;          /* "built-in" or the file path */
 	struct kp_devdb_pat *pat;    /* all entries' patterns, longest first (devdb.c) */
 	int npat;
+};
+
+/* What a trace's deviceProperties say about a device; 0 = not recorded. */
+struct kp_devprops {
+	int sms;                     /* numSms (CUs on AMD) */
+	long long mem_bytes;         /* totalGlobalMem */
+	int cc_major, cc_minor;      /* computeMajor, computeMinor */
+};
+
+#define DEVDB_MAX_CAND 8
+
+/* Entries that match a device's properties (devdb_match_props). */
+struct kp_devmatch {
+	const struct kp_device *dev;                  /* the pick: cand[0] when same_peaks */
+	const struct kp_device *cand[DEVDB_MAX_CAND]; /* the first candidates, table order */
+	int ncand;                                    /* all candidates (may exceed the array) */
+	int same_peaks;                               /* every candidate has cand[0]'s peaks,
+							 clocks and DRAM bandwidth */
 };
 
 /* the text of device_db/, compiled into the binary by make */
@@ -89,6 +109,20 @@ const struct kp_device *devdb_match(const struct kp_devdb *db, const char *name,
  */
 const struct kp_device *devdb_match_sms(const struct kp_devdb *db, const char *name, int sms,
 					const char **how);
+/*
+ * A name that does not identify a part: empty (ROCm 7 traces) or "AMD Radeon Graphics" (some
+ * ROCm builds, and every AMD APU).  Such devices are matched by their properties instead.
+ */
+int devdb_generic_name(const char *name);
+/*
+ * Match by properties alone: entries whose sms, cc and memory agree with @q (memory: @q's
+ * bytes in GiB within 90%..103% of the entry's marketed mem_gb, which covers ECC and
+ * reserved memory; 40 and 80 GB parts stay apart).  All three must be known on both sides.
+ * Fills @m; returns the number of candidates.  @m->dev is set only when every candidate
+ * has the same peaks (e.g. MI210 and one MI250 GCD): otherwise the caller must not guess.
+ */
+int devdb_match_props(const struct kp_devdb *db, const struct kp_devprops *q,
+		      struct kp_devmatch *m);
 /* The entry whose canonical name is @name (case-insensitive), or NULL. */
 const struct kp_device *devdb_find(const struct kp_devdb *db, const char *name);
 /*

@@ -394,6 +394,16 @@ static void parse_rejects_bad_values(void **state)
 		    "derived, unverified, observed)");
 	parse_fails(STANZA "pattern = A, , B\n", "my.txt:5: error: empty name in 'pattern' of [X]");
 	parse_fails(STANZA "sms =\n", "my.txt:5: error: empty value for 'sms' in [X]");
+	static const char *const bad_cc[] = { "9", "9.", ".5", "9.0.1", "9,0", "0.5", "9.0 observed",
+					      "1000.0", "x9.0", "9.-1" };
+	for (size_t i = 0; i < sizeof(bad_cc) / sizeof(bad_cc[0]); i++) {
+		char text[128], want[160];
+		snprintf(text, sizeof(text), STANZA "cc = %s\n", bad_cc[i]);
+		snprintf(want, sizeof(want),
+			 "my.txt:5: error: bad value '%s' for 'cc' in [X] (want MAJOR.MINOR, e.g. 9.0)",
+			 bad_cc[i]);
+		parse_fails(text, want);
+	}
 }
 
 static void parse_checks_each_entry_as_a_whole(void **state)
@@ -436,6 +446,7 @@ static void parse_reads_a_stanza_with_every_key(void **state)
 		"dram_gbs = 1024\n"
 		"mem_clk_mhz = 1000 derived\n"
 		"bus_bits = 4096\n"
+		"cc = 12.10\n"
 		"  peak.fp32 = 51.2 TFLOPS @2000 datasheet  \n"
 		"peak.fp64 = 800 GFLOPS @2000 unverified\n"
 		"peak.int8 = 500 GOPS @1500 derived\n"
@@ -476,6 +487,8 @@ static void parse_reads_a_stanza_with_every_key(void **state)
 	assert_null(a->peak[PREC_FP16].flag);
 	assert_string_equal(a->source, "https://example.com/a#x (2026-11); second");
 	assert_int_equal(a->match_sms, 0);
+	assert_int_equal(a->cc_major, 12);
+	assert_int_equal(a->cc_minor, 10);
 
 	/* base: numbers and source inherited, identity not, flags capped at 'derived' */
 	assert_string_equal(b->name, "Dev B");
@@ -485,6 +498,7 @@ static void parse_reads_a_stanza_with_every_key(void **state)
 	assert_int_equal(b->sms, 50);
 	assert_string_equal(b->sms_flag, "derived");
 	assert_int_equal(b->clk_max_mhz, 2000);
+	assert_int_equal(b->cc_major, 12);
 	assert_string_equal(b->clk_flag, "derived");
 	assert_string_equal(b->source, a->source);
 	assert_close(b->peak[PREC_FP32].flop_per_s, 25.6e12);
@@ -609,6 +623,111 @@ static void load_default_prefers_the_option_then_the_environment(void **state)
 	free(path);
 }
 
+/* 1 GiB */
+#define GIB (1024LL * 1024 * 1024)
+
+static void every_builtin_entry_has_a_compute_capability(void **state)
+{
+	(void)state;
+	for (int i = 0; i < builtin.ndev; i++) {
+		const struct kp_device *dv = &builtin.dev[i];
+		if (dv->cc_major <= 0)
+			fail_msg("[%s] has no cc", dv->name);
+	}
+	assert_int_equal(entry("AMD Instinct MI300X")->cc_minor, 4);
+	assert_int_equal(entry("NVIDIA A100-SXM4-80GB")->cc_major, 8); /* inherited through base */
+}
+
+static void generic_names_are_empty_or_amd_radeon_graphics(void **state)
+{
+	(void)state;
+	assert_true(devdb_generic_name(NULL));
+	assert_true(devdb_generic_name(""));
+	assert_true(devdb_generic_name("  "));
+	assert_true(devdb_generic_name("AMD Radeon Graphics"));
+	assert_true(devdb_generic_name(" amd radeon graphics "));
+	assert_false(devdb_generic_name("AMD Radeon Graphics 780M"));
+	assert_false(devdb_generic_name("AMD Instinct MI250X/MI250"));
+	assert_false(devdb_generic_name("NVIDIA H100 80GB HBM3"));
+}
+
+static void props_match_the_mi250_trace_to_an_mi210_class_entry(void **state)
+{
+	(void)state;
+	/* HTA amd_mi250_rocm62: "AMD Radeon Graphics", numSms 104, cc 9.0, 68702699520 bytes */
+	struct kp_devprops q = { 104, 68702699520LL, 9, 0 };
+	struct kp_devmatch m;
+	assert_int_equal(devdb_match_props(&builtin, &q, &m), 2);
+	assert_string_equal(m.cand[0]->name, "AMD Instinct MI210");
+	assert_string_equal(m.cand[1]->name, "AMD Instinct MI250 (one GCD)");
+	assert_int_equal(m.same_peaks, 1);
+	assert_ptr_equal(m.dev, m.cand[0]);
+	/* 110 CUs: the MI250X GCD alone */
+	q.sms = 110;
+	assert_int_equal(devdb_match_props(&builtin, &q, &m), 1);
+	assert_string_equal(m.dev->name, "AMD Instinct MI250X (one GCD)");
+	/* an MI300X as ROCm 7 reports it (name ""): 304 CUs, cc 9.4, 192 GiB */
+	struct kp_devprops mi300x = { 304, 192 * GIB, 9, 4 };
+	assert_int_equal(devdb_match_props(&builtin, &mi300x, &m), 1);
+	assert_string_equal(m.dev->name, "AMD Instinct MI300X");
+	/* the same with 256 GiB is an MI325X */
+	mi300x.mem_bytes = 256 * GIB;
+	assert_int_equal(devdb_match_props(&builtin, &mi300x, &m), 1);
+	assert_string_equal(m.dev->name, "AMD Instinct MI325X");
+}
+
+static void props_with_different_peaks_give_no_guess(void **state)
+{
+	(void)state;
+	struct kp_devmatch m;
+	/* an H200 (143155 MiB seen): H200, H200 NVL and the 144 GB GH200 all have 132 SMs,
+	 * cc 9.0 and 141-144 GB, with different peaks */
+	struct kp_devprops h200 = { 132, 143155LL * 1024 * 1024, 9, 0 };
+	assert_int_equal(devdb_match_props(&builtin, &h200, &m), 3);
+	assert_int_equal(m.same_peaks, 0);
+	assert_null(m.dev);
+	assert_string_equal(m.cand[0]->name, "NVIDIA H200");
+	assert_string_equal(m.cand[1]->name, "NVIDIA H200 NVL");
+	assert_string_equal(m.cand[2]->name, "NVIDIA GH200 144G HBM3e");
+	/* memory keeps 40 and 80 GB A100s apart; the three 40 GB entries have the same peaks
+	 * and bandwidth (a pick), the two 80 GB ones differ in bandwidth (no guess) */
+	struct kp_devprops a100 = { 108, 40536LL * 1024 * 1024, 8, 0 };
+	assert_int_equal(devdb_match_props(&builtin, &a100, &m), 3);
+	assert_int_equal(m.same_peaks, 1);
+	assert_string_equal(m.dev->name, "NVIDIA A100-SXM4-40GB");
+	a100.mem_bytes = 81920LL * 1024 * 1024;
+	assert_int_equal(devdb_match_props(&builtin, &a100, &m), 2);
+	assert_null(m.dev);
+	/* H100 SXM: one candidate (80 GB; the 94 GB NVL is out of range) */
+	struct kp_devprops h100 = { 132, 85017493504LL, 9, 0 };
+	assert_int_equal(devdb_match_props(&builtin, &h100, &m), 1);
+	assert_string_equal(m.dev->name, "NVIDIA H100 80GB HBM3");
+}
+
+static void props_need_sms_memory_and_cc(void **state)
+{
+	(void)state;
+	struct kp_devmatch m;
+	struct kp_devprops q = { 104, 68702699520LL, 9, 0 };
+	q.sms = 0;
+	assert_int_equal(devdb_match_props(&builtin, &q, &m), 0);
+	assert_null(m.dev);
+	q = (struct kp_devprops){ 104, 0, 9, 0 };
+	assert_int_equal(devdb_match_props(&builtin, &q, &m), 0);
+	q = (struct kp_devprops){ 104, 68702699520LL, 0, 0 };
+	assert_int_equal(devdb_match_props(&builtin, &q, &m), 0);
+	/* each property must agree: another cc, CU count or memory size matches nothing */
+	q = (struct kp_devprops){ 104, 68702699520LL, 9, 4 };
+	assert_int_equal(devdb_match_props(&builtin, &q, &m), 0);
+	q = (struct kp_devprops){ 12, 16 * GIB, 11, 0 }; /* an APU named AMD Radeon Graphics */
+	assert_int_equal(devdb_match_props(&builtin, &q, &m), 0);
+	q = (struct kp_devprops){ 104, 57 * GIB, 9, 0 };  /* below 90% of 64 */
+	assert_int_equal(devdb_match_props(&builtin, &q, &m), 0);
+	q = (struct kp_devprops){ 104, 66 * GIB, 9, 0 };  /* above 103% of 64 */
+	assert_int_equal(devdb_match_props(&builtin, &q, &m), 0);
+	assert_int_equal(devdb_match_props(&builtin, NULL, &m), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -636,6 +755,11 @@ int main(void)
 		cmocka_unit_test(patterns_are_tried_longest_first_whatever_the_file_order),
 		cmocka_unit_test(load_file_names_the_file_in_errors),
 		cmocka_unit_test(load_default_prefers_the_option_then_the_environment),
+		cmocka_unit_test(every_builtin_entry_has_a_compute_capability),
+		cmocka_unit_test(generic_names_are_empty_or_amd_radeon_graphics),
+		cmocka_unit_test(props_match_the_mi250_trace_to_an_mi210_class_entry),
+		cmocka_unit_test(props_with_different_peaks_give_no_guess),
+		cmocka_unit_test(props_need_sms_memory_and_cc),
 	};
 	return cmocka_run_group_tests(tests, load_builtin, free_builtin);
 }
