@@ -18,12 +18,7 @@
 #include "kprof/dtype.h"
 #include "kprof/kernrole.h"
 #include "kprof/opmodel.h"
-#include "kprof/opts.h"
 #include "kprof/strtab.h"
-
-const char *const analyze_sort_keys[] = { "time", "calls", "avg", "min", "max", "med",
-					  "tflops", "gbps", "pct-peak", "pct-bw", "flops",
-					  "bytes", "intensity", "name", "op", NULL };
 
 struct op_info {
 	struct kp_cost cost;
@@ -687,71 +682,7 @@ int analyze_run(const struct kp_trace *t, const struct kp_analyze_opts *o, struc
 	return 0;
 }
 
-/* ---- sorting and selection ---- */
-
-struct sort_spec {
-	struct kp_sort_key k[16];
-	int n;
-};
-
-static double num_of(const struct kp_row *r, int k)
-{
-	switch (k) {
-	case 0: return (double)r->time_ns;
-	case 1: return (double)r->calls;
-	case 2: return r->calls ? (double)r->time_ns / r->calls : 0;
-	case 3: return (double)r->min_ns;
-	case 4: return (double)r->max_ns;
-	case 5: return (double)r->med_ns;
-	case 6: return r->flops_per_s;
-	case 7: return r->bytes_per_s;
-	case 8: return r->pct_peak_flops;
-	case 9: return r->pct_peak_bw;
-	case 10: return (double)r->flops;
-	case 11: return (double)r->bytes;
-	case 12: return r->intensity;
-	}
-	return 0;
-}
-
-static int cmp_rows(const void *a, const void *b, void *arg)
-{
-	const struct kp_row *x = a, *y = b;
-	const struct sort_spec *sp = arg;
-	if ((x->flags & ROW_OTHERS) != (y->flags & ROW_OTHERS))
-		return (x->flags & ROW_OTHERS) ? 1 : -1;
-	for (int i = 0; i < sp->n; i++) {
-		int k = sp->k[i].key, c;
-		if (k == 13 || k == 14) {
-			const char *p = k == 13 ? x->name : x->op ? x->op : "";
-			const char *q = k == 13 ? y->name : y->op ? y->op : "";
-			c = strcmp(p, q);
-		} else {
-			double u = num_of(x, k), v = num_of(y, k);
-			c = u < v ? -1 : u > v;
-		}
-		if (c) {
-			/* numbers descend and text ascends unless the key says otherwise */
-			int desc = sp->k[i].dir ? sp->k[i].dir == 2 : !(k == 13 || k == 14);
-			return desc ? -c : c;
-		}
-	}
-	int c = strcmp(x->name, y->name);
-	if (c)
-		return c;
-	return strcmp(x->key, y->key);
-}
-
-int analyze_sort(struct kp_report *r, const char *keys, const char **bad)
-{
-	struct sort_spec sp;
-	sp.n = opts_parse_sort(keys, "time", analyze_sort_keys, sp.k, 16, bad);
-	if (sp.n < 0)
-		return -1;
-	if (r->nrows)
-		qsort_r(r->rows, r->nrows, sizeof(*r->rows), cmp_rows, &sp);
-	return 0;
-}
+/* ---- selection ---- */
 
 void analyze_select(struct kp_report *r, long top, double min_pct)
 {

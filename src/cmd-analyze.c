@@ -10,6 +10,7 @@
 #include "kprof/devdb.h"
 #include "kprof/opts.h"
 #include "kprof/render.h"
+#include "kprof/sort.h"
 #include "kprof/trace.h"
 
 static const char *const group_names[] = { "kernel", "op", "op-shape", NULL };
@@ -18,16 +19,13 @@ static const char *const name_modes[] = { "short", "full", NULL };
 
 static int bad_sort_key(const char *bad)
 {
-	const char *hint = NULL;
-	for (int i = 0; analyze_sort_keys[i]; i++) {
-		size_t n = strlen(bad), m = strlen(analyze_sort_keys[i]);
-		if (n >= 3 && !strncmp(bad, analyze_sort_keys[i], n < m ? n : m))
-			hint = analyze_sort_keys[i];
-	}
+	const char *hint = sort_suggest(SORT_ANALYZE, bad);
+	char keys[256];
 	fprintf(stderr, "kprof: error: unknown sort key '%s'", bad);
 	if (hint)
 		fprintf(stderr, " (did you mean '%s'?)", hint);
-	fprintf(stderr, "\nkprof: valid sort keys: time calls avg min max med tflops gbps pct-peak pct-bw flops bytes intensity name op, each with optional :asc or :desc\n");
+	fprintf(stderr, "\nkprof: valid sort keys: %s, each with optional :asc or :desc\n",
+		sort_key_list(SORT_ANALYZE, " ", keys, sizeof(keys)));
 	return KP_USAGE;
 }
 
@@ -74,9 +72,9 @@ int cmd_analyze(int argc, char **argv)
 		top = table_default_top(format);
 
 	/* bad sort keys are usage errors, found before any file is read */
-	struct kp_report empty = { 0 };
+	struct kp_sort_spec sp;
 	const char *bad;
-	if (analyze_sort(&empty, sort, &bad) < 0)
+	if (sort_parse(&sp, SORT_ANALYZE, sort, &bad) < 0)
 		return bad_sort_key(bad);
 
 	struct kp_diag d = { 0 };
@@ -101,7 +99,7 @@ int cmd_analyze(int argc, char **argv)
 	};
 	struct kp_report r;
 	analyze_run(&t, &ao, &r);
-	analyze_sort(&r, sort, &bad);
+	sort_analyze(&r, &sp);
 	analyze_select(&r, top, min_pct);
 	struct kp_render_opts ro = { .format = format, .stats = stats, .full_names = name_mode == 1 };
 	render_report(&r, &ro, stdout);

@@ -1,23 +1,21 @@
 /*
- * diff.c — pair the analysis rows of two traces by key -> base/new/delta/ratio, summary, gate.
+ * diff.c — pair the analysis rows of two traces by key -> base/new/delta/ratio, summary, gate;
+ * diff_run(): the whole of kprof diff between its options and its document.
  */
 #include "kprof/diff.h"
 
 #include <ctype.h>
 #include <inttypes.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <uthash.h>
 
 #include "kprof/devdb.h"
-#include "kprof/opts.h"
 #include "kprof/trace.h"
 #include "kprof/units.h"
-
-const char *const diff_sort_keys[] = { "delta-abs", "delta", "ratio", "share", "base", "new",
-				       "base-calls", "new-calls", "name", NULL };
-enum { SK_DELTA_ABS, SK_DELTA, SK_RATIO, SK_SHARE, SK_BASE, SK_NEW, SK_BCALLS, SK_NCALLS, SK_NAME };
 
 /* a change exactly at a limit (2% of 10000 ns) is within it, whatever the rounding of ratio */
 #define PCT_EPS 1e-9
@@ -327,80 +325,7 @@ int diff_join(struct kp_diff *d, const struct kp_row *brows, size_t nb, const st
 	return 0;
 }
 
-/* ---- sort and select ---- */
-
-struct sort_key {
-	int key, desc;
-};
-
-struct sort_spec {
-	struct sort_key k[16];
-	int n;
-};
-
-static double ratio_key(const struct kp_diff_row *r)
-{
-	/* one-sided rows: new grew from nothing (+inf), gone shrank to nothing (0) */
-	if (r->status == DIFF_NEW)
-		return INFINITY;
-	if (r->status == DIFF_GONE)
-		return 0;
-	if (r->ratio < 0)
-		return r->new_raw_ns > 0 ? INFINITY : 1;
-	return r->ratio;
-}
-
-static double num_key(const struct kp_diff_row *r, int k)
-{
-	switch (k) {
-	case SK_DELTA_ABS: return fabs((double)r->delta_ns);
-	case SK_DELTA: return (double)r->delta_ns;
-	case SK_RATIO: return ratio_key(r);
-	case SK_SHARE: return r->share_pt;
-	case SK_BASE: return (double)r->base_ns;
-	case SK_NEW: return (double)r->new_ns;
-	case SK_BCALLS: return r->base_calls;
-	case SK_NCALLS: return r->new_calls;
-	}
-	return 0;
-}
-
-static int cmp_diff_rows(const void *a, const void *b, void *arg)
-{
-	const struct kp_diff_row *x = a, *y = b;
-	const struct sort_spec *sp = arg;
-	if ((x->status == DIFF_OTHERS) != (y->status == DIFF_OTHERS))
-		return x->status == DIFF_OTHERS ? 1 : -1;
-	for (int i = 0; i < sp->n; i++) {
-		int k = sp->k[i].key, c;
-		if (k == SK_NAME) {
-			c = strcmp(x->name, y->name);
-		} else {
-			double u = num_key(x, k), v = num_key(y, k);
-			c = u < v ? -1 : u > v;
-		}
-		if (c)
-			return sp->k[i].desc ? -c : c;
-	}
-	int c = strcmp(x->name, y->name);
-	return c ? c : strcmp(x->key, y->key);
-}
-
-int diff_sort(struct kp_diff *d, const char *keys, const char **bad)
-{
-	struct kp_sort_key parsed[16];
-	struct sort_spec sp = { .n = 0 };
-	int n = opts_parse_sort(keys, "delta-abs", diff_sort_keys, parsed, 16, bad);
-	if (n < 0)
-		return -1;
-	for (int i = 0; i < n; i++) {
-		sp.k[i].key = parsed[i].key;
-		sp.k[i].desc = parsed[i].dir ? parsed[i].dir == 2 : parsed[i].key != SK_NAME;
-	}
-	sp.n = n;
-	qsort_r(d->rows, d->nrows, sizeof(*d->rows), cmp_diff_rows, &sp);
-	return 0;
-}
+/* ---- select ---- */
 
 void diff_select(struct kp_diff *d, long top, double min_pct)
 {
@@ -499,4 +424,156 @@ void diff_free(struct kp_diff *d)
 	free(d->rows);
 	arena_free(&d->arena);
 	memset(d, 0, sizeof(*d));
+}
+
+/* ---- the run ---- */
+
+struct side_job {
+	const char *path, *device;
+	const struct kp_diff_run_opts *o;
+	struct kp_trace *t;
+	struct kp_report *r;
+	struct kp_diag *d;
+	int rc;
+};
+
+static void *run_side(void *arg)
+{
+	struct side_job *j = arg;
+	struct kp_analyze_opts ao = j->o->analyze;
+	ao.device = j->device;
+	j->rc = trace_load(j->t, j->path, &j->o->load, j->d);
+	if (j->rc == 0) {
+		trace_link(j->t);
+		analyze_run(j->t, &ao, j->r);
+	}
+	return NULL;
+}
+
+/* both inputs at once: they share nothing */
+static int load_sides(struct kp_diff_run *run, const struct kp_diff_run_opts *o)
+{
+	/* --device A,B names each side; --device A names both */
+	char devbuf[512];
+	const char *dev[2] = { o->device, o->device };
+	const char *comma = o->device ? strchr(o->device, ',') : NULL;
+	if (comma) {
+		snprintf(devbuf, sizeof(devbuf), "%.*s", (int)(comma - o->device), o->device);
+		dev[0] = devbuf;
+		dev[1] = comma + 1;
+	}
+	struct side_job job[2];
+	for (int i = 0; i < 2; i++)
+		job[i] = (struct side_job){ o->path[i], dev[i], o, &run->trace[i], &run->rep[i],
+					    &run->diag[i], -1 };
+	pthread_t th;
+	int threaded = pthread_create(&th, NULL, run_side, &job[0]) == 0;
+	if (!threaded)
+		run_side(&job[0]);
+	run_side(&job[1]);
+	if (threaded)
+		pthread_join(th, NULL);
+	int status = KP_OK;
+	for (int i = 0; i < 2; i++) {
+		run->loaded[i] = job[i].rc == 0;
+		if (!run->loaded[i] && status == KP_OK)
+			status = run->diag[i].status;
+	}
+	return status;
+}
+
+/* times per step when asked, or when both traces have ProfilerStep spans */
+static int normalization(struct kp_diff_run *run, const struct kp_diff_run_opts *o,
+			 struct kp_diff_opts *dopts)
+{
+	const struct kp_report *r = run->rep;
+	if (o->steps_given) {
+		dopts->per_step = 1;
+		dopts->how = NORM_STEPS;
+		return KP_OK;
+	}
+	if (o->per_step == 1) {
+		for (int i = 0; i < 2; i++)
+			if (!r[i].tot.steps) {
+				run->err.status = KP_USAGE;
+				snprintf(run->err.msg, sizeof(run->err.msg),
+					 "error: --per-step: no ProfilerStep spans in '%s' (give the step counts with --steps B,N)",
+					 run->trace[i].display);
+				return KP_USAGE;
+			}
+		dopts->per_step = 1;
+		dopts->how = NORM_PER_STEP;
+	} else if (o->per_step == 0) {
+		dopts->how = NORM_TOTAL;
+	} else {
+		dopts->per_step = r[0].tot.steps > 0 && r[1].tot.steps > 0;
+	}
+	if (dopts->per_step) {
+		dopts->base_div = (double)r[0].tot.steps;
+		dopts->new_div = (double)r[1].tot.steps;
+	}
+	return KP_OK;
+}
+
+int diff_run(struct kp_diff_run *run, const struct kp_diff_run_opts *o)
+{
+	memset(run, 0, sizeof(*run));
+	run->fail_above_pct = o->fail_above_pct;
+	int status = load_sides(run, o);
+	if (status != KP_OK)
+		return status;
+	struct kp_diff_opts dopts = o->diff;
+	status = normalization(run, o, &dopts);
+	if (status != KP_OK)
+		return status;
+	diff_join(&run->diff, run->rep[0].rows, run->rep[0].nrows, run->rep[1].rows, run->rep[1].nrows,
+		  &dopts, &run->rep[0], &run->rep[1]);
+	run->joined = 1;
+	sort_diff(&run->diff, &o->sort);
+	run->nhits = diff_gate(&run->diff, o->fail_above_pct, o->min_pct, NULL, 0);
+	run->hits = xcalloc(run->nhits + 1, sizeof(*run->hits));
+	diff_gate(&run->diff, o->fail_above_pct, o->min_pct, run->hits, run->nhits);
+	diff_select(&run->diff, o->top, o->min_pct);
+	return run->nhits ? KP_REGRESSION : KP_OK;
+}
+
+void diff_run_print(const struct kp_diff_run *run, FILE *fp)
+{
+	if (!run->loaded[0] || !run->loaded[1]) {
+		for (int i = 0; i < 2; i++)
+			if (!run->loaded[i]) {
+				warn_print(&run->trace[i].warn, fp);
+				fprintf(fp, "kprof: %s\n", run->diag[i].msg);
+			}
+		return;
+	}
+	if (run->err.status) {
+		fprintf(fp, "kprof: %s\n", run->err.msg);
+		return;
+	}
+	for (int i = 0; i < 2; i++) {
+		warn_print(&run->trace[i].warn, fp);
+		warn_print(&run->rep[i].warn, fp);
+	}
+	char msg[1024];
+	for (size_t i = 0; i < run->nhits && i < DIFF_GATE_SHOW; i++) {
+		diff_gate_message(&run->hits[i], run->fail_above_pct, msg, sizeof(msg));
+		fprintf(fp, "kprof: regression: %s\n", msg);
+	}
+	if (run->nhits > DIFF_GATE_SHOW)
+		fprintf(fp, "kprof: regression: and %zu more above --fail-above %g%%\n",
+			run->nhits - DIFF_GATE_SHOW, run->fail_above_pct);
+}
+
+void diff_run_free(struct kp_diff_run *run)
+{
+	if (run->joined)
+		diff_free(&run->diff);
+	free(run->hits);
+	for (int i = 0; i < 2; i++) {
+		if (run->loaded[i])
+			analyze_free(&run->rep[i]);
+		trace_free(&run->trace[i]);
+	}
+	memset(run, 0, sizeof(*run));
 }

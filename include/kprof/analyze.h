@@ -104,17 +104,9 @@ struct kp_report {
 /* Prototypes */
 /* Build @r from a linked trace.  Never fails on data; returns 0. */
 int analyze_run(const struct kp_trace *t, const struct kp_analyze_opts *o, struct kp_report *r);
-/*
- * Sort rows by a list of keys "time,calls,...", each optionally ":asc"/":desc";
- * numbers descending, text ascending by default; name is the final tie-break.
- * Returns -1 with @bad set to the unknown key.
- */
-int analyze_sort(struct kp_report *r, const char *keys, const char **bad);
 /* Keep @top rows (0 = all) and rows >= @min_pct of time; fold the rest into "(others)". */
 void analyze_select(struct kp_report *r, long top, double min_pct);
 void analyze_free(struct kp_report *r);
-/* The sort keys analyze_sort() knows, NULL-terminated. */
-extern const char *const analyze_sort_keys[];
 /* "void foo<int>(float*, int)" -> "foo<int>" (display only). Result in @a. */
 const char *analyze_short_name(struct kp_arena *a, const char *name);
 

@@ -6,9 +6,13 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "kprof/analyze.h"
 #include "kprof/arena.h"
+#include "kprof/diag.h"
+#include "kprof/sort.h"
+#include "kprof/trace.h"
 
 enum kp_diff_status { DIFF_CHANGED = 0, DIFF_UNCHANGED, DIFF_NEW, DIFF_GONE, DIFF_OTHERS };
 
@@ -87,7 +91,50 @@ struct kp_gate_hit {
 	double change_pct;        /* (ratio - 1) x 100 */
 };
 
+/* What kprof diff asks of diff_run(): the options, parsed. */
+struct kp_diff_run_opts {
+	const char *path[2];            /* base, new; "-" is standard input (one side at most) */
+	const char *device;             /* --device NAME (both sides) or BASE,NEW; NULL: the traces' */
+	struct kp_load_opts load;
+	struct kp_analyze_opts analyze; /* group = diff.key, clock, db, names; device is set per side */
+	struct kp_diff_opts diff;       /* key, names, threshold; with steps_given the divisors */
+	int per_step;                   /* -1 when both traces have steps, 0 --no-per-step, 1 --per-step */
+	int steps_given;                /* --steps B,N: diff.base_div and diff.new_div are B and N */
+	struct kp_sort_spec sort;
+	long top;                       /* rows kept before "(others)"; 0 all */
+	double min_pct;
+	double fail_above_pct;          /* < 0: no gate */
+};
+
+#define DIFF_GATE_SHOW 5 /* crossings printed before "and N more" */
+
+/*
+ * One kprof diff run: both traces loaded and analyzed, joined, sorted, gated, selected.
+ * Owns everything; free with diff_run_free() whatever diff_run() returned.
+ */
+struct kp_diff_run {
+	struct kp_trace trace[2];
+	struct kp_report rep[2];
+	int loaded[2];            /* trace_load() succeeded (rep[] is valid) */
+	struct kp_diag diag[2];   /* why a side failed to load */
+	struct kp_diag err;       /* a run-level error (err.status != 0) */
+	struct kp_diff diff;      /* valid when diff_run() returned KP_OK or KP_REGRESSION */
+	int joined;
+	struct kp_gate_hit *hits; /* every crossing, the total first */
+	size_t nhits;
+	double fail_above_pct;
+};
+
 /* Prototypes */
+/*
+ * Load and analyze both traces (in parallel), pick the per-step normalization, join, sort,
+ * gate and select.  Returns KP_OK, KP_REGRESSION (the gate tripped), or the status of the
+ * first error (a side that does not load, --per-step without steps); diff_run_print() tells.
+ */
+int diff_run(struct kp_diff_run *run, const struct kp_diff_run_opts *o);
+/* To @fp: the errors of a failed run, or the warnings of both sides and the gate's crossings. */
+void diff_run_print(const struct kp_diff_run *run, FILE *fp);
+void diff_run_free(struct kp_diff_run *run);
 /*
  * The join key of an analysis row (kp_row) under @o: kernel names normalized
  * unless o->full_names (see diff_normalize_kernel()), op names as they are,
@@ -112,13 +159,6 @@ int diff_join(struct kp_diff *d, const struct kp_row *brows, size_t nb, const st
 	      size_t nn, const struct kp_diff_opts *o, const struct kp_report *base_rep,
 	      const struct kp_report *new_rep);
 /*
- * Sort rows by keys "delta-abs,delta,..." (see diff_sort_keys), each with an
- * optional ":asc"/":desc"; numbers descending, text ascending; name then key
- * are the final tie-breaks.  NULL or "" = "delta-abs".  Returns -1 with @bad
- * (a static buffer) naming an unknown key.
- */
-int diff_sort(struct kp_diff *d, const char *keys, const char **bad);
-/*
  * Keep the first @top rows (0 = all) whose share is >= @min_pct on either side;
  * fold the rest into one "(others: N kernels)" row carrying their sums, so the
  * delta column still sums to the change of the total.
@@ -135,7 +175,5 @@ size_t diff_gate(const struct kp_diff *d, double fail_above_pct, double min_pct,
 /* "total GPU time 4.812 ms -> 5.104 ms (+6.1%, above --fail-above 5%)" */
 void diff_gate_message(const struct kp_gate_hit *h, double fail_above_pct, char *buf, size_t cap);
 void diff_free(struct kp_diff *d);
-/* The sort keys diff_sort() knows, NULL-terminated. */
-extern const char *const diff_sort_keys[];
 
 #endif /* KPROF_DIFF_H */

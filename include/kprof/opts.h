@@ -26,12 +26,6 @@ struct kp_opt {
 	const char *(*cb)(const char *arg, void *dst);
 };
 
-/* One parsed sort key: index into a names table and its direction. */
-struct kp_sort_key {
-	int key;
-	int dir; /* 0: the key's default, 1: ":asc", 2: ":desc" */
-};
-
 /* Prototypes */
 /*
  * Parse argv[1..] (argv[0] is the command name).  Options and operands may mix;
@@ -44,13 +38,6 @@ struct kp_sort_key {
  */
 int opts_parse(const char *cmd, const char *synopsis, const struct kp_opt *opts, int argc,
 	       char **argv, int *nargs);
-/*
- * Parse "key[:asc|:desc][,key...]" against the NULL-terminated @names (@spec NULL
- * or "" -> @dflt).  Returns the number of keys (at most @max), or -1 with @bad
- * pointing to the offending token (static storage).
- */
-int opts_parse_sort(const char *spec, const char *dflt, const char *const *names,
-		    struct kp_sort_key *out, int max, const char **bad);
 void opts_usage(FILE *fp, const char *cmd, const char *synopsis, const struct kp_opt *opts);
 
 #endif /* KPROF_OPTS_H */

@@ -26,6 +26,18 @@
 #include "kprof/json.h"
 #include "kprof/render.h"
 #include "kprof/trace.h"
+#include "kprof/sort.h"
+
+/* parse @keys and sort (sort.h), as the command does */
+static int analyze_sort(struct kp_report *r, const char *keys, const char **bad)
+{
+	struct kp_sort_spec sp;
+	if (sort_parse(&sp, SORT_ANALYZE, keys, bad) < 0)
+		return -1;
+	sort_analyze(r, &sp);
+	return 0;
+}
+
 
 #define CHECK(c)                                                                       \
 	do {                                                                           \

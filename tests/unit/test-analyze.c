@@ -16,6 +16,18 @@
 #include "kprof/opts.h"
 #include "kprof/trace.h"
 #include "kprof/units.h"
+#include "kprof/sort.h"
+
+/* parse @keys and sort (sort.h), as the command does */
+static int analyze_sort(struct kp_report *r, const char *keys, const char **bad)
+{
+	struct kp_sort_spec sp;
+	if (sort_parse(&sp, SORT_ANALYZE, keys, bad) < 0)
+		return -1;
+	sort_analyze(r, &sp);
+	return 0;
+}
+
 
 static struct kp_devdb db;
 

@@ -13,9 +13,22 @@
 
 #include <cmocka.h>
 
+#include "kprof/devdb.h"
 #include "kprof/diff.h"
 #include "kprof/diff-render.h"
 #include "kprof/table.h"
+#include "kprof/sort.h"
+
+/* parse @keys and sort (sort.h), as the command does */
+static int diff_sort(struct kp_diff *r, const char *keys, const char **bad)
+{
+	struct kp_sort_spec sp;
+	if (sort_parse(&sp, SORT_DIFF, keys, bad) < 0)
+		return -1;
+	sort_diff(r, &sp);
+	return 0;
+}
+
 
 /* an analysis row as analyze_run() leaves it: name, time, calls; FLOPs unknown */
 static struct kp_row row(const char *name, int64_t time_ns, int64_t calls)
@@ -392,10 +405,56 @@ static void renderers_write_null_for_a_missing_side(void **state)
 	diff_free(&d);
 }
 
+static const char *tdata(char *buf, size_t cap, const char *rel)
+{
+	const char *dir = getenv("KPROF_TESTDATA");
+	snprintf(buf, cap, "%s/%s", dir ? dir : "../../testdata", rel);
+	return buf;
+}
+
+static void run_joins_two_traces_gates_and_refuses_per_step_without_steps(void **state)
+{
+	(void)state;
+	char b[512], n[512];
+	struct kp_diag dd = { 0 };
+	struct kp_devdb db;
+	assert_int_equal(devdb_load_builtin(&db, &dd), 0);
+	struct kp_diff_run_opts o = {
+		.path = { tdata(b, sizeof(b), "torch211-h100/matmul_bf16.json"),
+			  tdata(n, sizeof(n), "torch211-h100/matmul_fp16.json") },
+		.analyze = { .group = GROUP_KERNEL, .db = &db, .step_lo = -1, .step_hi = -1 },
+		.diff = { .key = GROUP_KERNEL, .threshold_pct = 2, .base_div = 1, .new_div = 1 },
+		.per_step = -1, .top = 3, .fail_above_pct = 0,
+	};
+	const char *bad;
+	assert_int_equal(sort_parse(&o.sort, SORT_DIFF, NULL, &bad), 0);
+	struct kp_diff_run run;
+	/* fp16 is 3.9% slower in total: a 0% gate trips on the total first */
+	assert_int_equal(diff_run(&run, &o), KP_REGRESSION);
+	assert_true(run.nhits >= 1);
+	assert_null(run.hits[0].key);
+	assert_int_equal(run.diff.nrows, 4); /* 3 rows and (others) */
+	assert_int_equal(run.diff.rows[3].status, DIFF_OTHERS);
+	diff_run_free(&run);
+
+	o.per_step = 1;
+	assert_int_equal(diff_run(&run, &o), KP_USAGE);
+	assert_non_null(strstr(run.err.msg, "--per-step: no ProfilerStep spans in"));
+	diff_run_free(&run);
+
+	o.per_step = -1;
+	o.path[1] = tdata(n, sizeof(n), "no-such-trace.json");
+	assert_int_equal(diff_run(&run, &o), KP_ENV);
+	assert_true(run.loaded[0] && !run.loaded[1]);
+	diff_run_free(&run);
+	devdb_free(&db);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(normalization_merges_template_noise_but_keeps_distinct_kernels),
+		cmocka_unit_test(run_joins_two_traces_gates_and_refuses_per_step_without_steps),
 		cmocka_unit_test(kernel_rows_join_by_normalized_name_and_one_sided_rows_are_tagged),
 		cmocka_unit_test(op_shape_pairs_across_dtypes_and_shows_both),
 		cmocka_unit_test(identical_inputs_give_zero_deltas_and_pass_a_zero_gate),

@@ -1,0 +1,58 @@
+/*
+ * sort.h — the one sort of report rows (analyze and diff): named keys, each an enum value
+ * with a name in a designated-initializer table; numbers descend and text ascends unless
+ * ":asc"/":desc" says otherwise; the folded "(others)" row stays last; name, then the
+ * grouping key, break ties so output is deterministic.
+ */
+#ifndef KPROF_SORT_H
+#define KPROF_SORT_H
+
+#include <stddef.h>
+
+struct kp_report;
+struct kp_diff;
+
+/* Which rows a key list is for. */
+enum kp_sort_table { SORT_ANALYZE = 0, SORT_DIFF };
+
+/* kprof analyze --sort keys (kprof-analyze(1)). */
+enum kp_analyze_key {
+	AK_TIME, AK_CALLS, AK_AVG, AK_MIN, AK_MAX, AK_MED, AK_TFLOPS, AK_GBPS, AK_PCT_PEAK,
+	AK_PCT_BW, AK_FLOPS, AK_BYTES, AK_INTENSITY, AK_NAME, AK_OP, AK_N
+};
+
+/* kprof diff --sort keys (kprof-diff(1)). */
+enum kp_diff_key {
+	DK_DELTA_ABS, DK_DELTA, DK_RATIO, DK_SHARE, DK_BASE, DK_NEW, DK_BASE_CALLS, DK_NEW_CALLS,
+	DK_NAME, DK_N
+};
+
+#define SORT_MAX_KEYS 16
+
+/* A parsed key list: enum values of one table and their resolved directions. */
+struct kp_sort_spec {
+	enum kp_sort_table table;
+	int n;
+	struct {
+		int key;
+		int desc;
+	} k[SORT_MAX_KEYS];
+};
+
+/* Prototypes */
+/*
+ * Parse "key[:asc|:desc][,key...]" (@spec NULL or "" is the table's default: time for
+ * analyze, delta-abs for diff).  Returns 0, or -1 with @bad naming the unknown key or
+ * direction (static storage).
+ */
+int sort_parse(struct kp_sort_spec *sp, enum kp_sort_table table, const char *spec, const char **bad);
+/* The table's key names in enum order, joined by @sep, into @buf. */
+char *sort_key_list(enum kp_sort_table table, const char *sep, char *buf, size_t cap);
+/* A key @bad looks like a typo of (shares its first 3+ characters), or NULL. */
+const char *sort_suggest(enum kp_sort_table table, const char *bad);
+/* Sort @r's rows (an SORT_ANALYZE spec). */
+void sort_analyze(struct kp_report *r, const struct kp_sort_spec *sp);
+/* Sort @d's rows (a SORT_DIFF spec); one-sided rows rank as +inf (new) and 0 (gone) by ratio. */
+void sort_diff(struct kp_diff *d, const struct kp_sort_spec *sp);
+
+#endif /* KPROF_SORT_H */
