@@ -421,6 +421,61 @@ static int eval_gemm(const struct kp_op_in *in, const struct model *m, struct kp
 	return 0;
 }
 
+/*
+ * _grouped_mm(self, mat2, offs=None, bias=None, out_dtype=None): G GEMMs in one call (MoE
+ * experts; FlopCounterMode counts nothing).  The ranks of the operands say which dimension
+ * is cut into G groups (PyTorch's create_grouped_gemm_output_tensor):
+ *   2-D x 3-D  [T,K] x [G,K,N], offs [G] cuts T (rows)     -> [T,N]     2*T*K*N
+ *   3-D x 2-D  [G,M,K] x [K,T], offs [G] cuts T (columns)  -> [M,T]     2*M*K*T
+ *   2-D x 2-D  [M,T] x [T,N], offs [G] cuts T (inner)      -> [G,M,N]   2*M*T*N
+ *   3-D x 3-D  [G,M,K] x [G,K,N], a batched mm             -> [G,M,N]   2*G*M*K*N
+ * Kineto records offs' shape, not its values: the groups are taken to cover all of T
+ * (offs[G-1] == T, as MoE token dispatch makes them); rows or columns left past
+ * offs[G-1] would make these figures upper bounds.  Bytes: self, mat2, offs and bias read
+ * once, the output written once.
+ */
+static int eval_grouped_mm(const struct kp_op_in *in, const struct model *m, struct kp_cost *c)
+{
+	const struct kp_slot *a = slot(in, 0), *b = slot(in, 1), *offs = slot(in, 2);
+	int64_t g = -1, mm, k, n, groups_out = 1;
+	enum kp_dtype out_dt;
+
+	(void)m;
+	if (!is_tensor(a) || !is_tensor(b))
+		return fail(c, "grouped mm operands are not tensors");
+	if (a->ndim < 2 || a->ndim > 3 || b->ndim < 2 || b->ndim > 3)
+		return fail(c, "grouped mm operands are not 2-D or 3-D");
+	if (is_tensor(offs)) {
+		if (offs->ndim != 1)
+			return fail(c, "grouped mm offsets are not 1-D");
+		g = offs->dims[0];
+	}
+	if (a->ndim == 3 && b->ndim == 3) {
+		if (a->dims[0] != b->dims[0])
+			return fail(c, "grouped mm operands differ in group count");
+		groups_out = a->dims[0];
+	} else if (g < 0) {
+		return fail(c, "grouped mm with a 2-D operand records no offsets");
+	} else if ((a->ndim == 3 && a->dims[0] != g) || (b->ndim == 3 && b->dims[0] != g)) {
+		return fail(c, "grouped mm offsets differ from the group count");
+	}
+	mm = a->dims[a->ndim - 2];
+	k = a->dims[a->ndim - 1];
+	n = b->dims[b->ndim - 1];
+	if (b->dims[b->ndim - 2] != k)
+		return fail(c, "grouped mm operands differ in the inner dimension");
+	c->dtype = a->dtype;
+	/* the groups split T, so only 3-D x 3-D multiplies by G */
+	c->flops = mul(mul3(2, groups_out, mm), mul(k, n));
+	if (a->ndim == 2 && b->ndim == 2)
+		groups_out = g; /* one [M,N] output per group of the inner dimension */
+
+	out_dt = scalar_type_or(slot(in, 4), a->dtype);
+	c->bytes = add(add(tbytes(a), tbytes(b)), nbytes(mul3(groups_out, mm, n), out_dt));
+	c->bytes = add(c->bytes, add(tbytes(offs), tbytes(slot(in, 3))));
+	return 0;
+}
+
 /* ---- convolution (§3.2, §6.2) ------------------------------------------- */
 
 struct conv_schema {
@@ -1379,6 +1434,7 @@ static const struct model models[] = {
 	P("_flash_attention_forward", "attn", eval_attn, &s_flash_fwd),
 	S("_fused_rms_norm", "norm", eval_norm, &k_fused_rms),
 	S("_fused_rms_norm_backward", "norm", eval_norm, &k_fused_rms_bwd),
+	P("_grouped_mm", "gemm", eval_grouped_mm, NULL),
 	P("_int_mm", "gemm", eval_gemm, &s_int_mm),
 	S("_log_softmax", "softmax", eval_softmax, &k_sm_h2f),
 	S("_log_softmax_backward_data", "softmax", eval_softmax, &k_sm_bwd),

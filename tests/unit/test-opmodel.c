@@ -237,6 +237,109 @@ static void int_mm_counts_int8_operands_and_an_int32_output(void **state)
 	assert_int_equal(c.prec, PREC_INT8);
 }
 
+/*
+ * _grouped_mm(self, mat2, offs, bias, out_dtype): MoE experts.  An MoE layer with E = 8
+ * experts, T = 4096 routed tokens, d = 1024, ffn = 2816 in bf16.
+ */
+static void grouped_mm_2d_x_3d_with_offsets_counts_every_token_once(void **state)
+{
+	struct kp_cost c;
+
+	(void)state;
+	/* tokens [T,d] x expert weights [E,d,ffn], offs [E] int32 -> [T,ffn] */
+	assert_int_equal(EVAL(&c, "aten::_grouped_mm", T(DT_BF16, 4096, 1024),
+			      T(DT_BF16, 8, 1024, 2816), T(DT_I32, 8), NONE, NONE),
+			 0);
+	assert_null(c.note);
+	assert_int_equal(c.cls, MODEL_PRIMARY);
+	assert_string_equal(c.family, "gemm");
+	assert_int_equal(c.flops, 2LL * 4096 * 1024 * 2816);
+	assert_int_equal(c.bytes, 2LL * (4096 * 1024 + 8LL * 1024 * 2816 + 4096 * 2816) + 8 * 4);
+	assert_int_equal(c.prec, PREC_BF16);
+	/* out_dtype fp32 (ScalarType 6) and a bias [E,ffn] */
+	assert_int_equal(EVAL(&c, "aten::_grouped_mm", T(DT_BF16, 4096, 1024),
+			      T(DT_BF16, 8, 1024, 2816), T(DT_I32, 8), T(DT_BF16, 8, 2816), SC("6")),
+			 0);
+	assert_int_equal(c.flops, 2LL * 4096 * 1024 * 2816);
+	assert_int_equal(c.bytes, 2LL * (4096 * 1024 + 8LL * 1024 * 2816) + 4LL * 4096 * 2816 +
+					  8 * 4 + 2 * 8 * 2816);
+	/* the offsets must name as many groups as mat2 holds */
+	assert_int_equal(EVAL(&c, "aten::_grouped_mm", T(DT_BF16, 4096, 1024),
+			      T(DT_BF16, 8, 1024, 2816), T(DT_I32, 7), NONE, NONE),
+			 -1);
+	assert_string_equal(c.note, "grouped mm offsets differ from the group count");
+	assert_int_equal(c.flops, -1);
+}
+
+static void grouped_mm_3d_x_3d_is_a_batched_mm(void **state)
+{
+	struct kp_cost c;
+
+	(void)state;
+	/* [E,C,d] x [E,d,ffn] (capacity-padded experts), no offsets -> [E,C,ffn] */
+	assert_int_equal(EVAL(&c, "aten::_grouped_mm", T(DT_BF16, 8, 512, 1024),
+			      T(DT_BF16, 8, 1024, 2816), NONE, NONE, NONE),
+			 0);
+	assert_int_equal(c.flops, 2LL * 8 * 512 * 1024 * 2816);
+	assert_int_equal(c.bytes, 2LL * 8 * (512 * 1024 + 1024 * 2816 + 512 * 2816));
+	assert_int_equal(EVAL(&c, "aten::_grouped_mm", T(DT_BF16, 8, 512, 1024),
+			      T(DT_BF16, 4, 1024, 2816), NONE, NONE, NONE),
+			 -1);
+	assert_string_equal(c.note, "grouped mm operands differ in group count");
+	assert_int_equal(EVAL(&c, "aten::_grouped_mm", T(DT_BF16, 8, 512, 1024),
+			      T(DT_BF16, 8, 512, 2816), NONE, NONE, NONE),
+			 -1);
+	assert_string_equal(c.note, "grouped mm operands differ in the inner dimension");
+}
+
+static void grouped_mm_2d_x_2d_splits_the_inner_dimension(void **state)
+{
+	struct kp_cost c;
+
+	(void)state;
+	/* the weight gradient: grad_out^T [ffn,T] x tokens [T,d], offs [E] -> [E,ffn,d] */
+	assert_int_equal(EVAL(&c, "aten::_grouped_mm", T(DT_BF16, 2816, 4096),
+			      T(DT_BF16, 4096, 1024), T(DT_I32, 8), NONE, NONE),
+			 0);
+	/* sum over experts of 2*ffn*t_e*d = 2*ffn*T*d: the groups split T, not multiply it */
+	assert_int_equal(c.flops, 2LL * 2816 * 4096 * 1024);
+	assert_int_equal(c.bytes,
+			 2LL * (2816 * 4096 + 4096 * 1024) + 2LL * 8 * 2816 * 1024 + 8 * 4);
+	/* without offsets the groups are unknown */
+	assert_int_equal(EVAL(&c, "aten::_grouped_mm", T(DT_BF16, 2816, 4096),
+			      T(DT_BF16, 4096, 1024), NONE, NONE, NONE),
+			 -1);
+	assert_string_equal(c.note, "grouped mm with a 2-D operand records no offsets");
+}
+
+static void grouped_mm_3d_x_2d_splits_the_columns(void **state)
+{
+	struct kp_cost c;
+
+	(void)state;
+	/* [E,M,K] x [K,T], offs [E] -> [M,T] */
+	assert_int_equal(EVAL(&c, "aten::_grouped_mm", T(DT_F16, 8, 64, 128), T(DT_F16, 128, 4096),
+			      T(DT_I32, 8), NONE, NONE),
+			 0);
+	assert_int_equal(c.flops, 2LL * 64 * 128 * 4096);
+	assert_int_equal(c.bytes, 2LL * (8 * 64 * 128 + 128 * 4096 + 64 * 4096) + 8 * 4);
+	/* 1-D or 4-D operands, 2-D offsets and overflowing shapes are refused */
+	assert_int_equal(EVAL(&c, "aten::_grouped_mm", T(DT_F16, 128), T(DT_F16, 128, 4096),
+			      T(DT_I32, 8), NONE, NONE),
+			 -1);
+	assert_string_equal(c.note, "grouped mm operands are not 2-D or 3-D");
+	assert_int_equal(EVAL(&c, "aten::_grouped_mm", T(DT_F16, 8, 64, 128), T(DT_F16, 128, 4096),
+			      T(DT_I32, 8, 1), NONE, NONE),
+			 -1);
+	assert_string_equal(c.note, "grouped mm offsets are not 1-D");
+	assert_int_equal(EVAL(&c, "aten::_grouped_mm", T(DT_F16, 1LL << 40, 1LL << 20),
+			      T(DT_F16, 2, 1LL << 20, 1LL << 20), T(DT_I32, 2), NONE, NONE),
+			 -1);
+	assert_string_equal(c.note, "shape product overflows int64");
+	assert_int_equal(EVAL(&c, "aten::_grouped_mm", NONE, T(DT_F16, 128, 4096)), -1);
+	assert_string_equal(c.note, "grouped mm operands are not tensors");
+}
+
 static void mm_rejects_operands_that_do_not_multiply(void **state)
 {
 	struct kp_cost c;
@@ -1247,7 +1350,8 @@ static const char *const modeled_names[] = {
 	"aten::_cudnn_attention_forward", "aten::_efficient_attention_backward",
 	"aten::_efficient_attention_forward", "aten::_flash_attention_backward",
 	"aten::_flash_attention_forward", "aten::_fused_rms_norm",
-	"aten::_fused_rms_norm_backward", "aten::_int_mm", "aten::_log_softmax",
+	"aten::_fused_rms_norm_backward", "aten::_grouped_mm", "aten::_int_mm",
+	"aten::_log_softmax",
 	"aten::_log_softmax_backward_data",
 	"aten::_safe_softmax", "aten::_scaled_dot_product_cudnn_attention",
 	"aten::_scaled_dot_product_cudnn_attention_backward",
@@ -1385,6 +1489,10 @@ int main(void)
 		cmocka_unit_test(mm_out_slot_of_another_dtype_sizes_the_write),
 		cmocka_unit_test(addmm_with_matrix_bias_reads_m_times_n_and_zero_beta_none),
 		cmocka_unit_test(scaled_mm_writes_out_dtype_and_reads_fp8_and_scales),
+		cmocka_unit_test(grouped_mm_2d_x_3d_with_offsets_counts_every_token_once),
+		cmocka_unit_test(grouped_mm_3d_x_3d_is_a_batched_mm),
+		cmocka_unit_test(grouped_mm_2d_x_2d_splits_the_inner_dimension),
+		cmocka_unit_test(grouped_mm_3d_x_2d_splits_the_columns),
 		cmocka_unit_test(int_mm_counts_int8_operands_and_an_int32_output),
 		cmocka_unit_test(mm_rejects_operands_that_do_not_multiply),
 		cmocka_unit_test(mm_whose_flops_overflow_int64_returns_minus_one),
