@@ -582,8 +582,12 @@ int analyze_run(const struct kp_trace *t, const struct kp_analyze_opts *o, struc
 				row->flops_time_ns += g->dur_ns;
 			}
 		}
+		int path = kernrole_mempath(g->name, g->kind == GPU_MEMCPY);
+		if (!kernel)
+			r->mempaths |= 1u << path;
 		if (b >= 0 && r->dev) {
-			double bw = devdb_peak_bw(r->dev, 0);
+			/* each event against the peak of the path it crossed */
+			double bw = devdb_path_bw(r->dev, (enum kp_mempath)path);
 			if (bw > 0) {
 				row->peak_bw_ns += bw * (double)g->dur_ns;
 				row->bytes_time_ns += g->dur_ns;

@@ -77,13 +77,13 @@ static void trim(const char **s, size_t *n)
  */
 enum key {
 	K_BASE, K_EXACT, K_PATTERN, K_MATCH_SMS, K_SMS, K_CLK, K_MEM, K_DRAM, K_MEMCLK,
-	K_BUS, K_NOSCALE, K_CONF, K_SOURCE, K_CC, K_PEAK /* + prec */
+	K_BUS, K_NOSCALE, K_CONF, K_SOURCE, K_CC, K_HOST, K_PEER, K_PEAK /* + prec */
 };
 
 static const char *const key_names[] = { "base", "exact", "pattern", "match_sms", "sms",
 					 "clk_max_mhz", "mem_gb", "dram_gbs", "mem_clk_mhz",
 					 "bus_bits", "no_clock_scaling", "confidence", "source",
-					 "cc", NULL };
+					 "cc", "host_link", "peer_gbs", NULL };
 
 static const char *const prec_keys[PREC_N] = { "fp64", "fp32", "tf32", "bf16",
 					       "fp16", "fp8",  "int8" };
@@ -253,6 +253,53 @@ static int parse_peak(struct parser *p, enum kp_prec prec, const char *s, size_t
 	return 0;
 }
 
+/*
+ * "PCIe GEN xLANES [FLAG]" or "NVLink-C2C GB/s [FLAG]" (per direction).  PCIe per lane
+ * and direction: 2.5 and 5 GT/s with 8b/10b (gen 1, 2), 8/16/32 GT/s with 128b/130b
+ * (gen 3-5), 64 GT/s with 242/256 FLITs (gen 6).
+ */
+static int parse_host_link(struct parser *p, const char *s, size_t n)
+{
+	static const double lane_gbs[] = { 0, 0.25, 0.5, 8 * 128.0 / 130 / 8, 16 * 128.0 / 130 / 8,
+					   32 * 128.0 / 130 / 8, 64 * 242.0 / 256 / 8 };
+	struct kp_device *dv = p->cur;
+	const char *tok[4];
+	size_t tlen[4];
+	int k = tokens(s, n, tok, tlen, 4);
+	double gen, lanes, v;
+	char buf[48];
+
+	if (k == 1 && ieq(tok[0], tlen[0], "none", 4)) {
+		/* no single host link (unified memory, a link shared by two GCDs) */
+		dv->host_link = NULL;
+		dv->host_bw_byte_per_s = 0;
+		return 0;
+	}
+	if (k >= 2 && ieq(tok[0], tlen[0], "NVLink-C2C", 10) && k <= 3) {
+		if (parse_num(tok[1], tlen[1], &v) < 0 || v <= 0)
+			return perr(p, "bad bandwidth '%.*s' for 'host_link' in [%s] (GB/s per direction)",
+				    (int)tlen[1], tok[1], dv->name);
+		dv->host_bw_byte_per_s = v * 1e9;
+		dv->host_link = "NVLink-C2C";
+	} else if (k >= 3 && k <= 4 && ieq(tok[0], tlen[0], "PCIe", 4)) {
+		if (parse_num(tok[1], tlen[1], &gen) < 0 || gen != floor(gen) || gen < 1 || gen > 6 ||
+		    tok[2][0] != 'x' || parse_num(tok[2] + 1, tlen[2] - 1, &lanes) < 0 ||
+		    lanes != floor(lanes) || lanes < 1 || lanes > 32)
+			return perr(p, "bad PCIe link '%.*s' for 'host_link' in [%s] (expected 'PCIe 5.0 x16')",
+				    (int)n, s, dv->name);
+		dv->host_bw_byte_per_s = lane_gbs[(int)gen] * lanes * 1e9;
+		snprintf(buf, sizeof(buf), "PCIe %d.0 x%d", (int)gen, (int)lanes);
+		dv->host_link = arena_strdup(&p->db->arena, buf);
+	} else {
+		return perr(p, "expected 'PCIe GEN xLANES [FLAG]', 'NVLink-C2C GBS [FLAG]' or 'none' for "
+			       "'host_link' in [%s]", dv->name);
+	}
+	dv->host_flag = NULL;
+	if (k == (dv->host_link[0] == 'N' ? 3 : 4) && !(dv->host_flag = flag_lookup(tok[k - 1], tlen[k - 1])))
+		return bad_flag(p, tok[k - 1], tlen[k - 1]);
+	return 0;
+}
+
 static int begin_entry(struct parser *p, const char *name, size_t n)
 {
 	trim(&name, &n);
@@ -409,6 +456,15 @@ static int set_key(struct parser *p, const char *key, size_t klen, const char *v
 			return perr(p, "bad value '%.*s' for 'no_clock_scaling' in [%s] (valid: yes, no)",
 				    (int)vlen, val, dv->name);
 		return 0;
+	case K_HOST:
+		return parse_host_link(p, val, vlen);
+	case K_PEER:
+		/* 0: no peer link (peer copies cross the host link) */
+		if (scalar(p, "peer_gbs", val, vlen, 0, &v, &flag) < 0)
+			return -1;
+		dv->peer_bw_byte_per_s = v * 1e9;
+		dv->peer_flag = flag;
+		return 0;
 	case K_CONF:
 		if (!(dv->confidence = flag_lookup(val, vlen)))
 			return bad_flag(p, val, vlen);
@@ -455,9 +511,9 @@ static int end_entry(struct parser *p)
 
 	/* An entry is never more confident than the numbers it inherits claim, nor
 	 * they more than it: inherited flags are capped at its confidence. */
-	const char **flags[] = { &dv->sms_flag, &dv->clk_flag,     &dv->mem_flag,
-				 &dv->bw_flag,  &dv->mem_clk_flag, &dv->bus_flag };
-	static const int keys[] = { K_SMS, K_CLK, K_MEM, K_DRAM, K_MEMCLK, K_BUS };
+	const char **flags[] = { &dv->sms_flag, &dv->clk_flag,     &dv->mem_flag, &dv->bw_flag,
+				 &dv->mem_clk_flag, &dv->bus_flag, &dv->host_flag, &dv->peer_flag };
+	static const int keys[] = { K_SMS, K_CLK, K_MEM, K_DRAM, K_MEMCLK, K_BUS, K_HOST, K_PEER };
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
 		if (!*flags[i])
 			*flags[i] = dv->confidence;
@@ -789,6 +845,24 @@ double devdb_peak_bw(const struct kp_device *dev, double mem_clock_mhz)
 	if (mem_clock_mhz > 0 && dev->mem_clk_mhz > 0 && mem_clock_mhz < dev->mem_clk_mhz)
 		return dev->mem_bw_byte_per_s * mem_clock_mhz / dev->mem_clk_mhz;
 	return dev->mem_bw_byte_per_s;
+}
+
+double devdb_path_bw(const struct kp_device *dev, enum kp_mempath path)
+{
+	if (!dev)
+		return 0;
+	switch (path) {
+	case MEMPATH_DRAM:
+		return devdb_peak_bw(dev, 0);
+	case MEMPATH_DTOD:
+		return devdb_peak_bw(dev, 0) / 2;
+	case MEMPATH_HOST:
+		return dev->host_bw_byte_per_s;
+	case MEMPATH_PEER:
+		return dev->peer_bw_byte_per_s > 0 ? dev->peer_bw_byte_per_s : dev->host_bw_byte_per_s;
+	default:
+		return 0;
+	}
 }
 
 void devdb_free(struct kp_devdb *db)

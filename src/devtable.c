@@ -32,7 +32,7 @@ static void num_or_null(struct kp_table *tb, struct kp_cell *c, double v, const 
 
 /* The device table's columns, in print order (kprof(1), DEVICES). */
 enum dev_col {
-	DC_SMS, DC_CLK, DC_MEM, DC_BW, DC_MCLK, DC_BUS, DC_NOSC,
+	DC_SMS, DC_CLK, DC_MEM, DC_BW, DC_MCLK, DC_BUS, DC_NOSC, DC_HOST, DC_HBW, DC_PBW,
 	DC_PEAK, /* 3 columns per enum kp_prec */
 	DC_CONF = DC_PEAK + 3 * PREC_N, DC_SRC, DC_HOW, DC_NAME, DC_N
 };
@@ -45,6 +45,9 @@ static const struct kp_col dev_cols[DC_N] = {
 	[DC_MCLK] = { NULL, "mem_clk_mhz", COL_MACHINE, 0 },
 	[DC_BUS] = { NULL, "bus_bits", COL_MACHINE, 0 },
 	[DC_NOSC] = { NULL, "no_clock_scaling", COL_MACHINE, 0 },
+	[DC_HOST] = { NULL, "host_link", COL_MACHINE, 1 },
+	[DC_HBW] = { NULL, "host_byte_per_s", COL_MACHINE, 0 },
+	[DC_PBW] = { NULL, "peer_byte_per_s", COL_MACHINE, 0 },
 	PREC_COLS(PREC_FP64, fp64, "FP64", "flop"),
 	PREC_COLS(PREC_FP32, fp32, "FP32", "flop"),
 	PREC_COLS(PREC_TF32, tf32, "TF32", "flop"),
@@ -80,6 +83,9 @@ static void build_table(struct kp_doc *doc, const struct kp_device *const *devs,
 		if (dv->bus_bits > 0)
 			report_cell_int(tb, &c[DC_BUS], dv->bus_bits, NULL);
 		report_cell_int(tb, &c[DC_NOSC], dv->no_clock_scaling, NULL);
+		report_cell_str(tb, &c[DC_HOST], dv->host_link, NULL);
+		num_or_null(tb, &c[DC_HBW], dv->host_bw_byte_per_s, NULL);
+		num_or_null(tb, &c[DC_PBW], dv->peer_bw_byte_per_s, NULL);
 		for (int p = 0; p < PREC_N; p++) {
 			const struct kp_peak *pk = &dv->peak[p];
 			struct kp_cell *pc = &c[DC_PEAK + 3 * p];
@@ -118,6 +124,12 @@ static void entry_facts(struct kp_doc *doc, const struct kp_device *dv)
 		snprintf(clk, sizeof(clk), " (%d MHz x 2 x %d bits / 8 = %.0f GB/s)", dv->mem_clk_mhz,
 			 dv->bus_bits, dv->mem_clk_mhz * 2.0 * dv->bus_bits / 8 / 1e3);
 	report_fact_textf(doc, "dram", NULL, "%.0f GB/s, %s%s", dv->mem_bw_byte_per_s / 1e9, dv->bw_flag, clk);
+	if (dv->host_link)
+		report_fact_textf(doc, "host link", NULL, "%s, %.1f GB/s per direction, %s", dv->host_link,
+				  dv->host_bw_byte_per_s / 1e9, dv->host_flag);
+	if (dv->peer_bw_byte_per_s > 0)
+		report_fact_textf(doc, "peer link", NULL, "%.0f GB/s per direction, %s",
+				  dv->peer_bw_byte_per_s / 1e9, dv->peer_flag);
 	report_fact_text(doc, "source", NULL, dv->source);
 }
 

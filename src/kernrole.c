@@ -15,6 +15,8 @@
 
 #include <string.h>
 
+#include "kprof/devdb.h"
+
 /* helpers inside math libraries: data movement although the name says cudnn/flash/gemm */
 static const char *const helper[] = {
 	"splitkreduce", "splitk_reduce", "reducesplitk", "reduce_splitk",
@@ -57,4 +59,24 @@ enum kp_krole kernrole_of(const char *name)
 	if (any_of(name, move))
 		return KROLE_MOVE;
 	return KROLE_MATH;
+}
+
+int kernrole_mempath(const char *name, int is_memcpy)
+{
+	static const struct {
+		const char *kind;
+		int path;
+	} kinds[] = {
+		{ "DtoD", MEMPATH_DTOD }, { "AtoD", MEMPATH_DTOD }, { "DtoA", MEMPATH_DTOD },
+		{ "AtoA", MEMPATH_DTOD }, { "HtoD", MEMPATH_HOST }, { "DtoH", MEMPATH_HOST },
+		{ "HtoA", MEMPATH_HOST }, { "AtoH", MEMPATH_HOST }, { "PtoP", MEMPATH_PEER },
+	};
+	if (!is_memcpy)
+		return MEMPATH_DRAM;
+	if (name == NULL || strncmp(name, "Memcpy ", 7) != 0)
+		return MEMPATH_UNKNOWN;
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (!strncmp(name + 7, kinds[i].kind, 4) && (name[11] == ' ' || name[11] == '\0'))
+			return kinds[i].path;
+	return MEMPATH_UNKNOWN;
 }

@@ -157,7 +157,17 @@ void render_device_line(const struct kp_report *r, char *buf, size_t cap)
 		}
 	}
 	if (n < cap)
-		snprintf(buf + n, cap - n, ", DRAM %.0f GB/s", devdb_peak_bw(d, 0) / 1e9);
+		n += snprintf(buf + n, cap - n, ", DRAM %.0f GB/s", devdb_peak_bw(d, 0) / 1e9);
+	/* the links, when host or peer copies were held to them */
+	if (n < cap && (r->mempaths & (1u << MEMPATH_HOST | 1u << MEMPATH_PEER))) {
+		if (d->host_link)
+			n += snprintf(buf + n, cap - n, ", host %s %.1f GB/s", d->host_link,
+				      d->host_bw_byte_per_s / 1e9);
+		else
+			n += snprintf(buf + n, cap - n, ", host link unknown");
+	}
+	if (n < cap && (r->mempaths & (1u << MEMPATH_PEER)) && d->peer_bw_byte_per_s > 0)
+		snprintf(buf + n, cap - n, ", peer %.0f GB/s", d->peer_bw_byte_per_s / 1e9);
 }
 
 static const char *group_name(enum kp_group g)
@@ -218,6 +228,10 @@ static void machine_facts(const struct kp_report *r, struct kp_doc *doc)
 	report_fact_num(doc, NULL, "sm_clock_mhz", r->clock_source == CLOCK_DATASHEET ? NAN : r->sm_clock_mhz);
 	report_fact_text(doc, NULL, "clock_source", clock_source_name(r->clock_source));
 	report_fact_rate(doc, NULL, "peak_dram_bytes_per_s", r->dev ? devdb_peak_bw(r->dev, 0) : NAN, "B/s");
+	report_fact_text(doc, NULL, "host_link", r->dev ? r->dev->host_link : NULL);
+	double hbw = devdb_path_bw(r->dev, MEMPATH_HOST), pbw = devdb_path_bw(r->dev, MEMPATH_PEER);
+	report_fact_rate(doc, NULL, "peak_host_bytes_per_s", hbw > 0 ? hbw : NAN, "B/s");
+	report_fact_rate(doc, NULL, "peak_peer_bytes_per_s", pbw > 0 ? pbw : NAN, "B/s");
 	report_end(doc);
 	report_object(doc, "totals");
 	report_fact_time(doc, NULL, "span_ns", r->tot.span_ns);

@@ -99,6 +99,7 @@ struct kp_report {
 	struct kp_mrow *mrows;               /* sorted by total FLOPs, then name */
 	size_t nmrows;
 	struct kp_warnings warn;             /* analysis warnings (trace warnings live in trace) */
+	unsigned mempaths;                   /* 1 << enum kp_mempath of each memcpy/memset seen */
 };
 
 /* Prototypes */

@@ -46,6 +46,21 @@ struct kp_device {
 	const char *bw_flag;         /* mem_bw_byte_per_s */
 	const char *mem_clk_flag;
 	const char *bus_flag;
+	/* Links (devices.md): per direction, B/s; 0 unknown. */
+	const char *host_link;       /* "PCIe 5.0 x16", "NVLink-C2C"; NULL unknown */
+	double host_bw_byte_per_s;   /* host <-> device (HtoD, DtoH) */
+	const char *host_flag;
+	double peer_bw_byte_per_s;   /* device <-> device peer copies (NVLink, Infinity Fabric) */
+	const char *peer_flag;
+};
+
+/* The path a memcpy or memset crosses (kernrole_mempath()), and so the peak it is held to. */
+enum kp_mempath {
+	MEMPATH_DRAM = 0,   /* kernels, memsets: device memory */
+	MEMPATH_DTOD,       /* device-to-device copies: each byte read and written in DRAM */
+	MEMPATH_HOST,       /* HtoD, DtoH: the host link */
+	MEMPATH_PEER,       /* PtoP: the peer link, else the host link (PCIe peer-to-peer) */
+	MEMPATH_UNKNOWN,    /* HtoH and kinds kprof does not know: no peak */
 };
 
 struct kp_devdb {
@@ -134,6 +149,12 @@ const struct kp_device *devdb_find(const struct kp_devdb *db, const char *name);
 double devdb_peak_flops(const struct kp_device *dev, enum kp_prec prec, double sm_clock_mhz);
 /* DRAM bandwidth, B/s; scaled by mem_clock/mem_clk_ref only when mem_clock_mhz > 0 and lower. */
 double devdb_peak_bw(const struct kp_device *dev, double mem_clock_mhz);
+/*
+ * Peak bandwidth of a memory path, B/s: DRAM for MEMPATH_DRAM, half of it for
+ * MEMPATH_DTOD (the bytes of a copy are read and written), the host link, the peer
+ * link (else the host link).  0 when unknown.
+ */
+double devdb_path_bw(const struct kp_device *dev, enum kp_mempath path);
 void devdb_free(struct kp_devdb *db);
 
 #endif /* KPROF_DEVDB_H */

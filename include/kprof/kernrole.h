@@ -19,5 +19,12 @@ enum kp_krole {
  * kernel is data movement; anything else is math.
  */
 enum kp_krole kernrole_of(const char *name);
+/*
+ * The memory path of a GPU event (enum kp_mempath, devdb.h): kernels and memsets
+ * DRAM; memcpys by the kind in Kineto's name "Memcpy KIND (SRC -> DST)": DtoD, AtoD,
+ * DtoA, AtoA device to device; HtoD, DtoH, HtoA, AtoH the host link; PtoP the peer
+ * link; HtoH and anything else unknown.
+ */
+int kernrole_mempath(const char *name, int is_memcpy);
 
 #endif /* KPROF_KERNROLE_H */
