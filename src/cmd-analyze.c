@@ -44,14 +44,14 @@ int cmd_analyze(int argc, char **argv)
 		  &sort, NULL, NULL },
 		{ "top", 'n', OPT_INT, "N", "show N rows, fold the rest into (others); 0 = all (default 20 for table/markdown)",
 		  &top, NULL, NULL },
-		{ "min-pct", 0, OPT_DOUBLE, "PCT", "fold rows under PCT % of GPU time into (others)", &min_pct, NULL, NULL },
+		{ "min-pct", 0, OPT_PCT, "PCT", "fold rows under PCT % of GPU time into (others)", &min_pct, NULL, NULL },
 		{ "format", 'f', OPT_CHOICE, "FMT", "output format", &format, format_names, NULL },
 		{ "stats", 0, OPT_FLAG, NULL, "add median, min and max columns", &stats, NULL, NULL },
 		{ "name", 0, OPT_CHOICE, "MODE", "kernel names in tables", &name_mode, name_modes, NULL },
 		{ "device", 0, OPT_STR, "NAME", "device name to look up instead of the trace's", &device, NULL, NULL },
 		{ "device-db", 0, OPT_STR, "FILE", "device table replacing the built-in one (also $KPROF_DEVICE_DB)",
 		  &db_path, NULL, NULL },
-		{ "sm-clock", 0, OPT_DOUBLE, "MHZ", "SM clock the GPU ran at, when the trace has none", &sm_clock, NULL, NULL },
+		{ "sm-clock", 0, OPT_CALLBACK, "MHZ", "SM clock the GPU ran at, when the trace has none", &sm_clock, NULL, opts_cb_clock_mhz },
 		{ "strict", 0, OPT_FLAG, NULL, "treat truncation and data anomalies as errors (exit 3)", &strict, NULL, NULL },
 		{ NULL, 0, 0, NULL, NULL, NULL, NULL, NULL },
 	};
@@ -62,10 +62,6 @@ int cmd_analyze(int argc, char **argv)
 	if (nargs != 1) {
 		fprintf(stderr, "kprof: error: %s\n", nargs ? "analyze takes one trace" : "no trace given");
 		opts_usage(stderr, "analyze", synopsis, opts);
-		return KP_USAGE;
-	}
-	if (sm_clock < 0 || min_pct < 0 || min_pct > 100) {
-		fprintf(stderr, "kprof: error: %s out of range\n", sm_clock < 0 ? "--sm-clock" : "--min-pct");
 		return KP_USAGE;
 	}
 	if (top < 0)

@@ -1,6 +1,7 @@
 /*
  * cmd-diff.c — kprof diff: options -> diff_run() -> the diff document -> render.
  */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,14 +26,14 @@ static const char synopsis[] = "[<options>] <base.json[.gz]> <new.json[.gz]>";
 /* "3,4" -> 3 and 4; NULL or the reason */
 static const char *parse_steps(const char *s, double *b, double *n)
 {
-	char *end;
-	long x = strtol(s, &end, 10);
-	if (end == s || *end != ',' || x < 1)
+	char first[32];
+	const char *comma = strchr(s, ',');
+	long x, y;
+	if (!comma || (size_t)(comma - s) >= sizeof(first))
 		return "expected two step counts >= 1, as B,N";
-	const char *p = end + 1;
-	long y = strtol(p, &end, 10);
-	if (end == p || *end || y < 1)
-		return "expected two step counts >= 1, as B,N";
+	snprintf(first, sizeof(first), "%.*s", (int)(comma - s), s);
+	if (opts_parse_long(first, 1, INT_MAX, &x) || opts_parse_long(comma + 1, 1, INT_MAX, &y))
+		return "expected two step counts from 1 to 2147483647, as B,N";
 	*b = (double)x;
 	*n = (double)y;
 	return NULL;
@@ -51,7 +52,7 @@ int cmd_diff(int argc, char **argv)
 		  &sort, NULL, NULL },
 		{ "top", 'n', OPT_INT, "N", "show N rows, fold the rest into (others); 0 = all (default 20 for table/markdown)",
 		  &top, NULL, NULL },
-		{ "min-pct", 0, OPT_DOUBLE, "PCT",
+		{ "min-pct", 0, OPT_PCT, "PCT",
 		  "fold rows under PCT % of GPU time on both sides; the gate skips rows under PCT % of base time",
 		  &min_pct, NULL, NULL },
 		{ "threshold", 0, OPT_DOUBLE, "PCT", "noise floor: smaller changes count as unchanged (default 2)",
@@ -69,7 +70,7 @@ int cmd_diff(int argc, char **argv)
 		  &device, NULL, NULL },
 		{ "device-db", 0, OPT_STR, "FILE", "device table replacing the built-in one (also $KPROF_DEVICE_DB)",
 		  &db_path, NULL, NULL },
-		{ "sm-clock", 0, OPT_DOUBLE, "MHZ", "SM clock the GPUs ran at, when a trace has none", &sm_clock, NULL, NULL },
+		{ "sm-clock", 0, OPT_CALLBACK, "MHZ", "SM clock the GPUs ran at, when a trace has none", &sm_clock, NULL, opts_cb_clock_mhz },
 		{ "strict", 0, OPT_FLAG, NULL, "treat truncation and data anomalies as errors (exit 3)", &strict, NULL, NULL },
 		{ NULL, 0, 0, NULL, NULL, NULL, NULL, NULL },
 	};
@@ -80,12 +81,6 @@ int cmd_diff(int argc, char **argv)
 	if (nargs != 2) {
 		fprintf(stderr, "kprof: error: %s\n", nargs < 2 ? "diff takes two traces: <base> <new>" : "diff takes two traces, not more");
 		opts_usage(stderr, "diff", synopsis, opts);
-		return KP_USAGE;
-	}
-	if (sm_clock < 0 || min_pct < 0 || min_pct > 100 || threshold < 0 || fail_above < 0) {
-		fprintf(stderr, "kprof: error: %s out of range\n",
-			sm_clock < 0 ? "--sm-clock" : threshold < 0 ? "--threshold"
-			: fail_above < 0 ? "--fail-above" : "--min-pct");
 		return KP_USAGE;
 	}
 	struct kp_diff_run_opts ro = {

@@ -155,11 +155,18 @@ static ssize_t gz_read(struct kp_input *in, unsigned char *buf, size_t cap, stru
 			return diag_error(d, KP_BADINPUT, "error: corrupt gzip data in '%s': %s",
 					  in->name, g->z.msg ? g->z.msg : "invalid data");
 		} else if (g->z.avail_in == 0 && g->in_eof && g->z.avail_out > 0) {
-			/* Z_OK or Z_BUF_ERROR, all input used, room left: the file was cut */
-			return diag_error(d, KP_BADINPUT, "error: corrupt gzip data in '%s': %s",
-					  in->name, "unexpected end of file");
+			/*
+			 * Z_OK or Z_BUF_ERROR, all input used, room left: the file was cut (a
+			 * profiler killed mid-write).  Like a cut plain file: the bytes inflated
+			 * so far are the stream, which ends here; the reader says where.
+			 */
+			in->truncated = 1;
+			in->trunc_raw = in->raw_bytes;
+			in->trunc_out = in->out_bytes + (long long)out;
+			g->done = 1;
 		}
 	}
+	in->out_bytes += (long long)out;
 	return out;
 }
 

@@ -4,6 +4,8 @@
 #include "kprof/opts.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -90,29 +92,63 @@ static int bad(const char *cmd, const char *fmt, const char *a, const char *b)
 	return -1;
 }
 
-static int set_value(const char *cmd, const struct kp_opt *o, const char *arg)
+/* "a number from 0 to 100", "an integer >= 1": the range in words, in static storage */
+static const char *range_reason(int integer, double min, double max, int unbounded)
+{
+	static _Thread_local char why[96];
+	if (unbounded)
+		snprintf(why, sizeof(why), "expects %s >= %.15g", integer ? "an integer" : "a number",
+			 min);
+	else
+		snprintf(why, sizeof(why), "expects %s from %.15g to %.15g",
+			 integer ? "an integer" : "a number", min, max);
+	return why;
+}
+
+const char *opts_parse_long(const char *arg, long min, long max, long *out)
 {
 	char *end;
+	errno = 0;
+	long v = strtol(arg, &end, 10);
+	if (errno || end == arg || *end || v < min || v > max)
+		return range_reason(1, (double)min, (double)max, max == LONG_MAX);
+	*out = v;
+	return NULL;
+}
+
+const char *opts_parse_double(const char *arg, double min, double max, double *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(arg, &end);
+	/* ERANGE: overflow to inf or underflow to (sub)zero; isfinite: "nan", "inf" */
+	if (errno || end == arg || *end || !isfinite(v) || v < min || v > max)
+		return range_reason(0, min, max, max == HUGE_VAL);
+	*out = v;
+	return NULL;
+}
+
+const char *opts_cb_clock_mhz(const char *arg, void *dst)
+{
+	return opts_parse_double(arg, 100, 10000, dst);
+}
+
+static int set_value(const char *cmd, const struct kp_opt *o, const char *arg)
+{
+	const char *why = NULL;
 	switch (o->type) {
 	case OPT_STR:
 		*(const char **)o->dst = arg;
 		return 0;
-	case OPT_INT: {
-		errno = 0;
-		long v = strtol(arg, &end, 10);
-		if (errno || end == arg || *end)
-			return bad(cmd, "option '--%s' expects an integer, not '%s'", o->lname, arg);
-		*(long *)o->dst = v;
-		return 0;
-	}
-	case OPT_DOUBLE: {
-		errno = 0;
-		double v = strtod(arg, &end);
-		if (errno || end == arg || *end)
-			return bad(cmd, "option '--%s' expects a number, not '%s'", o->lname, arg);
-		*(double *)o->dst = v;
-		return 0;
-	}
+	case OPT_INT:
+		why = opts_parse_long(arg, 0, LONG_MAX, (long *)o->dst);
+		break;
+	case OPT_DOUBLE:
+		why = opts_parse_double(arg, 0, HUGE_VAL, (double *)o->dst);
+		break;
+	case OPT_PCT:
+		why = opts_parse_double(arg, 0, 100, (double *)o->dst);
+		break;
 	case OPT_CHOICE:
 		for (int i = 0; o->choices[i]; i++)
 			if (!strcmp(arg, o->choices[i])) {
@@ -131,7 +167,7 @@ static int set_value(const char *cmd, const struct kp_opt *o, const char *arg)
 			return -1;
 		}
 	case OPT_CALLBACK: {
-		const char *why = o->cb(arg, o->dst);
+		why = o->cb(arg, o->dst);
 		if (why) {
 			fprintf(stderr, "kprof: error: invalid value '%s' for '--%s': %s\n", arg, o->lname,
 				why);
@@ -141,9 +177,14 @@ static int set_value(const char *cmd, const struct kp_opt *o, const char *arg)
 		return 0;
 	}
 	case OPT_FLAG:
-		break;
+		return -1;
 	}
-	return -1;
+	if (why) {
+		fprintf(stderr, "kprof: error: option '--%s' %s, not '%s'\n", o->lname, why, arg);
+		fprintf(stderr, "kprof: see 'kprof %s -h'\n", cmd);
+		return -1;
+	}
+	return 0;
 }
 
 int opts_parse(const char *cmd, const char *synopsis, const struct kp_opt *opts, int argc,

@@ -16,6 +16,7 @@
 #include "kprof/dtype.h"
 #include "kprof/input.h"
 #include "kprof/json.h"
+#include "kprof/utf8.h"
 
 enum cat {
 	CAT_NONE = 0, /* absent */
@@ -47,6 +48,7 @@ struct ev {
 	int32_t sm_clock_mhz;
 	int8_t prec_hint;
 	int64_t range_flops[3]; /* CAT_RANGE: fp64, fp32, fp16; -1 none */
+	const char *bad;        /* why the event is malformed (skipped and warned), or NULL */
 	/* shapes: counts first, so the memset up to slot_ndim resets them */
 	int nslots_dims, nslots_type, nslots_conc;
 	int ndims_used;
@@ -70,8 +72,8 @@ struct loader {
 	struct kp_diag *d;
 	struct kp_diag read_diag;
 	int read_err;
-	char *scratch;       /* unescape buffer */
-	size_t scratch_cap;
+	char *scratch[2];    /* unescape and utf8_clean buffers */
+	size_t scratch_cap[2];
 	/* thread map: open addressing over indices into t->threads */
 	int32_t *tmap;
 	size_t tcap;
@@ -79,6 +81,7 @@ struct loader {
 	int32_t *open;
 	size_t nopen, capopen;
 	int64_t last_good_off; /* offset just past the last complete event */
+	int has_events;        /* a traceEvents array (or the array form) was seen */
 	/* interned op name -> does it have a model (1) or not (0): shapes are kept only then */
 	const char **mkey;
 	int8_t *mval;
@@ -172,17 +175,35 @@ static int json_fail(struct loader *L)
 	return diag_error(L->d, KP_BADINPUT, "%s: error: %s", loc, L->p.err ? L->p.err : "bad JSON");
 }
 
-/* A token's string, unescaped when needed, interned. */
+/* Room for @n bytes in one of the two scratch buffers. */
+static char *scratch(struct loader *L, int which, size_t n)
+{
+	if (L->scratch_cap[which] < n) {
+		L->scratch_cap[which] = n > 4096 ? n : 4096;
+		L->scratch[which] = xrealloc(L->scratch[which], L->scratch_cap[which]);
+	}
+	return L->scratch[which];
+}
+
+/*
+ * A token's string, unescaped when needed, made valid UTF-8 without NUL (utf8_clean()),
+ * interned.  Every name kprof prints passes here, so every output format gets clean text.
+ */
 static const char *intern_tok(struct loader *L, const struct kp_json_tok *tk)
 {
-	if (!tk->escaped)
-		return strtab_intern(&L->t->strs, tk->s, tk->len);
-	if (L->scratch_cap < tk->len + 1) {
-		L->scratch_cap = tk->len + 1 > 4096 ? tk->len + 1 : 4096;
-		L->scratch = xrealloc(L->scratch, L->scratch_cap);
+	const char *s = tk->s;
+	size_t n = tk->len;
+	if (tk->escaped) {
+		char *u = scratch(L, 0, n + 1);
+		n = json_unescape(s, n, u, n + 1);
+		s = u;
 	}
-	size_t n = json_unescape(tk->s, tk->len, L->scratch, L->scratch_cap);
-	return strtab_intern(&L->t->strs, L->scratch, n);
+	if (!utf8_is_clean(s, n)) {
+		char *c = scratch(L, 1, n * UTF8_REPLACEMENT_LEN + 1);
+		n = utf8_clean(s, n, c);
+		s = c;
+	}
+	return strtab_intern(&L->t->strs, s, n);
 }
 
 static int tok_is(const struct kp_json_tok *tk, const char *s, size_t n)
@@ -741,6 +762,17 @@ static int parse_step_num(const char *name, int64_t *num)
 	return 1;
 }
 
+/*
+ * An event the Trace Event Format does not allow (no "ph", a field of the wrong type, not an
+ * object): counted in nskipped and warned, so --strict refuses the trace.
+ */
+static int skip_malformed(struct loader *L, int64_t off, const char *why)
+{
+	L->t->nskipped++;
+	warn_at(L, off, "malformed events", "skipped malformed event: %s", why);
+	return 0;
+}
+
 /* One element of traceEvents; the '{' was just read at @off. */
 static int parse_event(struct loader *L, int64_t off)
 {
@@ -764,6 +796,8 @@ static int parse_event(struct loader *L, int64_t off)
 		if (tk.len == 2 && tk.s[0] == 'p' && tk.s[1] == 'h') {
 			if ((r = read_str(L, &tk)) > 0 && tk.len >= 1)
 				e.ph = tk.s[0];
+			else if (r == 0)
+				e.bad = "'ph' is not a string";
 			/* metadata, instants, flows, counters: nothing kprof reads */
 			if (r >= 0 && e.ph && e.ph != 'X' && e.ph != 'B' && e.ph != 'E') {
 				if (e.ph == 's' || e.ph == 'f' || e.ph == 't')
@@ -775,6 +809,8 @@ static int parse_event(struct loader *L, int64_t off)
 		} else if (TOK_IS(&tk, "cat")) {
 			if ((r = read_str(L, &tk)) > 0)
 				e.cat = classify(&tk);
+			else if (r == 0)
+				e.bad = "'cat' is not a string";
 			if (r >= 0 && e.cat == CAT_SKIP) {
 				t->nskipped++;
 				t->nevents++;
@@ -789,6 +825,8 @@ static int parse_event(struct loader *L, int64_t off)
 					return json_skip_rest(&L->p);
 				}
 				e.name = intern_tok(L, &tk);
+			} else if (r == 0) {
+				e.bad = "'name' is not a string";
 			}
 		} else if (TOK_IS(&tk, "ts")) {
 			r = read_int(L, 1, &e.ts);
@@ -817,7 +855,11 @@ static int parse_event(struct loader *L, int64_t off)
 	t->nevents++;
 	L->last_good_off = L->p.base + (int64_t)L->p.pos;
 
-	if (e.cat == CAT_NONE || e.cat == CAT_SKIP || !e.ph) {
+	if (!e.bad && !e.ph)
+		e.bad = "no 'ph'";
+	if (e.bad)
+		return skip_malformed(L, off, e.bad);
+	if (e.cat == CAT_NONE || e.cat == CAT_SKIP) {
 		t->nskipped++;
 		return 0;
 	}
@@ -954,6 +996,45 @@ static int parse_event(struct loader *L, int64_t off)
 	return 0;
 }
 
+/*
+ * The elements of an event array, its '[' just read at @arr_off (@what names it in errors).
+ * A non-empty array with no object in it is not a trace: "not a Chrome trace: ...".
+ */
+static int parse_event_array(struct loader *L, int64_t arr_off, const char *what)
+{
+	struct kp_json_tok tk;
+	int64_t nobj = 0, nother = 0, first_other = arr_off;
+	L->has_events = 1;
+	for (;;) {
+		enum kp_json_type ty = json_next(&L->p, &tk);
+		if (ty == JT_ARR_END)
+			break;
+		if (ty == JT_ERROR)
+			return -1;
+		if (ty == JT_OBJ) {
+			nobj++;
+			if (parse_event(L, tk.off) < 0)
+				return -1;
+			continue;
+		}
+		if (ty == JT_ARR && json_skip_rest(&L->p) < 0)
+			return -1;
+		if (nother++ == 0)
+			first_other = tk.off;
+		L->t->nevents++;
+		skip_malformed(L, tk.off, "not an object");
+	}
+	if (nother && !nobj) {
+		/* not a trace: the per-element warnings would only repeat the error */
+		warn_free(&L->t->warn);
+		char loc[512];
+		locate(L, first_other, loc, sizeof(loc));
+		return diag_error(L->d, KP_BADINPUT,
+				  "%s: error: not a Chrome trace: %s holds no event objects", loc, what);
+	}
+	return 0;
+}
+
 static int parse_events(struct loader *L)
 {
 	struct kp_json_tok tk;
@@ -961,26 +1042,12 @@ static int parse_events(struct loader *L)
 	if (ty == JT_ERROR)
 		return -1;
 	if (ty != JT_ARR) {
-		if (ty == JT_OBJ)
-			return json_skip_rest(&L->p);
-		warn_at(L, tk.off, "bad traceEvents", "'traceEvents' is not an array; ignored");
-		return 0;
+		char loc[512];
+		locate(L, tk.off, loc, sizeof(loc));
+		return diag_error(L->d, KP_BADINPUT,
+				  "%s: error: not a Chrome trace: 'traceEvents' is not an array", loc);
 	}
-	for (;;) {
-		ty = json_next(&L->p, &tk);
-		if (ty == JT_ARR_END)
-			return 0;
-		if (ty == JT_OBJ) {
-			if (parse_event(L, tk.off) < 0)
-				return -1;
-			continue;
-		}
-		if (ty == JT_ERROR)
-			return -1;
-		if (ty == JT_ARR && json_skip_rest(&L->p) < 0)
-			return -1;
-		warn_at(L, tk.off, "non-object trace events", "trace event is not an object; skipped");
-	}
+	return parse_event_array(L, tk.off, "'traceEvents'");
 }
 
 static int parse_devprops(struct loader *L)
@@ -1090,18 +1157,8 @@ static int parse_document(struct loader *L)
 		return -1;
 	if (ty == JT_ARR) {
 		/* the JSON Array Format: a bare list of events */
-		for (;;) {
-			ty = json_next(&L->p, &tk);
-			if (ty == JT_ARR_END)
-				break;
-			if (ty == JT_ERROR)
-				return -1;
-			if (ty == JT_OBJ) {
-				if (parse_event(L, tk.off) < 0)
-					return -1;
-			} else if ((ty == JT_ARR) && json_skip_rest(&L->p) < 0)
-				return -1;
-		}
+		if (parse_event_array(L, tk.off, "the top-level array") < 0)
+			return -1;
 	} else if (ty == JT_OBJ) {
 		for (;;) {
 			ty = json_next(&L->p, &tk);
@@ -1130,10 +1187,38 @@ static int parse_document(struct loader *L)
 				return -1;
 		}
 	} else {
-		return diag_error(L->d, KP_BADINPUT, "%s: error: not a Chrome trace (expected an object or array at the top level)", L->t->display);
+		char loc[512];
+		locate(L, tk.off, loc, sizeof(loc));
+		return diag_error(L->d, KP_BADINPUT,
+				  "%s: error: not a Chrome trace: expected an object or array at the top level",
+				  loc);
 	}
 	ty = json_next(&L->p, &tk);
-	return ty == JT_END ? 0 : -1;
+	if (ty != JT_END)
+		return -1;
+	if (!L->has_events)
+		return diag_error(L->d, KP_BADINPUT,
+				  "%s: error: not a Chrome trace: no 'traceEvents' array in the top-level object",
+				  L->t->display);
+	return 0;
+}
+
+/*
+ * The JSON document is whole but the gzip file around it was cut (in its last block or
+ * trailer, so the CRC was never checked): a warning, an error under --strict.
+ */
+static void gzip_cut_after_json(struct loader *L, const struct kp_load_opts *o)
+{
+	struct kp_trace *t = L->t;
+	if (o && o->strict) {
+		diag_error(L->d, KP_BADINPUT,
+			   "%s: error: gzip data ends early at compressed byte %lld, after decompressed byte %lld (--strict)",
+			   t->display, L->in.trunc_raw, L->in.trunc_out);
+		return;
+	}
+	warn_add(&t->warn, "truncated traces", t->display,
+		 "gzip data ends early at compressed byte %lld, after decompressed byte %lld; the JSON in it is complete",
+		 L->in.trunc_raw, L->in.trunc_out);
 }
 
 int trace_load(struct kp_trace *t, const char *path, const struct kp_load_opts *o,
@@ -1161,18 +1246,19 @@ int trace_load(struct kp_trace *t, const char *path, const struct kp_load_opts *
 			/* a profiler killed mid-write: keep the complete events */
 			t->truncated = 1;
 			t->trunc_off = L->p.err_off;
+			char loc[512], gz[160] = "";
+			locate(L, L->p.err_off, loc, sizeof(loc));
+			if (L->in.truncated)
+				snprintf(gz, sizeof(gz), " (decompressed; the gzip data ends at compressed byte %lld)",
+					 L->in.trunc_raw);
 			if (o && o->strict) {
-				char loc[512];
-				locate(L, L->p.err_off, loc, sizeof(loc));
 				diag_error(d, KP_BADINPUT,
-					   "%s: error: trace is truncated at byte %lld (--strict)", loc,
-					   (long long)L->p.err_off);
+					   "%s: error: trace is truncated at byte %lld%s (--strict)", loc,
+					   (long long)L->p.err_off, gz);
 			} else {
-				char loc[512];
-				locate(L, L->p.err_off, loc, sizeof(loc));
 				warn_add(&t->warn, "truncated traces", loc,
-					 "trace is truncated at byte %lld; analyzed the %lld complete events that end before byte %lld",
-					 (long long)L->p.err_off, (long long)t->nevents,
+					 "trace is truncated at byte %lld%s; analyzed the %lld complete events that end before byte %lld",
+					 (long long)L->p.err_off, gz, (long long)t->nevents,
 					 (long long)L->last_good_off);
 				rc = 0;
 			}
@@ -1181,6 +1267,9 @@ int trace_load(struct kp_trace *t, const char *path, const struct kp_load_opts *
 		}
 	}
 	t->bytes = L->p.base + (int64_t)L->p.end;
+	if (rc == 0 && L->in.truncated && !t->truncated)
+		gzip_cut_after_json(L, o);
+	rc = rc == 0 && d->msg[0] ? -1 : rc;
 	if (rc == 0 && o && o->strict && warn_total(&t->warn) > 0)
 		rc = diag_error(d, KP_BADINPUT, "%s: error: %ld data anomalies (--strict); first: %s",
 				t->display, warn_total(&t->warn),
@@ -1188,7 +1277,8 @@ int trace_load(struct kp_trace *t, const char *path, const struct kp_load_opts *
 	/* B without E: give them zero duration rather than dropping them */
 	json_free(&L->p);
 	input_close(&L->in);
-	free(L->scratch);
+	free(L->scratch[0]);
+	free(L->scratch[1]);
 	free(L->tmap);
 	free(L->open);
 	free(L->mkey);

@@ -23,6 +23,9 @@ struct kp_input {
 	unsigned char peek[2];
 	int npeek;          /* bytes of @peek not yet returned */
 	long long raw_bytes; /* bytes read from the file (compressed size for gzip) */
+	long long out_bytes; /* gzip: bytes inflated so far */
+	int truncated;       /* gzip: the file ended inside a member; the stream ends there */
+	long long trunc_raw, trunc_out; /* where: compressed file size, inflated bytes */
 };
 
 /* Prototypes */
@@ -30,7 +33,9 @@ struct kp_input {
 int input_open(struct kp_input *in, const char *path, struct kp_diag *d);
 /*
  * Read up to @cap bytes of the (inflated) stream.  Returns bytes read, 0 at end,
- * -1 on error with @d filled ("read error" status 4, corrupt gzip status 3).
+ * -1 on error with @d filled ("read error" status 4, corrupt gzip status 3).  A gzip
+ * file cut short is no error: every byte that inflates is returned, then 0, with
+ * @in->truncated set (the caller decides whether a cut stream is acceptable).
  */
 ssize_t input_read(struct kp_input *in, void *buf, size_t cap, struct kp_diag *d);
 void input_close(struct kp_input *in);

@@ -9,8 +9,9 @@
 enum kp_opt_type {
 	OPT_FLAG,     /* int *dst = 1; "--no-NAME" sets 0 */
 	OPT_STR,      /* const char **dst = arg (borrowed from argv) */
-	OPT_INT,      /* long *dst; decimal, whole string, error lists the name */
-	OPT_DOUBLE,   /* double *dst */
+	OPT_INT,      /* long *dst; decimal, whole string, >= 0 (opts_parse_long) */
+	OPT_DOUBLE,   /* double *dst; finite, >= 0 (opts_parse_double) */
+	OPT_PCT,      /* double *dst; finite, 0 to 100; other ranges: OPT_CALLBACK */
 	OPT_CHOICE,   /* int *dst = index into choices; error lists valid values */
 	OPT_CALLBACK, /* cb(arg, dst) returns NULL or a static error reason */
 };
@@ -38,6 +39,15 @@ struct kp_opt {
  */
 int opts_parse(const char *cmd, const char *synopsis, const struct kp_opt *opts, int argc,
 	       char **argv, int *nargs);
+/*
+ * The one validated number parser behind OPT_INT, OPT_DOUBLE and callbacks: the whole of
+ * @arg, decimal, finite (no "nan", "inf", overflow or underflow), within [@min, @max].
+ * Returns NULL with *out set, or a static reason ("expects a number from 0 to 100").
+ */
+const char *opts_parse_long(const char *arg, long min, long max, long *out);
+const char *opts_parse_double(const char *arg, double min, double max, double *out);
+/* OPT_CALLBACK for a clock in MHz (double *dst): 100 to 10000, beyond any GPU's range. */
+const char *opts_cb_clock_mhz(const char *arg, void *dst);
 void opts_usage(FILE *fp, const char *cmd, const char *synopsis, const struct kp_opt *opts);
 
 #endif /* KPROF_OPTS_H */
