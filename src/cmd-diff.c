@@ -21,7 +21,7 @@ static const char *const key_names[] = { "kernel", "op", "op-shape", NULL };
 static const char *const format_names[] = { "table", "csv", "json", "markdown", NULL };
 static const char *const name_modes[] = { "short", "full", NULL };
 
-static const char synopsis[] = "[<options>] <base.json[.gz]> <new.json[.gz]>";
+static const char synopsis[] = "[<options>] <base.json[.gz]|-> <new.json[.gz]|->";
 
 /* "3,4" -> 3 and 4; NULL or the reason */
 static const char *parse_steps(const char *s, double *b, double *n)

@@ -8,6 +8,7 @@
 
 #include "kprof/cmd.h"
 #include "kprof/diag.h"
+#include "kprof/opts.h"
 
 struct command {
 	const char *name;
@@ -25,10 +26,25 @@ static const struct command commands[] = {
 
 static void usage(FILE *fp)
 {
-	fprintf(fp, "usage: kprof [--version] [--help] <command> [<args>]\n\ncommands:\n");
+	fprintf(fp, "usage: kprof [-V | --version] [-h | --help] <command> [<args>]\n\ncommands:\n");
 	for (size_t i = 0; i < NCOMMANDS; i++)
 		fprintf(fp, "   %-10s %s\n", commands[i].name, commands[i].help);
 	fprintf(fp, "\n'kprof <command> -h' shows a command's options; man kprof-<command> explains its output.\n");
+}
+
+/* "unknown command 'analyse' (did you mean 'analyze'?)" */
+static void unknown_command(const char *cmd)
+{
+	const char *names[NCOMMANDS + 2];
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		names[i] = commands[i].name;
+	names[NCOMMANDS] = "help";
+	names[NCOMMANDS + 1] = NULL;
+	const char *s = opts_suggest(cmd, names);
+	fprintf(stderr, "kprof: error: unknown command '%s'", cmd);
+	if (s)
+		fprintf(stderr, " (did you mean '%s'?)", s);
+	fputc('\n', stderr);
 }
 
 static int finish_stdout(int status)
@@ -54,7 +70,7 @@ int main(int argc, char **argv)
 		return KP_USAGE;
 	}
 	const char *cmd = argv[1];
-	if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
+	if (!strcmp(cmd, "--version") || !strcmp(cmd, "-V") || !strcmp(cmd, "version")) {
 		printf("kprof %s\n", KPROF_VERSION);
 		return finish_stdout(KP_OK);
 	}
@@ -65,7 +81,7 @@ int main(int argc, char **argv)
 					char *hargv[] = { argv[2], "-h", NULL };
 					return finish_stdout(commands[i].fn(2, hargv));
 				}
-			fprintf(stderr, "kprof: error: unknown command '%s'\n", argv[2]);
+			unknown_command(argv[2]);
 			return KP_USAGE;
 		}
 		usage(stdout);
@@ -74,7 +90,12 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < NCOMMANDS; i++)
 		if (!strcmp(cmd, commands[i].name))
 			return finish_stdout(commands[i].fn(argc - 1, argv + 1));
-	fprintf(stderr, "kprof: error: unknown command '%s'\n", cmd);
+	if (cmd[0] == '-') {
+		fprintf(stderr, "kprof: error: unknown option '%s'\n", cmd);
+		usage(stderr);
+		return KP_USAGE;
+	}
+	unknown_command(cmd);
 	usage(stderr);
 	return KP_USAGE;
 }

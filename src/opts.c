@@ -49,6 +49,22 @@ static const char *closest(const char *s, const char *const *cands, size_t n, si
 	return best;
 }
 
+const char *opts_suggest(const char *word, const char *const *names)
+{
+	const char *best = NULL;
+	int bestd = 3;
+	size_t len = strlen(word);
+	for (size_t i = 0; names[i]; i++) {
+		/* "ana" -> "analyze": a prefix is as good as one edit */
+		int dist = len && !strncmp(word, names[i], len) ? 1 : edit_distance(word, names[i]);
+		if (dist < bestd) {
+			bestd = dist;
+			best = names[i];
+		}
+	}
+	return best;
+}
+
 static size_t nopts(const struct kp_opt *opts)
 {
 	size_t n = 0;
@@ -57,22 +73,35 @@ static size_t nopts(const struct kp_opt *opts)
 	return n;
 }
 
+/* "-g, --group-by=KEY" or "    --[no-]stats": the left column of one help line */
+static void usage_left(const struct kp_opt *o, char *left, size_t cap)
+{
+	int n = o->sname ? snprintf(left, cap, "-%c, ", o->sname) : snprintf(left, cap, "    ");
+	if (o->type == OPT_FLAG)
+		snprintf(left + n, cap - n, "--[no-]%s", o->lname);
+	else
+		snprintf(left + n, cap - n, "--%s=%s", o->lname, o->argname ? o->argname : "VALUE");
+}
+
+#define USAGE_MAX_LEFT 28 /* a longer left column puts its help on the next line (git) */
+
 void opts_usage(FILE *fp, const char *cmd, const char *synopsis, const struct kp_opt *opts)
 {
+	char left[160];
+	int width = (int)strlen("-h, --help");
+	for (const struct kp_opt *o = opts; o->lname; o++) {
+		usage_left(o, left, sizeof(left));
+		int n = (int)strlen(left);
+		if (n > width && n <= USAGE_MAX_LEFT)
+			width = n;
+	}
 	fprintf(fp, "usage: kprof %s %s\n\n", cmd, synopsis);
 	for (const struct kp_opt *o = opts; o->lname; o++) {
-		char left[96];
-		int n = 0;
-		if (o->sname)
-			n = snprintf(left, sizeof(left), "-%c, ", o->sname);
+		usage_left(o, left, sizeof(left));
+		if ((int)strlen(left) > width)
+			fprintf(fp, "    %s\n    %-*s  %s", left, width, "", o->help ? o->help : "");
 		else
-			n = snprintf(left, sizeof(left), "    ");
-		if (o->type == OPT_FLAG)
-			snprintf(left + n, sizeof(left) - n, "--[no-]%s", o->lname);
-		else
-			snprintf(left + n, sizeof(left) - n, "--%s=%s", o->lname,
-				 o->argname ? o->argname : "VALUE");
-		fprintf(fp, "    %-28s %s", left, o->help ? o->help : "");
+			fprintf(fp, "    %-*s  %s", width, left, o->help ? o->help : "");
 		if (o->type == OPT_CHOICE && o->choices) {
 			fputs(" (", fp);
 			for (const char *const *c = o->choices; *c; c++)
@@ -81,7 +110,7 @@ void opts_usage(FILE *fp, const char *cmd, const char *synopsis, const struct kp
 		}
 		fputc('\n', fp);
 	}
-	fprintf(fp, "    %-28s %s\n", "-h, --help", "show this help");
+	fprintf(fp, "    %-*s  %s\n", width, "-h, --help", "show this help");
 }
 
 static int bad(const char *cmd, const char *fmt, const char *a, const char *b)
@@ -187,6 +216,78 @@ static int set_value(const char *cmd, const struct kp_opt *o, const char *arg)
 	return 0;
 }
 
+enum { FIND_NONE, FIND_ONE, FIND_AMBIGUOUS, FIND_HELP };
+
+/* Does @name ("group", "no-st") name @o, exactly or as a prefix?  2 exact, 1 prefix, 0 no. */
+static int name_match(const struct kp_opt *o, const char *name, int *negate)
+{
+	size_t len = strlen(name);
+	*negate = 0;
+	if (!strcmp(name, o->lname))
+		return 2;
+	if (o->type == OPT_FLAG && !strncmp(name, "no-", 3)) {
+		*negate = 1;
+		if (!strcmp(name + 3, o->lname))
+			return 2;
+		if (name[3] && !strncmp(name + 3, o->lname, len - 3))
+			return 1;
+	}
+	*negate = 0;
+	return len && !strncmp(name, o->lname, len);
+}
+
+/*
+ * The option @name names: an exact long name (or "no-" + a flag's) wins; else a prefix of
+ * exactly one ("--group" for "--group-by", "--no-st" for "--no-stats", as in git and GNU
+ * getopt); "--help" and its prefixes count as one more candidate.
+ */
+static int find_long(const struct kp_opt *opts, size_t n, const char *name,
+		     const struct kp_opt **out, int *negate)
+{
+	const struct kp_opt *pick = NULL;
+	int npick = 0, pick_neg = 0, neg;
+	*out = NULL;
+	for (size_t k = 0; k < n; k++) {
+		int m = name_match(&opts[k], name, &neg);
+		if (m == 2) {
+			*out = &opts[k];
+			*negate = neg;
+			return FIND_ONE;
+		}
+		if (m == 1) {
+			pick = &opts[k];
+			pick_neg = neg;
+			npick++;
+		}
+	}
+	int help = !strcmp(name, "help") || (*name && !strncmp(name, "help", strlen(name)));
+	if (help && (npick == 0 || !strcmp(name, "help")))
+		return FIND_HELP;
+	if (npick + help > 1)
+		return FIND_AMBIGUOUS;
+	if (npick == 1) {
+		*out = pick;
+		*negate = pick_neg;
+		return FIND_ONE;
+	}
+	return FIND_NONE;
+}
+
+/* "'--device', '--device-db'": the options @name is a prefix of */
+static void candidates(const struct kp_opt *opts, size_t n, const char *name, char *buf,
+		       size_t cap)
+{
+	size_t used = 0;
+	int neg;
+	buf[0] = '\0';
+	for (size_t k = 0; k < n; k++)
+		if (name_match(&opts[k], name, &neg) == 1 && used < cap)
+			used += (size_t)snprintf(buf + used, cap - used, "%s'--%s%s'", used ? ", " : "",
+						 neg ? "no-" : "", opts[k].lname);
+	if (*name && !strncmp(name, "help", strlen(name)) && used < cap)
+		snprintf(buf + used, cap - used, "%s'--help'", used ? ", " : "");
+}
+
 int opts_parse(const char *cmd, const char *synopsis, const struct kp_opt *opts, int argc,
 	       char **argv, int *nargs)
 {
@@ -220,14 +321,17 @@ int opts_parse(const char *cmd, const char *synopsis, const struct kp_opt *opts,
 			name[len] = '\0';
 			if (eq)
 				val = eq + 1;
-			for (size_t k = 0; k < n && !o; k++) {
-				if (!strcmp(name, opts[k].lname))
-					o = &opts[k];
-				else if (opts[k].type == OPT_FLAG && !strncmp(name, "no-", 3) &&
-					 !strcmp(name + 3, opts[k].lname)) {
-					o = &opts[k];
-					negate = 1;
-				}
+			int r = find_long(opts, n, name, &o, &negate);
+			if (r == FIND_HELP) {
+				if (val)
+					return bad(cmd, "option '--%s' takes no value%s", "help", "");
+				opts_usage(stdout, cmd, synopsis, opts);
+				return 1;
+			}
+			if (r == FIND_AMBIGUOUS) {
+				char list[512];
+				candidates(opts, n, name, list, sizeof(list));
+				return bad(cmd, "ambiguous option '--%s' (could be %s)", name, list);
 			}
 			if (!o) {
 				const char *s = closest(name, &opts[0].lname, n, sizeof(opts[0]));

@@ -46,6 +46,11 @@ int opts_parse(const char *cmd, const char *synopsis, const struct kp_opt *opts,
  */
 const char *opts_parse_long(const char *arg, long min, long max, long *out);
 const char *opts_parse_double(const char *arg, double min, double max, double *out);
+/*
+ * The name of NULL-terminated @names closest to @word for "did you mean": one it starts, or
+ * one within 2 edits; NULL when none is that close.
+ */
+const char *opts_suggest(const char *word, const char *const *names);
 /* OPT_CALLBACK for a clock in MHz (double *dst): 100 to 10000, beyond any GPU's range. */
 const char *opts_cb_clock_mhz(const char *arg, void *dst);
 void opts_usage(FILE *fp, const char *cmd, const char *synopsis, const struct kp_opt *opts);

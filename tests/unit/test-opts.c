@@ -107,12 +107,122 @@ static void table_numbers_reject_nan_inf_and_out_of_range(void **state)
 	assert_true(pct == 5 && num == 250);
 }
 
+static void long_options_accept_unambiguous_prefixes(void **state)
+{
+	(void)state;
+	top = 0;
+	assert_int_equal(parse(3, (const char *[]){ "t", "--to", "7" }), 0);
+	assert_int_equal(top, 7);
+	assert_int_equal(parse(2, (const char *[]){ "t", "--min=3" }), 0);
+	assert_true(pct == 3);
+	flag = 0;
+	assert_int_equal(parse(2, (const char *[]){ "t", "--st" }), 0);
+	assert_int_equal(flag, 1);
+	assert_int_equal(parse(2, (const char *[]){ "t", "--no-s" }), 0);
+	assert_int_equal(flag, 0);
+	/* an exact name wins over a longer option it starts */
+	str = NULL;
+	assert_int_equal(parse(2, (const char *[]){ "t", "--device=H100" }), 0);
+	assert_string_equal(str, "H100");
+	assert_int_equal(parse(2, (const char *[]){ "t", "--device-d=f.txt" }), 0);
+	assert_string_equal(str, "f.txt");
+	/* ambiguous, unknown and help */
+	assert_int_equal(parse(2, (const char *[]){ "t", "--dev=H100" }), -1);
+	assert_string_equal(str, "f.txt");
+	assert_int_equal(parse(2, (const char *[]){ "t", "--x" }), -1);
+	assert_int_equal(parse(2, (const char *[]){ "t", "--" }), 0);
+}
+
+/* The error text of one opts_parse() call over @opts. */
+static const char *errors_of(const struct kp_opt *opts, const char *arg)
+{
+	static char buf[1024];
+	char *argv[] = { "t", (char *)arg, NULL };
+	int nargs;
+	FILE *saved = stderr;
+	stderr = fmemopen(buf, sizeof(buf), "w");
+	opts_parse("test", "[<options>]", opts, 2, argv, &nargs);
+	fputc(0, stderr);
+	fclose(stderr);
+	stderr = saved;
+	return buf;
+}
+
+static void ambiguous_prefixes_list_every_candidate(void **state)
+{
+	(void)state;
+	static int f1, f2;
+	static const char *s1;
+	static long n1;
+	/* capture's table has options that share first letters, and one named "m" */
+	static const struct kp_opt opts[] = {
+		{ "shapes", 's', OPT_STR, "SET", "", &s1, NULL, NULL },
+		{ "m", 0, OPT_STR, "M", "", &s1, NULL, NULL },
+		{ "sdpa-shapes", 0, OPT_STR, "SET", "", &s1, NULL, NULL },
+		{ "sample-period", 0, OPT_INT, "MS", "", &n1, NULL, NULL },
+		{ "stats", 0, OPT_FLAG, NULL, "", &f1, NULL, NULL },
+		{ "strict", 0, OPT_FLAG, NULL, "", &f2, NULL, NULL },
+		{ NULL, 0, 0, NULL, NULL, NULL, NULL, NULL },
+	};
+	assert_string_equal(errors_of(opts, "--s=x"),
+			    "kprof: error: ambiguous option '--s' (could be '--shapes', '--sdpa-shapes', "
+			    "'--sample-period', '--stats', '--strict')\nkprof: see 'kprof test -h'\n");
+	assert_string_equal(errors_of(opts, "--no-st"),
+			    "kprof: error: ambiguous option '--no-st' (could be '--no-stats', '--no-strict')\n"
+			    "kprof: see 'kprof test -h'\n");
+	assert_string_equal(errors_of(opts, "--sa=5"), "");
+	assert_int_equal(n1, 5);
+	assert_string_equal(errors_of(opts, "--m=128"), "");
+	assert_string_equal(s1, "128");
+	assert_string_equal(errors_of(opts, "--sd=a"), "");
+	assert_string_equal(s1, "a");
+	assert_string_equal(errors_of(opts, "--stats=1"),
+			    "kprof: error: option '--stats' takes no value\nkprof: see 'kprof test -h'\n");
+}
+
+static void suggests_the_closest_name(void **state)
+{
+	(void)state;
+	static const char *const cmds[] = { "analyze", "diff", "capture", "devices", "help", NULL };
+	assert_string_equal(opts_suggest("analyse", cmds), "analyze");
+	assert_string_equal(opts_suggest("ana", cmds), "analyze");
+	assert_string_equal(opts_suggest("dif", cmds), "diff");
+	assert_string_equal(opts_suggest("devcies", cmds), "devices");
+	assert_null(opts_suggest("xyzzy", cmds));
+	assert_null(opts_suggest("", cmds));
+}
+
+static void help_columns_line_up(void **state)
+{
+	(void)state;
+	static long n1;
+	static const struct kp_opt opts[] = {
+		{ "top", 'n', OPT_INT, "N", "rows", &n1, NULL, NULL },
+		{ "sort", 's', OPT_STR, "KEY[:asc|:desc],...", "sort keys", &n1, NULL, NULL },
+		{ NULL, 0, 0, NULL, NULL, NULL, NULL, NULL },
+	};
+	char buf[1024];
+	FILE *f = fmemopen(buf, sizeof(buf), "w");
+	opts_usage(f, "test", "[<options>]", opts);
+	fputc(0, f);
+	fclose(f);
+	assert_string_equal(buf, "usage: kprof test [<options>]\n\n"
+				 "    -n, --top=N  rows\n"
+				 "    -s, --sort=KEY[:asc|:desc],...\n"
+				 "                 sort keys\n"
+				 "    -h, --help   show this help\n");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(numbers_must_be_finite_whole_and_in_range),
 		cmocka_unit_test(clock_callback_rejects_absurd_clocks),
 		cmocka_unit_test(table_numbers_reject_nan_inf_and_out_of_range),
+		cmocka_unit_test(long_options_accept_unambiguous_prefixes),
+		cmocka_unit_test(ambiguous_prefixes_list_every_candidate),
+		cmocka_unit_test(suggests_the_closest_name),
+		cmocka_unit_test(help_columns_line_up),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
