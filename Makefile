@@ -111,6 +111,22 @@ all: $(O)/kprof-inject.so
 $(O)/kprof-inject.so: $(INJECT_OBJS)
 	$(call quiet,LINK,$@)$(CC) -shared -o $@ $^ -L$(CUPTI_LIBDIR) -Wl,-rpath,$(CUPTI_LIBDIR) \
 	  -lcupti -lstdc++ -lpthread -ldl
+# kprof-shim.so: LD_PRELOAD'ed into the command (and its NVTX_INJECTION64_PATH): cuBLAS and
+# cuBLASLt GEMM wrappers and the NVTX callbacks.  No DT_NEEDED on any CUDA library: the real
+# functions are looked up in whatever copy the program loaded (capture-any.md §1.3).
+SHIM_OBJS := $(O)/shim/shim.o $(O)/shim/ltshape.o
+all: $(O)/kprof-shim.so
+$(O)/kprof-shim.so: $(SHIM_OBJS)
+	$(call quiet,LINK,$@)$(CC) -shared -o $@ $^ -lpthread -ldl
+$(O)/shim/%.o: capture/%.c $(wildcard capture/*.h) Makefile
+	@mkdir -p $(dir $@)
+	$(call quiet,CC,$<)$(CC) $(CFLAGS_BASE) -O2 -g $(EXTRA_CFLAGS) -fPIC -fvisibility=hidden \
+	  -isystem $(CUDA_HOME)/include -DKPROF_SHIM -Icapture -c -o $@ $<
+# tests/gpu/gemm_prog: a plain CUDA program calling cuBLAS and cuBLASLt (tests/gpu/capture_any.sh)
+all: $(O)/gemm_prog
+$(O)/gemm_prog: tests/gpu/gemm_prog.cu Makefile
+	$(call quiet,NVCC,$<)$(NVCC) -O2 $(NVCC_ARCH) -o $@ $< -L$(CUDA_LIBDIR) -lcublasLt -lcublas \
+	  -Xlinker -rpath=$(CUDA_LIBDIR)
 $(O)/inject/%.o: capture/%.c $(HDRS) $(wildcard capture/*.h) Makefile
 	@mkdir -p $(dir $@)
 	$(call quiet,CC,$<)$(CC) $(CFLAGS_BASE) -O2 -g $(EXTRA_CFLAGS) -fPIC -fvisibility=hidden \
@@ -173,6 +189,7 @@ ifeq ($(HAVE_CUPTI),1)
 	install -d $(DESTDIR)$(PREFIX)/lib/kprof
 	install -m 755 $(O)/kprof-capture.so $(DESTDIR)$(PREFIX)/lib/kprof/kprof-capture.so
 	install -m 755 $(O)/kprof-inject.so $(DESTDIR)$(PREFIX)/lib/kprof/kprof-inject.so
+	install -m 755 $(O)/kprof-shim.so $(DESTDIR)$(PREFIX)/lib/kprof/kprof-shim.so
 endif
 	install -m 644 man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 

@@ -15,6 +15,7 @@
 #include "child.h"
 #include "ctrace.h"
 #include "devprops.h"
+#include "hostops.h"
 #include "nvml.h"
 #include "recfile.h"
 
@@ -68,15 +69,43 @@ static void setup_devices(struct kp_ctrace *t, struct kp_nvml *nv, int *nvml_ok)
 static int run_child(const struct kp_capture_opts *o, const char *dir, struct kp_nvml *nv,
 		     struct kp_ctrace *t, int nvml_ok)
 {
-	char inj[4200], dvar[4200];
+	char inj[4200], dvar[4200], nvtx[4200], shimv[64], nvtxv[64];
 	const char *old = getenv("CUDA_INJECTION64_PATH");
 	if (old && *old && strcmp(old, o->inject_so))
 		fprintf(stderr, "kprof: warning: overriding CUDA_INJECTION64_PATH='%s'\n", old);
 	snprintf(inj, sizeof(inj), "CUDA_INJECTION64_PATH=%s", o->inject_so);
 	snprintf(dvar, sizeof(dvar), "KPROF_INJECT_DIR=%s", dir);
-	char *set[] = { inj, dvar, NULL };
+	char *set[8];
+	int ns = 0;
+	set[ns++] = inj;
+	set[ns++] = dvar;
+	char *preload = NULL;
+	if (o->shim_so && (o->libs || o->nvtx)) {
+		/* kprof-shim.so first, the command's own preloads after it */
+		const char *op = getenv("LD_PRELOAD");
+		size_t len = strlen(o->shim_so) + (op ? strlen(op) : 0) + 16;
+		if ((preload = malloc(len)))
+			snprintf(preload, len, "LD_PRELOAD=%s%s%s", o->shim_so, op && *op ? ":" : "",
+				 op && *op ? op : "");
+		if (preload)
+			set[ns++] = preload;
+		snprintf(shimv, sizeof(shimv), "KPROF_SHIM=%s", o->libs ? "on" : "off");
+		set[ns++] = shimv;
+		if (o->nvtx) {
+			const char *on = getenv("NVTX_INJECTION64_PATH");
+			if (on && *on && strcmp(on, o->shim_so))
+				fprintf(stderr, "kprof: warning: overriding NVTX_INJECTION64_PATH='%s'\n", on);
+			/* kprof's own library: never a libcupti it did not pick (NVTX#125) */
+			snprintf(nvtx, sizeof(nvtx), "NVTX_INJECTION64_PATH=%s", o->shim_so);
+			set[ns++] = nvtx;
+		}
+		snprintf(nvtxv, sizeof(nvtxv), "KPROF_NVTX=%s", o->nvtx ? "on" : "off");
+		set[ns++] = nvtxv;
+	}
+	set[ns] = NULL;
 	char **envp = child_env(environ, set);
 	if (!envp) {
+		free(preload);
 		fprintf(stderr, "kprof: error: out of memory\n");
 		return 4;
 	}
@@ -111,6 +140,7 @@ static int run_child(const struct kp_capture_opts *o, const char *dir, struct kp
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGQUIT, &old_quit, NULL);
 	free(envp);
+	free(preload);
 	return status;
 }
 
@@ -172,6 +202,16 @@ int capture_run_cmd(const struct kp_capture_opts *o)
 		nprocs = 0;
 	}
 	rmdir(dir);
+	struct kp_hostops_stats hs;
+	if (hostops_emit(&t, &hs, stderr) < 0)
+		fprintf(stderr, "kprof: warning: out of memory turning library calls and NVTX ranges "
+				"into ops\n");
+	if (hs.nvtx_open)
+		fprintf(stderr, "kprof: warning: %zu NVTX range%s still open at exit; not written\n",
+			hs.nvtx_open, hs.nvtx_open == 1 ? "" : "s");
+	if (hs.nvtx_malformed > 5)
+		fprintf(stderr, "kprof: warning: %zu malformed emit_nvtx messages in all\n",
+			hs.nvtx_malformed);
 	t.clock_known = t.nsamples > 0;
 	t.meta = run_meta(o, nprocs, status);
 	const char *base = strrchr(o->cmd[0], '/');
@@ -194,6 +234,11 @@ int capture_run_cmd(const struct kp_capture_opts *o)
 				status = 4;
 		} else {
 			summary(&t, o->output, nprocs);
+			if (hs.gemms || hs.nvtx_ranges)
+				fprintf(stderr, "kprof: %zu library op%s (%zu without a shape), %zu NVTX "
+						"range%s (%zu as ops)\n",
+					hs.gemms, hs.gemms == 1 ? "" : "s", hs.gemms_unshaped,
+					hs.nvtx_ranges, hs.nvtx_ranges == 1 ? "" : "s", hs.nvtx_ops);
 		}
 	}
 	if (t.dropped_records)

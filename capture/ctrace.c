@@ -35,6 +35,7 @@ void ctrace_free(struct kp_ctrace *t)
 		free(t->spans[i].args);
 	}
 	free(t->spans);
+	free(t->hcalls);
 	free(t->recs);
 	free(t->ext);
 	free(t->samples);
@@ -106,6 +107,21 @@ int ctrace_add_sample(struct kp_ctrace *t, const struct kp_clk_sample *s)
 		rc = -1;
 	else
 		t->samples[t->nsamples++] = *s;
+	pthread_mutex_unlock(&t->lock);
+	return rc;
+}
+
+int ctrace_add_hcall(struct kp_ctrace *t, const struct kp_hcall *c)
+{
+	struct kp_hcall h = *c;
+	h.name = c->name ? ctrace_intern(t, c->name, strlen(c->name)) : "";
+	h.domain = c->domain ? ctrace_intern(t, c->domain, strlen(c->domain)) : NULL;
+	int rc = 0;
+	pthread_mutex_lock(&t->lock);
+	if (grow((void **)&t->hcalls, &t->caphcalls, t->nhcalls, sizeof(h)) < 0)
+		rc = -1;
+	else
+		t->hcalls[t->nhcalls++] = h;
 	pthread_mutex_unlock(&t->lock);
 	return rc;
 }

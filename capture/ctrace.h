@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "hcall.h"
+
 enum kp_rec_kind {
 	REC_KERNEL,
 	REC_MEMCPY,
@@ -98,6 +100,8 @@ struct kp_ctrace {
 	size_t next, capext;
 	struct kp_span *spans;
 	size_t nspans, capspans;
+	struct kp_hcall *hcalls;       /* library calls and NVTX ranges (names interned) */
+	size_t nhcalls, caphcalls;
 	struct kp_clk_sample *samples;
 	size_t nsamples, capsamples;
 	struct kp_devprops dev[16];
@@ -125,6 +129,8 @@ const char *ctrace_intern(struct kp_ctrace *t, const char *s, size_t len);
 int ctrace_add_rec(struct kp_ctrace *t, const struct kp_rec *r);
 int ctrace_add_ext(struct kp_ctrace *t, uint32_t corr, uint64_t ext);
 int ctrace_add_sample(struct kp_ctrace *t, const struct kp_clk_sample *s);
+/* Copies @c, interning its name and domain. */
+int ctrace_add_hcall(struct kp_ctrace *t, const struct kp_hcall *c);
 /* Takes ownership of @name and @args (malloc'ed). */
 int ctrace_add_span(struct kp_ctrace *t, const char *cat, char *name, uint64_t start_ns,
 		    uint64_t end_ns, uint32_t pid, uint32_t tid, uint64_t ext, char *args);

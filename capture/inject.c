@@ -7,6 +7,7 @@
 /* Built only into kprof-inject.so; kprof-capture.so and libkprof.a compile it empty. */
 #if defined(KPROF_HAVE_CUPTI) && defined(KPROF_INJECT)
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,9 +15,16 @@
 #include <unistd.h>
 
 #include "ctrace.h"
+#include "hcall.h"
 #include "recfile.h"
 
 static struct kp_ctrace g_trace;
+
+/* kprof-shim.so's library calls and NVTX ranges join the records */
+static void take_hcall(const struct kp_hcall *c, void *arg)
+{
+	ctrace_add_hcall(arg, c);
+}
 static pid_t g_pid;
 static char g_dir[4096];
 
@@ -30,7 +38,14 @@ static void write_records(void)
 	if (getpid() != g_pid)
 		return; /* a fork of the traced process: the CUPTI state is its parent's */
 	g_trace.cupti_version = recorder_cupti_version();
+	/* no more pushes: any CUPTI call after cuptiFinalize() would attach CUPTI again */
+	kp_shim_attach_fn attach = (kp_shim_attach_fn)dlsym(RTLD_DEFAULT, "kprof_shim_attach");
+	if (attach)
+		attach(NULL, NULL, NULL);
 	recorder_stop();
+	kp_shim_drain_fn drain = (kp_shim_drain_fn)dlsym(RTLD_DEFAULT, "kprof_shim_drain");
+	if (drain)
+		drain(take_hcall, &g_trace);
 	snprintf(path, sizeof(path), "%s/%d.kprec", g_dir, (int)g_pid);
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
 	FILE *f = fopen(tmp, "wb");
@@ -69,6 +84,10 @@ int InitializeInjection(void)
 		return 1;
 	}
 	atexit(write_records);
+	/* kprof-shim.so (LD_PRELOAD) times its calls on CUPTI's clock */
+	kp_shim_attach_fn attach = (kp_shim_attach_fn)dlsym(RTLD_DEFAULT, "kprof_shim_attach");
+	if (attach)
+		attach(recorder_push, recorder_pop, recorder_timestamp);
 	return 1;
 }
 

@@ -13,7 +13,7 @@
 #include "ctrace.h"
 
 #define RECFILE_MAGIC "KPROFREC"
-#define RECFILE_VERSION 1u
+#define RECFILE_VERSION 2u
 #define NO_NAME UINT32_MAX
 
 /* All integers in host order: the file never leaves the machine that ran the capture. */
@@ -21,12 +21,14 @@ struct hdr {
 	char magic[8];
 	uint32_t version;
 	uint32_t rec_size, ext_size;   /* sizeof(struct kp_rec), sizeof(struct kp_extcorr) */
+	uint32_t hcall_size, pad2;     /* sizeof(struct kp_hcall) */
 	uint32_t pid;
 	int32_t cupti_version;
 	uint32_t pad;
 	uint64_t dropped_records;
 	uint64_t nrecs, next;
 	uint64_t nnames, names_bytes;  /* NUL-terminated names, back to back */
+	uint64_t nhcalls;              /* then name and domain indices, then the calls */
 };
 
 static int cmp_ptr(const void *a, const void *b)
@@ -47,7 +49,7 @@ static uint32_t name_index(const char **names, size_t n, const char *name)
 int recfile_write(const struct kp_ctrace *t, uint32_t pid, FILE *out)
 {
 	/* names are interned in @t, so one pointer is one string */
-	const char **names = malloc((t->nrecs + 1) * sizeof(*names));
+	const char **names = malloc((t->nrecs + 2 * t->nhcalls + 1) * sizeof(*names));
 	if (!names) {
 		errno = ENOMEM;
 		return -1;
@@ -56,6 +58,12 @@ int recfile_write(const struct kp_ctrace *t, uint32_t pid, FILE *out)
 	for (size_t i = 0; i < t->nrecs; i++)
 		if (t->recs[i].name)
 			names[nn++] = t->recs[i].name;
+	for (size_t i = 0; i < t->nhcalls; i++) {
+		if (t->hcalls[i].name)
+			names[nn++] = t->hcalls[i].name;
+		if (t->hcalls[i].domain)
+			names[nn++] = t->hcalls[i].domain;
+	}
 	qsort(names, nn, sizeof(*names), cmp_ptr);
 	size_t u = 0;
 	uint64_t bytes = 0;
@@ -71,6 +79,8 @@ int recfile_write(const struct kp_ctrace *t, uint32_t pid, FILE *out)
 	h.version = RECFILE_VERSION;
 	h.rec_size = sizeof(struct kp_rec);
 	h.ext_size = sizeof(struct kp_extcorr);
+	h.hcall_size = sizeof(struct kp_hcall);
+	h.nhcalls = t->nhcalls;
 	h.pid = pid;
 	h.cupti_version = t->cupti_version;
 	h.dropped_records = t->dropped_records;
@@ -94,6 +104,16 @@ int recfile_write(const struct kp_ctrace *t, uint32_t pid, FILE *out)
 	}
 	if (t->next)
 		fwrite(t->ext, sizeof(*t->ext), t->next, out);
+	for (size_t i = 0; i < t->nhcalls; i++) {
+		uint32_t idx[2] = { name_index(names, u, t->hcalls[i].name),
+				    name_index(names, u, t->hcalls[i].domain) };
+		fwrite(idx, sizeof(idx), 1, out);
+	}
+	for (size_t i = 0; i < t->nhcalls; i++) {
+		struct kp_hcall c = t->hcalls[i];
+		c.name = c.domain = NULL;
+		fwrite(&c, sizeof(c), 1, out);
+	}
 	free(names);
 	return ferror(out) ? -1 : 0;
 }
@@ -106,9 +126,11 @@ static const char *read_all(FILE *f, void *buf, size_t n)
 	return NULL;
 }
 
-int recfile_read(struct kp_ctrace *t, const char *path, uint32_t corr_base,
+int recfile_read(struct kp_ctrace *t, const char *path, uint32_t corr_base, uint64_t ext_base,
 		 struct kp_recfile_info *info, char *why, size_t whylen)
 {
+	uint32_t *hidx = NULL;
+	struct kp_hcall *hc = NULL;
 	const char *err = NULL;
 	char *blob = NULL;
 	const char **names = NULL;
@@ -128,7 +150,8 @@ int recfile_read(struct kp_ctrace *t, const char *path, uint32_t corr_base,
 		err = "not a kprof record file of this version";
 		goto out;
 	}
-	if (h.rec_size != sizeof(struct kp_rec) || h.ext_size != sizeof(struct kp_extcorr)) {
+	if (h.rec_size != sizeof(struct kp_rec) || h.ext_size != sizeof(struct kp_extcorr) ||
+	    h.hcall_size != sizeof(struct kp_hcall)) {
 		err = "written by another kprof build (record sizes differ)";
 		goto out;
 	}
@@ -137,9 +160,10 @@ int recfile_read(struct kp_ctrace *t, const char *path, uint32_t corr_base,
 	long size = ftell(f);
 	fseek(f, (long)sizeof(h), SEEK_SET);
 	uint64_t need = sizeof(h) + h.names_bytes + h.nrecs * (sizeof(uint32_t) + sizeof(*recs)) +
-			h.next * sizeof(*ext);
+			h.next * sizeof(*ext) + h.nhcalls * (2 * sizeof(uint32_t) + sizeof(*hc));
 	if (size < 0 || h.nnames > h.names_bytes || h.nrecs > (uint64_t)size ||
-	    h.next > (uint64_t)size || h.names_bytes > (uint64_t)size || need != (uint64_t)size) {
+	    h.next > (uint64_t)size || h.names_bytes > (uint64_t)size ||
+	    h.nhcalls > (uint64_t)size || need != (uint64_t)size) {
 		err = "truncated kprof record file";
 		goto out;
 	}
@@ -148,13 +172,17 @@ int recfile_read(struct kp_ctrace *t, const char *path, uint32_t corr_base,
 	idx = malloc((h.nrecs + 1) * sizeof(*idx));
 	recs = malloc((h.nrecs + 1) * sizeof(*recs));
 	ext = malloc((h.next + 1) * sizeof(*ext));
-	if (!blob || !names || !idx || !recs || !ext) {
+	hidx = malloc((2 * h.nhcalls + 1) * sizeof(*hidx));
+	hc = malloc((h.nhcalls + 1) * sizeof(*hc));
+	if (!blob || !names || !idx || !recs || !ext || !hidx || !hc) {
 		err = "out of memory";
 		goto out;
 	}
 	if ((err = read_all(f, blob, h.names_bytes)) || (err = read_all(f, idx, h.nrecs * sizeof(*idx))) ||
 	    (err = read_all(f, recs, h.nrecs * sizeof(*recs))) ||
-	    (err = read_all(f, ext, h.next * sizeof(*ext))))
+	    (err = read_all(f, ext, h.next * sizeof(*ext))) ||
+	    (err = read_all(f, hidx, 2 * h.nhcalls * sizeof(*hidx))) ||
+	    (err = read_all(f, hc, h.nhcalls * sizeof(*hc))))
 		goto out;
 	blob[h.names_bytes] = '\0';
 	size_t off = 0;
@@ -173,6 +201,13 @@ int recfile_read(struct kp_ctrace *t, const char *path, uint32_t corr_base,
 			err = "corrupt record in kprof record file";
 			goto out;
 		}
+	for (uint64_t i = 0; i < h.nhcalls; i++)
+		if ((hidx[2 * i] != NO_NAME && hidx[2 * i] >= h.nnames) ||
+		    (hidx[2 * i + 1] != NO_NAME && hidx[2 * i + 1] >= h.nnames) ||
+		    hc[i].kind < HC_GEMM || hc[i].kind > HC_NVTX_START) {
+			err = "corrupt host call in kprof record file";
+			goto out;
+		}
 	/* validated: now append, so that a bad file adds nothing */
 	for (uint64_t i = 0; i < h.nrecs; i++) {
 		struct kp_rec *r = &recs[i];
@@ -189,7 +224,23 @@ int recfile_read(struct kp_ctrace *t, const char *path, uint32_t corr_base,
 	for (uint64_t i = 0; i < h.next; i++) {
 		if (ext[i].corr > info->max_corr)
 			info->max_corr = ext[i].corr;
-		if (ctrace_add_ext(t, ext[i].corr ? ext[i].corr + corr_base : 0, ext[i].ext) < 0) {
+		if (ext[i].ext > info->max_ext)
+			info->max_ext = ext[i].ext;
+		if (ctrace_add_ext(t, ext[i].corr ? ext[i].corr + corr_base : 0,
+				   ext[i].ext ? ext[i].ext + ext_base : 0) < 0) {
+			err = "out of memory";
+			goto out;
+		}
+	}
+	for (uint64_t i = 0; i < h.nhcalls; i++) {
+		struct kp_hcall *c = &hc[i];
+		c->name = hidx[2 * i] == NO_NAME ? NULL : names[hidx[2 * i]];
+		c->domain = hidx[2 * i + 1] == NO_NAME ? NULL : names[hidx[2 * i + 1]];
+		if (c->ext > info->max_ext)
+			info->max_ext = c->ext;
+		if (c->ext)
+			c->ext += ext_base;
+		if (ctrace_add_hcall(t, c) < 0) {
 			err = "out of memory";
 			goto out;
 		}
@@ -202,6 +253,7 @@ int recfile_read(struct kp_ctrace *t, const char *path, uint32_t corr_base,
 	info->pid = h.pid;
 	info->nrecs = h.nrecs;
 	info->next = h.next;
+	info->nhcalls = h.nhcalls;
 out:
 	if (err)
 		snprintf(why, whylen, "'%s': %s", path, err);
@@ -210,6 +262,8 @@ out:
 	free(idx);
 	free(recs);
 	free(ext);
+	free(hidx);
+	free(hc);
 	fclose(f);
 	return err ? -1 : 0;
 }
@@ -262,15 +316,17 @@ int recfile_merge_dir(struct kp_ctrace *t, const char *dir, char *why, size_t wh
 	if (n)
 		qsort(v, n, sizeof(*v), cmp_entry);
 	uint32_t base = 0;
+	uint64_t ext_base = 0;
 	int merged = 0;
 	for (size_t i = 0; i < n; i++) {
 		struct kp_recfile_info info;
 		char r[512];
 		snprintf(path, sizeof(path), "%s/%s", dir, v[i].name);
-		if (recfile_read(t, path, base, &info, r, sizeof(r)) < 0) {
+		if (recfile_read(t, path, base, ext_base, &info, r, sizeof(r)) < 0) {
 			fprintf(stderr, "kprof: warning: skipped %s\n", r);
 		} else {
 			base += info.max_corr;
+			ext_base += info.max_ext;
 			merged++;
 		}
 		unlink(path);

@@ -20,22 +20,25 @@ struct kp_recfile_info {
 	uint32_t pid;              /* the traced process */
 	uint64_t nrecs, next;      /* records and External-id mappings read */
 	uint32_t max_corr;         /* largest correlation id in the file (before the offset) */
+	uint64_t max_ext;          /* largest External id in the file (before the offset) */
+	uint64_t nhcalls;          /* host calls (library calls, NVTX ranges) read */
 };
 
 /* Prototypes */
 /*
- * Write @t's records, External-id map, CUPTI version and dropped-record count for process
+ * Write @t's records, External-id map, host calls, CUPTI version and dropped-record count for process
  * @pid.  Returns 0, or -1 with errno set (ENOMEM, or the write error).
  */
 int recfile_write(const struct kp_ctrace *t, uint32_t pid, FILE *out);
 /*
  * Append the records of file @path to @t, adding @corr_base to every non-zero correlation id
- * so that the ids of several processes stay apart (CUPTI numbers them per process).  Names are
+ * and @ext_base to every non-zero External id, so that the ids of several processes stay
+ * apart (CUPTI and kprof-shim.so number them per process).  Names are
  * interned in @t; dropped-record counts add up; @t's CUPTI version is set if still 0.  Returns
  * 0 and fills @info, or -1 with a one-line reason in @why ("'f': not a kprof record file").
  * On error @t keeps only whole records of earlier files.
  */
-int recfile_read(struct kp_ctrace *t, const char *path, uint32_t corr_base,
+int recfile_read(struct kp_ctrace *t, const char *path, uint32_t corr_base, uint64_t ext_base,
 		 struct kp_recfile_info *info, char *why, size_t whylen);
 /*
  * Merge every "*.kprec" file of directory @dir into @t in PID order, each after the previous

@@ -298,6 +298,12 @@ void recorder_stop(void)
 	g_trace = NULL;
 }
 
+uint64_t recorder_timestamp(void)
+{
+	uint64_t ts = 0;
+	return cuptiGetTimestamp(&ts) == CUPTI_SUCCESS ? ts : 0;
+}
+
 int recorder_cupti_version(void)
 {
 	uint32_t v = 0;
@@ -327,6 +333,10 @@ void recorder_pop(void)
 }
 void recorder_stop(void)
 {
+}
+uint64_t recorder_timestamp(void)
+{
+	return 0;
 }
 int recorder_cupti_version(void)
 {

@@ -23,6 +23,8 @@ void recorder_push(uint64_t ext);
 void recorder_pop(void);
 /* After cudaDeviceSynchronize(): forced flush, dropped-record count, cuptiFinalize(). */
 void recorder_stop(void);
+/* CUPTI's clock (cuptiGetTimestamp), the one of its records; 0 when unknown. */
+uint64_t recorder_timestamp(void);
 /* CUPTI's version (cuptiGetVersion), 0 when unknown. */
 int recorder_cupti_version(void);
 

@@ -68,14 +68,14 @@ static int run_capture_so(const struct kp_capture_opts *o)
 }
 
 /*
- * kprof-inject.so is found as kprof-capture.so is: $KPROF_INJECT_SO, next to the kprof
- * binary, then KPROF_LIBDIR.  The driver dlopen()s it in the command, which may chdir: the
- * path is made absolute.  NULL when none exists.
+ * kprof-inject.so and kprof-shim.so are found as kprof-capture.so is: $KPROF_INJECT_SO /
+ * $KPROF_SHIM_SO, next to the kprof binary, then KPROF_LIBDIR.  The driver and the loader
+ * open them in the command, which may chdir: the path is made absolute.  NULL when none exists.
  */
-static char *find_inject_so(void)
+static char *find_so(const char *env_name, const char *file)
 {
 	char path[PATH_MAX + 32];
-	const char *env = getenv("KPROF_INJECT_SO");
+	const char *env = getenv(env_name);
 	if (env && *env)
 		return realpath(env, NULL);
 	ssize_t n = readlink("/proc/self/exe", path, PATH_MAX);
@@ -83,12 +83,12 @@ static char *find_inject_so(void)
 		path[n] = '\0';
 		char *slash = strrchr(path, '/');
 		if (slash) {
-			strcpy(slash + 1, "kprof-inject.so");
+			snprintf(slash + 1, sizeof(path) - (size_t)(slash + 1 - path), "%s", file);
 			if (access(path, R_OK) == 0)
 				return realpath(path, NULL);
 		}
 	}
-	snprintf(path, sizeof(path), "%s/kprof-inject.so", KPROF_LIBDIR);
+	snprintf(path, sizeof(path), "%s/%s", KPROF_LIBDIR, file);
 	return access(path, R_OK) == 0 ? realpath(path, NULL) : NULL;
 }
 #endif
@@ -118,7 +118,7 @@ static const char *workload_option(const struct kp_capture_opts *o, const struct
 int cmd_capture(int argc, char **argv)
 {
 	const struct kp_capture_opts dflt = { .warmup = 3, .iters = 10, .backward = 1,
-					      .sample_period_ms = 10 };
+					      .sample_period_ms = 10, .nvtx = -1, .libs = -1 };
 	struct kp_capture_opts o = dflt;
 	char **cmd;
 	argc = capture_split_argv(argc, argv, &cmd);
@@ -169,6 +169,12 @@ int cmd_capture(int argc, char **argv)
 		{ .lname = "overhead", .sname = 0, .type = OPT_FLAG, .argname = NULL,
 		  .help = "also time the loop untraced; print the ratio",
 		  .dst = &o.overhead },
+		{ .lname = "nvtx", .sname = 0, .type = OPT_FLAG, .argname = NULL,
+		  .help = "-- <cmd>: NVTX ranges become annotations / ops (default on)",
+		  .dst = &o.nvtx },
+		{ .lname = "blas", .sname = 0, .type = OPT_FLAG, .argname = NULL,
+		  .help = "-- <cmd>: cuBLAS / cuBLASLt GEMM calls become ops (default on)",
+		  .dst = &o.libs },
 		{ .lname = "sample-period", .sname = 0, .type = OPT_INT, .argname = "MS",
 		  .help = "NVML clock sampling period, 1..100 (default 10)",
 		  .dst = &period },
@@ -191,6 +197,14 @@ int cmd_capture(int argc, char **argv)
 		fprintf(stderr, "kprof: see 'kprof capture -h'\n");
 		return KP_USAGE;
 	}
+	if (!cmd && (o.nvtx != dflt.nvtx || o.libs != dflt.libs)) {
+		fprintf(stderr, "kprof: error: option '--%s' is for '-- <command>'\n",
+			o.nvtx != dflt.nvtx ? "nvtx" : "blas");
+		fprintf(stderr, "kprof: see 'kprof capture -h'\n");
+		return KP_USAGE;
+	}
+	o.nvtx = o.nvtx != 0;
+	o.libs = o.libs != 0;
 	o.cmd = cmd;
 	char why[512];
 	if (capture_opts_finish(&o, why, sizeof(why)) < 0) {
@@ -199,15 +213,20 @@ int cmd_capture(int argc, char **argv)
 		return KP_USAGE;
 	}
 #ifdef KPROF_CAPTURE_DL
-	char *inject = NULL;
-	if (o.cmd && !(inject = find_inject_so())) {
+	char *inject = NULL, *shim = NULL;
+	if (o.cmd && !(inject = find_so("KPROF_INJECT_SO", "kprof-inject.so"))) {
 		fprintf(stderr, "kprof: error: cannot find kprof-inject.so (set KPROF_INJECT_SO)\n");
 		capture_opts_free(&o);
 		return KP_ENV;
 	}
+	if (o.cmd && (o.nvtx || o.libs) && !(shim = find_so("KPROF_SHIM_SO", "kprof-shim.so")))
+		fprintf(stderr, "kprof: warning: cannot find kprof-shim.so (set KPROF_SHIM_SO); "
+				"library calls and NVTX ranges are not recorded\n");
 	o.inject_so = inject;
+	o.shim_so = shim;
 	rc = run_capture_so(&o);
 	free(inject);
+	free(shim);
 #else
 	rc = capture_run(&o);
 #endif

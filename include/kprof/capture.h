@@ -37,6 +37,9 @@ struct kp_capture_opts {
 	int sample_period_ms;       /* NVML period, default 10 */
 	char **cmd;                 /* `-- <cmd> [args...]` (NULL-terminated, borrowed), or NULL */
 	const char *inject_so;      /* absolute path of kprof-inject.so for @cmd */
+	const char *shim_so;        /* absolute path of kprof-shim.so (LD_PRELOAD), or NULL */
+	int nvtx;                   /* -- <cmd>: record NVTX ranges (default on); -1 unset */
+	int libs;                   /* -- <cmd>: record cuBLAS/cuBLASLt calls (default on); -1 unset */
 
 	/* filled by capture_opts_finish() */
 	struct kp_mm_shape *mm;

@@ -74,7 +74,9 @@ check(flows_f and flows_f <= flows_s, f"ac2g flows: {len(flows_f)} ends, each wi
 check(all(e["args"]["correlation"] in flows_f for e in kern), "every kernel is a flow end")
 check(any(e.get("ph") == "M" and e.get("name") == "process_name" and e["args"]["name"] == "python3"
           for e in ev), "process_name python3")
-check(not any(e.get("cat") == "cpu_op" for e in ev), "no cpu_op events")
+ops = [e for e in ev if e.get("cat") == "cpu_op"]
+check(len(ops) == 20 and all(e["name"] == "aten::mm" and e["args"].get("kprof library call") == "cublasGemmEx"
+                             for e in ops), f"the 20 matmuls are library ops aten::mm ({len(ops)} cpu_ops)")
 # analyze shortens names (--name=short): match either way
 hit = [r for r in ana["rows"] if r.get("name") and (r["name"] in top or top in r["name"])]
 print("analyze rows:", [(r["name"][:60], r["calls"]) for r in ana["rows"][:5]])

@@ -69,5 +69,7 @@ else
 fi
 echo "== kprof capture -- <command> (injection)"
 KPROF=$KPROF "$(dirname "$0")/inject.sh" "$DIR" || fail=1
+echo "== kprof capture -- <command>: library calls and NVTX ranges as ops"
+KPROF=$KPROF "$(dirname "$0")/capture_any.sh" "$DIR" || fail=1
 [ $fail -eq 0 ] && echo "tests/gpu: PASS" || echo "tests/gpu: FAIL"
 exit $fail

@@ -87,7 +87,7 @@ static void record_file_round_trips(void **state)
 	save(&a, 1234, path);
 	ctrace_init(&b);
 	struct kp_recfile_info info;
-	assert_int_equal(recfile_read(&b, path, 100, &info, why, sizeof(why)), 0);
+	assert_int_equal(recfile_read(&b, path, 100, 0, &info, why, sizeof(why)), 0);
 	assert_int_equal(info.pid, 1234);
 	assert_int_equal(info.nrecs, 4);
 	assert_int_equal(info.next, 1);
@@ -132,14 +132,14 @@ static void corrupt_record_files_are_rejected_whole(void **state)
 	assert_int_equal(stat(path, &st), 0);
 	assert_int_equal(truncate(path, st.st_size - 8), 0);
 	ctrace_init(&b);
-	assert_int_equal(recfile_read(&b, path, 0, &info, why, sizeof(why)), -1);
+	assert_int_equal(recfile_read(&b, path, 0, 0, &info, why, sizeof(why)), -1);
 	snprintf(expect, sizeof(expect), "'%s': truncated kprof record file", path);
 	assert_string_equal(why, expect);
 	assert_int_equal(b.nrecs, 0);
 	FILE *f = fopen(path, "wb");
 	fputs("{\"traceEvents\":[]}\n", f);
 	fclose(f);
-	assert_int_equal(recfile_read(&b, path, 0, &info, why, sizeof(why)), -1);
+	assert_int_equal(recfile_read(&b, path, 0, 0, &info, why, sizeof(why)), -1);
 	snprintf(expect, sizeof(expect), "'%s': truncated kprof record file", path);
 	assert_string_equal(why, expect);
 	f = fopen(path, "wb");
@@ -147,7 +147,7 @@ static void corrupt_record_files_are_rejected_whole(void **state)
 	memset(junk, 'x', sizeof(junk));
 	fwrite(junk, 1, sizeof(junk), f);
 	fclose(f);
-	assert_int_equal(recfile_read(&b, path, 0, &info, why, sizeof(why)), -1);
+	assert_int_equal(recfile_read(&b, path, 0, 0, &info, why, sizeof(why)), -1);
 	snprintf(expect, sizeof(expect), "'%s': not a kprof record file of this version", path);
 	assert_string_equal(why, expect);
 	assert_int_equal(b.nrecs, 0);

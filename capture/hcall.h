@@ -1,0 +1,62 @@
+/*
+ * hcall.h — host calls recorded in the traced process by kprof-shim.so (LD_PRELOAD): math-library
+ * calls (cuBLAS, cuBLASLt) and NVTX ranges.  kprof-inject.so drains them into its record file;
+ * `kprof capture -- <cmd>` turns them into cpu_op and user_annotation events (hostops.c).
+ */
+#ifndef KPROF_HCALL_H
+#define KPROF_HCALL_H
+
+#include <stdint.h>
+
+enum kp_hcall_kind {
+	HC_GEMM = 1,        /* a cuBLAS / cuBLASLt GEMM call */
+	HC_NVTX_PUSH,       /* a push/pop range (nests per thread) */
+	HC_NVTX_START,      /* a start/end range (may end on another thread) */
+};
+
+/* GEMM flags */
+enum {
+	HCF_BETA_ZERO = 1,  /* beta was read and is 0: C is not read */
+	HCF_BETA_KNOWN = 2, /* beta was read (host pointer mode) */
+	HCF_BIAS = 4,       /* cuBLASLt epilogue adds a bias vector */
+	HCF_FAILED = 8,     /* the call returned an error status: no kernels */
+	HCF_OPEN = 16,      /* NVTX: never closed before the process exited */
+};
+
+/*
+ * One host call, in the column-major terms of the library for GEMMs: D[m,n] = op(A)[m,k]
+ * op(B)[k,n] (+ C), @batch times.  Types are cudaDataType numbers, @compute a
+ * cublasComputeType_t.  Fixed size: it is written to the record file as is.
+ */
+struct kp_hcall {
+	int32_t kind;           /* enum kp_hcall_kind */
+	uint32_t flags;
+	uint64_t start_ns, end_ns; /* CLOCK_REALTIME, as CUPTI's timestamps */
+	uint32_t pid, tid;      /* OS ids, as CUPTI's SYSTEM thread ids */
+	uint64_t ext;           /* CUSTOM0 External id pushed around the call / range */
+	const char *name;       /* function name (static) or NVTX message (owned by the recorder) */
+	const char *domain;     /* NVTX domain name, NULL = default domain */
+	int64_t m, n, k, batch;
+	int32_t atype, btype, ctype, dtype;
+	int32_t compute;        /* cublasComputeType_t, or -1 */
+	int32_t transa, transb; /* cublasOperation_t: 0 N, 1 T, 2 C */
+	int32_t bias_type;      /* cudaDataType of the bias (HCF_BIAS), -1 */
+	uint32_t epilogue;      /* cublasLtEpilogue_t, 0 for classic cuBLAS */
+	int32_t status;         /* the call's return status */
+	uint32_t pad;
+};
+
+/*
+ * The interface between kprof-inject.so and kprof-shim.so, found with dlsym(RTLD_DEFAULT):
+ * kprof_shim_attach() hands the shim CUPTI's external-correlation push/pop and timestamp once
+ * CUPTI is set up (NULLs detach it); kprof_shim_drain() passes every recorded call to @fn at exit (message strings stay
+ * valid until the process ends).
+ */
+typedef void (*kp_push_fn)(uint64_t ext);
+typedef void (*kp_pop_fn)(void);
+typedef uint64_t (*kp_clock_fn)(void);
+typedef void (*kp_drain_fn)(const struct kp_hcall *c, void *arg);
+typedef void (*kp_shim_attach_fn)(kp_push_fn push, kp_pop_fn pop, kp_clock_fn clock);
+typedef uint64_t (*kp_shim_drain_fn)(kp_drain_fn fn, void *arg);
+
+#endif /* KPROF_HCALL_H */

@@ -1,0 +1,572 @@
+/*
+ * hostops.c — library calls and NVTX ranges -> cpu_op / user_annotation events
+ * (capture-any.md §1.4-1.6, §2.4).  The GEMM slot layout is documented in kprof-capture(1).
+ */
+#include "hostops.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <uthash.h>
+
+#include "ctrace.h"
+#include "hcall.h"
+#include "kprof/opmodel.h"
+
+/* ---- emit_nvtx messages (pytorch torch/csrc/profiler/util.cpp getNvtxStr) ---- */
+
+static const char *skip_sp(const char *p)
+{
+	while (*p == ' ')
+		p++;
+	return p;
+}
+
+static int parse_i64(const char **pp, int64_t *v)
+{
+	const char *p = skip_sp(*pp);
+	char *end;
+	if (!(*p == '-' || isdigit((unsigned char)*p)))
+		return -1;
+	errno = 0;
+	long long x = strtoll(p, &end, 10);
+	if (errno || end == p)
+		return -1;
+	*v = x;
+	*pp = end;
+	return 0;
+}
+
+/* ", " or "," with spaces around; 1 when one was there */
+static int comma(const char **pp)
+{
+	const char *p = skip_sp(*pp);
+	if (*p != ',')
+		return 0;
+	*pp = skip_sp(p + 1);
+	return 1;
+}
+
+static int expect(const char **pp, char c)
+{
+	const char *p = skip_sp(*pp);
+	if (*p != c)
+		return -1;
+	*pp = p + 1;
+	return 0;
+}
+
+static int fail(char *why, size_t whylen, const char *msg)
+{
+	snprintf(why, whylen, "%s", msg);
+	return -1;
+}
+
+static int parse_sizes(const char **pp, struct kp_nvtx_msg *m, char *why, size_t whylen)
+{
+	if (expect(pp, '['))
+		return fail(why, whylen, "sizes: expected '['");
+	m->nslots = 0;
+	if (!expect(pp, ']'))
+		return 0;
+	for (;;) {
+		if (m->nslots == NVTX_MAX_SLOTS)
+			return fail(why, whylen, "sizes: more than 64 inputs");
+		if (expect(pp, '['))
+			return fail(why, whylen, "sizes: expected '[' before an input's dims");
+		int nd = 0;
+		if (expect(pp, ']')) {
+			for (;;) {
+				int64_t v;
+				if (nd == NVTX_MAX_DIMS)
+					return fail(why, whylen, "sizes: more than 8 dims");
+				if (parse_i64(pp, &v) || v < 0)
+					return fail(why, whylen, "sizes: bad dimension");
+				m->slot[m->nslots].d[nd++] = v;
+				if (!expect(pp, ']'))
+					break;
+				if (!comma(pp))
+					return fail(why, whylen, "sizes: expected ',' or ']' after a dimension");
+			}
+		}
+		m->slot[m->nslots++].nd = nd;
+		if (!expect(pp, ']'))
+			return 0;
+		if (!comma(pp))
+			return fail(why, whylen, "sizes: expected ',' or ']' after an input");
+	}
+}
+
+static int parse_ids(const char **pp, struct kp_nvtx_msg *m, char *why, size_t whylen)
+{
+	if (expect(pp, '['))
+		return fail(why, whylen, "input_op_ids: expected '['");
+	m->ninput_ids = 0;
+	if (!expect(pp, ']'))
+		return 0;
+	for (;;) {
+		int64_t a, b;
+		if (expect(pp, '(') || parse_i64(pp, &a) || !comma(pp) || parse_i64(pp, &b) ||
+		    expect(pp, ')'))
+			return fail(why, whylen, "input_op_ids: expected '(op,output)'");
+		if (m->ninput_ids == NVTX_MAX_SLOTS)
+			return fail(why, whylen, "input_op_ids: more than 64 inputs");
+		m->input_op[m->ninput_ids++] = a > 0 ? a : 0;
+		if (!expect(pp, ']'))
+			return 0;
+		if (!comma(pp))
+			return fail(why, whylen, "input_op_ids: expected ',' or ']'");
+	}
+}
+
+int nvtxmsg_parse(const char *msg, struct kp_nvtx_msg *m, char *why, size_t whylen)
+{
+	memset(m, 0, sizeof(*m));
+	m->seq = m->op_id = -1;
+	if (!msg || (!strstr(msg, ", seq = ") && !strstr(msg, ", op_id = ") &&
+		     !strstr(msg, ", sizes = ")))
+		return 1;
+	const char *p = strstr(msg, ", ");
+	size_t len = (size_t)(p - msg);
+	if (len == 0)
+		return fail(why, whylen, "empty op name");
+	if (len >= sizeof(m->name))
+		return fail(why, whylen, "op name longer than 255 bytes");
+	memcpy(m->name, msg, len);
+	m->name[len] = '\0';
+	while (*p) {
+		if (p[0] != ',' || p[1] != ' ')
+			return fail(why, whylen, "expected ', ' between fields");
+		p += 2;
+		const char *eq = strstr(p, " = ");
+		if (!eq)
+			return fail(why, whylen, "field without ' = '");
+		size_t kl = (size_t)(eq - p);
+		const char *v = eq + 3;
+		if (kl == 3 && !strncmp(p, "seq", 3)) {
+			if (parse_i64(&v, &m->seq))
+				return fail(why, whylen, "seq: expected an integer");
+		} else if (kl == 5 && !strncmp(p, "op_id", 5)) {
+			if (parse_i64(&v, &m->op_id))
+				return fail(why, whylen, "op_id: expected an integer");
+		} else if (kl == 5 && !strncmp(p, "sizes", 5)) {
+			if (parse_sizes(&v, m, why, whylen))
+				return -1;
+			m->has_sizes = 1;
+		} else if (kl == 12 && !strncmp(p, "input_op_ids", 12)) {
+			if (parse_ids(&v, m, why, whylen))
+				return -1;
+		} else {
+			return fail(why, whylen, "unknown field");
+		}
+		p = v;
+	}
+	return 0;
+}
+
+/* ---- GEMM calls -> ops ---- */
+
+const char *hostops_type_name(int32_t t)
+{
+	switch (t) {
+	case 0: return "float";               /* CUDA_R_32F */
+	case 1: return "double";              /* CUDA_R_64F */
+	case 2: return "c10::Half";           /* CUDA_R_16F */
+	case 3: return "signed char";         /* CUDA_R_8I */
+	case 8: return "unsigned char";       /* CUDA_R_8U */
+	case 10: return "int";                /* CUDA_R_32I */
+	case 14: return "c10::BFloat16";      /* CUDA_R_16BF */
+	case 4: return "c10::complex<float>"; /* CUDA_C_32F */
+	case 5: return "c10::complex<double>";/* CUDA_C_64F */
+	case 6: return "c10::complex<c10::Half>";
+	case 28: return "c10::Float8_e4m3fn"; /* CUDA_R_8F_E4M3 */
+	case 29: return "c10::Float8_e5m2";   /* CUDA_R_8F_E5M2 */
+	default: return "";
+	}
+}
+
+/* "kprof compute" of a cublasComputeType_t that says more than the input dtype, or NULL */
+static const char *compute_hint(int32_t cp)
+{
+	switch (cp) {
+	case 74: return "fp16"; /* CUBLAS_COMPUTE_32F_FAST_16F */
+	case 75: return "bf16"; /* CUBLAS_COMPUTE_32F_FAST_16BF */
+	case 77: return "tf32"; /* CUBLAS_COMPUTE_32F_FAST_TF32 */
+	default: return NULL;
+	}
+}
+
+static void put_dims(FILE *f, int batched, int64_t b, int64_t x, int64_t y)
+{
+	if (batched)
+		fprintf(f, "[%" PRId64 ",%" PRId64 ",%" PRId64 "]", b, x, y);
+	else
+		fprintf(f, "[%" PRId64 ",%" PRId64 "]", x, y);
+}
+
+static const char trans_ch[] = "NTC";
+
+int hostops_gemm(const struct kp_hcall *c, const char **name, char **args)
+{
+	*name = NULL;
+	*args = NULL;
+	if (c->m <= 0 || c->n <= 0 || c->k <= 0 || c->batch <= 0)
+		return -1;
+	/* row-major torch view: C[M,N] = mat1[M,K] mat2[K,N] with mat1 = cuBLAS's B */
+	int64_t M = c->n, N = c->m, K = c->k, B = c->batch;
+	int batched = B > 1;
+	int bias = (c->flags & HCF_BIAS) != 0;
+	int zero = (c->flags & HCF_BETA_ZERO) != 0;
+	int add = bias || !zero;
+	*name = add ? (batched ? "aten::baddbmm" : "aten::addmm") : (batched ? "aten::bmm" : "aten::mm");
+	const char *t1 = hostops_type_name(c->btype), *t2 = hostops_type_name(c->atype);
+	const char *to = hostops_type_name(c->dtype);
+	size_t len = 0;
+	FILE *f = open_memstream(args, &len);
+	if (!f)
+		return -1;
+	fputs("\"Input Dims\":[", f);
+	if (add) {
+		if (bias)
+			fprintf(f, "[%" PRId64 "]", N);
+		else
+			put_dims(f, batched, B, M, N);
+		putc(',', f);
+	}
+	put_dims(f, batched, B, M, K);
+	putc(',', f);
+	put_dims(f, batched, B, K, N);
+	if (add)
+		fputs(",[],[]", f);
+	putc(',', f);
+	put_dims(f, batched, B, M, N);
+	fputs("],\"Input type\":[", f);
+	if (add) {
+		ctrace_json_str(f, bias ? hostops_type_name(c->bias_type) : hostops_type_name(c->ctype));
+		putc(',', f);
+	}
+	ctrace_json_str(f, t1);
+	putc(',', f);
+	ctrace_json_str(f, t2);
+	if (add)
+		fputs(",\"Scalar\",\"Scalar\"", f);
+	putc(',', f);
+	ctrace_json_str(f, to);
+	fputs("],\"Concrete Inputs\":[", f);
+	/* beta is 1 for a bias epilogue; unknown (device pointer) or non-zero otherwise */
+	if (add)
+		fprintf(f, "\"\",\"\",\"\",\"%s\",\"\",\"\"", bias && zero ? "1" : "");
+	else
+		fputs("\"\",\"\",\"\"", f);
+	fputs("],\"kprof library call\":", f);
+	ctrace_json_str(f, c->name ? c->name : "");
+	fprintf(f, ",\"kprof gemm\":\"m=%" PRId64 " n=%" PRId64 " k=%" PRId64 " batch=%" PRId64
+		   " transa=%c transb=%c compute=%d epilogue=%u status=%d\"",
+		c->m, c->n, c->k, c->batch, c->transa >= 0 && c->transa < 3 ? trans_ch[c->transa] : '?',
+		c->transb >= 0 && c->transb < 3 ? trans_ch[c->transb] : '?', (int)c->compute,
+		c->epilogue, (int)c->status);
+	const char *hint = compute_hint(c->compute);
+	if (hint)
+		fprintf(f, ",\"kprof compute\":\"%s\"", hint);
+	fclose(f);
+	return *args ? 0 : -1;
+}
+
+/* ---- emitting ---- */
+
+static int cmp_idx_tid_start(const void *a, const void *b, void *arg)
+{
+	const struct kp_hcall *v = arg;
+	const struct kp_hcall *x = &v[*(const size_t *)a], *y = &v[*(const size_t *)b];
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
+}
+
+static int cmp_idx_start(const void *a, const void *b, void *arg)
+{
+	const struct kp_hcall *v = arg;
+	const struct kp_hcall *x = &v[*(const size_t *)a], *y = &v[*(const size_t *)b];
+	if (x->start_ns != y->start_ns)
+		return x->start_ns < y->start_ns ? -1 : 1;
+	return *(const size_t *)a < *(const size_t *)b ? -1 : 1;
+}
+
+struct launch {
+	uint32_t tid;
+	uint64_t t;
+	uint32_t corr;
+};
+
+static int cmp_launch(const void *a, const void *b)
+{
+	const struct launch *x = a, *y = b;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return x->t < y->t ? -1 : x->t > y->t;
+}
+
+struct kern {
+	uint32_t corr;
+	const char *name;
+};
+
+static int cmp_kern(const void *a, const void *b)
+{
+	const struct kern *x = a, *y = b;
+	return x->corr < y->corr ? -1 : x->corr > y->corr;
+}
+
+/* PyTorch's type name from a kernel's template arguments, or NULL */
+static const char *kernel_dtype(const char *k)
+{
+	if (strstr(k, "BFloat16") || strstr(k, "bfloat16") || strstr(k, "bf16"))
+		return "c10::BFloat16";
+	if (strstr(k, "c10::Half") || strstr(k, "__half"))
+		return "c10::Half";
+	if (strstr(k, "double"))
+		return "double";
+	if (strstr(k, "float"))
+		return "float";
+	return NULL;
+}
+
+/* (pid, op_id) -> dtype name of the op's output, for its consumers */
+struct opdt {
+	UT_hash_handle hh;
+	uint64_t key;
+	const char *dt;
+};
+
+struct ctx {
+	struct kp_ctrace *t;
+	struct opdt *ops;
+	size_t *gemm;      /* indices of GEMM calls by (tid, start) */
+	size_t ngemm;
+	struct launch *l;
+	size_t nl;
+	struct kern *k;
+	size_t nk;
+};
+
+static const char *infer_dtype(const struct ctx *x, const struct kp_hcall *r)
+{
+	const struct kp_hcall *v = x->t->hcalls;
+	size_t lo = 0, hi = x->ngemm;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		const struct kp_hcall *g = &v[x->gemm[mid]];
+		if (g->tid < r->tid || (g->tid == r->tid && g->start_ns < r->start_ns))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < x->ngemm) {
+		const struct kp_hcall *g = &v[x->gemm[lo]];
+		if (g->tid == r->tid && g->start_ns <= r->end_ns && g->m > 0) {
+			const char *s = hostops_type_name(g->btype);
+			if (*s)
+				return s;
+		}
+	}
+	lo = 0, hi = x->nl;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (x->l[mid].tid < r->tid || (x->l[mid].tid == r->tid && x->l[mid].t < r->start_ns))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo, n = 0; i < x->nl && n < 64; i++, n++) {
+		if (x->l[i].tid != r->tid || x->l[i].t > r->end_ns)
+			break;
+		struct kern key = { x->l[i].corr, NULL };
+		struct kern *k = bsearch(&key, x->k, x->nk, sizeof(*x->k), cmp_kern);
+		const char *s = k ? kernel_dtype(k->name) : NULL;
+		if (s)
+			return s;
+	}
+	return "";
+}
+
+static const char *producer_dtype(const struct ctx *x, uint32_t pid, int64_t op_id)
+{
+	if (op_id <= 0)
+		return "";
+	uint64_t key = (uint64_t)pid << 40 ^ (uint64_t)op_id;
+	struct opdt *n;
+	HASH_FIND(hh, x->ops, &key, sizeof(key), n);
+	return n ? n->dt : "";
+}
+
+/* Each input slot's dtype (@dts), the op's own dtype returned; remembered for consumers. */
+static const char *op_dtypes(struct ctx *x, const struct kp_hcall *r, const struct kp_nvtx_msg *m,
+			     const char **dts)
+{
+	const char *own = infer_dtype(x, r);
+	for (int i = 0; i < m->ninput_ids && !*own; i++)
+		own = producer_dtype(x, r->pid, m->input_op[i]);
+	for (int i = 0; i < m->nslots; i++) {
+		const char *p = i < m->ninput_ids ? producer_dtype(x, r->pid, m->input_op[i]) : "";
+		dts[i] = *p ? p : own;
+	}
+	if (*own && m->op_id > 0) {
+		struct opdt *n = calloc(1, sizeof(*n));
+		if (n) {
+			n->key = (uint64_t)r->pid << 40 ^ (uint64_t)m->op_id;
+			n->dt = own;
+			struct opdt *old;
+			HASH_FIND(hh, x->ops, &n->key, sizeof(n->key), old);
+			if (old)
+				free(n);
+			else
+				HASH_ADD(hh, x->ops, key, sizeof(n->key), n);
+		}
+	}
+	return own;
+}
+
+static char *nvtx_args(const struct kp_nvtx_msg *m, const char *const *dts, const char *domain)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	if (!f)
+		return NULL;
+	if (m && m->has_sizes) {
+		fputs("\"Input Dims\":[", f);
+		for (int i = 0; i < m->nslots; i++) {
+			fputs(i ? ",[" : "[", f);
+			for (int j = 0; j < m->slot[i].nd; j++)
+				fprintf(f, "%s%" PRId64, j ? "," : "", m->slot[i].d[j]);
+			putc(']', f);
+		}
+		fputs("],\"Input type\":[", f);
+		for (int i = 0; i < m->nslots; i++) {
+			fputs(i ? "," : "", f);
+			ctrace_json_str(f, m->slot[i].nd > 0 ? dts[i] : "");
+		}
+		fputs("],\"Concrete Inputs\":[", f);
+		for (int i = 0; i < m->nslots; i++)
+			fputs(i ? ",\"\"" : "\"\"", f);
+		fputs("],", f);
+	}
+	if (m && m->seq >= 0)
+		fprintf(f, "\"Sequence number\":%" PRId64 ",", m->seq);
+	if (m && m->op_id >= 0)
+		fprintf(f, "\"kprof op_id\":%" PRId64 ",", m->op_id);
+	fputs("\"kprof source\":\"nvtx\"", f);
+	if (domain) {
+		fputs(",\"kprof nvtx domain\":", f);
+		ctrace_json_str(f, domain);
+	}
+	fclose(f);
+	return buf;
+}
+
+int hostops_emit(struct kp_ctrace *t, struct kp_hostops_stats *st, FILE *warn)
+{
+	struct kp_hostops_stats s0;
+	if (!st)
+		st = &s0;
+	memset(st, 0, sizeof(*st));
+	struct ctx x = { .t = t };
+	size_t n = t->nhcalls;
+	x.gemm = malloc((n + 1) * sizeof(*x.gemm));
+	x.l = malloc((t->nrecs + 1) * sizeof(*x.l));
+	x.k = malloc((t->nrecs + 1) * sizeof(*x.k));
+	if (!x.gemm || !x.l || !x.k) {
+		free(x.gemm), free(x.l), free(x.k);
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (t->hcalls[i].kind == HC_GEMM)
+			x.gemm[x.ngemm++] = i;
+	if (x.ngemm)
+		qsort_r(x.gemm, x.ngemm, sizeof(*x.gemm), cmp_idx_tid_start, t->hcalls);
+	for (size_t i = 0; i < t->nrecs; i++) {
+		const struct kp_rec *r = &t->recs[i];
+		if (r->kind == REC_RUNTIME || r->kind == REC_DRIVER)
+			x.l[x.nl++] = (struct launch){ r->tid, r->start_ns, r->corr };
+		else if (r->kind == REC_KERNEL)
+			x.k[x.nk++] = (struct kern){ r->corr, r->name };
+	}
+	if (x.nl)
+		qsort(x.l, x.nl, sizeof(*x.l), cmp_launch);
+	if (x.nk)
+		qsort(x.k, x.nk, sizeof(*x.k), cmp_kern);
+
+	/* NVTX ranges in time order: producers before their consumers */
+	size_t *order = malloc((n + 1) * sizeof(*order));
+	size_t nr = 0;
+	if (!order) {
+		free(x.gemm), free(x.l), free(x.k);
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++)
+		order[nr++] = i;
+	qsort_r(order, nr, sizeof(*order), cmp_idx_start, t->hcalls);
+	int rc = 0;
+	for (size_t oi = 0; oi < nr && rc == 0; oi++) {
+		const struct kp_hcall c = t->hcalls[order[oi]];
+		if (c.kind == HC_GEMM) {
+			const char *name;
+			char *args = NULL;
+			if (hostops_gemm(&c, &name, &args) < 0) {
+				/* no shape: the call still holds its kernels, without a model */
+				st->gemms_unshaped++;
+				name = c.name ? c.name : "cublas";
+				FILE *f = open_memstream(&args, &(size_t){ 0 });
+				if (f) {
+					fputs("\"kprof library call\":", f);
+					ctrace_json_str(f, name);
+					fclose(f);
+				}
+			}
+			st->gemms++;
+			rc = ctrace_add_span(t, "cpu_op", strdup(name), c.start_ns, c.end_ns, c.pid,
+					     c.tid, c.ext, args);
+			continue;
+		}
+		if (c.flags & HCF_OPEN) {
+			st->nvtx_open++;
+			continue;
+		}
+		struct kp_nvtx_msg m;
+		char why[128];
+		int p = nvtxmsg_parse(c.name, &m, why, sizeof(why));
+		if (p < 0) {
+			if (warn && st->nvtx_malformed < 5)
+				fprintf(warn, "kprof: warning: NVTX range '%.120s': %s; kept as an "
+					      "annotation\n", c.name, why);
+			st->nvtx_malformed++;
+		}
+		st->nvtx_ranges++;
+		/*
+		 * An emit_nvtx op is a cpu_op; one of a primary model (matmul, conv, attention)
+		 * without shapes stays an annotation, so that the library op inside it counts.
+		 */
+		int op = p == 0 && (m.has_sizes || opmodel_class(m.name) != MODEL_PRIMARY);
+		const char *dts[NVTX_MAX_SLOTS] = { 0 };
+		if (op && m.has_sizes)
+			op_dtypes(&x, &c, &m, dts);
+		char *args = nvtx_args(p == 0 ? &m : NULL, dts, c.domain);
+		if (op)
+			st->nvtx_ops++;
+		rc = ctrace_add_span(t, op ? "cpu_op" : "user_annotation",
+				     strdup(p == 0 ? m.name : c.name ? c.name : ""), c.start_ns, c.end_ns,
+				     c.pid, c.tid, c.ext, args);
+	}
+	struct opdt *on, *tmp;
+	HASH_ITER(hh, x.ops, on, tmp) {
+		HASH_DEL(x.ops, on);
+		free(on);
+	}
+	free(order);
+	free(x.gemm);
+	free(x.l);
+	free(x.k);
+	return rc;
+}

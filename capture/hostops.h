@@ -1,0 +1,63 @@
+/*
+ * hostops.h — host calls (hcall.h) -> trace events: a cuBLAS / cuBLASLt GEMM becomes a cpu_op
+ * named and laid out as the PyTorch op that the analyzer's models know (aten::mm, addmm, bmm,
+ * baddbmm); an NVTX range becomes a user_annotation, or, in PyTorch's emit_nvtx form, a cpu_op
+ * with Input Dims.  Pure: no CUDA.
+ */
+#ifndef KPROF_HOSTOPS_H
+#define KPROF_HOSTOPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct kp_ctrace;
+struct kp_hcall;
+
+#define NVTX_MAX_SLOTS 64
+#define NVTX_MAX_DIMS 8
+
+/* One parsed emit_nvtx message: "aten::mm, seq = 12, op_id = 7, sizes = [[4, 8], []]". */
+struct kp_nvtx_msg {
+	char name[256];
+	int64_t seq, op_id;        /* -1 when absent */
+	int has_sizes;
+	int nslots;
+	struct {
+		int nd;
+		int64_t d[NVTX_MAX_DIMS];
+	} slot[NVTX_MAX_SLOTS];
+	int ninput_ids;            /* (op,out) pairs of input_op_ids */
+	int64_t input_op[NVTX_MAX_SLOTS]; /* the producing op of each input, 0 none */
+};
+
+struct kp_hostops_stats {
+	size_t gemms, gemms_unshaped;   /* library ops written; those without a shape */
+	size_t nvtx_ranges, nvtx_ops;   /* ranges written; those that became cpu_ops */
+	size_t nvtx_open;               /* ranges never closed (not written) */
+	size_t nvtx_malformed;          /* emit_nvtx-like messages that did not parse */
+};
+
+/* Prototypes */
+/*
+ * Parse @msg.  Returns 0 for an emit_nvtx message (@m filled), 1 for an ordinary message
+ * (no ", seq = ", ", op_id = " or ", sizes = " field), -1 for a malformed one, with the
+ * reason in @why.  Never reads past the terminating NUL.
+ */
+int nvtxmsg_parse(const char *msg, struct kp_nvtx_msg *m, char *why, size_t whylen);
+/*
+ * The op of one GEMM call: *name (static) and the JSON args members (malloc'ed), in PyTorch's
+ * row-major terms (torch M = cuBLAS n, N = m).  Returns 0, or -1 without a shape.
+ */
+int hostops_gemm(const struct kp_hcall *c, const char **name, char **args);
+/* PyTorch's "Input type" of a cudaDataType, "" when it has none. */
+const char *hostops_type_name(int32_t cuda_type);
+/*
+ * Turn every host call of @t into spans (cpu_op / user_annotation).  An NVTX op's input
+ * takes the dtype of the op that produced it (input_op_ids); else the op's own: from the
+ * first GEMM it encloses, else from the kernels its launches started, else from a producer.
+ * Warnings (malformed messages, at most 5 quoted) go to @warn when it is not NULL.
+ */
+int hostops_emit(struct kp_ctrace *t, struct kp_hostops_stats *st, FILE *warn);
+
+#endif /* KPROF_HOSTOPS_H */

@@ -1,0 +1,74 @@
+"""tests/gpu/llama_block.py — a small llama-style block (RMSNorm, GQA attention with SDPA, SwiGLU
+MLP, a biased output head), bf16, forward + backward, eager: the unchanged program of issue 7
+(a)/(b).
+
+    python3 llama_block.py plain    [ITERS]    # what `kprof capture -- python3 ...` runs
+    python3 llama_block.py nvtx     [ITERS]    # the same loop under emit_nvtx(record_shapes=True)
+    python3 llama_block.py profiler [ITERS] OUT.json  # the same loop under torch.profiler
+"""
+import sys
+
+import torch
+import torch.nn.functional as F
+
+torch.manual_seed(0)
+dev, dt = "cuda", torch.bfloat16
+B, S, D, H, HKV, FF = 4, 512, 1024, 16, 4, 2816
+HD = D // H
+
+
+class Block(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.n1 = torch.nn.RMSNorm(D)
+        self.wq = torch.nn.Linear(D, D, bias=False)
+        self.wkv = torch.nn.Linear(D, 2 * HKV * HD, bias=False)
+        self.wo = torch.nn.Linear(D, D, bias=False)
+        self.n2 = torch.nn.RMSNorm(D)
+        self.w13 = torch.nn.Linear(D, 2 * FF, bias=False)
+        self.w2 = torch.nn.Linear(FF, D, bias=False)
+        self.head = torch.nn.Linear(D, 512, bias=True)
+
+    def forward(self, x):
+        h = self.n1(x)
+        q = self.wq(h).view(B, S, H, HD).transpose(1, 2)
+        k, v = self.wkv(h).view(B, S, 2, HKV, HD).permute(2, 0, 3, 1, 4)
+        k = k.repeat_interleave(H // HKV, dim=1)
+        v = v.repeat_interleave(H // HKV, dim=1)
+        a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        x = x + self.wo(a.transpose(1, 2).reshape(B, S, D))
+        g, u = self.w13(self.n2(x)).chunk(2, dim=-1)
+        x = x + self.w2(F.silu(g) * u)
+        # a batched matmul (bmm) as attention-score probes do
+        s = torch.bmm(x[:, :64], x[:, :64].transpose(1, 2))
+        return self.head(x).float().pow(2).mean() + s.float().mean()
+
+
+def main():
+    mode = sys.argv[1] if len(sys.argv) > 1 else "plain"
+    iters = int(sys.argv[2]) if len(sys.argv) > 2 else 3
+    m = Block().to(dev, dt)
+    x = torch.randn(B, S, D, device=dev, dtype=dt, requires_grad=True)
+
+    def loop():
+        for _ in range(iters):
+            m.zero_grad(set_to_none=True)
+            m(x).backward()
+        torch.cuda.synchronize()
+
+    if mode == "plain":
+        loop()
+    elif mode == "nvtx":
+        with torch.autograd.profiler.emit_nvtx(record_shapes=True):
+            loop()
+    elif mode == "profiler":
+        from torch.profiler import ProfilerActivity, profile
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], record_shapes=True) as p:
+            loop()
+        p.export_chrome_trace(sys.argv[3])
+    else:
+        sys.exit("unknown mode " + mode)
+    print("llama-ok", mode, iters)
+
+
+main()

@@ -1,0 +1,408 @@
+/*
+ * test-hostops.c — library calls and NVTX ranges of `kprof capture -- <cmd>` without a GPU:
+ * cuBLASLt descriptor decoding, synthetic cuBLAS / cuBLASLt calls -> ops whose models give the
+ * closed-form FLOPs, PyTorch emit_nvtx messages (well-formed and malformed), and the one-level
+ * rule when an emit_nvtx op encloses a library op.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "ctrace.h"
+#include "hcall.h"
+#include "hostops.h"
+#include "kprof/analyze.h"
+#include "kprof/devdb.h"
+#include "kprof/trace.h"
+#include "ltshape.h"
+
+#define T0 1795653390000000000ull /* CLOCK_REALTIME ns */
+
+enum { R32F = 0, R64F = 1, R16F = 2, R16BF = 14, C32F = 68, FAST_TF32 = 77 };
+
+static void lt_descriptors_give_the_gemm_shape(void **state)
+{
+	(void)state;
+	/* torch.addmm(bias, a, b) bf16 (capture-any.md §1.5, observed): D 128x256, A 128x512 */
+	struct kp_lt_attrs a = { .compute = C32F, .scale_type = R32F, .transa = 0, .transb = 0,
+				 .epilogue = 4, .bias_type = -1,
+				 .type = { R16BF, R16BF, R16BF, R16BF },
+				 .rows = { 128, 512, 128, 128 }, .cols = { 512, 256, 256, 256 },
+				 .batch = { 1, 1, 1, 1 }, .has = { 1, 1, 1, 1 } };
+	float beta = 0.f;
+	a.beta = &beta, a.beta_readable = 1;
+	struct kp_hcall c;
+	memset(&c, 0, sizeof(c));
+	assert_int_equal(ltshape_decode(&a, &c), 0);
+	assert_int_equal(c.m, 128);
+	assert_int_equal(c.n, 256);
+	assert_int_equal(c.k, 512);
+	assert_int_equal(c.batch, 1);
+	assert_true(c.flags & HCF_BIAS);
+	assert_true(c.flags & HCF_BETA_ZERO);
+	assert_int_equal(c.bias_type, R16BF);
+	assert_int_equal(c.compute, C32F);
+
+	/* F.linear on 3-D input: A stored 512x128 with transA = T, batched D */
+	a.transa = 1;
+	a.rows[LT_A] = 512, a.cols[LT_A] = 128;
+	a.batch[LT_D] = 4;
+	a.epilogue = 1;
+	beta = 1.f;
+	memset(&c, 0, sizeof(c));
+	assert_int_equal(ltshape_decode(&a, &c), 0);
+	assert_int_equal(c.k, 512);
+	assert_int_equal(c.batch, 4);
+	assert_false(c.flags & HCF_BIAS);
+	assert_true(c.flags & HCF_BETA_KNOWN);
+	assert_false(c.flags & HCF_BETA_ZERO);
+
+	/* device pointer mode: beta is never read */
+	a.pointer_mode = 1;
+	memset(&c, 0, sizeof(c));
+	assert_int_equal(ltshape_decode(&a, &c), 0);
+	assert_false(c.flags & HCF_BETA_KNOWN);
+	/* ALPHA_DEVICE_VECTOR_BETA_ZERO says so itself */
+	a.pointer_mode = 3;
+	memset(&c, 0, sizeof(c));
+	assert_int_equal(ltshape_decode(&a, &c), 0);
+	assert_true(c.flags & HCF_BETA_ZERO);
+
+	/* inner dimensions that disagree: no shape */
+	a.rows[LT_B] = 511;
+	memset(&c, 0, sizeof(c));
+	assert_int_equal(ltshape_decode(&a, &c), -1);
+	assert_int_equal(c.m, -1);
+	/* no A layout */
+	a.rows[LT_B] = 512;
+	a.has[LT_A] = 0;
+	assert_int_equal(ltshape_decode(&a, &c), -1);
+}
+
+static struct kp_hcall gemm(const char *name, int64_t m, int64_t n, int64_t k, int64_t batch,
+			    int32_t type, int32_t ctype, int32_t compute, uint32_t flags)
+{
+	struct kp_hcall c;
+	memset(&c, 0, sizeof(c));
+	c.kind = HC_GEMM;
+	c.name = name;
+	c.m = m, c.n = n, c.k = k, c.batch = batch;
+	c.atype = c.btype = type;
+	c.ctype = c.dtype = ctype;
+	c.compute = compute;
+	c.bias_type = -1;
+	c.flags = flags;
+	return c;
+}
+
+static void gemm_calls_are_laid_out_as_aten_ops(void **state)
+{
+	(void)state;
+	const char *name;
+	char *args;
+	/* torch.mm 256x512 @ 512x128 bf16 arrives as GemmEx(m=128, n=256, k=512) (§1.4) */
+	struct kp_hcall c = gemm("cublasGemmEx", 128, 256, 512, 1, R16BF, R16BF, C32F,
+				 HCF_BETA_KNOWN | HCF_BETA_ZERO);
+	assert_int_equal(hostops_gemm(&c, &name, &args), 0);
+	assert_string_equal(name, "aten::mm");
+	assert_non_null(strstr(args, "\"Input Dims\":[[256,512],[512,128],[256,128]],\"Input type\":"
+				     "[\"c10::BFloat16\",\"c10::BFloat16\",\"c10::BFloat16\"]"));
+	assert_non_null(strstr(args, "\"kprof library call\":\"cublasGemmEx\""));
+	assert_non_null(strstr(args, "m=128 n=256 k=512 batch=1 transa=N transb=N compute=68"));
+	assert_null(strstr(args, "kprof compute"));
+	free(args);
+	/* strided batched, beta != 0 (fp32 C): baddbmm with C as the addend */
+	c = gemm("cublasGemmStridedBatchedEx", 64, 32, 16, 8, R16F, R32F, C32F, HCF_BETA_KNOWN);
+	assert_int_equal(hostops_gemm(&c, &name, &args), 0);
+	assert_string_equal(name, "aten::baddbmm");
+	assert_non_null(strstr(args, "\"Input Dims\":[[8,32,64],[8,32,16],[8,16,64],[],[],[8,32,64]]"));
+	assert_non_null(strstr(args, "\"Input type\":[\"float\",\"c10::Half\",\"c10::Half\",\"Scalar\","
+				     "\"Scalar\",\"float\"]"));
+	free(args);
+	/* Lt with a bias epilogue and TF32 math: addmm with the bias vector as self */
+	c = gemm("cublasLtMatmul", 128, 256, 512, 1, R32F, R32F, FAST_TF32,
+		 HCF_BETA_KNOWN | HCF_BETA_ZERO | HCF_BIAS);
+	c.bias_type = R32F;
+	c.epilogue = 4;
+	assert_int_equal(hostops_gemm(&c, &name, &args), 0);
+	assert_string_equal(name, "aten::addmm");
+	assert_non_null(strstr(args, "\"Input Dims\":[[128],[256,512],[512,128],[],[],[256,128]]"));
+	assert_non_null(strstr(args, "\"Concrete Inputs\":[\"\",\"\",\"\",\"1\",\"\",\"\"]"));
+	assert_non_null(strstr(args, "\"kprof compute\":\"tf32\""));
+	free(args);
+	/* a call without a shape */
+	c = gemm("cublasLtMatmul", -1, -1, -1, 1, R32F, R32F, C32F, 0);
+	assert_int_equal(hostops_gemm(&c, &name, &args), -1);
+	assert_null(args);
+	assert_string_equal(hostops_type_name(R16BF), "c10::BFloat16");
+	assert_string_equal(hostops_type_name(99), "");
+}
+
+/* A launch on thread 483 and its kernel, linked to External id @ext when non-zero. */
+static void add_kernel(struct kp_ctrace *t, uint32_t corr, uint64_t launch_ns, uint64_t ext,
+		       const char *kname)
+{
+	struct kp_rec api = { .kind = REC_DRIVER, .start_ns = launch_ns, .end_ns = launch_ns + 1000,
+			      .corr = corr, .cbid = 652, .pid = 483, .tid = 483,
+			      .name = ctrace_intern(t, "cuLaunchKernelEx", 16) };
+	struct kp_rec k = { .kind = REC_KERNEL, .start_ns = launch_ns + 50000,
+			    .end_ns = launch_ns + 60000, .corr = corr, .stream = 7,
+			    .grid = { 1, 1, 1 }, .block = { 128, 1, 1 },
+			    .name = ctrace_intern(t, kname, strlen(kname)) };
+	ctrace_add_rec(t, &api);
+	ctrace_add_rec(t, &k);
+	if (ext)
+		ctrace_add_ext(t, corr, ext);
+}
+
+static void add_call(struct kp_ctrace *t, struct kp_hcall c, uint64_t s, uint64_t e, uint64_t ext)
+{
+	c.start_ns = s, c.end_ns = e, c.pid = 483, c.tid = 483, c.ext = ext;
+	assert_int_equal(ctrace_add_hcall(t, &c), 0);
+}
+
+static void add_range(struct kp_ctrace *t, const char *msg, uint64_t s, uint64_t e, uint64_t ext)
+{
+	struct kp_hcall c;
+	memset(&c, 0, sizeof(c));
+	c.kind = HC_NVTX_PUSH;
+	c.name = msg;
+	add_call(t, c, s, e, ext);
+}
+
+/* Write @t, load, link and analyze it by op. */
+static void analyze_ctrace(struct kp_ctrace *t, struct kp_trace *tr, struct kp_report *r,
+			   struct kp_devdb *db)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/tmp/kprof-test-hostops-%d.json", (int)getpid());
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(ctrace_write(t, f, "t"), 0);
+	fclose(f);
+	struct kp_diag d;
+	memset(tr, 0, sizeof(*tr));
+	struct kp_load_opts lo = { 0 };
+	assert_int_equal(trace_load(tr, path, &lo, &d), 0);
+	trace_link(tr);
+	memset(db, 0, sizeof(*db));
+	assert_int_equal(devdb_load_builtin(db, &d), 0);
+	struct kp_analyze_opts o = { .group = GROUP_OP, .db = db, .step_lo = -1, .step_hi = -1 };
+	memset(r, 0, sizeof(*r));
+	assert_int_equal(analyze_run(tr, &o, r), 0);
+	unlink(path);
+}
+
+static const struct kp_row *row_named(const struct kp_report *r, const char *name)
+{
+	for (size_t i = 0; i < r->nrows; i++)
+		if (!strcmp(r->rows[i].name, name))
+			return &r->rows[i];
+	return NULL;
+}
+
+static void library_ops_get_closed_form_flops(void **state)
+{
+	(void)state;
+	struct kp_ctrace t;
+	ctrace_init(&t);
+	struct kp_hostops_stats st;
+	add_call(&t, gemm("cublasGemmEx", 128, 256, 512, 1, R16BF, R16BF, C32F,
+			  HCF_BETA_KNOWN | HCF_BETA_ZERO), T0 + 1000, T0 + 9000, 1);
+	add_kernel(&t, 10, T0 + 2000, 1, "nvjet_sm90_tst_128x64_64x8_1x2_h_bz_NNT");
+	add_call(&t, gemm("cublasGemmStridedBatchedEx", 64, 32, 16, 8, R16BF, R16BF, C32F,
+			  HCF_BETA_KNOWN | HCF_BETA_ZERO), T0 + 20000, T0 + 29000, 2);
+	add_kernel(&t, 11, T0 + 21000, 2, "nvjet_sm90_tst_64x32_h_bz_NNT");
+	/* a GEMM that failed launches nothing, and a call without a shape keeps its kernel */
+	add_call(&t, gemm("cublasLtMatmul", -1, -1, -1, 1, R16BF, R16BF, C32F, 0), T0 + 40000,
+		 T0 + 49000, 3);
+	add_kernel(&t, 12, T0 + 41000, 3, "nvjet_lt");
+	assert_int_equal(hostops_emit(&t, &st, NULL), 0);
+	assert_int_equal(st.gemms, 3);
+	assert_int_equal(st.gemms_unshaped, 1);
+	struct kp_trace tr;
+	struct kp_report r;
+	struct kp_devdb db;
+	analyze_ctrace(&t, &tr, &r, &db);
+	assert_int_equal(r.tot.unlinked, 0);
+	const struct kp_row *mm = row_named(&r, "aten::mm"), *bmm = row_named(&r, "aten::bmm");
+	assert_non_null(mm);
+	assert_non_null(bmm);
+	assert_int_equal(mm->flops, 2ll * 128 * 256 * 512);
+	/* bytes: A, B read once, C written once, bf16 */
+	assert_int_equal(mm->bytes, 2ll * (256 * 512 + 512 * 128 + 256 * 128));
+	assert_int_equal(bmm->flops, 2ll * 8 * 64 * 32 * 16);
+	assert_non_null(row_named(&r, "cublasLtMatmul"));
+	assert_int_equal(r.tot.flops, 2ll * 128 * 256 * 512 + 2ll * 8 * 64 * 32 * 16);
+	analyze_free(&r);
+	trace_free(&tr);
+	ctrace_free(&t);
+}
+
+static void emit_nvtx_messages_parse(void **state)
+{
+	(void)state;
+	struct kp_nvtx_msg m;
+	char why[128];
+	assert_int_equal(nvtxmsg_parse("aten::mm, seq = 12, op_id = 7, sizes = [[4096, 4096], [4096, 4096]]",
+				       &m, why, sizeof(why)), 0);
+	assert_string_equal(m.name, "aten::mm");
+	assert_int_equal(m.seq, 12);
+	assert_int_equal(m.op_id, 7);
+	assert_true(m.has_sizes);
+	assert_int_equal(m.nslots, 2);
+	assert_int_equal(m.slot[1].nd, 2);
+	assert_int_equal(m.slot[1].d[1], 4096);
+	/* observed torch 2.11 form with input_op_ids (capture-any.md §2.4) */
+	assert_int_equal(nvtxmsg_parse("aten::linear, seq = 0, op_id = 7, sizes = [[64, 512], [128, 512], []], "
+				       "input_op_ids = [(1,0), (4,0), (0,-1)]", &m, why, sizeof(why)), 0);
+	assert_int_equal(m.nslots, 3);
+	assert_int_equal(m.slot[2].nd, 0);
+	assert_int_equal(m.ninput_ids, 3);
+	assert_int_equal(nvtxmsg_parse("aten::randn, op_id = 1, sizes = [[], [], [], [], []], input_op_ids = "
+				       "[(0,-1), (0,-1), (0,-1), (0,-1), (0,-1)]", &m, why, sizeof(why)), 0);
+	assert_int_equal(m.seq, -1);
+	assert_int_equal(m.nslots, 5);
+	/* without record_shapes */
+	assert_int_equal(nvtxmsg_parse("aten::mm, seq = 3, op_id = 9", &m, why, sizeof(why)), 0);
+	assert_false(m.has_sizes);
+	assert_int_equal(nvtxmsg_parse("aten::empty, sizes = []", &m, why, sizeof(why)), 0);
+	assert_int_equal(m.nslots, 0);
+	/* ordinary ranges */
+	assert_int_equal(nvtxmsg_parse("forward", &m, why, sizeof(why)), 1);
+	assert_int_equal(nvtxmsg_parse("layer 3, attention", &m, why, sizeof(why)), 1);
+	assert_int_equal(nvtxmsg_parse(NULL, &m, why, sizeof(why)), 1);
+	/* malformed: a reason, never a crash */
+	static const char *const bad[] = {
+		", seq = 1",
+		"aten::mm, seq = x",
+		"aten::mm, seq = 1, op_id = ",
+		"aten::mm, sizes = [[4, 4], [4, 4]",
+		"aten::mm, sizes = [[4, -4]]",
+		"aten::mm, sizes = [[4 4]]",
+		"aten::mm, sizes = [[1, 2, 3, 4, 5, 6, 7, 8, 9]]",
+		"aten::mm, sizes = [[4, 4]], input_op_ids = [(1,0), (2",
+		"aten::mm, sizes = [[4, 4]], colour = red",
+		"aten::mm, sizes = [[4, 4]],",
+		"aten::mm, op_id = 7 , seq = 1x",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		why[0] = '\0';
+		assert_int_equal(nvtxmsg_parse(bad[i], &m, why, sizeof(why)), -1);
+		assert_true(why[0] != '\0');
+	}
+	/* every prefix of a valid message: any answer, within bounds (ASan checks) */
+	const char *full = "aten::bmm, seq = 4, op_id = 12, sizes = [[8, 64, 32], [8, 32, 16]], "
+			   "input_op_ids = [(3,0), (11,0)]";
+	char buf[256];
+	for (size_t n = 0; n <= strlen(full); n++) {
+		memcpy(buf, full, n);
+		buf[n] = '\0';
+		int rc = nvtxmsg_parse(buf, &m, why, sizeof(why));
+		assert_true(rc >= -1 && rc <= 1);
+	}
+	/* 65 inputs */
+	char big[1024] = "aten::cat, sizes = [";
+	for (int i = 0; i < 65; i++)
+		strcat(big, i ? ", [1]" : "[1]");
+	strcat(big, "]");
+	assert_int_equal(nvtxmsg_parse(big, &m, why, sizeof(why)), -1);
+}
+
+static void nvtx_ops_enclosing_library_ops_count_once(void **state)
+{
+	(void)state;
+	struct kp_ctrace t;
+	ctrace_init(&t);
+	struct kp_hostops_stats st;
+	/* emit_nvtx: aten::linear > aten::mm (sizes) > cublasGemmEx > kernel */
+	add_range(&t, "aten::linear, seq = 0, op_id = 7, sizes = [[256, 512], [128, 512], []]",
+		  T0 + 500, T0 + 40000, 1);
+	add_range(&t, "aten::mm, seq = 0, op_id = 10, sizes = [[256, 512], [512, 128]], "
+		       "input_op_ids = [(1,0), (8,0)]", T0 + 800, T0 + 30000, 2);
+	add_call(&t, gemm("cublasGemmEx", 128, 256, 512, 1, R16BF, R16BF, C32F,
+			  HCF_BETA_KNOWN | HCF_BETA_ZERO), T0 + 1000, T0 + 9000, 3);
+	add_kernel(&t, 10, T0 + 2000, 3, "nvjet_sm90_tst_128x64_64x8_1x2_h_bz_NNT");
+	/* an add with its dtype from the kernel, and a plain range around everything */
+	add_range(&t, "aten::add, seq = 1, op_id = 11, sizes = [[256, 128], [256, 128], []]",
+		  T0 + 50000, T0 + 59000, 4);
+	add_kernel(&t, 11, T0 + 51000, 0,
+		   "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<c10::BFloat16>>()");
+	add_range(&t, "block 0", T0 + 100, T0 + 90000, 5);
+	/* a matmul op without shapes stays an annotation: its library op counts */
+	add_range(&t, "aten::mm, seq = 2, op_id = 12", T0 + 60000, T0 + 80000, 6);
+	add_call(&t, gemm("cublasGemmEx", 64, 64, 64, 1, R16BF, R16BF, C32F,
+			  HCF_BETA_KNOWN | HCF_BETA_ZERO), T0 + 61000, T0 + 62000, 7);
+	add_kernel(&t, 12, T0 + 61100, 7, "nvjet_small");
+	/* SDPA whose kernel names no dtype: its inputs take the dtype of their producer (op 11) */
+	add_range(&t, "aten::_scaled_dot_product_cudnn_attention, seq = 3, op_id = 30, sizes = "
+		       "[[1, 2, 64, 32], [1, 2, 64, 32], [1, 2, 64, 32], [], [], [], [], []], "
+		       "input_op_ids = [(11,0), (11,0), (11,0), (0,-1), (0,-1), (0,-1), (0,-1), (0,-1)]",
+		  T0 + 82000, T0 + 84000, 10);
+	add_kernel(&t, 13, T0 + 82500, 0, "cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16");
+	/* malformed and never-closed ranges */
+	add_range(&t, "aten::mm, sizes = [[4, 4", T0 + 85000, T0 + 86000, 8);
+	struct kp_hcall open;
+	memset(&open, 0, sizeof(open));
+	open.kind = HC_NVTX_START;
+	open.flags = HCF_OPEN;
+	open.name = "never closed";
+	add_call(&t, open, T0 + 87000, 0, 9);
+	FILE *w = tmpfile();
+	assert_int_equal(hostops_emit(&t, &st, w), 0);
+	assert_int_equal(st.nvtx_ops, 4);
+	assert_int_equal(st.nvtx_ranges, 7);
+	assert_int_equal(st.nvtx_open, 1);
+	assert_int_equal(st.nvtx_malformed, 1);
+	char line[512] = "";
+	rewind(w);
+	assert_non_null(fgets(line, sizeof(line), w));
+	assert_non_null(strstr(line, "kprof: warning: NVTX range 'aten::mm, sizes = [[4, 4': sizes:"));
+	fclose(w);
+	struct kp_trace tr;
+	struct kp_report r;
+	struct kp_devdb db;
+	analyze_ctrace(&t, &tr, &r, &db);
+	/* the GEMM kernel is counted under the emit_nvtx aten::mm, once */
+	assert_int_equal(r.tot.unlinked, 0);
+	const struct kp_row *sdpa = row_named(&r, "aten::_scaled_dot_product_cudnn_attention");
+	assert_non_null(sdpa);
+	assert_string_equal(sdpa->dtype, "bf16");
+	/* emit_nvtx records no scalar arguments: is_causal, hence the FLOPs, stay unknown */
+	assert_int_equal(sdpa->flops, -1);
+	assert_int_equal(r.tot.flops, 2ll * 256 * 512 * 128 + 2ll * 64 * 64 * 64);
+	const struct kp_row *mm = row_named(&r, "aten::mm");
+	assert_non_null(mm);
+	assert_int_equal(mm->calls, 2);
+	assert_string_equal(mm->dtype, "bf16");
+	const struct kp_row *add = row_named(&r, "aten::add");
+	assert_non_null(add);
+	assert_string_equal(add->dtype, "bf16");
+	assert_int_equal(add->bytes, 3ll * 256 * 128 * 2);
+	int kprof_src = 0;
+	for (size_t i = 0; i < tr.nops; i++)
+		kprof_src += !strcmp(tr.ops[i].name, "aten::mm");
+	assert_int_equal(kprof_src, 3); /* NVTX mm with sizes + two library mms */
+	analyze_free(&r);
+	trace_free(&tr);
+	ctrace_free(&t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(lt_descriptors_give_the_gemm_shape),
+		cmocka_unit_test(gemm_calls_are_laid_out_as_aten_ops),
+		cmocka_unit_test(library_ops_get_closed_form_flops),
+		cmocka_unit_test(emit_nvtx_messages_parse),
+		cmocka_unit_test(nvtx_ops_enclosing_library_ops_count_once),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
