@@ -242,6 +242,7 @@ static void library_ops_get_closed_form_flops(void **state)
 	assert_non_null(row_named(&r, "cublasLtMatmul"));
 	assert_int_equal(r.tot.flops, 2ll * 128 * 256 * 512 + 2ll * 8 * 64 * 32 * 16);
 	analyze_free(&r);
+	devdb_free(&db);
 	trace_free(&tr);
 	ctrace_free(&t);
 }
@@ -391,6 +392,7 @@ static void nvtx_ops_enclosing_library_ops_count_once(void **state)
 		kprof_src += !strcmp(tr.ops[i].name, "aten::mm");
 	assert_int_equal(kprof_src, 3); /* NVTX mm with sizes + two library mms */
 	analyze_free(&r);
+	devdb_free(&db);
 	trace_free(&tr);
 	ctrace_free(&t);
 }
