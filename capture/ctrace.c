@@ -323,7 +323,7 @@ static int has_u32(const uint32_t *v, size_t n, uint32_t x)
 	return bsearch(&x, v, n, sizeof(*v), cmp_u32) != NULL;
 }
 
-static const struct kp_devprops *dev_of(const struct kp_ctrace *t, uint32_t id)
+static const struct kp_cdevprops *dev_of(const struct kp_ctrace *t, uint32_t id)
 {
 	for (int i = 0; i < t->ndev; i++)
 		if ((uint32_t)t->dev[i].id == id)
@@ -347,7 +347,7 @@ static int rec_written(const struct kp_ctrace *t, const struct kp_rec *r, uint64
 	return 1;
 }
 
-static void put_devprops(FILE *out, const struct kp_devprops *d)
+static void put_devprops(FILE *out, const struct kp_cdevprops *d)
 {
 	fprintf(out, "{\"id\":%d,\"name\":", d->id);
 	ctrace_json_str(out, d->name);
@@ -380,7 +380,7 @@ static void put_kernel(FILE *out, const struct kp_ctrace *t, const struct kp_rec
 		"\"queued\":%" PRIu64 ",\"device\":%u,\"context\":%u,\"stream\":%u,\"correlation\":%u"
 		",\"registers per thread\":%u,\"shared memory\":%u",
 		r->queued, r->device, r->context, r->stream, r->corr, r->regs, r->smem);
-	const struct kp_devprops *d = dev_of(t, r->device);
+	const struct kp_cdevprops *d = dev_of(t, r->device);
 	if (d && d->num_sms > 0 && d->warp_size > 0) {
 		/* Kineto: blocks/SM = grid blocks / SMs; warps/SM = blocks/SM x threads / warpSize */
 		double blocks = (double)r->grid[0] * r->grid[1] * r->grid[2] / d->num_sms;

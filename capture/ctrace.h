@@ -70,7 +70,7 @@ struct kp_clk_sample {
 };
 
 /* Properties of one device as Kineto writes them, plus clocks (cudaDeviceProp names). */
-struct kp_devprops {
+struct kp_cdevprops {
 	int id;
 	char name[256];
 	uint64_t total_global_mem;
@@ -104,7 +104,7 @@ struct kp_ctrace {
 	size_t nhcalls, caphcalls;
 	struct kp_clk_sample *samples;
 	size_t nsamples, capsamples;
-	struct kp_devprops dev[16];
+	struct kp_cdevprops dev[16];
 	int ndev;
 	struct kp_strnode *strs;       /* interned names (uthash) */
 

@@ -12,7 +12,7 @@
 
 #include <cuda_runtime.h>
 
-int devprops_read(struct kp_devprops *d, int id)
+int devprops_read(struct kp_cdevprops *d, int id)
 {
 	struct cudaDeviceProp p;
 	memset(d, 0, sizeof(*d));
@@ -58,7 +58,7 @@ int devprops_pci_bus_id(int id, char *buf, int len)
 
 #else /* !KPROF_HAVE_CUPTI */
 
-int devprops_read(struct kp_devprops *d, int id)
+int devprops_read(struct kp_cdevprops *d, int id)
 {
 	memset(d, 0, sizeof(*d));
 	d->id = id;

@@ -4,14 +4,14 @@
 #ifndef KPROF_DEVPROPS_H
 #define KPROF_DEVPROPS_H
 
-struct kp_devprops;
+struct kp_cdevprops;
 
 /* Prototypes */
 /*
  * Fill @d for CUDA device @id (cudaGetDeviceProperties, clock attributes).  Returns 0, or -1
  * with @d holding only the id (no device, or built without CUPTI).
  */
-int devprops_read(struct kp_devprops *d, int id);
+int devprops_read(struct kp_cdevprops *d, int id);
 /* Number of CUDA devices, 0 when there is none or no driver (or without CUPTI). */
 int devprops_count(void);
 /* cudaDriverGetVersion (13000 for 13.0), 0 when unknown. */

@@ -41,7 +41,7 @@ static char *slurp(const char *path)
 static void fill_mm_trace(struct kp_ctrace *t, int with_clock)
 {
 	ctrace_init(t);
-	struct kp_devprops *d = &t->dev[0];
+	struct kp_cdevprops *d = &t->dev[0];
 	d->id = 0;
 	snprintf(d->name, sizeof(d->name), "NVIDIA H100 80GB HBM3");
 	d->num_sms = 132, d->warp_size = 32, d->compute_major = 9;
