@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "kprof/analyze.h"
+#include "kprof/bdreport.h"
+#include "kprof/breakdown.h"
 #include "kprof/cmd.h"
 #include "kprof/devdb.h"
 #include "kprof/opts.h"
@@ -34,6 +36,8 @@ static const char synopsis[] = "[<options>] <trace.json[.gz]|->";
 int cmd_analyze(int argc, char **argv)
 {
 	int group = GROUP_KERNEL, format = FMT_TABLE, name_mode = 0, strict = 0, stats = 0;
+	int breakdown = 0, launches = 0;
+	double idle_gap_us = BD_LAUNCH_GAP_NS / 1e3, short_us = BD_SHORT_KERNEL_NS / 1e3;
 	long top = -1;
 	double min_pct = 0, sm_clock = 0;
 	const char *sort = NULL, *device = NULL, *db_path = NULL;
@@ -52,6 +56,14 @@ int cmd_analyze(int argc, char **argv)
 		{ "device-db", 0, OPT_STR, "FILE", "device table replacing the built-in one (also $KPROF_DEVICE_DB)",
 		  &db_path, NULL, NULL },
 		{ "sm-clock", 0, OPT_CALLBACK, "MHZ", "SM clock the GPU ran at, when the trace has none", &sm_clock, NULL, opts_cb_clock_mhz },
+		{ "breakdown", 0, OPT_FLAG, NULL, "GPU time split into compute, comm, memcpy, other and idle (by cause), per step and stream",
+		  &breakdown, NULL, NULL },
+		{ "launches", 0, OPT_FLAG, NULL, "launch statistics per kernel (per op with -g op): CPU cost, launch->start latency, short kernels",
+		  &launches, NULL, NULL },
+		{ "idle-gap", 0, OPT_DOUBLE, "US", "--breakdown: idle gaps shorter than US with work queued are launch latency (default 30)",
+		  &idle_gap_us, NULL, NULL },
+		{ "short-kernel", 0, OPT_DOUBLE, "US", "--launches: kernels shorter than US are short (default 10)",
+		  &short_us, NULL, NULL },
 		{ "strict", 0, OPT_FLAG, NULL, "treat truncation and data anomalies as errors (exit 3)", &strict, NULL, NULL },
 		{ NULL, 0, 0, NULL, NULL, NULL, NULL, NULL },
 	};
@@ -62,6 +74,10 @@ int cmd_analyze(int argc, char **argv)
 	if (nargs != 1) {
 		fprintf(stderr, "kprof: error: %s\n", nargs ? "analyze takes one trace" : "no trace given");
 		opts_usage(stderr, "analyze", synopsis, opts);
+		return KP_USAGE;
+	}
+	if (idle_gap_us <= 0 || short_us <= 0) {
+		fprintf(stderr, "kprof: error: %s must be positive\n", idle_gap_us <= 0 ? "--idle-gap" : "--short-kernel");
 		return KP_USAGE;
 	}
 	if (top < 0)
@@ -98,7 +114,21 @@ int cmd_analyze(int argc, char **argv)
 	sort_analyze(&r, &sp);
 	analyze_select(&r, top, min_pct);
 	struct kp_render_opts ro = { .format = format, .stats = stats, .full_names = name_mode == 1 };
-	render_report(&r, &ro, stdout);
+	struct kp_doc doc;
+	render_report_doc(&r, &ro, &doc);
+	if (breakdown || launches) {
+		struct kp_bd_opts bo = { .launch_gap_ns = (int64_t)(idle_gap_us * 1e3 + 0.5),
+					 .short_ns = (int64_t)(short_us * 1e3 + 0.5), .launch_by_op = group != GROUP_KERNEL };
+		struct kp_breakdown b;
+		breakdown_run(&t, &bo, &b);
+		if (breakdown)
+			bdreport_breakdown(&doc, &b);
+		if (launches)
+			bdreport_launches(&doc, &b, top, group != GROUP_KERNEL, name_mode == 1);
+		breakdown_free(&b);
+	}
+	table_render(&doc, ro.format, ro.color, stdout);
+	report_free(&doc);
 	warn_print(&t.warn, stderr);
 	warn_print(&r.warn, stderr);
 	analyze_free(&r);

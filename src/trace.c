@@ -49,6 +49,8 @@ struct ev {
 	int8_t prec_hint;
 	int64_t range_flops[3]; /* CAT_RANGE: fp64, fp32, fp16; -1 none */
 	const char *bad;        /* why the event is malformed (skipped and warned), or NULL */
+	const char *coll, *coll_dtype; /* kernels: "Collective name", "dtype" */
+	int64_t coll_in, coll_out, coll_group;
 	/* shapes: counts first, so the memset up to slot_ndim resets them */
 	int nslots_dims, nslots_type, nslots_conc;
 	int ndims_used;
@@ -501,6 +503,34 @@ static int range_counter(struct loader *L, struct ev *e, const struct kp_json_to
 	return 1;
 }
 
+/*
+ * The record_param_comms metadata Kineto copies onto NCCL kernels (2024+).  Returns 1
+ * when @key was one of them (value read into @e, status in *r).
+ */
+static int coll_arg(struct loader *L, struct ev *e, const struct kp_json_tok *key, int *r)
+{
+	struct kp_json_tok tk;
+	int64_t v;
+	if (TOK_IS(key, "Collective name") || TOK_IS(key, "dtype")) {
+		int is_name = key->len != 5;
+		if ((*r = read_str(L, &tk)) > 0) {
+			if (is_name)
+				e->coll = intern_tok(L, &tk);
+			else
+				e->coll_dtype = intern_tok(L, &tk);
+		}
+		return 1;
+	}
+	int64_t *dst = TOK_IS(key, "In msg nelems") ? &e->coll_in :
+		       TOK_IS(key, "Out msg nelems") ? &e->coll_out :
+		       TOK_IS(key, "Group size") ? &e->coll_group : NULL;
+	if (!dst)
+		return 0;
+	if ((*r = read_int(L, 0, &v)) > 0 && v >= 0)
+		*dst = v;
+	return 1;
+}
+
 static int read_args(struct loader *L, struct ev *e)
 {
 	int shapes = wants_shapes(L, e);
@@ -606,6 +636,8 @@ static int read_args(struct loader *L, struct ev *e)
 			break;
 		}
 		if (e->cat == CAT_RANGE && range_counter(L, e, &tk, &r))
+			goto next;
+		if (e->cat == CAT_KERNEL && coll_arg(L, e, &tk, &r))
 			goto next;
 		r = json_skip(&L->p);
 next:
@@ -785,6 +817,7 @@ static int parse_event(struct loader *L, int64_t off)
 	e.kernel_num_gb = -1;
 	e.prec_hint = PREC_NONE;
 	e.range_flops[0] = e.range_flops[1] = e.range_flops[2] = -1;
+	e.coll_in = e.coll_out = e.coll_group = -1;
 
 	for (;;) {
 		enum kp_json_type ty = json_key(&L->p, &tk);
@@ -988,6 +1021,15 @@ static int parse_event(struct loader *L, int64_t off)
 		g->sm_clock_mhz = e.sm_clock_mhz;
 		g->step = -1;
 		g->kind = e.cat == CAT_KERNEL ? GPU_KERNEL : e.cat == CAT_MEMCPY ? GPU_MEMCPY : GPU_MEMSET;
+		if (e.coll || e.coll_in >= 0 || e.coll_out >= 0) {
+			struct kp_coll *c = VEC_PUSH(t->colls, t->ncolls, t->capcolls);
+			c->gpu = (int32_t)(t->ngpu - 1);
+			c->group_size = e.coll_group > 0 && e.coll_group < INT32_MAX ? (int32_t)e.coll_group : -1;
+			c->name = e.coll;
+			c->dtype = e.coll_dtype;
+			c->in_nelems = e.coll_in;
+			c->out_nelems = e.coll_out;
+		}
 		break;
 	}
 	default:
@@ -1149,6 +1191,39 @@ static int parse_kprof_meta(struct loader *L)
 	}
 }
 
+/* distributedInfo: rank, world_size, backend (written by torch.profiler when c10d is up). */
+static int parse_distributed(struct loader *L)
+{
+	struct kp_trace *t = L->t;
+	struct kp_json_tok tk;
+	enum kp_json_type ty = json_next(&L->p, &tk);
+	if (ty != JT_OBJ)
+		return ty == JT_ERROR ? -1 : (ty == JT_ARR ? json_skip_rest(&L->p) : 0);
+	for (;;) {
+		ty = json_key(&L->p, &tk);
+		if (ty == JT_OBJ_END)
+			return 0;
+		if (ty != JT_KEY)
+			return -1;
+		int r;
+		int64_t v;
+		if (TOK_IS(&tk, "rank")) {
+			if ((r = read_int(L, 0, &v)) > 0 && v >= 0)
+				t->rank = v;
+		} else if (TOK_IS(&tk, "world_size")) {
+			if ((r = read_int(L, 0, &v)) > 0 && v > 0)
+				t->world_size = v;
+		} else if (TOK_IS(&tk, "backend")) {
+			if ((r = read_str(L, &tk)) > 0)
+				t->backend = intern_tok(L, &tk);
+		} else {
+			r = json_skip(&L->p);
+		}
+		if (r < 0)
+			return -1;
+	}
+}
+
 static int parse_document(struct loader *L)
 {
 	struct kp_json_tok tk;
@@ -1180,6 +1255,8 @@ static int parse_document(struct loader *L)
 				}
 			} else if (TOK_IS(&tk, "kprof")) {
 				r = parse_kprof_meta(L);
+			} else if (TOK_IS(&tk, "distributedInfo")) {
+				r = parse_distributed(L);
 			} else {
 				r = json_skip(&L->p);
 			}
@@ -1230,6 +1307,7 @@ int trace_load(struct kp_trace *t, const char *path, const struct kp_load_opts *
 	strtab_init(&t->strs, &t->arena);
 	t->path = arena_strdup(&t->arena, path);
 	t->display = strcmp(path, "-") ? t->path : "<stdin>";
+	t->rank = t->world_size = -1;
 
 	struct loader *L = xcalloc(1, sizeof(*L));
 	L->t = t;
@@ -1299,6 +1377,7 @@ void trace_free(struct kp_trace *t)
 	free(t->devs);
 	free(t->steps);
 	free(t->ranges);
+	free(t->colls);
 	strtab_free(&t->strs);
 	warn_free(&t->warn);
 	arena_free(&t->arena);

@@ -98,6 +98,19 @@ struct kp_range {
 	int64_t flops[3];         /* fp64, fp32, fp16: add + mul + 2 x fma instructions, -1 none */
 };
 
+/*
+ * Collective metadata Kineto copies from record_param_comms onto the NCCL kernel it
+ * launched (2024+ traces): one record per such kernel.
+ */
+struct kp_coll {
+	int32_t gpu;              /* index into kp_trace.gpu */
+	int32_t group_size;       /* "Group size", -1 absent */
+	const char *name;         /* "Collective name" ("allreduce"), interned, NULL absent */
+	const char *dtype;        /* "dtype" ("Float"), interned, NULL absent */
+	int64_t in_nelems;        /* "In msg nelems", -1 absent */
+	int64_t out_nelems;       /* "Out msg nelems", -1 absent */
+};
+
 struct kp_load_opts {
 	int strict;               /* truncation and anomalies become errors (status 3) */
 };
@@ -125,6 +138,10 @@ struct kp_trace {
 	size_t nsteps, capsteps;
 	struct kp_range *ranges;
 	size_t nranges, capranges;
+	struct kp_coll *colls;
+	size_t ncolls, capcolls;
+	int64_t rank, world_size;  /* distributedInfo, -1 when absent */
+	const char *backend;       /* distributedInfo "backend", NULL when absent */
 	int64_t base_ns;           /* baseTimeNanoseconds, 0 when absent */
 	int has_base;
 	int kprof_trace;           /* top-level "kprof" object present */
