@@ -19,6 +19,7 @@
 #include "kprof/kernrole.h"
 #include "kprof/opmodel.h"
 #include "kprof/strtab.h"
+#include "kprof/units.h"
 
 struct op_info {
 	struct kp_cost cost;
@@ -730,7 +731,8 @@ void analyze_select(struct kp_report *r, long top, double min_pct)
 		o.min_ns = 0;
 	char buf[96];
 	snprintf(buf, sizeof(buf), "(others: %lld %s)", (long long)o.nfolded,
-		 r->group == GROUP_KERNEL ? "kernels" : "ops");
+		 r->group == GROUP_KERNEL ? units_plural(o.nfolded, "kernel", "kernels")
+					     : units_plural(o.nfolded, "op", "ops"));
 	o.name = o.key = arena_strdup(&r->arena, buf);
 	r->rows[keep] = o;
 	r->nrows = keep + 1;

@@ -18,6 +18,7 @@
 static const char *const group_names[] = { "kernel", "op", "op-shape", NULL };
 static const char *const format_names[] = { "table", "csv", "json", "markdown", NULL };
 static const char *const name_modes[] = { "short", "full", NULL };
+static const char *const color_names[] = { "auto", "always", "never", NULL }; /* enum kp_color */
 
 static int bad_sort_key(const char *bad)
 {
@@ -35,7 +36,8 @@ static const char synopsis[] = "[<options>] <trace.json[.gz]|->";
 
 int cmd_analyze(int argc, char **argv)
 {
-	int group = GROUP_KERNEL, format = FMT_TABLE, name_mode = 0, strict = 0, stats = 0;
+	int group = GROUP_KERNEL, format = FMT_TABLE, color = COLOR_AUTO, name_mode = 0, strict = 0;
+	int stats = 0;
 	int breakdown = 0, launches = 0;
 	double idle_gap_us = BD_LAUNCH_GAP_NS / 1e3, short_us = BD_SHORT_KERNEL_NS / 1e3;
 	long top = -1;
@@ -50,6 +52,9 @@ int cmd_analyze(int argc, char **argv)
 		  &top, NULL, NULL },
 		{ "min-pct", 0, OPT_PCT, "PCT", "fold rows under PCT % of GPU time into (others)", &min_pct, NULL, NULL },
 		{ "format", 'f', OPT_CHOICE, "FMT", "output format", &format, format_names, NULL },
+		{ "color", 0, OPT_CHOICE, "WHEN",
+		  "colour tables: auto = on a terminal when NO_COLOR is unset", &color,
+		  color_names, NULL },
 		{ "stats", 0, OPT_FLAG, NULL, "add median, min and max columns", &stats, NULL, NULL },
 		{ "name", 0, OPT_CHOICE, "MODE", "kernel names in tables", &name_mode, name_modes, NULL },
 		{ "device", 0, OPT_STR, "NAME", "device name to look up instead of the trace's", &device, NULL, NULL },
@@ -113,7 +118,8 @@ int cmd_analyze(int argc, char **argv)
 	analyze_run(&t, &ao, &r);
 	sort_analyze(&r, &sp);
 	analyze_select(&r, top, min_pct);
-	struct kp_render_opts ro = { .format = format, .stats = stats, .full_names = name_mode == 1 };
+	struct kp_render_opts ro = { .format = format, .stats = stats, .full_names = name_mode == 1,
+				     .color = table_use_color(color, stdout) };
 	struct kp_doc doc;
 	render_report_doc(&r, &ro, &doc);
 	if (breakdown || launches) {

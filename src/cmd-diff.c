@@ -20,6 +20,7 @@
 static const char *const key_names[] = { "kernel", "op", "op-shape", NULL };
 static const char *const format_names[] = { "table", "csv", "json", "markdown", NULL };
 static const char *const name_modes[] = { "short", "full", NULL };
+static const char *const color_names[] = { "auto", "always", "never", NULL }; /* enum kp_color */
 
 static const char synopsis[] = "[<options>] <base.json[.gz]|-> <new.json[.gz]|->";
 
@@ -41,7 +42,7 @@ static const char *parse_steps(const char *s, double *b, double *n)
 
 int cmd_diff(int argc, char **argv)
 {
-	int key = GROUP_KERNEL, format = FMT_TABLE, name_mode = 0, strict = 0, per_step = -1;
+	int key = GROUP_KERNEL, format = FMT_TABLE, color = COLOR_AUTO, name_mode = 0, strict = 0, per_step = -1;
 	long top = -1;
 	double min_pct = 0, sm_clock = 0, threshold = 2, fail_above = NAN;
 	const char *sort = NULL, *device = NULL, *db_path = NULL, *steps = NULL;
@@ -64,6 +65,9 @@ int cmd_diff(int argc, char **argv)
 		  &per_step, NULL, NULL },
 		{ "steps", 0, OPT_STR, "B,N", "per step, with B steps in base and N in new", &steps, NULL, NULL },
 		{ "format", 'f', OPT_CHOICE, "FMT", "output format", &format, format_names, NULL },
+		{ "color", 0, OPT_CHOICE, "WHEN",
+		  "colour tables: auto = on a terminal when NO_COLOR is unset", &color,
+		  color_names, NULL },
 		{ "name", 0, OPT_CHOICE, "MODE", "kernel names: short = normalized for pairing, full = as recorded",
 		  &name_mode, name_modes, NULL },
 		{ "device", 0, OPT_STR, "NAME[,NAME]", "device name(s) to look up instead of the traces' (base,new)",
@@ -132,7 +136,7 @@ int cmd_diff(int argc, char **argv)
 						    .hits = run.hits, .nhits = run.nhits };
 		struct kp_doc doc;
 		diff_render_doc(&run.diff, &rend, &doc);
-		table_render(&doc, format, 0, stdout);
+		table_render(&doc, format, table_use_color(color, stdout), stdout);
 		report_free(&doc);
 	}
 	diff_run_print(&run, stderr);

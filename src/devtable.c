@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "kprof/dtype.h"
+#include "kprof/units.h"
 
 /* TFLOP/s: 1 decimal, 3 significant digits under 10 (0.473 and 1.43 keep their digits). */
 static const char *tflops_text(char *buf, size_t cap, double flop_per_s)
@@ -137,7 +138,8 @@ void devtable_doc(const struct kp_devdb *db, const struct kp_device *const *devs
 		  const char *query, const char *how, struct kp_doc *doc)
 {
 	report_init(doc, "devices", 9);
-	report_fact_textf(doc, "device_db", NULL, "%s (%d entries)", db->origin, db->ndev);
+	report_fact_textf(doc, "device_db", NULL, "%s (%d %s)", db->origin, db->ndev,
+			  units_plural(db->ndev, "entry", "entries"));
 	report_fact_text(doc, NULL, "device_db", db->origin);
 	if (query) {
 		report_summary(doc, "'%s' is %s (%s)", query, devs[0]->name, how);
@@ -146,7 +148,8 @@ void devtable_doc(const struct kp_devdb *db, const struct kp_device *const *devs
 		report_fact_text(doc, NULL, "match", how);
 		entry_facts(doc, devs[0]);
 	} else {
-		report_summary(doc, "%d entries in %s", db->ndev, db->origin);
+		report_summary(doc, "%d %s in %s", db->ndev, units_plural(db->ndev, "entry", "entries"),
+			       db->origin);
 		report_fact_text(doc, "peaks", NULL,
 				 "dense TFLOP/s (INT8: TOP/s) at the SM clock each assumes; '-' unknown");
 	}

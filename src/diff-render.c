@@ -34,15 +34,6 @@ static char *signed_time(char *buf, size_t cap, int64_t ns)
 	return buf;
 }
 
-static char *calls_text(char *buf, size_t cap, double v)
-{
-	if (v == floor(v))
-		snprintf(buf, cap, "%.0f", v);
-	else
-		snprintf(buf, cap, "%.2f", v);
-	return buf;
-}
-
 static int any_flops(const struct kp_diff *d)
 {
 	for (size_t i = 0; i < d->nrows; i++)
@@ -119,9 +110,9 @@ static void rows_table(const struct kp_diff *d, struct kp_doc *doc)
 		report_cell_num(tb, &c[DC_BPCT], r->base_pct, NULL);
 		report_cell_num(tb, &c[DC_NPCT], r->new_pct, NULL);
 		if (r->has_base)
-			report_cell_num(tb, &c[DC_BCALLS], r->base_calls, calls_text(b, sizeof(b), r->base_calls));
+			report_cell_num(tb, &c[DC_BCALLS], r->base_calls, units_calls(b, sizeof(b), r->base_calls));
 		if (r->has_new)
-			report_cell_num(tb, &c[DC_NCALLS], r->new_calls, calls_text(b, sizeof(b), r->new_calls));
+			report_cell_num(tb, &c[DC_NCALLS], r->new_calls, units_calls(b, sizeof(b), r->new_calls));
 		report_cell_num(tb, &c[DC_BTFL], r->base_flops_per_s,
 				units_fixed(b, sizeof(b), r->base_flops_per_s, 1e12, 1));
 		report_cell_num(tb, &c[DC_NTFL], r->new_flops_per_s,
@@ -164,12 +155,13 @@ static void side_text(const struct kp_diff_side *s, char *buf, size_t cap)
 	}
 	const struct kp_report *r = s->rep;
 	const char *dev = side_device(s);
-	size_t n = snprintf(buf, cap, "%s, %" PRId64 " kernels", dev ? dev : "unknown device",
-			    r->tot.kernels);
+	size_t n = snprintf(buf, cap, "%s, %" PRId64 " %s", dev ? dev : "unknown device",
+			    r->tot.kernels, units_plural(r->tot.kernels, "kernel", "kernels"));
 	if (r->tot.memops && n < cap)
 		n += snprintf(buf + n, cap - n, ", %" PRId64 " memcpy/memset", r->tot.memops);
 	if (r->tot.steps && n < cap)
-		n += snprintf(buf + n, cap - n, ", %" PRId64 " steps", r->tot.steps);
+		n += snprintf(buf + n, cap - n, ", %" PRId64 " %s", r->tot.steps,
+			      units_plural(r->tot.steps, "step", "steps"));
 	if (n < cap)
 		snprintf(buf + n, cap - n, ", %s GPU time", units_time(t, sizeof(t), r->tot.gpu_time_ns));
 }

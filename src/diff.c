@@ -369,7 +369,8 @@ void diff_select(struct kp_diff *d, long top, double min_pct)
 	o.ratio = o.has_base && o.has_new && o.base_ns > 0 ? (double)o.new_ns / o.base_ns : -1;
 	char buf[96];
 	snprintf(buf, sizeof(buf), "(others: %lld %s)", (long long)o.nfolded,
-		 d->opts.key == GROUP_KERNEL ? "kernels" : "ops");
+		 d->opts.key == GROUP_KERNEL ? units_plural(o.nfolded, "kernel", "kernels")
+						 : units_plural(o.nfolded, "op", "ops"));
 	o.name = o.key = arena_strdup(&d->arena, buf);
 	tmp[keep] = o;
 	memcpy(d->rows, tmp, (keep + 1) * sizeof(*tmp));

@@ -103,7 +103,12 @@ char *jw_format_double(char *buf, size_t cap, double v)
 		snprintf(buf, cap, "%.0f", v);
 		return buf;
 	}
-	snprintf(buf, cap, "%.17g", v);
+	/* the shortest %.Ng that strtod() reads back bit for bit (17 digits always do) */
+	for (int prec = 1; prec <= 17; prec++) {
+		snprintf(buf, cap, "%.*g", prec, v);
+		if (strtod(buf, NULL) == v)
+			break;
+	}
 	return buf;
 }
 

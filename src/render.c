@@ -30,7 +30,7 @@ static void flags_text(unsigned f, char *buf, size_t cap)
 /* The rows table's columns, in print order (kprof-analyze(1), OUTPUT). */
 enum an_col {
 	AC_TIME, AC_PCT, AC_CALLS, AC_AVG, AC_MED, AC_MIN, AC_MAX, AC_FLOPS, AC_BYTES, AC_TFLOPS,
-	AC_GBPS, AC_PPF, AC_PPB, AC_AI, AC_BOUND, AC_PREC, AC_PEAKP, AC_FLAGS, AC_SHAPE, AC_OP,
+	AC_GBPS, AC_PPF, AC_PPB, AC_AI, AC_BOUND, AC_DTYPE, AC_PREC, AC_FLAGS, AC_SHAPE, AC_OP,
 	AC_NAME, AC_N
 };
 
@@ -50,8 +50,8 @@ static const struct kp_col an_cols[AC_N] = {
 	[AC_PPB] = { "%BW", "pct_peak_bw", COL_BOTH, 0 },
 	[AC_AI] = { "FLOP/B", "intensity", COL_BOTH, 0 },
 	[AC_BOUND] = { "Bound", "bound", COL_BOTH, 1 },
-	[AC_PREC] = { "Prec", "dtype", COL_BOTH, 1 },
-	[AC_PEAKP] = { "PeakPrec", "prec", COL_MACHINE, 1 },
+	[AC_DTYPE] = { "Dtype", "dtype", COL_MACHINE, 1 }, /* both when a Prec differs */
+	[AC_PREC] = { "Prec", "prec", COL_BOTH, 1 },
 	[AC_FLAGS] = { "Flags", "flags", COL_BOTH, 1 },
 	[AC_SHAPE] = { "Shape", "shape", COL_MACHINE, 1 },  /* op-shape: both */
 	[AC_OP] = { "Op", "op", COL_MACHINE, 1 },           /* kernel rows: both */
@@ -105,15 +105,22 @@ static void rows_table(const struct kp_report *r, const struct kp_render_opts *o
 				units_fixed(b, sizeof(b), row->pct_peak_bw, 1, 1));
 		report_cell_num(tb, &c[AC_AI], row->intensity, units_fixed(b, sizeof(b), row->intensity, 1, 1));
 		report_cell_str(tb, &c[AC_BOUND], row->bound, row->bound ? NULL : "-");
-		report_cell_str(tb, &c[AC_PREC], row->dtype, row->dtype ? NULL : "-");
-		report_cell_str(tb, &c[AC_PEAKP], row->prec, NULL);
+		report_cell_str(tb, &c[AC_DTYPE], row->dtype, row->dtype ? NULL : "-");
+		/* a FLOP peak applies only to rows with modelled FLOPs; csv/json keep the row's prec */
+		const char *prec = row->flops_per_s >= 0 ? row->prec : NULL;
+		report_cell_str(tb, &c[AC_PREC], row->prec, prec ? prec : "-");
+		if (row->dtype && prec && strcmp(row->dtype, prec))
+			report_col_show(tb, AC_DTYPE, COL_BOTH);
 		flags_text(row->flags & ~ROW_UNLINKED, b, sizeof(b));
 		if (b[0])
 			report_cell_str(tb, &c[AC_FLAGS], arena_strdup(&doc->arena, b), NULL);
 		else
 			report_cell_str(tb, &c[AC_FLAGS], NULL, "-");
-		if (row->flags & ROW_OVER_PEAK)
+		if (row->flags & ROW_OVER_PEAK) {
 			c[AC_FLAGS].tone = TONE_WARN;
+			c[AC_PPF].tone = row->pct_peak_flops > 100 ? TONE_WARN : TONE_NONE;
+			c[AC_PPB].tone = row->pct_peak_bw > 100 ? TONE_WARN : TONE_NONE;
+		}
 		report_cell_str(tb, &c[AC_SHAPE], row->shape, row->shape ? NULL : "-");
 		report_cell_str(tb, &c[AC_OP], row->op, row->op ? NULL : "(several)");
 		const char *shown = row->name;
@@ -180,9 +187,11 @@ static void human_facts(const struct kp_report *r, struct kp_doc *doc)
 {
 	const struct kp_trace *t = r->trace;
 	char b1[64], b2[64], dev[1024];
-	report_fact_textf(doc, "input", NULL, "%s  (%" PRId64 " events, %zu ops, %zu launches, %zu GPU events%s)",
-			  t->display, t->nevents, t->nops, t->nlaunches, t->ngpu,
-			  t->truncated ? ", truncated" : "");
+	report_fact_textf(doc, "input", NULL, "%s  (%" PRId64 " %s, %zu %s, %zu %s, %zu GPU %s%s)",
+			  t->display, t->nevents, units_plural(t->nevents, "event", "events"), t->nops,
+			  units_plural((int64_t)t->nops, "op", "ops"), t->nlaunches,
+			  units_plural((int64_t)t->nlaunches, "launch", "launches"), t->ngpu,
+			  units_plural((int64_t)t->ngpu, "event", "events"), t->truncated ? ", truncated" : "");
 	render_device_line(r, dev, sizeof(dev));
 	report_fact_text(doc, "device", NULL, dev);
 	if (r->clock_source == CLOCK_TRACE)
@@ -202,16 +211,24 @@ static void human_facts(const struct kp_report *r, struct kp_doc *doc)
 			  units_time(dev, sizeof(dev), r->tot.gpu_time_ns));
 	char steps[48] = "";
 	if (r->tot.steps)
-		snprintf(steps, sizeof(steps), ", %" PRId64 " steps", r->tot.steps);
-	report_fact_textf(doc, "work", NULL, "%" PRId64 " kernels, %" PRId64 " memcpy/memset, %" PRId64
-			  " op calls, %" PRId64 " unlinked%s", r->tot.kernels, r->tot.memops, r->tot.ops,
-			  r->tot.unlinked, steps);
+		snprintf(steps, sizeof(steps), ", %" PRId64 " %s", r->tot.steps,
+			 units_plural(r->tot.steps, "step", "steps"));
+	report_fact_textf(doc, "work", NULL, "%" PRId64 " %s, %" PRId64 " memcpy/memset, %" PRId64
+			  " op %s, %" PRId64 " unlinked%s", r->tot.kernels,
+			  units_plural(r->tot.kernels, "kernel", "kernels"), r->tot.memops, r->tot.ops,
+			  units_plural(r->tot.ops, "call", "calls"), r->tot.unlinked, steps);
 	report_fact_textf(doc, "flops", NULL, "%s FLOP total (modelled), %s bytes compulsory",
 			  units_count(b1, sizeof(b1), (double)r->tot.flops),
 			  units_count(b2, sizeof(b2), (double)r->tot.bytes));
 	if (t->ngpu == 0)
 		report_fact_text(doc, "note", NULL,
 				 "the trace holds no GPU events (kernels, memcpy, memset): the GPU table is empty");
+	if (r->tot.gpu_time_ns > r->tot.gpu_busy_ns)
+		report_fact_textf(doc, "note", NULL,
+				  "GPU time sums the GPU events' durations and GPU busy is their union: work "
+				  "overlapped on several streams for %s, so GPU time exceeds GPU busy%s",
+				  units_time(b1, sizeof(b1), r->tot.gpu_time_ns - r->tot.gpu_busy_ns),
+				  r->tot.gpu_time_ns > r->tot.span_ns ? " and the span" : "");
 }
 
 /* json: the input, device and totals objects */
@@ -268,8 +285,8 @@ static void measured_table(const struct kp_report *r, struct kp_doc *doc)
 {
 	if (!r->nmrows)
 		return;
-	report_fact_textf(doc, "measured", NULL, "%zu cuda_profiler_range records (CUPTI range profiler): FLOPs from SASS FP instruction counts (add + mul + 2 x fma; tensor-core instructions not counted); their durations are profiler spacing, not kernel time",
-			  r->trace->nranges);
+	report_fact_textf(doc, "measured", NULL, "%zu cuda_profiler_range %s (CUPTI range profiler): FLOPs from SASS FP instruction counts (add + mul + 2 x fma; tensor-core instructions not counted); their durations are profiler spacing, not kernel time",
+			  r->trace->nranges, units_plural((int64_t)r->trace->nranges, "record", "records"));
 	struct kp_table *tb = report_table(doc, "measured", m_cols, MC_N);
 	char b[64];
 	for (size_t i = 0; i < r->nmrows; i++) {
@@ -305,9 +322,10 @@ void render_report_doc(const struct kp_report *r, const struct kp_render_opts *o
 {
 	char b1[32], b2[32];
 	report_init(doc, "analyze", 6);
-	report_summary(doc, "%s GPU time in %" PRId64 " GPU events, %s span",
-		       units_time(b1, sizeof(b1), r->tot.gpu_time_ns), r->tot.kernels + r->tot.memops,
-		       units_time(b2, sizeof(b2), r->tot.span_ns));
+	int64_t nev = r->tot.kernels + r->tot.memops;
+	report_summary(doc, "%s GPU time in %" PRId64 " GPU %s, %s span",
+		       units_time(b1, sizeof(b1), r->tot.gpu_time_ns), nev,
+		       units_plural(nev, "event", "events"), units_time(b2, sizeof(b2), r->tot.span_ns));
 	human_facts(r, doc);
 	machine_facts(r, doc);
 	rows_table(r, o, doc);

@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "kprof/jsonw.h"
 
@@ -15,6 +16,14 @@
 static const char *const tone_sgr[] = {
 	[TONE_NONE] = "", [TONE_BAD] = "\033[31m", [TONE_GOOD] = "\033[32m", [TONE_WARN] = "\033[33m",
 };
+
+int table_use_color(enum kp_color when, FILE *fp)
+{
+	if (when != COLOR_AUTO)
+		return when == COLOR_ALWAYS;
+	const char *no = getenv("NO_COLOR");
+	return (!no || !*no) && isatty(fileno(fp));
+}
 
 long table_default_top(enum kp_format fmt)
 {

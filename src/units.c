@@ -4,6 +4,7 @@
 #include "kprof/units.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 
 char *units_time(char *buf, size_t cap, int64_t ns)
@@ -60,5 +61,19 @@ char *units_rate(char *buf, size_t cap, double x, const char *unit)
 		snprintf(buf, cap, "%.1f %c%s", x, prefix[k], unit);
 	else
 		snprintf(buf, cap, "%.1f %s", x, unit);
+	return buf;
+}
+
+const char *units_plural(int64_t n, const char *one, const char *many)
+{
+	return n == 1 ? one : many;
+}
+
+char *units_calls(char *buf, size_t cap, double x)
+{
+	if (x == floor(x))
+		snprintf(buf, cap, "%.0f", x);
+	else
+		snprintf(buf, cap, "%.1f", x);
 	return buf;
 }

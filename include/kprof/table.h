@@ -11,6 +11,9 @@
 
 enum kp_format { FMT_TABLE = 0, FMT_CSV, FMT_JSON, FMT_MARKDOWN };
 
+/* --color=WHEN, in the order of the option's choices. */
+enum kp_color { COLOR_AUTO = 0, COLOR_ALWAYS, COLOR_NEVER };
+
 /* Prototypes */
 /*
  * Write @doc to @fp.
@@ -21,6 +24,11 @@ enum kp_format { FMT_TABLE = 0, FMT_CSV, FMT_JSON, FMT_MARKDOWN };
  *   markdown: "**kprof <command>**: <summary>", facts as a list, pipe tables.
  */
 void table_render(const struct kp_doc *doc, enum kp_format fmt, int color, FILE *fp);
+/*
+ * Whether tables on @fp get colour: always, never, or (auto) when @fp is a terminal and
+ * NO_COLOR is unset or empty (https://no-color.org: the option overrides the variable).
+ */
+int table_use_color(enum kp_color when, FILE *fp);
 /* --top's default for @fmt: 20 rows for people (table, markdown), all for programs. */
 long table_default_top(enum kp_format fmt);
 

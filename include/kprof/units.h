@@ -14,6 +14,10 @@ char *units_time(char *buf, size_t cap, int64_t ns);
 char *units_fixed(char *buf, size_t cap, double x, double scale, int decimals);
 /* "1.23e+12" style compact count, "-" when negative. */
 char *units_count(char *buf, size_t cap, double x);
+/* @one when @n is 1, else @many: "1 step", "2 steps", "1 launch", "2 launches". */
+const char *units_plural(int64_t n, const char *one, const char *many);
+/* "774.2": a count that may be fractional (calls per step) with one decimal, "774" when whole. */
+char *units_calls(char *buf, size_t cap, double x);
 /* "3.4 TB/s": @x per second with an SI prefix (k M G T P E) before @unit, 1 decimal; "-" when negative. */
 char *units_rate(char *buf, size_t cap, double x, const char *unit);
 

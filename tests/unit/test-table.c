@@ -143,6 +143,59 @@ static void json_writer_places_commas_and_indents_only_line_containers(void **st
 	free(buf);
 }
 
+static void tones_colour_only_table_cells_and_keep_alignment(void **state)
+{
+	(void)state;
+	struct kp_doc doc;
+	report_init(&doc, "test", 4);
+	struct kp_table *tb = report_table(&doc, "rows", cols, C_N);
+	struct kp_cell *c = report_row(tb);
+	report_cell_int(tb, &c[C_TIME], 1500, "+1.500 us");
+	c[C_TIME].tone = TONE_BAD;
+	report_cell_num(tb, &c[C_RATE], 2, "2.0");
+	c[C_RATE].tone = TONE_GOOD;
+	report_cell_str(tb, &c[C_NAME], "k", NULL);
+	c[C_NAME].tone = TONE_WARN;
+	char *s = render(&doc, FMT_TABLE, 1);
+	assert_string_equal(s, "       Time  GB/s  Kernel\n  =========  ====  ======\n"
+			       "  \033[31m+1.500 us\033[m  \033[32m 2.0\033[m  \033[33mk\033[m\n");
+	free(s);
+	s = render(&doc, FMT_TABLE, 0);
+	assert_null(strchr(s, '\033'));
+	free(s);
+	s = render(&doc, FMT_MARKDOWN, 1);
+	assert_null(strchr(s, '\033'));
+	free(s);
+	report_free(&doc);
+}
+
+static void color_auto_needs_a_terminal_and_no_NO_COLOR_and_options_win(void **state)
+{
+	(void)state;
+	FILE *fp = tmpfile();
+	setenv("NO_COLOR", "1", 1);
+	assert_int_equal(table_use_color(COLOR_ALWAYS, fp), 1);
+	assert_int_equal(table_use_color(COLOR_AUTO, fp), 0);
+	unsetenv("NO_COLOR");
+	assert_int_equal(table_use_color(COLOR_AUTO, fp), 0); /* a file, not a terminal */
+	assert_int_equal(table_use_color(COLOR_NEVER, fp), 0);
+	fclose(fp);
+}
+
+static void doubles_print_as_the_shortest_text_that_reads_back(void **state)
+{
+	(void)state;
+	char b[40];
+	assert_string_equal(jw_format_double(b, sizeof(b), 47.848680568750993), "47.84868056875099");
+	assert_string_equal(jw_format_double(b, sizeof(b), 0.1), "0.1");
+	assert_string_equal(jw_format_double(b, sizeof(b), 2), "2");
+	volatile double tflops = 66.9; /* the device table's 66.9 TFLOPS x 1e12 */
+	assert_string_equal(jw_format_double(b, sizeof(b), tflops * 1e12), "66900000000000.01");
+	assert_string_equal(jw_format_double(b, sizeof(b), 1e300), "1e+300");
+	assert_string_equal(jw_format_double(b, sizeof(b), -2.5e-7), "-2.5e-07");
+	assert_true(strtod(jw_format_double(b, sizeof(b), 1.0 / 3), NULL) == 1.0 / 3);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -150,6 +203,9 @@ int main(void)
 		cmocka_unit_test(markdown_escapes_pipes_and_fences_backticks_in_code_spans),
 		cmocka_unit_test(facts_print_as_hash_lines_list_items_and_typed_json_members),
 		cmocka_unit_test(json_writer_places_commas_and_indents_only_line_containers),
+		cmocka_unit_test(tones_colour_only_table_cells_and_keep_alignment),
+		cmocka_unit_test(color_auto_needs_a_terminal_and_no_NO_COLOR_and_options_win),
+		cmocka_unit_test(doubles_print_as_the_shortest_text_that_reads_back),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
