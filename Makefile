@@ -18,7 +18,8 @@ else
   OPT := -O2 -g
 endif
 ifeq ($(ASAN),1)
-  OPT += -fsanitize=address,undefined -fno-omit-frame-pointer
+  # UBSan reports are fatal, so a unit test that reaches undefined behaviour fails
+  OPT += -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
   LDASAN := -fsanitize=address,undefined
 endif
 ifeq ($(COVERAGE),1)

@@ -4,6 +4,8 @@
  */
 #include "kprof/opmodel.h"
 
+#include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,8 +132,10 @@ static int parse_int(const char *s, int64_t *v)
 	s = skip_ws(s);
 	if (*s == '\0')
 		return -1;
+	errno = 0;
 	x = strtoll(s, &end, 10);
-	if (*skip_ws(end) != '\0')
+	/* beyond int64 is unreadable: strtoll would saturate to a plausible INT64_MAX */
+	if (end == s || errno == ERANGE || *skip_ws(end) != '\0')
 		return -1;
 	*v = x;
 	return 0;
@@ -166,8 +170,9 @@ static int parse_ints(const char *s, int64_t *v, int max)
 	for (;;) {
 		if (n == max)
 			return -1;
+		errno = 0;
 		v[n++] = strtoll(s, &end, 10);
-		if (end == s)
+		if (end == s || errno == ERANGE)
 			return -1;
 		s = skip_ws(end);
 		if (*s == ']')
@@ -231,7 +236,7 @@ static enum kp_dtype scalar_type_or(const struct kp_slot *s, enum kp_dtype def)
 
 	if (s == NULL || parse_int(text(s), &st) != 0)
 		return def;
-	return dtype_from_scalar_type((int)st);
+	return st < 0 || st > INT_MAX ? DT_UNKNOWN : dtype_from_scalar_type((int)st);
 }
 
 /* ---- type promotion (torch.result_type, simplified) ---------------------- */
@@ -504,7 +509,8 @@ static const struct conv_schema s_slow_conv2d = { 0, 1, 3, 4, 5, -1, -1, -1, -1,
  * Output size of one spatial dim (never recorded, §3.2):
  *   y = floor((H + 2p - d(k-1) - 1) / s) + 1
  *   transposed: y = (H-1)s - 2p + d(k-1) + output_padding + 1
- * 0 when not positive, OVF when a term leaves int64.  Needs k >= 1, s >= 1.
+ * 0 when not positive (or the parameters are out of their domain: h >= 0, k, s, d >= 1,
+ * p, op >= 0), OVF when a term leaves int64.  Every step is checked.
  */
 static int64_t conv_out_size(int64_t h, int64_t k, int64_t s, int64_t p, int64_t d, int64_t op,
 			     int transposed)
@@ -512,6 +518,8 @@ static int64_t conv_out_size(int64_t h, int64_t k, int64_t s, int64_t p, int64_t
 	int64_t span, p2, t;
 	int ovf = 0;
 
+	if (h < 0 || k < 1 || s < 1 || d < 1 || p < 0 || op < 0)
+		return 0;
 	ovf |= __builtin_mul_overflow(d, k - 1, &span);
 	ovf |= __builtin_mul_overflow(p, 2, &p2);
 	/* the "+ 1"s are checked steps too: op or span may be INT64_MAX (fuzz-opmodel) */
@@ -525,7 +533,10 @@ static int64_t conv_out_size(int64_t h, int64_t k, int64_t s, int64_t p, int64_t
 		ovf |= __builtin_add_overflow(h, p2, &t);
 		ovf |= __builtin_sub_overflow(t, span, &t);
 		ovf |= __builtin_sub_overflow(t, 1, &t);
-		t = t < 0 ? 0 : t / s + 1;
+		if (t < 0)
+			t = 0;
+		else
+			ovf |= __builtin_add_overflow(t / s, 1, &t);
 	}
 	if (ovf)
 		return OVF;
@@ -770,7 +781,8 @@ int64_t opmodel_causal_pairs(int64_t s_q, int64_t s_k, int bottom_right)
 	 * T(n) = n(n+1)/2, halved on the even factor so it cannot overflow early.
 	 */
 	n = s_q < s_k ? s_q : s_k;
-	tri = n % 2 == 0 ? mul(n / 2, n + 1) : mul(n, (n + 1) / 2);
+	/* odd n: (n + 1) / 2 = n / 2 + 1, which cannot overflow for n = INT64_MAX */
+	tri = n % 2 == 0 ? mul(n / 2, n + 1) : mul(n, n / 2 + 1);
 	if (!bottom_right)
 		rest = s_q > s_k ? mul(s_q - s_k, s_k) : 0;
 	else

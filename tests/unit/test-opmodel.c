@@ -617,6 +617,66 @@ static void convolution_output_size_checks_every_step_for_overflow(void **state)
 	assert_string_equal(c.note, "convolution output size is not positive");
 }
 
+/*
+ * Shape arithmetic near int64's limits: exact where the result fits, -1 or a failure note
+ * where it does not, never a wrapped value (make check ASAN=1 makes UBSan reports fatal).
+ */
+static void causal_pairs_near_int64_max_are_exact_or_overflow(void **state)
+{
+	(void)state;
+	/* n odd and INT64_MAX: (n + 1) / 2 overflowed before the multiplication */
+	assert_int_equal(opmodel_causal_pairs(INT64_MAX, INT64_MAX, 0), -1);
+	assert_int_equal(opmodel_causal_pairs(INT64_MAX, INT64_MAX, 1), -1);
+	/* results of exactly INT64_MAX: T(1) + (INT64_MAX - 1) * 1 */
+	assert_int_equal(opmodel_causal_pairs(INT64_MAX, 1, 0), INT64_MAX);
+	assert_int_equal(opmodel_causal_pairs(1, INT64_MAX, 1), INT64_MAX);
+	/* the largest odd n whose T(n) fits: 4294967295 * 2147483648 */
+	assert_int_equal(opmodel_causal_pairs(4294967295LL, 4294967295LL, 0),
+			 9223372034707292160LL);
+}
+
+/*
+ * Integers in Concrete Inputs beyond int64 ("99999999999999999999") were read as
+ * INT64_MAX or INT64_MIN (strtoll saturates): a stride of INT64_MAX gave a 1-pixel output
+ * and FLOPs for a conv that no run could have had.  They are unreadable now.
+ */
+static void out_of_range_integers_in_concrete_inputs_are_unreadable(void **state)
+{
+	struct kp_cost c;
+
+	(void)state;
+	assert_int_equal(EVAL(&c, "aten::convolution", T(DT_F32, 1, 4, 8, 8), T(DT_F32, 8, 4, 3, 3),
+			      NONE, SC("[99999999999999999999, 1]"), SC("[0, 0]"), SC("[1, 1]"),
+			      SC("False"), SC("[0, 0]"), SC("1")),
+			 -1);
+	assert_string_equal(c.note,
+			    "convolution stride, padding, dilation or output_padding unreadable");
+	assert_int_equal(c.flops, -1);
+	assert_int_equal(EVAL(&c, "aten::convolution", T(DT_F32, 1, 4, 8, 8), T(DT_F32, 8, 4, 3, 3),
+			      NONE, SC("[1, 1]"), SC("-99999999999999999999"), SC("[1, 1]"),
+			      SC("False"), SC("[0, 0]"), SC("1")),
+			 -1);
+	assert_string_equal(c.note,
+			    "convolution stride, padding, dilation or output_padding unreadable");
+	assert_int_equal(EVAL(&c, "aten::convolution", T(DT_F32, 1, 4, 8, 8), T(DT_F32, 8, 4, 3, 3),
+			      NONE, SC("[1, 1]"), SC("[0, 0]"), SC("[1, 1]"), SC("False"),
+			      SC("[0, 0]"), SC("99999999999999999999")),
+			 -1);
+	assert_string_equal(c.note, "convolution 'groups' is not a positive integer");
+	/* the largest int64 still reads: a stride of INT64_MAX is legal, if useless */
+	assert_int_equal(EVAL(&c, "aten::convolution", T(DT_F32, 1, 4, 8, 8), T(DT_F32, 8, 4, 3, 3),
+			      NONE, SC("[9223372036854775807, 1]"), SC("[0, 0]"), SC("[1, 1]"),
+			      SC("False"), SC("[0, 0]"), SC("1")),
+			 0);
+	assert_int_equal(c.flops, 2LL * 8 * 4 * 9 * 1 * 6);
+	/* a ScalarType number beyond int (4294967311 = 2^32 + 15) is not bf16 (15) */
+	assert_int_equal(EVAL(&c, "aten::_scaled_mm", T(DT_F8E4M3, 16, 32), T(DT_F8E4M3, 32, 16),
+			      T0(DT_F32), T0(DT_F32), NONE, NONE, SC("4294967311"), SC("False")),
+			 0);
+	assert_int_equal(c.bytes, -1);
+	assert_string_equal(c.note, "tensor of unknown dtype: bytes unknown");
+}
+
 static void convolution_backward_counts_only_the_masked_gradients(void **state)
 {
 	struct kp_cost c;
@@ -1505,6 +1565,8 @@ int main(void)
 		cmocka_unit_test(grouped_convolution_counts_input_channels_per_group),
 		cmocka_unit_test(convolution_output_size_follows_dilation_and_rejects_empty_ones),
 		cmocka_unit_test(convolution_output_size_checks_every_step_for_overflow),
+		cmocka_unit_test(causal_pairs_near_int64_max_are_exact_or_overflow),
+		cmocka_unit_test(out_of_range_integers_in_concrete_inputs_are_unreadable),
 		cmocka_unit_test(convolution_backward_counts_only_the_masked_gradients),
 		cmocka_unit_test(transposed_convolution_backward_uses_input_spatial_size),
 		cmocka_unit_test(causal_pairs_count_top_left_and_bottom_right_masks_exactly),
