@@ -344,6 +344,95 @@ static void measured_rows(const struct kp_trace *t, struct kp_report *r)
 	free(map.val);
 }
 
+/* ---- --group-by annotation ---- */
+
+static const char no_annot_name[] = "(no annotation)";
+
+static int cmp_annot_idx(const void *a, const void *b, void *arg)
+{
+	const struct kp_annot *v = arg;
+	const struct kp_annot *x = &v[*(const int32_t *)a], *y = &v[*(const int32_t *)b];
+	if (x->thread != y->thread)
+		return x->thread < y->thread ? -1 : 1;
+	if (x->ts_ns != y->ts_ns)
+		return x->ts_ns < y->ts_ns ? -1 : 1;
+	if (x->dur_ns != y->dur_ns)
+		return x->dur_ns > y->dur_ns ? -1 : 1; /* the enclosing one first */
+	return *(const int32_t *)a < *(const int32_t *)b ? -1 : 1;
+}
+
+struct glaunch {
+	int32_t thread, gpu;
+	int64_t ts;
+};
+
+static int cmp_glaunch(const void *a, const void *b)
+{
+	const struct glaunch *x = a, *y = b;
+	if (x->thread != y->thread)
+		return x->thread < y->thread ? -1 : 1;
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	return x->gpu < y->gpu ? -1 : x->gpu > y->gpu;
+}
+
+/*
+ * For each GPU event, the innermost annotation enclosing its launch on the launching thread
+ * (index into t->annots), -1 when none: one sweep over both orders with a stack.
+ */
+static int32_t *gpu_annotations(const struct kp_trace *t)
+{
+	int32_t *out = xmalloc((t->ngpu + 1) * sizeof(*out));
+	memset(out, 0xff, (t->ngpu + 1) * sizeof(*out));
+	int32_t *ord = xmalloc((t->nannots + 1) * sizeof(*ord));
+	for (size_t i = 0; i < t->nannots; i++)
+		ord[i] = (int32_t)i;
+	if (t->nannots)
+		qsort_r(ord, t->nannots, sizeof(*ord), cmp_annot_idx, t->annots);
+	struct glaunch *gl = xmalloc((t->ngpu + 1) * sizeof(*gl));
+	size_t n = 0;
+	for (size_t i = 0; i < t->ngpu; i++) {
+		int32_t l = t->gpu[i].launch;
+		if (l >= 0)
+			gl[n++] = (struct glaunch){ t->launches[l].thread, (int32_t)i, t->launches[l].ts_ns };
+	}
+	if (n)
+		qsort(gl, n, sizeof(*gl), cmp_glaunch);
+	int32_t *stack = xmalloc((t->nannots + 1) * sizeof(*stack));
+	size_t sp = 0, k = 0;
+	for (size_t i = 0; i < n; i++) {
+		while (k < t->nannots) {
+			const struct kp_annot *a = &t->annots[ord[k]];
+			if (a->thread > gl[i].thread || (a->thread == gl[i].thread && a->ts_ns > gl[i].ts))
+				break;
+			stack[sp++] = ord[k++];
+		}
+		while (sp) {
+			const struct kp_annot *a = &t->annots[stack[sp - 1]];
+			if (a->thread == gl[i].thread && a->ts_ns <= gl[i].ts &&
+			    gl[i].ts <= a->ts_ns + a->dur_ns)
+				break;
+			sp--;
+		}
+		/* an enclosing span may sit below one that ended: look down the stack */
+		int32_t hit = -1;
+		for (size_t j = sp; j-- > 0;) {
+			const struct kp_annot *a = &t->annots[stack[j]];
+			if (a->thread != gl[i].thread)
+				break;
+			if (a->ts_ns <= gl[i].ts && gl[i].ts <= a->ts_ns + a->dur_ns) {
+				hit = stack[j];
+				break;
+			}
+		}
+		out[gl[i].gpu] = hit;
+	}
+	free(stack);
+	free(gl);
+	free(ord);
+	return out;
+}
+
 int analyze_run(const struct kp_trace *t, const struct kp_analyze_opts *o, struct kp_report *r)
 {
 	memset(r, 0, sizeof(*r));
@@ -353,6 +442,9 @@ int analyze_run(const struct kp_trace *t, const struct kp_analyze_opts *o, struc
 	struct kp_strtab st;
 	strtab_init(&st, &r->arena);
 	setup_device(t, o, r);
+
+	int32_t *gannot = o->group == GROUP_ANNOT ? gpu_annotations(t) : NULL;
+	uint8_t *aseen = gannot ? xcalloc(t->nannots + 1, 1) : NULL;
 
 	/* per-op state only for the ops that GPU work is attributed to (few of all ops) */
 	int32_t *oidx = xmalloc((t->nops + 1) * sizeof(*oidx));
@@ -464,6 +556,9 @@ int analyze_run(const struct kp_trace *t, const struct kp_analyze_opts *o, struc
 				key = name = unlinked_name;
 			}
 			break;
+		case GROUP_ANNOT:
+			key = name = gannot[i] >= 0 ? t->annots[gannot[i]].name : no_annot_name;
+			break;
 		default:
 			key = name = op ? op->name : unlinked_name;
 			break;
@@ -511,8 +606,13 @@ int analyze_run(const struct kp_trace *t, const struct kp_analyze_opts *o, struc
 		}
 		row->durs[row->ndurs++] = g->dur_ns;
 
-		/* calls: kernels for kernel rows, op instances for op rows */
-		if (o->group == GROUP_KERNEL || !op)
+		/* calls: kernels for kernel rows, op instances for op rows, spans for annotations */
+		if (gannot) {
+			if (gannot[i] < 0)
+				row->calls++;
+			else if (!aseen[gannot[i]])
+				aseen[gannot[i]] = 1, row->calls++;
+		} else if (o->group == GROUP_KERNEL || !op)
 			row->calls++;
 		else if (info->row_seen != *slot) {
 			info->row_seen = *slot;
@@ -673,6 +773,8 @@ int analyze_run(const struct kp_trace *t, const struct kp_analyze_opts *o, struc
 	measured_rows(t, r);
 	free(oi);
 	free(oidx);
+	free(gannot);
+	free(aseen);
 	free(role);
 	strtab_free(&st);
 	if (r->device_warning)
@@ -732,7 +834,8 @@ void analyze_select(struct kp_report *r, long top, double min_pct)
 	char buf[96];
 	snprintf(buf, sizeof(buf), "(others: %lld %s)", (long long)o.nfolded,
 		 r->group == GROUP_KERNEL ? units_plural(o.nfolded, "kernel", "kernels")
-					     : units_plural(o.nfolded, "op", "ops"));
+		 : r->group == GROUP_ANNOT ? units_plural(o.nfolded, "annotation", "annotations")
+					   : units_plural(o.nfolded, "op", "ops"));
 	o.name = o.key = arena_strdup(&r->arena, buf);
 	r->rows[keep] = o;
 	r->nrows = keep + 1;

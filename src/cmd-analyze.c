@@ -15,7 +15,7 @@
 #include "kprof/sort.h"
 #include "kprof/trace.h"
 
-static const char *const group_names[] = { "kernel", "op", "op-shape", NULL };
+static const char *const group_names[] = { "kernel", "op", "op-shape", "annotation", NULL };
 static const char *const format_names[] = { "table", "csv", "json", "markdown", NULL };
 static const char *const name_modes[] = { "short", "full", NULL };
 static const char *const color_names[] = { "auto", "always", "never", NULL }; /* enum kp_color */
@@ -101,7 +101,7 @@ int cmd_analyze(int argc, char **argv)
 		return d.status;
 	}
 	struct kp_trace t;
-	struct kp_load_opts lo = { .strict = strict };
+	struct kp_load_opts lo = { .strict = strict, .annotations = group == GROUP_ANNOT };
 	if (trace_load(&t, argv[1], &lo, &d) < 0) {
 		warn_print(&t.warn, stderr);
 		fprintf(stderr, "kprof: %s\n", d.msg);

@@ -72,7 +72,7 @@ static void rows_table(const struct kp_report *r, const struct kp_render_opts *o
 	if (by_kernel)
 		report_col_show(tb, AC_OP, COL_BOTH);
 	else
-		report_col_title(tb, AC_NAME, "Op");
+		report_col_title(tb, AC_NAME, r->group == GROUP_ANNOT ? "Annotation" : "Op");
 
 	char b[128];
 	for (size_t i = 0; i < r->nrows; i++) {
@@ -179,7 +179,8 @@ void render_device_line(const struct kp_report *r, char *buf, size_t cap)
 
 static const char *group_name(enum kp_group g)
 {
-	return g == GROUP_KERNEL ? "kernel" : g == GROUP_OP ? "op" : "op-shape";
+	return g == GROUP_KERNEL ? "kernel" : g == GROUP_OP ? "op" : g == GROUP_ANNOT ? "annotation"
+											: "op-shape";
 }
 
 /* '#' lines / markdown list: what was read, against which peaks, and the totals */

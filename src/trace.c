@@ -69,6 +69,7 @@ struct ev {
 
 struct loader {
 	struct kp_trace *t;
+	int annotations;     /* keep user annotations (kp_load_opts) */
 	struct kp_json p;
 	struct kp_input in;
 	struct kp_diag *d;
@@ -851,8 +852,9 @@ static int parse_event(struct loader *L, int64_t off)
 			}
 		} else if (TOK_IS(&tk, "name")) {
 			if ((r = read_str(L, &tk)) > 0) {
-				/* user annotations other than ProfilerStep#N are not kept */
-				if (e.cat == CAT_ANNOT && strncmp(tk.s, "ProfilerStep#", tk.len < 13 ? tk.len : 13)) {
+				/* user annotations other than ProfilerStep#N are kept only on request */
+				if (e.cat == CAT_ANNOT && !L->annotations &&
+				    strncmp(tk.s, "ProfilerStep#", tk.len < 13 ? tk.len : 13)) {
 					t->nskipped++;
 					t->nevents++;
 					return json_skip_rest(&L->p);
@@ -967,8 +969,18 @@ static int parse_event(struct loader *L, int64_t off)
 	}
 	case CAT_ANNOT: {
 		int64_t num;
-		if (e.ph != 'X' || !parse_step_num(e.name, &num))
+		if (e.ph != 'X')
 			break;
+		if (!parse_step_num(e.name, &num)) {
+			if (L->annotations && e.name && e.has_ts) {
+				struct kp_annot *a = VEC_PUSH(t->annots, t->nannots, t->capannots);
+				a->ts_ns = e.ts;
+				a->dur_ns = e.has_dur ? e.dur : 0;
+				a->name = e.name;
+				a->thread = thread_index(L, e.pid, e.pid_str, e.tid, e.tid_str);
+			}
+			break;
+		}
 		struct kp_step *s = VEC_PUSH(t->steps, t->nsteps, t->capsteps);
 		s->ts_ns = e.ts;
 		s->dur_ns = e.dur;
@@ -1312,6 +1324,7 @@ int trace_load(struct kp_trace *t, const char *path, const struct kp_load_opts *
 	struct loader *L = xcalloc(1, sizeof(*L));
 	L->t = t;
 	L->d = d;
+	L->annotations = o && o->annotations;
 	if (input_open(&L->in, path, d) < 0) {
 		free(L);
 		return -1;
@@ -1376,6 +1389,7 @@ void trace_free(struct kp_trace *t)
 	free(t->threads);
 	free(t->devs);
 	free(t->steps);
+	free(t->annots);
 	free(t->ranges);
 	free(t->colls);
 	strtab_free(&t->strs);

@@ -11,7 +11,8 @@
 #include "kprof/diag.h"
 #include "kprof/trace.h"
 
-enum kp_group { GROUP_KERNEL = 0, GROUP_OP, GROUP_OP_SHAPE };
+/* GROUP_ANNOT: innermost user annotation of the launch (analyze only; load with annotations) */
+enum kp_group { GROUP_KERNEL = 0, GROUP_OP, GROUP_OP_SHAPE, GROUP_ANNOT };
 
 enum kp_clock_source { CLOCK_DATASHEET = 0, CLOCK_TRACE, CLOCK_OPTION };
 

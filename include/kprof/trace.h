@@ -113,6 +113,14 @@ struct kp_coll {
 
 struct kp_load_opts {
 	int strict;               /* truncation and anomalies become errors (status 3) */
+	int annotations;          /* keep user_annotation spans in kp_trace.annots */
+};
+
+/* A user_annotation span other than ProfilerStep#N: record_function, NVTX range (kprof). */
+struct kp_annot {
+	int64_t ts_ns, dur_ns;
+	const char *name;
+	int32_t thread;
 };
 
 /*
@@ -142,6 +150,8 @@ struct kp_trace {
 	size_t ncolls, capcolls;
 	int64_t rank, world_size;  /* distributedInfo, -1 when absent */
 	const char *backend;       /* distributedInfo "backend", NULL when absent */
+	struct kp_annot *annots;   /* only with kp_load_opts.annotations */
+	size_t nannots, capannots;
 	int64_t base_ns;           /* baseTimeNanoseconds, 0 when absent */
 	int has_base;
 	int kprof_trace;           /* top-level "kprof" object present */
