@@ -581,6 +581,8 @@ int analyze_run(const struct kp_trace *t, const struct kp_analyze_opts *o, struc
 			nr->prec = info && info->cost.prec != PREC_NONE ? prec_name(info->cost.prec) : NULL;
 			nr->flops = nr->bytes = -1;
 			nr->min_ns = INT64_MAX;
+			if (o->step_series && t->nsteps && t->nsteps <= KP_STEP_SERIES_MAX)
+				nr->step_ns = arena_zalloc(&r->arena, t->nsteps * sizeof(*nr->step_ns));
 			if (!op)
 				nr->flags |= ROW_UNLINKED;
 			*slot = (int32_t)r->nrows++;
@@ -596,6 +598,9 @@ int analyze_run(const struct kp_trace *t, const struct kp_analyze_opts *o, struc
 
 		row->kernels++;
 		row->time_ns += g->dur_ns;
+		/* the step of the launch (link.c); work outside every step is in time_ns only */
+		if (row->step_ns && g->step >= 0 && (size_t)g->step < t->nsteps)
+			row->step_ns[g->step] += g->dur_ns;
 		if (g->dur_ns < row->min_ns)
 			row->min_ns = g->dur_ns;
 		if (g->dur_ns > row->max_ns)

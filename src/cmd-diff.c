@@ -3,6 +3,7 @@
  */
 #include <limits.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include "kprof/devdb.h"
 #include "kprof/diff.h"
 #include "kprof/diff-render.h"
+#include "kprof/input.h"
 #include "kprof/opts.h"
 #include "kprof/sort.h"
 #include "kprof/table.h"
@@ -40,11 +42,108 @@ static const char *parse_steps(const char *s, double *b, double *n)
 	return NULL;
 }
 
+/* --fail-above values in command-line order (files are read after parsing) */
+struct limits {
+	const char *v[64];
+	int n;
+};
+
+static const char *add_limit(const char *arg, void *dst)
+{
+	struct limits *l = dst;
+	if (l->n == 64)
+		return "at most 64 --fail-above options";
+	l->v[l->n++] = arg;
+	return NULL;
+}
+
+/* "5us", "800ns", "0.02ms", "0": a time >= 0; a bare number is microseconds */
+static const char *parse_min_delta(const char *arg, void *dst)
+{
+	static const struct {
+		const char *unit;
+		double ns;
+	} units[] = { { "ns", 1 }, { "us", 1e3 }, { "\xc2\xb5s", 1e3 }, { "ms", 1e6 }, { "s", 1e9 }, { "", 1e3 } };
+	char *end;
+	double v = strtod(arg, &end);
+	if (end == arg || !isfinite(v) || v < 0 || v > 1e6)
+		return "expected a time >= 0 such as 5us, 800ns or 0.02ms";
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if (!strcmp(end, units[i].unit)) {
+			*(int64_t *)dst = (int64_t)llround(v * units[i].ns);
+			return NULL;
+		}
+	return "expected a time >= 0 such as 5us, 800ns or 0.02ms";
+}
+
+/* @FILE: the whole file, NUL-terminated, malloc'ed; NULL with @d filled */
+static char *read_all(const char *path, size_t *len, struct kp_diag *d)
+{
+	struct kp_input in;
+	if (input_open(&in, path, d) < 0)
+		return NULL;
+	size_t cap = 4096, n = 0;
+	char *buf = xmalloc(cap);
+	for (;;) {
+		if (cap - n < 4096) {
+			cap *= 2;
+			buf = xrealloc(buf, cap);
+		}
+		ssize_t k = input_read(&in, buf + n, cap - n - 1, d);
+		if (k < 0) {
+			free(buf);
+			input_close(&in);
+			return NULL;
+		}
+		if (k == 0)
+			break;
+		n += (size_t)k;
+	}
+	input_close(&in);
+	buf[n] = '\0';
+	*len = n;
+	return buf;
+}
+
+/* --fail-above values -> @g (rules in @a, vector *rules); 0, or the exit status after the error */
+static int build_gate(const struct limits *l, struct kp_arena *a, struct kp_gate_opts *g,
+		      struct kp_gate_rule **rules)
+{
+	size_t n = 0, cap = 0;
+	for (int i = 0; i < l->n; i++) {
+		const char *v = l->v[i];
+		if (v[0] == '@') {
+			struct kp_diag d = { 0 };
+			size_t len;
+			char *text = read_all(v + 1, &len, &d);
+			int rc = text ? diff_gate_parse_file(a, text, len, v + 1, &g->fail_above_pct, rules,
+							     &n, &cap, &d) : -1;
+			free(text);
+			if (rc < 0) {
+				fprintf(stderr, "kprof: %s\n", d.msg);
+				return d.status;
+			}
+			continue;
+		}
+		const char *why = diff_gate_parse_limit(a, v, strlen(v), &g->fail_above_pct, rules, &n, &cap);
+		if (why) {
+			fprintf(stderr, "kprof: error: invalid value '%s' for '--fail-above': %s\n", v, why);
+			fprintf(stderr, "kprof: see 'kprof diff -h'\n");
+			return KP_USAGE;
+		}
+	}
+	g->rules = *rules;
+	g->nrules = n;
+	return 0;
+}
+
 int cmd_diff(int argc, char **argv)
 {
 	int key = GROUP_KERNEL, format = FMT_TABLE, color = COLOR_AUTO, name_mode = 0, strict = 0, per_step = -1;
 	long top = -1;
-	double min_pct = 0, sm_clock = 0, threshold = 2, fail_above = NAN;
+	double min_pct = 0, sm_clock = 0, threshold = 2, noise_k = KP_NOISE_K;
+	int64_t min_delta = KP_MIN_DELTA_NS;
+	struct limits limits = { .n = 0 };
 	const char *sort = NULL, *device = NULL, *db_path = NULL, *steps = NULL;
 	const struct kp_opt opts[] = {
 		{ "key", 'k', OPT_CHOICE, "KEY", "pair rows by", &key, key_names, NULL },
@@ -58,8 +157,13 @@ int cmd_diff(int argc, char **argv)
 		  &min_pct, NULL, NULL },
 		{ "threshold", 0, OPT_DOUBLE, "PCT", "noise floor: smaller changes count as unchanged (default 2)",
 		  &threshold, NULL, NULL },
-		{ "fail-above", 0, OPT_DOUBLE, "PCT",
-		  "exit 1 when the total or a matched row regresses by more than PCT %", &fail_above, NULL, NULL },
+		{ "fail-above", 0, OPT_CALLBACK, "LIMIT",
+		  "exit 1 when the total or a row grew by more than LIMIT: PCT, PATTERN=PCT or @FILE (repeatable)",
+		  &limits, NULL, add_limit },
+		{ "min-delta", 0, OPT_CALLBACK, "TIME", "the gate ignores changes of TIME or less, per step (default 5us)",
+		  &min_delta, NULL, parse_min_delta },
+		{ "noise-k", 0, OPT_DOUBLE, "K", "the gate ignores changes under K x the per-step noise (default 3)",
+		  &noise_k, NULL, NULL },
 		{ "per-step", 0, OPT_FLAG, NULL,
 		  "divide times and calls by each trace's ProfilerStep count (default: when both have steps)",
 		  &per_step, NULL, NULL },
@@ -94,12 +198,12 @@ int cmd_diff(int argc, char **argv)
 		.analyze = { .group = key, .sm_clock_mhz = sm_clock, .full_names = name_mode == 1,
 			     .step_lo = -1, .step_hi = -1 },
 		.diff = { .key = key, .full_names = name_mode == 1, .threshold_pct = threshold,
-			  .base_div = 1, .new_div = 1 },
+			  .base_div = 1, .new_div = 1, .noise_k = noise_k > 0 ? noise_k : -1 },
 		.per_step = per_step,
 		.steps_given = steps != NULL,
 		.top = top < 0 ? table_default_top(format) : top,
 		.min_pct = min_pct,
-		.fail_above_pct = isnan(fail_above) ? -1 : fail_above,
+		.gate = { .fail_above_pct = -1, .min_pct = min_pct, .min_delta_ns = min_delta },
 	};
 	if (steps) {
 		const char *why = parse_steps(steps, &ro.diff.base_div, &ro.diff.new_div);
@@ -122,17 +226,29 @@ int cmd_diff(int argc, char **argv)
 		return KP_USAGE;
 	}
 
+	struct kp_arena garena;
+	arena_init(&garena);
+	struct kp_gate_rule *rules = NULL;
+	int status = build_gate(&limits, &garena, &ro.gate, &rules);
+	if (status) {
+		free(rules);
+		arena_free(&garena);
+		return status;
+	}
+
 	struct kp_diag dd = { 0 };
 	struct kp_devdb db;
 	if (devdb_load_default(&db, db_path, &dd) < 0) {
 		fprintf(stderr, "kprof: %s\n", dd.msg);
+		free(rules);
+		arena_free(&garena);
 		return dd.status;
 	}
 	ro.analyze.db = &db;
 	struct kp_diff_run run;
-	int status = diff_run(&run, &ro);
+	status = diff_run(&run, &ro);
 	if (status == KP_OK || status == KP_REGRESSION) {
-		struct kp_diff_render_opts rend = { .fail_above_pct = ro.fail_above_pct, .min_pct = min_pct,
+		struct kp_diff_render_opts rend = { .gate = diff_gated(&ro.gate) ? &ro.gate : NULL,
 						    .hits = run.hits, .nhits = run.nhits };
 		struct kp_doc doc;
 		diff_render_doc(&run.diff, &rend, &doc);
@@ -142,5 +258,7 @@ int cmd_diff(int argc, char **argv)
 	diff_run_print(&run, stderr);
 	diff_run_free(&run);
 	devdb_free(&db);
+	free(rules);
+	arena_free(&garena);
 	return status;
 }

@@ -45,7 +45,8 @@ static int any_flops(const struct kp_diff *d)
 /* The rows table's columns, in print order (kprof-diff(1), OUTPUT). */
 enum diff_col {
 	DC_KEY, DC_STATUS, DC_BASE, DC_NEW, DC_DELTA, DC_RATIO, DC_SHARE, DC_BPCT, DC_NPCT,
-	DC_BCALLS, DC_NCALLS, DC_BTFL, DC_NTFL, DC_BPPK, DC_NPPK, DC_BDT, DC_NDT, DC_NAME, DC_N
+	DC_BCALLS, DC_NCALLS, DC_BTFL, DC_NTFL, DC_BPPK, DC_NPPK, DC_NOISE, DC_BDT, DC_NDT, DC_NAME,
+	DC_N
 };
 
 static const struct kp_col diff_cols[DC_N] = {
@@ -64,6 +65,7 @@ static const struct kp_col diff_cols[DC_N] = {
 	[DC_NTFL] = { "TFLOP/s(N)", "new_flops_per_s", COL_MACHINE, 0 },
 	[DC_BPPK] = { "%Peak(B)", "base_pct_peak_flops", COL_MACHINE, 0 },
 	[DC_NPPK] = { "%Peak(N)", "new_pct_peak_flops", COL_MACHINE, 0 },
+	[DC_NOISE] = { "Noise", "noise_ns", COL_MACHINE, 0 },
 	[DC_BDT] = { "Dtype(B)", "base_dtype", COL_MACHINE, 1 },
 	[DC_NDT] = { "Dtype(N)", "new_dtype", COL_MACHINE, 1 },
 	[DC_NAME] = { "Kernel", "name", COL_BOTH, 1 },            /* op keys: "Op" */
@@ -121,6 +123,7 @@ static void rows_table(const struct kp_diff *d, struct kp_doc *doc)
 				units_fixed(b, sizeof(b), r->base_pct_peak, 1, 1));
 		report_cell_num(tb, &c[DC_NPPK], r->new_pct_peak,
 				units_fixed(b, sizeof(b), r->new_pct_peak, 1, 1));
+		report_cell_num(tb, &c[DC_NOISE], r->noise_ns, NULL);
 		report_cell_str(tb, &c[DC_BDT], r->base_dtype, NULL);
 		report_cell_str(tb, &c[DC_NDT], r->new_dtype, NULL);
 		const char *shown = r->name;
@@ -173,7 +176,7 @@ static void compare_text(const struct kp_diff *d, char *buf, size_t cap)
 			    o->key == GROUP_KERNEL ? (o->full_names ? "kernel names as recorded (--name=full)"
 								    : "normalized kernel names")
 			    : o->key == GROUP_OP ? "op names"
-						 : "op names and input shapes (dtype not compared)");
+						 : "op names, input shapes and dtype, then across dtypes");
 	if (n >= cap)
 		return;
 	if (o->per_step) {
@@ -222,9 +225,28 @@ static void rows_text(const struct kp_diff *d, char *buf, size_t cap)
 	if (n >= cap)
 		return;
 	if (s->geomean_speedup > 0)
-		snprintf(buf + n, cap - n, "%.3fx", s->geomean_speedup);
+		n += snprintf(buf + n, cap - n, "%.3fx", s->geomean_speedup);
 	else
-		snprintf(buf + n, cap - n, "N/A");
+		n += snprintf(buf + n, cap - n, "N/A");
+	if (s->cross_dtype && n < cap)
+		snprintf(buf + n, cap - n, "; %" PRId64 " paired across dtypes", s->cross_dtype);
+}
+
+/*
+ * Kernel keys: when most time sits in new/gone rows the backend renamed its kernels
+ * (cuBLAS heuristics, torch.compile) and the rows say little: "most" = over half of a side.
+ */
+static int kernels_unpaired(const struct kp_diff *d, char *buf, size_t cap)
+{
+	const struct kp_diff_summary *s = &d->sum;
+	if (d->opts.key != GROUP_KERNEL || s->base_ns <= 0 || s->new_ns <= 0)
+		return 0;
+	double b = 100.0 * s->onesided_base_ns / s->base_ns, n = 100.0 * s->onesided_new_ns / s->new_ns;
+	if (b <= 50 && n <= 50)
+		return 0;
+	snprintf(buf, cap, "%.0f%% of base and %.0f%% of new time is in kernels found on one side only; try --key op-shape",
+		 b, n);
+	return 1;
 }
 
 static int devices_differ(const struct kp_diff *d)
@@ -233,39 +255,80 @@ static int devices_differ(const struct kp_diff *d)
 	return a && b && strcmp(a, b);
 }
 
-static void gate_text(const struct kp_diff_render_opts *o, char *buf, size_t cap)
+static double noise_k(const struct kp_diff *d)
 {
-	size_t n = snprintf(buf, cap, "--fail-above %g%% (total, and matched rows >= %g%% of base time): ",
-			    o->fail_above_pct, o->min_pct);
+	return d->opts.noise_k > 0 ? d->opts.noise_k : KP_NOISE_K;
+}
+
+static void gate_text(const struct kp_diff *d, const struct kp_diff_render_opts *o, char *buf,
+		      size_t cap)
+{
+	const struct kp_gate_opts *g = o->gate;
+	char fl[32], nz[32];
+	size_t n = 0;
+	if (g->fail_above_pct >= 0)
+		n += snprintf(buf + n, cap - n, "--fail-above %g%%", g->fail_above_pct);
+	if (g->nrules && n < cap)
+		n += snprintf(buf + n, cap - n, "%s%zu per-key limit%s", n ? " and " : "", g->nrules,
+			      g->nrules == 1 ? "" : "s");
+	if (g->min_pct > 0 && n < cap)
+		n += snprintf(buf + n, cap - n, " (rows >= %g%% of their side)", g->min_pct);
+	if (n < cap)
+		n += snprintf(buf + n, cap - n, ", --min-delta %s", units_time(fl, sizeof(fl), g->min_delta_ns));
+	if (n < cap && d->sum.noise_steps)
+		n += snprintf(buf + n, cap - n, ", noise %g x pooled sd (total %s)", noise_k(d),
+			      units_time(nz, sizeof(nz), (int64_t)llround(d->sum.noise_ns)));
+	else if (n < cap)
+		n += snprintf(buf + n, cap - n, ", no noise estimate (needs %d+ ProfilerSteps per trace)",
+			      KP_NOISE_MIN_STEPS);
 	if (n >= cap)
 		return;
 	if (!o->nhits) {
-		snprintf(buf + n, cap - n, "passed");
+		snprintf(buf + n, cap - n, ": passed");
 		return;
 	}
 	int total = !o->hits[0].key;
 	size_t rows = o->nhits - (size_t)total;
 	if (!rows)
-		snprintf(buf + n, cap - n, "tripped by the total");
+		snprintf(buf + n, cap - n, ": tripped by the total");
 	else
-		snprintf(buf + n, cap - n, "tripped by %s%zu row%s", total ? "the total and " : "", rows,
+		snprintf(buf + n, cap - n, ": tripped by %s%zu row%s", total ? "the total and " : "", rows,
 			 rows == 1 ? "" : "s");
 }
 
-static void gate_facts(const struct kp_diff_render_opts *o, struct kp_doc *doc)
+static void gate_facts(const struct kp_diff *d, const struct kp_diff_render_opts *o, struct kp_doc *doc)
 {
+	static const struct kp_gate_opts off = { .fail_above_pct = -1, .min_delta_ns = KP_MIN_DELTA_NS };
+	const struct kp_gate_opts *g = o->gate ? o->gate : &off;
 	report_object(doc, "gate");
-	report_fact_num(doc, NULL, "fail_above_pct", o->fail_above_pct >= 0 ? o->fail_above_pct : NAN);
-	report_fact_num(doc, NULL, "min_pct", o->min_pct);
+	report_fact_num(doc, NULL, "fail_above_pct", g->fail_above_pct >= 0 ? g->fail_above_pct : NAN);
+	report_array(doc, "rules", 0);
+	for (size_t i = 0; i < g->nrules; i++) {
+		report_object(doc, NULL);
+		report_fact_text(doc, NULL, "pattern", g->rules[i].pattern);
+		report_fact_num(doc, NULL, "pct", g->rules[i].pct);
+		report_end(doc);
+	}
+	report_end(doc);
+	report_fact_num(doc, NULL, "min_pct", g->min_pct);
+	report_fact_time(doc, NULL, "min_delta_ns", g->min_delta_ns);
+	report_fact_num(doc, NULL, "noise_k", d->sum.noise_steps ? noise_k(d) : NAN);
 	report_fact_bool(doc, NULL, "tripped", o->nhits != 0);
 	report_array(doc, "crossed", 0);
 	for (size_t i = 0; i < o->nhits; i++) {
 		const struct kp_gate_hit *h = &o->hits[i];
 		report_object(doc, NULL);
 		report_fact_text(doc, NULL, "key", h->key);
-		report_fact_time(doc, NULL, "base_time_ns", h->base_ns);
+		report_fact_text(doc, NULL, "status", status_names[h->status]);
+		if (h->status == DIFF_NEW)
+			report_fact_null(doc, NULL, "base_time_ns");
+		else
+			report_fact_time(doc, NULL, "base_time_ns", h->base_ns);
 		report_fact_time(doc, NULL, "new_time_ns", h->new_ns);
+		report_fact_time(doc, NULL, "delta_ns", h->delta_ns);
 		report_fact_num(doc, NULL, "change_pct", h->change_pct);
+		report_fact_num(doc, NULL, "limit_pct", h->limit_pct);
+		report_fact_num(doc, NULL, "noise_ns", h->noise_ns >= 0 ? h->noise_ns : NAN);
 		report_end(doc);
 	}
 	report_end(doc);
@@ -313,6 +376,8 @@ static void summary_facts(const struct kp_diff *d, struct kp_doc *doc)
 	report_fact_count(doc, NULL, "unchanged", s->unchanged);
 	report_fact_count(doc, NULL, "new", s->added);
 	report_fact_count(doc, NULL, "gone", s->removed);
+	report_fact_count(doc, NULL, "cross_dtype", s->cross_dtype);
+	report_fact_num(doc, NULL, "noise_ns", s->noise_ns >= 0 ? s->noise_ns : NAN);
 	report_end(doc);
 }
 
@@ -337,8 +402,10 @@ static void human_facts(const struct kp_diff *d, const struct kp_diff_render_opt
 	report_fact_text(doc, "total", NULL, buf);
 	rows_text(d, buf, sizeof(buf));
 	report_fact_text(doc, "rows", NULL, buf);
-	if (o->fail_above_pct >= 0) {
-		gate_text(o, buf, sizeof(buf));
+	if (kernels_unpaired(d, buf, sizeof(buf)))
+		report_fact_text(doc, "note", NULL, buf);
+	if (o->gate) {
+		gate_text(d, o, buf, sizeof(buf));
 		report_fact_text(doc, "gate", NULL, buf);
 	}
 }
@@ -355,6 +422,6 @@ void diff_render_doc(const struct kp_diff *d, const struct kp_diff_render_opts *
 	side_facts(&d->base, "base", doc);
 	side_facts(&d->new, "new", doc);
 	summary_facts(d, doc);
-	gate_facts(o, doc);
+	gate_facts(d, o, doc);
 	rows_table(d, doc);
 }

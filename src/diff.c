@@ -113,25 +113,102 @@ const char *diff_normalize_kernel(struct kp_arena *a, const char *name)
 	return out;
 }
 
-const char *diff_row_key(struct kp_arena *a, const struct kp_row *row, const struct kp_diff_opts *o)
+/*
+ * Ops whose out= variant (what Inductor's extern kernels call) records one more tensor slot
+ * than the functional op: the output, last.  Tensor slots only (scalars such as beta and
+ * alpha never show in the shape text).  Documented in kprof-diff(1), OUT= VARIANTS.
+ */
+static const struct {
+	const char *op;
+	int inputs;             /* tensor inputs of the functional op */
+} out_ops[] = {
+	{ "aten::mm", 2 },      { "aten::bmm", 2 },     { "aten::addmm", 3 },
+	{ "aten::baddbmm", 3 }, { "aten::addbmm", 3 },  { "aten::addmv", 3 },
+	{ "aten::mv", 2 },      { "aten::dot", 2 },     { "aten::_int_mm", 2 },
+};
+
+/* tensor slots of a shape text "[a]x{[b],[c]}x[d]": separators at bracket depth 0 */
+static int shape_slots(const char *s, size_t *last)
 {
+	int n = *s ? 1 : 0, depth = 0;
+	for (const char *p = s; *p; p++) {
+		if (*p == '[' || *p == '{')
+			depth++;
+		else if ((*p == ']' || *p == '}') && depth > 0)
+			depth--;
+		else if (*p == 'x' && depth == 0) {
+			n++;
+			*last = (size_t)(p - s);
+		}
+	}
+	return n;
+}
+
+const char *diff_functional_shape(struct kp_arena *a, const char *op, const char *shape)
+{
+	if (!op || !shape)
+		return shape;
+	for (size_t i = 0; i < sizeof(out_ops) / sizeof(out_ops[0]); i++) {
+		if (strcmp(op, out_ops[i].op))
+			continue;
+		size_t cut = 0;
+		if (shape_slots(shape, &cut) == out_ops[i].inputs + 1)
+			return arena_strndup(a, shape, cut);
+		break;
+	}
+	return shape;
+}
+
+/* "bf16", or "fp32/tf32" when the math precision is not the dtype's own (as analyze keys) */
+static const char *dtype_label(struct kp_arena *a, const struct kp_row *row)
+{
+	if (!row->dtype)
+		return NULL;
+	/* the precision names the dtype's family: "fp8" for fp8e4m3, "bf16" for bf16 */
+	size_t ld = strlen(row->dtype), lp = row->prec ? strlen(row->prec) : 0;
+	if (!lp || !strncmp(row->dtype, row->prec, lp))
+		return row->dtype;
+	char *s = arena_alloc(a, ld + lp + 2);
+	memcpy(s, row->dtype, ld);
+	s[ld] = '/';
+	memcpy(s + ld + 1, row->prec, lp + 1);
+	return s;
+}
+
+static const char *join3(struct kp_arena *a, const char *x, const char *sep, const char *y)
+{
+	size_t lx = strlen(x), ls = strlen(sep), ly = strlen(y);
+	char *k = arena_alloc(a, lx + ls + ly + 1);
+	memcpy(k, x, lx);
+	memcpy(k + lx, sep, ls);
+	memcpy(k + lx + ls, y, ly + 1);
+	return k;
+}
+
+const char *diff_row_key(struct kp_arena *a, const struct kp_row *row, const struct kp_diff_opts *o,
+			 const char **group)
+{
+	const char *k;
 	switch (o->key) {
 	case GROUP_KERNEL:
-		return o->full_names ? row->name : diff_normalize_kernel(a, row->name);
+		k = o->full_names ? row->name : diff_normalize_kernel(a, row->name);
+		break;
 	case GROUP_OP_SHAPE: {
-		/* "aten::mm [8192,8192]x[8192,8192]": the dtype is left out so bf16 pairs with fp16 */
-		if (!row->shape || !*row->shape)
-			return row->name;
-		size_t ln = strlen(row->name), ls = strlen(row->shape);
-		char *k = arena_alloc(a, ln + ls + 2);
-		memcpy(k, row->name, ln);
-		k[ln] = ' ';
-		memcpy(k + ln + 1, row->shape, ls + 1);
-		return k;
+		/* "aten::mm [8192,8192]x[8192,8192]" + " bf16": exact pairs first, then across dtypes */
+		const char *shape = diff_functional_shape(a, row->name, row->shape);
+		const char *g = shape && *shape ? join3(a, row->name, " ", shape) : row->name;
+		const char *dt = dtype_label(a, row);
+		if (group)
+			*group = g;
+		return dt ? join3(a, g, " ", dt) : g;
 	}
 	default:
-		return row->name;
+		k = row->name;
+		break;
 	}
+	if (group)
+		*group = k;
+	return k;
 }
 
 /* ---- join ---- */
@@ -146,10 +223,18 @@ struct side_acc {
 	int64_t raw_ns, flops;
 	double calls, peak_flop_ns;
 	const char *dtype;
+	int64_t *steps;          /* per-step series (diff arena), NULL without */
 	int has, mixed;
 };
 
-static void acc_row(struct side_acc *s, const struct kp_row *r)
+struct join_row {
+	const char *key, *group, *name, *label; /* label: the exact key's dtype, NULL none */
+	struct side_acc side[2];
+	int dead;                /* merged into another row (cross-dtype pairing) */
+	int cross;
+};
+
+static void acc_row(struct kp_arena *a, struct side_acc *s, const struct kp_row *r, size_t nsteps)
 {
 	s->raw_ns += r->time_ns;
 	s->calls += (double)r->calls;
@@ -161,39 +246,126 @@ static void acc_row(struct side_acc *s, const struct kp_row *r)
 	else if (s->dtype != r->dtype && (!s->dtype || !r->dtype || strcmp(s->dtype, r->dtype)))
 		s->mixed = 1;
 	s->has = 1;
+	if (nsteps && r->step_ns) {
+		if (!s->steps)
+			s->steps = arena_zalloc(a, nsteps * sizeof(*s->steps));
+		for (size_t i = 0; i < nsteps; i++)
+			s->steps[i] += r->step_ns[i];
+	}
 }
 
-struct join_row {
-	const char *key, *name;
-	struct side_acc side[2];
+struct join {
+	struct ent *map;
+	struct join_row *jr;
+	size_t n, cap;
 };
 
-static void add_side(struct kp_diff *d, struct ent **map, struct join_row **jr, size_t *cap,
-		     const struct kp_row *rows, size_t n, int side, size_t *nkeys)
+static struct join_row *join_find(struct kp_diff *d, struct join *j, const char *key)
+{
+	struct ent *e;
+	HASH_FIND_STR(j->map, key, e);
+	if (e)
+		return &j->jr[e->idx];
+	if (j->n == j->cap) {
+		j->cap = j->cap ? j->cap * 2 : 64;
+		j->jr = xrealloc(j->jr, j->cap * sizeof(*j->jr));
+	}
+	struct join_row *r = &j->jr[j->n];
+	memset(r, 0, sizeof(*r));
+	r->key = key;
+	r->side[0].flops = r->side[1].flops = -1;
+	e = arena_zalloc(&d->arena, sizeof(*e));
+	e->key = key;
+	e->idx = j->n++;
+	HASH_ADD_KEYPTR(hh, j->map, e->key, strlen(e->key), e);
+	return r;
+}
+
+static void add_side(struct kp_diff *d, struct join *j, const struct kp_row *rows, size_t n,
+		     int side, size_t nsteps, size_t *nkeys)
 {
 	for (size_t i = 0; i < n; i++) {
-		const char *key = diff_row_key(&d->arena, &rows[i], &d->opts);
-		struct ent *e;
-		HASH_FIND_STR(*map, key, e);
-		if (!e) {
-			if (d->nrows == *cap) {
-				*cap = *cap ? *cap * 2 : 64;
-				*jr = xrealloc(*jr, *cap * sizeof(**jr));
-			}
-			struct join_row *r = &(*jr)[d->nrows];
-			memset(r, 0, sizeof(*r));
-			r->key = key;
+		const char *group;
+		const char *key = diff_row_key(&d->arena, &rows[i], &d->opts, &group);
+		struct join_row *r = join_find(d, j, key);
+		if (!r->group) {
+			r->group = group;
 			r->name = d->opts.key == GROUP_OP ? rows[i].name : key;
-			r->side[0].flops = r->side[1].flops = -1;
-			e = arena_zalloc(&d->arena, sizeof(*e));
-			e->key = key;
-			e->idx = d->nrows++;
-			HASH_ADD_KEYPTR(hh, *map, e->key, strlen(e->key), e);
+			r->label = d->opts.key == GROUP_OP_SHAPE ? dtype_label(&d->arena, &rows[i]) : NULL;
 		}
-		if (!(*jr)[e->idx].side[side].has)
+		if (!r->side[side].has)
 			(*nkeys)++;
-		acc_row(&(*jr)[e->idx].side[side], &rows[i]);
+		acc_row(&d->arena, &r->side[side], &rows[i], nsteps);
 	}
+}
+
+/* leftovers of one op and shape, most time first (then by dtype): paired in this order */
+static int cmp_leftover(const void *a, const void *b, void *arg)
+{
+	const struct join_row *jr = arg;
+	const struct join_row *x = &jr[*(const size_t *)a], *y = &jr[*(const size_t *)b];
+	const struct side_acc *u = x->side[0].has ? &x->side[0] : &x->side[1];
+	const struct side_acc *v = y->side[0].has ? &y->side[0] : &y->side[1];
+	if (u->raw_ns != v->raw_ns)
+		return u->raw_ns > v->raw_ns ? -1 : 1;
+	return strcmp(x->label ? x->label : "", y->label ? y->label : "");
+}
+
+/*
+ * op-shape: rows with no exact (op, shapes, dtype) partner pair across dtypes when the
+ * other side has one left over under the same op and shapes: "bf16->fp32".
+ */
+static void pair_leftovers(struct kp_diff *d, struct join *j)
+{
+	struct ent *groups = NULL, *e, *tmp;
+	size_t *idx = xmalloc((j->n + 1) * sizeof(*idx));
+	size_t nidx = 0;
+	for (size_t i = 0; i < j->n; i++) {
+		const struct join_row *r = &j->jr[i];
+		if (r->side[0].has != r->side[1].has && r->label)
+			idx[nidx++] = i;
+	}
+	/* one bucket per group: the leftovers' indices, sorted by group, then by cmp_leftover */
+	for (size_t i = 0; i < nidx; i++) {
+		const char *g = j->jr[idx[i]].group;
+		HASH_FIND_STR(groups, g, e);
+		if (!e) {
+			e = arena_zalloc(&d->arena, sizeof(*e));
+			e->key = g;
+			e->idx = 0;
+			HASH_ADD_KEYPTR(hh, groups, e->key, strlen(e->key), e);
+		}
+		e->idx++;
+	}
+	HASH_ITER(hh, groups, e, tmp) {
+		if (e->idx < 2) {
+			HASH_DEL(groups, e);
+			continue;
+		}
+		size_t b[64], nw[64], nb = 0, nn = 0;
+		for (size_t i = 0; i < nidx; i++) {
+			const struct join_row *r = &j->jr[idx[i]];
+			if (strcmp(r->group, e->key))
+				continue;
+			if (r->side[0].has && nb < 64)
+				b[nb++] = idx[i];
+			else if (r->side[1].has && nn < 64)
+				nw[nn++] = idx[i];
+		}
+		qsort_r(b, nb, sizeof(*b), cmp_leftover, j->jr);
+		qsort_r(nw, nn, sizeof(*nw), cmp_leftover, j->jr);
+		for (size_t k = 0; k < nb && k < nn; k++) {
+			struct join_row *x = &j->jr[b[k]], *y = &j->jr[nw[k]];
+			x->side[1] = y->side[1];
+			y->dead = 1;
+			x->cross = 1;
+			char buf[128];
+			snprintf(buf, sizeof(buf), "%s->%s", x->label, y->label);
+			x->key = x->name = join3(&d->arena, x->group, " ", buf);
+		}
+		HASH_DEL(groups, e);
+	}
+	free(idx);
 }
 
 static int64_t div_ns(int64_t ns, double div)
@@ -208,22 +380,30 @@ static void rates(const struct side_acc *s, double *fps, double *pct)
 	*pct = s->flops >= 0 && s->peak_flop_ns > 0 ? 100.0 * s->flops * 1e9 / s->peak_flop_ns : -1;
 }
 
-static const char *display_name(struct kp_diff *d, const struct kp_diff_row *r)
+/* sum of squared deviations of a per-step series (a missing side is all zeros) */
+static double sq_dev(const int64_t *x, size_t n)
 {
-	/* op-shape: the dtype of each side after the key, "bf16" or "bf16->fp16" */
-	const char *b = r->base_dtype, *n = r->new_dtype;
-	if (d->opts.key != GROUP_OP_SHAPE || (!b && !n))
-		return r->name;
-	char buf[64];
-	if (b && n && strcmp(b, n))
-		snprintf(buf, sizeof(buf), " %s->%s", b, n);
-	else
-		snprintf(buf, sizeof(buf), " %s", b ? b : n);
-	size_t ln = strlen(r->name), lb = strlen(buf);
-	char *s = arena_alloc(&d->arena, ln + lb + 1);
-	memcpy(s, r->name, ln);
-	memcpy(s + ln, buf, lb + 1);
-	return s;
+	if (!x || n == 0)
+		return 0;
+	double mean = 0, ss = 0;
+	for (size_t i = 0; i < n; i++)
+		mean += (double)x[i];
+	mean /= (double)n;
+	for (size_t i = 0; i < n; i++)
+		ss += ((double)x[i] - mean) * ((double)x[i] - mean);
+	return ss;
+}
+
+/*
+ * Noise of a per-step delta: k x pooled sd x sqrt(1/nb + 1/nn), the limit of a two-sample
+ * t-test at t = k (k = 3: about 1% of unchanged rows would cross it with 5+5 steps).
+ */
+static double noise_of(const struct kp_diff *d, const int64_t *b, const int64_t *n)
+{
+	size_t nb = d->opts.base_steps, nn = d->opts.new_steps;
+	double k = d->opts.noise_k > 0 ? d->opts.noise_k : KP_NOISE_K;
+	double pooled = (sq_dev(b, nb) + sq_dev(n, nn)) / (double)(nb + nn - 2);
+	return k * sqrt(pooled) * sqrt(1.0 / (double)nb + 1.0 / (double)nn);
 }
 
 int diff_join(struct kp_diff *d, const struct kp_row *brows, size_t nb, const struct kp_row *nrows,
@@ -239,21 +419,36 @@ int diff_join(struct kp_diff *d, const struct kp_row *brows, size_t nb, const st
 		d->opts.new_div = 1;
 	d->base = (struct kp_diff_side){ "base", base_rep, d->opts.base_div, 0, 0 };
 	d->new = (struct kp_diff_side){ "new", new_rep, d->opts.new_div, 0, 0 };
+	/* noise needs per-step division by the spans and a few steps on both sides */
+	int noise = d->opts.noise_k >= 0 && d->opts.per_step && d->opts.how != NORM_STEPS &&
+		    d->opts.base_steps >= KP_NOISE_MIN_STEPS && d->opts.new_steps >= KP_NOISE_MIN_STEPS;
+	if (!noise)
+		d->opts.base_steps = d->opts.new_steps = 0;
+	d->sum.noise_steps = noise;
 
-	struct ent *map = NULL, *e, *tmp;
-	struct join_row *jr = NULL;
-	size_t cap = 0;
-	add_side(d, &map, &jr, &cap, brows, nb, 0, &d->base.nkeys);
-	add_side(d, &map, &jr, &cap, nrows, nn, 1, &d->new.nkeys);
-	HASH_ITER(hh, map, e, tmp)
-		HASH_DEL(map, e);
+	struct join j = { 0 };
+	struct ent *e, *tmp;
+	add_side(d, &j, brows, nb, 0, d->opts.base_steps, &d->base.nkeys);
+	add_side(d, &j, nrows, nn, 1, d->opts.new_steps, &d->new.nkeys);
+	HASH_ITER(hh, j.map, e, tmp)
+		HASH_DEL(j.map, e);
+	if (d->opts.key == GROUP_OP_SHAPE)
+		pair_leftovers(d, &j);
 
-	d->rows = xcalloc(d->nrows + 1, sizeof(*d->rows));
-	for (size_t i = 0; i < d->nrows; i++) {
-		const struct side_acc *b = &jr[i].side[0], *n = &jr[i].side[1];
-		struct kp_diff_row *r = &d->rows[i];
-		r->key = jr[i].key;
-		r->name = jr[i].name;
+	d->rows = xcalloc(j.n + 1, sizeof(*d->rows));
+	int64_t *tot[2] = { NULL, NULL };
+	if (noise) {
+		tot[0] = arena_zalloc(&d->arena, d->opts.base_steps * sizeof(int64_t));
+		tot[1] = arena_zalloc(&d->arena, d->opts.new_steps * sizeof(int64_t));
+	}
+	for (size_t i = 0; i < j.n; i++) {
+		if (j.jr[i].dead)
+			continue;
+		const struct side_acc *b = &j.jr[i].side[0], *n = &j.jr[i].side[1];
+		struct kp_diff_row *r = &d->rows[d->nrows++];
+		r->key = j.jr[i].key;
+		r->name = j.jr[i].name;
+		r->cross_dtype = j.jr[i].cross;
 		r->has_base = b->has;
 		r->has_new = n->has;
 		r->base_dtype = b->mixed ? NULL : b->dtype;
@@ -273,17 +468,22 @@ int diff_join(struct kp_diff *d, const struct kp_row *brows, size_t nb, const st
 		rates(b, &r->base_flops_per_s, &r->base_pct_peak);
 		rates(n, &r->new_flops_per_s, &r->new_pct_peak);
 		r->delta_ns = r->new_ns - r->base_ns;
+		r->noise_ns = noise ? noise_of(d, b->steps, n->steps) : -1;
+		for (size_t k = 0; noise && k < d->opts.base_steps && b->steps; k++)
+			tot[0][k] += b->steps[k];
+		for (size_t k = 0; noise && k < d->opts.new_steps && n->steps; k++)
+			tot[1][k] += n->steps[k];
 		d->base.time_ns += r->base_ns;
 		d->new.time_ns += r->new_ns;
-		r->name = display_name(d, r);
 	}
-	free(jr);
+	free(j.jr);
 
 	struct kp_diff_summary *s = &d->sum;
 	s->base_ns = d->base.time_ns;
 	s->new_ns = d->new.time_ns;
 	s->delta_ns = s->new_ns - s->base_ns;
 	s->total_ratio = s->base_ns > 0 ? (double)s->new_ns / (double)s->base_ns : -1;
+	s->noise_ns = noise ? noise_of(d, tot[0], tot[1]) : -1;
 	double lnsum = 0;
 	int64_t nln = 0;
 	for (size_t i = 0; i < d->nrows; i++) {
@@ -297,14 +497,17 @@ int diff_join(struct kp_diff *d, const struct kp_row *brows, size_t nb, const st
 		if (!r->has_base) {
 			r->status = DIFF_NEW;
 			s->added++;
+			s->onesided_new_ns += r->new_ns;
 			continue;
 		}
 		if (!r->has_new) {
 			r->status = DIFF_GONE;
 			s->removed++;
+			s->onesided_base_ns += r->base_ns;
 			continue;
 		}
 		s->matched++;
+		s->cross_dtype += r->cross_dtype;
 		if (r->ratio < 0)
 			r->status = nt > 0 ? DIFF_CHANGED : DIFF_UNCHANGED;
 		else
@@ -380,44 +583,184 @@ void diff_select(struct kp_diff *d, long top, double min_pct)
 
 /* ---- gate ---- */
 
-size_t diff_gate(const struct kp_diff *d, double fail_above_pct, double min_pct,
-		 struct kp_gate_hit *hits, size_t cap)
+/* "+57.769 us", "-3 ns" */
+static char *signed_time(char *buf, size_t cap, int64_t ns)
+{
+	if (ns > 0) {
+		buf[0] = '+';
+		units_time(buf + 1, cap - 1, ns);
+	} else {
+		units_time(buf, cap, ns);
+	}
+	return buf;
+}
+
+/* '*' any run, '?' one character, everything else literal (keys are full of '[') */
+static int glob_match(const char *p, const char *s)
+{
+	const char *star = NULL, *resume = NULL;
+	while (*s) {
+		if (*p == '*') {
+			star = p++;
+			resume = s;
+		} else if (*p && (*p == '?' || *p == *s)) {
+			p++;
+			s++;
+		} else if (star) {
+			p = star + 1;
+			s = ++resume;
+		} else {
+			return 0;
+		}
+	}
+	while (*p == '*')
+		p++;
+	return !*p;
+}
+
+static int rule_match(const char *pattern, const char *key, const char *op)
+{
+	return glob_match(pattern, key) || (op && glob_match(pattern, op));
+}
+
+double diff_gate_limit(const struct kp_gate_opts *g, const char *key, int op_key)
+{
+	/* op and op-shape keys: a pattern also matches the op name, the key's first word */
+	char op[256];
+	const char *sp = op_key ? strchr(key, ' ') : NULL;
+	const char *opname = NULL;
+	if (sp && (size_t)(sp - key) < sizeof(op)) {
+		memcpy(op, key, (size_t)(sp - key));
+		op[sp - key] = '\0';
+		opname = op;
+	}
+	for (size_t i = g->nrules; i-- > 0;)
+		if (rule_match(g->rules[i].pattern, key, opname))
+			return g->rules[i].pct;
+	return g->fail_above_pct;
+}
+
+const char *diff_gate_parse_limit(struct kp_arena *a, const char *s, size_t len, double *global,
+				  struct kp_gate_rule **rules, size_t *n, size_t *cap)
+{
+	size_t eq = len;
+	for (size_t i = len; i-- > 0;)
+		if (s[i] == '=') {
+			eq = i;
+			break;
+		}
+	const char *num = eq < len ? s + eq + 1 : s;
+	size_t nlen = eq < len ? len - eq - 1 : len;
+	char buf[64], *end;
+	if (nlen == 0 || nlen >= sizeof(buf))
+		return "expected PCT or PATTERN=PCT";
+	memcpy(buf, num, nlen);
+	buf[nlen] = '\0';
+	double pct = strtod(buf, &end);
+	if (end == buf || *end || !isfinite(pct) || pct < 0)
+		return eq < len ? "expected PATTERN=PCT with PCT a number >= 0" : "expected PCT (a number >= 0) or PATTERN=PCT";
+	if (eq == len) {
+		*global = pct;
+		return NULL;
+	}
+	if (eq == 0)
+		return "empty pattern before '='";
+	if (*n == *cap) {
+		*cap = *cap ? *cap * 2 : 8;
+		*rules = xrealloc(*rules, *cap * sizeof(**rules));
+	}
+	(*rules)[(*n)++] = (struct kp_gate_rule){ arena_strndup(a, s, eq), pct };
+	return NULL;
+}
+
+int diff_gate_parse_file(struct kp_arena *a, const char *text, size_t len, const char *name,
+			 double *global, struct kp_gate_rule **rules, size_t *n, size_t *cap,
+			 struct kp_diag *d)
+{
+	size_t line = 0;
+	for (size_t i = 0; i < len;) {
+		size_t e = i;
+		while (e < len && text[e] != '\n')
+			e++;
+		line++;
+		size_t b = i, f = e;
+		while (b < f && isspace((unsigned char)text[b]))
+			b++;
+		while (f > b && isspace((unsigned char)text[f - 1]))
+			f--;
+		i = e + 1;
+		if (b == f || text[b] == '#')
+			continue;
+		const char *why = diff_gate_parse_limit(a, text + b, f - b, global, rules, n, cap);
+		if (why)
+			return diag_error(d, KP_BADINPUT, "%s:%zu: error: %s", name, line, why);
+	}
+	return 0;
+}
+
+/* above the floor and the noise (when known): a change that is not jitter */
+static int real_change(int64_t delta_ns, double noise_ns, const struct kp_gate_opts *g)
+{
+	return delta_ns > g->min_delta_ns && (noise_ns < 0 || (double)delta_ns > noise_ns);
+}
+
+size_t diff_gate(const struct kp_diff *d, const struct kp_gate_opts *g, struct kp_gate_hit *hits,
+		 size_t cap)
 {
 	size_t n = 0;
 	const struct kp_diff_summary *s = &d->sum;
-	if (fail_above_pct < 0)
-		return 0;
-	if (s->total_ratio > 0 && (s->total_ratio - 1) * 100 > fail_above_pct + PCT_EPS) {
+	if (g->fail_above_pct >= 0 && s->total_ratio > 0 &&
+	    (s->total_ratio - 1) * 100 > g->fail_above_pct + PCT_EPS && real_change(s->delta_ns, s->noise_ns, g)) {
 		if (n < cap)
-			hits[n] = (struct kp_gate_hit){ NULL, "total GPU time", s->base_ns, s->new_ns,
-							(s->total_ratio - 1) * 100 };
+			hits[n] = (struct kp_gate_hit){ NULL, "total GPU time", DIFF_CHANGED, s->base_ns,
+							s->new_ns, s->delta_ns, (s->total_ratio - 1) * 100,
+							g->fail_above_pct, s->noise_ns };
 		n++;
 	}
 	for (size_t i = 0; i < d->nrows; i++) {
 		const struct kp_diff_row *r = &d->rows[i];
-		if (!r->has_base || !r->has_new || r->status == DIFF_OTHERS || r->ratio <= 0)
+		if (r->status == DIFF_OTHERS || !r->has_new)
 			continue;
-		if (r->base_pct < min_pct || (r->ratio - 1) * 100 <= fail_above_pct + PCT_EPS)
+		/* a row found in new only (or with no base time) grew from nothing */
+		int grew = !r->has_base || r->ratio < 0;
+		if ((grew ? r->new_pct : r->base_pct) < g->min_pct)
+			continue;
+		double limit = diff_gate_limit(g, r->key, d->opts.key != GROUP_KERNEL);
+		if (limit < 0 || !real_change(r->delta_ns, r->noise_ns, g))
+			continue;
+		if (!grew && (r->ratio - 1) * 100 <= limit + PCT_EPS)
 			continue;
 		if (n < cap)
-			hits[n] = (struct kp_gate_hit){ r->key, r->name, r->base_ns, r->new_ns,
-							(r->ratio - 1) * 100 };
+			hits[n] = (struct kp_gate_hit){ r->key, r->name, grew ? DIFF_NEW : DIFF_CHANGED,
+							r->base_ns, r->new_ns, r->delta_ns,
+							grew ? NAN : (r->ratio - 1) * 100, limit, r->noise_ns };
 		n++;
 	}
 	return n;
 }
 
-void diff_gate_message(const struct kp_gate_hit *h, double fail_above_pct, char *buf, size_t cap)
+void diff_gate_message(const struct kp_gate_hit *h, const struct kp_gate_opts *g, char *buf,
+		       size_t cap)
 {
-	char b1[32], b2[32];
+	char b1[32], b2[32], dl[32], fl[32], nz[32], pct[32] = "";
 	units_time(b1, sizeof(b1), h->base_ns);
 	units_time(b2, sizeof(b2), h->new_ns);
-	if (h->key)
-		snprintf(buf, cap, "'%s' %s -> %s (%+.1f%%, above --fail-above %g%%)", h->name, b1, b2,
-			 h->change_pct, fail_above_pct);
+	signed_time(dl, sizeof(dl), h->delta_ns);
+	units_time(fl, sizeof(fl), g->min_delta_ns);
+	if (h->noise_ns >= 0)
+		units_time(nz, sizeof(nz), (int64_t)llround(h->noise_ns));
 	else
-		snprintf(buf, cap, "total GPU time %s -> %s (%+.1f%%, above --fail-above %g%%)", b1, b2,
-			 h->change_pct, fail_above_pct);
+		snprintf(nz, sizeof(nz), "N/A");
+	if (isfinite(h->change_pct))
+		snprintf(pct, sizeof(pct), " (%+.1f%%)", h->change_pct);
+	if (!h->key)
+		snprintf(buf, cap, "total GPU time %s -> %s: %s%s, limit %g%%, floor %s, noise %s", b1, b2,
+			 dl, pct, h->limit_pct, fl, nz);
+	else if (h->status == DIFF_NEW)
+		snprintf(buf, cap, "'%s' (new) %s: %s, floor %s, noise %s", h->name, b2, dl, fl, nz);
+	else
+		snprintf(buf, cap, "'%s' %s -> %s: %s%s, limit %g%%, floor %s, noise %s", h->name, b1, b2,
+			 dl, pct, h->limit_pct, fl, nz);
 }
 
 void diff_free(struct kp_diff *d)
@@ -443,6 +786,7 @@ static void *run_side(void *arg)
 	struct side_job *j = arg;
 	struct kp_analyze_opts ao = j->o->analyze;
 	ao.device = j->device;
+	ao.step_series = 1; /* per-step time per row: the gate's noise */
 	j->rc = trace_load(j->t, j->path, &j->o->load, j->d);
 	if (j->rc == 0) {
 		trace_link(j->t);
@@ -513,13 +857,15 @@ static int normalization(struct kp_diff_run *run, const struct kp_diff_run_opts 
 		dopts->base_div = (double)r[0].tot.steps;
 		dopts->new_div = (double)r[1].tot.steps;
 	}
+	dopts->base_steps = (size_t)r[0].tot.steps;
+	dopts->new_steps = (size_t)r[1].tot.steps;
 	return KP_OK;
 }
 
 int diff_run(struct kp_diff_run *run, const struct kp_diff_run_opts *o)
 {
 	memset(run, 0, sizeof(*run));
-	run->fail_above_pct = o->fail_above_pct;
+	run->gate = o->gate;
 	int status = load_sides(run, o);
 	if (status != KP_OK)
 		return status;
@@ -531,9 +877,10 @@ int diff_run(struct kp_diff_run *run, const struct kp_diff_run_opts *o)
 		  &dopts, &run->rep[0], &run->rep[1]);
 	run->joined = 1;
 	sort_diff(&run->diff, &o->sort);
-	run->nhits = diff_gate(&run->diff, o->fail_above_pct, o->min_pct, NULL, 0);
+	run->nhits = diff_gated(&o->gate) ? diff_gate(&run->diff, &o->gate, NULL, 0) : 0;
 	run->hits = xcalloc(run->nhits + 1, sizeof(*run->hits));
-	diff_gate(&run->diff, o->fail_above_pct, o->min_pct, run->hits, run->nhits);
+	if (run->nhits)
+		diff_gate(&run->diff, &o->gate, run->hits, run->nhits);
 	diff_select(&run->diff, o->top, o->min_pct);
 	return run->nhits ? KP_REGRESSION : KP_OK;
 }
@@ -556,14 +903,12 @@ void diff_run_print(const struct kp_diff_run *run, FILE *fp)
 		warn_print(&run->trace[i].warn, fp);
 		warn_print(&run->rep[i].warn, fp);
 	}
-	char msg[1024];
-	for (size_t i = 0; i < run->nhits && i < DIFF_GATE_SHOW; i++) {
-		diff_gate_message(&run->hits[i], run->fail_above_pct, msg, sizeof(msg));
+	/* every crossing, each with base, new, delta and the noise it beat */
+	char msg[2048];
+	for (size_t i = 0; i < run->nhits; i++) {
+		diff_gate_message(&run->hits[i], &run->gate, msg, sizeof(msg));
 		fprintf(fp, "kprof: regression: %s\n", msg);
 	}
-	if (run->nhits > DIFF_GATE_SHOW)
-		fprintf(fp, "kprof: regression: and %zu more above --fail-above %g%%\n",
-			run->nhits - DIFF_GATE_SHOW, run->fail_above_pct);
 }
 
 void diff_run_free(struct kp_diff_run *run)

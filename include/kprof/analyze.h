@@ -23,7 +23,11 @@ struct kp_analyze_opts {
 	const struct kp_devdb *db;   /* borrowed */
 	int full_names;              /* --name=full: do not shorten kernel names */
 	int step_lo, step_hi;        /* only GPU work of ProfilerStep index [lo, hi]; -1 = all */
+	int step_series;             /* keep each row's time per ProfilerStep (kp_row.step_ns) */
 };
+
+/* Per-step series are kept only up to this many ProfilerStep spans (8 bytes per row and step). */
+#define KP_STEP_SERIES_MAX 4096
 
 /* Row flags */
 #define ROW_OVER_PEAK 0x1   /* a rate above 100% of peak: wrong model or device entry */
@@ -45,6 +49,8 @@ struct kp_row {
 	int64_t min_ns, max_ns, med_ns;
 	int64_t flops;           /* -1 unknown */
 	int64_t bytes;           /* -1 unknown */
+	int64_t *step_ns;        /* opts.step_series: GPU time in ProfilerStep i, tot.steps entries
+				    (report arena); NULL when off, no steps or over KP_STEP_SERIES_MAX */
 	double flops_per_s;      /* -1 unknown */
 	double bytes_per_s;      /* -1 unknown */
 	double pct_peak_flops;   /* -1 unknown */

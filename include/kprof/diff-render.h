@@ -12,8 +12,7 @@
 
 /* What the gate found, for the document (see diff_gate()). */
 struct kp_diff_render_opts {
-	double fail_above_pct;    /* < 0: no gate */
-	double min_pct;
+	const struct kp_gate_opts *gate; /* NULL: no gate */
 	const struct kp_gate_hit *hits;
 	size_t nhits;             /* crossings; hits holds all of them */
 };

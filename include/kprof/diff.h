@@ -27,7 +27,14 @@ struct kp_diff_opts {
 	double new_div;
 	int per_step;            /* the divisors are step counts (for headers) */
 	enum kp_diff_norm how;   /* how per_step was chosen (for headers) */
+	size_t base_steps;       /* length of the base rows' step_ns series (0: none) */
+	size_t new_steps;
+	double noise_k;          /* noise = k x pooled sd x sqrt(1/nb + 1/nn); 0 = KP_NOISE_K, < 0 off */
 };
+
+/* Default noise multiplier (kprof-diff(1), GATE) and the fewest steps a side needs for it. */
+#define KP_NOISE_K 3.0
+#define KP_NOISE_MIN_STEPS 3
 
 /* One input side of a diff.  @rep is borrowed and may be NULL (unit tests). */
 struct kp_diff_side {
@@ -63,6 +70,8 @@ struct kp_diff_row {
 	double share_pt;          /* new_pct - base_pct, percentage points */
 	enum kp_diff_status status;
 	int64_t nfolded;          /* DIFF_OTHERS: rows folded */
+	int cross_dtype;          /* op-shape: paired across dtypes (no exact pair on either side) */
+	double noise_ns;          /* per-step noise of the delta (see KP_NOISE_K); -1 N/A */
 	int base_mixed_dtype, new_mixed_dtype; /* accumulation state */
 };
 
@@ -71,6 +80,11 @@ struct kp_diff_summary {
 	double total_ratio;       /* new_ns / base_ns; -1 when base_ns is 0 */
 	double geomean_speedup;   /* exp(mean(ln(base/new))) over matched rows, both > 0; -1 none */
 	int64_t matched, improved, regressed, unchanged, added, removed;
+	int64_t cross_dtype;      /* matched rows paired across dtypes */
+	int64_t onesided_base_ns; /* time in gone rows (base side) and new rows (new side) */
+	int64_t onesided_new_ns;
+	double noise_ns;          /* noise of the total's delta; -1 N/A */
+	int noise_steps;          /* per-step series used for noise (both sides >= KP_NOISE_MIN_STEPS) */
 };
 
 /* The whole comparison.  Rows borrow strings from both reports; free with diff_free(). */
@@ -83,12 +97,36 @@ struct kp_diff {
 	struct kp_diff_summary sum;
 };
 
-/* A gate crossing: the total (key NULL) or one matched row regressed past the limit. */
+/*
+ * A per-key limit: rows whose key, or op name (the key's first word), matches @pattern:
+ * '*' matches any run of characters, '?' one, everything else itself.
+ */
+struct kp_gate_rule {
+	const char *pattern;
+	double pct;
+};
+
+/* The regression gate (kprof-diff(1), GATE). */
+struct kp_gate_opts {
+	double fail_above_pct;    /* limit of the total and of rows no rule matches; < 0: none */
+	double min_pct;           /* skip rows under this % of their side's time */
+	int64_t min_delta_ns;     /* absolute floor of a change (per step when dividing) */
+	const struct kp_gate_rule *rules; /* per-key limits, the last match wins */
+	size_t nrules;
+};
+
+/* Default --min-delta: changes of 5 us or less (per step) never trip the gate. */
+#define KP_MIN_DELTA_NS 5000
+
+/* A gate crossing: the total (key NULL) or one row regressed past all three limits. */
 struct kp_gate_hit {
 	const char *key;          /* NULL = total GPU time */
 	const char *name;
-	int64_t base_ns, new_ns;
-	double change_pct;        /* (ratio - 1) x 100 */
+	enum kp_diff_status status; /* DIFF_CHANGED, or DIFF_NEW for a row found in new only */
+	int64_t base_ns, new_ns, delta_ns;
+	double change_pct;        /* (ratio - 1) x 100; NAN for a new row */
+	double limit_pct;         /* the limit it crossed (--fail-above or a rule) */
+	double noise_ns;          /* -1 N/A */
 };
 
 /* What kprof diff asks of diff_run(): the options, parsed. */
@@ -103,10 +141,8 @@ struct kp_diff_run_opts {
 	struct kp_sort_spec sort;
 	long top;                       /* rows kept before "(others)"; 0 all */
 	double min_pct;
-	double fail_above_pct;          /* < 0: no gate */
+	struct kp_gate_opts gate;       /* no limit and no rule: no gate (diff_gated()) */
 };
-
-#define DIFF_GATE_SHOW 5 /* crossings printed before "and N more" */
 
 /*
  * One kprof diff run: both traces loaded and analyzed, joined, sorted, gated, selected.
@@ -122,7 +158,7 @@ struct kp_diff_run {
 	int joined;
 	struct kp_gate_hit *hits; /* every crossing, the total first */
 	size_t nhits;
-	double fail_above_pct;
+	struct kp_gate_opts gate;
 };
 
 /* Prototypes */
@@ -138,10 +174,21 @@ void diff_run_free(struct kp_diff_run *run);
 /*
  * The join key of an analysis row (kp_row) under @o: kernel names normalized
  * unless o->full_names (see diff_normalize_kernel()), op names as they are,
- * op-shape keys without the dtype ("aten::mm [8192,8192]x[8192,8192]").
- * The result lives in @a or is @row's own string.
+ * op-shape keys "aten::mm [8192,8192]x[8192,8192] bf16" with out= slots dropped
+ * (diff_functional_shape()) and the row's dtype (and math precision, "fp32/tf32")
+ * last.  With @group non-NULL, *group is the key without the dtype (leftovers
+ * pair across dtypes on it; the key itself for kernel and op keys).
+ * The results live in @a or are @row's own strings.
  */
-const char *diff_row_key(struct kp_arena *a, const struct kp_row *row, const struct kp_diff_opts *o);
+const char *diff_row_key(struct kp_arena *a, const struct kp_row *row, const struct kp_diff_opts *o,
+			 const char **group);
+/*
+ * The input shapes of @op as its functional form records them: for the ops of
+ * kprof-diff(1), OUT= VARIANTS (aten::mm, aten::addmm, ...), a trailing output
+ * tensor slot ("[256,512]x[512,768]x[256,768]" of Inductor's mm(out=)) is dropped.
+ * Returns @shape itself or a string in @a.
+ */
+const char *diff_functional_shape(struct kp_arena *a, const char *op, const char *shape);
 /*
  * Kernel-name normalization (documented in kprof-diff(1), KERNEL NAMES):
  * drop a leading "void " and the argument list, drop spaces around punctuation
@@ -165,15 +212,45 @@ int diff_join(struct kp_diff *d, const struct kp_row *brows, size_t nb, const st
  */
 void diff_select(struct kp_diff *d, long top, double min_pct);
 /*
- * The regression gate: the total, and every matched row holding >= @min_pct of
- * base time, whose (ratio - 1) x 100 is above @fail_above_pct.  Fills up to
- * @cap hits (total first, then rows in their current order) and returns how
+ * The regression gate: the total, and every row (new rows included) holding
+ * >= g->min_pct of its side's time, whose change is above its limit (a rule's or
+ * --fail-above), above g->min_delta_ns and above its noise when known.  Fills up
+ * to @cap hits (total first, then rows in their current order) and returns how
  * many crossed.  Call before diff_select().
  */
-size_t diff_gate(const struct kp_diff *d, double fail_above_pct, double min_pct,
-		 struct kp_gate_hit *hits, size_t cap);
-/* "total GPU time 4.812 ms -> 5.104 ms (+6.1%, above --fail-above 5%)" */
-void diff_gate_message(const struct kp_gate_hit *h, double fail_above_pct, char *buf, size_t cap);
+size_t diff_gate(const struct kp_diff *d, const struct kp_gate_opts *g, struct kp_gate_hit *hits,
+		 size_t cap);
+/*
+ * One --fail-above value: "PCT" sets *global; "PATTERN=PCT" (split at the last '=')
+ * appends a rule to the vector *rules (*n used of *cap, grown with xrealloc; the
+ * pattern is copied into @a).  PCT is a number >= 0.  Returns NULL or a static reason.
+ */
+const char *diff_gate_parse_limit(struct kp_arena *a, const char *s, size_t len, double *global,
+				  struct kp_gate_rule **rules, size_t *n, size_t *cap);
+/*
+ * A limits file (--fail-above @FILE): one "PCT" or "PATTERN=PCT" a line; blank lines
+ * and lines starting with '#' are skipped; spaces around the line are dropped.
+ * Returns -1 with @d = "NAME:LINE: error: <reason>" (status 3) on a bad line.
+ */
+int diff_gate_parse_file(struct kp_arena *a, const char *text, size_t len, const char *name,
+			 double *global, struct kp_gate_rule **rules, size_t *n, size_t *cap,
+			 struct kp_diag *d);
+/* A gate is on: a --fail-above PCT or a rule. */
+static inline int diff_gated(const struct kp_gate_opts *g)
+{
+	return g->fail_above_pct >= 0 || g->nrules > 0;
+}
+/*
+ * The limit of a row under @g: the last rule whose pattern matches @key, or (@op_key:
+ * op and op-shape keys) the key's first word, the op name; else --fail-above; < 0 none.
+ */
+double diff_gate_limit(const struct kp_gate_opts *g, const char *key, int op_key);
+/*
+ * "'aten::mm [..] bf16' 1.368 ms -> 1.426 ms: +57.769 us (+4.2%), limit 3%, floor 5.000 us,
+ * noise 1.210 us"; new rows "'X' (new) 12.000 us: +12.000 us, floor 5.000 us, noise N/A".
+ */
+void diff_gate_message(const struct kp_gate_hit *h, const struct kp_gate_opts *g, char *buf,
+		       size_t cap);
 void diff_free(struct kp_diff *d);
 
 #endif /* KPROF_DIFF_H */

@@ -1,7 +1,7 @@
 #!/bin/bash
 # tests/gpu/run.sh — kprof capture on a real GPU: each workload at small shapes and one large
 # shape, then kprof analyze and PyTorch's analyzer on the traces; then capture -- <command>
-# (tests/gpu/inject.sh).  Builds nothing: run it from
+# (tests/gpu/inject.sh) and diff's gate on recordings (tests/gpu/gate.sh).  Builds nothing: run it from
 # the repository root with build/kprof already built (carry build/).  Exit 77 without a GPU.
 #   tests/gpu/run.sh [OUTDIR]
 set -u
@@ -67,6 +67,8 @@ else
 	echo "FAIL: torch is not importable here"
 	fail=1
 fi
+echo "== kprof diff's gate on real recordings (tests/gpu/gate.sh)"
+KPROF=$KPROF "$(dirname "$0")/gate.sh" "$DIR/gate" || fail=1
 echo "== kprof capture -- <command> (injection)"
 KPROF=$KPROF "$(dirname "$0")/inject.sh" "$DIR" || fail=1
 echo "== kprof capture -- <command>: library calls and NVTX ranges as ops"

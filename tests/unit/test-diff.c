@@ -67,6 +67,12 @@ static struct kp_diff_opts kopts(enum kp_group key)
 	return o;
 }
 
+static struct kp_gate_opts gopts(double pct, double min_pct, int64_t min_delta_ns)
+{
+	struct kp_gate_opts g = { .fail_above_pct = pct, .min_pct = min_pct, .min_delta_ns = min_delta_ns };
+	return g;
+}
+
 static int64_t delta_sum(const struct kp_diff *d)
 {
 	int64_t s = 0;
@@ -172,18 +178,107 @@ static void op_shape_pairs_across_dtypes_and_shows_both(void **state)
 	diff_join(&d, b, 2, n, 2, &o, NULL, NULL);
 	assert_int_equal(d.nrows, 2);
 	assert_int_equal(d.sum.matched, 2);
-	const struct kp_diff_row *r = find(&d, "aten::mm [8192,8192]x[8192,8192]");
+	assert_int_equal(d.sum.cross_dtype, 2);
+	const struct kp_diff_row *r = find(&d, "aten::mm [8192,8192]x[8192,8192] bf16->fp16");
 	assert_non_null(r);
 	assert_string_equal(r->name, "aten::mm [8192,8192]x[8192,8192] bf16->fp16");
+	assert_true(r->cross_dtype);
+	assert_string_equal(r->base_dtype, "bf16");
+	assert_string_equal(r->new_dtype, "fp16");
 	assert_true(r->ratio > 1.04 && r->ratio < 1.043);
 	assert_int_equal(r->status, DIFF_CHANGED);
-	r = find(&d, "aten::mm [1024,1024]x[1024,1024]");
+	r = find(&d, "aten::mm [1024,1024]x[1024,1024] bf16->fp16");
 	assert_int_equal(r->status, DIFF_UNCHANGED);
 	assert_int_equal(d.sum.unchanged, 1);
 	assert_int_equal(d.sum.regressed, 1);
 	/* geomean of base/new over the two matched rows */
 	double gm = sqrt((1368607.0 / 1426376.0) * (6241.0 / 6240.0));
 	assert_true(fabs(d.sum.geomean_speedup - gm) < 1e-12);
+	diff_free(&d);
+}
+
+static void op_shape_pairs_exact_dtypes_first_and_keeps_dtypes_apart_within_a_trace(void **state)
+{
+	(void)state;
+	/* base: 3 bf16 calls and 1 fp32 call of one shape; new: 4 bf16 calls, 1 fp16 call */
+	struct kp_row b[] = {
+		shaped("aten::addmm", "[4096]x[4096,1024]x[1024,4096]", "bf16", 600, 3),
+		shaped("aten::addmm", "[4096]x[4096,1024]x[1024,4096]", "fp32", 3000, 1),
+		shaped("aten::gelu", "[4096,4096]", "bf16", 100, 1),
+	};
+	struct kp_row n[] = {
+		shaped("aten::addmm", "[4096]x[4096,1024]x[1024,4096]", "bf16", 800, 4),
+		shaped("aten::addmm", "[4096]x[4096,1024]x[1024,4096]", "fp16", 210, 1),
+		shaped("aten::gelu", "[4096,4096]", "fp32", 120, 1),
+		shaped("aten::gelu", "[4096,4096]", "fp16", 110, 1),
+	};
+	struct kp_diff_opts o = kopts(GROUP_OP_SHAPE);
+	struct kp_diff d;
+	diff_join(&d, b, 3, n, 4, &o, NULL, NULL);
+	/* the fp32 call is its own row, not merged into the bf16 row */
+	const struct kp_diff_row *r = find(&d, "aten::addmm [4096]x[4096,1024]x[1024,4096] bf16");
+	assert_non_null(r);
+	assert_false(r->cross_dtype);
+	assert_int_equal(r->base_ns, 600);
+	assert_int_equal(r->new_ns, 800);
+	r = find(&d, "aten::addmm [4096]x[4096,1024]x[1024,4096] fp32->fp16");
+	assert_non_null(r);
+	assert_int_equal(r->base_ns, 3000);
+	assert_int_equal(r->new_ns, 210);
+	/* two leftovers in new: the bigger one (fp32, 120 ns) pairs; fp16 stays new */
+	r = find(&d, "aten::gelu [4096,4096] bf16->fp32");
+	assert_non_null(r);
+	assert_int_equal(r->new_ns, 120);
+	r = find(&d, "aten::gelu [4096,4096] fp16");
+	assert_non_null(r);
+	assert_int_equal(r->status, DIFF_NEW);
+	assert_int_equal(d.nrows, 4);
+	assert_int_equal(d.sum.matched, 3);
+	assert_int_equal(d.sum.cross_dtype, 2);
+	assert_int_equal(d.sum.added, 1);
+	assert_int_equal(delta_sum(&d), d.sum.new_ns - d.sum.base_ns);
+	diff_free(&d);
+
+	/* TF32 math is part of the exact key: fp32/tf32 and fp32 pair only as leftovers */
+	struct kp_row b2[] = { shaped("aten::mm", "[8,8]x[8,8]", "fp32", 100, 1) };
+	struct kp_row n2[] = { shaped("aten::mm", "[8,8]x[8,8]", "fp32", 40, 1) };
+	b2[0].prec = "fp32";
+	n2[0].prec = "tf32";
+	diff_join(&d, b2, 1, n2, 1, &o, NULL, NULL);
+	assert_int_equal(d.nrows, 1);
+	assert_string_equal(d.rows[0].key, "aten::mm [8,8]x[8,8] fp32->fp32/tf32");
+	diff_free(&d);
+}
+
+static void out_variants_pair_with_the_functional_op(void **state)
+{
+	(void)state;
+	struct kp_arena a;
+	arena_init(&a);
+	/* Inductor's extern_kernels.mm(a, b, out=buf) records the output as a third slot */
+	assert_string_equal(diff_functional_shape(&a, "aten::mm", "[256,512]x[512,768]x[256,768]"),
+			    "[256,512]x[512,768]");
+	assert_string_equal(diff_functional_shape(&a, "aten::mm", "[256,512]x[512,768]"), "[256,512]x[512,768]");
+	assert_string_equal(diff_functional_shape(&a, "aten::addmm", "[768]x[256,512]x[512,768]x[256,768]"),
+			    "[768]x[256,512]x[512,768]");
+	assert_string_equal(diff_functional_shape(&a, "aten::baddbmm",
+						  "[8,256,768]x[8,256,512]x[8,512,768]x[8,256,768]"),
+			    "[8,256,768]x[8,256,512]x[8,512,768]");
+	/* not in the table, or not exactly one slot more: unchanged */
+	assert_string_equal(diff_functional_shape(&a, "aten::cat", "{[2,3],[2,3]}x[4,3]"), "{[2,3],[2,3]}x[4,3]");
+	assert_string_equal(diff_functional_shape(&a, "aten::mm", "[1]x[2]x[3]x[4]"), "[1]x[2]x[3]x[4]");
+	/* separators inside a tensor list do not count */
+	assert_string_equal(diff_functional_shape(&a, "aten::bmm", "[2,2,2]x[2,2,2]"), "[2,2,2]x[2,2,2]");
+	arena_free(&a);
+
+	struct kp_row b[] = { shaped("aten::mm", "[256,512]x[512,768]", "bf16", 1000, 1) };
+	struct kp_row n[] = { shaped("aten::mm", "[256,512]x[512,768]x[256,768]", "bf16", 900, 1) };
+	struct kp_diff_opts o = kopts(GROUP_OP_SHAPE);
+	struct kp_diff d;
+	diff_join(&d, b, 1, n, 1, &o, NULL, NULL);
+	assert_int_equal(d.nrows, 1);
+	assert_int_equal(d.sum.matched, 1);
+	assert_string_equal(d.rows[0].key, "aten::mm [256,512]x[512,768] bf16");
 	diff_free(&d);
 }
 
@@ -203,7 +298,8 @@ static void identical_inputs_give_zero_deltas_and_pass_a_zero_gate(void **state)
 	assert_true(d.sum.total_ratio == 1);
 	assert_true(d.sum.geomean_speedup == 1);
 	struct kp_gate_hit h[4];
-	assert_int_equal(diff_gate(&d, 0, 0, h, 4), 0);
+	struct kp_gate_opts g = gopts(0, 0, 0);
+	assert_int_equal(diff_gate(&d, &g, h, 4), 0);
 	diff_free(&d);
 }
 
@@ -257,7 +353,7 @@ static void threshold_is_the_noise_floor(void **state)
 	diff_free(&d);
 }
 
-static void gate_trips_on_the_total_or_a_big_matched_row_and_not_in_reverse(void **state)
+static void gate_trips_on_the_total_a_big_row_or_a_new_row_and_not_in_reverse(void **state)
 {
 	(void)state;
 	struct kp_row b[] = { row("big", 9000, 1), row("small", 1000, 1), row("gone", 50, 1) };
@@ -268,27 +364,176 @@ static void gate_trips_on_the_total_or_a_big_matched_row_and_not_in_reverse(void
 	char msg[256];
 	diff_join(&d, b, 3, n, 3, &o, NULL, NULL);
 	assert_int_equal(diff_sort(&d, NULL, &(const char *){ NULL }), 0);
-	/* total 10050 -> 15600 (+55.2%); small +50%; big +1.1%; one-sided rows never gate */
-	size_t k = diff_gate(&d, 10, 0, h, 8);
-	assert_int_equal(k, 2);
+	/* total 10050 -> 15600 (+55.2%); new +5000; small +50%; big +1.1% */
+	struct kp_gate_opts g = gopts(10, 0, 0);
+	size_t k = diff_gate(&d, &g, h, 8);
+	assert_int_equal(k, 3);
 	assert_null(h[0].key);
-	assert_string_equal(h[1].key, "small");
-	diff_gate_message(&h[1], 10, msg, sizeof(msg));
-	assert_string_equal(msg, "'small' 1.000 us -> 1.500 us (+50.0%, above --fail-above 10%)");
-	diff_gate_message(&h[0], 10, msg, sizeof(msg));
-	assert_string_equal(msg, "total GPU time 10.050 us -> 15.600 us (+55.2%, above --fail-above 10%)");
-	/* --min-pct 20: "small" holds 9.95% of base time and is not gated */
-	assert_int_equal(diff_gate(&d, 10, 20, h, 8), 1);
-	/* above the total's change: nothing; no gate: nothing */
-	assert_int_equal(diff_gate(&d, 60, 0, h, 8), 0);
-	assert_int_equal(diff_gate(&d, -1, 0, h, 8), 0);
+	assert_string_equal(h[1].key, "new");
+	assert_int_equal(h[1].status, DIFF_NEW);
+	assert_string_equal(h[2].key, "small");
+	diff_gate_message(&h[2], &g, msg, sizeof(msg));
+	assert_string_equal(msg, "'small' 1.000 us -> 1.500 us: +500 ns (+50.0%), limit 10%, floor 0 ns, noise N/A");
+	diff_gate_message(&h[1], &g, msg, sizeof(msg));
+	assert_string_equal(msg, "'new' (new) 5.000 us: +5.000 us, floor 0 ns, noise N/A");
+	diff_gate_message(&h[0], &g, msg, sizeof(msg));
+	assert_string_equal(msg, "total GPU time 10.050 us -> 15.600 us: +5.550 us (+55.2%), limit 10%, floor 0 ns, noise N/A");
+	/* --min-pct 20: "small" holds 9.95% of base time; "new" 32% of new time */
+	g = gopts(10, 20, 0);
+	assert_int_equal(diff_gate(&d, &g, h, 8), 2);
+	/* the floor: changes of 500 ns or less never trip, whatever the percentage */
+	g = gopts(10, 0, 500);
+	assert_int_equal(diff_gate(&d, &g, h, 8), 2);
+	g = gopts(10, 0, 499);
+	assert_int_equal(diff_gate(&d, &g, h, 8), 3);
+	/* above the total's change: only the new row */
+	g = gopts(60, 0, 0);
+	assert_int_equal(diff_gate(&d, &g, h, 8), 1);
 	/* the cap bounds what is filled, not the count */
-	assert_int_equal(diff_gate(&d, 1, 0, h, 1), 3);
+	g = gopts(1, 0, 0);
+	assert_int_equal(diff_gate(&d, &g, h, 1), 4);
 	diff_free(&d);
 
-	/* reversed: everything got faster */
+	/* reversed: everything got faster, the new row is gone */
 	diff_join(&d, n, 3, b, 3, &o, NULL, NULL);
-	assert_int_equal(diff_gate(&d, 0, 0, h, 8), 0);
+	g = gopts(0, 0, 0);
+	assert_int_equal(diff_gate(&d, &g, h, 8), 1); /* "gone" of 50 ns is new here */
+	assert_string_equal(h[0].key, "gone");
+	g = gopts(0, 0, 50);
+	assert_int_equal(diff_gate(&d, &g, h, 8), 0);
+	diff_free(&d);
+}
+
+static void per_key_limits_match_keys_or_op_names_and_the_last_rule_wins(void **state)
+{
+	(void)state;
+	struct kp_arena a;
+	arena_init(&a);
+	struct kp_gate_rule *rules = NULL;
+	size_t n = 0, cap = 0;
+	double global = -1;
+	assert_null(diff_gate_parse_limit(&a, "5", 1, &global, &rules, &n, &cap));
+	assert_true(global == 5);
+	assert_null(diff_gate_parse_limit(&a, "aten::mm=1", 10, &global, &rules, &n, &cap));
+	assert_string_equal(diff_gate_parse_limit(&a, "x=", 2, &global, &rules, &n, &cap),
+			    "expected PCT or PATTERN=PCT");
+	assert_string_equal(diff_gate_parse_limit(&a, "x=-1", 4, &global, &rules, &n, &cap),
+			    "expected PATTERN=PCT with PCT a number >= 0");
+	assert_string_equal(diff_gate_parse_limit(&a, "=3", 2, &global, &rules, &n, &cap),
+			    "empty pattern before '='");
+	assert_string_equal(diff_gate_parse_limit(&a, "fast", 4, &global, &rules, &n, &cap),
+			    "expected PCT (a number >= 0) or PATTERN=PCT");
+	const char file[] = "# team limits\n  nvjet_*=20\n\n*gelu* [4096,4096] bf16=0.5\n3\n";
+	struct kp_diag d = { 0 };
+	assert_int_equal(diff_gate_parse_file(&a, file, strlen(file), "gate.txt", &global, &rules, &n, &cap, &d), 0);
+	assert_int_equal(n, 3);
+	assert_true(global == 3);
+	assert_string_equal(rules[2].pattern, "*gelu* [4096,4096] bf16");
+	const char bad[] = "aten::mm=1\naten::bmm=two\n";
+	assert_int_equal(diff_gate_parse_file(&a, bad, strlen(bad), "gate.txt", &global, &rules, &n, &cap, &d), -1);
+	assert_string_equal(d.msg, "gate.txt:2: error: expected PATTERN=PCT with PCT a number >= 0");
+	assert_int_equal(d.status, KP_BADINPUT);
+	assert_int_equal(n, 4); /* the bad file's first line was read */
+
+	struct kp_gate_opts g = { .fail_above_pct = 3, .rules = rules, .nrules = n };
+	/* op-shape keys: "aten::mm" matches the op name */
+	assert_true(diff_gate_limit(&g, "aten::mm [8,8]x[8,8] bf16", 1) == 1);
+	assert_true(diff_gate_limit(&g, "aten::mm [8,8]x[8,8] bf16", 0) == 3);
+	assert_true(diff_gate_limit(&g, "aten::gelu [4096,4096] bf16", 1) == 0.5);
+	assert_true(diff_gate_limit(&g, "nvjet_sm90_tst_256x128", 0) == 20);
+	assert_true(diff_gate_limit(&g, "xnvjet_sm90", 0) == 3);
+	/* a later rule wins */
+	assert_true(n < cap);
+	rules[n] = (struct kp_gate_rule){ "aten::*", 7 };
+	g.nrules = n + 1;
+	assert_true(diff_gate_limit(&g, "aten::mm [8,8]x[8,8] bf16", 1) == 7);
+	free(rules);
+	arena_free(&a);
+}
+
+/*
+ * A synthetic program recorded twice: per-step jitter of a few percent on every row.  The
+ * gate passes the same program at --fail-above 2 and trips on a real +20% row, naming it.
+ */
+struct synth {
+	int64_t steps[3][8];
+	struct kp_row rows[3];
+};
+
+static uint64_t lcg(uint64_t *s)
+{
+	*s = *s * 6364136223846793005ull + 1442695040888963407ull;
+	return *s >> 33;
+}
+
+static void synth_trace(struct synth *t, uint64_t seed, double slow_b)
+{
+	static const char *const names[3] = { "gemm_a", "gemm_b", "elementwise" };
+	static const int64_t mean_ns[3] = { 400000, 200000, 30000 };
+	for (int r = 0; r < 3; r++) {
+		t->rows[r] = row(names[r], 0, 8);
+		t->rows[r].step_ns = t->steps[r];
+		for (int s = 0; s < 8; s++) {
+			/* +-8% uniform jitter per step */
+			double j = ((double)(lcg(&seed) % 16001) - 8000) / 100000.0;
+			double v = (double)mean_ns[r] * (1 + j) * (r == 1 ? slow_b : 1);
+			t->steps[r][s] = (int64_t)v;
+			t->rows[r].time_ns += t->steps[r][s];
+		}
+	}
+}
+
+static void noise_gate_passes_jitter_and_trips_on_a_real_regression(void **state)
+{
+	(void)state;
+	struct synth base, same, slow;
+	synth_trace(&base, 1, 1);
+	synth_trace(&same, 2, 1);
+	synth_trace(&slow, 3, 1.2);
+	struct kp_diff_opts o = kopts(GROUP_KERNEL);
+	o.base_div = o.new_div = 8;
+	o.per_step = 1;
+	o.how = NORM_PER_STEP;
+	o.base_steps = o.new_steps = 8;
+	struct kp_gate_opts g = gopts(2, 0, KP_MIN_DELTA_NS);
+	struct kp_gate_hit h[8];
+	struct kp_diff d;
+
+	diff_join(&d, base.rows, 3, same.rows, 3, &o, NULL, NULL);
+	assert_true(d.sum.noise_steps);
+	/* jitter alone moves some row past 2%: without the noise estimate it would trip */
+	int past = 0;
+	for (size_t i = 0; i < d.nrows; i++)
+		past |= fabs(d.rows[i].ratio - 1) > 0.02 && d.rows[i].delta_ns > KP_MIN_DELTA_NS;
+	assert_true(past);
+	for (size_t i = 0; i < d.nrows; i++)
+		assert_true(d.rows[i].noise_ns > 0);
+	assert_int_equal(diff_gate(&d, &g, h, 8), 0);
+	diff_free(&d);
+
+	diff_join(&d, base.rows, 3, slow.rows, 3, &o, NULL, NULL);
+	size_t k = diff_gate(&d, &g, h, 8);
+	assert_true(k >= 1);
+	assert_string_equal(h[k - 1].key, "gemm_b");
+	assert_true(h[k - 1].change_pct > 15 && h[k - 1].change_pct < 25);
+	assert_true(h[k - 1].noise_ns > 0 && h[k - 1].delta_ns > h[k - 1].noise_ns);
+	diff_free(&d);
+
+	/* noise = k x pooled sd x sqrt(1/nb + 1/nn): series {1,2,3} and {2,3,4} -> sd 1 */
+	int64_t sb[3] = { 1000, 2000, 3000 }, sn[3] = { 2000, 3000, 4000 };
+	struct kp_row b1 = row("x", 6000, 3), n1 = row("x", 9000, 3);
+	b1.step_ns = sb;
+	n1.step_ns = sn;
+	o.base_div = o.new_div = 3;
+	o.base_steps = o.new_steps = 3;
+	diff_join(&d, &b1, 1, &n1, 1, &o, NULL, NULL);
+	assert_true(fabs(d.rows[0].noise_ns - 3 * 1000 * sqrt(2.0 / 3)) < 1e-6);
+	assert_true(fabs(d.sum.noise_ns - d.rows[0].noise_ns) < 1e-6);
+	diff_free(&d);
+	/* fewer than 3 steps on a side, or --steps: no estimate */
+	o.new_steps = 2;
+	diff_join(&d, &b1, 1, &n1, 1, &o, NULL, NULL);
+	assert_true(d.rows[0].noise_ns < 0 && d.sum.noise_ns < 0);
 	diff_free(&d);
 }
 
@@ -384,7 +629,7 @@ static void renderers_write_null_for_a_missing_side(void **state)
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *fp = open_memstream(&buf, &len);
-	struct kp_diff_render_opts ro = { .fail_above_pct = -1 };
+	struct kp_diff_render_opts ro = { .gate = NULL };
 	struct kp_doc doc;
 	diff_render_doc(&d, &ro, &doc);
 	table_render(&doc, FMT_CSV, 0, fp);
@@ -424,7 +669,7 @@ static void run_joins_two_traces_gates_and_refuses_per_step_without_steps(void *
 			  tdata(n, sizeof(n), "torch211-h100/matmul_fp16.json") },
 		.analyze = { .group = GROUP_KERNEL, .db = &db, .step_lo = -1, .step_hi = -1 },
 		.diff = { .key = GROUP_KERNEL, .threshold_pct = 2, .base_div = 1, .new_div = 1 },
-		.per_step = -1, .top = 3, .fail_above_pct = 0,
+		.per_step = -1, .top = 3, .gate = { .fail_above_pct = 0, .min_delta_ns = KP_MIN_DELTA_NS },
 	};
 	const char *bad;
 	assert_int_equal(sort_parse(&o.sort, SORT_DIFF, NULL, &bad), 0);
@@ -450,17 +695,65 @@ static void run_joins_two_traces_gates_and_refuses_per_step_without_steps(void *
 	devdb_free(&db);
 }
 
+/* H200 recordings (tests/gpu/record_gate.py): per-step series come from ProfilerStep spans */
+static void run_passes_an_unchanged_recording_and_trips_on_an_fp32_layer(void **state)
+{
+	(void)state;
+	char b[512], n[512];
+	struct kp_diag dd = { 0 };
+	struct kp_devdb db;
+	assert_int_equal(devdb_load_builtin(&db, &dd), 0);
+	struct kp_diff_run_opts o = {
+		.path = { tdata(b, sizeof(b), "torch211-h200-gate/train_a.json.gz"),
+			  tdata(n, sizeof(n), "torch211-h200-gate/train_b.json.gz") },
+		.analyze = { .group = GROUP_OP_SHAPE, .db = &db, .step_lo = -1, .step_hi = -1 },
+		.diff = { .key = GROUP_OP_SHAPE, .threshold_pct = 2, .base_div = 1, .new_div = 1 },
+		.per_step = -1, .gate = { .fail_above_pct = 2, .min_delta_ns = KP_MIN_DELTA_NS },
+	};
+	const char *bad;
+	assert_int_equal(sort_parse(&o.sort, SORT_DIFF, NULL, &bad), 0);
+	struct kp_diff_run run;
+	assert_int_equal(diff_run(&run, &o), KP_OK);
+	assert_true(run.diff.sum.noise_steps);
+	assert_true(run.diff.sum.noise_ns > 0);
+	/* every row's per-step series sums to its time: steps cover all GPU work here */
+	for (size_t i = 0; i < run.rep[0].nrows; i++) {
+		const struct kp_row *r = &run.rep[0].rows[i];
+		int64_t s = 0;
+		assert_non_null(r->step_ns);
+		for (int64_t k = 0; k < run.rep[0].tot.steps; k++)
+			s += r->step_ns[k];
+		assert_int_equal(s, r->time_ns);
+	}
+	diff_run_free(&run);
+
+	o.path[1] = tdata(n, sizeof(n), "torch211-h200-gate/train_fp32.json.gz");
+	assert_int_equal(diff_run(&run, &o), KP_REGRESSION);
+	int fp32_mm = 0;
+	for (size_t i = 0; i < run.nhits; i++)
+		fp32_mm |= run.hits[i].key && run.hits[i].status == DIFF_NEW &&
+			   !strcmp(run.hits[i].key, "aten::mm [4096,4096]x[4096,1024] fp32");
+	assert_true(fp32_mm);
+	diff_run_free(&run);
+	devdb_free(&db);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(normalization_merges_template_noise_but_keeps_distinct_kernels),
 		cmocka_unit_test(run_joins_two_traces_gates_and_refuses_per_step_without_steps),
+		cmocka_unit_test(run_passes_an_unchanged_recording_and_trips_on_an_fp32_layer),
 		cmocka_unit_test(kernel_rows_join_by_normalized_name_and_one_sided_rows_are_tagged),
 		cmocka_unit_test(op_shape_pairs_across_dtypes_and_shows_both),
+		cmocka_unit_test(op_shape_pairs_exact_dtypes_first_and_keeps_dtypes_apart_within_a_trace),
+		cmocka_unit_test(out_variants_pair_with_the_functional_op),
 		cmocka_unit_test(identical_inputs_give_zero_deltas_and_pass_a_zero_gate),
 		cmocka_unit_test(per_step_divides_times_and_calls_and_deltas_still_sum_to_the_total),
 		cmocka_unit_test(threshold_is_the_noise_floor),
-		cmocka_unit_test(gate_trips_on_the_total_or_a_big_matched_row_and_not_in_reverse),
+		cmocka_unit_test(gate_trips_on_the_total_a_big_row_or_a_new_row_and_not_in_reverse),
+		cmocka_unit_test(per_key_limits_match_keys_or_op_names_and_the_last_rule_wins),
+		cmocka_unit_test(noise_gate_passes_jitter_and_trips_on_a_real_regression),
 		cmocka_unit_test(sort_defaults_to_absolute_delta_and_rejects_unknown_keys),
 		cmocka_unit_test(folding_keeps_the_delta_sum_in_the_others_row),
 		cmocka_unit_test(rates_of_merged_rows_follow_analyze),
