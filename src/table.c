@@ -261,12 +261,15 @@ static void render_text_table(const struct kp_table *tb, int color, FILE *fp)
 	int *w = xcalloc((size_t)tb->ncols, sizeof(*w));
 	char buf[128];
 	int last = -1;
+	for (int j = 0; j < tb->ncols; j++)
+		if (tb->cols[j].where & COL_HUMAN)
+			last = j;
 	for (int j = 0; j < tb->ncols; j++) {
 		if (!(tb->cols[j].where & COL_HUMAN))
 			continue;
-		last = j;
 		w[j] = (int)strlen(tb->cols[j].title);
-		for (size_t i = 0; i < tb->nrows && !tb->cols[j].text; i++) {
+		/* every column but a last text one is padded to its widest cell */
+		for (size_t i = 0; i < tb->nrows && !(tb->cols[j].text && j == last); i++) {
 			int n = (int)strlen(human_text(cell_at(tb, i, j), buf, sizeof(buf)));
 			if (n > w[j])
 				w[j] = n;
