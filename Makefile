@@ -114,7 +114,7 @@ $(O)/kprof-inject.so: $(INJECT_OBJS)
 	  -lcupti -lstdc++ -lpthread -ldl
 # kprof-shim.so: LD_PRELOAD'ed into the command (and its NVTX_INJECTION64_PATH): cuBLAS and
 # cuBLASLt GEMM wrappers and the NVTX callbacks.  No DT_NEEDED on any CUDA library: the real
-# functions are looked up in whatever copy the program loaded (capture-any.md §1.3).
+# functions are looked up in whatever copy the program loaded (doc/capture-any.md §1.3).
 SHIM_OBJS := $(O)/shim/shim.o $(O)/shim/ltshape.o
 all: $(O)/kprof-shim.so
 $(O)/kprof-shim.so: $(SHIM_OBJS)

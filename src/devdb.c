@@ -531,7 +531,7 @@ static int end_entry(struct parser *p)
 				       "clock %d MHz of 'peak.%s' is above clk_max_mhz %d in [%s]",
 				       pk->clk_ref_mhz, prec_keys[i], dv->clk_max_mhz, dv->name);
 	}
-	/* devices.md §5: BW = mem_clock × 2 × bus_bits / 8; a typo shows as a mismatch */
+	/* doc/devices.md §5: BW = mem_clock × 2 × bus_bits / 8; a typo shows as a mismatch */
 	if (dv->mem_clk_mhz && dv->bus_bits && dv->mem_bw_byte_per_s) {
 		double calc = dv->mem_clk_mhz * 1e6 * 2 * dv->bus_bits / 8;
 		if (fabs(calc / dv->mem_bw_byte_per_s - 1) > 0.05)
@@ -830,7 +830,7 @@ double devdb_peak_flops(const struct kp_device *dev, enum kp_prec prec, double s
 	if (!dev || prec < 0 || prec >= PREC_N)
 		return 0;
 	const struct kp_peak *pk = &dev->peak[prec];
-	/* devices.md §4.2: peak(f) = peak_ref × min(f, clk_ref) / clk_ref */
+	/* doc/devices.md §4.2: peak(f) = peak_ref × min(f, clk_ref) / clk_ref */
 	if (sm_clock_mhz <= 0 || dev->no_clock_scaling || pk->clk_ref_mhz <= 0 ||
 	    sm_clock_mhz >= pk->clk_ref_mhz)
 		return pk->flop_per_s;

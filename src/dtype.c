@@ -9,7 +9,7 @@
 /*
  * Kineto writes a tensor's caffe2::TypeMeta name: the demangled C++ type
  * (c10::BFloat16, float, long int, ...).  Non-tensors get a category name or ""
- * (flops-bytes.md §4.2).  "short" and "long" are accepted as spelled in the docs.
+ * (doc/flops-bytes.md §4.2).  "short" and "long" are accepted as spelled in the docs.
  */
 static const struct {
 	const char *s;

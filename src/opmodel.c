@@ -1,6 +1,6 @@
 /*
  * opmodel.c — FLOPs and compulsory bytes of one recorded PyTorch op (pure math, no I/O).
- * The formulas and slot tables are in docs/flops-bytes.md; section numbers below refer to it.
+ * The formulas and slot tables are in doc/flops-bytes.md; section numbers below refer to it.
  */
 #include "kprof/opmodel.h"
 

@@ -46,7 +46,7 @@ struct kp_device {
 	const char *bw_flag;         /* mem_bw_byte_per_s */
 	const char *mem_clk_flag;
 	const char *bus_flag;
-	/* Links (devices.md): per direction, B/s; 0 unknown. */
+	/* Links (doc/devices.md): per direction, B/s; 0 unknown. */
 	const char *host_link;       /* "PCIe 5.0 x16", "NVLink-C2C"; NULL unknown */
 	double host_bw_byte_per_s;   /* host <-> device (HtoD, DtoH) */
 	const char *host_flag;
@@ -142,7 +142,7 @@ int devdb_match_props(const struct kp_devdb *db, const struct kp_devprops *q,
 const struct kp_device *devdb_find(const struct kp_devdb *db, const char *name);
 /*
  * Clock-adjusted dense peak, FLOP/s:  peak × min(f, clk_ref) / clk_ref
- * (devices.md §4.2; never divided by the max clock).  f <= 0 means "the clock
+ * (doc/devices.md §4.2; never divided by the max clock).  f <= 0 means "the clock
  * the peak assumes" (no adjustment); no_clock_scaling parts ignore f.
  * 0 when unknown.
  */

@@ -1,5 +1,5 @@
 /*
- * opmodel.h — FLOP and byte models of PyTorch ops (pure math; docs: flops-bytes.md).
+ * opmodel.h — FLOP and byte models of PyTorch ops (pure math; doc/flops-bytes.md).
  */
 #ifndef KPROF_OPMODEL_H
 #define KPROF_OPMODEL_H

@@ -291,7 +291,7 @@ static void peak_is_zero_when_unknown_and_fixed_when_capped(void **state)
 static void peaks_are_the_dense_datasheet_figures(void **state)
 {
 	(void)state;
-	/* docs/devices.md section 3, and the clocks of section 4.1 */
+	/* doc/devices.md section 3, and the clocks of section 4.1 */
 	const struct kp_device *dv = entry("NVIDIA H100 PCIe");
 	assert_close(dv->peak[PREC_BF16].flop_per_s, 756.5e12);
 	assert_int_equal(dv->peak[PREC_BF16].clk_ref_mhz, 1620);

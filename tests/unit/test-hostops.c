@@ -30,7 +30,7 @@ enum { R32F = 0, R64F = 1, R16F = 2, R16BF = 14, C32F = 68, FAST_TF32 = 77 };
 static void lt_descriptors_give_the_gemm_shape(void **state)
 {
 	(void)state;
-	/* torch.addmm(bias, a, b) bf16 (capture-any.md §1.5, observed): D 128x256, A 128x512 */
+	/* torch.addmm(bias, a, b) bf16 (doc/capture-any.md §1.5, observed): D 128x256, A 128x512 */
 	struct kp_lt_attrs a = { .compute = C32F, .scale_type = R32F, .transa = 0, .transb = 0,
 				 .epilogue = 4, .bias_type = -1,
 				 .type = { R16BF, R16BF, R16BF, R16BF },
@@ -261,7 +261,7 @@ static void emit_nvtx_messages_parse(void **state)
 	assert_int_equal(m.nslots, 2);
 	assert_int_equal(m.slot[1].nd, 2);
 	assert_int_equal(m.slot[1].d[1], 4096);
-	/* observed torch 2.11 form with input_op_ids (capture-any.md §2.4) */
+	/* observed torch 2.11 form with input_op_ids (doc/capture-any.md §2.4) */
 	assert_int_equal(nvtxmsg_parse("aten::linear, seq = 0, op_id = 7, sizes = [[64, 512], [128, 512], []], "
 				       "input_op_ids = [(1,0), (4,0), (0,-1)]", &m, why, sizeof(why)), 0);
 	assert_int_equal(m.nslots, 3);

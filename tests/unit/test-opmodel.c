@@ -820,7 +820,7 @@ static void sdpa_flash_matches_flop_counter_dense_and_counts_causal_pairs(void *
 	assert_int_equal(dense_bwd, FC_SDPA_FLASH_BWD);
 }
 
-/* block_bf16: cuDNN SDPA, causal, B=8, H=16, S=1024, D=128 (flops-bytes.md §3.5) */
+/* block_bf16: cuDNN SDPA, causal, B=8, H=16, S=1024, D=128 (doc/flops-bytes.md §3.5) */
 static void cudnn_attention_of_block_bf16_counts_unmasked_pairs(void **state)
 {
 	struct kp_cost c;
