@@ -6,6 +6,7 @@
 #include <string.h>
 #ifdef KPROF_CAPTURE_DL
 #include <dlfcn.h>
+#include <errno.h>
 #include <limits.h>
 #include <unistd.h>
 #endif
@@ -13,48 +14,53 @@
 #include "kprof/capture.h"
 #include "kprof/cmd.h"
 #include "kprof/diag.h"
+#include "kprof/libpath.h"
 #include "kprof/opts.h"
 
 static const char synopsis[] = "[<options>] -o <trace.json> [-- <command> [<args>...]]";
 
 #ifdef KPROF_CAPTURE_DL
+/* The kprof binary's own path, "" when unknown. */
+static void exe_path(char *buf, size_t size)
+{
+	ssize_t n = readlink("/proc/self/exe", buf, size - 1);
+	buf[n > 0 ? n : 0] = '\0';
+}
+
+/* "\n  PATH: REASON" for one failed candidate */
+static void tried(char *list, size_t size, const char *path, const char *why)
+{
+	size_t len = strlen(list);
+	if (len < size)
+		snprintf(list + len, size - len, "\n  %s: %s", path, why);
+}
+
 /*
  * CUPTI, cuBLAS and cudart live in kprof-capture.so so that analyze and diff never load
- * them.  Look for it in $KPROF_CAPTURE_SO, next to the kprof binary, then in KPROF_LIBDIR.
+ * them.  Search order: libpath.h; a failure lists every path tried with its reason.
  */
 static int run_capture_so(const struct kp_capture_opts *o)
 {
-	char path[PATH_MAX + 32];
-	const char *env = getenv("KPROF_CAPTURE_SO");
+	char exe[PATH_MAX], list[4 * (LIBPATH_LEN + 300)] = "";
+	struct kp_libpath lp;
+	exe_path(exe, sizeof(exe));
+	libpath_candidates(&lp, exe, getenv("KPROF_CAPTURE_SO"), KPROF_LIBDIR, "kprof-capture.so");
 	void *h = NULL;
-	char first_err[512] = "";
-	if (env && *env) {
-		h = dlopen(env, RTLD_NOW | RTLD_LOCAL);
-		if (!h)
-			snprintf(first_err, sizeof(first_err), "%s", dlerror());
-	}
-	if (!h) {
-		ssize_t n = readlink("/proc/self/exe", path, PATH_MAX);
-		if (n > 0) {
-			path[n] = '\0';
-			char *slash = strrchr(path, '/');
-			if (slash) {
-				strcpy(slash + 1, "kprof-capture.so");
-				h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-				if (!h && !first_err[0])
-					snprintf(first_err, sizeof(first_err), "%s", dlerror());
-			}
+	for (int i = 0; i < lp.n && !h; i++) {
+		h = dlopen(lp.path[i], RTLD_NOW | RTLD_LOCAL);
+		if (!h) {
+			const char *e = dlerror();
+			size_t pl = strlen(lp.path[i]);
+			/* dlerror() starts with the path itself */
+			if (e && !strncmp(e, lp.path[i], pl) && !strncmp(e + pl, ": ", 2))
+				e += pl + 2;
+			tried(list, sizeof(list), lp.path[i], e ? e : "cannot load");
 		}
 	}
 	if (!h) {
-		snprintf(path, sizeof(path), "%s/kprof-capture.so", KPROF_LIBDIR);
-		h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-		if (!h && !first_err[0])
-			snprintf(first_err, sizeof(first_err), "%s", dlerror());
-	}
-	if (!h) {
-		fprintf(stderr, "kprof: error: cannot load kprof-capture.so (CUPTI, cuBLAS): %s\n",
-			first_err);
+		fprintf(stderr, "kprof: error: cannot load kprof-capture.so (CUPTI, cuBLAS); tried:%s\n"
+				"kprof: set KPROF_CAPTURE_SO to its path\n",
+			list);
 		return KP_ENV;
 	}
 	int (*run)(const struct kp_capture_opts *) =
@@ -68,28 +74,26 @@ static int run_capture_so(const struct kp_capture_opts *o)
 }
 
 /*
- * kprof-inject.so and kprof-shim.so are found as kprof-capture.so is: $KPROF_INJECT_SO /
- * $KPROF_SHIM_SO, next to the kprof binary, then KPROF_LIBDIR.  The driver and the loader
- * open them in the command, which may chdir: the path is made absolute.  NULL when none exists.
+ * kprof-inject.so and kprof-shim.so are found as kprof-capture.so is ($KPROF_INJECT_SO,
+ * $KPROF_SHIM_SO).  The driver and the loader open them in the command, which may chdir: the
+ * path is made absolute.  NULL when none is readable, with the paths tried in @list.
  */
-static char *find_so(const char *env_name, const char *file)
+static char *find_so(const char *env_name, const char *file, char *list, size_t size)
 {
-	char path[PATH_MAX + 32];
-	const char *env = getenv(env_name);
-	if (env && *env)
-		return realpath(env, NULL);
-	ssize_t n = readlink("/proc/self/exe", path, PATH_MAX);
-	if (n > 0) {
-		path[n] = '\0';
-		char *slash = strrchr(path, '/');
-		if (slash) {
-			snprintf(slash + 1, sizeof(path) - (size_t)(slash + 1 - path), "%s", file);
-			if (access(path, R_OK) == 0)
-				return realpath(path, NULL);
+	char exe[PATH_MAX];
+	struct kp_libpath lp;
+	exe_path(exe, sizeof(exe));
+	libpath_candidates(&lp, exe, getenv(env_name), KPROF_LIBDIR, file);
+	list[0] = '\0';
+	for (int i = 0; i < lp.n; i++) {
+		if (access(lp.path[i], R_OK) == 0) {
+			char *r = realpath(lp.path[i], NULL);
+			if (r)
+				return r;
 		}
+		tried(list, size, lp.path[i], strerror(errno));
 	}
-	snprintf(path, sizeof(path), "%s/%s", KPROF_LIBDIR, file);
-	return access(path, R_OK) == 0 ? realpath(path, NULL) : NULL;
+	return NULL;
 }
 #endif
 
@@ -136,7 +140,7 @@ int cmd_capture(int argc, char **argv)
 		{ .lname = "dtype", .sname = 't', .type = OPT_CALLBACK, .argname = "LIST",
 		  .help = "bf16, fp16, fp32, tf32 (default bf16)",
 		  .dst = &o.dtypes, .cb = capture_parse_dtypes },
-		{ .lname = "shapes", .sname = 's', .type = OPT_STR, .argname = "SET",
+		{ .lname = "shapes", .sname = 'S', .type = OPT_STR, .argname = "SET",
 		  .help = "matmul: custom:MxKxN,..., llama, pow2:MIN:MAX, pow2_extended:MIN:MAX, sweep:MIN:MAX",
 		  .dst = &o.shapes },
 		{ .lname = "m", .sname = 0, .type = OPT_STR, .argname = "M[,M...]",
@@ -160,7 +164,7 @@ int cmd_capture(int argc, char **argv)
 		{ .lname = "warmup", .sname = 0, .type = OPT_INT, .argname = "N",
 		  .help = "untraced iterations per case first (default 3)",
 		  .dst = &o.warmup },
-		{ .lname = "iters", .sname = 'n', .type = OPT_INT, .argname = "N",
+		{ .lname = "iters", .sname = 'i', .type = OPT_INT, .argname = "N",
 		  .help = "traced iterations per case (default 10)",
 		  .dst = &o.iters },
 		{ .lname = "backward", .sname = 0, .type = OPT_FLAG, .argname = NULL,
@@ -213,15 +217,18 @@ int cmd_capture(int argc, char **argv)
 		return KP_USAGE;
 	}
 #ifdef KPROF_CAPTURE_DL
-	char *inject = NULL, *shim = NULL;
-	if (o.cmd && !(inject = find_so("KPROF_INJECT_SO", "kprof-inject.so"))) {
-		fprintf(stderr, "kprof: error: cannot find kprof-inject.so (set KPROF_INJECT_SO)\n");
+	char *inject = NULL, *shim = NULL, list[4 * (LIBPATH_LEN + 300)];
+	if (o.cmd && !(inject = find_so("KPROF_INJECT_SO", "kprof-inject.so", list, sizeof(list)))) {
+		fprintf(stderr, "kprof: error: cannot find kprof-inject.so; tried:%s\n"
+				"kprof: set KPROF_INJECT_SO to its path\n", list);
 		capture_opts_free(&o);
 		return KP_ENV;
 	}
-	if (o.cmd && (o.nvtx || o.libs) && !(shim = find_so("KPROF_SHIM_SO", "kprof-shim.so")))
-		fprintf(stderr, "kprof: warning: cannot find kprof-shim.so (set KPROF_SHIM_SO); "
-				"library calls and NVTX ranges are not recorded\n");
+	if (o.cmd && (o.nvtx || o.libs) &&
+	    !(shim = find_so("KPROF_SHIM_SO", "kprof-shim.so", list, sizeof(list))))
+		fprintf(stderr, "kprof: warning: cannot find kprof-shim.so; tried:%s\n"
+				"kprof: library calls and NVTX ranges are not recorded (set "
+				"KPROF_SHIM_SO)\n", list);
 	o.inject_so = inject;
 	o.shim_so = shim;
 	rc = run_capture_so(&o);

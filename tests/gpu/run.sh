@@ -40,12 +40,12 @@ run() { # name, capture args...
 		{ echo "FAIL: analyze $name"; cat "$DIR/$name.analyze.err"; fail=1; }
 }
 
-run mm_small -w matmul --op mm,addmm,bmm -t bf16,fp16,fp32,tf32 -s custom:256x512x384,1000x1000x1000 -b 4 --warmup 2 -n 5
-run mm_large -w matmul --op mm -t bf16 -s custom:8192x8192x8192 --warmup 5 -n 20 --overhead
-run sdpa_small -w sdpa -t bf16,fp16,fp32 --sdpa-shapes custom:2x8x2x128x128x64c,1x4x4x96x160x32,2x4x1x160x96x64c --warmup 2 -n 5
-run sdpa_large -w sdpa -t bf16 --sdpa-shapes custom:8x16x16x1024x1024x128c --warmup 2 -n 5
-run conv_small -w conv -t bf16,fp32,tf32 --conv-shapes custom:4x16x14x14x32x3x3:p1,2x8x9x9x16x3x3:s2:p1:d2:g2,3x6x8x8x12x1x1,1x3x32x32x8x7x7:s2:p3 --warmup 2 -n 5
-run conv_large -w conv -t bf16 --conv-shapes custom:32x64x56x56x64x3x3:p1 --warmup 2 -n 5
+run mm_small -w matmul --op mm,addmm,bmm -t bf16,fp16,fp32,tf32 -S custom:256x512x384,1000x1000x1000 -b 4 --warmup 2 -i 5
+run mm_large -w matmul --op mm -t bf16 -S custom:8192x8192x8192 --warmup 5 -i 20 --overhead
+run sdpa_small -w sdpa -t bf16,fp16,fp32 --sdpa-shapes custom:2x8x2x128x128x64c,1x4x4x96x160x32,2x4x1x160x96x64c --warmup 2 -i 5
+run sdpa_large -w sdpa -t bf16 --sdpa-shapes custom:8x16x16x1024x1024x128c --warmup 2 -i 5
+run conv_small -w conv -t bf16,fp32,tf32 --conv-shapes custom:4x16x14x14x32x3x3:p1,2x8x9x9x16x3x3:s2:p1:d2:g2,3x6x8x8x12x1x1,1x3x32x32x8x7x7:s2:p3 --warmup 2 -i 5
+run conv_large -w conv -t bf16 --conv-shapes custom:32x64x56x56x64x3x3:p1 --warmup 2 -i 5
 
 echo "== PyTorch's analyzer on the kprof matmul traces"
 for t in mm_small mm_large; do
