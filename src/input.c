@@ -18,12 +18,16 @@
  * zlib's inflate() rather than gzdopen(): the two magic bytes were already consumed to
  * detect gzip, and a pipe cannot seek back to give them to gzread().
  */
+#ifndef INPUT_GZ_BUF
+#define INPUT_GZ_BUF (256 << 10) /* compressed bytes read at a time (tests/fuzz: smaller) */
+#endif
+
 struct gz {
 	z_stream z;
 	int in_eof;         /* read(2) returned 0 */
 	int member_end;     /* a gzip member ended; another may follow */
 	int done;           /* no more output */
-	unsigned char in[256 << 10];
+	unsigned char in[INPUT_GZ_BUF];
 };
 
 /* read(2) that retries EINTR; the not-yet-returned peek bytes come first. */

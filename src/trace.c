@@ -30,6 +30,12 @@ enum cat {
 	CAT_RANGE,    /* cuda_profiler_range: measured counters, no time */
 };
 
+/* 1 MB: RSS, not speed, changes with it.  tests/fuzz/run.sh builds with a small window, so the
+ * refill and locate paths run on every input. */
+#ifndef TRACE_JSON_WINDOW
+#define TRACE_JSON_WINDOW (1u << 20)
+#endif
+
 #define MAX_SLOTS 128
 #define MAX_DIMS 1024
 #define MAX_LIST 256
@@ -1330,7 +1336,7 @@ int trace_load(struct kp_trace *t, const char *path, const struct kp_load_opts *
 		return -1;
 	}
 	strtab_init(&L->slotkeys, &t->arena);
-	json_init(&L->p, read_cb, L, 1u << 20); /* 1 MB: RSS, not speed, changes with it */
+	json_init(&L->p, read_cb, L, TRACE_JSON_WINDOW);
 	int rc = parse_document(L);
 	if (rc < 0 && d->msg[0] == '\0') {
 		if (!L->read_err && L->p.err_eof && t->nevents > 0) {

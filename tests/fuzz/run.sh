@@ -33,6 +33,7 @@ fi
 F=$O/fuzz
 mkdir -p "$F/obj"
 CFLAGS="-std=c11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer -Iinclude -I$O -I$F \
+	-DARENA_MIN_BLOCK=4096 -DTRACE_JSON_WINDOW=4096 -DINPUT_GZ_BUF=4096 \
 	-DKPROF_VERSION=\"fuzz\" -fsanitize=fuzzer-no-link,address,undefined \
 	-fno-sanitize-recover=undefined"
 
