@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "kprof/analyze.h"
 #include "kprof/bdreport.h"
@@ -11,6 +12,9 @@
 #include "kprof/cmd.h"
 #include "kprof/devdb.h"
 #include "kprof/opts.h"
+#include "kprof/paths.h"
+#include "kprof/rankreport.h"
+#include "kprof/ranks.h"
 #include "kprof/render.h"
 #include "kprof/sort.h"
 #include "kprof/trace.h"
@@ -32,7 +36,44 @@ static int bad_sort_key(const char *bad)
 	return KP_USAGE;
 }
 
-static const char synopsis[] = "[<options>] <trace.json[.gz]|->";
+static const char synopsis[] = "[<options>] <trace.json[.gz]|->\n   or: kprof analyze [<options>] <rank-trace>... | <dir>";
+
+/* Several traces (or a directory): one job's ranks, read in parallel, compared. */
+static int analyze_ranks(char **args, size_t nargs, long jobs, const struct kp_load_opts *lo,
+			 const struct kp_devdb *db, const char *device, int format)
+{
+	struct kp_diag d = { 0 };
+	size_t n;
+	char **paths = paths_expand(args, nargs, &n, &d);
+	if (!paths) {
+		fprintf(stderr, "kprof: %s\n", d.msg);
+		return d.status;
+	}
+	struct kp_ranks rs;
+	int rc = ranks_load(&rs, paths, n, (int)jobs, lo, &d);
+	if (rc < 0) {
+		for (size_t i = 0; i < rs.n; i++)
+			warn_print(&rs.r[i].warn, stderr);
+		fprintf(stderr, "kprof: %s\n", d.msg);
+		ranks_free(&rs);
+		paths_free(paths);
+		return d.status;
+	}
+	const char *name = device ? device : rs.n && rs.r[0].device[0] ? rs.r[0].device : NULL;
+	const char *how;
+	const struct kp_device *dev = name ? devdb_match(db, name, &how) : NULL;
+	ranks_compare(&rs, dev && dev->peer_bw_byte_per_s > 0 ? dev->peer_bw_byte_per_s : -1);
+	struct kp_doc doc;
+	rankreport_doc(&rs, dev ? dev->name : name, &doc);
+	table_render(&doc, format, 0, stdout);
+	report_free(&doc);
+	for (size_t i = 0; i < rs.n; i++)
+		warn_print(&rs.r[i].warn, stderr);
+	warn_print(&rs.warn, stderr);
+	ranks_free(&rs);
+	paths_free(paths);
+	return KP_OK;
+}
 
 int cmd_analyze(int argc, char **argv)
 {
@@ -40,7 +81,7 @@ int cmd_analyze(int argc, char **argv)
 	int stats = 0;
 	int breakdown = 0, launches = 0;
 	double idle_gap_us = BD_LAUNCH_GAP_NS / 1e3, short_us = BD_SHORT_KERNEL_NS / 1e3;
-	long top = -1;
+	long top = -1, jobs = 0;
 	double min_pct = 0, sm_clock = 0;
 	const char *sort = NULL, *device = NULL, *db_path = NULL;
 	const struct kp_opt opts[] = {
@@ -69,6 +110,7 @@ int cmd_analyze(int argc, char **argv)
 		  &idle_gap_us, NULL, NULL },
 		{ "short-kernel", 0, OPT_DOUBLE, "US", "--launches: kernels shorter than US are short (default 10)",
 		  &short_us, NULL, NULL },
+		{ "jobs", 'j', OPT_INT, "N", "several traces: read N at a time (default: one per CPU)", &jobs, NULL, NULL },
 		{ "strict", 0, OPT_FLAG, NULL, "treat truncation and data anomalies as errors (exit 3)", &strict, NULL, NULL },
 		{ NULL, 0, 0, NULL, NULL, NULL, NULL, NULL },
 	};
@@ -76,6 +118,19 @@ int cmd_analyze(int argc, char **argv)
 	int rc = opts_parse("analyze", synopsis, opts, argc, argv, &nargs);
 	if (rc)
 		return rc > 0 ? KP_OK : KP_USAGE;
+	struct stat st;
+	if (nargs > 1 || (nargs == 1 && strcmp(argv[1], "-") && stat(argv[1], &st) == 0 && S_ISDIR(st.st_mode))) {
+		struct kp_diag dd = { 0 };
+		struct kp_devdb rdb;
+		if (devdb_load_default(&rdb, db_path, &dd) < 0) {
+			fprintf(stderr, "kprof: %s\n", dd.msg);
+			return dd.status;
+		}
+		struct kp_load_opts rlo = { .strict = strict };
+		int rrc = analyze_ranks(argv + 1, (size_t)nargs, jobs, &rlo, &rdb, device, format);
+		devdb_free(&rdb);
+		return rrc;
+	}
 	if (nargs != 1) {
 		fprintf(stderr, "kprof: error: %s\n", nargs ? "analyze takes one trace" : "no trace given");
 		opts_usage(stderr, "analyze", synopsis, opts);

@@ -1,0 +1,21 @@
+/*
+ * paths.h — command-line trace arguments to a list of files.
+ */
+#ifndef KPROF_PATHS_H
+#define KPROF_PATHS_H
+
+#include <stddef.h>
+
+#include "kprof/diag.h"
+
+/* Prototypes */
+/*
+ * @args with each directory replaced by its *.json and *.json.gz files (name order; "-"
+ * and files as given).  Returns a NULL-terminated malloc'ed vector of malloc'ed strings
+ * (free with paths_free()), or NULL with @d set: a directory without traces (status 3) or
+ * one that cannot be read (status 4).
+ */
+char **paths_expand(char *const *args, size_t nargs, size_t *npaths, struct kp_diag *d);
+void paths_free(char **v);
+
+#endif /* KPROF_PATHS_H */

@@ -1,0 +1,265 @@
+/*
+ * test-ranks.c — one job's ranks: identity from distributedInfo or file names, parallel
+ * loading, collectives matched across ranks with nccl-tests bandwidths, a known straggler.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "kprof/paths.h"
+#include "kprof/ranks.h"
+
+static char tmpdir[] = "/tmp/kprof-test-ranks-XXXXXX";
+
+#define NR 4
+
+/*
+ * Rank @r of a 4-rank job, two steps of 1000 us.  Each step: a GEMM launched at +10 us runs
+ * from +20 us for 300 us (800 us on rank 2 in step 2: the straggler); an all-reduce of 1 Mi
+ * floats (4 MiB) launched at +15 us starts when the rank's GEMM ends and ends when the last
+ * rank's GEMM ends + 100 us.
+ */
+static void write_rank(const char *path, int r, int with_info)
+{
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	if (with_info)
+		fprintf(f, "{\"distributedInfo\": {\"backend\": \"nccl\", \"rank\": %d, \"world_size\": %d},\n", r, NR);
+	else
+		fprintf(f, "{\n");
+	fprintf(f, "\"deviceProperties\": [{\"id\": 0, \"name\": \"NVIDIA H100 80GB HBM3\"}],\n\"traceEvents\": [\n");
+	int corr = 1;
+	for (int s = 0; s < 2; s++) {
+		int base = s * 1000;
+		int gemm = (r == 2 && s == 1) ? 800 : 300;
+		int gemm_end = base + 20 + gemm;
+		int last_end = base + 20 + (s == 1 ? 800 : 300);
+		int comm_end = last_end + 100;
+		fprintf(f, "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#%d\",\"pid\":1,\"tid\":1,\"ts\":%d,\"dur\":1000},\n",
+			s + 1, base);
+		fprintf(f, "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,\"ts\":%d,\"dur\":3,\"args\":{\"correlation\":%d}},\n",
+			base + 10, corr);
+		fprintf(f, "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"sm90_gemm\",\"pid\":0,\"tid\":7,\"ts\":%d,\"dur\":%d,\"args\":{\"correlation\":%d,\"device\":0,\"stream\":7}},\n",
+			base + 20, gemm, corr);
+		corr++;
+		fprintf(f, "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,\"ts\":%d,\"dur\":3,\"args\":{\"correlation\":%d}},\n",
+			base + 15, corr);
+		fprintf(f, "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)\",\"pid\":0,\"tid\":20,\"ts\":%d,\"dur\":%d,"
+			"\"args\":{\"correlation\":%d,\"device\":0,\"stream\":20,\"Collective name\":\"allreduce\",\"In msg nelems\":1048576,\"Out msg nelems\":1048576,\"Group size\":4,\"dtype\":\"Float\"}},\n",
+			gemm_end, comm_end - gemm_end, corr);
+		corr++;
+	}
+	fprintf(f, "{\"ph\":\"i\",\"name\":\"end\",\"pid\":1,\"tid\":1,\"ts\":0,\"s\":\"t\"}]}\n");
+	fclose(f);
+}
+
+static char **write_job(int with_info, size_t *n)
+{
+	static char paths[NR][512];
+	static char *v[NR + 1];
+	/* written in an order unlike the ranks' */
+	static const int order[NR] = { 3, 1, 0, 2 };
+	for (int i = 0; i < NR; i++) {
+		snprintf(paths[i], sizeof(paths[i]), "%s/job_rank%d.json", tmpdir, order[i]);
+		write_rank(paths[i], order[i], with_info);
+		v[i] = paths[i];
+	}
+	v[NR] = NULL;
+	*n = NR;
+	return v;
+}
+
+static void load_job(struct kp_ranks *rs, int with_info, int jobs)
+{
+	size_t n;
+	char **paths = write_job(with_info, &n);
+	struct kp_load_opts lo = { 0 };
+	struct kp_diag d = { 0 };
+	assert_int_equal(ranks_load(rs, paths, n, jobs, &lo, &d), 0);
+	ranks_compare(rs, 450e9);
+}
+
+static void ranks_come_from_distributed_info_in_rank_order(void **state)
+{
+	(void)state;
+	struct kp_ranks rs;
+	load_job(&rs, 1, 2);
+	assert_int_equal(rs.n, NR);
+	for (size_t i = 0; i < rs.n; i++) {
+		assert_int_equal(rs.r[i].rank, (int64_t)i);
+		assert_int_equal(rs.r[i].rank_from, 0);
+		assert_int_equal(rs.r[i].world_size, NR);
+		assert_string_equal(rs.r[i].backend, "nccl");
+		assert_int_equal(rs.r[i].ncomms, 2);
+		assert_int_equal(rs.r[i].nsteps, 2);
+	}
+	assert_int_equal(rs.warn.nkinds, 0);
+	ranks_free(&rs);
+}
+
+static void collectives_get_nccl_tests_bandwidths(void **state)
+{
+	(void)state;
+	struct kp_ranks rs;
+	load_job(&rs, 1, 1);
+	assert_int_equal(rs.matched, 2);
+	assert_int_equal(rs.unmatched, 0);
+	assert_int_equal(rs.ncolls, 1);
+	const struct kp_coll_row *c = &rs.colls[0];
+	assert_int_equal(c->kind, COLL_ALLREDUCE);
+	assert_int_equal(c->bytes, 4194304);
+	assert_int_equal(c->n, 4);
+	assert_int_equal(c->calls, 2);
+	/* the shortest rank's duration of each instance: 100 us + 100 us */
+	assert_int_equal(c->time_ns, 200000);
+	/* algbw = 2 x 4 MiB / 200 us; busbw = algbw x 2(n-1)/n = x 1.5 */
+	assert_true(c->algbw > 41.943039e9 && c->algbw < 41.943041e9);
+	assert_true(c->busbw > 62.914559e9 && c->busbw < 62.914561e9);
+	ranks_free(&rs);
+}
+
+static void the_late_rank_of_a_step_is_its_straggler(void **state)
+{
+	(void)state;
+	struct kp_ranks rs;
+	load_job(&rs, 1, 2);
+	assert_int_equal(rs.nstrag, 2);
+	assert_int_equal(rs.strag[1].step, 2);
+	assert_int_equal(rs.strag[1].rank, 2);
+	assert_int_equal(rs.strag[1].instances, 1);
+	assert_int_equal(rs.strag[1].late, 1);
+	/* rank 2 reached the all-reduce 500 us after the others */
+	assert_int_equal(rs.strag[1].lag_ns, 500000);
+	/* step 1: everyone arrived together */
+	assert_int_equal(rs.strag[0].lag_ns, 0);
+	/* the straggler's compute shows in its breakdown, the others' wait in their comm */
+	assert_int_equal(rs.r[2].bd.class_ns[BD_COMPUTE], 300000 + 800000);
+	assert_int_equal(rs.r[0].bd.class_ns[BD_COMPUTE], 600000);
+	assert_int_equal(rs.r[0].bd.class_ns[BD_COMM], 100000 + 600000);
+	assert_int_equal(rs.r[2].bd.class_ns[BD_COMM], 200000);
+	for (size_t i = 0; i < rs.n; i++) {
+		const struct kp_bd *b = &rs.r[i].bd;
+		assert_int_equal(b->class_ns[0] + b->class_ns[1] + b->class_ns[2] + b->class_ns[3] + b->idle_ns,
+				 b->span_ns);
+	}
+	ranks_free(&rs);
+}
+
+static void parallel_and_serial_loads_agree(void **state)
+{
+	(void)state;
+	struct kp_ranks a, b;
+	load_job(&a, 1, 1);
+	load_job(&b, 1, 4);
+	assert_int_equal(a.jobs, 1);
+	assert_int_equal(b.jobs, 4);
+	for (size_t i = 0; i < NR; i++) {
+		assert_int_equal(a.r[i].rank, b.r[i].rank);
+		assert_memory_equal(&a.r[i].bd, &b.r[i].bd, sizeof(a.r[i].bd));
+		assert_int_equal(a.r[i].step_mean_ns, b.r[i].step_mean_ns);
+	}
+	ranks_free(&a);
+	ranks_free(&b);
+}
+
+static void ranks_come_from_file_names_without_distributed_info(void **state)
+{
+	(void)state;
+	struct kp_ranks rs;
+	load_job(&rs, 0, 2);
+	for (size_t i = 0; i < rs.n; i++) {
+		assert_int_equal(rs.r[i].rank, (int64_t)i);
+		assert_int_equal(rs.r[i].rank_from, 1);
+		assert_int_equal(rs.r[i].world_size, -1);
+	}
+	/* no world size: the group size comes from the kernels' metadata */
+	assert_int_equal(rs.colls[0].n, 4);
+	ranks_free(&rs);
+	assert_int_equal(ranks_rank_from_name("/data/run_rank12.json"), 12);
+	assert_int_equal(ranks_rank_from_name("rank-3.pt.trace.json"), 3);
+	assert_int_equal(ranks_rank_from_name("Rank[7]/trace.json.gz"), 7);
+	assert_int_equal(ranks_rank_from_name("rank_2/worker_rank5.json"), 5);
+	assert_int_equal(ranks_rank_from_name("trace.json"), -1);
+	assert_int_equal(ranks_rank_from_name("ranking.json"), -1);
+}
+
+static void bus_factors_follow_nccl_tests(void **state)
+{
+	(void)state;
+	assert_true(ranks_bus_factor(COLL_ALLREDUCE, 8) == 2.0 * 7 / 8);
+	assert_true(ranks_bus_factor(COLL_ALLGATHER, 8) == 7.0 / 8);
+	assert_true(ranks_bus_factor(COLL_REDUCESCATTER, 2) == 0.5);
+	assert_true(ranks_bus_factor(COLL_ALLTOALL, 4) == 0.75);
+	assert_true(ranks_bus_factor(COLL_SENDRECV, 4) == 1);
+	assert_true(ranks_bus_factor(COLL_BROADCAST, 4) == 1);
+	assert_true(ranks_bus_factor(COLL_OTHER, 4) < 0);
+}
+
+static void directories_expand_to_their_traces_in_name_order(void **state)
+{
+	(void)state;
+	size_t n;
+	write_job(1, &n);
+	char sub[600];
+	snprintf(sub, sizeof(sub), "%s/notes.txt", tmpdir);
+	FILE *f = fopen(sub, "w");
+	assert_non_null(f);
+	fclose(f);
+	char *args[] = { tmpdir };
+	struct kp_diag d = { 0 };
+	char **v = paths_expand(args, 1, &n, &d);
+	assert_non_null(v);
+	assert_int_equal(n, NR);
+	for (size_t i = 0; i < n; i++) {
+		char want[600];
+		snprintf(want, sizeof(want), "%s/job_rank%zu.json", tmpdir, i);
+		assert_string_equal(v[i], want);
+	}
+	assert_null(v[n]);
+	paths_free(v);
+
+	snprintf(sub, sizeof(sub), "%s/empty", tmpdir);
+	assert_int_equal(mkdir(sub, 0700), 0);
+	char *args2[] = { sub };
+	assert_null(paths_expand(args2, 1, &n, &d));
+	assert_int_equal(d.status, KP_BADINPUT);
+	char want[700];
+	snprintf(want, sizeof(want), "error: no *.json or *.json.gz traces in '%s'", sub);
+	assert_string_equal(d.msg, want);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	char cmd[600];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(ranks_come_from_distributed_info_in_rank_order),
+		cmocka_unit_test(collectives_get_nccl_tests_bandwidths),
+		cmocka_unit_test(the_late_rank_of_a_step_is_its_straggler),
+		cmocka_unit_test(parallel_and_serial_loads_agree),
+		cmocka_unit_test(ranks_come_from_file_names_without_distributed_info),
+		cmocka_unit_test(bus_factors_follow_nccl_tests),
+		cmocka_unit_test(directories_expand_to_their_traces_in_name_order),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
