@@ -494,7 +494,8 @@ void ranks_compare(struct kp_ranks *rs, double link_peak)
 			c->busbw = f >= 0 ? c->algbw * f : -1;
 		}
 	}
-	qsort(rs->colls, rs->ncolls, sizeof(*rs->colls), cmp_coll_row);
+	if (rs->ncolls)
+		qsort(rs->colls, rs->ncolls, sizeof(*rs->colls), cmp_coll_row);
 
 	/* stragglers: the rank that reached the step's collectives last most often */
 	rs->strag = xcalloc(nacc ? nacc : 1, sizeof(*rs->strag));
