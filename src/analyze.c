@@ -198,29 +198,31 @@ static int cmp_ival(const void *a, const void *b)
 
 static int32_t dominant_device(const struct kp_trace *t)
 {
-	/* the device with the most GPU time; devices are few */
-	int64_t best = -1;
-	int32_t dev = 0;
-	int32_t seen[64];
-	int64_t tm[64];
-	int nseen = 0;
+	/* the device with the most GPU time; devices are few, so a linear search */
+	struct { int32_t dev; int64_t ns; } *seen = NULL;
+	size_t nseen = 0, cap = 0;
 	for (size_t i = 0; i < t->ngpu; i++) {
-		int k;
-		for (k = 0; k < nseen && seen[k] != t->gpu[i].device; k++)
+		size_t k;
+		for (k = 0; k < nseen && seen[k].dev != t->gpu[i].device; k++)
 			;
 		if (k == nseen) {
-			if (nseen == 64)
-				continue;
-			seen[nseen] = t->gpu[i].device;
-			tm[nseen++] = 0;
+			if (nseen == cap) {
+				cap = cap ? 2 * cap : 8;
+				seen = xrealloc(seen, cap * sizeof(*seen));
+			}
+			seen[nseen].dev = t->gpu[i].device;
+			seen[nseen++].ns = 0;
 		}
-		tm[k] += t->gpu[i].dur_ns;
+		seen[k].ns += t->gpu[i].dur_ns;
 	}
-	for (int k = 0; k < nseen; k++)
-		if (tm[k] > best) {
-			best = tm[k];
-			dev = seen[k];
+	int64_t best = -1;
+	int32_t dev = 0;
+	for (size_t k = 0; k < nseen; k++)
+		if (seen[k].ns > best) {
+			best = seen[k].ns;
+			dev = seen[k].dev;
 		}
+	free(seen);
 	return dev;
 }
 
@@ -502,11 +504,11 @@ int analyze_run(const struct kp_trace *t, const struct kp_analyze_opts *o, struc
 		if (info && !info->evaluated) {
 			eval_op(info, op);
 			if (info->cost.cls != MODEL_NONE && op->nslots == 0)
-				warn_add(&r->warn, "modelled ops without shapes", t->display,
+				diag_warn_add(&r->warn, "modelled ops without shapes", t->display,
 					 "op '%s' at byte %lld has no recorded shapes (record_shapes off?): FLOPs and bytes unknown",
 					 op->name, (long long)op->off);
 			else if (info->cost.note)
-				warn_add(&r->warn, "ops whose model did not apply", t->display,
+				diag_warn_add(&r->warn, "ops whose model did not apply", t->display,
 					 "op '%s' at byte %lld: %s", op->name, (long long)op->off,
 					 info->cost.note);
 		}
@@ -783,13 +785,13 @@ int analyze_run(const struct kp_trace *t, const struct kp_analyze_opts *o, struc
 	free(role);
 	strtab_free(&st);
 	if (r->device_warning)
-		warn_add(&r->warn, "unknown devices", NULL, "%s", r->device_warning);
+		diag_warn_add(&r->warn, "unknown devices", NULL, "%s", r->device_warning);
 	else if (!r->dev && r->device_name)
-		warn_add(&r->warn, "unknown devices", NULL,
+		diag_warn_add(&r->warn, "unknown devices", NULL,
 			 "device '%s' is not in the device table; %% of peak columns are empty (add an entry to device_db/ or pass --device-db FILE, see kprof devices)",
 			 r->device_name);
 	else if (!r->device_name && t->ngpu)
-		warn_add(&r->warn, "unknown devices", NULL,
+		diag_warn_add(&r->warn, "unknown devices", NULL,
 			 "the trace names no device; %% of peak columns are empty (pass --device NAME)");
 	return 0;
 }
@@ -850,7 +852,7 @@ void analyze_free(struct kp_report *r)
 {
 	free(r->rows);
 	free(r->mrows);
-	warn_free(&r->warn);
+	diag_warn_free(&r->warn);
 	arena_free(&r->arena);
 	memset(r, 0, sizeof(*r));
 }

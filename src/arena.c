@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kprof/diag.h"
+
 struct kp_arena_block {
 	struct kp_arena_block *next;
 	size_t size;
@@ -20,10 +22,14 @@ struct kp_arena_block {
 #define ARENA_MIN_BLOCK (256 * 1024)
 #endif
 
+/*
+ * The one exit outside main.c (STYLE.md §4): otherwise every caller of the x* family and of
+ * arena_alloc() would carry an error path no test reaches.  git's xmalloc() dies the same way.
+ */
 static void oom(size_t n)
 {
 	fprintf(stderr, "kprof: error: out of memory (allocating %zu bytes)\n", n);
-	exit(4);
+	exit(KP_ENV);
 }
 
 void *xmalloc(size_t n)

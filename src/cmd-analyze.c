@@ -158,7 +158,7 @@ int cmd_analyze(int argc, char **argv)
 	struct kp_trace t;
 	struct kp_load_opts lo = { .strict = strict, .annotations = group == GROUP_ANNOT };
 	if (trace_load(&t, argv[1], &lo, &d) < 0) {
-		warn_print(&t.warn, stderr);
+		diag_warn_print(&t.warn, stderr);
 		fprintf(stderr, "kprof: %s\n", d.msg);
 		trace_free(&t);
 		devdb_free(&db);
@@ -167,7 +167,7 @@ int cmd_analyze(int argc, char **argv)
 	trace_link(&t);
 	struct kp_analyze_opts ao = {
 		.group = group, .device = device, .sm_clock_mhz = sm_clock, .db = &db,
-		.full_names = name_mode == 1, .step_lo = -1, .step_hi = -1,
+		.full_names = name_mode == 1,
 	};
 	struct kp_report r;
 	analyze_run(&t, &ao, &r);
@@ -190,8 +190,8 @@ int cmd_analyze(int argc, char **argv)
 	}
 	table_render(&doc, ro.format, ro.color, stdout);
 	report_free(&doc);
-	warn_print(&t.warn, stderr);
-	warn_print(&r.warn, stderr);
+	diag_warn_print(&t.warn, stderr);
+	diag_warn_print(&r.warn, stderr);
 	analyze_free(&r);
 	trace_free(&t);
 	devdb_free(&db);

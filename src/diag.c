@@ -21,7 +21,7 @@ int diag_error(struct kp_diag *d, int status, const char *fmt, ...)
 	return -1;
 }
 
-void warn_add(struct kp_warnings *w, const char *kind, const char *loc, const char *fmt, ...)
+void diag_warn_add(struct kp_warnings *w, const char *kind, const char *loc, const char *fmt, ...)
 {
 	struct kp_warn_kind *k = NULL;
 	for (int i = 0; i < w->nkinds; i++)
@@ -30,12 +30,13 @@ void warn_add(struct kp_warnings *w, const char *kind, const char *loc, const ch
 			break;
 		}
 	if (!k) {
-		if (w->nkinds == KP_WARN_KINDS)
-			k = &w->k[KP_WARN_KINDS - 1];
-		else {
-			k = &w->k[w->nkinds++];
-			k->kind = kind;
+		if (w->nkinds == w->cap) {
+			w->cap = w->cap ? 2 * w->cap : 8;
+			w->k = xrealloc(w->k, (size_t)w->cap * sizeof(*w->k));
 		}
+		k = &w->k[w->nkinds++];
+		memset(k, 0, sizeof(*k));
+		k->kind = kind;
 	}
 	if (k->count++ == 0 && loc)
 		k->first_loc = xstrdup(loc);
@@ -53,7 +54,7 @@ void warn_add(struct kp_warnings *w, const char *kind, const char *loc, const ch
 	}
 }
 
-void warn_print(const struct kp_warnings *w, FILE *fp)
+void diag_warn_print(const struct kp_warnings *w, FILE *fp)
 {
 	for (int i = 0; i < w->nkinds; i++) {
 		const struct kp_warn_kind *k = &w->k[i];
@@ -68,7 +69,7 @@ void warn_print(const struct kp_warnings *w, FILE *fp)
 	}
 }
 
-long warn_total(const struct kp_warnings *w)
+long diag_warn_total(const struct kp_warnings *w)
 {
 	long n = 0;
 	for (int i = 0; i < w->nkinds; i++)
@@ -76,12 +77,13 @@ long warn_total(const struct kp_warnings *w)
 	return n;
 }
 
-void warn_free(struct kp_warnings *w)
+void diag_warn_free(struct kp_warnings *w)
 {
 	for (int i = 0; i < w->nkinds; i++) {
 		for (int j = 0; j < w->k[i].nshown; j++)
 			free(w->k[i].shown[j]);
 		free(w->k[i].first_loc);
 	}
+	free(w->k);
 	memset(w, 0, sizeof(*w));
 }

@@ -890,7 +890,7 @@ void diff_run_print(const struct kp_diff_run *run, FILE *fp)
 	if (!run->loaded[0] || !run->loaded[1]) {
 		for (int i = 0; i < 2; i++)
 			if (!run->loaded[i]) {
-				warn_print(&run->trace[i].warn, fp);
+				diag_warn_print(&run->trace[i].warn, fp);
 				fprintf(fp, "kprof: %s\n", run->diag[i].msg);
 			}
 		return;
@@ -900,8 +900,8 @@ void diff_run_print(const struct kp_diff_run *run, FILE *fp)
 		return;
 	}
 	for (int i = 0; i < 2; i++) {
-		warn_print(&run->trace[i].warn, fp);
-		warn_print(&run->rep[i].warn, fp);
+		diag_warn_print(&run->trace[i].warn, fp);
+		diag_warn_print(&run->rep[i].warn, fp);
 	}
 	/* every crossing, each with base, new, delta and the noise it beat */
 	char msg[2048];

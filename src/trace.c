@@ -170,7 +170,7 @@ static void warn_at(struct loader *L, int64_t off, const char *kind, const char 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	warn_add(&L->t->warn, kind, loc, "%s", msg);
+	diag_warn_add(&L->t->warn, kind, loc, "%s", msg);
 }
 
 static int json_fail(struct loader *L)
@@ -1086,7 +1086,7 @@ static int parse_event_array(struct loader *L, int64_t arr_off, const char *what
 	}
 	if (nother && !nobj) {
 		/* not a trace: the per-element warnings would only repeat the error */
-		warn_free(&L->t->warn);
+		diag_warn_free(&L->t->warn);
 		char loc[512];
 		locate(L, first_other, loc, sizeof(loc));
 		return diag_error(L->d, KP_BADINPUT,
@@ -1311,7 +1311,7 @@ static void gzip_cut_after_json(struct loader *L, const struct kp_load_opts *o)
 			   t->display, L->in.trunc_raw, L->in.trunc_out);
 		return;
 	}
-	warn_add(&t->warn, "truncated traces", t->display,
+	diag_warn_add(&t->warn, "truncated traces", t->display,
 		 "gzip data ends early at compressed byte %lld, after decompressed byte %lld; the JSON in it is complete",
 		 L->in.trunc_raw, L->in.trunc_out);
 }
@@ -1353,7 +1353,7 @@ int trace_load(struct kp_trace *t, const char *path, const struct kp_load_opts *
 					   "%s: error: trace is truncated at byte %lld%s (--strict)", loc,
 					   (long long)L->p.err_off, gz);
 			} else {
-				warn_add(&t->warn, "truncated traces", loc,
+				diag_warn_add(&t->warn, "truncated traces", loc,
 					 "trace is truncated at byte %lld%s; analyzed the %lld complete events that end before byte %lld",
 					 (long long)L->p.err_off, gz, (long long)t->nevents,
 					 (long long)L->last_good_off);
@@ -1367,9 +1367,9 @@ int trace_load(struct kp_trace *t, const char *path, const struct kp_load_opts *
 	if (rc == 0 && L->in.truncated && !t->truncated)
 		gzip_cut_after_json(L, o);
 	rc = rc == 0 && d->msg[0] ? -1 : rc;
-	if (rc == 0 && o && o->strict && warn_total(&t->warn) > 0)
+	if (rc == 0 && o && o->strict && diag_warn_total(&t->warn) > 0)
 		rc = diag_error(d, KP_BADINPUT, "%s: error: %ld data anomalies (--strict); first: %s",
-				t->display, warn_total(&t->warn),
+				t->display, diag_warn_total(&t->warn),
 				t->warn.k[0].shown[0] ? t->warn.k[0].shown[0] : "");
 	/* B without E: give them zero duration rather than dropping them */
 	json_free(&L->p);
@@ -1399,7 +1399,7 @@ void trace_free(struct kp_trace *t)
 	free(t->ranges);
 	free(t->colls);
 	strtab_free(&t->strs);
-	warn_free(&t->warn);
+	diag_warn_free(&t->warn);
 	arena_free(&t->arena);
 	memset(t, 0, sizeof(*t));
 }

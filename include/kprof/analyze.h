@@ -22,7 +22,6 @@ struct kp_analyze_opts {
 	double sm_clock_mhz;         /* --sm-clock MHZ, 0 = not given */
 	const struct kp_devdb *db;   /* borrowed */
 	int full_names;              /* --name=full: do not shorten kernel names */
-	int step_lo, step_hi;        /* only GPU work of ProfilerStep index [lo, hi]; -1 = all */
 	int step_series;             /* keep each row's time per ProfilerStep (kp_row.step_ns) */
 };
 

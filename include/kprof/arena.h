@@ -8,7 +8,7 @@
 
 /*
  * A chain of blocks.  Allocations are never freed alone; arena_free() releases all.
- * Out of memory is the one exit outside main.c (status 4).
+ * Out of memory is the one exit outside main.c (KP_ENV, status 4).
  */
 struct kp_arena {
 	struct kp_arena_block *head; /* newest block first */
@@ -25,7 +25,7 @@ char *arena_strndup(struct kp_arena *a, const char *s, size_t n); /* NUL-termina
 char *arena_strdup(struct kp_arena *a, const char *s);
 void arena_free(struct kp_arena *a);
 
-/* xmalloc family: exit(4) with a message on out-of-memory */
+/* xmalloc family: exit(KP_ENV) with a message on out-of-memory */
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t m);
 void *xrealloc(void *p, size_t n);

@@ -25,21 +25,22 @@ struct kp_diag {
 };
 
 #define KP_WARN_SHOW 5 /* located warnings printed per kind before counting */
-#define KP_WARN_KINDS 32
 
 /*
  * Warnings of one run, grouped by kind ("an event without 'dur'").  The first
- * KP_WARN_SHOW messages of a kind are kept; the rest only counted.
+ * KP_WARN_SHOW messages of a kind are kept; the rest only counted.  Kinds grow
+ * without a cap; a zeroed struct is empty.  Free with diag_warn_free().
  */
 struct kp_warnings {
 	int nkinds;
+	int cap;
 	struct kp_warn_kind {
 		const char *kind;          /* static string naming the anomaly */
 		long count;
 		int nshown;
 		char *shown[KP_WARN_SHOW]; /* malloc'ed full messages */
 		char *first_loc;           /* location of the first one, for the summary */
-	} k[KP_WARN_KINDS];
+	} *k;                              /* malloc'ed, nkinds used */
 };
 
 /* Prototypes */
@@ -51,12 +52,12 @@ int diag_error(struct kp_diag *d, int status, const char *fmt, ...)
  * Record one warning of @kind (a static string, e.g. "events without 'dur'")
  * located at @loc ("a.json:88:5", may be NULL).  Message: printf-style.
  */
-void warn_add(struct kp_warnings *w, const char *kind, const char *loc, const char *fmt, ...)
+void diag_warn_add(struct kp_warnings *w, const char *kind, const char *loc, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
 /* Print kept messages then "skipped N <kind> (first at LOC)" summaries, each prefixed "kprof: ". */
-void warn_print(const struct kp_warnings *w, FILE *fp);
-long warn_total(const struct kp_warnings *w);
-void warn_free(struct kp_warnings *w);
+void diag_warn_print(const struct kp_warnings *w, FILE *fp);
+long diag_warn_total(const struct kp_warnings *w);
+void diag_warn_free(struct kp_warnings *w);
 
 #endif /* KPROF_DIAG_H */

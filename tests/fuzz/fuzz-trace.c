@@ -125,7 +125,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			fprintf(stderr, "fuzz-trace: bad failure: status %d: %s\n", d.status, d.msg);
 			abort();
 		}
-		warn_print(&t.warn, devnull);
+		diag_warn_print(&t.warn, devnull);
 		trace_free(&t);
 		return 0;
 	}
@@ -135,14 +135,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					     "med,gbps", "tflops", "bytes:asc", "min,max,avg" };
 	struct kp_analyze_opts ao = {
 		.group = group, .db = &db, .full_names = (sel >> 1) & 1,
-		.step_lo = -1, .step_hi = -1,
+		.step_series = (sel >> 7) & 1,
 	};
 	if (sel & 0x40)
 		ao.sm_clock_mhz = 1 + (sel & 0x3f) * 40;
-	if (sel & 0x80) {
-		ao.step_lo = (sel >> 2) & 1;
-		ao.step_hi = ao.step_lo + ((sel >> 3) & 3);
-	}
 	struct kp_report r;
 	const char *bad;
 	CHECK(analyze_run(&t, &ao, &r) == 0);
@@ -165,9 +161,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fwrite(buf, 1, n, devnull);
 		free(buf);
 	}
-	warn_print(&r.warn, devnull);
+	diag_warn_print(&r.warn, devnull);
 	analyze_free(&r);
-	warn_print(&t.warn, devnull);
+	diag_warn_print(&t.warn, devnull);
 	trace_free(&t);
 	return 0;
 }

@@ -38,7 +38,7 @@ static void load(struct kp_trace *t, const char *rel)
 
 static void report(struct kp_report *r, const struct kp_trace *t, enum kp_group g)
 {
-	struct kp_analyze_opts o = { .group = g, .db = &db, .step_lo = -1, .step_hi = -1 };
+	struct kp_analyze_opts o = { .group = g, .db = &db };
 	assert_int_equal(analyze_run(t, &o, r), 0);
 }
 

@@ -61,7 +61,7 @@ static void run(struct kp_trace *t, struct kp_report *r, enum kp_group g)
 	struct kp_load_opts lo = { 0 };
 	assert_int_equal(trace_load(t, path, &lo, &d), 0);
 	trace_link(t);
-	struct kp_analyze_opts o = { .group = g, .db = &db, .step_lo = -1, .step_hi = -1 };
+	struct kp_analyze_opts o = { .group = g, .db = &db };
 	assert_int_equal(analyze_run(t, &o, r), 0);
 	assert_int_equal(analyze_sort(r, NULL, &(const char *){ NULL }), 0);
 }
@@ -189,7 +189,7 @@ static void unknown_device_keeps_absolute_figures_and_warns(void **state)
 	const struct kp_row *mm = row(&r, "aten::mm");
 	assert_true(mm->flops_per_s > 0);
 	assert_true(mm->pct_peak_flops < 0);
-	assert_int_equal(warn_total(&r.warn), 1);
+	assert_int_equal(diag_warn_total(&r.warn), 1);
 	analyze_free(&r);
 	trace_free(&t);
 }
@@ -261,6 +261,42 @@ static void options_parse_values_and_reject_bad_ones(void **state)
 	assert_int_equal(opts_parse("x", "", opts, 2, bad4, &nargs), -1);
 }
 
+/* 70 devices: the one with the most GPU time names the device, however many come before it */
+static void the_busiest_of_many_devices_names_the_device(void **state)
+{
+	(void)state;
+	char tmp[] = "/tmp/kprof-test-analyze-devs-XXXXXX";
+	int fd = mkstemp(tmp);
+	assert_true(fd >= 0);
+	FILE *f = fdopen(fd, "w");
+	fputs("{\"deviceProperties\":[", f);
+	for (int i = 0; i < 70; i++)
+		fprintf(f, "%s{\"id\":%d,\"name\":\"%s\",\"numSms\":%d}", i ? "," : "", i,
+			i == 69 ? "NVIDIA H100 80GB HBM3" : "NVIDIA A100-SXM4-80GB", i == 69 ? 132 : 108);
+	fputs("],\"traceEvents\":[", f);
+	for (int i = 0; i < 70; i++)
+		fprintf(f, "%s{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":%d,\"tid\":7,"
+			"\"ts\":%d,\"dur\":%d,\"args\":{\"device\":%d}}",
+			i ? "," : "", i, 10 * i, i == 69 ? 9 : 1, i);
+	fputs("]}", f);
+	fclose(f);
+
+	struct kp_trace t;
+	struct kp_report r;
+	struct kp_diag d = { 0 };
+	struct kp_load_opts lo = { 0 };
+	assert_int_equal(trace_load(&t, tmp, &lo, &d), 0);
+	trace_link(&t);
+	struct kp_analyze_opts o = { .group = GROUP_KERNEL, .db = &db };
+	assert_int_equal(analyze_run(&t, &o, &r), 0);
+	assert_non_null(r.device_name);
+	assert_string_equal(r.device_name, "NVIDIA H100 80GB HBM3");
+	assert_non_null(r.dev);
+	analyze_free(&r);
+	trace_free(&t);
+	unlink(tmp);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -293,6 +329,7 @@ int main(void)
 		cmocka_unit_test(sm_clock_option_scales_the_peak),
 		cmocka_unit_test(short_names_drop_return_type_and_arguments_only_for_signatures),
 		cmocka_unit_test(options_parse_values_and_reject_bad_ones),
+		cmocka_unit_test(the_busiest_of_many_devices_names_the_device),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

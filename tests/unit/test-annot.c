@@ -63,7 +63,7 @@ static void gpu_time_goes_to_the_innermost_annotation(void **state)
 	trace_link(&t);
 	struct kp_devdb db;
 	assert_int_equal(devdb_load_builtin(&db, &d), 0);
-	struct kp_analyze_opts o = { .group = GROUP_ANNOT, .db = &db, .step_lo = -1, .step_hi = -1 };
+	struct kp_analyze_opts o = { .group = GROUP_ANNOT, .db = &db };
 	struct kp_report r;
 	assert_int_equal(analyze_run(&t, &o, &r), 0);
 	assert_int_equal(r.nrows, 3);

@@ -160,7 +160,7 @@ static void run(struct kp_trace *t, struct kp_report *r, const char *file, enum 
 	struct kp_load_opts lo = { 0 };
 	assert_int_equal(trace_load(t, file, &lo, &d), 0);
 	trace_link(t);
-	struct kp_analyze_opts o = { .group = g, .db = &db, .step_lo = -1, .step_hi = -1 };
+	struct kp_analyze_opts o = { .group = g, .db = &db };
 	assert_int_equal(analyze_run(t, &o, r), 0);
 }
 
@@ -228,7 +228,7 @@ static void matmul_bf16_kernel_rows_give_no_flops_to_copies(void **state)
 		if (k == 0)
 			assert_true(copies > 0);
 		/* op totals do not depend on the grouping */
-		struct kp_analyze_opts o = { .group = GROUP_OP, .db = &db, .step_lo = -1, .step_hi = -1 };
+		struct kp_analyze_opts o = { .group = GROUP_OP, .db = &db };
 		assert_int_equal(analyze_run(&t, &o, &ro), 0);
 		assert_int_equal(ro.tot.flops, r.tot.flops);
 		assert_int_equal(ro.tot.bytes, r.tot.bytes);

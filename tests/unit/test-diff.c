@@ -667,7 +667,7 @@ static void run_joins_two_traces_gates_and_refuses_per_step_without_steps(void *
 	struct kp_diff_run_opts o = {
 		.path = { tdata(b, sizeof(b), "torch211-h100/matmul_bf16.json"),
 			  tdata(n, sizeof(n), "torch211-h100/matmul_fp16.json") },
-		.analyze = { .group = GROUP_KERNEL, .db = &db, .step_lo = -1, .step_hi = -1 },
+		.analyze = { .group = GROUP_KERNEL, .db = &db },
 		.diff = { .key = GROUP_KERNEL, .threshold_pct = 2, .base_div = 1, .new_div = 1 },
 		.per_step = -1, .top = 3, .gate = { .fail_above_pct = 0, .min_delta_ns = KP_MIN_DELTA_NS },
 	};
@@ -706,7 +706,7 @@ static void run_passes_an_unchanged_recording_and_trips_on_an_fp32_layer(void **
 	struct kp_diff_run_opts o = {
 		.path = { tdata(b, sizeof(b), "torch211-h200-gate/train_a.json.gz"),
 			  tdata(n, sizeof(n), "torch211-h200-gate/train_b.json.gz") },
-		.analyze = { .group = GROUP_OP_SHAPE, .db = &db, .step_lo = -1, .step_hi = -1 },
+		.analyze = { .group = GROUP_OP_SHAPE, .db = &db },
 		.diff = { .key = GROUP_OP_SHAPE, .threshold_pct = 2, .base_div = 1, .new_div = 1 },
 		.per_step = -1, .gate = { .fail_above_pct = 2, .min_delta_ns = KP_MIN_DELTA_NS },
 	};

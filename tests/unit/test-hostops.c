@@ -194,7 +194,7 @@ static void analyze_ctrace(struct kp_ctrace *t, struct kp_trace *tr, struct kp_r
 	trace_link(tr);
 	memset(db, 0, sizeof(*db));
 	assert_int_equal(devdb_load_builtin(db, &d), 0);
-	struct kp_analyze_opts o = { .group = GROUP_OP, .db = db, .step_lo = -1, .step_hi = -1 };
+	struct kp_analyze_opts o = { .group = GROUP_OP, .db = db };
 	memset(r, 0, sizeof(*r));
 	assert_int_equal(analyze_run(tr, &o, r), 0);
 	unlink(path);

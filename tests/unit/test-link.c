@@ -237,7 +237,7 @@ static double analyze_seconds(const char *path, long n, const char *opname)
 	struct kp_diag d = { 0 };
 	assert_int_equal(trace_load(&t, path, &lo, &d), 0);
 	trace_link(&t);
-	struct kp_analyze_opts o = { .group = GROUP_OP, .db = &db, .step_lo = -1, .step_hi = -1 };
+	struct kp_analyze_opts o = { .group = GROUP_OP, .db = &db };
 	assert_int_equal(analyze_run(&t, &o, &r), 0);
 	double s = cpu_seconds() - t0;
 	assert_int_equal(r.nrows, 1);

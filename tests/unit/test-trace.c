@@ -217,7 +217,7 @@ static void keeps_complete_events_of_a_truncated_trace(void **state)
 	assert_int_equal(t.truncated, 1);
 	assert_int_equal(t.ngpu, 1);
 	assert_int_equal(t.trunc_off, (int64_t)strlen(text));
-	assert_int_equal(warn_total(&t.warn), 1);
+	assert_int_equal(diag_warn_total(&t.warn), 1);
 	char want[128];
 	snprintf(want, sizeof(want), "t.json:1:%zu: warning: trace is truncated at byte %zu",
 		 strlen(text) + 1, strlen(text));
@@ -252,7 +252,7 @@ static void warns_on_kernels_without_dur_and_keeps_going(void **state)
 	struct kp_diag d;
 	assert_int_equal(load_text(&t, text, 0, &d), 0);
 	assert_int_equal(t.ngpu, 1);
-	assert_int_equal(warn_total(&t.warn), 1);
+	assert_int_equal(diag_warn_total(&t.warn), 1);
 	assert_non_null(strstr(t.warn.k[0].shown[0], "t.json:2:1: warning: skipped event 'nodur' without 'dur'"));
 	trace_free(&t);
 	assert_int_equal(load_text(&t, text, 1, &d), -1);
@@ -304,7 +304,7 @@ static void expect_not_a_trace(const char *text, const char *want)
 	assert_int_equal(load_text(&t, text, 0, &d), -1);
 	assert_int_equal(d.status, KP_BADINPUT);
 	assert_string_equal(d.msg, want);
-	assert_int_equal(warn_total(&t.warn), 0);
+	assert_int_equal(diag_warn_total(&t.warn), 0);
 	trace_free(&t);
 }
 
@@ -354,7 +354,7 @@ static void malformed_events_are_counted_warned_and_refused_under_strict(void **
 	assert_string_equal(t.gpu[0].name, "ok");
 	assert_int_equal(t.nevents, 6);
 	assert_int_equal(t.nskipped, 5);
-	assert_int_equal(warn_total(&t.warn), 5);
+	assert_int_equal(diag_warn_total(&t.warn), 5);
 	assert_int_equal(t.warn.nkinds, 1);
 	assert_string_equal(t.warn.k[0].kind, "malformed events");
 	static const char *const why[] = { "2:1: warning: skipped malformed event: no 'ph'",
