@@ -53,7 +53,7 @@ static int analyze_ranks(char **args, size_t nargs, long jobs, const struct kp_l
 	int rc = ranks_load(&rs, paths, n, (int)jobs, lo, &d);
 	if (rc < 0) {
 		for (size_t i = 0; i < rs.n; i++)
-			warn_print(&rs.r[i].warn, stderr);
+			diag_warn_print(&rs.r[i].warn, stderr);
 		fprintf(stderr, "kprof: %s\n", d.msg);
 		ranks_free(&rs);
 		paths_free(paths);
@@ -68,8 +68,8 @@ static int analyze_ranks(char **args, size_t nargs, long jobs, const struct kp_l
 	table_render(&doc, format, 0, stdout);
 	report_free(&doc);
 	for (size_t i = 0; i < rs.n; i++)
-		warn_print(&rs.r[i].warn, stderr);
-	warn_print(&rs.warn, stderr);
+		diag_warn_print(&rs.r[i].warn, stderr);
+	diag_warn_print(&rs.warn, stderr);
 	ranks_free(&rs);
 	paths_free(paths);
 	return KP_OK;

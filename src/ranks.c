@@ -324,14 +324,14 @@ static void order_ranks(struct kp_ranks *rs)
 		qsort(rs->r, rs->n, sizeof(*rs->r), cmp_rank);
 		for (size_t i = 1; i < rs->n; i++)
 			if (rs->r[i].rank == rs->r[i - 1].rank) {
-				warn_add(&rs->warn, "duplicate ranks", rs->r[i].file,
+				diag_warn_add(&rs->warn, "duplicate ranks", rs->r[i].file,
 					 "rank %" PRId64 " appears in '%s' and '%s': ranks follow the argument order",
 					 rs->r[i].rank, rs->r[i - 1].file, rs->r[i].file);
 				bad = 1;
 				break;
 			}
 	} else {
-		warn_add(&rs->warn, "traces without a rank", NULL,
+		diag_warn_add(&rs->warn, "traces without a rank", NULL,
 			 "a trace has no distributedInfo.rank and no rank in its file name: ranks follow the argument order");
 	}
 	if (bad) {
@@ -344,13 +344,13 @@ static void order_ranks(struct kp_ranks *rs)
 	int64_t ws = rs->n ? rs->r[0].world_size : -1;
 	for (size_t i = 1; i < rs->n; i++)
 		if (rs->r[i].world_size != ws) {
-			warn_add(&rs->warn, "world sizes differ", rs->r[i].file,
+			diag_warn_add(&rs->warn, "world sizes differ", rs->r[i].file,
 				 "'%s' has world size %" PRId64 ", '%s' %" PRId64, rs->r[0].file, ws,
 				 rs->r[i].file, rs->r[i].world_size);
 			break;
 		}
 	if (ws > 0 && (int64_t)rs->n < ws)
-		warn_add(&rs->warn, "missing ranks", NULL, "%zu of %" PRId64 " ranks given", rs->n, ws);
+		diag_warn_add(&rs->warn, "missing ranks", NULL, "%zu of %" PRId64 " ranks given", rs->n, ws);
 }
 
 static struct kp_coll_row *coll_row(struct kp_ranks *rs, int kind, int64_t bytes, int32_t n, size_t *cap)
@@ -439,7 +439,7 @@ void ranks_compare(struct kp_ranks *rs, double link_peak)
 	for (size_t i = 0; i < nr; i++)
 		rs->unmatched += (int64_t)(rs->r[i].ncomms - m);
 	if (mx != m)
-		warn_add(&rs->warn, "unmatched collectives", NULL,
+		diag_warn_add(&rs->warn, "unmatched collectives", NULL,
 			 "ranks ran %zu to %zu communication kernels: the first %zu of each are matched by order",
 			 m, mx, m);
 	size_t cap = 0;
@@ -477,11 +477,11 @@ void ranks_compare(struct kp_ranks *rs, double link_peak)
 	}
 	/* a collective cannot start further apart than a whole trace lasts: other clocks */
 	if (spread_max > r0->bd.span_ns)
-		warn_add(&rs->warn, "clocks differ", NULL,
+		diag_warn_add(&rs->warn, "clocks differ", NULL,
 			 "one collective's start differs by %" PRId64 " ns across ranks, more than a trace's GPU span: the ranks' clocks disagree and lags are not meaningful",
 			 spread_max);
 	if (kind_mismatch)
-		warn_add(&rs->warn, "collective kinds differ", NULL,
+		diag_warn_add(&rs->warn, "collective kinds differ", NULL,
 			 "%" PRId64 " matched communication kernels differ in kind from rank %" PRId64 "'s: rows use rank %" PRId64 "'s",
 			 kind_mismatch, r0->rank, r0->rank);
 	for (size_t i = 0; i < rs->ncolls; i++) {
@@ -554,11 +554,11 @@ void ranks_free(struct kp_ranks *rs)
 		free(rs->r[i].file);
 		free(rs->r[i].steps);
 		free(rs->r[i].comms);
-		warn_free(&rs->r[i].warn);
+		diag_warn_free(&rs->r[i].warn);
 	}
 	free(rs->r);
 	free(rs->colls);
 	free(rs->strag);
-	warn_free(&rs->warn);
+	diag_warn_free(&rs->warn);
 	memset(rs, 0, sizeof(*rs));
 }
