@@ -16,6 +16,7 @@
 #include <strings.h>
 
 #include "kprof/dtype.h"
+#include "kprof/fwdbwd.h"
 #include "kprof/kernrole.h"
 #include "kprof/opmodel.h"
 #include "kprof/strtab.h"
@@ -120,7 +121,7 @@ static const char *shape_text(struct kp_strtab *st, const struct kp_op *op)
 	return strtab_intern(st, buf, n);
 }
 
-static void eval_op(struct op_info *oi, const struct kp_op *op)
+static void eval_op(struct op_info *oi, const struct kp_trace *t, const struct kp_op *op)
 {
 	if (oi->evaluated)
 		return;
@@ -132,6 +133,7 @@ static void eval_op(struct op_info *oi, const struct kp_op *op)
 		.kernel_flop = op->kernel_flop,
 		.kernel_num_gb = op->kernel_num_gb,
 	};
+	fwdbwd_inputs(t, (int32_t)(op - t->ops), &in);
 	if (opmodel_eval(&in, &oi->cost) != 0 && oi->cost.cls == MODEL_NONE) {
 		oi->cost.flops = oi->cost.bytes = -1;
 	}
@@ -502,7 +504,7 @@ int analyze_run(const struct kp_trace *t, const struct kp_analyze_opts *o, struc
 		struct op_info *info = g->op >= 0 ? &oi[oidx[g->op]] : NULL;
 		const struct kp_op *op = g->op >= 0 ? &t->ops[g->op] : NULL;
 		if (info && !info->evaluated) {
-			eval_op(info, op);
+			eval_op(info, t, op);
 			if (info->cost.cls != MODEL_NONE && op->nslots == 0)
 				diag_warn_add(&r->warn, "modelled ops without shapes", t->display,
 					 "op '%s' at byte %lld has no recorded shapes (record_shapes off?): FLOPs and bytes unknown",

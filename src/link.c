@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kprof/fwdbwd.h"
 #include "kprof/opmodel.h"
 
 static int cmp_op(const void *a, const void *b)
@@ -219,6 +220,7 @@ void trace_link(struct kp_trace *t)
 	}
 	free(primary);
 	free(secondary);
+	fwdbwd_link(t);
 
 	/* 2. External id -> op (the first op in file order wins) */
 	struct imap ext;

@@ -580,10 +580,71 @@ static int64_t conv_flops(const struct kp_slot *x, const struct kp_slot *w, cons
 	return f;
 }
 
+/* bytes: x + w + bias (C_out) + y (@y elements), each in its dtype (TL CONV) */
+static void conv_bytes(const struct kp_op_in *in, const struct conv_schema *cs,
+		       const struct kp_slot *x, const struct kp_slot *w, int64_t y, struct kp_cost *c)
+{
+	const struct kp_slot *o = out_slot(in, cs->out);
+
+	c->bytes = add(add(tbytes(x), tbytes(w)), nbytes(y, o ? o->dtype : x->dtype));
+	if (is_tensor(slot(in, cs->bias))) {
+		/* a bias added by a kernel of its own (cuDNN's aten::add_): read y and bias, write y */
+		c->math_bytes = c->bytes;
+		c->move_bytes = add(mul(nbytes(y, o ? o->dtype : x->dtype), 2),
+				    tbytes(slot(in, cs->bias)));
+	}
+	c->bytes = add(c->bytes, tbytes(slot(in, cs->bias)));
+}
+
+/*
+ * Traces written before Concrete Inputs (PyTorch 1.8-2.0) leave stride, padding,
+ * dilation, transposed and groups empty (GenericList, bool and int slots without values).
+ * The forward's output shape is then the grad_output of its backward (in->linked_out,
+ * linked by Sequence number): N, C_out and the output size come from it, groups from the
+ * channels, and an unknown 'transposed' from the sizes (a convolution's output is not
+ * larger than its input, a transposed one's not smaller; equal sizes count the same).
+ */
+static int eval_conv_linked(const struct kp_op_in *in, const struct conv_schema *cs,
+			    const struct kp_slot *x, const struct kp_slot *w, struct kp_cost *c,
+			    const char *why)
+{
+	const struct kp_slot *lo = in->linked_out;
+	int nsp = x->ndim - 2, i, le = 1, ge = 1, transposed;
+	int64_t groups, c_out;
+
+	if (!is_tensor(lo) || lo->ndim != x->ndim || lo->dims[0] != x->dims[0] || w->dims[1] < 1)
+		return fail(c, why);
+	for (i = 0; i < nsp; i++) {
+		if (lo->dims[2 + i] < 1 || w->dims[2 + i] < 1)
+			return fail(c, "convolution output size is not positive");
+		le &= lo->dims[2 + i] <= x->dims[2 + i];
+		ge &= lo->dims[2 + i] >= x->dims[2 + i];
+	}
+	transposed = cs->transposed >= 0 ? parse_bool(text(slot(in, cs->transposed)))
+					 : cs->fixed_transposed;
+	if (transposed < 0)
+		transposed = le ? 0 : ge ? 1 : -1;
+	if (transposed < 0)
+		return fail(c, why);
+	c_out = lo->dims[1];
+	/* weight [C_out, C_in/g, k..]; transposed [C_in, C_out/g, k..] */
+	if (transposed ? x->dims[1] != w->dims[0] || c_out % w->dims[1] != 0
+		       : c_out != w->dims[0] || x->dims[1] % w->dims[1] != 0)
+		return fail(c, "convolution channels do not match the weight and its backward's "
+			       "grad_output");
+	groups = transposed ? c_out / w->dims[1] : x->dims[1] / w->dims[1];
+	if (groups < 1 || w->dims[0] % groups != 0)
+		return fail(c, "convolution channels do not match the weight and groups");
+	c->dtype = x->dtype;
+	c->flops = conv_flops(x, w, transposed ? x->dims + 2 : lo->dims + 2);
+	conv_bytes(in, cs, x, w, numel(lo), c);
+	return 0;
+}
+
 static int eval_conv(const struct kp_op_in *in, const struct model *m, struct kp_cost *c)
 {
 	const struct conv_schema *cs = m->aux;
-	const struct kp_slot *x = slot(in, cs->x), *w = slot(in, cs->w), *o;
+	const struct kp_slot *x = slot(in, cs->x), *w = slot(in, cs->w);
 	int64_t stride[MAXSP], pad[MAXSP], dil[MAXSP], opad[MAXSP], groups = 1, out[MAXSP];
 	int64_t c_out, y;
 	int nsp, i, transposed = cs->fixed_transposed;
@@ -594,13 +655,13 @@ static int eval_conv(const struct kp_op_in *in, const struct model *m, struct kp
 		return fail(c, "convolution input and weight are not 3-D to 5-D of equal rank");
 	nsp = x->ndim - 2;
 	if (cs->transposed >= 0 && (transposed = parse_bool(text(slot(in, cs->transposed)))) < 0)
-		return fail(c, "convolution 'transposed' is not True or False");
+		return eval_conv_linked(in, cs, x, w, c, "convolution 'transposed' is not True or False");
 	if (cs->groups >= 0 && (parse_int(text(slot(in, cs->groups)), &groups) != 0 || groups < 1))
-		return fail(c, "convolution 'groups' is not a positive integer");
+		return eval_conv_linked(in, cs, x, w, c, "convolution 'groups' is not a positive integer");
 	if (conv_param(in, cs->stride, nsp, 1, stride) || conv_param(in, cs->pad, nsp, 0, pad) ||
 	    conv_param(in, cs->dil, nsp, 1, dil) || conv_param(in, cs->out_pad, nsp, 0, opad))
-		return fail(c,
-			    "convolution stride, padding, dilation or output_padding unreadable");
+		return eval_conv_linked(in, cs, x, w, c,
+					"convolution stride, padding, dilation or output_padding unreadable");
 
 	/* weight [C_out, C_in/g, k..]; transposed [C_in, C_out/g, k..] */
 	if (transposed) {
@@ -628,19 +689,10 @@ static int eval_conv(const struct kp_op_in *in, const struct model *m, struct kp
 	c->dtype = x->dtype;
 	c->flops = conv_flops(x, w, transposed ? x->dims + 2 : out);
 
-	/* bytes: x + w + bias (C_out) + y = N * C_out * prod(out), each in its dtype (TL CONV) */
 	y = mul(x->dims[0], c_out);
 	for (i = 0; i < nsp; i++)
 		y = mul(y, out[i]);
-	o = out_slot(in, cs->out);
-	c->bytes = add(add(tbytes(x), tbytes(w)), nbytes(y, o ? o->dtype : x->dtype));
-	if (is_tensor(slot(in, cs->bias))) {
-		/* a bias added by a kernel of its own (cuDNN's aten::add_): read y and bias, write y */
-		c->math_bytes = c->bytes;
-		c->move_bytes = add(mul(nbytes(y, o ? o->dtype : x->dtype), 2),
-				    tbytes(slot(in, cs->bias)));
-	}
-	c->bytes = add(c->bytes, tbytes(slot(in, cs->bias)));
+	conv_bytes(in, cs, x, w, y, c);
 	return 0;
 }
 
@@ -700,6 +752,72 @@ static int eval_conv_bwd(const struct kp_op_in *in, const struct model *m, struc
 		c->move_bytes = add(tbytes(dy), nbytes(c_out, dy->dtype));
 		c->bytes = add(c->bytes, c->move_bytes);
 	}
+	return 0;
+}
+
+/*
+ * PyTorch 1.8-1.10 (2021): aten::cudnn_convolution_backward(self, grad_output, weight, ...)
+ * calls two recorded ops that launch the kernels:
+ *   cudnn_convolution_backward_input(self_size, grad_output, weight, padding, stride,
+ *     dilation, groups, benchmark, deterministic, allow_tf32)
+ *   cudnn_convolution_backward_weight(weight_size, grad_output, self, padding, ...)
+ * Each costs the forward's FLOPs, 2 * N * w[0] * w[1] * prod(k) * prod(grad_output
+ * spatial); the *_size lists carry no dims, so dx and w come from the parent
+ * (in->linked_x, linked_w) or, when recorded, from the list's Concrete Inputs text.
+ */
+static const int k_bwd_input = 0, k_bwd_weight = 1;
+
+static int64_t size_list_numel(const char *t, int nd)
+{
+	int64_t v[MAXDIM], n = 1;
+	int k = parse_ints(t, v, MAXDIM), i;
+
+	if (k != nd)
+		return -1;
+	for (i = 0; i < k; i++)
+		n = v[i] < 0 ? -1 : mul(n, v[i]);
+	return n;
+}
+
+static int eval_conv_bwd_part(const struct kp_op_in *in, const struct model *m, struct kp_cost *c)
+{
+	int weight = *(const int *)m->aux == k_bwd_weight, i;
+	const struct kp_slot *dy = slot(in, 1), *other = slot(in, 2), *w, *x;
+	struct kp_slot ws;
+	int64_t wn, xn, wd[MAXSP + 2];
+
+	if (!is_tensor(dy) || !is_tensor(other) || dy->ndim < 3 || dy->ndim > 2 + MAXSP ||
+	    other->ndim != dy->ndim)
+		return fail(c, "convolution backward grad_output and input or weight are not 3-D to "
+			       "5-D tensors of equal rank");
+	w = weight ? in->linked_w : other;
+	x = weight ? other : in->linked_x;
+	if (weight && !is_tensor(w)) {
+		/* weight_size as text, or no weight shape at all */
+		if (parse_ints(text(slot(in, 0)), wd, MAXSP + 2) != dy->ndim)
+			return fail(c, "cudnn_convolution_backward_weight: weight shape not recorded "
+				       "(no aten::cudnn_convolution_backward parent)");
+		ws = (struct kp_slot){ .ndim = dy->ndim, .dims = wd, .dtype = dy->dtype, .concrete = "" };
+		w = &ws;
+	}
+	if (!is_tensor(w) || w->ndim != dy->ndim || dy->dims[1] != w->dims[0])
+		return fail(c, "convolution backward grad_output does not match the weight");
+	for (i = 0; i < w->ndim; i++) {
+		if (w->dims[i] < 1)
+			return fail(c, "convolution weight dimension below 1");
+	}
+	c->dtype = dy->dtype;
+	c->flops = conv_flops(dy, w, dy->dims + 2);
+	/* bytes: grad-input dy + w + dx; grad-weight dy + x + dw, each the forward's dtype */
+	wn = numel(w);
+	xn = is_tensor(x) && x->ndim == dy->ndim ? numel(x)
+						 : size_list_numel(text(slot(in, 0)), dy->ndim);
+	if (weight)
+		c->bytes = add(add(tbytes(dy), tbytes(x)), nbytes(wn, dy->dtype));
+	else if (xn >= 0)
+		c->bytes = add(add(tbytes(dy), tbytes(w)), nbytes(xn, dy->dtype));
+	else
+		c->note = "cudnn_convolution_backward_input: input size not recorded: bytes unknown";
 	return 0;
 }
 
@@ -1492,6 +1610,8 @@ static const struct model models[] = {
 	S("copy_", "copy", eval_copy, &k_copy_),
 	S("cos", "pointwise", eval_pointwise, &s_unary),
 	P("cudnn_convolution", "conv", eval_conv, &s_cudnn_conv),
+	P("cudnn_convolution_backward_input", "conv", eval_conv_bwd_part, &k_bwd_input),
+	P("cudnn_convolution_backward_weight", "conv", eval_conv_bwd_part, &k_bwd_weight),
 	P("cudnn_convolution_transpose", "conv", eval_conv, &s_cudnn_conv_t),
 	S("div", "pointwise", eval_pointwise, &s_div),
 	S("div_", "pointwise", eval_pointwise, &s_div),

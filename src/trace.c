@@ -50,6 +50,7 @@ struct ev {
 	int64_t ts, dur;
 	uint8_t has_ts, has_dur;
 	int64_t ext_id, corr, device, stream, bytes, kernel_flop;
+	int64_t seq;            /* "Sequence number" */
 	double kernel_num_gb;
 	int32_t sm_clock_mhz;
 	int8_t prec_hint;
@@ -441,8 +442,22 @@ static int read_str_list(struct loader *L, struct ev *e, int types)
 	return 0;
 }
 
-/* The model class of an interned op name, looked up once per distinct name. */
-static int name_class(struct loader *L, const char *name)
+#define NI_CLASS 0x0f        /* enum kp_model_class */
+#define NI_CONV_BWD_NODE 0x10 /* an autograd node of a convolution: its Sequence number is read */
+#define NI_SHAPES 0x20        /* no model, but its shapes feed another op's (fwdbwd.c) */
+
+/*
+ * An autograd node of a convolution ("CudnnConvolutionBackward", "ConvolutionBackward0",
+ * "ThnnConv2DBackward"): it carries the Sequence number of its forward.  Not the
+ * "autograd::engine::evaluate_function: ..." wrapper, not an aten:: op.
+ */
+static int conv_bwd_node(const char *name)
+{
+	return !strchr(name, ':') && strstr(name, "Backward") && strstr(name, "Conv");
+}
+
+/* The model class and flags of an interned op name, looked up once per distinct name. */
+static int name_info(struct loader *L, const char *name)
 {
 	if ((L->mn + 1) * 2 > L->mcap) {
 		size_t cap = L->mcap ? L->mcap * 2 : 256;
@@ -467,10 +482,17 @@ static int name_class(struct loader *L, const char *name)
 		j = (j + 1) & (L->mcap - 1);
 	if (!L->mkey[j]) {
 		L->mkey[j] = name;
-		L->mval[j] = (int8_t)opmodel_class(name);
+		L->mval[j] = (int8_t)(opmodel_class(name) | (conv_bwd_node(name) ? NI_CONV_BWD_NODE : 0) |
+				      (!strcmp(name, "aten::cudnn_convolution_backward") ||
+				       !strcmp(name, "aten::miopen_convolution_backward") ? NI_SHAPES : 0));
 		L->mn++;
 	}
 	return L->mval[j];
+}
+
+static int name_class(struct loader *L, const char *name)
+{
+	return name_info(L, name) & NI_CLASS;
 }
 
 /* Shapes are read only for ops with a model; others' are skipped unbuilt (most bytes). */
@@ -480,7 +502,7 @@ static int wants_shapes(struct loader *L, const struct ev *e)
 		return 0;
 	if (!e->name)
 		return 1; /* args before name: keep to be safe */
-	return name_class(L, e->name) != MODEL_NONE;
+	return (name_info(L, e->name) & (NI_CLASS | NI_SHAPES)) != 0;
 }
 
 /*
@@ -545,7 +567,8 @@ static int read_args(struct loader *L, struct ev *e)
 	 * An op without a model needs only its External id: skip the rest of its args
 	 * unread.  Inductor's kernels (triton_*) may carry kernel_flop / kernel_num_gb.
 	 */
-	int id_only = e->cat == CAT_OP && !shapes && e->name && strncmp(e->name, "triton", 6);
+	int id_only = e->cat == CAT_OP && !shapes && e->name && strncmp(e->name, "triton", 6) &&
+		      !(name_info(L, e->name) & NI_CONV_BWD_NODE);
 	struct kp_json_tok tk;
 	enum kp_json_type ty = json_next(&L->p, &tk);
 	if (ty != JT_OBJ)
@@ -638,6 +661,11 @@ static int read_args(struct loader *L, struct ev *e)
 		case 15:
 			if (shapes && TOK_IS(&tk, "Concrete Inputs")) {
 				r = read_str_list(L, e, 0);
+				goto next;
+			}
+			if (TOK_IS(&tk, "Sequence number")) {
+				if ((r = read_int(L, 0, &v)) > 0)
+					e->seq = v;
 				goto next;
 			}
 			break;
@@ -812,6 +840,24 @@ static int skip_malformed(struct loader *L, int64_t off, const char *why)
 	return 0;
 }
 
+/*
+ * PyTorch 1.8-1.10 (2020-2021) file ProfilerStep#N under cat "Operator" (later
+ * "user_annotation"): it is a step span, not an op.  Returns 1 when @e was one.
+ */
+static int legacy_step(struct loader *L, const struct ev *e)
+{
+	int64_t num;
+	if (e->name[0] != 'P' || !parse_step_num(e->name, &num))
+		return 0;
+	struct kp_trace *t = L->t;
+	struct kp_step *s = VEC_PUSH(t->steps, t->nsteps, t->capsteps);
+	s->ts_ns = e->ts;
+	s->dur_ns = e->dur;
+	s->num = num;
+	s->thread = thread_index(L, e->pid, e->pid_str, e->tid, e->tid_str);
+	return 1;
+}
+
 /* One element of traceEvents; the '{' was just read at @off. */
 static int parse_event(struct loader *L, int64_t off)
 {
@@ -820,7 +866,7 @@ static int parse_event(struct loader *L, int64_t off)
 	struct ev e;
 	/* only the scalar part needs resetting; slot arrays are guarded by counts */
 	memset(&e, 0, offsetof(struct ev, slot_ndim));
-	e.ext_id = e.corr = e.device = e.stream = e.bytes = e.kernel_flop = -1;
+	e.ext_id = e.corr = e.device = e.stream = e.bytes = e.kernel_flop = e.seq = -1;
 	e.kernel_num_gb = -1;
 	e.prec_hint = PREC_NONE;
 	e.range_flops[0] = e.range_flops[1] = e.range_flops[2] = -1;
@@ -944,6 +990,8 @@ static int parse_event(struct loader *L, int64_t off)
 			"op '%.80s' records more than %d slots or %d dims; extra ones ignored",
 			e.name, MAX_SLOTS, MAX_DIMS);
 
+	if (e.cat == CAT_OP && e.ph == 'X' && legacy_step(L, &e))
+		return 0;
 	switch (e.cat) {
 	case CAT_OP: {
 		struct kp_op *op = VEC_PUSH(t->ops, t->nops, t->capops);
@@ -962,6 +1010,8 @@ static int parse_event(struct loader *L, int64_t off)
 		op->kernel_num_gb = e.kernel_num_gb;
 		op->prec_hint = e.prec_hint;
 		op->cls = (int8_t)name_class(L, e.name);
+		op->seq = e.seq;
+		op->bwd = -1;
 		if (e.ph == 'B') {
 			/* the innermost open B op of this thread is its explicit parent (link) */
 			for (size_t i = L->nopen; i-- > 0;)

@@ -36,6 +36,15 @@ struct kp_op_in {
 	const struct kp_slot *slots; /* may be NULL when nslots == 0 */
 	int64_t kernel_flop;         /* Inductor's args.kernel_flop, -1 when absent */
 	double kernel_num_gb;        /* Inductor's args.kernel_num_gb, < 0 when absent */
+	/*
+	 * Shapes the trace records on other ops (fwdbwd.c), NULL when none: a forward
+	 * convolution's output (the grad_output of its backward, linked by Sequence
+	 * number), and the input and weight of a legacy cudnn_convolution_backward_input
+	 * / _weight (from their aten::cudnn_convolution_backward parent).
+	 */
+	const struct kp_slot *linked_out;
+	const struct kp_slot *linked_x;
+	const struct kp_slot *linked_w;
 };
 
 enum kp_model_class {

@@ -29,6 +29,9 @@ struct kp_op {
 	double kernel_num_gb;     /* < 0 when absent */
 	int8_t prec_hint;         /* kprof traces: "kprof compute" (enum kp_prec), PREC_NONE */
 	int8_t cls;               /* opmodel_class(name), cached at load */
+	int64_t seq;              /* "Sequence number" (autograd), -1 when absent */
+	int32_t bwd;              /* forward conv: the backward op giving its output shape, -1
+				     (set by link, fwdbwd.c) */
 };
 
 /* A runtime or driver API call (cat cuda_runtime / cuda_driver). */

@@ -90,7 +90,7 @@ static void gemm_and_conv_models_name_their_data_movement_part(void **state)
 	static const int64_t c[] = { 256 }, a[] = { 4, 256, 128 }, b[] = { 4, 128, 256 };
 	struct kp_slot s[5] = { tensor(1, c, DT_BF16), tensor(3, a, DT_BF16), tensor(3, b, DT_BF16),
 				scalar("1"), scalar("1") };
-	struct kp_op_in in = { "aten::baddbmm", 5, s, -1, -1 };
+	struct kp_op_in in = { .name = "aten::baddbmm", .nslots = 5, .slots = s, .kernel_flop = -1, .kernel_num_gb = -1 };
 	struct kp_cost k;
 	assert_int_equal(opmodel_eval(&in, &k), 0);
 	const int64_t ab = 2 * 4 * 256 * 128 * 2, out = 4 * 256 * 256 * 2;
@@ -104,7 +104,7 @@ static void gemm_and_conv_models_name_their_data_movement_part(void **state)
 	assert_int_equal(k.move_bytes, -1);
 	assert_int_equal(k.math_bytes, -1);
 	/* mm has no data-movement part */
-	struct kp_op_in mm = { "aten::mm", 2, s + 1, -1, -1 };
+	struct kp_op_in mm = { .name = "aten::mm", .nslots = 2, .slots = s + 1, .kernel_flop = -1, .kernel_num_gb = -1 };
 	static const int64_t m2[] = { 256, 128 }, n2[] = { 128, 64 };
 	struct kp_slot t2[2] = { tensor(2, m2, DT_F32), tensor(2, n2, DT_F32) };
 	mm.slots = t2;
@@ -116,7 +116,7 @@ static void gemm_and_conv_models_name_their_data_movement_part(void **state)
 	struct kp_slot cv[9] = { tensor(4, x, DT_F32), tensor(4, w, DT_F32), tensor(1, bias, DT_F32),
 				 scalar("[1, 1]"), scalar("[1, 1]"), scalar("[1, 1]"), scalar("False"),
 				 scalar("[0, 0]"), scalar("1") };
-	struct kp_op_in conv = { "aten::convolution", 9, cv, -1, -1 };
+	struct kp_op_in conv = { .name = "aten::convolution", .nslots = 9, .slots = cv, .kernel_flop = -1, .kernel_num_gb = -1 };
 	assert_int_equal(opmodel_eval(&conv, &k), 0);
 	const int64_t y = 2 * 4 * 8 * 8 * 4;
 	assert_int_equal(k.bytes, (2 * 3 * 64 + 4 * 27 + 4) * 4 + y);

@@ -71,7 +71,7 @@ static void mm_reproduces_flop_counter_for_matmul_bf16(void **state)
 			{ 2, (const int64_t[]){ m, k }, DT_BF16, "", 0, NULL },
 			{ 2, (const int64_t[]){ k, n }, DT_BF16, "", 0, NULL },
 		};
-		struct kp_op_in in = { "aten::mm", 2, s, -1, -1.0 };
+		struct kp_op_in in = { .name = "aten::mm", .nslots = 2, .slots = s, .kernel_flop = -1, .kernel_num_gb = -1.0 };
 
 		sum += eval_ok(&in, &c);
 		/* bytes: M*K*2 + K*N*2 + M*N*2, bf16 is 2 bytes */
@@ -101,7 +101,7 @@ static void addmm_counts_each_call_as_its_mm_and_flop_counter_counts_two(void **
 			{ 0, NULL, DT_NONE, "1", 0, NULL },
 			{ 0, NULL, DT_NONE, "1", 0, NULL },
 		};
-		struct kp_op_in in = { "aten::addmm", 5, s, -1, -1.0 };
+		struct kp_op_in in = { .name = "aten::addmm", .nslots = 5, .slots = s, .kernel_flop = -1, .kernel_num_gb = -1.0 };
 
 		sum += eval_ok(&in, &c);
 		/* the [N] bias adds N elements to the mm bytes */
@@ -127,8 +127,8 @@ static void bmm_and_baddbmm_reproduce_flop_counter_for_matmul_bf16(void **state)
 			{ 0, NULL, DT_NONE, "1", 0, NULL },
 			{ 0, NULL, DT_NONE, "1", 0, NULL },
 		};
-		struct kp_op_in bmm = { "aten::bmm", 2, s + 1, -1, -1.0 };
-		struct kp_op_in baddbmm = { "aten::baddbmm", 5, s, -1, -1.0 };
+		struct kp_op_in bmm = { .name = "aten::bmm", .nslots = 2, .slots = s + 1, .kernel_flop = -1, .kernel_num_gb = -1.0 };
+		struct kp_op_in baddbmm = { .name = "aten::baddbmm", .nslots = 5, .slots = s, .kernel_flop = -1, .kernel_num_gb = -1.0 };
 
 		sum += eval_ok(&bmm, &c);
 		assert_int_equal(c.bytes, 8 * 2 * (m * k + k * n + m * n));
@@ -424,7 +424,7 @@ static void convolution_reproduces_flop_counter_for_conv_fp32(void **state)
 			{ 0, NULL, DT_NONE, "[0, 0]", 0, NULL },
 			{ 0, NULL, DT_NONE, "1", 0, NULL },
 		};
-		struct kp_op_in in = { "aten::convolution", 9, s, -1, -1.0 };
+		struct kp_op_in in = { .name = "aten::convolution", .nslots = 9, .slots = s, .kernel_flop = -1, .kernel_num_gb = -1.0 };
 		int64_t y = l->n * l->k * l->out * l->out;
 
 		sum += eval_ok(&in, &c);
@@ -459,7 +459,7 @@ static void convolution_backward_reproduces_flop_counter_for_conv_fp32(void **st
 			{ 0, NULL, DT_NONE, "1", 0, NULL },
 			{ 0, NULL, DT_NONE, "[True, True, False]", 0, NULL },
 		};
-		struct kp_op_in in = { "aten::convolution_backward", 11, s, -1, -1.0 };
+		struct kp_op_in in = { .name = "aten::convolution_backward", .nslots = 11, .slots = s, .kernel_flop = -1, .kernel_num_gb = -1.0 };
 		int64_t dy = l->n * l->k * l->out * l->out, x = l->n * l->c * l->h * l->h;
 		int64_t w = l->k * l->c * l->r * l->r;
 
@@ -790,8 +790,8 @@ static void sdpa_flash_matches_flop_counter_dense_and_counts_causal_pairs(void *
 					{ 0, NULL, DT_U64, "", 0, NULL },
 					{ 0, NULL, DT_NONE, "0.088388347648318433", 0, NULL },
 				};
-				struct kp_op_in f = { FLASH, 7, fw, -1, -1.0 };
-				struct kp_op_in bk = { FLASH "_backward", 15, bw, -1, -1.0 };
+				struct kp_op_in f = { .name = FLASH, .nslots = 7, .slots = fw, .kernel_flop = -1, .kernel_num_gb = -1.0 };
+				struct kp_op_in bk = { .name = FLASH "_backward", .nslots = 15, .slots = bw, .kernel_flop = -1, .kernel_num_gb = -1.0 };
 				int64_t qb = b * 16 * s * 128 * 2, lb = b * 16 * s * 4;
 
 				eval_ok(&f, &c);
@@ -1512,9 +1512,9 @@ static void inductor_kernel_flop_and_num_gb_win(void **state)
 		{ 2, (const int64_t[]){ 256, 512 }, DT_F32, "", 0, NULL },
 		{ 2, (const int64_t[]){ 512, 768 }, DT_F32, "", 0, NULL },
 	};
-	struct kp_op_in mm = { "aten::mm", 2, s, 123456789, 0.0015 };
-	struct kp_op_in tri = { "triton_poi_fused_add_0", 0, NULL, 0, 0.0123456789 };
-	struct kp_op_in tpl = { "triton_tem_fused_mm_0", 0, NULL, 201326592, -1.0 };
+	struct kp_op_in mm = { .name = "aten::mm", .nslots = 2, .slots = s, .kernel_flop = 123456789, .kernel_num_gb = 0.0015 };
+	struct kp_op_in tri = { .name = "triton_poi_fused_add_0", .nslots = 0, .slots = NULL, .kernel_flop = 0, .kernel_num_gb = 0.0123456789 };
+	struct kp_op_in tpl = { .name = "triton_tem_fused_mm_0", .nslots = 0, .slots = NULL, .kernel_flop = 201326592, .kernel_num_gb = -1.0 };
 
 	(void)state;
 	assert_int_equal(opmodel_eval(&mm, &c), 0);

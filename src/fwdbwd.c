@@ -1,0 +1,150 @@
+/*
+ * fwdbwd.c — forward/backward links that give a convolution model the shapes its own op
+ * does not record.
+ *
+ * Traces before Concrete Inputs (PyTorch 1.8-2.0) leave a convolution's stride and padding
+ * empty, so its output size cannot be derived.  Its backward records grad_output, whose
+ * shape is exactly the forward's output.  The link: the forward op and the autograd node
+ * that runs its backward share a "Sequence number" (thread-local on the forward thread;
+ * the node adds "Fwd thread id", a profiler thread number that names no tid of the trace,
+ * so equal input and weight shapes settle collisions between forward threads).
+ */
+#include "kprof/fwdbwd.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "kprof/arena.h"
+
+/* Backward conv ops and the slots of their grad_output, input and weight (-1 none). */
+static const struct {
+	const char *name;
+	int dy, x, w;
+} bwd_ops[] = {
+	{ "aten::convolution_backward", 0, 1, 2 },
+	{ "aten::cudnn_convolution_backward", 1, 0, 2 },
+	{ "aten::miopen_convolution_backward", 1, 0, 2 },
+	{ "aten::cudnn_convolution_backward_input", 1, -1, 2 },
+	{ "aten::cudnn_convolution_backward_weight", 1, 2, -1 },
+};
+
+/* Forward conv ops with the slots of input and weight. */
+static const char *const fwd_ops[] = {
+	"aten::convolution", "aten::_convolution", "aten::convolution_overrideable",
+	"aten::cudnn_convolution", "aten::cudnn_convolution_transpose", "aten::miopen_convolution",
+	"aten::miopen_convolution_transpose", "aten::mkldnn_convolution", NULL
+};
+
+static int bwd_kind(const char *name)
+{
+	for (size_t k = 0; k < sizeof(bwd_ops) / sizeof(bwd_ops[0]); k++)
+		if (!strcmp(name, bwd_ops[k].name))
+			return (int)k;
+	return -1;
+}
+
+static int is_fwd(const char *name)
+{
+	for (const char *const *f = fwd_ops; *f; f++)
+		if (!strcmp(name, *f))
+			return 1;
+	return 0;
+}
+
+static const struct kp_slot *tensor_slot(const struct kp_op *op, int i)
+{
+	if (i < 0 || i >= op->nslots || op->slots[i].dtype == DT_NONE || op->slots[i].nlist)
+		return NULL;
+	return &op->slots[i];
+}
+
+static int same_dims(const struct kp_slot *a, const struct kp_slot *b)
+{
+	return a && b && a->ndim == b->ndim && !memcmp(a->dims, b->dims, (size_t)a->ndim * sizeof(*a->dims));
+}
+
+/* An autograd node of a convolution (trace.c reads its Sequence number). */
+static int conv_node(const struct kp_op *op)
+{
+	return op->seq >= 0 && !strchr(op->name, ':') && strstr(op->name, "Backward") &&
+	       strstr(op->name, "Conv");
+}
+
+struct pair {
+	int64_t seq;
+	int32_t op;
+};
+
+static int cmp_pair(const void *a, const void *b)
+{
+	const struct pair *x = a, *y = b;
+	if (x->seq != y->seq)
+		return x->seq < y->seq ? -1 : 1;
+	return x->op < y->op ? -1 : x->op > y->op;
+}
+
+void fwdbwd_link(struct kp_trace *t)
+{
+	/* interned names: test each distinct pointer once per pass via the first op's result */
+	struct pair *b = xmalloc((t->nops + 1) * sizeof(*b)), *f = xmalloc((t->nops + 1) * sizeof(*f));
+	size_t nb = 0, nf = 0;
+	for (size_t i = 0; i < t->nops; i++) {
+		const struct kp_op *op = &t->ops[i];
+		if (op->cls != MODEL_PRIMARY && strncmp(op->name, "aten::cudnn_conv", 16) &&
+		    strncmp(op->name, "aten::miopen_conv", 17))
+			continue;
+		int k = bwd_kind(op->name);
+		if (k >= 0) {
+			/* the sequence number of the nearest autograd node above it */
+			int32_t p = op->parent;
+			for (int depth = 0; p >= 0 && depth < 8 && !conv_node(&t->ops[p]); depth++)
+				p = t->ops[p].parent;
+			if (p >= 0 && conv_node(&t->ops[p]) && tensor_slot(op, bwd_ops[k].dy))
+				b[nb++] = (struct pair){ t->ops[p].seq, (int32_t)i };
+		} else if (op->seq >= 0 && is_fwd(op->name)) {
+			f[nf++] = (struct pair){ op->seq, (int32_t)i };
+		}
+	}
+	if (nb && nf) {
+		qsort(b, nb, sizeof(*b), cmp_pair);
+		qsort(f, nf, sizeof(*f), cmp_pair);
+		size_t j = 0;
+		for (size_t i = 0; i < nf; i++) {
+			struct kp_op *fo = &t->ops[f[i].op];
+			const struct kp_slot *x = tensor_slot(fo, 0), *w = tensor_slot(fo, 1);
+			while (j < nb && b[j].seq < f[i].seq)
+				j++;
+			/* among the backward ops of this sequence number, one whose shapes agree */
+			for (size_t k = j; k < nb && b[k].seq == f[i].seq; k++) {
+				const struct kp_op *bo = &t->ops[b[k].op];
+				int kind = bwd_kind(bo->name);
+				const struct kp_slot *bx = tensor_slot(bo, bwd_ops[kind].x);
+				const struct kp_slot *bw = tensor_slot(bo, bwd_ops[kind].w);
+				if ((bx || bw) && (!bx || same_dims(bx, x)) && (!bw || same_dims(bw, w))) {
+					fo->bwd = b[k].op;
+					break;
+				}
+			}
+		}
+	}
+	free(b);
+	free(f);
+}
+
+void fwdbwd_inputs(const struct kp_trace *t, int32_t i, struct kp_op_in *in)
+{
+	const struct kp_op *op = &t->ops[i];
+	in->linked_out = in->linked_x = in->linked_w = NULL;
+	if (op->bwd >= 0) {
+		const struct kp_op *bo = &t->ops[op->bwd];
+		in->linked_out = tensor_slot(bo, bwd_ops[bwd_kind(bo->name)].dy);
+	}
+	if (op->parent >= 0 && (!strcmp(op->name, "aten::cudnn_convolution_backward_input") ||
+				!strcmp(op->name, "aten::cudnn_convolution_backward_weight"))) {
+		const struct kp_op *p = &t->ops[op->parent];
+		if (!strcmp(p->name, "aten::cudnn_convolution_backward")) {
+			in->linked_x = tensor_slot(p, 0);
+			in->linked_w = tensor_slot(p, 2);
+		}
+	}
+}
