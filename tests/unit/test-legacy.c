@@ -151,7 +151,7 @@ static void a_2021_trace_gets_steps_links_and_exact_conv_flops(void **state)
 	assert_int_equal(nconv, 4);
 
 	struct kp_report r;
-	struct kp_analyze_opts o = { .group = GROUP_OP, .db = &db, .step_lo = -1, .step_hi = -1 };
+	struct kp_analyze_opts o = { .group = GROUP_OP, .db = &db };
 	assert_int_equal(analyze_run(&t, &o, &r), 0);
 	assert_int_equal(r.tot.steps, 2);
 	/* per step: conv A [8,3,32,32]*[16,3,3,3] s1 p1, conv B [8,16,32,32]*[32,16,3,3] s2 p1 */
