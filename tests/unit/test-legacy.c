@@ -168,7 +168,7 @@ static void a_2021_trace_gets_steps_links_and_exact_conv_flops(void **state)
 	}
 	assert_int_equal(found, 3);
 	assert_int_equal(r.tot.flops, 2 * (3 * b + 2 * a));
-	assert_int_equal(warn_total(&r.warn), 0);
+	assert_int_equal(diag_warn_total(&r.warn), 0);
 	analyze_free(&r);
 	trace_free(&t);
 }
