@@ -1,5 +1,5 @@
 /*
- * cmd-analyze.c — kprof analyze: options -> trace_load -> trace_link -> analyze_run -> render.
+ * cmd-analyze.c — kprof analyze: options -> trace_load -> link_trace -> analyze_run -> render.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +11,7 @@
 #include "kprof/breakdown.h"
 #include "kprof/cmd.h"
 #include "kprof/devdb.h"
+#include "kprof/link.h"
 #include "kprof/opts.h"
 #include "kprof/paths.h"
 #include "kprof/rankreport.h"
@@ -164,7 +165,7 @@ int cmd_analyze(int argc, char **argv)
 		devdb_free(&db);
 		return d.status;
 	}
-	trace_link(&t);
+	link_trace(&t);
 	struct kp_analyze_opts ao = {
 		.group = group, .device = device, .sm_clock_mhz = sm_clock, .db = &db,
 		.full_names = name_mode == 1,

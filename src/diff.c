@@ -14,6 +14,7 @@
 #include <uthash.h>
 
 #include "kprof/devdb.h"
+#include "kprof/link.h"
 #include "kprof/trace.h"
 #include "kprof/units.h"
 
@@ -789,7 +790,7 @@ static void *run_side(void *arg)
 	ao.step_series = 1; /* per-step time per row: the gate's noise */
 	j->rc = trace_load(j->t, j->path, &j->o->load, j->d);
 	if (j->rc == 0) {
-		trace_link(j->t);
+		link_trace(j->t);
 		analyze_run(j->t, &ao, j->r);
 	}
 	return NULL;

@@ -10,7 +10,7 @@
  * the outermost ancestor with a primary model (matmul, conv, attention), else the
  * nearest with a secondary model (pointwise, copies, ...), else the innermost op.
  */
-#include "kprof/trace.h"
+#include "kprof/link.h"
 
 #include <stddef.h>
 #include <stdlib.h>
@@ -18,6 +18,7 @@
 
 #include "kprof/fwdbwd.h"
 #include "kprof/opmodel.h"
+#include "kprof/trace.h"
 
 static int cmp_op(const void *a, const void *b)
 {
@@ -190,7 +191,7 @@ static int nests_in(const struct kp_op *p, int32_t pi, const struct kp_op *op, i
 	return p->ts_ns != op->ts_ns || p->dur_ns != op->dur_ns || hint == pi;
 }
 
-void trace_link(struct kp_trace *t)
+void link_trace(struct kp_trace *t)
 {
 	/* 1. op tree per thread */
 	int32_t *oord = order_by_thread(t->ops, t->nops, sizeof(*t->ops),

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "kprof/arena.h"
+#include "kprof/link.h"
 
 static const char *const kind_names[COLL_NKIND] = {
 	"allreduce", "allgather", "reducescatter", "alltoall", "sendrecv", "broadcast", "reduce", "other",
@@ -248,7 +249,7 @@ static void load_one(struct kp_rank *r, const char *path, const struct kp_load_o
 	r->rank = r->world_size = -1;
 	int rc = trace_load(&t, path, lo, &d);
 	if (rc == 0) {
-		trace_link(&t);
+		link_trace(&t);
 		ranks_summarize(r, &t);
 	} else {
 		r->status = d.status;

@@ -91,7 +91,7 @@ struct kp_breakdown {
  * kernels), compute for other kernels.
  */
 enum kp_bd_class breakdown_class(const struct kp_gpu *g, int has_coll);
-/* Build @b from a linked trace (trace_link()); never fails on data.  Returns 0. */
+/* Build @b from a linked trace (link_trace()); never fails on data.  Returns 0. */
 int breakdown_run(const struct kp_trace *t, const struct kp_bd_opts *o, struct kp_breakdown *b);
 void breakdown_free(struct kp_breakdown *b);
 /* The class and cause names used in output ("compute", "host"). */

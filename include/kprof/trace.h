@@ -181,7 +181,4 @@ int trace_load(struct kp_trace *t, const char *path, const struct kp_load_opts *
 	       struct kp_diag *d);
 void trace_free(struct kp_trace *t);
 
-/* Link GPU work to launches (correlation) and ops (External id or time nesting). */
-void trace_link(struct kp_trace *t);
-
 #endif /* KPROF_TRACE_H */

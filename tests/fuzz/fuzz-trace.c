@@ -3,7 +3,7 @@
  * file (plain or gzip), put in a memfd and loaded by path (/proc/self/fd/N), so
  * input.c, trace.c, link.c, analyze.c, opmodel.c, table.c and render.c all run:
  *
- *   trace_load (strict or not) -> trace_link -> analyze_run for one group key
+ *   trace_load (strict or not) -> link_trace -> analyze_run for one group key
  *   (kernel, op, op-shape; picked by the second-to-last byte) with the built-in
  *   device db -> analyze_sort -> analyze_select -> render_report in all four formats.
  *
@@ -28,6 +28,7 @@
 #include "kprof/analyze.h"
 #include "kprof/devdb.h"
 #include "kprof/json.h"
+#include "kprof/link.h"
 #include "kprof/render.h"
 #include "kprof/trace.h"
 #include "kprof/utf8.h"
@@ -129,7 +130,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		trace_free(&t);
 		return 0;
 	}
-	trace_link(&t);
+	link_trace(&t);
 	int group = GROUP_KERNEL + (size > 1 ? data[size - 2] : 0) % 3;
 	static const char *const sorts[] = { NULL, "calls", "pct-peak,name:asc", "intensity:asc,op",
 					     "med,gbps", "tflops", "bytes:asc", "min,max,avg" };

@@ -13,6 +13,7 @@
 
 #include "kprof/analyze.h"
 #include "kprof/devdb.h"
+#include "kprof/link.h"
 #include "kprof/trace.h"
 
 static struct kp_devdb db;
@@ -33,7 +34,7 @@ static void load(struct kp_trace *t, const char *rel)
 	if (rc)
 		fprintf(stderr, "%s\n", d.msg);
 	assert_int_equal(rc, 0);
-	trace_link(t);
+	link_trace(t);
 }
 
 static void report(struct kp_report *r, const struct kp_trace *t, enum kp_group g)

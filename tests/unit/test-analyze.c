@@ -13,6 +13,7 @@
 
 #include "kprof/analyze.h"
 #include "kprof/devdb.h"
+#include "kprof/link.h"
 #include "kprof/opts.h"
 #include "kprof/trace.h"
 #include "kprof/units.h"
@@ -60,7 +61,7 @@ static void run(struct kp_trace *t, struct kp_report *r, enum kp_group g)
 	struct kp_diag d = { 0 };
 	struct kp_load_opts lo = { 0 };
 	assert_int_equal(trace_load(t, path, &lo, &d), 0);
-	trace_link(t);
+	link_trace(t);
 	struct kp_analyze_opts o = { .group = g, .db = &db };
 	assert_int_equal(analyze_run(t, &o, r), 0);
 	assert_int_equal(analyze_sort(r, NULL, &(const char *){ NULL }), 0);
@@ -182,7 +183,7 @@ static void unknown_device_keeps_absolute_figures_and_warns(void **state)
 	struct kp_diag d = { 0 };
 	struct kp_load_opts lo = { 0 };
 	assert_int_equal(trace_load(&t, path, &lo, &d), 0);
-	trace_link(&t);
+	link_trace(&t);
 	struct kp_analyze_opts o = { .group = GROUP_OP, .db = &db, .device = "Imaginary GPU 9000" };
 	analyze_run(&t, &o, &r);
 	assert_null(r.dev);
@@ -202,7 +203,7 @@ static void sm_clock_option_scales_the_peak(void **state)
 	struct kp_diag d = { 0 };
 	struct kp_load_opts lo = { 0 };
 	assert_int_equal(trace_load(&t, path, &lo, &d), 0);
-	trace_link(&t);
+	link_trace(&t);
 	struct kp_analyze_opts o = { .group = GROUP_OP, .db = &db, .sm_clock_mhz = 915 };
 	analyze_run(&t, &o, &r);
 	/* half the 1830 MHz reference clock: twice the % of peak */
@@ -286,7 +287,7 @@ static void the_busiest_of_many_devices_names_the_device(void **state)
 	struct kp_diag d = { 0 };
 	struct kp_load_opts lo = { 0 };
 	assert_int_equal(trace_load(&t, tmp, &lo, &d), 0);
-	trace_link(&t);
+	link_trace(&t);
 	struct kp_analyze_opts o = { .group = GROUP_KERNEL, .db = &db };
 	assert_int_equal(analyze_run(&t, &o, &r), 0);
 	assert_non_null(r.device_name);

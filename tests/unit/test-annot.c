@@ -15,6 +15,7 @@
 
 #include "kprof/analyze.h"
 #include "kprof/devdb.h"
+#include "kprof/link.h"
 #include "kprof/trace.h"
 
 static const char *path(void)
@@ -60,7 +61,7 @@ static void gpu_time_goes_to_the_innermost_annotation(void **state)
 	struct kp_diag d;
 	struct kp_load_opts lo = { .annotations = 1 };
 	assert_int_equal(trace_load(&t, path(), &lo, &d), 0);
-	trace_link(&t);
+	link_trace(&t);
 	struct kp_devdb db;
 	assert_int_equal(devdb_load_builtin(&db, &d), 0);
 	struct kp_analyze_opts o = { .group = GROUP_ANNOT, .db = &db };

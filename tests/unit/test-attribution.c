@@ -15,6 +15,7 @@
 #include "kprof/analyze.h"
 #include "kprof/devdb.h"
 #include "kprof/kernrole.h"
+#include "kprof/link.h"
 #include "kprof/opmodel.h"
 #include "kprof/trace.h"
 
@@ -159,7 +160,7 @@ static void run(struct kp_trace *t, struct kp_report *r, const char *file, enum 
 	struct kp_diag d = { 0 };
 	struct kp_load_opts lo = { 0 };
 	assert_int_equal(trace_load(t, file, &lo, &d), 0);
-	trace_link(t);
+	link_trace(t);
 	struct kp_analyze_opts o = { .group = g, .db = &db };
 	assert_int_equal(analyze_run(t, &o, r), 0);
 }

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "kprof/breakdown.h"
+#include "kprof/link.h"
 #include "kprof/trace.h"
 
 static char tmpdir[] = "/tmp/kprof-test-breakdown-XXXXXX";
@@ -29,7 +30,7 @@ static void load_text(struct kp_trace *t, const char *text)
 	struct kp_load_opts o = { 0 };
 	struct kp_diag d = { 0 };
 	assert_int_equal(trace_load(t, path, &o, &d), 0);
-	trace_link(t);
+	link_trace(t);
 }
 
 /* compute + comm + memcpy + other + idle == span, causes add up to idle */

@@ -15,6 +15,7 @@
 
 #include "ctrace.h"
 #include "kprof/capture.h"
+#include "kprof/link.h"
 #include "kprof/trace.h"
 #include "nvml.h"
 #include "recorder.h"
@@ -121,7 +122,7 @@ static void writer_emits_kineto_events_with_clock(void **state)
 	memset(&tr, 0, sizeof(tr));
 	struct kp_load_opts lo = { 0 };
 	assert_int_equal(trace_load(&tr, path, &lo, &d), 0);
-	trace_link(&tr);
+	link_trace(&tr);
 	assert_int_equal(tr.ngpu, 1);
 	assert_int_equal(tr.nlaunches, 1);
 	assert_true(tr.gpu[0].op >= 0);

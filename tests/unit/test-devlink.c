@@ -18,6 +18,7 @@
 #include "kprof/devdb.h"
 #include "kprof/diag.h"
 #include "kprof/kernrole.h"
+#include "kprof/link.h"
 #include "kprof/trace.h"
 
 static struct kp_devdb builtin;
@@ -174,7 +175,7 @@ static void copies_are_held_to_the_peak_of_their_path(void **state)
 	struct kp_diag d = { 0 };
 	struct kp_load_opts lo = { 0 };
 	assert_int_equal(trace_load(&t, path, &lo, &d), 0);
-	trace_link(&t);
+	link_trace(&t);
 	struct kp_analyze_opts o = { .group = GROUP_KERNEL, .db = &builtin };
 	assert_int_equal(analyze_run(&t, &o, &r), 0);
 	const double pcie5 = 16 * 32e9 * 128 / 130 / 8;

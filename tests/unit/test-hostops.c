@@ -20,6 +20,7 @@
 #include "hostops.h"
 #include "kprof/analyze.h"
 #include "kprof/devdb.h"
+#include "kprof/link.h"
 #include "kprof/trace.h"
 #include "ltshape.h"
 
@@ -191,7 +192,7 @@ static void analyze_ctrace(struct kp_ctrace *t, struct kp_trace *tr, struct kp_r
 	memset(tr, 0, sizeof(*tr));
 	struct kp_load_opts lo = { 0 };
 	assert_int_equal(trace_load(tr, path, &lo, &d), 0);
-	trace_link(tr);
+	link_trace(tr);
 	memset(db, 0, sizeof(*db));
 	assert_int_equal(devdb_load_builtin(db, &d), 0);
 	struct kp_analyze_opts o = { .group = GROUP_OP, .db = db };

@@ -21,6 +21,7 @@
 #include "ctrace.h"
 #include "kprof/capture.h"
 #include "kprof/diag.h"
+#include "kprof/link.h"
 #include "kprof/opts.h"
 #include "kprof/trace.h"
 #include "recfile.h"
@@ -333,7 +334,7 @@ static void command_run_writes_the_trace_and_keeps_the_status(void **state)
 	memset(&tr, 0, sizeof(tr));
 	struct kp_load_opts lo = { 0 };
 	assert_int_equal(trace_load(&tr, out, &lo, &d), 0);
-	trace_link(&tr);
+	link_trace(&tr);
 	assert_int_equal(tr.ngpu, 2);
 	assert_int_equal(tr.nlaunches, 1);
 	assert_true(tr.kprof_trace);

@@ -17,6 +17,7 @@
 #include "kprof/devdb.h"
 #include "kprof/input.h"
 #include "kprof/json.h"
+#include "kprof/link.h"
 #include "kprof/trace.h"
 
 static char tmpdir[] = "/tmp/kprof-test-link-XXXXXX";
@@ -39,7 +40,7 @@ static void load_text(struct kp_trace *t, const char *text)
 	struct kp_load_opts o = { 0 };
 	struct kp_diag d = { 0 };
 	assert_int_equal(trace_load(t, path, &o, &d), 0);
-	trace_link(t);
+	link_trace(t);
 }
 
 static int32_t op_index(const struct kp_trace *t, const char *name, int nth)
@@ -236,7 +237,7 @@ static double analyze_seconds(const char *path, long n, const char *opname)
 	struct kp_load_opts lo = { 0 };
 	struct kp_diag d = { 0 };
 	assert_int_equal(trace_load(&t, path, &lo, &d), 0);
-	trace_link(&t);
+	link_trace(&t);
 	struct kp_analyze_opts o = { .group = GROUP_OP, .db = &db };
 	assert_int_equal(analyze_run(&t, &o, &r), 0);
 	double s = cpu_seconds() - t0;

@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "kprof/link.h"
 #include "kprof/trace.h"
 
 static char tmpdir[] = "/tmp/kprof-test-trace-XXXXXX";
@@ -38,7 +39,7 @@ static int load_text(struct kp_trace *t, const char *text, int strict, struct kp
 	memset(d, 0, sizeof(*d));
 	int rc = trace_load(t, write_file("t.json", text, 0), &o, d);
 	if (rc == 0)
-		trace_link(t);
+		link_trace(t);
 	return rc;
 }
 
