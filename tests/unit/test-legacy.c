@@ -14,6 +14,7 @@
 
 #include "kprof/analyze.h"
 #include "kprof/devdb.h"
+#include "kprof/link.h"
 #include "kprof/opmodel.h"
 #include "kprof/trace.h"
 
@@ -35,7 +36,7 @@ static void load(struct kp_trace *t, const char *rel)
 	if (rc)
 		fprintf(stderr, "%s\n", d.msg);
 	assert_int_equal(rc, 0);
-	trace_link(t);
+	link_trace(t);
 }
 
 static struct kp_slot tensor(int nd, const int64_t *dims)
