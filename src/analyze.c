@@ -182,6 +182,33 @@ static void kernel_share(const struct op_info *oi, const struct kp_gpu *g, int r
 		*b = (double)vb * d / (double)oi->move_ns;
 }
 
+/*
+ * Coverage of one GPU event (kp_totals): 0 its FLOPs are modelled, 1 it moves data with a
+ * byte model and no FLOPs, 2 no model; *why for 2.
+ */
+static int coverage(const struct op_info *oi, const struct kp_op *op, const struct kp_gpu *g,
+		    int role, enum kp_nomodel *why)
+{
+	if (g->kind != GPU_KERNEL)
+		return 1;
+	if (g->kernel_flop >= 0)
+		return 0;
+	if (oi && oi->cost.flops >= 0 && oi->kernel_ns > 0) {
+		int split = oi->cost.cls == MODEL_PRIMARY &&
+			    !(oi->cost.family && !strcmp(oi->cost.family, "inductor"));
+		return !split || role == KROLE_MATH ? 0 : 1;
+	}
+	if (g->kernel_num_gb >= 0 || (oi && oi->cost.bytes >= 0))
+		return 1;
+	if (oi && oi->cost.cls == MODEL_PRIMARY && role == KROLE_MOVE)
+		return 1;
+	*why = !strncmp(g->name, "triton", 6) ? NOMODEL_TRITON
+	       : strcasestr(g->name, "nccl")  ? NOMODEL_NCCL
+	       : !op                          ? NOMODEL_UNLINKED
+	       : !strncmp(op->name, "aten::", 6) ? NOMODEL_ATEN : NOMODEL_CUSTOM;
+	return 2;
+}
+
 static int cmp_i64(const void *a, const void *b)
 {
 	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -490,7 +517,7 @@ int analyze_run(const struct kp_trace *t, const struct kp_analyze_opts *o, struc
 	free(roles.key);
 	free(roles.val);
 
-	struct rowmap map = { 0 };
+	struct rowmap map = { 0 }, nomodel = { 0 };
 	size_t caprows = 0;
 	int64_t tot_flops = -1, tot_bytes = -1;
 	int64_t t_first = INT64_MAX, t_last = INT64_MIN;
@@ -692,6 +719,21 @@ int analyze_run(const struct kp_trace *t, const struct kp_analyze_opts *o, struc
 				row->flops_time_ns += g->dur_ns;
 			}
 		}
+		enum kp_nomodel why = NOMODEL_CUSTOM;
+		int cov = coverage(info, op, g, role[i], &why);
+		if (cov == 0)
+			r->tot.flops_ns += g->dur_ns;
+		else if (cov == 1)
+			r->tot.bytes_only_ns += g->dur_ns;
+		else {
+			r->tot.unmodelled_ns += g->dur_ns;
+			/* distinct kernel names per reason (names are interned) */
+			int32_t *seen = rowmap_slot(&nomodel, g->name);
+			if (*seen < 0 || !(*seen & (1 << why))) {
+				*seen = (*seen < 0 ? 0 : *seen) | 1 << why;
+				r->tot.nomodel_kernels[why]++;
+			}
+		}
 		int path = kernrole_mempath(g->name, g->kind == GPU_MEMCPY);
 		if (!kernel)
 			r->mempaths |= 1u << path;
@@ -779,6 +821,8 @@ int analyze_run(const struct kp_trace *t, const struct kp_analyze_opts *o, struc
 	}
 	free(map.key);
 	free(map.val);
+	free(nomodel.key);
+	free(nomodel.val);
 	measured_rows(t, r);
 	free(oi);
 	free(oidx);

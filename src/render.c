@@ -183,6 +183,39 @@ static const char *group_name(enum kp_group g)
 											: "op-shape";
 }
 
+static const char *const nomodel_names[5][2] = {
+	[NOMODEL_TRITON] = { "Triton", "triton" }, [NOMODEL_NCCL] = { "NCCL", "nccl" },
+	[NOMODEL_ATEN] = { "aten", "aten" },       [NOMODEL_CUSTOM] = { "custom", "custom" },
+	[NOMODEL_UNLINKED] = { "unlinked", "unlinked" },
+};
+
+/*
+ * "FLOPs modelled for 71.0% of GPU time; 20.0% moves data (bytes only); 9.0% in kernels
+ * without a model: 12 Triton, 3 custom" (distinct kernel names).
+ */
+static void coverage_fact(const struct kp_report *r, struct kp_doc *doc)
+{
+	char buf[256];
+	double tot = (double)r->tot.gpu_time_ns;
+	size_t n = (size_t)snprintf(buf, sizeof(buf), "FLOPs modelled for %.1f%% of GPU time",
+				    100.0 * r->tot.flops_ns / tot);
+	if (r->tot.bytes_only_ns)
+		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "; %.1f%% moves data (bytes only)",
+				      100.0 * r->tot.bytes_only_ns / tot);
+	if (r->tot.unmodelled_ns) {
+		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "; %.1f%% in kernels without a model:",
+				      100.0 * r->tot.unmodelled_ns / tot);
+		const char *sep = " ";
+		for (int k = 0; k < 5 && n < sizeof(buf); k++)
+			if (r->tot.nomodel_kernels[k]) {
+				n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s%" PRId64 " %s", sep,
+						      r->tot.nomodel_kernels[k], nomodel_names[k][0]);
+				sep = ", ";
+			}
+	}
+	report_fact_text(doc, "model", NULL, buf);
+}
+
 /* '#' lines / markdown list: what was read, against which peaks, and the totals */
 static void human_facts(const struct kp_report *r, struct kp_doc *doc)
 {
@@ -221,6 +254,8 @@ static void human_facts(const struct kp_report *r, struct kp_doc *doc)
 	report_fact_textf(doc, "flops", NULL, "%s FLOP total (modelled), %s bytes compulsory",
 			  units_count(b1, sizeof(b1), (double)r->tot.flops),
 			  units_count(b2, sizeof(b2), (double)r->tot.bytes));
+	if (r->tot.gpu_time_ns > 0)
+		coverage_fact(r, doc);
 	if (t->ngpu == 0)
 		report_fact_text(doc, "note", NULL,
 				 "the trace holds no GPU events (kernels, memcpy, memset): the GPU table is empty");
@@ -268,6 +303,13 @@ static void machine_facts(const struct kp_report *r, struct kp_doc *doc)
 		report_fact_count(doc, NULL, "bytes", r->tot.bytes);
 	else
 		report_fact_null(doc, NULL, "bytes");
+	report_fact_time(doc, NULL, "flops_modelled_ns", r->tot.flops_ns);
+	report_fact_time(doc, NULL, "bytes_only_ns", r->tot.bytes_only_ns);
+	report_fact_time(doc, NULL, "unmodelled_ns", r->tot.unmodelled_ns);
+	report_object(doc, "unmodelled_kernels");
+	for (int k = 0; k < 5; k++)
+		report_fact_count(doc, NULL, nomodel_names[k][1], r->tot.nomodel_kernels[k]);
+	report_end(doc);
 	report_end(doc);
 }
 

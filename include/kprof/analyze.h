@@ -79,7 +79,18 @@ struct kp_totals {
 	int64_t flops;           /* sum of op FLOPs, -1 when none known */
 	int64_t bytes;
 	int64_t steps;           /* ProfilerStep spans in range */
+	/*
+	 * Model coverage of the GPU time: events that got FLOPs (math kernels of a modelled
+	 * op, Inductor kernel_flop), events that move data with a byte model and no FLOPs
+	 * (copies, pointwise, memcpy/memset), and kernels without any model; of those last,
+	 * the distinct kernel names per enum kp_nomodel.
+	 */
+	int64_t flops_ns, bytes_only_ns, unmodelled_ns;
+	int64_t nomodel_kernels[5];
 };
+
+/* Why a kernel has no model, for kp_totals.nomodel_kernels. */
+enum kp_nomodel { NOMODEL_TRITON, NOMODEL_NCCL, NOMODEL_ATEN, NOMODEL_CUSTOM, NOMODEL_UNLINKED };
 
 /* Measured counters of cuda_profiler_range records, per kernel name (no time: see trace.h). */
 struct kp_mrow {

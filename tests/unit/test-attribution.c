@@ -239,6 +239,39 @@ static void matmul_bf16_kernel_rows_give_no_flops_to_copies(void **state)
 	}
 }
 
+static void gpu_time_splits_by_model_coverage(void **state)
+{
+	(void)state;
+	struct kp_trace t;
+	struct kp_report r;
+	/* baddbmm: the 3 us GEMM has FLOPs, the 1 us copy of C moves data */
+	run(&t, &r, path, GROUP_KERNEL);
+	assert_int_equal(r.tot.flops_ns, 3000);
+	assert_int_equal(r.tot.bytes_only_ns, 1000);
+	assert_int_equal(r.tot.unmodelled_ns, 0);
+	analyze_free(&r);
+	trace_free(&t);
+	/* a real Triton trace without Inductor counts: all time in one Triton kernel without a model */
+	char file[1024];
+	const char *dir = getenv("KPROF_TESTDATA");
+	snprintf(file, sizeof(file), "%s/hta/triton_example_2024.json.gz", dir ? dir : "../../testdata");
+	run(&t, &r, file, GROUP_OP);
+	assert_int_equal(r.tot.flops_ns, 0);
+	assert_int_equal(r.tot.unmodelled_ns, r.tot.gpu_time_ns);
+	assert_int_equal(r.tot.nomodel_kernels[NOMODEL_TRITON], 1);
+	assert_int_equal(r.tot.nomodel_kernels[NOMODEL_CUSTOM] + r.tot.nomodel_kernels[NOMODEL_ATEN], 0);
+	analyze_free(&r);
+	trace_free(&t);
+	/* the three shares cover all GPU time on every fixture */
+	snprintf(file, sizeof(file), "%s/hta/trace_diff_control_2022.json.gz", dir ? dir : "../../testdata");
+	run(&t, &r, file, GROUP_KERNEL);
+	assert_int_equal(r.tot.flops_ns + r.tot.bytes_only_ns + r.tot.unmodelled_ns, r.tot.gpu_time_ns);
+	assert_true(r.tot.flops_ns > 0 && r.tot.bytes_only_ns > 0 && r.tot.unmodelled_ns > 0);
+	assert_true(r.tot.nomodel_kernels[NOMODEL_NCCL] > 0);
+	analyze_free(&r);
+	trace_free(&t);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -266,6 +299,7 @@ int main(void)
 		cmocka_unit_test(gemm_and_conv_models_name_their_data_movement_part),
 		cmocka_unit_test(copy_of_c_gets_its_bytes_and_the_gemm_the_flops),
 		cmocka_unit_test(matmul_bf16_kernel_rows_give_no_flops_to_copies),
+		cmocka_unit_test(gpu_time_splits_by_model_coverage),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
