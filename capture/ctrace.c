@@ -36,6 +36,7 @@ void ctrace_free(struct kp_ctrace *t)
 	}
 	free(t->spans);
 	free(t->hcalls);
+	free(t->gnodes);
 	free(t->recs);
 	free(t->ext);
 	free(t->samples);
@@ -124,6 +125,54 @@ int ctrace_add_hcall(struct kp_ctrace *t, const struct kp_hcall *c)
 		t->hcalls[t->nhcalls++] = h;
 	pthread_mutex_unlock(&t->lock);
 	return rc;
+}
+
+int ctrace_add_gnode(struct kp_ctrace *t, uint64_t node, uint64_t ext, uint64_t orig)
+{
+	int rc = 0;
+	pthread_mutex_lock(&t->lock);
+	if (grow((void **)&t->gnodes, &t->capgnodes, t->ngnodes, sizeof(*t->gnodes)) < 0)
+		rc = -1;
+	else
+		t->gnodes[t->ngnodes++] = (struct kp_gnode){ node, ext, orig };
+	pthread_mutex_unlock(&t->lock);
+	return rc;
+}
+
+static int cmp_gnode(const void *a, const void *b)
+{
+	const struct kp_gnode *x = a, *y = b;
+	return x->node < y->node ? -1 : x->node > y->node;
+}
+
+static const struct kp_gnode *gnode_find(const struct kp_gnode *v, size_t n, uint64_t node)
+{
+	struct kp_gnode key = { node, 0, 0 };
+	return bsearch(&key, v, n, sizeof(*v), cmp_gnode);
+}
+
+size_t ctrace_resolve_gnodes(struct kp_ctrace *t)
+{
+	size_t set = 0;
+	pthread_mutex_lock(&t->lock);
+	if (t->ngnodes) {
+		qsort(t->gnodes, t->ngnodes, sizeof(*t->gnodes), cmp_gnode);
+		for (size_t i = 0; i < t->nrecs; i++) {
+			struct kp_rec *r = &t->recs[i];
+			if (!r->graph_node_id || r->gext)
+				continue;
+			const struct kp_gnode *g = gnode_find(t->gnodes, t->ngnodes, r->graph_node_id);
+			/* clones of clones (instantiating an instantiated graph's source) */
+			for (int hop = 0; g && !g->ext && g->orig && hop < 8; hop++)
+				g = gnode_find(t->gnodes, t->ngnodes, g->orig);
+			if (g && g->ext) {
+				r->gext = g->ext;
+				set++;
+			}
+		}
+	}
+	pthread_mutex_unlock(&t->lock);
+	return set;
 }
 
 int ctrace_add_span(struct kp_ctrace *t, const char *cat, char *name, uint64_t start_ns,
@@ -339,7 +388,7 @@ static int is_gpu(int kind)
 /* A record is written unless it belongs to an untraced (warm-up, check) op or has no timing. */
 static int rec_written(const struct kp_ctrace *t, const struct kp_rec *r, uint64_t *ext)
 {
-	*ext = r->corr ? ext_of(t, r->corr) : 0;
+	*ext = r->gext ? r->gext : r->corr ? ext_of(t, r->corr) : 0;
 	if (*ext && *ext == t->untraced_ext)
 		return 0;
 	if (r->kind == REC_KERNEL && r->start_ns == 0 && r->end_ns == 0)

@@ -42,6 +42,7 @@ struct kp_rec {
 	uint32_t pid, tid;      /* runtime / driver: OS pid and thread id */
 	uint32_t graph_id;
 	uint64_t graph_node_id;
+	uint64_t gext;          /* graph replays: External id of the op that created the node */
 	uint32_t sync_type;     /* REC_SYNC: CUpti_ActivitySynchronizationType */
 	uint32_t event_id;      /* REC_SYNC: cudaEventId */
 };
@@ -50,6 +51,13 @@ struct kp_rec {
 struct kp_extcorr {
 	uint32_t corr;
 	uint64_t ext;
+};
+
+/* A CUDA graph node and the op it was created in (@ext), or the node it was cloned from. */
+struct kp_gnode {
+	uint64_t node;
+	uint64_t ext;           /* 0 for a clone */
+	uint64_t orig;          /* the original of a clone, 0 otherwise */
 };
 
 /* A host span: a cpu_op or a user_annotation, recorded by the workloads. */
@@ -102,6 +110,8 @@ struct kp_ctrace {
 	size_t nspans, capspans;
 	struct kp_hcall *hcalls;       /* library calls and NVTX ranges (names interned) */
 	size_t nhcalls, caphcalls;
+	struct kp_gnode *gnodes;       /* graph nodes created inside ops (kprof-inject.so) */
+	size_t ngnodes, capgnodes;
 	struct kp_clk_sample *samples;
 	size_t nsamples, capsamples;
 	struct kp_cdevprops dev[16];
@@ -131,6 +141,12 @@ int ctrace_add_ext(struct kp_ctrace *t, uint32_t corr, uint64_t ext);
 int ctrace_add_sample(struct kp_ctrace *t, const struct kp_clk_sample *s);
 /* Copies @c, interning its name and domain. */
 int ctrace_add_hcall(struct kp_ctrace *t, const struct kp_hcall *c);
+int ctrace_add_gnode(struct kp_ctrace *t, uint64_t node, uint64_t ext, uint64_t orig);
+/*
+ * Set gext of every GPU record replayed from a graph node whose creation happened inside an
+ * op (clones followed to their original).  Returns the number of records set.
+ */
+size_t ctrace_resolve_gnodes(struct kp_ctrace *t);
 /* Takes ownership of @name and @args (malloc'ed). */
 int ctrace_add_span(struct kp_ctrace *t, const char *cat, char *name, uint64_t start_ns,
 		    uint64_t end_ns, uint32_t pid, uint32_t tid, uint64_t ext, char *args);

@@ -49,7 +49,8 @@ struct kp_hcall {
 /*
  * The interface between kprof-inject.so and kprof-shim.so, found with dlsym(RTLD_DEFAULT):
  * kprof_shim_attach() hands the shim CUPTI's external-correlation push/pop and timestamp once
- * CUPTI is set up (NULLs detach it); kprof_shim_drain() passes every recorded call to @fn at exit (message strings stay
+ * CUPTI is set up (NULLs detach it); kprof_shim_context() says which call or range the thread is
+ * in (graph nodes created now belong to it); kprof_shim_drain() passes every recorded call to @fn at exit (message strings stay
  * valid until the process ends).
  */
 typedef void (*kp_push_fn)(uint64_t ext);
@@ -58,5 +59,6 @@ typedef uint64_t (*kp_clock_fn)(void);
 typedef void (*kp_drain_fn)(const struct kp_hcall *c, void *arg);
 typedef void (*kp_shim_attach_fn)(kp_push_fn push, kp_pop_fn pop, kp_clock_fn clock);
 typedef uint64_t (*kp_shim_drain_fn)(kp_drain_fn fn, void *arg);
+typedef uint64_t (*kp_shim_context_fn)(void);
 
 #endif /* KPROF_HCALL_H */

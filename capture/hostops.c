@@ -466,6 +466,138 @@ static char *nvtx_args(const struct kp_nvtx_msg *m, const char *const *dts, cons
 	return buf;
 }
 
+/* ---- CUDA graph replays ---- */
+
+struct extspan {
+	uint64_t ext;
+	size_t span;
+};
+
+static int cmp_extspan(const void *a, const void *b)
+{
+	const struct extspan *x = a, *y = b;
+	return x->ext < y->ext ? -1 : x->ext > y->ext;
+}
+
+struct apiref {
+	uint32_t corr;
+	size_t rec;
+};
+
+static int cmp_apiref(const void *a, const void *b)
+{
+	const struct apiref *x = a, *y = b;
+	return x->corr < y->corr ? -1 : x->corr > y->corr;
+}
+
+static int cmp_replay(const void *a, const void *b, void *arg)
+{
+	const struct kp_rec *v = arg;
+	const struct kp_rec *x = &v[*(const size_t *)a], *y = &v[*(const size_t *)b];
+	if (x->corr != y->corr)
+		return x->corr < y->corr ? -1 : 1;
+	if (x->gext != y->gext)
+		return x->gext < y->gext ? -1 : 1;
+	return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
+}
+
+/*
+ * Kernels replayed from a CUDA graph carry (gext) the op their node was created in.  Each
+ * replay (graph launch) gets its own copy of that op, so that the op's FLOPs count once per
+ * replay: a cpu_op with the original's name and args plus "kprof graph replay of", on a thread
+ * beside the launching one (tid + HOSTOPS_REPLAY_TID), in a slice of the graph launch's time.
+ */
+static int emit_replays(struct kp_ctrace *t, struct kp_hostops_stats *st)
+{
+	size_t n = 0, nsp = 0, napi = 0;
+	for (size_t i = 0; i < t->nrecs; i++)
+		n += t->recs[i].gext != 0;
+	if (!n)
+		return 0;
+	size_t *idx = malloc(n * sizeof(*idx));
+	struct extspan *es = malloc((t->nspans + 1) * sizeof(*es));
+	struct apiref *api = malloc((t->nrecs + 1) * sizeof(*api));
+	if (!idx || !es || !api) {
+		free(idx), free(es), free(api);
+		return -1;
+	}
+	uint64_t maxext = 0;
+	for (size_t i = 0; i < t->nspans; i++) {
+		if (t->spans[i].ext > maxext)
+			maxext = t->spans[i].ext;
+		if (!strcmp(t->spans[i].cat, "cpu_op"))
+			es[nsp++] = (struct extspan){ t->spans[i].ext, i };
+	}
+	for (size_t i = 0; i < t->nhcalls; i++)
+		if (t->hcalls[i].ext > maxext)
+			maxext = t->hcalls[i].ext;
+	qsort(es, nsp, sizeof(*es), cmp_extspan);
+	for (size_t i = 0, k = 0; i < t->nrecs; i++) {
+		const struct kp_rec *r = &t->recs[i];
+		if (r->gext)
+			idx[k++] = i;
+		if (r->kind == REC_RUNTIME || r->kind == REC_DRIVER)
+			api[napi++] = (struct apiref){ r->corr, i };
+	}
+	qsort(api, napi, sizeof(*api), cmp_apiref);
+	qsort_r(idx, n, sizeof(*idx), cmp_replay, t->recs);
+	int rc = 0;
+	for (size_t a = 0; a < n && rc == 0;) {
+		uint32_t corr = t->recs[idx[a]].corr;
+		size_t b = a, k = 0;
+		for (; b < n && t->recs[idx[b]].corr == corr; b++)
+			k += b == a || t->recs[idx[b]].gext != t->recs[idx[b - 1]].gext;
+		struct apiref key = { corr, 0 };
+		const struct apiref *l = bsearch(&key, api, napi, sizeof(*api), cmp_apiref);
+		uint64_t s0, dur;
+		uint32_t pid, tid;
+		if (l) {
+			const struct kp_rec *lr = &t->recs[l->rec];
+			s0 = lr->start_ns, dur = lr->end_ns > lr->start_ns ? lr->end_ns - lr->start_ns : 0;
+			pid = lr->pid, tid = lr->tid;
+		} else {
+			s0 = t->recs[idx[a]].start_ns, dur = 0;
+			pid = tid = 0;
+		}
+		/* one op per distinct creating op in this replay, in disjoint slices */
+		size_t slice = 0;
+		for (size_t c = a; c < b && rc == 0; slice++) {
+			uint64_t gext = t->recs[idx[c]].gext;
+			size_t d = c;
+			while (d < b && t->recs[idx[d]].gext == gext)
+				d++;
+			struct extspan ek = { gext, 0 };
+			const struct extspan *o = bsearch(&ek, es, nsp, sizeof(*es), cmp_extspan);
+			if (o) {
+				const struct kp_span *sp = &t->spans[o->span];
+				uint64_t ext = ++maxext;
+				uint64_t b0 = s0 + dur * slice / k, b1 = s0 + dur * (slice + 1) / k;
+				char *args = NULL;
+				size_t len = 0;
+				FILE *f = open_memstream(&args, &len);
+				if (f) {
+					fprintf(f, "%s%s\"kprof graph replay of\":%" PRIu64, sp->args ? sp->args : "",
+						sp->args ? "," : "", gext);
+					fclose(f);
+				}
+				if (!l)
+					pid = sp->pid, tid = sp->tid;
+				rc = ctrace_add_span(t, "cpu_op", strdup(sp->name), b0, b1 > b0 ? b1 - 1 : b0,
+						     pid, tid + HOSTOPS_REPLAY_TID, ext, args);
+				sp = NULL; /* ctrace_add_span may move the spans */
+				for (size_t e = c; e < d; e++)
+					t->recs[idx[e]].gext = ext;
+				st->replay_ops++;
+				st->replay_kernels += d - c;
+			}
+			c = d;
+		}
+		a = b;
+	}
+	free(idx), free(es), free(api);
+	return rc;
+}
+
 int hostops_emit(struct kp_ctrace *t, struct kp_hostops_stats *st, FILE *warn)
 {
 	struct kp_hostops_stats s0;
@@ -559,6 +691,8 @@ int hostops_emit(struct kp_ctrace *t, struct kp_hostops_stats *st, FILE *warn)
 				     strdup(p == 0 ? m.name : c.name ? c.name : ""), c.start_ns, c.end_ns,
 				     c.pid, c.tid, c.ext, args);
 	}
+	if (rc == 0)
+		rc = emit_replays(t, st);
 	struct opdt *on, *tmp;
 	HASH_ITER(hh, x.ops, on, tmp) {
 		HASH_DEL(x.ops, on);

@@ -36,7 +36,11 @@ struct kp_hostops_stats {
 	size_t nvtx_ranges, nvtx_ops;   /* ranges written; those that became cpu_ops */
 	size_t nvtx_open;               /* ranges never closed (not written) */
 	size_t nvtx_malformed;          /* emit_nvtx-like messages that did not parse */
+	size_t replay_ops, replay_kernels; /* CUDA graph replays: ops made, GPU records linked */
 };
+
+/* Graph-replay ops sit on the launching thread's id plus this (a thread of their own). */
+#define HOSTOPS_REPLAY_TID 1000000000u
 
 /* Prototypes */
 /*
@@ -56,7 +60,9 @@ const char *hostops_type_name(int32_t cuda_type);
  * Turn every host call of @t into spans (cpu_op / user_annotation).  An NVTX op's input
  * takes the dtype of the op that produced it (input_op_ids); else the op's own: from the
  * first GEMM it encloses, else from the kernels its launches started, else from a producer.
- * Warnings (malformed messages, at most 5 quoted) go to @warn when it is not NULL.
+ * GPU records replayed from CUDA graph nodes created inside an op (kp_rec.gext) get a copy
+ * of that op per graph launch.  Warnings (malformed messages, at most 5 quoted) go to @warn
+ * when it is not NULL.
  */
 int hostops_emit(struct kp_ctrace *t, struct kp_hostops_stats *st, FILE *warn);
 

@@ -46,6 +46,7 @@ static void write_records(void)
 	kp_shim_drain_fn drain = (kp_shim_drain_fn)dlsym(RTLD_DEFAULT, "kprof_shim_drain");
 	if (drain)
 		drain(take_hcall, &g_trace);
+	ctrace_resolve_gnodes(&g_trace);
 	snprintf(path, sizeof(path), "%s/%d.kprec", g_dir, (int)g_pid);
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
 	FILE *f = fopen(tmp, "wb");
@@ -88,6 +89,11 @@ int InitializeInjection(void)
 	kp_shim_attach_fn attach = (kp_shim_attach_fn)dlsym(RTLD_DEFAULT, "kprof_shim_attach");
 	if (attach)
 		attach(recorder_push, recorder_pop, recorder_timestamp);
+	/* and says which call or NVTX range each CUDA graph node is created in */
+	kp_shim_context_fn ctx = (kp_shim_context_fn)dlsym(RTLD_DEFAULT, "kprof_shim_context");
+	if (ctx && recorder_graph_nodes(ctx) < 0)
+		fprintf(stderr, "kprof: warning: process %d: CUPTI graph-node callbacks refused; "
+				"kernels replayed from CUDA graphs stay without ops\n", (int)g_pid);
 	return 1;
 }
 

@@ -216,6 +216,8 @@ int recfile_read(struct kp_ctrace *t, const char *path, uint32_t corr_base, uint
 			info->max_corr = r->corr;
 		if (r->corr)
 			r->corr += corr_base;
+		if (r->gext)
+			r->gext += ext_base;
 		if (ctrace_add_rec(t, r) < 0) {
 			err = "out of memory";
 			goto out;

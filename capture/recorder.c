@@ -207,10 +207,45 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t
 	free(buffer);
 }
 
-static void CUPTIAPI no_callback(void *userdata, CUpti_CallbackDomain domain,
+static uint64_t (*g_context)(void); /* recorder_graph_nodes(): the op a thread is in */
+
+/*
+ * Graph-node callbacks (capture-any.md §3): a node created inside an op (stream capture runs
+ * the library call, which creates the nodes) maps to that op's External id; a clone made by
+ * cudaGraphInstantiate maps to its original.  The data is valid only during the callback.
+ */
+static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain,
 				 CUpti_CallbackId cbid, const void *cbdata)
 {
-	(void)userdata, (void)domain, (void)cbid, (void)cbdata;
+	(void)userdata;
+	if (domain != CUPTI_CB_DOMAIN_RESOURCE || !g_trace || !g_context || !cbdata)
+		return;
+	const CUpti_ResourceData *rd = cbdata;
+	const CUpti_GraphData *gd = rd->resourceDescriptor;
+	uint64_t id = 0, orig = 0;
+	if (!gd || !gd->node || cuptiGetGraphNodeId(gd->node, &id) != CUPTI_SUCCESS || !id)
+		return;
+	if (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED) {
+		uint64_t ext = g_context();
+		if (ext)
+			ctrace_add_gnode(g_trace, id, ext, 0);
+	} else if (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED && gd->originalNode &&
+		   cuptiGetGraphNodeId(gd->originalNode, &orig) == CUPTI_SUCCESS && orig) {
+		ctrace_add_gnode(g_trace, id, 0, orig);
+	}
+}
+
+int recorder_graph_nodes(uint64_t (*context)(void))
+{
+	if (!g_subscribed || !context)
+		return -1;
+	g_context = context;
+	if (cuptiEnableCallback(1, g_sub, CUPTI_CB_DOMAIN_RESOURCE,
+				CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED) != CUPTI_SUCCESS ||
+	    cuptiEnableCallback(1, g_sub, CUPTI_CB_DOMAIN_RESOURCE,
+				CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED) != CUPTI_SUCCESS)
+		return -1;
+	return 0;
 }
 
 static const char *cupti_err(CUptiResult rc)
@@ -231,7 +266,7 @@ int recorder_start(struct kp_ctrace *t, char *why, size_t whylen)
 	p.subscriberName = "kprof";
 	p.oldSubscriberName = old;
 	p.oldSubscriberSize = sizeof(old) - 1;
-	rc = cuptiSubscribe_v2(&g_sub, no_callback, NULL, &p);
+	rc = cuptiSubscribe_v2(&g_sub, on_callback, NULL, &p);
 	if (rc != CUPTI_SUCCESS) {
 		if (rc == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
 			snprintf(why, whylen, "CUPTI is already in use by '%s'", old[0] ? old : "another tool");
@@ -291,6 +326,7 @@ void recorder_stop(void)
 		g_trace->dropped_records += dropped;
 	for (size_t i = 0; i < NKINDS; i++)
 		cuptiActivityDisable(kinds[i]);
+	g_context = NULL;
 	cuptiUnsubscribe(g_sub);
 	/* CUPTI 13.0-13.1 segfault at exit without it (§3.5); never dlclose libcupti */
 	cuptiFinalize();
@@ -337,6 +373,11 @@ void recorder_stop(void)
 uint64_t recorder_timestamp(void)
 {
 	return 0;
+}
+int recorder_graph_nodes(uint64_t (*context)(void))
+{
+	(void)context;
+	return -1;
 }
 int recorder_cupti_version(void)
 {

@@ -23,6 +23,11 @@ void recorder_push(uint64_t ext);
 void recorder_pop(void);
 /* After cudaDeviceSynchronize(): forced flush, dropped-record count, cuptiFinalize(). */
 void recorder_stop(void);
+/*
+ * Record which op each CUDA graph node was created in: @context gives the calling thread's
+ * op External id (0 none).  Returns 0, or -1 when CUPTI refuses the callbacks.
+ */
+int recorder_graph_nodes(uint64_t (*context)(void));
 /* CUPTI's clock (cuptiGetTimestamp), the one of its records; 0 when unknown. */
 uint64_t recorder_timestamp(void);
 /* CUPTI's version (cuptiGetVersion), 0 when unknown. */

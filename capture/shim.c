@@ -54,6 +54,7 @@ static uint32_t g_pid;
 static __thread struct block *t_block;
 static __thread uint32_t t_tid;
 static __thread int t_depth;
+static __thread struct kp_hcall *t_cur;  /* the thread's library call in progress */
 
 static uint64_t now_ns(void)
 {
@@ -94,6 +95,7 @@ static struct kp_hcall *new_rec(void)
 
 API void kprof_shim_attach(kp_push_fn push, kp_pop_fn pop, kp_clock_fn clock);
 API uint64_t kprof_shim_drain(kp_drain_fn fn, void *arg);
+API uint64_t kprof_shim_context(void);
 
 void kprof_shim_attach(kp_push_fn push, kp_pop_fn pop, kp_clock_fn clock)
 {
@@ -251,6 +253,7 @@ static struct kp_hcall *gemm_begin(const char *name, int lt)
 	r->kind = HC_GEMM;
 	r->name = name;
 	r->ext = atomic_fetch_add_explicit(&g_ext, 1, memory_order_relaxed) + 1;
+	t_cur = r;
 	return r;
 }
 
@@ -267,6 +270,7 @@ static void gemm_end(struct kp_hcall *r, int status)
 	t_depth--;
 	if (!r)
 		return;
+	t_cur = NULL;
 	r->end_ns = now_ns();
 	kp_pop_fn pop = atomic_load_explicit(&g_pop, memory_order_acquire);
 	if (pop && atomic_load_explicit(&g_push, memory_order_relaxed))
@@ -530,6 +534,21 @@ API cublasStatus_t cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDesc_t desc,
 #define NVTX_STACK 256
 static __thread struct kp_hcall *t_nvtx[NVTX_STACK];
 static __thread int t_nvtx_depth;      /* may exceed NVTX_STACK: deeper ranges are not recorded */
+
+/*
+ * The External id of what the calling thread is inside now: its library call, else its
+ * innermost NVTX push range; 0 when neither.  kprof-inject.so asks in CUPTI's graph-node
+ * callbacks, which run inside the call that creates the node (stream capture, §3.3).
+ */
+uint64_t kprof_shim_context(void)
+{
+	if (t_cur)
+		return t_cur->ext;
+	for (int d = (t_nvtx_depth < NVTX_STACK ? t_nvtx_depth : NVTX_STACK) - 1; d >= 0; d--)
+		if (t_nvtx[d])
+			return t_nvtx[d]->ext;
+	return 0;
+}
 
 struct domain {
 	char *name;

@@ -2,7 +2,8 @@
  * link.c — GPU work -> launching runtime/driver call -> CPU op -> the op whose model counts it.
  *
  * GPU event -> launch by "correlation" (many kernels may share one: graph launches).
- * Launch -> op by "External id" when it names a cpu_op enclosing the launch, else
+ * Launch -> op by "External id" when it names a cpu_op enclosing the launch (or, for a
+ * kernel of a graph launch, any cpu_op: kprof capture's graph-replay ops), else
  * by time nesting on the launching thread (2022-23 traces set "External id" to
  * the correlation and match nothing).  Ops nest by strict containment on their thread
  * (same ts and dur: siblings, unless B/E events made one the other's parent), and the
@@ -174,6 +175,13 @@ static void imap_free(struct imap *m)
 	free(m->val);
 }
 
+/* cudaGraphLaunch / cuGraphLaunch (any version suffix) */
+static int graph_launch(const struct kp_launch *l)
+{
+	const char *n = l->name;
+	return n && (!strncmp(n, "cudaGraphLaunch", 15) || !strncmp(n, "cuGraphLaunch", 13));
+}
+
 static int encloses(const struct kp_op *op, int32_t thread, int64_t ts)
 {
 	return op->thread == thread && op->ts_ns <= ts && ts <= op->ts_ns + op->dur_ns;
@@ -282,7 +290,12 @@ void link_trace(struct kp_trace *t)
 		if (g->launch >= 0) {
 			struct kp_launch *l = &t->launches[g->launch];
 			int32_t e = imap_get(&ext, g->ext_id);
-			op = e >= 0 && encloses(&t->ops[e], l->thread, l->ts_ns) ? e : l->op;
+			/*
+			 * A kernel replayed by a graph launch may name the op its node was
+			 * created in (kprof capture --): that op need not enclose the launch.
+			 */
+			op = e >= 0 && (encloses(&t->ops[e], l->thread, l->ts_ns) || graph_launch(l))
+				     ? e : l->op;
 		} else {
 			/* no runtime event recorded: trust External id only if it names an op */
 			op = imap_get(&ext, g->ext_id);

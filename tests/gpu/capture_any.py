@@ -3,6 +3,7 @@
     capture_any.py gemmprog  TRACE ANALYZE.json PROG.out   # (e) exact FLOPs per library call
     capture_any.py plain     TRACE ANALYZE.json            # (a) GEMM time under library ops
     capture_any.py nvtx      NVTX_ANALYZE.json PROFILER_ANALYZE.json   # (b) per-op FLOPs
+    capture_any.py graph     TRACE ANALYZE.json REPLAYS   # graph replays under the capturing ops
 """
 import json
 import re
@@ -131,6 +132,37 @@ def nvtx(nv_path, prof_path):
         check(a.get(n) == b.get(n), f"{n}: FLOPs emit_nvtx capture {a.get(n)} vs torch.profiler {b.get(n)}")
 
 
+def graph(trace_path, ana_path, replays):
+    t = json.load(open(trace_path))
+    ana = json.load(open(ana_path))
+    replays = int(replays)
+    ops, kern, by_ext = library_ops(t)
+    rep = {e["args"]["External id"]: e for e in ops if "kprof graph replay of" in e["args"]}
+    for k in kern:
+        x = k["args"].get("External id")
+        if x in rep:
+            by_ext[x].append(k)
+    gk = [k for k in kern if "graph node id" in k["args"] and GEMM_RE.search(k["name"])]
+    tot = sum(k["dur"] for k in gk)
+    under = sum(k["dur"] for k in gk if k["args"].get("External id") in rep)
+    frac = under / tot if tot else 0
+    check(tot > 0 and frac >= 0.95, f"replayed GEMM kernel time under replay ops: {100 * frac:.2f}% "
+          f"of {tot / 1e3:.3f} ms ({len(gk)} kernels)")
+    per_orig = defaultdict(int)
+    for e in rep.values():
+        per_orig[e["args"]["kprof graph replay of"]] += 1
+    check(per_orig and all(v == replays for v in per_orig.values()),
+          f"each captured library op has one replay op per replay ({replays}): {sorted(set(per_orig.values()))}"
+          f" over {len(per_orig)} captured ops")
+    want = 0
+    for x, e in {**{o["args"]["External id"]: o for o in ops}}.items():
+        if by_ext.get(x):
+            m, n, k, b = gemm_args(e)
+            want += 2 * m * n * k * b
+    got = ana["totals"]["flops"]
+    check(got == want, f"analyze total FLOPs {got} == sum of 2*m*n*k*batch over eager calls and replays {want}")
+
+
 if __name__ == "__main__":
-    {"gemmprog": gemmprog, "plain": plain, "nvtx": nvtx}[sys.argv[1]](*sys.argv[2:])
+    {"gemmprog": gemmprog, "plain": plain, "nvtx": nvtx, "graph": graph}[sys.argv[1]](*sys.argv[2:])
     sys.exit(1 if fails else 0)

@@ -1,8 +1,9 @@
 // tests/gpu/gemm_prog.cu — a plain CUDA program for `kprof capture -- <cmd>` (issue 7 (e)):
 // cuBLAS and cuBLASLt GEMMs of known shapes plus a custom kernel, nothing of kprof linked in.
-//   gemm_prog [ITERS] [SMALL_CALLS]
+//   gemm_prog [ITERS] [SMALL_CALLS] [GRAPH_REPLAYS]
 // Prints one "call NAME m n k batch flops" line per GEMM kind (closed form 2*m*n*k*batch), then
-// times SMALL_CALLS tiny cublasGemmEx calls: "small-calls N ns_per_call X".
+// times SMALL_CALLS tiny cublasGemmEx calls: "small-calls N ns_per_call X"; then captures one
+// cublasGemmEx in a CUDA graph and replays it GRAPH_REPLAYS times: "graph-replays R flops F".
 #include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
@@ -34,6 +35,7 @@ int main(int argc, char **argv)
 {
 	int iters = argc > 1 ? atoi(argv[1]) : 3;
 	int small = argc > 2 ? atoi(argv[2]) : 0;
+	int replays = argc > 3 ? atoi(argv[3]) : 0;
 	const int M = 1024, N = 2048, K = 512, B = 4;
 	void *a, *b, *c;
 	float *x, *y, *bias;
@@ -116,6 +118,32 @@ int main(int argc, char **argv)
 		double t2 = now_s();
 		printf("small-calls %d host_ns_per_call %.1f total_ns_per_call %.1f\n", small,
 		       (t1 - t0) * 1e9 / small, (t2 - t0) * 1e9 / small);
+	}
+	if (replays > 0) {
+		cudaStream_t st;
+		cudaGraph_t g;
+		cudaGraphExec_t ge;
+		CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+		CB(cublasSetStream(h, st));
+		// one warm-up call on the stream, outside the capture
+		CB(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, 512, 768, 256, &one, a, CUDA_R_16BF, 512, b,
+				CUDA_R_16BF, 256, &zero, c, CUDA_R_16BF, 512, CUBLAS_COMPUTE_32F,
+				CUBLAS_GEMM_DEFAULT));
+		CK(cudaStreamSynchronize(st));
+		CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
+		CB(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, 512, 768, 256, &one, a, CUDA_R_16BF, 512, b,
+				CUDA_R_16BF, 256, &zero, c, CUDA_R_16BF, 512, CUBLAS_COMPUTE_32F,
+				CUBLAS_GEMM_DEFAULT));
+		saxpy_custom<<<(1 << 20) / 256, 256, 0, st>>>(1 << 20, 2.f, x, y);
+		CK(cudaStreamEndCapture(st, &g));
+		CK(cudaGraphInstantiate(&ge, g, 0));
+		for (int i = 0; i < replays; i++)
+			CK(cudaGraphLaunch(ge, st));
+		CK(cudaStreamSynchronize(st));
+		printf("graph-replays %d flops %lld\n", replays, 2LL * 512 * 768 * 256);
+		cudaGraphExecDestroy(ge);
+		cudaGraphDestroy(g);
+		CB(cublasSetStream(h, 0));
 	}
 	cublasLtDestroy(lt);
 	cublasDestroy(h);

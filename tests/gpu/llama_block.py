@@ -5,6 +5,7 @@ MLP, a biased output head), bf16, forward + backward, eager: the unchanged progr
     python3 llama_block.py plain    [ITERS]    # what `kprof capture -- python3 ...` runs
     python3 llama_block.py nvtx     [ITERS]    # the same loop under emit_nvtx(record_shapes=True)
     python3 llama_block.py profiler [ITERS] OUT.json  # the same loop under torch.profiler
+    python3 llama_block.py graph    [ITERS]    # forward captured in a CUDA graph, replayed ITERS times
 """
 import sys
 
@@ -66,6 +67,21 @@ def main():
         with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], record_shapes=True) as p:
             loop()
         p.export_chrome_trace(sys.argv[3])
+    elif mode == "graph":
+        xs = x.detach()
+        with torch.no_grad():
+            side = torch.cuda.Stream()
+            side.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(side):
+                for _ in range(2):
+                    m(xs)
+            torch.cuda.current_stream().wait_stream(side)
+            g = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(g):
+                m(xs)
+            for _ in range(iters):
+                g.replay()
+        torch.cuda.synchronize()
     else:
         sys.exit("unknown mode " + mode)
     print("llama-ok", mode, iters)

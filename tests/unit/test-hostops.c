@@ -398,6 +398,59 @@ static void nvtx_ops_enclosing_library_ops_count_once(void **state)
 	ctrace_free(&t);
 }
 
+/* A kernel replayed by graph launch @corr from node @node. */
+static void add_graph_kernel(struct kp_ctrace *t, uint32_t corr, uint64_t node, uint64_t start)
+{
+	struct kp_rec k = { .kind = REC_KERNEL, .start_ns = start, .end_ns = start + 8000,
+			    .corr = corr, .stream = 9, .grid = { 1, 1, 1 }, .block = { 128, 1, 1 },
+			    .graph_id = 3, .graph_node_id = node,
+			    .name = ctrace_intern(t, "nvjet_graph", 11) };
+	ctrace_add_rec(t, &k);
+}
+
+static void graph_replays_count_the_capturing_op_once_each(void **state)
+{
+	(void)state;
+	struct kp_ctrace t;
+	ctrace_init(&t);
+	/* captured: cublasGemmEx (ext 5) created node 100; instantiation cloned it as 200 */
+	add_call(&t, gemm("cublasGemmEx", 128, 256, 512, 1, R16BF, R16BF, C32F,
+			  HCF_BETA_KNOWN | HCF_BETA_ZERO), T0 + 1000, T0 + 9000, 5);
+	assert_int_equal(ctrace_add_gnode(&t, 100, 5, 0), 0);
+	assert_int_equal(ctrace_add_gnode(&t, 200, 0, 100), 0);
+	assert_int_equal(ctrace_add_gnode(&t, 201, 0, 999), 0); /* clone of an unknown node */
+	/* two replays: cudaGraphLaunch on thread 483, each running the clone's kernel */
+	for (int i = 0; i < 2; i++) {
+		uint64_t s0 = T0 + 100000 + (uint64_t)i * 100000;
+		struct kp_rec api = { .kind = REC_RUNTIME, .start_ns = s0, .end_ns = s0 + 4000,
+				      .corr = 50 + (uint32_t)i, .cbid = 311, .pid = 483, .tid = 483,
+				      .name = ctrace_intern(&t, "cudaGraphLaunch", 15) };
+		ctrace_add_rec(&t, &api);
+		add_graph_kernel(&t, 50 + (uint32_t)i, 200, s0 + 10000);
+		add_graph_kernel(&t, 50 + (uint32_t)i, 201, s0 + 20000);
+	}
+	assert_int_equal(ctrace_resolve_gnodes(&t), 2);
+	struct kp_hostops_stats st;
+	assert_int_equal(hostops_emit(&t, &st, NULL), 0);
+	assert_int_equal(st.replay_ops, 2);
+	assert_int_equal(st.replay_kernels, 2);
+	struct kp_trace tr;
+	struct kp_report r;
+	struct kp_devdb db;
+	analyze_ctrace(&t, &tr, &r, &db);
+	/* the kernels of node 201 stay unlinked; those of 200 count 2*m*n*k per replay */
+	assert_int_equal(r.tot.unlinked, 2);
+	assert_int_equal(r.tot.flops, 2 * (2ll * 128 * 256 * 512));
+	const struct kp_row *mm = row_named(&r, "aten::mm");
+	assert_non_null(mm);
+	assert_int_equal(mm->calls, 2);
+	assert_int_equal(mm->kernels, 2);
+	analyze_free(&r);
+	devdb_free(&db);
+	trace_free(&tr);
+	ctrace_free(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -406,6 +459,7 @@ int main(void)
 		cmocka_unit_test(library_ops_get_closed_form_flops),
 		cmocka_unit_test(emit_nvtx_messages_parse),
 		cmocka_unit_test(nvtx_ops_enclosing_library_ops_count_once),
+		cmocka_unit_test(graph_replays_count_the_capturing_op_once_each),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

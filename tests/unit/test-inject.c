@@ -52,6 +52,7 @@ static void fill_process(struct kp_ctrace *t, uint32_t pid, uint32_t corr0)
 	struct kp_rec k = { .kind = REC_KERNEL, .start_ns = T0 + 20000, .end_ns = T0 + 26241,
 			    .corr = corr0, .device = 0, .context = 1, .stream = 7,
 			    .grid = { 2, 64, 1 }, .block = { 128, 1, 1 }, .regs = 32, .smem = 1024,
+			    .graph_node_id = 41, .gext = 9,
 			    .name = ctrace_intern(t, "void at::native::vectorized_elementwise_kernel<4>()",
 						  51) };
 	struct kp_rec m = { .kind = REC_MEMCPY, .start_ns = T0 + 30000, .end_ns = T0 + 31000,
@@ -88,7 +89,7 @@ static void record_file_round_trips(void **state)
 	save(&a, 1234, path);
 	ctrace_init(&b);
 	struct kp_recfile_info info;
-	assert_int_equal(recfile_read(&b, path, 100, 0, &info, why, sizeof(why)), 0);
+	assert_int_equal(recfile_read(&b, path, 100, 1000, &info, why, sizeof(why)), 0);
 	assert_int_equal(info.pid, 1234);
 	assert_int_equal(info.nrecs, 4);
 	assert_int_equal(info.next, 1);
@@ -106,12 +107,14 @@ static void record_file_round_trips(void **state)
 		assert_int_equal(y->grid[1], x->grid[1]);
 		assert_int_equal(y->bytes, x->bytes);
 		assert_int_equal(y->tid, x->tid);
+		/* External ids of graph-node ops move by the External-id base */
+		assert_int_equal(y->gext, x->gext ? x->gext + 1000 : 0);
 	}
 	/* names are interned in the reader's trace, not pointers into the writer's */
 	assert_ptr_equal(b.recs[0].name, ctrace_intern(&b, "cudaLaunchKernel", 16));
 	assert_int_equal(b.next, 1);
 	assert_int_equal(b.ext[0].corr, 105);
-	assert_int_equal(b.ext[0].ext, 77);
+	assert_int_equal(b.ext[0].ext, 1077);
 	ctrace_free(&a);
 	ctrace_free(&b);
 	unlink(path);
