@@ -468,6 +468,7 @@ int analyze_run(const struct kp_trace *t, const struct kp_analyze_opts *o, struc
 {
 	memset(r, 0, sizeof(*r));
 	arena_init(&r->arena);
+	r->warn.all = o->warn_all;
 	r->trace = t;
 	r->group = o->group;
 	struct kp_strtab st;

@@ -41,7 +41,7 @@ static const char synopsis[] = "[<options>] <trace.json[.gz]|->\n   or: kprof an
 
 /* Several traces (or a directory): one job's ranks, read in parallel, compared. */
 static int analyze_ranks(char **args, size_t nargs, long jobs, const struct kp_load_opts *lo,
-			 const struct kp_devdb *db, const char *device, int format)
+			 const struct kp_devdb *db, const char *device, int format, enum kp_warn_mode wm)
 {
 	struct kp_diag d = { 0 };
 	size_t n;
@@ -54,7 +54,7 @@ static int analyze_ranks(char **args, size_t nargs, long jobs, const struct kp_l
 	int rc = ranks_load(&rs, paths, n, (int)jobs, lo, &d);
 	if (rc < 0) {
 		for (size_t i = 0; i < rs.n; i++)
-			diag_warn_print(&rs.r[i].warn, stderr);
+			diag_warn_print(&rs.r[i].warn, wm, NULL, stderr);
 		fprintf(stderr, "kprof: %s\n", d.msg);
 		ranks_free(&rs);
 		paths_free(paths);
@@ -69,17 +69,18 @@ static int analyze_ranks(char **args, size_t nargs, long jobs, const struct kp_l
 	table_render(&doc, format, 0, stdout);
 	report_free(&doc);
 	for (size_t i = 0; i < rs.n; i++)
-		diag_warn_print(&rs.r[i].warn, stderr);
-	diag_warn_print(&rs.warn, stderr);
+		diag_warn_print(&rs.r[i].warn, wm, NULL, stderr);
+	diag_warn_print(&rs.warn, wm, NULL, stderr);
 	ranks_free(&rs);
 	paths_free(paths);
 	return KP_OK;
 }
+static const char *const warn_names[] = { "summary", "all", NULL }; /* enum kp_warn_mode */
 
 int cmd_analyze(int argc, char **argv)
 {
 	int group = GROUP_KERNEL, format = FMT_TABLE, color = COLOR_AUTO, name_mode = 0, strict = 0;
-	int stats = 0;
+	int stats = 0, quiet = 0, warn_mode = WARN_SUMMARY;
 	int breakdown = 0, launches = 0;
 	double idle_gap_us = BD_LAUNCH_GAP_NS / 1e3, short_us = BD_SHORT_KERNEL_NS / 1e3;
 	long top = -1, jobs = 0;
@@ -113,12 +114,17 @@ int cmd_analyze(int argc, char **argv)
 		  &short_us, NULL, NULL },
 		{ "jobs", 'j', OPT_INT, "N", "several traces: read N at a time (default: one per CPU)", &jobs, NULL, NULL },
 		{ "strict", 0, OPT_FLAG, NULL, "treat truncation and data anomalies as errors (exit 3)", &strict, NULL, NULL },
+		{ "quiet", 'q', OPT_FLAG, NULL, "print no warnings, only errors", &quiet, NULL, NULL },
+		{ "warnings", 0, OPT_CHOICE, "WHICH", "one line per kind of warning with its count, or every one",
+		  &warn_mode, warn_names, NULL },
 		{ NULL, 0, 0, NULL, NULL, NULL, NULL, NULL },
 	};
 	int nargs;
 	int rc = opts_parse("analyze", synopsis, opts, argc, argv, &nargs);
 	if (rc)
 		return rc > 0 ? KP_OK : KP_USAGE;
+	if (quiet)
+		warn_mode = WARN_QUIET;
 	struct stat st;
 	if (nargs > 1 || (nargs == 1 && strcmp(argv[1], "-") && stat(argv[1], &st) == 0 && S_ISDIR(st.st_mode))) {
 		struct kp_diag dd = { 0 };
@@ -127,8 +133,9 @@ int cmd_analyze(int argc, char **argv)
 			fprintf(stderr, "kprof: %s\n", dd.msg);
 			return dd.status;
 		}
-		struct kp_load_opts rlo = { .strict = strict };
-		int rrc = analyze_ranks(argv + 1, (size_t)nargs, jobs, &rlo, &rdb, device, format);
+		struct kp_load_opts rlo = { .strict = strict, .warn_all = warn_mode == WARN_ALL };
+		int rrc = analyze_ranks(argv + 1, (size_t)nargs, jobs, &rlo, &rdb, device, format,
+					(enum kp_warn_mode)warn_mode);
 		devdb_free(&rdb);
 		return rrc;
 	}
@@ -157,9 +164,10 @@ int cmd_analyze(int argc, char **argv)
 		return d.status;
 	}
 	struct kp_trace t;
-	struct kp_load_opts lo = { .strict = strict, .annotations = group == GROUP_ANNOT };
+	struct kp_load_opts lo = { .strict = strict, .annotations = group == GROUP_ANNOT,
+				   .warn_all = warn_mode == WARN_ALL };
 	if (trace_load(&t, argv[1], &lo, &d) < 0) {
-		diag_warn_print(&t.warn, stderr);
+		diag_warn_print(&t.warn, warn_mode, NULL, stderr);
 		fprintf(stderr, "kprof: %s\n", d.msg);
 		trace_free(&t);
 		devdb_free(&db);
@@ -168,7 +176,7 @@ int cmd_analyze(int argc, char **argv)
 	link_trace(&t);
 	struct kp_analyze_opts ao = {
 		.group = group, .device = device, .sm_clock_mhz = sm_clock, .db = &db,
-		.full_names = name_mode == 1,
+		.full_names = name_mode == 1, .warn_all = warn_mode == WARN_ALL,
 	};
 	struct kp_report r;
 	analyze_run(&t, &ao, &r);
@@ -191,8 +199,8 @@ int cmd_analyze(int argc, char **argv)
 	}
 	table_render(&doc, ro.format, ro.color, stdout);
 	report_free(&doc);
-	diag_warn_print(&t.warn, stderr);
-	diag_warn_print(&r.warn, stderr);
+	diag_warn_print(&t.warn, warn_mode, NULL, stderr);
+	diag_warn_print(&r.warn, warn_mode, NULL, stderr);
 	analyze_free(&r);
 	trace_free(&t);
 	devdb_free(&db);

@@ -24,6 +24,8 @@ static const char *const format_names[] = { "table", "csv", "json", "markdown", 
 static const char *const name_modes[] = { "short", "full", NULL };
 static const char *const color_names[] = { "auto", "always", "never", NULL }; /* enum kp_color */
 
+static const char *const warn_names[] = { "summary", "all", NULL }; /* enum kp_warn_mode */
+
 static const char synopsis[] = "[<options>] <base.json[.gz]|-> <new.json[.gz]|->";
 
 /* "3,4" -> 3 and 4; NULL or the reason */
@@ -143,6 +145,7 @@ int cmd_diff(int argc, char **argv)
 	long top = -1;
 	double min_pct = 0, sm_clock = 0, threshold = 2, noise_k = KP_NOISE_K;
 	int64_t min_delta = KP_MIN_DELTA_NS;
+	int quiet = 0, warn_mode = WARN_SUMMARY;
 	struct limits limits = { .n = 0 };
 	const char *sort = NULL, *device = NULL, *db_path = NULL, *steps = NULL;
 	const struct kp_opt opts[] = {
@@ -180,6 +183,9 @@ int cmd_diff(int argc, char **argv)
 		  &db_path, NULL, NULL },
 		{ "sm-clock", 0, OPT_CALLBACK, "MHZ", "SM clock the GPUs ran at, when a trace has none", &sm_clock, NULL, opts_cb_clock_mhz },
 		{ "strict", 0, OPT_FLAG, NULL, "treat truncation and data anomalies as errors (exit 3)", &strict, NULL, NULL },
+		{ "quiet", 'q', OPT_FLAG, NULL, "print no warnings, only errors and the gate's crossings", &quiet, NULL, NULL },
+		{ "warnings", 0, OPT_CHOICE, "WHICH", "one line per kind of warning with its count, or every one",
+		  &warn_mode, warn_names, NULL },
 		{ NULL, 0, 0, NULL, NULL, NULL, NULL, NULL },
 	};
 	int nargs;
@@ -203,6 +209,7 @@ int cmd_diff(int argc, char **argv)
 		.top = top < 0 ? table_default_top(format) : top,
 		.min_pct = min_pct,
 		.gate = { .fail_above_pct = -1, .min_pct = min_pct, .min_delta_ns = min_delta },
+		.warn_mode = quiet ? WARN_QUIET : warn_mode,
 	};
 	if (steps) {
 		const char *why = parse_steps(steps, &ro.diff.base_div, &ro.diff.new_div);

@@ -40,33 +40,79 @@ void diag_warn_add(struct kp_warnings *w, const char *kind, const char *loc, con
 	}
 	if (k->count++ == 0 && loc)
 		k->first_loc = xstrdup(loc);
+	/* only kept messages are formatted: a million anomalies cost a counter each */
+	if (k->nshown == KP_WARN_SHOW && !w->all)
+		return;
+	char buf[1024];
+	int n = 0;
+	if (loc)
+		n = snprintf(buf, sizeof(buf), "%s: ", loc);
+	n += snprintf(buf + n, sizeof(buf) - n, "warning: ");
+	if (n >= (int)sizeof(buf))
+		n = (int)sizeof(buf) - 1;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf + n, sizeof(buf) - n, fmt, ap);
+	va_end(ap);
 	if (k->nshown < KP_WARN_SHOW) {
-		char buf[1024];
-		int n = 0;
-		if (loc)
-			n = snprintf(buf, sizeof(buf), "%s: ", loc);
-		n += snprintf(buf + n, sizeof(buf) - n, "warning: ");
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(buf + n, sizeof(buf) - n, fmt, ap);
-		va_end(ap);
+		k->text_off[k->nshown] = n;
 		k->shown[k->nshown++] = xstrdup(buf);
+		return;
 	}
+	if (k->nmore == k->capmore) {
+		k->capmore = k->capmore ? k->capmore * 2 : 16;
+		k->more = xrealloc(k->more, (size_t)k->capmore * sizeof(*k->more));
+		k->more_off = xrealloc(k->more_off, (size_t)k->capmore * sizeof(*k->more_off));
+	}
+	k->more_off[k->nmore] = n;
+	k->more[k->nmore++] = xstrdup(buf);
 }
 
-void diag_warn_print(const struct kp_warnings *w, FILE *fp)
+/* "LOC: warning: [base] TEXT" + @tail */
+static void emit_msg(const char *msg, int off, const char *side, const char *tail,
+		     void (*emit)(const char *line, void *arg), void *arg)
 {
+	char buf[1400];
+	if (side)
+		snprintf(buf, sizeof(buf), "%.*s[%s] %s%s", off, msg, side, msg + off, tail);
+	else
+		snprintf(buf, sizeof(buf), "%s%s", msg, tail);
+	emit(buf, arg);
+}
+
+long diag_warn_lines(const struct kp_warnings *w, const char *side,
+		     void (*emit)(const char *line, void *arg), void *arg)
+{
+	long n = 0;
 	for (int i = 0; i < w->nkinds; i++) {
 		const struct kp_warn_kind *k = &w->k[i];
-		for (int j = 0; j < k->nshown; j++)
-			fprintf(fp, "kprof: %s\n", k->shown[j]);
-		if (k->count > k->nshown) {
-			fprintf(fp, "kprof: warning: skipped %ld more %s", k->count - k->nshown, k->kind);
-			if (k->first_loc)
-				fprintf(fp, " (first at %s)", k->first_loc);
-			fputc('\n', fp);
+		if (!k->nshown)
+			continue;
+		if (w->all) {
+			for (int j = 0; j < k->nshown; j++, n++)
+				emit_msg(k->shown[j], k->text_off[j], side, "", emit, arg);
+			for (long j = 0; j < k->nmore; j++, n++)
+				emit_msg(k->more[j], k->more_off[j], side, "", emit, arg);
+			continue;
 		}
+		char tail[160] = "";
+		if (k->count > 1)
+			snprintf(tail, sizeof(tail), " (first of %ld %s)", k->count, k->kind);
+		emit_msg(k->shown[0], k->text_off[0], side, tail, emit, arg);
+		n++;
 	}
+	return n;
+}
+
+static void print_line(const char *line, void *arg)
+{
+	fprintf(arg, "kprof: %s\n", line);
+}
+
+void diag_warn_print(const struct kp_warnings *w, enum kp_warn_mode mode, const char *side, FILE *fp)
+{
+	if (mode != WARN_QUIET)
+		diag_warn_lines(w, side, print_line, fp);
 }
 
 long diag_warn_total(const struct kp_warnings *w)
@@ -82,6 +128,10 @@ void diag_warn_free(struct kp_warnings *w)
 	for (int i = 0; i < w->nkinds; i++) {
 		for (int j = 0; j < w->k[i].nshown; j++)
 			free(w->k[i].shown[j]);
+		for (long j = 0; j < w->k[i].nmore; j++)
+			free(w->k[i].more[j]);
+		free(w->k[i].more);
+		free(w->k[i].more_off);
 		free(w->k[i].first_loc);
 	}
 	free(w->k);

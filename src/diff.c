@@ -788,7 +788,10 @@ static void *run_side(void *arg)
 	struct kp_analyze_opts ao = j->o->analyze;
 	ao.device = j->device;
 	ao.step_series = 1; /* per-step time per row: the gate's noise */
-	j->rc = trace_load(j->t, j->path, &j->o->load, j->d);
+	ao.warn_all = j->o->warn_mode == WARN_ALL;
+	struct kp_load_opts lo = j->o->load;
+	lo.warn_all = ao.warn_all;
+	j->rc = trace_load(j->t, j->path, &lo, j->d);
 	if (j->rc == 0) {
 		link_trace(j->t);
 		analyze_run(j->t, &ao, j->r);
@@ -867,6 +870,7 @@ int diff_run(struct kp_diff_run *run, const struct kp_diff_run_opts *o)
 {
 	memset(run, 0, sizeof(*run));
 	run->gate = o->gate;
+	run->warn_mode = o->warn_mode;
 	int status = load_sides(run, o);
 	if (status != KP_OK)
 		return status;
@@ -888,10 +892,11 @@ int diff_run(struct kp_diff_run *run, const struct kp_diff_run_opts *o)
 
 void diff_run_print(const struct kp_diff_run *run, FILE *fp)
 {
+	static const char *const side[2] = { "base", "new" };
 	if (!run->loaded[0] || !run->loaded[1]) {
 		for (int i = 0; i < 2; i++)
 			if (!run->loaded[i]) {
-				diag_warn_print(&run->trace[i].warn, fp);
+				diag_warn_print(&run->trace[i].warn, run->warn_mode, side[i], fp);
 				fprintf(fp, "kprof: %s\n", run->diag[i].msg);
 			}
 		return;
@@ -901,8 +906,8 @@ void diff_run_print(const struct kp_diff_run *run, FILE *fp)
 		return;
 	}
 	for (int i = 0; i < 2; i++) {
-		diag_warn_print(&run->trace[i].warn, fp);
-		diag_warn_print(&run->rep[i].warn, fp);
+		diag_warn_print(&run->trace[i].warn, run->warn_mode, side[i], fp);
+		diag_warn_print(&run->rep[i].warn, run->warn_mode, side[i], fp);
 	}
 	/* every crossing, each with base, new, delta and the noise it beat */
 	char msg[2048];

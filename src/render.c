@@ -347,18 +347,15 @@ static void measured_table(const struct kp_report *r, struct kp_doc *doc)
 	}
 }
 
+static void warning_fact(const char *line, void *doc)
+{
+	report_fact_text(doc, NULL, NULL, line);
+}
+
+/* the lines stderr gets (one per kind, or every one with --warnings=all) */
 static void warnings(const struct kp_warnings *w, struct kp_doc *doc)
 {
-	char buf[512];
-	for (int i = 0; i < w->nkinds; i++) {
-		const struct kp_warn_kind *k = &w->k[i];
-		for (int j = 0; j < k->nshown; j++)
-			report_fact_text(doc, NULL, NULL, k->shown[j]);
-		if (k->count > k->nshown) {
-			snprintf(buf, sizeof(buf), "warning: skipped %ld more %s", k->count - k->nshown, k->kind);
-			report_fact_text(doc, NULL, NULL, buf);
-		}
-	}
+	diag_warn_lines(w, NULL, warning_fact, doc);
 }
 
 void render_report_doc(const struct kp_report *r, const struct kp_render_opts *o, struct kp_doc *doc)

@@ -1370,6 +1370,7 @@ int trace_load(struct kp_trace *t, const char *path, const struct kp_load_opts *
 	       struct kp_diag *d)
 {
 	memset(t, 0, sizeof(*t));
+	t->warn.all = o && o->warn_all;
 	d->msg[0] = '\0';
 	arena_init(&t->arena);
 	strtab_init(&t->strs, &t->arena);

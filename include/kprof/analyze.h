@@ -23,6 +23,7 @@ struct kp_analyze_opts {
 	const struct kp_devdb *db;   /* borrowed */
 	int full_names;              /* --name=full: do not shorten kernel names */
 	int step_series;             /* keep each row's time per ProfilerStep (kp_row.step_ns) */
+	int warn_all;                /* keep every warning message (--warnings=all) */
 };
 
 /* Per-step series are kept only up to this many ProfilerStep spans (8 bytes per row and step). */

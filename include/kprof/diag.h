@@ -24,23 +24,36 @@ struct kp_diag {
 	char msg[1024];
 };
 
-#define KP_WARN_SHOW 5 /* located warnings printed per kind before counting */
+#define KP_WARN_SHOW 5 /* messages kept per kind (the first one is printed) */
 
 /*
  * Warnings of one run, grouped by kind ("an event without 'dur'").  The first
- * KP_WARN_SHOW messages of a kind are kept; the rest only counted.  Kinds grow
- * without a cap; a zeroed struct is empty.  Free with diag_warn_free().
+ * KP_WARN_SHOW messages of a kind are kept (with @all set, --warnings=all, before the
+ * first diag_warn_add(): every one); the rest only counted.  Kinds grow without a cap;
+ * a zeroed struct is empty.  Free with diag_warn_free().
  */
 struct kp_warnings {
 	int nkinds;
 	int cap;
+	int all;                           /* keep every message, not only the first few */
 	struct kp_warn_kind {
 		const char *kind;          /* static string naming the anomaly */
 		long count;
 		int nshown;
-		char *shown[KP_WARN_SHOW]; /* malloc'ed full messages */
-		char *first_loc;           /* location of the first one, for the summary */
+		char *shown[KP_WARN_SHOW]; /* malloc'ed full messages "LOC: warning: TEXT" */
+		int text_off[KP_WARN_SHOW]; /* offset of TEXT in each */
+		char *first_loc;           /* location of the first one */
+		char **more;               /* @all: the messages after shown[], malloc'ed */
+		int *more_off;
+		long nmore, capmore;
 	} *k;                              /* malloc'ed, nkinds used */
+};
+
+/* How warnings are printed (kprof-analyze(1), --warnings). */
+enum kp_warn_mode {
+	WARN_SUMMARY = 0, /* one line per kind: the first message and the count */
+	WARN_ALL,         /* --warnings=all: every message */
+	WARN_QUIET,       /* -q: none */
 };
 
 /* Prototypes */
@@ -55,8 +68,16 @@ int diag_error(struct kp_diag *d, int status, const char *fmt, ...)
 void diag_warn_add(struct kp_warnings *w, const char *kind, const char *loc, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
-/* Print kept messages then "skipped N <kind> (first at LOC)" summaries, each prefixed "kprof: ". */
-void diag_warn_print(const struct kp_warnings *w, FILE *fp);
+/*
+ * The lines diag_warn_print() prints, without the "kprof: " prefix, one @emit call each:
+ * per kind the first message, with "(first of N KIND)" when there were more; every
+ * kept message when @w->all.  @side ("base", "new" or NULL) goes after "warning: "
+ * as "[base] ".  Returns the number of lines.
+ */
+long diag_warn_lines(const struct kp_warnings *w, const char *side,
+		     void (*emit)(const char *line, void *arg), void *arg);
+/* Print diag_warn_lines() to @fp, each prefixed "kprof: "; nothing under WARN_QUIET. */
+void diag_warn_print(const struct kp_warnings *w, enum kp_warn_mode mode, const char *side, FILE *fp);
 long diag_warn_total(const struct kp_warnings *w);
 void diag_warn_free(struct kp_warnings *w);
 

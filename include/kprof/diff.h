@@ -142,6 +142,7 @@ struct kp_diff_run_opts {
 	long top;                       /* rows kept before "(others)"; 0 all */
 	double min_pct;
 	struct kp_gate_opts gate;       /* no limit and no rule: no gate (diff_gated()) */
+	enum kp_warn_mode warn_mode;    /* how diff_run_print() prints warnings */
 };
 
 /*
@@ -159,6 +160,7 @@ struct kp_diff_run {
 	struct kp_gate_hit *hits; /* every crossing, the total first */
 	size_t nhits;
 	struct kp_gate_opts gate;
+	enum kp_warn_mode warn_mode;
 };
 
 /* Prototypes */
@@ -168,7 +170,10 @@ struct kp_diff_run {
  * first error (a side that does not load, --per-step without steps); diff_run_print() tells.
  */
 int diff_run(struct kp_diff_run *run, const struct kp_diff_run_opts *o);
-/* To @fp: the errors of a failed run, or the warnings of both sides and the gate's crossings. */
+/*
+ * To @fp: the errors of a failed run, or the warnings of both sides (each line names its
+ * side, "[base]" or "[new]") and the gate's crossings.
+ */
 void diff_run_print(const struct kp_diff_run *run, FILE *fp);
 void diff_run_free(struct kp_diff_run *run);
 /*

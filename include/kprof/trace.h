@@ -117,6 +117,7 @@ struct kp_coll {
 struct kp_load_opts {
 	int strict;               /* truncation and anomalies become errors (status 3) */
 	int annotations;          /* keep user_annotation spans in kp_trace.annots */
+	int warn_all;             /* keep every warning message (--warnings=all) */
 };
 
 /* A user_annotation span other than ProfilerStep#N: record_function, NVTX range (kprof). */

@@ -1,5 +1,6 @@
 /*
- * test-diag.c — error messages and grouped warnings.
+ * test-diag.c — error messages and grouped warnings: one line per kind with its count, every
+ * instance with --warnings=all, the side of a diff after "warning: ", nothing with -q.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,14 +14,19 @@
 #include "kprof/diag.h"
 
 /* everything diag_warn_print() writes, as one malloc'ed string */
-static char *printed(const struct kp_warnings *w)
+static char *printed_as(const struct kp_warnings *w, enum kp_warn_mode mode, const char *side)
 {
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
-	diag_warn_print(w, f);
+	diag_warn_print(w, mode, side, f);
 	fclose(f);
 	return buf;
+}
+
+static char *printed(const struct kp_warnings *w)
+{
+	return printed_as(w, WARN_SUMMARY, NULL);
 }
 
 static void diag_error_formats_the_message_and_status(void **state)
@@ -34,7 +40,7 @@ static void diag_error_formats_the_message_and_status(void **state)
 	assert_int_equal(diag_error(NULL, KP_ENV, "ignored"), -1);
 }
 
-static void warnings_past_the_shown_few_are_counted_with_the_first_location(void **state)
+static void warnings_print_one_line_per_kind_with_the_count_and_the_first_instance(void **state)
 {
 	(void)state;
 	struct kp_warnings w = { 0 };
@@ -47,13 +53,9 @@ static void warnings_past_the_shown_few_are_counted_with_the_first_location(void
 	assert_int_equal(w.nkinds, 2);
 	assert_int_equal(diag_warn_total(&w), 9);
 	char *out = printed(&w);
+	/* one line per kind: the first instance and the count */
 	assert_string_equal(out,
-		"kprof: a.json:10:5: warning: skipped event 'k0' without 'dur'\n"
-		"kprof: a.json:11:5: warning: skipped event 'k1' without 'dur'\n"
-		"kprof: a.json:12:5: warning: skipped event 'k2' without 'dur'\n"
-		"kprof: a.json:13:5: warning: skipped event 'k3' without 'dur'\n"
-		"kprof: a.json:14:5: warning: skipped event 'k4' without 'dur'\n"
-		"kprof: warning: skipped 3 more events without 'dur' (first at a.json:10:5)\n"
+		"kprof: a.json:10:5: warning: skipped event 'k0' without 'dur' (first of 8 events without 'dur')\n"
 		"kprof: warning: zero\n");
 	free(out);
 	diag_warn_free(&w);
@@ -96,13 +98,66 @@ static void many_kinds_each_keep_their_own_count(void **state)
 	diag_warn_free(&w);
 }
 
+static void fill(struct kp_warnings *w)
+{
+	for (int i = 0; i < 12; i++)
+		diag_warn_add(w, "malformed events", i == 0 ? "a.json:2:3" : "a.json:9:1",
+			 "skipped malformed event: %s", i == 0 ? "no 'ph'" : "not an object");
+	diag_warn_add(w, "unknown devices", NULL, "device '%s' is not in the device table", "X1");
+}
+
+static void summary_is_one_line_per_kind_with_the_count_and_the_first_instance(void **state)
+{
+	(void)state;
+	struct kp_warnings w = { 0 };
+	fill(&w);
+	assert_int_equal(diag_warn_total(&w), 13);
+	char *s = printed_as(&w, WARN_SUMMARY, NULL);
+	assert_string_equal(s, "kprof: a.json:2:3: warning: skipped malformed event: no 'ph' (first of 12 malformed events)\n"
+			       "kprof: warning: device 'X1' is not in the device table\n");
+	free(s);
+	/* a diff names the side after "warning: ", so file:line:col stays first */
+	s = printed_as(&w, WARN_SUMMARY, "new");
+	assert_string_equal(s, "kprof: a.json:2:3: warning: [new] skipped malformed event: no 'ph' (first of 12 malformed events)\n"
+			       "kprof: warning: [new] device 'X1' is not in the device table\n");
+	free(s);
+	/* -q: nothing */
+	s = printed_as(&w, WARN_QUIET, "base");
+	assert_string_equal(s, "");
+	free(s);
+	/* past the first few, instances are only counted */
+	assert_int_equal(w.k[0].nshown, KP_WARN_SHOW);
+	assert_int_equal(w.k[0].nmore, 0);
+	diag_warn_free(&w);
+}
+
+static void all_lists_every_instance(void **state)
+{
+	(void)state;
+	struct kp_warnings w = { .all = 1 };
+	fill(&w);
+	assert_int_equal(w.k[0].nshown + w.k[0].nmore, 12);
+	char *s = printed_as(&w, WARN_ALL, "base");
+	int lines = 0;
+	for (char *p = s; *p; p++)
+		lines += *p == '\n';
+	assert_int_equal(lines, 13);
+	assert_non_null(strstr(s, "kprof: a.json:2:3: warning: [base] skipped malformed event: no 'ph'\n"));
+	assert_non_null(strstr(s, "kprof: a.json:9:1: warning: [base] skipped malformed event: not an object\n"));
+	assert_null(strstr(s, "first of"));
+	free(s);
+	diag_warn_free(&w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(diag_error_formats_the_message_and_status),
-		cmocka_unit_test(warnings_past_the_shown_few_are_counted_with_the_first_location),
+		cmocka_unit_test(warnings_print_one_line_per_kind_with_the_count_and_the_first_instance),
 		cmocka_unit_test(kinds_match_by_text),
 		cmocka_unit_test(many_kinds_each_keep_their_own_count),
+		cmocka_unit_test(summary_is_one_line_per_kind_with_the_count_and_the_first_instance),
+		cmocka_unit_test(all_lists_every_instance),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
