@@ -7,12 +7,12 @@
 #include <stddef.h>
 
 #include "kprof/arena.h"
+#include "kprof/hmap.h"
 
-/* Open-addressing table of interned strings; strings live in @arena (not owned). */
+/* Interned strings: an HMAP_STR map whose keys point at the copies in @arena (not owned). */
 struct kp_strtab {
 	struct kp_arena *arena;
-	struct kp_str **slot;  /* power-of-two table */
-	size_t cap, n;
+	struct kp_hmap map;
 };
 
 /* Prototypes */

@@ -64,13 +64,13 @@ static void pointers_survive_growth(void **state)
 		int n = snprintf(name, sizeof(name), "kernel_%d_sm90_xmma_gemm", i);
 		first[i] = strtab_intern(&st, name, (size_t)n);
 	}
-	assert_int_equal(st.n, N);
+	assert_int_equal(st.map.n, N);
 	for (int i = N - 1; i >= 0; i--) {
 		int n = snprintf(name, sizeof(name), "kernel_%d_sm90_xmma_gemm", i);
 		assert_ptr_equal(strtab_intern(&st, name, (size_t)n), first[i]);
 		assert_string_equal(first[i], name);
 	}
-	assert_int_equal(st.n, N);
+	assert_int_equal(st.map.n, N);
 	strtab_free(&st);
 	arena_free(&a);
 }
