@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "kprof/dtype.h"
+#include "kprof/hmap.h"
 #include "kprof/input.h"
 #include "kprof/json.h"
 #include "kprof/utf8.h"
@@ -84,58 +85,21 @@ struct loader {
 	int read_err;
 	char *scratch[2];    /* unescape and utf8_clean buffers */
 	size_t scratch_cap[2];
-	/* thread map: open addressing over indices into t->threads */
-	int32_t *tmap;
-	size_t tcap;
+	/* (pid, tid, pid_str, tid_str) bytes (copies in t->arena) -> index into t->threads */
+	struct kp_hmap threads;
 	/* B/E pairing: stack of open ops (index into t->ops) */
 	int32_t *open;
 	size_t nopen, capopen;
 	int64_t last_good_off; /* offset just past the last complete event */
 	int has_events;        /* a traceEvents array (or the array form) was seen */
-	/* interned op name -> does it have a model (1) or not (0): shapes are kept only then */
-	const char **mkey;
-	int8_t *mval;
-	size_t mcap, mn;
-	/* serialized slots -> shared decoded array (see copy_slots) */
-	struct kp_strtab slotkeys;
-	const char **skey;
-	struct kp_slot **sval;
-	size_t scap, sn;
+	/* interned op name -> name_info() flags: shapes are kept only for modelled ops */
+	struct kp_hmap names;
+	/* serialized slots (copies in t->arena) -> shared decoded array (see copy_slots) */
+	struct kp_hmap slots;
 	unsigned char enc[16384];
 };
 
 static struct kp_slot *decode_new(struct loader *L, struct ev *e, int n);
-
-/* The map entry for an interned serialization (pointer key), created empty. */
-static struct kp_slot **slotmap_slot(struct loader *L, const char *key)
-{
-	if ((L->sn + 1) * 2 > L->scap) {
-		size_t cap = L->scap ? L->scap * 2 : 256;
-		const char **k = xcalloc(cap, sizeof(*k));
-		struct kp_slot **v = xcalloc(cap, sizeof(*v));
-		for (size_t i = 0; i < L->scap; i++)
-			if (L->skey[i]) {
-				size_t j = ((uintptr_t)L->skey[i] >> 4) * 0x9E3779B97F4A7C15ull >> 24 & (cap - 1);
-				while (k[j])
-					j = (j + 1) & (cap - 1);
-				k[j] = L->skey[i];
-				v[j] = L->sval[i];
-			}
-		free(L->skey);
-		free(L->sval);
-		L->skey = k;
-		L->sval = v;
-		L->scap = cap;
-	}
-	size_t j = ((uintptr_t)key >> 4) * 0x9E3779B97F4A7C15ull >> 24 & (L->scap - 1);
-	while (L->skey[j] && L->skey[j] != key)
-		j = (j + 1) & (L->scap - 1);
-	if (!L->skey[j]) {
-		L->skey[j] = key;
-		L->sn++;
-	}
-	return &L->sval[j];
-}
 
 static const char empty_str[] = "";
 
@@ -459,35 +423,13 @@ static int conv_bwd_node(const char *name)
 /* The model class and flags of an interned op name, looked up once per distinct name. */
 static int name_info(struct loader *L, const char *name)
 {
-	if ((L->mn + 1) * 2 > L->mcap) {
-		size_t cap = L->mcap ? L->mcap * 2 : 256;
-		const char **k = xcalloc(cap, sizeof(*k));
-		int8_t *v = xmalloc(cap);
-		for (size_t i = 0; i < L->mcap; i++)
-			if (L->mkey[i]) {
-				size_t j = ((uintptr_t)L->mkey[i] >> 4) * 0x9E3779B97F4A7C15ull >> 20 & (cap - 1);
-				while (k[j])
-					j = (j + 1) & (cap - 1);
-				k[j] = L->mkey[i];
-				v[j] = L->mval[i];
-			}
-		free(L->mkey);
-		free(L->mval);
-		L->mkey = k;
-		L->mval = v;
-		L->mcap = cap;
-	}
-	size_t j = ((uintptr_t)name >> 4) * 0x9E3779B97F4A7C15ull >> 20 & (L->mcap - 1);
-	while (L->mkey[j] && L->mkey[j] != name)
-		j = (j + 1) & (L->mcap - 1);
-	if (!L->mkey[j]) {
-		L->mkey[j] = name;
-		L->mval[j] = (int8_t)(opmodel_class(name) | (conv_bwd_node(name) ? NI_CONV_BWD_NODE : 0) |
-				      (!strcmp(name, "aten::cudnn_convolution_backward") ||
-				       !strcmp(name, "aten::miopen_convolution_backward") ? NI_SHAPES : 0));
-		L->mn++;
-	}
-	return L->mval[j];
+	int created;
+	struct kp_hmap_entry *e = hmap_put_ptr(&L->names, name, &created);
+	if (created)
+		e->val.i = opmodel_class(name) | (conv_bwd_node(name) ? NI_CONV_BWD_NODE : 0) |
+			   (!strcmp(name, "aten::cudnn_convolution_backward") ||
+			    !strcmp(name, "aten::miopen_convolution_backward") ? NI_SHAPES : 0);
+	return (int)e->val.i;
 }
 
 static int name_class(struct loader *L, const char *name)
@@ -685,37 +627,24 @@ static int32_t thread_index(struct loader *L, int64_t pid, uint8_t pid_str, int6
 			    uint8_t tid_str)
 {
 	struct kp_trace *t = L->t;
-	if (t->nthreads * 2 >= L->tcap) {
-		size_t cap = L->tcap ? L->tcap * 2 : 256;
-		int32_t *m = xmalloc(cap * sizeof(*m));
-		memset(m, 0xff, cap * sizeof(*m));
-		for (size_t i = 0; i < t->nthreads; i++) {
-			uint64_t h = (uint64_t)t->threads[i].pid * 0x9E3779B97F4A7C15ull ^
-				     (uint64_t)t->threads[i].tid * 0xC2B2AE3D27D4EB4Full;
-			size_t j = (h ^ (h >> 31)) & (cap - 1);
-			while (m[j] >= 0)
-				j = (j + 1) & (cap - 1);
-			m[j] = (int32_t)i;
-		}
-		free(L->tmap);
-		L->tmap = m;
-		L->tcap = cap;
-	}
-	uint64_t h = (uint64_t)pid * 0x9E3779B97F4A7C15ull ^ (uint64_t)tid * 0xC2B2AE3D27D4EB4Full;
-	size_t j = (h ^ (h >> 31)) & (L->tcap - 1);
-	for (; L->tmap[j] >= 0; j = (j + 1) & (L->tcap - 1)) {
-		struct kp_thread *th = &t->threads[L->tmap[j]];
-		if (th->pid == pid && th->tid == tid && th->pid_str == pid_str &&
-		    th->tid_str == tid_str)
-			return L->tmap[j];
-	}
+	struct { int64_t pid, tid; uint8_t pid_str, tid_str; } key;
+	memset(&key, 0, sizeof(key)); /* padding bytes take part in the key */
+	key.pid = pid;
+	key.tid = tid;
+	key.pid_str = pid_str;
+	key.tid_str = tid_str;
+	int created;
+	struct kp_hmap_entry *e = hmap_put_str(&L->threads, &key, sizeof(key), &created);
+	if (!created)
+		return (int32_t)e->val.i;
+	e->key.ptr = memcpy(arena_alloc(&t->arena, sizeof(key)), &key, sizeof(key));
 	struct kp_thread *th = VEC_PUSH(t->threads, t->nthreads, t->capthreads);
 	th->pid = pid;
 	th->tid = tid;
 	th->pid_str = pid_str;
 	th->tid_str = tid_str;
-	L->tmap[j] = (int32_t)(t->nthreads - 1);
-	return L->tmap[j];
+	e->val.i = (int64_t)t->nthreads - 1;
+	return (int32_t)e->val.i;
 }
 
 /*
@@ -767,17 +696,15 @@ static struct kp_slot *copy_slots(struct loader *L, struct ev *e, int *nslots)
 	if (n == 0)
 		return NULL;
 	size_t len = encode_slots(e, n, L->enc, sizeof(L->enc));
-	const char *key = NULL;
-	if (len <= sizeof(L->enc)) {
-		key = strtab_intern(&L->slotkeys, (const char *)L->enc, len);
-		struct kp_slot **found = slotmap_slot(L, key);
-		if (*found)
-			return *found;
+	if (len > sizeof(L->enc))
+		return decode_new(L, e, n);
+	int created;
+	struct kp_hmap_entry *m = hmap_put_str(&L->slots, L->enc, len, &created);
+	if (created) {
+		m->key.ptr = arena_strndup(&L->t->arena, (const char *)L->enc, len);
+		m->val.ptr = decode_new(L, e, n);
 	}
-	struct kp_slot *s = decode_new(L, e, n);
-	if (key)
-		*slotmap_slot(L, key) = s;
-	return s;
+	return m->val.ptr;
 }
 
 static struct kp_slot *decode_new(struct loader *L, struct ev *e, int n)
@@ -1386,7 +1313,9 @@ int trace_load(struct kp_trace *t, const char *path, const struct kp_load_opts *
 		free(L);
 		return -1;
 	}
-	strtab_init(&L->slotkeys, &t->arena);
+	hmap_init(&L->threads, HMAP_STR);
+	hmap_init(&L->names, HMAP_PTR);
+	hmap_init(&L->slots, HMAP_STR);
 	json_init(&L->p, read_cb, L, TRACE_JSON_WINDOW);
 	int rc = parse_document(L);
 	if (rc < 0 && d->msg[0] == '\0') {
@@ -1427,13 +1356,10 @@ int trace_load(struct kp_trace *t, const char *path, const struct kp_load_opts *
 	input_close(&L->in);
 	free(L->scratch[0]);
 	free(L->scratch[1]);
-	free(L->tmap);
+	hmap_free(&L->threads);
 	free(L->open);
-	free(L->mkey);
-	free(L->mval);
-	free(L->skey);
-	free(L->sval);
-	strtab_free(&L->slotkeys);
+	hmap_free(&L->names);
+	hmap_free(&L->slots);
 	free(L);
 	return rc;
 }
