@@ -48,6 +48,16 @@ int utf8_is_clean(const char *s, size_t len)
 	const unsigned char *p = (const unsigned char *)s;
 	size_t i = 0;
 	while (i < len) {
+		/* 8 ASCII bytes without NUL at a time: no high bit, no zero byte (SWAR) */
+		if (len - i >= 8) {
+			uint64_t x;
+			memcpy(&x, p + i, 8);
+			const uint64_t lo = 0x0101010101010101ull, hi = 0x8080808080808080ull;
+			if (!((x | ((x - lo) & ~x)) & hi)) {
+				i += 8;
+				continue;
+			}
+		}
 		if (p[i] >= 0x01 && p[i] < 0x80) {
 			i++;
 			continue;

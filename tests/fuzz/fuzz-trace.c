@@ -9,7 +9,7 @@
  *
  * One group per input, not all three: the mutator reaches every group through that
  * byte, and an input costs a third of the analysis and rendering (with run.sh's small
- * arena blocks and JSON window, ~4x the execs per second of the all-groups harness).
+ * arena blocks and JSON window, about twice the execs per second: tests/fuzz/README.md).
  *
  * Checked beyond the sanitizers: a failed load is status 3 with a message that
  * names the file and says "error:" (JSON: FILE:LINE:COL; gzip: in 'FILE');

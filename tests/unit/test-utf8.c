@@ -52,11 +52,31 @@ static void utf8_replaces_each_invalid_byte_and_nul(void **state)
 	expect("\xc3\xa9\xff\xc3\xa9", 5, "\xc3\xa9" R "\xc3\xa9");
 }
 
+static void utf8_finds_a_bad_byte_at_any_position_of_a_long_name(void **state)
+{
+	(void)state;
+	char name[40];
+	memset(name, 'k', sizeof(name));
+	assert_int_equal(utf8_is_clean(name, sizeof(name)), 1);
+	static const char bad[] = { '\0', '\x80', '\xff', '\x01' };
+	for (size_t pos = 0; pos < sizeof(name); pos++)
+		for (size_t b = 0; b < sizeof(bad); b++) {
+			name[pos] = bad[b];
+			/* \x01 is a valid control character, kept; the rest are not */
+			assert_int_equal(utf8_is_clean(name, sizeof(name)), bad[b] == '\x01');
+			char out[sizeof(name) * UTF8_REPLACEMENT_LEN + 1];
+			size_t n = utf8_clean(name, sizeof(name), out);
+			assert_int_equal(n, sizeof(name) + (bad[b] == '\x01' ? 0 : 2));
+			name[pos] = 'k';
+		}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(utf8_keeps_valid_text_unchanged),
 		cmocka_unit_test(utf8_replaces_each_invalid_byte_and_nul),
+		cmocka_unit_test(utf8_finds_a_bad_byte_at_any_position_of_a_long_name),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
