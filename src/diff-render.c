@@ -278,6 +278,8 @@ static void gate_text(const struct kp_diff *d, const struct kp_diff_render_opts 
 	if (n < cap && d->sum.noise_steps)
 		n += snprintf(buf + n, cap - n, ", noise %g x pooled sd (total %s)", noise_k(d),
 			      units_time(nz, sizeof(nz), (int64_t)llround(d->sum.noise_ns)));
+	else if (n < cap && d->opts.noise_k < 0)
+		n += snprintf(buf + n, cap - n, ", no noise test (--noise-k 0)");
 	else if (n < cap)
 		n += snprintf(buf + n, cap - n, ", no noise estimate (needs %d+ ProfilerSteps per trace)",
 			      KP_NOISE_MIN_STEPS);
