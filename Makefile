@@ -123,8 +123,12 @@ $(O)/shim/%.o: capture/%.c $(wildcard capture/*.h) Makefile
 	@mkdir -p $(dir $@)
 	$(call quiet,CC,$<)$(CC) $(CFLAGS_BASE) -O2 -g $(EXTRA_CFLAGS) -fPIC -fvisibility=hidden \
 	  -isystem $(CUDA_HOME)/include -DKPROF_SHIM -Icapture -c -o $@ $<
-# tests/gpu/gemm_prog: a plain CUDA program calling cuBLAS and cuBLASLt (tests/gpu/capture_any.sh)
-all: $(O)/gemm_prog
+# tests/gpu/gemm_prog, conv_prog: plain CUDA programs calling cuBLAS / cuBLASLt and cuDNN
+# (tests/gpu/capture_any.sh)
+all: $(O)/gemm_prog $(O)/conv_prog
+$(O)/conv_prog: tests/gpu/conv_prog.cu Makefile
+	$(call quiet,NVCC,$<)$(NVCC) -O2 $(NVCC_ARCH) -o $@ $< -L$(CUDA_LIBDIR) -lcudnn \
+	  -Xlinker -rpath=$(CUDA_LIBDIR)
 $(O)/gemm_prog: tests/gpu/gemm_prog.cu Makefile
 	$(call quiet,NVCC,$<)$(NVCC) -O2 $(NVCC_ARCH) -o $@ $< -L$(CUDA_LIBDIR) -lcublasLt -lcublas \
 	  -Xlinker -rpath=$(CUDA_LIBDIR)

@@ -12,7 +12,10 @@ enum kp_hcall_kind {
 	HC_GEMM = 1,        /* a cuBLAS / cuBLASLt GEMM call */
 	HC_NVTX_PUSH,       /* a push/pop range (nests per thread) */
 	HC_NVTX_START,      /* a start/end range (may end on another thread) */
+	HC_CONV,            /* a cuDNN legacy convolution call */
 };
+
+enum { CONV_FWD, CONV_BWD_DATA, CONV_BWD_FILTER };
 
 /* GEMM flags */
 enum {
@@ -44,6 +47,13 @@ struct kp_hcall {
 	uint32_t epilogue;      /* cublasLtEpilogue_t, 0 for classic cuBLAS */
 	int32_t status;         /* the call's return status */
 	uint32_t pad;
+	/* HC_CONV: atype = x, btype = w, dtype = y (cudnnDataType_t); y is dy in backward */
+	int32_t conv_op;        /* CONV_* */
+	int32_t conv_nd;        /* spatial dims, 1-3; 0 when the descriptors were not read */
+	int32_t groups;
+	int32_t xd[5], wd[5], yd[5];
+	int16_t cpad[3], cstride[3], cdil[3];
+	int16_t pad2;
 };
 
 /*

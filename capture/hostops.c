@@ -274,6 +274,100 @@ int hostops_gemm(const struct kp_hcall *c, const char **name, char **args)
 	return *args ? 0 : -1;
 }
 
+/* ---- cuDNN convolutions -> aten::convolution / convolution_backward ---- */
+
+const char *hostops_cudnn_type_name(int32_t t)
+{
+	switch (t) {
+	case 0: return "float";               /* CUDNN_DATA_FLOAT */
+	case 1: return "double";              /* CUDNN_DATA_DOUBLE */
+	case 2: return "c10::Half";           /* CUDNN_DATA_HALF */
+	case 3: return "signed char";         /* CUDNN_DATA_INT8 */
+	case 4: return "int";                 /* CUDNN_DATA_INT32 */
+	case 6: return "unsigned char";       /* CUDNN_DATA_UINT8 */
+	case 9: return "c10::BFloat16";       /* CUDNN_DATA_BFLOAT16 */
+	case 10: return "long int";           /* CUDNN_DATA_INT64 */
+	case 11: return "bool";               /* CUDNN_DATA_BOOLEAN */
+	case 12: return "c10::Float8_e4m3fn"; /* CUDNN_DATA_FP8_E4M3 */
+	case 13: return "c10::Float8_e5m2";   /* CUDNN_DATA_FP8_E5M2 */
+	default: return "";
+	}
+}
+
+static void put_idims(FILE *f, const int32_t *d, int n)
+{
+	putc('[', f);
+	for (int i = 0; i < n; i++)
+		fprintf(f, "%s%d", i ? "," : "", (int)d[i]);
+	putc(']', f);
+}
+
+static void put_list(FILE *f, const int16_t *v, int n)
+{
+	fputs("\"[", f);
+	for (int i = 0; i < n; i++)
+		fprintf(f, "%s%d", i ? ", " : "", (int)v[i]);
+	fputs("]\"", f);
+}
+
+int hostops_conv(const struct kp_hcall *c, const char **name, char **args)
+{
+	*name = NULL;
+	*args = NULL;
+	int nd = c->conv_nd, n = nd + 2;
+	if (nd < 1 || nd > 3 || c->groups < 1)
+		return -1;
+	int bwd = c->conv_op != CONV_FWD;
+	*name = bwd ? "aten::convolution_backward" : "aten::convolution";
+	const char *tx = hostops_cudnn_type_name(c->atype), *tw = hostops_cudnn_type_name(c->btype);
+	const char *ty = hostops_cudnn_type_name(c->dtype);
+	size_t len = 0;
+	FILE *f = open_memstream(args, &len);
+	if (!f)
+		return -1;
+	/* forward (input, weight, bias, stride, padding, dilation, transposed, output_padding,
+	 * groups); backward (grad_output, input, weight, bias_sizes, ..., groups, output_mask) */
+	fputs("\"Input Dims\":[", f);
+	if (bwd) {
+		put_idims(f, c->yd, n);
+		putc(',', f);
+	}
+	put_idims(f, c->xd, n);
+	putc(',', f);
+	put_idims(f, c->wd, n);
+	fputs(bwd ? ",[],[],[],[],[],[],[],[]]" : ",[],[],[],[],[],[],[]]", f);
+	fputs(",\"Input type\":[", f);
+	if (bwd) {
+		ctrace_json_str(f, ty);
+		putc(',', f);
+	}
+	ctrace_json_str(f, tx);
+	putc(',', f);
+	ctrace_json_str(f, tw);
+	fputs(",\"\",\"ScalarList\",\"ScalarList\",\"ScalarList\",\"Scalar\",\"ScalarList\",\"Scalar\"", f);
+	if (bwd)
+		fputs(",\"BoolList\"", f);
+	fputs("],\"Concrete Inputs\":[", f);
+	fputs(bwd ? "\"\",\"\",\"\",\"\"," : "\"\",\"\",\"\",", f);
+	put_list(f, c->cstride, nd);
+	putc(',', f);
+	put_list(f, c->cpad, nd);
+	putc(',', f);
+	put_list(f, c->cdil, nd);
+	fputs(",\"False\",", f);
+	int16_t zero[3] = { 0, 0, 0 };
+	put_list(f, zero, nd);
+	fprintf(f, ",\"%d\"", (int)c->groups);
+	if (bwd)
+		fputs(c->conv_op == CONV_BWD_DATA ? ",\"[True, False, False]\"" : ",\"[False, True, False]\"", f);
+	fputs("],\"kprof library call\":", f);
+	ctrace_json_str(f, c->name ? c->name : "");
+	fprintf(f, ",\"kprof conv\":\"groups=%d compute=%d status=%d\"", (int)c->groups, (int)c->compute,
+		(int)c->status);
+	fclose(f);
+	return *args ? 0 : -1;
+}
+
 /* ---- emitting ---- */
 
 static int cmp_idx_tid_start(const void *a, const void *b, void *arg)
@@ -643,10 +737,11 @@ int hostops_emit(struct kp_ctrace *t, struct kp_hostops_stats *st, FILE *warn)
 	int rc = 0;
 	for (size_t oi = 0; oi < nr && rc == 0; oi++) {
 		const struct kp_hcall c = t->hcalls[order[oi]];
-		if (c.kind == HC_GEMM) {
+		if (c.kind == HC_GEMM || c.kind == HC_CONV) {
 			const char *name;
 			char *args = NULL;
-			if (hostops_gemm(&c, &name, &args) < 0) {
+			if ((c.kind == HC_GEMM ? hostops_gemm(&c, &name, &args)
+					       : hostops_conv(&c, &name, &args)) < 0) {
 				/* no shape: the call still holds its kernels, without a model */
 				st->gemms_unshaped++;
 				name = c.name ? c.name : "cublas";

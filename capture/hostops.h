@@ -54,6 +54,14 @@ int nvtxmsg_parse(const char *msg, struct kp_nvtx_msg *m, char *why, size_t whyl
  * row-major terms (torch M = cuBLAS n, N = m).  Returns 0, or -1 without a shape.
  */
 int hostops_gemm(const struct kp_hcall *c, const char **name, char **args);
+/*
+ * The op of one cuDNN convolution call: aten::convolution (forward) or
+ * aten::convolution_backward with output_mask [True, False, False] (data) or
+ * [False, True, False] (filter).  Returns 0, or -1 without readable descriptors.
+ */
+int hostops_conv(const struct kp_hcall *c, const char **name, char **args);
+/* PyTorch's "Input type" of a cudnnDataType_t, "" when it has none. */
+const char *hostops_cudnn_type_name(int32_t cudnn_type);
 /* PyTorch's "Input type" of a cudaDataType, "" when it has none. */
 const char *hostops_type_name(int32_t cuda_type);
 /*

@@ -204,7 +204,7 @@ int recfile_read(struct kp_ctrace *t, const char *path, uint32_t corr_base, uint
 	for (uint64_t i = 0; i < h.nhcalls; i++)
 		if ((hidx[2 * i] != NO_NAME && hidx[2 * i] >= h.nnames) ||
 		    (hidx[2 * i + 1] != NO_NAME && hidx[2 * i + 1] >= h.nnames) ||
-		    hc[i].kind < HC_GEMM || hc[i].kind > HC_NVTX_START) {
+		    hc[i].kind < HC_GEMM || hc[i].kind > HC_CONV) {
 			err = "corrupt host call in kprof record file";
 			goto out;
 		}

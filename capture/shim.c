@@ -25,6 +25,7 @@
 
 #include <cublasLt.h>
 #include <cublas_api.h>
+#include <cudnn.h>
 #include <nvtx3/nvToolsExt.h>
 
 #include "hcall.h"
@@ -525,6 +526,182 @@ API cublasStatus_t cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDesc_t desc,
 		gemm_call_start(r);
 	}
 	cublasStatus_t st = real(h, desc, alpha, A, Ad, B, Bd, beta, C, Cd, D, Dd, algo, ws, wss, stream);
+	gemm_end(r, st);
+	return st;
+}
+
+/* ---- cuDNN legacy convolutions (capture-any.md §1.7) ---- */
+
+#define CUDNN_SO "libcudnn.so.9"
+static _Atomic int g_ver_cudnn;
+
+static int cudnn_known(void)
+{
+	int v = atomic_load_explicit(&g_ver_cudnn, memory_order_relaxed);
+	if (v)
+		return v > 0;
+	static _Atomic(void *) fp;
+	size_t (*get)(void) = (size_t(*)(void))cached(&fp, CUDNN_SO, "cudnnGetVersion");
+	size_t ver = get ? get() : 0;
+	v = ver >= 90000 && ver < 100000 ? 1 : -1;
+	atomic_store(&g_ver_cudnn, v);
+	if (v < 0) {
+		static _Atomic int w;
+		char buf[32];
+		snprintf(buf, sizeof(buf), "%zu", ver);
+		once_warn(&w, "cuDNN version %s is not one kprof knows; its calls are not recorded", buf);
+	}
+	return v > 0;
+}
+
+static cudnnStatus_t cudnn_unresolved(const char *name)
+{
+	once_warn(&g_unresolved_warned, "kprof-shim: cannot find the real %s; returning "
+					"CUDNN_STATUS_NOT_INITIALIZED", name);
+	return CUDNN_STATUS_NOT_INITIALIZED;
+}
+
+static int tensor_dims(cudnnTensorDescriptor_t d, int32_t *type, int32_t *dims)
+{
+	static _Atomic(void *) fp;
+	cudnnStatus_t (*get)(const cudnnTensorDescriptor_t, int, cudnnDataType_t *, int *, int *, int *) =
+		(cudnnStatus_t(*)(const cudnnTensorDescriptor_t, int, cudnnDataType_t *, int *, int *,
+				  int *))cached(&fp, CUDNN_SO, "cudnnGetTensorNdDescriptor");
+	cudnnDataType_t t;
+	int nd = 0, st[8];
+	if (!get || get(d, 5, &t, &nd, dims, st) != CUDNN_STATUS_SUCCESS)
+		return -1;
+	*type = (int32_t)t;
+	return nd;
+}
+
+static int filter_dims(cudnnFilterDescriptor_t d, int32_t *type, int32_t *dims)
+{
+	static _Atomic(void *) fp;
+	cudnnStatus_t (*get)(const cudnnFilterDescriptor_t, int, cudnnDataType_t *,
+			     cudnnTensorFormat_t *, int *, int *) =
+		(cudnnStatus_t(*)(const cudnnFilterDescriptor_t, int, cudnnDataType_t *,
+				  cudnnTensorFormat_t *, int *, int *))cached(&fp, CUDNN_SO,
+									       "cudnnGetFilterNdDescriptor");
+	cudnnDataType_t t;
+	cudnnTensorFormat_t f;
+	int nd = 0;
+	if (!get || get(d, 5, &t, &f, &nd, dims) != CUDNN_STATUS_SUCCESS)
+		return -1;
+	*type = (int32_t)t;
+	return nd;
+}
+
+/* Read the descriptors of one convolution call into @r (conv_nd 0 when they do not fit). */
+static void conv_read(struct kp_hcall *r, int op, cudnnTensorDescriptor_t x, cudnnFilterDescriptor_t w,
+		      cudnnTensorDescriptor_t y, cudnnConvolutionDescriptor_t cd)
+{
+	static _Atomic(void *) fc, fg;
+	cudnnStatus_t (*getc)(const cudnnConvolutionDescriptor_t, int, int *, int *, int *, int *,
+			      cudnnConvolutionMode_t *, cudnnDataType_t *) =
+		(cudnnStatus_t(*)(const cudnnConvolutionDescriptor_t, int, int *, int *, int *, int *,
+				  cudnnConvolutionMode_t *, cudnnDataType_t *))cached(
+			&fc, CUDNN_SO, "cudnnGetConvolutionNdDescriptor");
+	cudnnStatus_t (*getg)(cudnnConvolutionDescriptor_t, int *) =
+		(cudnnStatus_t(*)(cudnnConvolutionDescriptor_t, int *))cached(
+			&fg, CUDNN_SO, "cudnnGetConvolutionGroupCount");
+	r->conv_op = op;
+	r->conv_nd = 0;
+	int nx = tensor_dims(x, &r->atype, r->xd), nw = filter_dims(w, &r->btype, r->wd);
+	int ny = tensor_dims(y, &r->dtype, r->yd);
+	int len = 0, pad[3], str[3], dil[3], g = 1;
+	cudnnConvolutionMode_t mode;
+	cudnnDataType_t ct;
+	if (nx < 3 || nx > 5 || nw != nx || ny != nx || !getc || !getg ||
+	    getc(cd, 3, &len, pad, str, dil, &mode, &ct) != CUDNN_STATUS_SUCCESS ||
+	    len != nx - 2 || getg(cd, &g) != CUDNN_STATUS_SUCCESS)
+		return;
+	r->compute = (int32_t)ct;
+	r->groups = g;
+	for (int i = 0; i < len; i++)
+		r->cpad[i] = (int16_t)pad[i], r->cstride[i] = (int16_t)str[i], r->cdil[i] = (int16_t)dil[i];
+	r->conv_nd = len;
+}
+
+static struct kp_hcall *conv_begin(const char *name)
+{
+	if (t_depth++ > 0 || atomic_load_explicit(&g_off, memory_order_relaxed) || !cudnn_known())
+		return NULL;
+	struct kp_hcall *r = new_rec();
+	if (!r)
+		return NULL;
+	r->kind = HC_CONV;
+	r->name = name;
+	r->ext = atomic_fetch_add_explicit(&g_ext, 1, memory_order_relaxed) + 1;
+	t_cur = r;
+	return r;
+}
+
+API cudnnStatus_t cudnnConvolutionForward(cudnnHandle_t h, const void *alpha,
+					  const cudnnTensorDescriptor_t xd, const void *x,
+					  const cudnnFilterDescriptor_t wd, const void *w,
+					  const cudnnConvolutionDescriptor_t cd,
+					  cudnnConvolutionFwdAlgo_t algo, void *ws, size_t wss,
+					  const void *beta, const cudnnTensorDescriptor_t yd, void *y)
+{
+	static _Atomic(void *) slot_;
+	__typeof__(&cudnnConvolutionForward) real =
+		(__typeof__(&cudnnConvolutionForward))cached(&slot_, CUDNN_SO, "cudnnConvolutionForward");
+	if (!real)
+		return cudnn_unresolved("cudnnConvolutionForward");
+	struct kp_hcall *r = conv_begin("cudnnConvolutionForward");
+	if (r) {
+		conv_read(r, CONV_FWD, xd, wd, yd, cd);
+		gemm_call_start(r);
+	}
+	cudnnStatus_t st = real(h, alpha, xd, x, wd, w, cd, algo, ws, wss, beta, yd, y);
+	gemm_end(r, st);
+	return st;
+}
+
+API cudnnStatus_t cudnnConvolutionBackwardData(cudnnHandle_t h, const void *alpha,
+					       const cudnnFilterDescriptor_t wd, const void *w,
+					       const cudnnTensorDescriptor_t dyd, const void *dy,
+					       const cudnnConvolutionDescriptor_t cd,
+					       cudnnConvolutionBwdDataAlgo_t algo, void *ws,
+					       size_t wss, const void *beta,
+					       const cudnnTensorDescriptor_t dxd, void *dx)
+{
+	static _Atomic(void *) slot_;
+	__typeof__(&cudnnConvolutionBackwardData) real = (__typeof__(&cudnnConvolutionBackwardData))cached(
+		&slot_, CUDNN_SO, "cudnnConvolutionBackwardData");
+	if (!real)
+		return cudnn_unresolved("cudnnConvolutionBackwardData");
+	struct kp_hcall *r = conv_begin("cudnnConvolutionBackwardData");
+	if (r) {
+		conv_read(r, CONV_BWD_DATA, dxd, wd, dyd, cd);
+		gemm_call_start(r);
+	}
+	cudnnStatus_t st = real(h, alpha, wd, w, dyd, dy, cd, algo, ws, wss, beta, dxd, dx);
+	gemm_end(r, st);
+	return st;
+}
+
+API cudnnStatus_t cudnnConvolutionBackwardFilter(cudnnHandle_t h, const void *alpha,
+						 const cudnnTensorDescriptor_t xd, const void *x,
+						 const cudnnTensorDescriptor_t dyd, const void *dy,
+						 const cudnnConvolutionDescriptor_t cd,
+						 cudnnConvolutionBwdFilterAlgo_t algo, void *ws,
+						 size_t wss, const void *beta,
+						 const cudnnFilterDescriptor_t dwd, void *dw)
+{
+	static _Atomic(void *) slot_;
+	__typeof__(&cudnnConvolutionBackwardFilter) real =
+		(__typeof__(&cudnnConvolutionBackwardFilter))cached(&slot_, CUDNN_SO,
+								     "cudnnConvolutionBackwardFilter");
+	if (!real)
+		return cudnn_unresolved("cudnnConvolutionBackwardFilter");
+	struct kp_hcall *r = conv_begin("cudnnConvolutionBackwardFilter");
+	if (r) {
+		conv_read(r, CONV_BWD_FILTER, xd, dwd, dyd, cd);
+		gemm_call_start(r);
+	}
+	cudnnStatus_t st = real(h, alpha, xd, x, dyd, dy, cd, algo, ws, wss, beta, dwd, dw);
 	gemm_end(r, st);
 	return st;
 }

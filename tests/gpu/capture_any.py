@@ -163,6 +163,46 @@ def graph(trace_path, ana_path, replays):
     check(got == want, f"analyze total FLOPs {got} == sum of 2*m*n*k*batch over eager calls and replays {want}")
 
 
+def convprog(trace_path, ana_path, out_path):
+    t = json.load(open(trace_path))
+    ana = json.load(open(ana_path))
+    ops, kern, by_ext = library_ops(t)
+    out = open(out_path).read()
+    iters = int(re.search(r"^iters (\d+)$", out, re.M).group(1))
+    per = int(re.search(r"flops_per_call (\d+)", out).group(1))
+    calls = defaultdict(int)
+    for e in ops:
+        if by_ext.get(e["args"]["External id"]):
+            calls[(e["args"]["kprof library call"], e["name"])] += 1
+    print("info: cuDNN calls with kernels:", dict(calls))
+    want = {("cudnnConvolutionForward", "aten::convolution"): iters,
+            ("cudnnConvolutionBackwardData", "aten::convolution_backward"): iters,
+            ("cudnnConvolutionBackwardFilter", "aten::convolution_backward"): iters}
+    check(dict(calls) == want, f"forward, backward-data and backward-filter calls: {iters} each, as conv ops")
+    got = ana["totals"]["flops"]
+    check(got == 3 * iters * per, f"analyze total FLOPs {got} == 3 x {iters} x 2*N*K*(C/g)*R*S*P*Q ({3 * iters * per})")
+
+
+def coverage(trace_path, ana_path):
+    """(c): the share of replayed kernel time (graph node id set) that kprof analyze links to an
+    op; printed, with the GEMM share, for torch.compile(mode="reduce-overhead")."""
+    t = json.load(open(trace_path))
+    ops = {e["args"]["External id"] for e in t["traceEvents"] if e.get("cat") == "cpu_op"}
+    kern = [e for e in t["traceEvents"] if e.get("cat") == "kernel" and "graph node id" in e["args"]]
+    tot = sum(k["dur"] for k in kern)
+    under = sum(k["dur"] for k in kern if k["args"].get("External id") in ops)
+    g = [k for k in kern if GEMM_RE.search(k["name"])]
+    gu = sum(k["dur"] for k in g if k["args"].get("External id") in ops)
+    gt = sum(k["dur"] for k in g)
+    print(f"info: replayed kernels {len(kern)}, {tot / 1e3:.3f} ms; under ops {100 * under / tot if tot else 0:.1f}%;"
+          f" GEMM kernels {len(g)}, {100 * gu / gt if gt else 0:.1f}% of their time under ops")
+    check(tot > 0, "torch.compile reduce-overhead replays recorded")
+    if tot and under / tot < 0.90:
+        print(f"gap:  (c) {100 * under / tot:.1f}% of replayed kernel time under ops, target 90%: "
+              "Triton kernels are created outside any library call or NVTX range")
+
+
 if __name__ == "__main__":
-    {"gemmprog": gemmprog, "plain": plain, "nvtx": nvtx, "graph": graph}[sys.argv[1]](*sys.argv[2:])
+    {"gemmprog": gemmprog, "plain": plain, "nvtx": nvtx, "graph": graph,
+     "coverage": coverage, "convprog": convprog}[sys.argv[1]](*sys.argv[2:])
     sys.exit(1 if fails else 0)

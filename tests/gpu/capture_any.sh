@@ -4,12 +4,13 @@
 # kernel); (a) tests/gpu/llama_block.py under `kprof capture --`; (b) the same under
 # emit_nvtx(record_shapes=True) against a torch.profiler trace of it; CUDA-graph replays of
 # gemm_prog and of the block's forward (bench/capture-overhead.sh measures the cost).  Builds nothing:
-# build/kprof, build/*.so and GEMM_PROG (default build/gemm_prog, nvcc -o build/gemm_prog
-# tests/gpu/gemm_prog.cu -lcublasLt -lcublas).  Called by tests/gpu/run.sh.
+# build/kprof, build/*.so, build/gemm_prog and build/conv_prog (make builds both from tests/gpu/).
+# Called by tests/gpu/run.sh.
 #   tests/gpu/capture_any.sh [OUTDIR]
 set -u
 KPROF=${KPROF:-build/kprof}
 GEMM_PROG=${GEMM_PROG:-build/gemm_prog}
+CONV_PROG=${CONV_PROG:-build/conv_prog}
 DIR=${1:-${OUT:-/tmp/kprof-gpu}}
 HERE=$(dirname "$0")
 mkdir -p "$DIR"
@@ -33,6 +34,11 @@ cat "$DIR/gemmprog.out"
 python3 "$HERE/capture_any.py" gemmprog "$DIR/gemmprog.json" "$DIR/gemmprog.ana.json" "$DIR/gemmprog.out" || fail=1
 "$KPROF" analyze -g op-shape -n 8 "$DIR/gemmprog.json"
 
+echo "== cuDNN legacy convolutions (tests/gpu/conv_prog)"
+cap convprog -- "$CONV_PROG" 2
+cat "$DIR/convprog.out"
+python3 "$HERE/capture_any.py" convprog "$DIR/convprog.json" "$DIR/convprog.ana.json" "$DIR/convprog.out" || fail=1
+
 echo "== (a) llama block, bf16, fwd+bwd, under kprof capture --"
 cap llama -- python3 "$HERE/llama_block.py" plain 3
 python3 "$HERE/capture_any.py" plain "$DIR/llama.json" "$DIR/llama.ana.json" || fail=1
@@ -52,6 +58,9 @@ python3 "$HERE/capture_any.py" graph "$DIR/gprog.json" "$DIR/gprog.ana.json" 4 |
 cap llama_graph -- python3 "$HERE/llama_block.py" graph 3
 python3 "$HERE/capture_any.py" graph "$DIR/llama_graph.json" "$DIR/llama_graph.ana.json" 3 || fail=1
 "$KPROF" analyze -g op -n 6 "$DIR/llama_graph.json"
+echo "== (c) torch.compile(mode=\"reduce-overhead\") inference"
+cap llama_compile -- python3 "$HERE/llama_block.py" compile 3
+python3 "$HERE/capture_any.py" coverage "$DIR/llama_compile.json" "$DIR/llama_compile.ana.json" || fail=1
 
 [ $fail -eq 0 ] && echo "capture_any: PASS" || echo "capture_any: FAIL"
 exit $fail

@@ -6,6 +6,7 @@ MLP, a biased output head), bf16, forward + backward, eager: the unchanged progr
     python3 llama_block.py nvtx     [ITERS]    # the same loop under emit_nvtx(record_shapes=True)
     python3 llama_block.py profiler [ITERS] OUT.json  # the same loop under torch.profiler
     python3 llama_block.py graph    [ITERS]    # forward captured in a CUDA graph, replayed ITERS times
+    python3 llama_block.py compile  [ITERS]    # torch.compile(mode="reduce-overhead") inference
 """
 import sys
 
@@ -81,6 +82,13 @@ def main():
                 m(xs)
             for _ in range(iters):
                 g.replay()
+        torch.cuda.synchronize()
+    elif mode == "compile":
+        cm = torch.compile(m, mode="reduce-overhead")
+        xs = x.detach()
+        with torch.no_grad():
+            for _ in range(3 + iters):  # warm-up, recording, then replays
+                cm(xs)
         torch.cuda.synchronize()
     else:
         sys.exit("unknown mode " + mode)

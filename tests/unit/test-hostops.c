@@ -451,6 +451,74 @@ static void graph_replays_count_the_capturing_op_once_each(void **state)
 	ctrace_free(&t);
 }
 
+static struct kp_hcall conv(int op, int g)
+{
+	struct kp_hcall c;
+	memset(&c, 0, sizeof(c));
+	c.kind = HC_CONV;
+	c.name = op == CONV_FWD ? "cudnnConvolutionForward"
+		 : op == CONV_BWD_DATA ? "cudnnConvolutionBackwardData" : "cudnnConvolutionBackwardFilter";
+	c.conv_op = op;
+	c.conv_nd = 2;
+	c.groups = g;
+	c.atype = c.btype = c.dtype = 2; /* CUDNN_DATA_HALF */
+	int32_t x[4] = { 8, 64, 56, 56 }, w[4] = { 128, 64 / g, 3, 3 }, y[4] = { 8, 128, 28, 28 };
+	memcpy(c.xd, x, sizeof(x));
+	memcpy(c.wd, w, sizeof(w));
+	memcpy(c.yd, y, sizeof(y));
+	for (int i = 0; i < 2; i++)
+		c.cpad[i] = 1, c.cstride[i] = 2, c.cdil[i] = 1;
+	return c;
+}
+
+static void cudnn_convolutions_become_conv_ops(void **state)
+{
+	(void)state;
+	const char *name;
+	char *args;
+	struct kp_hcall c = conv(CONV_FWD, 1);
+	assert_int_equal(hostops_conv(&c, &name, &args), 0);
+	assert_string_equal(name, "aten::convolution");
+	assert_non_null(strstr(args, "\"Input Dims\":[[8,64,56,56],[128,64,3,3],[],[],[],[],[],[],[]]"));
+	assert_non_null(strstr(args, "\"Concrete Inputs\":[\"\",\"\",\"\",\"[2, 2]\",\"[1, 1]\",\"[1, 1]\","
+				     "\"False\",\"[0, 0]\",\"1\"]"));
+	free(args);
+	c = conv(CONV_BWD_FILTER, 2);
+	assert_int_equal(hostops_conv(&c, &name, &args), 0);
+	assert_string_equal(name, "aten::convolution_backward");
+	assert_non_null(strstr(args, "\"Input Dims\":[[8,128,28,28],[8,64,56,56],[128,32,3,3],"));
+	assert_non_null(strstr(args, "\"2\",\"[False, True, False]\"]"));
+	free(args);
+	c.conv_nd = 0; /* descriptors not read */
+	assert_int_equal(hostops_conv(&c, &name, &args), -1);
+	assert_string_equal(hostops_cudnn_type_name(9), "c10::BFloat16");
+
+	/* through the models: each call 2 N K (C/g) R S P Q */
+	struct kp_ctrace t;
+	ctrace_init(&t);
+	int ops[3] = { CONV_FWD, CONV_BWD_DATA, CONV_BWD_FILTER };
+	for (int i = 0; i < 3; i++) {
+		add_call(&t, conv(ops[i], 2), T0 + 1000 + i * 20000ull, T0 + 9000 + i * 20000ull, 1 + i);
+		add_kernel(&t, 10 + i, T0 + 2000 + i * 20000ull, 0, "cudnn_conv_kernel");
+	}
+	struct kp_hostops_stats st;
+	assert_int_equal(hostops_emit(&t, &st, NULL), 0);
+	struct kp_trace tr;
+	struct kp_report r;
+	struct kp_devdb db;
+	analyze_ctrace(&t, &tr, &r, &db);
+	int64_t fwd = 2ll * 8 * 128 * 32 * 3 * 3 * 28 * 28;
+	assert_int_equal(r.tot.unlinked, 0);
+	assert_int_equal(r.tot.flops, 3 * fwd);
+	const struct kp_row *f = row_named(&r, "aten::convolution");
+	assert_non_null(f);
+	assert_int_equal(f->flops, fwd);
+	analyze_free(&r);
+	devdb_free(&db);
+	trace_free(&tr);
+	ctrace_free(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -460,6 +528,7 @@ int main(void)
 		cmocka_unit_test(emit_nvtx_messages_parse),
 		cmocka_unit_test(nvtx_ops_enclosing_library_ops_count_once),
 		cmocka_unit_test(graph_replays_count_the_capturing_op_once_each),
+		cmocka_unit_test(cudnn_convolutions_become_conv_ops),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
