@@ -81,7 +81,7 @@ int cmd_analyze(int argc, char **argv)
 {
 	int group = GROUP_KERNEL, format = FMT_TABLE, color = COLOR_AUTO, name_mode = 0, strict = 0;
 	int stats = 0, quiet = 0, warn_mode = WARN_SUMMARY;
-	int breakdown = 0, launches = 0;
+	int breakdown = 0, launches = 0, ranks = 0;
 	double idle_gap_us = BD_LAUNCH_GAP_NS / 1e3, short_us = BD_SHORT_KERNEL_NS / 1e3;
 	long top = -1, jobs = 0;
 	double min_pct = 0, sm_clock = 0;
@@ -112,6 +112,8 @@ int cmd_analyze(int argc, char **argv)
 		  &idle_gap_us, NULL, NULL },
 		{ "short-kernel", 0, OPT_DOUBLE, "US", "--launches: kernels shorter than US are short (default 10)",
 		  &short_us, NULL, NULL },
+		{ "ranks", 0, OPT_FLAG, NULL, "the per-rank view even for one trace (json: a summary for kprof merge)",
+		  &ranks, NULL, NULL },
 		{ "jobs", 'j', OPT_INT, "N", "several traces: read N at a time (default: one per CPU)", &jobs, NULL, NULL },
 		{ "strict", 0, OPT_FLAG, NULL, "treat truncation and data anomalies as errors (exit 3)", &strict, NULL, NULL },
 		{ "quiet", 'q', OPT_FLAG, NULL, "print no warnings, only errors", &quiet, NULL, NULL },
@@ -126,7 +128,7 @@ int cmd_analyze(int argc, char **argv)
 	if (quiet)
 		warn_mode = WARN_QUIET;
 	struct stat st;
-	if (nargs > 1 || (nargs == 1 && strcmp(argv[1], "-") && stat(argv[1], &st) == 0 && S_ISDIR(st.st_mode))) {
+	if (nargs > 1 || (nargs == 1 && ranks) || (nargs == 1 && strcmp(argv[1], "-") && stat(argv[1], &st) == 0 && S_ISDIR(st.st_mode))) {
 		struct kp_diag dd = { 0 };
 		struct kp_devdb rdb;
 		if (devdb_load_default(&rdb, db_path, &dd) < 0) {

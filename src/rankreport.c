@@ -168,6 +168,31 @@ static void rank_json(const struct kp_ranks *rs, struct kp_doc *doc)
 			report_fact_null(doc, NULL, "slowest_step");
 		}
 		report_end(doc);
+		/* what kprof merge needs to redo the cross-rank view (summary.h) */
+		report_array(doc, "steps", 0);
+		for (size_t k = 0; k < r->nsteps; k++) {
+			const struct kp_rank_step *s = &r->steps[k];
+			report_array(doc, NULL, 0);
+			report_fact_count(doc, NULL, NULL, s->num);
+			report_fact_count(doc, NULL, NULL, s->start_ns);
+			report_fact_count(doc, NULL, NULL, s->span_ns);
+			report_fact_count(doc, NULL, NULL, s->partial);
+			report_end(doc);
+		}
+		report_end(doc);
+		report_array(doc, "comms", 0);
+		for (size_t k = 0; k < r->ncomms; k++) {
+			const struct kp_rank_comm *c = &r->comms[k];
+			report_array(doc, NULL, 0);
+			report_fact_count(doc, NULL, NULL, c->ts_ns);
+			report_fact_count(doc, NULL, NULL, c->dur_ns);
+			report_fact_count(doc, NULL, NULL, c->bytes);
+			report_fact_count(doc, NULL, NULL, c->step);
+			report_fact_count(doc, NULL, NULL, c->group);
+			report_fact_text(doc, NULL, NULL, ranks_kind_name(c->kind));
+			report_end(doc);
+		}
+		report_end(doc);
 		report_end(doc);
 	}
 	report_end(doc);
@@ -187,11 +212,17 @@ void rankreport_doc(const struct kp_ranks *rs, const char *link_name, struct kp_
 	int64_t ws = rs->n ? rs->r[0].world_size : -1;
 	const char *backend = rs->n && rs->r[0].backend[0] ? rs->r[0].backend : "unknown";
 	report_summary(doc, "%zu ranks, %zu collective kinds and sizes, %zu steps", rs->n, rs->ncolls, rs->nstrag);
-	if (ws > 0)
-		report_fact_textf(doc, "ranks", NULL, "%zu traces of world size %" PRId64 ", backend %s, read on %d threads",
-				  rs->n, ws, backend, rs->jobs);
+	char how[48];
+	if (rs->jobs > 0)
+		snprintf(how, sizeof(how), "read on %d thread%s", rs->jobs, rs->jobs == 1 ? "" : "s");
 	else
-		report_fact_textf(doc, "ranks", NULL, "%zu traces (no distributedInfo), read on %d threads", rs->n, rs->jobs);
+		snprintf(how, sizeof(how), "merged from summaries");
+	if (ws > 0)
+		report_fact_textf(doc, "ranks", NULL, "%zu trace%s of world size %" PRId64 ", backend %s, %s",
+				  rs->n, rs->n == 1 ? "" : "s", ws, backend, how);
+	else
+		report_fact_textf(doc, "ranks", NULL, "%zu trace%s (no distributedInfo), %s", rs->n,
+				  rs->n == 1 ? "" : "s", how);
 	report_fact_textf(doc, "colls", NULL,
 			  "%" PRId64 " communication kernels matched by order across ranks, %" PRId64 " unmatched; bandwidth in GB/s = 1e9 B/s (nccl-tests): algbw = size / shortest rank's time, busbw = algbw x factor",
 			  rs->matched, rs->unmatched);
@@ -204,6 +235,7 @@ void rankreport_doc(const struct kp_ranks *rs, const char *link_name, struct kp_
 	if (rs->step_skew_max_ns >= 0)
 		report_fact_textf(doc, "skew", NULL, "step-time skew up to %s (step %" PRId64 "), over %zu steps on every rank",
 				  units_time(b2, sizeof(b2), rs->step_skew_max_ns), rs->step_skew_step, rs->nstrag);
+	report_fact_count(doc, NULL, "kprof_summary_version", 1);
 	report_fact_count(doc, NULL, "world_size", ws);
 	report_fact_count(doc, NULL, "jobs", rs->jobs);
 	report_fact_count(doc, NULL, "matched_collectives", rs->matched);

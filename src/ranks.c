@@ -425,11 +425,11 @@ void ranks_compare(struct kp_ranks *rs, double link_peak)
 	if (!nr)
 		return;
 
-	/* steps present on every rank, in rank 0's order */
+	/* steps present on every rank, in rank 0's order (one rank has no stragglers) */
 	const struct kp_rank *r0 = &rs->r[0];
 	struct step_acc *acc = xcalloc(r0->nsteps ? r0->nsteps : 1, sizeof(*acc));
 	size_t nacc = 0;
-	for (size_t s = 0; s < r0->nsteps; s++) {
+	for (size_t s = 0; nr > 1 && s < r0->nsteps; s++) {
 		int all = 1;
 		for (size_t i = 1; i < nr && all; i++)
 			all = rank_step(&rs->r[i], r0->steps[s].num) != NULL;
