@@ -205,6 +205,7 @@ static int coverage(const struct op_info *oi, const struct kp_op *op, const stru
 	*why = !strncmp(g->name, "triton", 6) ? NOMODEL_TRITON
 	       : strcasestr(g->name, "nccl")  ? NOMODEL_NCCL
 	       : !op                          ? NOMODEL_UNLINKED
+	       : op->cls != MODEL_NONE && op->nslots == 0 ? NOMODEL_NOSHAPES
 	       : !strncmp(op->name, "aten::", 6) ? NOMODEL_ATEN : NOMODEL_CUSTOM;
 	return 2;
 }

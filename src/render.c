@@ -183,10 +183,11 @@ static const char *group_name(enum kp_group g)
 											: "op-shape";
 }
 
-static const char *const nomodel_names[5][2] = {
+static const char *const nomodel_names[6][2] = {
 	[NOMODEL_TRITON] = { "Triton", "triton" }, [NOMODEL_NCCL] = { "NCCL", "nccl" },
 	[NOMODEL_ATEN] = { "aten", "aten" },       [NOMODEL_CUSTOM] = { "custom", "custom" },
 	[NOMODEL_UNLINKED] = { "unlinked", "unlinked" },
+	[NOMODEL_NOSHAPES] = { "of ops without shapes", "no_shapes" },
 };
 
 /*
@@ -206,7 +207,7 @@ static void coverage_fact(const struct kp_report *r, struct kp_doc *doc)
 		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "; %.1f%% in kernels without a model:",
 				      100.0 * r->tot.unmodelled_ns / tot);
 		const char *sep = " ";
-		for (int k = 0; k < 5 && n < sizeof(buf); k++)
+		for (int k = 0; k < 6 && n < sizeof(buf); k++)
 			if (r->tot.nomodel_kernels[k]) {
 				n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s%" PRId64 " %s", sep,
 						      r->tot.nomodel_kernels[k], nomodel_names[k][0]);
@@ -307,7 +308,7 @@ static void machine_facts(const struct kp_report *r, struct kp_doc *doc)
 	report_fact_time(doc, NULL, "bytes_only_ns", r->tot.bytes_only_ns);
 	report_fact_time(doc, NULL, "unmodelled_ns", r->tot.unmodelled_ns);
 	report_object(doc, "unmodelled_kernels");
-	for (int k = 0; k < 5; k++)
+	for (int k = 0; k < 6; k++)
 		report_fact_count(doc, NULL, nomodel_names[k][1], r->tot.nomodel_kernels[k]);
 	report_end(doc);
 	report_end(doc);

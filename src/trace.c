@@ -1126,13 +1126,13 @@ static int parse_devprops(struct loader *L)
 			} else if (TOK_IS(&tk, "id")) {
 				if ((r = read_int(L, 0, &v)) > 0)
 					dp->id = (int)v;
-			} else if (TOK_IS(&tk, "numSms")) {
+			} else if (TOK_IS(&tk, "numSms") || TOK_IS(&tk, "multiProcessorCount")) {
 				if ((r = read_int(L, 0, &v)) > 0)
 					dp->sms = (int)v;
-			} else if (TOK_IS(&tk, "computeMajor")) {
+			} else if (TOK_IS(&tk, "computeMajor") || TOK_IS(&tk, "major")) {
 				if ((r = read_int(L, 0, &v)) > 0)
 					dp->cc_major = (int)v;
-			} else if (TOK_IS(&tk, "computeMinor")) {
+			} else if (TOK_IS(&tk, "computeMinor") || TOK_IS(&tk, "minor")) {
 				if ((r = read_int(L, 0, &v)) > 0)
 					dp->cc_minor = (int)v;
 			} else if (TOK_IS(&tk, "totalGlobalMem")) {
@@ -1239,7 +1239,9 @@ static int parse_document(struct loader *L)
 			int r;
 			if (TOK_IS(&tk, "traceEvents")) {
 				r = parse_events(L);
-			} else if (TOK_IS(&tk, "deviceProperties")) {
+			} else if (TOK_IS(&tk, "deviceProperties") || TOK_IS(&tk, "computeProperties")) {
+				/* PyTorch 1.8 (2021) wrote computeProperties with multiProcessorCount,
+				 * major, minor (pytorch/kineto tb_plugin/test/gpu_metrics_input.json) */
 				r = parse_devprops(L);
 			} else if (TOK_IS(&tk, "baseTimeNanoseconds")) {
 				int64_t v;

@@ -87,11 +87,14 @@ struct kp_totals {
 	 * the distinct kernel names per enum kp_nomodel.
 	 */
 	int64_t flops_ns, bytes_only_ns, unmodelled_ns;
-	int64_t nomodel_kernels[5];
+	int64_t nomodel_kernels[6];
 };
 
 /* Why a kernel has no model, for kp_totals.nomodel_kernels. */
-enum kp_nomodel { NOMODEL_TRITON, NOMODEL_NCCL, NOMODEL_ATEN, NOMODEL_CUSTOM, NOMODEL_UNLINKED };
+enum kp_nomodel {
+	NOMODEL_TRITON, NOMODEL_NCCL, NOMODEL_ATEN, NOMODEL_CUSTOM, NOMODEL_UNLINKED,
+	NOMODEL_NOSHAPES, /* an op with a model but no recorded shapes (record_shapes off) */
+};
 
 /* Measured counters of cuda_profiler_range records, per kernel name (no time: see trace.h). */
 struct kp_mrow {

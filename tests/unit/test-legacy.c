@@ -174,6 +174,37 @@ static void a_2021_trace_gets_steps_links_and_exact_conv_flops(void **state)
 	trace_free(&t);
 }
 
+static void a_real_2021_trace_links_and_names_its_device(void **state)
+{
+	(void)state;
+	/* 49 events of pytorch/kineto's tb_plugin/test/gpu_metrics_input.json (May 2021) */
+	struct kp_trace t;
+	load(&t, "kineto-2021/gpu_metrics_input_excerpt.json");
+	assert_int_equal(t.nsteps, 1);
+	assert_int_equal(t.steps[0].num, 2);
+	assert_int_equal(t.ngpu, 11);
+	for (size_t i = 0; i < t.ngpu; i++) {
+		assert_true(t.gpu[i].op >= 0);
+		assert_true(t.gpu[i].step >= 0);
+	}
+	/* computeProperties with multiProcessorCount, major, minor */
+	assert_int_equal(t.ndevs, 1);
+	assert_string_equal(t.devs[0].name, "Tesla V100-DGXS-32GB");
+	assert_int_equal(t.devs[0].sms, 80);
+	assert_int_equal(t.devs[0].cc_major, 7);
+	assert_int_equal(t.devs[0].cc_minor, 0);
+	struct kp_report r;
+	struct kp_analyze_opts o = { .group = GROUP_OP, .db = &db };
+	assert_int_equal(analyze_run(&t, &o, &r), 0);
+	assert_non_null(r.dev);
+	assert_int_equal(r.tot.unlinked, 0);
+	/* record_shapes was off: the aten::mm / add_ / fill_ kernels have no figures */
+	assert_int_equal(r.tot.flops_ns, 0);
+	assert_int_equal(r.tot.nomodel_kernels[NOMODEL_NOSHAPES], 5);
+	analyze_free(&r);
+	trace_free(&t);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -194,6 +225,7 @@ int main(void)
 		cmocka_unit_test(conv_without_stride_takes_its_output_from_the_backward),
 		cmocka_unit_test(legacy_backward_parts_cost_the_forward_each),
 		cmocka_unit_test(a_2021_trace_gets_steps_links_and_exact_conv_flops),
+		cmocka_unit_test(a_real_2021_trace_links_and_names_its_device),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
