@@ -168,6 +168,18 @@ golden: $(O)/kprof
 golden-update: $(O)/kprof
 	$(Q)KPROF=$(abspath $(O)/kprof) tests/golden/run.sh --update
 
+# html/svg reports: well-formed, self-contained, under 2 MB (tests/tools/xmlcheck.c)
+$(O)/tests/xmlcheck: tests/tools/xmlcheck.c
+	@mkdir -p $(dir $@)
+	$(call quiet,CC,$<)$(CC) $(CFLAGS) -o $@ $< $(LDASAN)
+
+html: $(O)/kprof $(O)/tests/xmlcheck
+	$(Q)KPROF=$(abspath $(O)/kprof) XMLCHECK=$(abspath $(O)/tests/xmlcheck) tests/html/check.sh
+
+# the pages in a headless browser (Debian chromium, installed here when missing)
+check-html: $(O)/kprof $(O)/tests/xmlcheck
+	$(Q)KPROF=$(abspath $(O)/kprof) XMLCHECK=$(abspath $(O)/tests/xmlcheck) tests/html/browser.sh
+
 hdrcheck:
 	$(Q)for h in $(HDRS); do \
 	  echo "#include \"$${h#include/}\"" | $(CC) $(CFLAGS) -x c -fsyntax-only - || exit 1; done; \
@@ -176,7 +188,7 @@ hdrcheck:
 check-man:
 	$(Q)for m in man/*.1; do groff -man -ww -z $$m 2>&1 | grep . && exit 1; done; true
 
-check: all unit golden hdrcheck
+check: all unit golden html hdrcheck
 
 deps:
 	$(Q)scripts/install-deps.sh
@@ -201,5 +213,5 @@ endif
 clean:
 	rm -rf $(O)
 
-.PHONY: deps demo all unit golden golden-update hdrcheck check check-man man install clean
+.PHONY: deps demo all unit golden golden-update html check-html hdrcheck check check-man man install clean
 .SUFFIXES:

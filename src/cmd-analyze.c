@@ -8,11 +8,13 @@
 
 #include "kprof/analyze.h"
 #include "kprof/bdreport.h"
+#include "kprof/charts.h"
 #include "kprof/breakdown.h"
 #include "kprof/cmd.h"
 #include "kprof/devdb.h"
 #include "kprof/link.h"
 #include "kprof/opts.h"
+#include "kprof/output.h"
 #include "kprof/paths.h"
 #include "kprof/rankreport.h"
 #include "kprof/ranks.h"
@@ -21,7 +23,7 @@
 #include "kprof/trace.h"
 
 static const char *const group_names[] = { "kernel", "op", "op-shape", "annotation", NULL };
-static const char *const format_names[] = { "table", "csv", "json", "markdown", NULL };
+static const char *const format_names[] = { "table", "csv", "json", "markdown", "html", "svg", NULL };
 static const char *const name_modes[] = { "short", "full", NULL };
 static const char *const color_names[] = { "auto", "always", "never", NULL }; /* enum kp_color */
 
@@ -37,11 +39,26 @@ static int bad_sort_key(const char *bad)
 	return KP_USAGE;
 }
 
+/* --chart NAME -> the chart bits to build; 0 after printing the error */
+static unsigned chart_bits(const char *name, int format)
+{
+	static const unsigned mine = CHART_BIT(CHART_ROOFLINE) | CHART_BIT(CHART_TOP) | CHART_BIT(CHART_TIMELINE);
+	if (!name)
+		return format == FMT_SVG ? CHART_BIT(CHART_ROOFLINE) : mine;
+	int k = charts_kind(name);
+	if (k < 0 || !(mine & CHART_BIT(k))) {
+		fprintf(stderr, "kprof: error: unknown chart '%s' (analyze draws roofline, timeline, top)\n", name);
+		return 0;
+	}
+	return CHART_BIT(k);
+}
+
 static const char synopsis[] = "[<options>] <trace.json[.gz]|->\n   or: kprof analyze [<options>] <rank-trace>... | <dir>";
 
 /* Several traces (or a directory): one job's ranks, read in parallel, compared. */
 static int analyze_ranks(char **args, size_t nargs, long jobs, const struct kp_load_opts *lo,
-			 const struct kp_devdb *db, const char *device, int format, enum kp_warn_mode wm)
+			 const struct kp_devdb *db, const char *device, int format, enum kp_warn_mode wm,
+			 const char *out_path)
 {
 	struct kp_diag d = { 0 };
 	size_t n;
@@ -66,14 +83,23 @@ static int analyze_ranks(char **args, size_t nargs, long jobs, const struct kp_l
 	ranks_compare(&rs, dev && dev->peer_bw_byte_per_s > 0 ? dev->peer_bw_byte_per_s : -1);
 	struct kp_doc doc;
 	rankreport_doc(&rs, dev ? dev->name : name, &doc);
-	table_render(&doc, format, 0, stdout);
+	int status = KP_OK;
+	FILE *out = output_open(out_path, &d);
+	if (out) {
+		table_render(&doc, format, 0, out);
+		output_close(out, out_path, &d);
+	}
+	if (d.status) {
+		fprintf(stderr, "kprof: %s\n", d.msg);
+		status = d.status;
+	}
 	report_free(&doc);
 	for (size_t i = 0; i < rs.n; i++)
 		diag_warn_print(&rs.r[i].warn, wm, NULL, stderr);
 	diag_warn_print(&rs.warn, wm, NULL, stderr);
 	ranks_free(&rs);
 	paths_free(paths);
-	return KP_OK;
+	return status;
 }
 static const char *const warn_names[] = { "summary", "all", NULL }; /* enum kp_warn_mode */
 
@@ -85,7 +111,7 @@ int cmd_analyze(int argc, char **argv)
 	double idle_gap_us = BD_LAUNCH_GAP_NS / 1e3, short_us = BD_SHORT_KERNEL_NS / 1e3;
 	long top = -1, jobs = 0;
 	double min_pct = 0, sm_clock = 0;
-	const char *sort = NULL, *device = NULL, *db_path = NULL;
+	const char *sort = NULL, *device = NULL, *db_path = NULL, *out_path = NULL, *chart = NULL;
 	const struct kp_opt opts[] = {
 		{ "group-by", 'g', OPT_CHOICE, "KEY", "group rows by", &group, group_names, NULL },
 		{ "sort", 's', OPT_STR, "KEY[:asc|:desc],...",
@@ -95,6 +121,9 @@ int cmd_analyze(int argc, char **argv)
 		  &top, NULL, NULL },
 		{ "min-pct", 0, OPT_PCT, "PCT", "fold rows under PCT % of GPU time into (others)", &min_pct, NULL, NULL },
 		{ "format", 'f', OPT_CHOICE, "FMT", "output format", &format, format_names, NULL },
+		{ "output", 'o', OPT_STR, "FILE", "write the report to FILE instead of standard output", &out_path, NULL, NULL },
+		{ "chart", 0, OPT_STR, "NAME", "svg: the chart to draw (roofline, timeline, top); html: only that chart",
+		  &chart, NULL, NULL },
 		{ "color", 0, OPT_CHOICE, "WHEN",
 		  "colour tables: auto = on a terminal when NO_COLOR is unset", &color,
 		  color_names, NULL },
@@ -136,8 +165,13 @@ int cmd_analyze(int argc, char **argv)
 			return dd.status;
 		}
 		struct kp_load_opts rlo = { .strict = strict, .warn_all = warn_mode == WARN_ALL };
+		if (format == FMT_SVG) {
+			fprintf(stderr, "kprof: error: --format svg draws a chart of one trace; several traces have none\n");
+			devdb_free(&rdb);
+			return KP_USAGE;
+		}
 		int rrc = analyze_ranks(argv + 1, (size_t)nargs, jobs, &rlo, &rdb, device, format,
-					(enum kp_warn_mode)warn_mode);
+					(enum kp_warn_mode)warn_mode, out_path);
 		devdb_free(&rdb);
 		return rrc;
 	}
@@ -152,6 +186,9 @@ int cmd_analyze(int argc, char **argv)
 	}
 	if (top < 0)
 		top = table_default_top(format);
+	unsigned charts = chart_bits(chart, format);
+	if (!charts)
+		return KP_USAGE;
 
 	/* bad sort keys are usage errors, found before any file is read */
 	struct kp_sort_spec sp;
@@ -184,8 +221,16 @@ int cmd_analyze(int argc, char **argv)
 	analyze_run(&t, &ao, &r);
 	sort_analyze(&r, &sp);
 	analyze_select(&r, top, min_pct);
+	FILE *out = output_open(out_path, &d);
+	if (!out) {
+		fprintf(stderr, "kprof: %s\n", d.msg);
+		analyze_free(&r);
+		trace_free(&t);
+		devdb_free(&db);
+		return d.status;
+	}
 	struct kp_render_opts ro = { .format = format, .stats = stats, .full_names = name_mode == 1,
-				     .color = table_use_color(color, stdout) };
+				     .color = table_use_color(color, out) };
 	struct kp_doc doc;
 	render_report_doc(&r, &ro, &doc);
 	if (breakdown || launches) {
@@ -199,12 +244,32 @@ int cmd_analyze(int argc, char **argv)
 			bdreport_launches(&doc, &b, top, group != GROUP_KERNEL, name_mode == 1);
 		breakdown_free(&b);
 	}
-	table_render(&doc, ro.format, ro.color, stdout);
+	if (format == FMT_HTML || format == FMT_SVG) {
+		/* the roofline has one point per op and shape, whatever the table's grouping */
+		struct kp_report shapes;
+		int own = group != GROUP_OP_SHAPE && (charts & CHART_BIT(CHART_ROOFLINE));
+		if (own) {
+			struct kp_analyze_opts so = ao;
+			so.group = GROUP_OP_SHAPE;
+			analyze_run(&t, &so, &shapes);
+		}
+		charts_analyze(&doc, &r, own ? &shapes : &r, charts);
+		table_render(&doc, ro.format, ro.color, out);
+		if (own)
+			analyze_free(&shapes);
+	} else {
+		table_render(&doc, ro.format, ro.color, out);
+	}
 	report_free(&doc);
+	int status = KP_OK;
+	if (output_close(out, out_path, &d) < 0) {
+		fprintf(stderr, "kprof: %s\n", d.msg);
+		status = d.status;
+	}
 	diag_warn_print(&t.warn, warn_mode, NULL, stderr);
 	diag_warn_print(&r.warn, warn_mode, NULL, stderr);
 	analyze_free(&r);
 	trace_free(&t);
 	devdb_free(&db);
-	return KP_OK;
+	return status;
 }

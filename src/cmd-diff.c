@@ -9,22 +9,37 @@
 #include <string.h>
 
 #include "kprof/analyze.h"
+#include "kprof/charts.h"
 #include "kprof/cmd.h"
 #include "kprof/devdb.h"
 #include "kprof/diff.h"
 #include "kprof/diff-render.h"
 #include "kprof/input.h"
 #include "kprof/opts.h"
+#include "kprof/output.h"
 #include "kprof/sort.h"
 #include "kprof/table.h"
 #include "kprof/trace.h"
 
 static const char *const key_names[] = { "kernel", "op", "op-shape", NULL };
-static const char *const format_names[] = { "table", "csv", "json", "markdown", NULL };
+static const char *const format_names[] = { "table", "csv", "json", "markdown", "html", "svg", NULL };
 static const char *const name_modes[] = { "short", "full", NULL };
 static const char *const color_names[] = { "auto", "always", "never", NULL }; /* enum kp_color */
 
 static const char *const warn_names[] = { "summary", "all", NULL }; /* enum kp_warn_mode */
+/* --chart NAME -> the chart bits to build; 0 after printing the error */
+static unsigned chart_bits(const char *name, int format)
+{
+	static const unsigned mine = CHART_BIT(CHART_WATERFALL) | CHART_BIT(CHART_DUMBBELL) | CHART_BIT(CHART_LIST);
+	if (!name)
+		return format == FMT_SVG ? CHART_BIT(CHART_WATERFALL) : mine;
+	int k = charts_kind(name);
+	if (k < 0 || !(mine & CHART_BIT(k))) {
+		fprintf(stderr, "kprof: error: unknown chart '%s' (diff draws waterfall, dumbbell)\n", name);
+		return 0;
+	}
+	return CHART_BIT(k);
+}
 
 static const char synopsis[] = "[<options>] <base.json[.gz]|-> <new.json[.gz]|->";
 
@@ -147,7 +162,7 @@ int cmd_diff(int argc, char **argv)
 	int64_t min_delta = KP_MIN_DELTA_NS;
 	int quiet = 0, warn_mode = WARN_SUMMARY;
 	struct limits limits = { .n = 0 };
-	const char *sort = NULL, *device = NULL, *db_path = NULL, *steps = NULL;
+	const char *sort = NULL, *device = NULL, *db_path = NULL, *steps = NULL, *out_path = NULL, *chart = NULL;
 	const struct kp_opt opts[] = {
 		{ "key", 'k', OPT_CHOICE, "KEY", "pair rows by", &key, key_names, NULL },
 		{ "sort", 's', OPT_STR, "KEY[:asc|:desc],...",
@@ -172,6 +187,9 @@ int cmd_diff(int argc, char **argv)
 		  &per_step, NULL, NULL },
 		{ "steps", 0, OPT_STR, "B,N", "per step, with B steps in base and N in new", &steps, NULL, NULL },
 		{ "format", 'f', OPT_CHOICE, "FMT", "output format", &format, format_names, NULL },
+		{ "output", 'o', OPT_STR, "FILE", "write the report to FILE instead of standard output", &out_path, NULL, NULL },
+		{ "chart", 0, OPT_STR, "NAME", "svg: the chart to draw (waterfall, dumbbell); html: only that chart",
+		  &chart, NULL, NULL },
 		{ "color", 0, OPT_CHOICE, "WHEN",
 		  "colour tables: auto = on a terminal when NO_COLOR is unset", &color,
 		  color_names, NULL },
@@ -197,6 +215,9 @@ int cmd_diff(int argc, char **argv)
 		opts_usage(stderr, "diff", synopsis, opts);
 		return KP_USAGE;
 	}
+	unsigned charts = chart_bits(chart, format);
+	if (!charts)
+		return KP_USAGE;
 	struct kp_diff_run_opts ro = {
 		.path = { argv[1], argv[2] },
 		.device = device,
@@ -258,7 +279,18 @@ int cmd_diff(int argc, char **argv)
 						    .hits = run.hits, .nhits = run.nhits };
 		struct kp_doc doc;
 		diff_render_doc(&run.diff, &rend, &doc);
-		table_render(&doc, format, table_use_color(color, stdout), stdout);
+		if (format == FMT_HTML || format == FMT_SVG)
+			charts_diff(&doc, &run.diff, charts);
+		struct kp_diag od = { 0 };
+		FILE *out = output_open(out_path, &od);
+		if (out) {
+			table_render(&doc, format, table_use_color(color, out), out);
+			output_close(out, out_path, &od);
+		}
+		if (od.status) {
+			fprintf(stderr, "kprof: %s\n", od.msg);
+			status = od.status;
+		}
 		report_free(&doc);
 	}
 	diff_run_print(&run, stderr);

@@ -409,6 +409,7 @@ static void human_facts(const struct kp_diff *d, const struct kp_diff_render_opt
 	if (o->gate) {
 		gate_text(d, o, buf, sizeof(buf));
 		report_fact_text(doc, "gate", NULL, buf);
+		report_fact_tone(doc, o->nhits ? TONE_BAD : TONE_GOOD);
 	}
 }
 

@@ -22,9 +22,17 @@ void report_init(struct kp_doc *doc, const char *command, int key_width)
 
 void report_free(struct kp_doc *doc)
 {
-	for (size_t i = 0; i < doc->nitems; i++)
+	for (size_t i = 0; i < doc->nitems; i++) {
 		if (doc->items[i].table)
 			free(doc->items[i].table->cells);
+		struct kp_chart *ch = doc->items[i].chart;
+		if (ch) {
+			free(ch->pts);
+			free(ch->spans);
+			free(ch->marks);
+			free(ch->lanes);
+		}
+	}
 	free(doc->items);
 	arena_free(&doc->arena);
 	memset(doc, 0, sizeof(*doc));
@@ -205,6 +213,85 @@ void report_cell_str(struct kp_table *tb, struct kp_cell *c, const char *s, cons
 	c->type = s ? CELL_STR : CELL_NULL;
 	c->s = s;
 	c->human = copy(tb, human);
+}
+
+void report_fact_tone(struct kp_doc *doc, enum kp_tone tone)
+{
+	if (doc->nitems && doc->items[doc->nitems - 1].type == ITEM_FACT)
+		doc->items[doc->nitems - 1].tone = tone;
+}
+
+struct kp_chart *report_chart(struct kp_doc *doc, const char *jkey, enum kp_chart_kind kind,
+			      const char *name, const char *title)
+{
+	struct kp_chart *ch = arena_zalloc(&doc->arena, sizeof(*ch));
+	ch->kind = kind;
+	ch->name = name;
+	ch->title = title;
+	add_item(doc, ITEM_CHART, NULL, jkey)->chart = ch;
+	return ch;
+}
+
+int chart_series(struct kp_chart *ch, const char *name)
+{
+	for (int i = 0; i < ch->nseries; i++)
+		if (!strcmp(ch->series[i], name))
+			return i;
+	if (ch->nseries == CHART_SERIES_MAX)
+		return CHART_SERIES_MAX - 1;
+	ch->series[ch->nseries] = name;
+	return ch->nseries++;
+}
+
+/* grow vector @v of @size-byte elements to hold one more */
+static void *grow(void *v, size_t *cap, size_t n, size_t size)
+{
+	if (n < *cap)
+		return v;
+	*cap = *cap ? *cap * 2 : 16;
+	return xrealloc(v, *cap * size);
+}
+
+struct kp_cpoint *chart_point(struct kp_doc *doc, struct kp_chart *ch, double x, double y,
+			      double w, int series, const char *label, const char *tip)
+{
+	ch->pts = grow(ch->pts, &ch->cappts, ch->npts, sizeof(*ch->pts));
+	struct kp_cpoint *p = &ch->pts[ch->npts++];
+	*p = (struct kp_cpoint){ .x = x, .y = y, .w = w, .series = series,
+				 .label = label ? arena_strdup(&doc->arena, label) : NULL,
+				 .tip = tip ? arena_strdup(&doc->arena, tip) : NULL };
+	return p;
+}
+
+struct kp_cspan *chart_span(struct kp_doc *doc, struct kp_chart *ch, int lane, int series,
+			    int64_t t0, int64_t t1, double fill, const char *label)
+{
+	ch->spans = grow(ch->spans, &ch->capspans, ch->nspans, sizeof(*ch->spans));
+	struct kp_cspan *s = &ch->spans[ch->nspans++];
+	*s = (struct kp_cspan){ .lane = lane, .series = series, .t0 = t0, .t1 = t1, .fill = fill,
+				.label = label ? arena_strdup(&doc->arena, label) : NULL };
+	return s;
+}
+
+void chart_mark(struct kp_doc *doc, struct kp_chart *ch, double v, const char *label)
+{
+	ch->marks = grow(ch->marks, &ch->capmarks, ch->nmarks, sizeof(*ch->marks));
+	ch->marks[ch->nmarks++] = (struct kp_cmark){ .v = v, .label = arena_strdup(&doc->arena, label) };
+}
+
+int chart_lane(struct kp_doc *doc, struct kp_chart *ch, const char *label)
+{
+	ch->lanes = grow(ch->lanes, &ch->caplanes, ch->nlanes, sizeof(*ch->lanes));
+	ch->lanes[ch->nlanes] = arena_strdup(&doc->arena, label);
+	return (int)ch->nlanes++;
+}
+
+const struct kp_chart *report_find_chart(const struct kp_doc *doc, const char *name)
+{
+	for (size_t i = 0; i < doc->nitems; i++)
+		if (doc->items[i].type == ITEM_CHART && !strcmp(doc->items[i].chart->name, name))
+			return doc->items[i].chart;
+	return NULL;
 }
 
 const char *report_val_text(const struct kp_val *v, char *buf, size_t cap)

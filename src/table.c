@@ -10,7 +10,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "kprof/html.h"
 #include "kprof/jsonw.h"
+#include "kprof/svg.h"
 
 /* ANSI SGR per tone: regressions red, improvements green, suspicious values yellow. */
 static const char *const tone_sgr[] = {
@@ -30,7 +32,7 @@ long table_default_top(enum kp_format fmt)
 	return fmt == FMT_TABLE || fmt == FMT_MARKDOWN ? 20 : 0;
 }
 
-static const char *human_text(const struct kp_cell *c, char *buf, size_t cap)
+const char *table_cell_text(const struct kp_cell *c, char *buf, size_t cap)
 {
 	if (c->human)
 		return c->human;
@@ -139,6 +141,66 @@ static void json_val(struct kp_jw *jw, const char *jkey, const struct kp_val *v)
 	}
 }
 
+static const char *const chart_kinds[] = {
+	[CHART_ROOFLINE] = "roofline", [CHART_TOP] = "top", [CHART_TIMELINE] = "timeline",
+	[CHART_WATERFALL] = "waterfall", [CHART_DUMBBELL] = "dumbbell", [CHART_LIST] = "list",
+};
+
+static void json_chart(struct kp_jw *jw, const char *jkey, const struct kp_chart *ch)
+{
+	jw_object_begin(jw, jkey, 1);
+	jw_string(jw, "kind", chart_kinds[ch->kind]);
+	jw_string(jw, "title", ch->title);
+	if (ch->note)
+		jw_string(jw, "note", ch->note);
+	jw_array_begin(jw, "series", 0);
+	for (int i = 0; i < ch->nseries; i++)
+		jw_string(jw, NULL, ch->series[i]);
+	jw_end(jw);
+	if (ch->kind == CHART_ROOFLINE)
+		jw_double(jw, "dram_bytes_per_s", ch->bw > 0 ? ch->bw : NAN);
+	if (ch->kind == CHART_TIMELINE)
+		jw_int(jw, "end_ns", ch->x1);
+	jw_array_begin(jw, "lanes", 0);
+	for (size_t i = 0; i < ch->nlanes; i++)
+		jw_string(jw, NULL, ch->lanes[i]);
+	jw_end(jw);
+	jw_array_begin(jw, "marks", 1);
+	for (size_t i = 0; i < ch->nmarks; i++) {
+		jw_object_begin(jw, NULL, 0);
+		jw_double(jw, "v", ch->marks[i].v);
+		jw_string(jw, "label", ch->marks[i].label);
+		jw_end(jw);
+	}
+	jw_end(jw);
+	jw_array_begin(jw, "points", 1);
+	for (size_t i = 0; i < ch->npts; i++) {
+		const struct kp_cpoint *p = &ch->pts[i];
+		jw_object_begin(jw, NULL, 0);
+		jw_double(jw, "x", p->x);
+		jw_double(jw, "y", p->y);
+		jw_double(jw, "w", p->w);
+		jw_int(jw, "series", p->series);
+		jw_string(jw, "label", p->label);
+		jw_end(jw);
+	}
+	jw_end(jw);
+	jw_array_begin(jw, "spans", 1);
+	for (size_t i = 0; i < ch->nspans; i++) {
+		const struct kp_cspan *s = &ch->spans[i];
+		jw_object_begin(jw, NULL, 0);
+		jw_int(jw, "lane", s->lane);
+		jw_int(jw, "series", s->series);
+		jw_int(jw, "t0_ns", s->t0);
+		jw_int(jw, "t1_ns", s->t1);
+		jw_double(jw, "fill", s->fill);
+		jw_string(jw, "label", s->label);
+		jw_end(jw);
+	}
+	jw_end(jw);
+	jw_end(jw);
+}
+
 static void render_json(const struct kp_doc *doc, FILE *fp)
 {
 	struct kp_jw jw;
@@ -170,6 +232,9 @@ static void render_json(const struct kp_doc *doc, FILE *fp)
 			break;
 		case ITEM_TABLE:
 			json_rows(&jw, it->jkey, it->table);
+			break;
+		case ITEM_CHART:
+			json_chart(&jw, it->jkey, it->chart);
 			break;
 		}
 	}
@@ -234,7 +299,7 @@ static void render_markdown_table(const struct kp_table *tb, FILE *fp)
 			const struct kp_cell *c = cell_at(tb, i, j);
 			if (!(col->where & COL_HUMAN))
 				continue;
-			const char *s = human_text(c, buf, sizeof(buf));
+			const char *s = table_cell_text(c, buf, sizeof(buf));
 			fputc(' ', fp);
 			if (col->text && c->type == CELL_STR)
 				md_code(fp, s);
@@ -270,7 +335,7 @@ static void render_text_table(const struct kp_table *tb, int color, FILE *fp)
 		w[j] = (int)strlen(tb->cols[j].title);
 		/* every column but a last text one is padded to its widest cell */
 		for (size_t i = 0; i < tb->nrows && !(tb->cols[j].text && j == last); i++) {
-			int n = (int)strlen(human_text(cell_at(tb, i, j), buf, sizeof(buf)));
+			int n = (int)strlen(table_cell_text(cell_at(tb, i, j), buf, sizeof(buf)));
 			if (n > w[j])
 				w[j] = n;
 		}
@@ -300,7 +365,7 @@ static void render_text_table(const struct kp_table *tb, int color, FILE *fp)
 			const struct kp_cell *c = cell_at(tb, i, j);
 			if (!(col->where & COL_HUMAN))
 				continue;
-			const char *s = human_text(c, buf, sizeof(buf));
+			const char *s = table_cell_text(c, buf, sizeof(buf));
 			put_field(fp, s, col->text && j == last ? 0 : w[j], col->text, c->tone, color);
 			if (j != last)
 				fputs("  ", fp);
@@ -375,6 +440,16 @@ void table_render(const struct kp_doc *doc, enum kp_format fmt, int color, FILE 
 		break;
 	case FMT_MARKDOWN:
 		render_markdown(doc, fp);
+		break;
+	case FMT_HTML:
+		html_render(doc, fp);
+		break;
+	case FMT_SVG:
+		for (size_t i = 0; i < doc->nitems; i++)
+			if (doc->items[i].type == ITEM_CHART && svg_drawable(doc->items[i].chart)) {
+				svg_chart(doc->items[i].chart, 1, fp);
+				break;
+			}
 		break;
 	default:
 		render_text(doc, color, fp);

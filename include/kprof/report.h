@@ -11,6 +11,10 @@
  * Adding a column is one line in the command's column enum, one in its designated-initializer
  * table ([DC_NOISE] = { "Noise", "noise_pct", COL_BOTH, 0 }) and the report_cell_*() call
  * that fills it; columns print in enum order, the text name column last.
+ *
+ * Charts (html and svg formats; json carries them under their key, table/csv/markdown skip
+ * them) are typed data, not pictures: report_chart() and the chart_*() appenders below.  A
+ * fact's tone (report_fact_tone()) marks a verdict: html shows it as a coloured banner.
  */
 #ifndef KPROF_REPORT_H
 #define KPROF_REPORT_H
@@ -76,7 +80,64 @@ struct kp_val {
 	const char *s;      /* TEXT; RATE: the unit ("B/s") */
 };
 
-enum kp_item_type { ITEM_FACT, ITEM_OBJECT, ITEM_ARRAY, ITEM_END, ITEM_TABLE };
+enum kp_item_type { ITEM_FACT, ITEM_OBJECT, ITEM_ARRAY, ITEM_END, ITEM_TABLE, ITEM_CHART };
+
+/* What a chart draws; the fields of kp_chart each kind uses are listed with them. */
+enum kp_chart_kind {
+	CHART_ROOFLINE,  /* pts: x FLOP/byte, y FLOP/s, w time ns; marks: compute roofs (FLOP/s);
+			    bw: DRAM roof (B/s); log-log */
+	CHART_TOP,       /* lanes: bars (ops); spans: lane = bar, t0..t1 cumulative ns, label kernel */
+	CHART_TIMELINE,  /* lanes: streams; spans: t0..t1 ns from the first GPU event, series
+			    family, fill = busy share of the span; marks: step starts (ns) */
+	CHART_WATERFALL, /* pts: x = base total ns, then each row's delta ns, then x = new total ns
+			    (series: 0 total, 1 regression, 2 improvement) */
+	CHART_DUMBBELL,  /* pts: x base FLOP/s, y new FLOP/s, w new time ns, label row */
+	CHART_LIST,      /* pts: x time ns, label name (new or gone rows) */
+};
+
+#define CHART_SERIES_MAX 16
+
+/* A point (roofline, waterfall, dumbbell, list); strings in the document's arena. */
+struct kp_cpoint {
+	double x, y, w;
+	int series;
+	const char *label;
+	const char *tip;          /* hover text, NULL: label */
+};
+
+/* A span on a lane (timeline busy stretch, top bar segment). */
+struct kp_cspan {
+	int lane;
+	int series;
+	int64_t t0, t1;
+	double fill;              /* 0..1 */
+	const char *label;
+};
+
+/* A reference value: a roof (FLOP/s) or a marker (ns) with its label. */
+struct kp_cmark {
+	double v;
+	const char *label;
+};
+
+struct kp_chart {
+	enum kp_chart_kind kind;
+	const char *name;         /* "roofline": --chart name and the svg's id */
+	const char *title;
+	const char *note;         /* one line under the title, NULL none */
+	const char *series[CHART_SERIES_MAX]; /* legend; colour i is series i */
+	int nseries;
+	double bw;                /* CHART_ROOFLINE: DRAM bytes/s, 0 unknown */
+	int64_t x1;               /* CHART_TIMELINE: span end ns */
+	struct kp_cpoint *pts;
+	size_t npts, cappts;
+	struct kp_cspan *spans;
+	size_t nspans, capspans;
+	struct kp_cmark *marks;
+	size_t nmarks, capmarks;
+	const char **lanes;
+	size_t nlanes, caplanes;
+};
 
 /*
  * One element of the document.  Facts at the top level show in table/markdown when they
@@ -90,6 +151,8 @@ struct kp_item {
 	struct kp_val v;          /* FACT */
 	int lines;                /* ARRAY: one element a line in json */
 	struct kp_table *table;   /* TABLE */
+	struct kp_chart *chart;   /* CHART */
+	enum kp_tone tone;        /* FACT: TONE_BAD/TONE_GOOD make it a verdict */
 };
 
 /* The document.  Owns its items, tables and strings; free with report_free(). */
@@ -143,6 +206,23 @@ void report_cell_num(struct kp_table *tb, struct kp_cell *c, double v, const cha
 void report_cell_signed(struct kp_table *tb, struct kp_cell *c, double v, const char *human);
 /* @s borrowed (it must outlive the document); NULL is null. */
 void report_cell_str(struct kp_table *tb, struct kp_cell *c, const char *s, const char *human);
+/* The tone of the last fact added (a gate verdict). */
+void report_fact_tone(struct kp_doc *doc, enum kp_tone tone);
+
+/* A chart (json member @jkey) of @kind named @name (both borrowed); data follow. */
+struct kp_chart *report_chart(struct kp_doc *doc, const char *jkey, enum kp_chart_kind kind,
+			      const char *name, const char *title);
+/* The index of legend entry @name (borrowed), added when new; the last one when full. */
+int chart_series(struct kp_chart *ch, const char *name);
+/* Appenders: strings are copied into the document's arena; they return the new element. */
+struct kp_cpoint *chart_point(struct kp_doc *doc, struct kp_chart *ch, double x, double y,
+			      double w, int series, const char *label, const char *tip);
+struct kp_cspan *chart_span(struct kp_doc *doc, struct kp_chart *ch, int lane, int series,
+			    int64_t t0, int64_t t1, double fill, const char *label);
+void chart_mark(struct kp_doc *doc, struct kp_chart *ch, double v, const char *label);
+int chart_lane(struct kp_doc *doc, struct kp_chart *ch, const char *label);
+/* The document's first chart named @name, NULL none. */
+const struct kp_chart *report_find_chart(const struct kp_doc *doc, const char *name);
 /* The table/markdown text of a fact value ("4.812 ms", "42.8%"), in @buf or the value's. */
 const char *report_val_text(const struct kp_val *v, char *buf, size_t cap);
 

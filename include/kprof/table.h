@@ -9,7 +9,8 @@
 
 #include "kprof/report.h"
 
-enum kp_format { FMT_TABLE = 0, FMT_CSV, FMT_JSON, FMT_MARKDOWN };
+/* In the order of the --format choices (cmd-analyze.c, cmd-diff.c). */
+enum kp_format { FMT_TABLE = 0, FMT_CSV, FMT_JSON, FMT_MARKDOWN, FMT_HTML, FMT_SVG };
 
 /* --color=WHEN, in the order of the option's choices. */
 enum kp_color { COLOR_AUTO = 0, COLOR_ALWAYS, COLOR_NEVER };
@@ -22,6 +23,9 @@ enum kp_color { COLOR_AUTO = 0, COLOR_ALWAYS, COLOR_NEVER };
  *   csv:      the first table only: a header row of keys, base units, empty = unknown.
  *   json:     {"kprof": {"version", "command"}, facts/objects/arrays/tables in order}.
  *   markdown: "**kprof <command>**: <summary>", facts as a list, pipe tables.
+ *   html:     one self-contained page (html.h): facts, charts, sortable tables.
+ *   svg:      the document's first chart that draws (svg.h), standalone.
+ * Charts show in html, svg and json ("kind", "series", "points", "spans", "marks", "lanes").
  */
 void table_render(const struct kp_doc *doc, enum kp_format fmt, int color, FILE *fp);
 /*
@@ -29,6 +33,8 @@ void table_render(const struct kp_doc *doc, enum kp_format fmt, int color, FILE 
  * NO_COLOR is unset or empty (https://no-color.org: the option overrides the variable).
  */
 int table_use_color(enum kp_color when, FILE *fp);
+/* The table/markdown text of cell @c ("-" for null), in @buf or the cell's. */
+const char *table_cell_text(const struct kp_cell *c, char *buf, size_t cap);
 /* --top's default for @fmt: 20 rows for people (table, markdown), all for programs. */
 long table_default_top(enum kp_format fmt);
 

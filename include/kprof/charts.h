@@ -1,0 +1,47 @@
+/*
+ * charts.h — the chart data of an analysis (roofline, top ops, GPU timeline) and of a
+ * comparison (waterfall, dumbbell, new/gone lists), added to a report document (report.h)
+ * for the html and svg formats.
+ */
+#ifndef KPROF_CHARTS_H
+#define KPROF_CHARTS_H
+
+#include "kprof/analyze.h"
+#include "kprof/diff.h"
+#include "kprof/report.h"
+
+/* Which charts to build: bits of enum kp_chart_kind. */
+#define CHARTS_ALL 0xffffu
+#define CHART_BIT(kind) (1u << (kind))
+
+/* Caps that keep pages small and legible with any number of rows or events. */
+#define CHARTS_ROOF_POINTS 300   /* rows drawn one by one; the rest binned on a 24 x 24 grid */
+#define CHARTS_TOP_OPS 15        /* bars of the top chart */
+#define CHARTS_TOP_KERNELS 6     /* kernels named per bar; the rest one segment */
+#define CHARTS_LANES 16          /* timeline lanes (streams); the rest share the last */
+#define CHARTS_BUCKETS 600       /* timeline resolution per lane */
+#define CHARTS_MARKS 200         /* step marks */
+#define CHARTS_DELTAS 12         /* waterfall rows */
+#define CHARTS_PAIRS 20          /* dumbbell rows */
+#define CHARTS_LIST 50           /* new / gone names listed */
+
+/* Prototypes */
+/*
+ * The op family of GPU work for colours (display only): "gemm", "conv", "attention",
+ * "norm", "copy", "reduce", "pointwise", "comm", "memcpy/memset" or "other", from @op
+ * (NULL when unlinked), else from the kernel @name, by case-insensitive substrings.
+ */
+const char *charts_family(const char *op, const char *name, int gpu_kind);
+/*
+ * Add the analysis charts in @which to @doc: roofline of @shapes' rows (an op-shape
+ * analysis of the same trace; may be @r), top ops split into kernels and the timeline
+ * from @r's trace.
+ */
+void charts_analyze(struct kp_doc *doc, const struct kp_report *r, const struct kp_report *shapes,
+		    unsigned which);
+/* Add the comparison charts in @which to @doc: waterfall, dumbbell, new and gone lists. */
+void charts_diff(struct kp_doc *doc, const struct kp_diff *d, unsigned which);
+/* The chart kind named @name ("roofline", ...), -1 when none. */
+int charts_kind(const char *name);
+
+#endif /* KPROF_CHARTS_H */

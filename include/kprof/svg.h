@@ -1,0 +1,27 @@
+/*
+ * svg.h — draw a report chart (report.h, kp_chart) as SVG: axes with units and ticks,
+ * legend, <title> hover text.  Colours are CSS classes (s0..s15, bad, good, ...) styled by
+ * svg_css(), so one drawing serves the html page (its stylesheet, dark mode, print) and a
+ * standalone .svg (its own <style>).
+ */
+#ifndef KPROF_SVG_H
+#define KPROF_SVG_H
+
+#include <stdio.h>
+
+#include "kprof/report.h"
+
+/* Prototypes */
+/* Whether @ch draws as SVG (CHART_LIST is an html list, not a picture). */
+int svg_drawable(const struct kp_chart *ch);
+/*
+ * Write @ch as one <svg> element; @standalone adds the xmlns attributes, a <title> and the
+ * stylesheet (for --format svg).  Charts without data draw a frame with "no data".
+ */
+void svg_chart(const struct kp_chart *ch, int standalone, FILE *fp);
+/* The chart stylesheet (palette, axes, light and dark). */
+void svg_css(FILE *fp);
+/* @s as XML character data / attribute value: & < > " ' escaped, C0 controls as U+FFFD. */
+void svg_escape(const char *s, FILE *fp);
+
+#endif /* KPROF_SVG_H */

@@ -1,0 +1,590 @@
+/*
+ * svg.c — report charts as SVG: roofline (log-log), top ops (stacked bars), GPU timeline
+ * (one lane per stream), waterfall and dumbbell (diff).  Coordinates are in a fixed
+ * viewBox; the element scales to its container.
+ */
+#include "kprof/svg.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kprof/units.h"
+
+/* Okabe-Ito (colour-blind safe) first, then purple, brown, grey; the rest darker */
+static const char *const palette[CHART_SERIES_MAX] = {
+	"#0072b2", "#e69f00", "#009e73", "#cc79a7", "#56b4e9", "#d55e00", "#b8a200", "#7f3c8d",
+	"#8c6d31", "#8c8c8c", "#004c78", "#9c6c00", "#006b4e", "#8f4f74", "#913f00", "#5c5c5c",
+};
+
+void svg_css(FILE *fp)
+{
+	for (int i = 0; i < CHART_SERIES_MAX; i++)
+		fprintf(fp, ".s%d{fill:%s;stroke:%s}\n", i, palette[i], palette[i]);
+	fputs(".kc{font:12px system-ui,sans-serif;fill:var(--fg,#222)}\n"
+	      ".kc text{fill:var(--fg,#222);stroke:none}\n"
+	      ".kc .ax{stroke:var(--fg,#222);stroke-width:1;fill:none}\n"
+	      ".kc .grid{stroke:var(--grid,#ddd);stroke-width:1;fill:none}\n"
+	      ".kc .roof{stroke:var(--roof,#444);stroke-width:2;fill:none}\n"
+	      ".kc .ridge{fill:var(--bg,#fff);stroke:var(--roof,#444);stroke-width:1.5}\n"
+	      ".kc .pt{fill-opacity:.55;stroke-width:1}\n"
+	      ".kc .lane{fill:var(--idle,#eee);stroke:none}\n"
+	      ".kc .step{stroke:var(--fg,#222);stroke-width:1;stroke-dasharray:3 3;opacity:.6}\n"
+	      ".kc .bad{fill:#c62828;stroke:#c62828}\n"
+	      ".kc .good{fill:#2e7d32;stroke:#2e7d32}\n"
+	      ".kc .tot{fill:var(--tot,#607d8b);stroke:none}\n"
+	      ".kc .base{fill:var(--bg,#fff);stroke:var(--fg,#222);stroke-width:1.5}\n"
+	      ".kc .link{stroke:var(--grid,#bbb);stroke-width:3}\n"
+	      ".kc .sm{font-size:10px}\n"
+	      ".kc .ttl{font-size:11px;font-weight:600}\n", fp);
+}
+
+void svg_escape(const char *s, FILE *fp)
+{
+	for (; s && *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		switch (c) {
+		case '&': fputs("&amp;", fp); break;
+		case '<': fputs("&lt;", fp); break;
+		case '>': fputs("&gt;", fp); break;
+		case '"': fputs("&quot;", fp); break;
+		case '\'': fputs("&#39;", fp); break;
+		default:
+			if (c < 0x20 && c != '\t' && c != '\n')
+				fputs("\xef\xbf\xbd", fp);
+			else
+				fputc(c, fp);
+		}
+	}
+}
+
+/* @s cut to @max bytes at a UTF-8 boundary, with "..." when cut */
+static void put_short(const char *s, size_t max, FILE *fp)
+{
+	size_t n = strlen(s);
+	if (n <= max) {
+		svg_escape(s, fp);
+		return;
+	}
+	while (max > 0 && ((unsigned char)s[max] & 0xc0) == 0x80)
+		max--;
+	char buf[256];
+	if (max >= sizeof(buf))
+		max = sizeof(buf) - 1;
+	memcpy(buf, s, max);
+	buf[max] = '\0';
+	svg_escape(buf, fp);
+	fputs("\xe2\x80\xa6", fp);
+}
+
+static void title_el(const char *s, FILE *fp)
+{
+	fputs("<title>", fp);
+	svg_escape(s, fp);
+	fputs("</title>", fp);
+}
+
+/* "1.5 T" style SI text of @v for tick labels */
+static void si_text(char *buf, size_t cap, double v)
+{
+	static const char *const pre[] = { "", "k", "M", "G", "T", "P", "E" };
+	int k = 0;
+	double a = fabs(v);
+	if (a < 1 && a > 0) {
+		snprintf(buf, cap, "%g", v);
+		return;
+	}
+	while (a >= 1000 && k < 6) {
+		a /= 1000;
+		v /= 1000;
+		k++;
+	}
+	snprintf(buf, cap, "%g%s", v, pre[k]);
+}
+
+/* a "nice" tick step for @range split in about @n */
+static double nice_step(double range, int n)
+{
+	if (!(range > 0))
+		return 1;
+	double raw = range / n, p = pow(10, floor(log10(raw))), f = raw / p;
+	return (f < 1.5 ? 1 : f < 3.5 ? 2 : f < 7.5 ? 5 : 10) * p;
+}
+
+/* the time unit for an axis reaching @max ns */
+static void time_unit(double max, double *div, const char **unit)
+{
+	if (max >= 1e9) {
+		*div = 1e9;
+		*unit = "s";
+	} else if (max >= 1e6) {
+		*div = 1e6;
+		*unit = "ms";
+	} else if (max >= 1e3) {
+		*div = 1e3;
+		*unit = "us";
+	} else {
+		*div = 1;
+		*unit = "ns";
+	}
+}
+
+static void open_svg(const struct kp_chart *ch, int standalone, int w, int h, FILE *fp)
+{
+	fprintf(fp, "<svg class=\"kc\" id=\"chart-%s\" viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" role=\"img\"",
+		ch->name, w, h, w, h);
+	if (standalone)
+		fputs(" xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\"", fp);
+	fputs(">\n", fp);
+	if (standalone) {
+		title_el(ch->title, fp);
+		fputs("\n<style>\n", fp);
+		fputs("svg{--bg:#fff;background:#fff}\n", fp);
+		svg_css(fp);
+		fputs("</style>\n", fp);
+		fprintf(fp, "<text class=\"ttl\" x=\"8\" y=\"14\">");
+		svg_escape(ch->title, fp);
+		fputs("</text>\n", fp);
+	}
+}
+
+static int series_used(const struct kp_chart *ch, int s)
+{
+	for (size_t i = 0; i < ch->npts; i++)
+		if (ch->pts[i].series == s)
+			return 1;
+	for (size_t i = 0; i < ch->nspans; i++)
+		if (ch->spans[i].series == s)
+			return 1;
+	return 0;
+}
+
+/* legend row of the chart's series in use at @y, from @x, wrapping at @w */
+static int legend(const struct kp_chart *ch, int x0, int y, int w, FILE *fp)
+{
+	int x = x0;
+	for (int i = 0; i < ch->nseries; i++) {
+		if (!series_used(ch, i))
+			continue;
+		int tw = 30 + 8 * (int)strlen(ch->series[i]);
+		if (x + tw > w && x > x0) {
+			x = x0;
+			y += 16;
+		}
+		fprintf(fp, "<rect class=\"s%d\" x=\"%d\" y=\"%d\" width=\"10\" height=\"10\"/>", i, x, y - 9);
+		fprintf(fp, "<text x=\"%d\" y=\"%d\">", x + 14, y);
+		svg_escape(ch->series[i], fp);
+		fputs("</text>\n", fp);
+		x += tw;
+	}
+	return y;
+}
+
+static void no_data(int w, int h, FILE *fp)
+{
+	fprintf(fp, "<rect class=\"grid\" x=\"1\" y=\"20\" width=\"%d\" height=\"%d\"/>"
+		"<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">no data</text>\n", w - 2, h - 22, w / 2, h / 2);
+}
+
+/* ---- roofline ---- */
+
+struct logax {
+	double lo, hi;   /* log10 */
+	double p0, p1;   /* pixels */
+};
+
+static double lmap(const struct logax *a, double v)
+{
+	return a->p0 + (log10(v) - a->lo) / (a->hi - a->lo) * (a->p1 - a->p0);
+}
+
+static int cmp_pt_w_desc(const void *a, const void *b)
+{
+	const struct kp_cpoint *x = *(const struct kp_cpoint *const *)a, *y = *(const struct kp_cpoint *const *)b;
+	return (x->w < y->w) - (x->w > y->w);
+}
+
+static void roofline(const struct kp_chart *ch, int standalone, FILE *fp)
+{
+	const int W = 760, H = 470, L = 72, R = 150, T = 28, B = 86;
+	double xmin = INFINITY, xmax = -INFINITY, ymin = INFINITY, ymax = -INFINITY, wmax = 0;
+	for (size_t i = 0; i < ch->npts; i++) {
+		const struct kp_cpoint *p = &ch->pts[i];
+		if (!(p->x > 0 && p->y > 0))
+			continue;
+		xmin = fmin(xmin, p->x);
+		xmax = fmax(xmax, p->x);
+		ymin = fmin(ymin, p->y);
+		ymax = fmax(ymax, p->y);
+		wmax = fmax(wmax, p->w);
+	}
+	for (size_t i = 0; i < ch->nmarks; i++) {
+		double r = ch->marks[i].v;
+		ymax = fmax(ymax, r);
+		ymin = fmin(ymin, r / 100);
+		if (ch->bw > 0) {
+			xmax = fmax(xmax, r / ch->bw * 4);
+			xmin = fmin(xmin, r / ch->bw / 100);
+		}
+	}
+	open_svg(ch, standalone, W, H, fp);
+	if (!(xmin <= xmax) || !(ymin <= ymax)) {
+		no_data(W, H, fp);
+		fputs("</svg>\n", fp);
+		return;
+	}
+	struct logax ax = { floor(log10(xmin / 1.5)), ceil(log10(xmax * 1.5)), L, W - R };
+	struct logax ay = { floor(log10(ymin)), ceil(log10(ymax * 1.2)), H - B, T };
+	if (ax.hi <= ax.lo)
+		ax.hi = ax.lo + 1;
+	if (ay.hi <= ay.lo)
+		ay.hi = ay.lo + 1;
+	char b[64];
+	/* decade grid and tick labels */
+	for (double e = ax.lo; e <= ax.hi + 1e-9; e++) {
+		double x = lmap(&ax, pow(10, e));
+		fprintf(fp, "<line class=\"grid\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\"/>", x, T, x, H - B);
+		si_text(b, sizeof(b), pow(10, e));
+		fprintf(fp, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s</text>\n", x, H - B + 16, b);
+	}
+	for (double e = ay.lo; e <= ay.hi + 1e-9; e++) {
+		double y = lmap(&ay, pow(10, e));
+		fprintf(fp, "<line class=\"grid\" x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\"/>", L, y, W - R, y);
+		si_text(b, sizeof(b), pow(10, e));
+		fprintf(fp, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", L - 6, y + 4, b);
+	}
+	fprintf(fp, "<rect class=\"ax\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\"/>\n", L, T, W - R - L, H - B - T);
+	fprintf(fp, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">arithmetic intensity (FLOP/byte, log)</text>\n",
+		(L + W - R) / 2, H - B + 34);
+	fprintf(fp, "<text transform=\"translate(16 %d) rotate(-90)\" text-anchor=\"middle\">performance (FLOP/s, log)</text>\n",
+		(T + H - B) / 2);
+	/* clip the roofs and points to the plot */
+	fprintf(fp, "<clipPath id=\"clip-%s\"><rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\"/></clipPath>\n",
+		ch->name, L, T, W - R - L, H - B - T);
+	fprintf(fp, "<g clip-path=\"url(#clip-%s)\">\n", ch->name);
+	double xl = pow(10, ax.lo), xh = pow(10, ax.hi);
+	double top = 0;
+	for (size_t i = 0; i < ch->nmarks; i++)
+		top = fmax(top, ch->marks[i].v);
+	if (ch->bw > 0 && top > 0) {
+		/* DRAM roof: bw x intensity up to the highest ridge */
+		double xr = top / ch->bw;
+		fprintf(fp, "<line class=\"roof\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\">",
+			lmap(&ax, xl), lmap(&ay, ch->bw * xl), lmap(&ax, xr), lmap(&ay, top));
+		units_rate(b, sizeof(b), ch->bw, "B/s");
+		fprintf(fp, "<title>DRAM roof %s</title></line>\n", b);
+	}
+	for (size_t i = 0; i < ch->nmarks; i++) {
+		double v = ch->marks[i].v, xr = ch->bw > 0 ? v / ch->bw : xl;
+		fprintf(fp, "<line class=\"roof\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\">",
+			lmap(&ax, xr), lmap(&ay, v), lmap(&ax, xh), lmap(&ay, v));
+		title_el(ch->marks[i].label, fp);
+		fputs("</line>\n", fp);
+	}
+	/* points, largest first so small ones stay visible */
+	const struct kp_cpoint **ord = xcalloc(ch->npts + 1, sizeof(*ord));
+	size_t n = 0;
+	for (size_t i = 0; i < ch->npts; i++)
+		if (ch->pts[i].x > 0 && ch->pts[i].y > 0)
+			ord[n++] = &ch->pts[i];
+	qsort(ord, n, sizeof(*ord), cmp_pt_w_desc);
+	for (size_t i = 0; i < n; i++) {
+		const struct kp_cpoint *p = ord[i];
+		double r = 2.5 + 14 * (wmax > 0 ? sqrt(p->w / wmax) : 0);
+		fprintf(fp, "<circle class=\"pt s%d\" cx=\"%.1f\" cy=\"%.1f\" r=\"%.1f\">", p->series,
+			lmap(&ax, p->x), lmap(&ay, p->y), r);
+		title_el(p->tip ? p->tip : p->label, fp);
+		fputs("</circle>\n", fp);
+	}
+	free(ord);
+	fputs("</g>\n", fp);
+	/* ridge points and roof labels (outside the clip, right margin) */
+	for (size_t i = 0; i < ch->nmarks; i++) {
+		double v = ch->marks[i].v;
+		if (ch->bw > 0) {
+			double xr = v / ch->bw;
+			fprintf(fp, "<circle class=\"ridge\" cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\"><title>ridge point: ",
+				lmap(&ax, xr), lmap(&ay, v));
+			svg_escape(ch->marks[i].label, fp);
+			fprintf(fp, " at %.1f FLOP/byte</title></circle>\n", xr);
+		}
+		fprintf(fp, "<text class=\"sm\" x=\"%d\" y=\"%.1f\">", W - R + 4, lmap(&ay, v) + 3 + 11.0 * 0);
+		put_short(ch->marks[i].label, 26, fp);
+		fputs("</text>\n", fp);
+	}
+	if (ch->bw > 0) {
+		units_rate(b, sizeof(b), ch->bw, "B/s");
+		/* the label sits just above where the DRAM roof enters the plot */
+		double xv = fmax(xl, pow(10, ay.lo) / ch->bw) * 30;
+		fprintf(fp, "<text class=\"sm\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">DRAM %s</text>\n",
+			lmap(&ax, xv) - 6, lmap(&ay, ch->bw * xv) - 6, b);
+	}
+	legend(ch, L, H - B + 56, W - 10, fp);
+	fprintf(fp, "<text class=\"sm\" x=\"%d\" y=\"%d\">circle area ~ GPU time</text>\n", W - R + 4, H - B + 34);
+	fputs("</svg>\n", fp);
+}
+
+/* ---- horizontal time bars: top ops, waterfall ---- */
+
+static int64_t lane_total(const struct kp_chart *ch, int lane)
+{
+	int64_t t = 0;
+	for (size_t i = 0; i < ch->nspans; i++)
+		if (ch->spans[i].lane == lane && ch->spans[i].t1 > t)
+			t = ch->spans[i].t1;
+	return t;
+}
+
+/* x axis ticks for [lo, hi] ns over pixels [p0, p1] at y @y */
+static void time_axis(double lo, double hi, double p0, double p1, int y, int ytop, const char *what, FILE *fp)
+{
+	double div;
+	const char *unit;
+	time_unit(fmax(fabs(lo), fabs(hi)), &div, &unit);
+	double step = nice_step((hi - lo) / div, 6);
+	for (double v = ceil(lo / div / step) * step; v <= hi / div + 1e-9; v += step) {
+		double x = p0 + (v * div - lo) / (hi - lo) * (p1 - p0);
+		fprintf(fp, "<line class=\"grid\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\"/>", x, ytop, x, y);
+		fprintf(fp, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%g</text>\n", x, y + 14,
+			fabs(v) < step / 1e6 ? 0 : v);
+	}
+	fprintf(fp, "<line class=\"ax\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\"/>\n", p0, y, p1, y);
+	fprintf(fp, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s (%s)</text>\n", (p0 + p1) / 2, y + 30,
+		what, unit);
+}
+
+static void top_bars(const struct kp_chart *ch, int standalone, FILE *fp)
+{
+	const int W = 760, L = 250, R = 80, T = 28, RH = 22;
+	int nl = (int)ch->nlanes;
+	int H = T + nl * RH + 48 + 20 * ((ch->nseries + 5) / 6);
+	open_svg(ch, standalone, W, H, fp);
+	int64_t max = 0;
+	for (int l = 0; l < nl; l++)
+		if (lane_total(ch, l) > max)
+			max = lane_total(ch, l);
+	if (!nl || max <= 0) {
+		no_data(W, H, fp);
+		fputs("</svg>\n", fp);
+		return;
+	}
+	int yax = T + nl * RH + 4;
+	time_axis(0, (double)max, L, W - R, yax, T, "GPU time", fp);
+	char b[64], tip[1024];
+	int *seg = xcalloc((size_t)nl, sizeof(*seg));
+	for (size_t i = 0; i < ch->nspans; i++) {
+		const struct kp_cspan *s = &ch->spans[i];
+		double x0 = L + (double)s->t0 / max * (W - R - L), x1 = L + (double)s->t1 / max * (W - R - L);
+		int y = T + s->lane * RH + 3;
+		double op = seg[s->lane]++ % 2 ? 0.6 : 1.0;
+		fprintf(fp, "<rect class=\"s%d\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill-opacity=\"%.1f\" stroke=\"none\">",
+			s->series, x0, y, fmax(x1 - x0, 0.5), RH - 6, op);
+		int64_t tot = lane_total(ch, s->lane);
+		snprintf(tip, sizeof(tip), "%s\n%s: %s (%.1f%% of the op)", ch->lanes[s->lane],
+			 s->label ? s->label : "", units_time(b, sizeof(b), s->t1 - s->t0),
+			 tot ? 100.0 * (double)(s->t1 - s->t0) / (double)tot : 0);
+		title_el(tip, fp);
+		fputs("</rect>\n", fp);
+	}
+	free(seg);
+	for (int l = 0; l < nl; l++) {
+		int y = T + l * RH + RH / 2 + 4;
+		fprintf(fp, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">", L - 6, y);
+		title_el(ch->lanes[l], fp);
+		put_short(ch->lanes[l], 30, fp);
+		fputs("</text>", fp);
+		double x = L + (double)lane_total(ch, l) / max * (W - R - L);
+		fprintf(fp, "<text class=\"sm\" x=\"%.1f\" y=\"%d\">%s</text>\n", x + 4, y,
+			units_time(b, sizeof(b), lane_total(ch, l)));
+	}
+	legend(ch, 8, yax + 50, W - 10, fp);
+	fputs("</svg>\n", fp);
+}
+
+static void waterfall(const struct kp_chart *ch, int standalone, FILE *fp)
+{
+	const int W = 760, L = 250, R = 90, T = 28, RH = 22;
+	int n = (int)ch->npts;
+	int H = T + n * RH + 60;
+	open_svg(ch, standalone, W, H, fp);
+	if (n < 2) {
+		no_data(W, H, fp);
+		fputs("</svg>\n", fp);
+		return;
+	}
+	/* running totals: the first point is the base total, the last the new total */
+	double run = ch->pts[0].x, lo = run, hi = run;
+	for (int i = 1; i < n - 1; i++) {
+		run += ch->pts[i].x;
+		lo = fmin(lo, run);
+		hi = fmax(hi, run);
+	}
+	lo = fmin(lo, ch->pts[n - 1].x);
+	hi = fmax(hi, ch->pts[n - 1].x);
+	/* start the axis near the smallest running total so the deltas are visible */
+	double pad = (hi - lo) * 0.15 + 1;
+	double a0 = lo - pad > hi * 0.05 ? lo - pad : 0, a1 = hi + pad;
+	int yax = T + n * RH + 4;
+	time_axis(a0, a1, L, W - R, yax, T, "GPU time", fp);
+	if (a0 > 0)
+		fprintf(fp, "<text class=\"sm\" x=\"%d\" y=\"%d\">axis does not start at 0</text>\n", L, T - 6);
+	char b[64], tip[1024];
+	run = 0;
+	for (int i = 0; i < n; i++) {
+		const struct kp_cpoint *p = &ch->pts[i];
+		double v0, v1;
+		const char *cls;
+		if (i == 0 || i == n - 1) {
+			v0 = a0;
+			v1 = p->x;
+			run = p->x;
+			cls = "tot";
+		} else {
+			v0 = run;
+			v1 = run + p->x;
+			run = v1;
+			cls = p->x > 0 ? "bad" : "good";
+		}
+		double x0 = L + (fmin(v0, v1) - a0) / (a1 - a0) * (W - R - L);
+		double x1 = L + (fmax(v0, v1) - a0) / (a1 - a0) * (W - R - L);
+		int y = T + i * RH + 3;
+		fprintf(fp, "<rect class=\"%s\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\">", cls, x0, y,
+			fmax(x1 - x0, 1), RH - 6);
+		if (i == 0 || i == n - 1)
+			snprintf(tip, sizeof(tip), "%s: %s", p->label, units_time(b, sizeof(b), (int64_t)p->x));
+		else
+			snprintf(tip, sizeof(tip), "%s: %s%s", p->label, p->x > 0 ? "+" : "",
+				 units_time(b, sizeof(b), (int64_t)p->x));
+		title_el(p->tip ? p->tip : tip, fp);
+		fputs("</rect>", fp);
+		if (i > 0 && i < n - 1 && i + 1 < n - 1)
+			fprintf(fp, "<line class=\"grid\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\"/>",
+				L + (v1 - a0) / (a1 - a0) * (W - R - L), y + RH - 6,
+				L + (v1 - a0) / (a1 - a0) * (W - R - L), y + RH);
+		fprintf(fp, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">", L - 6, y + RH / 2 + 1);
+		put_short(p->label, 30, fp);
+		fputs("</text>", fp);
+		fprintf(fp, "<text class=\"sm\" x=\"%.1f\" y=\"%d\">%s%s</text>\n", x1 + 4, y + RH / 2 + 1,
+			i > 0 && i < n - 1 && p->x > 0 ? "+" : "", units_time(b, sizeof(b), (int64_t)p->x));
+	}
+	fputs("</svg>\n", fp);
+}
+
+/* ---- dumbbell: base vs new TFLOP/s per paired row ---- */
+
+static void dumbbell(const struct kp_chart *ch, int standalone, FILE *fp)
+{
+	const int W = 760, L = 250, R = 60, T = 40, RH = 20;
+	int n = (int)ch->npts;
+	int H = T + n * RH + 50;
+	open_svg(ch, standalone, W, H, fp);
+	double max = 0;
+	for (int i = 0; i < n; i++)
+		max = fmax(max, fmax(ch->pts[i].x, ch->pts[i].y));
+	if (!n || max <= 0) {
+		no_data(W, H, fp);
+		fputs("</svg>\n", fp);
+		return;
+	}
+	double step = nice_step(max / 1e12, 6), hi = ceil(max / 1e12 / step) * step;
+	int yax = T + n * RH + 4;
+	for (double v = 0; v <= hi + 1e-9; v += step) {
+		double x = L + v / hi * (W - R - L);
+		fprintf(fp, "<line class=\"grid\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\"/>", x, T, x, yax);
+		fprintf(fp, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%g</text>\n", x, yax + 14, v);
+	}
+	fprintf(fp, "<line class=\"ax\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>\n", L, yax, W - R, yax);
+	fprintf(fp, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">achieved TFLOP/s</text>\n", (L + W - R) / 2, yax + 30);
+	fprintf(fp, "<circle class=\"base\" cx=\"%d\" cy=\"%d\" r=\"5\"/><text x=\"%d\" y=\"%d\">base</text>"
+		"<circle class=\"good\" cx=\"%d\" cy=\"%d\" r=\"5\"/><text x=\"%d\" y=\"%d\">new, faster</text>"
+		"<circle class=\"bad\" cx=\"%d\" cy=\"%d\" r=\"5\"/><text x=\"%d\" y=\"%d\">new, slower</text>\n",
+		L, T - 14, L + 8, T - 10, L + 60, T - 14, L + 68, T - 10, L + 170, T - 14, L + 178, T - 10);
+	char tip[1024];
+	for (int i = 0; i < n; i++) {
+		const struct kp_cpoint *p = &ch->pts[i];
+		double xb = L + p->x / 1e12 / hi * (W - R - L), xn = L + p->y / 1e12 / hi * (W - R - L);
+		int y = T + i * RH + RH / 2;
+		snprintf(tip, sizeof(tip), "%s: %.1f -> %.1f TFLOP/s (%.2fx)", p->label, p->x / 1e12, p->y / 1e12,
+			 p->x > 0 ? p->y / p->x : 0);
+		fprintf(fp, "<g><line class=\"link\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\"/>", xb, y, xn, y);
+		fprintf(fp, "<circle class=\"base\" cx=\"%.1f\" cy=\"%d\" r=\"5\"/>", xb, y);
+		fprintf(fp, "<circle class=\"%s\" cx=\"%.1f\" cy=\"%d\" r=\"5\"/>", p->y >= p->x ? "good" : "bad", xn, y);
+		title_el(p->tip ? p->tip : tip, fp);
+		fprintf(fp, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">", L - 8, y + 4);
+		put_short(p->label, 30, fp);
+		fputs("</text></g>\n", fp);
+	}
+	fputs("</svg>\n", fp);
+}
+
+/* ---- GPU timeline: one lane per stream ---- */
+
+static void timeline(const struct kp_chart *ch, int standalone, FILE *fp)
+{
+	const int W = 760, L = 110, R = 20, T = 40, RH = 18;
+	int nl = (int)ch->nlanes;
+	int H = T + nl * (RH + 4) + 48 + 20 * ((ch->nseries + 5) / 6);
+	open_svg(ch, standalone, W, H, fp);
+	if (!nl || ch->x1 <= 0) {
+		no_data(W, H, fp);
+		fputs("</svg>\n", fp);
+		return;
+	}
+	double span = (double)ch->x1, pw = W - R - L;
+	int yax = T + nl * (RH + 4);
+	time_axis(0, span, L, W - R, yax, T, "time since the first GPU event", fp);
+	for (int l = 0; l < nl; l++) {
+		int y = T + l * (RH + 4);
+		fprintf(fp, "<rect class=\"lane\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\"><title>idle</title></rect>", L, y,
+			(int)pw, RH);
+		fprintf(fp, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">", L - 6, y + RH - 5);
+		put_short(ch->lanes[l], 16, fp);
+		fputs("</text>\n", fp);
+	}
+	char b[64], tip[512];
+	for (size_t i = 0; i < ch->nspans; i++) {
+		const struct kp_cspan *s = &ch->spans[i];
+		double x0 = L + (double)s->t0 / span * pw, x1 = L + (double)s->t1 / span * pw;
+		int y = T + s->lane * (RH + 4);
+		fprintf(fp, "<rect class=\"s%d\" x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill-opacity=\"%.2f\" stroke=\"none\">",
+			s->series, x0, y, fmax(x1 - x0, 0.3), RH, 0.3 + 0.7 * fmin(fmax(s->fill, 0), 1));
+		snprintf(tip, sizeof(tip), "%s, %s busy %.0f%% from %s", s->label ? s->label : "",
+			 ch->series[s->series], 100 * s->fill, units_time(b, sizeof(b), s->t0));
+		title_el(tip, fp);
+		fputs("</rect>\n", fp);
+	}
+	double lastx = -1e9;
+	for (size_t i = 0; i < ch->nmarks; i++) {
+		double x = L + ch->marks[i].v / span * pw;
+		fprintf(fp, "<line class=\"step\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\">", x, T - 6, x, yax);
+		title_el(ch->marks[i].label, fp);
+		fputs("</line>", fp);
+		if (x - lastx > 50) {
+			fprintf(fp, "<text class=\"sm\" x=\"%.1f\" y=\"%d\">", x + 2, T - 8);
+			put_short(ch->marks[i].label, 12, fp);
+			fputs("</text>", fp);
+			lastx = x;
+		}
+		fputc('\n', fp);
+	}
+	legend(ch, 8, yax + 50, W - 10, fp);
+	fputs("</svg>\n", fp);
+}
+
+int svg_drawable(const struct kp_chart *ch)
+{
+	return ch->kind != CHART_LIST;
+}
+
+void svg_chart(const struct kp_chart *ch, int standalone, FILE *fp)
+{
+	switch (ch->kind) {
+	case CHART_ROOFLINE: roofline(ch, standalone, fp); break;
+	case CHART_TOP: top_bars(ch, standalone, fp); break;
+	case CHART_TIMELINE: timeline(ch, standalone, fp); break;
+	case CHART_WATERFALL: waterfall(ch, standalone, fp); break;
+	case CHART_DUMBBELL: dumbbell(ch, standalone, fp); break;
+	default: break;
+	}
+}

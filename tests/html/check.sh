@@ -1,0 +1,50 @@
+#!/bin/sh
+# html and svg reports of every bundled trace and of a diff: well-formed XML (xmlcheck),
+# no external URL, no src/href other than #fragments, under the size bound.
+#   KPROF=build/kprof XMLCHECK=build/tests/xmlcheck tests/html/check.sh [OUTDIR]
+set -u
+top=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$top" || exit 2
+: "${KPROF:=$top/build/kprof}" "${XMLCHECK:=$top/build/tests/xmlcheck}"
+export LC_ALL=C NO_COLOR=1 TZ=UTC
+unset KPROF_DEVICE_DB
+max=2000000
+out=${1:-$(mktemp -d)}
+[ $# -gt 0 ] || trap 'rm -rf "$out"' EXIT
+mkdir -p "$out"
+fail=0
+n=0
+for f in testdata/hta/*.json.gz testdata/torch211-*/*.json testdata/torch211-*/*.json.gz testdata/handmade/*.json; do
+	[ -f "$f" ] || continue
+	b=$(echo "$f" | sed 's|^testdata/||; s|[/.]|_|g')
+	# not every file there is a trace (flop_counter.json): skip what analyze refuses anyway
+	"$KPROF" analyze -f csv "$f" >/dev/null 2>&1 || continue
+	"$KPROF" analyze -f html -o "$out/$b.html" "$f" 2>/dev/null
+	rc=$?
+	if [ $rc != 0 ]; then
+		echo "FAIL html: kprof analyze -f html $f exited $rc"
+		fail=1
+		continue
+	fi
+	"$XMLCHECK" -s $max "$out/$b.html" || fail=1
+	for c in roofline timeline top; do
+		"$KPROF" analyze -f svg --chart $c -o "$out/$b-$c.svg" "$f" 2>/dev/null &&
+			"$XMLCHECK" -s $max "$out/$b-$c.svg" || { echo "FAIL svg $c: $f"; fail=1; }
+	done
+	n=$((n + 1))
+done
+# a diff with a gate that trips, one that passes, and its two svg charts
+base=testdata/hta/trace_diff_control_2022.json.gz new=testdata/hta/trace_diff_test_2022.json.gz
+"$KPROF" diff -f html -k op-shape --fail-above 1 -o "$out/diff.html" $base $new 2>/dev/null
+[ $? = 1 ] || { echo "FAIL diff html: expected the gate to trip (exit 1)"; fail=1; }
+"$XMLCHECK" -s $max "$out/diff.html" || fail=1
+grep -q 'class="verdict bad"' "$out/diff.html" || { echo "FAIL diff html: no failed verdict"; fail=1; }
+"$KPROF" diff -f html --fail-above 5 -o "$out/diff-pass.html" $base $base 2>/dev/null ||
+	{ echo "FAIL diff html of a trace with itself"; fail=1; }
+grep -q 'class="verdict good"' "$out/diff-pass.html" || { echo "FAIL diff html: no passed verdict"; fail=1; }
+for c in waterfall dumbbell; do
+	"$KPROF" diff -f svg -k op-shape --chart $c -o "$out/diff-$c.svg" $base $new 2>/dev/null &&
+		"$XMLCHECK" -s $max "$out/diff-$c.svg" || { echo "FAIL diff svg $c"; fail=1; }
+done
+[ $fail = 0 ] && echo "  html: $n traces and a diff: well-formed, self-contained, under $max bytes"
+exit $fail
