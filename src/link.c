@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "kprof/fwdbwd.h"
+#include "kprof/hmap.h"
 #include "kprof/opmodel.h"
 #include "kprof/trace.h"
 
@@ -106,18 +107,18 @@ static int cmp_step(const void *a, const void *b)
 /*
  * int64 -> int32 index map for keys >= 0.  Profiler ids (External id, correlation) are
  * mostly dense, so a plain array over [lo, hi] serves when the range is small; otherwise
- * open addressing.
+ * the hash map.
  */
 struct imap {
-	int64_t *key;   /* NULL in dense mode */
-	int32_t *val;
-	size_t cap;
-	int64_t lo, hi; /* dense mode: key range */
+	int32_t *val;       /* dense mode: val[k - lo], -1 none; NULL in hash mode */
+	int64_t lo, hi;     /* dense mode: key range */
+	struct kp_hmap map; /* hash mode */
 };
 
 static void imap_init(struct imap *m, size_t n, int64_t lo, int64_t hi)
 {
 	memset(m, 0, sizeof(*m));
+	hmap_init(&m->map, HMAP_INT);
 	if (hi >= lo && (uint64_t)(hi - lo) < 4 * (uint64_t)n + 4096) {
 		m->lo = lo;
 		m->hi = hi;
@@ -125,54 +126,37 @@ static void imap_init(struct imap *m, size_t n, int64_t lo, int64_t hi)
 		memset(m->val, 0xff, ((size_t)(hi - lo) + 1) * sizeof(*m->val));
 		return;
 	}
-	m->cap = 16;
-	while (m->cap < n * 2 + 16)
-		m->cap *= 2;
-	m->key = xmalloc(m->cap * sizeof(*m->key));
-	m->val = xmalloc(m->cap * sizeof(*m->val));
-	memset(m->key, 0xff, m->cap * sizeof(*m->key));
-}
-
-static size_t imap_slot(const struct imap *m, int64_t k)
-{
-	uint64_t h = (uint64_t)k * 0x9E3779B97F4A7C15ull;
-	return (h ^ (h >> 29)) & (m->cap - 1);
+	hmap_reserve(&m->map, n);
 }
 
 /* first insertion wins */
 static void imap_put(struct imap *m, int64_t k, int32_t v)
 {
-	if (!m->key) {
+	if (m->val) {
 		if (k >= m->lo && k <= m->hi && m->val[k - m->lo] < 0)
 			m->val[k - m->lo] = v;
 		return;
 	}
-	size_t j = imap_slot(m, k);
-	while (m->key[j] != -1) {
-		if (m->key[j] == k)
-			return;
-		j = (j + 1) & (m->cap - 1);
-	}
-	m->key[j] = k;
-	m->val[j] = v;
+	int created;
+	struct kp_hmap_entry *e = hmap_put_int(&m->map, k, &created);
+	if (created)
+		e->val.i = v;
 }
 
 static int32_t imap_get(const struct imap *m, int64_t k)
 {
 	if (k < 0)
 		return -1;
-	if (!m->key)
+	if (m->val)
 		return k >= m->lo && k <= m->hi ? m->val[k - m->lo] : -1;
-	for (size_t j = imap_slot(m, k); m->key[j] != -1; j = (j + 1) & (m->cap - 1))
-		if (m->key[j] == k)
-			return m->val[j];
-	return -1;
+	const struct kp_hmap_entry *e = hmap_get_int(&m->map, k);
+	return e ? (int32_t)e->val.i : -1;
 }
 
 static void imap_free(struct imap *m)
 {
-	free(m->key);
 	free(m->val);
+	hmap_free(&m->map);
 }
 
 /* cudaGraphLaunch / cuGraphLaunch (any version suffix) */

@@ -87,6 +87,7 @@ struct loader {
 	size_t scratch_cap[2];
 	/* (pid, tid, pid_str, tid_str) bytes (copies in t->arena) -> index into t->threads */
 	struct kp_hmap threads;
+	int32_t last_thread;   /* index of the last thread_index() answer, -1 none */
 	/* B/E pairing: stack of open ops (index into t->ops) */
 	int32_t *open;
 	size_t nopen, capopen;
@@ -627,6 +628,12 @@ static int32_t thread_index(struct loader *L, int64_t pid, uint8_t pid_str, int6
 			    uint8_t tid_str)
 {
 	struct kp_trace *t = L->t;
+	/* runs of events on one thread are the rule: check the last answer first */
+	if (L->last_thread >= 0) {
+		const struct kp_thread *lt = &t->threads[L->last_thread];
+		if (lt->pid == pid && lt->tid == tid && lt->pid_str == pid_str && lt->tid_str == tid_str)
+			return L->last_thread;
+	}
 	struct { int64_t pid, tid; uint8_t pid_str, tid_str; } key;
 	memset(&key, 0, sizeof(key)); /* padding bytes take part in the key */
 	key.pid = pid;
@@ -636,7 +643,7 @@ static int32_t thread_index(struct loader *L, int64_t pid, uint8_t pid_str, int6
 	int created;
 	struct kp_hmap_entry *e = hmap_put_str(&L->threads, &key, sizeof(key), &created);
 	if (!created)
-		return (int32_t)e->val.i;
+		return L->last_thread = (int32_t)e->val.i;
 	e->key.ptr = memcpy(arena_alloc(&t->arena, sizeof(key)), &key, sizeof(key));
 	struct kp_thread *th = VEC_PUSH(t->threads, t->nthreads, t->capthreads);
 	th->pid = pid;
@@ -644,7 +651,7 @@ static int32_t thread_index(struct loader *L, int64_t pid, uint8_t pid_str, int6
 	th->pid_str = pid_str;
 	th->tid_str = tid_str;
 	e->val.i = (int64_t)t->nthreads - 1;
-	return (int32_t)e->val.i;
+	return L->last_thread = (int32_t)e->val.i;
 }
 
 /*
@@ -1316,6 +1323,7 @@ int trace_load(struct kp_trace *t, const char *path, const struct kp_load_opts *
 		return -1;
 	}
 	hmap_init(&L->threads, HMAP_STR);
+	L->last_thread = -1;
 	hmap_init(&L->names, HMAP_PTR);
 	hmap_init(&L->slots, HMAP_STR);
 	json_init(&L->p, read_cb, L, TRACE_JSON_WINDOW);

@@ -15,17 +15,15 @@ enum kp_hmap_kind {
 };
 
 /*
- * One slot.  hash == 0 marks it empty (stored hashes are never 0).  For HMAP_STR the map
- * keeps key.ptr as given: the bytes must live as long as the entry (the caller may point
- * key.ptr at an equal, longer-lived copy right after hmap_put created the entry).
+ * One entry.  For HMAP_STR the map keeps key.ptr as given: the bytes must live as long as
+ * the entry (the caller may point key.ptr at an equal, longer-lived copy right after
+ * hmap_put created the entry).
  */
 struct kp_hmap_entry {
-	uint64_t hash;
 	union {
 		const void *ptr;
 		int64_t i;
 	} key;
-	size_t len;                 /* HMAP_STR: key length in bytes */
 	union {
 		void *ptr;
 		int64_t i;
@@ -33,11 +31,17 @@ struct kp_hmap_entry {
 };
 
 /*
- * A map of one key kind.  Invariant: n * 2 <= cap (load at most 1/2); cap is 0 or a power
- * of two.  A zeroed struct is an empty HMAP_PTR map.  Free with hmap_free().
+ * A map of one key kind.  Invariants: n * 2 <= cap (load at most 1/2); cap is 0 or a power
+ * of two; hash[j] == 0 marks slot j empty (stored hashes are never 0), else ent[j] holds
+ * its entry.  Probing reads the 4-byte hashes and touches an entry only when they agree;
+ * entries are 16 bytes (string keys keep their lengths aside), so a lookup costs about two
+ * cache lines and tables of a million ids stay small.
+ * A zeroed struct is an empty HMAP_PTR map.  Free with hmap_free().
  */
 struct kp_hmap {
-	struct kp_hmap_entry *slot; /* malloc'ed, cap entries; NULL until the first put */
+	uint32_t *hash;             /* malloc'ed, cap hashes; NULL until the first put */
+	struct kp_hmap_entry *ent;  /* malloc'ed, cap entries (only those in use initialized) */
+	size_t *len;                /* HMAP_STR: key lengths, cap of them; NULL otherwise */
 	size_t cap, n;
 	enum kp_hmap_kind kind;
 };
@@ -67,8 +71,5 @@ struct kp_hmap_entry *hmap_get_str(const struct kp_hmap *m, const void *s, size_
  * Do not put while iterating.
  */
 struct kp_hmap_entry *hmap_next(const struct kp_hmap *m, const struct kp_hmap_entry *e);
-
-/* The hash of s[0..len) that HMAP_STR uses (never 0); strtab stores it with its strings. */
-uint64_t hmap_hash_bytes(const void *s, size_t len);
 
 #endif /* KPROF_HMAP_H */

@@ -283,6 +283,34 @@ static void links_in_linear_time(void **state)
 	}
 }
 
+/* ids far apart (hash mode, not the dense array): each kernel still finds its launch and op */
+static void sparse_ids_link_like_dense_ones(void **state)
+{
+	(void)state;
+	static const char text[] = "{\"traceEvents\":["
+		OP("aten::mm", 0, 10, 5)
+		LAUNCH(1, 5, 7)
+		OP("aten::add", 20, 10, 9000000000123)
+		LAUNCH(21, 9000000000123, 4000000000000)
+		OP("aten::mul", 40, 10, 77777777)
+		LAUNCH(41, 77777777, 123456789012)
+		KERNEL("k_mm", 100, 7)
+		KERNEL("k_add", 110, 4000000000000)
+		KERNEL("k_mul", 120, 123456789012)
+		KERNEL("k_orphan", 130, 99999999999)
+		END;
+	struct kp_trace t;
+	load_text(&t, text);
+	assert_int_equal(gpu_op(&t, "k_mm"), op_index(&t, "aten::mm", 0));
+	assert_int_equal(gpu_op(&t, "k_add"), op_index(&t, "aten::add", 0));
+	assert_int_equal(gpu_op(&t, "k_mul"), op_index(&t, "aten::mul", 0));
+	assert_int_equal(gpu_op(&t, "k_orphan"), -1);
+	for (size_t i = 0; i < t.ngpu; i++)
+		if (strcmp(t.gpu[i].name, "k_orphan"))
+			assert_true(t.gpu[i].launch >= 0);
+	trace_free(&t);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -309,6 +337,7 @@ int main(void)
 		cmocka_unit_test(b_e_nesting_is_an_explicit_parent),
 		cmocka_unit_test(model_level_outermost_primary_else_nearest_secondary),
 		cmocka_unit_test(links_in_linear_time),
+		cmocka_unit_test(sparse_ids_link_like_dense_ones),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
