@@ -21,6 +21,7 @@
 #include "kprof/opmodel.h"
 #include "kprof/strtab.h"
 #include "kprof/units.h"
+#include "kprof/utf8.h"
 
 struct op_info {
 	struct kp_cost cost;
@@ -581,7 +582,8 @@ int analyze_run(const struct kp_trace *t, const struct kp_analyze_opts *o, struc
 					int n = snprintf(buf, sizeof(buf), "%s %s %s%s%s", op->name,
 							 info->shape, dtype_name(info->cost.dtype),
 							 pn ? "/" : "", pn ? pn : "");
-					info->key = strtab_intern(&st, buf, n < (int)sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
+					size_t len = n < (int)sizeof(buf) ? (size_t)n : sizeof(buf) - 1;
+					info->key = strtab_intern(&st, buf, utf8_prefix(buf, len, len));
 				}
 				key = info->key;
 				name = op->name;

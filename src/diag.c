@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "kprof/arena.h"
+#include "kprof/utf8.h"
 
 int diag_error(struct kp_diag *d, int status, const char *fmt, ...)
 {
@@ -17,6 +18,7 @@ int diag_error(struct kp_diag *d, int status, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(d->msg, sizeof(d->msg), fmt, ap);
 	va_end(ap);
+	d->msg[utf8_prefix(d->msg, strlen(d->msg), sizeof(d->msg))] = '\0';
 	d->status = status;
 	return -1;
 }
@@ -54,6 +56,7 @@ void diag_warn_add(struct kp_warnings *w, const char *kind, const char *loc, con
 	va_start(ap, fmt);
 	vsnprintf(buf + n, sizeof(buf) - n, fmt, ap);
 	va_end(ap);
+	buf[utf8_prefix(buf, strlen(buf), sizeof(buf))] = '\0'; /* a cut name stays UTF-8 */
 	if (k->nshown < KP_WARN_SHOW) {
 		k->text_off[k->nshown] = n;
 		k->shown[k->nshown++] = xstrdup(buf);

@@ -19,6 +19,9 @@
 #include "kprof/json.h"
 #include "kprof/utf8.h"
 
+/* "%.*s" arguments: a name cut to at most 80 bytes, never inside a UTF-8 sequence */
+#define NAME80(s) (int)utf8_prefix((s), strlen(s), 80), (s)
+
 enum cat {
 	CAT_NONE = 0, /* absent */
 	CAT_SKIP,     /* a category kprof does not need */
@@ -908,21 +911,21 @@ static int parse_event(struct loader *L, int64_t off)
 		return 0;
 	}
 	if (e.ph == 'X' && !e.has_dur) {
-		warn_at(L, off, "events without 'dur'", "skipped event '%.80s' without 'dur'",
-			e.name ? e.name : "");
+		warn_at(L, off, "events without 'dur'", "skipped event '%.*s' without 'dur'",
+			NAME80(e.name ? e.name : ""));
 		return 0;
 	}
 	if (e.dur < 0) {
-		warn_at(L, off, "events with negative 'dur'", "event '%.80s' has negative 'dur'; taken as 0",
-			e.name ? e.name : "");
+		warn_at(L, off, "events with negative 'dur'", "event '%.*s' has negative 'dur'; taken as 0",
+			NAME80(e.name ? e.name : ""));
 		e.dur = 0;
 	}
 	if (!e.name)
 		e.name = strtab_intern(&t->strs, "(unnamed)", 9);
 	if (e.shapes_overflow && e.cat == CAT_OP && opmodel_class(e.name) != MODEL_NONE)
 		warn_at(L, off, "ops with too many shape slots",
-			"op '%.80s' records more than %d slots or %d dims; extra ones ignored",
-			e.name, MAX_SLOTS, MAX_DIMS);
+			"op '%.*s' records more than %d slots or %d dims; extra ones ignored",
+			NAME80(e.name), MAX_SLOTS, MAX_DIMS);
 
 	if (e.cat == CAT_OP && e.ph == 'X' && legacy_step(L, &e))
 		return 0;
@@ -1006,7 +1009,7 @@ static int parse_event(struct loader *L, int64_t off)
 			break;
 		if (e.dur == 0)
 			warn_at(L, off, "GPU events with zero 'dur'",
-				"GPU event '%.80s' has zero duration; kept, rates are N/A", e.name);
+				"GPU event '%.*s' has zero duration; kept, rates are N/A", NAME80(e.name));
 		struct kp_gpu *g = VEC_PUSH(t->gpu, t->ngpu, t->capgpu);
 		g->ts_ns = e.ts;
 		g->dur_ns = e.dur;

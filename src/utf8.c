@@ -89,3 +89,18 @@ size_t utf8_clean(const char *s, size_t len, char *out)
 	out[o] = '\0';
 	return o;
 }
+
+size_t utf8_prefix(const char *s, size_t len, size_t max)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n = len < max ? len : max;
+	/* the last sequence's lead byte: back over at most 3 continuation bytes */
+	size_t i = n;
+	while (i > 0 && n - i < 3 && (p[i - 1] & 0xC0) == 0x80)
+		i--;
+	if (i == 0 || (p[i - 1] & 0xC0) != 0xC0)
+		return n; /* ends in ASCII (or is not UTF-8 there: nothing to protect) */
+	unsigned lead = p[i - 1];
+	size_t need = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2;
+	return n - (i - 1) < need ? i - 1 : n;
+}

@@ -22,5 +22,11 @@ int utf8_is_clean(const char *s, size_t len);
  * it is NUL-terminated.  Returns the length written.
  */
 size_t utf8_clean(const char *s, size_t len, char *out);
+/*
+ * How many of the first min(@len, @max) bytes of @s to keep so the cut does not end inside
+ * a UTF-8 sequence (a trailing lead byte without all its continuation bytes is dropped):
+ * where to cut a clean name ("%.*s") or a message snprintf truncated, so it stays valid.
+ */
+size_t utf8_prefix(const char *s, size_t len, size_t max);
 
 #endif /* KPROF_UTF8_H */

@@ -13,7 +13,7 @@
  *
  * Checked beyond the sanitizers: a failed load is status 3 with a message that
  * names the file and says "error:" (JSON: FILE:LINE:COL; gzip: in 'FILE');
- * the json format parses as JSON; every format is valid UTF-8 without NUL;
+ * the json format parses as JSON; every format and every warning is valid UTF-8 without NUL;
  * rows have no negative times or counts and no NaN percentages.
  * Build and run: tests/fuzz/run.sh trace.
  */
@@ -96,6 +96,20 @@ static void check_json(const char *s, size_t n)
 	json_free(&p);
 }
 
+/* Every warning, as --warnings=all prints it, is valid UTF-8 too. */
+static void check_warnings(const struct kp_warnings *w)
+{
+	char *buf = NULL;
+	size_t n = 0;
+	FILE *mf = open_memstream(&buf, &n);
+	CHECK(mf);
+	diag_warn_print(w, WARN_ALL, "base", mf);
+	diag_warn_print(w, WARN_SUMMARY, NULL, mf);
+	fclose(mf);
+	CHECK(utf8_is_clean(buf, n));
+	free(buf);
+}
+
 static void check_report(const struct kp_report *r)
 {
 	for (size_t i = 0; i < r->nrows; i++) {
@@ -126,7 +140,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			fprintf(stderr, "fuzz-trace: bad failure: status %d: %s\n", d.status, d.msg);
 			abort();
 		}
-		diag_warn_print(&t.warn, devnull);
+		check_warnings(&t.warn);
 		trace_free(&t);
 		return 0;
 	}
@@ -162,9 +176,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fwrite(buf, 1, n, devnull);
 		free(buf);
 	}
-	diag_warn_print(&r.warn, devnull);
+	check_warnings(&r.warn);
 	analyze_free(&r);
-	diag_warn_print(&t.warn, devnull);
+	check_warnings(&t.warn);
 	trace_free(&t);
 	return 0;
 }

@@ -14,6 +14,7 @@
 
 #include "kprof/link.h"
 #include "kprof/trace.h"
+#include "kprof/utf8.h"
 
 static char tmpdir[] = "/tmp/kprof-test-trace-XXXXXX";
 
@@ -395,6 +396,31 @@ static void names_are_valid_utf8_and_keep_text_after_nul(void **state)
 	trace_free(&t);
 }
 
+/* fuzz-trace: a warning quoting the first 80 bytes of a name cut a U+FFFD in two */
+static void warnings_cut_names_between_utf8_sequences(void **state)
+{
+	(void)state;
+	char text[512];
+	char name[200] = "";
+	for (int i = 0; i < 40; i++)
+		strcat(name, "\xff"); /* 40 x U+FFFD = 120 bytes once cleaned */
+	snprintf(text, sizeof(text), "{\"traceEvents\":[{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"%s\",\"ts\":1}]}",
+		 name);
+	struct kp_trace t;
+	struct kp_diag d;
+	assert_int_equal(load_text(&t, text, 0, &d), 0);
+	assert_int_equal(diag_warn_total(&t.warn), 1);
+	const char *w = t.warn.k[0].shown[0];
+	assert_int_equal(utf8_is_clean(w, strlen(w)), 1);
+	/* 26 whole replacement characters (78 bytes) fit in 80 */
+	char want[200] = "warning: skipped event '";
+	for (int i = 0; i < 26; i++)
+		strcat(want, "\xef\xbf\xbd");
+	strcat(want, "' without 'dur'");
+	assert_non_null(strstr(w, want));
+	trace_free(&t);
+}
+
 /* A gzip file of @text cut to @keep bytes. */
 static const char *write_cut_gz(const char *text, size_t keep)
 {
@@ -501,6 +527,7 @@ int main(void)
 		cmocka_unit_test(malformed_events_are_counted_warned_and_refused_under_strict),
 		cmocka_unit_test(names_are_valid_utf8_and_keep_text_after_nul),
 		cmocka_unit_test(a_cut_gzip_trace_keeps_its_complete_events),
+		cmocka_unit_test(warnings_cut_names_between_utf8_sequences),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -71,12 +71,27 @@ static void utf8_finds_a_bad_byte_at_any_position_of_a_long_name(void **state)
 		}
 }
 
+static void utf8_prefix_never_cuts_inside_a_sequence(void **state)
+{
+	(void)state;
+	const char *s = "ab\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80z"; /* a b e-acute euro emoji z */
+	size_t len = strlen(s);
+	static const size_t want[] = { 0, 1, 2, 2, 4, 4, 4, 7, 7, 7, 7, 11, 12 };
+	for (size_t max = 0; max <= len; max++)
+		assert_int_equal(utf8_prefix(s, len, max), want[max]);
+	assert_int_equal(utf8_prefix(s, len, 100), len);
+	/* a string snprintf cut after a lead byte */
+	assert_int_equal(utf8_prefix("x\xe2\x82", 3, 3), 1);
+	assert_int_equal(utf8_prefix("x\xc3", 2, 99), 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(utf8_keeps_valid_text_unchanged),
 		cmocka_unit_test(utf8_replaces_each_invalid_byte_and_nul),
 		cmocka_unit_test(utf8_finds_a_bad_byte_at_any_position_of_a_long_name),
+		cmocka_unit_test(utf8_prefix_never_cuts_inside_a_sequence),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
