@@ -16,6 +16,7 @@
 #include <strings.h>
 
 #include "kprof/dtype.h"
+#include "kprof/hmap.h"
 #include "kprof/fwdbwd.h"
 #include "kprof/kernrole.h"
 #include "kprof/opmodel.h"
@@ -38,47 +39,14 @@ struct op_info {
 	const char *key;         /* op-shape key */
 };
 
-struct rowmap {
-	const void **key;
-	int32_t *val;
-	size_t cap, n;
-};
-
-static size_t ptr_hash(const void *p, size_t cap)
+/* The value of an interned pointer key (hmap), -1 when first seen. */
+static int64_t *rowmap_slot(struct kp_hmap *m, const void *key)
 {
-	uint64_t h = (uint64_t)(uintptr_t)p * 0x9E3779B97F4A7C15ull;
-	return (h ^ (h >> 32)) & (cap - 1);
-}
-
-static int32_t *rowmap_slot(struct rowmap *m, const void *key)
-{
-	if ((m->n + 1) * 2 > m->cap) {
-		size_t cap = m->cap ? m->cap * 2 : 256;
-		const void **k = xcalloc(cap, sizeof(*k));
-		int32_t *v = xmalloc(cap * sizeof(*v));
-		for (size_t i = 0; i < m->cap; i++)
-			if (m->key[i]) {
-				size_t j = ptr_hash(m->key[i], cap);
-				while (k[j])
-					j = (j + 1) & (cap - 1);
-				k[j] = m->key[i];
-				v[j] = m->val[i];
-			}
-		free(m->key);
-		free(m->val);
-		m->key = k;
-		m->val = v;
-		m->cap = cap;
-	}
-	size_t j = ptr_hash(key, m->cap);
-	while (m->key[j] && m->key[j] != key)
-		j = (j + 1) & (m->cap - 1);
-	if (!m->key[j]) {
-		m->key[j] = key;
-		m->val[j] = -1;
-		m->n++;
-	}
-	return &m->val[j];
+	int created;
+	struct kp_hmap_entry *e = hmap_put_ptr(m, key, &created);
+	if (created)
+		e->val.i = -1;
+	return &e->val.i;
 }
 
 static const char unlinked_name[] = "(unlinked)";
@@ -354,11 +322,11 @@ static void measured_rows(const struct kp_trace *t, struct kp_report *r)
 {
 	if (!t->nranges)
 		return;
-	struct rowmap map = { 0 };
+	struct kp_hmap map = { 0 };
 	r->mrows = xcalloc(t->nranges, sizeof(*r->mrows));
 	for (size_t i = 0; i < t->nranges; i++) {
 		const struct kp_range *rg = &t->ranges[i];
-		int32_t *slot = rowmap_slot(&map, rg->name);
+		int64_t *slot = rowmap_slot(&map, rg->name);
 		if (*slot < 0) {
 			struct kp_mrow *m = &r->mrows[r->nmrows];
 			m->name = rg->name;
@@ -373,8 +341,7 @@ static void measured_rows(const struct kp_trace *t, struct kp_report *r)
 				m->flops[k] = INT64_MAX;
 	}
 	qsort(r->mrows, r->nmrows, sizeof(*r->mrows), cmp_mrow);
-	free(map.key);
-	free(map.val);
+	hmap_free(&map);
 }
 
 /* ---- --group-by annotation ---- */
@@ -491,7 +458,7 @@ int analyze_run(const struct kp_trace *t, const struct kp_analyze_opts *o, struc
 	for (size_t i = 0; i < noi; i++)
 		oi[i].row_added = oi[i].row_seen = -1;
 	/* pass 1: per op, kernel time (math and data movement) and the TF32 hint */
-	struct rowmap tf32s = { 0 }, roles = { 0 };
+	struct kp_hmap tf32s = { 0 }, roles = { 0 };
 	uint8_t *role = xcalloc(t->ngpu + 1, 1);
 	for (size_t i = 0; i < t->ngpu; i++) {
 		const struct kp_gpu *g = &t->gpu[i];
@@ -499,7 +466,7 @@ int analyze_run(const struct kp_trace *t, const struct kp_analyze_opts *o, struc
 			continue;
 		struct op_info *info = &oi[oidx[g->op]];
 		info->kernel_ns += g->dur_ns;
-		int32_t *rl = rowmap_slot(&roles, g->name);
+		int64_t *rl = rowmap_slot(&roles, g->name);
 		if (*rl < 0)
 			*rl = (int32_t)kernrole_of(g->name);
 		role[i] = (uint8_t)*rl;
@@ -509,18 +476,16 @@ int analyze_run(const struct kp_trace *t, const struct kp_analyze_opts *o, struc
 			info->move_ns += g->dur_ns;
 		if (!info->tf32) {
 			/* names are interned: test each distinct kernel name once */
-			int32_t *hint = rowmap_slot(&tf32s, g->name);
+			int64_t *hint = rowmap_slot(&tf32s, g->name);
 			if (*hint < 0)
 				*hint = has_tf32(g->name);
 			info->tf32 = *hint;
 		}
 	}
-	free(tf32s.key);
-	free(tf32s.val);
-	free(roles.key);
-	free(roles.val);
+	hmap_free(&tf32s);
+	hmap_free(&roles);
 
-	struct rowmap map = { 0 }, nomodel = { 0 };
+	struct kp_hmap map = { 0 }, nomodel = { 0 };
 	size_t caprows = 0;
 	int64_t tot_flops = -1, tot_bytes = -1;
 	int64_t t_first = INT64_MAX, t_last = INT64_MIN;
@@ -598,7 +563,7 @@ int analyze_run(const struct kp_trace *t, const struct kp_analyze_opts *o, struc
 			key = name = op ? op->name : unlinked_name;
 			break;
 		}
-		int32_t *slot = rowmap_slot(&map, key);
+		int64_t *slot = rowmap_slot(&map, key);
 		if (*slot < 0) {
 			if (r->nrows == caprows) {
 				caprows = caprows ? caprows * 2 : 64;
@@ -732,7 +697,7 @@ int analyze_run(const struct kp_trace *t, const struct kp_analyze_opts *o, struc
 		else {
 			r->tot.unmodelled_ns += g->dur_ns;
 			/* distinct kernel names per reason (names are interned) */
-			int32_t *seen = rowmap_slot(&nomodel, g->name);
+			int64_t *seen = rowmap_slot(&nomodel, g->name);
 			if (*seen < 0 || !(*seen & (1 << why))) {
 				*seen = (*seen < 0 ? 0 : *seen) | 1 << why;
 				r->tot.nomodel_kernels[why]++;
@@ -823,10 +788,8 @@ int analyze_run(const struct kp_trace *t, const struct kp_analyze_opts *o, struc
 		if (!isfinite(row->flops_per_s) || !isfinite(row->bytes_per_s))
 			row->flops_per_s = row->bytes_per_s = -1;
 	}
-	free(map.key);
-	free(map.val);
-	free(nomodel.key);
-	free(nomodel.val);
+	hmap_free(&map);
+	hmap_free(&nomodel);
 	measured_rows(t, r);
 	free(oi);
 	free(oidx);
