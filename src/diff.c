@@ -11,9 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <uthash.h>
 
 #include "kprof/devdb.h"
+#include "kprof/hmap.h"
 #include "kprof/link.h"
 #include "kprof/trace.h"
 #include "kprof/units.h"
@@ -214,11 +214,6 @@ const char *diff_row_key(struct kp_arena *a, const struct kp_row *row, const str
 
 /* ---- join ---- */
 
-struct ent {
-	const char *key;
-	size_t idx;
-	UT_hash_handle hh;
-};
 
 struct side_acc {
 	int64_t raw_ns, flops;
@@ -256,17 +251,18 @@ static void acc_row(struct kp_arena *a, struct side_acc *s, const struct kp_row 
 }
 
 struct join {
-	struct ent *map;
+	struct kp_hmap map;  /* HMAP_STR: key -> index into jr */
 	struct join_row *jr;
 	size_t n, cap;
 };
 
-static struct join_row *join_find(struct kp_diff *d, struct join *j, const char *key)
+static struct join_row *join_find(struct join *j, const char *key)
 {
-	struct ent *e;
-	HASH_FIND_STR(j->map, key, e);
-	if (e)
-		return &j->jr[e->idx];
+	int created;
+	struct kp_hmap_entry *e = hmap_put_str(&j->map, key, strlen(key), &created);
+	if (!created)
+		return &j->jr[e->val.i];
+	e->val.i = (int64_t)j->n;
 	if (j->n == j->cap) {
 		j->cap = j->cap ? j->cap * 2 : 64;
 		j->jr = xrealloc(j->jr, j->cap * sizeof(*j->jr));
@@ -275,10 +271,7 @@ static struct join_row *join_find(struct kp_diff *d, struct join *j, const char 
 	memset(r, 0, sizeof(*r));
 	r->key = key;
 	r->side[0].flops = r->side[1].flops = -1;
-	e = arena_zalloc(&d->arena, sizeof(*e));
-	e->key = key;
-	e->idx = j->n++;
-	HASH_ADD_KEYPTR(hh, j->map, e->key, strlen(e->key), e);
+	j->n++;
 	return r;
 }
 
@@ -288,7 +281,7 @@ static void add_side(struct kp_diff *d, struct join *j, const struct kp_row *row
 	for (size_t i = 0; i < n; i++) {
 		const char *group;
 		const char *key = diff_row_key(&d->arena, &rows[i], &d->opts, &group);
-		struct join_row *r = join_find(d, j, key);
+		struct join_row *r = join_find(j, key);
 		if (!r->group) {
 			r->group = group;
 			r->name = d->opts.key == GROUP_OP ? rows[i].name : key;
@@ -318,8 +311,11 @@ static int cmp_leftover(const void *a, const void *b, void *arg)
  */
 static void pair_leftovers(struct kp_diff *d, struct join *j)
 {
-	struct ent *groups = NULL, *e, *tmp;
+	struct kp_hmap groups;        /* group -> leftovers in it */
+	const char **gkey = xmalloc((j->n + 1) * sizeof(*gkey)); /* groups, first seen first */
+	size_t ngroups = 0;
 	size_t *idx = xmalloc((j->n + 1) * sizeof(*idx));
+	size_t *b = xmalloc((j->n + 1) * sizeof(*b)), *nw = xmalloc((j->n + 1) * sizeof(*nw));
 	size_t nidx = 0;
 	for (size_t i = 0; i < j->n; i++) {
 		const struct join_row *r = &j->jr[i];
@@ -327,30 +323,27 @@ static void pair_leftovers(struct kp_diff *d, struct join *j)
 			idx[nidx++] = i;
 	}
 	/* one bucket per group: the leftovers' indices, sorted by group, then by cmp_leftover */
+	hmap_init(&groups, HMAP_STR);
 	for (size_t i = 0; i < nidx; i++) {
 		const char *g = j->jr[idx[i]].group;
-		HASH_FIND_STR(groups, g, e);
-		if (!e) {
-			e = arena_zalloc(&d->arena, sizeof(*e));
-			e->key = g;
-			e->idx = 0;
-			HASH_ADD_KEYPTR(hh, groups, e->key, strlen(e->key), e);
-		}
-		e->idx++;
+		int created;
+		struct kp_hmap_entry *e = hmap_put_str(&groups, g, strlen(g), &created);
+		if (created)
+			gkey[ngroups++] = g;
+		e->val.i++;
 	}
-	HASH_ITER(hh, groups, e, tmp) {
-		if (e->idx < 2) {
-			HASH_DEL(groups, e);
+	for (size_t gi = 0; gi < ngroups; gi++) {
+		const char *g = gkey[gi];
+		if (hmap_get_str(&groups, g, strlen(g))->val.i < 2)
 			continue;
-		}
-		size_t b[64], nw[64], nb = 0, nn = 0;
+		size_t nb = 0, nn = 0;
 		for (size_t i = 0; i < nidx; i++) {
 			const struct join_row *r = &j->jr[idx[i]];
-			if (strcmp(r->group, e->key))
+			if (strcmp(r->group, g))
 				continue;
-			if (r->side[0].has && nb < 64)
+			if (r->side[0].has)
 				b[nb++] = idx[i];
-			else if (r->side[1].has && nn < 64)
+			else if (r->side[1].has)
 				nw[nn++] = idx[i];
 		}
 		qsort_r(b, nb, sizeof(*b), cmp_leftover, j->jr);
@@ -364,9 +357,12 @@ static void pair_leftovers(struct kp_diff *d, struct join *j)
 			snprintf(buf, sizeof(buf), "%s->%s", x->label, y->label);
 			x->key = x->name = join3(&d->arena, x->group, " ", buf);
 		}
-		HASH_DEL(groups, e);
 	}
+	hmap_free(&groups);
+	free(gkey);
 	free(idx);
+	free(b);
+	free(nw);
 }
 
 static int64_t div_ns(int64_t ns, double div)
@@ -428,11 +424,10 @@ int diff_join(struct kp_diff *d, const struct kp_row *brows, size_t nb, const st
 	d->sum.noise_steps = noise;
 
 	struct join j = { 0 };
-	struct ent *e, *tmp;
+	hmap_init(&j.map, HMAP_STR);
 	add_side(d, &j, brows, nb, 0, d->opts.base_steps, &d->base.nkeys);
 	add_side(d, &j, nrows, nn, 1, d->opts.new_steps, &d->new.nkeys);
-	HASH_ITER(hh, j.map, e, tmp)
-		HASH_DEL(j.map, e);
+	hmap_free(&j.map);
 	if (d->opts.key == GROUP_OP_SHAPE)
 		pair_leftovers(d, &j);
 
