@@ -123,6 +123,12 @@ $(O)/shim/%.o: capture/%.c $(wildcard capture/*.h) Makefile
 	@mkdir -p $(dir $@)
 	$(call quiet,CC,$<)$(CC) $(CFLAGS_BASE) -O2 -g $(EXTRA_CFLAGS) -fPIC -fvisibility=hidden \
 	  -isystem $(CUDA_HOME)/include -DKPROF_SHIM -Icapture -c -o $@ $<
+# test-shim: kprof-shim.so against a fake libcublas.so.13 (tests/unit/fake/)
+$(O)/tests/test-shim: $(O)/kprof-shim.so $(O)/tests/fake/libcublas.so.13
+$(O)/tests/fake/libcublas.so.13: tests/unit/fake/fake-cublas.c Makefile
+	@mkdir -p $(dir $@)
+	$(call quiet,CC,$<)$(CC) $(CFLAGS_BASE) -O2 -fPIC -shared -Wl,-soname,libcublas.so.13 -o $@ $<
+
 # tests/gpu/gemm_prog, conv_prog: plain CUDA programs calling cuBLAS / cuBLASLt and cuDNN
 # (tests/gpu/capture_any.sh)
 all: $(O)/gemm_prog $(O)/conv_prog
