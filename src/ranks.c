@@ -357,9 +357,13 @@ static void order_ranks(struct kp_ranks *rs)
 	int64_t ws = rs->n ? rs->r[0].world_size : -1;
 	for (size_t i = 1; i < rs->n; i++)
 		if (rs->r[i].world_size != ws) {
-			diag_warn_add(&rs->warn, "world sizes differ", rs->r[i].file,
-				 "'%s' has world size %" PRId64 ", '%s' %" PRId64, rs->r[0].file, ws,
-				 rs->r[i].file, rs->r[i].world_size);
+			char a[32] = "no world size", b[32] = "no world size";
+			if (ws > 0)
+				snprintf(a, sizeof(a), "world size %" PRId64, ws);
+			if (rs->r[i].world_size > 0)
+				snprintf(b, sizeof(b), "world size %" PRId64, rs->r[i].world_size);
+			diag_warn_add(&rs->warn, "world sizes differ", rs->r[i].file, "'%s' has %s, '%s' %s",
+				      rs->r[0].file, a, rs->r[i].file, b);
 			break;
 		}
 	if (ws > 0 && (int64_t)rs->n < ws)
