@@ -89,7 +89,8 @@ void hmap_reserve(struct kp_hmap *m, size_t n)
 		rehash(m, cap);
 }
 
-static inline __attribute__((always_inline)) int same_key(const struct kp_hmap *m, size_t j, const void *p, int64_t i, size_t len)
+static inline __attribute__((always_inline)) int same_key(const struct kp_hmap *m, size_t j,
+							  const void *p, int64_t i, size_t len)
 {
 	switch (m->kind) {
 	case HMAP_PTR:
@@ -104,7 +105,7 @@ static inline __attribute__((always_inline)) int same_key(const struct kp_hmap *
 
 /* The slot of the key, or the empty slot where it would go. */
 static inline __attribute__((always_inline)) size_t find(const struct kp_hmap *m, uint32_t h,
-							   const void *p, int64_t i, size_t len)
+							 const void *p, int64_t i, size_t len)
 {
 	size_t j = h & (m->cap - 1);
 	while (m->hash[j] && (m->hash[j] != h || !same_key(m, j, p, i, len)))

@@ -27,7 +27,7 @@ struct kp_hmap_entry {
 	union {
 		void *ptr;
 		int64_t i;
-	} val;                      /* zero when created */
+	} val; /* zero when created */
 };
 
 /*
@@ -39,9 +39,9 @@ struct kp_hmap_entry {
  * A zeroed struct is an empty HMAP_PTR map.  Free with hmap_free().
  */
 struct kp_hmap {
-	uint32_t *hash;             /* malloc'ed, cap hashes; NULL until the first put */
-	struct kp_hmap_entry *ent;  /* malloc'ed, cap entries (only those in use initialized) */
-	size_t *len;                /* HMAP_STR: key lengths, cap of them; NULL otherwise */
+	uint32_t *hash;            /* malloc'ed, cap hashes; NULL until the first put */
+	struct kp_hmap_entry *ent; /* malloc'ed, cap entries (only those in use initialized) */
+	size_t *len;               /* HMAP_STR: key lengths, cap of them; NULL otherwise */
 	size_t cap, n;
 	enum kp_hmap_kind kind;
 };
