@@ -1,0 +1,122 @@
+/*
+ * test-jsonw.c — the JSON writer: commas and layout placed by the writer, escaping, and
+ * shortest round-trip doubles.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "kprof/jsonw.h"
+
+struct out {
+	char *buf;
+	size_t len;
+	FILE *fp;
+};
+
+static void out_open(struct out *o)
+{
+	o->buf = NULL;
+	o->len = 0;
+	o->fp = open_memstream(&o->buf, &o->len);
+	assert_non_null(o->fp);
+}
+
+static char *out_close(struct out *o)
+{
+	fclose(o->fp);
+	return o->buf;
+}
+
+static void commas_and_lines_are_placed_by_the_writer(void **state)
+{
+	(void)state;
+	struct out o;
+	struct kp_jw jw;
+	out_open(&o);
+	jw_init(&jw, o.fp);
+	jw_object_begin(&jw, NULL, 1);
+	jw_string(&jw, "name", "aten::mm");
+	jw_array_begin(&jw, "dims", 0);
+	jw_int(&jw, NULL, 1024);
+	jw_int(&jw, NULL, -1);
+	jw_end(&jw);
+	jw_object_begin(&jw, "empty", 1);
+	jw_end(&jw);
+	jw_array_begin(&jw, "rows", 1);
+	jw_object_begin(&jw, NULL, 0);
+	jw_bool(&jw, "ok", 1);
+	jw_null(&jw, "flops");
+	jw_end(&jw);
+	jw_end(&jw);
+	jw_end(&jw);
+	char *s = out_close(&o);
+	assert_string_equal(s, "{\n"
+			       "  \"name\": \"aten::mm\",\n"
+			       "  \"dims\": [1024, -1],\n"
+			       "  \"empty\": {},\n"
+			       "  \"rows\": [\n"
+			       "    {\"ok\": true, \"flops\": null}\n"
+			       "  ]\n"
+			       "}");
+	free(s);
+}
+
+static void strings_escape_quotes_backslashes_and_control_bytes(void **state)
+{
+	(void)state;
+	struct out o;
+	out_open(&o);
+	jw_put_string(o.fp, "a\"b\\c\nd\te\r\x01\x1f \xc3\xa9");
+	jw_put_string(o.fp, NULL);
+	char *s = out_close(&o);
+	/* UTF-8 passes through as bytes; only what RFC 8259 requires is escaped */
+	assert_string_equal(s, "\"a\\\"b\\\\c\\nd\\te\\r\\u0001\\u001f \xc3\xa9\"null");
+	free(s);
+}
+
+static void doubles_are_the_shortest_text_that_reads_back(void **state)
+{
+	(void)state;
+	char buf[40];
+	assert_string_equal(jw_format_double(buf, sizeof(buf), 47.848680568750993), "47.84868056875099");
+	assert_string_equal(jw_format_double(buf, sizeof(buf), 0.1), "0.1");
+	assert_string_equal(jw_format_double(buf, sizeof(buf), 1.5e-9), "1.5e-09");
+	assert_string_equal(jw_format_double(buf, sizeof(buf), 989400000000000.0), "989400000000000");
+	assert_string_equal(jw_format_double(buf, sizeof(buf), -3.0), "-3");
+	/* integers at 2^53 and beyond are printed with %g, never rounded to another integer */
+	double big = 9007199254740993.0 * 4;
+	assert_true(strtod(jw_format_double(buf, sizeof(buf), big), NULL) == big);
+	for (double v = 1e-12; v < 1e12; v *= 7.31)
+		assert_true(strtod(jw_format_double(buf, sizeof(buf), v), NULL) == v);
+
+	/* not finite: null */
+	struct out o;
+	struct kp_jw jw;
+	out_open(&o);
+	jw_init(&jw, o.fp);
+	jw_array_begin(&jw, NULL, 0);
+	jw_double(&jw, NULL, NAN);
+	jw_double(&jw, NULL, INFINITY);
+	jw_double(&jw, NULL, 0.25);
+	jw_end(&jw);
+	char *s = out_close(&o);
+	assert_string_equal(s, "[null, null, 0.25]");
+	free(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(commas_and_lines_are_placed_by_the_writer),
+		cmocka_unit_test(strings_escape_quotes_backslashes_and_control_bytes),
+		cmocka_unit_test(doubles_are_the_shortest_text_that_reads_back),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
