@@ -336,38 +336,54 @@ static void inherit(struct kp_device *dv, const struct kp_device *base)
 	dv->match_sms = 0;
 }
 
-static int set_key(struct parser *p, const char *key, size_t klen, const char *val, size_t vlen)
+/* 'cc = MAJOR.MINOR', both small integers */
+static int parse_cc(struct parser *p, const char *val, size_t vlen)
 {
 	struct kp_device *dv = p->cur;
-	int k = -1;
-	enum kp_prec prec = PREC_NONE;
-	if (!dv)
-		return perr(p, "'%.*s' before the first [entry]", (int)klen, key);
-	for (int i = 0; key_names[i]; i++)
-		if (strlen(key_names[i]) == klen && !memcmp(key, key_names[i], klen))
-			k = i;
-	if (k < 0 && klen > 5 && !memcmp(key, "peak.", 5)) {
-		for (int i = 0; i < PREC_N; i++)
-			if (strlen(prec_keys[i]) == klen - 5 && !memcmp(key + 5, prec_keys[i], klen - 5))
-				prec = (enum kp_prec)i;
-		if (prec == PREC_NONE)
-			return perr(p,
-				    "unknown precision '%.*s' in [%s] (valid: fp64, fp32, tf32, "
-				    "bf16, fp16, fp8, int8)",
-				    (int)(klen - 5), key + 5, dv->name);
-		k = K_PEAK + prec;
-	}
-	if (k < 0)
-		return perr(p, "unknown key '%.*s' in [%s]", (int)klen, key, dv->name);
-	if (k != K_SOURCE && (p->set & (1ul << k)))
-		return perr(p, "duplicate key '%.*s' in [%s]", (int)klen, key, dv->name);
-	if (k == K_BASE && p->set)
-		return perr(p, "'base' must be the first key in [%s]", dv->name);
-	int first_source = k == K_SOURCE && !(p->set & (1ul << K_SOURCE));
-	p->set |= 1ul << k;
-	if (!vlen && k != K_SOURCE)
-		return perr(p, "empty value for '%.*s' in [%s]", (int)klen, key, dv->name);
+	unsigned maj = 0, min = 0;
+	size_t i = 0;
+	while (i < vlen && val[i] >= '0' && val[i] <= '9' && maj < 1000)
+		maj = maj * 10 + (unsigned)(val[i++] - '0');
+	size_t dot = i;
+	if (i < vlen && val[i] == '.')
+		i++;
+	size_t m0 = i;
+	while (i < vlen && val[i] >= '0' && val[i] <= '9' && min < 1000)
+		min = min * 10 + (unsigned)(val[i++] - '0');
+	if (dot == 0 || dot == vlen || val[dot] != '.' || m0 == i || i != vlen || maj < 1 ||
+	    maj >= 1000 || min >= 1000)
+		return perr(p, "bad value '%.*s' for 'cc' in [%s] (want MAJOR.MINOR, e.g. 9.0)",
+			    (int)vlen, val, dv->name);
+	dv->cc_major = (int)maj;
+	dv->cc_minor = (int)min;
+	return 0;
+}
 
+/* Repeated 'source' lines append; the first one replaces an inherited source. */
+static int set_source(struct parser *p, const char *val, size_t vlen, int first_source)
+{
+	struct kp_device *dv = p->cur;
+	if (!vlen)
+		return perr(p, "empty value for 'source' in [%s]", dv->name);
+	if (first_source || !dv->source) {
+		dv->source = arena_strndup(&p->db->arena, val, vlen);
+	} else {
+		size_t old = strlen(dv->source);
+		char *s = arena_alloc(&p->db->arena, old + 2 + vlen + 1);
+		memcpy(s, dv->source, old);
+		memcpy(s + old, "; ", 2);
+		memcpy(s + old + 2, val, vlen);
+		s[old + 2 + vlen] = '\0';
+		dv->source = s;
+	}
+	return 0;
+}
+
+/* The value of key @k (enum above; K_PEAK + @prec for peaks) of the current entry. */
+static int set_value(struct parser *p, int k, enum kp_prec prec, const char *val, size_t vlen,
+		     int first_source)
+{
+	struct kp_device *dv = p->cur;
 	double v = 0;
 	const char *flag = NULL;
 	switch (k) {
@@ -427,26 +443,8 @@ static int set_key(struct parser *p, const char *key, size_t klen, const char *v
 		dv->bus_bits = (int)v;
 		dv->bus_flag = flag;
 		return 0;
-	case K_CC: {
-		/* MAJOR.MINOR, both small integers */
-		unsigned maj = 0, min = 0;
-		size_t i = 0;
-		while (i < vlen && val[i] >= '0' && val[i] <= '9' && maj < 1000)
-			maj = maj * 10 + (unsigned)(val[i++] - '0');
-		size_t dot = i;
-		if (i < vlen && val[i] == '.')
-			i++;
-		size_t m0 = i;
-		while (i < vlen && val[i] >= '0' && val[i] <= '9' && min < 1000)
-			min = min * 10 + (unsigned)(val[i++] - '0');
-		if (dot == 0 || dot == vlen || val[dot] != '.' || m0 == i || i != vlen || maj < 1 ||
-		    maj >= 1000 || min >= 1000)
-			return perr(p, "bad value '%.*s' for 'cc' in [%s] (want MAJOR.MINOR, e.g. 9.0)",
-				    (int)vlen, val, dv->name);
-		dv->cc_major = (int)maj;
-		dv->cc_minor = (int)min;
-		return 0;
-	}
+	case K_CC:
+		return parse_cc(p, val, vlen);
 	case K_NOSCALE:
 		if (ieq(val, vlen, "yes", 3))
 			dv->no_clock_scaling = 1;
@@ -469,26 +467,45 @@ static int set_key(struct parser *p, const char *key, size_t klen, const char *v
 		if (!(dv->confidence = flag_lookup(val, vlen)))
 			return bad_flag(p, val, vlen);
 		return 0;
-	case K_SOURCE: {
-		if (!vlen)
-			return perr(p, "empty value for 'source' in [%s]", dv->name);
-		/* repeated 'source' lines append; the first one replaces an inherited source */
-		if (first_source || !dv->source) {
-			dv->source = arena_strndup(&p->db->arena, val, vlen);
-		} else {
-			size_t old = strlen(dv->source);
-			char *s = arena_alloc(&p->db->arena, old + 2 + vlen + 1);
-			memcpy(s, dv->source, old);
-			memcpy(s + old, "; ", 2);
-			memcpy(s + old + 2, val, vlen);
-			s[old + 2 + vlen] = '\0';
-			dv->source = s;
-		}
-		return 0;
-	}
+	case K_SOURCE:
+		return set_source(p, val, vlen, first_source);
 	default:
 		return parse_peak(p, prec, val, vlen);
 	}
+}
+
+static int set_key(struct parser *p, const char *key, size_t klen, const char *val, size_t vlen)
+{
+	struct kp_device *dv = p->cur;
+	int k = -1;
+	enum kp_prec prec = PREC_NONE;
+	if (!dv)
+		return perr(p, "'%.*s' before the first [entry]", (int)klen, key);
+	for (int i = 0; key_names[i]; i++)
+		if (strlen(key_names[i]) == klen && !memcmp(key, key_names[i], klen))
+			k = i;
+	if (k < 0 && klen > 5 && !memcmp(key, "peak.", 5)) {
+		for (int i = 0; i < PREC_N; i++)
+			if (strlen(prec_keys[i]) == klen - 5 && !memcmp(key + 5, prec_keys[i], klen - 5))
+				prec = (enum kp_prec)i;
+		if (prec == PREC_NONE)
+			return perr(p,
+				    "unknown precision '%.*s' in [%s] (valid: fp64, fp32, tf32, "
+				    "bf16, fp16, fp8, int8)",
+				    (int)(klen - 5), key + 5, dv->name);
+		k = K_PEAK + prec;
+	}
+	if (k < 0)
+		return perr(p, "unknown key '%.*s' in [%s]", (int)klen, key, dv->name);
+	if (k != K_SOURCE && (p->set & (1ul << k)))
+		return perr(p, "duplicate key '%.*s' in [%s]", (int)klen, key, dv->name);
+	if (k == K_BASE && p->set)
+		return perr(p, "'base' must be the first key in [%s]", dv->name);
+	int first_source = k == K_SOURCE && !(p->set & (1ul << K_SOURCE));
+	p->set |= 1ul << k;
+	if (!vlen && k != K_SOURCE)
+		return perr(p, "empty value for '%.*s' in [%s]", (int)klen, key, dv->name);
+	return set_value(p, k, prec, val, vlen, first_source);
 }
 
 static const char *weaker(const char *f, const char *cap)
