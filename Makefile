@@ -182,6 +182,13 @@ $(O)/tests/xmlcheck: tests/tools/xmlcheck.c
 html: $(O)/kprof $(O)/tests/xmlcheck
 	$(Q)KPROF=$(abspath $(O)/kprof) XMLCHECK=$(abspath $(O)/tests/xmlcheck) tests/html/check.sh
 
+$(O)/tests/augcheck: tests/tools/augcheck.c
+	@mkdir -p $(dir $@)
+	$(call quiet,CC,$<)$(CC) $(CFLAGS) -o $@ $< $(LDASAN)
+
+augment: $(O)/kprof $(O)/tests/augcheck
+	$(Q)KPROF=$(abspath $(O)/kprof) AUGCHECK=$(abspath $(O)/tests/augcheck) tests/augment/check.sh
+
 # the pages in a headless browser (Debian chromium, installed here when missing)
 check-html: $(O)/kprof $(O)/tests/xmlcheck
 	$(Q)KPROF=$(abspath $(O)/kprof) XMLCHECK=$(abspath $(O)/tests/xmlcheck) tests/html/browser.sh
@@ -194,7 +201,7 @@ hdrcheck:
 check-man:
 	$(Q)for m in man/*.1; do groff -man -ww -z $$m 2>&1 | grep . && exit 1; done; true
 
-check: all unit golden html hdrcheck
+check: all unit golden html augment hdrcheck
 
 deps:
 	$(Q)scripts/install-deps.sh
@@ -219,5 +226,5 @@ endif
 clean:
 	rm -rf $(O)
 
-.PHONY: deps demo all unit golden golden-update html check-html hdrcheck check check-man man install clean
+.PHONY: deps demo all unit golden golden-update html augment check-html hdrcheck check check-man man install clean
 .SUFFIXES:

@@ -680,9 +680,15 @@ int analyze_run(const struct kp_trace *t, const struct kp_analyze_opts *o, struc
 		if (b >= 0 && !(kernel && info && info->cost.bytes >= 0 && info->kernel_ns > 0 &&
 				g->kernel_num_gb < 0))
 			tot_bytes = (tot_bytes < 0 ? 0 : tot_bytes) + (int64_t)llround(b);
+		if (o->events)
+			o->events[i] = (struct kp_event_cost){ .flops = f, .bytes = b };
 		if (f >= 0 && r->dev) {
 			enum kp_prec p = info && info->cost.prec != PREC_NONE ? info->cost.prec : PREC_NONE;
 			double pk = p != PREC_NONE ? devdb_peak_flops(r->dev, p, clk) : 0;
+			if (o->events && pk > 0) {
+				o->events[i].peak_flops = pk;
+				o->events[i].prec = prec_name(p);
+			}
 			if (pk > 0) {
 				row->peak_flop_ns += pk * (double)g->dur_ns;
 				row->flops_time_ns += g->dur_ns;
@@ -709,6 +715,8 @@ int analyze_run(const struct kp_trace *t, const struct kp_analyze_opts *o, struc
 		if (b >= 0 && r->dev) {
 			/* each event against the peak of the path it crossed */
 			double bw = devdb_path_bw(r->dev, (enum kp_mempath)path);
+			if (o->events)
+				o->events[i].peak_bw = bw;
 			if (bw > 0) {
 				row->peak_bw_ns += bw * (double)g->dur_ns;
 				row->bytes_time_ns += g->dur_ns;

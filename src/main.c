@@ -20,6 +20,7 @@ static const struct command commands[] = {
 	{ "analyze", cmd_analyze, "FLOPs, bytes and % of device peak per kernel or op of a trace" },
 	{ "diff", cmd_diff, "compare two traces side by side; gate CI on regressions" },
 	{ "capture", cmd_capture, "record a Chrome trace with CUPTI around built-in workloads or any CUDA command" },
+	{ "augment", cmd_augment, "the trace with kprof's numbers in GPU events' args and TFLOP/s, GB/s counters, for Perfetto" },
 	{ "merge", cmd_merge, "combine per-rank summaries (analyze --ranks -f json) into one job's view" },
 	{ "devices", cmd_devices, "print the device datasheet table" },
 };

@@ -23,7 +23,17 @@ struct kp_analyze_opts {
 	const struct kp_devdb *db;   /* borrowed */
 	int full_names;              /* --name=full: do not shorten kernel names */
 	int step_series;             /* keep each row's time per ProfilerStep (kp_row.step_ns) */
+	struct kp_event_cost *events; /* NULL, or trace.ngpu entries filled per GPU event
+					 (kprof augment; meaningful with group kernel) */
 	int warn_all;                /* keep every warning message (--warnings=all) */
+};
+
+/* One GPU event's share of its op's model and the peaks it is held to (0: unknown). */
+struct kp_event_cost {
+	double flops, bytes;     /* -1 unknown */
+	double peak_flops;       /* FLOP/s of its precision at its clock */
+	double peak_bw;          /* B/s of the memory path it crossed */
+	const char *prec;        /* static, NULL */
 };
 
 /* Per-step series are kept only up to this many ProfilerStep spans (8 bytes per row and step). */

@@ -9,6 +9,7 @@ int cmd_analyze(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_capture(int argc, char **argv);
 int cmd_devices(int argc, char **argv);
+int cmd_augment(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 
 #endif /* KPROF_CMD_H */

@@ -1,0 +1,338 @@
+/*
+ * augment.c — copy a trace byte for byte, inserting kprof's per-event numbers into the
+ * args of attributed GPU events (found again by the byte offsets of the first pass) and
+ * counter tracks after the last GPU event.  Streaming: one buffer of input at a time.
+ */
+#include "kprof/augment.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "kprof/input.h"
+#include "kprof/jsonw.h"
+
+/* the output: a plain file or gzip */
+struct sink {
+	FILE *fp;
+	gzFile gz;
+	int err;
+};
+
+static void put(struct sink *s, const void *p, size_t n)
+{
+	if (!n || s->err)
+		return;
+	if (s->gz)
+		s->err = gzwrite(s->gz, p, (unsigned)n) != (int)n;
+	else
+		s->err = fwrite(p, 1, n, s->fp) != n;
+}
+
+/* one insertion: before the args' closing brace of the event at @off */
+struct job {
+	int64_t off;
+	size_t gpu;
+	int args;        /* kprof's members go into its args (an op was attributed) */
+	int counters;    /* the counter events follow this event */
+};
+
+static int cmp_job(const void *a, const void *b)
+{
+	const struct job *x = a, *y = b;
+	return (x->off > y->off) - (x->off < y->off);
+}
+
+static void num(FILE *fp, double v)
+{
+	char b[40];
+	fputs(v >= 0 && isfinite(v) ? jw_format_double(b, sizeof(b), v) : "null", fp);
+}
+
+/* the args members for GPU event @i, as text (malloc'ed) */
+static char *members(const struct kp_trace *t, const struct kp_event_cost *e, size_t i, size_t *len)
+{
+	const struct kp_gpu *g = &t->gpu[i];
+	char *buf = NULL;
+	FILE *fp = open_memstream(&buf, len);
+	double secs = g->dur_ns > 0 ? (double)g->dur_ns / 1e9 : 0;
+	double fps = e->flops >= 0 && secs > 0 ? e->flops / secs : -1;
+	double bps = e->bytes >= 0 && secs > 0 ? e->bytes / secs : -1;
+	fputs("\"kprof op\": ", fp);
+	jw_put_string(fp, t->ops[g->op].name);
+	fputs(", \"kprof flops\": ", fp);
+	num(fp, e->flops >= 0 ? round(e->flops) : -1);
+	fputs(", \"kprof bytes\": ", fp);
+	num(fp, e->bytes >= 0 ? round(e->bytes) : -1);
+	fputs(", \"kprof TFLOP/s\": ", fp);
+	num(fp, fps >= 0 ? round(fps / 1e12 * 1000) / 1000 : -1);
+	fputs(", \"kprof % peak\": ", fp);
+	double pct = -1;
+	if (fps >= 0 && e->peak_flops > 0)
+		pct = 100 * fps / e->peak_flops;
+	else if (fps < 0 && bps >= 0 && e->peak_bw > 0)
+		pct = 100 * bps / e->peak_bw; /* data movement: % of its path's bandwidth */
+	num(fp, pct >= 0 ? round(pct * 10) / 10 : -1);
+	fputs(", \"kprof bound\": ", fp);
+	if (e->flops >= 0 && e->bytes > 0 && e->peak_flops > 0 && e->peak_bw > 0)
+		fputs(e->flops / e->bytes >= e->peak_flops / e->peak_bw ? "\"compute\"" : "\"memory\"", fp);
+	else
+		fputs("null", fp);
+	fclose(fp);
+	return buf;
+}
+
+/* counter events of achieved FLOP/s and B/s per bucket of the GPU span, as text */
+static char *counters(const struct kp_trace *t, const struct kp_event_cost *ev, size_t *len)
+{
+	char *buf = NULL;
+	FILE *fp = open_memstream(&buf, len);
+	int64_t t0 = INT64_MAX, t1 = INT64_MIN;
+	for (size_t i = 0; i < t->ngpu; i++) {
+		t0 = t->gpu[i].ts_ns < t0 ? t->gpu[i].ts_ns : t0;
+		t1 = t->gpu[i].ts_ns + t->gpu[i].dur_ns > t1 ? t->gpu[i].ts_ns + t->gpu[i].dur_ns : t1;
+	}
+	int64_t bw = (t1 - t0 + AUGMENT_BUCKETS - 1) / AUGMENT_BUCKETS;
+	if (bw < 1)
+		bw = 1;
+	size_t nb = (size_t)((t1 - t0 + bw - 1) / bw) + 1;
+	double *fl = xcalloc(nb, sizeof(*fl)), *by = xcalloc(nb, sizeof(*by));
+	for (size_t i = 0; i < t->ngpu; i++) {
+		const struct kp_gpu *g = &t->gpu[i];
+		if (g->dur_ns <= 0 || (ev[i].flops < 0 && ev[i].bytes < 0))
+			continue;
+		int64_t a = g->ts_ns - t0, e = a + g->dur_ns;
+		for (int64_t k = a / bw; (size_t)k < nb && k * bw < e; k++) {
+			int64_t lo = k * bw > a ? k * bw : a, hi = (k + 1) * bw < e ? (k + 1) * bw : e;
+			double share = (double)(hi - lo) / (double)g->dur_ns;
+			if (ev[i].flops >= 0)
+				fl[k] += ev[i].flops * share;
+			if (ev[i].bytes >= 0)
+				by[k] += ev[i].bytes * share;
+		}
+	}
+	int32_t pid = t->ngpu ? t->gpu[0].device : 0;
+	double lastf = -1, lastb = -1;
+	for (size_t k = 0; k < nb; k++) {
+		double f = round(fl[k] / (double)bw * 1e9 / 1e12 * 1000) / 1000; /* TFLOP/s */
+		double b = round(by[k] / (double)bw * 1e9 / 1e9 * 10) / 10;      /* GB/s */
+		if (k == nb - 1)
+			f = b = 0; /* the tracks end at the span's end */
+		int64_t ts = t0 + (int64_t)k * bw;
+		if (f != lastf) {
+			fprintf(fp, ",\n{\"ph\": \"C\", \"name\": \"kprof TFLOP/s\", \"pid\": %" PRId32
+				", \"ts\": %" PRId64 ".%03" PRId64 ", \"args\": {\"TFLOP/s\": ", pid, ts / 1000, ts % 1000);
+			num(fp, f);
+			fputs("}}", fp);
+			lastf = f;
+		}
+		if (b != lastb) {
+			fprintf(fp, ",\n{\"ph\": \"C\", \"name\": \"kprof GB/s\", \"pid\": %" PRId32
+				", \"ts\": %" PRId64 ".%03" PRId64 ", \"args\": {\"GB/s\": ", pid, ts / 1000, ts % 1000);
+			num(fp, b);
+			fputs("}}", fp);
+			lastb = b;
+		}
+	}
+	free(fl);
+	free(by);
+	fclose(fp);
+	return buf;
+}
+
+/* the scanner of one event object, from its '{' */
+struct scan {
+	int on;
+	int depth;
+	int in_str, esc;
+	int expect_key, capturing;
+	char key[8];
+	int keylen;
+	int key_is_args;
+	int args_depth;   /* depth inside the args object, 0 outside */
+	int args_nonempty;
+	int args_done;
+	int has_args;     /* an "args" member, object or not (then nothing is added) */
+};
+
+int augment_write(const struct kp_trace *t, const struct kp_event_cost *ev, const char *in_path,
+		  const char *out_path, struct kp_diag *d)
+{
+	struct job *jobs = xcalloc(t->ngpu + 1, sizeof(*jobs));
+	size_t nj = 0;
+	int64_t last_off = -1;
+	size_t last = 0;
+	for (size_t i = 0; i < t->ngpu; i++) {
+		if (t->gpu[i].op < 0)
+			continue;
+		jobs[nj++] = (struct job){ .off = t->gpu[i].off, .gpu = i, .args = 1 };
+	}
+	for (size_t i = 0; i < t->ngpu; i++)
+		if (t->gpu[i].off > last_off) {
+			last_off = t->gpu[i].off;
+			last = i;
+		}
+	if (t->ngpu && t->gpu[last].op < 0)
+		jobs[nj++] = (struct job){ .off = last_off, .gpu = last, .counters = 1 };
+	qsort(jobs, nj, sizeof(*jobs), cmp_job);
+	for (size_t j = 0; j < nj; j++)
+		if (jobs[j].off == last_off)
+			jobs[j].counters = 1;
+
+	struct kp_input in;
+	if (input_open(&in, in_path, d) < 0) {
+		free(jobs);
+		return -1;
+	}
+	struct sink s = { 0 };
+	size_t plen = strlen(out_path);
+	if (plen > 3 && !strcmp(out_path + plen - 3, ".gz"))
+		s.gz = gzopen(out_path, "wb6");
+	else
+		s.fp = fopen(out_path, "wb");
+	if (!s.gz && !s.fp) {
+		d->status = KP_ENV;
+		snprintf(d->msg, sizeof(d->msg), "error: cannot write '%s': %s", out_path, strerror(errno));
+		input_close(&in);
+		free(jobs);
+		return -1;
+	}
+	enum { CAP = 1 << 16 };
+	char *buf = xmalloc(CAP);
+	int64_t pos = 0;
+	size_t j = 0;
+	struct scan sc = { 0 };
+	int rc = 0;
+	for (;;) {
+		ssize_t n = input_read(&in, buf, CAP, d);
+		if (n < 0) {
+			rc = -1;
+			break;
+		}
+		if (n == 0)
+			break;
+		size_t from = 0; /* bytes of buf not yet written */
+		for (size_t k = 0; k < (size_t)n; k++, pos++) {
+			char c = buf[k];
+			if (!sc.on) {
+				if (j >= nj || pos != jobs[j].off)
+					continue;
+				if (c != '{') {
+					d->status = KP_BADINPUT;
+					snprintf(d->msg, sizeof(d->msg),
+						 "%s: error: the event at byte %" PRId64 " is not where the first pass found it (did the file change?)",
+						 in.name, pos);
+					rc = -1;
+					goto out;
+				}
+				sc = (struct scan){ .on = 1 };
+				/* fall through: the '{' opens depth 1 below */
+			}
+			if (sc.in_str) {
+				if (sc.esc)
+					sc.esc = 0;
+				else if (c == '\\')
+					sc.esc = 1;
+				else if (c == '"')
+					sc.in_str = 0;
+				else if (sc.capturing && sc.keylen < (int)sizeof(sc.key) - 1)
+					sc.key[sc.keylen++] = c;
+				else if (sc.capturing)
+					sc.keylen = sizeof(sc.key); /* too long to be "args" */
+				continue;
+			}
+			if (c == ' ' || c == '\t' || c == '\n' || c == '\r')
+				continue;
+			if (sc.args_depth && sc.depth >= sc.args_depth && !(c == '}' && sc.depth == sc.args_depth))
+				sc.args_nonempty = 1;
+			if (c == '"') {
+				sc.in_str = 1;
+				sc.capturing = sc.depth == 1 && sc.expect_key;
+				sc.keylen = 0;
+			} else if (c == ':' && sc.depth == 1) {
+				sc.expect_key = 0;
+				sc.key_is_args = sc.capturing && sc.keylen == 4 && !memcmp(sc.key, "args", 4);
+				sc.has_args |= sc.key_is_args;
+				sc.capturing = 0;
+			} else if (c == ',' && sc.depth == 1) {
+				sc.expect_key = 1;
+				sc.key_is_args = 0;
+			} else if (c == '{' || c == '[') {
+				sc.depth++;
+				if (sc.depth == 1)
+					sc.expect_key = 1;
+				else if (c == '{' && sc.depth == 2 && sc.key_is_args && !sc.args_done) {
+					sc.args_depth = 2;
+					sc.args_nonempty = 0;
+				}
+			} else if (c == '}' || c == ']') {
+				size_t ml = 0;
+				char *m = NULL;
+				if (c == '}' && sc.args_depth && sc.depth == sc.args_depth && jobs[j].args) {
+					/* before the args' closing brace */
+					put(&s, buf + from, k - from);
+					from = k;
+					m = members(t, &ev[jobs[j].gpu], jobs[j].gpu, &ml);
+					if (sc.args_nonempty)
+						put(&s, ", ", 2);
+					put(&s, m, ml);
+					free(m);
+					sc.args_depth = 0;
+					sc.args_done = 1;
+				} else if (c == '}' && sc.depth == 1) {
+					put(&s, buf + from, k - from);
+					from = k;
+					if (!sc.has_args && jobs[j].args) {
+						m = members(t, &ev[jobs[j].gpu], jobs[j].gpu, &ml);
+						put(&s, ", \"args\": {", 11);
+						put(&s, m, ml);
+						put(&s, "}", 1);
+						free(m);
+					}
+					/* the event's brace, then the counters after the last GPU event */
+					put(&s, "}", 1);
+					from = k + 1;
+					if (jobs[j].counters) {
+						char *cs = counters(t, ev, &ml);
+						put(&s, cs, ml);
+						free(cs);
+					}
+					sc.on = 0;
+					/* several records at one offset cannot happen; skip duplicates anyway */
+					while (++j < nj && jobs[j].off == pos)
+						;
+					continue;
+				}
+				sc.depth--;
+			} else if (sc.depth == 1) {
+				sc.capturing = 0;
+			}
+		}
+		put(&s, buf + from, (size_t)n - from);
+	}
+	if (!rc && (sc.on || j < nj)) {
+		d->status = KP_BADINPUT;
+		snprintf(d->msg, sizeof(d->msg), "%s: error: the input ended before every GPU event was found again",
+			 in.name);
+		rc = -1;
+	}
+out:
+	free(buf);
+	free(jobs);
+	input_close(&in);
+	int werr = s.err;
+	if (s.gz)
+		werr |= gzclose(s.gz) != Z_OK;
+	else
+		werr |= fclose(s.fp) != 0;
+	if (!rc && werr) {
+		d->status = KP_ENV;
+		snprintf(d->msg, sizeof(d->msg), "error: cannot write '%s': write error", out_path);
+		rc = -1;
+	}
+	return rc;
+}

@@ -1,0 +1,38 @@
+#!/bin/sh
+# kprof augment on bundled traces: every input byte survives (augcheck removes exactly what
+# augment inserts and compares the rest), and kprof analyze reads the output with the same
+# rows as the input (csv, kernel and op-shape grouping).
+#   KPROF=build/kprof AUGCHECK=build/tests/augcheck tests/augment/check.sh
+set -u
+top=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$top" || exit 2
+: "${KPROF:=$top/build/kprof}" "${AUGCHECK:=$top/build/tests/augcheck}"
+export LC_ALL=C NO_COLOR=1 TZ=UTC
+unset KPROF_DEVICE_DB
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+n=0
+for f in testdata/torch211-h100/block_bf16.json testdata/torch211-h100/sdpa_flash.json \
+	testdata/torch211-h200-gate/train_a.json.gz testdata/hta/trace_diff_test_2022.json.gz \
+	testdata/hta/amd_mi250_rocm62.json.gz testdata/hta/triton_example_2024.json.gz; do
+	case $f in
+	*.gz) out=$tmp/out.json.gz; gunzip -c "$f" >"$tmp/in.json" ;;
+	*) out=$tmp/out.json; cp "$f" "$tmp/in.json" ;;
+	esac
+	if ! "$KPROF" augment -o "$out" "$f" 2>/dev/null; then
+		echo "FAIL augment $f"
+		fail=1
+		continue
+	fi
+	case $out in *.gz) gunzip -c "$out" >"$tmp/out.json" ;; esac
+	"$AUGCHECK" "$tmp/in.json" "$tmp/out.json" >/dev/null || { echo "FAIL augcheck $f"; fail=1; }
+	for g in kernel op-shape; do
+		"$KPROF" analyze -n 0 -g $g -f csv "$f" >"$tmp/a" 2>/dev/null
+		"$KPROF" analyze -n 0 -g $g -f csv "$out" >"$tmp/b" 2>/dev/null
+		cmp -s "$tmp/a" "$tmp/b" || { echo "FAIL analyze -g $g of the augmented $f differs"; fail=1; }
+	done
+	n=$((n + 1))
+done
+[ $fail = 0 ] && echo "  augment: $n traces: every input byte kept, analyze rows unchanged"
+exit $fail
