@@ -428,7 +428,8 @@ static void waterfall(const struct kp_chart *ch, int standalone, FILE *fp)
 	int yax = T + n * RH + 4;
 	time_axis(a0, a1, L, W - R, yax, T, "GPU time", fp);
 	if (a0 > 0)
-		fprintf(fp, "<text class=\"sm\" x=\"%d\" y=\"%d\">axis does not start at 0</text>\n", L, T - 6);
+		fprintf(fp, "<text class=\"sm\" x=\"%d\" y=\"%d\" text-anchor=\"end\">axis does not start at 0</text>\n",
+			W - R, T - 6);
 	char b[64], tip[1024];
 	run = 0;
 	for (int i = 0; i < n; i++) {
