@@ -122,7 +122,7 @@ int cmd_analyze(int argc, char **argv)
 		{ "min-pct", 0, OPT_PCT, "PCT", "fold rows under PCT % of GPU time into (others)", &min_pct, NULL, NULL },
 		{ "format", 'f', OPT_CHOICE, "FMT", "output format", &format, format_names, NULL },
 		{ "output", 'o', OPT_STR, "FILE", "write the report to FILE instead of standard output", &out_path, NULL, NULL },
-		{ "chart", 0, OPT_STR, "NAME", "svg: the chart to draw (roofline, timeline, top); html: only that chart",
+		{ "chart", 0, OPT_STR, "NAME", "svg: the chart to draw (roofline, timeline, top); html: only that chart; json: add its data",
 		  &chart, NULL, NULL },
 		{ "color", 0, OPT_CHOICE, "WHEN",
 		  "colour tables: auto = on a terminal when NO_COLOR is unset", &color,
@@ -244,7 +244,7 @@ int cmd_analyze(int argc, char **argv)
 			bdreport_launches(&doc, &b, top, group != GROUP_KERNEL, name_mode == 1);
 		breakdown_free(&b);
 	}
-	if (format == FMT_HTML || format == FMT_SVG) {
+	if (format == FMT_HTML || format == FMT_SVG || (format == FMT_JSON && chart)) {
 		/* the roofline has one point per op and shape, whatever the table's grouping */
 		struct kp_report shapes;
 		int own = group != GROUP_OP_SHAPE && (charts & CHART_BIT(CHART_ROOFLINE));

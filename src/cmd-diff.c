@@ -188,7 +188,7 @@ int cmd_diff(int argc, char **argv)
 		{ "steps", 0, OPT_STR, "B,N", "per step, with B steps in base and N in new", &steps, NULL, NULL },
 		{ "format", 'f', OPT_CHOICE, "FMT", "output format", &format, format_names, NULL },
 		{ "output", 'o', OPT_STR, "FILE", "write the report to FILE instead of standard output", &out_path, NULL, NULL },
-		{ "chart", 0, OPT_STR, "NAME", "svg: the chart to draw (waterfall, dumbbell); html: only that chart",
+		{ "chart", 0, OPT_STR, "NAME", "svg: the chart to draw (waterfall, dumbbell); html: only that chart; json: add its data",
 		  &chart, NULL, NULL },
 		{ "color", 0, OPT_CHOICE, "WHEN",
 		  "colour tables: auto = on a terminal when NO_COLOR is unset", &color,
@@ -279,7 +279,7 @@ int cmd_diff(int argc, char **argv)
 						    .hits = run.hits, .nhits = run.nhits };
 		struct kp_doc doc;
 		diff_render_doc(&run.diff, &rend, &doc);
-		if (format == FMT_HTML || format == FMT_SVG)
+		if (format == FMT_HTML || format == FMT_SVG || (format == FMT_JSON && chart))
 			charts_diff(&doc, &run.diff, charts);
 		struct kp_diag od = { 0 };
 		FILE *out = output_open(out_path, &od);
