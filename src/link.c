@@ -183,17 +183,17 @@ static int nests_in(const struct kp_op *p, int32_t pi, const struct kp_op *op, i
 	return p->ts_ns != op->ts_ns || p->dur_ns != op->dur_ns || hint == pi;
 }
 
-void link_trace(struct kp_trace *t)
+/*
+ * Pass 1: the op tree per thread and each op's model level, memoized down the tree (a
+ * parent is placed before its children, so each op costs O(1) whatever the depth): the
+ * outermost ancestor-or-self with a primary model, else the nearest with a secondary
+ * model, else the op itself.  Returns the ops' order by (thread, ts) for pass 3.
+ */
+static int32_t *op_tree(struct kp_trace *t)
 {
-	/* 1. op tree per thread */
 	int32_t *oord = order_by_thread(t->ops, t->nops, sizeof(*t->ops),
 					offsetof(struct kp_op, thread), t->nthreads, cmp_op);
 	int32_t *stack = xmalloc((t->nops + 1) * sizeof(*stack));
-	/*
-	 * The model level, memoized down the tree (a parent is placed before its children,
-	 * so each op costs O(1) whatever the depth): the outermost ancestor-or-self with a
-	 * primary model, else the nearest with a secondary model, else the op itself.
-	 */
 	int32_t *primary = xmalloc((t->nops + 1) * sizeof(*primary));
 	int32_t *secondary = xmalloc((t->nops + 1) * sizeof(*secondary));
 	size_t sp = 0;
@@ -213,25 +213,32 @@ void link_trace(struct kp_trace *t)
 	}
 	free(primary);
 	free(secondary);
-	fwdbwd_link(t);
+	free(stack);
+	return oord;
+}
 
-	/* 2. External id -> op (the first op in file order wins) */
-	struct imap ext;
+/* Pass 2: External id -> op (the first op in file order wins). */
+static void ext_map(const struct kp_trace *t, struct imap *ext)
+{
 	int64_t lo = INT64_MAX, hi = -1;
 	for (size_t i = 0; i < t->nops; i++)
 		if (t->ops[i].ext_id >= 0) {
 			lo = t->ops[i].ext_id < lo ? t->ops[i].ext_id : lo;
 			hi = t->ops[i].ext_id > hi ? t->ops[i].ext_id : hi;
 		}
-	imap_init(&ext, t->nops, lo, hi);
+	imap_init(ext, t->nops, lo, hi);
 	for (size_t i = 0; i < t->nops; i++)
 		if (t->ops[i].ext_id >= 0)
-			imap_put(&ext, t->ops[i].ext_id, (int32_t)i);
+			imap_put(ext, t->ops[i].ext_id, (int32_t)i);
+}
 
-	/* 3. launch -> innermost enclosing op: merge sweep over both orders */
+/* Pass 3: launch -> innermost enclosing op: merge sweep over both orders by (thread, ts). */
+static void launch_ops(struct kp_trace *t, const int32_t *oord, const struct imap *ext)
+{
 	int32_t *lord = order_by_thread(t->launches, t->nlaunches, sizeof(*t->launches),
 					offsetof(struct kp_launch, thread), t->nthreads, cmp_launch);
-	sp = 0;
+	int32_t *stack = xmalloc((t->nops + 1) * sizeof(*stack));
+	size_t sp = 0;
 	size_t ok = 0;
 	for (size_t lk = 0; lk < t->nlaunches; lk++) {
 		struct kp_launch *l = &t->launches[lord[lk]];
@@ -247,17 +254,19 @@ void link_trace(struct kp_trace *t)
 		while (sp && !encloses(&t->ops[stack[sp - 1]], l->thread, l->ts_ns))
 			sp--;
 		l->op = sp ? stack[sp - 1] : -1;
-		int32_t e = imap_get(&ext, l->ext_id);
+		int32_t e = imap_get(ext, l->ext_id);
 		if (e >= 0 && encloses(&t->ops[e], l->thread, l->ts_ns))
 			l->op = e;
 	}
 	free(stack);
-	free(oord);
 	free(lord);
+}
 
-	/* 4. GPU event -> launch by correlation -> op */
+/* Pass 4: GPU event -> launch by correlation -> op (its model level). */
+static void gpu_ops(struct kp_trace *t, const struct imap *ext)
+{
 	struct imap corr;
-	lo = INT64_MAX, hi = -1;
+	int64_t lo = INT64_MAX, hi = -1;
 	for (size_t i = 0; i < t->nlaunches; i++)
 		if (t->launches[i].corr >= 0) {
 			lo = t->launches[i].corr < lo ? t->launches[i].corr : lo;
@@ -273,7 +282,7 @@ void link_trace(struct kp_trace *t)
 		int32_t op = -1;
 		if (g->launch >= 0) {
 			struct kp_launch *l = &t->launches[g->launch];
-			int32_t e = imap_get(&ext, g->ext_id);
+			int32_t e = imap_get(ext, g->ext_id);
 			/*
 			 * A kernel replayed by a graph launch may name the op its node was
 			 * created in (kprof capture --): that op need not enclose the launch.
@@ -282,30 +291,45 @@ void link_trace(struct kp_trace *t)
 				     ? e : l->op;
 		} else {
 			/* no runtime event recorded: trust External id only if it names an op */
-			op = imap_get(&ext, g->ext_id);
+			op = imap_get(ext, g->ext_id);
 		}
 		g->op = op >= 0 ? t->ops[op].model : -1;
 	}
 	imap_free(&corr);
-	imap_free(&ext);
+}
 
-	/* 5. steps: a GPU event belongs to the ProfilerStep span holding its launch */
-	if (t->nsteps) {
-		qsort(t->steps, t->nsteps, sizeof(*t->steps), cmp_step);
-		for (size_t i = 0; i < t->ngpu; i++) {
-			struct kp_gpu *g = &t->gpu[i];
-			int64_t when = g->launch >= 0 ? t->launches[g->launch].ts_ns : g->ts_ns;
-			/* last step starting at or before @when (steps do not overlap) */
-			size_t a = 0, b = t->nsteps;
-			while (a < b) {
-				size_t mid = (a + b) / 2;
-				if (t->steps[mid].ts_ns <= when)
-					a = mid + 1;
-				else
-					b = mid;
-			}
-			if (a > 0 && when <= t->steps[a - 1].ts_ns + t->steps[a - 1].dur_ns)
-				g->step = (int16_t)(a - 1 < INT16_MAX ? a - 1 : INT16_MAX);
+/* Pass 5: steps: a GPU event belongs to the ProfilerStep span holding its launch. */
+static void gpu_steps(struct kp_trace *t)
+{
+	if (!t->nsteps)
+		return;
+	qsort(t->steps, t->nsteps, sizeof(*t->steps), cmp_step);
+	for (size_t i = 0; i < t->ngpu; i++) {
+		struct kp_gpu *g = &t->gpu[i];
+		int64_t when = g->launch >= 0 ? t->launches[g->launch].ts_ns : g->ts_ns;
+		/* last step starting at or before @when (steps do not overlap) */
+		size_t a = 0, b = t->nsteps;
+		while (a < b) {
+			size_t mid = (a + b) / 2;
+			if (t->steps[mid].ts_ns <= when)
+				a = mid + 1;
+			else
+				b = mid;
 		}
+		if (a > 0 && when <= t->steps[a - 1].ts_ns + t->steps[a - 1].dur_ns)
+			g->step = (int16_t)(a - 1 < INT16_MAX ? a - 1 : INT16_MAX);
 	}
+}
+
+void link_trace(struct kp_trace *t)
+{
+	int32_t *oord = op_tree(t);
+	fwdbwd_link(t);
+	struct imap ext;
+	ext_map(t, &ext);
+	launch_ops(t, oord, &ext);
+	free(oord);
+	gpu_ops(t, &ext);
+	imap_free(&ext);
+	gpu_steps(t);
 }
