@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "kprof/analyze.h"
 #include "kprof/augment.h"
@@ -40,6 +41,11 @@ int cmd_augment(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "-") || !strcmp(out_path, "-")) {
 		fprintf(stderr, "kprof: error: augment reads the trace twice and writes a file: '-' is not allowed\n");
+		return KP_USAGE;
+	}
+	struct stat si, so;
+	if (stat(argv[1], &si) == 0 && stat(out_path, &so) == 0 && si.st_dev == so.st_dev && si.st_ino == so.st_ino) {
+		fprintf(stderr, "kprof: error: '%s' is the input: augment would overwrite the trace it reads\n", out_path);
 		return KP_USAGE;
 	}
 	struct kp_diag d = { 0 };

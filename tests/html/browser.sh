@@ -11,7 +11,8 @@ if [ -z "$browser" ]; then
 	sudo=""
 	[ "$(id -u)" = 0 ] || sudo=sudo
 	echo "kprof: installing Debian package chromium for the browser test"
-	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium >/dev/null || exit 4
+	export DEBIAN_FRONTEND=noninteractive
+	$sudo apt-get update -qq && $sudo apt-get install -y -qq chromium >/dev/null || exit 4
 	browser=$(command -v chromium) || exit 4
 fi
 tmp=$(mktemp -d)
