@@ -15,6 +15,7 @@
 #include "nvml.h"
 #include "recorder.h"
 #include "shapes.h"
+#include "wl-cudnn.h"
 #include "workloads.h"
 
 static const char *const cdt_names[CDT_N] = { "bf16", "fp16", "fp32", "tf32" };
@@ -51,8 +52,22 @@ static const char *parse_list(const char *arg, int *mask, const char *const *nam
 
 const char *capture_parse_workloads(const char *arg, void *mask)
 {
-	static const char *const names[] = { "matmul", "sdpa", "conv" };
-	return parse_list(arg, mask, names, 3, "valid: matmul, sdpa, conv");
+	static const char *const names[] = { "matmul", "sdpa", "conv", "softmax", "rmsnorm",
+					     "layernorm" };
+	return parse_list(arg, mask, names, 6,
+			  "valid: matmul, sdpa, conv, softmax, rmsnorm, layernorm");
+}
+
+const char *capture_parse_backends(const char *arg, void *mask)
+{
+	static const char *const names[] = { "reference", "cudnn" };
+	return parse_list(arg, mask, names, 2, "valid: reference, cudnn");
+}
+
+const char *capture_parse_layouts(const char *arg, void *mask)
+{
+	static const char *const names[] = { "nchw", "nhwc" };
+	return parse_list(arg, mask, names, 2, "valid: nchw, nhwc");
 }
 
 const char *capture_parse_mm_ops(const char *arg, void *mask)
@@ -169,6 +184,12 @@ int capture_opts_finish(struct kp_capture_opts *o, char *why, size_t whylen)
 		snprintf(why, whylen, "invalid value '%s' for '--conv-shapes': %s", cv, r);
 		return -1;
 	}
+	const char *ns = o->norm_shapes ? o->norm_shapes : "default";
+	if ((o->workloads & (WL_SOFTMAX | WL_RMSNORM | WL_LAYERNORM)) &&
+	    shapes_norm(ns, &o->norm, &o->nnorm, r, sizeof(r)) < 0) {
+		snprintf(why, whylen, "invalid value '%s' for '--norm-shapes': %s", ns, r);
+		return -1;
+	}
 	return 0;
 }
 
@@ -177,8 +198,9 @@ void capture_opts_free(struct kp_capture_opts *o)
 	free(o->mm);
 	free(o->sdpa);
 	free(o->conv);
-	o->mm = NULL, o->sdpa = NULL, o->conv = NULL;
-	o->nmm = o->nsdpa = o->nconv = 0;
+	free(o->norm);
+	o->mm = NULL, o->sdpa = NULL, o->conv = NULL, o->norm = NULL;
+	o->nmm = o->nsdpa = o->nconv = o->nnorm = 0;
 }
 
 #ifdef KPROF_HAVE_CUPTI
@@ -260,6 +282,7 @@ int capture_run(const struct kp_capture_opts *o)
 		if (workloads_run(&w) < 0)
 			status = w.status ? w.status : 4;
 		cudaDeviceSynchronize();
+		cudnn_close(w.cudnn);
 		cublasDestroy(h);
 	}
 	nvml_sampler_stop(&nv);

@@ -195,6 +195,43 @@ long conv_out_dim(long x, long k, long stride, long pad, long dil)
 	return num < 0 ? 0 : num / stride + 1;
 }
 
+int shapes_norm(const char *spec, struct kp_norm_shape **out, size_t *n, char *why, size_t whylen)
+{
+	struct vec v = { .size = sizeof(struct kp_norm_shape) };
+	struct kp_norm_shape *e;
+	if (!strcmp(spec, "default")) {
+		static const long d[][2] = { { 4096, 4096 }, { 16384, 4096 }, { 32768, 8192 },
+					     { 8192, 32768 } };
+		for (size_t i = 0; i < sizeof(d) / sizeof(d[0]); i++) {
+			if (!(e = push(&v)))
+				return fail(&v, why, whylen, "out of memory");
+			e->rows = d[i][0], e->hidden = d[i][1];
+		}
+	} else if (!strncmp(spec, "custom:", 7)) {
+		const char *s = spec + 7;
+		for (;;) {
+			long d[2];
+			if (parse_dims(s, &s, d, 2) != 2)
+				return fail(&v, why, whylen, "expected custom:ROWSxHIDDEN,...");
+			if (d[1] % 8 || d[1] > 65536)
+				return fail(&v, why, whylen, "hidden must be a multiple of 8, at most 65536");
+			if (!(e = push(&v)))
+				return fail(&v, why, whylen, "out of memory");
+			e->rows = d[0], e->hidden = d[1];
+			if (*s == '\0')
+				break;
+			if (*s != ',')
+				return fail(&v, why, whylen, "expected custom:ROWSxHIDDEN,...");
+			s++;
+		}
+	} else {
+		return fail(&v, why, whylen, "expected default or custom:ROWSxHIDDEN,...");
+	}
+	*out = v.p;
+	*n = v.n;
+	return 0;
+}
+
 int shapes_conv(const char *spec, long batch, struct kp_conv_shape **out, size_t *n, char *why,
 		size_t whylen)
 {

@@ -23,6 +23,10 @@ struct kp_conv_shape {
 	long stride, pad, dil, groups;
 };
 
+struct kp_norm_shape {
+	long rows, hidden;     /* softmax / norm over the last dim, hidden % 8 == 0 */
+};
+
 enum { CAUSAL_BOTH, CAUSAL_YES, CAUSAL_NO };
 
 /* Prototypes */
@@ -46,6 +50,12 @@ int shapes_sdpa(const char *spec, int causal, long hkv, struct kp_sdpa_shape **o
  */
 int shapes_conv(const char *spec, long batch, struct kp_conv_shape **out, size_t *n, char *why,
 		size_t whylen);
+/*
+ * Row-wise (softmax, rmsnorm, layernorm) sets: "default" (rows x hidden in {4096x4096,
+ * 16384x4096, 32768x8192, 8192x32768}) or "custom:ROWSxHIDDEN,..."; hidden a multiple of 8 up
+ * to 65536.
+ */
+int shapes_norm(const char *spec, struct kp_norm_shape **out, size_t *n, char *why, size_t whylen);
 /* Output size of one spatial dim: floor((x + 2p - d(k-1) - 1)/s) + 1. */
 long conv_out_dim(long x, long k, long stride, long pad, long dil);
 

@@ -56,8 +56,10 @@ double workloads_fp16_to_double(uint16_t h)
 
 #include "ctrace.h"
 #include "kernels.h"
+#include "membound.h"
 #include "recorder.h"
 #include "shapes.h"
+#include "wl-cudnn.h"
 
 struct dt_info {
 	const char *name, *torch_type, *scalar_type; /* scalar_type: c10::ScalarType number */
@@ -207,7 +209,7 @@ static struct slot pair(long v)
 }
 
 /* JSON members for a cpu_op: Input Dims / Input type / Concrete Inputs + kprof's backend. */
-static char *mk_args(const struct slot *s, int n, const char *backend, int cdt)
+static char *mk_args(const struct slot *s, int n, const char *backend, int cdt, const char *algo)
 {
 	char *buf = NULL;
 	size_t len = 0;
@@ -232,6 +234,10 @@ static char *mk_args(const struct slot *s, int n, const char *backend, int cdt)
 		ctrace_json_str(f, s[i].conc);
 	}
 	fprintf(f, "],\"kprof backend\":\"%s\",\"kprof compute\":\"%s\"", backend, dts[cdt].name);
+	if (algo) {
+		fputs(",\"kprof algo\":", f);
+		ctrace_json_str(f, algo);
+	}
 	fclose(f);
 	return buf;
 }
@@ -409,7 +415,7 @@ static int mm_iter(struct kp_wl *w, void *ctx)
 		s[1] = tensor(ty, 3, c->b, c->k, c->n, 0);
 		ns = 2, name = "aten::bmm";
 	}
-	char *args = w->traced ? mk_args(s, ns, "cublas", c->cdt) : NULL;
+	char *args = w->traced ? mk_args(s, ns, "cublas", c->cdt, NULL) : NULL;
 	struct op op;
 	op_begin(w, &op);
 	int rc = 0;
@@ -543,11 +549,11 @@ static int sdpa_chunk(struct kp_wl *w, struct sdpa_case *c, long c0, long bc)
 	struct slot b2[2] = { tensor(ty, 3, nb, mq, s->sk, 0), tensor(ty, 3, nb, s->sk, s->d, 0) };
 
 	struct op o_top, o_math, o1, o2, o3;
-	char *a_top = tr ? mk_args(top, 8, be, c->cdt) : NULL;
-	char *a_math = tr ? mk_args(math, 9, be, c->cdt) : NULL;
-	char *a1 = tr ? mk_args(b1, 2, be, c->cdt) : NULL;
-	char *a2 = tr ? mk_args(sm, 3, be, c->cdt) : NULL;
-	char *a3 = tr ? mk_args(b2, 2, be, c->cdt) : NULL;
+	char *a_top = tr ? mk_args(top, 8, be, c->cdt, NULL) : NULL;
+	char *a_math = tr ? mk_args(math, 9, be, c->cdt, NULL) : NULL;
+	char *a1 = tr ? mk_args(b1, 2, be, c->cdt, NULL) : NULL;
+	char *a2 = tr ? mk_args(sm, 3, be, c->cdt, NULL) : NULL;
+	char *a3 = tr ? mk_args(b2, 2, be, c->cdt, NULL) : NULL;
 	op_begin(w, &o_top);
 	op_begin(w, &o_math);
 	op_begin(w, &o1); /* S = Q K^T, fp32 scores in memory */
@@ -580,14 +586,14 @@ static int sdpa_chunk(struct kp_wl *w, struct sdpa_case *c, long c0, long bc)
 	struct slot one[1] = { tensor(ty, 3, nb, mq, s->d, 0) };
 	struct slot onep[1] = { tensor(ty, 3, nb, mq, s->sk, 0) };
 	struct op p1, p2, p3, q1, q2, q3, q4, q5;
-	char *ap1 = tr ? mk_args(one, 1, be, c->cdt) : NULL;
-	char *ap2 = tr ? mk_args(onep, 1, be, c->cdt) : NULL;
-	char *ap3 = tr ? mk_args(onep, 1, be, c->cdt) : NULL;
-	char *aq1 = tr ? mk_args(g1, 2, be, c->cdt) : NULL;
-	char *aq2 = tr ? mk_args(g2, 2, be, c->cdt) : NULL;
-	char *aq3 = tr ? mk_args(sb, 4, be, c->cdt) : NULL;
-	char *aq4 = tr ? mk_args(g3, 2, be, c->cdt) : NULL;
-	char *aq5 = tr ? mk_args(g4, 2, be, c->cdt) : NULL;
+	char *ap1 = tr ? mk_args(one, 1, be, c->cdt, NULL) : NULL;
+	char *ap2 = tr ? mk_args(onep, 1, be, c->cdt, NULL) : NULL;
+	char *ap3 = tr ? mk_args(onep, 1, be, c->cdt, NULL) : NULL;
+	char *aq1 = tr ? mk_args(g1, 2, be, c->cdt, NULL) : NULL;
+	char *aq2 = tr ? mk_args(g2, 2, be, c->cdt, NULL) : NULL;
+	char *aq3 = tr ? mk_args(sb, 4, be, c->cdt, NULL) : NULL;
+	char *aq4 = tr ? mk_args(g3, 2, be, c->cdt, NULL) : NULL;
+	char *aq5 = tr ? mk_args(g4, 2, be, c->cdt, NULL) : NULL;
 	op_begin(w, &p1);
 	op_begin(w, &q1); /* dP = dO V^T (fp32, into the scores buffer) */
 	rc = gemm(w, c->cdt, 0, 1, mq, s->sk, s->d, doo, s->d, qs, vo, s->d, ks, 0.f, c->scores, 1,
@@ -845,24 +851,42 @@ out:
 	return rc;
 }
 
-/* ---- convolution: im2col + cuBLAS ---- */
+/* ---- convolution: im2col + cuBLAS (reference) or cuDNN (cudnn), NCHW or NHWC ---- */
 
 struct conv_case {
-	int cdt;
+	int cdt, nhwc;
 	struct kp_conv_shape s;
 	long oh, ow, cg, kg, crs, np;
 	int backward;
+	struct kp_cudnn_conv *cv;   /* NULL: reference */
+	char algo[160];
 	void *x, *wt, *y, *ytmp, *col, *dy, *dyt, *dw, *dcol, *dx;
 };
+
+/* Element offset of logical [a, b, y, x] in a [A, B, Y, X] tensor, NCHW or NHWC (KRSC). */
+static size_t at4(int nhwc, long a, long b, long y, long x, long B, long Y, long X)
+{
+	if (nhwc)
+		return (((size_t)a * Y + y) * X + x) * B + b;
+	return (((size_t)a * B + b) * Y + y) * X + x;
+}
+
+static int cudnn_fail(struct kp_wl *w, const char *why)
+{
+	fprintf(stderr, "kprof: error: cuDNN: %s\n", why);
+	w->status = 4;
+	return -1;
+}
 
 static int conv_iter(struct kp_wl *w, void *ctx)
 {
 	struct conv_case *c = ctx;
 	const struct kp_conv_shape *s = &c->s;
 	const struct dt_info *d = &dts[c->cdt];
-	const char *ty = d->torch_type, *be = "im2col+cublas";
+	const char *ty = d->torch_type, *be = c->cv ? "cudnn" : "im2col+cublas";
+	const char *algo = c->cv ? c->algo : NULL;
 	long p = c->oh * c->ow, rs = s->r * s->s, cgrs = c->cg * rs;
-	char groups[24];
+	char groups[24], why[300];
 	snprintf(groups, sizeof(groups), "%ld", s->groups);
 	struct slot fs[9] = {
 		tensor(ty, 4, s->n, s->c, s->h, s->w), tensor(ty, 4, s->k, c->cg, s->r, s->s),
@@ -870,19 +894,23 @@ static int conv_iter(struct kp_wl *w, void *ctx)
 		pair(0), scalar("Scalar", groups),
 	};
 	int tr = w->traced, rc;
-	char *args = tr ? mk_args(fs, 9, be, c->cdt) : NULL;
+	char *args = tr ? mk_args(fs, 9, be, c->cdt, algo) : NULL;
 	struct op op;
 	op_begin(w, &op);
-	rc = kcheck(w, kk_im2col(c->col, c->x, d->kt, s->n, s->c, s->h, s->w, s->r, s->s, c->oh, c->ow,
-				 s->stride, s->pad, s->dil),
-		    "kprof_im2col");
-	/* per group: Ytmp_g[Kg, N*P] = W_g[Kg, Cg*R*S] col_g[Cg*R*S, N*P] */
-	if (rc == 0)
-		rc = gemm(w, c->cdt, 0, 0, c->kg, c->np, cgrs, c->wt, cgrs, (long long)c->kg * cgrs,
-			  c->col, c->np, (long long)cgrs * c->np, 0.f, c->ytmp, 0, c->np,
-			  (long long)c->kg * c->np, s->groups);
-	if (rc == 0)
-		rc = kcheck(w, kk_swap01(c->y, c->ytmp, d->kt, s->k, s->n, p), "kprof_swap01");
+	if (c->cv) {
+		rc = cudnn_conv_fwd(c->cv, c->x, c->wt, c->y, why, sizeof(why)) < 0 ? cudnn_fail(w, why) : 0;
+	} else {
+		rc = kcheck(w, kk_im2col(c->col, c->x, d->kt, s->n, s->c, s->h, s->w, s->r, s->s, c->oh,
+					 c->ow, s->stride, s->pad, s->dil),
+			    "kprof_im2col");
+		/* per group: Ytmp_g[Kg, N*P] = W_g[Kg, Cg*R*S] col_g[Cg*R*S, N*P] */
+		if (rc == 0)
+			rc = gemm(w, c->cdt, 0, 0, c->kg, c->np, cgrs, c->wt, cgrs, (long long)c->kg * cgrs,
+				  c->col, c->np, (long long)cgrs * c->np, 0.f, c->ytmp, 0, c->np,
+				  (long long)c->kg * c->np, s->groups);
+		if (rc == 0)
+			rc = kcheck(w, kk_swap01(c->y, c->ytmp, d->kt, s->k, s->n, p), "kprof_swap01");
+	}
 	op_end(w, &op, "aten::convolution", args);
 	if (rc < 0 || !c->backward)
 		return rc;
@@ -891,8 +919,15 @@ static int conv_iter(struct kp_wl *w, void *ctx)
 		tensor(ty, 4, s->n, s->k, c->oh, c->ow), fs[0], fs[1], scalar("ScalarList", "[0]"),
 		fs[3], fs[4], fs[5], fs[6], fs[7], fs[8], scalar("ScalarList", "[True, True, False]"),
 	};
-	args = tr ? mk_args(bs, 11, be, c->cdt) : NULL;
+	args = tr ? mk_args(bs, 11, be, c->cdt, algo) : NULL;
 	op_begin(w, &op);
+	if (c->cv) {
+		rc = cudnn_conv_bwd(c->cv, c->x, c->wt, c->dy, c->dx, c->dw, why, sizeof(why)) < 0
+			     ? cudnn_fail(w, why)
+			     : 0;
+		op_end(w, &op, "aten::convolution_backward", args);
+		return rc;
+	}
 	rc = kcheck(w, kk_swap01(c->dyt, c->dy, d->kt, s->n, s->k, p), "kprof_swap01");
 	/* grad weight: dW_g[Kg, Cg*R*S] = dYt_g[Kg, N*P] col_g^T */
 	if (rc == 0)
@@ -916,7 +951,7 @@ static int conv_check(struct kp_wl *w, struct conv_case *c, struct kp_check *fwd
 		      struct kp_check *bwd)
 {
 	const struct kp_conv_shape *s = &c->s;
-	int kt = dts[c->cdt].kt, rc = -1;
+	int kt = dts[c->cdt].kt, rc = -1, L = c->nhwc;
 	size_t es = dts[c->cdt].size;
 	size_t nx = (size_t)s->n * s->c * s->h * s->w, nw = (size_t)s->k * c->cg * s->r * s->s;
 	size_t ny = (size_t)s->n * s->k * c->oh * c->ow;
@@ -926,6 +961,7 @@ static int conv_check(struct kp_wl *w, struct conv_case *c, struct kp_check *fwd
 	uint64_t seed = 3;
 	if (!hy)
 		goto out;
+	/* indices below are logical NCHW / KCRS; at4() maps them to the case's layout */
 	for (int t = 0; t < 256; t++) {
 		size_t idx = rng_next(&seed) % ny;
 		long ox = idx % c->ow, oy = idx / c->ow % c->oh, k = idx / (c->ow * c->oh) % s->k,
@@ -939,11 +975,11 @@ static int conv_check(struct kp_wl *w, struct conv_case *c, struct kp_check *fwd
 					if (iy < 0 || iy >= s->h || ix < 0 || ix >= s->w)
 						continue;
 					long ci = g * c->cg + cl;
-					double v = hval(hx, (((size_t)n * s->c + ci) * s->h + iy) * s->w + ix, kt) *
-						   hval(hw, (((size_t)k * c->cg + cl) * s->r + r) * s->s + q, kt);
+					double v = hval(hx, at4(L, n, ci, iy, ix, s->c, s->h, s->w), kt) *
+						   hval(hw, at4(L, k, cl, r, q, c->cg, s->r, s->s), kt);
 					ref += v, mag += fabs(v);
 				}
-		note_err(fwd, hval(hy, idx, kt), ref, mag);
+		note_err(fwd, hval(hy, at4(L, n, k, oy, ox, s->k, c->oh, c->ow), kt), ref, mag);
 	}
 	if (c->backward) {
 		if (!(hdy = host_copy(w, c->dy, ny * es)) || !(hdx = host_copy(w, c->dx, nx * es)) ||
@@ -964,11 +1000,11 @@ static int conv_check(struct kp_wl *w, struct conv_case *c, struct kp_check *fwd
 						if (oy >= c->oh || ox >= c->ow)
 							continue;
 						long k = g * c->kg + kl;
-						double v = hval(hdy, (((size_t)n * s->k + k) * c->oh + oy) * c->ow + ox, kt) *
-							   hval(hw, (((size_t)k * c->cg + cl) * s->r + r) * s->s + q, kt);
+						double v = hval(hdy, at4(L, n, k, oy, ox, s->k, c->oh, c->ow), kt) *
+							   hval(hw, at4(L, k, cl, r, q, c->cg, s->r, s->s), kt);
 						ref += v, mag += fabs(v);
 					}
-			note_err(bwd, hval(hdx, idx, kt), ref, mag);
+			note_err(bwd, hval(hdx, at4(L, n, ci, iy, ix, s->c, s->h, s->w), kt), ref, mag);
 		}
 		for (int t = 0; t < 32; t++) { /* dW[k,cl,r,q] */
 			size_t idx = rng_next(&seed) % nw;
@@ -982,11 +1018,11 @@ static int conv_check(struct kp_wl *w, struct conv_case *c, struct kp_check *fwd
 						long ix = ox * s->stride - s->pad + q * s->dil;
 						if (iy < 0 || iy >= s->h || ix < 0 || ix >= s->w)
 							continue;
-						double v = hval(hdy, (((size_t)n * s->k + k) * c->oh + oy) * c->ow + ox, kt) *
-							   hval(hx, (((size_t)n * s->c + ci) * s->h + iy) * s->w + ix, kt);
+						double v = hval(hdy, at4(L, n, k, oy, ox, s->k, c->oh, c->ow), kt) *
+							   hval(hx, at4(L, n, ci, iy, ix, s->c, s->h, s->w), kt);
 						ref += v, mag += fabs(v);
 					}
-			note_err(bwd, hval(hdw, idx, kt), ref, mag);
+			note_err(bwd, hval(hdw, at4(L, k, cl, r, q, c->cg, s->r, s->s), kt), ref, mag);
 		}
 	}
 	rc = 0;
@@ -995,10 +1031,37 @@ out:
 	return rc;
 }
 
-static int run_conv(struct kp_wl *w, int cdt, const struct kp_conv_shape *sh)
+/* Mean time of one call of @fn over --iters untraced calls (CUDA events), ms; <0 on error. */
+static double event_ms(struct kp_wl *w, iter_fn fn, void *ctx)
+{
+	cudaEvent_t a, b;
+	float ms = -1;
+	if (cudaEventCreate(&a) != cudaSuccess)
+		return -1;
+	if (cudaEventCreate(&b) != cudaSuccess) {
+		cudaEventDestroy(a);
+		return -1;
+	}
+	recorder_enable(0);
+	w->traced = 0;
+	cudaEventRecord(a, 0);
+	long i;
+	for (i = 0; i < w->o->iters; i++)
+		if (fn(w, ctx) < 0)
+			break;
+	cudaEventRecord(b, 0);
+	if (i == w->o->iters && cudaEventSynchronize(b) == cudaSuccess)
+		cudaEventElapsedTime(&ms, a, b);
+	recorder_enable(1);
+	cudaEventDestroy(a);
+	cudaEventDestroy(b);
+	return ms < 0 ? -1 : ms / (double)w->o->iters;
+}
+
+static int run_conv(struct kp_wl *w, int cdt, const struct kp_conv_shape *sh, int cudnn, int nhwc)
 {
 	struct bufs b = { .n = 0 };
-	struct conv_case c = { .cdt = cdt, .s = *sh, .backward = w->o->backward };
+	struct conv_case c = { .cdt = cdt, .nhwc = nhwc, .s = *sh, .backward = w->o->backward };
 	int rc = -1;
 	size_t es = dts[cdt].size;
 	c.oh = conv_out_dim(sh->h, sh->r, sh->stride, sh->pad, sh->dil);
@@ -1007,30 +1070,51 @@ static int run_conv(struct kp_wl *w, int cdt, const struct kp_conv_shape *sh)
 	c.crs = sh->c * sh->r * sh->s, c.np = sh->n * c.oh * c.ow;
 	size_t nx = (size_t)sh->n * sh->c * sh->h * sh->w, nw = (size_t)sh->k * c.cg * sh->r * sh->s;
 	size_t ny = (size_t)sh->n * sh->k * c.oh * c.ow, ncol = (size_t)c.crs * c.np;
-	char label[120];
-	snprintf(label, sizeof(label), "conv %s N=%ld C=%ld H=%ld W=%ld K=%ld R=%ld S=%ld s%ld p%ld d%ld g%ld",
-		 dts[cdt].name, sh->n, sh->c, sh->h, sh->w, sh->k, sh->r, sh->s, sh->stride, sh->pad,
-		 sh->dil, sh->groups);
+	char label[160], why[300];
+	snprintf(label, sizeof(label), "conv %s %s %s N=%ld C=%ld H=%ld W=%ld K=%ld R=%ld S=%ld s%ld p%ld d%ld g%ld",
+		 dts[cdt].name, cudnn ? "cudnn" : "reference", nhwc ? "nhwc" : "nchw", sh->n, sh->c,
+		 sh->h, sh->w, sh->k, sh->r, sh->s, sh->stride, sh->pad, sh->dil, sh->groups);
+	if (nhwc && !cudnn) {
+		printf("  -  %s: the reference backend is NCHW only (skipped)\n", label);
+		return 0;
+	}
 	if (!(c.x = dalloc(w, &b, nx * es)) || !(c.wt = dalloc(w, &b, nw * es)) ||
-	    !(c.y = dalloc(w, &b, ny * es)) || !(c.ytmp = dalloc(w, &b, ny * es)) ||
-	    !(c.col = dalloc(w, &b, ncol * es)))
+	    !(c.y = dalloc(w, &b, ny * es)))
+		goto out;
+	if (!cudnn && (!(c.ytmp = dalloc(w, &b, ny * es)) || !(c.col = dalloc(w, &b, ncol * es))))
 		goto out;
 	if (c.backward &&
-	    (!(c.dy = dalloc(w, &b, ny * es)) || !(c.dyt = dalloc(w, &b, ny * es)) ||
-	     !(c.dw = dalloc(w, &b, nw * es)) || !(c.dcol = dalloc(w, &b, ncol * es)) ||
+	    (!(c.dy = dalloc(w, &b, ny * es)) || !(c.dw = dalloc(w, &b, nw * es)) ||
 	     !(c.dx = dalloc(w, &b, nx * es))))
+		goto out;
+	if (c.backward && !cudnn &&
+	    (!(c.dyt = dalloc(w, &b, ny * es)) || !(c.dcol = dalloc(w, &b, ncol * es))))
 		goto out;
 	TRY(fill(w, c.x, cdt, nx, 31));
 	TRY(fill(w, c.wt, cdt, nw, 32));
 	if (c.backward)
 		TRY(fill(w, c.dy, cdt, ny, 33));
+	if (cudnn) {
+		/* cudnnFind* runs every algorithm: outside the trace */
+		recorder_push(w->t->untraced_ext);
+		c.cv = cudnn_conv_new(w->cudnn, dts[cdt].kt, cdt == CDT_TF32, nhwc, sh->n, sh->c, sh->h,
+				      sh->w, sh->k, sh->r, sh->s, sh->stride, sh->pad, sh->dil,
+				      sh->groups, c.backward, c.algo, sizeof(c.algo), why, sizeof(why));
+		recorder_pop();
+		if (!c.cv) {
+			fprintf(stderr, "kprof: error: %s: cuDNN: %s\n", label, why);
+			w->status = 4;
+			goto out;
+		}
+		printf("     cudnn  %s: %s\n", label, c.algo);
+	}
 	w->traced = 0;
 	TRY(conv_iter(w, &c));
 	TRY(dev_sync(w));
 	struct kp_check fwd = { .tol = workloads_tolerance(cdt) };
 	struct kp_check bwd = { .tol = workloads_tolerance(cdt) };
 	TRY(conv_check(w, &c, &fwd, &bwd));
-	char l2[140];
+	char l2[200];
 	snprintf(l2, sizeof(l2), "%s fwd", label);
 	print_check(w, l2, &fwd);
 	if (c.backward) {
@@ -1038,15 +1122,196 @@ static int run_conv(struct kp_wl *w, int cdt, const struct kp_conv_shape *sh)
 		print_check(w, l2, &bwd);
 	}
 	TRY(timed_loop(w, label, conv_iter, &c));
+	double ms = event_ms(w, conv_iter, &c);
+	if (ms > 0) {
+		double fl = 2.0 * (double)ny * c.cg * sh->r * sh->s * (c.backward ? 3 : 1);
+		printf("     time  %.3f ms/iter  %.1f TFLOP/s (%s)  %s\n", ms, fl / (ms * 1e-3) / 1e12,
+		       c.backward ? "fwd+bwd" : "fwd", label);
+	}
+	rc = 0;
+out:
+	cudnn_conv_free(c.cv);
+	bufs_free(&b);
+	return rc;
+}
+
+/* ---- memory-bound row-wise ops: softmax, RMSNorm, LayerNorm (kprof's one-pass kernels) ---- */
+
+struct norm_case {
+	int cdt, op;
+	long rows, hidden;
+	void *x, *y, *wt, *bias;
+	float *mean, *rstd;
+};
+
+static const char *const norm_ops[] = { "aten::_softmax", "aten::_fused_rms_norm",
+					"aten::native_layer_norm" };
+static const float norm_eps[] = { 0.f, 1e-6f, 1e-5f };
+
+static int norm_iter(struct kp_wl *w, void *ctx)
+{
+	struct norm_case *c = ctx;
+	const char *ty = dts[c->cdt].torch_type;
+	char hs[40], eps[24];
+	snprintf(hs, sizeof(hs), "[%ld]", c->hidden);
+	snprintf(eps, sizeof(eps), "%g", (double)norm_eps[c->op]);
+	struct slot s[5];
+	int ns;
+	s[0] = tensor(ty, 2, c->rows, c->hidden, 0, 0);
+	if (c->op == RW_SOFTMAX) {
+		s[1] = scalar("Scalar", "-1"), s[2] = scalar("Scalar", "False"), ns = 3;
+	} else {
+		s[1] = scalar("ScalarList", hs);
+		s[2] = tensor(ty, 1, c->hidden, 0, 0, 0);
+		if (c->op == RW_LAYERNORM)
+			s[3] = tensor(ty, 1, c->hidden, 0, 0, 0), s[4] = scalar("Scalar", eps), ns = 5;
+		else
+			s[3] = scalar("Scalar", eps), ns = 4;
+	}
+	char *args = w->traced ? mk_args(s, ns, "kprof", c->cdt, NULL) : NULL;
+	struct op op;
+	op_begin(w, &op);
+	int rc = kcheck(w, kk_rowwise(c->op, c->y, c->x, c->wt, c->bias, c->mean, c->rstd,
+				      dts[c->cdt].kt, c->rows, c->hidden, norm_eps[c->op]),
+			"kprof_rowwise");
+	op_end(w, &op, norm_ops[c->op], args);
+	return rc;
+}
+
+/* 64 whole rows against fp64: |got - ref| / (|terms of ref|) per element. */
+static int norm_check(struct kp_wl *w, struct norm_case *c, struct kp_check *chk)
+{
+	int kt = dts[c->cdt].kt, rc = -1;
+	size_t es = dts[c->cdt].size, rb = (size_t)c->hidden * es;
+	void *hw = NULL, *hb = NULL, *hx = NULL, *hy = NULL;
+	double *f = malloc((size_t)c->hidden * sizeof(double));
+	uint64_t seed = 5;
+	if (!f)
+		goto out;
+	if (c->op != RW_SOFTMAX && !(hw = host_copy(w, c->wt, rb)))
+		goto out;
+	if (c->op == RW_LAYERNORM && !(hb = host_copy(w, c->bias, rb)))
+		goto out;
+	for (int t = 0; t < 64; t++) {
+		size_t row = rng_next(&seed) % (size_t)c->rows;
+		free(hx), free(hy);
+		hy = NULL;
+		if (!(hx = host_copy(w, (char *)c->x + row * rb, rb)) ||
+		    !(hy = host_copy(w, (char *)c->y + row * rb, rb)))
+			goto out;
+		double a = 0, q = 0, m = -INFINITY;
+		for (long j = 0; j < c->hidden; j++) {
+			f[j] = hval(hx, j, kt);
+			a += f[j], q += f[j] * f[j], m = f[j] > m ? f[j] : m;
+		}
+		double mu = a / c->hidden, var = 0, z = 0;
+		for (long j = 0; j < c->hidden; j++)
+			var += (f[j] - mu) * (f[j] - mu), z += exp(f[j] - m);
+		double rstd = c->op == RW_RMSNORM ? 1 / sqrt(q / c->hidden + norm_eps[c->op])
+						  : 1 / sqrt(var / c->hidden + norm_eps[c->op]);
+		for (long j = 0; j < c->hidden; j++) {
+			double ref, mag;
+			if (c->op == RW_SOFTMAX) {
+				ref = exp(f[j] - m) / z, mag = ref;
+			} else if (c->op == RW_RMSNORM) {
+				ref = f[j] * rstd * hval(hw, j, kt), mag = fabs(ref);
+			} else {
+				double u = (f[j] - mu) * rstd * hval(hw, j, kt), v = hval(hb, j, kt);
+				ref = u + v, mag = fabs(u) + fabs(v);
+			}
+			note_err(chk, hval(hy, j, kt), ref, mag);
+		}
+	}
+	rc = 0;
+out:
+	free(f), free(hw), free(hb), free(hx), free(hy);
+	return rc;
+}
+
+/* DRAM peak from the memory clock and bus width (bytes/s), 0 when unknown. */
+static double dram_peak(void)
+{
+	int dev = 0, khz = 0, bits = 0;
+	if (cudaGetDevice(&dev) != cudaSuccess ||
+	    cudaDeviceGetAttribute(&khz, cudaDevAttrMemoryClockRate, dev) != cudaSuccess ||
+	    cudaDeviceGetAttribute(&bits, cudaDevAttrGlobalMemoryBusWidth, dev) != cudaSuccess)
+		return 0;
+	return 2.0 * khz * 1e3 * bits / 8;
+}
+
+static int run_norm(struct kp_wl *w, int op, int cdt, const struct kp_norm_shape *sh)
+{
+	static const char *const names[] = { "softmax", "rmsnorm", "layernorm" };
+	struct bufs b = { .n = 0 };
+	struct norm_case c = { .cdt = cdt, .op = op, .rows = sh->rows, .hidden = sh->hidden };
+	int rc = -1;
+	size_t es = dts[cdt].size, n = (size_t)sh->rows * sh->hidden;
+	char label[120];
+	snprintf(label, sizeof(label), "%s %s rows=%ld hidden=%ld", names[op], dts[cdt].name,
+		 sh->rows, sh->hidden);
+	if (cdt == CDT_TF32) {
+		printf("  -  %s: no tf32 variant (skipped)\n", label);
+		return 0;
+	}
+	if (!(c.x = dalloc(w, &b, n * es)) || !(c.y = dalloc(w, &b, n * es)) ||
+	    !(c.wt = dalloc(w, &b, sh->hidden * es)) || !(c.bias = dalloc(w, &b, sh->hidden * es)) ||
+	    !(c.mean = dalloc(w, &b, sh->rows * 4)) || !(c.rstd = dalloc(w, &b, sh->rows * 4)))
+		goto out;
+	TRY(fill(w, c.x, cdt, n, 41));
+	TRY(fill(w, c.wt, cdt, sh->hidden, 42));
+	TRY(fill(w, c.bias, cdt, sh->hidden, 43));
+	w->traced = 0;
+	TRY(norm_iter(w, &c));
+	TRY(dev_sync(w));
+	struct kp_check chk = { .tol = workloads_tolerance(cdt == CDT_FP32 ? CDT_FP16 : cdt) };
+	TRY(norm_check(w, &c, &chk));
+	print_check(w, label, &chk);
+	TRY(timed_loop(w, label, norm_iter, &c));
+	double ms = event_ms(w, norm_iter, &c), peak = dram_peak();
+	if (ms > 0) {
+		/* analyze's byte models: x and y, plus weight/bias and the fp32 row statistics */
+		double bytes = 2.0 * n * es;
+		if (op == RW_RMSNORM)
+			bytes += sh->hidden * es + sh->rows * 4.0;
+		if (op == RW_LAYERNORM)
+			bytes += 2.0 * sh->hidden * es + sh->rows * 8.0;
+		double gbs = bytes / (ms * 1e-3) / 1e9;
+		printf("     time  %.4f ms/iter  %.0f GB/s (%.0f%% of DRAM peak %.0f GB/s)  %s\n", ms,
+		       gbs, peak > 0 ? 100 * gbs * 1e9 / peak : 0.0, peak / 1e9, label);
+	}
 	rc = 0;
 out:
 	bufs_free(&b);
 	return rc;
 }
 
+/*
+ * The conv backends: --backend as given, else cudnn when it loads, else reference.  cuDNN's
+ * absence is a warning and the reference backend runs instead.
+ */
+static int conv_backends(struct kp_wl *w)
+{
+	const struct kp_capture_opts *o = w->o;
+	int be = o->backends;
+	if (!(o->workloads & WL_CONV) || (be && !(be & BE_CUDNN)))
+		return be ? be : BE_REFERENCE;
+	char why[2400];
+	if (!w->cudnn)
+		w->cudnn = cudnn_open(why, sizeof(why));
+	if (!w->cudnn) {
+		fprintf(stderr, "kprof: warning: %s; conv runs on the reference backend\n", why);
+		return BE_REFERENCE;
+	}
+	long v = cudnn_version(w->cudnn);
+	printf("     cudnn  %ld.%ld.%ld from %s\n", v / 10000, v / 100 % 100, v % 100,
+	       cudnn_path(w->cudnn));
+	return be ? be : BE_CUDNN;
+}
+
 int workloads_run(struct kp_wl *w)
 {
 	const struct kp_capture_opts *o = w->o;
+	int backends = conv_backends(w), layouts = o->layouts ? o->layouts : LAYOUT_NCHW;
 	for (int cdt = 0; cdt < CDT_N; cdt++) {
 		if (!(o->dtypes & (1 << cdt)))
 			continue;
@@ -1061,8 +1326,17 @@ int workloads_run(struct kp_wl *w)
 					return -1;
 		if (o->workloads & WL_CONV)
 			for (size_t i = 0; i < o->nconv; i++)
-				if (run_conv(w, cdt, &o->conv[i]) < 0)
-					return -1;
+				for (int be = BE_REFERENCE; be <= BE_CUDNN; be <<= 1)
+					for (int l = LAYOUT_NCHW; l <= LAYOUT_NHWC; l <<= 1)
+						if ((backends & be) && (layouts & l) &&
+						    run_conv(w, cdt, &o->conv[i], be == BE_CUDNN,
+							     l == LAYOUT_NHWC) < 0)
+							return -1;
+		for (int op = RW_SOFTMAX; op <= RW_LAYERNORM; op++)
+			if (o->workloads & (WL_SOFTMAX << op))
+				for (size_t i = 0; i < o->nnorm; i++)
+					if (run_norm(w, op, cdt, &o->norm[i]) < 0)
+						return -1;
 	}
 	return 0;
 }

@@ -10,6 +10,7 @@
 
 struct kp_ctrace;
 struct kp_capture_opts;
+struct kp_cudnn;
 
 /* Accuracy of one check: max over samples of |gpu - ref| / (sum of |terms| of ref). */
 struct kp_check {
@@ -30,6 +31,7 @@ struct kp_wl {
 	struct kp_ctrace *t;
 	const struct kp_capture_opts *o;
 	void *cublas;               /* cublasHandle_t */
+	struct kp_cudnn *cudnn;     /* loaded on the first cudnn conv, or NULL */
 	uint32_t pid, tid;
 	uint64_t next_ext;          /* External ids handed out so far */
 	long step;                  /* ProfilerStep# counter */

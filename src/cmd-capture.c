@@ -112,6 +112,8 @@ static const char *workload_option(const struct kp_capture_opts *o, const struct
 		return o->sdpa_shapes ? "sdpa-shapes" : o->causal != d->causal ? "causal" : "kv-heads";
 	if (o->conv_shapes || o->batch != d->batch)
 		return o->conv_shapes ? "conv-shapes" : "batch";
+	if (o->backends || o->layouts || o->norm_shapes)
+		return o->backends ? "backend" : o->layouts ? "layout" : "norm-shapes";
 	if (o->warmup != d->warmup || o->iters != d->iters)
 		return o->warmup != d->warmup ? "warmup" : "iters";
 	if (o->backward != d->backward || o->overhead != d->overhead)
@@ -132,7 +134,8 @@ int cmd_capture(int argc, char **argv)
 		  .help = "write the Kineto-compatible trace here",
 		  .dst = &o.output },
 		{ .lname = "workload", .sname = 'w', .type = OPT_CALLBACK, .argname = "LIST",
-		  .help = "matmul, sdpa, conv (comma-separated or repeated; default matmul)",
+		  .help = "matmul, sdpa, conv, softmax, rmsnorm, layernorm (comma-separated or "
+			  "repeated; default matmul)",
 		  .dst = &o.workloads, .cb = capture_parse_workloads },
 		{ .lname = "op", .sname = 0, .type = OPT_CALLBACK, .argname = "LIST",
 		  .help = "matmul ops: mm, addmm, bmm (default all)",
@@ -158,6 +161,15 @@ int cmd_capture(int argc, char **argv)
 		{ .lname = "conv-shapes", .sname = 0, .type = OPT_STR, .argname = "SET",
 		  .help = "resnet50, custom:NxCxHxWxKxRxS[:sS][:pP][:dD][:gG],...",
 		  .dst = &o.conv_shapes },
+		{ .lname = "backend", .sname = 0, .type = OPT_CALLBACK, .argname = "LIST",
+		  .help = "conv: reference, cudnn (default cudnn when found, else reference)",
+		  .dst = &o.backends, .cb = capture_parse_backends },
+		{ .lname = "layout", .sname = 0, .type = OPT_CALLBACK, .argname = "LIST",
+		  .help = "conv memory layout: nchw, nhwc (default nchw; nhwc needs cudnn)",
+		  .dst = &o.layouts, .cb = capture_parse_layouts },
+		{ .lname = "norm-shapes", .sname = 0, .type = OPT_STR, .argname = "SET",
+		  .help = "softmax, rmsnorm, layernorm: default, custom:ROWSxHIDDEN,...",
+		  .dst = &o.norm_shapes },
 		{ .lname = "batch", .sname = 'b', .type = OPT_INT, .argname = "N",
 		  .help = "bmm batch (default 8), conv N (default 32)",
 		  .dst = &o.batch },

@@ -6,7 +6,10 @@
 
 #include <stddef.h>
 
-enum { WL_MATMUL = 1, WL_SDPA = 2, WL_CONV = 4 };
+enum { WL_MATMUL = 1, WL_SDPA = 2, WL_CONV = 4, WL_SOFTMAX = 8, WL_RMSNORM = 16, WL_LAYERNORM = 32 };
+/* Conv backends (--backend) and layouts (--layout). */
+enum { BE_REFERENCE = 1, BE_CUDNN = 2 };
+enum { LAYOUT_NCHW = 1, LAYOUT_NHWC = 2 };
 enum { MM_MM = 1, MM_ADDMM = 2, MM_BMM = 4 };
 /* Workload dtypes: storage and math.  tf32 stores fp32 and multiplies in TF32. */
 enum kp_cap_dtype { CDT_BF16, CDT_FP16, CDT_FP32, CDT_TF32, CDT_N };
@@ -14,6 +17,7 @@ enum kp_cap_dtype { CDT_BF16, CDT_FP16, CDT_FP32, CDT_TF32, CDT_N };
 struct kp_mm_shape;
 struct kp_sdpa_shape;
 struct kp_conv_shape;
+struct kp_norm_shape;
 
 /*
  * Options of one capture.  The strings are borrowed from argv; capture_opts_finish() expands
@@ -28,6 +32,9 @@ struct kp_capture_opts {
 	const char *m_list;         /* --m for llama: "1,16,4096" */
 	const char *sdpa_shapes;    /* NULL: "default" */
 	const char *conv_shapes;    /* NULL: "resnet50" */
+	const char *norm_shapes;    /* softmax/rmsnorm/layernorm rows x hidden; NULL: "default" */
+	int backends;               /* BE_* mask for conv; 0: cudnn when found, else reference */
+	int layouts;                /* LAYOUT_* mask for conv; 0: nchw */
 	int causal;                 /* CAUSAL_BOTH / _YES / _NO for the default SDPA grid */
 	long kv_heads;              /* H_kv of the default SDPA grid; 0: H */
 	long batch;                 /* bmm batch (default 8) and conv N (default 32); 0: defaults */
@@ -48,6 +55,8 @@ struct kp_capture_opts {
 	size_t nsdpa;
 	struct kp_conv_shape *conv;
 	size_t nconv;
+	struct kp_norm_shape *norm;
+	size_t nnorm;
 };
 
 /* Prototypes */
@@ -56,6 +65,8 @@ const char *capture_parse_workloads(const char *arg, void *mask);
 const char *capture_parse_mm_ops(const char *arg, void *mask);
 const char *capture_parse_dtypes(const char *arg, void *mask);
 const char *capture_parse_causal(const char *arg, void *causal);
+const char *capture_parse_backends(const char *arg, void *mask);
+const char *capture_parse_layouts(const char *arg, void *mask);
 /* "matmul", "bf16", ... */
 const char *capture_dtype_name(int cdt);
 

@@ -47,6 +47,9 @@ run sdpa_large -w sdpa -t bf16 --sdpa-shapes custom:8x16x16x1024x1024x128c --war
 run conv_small -w conv -t bf16,fp32,tf32 --conv-shapes custom:4x16x14x14x32x3x3:p1,2x8x9x9x16x3x3:s2:p1:d2:g2,3x6x8x8x12x1x1,1x3x32x32x8x7x7:s2:p3 --warmup 2 -i 5
 run conv_large -w conv -t bf16 --conv-shapes custom:32x64x56x56x64x3x3:p1 --warmup 2 -i 5
 
+echo "== cudnn conv and the row-wise kernels side by side with PyTorch (tests/gpu/workloads_vs_torch.py)"
+python3 "$(dirname "$0")/workloads_vs_torch.py" "$KPROF" "$DIR/wl" || fail=1
+
 echo "== PyTorch's analyzer on the kprof matmul traces"
 for t in mm_small mm_large; do
 	if python3 -m torch._inductor.analysis.profile_analysis --analysis "$DIR/$t.json" bfloat16 >"$DIR/$t.pa.out" 2>&1; then

@@ -1,0 +1,51 @@
+/*
+ * wl-cudnn.h — the cudnn backend of the built-in conv workload: cuDNN 9 loaded at run time
+ * (dlopen, no link-time or header dependency) and its legacy convolution API (forward, backward
+ * data, backward filter), algorithms chosen by cudnnFind*Algorithm.
+ */
+#ifndef KPROF_WL_CUDNN_H
+#define KPROF_WL_CUDNN_H
+
+#include <stddef.h>
+
+#define CUDNN_MAX_CANDIDATES 16
+
+struct kp_cudnn;
+struct kp_cudnn_conv;
+
+/* Prototypes */
+/*
+ * Paths to try for libcudnn.so.9, in order: $KPROF_CUDNN (@env: a file, or a directory holding
+ * libcudnn.so.9), then <dir>/nvidia/cudnn/lib/libcudnn.so.9 for each Python path in @pydirs
+ * (newline-separated, may be NULL), then the bare soname (system paths).  Returns the count.
+ */
+int cudnn_candidates(const char *env, const char *pydirs, char out[][512], int max);
+/*
+ * Load cuDNN from the first of @paths that opens, check its version (9.x) and create a handle.
+ * NULL with a one-line reason listing every path tried in @why.
+ */
+struct kp_cudnn *cudnn_open_paths(char paths[][512], int n, char *why, size_t whylen);
+/* cudnn_open_paths() over cudnn_candidates($KPROF_CUDNN, python3's sys.path). */
+struct kp_cudnn *cudnn_open(char *why, size_t whylen);
+/* cuDNN's version as major*10000 + minor*100 + patch, and the file it came from. */
+long cudnn_version(const struct kp_cudnn *c);
+const char *cudnn_path(const struct kp_cudnn *c);
+void cudnn_close(struct kp_cudnn *c);
+
+/*
+ * Descriptors and algorithms of one 2-D convolution (@kt: KT_*; @tf32: fp32 may use TF32;
+ * @nhwc: channels-last for x, w, y).  The algorithms are those cudnnFind*Algorithm times
+ * fastest; @algo gets "fwd N bwd_data N bwd_filter N".  NULL with a reason in @why.
+ */
+struct kp_cudnn_conv *cudnn_conv_new(struct kp_cudnn *c, int kt, int tf32, int nhwc, long n,
+				     long ch, long h, long w, long k, long r, long s, long stride,
+				     long pad, long dil, long groups, int backward, char *algo,
+				     size_t algolen, char *why, size_t whylen);
+/* y = conv(x, wt); dx = conv_bwd_data(dy, wt); dw = conv_bwd_filter(x, dy).  0 or -1 + @why. */
+int cudnn_conv_fwd(struct kp_cudnn_conv *cv, const void *x, const void *wt, void *y, char *why,
+		   size_t whylen);
+int cudnn_conv_bwd(struct kp_cudnn_conv *cv, const void *x, const void *wt, const void *dy,
+		   void *dx, void *dw, char *why, size_t whylen);
+void cudnn_conv_free(struct kp_cudnn_conv *cv);
+
+#endif /* KPROF_WL_CUDNN_H */

@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""tests/gpu/workloads_vs_torch.py — kprof capture's cudnn conv and its one-pass softmax /
+RMSNorm / LayerNorm kernels side by side with PyTorch eager on the same shapes, same GPU, same
+run.  Prints kprof's accuracy lines, then one table (the last thing printed).
+
+    tests/gpu/workloads_vs_torch.py [KPROF] [OUTDIR]
+
+kprof times are CUDA-event means over --iters untraced calls (the 'time' lines of capture);
+PyTorch's the same way (torch.cuda.Event over ITERS calls after WARMUP).  Exit 1 when an
+accuracy check fails or a capture fails; the speed targets are reported, not enforced.
+"""
+import os
+import re
+import subprocess
+import sys
+
+import torch
+import torch.nn.functional as F
+
+KPROF = sys.argv[1] if len(sys.argv) > 1 else "build/kprof"
+OUT = sys.argv[2] if len(sys.argv) > 2 else os.environ.get("OUT", "/tmp/kprof-wl")
+os.makedirs(OUT, exist_ok=True)
+ITERS, WARMUP = 20, 5
+CONVS = [(32, 64, 56, 56, 64, 3, 1), (32, 256, 56, 56, 64, 1, 0), (32, 512, 14, 14, 512, 3, 1)]
+NORMS = [(4096, 4096), (16384, 4096), (32768, 8192), (8192, 32768)]
+fail = 0
+
+
+def kprof(name, args):
+    global fail
+    cmd = [KPROF, "capture", "-o", f"{OUT}/{name}.json", "--iters", str(ITERS)] + args
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    print(f"== kprof {' '.join(cmd[1:])} (exit {p.returncode})")
+    print(p.stdout + p.stderr, end="")
+    if p.returncode != 0 or "\u2717" in p.stdout:
+        fail = 1
+    times = {}
+    for m in re.finditer(r"^\s+time\s+([\d.]+) ms/iter\s+.*?\s{2}(\S.*)$", p.stdout, re.M):
+        times[m.group(2)] = float(m.group(1))
+    return times
+
+
+def tms(fn):
+    for _ in range(WARMUP):
+        fn()
+    a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    torch.cuda.synchronize()
+    a.record()
+    for _ in range(ITERS):
+        fn()
+    b.record()
+    b.synchronize()
+    return a.elapsed_time(b) / ITERS
+
+
+spec = ",".join(f"{n}x{c}x{h}x{w}x{k}x{r}x{r}:p{p}" for n, c, h, w, k, r, p in CONVS)
+kf = kprof("conv_fwd", ["-w", "conv", "--backend", "cudnn", "--layout", "nchw,nhwc",
+                        "--conv-shapes", f"custom:{spec}", "--no-backward"])
+kb = kprof("conv_fb", ["-w", "conv", "--backend", "cudnn", "--layout", "nchw,nhwc",
+                       "--conv-shapes", f"custom:{spec}"])
+kn = kprof("norm", ["-w", "softmax,rmsnorm,layernorm", "-t", "bf16", "--norm-shapes",
+                    "custom:" + ",".join(f"{r}x{h}" for r, h in NORMS)])
+kref = kprof("conv_ref", ["-w", "conv", "--backend", "reference", "--conv-shapes",
+                          f"custom:{spec}", "--no-backward", "--iters", "5"])
+d = subprocess.run([KPROF, "diff", "--key", "op-shape", f"{OUT}/conv_ref.json",
+                    f"{OUT}/conv_fwd.json"], capture_output=True, text=True)
+print("== kprof diff --key op-shape conv_ref.json conv_fwd.json (exit %d)" % d.returncode)
+print(d.stdout + d.stderr, end="")
+
+rows = []
+dev = torch.cuda.get_device_name()
+for n, c, h, w, k, r, p in CONVS:
+    flops = 2.0 * n * k * h * w * c * r * r  # stride 1, same padding: OH = H
+    for layout in ("nchw", "nhwc"):
+        mf = torch.channels_last if layout == "nhwc" else torch.contiguous_format
+        x = torch.randn(n, c, h, w, device="cuda", dtype=torch.bfloat16).to(memory_format=mf)
+        wt = torch.randn(k, c, r, r, device="cuda", dtype=torch.bfloat16).to(memory_format=mf)
+        xg = x.clone().requires_grad_(True)
+        wg = wt.clone().requires_grad_(True)
+        gy = torch.randn(n, k, h, w, device="cuda", dtype=torch.bfloat16).to(memory_format=mf)
+        res = {}
+        for bench in (False, True):
+            torch.backends.cudnn.benchmark = bench
+            with torch.no_grad():
+                res[("f", bench)] = tms(lambda: F.conv2d(x, wt, padding=p))
+            res[("b", bench)] = tms(lambda: torch.autograd.grad(F.conv2d(xg, wg, padding=p),
+                                                                (xg, wg), gy))
+        label = (f"conv bf16 cudnn {layout} N={n} C={c} H={h} W={w} K={k} R={r} S={r} "
+                 f"s1 p{p} d1 g1")
+        for dirn, kt, fl in (("fwd", kf, flops), ("fwd+bwd", kb, 3 * flops)):
+            km = kt.get(label)
+            tk = "f" if dirn == "fwd" else "b"
+            t0, t1 = res[(tk, False)], res[(tk, True)]
+            best = min(t0, t1)
+            rows.append((f"conv {n}x{c}x{h}x{w}->{k} {r}x{r} {layout} {dirn}",
+                         km, fl / km / 1e9 if km else None, t0, t1, fl / best / 1e9,
+                         best / km if km else None, "TFLOP/s"))
+torch.backends.cudnn.benchmark = False
+for op in ("softmax", "rmsnorm", "layernorm"):
+    for r_, h_ in NORMS:
+        x = torch.randn(r_, h_, device="cuda", dtype=torch.bfloat16)
+        w = torch.randn(h_, device="cuda", dtype=torch.bfloat16)
+        b = torch.randn(h_, device="cuda", dtype=torch.bfloat16)
+        if op == "softmax":
+            fn, nb = (lambda: torch.softmax(x, -1)), 4.0 * r_ * h_
+        elif op == "rmsnorm":
+            fn, nb = (lambda: F.rms_norm(x, (h_,), w, 1e-6)), 4.0 * r_ * h_ + 2 * h_ + 4 * r_
+        else:
+            fn, nb = (lambda: F.layer_norm(x, (h_,), w, b, 1e-5)), 4.0 * r_ * h_ + 4 * h_ + 8 * r_
+        t = tms(fn)
+        km = kn.get(f"{op} bf16 rows={r_} hidden={h_}")
+        rows.append((f"{op} bf16 {r_}x{h_}", km, nb / km / 1e6 if km else None, t, None,
+                     nb / t / 1e6, t / km if km else None, "GB/s"))
+
+print(f"\n# {dev}, torch {torch.__version__}, cuDNN {torch.backends.cudnn.version()}, "
+      f"{ITERS} iters; torch ms: cudnn.benchmark off / on; speedup = best torch / kprof")
+print(f"{'case':44} {'kprof ms':>9} {'kprof':>8} {'torch ms':>9} {'bench ms':>9} "
+      f"{'torch':>8} {'speedup':>8}  unit")
+for name, km, kr, t0, t1, tr, sp, unit in rows:
+    f = lambda v, fmt: (fmt % v) if v is not None else "-"
+    print(f"{name:44} {f(km, '%.4f'):>9} {f(kr, '%.1f'):>8} {t0:9.4f} {f(t1, '%.4f'):>9} "
+          f"{tr:8.1f} {f(sp, '%.3f'):>8}  {unit}")
+sys.exit(fail)
