@@ -98,6 +98,8 @@ $(O)/capture/%.o: capture/%.c $(HDRS) $(wildcard capture/*.h) Makefile
 	$(call quiet,CC,$<)$(CC) $(CFLAGS) -Icapture -c -o $@ $<
 
 ifeq ($(HAVE_CUPTI),1)
+# cupti_profiler_host.h includes <string> (C++) and uses none of it: an empty one for C
+$(O)/pic/capture/metrics.o: CAPTURE_CFLAGS += -Icapture/cshim
 $(O)/src/cmd-capture.o: EXTRA_DEFS := -DKPROF_CAPTURE_DL -DKPROF_LIBDIR='"$(PREFIX)/lib/kprof"'
 $(O)/capture/%.cu.o: capture/%.cu $(wildcard capture/*.h) Makefile
 	@mkdir -p $(dir $@)
@@ -107,7 +109,7 @@ $(O)/capture/%.cu.o: capture/%.cu $(wildcard capture/*.h) Makefile
 # Only InitializeInjection is exported.  No sanitizers or coverage: it is loaded into the
 # traced program, where their runtimes are not first in the process.
 INJECT_OBJS := $(patsubst capture/%.c,$(O)/inject/%.o,capture/inject.c capture/recorder.c \
-	capture/ctrace.c capture/recfile.c)
+	capture/ctrace.c capture/kmetrics.c capture/recfile.c)
 all: $(O)/kprof-inject.so
 $(O)/kprof-inject.so: $(INJECT_OBJS)
 	$(call quiet,LINK,$@)$(CC) -shared -o $@ $^ -L$(CUPTI_LIBDIR) -Wl,-rpath,$(CUPTI_LIBDIR) \

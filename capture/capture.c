@@ -12,6 +12,7 @@
 
 #include "ctrace.h"
 #include "devprops.h"
+#include "metrics.h"
 #include "nvml.h"
 #include "recorder.h"
 #include "shapes.h"
@@ -209,6 +210,12 @@ void capture_opts_free(struct kp_capture_opts *o)
 #include <cuda_runtime.h>
 #include <dlfcn.h>
 
+static void warn_unjoined(const struct kp_mwin *w, size_t nkern)
+{
+	fprintf(stderr, "kprof: warning: --metrics: '%s': %zu ranges for %zu timed kernels: not joined\n",
+		w->label, w->n, nkern);
+}
+
 int capture_run(const struct kp_capture_opts *o)
 {
 	if (o->cmd)
@@ -244,6 +251,18 @@ int capture_run(const struct kp_capture_opts *o)
 		fclose(out);
 		ctrace_free(&t);
 		return 4;
+	}
+	if (o->metrics) {
+		if (metrics_open(why, sizeof(why)) < 0) {
+			fprintf(stderr, "kprof: error: --metrics: %s\n", why);
+			metrics_close();
+			recorder_stop();
+			fclose(out);
+			ctrace_free(&t);
+			return 4;
+		}
+		printf("# metrics %d counters, %d replay passes per kernel\n", metrics_count(),
+		       metrics_passes());
 	}
 	devprops_read(&t.dev[0], 0);
 	t.ndev = 1;
@@ -288,6 +307,11 @@ int capture_run(const struct kp_capture_opts *o)
 	nvml_sampler_stop(&nv);
 	recorder_stop();
 	t.clock_known = t.nsamples > 0;
+	if (o->metrics) {
+		metrics_close();
+		if (kmetrics_join(&t, warn_unjoined))
+			fprintf(stderr, "kprof: warning: --metrics: some loops' counters are not in the trace\n");
+	}
 
 	char *meta = NULL;
 	size_t mlen = 0;

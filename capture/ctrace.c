@@ -40,6 +40,8 @@ void ctrace_free(struct kp_ctrace *t)
 	free(t->recs);
 	free(t->ext);
 	free(t->samples);
+	free(t->kmet);
+	free(t->mwin);
 	free(t->meta);
 	free(t->process_name);
 	pthread_mutex_destroy(&t->lock);
@@ -446,6 +448,8 @@ static void put_kernel(FILE *out, const struct kp_ctrace *t, const struct kp_rec
 	    ctrace_clock_at(t->samples, t->nsamples, (uint64_t)t->sample_period_ms * 1000000u,
 			    r->start_ns, r->end_ns, &mhz) == 0)
 		fprintf(out, ",\"sm_clock_mhz\":%.1f", mhz);
+	if (r->met && r->met <= t->nkmet)
+		kmetrics_put_args(out, &t->kmet[r->met - 1]);
 	fputs("}}", out);
 }
 

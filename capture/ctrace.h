@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "hcall.h"
+#include "kmetrics.h"
 
 enum kp_rec_kind {
 	REC_KERNEL,
@@ -45,6 +46,7 @@ struct kp_rec {
 	uint64_t gext;          /* graph replays: External id of the op that created the node */
 	uint32_t sync_type;     /* REC_SYNC: CUpti_ActivitySynchronizationType */
 	uint32_t event_id;      /* REC_SYNC: cudaEventId */
+	uint32_t met;           /* REC_KERNEL: 1 + index of its measured counters (kmet), 0 none */
 };
 
 /* CUPTI correlation -> External id (CUSTOM0 external correlation records). */
@@ -114,6 +116,10 @@ struct kp_ctrace {
 	size_t ngnodes, capgnodes;
 	struct kp_clk_sample *samples;
 	size_t nsamples, capsamples;
+	struct kp_kmet *kmet;          /* --metrics: range-profiler values (kmetrics.h) */
+	size_t nkmet;
+	struct kp_mwin *mwin;          /* --metrics: the timed windows they belong to */
+	size_t nmwin;
 	struct kp_cdevprops dev[16];
 	int ndev;
 	struct kp_strnode *strs;       /* interned names (uthash) */

@@ -57,6 +57,7 @@ double workloads_fp16_to_double(uint16_t h)
 #include "ctrace.h"
 #include "kernels.h"
 #include "membound.h"
+#include "metrics.h"
 #include "recorder.h"
 #include "shapes.h"
 #include "wl-cudnn.h"
@@ -338,6 +339,32 @@ static double untraced_loop(struct kp_wl *w, iter_fn fn, void *ctx)
 }
 
 /*
+ * --metrics: the traced iterations again, untraced, under the range profiler; their ranges
+ * belong to the kernels the timed loop launched in CUPTI time [c0, c1] (kmetrics_join).
+ */
+static int metrics_loop(struct kp_wl *w, const char *label, iter_fn fn, void *ctx, uint64_t c0,
+			uint64_t c1)
+{
+	char why[300];
+	recorder_enable(0);
+	if (metrics_begin(why, sizeof(why)) < 0)
+		goto fail;
+	for (long i = 0; i < w->o->iters; i++)
+		if (fn(w, ctx) < 0)
+			return -1;
+	if (dev_sync(w) < 0)
+		return -1;
+	if (metrics_end(w->t, c0, c1, label, why, sizeof(why)) < 0)
+		goto fail;
+	recorder_enable(1);
+	return 0;
+fail:
+	fprintf(stderr, "kprof: error: --metrics: %s\n", why);
+	w->status = 4;
+	return -1;
+}
+
+/*
  * Warm-up, then the traced iterations inside ProfilerStep#N.  --overhead times the untraced loop
  * before and after the traced one and uses their mean, so clock drift does not pose as overhead.
  */
@@ -354,7 +381,7 @@ static int timed_loop(struct kp_wl *w, const char *label, iter_fn fn, void *ctx)
 	if (o->overhead && (before = untraced_loop(w, fn, ctx)) < 0)
 		return -1;
 	w->traced = 1;
-	uint64_t t0 = now_ns();
+	uint64_t t0 = now_ns(), c0 = recorder_timestamp();
 	for (long i = 0; i < o->iters; i++) {
 		uint64_t ext = ++w->next_ext, s0 = now_ns();
 		if (fn(w, ctx) < 0) {
@@ -370,6 +397,8 @@ static int timed_loop(struct kp_wl *w, const char *label, iter_fn fn, void *ctx)
 	double traced = (double)(now_ns() - t0) / 1e9;
 	w->traced = 0;
 	if (rc < 0)
+		return -1;
+	if (o->metrics && metrics_loop(w, label, fn, ctx, c0, recorder_timestamp()) < 0)
 		return -1;
 	if (o->overhead) {
 		if ((after = untraced_loop(w, fn, ctx)) < 0)

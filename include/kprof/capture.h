@@ -41,6 +41,7 @@ struct kp_capture_opts {
 	long warmup, iters;         /* defaults 3 and 10 */
 	int backward;               /* sdpa/conv also run backward (default on) */
 	int overhead;               /* time the loop untraced and traced */
+	int metrics;                /* re-run each timed loop under the range profiler */
 	int sample_period_ms;       /* NVML period, default 10 */
 	char **cmd;                 /* `-- <cmd> [args...]` (NULL-terminated, borrowed), or NULL */
 	const char *inject_so;      /* absolute path of kprof-inject.so for @cmd */

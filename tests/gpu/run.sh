@@ -76,5 +76,7 @@ echo "== kprof capture -- <command> (injection)"
 KPROF=$KPROF "$(dirname "$0")/inject.sh" "$DIR" || fail=1
 echo "== kprof capture -- <command>: library calls and NVTX ranges as ops"
 KPROF=$KPROF "$(dirname "$0")/capture_any.sh" "$DIR" || fail=1
+echo "== kprof capture --metrics: measured tensor FLOPs and DRAM bytes per kernel"
+KPROF=$KPROF "$(dirname "$0")/metrics.sh" "$DIR/metrics" || fail=1
 [ $fail -eq 0 ] && echo "tests/gpu: PASS" || echo "tests/gpu: FAIL"
 exit $fail

@@ -1,0 +1,119 @@
+/*
+ * kmetrics.c — measured counters per kernel: join range-profiler windows to the timed trace's
+ * kernels (by start order inside the window) and write them as kernel args.
+ */
+#include "kmetrics.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctrace.h"
+
+const char *const kmetrics_names[KM_N] = {
+	[KM_TENSOR_BF16] = "sm__ops_path_tensor_src_bf16_dst_fp32.sum",
+	[KM_TENSOR_FP16] = "sm__ops_path_tensor_src_fp16.sum",
+	[KM_TENSOR_TF32] = "sm__ops_path_tensor_src_tf32_dst_fp32.sum",
+	[KM_TENSOR_FP64] = "sm__ops_path_tensor_src_fp64.sum",
+	[KM_DFMA] = "smsp__sass_thread_inst_executed_op_dfma_pred_on.sum",
+	[KM_DADD] = "smsp__sass_thread_inst_executed_op_dadd_pred_on.sum",
+	[KM_DMUL] = "smsp__sass_thread_inst_executed_op_dmul_pred_on.sum",
+	[KM_FFMA] = "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum",
+	[KM_FADD] = "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum",
+	[KM_FMUL] = "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum",
+	[KM_HFMA] = "smsp__sass_thread_inst_executed_op_hfma_pred_on.sum",
+	[KM_HADD] = "smsp__sass_thread_inst_executed_op_hadd_pred_on.sum",
+	[KM_HMUL] = "smsp__sass_thread_inst_executed_op_hmul_pred_on.sum",
+	[KM_DRAM_READ] = "dram__bytes_read.sum",
+	[KM_DRAM_WRITE] = "dram__bytes_write.sum",
+	[KM_SM_HZ] = "sm__cycles_elapsed.avg.per_second",
+};
+
+const char *const kmetrics_flop_names[7] = {
+	"tensor_bf16", "tensor_fp16", "tensor_tf32", "tensor_fp64", "fp64", "fp32", "fp16",
+};
+
+static int64_t count(double v)
+{
+	return isfinite(v) && v >= 0 && v < 9.2e18 ? (int64_t)llround(v) : -1;
+}
+
+int64_t kmetrics_flops(const struct kp_kmet *m, int64_t out[7])
+{
+	int64_t tot = -1;
+	for (int k = 0; k < 4; k++)
+		out[k] = count(m->v[KM_TENSOR_BF16 + k]);
+	for (int p = 0; p < 3; p++) {
+		int64_t fma = count(m->v[KM_DFMA + 3 * p]), add = count(m->v[KM_DADD + 3 * p]),
+			mul = count(m->v[KM_DMUL + 3 * p]);
+		out[4 + p] = fma < 0 && add < 0 && mul < 0
+				     ? -1
+				     : 2 * (fma < 0 ? 0 : fma) + (add < 0 ? 0 : add) + (mul < 0 ? 0 : mul);
+	}
+	for (int k = 0; k < 7; k++)
+		if (out[k] >= 0)
+			tot = (tot < 0 ? 0 : tot) + out[k];
+	return tot;
+}
+
+struct kref {
+	uint64_t start;
+	uint32_t corr;
+	size_t i;
+};
+
+static int cmp_kref(const void *a, const void *b)
+{
+	const struct kref *x = a, *y = b;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->corr < y->corr ? -1 : x->corr > y->corr;
+}
+
+size_t kmetrics_join(struct kp_ctrace *t, void (*warn)(const struct kp_mwin *w, size_t nkern))
+{
+	size_t bad = 0;
+	struct kref *k = malloc((t->nrecs ? t->nrecs : 1) * sizeof(*k));
+	if (!k)
+		return t->nmwin;
+	for (size_t w = 0; w < t->nmwin; w++) {
+		const struct kp_mwin *mw = &t->mwin[w];
+		size_t n = 0;
+		for (size_t i = 0; i < t->nrecs; i++) {
+			const struct kp_rec *r = &t->recs[i];
+			if (r->kind == REC_KERNEL && r->start_ns >= mw->t0_ns && r->start_ns <= mw->t1_ns)
+				k[n++] = (struct kref){ r->start_ns, r->corr, i };
+		}
+		if (n != mw->n || mw->first + mw->n > t->nkmet) {
+			bad++;
+			if (warn)
+				warn(mw, n);
+			continue;
+		}
+		qsort(k, n, sizeof(*k), cmp_kref);
+		for (size_t j = 0; j < n; j++)
+			t->recs[k[j].i].met = (uint32_t)(mw->first + j + 1);
+	}
+	free(k);
+	return bad;
+}
+
+void kmetrics_put_args(FILE *out, const struct kp_kmet *m)
+{
+	int64_t f[7], tot = kmetrics_flops(m, f);
+	if (tot >= 0)
+		fprintf(out, ",\"kprof measured flops\":%" PRId64, tot);
+	for (int k = 0; k < 7; k++)
+		if (f[k] > 0)
+			fprintf(out, ",\"kprof measured flops %s\":%" PRId64, kmetrics_flop_names[k], f[k]);
+	int64_t rd = count(m->v[KM_DRAM_READ]), wr = count(m->v[KM_DRAM_WRITE]);
+	if (rd >= 0 && wr >= 0)
+		fprintf(out, ",\"kprof dram bytes\":%" PRId64, rd + wr);
+	if (rd >= 0)
+		fprintf(out, ",\"kprof dram bytes read\":%" PRId64, rd);
+	if (wr >= 0)
+		fprintf(out, ",\"kprof dram bytes written\":%" PRId64, wr);
+	if (isfinite(m->v[KM_SM_HZ]) && m->v[KM_SM_HZ] > 0)
+		fprintf(out, ",\"kprof measured sm clock mhz\":%.1f", m->v[KM_SM_HZ] / 1e6);
+}
