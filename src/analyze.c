@@ -51,10 +51,18 @@ static int64_t *rowmap_slot(struct kp_hmap *m, const void *key)
 
 static const char unlinked_name[] = "(unlinked)";
 
+/*
+ * Does this kernel run fp32 inputs on TF32 tensor cores?  Either the name says
+ * "tf32" (sm80_xmma_gemm_f32f32_tf32f32_f32, cutlass_tensorop_s1688tf32gemm), or
+ * it is a CUTLASS tensor-op kernel with an fp32 accumulator ("tensorop_s1688gemm",
+ * "tensorop_s16816gemm"): CUTLASS converts fp32 operands to TF32 before the MMA
+ * (NVIDIA/cutlass#466).  Only asked for ops whose inputs are fp32; fp16/bf16
+ * variants name their element type ("tensorop_bf16_s16816gemm").
+ */
 static int has_tf32(const char *name)
 {
 	for (const char *p = name; (p = strpbrk(p, "tT")); p++)
-		if (strncasecmp(p, "tf32", 4) == 0)
+		if (strncasecmp(p, "tf32", 4) == 0 || strncmp(p, "tensorop_s", 10) == 0)
 			return 1;
 	return 0;
 }
