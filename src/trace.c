@@ -796,19 +796,14 @@ static int legacy_step(struct loader *L, const struct ev *e)
 }
 
 /* One element of traceEvents; the '{' was just read at @off. */
-static int parse_event(struct loader *L, int64_t off)
+/*
+ * The members of one event object into @e.  Returns 1 when the event was read, 0 when it was
+ * skipped on sight (metadata, flows, categories kprof ignores; counted), -1 on a JSON error.
+ */
+static int read_event(struct loader *L, struct ev *e)
 {
 	struct kp_trace *t = L->t;
 	struct kp_json_tok tk;
-	struct ev e;
-	/* only the scalar part needs resetting; slot arrays are guarded by counts */
-	memset(&e, 0, offsetof(struct ev, slot_ndim));
-	e.ext_id = e.corr = e.device = e.stream = e.bytes = e.kernel_flop = e.seq = -1;
-	e.kernel_num_gb = -1;
-	e.prec_hint = PREC_NONE;
-	e.range_flops[0] = e.range_flops[1] = e.range_flops[2] = -1;
-	e.coll_in = e.coll_out = e.coll_group = -1;
-
 	for (;;) {
 		enum kp_json_type ty = json_key(&L->p, &tk);
 		if (ty == JT_OBJ_END)
@@ -818,64 +813,246 @@ static int parse_event(struct loader *L, int64_t off)
 		int r = 0;
 		if (tk.len == 2 && tk.s[0] == 'p' && tk.s[1] == 'h') {
 			if ((r = read_str(L, &tk)) > 0 && tk.len >= 1)
-				e.ph = tk.s[0];
+				e->ph = tk.s[0];
 			else if (r == 0)
-				e.bad = "'ph' is not a string";
+				e->bad = "'ph' is not a string";
 			/* metadata, instants, flows, counters: nothing kprof reads */
-			if (r >= 0 && e.ph && e.ph != 'X' && e.ph != 'B' && e.ph != 'E') {
-				if (e.ph == 's' || e.ph == 'f' || e.ph == 't')
+			if (r >= 0 && e->ph && e->ph != 'X' && e->ph != 'B' && e->ph != 'E') {
+				if (e->ph == 's' || e->ph == 'f' || e->ph == 't')
 					t->nflows++;
 				t->nskipped++;
 				t->nevents++;
-				return json_skip_rest(&L->p);
+				return json_skip_rest(&L->p) < 0 ? -1 : 0;
 			}
 		} else if (TOK_IS(&tk, "cat")) {
 			if ((r = read_str(L, &tk)) > 0)
-				e.cat = classify(&tk);
+				e->cat = classify(&tk);
 			else if (r == 0)
-				e.bad = "'cat' is not a string";
-			if (r >= 0 && e.cat == CAT_SKIP) {
+				e->bad = "'cat' is not a string";
+			if (r >= 0 && e->cat == CAT_SKIP) {
 				t->nskipped++;
 				t->nevents++;
-				return json_skip_rest(&L->p);
+				return json_skip_rest(&L->p) < 0 ? -1 : 0;
 			}
 		} else if (TOK_IS(&tk, "name")) {
 			if ((r = read_str(L, &tk)) > 0) {
 				/* user annotations other than ProfilerStep#N are kept only on request */
-				if (e.cat == CAT_ANNOT && !L->annotations &&
+				if (e->cat == CAT_ANNOT && !L->annotations &&
 				    strncmp(tk.s, "ProfilerStep#", tk.len < 13 ? tk.len : 13)) {
 					t->nskipped++;
 					t->nevents++;
-					return json_skip_rest(&L->p);
+					return json_skip_rest(&L->p) < 0 ? -1 : 0;
 				}
-				e.name = intern_tok(L, &tk);
+				e->name = intern_tok(L, &tk);
 			} else if (r == 0) {
-				e.bad = "'name' is not a string";
+				e->bad = "'name' is not a string";
 			}
 		} else if (TOK_IS(&tk, "ts")) {
-			r = read_int(L, 1, &e.ts);
+			r = read_int(L, 1, &e->ts);
 			if (r > 0)
-				e.has_ts = 1;
+				e->has_ts = 1;
 		} else if (TOK_IS(&tk, "dur")) {
-			r = read_int(L, 1, &e.dur);
+			r = read_int(L, 1, &e->dur);
 			if (r > 0)
-				e.has_dur = 1;
+				e->has_dur = 1;
 		} else if (TOK_IS(&tk, "pid")) {
-			r = read_id(L, &e.pid, &e.pid_str);
+			r = read_id(L, &e->pid, &e->pid_str);
 			if (r > 0)
-				e.has_pid = 1;
+				e->has_pid = 1;
 		} else if (TOK_IS(&tk, "tid")) {
-			r = read_id(L, &e.tid, &e.tid_str);
+			r = read_id(L, &e->tid, &e->tid_str);
 			if (r > 0)
-				e.has_tid = 1;
+				e->has_tid = 1;
 		} else if (TOK_IS(&tk, "args")) {
-			r = read_args(L, &e);
+			r = read_args(L, e);
 		} else {
 			r = json_skip(&L->p);
 		}
 		if (r < 0)
 			return -1;
 	}
+	return 1;
+}
+
+/* An 'E' event closes the innermost open 'B' op of its thread. */
+static void close_op(struct loader *L, const struct ev *e)
+{
+	struct kp_trace *t = L->t;
+	/* close the innermost open B op of this thread */
+	int32_t th = thread_index(L, e->pid, e->pid_str, e->tid, e->tid_str);
+	for (size_t i = L->nopen; i-- > 0;) {
+		struct kp_op *op = &t->ops[L->open[i]];
+		if (op->thread == th) {
+			op->dur_ns = e->ts - op->ts_ns;
+			if (op->dur_ns < 0)
+				op->dur_ns = 0;
+			memmove(&L->open[i], &L->open[i + 1], (L->nopen - i - 1) * sizeof(*L->open));
+			L->nopen--;
+			break;
+		}
+	}
+}
+
+/* Events kept in the trace: locate what is wrong with one (warnings); 0 when it is skipped. */
+static int check_event(struct loader *L, int64_t off, struct ev *e)
+{
+	struct kp_trace *t = L->t;
+	if (!e->has_ts) {
+		warn_at(L, off, "events without 'ts'", "skipped %s event without 'ts'",
+			e->name ? e->name : "an");
+		return 0;
+	}
+	if (e->ph == 'X' && !e->has_dur) {
+		warn_at(L, off, "events without 'dur'", "skipped event '%.*s' without 'dur'",
+			NAME80(e->name ? e->name : ""));
+		return 0;
+	}
+	if (e->dur < 0) {
+		warn_at(L, off, "events with negative 'dur'", "event '%.*s' has negative 'dur'; taken as 0",
+			NAME80(e->name ? e->name : ""));
+		e->dur = 0;
+	}
+	if (!e->name)
+		e->name = strtab_intern(&t->strs, "(unnamed)", 9);
+	if (e->shapes_overflow && e->cat == CAT_OP && opmodel_class(e->name) != MODEL_NONE)
+		warn_at(L, off, "ops with too many shape slots",
+			"op '%.*s' records more than %d slots or %d dims; extra ones ignored",
+			NAME80(e->name), MAX_SLOTS, MAX_DIMS);
+	return 1;
+}
+
+static void add_op(struct loader *L, int64_t off, struct ev *e)
+{
+	struct kp_trace *t = L->t;
+	struct kp_op *op = VEC_PUSH(t->ops, t->nops, t->capops);
+	op->ts_ns = e->ts;
+	op->dur_ns = e->ph == 'B' ? 0 : e->dur;
+	op->name = e->name;
+	op->ext_id = e->ext_id;
+	op->off = off;
+	op->thread = thread_index(L, e->pid, e->pid_str, e->tid, e->tid_str);
+	op->parent = op->model = -1;
+	op->step = -1;
+	int ns = 0;
+	op->slots = copy_slots(L, e, &ns);
+	op->nslots = (int16_t)ns;
+	op->kernel_flop = e->kernel_flop;
+	op->kernel_num_gb = e->kernel_num_gb;
+	op->prec_hint = e->prec_hint;
+	op->cls = (int8_t)name_class(L, e->name);
+	op->seq = e->seq;
+	op->bwd = -1;
+	if (e->ph == 'B') {
+		/* the innermost open B op of this thread is its explicit parent (link) */
+		for (size_t i = L->nopen; i-- > 0;)
+			if (t->ops[L->open[i]].thread == op->thread) {
+				op->parent = L->open[i];
+				break;
+			}
+		*VEC_PUSH(L->open, L->nopen, L->capopen) = (int32_t)(t->nops - 1);
+	}
+}
+
+/* A ProfilerStep#N span is a step; other annotations are kept only on request. */
+static void add_annot(struct loader *L, struct ev *e)
+{
+	struct kp_trace *t = L->t;
+	int64_t num;
+	if (e->ph != 'X')
+		return;
+	if (!parse_step_num(e->name, &num)) {
+		if (L->annotations && e->name && e->has_ts) {
+			struct kp_annot *a = VEC_PUSH(t->annots, t->nannots, t->capannots);
+			a->ts_ns = e->ts;
+			a->dur_ns = e->has_dur ? e->dur : 0;
+			a->name = e->name;
+			a->thread = thread_index(L, e->pid, e->pid_str, e->tid, e->tid_str);
+		}
+		return;
+	}
+	struct kp_step *s = VEC_PUSH(t->steps, t->nsteps, t->capsteps);
+	s->ts_ns = e->ts;
+	s->dur_ns = e->dur;
+	s->num = num;
+	s->thread = thread_index(L, e->pid, e->pid_str, e->tid, e->tid_str);
+}
+
+static void add_range(struct loader *L, int64_t off, struct ev *e)
+{
+	struct kp_trace *t = L->t;
+	struct kp_range *rg = VEC_PUSH(t->ranges, t->nranges, t->capranges);
+	rg->name = e->name;
+	rg->off = off;
+	memcpy(rg->flops, e->range_flops, sizeof(rg->flops));
+}
+
+static void add_launch(struct loader *L, int64_t off, struct ev *e)
+{
+	struct kp_trace *t = L->t;
+	if (e->ph != 'X')
+		return;
+	struct kp_launch *l = VEC_PUSH(t->launches, t->nlaunches, t->caplaunches);
+	l->ts_ns = e->ts;
+	l->dur_ns = e->dur;
+	l->name = e->name;
+	l->corr = e->corr;
+	l->ext_id = e->ext_id;
+	l->off = off;
+	l->thread = thread_index(L, e->pid, e->pid_str, e->tid, e->tid_str);
+	l->op = -1;
+}
+
+/* A kernel, memcpy or memset, and the collective it runs (NCCL args). */
+static void add_gpu(struct loader *L, int64_t off, struct ev *e)
+{
+	struct kp_trace *t = L->t;
+	if (e->ph != 'X')
+		return;
+	if (e->dur == 0)
+		warn_at(L, off, "GPU events with zero 'dur'",
+			"GPU event '%.*s' has zero duration; kept, rates are N/A", NAME80(e->name));
+	struct kp_gpu *g = VEC_PUSH(t->gpu, t->ngpu, t->capgpu);
+	g->ts_ns = e->ts;
+	g->dur_ns = e->dur;
+	g->name = e->name;
+	g->corr = e->corr;
+	g->ext_id = e->ext_id;
+	g->off = off;
+	g->device = (int32_t)(e->device >= 0 ? e->device : (e->has_pid && !e->pid_str ? e->pid : 0));
+	g->stream = e->stream >= 0 ? e->stream : (e->has_tid && !e->tid_str ? e->tid : 0);
+	g->bytes = e->bytes;
+	g->kernel_flop = e->kernel_flop;
+	g->kernel_num_gb = e->kernel_num_gb;
+	g->launch = g->op = -1;
+	g->sm_clock_mhz = e->sm_clock_mhz;
+	g->step = -1;
+	g->kind = e->cat == CAT_KERNEL ? GPU_KERNEL : e->cat == CAT_MEMCPY ? GPU_MEMCPY : GPU_MEMSET;
+	if (e->coll || e->coll_in >= 0 || e->coll_out >= 0) {
+		struct kp_coll *c = VEC_PUSH(t->colls, t->ncolls, t->capcolls);
+		c->gpu = (int32_t)(t->ngpu - 1);
+		c->group_size = e->coll_group > 0 && e->coll_group < INT32_MAX ? (int32_t)e->coll_group : -1;
+		c->name = e->coll;
+		c->dtype = e->coll_dtype;
+		c->in_nelems = e->coll_in;
+		c->out_nelems = e->coll_out;
+	}
+}
+
+static int parse_event(struct loader *L, int64_t off)
+{
+	struct kp_trace *t = L->t;
+	struct ev e;
+	/* only the scalar part needs resetting; slot arrays are guarded by counts */
+	memset(&e, 0, offsetof(struct ev, slot_ndim));
+	e.ext_id = e.corr = e.device = e.stream = e.bytes = e.kernel_flop = e.seq = -1;
+	e.kernel_num_gb = -1;
+	e.prec_hint = PREC_NONE;
+	e.range_flops[0] = e.range_flops[1] = e.range_flops[2] = -1;
+	e.coll_in = e.coll_out = e.coll_group = -1;
+
+	int rc = read_event(L, &e);
+	if (rc <= 0)
+		return rc;
 	t->nevents++;
 	L->last_good_off = L->p.base + (int64_t)L->p.pos;
 
@@ -888,155 +1065,32 @@ static int parse_event(struct loader *L, int64_t off)
 		return 0;
 	}
 	if (e.ph == 'E') {
-		/* close the innermost open B op of this thread */
-		if (e.cat != CAT_OP || !e.has_ts)
-			return 0;
-		int32_t th = thread_index(L, e.pid, e.pid_str, e.tid, e.tid_str);
-		for (size_t i = L->nopen; i-- > 0;) {
-			struct kp_op *op = &t->ops[L->open[i]];
-			if (op->thread == th) {
-				op->dur_ns = e.ts - op->ts_ns;
-				if (op->dur_ns < 0)
-					op->dur_ns = 0;
-				memmove(&L->open[i], &L->open[i + 1], (L->nopen - i - 1) * sizeof(*L->open));
-				L->nopen--;
-				break;
-			}
-		}
+		if (e.cat == CAT_OP && e.has_ts)
+			close_op(L, &e);
 		return 0;
 	}
-	if (!e.has_ts) {
-		warn_at(L, off, "events without 'ts'", "skipped %s event without 'ts'",
-			e.name ? e.name : "an");
+	if (!check_event(L, off, &e))
 		return 0;
-	}
-	if (e.ph == 'X' && !e.has_dur) {
-		warn_at(L, off, "events without 'dur'", "skipped event '%.*s' without 'dur'",
-			NAME80(e.name ? e.name : ""));
-		return 0;
-	}
-	if (e.dur < 0) {
-		warn_at(L, off, "events with negative 'dur'", "event '%.*s' has negative 'dur'; taken as 0",
-			NAME80(e.name ? e.name : ""));
-		e.dur = 0;
-	}
-	if (!e.name)
-		e.name = strtab_intern(&t->strs, "(unnamed)", 9);
-	if (e.shapes_overflow && e.cat == CAT_OP && opmodel_class(e.name) != MODEL_NONE)
-		warn_at(L, off, "ops with too many shape slots",
-			"op '%.*s' records more than %d slots or %d dims; extra ones ignored",
-			NAME80(e.name), MAX_SLOTS, MAX_DIMS);
-
 	if (e.cat == CAT_OP && e.ph == 'X' && legacy_step(L, &e))
 		return 0;
 	switch (e.cat) {
-	case CAT_OP: {
-		struct kp_op *op = VEC_PUSH(t->ops, t->nops, t->capops);
-		op->ts_ns = e.ts;
-		op->dur_ns = e.ph == 'B' ? 0 : e.dur;
-		op->name = e.name;
-		op->ext_id = e.ext_id;
-		op->off = off;
-		op->thread = thread_index(L, e.pid, e.pid_str, e.tid, e.tid_str);
-		op->parent = op->model = -1;
-		op->step = -1;
-		int ns = 0;
-		op->slots = copy_slots(L, &e, &ns);
-		op->nslots = (int16_t)ns;
-		op->kernel_flop = e.kernel_flop;
-		op->kernel_num_gb = e.kernel_num_gb;
-		op->prec_hint = e.prec_hint;
-		op->cls = (int8_t)name_class(L, e.name);
-		op->seq = e.seq;
-		op->bwd = -1;
-		if (e.ph == 'B') {
-			/* the innermost open B op of this thread is its explicit parent (link) */
-			for (size_t i = L->nopen; i-- > 0;)
-				if (t->ops[L->open[i]].thread == op->thread) {
-					op->parent = L->open[i];
-					break;
-				}
-			*VEC_PUSH(L->open, L->nopen, L->capopen) = (int32_t)(t->nops - 1);
-		}
+	case CAT_OP:
+		add_op(L, off, &e);
 		break;
-	}
-	case CAT_ANNOT: {
-		int64_t num;
-		if (e.ph != 'X')
-			break;
-		if (!parse_step_num(e.name, &num)) {
-			if (L->annotations && e.name && e.has_ts) {
-				struct kp_annot *a = VEC_PUSH(t->annots, t->nannots, t->capannots);
-				a->ts_ns = e.ts;
-				a->dur_ns = e.has_dur ? e.dur : 0;
-				a->name = e.name;
-				a->thread = thread_index(L, e.pid, e.pid_str, e.tid, e.tid_str);
-			}
-			break;
-		}
-		struct kp_step *s = VEC_PUSH(t->steps, t->nsteps, t->capsteps);
-		s->ts_ns = e.ts;
-		s->dur_ns = e.dur;
-		s->num = num;
-		s->thread = thread_index(L, e.pid, e.pid_str, e.tid, e.tid_str);
+	case CAT_ANNOT:
+		add_annot(L, &e);
 		break;
-	}
-	case CAT_RANGE: {
-		struct kp_range *rg = VEC_PUSH(t->ranges, t->nranges, t->capranges);
-		rg->name = e.name;
-		rg->off = off;
-		memcpy(rg->flops, e.range_flops, sizeof(rg->flops));
+	case CAT_RANGE:
+		add_range(L, off, &e);
 		break;
-	}
-	case CAT_LAUNCH: {
-		if (e.ph != 'X')
-			break;
-		struct kp_launch *l = VEC_PUSH(t->launches, t->nlaunches, t->caplaunches);
-		l->ts_ns = e.ts;
-		l->dur_ns = e.dur;
-		l->name = e.name;
-		l->corr = e.corr;
-		l->ext_id = e.ext_id;
-		l->off = off;
-		l->thread = thread_index(L, e.pid, e.pid_str, e.tid, e.tid_str);
-		l->op = -1;
+	case CAT_LAUNCH:
+		add_launch(L, off, &e);
 		break;
-	}
 	case CAT_KERNEL:
 	case CAT_MEMCPY:
-	case CAT_MEMSET: {
-		if (e.ph != 'X')
-			break;
-		if (e.dur == 0)
-			warn_at(L, off, "GPU events with zero 'dur'",
-				"GPU event '%.*s' has zero duration; kept, rates are N/A", NAME80(e.name));
-		struct kp_gpu *g = VEC_PUSH(t->gpu, t->ngpu, t->capgpu);
-		g->ts_ns = e.ts;
-		g->dur_ns = e.dur;
-		g->name = e.name;
-		g->corr = e.corr;
-		g->ext_id = e.ext_id;
-		g->off = off;
-		g->device = (int32_t)(e.device >= 0 ? e.device : (e.has_pid && !e.pid_str ? e.pid : 0));
-		g->stream = e.stream >= 0 ? e.stream : (e.has_tid && !e.tid_str ? e.tid : 0);
-		g->bytes = e.bytes;
-		g->kernel_flop = e.kernel_flop;
-		g->kernel_num_gb = e.kernel_num_gb;
-		g->launch = g->op = -1;
-		g->sm_clock_mhz = e.sm_clock_mhz;
-		g->step = -1;
-		g->kind = e.cat == CAT_KERNEL ? GPU_KERNEL : e.cat == CAT_MEMCPY ? GPU_MEMCPY : GPU_MEMSET;
-		if (e.coll || e.coll_in >= 0 || e.coll_out >= 0) {
-			struct kp_coll *c = VEC_PUSH(t->colls, t->ncolls, t->capcolls);
-			c->gpu = (int32_t)(t->ngpu - 1);
-			c->group_size = e.coll_group > 0 && e.coll_group < INT32_MAX ? (int32_t)e.coll_group : -1;
-			c->name = e.coll;
-			c->dtype = e.coll_dtype;
-			c->in_nelems = e.coll_in;
-			c->out_nelems = e.coll_out;
-		}
+	case CAT_MEMSET:
+		add_gpu(L, off, &e);
 		break;
-	}
 	default:
 		break;
 	}
