@@ -441,44 +441,67 @@ static int32_t *gpu_annotations(const struct kp_trace *t)
 	return out;
 }
 
-int analyze_run(const struct kp_trace *t, const struct kp_analyze_opts *o, struct kp_report *r)
+/* ---- analyze_run: named passes over one run's state ---- */
+
+/*
+ * The state of one analyze_run().  The passes, in order: op_state() and kernel_roles()
+ * (per-op kernel time and roles), then per GPU event group_event() (key -> row, time,
+ * calls) and attribute() (FLOPs/bytes, peaks, coverage), then busy_span() and
+ * derive_columns().
+ */
+struct run {
+	const struct kp_trace *t;
+	const struct kp_analyze_opts *o;
+	struct kp_report *r;
+	struct kp_strtab st;       /* shapes and op-shape keys, in r->arena */
+	int32_t *gannot;           /* GROUP_ANNOT: innermost annotation per GPU event, -1 none */
+	uint8_t *aseen;            /* GROUP_ANNOT: annotation span already counted as a call */
+	int32_t *oidx;             /* op index -> oi index, -1 for ops without GPU work */
+	struct op_info *oi;
+	uint8_t *role;             /* per GPU event: enum kp_krole */
+	struct kp_hmap map;        /* row key -> row index */
+	struct kp_hmap nomodel;    /* kernel name -> reasons counted (bit per enum kp_nomodel) */
+	size_t caprows;
+	int64_t tot_flops, tot_bytes;
+	int64_t t_first, t_last;   /* span over every kept event */
+	double clk_ns;             /* sum of SM clock x kernel time, for the average clock */
+	int64_t clk_w;
+	struct ival *iv;           /* GPU intervals, for busy time */
+	size_t niv;
+};
+
+/* Per-op state only for the ops that GPU work is attributed to (few of all ops). */
+static void op_state(struct run *R)
 {
-	memset(r, 0, sizeof(*r));
-	arena_init(&r->arena);
-	r->warn.all = o->warn_all;
-	r->trace = t;
-	r->group = o->group;
-	struct kp_strtab st;
-	strtab_init(&st, &r->arena);
-	setup_device(t, o, r);
-
-	int32_t *gannot = o->group == GROUP_ANNOT ? gpu_annotations(t) : NULL;
-	uint8_t *aseen = gannot ? xcalloc(t->nannots + 1, 1) : NULL;
-
-	/* per-op state only for the ops that GPU work is attributed to (few of all ops) */
-	int32_t *oidx = xmalloc((t->nops + 1) * sizeof(*oidx));
-	memset(oidx, 0xff, (t->nops + 1) * sizeof(*oidx));
+	const struct kp_trace *t = R->t;
+	R->oidx = xmalloc((t->nops + 1) * sizeof(*R->oidx));
+	memset(R->oidx, 0xff, (t->nops + 1) * sizeof(*R->oidx));
 	size_t noi = 0;
 	for (size_t i = 0; i < t->ngpu; i++)
-		if (t->gpu[i].op >= 0 && oidx[t->gpu[i].op] < 0)
-			oidx[t->gpu[i].op] = (int32_t)noi++;
-	struct op_info *oi = xcalloc(noi + 1, sizeof(*oi));
+		if (t->gpu[i].op >= 0 && R->oidx[t->gpu[i].op] < 0)
+			R->oidx[t->gpu[i].op] = (int32_t)noi++;
+	R->oi = xcalloc(noi + 1, sizeof(*R->oi));
 	for (size_t i = 0; i < noi; i++)
-		oi[i].row_added = oi[i].row_seen = -1;
-	/* pass 1: per op, kernel time (math and data movement) and the TF32 hint */
+		R->oi[i].row_added = R->oi[i].row_seen = -1;
+}
+
+/* Per op, kernel time (math and data movement) and the TF32 hint. */
+static void kernel_roles(struct run *R)
+{
+	const struct kp_trace *t = R->t;
 	struct kp_hmap tf32s = { 0 }, roles = { 0 };
-	uint8_t *role = xcalloc(t->ngpu + 1, 1);
+	R->role = xcalloc(t->ngpu + 1, 1);
 	for (size_t i = 0; i < t->ngpu; i++) {
 		const struct kp_gpu *g = &t->gpu[i];
 		if (g->op < 0 || g->kind != GPU_KERNEL)
 			continue;
-		struct op_info *info = &oi[oidx[g->op]];
+		struct op_info *info = &R->oi[R->oidx[g->op]];
 		info->kernel_ns += g->dur_ns;
 		int64_t *rl = rowmap_slot(&roles, g->name);
 		if (*rl < 0)
 			*rl = (int32_t)kernrole_of(g->name);
-		role[i] = (uint8_t)*rl;
-		if (role[i] == KROLE_MATH)
+		R->role[i] = (uint8_t)*rl;
+		if (R->role[i] == KROLE_MATH)
 			info->math_ns += g->dur_ns;
 		else
 			info->move_ns += g->dur_ns;
@@ -492,250 +515,303 @@ int analyze_run(const struct kp_trace *t, const struct kp_analyze_opts *o, struc
 	}
 	hmap_free(&tf32s);
 	hmap_free(&roles);
+}
 
-	struct kp_hmap map = { 0 }, nomodel = { 0 };
-	size_t caprows = 0;
-	int64_t tot_flops = -1, tot_bytes = -1;
-	int64_t t_first = INT64_MAX, t_last = INT64_MIN;
-	double clk_ns = 0;
-	int64_t clk_w = 0;
-	struct ival *iv = xmalloc((t->ngpu + 1) * sizeof(*iv));
-	size_t niv = 0;
+/* The op's model, once per op, with a warning when it does not apply. */
+static void eval_once(struct run *R, struct op_info *info, const struct kp_op *op)
+{
+	if (!info || info->evaluated)
+		return;
+	eval_op(info, R->t, op);
+	if (info->cost.cls != MODEL_NONE && op->nslots == 0)
+		diag_warn_add(&R->r->warn, "modelled ops without shapes", R->t->display,
+			 "op '%s' at byte %lld has no recorded shapes (record_shapes off?): FLOPs and bytes unknown",
+			 op->name, (long long)op->off);
+	else if (info->cost.note)
+		diag_warn_add(&R->r->warn, "ops whose model did not apply", R->t->display,
+			 "op '%s' at byte %lld: %s", op->name, (long long)op->off,
+			 info->cost.note);
+}
 
-	for (size_t i = 0; i < t->ngpu; i++) {
-		const struct kp_gpu *g = &t->gpu[i];
-		struct op_info *info = g->op >= 0 ? &oi[oidx[g->op]] : NULL;
-		const struct kp_op *op = g->op >= 0 ? &t->ops[g->op] : NULL;
-		if (info && !info->evaluated) {
-			eval_op(info, t, op);
-			if (info->cost.cls != MODEL_NONE && op->nslots == 0)
-				diag_warn_add(&r->warn, "modelled ops without shapes", t->display,
-					 "op '%s' at byte %lld has no recorded shapes (record_shapes off?): FLOPs and bytes unknown",
-					 op->name, (long long)op->off);
-			else if (info->cost.note)
-				diag_warn_add(&r->warn, "ops whose model did not apply", t->display,
-					 "op '%s' at byte %lld: %s", op->name, (long long)op->off,
-					 info->cost.note);
+/* Trace totals: GPU time, kernels and memory operations, ops, the span and busy intervals. */
+static void count_totals(struct run *R, const struct kp_gpu *g, struct op_info *info,
+			 const struct kp_op *op)
+{
+	struct kp_report *r = R->r;
+	if (g->ts_ns < R->t_first)
+		R->t_first = g->ts_ns;
+	if (g->ts_ns + g->dur_ns > R->t_last)
+		R->t_last = g->ts_ns + g->dur_ns;
+	R->iv[R->niv++] = (struct ival){ g->ts_ns, g->ts_ns + g->dur_ns };
+	r->tot.gpu_time_ns += g->dur_ns;
+	if (g->kind == GPU_KERNEL)
+		r->tot.kernels++;
+	else
+		r->tot.memops++;
+	if (!op)
+		r->tot.unlinked++;
+	else if (!info->counted) {
+		info->counted = 1;
+		r->tot.ops++;
+	}
+}
+
+/* The op-shape key of an op: name, shapes, dtype, and the math precision when it differs. */
+static const char *op_shape_key(struct run *R, struct op_info *info, const struct kp_op *op)
+{
+	if (!info->key) {
+		char buf[1536];
+		info->shape = shape_text(&R->st, op);
+		/* the math precision joins the key when it is not the dtype's own */
+		const char *pn = info->cost.prec != PREC_NONE &&
+					 info->cost.prec != dtype_prec(info->cost.dtype)
+				 ? prec_name(info->cost.prec) : NULL;
+		int n = snprintf(buf, sizeof(buf), "%s %s %s%s%s", op->name,
+				 info->shape, dtype_name(info->cost.dtype),
+				 pn ? "/" : "", pn ? pn : "");
+		size_t len = n < (int)sizeof(buf) ? (size_t)n : sizeof(buf) - 1;
+		info->key = strtab_intern(&R->st, buf, utf8_prefix(buf, len, len));
+	}
+	return info->key;
+}
+
+/* The grouping key of GPU event @i (an interned pointer) and the row's name. */
+static const void *row_key(struct run *R, size_t i, const struct kp_gpu *g, struct op_info *info,
+			   const struct kp_op *op, const char **name)
+{
+	const void *key;
+	switch (R->o->group) {
+	case GROUP_KERNEL:
+		key = *name = g->name;
+		break;
+	case GROUP_OP_SHAPE:
+		if (op) {
+			key = op_shape_key(R, info, op);
+			*name = op->name;
+		} else {
+			key = *name = unlinked_name;
 		}
+		break;
+	case GROUP_ANNOT:
+		key = *name = R->gannot[i] >= 0 ? R->t->annots[R->gannot[i]].name : no_annot_name;
+		break;
+	default:
+		key = *name = op ? op->name : unlinked_name;
+		break;
+	}
+	return key;
+}
 
-		/* totals */
-		if (g->ts_ns < t_first)
-			t_first = g->ts_ns;
-		if (g->ts_ns + g->dur_ns > t_last)
-			t_last = g->ts_ns + g->dur_ns;
-		iv[niv++] = (struct ival){ g->ts_ns, g->ts_ns + g->dur_ns };
-		r->tot.gpu_time_ns += g->dur_ns;
-		if (g->kind == GPU_KERNEL)
-			r->tot.kernels++;
-		else
-			r->tot.memops++;
-		if (!op)
-			r->tot.unlinked++;
-		else if (!info->counted) {
-			info->counted = 1;
-			r->tot.ops++;
-		}
+/* The index of the row of @key, created on first sight. */
+static int32_t row_of(struct run *R, const void *key, const char *name, struct op_info *info,
+		      const struct kp_op *op)
+{
+	struct kp_report *r = R->r;
+	const struct kp_analyze_opts *o = R->o;
+	int64_t *slot = rowmap_slot(&R->map, key);
+	if (*slot >= 0)
+		return (int32_t)*slot;
+	if (r->nrows == R->caprows) {
+		R->caprows = R->caprows ? R->caprows * 2 : 64;
+		r->rows = xrealloc(r->rows, R->caprows * sizeof(*r->rows));
+	}
+	struct kp_row *nr = &r->rows[r->nrows];
+	memset(nr, 0, sizeof(*nr));
+	nr->name = name;
+	nr->key = o->group == GROUP_OP_SHAPE ? (const char *)key : name;
+	nr->op = op ? op->name : unlinked_name;
+	if (o->group == GROUP_OP_SHAPE && op)
+		nr->shape = info->shape;
+	nr->dtype = info && info->cost.dtype != DT_NONE && info->cost.dtype != DT_UNKNOWN
+			    ? dtype_name(info->cost.dtype) : NULL;
+	nr->prec = info && info->cost.prec != PREC_NONE ? prec_name(info->cost.prec) : NULL;
+	nr->flops = nr->bytes = -1;
+	nr->min_ns = INT64_MAX;
+	if (o->step_series && R->t->nsteps && R->t->nsteps <= KP_STEP_SERIES_MAX)
+		nr->step_ns = arena_zalloc(&r->arena, R->t->nsteps * sizeof(*nr->step_ns));
+	if (!op)
+		nr->flags |= ROW_UNLINKED;
+	*slot = (int32_t)r->nrows++;
+	return (int32_t)*slot;
+}
 
-		/* the row */
-		const void *key;
-		const char *name;
-		switch (o->group) {
-		case GROUP_KERNEL:
-			key = name = g->name;
-			break;
-		case GROUP_OP_SHAPE:
-			if (op) {
-				if (!info->key) {
-					char buf[1536];
-					info->shape = shape_text(&st, op);
-					/* the math precision joins the key when it is not the dtype's own */
-					const char *pn = info->cost.prec != PREC_NONE &&
-								 info->cost.prec != dtype_prec(info->cost.dtype)
-							 ? prec_name(info->cost.prec) : NULL;
-					int n = snprintf(buf, sizeof(buf), "%s %s %s%s%s", op->name,
-							 info->shape, dtype_name(info->cost.dtype),
-							 pn ? "/" : "", pn ? pn : "");
-					size_t len = n < (int)sizeof(buf) ? (size_t)n : sizeof(buf) - 1;
-					info->key = strtab_intern(&st, buf, utf8_prefix(buf, len, len));
-				}
-				key = info->key;
-				name = op->name;
-			} else {
-				key = name = unlinked_name;
-			}
-			break;
-		case GROUP_ANNOT:
-			key = name = gannot[i] >= 0 ? t->annots[gannot[i]].name : no_annot_name;
-			break;
-		default:
-			key = name = op ? op->name : unlinked_name;
-			break;
-		}
-		int64_t *slot = rowmap_slot(&map, key);
-		if (*slot < 0) {
-			if (r->nrows == caprows) {
-				caprows = caprows ? caprows * 2 : 64;
-				r->rows = xrealloc(r->rows, caprows * sizeof(*r->rows));
-			}
-			struct kp_row *nr = &r->rows[r->nrows];
-			memset(nr, 0, sizeof(*nr));
-			nr->name = name;
-			nr->key = o->group == GROUP_OP_SHAPE ? (const char *)key : name;
-			nr->op = op ? op->name : unlinked_name;
-			if (o->group == GROUP_OP_SHAPE && op)
-				nr->shape = info->shape;
-			nr->dtype = info && info->cost.dtype != DT_NONE && info->cost.dtype != DT_UNKNOWN
-					    ? dtype_name(info->cost.dtype) : NULL;
-			nr->prec = info && info->cost.prec != PREC_NONE ? prec_name(info->cost.prec) : NULL;
-			nr->flops = nr->bytes = -1;
-			nr->min_ns = INT64_MAX;
-			if (o->step_series && t->nsteps && t->nsteps <= KP_STEP_SERIES_MAX)
-				nr->step_ns = arena_zalloc(&r->arena, t->nsteps * sizeof(*nr->step_ns));
-			if (!op)
-				nr->flags |= ROW_UNLINKED;
-			*slot = (int32_t)r->nrows++;
-		}
-		struct kp_row *row = &r->rows[*slot];
-		const char *opname = op ? op->name : unlinked_name;
-		if (row->op != opname)
-			row->mixed_op = 1;
-		const char *dt = info && info->cost.dtype != DT_NONE && info->cost.dtype != DT_UNKNOWN
-					 ? dtype_name(info->cost.dtype) : NULL;
-		if (row->dtype != dt)
-			row->mixed_dtype = 1;
+/* Time, per-step time, min/max/durations and calls of GPU event @i in its row. */
+static void add_event(struct run *R, size_t i, struct kp_row *row, int32_t slot,
+		      struct op_info *info, const struct kp_op *op)
+{
+	const struct kp_trace *t = R->t;
+	const struct kp_gpu *g = &t->gpu[i];
+	const char *opname = op ? op->name : unlinked_name;
+	if (row->op != opname)
+		row->mixed_op = 1;
+	const char *dt = info && info->cost.dtype != DT_NONE && info->cost.dtype != DT_UNKNOWN
+				 ? dtype_name(info->cost.dtype) : NULL;
+	if (row->dtype != dt)
+		row->mixed_dtype = 1;
 
-		row->kernels++;
-		row->time_ns += g->dur_ns;
-		/* the step of the launch (link.c); work outside every step is in time_ns only */
-		if (row->step_ns && g->step >= 0 && (size_t)g->step < t->nsteps)
-			row->step_ns[g->step] += g->dur_ns;
-		if (g->dur_ns < row->min_ns)
-			row->min_ns = g->dur_ns;
-		if (g->dur_ns > row->max_ns)
-			row->max_ns = g->dur_ns;
-		if (row->ndurs == row->capdurs) {
-			row->capdurs = row->capdurs ? row->capdurs * 2 : 8;
-			row->durs = xrealloc(row->durs, row->capdurs * sizeof(*row->durs));
-		}
-		row->durs[row->ndurs++] = g->dur_ns;
+	row->kernels++;
+	row->time_ns += g->dur_ns;
+	/* the step of the launch (link.c); work outside every step is in time_ns only */
+	if (row->step_ns && g->step >= 0 && (size_t)g->step < t->nsteps)
+		row->step_ns[g->step] += g->dur_ns;
+	if (g->dur_ns < row->min_ns)
+		row->min_ns = g->dur_ns;
+	if (g->dur_ns > row->max_ns)
+		row->max_ns = g->dur_ns;
+	if (row->ndurs == row->capdurs) {
+		row->capdurs = row->capdurs ? row->capdurs * 2 : 8;
+		row->durs = xrealloc(row->durs, row->capdurs * sizeof(*row->durs));
+	}
+	row->durs[row->ndurs++] = g->dur_ns;
 
-		/* calls: kernels for kernel rows, op instances for op rows, spans for annotations */
-		if (gannot) {
-			if (gannot[i] < 0)
-				row->calls++;
-			else if (!aseen[gannot[i]])
-				aseen[gannot[i]] = 1, row->calls++;
-		} else if (o->group == GROUP_KERNEL || !op)
+	/* calls: kernels for kernel rows, op instances for op rows, spans for annotations */
+	if (R->gannot) {
+		if (R->gannot[i] < 0)
 			row->calls++;
-		else if (info->row_seen != *slot) {
-			info->row_seen = *slot;
-			row->calls++;
-		}
+		else if (!R->aseen[R->gannot[i]])
+			R->aseen[R->gannot[i]] = 1, row->calls++;
+	} else if (R->o->group == GROUP_KERNEL || !op)
+		row->calls++;
+	else if (info->row_seen != slot) {
+		info->row_seen = slot;
+		row->calls++;
+	}
+}
 
-		/* clock and peaks */
-		double clk = 0;
-		if (r->clock_source == CLOCK_TRACE)
-			clk = g->sm_clock_mhz > 0 ? g->sm_clock_mhz : t->kprof_sm_clock_max_mhz;
-		else if (r->clock_source == CLOCK_OPTION)
-			clk = o->sm_clock_mhz;
-		if (clk > 0 && g->kind == GPU_KERNEL) {
-			clk_ns += clk * (double)g->dur_ns;
-			clk_w += g->dur_ns;
-		}
+/* The SM clock of a kernel (MHz, 0 unknown), summed for the header's average. */
+static double event_clock(struct run *R, const struct kp_gpu *g)
+{
+	double clk = 0;
+	if (R->r->clock_source == CLOCK_TRACE)
+		clk = g->sm_clock_mhz > 0 ? g->sm_clock_mhz : R->t->kprof_sm_clock_max_mhz;
+	else if (R->r->clock_source == CLOCK_OPTION)
+		clk = R->o->sm_clock_mhz;
+	if (clk > 0 && g->kind == GPU_KERNEL) {
+		R->clk_ns += clk * (double)g->dur_ns;
+		R->clk_w += g->dur_ns;
+	}
+	return clk;
+}
 
-		/*
-		 * FLOPs and bytes of this GPU event.  Inductor's per-kernel args win; else the
-		 * op's model: kernel rows take a duration-weighted share, op rows add the op's
-		 * figures once per op call (`whole`).  memcpy/memset carry their own bytes.
-		 */
-		int kernel = g->kind == GPU_KERNEL;
-		double f = -1, b = -1;  /* this event's share, -1 unknown */
-		double sf = -1, sb = -1;
-		int whole = 0;          /* op row: the op's figures are added once, below */
-		if (kernel && info && o->group == GROUP_KERNEL)
-			kernel_share(info, g, role[i], &sf, &sb);
-		if (kernel && info && g->kernel_flop >= 0)
-			f = (double)g->kernel_flop;
-		else if (kernel && info && info->cost.flops >= 0 && info->kernel_ns > 0)
-			f = o->group == GROUP_KERNEL ? sf : (whole = 1, 0);
-		if (kernel && g->kernel_num_gb >= 0)
-			b = g->kernel_num_gb * 1e9;
-		else if (!kernel && g->bytes >= 0)
-			b = (double)g->bytes;
-		else if (kernel && info && info->cost.bytes >= 0 && info->kernel_ns > 0)
-			b = o->group == GROUP_KERNEL ? sb : (whole = 1, 0);
-		if (whole && info->row_added != *slot) {
-			info->row_added = *slot;
-			if (info->cost.flops >= 0 && g->kernel_flop < 0)
-				row->flops = (row->flops < 0 ? 0 : row->flops) + info->cost.flops;
-			if (info->cost.bytes >= 0 && g->kernel_num_gb < 0)
-				row->bytes = (row->bytes < 0 ? 0 : row->bytes) + info->cost.bytes;
-		}
-		if (f >= 0)
-			row->flops = (row->flops < 0 ? 0 : row->flops) + (int64_t)llround(f);
-		if (b >= 0)
-			row->bytes = (row->bytes < 0 ? 0 : row->bytes) + (int64_t)llround(b);
-		if (kernel && info && !info->total_added) {
-			/* totals count each op call once, exactly, whatever the grouping */
-			info->total_added = 1;
-			if (info->cost.flops >= 0 && info->kernel_ns > 0)
-				tot_flops = (tot_flops < 0 ? 0 : tot_flops) + info->cost.flops;
-			if (info->cost.bytes >= 0 && info->kernel_ns > 0)
-				tot_bytes = (tot_bytes < 0 ? 0 : tot_bytes) + info->cost.bytes;
-		}
-		if (kernel && g->kernel_flop >= 0)
-			tot_flops = (tot_flops < 0 ? 0 : tot_flops) + g->kernel_flop;
-		if (b >= 0 && !(kernel && info && info->cost.bytes >= 0 && info->kernel_ns > 0 &&
-				g->kernel_num_gb < 0))
-			tot_bytes = (tot_bytes < 0 ? 0 : tot_bytes) + (int64_t)llround(b);
-		if (o->events)
-			o->events[i] = (struct kp_event_cost){ .flops = f, .bytes = b };
-		if (f >= 0 && r->dev) {
-			enum kp_prec p = info && info->cost.prec != PREC_NONE ? info->cost.prec : PREC_NONE;
-			double pk = p != PREC_NONE ? devdb_peak_flops(r->dev, p, clk) : 0;
-			if (o->events && pk > 0) {
-				o->events[i].peak_flops = pk;
-				o->events[i].prec = prec_name(p);
-			}
-			if (pk > 0) {
-				row->peak_flop_ns += pk * (double)g->dur_ns;
-				row->flops_time_ns += g->dur_ns;
-			}
-		}
-		enum kp_nomodel why = NOMODEL_CUSTOM;
-		int cov = coverage(info, op, g, role[i], &why);
-		if (cov == 0)
-			r->tot.flops_ns += g->dur_ns;
-		else if (cov == 1)
-			r->tot.bytes_only_ns += g->dur_ns;
-		else {
-			r->tot.unmodelled_ns += g->dur_ns;
-			/* distinct kernel names per reason (names are interned) */
-			int64_t *seen = rowmap_slot(&nomodel, g->name);
-			if (*seen < 0 || !(*seen & (1 << why))) {
-				*seen = (*seen < 0 ? 0 : *seen) | 1 << why;
-				r->tot.nomodel_kernels[why]++;
-			}
-		}
-		int path = kernrole_mempath(g->name, g->kind == GPU_MEMCPY);
-		if (!kernel)
-			r->mempaths |= 1u << path;
-		if (b >= 0 && r->dev) {
-			/* each event against the peak of the path it crossed */
-			double bw = devdb_path_bw(r->dev, (enum kp_mempath)path);
-			if (o->events)
-				o->events[i].peak_bw = bw;
-			if (bw > 0) {
-				row->peak_bw_ns += bw * (double)g->dur_ns;
-				row->bytes_time_ns += g->dur_ns;
-			}
+/* Model coverage of one event: modelled FLOPs, bytes only, or no model (and why). */
+static void count_coverage(struct run *R, size_t i, struct op_info *info, const struct kp_op *op)
+{
+	struct kp_report *r = R->r;
+	const struct kp_gpu *g = &R->t->gpu[i];
+	enum kp_nomodel why = NOMODEL_CUSTOM;
+	int cov = coverage(info, op, g, R->role[i], &why);
+	if (cov == 0)
+		r->tot.flops_ns += g->dur_ns;
+	else if (cov == 1)
+		r->tot.bytes_only_ns += g->dur_ns;
+	else {
+		r->tot.unmodelled_ns += g->dur_ns;
+		/* distinct kernel names per reason (names are interned) */
+		int64_t *seen = rowmap_slot(&R->nomodel, g->name);
+		if (*seen < 0 || !(*seen & (1 << why))) {
+			*seen = (*seen < 0 ? 0 : *seen) | 1 << why;
+			r->tot.nomodel_kernels[why]++;
 		}
 	}
+}
 
-	r->tot.flops = tot_flops;
-	r->tot.bytes = tot_bytes;
+/*
+ * FLOPs and bytes of GPU event @i, into its row and the totals, with the peaks they are
+ * held against.  Inductor's per-kernel args win; else the op's model: kernel rows take a
+ * duration-weighted share, op rows add the op's figures once per op call (`whole`).
+ * memcpy/memset carry their own bytes.
+ */
+static void attribute(struct run *R, size_t i, struct kp_row *row, int32_t slot,
+		      struct op_info *info, double clk)
+{
+	struct kp_report *r = R->r;
+	const struct kp_gpu *g = &R->t->gpu[i];
+	int kernel = g->kind == GPU_KERNEL;
+	double f = -1, b = -1;  /* this event's share, -1 unknown */
+	double sf = -1, sb = -1;
+	int whole = 0;          /* op row: the op's figures are added once, below */
+	if (kernel && info && R->o->group == GROUP_KERNEL)
+		kernel_share(info, g, R->role[i], &sf, &sb);
+	if (kernel && info && g->kernel_flop >= 0)
+		f = (double)g->kernel_flop;
+	else if (kernel && info && info->cost.flops >= 0 && info->kernel_ns > 0)
+		f = R->o->group == GROUP_KERNEL ? sf : (whole = 1, 0);
+	if (kernel && g->kernel_num_gb >= 0)
+		b = g->kernel_num_gb * 1e9;
+	else if (!kernel && g->bytes >= 0)
+		b = (double)g->bytes;
+	else if (kernel && info && info->cost.bytes >= 0 && info->kernel_ns > 0)
+		b = R->o->group == GROUP_KERNEL ? sb : (whole = 1, 0);
+	if (whole && info->row_added != slot) {
+		info->row_added = slot;
+		if (info->cost.flops >= 0 && g->kernel_flop < 0)
+			row->flops = (row->flops < 0 ? 0 : row->flops) + info->cost.flops;
+		if (info->cost.bytes >= 0 && g->kernel_num_gb < 0)
+			row->bytes = (row->bytes < 0 ? 0 : row->bytes) + info->cost.bytes;
+	}
+	if (f >= 0)
+		row->flops = (row->flops < 0 ? 0 : row->flops) + (int64_t)llround(f);
+	if (b >= 0)
+		row->bytes = (row->bytes < 0 ? 0 : row->bytes) + (int64_t)llround(b);
+	if (kernel && info && !info->total_added) {
+		/* totals count each op call once, exactly, whatever the grouping */
+		info->total_added = 1;
+		if (info->cost.flops >= 0 && info->kernel_ns > 0)
+			R->tot_flops = (R->tot_flops < 0 ? 0 : R->tot_flops) + info->cost.flops;
+		if (info->cost.bytes >= 0 && info->kernel_ns > 0)
+			R->tot_bytes = (R->tot_bytes < 0 ? 0 : R->tot_bytes) + info->cost.bytes;
+	}
+	if (kernel && g->kernel_flop >= 0)
+		R->tot_flops = (R->tot_flops < 0 ? 0 : R->tot_flops) + g->kernel_flop;
+	if (b >= 0 && !(kernel && info && info->cost.bytes >= 0 && info->kernel_ns > 0 &&
+			g->kernel_num_gb < 0))
+		R->tot_bytes = (R->tot_bytes < 0 ? 0 : R->tot_bytes) + (int64_t)llround(b);
+	if (f >= 0 && r->dev) {
+		enum kp_prec p = info && info->cost.prec != PREC_NONE ? info->cost.prec : PREC_NONE;
+		double pk = p != PREC_NONE ? devdb_peak_flops(r->dev, p, clk) : 0;
+		if (pk > 0) {
+			row->peak_flop_ns += pk * (double)g->dur_ns;
+			row->flops_time_ns += g->dur_ns;
+		}
+	}
+	int path = kernrole_mempath(g->name, g->kind == GPU_MEMCPY);
+	if (!kernel)
+		r->mempaths |= 1u << path;
+	if (b >= 0 && r->dev) {
+		/* each event against the peak of the path it crossed */
+		double bw = devdb_path_bw(r->dev, (enum kp_mempath)path);
+		if (bw > 0) {
+			row->peak_bw_ns += bw * (double)g->dur_ns;
+			row->bytes_time_ns += g->dur_ns;
+		}
+	}
+}
 
-	/* span over every kept event; busy time as the union of GPU intervals */
+/* One GPU event: totals, its row (grouping), time and calls, FLOPs/bytes, coverage. */
+static void group_event(struct run *R, size_t i)
+{
+	const struct kp_trace *t = R->t;
+	const struct kp_gpu *g = &t->gpu[i];
+	struct op_info *info = g->op >= 0 ? &R->oi[R->oidx[g->op]] : NULL;
+	const struct kp_op *op = g->op >= 0 ? &t->ops[g->op] : NULL;
+	eval_once(R, info, op);
+	count_totals(R, g, info, op);
+	const char *name;
+	const void *key = row_key(R, i, g, info, op, &name);
+	int32_t slot = row_of(R, key, name, info, op);
+	struct kp_row *row = &R->r->rows[slot];
+	add_event(R, i, row, slot, info, op);
+	double clk = event_clock(R, g);
+	attribute(R, i, row, slot, info, clk);
+	count_coverage(R, i, info, op);
+}
+
+/* Span over every kept event (GPU work, ops, launches); busy time as the union of GPU intervals. */
+static void busy_span(struct run *R)
+{
+	const struct kp_trace *t = R->t;
+	struct kp_report *r = R->r;
+	int64_t t_first = R->t_first, t_last = R->t_last;
 	for (size_t i = 0; i < t->nops; i++) {
 		if (t->ops[i].ts_ns < t_first)
 			t_first = t->ops[i].ts_ns;
@@ -749,9 +825,10 @@ int analyze_run(const struct kp_trace *t, const struct kp_analyze_opts *o, struc
 			t_last = t->launches[i].ts_ns + t->launches[i].dur_ns;
 	}
 	r->tot.span_ns = t_last > t_first ? t_last - t_first : 0;
-	qsort(iv, niv, sizeof(*iv), cmp_ival);
+	struct ival *iv = R->iv;
+	qsort(iv, R->niv, sizeof(*iv), cmp_ival);
 	int64_t cur_s = 0, cur_e = INT64_MIN;
-	for (size_t i = 0; i < niv; i++) {
+	for (size_t i = 0; i < R->niv; i++) {
 		if (iv[i].s > cur_e) {
 			if (cur_e > INT64_MIN)
 				r->tot.gpu_busy_ns += cur_e - cur_s;
@@ -763,56 +840,50 @@ int analyze_run(const struct kp_trace *t, const struct kp_analyze_opts *o, struc
 	}
 	if (cur_e > INT64_MIN)
 		r->tot.gpu_busy_ns += cur_e - cur_s;
-	free(iv);
 	r->tot.steps = (int64_t)t->nsteps;
-	if (r->clock_source == CLOCK_TRACE && clk_w > 0)
-		r->sm_clock_mhz = clk_ns / (double)clk_w;
+	if (r->clock_source == CLOCK_TRACE && R->clk_w > 0)
+		r->sm_clock_mhz = R->clk_ns / (double)R->clk_w;
+}
 
-	/* derived columns */
-	for (size_t i = 0; i < r->nrows; i++) {
-		struct kp_row *row = &r->rows[i];
-		if (row->mixed_op)
-			row->op = NULL;
-		if (row->mixed_dtype)
-			row->dtype = NULL;
-		if (row->min_ns == INT64_MAX)
-			row->min_ns = 0;
-		qsort(row->durs, row->ndurs, sizeof(*row->durs), cmp_i64);
-		row->med_ns = row->ndurs ? (row->ndurs % 2 ? row->durs[row->ndurs / 2]
-							   : (row->durs[row->ndurs / 2 - 1] + row->durs[row->ndurs / 2]) / 2)
-					 : 0;
-		free(row->durs);
-		row->durs = NULL;
-		row->time_pct = r->tot.gpu_time_ns > 0 ? 100.0 * row->time_ns / r->tot.gpu_time_ns : 0;
-		row->flops_per_s = row->flops >= 0 && row->time_ns > 0 ? row->flops * 1e9 / row->time_ns : -1;
-		row->bytes_per_s = row->bytes >= 0 && row->time_ns > 0 ? row->bytes * 1e9 / row->time_ns : -1;
-		row->pct_peak_flops = row->flops >= 0 && row->peak_flop_ns > 0
-					      ? 100.0 * row->flops * 1e9 / row->peak_flop_ns : -1;
-		row->pct_peak_bw = row->bytes >= 0 && row->peak_bw_ns > 0
-					   ? 100.0 * row->bytes * 1e9 / row->peak_bw_ns : -1;
-		row->intensity = row->flops >= 0 && row->bytes > 0 ? (double)row->flops / row->bytes : -1;
-		if (row->intensity >= 0 && r->dev && row->prec) {
-			double pk = devdb_peak_flops(r->dev, prec_parse(row->prec), r->sm_clock_mhz);
-			double bw = devdb_peak_bw(r->dev, 0);
-			if (pk > 0 && bw > 0)
-				row->bound = row->intensity >= pk / bw ? "compute" : "memory";
-		}
-		if (row->pct_peak_flops > 100 || row->pct_peak_bw > 100)
-			row->flags |= ROW_OVER_PEAK;
-		else if (row->pct_peak_flops >= 90 || row->pct_peak_bw >= 90)
-			row->flags |= ROW_VERIFY;
-		if (!isfinite(row->flops_per_s) || !isfinite(row->bytes_per_s))
-			row->flops_per_s = row->bytes_per_s = -1;
+/* Columns computed from a row's sums: median, shares, rates, % of peak, bound, flags. */
+static void derive_columns(struct kp_report *r, struct kp_row *row)
+{
+	if (row->mixed_op)
+		row->op = NULL;
+	if (row->mixed_dtype)
+		row->dtype = NULL;
+	if (row->min_ns == INT64_MAX)
+		row->min_ns = 0;
+	qsort(row->durs, row->ndurs, sizeof(*row->durs), cmp_i64);
+	row->med_ns = row->ndurs ? (row->ndurs % 2 ? row->durs[row->ndurs / 2]
+						   : (row->durs[row->ndurs / 2 - 1] + row->durs[row->ndurs / 2]) / 2)
+				 : 0;
+	free(row->durs);
+	row->durs = NULL;
+	row->time_pct = r->tot.gpu_time_ns > 0 ? 100.0 * row->time_ns / r->tot.gpu_time_ns : 0;
+	row->flops_per_s = row->flops >= 0 && row->time_ns > 0 ? row->flops * 1e9 / row->time_ns : -1;
+	row->bytes_per_s = row->bytes >= 0 && row->time_ns > 0 ? row->bytes * 1e9 / row->time_ns : -1;
+	row->pct_peak_flops = row->flops >= 0 && row->peak_flop_ns > 0
+				      ? 100.0 * row->flops * 1e9 / row->peak_flop_ns : -1;
+	row->pct_peak_bw = row->bytes >= 0 && row->peak_bw_ns > 0
+				   ? 100.0 * row->bytes * 1e9 / row->peak_bw_ns : -1;
+	row->intensity = row->flops >= 0 && row->bytes > 0 ? (double)row->flops / row->bytes : -1;
+	if (row->intensity >= 0 && r->dev && row->prec) {
+		double pk = devdb_peak_flops(r->dev, prec_parse(row->prec), r->sm_clock_mhz);
+		double bw = devdb_peak_bw(r->dev, 0);
+		if (pk > 0 && bw > 0)
+			row->bound = row->intensity >= pk / bw ? "compute" : "memory";
 	}
-	hmap_free(&map);
-	hmap_free(&nomodel);
-	measured_rows(t, r);
-	free(oi);
-	free(oidx);
-	free(gannot);
-	free(aseen);
-	free(role);
-	strtab_free(&st);
+	if (row->pct_peak_flops > 100 || row->pct_peak_bw > 100)
+		row->flags |= ROW_OVER_PEAK;
+	else if (row->pct_peak_flops >= 90 || row->pct_peak_bw >= 90)
+		row->flags |= ROW_VERIFY;
+	if (!isfinite(row->flops_per_s) || !isfinite(row->bytes_per_s))
+		row->flops_per_s = row->bytes_per_s = -1;
+}
+
+static void device_warnings(const struct kp_trace *t, struct kp_report *r)
+{
 	if (r->device_warning)
 		diag_warn_add(&r->warn, "unknown devices", NULL, "%s", r->device_warning);
 	else if (!r->dev && r->device_name)
@@ -822,6 +893,44 @@ int analyze_run(const struct kp_trace *t, const struct kp_analyze_opts *o, struc
 	else if (!r->device_name && t->ngpu)
 		diag_warn_add(&r->warn, "unknown devices", NULL,
 			 "the trace names no device; %% of peak columns are empty (pass --device NAME)");
+}
+
+int analyze_run(const struct kp_trace *t, const struct kp_analyze_opts *o, struct kp_report *r)
+{
+	memset(r, 0, sizeof(*r));
+	arena_init(&r->arena);
+	r->warn.all = o->warn_all;
+	r->trace = t;
+	r->group = o->group;
+	struct run R = { .t = t, .o = o, .r = r, .tot_flops = -1, .tot_bytes = -1,
+			 .t_first = INT64_MAX, .t_last = INT64_MIN };
+	strtab_init(&R.st, &r->arena);
+	setup_device(t, o, r);
+	R.gannot = o->group == GROUP_ANNOT ? gpu_annotations(t) : NULL;
+	R.aseen = R.gannot ? xcalloc(t->nannots + 1, 1) : NULL;
+
+	op_state(&R);
+	kernel_roles(&R);
+	R.iv = xmalloc((t->ngpu + 1) * sizeof(*R.iv));
+	for (size_t i = 0; i < t->ngpu; i++)
+		group_event(&R, i);
+	r->tot.flops = R.tot_flops;
+	r->tot.bytes = R.tot_bytes;
+	busy_span(&R);
+	for (size_t i = 0; i < r->nrows; i++)
+		derive_columns(r, &r->rows[i]);
+
+	free(R.iv);
+	hmap_free(&R.map);
+	hmap_free(&R.nomodel);
+	measured_rows(t, r);
+	free(R.oi);
+	free(R.oidx);
+	free(R.gannot);
+	free(R.aseen);
+	free(R.role);
+	strtab_free(&R.st);
+	device_warnings(t, r);
 	return 0;
 }
 
