@@ -1,6 +1,6 @@
 /*
  * membound.cu — one-pass row-wise kernels (softmax, RMSNorm, LayerNorm): one block per row,
- * each thread keeps ITEMS 16-byte vectors of the row in registers, so the row is read from
+ * each thread keeps ITEMS 16-byte vectors of the row in registers (packed), so the row is read from
  * DRAM once and written once (the byte count analyze's models assume).
  */
 #include "kernels.h"
@@ -89,55 +89,68 @@ kprof_rowwise(T *y, const T *x, const T *w, const T *b, float *mean_out, float *
 	long nvec = hidden / VE;
 	const uint4 *xr = (const uint4 *)(x + (size_t)blockIdx.x * hidden);
 	uint4 *yr = (uint4 *)(y + (size_t)blockIdx.x * hidden);
-	float v[ITEMS][VE];
-	bool ok[ITEMS];
+	/* the row stays packed in registers (half the registers of fp32 for 16-bit types), so
+	 * more rows are in flight per SM; every pass unpacks again */
+	uint4 raw[ITEMS];
 #pragma unroll
 	for (int i = 0; i < ITEMS; i++) {
 		long j = threadIdx.x + (long)i * blockDim.x;
-		ok[i] = j < nvec;
-		uint4 u = ok[i] ? __ldcs(xr + j) : make_uint4(0, 0, 0, 0);
-		unpack<T>(u, v[i]);
+		raw[i] = j < nvec ? __ldcs(xr + j) : make_uint4(0, 0, 0, 0);
 	}
-	float a = 0.f, scale = 1.f, shift = 0.f;
+	float a = 0.f, scale = 1.f, shift = 0.f, m = 0.f;
 	if (OP == RW_SOFTMAX) {
-		float m = -INFINITY;
+		m = -INFINITY;
 #pragma unroll
-		for (int i = 0; i < ITEMS; i++)
-			if (ok[i])
+		for (int i = 0; i < ITEMS; i++) {
+			float v[VE];
+			unpack<T>(raw[i], v);
+			if (threadIdx.x + (long)i * blockDim.x < nvec)
 #pragma unroll
 				for (int e = 0; e < VE; e++)
-					m = fmaxf(m, v[i][e]);
+					m = fmaxf(m, v[e]);
+		}
 		m = block_reduce<true>(m, sh);
 #pragma unroll
-		for (int i = 0; i < ITEMS; i++)
+		for (int i = 0; i < ITEMS; i++) {
+			float v[VE];
+			unpack<T>(raw[i], v);
+			if (threadIdx.x + (long)i * blockDim.x < nvec)
 #pragma unroll
-			for (int e = 0; e < VE; e++) {
-				v[i][e] = ok[i] ? __expf(v[i][e] - m) : 0.f;
-				a += v[i][e];
-			}
+				for (int e = 0; e < VE; e++)
+					a += __expf(v[e] - m);
+		}
 		scale = 1.f / block_reduce<false>(a, sh);
 	} else if (OP == RW_RMSNORM) {
 #pragma unroll
-		for (int i = 0; i < ITEMS; i++)
+		for (int i = 0; i < ITEMS; i++) {
+			float v[VE];
+			unpack<T>(raw[i], v);
 #pragma unroll
 			for (int e = 0; e < VE; e++)
-				a += v[i][e] * v[i][e];
+				a += v[e] * v[e];
+		}
 		scale = rsqrtf(block_reduce<false>(a, sh) / (float)hidden + eps);
 		if (threadIdx.x == 0)
 			rstd_out[blockIdx.x] = scale;
 	} else {
 #pragma unroll
-		for (int i = 0; i < ITEMS; i++)
+		for (int i = 0; i < ITEMS; i++) {
+			float v[VE];
+			unpack<T>(raw[i], v);
 #pragma unroll
 			for (int e = 0; e < VE; e++)
-				a += v[i][e];
+				a += v[e];
+		}
 		float mu = block_reduce<false>(a, sh) / (float)hidden, q = 0.f;
 #pragma unroll
-		for (int i = 0; i < ITEMS; i++)
-			if (ok[i])
+		for (int i = 0; i < ITEMS; i++) {
+			float v[VE];
+			unpack<T>(raw[i], v);
+			if (threadIdx.x + (long)i * blockDim.x < nvec)
 #pragma unroll
 				for (int e = 0; e < VE; e++)
-					q += (v[i][e] - mu) * (v[i][e] - mu);
+					q += (v[e] - mu) * (v[e] - mu);
+		}
 		scale = rsqrtf(block_reduce<false>(q, sh) / (float)hidden + eps);
 		shift = -mu * scale;
 		if (threadIdx.x == 0)
@@ -145,14 +158,15 @@ kprof_rowwise(T *y, const T *x, const T *w, const T *b, float *mean_out, float *
 	}
 #pragma unroll
 	for (int i = 0; i < ITEMS; i++) {
-		if (!ok[i])
-			continue;
 		long j = threadIdx.x + (long)i * blockDim.x;
-		float o[VE];
+		if (j >= nvec)
+			continue;
+		float v[VE], o[VE];
+		unpack<T>(raw[i], v);
 		if (OP == RW_SOFTMAX) {
 #pragma unroll
 			for (int e = 0; e < VE; e++)
-				o[e] = v[i][e] * scale;
+				o[e] = __expf(v[e] - m) * scale;
 		} else {
 			float wf[VE], bf[VE];
 			unpack<T>(__ldg((const uint4 *)w + j), wf);
@@ -160,7 +174,7 @@ kprof_rowwise(T *y, const T *x, const T *w, const T *b, float *mean_out, float *
 				unpack<T>(__ldg((const uint4 *)b + j), bf);
 #pragma unroll
 			for (int e = 0; e < VE; e++)
-				o[e] = (v[i][e] * scale + shift) * wf[e] + (OP == RW_LAYERNORM ? bf[e] : 0.f);
+				o[e] = (v[e] * scale + shift) * wf[e] + (OP == RW_LAYERNORM ? bf[e] : 0.f);
 		}
 		__stcs(yr + j, pack<T>(o));
 	}
@@ -172,7 +186,14 @@ static int launch(void *y, const void *x, const void *w, const void *b, float *m
 {
 	long nvec = hidden / vec<T>::N;
 	int items = 1;
-	while (items < 16 && (nvec + items - 1) / items > 512)
+	/*
+	 * Small blocks with several 16-byte vectors per thread: more rows in flight per SM.  At most
+	 * 8 vectors (32 registers) while the block fits in 1024 threads: 16 spill under the
+	 * 64-register bound of 1024-thread blocks.
+	 */
+	while (items < 8 && (nvec + items - 1) / items > 128)
+		items *= 2;
+	while (items < 16 && (nvec + items - 1) / items > 1024)
 		items *= 2;
 	long threads = ((nvec + items - 1) / items + 31) / 32 * 32;
 	if (threads > 1024 || hidden % vec<T>::N || rows <= 0 || rows > 2147483647L)

@@ -15,17 +15,32 @@
 
 #include "kernels.h"
 
-/* cudnn_graph.h / cudnn_cnn.h (cuDNN 9) */
+/* cudnn_graph.h (cuDNN 9): the backend (graph) API's enum values that kprof uses */
 enum { CUDNN_DATA_FLOAT = 0, CUDNN_DATA_HALF = 2, CUDNN_DATA_BFLOAT16 = 9 };
-enum { CUDNN_TENSOR_NCHW = 0, CUDNN_TENSOR_NHWC = 1 };
 enum { CUDNN_CROSS_CORRELATION = 1 };
-enum { CUDNN_DEFAULT_MATH = 0, CUDNN_TENSOR_OP_MATH = 1, CUDNN_FMA_MATH = 3 };
-struct perf {
-	int algo, status;
-	float time;
-	size_t memory;
-	int determinism, math, reserved[3];
+enum {
+	T_HANDLE = 0, T_DATA_TYPE = 1, T_INT64 = 3, T_FLOAT = 4, T_VOID_PTR = 6, T_CONV_MODE = 7,
+	T_HEUR_MODE = 8, T_NUMERICAL_NOTE = 11, T_BACKEND_DESCRIPTOR = 15
 };
+enum {
+	D_CONVOLUTION = 1, D_ENGINE = 2, D_ENGINECFG = 3, D_ENGINEHEUR = 4, D_EXECUTION_PLAN = 5,
+	D_OP_CONV_FWD = 10, D_OP_CONV_BWD_FILTER = 11, D_OP_CONV_BWD_DATA = 12,
+	D_OPERATIONGRAPH = 15, D_VARIANT_PACK = 16, D_TENSOR = 17
+};
+enum {
+	A_CONV_COMP_TYPE = 100, A_CONV_MODE = 101, A_CONV_DILATIONS = 102,
+	A_CONV_FILTER_STRIDES = 103, A_CONV_POST_PADDINGS = 104, A_CONV_PRE_PADDINGS = 105,
+	A_CONV_SPATIAL_DIMS = 106, A_HEUR_MODE = 200, A_HEUR_GRAPH = 201, A_HEUR_RESULTS = 202,
+	A_CFG_ENGINE = 300, A_PLAN_HANDLE = 400, A_PLAN_CONFIG = 401, A_PLAN_WORKSPACE = 402,
+	A_FWD_ALPHA = 700, A_FWD_BETA = 701, A_FWD_CONV = 702, A_FWD_W = 703, A_FWD_X = 704,
+	A_FWD_Y = 705, A_BD_ALPHA = 706, A_BD_BETA = 707, A_BD_CONV = 708, A_BD_W = 709,
+	A_BD_DX = 710, A_BD_DY = 711, A_BF_ALPHA = 712, A_BF_BETA = 713, A_BF_CONV = 714,
+	A_BF_DW = 715, A_BF_X = 716, A_BF_DY = 717, A_GRAPH_HANDLE = 800, A_GRAPH_OPS = 801,
+	A_T_ALIGN = 900, A_T_DTYPE = 901, A_T_DIMS = 902, A_T_STRIDES = 903, A_T_UID = 906,
+	A_VP_UIDS = 1000, A_VP_PTRS = 1001, A_VP_WORKSPACE = 1003, A_ENGINE_INDEX = 1301,
+	A_ENGINE_NOTE = 1303
+};
+enum { NOTE_TENSOR_CORE = 0, NOTE_DOWN_CONVERT_INPUTS = 1, HEUR_MODE_INSTANT = 0 };
 typedef void *hnd;
 
 struct kp_cudnn {
@@ -37,26 +52,12 @@ struct kp_cudnn {
 	const char *(*GetErrorString)(int);
 	int (*Create)(hnd *);
 	int (*Destroy)(hnd);
-	int (*CreateTensorDescriptor)(hnd *);
-	int (*SetTensor4dDescriptor)(hnd, int, int, int, int, int, int);
-	int (*DestroyTensorDescriptor)(hnd);
-	int (*CreateFilterDescriptor)(hnd *);
-	int (*SetFilter4dDescriptor)(hnd, int, int, int, int, int, int);
-	int (*DestroyFilterDescriptor)(hnd);
-	int (*CreateConvolutionDescriptor)(hnd *);
-	int (*SetConvolution2dDescriptor)(hnd, int, int, int, int, int, int, int, int);
-	int (*SetConvolutionGroupCount)(hnd, int);
-	int (*SetConvolutionMathType)(hnd, int);
-	int (*DestroyConvolutionDescriptor)(hnd);
-	int (*FindFwd)(hnd, hnd, hnd, hnd, hnd, int, int *, struct perf *);
-	int (*FindBwdData)(hnd, hnd, hnd, hnd, hnd, int, int *, struct perf *);
-	int (*FindBwdFilter)(hnd, hnd, hnd, hnd, hnd, int, int *, struct perf *);
-	int (*Fwd)(hnd, const void *, hnd, const void *, hnd, const void *, hnd, int, void *, size_t,
-		   const void *, hnd, void *);
-	int (*BwdData)(hnd, const void *, hnd, const void *, hnd, const void *, hnd, int, void *,
-		       size_t, const void *, hnd, void *);
-	int (*BwdFilter)(hnd, const void *, hnd, const void *, hnd, const void *, hnd, int, void *,
-			 size_t, const void *, hnd, void *);
+	int (*BCreate)(int, hnd *);
+	int (*BDestroy)(hnd);
+	int (*BSet)(hnd, int, int, int64_t, const void *);
+	int (*BGet)(hnd, int, int, int64_t, int64_t *, void *);
+	int (*BFinalize)(hnd);
+	int (*BExecute)(hnd, hnd, hnd);
 };
 
 static int is_dir(const char *p)
@@ -144,23 +145,12 @@ struct kp_cudnn *cudnn_open_paths(char paths[][512], int n, char *why, size_t wh
 		SYM(GetErrorString, "cudnnGetErrorString");
 		SYM(Create, "cudnnCreate");
 		SYM(Destroy, "cudnnDestroy");
-		SYM(CreateTensorDescriptor, "cudnnCreateTensorDescriptor");
-		SYM(SetTensor4dDescriptor, "cudnnSetTensor4dDescriptor");
-		SYM(DestroyTensorDescriptor, "cudnnDestroyTensorDescriptor");
-		SYM(CreateFilterDescriptor, "cudnnCreateFilterDescriptor");
-		SYM(SetFilter4dDescriptor, "cudnnSetFilter4dDescriptor");
-		SYM(DestroyFilterDescriptor, "cudnnDestroyFilterDescriptor");
-		SYM(CreateConvolutionDescriptor, "cudnnCreateConvolutionDescriptor");
-		SYM(SetConvolution2dDescriptor, "cudnnSetConvolution2dDescriptor");
-		SYM(SetConvolutionGroupCount, "cudnnSetConvolutionGroupCount");
-		SYM(SetConvolutionMathType, "cudnnSetConvolutionMathType");
-		SYM(DestroyConvolutionDescriptor, "cudnnDestroyConvolutionDescriptor");
-		SYM(FindFwd, "cudnnFindConvolutionForwardAlgorithm");
-		SYM(FindBwdData, "cudnnFindConvolutionBackwardDataAlgorithm");
-		SYM(FindBwdFilter, "cudnnFindConvolutionBackwardFilterAlgorithm");
-		SYM(Fwd, "cudnnConvolutionForward");
-		SYM(BwdData, "cudnnConvolutionBackwardData");
-		SYM(BwdFilter, "cudnnConvolutionBackwardFilter");
+		SYM(BCreate, "cudnnBackendCreateDescriptor");
+		SYM(BDestroy, "cudnnBackendDestroyDescriptor");
+		SYM(BSet, "cudnnBackendSetAttribute");
+		SYM(BGet, "cudnnBackendGetAttribute");
+		SYM(BFinalize, "cudnnBackendFinalize");
+		SYM(BExecute, "cudnnBackendExecute");
 		c->version = (long)c->GetVersion();
 		if (c->version < 90000 || c->version >= 100000) {
 			snprintf(tried + tl, sizeof(tried) - tl, "%s%s (version %ld, not 9.x)",
@@ -224,48 +214,209 @@ void cudnn_close(struct kp_cudnn *c)
 #ifdef KPROF_HAVE_CUPTI
 #include <cuda_runtime.h>
 
-struct kp_cudnn_conv {
-	struct kp_cudnn *c;
-	hnd x, w, y, conv;
-	int afwd, adata, afilt;
-	void *ws;
-	size_t wsz;
+#define MAXD 256 /* descriptors of one convolution: 3 directions x (MAXCFG + graph, heuristics, op) + 5 */
+#define MAXCFG 64
+
+/* One direction's plan and its variant pack (the buffers are fixed per case). */
+struct dir {
+	hnd plan, vpack;
+	int64_t engine, ws;
 };
 
-static const char *const fwd_names[] = { "IMPLICIT_GEMM", "IMPLICIT_PRECOMP_GEMM", "GEMM",
-					 "DIRECT", "FFT", "FFT_TILING", "WINOGRAD",
-					 "WINOGRAD_NONFUSED" };
-static const char *const bd_names[] = { "ALGO_0", "ALGO_1", "FFT", "FFT_TILING", "WINOGRAD",
-					"WINOGRAD_NONFUSED" };
-static const char *const bf_names[] = { "ALGO_0", "ALGO_1", "FFT", "ALGO_3", "WINOGRAD",
-					"WINOGRAD_NONFUSED", "FFT_TILING" };
-#define NAME(tab, i) ((i) >= 0 && (size_t)(i) < sizeof(tab) / sizeof(tab[0]) ? tab[i] : "?")
+struct kp_cudnn_conv {
+	struct kp_cudnn *c;
+	hnd d[MAXD];
+	int nd;
+	struct dir f, bd, bf;
+	void *ws;
+	size_t wsz;
+	char *why;
+	size_t whylen;
+};
 
-/* The fastest result usable for the dtype: fp32 without TF32 must not use tensor cores. */
-static int pick(const struct perf *r, int n, int strict_fp32, size_t *ws, int *math)
+static hnd mk(struct kp_cudnn_conv *cv, int type)
 {
-	for (int i = 0; i < n; i++)
-		if (r[i].status == 0 && (!strict_fp32 || r[i].math == CUDNN_FMA_MATH)) {
-			if (r[i].memory > *ws)
-				*ws = r[i].memory;
-			*math = r[i].math;
-			return r[i].algo;
-		}
-	return -1;
+	hnd h = NULL;
+	int st = cv->nd < MAXD ? cv->c->BCreate(type, &h) : -1;
+	if (st != 0 || !h) {
+		snprintf(cv->why, cv->whylen, "cudnnBackendCreateDescriptor(%d): %s", type,
+			 st < 0 ? "too many" : cv->c->GetErrorString(st));
+		return NULL;
+	}
+	cv->d[cv->nd++] = h;
+	return h;
 }
 
-#define CK(call)                                                                               \
-	do {                                                                                   \
-		int st_ = (call);                                                              \
-		if (st_ != 0) {                                                                \
-			snprintf(why, whylen, "%s: %s", #call, c->GetErrorString(st_));        \
-			goto bad;                                                              \
-		}                                                                              \
-	} while (0)
+static int set(struct kp_cudnn_conv *cv, hnd h, int attr, int type, int64_t n, const void *v)
+{
+	int st = cv->c->BSet(h, attr, type, n, v);
+	if (st != 0)
+		snprintf(cv->why, cv->whylen, "cudnnBackendSetAttribute(%d): %s", attr,
+			 cv->c->GetErrorString(st));
+	return st ? -1 : 0;
+}
+
+static int fin(struct kp_cudnn_conv *cv, hnd h, const char *what)
+{
+	int st = cv->c->BFinalize(h);
+	if (st != 0)
+		snprintf(cv->why, cv->whylen, "cudnnBackendFinalize(%s): %s", what,
+			 cv->c->GetErrorString(st));
+	return st ? -1 : 0;
+}
+
+static hnd tensor_desc(struct kp_cudnn_conv *cv, int64_t uid, int dt, int nhwc, long a, long b,
+		       long y, long x)
+{
+	int64_t dims[4] = { a, b, y, x }, st[4], align = 16;
+	if (nhwc)
+		st[0] = y * x * b, st[1] = 1, st[2] = x * b, st[3] = b;
+	else
+		st[0] = b * y * x, st[1] = y * x, st[2] = x, st[3] = 1;
+	hnd t = mk(cv, D_TENSOR);
+	if (!t || set(cv, t, A_T_DTYPE, T_DATA_TYPE, 1, &dt) || set(cv, t, A_T_DIMS, T_INT64, 4, dims) ||
+	    set(cv, t, A_T_STRIDES, T_INT64, 4, st) || set(cv, t, A_T_UID, T_INT64, 1, &uid) ||
+	    set(cv, t, A_T_ALIGN, T_INT64, 1, &align) || fin(cv, t, "tensor"))
+		return NULL;
+	return t;
+}
+
+/* Mean ms of 3 runs of @plan, after one untimed; <0 when it fails. */
+static double time_plan(struct kp_cudnn_conv *cv, hnd plan, hnd vp)
+{
+	cudaEvent_t a, b;
+	float ms = -1;
+	if (cv->c->BExecute(cv->c->h, plan, vp) != 0 || cudaDeviceSynchronize() != cudaSuccess)
+		return -1;
+	cudaEventCreate(&a);
+	cudaEventCreate(&b);
+	cudaEventRecord(a, 0);
+	int ok = 1;
+	for (int i = 0; i < 3 && ok; i++)
+		ok = cv->c->BExecute(cv->c->h, plan, vp) == 0;
+	cudaEventRecord(b, 0);
+	if (cudaEventSynchronize(b) == cudaSuccess && ok)
+		cudaEventElapsedTime(&ms, a, b);
+	cudaEventDestroy(a);
+	cudaEventDestroy(b);
+	return ok && ms >= 0 ? ms / 3 : -1;
+}
+
+/*
+ * One-operation graph -> heuristics (instant mode) -> the first @tries plans that finalize,
+ * each timed; the fastest is kept (PyTorch's benchmark mode does the same over all plans).
+ * Engines that down-convert inputs are skipped (as PyTorch does), and for strict fp32 those
+ * that use tensor cores.
+ */
+static int build_dir(struct kp_cudnn_conv *cv, struct dir *dr, hnd op, int strict,
+		     const int64_t *uids, void *const *ptrs)
+{
+	struct kp_cudnn *c = cv->c;
+	hnd g = mk(cv, D_OPERATIONGRAPH), heur;
+	if (!g || set(cv, g, A_GRAPH_HANDLE, T_HANDLE, 1, &c->h) ||
+	    set(cv, g, A_GRAPH_OPS, T_BACKEND_DESCRIPTOR, 1, &op) || fin(cv, g, "operation graph"))
+		return -1;
+	int mode = HEUR_MODE_INSTANT;
+	if (!(heur = mk(cv, D_ENGINEHEUR)) || set(cv, heur, A_HEUR_GRAPH, T_BACKEND_DESCRIPTOR, 1, &g) ||
+	    set(cv, heur, A_HEUR_MODE, T_HEUR_MODE, 1, &mode) || fin(cv, heur, "heuristics"))
+		return -1;
+	int64_t n = 0;
+	if (c->BGet(heur, A_HEUR_RESULTS, T_BACKEND_DESCRIPTOR, 0, &n, NULL) != 0 || n <= 0) {
+		snprintf(cv->why, cv->whylen, "cuDNN's heuristics offer no engine");
+		return -1;
+	}
+	if (n > MAXCFG)
+		n = MAXCFG;
+	hnd cfg[MAXCFG];
+	for (int64_t i = 0; i < n; i++)
+		if (!(cfg[i] = mk(cv, D_ENGINECFG)))
+			return -1;
+	int64_t got = 0;
+	if (c->BGet(heur, A_HEUR_RESULTS, T_BACKEND_DESCRIPTOR, n, &got, cfg) != 0) {
+		snprintf(cv->why, cv->whylen, "cannot read cuDNN's heuristics results");
+		return -1;
+	}
+	double best = -1;
+	int tried = 0;
+	size_t free_b = 0, total_b = 0;
+	cudaMemGetInfo(&free_b, &total_b);
+	for (int64_t i = 0; i < got && tried < 4; i++) {
+		hnd eng = NULL, plan = NULL, vp = NULL;
+		if (c->BCreate(D_ENGINE, &eng) != 0)
+			continue;
+		int64_t ne = 0, idx = -1;
+		int notes[16], skip = 0;
+		if (c->BGet(cfg[i], A_CFG_ENGINE, T_BACKEND_DESCRIPTOR, 1, &ne, &eng) == 0) {
+			int64_t nn = 0;
+			if (c->BGet(eng, A_ENGINE_NOTE, T_NUMERICAL_NOTE, 16, &nn, notes) == 0)
+				for (int64_t k = 0; k < nn; k++)
+					skip |= notes[k] == NOTE_DOWN_CONVERT_INPUTS ||
+						(strict && notes[k] == NOTE_TENSOR_CORE);
+			c->BGet(eng, A_ENGINE_INDEX, T_INT64, 1, &ne, &idx);
+		}
+		c->BDestroy(eng);
+		if (skip || c->BCreate(D_EXECUTION_PLAN, &plan) != 0)
+			continue;
+		int64_t ws = 0;
+		void *wsp = NULL;
+		if (c->BSet(plan, A_PLAN_HANDLE, T_HANDLE, 1, &c->h) != 0 ||
+		    c->BSet(plan, A_PLAN_CONFIG, T_BACKEND_DESCRIPTOR, 1, &cfg[i]) != 0 ||
+		    c->BFinalize(plan) != 0 ||
+		    c->BGet(plan, A_PLAN_WORKSPACE, T_INT64, 1, &ne, &ws) != 0 ||
+		    (size_t)ws > free_b / 2 || (ws > 0 && cudaMalloc(&wsp, (size_t)ws) != cudaSuccess) ||
+		    c->BCreate(D_VARIANT_PACK, &vp) != 0 ||
+		    c->BSet(vp, A_VP_UIDS, T_INT64, 3, uids) != 0 ||
+		    c->BSet(vp, A_VP_PTRS, T_VOID_PTR, 3, ptrs) != 0 ||
+		    c->BSet(vp, A_VP_WORKSPACE, T_VOID_PTR, 1, &wsp) != 0 || c->BFinalize(vp) != 0) {
+			if (vp)
+				c->BDestroy(vp);
+			c->BDestroy(plan);
+			if (wsp)
+				cudaFree(wsp);
+			continue;
+		}
+		tried++;
+		double ms = time_plan(cv, plan, vp);
+		c->BDestroy(vp);
+		if (wsp)
+			cudaFree(wsp);
+		if (ms >= 0 && (best < 0 || ms < best)) {
+			if (dr->plan)
+				c->BDestroy(dr->plan);
+			dr->plan = plan, dr->engine = idx, dr->ws = ws, best = ms;
+		} else {
+			c->BDestroy(plan);
+		}
+	}
+	cudaGetLastError();
+	if (!dr->plan) {
+		snprintf(cv->why, cv->whylen, "no cuDNN engine configuration finalizes for this "
+					      "convolution (%lld offered)", (long long)got);
+		return -1;
+	}
+	if ((size_t)dr->ws > cv->wsz)
+		cv->wsz = (size_t)dr->ws;
+	return 0;
+}
+
+/* The variant pack of a direction, over the case's fixed buffers and the shared workspace. */
+static int mk_vpack(struct kp_cudnn_conv *cv, struct dir *dr, const int64_t *uids, void *const *ptrs)
+{
+	if (!dr->plan)
+		return 0;
+	hnd vp = mk(cv, D_VARIANT_PACK);
+	if (!vp || set(cv, vp, A_VP_UIDS, T_INT64, 3, uids) ||
+	    set(cv, vp, A_VP_PTRS, T_VOID_PTR, 3, ptrs) ||
+	    set(cv, vp, A_VP_WORKSPACE, T_VOID_PTR, 1, &cv->ws) || fin(cv, vp, "variant pack"))
+		return -1;
+	dr->vpack = vp;
+	return 0;
+}
 
 struct kp_cudnn_conv *cudnn_conv_new(struct kp_cudnn *c, int kt, int tf32, int nhwc, long n,
 				     long ch, long h, long w, long k, long r, long s, long stride,
-				     long pad, long dil, long groups, int backward, char *algo,
+				     long pad, long dil, long groups, const void *x, const void *wt,
+				     void *y, const void *dy, void *dx, void *dw, char *algo,
 				     size_t algolen, char *why, size_t whylen)
 {
 	struct kp_cudnn_conv *cv = calloc(1, sizeof(*cv));
@@ -273,99 +424,108 @@ struct kp_cudnn_conv *cudnn_conv_new(struct kp_cudnn *c, int kt, int tf32, int n
 		snprintf(why, whylen, "out of memory");
 		return NULL;
 	}
-	cv->c = c;
+	cv->c = c, cv->why = why, cv->whylen = whylen;
 	int dt = kt == KT_BF16 ? CUDNN_DATA_BFLOAT16 : kt == KT_F16 ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT;
-	int fmt = nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW, strict = kt == KT_F32 && !tf32;
+	int strict = kt == KT_F32 && !tf32, comp = CUDNN_DATA_FLOAT, mode = CUDNN_CROSS_CORRELATION;
 	long oh = (h + 2 * pad - dil * (r - 1) - 1) / stride + 1;
 	long ow = (w + 2 * pad - dil * (s - 1) - 1) / stride + 1;
-	CK(c->CreateTensorDescriptor(&cv->x));
-	CK(c->CreateTensorDescriptor(&cv->y));
-	CK(c->CreateFilterDescriptor(&cv->w));
-	CK(c->CreateConvolutionDescriptor(&cv->conv));
-	CK(c->SetTensor4dDescriptor(cv->x, fmt, dt, (int)n, (int)ch, (int)h, (int)w));
-	CK(c->SetTensor4dDescriptor(cv->y, fmt, dt, (int)n, (int)k, (int)oh, (int)ow));
-	CK(c->SetFilter4dDescriptor(cv->w, dt, fmt, (int)k, (int)(ch / groups), (int)r, (int)s));
-	CK(c->SetConvolution2dDescriptor(cv->conv, (int)pad, (int)pad, (int)stride, (int)stride,
-					 (int)dil, (int)dil, CUDNN_CROSS_CORRELATION,
-					 CUDNN_DATA_FLOAT));
-	CK(c->SetConvolutionGroupCount(cv->conv, (int)groups));
-	CK(c->SetConvolutionMathType(cv->conv, strict ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH));
-	struct perf res[16];
-	int got = 0, math = 0; /* the math type is fixed by the descriptor above */
-	CK(c->FindFwd(c->h, cv->x, cv->w, cv->conv, cv->y, 16, &got, res));
-	if ((cv->afwd = pick(res, got, strict, &cv->wsz, &math)) < 0) {
-		snprintf(why, whylen, "no forward algorithm for this convolution");
+	int64_t sd = 2, dl[2] = { dil, dil }, str[2] = { stride, stride }, pd[2] = { pad, pad };
+	float one = 1.f, zero = 0.f;
+	hnd tx = tensor_desc(cv, 'x', dt, nhwc, n, ch, h, w);
+	hnd tw = tx ? tensor_desc(cv, 'w', dt, nhwc, k, ch / groups, r, s) : NULL;
+	hnd ty = tw ? tensor_desc(cv, 'y', dt, nhwc, n, k, oh, ow) : NULL;
+	hnd conv = ty ? mk(cv, D_CONVOLUTION) : NULL;
+	if (!conv || set(cv, conv, A_CONV_COMP_TYPE, T_DATA_TYPE, 1, &comp) ||
+	    set(cv, conv, A_CONV_MODE, T_CONV_MODE, 1, &mode) ||
+	    set(cv, conv, A_CONV_SPATIAL_DIMS, T_INT64, 1, &sd) ||
+	    set(cv, conv, A_CONV_DILATIONS, T_INT64, 2, dl) ||
+	    set(cv, conv, A_CONV_FILTER_STRIDES, T_INT64, 2, str) ||
+	    set(cv, conv, A_CONV_PRE_PADDINGS, T_INT64, 2, pd) ||
+	    set(cv, conv, A_CONV_POST_PADDINGS, T_INT64, 2, pd) || fin(cv, conv, "convolution"))
 		goto bad;
-	}
-	cv->adata = cv->afilt = -1;
-	if (backward) {
-		CK(c->FindBwdData(c->h, cv->w, cv->y, cv->conv, cv->x, 16, &got, res));
-		if ((cv->adata = pick(res, got, strict, &cv->wsz, &math)) < 0) {
-			snprintf(why, whylen, "no backward-data algorithm for this convolution");
+	int64_t uf[3] = { 'x', 'w', 'y' };
+	void *pf[3] = { (void *)x, (void *)wt, y };
+	hnd op = mk(cv, D_OP_CONV_FWD);
+	if (!op || set(cv, op, A_FWD_X, T_BACKEND_DESCRIPTOR, 1, &tx) ||
+	    set(cv, op, A_FWD_W, T_BACKEND_DESCRIPTOR, 1, &tw) ||
+	    set(cv, op, A_FWD_Y, T_BACKEND_DESCRIPTOR, 1, &ty) ||
+	    set(cv, op, A_FWD_CONV, T_BACKEND_DESCRIPTOR, 1, &conv) ||
+	    set(cv, op, A_FWD_ALPHA, T_FLOAT, 1, &one) || set(cv, op, A_FWD_BETA, T_FLOAT, 1, &zero) ||
+	    fin(cv, op, "convolution forward") || build_dir(cv, &cv->f, op, strict, uf, pf) < 0)
+		goto bad;
+	/* backward data writes dx through x's descriptor, backward filter dw through w's */
+	int64_t ub[3] = { 'x', 'w', 'y' };
+	void *pd_[3] = { dx, (void *)wt, (void *)dy }, *pw[3] = { (void *)x, dw, (void *)dy };
+	if (dy) {
+		hnd bd = mk(cv, D_OP_CONV_BWD_DATA);
+		if (!bd || set(cv, bd, A_BD_DX, T_BACKEND_DESCRIPTOR, 1, &tx) ||
+		    set(cv, bd, A_BD_W, T_BACKEND_DESCRIPTOR, 1, &tw) ||
+		    set(cv, bd, A_BD_DY, T_BACKEND_DESCRIPTOR, 1, &ty) ||
+		    set(cv, bd, A_BD_CONV, T_BACKEND_DESCRIPTOR, 1, &conv) ||
+		    set(cv, bd, A_BD_ALPHA, T_FLOAT, 1, &one) || set(cv, bd, A_BD_BETA, T_FLOAT, 1, &zero) ||
+		    fin(cv, bd, "convolution backward data") ||
+		    build_dir(cv, &cv->bd, bd, strict, ub, pd_) < 0)
 			goto bad;
-		}
-		CK(c->FindBwdFilter(c->h, cv->x, cv->y, cv->conv, cv->w, 16, &got, res));
-		if ((cv->afilt = pick(res, got, strict, &cv->wsz, &math)) < 0) {
-			snprintf(why, whylen, "no backward-filter algorithm for this convolution");
+		hnd bf = mk(cv, D_OP_CONV_BWD_FILTER);
+		if (!bf || set(cv, bf, A_BF_X, T_BACKEND_DESCRIPTOR, 1, &tx) ||
+		    set(cv, bf, A_BF_DW, T_BACKEND_DESCRIPTOR, 1, &tw) ||
+		    set(cv, bf, A_BF_DY, T_BACKEND_DESCRIPTOR, 1, &ty) ||
+		    set(cv, bf, A_BF_CONV, T_BACKEND_DESCRIPTOR, 1, &conv) ||
+		    set(cv, bf, A_BF_ALPHA, T_FLOAT, 1, &one) || set(cv, bf, A_BF_BETA, T_FLOAT, 1, &zero) ||
+		    fin(cv, bf, "convolution backward filter") ||
+		    build_dir(cv, &cv->bf, bf, strict, ub, pw) < 0)
 			goto bad;
-		}
 	}
 	if (cv->wsz && cudaMalloc(&cv->ws, cv->wsz) != cudaSuccess) {
 		snprintf(why, whylen, "cannot allocate a %zu-byte cuDNN workspace", cv->wsz);
 		goto bad;
 	}
-	if (backward)
-		snprintf(algo, algolen, "fwd %s, bwd_data %s, bwd_filter %s", NAME(fwd_names, cv->afwd),
-			 NAME(bd_names, cv->adata), NAME(bf_names, cv->afilt));
+	if (mk_vpack(cv, &cv->f, uf, pf) < 0 || mk_vpack(cv, &cv->bd, ub, pd_) < 0 ||
+	    mk_vpack(cv, &cv->bf, ub, pw) < 0)
+		goto bad;
+	if (dy)
+		snprintf(algo, algolen, "graph API, engines fwd %lld bwd_data %lld bwd_filter %lld",
+			 (long long)cv->f.engine, (long long)cv->bd.engine, (long long)cv->bf.engine);
 	else
-		snprintf(algo, algolen, "fwd %s", NAME(fwd_names, cv->afwd));
+		snprintf(algo, algolen, "graph API, engine fwd %lld", (long long)cv->f.engine);
 	return cv;
 bad:
 	cudnn_conv_free(cv);
 	return NULL;
 }
 
-int cudnn_conv_fwd(struct kp_cudnn_conv *cv, const void *x, const void *wt, void *y, char *why,
-		   size_t whylen)
+static int exec(struct kp_cudnn_conv *cv, struct dir *dr, char *why, size_t whylen)
 {
-	struct kp_cudnn *c = cv->c;
-	float one = 1.f, zero = 0.f;
-	CK(c->Fwd(c->h, &one, cv->x, x, cv->w, wt, cv->conv, cv->afwd, cv->ws, cv->wsz, &zero, cv->y,
-		  y));
-	return 0;
-bad:
-	return -1;
+	int st = cv->c->BExecute(cv->c->h, dr->plan, dr->vpack);
+	if (st != 0)
+		snprintf(why, whylen, "cudnnBackendExecute: %s", cv->c->GetErrorString(st));
+	return st ? -1 : 0;
 }
 
-int cudnn_conv_bwd(struct kp_cudnn_conv *cv, const void *x, const void *wt, const void *dy,
-		   void *dx, void *dw, char *why, size_t whylen)
+int cudnn_conv_fwd(struct kp_cudnn_conv *cv, char *why, size_t whylen)
 {
-	struct kp_cudnn *c = cv->c;
-	float one = 1.f, zero = 0.f;
-	CK(c->BwdData(c->h, &one, cv->w, wt, cv->y, dy, cv->conv, cv->adata, cv->ws, cv->wsz, &zero,
-		      cv->x, dx));
-	CK(c->BwdFilter(c->h, &one, cv->x, x, cv->y, dy, cv->conv, cv->afilt, cv->ws, cv->wsz, &zero,
-			cv->w, dw));
-	return 0;
-bad:
-	return -1;
+	return exec(cv, &cv->f, why, whylen);
+}
+
+int cudnn_conv_bwd(struct kp_cudnn_conv *cv, char *why, size_t whylen)
+{
+	if (exec(cv, &cv->bd, why, whylen) < 0)
+		return -1;
+	return exec(cv, &cv->bf, why, whylen);
 }
 
 void cudnn_conv_free(struct kp_cudnn_conv *cv)
 {
 	if (!cv)
 		return;
-	struct kp_cudnn *c = cv->c;
+	struct dir *ds[3] = { &cv->f, &cv->bd, &cv->bf };
+	for (int i = 0; i < 3; i++)
+		if (ds[i]->plan)
+			cv->c->BDestroy(ds[i]->plan);
+	while (cv->nd)
+		cv->c->BDestroy(cv->d[--cv->nd]);
 	if (cv->ws)
 		cudaFree(cv->ws);
-	if (cv->conv)
-		c->DestroyConvolutionDescriptor(cv->conv);
-	if (cv->w)
-		c->DestroyFilterDescriptor(cv->w);
-	if (cv->y)
-		c->DestroyTensorDescriptor(cv->y);
-	if (cv->x)
-		c->DestroyTensorDescriptor(cv->x);
 	free(cv);
 }
 #endif /* KPROF_HAVE_CUPTI */

@@ -1,7 +1,7 @@
 /*
  * wl-cudnn.h — the cudnn backend of the built-in conv workload: cuDNN 9 loaded at run time
- * (dlopen, no link-time or header dependency) and its legacy convolution API (forward, backward
- * data, backward filter), algorithms chosen by cudnnFind*Algorithm.
+ * (dlopen, no link-time or header dependency) and its graph (backend) API, as PyTorch uses it:
+ * one-operation graphs for forward, backward data and backward filter, plans built once.
  */
 #ifndef KPROF_WL_CUDNN_H
 #define KPROF_WL_CUDNN_H
@@ -33,19 +33,19 @@ const char *cudnn_path(const struct kp_cudnn *c);
 void cudnn_close(struct kp_cudnn *c);
 
 /*
- * Descriptors and algorithms of one 2-D convolution (@kt: KT_*; @tf32: fp32 may use TF32;
- * @nhwc: channels-last for x, w, y).  The algorithms are those cudnnFind*Algorithm times
- * fastest; @algo gets "fwd N bwd_data N bwd_filter N".  NULL with a reason in @why.
+ * Plans of one 2-D convolution through cuDNN's graph API (@kt: KT_*; @tf32: fp32 may use TF32;
+ * @nhwc: channels-last x, w, y), over the case's fixed buffers; @dy == NULL: forward only.
+ * For each direction the first 4 engine configurations of the instant heuristics that finalize
+ * are timed and the fastest kept; @algo names the engines.  NULL with a reason in @why.
  */
 struct kp_cudnn_conv *cudnn_conv_new(struct kp_cudnn *c, int kt, int tf32, int nhwc, long n,
 				     long ch, long h, long w, long k, long r, long s, long stride,
-				     long pad, long dil, long groups, int backward, char *algo,
+				     long pad, long dil, long groups, const void *x, const void *wt,
+				     void *y, const void *dy, void *dx, void *dw, char *algo,
 				     size_t algolen, char *why, size_t whylen);
-/* y = conv(x, wt); dx = conv_bwd_data(dy, wt); dw = conv_bwd_filter(x, dy).  0 or -1 + @why. */
-int cudnn_conv_fwd(struct kp_cudnn_conv *cv, const void *x, const void *wt, void *y, char *why,
-		   size_t whylen);
-int cudnn_conv_bwd(struct kp_cudnn_conv *cv, const void *x, const void *wt, const void *dy,
-		   void *dx, void *dw, char *why, size_t whylen);
+/* y = conv(x, wt); then dx = conv_bwd_data(dy, wt), dw = conv_bwd_filter(x, dy).  0 or -1. */
+int cudnn_conv_fwd(struct kp_cudnn_conv *cv, char *why, size_t whylen);
+int cudnn_conv_bwd(struct kp_cudnn_conv *cv, char *why, size_t whylen);
 void cudnn_conv_free(struct kp_cudnn_conv *cv);
 
 #endif /* KPROF_WL_CUDNN_H */

@@ -60,6 +60,8 @@ kb = kprof("conv_fb", ["-w", "conv", "--backend", "cudnn", "--layout", "nchw,nhw
                        "--conv-shapes", f"custom:{spec}"])
 kn = kprof("norm", ["-w", "softmax,rmsnorm,layernorm", "-t", "bf16", "--norm-shapes",
                     "custom:" + ",".join(f"{r}x{h}" for r, h in NORMS)])
+kprof("norm_dt", ["-w", "softmax,rmsnorm,layernorm", "-t", "fp16,fp32", "--norm-shapes",
+                  "custom:16384x4096,64x1024"])  # fp16, fp32: accuracy and time only
 kref = kprof("conv_ref", ["-w", "conv", "--backend", "reference", "--conv-shapes",
                           f"custom:{spec}", "--no-backward", "--iters", "5"])
 d = subprocess.run([KPROF, "diff", "--key", "op-shape", f"{OUT}/conv_ref.json",
