@@ -55,13 +55,16 @@ static const struct {
 	[SORT_DIFF] = { diff_keys, DK_N, "delta-abs" },
 };
 
+/* distinct keys always fit: repeats are dropped in sort_parse() */
+_Static_assert(AK_N <= SORT_MAX_KEYS && DK_N <= SORT_MAX_KEYS, "SORT_MAX_KEYS below a table");
+
 int sort_parse(struct kp_sort_spec *sp, enum kp_sort_table table, const char *spec, const char **bad)
 {
 	static char badbuf[64];
 	const char *p = spec && *spec ? spec : tables[table].dflt;
 	memset(sp, 0, sizeof(*sp));
 	sp->table = table;
-	while (*p && sp->n < SORT_MAX_KEYS) {
+	while (*p) {
 		size_t len = strcspn(p, ",");
 		char tok[48];
 		snprintf(tok, sizeof(tok), "%.*s", (int)len, p);
@@ -87,9 +90,15 @@ int sort_parse(struct kp_sort_spec *sp, enum kp_sort_table table, const char *sp
 			*bad = badbuf;
 			return -1;
 		}
-		sp->k[sp->n].key = k;
-		sp->k[sp->n].desc = dir ? dir == 2 : !tables[table].keys[k].text;
-		sp->n++;
+		/* a repeated key never breaks a tie the first one left: the first one counts */
+		int seen = 0;
+		for (int i = 0; i < sp->n; i++)
+			seen |= sp->k[i].key == k;
+		if (!seen) {
+			sp->k[sp->n].key = k;
+			sp->k[sp->n].desc = dir ? dir == 2 : !tables[table].keys[k].text;
+			sp->n++;
+		}
 		p += len;
 		if (*p == ',')
 			p++;

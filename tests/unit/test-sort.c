@@ -104,6 +104,29 @@ static void diff_ratio_ranks_new_rows_first_and_gone_rows_last(void **state)
 	assert_string_equal(rows[2].key, "g");
 }
 
+/* a repeated key is dropped (it cannot break a tie); past 16 keys nothing is lost unchecked */
+static void repeated_keys_count_once_and_every_key_is_checked(void **state)
+{
+	(void)state;
+	struct kp_sort_spec sp;
+	const char *bad = NULL;
+	assert_int_equal(sort_parse(&sp, SORT_ANALYZE, "time,calls,time:asc,calls", &bad), 0);
+	assert_int_equal(sp.n, 2);
+	assert_int_equal(sp.k[0].key, AK_TIME);
+	assert_int_equal(sp.k[0].desc, 1);
+	assert_int_equal(sp.k[1].key, AK_CALLS);
+	/* 20 keys, the last one unknown: an error, not silently cut at the 16th */
+	assert_int_equal(sort_parse(&sp, SORT_ANALYZE,
+				    "time,calls,avg,min,max,med,tflops,gbps,pct-peak,pct-bw,flops,bytes,"
+				    "intensity,name,op,time,calls,avg,min,tflop", &bad), -1);
+	assert_string_equal(bad, "tflop");
+	/* every key of the table at once fits */
+	assert_int_equal(sort_parse(&sp, SORT_ANALYZE,
+				    "time,calls,avg,min,max,med,tflops,gbps,pct-peak,pct-bw,flops,bytes,"
+				    "intensity,name,op,name,op", &bad), 0);
+	assert_int_equal(sp.n, AK_N);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -112,6 +135,7 @@ int main(void)
 		cmocka_unit_test(suggestions_need_three_shared_characters),
 		cmocka_unit_test(the_folded_row_stays_last_and_name_breaks_ties),
 		cmocka_unit_test(diff_ratio_ranks_new_rows_first_and_gone_rows_last),
+		cmocka_unit_test(repeated_keys_count_once_and_every_key_is_checked),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
