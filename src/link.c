@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kprof/diag.h"
 #include "kprof/fwdbwd.h"
 #include "kprof/hmap.h"
 #include "kprof/opmodel.h"
@@ -303,6 +304,10 @@ static void gpu_steps(struct kp_trace *t)
 {
 	if (!t->nsteps)
 		return;
+	if (t->nsteps > INT16_MAX)
+		diag_warn_add(&t->warn, "traces with too many steps", t->display,
+			      "%zu ProfilerStep spans: GPU work of spans past the %d-th counts in the %d-th",
+			      t->nsteps, INT16_MAX + 1, INT16_MAX + 1);
 	qsort(t->steps, t->nsteps, sizeof(*t->steps), cmp_step);
 	for (size_t i = 0; i < t->ngpu; i++) {
 		struct kp_gpu *g = &t->gpu[i];

@@ -932,7 +932,6 @@ static void add_op(struct loader *L, int64_t off, struct ev *e)
 	op->off = off;
 	op->thread = thread_index(L, e->pid, e->pid_str, e->tid, e->tid_str);
 	op->parent = op->model = -1;
-	op->step = -1;
 	int ns = 0;
 	op->slots = copy_slots(L, e, &ns);
 	op->nslots = (int16_t)ns;

@@ -23,7 +23,6 @@ struct kp_op {
 				     opened inside a B op: that one, set by load) */
 	int32_t model;            /* op whose model counts this op's kernels, -1 (set by link) */
 	int16_t nslots;
-	int16_t step;             /* ProfilerStep index or -1 (set by link) */
 	struct kp_slot *slots;    /* nslots entries, NULL without record_shapes */
 	int64_t kernel_flop;      /* Inductor args, -1 when absent */
 	double kernel_num_gb;     /* < 0 when absent */
@@ -62,7 +61,8 @@ struct kp_gpu {
 	int32_t launch;           /* index into launches, -1 (set by link) */
 	int32_t op;               /* op the kernel is attributed to (model level), -1 = unlinked */
 	int32_t sm_clock_mhz;     /* kprof traces: SM clock during the kernel, 0 unknown */
-	int16_t step;             /* ProfilerStep index of the launch, -1 */
+	int16_t step;             /* ProfilerStep index of the launch, -1 (link; at most
+				     INT16_MAX: later spans count there, with a warning) */
 	uint8_t kind;             /* enum kp_gpu_kind */
 };
 

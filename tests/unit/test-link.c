@@ -15,6 +15,7 @@
 
 #include "kprof/analyze.h"
 #include "kprof/devdb.h"
+#include "kprof/diag.h"
 #include "kprof/input.h"
 #include "kprof/json.h"
 #include "kprof/link.h"
@@ -311,6 +312,37 @@ static void sparse_ids_link_like_dense_ones(void **state)
 	trace_free(&t);
 }
 
+/* more ProfilerStep spans than a GPU event's step index holds: counted in the last, loudly */
+static void steps_past_int16_are_counted_in_the_last_with_a_warning(void **state)
+{
+	(void)state;
+	const char *path = tmp_path("steps.json");
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	enum { N = 32770 };
+	fputs("{\"traceEvents\":[", f);
+	for (int i = 0; i < N; i++)
+		fprintf(f, "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#%d\","
+			"\"pid\":1,\"tid\":1,\"ts\":%d,\"dur\":5},", i, 10 * i);
+	fprintf(f, "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k_last\",\"pid\":0,\"tid\":7,"
+		"\"ts\":%d,\"dur\":1,\"args\":{\"device\":0,\"stream\":7}},", 10 * (N - 1) + 1);
+	fputs("{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k_first\",\"pid\":0,\"tid\":7,"
+	      "\"ts\":1,\"dur\":1,\"args\":{\"device\":0,\"stream\":7}}]}", f);
+	fclose(f);
+	struct kp_load_opts o = { 0 };
+	struct kp_diag d = { 0 };
+	struct kp_trace t;
+	assert_int_equal(trace_load(&t, path, &o, &d), 0);
+	assert_int_equal(diag_warn_total(&t.warn), 0);
+	link_trace(&t);
+	assert_int_equal(t.nsteps, N);
+	assert_int_equal(diag_warn_total(&t.warn), 1);
+	assert_string_equal(t.warn.k[0].kind, "traces with too many steps");
+	for (size_t i = 0; i < t.ngpu; i++)
+		assert_int_equal(t.gpu[i].step, strcmp(t.gpu[i].name, "k_first") ? INT16_MAX : 0);
+	trace_free(&t);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -338,6 +370,7 @@ int main(void)
 		cmocka_unit_test(model_level_outermost_primary_else_nearest_secondary),
 		cmocka_unit_test(links_in_linear_time),
 		cmocka_unit_test(sparse_ids_link_like_dense_ones),
+		cmocka_unit_test(steps_past_int16_are_counted_in_the_last_with_a_warning),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
