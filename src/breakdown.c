@@ -10,19 +10,6 @@
 
 #include "kprof/arena.h"
 
-static const char *const class_names[BD_NCLASS] = { "compute", "comm", "memcpy", "other" };
-static const char *const cause_names[IDLE_NCAUSE] = { "host", "sync", "launch", "other" };
-
-const char *breakdown_class_name(enum kp_bd_class c)
-{
-	return c < BD_NCLASS ? class_names[c] : "?";
-}
-
-const char *breakdown_cause_name(enum kp_idle_cause c)
-{
-	return c < IDLE_NCAUSE ? cause_names[c] : "?";
-}
-
 /* @needle (lowercase letters) anywhere in @s, ignoring case */
 static int has_ci(const char *s, const char *needle)
 {

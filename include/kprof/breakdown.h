@@ -94,8 +94,5 @@ enum kp_bd_class breakdown_class(const struct kp_gpu *g, int has_coll);
 /* Build @b from a linked trace (link_trace()); never fails on data.  Returns 0. */
 int breakdown_run(const struct kp_trace *t, const struct kp_bd_opts *o, struct kp_breakdown *b);
 void breakdown_free(struct kp_breakdown *b);
-/* The class and cause names used in output ("compute", "host"). */
-const char *breakdown_class_name(enum kp_bd_class c);
-const char *breakdown_cause_name(enum kp_idle_cause c);
 
 #endif /* KPROF_BREAKDOWN_H */
