@@ -103,6 +103,68 @@ static int analyze_ranks(char **args, size_t nargs, long jobs, const struct kp_l
 }
 static const char *const warn_names[] = { "summary", "all", NULL }; /* enum kp_warn_mode */
 
+/* Several traces (or a directory, or --ranks): the per-rank view (ranks.c). */
+static int analyze_many(char **paths, size_t npaths, long jobs, int strict, int warn_mode,
+			const char *db_path, const char *device, int format, const char *out_path)
+{
+	struct kp_diag dd = { 0 };
+	struct kp_devdb rdb;
+	if (devdb_load_default(&rdb, db_path, &dd) < 0) {
+		fprintf(stderr, "kprof: %s\n", dd.msg);
+		return dd.status;
+	}
+	struct kp_load_opts rlo = { .strict = strict, .warn_all = warn_mode == WARN_ALL };
+	if (format == FMT_SVG) {
+		fprintf(stderr, "kprof: error: --format svg draws a chart of one trace; several traces have none\n");
+		devdb_free(&rdb);
+		return KP_USAGE;
+	}
+	int rrc = analyze_ranks(paths, npaths, jobs, &rlo, &rdb, device, format,
+				(enum kp_warn_mode)warn_mode, out_path);
+	devdb_free(&rdb);
+	return rrc;
+}
+
+/* --breakdown and --launches: sections after the table (breakdown.c, bdreport.c). */
+static void add_breakdown(struct kp_doc *doc, const struct kp_trace *t, int breakdown, int launches,
+			  double idle_gap_us, double short_us, int group, long top, int full_names)
+{
+	struct kp_bd_opts bo = { .launch_gap_ns = (int64_t)(idle_gap_us * 1e3 + 0.5),
+				 .short_ns = (int64_t)(short_us * 1e3 + 0.5), .launch_by_op = group != GROUP_KERNEL };
+	struct kp_breakdown b;
+	breakdown_run(t, &bo, &b);
+	if (breakdown)
+		bdreport_breakdown(doc, &b);
+	if (launches)
+		bdreport_launches(doc, &b, top, group != GROUP_KERNEL, full_names);
+	breakdown_free(&b);
+}
+
+/*
+ * The document with its charts when the format draws them (html, svg, json with --chart).
+ * The roofline has one point per op and shape, whatever the table's grouping.
+ */
+static void render_doc(struct kp_doc *doc, const struct kp_trace *t,
+		       const struct kp_analyze_opts *ao, const struct kp_report *r,
+		       const struct kp_render_opts *ro, unsigned charts, int draw, FILE *out)
+{
+	if (!draw) {
+		table_render(doc, ro->format, ro->color, out);
+		return;
+	}
+	struct kp_report shapes;
+	int own = ao->group != GROUP_OP_SHAPE && (charts & CHART_BIT(CHART_ROOFLINE));
+	if (own) {
+		struct kp_analyze_opts so = *ao;
+		so.group = GROUP_OP_SHAPE;
+		analyze_run(t, &so, &shapes);
+	}
+	charts_analyze(doc, r, own ? &shapes : r, charts);
+	table_render(doc, ro->format, ro->color, out);
+	if (own)
+		analyze_free(&shapes);
+}
+
 int cmd_analyze(int argc, char **argv)
 {
 	int group = GROUP_KERNEL, format = FMT_TABLE, color = COLOR_AUTO, name_mode = 0, strict = 0;
@@ -158,22 +220,8 @@ int cmd_analyze(int argc, char **argv)
 		warn_mode = WARN_QUIET;
 	struct stat st;
 	if (nargs > 1 || (nargs == 1 && ranks) || (nargs == 1 && strcmp(argv[1], "-") && stat(argv[1], &st) == 0 && S_ISDIR(st.st_mode))) {
-		struct kp_diag dd = { 0 };
-		struct kp_devdb rdb;
-		if (devdb_load_default(&rdb, db_path, &dd) < 0) {
-			fprintf(stderr, "kprof: %s\n", dd.msg);
-			return dd.status;
-		}
-		struct kp_load_opts rlo = { .strict = strict, .warn_all = warn_mode == WARN_ALL };
-		if (format == FMT_SVG) {
-			fprintf(stderr, "kprof: error: --format svg draws a chart of one trace; several traces have none\n");
-			devdb_free(&rdb);
-			return KP_USAGE;
-		}
-		int rrc = analyze_ranks(argv + 1, (size_t)nargs, jobs, &rlo, &rdb, device, format,
-					(enum kp_warn_mode)warn_mode, out_path);
-		devdb_free(&rdb);
-		return rrc;
+		return analyze_many(argv + 1, (size_t)nargs, jobs, strict, warn_mode, db_path, device,
+				    format, out_path);
 	}
 	if (nargs != 1) {
 		fprintf(stderr, "kprof: error: %s\n", nargs ? "analyze takes one trace" : "no trace given");
@@ -233,33 +281,11 @@ int cmd_analyze(int argc, char **argv)
 				     .color = table_use_color(color, out) };
 	struct kp_doc doc;
 	render_report_doc(&r, &ro, &doc);
-	if (breakdown || launches) {
-		struct kp_bd_opts bo = { .launch_gap_ns = (int64_t)(idle_gap_us * 1e3 + 0.5),
-					 .short_ns = (int64_t)(short_us * 1e3 + 0.5), .launch_by_op = group != GROUP_KERNEL };
-		struct kp_breakdown b;
-		breakdown_run(&t, &bo, &b);
-		if (breakdown)
-			bdreport_breakdown(&doc, &b);
-		if (launches)
-			bdreport_launches(&doc, &b, top, group != GROUP_KERNEL, name_mode == 1);
-		breakdown_free(&b);
-	}
-	if (format == FMT_HTML || format == FMT_SVG || (format == FMT_JSON && chart)) {
-		/* the roofline has one point per op and shape, whatever the table's grouping */
-		struct kp_report shapes;
-		int own = group != GROUP_OP_SHAPE && (charts & CHART_BIT(CHART_ROOFLINE));
-		if (own) {
-			struct kp_analyze_opts so = ao;
-			so.group = GROUP_OP_SHAPE;
-			analyze_run(&t, &so, &shapes);
-		}
-		charts_analyze(&doc, &r, own ? &shapes : &r, charts);
-		table_render(&doc, ro.format, ro.color, out);
-		if (own)
-			analyze_free(&shapes);
-	} else {
-		table_render(&doc, ro.format, ro.color, out);
-	}
+	if (breakdown || launches)
+		add_breakdown(&doc, &t, breakdown, launches, idle_gap_us, short_us, group, top,
+			      name_mode == 1);
+	render_doc(&doc, &t, &ao, &r, &ro, charts, format == FMT_HTML || format == FMT_SVG ||
+		   (format == FMT_JSON && chart), out);
 	report_free(&doc);
 	int status = KP_OK;
 	if (output_close(out, out_path, &d) < 0) {
