@@ -626,6 +626,7 @@ static int32_t row_of(struct run *R, const void *key, const char *name, struct o
 			    ? dtype_name(info->cost.dtype) : NULL;
 	nr->prec = info && info->cost.prec != PREC_NONE ? prec_name(info->cost.prec) : NULL;
 	nr->flops = nr->bytes = -1;
+	nr->mflops = nr->mbytes = -1;
 	nr->min_ns = INT64_MAX;
 	if (o->step_series && R->t->nsteps && R->t->nsteps <= KP_STEP_SERIES_MAX)
 		nr->step_ns = arena_zalloc(&r->arena, R->t->nsteps * sizeof(*nr->step_ns));
@@ -742,6 +743,30 @@ static void attribute(struct run *R, size_t i, struct kp_row *row, int32_t slot,
 		b = (double)g->bytes;
 	else if (kernel && info && info->cost.bytes >= 0 && info->kernel_ns > 0)
 		b = R->o->group == GROUP_KERNEL ? sb : (whole = 1, 0);
+	/* kprof capture --metrics: kept apart; they stand in where nothing else gave a figure */
+	int meas = 0, measf = 0;   /* a figure / the FLOPs of this kernel are measured counters */
+	if (kernel)
+		row->kern_ns += g->dur_ns;
+	if (kernel && g->mflops >= 0) {
+		row->mflops = (row->mflops < 0 ? 0 : row->mflops) + g->mflops;
+		row->mflops_ns += g->dur_ns;
+		if (f < 0 && !whole && !(info && info->cost.flops >= 0)) {
+			f = (double)g->mflops;
+			meas = measf = 1;
+		}
+	}
+	if (kernel && g->mbytes >= 0) {
+		row->mbytes = (row->mbytes < 0 ? 0 : row->mbytes) + g->mbytes;
+		row->mbytes_ns += g->dur_ns;
+		if (b < 0 && !whole && !(info && info->cost.bytes >= 0)) {
+			b = (double)g->mbytes;
+			meas = 1;
+		}
+	}
+	if (meas) {
+		row->flags |= ROW_MEASURED;
+		r->tot.measured++;
+	}
 	if (whole && info->row_added != slot) {
 		info->row_added = slot;
 		if (info->cost.flops >= 0 && g->kernel_flop < 0)
@@ -763,6 +788,8 @@ static void attribute(struct run *R, size_t i, struct kp_row *row, int32_t slot,
 	}
 	if (kernel && g->kernel_flop >= 0)
 		R->tot_flops = (R->tot_flops < 0 ? 0 : R->tot_flops) + g->kernel_flop;
+	else if (measf)
+		R->tot_flops = (R->tot_flops < 0 ? 0 : R->tot_flops) + g->mflops;
 	if (b >= 0 && !(kernel && info && info->cost.bytes >= 0 && info->kernel_ns > 0 &&
 			g->kernel_num_gb < 0))
 		R->tot_bytes = (R->tot_bytes < 0 ? 0 : R->tot_bytes) + (int64_t)llround(b);
@@ -868,6 +895,14 @@ static void derive_columns(struct kp_report *r, struct kp_row *row)
 	row->pct_peak_bw = row->bytes >= 0 && row->peak_bw_ns > 0
 				   ? 100.0 * row->bytes * 1e9 / row->peak_bw_ns : -1;
 	row->intensity = row->flops >= 0 && row->bytes > 0 ? (double)row->flops / row->bytes : -1;
+	row->mflops_per_s = row->mflops >= 0 && row->mflops_ns > 0 ? row->mflops * 1e9 / row->mflops_ns : -1;
+	row->mbytes_per_s = row->mbytes >= 0 && row->mbytes_ns > 0 ? row->mbytes * 1e9 / row->mbytes_ns : -1;
+	/* measured / modelled over the same kernels: only when every kernel was measured */
+	int allm = row->mflops_ns == row->kern_ns, allb = row->mbytes_ns == row->kern_ns;
+	row->mratio_flops = allm && row->mflops >= 0 && row->flops > 0 && !(row->flags & ROW_MEASURED)
+				    ? (double)row->mflops / row->flops : -1;
+	row->mratio_bytes = allb && row->mbytes >= 0 && row->bytes > 0 && !(row->flags & ROW_MEASURED)
+				    ? (double)row->mbytes / row->bytes : -1;
 	if (row->intensity >= 0 && r->dev && row->prec) {
 		double pk = devdb_peak_flops(r->dev, prec_parse(row->prec), r->sm_clock_mhz);
 		double bw = devdb_peak_bw(r->dev, 0);
@@ -959,7 +994,8 @@ void analyze_select(struct kp_report *r, long top, double min_pct)
 	struct kp_row o;
 	memset(&o, 0, sizeof(o));
 	o.flags = ROW_OTHERS;
-	o.flops = o.bytes = -1;
+	o.flops = o.bytes = o.mflops = o.mbytes = -1;
+	o.mflops_per_s = o.mbytes_per_s = o.mratio_flops = o.mratio_bytes = -1;
 	o.flops_per_s = o.bytes_per_s = o.pct_peak_flops = o.pct_peak_bw = o.intensity = -1;
 	o.min_ns = INT64_MAX;
 	for (size_t i = keep; i < r->nrows; i++) {

@@ -25,12 +25,14 @@ static void flags_text(unsigned f, char *buf, size_t cap)
 		strncat(buf, "verify", cap - 1);
 	if (f & ROW_UNLINKED)
 		strncat(buf, buf[0] ? ",unlinked" : "unlinked", cap - strlen(buf) - 1);
+	if (f & ROW_MEASURED)
+		strncat(buf, buf[0] ? ",measured" : "measured", cap - strlen(buf) - 1);
 }
 
 /* The rows table's columns, in print order (kprof-analyze(1), OUTPUT). */
 enum an_col {
 	AC_TIME, AC_PCT, AC_CALLS, AC_AVG, AC_MED, AC_MIN, AC_MAX, AC_FLOPS, AC_BYTES, AC_TFLOPS,
-	AC_GBPS, AC_PPF, AC_PPB, AC_AI, AC_BOUND, AC_DTYPE, AC_PREC, AC_FLAGS, AC_SHAPE, AC_OP,
+	AC_GBPS, AC_MTFLOPS, AC_MFRATIO, AC_MGBPS, AC_MBRATIO, AC_PPF, AC_PPB, AC_AI, AC_BOUND, AC_DTYPE, AC_PREC, AC_FLAGS, AC_SHAPE, AC_OP,
 	AC_NAME, AC_N
 };
 
@@ -46,6 +48,11 @@ static const struct kp_col an_cols[AC_N] = {
 	[AC_BYTES] = { "MB", "bytes", COL_MACHINE, 0 },
 	[AC_TFLOPS] = { "TFLOP/s", "flops_per_s", COL_BOTH, 0 },
 	[AC_GBPS] = { "GB/s", "bytes_per_s", COL_BOTH, 0 },
+	/* kprof capture --metrics: shown only when a row has measured counters */
+	[AC_MTFLOPS] = { "mTFLOP/s", "measured_flops_per_s", 0, 0 },
+	[AC_MFRATIO] = { "mFLOP/FLOP", "measured_flops_ratio", 0, 0 },
+	[AC_MGBPS] = { "mGB/s", "measured_bytes_per_s", 0, 0 },
+	[AC_MBRATIO] = { "mB/B", "measured_bytes_ratio", 0, 0 },
 	[AC_PPF] = { "%Peak", "pct_peak_flops", COL_BOTH, 0 },
 	[AC_PPB] = { "%BW", "pct_peak_bw", COL_BOTH, 0 },
 	[AC_AI] = { "FLOP/B", "intensity", COL_BOTH, 0 },
@@ -99,6 +106,17 @@ static void rows_table(const struct kp_report *r, const struct kp_render_opts *o
 				units_fixed(b, sizeof(b), row->flops_per_s, 1e12, 1));
 		report_cell_num(tb, &c[AC_GBPS], row->bytes_per_s,
 				units_fixed(b, sizeof(b), row->bytes_per_s, 1e9, 1));
+		if (row->mflops >= 0 || row->mbytes >= 0)
+			for (int k = AC_MTFLOPS; k <= AC_MBRATIO; k++)
+				report_col_show(tb, k, COL_BOTH);
+		report_cell_num(tb, &c[AC_MTFLOPS], row->mflops_per_s,
+				units_fixed(b, sizeof(b), row->mflops_per_s, 1e12, 1));
+		report_cell_num(tb, &c[AC_MFRATIO], row->mratio_flops,
+				units_fixed(b, sizeof(b), row->mratio_flops, 1, 3));
+		report_cell_num(tb, &c[AC_MGBPS], row->mbytes_per_s,
+				units_fixed(b, sizeof(b), row->mbytes_per_s, 1e9, 1));
+		report_cell_num(tb, &c[AC_MBRATIO], row->mratio_bytes,
+				units_fixed(b, sizeof(b), row->mratio_bytes, 1, 3));
 		report_cell_num(tb, &c[AC_PPF], row->pct_peak_flops,
 				units_fixed(b, sizeof(b), row->pct_peak_flops, 1, 1));
 		report_cell_num(tb, &c[AC_PPB], row->pct_peak_bw,
@@ -252,8 +270,12 @@ static void human_facts(const struct kp_report *r, struct kp_doc *doc)
 			  " op %s, %" PRId64 " unlinked%s", r->tot.kernels,
 			  units_plural(r->tot.kernels, "kernel", "kernels"), r->tot.memops, r->tot.ops,
 			  units_plural(r->tot.ops, "call", "calls"), r->tot.unlinked, steps);
-	report_fact_textf(doc, "flops", NULL, "%s FLOP total (modelled), %s bytes compulsory",
-			  units_count(b1, sizeof(b1), (double)r->tot.flops),
+	char meas[64] = "";
+	if (r->tot.measured)
+		snprintf(meas, sizeof(meas), "; %" PRId64 " %s measured", r->tot.measured,
+			 units_plural(r->tot.measured, "kernel", "kernels"));
+	report_fact_textf(doc, "flops", NULL, "%s FLOP total (modelled%s), %s bytes compulsory",
+			  units_count(b1, sizeof(b1), (double)r->tot.flops), meas,
 			  units_count(b2, sizeof(b2), (double)r->tot.bytes));
 	if (r->tot.gpu_time_ns > 0)
 		coverage_fact(r, doc);

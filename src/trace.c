@@ -56,6 +56,7 @@ struct ev {
 	int64_t ext_id, corr, device, stream, bytes, kernel_flop;
 	int64_t seq;            /* "Sequence number" */
 	double kernel_num_gb;
+	int64_t mflops, mbytes;  /* "kprof measured flops", "kprof dram bytes" */
 	int32_t sm_clock_mhz;
 	int8_t prec_hint;
 	int64_t range_flops[3]; /* CAT_RANGE: fp64, fp32, fp16; -1 none */
@@ -528,6 +529,20 @@ static int read_args(struct loader *L, struct ev *e)
 		int r = 0;
 		int64_t v;
 		switch (tk.len) {
+		case 16:
+			if (TOK_IS(&tk, "kprof dram bytes")) {
+				if ((r = read_int(L, 0, &v)) > 0 && v >= 0)
+					e->mbytes = v;
+				goto next;
+			}
+			break;
+		case 20:
+			if (TOK_IS(&tk, "kprof measured flops")) {
+				if ((r = read_int(L, 0, &v)) > 0 && v >= 0)
+					e->mflops = v;
+				goto next;
+			}
+			break;
 		case 6:
 			if (TOK_IS(&tk, "device")) {
 				if ((r = read_int(L, 0, &v)) > 0)
@@ -1022,6 +1037,8 @@ static void add_gpu(struct loader *L, int64_t off, struct ev *e)
 	g->bytes = e->bytes;
 	g->kernel_flop = e->kernel_flop;
 	g->kernel_num_gb = e->kernel_num_gb;
+	g->mflops = e->mflops;
+	g->mbytes = e->mbytes;
 	g->launch = g->op = -1;
 	g->sm_clock_mhz = e->sm_clock_mhz;
 	g->step = -1;
@@ -1045,6 +1062,7 @@ static int parse_event(struct loader *L, int64_t off)
 	memset(&e, 0, offsetof(struct ev, slot_ndim));
 	e.ext_id = e.corr = e.device = e.stream = e.bytes = e.kernel_flop = e.seq = -1;
 	e.kernel_num_gb = -1;
+	e.mflops = e.mbytes = -1;
 	e.prec_hint = PREC_NONE;
 	e.range_flops[0] = e.range_flops[1] = e.range_flops[2] = -1;
 	e.coll_in = e.coll_out = e.coll_group = -1;

@@ -44,6 +44,7 @@ struct kp_event_cost {
 #define ROW_VERIFY 0x2      /* a rate >= 90% of peak */
 #define ROW_OTHERS 0x4      /* the folded "(others)" row */
 #define ROW_UNLINKED 0x8    /* GPU work with no launching op */
+#define ROW_MEASURED 0x10   /* FLOPs or bytes from measured counters (no model): `measured` */
 
 /* One output row.  Strings are interned in the trace or in the report arena. */
 struct kp_row {
@@ -66,6 +67,12 @@ struct kp_row {
 	double pct_peak_flops;   /* -1 unknown */
 	double pct_peak_bw;      /* -1 unknown */
 	double intensity;        /* FLOP/byte, -1 unknown */
+	/* kprof capture --metrics counters of the row's kernels (kernel args), -1 none */
+	int64_t mflops, mbytes;
+	int64_t mflops_ns, mbytes_ns;  /* GPU time of the kernels that carry them */
+	int64_t kern_ns;               /* GPU time of the row's kernels (not memcpy/memset) */
+	double mflops_per_s, mbytes_per_s;   /* -1 unknown */
+	double mratio_flops, mratio_bytes;   /* measured / modelled, -1 unknown */
 	const char *bound;       /* "compute" | "memory" | NULL */
 	double time_pct;         /* % of total GPU time in the report */
 	unsigned flags;
@@ -90,6 +97,7 @@ struct kp_totals {
 	int64_t flops;           /* sum of op FLOPs, -1 when none known */
 	int64_t bytes;
 	int64_t steps;           /* ProfilerStep spans in range */
+	int64_t measured;        /* kernels whose flops or bytes are measured counters (no model) */
 	/*
 	 * Model coverage of the GPU time: events that got FLOPs (math kernels of a modelled
 	 * op, Inductor kernel_flop), events that move data with a byte model and no FLOPs

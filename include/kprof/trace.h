@@ -57,6 +57,7 @@ struct kp_gpu {
 	int64_t bytes;            /* memcpy/memset "bytes", -1 */
 	int64_t kernel_flop;      /* Inductor kernel args, -1 */
 	double kernel_num_gb;     /* < 0 when absent */
+	int64_t mflops, mbytes;   /* kprof capture --metrics: measured FLOPs, DRAM bytes; -1 */
 	int32_t device;
 	int32_t launch;           /* index into launches, -1 (set by link) */
 	int32_t op;               /* op the kernel is attributed to (model level), -1 = unlinked */
