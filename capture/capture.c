@@ -16,6 +16,9 @@
 #include "nvml.h"
 #include "recorder.h"
 #include "shapes.h"
+#include "kprof/report.h"
+#include "kprof/table.h"
+#include "results.h"
 #include "wl-cudnn.h"
 #include "workloads.h"
 
@@ -147,6 +150,15 @@ int capture_opts_finish(struct kp_capture_opts *o, char *why, size_t whylen)
 		o->mm_ops = MM_MM | MM_ADDMM | MM_BMM;
 	if (!o->dtypes)
 		o->dtypes = 1 << CDT_BF16;
+	if (o->results) {
+		size_t rl = strlen(o->results);
+		if (!(rl > 5 && !strcmp(o->results + rl - 5, ".json")) &&
+		    !(rl > 4 && !strcmp(o->results + rl - 4, ".csv"))) {
+			snprintf(why, whylen, "invalid value '%s' for '--results': expected FILE.json or "
+					      "FILE.csv", o->results);
+			return -1;
+		}
+	}
 	if (o->warmup < 0 || o->iters < 1) {
 		snprintf(why, whylen, "--iters must be at least 1 and --warmup at least 0");
 		return -1;
@@ -298,8 +310,25 @@ int capture_run(const struct kp_capture_opts *o)
 		printf("# device  %s (cc %d.%d, %d SMs), SM clock max %u MHz, memory clock max %u MHz\n",
 		       t.dev[0].name, t.dev[0].compute_major, t.dev[0].compute_minor, t.dev[0].num_sms,
 		       sm_max, mem_max);
+		struct kp_results res = { 0 };
+		w.results = &res;
 		if (workloads_run(&w) < 0)
 			status = w.status ? w.status : 4;
+		if (res.n) {
+			struct kp_doc doc;
+			report_init(&doc, "capture", 8);
+			results_report(&res, &doc);
+			putchar('\n');
+			table_render(&doc, FMT_TABLE, 0, stdout);
+			report_free(&doc);
+		}
+		if (o->results && results_write(&res, o->results, t.dev[0].name, why, sizeof(why)) < 0) {
+			fprintf(stderr, "kprof: error: %s\n", why);
+			status = status ? status : 1;
+		} else if (o->results) {
+			printf("# results %s: %zu cases\n", o->results, res.n);
+		}
+		results_free(&res);
 		cudaDeviceSynchronize();
 		cudnn_close(w.cudnn);
 		cublasDestroy(h);

@@ -59,6 +59,7 @@ double workloads_fp16_to_double(uint16_t h)
 #include "membound.h"
 #include "metrics.h"
 #include "recorder.h"
+#include "results.h"
 #include "shapes.h"
 #include "wl-cudnn.h"
 
@@ -1157,6 +1158,21 @@ static int run_conv(struct kp_wl *w, int cdt, const struct kp_conv_shape *sh, in
 		double fl = 2.0 * (double)ny * c.cg * sh->r * sh->s * (c.backward ? 3 : 1);
 		printf("     time  %.3f ms/iter  %.1f TFLOP/s (%s)  %s\n", ms, fl / (ms * 1e-3) / 1e12,
 		       c.backward ? "fwd+bwd" : "fwd", label);
+		struct kp_result r = { .ms = ms, .tflops = fl / (ms * 1e-3) / 1e12,
+				       .err = fwd.max_err, .tol = fwd.tol };
+		if (c.backward && bwd.max_err / bwd.tol > r.err / r.tol)
+			r.err = bwd.max_err, r.tol = bwd.tol;
+		snprintf(r.op, sizeof(r.op), "aten::convolution");
+		snprintf(r.kind, sizeof(r.kind), "conv2d");
+		snprintf(r.shape, sizeof(r.shape), "%ldx%ldx%ldx%ld->%ld %ldx%ld s%ld p%ld d%ld g%ld",
+			 sh->n, sh->c, sh->h, sh->w, sh->k, sh->r, sh->s, sh->stride, sh->pad, sh->dil,
+			 sh->groups);
+		snprintf(r.dtype, sizeof(r.dtype), "%s", dts[cdt].name);
+		snprintf(r.backend, sizeof(r.backend), "%s", cudnn ? "cudnn" : "reference");
+		snprintf(r.layout, sizeof(r.layout), "%s", nhwc ? "nhwc" : "nchw");
+		snprintf(r.mode, sizeof(r.mode), "%s", c.backward ? "fwd+bwd" : "fwd");
+		if (w->results && results_add(w->results, &r) < 0)
+			fprintf(stderr, "kprof: warning: out of memory: %s left out of the results\n", label);
 	}
 	rc = 0;
 out:
@@ -1309,6 +1325,16 @@ static int run_norm(struct kp_wl *w, int op, int cdt, const struct kp_norm_shape
 		double gbs = bytes / (ms * 1e-3) / 1e9;
 		printf("     time  %.4f ms/iter  %.0f GB/s (%.0f%% of DRAM peak %.0f GB/s)  %s\n", ms,
 		       gbs, peak > 0 ? 100 * gbs * 1e9 / peak : 0.0, peak / 1e9, label);
+		struct kp_result r = { .ms = ms, .gbs = gbs, .peak_pct = peak > 0 ? 100 * gbs * 1e9 / peak : 0,
+				       .err = chk.max_err, .tol = chk.tol };
+		snprintf(r.op, sizeof(r.op), "%s", norm_ops[op]);
+		snprintf(r.kind, sizeof(r.kind), "%s", names[op]);
+		snprintf(r.shape, sizeof(r.shape), "%ldx%ld", sh->rows, sh->hidden);
+		snprintf(r.dtype, sizeof(r.dtype), "%s", dts[cdt].name);
+		snprintf(r.backend, sizeof(r.backend), "kprof");
+		snprintf(r.mode, sizeof(r.mode), "fwd");
+		if (w->results && results_add(w->results, &r) < 0)
+			fprintf(stderr, "kprof: warning: out of memory: %s left out of the results\n", label);
 	}
 	rc = 0;
 out:

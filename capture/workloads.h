@@ -11,6 +11,7 @@
 struct kp_ctrace;
 struct kp_capture_opts;
 struct kp_cudnn;
+struct kp_results;
 
 /* Accuracy of one check: max over samples of |gpu - ref| / (sum of |terms| of ref). */
 struct kp_check {
@@ -32,6 +33,7 @@ struct kp_wl {
 	const struct kp_capture_opts *o;
 	void *cublas;               /* cublasHandle_t */
 	struct kp_cudnn *cudnn;     /* loaded on the first cudnn conv, or NULL */
+	struct kp_results *results; /* timed conv and row-wise cases, or NULL */
 	uint32_t pid, tid;
 	uint64_t next_ext;          /* External ids handed out so far */
 	long step;                  /* ProfilerStep# counter */

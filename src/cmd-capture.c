@@ -114,6 +114,8 @@ static const char *workload_option(const struct kp_capture_opts *o, const struct
 		return o->conv_shapes ? "conv-shapes" : "batch";
 	if (o->backends || o->layouts || o->norm_shapes)
 		return o->backends ? "backend" : o->layouts ? "layout" : "norm-shapes";
+	if (o->results)
+		return "results";
 	if (o->warmup != d->warmup || o->iters != d->iters)
 		return o->warmup != d->warmup ? "warmup" : "iters";
 	if (o->backward != d->backward || o->overhead != d->overhead)
@@ -172,6 +174,9 @@ int cmd_capture(int argc, char **argv)
 		{ .lname = "norm-shapes", .sname = 0, .type = OPT_STR, .argname = "SET",
 		  .help = "softmax, rmsnorm, layernorm: default, custom:ROWSxHIDDEN,...",
 		  .dst = &o.norm_shapes },
+		{ .lname = "results", .sname = 0, .type = OPT_STR, .argname = "FILE",
+		  .help = "conv and row-wise cases as benchmark-db records: FILE.json or FILE.csv",
+		  .dst = &o.results },
 		{ .lname = "batch", .sname = 'b', .type = OPT_INT, .argname = "N",
 		  .help = "bmm batch (default 8), conv N (default 32)",
 		  .dst = &o.batch },

@@ -64,6 +64,18 @@ kprof("norm_dt", ["-w", "softmax,rmsnorm,layernorm", "-t", "fp16,fp32", "--norm-
                   "custom:16384x4096,64x1024"])  # fp16, fp32: accuracy and time only
 kref = kprof("conv_ref", ["-w", "conv", "--backend", "reference", "--conv-shapes",
                           f"custom:{spec}", "--no-backward", "--iters", "5"])
+# both backends in one capture: the summary's speedup and geomean, --results in both formats
+kprof("both", ["-w", "conv,rmsnorm", "--backend", "reference,cudnn", "--conv-shapes",
+               f"custom:{spec.split(',')[0]}", "--norm-shapes", "custom:16384x4096",
+               "--results", f"{OUT}/results.json"])
+kprof("both_csv", ["-w", "rmsnorm", "--norm-shapes", "custom:4096x4096", "--results",
+                   f"{OUT}/results.csv"])
+import json
+recs = json.load(open(f"{OUT}/results.json"))
+ok = all(r["benchmark"]["name"] and r["model"]["name"] and r["metric"]["name"] and
+         r["metric"]["benchmark_values"] for r in recs)
+print(f"== results.json: {len(recs)} records, required fields {'present' if ok else 'MISSING'}")
+fail |= not ok or len(recs) == 0
 d = subprocess.run([KPROF, "diff", "--key", "op-shape", f"{OUT}/conv_ref.json",
                     f"{OUT}/conv_fwd.json"], capture_output=True, text=True)
 print("== kprof diff --key op-shape conv_ref.json conv_fwd.json (exit %d)" % d.returncode)
