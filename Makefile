@@ -170,10 +170,12 @@ unit: $(UNIT_BINS)
 	    || { echo "FAIL $$t (see $$t.log)"; tail -30 $$t.log; fail=1; }; \
 	done; test $$fail = 0 && echo "  unit: $(words $(UNIT_BINS)) suites passed"
 
-golden: $(O)/kprof
+# all, not only kprof: capture-installed installs kprof-capture.so, and with -j a .so still
+# being relinked was installed stale beside a new kprof (a crash in capture_run_cmd)
+golden: all
 	$(Q)KPROF=$(abspath $(O)/kprof) tests/golden/run.sh
 
-golden-update: $(O)/kprof
+golden-update: all
 	$(Q)KPROF=$(abspath $(O)/kprof) tests/golden/run.sh --update
 
 # html/svg reports: well-formed, self-contained, under 2 MB (tests/tools/xmlcheck.c)
@@ -214,7 +216,7 @@ demo: all
 man:
 	$(Q)for m in man/*.1; do groff -man -ww -z $$m || exit 1; done
 
-install: $(O)/kprof
+install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 755 $(O)/kprof $(DESTDIR)$(PREFIX)/bin/kprof
 ifeq ($(HAVE_CUPTI),1)
