@@ -1,8 +1,9 @@
 #!/bin/bash
 # tests/gpu/metrics.sh — kprof capture --metrics on the matmul workload (issue 7 item 4, check d):
-# measured tensor FLOPs of each large bf16 GEMM within 2% of 2·M·N·K, DRAM bytes written by
-# addmm's bias broadcast (a [M,N] bf16 store) within 5% of M·N·2, and the wall-time ratio of the
-# capture with --metrics over the same capture without.  Exit 77 without a GPU.
+# measured tensor FLOPs of each large bf16 GEMM within 2% of 2·M·N·K, DRAM bytes of a one-pass
+# softmax over 256 MiB of bf16 (read once, written once: a copy) within 5% of 2 x 256 MiB, DRAM
+# bytes written by addmm's bias broadcast (a [M,N] bf16 store) within 5% of M·N·2, and the
+# wall-time ratio of the capture with --metrics over the same capture without.  Exit 77 without a GPU.
 #   tests/gpu/metrics.sh [OUTDIR]
 set -u
 KPROF=${KPROF:-build/kprof}
@@ -13,7 +14,8 @@ if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >/dev/null 2>&1; then
 	echo "tests/gpu/metrics: no GPU, skipped"
 	exit 77
 fi
-ARGS=(-w matmul --op mm,addmm -t bf16 -S custom:4096x4096x4096,8192x8192x8192 --warmup 2 -i 3)
+ARGS=(-w matmul,softmax --op mm,addmm -t bf16 -S custom:4096x4096x4096,8192x8192x8192 \
+	--norm-shapes custom:65536x2048 --warmup 2 -i 3)
 t0=$(date +%s.%N)
 "$KPROF" capture "${ARGS[@]}" -o "$DIR/mm_plain.json" >"$DIR/mm_plain.out" 2>&1
 rc0=$?

@@ -3,7 +3,7 @@
 
 Per op (External id): measured tensor FLOPs of its kernels vs 2*M*N*K from Input Dims
 (within 2% for M*N*K >= 4096^3); addmm's kprof_bias_rows kernel: DRAM bytes written vs M*N*2
-(within 5% when M*N*2 >= 128 MiB: smaller stores partly stay in L2 when the kernel ends).  Prints one line per op and exits 1 on any failure."""
+(within 5% when M*N*2 >= 128 MiB; softmax: read + written within 5% of 2 x its size: smaller stores partly stay in L2 when the kernel ends).  Prints one line per op and exits 1 on any failure."""
 import json, sys
 
 t = json.load(open(sys.argv[1]))
@@ -24,6 +24,16 @@ for ext, ks in sorted(by_op.items(), key=lambda x: x[0] or 0):
     if not op:
         continue
     dims = op["args"]["Input Dims"]
+    if op["name"] == "aten::_softmax":
+        rows, hid = dims[0]
+        size = rows * hid * 2
+        rd = sum(k["args"].get("kprof dram bytes read", 0) for k in ks)
+        wr = sum(k["args"].get("kprof dram bytes written", 0) for k in ks)
+        r = (rd + wr) / (2 * size)
+        ok = abs(r - 1) <= 0.05 or size < 128 << 20
+        fail |= not ok
+        print(f"{'ok  ' if ok else 'FAIL'} aten::_softmax {rows}x{hid} bf16 ({size} B in, {size} B out): DRAM read {rd} + written {wr} = {r:.4f} x 2 x size")
+        continue
     if op["name"] == "aten::mm":
         (m, kk), (_, n) = dims[0], dims[1]
     elif op["name"] == "aten::addmm":
