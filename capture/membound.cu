@@ -79,8 +79,9 @@ template <bool MAX> __device__ __forceinline__ float block_reduce(float v, float
 	return v;
 }
 
+/* 8 vectors a thread need more than the 64 registers of a 1024-thread bound: 512 (128) */
 template <typename T, int OP, int ITEMS>
-__global__ void __launch_bounds__(1024)
+__global__ void __launch_bounds__(ITEMS == 8 ? 512 : 1024)
 kprof_rowwise(T *y, const T *x, const T *w, const T *b, float *mean_out, float *rstd_out,
 	      long hidden, float eps)
 {
@@ -188,13 +189,13 @@ static int launch(void *y, const void *x, const void *w, const void *b, float *m
 	int items = 1;
 	/*
 	 * Small blocks with several 16-byte vectors per thread: more rows in flight per SM.  At most
-	 * 8 vectors (32 registers) while the block fits in 1024 threads: 16 spill under the
-	 * 64-register bound of 1024-thread blocks.
+	 * 8 vectors a thread (32 registers of data, a 512-thread bound); 16 only for rows that need
+	 * more than 512 threads of 8 (they spill under the 1024-thread bound).
 	 */
 	while (items < 8 && (nvec + items - 1) / items > 128)
 		items *= 2;
-	while (items < 16 && (nvec + items - 1) / items > 1024)
-		items *= 2;
+	if (items == 8 && (nvec + 7) / 8 > 512)
+		items = 16;
 	long threads = ((nvec + items - 1) / items + 31) / 32 * 32;
 	if (threads > 1024 || hidden % vec<T>::N || rows <= 0 || rows > 2147483647L)
 		return (int)cudaErrorInvalidValue;
