@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "kprof/units.h"
+#include "kprof/utf8.h"
 
 void report_init(struct kp_doc *doc, const char *command, int key_width)
 {
@@ -77,10 +78,22 @@ static void fact(struct kp_doc *doc, const char *key, const char *jkey, struct k
 	add_item(doc, ITEM_FACT, key, jkey)->v = v;
 }
 
+/*
+ * A copy of @s in @a.  Names are clean UTF-8 (utf8_clean() when read), but a caller's fixed
+ * buffer may have cut one inside a sequence: the partial sequence at the end is dropped.
+ */
+static char *text_copy(struct kp_arena *a, const char *s)
+{
+	char *d = arena_strdup(a, s);
+	size_t len = strlen(d);
+	d[utf8_prefix(d, len, len)] = '\0';
+	return d;
+}
+
 void report_fact_text(struct kp_doc *doc, const char *key, const char *jkey, const char *s)
 {
 	fact(doc, key, jkey,
-	     (struct kp_val){ .type = s ? VAL_TEXT : VAL_NULL, .s = s ? arena_strdup(&doc->arena, s) : NULL });
+	     (struct kp_val){ .type = s ? VAL_TEXT : VAL_NULL, .s = s ? text_copy(&doc->arena, s) : NULL });
 }
 
 void report_fact_textf(struct kp_doc *doc, const char *key, const char *jkey, const char *fmt, ...)
@@ -184,7 +197,7 @@ struct kp_cell *report_row(struct kp_table *tb)
 
 static const char *copy(struct kp_table *tb, const char *s)
 {
-	return s ? arena_strdup(tb->arena, s) : NULL;
+	return s ? text_copy(tb->arena, s) : NULL;
 }
 
 void report_cell_int(struct kp_table *tb, struct kp_cell *c, int64_t v, const char *human)

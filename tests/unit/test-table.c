@@ -63,6 +63,25 @@ static void renderers_quote_csv_null_json_and_align_tables(void **state)
 	report_free(&doc);
 }
 
+/* fuzz-trace: a device name of U+FFFDs cut by a 1024-byte buffer left a partial sequence */
+static void text_cut_inside_a_utf8_sequence_loses_the_partial_sequence(void **state)
+{
+	(void)state;
+	struct kp_doc doc;
+	report_init(&doc, "test", 6);
+	report_fact_text(&doc, "device", NULL, "H100 \xef\xbf\xbd\xef\xbf");
+	struct kp_table *tb = report_table(&doc, "rows", cols, C_N);
+	struct kp_cell *c = report_row(tb);
+	report_cell_int(tb, &c[C_TIME], 1500, "1.500 \xc2\xb5s\xe2\x82");
+	report_cell_num(tb, &c[C_RATE], -1, "-");
+	report_cell_str(tb, &c[C_NAME], "k", NULL);
+	char *s = render(&doc, FMT_TABLE, 0);
+	assert_non_null(strstr(s, "  1.500 \xc2\xb5s  "));
+	assert_non_null(strstr(s, "# device  H100 \xef\xbf\xbd\n"));
+	free(s);
+	report_free(&doc);
+}
+
 static void markdown_escapes_pipes_and_fences_backticks_in_code_spans(void **state)
 {
 	(void)state;
@@ -201,6 +220,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(renderers_quote_csv_null_json_and_align_tables),
 		cmocka_unit_test(markdown_escapes_pipes_and_fences_backticks_in_code_spans),
+		cmocka_unit_test(text_cut_inside_a_utf8_sequence_loses_the_partial_sequence),
 		cmocka_unit_test(facts_print_as_hash_lines_list_items_and_typed_json_members),
 		cmocka_unit_test(json_writer_places_commas_and_indents_only_line_containers),
 		cmocka_unit_test(tones_colour_only_table_cells_and_keep_alignment),
