@@ -97,12 +97,13 @@ static ssize_t last_at(const struct kp_trace *t, const int32_t *v, size_t n, int
 
 /*
  * The cause of the device idle gap [a, b) ended by GPU event @x (kprof-analyze(1)):
- * no launch call -> other; launched at or after a -> sync when its thread was in a blocking
- * sync during [a, launch], else host; queued before a -> sync when a stream-wait call on its
- * thread lies between the launch of the stream's previous work and its own, else launch
- * latency when the gap is shorter than gap_ns, else other.
+ * no launch call -> other; launched at or after a -> sync when its thread was blocked in a
+ * sync when the GPU went idle (up to the sync's return, *split; host after it), else host; queued
+ * before a -> sync when a stream-wait call on its thread lies between the launch of the
+ * stream's previous work and its own, else launch latency when the gap is shorter than
+ * gap_ns, else other.
  */
-static int idle_cause(const struct cause_ctx *c, int64_t a, int64_t b, int32_t x)
+static int idle_cause(const struct cause_ctx *c, int64_t a, int64_t b, int32_t x, int64_t *split)
 {
 	const struct kp_trace *t = c->t;
 	const struct kp_gpu *g = &t->gpu[x];
@@ -113,8 +114,11 @@ static int idle_cause(const struct cause_ctx *c, int64_t a, int64_t b, int32_t x
 		ssize_t s = last_at(t, c->syncs, c->nsyncs, L->thread, L->ts_ns);
 		if (s >= 0) {
 			const struct kp_launch *S = &t->launches[c->syncs[s]];
-			if (S->ts_ns + S->dur_ns >= a)
+			if (S->ts_ns <= a && S->ts_ns + S->dur_ns >= a) {
+				/* the host waited for the GPU until the sync returned; what follows is host time */
+				*split = S->ts_ns + S->dur_ns;
 				return IDLE_SYNC;
+			}
 		}
 		return IDLE_HOST;
 	}
@@ -169,8 +173,14 @@ static void sweep(const struct sev *ev, size_t n, struct win *w, size_t nw, cons
 		const struct sev *e = &ev[i];
 		if (e->t > prev) {
 			/* after an idle stretch the next event is a start: the work ending the gap */
-			int cause = !state && cc ? idle_cause(cc, prev, e->t, e->gpu) : -1;
-			add_span(w, nw, &wi, prev, e->t, state, cause);
+			int64_t split = e->t;
+			int cause = !state && cc ? idle_cause(cc, prev, e->t, e->gpu, &split) : -1;
+			if (cause == IDLE_SYNC && split > prev && split < e->t) {
+				add_span(w, nw, &wi, prev, split, state, IDLE_SYNC);
+				add_span(w, nw, &wi, split, e->t, state, IDLE_HOST);
+			} else {
+				add_span(w, nw, &wi, prev, e->t, state, cause);
+			}
 			prev = e->t;
 		}
 		if (e->start) {

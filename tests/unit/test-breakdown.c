@@ -164,11 +164,11 @@ static void idle_gaps_get_their_causes(void **state)
 	assert_int_equal(b.all.span_ns, 410000);
 	assert_int_equal(b.all.class_ns[BD_COMPUTE], 70000);
 	assert_int_equal(b.all.idle_ns, 340000);
-	assert_int_equal(b.all.idle_cause_ns[IDLE_HOST], 50000);
-	assert_int_equal(b.all.idle_cause_ns[IDLE_SYNC], 20000 + 90000);
+	assert_int_equal(b.all.idle_cause_ns[IDLE_HOST], 50000 + 15000);
+	assert_int_equal(b.all.idle_cause_ns[IDLE_SYNC], 5000 + 90000);
 	assert_int_equal(b.all.idle_cause_ns[IDLE_LAUNCH], 10000);
 	assert_int_equal(b.all.idle_cause_ns[IDLE_OTHER], 80000 + 90000);
-	assert_int_equal(b.all.idle_gaps[IDLE_HOST], 1);
+	assert_int_equal(b.all.idle_gaps[IDLE_HOST], 2);
 	assert_int_equal(b.all.idle_gaps[IDLE_SYNC], 2);
 	assert_int_equal(b.all.idle_gaps[IDLE_LAUNCH], 1);
 	assert_int_equal(b.all.idle_gaps[IDLE_OTHER], 2);
@@ -200,8 +200,8 @@ static void step_windows_partition_the_span(void **state)
 	assert_int_equal(b.steps[0].b.start_ns, 100000);
 	assert_int_equal(b.steps[0].b.span_ns, 90000);
 	assert_int_equal(b.steps[0].b.class_ns[BD_COMPUTE], 20000);
-	assert_int_equal(b.steps[0].b.idle_cause_ns[IDLE_HOST], 50000);
-	assert_int_equal(b.steps[0].b.idle_cause_ns[IDLE_SYNC], 20000);
+	assert_int_equal(b.steps[0].b.idle_cause_ns[IDLE_HOST], 50000 + 15000);
+	assert_int_equal(b.steps[0].b.idle_cause_ns[IDLE_SYNC], 5000);
 	assert_int_equal(b.steps[1].num, 2);
 	assert_int_equal(b.steps[1].partial, 1);
 	assert_int_equal(b.steps[1].b.start_ns, 190000);
