@@ -16,6 +16,7 @@
 #include "nvml.h"
 #include "recorder.h"
 #include "shapes.h"
+#include "kprof/diag.h"
 #include "kprof/report.h"
 #include "kprof/table.h"
 #include "results.h"
@@ -241,12 +242,12 @@ int capture_run(const struct kp_capture_opts *o)
 		fprintf(stderr, "kprof: error: no CUDA device: %s\n",
 			!drv ? "no CUDA driver (libcuda.so.1 not found)"
 			     : e != cudaSuccess ? cudaGetErrorString(e) : "none found");
-		return 4;
+		return KP_ENV;
 	}
 	FILE *out = fopen(o->output, "w");
 	if (!out) {
 		fprintf(stderr, "kprof: error: cannot open '%s': %s\n", o->output, strerror(errno));
-		return 4;
+		return KP_ENV;
 	}
 	struct kp_ctrace t;
 	ctrace_init(&t);
@@ -255,14 +256,14 @@ int capture_run(const struct kp_capture_opts *o)
 		fprintf(stderr, "kprof: error: %s\n", why);
 		fclose(out);
 		ctrace_free(&t);
-		return 4;
+		return KP_ENV;
 	}
 	if ((e = cudaSetDevice(0)) != cudaSuccess || (e = cudaFree(NULL)) != cudaSuccess) {
 		fprintf(stderr, "kprof: error: cannot create a CUDA context: %s\n", cudaGetErrorString(e));
 		recorder_stop();
 		fclose(out);
 		ctrace_free(&t);
-		return 4;
+		return KP_ENV;
 	}
 	if (o->metrics) {
 		if (metrics_open(why, sizeof(why)) < 0) {
@@ -271,7 +272,7 @@ int capture_run(const struct kp_capture_opts *o)
 			recorder_stop();
 			fclose(out);
 			ctrace_free(&t);
-			return 4;
+			return KP_ENV;
 		}
 		printf("# metrics %d counters, %d replay passes per kernel\n", metrics_count(),
 		       metrics_passes());
@@ -304,7 +305,7 @@ int capture_run(const struct kp_capture_opts *o)
 	cublasStatus_t st = cublasCreate(&h);
 	if (st != CUBLAS_STATUS_SUCCESS) {
 		fprintf(stderr, "kprof: error: cublasCreate: %s\n", cublasGetStatusString(st));
-		status = 4;
+		status = KP_ENV;
 	} else {
 		w.cublas = h;
 		printf("# device  %s (cc %d.%d, %d SMs), SM clock max %u MHz, memory clock max %u MHz\n",
@@ -313,7 +314,7 @@ int capture_run(const struct kp_capture_opts *o)
 		struct kp_results res = { 0 };
 		w.results = &res;
 		if (workloads_run(&w) < 0)
-			status = w.status ? w.status : 4;
+			status = w.status ? w.status : KP_ENV;
 		if (res.n) {
 			struct kp_doc doc;
 			report_init(&doc, "capture", 8);
@@ -324,7 +325,7 @@ int capture_run(const struct kp_capture_opts *o)
 		}
 		if (o->results && results_write(&res, o->results, t.dev[0].name, why, sizeof(why)) < 0) {
 			fprintf(stderr, "kprof: error: %s\n", why);
-			status = status ? status : 1;
+			status = status ? status : KP_ENV;
 		} else if (o->results) {
 			printf("# results %s: %zu cases\n", o->results, res.n);
 		}
@@ -366,7 +367,7 @@ int capture_run(const struct kp_capture_opts *o)
 	}
 	if (ctrace_write(&t, out, o->output) < 0 || fclose(out) != 0) {
 		fprintf(stderr, "kprof: error: cannot write '%s': %s\n", o->output, strerror(errno));
-		status = 4;
+		status = KP_ENV;
 	} else {
 		if (o->overhead && w.untraced_s > 0)
 			printf("# overhead  untraced %.3f s  traced %.3f s  ratio %.3fx\n", w.untraced_s,
@@ -385,7 +386,7 @@ int capture_run(const struct kp_capture_opts *o)
 	if (status == 0 && w.failures) {
 		fprintf(stderr, "kprof: error: %d accuracy check%s failed\n", w.failures,
 			w.failures > 1 ? "s" : "");
-		status = 1;
+		status = KP_REGRESSION;
 	}
 	return status;
 }
@@ -396,7 +397,7 @@ int capture_run(const struct kp_capture_opts *o)
 {
 	(void)o;
 	fprintf(stderr, "kprof: error: built without CUPTI support\n");
-	return 4;
+	return KP_ENV;
 }
 
 #endif

@@ -95,11 +95,11 @@ int child_exit_status(int wstatus)
 	if (WIFEXITED(wstatus))
 		return WEXITSTATUS(wstatus);
 	if (WIFSIGNALED(wstatus))
-		return 128 + WTERMSIG(wstatus);
-	return 255;
+		return CHILD_SIGNALED + WTERMSIG(wstatus);
+	return CHILD_ABNORMAL;
 }
 
 int child_exec_status(int err)
 {
-	return err == ENOENT || err == ENOTDIR ? 127 : 126;
+	return err == ENOENT || err == ENOTDIR ? CHILD_NOT_FOUND : CHILD_CANNOT_EXEC;
 }

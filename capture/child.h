@@ -7,6 +7,17 @@
 
 #include <sys/types.h>
 
+/*
+ * The command's own exit statuses, as bash and env(1) report them; kprof passes them through
+ * unchanged, so they are not enum kp_status values.
+ */
+enum child_status {
+	CHILD_CANNOT_EXEC = 126, /* found but exec failed (EACCES, ENOEXEC, fork failed) */
+	CHILD_NOT_FOUND = 127,   /* ENOENT, ENOTDIR */
+	CHILD_SIGNALED = 128,    /* + N when signal N ended it */
+	CHILD_ABNORMAL = 255,    /* neither exited nor signalled (cannot happen without WUNTRACED) */
+};
+
 /* Prototypes */
 /*
  * A copy of @env (NULL-terminated "NAME=value" strings) with the "NAME=value" entries of @set

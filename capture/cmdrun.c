@@ -16,6 +16,7 @@
 #include "ctrace.h"
 #include "devprops.h"
 #include "hostops.h"
+#include "kprof/diag.h"
 #include "nvml.h"
 #include "recfile.h"
 
@@ -65,7 +66,7 @@ static void setup_devices(struct kp_ctrace *t, struct kp_nvml *nv, int *nvml_ok)
 		t->dev[0].mem_clock_rate_khz = (int)mem_max * 1000;
 }
 
-/* Run o->cmd to its end; returns its exit status (126/127 when it did not start). */
+/* Run o->cmd to its end; returns its exit status (CHILD_CANNOT_EXEC/CHILD_NOT_FOUND when it did not start). */
 static int run_child(const struct kp_capture_opts *o, const char *dir, struct kp_nvml *nv,
 		     struct kp_ctrace *t, int nvml_ok)
 {
@@ -107,7 +108,7 @@ static int run_child(const struct kp_capture_opts *o, const char *dir, struct kp
 	if (!envp) {
 		free(preload);
 		fprintf(stderr, "kprof: error: out of memory\n");
-		return 4;
+		return KP_ENV;
 	}
 	/* like time(1): ^C goes to the command, and kprof stays to write the trace */
 	struct sigaction ign = { .sa_handler = SIG_IGN }, old_int, old_quit;
@@ -122,12 +123,12 @@ static int run_child(const struct kp_capture_opts *o, const char *dir, struct kp
 	int err, status;
 	if (child_spawn(o->cmd, envp, &pid, &err) < 0) {
 		fprintf(stderr, "kprof: error: cannot run '%s': %s\n", o->cmd[0], strerror(err));
-		status = pid ? child_exec_status(err) : 126;
+		status = pid ? child_exec_status(err) : CHILD_CANNOT_EXEC;
 	} else {
 		int ws = child_wait(pid);
 		if (ws < 0) {
 			fprintf(stderr, "kprof: error: waitpid: %s\n", strerror(errno));
-			status = 4;
+			status = KP_ENV;
 		} else {
 			status = child_exit_status(ws);
 			if (WIFSIGNALED(ws))
@@ -171,12 +172,12 @@ int capture_run_cmd(const struct kp_capture_opts *o)
 	char why[512], dir[4096];
 	if (!o->inject_so || !o->cmd || !o->cmd[0]) {
 		fprintf(stderr, "kprof: error: no command or no kprof-inject.so\n");
-		return 4;
+		return KP_ENV;
 	}
 	FILE *out = fopen(o->output, "w");
 	if (!out) {
 		fprintf(stderr, "kprof: error: cannot open '%s': %s\n", o->output, strerror(errno));
-		return 4;
+		return KP_ENV;
 	}
 	const char *tmp = getenv("TMPDIR");
 	snprintf(dir, sizeof(dir), "%s/kprof-XXXXXX", tmp && *tmp ? tmp : "/tmp");
@@ -185,7 +186,7 @@ int capture_run_cmd(const struct kp_capture_opts *o)
 			tmp && *tmp ? tmp : "/tmp", strerror(errno));
 		fclose(out);
 		unlink(o->output);
-		return 4;
+		return KP_ENV;
 	}
 	struct kp_ctrace t;
 	ctrace_init(&t);
@@ -219,7 +220,7 @@ int capture_run_cmd(const struct kp_capture_opts *o)
 	if (t.nrecs == 0) {
 		fclose(out);
 		unlink(o->output);
-		if (status != 126 && status != 127)
+		if (status != CHILD_CANNOT_EXEC && status != CHILD_NOT_FOUND)
 			fprintf(stderr, "kprof: warning: no CUDA activity recorded from '%s'; '%s' not "
 					"written\n",
 				o->cmd[0], o->output);
@@ -231,7 +232,7 @@ int capture_run_cmd(const struct kp_capture_opts *o)
 		if (bad) {
 			fprintf(stderr, "kprof: error: cannot write '%s': %s\n", o->output, strerror(e));
 			if (status == 0)
-				status = 4;
+				status = KP_ENV;
 		} else {
 			summary(&t, o->output, nprocs);
 			if (hs.gemms || hs.nvtx_ranges)

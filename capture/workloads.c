@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "kprof/capture.h"
+#include "kprof/diag.h"
 
 double workloads_tolerance(int cdt)
 {
@@ -98,7 +99,7 @@ static uint64_t rng_next(uint64_t *s)
 static int cuda_fail(struct kp_wl *w, const char *what, cudaError_t e)
 {
 	fprintf(stderr, "kprof: error: %s: %s\n", what, cudaGetErrorString(e));
-	w->status = 4;
+	w->status = KP_ENV;
 	return -1;
 }
 
@@ -130,7 +131,7 @@ static void *dalloc(struct kp_wl *w, struct bufs *b, size_t bytes)
 	if (e != cudaSuccess || b->n == 24) {
 		fprintf(stderr, "kprof: error: cannot allocate %zu bytes on the GPU: %s\n", bytes,
 			cudaGetErrorString(e));
-		w->status = 4;
+		w->status = KP_ENV;
 		if (p)
 			cudaFree(p);
 		return NULL;
@@ -150,7 +151,7 @@ static void *host_copy(struct kp_wl *w, const void *dev, size_t bytes)
 	void *h = malloc(bytes ? bytes : 1);
 	if (!h) {
 		fprintf(stderr, "kprof: error: out of host memory (%zu bytes)\n", bytes);
-		w->status = 4;
+		w->status = KP_ENV;
 		return NULL;
 	}
 	/* linked to the untraced id: the copy stays out of the trace */
@@ -293,7 +294,7 @@ static int gemm(struct kp_wl *w, int cdt, int ta, int tb, long M, long N, long K
 	if (st != CUBLAS_STATUS_SUCCESS) {
 		fprintf(stderr, "kprof: error: cuBLAS GEMM %ldx%ldx%ld (batch %ld, %s): %s\n", M, N, K,
 			batch, d->name, cublasGetStatusString(st));
-		w->status = 4;
+		w->status = KP_ENV;
 		return -1;
 	}
 	return 0;
@@ -361,7 +362,7 @@ static int metrics_loop(struct kp_wl *w, const char *label, iter_fn fn, void *ct
 	return 0;
 fail:
 	fprintf(stderr, "kprof: error: --metrics: %s\n", why);
-	w->status = 4;
+	w->status = KP_ENV;
 	return -1;
 }
 
@@ -845,7 +846,7 @@ static int run_sdpa(struct kp_wl *w, int cdt, const struct kp_sdpa_shape *sh)
 	if (c.bc < 1) {
 		fprintf(stderr, "kprof: error: %s: one batch item's scores need %.1f GB, %.1f GB free\n",
 			label, per_b / 1e9, freeb / 1e9);
-		w->status = 4;
+		w->status = KP_ENV;
 		goto out;
 	}
 	if (c.bc > sh->b)
@@ -904,7 +905,7 @@ static size_t at4(int nhwc, long a, long b, long y, long x, long B, long Y, long
 static int cudnn_fail(struct kp_wl *w, const char *why)
 {
 	fprintf(stderr, "kprof: error: cuDNN: %s\n", why);
-	w->status = 4;
+	w->status = KP_ENV;
 	return -1;
 }
 
@@ -1134,7 +1135,7 @@ static int run_conv(struct kp_wl *w, int cdt, const struct kp_conv_shape *sh, in
 		recorder_pop();
 		if (!c.cv) {
 			fprintf(stderr, "kprof: error: %s: cuDNN: %s\n", label, why);
-			w->status = 4;
+			w->status = KP_ENV;
 			goto out;
 		}
 		printf("     cudnn  %s: %s\n", label, c.algo);

@@ -9,7 +9,7 @@
 /* Exit status table (man kprof(1), EXIT STATUS). Only main.c exits. */
 enum kp_status {
 	KP_OK = 0,
-	KP_REGRESSION = 1, /* diff --fail-above tripped */
+	KP_REGRESSION = 1, /* diff --fail-above tripped, a capture accuracy check failed */
 	KP_USAGE = 2,      /* bad option or argument */
 	KP_BADINPUT = 3,   /* malformed trace or device db */
 	KP_ENV = 4,        /* I/O, no GPU or CUPTI, stdout write failure */
