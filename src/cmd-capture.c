@@ -190,7 +190,7 @@ int cmd_capture(int argc, char **argv)
 		  .help = "sdpa and conv also run backward (default on)",
 		  .dst = &o.backward },
 		{ .lname = "metrics", .sname = 0, .type = OPT_FLAG, .argname = NULL,
-		  .help = "per-kernel FLOPs, DRAM bytes, SM clock (CUPTI range profiler): each timed loop runs again, every kernel replayed once per pass (17 on H200): 26x the capture time",
+		  .help = "per-kernel FLOPs, DRAM bytes, SM clock (CUPTI range profiler): each timed loop runs again, every kernel replayed once per pass (17 on H200): 26-31x the capture time",
 		  .dst = &o.metrics },
 		{ .lname = "overhead", .sname = 0, .type = OPT_FLAG, .argname = NULL,
 		  .help = "also time the loop untraced; print the ratio",
