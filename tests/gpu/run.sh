@@ -78,5 +78,9 @@ echo "== kprof capture -- <command>: library calls and NVTX ranges as ops"
 KPROF=$KPROF "$(dirname "$0")/capture_any.sh" "$DIR" || fail=1
 echo "== kprof capture --metrics: measured tensor FLOPs and DRAM bytes per kernel"
 KPROF=$KPROF "$(dirname "$0")/metrics.sh" "$DIR/metrics" || fail=1
+echo "== kprof analyze of two DDP ranks (tests/gpu/ranks.sh; needs 2 GPUs)"
+KPROF=$KPROF "$(dirname "$0")/ranks.sh" "$DIR/ranks"
+rc=$?
+[ $rc -eq 0 ] || [ $rc -eq 77 ] || fail=1
 [ $fail -eq 0 ] && echo "tests/gpu: PASS" || echo "tests/gpu: FAIL"
 exit $fail
