@@ -25,10 +25,7 @@
 
 static const char *const cdt_names[CDT_N] = { "bf16", "fp16", "fp32", "tf32" };
 
-const char *capture_dtype_name(int cdt)
-{
-	return cdt >= 0 && cdt < CDT_N ? cdt_names[cdt] : "?";
-}
+#define CAPTURE_MAX_M 64 /* values of --m */
 
 /* "a,b,c" -> mask of the names' bits; NULL or a reason */
 static const char *parse_list(const char *arg, int *mask, const char *const *names, int n,
@@ -100,6 +97,7 @@ const char *capture_parse_causal(const char *arg, void *causal)
 	return NULL;
 }
 
+/* "a,b,..." of positive longs into @out; -1 when malformed, -2 when more than @max */
 static int parse_longs(const char *s, long *out, size_t max, size_t *n)
 {
 	*n = 0;
@@ -107,8 +105,10 @@ static int parse_longs(const char *s, long *out, size_t max, size_t *n)
 		char *e;
 		errno = 0;
 		long v = strtol(s, &e, 10);
-		if (e == s || errno || v <= 0 || *n == max || (*e && *e != ','))
+		if (e == s || errno || v <= 0 || (*e && *e != ','))
 			return -1;
+		if (*n == max)
+			return -2;
 		out[(*n)++] = v;
 		s = *e ? e + 1 : e;
 	}
@@ -172,9 +172,15 @@ int capture_opts_finish(struct kp_capture_opts *o, char *why, size_t whylen)
 		snprintf(why, whylen, "--sample-period must be 1..100 ms");
 		return -1;
 	}
-	long ms[64];
+	long ms[CAPTURE_MAX_M];
 	size_t nms = 0;
-	if (o->m_list && parse_longs(o->m_list, ms, 64, &nms) < 0) {
+	int rc = o->m_list ? parse_longs(o->m_list, ms, CAPTURE_MAX_M, &nms) : 0;
+	if (rc == -2) {
+		snprintf(why, whylen, "invalid value '%s' for '--m': at most %d values", o->m_list,
+			 CAPTURE_MAX_M);
+		return -1;
+	}
+	if (rc < 0) {
 		snprintf(why, whylen, "invalid value '%s' for '--m': expected M[,M...]", o->m_list);
 		return -1;
 	}

@@ -530,9 +530,14 @@ int ctrace_write(struct kp_ctrace *t, FILE *out, const char *trace_name)
 	/* correlations that reached the GPU (flow ends) and that have an API record (flow starts) */
 	uint32_t *gpu = malloc((t->nrecs + 1) * sizeof(*gpu));
 	uint32_t *api = malloc((t->nrecs + 1) * sizeof(*api));
-	if (!gpu || !api) {
+	/* CPU processes and GPU streams: at most one per record, plus the spans' process */
+	uint32_t *pids = malloc((t->nrecs + 1) * sizeof(*pids));
+	uint32_t *streams = malloc((t->nrecs + 1) * sizeof(*streams));
+	if (!gpu || !api || !pids || !streams) {
 		free(gpu);
 		free(api);
+		free(pids);
+		free(streams);
 		pthread_mutex_unlock(&t->lock);
 		errno = ENOMEM;
 		return -1;
@@ -584,16 +589,15 @@ int ctrace_write(struct kp_ctrace *t, FILE *out, const char *trace_name)
 	 * injected command) the processes are those of the API calls, each named once.
 	 */
 	const char *pname = t->process_name ? t->process_name : "kprof";
-	uint32_t pids[64];
-	int npids = 0;
+	size_t npids = 0;
 	if (t->nspans)
 		pids[npids++] = t->spans[0].pid;
-	for (size_t i = 0; i < t->nrecs && npids < 64; i++) {
+	for (size_t i = 0; i < t->nrecs; i++) {
 		const struct kp_rec *r = &t->recs[i];
 		if (r->kind != REC_RUNTIME && r->kind != REC_DRIVER)
 			continue;
 		int seen = 0;
-		for (int k = 0; k < npids && !seen; k++)
+		for (size_t k = 0; k < npids && !seen; k++)
 			seen = pids[k] == r->pid;
 		if (!seen)
 			pids[npids++] = r->pid;
@@ -606,7 +610,7 @@ int ctrace_write(struct kp_ctrace *t, FILE *out, const char *trace_name)
 	ctrace_json_str(out, pname);
 	fputs("}}", out);
 	put_meta(out, "process_labels", pids[0], 0, "labels", "CPU", first, base);
-	for (int k = 1; k < npids; k++) {
+	for (size_t k = 1; k < npids; k++) {
 		put_meta(out, "process_name", pids[k], 0, "name", pname, first, base);
 		put_meta(out, "process_labels", pids[k], 0, "labels", "CPU", first, base);
 	}
@@ -618,8 +622,7 @@ int ctrace_write(struct kp_ctrace *t, FILE *out, const char *trace_name)
 			s->args ? s->args : "");
 	}
 
-	uint32_t streams[64];
-	int nstreams = 0;
+	size_t nstreams = 0;
 	for (size_t i = 0; i < t->nrecs; i++) {
 		const struct kp_rec *r = &t->recs[i];
 		uint64_t ext;
@@ -658,9 +661,9 @@ int ctrace_write(struct kp_ctrace *t, FILE *out, const char *trace_name)
 				fputs(",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"bp\":\"e\"}", out);
 			}
 			int seen = 0;
-			for (int k = 0; k < nstreams; k++)
+			for (size_t k = 0; k < nstreams; k++)
 				seen |= streams[k] == (r->device << 24 | r->stream);
-			if (!seen && nstreams < 64)
+			if (!seen)
 				streams[nstreams++] = r->device << 24 | r->stream;
 		}
 	}
@@ -681,7 +684,7 @@ int ctrace_write(struct kp_ctrace *t, FILE *out, const char *trace_name)
 		put_meta(out, "process_name", t->dev[i].id, 0, "name", label, first, base);
 		put_meta(out, "process_labels", t->dev[i].id, 0, "labels", label, first, base);
 	}
-	for (int k = 0; k < nstreams; k++) {
+	for (size_t k = 0; k < nstreams; k++) {
 		char label[32];
 		snprintf(label, sizeof(label), "stream %u ", streams[k] & 0xFFFFFFu);
 		put_meta(out, "thread_name", streams[k] >> 24, streams[k] & 0xFFFFFFu, "name", label,
@@ -692,6 +695,8 @@ int ctrace_write(struct kp_ctrace *t, FILE *out, const char *trace_name)
 	fputs("\n}\n", out);
 	free(gpu);
 	free(api);
+	free(pids);
+	free(streams);
 	pthread_mutex_unlock(&t->lock);
 	return ferror(out) ? -1 : 0;
 }

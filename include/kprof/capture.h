@@ -69,8 +69,6 @@ const char *capture_parse_dtypes(const char *arg, void *mask);
 const char *capture_parse_causal(const char *arg, void *causal);
 const char *capture_parse_backends(const char *arg, void *mask);
 const char *capture_parse_layouts(const char *arg, void *mask);
-/* "matmul", "bf16", ... */
-const char *capture_dtype_name(int cdt);
 
 /*
  * Split `capture [options] -- <cmd> [args...]` at the first "--": returns the argument count

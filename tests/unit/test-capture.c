@@ -425,6 +425,17 @@ static void capture_options_parse_and_default(void **state)
 	o.shapes = "llama", o.m_list = "1,x";
 	assert_int_equal(capture_opts_finish(&o, why, sizeof(why)), -1);
 	assert_string_equal(why, "invalid value '1,x' for '--m': expected M[,M...]");
+	char many[65 * 2 + 1] = "";
+	for (int i = 0; i < 65; i++)
+		strcat(many, i ? ",1" : "1");
+	o.m_list = many;
+	assert_int_equal(capture_opts_finish(&o, why, sizeof(why)), -1);
+	assert_true(strstr(why, "for '--m': at most 64 values") != NULL);
+	many[64 * 2 - 1] = '\0';
+	o.m_list = many;
+	assert_int_equal(capture_opts_finish(&o, why, sizeof(why)), 0);
+	assert_int_equal(o.nmm, 64 * 4);
+	capture_opts_free(&o);
 	o.m_list = "1,16";
 	assert_int_equal(capture_opts_finish(&o, why, sizeof(why)), 0);
 	assert_int_equal(o.nmm, 8);
