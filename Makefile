@@ -109,11 +109,11 @@ $(O)/capture/%.cu.o: capture/%.cu $(wildcard capture/*.h) Makefile
 # Only InitializeInjection is exported.  No sanitizers or coverage: it is loaded into the
 # traced program, where their runtimes are not first in the process.
 INJECT_OBJS := $(patsubst capture/%.c,$(O)/inject/%.o,capture/inject.c capture/recorder.c \
-	capture/ctrace.c capture/kmetrics.c capture/recfile.c)
+	capture/ctrace.c capture/kmetrics.c capture/recfile.c) $(O)/inject/src/jsonw.o
 all: $(O)/kprof-inject.so
 $(O)/kprof-inject.so: $(INJECT_OBJS)
 	$(call quiet,LINK,$@)$(CC) -shared -o $@ $^ -L$(CUPTI_LIBDIR) -Wl,-rpath,$(CUPTI_LIBDIR) \
-	  -lcupti -lstdc++ -lpthread -ldl
+	  -lcupti -lstdc++ -lpthread -ldl -lm
 # kprof-shim.so: LD_PRELOAD'ed into the command (and its NVTX_INJECTION64_PATH): cuBLAS and
 # cuBLASLt GEMM wrappers and the NVTX callbacks.  No DT_NEEDED on any CUDA library: the real
 # functions are looked up in whatever copy the program loaded (doc/capture-any.md §1.3).
@@ -144,6 +144,10 @@ $(O)/inject/%.o: capture/%.c $(HDRS) $(wildcard capture/*.h) Makefile
 	@mkdir -p $(dir $@)
 	$(call quiet,CC,$<)$(CC) $(CFLAGS_BASE) -O2 -g $(EXTRA_CFLAGS) -fPIC -fvisibility=hidden \
 	  $(CAPTURE_CFLAGS) -DKPROF_INJECT -Icapture -c -o $@ $<
+$(O)/inject/src/%.o: src/%.c $(HDRS) Makefile
+	@mkdir -p $(dir $@)
+	$(call quiet,CC,$<)$(CC) $(CFLAGS_BASE) -O2 -g $(EXTRA_CFLAGS) -fPIC -fvisibility=hidden \
+	  -DKPROF_INJECT -c -o $@ $<
 endif
 
 # device_db/*.txt compiled into the binary as one string.

@@ -3,6 +3,7 @@
  * injection library, sample NVML here while it runs, merge its record files into one trace.
  */
 #include "kprof/capture.h"
+#include "kprof/jsonw.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -34,7 +35,7 @@ static char *run_meta(const struct kp_capture_opts *o, int nprocs, int status)
 	for (char **a = o->cmd; *a; a++) {
 		if (a != o->cmd)
 			putc(',', f);
-		ctrace_json_str(f, *a);
+		jw_put_string(f, *a);
 	}
 	fprintf(f, "],\"processes\":%d,\"exit_status\":%d", nprocs, status);
 	fclose(f);

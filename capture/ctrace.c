@@ -9,6 +9,8 @@
 #include <string.h>
 #include <uthash.h>
 
+#include "kprof/jsonw.h"
+
 struct kp_strnode {
 	UT_hash_handle hh;
 	char *s;
@@ -294,25 +296,6 @@ const char *ctrace_sync_name(int type)
 	}
 }
 
-void ctrace_json_str(FILE *out, const char *s)
-{
-	putc('"', out);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		switch (*p) {
-		case '"': fputs("\\\"", out); break;
-		case '\\': fputs("\\\\", out); break;
-		case '\n': fputs("\\n", out); break;
-		case '\t': fputs("\\t", out); break;
-		default:
-			if (*p < 0x20)
-				fprintf(out, "\\u%04x", *p);
-			else
-				putc(*p, out);
-		}
-	}
-	putc('"', out);
-}
-
 /* µs with ns decimals relative to @base, integer-only: "{us}.{ns%1000:03}" */
 static void put_ts(FILE *out, const char *key, uint64_t ns, uint64_t base)
 {
@@ -331,7 +314,7 @@ static void put_x(FILE *out, const char *cat, const char *name, int64_t pid, int
 		  uint64_t start, uint64_t end, uint64_t base)
 {
 	fprintf(out, ",\n{\"ph\":\"X\",\"cat\":\"%s\",\"name\":", cat);
-	ctrace_json_str(out, name);
+	jw_put_string(out, name);
 	fprintf(out, ",\"pid\":%" PRId64 ",\"tid\":%" PRId64, pid, tid);
 	put_ts(out, "ts", start, base);
 	put_dur(out, start, end);
@@ -401,7 +384,7 @@ static int rec_written(const struct kp_ctrace *t, const struct kp_rec *r, uint64
 static void put_devprops(FILE *out, const struct kp_cdevprops *d)
 {
 	fprintf(out, "{\"id\":%d,\"name\":", d->id);
-	ctrace_json_str(out, d->name);
+	jw_put_string(out, d->name);
 	fprintf(out,
 		",\"totalGlobalMem\":%" PRIu64 ",\"computeMajor\":%d,\"computeMinor\":%d"
 		",\"maxThreadsPerBlock\":%d,\"maxThreadsPerMultiprocessor\":%d,\"regsPerBlock\":%d"
@@ -502,7 +485,7 @@ static void put_meta(FILE *out, const char *what, int64_t pid, int64_t tid, cons
 	fprintf(out, ",\n{\"name\":\"%s\",\"ph\":\"M\"", what);
 	put_ts(out, "ts", ts_ns, base);
 	fprintf(out, ",\"pid\":%" PRId64 ",\"tid\":%" PRId64 ",\"args\":{\"%s\":", pid, tid, key);
-	ctrace_json_str(out, val);
+	jw_put_string(out, val);
 	fputs("}}", out);
 }
 
@@ -607,7 +590,7 @@ int ctrace_write(struct kp_ctrace *t, FILE *out, const char *trace_name)
 	fprintf(out, "\n{\"name\":\"process_name\",\"ph\":\"M\"");
 	put_ts(out, "ts", first == UINT64_MAX ? base : first, base);
 	fprintf(out, ",\"pid\":%u,\"tid\":0,\"args\":{\"name\":", pids[0]);
-	ctrace_json_str(out, pname);
+	jw_put_string(out, pname);
 	fputs("}}", out);
 	put_meta(out, "process_labels", pids[0], 0, "labels", "CPU", first, base);
 	for (size_t k = 1; k < npids; k++) {
@@ -691,7 +674,7 @@ int ctrace_write(struct kp_ctrace *t, FILE *out, const char *trace_name)
 			 first, base);
 	}
 	fputs("\n],\n\"traceName\":", out);
-	ctrace_json_str(out, trace_name ? trace_name : "");
+	jw_put_string(out, trace_name ? trace_name : "");
 	fputs("\n}\n", out);
 	free(gpu);
 	free(api);

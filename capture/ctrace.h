@@ -175,11 +175,8 @@ void ctrace_memset_name(char *buf, size_t size, int mem_kind);
 const char *ctrace_overhead_name(int overhead_kind);
 const char *ctrace_sync_name(int sync_type);
 
-/* Append @s to @out as a JSON string literal (quotes included). */
-void ctrace_json_str(FILE *out, const char *s);
-
 /*
- * Write the Kineto-compatible trace (trace-format.md §2-§5, cupti-capture.md §4).  Sorts the
+ * Write the Kineto-compatible trace (doc/trace-format.md §2-§5, doc/cupti-capture.md §4).  Sorts the
  * samples and the External-id map.  Returns 0, or -1 with errno set on a write error.
  */
 int ctrace_write(struct kp_ctrace *t, FILE *out, const char *trace_name);

@@ -1,6 +1,6 @@
 /*
  * hostops.c — library calls and NVTX ranges -> cpu_op / user_annotation events
- * (capture-any.md §1.4-1.6, §2.4).  The GEMM slot layout is documented in kprof-capture(1).
+ * (doc/capture-any.md §1.4-1.6, §2.4).  The GEMM slot layout is documented in kprof-capture(1).
  */
 #include "hostops.h"
 
@@ -13,6 +13,7 @@
 
 #include "ctrace.h"
 #include "hcall.h"
+#include "kprof/jsonw.h"
 #include "kprof/opmodel.h"
 
 /* ---- emit_nvtx messages (pytorch torch/csrc/profiler/util.cpp getNvtxStr) ---- */
@@ -244,16 +245,16 @@ int hostops_gemm(const struct kp_hcall *c, const char **name, char **args)
 	put_dims(f, batched, B, M, N);
 	fputs("],\"Input type\":[", f);
 	if (add) {
-		ctrace_json_str(f, bias ? hostops_type_name(c->bias_type) : hostops_type_name(c->ctype));
+		jw_put_string(f, bias ? hostops_type_name(c->bias_type) : hostops_type_name(c->ctype));
 		putc(',', f);
 	}
-	ctrace_json_str(f, t1);
+	jw_put_string(f, t1);
 	putc(',', f);
-	ctrace_json_str(f, t2);
+	jw_put_string(f, t2);
 	if (add)
 		fputs(",\"Scalar\",\"Scalar\"", f);
 	putc(',', f);
-	ctrace_json_str(f, to);
+	jw_put_string(f, to);
 	fputs("],\"Concrete Inputs\":[", f);
 	/* beta is 1 for a bias epilogue; unknown (device pointer) or non-zero otherwise */
 	if (add)
@@ -261,7 +262,7 @@ int hostops_gemm(const struct kp_hcall *c, const char **name, char **args)
 	else
 		fputs("\"\",\"\",\"\"", f);
 	fputs("],\"kprof library call\":", f);
-	ctrace_json_str(f, c->name ? c->name : "");
+	jw_put_string(f, c->name ? c->name : "");
 	fprintf(f, ",\"kprof gemm\":\"m=%" PRId64 " n=%" PRId64 " k=%" PRId64 " batch=%" PRId64
 		   " transa=%c transb=%c compute=%d epilogue=%u status=%d\"",
 		c->m, c->n, c->k, c->batch, c->transa >= 0 && c->transa < 3 ? trans_ch[c->transa] : '?',
@@ -338,12 +339,12 @@ int hostops_conv(const struct kp_hcall *c, const char **name, char **args)
 	fputs(bwd ? ",[],[],[],[],[],[],[],[]]" : ",[],[],[],[],[],[],[]]", f);
 	fputs(",\"Input type\":[", f);
 	if (bwd) {
-		ctrace_json_str(f, ty);
+		jw_put_string(f, ty);
 		putc(',', f);
 	}
-	ctrace_json_str(f, tx);
+	jw_put_string(f, tx);
 	putc(',', f);
-	ctrace_json_str(f, tw);
+	jw_put_string(f, tw);
 	fputs(",\"\",\"ScalarList\",\"ScalarList\",\"ScalarList\",\"Scalar\",\"ScalarList\",\"Scalar\"", f);
 	if (bwd)
 		fputs(",\"BoolList\"", f);
@@ -361,7 +362,7 @@ int hostops_conv(const struct kp_hcall *c, const char **name, char **args)
 	if (bwd)
 		fputs(c->conv_op == CONV_BWD_DATA ? ",\"[True, False, False]\"" : ",\"[False, True, False]\"", f);
 	fputs("],\"kprof library call\":", f);
-	ctrace_json_str(f, c->name ? c->name : "");
+	jw_put_string(f, c->name ? c->name : "");
 	fprintf(f, ",\"kprof conv\":\"groups=%d compute=%d status=%d\"", (int)c->groups, (int)c->compute,
 		(int)c->status);
 	fclose(f);
@@ -540,7 +541,7 @@ static char *nvtx_args(const struct kp_nvtx_msg *m, const char *const *dts, cons
 		fputs("],\"Input type\":[", f);
 		for (int i = 0; i < m->nslots; i++) {
 			fputs(i ? "," : "", f);
-			ctrace_json_str(f, m->slot[i].nd > 0 ? dts[i] : "");
+			jw_put_string(f, m->slot[i].nd > 0 ? dts[i] : "");
 		}
 		fputs("],\"Concrete Inputs\":[", f);
 		for (int i = 0; i < m->nslots; i++)
@@ -554,7 +555,7 @@ static char *nvtx_args(const struct kp_nvtx_msg *m, const char *const *dts, cons
 	fputs("\"kprof source\":\"nvtx\"", f);
 	if (domain) {
 		fputs(",\"kprof nvtx domain\":", f);
-		ctrace_json_str(f, domain);
+		jw_put_string(f, domain);
 	}
 	fclose(f);
 	return buf;
@@ -748,7 +749,7 @@ int hostops_emit(struct kp_ctrace *t, struct kp_hostops_stats *st, FILE *warn)
 				FILE *f = open_memstream(&args, &(size_t){ 0 });
 				if (f) {
 					fputs("\"kprof library call\":", f);
-					ctrace_json_str(f, name);
+					jw_put_string(f, name);
 					fclose(f);
 				}
 			}

@@ -1,5 +1,5 @@
 /*
- * ltshape.c — cublasLtMatmul descriptors -> GEMM shape (capture-any.md §1.5).
+ * ltshape.c — cublasLtMatmul descriptors -> GEMM shape (doc/capture-any.md §1.5).
  */
 #include "ltshape.h"
 

@@ -1,6 +1,6 @@
 /*
  * ltshape.h — the GEMM shape of a cublasLtMatmul call from its descriptors' attributes
- * (capture-any.md §1.5).  Pure: kprof-shim.so reads the attributes, the unit tests feed them.
+ * (doc/capture-any.md §1.5).  Pure: kprof-shim.so reads the attributes, the unit tests feed them.
  */
 #ifndef KPROF_LTSHAPE_H
 #define KPROF_LTSHAPE_H

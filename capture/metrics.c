@@ -1,5 +1,5 @@
 /*
- * metrics.c — the CUPTI 13 range profiler for `kprof capture --metrics` (cupti-capture.md §6):
+ * metrics.c — the CUPTI 13 range profiler for `kprof capture --metrics` (doc/cupti-capture.md §6):
  * auto range + kernel replay, so every kernel launched between metrics_begin() and
  * metrics_end() is one range, replayed once per pass with device memory saved and restored.
  */

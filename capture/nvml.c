@@ -1,6 +1,6 @@
 /*
  * nvml.c — NVML loaded at run time with kprof's own prototypes; a sampler thread records the SM
- * clock, memory clock and clock-event reasons (cupti-capture.md §5).
+ * clock, memory clock and clock-event reasons (doc/cupti-capture.md §5).
  */
 #include "nvml.h"
 

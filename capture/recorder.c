@@ -1,6 +1,6 @@
 /*
  * recorder.c — CUPTI Activity API: buffers, kinds, external correlation, record conversion
- * (cupti-capture.md §2).
+ * (doc/cupti-capture.md §2).
  */
 #include "recorder.h"
 
@@ -210,7 +210,7 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t
 static uint64_t (*g_context)(void); /* recorder_graph_nodes(): the op a thread is in */
 
 /*
- * Graph-node callbacks (capture-any.md §3): a node created inside an op (stream capture runs
+ * Graph-node callbacks (doc/capture-any.md §3): a node created inside an op (stream capture runs
  * the library call, which creates the nodes) maps to that op's External id; a clone made by
  * cudaGraphInstantiate maps to its original.  The data is valid only during the callback.
  */

@@ -12,7 +12,7 @@ struct kp_ctrace;
 
 /* Prototypes */
 /*
- * Claim CUPTI, register buffers and enable the kinds of cupti-capture.md §2.1 (never KERNEL).
+ * Claim CUPTI, register buffers and enable the kinds of doc/cupti-capture.md §2.1 (never KERNEL).
  * Call before the first CUDA call.  Records go to @t.  Returns 0, or -1 with a reason in @why.
  */
 int recorder_start(struct kp_ctrace *t, char *why, size_t whylen);

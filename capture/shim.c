@@ -1,6 +1,6 @@
 /*
  * shim.c — kprof-shim.so, preloaded (LD_PRELOAD) into the command of `kprof capture -- <cmd>`:
- * the GEMM entry points of cuBLAS and cuBLASLt record their shapes (capture-any.md §1), and,
+ * the GEMM entry points of cuBLAS and cuBLASLt record their shapes (doc/capture-any.md §1), and,
  * as the NVTX injection library (NVTX_INJECTION64_PATH), NVTX ranges (§2).  kprof-inject.so
  * hands it CUPTI's external-correlation push/pop and drains its records at exit.
  *
@@ -530,7 +530,7 @@ API cublasStatus_t cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDesc_t desc,
 	return st;
 }
 
-/* ---- cuDNN legacy convolutions (capture-any.md §1.7) ---- */
+/* ---- cuDNN legacy convolutions (doc/capture-any.md §1.7) ---- */
 
 #define CUDNN_SO "libcudnn.so.9"
 static _Atomic int g_ver_cudnn;

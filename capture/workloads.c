@@ -1,7 +1,7 @@
 /*
  * workloads.c — built-in workloads: cuBLAS mm/addmm/bmm, math-path SDPA (strided-batched GEMMs
  * + softmax, scores in memory) and im2col convolution, each recorded as the PyTorch op with the
- * same meaning (flops-bytes.md §4.3) and checked once against a host fp64 reference.
+ * same meaning (doc/flops-bytes.md §4.3) and checked once against a host fp64 reference.
  */
 #include "workloads.h"
 
@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "kprof/capture.h"
+#include "kprof/jsonw.h"
 #include "kprof/diag.h"
 
 double workloads_tolerance(int cdt)
@@ -229,17 +230,17 @@ static char *mk_args(const struct slot *s, int n, const char *backend, int cdt, 
 	fputs("],\"Input type\":[", f);
 	for (int i = 0; i < n; i++) {
 		fputs(i ? "," : "", f);
-		ctrace_json_str(f, s[i].type);
+		jw_put_string(f, s[i].type);
 	}
 	fputs("],\"Concrete Inputs\":[", f);
 	for (int i = 0; i < n; i++) {
 		fputs(i ? "," : "", f);
-		ctrace_json_str(f, s[i].conc);
+		jw_put_string(f, s[i].conc);
 	}
 	fprintf(f, "],\"kprof backend\":\"%s\",\"kprof compute\":\"%s\"", backend, dts[cdt].name);
 	if (algo) {
 		fputs(",\"kprof algo\":", f);
-		ctrace_json_str(f, algo);
+		jw_put_string(f, algo);
 	}
 	fclose(f);
 	return buf;
