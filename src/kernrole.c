@@ -37,7 +37,7 @@ static const char *const math[] = {
 static const char *const move[] = {
 	"elementwise", "vectorized", "unrolled", "fill", "copy", "memcpy", "memset", "reduce",
 	"catarray", "transpose", "triton_poi", "triton_red", "triton_per", "index", "gather",
-	"scatter", "softmax", NULL
+	"scatter", "softmax", "bias", "swap01", NULL
 };
 
 static int any_of(const char *name, const char *const *frag)
