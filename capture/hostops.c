@@ -9,10 +9,10 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <uthash.h>
 
 #include "ctrace.h"
 #include "hcall.h"
+#include "kprof/hmap.h"
 #include "kprof/jsonw.h"
 #include "kprof/opmodel.h"
 
@@ -428,16 +428,9 @@ static const char *kernel_dtype(const char *k)
 	return NULL;
 }
 
-/* (pid, op_id) -> dtype name of the op's output, for its consumers */
-struct opdt {
-	UT_hash_handle hh;
-	uint64_t key;
-	const char *dt;
-};
-
 struct ctx {
 	struct kp_ctrace *t;
-	struct opdt *ops;
+	struct kp_hmap ops; /* op_key(pid, op_id) -> dtype name of the op's output (val.ptr) */
 	size_t *gemm;      /* indices of GEMM calls by (tid, start) */
 	size_t ngemm;
 	struct launch *l;
@@ -486,14 +479,17 @@ static const char *infer_dtype(const struct ctx *x, const struct kp_hcall *r)
 	return "";
 }
 
+static int64_t op_key(uint32_t pid, int64_t op_id)
+{
+	return (int64_t)((uint64_t)pid << 40 ^ (uint64_t)op_id);
+}
+
 static const char *producer_dtype(const struct ctx *x, uint32_t pid, int64_t op_id)
 {
 	if (op_id <= 0)
 		return "";
-	uint64_t key = (uint64_t)pid << 40 ^ (uint64_t)op_id;
-	struct opdt *n;
-	HASH_FIND(hh, x->ops, &key, sizeof(key), n);
-	return n ? n->dt : "";
+	struct kp_hmap_entry *e = hmap_get_int(&x->ops, op_key(pid, op_id));
+	return e ? e->val.ptr : "";
 }
 
 /* Each input slot's dtype (@dts), the op's own dtype returned; remembered for consumers. */
@@ -508,17 +504,10 @@ static const char *op_dtypes(struct ctx *x, const struct kp_hcall *r, const stru
 		dts[i] = *p ? p : own;
 	}
 	if (*own && m->op_id > 0) {
-		struct opdt *n = calloc(1, sizeof(*n));
-		if (n) {
-			n->key = (uint64_t)r->pid << 40 ^ (uint64_t)m->op_id;
-			n->dt = own;
-			struct opdt *old;
-			HASH_FIND(hh, x->ops, &n->key, sizeof(n->key), old);
-			if (old)
-				free(n);
-			else
-				HASH_ADD(hh, x->ops, key, sizeof(n->key), n);
-		}
+		int created;
+		struct kp_hmap_entry *e = hmap_put_int(&x->ops, op_key(r->pid, m->op_id), &created);
+		if (created)
+			e->val.ptr = (void *)own; /* static or interned; never freed through the map */
 	}
 	return own;
 }
@@ -700,6 +689,7 @@ int hostops_emit(struct kp_ctrace *t, struct kp_hostops_stats *st, FILE *warn)
 		st = &s0;
 	memset(st, 0, sizeof(*st));
 	struct ctx x = { .t = t };
+	hmap_init(&x.ops, HMAP_INT);
 	size_t n = t->nhcalls;
 	x.gemm = malloc((n + 1) * sizeof(*x.gemm));
 	x.l = malloc((t->nrecs + 1) * sizeof(*x.l));
@@ -789,11 +779,7 @@ int hostops_emit(struct kp_ctrace *t, struct kp_hostops_stats *st, FILE *warn)
 	}
 	if (rc == 0)
 		rc = emit_replays(t, st);
-	struct opdt *on, *tmp;
-	HASH_ITER(hh, x.ops, on, tmp) {
-		HASH_DEL(x.ops, on);
-		free(on);
-	}
+	hmap_free(&x.ops);
 	free(order);
 	free(x.gemm);
 	free(x.l);
