@@ -109,7 +109,8 @@ $(O)/capture/%.cu.o: capture/%.cu $(wildcard capture/*.h) Makefile
 # Only InitializeInjection is exported.  No sanitizers or coverage: it is loaded into the
 # traced program, where their runtimes are not first in the process.
 INJECT_OBJS := $(patsubst capture/%.c,$(O)/inject/%.o,capture/inject.c capture/recorder.c \
-	capture/ctrace.c capture/kmetrics.c capture/recfile.c) $(O)/inject/src/jsonw.o
+	capture/ctrace.c capture/kmetrics.c capture/recfile.c) \
+	$(O)/inject/src/jsonw.o $(O)/inject/src/hmap.o $(O)/inject/src/arena.o
 all: $(O)/kprof-inject.so
 $(O)/kprof-inject.so: $(INJECT_OBJS)
 	$(call quiet,LINK,$@)$(CC) -shared -o $@ $^ -L$(CUPTI_LIBDIR) -Wl,-rpath,$(CUPTI_LIBDIR) \

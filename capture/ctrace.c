@@ -7,18 +7,14 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <uthash.h>
 
+#include "kprof/hmap.h"
 #include "kprof/jsonw.h"
-
-struct kp_strnode {
-	UT_hash_handle hh;
-	char *s;
-};
 
 void ctrace_init(struct kp_ctrace *t)
 {
 	memset(t, 0, sizeof(*t));
+	hmap_init(&t->strs, HMAP_STR);
 	pthread_mutex_init(&t->lock, NULL);
 	t->sample_period_ms = 10;
 	t->untraced_ext = UINT64_MAX;
@@ -26,12 +22,9 @@ void ctrace_init(struct kp_ctrace *t)
 
 void ctrace_free(struct kp_ctrace *t)
 {
-	struct kp_strnode *n, *tmp;
-	HASH_ITER(hh, t->strs, n, tmp) {
-		HASH_DEL(t->strs, n);
-		free(n->s);
-		free(n);
-	}
+	for (struct kp_hmap_entry *e = hmap_next(&t->strs, NULL); e; e = hmap_next(&t->strs, e))
+		free(e->val.ptr);
+	hmap_free(&t->strs);
 	for (size_t i = 0; i < t->nspans; i++) {
 		free(t->spans[i].name);
 		free(t->spans[i].args);
@@ -51,19 +44,17 @@ void ctrace_free(struct kp_ctrace *t)
 
 const char *ctrace_intern(struct kp_ctrace *t, const char *s, size_t len)
 {
-	struct kp_strnode *n;
 	pthread_mutex_lock(&t->lock);
-	HASH_FIND(hh, t->strs, s, len, n);
-	if (!n && (n = calloc(1, sizeof(*n))) && (n->s = malloc(len + 1))) {
-		memcpy(n->s, s, len);
-		n->s[len] = '\0';
-		HASH_ADD_KEYPTR(hh, t->strs, n->s, len, n);
-	} else if (n && !n->s) {
-		free(n);
-		n = NULL;
+	struct kp_hmap_entry *e = hmap_get_str(&t->strs, s, len);
+	char *copy = e ? e->val.ptr : malloc(len + 1);
+	if (!e && copy) {
+		memcpy(copy, s, len);
+		copy[len] = '\0';
+		e = hmap_put_str(&t->strs, copy, len, NULL);
+		e->val.ptr = copy;
 	}
 	pthread_mutex_unlock(&t->lock);
-	return n ? n->s : "";
+	return copy ? copy : "";
 }
 
 /* Grow *arr to hold one more element of @size; caller holds the lock. */

@@ -12,6 +12,7 @@
 
 #include "hcall.h"
 #include "kmetrics.h"
+#include "kprof/hmap.h"
 
 enum kp_rec_kind {
 	REC_KERNEL,
@@ -122,7 +123,7 @@ struct kp_ctrace {
 	size_t nmwin;
 	struct kp_cdevprops dev[16];
 	int ndev;
-	struct kp_strnode *strs;       /* interned names (uthash) */
+	struct kp_hmap strs;           /* interned names: HMAP_STR, val.ptr the malloc'ed copy */
 
 	uint64_t untraced_ext;         /* records linked to this External id are dropped */
 	uint64_t dropped_records;      /* CUPTI's count, summed over buffers */
