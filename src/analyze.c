@@ -565,7 +565,7 @@ static const char *op_shape_key(struct run *R, struct op_info *info, const struc
 		/* the math precision joins the key when it is not the dtype's own */
 		const char *pn = info->cost.prec != PREC_NONE &&
 					 info->cost.prec != dtype_prec(info->cost.dtype)
-				 ? prec_name(info->cost.prec) : NULL;
+				 ? dtype_prec_name(info->cost.prec) : NULL;
 		int n = snprintf(buf, sizeof(buf), "%s %s %s%s%s", op->name,
 				 info->shape, dtype_name(info->cost.dtype),
 				 pn ? "/" : "", pn ? pn : "");
@@ -624,7 +624,7 @@ static int32_t row_of(struct run *R, const void *key, const char *name, struct o
 		nr->shape = info->shape;
 	nr->dtype = info && info->cost.dtype != DT_NONE && info->cost.dtype != DT_UNKNOWN
 			    ? dtype_name(info->cost.dtype) : NULL;
-	nr->prec = info && info->cost.prec != PREC_NONE ? prec_name(info->cost.prec) : NULL;
+	nr->prec = info && info->cost.prec != PREC_NONE ? dtype_prec_name(info->cost.prec) : NULL;
 	nr->flops = nr->bytes = -1;
 	nr->mflops = nr->mbytes = -1;
 	nr->min_ns = INT64_MAX;
@@ -904,7 +904,7 @@ static void derive_columns(struct kp_report *r, struct kp_row *row)
 	row->mratio_bytes = allb && row->mbytes >= 0 && row->bytes > 0 && !(row->flags & ROW_MEASURED)
 				    ? (double)row->mbytes / row->bytes : -1;
 	if (row->intensity >= 0 && r->dev && row->prec) {
-		double pk = devdb_peak_flops(r->dev, prec_parse(row->prec), r->sm_clock_mhz);
+		double pk = devdb_peak_flops(r->dev, dtype_prec_parse(row->prec), r->sm_clock_mhz);
 		double bw = devdb_peak_bw(r->dev, 0);
 		if (pk > 0 && bw > 0)
 			row->bound = row->intensity >= pk / bw ? "compute" : "memory";

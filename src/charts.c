@@ -109,14 +109,14 @@ static void roofline(struct kp_doc *doc, const struct kp_report *r, const struct
 		int seen[PREC_N] = { 0 };
 		for (size_t i = 0; i < s->nrows; i++)
 			if (s->rows[i].prec && s->rows[i].flops > 0) {
-				enum kp_prec p = prec_parse(s->rows[i].prec);
+				enum kp_prec p = dtype_prec_parse(s->rows[i].prec);
 				if (p != PREC_NONE)
 					seen[p] = 1;
 			}
 		for (int p = 0; p < PREC_N; p++) {
 			double v = seen[p] ? peak_at_clock(r, p) : 0;
 			if (v > 0) {
-				snprintf(b, sizeof(b), "%s %s", prec_name(p), units_rate(b1, sizeof(b1), v, "FLOP/s"));
+				snprintf(b, sizeof(b), "%s %s", dtype_prec_name(p), units_rate(b1, sizeof(b1), v, "FLOP/s"));
 				chart_mark(doc, ch, v, b);
 			}
 		}

@@ -116,7 +116,7 @@ static void entry_facts(struct kp_doc *doc, const struct kp_device *dv)
 			snprintf(clk, sizeof(clk), " at %d MHz", pk->clk_ref_mhz);
 		else
 			snprintf(clk, sizeof(clk), " (clock unknown, not scaled)");
-		report_fact_textf(doc, prec_name((enum kp_prec)p), NULL, "%s %s%s, %s",
+		report_fact_textf(doc, dtype_prec_name((enum kp_prec)p), NULL, "%s %s%s, %s",
 				  tflops_text(buf, sizeof(buf), pk->flop_per_s),
 				  p == PREC_INT8 ? "TOP/s" : "TFLOP/s", clk, pk->flag);
 	}

@@ -161,7 +161,7 @@ static const char *const prec_names[PREC_N] = {
 	[PREC_FP16] = "fp16", [PREC_FP8] = "fp8",   [PREC_INT8] = "int8",
 };
 
-const char *prec_name(enum kp_prec p)
+const char *dtype_prec_name(enum kp_prec p)
 {
 	if (p < 0 || p >= PREC_N)
 		return "-";
@@ -169,7 +169,7 @@ const char *prec_name(enum kp_prec p)
 }
 
 /* Case-insensitive, so "TF32" from a command line parses too. */
-enum kp_prec prec_parse(const char *s)
+enum kp_prec dtype_prec_parse(const char *s)
 {
 	int i;
 

@@ -163,7 +163,7 @@ void render_device_line(const struct kp_report *r, char *buf, size_t cap)
 	int seen[PREC_N] = { 0 };
 	for (size_t i = 0; i < r->nrows; i++)
 		if (r->rows[i].prec && r->rows[i].flops >= 0) {
-			enum kp_prec p = prec_parse(r->rows[i].prec);
+			enum kp_prec p = dtype_prec_parse(r->rows[i].prec);
 			if (p != PREC_NONE)
 				seen[p] = 1;
 		}
@@ -172,12 +172,12 @@ void render_device_line(const struct kp_report *r, char *buf, size_t cap)
 			continue;
 		const struct kp_peak *pk = &d->peak[p];
 		if (r->clock_source == CLOCK_DATASHEET || r->sm_clock_mhz <= 0) {
-			n += snprintf(buf + n, cap - n, ", %s %.1f TFLOP/s at %d MHz", prec_name(p),
+			n += snprintf(buf + n, cap - n, ", %s %.1f TFLOP/s at %d MHz", dtype_prec_name(p),
 				      pk->flop_per_s / 1e12, pk->clk_ref_mhz);
 		} else {
 			double adj = devdb_peak_flops(d, p, r->sm_clock_mhz);
 			n += snprintf(buf + n, cap - n, ", %s %.1f TFLOP/s at %.0f MHz (datasheet %.1f at %d)",
-				      prec_name(p), adj / 1e12, r->sm_clock_mhz, pk->flop_per_s / 1e12,
+				      dtype_prec_name(p), adj / 1e12, r->sm_clock_mhz, pk->flop_per_s / 1e12,
 				      pk->clk_ref_mhz);
 		}
 	}

@@ -604,7 +604,7 @@ static int read_args(struct loader *L, struct ev *e)
 					char b[16];
 					memcpy(b, tk.s, tk.len);
 					b[tk.len] = '\0';
-					e->prec_hint = (int8_t)prec_parse(b);
+					e->prec_hint = (int8_t)dtype_prec_parse(b);
 				}
 				goto next;
 			}

@@ -61,7 +61,8 @@ size_t dtype_size(enum kp_dtype dt);            /* bytes per element; 0 for NONE
 const char *dtype_name(enum kp_dtype dt);       /* "bf16", "fp32", ... ; "-" for NONE */
 /* Default math precision of an op whose inputs are @dt (fp32 -> PREC_FP32, not tf32). */
 enum kp_prec dtype_prec(enum kp_dtype dt);
-const char *prec_name(enum kp_prec p);          /* "fp64" "fp32" "tf32" "bf16" "fp16" "fp8" "int8" */
-enum kp_prec prec_parse(const char *s);         /* inverse of prec_name; PREC_NONE if unknown */
+/* "fp64" "fp32" "tf32" "bf16" "fp16" "fp8" "int8"; dtype_prec_parse() the inverse (PREC_NONE) */
+const char *dtype_prec_name(enum kp_prec p);
+enum kp_prec dtype_prec_parse(const char *s);
 
 #endif /* KPROF_DTYPE_H */

@@ -155,14 +155,14 @@ static void prec_parse_inverts_prec_name(void **state)
 
 	(void)state;
 	for (p = 0; p < PREC_N; p++)
-		assert_int_equal(prec_parse(prec_name((enum kp_prec)p)), p);
-	assert_string_equal(prec_name(PREC_TF32), "tf32");
-	assert_string_equal(prec_name(PREC_FP8), "fp8");
-	assert_string_equal(prec_name(PREC_NONE), "-");
-	assert_int_equal(prec_parse("TF32"), PREC_TF32);
-	assert_int_equal(prec_parse("fp4"), PREC_NONE);
-	assert_int_equal(prec_parse(""), PREC_NONE);
-	assert_int_equal(prec_parse(NULL), PREC_NONE);
+		assert_int_equal(dtype_prec_parse(dtype_prec_name((enum kp_prec)p)), p);
+	assert_string_equal(dtype_prec_name(PREC_TF32), "tf32");
+	assert_string_equal(dtype_prec_name(PREC_FP8), "fp8");
+	assert_string_equal(dtype_prec_name(PREC_NONE), "-");
+	assert_int_equal(dtype_prec_parse("TF32"), PREC_TF32);
+	assert_int_equal(dtype_prec_parse("fp4"), PREC_NONE);
+	assert_int_equal(dtype_prec_parse(""), PREC_NONE);
+	assert_int_equal(dtype_prec_parse(NULL), PREC_NONE);
 }
 
 int main(void)
