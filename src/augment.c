@@ -159,17 +159,20 @@ struct scan {
 	int has_args;     /* an "args" member, object or not (then nothing is added) */
 };
 
-int augment_write(const struct kp_trace *t, const struct kp_event_cost *ev, const char *in_path,
-		  const char *out_path, struct kp_diag *d)
+/*
+ * Where each GPU event of the first pass gets its members, by byte offset; the counter
+ * tracks follow the event that ends last in the file.  *nj jobs, sorted by offset.
+ */
+static struct job *plan_jobs(const struct kp_trace *t, size_t *nj)
 {
 	struct job *jobs = xcalloc(t->ngpu + 1, sizeof(*jobs));
-	size_t nj = 0;
 	int64_t last_off = -1;
 	size_t last = 0;
+	*nj = 0;
 	for (size_t i = 0; i < t->ngpu; i++) {
 		if (t->gpu[i].op < 0)
 			continue;
-		jobs[nj++] = (struct job){ .off = t->gpu[i].off, .gpu = i, .args = 1 };
+		jobs[(*nj)++] = (struct job){ .off = t->gpu[i].off, .gpu = i, .args = 1 };
 	}
 	for (size_t i = 0; i < t->ngpu; i++)
 		if (t->gpu[i].off > last_off) {
@@ -177,26 +180,196 @@ int augment_write(const struct kp_trace *t, const struct kp_event_cost *ev, cons
 			last = i;
 		}
 	if (t->ngpu && t->gpu[last].op < 0)
-		jobs[nj++] = (struct job){ .off = last_off, .gpu = last, .counters = 1 };
-	qsort(jobs, nj, sizeof(*jobs), cmp_job);
-	for (size_t j = 0; j < nj; j++)
+		jobs[(*nj)++] = (struct job){ .off = last_off, .gpu = last, .counters = 1 };
+	qsort(jobs, *nj, sizeof(*jobs), cmp_job);
+	for (size_t j = 0; j < *nj; j++)
 		if (jobs[j].off == last_off)
 			jobs[j].counters = 1;
+	return jobs;
+}
 
+/* @path for writing, gzip'ed when it ends in ".gz"; -1 with @d (KP_ENV) on failure */
+static int sink_open(struct sink *s, const char *path, struct kp_diag *d)
+{
+	size_t plen = strlen(path);
+	memset(s, 0, sizeof(*s));
+	if (plen > 3 && !strcmp(path + plen - 3, ".gz"))
+		s->gz = gzopen(path, "wb6");
+	else
+		s->fp = fopen(path, "wb");
+	if (s->gz || s->fp)
+		return 0;
+	d->status = KP_ENV;
+	snprintf(d->msg, sizeof(d->msg), "error: cannot write '%s': %s", path, strerror(errno));
+	return -1;
+}
+
+/* nonzero when a write or the close failed */
+static int sink_close(struct sink *s)
+{
+	int werr = s->err;
+	if (s->gz)
+		werr |= gzclose(s->gz) != Z_OK;
+	else
+		werr |= fclose(s->fp) != 0;
+	return werr;
+}
+
+/* one byte inside a string: the top-level key is captured to spot "args" */
+static void scan_str(struct scan *sc, char c)
+{
+	if (sc->esc)
+		sc->esc = 0;
+	else if (c == '\\')
+		sc->esc = 1;
+	else if (c == '"')
+		sc->in_str = 0;
+	else if (sc->capturing && sc->keylen < (int)sizeof(sc->key) - 1)
+		sc->key[sc->keylen++] = c;
+	else if (sc->capturing)
+		sc->keylen = sizeof(sc->key); /* too long to be "args" */
+}
+
+/* one structural byte other than a closing '}' or ']' */
+static void scan_open(struct scan *sc, char c)
+{
+	if (c == '"') {
+		sc->in_str = 1;
+		sc->capturing = sc->depth == 1 && sc->expect_key;
+		sc->keylen = 0;
+	} else if (c == ':' && sc->depth == 1) {
+		sc->expect_key = 0;
+		sc->key_is_args = sc->capturing && sc->keylen == 4 && !memcmp(sc->key, "args", 4);
+		sc->has_args |= sc->key_is_args;
+		sc->capturing = 0;
+	} else if (c == ',' && sc->depth == 1) {
+		sc->expect_key = 1;
+		sc->key_is_args = 0;
+	} else if (c == '{' || c == '[') {
+		sc->depth++;
+		if (sc->depth == 1)
+			sc->expect_key = 1;
+		else if (c == '{' && sc->depth == 2 && sc->key_is_args && !sc->args_done) {
+			sc->args_depth = 2;
+			sc->args_nonempty = 0;
+		}
+	} else if (sc->depth == 1) {
+		sc->capturing = 0;
+	}
+}
+
+/* the second pass: the input copied to the sink, job by job */
+struct pass {
+	const struct kp_trace *t;
+	const struct kp_event_cost *ev;
+	struct sink s;
+	const struct job *jobs;
+	size_t nj, j; /* jobs, the next one */
+	struct scan sc;
+	size_t from;  /* bytes of the read buffer not yet written */
+};
+
+/* Before the args' closing brace at buf[k]: the members of the current job. */
+static void end_args(struct pass *p, const char *buf, size_t k)
+{
+	const struct job *jb = &p->jobs[p->j];
+	size_t ml = 0;
+	put(&p->s, buf + p->from, k - p->from);
+	p->from = k;
+	char *m = members(p->t, &p->ev[jb->gpu], jb->gpu, &ml);
+	if (p->sc.args_nonempty)
+		put(&p->s, ", ", 2);
+	put(&p->s, m, ml);
+	free(m);
+	p->sc.args_depth = 0;
+	p->sc.args_done = 1;
+}
+
+/* At the event's closing brace buf[k] (file offset @pos): args if it had none, counters. */
+static void end_event(struct pass *p, const char *buf, size_t k, int64_t pos)
+{
+	const struct job *jb = &p->jobs[p->j];
+	size_t ml = 0;
+	put(&p->s, buf + p->from, k - p->from);
+	p->from = k;
+	if (!p->sc.has_args && jb->args) {
+		char *m = members(p->t, &p->ev[jb->gpu], jb->gpu, &ml);
+		put(&p->s, ", \"args\": {", 11);
+		put(&p->s, m, ml);
+		put(&p->s, "}", 1);
+		free(m);
+	}
+	/* the event's brace, then the counters after the last GPU event */
+	put(&p->s, "}", 1);
+	p->from = k + 1;
+	if (jb->counters) {
+		char *cs = counters(p->t, p->ev, &ml);
+		put(&p->s, cs, ml);
+		free(cs);
+	}
+	p->sc.on = 0;
+	/* several records at one offset cannot happen; skip duplicates anyway */
+	while (++p->j < p->nj && p->jobs[p->j].off == pos)
+		;
+}
+
+/* The bytes buf[0..n) at file offset *pos; -1 with @d when an event is not where it was. */
+static int copy_block(struct pass *p, const char *buf, size_t n, int64_t *pos, const char *name,
+		      struct kp_diag *d)
+{
+	struct scan *sc = &p->sc;
+	p->from = 0;
+	for (size_t k = 0; k < n; k++, (*pos)++) {
+		char c = buf[k];
+		if (!sc->on) {
+			if (p->j >= p->nj || *pos != p->jobs[p->j].off)
+				continue;
+			if (c != '{') {
+				d->status = KP_BADINPUT;
+				snprintf(d->msg, sizeof(d->msg),
+					 "%s: error: the event at byte %" PRId64 " is not where the first pass found it (did the file change?)",
+					 name, *pos);
+				return -1;
+			}
+			*sc = (struct scan){ .on = 1 };
+			/* fall through: the '{' opens depth 1 below */
+		}
+		if (sc->in_str) {
+			scan_str(sc, c);
+			continue;
+		}
+		if (c == ' ' || c == '\t' || c == '\n' || c == '\r')
+			continue;
+		if (sc->args_depth && sc->depth >= sc->args_depth && !(c == '}' && sc->depth == sc->args_depth))
+			sc->args_nonempty = 1;
+		if (c != '}' && c != ']') {
+			scan_open(sc, c);
+			continue;
+		}
+		if (c == '}' && sc->args_depth && sc->depth == sc->args_depth && p->jobs[p->j].args) {
+			end_args(p, buf, k);
+		} else if (c == '}' && sc->depth == 1) {
+			end_event(p, buf, k, *pos);
+			continue;
+		}
+		sc->depth--;
+	}
+	put(&p->s, buf + p->from, n - p->from);
+	return 0;
+}
+
+int augment_write(const struct kp_trace *t, const struct kp_event_cost *ev, const char *in_path,
+		  const char *out_path, struct kp_diag *d)
+{
+	struct pass p = { .t = t, .ev = ev };
+	struct job *jobs = plan_jobs(t, &p.nj);
+	p.jobs = jobs;
 	struct kp_input in;
 	if (input_open(&in, in_path, d) < 0) {
 		free(jobs);
 		return -1;
 	}
-	struct sink s = { 0 };
-	size_t plen = strlen(out_path);
-	if (plen > 3 && !strcmp(out_path + plen - 3, ".gz"))
-		s.gz = gzopen(out_path, "wb6");
-	else
-		s.fp = fopen(out_path, "wb");
-	if (!s.gz && !s.fp) {
-		d->status = KP_ENV;
-		snprintf(d->msg, sizeof(d->msg), "error: cannot write '%s': %s", out_path, strerror(errno));
+	if (sink_open(&p.s, out_path, d) < 0) {
 		input_close(&in);
 		free(jobs);
 		return -1;
@@ -204,132 +377,28 @@ int augment_write(const struct kp_trace *t, const struct kp_event_cost *ev, cons
 	enum { CAP = 1 << 16 };
 	char *buf = xmalloc(CAP);
 	int64_t pos = 0;
-	size_t j = 0;
-	struct scan sc = { 0 };
 	int rc = 0;
 	for (;;) {
 		ssize_t n = input_read(&in, buf, CAP, d);
-		if (n < 0) {
+		if (n <= 0) {
+			rc = n < 0 ? -1 : 0;
+			break;
+		}
+		if (copy_block(&p, buf, (size_t)n, &pos, in.name, d) < 0) {
 			rc = -1;
 			break;
 		}
-		if (n == 0)
-			break;
-		size_t from = 0; /* bytes of buf not yet written */
-		for (size_t k = 0; k < (size_t)n; k++, pos++) {
-			char c = buf[k];
-			if (!sc.on) {
-				if (j >= nj || pos != jobs[j].off)
-					continue;
-				if (c != '{') {
-					d->status = KP_BADINPUT;
-					snprintf(d->msg, sizeof(d->msg),
-						 "%s: error: the event at byte %" PRId64 " is not where the first pass found it (did the file change?)",
-						 in.name, pos);
-					rc = -1;
-					goto out;
-				}
-				sc = (struct scan){ .on = 1 };
-				/* fall through: the '{' opens depth 1 below */
-			}
-			if (sc.in_str) {
-				if (sc.esc)
-					sc.esc = 0;
-				else if (c == '\\')
-					sc.esc = 1;
-				else if (c == '"')
-					sc.in_str = 0;
-				else if (sc.capturing && sc.keylen < (int)sizeof(sc.key) - 1)
-					sc.key[sc.keylen++] = c;
-				else if (sc.capturing)
-					sc.keylen = sizeof(sc.key); /* too long to be "args" */
-				continue;
-			}
-			if (c == ' ' || c == '\t' || c == '\n' || c == '\r')
-				continue;
-			if (sc.args_depth && sc.depth >= sc.args_depth && !(c == '}' && sc.depth == sc.args_depth))
-				sc.args_nonempty = 1;
-			if (c == '"') {
-				sc.in_str = 1;
-				sc.capturing = sc.depth == 1 && sc.expect_key;
-				sc.keylen = 0;
-			} else if (c == ':' && sc.depth == 1) {
-				sc.expect_key = 0;
-				sc.key_is_args = sc.capturing && sc.keylen == 4 && !memcmp(sc.key, "args", 4);
-				sc.has_args |= sc.key_is_args;
-				sc.capturing = 0;
-			} else if (c == ',' && sc.depth == 1) {
-				sc.expect_key = 1;
-				sc.key_is_args = 0;
-			} else if (c == '{' || c == '[') {
-				sc.depth++;
-				if (sc.depth == 1)
-					sc.expect_key = 1;
-				else if (c == '{' && sc.depth == 2 && sc.key_is_args && !sc.args_done) {
-					sc.args_depth = 2;
-					sc.args_nonempty = 0;
-				}
-			} else if (c == '}' || c == ']') {
-				size_t ml = 0;
-				char *m = NULL;
-				if (c == '}' && sc.args_depth && sc.depth == sc.args_depth && jobs[j].args) {
-					/* before the args' closing brace */
-					put(&s, buf + from, k - from);
-					from = k;
-					m = members(t, &ev[jobs[j].gpu], jobs[j].gpu, &ml);
-					if (sc.args_nonempty)
-						put(&s, ", ", 2);
-					put(&s, m, ml);
-					free(m);
-					sc.args_depth = 0;
-					sc.args_done = 1;
-				} else if (c == '}' && sc.depth == 1) {
-					put(&s, buf + from, k - from);
-					from = k;
-					if (!sc.has_args && jobs[j].args) {
-						m = members(t, &ev[jobs[j].gpu], jobs[j].gpu, &ml);
-						put(&s, ", \"args\": {", 11);
-						put(&s, m, ml);
-						put(&s, "}", 1);
-						free(m);
-					}
-					/* the event's brace, then the counters after the last GPU event */
-					put(&s, "}", 1);
-					from = k + 1;
-					if (jobs[j].counters) {
-						char *cs = counters(t, ev, &ml);
-						put(&s, cs, ml);
-						free(cs);
-					}
-					sc.on = 0;
-					/* several records at one offset cannot happen; skip duplicates anyway */
-					while (++j < nj && jobs[j].off == pos)
-						;
-					continue;
-				}
-				sc.depth--;
-			} else if (sc.depth == 1) {
-				sc.capturing = 0;
-			}
-		}
-		put(&s, buf + from, (size_t)n - from);
 	}
-	if (!rc && (sc.on || j < nj)) {
+	if (!rc && (p.sc.on || p.j < p.nj)) {
 		d->status = KP_BADINPUT;
 		snprintf(d->msg, sizeof(d->msg), "%s: error: the input ended before every GPU event was found again",
 			 in.name);
 		rc = -1;
 	}
-out:
 	free(buf);
 	free(jobs);
 	input_close(&in);
-	int werr = s.err;
-	if (s.gz)
-		werr |= gzclose(s.gz) != Z_OK;
-	else
-		werr |= fclose(s.fp) != 0;
-	if (!rc && werr) {
+	if (sink_close(&p.s) && !rc) {
 		d->status = KP_ENV;
 		snprintf(d->msg, sizeof(d->msg), "error: cannot write '%s': write error", out_path);
 		rc = -1;
