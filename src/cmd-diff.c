@@ -154,6 +154,62 @@ static int build_gate(const struct limits *l, struct kp_arena *a, struct kp_gate
 	return 0;
 }
 
+/* The checks of options against each other, after parsing; -1 after the message (usage). */
+static int finish_opts(struct kp_diff_run_opts *ro, const char *steps, const char *sort)
+{
+	if (steps) {
+		const char *why = parse_steps(steps, &ro->diff.base_div, &ro->diff.new_div);
+		if (why || ro->per_step == 0) {
+			fprintf(stderr, "kprof: error: %s\n", why ? why : "--steps and --no-per-step exclude each other");
+			if (why)
+				fprintf(stderr, "kprof: see 'kprof diff -h'\n");
+			return -1;
+		}
+	}
+	if (!strcmp(ro->path[0], "-") && !strcmp(ro->path[1], "-")) {
+		fprintf(stderr, "kprof: error: only one of the traces can be read from standard input\n");
+		return -1;
+	}
+	const char *bad;
+	if (sort_parse(&ro->sort, SORT_DIFF, sort, &bad) < 0) {
+		char keys[256];
+		fprintf(stderr, "kprof: error: unknown sort key '%s' (valid: %s; suffix :asc or :desc)\n", bad,
+			sort_key_list(SORT_DIFF, ", ", keys, sizeof(keys)));
+		return -1;
+	}
+	return 0;
+}
+
+/* where and how the report goes */
+struct output {
+	int format, color;
+	const char *chart;
+	unsigned charts;
+	const char *path;
+};
+
+/* The report of @run written to o->path; 0, or the status after the message. */
+static int write_report(const struct kp_diff_run *run, const struct kp_gate_opts *gate,
+			const struct output *o)
+{
+	struct kp_diff_render_opts rend = { .gate = diff_gated(gate) ? gate : NULL,
+					    .hits = run->hits, .nhits = run->nhits };
+	struct kp_doc doc;
+	diff_render_doc(&run->diff, &rend, &doc);
+	if (o->format == FMT_HTML || o->format == FMT_SVG || (o->format == FMT_JSON && o->chart))
+		charts_diff(&doc, &run->diff, o->charts);
+	struct kp_diag od = { 0 };
+	FILE *out = output_open(o->path, &od);
+	if (out) {
+		table_render(&doc, o->format, table_use_color(o->color, out), out);
+		output_close(out, o->path, &od);
+	}
+	if (od.status)
+		fprintf(stderr, "kprof: %s\n", od.msg);
+	report_free(&doc);
+	return od.status;
+}
+
 int cmd_diff(int argc, char **argv)
 {
 	int key = GROUP_KERNEL, format = FMT_TABLE, color = COLOR_AUTO, name_mode = 0, strict = 0, per_step = -1;
@@ -232,26 +288,8 @@ int cmd_diff(int argc, char **argv)
 		.gate = { .fail_above_pct = -1, .min_pct = min_pct, .min_delta_ns = min_delta },
 		.warn_mode = quiet ? WARN_QUIET : warn_mode,
 	};
-	if (steps) {
-		const char *why = parse_steps(steps, &ro.diff.base_div, &ro.diff.new_div);
-		if (why || per_step == 0) {
-			fprintf(stderr, "kprof: error: %s\n", why ? why : "--steps and --no-per-step exclude each other");
-			if (why)
-				fprintf(stderr, "kprof: see 'kprof diff -h'\n");
-			return KP_USAGE;
-		}
-	}
-	if (!strcmp(argv[1], "-") && !strcmp(argv[2], "-")) {
-		fprintf(stderr, "kprof: error: only one of the traces can be read from standard input\n");
+	if (finish_opts(&ro, steps, sort) < 0)
 		return KP_USAGE;
-	}
-	const char *bad;
-	if (sort_parse(&ro.sort, SORT_DIFF, sort, &bad) < 0) {
-		char keys[256];
-		fprintf(stderr, "kprof: error: unknown sort key '%s' (valid: %s; suffix :asc or :desc)\n", bad,
-			sort_key_list(SORT_DIFF, ", ", keys, sizeof(keys)));
-		return KP_USAGE;
-	}
 
 	struct kp_arena garena;
 	arena_init(&garena);
@@ -275,23 +313,9 @@ int cmd_diff(int argc, char **argv)
 	struct kp_diff_run run;
 	status = diff_run(&run, &ro);
 	if (status == KP_OK || status == KP_REGRESSION) {
-		struct kp_diff_render_opts rend = { .gate = diff_gated(&ro.gate) ? &ro.gate : NULL,
-						    .hits = run.hits, .nhits = run.nhits };
-		struct kp_doc doc;
-		diff_render_doc(&run.diff, &rend, &doc);
-		if (format == FMT_HTML || format == FMT_SVG || (format == FMT_JSON && chart))
-			charts_diff(&doc, &run.diff, charts);
-		struct kp_diag od = { 0 };
-		FILE *out = output_open(out_path, &od);
-		if (out) {
-			table_render(&doc, format, table_use_color(color, out), out);
-			output_close(out, out_path, &od);
-		}
-		if (od.status) {
-			fprintf(stderr, "kprof: %s\n", od.msg);
-			status = od.status;
-		}
-		report_free(&doc);
+		struct output o = { format, color, chart, charts, out_path };
+		int ost = write_report(&run, &ro.gate, &o);
+		status = ost ? ost : status;
 	}
 	diff_run_print(&run, stderr);
 	diff_run_free(&run);
