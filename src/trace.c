@@ -507,6 +507,116 @@ static int coll_arg(struct loader *L, struct ev *e, const struct kp_json_tok *ke
 	return 1;
 }
 
+/*
+ * The integer members of args (and "External id" without its early stop): 1 when @tk named
+ * one, with *r the reader's result.
+ */
+static int int_arg(struct loader *L, struct ev *e, const struct kp_json_tok *tk, int *r)
+{
+	int64_t v;
+	switch (tk->len) {
+	case 16:
+		if (TOK_IS(tk, "kprof dram bytes")) {
+			if ((*r = read_int(L, 0, &v)) > 0 && v >= 0)
+				e->mbytes = v;
+			return 1;
+		}
+		break;
+	case 20:
+		if (TOK_IS(tk, "kprof measured flops")) {
+			if ((*r = read_int(L, 0, &v)) > 0 && v >= 0)
+				e->mflops = v;
+			return 1;
+		}
+		break;
+	case 6:
+		if (TOK_IS(tk, "device")) {
+			if ((*r = read_int(L, 0, &v)) > 0)
+				e->device = v;
+			return 1;
+		}
+		if (TOK_IS(tk, "stream")) {
+			if ((*r = read_int(L, 0, &v)) > 0)
+				e->stream = v;
+			return 1;
+		}
+		break;
+	case 5:
+		if (TOK_IS(tk, "bytes")) {
+			if ((*r = read_int(L, 0, &v)) > 0)
+				e->bytes = v;
+			return 1;
+		}
+		break;
+	case 11:
+		if (TOK_IS(tk, "correlation")) {
+			if ((*r = read_int(L, 0, &v)) > 0)
+				e->corr = v;
+			return 1;
+		}
+		if (TOK_IS(tk, "kernel_flop")) {
+			if ((*r = read_int(L, 0, &v)) > 0)
+				e->kernel_flop = v;
+			return 1;
+		}
+		break;
+	case 12:
+		if (TOK_IS(tk, "sm_clock_mhz")) {
+			if ((*r = read_int(L, 0, &v)) > 0 && v > 0 && v < 100000)
+				e->sm_clock_mhz = (int32_t)v;
+			return 1;
+		}
+		break;
+	case 15:
+		if (TOK_IS(tk, "Sequence number")) {
+			if ((*r = read_int(L, 0, &v)) > 0)
+				e->seq = v;
+			return 1;
+		}
+		break;
+	}
+	return 0;
+}
+
+/* The other members read: shapes (when @shapes), "kprof compute", "kernel_num_gb". */
+static int other_arg(struct loader *L, struct ev *e, const struct kp_json_tok *key, int shapes,
+		     int *r)
+{
+	struct kp_json_tok tk;
+	if (shapes && TOK_IS(key, "Input Dims")) {
+		*r = read_dims(L, e);
+		return 1;
+	}
+	if (shapes && TOK_IS(key, "Input type")) {
+		*r = read_str_list(L, e, 1);
+		return 1;
+	}
+	if (shapes && TOK_IS(key, "Concrete Inputs")) {
+		*r = read_str_list(L, e, 0);
+		return 1;
+	}
+	if (TOK_IS(key, "kprof compute")) {
+		if ((*r = read_str(L, &tk)) > 0 && tk.len < 16) {
+			char b[16];
+			memcpy(b, tk.s, tk.len);
+			b[tk.len] = '\0';
+			e->prec_hint = (int8_t)dtype_prec_parse(b);
+		}
+		return 1;
+	}
+	if (TOK_IS(key, "kernel_num_gb")) {
+		enum kp_json_type ty = json_next(&L->p, &tk);
+		if (ty == JT_NUM)
+			e->kernel_num_gb = json_num_double(tk.s, tk.len);
+		else if (ty == JT_OBJ || ty == JT_ARR)
+			*r = json_skip_rest(&L->p);
+		else if (ty == JT_ERROR)
+			*r = -1;
+		return 1;
+	}
+	return 0;
+}
+
 static int read_args(struct loader *L, struct ev *e)
 {
 	int shapes = wants_shapes(L, e);
@@ -528,115 +638,16 @@ static int read_args(struct loader *L, struct ev *e)
 			return -1;
 		int r = 0;
 		int64_t v;
-		switch (tk.len) {
-		case 16:
-			if (TOK_IS(&tk, "kprof dram bytes")) {
-				if ((r = read_int(L, 0, &v)) > 0 && v >= 0)
-					e->mbytes = v;
-				goto next;
-			}
-			break;
-		case 20:
-			if (TOK_IS(&tk, "kprof measured flops")) {
-				if ((r = read_int(L, 0, &v)) > 0 && v >= 0)
-					e->mflops = v;
-				goto next;
-			}
-			break;
-		case 6:
-			if (TOK_IS(&tk, "device")) {
-				if ((r = read_int(L, 0, &v)) > 0)
-					e->device = v;
-				goto next;
-			}
-			if (TOK_IS(&tk, "stream")) {
-				if ((r = read_int(L, 0, &v)) > 0)
-					e->stream = v;
-				goto next;
-			}
-			break;
-		case 5:
-			if (TOK_IS(&tk, "bytes")) {
-				if ((r = read_int(L, 0, &v)) > 0)
-					e->bytes = v;
-				goto next;
-			}
-			break;
-		case 10:
-			if (shapes && TOK_IS(&tk, "Input Dims")) {
-				r = read_dims(L, e);
-				goto next;
-			}
-			if (shapes && TOK_IS(&tk, "Input type")) {
-				r = read_str_list(L, e, 1);
-				goto next;
-			}
-			break;
-		case 11:
-			if (TOK_IS(&tk, "External id")) {
-				if ((r = read_int(L, 0, &v)) > 0)
-					e->ext_id = v;
-				if (r >= 0 && id_only)
-					return json_skip_rest(&L->p);
-				goto next;
-			}
-			if (TOK_IS(&tk, "correlation")) {
-				if ((r = read_int(L, 0, &v)) > 0)
-					e->corr = v;
-				goto next;
-			}
-			if (TOK_IS(&tk, "kernel_flop")) {
-				if ((r = read_int(L, 0, &v)) > 0)
-					e->kernel_flop = v;
-				goto next;
-			}
-			break;
-		case 12:
-			if (TOK_IS(&tk, "sm_clock_mhz")) {
-				if ((r = read_int(L, 0, &v)) > 0 && v > 0 && v < 100000)
-					e->sm_clock_mhz = (int32_t)v;
-				goto next;
-			}
-			break;
-		case 13:
-			if (TOK_IS(&tk, "kprof compute")) {
-				if ((r = read_str(L, &tk)) > 0 && tk.len < 16) {
-					char b[16];
-					memcpy(b, tk.s, tk.len);
-					b[tk.len] = '\0';
-					e->prec_hint = (int8_t)dtype_prec_parse(b);
-				}
-				goto next;
-			}
-			if (TOK_IS(&tk, "kernel_num_gb")) {
-				ty = json_next(&L->p, &tk);
-				if (ty == JT_NUM)
-					e->kernel_num_gb = json_num_double(tk.s, tk.len);
-				else if (ty == JT_OBJ || ty == JT_ARR)
-					r = json_skip_rest(&L->p);
-				else if (ty == JT_ERROR)
-					r = -1;
-				goto next;
-			}
-			break;
-		case 15:
-			if (shapes && TOK_IS(&tk, "Concrete Inputs")) {
-				r = read_str_list(L, e, 0);
-				goto next;
-			}
-			if (TOK_IS(&tk, "Sequence number")) {
-				if ((r = read_int(L, 0, &v)) > 0)
-					e->seq = v;
-				goto next;
-			}
-			break;
+		if (TOK_IS(&tk, "External id")) {
+			if ((r = read_int(L, 0, &v)) > 0)
+				e->ext_id = v;
+			if (r >= 0 && id_only)
+				return json_skip_rest(&L->p);
+		} else if (!int_arg(L, e, &tk, &r) && !other_arg(L, e, &tk, shapes, &r) &&
+			   !(e->cat == CAT_RANGE && range_counter(L, e, &tk, &r)) &&
+			   !(e->cat == CAT_KERNEL && coll_arg(L, e, &tk, &r))) {
+			r = json_skip(&L->p);
 		}
-		if (e->cat == CAT_RANGE && range_counter(L, e, &tk, &r))
-			goto next;
-		if (e->cat == CAT_KERNEL && coll_arg(L, e, &tk, &r))
-			goto next;
-		r = json_skip(&L->p);
-next:
 		if (r < 0)
 			return -1;
 	}
