@@ -125,6 +125,52 @@ static const char *workload_option(const struct kp_capture_opts *o, const struct
 	return NULL;
 }
 
+/* Options of the other mode: built-in workload options with a command and the reverse. */
+static int check_mode(const struct kp_capture_opts *o, const struct kp_capture_opts *dflt,
+		      char **cmd)
+{
+	const char *wl = workload_option(o, dflt);
+	if (cmd && wl) {
+		fprintf(stderr, "kprof: error: option '--%s' is for built-in workloads, not '-- <command>'\n",
+			wl);
+		fprintf(stderr, "kprof: see 'kprof capture -h'\n");
+		return -1;
+	}
+	if (!cmd && (o->nvtx != dflt->nvtx || o->libs != dflt->libs)) {
+		fprintf(stderr, "kprof: error: option '--%s' is for '-- <command>'\n",
+			o->nvtx != dflt->nvtx ? "nvtx" : "blas");
+		fprintf(stderr, "kprof: see 'kprof capture -h'\n");
+		return -1;
+	}
+	return 0;
+}
+
+/* The capture itself: through kprof-capture.so (with the -- <cmd> libraries found) or linked. */
+static int run(struct kp_capture_opts *o)
+{
+#ifdef KPROF_CAPTURE_DL
+	char *inject = NULL, *shim = NULL, list[4 * (LIBPATH_LEN + 300)];
+	if (o->cmd && !(inject = find_so("KPROF_INJECT_SO", "kprof-inject.so", list, sizeof(list)))) {
+		fprintf(stderr, "kprof: error: cannot find kprof-inject.so; tried:%s\n"
+				"kprof: set KPROF_INJECT_SO to its path\n", list);
+		return KP_ENV;
+	}
+	if (o->cmd && (o->nvtx || o->libs) &&
+	    !(shim = find_so("KPROF_SHIM_SO", "kprof-shim.so", list, sizeof(list))))
+		fprintf(stderr, "kprof: warning: cannot find kprof-shim.so; tried:%s\n"
+				"kprof: library calls and NVTX ranges are not recorded (set "
+				"KPROF_SHIM_SO)\n", list);
+	o->inject_so = inject;
+	o->shim_so = shim;
+	int rc = run_capture_so(o);
+	free(inject);
+	free(shim);
+	return rc;
+#else
+	return capture_run(o);
+#endif
+}
+
 int cmd_capture(int argc, char **argv)
 {
 	const struct kp_capture_opts dflt = { .warmup = 3, .iters = 10, .backward = 1,
@@ -216,19 +262,8 @@ int cmd_capture(int argc, char **argv)
 		return KP_USAGE;
 	}
 	o.sample_period_ms = (int)(period > 1000 ? 1000 : period);
-	const char *wl = workload_option(&o, &dflt);
-	if (cmd && wl) {
-		fprintf(stderr, "kprof: error: option '--%s' is for built-in workloads, not '-- <command>'\n",
-			wl);
-		fprintf(stderr, "kprof: see 'kprof capture -h'\n");
+	if (check_mode(&o, &dflt, cmd) < 0)
 		return KP_USAGE;
-	}
-	if (!cmd && (o.nvtx != dflt.nvtx || o.libs != dflt.libs)) {
-		fprintf(stderr, "kprof: error: option '--%s' is for '-- <command>'\n",
-			o.nvtx != dflt.nvtx ? "nvtx" : "blas");
-		fprintf(stderr, "kprof: see 'kprof capture -h'\n");
-		return KP_USAGE;
-	}
 	o.nvtx = o.nvtx != 0;
 	o.libs = o.libs != 0;
 	o.cmd = cmd;
@@ -238,27 +273,7 @@ int cmd_capture(int argc, char **argv)
 		fprintf(stderr, "kprof: see 'kprof capture -h'\n");
 		return KP_USAGE;
 	}
-#ifdef KPROF_CAPTURE_DL
-	char *inject = NULL, *shim = NULL, list[4 * (LIBPATH_LEN + 300)];
-	if (o.cmd && !(inject = find_so("KPROF_INJECT_SO", "kprof-inject.so", list, sizeof(list)))) {
-		fprintf(stderr, "kprof: error: cannot find kprof-inject.so; tried:%s\n"
-				"kprof: set KPROF_INJECT_SO to its path\n", list);
-		capture_opts_free(&o);
-		return KP_ENV;
-	}
-	if (o.cmd && (o.nvtx || o.libs) &&
-	    !(shim = find_so("KPROF_SHIM_SO", "kprof-shim.so", list, sizeof(list))))
-		fprintf(stderr, "kprof: warning: cannot find kprof-shim.so; tried:%s\n"
-				"kprof: library calls and NVTX ranges are not recorded (set "
-				"KPROF_SHIM_SO)\n", list);
-	o.inject_so = inject;
-	o.shim_so = shim;
-	rc = run_capture_so(&o);
-	free(inject);
-	free(shim);
-#else
-	rc = capture_run(&o);
-#endif
+	rc = run(&o);
 	capture_opts_free(&o);
 	return rc;
 }
