@@ -165,6 +165,66 @@ static void render_doc(struct kp_doc *doc, const struct kp_trace *t,
 		analyze_free(&shapes);
 }
 
+/* The device table and @path loaded and linked; 0, or the status after the message. */
+static int load_one(const char *path, const char *db_path, const struct kp_load_opts *lo,
+		    int warn_mode, struct kp_devdb *db, struct kp_trace *t)
+{
+	struct kp_diag d = { 0 };
+	if (devdb_load_default(db, db_path, &d) < 0) {
+		fprintf(stderr, "kprof: %s\n", d.msg);
+		return d.status;
+	}
+	if (trace_load(t, path, lo, &d) < 0) {
+		diag_warn_print(&t->warn, warn_mode, NULL, stderr);
+		fprintf(stderr, "kprof: %s\n", d.msg);
+		trace_free(t);
+		devdb_free(db);
+		return d.status;
+	}
+	link_trace(t);
+	return 0;
+}
+
+/* how one trace's report is written */
+struct view {
+	int format, color, stats, full_names;
+	int breakdown, launches;
+	double idle_gap_us, short_us;
+	long top;
+	unsigned charts;
+	const char *chart, *path;
+	int opened; /* set by write_one: the output was opened */
+};
+
+/* The report of @r (and the sections and charts @v asks for) to v->path; 0 or the status. */
+static int write_one(const struct kp_trace *t, const struct kp_analyze_opts *ao,
+		     const struct kp_report *r, struct view *v)
+{
+	struct kp_diag d = { 0 };
+	FILE *out = output_open(v->path, &d);
+	v->opened = out != NULL;
+	if (!out) {
+		fprintf(stderr, "kprof: %s\n", d.msg);
+		return d.status;
+	}
+	struct kp_render_opts ro = { .format = v->format, .stats = v->stats,
+				     .full_names = v->full_names,
+				     .color = table_use_color(v->color, out) };
+	struct kp_doc doc;
+	render_report_doc(r, &ro, &doc);
+	if (v->breakdown || v->launches)
+		add_breakdown(&doc, t, v->breakdown, v->launches, v->idle_gap_us, v->short_us,
+			      ao->group, v->top, v->full_names);
+	render_doc(&doc, t, ao, r, &ro, v->charts, v->format == FMT_HTML || v->format == FMT_SVG ||
+		   (v->format == FMT_JSON && v->chart), out);
+	report_free(&doc);
+	if (output_close(out, v->path, &d) < 0) {
+		fprintf(stderr, "kprof: %s\n", d.msg);
+		return d.status;
+	}
+	return KP_OK;
+}
+
 int cmd_analyze(int argc, char **argv)
 {
 	int group = GROUP_KERNEL, format = FMT_TABLE, color = COLOR_AUTO, name_mode = 0, strict = 0;
@@ -244,23 +304,13 @@ int cmd_analyze(int argc, char **argv)
 	if (sort_parse(&sp, SORT_ANALYZE, sort, &bad) < 0)
 		return bad_sort_key(bad);
 
-	struct kp_diag d = { 0 };
 	struct kp_devdb db;
-	if (devdb_load_default(&db, db_path, &d) < 0) {
-		fprintf(stderr, "kprof: %s\n", d.msg);
-		return d.status;
-	}
 	struct kp_trace t;
 	struct kp_load_opts lo = { .strict = strict, .annotations = group == GROUP_ANNOT,
 				   .warn_all = warn_mode == WARN_ALL };
-	if (trace_load(&t, argv[1], &lo, &d) < 0) {
-		diag_warn_print(&t.warn, warn_mode, NULL, stderr);
-		fprintf(stderr, "kprof: %s\n", d.msg);
-		trace_free(&t);
-		devdb_free(&db);
-		return d.status;
-	}
-	link_trace(&t);
+	int status = load_one(argv[1], db_path, &lo, warn_mode, &db, &t);
+	if (status)
+		return status;
 	struct kp_analyze_opts ao = {
 		.group = group, .device = device, .sm_clock_mhz = sm_clock, .db = &db,
 		.full_names = name_mode == 1, .warn_all = warn_mode == WARN_ALL,
@@ -269,28 +319,17 @@ int cmd_analyze(int argc, char **argv)
 	analyze_run(&t, &ao, &r);
 	sort_analyze(&r, &sp);
 	analyze_select(&r, top, min_pct);
-	FILE *out = output_open(out_path, &d);
-	if (!out) {
-		fprintf(stderr, "kprof: %s\n", d.msg);
+	struct view v = {
+		.format = format, .color = color, .stats = stats, .full_names = name_mode == 1,
+		.breakdown = breakdown, .launches = launches, .idle_gap_us = idle_gap_us,
+		.short_us = short_us, .top = top, .charts = charts, .chart = chart, .path = out_path,
+	};
+	status = write_one(&t, &ao, &r, &v);
+	if (!v.opened) { /* nothing written: no warnings either */
 		analyze_free(&r);
 		trace_free(&t);
 		devdb_free(&db);
-		return d.status;
-	}
-	struct kp_render_opts ro = { .format = format, .stats = stats, .full_names = name_mode == 1,
-				     .color = table_use_color(color, out) };
-	struct kp_doc doc;
-	render_report_doc(&r, &ro, &doc);
-	if (breakdown || launches)
-		add_breakdown(&doc, &t, breakdown, launches, idle_gap_us, short_us, group, top,
-			      name_mode == 1);
-	render_doc(&doc, &t, &ao, &r, &ro, charts, format == FMT_HTML || format == FMT_SVG ||
-		   (format == FMT_JSON && chart), out);
-	report_free(&doc);
-	int status = KP_OK;
-	if (output_close(out, out_path, &d) < 0) {
-		fprintf(stderr, "kprof: %s\n", d.msg);
-		status = d.status;
+		return status;
 	}
 	diag_warn_print(&t.warn, warn_mode, NULL, stderr);
 	diag_warn_print(&r.warn, warn_mode, NULL, stderr);
