@@ -421,31 +421,35 @@ static const struct kp_rank_step *rank_step(const struct kp_rank *r, int64_t num
 	return NULL;
 }
 
-void ranks_compare(struct kp_ranks *rs, double link_peak)
+/* Steps present on every rank, in rank 0's order (one rank has no stragglers); *nacc of them. */
+static struct step_acc *common_steps(const struct kp_ranks *rs, size_t *nacc)
 {
-	rs->link_peak = link_peak;
-	order_ranks(rs);
 	size_t nr = rs->n;
-	if (!nr)
-		return;
-
-	/* steps present on every rank, in rank 0's order (one rank has no stragglers) */
 	const struct kp_rank *r0 = &rs->r[0];
 	struct step_acc *acc = xcalloc(r0->nsteps ? r0->nsteps : 1, sizeof(*acc));
-	size_t nacc = 0;
+	*nacc = 0;
 	for (size_t s = 0; nr > 1 && s < r0->nsteps; s++) {
 		int all = 1;
 		for (size_t i = 1; i < nr && all; i++)
 			all = rank_step(&rs->r[i], r0->steps[s].num) != NULL;
 		if (!all)
 			continue;
-		acc[nacc].num = r0->steps[s].num;
-		acc[nacc].late = xcalloc(nr, sizeof(int64_t));
-		acc[nacc].lag = xcalloc(nr, sizeof(int64_t));
-		nacc++;
+		acc[*nacc].num = r0->steps[s].num;
+		acc[*nacc].late = xcalloc(nr, sizeof(int64_t));
+		acc[*nacc].lag = xcalloc(nr, sizeof(int64_t));
+		(*nacc)++;
 	}
+	return acc;
+}
 
-	/* collectives: the k-th communication kernel of every rank is one instance */
+/*
+ * Collectives: the k-th communication kernel of every rank is one instance; rows per kind and
+ * size, last arrivals counted into @acc.
+ */
+static void match_collectives(struct kp_ranks *rs, struct step_acc *acc, size_t nacc)
+{
+	size_t nr = rs->n;
+	const struct kp_rank *r0 = &rs->r[0];
 	size_t m = SIZE_MAX, mx = 0;
 	for (size_t i = 0; i < nr; i++) {
 		if (rs->r[i].ncomms < m)
@@ -501,6 +505,11 @@ void ranks_compare(struct kp_ranks *rs, double link_peak)
 		diag_warn_add(&rs->warn, "collective kinds differ", NULL,
 			 "%" PRId64 " matched communication kernels differ in kind from rank %" PRId64 "'s: rows use rank %" PRId64 "'s",
 			 kind_mismatch, r0->rank, r0->rank);
+}
+
+/* Each row's algbw and busbw; rows by time, longest first. */
+static void coll_bandwidths(struct kp_ranks *rs)
+{
 	for (size_t i = 0; i < rs->ncolls; i++) {
 		struct kp_coll_row *c = &rs->colls[i];
 		c->algbw = c->busbw = -1;
@@ -513,8 +522,12 @@ void ranks_compare(struct kp_ranks *rs, double link_peak)
 	}
 	if (rs->ncolls)
 		qsort(rs->colls, rs->ncolls, sizeof(*rs->colls), cmp_coll_row);
+}
 
-	/* stragglers: the rank that reached the step's collectives last most often */
+/* Stragglers: per common step, the rank that reached its collectives last most often. */
+static void find_stragglers(struct kp_ranks *rs, struct step_acc *acc, size_t nacc)
+{
+	size_t nr = rs->n;
 	rs->strag = xcalloc(nacc ? nacc : 1, sizeof(*rs->strag));
 	rs->step_skew_max_ns = -1;
 	rs->step_skew_step = -1;
@@ -562,6 +575,19 @@ void ranks_compare(struct kp_ranks *rs, double link_peak)
 		free(a->late);
 		free(a->lag);
 	}
+}
+
+void ranks_compare(struct kp_ranks *rs, double link_peak)
+{
+	rs->link_peak = link_peak;
+	order_ranks(rs);
+	if (!rs->n)
+		return;
+	size_t nacc;
+	struct step_acc *acc = common_steps(rs, &nacc);
+	match_collectives(rs, acc, nacc);
+	coll_bandwidths(rs);
+	find_stragglers(rs, acc, nacc);
 	free(acc);
 }
 
