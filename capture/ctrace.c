@@ -480,15 +480,22 @@ static void put_meta(FILE *out, const char *what, int64_t pid, int64_t tid, cons
 	fputs("}}", out);
 }
 
-int ctrace_write(struct kp_ctrace *t, FILE *out, const char *trace_name)
-{
-	pthread_mutex_lock(&t->lock);
-	if (t->next)
-		qsort(t->ext, t->next, sizeof(*t->ext), cmp_ext);
-	if (t->nsamples)
-		qsort(t->samples, t->nsamples, sizeof(*t->samples), cmp_sample);
+/* One ctrace_write(): the trace, the stream and the sets built before writing. */
+struct wctx {
+	const struct kp_ctrace *t;
+	FILE *out;
+	uint64_t first, base;   /* earliest timestamp (UINT64_MAX: none), whole second below it */
+	uint32_t *gpu, *api;    /* sorted correlations: reached the GPU / have an API record */
+	size_t ngpu, napi;
+	uint32_t *pids;         /* CPU processes, named in first-seen order */
+	size_t npids;
+	uint32_t *streams;      /* GPU streams seen, device << 24 | stream */
+	size_t nstreams;
+};
 
-	/* base: the earliest timestamp, floored to a whole second */
+/* The earliest timestamp of spans, records and samples; UINT64_MAX when there is none. */
+static uint64_t first_ts(const struct kp_ctrace *t)
+{
 	uint64_t first = UINT64_MAX;
 	for (size_t i = 0; i < t->nspans; i++)
 		if (t->spans[i].start_ns < first)
@@ -499,37 +506,30 @@ int ctrace_write(struct kp_ctrace *t, FILE *out, const char *trace_name)
 	for (size_t i = 0; i < t->nsamples; i++)
 		if (t->samples[i].t_ns < first)
 			first = t->samples[i].t_ns;
-	uint64_t base = first == UINT64_MAX ? 0 : first / 1000000000u * 1000000000u;
+	return first;
+}
 
-	/* correlations that reached the GPU (flow ends) and that have an API record (flow starts) */
-	uint32_t *gpu = malloc((t->nrecs + 1) * sizeof(*gpu));
-	uint32_t *api = malloc((t->nrecs + 1) * sizeof(*api));
-	/* CPU processes and GPU streams: at most one per record, plus the spans' process */
-	uint32_t *pids = malloc((t->nrecs + 1) * sizeof(*pids));
-	uint32_t *streams = malloc((t->nrecs + 1) * sizeof(*streams));
-	if (!gpu || !api || !pids || !streams) {
-		free(gpu);
-		free(api);
-		free(pids);
-		free(streams);
-		pthread_mutex_unlock(&t->lock);
-		errno = ENOMEM;
-		return -1;
-	}
-	size_t ngpu = 0, napi = 0;
+/* correlations that reached the GPU (flow ends) and that have an API record (flow starts) */
+static void flow_sets(struct wctx *w)
+{
+	const struct kp_ctrace *t = w->t;
 	for (size_t i = 0; i < t->nrecs; i++) {
 		const struct kp_rec *r = &t->recs[i];
 		uint64_t ext;
 		if (!rec_written(t, r, &ext))
 			continue;
 		if (is_gpu(r->kind))
-			gpu[ngpu++] = r->corr;
+			w->gpu[w->ngpu++] = r->corr;
 		else if (r->kind == REC_RUNTIME || r->kind == REC_DRIVER)
-			api[napi++] = r->corr;
+			w->api[w->napi++] = r->corr;
 	}
-	qsort(gpu, ngpu, sizeof(*gpu), cmp_u32);
-	qsort(api, napi, sizeof(*api), cmp_u32);
+	qsort(w->gpu, w->ngpu, sizeof(*w->gpu), cmp_u32);
+	qsort(w->api, w->napi, sizeof(*w->api), cmp_u32);
+}
 
+/* Everything before the events: deviceProperties, versions, the "kprof" object. */
+static void put_header(const struct kp_ctrace *t, FILE *out, uint64_t base)
+{
 	fputs("{\n\"schemaVersion\":1,\n\"deviceProperties\":[", out);
 	for (int i = 0; i < t->ndev; i++) {
 		if (i)
@@ -557,46 +557,66 @@ int ctrace_write(struct kp_ctrace *t, FILE *out, const char *trace_name)
 		fprintf(out, ",%s", t->meta);
 	fprintf(out, "},\n\"displayTimeUnit\":\"ms\",\n\"baseTimeNanoseconds\":%" PRIu64
 		     ",\n\"traceEvents\":[", base);
+}
 
-	/*
-	 * The first event carries no leading comma: the CPU process name.  Without spans (an
-	 * injected command) the processes are those of the API calls, each named once.
-	 */
+/*
+ * The first event carries no leading comma: the CPU process name.  Without spans (an
+ * injected command) the processes are those of the API calls, each named once.
+ */
+static void put_processes(struct wctx *w)
+{
+	const struct kp_ctrace *t = w->t;
+	FILE *out = w->out;
 	const char *pname = t->process_name ? t->process_name : "kprof";
-	size_t npids = 0;
 	if (t->nspans)
-		pids[npids++] = t->spans[0].pid;
+		w->pids[w->npids++] = t->spans[0].pid;
 	for (size_t i = 0; i < t->nrecs; i++) {
 		const struct kp_rec *r = &t->recs[i];
 		if (r->kind != REC_RUNTIME && r->kind != REC_DRIVER)
 			continue;
 		int seen = 0;
-		for (size_t k = 0; k < npids && !seen; k++)
-			seen = pids[k] == r->pid;
+		for (size_t k = 0; k < w->npids && !seen; k++)
+			seen = w->pids[k] == r->pid;
 		if (!seen)
-			pids[npids++] = r->pid;
+			w->pids[w->npids++] = r->pid;
 	}
-	if (!npids)
-		pids[npids++] = 0;
+	if (!w->npids)
+		w->pids[w->npids++] = 0;
 	fprintf(out, "\n{\"name\":\"process_name\",\"ph\":\"M\"");
-	put_ts(out, "ts", first == UINT64_MAX ? base : first, base);
-	fprintf(out, ",\"pid\":%u,\"tid\":0,\"args\":{\"name\":", pids[0]);
+	put_ts(out, "ts", w->first == UINT64_MAX ? w->base : w->first, w->base);
+	fprintf(out, ",\"pid\":%u,\"tid\":0,\"args\":{\"name\":", w->pids[0]);
 	jw_put_string(out, pname);
 	fputs("}}", out);
-	put_meta(out, "process_labels", pids[0], 0, "labels", "CPU", first, base);
-	for (size_t k = 1; k < npids; k++) {
-		put_meta(out, "process_name", pids[k], 0, "name", pname, first, base);
-		put_meta(out, "process_labels", pids[k], 0, "labels", "CPU", first, base);
+	put_meta(out, "process_labels", w->pids[0], 0, "labels", "CPU", w->first, w->base);
+	for (size_t k = 1; k < w->npids; k++) {
+		put_meta(out, "process_name", w->pids[k], 0, "name", pname, w->first, w->base);
+		put_meta(out, "process_labels", w->pids[k], 0, "labels", "CPU", w->first, w->base);
 	}
+}
 
-	for (size_t i = 0; i < t->nspans; i++) {
-		const struct kp_span *s = &t->spans[i];
-		put_x(out, s->cat, s->name, s->pid, s->tid, s->start_ns, s->end_ns, base);
-		fprintf(out, ",\"args\":{\"External id\":%" PRIu64 "%s%s}}", s->ext, s->args ? "," : "",
-			s->args ? s->args : "");
+/* A GPU record: the end of its flow arrow when its API call is written; its stream noted. */
+static void put_gpu_flow(struct wctx *w, const struct kp_rec *r)
+{
+	FILE *out = w->out;
+	if (has_u32(w->api, w->napi, r->corr)) {
+		fprintf(out, ",\n{\"ph\":\"f\",\"id\":%u,\"pid\":%u,\"tid\":%u", r->corr, r->device,
+			r->stream);
+		put_ts(out, "ts", r->start_ns, w->base);
+		fputs(",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"bp\":\"e\"}", out);
 	}
+	int seen = 0;
+	for (size_t k = 0; k < w->nstreams; k++)
+		seen |= w->streams[k] == (r->device << 24 | r->stream);
+	if (!seen)
+		w->streams[w->nstreams++] = r->device << 24 | r->stream;
+}
 
-	size_t nstreams = 0;
+/* Every written record in buffer order, with the flow arrows from API calls to GPU work. */
+static void put_records(struct wctx *w)
+{
+	const struct kp_ctrace *t = w->t;
+	FILE *out = w->out;
+	uint64_t base = w->base;
 	for (size_t i = 0; i < t->nrecs; i++) {
 		const struct kp_rec *r = &t->recs[i];
 		uint64_t ext;
@@ -613,7 +633,7 @@ int ctrace_write(struct kp_ctrace *t, FILE *out, const char *trace_name)
 		case REC_RUNTIME:
 		case REC_DRIVER:
 			put_api(out, r, ext, base);
-			if (has_u32(gpu, ngpu, r->corr)) {
+			if (has_u32(w->gpu, w->ngpu, r->corr)) {
 				fprintf(out, ",\n{\"ph\":\"s\",\"id\":%u,\"pid\":%u,\"tid\":%u", r->corr,
 					r->pid, r->tid);
 				put_ts(out, "ts", r->start_ns, base);
@@ -627,50 +647,78 @@ int ctrace_write(struct kp_ctrace *t, FILE *out, const char *trace_name)
 			put_overhead(out, r, base);
 			break;
 		}
-		if (is_gpu(r->kind)) {
-			if (has_u32(api, napi, r->corr)) {
-				fprintf(out, ",\n{\"ph\":\"f\",\"id\":%u,\"pid\":%u,\"tid\":%u", r->corr,
-					r->device, r->stream);
-				put_ts(out, "ts", r->start_ns, base);
-				fputs(",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"bp\":\"e\"}", out);
-			}
-			int seen = 0;
-			for (size_t k = 0; k < nstreams; k++)
-				seen |= streams[k] == (r->device << 24 | r->stream);
-			if (!seen)
-				streams[nstreams++] = r->device << 24 | r->stream;
-		}
+		if (is_gpu(r->kind))
+			put_gpu_flow(w, r);
 	}
+}
 
+/* Clock samples as counter events, then the GPU processes' and streams' names. */
+static void put_clocks_and_labels(const struct wctx *w)
+{
+	const struct kp_ctrace *t = w->t;
+	FILE *out = w->out;
 	for (size_t i = 0; i < t->nsamples; i++) {
 		const struct kp_clk_sample *s = &t->samples[i];
 		int devid = t->ndev ? t->dev[0].id : 0;
 		fprintf(out, ",\n{\"ph\":\"C\",\"cat\":\"gpu_clock\",\"name\":\"GPU %d SM clock (MHz)\""
 			     ",\"pid\":%d,\"tid\":0", devid, devid);
-		put_ts(out, "ts", s->t_ns, base);
+		put_ts(out, "ts", s->t_ns, w->base);
 		fprintf(out, ",\"args\":{\"sm_mhz\":%u,\"mem_mhz\":%u,\"reasons\":%" PRIu64 "}}",
 			s->sm_mhz, s->mem_mhz, s->reasons);
 	}
-
 	for (int i = 0; i < t->ndev; i++) {
 		char label[32];
 		snprintf(label, sizeof(label), "GPU %d", t->dev[i].id);
-		put_meta(out, "process_name", t->dev[i].id, 0, "name", label, first, base);
-		put_meta(out, "process_labels", t->dev[i].id, 0, "labels", label, first, base);
+		put_meta(out, "process_name", t->dev[i].id, 0, "name", label, w->first, w->base);
+		put_meta(out, "process_labels", t->dev[i].id, 0, "labels", label, w->first, w->base);
 	}
-	for (size_t k = 0; k < nstreams; k++) {
+	for (size_t k = 0; k < w->nstreams; k++) {
 		char label[32];
-		snprintf(label, sizeof(label), "stream %u ", streams[k] & 0xFFFFFFu);
-		put_meta(out, "thread_name", streams[k] >> 24, streams[k] & 0xFFFFFFu, "name", label,
-			 first, base);
+		uint32_t s = w->streams[k];
+		snprintf(label, sizeof(label), "stream %u ", s & 0xFFFFFFu);
+		put_meta(out, "thread_name", s >> 24, s & 0xFFFFFFu, "name", label, w->first, w->base);
 	}
+}
+
+int ctrace_write(struct kp_ctrace *t, FILE *out, const char *trace_name)
+{
+	pthread_mutex_lock(&t->lock);
+	if (t->next)
+		qsort(t->ext, t->next, sizeof(*t->ext), cmp_ext);
+	if (t->nsamples)
+		qsort(t->samples, t->nsamples, sizeof(*t->samples), cmp_sample);
+	struct wctx w = { .t = t, .out = out, .first = first_ts(t) };
+	w.base = w.first == UINT64_MAX ? 0 : w.first / 1000000000u * 1000000000u;
+	/* at most one correlation, process and stream per record, plus the spans' process */
+	w.gpu = malloc((t->nrecs + 1) * sizeof(*w.gpu));
+	w.api = malloc((t->nrecs + 1) * sizeof(*w.api));
+	w.pids = malloc((t->nrecs + 1) * sizeof(*w.pids));
+	w.streams = malloc((t->nrecs + 1) * sizeof(*w.streams));
+	int rc = -1;
+	if (!w.gpu || !w.api || !w.pids || !w.streams) {
+		errno = ENOMEM;
+		goto out;
+	}
+	flow_sets(&w);
+	put_header(t, out, w.base);
+	put_processes(&w);
+	for (size_t i = 0; i < t->nspans; i++) {
+		const struct kp_span *s = &t->spans[i];
+		put_x(out, s->cat, s->name, s->pid, s->tid, s->start_ns, s->end_ns, w.base);
+		fprintf(out, ",\"args\":{\"External id\":%" PRIu64 "%s%s}}", s->ext, s->args ? "," : "",
+			s->args ? s->args : "");
+	}
+	put_records(&w);
+	put_clocks_and_labels(&w);
 	fputs("\n],\n\"traceName\":", out);
 	jw_put_string(out, trace_name ? trace_name : "");
 	fputs("\n}\n", out);
-	free(gpu);
-	free(api);
-	free(pids);
-	free(streams);
+	rc = ferror(out) ? -1 : 0;
+out:
+	free(w.gpu);
+	free(w.api);
+	free(w.pids);
+	free(w.streams);
 	pthread_mutex_unlock(&t->lock);
-	return ferror(out) ? -1 : 0;
+	return rc;
 }
