@@ -126,146 +126,170 @@ static const char *read_all(FILE *f, void *buf, size_t n)
 	return NULL;
 }
 
-int recfile_read(struct kp_ctrace *t, const char *path, uint32_t corr_base, uint64_t ext_base,
-		 struct kp_recfile_info *info, char *why, size_t whylen)
-{
-	uint32_t *hidx = NULL;
-	struct kp_hcall *hc = NULL;
-	const char *err = NULL;
-	char *blob = NULL;
-	const char **names = NULL;
-	uint32_t *idx = NULL;
-	struct kp_rec *recs = NULL;
-	struct kp_extcorr *ext = NULL;
+/* One record file in memory: its header and sections, names still as indices. */
+struct rfile {
 	struct hdr h;
-	memset(info, 0, sizeof(*info));
-	FILE *f = fopen(path, "rb");
-	if (!f) {
-		snprintf(why, whylen, "cannot open '%s': %s", path, strerror(errno));
-		return -1;
-	}
-	if ((err = read_all(f, &h, sizeof(h))))
-		goto out;
-	if (memcmp(h.magic, RECFILE_MAGIC, 8) || h.version != RECFILE_VERSION) {
-		err = "not a kprof record file of this version";
-		goto out;
-	}
-	if (h.rec_size != sizeof(struct kp_rec) || h.ext_size != sizeof(struct kp_extcorr) ||
-	    h.hcall_size != sizeof(struct kp_hcall)) {
-		err = "written by another kprof build (record sizes differ)";
-		goto out;
-	}
+	char *blob;          /* names_bytes of NUL-terminated names, and a NUL */
+	const char **names;  /* interned, nnames */
+	uint32_t *idx;       /* per record: its name's index or NO_NAME */
+	struct kp_rec *recs;
+	struct kp_extcorr *ext;
+	uint32_t *hidx;      /* per host call: name and domain indices */
+	struct kp_hcall *hc;
+};
+
+/* The header, checked against this build and the file's size; NULL or a reason. */
+static const char *read_header(FILE *f, struct hdr *h)
+{
+	const char *err = read_all(f, h, sizeof(*h));
+	if (err)
+		return err;
+	if (memcmp(h->magic, RECFILE_MAGIC, 8) || h->version != RECFILE_VERSION)
+		return "not a kprof record file of this version";
+	if (h->rec_size != sizeof(struct kp_rec) || h->ext_size != sizeof(struct kp_extcorr) ||
+	    h->hcall_size != sizeof(struct kp_hcall))
+		return "written by another kprof build (record sizes differ)";
 	/* a corrupt count must fail the read, not the allocation */
 	fseek(f, 0, SEEK_END);
 	long size = ftell(f);
-	fseek(f, (long)sizeof(h), SEEK_SET);
-	uint64_t need = sizeof(h) + h.names_bytes + h.nrecs * (sizeof(uint32_t) + sizeof(*recs)) +
-			h.next * sizeof(*ext) + h.nhcalls * (2 * sizeof(uint32_t) + sizeof(*hc));
-	if (size < 0 || h.nnames > h.names_bytes || h.nrecs > (uint64_t)size ||
-	    h.next > (uint64_t)size || h.names_bytes > (uint64_t)size ||
-	    h.nhcalls > (uint64_t)size || need != (uint64_t)size) {
-		err = "truncated kprof record file";
-		goto out;
-	}
-	blob = malloc(h.names_bytes + 1);
-	names = malloc((h.nnames + 1) * sizeof(*names));
-	idx = malloc((h.nrecs + 1) * sizeof(*idx));
-	recs = malloc((h.nrecs + 1) * sizeof(*recs));
-	ext = malloc((h.next + 1) * sizeof(*ext));
-	hidx = malloc((2 * h.nhcalls + 1) * sizeof(*hidx));
-	hc = malloc((h.nhcalls + 1) * sizeof(*hc));
-	if (!blob || !names || !idx || !recs || !ext || !hidx || !hc) {
-		err = "out of memory";
-		goto out;
-	}
-	if ((err = read_all(f, blob, h.names_bytes)) || (err = read_all(f, idx, h.nrecs * sizeof(*idx))) ||
-	    (err = read_all(f, recs, h.nrecs * sizeof(*recs))) ||
-	    (err = read_all(f, ext, h.next * sizeof(*ext))) ||
-	    (err = read_all(f, hidx, 2 * h.nhcalls * sizeof(*hidx))) ||
-	    (err = read_all(f, hc, h.nhcalls * sizeof(*hc))))
-		goto out;
-	blob[h.names_bytes] = '\0';
+	fseek(f, (long)sizeof(*h), SEEK_SET);
+	uint64_t need = sizeof(*h) + h->names_bytes +
+			h->nrecs * (sizeof(uint32_t) + sizeof(struct kp_rec)) +
+			h->next * sizeof(struct kp_extcorr) +
+			h->nhcalls * (2 * sizeof(uint32_t) + sizeof(struct kp_hcall));
+	if (size < 0 || h->nnames > h->names_bytes || h->nrecs > (uint64_t)size ||
+	    h->next > (uint64_t)size || h->names_bytes > (uint64_t)size ||
+	    h->nhcalls > (uint64_t)size || need != (uint64_t)size)
+		return "truncated kprof record file";
+	return NULL;
+}
+
+/* The sections after the header; NULL or a reason. */
+static const char *read_body(FILE *f, struct rfile *rf)
+{
+	const struct hdr *h = &rf->h;
+	rf->blob = malloc(h->names_bytes + 1);
+	rf->names = malloc((h->nnames + 1) * sizeof(*rf->names));
+	rf->idx = malloc((h->nrecs + 1) * sizeof(*rf->idx));
+	rf->recs = malloc((h->nrecs + 1) * sizeof(*rf->recs));
+	rf->ext = malloc((h->next + 1) * sizeof(*rf->ext));
+	rf->hidx = malloc((2 * h->nhcalls + 1) * sizeof(*rf->hidx));
+	rf->hc = malloc((h->nhcalls + 1) * sizeof(*rf->hc));
+	if (!rf->blob || !rf->names || !rf->idx || !rf->recs || !rf->ext || !rf->hidx || !rf->hc)
+		return "out of memory";
+	const char *err;
+	if ((err = read_all(f, rf->blob, h->names_bytes)) ||
+	    (err = read_all(f, rf->idx, h->nrecs * sizeof(*rf->idx))) ||
+	    (err = read_all(f, rf->recs, h->nrecs * sizeof(*rf->recs))) ||
+	    (err = read_all(f, rf->ext, h->next * sizeof(*rf->ext))) ||
+	    (err = read_all(f, rf->hidx, 2 * h->nhcalls * sizeof(*rf->hidx))) ||
+	    (err = read_all(f, rf->hc, h->nhcalls * sizeof(*rf->hc))))
+		return err;
+	rf->blob[h->names_bytes] = '\0';
+	return NULL;
+}
+
+/* Names interned into @t, every index and kind checked; NULL or a reason. */
+static const char *check_body(struct kp_ctrace *t, struct rfile *rf)
+{
+	const struct hdr *h = &rf->h;
 	size_t off = 0;
-	for (uint64_t i = 0; i < h.nnames; i++) {
-		if (off >= h.names_bytes) {
-			err = "corrupt name table in kprof record file";
-			goto out;
-		}
-		size_t len = strlen(blob + off);
-		names[i] = ctrace_intern(t, blob + off, len);
+	for (uint64_t i = 0; i < h->nnames; i++) {
+		if (off >= h->names_bytes)
+			return "corrupt name table in kprof record file";
+		size_t len = strlen(rf->blob + off);
+		rf->names[i] = ctrace_intern(t, rf->blob + off, len);
 		off += len + 1;
 	}
-	for (uint64_t i = 0; i < h.nrecs; i++)
-		if ((idx[i] != NO_NAME && idx[i] >= h.nnames) || recs[i].kind < REC_KERNEL ||
-		    recs[i].kind > REC_OVERHEAD) {
-			err = "corrupt record in kprof record file";
-			goto out;
-		}
-	for (uint64_t i = 0; i < h.nhcalls; i++)
-		if ((hidx[2 * i] != NO_NAME && hidx[2 * i] >= h.nnames) ||
-		    (hidx[2 * i + 1] != NO_NAME && hidx[2 * i + 1] >= h.nnames) ||
-		    hc[i].kind < HC_GEMM || hc[i].kind > HC_CONV) {
-			err = "corrupt host call in kprof record file";
-			goto out;
-		}
-	/* validated: now append, so that a bad file adds nothing */
-	for (uint64_t i = 0; i < h.nrecs; i++) {
-		struct kp_rec *r = &recs[i];
-		r->name = idx[i] == NO_NAME ? "" : names[idx[i]];
+	for (uint64_t i = 0; i < h->nrecs; i++)
+		if ((rf->idx[i] != NO_NAME && rf->idx[i] >= h->nnames) ||
+		    rf->recs[i].kind < REC_KERNEL || rf->recs[i].kind > REC_OVERHEAD)
+			return "corrupt record in kprof record file";
+	for (uint64_t i = 0; i < h->nhcalls; i++)
+		if ((rf->hidx[2 * i] != NO_NAME && rf->hidx[2 * i] >= h->nnames) ||
+		    (rf->hidx[2 * i + 1] != NO_NAME && rf->hidx[2 * i + 1] >= h->nnames) ||
+		    rf->hc[i].kind < HC_GEMM || rf->hc[i].kind > HC_CONV)
+			return "corrupt host call in kprof record file";
+	return NULL;
+}
+
+/* The validated file appended to @t, ids shifted by the bases; NULL or a reason. */
+static const char *append(struct kp_ctrace *t, struct rfile *rf, uint32_t corr_base,
+			  uint64_t ext_base, struct kp_recfile_info *info)
+{
+	const struct hdr *h = &rf->h;
+	for (uint64_t i = 0; i < h->nrecs; i++) {
+		struct kp_rec *r = &rf->recs[i];
+		r->name = rf->idx[i] == NO_NAME ? "" : rf->names[rf->idx[i]];
 		if (r->corr > info->max_corr)
 			info->max_corr = r->corr;
 		if (r->corr)
 			r->corr += corr_base;
 		if (r->gext)
 			r->gext += ext_base;
-		if (ctrace_add_rec(t, r) < 0) {
-			err = "out of memory";
-			goto out;
-		}
+		if (ctrace_add_rec(t, r) < 0)
+			return "out of memory";
 	}
-	for (uint64_t i = 0; i < h.next; i++) {
-		if (ext[i].corr > info->max_corr)
-			info->max_corr = ext[i].corr;
-		if (ext[i].ext > info->max_ext)
-			info->max_ext = ext[i].ext;
-		if (ctrace_add_ext(t, ext[i].corr ? ext[i].corr + corr_base : 0,
-				   ext[i].ext ? ext[i].ext + ext_base : 0) < 0) {
-			err = "out of memory";
-			goto out;
-		}
+	for (uint64_t i = 0; i < h->next; i++) {
+		const struct kp_extcorr *e = &rf->ext[i];
+		if (e->corr > info->max_corr)
+			info->max_corr = e->corr;
+		if (e->ext > info->max_ext)
+			info->max_ext = e->ext;
+		if (ctrace_add_ext(t, e->corr ? e->corr + corr_base : 0,
+				   e->ext ? e->ext + ext_base : 0) < 0)
+			return "out of memory";
 	}
-	for (uint64_t i = 0; i < h.nhcalls; i++) {
-		struct kp_hcall *c = &hc[i];
-		c->name = hidx[2 * i] == NO_NAME ? NULL : names[hidx[2 * i]];
-		c->domain = hidx[2 * i + 1] == NO_NAME ? NULL : names[hidx[2 * i + 1]];
+	for (uint64_t i = 0; i < h->nhcalls; i++) {
+		struct kp_hcall *c = &rf->hc[i];
+		c->name = rf->hidx[2 * i] == NO_NAME ? NULL : rf->names[rf->hidx[2 * i]];
+		c->domain = rf->hidx[2 * i + 1] == NO_NAME ? NULL : rf->names[rf->hidx[2 * i + 1]];
 		if (c->ext > info->max_ext)
 			info->max_ext = c->ext;
 		if (c->ext)
 			c->ext += ext_base;
-		if (ctrace_add_hcall(t, c) < 0) {
-			err = "out of memory";
-			goto out;
-		}
+		if (ctrace_add_hcall(t, c) < 0)
+			return "out of memory";
 	}
 	pthread_mutex_lock(&t->lock);
-	t->dropped_records += h.dropped_records;
+	t->dropped_records += h->dropped_records;
 	if (!t->cupti_version)
-		t->cupti_version = h.cupti_version;
+		t->cupti_version = h->cupti_version;
 	pthread_mutex_unlock(&t->lock);
-	info->pid = h.pid;
-	info->nrecs = h.nrecs;
-	info->next = h.next;
-	info->nhcalls = h.nhcalls;
-out:
+	info->pid = h->pid;
+	info->nrecs = h->nrecs;
+	info->next = h->next;
+	info->nhcalls = h->nhcalls;
+	return NULL;
+}
+
+int recfile_read(struct kp_ctrace *t, const char *path, uint32_t corr_base, uint64_t ext_base,
+		 struct kp_recfile_info *info, char *why, size_t whylen)
+{
+	struct rfile rf = { 0 };
+	memset(info, 0, sizeof(*info));
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		snprintf(why, whylen, "cannot open '%s': %s", path, strerror(errno));
+		return -1;
+	}
+	/* validated before anything is appended, so that a bad file adds nothing */
+	const char *err = read_header(f, &rf.h);
+	if (!err)
+		err = read_body(f, &rf);
+	if (!err)
+		err = check_body(t, &rf);
+	if (!err)
+		err = append(t, &rf, corr_base, ext_base, info);
 	if (err)
 		snprintf(why, whylen, "'%s': %s", path, err);
-	free(blob);
-	free(names);
-	free(idx);
-	free(recs);
-	free(ext);
-	free(hidx);
-	free(hc);
+	free(rf.blob);
+	free(rf.names);
+	free(rf.idx);
+	free(rf.recs);
+	free(rf.ext);
+	free(rf.hidx);
+	free(rf.hc);
 	fclose(f);
 	return err ? -1 : 0;
 }
