@@ -27,7 +27,7 @@ ifeq ($(COVERAGE),1)
   LDASAN += --coverage
 endif
 CFLAGS  := $(CFLAGS_BASE) $(OPT) $(EXTRA_CFLAGS)
-LDLIBS  := -lz -lm -lpthread -ldl
+LDLIBS  := -lz -lyaml -lm -lpthread -ldl
 
 # CUPTI: capture/ is compiled against CUDA only when the toolkit is present.
 # Never link the libcuda stub: cudart/cupti/cublas load libcuda at run time.

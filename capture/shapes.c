@@ -70,8 +70,56 @@ static int parse_range(const char *s, long *lo, long *hi)
 	return 0;
 }
 
+static int shapes_matmul1(const char *spec, const long *ms, size_t nms, struct kp_mm_shape **out,
+			  size_t *n, char *why, size_t whylen);
+
 int shapes_matmul(const char *spec, const long *ms, size_t nms, struct kp_mm_shape **out,
 		  size_t *n, char *why, size_t whylen)
+{
+	if (!strchr(spec, '+'))
+		return shapes_matmul1(spec, ms, nms, out, n, why, whylen);
+	/* "SET+SET...": the sets concatenated in order */
+	struct kp_mm_shape *all = NULL;
+	size_t nall = 0;
+	const char *s = spec;
+	for (;;) {
+		const char *e = strchr(s, '+');
+		size_t len = e ? (size_t)(e - s) : strlen(s);
+		char *one = strndup(s, len);
+		struct kp_mm_shape *part;
+		size_t np;
+		if (!one || shapes_matmul1(one, ms, nms, &part, &np, why, whylen) < 0) {
+			if (!one)
+				snprintf(why, whylen, "out of memory");
+			free(one);
+			free(all);
+			return -1;
+		}
+		free(one);
+		struct kp_mm_shape *grown = nall + np > SHAPES_MAX ? NULL :
+			realloc(all, (nall + np) * sizeof(*all));
+		if (!grown) {
+			snprintf(why, whylen, nall + np > SHAPES_MAX ? "more than 4096 shapes" :
+				 "out of memory");
+			free(part);
+			free(all);
+			return -1;
+		}
+		all = grown;
+		memcpy(all + nall, part, np * sizeof(*part));
+		nall += np;
+		free(part);
+		if (!e)
+			break;
+		s = e + 1;
+	}
+	*out = all;
+	*n = nall;
+	return 0;
+}
+
+static int shapes_matmul1(const char *spec, const long *ms, size_t nms, struct kp_mm_shape **out,
+			  size_t *n, char *why, size_t whylen)
 {
 	struct vec v = { .size = sizeof(struct kp_mm_shape) };
 	struct kp_mm_shape *e;
@@ -106,8 +154,9 @@ int shapes_matmul(const char *spec, const long *ms, size_t nms, struct kp_mm_sha
 				snprintf(e->label, sizeof(e->label), "%s", l[j].label);
 			}
 	} else if (!strncmp(spec, "pow2:", 5) || !strncmp(spec, "pow2_extended:", 14) ||
-		   !strncmp(spec, "sweep:", 6)) {
+		   !strncmp(spec, "sweep:", 6) || !strncmp(spec, "small_sweep:", 12)) {
 		int ext = !strncmp(spec, "pow2_extended:", 14), sweep = spec[0] == 's';
+		int small = !strncmp(spec, "small_sweep:", 12);
 		if (parse_range(strchr(spec, ':') + 1, &lo, &hi) < 0)
 			return fail(&v, why, whylen, "expected MIN:MAX with 0 < MIN <= MAX");
 		long vals[128];
@@ -125,6 +174,9 @@ int shapes_matmul(const char *spec, const long *ms, size_t nms, struct kp_mm_sha
 		for (int a = 0; a < nv; a++)
 			for (int b = 0; b < (sweep ? nv : 1); b++)
 				for (int c = 0; c < (sweep ? nv : 1); c++) {
+					/* small_sweep keeps M <= K <= N (torchao) */
+					if (small && (vals[a] > vals[b] || vals[b] > vals[c]))
+						continue;
 					if (!(e = push(&v)))
 						return fail(&v, why, whylen, "out of memory");
 					e->m = vals[a];
@@ -134,7 +186,7 @@ int shapes_matmul(const char *spec, const long *ms, size_t nms, struct kp_mm_sha
 	} else {
 		return fail(&v, why, whylen,
 			    "valid: custom:MxKxN,..., llama, pow2:MIN:MAX, pow2_extended:MIN:MAX, "
-			    "sweep:MIN:MAX");
+			    "sweep:MIN:MAX, small_sweep:MIN:MAX");
 	}
 	if (v.n > SHAPES_MAX)
 		return fail(&v, why, whylen, "more than 4096 shapes");

@@ -33,7 +33,8 @@ enum { CAUSAL_BOTH, CAUSAL_YES, CAUSAL_NO };
 /*
  * Matmul sets: "custom:MxKxN,...", "llama" (LLaMA-2-70B 8-way TP linears, one per M of @ms),
  * "pow2:MIN:MAX" (squares 2^p), "pow2_extended:MIN:MAX" (adds 1.5*2^p),
- * "sweep:MIN:MAX" (all M,K,N over the powers of two).  *out is malloc'ed.  Returns 0, or -1
+ * "sweep:MIN:MAX" (all M,K,N over the powers of two), "small_sweep:MIN:MAX" (those with
+ * M <= K <= N); "SET+SET..." concatenates sets in order.  *out is malloc'ed.  Returns 0, or -1
  * with a reason in @why.
  */
 int shapes_matmul(const char *spec, const long *ms, size_t nms, struct kp_mm_shape **out,

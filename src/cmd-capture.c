@@ -16,6 +16,7 @@
 #include "kprof/diag.h"
 #include "kprof/libpath.h"
 #include "kprof/opts.h"
+#include "kprof/suite.h"
 
 static const char synopsis[] = "[<options>] -o <trace.json> [-- <command> [<args>...]]";
 
@@ -96,6 +97,35 @@ static char *find_so(const char *env_name, const char *file, char *list, size_t 
 	return NULL;
 }
 #endif
+
+static int run(struct kp_capture_opts *o);
+
+/* Run (or with @list, list) every case of the suite @path; the command line gives defaults. */
+static int run_suite(const char *path, const struct kp_capture_opts *base, int list)
+{
+	struct kp_suite s;
+	struct kp_diag d;
+	if (suite_load(path, base, &s, &d) < 0) {
+		fprintf(stderr, "kprof: %s\n", d.msg);
+		return d.status;
+	}
+	int rc = KP_OK;
+	for (size_t i = 0; i < s.n; i++) {
+		struct kp_capture_opts *o = &s.c[i].o;
+		if (list) {
+			capture_list_cases(stdout, s.c[i].name, o);
+			continue;
+		}
+		printf("case %s (%zu of %zu)\n", s.c[i].name, i + 1, s.n);
+		fflush(stdout);
+		int r = run(o);
+		rc = r > rc ? r : rc;
+		if (r >= KP_USAGE)
+			break;
+	}
+	suite_free(&s);
+	return rc;
+}
 
 /* The long name of the first built-in-workload option set, or NULL. */
 static const char *workload_option(const struct kp_capture_opts *o, const struct kp_capture_opts *d)
@@ -179,10 +209,19 @@ int cmd_capture(int argc, char **argv)
 	char **cmd;
 	argc = capture_split_argv(argc, argv, &cmd);
 	long period = 10;
+	const char *config = NULL;
+	int list_cases = 0;
 	const struct kp_opt table[] = {
 		{ .lname = "output", .sname = 'o', .type = OPT_STR, .argname = "FILE",
 		  .help = "write the Kineto-compatible trace here",
 		  .dst = &o.output },
+		{ .lname = "config", .sname = 0, .type = OPT_STR, .argname = "FILE",
+		  .help = "run the cases of a suite (YAML, torchao microbenchmark style; see "
+			  "kprof-capture(1)); other options give their defaults",
+		  .dst = &config },
+		{ .lname = "list-cases", .sname = 0, .type = OPT_FLAG, .argname = NULL,
+		  .help = "print the cases and shapes the options or --config expand to; run nothing",
+		  .dst = &list_cases },
 		{ .lname = "workload", .sname = 'w', .type = OPT_CALLBACK, .argname = "LIST",
 		  .help = "matmul, sdpa, conv, softmax, rmsnorm, layernorm (comma-separated or "
 			  "repeated; default matmul)",
@@ -194,7 +233,8 @@ int cmd_capture(int argc, char **argv)
 		  .help = "bf16, fp16, fp32, tf32 (default bf16)",
 		  .dst = &o.dtypes, .cb = capture_parse_dtypes },
 		{ .lname = "shapes", .sname = 'S', .type = OPT_STR, .argname = "SET",
-		  .help = "matmul: custom:MxKxN,..., llama, pow2:MIN:MAX, pow2_extended:MIN:MAX, sweep:MIN:MAX",
+		  .help = "matmul: custom:MxKxN,..., llama, pow2:MIN:MAX, pow2_extended:MIN:MAX, "
+			  "sweep:MIN:MAX, small_sweep:MIN:MAX; SET+SET... concatenates",
 		  .dst = &o.shapes },
 		{ .lname = "m", .sname = 0, .type = OPT_STR, .argname = "M[,M...]",
 		  .help = "M of the llama shapes (default 4096)",
@@ -266,12 +306,31 @@ int cmd_capture(int argc, char **argv)
 		return KP_USAGE;
 	o.nvtx = o.nvtx != 0;
 	o.libs = o.libs != 0;
+	if (config && (cmd || o.output)) {
+		fprintf(stderr, "kprof: error: option '--config' runs built-in workloads and names each "
+				"case's output: remove '%s'\n", cmd ? "-- <command>" : "--output");
+		fprintf(stderr, "kprof: see 'kprof capture -h'\n");
+		return KP_USAGE;
+	}
+	if (config)
+		return run_suite(config, &o, list_cases);
+	if (cmd && list_cases) {
+		fprintf(stderr, "kprof: error: option '--list-cases' is for built-in workloads, not "
+				"'-- <command>'\n");
+		fprintf(stderr, "kprof: see 'kprof capture -h'\n");
+		return KP_USAGE;
+	}
 	o.cmd = cmd;
 	char why[512];
 	if (capture_opts_finish(&o, why, sizeof(why)) < 0) {
 		fprintf(stderr, "kprof: error: %s\n", why);
 		fprintf(stderr, "kprof: see 'kprof capture -h'\n");
 		return KP_USAGE;
+	}
+	if (list_cases) {
+		capture_list_cases(stdout, "command-line", &o);
+		capture_opts_free(&o);
+		return KP_OK;
 	}
 	rc = run(&o);
 	capture_opts_free(&o);

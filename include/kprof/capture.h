@@ -5,6 +5,7 @@
 #define KPROF_CAPTURE_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 enum { WL_MATMUL = 1, WL_SDPA = 2, WL_CONV = 4, WL_SOFTMAX = 8, WL_RMSNORM = 16, WL_LAYERNORM = 32 };
 /* Conv backends (--backend) and layouts (--layout). */
@@ -84,6 +85,11 @@ int capture_split_argv(int argc, char **argv, char ***cmd);
  */
 int capture_opts_finish(struct kp_capture_opts *o, char *why, size_t whylen);
 void capture_opts_free(struct kp_capture_opts *o);
+/*
+ * `--list-cases`: case @name of finished options @o, one header line then each workload's
+ * shapes, on @fp.  Needs no GPU.
+ */
+void capture_list_cases(FILE *fp, const char *name, const struct kp_capture_opts *o);
 
 /*
  * Run the capture and write o->output.  Prints the accuracy lines (and --overhead times) on

@@ -1,0 +1,725 @@
+/*
+ * suite.c — `kprof capture --config FILE.yaml`: libyaml's document tree -> one
+ * struct kp_capture_opts per case (the structs the command line fills).
+ *
+ * Format: torchao's microbenchmark configs (pytorch/ao benchmarks/microbenchmarks at dbef699,
+ * deleted upstream): `model_params` (or `cases`) is a list of cases, `matrix_shapes` a list of
+ * generators with torchao's names and parameters.  kprof keys add the other workloads.
+ * Scalars are typed as PyYAML's safe_load types plain scalars (YAML 1.1): quoted ones are
+ * always strings.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+#include "kprof/opts.h"
+#include "kprof/suite.h"
+
+struct ctx {
+	yaml_document_t *doc;
+	const char *file;
+	struct kp_diag *d;
+};
+
+/* A growing string. */
+struct sbuf {
+	char *p;
+	size_t n, cap;
+};
+
+static int sb_add(struct sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int sb_add(struct sbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int need = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (need < 0)
+		return -1;
+	if (b->n + (size_t)need + 1 > b->cap) {
+		size_t nc = (b->n + (size_t)need + 1) * 2;
+		char *p = realloc(b->p, nc);
+		if (!p)
+			return -1;
+		b->p = p;
+		b->cap = nc;
+	}
+	va_start(ap, fmt);
+	vsnprintf(b->p + b->n, b->cap - b->n, fmt, ap);
+	va_end(ap);
+	b->n += (size_t)need;
+	return 0;
+}
+
+static int err(struct ctx *c, const yaml_node_t *n, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int err(struct ctx *c, const yaml_node_t *n, const char *fmt, ...)
+{
+	char msg[700];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return diag_error(c->d, KP_USAGE, "%s:%zu:%zu: error: %s", c->file, n->start_mark.line + 1,
+			  n->start_mark.column + 1, msg);
+}
+
+static yaml_node_t *node(struct ctx *c, int idx)
+{
+	return yaml_document_get_node(c->doc, idx);
+}
+
+static const char *sval(const yaml_node_t *n)
+{
+	return (const char *)n->data.scalar.value;
+}
+
+static int plain(const yaml_node_t *n)
+{
+	return n->type == YAML_SCALAR_NODE && n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+}
+
+static int is_word(const char *v, const char *const *words)
+{
+	for (size_t i = 0; words[i]; i++)
+		if (!strcmp(v, words[i]))
+			return 1;
+	return 0;
+}
+
+static const char *const true_words[] = { "true", "True", "TRUE", "yes", "Yes", "YES", "on",
+					  "On", "ON", NULL };
+static const char *const false_words[] = { "false", "False", "FALSE", "no", "No", "NO", "off",
+					   "Off", "OFF", NULL };
+static const char *const null_words[] = { "", "~", "null", "Null", "NULL", NULL };
+
+/* -1: not a boolean */
+static int as_bool(const yaml_node_t *n)
+{
+	if (!plain(n))
+		return -1;
+	return is_word(sval(n), true_words) ? 1 : is_word(sval(n), false_words) ? 0 : -1;
+}
+
+/* Decimal integer with '_' allowed (YAML 1.1); 0 when @n is one, -1 otherwise. */
+static int as_int(const yaml_node_t *n, long *out)
+{
+	if (!plain(n))
+		return -1;
+	const char *s = sval(n);
+	char digits[32];
+	size_t k = 0;
+	if (*s == '-' || *s == '+')
+		digits[k++] = *s++;
+	if (!*s)
+		return -1;
+	for (; *s; s++) {
+		if (*s == '_')
+			continue;
+		if (*s < '0' || *s > '9' || k + 1 >= sizeof(digits))
+			return -1;
+		digits[k++] = *s;
+	}
+	digits[k] = '\0';
+	errno = 0;
+	*out = strtol(digits, NULL, 10);
+	return errno ? -1 : 0;
+}
+
+/* "a list", "an integer", ...: what @n is, for "expected X, got Y" */
+static const char *what(const yaml_node_t *n)
+{
+	long v;
+	if (n->type == YAML_SEQUENCE_NODE)
+		return "a list";
+	if (n->type == YAML_MAPPING_NODE)
+		return "a mapping";
+	if (plain(n) && is_word(sval(n), null_words))
+		return "null";
+	if (as_bool(n) >= 0)
+		return "a boolean";
+	if (as_int(n, &v) == 0)
+		return "an integer";
+	return "a string";
+}
+
+/* " 'VALUE'" after what() for a non-null scalar */
+#define Q(n) ((n)->type == YAML_SCALAR_NODE && *sval(n) ? " '" : ""), \
+	((n)->type == YAML_SCALAR_NODE ? sval(n) : ""), \
+	((n)->type == YAML_SCALAR_NODE && *sval(n) ? "'" : "")
+
+static int get_int(struct ctx *c, const yaml_node_t *n, const char *key, long min, long max,
+		   long *out)
+{
+	if (as_int(n, out) < 0)
+		return err(c, n, "'%s': expected an integer, got %s%s%s%s", key, what(n), Q(n));
+	if (*out < min || *out > max)
+		return err(c, n, "'%s': %ld is out of range %ld..%ld", key, *out, min, max);
+	return 0;
+}
+
+static int get_bool(struct ctx *c, const yaml_node_t *n, const char *key, int *out)
+{
+	int b = as_bool(n);
+	if (b < 0)
+		return err(c, n, "'%s': expected true or false, got %s%s%s%s", key, what(n), Q(n));
+	*out = b;
+	return 0;
+}
+
+/* A string (a quoted scalar, or a plain one that is not null, a boolean or a number). */
+static int get_str(struct ctx *c, const yaml_node_t *n, const char *key, const char **out)
+{
+	long v;
+	if (n->type != YAML_SCALAR_NODE ||
+	    (plain(n) && (is_word(sval(n), null_words) || as_bool(n) >= 0 || as_int(n, &v) == 0)))
+		return err(c, n, "'%s': expected a string, got %s%s%s%s", key, what(n), Q(n));
+	*out = sval(n);
+	return 0;
+}
+
+/* A string or a list of strings, joined with ',' into @b. */
+static int get_list(struct ctx *c, yaml_node_t *n, const char *key, struct sbuf *b)
+{
+	const char *s;
+	b->n = 0;
+	if (n->type != YAML_SEQUENCE_NODE) {
+		if (get_str(c, n, key, &s) < 0)
+			return -1;
+		return sb_add(b, "%s", s) < 0 ? err(c, n, "out of memory") : 0;
+	}
+	yaml_node_item_t *it = n->data.sequence.items.start;
+	if (it == n->data.sequence.items.top)
+		return err(c, n, "'%s': expected at least one value", key);
+	for (; it < n->data.sequence.items.top; it++) {
+		if (get_str(c, node(c, *it), key, &s) < 0)
+			return -1;
+		if (sb_add(b, "%s%s", b->n ? "," : "", s) < 0)
+			return err(c, n, "out of memory");
+	}
+	return 0;
+}
+
+/* Unknown key @k among @names: an error with a suggestion. */
+static int unknown(struct ctx *c, const yaml_node_t *k, const char *where, const char *const *names)
+{
+	const char *s = opts_suggest(sval(k), names);
+	if (s)
+		return err(c, k, "unknown key '%s' in %s (did you mean '%s'?)", sval(k), where, s);
+	return err(c, k, "unknown key '%s' in %s", sval(k), where);
+}
+
+static int key_index(struct ctx *c, yaml_node_t *k, const char *where, const char *const *names)
+{
+	if (k->type != YAML_SCALAR_NODE)
+		return err(c, k, "%s: expected a string key, got %s", where, what(k));
+	for (int i = 0; names[i]; i++)
+		if (!strcmp(sval(k), names[i]))
+			return i;
+	unknown(c, k, where, names);
+	return -1;
+}
+
+/* Keep a copy of @b's text in @k; NULL when out of memory. */
+static const char *own(struct kp_suite_case *k, const char *text)
+{
+	if (k->nown == SUITE_STRS)
+		return NULL;
+	char *p = strdup(text);
+	if (p)
+		k->own[k->nown++] = p;
+	return p;
+}
+
+/* Generators of `matrix_shapes` and their parameters (torchao's utils.py). */
+enum { G_CUSTOM, G_LLAMA, G_POW2, G_POW2_EXT, G_SWEEP, G_SMALL_SWEEP };
+static const char *const gen_names[] = { "custom", "llama", "pow2", "pow2_extended", "sweep",
+					 "small_sweep", NULL };
+
+/* One generator mapping -> "SET" appended to @spec; llama's M list into @m. */
+static int generator(struct ctx *c, yaml_node_t *g, struct sbuf *spec, struct sbuf *m,
+		     const yaml_node_t **m_node)
+{
+	if (g->type != YAML_MAPPING_NODE)
+		return err(c, g, "'matrix_shapes': expected a mapping with 'name', got %s", what(g));
+	yaml_node_t *name = NULL, *shapes = NULL, *ms = NULL, *minp = NULL, *maxp = NULL;
+	for (yaml_node_pair_t *p = g->data.mapping.pairs.start; p < g->data.mapping.pairs.top; p++) {
+		static const char *const keys[] = { "name", "shapes", "m", "min_power", "max_power",
+						    NULL };
+		yaml_node_t *k = node(c, p->key), *v = node(c, p->value);
+		int i = key_index(c, k, "a shape generator", keys);
+		if (i < 0)
+			return -1;
+		yaml_node_t **slot[] = { &name, &shapes, &ms, &minp, &maxp };
+		*slot[i] = v;
+	}
+	const char *gn;
+	if (!name)
+		return err(c, g, "shape generator without 'name'");
+	if (get_str(c, name, "name", &gn) < 0)
+		return -1;
+	int kind = -1;
+	for (int i = 0; gen_names[i]; i++)
+		if (!strcmp(gn, gen_names[i]))
+			kind = i;
+	if (kind < 0) {
+		const char *s = opts_suggest(gn, gen_names);
+		return err(c, name, "unknown shape generator '%s'%s%s%s; valid: custom, llama, pow2, "
+			   "pow2_extended, sweep, small_sweep", gn, s ? " (did you mean '" : "",
+			   s ? s : "", s ? "'?)" : "");
+	}
+	/* parameters that this generator does not take */
+	const char *bad = kind != G_CUSTOM && shapes ? "shapes" : kind != G_LLAMA && ms ? "m" :
+		kind <= G_LLAMA && (minp || maxp) ? (minp ? "min_power" : "max_power") : NULL;
+	if (bad)
+		return err(c, g, "generator '%s' takes no '%s'", gn, bad);
+	if (spec->n && sb_add(spec, "+") < 0)
+		return err(c, g, "out of memory");
+	if (kind == G_CUSTOM) {
+		if (!shapes)
+			return err(c, g, "generator 'custom' needs 'shapes: [[M, K, N], ...]'");
+		if (shapes->type != YAML_SEQUENCE_NODE ||
+		    shapes->data.sequence.items.start == shapes->data.sequence.items.top)
+			return err(c, shapes, "'shapes': expected a list of [M, K, N], got %s",
+				   shapes->type == YAML_SEQUENCE_NODE ? "an empty list" : what(shapes));
+		sb_add(spec, "custom:");
+		int first = 1;
+		for (yaml_node_item_t *it = shapes->data.sequence.items.start;
+		     it < shapes->data.sequence.items.top; it++) {
+			yaml_node_t *sh = node(c, *it);
+			long d[3];
+			int nd = 0;
+			if (sh->type != YAML_SEQUENCE_NODE)
+				return err(c, sh, "a shape is [M, K, N], got %s", what(sh));
+			for (yaml_node_item_t *j = sh->data.sequence.items.start;
+			     j < sh->data.sequence.items.top; j++, nd++) {
+				if (nd == 3)
+					break;
+				if (get_int(c, node(c, *j), "shapes", 1, 1L << 31, &d[nd]) < 0)
+					return -1;
+			}
+			if (nd != 3 || sh->data.sequence.items.start + 3 != sh->data.sequence.items.top)
+				return err(c, sh, "a shape is [M, K, N]: expected 3 integers, got %d",
+					   (int)(sh->data.sequence.items.top -
+						 sh->data.sequence.items.start));
+			if (sb_add(spec, "%s%ldx%ldx%ld", first ? "" : ",", d[0], d[1], d[2]) < 0)
+				return err(c, sh, "out of memory");
+			first = 0;
+		}
+		return 0;
+	}
+	if (kind == G_LLAMA) {
+		/* torchao: M = 4 * 4096 */
+		struct sbuf one = { 0 };
+		long v;
+		if (!ms) {
+			sb_add(&one, "16384");
+		} else if (ms->type == YAML_SEQUENCE_NODE) {
+			for (yaml_node_item_t *it = ms->data.sequence.items.start;
+			     it < ms->data.sequence.items.top; it++) {
+				if (get_int(c, node(c, *it), "m", 1, 1L << 31, &v) < 0) {
+					free(one.p);
+					return -1;
+				}
+				sb_add(&one, "%s%ld", one.n ? "," : "", v);
+			}
+		} else if (get_int(c, ms, "m", 1, 1L << 31, &v) == 0) {
+			sb_add(&one, "%ld", v);
+		} else {
+			free(one.p);
+			return -1;
+		}
+		if (!one.p || !one.n) {
+			free(one.p);
+			return err(c, ms ? ms : g, "'m': expected at least one value");
+		}
+		if (m->n && strcmp(m->p, one.p)) {
+			free(one.p);
+			return err(c, g, "two 'llama' generators of one case with different 'm' "
+				   "(the first at line %zu)", (*m_node)->start_mark.line + 1);
+		}
+		if (!m->n)
+			sb_add(m, "%s", one.p);
+		*m_node = g;
+		free(one.p);
+		return sb_add(spec, "llama") < 0 ? err(c, g, "out of memory") : 0;
+	}
+	/* torchao's defaults: sweep 8..15, the others 10..14 */
+	long lo = kind == G_SWEEP ? 8 : 10, hi = kind == G_SWEEP ? 15 : 14;
+	if ((minp && get_int(c, minp, "min_power", 0, 30, &lo) < 0) ||
+	    (maxp && get_int(c, maxp, "max_power", 0, 30, &hi) < 0))
+		return -1;
+	if (lo > hi)
+		return err(c, minp ? minp : g, "min_power %ld is greater than max_power %ld", lo, hi);
+	/* kprof's sets take MIN:MAX values; pow2_extended's last shape is 2^max + 2^(max-1) */
+	long vhi = (1L << hi) + (kind == G_POW2_EXT && hi >= 1 ? 1L << (hi - 1) : 0);
+	if (kind == G_SWEEP || kind == G_SMALL_SWEEP) {
+		long k = hi - lo + 1;
+		long nshapes = kind == G_SWEEP ? k * k * k : k * (k + 1) * (k + 2) / 6;
+		if (k * k * k > 4096)
+			return err(c, g, "'%s' with %ld powers makes %ld shapes; at most %d powers",
+				   gn, k, nshapes, 16);
+	}
+	if (sb_add(spec, "%s:%ld:%ld", gn, 1L << lo, vhi) < 0)
+		return err(c, g, "out of memory");
+	return 0;
+}
+
+enum {
+	K_NAME, K_WORKLOADS, K_OPS, K_DTYPES, K_HPD, K_BACKENDS, K_LAYOUTS, K_MATRIX, K_SDPA,
+	K_CAUSAL, K_KVH, K_CONV, K_NORM, K_BATCH, K_WARMUP, K_ITERS, K_BACKWARD, K_OUTPUT,
+	K_RESULTS
+};
+static const char *const case_keys[] = {
+	"name", "workloads", "ops", "dtypes", "high_precision_dtype", "backends", "layouts",
+	"matrix_shapes", "sdpa_shapes", "causal", "kv_heads", "conv_shapes", "norm_shapes", "batch",
+	"warmup", "iters", "backward", "output", "results", NULL
+};
+
+/* "dir/name" unless @name is absolute or @dir is NULL */
+static const char *in_dir(struct kp_suite_case *k, const char *dir, const char *name)
+{
+	if (!dir || name[0] == '/')
+		return own(k, name);
+	struct sbuf b = { 0 };
+	if (sb_add(&b, "%s/%s", dir, name) < 0)
+		return NULL;
+	const char *r = own(k, b.p);
+	free(b.p);
+	return r;
+}
+
+static int parse_case(struct ctx *c, yaml_node_t *n, size_t idx, const char *dir,
+		      struct kp_suite_case *k)
+{
+	if (n->type != YAML_MAPPING_NODE)
+		return err(c, n, "a case is a mapping, got %s", what(n));
+	struct sbuf b = { 0 }, spec = { 0 }, m = { 0 };
+	const yaml_node_t *m_node = NULL;
+	const char *s, *output = NULL, *results = NULL;
+	int rc = -1;
+	for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
+		yaml_node_t *key = node(c, p->key), *v = node(c, p->value);
+		int i = key_index(c, key, "a case", case_keys);
+		const char *ks = i >= 0 ? case_keys[i] : NULL;
+		const char *why = NULL;
+		long l;
+		int *mask = NULL;
+		const char *(*cb)(const char *, void *) = NULL;
+		switch (i) {
+		case -1:
+			goto out;
+		case K_NAME:
+			if (get_str(c, v, ks, &s) < 0)
+				goto out;
+			free(k->name);
+			if (!(k->name = strdup(s)))
+				goto oom;
+			break;
+		case K_WORKLOADS:
+			mask = &k->o.workloads, cb = capture_parse_workloads;
+			break;
+		case K_OPS:
+			mask = &k->o.mm_ops, cb = capture_parse_mm_ops;
+			break;
+		case K_DTYPES:
+			mask = &k->o.dtypes, cb = capture_parse_dtypes;
+			break;
+		case K_BACKENDS:
+			mask = &k->o.backends, cb = capture_parse_backends;
+			break;
+		case K_LAYOUTS:
+			mask = &k->o.layouts, cb = capture_parse_layouts;
+			break;
+		case K_HPD: {
+			/* "torch.bfloat16": the name after the last '.' */
+			static const char *const torch[][2] = { { "bfloat16", "bf16" },
+								{ "float16", "fp16" },
+								{ "half", "fp16" },
+								{ "float32", "fp32" },
+								{ "float", "fp32" } };
+			if (get_str(c, v, ks, &s) < 0)
+				goto out;
+			const char *dot = strrchr(s, '.'), *t = dot ? dot + 1 : s;
+			const char *kd = NULL;
+			for (size_t j = 0; j < sizeof(torch) / sizeof(torch[0]); j++)
+				if (!strcmp(t, torch[j][0]))
+					kd = torch[j][1];
+			k->o.dtypes = 0;
+			if (!kd || capture_parse_dtypes(kd, &k->o.dtypes)) {
+				err(c, v, "invalid value '%s' for '%s': valid: torch.bfloat16, "
+					  "torch.float16, torch.float32", s, ks);
+				goto out;
+			}
+			break;
+		}
+		case K_MATRIX:
+			spec.n = 0;
+			if (v->type != YAML_SEQUENCE_NODE ||
+			    v->data.sequence.items.start == v->data.sequence.items.top) {
+				err(c, v, "'%s': expected a list of generators, got %s", ks,
+				    v->type == YAML_SEQUENCE_NODE ? "an empty list" : what(v));
+				goto out;
+			}
+			for (yaml_node_item_t *it = v->data.sequence.items.start;
+			     it < v->data.sequence.items.top; it++)
+				if (generator(c, node(c, *it), &spec, &m, &m_node) < 0)
+					goto out;
+			if (!spec.p || !(k->o.shapes = own(k, spec.p)))
+				goto oom;
+			if (m.n && !(k->o.m_list = own(k, m.p)))
+				goto oom;
+			break;
+		case K_SDPA:
+		case K_CONV:
+		case K_NORM:
+			if (get_str(c, v, ks, &s) < 0)
+				goto out;
+			if (!(s = own(k, s)))
+				goto oom;
+			*(i == K_SDPA ? &k->o.sdpa_shapes : i == K_CONV ? &k->o.conv_shapes :
+					&k->o.norm_shapes) = s;
+			break;
+		case K_CAUSAL: {
+			int bv = as_bool(v);
+			if (bv >= 0)
+				s = bv ? "yes" : "no";
+			else if (get_str(c, v, ks, &s) < 0)
+				goto out;
+			if ((why = capture_parse_causal(s, &k->o.causal))) {
+				err(c, v, "invalid value '%s' for '%s': %s", s, ks, why);
+				goto out;
+			}
+			break;
+		}
+		case K_KVH:
+		case K_BATCH:
+			if (get_int(c, v, ks, 1, 1L << 20, &l) < 0)
+				goto out;
+			*(i == K_KVH ? &k->o.kv_heads : &k->o.batch) = l;
+			break;
+		case K_WARMUP:
+		case K_ITERS:
+			if (get_int(c, v, ks, i == K_WARMUP ? 0 : 1, 1000000, &l) < 0)
+				goto out;
+			*(i == K_WARMUP ? &k->o.warmup : &k->o.iters) = l;
+			break;
+		case K_BACKWARD:
+			if (get_bool(c, v, ks, &k->o.backward) < 0)
+				goto out;
+			break;
+		case K_OUTPUT:
+		case K_RESULTS:
+			if (get_str(c, v, ks, &s) < 0)
+				goto out;
+			*(i == K_OUTPUT ? &output : &results) = s;
+			break;
+		}
+		if (cb) {
+			if (get_list(c, v, ks, &b) < 0)
+				goto out;
+			*mask = 0;
+			if ((why = cb(b.p, mask))) {
+				err(c, v, "invalid value '%s' for '%s': %s", b.p, ks, why);
+				goto out;
+			}
+		}
+	}
+	if (!k->name) {
+		char nm[32];
+		snprintf(nm, sizeof(nm), "case%zu", idx + 1);
+		if (!(k->name = strdup(nm)))
+			goto oom;
+	}
+	if (!output) {
+		b.n = 0;
+		if (sb_add(&b, "%s.json", k->name) < 0)
+			goto oom;
+		output = b.p;
+	}
+	if (!(k->o.output = in_dir(k, dir, output)) ||
+	    (results && !(k->o.results = in_dir(k, dir, results))))
+		goto oom;
+	/* expand the shape sets now: a bad one is reported at its case */
+	char why[512];
+	if (capture_opts_finish(&k->o, why, sizeof(why)) < 0) {
+		err(c, n, "case '%s': %s", k->name, why);
+		goto out;
+	}
+	rc = 0;
+	goto out;
+oom:
+	err(c, n, "out of memory");
+out:
+	free(b.p);
+	free(spec.p);
+	free(m.p);
+	return rc;
+}
+
+enum { T_CASES, T_MODEL_PARAMS, T_WARMUP, T_ITERS, T_BACKWARD, T_MODE, T_OUTPUT_DIR };
+static const char *const top_keys[] = { "cases", "model_params", "warmup", "iters", "backward",
+					"benchmark_mode", "output_dir", NULL };
+
+static int parse_root(struct ctx *c, yaml_node_t *root, struct kp_capture_opts *base,
+		      struct kp_suite *s)
+{
+	if (!root)
+		return diag_error(c->d, KP_USAGE, "%s:1:1: error: empty config: expected a mapping "
+				  "with 'cases'", c->file);
+	if (root->type != YAML_MAPPING_NODE)
+		return err(c, root, "expected a mapping with 'cases', got %s", what(root));
+	yaml_node_t *cases = NULL;
+	const char *dir = NULL;
+	for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top;
+	     p++) {
+		yaml_node_t *k = node(c, p->key), *v = node(c, p->value);
+		int i = key_index(c, k, "the config", top_keys);
+		long l;
+		const char *str;
+		switch (i) {
+		case -1:
+			return -1;
+		case T_CASES:
+		case T_MODEL_PARAMS:
+			if (cases)
+				return err(c, k, "'cases' and 'model_params' name the same list: give "
+					   "one");
+			if (v->type != YAML_SEQUENCE_NODE ||
+			    v->data.sequence.items.start == v->data.sequence.items.top)
+				return err(c, v, "'%s': expected a list of cases, got %s", top_keys[i],
+					   v->type == YAML_SEQUENCE_NODE ? "an empty list" : what(v));
+			cases = v;
+			break;
+		case T_WARMUP:
+		case T_ITERS:
+			if (get_int(c, v, top_keys[i], i == T_WARMUP ? 0 : 1, 1000000, &l) < 0)
+				return -1;
+			*(i == T_WARMUP ? &base->warmup : &base->iters) = l;
+			break;
+		case T_BACKWARD:
+			if (get_bool(c, v, top_keys[i], &base->backward) < 0)
+				return -1;
+			break;
+		case T_MODE:
+			/* torchao: inference (forward only) or training */
+			if (get_str(c, v, top_keys[i], &str) < 0)
+				return -1;
+			if (strcmp(str, "inference") && strcmp(str, "training"))
+				return err(c, v, "invalid value '%s' for 'benchmark_mode': valid: "
+					   "inference, training", str);
+			base->backward = !strcmp(str, "training");
+			break;
+		case T_OUTPUT_DIR:
+			if (get_str(c, v, top_keys[i], &dir) < 0)
+				return -1;
+			break;
+		}
+	}
+	if (!cases)
+		return err(c, root, "no 'cases' (or 'model_params') list");
+	size_t n = (size_t)(cases->data.sequence.items.top - cases->data.sequence.items.start);
+	if (!(s->c = calloc(n, sizeof(*s->c))))
+		return err(c, root, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		struct kp_suite_case *k = &s->c[i];
+		k->o = *base;
+		s->n = i + 1;
+		yaml_node_t *cn = node(c, cases->data.sequence.items.start[i]);
+		if (parse_case(c, cn, i, dir, k) < 0)
+			return -1;
+		for (size_t j = 0; j <= i; j++) {
+			const struct kp_capture_opts *a = &s->c[j].o, *o = &k->o;
+			const char *same = j < i && !strcmp(a->output, o->output) ? o->output :
+				a->results && !strcmp(a->results, o->output) ? o->output :
+				o->results && !strcmp(o->results, a->output) ? o->results :
+				j < i && a->results && o->results && !strcmp(a->results, o->results) ?
+				o->results : NULL;
+			if (same && j == i)
+				return err(c, cn, "case '%s' writes its trace and results to '%s'",
+					   k->name, same);
+			if (same)
+				return err(c, cn, "case '%s' writes '%s', as case '%s' does", k->name,
+					   same, s->c[j].name);
+		}
+	}
+	return 0;
+}
+
+int suite_parse(const char *text, size_t len, const char *file, const struct kp_capture_opts *base,
+		struct kp_suite *s, struct kp_diag *d)
+{
+	yaml_parser_t p;
+	yaml_document_t doc;
+	struct ctx c = { &doc, file, d };
+	struct kp_capture_opts b = *base;
+	memset(s, 0, sizeof(*s));
+	if (!yaml_parser_initialize(&p))
+		return diag_error(d, KP_ENV, "%s: error: out of memory", file);
+	yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
+	if (!yaml_parser_load(&p, &doc)) {
+		yaml_mark_t mk = p.problem ? p.problem_mark : p.context_mark;
+		char ctx[300] = "";
+		if (p.problem && p.context)
+			snprintf(ctx, sizeof(ctx), " %s at %zu:%zu", p.context,
+				 p.context_mark.line + 1, p.context_mark.column + 1);
+		diag_error(d, KP_USAGE, "%s:%zu:%zu: error: YAML: %s%s", file, mk.line + 1,
+			   mk.column + 1, p.problem ? p.problem : "malformed", ctx);
+		yaml_parser_delete(&p);
+		return -1;
+	}
+	int rc = parse_root(&c, yaml_document_get_root_node(&doc), &b, s);
+	yaml_document_delete(&doc);
+	yaml_parser_delete(&p);
+	if (rc < 0)
+		suite_free(s);
+	return rc;
+}
+
+int suite_load(const char *path, const struct kp_capture_opts *base, struct kp_suite *s,
+	       struct kp_diag *d)
+{
+	memset(s, 0, sizeof(*s));
+	FILE *fp = fopen(path, "rb");
+	if (!fp)
+		return diag_error(d, KP_ENV, "error: cannot open '%s': %s", path, strerror(errno));
+	struct sbuf b = { 0 };
+	char buf[65536];
+	size_t got;
+	while ((got = fread(buf, 1, sizeof(buf), fp)) > 0) {
+		char *p = realloc(b.p, b.n + got + 1);
+		if (!p) {
+			fclose(fp);
+			free(b.p);
+			return diag_error(d, KP_ENV, "error: '%s': out of memory", path);
+		}
+		memcpy(p + b.n, buf, got);
+		b.p = p;
+		b.n += got;
+	}
+	int bad = ferror(fp);
+	fclose(fp);
+	if (bad) {
+		free(b.p);
+		return diag_error(d, KP_ENV, "error: cannot read '%s'", path);
+	}
+	int rc = suite_parse(b.p ? b.p : "", b.n, path, base, s, d);
+	free(b.p);
+	return rc;
+}
+
+void suite_free(struct kp_suite *s)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		capture_opts_free(&s->c[i].o);
+		free(s->c[i].name);
+		for (int j = 0; j < s->c[i].nown; j++)
+			free(s->c[i].own[j]);
+	}
+	free(s->c);
+	s->c = NULL;
+	s->n = 0;
+}
