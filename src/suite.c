@@ -398,12 +398,14 @@ static int parse_case(struct ctx *c, yaml_node_t *n, size_t idx, const char *dir
 	if (n->type != YAML_MAPPING_NODE)
 		return err(c, n, "a case is a mapping, got %s", what(n));
 	struct sbuf b = { 0 }, spec = { 0 }, m = { 0 };
-	const yaml_node_t *m_node = NULL;
+	const yaml_node_t *m_node = NULL, *where[K_RESULTS + 1] = { 0 };
 	const char *s, *output = NULL, *results = NULL;
 	int rc = -1;
 	for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
 		yaml_node_t *key = node(c, p->key), *v = node(c, p->value);
 		int i = key_index(c, key, "a case", case_keys);
+		if (i >= 0)
+			where[i] = v;
 		const char *ks = i >= 0 ? case_keys[i] : NULL;
 		const char *why = NULL;
 		long l;
@@ -543,10 +545,28 @@ static int parse_case(struct ctx *c, yaml_node_t *n, size_t idx, const char *dir
 	if (!(k->o.output = in_dir(k, dir, output)) ||
 	    (results && !(k->o.results = in_dir(k, dir, results))))
 		goto oom;
-	/* expand the shape sets now: a bad one is reported at its case */
+	/* expand the shape sets now: a bad one is reported at its key, named as in the file */
 	char why[512];
 	if (capture_opts_finish(&k->o, why, sizeof(why)) < 0) {
-		err(c, n, "case '%s': %s", k->name, why);
+		static const struct { const char *opt; int key; } map[] = {
+			{ "'--shapes'", K_MATRIX }, { "'--m'", K_MATRIX },
+			{ "'--sdpa-shapes'", K_SDPA }, { "'--conv-shapes'", K_CONV },
+			{ "'--norm-shapes'", K_NORM }, { "'--results'", K_RESULTS },
+		};
+		const yaml_node_t *at = n;
+		for (size_t j = 0; j < sizeof(map) / sizeof(map[0]); j++) {
+			char *o = strstr(why, map[j].opt);
+			if (!o || !where[map[j].key])
+				continue;
+			at = where[map[j].key];
+			/* "for '--sdpa-shapes'" -> "for 'sdpa_shapes'" */
+			char tail[512];
+			snprintf(tail, sizeof(tail), "'%s'%s", case_keys[map[j].key],
+				 o + strlen(map[j].opt));
+			snprintf(o, sizeof(why) - (size_t)(o - why), "%s", tail);
+			break;
+		}
+		err(c, at, "case '%s': %s", k->name, why);
 		goto out;
 	}
 	rc = 0;

@@ -215,15 +215,25 @@ static void bad_configs_are_located(void **state)
 	bad("cases: []\n", "s.yaml:1:8: error: 'cases': expected a list of cases, got an empty list");
 	bad("warmup: 1\n", "s.yaml:1:1: error: no 'cases' (or 'model_params') list");
 	bad("cases:\n  - workloads: sdpa\n    sdpa_shapes: custom:1x2\n",
-	    "s.yaml:2:5: error: case 'case1': invalid value 'custom:1x2' for '--sdpa-shapes': "
+	    "s.yaml:3:18: error: case 'case1': invalid value 'custom:1x2' for 'sdpa_shapes': "
 	    "expected custom:BxHxH_KVxS_QxS_KxD[c],...");
+	bad("cases:\n  - workloads: conv\n    conv_shapes: custom:1x1x2x2x1x3x3\n",
+	    "s.yaml:3:18: error: case 'case1': invalid value 'custom:1x1x2x2x1x3x3' for "
+	    "'conv_shapes': the filter is larger than the padded input");
+	bad("cases:\n  - workloads: softmax\n    norm_shapes: custom:4x7\n",
+	    "s.yaml:3:18: error: case 'case1': invalid value 'custom:4x7' for 'norm_shapes': "
+	    "hidden must be a multiple of 8, at most 65536");
 	bad("cases:\n  - name: a\n  - name: a\n",
 	    "s.yaml:3:5: error: case 'a' writes 'a.json', as case 'a' does");
 	bad("cases:\n  - results: case1.json\n",
 	    "s.yaml:2:5: error: case 'case1' writes its trace and results to 'case1.json'");
 	bad("cases:\n  - results: r.txt\n",
-	    "s.yaml:2:5: error: case 'case1': invalid value 'r.txt' for '--results': expected "
+	    "s.yaml:2:14: error: case 'case1': invalid value 'r.txt' for 'results': expected "
 	    "FILE.json or FILE.csv");
+	/* a shape set's error without its key in the file is at the case */
+	bad("cases:\n  - workloads: sdpa\n    kv_heads: 3\n",
+	    "s.yaml:2:5: error: case 'case1': invalid value 'default' for '--sdpa-shapes': "
+	    "--kv-heads must divide 16");
 }
 
 static void missing_file_is_an_environment_error(void **state)
