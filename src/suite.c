@@ -212,13 +212,19 @@ static int unknown(struct ctx *c, const yaml_node_t *k, const char *where, const
 	return err(c, k, "unknown key '%s' in %s", sval(k), where);
 }
 
-static int key_index(struct ctx *c, yaml_node_t *k, const char *where, const char *const *names)
+/* The index of key @k in @names (at most 32); a repeated one (bit set in @seen) is an error. */
+static int key_index(struct ctx *c, yaml_node_t *k, const char *where, const char *const *names,
+		     unsigned *seen)
 {
 	if (k->type != YAML_SCALAR_NODE)
 		return err(c, k, "%s: expected a string key, got %s", where, what(k));
 	for (int i = 0; names[i]; i++)
-		if (!strcmp(sval(k), names[i]))
+		if (!strcmp(sval(k), names[i])) {
+			if (*seen & (1u << i))
+				return err(c, k, "duplicate key '%s' in %s", names[i], where);
+			*seen |= 1u << i;
 			return i;
+		}
 	unknown(c, k, where, names);
 	return -1;
 }
@@ -246,11 +252,12 @@ static int generator(struct ctx *c, yaml_node_t *g, struct sbuf *spec, struct sb
 	if (g->type != YAML_MAPPING_NODE)
 		return err(c, g, "'matrix_shapes': expected a mapping with 'name', got %s", what(g));
 	yaml_node_t *name = NULL, *shapes = NULL, *ms = NULL, *minp = NULL, *maxp = NULL;
+	unsigned seen = 0;
 	for (yaml_node_pair_t *p = g->data.mapping.pairs.start; p < g->data.mapping.pairs.top; p++) {
 		static const char *const keys[] = { "name", "shapes", "m", "min_power", "max_power",
 						    NULL };
 		yaml_node_t *k = node(c, p->key), *v = node(c, p->value);
-		int i = key_index(c, k, "a shape generator", keys);
+		int i = key_index(c, k, "a shape generator", keys, &seen);
 		if (i < 0)
 			return -1;
 		yaml_node_t **slot[] = { &name, &shapes, &ms, &minp, &maxp };
@@ -399,11 +406,12 @@ static int parse_case(struct ctx *c, yaml_node_t *n, size_t idx, const char *dir
 		return err(c, n, "a case is a mapping, got %s", what(n));
 	struct sbuf b = { 0 }, spec = { 0 }, m = { 0 };
 	const yaml_node_t *m_node = NULL, *where[K_RESULTS + 1] = { 0 };
+	unsigned seen = 0;
 	const char *s, *output = NULL, *results = NULL;
 	int rc = -1;
 	for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
 		yaml_node_t *key = node(c, p->key), *v = node(c, p->value);
-		int i = key_index(c, key, "a case", case_keys);
+		int i = key_index(c, key, "a case", case_keys, &seen);
 		if (i >= 0)
 			where[i] = v;
 		const char *ks = i >= 0 ? case_keys[i] : NULL;
@@ -594,10 +602,11 @@ static int parse_root(struct ctx *c, yaml_node_t *root, struct kp_capture_opts *
 		return err(c, root, "expected a mapping with 'cases', got %s", what(root));
 	yaml_node_t *cases = NULL;
 	const char *dir = NULL;
+	unsigned seen = 0;
 	for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top;
 	     p++) {
 		yaml_node_t *k = node(c, p->key), *v = node(c, p->value);
-		int i = key_index(c, k, "the config", top_keys);
+		int i = key_index(c, k, "the config", top_keys, &seen);
 		long l;
 		const char *str;
 		switch (i) {
@@ -669,6 +678,19 @@ static int parse_root(struct ctx *c, yaml_node_t *root, struct kp_capture_opts *
 	return 0;
 }
 
+/* libyaml's error, located, into @d; returns -1 */
+static int syntax_error(yaml_parser_t *p, const char *file, struct kp_diag *d)
+{
+	yaml_mark_t mk = p->problem ? p->problem_mark : p->context_mark;
+	char ctx[300] = "";
+	if (p->problem && p->context)
+		snprintf(ctx, sizeof(ctx), " %s at %zu:%zu", p->context, p->context_mark.line + 1,
+			 p->context_mark.column + 1);
+	diag_error(d, KP_USAGE, "%s:%zu:%zu: error: YAML: %s%s", file, mk.line + 1, mk.column + 1,
+		   p->problem ? p->problem : "malformed", ctx);
+	return -1;
+}
+
 int suite_parse(const char *text, size_t len, const char *file, const struct kp_capture_opts *base,
 		struct kp_suite *s, struct kp_diag *d)
 {
@@ -681,18 +703,21 @@ int suite_parse(const char *text, size_t len, const char *file, const struct kp_
 		return diag_error(d, KP_ENV, "%s: error: out of memory", file);
 	yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
 	if (!yaml_parser_load(&p, &doc)) {
-		yaml_mark_t mk = p.problem ? p.problem_mark : p.context_mark;
-		char ctx[300] = "";
-		if (p.problem && p.context)
-			snprintf(ctx, sizeof(ctx), " %s at %zu:%zu", p.context,
-				 p.context_mark.line + 1, p.context_mark.column + 1);
-		diag_error(d, KP_USAGE, "%s:%zu:%zu: error: YAML: %s%s", file, mk.line + 1,
-			   mk.column + 1, p.problem ? p.problem : "malformed", ctx);
+		syntax_error(&p, file, d);
 		yaml_parser_delete(&p);
 		return -1;
 	}
 	int rc = parse_root(&c, yaml_document_get_root_node(&doc), &b, s);
 	yaml_document_delete(&doc);
+	/* a suite is one document: a second one is a mistake, not something to skip */
+	if (rc == 0 && !yaml_parser_load(&p, &doc)) {
+		rc = syntax_error(&p, file, d);
+	} else if (rc == 0) {
+		yaml_node_t *r2 = yaml_document_get_root_node(&doc);
+		if (r2)
+			rc = err(&c, r2, "a second YAML document: a suite is one document");
+		yaml_document_delete(&doc);
+	}
 	yaml_parser_delete(&p);
 	if (rc < 0)
 		suite_free(s);

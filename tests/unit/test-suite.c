@@ -186,6 +186,12 @@ static void bad_configs_are_located(void **state)
 	(void)state;
 	bad("cases:\n  - name: a\n    iter: 5\n",
 	    "s.yaml:3:5: error: unknown key 'iter' in a case (did you mean 'iters'?)");
+	bad("cases:\n  - iters: 1\n    name: a\n    iters: 2\n",
+	    "s.yaml:4:5: error: duplicate key 'iters' in a case");
+	bad("cases:\n  - matrix_shapes: [{name: pow2, name: sweep}]\n",
+	    "s.yaml:2:34: error: duplicate key 'name' in a shape generator");
+	bad("cases:\n  - name: a\n---\ncases:\n  - name: b\n",
+	    "s.yaml:4:1: error: a second YAML document: a suite is one document");
 	bad("casez: []\n", "s.yaml:1:1: error: unknown key 'casez' in the config (did you mean "
 			    "'cases'?)");
 	bad("cases:\n  - name: a\n    iters: ten\n",
