@@ -1,0 +1,153 @@
+/*
+ * test-paths.c — trace arguments to files (paths.c): directories give their *.json and
+ * *.json.gz files in name order, other arguments pass as given, an empty directory is an
+ * error.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "kprof/paths.h"
+
+static char tmpdir[] = "/tmp/kprof-test-paths-XXXXXX";
+
+static void touch(const char *name)
+{
+	char path[512];
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fclose(f);
+}
+
+static void sub(char *buf, size_t cap, const char *name)
+{
+	snprintf(buf, cap, "%s/%s", tmpdir, name);
+}
+
+static void a_directory_gives_its_traces_in_name_order(void **state)
+{
+	(void)state;
+	char dir[512], slash[520], want[600];
+	sub(dir, sizeof(dir), "traces");
+	assert_int_equal(mkdir(dir, 0755), 0);
+	touch("traces/b.json");
+	touch("traces/a.json.gz");
+	touch("traces/c.json");
+	touch("traces/.hidden.json");   /* dot files skipped */
+	touch("traces/notes.txt");
+	touch("traces/x.json.bz2");
+	touch("traces/json");           /* no stem */
+	touch("traces/.json");
+	char *args[] = { "-", dir, "missing.json" };
+	size_t n = 99;
+	struct kp_diag d = { 0 };
+	char **v = paths_expand(args, 3, &n, &d);
+	assert_non_null(v);
+	assert_int_equal(n, 5);
+	assert_string_equal(v[0], "-");
+	snprintf(want, sizeof(want), "%s/a.json.gz", dir);
+	assert_string_equal(v[1], want);
+	snprintf(want, sizeof(want), "%s/b.json", dir);
+	assert_string_equal(v[2], want);
+	snprintf(want, sizeof(want), "%s/c.json", dir);
+	assert_string_equal(v[3], want);
+	assert_string_equal(v[4], "missing.json"); /* not ours to check: the loader says so */
+	assert_null(v[5]);
+	assert_int_equal(d.status, 0);
+	paths_free(v);
+
+	/* a trailing slash is not doubled */
+	snprintf(slash, sizeof(slash), "%s/", dir);
+	char *args2[] = { slash };
+	v = paths_expand(args2, 1, &n, &d);
+	assert_int_equal(n, 3);
+	snprintf(want, sizeof(want), "%s/a.json.gz", dir);
+	assert_string_equal(v[0], want);
+	paths_free(v);
+}
+
+static void many_files_grow_the_vector(void **state)
+{
+	(void)state;
+	char dir[512], name[64];
+	sub(dir, sizeof(dir), "many");
+	assert_int_equal(mkdir(dir, 0755), 0);
+	for (int i = 0; i < 40; i++) {
+		snprintf(name, sizeof(name), "many/t%02d.json", i);
+		touch(name);
+	}
+	char *args[] = { "first.json", dir, "last.json" };
+	size_t n = 0;
+	struct kp_diag d = { 0 };
+	char **v = paths_expand(args, 3, &n, &d);
+	assert_int_equal(n, 42);
+	assert_string_equal(v[0], "first.json");
+	assert_non_null(strstr(v[1], "/many/t00.json"));
+	assert_non_null(strstr(v[40], "/many/t39.json"));
+	assert_string_equal(v[41], "last.json");
+	assert_null(v[42]);
+	paths_free(v);
+}
+
+static void a_directory_without_traces_is_bad_input(void **state)
+{
+	(void)state;
+	char dir[512];
+	sub(dir, sizeof(dir), "empty");
+	assert_int_equal(mkdir(dir, 0755), 0);
+	touch("empty/readme.md");
+	char *args[] = { "a.json", dir };
+	size_t n = 0;
+	struct kp_diag d = { 0 };
+	assert_null(paths_expand(args, 2, &n, &d));
+	assert_int_equal(d.status, KP_BADINPUT);
+	assert_non_null(strstr(d.msg, "no *.json or *.json.gz traces in '"));
+	assert_non_null(strstr(d.msg, "/empty'"));
+	paths_free(NULL); /* a no-op */
+}
+
+static void no_arguments_give_an_empty_vector(void **state)
+{
+	(void)state;
+	size_t n = 7;
+	struct kp_diag d = { 0 };
+	char **v = paths_expand(NULL, 0, &n, &d);
+	assert_non_null(v);
+	assert_int_equal(n, 0);
+	assert_null(v[0]);
+	paths_free(v);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	char cmd[600];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(a_directory_gives_its_traces_in_name_order),
+		cmocka_unit_test(many_files_grow_the_vector),
+		cmocka_unit_test(a_directory_without_traces_is_bad_input),
+		cmocka_unit_test(no_arguments_give_an_empty_vector),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
