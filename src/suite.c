@@ -378,13 +378,30 @@ static int generator(struct ctx *c, yaml_node_t *g, struct sbuf *spec, struct sb
 enum {
 	K_NAME, K_WORKLOADS, K_OPS, K_DTYPES, K_HPD, K_BACKENDS, K_LAYOUTS, K_MATRIX, K_SDPA,
 	K_CAUSAL, K_KVH, K_CONV, K_NORM, K_BATCH, K_WARMUP, K_ITERS, K_BACKWARD, K_OUTPUT,
-	K_RESULTS
+	K_RESULTS, K_DEVICE, K_MODEL_TYPE, K_SPARSITY, K_USE_COMPILE, K_COMPILE_MODE, K_COMPILE,
+	K_PROFILER, K_MEM_PROFILER, K_N
 };
 static const char *const case_keys[] = {
 	"name", "workloads", "ops", "dtypes", "high_precision_dtype", "backends", "layouts",
 	"matrix_shapes", "sdpa_shapes", "causal", "kv_heads", "conv_shapes", "norm_shapes", "batch",
-	"warmup", "iters", "backward", "output", "results", NULL
+	"warmup", "iters", "backward", "output", "results",
+	/* torchao's, accepted where kprof does what they ask */
+	"device", "model_type", "sparsity", "use_torch_compile", "torch_compile_mode", "compile",
+	"enable_profiler", "enable_memory_profiler", NULL
 };
+
+/* torchao's sparsity entries: null only (kprof runs no sparse kernel) */
+static int no_sparsity(struct ctx *c, yaml_node_t *v, const char *key)
+{
+	yaml_node_item_t *it = v->type == YAML_SEQUENCE_NODE ? v->data.sequence.items.start : NULL;
+	yaml_node_item_t *top = it ? v->data.sequence.items.top : NULL;
+	for (yaml_node_t *e = it ? (it < top ? node(c, *it) : NULL) : v; e;
+	     e = it && ++it < top ? node(c, *it) : NULL)
+		if (!plain(e) || !is_word(sval(e), null_words))
+			return err(c, e, "'%s': kprof runs no sparse kernels: only null is accepted",
+				   key);
+	return 0;
+}
 
 /* "dir/name" unless @name is absolute or @dir is NULL */
 static const char *in_dir(struct kp_suite_case *k, const char *dir, const char *name)
@@ -405,7 +422,7 @@ static int parse_case(struct ctx *c, yaml_node_t *n, size_t idx, const char *dir
 	if (n->type != YAML_MAPPING_NODE)
 		return err(c, n, "a case is a mapping, got %s", what(n));
 	struct sbuf b = { 0 }, spec = { 0 }, m = { 0 };
-	const yaml_node_t *m_node = NULL, *where[K_RESULTS + 1] = { 0 };
+	const yaml_node_t *m_node = NULL, *where[K_N] = { 0 };
 	unsigned seen = 0;
 	const char *s, *output = NULL, *results = NULL;
 	int rc = -1;
@@ -521,6 +538,37 @@ static int parse_case(struct ctx *c, yaml_node_t *n, size_t idx, const char *dir
 			if (get_bool(c, v, ks, &k->o.backward) < 0)
 				goto out;
 			break;
+		case K_DEVICE:
+		case K_MODEL_TYPE:
+			/* torchao: device cuda/xpu/mps/cpu, model_type linear/ln_linear_<act>/... */
+			if (get_str(c, v, ks, &s) < 0)
+				goto out;
+			if (strcmp(s, i == K_DEVICE ? "cuda" : "linear")) {
+				err(c, v, "'%s': kprof runs '%s' only, not '%s'", ks,
+				    i == K_DEVICE ? "cuda" : "linear", s);
+				goto out;
+			}
+			break;
+		case K_SPARSITY:
+			if (no_sparsity(c, v, ks) < 0)
+				goto out;
+			break;
+		case K_USE_COMPILE:
+		case K_PROFILER:
+		case K_MEM_PROFILER: {
+			/* no compile step, and kprof always traces: checked, then ignored */
+			int ignored;
+			if (get_bool(c, v, ks, &ignored) < 0)
+				goto out;
+			break;
+		}
+		case K_COMPILE_MODE:
+		case K_COMPILE:
+			if (v->type != YAML_SCALAR_NODE) {
+				err(c, v, "'%s': expected a scalar, got %s", ks, what(v));
+				goto out;
+			}
+			break;
 		case K_OUTPUT:
 		case K_RESULTS:
 			if (get_str(c, v, ks, &s) < 0)
@@ -588,9 +636,29 @@ out:
 	return rc;
 }
 
-enum { T_CASES, T_MODEL_PARAMS, T_WARMUP, T_ITERS, T_BACKWARD, T_MODE, T_OUTPUT_DIR };
+enum { T_CASES, T_MODEL_PARAMS, T_WARMUP, T_ITERS, T_BACKWARD, T_MODE, T_OUTPUT_DIR, T_QUANT,
+       T_SPARSITY };
 static const char *const top_keys[] = { "cases", "model_params", "warmup", "iters", "backward",
-					"benchmark_mode", "output_dir", NULL };
+					"benchmark_mode", "output_dir",
+					"quantization_config_recipe_names",
+					"sparsity_config_recipe_names", NULL };
+
+/* torchao's recipes: 'baseline' (the high-precision matmul) is what kprof runs */
+static int baseline_only(struct ctx *c, yaml_node_t *v, const char *key)
+{
+	yaml_node_item_t *it = v->type == YAML_SEQUENCE_NODE ? v->data.sequence.items.start : NULL;
+	yaml_node_item_t *top = it ? v->data.sequence.items.top : NULL;
+	const char *r;
+	for (yaml_node_t *e = it ? (it < top ? node(c, *it) : NULL) : v; e;
+	     e = it && ++it < top ? node(c, *it) : NULL) {
+		if (get_str(c, e, key, &r) < 0)
+			return -1;
+		if (strcmp(r, "baseline"))
+			return err(c, e, "'%s': kprof runs no quantization recipe ('%s'): only "
+				   "'baseline'", key, r);
+	}
+	return 0;
+}
 
 static int parse_root(struct ctx *c, yaml_node_t *root, struct kp_capture_opts *base,
 		      struct kp_suite *s)
@@ -617,6 +685,11 @@ static int parse_root(struct ctx *c, yaml_node_t *root, struct kp_capture_opts *
 			if (cases)
 				return err(c, k, "'cases' and 'model_params' name the same list: give "
 					   "one");
+			/* torchao's README and sample write one case as a mapping */
+			if (v->type == YAML_MAPPING_NODE) {
+				cases = v;
+				break;
+			}
 			if (v->type != YAML_SEQUENCE_NODE ||
 			    v->data.sequence.items.start == v->data.sequence.items.top)
 				return err(c, v, "'%s': expected a list of cases, got %s", top_keys[i],
@@ -646,18 +719,28 @@ static int parse_root(struct ctx *c, yaml_node_t *root, struct kp_capture_opts *
 			if (get_str(c, v, top_keys[i], &dir) < 0)
 				return -1;
 			break;
+		case T_QUANT:
+			if (baseline_only(c, v, top_keys[i]) < 0)
+				return -1;
+			break;
+		case T_SPARSITY:
+			if (no_sparsity(c, v, top_keys[i]) < 0)
+				return -1;
+			break;
 		}
 	}
 	if (!cases)
 		return err(c, root, "no 'cases' (or 'model_params') list");
-	size_t n = (size_t)(cases->data.sequence.items.top - cases->data.sequence.items.start);
+	int one = cases->type == YAML_MAPPING_NODE;
+	size_t n = one ? 1 :
+		(size_t)(cases->data.sequence.items.top - cases->data.sequence.items.start);
 	if (!(s->c = calloc(n, sizeof(*s->c))))
 		return err(c, root, "out of memory");
 	for (size_t i = 0; i < n; i++) {
 		struct kp_suite_case *k = &s->c[i];
 		k->o = *base;
 		s->n = i + 1;
-		yaml_node_t *cn = node(c, cases->data.sequence.items.start[i]);
+		yaml_node_t *cn = one ? cases : node(c, cases->data.sequence.items.start[i]);
 		if (parse_case(c, cn, i, dir, k) < 0)
 			return -1;
 		for (size_t j = 0; j <= i; j++) {

@@ -19,6 +19,8 @@
 static const struct kp_capture_opts base = { .warmup = 3, .iters = 10, .backward = 1,
 					     .sample_period_ms = 10, .nvtx = 1, .libs = 1 };
 
+static void bad(const char *y, const char *msg);
+
 static int parse(const char *y, struct kp_suite *s, struct kp_diag *d)
 {
 	return suite_parse(y, strlen(y), "s.yaml", &base, s, d);
@@ -148,6 +150,47 @@ static void cases_take_keys_and_defaults(void **state)
 	assert_int_equal(s.c[2].o.nnorm, 1);
 	assert_int_equal(s.c[2].o.norm[0].hidden, 64);
 	suite_free(&s);
+}
+
+/* torchao's sample (benchmarks/microbenchmarks/test/benchmark_config.yml), baseline only */
+static void torchao_files_parse(void **state)
+{
+	(void)state;
+	struct kp_suite s;
+	struct kp_diag d;
+	const char *y =
+		"quantization_config_recipe_names:\n"
+		"  - \"baseline\"\n"
+		"sparsity_config_recipe_names: [null]\n"
+		"output_dir: \"res\"  # Directory for results and plots\n"
+		"model_params:\n"
+		"  matrix_shapes:\n"
+		"    - name: \"custom\"\n"
+		"      shapes: [\n"
+		"        [1024, 1024, 1024],  # [m, k, n]\n"
+		"        [2048, 4096, 1024],\n"
+		"      ]\n"
+		"  high_precision_dtype: \"torch.bfloat16\"\n"
+		"  use_torch_compile: true\n"
+		"  torch_compile_mode: \"max-autotune\"\n"
+		"  device: \"cuda\"\n"
+		"  model_type: \"linear\"\n"
+		"  enable_profiler: false\n"
+		"  sparsity: null\n";
+	assert_int_equal(parse(y, &s, &d), 0);
+	assert_int_equal(s.n, 1);
+	assert_string_equal(s.c[0].o.output, "res/case1.json");
+	assert_string_equal(mm_list(&s.c[0]), "1024x1024x1024 2048x4096x1024 ");
+	suite_free(&s);
+	bad("quantization_config_recipe_names: [baseline, int8dq]\ncases:\n  - name: a\n",
+	    "s.yaml:1:46: error: 'quantization_config_recipe_names': kprof runs no quantization "
+	    "recipe ('int8dq'): only 'baseline'");
+	bad("cases:\n  - sparsity: \"2:4\"\n",
+	    "s.yaml:2:15: error: 'sparsity': kprof runs no sparse kernels: only null is accepted");
+	bad("cases:\n  - device: cpu\n",
+	    "s.yaml:2:13: error: 'device': kprof runs 'cuda' only, not 'cpu'");
+	bad("cases:\n  - model_type: transformer_block\n",
+	    "s.yaml:2:17: error: 'model_type': kprof runs 'linear' only, not 'transformer_block'");
 }
 
 static void command_line_options_are_defaults(void **state)
@@ -281,6 +324,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(generators_expand_as_torchao),
 		cmocka_unit_test(cases_take_keys_and_defaults),
+		cmocka_unit_test(torchao_files_parse),
 		cmocka_unit_test(command_line_options_are_defaults),
 		cmocka_unit_test(bad_configs_are_located),
 		cmocka_unit_test(missing_file_is_an_environment_error),
