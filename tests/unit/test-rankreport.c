@@ -105,6 +105,8 @@ static void header_lines_name_world_link_and_skew(void **state)
 	assert_string_equal(ftext(&doc, "ranks"), "1 trace (no distributedInfo), merged from summaries");
 	assert_string_equal(ftext(&doc, "link"), "unknown device: no peer link bandwidth in the device table");
 	assert_null(ftext(&doc, "skew"));
+	/* unknown in json is null (kprof-analyze(1)), not -1 */
+	assert_int_equal(doc.items[find(&doc, 0, "link_peak_bytes_per_s")].v.type, VAL_NULL);
 	report_free(&doc);
 }
 
