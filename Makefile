@@ -109,8 +109,9 @@ $(O)/capture/%.cu.o: capture/%.cu $(wildcard capture/*.h) Makefile
 # Only InitializeInjection is exported.  No sanitizers or coverage: it is loaded into the
 # traced program, where their runtimes are not first in the process.
 INJECT_OBJS := $(patsubst capture/%.c,$(O)/inject/%.o,capture/inject.c capture/recorder.c \
-	capture/ctrace.c capture/kmetrics.c capture/recfile.c) \
+	capture/ctrace.c capture/kmetrics.c capture/recfile.c capture/metrics.c) \
 	$(O)/inject/src/jsonw.o $(O)/inject/src/hmap.o $(O)/inject/src/arena.o
+$(O)/inject/metrics.o: CAPTURE_CFLAGS += -Icapture/cshim
 all: $(O)/kprof-inject.so
 $(O)/kprof-inject.so: $(INJECT_OBJS)
 	$(call quiet,LINK,$@)$(CC) -shared -o $@ $^ -L$(CUPTI_LIBDIR) -Wl,-rpath,$(CUPTI_LIBDIR) \
@@ -134,7 +135,10 @@ $(O)/tests/fake/libcublas.so.13: tests/unit/fake/fake-cublas.c Makefile
 
 # tests/gpu/gemm_prog, conv_prog: plain CUDA programs calling cuBLAS / cuBLASLt and cuDNN
 # (tests/gpu/capture_any.sh)
-all: $(O)/gemm_prog $(O)/conv_prog
+all: $(O)/gemm_prog $(O)/conv_prog $(O)/metrics_prog
+$(O)/metrics_prog: tests/gpu/metrics_prog.cu Makefile
+	$(call quiet,NVCC,$<)$(NVCC) -O2 $(NVCC_ARCH) -o $@ $< -L$(CUDA_LIBDIR) -lcublas \
+	  -Xlinker -rpath=$(CUDA_LIBDIR)
 $(O)/conv_prog: tests/gpu/conv_prog.cu Makefile
 	$(call quiet,NVCC,$<)$(NVCC) -O2 $(NVCC_ARCH) -o $@ $< -L$(CUDA_LIBDIR) -lcudnn \
 	  -Xlinker -rpath=$(CUDA_LIBDIR)

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,6 +18,7 @@
 #include "ctrace.h"
 #include "devprops.h"
 #include "hostops.h"
+#include "kmetrics.h"
 #include "kprof/diag.h"
 #include "nvml.h"
 #include "recfile.h"
@@ -77,7 +79,8 @@ static int run_child(const struct kp_capture_opts *o, const char *dir, struct kp
 		fprintf(stderr, "kprof: warning: overriding CUDA_INJECTION64_PATH='%s'\n", old);
 	snprintf(inj, sizeof(inj), "CUDA_INJECTION64_PATH=%s", o->inject_so);
 	snprintf(dvar, sizeof(dvar), "KPROF_INJECT_DIR=%s", dir);
-	char *set[8];
+	static char met[] = "KPROF_METRICS=only";
+	char *set[10];
 	int ns = 0;
 	set[ns++] = inj;
 	set[ns++] = dvar;
@@ -104,6 +107,8 @@ static int run_child(const struct kp_capture_opts *o, const char *dir, struct kp
 		snprintf(nvtxv, sizeof(nvtxv), "KPROF_NVTX=%s", o->nvtx ? "on" : "off");
 		set[ns++] = nvtxv;
 	}
+	if (o->metrics)
+		set[ns++] = met; /* kprof-inject.so: the range profiler, no activity */
 	set[ns] = NULL;
 	char **envp = child_env(environ, set);
 	if (!envp) {
@@ -168,6 +173,38 @@ static void summary(const struct kp_ctrace *t, const char *path, int nprocs)
 	fputc('\n', stderr);
 }
 
+/*
+ * --metrics: the command once more, under the range profiler only (its kernels replayed, no
+ * activity tracing: CUPTI 13.0 cannot flush activity records once the range profiler has
+ * replayed kernels in a process), its counters joined to the timed run @t's kernels.
+ */
+static void metrics_run(const struct kp_capture_opts *o, const char *dir, struct kp_nvml *nv,
+			struct kp_ctrace *t)
+{
+	char why[512];
+	struct kp_capture_opts mo = *o;
+	mo.libs = mo.nvtx = 0;
+	struct kp_ctrace m;
+	ctrace_init(&m);
+	if (mkdir(dir, 0700) < 0) {
+		fprintf(stderr, "kprof: warning: --metrics: cannot create '%s': %s; no counters\n",
+			dir, strerror(errno));
+		ctrace_free(&m);
+		return;
+	}
+	fprintf(stderr, "kprof: --metrics: running '%s' again under the CUPTI range profiler\n",
+		o->cmd[0]);
+	int st = run_child(&mo, dir, nv, &m, 0);
+	if (st != 0)
+		fprintf(stderr, "kprof: warning: --metrics: the metrics run exited with status %d\n", st);
+	if (recfile_merge_dir(&m, dir, why, sizeof(why)) < 0)
+		fprintf(stderr, "kprof: warning: --metrics: %s\n", why);
+	rmdir(dir);
+	size_t n = kmetrics_join_runs(t, &m, stderr);
+	fprintf(stderr, "kprof: --metrics: counters for %zu kernel%s\n", n, n == 1 ? "" : "s");
+	ctrace_free(&m);
+}
+
 int capture_run_cmd(const struct kp_capture_opts *o)
 {
 	char why[512], dir[4096];
@@ -196,7 +233,9 @@ int capture_run_cmd(const struct kp_capture_opts *o)
 	int nvml_ok;
 	setup_devices(&t, &nv, &nvml_ok);
 
-	int status = run_child(o, dir, &nv, &t, nvml_ok);
+	struct kp_capture_opts timed = *o;
+	timed.metrics = 0;
+	int status = run_child(&timed, dir, &nv, &t, nvml_ok);
 
 	int nprocs = recfile_merge_dir(&t, dir, why, sizeof(why));
 	if (nprocs < 0) {
@@ -204,6 +243,8 @@ int capture_run_cmd(const struct kp_capture_opts *o)
 		nprocs = 0;
 	}
 	rmdir(dir);
+	if (o->metrics)
+		metrics_run(o, dir, &nv, &t);
 	struct kp_hostops_stats hs;
 	if (hostops_emit(&t, &hs, stderr) < 0)
 		fprintf(stderr, "kprof: warning: out of memory turning library calls and NVTX ranges "

@@ -9,6 +9,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 
 #include "ctrace.h"
 #include "hcall.h"
+#include "metrics.h"
 #include "recfile.h"
 
 static struct kp_ctrace g_trace;
@@ -27,6 +29,58 @@ static void take_hcall(const struct kp_hcall *c, void *arg)
 }
 static pid_t g_pid;
 static char g_dir[4096];
+
+/*
+ * The metrics run of --metrics ($KPROF_METRICS=only): no activity tracing (CUPTI 13.0
+ * segfaults in its activity flush once the range profiler has replayed kernels in the
+ * process), the kernel launches and memsets in launch order, and the range profiler (auto
+ * range, kernel replay) on the first CUDA context from its creation to its destruction or the
+ * process's exit; its ranges are one window (kmetrics.h), joined to the timed run's kernels by
+ * the parent (kmetrics_join_runs).
+ */
+enum { MET_OFF, MET_WANTED, MET_ON, MET_DONE };
+static int g_met;
+static void *g_met_ctx;
+
+static void metrics_finish(void)
+{
+	char why[512], label[64];
+	if (g_met != MET_ON)
+		return;
+	g_met = MET_DONE;
+	snprintf(label, sizeof(label), "process %d", (int)g_pid);
+	if (metrics_end(&g_trace, 0, UINT64_MAX, label, why, sizeof(why)) < 0)
+		fprintf(stderr, "kprof: error: --metrics: process %d: %s\n", (int)g_pid, why);
+	metrics_close();
+}
+
+static void on_context(void *ctx, int created)
+{
+	char why[512];
+	if (!created) {
+		if (ctx == g_met_ctx)
+			metrics_finish();
+		return;
+	}
+	if (g_met == MET_ON) {
+		fprintf(stderr, "kprof: warning: --metrics: process %d: a second CUDA context; only "
+				"the first is profiled, so this process's kernels get no counters\n",
+			(int)g_pid);
+		return;
+	}
+	if (g_met != MET_WANTED)
+		return;
+	g_met = MET_DONE;
+	if (metrics_open_ctx(ctx, why, sizeof(why)) < 0 || metrics_begin(why, sizeof(why)) < 0) {
+		fprintf(stderr, "kprof: error: --metrics: process %d: %s\n", (int)g_pid, why);
+		metrics_close();
+		return;
+	}
+	g_met = MET_ON;
+	g_met_ctx = ctx;
+	fprintf(stderr, "kprof: --metrics: process %d: %d counters, %d replay passes per kernel\n",
+		(int)g_pid, metrics_count(), metrics_passes());
+}
 
 /*
  * atexit: forced flush, cuptiFinalize (the CUPTI 13.0 exit segfault, §3.5), then the file
@@ -42,6 +96,7 @@ static void write_records(void)
 	kp_shim_attach_fn attach = (kp_shim_attach_fn)dlsym(RTLD_DEFAULT, "kprof_shim_attach");
 	if (attach)
 		attach(NULL, NULL, NULL);
+	metrics_finish(); /* before cuptiFinalize */
 	recorder_stop();
 	kp_shim_drain_fn drain = (kp_shim_drain_fn)dlsym(RTLD_DEFAULT, "kprof_shim_drain");
 	if (drain)
@@ -80,6 +135,18 @@ int InitializeInjection(void)
 	snprintf(g_dir, sizeof(g_dir), "%s", dir);
 	g_pid = getpid();
 	ctrace_init(&g_trace);
+	const char *met = getenv("KPROF_METRICS");
+	if (met && !strcmp(met, "only")) {
+		g_met = MET_WANTED;
+		if (recorder_start_launches(&g_trace, why, sizeof(why)) < 0 ||
+		    recorder_contexts(on_context) < 0) {
+			fprintf(stderr, "kprof: error: --metrics: process %d: no counters: %s\n",
+				(int)g_pid, why);
+			return 1;
+		}
+		atexit(write_records);
+		return 1;
+	}
 	if (recorder_start(&g_trace, why, sizeof(why)) < 0) {
 		fprintf(stderr, "kprof: error: process %d not traced: %s\n", (int)g_pid, why);
 		return 1;

@@ -82,6 +82,8 @@ size_t kmetrics_join(struct kp_ctrace *t, void (*warn)(const struct kp_mwin *w, 
 		size_t n = 0;
 		for (size_t i = 0; i < t->nrecs; i++) {
 			const struct kp_rec *r = &t->recs[i];
+			if (mw->rec_hi && (i < mw->rec_lo || i >= mw->rec_hi))
+				continue;
 			if (r->kind == REC_KERNEL && r->start_ns >= mw->t0_ns && r->start_ns <= mw->t1_ns)
 				k[n++] = (struct kref){ r->start_ns, r->corr, i };
 		}
@@ -97,6 +99,135 @@ size_t kmetrics_join(struct kp_ctrace *t, void (*warn)(const struct kp_mwin *w, 
 	}
 	free(k);
 	return bad;
+}
+
+struct cpid {
+	uint32_t corr, pid;
+};
+
+static int cmp_cpid(const void *a, const void *b)
+{
+	const struct cpid *x = a, *y = b;
+	return x->corr < y->corr ? -1 : x->corr > y->corr;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The launch entries of window @w of @m in launch order (start_ns = ordinal). */
+static size_t launches(const struct kp_ctrace *m, const struct kp_mwin *w, struct kref *e)
+{
+	size_t n = 0;
+	for (size_t i = w->rec_lo; i < w->rec_hi && i < m->nrecs; i++)
+		if (m->recs[i].kind == REC_KERNEL || m->recs[i].kind == REC_MEMSET)
+			e[n++] = (struct kref){ m->recs[i].start_ns, 0, i };
+	qsort(e, n, sizeof(*e), cmp_kref);
+	return n;
+}
+
+/* Join window @w of @m to the kernels @k[0..nk) of one process of @t; 0 or -1 (warned). */
+static int join_one(struct kp_ctrace *t, const struct kp_ctrace *m, const struct kp_mwin *w,
+		    const struct kref *k, size_t nk, struct kref *e, FILE *err)
+{
+	size_t ne = launches(m, w, e), nl = 0;
+	for (size_t j = 0; j < ne; j++)
+		nl += m->recs[e[j].i].kind == REC_KERNEL;
+	if (w->n != ne && w->n != nl) {
+		fprintf(err, "kprof: warning: --metrics: %s: %zu ranges for %zu kernel launches and "
+			     "%zu memsets: not joined\n", w->label, w->n, nl, ne - nl);
+		return -1;
+	}
+	if (nk != nl) {
+		fprintf(err, "kprof: warning: --metrics: %s: %zu kernels in the metrics run, %zu in "
+			     "the timed run: not joined\n", w->label, nl, nk);
+		return -1;
+	}
+	for (size_t j = 0, q = 0; j < ne; j++) {
+		const struct kp_rec *r = &m->recs[e[j].i];
+		if (r->kind != REC_KERNEL)
+			continue;
+		const char *a = r->name ? r->name : "", *b = t->recs[k[q].i].name;
+		if (strcmp(a, b ? b : "")) {
+			fprintf(err, "kprof: warning: --metrics: %s: kernel %zu is '%s' in the metrics "
+				     "run, '%s' in the timed run: not joined\n", w->label, q, a, b ? b : "");
+			return -1;
+		}
+		q++;
+	}
+	struct kp_kmet *km = realloc(t->kmet, (t->nkmet + nl + 1) * sizeof(*km));
+	if (!km)
+		return -1;
+	t->kmet = km;
+	for (size_t j = 0, q = 0, rg = 0; j < ne; j++) {
+		int kern = m->recs[e[j].i].kind == REC_KERNEL;
+		size_t range = w->n == ne ? j : rg;
+		if (!kern)
+			continue;
+		t->kmet[t->nkmet] = m->kmet[w->first + range];
+		t->recs[k[q++].i].met = (uint32_t)(++t->nkmet);
+		rg++;
+	}
+	return 0;
+}
+
+size_t kmetrics_join_runs(struct kp_ctrace *t, const struct kp_ctrace *m, FILE *err)
+{
+	size_t joined = 0, nc = 0, np = 0;
+	if (!m->nmwin) {
+		fprintf(err, "kprof: warning: --metrics: no process of the metrics run recorded "
+			     "counters\n");
+		return 0;
+	}
+	struct cpid *c = malloc((t->nrecs + 1) * sizeof(*c));
+	uint32_t *pids = malloc((t->nrecs + 1) * sizeof(*pids));
+	struct kref *k = malloc((t->nrecs + 1) * sizeof(*k));
+	struct kref *e = malloc((m->nrecs + 1) * sizeof(*e));
+	if (!c || !pids || !k || !e)
+		goto out;
+	for (size_t i = 0; i < t->nrecs; i++)
+		if ((t->recs[i].kind == REC_RUNTIME || t->recs[i].kind == REC_DRIVER) && t->recs[i].corr)
+			c[nc++] = (struct cpid){ t->recs[i].corr, t->recs[i].pid };
+	qsort(c, nc, sizeof(*c), cmp_cpid);
+	/* the process of each kernel: its launch call's */
+	uint32_t *kp = malloc((t->nrecs + 1) * sizeof(*kp));
+	if (!kp)
+		goto out;
+	for (size_t i = 0; i < t->nrecs; i++) {
+		kp[i] = 0;
+		if (t->recs[i].kind != REC_KERNEL)
+			continue;
+		struct cpid key = { t->recs[i].corr, 0 };
+		const struct cpid *f = bsearch(&key, c, nc, sizeof(*c), cmp_cpid);
+		if (f && (kp[i] = f->pid))
+			pids[np++] = f->pid;
+	}
+	qsort(pids, np, sizeof(*pids), cmp_u32);
+	size_t u = 0;
+	for (size_t i = 0; i < np; i++)
+		if (!u || pids[u - 1] != pids[i])
+			pids[u++] = pids[i];
+	if (u != m->nmwin)
+		fprintf(err, "kprof: warning: --metrics: %zu processes launched kernels in the timed "
+			     "run, %zu in the metrics run; joined in PID order\n", u, m->nmwin);
+	for (size_t w = 0; w < m->nmwin && w < u; w++) {
+		size_t nk = 0;
+		for (size_t i = 0; i < t->nrecs; i++)
+			if (kp[i] == pids[w])
+				k[nk++] = (struct kref){ t->recs[i].start_ns, t->recs[i].corr, i };
+		qsort(k, nk, sizeof(*k), cmp_kref);
+		if (join_one(t, m, &m->mwin[w], k, nk, e, err) == 0)
+			joined += nk;
+	}
+	free(kp);
+out:
+	free(c);
+	free(pids);
+	free(k);
+	free(e);
+	return joined;
 }
 
 void kmetrics_put_args(FILE *out, const struct kp_kmet *m)

@@ -37,6 +37,8 @@ struct kp_kmet {
 struct kp_mwin {
 	uint64_t t0_ns, t1_ns;
 	size_t first, n;
+	/* `-- <cmd>`: only records [rec_lo, rec_hi) (one process's file) join; 0, 0: all */
+	size_t rec_lo, rec_hi;
 	char label[160];
 };
 
@@ -54,11 +56,22 @@ int64_t kmetrics_flops(const struct kp_kmet *m, int64_t out[7]);
 extern const char *const kmetrics_flop_names[7];
 /*
  * Join every window of @t to its kernel records: the kernels that started inside the window,
- * in start order, take ranges first.. in turn.  A window whose kernel count differs from its
+ * in start order, take ranges first.. in turn (only records rec_lo.. rec_hi - 1 when rec_hi).  A window whose kernel count differs from its
  * range count is left unjoined: its label goes to @warn (when not NULL) and it is counted.
  * Returns the number of unjoined windows.
  */
 size_t kmetrics_join(struct kp_ctrace *t, void (*warn)(const struct kp_mwin *w, size_t nkern));
+/*
+ * `-- <cmd>` --metrics: join the metrics run @m (the command run once more under the range
+ * profiler, no activity tracing: its record files hold, per process, one window of ranges and
+ * the kernel launches and memsets in launch order as REC_KERNEL / REC_MEMSET records whose
+ * start_ns is the launch ordinal) to the timed run @t.  The n-th window joins the n-th process
+ * of @t (PID order, a kernel's process is its launch call's); ranges are the launches (or the
+ * launches and memsets) in order; the process's kernels in start order must have the same count
+ * and names as the launches.  Values are copied into @t's kmet.  Each process that does not
+ * join gets a warning on @err.  Returns the number of kernels that got counters.
+ */
+size_t kmetrics_join_runs(struct kp_ctrace *t, const struct kp_ctrace *m, FILE *err);
 /* Append ,"kprof measured ..." members of one kernel's args. */
 void kmetrics_put_args(FILE *out, const struct kp_kmet *m);
 

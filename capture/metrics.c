@@ -72,6 +72,11 @@ static CUcontext current_ctx(void)
 
 int metrics_open(char *why, size_t whylen)
 {
+	return metrics_open_ctx(current_ctx(), why, whylen);
+}
+
+int metrics_open_ctx(void *ctx, char *why, size_t whylen)
+{
 	CUpti_Profiler_Initialize_Params pi = { .structSize = CUpti_Profiler_Initialize_Params_STRUCT_SIZE };
 	CK(cuptiProfilerInitialize, &pi);
 	M.inited = 1;
@@ -123,7 +128,7 @@ int metrics_open(char *why, size_t whylen)
 		M.passes = np.numOfPasses;
 
 	CUpti_RangeProfiler_Enable_Params en = { .structSize = CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE };
-	en.ctx = current_ctx();
+	en.ctx = ctx;
 	if (!en.ctx) {
 		snprintf(why, whylen, "--metrics: no current CUDA context (cuCtxGetCurrent)");
 		return -1;
@@ -187,9 +192,11 @@ int metrics_end(struct kp_ctrace *t, uint64_t t0_ns, uint64_t t1_ns, const char 
 	CUpti_RangeProfiler_Stop_Params sp = { .structSize = CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE };
 	sp.pRangeProfilerObject = M.rp;
 	CK(cuptiRangeProfilerStop, &sp);
+
 	CUpti_RangeProfiler_DecodeData_Params dd = { .structSize = CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE };
 	dd.pRangeProfilerObject = M.rp;
 	CK(cuptiRangeProfilerDecodeData, &dd);
+
 	if (dd.numOfRangeDropped)
 		fprintf(stderr, "kprof: warning: --metrics: %zu ranges dropped in '%s'\n",
 			dd.numOfRangeDropped, label);
@@ -257,6 +264,12 @@ void metrics_close(void)
 
 int metrics_open(char *why, size_t whylen)
 {
+	snprintf(why, whylen, "built without CUPTI support");
+	return -1;
+}
+int metrics_open_ctx(void *ctx, char *why, size_t whylen)
+{
+	(void)ctx;
 	snprintf(why, whylen, "built without CUPTI support");
 	return -1;
 }

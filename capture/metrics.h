@@ -18,6 +18,8 @@ struct kp_ctrace;
  * Returns 0, or -1 with a reason in @why (CUPTI_ERROR_INSUFFICIENT_PRIVILEGES says so).
  */
 int metrics_open(char *why, size_t whylen);
+/* The same on context @ctx (a CUcontext; kprof-inject.so's context-created callback). */
+int metrics_open_ctx(void *ctx, char *why, size_t whylen);
 /* Metrics the chip accepted, and the replay passes they need (after metrics_open). */
 int metrics_count(void);
 int metrics_passes(void);

@@ -13,7 +13,7 @@
 #include "ctrace.h"
 
 #define RECFILE_MAGIC "KPROFREC"
-#define RECFILE_VERSION 2u
+#define RECFILE_VERSION 3u
 #define NO_NAME UINT32_MAX
 
 /* All integers in host order: the file never leaves the machine that ran the capture. */
@@ -29,6 +29,8 @@ struct hdr {
 	uint64_t nrecs, next;
 	uint64_t nnames, names_bytes;  /* NUL-terminated names, back to back */
 	uint64_t nhcalls;              /* then name and domain indices, then the calls */
+	uint32_t kmet_size, mwin_size; /* sizeof(struct kp_kmet), sizeof(struct kp_mwin) */
+	uint64_t nkmet, nmwin;         /* --metrics: range values, then their windows */
 };
 
 static int cmp_ptr(const void *a, const void *b)
@@ -81,6 +83,10 @@ int recfile_write(const struct kp_ctrace *t, uint32_t pid, FILE *out)
 	h.ext_size = sizeof(struct kp_extcorr);
 	h.hcall_size = sizeof(struct kp_hcall);
 	h.nhcalls = t->nhcalls;
+	h.kmet_size = sizeof(struct kp_kmet);
+	h.mwin_size = sizeof(struct kp_mwin);
+	h.nkmet = t->nkmet;
+	h.nmwin = t->nmwin;
 	h.pid = pid;
 	h.cupti_version = t->cupti_version;
 	h.dropped_records = t->dropped_records;
@@ -114,6 +120,10 @@ int recfile_write(const struct kp_ctrace *t, uint32_t pid, FILE *out)
 		c.name = c.domain = NULL;
 		fwrite(&c, sizeof(c), 1, out);
 	}
+	if (t->nkmet)
+		fwrite(t->kmet, sizeof(*t->kmet), t->nkmet, out);
+	if (t->nmwin)
+		fwrite(t->mwin, sizeof(*t->mwin), t->nmwin, out);
 	free(names);
 	return ferror(out) ? -1 : 0;
 }
@@ -136,6 +146,8 @@ struct rfile {
 	struct kp_extcorr *ext;
 	uint32_t *hidx;      /* per host call: name and domain indices */
 	struct kp_hcall *hc;
+	struct kp_kmet *km;  /* --metrics: range values */
+	struct kp_mwin *mw;  /* and their windows */
 };
 
 /* The header, checked against this build and the file's size; NULL or a reason. */
@@ -147,7 +159,8 @@ static const char *read_header(FILE *f, struct hdr *h)
 	if (memcmp(h->magic, RECFILE_MAGIC, 8) || h->version != RECFILE_VERSION)
 		return "not a kprof record file of this version";
 	if (h->rec_size != sizeof(struct kp_rec) || h->ext_size != sizeof(struct kp_extcorr) ||
-	    h->hcall_size != sizeof(struct kp_hcall))
+	    h->hcall_size != sizeof(struct kp_hcall) || h->kmet_size != sizeof(struct kp_kmet) ||
+	    h->mwin_size != sizeof(struct kp_mwin))
 		return "written by another kprof build (record sizes differ)";
 	/* a corrupt count must fail the read, not the allocation */
 	fseek(f, 0, SEEK_END);
@@ -156,10 +169,12 @@ static const char *read_header(FILE *f, struct hdr *h)
 	uint64_t need = sizeof(*h) + h->names_bytes +
 			h->nrecs * (sizeof(uint32_t) + sizeof(struct kp_rec)) +
 			h->next * sizeof(struct kp_extcorr) +
-			h->nhcalls * (2 * sizeof(uint32_t) + sizeof(struct kp_hcall));
+			h->nhcalls * (2 * sizeof(uint32_t) + sizeof(struct kp_hcall)) +
+			h->nkmet * sizeof(struct kp_kmet) + h->nmwin * sizeof(struct kp_mwin);
 	if (size < 0 || h->nnames > h->names_bytes || h->nrecs > (uint64_t)size ||
 	    h->next > (uint64_t)size || h->names_bytes > (uint64_t)size ||
-	    h->nhcalls > (uint64_t)size || need != (uint64_t)size)
+	    h->nhcalls > (uint64_t)size || h->nkmet > (uint64_t)size || h->nmwin > (uint64_t)size ||
+	    need != (uint64_t)size)
 		return "truncated kprof record file";
 	return NULL;
 }
@@ -175,7 +190,10 @@ static const char *read_body(FILE *f, struct rfile *rf)
 	rf->ext = malloc((h->next + 1) * sizeof(*rf->ext));
 	rf->hidx = malloc((2 * h->nhcalls + 1) * sizeof(*rf->hidx));
 	rf->hc = malloc((h->nhcalls + 1) * sizeof(*rf->hc));
-	if (!rf->blob || !rf->names || !rf->idx || !rf->recs || !rf->ext || !rf->hidx || !rf->hc)
+	rf->km = malloc((h->nkmet + 1) * sizeof(*rf->km));
+	rf->mw = malloc((h->nmwin + 1) * sizeof(*rf->mw));
+	if (!rf->blob || !rf->names || !rf->idx || !rf->recs || !rf->ext || !rf->hidx || !rf->hc ||
+	    !rf->km || !rf->mw)
 		return "out of memory";
 	const char *err;
 	if ((err = read_all(f, rf->blob, h->names_bytes)) ||
@@ -183,7 +201,9 @@ static const char *read_body(FILE *f, struct rfile *rf)
 	    (err = read_all(f, rf->recs, h->nrecs * sizeof(*rf->recs))) ||
 	    (err = read_all(f, rf->ext, h->next * sizeof(*rf->ext))) ||
 	    (err = read_all(f, rf->hidx, 2 * h->nhcalls * sizeof(*rf->hidx))) ||
-	    (err = read_all(f, rf->hc, h->nhcalls * sizeof(*rf->hc))))
+	    (err = read_all(f, rf->hc, h->nhcalls * sizeof(*rf->hc))) ||
+	    (err = read_all(f, rf->km, h->nkmet * sizeof(*rf->km))) ||
+	    (err = read_all(f, rf->mw, h->nmwin * sizeof(*rf->mw))))
 		return err;
 	rf->blob[h->names_bytes] = '\0';
 	return NULL;
@@ -210,6 +230,9 @@ static const char *check_body(struct kp_ctrace *t, struct rfile *rf)
 		    (rf->hidx[2 * i + 1] != NO_NAME && rf->hidx[2 * i + 1] >= h->nnames) ||
 		    rf->hc[i].kind < HC_GEMM || rf->hc[i].kind > HC_CONV)
 			return "corrupt host call in kprof record file";
+	for (uint64_t i = 0; i < h->nmwin; i++)
+		if (rf->mw[i].first > h->nkmet || rf->mw[i].n > h->nkmet - rf->mw[i].first)
+			return "corrupt metrics window in kprof record file";
 	return NULL;
 }
 
@@ -218,6 +241,16 @@ static const char *append(struct kp_ctrace *t, struct rfile *rf, uint32_t corr_b
 			  uint64_t ext_base, struct kp_recfile_info *info)
 {
 	const struct hdr *h = &rf->h;
+	size_t rec_lo = t->nrecs, kmet_base = t->nkmet;
+	if (h->nkmet || h->nmwin) {
+		struct kp_kmet *nk = realloc(t->kmet, (t->nkmet + h->nkmet + 1) * sizeof(*nk));
+		if (nk)
+			t->kmet = nk;
+		struct kp_mwin *nw = nk ? realloc(t->mwin, (t->nmwin + h->nmwin + 1) * sizeof(*nw)) : NULL;
+		if (!nw)
+			return "out of memory";
+		t->mwin = nw;
+	}
 	for (uint64_t i = 0; i < h->nrecs; i++) {
 		struct kp_rec *r = &rf->recs[i];
 		r->name = rf->idx[i] == NO_NAME ? "" : rf->names[rf->idx[i]];
@@ -251,6 +284,17 @@ static const char *append(struct kp_ctrace *t, struct rfile *rf, uint32_t corr_b
 		if (ctrace_add_hcall(t, c) < 0)
 			return "out of memory";
 	}
+	/* --metrics: the windows join this file's records only */
+	if (h->nkmet)
+		memcpy(t->kmet + t->nkmet, rf->km, h->nkmet * sizeof(*rf->km));
+	t->nkmet += h->nkmet;
+	for (uint64_t i = 0; i < h->nmwin; i++) {
+		struct kp_mwin *w = &t->mwin[t->nmwin++];
+		*w = rf->mw[i];
+		w->label[sizeof(w->label) - 1] = '\0';
+		w->first += kmet_base;
+		w->rec_lo = rec_lo, w->rec_hi = t->nrecs;
+	}
 	pthread_mutex_lock(&t->lock);
 	t->dropped_records += h->dropped_records;
 	if (!t->cupti_version)
@@ -260,6 +304,8 @@ static const char *append(struct kp_ctrace *t, struct rfile *rf, uint32_t corr_b
 	info->nrecs = h->nrecs;
 	info->next = h->next;
 	info->nhcalls = h->nhcalls;
+	info->nkmet = h->nkmet;
+	info->nmwin = h->nmwin;
 	return NULL;
 }
 
@@ -290,6 +336,8 @@ int recfile_read(struct kp_ctrace *t, const char *path, uint32_t corr_base, uint
 	free(rf.ext);
 	free(rf.hidx);
 	free(rf.hc);
+	free(rf.km);
+	free(rf.mw);
 	fclose(f);
 	return err ? -1 : 0;
 }

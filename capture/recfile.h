@@ -22,19 +22,22 @@ struct kp_recfile_info {
 	uint32_t max_corr;         /* largest correlation id in the file (before the offset) */
 	uint64_t max_ext;          /* largest External id in the file (before the offset) */
 	uint64_t nhcalls;          /* host calls (library calls, NVTX ranges) read */
+	uint64_t nkmet, nmwin;     /* --metrics: range values and their windows read */
 };
 
 /* Prototypes */
 /*
- * Write @t's records, External-id map, host calls, CUPTI version and dropped-record count for process
- * @pid.  Returns 0, or -1 with errno set (ENOMEM, or the write error).
+ * Write @t's records, External-id map, host calls, CUPTI version, dropped-record count and --metrics
+ * range values and windows (kmetrics.h) for process @pid.  Returns 0, or -1 with errno set (ENOMEM, or the write error).
  */
 int recfile_write(const struct kp_ctrace *t, uint32_t pid, FILE *out);
 /*
  * Append the records of file @path to @t, adding @corr_base to every non-zero correlation id
  * and @ext_base to every non-zero External id, so that the ids of several processes stay
  * apart (CUPTI and kprof-shim.so number them per process).  Names are
- * interned in @t; dropped-record counts add up; @t's CUPTI version is set if still 0.  Returns
+ * interned in @t; dropped-record counts add up; @t's CUPTI version is set if still 0.  Metrics windows
+ * are appended with their first range moved past @t's earlier ones and rec_lo/rec_hi set to
+ * this file's records, so kmetrics_join() joins them to this process's kernels only.  Returns
  * 0 and fills @info, or -1 with a one-line reason in @why ("'f': not a kprof record file").
  * On error @t keeps only whole records of earlier files.
  */

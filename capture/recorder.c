@@ -208,6 +208,31 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t
 }
 
 static uint64_t (*g_context)(void); /* recorder_graph_nodes(): the op a thread is in */
+static void (*g_on_ctx)(void *ctx, int created); /* recorder_contexts() */
+static int g_launches;      /* recorder_start_launches(): no activity kinds, launches only */
+static uint64_t g_ordinal;  /* their launch ordinals */
+
+/* --metrics run: a kernel launch or memset call becomes a REC_KERNEL / REC_MEMSET in order */
+static void on_driver(const CUpti_CallbackData *cb)
+{
+	const char *fn = cb->functionName;
+	if (cb->callbackSite != CUPTI_API_ENTER || !fn)
+		return;
+	struct kp_rec r;
+	memset(&r, 0, sizeof(r));
+	if (!strncmp(fn, "cuLaunch", 8) && strncmp(fn, "cuLaunchHostFunc", 16) && cb->symbolName) {
+		r.kind = REC_KERNEL;
+		r.name = intern_kernel(g_trace, cb->symbolName);
+	} else if (!strncmp(fn, "cuMemset", 8)) {
+		r.kind = REC_MEMSET;
+		r.name = ctrace_intern(g_trace, fn, strlen(fn));
+	} else {
+		return;
+	}
+	r.start_ns = r.end_ns = __atomic_add_fetch(&g_ordinal, 1, __ATOMIC_RELAXED);
+	r.corr = cb->correlationId;
+	ctrace_add_rec(g_trace, &r);
+}
 
 /*
  * Graph-node callbacks (doc/capture-any.md §3): a node created inside an op (stream capture runs
@@ -218,9 +243,20 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain,
 				 CUpti_CallbackId cbid, const void *cbdata)
 {
 	(void)userdata;
-	if (domain != CUPTI_CB_DOMAIN_RESOURCE || !g_trace || !g_context || !cbdata)
+	if (domain == CUPTI_CB_DOMAIN_DRIVER_API && g_launches && g_trace && cbdata) {
+		on_driver(cbdata);
+		return;
+	}
+	if (domain != CUPTI_CB_DOMAIN_RESOURCE || !g_trace || !cbdata)
 		return;
 	const CUpti_ResourceData *rd = cbdata;
+	if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED || cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
+		if (g_on_ctx)
+			g_on_ctx(rd->context, cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
+		return;
+	}
+	if (!g_context)
+		return;
 	const CUpti_GraphData *gd = rd->resourceDescriptor;
 	uint64_t id = 0, orig = 0;
 	if (!gd || !gd->node || cuptiGetGraphNodeId(gd->node, &id) != CUPTI_SUCCESS || !id)
@@ -248,12 +284,47 @@ int recorder_graph_nodes(uint64_t (*context)(void))
 	return 0;
 }
 
+int recorder_contexts(void (*fn)(void *ctx, int created))
+{
+	if (!g_subscribed || !fn)
+		return -1;
+	g_on_ctx = fn;
+	if (cuptiEnableCallback(1, g_sub, CUPTI_CB_DOMAIN_RESOURCE,
+				CUPTI_CBID_RESOURCE_CONTEXT_CREATED) != CUPTI_SUCCESS ||
+	    cuptiEnableCallback(1, g_sub, CUPTI_CB_DOMAIN_RESOURCE,
+				CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) != CUPTI_SUCCESS)
+		return -1;
+	return 0;
+}
+
 static const char *cupti_err(CUptiResult rc)
 {
 	const char *s = NULL;
 	if (cuptiGetResultString(rc, &s) != CUPTI_SUCCESS || !s)
 		return "unknown CUPTI error";
 	return s;
+}
+
+int recorder_start_launches(struct kp_ctrace *t, char *why, size_t whylen)
+{
+	CUpti_SubscriberParams p;
+	memset(&p, 0, sizeof(p));
+	p.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
+	p.subscriberName = "kprof";
+	CUptiResult rc = cuptiSubscribe_v2(&g_sub, on_callback, NULL, &p);
+	if (rc != CUPTI_SUCCESS) {
+		snprintf(why, whylen, "cannot subscribe to CUPTI: %s", cupti_err(rc));
+		return -1;
+	}
+	g_subscribed = 1;
+	g_trace = t;
+	g_launches = 1;
+	rc = cuptiEnableDomain(1, g_sub, CUPTI_CB_DOMAIN_DRIVER_API);
+	if (rc != CUPTI_SUCCESS) {
+		snprintf(why, whylen, "cannot enable CUPTI driver callbacks: %s", cupti_err(rc));
+		return -1;
+	}
+	return 0;
 }
 
 int recorder_start(struct kp_ctrace *t, char *why, size_t whylen)
@@ -320,12 +391,16 @@ void recorder_stop(void)
 {
 	if (!g_subscribed)
 		return;
-	cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-	size_t dropped = 0;
-	if (g_trace && cuptiActivityGetNumDroppedRecords(NULL, 0, &dropped) == CUPTI_SUCCESS)
-		g_trace->dropped_records += dropped;
-	for (size_t i = 0; i < NKINDS; i++)
-		cuptiActivityDisable(kinds[i]);
+	if (g_launches) {
+		cuptiEnableDomain(0, g_sub, CUPTI_CB_DOMAIN_DRIVER_API);
+	} else {
+		cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+		size_t dropped = 0;
+		if (g_trace && cuptiActivityGetNumDroppedRecords(NULL, 0, &dropped) == CUPTI_SUCCESS)
+			g_trace->dropped_records += dropped;
+		for (size_t i = 0; i < NKINDS; i++)
+			cuptiActivityDisable(kinds[i]);
+	}
 	g_context = NULL;
 	cuptiUnsubscribe(g_sub);
 	/* CUPTI 13.0-13.1 segfault at exit without it (§3.5); never dlclose libcupti */
@@ -347,6 +422,8 @@ int recorder_cupti_version(void)
 }
 
 #else /* !KPROF_HAVE_CUPTI */
+
+#include <stdio.h>
 
 int recorder_start(struct kp_ctrace *t, char *why, size_t whylen)
 {
@@ -373,6 +450,17 @@ void recorder_stop(void)
 uint64_t recorder_timestamp(void)
 {
 	return 0;
+}
+int recorder_start_launches(struct kp_ctrace *t, char *why, size_t whylen)
+{
+	(void)t;
+	snprintf(why, whylen, "built without CUPTI support");
+	return -1;
+}
+int recorder_contexts(void (*fn)(void *ctx, int created))
+{
+	(void)fn;
+	return -1;
 }
 int recorder_graph_nodes(uint64_t (*context)(void))
 {

@@ -16,6 +16,12 @@ struct kp_ctrace;
  * Call before the first CUDA call.  Records go to @t.  Returns 0, or -1 with a reason in @why.
  */
 int recorder_start(struct kp_ctrace *t, char *why, size_t whylen);
+/*
+ * `-- <cmd>` --metrics run: claim CUPTI without activity kinds; every kernel launch (driver
+ * API, with its kernel's name) and memset call becomes a REC_KERNEL / REC_MEMSET in @t whose
+ * start_ns is its launch ordinal.  Returns 0, or -1 with a reason in @why.
+ */
+int recorder_start_launches(struct kp_ctrace *t, char *why, size_t whylen);
 /* Turn tracing of all kinds off (0) or back on (1), for --overhead's untraced loop. */
 int recorder_enable(int on);
 /* Push / pop a CUSTOM0 external correlation id on the calling thread. */
@@ -28,6 +34,11 @@ void recorder_stop(void);
  * op External id (0 none).  Returns 0, or -1 when CUPTI refuses the callbacks.
  */
 int recorder_graph_nodes(uint64_t (*context)(void));
+/*
+ * Call @fn(context, 1) when a CUDA context is created and @fn(context, 0) when one starts being
+ * destroyed (CUPTI resource callbacks; --metrics in kprof-inject.so).  Returns 0, or -1.
+ */
+int recorder_contexts(void (*fn)(void *ctx, int created));
 /* CUPTI's clock (cuptiGetTimestamp), the one of its records; 0 when unknown. */
 uint64_t recorder_timestamp(void);
 /* CUPTI's version (cuptiGetVersion), 0 when unknown. */

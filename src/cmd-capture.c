@@ -150,8 +150,6 @@ static const char *workload_option(const struct kp_capture_opts *o, const struct
 		return o->warmup != d->warmup ? "warmup" : "iters";
 	if (o->backward != d->backward || o->overhead != d->overhead)
 		return o->backward != d->backward ? "backward" : "overhead";
-	if (o->metrics != d->metrics)
-		return "metrics";
 	return NULL;
 }
 
@@ -276,7 +274,7 @@ int cmd_capture(int argc, char **argv)
 		  .help = "sdpa and conv also run backward (default on)",
 		  .dst = &o.backward },
 		{ .lname = "metrics", .sname = 0, .type = OPT_FLAG, .argname = NULL,
-		  .help = "per-kernel FLOPs, DRAM bytes, SM clock (CUPTI range profiler): each timed loop runs again, every kernel replayed once per pass (17 on H200): 26-31x the capture time",
+		  .help = "per-kernel FLOPs, DRAM bytes, SM clock (CUPTI range profiler, every kernel replayed once per pass: 17 on H200): each timed loop runs again (26-31x the capture time); with -- <cmd> the command runs a second time under the profiler",
 		  .dst = &o.metrics },
 		{ .lname = "overhead", .sname = 0, .type = OPT_FLAG, .argname = NULL,
 		  .help = "also time the loop untraced; print the ratio",

@@ -78,6 +78,8 @@ echo "== kprof capture -- <command>: library calls and NVTX ranges as ops"
 KPROF=$KPROF "$(dirname "$0")/capture_any.sh" "$DIR" || fail=1
 echo "== kprof capture --metrics: measured tensor FLOPs and DRAM bytes per kernel"
 KPROF=$KPROF "$(dirname "$0")/metrics.sh" "$DIR/metrics" || fail=1
+echo "== kprof capture --metrics -- <command>: measured FLOPs of a cuBLAS GEMM and a custom kernel"
+KPROF=$KPROF "$(dirname "$0")/cmd_metrics.sh" "$DIR/cmd_metrics" || fail=1
 echo "== kprof analyze of two DDP ranks (tests/gpu/ranks.sh; needs 2 GPUs)"
 KPROF=$KPROF "$(dirname "$0")/ranks.sh" "$DIR/ranks"
 rc=$?

@@ -4,6 +4,7 @@
  * parent run with a command that drops a record file where kprof-inject.so would.
  */
 #include <errno.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -115,6 +116,57 @@ static void record_file_round_trips(void **state)
 	assert_int_equal(b.next, 1);
 	assert_int_equal(b.ext[0].corr, 105);
 	assert_int_equal(b.ext[0].ext, 1077);
+	ctrace_free(&a);
+	ctrace_free(&b);
+	unlink(path);
+	rmdir(dir);
+}
+
+/* --metrics run files: range values and their window survive; merged after another process's,
+ * the window's first range and its record range move past the earlier ones */
+static void metric_values_round_trip(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/kprof-test-inject-XXXXXX", path[128], why[256];
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/77.kprec", dir);
+	struct kp_ctrace a, b;
+	fill_process(&a, 77, 1);
+	a.kmet = calloc(3, sizeof(*a.kmet));
+	a.mwin = calloc(1, sizeof(*a.mwin));
+	assert_true(a.kmet && a.mwin);
+	for (int i = 0; i < 3; i++)
+		for (int k = 0; k < KM_N; k++)
+			a.kmet[i].v[k] = k == KM_FFMA ? 1000.0 * (i + 1) : NAN;
+	a.nkmet = 3;
+	a.mwin[0] = (struct kp_mwin){ .t0_ns = 0, .t1_ns = UINT64_MAX, .first = 0, .n = 3 };
+	snprintf(a.mwin[0].label, sizeof(a.mwin[0].label), "process 77");
+	a.nmwin = 1;
+	save(&a, 77, path);
+	/* the reader already holds one process with one range */
+	fill_process(&b, 5, 1);
+	b.kmet = calloc(1, sizeof(*b.kmet));
+	assert_non_null(b.kmet);
+	b.nkmet = 1;
+	struct kp_recfile_info info;
+	assert_int_equal(recfile_read(&b, path, 10, 0, &info, why, sizeof(why)), 0);
+	assert_int_equal(info.nkmet, 3);
+	assert_int_equal(info.nmwin, 1);
+	assert_int_equal(b.nkmet, 4);
+	assert_int_equal(b.nmwin, 1);
+	assert_true(b.kmet[2].v[KM_FFMA] == 2000.0 && isnan(b.kmet[2].v[KM_FADD]));
+	assert_int_equal(b.mwin[0].first, 1);
+	assert_int_equal(b.mwin[0].n, 3);
+	assert_int_equal(b.mwin[0].rec_lo, 4);
+	assert_int_equal(b.mwin[0].rec_hi, 8);
+	assert_string_equal(b.mwin[0].label, "process 77");
+	/* a window past its file's ranges is corrupt */
+	a.mwin[0].n = 4;
+	save(&a, 77, path);
+	size_t nrecs = b.nrecs;
+	assert_int_equal(recfile_read(&b, path, 10, 0, &info, why, sizeof(why)), -1);
+	assert_non_null(strstr(why, "corrupt metrics window"));
+	assert_int_equal(b.nrecs, nrecs);
 	ctrace_free(&a);
 	ctrace_free(&b);
 	unlink(path);
@@ -361,6 +413,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(record_file_round_trips),
+		cmocka_unit_test(metric_values_round_trip),
 		cmocka_unit_test(corrupt_record_files_are_rejected_whole),
 		cmocka_unit_test(processes_merge_in_pid_order_with_distinct_correlations),
 		cmocka_unit_test(argv_splits_at_the_first_double_dash),

@@ -153,6 +153,124 @@ static void written_on_the_kernel_event(void **state)
 	ctrace_free(&t);
 }
 
+/* The timed run: a launch call (pid, corr) and its kernel, per kernel. */
+static void timed_kernel(struct kp_ctrace *t, uint32_t pid, const char *name, uint64_t start,
+			 uint32_t corr)
+{
+	struct kp_rec api = { .kind = REC_RUNTIME, .start_ns = start - 500, .end_ns = start - 400,
+			      .corr = corr, .pid = pid, .name = ctrace_intern(t, "cudaLaunchKernel", 16) };
+	assert_int_equal(ctrace_add_rec(t, &api), 0);
+	add_kernel(t, name, start, corr);
+}
+
+/* The metrics run: one process's launches (and memsets) in order, @nr ranges of FFMA = i + 1. */
+static void metrics_process(struct kp_ctrace *m, const char *const *names, size_t n, size_t nr,
+			    const char *label)
+{
+	size_t lo = m->nrecs;
+	for (size_t i = 0; i < n; i++) {
+		int ms = !strcmp(names[i], "memset");
+		struct kp_rec r = { .kind = ms ? REC_MEMSET : REC_KERNEL, .start_ns = i + 1,
+				    .name = ctrace_intern(m, names[i], strlen(names[i])) };
+		assert_int_equal(ctrace_add_rec(m, &r), 0);
+	}
+	m->kmet = realloc(m->kmet, (m->nkmet + nr) * sizeof(*m->kmet));
+	m->mwin = realloc(m->mwin, (m->nmwin + 1) * sizeof(*m->mwin));
+	assert_true(m->kmet && m->mwin);
+	struct kp_mwin *w = &m->mwin[m->nmwin++];
+	memset(w, 0, sizeof(*w));
+	w->first = m->nkmet, w->n = nr, w->rec_lo = lo, w->rec_hi = m->nrecs;
+	snprintf(w->label, sizeof(w->label), "%s", label);
+	for (size_t i = 0; i < nr; i++) {
+		for (int k = 0; k < KM_N; k++)
+			m->kmet[m->nkmet].v[k] = 0;
+		m->kmet[m->nkmet++].v[KM_FFMA] = (double)(i + 1);
+	}
+}
+
+static double ffma_of(const struct kp_ctrace *t, const char *name, uint32_t pid_corr_lo)
+{
+	for (size_t i = 0; i < t->nrecs; i++) {
+		const struct kp_rec *r = &t->recs[i];
+		if (r->kind == REC_KERNEL && !strcmp(r->name, name) && r->corr >= pid_corr_lo &&
+		    r->corr < pid_corr_lo + 100)
+			return r->met ? t->kmet[r->met - 1].v[KM_FFMA] : -1;
+	}
+	return -2;
+}
+
+/*
+ * `-- <cmd>` --metrics: the metrics run's ranges join the timed run's kernels per process (PID
+ * order), in launch order, memset ranges skipped; a name or count that differs joins nothing.
+ */
+static void join_of_two_runs(void **state)
+{
+	(void)state;
+	struct kp_ctrace t, m;
+	ctrace_init(&t);
+	ctrace_init(&m);
+	/* pid 20: gemm, custom; pid 30: custom (timed out of order: start order decides) */
+	timed_kernel(&t, 30, "custom", 9000, 201);
+	timed_kernel(&t, 20, "custom", 6000, 102);
+	timed_kernel(&t, 20, "gemm", 5000, 101);
+	/* pid 20's run: memset, gemm, memset, custom; ranges for all four */
+	const char *p20[] = { "memset", "gemm", "memset", "custom" };
+	metrics_process(&m, p20, 4, 4, "process 1020");
+	/* pid 30's: a memset the profiler did not count as a range, then custom */
+	const char *p30[] = { "memset", "custom" };
+	metrics_process(&m, p30, 2, 1, "process 1030");
+	FILE *err = tmpfile();
+	assert_non_null(err);
+	assert_int_equal(kmetrics_join_runs(&t, &m, err), 3);
+	assert_true(ffma_of(&t, "gemm", 100) == 2.0);
+	assert_true(ffma_of(&t, "custom", 100) == 4.0);
+	assert_true(ffma_of(&t, "custom", 200) == 1.0);
+	assert_int_equal(ftell(err), 0);
+	fclose(err);
+	ctrace_free(&t);
+	ctrace_free(&m);
+
+	/* names that differ (the program launched other kernels this time): nothing joins */
+	ctrace_init(&t);
+	ctrace_init(&m);
+	timed_kernel(&t, 20, "gemm", 5000, 101);
+	timed_kernel(&t, 20, "custom", 6000, 102);
+	const char *other[] = { "gemm", "other" };
+	metrics_process(&m, other, 2, 2, "process 1020");
+	char buf[512] = "";
+	err = tmpfile();
+	assert_int_equal(kmetrics_join_runs(&t, &m, err), 0);
+	rewind(err);
+	assert_non_null(fgets(buf, sizeof(buf), err));
+	assert_string_equal(buf, "kprof: warning: --metrics: process 1020: kernel 1 is 'other' in "
+				 "the metrics run, 'custom' in the timed run: not joined\n");
+	fclose(err);
+	assert_true(ffma_of(&t, "gemm", 100) == -1);
+	ctrace_free(&m);
+
+	/* a range count matching neither the launches nor launches + memsets */
+	ctrace_init(&m);
+	const char *three[] = { "gemm", "memset", "custom" };
+	metrics_process(&m, three, 3, 1, "process 1020");
+	err = tmpfile();
+	assert_int_equal(kmetrics_join_runs(&t, &m, err), 0);
+	rewind(err);
+	assert_non_null(fgets(buf, sizeof(buf), err));
+	assert_string_equal(buf, "kprof: warning: --metrics: process 1020: 1 ranges for 2 kernel "
+				 "launches and 1 memsets: not joined\n");
+	fclose(err);
+	ctrace_free(&m);
+
+	/* no metrics windows at all */
+	ctrace_init(&m);
+	err = tmpfile();
+	assert_int_equal(kmetrics_join_runs(&t, &m, err), 0);
+	assert_true(ftell(err) > 0);
+	fclose(err);
+	ctrace_free(&m);
+	ctrace_free(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -160,6 +278,7 @@ int main(void)
 		cmocka_unit_test(join_by_start_order),
 		cmocka_unit_test(args_in_trace),
 		cmocka_unit_test(written_on_the_kernel_event),
+		cmocka_unit_test(join_of_two_runs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
