@@ -1,7 +1,7 @@
 /*
  * results.h — the per-case results of the built-in workloads: the summary table after a
  * capture (through the report model) and --results FILE in the PyTorch OSS benchmark database
- * format (workloads.md §d: one record per case and metric; .json an array of records, .csv
+ * format (doc/workloads.md §d: one record per case and metric; .json an array of records, .csv
  * the same records flattened).  Pure: no CUDA.
  */
 #ifndef KPROF_RESULTS_H

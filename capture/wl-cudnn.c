@@ -1,5 +1,5 @@
 /*
- * wl-cudnn.c — cuDNN 9 for the conv workload, loaded with dlopen (workloads.md §a.1-a.2): the
+ * wl-cudnn.c — cuDNN 9 for the conv workload, loaded with dlopen (doc/workloads.md §a.1-a.2): the
  * declarations below are the few kprof needs from cudnn.h / cudnn_cnn.h (cuDNN 9: handles are
  * opaque pointers, enums are ints, the *AlgoPerf_t structs share one layout).
  */

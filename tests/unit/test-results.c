@@ -1,7 +1,7 @@
 /*
  * test-results.c — the workloads' results: speedups and geomean, the summary table, and the
  * --results writers checked against a schema written from the PyTorch OSS benchmark database
- * format (pytorch/test-infra benchmark.oss_ci_benchmark_v3; workloads.md §d.2).
+ * format (pytorch/test-infra benchmark.oss_ci_benchmark_v3; doc/workloads.md §d.2).
  */
 #include <math.h>
 #include <setjmp.h>

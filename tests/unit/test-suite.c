@@ -67,7 +67,7 @@ static void generators_expand_as_torchao(void **state)
 	assert_string_equal(s.c[0].name, "c");
 	assert_string_equal(mm_list(&s.c[0]), "2048x4096x1024 1024x8x16 ");
 	assert_string_equal(mm_list(&s.c[1]), "8x8x8 16x16x16 32x32x32 ");
-	/* workloads.md §c.3: min 10, max 11 -> 1024, 1536, 2048, 3072 */
+	/* doc/workloads.md §c.3: min 10, max 11 -> 1024, 1536, 2048, 3072 */
 	assert_string_equal(mm_list(&s.c[2]), "1024x1024x1024 1536x1536x1536 2048x2048x2048 "
 					      "3072x3072x3072 ");
 	/* C(k+2, 3) = 10 for 14..16, M <= K <= N, M outermost */
