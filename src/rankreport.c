@@ -4,6 +4,7 @@
 #include "kprof/rankreport.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 
 #include "kprof/bdreport.h"
@@ -240,7 +241,7 @@ void rankreport_doc(const struct kp_ranks *rs, const char *link_name, struct kp_
 	report_fact_count(doc, NULL, "jobs", rs->jobs);
 	report_fact_count(doc, NULL, "matched_collectives", rs->matched);
 	report_fact_count(doc, NULL, "unmatched_collectives", rs->unmatched);
-	report_fact_rate(doc, NULL, "link_peak_bytes_per_s", rs->link_peak > 0 ? rs->link_peak : -1, "B/s");
+	report_fact_rate(doc, NULL, "link_peak_bytes_per_s", rs->link_peak > 0 ? rs->link_peak : NAN, "B/s");
 	rank_table(rs, doc);
 	rank_json(rs, doc);
 	coll_table(rs, doc);
