@@ -1,0 +1,242 @@
+/*
+ * test-svg.c — charts drawn as SVG (svg.c) from report charts built with report.h: escaping,
+ * standalone vs inline elements, "no data" frames, and each kind's marks, classes and hover
+ * text.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "kprof/report.h"
+#include "kprof/svg.h"
+
+static char *esc(const char *s)
+{
+	char *buf = NULL;
+	size_t n = 0;
+	FILE *fp = open_memstream(&buf, &n);
+	svg_escape(s, fp);
+	fclose(fp);
+	return buf;
+}
+
+static char *draw(const struct kp_chart *ch, int standalone)
+{
+	char *buf = NULL;
+	size_t n = 0;
+	FILE *fp = open_memstream(&buf, &n);
+	svg_chart(ch, standalone, fp);
+	fclose(fp);
+	return buf;
+}
+
+static size_t count(const char *s, const char *what)
+{
+	size_t n = 0;
+	for (const char *p = s; (p = strstr(p, what)); p += strlen(what))
+		n++;
+	return n;
+}
+
+static void escaping_covers_markup_and_controls(void **state)
+{
+	(void)state;
+	char *s = esc("a<b>&\"c\"'d'");
+	assert_string_equal(s, "a&lt;b&gt;&amp;&quot;c&quot;&#39;d&#39;");
+	free(s);
+	s = esc("x\x01y\tz\n\xc3\xa9");
+	assert_string_equal(s, "x\xef\xbf\xbdy\tz\n\xc3\xa9"); /* C0 -> U+FFFD; tab, newline, UTF-8 kept */
+	free(s);
+	s = esc(NULL);
+	assert_string_equal(s, "");
+	free(s);
+}
+
+static void only_lists_are_not_drawable(void **state)
+{
+	(void)state;
+	struct kp_chart ch = { .kind = CHART_LIST };
+	assert_false(svg_drawable(&ch));
+	for (int k = CHART_ROOFLINE; k < CHART_LIST; k++) {
+		ch.kind = (enum kp_chart_kind)k;
+		assert_true(svg_drawable(&ch));
+	}
+}
+
+static void charts_without_data_draw_a_frame(void **state)
+{
+	(void)state;
+	for (int k = CHART_ROOFLINE; k < CHART_LIST; k++) {
+		struct kp_chart ch = { .kind = (enum kp_chart_kind)k, .name = "c", .title = "T" };
+		char *s = draw(&ch, 0);
+		assert_non_null(strstr(s, "<svg class=\"kc\" id=\"chart-c\""));
+		assert_non_null(strstr(s, ">no data</text>"));
+		assert_null(strstr(s, "xmlns"));
+		assert_int_equal(count(s, "</svg>"), 1);
+		free(s);
+	}
+}
+
+static void standalone_svgs_carry_namespace_title_and_style(void **state)
+{
+	(void)state;
+	struct kp_chart ch = { .kind = CHART_TOP, .name = "top", .title = "Top <ops>" };
+	char *s = draw(&ch, 1);
+	assert_non_null(strstr(s, " xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\">"));
+	assert_non_null(strstr(s, "<title>Top &lt;ops&gt;</title>"));
+	assert_non_null(strstr(s, "<style>\n"));
+	assert_non_null(strstr(s, ".s15{fill:"));
+	assert_non_null(strstr(s, "<text class=\"ttl\" x=\"8\" y=\"14\">Top &lt;ops&gt;</text>"));
+	free(s);
+	/* the stylesheet alone: one class per series colour */
+	char *css = NULL;
+	size_t n = 0;
+	FILE *fp = open_memstream(&css, &n);
+	svg_css(fp);
+	fclose(fp);
+	assert_non_null(strstr(css, ".s0{fill:"));
+	assert_non_null(strstr(css, ".s15{fill:"));
+	assert_null(strstr(css, ".s16{"));
+	assert_non_null(strstr(css, ".kc .bad{"));
+	free(css);
+}
+
+static void roofline_draws_roofs_ridges_and_largest_points_first(void **state)
+{
+	(void)state;
+	struct kp_doc doc;
+	report_init(&doc, "t", 0);
+	struct kp_chart *ch = report_chart(&doc, "roofline", CHART_ROOFLINE, "roofline", "Roofline");
+	ch->bw = 3e12;
+	int g = chart_series(ch, "gemm");
+	chart_mark(&doc, ch, 989e12, "bf16 989 TFLOP/s");
+	chart_point(&doc, ch, 100, 400e12, 10, g, "small", NULL);
+	chart_point(&doc, ch, 10, 20e12, 1000, g, "big", "big & slow");
+	chart_point(&doc, ch, -1, 5e12, 1, g, "no intensity", NULL); /* not drawable: skipped */
+	char *s = draw(ch, 0);
+	assert_non_null(strstr(s, "<title>DRAM roof 3.0 TB/s</title>"));
+	assert_non_null(strstr(s, "<title>ridge point: bf16 989 TFLOP/s at 329.7 FLOP/byte</title>"));
+	assert_non_null(strstr(s, "clip-path=\"url(#clip-roofline)\""));
+	assert_int_equal(count(s, "<circle class=\"pt s0\""), 2);
+	const char *big = strstr(s, "<title>big &amp; slow</title>"), *small = strstr(s, "<title>small</title>");
+	assert_non_null(big);
+	assert_non_null(small);
+	assert_true(big < small); /* drawn first, so the small one stays visible on top */
+	assert_null(strstr(s, "no intensity"));
+	assert_non_null(strstr(s, ">gemm</text>")); /* legend */
+	free(s);
+	report_free(&doc);
+}
+
+static void top_bars_give_each_segment_its_share(void **state)
+{
+	(void)state;
+	struct kp_doc doc;
+	report_init(&doc, "t", 0);
+	struct kp_chart *ch = report_chart(&doc, "top", CHART_TOP, "top", "Top");
+	int l = chart_lane(&doc, ch, "aten::mm");
+	int a = chart_series(ch, "gemm"), b = chart_series(ch, "other");
+	chart_span(&doc, ch, l, a, 0, 3000, 0, "sm90_gemm");
+	chart_span(&doc, ch, l, b, 3000, 4000, 0, "copy");
+	char *s = draw(ch, 0);
+	assert_non_null(strstr(s, "<title>aten::mm\nsm90_gemm: 3.000 us (75.0% of the op)</title>"));
+	assert_non_null(strstr(s, "<title>aten::mm\ncopy: 1.000 us (25.0% of the op)</title>"));
+	assert_non_null(strstr(s, "fill-opacity=\"0.6\"")); /* alternate segments are lighter */
+	assert_non_null(strstr(s, ">4.000 us</text>"));      /* the lane's total */
+	assert_non_null(strstr(s, "GPU time (us)"));
+	free(s);
+	report_free(&doc);
+}
+
+static void waterfall_colours_regressions_and_improvements(void **state)
+{
+	(void)state;
+	struct kp_doc doc;
+	report_init(&doc, "t", 0);
+	struct kp_chart *ch = report_chart(&doc, "waterfall", CHART_WATERFALL, "waterfall", "Waterfall");
+	chart_point(&doc, ch, 10e6, 0, 0, 0, "base", NULL);
+	chart_point(&doc, ch, 2e6, 0, 0, 1, "gemm", NULL);
+	chart_point(&doc, ch, -1e6, 0, 0, 2, "relu", NULL);
+	chart_point(&doc, ch, 11e6, 0, 0, 0, "new", NULL);
+	char *s = draw(ch, 0);
+	assert_int_equal(count(s, "<rect class=\"tot\""), 2);
+	assert_int_equal(count(s, "<rect class=\"bad\""), 1);
+	assert_int_equal(count(s, "<rect class=\"good\""), 1);
+	assert_non_null(strstr(s, "<title>gemm: +2.000 ms</title>"));
+	assert_non_null(strstr(s, "<title>relu: -1.000 ms</title>"));
+	assert_non_null(strstr(s, "<title>new: 11.000 ms</title>"));
+	assert_non_null(strstr(s, "axis does not start at 0")); /* 10 ms base, 1-2 ms deltas */
+	free(s);
+	/* one point is not a comparison */
+	ch->npts = 1;
+	s = draw(ch, 0);
+	assert_non_null(strstr(s, ">no data</text>"));
+	free(s);
+	report_free(&doc);
+}
+
+static void dumbbell_marks_faster_and_slower_rows(void **state)
+{
+	(void)state;
+	struct kp_doc doc;
+	report_init(&doc, "t", 0);
+	struct kp_chart *ch = report_chart(&doc, "dumbbell", CHART_DUMBBELL, "dumbbell", "TFLOP/s");
+	chart_point(&doc, ch, 100e12, 150e12, 1, 0, "gemm", NULL);
+	chart_point(&doc, ch, 80e12, 40e12, 1, 0, "conv", NULL);
+	char *s = draw(ch, 0);
+	assert_non_null(strstr(s, "<title>gemm: 100.0 -&gt; 150.0 TFLOP/s (1.50x)</title>"));
+	assert_non_null(strstr(s, "<title>conv: 80.0 -&gt; 40.0 TFLOP/s (0.50x)</title>"));
+	/* the legend's circles plus one per row */
+	assert_int_equal(count(s, "<circle class=\"good\""), 2);
+	assert_int_equal(count(s, "<circle class=\"bad\""), 2);
+	assert_int_equal(count(s, "<circle class=\"base\""), 3);
+	free(s);
+	report_free(&doc);
+}
+
+static void timeline_lanes_spans_and_step_marks(void **state)
+{
+	(void)state;
+	struct kp_doc doc;
+	report_init(&doc, "t", 0);
+	struct kp_chart *ch = report_chart(&doc, "timeline", CHART_TIMELINE, "timeline", "Timeline");
+	ch->x1 = 2000000;
+	int s7 = chart_lane(&doc, ch, "stream 7");
+	chart_lane(&doc, ch, "a very long stream name indeed");
+	int gemm = chart_series(ch, "gemm");
+	chart_span(&doc, ch, s7, gemm, 0, 1000000, 0.5, "step 1");
+	chart_mark(&doc, ch, 0, "step 1");
+	chart_mark(&doc, ch, 1000, "step 2"); /* too close to label again */
+	char *s = draw(ch, 0);
+	assert_int_equal(count(s, "<rect class=\"lane\""), 2);
+	assert_non_null(strstr(s, "<title>step 1, gemm busy 50% from 0 ns</title>"));
+	assert_non_null(strstr(s, "fill-opacity=\"0.65\""));
+	assert_non_null(strstr(s, ">a very long stre\xe2\x80\xa6</text>")); /* cut to 16 bytes */
+	assert_int_equal(count(s, "<line class=\"step\""), 2);
+	assert_int_equal(count(s, "<text class=\"sm\""), 1);
+	assert_non_null(strstr(s, "time since the first GPU event (ms)"));
+	free(s);
+	report_free(&doc);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(escaping_covers_markup_and_controls),
+		cmocka_unit_test(only_lists_are_not_drawable),
+		cmocka_unit_test(charts_without_data_draw_a_frame),
+		cmocka_unit_test(standalone_svgs_carry_namespace_title_and_style),
+		cmocka_unit_test(roofline_draws_roofs_ridges_and_largest_points_first),
+		cmocka_unit_test(top_bars_give_each_segment_its_share),
+		cmocka_unit_test(waterfall_colours_regressions_and_improvements),
+		cmocka_unit_test(dumbbell_marks_faster_and_slower_rows),
+		cmocka_unit_test(timeline_lanes_spans_and_step_marks),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
