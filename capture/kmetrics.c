@@ -232,8 +232,14 @@ out:
 
 void kmetrics_put_args(FILE *out, const struct kp_kmet *m)
 {
+	/*
+	 * A zero total is not written: under the range profiler the smsp__sass_* FP counters read
+	 * 0 for every kernel on H200 (tests/gpu/cmd_metrics.sh: a kernel of 2^29 FP32 FLOPs gave 0),
+	 * so 0 cannot be told from "not counted" and would stand in for a kernel without a model as
+	 * a wrong number.  Such a kernel stays without FLOPs; DRAM bytes are still written.
+	 */
 	int64_t f[7], tot = kmetrics_flops(m, f);
-	if (tot >= 0)
+	if (tot > 0)
 		fprintf(out, ",\"kprof measured flops\":%" PRId64, tot);
 	for (int k = 0; k < 7; k++)
 		if (f[k] > 0)

@@ -116,6 +116,18 @@ static void args_in_trace(void **state)
 			    ",\"kprof dram bytes\":150,\"kprof dram bytes read\":100"
 			    ",\"kprof dram bytes written\":50,\"kprof measured sm clock mhz\":1635.0");
 	free(buf);
+	/* every FP counter read 0 (the SASS counters under the range profiler): no FLOPs written,
+	 * so a kernel without a model is not given a measured 0; DRAM bytes still are */
+	m = none();
+	for (int k = KM_TENSOR_BF16; k <= KM_HMUL; k++)
+		m.v[k] = 0;
+	m.v[KM_DRAM_READ] = 8, m.v[KM_DRAM_WRITE] = 0;
+	f = open_memstream(&buf, &len);
+	kmetrics_put_args(f, &m);
+	fclose(f);
+	assert_string_equal(buf, ",\"kprof dram bytes\":8,\"kprof dram bytes read\":8"
+				 ",\"kprof dram bytes written\":0");
+	free(buf);
 	/* nothing measured: nothing written */
 	m = none();
 	f = open_memstream(&buf, &len);
