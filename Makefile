@@ -27,7 +27,10 @@ ifeq ($(COVERAGE),1)
   LDASAN += --coverage
 endif
 CFLAGS  := $(CFLAGS_BASE) $(OPT) $(EXTRA_CFLAGS)
-LDLIBS  := -lz -lyaml -lm -lpthread -ldl
+# libyaml (capture --config only) is linked statically: kprof must start where libyaml-0.so.2
+# is not installed (the GPU machines, users' hosts); Debian's libyaml-dev ships libyaml.a.
+YAML_LIB := -Wl,-Bstatic -lyaml -Wl,-Bdynamic
+LDLIBS  := -lz $(YAML_LIB) -lm -lpthread -ldl
 
 # CUPTI: capture/ is compiled against CUDA only when the toolkit is present.
 # Never link the libcuda stub: cudart/cupti/cublas load libcuda at run time.
@@ -58,8 +61,11 @@ LIB_SRCS  := $(filter-out src/main.c,$(wildcard src/*.c))
 CAP_SRCS  := $(wildcard capture/*.c)
 LIB_OBJS  := $(patsubst %.c,$(O)/%.o,$(LIB_SRCS)) $(O)/src/devdb-builtin.o
 CAP_OBJS  := $(patsubst %.c,$(O)/%.o,$(CAP_SRCS))
-# kprof-capture.so: the whole library again, position-independent, with CUPTI compiled in
-SO_OBJS   := $(patsubst %.c,$(O)/pic/%.o,$(LIB_SRCS) $(CAP_SRCS)) $(O)/pic/src/devdb-builtin.o
+# kprof-capture.so: the library again, position-independent, with CUPTI compiled in; not the
+# command wiring (cmd-*.c) nor the suite parser (suite.c, libyaml): kprof parses the options and
+# the suite file, kprof-capture.so runs the cases
+SO_SRCS   := $(filter-out src/suite.c src/cmd-%.c,$(LIB_SRCS))
+SO_OBJS   := $(patsubst %.c,$(O)/pic/%.o,$(SO_SRCS) $(CAP_SRCS)) $(O)/pic/src/devdb-builtin.o
 UNIT_SRCS := $(wildcard tests/unit/test-*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(O)/tests/%,$(UNIT_SRCS))
 HDRS      := $(wildcard include/kprof/*.h)
