@@ -11,7 +11,7 @@ ev = t["traceEvents"]
 ops = {e["args"]["External id"]: e for e in ev if e.get("cat") == "cpu_op"}
 kern = [e for e in ev if e.get("cat") == "kernel"]
 fail = 0
-measured = [k for k in kern if "kprof measured flops" in k["args"]]
+measured = [k for k in kern if "kprof dram bytes" in k["args"]]
 print(f"{len(kern)} kernels, {len(measured)} with measured counters")
 if not kern or len(measured) != len(kern):
     print("FAIL: every timed kernel should carry measured counters")
