@@ -416,223 +416,255 @@ static const char *in_dir(struct kp_suite_case *k, const char *dir, const char *
 	return r;
 }
 
+/* What parse_case() gathers across a case's keys. */
+struct case_st {
+	struct sbuf b, spec, m;
+	const yaml_node_t *m_node, *where[K_N];
+	const char *output, *results;
+};
+
+/* case_key(), case_defaults(): out of memory, to be reported at the case */
+#define CASE_OOM (-2)
+
+/* high_precision_dtype: "torch.bfloat16", the name after the last '.' */
+static int hp_dtype(struct ctx *c, yaml_node_t *v, const char *ks, struct kp_suite_case *k)
+{
+	static const char *const torch[][2] = { { "bfloat16", "bf16" },
+						{ "float16", "fp16" },
+						{ "half", "fp16" },
+						{ "float32", "fp32" },
+						{ "float", "fp32" } };
+	const char *s;
+	if (get_str(c, v, ks, &s) < 0)
+		return -1;
+	const char *dot = strrchr(s, '.'), *t = dot ? dot + 1 : s;
+	const char *kd = NULL;
+	for (size_t j = 0; j < sizeof(torch) / sizeof(torch[0]); j++)
+		if (!strcmp(t, torch[j][0]))
+			kd = torch[j][1];
+	k->o.dtypes = 0;
+	if (!kd || capture_parse_dtypes(kd, &k->o.dtypes))
+		return err(c, v, "invalid value '%s' for '%s': valid: torch.bfloat16, "
+			   "torch.float16, torch.float32", s, ks);
+	return 0;
+}
+
+/* matrix_shapes: the generators -> k->o.shapes (and m_list); 0, -1 or CASE_OOM */
+static int matrix_shapes(struct ctx *c, yaml_node_t *v, const char *ks, struct case_st *st,
+			 struct kp_suite_case *k)
+{
+	st->spec.n = 0;
+	if (v->type != YAML_SEQUENCE_NODE ||
+	    v->data.sequence.items.start == v->data.sequence.items.top)
+		return err(c, v, "'%s': expected a list of generators, got %s", ks,
+			   v->type == YAML_SEQUENCE_NODE ? "an empty list" : what(v));
+	for (yaml_node_item_t *it = v->data.sequence.items.start;
+	     it < v->data.sequence.items.top; it++)
+		if (generator(c, node(c, *it), &st->spec, &st->m, &st->m_node) < 0)
+			return -1;
+	if (!st->spec.p || !(k->o.shapes = own(k, st->spec.p)))
+		return CASE_OOM;
+	if (st->m.n && !(k->o.m_list = own(k, st->m.p)))
+		return CASE_OOM;
+	return 0;
+}
+
+/* Key @i of a case, value @v, into @k / @st: 0, -1 (reported) or CASE_OOM. */
+static int case_key(struct ctx *c, int i, yaml_node_t *v, struct case_st *st,
+		    struct kp_suite_case *k)
+{
+	const char *ks = case_keys[i];
+	const char *s, *why = NULL;
+	long l;
+	int *mask = NULL;
+	const char *(*cb)(const char *, void *) = NULL;
+	switch (i) {
+	case K_NAME:
+		if (get_str(c, v, ks, &s) < 0)
+			return -1;
+		free(k->name);
+		if (!(k->name = strdup(s)))
+			return CASE_OOM;
+		break;
+	case K_WORKLOADS:
+		mask = &k->o.workloads, cb = capture_parse_workloads;
+		break;
+	case K_OPS:
+		mask = &k->o.mm_ops, cb = capture_parse_mm_ops;
+		break;
+	case K_DTYPES:
+		mask = &k->o.dtypes, cb = capture_parse_dtypes;
+		break;
+	case K_BACKENDS:
+		mask = &k->o.backends, cb = capture_parse_backends;
+		break;
+	case K_LAYOUTS:
+		mask = &k->o.layouts, cb = capture_parse_layouts;
+		break;
+	case K_HPD:
+		return hp_dtype(c, v, ks, k);
+	case K_MATRIX:
+		return matrix_shapes(c, v, ks, st, k);
+	case K_SDPA:
+	case K_CONV:
+	case K_NORM:
+		if (get_str(c, v, ks, &s) < 0)
+			return -1;
+		if (!(s = own(k, s)))
+			return CASE_OOM;
+		*(i == K_SDPA ? &k->o.sdpa_shapes : i == K_CONV ? &k->o.conv_shapes :
+				&k->o.norm_shapes) = s;
+		break;
+	case K_CAUSAL: {
+		int bv = as_bool(v);
+		if (bv >= 0)
+			s = bv ? "yes" : "no";
+		else if (get_str(c, v, ks, &s) < 0)
+			return -1;
+		if ((why = capture_parse_causal(s, &k->o.causal)))
+			return err(c, v, "invalid value '%s' for '%s': %s", s, ks, why);
+		break;
+	}
+	case K_KVH:
+	case K_BATCH:
+		if (get_int(c, v, ks, 1, 1L << 20, &l) < 0)
+			return -1;
+		*(i == K_KVH ? &k->o.kv_heads : &k->o.batch) = l;
+		break;
+	case K_WARMUP:
+	case K_ITERS:
+		if (get_int(c, v, ks, i == K_WARMUP ? 0 : 1, 1000000, &l) < 0)
+			return -1;
+		*(i == K_WARMUP ? &k->o.warmup : &k->o.iters) = l;
+		break;
+	case K_BACKWARD:
+		if (get_bool(c, v, ks, &k->o.backward) < 0)
+			return -1;
+		break;
+	case K_DEVICE:
+	case K_MODEL_TYPE:
+		/* torchao: device cuda/xpu/mps/cpu, model_type linear/ln_linear_<act>/... */
+		if (get_str(c, v, ks, &s) < 0)
+			return -1;
+		if (strcmp(s, i == K_DEVICE ? "cuda" : "linear"))
+			return err(c, v, "'%s': kprof runs '%s' only, not '%s'", ks,
+				   i == K_DEVICE ? "cuda" : "linear", s);
+		break;
+	case K_SPARSITY:
+		if (no_sparsity(c, v, ks) < 0)
+			return -1;
+		break;
+	case K_USE_COMPILE:
+	case K_PROFILER:
+	case K_MEM_PROFILER: {
+		/* no compile step, and kprof always traces: checked, then ignored */
+		int ignored;
+		if (get_bool(c, v, ks, &ignored) < 0)
+			return -1;
+		break;
+	}
+	case K_COMPILE_MODE:
+	case K_COMPILE:
+		if (v->type != YAML_SCALAR_NODE)
+			return err(c, v, "'%s': expected a scalar, got %s", ks, what(v));
+		break;
+	case K_OUTPUT:
+	case K_RESULTS:
+		if (get_str(c, v, ks, &s) < 0)
+			return -1;
+		*(i == K_OUTPUT ? &st->output : &st->results) = s;
+		break;
+	}
+	if (cb) {
+		if (get_list(c, v, ks, &st->b) < 0)
+			return -1;
+		*mask = 0;
+		if ((why = cb(st->b.p, mask)))
+			return err(c, v, "invalid value '%s' for '%s': %s", st->b.p, ks, why);
+	}
+	return 0;
+}
+
+/* After the keys: the default name ("caseN"), output ("NAME.json") and both paths under
+ * @dir; 0 or CASE_OOM. */
+static int case_defaults(size_t idx, const char *dir, struct case_st *st,
+			 struct kp_suite_case *k)
+{
+	if (!k->name) {
+		char nm[32];
+		snprintf(nm, sizeof(nm), "case%zu", idx + 1);
+		if (!(k->name = strdup(nm)))
+			return CASE_OOM;
+	}
+	if (!st->output) {
+		st->b.n = 0;
+		if (sb_add(&st->b, "%s.json", k->name) < 0)
+			return CASE_OOM;
+		st->output = st->b.p;
+	}
+	if (!(k->o.output = in_dir(k, dir, st->output)) ||
+	    (st->results && !(k->o.results = in_dir(k, dir, st->results))))
+		return CASE_OOM;
+	return 0;
+}
+
+/* Expand the shape sets now: a bad one is reported at its key, named as in the file
+ * (at case @n when that key is absent). */
+static int case_expand(struct ctx *c, yaml_node_t *n, const yaml_node_t *const *where,
+		       struct kp_suite_case *k)
+{
+	char why[512];
+	if (capture_opts_finish(&k->o, why, sizeof(why)) >= 0)
+		return 0;
+	static const struct { const char *opt; int key; } map[] = {
+		{ "'--shapes'", K_MATRIX }, { "'--m'", K_MATRIX },
+		{ "'--sdpa-shapes'", K_SDPA }, { "'--conv-shapes'", K_CONV },
+		{ "'--norm-shapes'", K_NORM }, { "'--results'", K_RESULTS },
+	};
+	const yaml_node_t *at = n;
+	for (size_t j = 0; j < sizeof(map) / sizeof(map[0]); j++) {
+		char *o = strstr(why, map[j].opt);
+		if (!o || !where[map[j].key])
+			continue;
+		at = where[map[j].key];
+		/* "for '--sdpa-shapes'" -> "for 'sdpa_shapes'" */
+		char tail[512];
+		snprintf(tail, sizeof(tail), "'%s'%s", case_keys[map[j].key],
+			 o + strlen(map[j].opt));
+		snprintf(o, sizeof(why) - (size_t)(o - why), "%s", tail);
+		break;
+	}
+	return err(c, at, "case '%s': %s", k->name, why);
+}
+
 static int parse_case(struct ctx *c, yaml_node_t *n, size_t idx, const char *dir,
 		      struct kp_suite_case *k)
 {
 	if (n->type != YAML_MAPPING_NODE)
 		return err(c, n, "a case is a mapping, got %s", what(n));
-	struct sbuf b = { 0 }, spec = { 0 }, m = { 0 };
-	const yaml_node_t *m_node = NULL, *where[K_N] = { 0 };
+	struct case_st st = { 0 };
 	unsigned seen = 0;
-	const char *s, *output = NULL, *results = NULL;
-	int rc = -1;
-	for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
+	int rc = 0;
+	for (yaml_node_pair_t *p = n->data.mapping.pairs.start;
+	     rc == 0 && p < n->data.mapping.pairs.top; p++) {
 		yaml_node_t *key = node(c, p->key), *v = node(c, p->value);
 		int i = key_index(c, key, "a case", case_keys, &seen);
-		if (i >= 0)
-			where[i] = v;
-		const char *ks = i >= 0 ? case_keys[i] : NULL;
-		const char *why = NULL;
-		long l;
-		int *mask = NULL;
-		const char *(*cb)(const char *, void *) = NULL;
-		switch (i) {
-		case -1:
-			goto out;
-		case K_NAME:
-			if (get_str(c, v, ks, &s) < 0)
-				goto out;
-			free(k->name);
-			if (!(k->name = strdup(s)))
-				goto oom;
-			break;
-		case K_WORKLOADS:
-			mask = &k->o.workloads, cb = capture_parse_workloads;
-			break;
-		case K_OPS:
-			mask = &k->o.mm_ops, cb = capture_parse_mm_ops;
-			break;
-		case K_DTYPES:
-			mask = &k->o.dtypes, cb = capture_parse_dtypes;
-			break;
-		case K_BACKENDS:
-			mask = &k->o.backends, cb = capture_parse_backends;
-			break;
-		case K_LAYOUTS:
-			mask = &k->o.layouts, cb = capture_parse_layouts;
-			break;
-		case K_HPD: {
-			/* "torch.bfloat16": the name after the last '.' */
-			static const char *const torch[][2] = { { "bfloat16", "bf16" },
-								{ "float16", "fp16" },
-								{ "half", "fp16" },
-								{ "float32", "fp32" },
-								{ "float", "fp32" } };
-			if (get_str(c, v, ks, &s) < 0)
-				goto out;
-			const char *dot = strrchr(s, '.'), *t = dot ? dot + 1 : s;
-			const char *kd = NULL;
-			for (size_t j = 0; j < sizeof(torch) / sizeof(torch[0]); j++)
-				if (!strcmp(t, torch[j][0]))
-					kd = torch[j][1];
-			k->o.dtypes = 0;
-			if (!kd || capture_parse_dtypes(kd, &k->o.dtypes)) {
-				err(c, v, "invalid value '%s' for '%s': valid: torch.bfloat16, "
-					  "torch.float16, torch.float32", s, ks);
-				goto out;
-			}
+		if (i < 0) {
+			rc = -1;
 			break;
 		}
-		case K_MATRIX:
-			spec.n = 0;
-			if (v->type != YAML_SEQUENCE_NODE ||
-			    v->data.sequence.items.start == v->data.sequence.items.top) {
-				err(c, v, "'%s': expected a list of generators, got %s", ks,
-				    v->type == YAML_SEQUENCE_NODE ? "an empty list" : what(v));
-				goto out;
-			}
-			for (yaml_node_item_t *it = v->data.sequence.items.start;
-			     it < v->data.sequence.items.top; it++)
-				if (generator(c, node(c, *it), &spec, &m, &m_node) < 0)
-					goto out;
-			if (!spec.p || !(k->o.shapes = own(k, spec.p)))
-				goto oom;
-			if (m.n && !(k->o.m_list = own(k, m.p)))
-				goto oom;
-			break;
-		case K_SDPA:
-		case K_CONV:
-		case K_NORM:
-			if (get_str(c, v, ks, &s) < 0)
-				goto out;
-			if (!(s = own(k, s)))
-				goto oom;
-			*(i == K_SDPA ? &k->o.sdpa_shapes : i == K_CONV ? &k->o.conv_shapes :
-					&k->o.norm_shapes) = s;
-			break;
-		case K_CAUSAL: {
-			int bv = as_bool(v);
-			if (bv >= 0)
-				s = bv ? "yes" : "no";
-			else if (get_str(c, v, ks, &s) < 0)
-				goto out;
-			if ((why = capture_parse_causal(s, &k->o.causal))) {
-				err(c, v, "invalid value '%s' for '%s': %s", s, ks, why);
-				goto out;
-			}
-			break;
-		}
-		case K_KVH:
-		case K_BATCH:
-			if (get_int(c, v, ks, 1, 1L << 20, &l) < 0)
-				goto out;
-			*(i == K_KVH ? &k->o.kv_heads : &k->o.batch) = l;
-			break;
-		case K_WARMUP:
-		case K_ITERS:
-			if (get_int(c, v, ks, i == K_WARMUP ? 0 : 1, 1000000, &l) < 0)
-				goto out;
-			*(i == K_WARMUP ? &k->o.warmup : &k->o.iters) = l;
-			break;
-		case K_BACKWARD:
-			if (get_bool(c, v, ks, &k->o.backward) < 0)
-				goto out;
-			break;
-		case K_DEVICE:
-		case K_MODEL_TYPE:
-			/* torchao: device cuda/xpu/mps/cpu, model_type linear/ln_linear_<act>/... */
-			if (get_str(c, v, ks, &s) < 0)
-				goto out;
-			if (strcmp(s, i == K_DEVICE ? "cuda" : "linear")) {
-				err(c, v, "'%s': kprof runs '%s' only, not '%s'", ks,
-				    i == K_DEVICE ? "cuda" : "linear", s);
-				goto out;
-			}
-			break;
-		case K_SPARSITY:
-			if (no_sparsity(c, v, ks) < 0)
-				goto out;
-			break;
-		case K_USE_COMPILE:
-		case K_PROFILER:
-		case K_MEM_PROFILER: {
-			/* no compile step, and kprof always traces: checked, then ignored */
-			int ignored;
-			if (get_bool(c, v, ks, &ignored) < 0)
-				goto out;
-			break;
-		}
-		case K_COMPILE_MODE:
-		case K_COMPILE:
-			if (v->type != YAML_SCALAR_NODE) {
-				err(c, v, "'%s': expected a scalar, got %s", ks, what(v));
-				goto out;
-			}
-			break;
-		case K_OUTPUT:
-		case K_RESULTS:
-			if (get_str(c, v, ks, &s) < 0)
-				goto out;
-			*(i == K_OUTPUT ? &output : &results) = s;
-			break;
-		}
-		if (cb) {
-			if (get_list(c, v, ks, &b) < 0)
-				goto out;
-			*mask = 0;
-			if ((why = cb(b.p, mask))) {
-				err(c, v, "invalid value '%s' for '%s': %s", b.p, ks, why);
-				goto out;
-			}
-		}
+		st.where[i] = v;
+		rc = case_key(c, i, v, &st, k);
 	}
-	if (!k->name) {
-		char nm[32];
-		snprintf(nm, sizeof(nm), "case%zu", idx + 1);
-		if (!(k->name = strdup(nm)))
-			goto oom;
-	}
-	if (!output) {
-		b.n = 0;
-		if (sb_add(&b, "%s.json", k->name) < 0)
-			goto oom;
-		output = b.p;
-	}
-	if (!(k->o.output = in_dir(k, dir, output)) ||
-	    (results && !(k->o.results = in_dir(k, dir, results))))
-		goto oom;
-	/* expand the shape sets now: a bad one is reported at its key, named as in the file */
-	char why[512];
-	if (capture_opts_finish(&k->o, why, sizeof(why)) < 0) {
-		static const struct { const char *opt; int key; } map[] = {
-			{ "'--shapes'", K_MATRIX }, { "'--m'", K_MATRIX },
-			{ "'--sdpa-shapes'", K_SDPA }, { "'--conv-shapes'", K_CONV },
-			{ "'--norm-shapes'", K_NORM }, { "'--results'", K_RESULTS },
-		};
-		const yaml_node_t *at = n;
-		for (size_t j = 0; j < sizeof(map) / sizeof(map[0]); j++) {
-			char *o = strstr(why, map[j].opt);
-			if (!o || !where[map[j].key])
-				continue;
-			at = where[map[j].key];
-			/* "for '--sdpa-shapes'" -> "for 'sdpa_shapes'" */
-			char tail[512];
-			snprintf(tail, sizeof(tail), "'%s'%s", case_keys[map[j].key],
-				 o + strlen(map[j].opt));
-			snprintf(o, sizeof(why) - (size_t)(o - why), "%s", tail);
-			break;
-		}
-		err(c, at, "case '%s': %s", k->name, why);
-		goto out;
-	}
-	rc = 0;
-	goto out;
-oom:
-	err(c, n, "out of memory");
-out:
-	free(b.p);
-	free(spec.p);
-	free(m.p);
+	if (rc == 0)
+		rc = case_defaults(idx, dir, &st, k);
+	if (rc == 0)
+		rc = case_expand(c, n, st.where, k);
+	if (rc == CASE_OOM)
+		rc = err(c, n, "out of memory");
+	free(st.b.p);
+	free(st.spec.p);
+	free(st.m.p);
 	return rc;
 }
 
