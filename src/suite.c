@@ -245,6 +245,107 @@ enum { G_CUSTOM, G_LLAMA, G_POW2, G_POW2_EXT, G_SWEEP, G_SMALL_SWEEP };
 static const char *const gen_names[] = { "custom", "llama", "pow2", "pow2_extended", "sweep",
 					 "small_sweep", NULL };
 
+/* generator 'custom': "custom:MxKxN,..." */
+static int gen_custom(struct ctx *c, yaml_node_t *g, yaml_node_t *shapes, struct sbuf *spec)
+{
+	if (!shapes)
+		return err(c, g, "generator 'custom' needs 'shapes: [[M, K, N], ...]'");
+	if (shapes->type != YAML_SEQUENCE_NODE ||
+	    shapes->data.sequence.items.start == shapes->data.sequence.items.top)
+		return err(c, shapes, "'shapes': expected a list of [M, K, N], got %s",
+			   shapes->type == YAML_SEQUENCE_NODE ? "an empty list" : what(shapes));
+	sb_add(spec, "custom:");
+	int first = 1;
+	for (yaml_node_item_t *it = shapes->data.sequence.items.start;
+	     it < shapes->data.sequence.items.top; it++) {
+		yaml_node_t *sh = node(c, *it);
+		long d[3];
+		int nd = 0;
+		if (sh->type != YAML_SEQUENCE_NODE)
+			return err(c, sh, "a shape is [M, K, N], got %s", what(sh));
+		for (yaml_node_item_t *j = sh->data.sequence.items.start;
+		     j < sh->data.sequence.items.top; j++, nd++) {
+			if (nd == 3)
+				break;
+			if (get_int(c, node(c, *j), "shapes", 1, 1L << 31, &d[nd]) < 0)
+				return -1;
+		}
+		if (nd != 3 || sh->data.sequence.items.start + 3 != sh->data.sequence.items.top)
+			return err(c, sh, "a shape is [M, K, N]: expected 3 integers, got %d",
+				   (int)(sh->data.sequence.items.top -
+					 sh->data.sequence.items.start));
+		if (sb_add(spec, "%s%ldx%ldx%ld", first ? "" : ",", d[0], d[1], d[2]) < 0)
+			return err(c, sh, "out of memory");
+		first = 0;
+	}
+	return 0;
+}
+
+/* generator 'llama': "llama", its M list into @m (one per case) */
+static int gen_llama(struct ctx *c, yaml_node_t *g, yaml_node_t *ms, struct sbuf *spec,
+		     struct sbuf *m, const yaml_node_t **m_node)
+{
+	/* torchao: M = 4 * 4096 */
+	struct sbuf one = { 0 };
+	long v;
+	if (!ms) {
+		sb_add(&one, "16384");
+	} else if (ms->type == YAML_SEQUENCE_NODE) {
+		for (yaml_node_item_t *it = ms->data.sequence.items.start;
+		     it < ms->data.sequence.items.top; it++) {
+			if (get_int(c, node(c, *it), "m", 1, 1L << 31, &v) < 0) {
+				free(one.p);
+				return -1;
+			}
+			sb_add(&one, "%s%ld", one.n ? "," : "", v);
+		}
+	} else if (get_int(c, ms, "m", 1, 1L << 31, &v) == 0) {
+		sb_add(&one, "%ld", v);
+	} else {
+		free(one.p);
+		return -1;
+	}
+	if (!one.p || !one.n) {
+		free(one.p);
+		return err(c, ms ? ms : g, "'m': expected at least one value");
+	}
+	if (m->n && strcmp(m->p, one.p)) {
+		free(one.p);
+		return err(c, g, "two 'llama' generators of one case with different 'm' "
+			   "(the first at line %zu)", (*m_node)->start_mark.line + 1);
+	}
+	if (!m->n)
+		sb_add(m, "%s", one.p);
+	*m_node = g;
+	free(one.p);
+	return sb_add(spec, "llama") < 0 ? err(c, g, "out of memory") : 0;
+}
+
+/* generators pow2, pow2_extended, sweep, small_sweep: "NAME:MIN:MAX" */
+static int gen_powers(struct ctx *c, yaml_node_t *g, int kind, const char *gn, yaml_node_t *minp,
+		      yaml_node_t *maxp, struct sbuf *spec)
+{
+	/* torchao's defaults: sweep 8..15, the others 10..14 */
+	long lo = kind == G_SWEEP ? 8 : 10, hi = kind == G_SWEEP ? 15 : 14;
+	if ((minp && get_int(c, minp, "min_power", 0, 30, &lo) < 0) ||
+	    (maxp && get_int(c, maxp, "max_power", 0, 30, &hi) < 0))
+		return -1;
+	if (lo > hi)
+		return err(c, minp ? minp : g, "min_power %ld is greater than max_power %ld", lo, hi);
+	/* kprof's sets take MIN:MAX values; pow2_extended's last shape is 2^max + 2^(max-1) */
+	long vhi = (1L << hi) + (kind == G_POW2_EXT && hi >= 1 ? 1L << (hi - 1) : 0);
+	if (kind == G_SWEEP || kind == G_SMALL_SWEEP) {
+		long k = hi - lo + 1;
+		long nshapes = kind == G_SWEEP ? k * k * k : k * (k + 1) * (k + 2) / 6;
+		if (k * k * k > 4096)
+			return err(c, g, "'%s' with %ld powers makes %ld shapes; at most %d powers",
+				   gn, k, nshapes, 16);
+	}
+	if (sb_add(spec, "%s:%ld:%ld", gn, 1L << lo, vhi) < 0)
+		return err(c, g, "out of memory");
+	return 0;
+}
+
 /* One generator mapping -> "SET" appended to @spec; llama's M list into @m. */
 static int generator(struct ctx *c, yaml_node_t *g, struct sbuf *spec, struct sbuf *m,
 		     const yaml_node_t **m_node)
@@ -285,94 +386,11 @@ static int generator(struct ctx *c, yaml_node_t *g, struct sbuf *spec, struct sb
 		return err(c, g, "generator '%s' takes no '%s'", gn, bad);
 	if (spec->n && sb_add(spec, "+") < 0)
 		return err(c, g, "out of memory");
-	if (kind == G_CUSTOM) {
-		if (!shapes)
-			return err(c, g, "generator 'custom' needs 'shapes: [[M, K, N], ...]'");
-		if (shapes->type != YAML_SEQUENCE_NODE ||
-		    shapes->data.sequence.items.start == shapes->data.sequence.items.top)
-			return err(c, shapes, "'shapes': expected a list of [M, K, N], got %s",
-				   shapes->type == YAML_SEQUENCE_NODE ? "an empty list" : what(shapes));
-		sb_add(spec, "custom:");
-		int first = 1;
-		for (yaml_node_item_t *it = shapes->data.sequence.items.start;
-		     it < shapes->data.sequence.items.top; it++) {
-			yaml_node_t *sh = node(c, *it);
-			long d[3];
-			int nd = 0;
-			if (sh->type != YAML_SEQUENCE_NODE)
-				return err(c, sh, "a shape is [M, K, N], got %s", what(sh));
-			for (yaml_node_item_t *j = sh->data.sequence.items.start;
-			     j < sh->data.sequence.items.top; j++, nd++) {
-				if (nd == 3)
-					break;
-				if (get_int(c, node(c, *j), "shapes", 1, 1L << 31, &d[nd]) < 0)
-					return -1;
-			}
-			if (nd != 3 || sh->data.sequence.items.start + 3 != sh->data.sequence.items.top)
-				return err(c, sh, "a shape is [M, K, N]: expected 3 integers, got %d",
-					   (int)(sh->data.sequence.items.top -
-						 sh->data.sequence.items.start));
-			if (sb_add(spec, "%s%ldx%ldx%ld", first ? "" : ",", d[0], d[1], d[2]) < 0)
-				return err(c, sh, "out of memory");
-			first = 0;
-		}
-		return 0;
-	}
-	if (kind == G_LLAMA) {
-		/* torchao: M = 4 * 4096 */
-		struct sbuf one = { 0 };
-		long v;
-		if (!ms) {
-			sb_add(&one, "16384");
-		} else if (ms->type == YAML_SEQUENCE_NODE) {
-			for (yaml_node_item_t *it = ms->data.sequence.items.start;
-			     it < ms->data.sequence.items.top; it++) {
-				if (get_int(c, node(c, *it), "m", 1, 1L << 31, &v) < 0) {
-					free(one.p);
-					return -1;
-				}
-				sb_add(&one, "%s%ld", one.n ? "," : "", v);
-			}
-		} else if (get_int(c, ms, "m", 1, 1L << 31, &v) == 0) {
-			sb_add(&one, "%ld", v);
-		} else {
-			free(one.p);
-			return -1;
-		}
-		if (!one.p || !one.n) {
-			free(one.p);
-			return err(c, ms ? ms : g, "'m': expected at least one value");
-		}
-		if (m->n && strcmp(m->p, one.p)) {
-			free(one.p);
-			return err(c, g, "two 'llama' generators of one case with different 'm' "
-				   "(the first at line %zu)", (*m_node)->start_mark.line + 1);
-		}
-		if (!m->n)
-			sb_add(m, "%s", one.p);
-		*m_node = g;
-		free(one.p);
-		return sb_add(spec, "llama") < 0 ? err(c, g, "out of memory") : 0;
-	}
-	/* torchao's defaults: sweep 8..15, the others 10..14 */
-	long lo = kind == G_SWEEP ? 8 : 10, hi = kind == G_SWEEP ? 15 : 14;
-	if ((minp && get_int(c, minp, "min_power", 0, 30, &lo) < 0) ||
-	    (maxp && get_int(c, maxp, "max_power", 0, 30, &hi) < 0))
-		return -1;
-	if (lo > hi)
-		return err(c, minp ? minp : g, "min_power %ld is greater than max_power %ld", lo, hi);
-	/* kprof's sets take MIN:MAX values; pow2_extended's last shape is 2^max + 2^(max-1) */
-	long vhi = (1L << hi) + (kind == G_POW2_EXT && hi >= 1 ? 1L << (hi - 1) : 0);
-	if (kind == G_SWEEP || kind == G_SMALL_SWEEP) {
-		long k = hi - lo + 1;
-		long nshapes = kind == G_SWEEP ? k * k * k : k * (k + 1) * (k + 2) / 6;
-		if (k * k * k > 4096)
-			return err(c, g, "'%s' with %ld powers makes %ld shapes; at most %d powers",
-				   gn, k, nshapes, 16);
-	}
-	if (sb_add(spec, "%s:%ld:%ld", gn, 1L << lo, vhi) < 0)
-		return err(c, g, "out of memory");
-	return 0;
+	if (kind == G_CUSTOM)
+		return gen_custom(c, g, shapes, spec);
+	if (kind == G_LLAMA)
+		return gen_llama(c, g, ms, spec, m, m_node);
+	return gen_powers(c, g, kind, gn, minp, maxp, spec);
 }
 
 enum {
