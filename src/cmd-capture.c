@@ -153,9 +153,10 @@ static const char *workload_option(const struct kp_capture_opts *o, const struct
 	return NULL;
 }
 
-/* Options of the other mode: built-in workload options with a command and the reverse. */
+/* Options of the other mode: built-in workload options with a command and the reverse;
+ * --config with a command or --output, --list-cases with a command. */
 static int check_mode(const struct kp_capture_opts *o, const struct kp_capture_opts *dflt,
-		      char **cmd)
+		      char **cmd, const char *config, int list_cases)
 {
 	const char *wl = workload_option(o, dflt);
 	if (cmd && wl) {
@@ -167,6 +168,18 @@ static int check_mode(const struct kp_capture_opts *o, const struct kp_capture_o
 	if (!cmd && (o->nvtx != dflt->nvtx || o->libs != dflt->libs)) {
 		fprintf(stderr, "kprof: error: option '--%s' is for '-- <command>'\n",
 			o->nvtx != dflt->nvtx ? "nvtx" : "blas");
+		fprintf(stderr, "kprof: see 'kprof capture -h'\n");
+		return -1;
+	}
+	if (config && (cmd || o->output)) {
+		fprintf(stderr, "kprof: error: option '--config' runs built-in workloads and names each "
+				"case's output: remove '%s'\n", cmd ? "-- <command>" : "--output");
+		fprintf(stderr, "kprof: see 'kprof capture -h'\n");
+		return -1;
+	}
+	if (!config && cmd && list_cases) {
+		fprintf(stderr, "kprof: error: option '--list-cases' is for built-in workloads, not "
+				"'-- <command>'\n");
 		fprintf(stderr, "kprof: see 'kprof capture -h'\n");
 		return -1;
 	}
@@ -197,6 +210,26 @@ static int run(struct kp_capture_opts *o)
 #else
 	return capture_run(o);
 #endif
+}
+
+/* One capture (or with @list, its cases listed) from the command line's options. */
+static int capture_one(struct kp_capture_opts *o, char **cmd, int list)
+{
+	o->cmd = cmd;
+	char why[512];
+	if (capture_opts_finish(o, why, sizeof(why)) < 0) {
+		fprintf(stderr, "kprof: error: %s\n", why);
+		fprintf(stderr, "kprof: see 'kprof capture -h'\n");
+		return KP_USAGE;
+	}
+	if (list) {
+		capture_list_cases(stdout, "command-line", o);
+		capture_opts_free(o);
+		return KP_OK;
+	}
+	int rc = run(o);
+	capture_opts_free(o);
+	return rc;
 }
 
 int cmd_capture(int argc, char **argv)
@@ -300,37 +333,11 @@ int cmd_capture(int argc, char **argv)
 		return KP_USAGE;
 	}
 	o.sample_period_ms = (int)(period > 1000 ? 1000 : period);
-	if (check_mode(&o, &dflt, cmd) < 0)
+	if (check_mode(&o, &dflt, cmd, config, list_cases) < 0)
 		return KP_USAGE;
 	o.nvtx = o.nvtx != 0;
 	o.libs = o.libs != 0;
-	if (config && (cmd || o.output)) {
-		fprintf(stderr, "kprof: error: option '--config' runs built-in workloads and names each "
-				"case's output: remove '%s'\n", cmd ? "-- <command>" : "--output");
-		fprintf(stderr, "kprof: see 'kprof capture -h'\n");
-		return KP_USAGE;
-	}
 	if (config)
 		return run_suite(config, &o, list_cases);
-	if (cmd && list_cases) {
-		fprintf(stderr, "kprof: error: option '--list-cases' is for built-in workloads, not "
-				"'-- <command>'\n");
-		fprintf(stderr, "kprof: see 'kprof capture -h'\n");
-		return KP_USAGE;
-	}
-	o.cmd = cmd;
-	char why[512];
-	if (capture_opts_finish(&o, why, sizeof(why)) < 0) {
-		fprintf(stderr, "kprof: error: %s\n", why);
-		fprintf(stderr, "kprof: see 'kprof capture -h'\n");
-		return KP_USAGE;
-	}
-	if (list_cases) {
-		capture_list_cases(stdout, "command-line", &o);
-		capture_opts_free(&o);
-		return KP_OK;
-	}
-	rc = run(&o);
-	capture_opts_free(&o);
-	return rc;
+	return capture_one(&o, cmd, list_cases);
 }
