@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "kprof/analyze.h"
 #include "kprof/charts.h"
@@ -17,6 +18,8 @@
 #include "kprof/input.h"
 #include "kprof/opts.h"
 #include "kprof/output.h"
+#include "kprof/paths.h"
+#include "kprof/rankdiff.h"
 #include "kprof/sort.h"
 #include "kprof/table.h"
 #include "kprof/trace.h"
@@ -41,7 +44,7 @@ static unsigned chart_bits(const char *name, int format)
 	return CHART_BIT(k);
 }
 
-static const char synopsis[] = "[<options>] <base.json[.gz]|-> <new.json[.gz]|->";
+static const char synopsis[] = "[<options>] <base.json[.gz]|-> <new.json[.gz]|->\n   or: kprof diff [<options>] [--ranks] <base-dir> <new-dir>";
 
 /* "3,4" -> 3 and 4; NULL or the reason */
 static const char *parse_steps(const char *s, double *b, double *n)
@@ -210,13 +213,78 @@ static int write_report(const struct kp_diff_run *run, const struct kp_gate_opts
 	return od.status;
 }
 
+/* One side's rank traces (a directory or a trace), loaded; 0 or the status after the message. */
+static int load_side(const char *arg, int strict, struct kp_ranks *rs)
+{
+	struct kp_diag d = { 0 };
+	size_t n;
+	char *args[1] = { (char *)arg };
+	char **paths = paths_expand(args, 1, &n, &d);
+	memset(rs, 0, sizeof(*rs));
+	if (!paths) {
+		fprintf(stderr, "kprof: %s\n", d.msg);
+		return d.status;
+	}
+	struct kp_load_opts lo = { .strict = strict };
+	int rc = ranks_load(rs, paths, n, 0, &lo, &d);
+	paths_free(paths);
+	if (rc < 0) {
+		fprintf(stderr, "kprof: %s\n", d.msg);
+		return d.status;
+	}
+	return 0;
+}
+
+/* kprof diff BASE_DIR NEW_DIR: two sets of ranks (rankdiff.c). */
+static int diff_ranks(char **argv, const struct limits *l, int strict, int warn_mode, int format,
+		      const char *out_path)
+{
+	struct kp_rankdiff_gate g = { .limit_pct = -1 };
+	if (l->n > 1 || (l->n == 1 && opts_parse_double(l->v[0], 0, 1e9, &g.limit_pct))) {
+		fprintf(stderr, "kprof: error: with two sets of ranks, --fail-above takes one PCT >= 0 (the merged step-time mean)\n");
+		return KP_USAGE;
+	}
+	struct kp_ranks rs[2];
+	int status = load_side(argv[1], strict, &rs[0]);
+	if (!status)
+		status = load_side(argv[2], strict, &rs[1]);
+	if (!status) {
+		struct kp_doc doc;
+		rankdiff_doc(&rs[0], &rs[1], &g, &doc);
+		struct kp_diag od = { 0 };
+		FILE *out = output_open(out_path, &od);
+		if (out) {
+			table_render(&doc, format, 0, out);
+			output_close(out, out_path, &od);
+		}
+		report_free(&doc);
+		if (od.status) {
+			fprintf(stderr, "kprof: %s\n", od.msg);
+			status = od.status;
+		} else if (g.unknown) {
+			fprintf(stderr, "kprof: error: --fail-above: a side has no complete ProfilerStep to compare\n");
+			status = KP_BADINPUT;
+		} else if (g.tripped) {
+			fprintf(stderr, "kprof: regression: merged step mean %+.2f%% > %g%% (ranks above it: %s)\n",
+				g.change_pct, g.limit_pct, g.ranks_above[0] ? g.ranks_above : "none");
+			status = KP_REGRESSION;
+		}
+	}
+	for (int s = 0; s < 2; s++) {
+		for (size_t i = 0; i < rs[s].n; i++)
+			diag_warn_print(&rs[s].r[i].warn, warn_mode, NULL, stderr);
+		ranks_free(&rs[s]);
+	}
+	return status;
+}
+
 int cmd_diff(int argc, char **argv)
 {
 	int key = GROUP_KERNEL, format = FMT_TABLE, color = COLOR_AUTO, name_mode = 0, strict = 0, per_step = -1;
 	long top = -1;
 	double min_pct = 0, sm_clock = 0, threshold = 2, noise_k = KP_NOISE_K;
 	int64_t min_delta = KP_MIN_DELTA_NS;
-	int quiet = 0, warn_mode = WARN_SUMMARY;
+	int quiet = 0, warn_mode = WARN_SUMMARY, ranks = 0;
 	struct limits limits = { .n = 0 };
 	const char *sort = NULL, *device = NULL, *db_path = NULL, *steps = NULL, *out_path = NULL, *chart = NULL;
 	const struct kp_opt opts[] = {
@@ -256,6 +324,8 @@ int cmd_diff(int argc, char **argv)
 		{ "device-db", 0, OPT_STR, "FILE", "device table replacing the built-in one (also $KPROF_DEVICE_DB)",
 		  &db_path, NULL, NULL },
 		{ "sm-clock", 0, OPT_CALLBACK, "MHZ", "SM clock the GPUs ran at, when a trace has none", &sm_clock, NULL, opts_cb_clock_mhz },
+		{ "ranks", 0, OPT_FLAG, NULL, "compare two sets of rank traces (implied when both are directories)",
+		  &ranks, NULL, NULL },
 		{ "strict", 0, OPT_FLAG, NULL, "treat truncation and data anomalies as errors (exit 3)", &strict, NULL, NULL },
 		{ "quiet", 'q', OPT_FLAG, NULL, "print no warnings, only errors and the gate's crossings", &quiet, NULL, NULL },
 		{ "warnings", 0, OPT_CHOICE, "WHICH", "one line per kind of warning with its count, or every one",
@@ -271,6 +341,10 @@ int cmd_diff(int argc, char **argv)
 		opts_usage(stderr, "diff", synopsis, opts);
 		return KP_USAGE;
 	}
+	struct stat st0, st1;
+	if (ranks == 1 || (stat(argv[1], &st0) == 0 && S_ISDIR(st0.st_mode) && stat(argv[2], &st1) == 0 &&
+			   S_ISDIR(st1.st_mode)))
+		return diff_ranks(argv, &limits, strict, quiet ? WARN_QUIET : warn_mode, format, out_path);
 	unsigned charts = chart_bits(chart, format);
 	if (!charts)
 		return KP_USAGE;
