@@ -121,11 +121,11 @@ const char *diff_normalize_kernel(struct kp_arena *a, const char *name)
  */
 static const struct {
 	const char *op;
-	int inputs; /* tensor inputs of the functional op */
+	int inputs;             /* tensor inputs of the functional op */
 } out_ops[] = {
-	{ "aten::mm", 2 },      { "aten::bmm", 2 },    { "aten::addmm", 3 },
-	{ "aten::baddbmm", 3 }, { "aten::addbmm", 3 }, { "aten::addmv", 3 },
-	{ "aten::mv", 2 },      { "aten::dot", 2 },    { "aten::_int_mm", 2 },
+	{ "aten::mm", 2 },      { "aten::bmm", 2 },     { "aten::addmm", 3 },
+	{ "aten::baddbmm", 3 }, { "aten::addbmm", 3 },  { "aten::addmv", 3 },
+	{ "aten::mv", 2 },      { "aten::dot", 2 },     { "aten::_int_mm", 2 },
 };
 
 /* tensor slots of a shape text "[a]x{[b],[c]}x[d]": separators at bracket depth 0 */
@@ -214,18 +214,19 @@ const char *diff_row_key(struct kp_arena *a, const struct kp_row *row, const str
 
 /* ---- join ---- */
 
+
 struct side_acc {
 	int64_t raw_ns, flops;
 	double calls, peak_flop_ns;
 	const char *dtype;
-	int64_t *steps; /* per-step series (diff arena), NULL without */
+	int64_t *steps;          /* per-step series (diff arena), NULL without */
 	int has, mixed;
 };
 
 struct join_row {
 	const char *key, *group, *name, *label; /* label: the exact key's dtype, NULL none */
 	struct side_acc side[2];
-	int dead; /* merged into another row (cross-dtype pairing) */
+	int dead;                /* merged into another row (cross-dtype pairing) */
 	int cross;
 };
 
@@ -250,7 +251,7 @@ static void acc_row(struct kp_arena *a, struct side_acc *s, const struct kp_row 
 }
 
 struct join {
-	struct kp_hmap map; /* HMAP_STR: key -> index into jr */
+	struct kp_hmap map;  /* HMAP_STR: key -> index into jr */
 	struct join_row *jr;
 	size_t n, cap;
 };
@@ -284,8 +285,7 @@ static void add_side(struct kp_diff *d, struct join *j, const struct kp_row *row
 		if (!r->group) {
 			r->group = group;
 			r->name = d->opts.key == GROUP_OP ? rows[i].name : key;
-			r->label = d->opts.key == GROUP_OP_SHAPE ? dtype_label(&d->arena, &rows[i])
-								 : NULL;
+			r->label = d->opts.key == GROUP_OP_SHAPE ? dtype_label(&d->arena, &rows[i]) : NULL;
 		}
 		if (!r->side[side].has)
 			(*nkeys)++;
@@ -311,7 +311,7 @@ static int cmp_leftover(const void *a, const void *b, void *arg)
  */
 static void pair_leftovers(struct kp_diff *d, struct join *j)
 {
-	struct kp_hmap groups;                                   /* group -> leftovers in it */
+	struct kp_hmap groups;        /* group -> leftovers in it */
 	const char **gkey = xmalloc((j->n + 1) * sizeof(*gkey)); /* groups, first seen first */
 	size_t ngroups = 0;
 	size_t *idx = xmalloc((j->n + 1) * sizeof(*idx));
@@ -418,8 +418,7 @@ int diff_join(struct kp_diff *d, const struct kp_row *brows, size_t nb, const st
 	d->new = (struct kp_diff_side){ "new", new_rep, d->opts.new_div, 0, 0 };
 	/* noise needs per-step division by the spans and a few steps on both sides */
 	int noise = d->opts.noise_k >= 0 && d->opts.per_step && d->opts.how != NORM_STEPS &&
-		    d->opts.base_steps >= KP_NOISE_MIN_STEPS &&
-		    d->opts.new_steps >= KP_NOISE_MIN_STEPS;
+		    d->opts.base_steps >= KP_NOISE_MIN_STEPS && d->opts.new_steps >= KP_NOISE_MIN_STEPS;
 	if (!noise)
 		d->opts.base_steps = d->opts.new_steps = 0;
 	d->sum.noise_steps = noise;
@@ -509,8 +508,7 @@ int diff_join(struct kp_diff *d, const struct kp_row *brows, size_t nb, const st
 			r->status = nt > 0 ? DIFF_CHANGED : DIFF_UNCHANGED;
 		else
 			r->status = fabs(r->ratio - 1) * 100 <= d->opts.threshold_pct + PCT_EPS
-					    ? DIFF_UNCHANGED
-					    : DIFF_CHANGED;
+					    ? DIFF_UNCHANGED : DIFF_CHANGED;
 		if (r->status == DIFF_UNCHANGED)
 			s->unchanged++;
 		else if (r->ratio < 0 || r->ratio > 1)
@@ -571,7 +569,7 @@ void diff_select(struct kp_diff *d, long top, double min_pct)
 	char buf[96];
 	snprintf(buf, sizeof(buf), "(others: %lld %s)", (long long)o.nfolded,
 		 d->opts.key == GROUP_KERNEL ? units_plural(o.nfolded, "kernel", "kernels")
-					     : units_plural(o.nfolded, "op", "ops"));
+						 : units_plural(o.nfolded, "op", "ops"));
 	o.name = o.key = arena_strdup(&d->arena, buf);
 	tmp[keep] = o;
 	memcpy(d->rows, tmp, (keep + 1) * sizeof(*tmp));
@@ -656,8 +654,7 @@ const char *diff_gate_parse_limit(struct kp_arena *a, const char *s, size_t len,
 	buf[nlen] = '\0';
 	double pct = strtod(buf, &end);
 	if (end == buf || *end || !isfinite(pct) || pct < 0)
-		return eq < len ? "expected PATTERN=PCT with PCT a number >= 0"
-				: "expected PCT (a number >= 0) or PATTERN=PCT";
+		return eq < len ? "expected PATTERN=PCT with PCT a number >= 0" : "expected PCT (a number >= 0) or PATTERN=PCT";
 	if (eq == len) {
 		*global = pct;
 		return NULL;
@@ -709,18 +706,11 @@ size_t diff_gate(const struct kp_diff *d, const struct kp_gate_opts *g, struct k
 	size_t n = 0;
 	const struct kp_diff_summary *s = &d->sum;
 	if (g->fail_above_pct >= 0 && s->total_ratio > 0 &&
-	    (s->total_ratio - 1) * 100 > g->fail_above_pct + PCT_EPS &&
-	    real_change(s->delta_ns, s->noise_ns, g)) {
+	    (s->total_ratio - 1) * 100 > g->fail_above_pct + PCT_EPS && real_change(s->delta_ns, s->noise_ns, g)) {
 		if (n < cap)
-			hits[n] = (struct kp_gate_hit){ NULL,
-							"total GPU time",
-							DIFF_CHANGED,
-							s->base_ns,
-							s->new_ns,
-							s->delta_ns,
-							(s->total_ratio - 1) * 100,
-							g->fail_above_pct,
-							s->noise_ns };
+			hits[n] = (struct kp_gate_hit){ NULL, "total GPU time", DIFF_CHANGED, s->base_ns,
+							s->new_ns, s->delta_ns, (s->total_ratio - 1) * 100,
+							g->fail_above_pct, s->noise_ns };
 		n++;
 	}
 	for (size_t i = 0; i < d->nrows; i++) {
@@ -737,15 +727,9 @@ size_t diff_gate(const struct kp_diff *d, const struct kp_gate_opts *g, struct k
 		if (!grew && (r->ratio - 1) * 100 <= limit + PCT_EPS)
 			continue;
 		if (n < cap)
-			hits[n] = (struct kp_gate_hit){ r->key,
-							r->name,
-							grew ? DIFF_NEW : DIFF_CHANGED,
-							r->base_ns,
-							r->new_ns,
-							r->delta_ns,
-							grew ? NAN : (r->ratio - 1) * 100,
-							limit,
-							r->noise_ns };
+			hits[n] = (struct kp_gate_hit){ r->key, r->name, grew ? DIFF_NEW : DIFF_CHANGED,
+							r->base_ns, r->new_ns, r->delta_ns,
+							grew ? NAN : (r->ratio - 1) * 100, limit, r->noise_ns };
 		n++;
 	}
 	return n;
@@ -766,13 +750,13 @@ void diff_gate_message(const struct kp_gate_hit *h, const struct kp_gate_opts *g
 	if (isfinite(h->change_pct))
 		snprintf(pct, sizeof(pct), " (%+.1f%%)", h->change_pct);
 	if (!h->key)
-		snprintf(buf, cap, "total GPU time %s -> %s: %s%s, limit %g%%, floor %s, noise %s",
-			 b1, b2, dl, pct, h->limit_pct, fl, nz);
+		snprintf(buf, cap, "total GPU time %s -> %s: %s%s, limit %g%%, floor %s, noise %s", b1, b2,
+			 dl, pct, h->limit_pct, fl, nz);
 	else if (h->status == DIFF_NEW)
 		snprintf(buf, cap, "'%s' (new) %s: %s, floor %s, noise %s", h->name, b2, dl, fl, nz);
 	else
-		snprintf(buf, cap, "'%s' %s -> %s: %s%s, limit %g%%, floor %s, noise %s", h->name,
-			 b1, b2, dl, pct, h->limit_pct, fl, nz);
+		snprintf(buf, cap, "'%s' %s -> %s: %s%s, limit %g%%, floor %s, noise %s", h->name, b1, b2,
+			 dl, pct, h->limit_pct, fl, nz);
 }
 
 void diff_free(struct kp_diff *d)
@@ -824,8 +808,8 @@ static int load_sides(struct kp_diff_run *run, const struct kp_diff_run_opts *o)
 	}
 	struct side_job job[2];
 	for (int i = 0; i < 2; i++)
-		job[i] = (struct side_job){ o->path[i],   dev[i],        o, &run->trace[i],
-					    &run->rep[i], &run->diag[i], -1 };
+		job[i] = (struct side_job){ o->path[i], dev[i], o, &run->trace[i], &run->rep[i],
+					    &run->diag[i], -1 };
 	pthread_t th;
 	int threaded = pthread_create(&th, NULL, run_side, &job[0]) == 0;
 	if (!threaded)
@@ -889,8 +873,8 @@ int diff_run(struct kp_diff_run *run, const struct kp_diff_run_opts *o)
 	status = normalization(run, o, &dopts);
 	if (status != KP_OK)
 		return status;
-	diff_join(&run->diff, run->rep[0].rows, run->rep[0].nrows, run->rep[1].rows,
-		  run->rep[1].nrows, &dopts, &run->rep[0], &run->rep[1]);
+	diff_join(&run->diff, run->rep[0].rows, run->rep[0].nrows, run->rep[1].rows, run->rep[1].nrows,
+		  &dopts, &run->rep[0], &run->rep[1]);
 	run->joined = 1;
 	sort_diff(&run->diff, &o->sort);
 	run->nhits = diff_gated(&o->gate) ? diff_gate(&run->diff, &o->gate, NULL, 0) : 0;

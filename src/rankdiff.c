@@ -16,37 +16,20 @@
 #include "kprof/units.h"
 
 /* The compared quantities, each shown as base, new, delta, ratio. */
-enum rd_metric {
-	RM_STEP_MEAN,
-	RM_STEP_MAX,
-	RM_BUSY,
-	RM_COMPUTE,
-	RM_COMM,
-	RM_IDLE,
-	RM_N
-};
-enum {
-	RD_BASE,
-	RD_NEW,
-	RD_DELTA,
-	RD_RATIO,
-	RD_PER
-};
+enum rd_metric { RM_STEP_MEAN, RM_STEP_MAX, RM_BUSY, RM_COMPUTE, RM_COMM, RM_IDLE, RM_N };
+enum { RD_BASE, RD_NEW, RD_DELTA, RD_RATIO, RD_PER };
 
 #define RD_RANK 0
 #define RD_PAIR 1
-#define RD_M0   2
+#define RD_M0 2
 #define RD_NCOL (RD_M0 + RM_N * RD_PER)
 
 /* human: which of base/new/delta/ratio show in table/markdown (json and csv have all) */
-#define H_ALL       COL_BOTH, COL_BOTH, COL_BOTH, COL_BOTH
+#define H_ALL COL_BOTH, COL_BOTH, COL_BOTH, COL_BOTH
 #define H_NEW_DELTA COL_MACHINE, COL_BOTH, COL_BOTH, COL_MACHINE
-#define MCOLS(t, k, hb, hn, hd, hr)                                                                \
-	{ t " base", k "_base_ns", hb, 0 }, { t " new", k "_new_ns", hn, 0 },                      \
-		{ t " delta", k "_delta_ns", hd, 0 },                                              \
-	{                                                                                          \
-		t " ratio", k "_ratio", hr, 0                                                      \
-	}
+#define MCOLS(t, k, hb, hn, hd, hr)                                   \
+	{ t " base", k "_base_ns", hb, 0 }, { t " new", k "_new_ns", hn, 0 }, \
+	{ t " delta", k "_delta_ns", hd, 0 }, { t " ratio", k "_ratio", hr, 0 }
 #define MC(t, k, h) MCOLS(t, k, h)
 
 static const struct kp_col rd_cols[RD_NCOL] = {
@@ -137,8 +120,7 @@ static void row(struct kp_table *tb, int64_t rank, const char *pair, const struc
 			report_cell_num(tb, &mc[RD_DELTA], -1, "-");
 		}
 		double r = ratio(bv, nv);
-		report_cell_num(tb, &mc[RD_RATIO], r,
-				isfinite(r) ? units_fixed(buf, sizeof(buf), r, 1, 3) : "-");
+		report_cell_num(tb, &mc[RD_RATIO], r, isfinite(r) ? units_fixed(buf, sizeof(buf), r, 1, 3) : "-");
 		if (isfinite(r) && m == RM_STEP_MEAN && r != 1.0)
 			mc[RD_DELTA].tone = mc[RD_RATIO].tone = r > 1 ? TONE_BAD : TONE_GOOD;
 	}
@@ -179,13 +161,10 @@ static void gate(const struct kp_ranks *base, const struct kp_ranks *nw, const s
 	snprintf(g->ranks_above, sizeof(g->ranks_above), "%s", list);
 	g->tripped = !g->unknown && crossed(mb, mn, g->limit_pct);
 	if (g->unknown)
-		report_fact_textf(doc, "gate", NULL,
-				  "cannot judge: a side has no complete ProfilerStep");
+		report_fact_textf(doc, "gate", NULL, "cannot judge: a side has no complete ProfilerStep");
 	else
-		report_fact_textf(doc, "gate", NULL,
-				  "%s: merged step mean %+.2f%% (limit %g%%); ranks above it: %s",
-				  g->tripped ? "FAIL" : "pass", (r - 1) * 100, g->limit_pct,
-				  len ? list : "none");
+		report_fact_textf(doc, "gate", NULL, "%s: merged step mean %+.2f%% (limit %g%%); ranks above it: %s",
+				  g->tripped ? "FAIL" : "pass", (r - 1) * 100, g->limit_pct, len ? list : "none");
 	report_fact_tone(doc, g->tripped || g->unknown ? TONE_BAD : TONE_GOOD);
 	report_object(doc, "gate");
 	report_fact_num(doc, NULL, "fail_above_pct", g->limit_pct);
@@ -201,8 +180,8 @@ static void gate(const struct kp_ranks *base, const struct kp_ranks *nw, const s
 	report_end(doc);
 }
 
-void rankdiff_doc(const struct kp_ranks *base, const struct kp_ranks *nw,
-		  struct kp_rankdiff_gate *g, struct kp_doc *doc)
+void rankdiff_doc(const struct kp_ranks *base, const struct kp_ranks *nw, struct kp_rankdiff_gate *g,
+		  struct kp_doc *doc)
 {
 	size_t paired = 0, gone = 0, added = 0, i = 0, j = 0;
 	while (i < base->n || j < nw->n) {
@@ -217,14 +196,12 @@ void rankdiff_doc(const struct kp_ranks *base, const struct kp_ranks *nw,
 	side_merged(base, &mb);
 	side_merged(nw, &mn);
 	report_init(doc, "diff", 6);
-	report_summary(doc, "%zu base ranks, %zu new ranks: %zu paired, %zu new, %zu gone", base->n,
-		       nw->n, paired, added, gone);
-	report_fact_textf(doc, "ranks", NULL,
-			  "%zu base, %zu new: %zu paired by rank id, %zu new, %zu gone", base->n,
-			  nw->n, paired, added, gone);
-	report_fact_text(
-		doc, "merged", NULL,
-		"row all: step mean = mean of the ranks' step means, step max = the largest, busy/compute/comm/idle = sums over ranks");
+	report_summary(doc, "%zu base ranks, %zu new ranks: %zu paired, %zu new, %zu gone", base->n, nw->n,
+		       paired, added, gone);
+	report_fact_textf(doc, "ranks", NULL, "%zu base, %zu new: %zu paired by rank id, %zu new, %zu gone",
+			  base->n, nw->n, paired, added, gone);
+	report_fact_text(doc, "merged", NULL,
+			 "row all: step mean = mean of the ranks' step means, step max = the largest, busy/compute/comm/idle = sums over ranks");
 	report_fact_count(doc, NULL, "base_ranks", (int64_t)base->n);
 	report_fact_count(doc, NULL, "new_ranks", (int64_t)nw->n);
 	report_fact_count(doc, NULL, "paired_ranks", (int64_t)paired);

@@ -28,8 +28,7 @@ static size_t find(const struct kp_doc *doc, const char *jkey)
 static const char *fact(const struct kp_doc *doc, const char *key)
 {
 	for (size_t i = 0; i < doc->nitems; i++)
-		if (doc->items[i].type == ITEM_FACT && doc->items[i].key &&
-		    !strcmp(doc->items[i].key, key))
+		if (doc->items[i].type == ITEM_FACT && doc->items[i].key && !strcmp(doc->items[i].key, key))
 			return doc->items[i].v.s;
 	fail_msg("no fact %s", key);
 	return NULL;
@@ -142,16 +141,14 @@ static void gate_on_merged_mean_names_crossing_ranks(void **state)
 	rankdiff_doc(&bs, &ns, &g, &doc);
 	assert_true(g.tripped);
 	assert_false(g.unknown);
-	assert_string_equal(fact(&doc, "gate"),
-			    "FAIL: merged step mean +10.00% (limit 5%); ranks above it: 1");
+	assert_string_equal(fact(&doc, "gate"), "FAIL: merged step mean +10.00% (limit 5%); ranks above it: 1");
 	assert_string_equal(g.ranks_above, "1");
 	assert_true(fabs(g.change_pct - 10) < 1e-9);
 	report_free(&doc);
 	g.limit_pct = 10;
 	rankdiff_doc(&bs, &ns, &g, &doc);
 	assert_false(g.tripped);
-	assert_string_equal(fact(&doc, "gate"),
-			    "pass: merged step mean +10.00% (limit 10%); ranks above it: 1");
+	assert_string_equal(fact(&doc, "gate"), "pass: merged step mean +10.00% (limit 10%); ranks above it: 1");
 	report_free(&doc);
 	/* no step times on the new side: the gate cannot judge */
 	n[0].step_mean_ns = n[1].step_mean_ns = -1;
