@@ -217,10 +217,6 @@ hdrcheck:
 	  echo "#include \"$${h#include/}\"" | $(CC) $(CFLAGS) -x c -fsyntax-only - || exit 1; done; \
 	  echo "  hdrcheck: $(words $(HDRS)) headers self-contained"
 
-# clang-format (.clang-format) over every C source and header
-format:
-	$(Q)clang-format -i src/*.c include/kprof/*.h capture/*.c capture/*.h tests/unit/*.c tests/tools/*.c
-
 check-man:
 	$(Q)for m in man/*.1; do groff -man -ww -z $$m 2>&1 | grep . && exit 1; done; true
 
@@ -249,5 +245,5 @@ endif
 clean:
 	rm -rf $(O)
 
-.PHONY: format deps demo all unit golden golden-update html augment check-html hdrcheck check check-man man install clean
+.PHONY: deps demo all unit golden golden-update html augment check-html hdrcheck check check-man man install clean
 .SUFFIXES:

@@ -54,8 +54,8 @@ static const char *parse_list(const char *arg, int *mask, const char *const *nam
 
 const char *capture_parse_workloads(const char *arg, void *mask)
 {
-	static const char *const names[] = { "matmul",  "sdpa",    "conv",
-					     "softmax", "rmsnorm", "layernorm" };
+	static const char *const names[] = { "matmul", "sdpa", "conv", "softmax", "rmsnorm",
+					     "layernorm" };
 	return parse_list(arg, mask, names, 6,
 			  "valid: matmul, sdpa, conv, softmax, rmsnorm, layernorm");
 }
@@ -155,10 +155,8 @@ int capture_opts_finish(struct kp_capture_opts *o, char *why, size_t whylen)
 		size_t rl = strlen(o->results);
 		if (!(rl > 5 && !strcmp(o->results + rl - 5, ".json")) &&
 		    !(rl > 4 && !strcmp(o->results + rl - 4, ".csv"))) {
-			snprintf(why, whylen,
-				 "invalid value '%s' for '--results': expected FILE.json or "
-				 "FILE.csv",
-				 o->results);
+			snprintf(why, whylen, "invalid value '%s' for '--results': expected FILE.json or "
+					      "FILE.csv", o->results);
 			return -1;
 		}
 	}
@@ -233,8 +231,7 @@ void capture_opts_free(struct kp_capture_opts *o)
 
 static void warn_unjoined(const struct kp_mwin *w, size_t nkern)
 {
-	fprintf(stderr,
-		"kprof: warning: --metrics: '%s': %zu ranges for %zu timed kernels: not joined\n",
+	fprintf(stderr, "kprof: warning: --metrics: '%s': %zu ranges for %zu timed kernels: not joined\n",
 		w->label, w->n, nkern);
 }
 
@@ -249,9 +246,8 @@ int capture_run(const struct kp_capture_opts *o)
 		/* cudart loads the driver at run time; say so when there is none at all */
 		void *drv = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
 		fprintf(stderr, "kprof: error: no CUDA device: %s\n",
-			!drv               ? "no CUDA driver (libcuda.so.1 not found)"
-			: e != cudaSuccess ? cudaGetErrorString(e)
-					   : "none found");
+			!drv ? "no CUDA driver (libcuda.so.1 not found)"
+			     : e != cudaSuccess ? cudaGetErrorString(e) : "none found");
 		return KP_ENV;
 	}
 	FILE *out = fopen(o->output, "w");
@@ -269,8 +265,7 @@ int capture_run(const struct kp_capture_opts *o)
 		return KP_ENV;
 	}
 	if ((e = cudaSetDevice(0)) != cudaSuccess || (e = cudaFree(NULL)) != cudaSuccess) {
-		fprintf(stderr, "kprof: error: cannot create a CUDA context: %s\n",
-			cudaGetErrorString(e));
+		fprintf(stderr, "kprof: error: cannot create a CUDA context: %s\n", cudaGetErrorString(e));
 		recorder_stop();
 		fclose(out);
 		ctrace_free(&t);
@@ -320,8 +315,8 @@ int capture_run(const struct kp_capture_opts *o)
 	} else {
 		w.cublas = h;
 		printf("# device  %s (cc %d.%d, %d SMs), SM clock max %u MHz, memory clock max %u MHz\n",
-		       t.dev[0].name, t.dev[0].compute_major, t.dev[0].compute_minor,
-		       t.dev[0].num_sms, sm_max, mem_max);
+		       t.dev[0].name, t.dev[0].compute_major, t.dev[0].compute_minor, t.dev[0].num_sms,
+		       sm_max, mem_max);
 		struct kp_results res = { 0 };
 		w.results = &res;
 		if (workloads_run(&w) < 0)
@@ -334,8 +329,7 @@ int capture_run(const struct kp_capture_opts *o)
 			table_render(&doc, FMT_TABLE, 0, stdout);
 			report_free(&doc);
 		}
-		if (o->results &&
-		    results_write(&res, o->results, t.dev[0].name, why, sizeof(why)) < 0) {
+		if (o->results && results_write(&res, o->results, t.dev[0].name, why, sizeof(why)) < 0) {
 			fprintf(stderr, "kprof: error: %s\n", why);
 			status = status ? status : KP_ENV;
 		} else if (o->results) {
@@ -352,16 +346,15 @@ int capture_run(const struct kp_capture_opts *o)
 	if (o->metrics) {
 		metrics_close();
 		if (kmetrics_join(&t, warn_unjoined))
-			fprintf(stderr,
-				"kprof: warning: --metrics: some loops' counters are not in the trace\n");
+			fprintf(stderr, "kprof: warning: --metrics: some loops' counters are not in the trace\n");
 	}
 
 	char *meta = NULL;
 	size_t mlen = 0;
 	FILE *mf = open_memstream(&meta, &mlen);
 	if (mf) {
-		fprintf(mf, "\"warmup\":%ld,\"iters\":%ld,\"accuracy_failures\":%d", o->warmup,
-			o->iters, w.failures);
+		fprintf(mf, "\"warmup\":%ld,\"iters\":%ld,\"accuracy_failures\":%d", o->warmup, o->iters,
+			w.failures);
 		if (o->overhead && w.untraced_s > 0)
 			fprintf(mf, ",\"overhead_ratio\":%.4f", w.traced_s / w.untraced_s);
 		fclose(mf);
@@ -383,8 +376,8 @@ int capture_run(const struct kp_capture_opts *o)
 		status = KP_ENV;
 	} else {
 		if (o->overhead && w.untraced_s > 0)
-			printf("# overhead  untraced %.3f s  traced %.3f s  ratio %.3fx\n",
-			       w.untraced_s, w.traced_s, w.traced_s / w.untraced_s);
+			printf("# overhead  untraced %.3f s  traced %.3f s  ratio %.3fx\n", w.untraced_s,
+			       w.traced_s, w.traced_s / w.untraced_s);
 		printf("# trace   %s: %zu kernel records, %llu dropped records, %zu clock samples",
 		       o->output, nkern, (unsigned long long)t.dropped_records, t.nsamples);
 		if (hi)

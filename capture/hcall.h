@@ -9,17 +9,13 @@
 #include <stdint.h>
 
 enum kp_hcall_kind {
-	HC_GEMM = 1,   /* a cuBLAS / cuBLASLt GEMM call */
-	HC_NVTX_PUSH,  /* a push/pop range (nests per thread) */
-	HC_NVTX_START, /* a start/end range (may end on another thread) */
-	HC_CONV,       /* a cuDNN legacy convolution call */
+	HC_GEMM = 1,        /* a cuBLAS / cuBLASLt GEMM call */
+	HC_NVTX_PUSH,       /* a push/pop range (nests per thread) */
+	HC_NVTX_START,      /* a start/end range (may end on another thread) */
+	HC_CONV,            /* a cuDNN legacy convolution call */
 };
 
-enum {
-	CONV_FWD,
-	CONV_BWD_DATA,
-	CONV_BWD_FILTER
-};
+enum { CONV_FWD, CONV_BWD_DATA, CONV_BWD_FILTER };
 
 /* GEMM flags */
 enum {
@@ -36,13 +32,13 @@ enum {
  * cublasComputeType_t.  Fixed size: it is written to the record file as is.
  */
 struct kp_hcall {
-	int32_t kind; /* enum kp_hcall_kind */
+	int32_t kind;           /* enum kp_hcall_kind */
 	uint32_t flags;
 	uint64_t start_ns, end_ns; /* CLOCK_REALTIME, as CUPTI's timestamps */
-	uint32_t pid, tid;         /* OS ids, as CUPTI's SYSTEM thread ids */
-	uint64_t ext;              /* CUSTOM0 External id pushed around the call / range */
-	const char *name;   /* function name (static) or NVTX message (owned by the recorder) */
-	const char *domain; /* NVTX domain name, NULL = default domain */
+	uint32_t pid, tid;      /* OS ids, as CUPTI's SYSTEM thread ids */
+	uint64_t ext;           /* CUSTOM0 External id pushed around the call / range */
+	const char *name;       /* function name (static) or NVTX message (owned by the recorder) */
+	const char *domain;     /* NVTX domain name, NULL = default domain */
 	int64_t m, n, k, batch;
 	int32_t atype, btype, ctype, dtype;
 	int32_t compute;        /* cublasComputeType_t, or -1 */
@@ -52,8 +48,8 @@ struct kp_hcall {
 	int32_t status;         /* the call's return status */
 	uint32_t pad;
 	/* HC_CONV: atype = x, btype = w, dtype = y (cudnnDataType_t); y is dy in backward */
-	int32_t conv_op; /* CONV_* */
-	int32_t conv_nd; /* spatial dims, 1-3; 0 when the descriptors were not read */
+	int32_t conv_op;        /* CONV_* */
+	int32_t conv_nd;        /* spatial dims, 1-3; 0 when the descriptors were not read */
 	int32_t groups;
 	int32_t xd[5], wd[5], yd[5];
 	int16_t cpad[3], cstride[3], cdil[3];

@@ -89,8 +89,7 @@ static int parse_sizes(const char **pp, struct kp_nvtx_msg *m, char *why, size_t
 				if (!expect(pp, ']'))
 					break;
 				if (!comma(pp))
-					return fail(why, whylen,
-						    "sizes: expected ',' or ']' after a dimension");
+					return fail(why, whylen, "sizes: expected ',' or ']' after a dimension");
 			}
 		}
 		m->slot[m->nslots++].nd = nd;
@@ -127,8 +126,8 @@ int nvtxmsg_parse(const char *msg, struct kp_nvtx_msg *m, char *why, size_t whyl
 {
 	memset(m, 0, sizeof(*m));
 	m->seq = m->op_id = -1;
-	if (!msg ||
-	    (!strstr(msg, ", seq = ") && !strstr(msg, ", op_id = ") && !strstr(msg, ", sizes = ")))
+	if (!msg || (!strstr(msg, ", seq = ") && !strstr(msg, ", op_id = ") &&
+		     !strstr(msg, ", sizes = ")))
 		return 1;
 	const char *p = strstr(msg, ", ");
 	size_t len = (size_t)(p - msg);
@@ -173,32 +172,19 @@ int nvtxmsg_parse(const char *msg, struct kp_nvtx_msg *m, char *why, size_t whyl
 const char *hostops_type_name(int32_t t)
 {
 	switch (t) {
-	case 0:
-		return "float"; /* CUDA_R_32F */
-	case 1:
-		return "double"; /* CUDA_R_64F */
-	case 2:
-		return "c10::Half"; /* CUDA_R_16F */
-	case 3:
-		return "signed char"; /* CUDA_R_8I */
-	case 8:
-		return "unsigned char"; /* CUDA_R_8U */
-	case 10:
-		return "int"; /* CUDA_R_32I */
-	case 14:
-		return "c10::BFloat16"; /* CUDA_R_16BF */
-	case 4:
-		return "c10::complex<float>"; /* CUDA_C_32F */
-	case 5:
-		return "c10::complex<double>"; /* CUDA_C_64F */
-	case 6:
-		return "c10::complex<c10::Half>";
-	case 28:
-		return "c10::Float8_e4m3fn"; /* CUDA_R_8F_E4M3 */
-	case 29:
-		return "c10::Float8_e5m2"; /* CUDA_R_8F_E5M2 */
-	default:
-		return "";
+	case 0: return "float";               /* CUDA_R_32F */
+	case 1: return "double";              /* CUDA_R_64F */
+	case 2: return "c10::Half";           /* CUDA_R_16F */
+	case 3: return "signed char";         /* CUDA_R_8I */
+	case 8: return "unsigned char";       /* CUDA_R_8U */
+	case 10: return "int";                /* CUDA_R_32I */
+	case 14: return "c10::BFloat16";      /* CUDA_R_16BF */
+	case 4: return "c10::complex<float>"; /* CUDA_C_32F */
+	case 5: return "c10::complex<double>";/* CUDA_C_64F */
+	case 6: return "c10::complex<c10::Half>";
+	case 28: return "c10::Float8_e4m3fn"; /* CUDA_R_8F_E4M3 */
+	case 29: return "c10::Float8_e5m2";   /* CUDA_R_8F_E5M2 */
+	default: return "";
 	}
 }
 
@@ -206,14 +192,10 @@ const char *hostops_type_name(int32_t t)
 static const char *compute_hint(int32_t cp)
 {
 	switch (cp) {
-	case 74:
-		return "fp16"; /* CUBLAS_COMPUTE_32F_FAST_16F */
-	case 75:
-		return "bf16"; /* CUBLAS_COMPUTE_32F_FAST_16BF */
-	case 77:
-		return "tf32"; /* CUBLAS_COMPUTE_32F_FAST_TF32 */
-	default:
-		return NULL;
+	case 74: return "fp16"; /* CUBLAS_COMPUTE_32F_FAST_16F */
+	case 75: return "bf16"; /* CUBLAS_COMPUTE_32F_FAST_16BF */
+	case 77: return "tf32"; /* CUBLAS_COMPUTE_32F_FAST_TF32 */
+	default: return NULL;
 	}
 }
 
@@ -239,8 +221,7 @@ int hostops_gemm(const struct kp_hcall *c, const char **name, char **args)
 	int bias = (c->flags & HCF_BIAS) != 0;
 	int zero = (c->flags & HCF_BETA_ZERO) != 0;
 	int add = bias || !zero;
-	*name = add ? (batched ? "aten::baddbmm" : "aten::addmm")
-		    : (batched ? "aten::bmm" : "aten::mm");
+	*name = add ? (batched ? "aten::baddbmm" : "aten::addmm") : (batched ? "aten::bmm" : "aten::mm");
 	const char *t1 = hostops_type_name(c->btype), *t2 = hostops_type_name(c->atype);
 	const char *to = hostops_type_name(c->dtype);
 	size_t len = 0;
@@ -264,8 +245,7 @@ int hostops_gemm(const struct kp_hcall *c, const char **name, char **args)
 	put_dims(f, batched, B, M, N);
 	fputs("],\"Input type\":[", f);
 	if (add) {
-		jw_put_string(f,
-			      bias ? hostops_type_name(c->bias_type) : hostops_type_name(c->ctype));
+		jw_put_string(f, bias ? hostops_type_name(c->bias_type) : hostops_type_name(c->ctype));
 		putc(',', f);
 	}
 	jw_put_string(f, t1);
@@ -283,11 +263,9 @@ int hostops_gemm(const struct kp_hcall *c, const char **name, char **args)
 		fputs("\"\",\"\",\"\"", f);
 	fputs("],\"kprof library call\":", f);
 	jw_put_string(f, c->name ? c->name : "");
-	fprintf(f,
-		",\"kprof gemm\":\"m=%" PRId64 " n=%" PRId64 " k=%" PRId64 " batch=%" PRId64
-		" transa=%c transb=%c compute=%d epilogue=%u status=%d\"",
-		c->m, c->n, c->k, c->batch,
-		c->transa >= 0 && c->transa < 3 ? trans_ch[c->transa] : '?',
+	fprintf(f, ",\"kprof gemm\":\"m=%" PRId64 " n=%" PRId64 " k=%" PRId64 " batch=%" PRId64
+		   " transa=%c transb=%c compute=%d epilogue=%u status=%d\"",
+		c->m, c->n, c->k, c->batch, c->transa >= 0 && c->transa < 3 ? trans_ch[c->transa] : '?',
 		c->transb >= 0 && c->transb < 3 ? trans_ch[c->transb] : '?', (int)c->compute,
 		c->epilogue, (int)c->status);
 	const char *hint = compute_hint(c->compute);
@@ -302,30 +280,18 @@ int hostops_gemm(const struct kp_hcall *c, const char **name, char **args)
 const char *hostops_cudnn_type_name(int32_t t)
 {
 	switch (t) {
-	case 0:
-		return "float"; /* CUDNN_DATA_FLOAT */
-	case 1:
-		return "double"; /* CUDNN_DATA_DOUBLE */
-	case 2:
-		return "c10::Half"; /* CUDNN_DATA_HALF */
-	case 3:
-		return "signed char"; /* CUDNN_DATA_INT8 */
-	case 4:
-		return "int"; /* CUDNN_DATA_INT32 */
-	case 6:
-		return "unsigned char"; /* CUDNN_DATA_UINT8 */
-	case 9:
-		return "c10::BFloat16"; /* CUDNN_DATA_BFLOAT16 */
-	case 10:
-		return "long int"; /* CUDNN_DATA_INT64 */
-	case 11:
-		return "bool"; /* CUDNN_DATA_BOOLEAN */
-	case 12:
-		return "c10::Float8_e4m3fn"; /* CUDNN_DATA_FP8_E4M3 */
-	case 13:
-		return "c10::Float8_e5m2"; /* CUDNN_DATA_FP8_E5M2 */
-	default:
-		return "";
+	case 0: return "float";               /* CUDNN_DATA_FLOAT */
+	case 1: return "double";              /* CUDNN_DATA_DOUBLE */
+	case 2: return "c10::Half";           /* CUDNN_DATA_HALF */
+	case 3: return "signed char";         /* CUDNN_DATA_INT8 */
+	case 4: return "int";                 /* CUDNN_DATA_INT32 */
+	case 6: return "unsigned char";       /* CUDNN_DATA_UINT8 */
+	case 9: return "c10::BFloat16";       /* CUDNN_DATA_BFLOAT16 */
+	case 10: return "long int";           /* CUDNN_DATA_INT64 */
+	case 11: return "bool";               /* CUDNN_DATA_BOOLEAN */
+	case 12: return "c10::Float8_e4m3fn"; /* CUDNN_DATA_FP8_E4M3 */
+	case 13: return "c10::Float8_e5m2";   /* CUDNN_DATA_FP8_E5M2 */
+	default: return "";
 	}
 }
 
@@ -379,8 +345,7 @@ int hostops_conv(const struct kp_hcall *c, const char **name, char **args)
 	jw_put_string(f, tx);
 	putc(',', f);
 	jw_put_string(f, tw);
-	fputs(",\"\",\"ScalarList\",\"ScalarList\",\"ScalarList\",\"Scalar\",\"ScalarList\",\"Scalar\"",
-	      f);
+	fputs(",\"\",\"ScalarList\",\"ScalarList\",\"ScalarList\",\"Scalar\",\"ScalarList\",\"Scalar\"", f);
 	if (bwd)
 		fputs(",\"BoolList\"", f);
 	fputs("],\"Concrete Inputs\":[", f);
@@ -395,13 +360,11 @@ int hostops_conv(const struct kp_hcall *c, const char **name, char **args)
 	put_list(f, zero, nd);
 	fprintf(f, ",\"%d\"", (int)c->groups);
 	if (bwd)
-		fputs(c->conv_op == CONV_BWD_DATA ? ",\"[True, False, False]\""
-						  : ",\"[False, True, False]\"",
-		      f);
+		fputs(c->conv_op == CONV_BWD_DATA ? ",\"[True, False, False]\"" : ",\"[False, True, False]\"", f);
 	fputs("],\"kprof library call\":", f);
 	jw_put_string(f, c->name ? c->name : "");
-	fprintf(f, ",\"kprof conv\":\"groups=%d compute=%d status=%d\"", (int)c->groups,
-		(int)c->compute, (int)c->status);
+	fprintf(f, ",\"kprof conv\":\"groups=%d compute=%d status=%d\"", (int)c->groups, (int)c->compute,
+		(int)c->status);
 	fclose(f);
 	return *args ? 0 : -1;
 }
@@ -468,7 +431,7 @@ static const char *kernel_dtype(const char *k)
 struct ctx {
 	struct kp_ctrace *t;
 	struct kp_hmap ops; /* op_key(pid, op_id) -> dtype name of the op's output (val.ptr) */
-	size_t *gemm;       /* indices of GEMM calls by (tid, start) */
+	size_t *gemm;      /* indices of GEMM calls by (tid, start) */
 	size_t ngemm;
 	struct launch *l;
 	size_t nl;
@@ -674,8 +637,7 @@ static int emit_replays(struct kp_ctrace *t, struct kp_hostops_stats *st)
 		uint32_t pid, tid;
 		if (l) {
 			const struct kp_rec *lr = &t->recs[l->rec];
-			s0 = lr->start_ns,
-			dur = lr->end_ns > lr->start_ns ? lr->end_ns - lr->start_ns : 0;
+			s0 = lr->start_ns, dur = lr->end_ns > lr->start_ns ? lr->end_ns - lr->start_ns : 0;
 			pid = lr->pid, tid = lr->tid;
 		} else {
 			s0 = t->recs[idx[a]].start_ns, dur = 0;
@@ -698,15 +660,14 @@ static int emit_replays(struct kp_ctrace *t, struct kp_hostops_stats *st)
 				size_t len = 0;
 				FILE *f = open_memstream(&args, &len);
 				if (f) {
-					fprintf(f, "%s%s\"kprof graph replay of\":%" PRIu64,
-						sp->args ? sp->args : "", sp->args ? "," : "", gext);
+					fprintf(f, "%s%s\"kprof graph replay of\":%" PRIu64, sp->args ? sp->args : "",
+						sp->args ? "," : "", gext);
 					fclose(f);
 				}
 				if (!l)
 					pid = sp->pid, tid = sp->tid;
-				rc = ctrace_add_span(t, "cpu_op", strdup(sp->name), b0,
-						     b1 > b0 ? b1 - 1 : b0, pid,
-						     tid + HOSTOPS_REPLAY_TID, ext, args);
+				rc = ctrace_add_span(t, "cpu_op", strdup(sp->name), b0, b1 > b0 ? b1 - 1 : b0,
+						     pid, tid + HOSTOPS_REPLAY_TID, ext, args);
 				sp = NULL; /* ctrace_add_span may move the spans */
 				for (size_t e = c; e < d; e++)
 					t->recs[idx[e]].gext = ext;
@@ -796,10 +757,8 @@ int hostops_emit(struct kp_ctrace *t, struct kp_hostops_stats *st, FILE *warn)
 		int p = nvtxmsg_parse(c.name, &m, why, sizeof(why));
 		if (p < 0) {
 			if (warn && st->nvtx_malformed < 5)
-				fprintf(warn,
-					"kprof: warning: NVTX range '%.120s': %s; kept as an "
-					"annotation\n",
-					c.name, why);
+				fprintf(warn, "kprof: warning: NVTX range '%.120s': %s; kept as an "
+					      "annotation\n", c.name, why);
 			st->nvtx_malformed++;
 		}
 		st->nvtx_ranges++;
@@ -815,10 +774,8 @@ int hostops_emit(struct kp_ctrace *t, struct kp_hostops_stats *st, FILE *warn)
 		if (op)
 			st->nvtx_ops++;
 		rc = ctrace_add_span(t, op ? "cpu_op" : "user_annotation",
-				     strdup(p == 0   ? m.name
-					    : c.name ? c.name
-						     : ""),
-				     c.start_ns, c.end_ns, c.pid, c.tid, c.ext, args);
+				     strdup(p == 0 ? m.name : c.name ? c.name : ""), c.start_ns, c.end_ns,
+				     c.pid, c.tid, c.ext, args);
 	}
 	if (rc == 0)
 		rc = emit_replays(t, st);

@@ -9,11 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum {
-	KT_F32 = 0,
-	KT_F16 = 1,
-	KT_BF16 = 2
-};
+enum { KT_F32 = 0, KT_F16 = 1, KT_BF16 = 2 };
 
 #ifdef __cplusplus
 extern "C" {
@@ -30,7 +26,8 @@ int kk_bias_rows(void *c, const void *bias, int kt, long m, long n);
 int kk_softmax_fwd(void *p, const float *scores, int kt, long rows, long sq, long sk, float scale,
 		   int causal);
 /* dS = scale * P * (dP - rowsum(P * dP)), written in @kt; P in @kt, dP fp32. */
-int kk_softmax_bwd(void *ds, const void *p, const float *dp, int kt, long rows, long sk, float scale);
+int kk_softmax_bwd(void *ds, const void *p, const float *dp, int kt, long rows, long sk,
+		   float scale);
 /* x [N,C,H,W] -> col [C*R*S, N*OH*OW] (row c*R*S + r*S + s, column n*OH*OW + oh*OW + ow). */
 int kk_im2col(void *col, const void *x, int kt, long n, long c, long h, long w, long r, long s,
 	      long oh, long ow, long stride, long pad, long dil);

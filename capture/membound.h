@@ -8,11 +8,7 @@
 #ifndef KPROF_MEMBOUND_H
 #define KPROF_MEMBOUND_H
 
-enum {
-	RW_SOFTMAX,
-	RW_RMSNORM,
-	RW_LAYERNORM
-};
+enum { RW_SOFTMAX, RW_RMSNORM, RW_LAYERNORM };
 
 #ifdef __cplusplus
 extern "C" {

@@ -22,16 +22,11 @@ static CUpti_SubscriberHandle g_sub;
 static int g_subscribed;
 
 static const CUpti_ActivityKind kinds[] = {
-	CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
-	CUPTI_ACTIVITY_KIND_RUNTIME,
-	CUPTI_ACTIVITY_KIND_DRIVER,
-	CUPTI_ACTIVITY_KIND_MEMCPY,
-	CUPTI_ACTIVITY_KIND_MEMSET,
-	CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
-	CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
-	CUPTI_ACTIVITY_KIND_OVERHEAD,
-	CUPTI_ACTIVITY_KIND_DEVICE,
-	CUPTI_ACTIVITY_KIND_CONTEXT,
+	CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_RUNTIME,
+	CUPTI_ACTIVITY_KIND_DRIVER,            CUPTI_ACTIVITY_KIND_MEMCPY,
+	CUPTI_ACTIVITY_KIND_MEMSET,            CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
+	CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,   CUPTI_ACTIVITY_KIND_OVERHEAD,
+	CUPTI_ACTIVITY_KIND_DEVICE,            CUPTI_ACTIVITY_KIND_CONTEXT,
 };
 #define NKINDS (sizeof(kinds) / sizeof(kinds[0]))
 
@@ -55,12 +50,8 @@ static const char *intern_kernel(struct kp_ctrace *t, const char *name)
 /* Driver calls kept, as Kineto's cbid registry: launches, copies, sets, graph launches, syncs. */
 static int driver_wanted(const char *name)
 {
-	static const char *const prefixes[] = { "cuLaunch",
-						"cuMemcpy",
-						"cuMemset",
-						"cuGraphLaunch",
-						"cuStreamSynchronize",
-						"cuCtxSynchronize",
+	static const char *const prefixes[] = { "cuLaunch", "cuMemcpy", "cuMemset", "cuGraphLaunch",
+						"cuStreamSynchronize", "cuCtxSynchronize",
 						"cuEventSynchronize" };
 	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
 		if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
@@ -216,10 +207,10 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t
 	free(buffer);
 }
 
-static uint64_t (*g_context)(void);              /* recorder_graph_nodes(): the op a thread is in */
+static uint64_t (*g_context)(void); /* recorder_graph_nodes(): the op a thread is in */
 static void (*g_on_ctx)(void *ctx, int created); /* recorder_contexts() */
-static int g_launches;     /* recorder_start_launches(): no activity kinds, launches only */
-static uint64_t g_ordinal; /* their launch ordinals */
+static int g_launches;      /* recorder_start_launches(): no activity kinds, launches only */
+static uint64_t g_ordinal;  /* their launch ordinals */
 
 /* --metrics run: a kernel launch or memset call becomes a REC_KERNEL / REC_MEMSET in order */
 static void on_driver(const CUpti_CallbackData *cb)
@@ -248,8 +239,8 @@ static void on_driver(const CUpti_CallbackData *cb)
  * the library call, which creates the nodes) maps to that op's External id; a clone made by
  * cudaGraphInstantiate maps to its original.  The data is valid only during the callback.
  */
-static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
-				 const void *cbdata)
+static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain,
+				 CUpti_CallbackId cbid, const void *cbdata)
 {
 	(void)userdata;
 	if (domain == CUPTI_CB_DOMAIN_DRIVER_API && g_launches && g_trace && cbdata) {
@@ -259,8 +250,7 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
 	if (domain != CUPTI_CB_DOMAIN_RESOURCE || !g_trace || !cbdata)
 		return;
 	const CUpti_ResourceData *rd = cbdata;
-	if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED ||
-	    cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
+	if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED || cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
 		if (g_on_ctx)
 			g_on_ctx(rd->context, cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
 		return;
@@ -350,8 +340,7 @@ int recorder_start(struct kp_ctrace *t, char *why, size_t whylen)
 	rc = cuptiSubscribe_v2(&g_sub, on_callback, NULL, &p);
 	if (rc != CUPTI_SUCCESS) {
 		if (rc == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
-			snprintf(why, whylen, "CUPTI is already in use by '%s'",
-				 old[0] ? old : "another tool");
+			snprintf(why, whylen, "CUPTI is already in use by '%s'", old[0] ? old : "another tool");
 		else
 			snprintf(why, whylen, "cannot subscribe to CUPTI: %s", cupti_err(rc));
 		return -1;
@@ -367,8 +356,8 @@ int recorder_start(struct kp_ctrace *t, char *why, size_t whylen)
 	for (size_t i = 0; i < NKINDS; i++) {
 		rc = cuptiActivityEnable(kinds[i]);
 		if (rc != CUPTI_SUCCESS) {
-			snprintf(why, whylen, "cannot enable CUPTI activity kind %d: %s",
-				 (int)kinds[i], cupti_err(rc));
+			snprintf(why, whylen, "cannot enable CUPTI activity kind %d: %s", (int)kinds[i],
+				 cupti_err(rc));
 			return -1;
 		}
 	}

@@ -16,89 +16,31 @@
 #include "kernels.h"
 
 /* cudnn_graph.h (cuDNN 9): the backend (graph) API's enum values that kprof uses */
+enum { CUDNN_DATA_FLOAT = 0, CUDNN_DATA_HALF = 2, CUDNN_DATA_BFLOAT16 = 9 };
+enum { CUDNN_CROSS_CORRELATION = 1 };
 enum {
-	CUDNN_DATA_FLOAT = 0,
-	CUDNN_DATA_HALF = 2,
-	CUDNN_DATA_BFLOAT16 = 9
+	T_HANDLE = 0, T_DATA_TYPE = 1, T_INT64 = 3, T_FLOAT = 4, T_VOID_PTR = 6, T_CONV_MODE = 7,
+	T_HEUR_MODE = 8, T_NUMERICAL_NOTE = 11, T_BACKEND_DESCRIPTOR = 15
 };
 enum {
-	CUDNN_CROSS_CORRELATION = 1
+	D_CONVOLUTION = 1, D_ENGINE = 2, D_ENGINECFG = 3, D_ENGINEHEUR = 4, D_EXECUTION_PLAN = 5,
+	D_OP_CONV_FWD = 10, D_OP_CONV_BWD_FILTER = 11, D_OP_CONV_BWD_DATA = 12,
+	D_OPERATIONGRAPH = 15, D_VARIANT_PACK = 16, D_TENSOR = 17
 };
 enum {
-	T_HANDLE = 0,
-	T_DATA_TYPE = 1,
-	T_INT64 = 3,
-	T_FLOAT = 4,
-	T_VOID_PTR = 6,
-	T_CONV_MODE = 7,
-	T_HEUR_MODE = 8,
-	T_NUMERICAL_NOTE = 11,
-	T_BACKEND_DESCRIPTOR = 15
-};
-enum {
-	D_CONVOLUTION = 1,
-	D_ENGINE = 2,
-	D_ENGINECFG = 3,
-	D_ENGINEHEUR = 4,
-	D_EXECUTION_PLAN = 5,
-	D_OP_CONV_FWD = 10,
-	D_OP_CONV_BWD_FILTER = 11,
-	D_OP_CONV_BWD_DATA = 12,
-	D_OPERATIONGRAPH = 15,
-	D_VARIANT_PACK = 16,
-	D_TENSOR = 17
-};
-enum {
-	A_CONV_COMP_TYPE = 100,
-	A_CONV_MODE = 101,
-	A_CONV_DILATIONS = 102,
-	A_CONV_FILTER_STRIDES = 103,
-	A_CONV_POST_PADDINGS = 104,
-	A_CONV_PRE_PADDINGS = 105,
-	A_CONV_SPATIAL_DIMS = 106,
-	A_HEUR_MODE = 200,
-	A_HEUR_GRAPH = 201,
-	A_HEUR_RESULTS = 202,
-	A_CFG_ENGINE = 300,
-	A_PLAN_HANDLE = 400,
-	A_PLAN_CONFIG = 401,
-	A_PLAN_WORKSPACE = 402,
-	A_FWD_ALPHA = 700,
-	A_FWD_BETA = 701,
-	A_FWD_CONV = 702,
-	A_FWD_W = 703,
-	A_FWD_X = 704,
-	A_FWD_Y = 705,
-	A_BD_ALPHA = 706,
-	A_BD_BETA = 707,
-	A_BD_CONV = 708,
-	A_BD_W = 709,
-	A_BD_DX = 710,
-	A_BD_DY = 711,
-	A_BF_ALPHA = 712,
-	A_BF_BETA = 713,
-	A_BF_CONV = 714,
-	A_BF_DW = 715,
-	A_BF_X = 716,
-	A_BF_DY = 717,
-	A_GRAPH_HANDLE = 800,
-	A_GRAPH_OPS = 801,
-	A_T_ALIGN = 900,
-	A_T_DTYPE = 901,
-	A_T_DIMS = 902,
-	A_T_STRIDES = 903,
-	A_T_UID = 906,
-	A_VP_UIDS = 1000,
-	A_VP_PTRS = 1001,
-	A_VP_WORKSPACE = 1003,
-	A_ENGINE_INDEX = 1301,
+	A_CONV_COMP_TYPE = 100, A_CONV_MODE = 101, A_CONV_DILATIONS = 102,
+	A_CONV_FILTER_STRIDES = 103, A_CONV_POST_PADDINGS = 104, A_CONV_PRE_PADDINGS = 105,
+	A_CONV_SPATIAL_DIMS = 106, A_HEUR_MODE = 200, A_HEUR_GRAPH = 201, A_HEUR_RESULTS = 202,
+	A_CFG_ENGINE = 300, A_PLAN_HANDLE = 400, A_PLAN_CONFIG = 401, A_PLAN_WORKSPACE = 402,
+	A_FWD_ALPHA = 700, A_FWD_BETA = 701, A_FWD_CONV = 702, A_FWD_W = 703, A_FWD_X = 704,
+	A_FWD_Y = 705, A_BD_ALPHA = 706, A_BD_BETA = 707, A_BD_CONV = 708, A_BD_W = 709,
+	A_BD_DX = 710, A_BD_DY = 711, A_BF_ALPHA = 712, A_BF_BETA = 713, A_BF_CONV = 714,
+	A_BF_DW = 715, A_BF_X = 716, A_BF_DY = 717, A_GRAPH_HANDLE = 800, A_GRAPH_OPS = 801,
+	A_T_ALIGN = 900, A_T_DTYPE = 901, A_T_DIMS = 902, A_T_STRIDES = 903, A_T_UID = 906,
+	A_VP_UIDS = 1000, A_VP_PTRS = 1001, A_VP_WORKSPACE = 1003, A_ENGINE_INDEX = 1301,
 	A_ENGINE_NOTE = 1303
 };
-enum {
-	NOTE_TENSOR_CORE = 0,
-	NOTE_DOWN_CONVERT_INPUTS = 1,
-	HEUR_MODE_INSTANT = 0
-};
+enum { NOTE_TENSOR_CORE = 0, NOTE_DOWN_CONVERT_INPUTS = 1, HEUR_MODE_INSTANT = 0 };
 typedef void *hnd;
 
 struct kp_cudnn {
@@ -156,10 +98,8 @@ int cudnn_candidates(const char *env, const char *pydirs, char out[][512], int m
 /* The sub-libraries beside the shim, loaded first so that its soname loads resolve to them. */
 static void preload_siblings(const char *shim)
 {
-	static const char *const subs[] = {
-		"graph",    "ops", "cnn", "engines_precompiled", "engines_runtime_compiled",
-		"heuristic"
-	};
+	static const char *const subs[] = { "graph", "ops", "cnn", "engines_precompiled",
+					    "engines_runtime_compiled", "heuristic" };
 	const char *slash = strrchr(shim, '/');
 	if (!slash)
 		return;
@@ -170,13 +110,13 @@ static void preload_siblings(const char *shim)
 	}
 }
 
-#define SYM(field, name)                                                                           \
-	do {                                                                                       \
-		*(void **)&c->field = dlsym(c->lib, name);                                         \
-		if (!c->field) {                                                                   \
-			missing = name;                                                            \
-			goto bad;                                                                  \
-		}                                                                                  \
+#define SYM(field, name)                                                                       \
+	do {                                                                                   \
+		*(void **)&c->field = dlsym(c->lib, name);                                     \
+		if (!c->field) {                                                               \
+			missing = name;                                                        \
+			goto bad;                                                              \
+		}                                                                              \
 	} while (0)
 
 struct kp_cudnn *cudnn_open_paths(char paths[][512], int n, char *why, size_t whylen)
@@ -191,15 +131,14 @@ struct kp_cudnn *cudnn_open_paths(char paths[][512], int n, char *why, size_t wh
 		const char *missing = NULL;
 		size_t tl = strlen(tried);
 		if (strchr(paths[i], '/') && access(paths[i], R_OK) != 0) {
-			snprintf(tried + tl, sizeof(tried) - tl, "%s%s (absent)", tl ? ", " : "",
-				 paths[i]);
+			snprintf(tried + tl, sizeof(tried) - tl, "%s%s (absent)", tl ? ", " : "", paths[i]);
 			continue;
 		}
 		preload_siblings(paths[i]);
 		c->lib = dlopen(paths[i], RTLD_NOW | RTLD_GLOBAL);
 		if (!c->lib) {
-			snprintf(tried + tl, sizeof(tried) - tl, "%s%s (cannot load)",
-				 tl ? ", " : "", paths[i]);
+			snprintf(tried + tl, sizeof(tried) - tl, "%s%s (cannot load)", tl ? ", " : "",
+				 paths[i]);
 			continue;
 		}
 		SYM(GetVersion, "cudnnGetVersion");
@@ -221,23 +160,21 @@ struct kp_cudnn *cudnn_open_paths(char paths[][512], int n, char *why, size_t wh
 		}
 		int st = c->Create(&c->h);
 		if (st != 0) {
-			snprintf(tried + tl, sizeof(tried) - tl, "%s%s (cudnnCreate: %s)",
-				 tl ? ", " : "", paths[i], c->GetErrorString(st));
+			snprintf(tried + tl, sizeof(tried) - tl, "%s%s (cudnnCreate: %s)", tl ? ", " : "",
+				 paths[i], c->GetErrorString(st));
 			dlclose(c->lib);
 			continue;
 		}
 		snprintf(c->path, sizeof(c->path), "%s", paths[i]);
 		return c;
-bad:
+	bad:
 		snprintf(tried + tl, sizeof(tried) - tl, "%s%s (no %s)", tl ? ", " : "", paths[i],
 			 missing);
 		dlclose(c->lib);
 	}
 	free(c);
-	snprintf(why, whylen,
-		 "cuDNN 9 not found (tried %s; set KPROF_CUDNN to libcudnn.so.9 or its "
-		 "directory)",
-		 tried);
+	snprintf(why, whylen, "cuDNN 9 not found (tried %s; set KPROF_CUDNN to libcudnn.so.9 or its "
+			      "directory)", tried);
 	return NULL;
 }
 
@@ -246,8 +183,7 @@ struct kp_cudnn *cudnn_open(char *why, size_t whylen)
 	char paths[CUDNN_MAX_CANDIDATES][512], py[8192] = "";
 	/* Python environments with PyTorch carry cuDNN in site-packages/nvidia/cudnn/lib */
 	FILE *p = popen("python3 -c 'import sys, sysconfig; print(sysconfig.get_path(\"purelib\")); "
-			"print(\"\\n\".join(sys.path))' 2>/dev/null",
-			"r");
+			"print(\"\\n\".join(sys.path))' 2>/dev/null", "r");
 	if (p) {
 		size_t got = fread(py, 1, sizeof(py) - 1, p);
 		py[got] = '\0';
@@ -278,8 +214,7 @@ void cudnn_close(struct kp_cudnn *c)
 #ifdef KPROF_HAVE_CUPTI
 #include <cuda_runtime.h>
 
-#define MAXD                                                                                       \
-	256 /* descriptors of one convolution: 3 directions x (MAXCFG + graph, heuristics, op) + 5 */
+#define MAXD 256 /* descriptors of one convolution: 3 directions x (MAXCFG + graph, heuristics, op) + 5 */
 #define MAXCFG 64
 
 /* One direction's plan and its variant pack (the buffers are fixed per case). */
@@ -339,10 +274,9 @@ static hnd tensor_desc(struct kp_cudnn_conv *cv, int64_t uid, int dt, int nhwc, 
 	else
 		st[0] = b * y * x, st[1] = y * x, st[2] = x, st[3] = 1;
 	hnd t = mk(cv, D_TENSOR);
-	if (!t || set(cv, t, A_T_DTYPE, T_DATA_TYPE, 1, &dt) ||
-	    set(cv, t, A_T_DIMS, T_INT64, 4, dims) || set(cv, t, A_T_STRIDES, T_INT64, 4, st) ||
-	    set(cv, t, A_T_UID, T_INT64, 1, &uid) || set(cv, t, A_T_ALIGN, T_INT64, 1, &align) ||
-	    fin(cv, t, "tensor"))
+	if (!t || set(cv, t, A_T_DTYPE, T_DATA_TYPE, 1, &dt) || set(cv, t, A_T_DIMS, T_INT64, 4, dims) ||
+	    set(cv, t, A_T_STRIDES, T_INT64, 4, st) || set(cv, t, A_T_UID, T_INT64, 1, &uid) ||
+	    set(cv, t, A_T_ALIGN, T_INT64, 1, &align) || fin(cv, t, "tensor"))
 		return NULL;
 	return t;
 }
@@ -383,8 +317,7 @@ static int build_dir(struct kp_cudnn_conv *cv, struct dir *dr, hnd op, int stric
 	    set(cv, g, A_GRAPH_OPS, T_BACKEND_DESCRIPTOR, 1, &op) || fin(cv, g, "operation graph"))
 		return -1;
 	int mode = HEUR_MODE_INSTANT;
-	if (!(heur = mk(cv, D_ENGINEHEUR)) ||
-	    set(cv, heur, A_HEUR_GRAPH, T_BACKEND_DESCRIPTOR, 1, &g) ||
+	if (!(heur = mk(cv, D_ENGINEHEUR)) || set(cv, heur, A_HEUR_GRAPH, T_BACKEND_DESCRIPTOR, 1, &g) ||
 	    set(cv, heur, A_HEUR_MODE, T_HEUR_MODE, 1, &mode) || fin(cv, heur, "heuristics"))
 		return -1;
 	int64_t n = 0;
@@ -430,8 +363,7 @@ static int build_dir(struct kp_cudnn_conv *cv, struct dir *dr, hnd op, int stric
 		    c->BSet(plan, A_PLAN_CONFIG, T_BACKEND_DESCRIPTOR, 1, &cfg[i]) != 0 ||
 		    c->BFinalize(plan) != 0 ||
 		    c->BGet(plan, A_PLAN_WORKSPACE, T_INT64, 1, &ne, &ws) != 0 ||
-		    (size_t)ws > free_b / 2 ||
-		    (ws > 0 && cudaMalloc(&wsp, (size_t)ws) != cudaSuccess) ||
+		    (size_t)ws > free_b / 2 || (ws > 0 && cudaMalloc(&wsp, (size_t)ws) != cudaSuccess) ||
 		    c->BCreate(D_VARIANT_PACK, &vp) != 0 ||
 		    c->BSet(vp, A_VP_UIDS, T_INT64, 3, uids) != 0 ||
 		    c->BSet(vp, A_VP_PTRS, T_VOID_PTR, 3, ptrs) != 0 ||
@@ -458,10 +390,8 @@ static int build_dir(struct kp_cudnn_conv *cv, struct dir *dr, hnd op, int stric
 	}
 	cudaGetLastError();
 	if (!dr->plan) {
-		snprintf(cv->why, cv->whylen,
-			 "no cuDNN engine configuration finalizes for this "
-			 "convolution (%lld offered)",
-			 (long long)got);
+		snprintf(cv->why, cv->whylen, "no cuDNN engine configuration finalizes for this "
+					      "convolution (%lld offered)", (long long)got);
 		return -1;
 	}
 	if ((size_t)dr->ws > cv->wsz)
@@ -495,9 +425,7 @@ struct kp_cudnn_conv *cudnn_conv_new(struct kp_cudnn *c, int kt, int tf32, int n
 		return NULL;
 	}
 	cv->c = c, cv->why = why, cv->whylen = whylen;
-	int dt = kt == KT_BF16  ? CUDNN_DATA_BFLOAT16
-		 : kt == KT_F16 ? CUDNN_DATA_HALF
-				: CUDNN_DATA_FLOAT;
+	int dt = kt == KT_BF16 ? CUDNN_DATA_BFLOAT16 : kt == KT_F16 ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT;
 	int strict = kt == KT_F32 && !tf32, comp = CUDNN_DATA_FLOAT, mode = CUDNN_CROSS_CORRELATION;
 	long oh = (h + 2 * pad - dil * (r - 1) - 1) / stride + 1;
 	long ow = (w + 2 * pad - dil * (s - 1) - 1) / stride + 1;
@@ -534,8 +462,7 @@ struct kp_cudnn_conv *cudnn_conv_new(struct kp_cudnn *c, int kt, int tf32, int n
 		    set(cv, bd, A_BD_W, T_BACKEND_DESCRIPTOR, 1, &tw) ||
 		    set(cv, bd, A_BD_DY, T_BACKEND_DESCRIPTOR, 1, &ty) ||
 		    set(cv, bd, A_BD_CONV, T_BACKEND_DESCRIPTOR, 1, &conv) ||
-		    set(cv, bd, A_BD_ALPHA, T_FLOAT, 1, &one) ||
-		    set(cv, bd, A_BD_BETA, T_FLOAT, 1, &zero) ||
+		    set(cv, bd, A_BD_ALPHA, T_FLOAT, 1, &one) || set(cv, bd, A_BD_BETA, T_FLOAT, 1, &zero) ||
 		    fin(cv, bd, "convolution backward data") ||
 		    build_dir(cv, &cv->bd, bd, strict, ub, pd_) < 0)
 			goto bad;
@@ -544,8 +471,7 @@ struct kp_cudnn_conv *cudnn_conv_new(struct kp_cudnn *c, int kt, int tf32, int n
 		    set(cv, bf, A_BF_DW, T_BACKEND_DESCRIPTOR, 1, &tw) ||
 		    set(cv, bf, A_BF_DY, T_BACKEND_DESCRIPTOR, 1, &ty) ||
 		    set(cv, bf, A_BF_CONV, T_BACKEND_DESCRIPTOR, 1, &conv) ||
-		    set(cv, bf, A_BF_ALPHA, T_FLOAT, 1, &one) ||
-		    set(cv, bf, A_BF_BETA, T_FLOAT, 1, &zero) ||
+		    set(cv, bf, A_BF_ALPHA, T_FLOAT, 1, &one) || set(cv, bf, A_BF_BETA, T_FLOAT, 1, &zero) ||
 		    fin(cv, bf, "convolution backward filter") ||
 		    build_dir(cv, &cv->bf, bf, strict, ub, pw) < 0)
 			goto bad;

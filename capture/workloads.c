@@ -23,14 +23,10 @@ double workloads_tolerance(int cdt)
 	 * 2^-11 per product; ~2x margin.  fp32 must fail if TF32 sneaks in (~1e-3).
 	 */
 	switch (cdt) {
-	case CDT_BF16:
-		return 8e-3;
-	case CDT_FP16:
-		return 1.5e-3;
-	case CDT_TF32:
-		return 2e-3;
-	default:
-		return 5e-5;
+	case CDT_BF16: return 8e-3;
+	case CDT_FP16: return 1.5e-3;
+	case CDT_TF32: return 2e-3;
+	default: return 5e-5;
 	}
 }
 
@@ -108,18 +104,18 @@ static int cuda_fail(struct kp_wl *w, const char *what, cudaError_t e)
 	return -1;
 }
 
-#define CU(call)                                                                                   \
-	do {                                                                                       \
-		cudaError_t e_ = (cudaError_t)(call);                                              \
-		if (e_ != cudaSuccess) {                                                           \
-			cuda_fail(w, #call, e_);                                                   \
-			goto out;                                                                  \
-		}                                                                                  \
+#define CU(call)                                                                               \
+	do {                                                                                   \
+		cudaError_t e_ = (cudaError_t)(call);                                          \
+		if (e_ != cudaSuccess) {                                                       \
+			cuda_fail(w, #call, e_);                                               \
+			goto out;                                                              \
+		}                                                                              \
 	} while (0)
-#define TRY(x)                                                                                     \
-	do {                                                                                       \
-		if ((x) < 0)                                                                       \
-			goto out;                                                                  \
+#define TRY(x)                                                                                 \
+	do {                                                                                   \
+		if ((x) < 0)                                                                   \
+			goto out;                                                              \
 	} while (0)
 
 /* ---- device buffers of one case ---- */
@@ -190,10 +186,10 @@ static double hval(const void *p, size_t i, int kt)
 /* ---- op recording ---- */
 
 struct slot {
-	int nd; /* -1: not a tensor */
+	int nd;              /* -1: not a tensor */
 	long d[5];
-	const char *type; /* Input type */
-	char conc[40];    /* Concrete Inputs */
+	const char *type;    /* Input type */
+	char conc[40];       /* Concrete Inputs */
 };
 
 static struct slot tensor(const char *type, int nd, long a, long b, long c, long d)
@@ -267,8 +263,7 @@ static void op_end(struct kp_wl *w, struct op *op, const char *name, char *args)
 	uint64_t t1 = now_ns();
 	recorder_pop();
 	if (w->traced)
-		ctrace_add_span(w->t, "cpu_op", strdup(name), op->t0, t1, w->pid, w->tid, op->ext,
-				args);
+		ctrace_add_span(w->t, "cpu_op", strdup(name), op->t0, t1, w->pid, w->tid, op->ext, args);
 	else
 		free(args);
 }
@@ -290,16 +285,16 @@ static int gemm(struct kp_wl *w, int cdt, int ta, int tb, long M, long N, long K
 	cublasOperation_t oa = tb ? CUBLAS_OP_T : CUBLAS_OP_N, ob = ta ? CUBLAS_OP_T : CUBLAS_OP_N;
 	if (batch == 1)
 		st = cublasGemmEx(w->cublas, oa, ob, (int)N, (int)M, (int)K, &alpha, B, d->cuda,
-				  (int)ldb, A, d->cuda, (int)lda, &beta, C, ct, (int)ldc,
-				  d->compute, CUBLAS_GEMM_DEFAULT);
+				  (int)ldb, A, d->cuda, (int)lda, &beta, C, ct, (int)ldc, d->compute,
+				  CUBLAS_GEMM_DEFAULT);
 	else
-		st = cublasGemmStridedBatchedEx(w->cublas, oa, ob, (int)N, (int)M, (int)K, &alpha,
-						B, d->cuda, (int)ldb, sB, A, d->cuda, (int)lda, sA,
-						&beta, C, ct, (int)ldc, sC, (int)batch, d->compute,
+		st = cublasGemmStridedBatchedEx(w->cublas, oa, ob, (int)N, (int)M, (int)K, &alpha, B,
+						d->cuda, (int)ldb, sB, A, d->cuda, (int)lda, sA, &beta,
+						C, ct, (int)ldc, sC, (int)batch, d->compute,
 						CUBLAS_GEMM_DEFAULT);
 	if (st != CUBLAS_STATUS_SUCCESS) {
-		fprintf(stderr, "kprof: error: cuBLAS GEMM %ldx%ldx%ld (batch %ld, %s): %s\n", M, N,
-			K, batch, d->name, cublasGetStatusString(st));
+		fprintf(stderr, "kprof: error: cuBLAS GEMM %ldx%ldx%ld (batch %ld, %s): %s\n", M, N, K,
+			batch, d->name, cublasGetStatusString(st));
 		w->status = KP_ENV;
 		return -1;
 	}
@@ -398,8 +393,8 @@ static int timed_loop(struct kp_wl *w, const char *label, iter_fn fn, void *ctx)
 		}
 		char name[40];
 		snprintf(name, sizeof(name), "ProfilerStep#%ld", w->step++);
-		ctrace_add_span(w->t, "user_annotation", strdup(name), s0, now_ns(), w->pid, w->tid,
-				ext, NULL);
+		ctrace_add_span(w->t, "user_annotation", strdup(name), s0, now_ns(), w->pid, w->tid, ext,
+				NULL);
 	}
 	int rc = dev_sync(w);
 	double traced = (double)(now_ns() - t0) / 1e9;
@@ -457,12 +452,10 @@ static int mm_iter(struct kp_wl *w, void *ctx)
 	op_begin(w, &op);
 	int rc = 0;
 	if (c->op == MM_ADDMM)
-		rc = kcheck(w, kk_bias_rows(c->c, c->bias, dts[c->cdt].kt, c->m, c->n),
-			    "kprof_bias_rows");
+		rc = kcheck(w, kk_bias_rows(c->c, c->bias, dts[c->cdt].kt, c->m, c->n), "kprof_bias_rows");
 	if (rc == 0)
 		rc = gemm(w, c->cdt, 0, 0, c->m, c->n, c->k, c->a, c->k, c->m * c->k, c->bm, c->n,
-			  c->k * c->n, c->op == MM_ADDMM ? 1.f : 0.f, c->c, 0, c->n, c->m * c->n,
-			  c->b);
+			  c->k * c->n, c->op == MM_ADDMM ? 1.f : 0.f, c->c, 0, c->n, c->m * c->n, c->b);
 	op_end(w, &op, name, args);
 	return rc;
 }
@@ -517,10 +510,8 @@ static int run_matmul(struct kp_wl *w, int op, int cdt, const struct kp_mm_shape
 	if (op == MM_BMM)
 		snprintf(batch, sizeof(batch), " b=%ld", c.b);
 	snprintf(label, sizeof(label), "matmul %s %s %ldx%ldx%ld%s%s%s",
-		 op == MM_MM      ? "mm"
-		 : op == MM_ADDMM ? "addmm"
-				  : "bmm",
-		 dts[cdt].name, c.m, c.k, c.n, batch, sh->label[0] ? " " : "", sh->label);
+		 op == MM_MM ? "mm" : op == MM_ADDMM ? "addmm" : "bmm", dts[cdt].name, c.m, c.k, c.n,
+		 batch, sh->label[0] ? " " : "", sh->label);
 	if (!(c.a = dalloc(w, &b, c.b * c.m * c.k * es)) ||
 	    !(c.bm = dalloc(w, &b, c.b * c.k * c.n * es)) ||
 	    !(c.c = dalloc(w, &b, c.b * c.m * c.n * es)) ||
@@ -548,12 +539,12 @@ out:
 struct sdpa_case {
 	int cdt;
 	struct kp_sdpa_shape s;
-	long g, bc; /* query heads per KV head; batch items per chunk */
+	long g, bc;               /* query heads per KV head; batch items per chunk */
 	float scale;
 	int backward;
 	void *q, *k, *v, *o, *dout, *dq, *dk, *dv;
-	float *scores; /* chunk: fp32 scores, then dP */
-	void *p;       /* chunk: P in dtype, then dS */
+	float *scores;            /* chunk: fp32 scores, then dP */
+	void *p;                  /* chunk: P in dtype, then dS */
 };
 
 static int sdpa_chunk(struct kp_wl *w, struct sdpa_case *c, long c0, long bc)
@@ -576,25 +567,13 @@ static int sdpa_chunk(struct kp_wl *w, struct sdpa_case *c, long c0, long bc)
 	int tr = w->traced, rc = 0;
 
 	struct slot top[8] = {
-		tensor(ty, 4, bc, s->h, s->sq, s->d),
-		tensor(ty, 4, bc, s->hkv, s->sk, s->d),
-		tensor(ty, 4, bc, s->hkv, s->sk, s->d),
-		scalar("", ""),
-		scalar("Scalar", "0."),
-		scalar("Scalar", causal),
-		scalar("", ""),
-		scalar("Scalar", gqa),
+		tensor(ty, 4, bc, s->h, s->sq, s->d), tensor(ty, 4, bc, s->hkv, s->sk, s->d),
+		tensor(ty, 4, bc, s->hkv, s->sk, s->d), scalar("", ""), scalar("Scalar", "0."),
+		scalar("Scalar", causal), scalar("", ""), scalar("Scalar", gqa),
 	};
 	struct slot math[9] = {
-		top[0],
-		top[1],
-		top[2],
-		scalar("", ""),
-		scalar("Scalar", "0."),
-		scalar("Scalar", causal),
-		scalar("", ""),
-		scalar("", ""),
-		scalar("Scalar", gqa),
+		top[0], top[1], top[2], scalar("", ""), scalar("Scalar", "0."), scalar("Scalar", causal),
+		scalar("", ""), scalar("", ""), scalar("Scalar", gqa),
 	};
 	struct slot b1[2] = { tensor(ty, 3, nb, mq, s->d, 0), tensor(ty, 3, nb, s->d, s->sk, 0) };
 	struct slot sm[3] = { tensor("float", 3, nb, mq, s->sk, 0), scalar("Scalar", "-1"),
@@ -615,15 +594,14 @@ static int sdpa_chunk(struct kp_wl *w, struct sdpa_case *c, long c0, long bc)
 	op_end(w, &o1, "aten::bmm", a1);
 	op_begin(w, &o2); /* P = softmax(scale S) with the causal mask */
 	if (rc == 0)
-		rc = kcheck(w,
-			    kk_softmax_fwd(c->p, c->scores, d->kt, nb * mq, s->sq, s->sk, c->scale,
-					   s->causal),
+		rc = kcheck(w, kk_softmax_fwd(c->p, c->scores, d->kt, nb * mq, s->sq, s->sk, c->scale,
+					      s->causal),
 			    "kprof_softmax_fwd");
 	op_end(w, &o2, "aten::_safe_softmax", a2);
 	op_begin(w, &o3); /* O = P V */
 	if (rc == 0)
-		rc = gemm(w, c->cdt, 0, 0, mq, s->d, s->sk, c->p, s->sk, ss, vo, s->d, ks, 0.f, oo,
-			  0, s->d, qs, nb);
+		rc = gemm(w, c->cdt, 0, 0, mq, s->d, s->sk, c->p, s->sk, ss, vo, s->d, ks, 0.f, oo, 0,
+			  s->d, qs, nb);
 	op_end(w, &o3, "aten::bmm", a3);
 	op_end(w, &o_math, "aten::_scaled_dot_product_attention_math", a_math);
 	op_end(w, &o_top, "aten::scaled_dot_product_attention", a_top);
@@ -655,8 +633,8 @@ static int sdpa_chunk(struct kp_wl *w, struct sdpa_case *c, long c0, long bc)
 	op_end(w, &q1, "aten::bmm", aq1);
 	op_begin(w, &q2); /* dV = P^T dO (sums the query heads of a GQA group) */
 	if (rc == 0)
-		rc = gemm(w, c->cdt, 1, 0, s->sk, s->d, mq, c->p, s->sk, ss, doo, s->d, qs, 0.f,
-			  dvo, 0, s->d, ks, nb);
+		rc = gemm(w, c->cdt, 1, 0, s->sk, s->d, mq, c->p, s->sk, ss, doo, s->d, qs, 0.f, dvo, 0,
+			  s->d, ks, nb);
 	op_end(w, &q2, "aten::bmm", aq2);
 	op_end(w, &p1, "BmmBackward0", ap1);
 	op_begin(w, &p2);
@@ -669,13 +647,13 @@ static int sdpa_chunk(struct kp_wl *w, struct sdpa_case *c, long c0, long bc)
 	op_begin(w, &p3);
 	op_begin(w, &q4); /* dQ = dS K */
 	if (rc == 0)
-		rc = gemm(w, c->cdt, 0, 0, mq, s->d, s->sk, c->p, s->sk, ss, ko, s->d, ks, 0.f, dqo,
-			  0, s->d, qs, nb);
+		rc = gemm(w, c->cdt, 0, 0, mq, s->d, s->sk, c->p, s->sk, ss, ko, s->d, ks, 0.f, dqo, 0,
+			  s->d, qs, nb);
 	op_end(w, &q4, "aten::bmm", aq4);
 	op_begin(w, &q5); /* dK = dS^T Q */
 	if (rc == 0)
-		rc = gemm(w, c->cdt, 1, 0, s->sk, s->d, mq, c->p, s->sk, ss, qo, s->d, qs, 0.f, dko,
-			  0, s->d, ks, nb);
+		rc = gemm(w, c->cdt, 1, 0, s->sk, s->d, mq, c->p, s->sk, ss, qo, s->d, qs, 0.f, dko, 0,
+			  s->d, ks, nb);
 	op_end(w, &q5, "aten::bmm", aq5);
 	op_end(w, &p3, "BmmBackward0", ap3);
 	return rc;
@@ -724,12 +702,12 @@ static long ref_row(const void *q, const void *k, int kt, long i, long sk, long 
 	return lim;
 }
 
-static int sdpa_check(struct kp_wl *w, struct sdpa_case *c, struct kp_check *fwd, struct kp_check *bwd)
+static int sdpa_check(struct kp_wl *w, struct sdpa_case *c, struct kp_check *fwd,
+		      struct kp_check *bwd)
 {
 	const struct kp_sdpa_shape *s = &c->s;
 	int kt = dts[c->cdt].kt, rc = -1;
-	size_t es = dts[c->cdt].size, qsz = (size_t)s->sq * s->d * es,
-	       ksz = (size_t)s->sk * s->d * es;
+	size_t es = dts[c->cdt].size, qsz = (size_t)s->sq * s->d * es, ksz = (size_t)s->sk * s->d * es;
 	double *p = malloc(s->sk * sizeof(double)), *dp = malloc(s->sk * sizeof(double));
 	void *hq = NULL, *hk = NULL, *hv = NULL, *ho = NULL, *hdo = NULL, *hdq = NULL;
 	void *gq = NULL, *gdo = NULL, *hdk = NULL, *hdv = NULL;
@@ -805,18 +783,15 @@ static int sdpa_check(struct kp_wl *w, struct sdpa_case *c, struct kp_check *fwd
 		for (long t = 0; t < nj; t++)
 			js[t] = t == 0 ? 0 : (long)(rng_next(&seed) % s->sk);
 		for (long gh = 0; gh < c->g; gh++) {
-			const char *qh = (const char *)gq + gh * qsz,
-				   *doh = (const char *)gdo + gh * qsz;
+			const char *qh = (const char *)gq + gh * qsz, *doh = (const char *)gdo + gh * qsz;
 			for (long i = 0; i < s->sq; i++) {
 				size_t ro = (size_t)i * s->d;
-				long lim = ref_row(qh, hk, kt, i, s->sk, s->d, c->scale, s->causal,
-						   0, p);
+				long lim = ref_row(qh, hk, kt, i, s->sk, s->d, c->scale, s->causal, 0, p);
 				double di = 0;
 				for (long j = 0; j < lim; j++) {
 					double acc = 0;
 					for (long e = 0; e < s->d; e++)
-						acc += hval(doh, ro + e, kt) *
-						       hval(hv, (size_t)j * s->d + e, kt);
+						acc += hval(doh, ro + e, kt) * hval(hv, (size_t)j * s->d + e, kt);
 					dp[j] = acc;
 					di += p[j] * acc;
 				}
@@ -837,10 +812,8 @@ static int sdpa_check(struct kp_wl *w, struct sdpa_case *c, struct kp_check *fwd
 		for (long t = 0; t < nj; t++)
 			for (long e = 0; e < s->d; e++) {
 				size_t at = (size_t)js[t] * s->d + e;
-				note_err(bwd, hval(hdv, at, kt), dvr[t * s->d + e],
-					 dvm[t * s->d + e]);
-				note_err(bwd, hval(hdk, at, kt), dkr[t * s->d + e],
-					 dkm[t * s->d + e]);
+				note_err(bwd, hval(hdv, at, kt), dvr[t * s->d + e], dvm[t * s->d + e]);
+				note_err(bwd, hval(hdk, at, kt), dkr[t * s->d + e], dkm[t * s->d + e]);
 			}
 	}
 	rc = 0;
@@ -853,19 +826,14 @@ out:
 static int run_sdpa(struct kp_wl *w, int cdt, const struct kp_sdpa_shape *sh)
 {
 	struct bufs b = { .n = 0 };
-	struct sdpa_case c = { .cdt = cdt,
-			       .s = *sh,
-			       .g = sh->h / sh->hkv,
-			       .scale = (float)(1.0 / sqrt((double)sh->d)),
-			       .backward = w->o->backward };
+	struct sdpa_case c = { .cdt = cdt, .s = *sh, .g = sh->h / sh->hkv,
+			       .scale = (float)(1.0 / sqrt((double)sh->d)), .backward = w->o->backward };
 	int rc = -1;
 	size_t es = dts[cdt].size;
-	size_t nq = (size_t)sh->b * sh->h * sh->sq * sh->d,
-	       nk = (size_t)sh->b * sh->hkv * sh->sk * sh->d;
+	size_t nq = (size_t)sh->b * sh->h * sh->sq * sh->d, nk = (size_t)sh->b * sh->hkv * sh->sk * sh->d;
 	char label[160];
 	snprintf(label, sizeof(label), "sdpa %s B=%ld H=%ld H_kv=%ld S_q=%ld S_k=%ld D=%ld%s",
-		 dts[cdt].name, sh->b, sh->h, sh->hkv, sh->sq, sh->sk, sh->d,
-		 sh->causal ? " causal" : "");
+		 dts[cdt].name, sh->b, sh->h, sh->hkv, sh->sq, sh->sk, sh->d, sh->causal ? " causal" : "");
 	if (!(c.q = dalloc(w, &b, nq * es)) || !(c.k = dalloc(w, &b, nk * es)) ||
 	    !(c.v = dalloc(w, &b, nk * es)) || !(c.o = dalloc(w, &b, nq * es)) ||
 	    !(c.dout = dalloc(w, &b, nq * es)) || !(c.dq = dalloc(w, &b, nq * es)) ||
@@ -877,8 +845,7 @@ static int run_sdpa(struct kp_wl *w, int cdt, const struct kp_sdpa_shape *sh)
 	double per_b = (double)sh->h * sh->sq * sh->sk * (4 + es);
 	c.bc = (long)(freeb * 0.5 / per_b);
 	if (c.bc < 1) {
-		fprintf(stderr,
-			"kprof: error: %s: one batch item's scores need %.1f GB, %.1f GB free\n",
+		fprintf(stderr, "kprof: error: %s: one batch item's scores need %.1f GB, %.1f GB free\n",
 			label, per_b / 1e9, freeb / 1e9);
 		w->status = KP_ENV;
 		goto out;
@@ -923,7 +890,7 @@ struct conv_case {
 	struct kp_conv_shape s;
 	long oh, ow, cg, kg, crs, np;
 	int backward;
-	struct kp_cudnn_conv *cv; /* NULL: reference */
+	struct kp_cudnn_conv *cv;   /* NULL: reference */
 	char algo[160];
 	void *x, *wt, *y, *ytmp, *col, *dy, *dyt, *dw, *dcol, *dx;
 };
@@ -954,15 +921,9 @@ static int conv_iter(struct kp_wl *w, void *ctx)
 	char groups[24], why[300];
 	snprintf(groups, sizeof(groups), "%ld", s->groups);
 	struct slot fs[9] = {
-		tensor(ty, 4, s->n, s->c, s->h, s->w),
-		tensor(ty, 4, s->k, c->cg, s->r, s->s),
-		scalar("", ""),
-		pair(s->stride),
-		pair(s->pad),
-		pair(s->dil),
-		scalar("Scalar", "False"),
-		pair(0),
-		scalar("Scalar", groups),
+		tensor(ty, 4, s->n, s->c, s->h, s->w), tensor(ty, 4, s->k, c->cg, s->r, s->s),
+		scalar("", ""), pair(s->stride), pair(s->pad), pair(s->dil), scalar("Scalar", "False"),
+		pair(0), scalar("Scalar", groups),
 	};
 	int tr = w->traced, rc;
 	char *args = tr ? mk_args(fs, 9, be, c->cdt, algo) : NULL;
@@ -971,64 +932,55 @@ static int conv_iter(struct kp_wl *w, void *ctx)
 	if (c->cv) {
 		rc = cudnn_conv_fwd(c->cv, why, sizeof(why)) < 0 ? cudnn_fail(w, why) : 0;
 	} else {
-		rc = kcheck(w,
-			    kk_im2col(c->col, c->x, d->kt, s->n, s->c, s->h, s->w, s->r, s->s,
-				      c->oh, c->ow, s->stride, s->pad, s->dil),
+		rc = kcheck(w, kk_im2col(c->col, c->x, d->kt, s->n, s->c, s->h, s->w, s->r, s->s, c->oh,
+					 c->ow, s->stride, s->pad, s->dil),
 			    "kprof_im2col");
 		/* per group: Ytmp_g[Kg, N*P] = W_g[Kg, Cg*R*S] col_g[Cg*R*S, N*P] */
 		if (rc == 0)
-			rc = gemm(w, c->cdt, 0, 0, c->kg, c->np, cgrs, c->wt, cgrs,
-				  (long long)c->kg * cgrs, c->col, c->np, (long long)cgrs * c->np,
-				  0.f, c->ytmp, 0, c->np, (long long)c->kg * c->np, s->groups);
+			rc = gemm(w, c->cdt, 0, 0, c->kg, c->np, cgrs, c->wt, cgrs, (long long)c->kg * cgrs,
+				  c->col, c->np, (long long)cgrs * c->np, 0.f, c->ytmp, 0, c->np,
+				  (long long)c->kg * c->np, s->groups);
 		if (rc == 0)
-			rc = kcheck(w, kk_swap01(c->y, c->ytmp, d->kt, s->k, s->n, p),
-				    "kprof_swap01");
+			rc = kcheck(w, kk_swap01(c->y, c->ytmp, d->kt, s->k, s->n, p), "kprof_swap01");
 	}
 	op_end(w, &op, "aten::convolution", args);
 	if (rc < 0 || !c->backward)
 		return rc;
 
 	struct slot bs[11] = {
-		tensor(ty, 4, s->n, s->k, c->oh, c->ow),
-		fs[0],
-		fs[1],
-		scalar("ScalarList", "[0]"),
-		fs[3],
-		fs[4],
-		fs[5],
-		fs[6],
-		fs[7],
-		fs[8],
-		scalar("ScalarList", "[True, True, False]"),
+		tensor(ty, 4, s->n, s->k, c->oh, c->ow), fs[0], fs[1], scalar("ScalarList", "[0]"),
+		fs[3], fs[4], fs[5], fs[6], fs[7], fs[8], scalar("ScalarList", "[True, True, False]"),
 	};
 	args = tr ? mk_args(bs, 11, be, c->cdt, algo) : NULL;
 	op_begin(w, &op);
 	if (c->cv) {
-		rc = cudnn_conv_bwd(c->cv, why, sizeof(why)) < 0 ? cudnn_fail(w, why) : 0;
+		rc = cudnn_conv_bwd(c->cv, why, sizeof(why)) < 0
+			     ? cudnn_fail(w, why)
+			     : 0;
 		op_end(w, &op, "aten::convolution_backward", args);
 		return rc;
 	}
 	rc = kcheck(w, kk_swap01(c->dyt, c->dy, d->kt, s->n, s->k, p), "kprof_swap01");
 	/* grad weight: dW_g[Kg, Cg*R*S] = dYt_g[Kg, N*P] col_g^T */
 	if (rc == 0)
-		rc = gemm(w, c->cdt, 0, 1, c->kg, cgrs, c->np, c->dyt, c->np,
-			  (long long)c->kg * c->np, c->col, c->np, (long long)cgrs * c->np, 0.f,
-			  c->dw, 0, cgrs, (long long)c->kg * cgrs, s->groups);
+		rc = gemm(w, c->cdt, 0, 1, c->kg, cgrs, c->np, c->dyt, c->np, (long long)c->kg * c->np,
+			  c->col, c->np, (long long)cgrs * c->np, 0.f, c->dw, 0, cgrs,
+			  (long long)c->kg * cgrs, s->groups);
 	/* grad input: dcol_g[Cg*R*S, N*P] = W_g^T dYt_g, then col2im */
 	if (rc == 0)
 		rc = gemm(w, c->cdt, 1, 0, cgrs, c->np, c->kg, c->wt, cgrs, (long long)c->kg * cgrs,
 			  c->dyt, c->np, (long long)c->kg * c->np, 0.f, c->dcol, 0, c->np,
 			  (long long)cgrs * c->np, s->groups);
 	if (rc == 0)
-		rc = kcheck(w,
-			    kk_col2im(c->dx, c->dcol, d->kt, s->n, s->c, s->h, s->w, s->r, s->s,
-				      c->oh, c->ow, s->stride, s->pad, s->dil),
+		rc = kcheck(w, kk_col2im(c->dx, c->dcol, d->kt, s->n, s->c, s->h, s->w, s->r, s->s, c->oh,
+					 c->ow, s->stride, s->pad, s->dil),
 			    "kprof_col2im");
 	op_end(w, &op, "aten::convolution_backward", args);
 	return rc;
 }
 
-static int conv_check(struct kp_wl *w, struct conv_case *c, struct kp_check *fwd, struct kp_check *bwd)
+static int conv_check(struct kp_wl *w, struct conv_case *c, struct kp_check *fwd,
+		      struct kp_check *bwd)
 {
 	const struct kp_conv_shape *s = &c->s;
 	int kt = dts[c->cdt].kt, rc = -1, L = c->nhwc;
@@ -1055,51 +1007,40 @@ static int conv_check(struct kp_wl *w, struct conv_case *c, struct kp_check *fwd
 					if (iy < 0 || iy >= s->h || ix < 0 || ix >= s->w)
 						continue;
 					long ci = g * c->cg + cl;
-					double v =
-						hval(hx, at4(L, n, ci, iy, ix, s->c, s->h, s->w), kt) *
-						hval(hw, at4(L, k, cl, r, q, c->cg, s->r, s->s), kt);
+					double v = hval(hx, at4(L, n, ci, iy, ix, s->c, s->h, s->w), kt) *
+						   hval(hw, at4(L, k, cl, r, q, c->cg, s->r, s->s), kt);
 					ref += v, mag += fabs(v);
 				}
 		note_err(fwd, hval(hy, at4(L, n, k, oy, ox, s->k, c->oh, c->ow), kt), ref, mag);
 	}
 	if (c->backward) {
-		if (!(hdy = host_copy(w, c->dy, ny * es)) ||
-		    !(hdx = host_copy(w, c->dx, nx * es)) || !(hdw = host_copy(w, c->dw, nw * es)))
+		if (!(hdy = host_copy(w, c->dy, ny * es)) || !(hdx = host_copy(w, c->dx, nx * es)) ||
+		    !(hdw = host_copy(w, c->dw, nw * es)))
 			goto out;
 		for (int t = 0; t < 128; t++) { /* dX[n,ci,iy,ix] */
 			size_t idx = rng_next(&seed) % nx;
-			long ix = idx % s->w, iy = idx / s->w % s->h,
-			     ci = idx / ((size_t)s->w * s->h) % s->c,
+			long ix = idx % s->w, iy = idx / s->w % s->h, ci = idx / ((size_t)s->w * s->h) % s->c,
 			     n = idx / ((size_t)s->w * s->h * s->c), g = ci / c->cg, cl = ci % c->cg;
 			double ref = 0, mag = 0;
 			for (long kl = 0; kl < c->kg; kl++)
 				for (long r = 0; r < s->r; r++)
 					for (long q = 0; q < s->s; q++) {
-						long ty = iy + s->pad - r * s->dil,
-						     tx = ix + s->pad - q * s->dil;
-						if (ty < 0 || tx < 0 || ty % s->stride ||
-						    tx % s->stride)
+						long ty = iy + s->pad - r * s->dil, tx = ix + s->pad - q * s->dil;
+						if (ty < 0 || tx < 0 || ty % s->stride || tx % s->stride)
 							continue;
 						long oy = ty / s->stride, ox = tx / s->stride;
 						if (oy >= c->oh || ox >= c->ow)
 							continue;
 						long k = g * c->kg + kl;
-						double v =
-							hval(hdy,
-							     at4(L, n, k, oy, ox, s->k, c->oh, c->ow),
-							     kt) *
-							hval(hw,
-							     at4(L, k, cl, r, q, c->cg, s->r, s->s),
-							     kt);
+						double v = hval(hdy, at4(L, n, k, oy, ox, s->k, c->oh, c->ow), kt) *
+							   hval(hw, at4(L, k, cl, r, q, c->cg, s->r, s->s), kt);
 						ref += v, mag += fabs(v);
 					}
-			note_err(bwd, hval(hdx, at4(L, n, ci, iy, ix, s->c, s->h, s->w), kt), ref,
-				 mag);
+			note_err(bwd, hval(hdx, at4(L, n, ci, iy, ix, s->c, s->h, s->w), kt), ref, mag);
 		}
 		for (int t = 0; t < 32; t++) { /* dW[k,cl,r,q] */
 			size_t idx = rng_next(&seed) % nw;
-			long q = idx % s->s, r = idx / s->s % s->r,
-			     cl = idx / ((size_t)s->s * s->r) % c->cg,
+			long q = idx % s->s, r = idx / s->s % s->r, cl = idx / ((size_t)s->s * s->r) % c->cg,
 			     k = idx / ((size_t)s->s * s->r * c->cg), ci = k / c->kg * c->cg + cl;
 			double ref = 0, mag = 0;
 			for (long n = 0; n < s->n; n++)
@@ -1109,17 +1050,11 @@ static int conv_check(struct kp_wl *w, struct conv_case *c, struct kp_check *fwd
 						long ix = ox * s->stride - s->pad + q * s->dil;
 						if (iy < 0 || iy >= s->h || ix < 0 || ix >= s->w)
 							continue;
-						double v =
-							hval(hdy,
-							     at4(L, n, k, oy, ox, s->k, c->oh, c->ow),
-							     kt) *
-							hval(hx,
-							     at4(L, n, ci, iy, ix, s->c, s->h, s->w),
-							     kt);
+						double v = hval(hdy, at4(L, n, k, oy, ox, s->k, c->oh, c->ow), kt) *
+							   hval(hx, at4(L, n, ci, iy, ix, s->c, s->h, s->w), kt);
 						ref += v, mag += fabs(v);
 					}
-			note_err(bwd, hval(hdw, at4(L, k, cl, r, q, c->cg, s->r, s->s), kt), ref,
-				 mag);
+			note_err(bwd, hval(hdw, at4(L, k, cl, r, q, c->cg, s->r, s->s), kt), ref, mag);
 		}
 	}
 	rc = 0;
@@ -1168,8 +1103,7 @@ static int run_conv(struct kp_wl *w, int cdt, const struct kp_conv_shape *sh, in
 	size_t nx = (size_t)sh->n * sh->c * sh->h * sh->w, nw = (size_t)sh->k * c.cg * sh->r * sh->s;
 	size_t ny = (size_t)sh->n * sh->k * c.oh * c.ow, ncol = (size_t)c.crs * c.np;
 	char label[160], why[300];
-	snprintf(label, sizeof(label),
-		 "conv %s %s %s N=%ld C=%ld H=%ld W=%ld K=%ld R=%ld S=%ld s%ld p%ld d%ld g%ld",
+	snprintf(label, sizeof(label), "conv %s %s %s N=%ld C=%ld H=%ld W=%ld K=%ld R=%ld S=%ld s%ld p%ld d%ld g%ld",
 		 dts[cdt].name, cudnn ? "cudnn" : "reference", nhwc ? "nhwc" : "nchw", sh->n, sh->c,
 		 sh->h, sh->w, sh->k, sh->r, sh->s, sh->stride, sh->pad, sh->dil, sh->groups);
 	if (nhwc && !cudnn) {
@@ -1181,8 +1115,9 @@ static int run_conv(struct kp_wl *w, int cdt, const struct kp_conv_shape *sh, in
 		goto out;
 	if (!cudnn && (!(c.ytmp = dalloc(w, &b, ny * es)) || !(c.col = dalloc(w, &b, ncol * es))))
 		goto out;
-	if (c.backward && (!(c.dy = dalloc(w, &b, ny * es)) || !(c.dw = dalloc(w, &b, nw * es)) ||
-			   !(c.dx = dalloc(w, &b, nx * es))))
+	if (c.backward &&
+	    (!(c.dy = dalloc(w, &b, ny * es)) || !(c.dw = dalloc(w, &b, nw * es)) ||
+	     !(c.dx = dalloc(w, &b, nx * es))))
 		goto out;
 	if (c.backward && !cudnn &&
 	    (!(c.dyt = dalloc(w, &b, ny * es)) || !(c.dcol = dalloc(w, &b, ncol * es))))
@@ -1194,10 +1129,10 @@ static int run_conv(struct kp_wl *w, int cdt, const struct kp_conv_shape *sh, in
 	if (cudnn) {
 		/* plans are built and timed here, outside the trace */
 		recorder_push(w->t->untraced_ext);
-		c.cv = cudnn_conv_new(w->cudnn, dts[cdt].kt, cdt == CDT_TF32, nhwc, sh->n, sh->c,
-				      sh->h, sh->w, sh->k, sh->r, sh->s, sh->stride, sh->pad,
-				      sh->dil, sh->groups, c.x, c.wt, c.y, c.backward ? c.dy : NULL,
-				      c.dx, c.dw, c.algo, sizeof(c.algo), why, sizeof(why));
+		c.cv = cudnn_conv_new(w->cudnn, dts[cdt].kt, cdt == CDT_TF32, nhwc, sh->n, sh->c, sh->h,
+				      sh->w, sh->k, sh->r, sh->s, sh->stride, sh->pad, sh->dil,
+				      sh->groups, c.x, c.wt, c.y, c.backward ? c.dy : NULL, c.dx, c.dw,
+				      c.algo, sizeof(c.algo), why, sizeof(why));
 		recorder_pop();
 		if (!c.cv) {
 			fprintf(stderr, "kprof: error: %s: cuDNN: %s\n", label, why);
@@ -1223,26 +1158,23 @@ static int run_conv(struct kp_wl *w, int cdt, const struct kp_conv_shape *sh, in
 	double ms = event_ms(w, conv_iter, &c);
 	if (ms > 0) {
 		double fl = 2.0 * (double)ny * c.cg * sh->r * sh->s * (c.backward ? 3 : 1);
-		printf("     time  %.3f ms/iter  %.1f TFLOP/s (%s)  %s\n", ms,
-		       fl / (ms * 1e-3) / 1e12, c.backward ? "fwd+bwd" : "fwd", label);
-		struct kp_result r = { .ms = ms,
-				       .tflops = fl / (ms * 1e-3) / 1e12,
-				       .err = fwd.max_err,
-				       .tol = fwd.tol };
+		printf("     time  %.3f ms/iter  %.1f TFLOP/s (%s)  %s\n", ms, fl / (ms * 1e-3) / 1e12,
+		       c.backward ? "fwd+bwd" : "fwd", label);
+		struct kp_result r = { .ms = ms, .tflops = fl / (ms * 1e-3) / 1e12,
+				       .err = fwd.max_err, .tol = fwd.tol };
 		if (c.backward && bwd.max_err / bwd.tol > r.err / r.tol)
 			r.err = bwd.max_err, r.tol = bwd.tol;
 		snprintf(r.op, sizeof(r.op), "aten::convolution");
 		snprintf(r.kind, sizeof(r.kind), "conv2d");
-		snprintf(r.shape, sizeof(r.shape),
-			 "%ldx%ldx%ldx%ld->%ld %ldx%ld s%ld p%ld d%ld g%ld", sh->n, sh->c, sh->h,
-			 sh->w, sh->k, sh->r, sh->s, sh->stride, sh->pad, sh->dil, sh->groups);
+		snprintf(r.shape, sizeof(r.shape), "%ldx%ldx%ldx%ld->%ld %ldx%ld s%ld p%ld d%ld g%ld",
+			 sh->n, sh->c, sh->h, sh->w, sh->k, sh->r, sh->s, sh->stride, sh->pad, sh->dil,
+			 sh->groups);
 		snprintf(r.dtype, sizeof(r.dtype), "%s", dts[cdt].name);
 		snprintf(r.backend, sizeof(r.backend), "%s", cudnn ? "cudnn" : "reference");
 		snprintf(r.layout, sizeof(r.layout), "%s", nhwc ? "nhwc" : "nchw");
 		snprintf(r.mode, sizeof(r.mode), "%s", c.backward ? "fwd+bwd" : "fwd");
 		if (w->results && results_add(w->results, &r) < 0)
-			fprintf(stderr,
-				"kprof: warning: out of memory: %s left out of the results\n", label);
+			fprintf(stderr, "kprof: warning: out of memory: %s left out of the results\n", label);
 	}
 	rc = 0;
 out:
@@ -1280,17 +1212,15 @@ static int norm_iter(struct kp_wl *w, void *ctx)
 		s[1] = scalar("ScalarList", hs);
 		s[2] = tensor(ty, 1, c->hidden, 0, 0, 0);
 		if (c->op == RW_LAYERNORM)
-			s[3] = tensor(ty, 1, c->hidden, 0, 0, 0), s[4] = scalar("Scalar", eps),
-			ns = 5;
+			s[3] = tensor(ty, 1, c->hidden, 0, 0, 0), s[4] = scalar("Scalar", eps), ns = 5;
 		else
 			s[3] = scalar("Scalar", eps), ns = 4;
 	}
 	char *args = w->traced ? mk_args(s, ns, "kprof", c->cdt, NULL) : NULL;
 	struct op op;
 	op_begin(w, &op);
-	int rc = kcheck(w,
-			kk_rowwise(c->op, c->y, c->x, c->wt, c->bias, c->mean, c->rstd,
-				   dts[c->cdt].kt, c->rows, c->hidden, norm_eps[c->op]),
+	int rc = kcheck(w, kk_rowwise(c->op, c->y, c->x, c->wt, c->bias, c->mean, c->rstd,
+				      dts[c->cdt].kt, c->rows, c->hidden, norm_eps[c->op]),
 			"kprof_rowwise");
 	op_end(w, &op, norm_ops[c->op], args);
 	return rc;
@@ -1395,13 +1325,10 @@ static int run_norm(struct kp_wl *w, int op, int cdt, const struct kp_norm_shape
 		if (op == RW_LAYERNORM)
 			bytes += 2.0 * sh->hidden * es + sh->rows * 8.0;
 		double gbs = bytes / (ms * 1e-3) / 1e9;
-		printf("     time  %.4f ms/iter  %.0f GB/s (%.0f%% of DRAM peak %.0f GB/s)  %s\n",
-		       ms, gbs, peak > 0 ? 100 * gbs * 1e9 / peak : 0.0, peak / 1e9, label);
-		struct kp_result r = { .ms = ms,
-				       .gbs = gbs,
-				       .peak_pct = peak > 0 ? 100 * gbs * 1e9 / peak : 0,
-				       .err = chk.max_err,
-				       .tol = chk.tol };
+		printf("     time  %.4f ms/iter  %.0f GB/s (%.0f%% of DRAM peak %.0f GB/s)  %s\n", ms,
+		       gbs, peak > 0 ? 100 * gbs * 1e9 / peak : 0.0, peak / 1e9, label);
+		struct kp_result r = { .ms = ms, .gbs = gbs, .peak_pct = peak > 0 ? 100 * gbs * 1e9 / peak : 0,
+				       .err = chk.max_err, .tol = chk.tol };
 		snprintf(r.op, sizeof(r.op), "%s", norm_ops[op]);
 		snprintf(r.kind, sizeof(r.kind), "%s", names[op]);
 		snprintf(r.shape, sizeof(r.shape), "%ldx%ld", sh->rows, sh->hidden);
@@ -1409,8 +1336,7 @@ static int run_norm(struct kp_wl *w, int op, int cdt, const struct kp_norm_shape
 		snprintf(r.backend, sizeof(r.backend), "kprof");
 		snprintf(r.mode, sizeof(r.mode), "fwd");
 		if (w->results && results_add(w->results, &r) < 0)
-			fprintf(stderr,
-				"kprof: warning: out of memory: %s left out of the results\n", label);
+			fprintf(stderr, "kprof: warning: out of memory: %s left out of the results\n", label);
 	}
 	rc = 0;
 out:

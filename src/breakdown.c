@@ -44,7 +44,7 @@ struct sev {
 	int64_t t;
 	int64_t stream;
 	int32_t gpu;
-	int8_t start; /* 1 start, 0 end */
+	int8_t start;   /* 1 start, 0 end */
 	int8_t cls;
 };
 
@@ -70,10 +70,10 @@ struct win {
 /* What idle_cause() reads. */
 struct cause_ctx {
 	const struct kp_trace *t;
-	const int32_t *prev;  /* previous GPU event on the same device stream, -1 */
-	const int32_t *syncs; /* launch indices of host-blocking syncs, by (thread, ts) */
+	const int32_t *prev;    /* previous GPU event on the same device stream, -1 */
+	const int32_t *syncs;   /* launch indices of host-blocking syncs, by (thread, ts) */
 	size_t nsyncs;
-	const int32_t *waits; /* launch indices of cross-stream waits, by (thread, ts) */
+	const int32_t *waits;   /* launch indices of cross-stream waits, by (thread, ts) */
 	size_t nwaits;
 	int64_t gap_ns;
 };
@@ -221,8 +221,7 @@ static int cmp_stream_ts(const void *pa, const void *pb, void *arg)
 		return a->stream < b->stream ? -1 : 1;
 	if (a->ts_ns != b->ts_ns)
 		return a->ts_ns < b->ts_ns ? -1 : 1;
-	return (*(const int32_t *)pa > *(const int32_t *)pb) -
-	       (*(const int32_t *)pa < *(const int32_t *)pb);
+	return (*(const int32_t *)pa > *(const int32_t *)pb) - (*(const int32_t *)pa < *(const int32_t *)pb);
 }
 
 static int cmp_thread_ts(const void *pa, const void *pb, void *arg)
@@ -448,8 +447,7 @@ int breakdown_run(const struct kp_trace *t, const struct kp_bd_opts *o, struct k
 	for (size_t i = 0; i < t->ngpu;) {
 		size_t j = i, n = 0;
 		const struct kp_gpu *g = &t->gpu[ord[i]];
-		while (j < t->ngpu && t->gpu[ord[j]].device == g->device &&
-		       t->gpu[ord[j]].stream == g->stream) {
+		while (j < t->ngpu && t->gpu[ord[j]].device == g->device && t->gpu[ord[j]].stream == g->stream) {
 			push_events(ev, &n, t, ord[j], cls[ord[j]]);
 			j++;
 		}

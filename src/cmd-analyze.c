@@ -42,27 +42,23 @@ static int bad_sort_key(const char *bad)
 /* --chart NAME -> the chart bits to build; 0 after printing the error */
 static unsigned chart_bits(const char *name, int format)
 {
-	static const unsigned mine = CHART_BIT(CHART_ROOFLINE) | CHART_BIT(CHART_TOP) |
-				     CHART_BIT(CHART_TIMELINE);
+	static const unsigned mine = CHART_BIT(CHART_ROOFLINE) | CHART_BIT(CHART_TOP) | CHART_BIT(CHART_TIMELINE);
 	if (!name)
 		return format == FMT_SVG ? CHART_BIT(CHART_ROOFLINE) : mine;
 	int k = charts_kind(name);
 	if (k < 0 || !(mine & CHART_BIT(k))) {
-		fprintf(stderr,
-			"kprof: error: unknown chart '%s' (analyze draws roofline, timeline, top)\n",
-			name);
+		fprintf(stderr, "kprof: error: unknown chart '%s' (analyze draws roofline, timeline, top)\n", name);
 		return 0;
 	}
 	return CHART_BIT(k);
 }
 
-static const char synopsis[] =
-	"[<options>] <trace.json[.gz]|->\n   or: kprof analyze [<options>] <rank-trace>... | <dir>";
+static const char synopsis[] = "[<options>] <trace.json[.gz]|->\n   or: kprof analyze [<options>] <rank-trace>... | <dir>";
 
 /* Several traces (or a directory): one job's ranks, read in parallel, compared. */
 static int analyze_ranks(char **args, size_t nargs, long jobs, const struct kp_load_opts *lo,
-			 const struct kp_devdb *db, const char *device, int format,
-			 enum kp_warn_mode wm, const char *out_path)
+			 const struct kp_devdb *db, const char *device, int format, enum kp_warn_mode wm,
+			 const char *out_path)
 {
 	struct kp_diag d = { 0 };
 	size_t n;
@@ -119,8 +115,7 @@ static int analyze_many(char **paths, size_t npaths, long jobs, int strict, int 
 	}
 	struct kp_load_opts rlo = { .strict = strict, .warn_all = warn_mode == WARN_ALL };
 	if (format == FMT_SVG) {
-		fprintf(stderr,
-			"kprof: error: --format svg draws a chart of one trace; several traces have none\n");
+		fprintf(stderr, "kprof: error: --format svg draws a chart of one trace; several traces have none\n");
 		devdb_free(&rdb);
 		return KP_USAGE;
 	}
@@ -135,8 +130,7 @@ static void add_breakdown(struct kp_doc *doc, const struct kp_trace *t, int brea
 			  double idle_gap_us, double short_us, int group, long top, int full_names)
 {
 	struct kp_bd_opts bo = { .launch_gap_ns = (int64_t)(idle_gap_us * 1e3 + 0.5),
-				 .short_ns = (int64_t)(short_us * 1e3 + 0.5),
-				 .launch_by_op = group != GROUP_KERNEL };
+				 .short_ns = (int64_t)(short_us * 1e3 + 0.5), .launch_by_op = group != GROUP_KERNEL };
 	struct kp_breakdown b;
 	breakdown_run(t, &bo, &b);
 	if (breakdown)
@@ -213,8 +207,7 @@ static int write_one(const struct kp_trace *t, const struct kp_analyze_opts *ao,
 		fprintf(stderr, "kprof: %s\n", d.msg);
 		return d.status;
 	}
-	struct kp_render_opts ro = { .format = v->format,
-				     .stats = v->stats,
+	struct kp_render_opts ro = { .format = v->format, .stats = v->stats,
 				     .full_names = v->full_names,
 				     .color = table_use_color(v->color, out) };
 	struct kp_doc doc;
@@ -222,10 +215,8 @@ static int write_one(const struct kp_trace *t, const struct kp_analyze_opts *ao,
 	if (v->breakdown || v->launches)
 		add_breakdown(&doc, t, v->breakdown, v->launches, v->idle_gap_us, v->short_us,
 			      ao->group, v->top, v->full_names);
-	render_doc(&doc, t, ao, r, &ro, v->charts,
-		   v->format == FMT_HTML || v->format == FMT_SVG ||
-			   (v->format == FMT_JSON && v->chart),
-		   out);
+	render_doc(&doc, t, ao, r, &ro, v->charts, v->format == FMT_HTML || v->format == FMT_SVG ||
+		   (v->format == FMT_JSON && v->chart), out);
 	report_free(&doc);
 	if (output_close(out, v->path, &d) < 0) {
 		fprintf(stderr, "kprof: %s\n", d.msg);
@@ -248,54 +239,37 @@ int cmd_analyze(int argc, char **argv)
 		{ "sort", 's', OPT_STR, "KEY[:asc|:desc],...",
 		  "sort keys: time calls avg min max med tflops gbps pct-peak pct-bw flops bytes intensity name op",
 		  &sort, NULL, NULL },
-		{ "top", 'n', OPT_INT, "N",
-		  "show N rows, fold the rest into (others); 0 = all (default 20 for table/markdown)",
+		{ "top", 'n', OPT_INT, "N", "show N rows, fold the rest into (others); 0 = all (default 20 for table/markdown)",
 		  &top, NULL, NULL },
-		{ "min-pct", 0, OPT_PCT, "PCT", "fold rows under PCT % of GPU time into (others)",
-		  &min_pct, NULL, NULL },
+		{ "min-pct", 0, OPT_PCT, "PCT", "fold rows under PCT % of GPU time into (others)", &min_pct, NULL, NULL },
 		{ "format", 'f', OPT_CHOICE, "FMT", "output format", &format, format_names, NULL },
-		{ "output", 'o', OPT_STR, "FILE",
-		  "write the report to FILE instead of standard output", &out_path, NULL, NULL },
-		{ "chart", 0, OPT_STR, "NAME",
-		  "svg: the chart to draw (roofline, timeline, top); html: only that chart; json: add its data",
+		{ "output", 'o', OPT_STR, "FILE", "write the report to FILE instead of standard output", &out_path, NULL, NULL },
+		{ "chart", 0, OPT_STR, "NAME", "svg: the chart to draw (roofline, timeline, top); html: only that chart; json: add its data",
 		  &chart, NULL, NULL },
 		{ "color", 0, OPT_CHOICE, "WHEN",
-		  "colour tables: auto = on a terminal when NO_COLOR is unset", &color, color_names,
-		  NULL },
+		  "colour tables: auto = on a terminal when NO_COLOR is unset", &color,
+		  color_names, NULL },
 		{ "stats", 0, OPT_FLAG, NULL, "add median, min and max columns", &stats, NULL, NULL },
-		{ "name", 0, OPT_CHOICE, "MODE", "kernel names in tables", &name_mode, name_modes,
-		  NULL },
-		{ "device", 0, OPT_STR, "NAME", "device name to look up instead of the trace's",
-		  &device, NULL, NULL },
-		{ "device-db", 0, OPT_STR, "FILE",
-		  "device table replacing the built-in one (also $KPROF_DEVICE_DB)", &db_path, NULL,
-		  NULL },
-		{ "sm-clock", 0, OPT_CALLBACK, "MHZ",
-		  "SM clock the GPU ran at, when the trace has none", &sm_clock, NULL,
-		  opts_cb_clock_mhz },
-		{ "breakdown", 0, OPT_FLAG, NULL,
-		  "GPU time split into compute, comm, memcpy, other and idle (by cause), per step and stream",
+		{ "name", 0, OPT_CHOICE, "MODE", "kernel names in tables", &name_mode, name_modes, NULL },
+		{ "device", 0, OPT_STR, "NAME", "device name to look up instead of the trace's", &device, NULL, NULL },
+		{ "device-db", 0, OPT_STR, "FILE", "device table replacing the built-in one (also $KPROF_DEVICE_DB)",
+		  &db_path, NULL, NULL },
+		{ "sm-clock", 0, OPT_CALLBACK, "MHZ", "SM clock the GPU ran at, when the trace has none", &sm_clock, NULL, opts_cb_clock_mhz },
+		{ "breakdown", 0, OPT_FLAG, NULL, "GPU time split into compute, comm, memcpy, other and idle (by cause), per step and stream",
 		  &breakdown, NULL, NULL },
-		{ "launches", 0, OPT_FLAG, NULL,
-		  "launch statistics per kernel (per op with -g op): CPU cost, launch->start latency, short kernels",
+		{ "launches", 0, OPT_FLAG, NULL, "launch statistics per kernel (per op with -g op): CPU cost, launch->start latency, short kernels",
 		  &launches, NULL, NULL },
-		{ "idle-gap", 0, OPT_DOUBLE, "US",
-		  "--breakdown: idle gaps shorter than US with work queued are launch latency (default 30)",
+		{ "idle-gap", 0, OPT_DOUBLE, "US", "--breakdown: idle gaps shorter than US with work queued are launch latency (default 30)",
 		  &idle_gap_us, NULL, NULL },
-		{ "short-kernel", 0, OPT_DOUBLE, "US",
-		  "--launches: kernels shorter than US are short (default 10)", &short_us, NULL,
-		  NULL },
-		{ "ranks", 0, OPT_FLAG, NULL,
-		  "the per-rank view even for one trace (json: a summary for kprof merge)", &ranks,
-		  NULL, NULL },
-		{ "jobs", 'j', OPT_INT, "N",
-		  "several traces: read N at a time (default: one per CPU)", &jobs, NULL, NULL },
-		{ "strict", 0, OPT_FLAG, NULL,
-		  "treat truncation and data anomalies as errors (exit 3)", &strict, NULL, NULL },
+		{ "short-kernel", 0, OPT_DOUBLE, "US", "--launches: kernels shorter than US are short (default 10)",
+		  &short_us, NULL, NULL },
+		{ "ranks", 0, OPT_FLAG, NULL, "the per-rank view even for one trace (json: a summary for kprof merge)",
+		  &ranks, NULL, NULL },
+		{ "jobs", 'j', OPT_INT, "N", "several traces: read N at a time (default: one per CPU)", &jobs, NULL, NULL },
+		{ "strict", 0, OPT_FLAG, NULL, "treat truncation and data anomalies as errors (exit 3)", &strict, NULL, NULL },
 		{ "quiet", 'q', OPT_FLAG, NULL, "print no warnings, only errors", &quiet, NULL, NULL },
-		{ "warnings", 0, OPT_CHOICE, "WHICH",
-		  "one line per kind of warning with its count, or every one", &warn_mode,
-		  warn_names, NULL },
+		{ "warnings", 0, OPT_CHOICE, "WHICH", "one line per kind of warning with its count, or every one",
+		  &warn_mode, warn_names, NULL },
 		{ NULL, 0, 0, NULL, NULL, NULL, NULL, NULL },
 	};
 	int nargs;
@@ -305,20 +279,17 @@ int cmd_analyze(int argc, char **argv)
 	if (quiet)
 		warn_mode = WARN_QUIET;
 	struct stat st;
-	if (nargs > 1 || (nargs == 1 && ranks) ||
-	    (nargs == 1 && strcmp(argv[1], "-") && stat(argv[1], &st) == 0 && S_ISDIR(st.st_mode))) {
-		return analyze_many(argv + 1, (size_t)nargs, jobs, strict, warn_mode, db_path,
-				    device, format, out_path);
+	if (nargs > 1 || (nargs == 1 && ranks) || (nargs == 1 && strcmp(argv[1], "-") && stat(argv[1], &st) == 0 && S_ISDIR(st.st_mode))) {
+		return analyze_many(argv + 1, (size_t)nargs, jobs, strict, warn_mode, db_path, device,
+				    format, out_path);
 	}
 	if (nargs != 1) {
-		fprintf(stderr, "kprof: error: %s\n",
-			nargs ? "analyze takes one trace" : "no trace given");
+		fprintf(stderr, "kprof: error: %s\n", nargs ? "analyze takes one trace" : "no trace given");
 		opts_usage(stderr, "analyze", synopsis, opts);
 		return KP_USAGE;
 	}
 	if (idle_gap_us <= 0 || short_us <= 0) {
-		fprintf(stderr, "kprof: error: %s must be positive\n",
-			idle_gap_us <= 0 ? "--idle-gap" : "--short-kernel");
+		fprintf(stderr, "kprof: error: %s must be positive\n", idle_gap_us <= 0 ? "--idle-gap" : "--short-kernel");
 		return KP_USAGE;
 	}
 	if (top < 0)
@@ -335,37 +306,23 @@ int cmd_analyze(int argc, char **argv)
 
 	struct kp_devdb db;
 	struct kp_trace t;
-	struct kp_load_opts lo = { .strict = strict,
-				   .annotations = group == GROUP_ANNOT,
+	struct kp_load_opts lo = { .strict = strict, .annotations = group == GROUP_ANNOT,
 				   .warn_all = warn_mode == WARN_ALL };
 	int status = load_one(argv[1], db_path, &lo, warn_mode, &db, &t);
 	if (status)
 		return status;
 	struct kp_analyze_opts ao = {
-		.group = group,
-		.device = device,
-		.sm_clock_mhz = sm_clock,
-		.db = &db,
-		.full_names = name_mode == 1,
-		.warn_all = warn_mode == WARN_ALL,
+		.group = group, .device = device, .sm_clock_mhz = sm_clock, .db = &db,
+		.full_names = name_mode == 1, .warn_all = warn_mode == WARN_ALL,
 	};
 	struct kp_report r;
 	analyze_run(&t, &ao, &r);
 	sort_analyze(&r, &sp);
 	analyze_select(&r, top, min_pct);
 	struct view v = {
-		.format = format,
-		.color = color,
-		.stats = stats,
-		.full_names = name_mode == 1,
-		.breakdown = breakdown,
-		.launches = launches,
-		.idle_gap_us = idle_gap_us,
-		.short_us = short_us,
-		.top = top,
-		.charts = charts,
-		.chart = chart,
-		.path = out_path,
+		.format = format, .color = color, .stats = stats, .full_names = name_mode == 1,
+		.breakdown = breakdown, .launches = launches, .idle_gap_us = idle_gap_us,
+		.short_us = short_us, .top = top, .charts = charts, .chart = chart, .path = out_path,
 	};
 	status = write_one(&t, &ao, &r, &v);
 	if (!v.opened) { /* nothing written: no warnings either */

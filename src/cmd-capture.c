@@ -59,9 +59,8 @@ static int run_capture_so(const struct kp_capture_opts *o)
 		}
 	}
 	if (!h) {
-		fprintf(stderr,
-			"kprof: error: cannot load kprof-capture.so (CUPTI, cuBLAS); tried:%s\n"
-			"kprof: set KPROF_CAPTURE_SO to its path\n",
+		fprintf(stderr, "kprof: error: cannot load kprof-capture.so (CUPTI, cuBLAS); tried:%s\n"
+				"kprof: set KPROF_CAPTURE_SO to its path\n",
 			list);
 		return KP_ENV;
 	}
@@ -140,9 +139,7 @@ static const char *workload_option(const struct kp_capture_opts *o, const struct
 	if (o->shapes || o->m_list)
 		return o->shapes ? "shapes" : "m";
 	if (o->sdpa_shapes || o->causal != d->causal || o->kv_heads != d->kv_heads)
-		return o->sdpa_shapes           ? "sdpa-shapes"
-		       : o->causal != d->causal ? "causal"
-						: "kv-heads";
+		return o->sdpa_shapes ? "sdpa-shapes" : o->causal != d->causal ? "causal" : "kv-heads";
 	if (o->conv_shapes || o->batch != d->batch)
 		return o->conv_shapes ? "conv-shapes" : "batch";
 	if (o->backends || o->layouts || o->norm_shapes)
@@ -163,8 +160,7 @@ static int check_mode(const struct kp_capture_opts *o, const struct kp_capture_o
 {
 	const char *wl = workload_option(o, dflt);
 	if (cmd && wl) {
-		fprintf(stderr,
-			"kprof: error: option '--%s' is for built-in workloads, not '-- <command>'\n",
+		fprintf(stderr, "kprof: error: option '--%s' is for built-in workloads, not '-- <command>'\n",
 			wl);
 		fprintf(stderr, "kprof: see 'kprof capture -h'\n");
 		return -1;
@@ -176,10 +172,8 @@ static int check_mode(const struct kp_capture_opts *o, const struct kp_capture_o
 		return -1;
 	}
 	if (config && (cmd || o->output)) {
-		fprintf(stderr,
-			"kprof: error: option '--config' runs built-in workloads and names each "
-			"case's output: remove '%s'\n",
-			cmd ? "-- <command>" : "--output");
+		fprintf(stderr, "kprof: error: option '--config' runs built-in workloads and names each "
+				"case's output: remove '%s'\n", cmd ? "-- <command>" : "--output");
 		fprintf(stderr, "kprof: see 'kprof capture -h'\n");
 		return -1;
 	}
@@ -198,19 +192,15 @@ static int run(struct kp_capture_opts *o)
 #ifdef KPROF_CAPTURE_DL
 	char *inject = NULL, *shim = NULL, list[4 * (LIBPATH_LEN + 300)];
 	if (o->cmd && !(inject = find_so("KPROF_INJECT_SO", "kprof-inject.so", list, sizeof(list)))) {
-		fprintf(stderr,
-			"kprof: error: cannot find kprof-inject.so; tried:%s\n"
-			"kprof: set KPROF_INJECT_SO to its path\n",
-			list);
+		fprintf(stderr, "kprof: error: cannot find kprof-inject.so; tried:%s\n"
+				"kprof: set KPROF_INJECT_SO to its path\n", list);
 		return KP_ENV;
 	}
 	if (o->cmd && (o->nvtx || o->libs) &&
 	    !(shim = find_so("KPROF_SHIM_SO", "kprof-shim.so", list, sizeof(list))))
-		fprintf(stderr,
-			"kprof: warning: cannot find kprof-shim.so; tried:%s\n"
-			"kprof: library calls and NVTX ranges are not recorded (set "
-			"KPROF_SHIM_SO)\n",
-			list);
+		fprintf(stderr, "kprof: warning: cannot find kprof-shim.so; tried:%s\n"
+				"kprof: library calls and NVTX ranges are not recorded (set "
+				"KPROF_SHIM_SO)\n", list);
 	o->inject_so = inject;
 	o->shim_so = shim;
 	int rc = run_capture_so(o);
@@ -244,9 +234,8 @@ static int capture_one(struct kp_capture_opts *o, char **cmd, int list)
 
 int cmd_capture(int argc, char **argv)
 {
-	const struct kp_capture_opts dflt = {
-		.warmup = 3, .iters = 10, .backward = 1, .sample_period_ms = 10, .nvtx = -1, .libs = -1
-	};
+	const struct kp_capture_opts dflt = { .warmup = 3, .iters = 10, .backward = 1,
+					      .sample_period_ms = 10, .nvtx = -1, .libs = -1 };
 	struct kp_capture_opts o = dflt;
 	char **cmd;
 	argc = capture_split_argv(argc, argv, &cmd);
@@ -254,163 +243,82 @@ int cmd_capture(int argc, char **argv)
 	const char *config = NULL;
 	int list_cases = 0;
 	const struct kp_opt table[] = {
-		{ .lname = "output",
-		  .sname = 'o',
-		  .type = OPT_STR,
-		  .argname = "FILE",
+		{ .lname = "output", .sname = 'o', .type = OPT_STR, .argname = "FILE",
 		  .help = "write the Kineto-compatible trace here",
 		  .dst = &o.output },
-		{ .lname = "config",
-		  .sname = 0,
-		  .type = OPT_STR,
-		  .argname = "FILE",
+		{ .lname = "config", .sname = 0, .type = OPT_STR, .argname = "FILE",
 		  .help = "run the cases of a suite (YAML, torchao microbenchmark style; see "
 			  "kprof-capture(1)); other options give their defaults",
 		  .dst = &config },
-		{ .lname = "list-cases",
-		  .sname = 0,
-		  .type = OPT_FLAG,
-		  .argname = NULL,
+		{ .lname = "list-cases", .sname = 0, .type = OPT_FLAG, .argname = NULL,
 		  .help = "print the cases and shapes the options or --config expand to; run nothing",
 		  .dst = &list_cases },
-		{ .lname = "workload",
-		  .sname = 'w',
-		  .type = OPT_CALLBACK,
-		  .argname = "LIST",
+		{ .lname = "workload", .sname = 'w', .type = OPT_CALLBACK, .argname = "LIST",
 		  .help = "matmul, sdpa, conv, softmax, rmsnorm, layernorm (comma-separated or "
 			  "repeated; default matmul)",
-		  .dst = &o.workloads,
-		  .cb = capture_parse_workloads },
-		{ .lname = "op",
-		  .sname = 0,
-		  .type = OPT_CALLBACK,
-		  .argname = "LIST",
+		  .dst = &o.workloads, .cb = capture_parse_workloads },
+		{ .lname = "op", .sname = 0, .type = OPT_CALLBACK, .argname = "LIST",
 		  .help = "matmul ops: mm, addmm, bmm (default all)",
-		  .dst = &o.mm_ops,
-		  .cb = capture_parse_mm_ops },
-		{ .lname = "dtype",
-		  .sname = 't',
-		  .type = OPT_CALLBACK,
-		  .argname = "LIST",
+		  .dst = &o.mm_ops, .cb = capture_parse_mm_ops },
+		{ .lname = "dtype", .sname = 't', .type = OPT_CALLBACK, .argname = "LIST",
 		  .help = "bf16, fp16, fp32, tf32 (default bf16)",
-		  .dst = &o.dtypes,
-		  .cb = capture_parse_dtypes },
-		{ .lname = "shapes",
-		  .sname = 'S',
-		  .type = OPT_STR,
-		  .argname = "SET",
+		  .dst = &o.dtypes, .cb = capture_parse_dtypes },
+		{ .lname = "shapes", .sname = 'S', .type = OPT_STR, .argname = "SET",
 		  .help = "matmul: custom:MxKxN,..., llama, pow2:MIN:MAX, pow2_extended:MIN:MAX, "
 			  "sweep:MIN:MAX, small_sweep:MIN:MAX; SET+SET... concatenates",
 		  .dst = &o.shapes },
-		{ .lname = "m",
-		  .sname = 0,
-		  .type = OPT_STR,
-		  .argname = "M[,M...]",
+		{ .lname = "m", .sname = 0, .type = OPT_STR, .argname = "M[,M...]",
 		  .help = "M of the llama shapes (default 4096)",
 		  .dst = &o.m_list },
-		{ .lname = "sdpa-shapes",
-		  .sname = 0,
-		  .type = OPT_STR,
-		  .argname = "SET",
+		{ .lname = "sdpa-shapes", .sname = 0, .type = OPT_STR, .argname = "SET",
 		  .help = "default, custom:BxHxH_KVxS_QxS_KxD[c],...",
 		  .dst = &o.sdpa_shapes },
-		{ .lname = "causal",
-		  .sname = 0,
-		  .type = OPT_CALLBACK,
-		  .argname = "WHICH",
+		{ .lname = "causal", .sname = 0, .type = OPT_CALLBACK, .argname = "WHICH",
 		  .help = "default SDPA grid: both, yes, no",
-		  .dst = &o.causal,
-		  .cb = capture_parse_causal },
-		{ .lname = "kv-heads",
-		  .sname = 0,
-		  .type = OPT_INT,
-		  .argname = "N",
+		  .dst = &o.causal, .cb = capture_parse_causal },
+		{ .lname = "kv-heads", .sname = 0, .type = OPT_INT, .argname = "N",
 		  .help = "H_kv of the default SDPA grid (GQA; default H)",
 		  .dst = &o.kv_heads },
-		{ .lname = "conv-shapes",
-		  .sname = 0,
-		  .type = OPT_STR,
-		  .argname = "SET",
+		{ .lname = "conv-shapes", .sname = 0, .type = OPT_STR, .argname = "SET",
 		  .help = "resnet50, custom:NxCxHxWxKxRxS[:sS][:pP][:dD][:gG],...",
 		  .dst = &o.conv_shapes },
-		{ .lname = "backend",
-		  .sname = 0,
-		  .type = OPT_CALLBACK,
-		  .argname = "LIST",
+		{ .lname = "backend", .sname = 0, .type = OPT_CALLBACK, .argname = "LIST",
 		  .help = "conv: reference, cudnn (default cudnn when found, else reference)",
-		  .dst = &o.backends,
-		  .cb = capture_parse_backends },
-		{ .lname = "layout",
-		  .sname = 0,
-		  .type = OPT_CALLBACK,
-		  .argname = "LIST",
+		  .dst = &o.backends, .cb = capture_parse_backends },
+		{ .lname = "layout", .sname = 0, .type = OPT_CALLBACK, .argname = "LIST",
 		  .help = "conv memory layout: nchw, nhwc (default nchw; nhwc needs cudnn)",
-		  .dst = &o.layouts,
-		  .cb = capture_parse_layouts },
-		{ .lname = "norm-shapes",
-		  .sname = 0,
-		  .type = OPT_STR,
-		  .argname = "SET",
+		  .dst = &o.layouts, .cb = capture_parse_layouts },
+		{ .lname = "norm-shapes", .sname = 0, .type = OPT_STR, .argname = "SET",
 		  .help = "softmax, rmsnorm, layernorm: default, custom:ROWSxHIDDEN,...",
 		  .dst = &o.norm_shapes },
-		{ .lname = "results",
-		  .sname = 0,
-		  .type = OPT_STR,
-		  .argname = "FILE",
+		{ .lname = "results", .sname = 0, .type = OPT_STR, .argname = "FILE",
 		  .help = "conv and row-wise cases as benchmark-db records: FILE.json or FILE.csv",
 		  .dst = &o.results },
-		{ .lname = "batch",
-		  .sname = 'b',
-		  .type = OPT_INT,
-		  .argname = "N",
+		{ .lname = "batch", .sname = 'b', .type = OPT_INT, .argname = "N",
 		  .help = "bmm batch (default 8), conv N (default 32)",
 		  .dst = &o.batch },
-		{ .lname = "warmup",
-		  .sname = 0,
-		  .type = OPT_INT,
-		  .argname = "N",
+		{ .lname = "warmup", .sname = 0, .type = OPT_INT, .argname = "N",
 		  .help = "untraced iterations per case first (default 3)",
 		  .dst = &o.warmup },
-		{ .lname = "iters",
-		  .sname = 'i',
-		  .type = OPT_INT,
-		  .argname = "N",
+		{ .lname = "iters", .sname = 'i', .type = OPT_INT, .argname = "N",
 		  .help = "traced iterations per case (default 10)",
 		  .dst = &o.iters },
-		{ .lname = "backward",
-		  .sname = 0,
-		  .type = OPT_FLAG,
-		  .argname = NULL,
+		{ .lname = "backward", .sname = 0, .type = OPT_FLAG, .argname = NULL,
 		  .help = "sdpa and conv also run backward (default on)",
 		  .dst = &o.backward },
-		{ .lname = "metrics",
-		  .sname = 0,
-		  .type = OPT_FLAG,
-		  .argname = NULL,
+		{ .lname = "metrics", .sname = 0, .type = OPT_FLAG, .argname = NULL,
 		  .help = "per-kernel FLOPs, DRAM bytes, SM clock (CUPTI range profiler, every kernel replayed once per pass: 17 on H200): each timed loop runs again (26-31x the capture time); with -- <cmd> the command runs a second time under the profiler",
 		  .dst = &o.metrics },
-		{ .lname = "overhead",
-		  .sname = 0,
-		  .type = OPT_FLAG,
-		  .argname = NULL,
+		{ .lname = "overhead", .sname = 0, .type = OPT_FLAG, .argname = NULL,
 		  .help = "also time the loop untraced; print the ratio",
 		  .dst = &o.overhead },
-		{ .lname = "nvtx",
-		  .sname = 0,
-		  .type = OPT_FLAG,
-		  .argname = NULL,
+		{ .lname = "nvtx", .sname = 0, .type = OPT_FLAG, .argname = NULL,
 		  .help = "-- <cmd>: NVTX ranges become annotations / ops (default on)",
 		  .dst = &o.nvtx },
-		{ .lname = "blas",
-		  .sname = 0,
-		  .type = OPT_FLAG,
-		  .argname = NULL,
+		{ .lname = "blas", .sname = 0, .type = OPT_FLAG, .argname = NULL,
 		  .help = "-- <cmd>: cuBLAS / cuBLASLt GEMM calls become ops (default on)",
 		  .dst = &o.libs },
-		{ .lname = "sample-period",
-		  .sname = 0,
-		  .type = OPT_INT,
-		  .argname = "MS",
+		{ .lname = "sample-period", .sname = 0, .type = OPT_INT, .argname = "MS",
 		  .help = "NVML clock sampling period, 1..100 (default 10)",
 		  .dst = &period },
 		{ .lname = NULL },

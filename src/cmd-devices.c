@@ -25,8 +25,8 @@ int cmd_devices(int argc, char **argv)
 		{ "device-db", 0, OPT_STR, "FILE",
 		  "device table replacing the built-in one (also $KPROF_DEVICE_DB)", &db_path, NULL,
 		  NULL },
-		{ "sms", 0, OPT_INT, "N",
-		  "SM/CU count the device reports, for names shared by parts", &sms, NULL, NULL },
+		{ "sms", 0, OPT_INT, "N", "SM/CU count the device reports, for names shared by parts",
+		  &sms, NULL, NULL },
 		{ NULL, 0, 0, NULL, NULL, NULL, NULL, NULL },
 	};
 	int nargs;

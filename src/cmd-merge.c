@@ -23,14 +23,11 @@ int cmd_merge(int argc, char **argv)
 	int format = FMT_TABLE;
 	const char *device = NULL, *db_path = NULL;
 	const struct kp_opt opts[] = {
-		{ "format", 'f', OPT_CHOICE, "FMT", "output format (json: a summary again)",
-		  &format, format_names, NULL },
-		{ "device", 0, OPT_STR, "NAME",
-		  "device whose peer link %Link compares with, instead of rank 0's", &device, NULL,
-		  NULL },
-		{ "device-db", 0, OPT_STR, "FILE",
-		  "device table replacing the built-in one (also $KPROF_DEVICE_DB)", &db_path, NULL,
-		  NULL },
+		{ "format", 'f', OPT_CHOICE, "FMT", "output format (json: a summary again)", &format, format_names, NULL },
+		{ "device", 0, OPT_STR, "NAME", "device whose peer link %Link compares with, instead of rank 0's",
+		  &device, NULL, NULL },
+		{ "device-db", 0, OPT_STR, "FILE", "device table replacing the built-in one (also $KPROF_DEVICE_DB)",
+		  &db_path, NULL, NULL },
 		{ NULL, 0, 0, NULL, NULL, NULL, NULL, NULL },
 	};
 	int nargs;

@@ -26,29 +26,16 @@ static void num_or_null(struct kp_table *tb, struct kp_cell *c, double v, const 
 }
 
 /* Per precision: the peak, the clock it assumes, its confidence flag. */
-#define PREC_COLS(P, p, T, unit)                                                                   \
-	[DC_PEAK + 3 * (P)] = { T, #p "_" unit "_per_s", COL_BOTH, 0 },                            \
-		       [DC_PEAK + 3 * (P) + 1] = { NULL, #p "_clk_ref_mhz", COL_MACHINE, 0 },      \
-		       [DC_PEAK + 3 * (P) + 2] = { NULL, #p "_flag", COL_MACHINE, 1 }
+#define PREC_COLS(P, p, T, unit)                                                       \
+	[DC_PEAK + 3 * (P)] = { T, #p "_" unit "_per_s", COL_BOTH, 0 },                \
+	[DC_PEAK + 3 * (P) + 1] = { NULL, #p "_clk_ref_mhz", COL_MACHINE, 0 },          \
+	[DC_PEAK + 3 * (P) + 2] = { NULL, #p "_flag", COL_MACHINE, 1 }
 
 /* The device table's columns, in print order (kprof(1), DEVICES). */
 enum dev_col {
-	DC_SMS,
-	DC_CLK,
-	DC_MEM,
-	DC_BW,
-	DC_MCLK,
-	DC_BUS,
-	DC_NOSC,
-	DC_HOST,
-	DC_HBW,
-	DC_PBW,
+	DC_SMS, DC_CLK, DC_MEM, DC_BW, DC_MCLK, DC_BUS, DC_NOSC, DC_HOST, DC_HBW, DC_PBW,
 	DC_PEAK, /* 3 columns per enum kp_prec */
-	DC_CONF = DC_PEAK + 3 * PREC_N,
-	DC_SRC,
-	DC_HOW,
-	DC_NAME,
-	DC_N
+	DC_CONF = DC_PEAK + 3 * PREC_N, DC_SRC, DC_HOW, DC_NAME, DC_N
 };
 
 static const struct kp_col dev_cols[DC_N] = {
@@ -71,12 +58,11 @@ static const struct kp_col dev_cols[DC_N] = {
 	PREC_COLS(PREC_INT8, int8, "INT8", "op"),
 	[DC_CONF] = { "Confidence", "confidence", COL_BOTH, 1 },
 	[DC_SRC] = { NULL, "source", COL_MACHINE, 1 },
-	[DC_HOW] = { NULL, "match", 0, 1 }, /* a lookup: machine */
+	[DC_HOW] = { NULL, "match", 0, 1 },   /* a lookup: machine */
 	[DC_NAME] = { "Name", "name", COL_BOTH, 1 },
 };
 
-static void build_table(struct kp_doc *doc, const struct kp_device *const *devs, int n,
-			const char *how)
+static void build_table(struct kp_doc *doc, const struct kp_device *const *devs, int n, const char *how)
 {
 	char buf[64];
 	struct kp_table *tb = report_table(doc, "rows", dev_cols, DC_N);
@@ -104,8 +90,7 @@ static void build_table(struct kp_doc *doc, const struct kp_device *const *devs,
 		for (int p = 0; p < PREC_N; p++) {
 			const struct kp_peak *pk = &dv->peak[p];
 			struct kp_cell *pc = &c[DC_PEAK + 3 * p];
-			num_or_null(tb, &pc[0], pk->flop_per_s,
-				    tflops_text(buf, sizeof(buf), pk->flop_per_s));
+			num_or_null(tb, &pc[0], pk->flop_per_s, tflops_text(buf, sizeof(buf), pk->flop_per_s));
 			if (pk->flop_per_s > 0 && pk->clk_ref_mhz > 0)
 				report_cell_int(tb, &pc[1], pk->clk_ref_mhz, NULL);
 			report_cell_str(tb, &pc[2], pk->flag, NULL);
@@ -139,11 +124,10 @@ static void entry_facts(struct kp_doc *doc, const struct kp_device *dv)
 	if (dv->mem_clk_mhz > 0 && dv->bus_bits > 0)
 		snprintf(clk, sizeof(clk), " (%d MHz x 2 x %d bits / 8 = %.0f GB/s)", dv->mem_clk_mhz,
 			 dv->bus_bits, dv->mem_clk_mhz * 2.0 * dv->bus_bits / 8 / 1e3);
-	report_fact_textf(doc, "dram", NULL, "%.0f GB/s, %s%s", dv->mem_bw_byte_per_s / 1e9,
-			  dv->bw_flag, clk);
+	report_fact_textf(doc, "dram", NULL, "%.0f GB/s, %s%s", dv->mem_bw_byte_per_s / 1e9, dv->bw_flag, clk);
 	if (dv->host_link)
-		report_fact_textf(doc, "host link", NULL, "%s, %.1f GB/s per direction, %s",
-				  dv->host_link, dv->host_bw_byte_per_s / 1e9, dv->host_flag);
+		report_fact_textf(doc, "host link", NULL, "%s, %.1f GB/s per direction, %s", dv->host_link,
+				  dv->host_bw_byte_per_s / 1e9, dv->host_flag);
 	if (dv->peer_bw_byte_per_s > 0)
 		report_fact_textf(doc, "peer link", NULL, "%.0f GB/s per direction, %s",
 				  dv->peer_bw_byte_per_s / 1e9, dv->peer_flag);
@@ -164,8 +148,8 @@ void devtable_doc(const struct kp_devdb *db, const struct kp_device *const *devs
 		report_fact_text(doc, NULL, "match", how);
 		entry_facts(doc, devs[0]);
 	} else {
-		report_summary(doc, "%d %s in %s", db->ndev,
-			       units_plural(db->ndev, "entry", "entries"), db->origin);
+		report_summary(doc, "%d %s in %s", db->ndev, units_plural(db->ndev, "entry", "entries"),
+			       db->origin);
 		report_fact_text(doc, "peaks", NULL,
 				 "dense TFLOP/s (INT8: TOP/s) at the SM clock each assumes; '-' unknown");
 	}

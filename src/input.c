@@ -24,9 +24,9 @@
 
 struct gz {
 	z_stream z;
-	int in_eof;     /* read(2) returned 0 */
-	int member_end; /* a gzip member ended; another may follow */
-	int done;       /* no more output */
+	int in_eof;         /* read(2) returned 0 */
+	int member_end;     /* a gzip member ended; another may follow */
+	int done;           /* no more output */
 	unsigned char in[INPUT_GZ_BUF];
 };
 

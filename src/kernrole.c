@@ -18,40 +18,27 @@
 #include "kprof/devdb.h"
 
 /* helpers inside math libraries: data movement although the name says cudnn/flash/gemm */
-static const char *const helper[] = { "splitkreduce",
-				      "splitk_reduce",
-				      "reducesplitk",
-				      "reduce_splitk",
-				      "nchwtonhwc",
-				      "nhwctonchw",
-				      "scalepackedtensor",
-				      "init_device_workspace",
-				      "computeoffsets",
-				      "reduce_wgrad",
-				      "convert_dq",
-				      "dot_do_o",
-				      "splitkv_combine",
-				      "fillfunctor",
-				      "direct_copy",
-				      "elementwise_kernel",
-				      "im2col",
-				      "col2im",
-				      NULL };
+static const char *const helper[] = {
+	"splitkreduce", "splitk_reduce", "reducesplitk", "reduce_splitk",
+	"nchwtonhwc", "nhwctonchw", "scalepackedtensor", "init_device_workspace",
+	"computeoffsets", "reduce_wgrad", "convert_dq", "dot_do_o", "splitkv_combine",
+	"fillfunctor", "direct_copy", "elementwise_kernel", "im2col", "col2im", NULL
+};
 
 /* math libraries and math templates */
-static const char *const math[] = { "gemm",      "gemv",   "nvjet", "cutlass",    "xmma",
-				    "cublas",    "cudnn",  "conv",  "implicit",   "winograd",
-				    "dgrad",     "wgrad",  "fprop", "flash",      "fmha",
-				    "attention", "attn",   "sdpa",  "wgmma",      "hmma",
-				    "tensorop",  "s16816", "s1688", "triton_tem", "matmul",
-				    "bmm",       "cijk_",  "magma", NULL };
+static const char *const math[] = {
+	"gemm", "gemv", "nvjet", "cutlass", "xmma", "cublas", "cudnn", "conv", "implicit",
+	"winograd", "dgrad", "wgrad", "fprop", "flash", "fmha", "attention", "attn", "sdpa",
+	"wgmma", "hmma", "tensorop", "s16816", "s1688", "triton_tem", "matmul", "bmm",
+	"cijk_", "magma", NULL
+};
 
 /* generic data movement */
-static const char *const move[] = { "elementwise", "vectorized", "unrolled",   "fill",
-				    "copy",        "memcpy",     "memset",     "reduce",
-				    "catarray",    "transpose",  "triton_poi", "triton_red",
-				    "triton_per",  "index",      "gather",     "scatter",
-				    "softmax",     "bias",       "swap01",     NULL };
+static const char *const move[] = {
+	"elementwise", "vectorized", "unrolled", "fill", "copy", "memcpy", "memset", "reduce",
+	"catarray", "transpose", "triton_poi", "triton_red", "triton_per", "index", "gather",
+	"scatter", "softmax", "bias", "swap01", NULL
+};
 
 static int any_of(const char *name, const char *const *frag)
 {

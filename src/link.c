@@ -207,9 +207,7 @@ static int32_t *op_tree(struct kp_trace *t)
 		int32_t par = sp ? stack[sp - 1] : -1;
 		enum kp_model_class c = (enum kp_model_class)op->cls;
 		op->parent = par;
-		primary[i] = par >= 0 && primary[par] >= 0 ? primary[par]
-			     : c == MODEL_PRIMARY          ? i
-							   : -1;
+		primary[i] = par >= 0 && primary[par] >= 0 ? primary[par] : c == MODEL_PRIMARY ? i : -1;
 		secondary[i] = c == MODEL_SECONDARY ? i : par >= 0 ? secondary[par] : -1;
 		op->model = primary[i] >= 0 ? primary[i] : secondary[i] >= 0 ? secondary[i] : i;
 		stack[sp++] = i;
@@ -247,12 +245,10 @@ static void launch_ops(struct kp_trace *t, const int32_t *oord, const struct ima
 		struct kp_launch *l = &t->launches[lord[lk]];
 		while (ok < t->nops) {
 			struct kp_op *op = &t->ops[oord[ok]];
-			if (op->thread > l->thread ||
-			    (op->thread == l->thread && op->ts_ns > l->ts_ns))
+			if (op->thread > l->thread || (op->thread == l->thread && op->ts_ns > l->ts_ns))
 				break;
 			while (sp && (t->ops[stack[sp - 1]].thread != op->thread ||
-				      op->ts_ns >= t->ops[stack[sp - 1]].ts_ns +
-							   t->ops[stack[sp - 1]].dur_ns))
+				      op->ts_ns >= t->ops[stack[sp - 1]].ts_ns + t->ops[stack[sp - 1]].dur_ns))
 				sp--;
 			stack[sp++] = oord[ok++];
 		}
@@ -293,8 +289,7 @@ static void gpu_ops(struct kp_trace *t, const struct imap *ext)
 			 * created in (kprof capture --): that op need not enclose the launch.
 			 */
 			op = e >= 0 && (encloses(&t->ops[e], l->thread, l->ts_ns) || graph_launch(l))
-				     ? e
-				     : l->op;
+				     ? e : l->op;
 		} else {
 			/* no runtime event recorded: trust External id only if it names an op */
 			op = imap_get(ext, g->ext_id);

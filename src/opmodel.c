@@ -18,7 +18,7 @@
 #define UNK (-1)
 #define OVF (-2)
 
-#define MAXSP  3  /* spatial dims of conv1d/2d/3d */
+#define MAXSP 3   /* spatial dims of conv1d/2d/3d */
 #define MAXDIM 64 /* dims of a tensor the models accept */
 
 static int64_t mul(int64_t a, int64_t b)
@@ -246,18 +246,10 @@ static int category(enum kp_dtype dt)
 	switch (dt) {
 	case DT_BOOL:
 		return 0;
-	case DT_I8:
-	case DT_U8:
-	case DT_I16:
-	case DT_I32:
-	case DT_I64:
-	case DT_U16:
-	case DT_U32:
-	case DT_U64:
+	case DT_I8: case DT_U8: case DT_I16: case DT_I32: case DT_I64:
+	case DT_U16: case DT_U32: case DT_U64:
 		return 1;
-	case DT_C32:
-	case DT_C64:
-	case DT_C128:
+	case DT_C32: case DT_C64: case DT_C128:
 		return 3;
 	default:
 		return 2;
@@ -352,12 +344,12 @@ static int fail(struct kp_cost *c, const char *note)
 /* ---- GEMM (§3.1, §6.2) ---------------------------------------------------- */
 
 struct gemm_schema {
-	int a, b; /* [M,K] x [K,N] (batched: [B,M,K] x [B,K,N]) */
-	int self; /* addend of addmm/baddbmm, -1 */
-	int beta; /* beta scalar, -1 */
-	int out;  /* first slot an out= tensor can take */
+	int a, b;     /* [M,K] x [K,N] (batched: [B,M,K] x [B,K,N]) */
+	int self;     /* addend of addmm/baddbmm, -1 */
+	int beta;     /* beta scalar, -1 */
+	int out;      /* first slot an out= tensor can take */
 	int batched;
-	int scaled; /* _scaled_mm: scales at 2,3, bias 4, scale_result 5, out_dtype 6 */
+	int scaled;   /* _scaled_mm: scales at 2,3, bias 4, scale_result 5, out_dtype 6 */
 	enum kp_dtype out_dtype; /* the output's dtype when fixed (_int_mm: int32), else DT_NONE */
 };
 
@@ -492,12 +484,12 @@ static int eval_grouped_mm(const struct kp_op_in *in, const struct model *m, str
 /* ---- convolution (§3.2, §6.2) ------------------------------------------- */
 
 struct conv_schema {
-	int x, w, bias;                /* bias -1: the op has none */
-	int stride, pad, dil, out_pad; /* -1: the default (1, 0, 1, 0) */
-	int groups;                    /* -1: 1 */
-	int transposed;                /* slot of the flag, or -1 */
-	int fixed_transposed;          /* with transposed == -1: 0 or 1 */
-	int out;                       /* first slot an out= tensor can take */
+	int x, w, bias;                     /* bias -1: the op has none */
+	int stride, pad, dil, out_pad;      /* -1: the default (1, 0, 1, 0) */
+	int groups;                         /* -1: 1 */
+	int transposed;                     /* slot of the flag, or -1 */
+	int fixed_transposed;               /* with transposed == -1: 0 or 1 */
+	int out;                            /* first slot an out= tensor can take */
 };
 
 /* aten::convolution / _convolution / convolution_overrideable (NF 1718, 1740) */
@@ -598,8 +590,8 @@ static void conv_bytes(const struct kp_op_in *in, const struct conv_schema *cs,
 	if (is_tensor(slot(in, cs->bias))) {
 		/* a bias added by a kernel of its own (cuDNN's aten::add_): read y and bias, write y */
 		c->math_bytes = c->bytes;
-		c->move_bytes =
-			add(mul(nbytes(y, o ? o->dtype : x->dtype), 2), tbytes(slot(in, cs->bias)));
+		c->move_bytes = add(mul(nbytes(y, o ? o->dtype : x->dtype), 2),
+				    tbytes(slot(in, cs->bias)));
 	}
 	c->bytes = add(c->bytes, tbytes(slot(in, cs->bias)));
 }
@@ -663,16 +655,13 @@ static int eval_conv(const struct kp_op_in *in, const struct model *m, struct kp
 		return fail(c, "convolution input and weight are not 3-D to 5-D of equal rank");
 	nsp = x->ndim - 2;
 	if (cs->transposed >= 0 && (transposed = parse_bool(text(slot(in, cs->transposed)))) < 0)
-		return eval_conv_linked(in, cs, x, w, c,
-					"convolution 'transposed' is not True or False");
+		return eval_conv_linked(in, cs, x, w, c, "convolution 'transposed' is not True or False");
 	if (cs->groups >= 0 && (parse_int(text(slot(in, cs->groups)), &groups) != 0 || groups < 1))
-		return eval_conv_linked(in, cs, x, w, c,
-					"convolution 'groups' is not a positive integer");
+		return eval_conv_linked(in, cs, x, w, c, "convolution 'groups' is not a positive integer");
 	if (conv_param(in, cs->stride, nsp, 1, stride) || conv_param(in, cs->pad, nsp, 0, pad) ||
 	    conv_param(in, cs->dil, nsp, 1, dil) || conv_param(in, cs->out_pad, nsp, 0, opad))
-		return eval_conv_linked(
-			in, cs, x, w, c,
-			"convolution stride, padding, dilation or output_padding unreadable");
+		return eval_conv_linked(in, cs, x, w, c,
+					"convolution stride, padding, dilation or output_padding unreadable");
 
 	/* weight [C_out, C_in/g, k..]; transposed [C_in, C_out/g, k..] */
 	if (transposed) {
@@ -808,9 +797,7 @@ static int eval_conv_bwd_part(const struct kp_op_in *in, const struct model *m, 
 		if (parse_ints(text(slot(in, 0)), wd, MAXSP + 2) != dy->ndim)
 			return fail(c, "cudnn_convolution_backward_weight: weight shape not recorded "
 				       "(no aten::cudnn_convolution_backward parent)");
-		ws = (struct kp_slot){
-			.ndim = dy->ndim, .dims = wd, .dtype = dy->dtype, .concrete = ""
-		};
+		ws = (struct kp_slot){ .ndim = dy->ndim, .dims = wd, .dtype = dy->dtype, .concrete = "" };
 		w = &ws;
 	}
 	if (!is_tensor(w) || w->ndim != dy->ndim || dy->dims[1] != w->dims[0])
@@ -836,18 +823,9 @@ static int eval_conv_bwd_part(const struct kp_op_in *in, const struct model *m, 
 
 /* ---- attention (§3.3-§3.6, §6.2) -------------------------------------------- */
 
-enum {
-	L_BHSD,
-	L_BSHD
-}; /* SDPA level [B,H,S,D]; flash [B,S,H,D], efficient [B,M,H,K] */
-enum {
-	CAUSAL_NONE,
-	CAUSAL_TOP_LEFT,
-	CAUSAL_BOTTOM_RIGHT
-};
-enum {
-	LSE_ALWAYS = -2
-};
+enum { L_BHSD, L_BSHD }; /* SDPA level [B,H,S,D]; flash [B,S,H,D], efficient [B,M,H,K] */
+enum { CAUSAL_NONE, CAUSAL_TOP_LEFT, CAUSAL_BOTTOM_RIGHT };
+enum { LSE_ALWAYS = -2 };
 
 struct attn_schema {
 	int bwd;
@@ -869,35 +847,32 @@ struct attn_schema {
  * flash kernel called directly is FlashAttention >= 2.1, bottom-right aligned
  * (identical when s_q == s_k, the only causal case sdpa lets flash run).
  */
-static const struct attn_schema s_sdpa_flash = { 0,  L_BHSD,     0,  1,  2, -1,
-						 -1, -1,         -1, -1, 4, CAUSAL_TOP_LEFT,
-						 -1, LSE_ALWAYS, -1, -1 };
-static const struct attn_schema s_sdpa_flash_bwd = { 1,  L_BHSD,          1,  2, 3,  0, 4, 5, -1, 6,
-						     11, CAUSAL_TOP_LEFT, -1, 0, -1, -1 };
-static const struct attn_schema s_sdpa_eff = { 0, L_BHSD,          0,  1, 2,  -1, -1, -1, 3, -1,
-					       6, CAUSAL_TOP_LEFT, -1, 4, -1, -1 };
-static const struct attn_schema s_sdpa_eff_bwd = { 1,  L_BHSD,          1,  2, 3,  0, 5, 6, 4, -1,
-						   11, CAUSAL_TOP_LEFT, -1, 0, 10, 3 };
-static const struct attn_schema s_sdpa_cudnn = { 0, L_BHSD,          0,  1, 2,  -1, -1, -1, 3, -1,
-						 6, CAUSAL_TOP_LEFT, -1, 4, -1, -1 };
-static const struct attn_schema s_sdpa_cudnn_bwd = { 1,  L_BHSD,          1,  2, 3,  0, 4, 5, 8, 9,
-						     14, CAUSAL_TOP_LEFT, -1, 0, -1, -1 };
-static const struct attn_schema s_flash_fwd = { 0,  L_BSHD,     0,  1, 2, -1,
-						-1, -1,         -1, 3, 8, CAUSAL_BOTTOM_RIGHT,
-						-1, LSE_ALWAYS, -1, -1 };
-static const struct attn_schema s_flash_bwd = { 1,  L_BSHD, 1,  2, 3,  0,
-						4,  5,      -1, 6, 11, CAUSAL_BOTTOM_RIGHT,
-						-1, 0,      -1, -1 };
-static const struct attn_schema s_eff_fwd = { 0, L_BSHD, 0,  1,           2, -1, -1, -1,
-					      3, 4,      -1, CAUSAL_NONE, 9, 10, -1, -1 };
-static const struct attn_schema s_eff_bwd = { 1, L_BSHD, 1,  2,           3,  0, 5,  10,
-					      4, 6,      -1, CAUSAL_NONE, 14, 0, 15, -1 };
+static const struct attn_schema s_sdpa_flash = {
+	0, L_BHSD, 0, 1, 2, -1, -1, -1, -1, -1, 4, CAUSAL_TOP_LEFT, -1, LSE_ALWAYS, -1, -1 };
+static const struct attn_schema s_sdpa_flash_bwd = {
+	1, L_BHSD, 1, 2, 3, 0, 4, 5, -1, 6, 11, CAUSAL_TOP_LEFT, -1, 0, -1, -1 };
+static const struct attn_schema s_sdpa_eff = {
+	0, L_BHSD, 0, 1, 2, -1, -1, -1, 3, -1, 6, CAUSAL_TOP_LEFT, -1, 4, -1, -1 };
+static const struct attn_schema s_sdpa_eff_bwd = {
+	1, L_BHSD, 1, 2, 3, 0, 5, 6, 4, -1, 11, CAUSAL_TOP_LEFT, -1, 0, 10, 3 };
+static const struct attn_schema s_sdpa_cudnn = {
+	0, L_BHSD, 0, 1, 2, -1, -1, -1, 3, -1, 6, CAUSAL_TOP_LEFT, -1, 4, -1, -1 };
+static const struct attn_schema s_sdpa_cudnn_bwd = {
+	1, L_BHSD, 1, 2, 3, 0, 4, 5, 8, 9, 14, CAUSAL_TOP_LEFT, -1, 0, -1, -1 };
+static const struct attn_schema s_flash_fwd = {
+	0, L_BSHD, 0, 1, 2, -1, -1, -1, -1, 3, 8, CAUSAL_BOTTOM_RIGHT, -1, LSE_ALWAYS, -1, -1 };
+static const struct attn_schema s_flash_bwd = {
+	1, L_BSHD, 1, 2, 3, 0, 4, 5, -1, 6, 11, CAUSAL_BOTTOM_RIGHT, -1, 0, -1, -1 };
+static const struct attn_schema s_eff_fwd = {
+	0, L_BSHD, 0, 1, 2, -1, -1, -1, 3, 4, -1, CAUSAL_NONE, 9, 10, -1, -1 };
+static const struct attn_schema s_eff_bwd = {
+	1, L_BSHD, 1, 2, 3, 0, 5, 10, 4, 6, -1, CAUSAL_NONE, 14, 0, 15, -1 };
 /* _cudnn_attention_forward adds cum_seq_q/k, max_q/k at 4-7: is_causal at 10 (NF 15291) */
-static const struct attn_schema s_cudnn_fwd = { 0,  L_BHSD,          0,  1, 2,  -1, -1, -1, 3, 4,
-						10, CAUSAL_TOP_LEFT, -1, 8, -1, -1 };
+static const struct attn_schema s_cudnn_fwd = {
+	0, L_BHSD, 0, 1, 2, -1, -1, -1, 3, 4, 10, CAUSAL_TOP_LEFT, -1, 8, -1, -1 };
 /* _cudnn_attention_backward: the slots of its sdpa parent (observed) */
-static const struct attn_schema s_cudnn_bwd = { 1,  L_BHSD,          1,  2, 3,  0, 4, 5, 8, 9,
-						14, CAUSAL_TOP_LEFT, -1, 0, -1, -1 };
+static const struct attn_schema s_cudnn_bwd = {
+	1, L_BHSD, 1, 2, 3, 0, 4, 5, 8, 9, 14, CAUSAL_TOP_LEFT, -1, 0, -1, -1 };
 
 struct attn_dims {
 	int64_t b, h, s, d;
@@ -1042,7 +1017,8 @@ static int eval_attn(const struct kp_op_in *in, const struct model *m, struct kp
 	if (!as->bwd)
 		c->flops = mul(mul3(2, aq.b, aq.h), mul(add(aq.d, d_v), pairs));
 	else
-		c->flops = mul(mul3(2, aq.b, aq.h), mul(add(mul(3, aq.d), mul(2, d_v)), pairs));
+		c->flops = mul(mul3(2, aq.b, aq.h),
+			       mul(add(mul(3, aq.d), mul(2, d_v)), pairs));
 	if (pairs < 0)
 		c->flops = OVF;
 	return 0;
@@ -1051,17 +1027,17 @@ static int eval_attn(const struct kp_op_in *in, const struct model *m, struct kp
 /* ---- pointwise (§6.2) --------------------------------------------------------- */
 
 enum pw_kind {
-	PW_PROMOTE, /* out: broadcast shape, promoted dtype */
-	PW_BOOL,    /* comparisons: broadcast shape, bool */
-	PW_SELF,    /* masked_fill: self's shape and dtype */
-	PW_WHERE,   /* where(cond, self, other): broadcast of all, dtype of self/other */
-	PW_DIV,     /* true division: integer inputs give fp32 */
-	PW_WRITE,   /* fill_, zero_: write self only */
-	PW_DROPOUT, /* dropout(input, p, train): y and a bool mask when training */
+	PW_PROMOTE,   /* out: broadcast shape, promoted dtype */
+	PW_BOOL,      /* comparisons: broadcast shape, bool */
+	PW_SELF,      /* masked_fill: self's shape and dtype */
+	PW_WHERE,     /* where(cond, self, other): broadcast of all, dtype of self/other */
+	PW_DIV,       /* true division: integer inputs give fp32 */
+	PW_WRITE,     /* fill_, zero_: write self only */
+	PW_DROPOUT,   /* dropout(input, p, train): y and a bool mask when training */
 };
 
 struct pw_schema {
-	int nin; /* operand positions: slots [0, nin) (tensors among them are read) */
+	int nin;      /* operand positions: slots [0, nin) (tensors among them are read) */
 	enum pw_kind kind;
 };
 
@@ -1125,7 +1101,7 @@ static int eval_pointwise(const struct kp_op_in *in, const struct model *m, stru
 	if (!is_tensor(self) && !(n > 1 && is_tensor(ops[1])))
 		return fail(c, "pointwise op has no tensor operand");
 	if (!is_tensor(self) && (ps->kind == PW_SELF || ps->kind == PW_WRITE ||
-				 ps->kind == PW_DROPOUT || in_place(in->name)))
+				  ps->kind == PW_DROPOUT || in_place(in->name)))
 		return fail(c, "pointwise op writes a self that is not a tensor");
 	c->dtype = is_tensor(self) ? self->dtype : ops[1]->dtype;
 
@@ -1187,13 +1163,7 @@ static int eval_pointwise(const struct kp_op_in *in, const struct model *m, stru
 
 /* ---- copies (§6.2) --------------------------------------------------------- */
 
-enum copy_kind {
-	CP_COPY_,
-	CP_SAME,
-	CP_TO_COPY,
-	CP_TO,
-	CP_CAT
-};
+enum copy_kind { CP_COPY_, CP_SAME, CP_TO_COPY, CP_TO, CP_CAT };
 
 static const int k_copy_ = CP_COPY_, k_same = CP_SAME, k_to_copy = CP_TO_COPY, k_to = CP_TO;
 static const int k_cat = CP_CAT;
@@ -1212,8 +1182,7 @@ static enum kp_dtype to_dtype(const struct kp_op_in *in, const struct kp_slot *s
 	if (is_tensor(s1))
 		return s1->dtype;
 	switch (in->nslots) {
-	case 8:
-	case 5:
+	case 8: case 5:
 		return scalar_type_or(s1, self->dtype);
 	case 6:
 		return scalar_type_or(slot(in, 2), self->dtype);
@@ -1309,20 +1278,13 @@ static int eval_copy(const struct kp_op_in *in, const struct model *m, struct kp
 
 /* ---- reductions (§6.2) ---------------------------------------------------- */
 
-enum red_out {
-	RO_SAME,
-	RO_SUM,
-	RO_INDEX,
-	RO_BOOL,
-	RO_VALUES_INDICES,
-	RO_TWO
-};
+enum red_out { RO_SAME, RO_SUM, RO_INDEX, RO_BOOL, RO_VALUES_INDICES, RO_TWO };
 
 struct red_schema {
-	int dim;        /* slot of dim (int, int[] or None) */
-	int dtype;      /* slot of the dtype argument, -1 */
-	int full_max;   /* at most this many slots (without out=): the full-reduction overload */
-	int full_dtype; /* its dtype slot, -1 */
+	int dim;         /* slot of dim (int, int[] or None) */
+	int dtype;       /* slot of the dtype argument, -1 */
+	int full_max;    /* at most this many slots (without out=): the full-reduction overload */
+	int full_dtype;  /* its dtype slot, -1 */
 	enum red_out out;
 };
 
@@ -1371,8 +1333,9 @@ static int64_t reduced_numel(const struct kp_slot *x, const char *t)
 	return n;
 }
 
-static const struct model m_max_other = { "aten::max", MODEL_SECONDARY, "pointwise", eval_pointwise,
-					  &s_binary };
+static const struct model m_max_other = {
+	"aten::max", MODEL_SECONDARY, "pointwise", eval_pointwise, &s_binary
+};
 
 static int eval_reduce(const struct kp_op_in *in, const struct model *m, struct kp_cost *c)
 {
@@ -1428,13 +1391,7 @@ static int eval_reduce(const struct kp_op_in *in, const struct model *m, struct 
 
 /* ---- norms (§6.2) ------------------------------------------------------------ */
 
-enum norm_kind {
-	N_LAYER,
-	N_LAYER_BWD,
-	N_RMS,
-	N_FUSED_RMS,
-	N_FUSED_RMS_BWD
-};
+enum norm_kind { N_LAYER, N_LAYER_BWD, N_RMS, N_FUSED_RMS, N_FUSED_RMS_BWD };
 
 static const int k_layer = N_LAYER, k_layer_bwd = N_LAYER_BWD, k_rms = N_RMS;
 static const int k_fused_rms = N_FUSED_RMS, k_fused_rms_bwd = N_FUSED_RMS_BWD;
@@ -1488,9 +1445,7 @@ static int eval_norm(const struct kp_op_in *in, const struct model *m, struct kp
 		 * Traces before Concrete Inputs (2022) leave normalized_shape empty: the
 		 * affine weight has that shape, so rows = numel(x) / numel(weight).
 		 */
-		const struct kp_slot *wt = slot(in, kind == N_LAYER_BWD       ? 5
-						    : kind == N_FUSED_RMS_BWD ? 4
-									      : 2);
+		const struct kp_slot *wt = slot(in, kind == N_LAYER_BWD ? 5 : kind == N_FUSED_RMS_BWD ? 4 : 2);
 		if (is_tensor(wt) && numel(wt) > 0 && numel(x) >= 0 && numel(x) % numel(wt) == 0)
 			rows = numel(x) / numel(wt);
 	}
@@ -1546,11 +1501,7 @@ static int eval_norm(const struct kp_op_in *in, const struct model *m, struct kp
 
 /* ---- softmax (§6.2) ------------------------------------------------------------- */
 
-enum sm_kind {
-	SM_DTYPE,
-	SM_HALF_TO_FLOAT,
-	SM_BWD
-};
+enum sm_kind { SM_DTYPE, SM_HALF_TO_FLOAT, SM_BWD };
 
 static const int k_sm_dtype = SM_DTYPE, k_sm_h2f = SM_HALF_TO_FLOAT, k_sm_bwd = SM_BWD;
 
@@ -1600,14 +1551,8 @@ static int eval_softmax(const struct kp_op_in *in, const struct model *m, struct
  * _scaled_dot_product_attention_math, dropout's autograd nodes, ...) are absent:
  * their children carry the work (§5).
  */
-#define P(n, fam, fn, aux)                                                                         \
-	{                                                                                          \
-		"aten::" n, MODEL_PRIMARY, fam, fn, aux                                            \
-	}
-#define S(n, fam, fn, aux)                                                                         \
-	{                                                                                          \
-		"aten::" n, MODEL_SECONDARY, fam, fn, aux                                          \
-	}
+#define P(n, fam, fn, aux) { "aten::" n, MODEL_PRIMARY, fam, fn, aux }
+#define S(n, fam, fn, aux) { "aten::" n, MODEL_SECONDARY, fam, fn, aux }
 static const struct model models[] = {
 	P("_addmm_activation", "gemm", eval_gemm, &s_addmm_act),
 	P("_convolution", "conv", eval_conv, &s_convolution),

@@ -20,8 +20,7 @@
 #include "kprof/link.h"
 
 static const char *const kind_names[COLL_NKIND] = {
-	"allreduce", "allgather", "reducescatter", "alltoall",
-	"sendrecv",  "broadcast", "reduce",        "other",
+	"allreduce", "allgather", "reducescatter", "alltoall", "sendrecv", "broadcast", "reduce", "other",
 };
 
 const char *ranks_kind_name(int kind)
@@ -57,19 +56,11 @@ double ranks_bus_factor(int kind, int n)
 /* c10 ScalarType names (record_param_comms "dtype") -> bytes; 0 unknown */
 static int c10_dtype_bytes(const char *s)
 {
-	static const struct {
-		const char *name;
-		int bytes;
-	} tab[] = {
-		{ "Byte", 1 },           { "Char", 1 },
-		{ "Bool", 1 },           { "QInt8", 1 },
-		{ "QUInt8", 1 },         { "Short", 2 },
-		{ "Half", 2 },           { "BFloat16", 2 },
-		{ "UInt16", 2 },         { "Int", 4 },
-		{ "Float", 4 },          { "QInt32", 4 },
-		{ "UInt32", 4 },         { "ComplexHalf", 4 },
-		{ "Long", 8 },           { "Double", 8 },
-		{ "ComplexFloat", 8 },   { "UInt64", 8 },
+	static const struct { const char *name; int bytes; } tab[] = {
+		{ "Byte", 1 }, { "Char", 1 }, { "Bool", 1 }, { "QInt8", 1 }, { "QUInt8", 1 },
+		{ "Short", 2 }, { "Half", 2 }, { "BFloat16", 2 }, { "UInt16", 2 },
+		{ "Int", 4 }, { "Float", 4 }, { "QInt32", 4 }, { "UInt32", 4 }, { "ComplexHalf", 4 },
+		{ "Long", 8 }, { "Double", 8 }, { "ComplexFloat", 8 }, { "UInt64", 8 },
 		{ "ComplexDouble", 16 },
 	};
 	if (!s)
@@ -194,8 +185,7 @@ void ranks_summarize(struct kp_rank *r, const struct kp_trace *t)
 		int64_t sum = 0, n = 0;
 		for (size_t i = 0; i < b.nsteps; i++) {
 			const struct kp_bd_step *s = &b.steps[i];
-			r->steps[i] = (struct kp_rank_step){ s->num, s->b.start_ns, s->b.span_ns,
-							     s->partial };
+			r->steps[i] = (struct kp_rank_step){ s->num, s->b.start_ns, s->b.span_ns, s->partial };
 			/* the partial last step holds the trace's tail: left out when others exist */
 			if (s->partial && b.nsteps > 1)
 				continue;
@@ -232,8 +222,7 @@ void ranks_summarize(struct kp_rank *r, const struct kp_trace *t)
 		c->group = -1;
 		c->bytes = -1;
 		const struct kp_coll *m = coll[i] >= 0 ? &t->colls[coll[i]] : NULL;
-		c->kind =
-			(int8_t)(m && m->name ? kind_from_coll(m->name) : kind_from_kernel(g->name));
+		c->kind = (int8_t)(m && m->name ? kind_from_coll(m->name) : kind_from_kernel(g->name));
 		if (m) {
 			c->group = m->group_size;
 			c->bytes = coll_bytes(c->kind, m);
@@ -249,7 +238,7 @@ void ranks_summarize(struct kp_rank *r, const struct kp_trace *t)
 struct job {
 	char *const *paths;
 	size_t n;
-	size_t next; /* atomic: the next file to take */
+	size_t next;              /* atomic: the next file to take */
 	struct kp_rank *r;
 	const struct kp_load_opts *lo;
 };
@@ -349,16 +338,14 @@ static void order_ranks(struct kp_ranks *rs)
 		for (size_t i = 1; i < rs->n; i++)
 			if (rs->r[i].rank == rs->r[i - 1].rank) {
 				diag_warn_add(&rs->warn, "duplicate ranks", rs->r[i].file,
-					      "rank %" PRId64
-					      " appears in '%s' and '%s': ranks follow the argument order",
-					      rs->r[i].rank, rs->r[i - 1].file, rs->r[i].file);
+					 "rank %" PRId64 " appears in '%s' and '%s': ranks follow the argument order",
+					 rs->r[i].rank, rs->r[i - 1].file, rs->r[i].file);
 				bad = 1;
 				break;
 			}
 	} else {
-		diag_warn_add(
-			&rs->warn, "traces without a rank", NULL,
-			"a trace has no distributedInfo.rank and no rank in its file name: ranks follow the argument order");
+		diag_warn_add(&rs->warn, "traces without a rank", NULL,
+			 "a trace has no distributedInfo.rank and no rank in its file name: ranks follow the argument order");
 	}
 	if (bad) {
 		/* back to argument order: file names were given in it, ranks numbered 0.. */
@@ -375,17 +362,15 @@ static void order_ranks(struct kp_ranks *rs)
 				snprintf(a, sizeof(a), "world size %" PRId64, ws);
 			if (rs->r[i].world_size > 0)
 				snprintf(b, sizeof(b), "world size %" PRId64, rs->r[i].world_size);
-			diag_warn_add(&rs->warn, "world sizes differ", rs->r[i].file,
-				      "'%s' has %s, '%s' %s", rs->r[0].file, a, rs->r[i].file, b);
+			diag_warn_add(&rs->warn, "world sizes differ", rs->r[i].file, "'%s' has %s, '%s' %s",
+				      rs->r[0].file, a, rs->r[i].file, b);
 			break;
 		}
 	if (ws > 0 && (int64_t)rs->n < ws)
-		diag_warn_add(&rs->warn, "missing ranks", NULL, "%zu of %" PRId64 " ranks given",
-			      rs->n, ws);
+		diag_warn_add(&rs->warn, "missing ranks", NULL, "%zu of %" PRId64 " ranks given", rs->n, ws);
 }
 
-static struct kp_coll_row *coll_row(struct kp_ranks *rs, int kind, int64_t bytes, int32_t n,
-				    size_t *cap)
+static struct kp_coll_row *coll_row(struct kp_ranks *rs, int kind, int64_t bytes, int32_t n, size_t *cap)
 {
 	for (size_t i = 0; i < rs->ncolls; i++)
 		if (rs->colls[i].kind == kind && rs->colls[i].bytes == bytes && rs->colls[i].n == n)
@@ -416,7 +401,7 @@ static int cmp_coll_row(const void *pa, const void *pb)
 struct step_acc {
 	int64_t num;
 	int64_t instances;
-	int64_t *late, *lag; /* per rank index */
+	int64_t *late, *lag;      /* per rank index */
 };
 
 static struct step_acc *step_of(struct step_acc *acc, size_t nacc, int64_t num)
@@ -476,8 +461,8 @@ static void match_collectives(struct kp_ranks *rs, struct step_acc *acc, size_t 
 		rs->unmatched += (int64_t)(rs->r[i].ncomms - m);
 	if (mx != m)
 		diag_warn_add(&rs->warn, "unmatched collectives", NULL,
-			      "ranks ran %zu to %zu communication kernels: the first %zu of each are matched by order",
-			      m, mx, m);
+			 "ranks ran %zu to %zu communication kernels: the first %zu of each are matched by order",
+			 m, mx, m);
 	size_t cap = 0;
 	int64_t kind_mismatch = 0, spread_max = 0;
 	for (size_t k = 0; k < m; k++) {
@@ -500,9 +485,7 @@ static void match_collectives(struct kp_ranks *rs, struct step_acc *acc, size_t 
 			spread_max = smax - smin;
 		rs->matched++;
 		/* group size from the metadata, else the world, else the ranks given */
-		int32_t n = c0->group > 0        ? c0->group
-			    : r0->world_size > 0 ? (int32_t)r0->world_size
-						 : (int32_t)nr;
+		int32_t n = c0->group > 0 ? c0->group : r0->world_size > 0 ? (int32_t)r0->world_size : (int32_t)nr;
 		struct kp_coll_row *row = coll_row(rs, c0->kind, c0->bytes, n, &cap);
 		row->calls++;
 		row->time_ns += tmin;
@@ -516,15 +499,12 @@ static void match_collectives(struct kp_ranks *rs, struct step_acc *acc, size_t 
 	/* a collective cannot start further apart than a whole trace lasts: other clocks */
 	if (spread_max > r0->bd.span_ns)
 		diag_warn_add(&rs->warn, "clocks differ", NULL,
-			      "one collective's start differs by %" PRId64
-			      " ns across ranks, more than a trace's GPU span: the ranks' clocks disagree and lags are not meaningful",
-			      spread_max);
+			 "one collective's start differs by %" PRId64 " ns across ranks, more than a trace's GPU span: the ranks' clocks disagree and lags are not meaningful",
+			 spread_max);
 	if (kind_mismatch)
 		diag_warn_add(&rs->warn, "collective kinds differ", NULL,
-			      "%" PRId64
-			      " matched communication kernels differ in kind from rank %" PRId64
-			      "'s: rows use rank %" PRId64 "'s",
-			      kind_mismatch, r0->rank, r0->rank);
+			 "%" PRId64 " matched communication kernels differ in kind from rank %" PRId64 "'s: rows use rank %" PRId64 "'s",
+			 kind_mismatch, r0->rank, r0->rank);
 }
 
 /* Each row's algbw and busbw; rows by time, longest first. */
@@ -581,8 +561,7 @@ static void find_stragglers(struct kp_ranks *rs, struct step_acc *acc, size_t na
 		if (a->instances) {
 			size_t best = 0;
 			for (size_t i = 1; i < nr; i++)
-				if (a->late[i] > a->late[best] ||
-				    (a->late[i] == a->late[best] && a->lag[i] > a->lag[best]))
+				if (a->late[i] > a->late[best] || (a->late[i] == a->late[best] && a->lag[i] > a->lag[best]))
 					best = i;
 			g->rank = rs->r[best].rank;
 			g->late = a->late[best];

@@ -31,7 +31,7 @@ enum cat {
 	CAT_KERNEL,
 	CAT_MEMCPY,
 	CAT_MEMSET,
-	CAT_RANGE, /* cuda_profiler_range: measured counters, no time */
+	CAT_RANGE,    /* cuda_profiler_range: measured counters, no time */
 };
 
 /* 1 MB: RSS, not speed, changes with it.  tests/fuzz/run.sh builds with a small window, so the
@@ -41,8 +41,8 @@ enum cat {
 #endif
 
 #define MAX_SLOTS 128
-#define MAX_DIMS  1024
-#define MAX_LIST  256
+#define MAX_DIMS 1024
+#define MAX_LIST 256
 
 /* The fields of one event being read; reset per event. */
 struct ev {
@@ -54,9 +54,9 @@ struct ev {
 	int64_t ts, dur;
 	uint8_t has_ts, has_dur;
 	int64_t ext_id, corr, device, stream, bytes, kernel_flop;
-	int64_t seq; /* "Sequence number" */
+	int64_t seq;            /* "Sequence number" */
 	double kernel_num_gb;
-	int64_t mflops, mbytes; /* "kprof measured flops", "kprof dram bytes" */
+	int64_t mflops, mbytes;  /* "kprof measured flops", "kprof dram bytes" */
 	int32_t sm_clock_mhz;
 	int8_t prec_hint;
 	int64_t range_flops[3]; /* CAT_RANGE: fp64, fp32, fp16; -1 none */
@@ -69,8 +69,8 @@ struct ev {
 	int shapes_overflow;
 	int nlist_used;
 	int slot_ndim[MAX_SLOTS];
-	int slot_nlist[MAX_SLOTS]; /* TensorList: tensors in the slot */
-	int slot_list0[MAX_SLOTS]; /* TensorList: first entry in list_* */
+	int slot_nlist[MAX_SLOTS];   /* TensorList: tensors in the slot */
+	int slot_list0[MAX_SLOTS];   /* TensorList: first entry in list_* */
 	int list_ndim[MAX_LIST];
 	int list_dim0[MAX_LIST];
 	int slot_dim0[MAX_SLOTS];
@@ -81,17 +81,17 @@ struct ev {
 
 struct loader {
 	struct kp_trace *t;
-	int annotations; /* keep user annotations (kp_load_opts) */
+	int annotations;     /* keep user annotations (kp_load_opts) */
 	struct kp_json p;
 	struct kp_input in;
 	struct kp_diag *d;
 	struct kp_diag read_diag;
 	int read_err;
-	char *scratch[2]; /* unescape and utf8_clean buffers */
+	char *scratch[2];    /* unescape and utf8_clean buffers */
 	size_t scratch_cap[2];
 	/* (pid, tid, pid_str, tid_str) bytes (copies in t->arena) -> index into t->threads */
 	struct kp_hmap threads;
-	int32_t last_thread; /* index of the last thread_index() answer, -1 none */
+	int32_t last_thread;   /* index of the last thread_index() answer, -1 none */
 	/* B/E pairing: stack of open ops (index into t->ops) */
 	int32_t *open;
 	size_t nopen, capopen;
@@ -108,9 +108,9 @@ static struct kp_slot *decode_new(struct loader *L, struct ev *e, int n);
 
 static const char empty_str[] = "";
 
-#define VEC_PUSH(vec, n, cap)                                                                      \
-	((n) == (cap) ? ((cap) = (cap) ? (cap)*2 : 256,                                            \
-			 (vec) = xrealloc((vec), (cap) * sizeof(*(vec))), &(vec)[(n)++])           \
+#define VEC_PUSH(vec, n, cap)                                                   \
+	((n) == (cap) ? ((cap) = (cap) ? (cap) * 2 : 256,                       \
+			 (vec) = xrealloc((vec), (cap) * sizeof(*(vec))), &(vec)[(n)++]) \
 		      : &(vec)[(n)++])
 
 static ssize_t read_cb(void *ctx, void *buf, size_t cap)
@@ -393,8 +393,7 @@ static int read_str_list(struct loader *L, struct ev *e, int types)
 		}
 		if (slot < MAX_SLOTS) {
 			if (types)
-				e->slot_type[slot] = ty == JT_STR ? dtype_parse(tk.s, tk.len)
-								  : DT_NONE;
+				e->slot_type[slot] = ty == JT_STR ? dtype_parse(tk.s, tk.len) : DT_NONE;
 			else
 				e->slot_conc[slot] = ty == JT_STR && tk.len ? intern_tok(L, &tk)
 									    : empty_str;
@@ -412,9 +411,9 @@ static int read_str_list(struct loader *L, struct ev *e, int types)
 	return 0;
 }
 
-#define NI_CLASS         0x0f /* enum kp_model_class */
+#define NI_CLASS 0x0f        /* enum kp_model_class */
 #define NI_CONV_BWD_NODE 0x10 /* an autograd node of a convolution: its Sequence number is read */
-#define NI_SHAPES        0x20 /* no model, but its shapes feed another op's (fwdbwd.c) */
+#define NI_SHAPES 0x20        /* no model, but its shapes feed another op's (fwdbwd.c) */
 
 /*
  * An autograd node of a convolution ("CudnnConvolutionBackward", "ConvolutionBackward0",
@@ -434,9 +433,7 @@ static int name_info(struct loader *L, const char *name)
 	if (created)
 		e->val.i = opmodel_class(name) | (conv_bwd_node(name) ? NI_CONV_BWD_NODE : 0) |
 			   (!strcmp(name, "aten::cudnn_convolution_backward") ||
-					    !strcmp(name, "aten::miopen_convolution_backward")
-				    ? NI_SHAPES
-				    : 0);
+			    !strcmp(name, "aten::miopen_convolution_backward") ? NI_SHAPES : 0);
 	return (int)e->val.i;
 }
 
@@ -464,14 +461,11 @@ static int range_counter(struct loader *L, struct ev *e, const struct kp_json_to
 	static const char pfx[] = "smsp__sass_thread_inst_executed_op_";
 	static const char sfx[] = "_pred_on.sum";
 	size_t np = sizeof(pfx) - 1, ns = sizeof(sfx) - 1;
-	if (key->len != np + 4 + ns || memcmp(key->s, pfx, np) ||
-	    memcmp(key->s + key->len - ns, sfx, ns))
+	if (key->len != np + 4 + ns || memcmp(key->s, pfx, np) || memcmp(key->s + key->len - ns, sfx, ns))
 		return 0;
 	const char *op = key->s + np;
 	int prec = op[0] == 'd' ? 0 : op[0] == 'f' ? 1 : op[0] == 'h' ? 2 : -1;
-	int mul = !memcmp(op + 1, "fma", 3)                                  ? 2
-		  : (!memcmp(op + 1, "add", 3) || !memcmp(op + 1, "mul", 3)) ? 1
-									     : 0;
+	int mul = !memcmp(op + 1, "fma", 3) ? 2 : (!memcmp(op + 1, "add", 3) || !memcmp(op + 1, "mul", 3)) ? 1 : 0;
 	if (prec < 0 || !mul)
 		return 0;
 	int64_t v;
@@ -503,10 +497,9 @@ static int coll_arg(struct loader *L, struct ev *e, const struct kp_json_tok *ke
 		}
 		return 1;
 	}
-	int64_t *dst = TOK_IS(key, "In msg nelems")    ? &e->coll_in
-		       : TOK_IS(key, "Out msg nelems") ? &e->coll_out
-		       : TOK_IS(key, "Group size")     ? &e->coll_group
-						       : NULL;
+	int64_t *dst = TOK_IS(key, "In msg nelems") ? &e->coll_in :
+		       TOK_IS(key, "Out msg nelems") ? &e->coll_out :
+		       TOK_IS(key, "Group size") ? &e->coll_group : NULL;
 	if (!dst)
 		return 0;
 	if ((*r = read_int(L, 0, &v)) > 0 && v >= 0)
@@ -667,14 +660,10 @@ static int32_t thread_index(struct loader *L, int64_t pid, uint8_t pid_str, int6
 	/* runs of events on one thread are the rule: check the last answer first */
 	if (L->last_thread >= 0) {
 		const struct kp_thread *lt = &t->threads[L->last_thread];
-		if (lt->pid == pid && lt->tid == tid && lt->pid_str == pid_str &&
-		    lt->tid_str == tid_str)
+		if (lt->pid == pid && lt->tid == tid && lt->pid_str == pid_str && lt->tid_str == tid_str)
 			return L->last_thread;
 	}
-	struct {
-		int64_t pid, tid;
-		uint8_t pid_str, tid_str;
-	} key;
+	struct { int64_t pid, tid; uint8_t pid_str, tid_str; } key;
 	memset(&key, 0, sizeof(key)); /* padding bytes take part in the key */
 	key.pid = pid;
 	key.tid = tid;
@@ -701,11 +690,11 @@ static int32_t thread_index(struct loader *L, int64_t pid, uint8_t pid_str, int6
 static size_t encode_slots(const struct ev *e, int n, unsigned char *buf, size_t cap)
 {
 	size_t len = 0;
-#define PUT(v)                                                                                     \
-	do {                                                                                       \
-		if (len <= cap && cap - len >= sizeof(v))                                          \
-			memcpy(buf + len, &(v), sizeof(v));                                        \
-		len += sizeof(v);                                                                  \
+#define PUT(v)                                                   \
+	do {                                                     \
+		if (len <= cap && cap - len >= sizeof(v))      \
+			memcpy(buf + len, &(v), sizeof(v));      \
+		len += sizeof(v);                                \
 	} while (0)
 	for (int i = 0; i < n; i++) {
 		int32_t ndim = i < e->nslots_dims && e->slot_ndim[i] > 0 ? e->slot_ndim[i] : 0;
@@ -945,8 +934,7 @@ static int check_event(struct loader *L, int64_t off, struct ev *e)
 		return 0;
 	}
 	if (e->dur < 0) {
-		warn_at(L, off, "events with negative 'dur'",
-			"event '%.*s' has negative 'dur'; taken as 0",
+		warn_at(L, off, "events with negative 'dur'", "event '%.*s' has negative 'dur'; taken as 0",
 			NAME80(e->name ? e->name : ""));
 		e->dur = 0;
 	}
@@ -1065,14 +1053,11 @@ static void add_gpu(struct loader *L, int64_t off, struct ev *e)
 	g->launch = g->op = -1;
 	g->sm_clock_mhz = e->sm_clock_mhz;
 	g->step = -1;
-	g->kind = e->cat == CAT_KERNEL   ? GPU_KERNEL
-		  : e->cat == CAT_MEMCPY ? GPU_MEMCPY
-					 : GPU_MEMSET;
+	g->kind = e->cat == CAT_KERNEL ? GPU_KERNEL : e->cat == CAT_MEMCPY ? GPU_MEMCPY : GPU_MEMSET;
 	if (e->coll || e->coll_in >= 0 || e->coll_out >= 0) {
 		struct kp_coll *c = VEC_PUSH(t->colls, t->ncolls, t->capcolls);
 		c->gpu = (int32_t)(t->ngpu - 1);
-		c->group_size =
-			e->coll_group > 0 && e->coll_group < INT32_MAX ? (int32_t)e->coll_group : -1;
+		c->group_size = e->coll_group > 0 && e->coll_group < INT32_MAX ? (int32_t)e->coll_group : -1;
 		c->name = e->coll;
 		c->dtype = e->coll_dtype;
 		c->in_nelems = e->coll_in;
@@ -1174,8 +1159,7 @@ static int parse_event_array(struct loader *L, int64_t arr_off, const char *what
 		char loc[512];
 		locate(L, first_other, loc, sizeof(loc));
 		return diag_error(L->d, KP_BADINPUT,
-				  "%s: error: not a Chrome trace: %s holds no event objects", loc,
-				  what);
+				  "%s: error: not a Chrome trace: %s holds no event objects", loc, what);
 	}
 	return 0;
 }
@@ -1190,8 +1174,7 @@ static int parse_events(struct loader *L)
 		char loc[512];
 		locate(L, tk.off, loc, sizeof(loc));
 		return diag_error(L->d, KP_BADINPUT,
-				  "%s: error: not a Chrome trace: 'traceEvents' is not an array",
-				  loc);
+				  "%s: error: not a Chrome trace: 'traceEvents' is not an array", loc);
 	}
 	return parse_event_array(L, tk.off, "'traceEvents'");
 }
@@ -1348,8 +1331,7 @@ static int parse_document(struct loader *L)
 			int r;
 			if (TOK_IS(&tk, "traceEvents")) {
 				r = parse_events(L);
-			} else if (TOK_IS(&tk, "deviceProperties") ||
-				   TOK_IS(&tk, "computeProperties")) {
+			} else if (TOK_IS(&tk, "deviceProperties") || TOK_IS(&tk, "computeProperties")) {
 				/* PyTorch 1.8 (2021) wrote computeProperties with multiProcessorCount,
 				 * major, minor (pytorch/kineto tb_plugin/test/gpu_metrics_input.json) */
 				r = parse_devprops(L);
@@ -1373,19 +1355,17 @@ static int parse_document(struct loader *L)
 	} else {
 		char loc[512];
 		locate(L, tk.off, loc, sizeof(loc));
-		return diag_error(
-			L->d, KP_BADINPUT,
-			"%s: error: not a Chrome trace: expected an object or array at the top level",
-			loc);
+		return diag_error(L->d, KP_BADINPUT,
+				  "%s: error: not a Chrome trace: expected an object or array at the top level",
+				  loc);
 	}
 	ty = json_next(&L->p, &tk);
 	if (ty != JT_END)
 		return -1;
 	if (!L->has_events)
-		return diag_error(
-			L->d, KP_BADINPUT,
-			"%s: error: not a Chrome trace: no 'traceEvents' array in the top-level object",
-			L->t->display);
+		return diag_error(L->d, KP_BADINPUT,
+				  "%s: error: not a Chrome trace: no 'traceEvents' array in the top-level object",
+				  L->t->display);
 	return 0;
 }
 
@@ -1403,11 +1383,12 @@ static void gzip_cut_after_json(struct loader *L, const struct kp_load_opts *o)
 		return;
 	}
 	diag_warn_add(&t->warn, "truncated traces", t->display,
-		      "gzip data ends early at compressed byte %lld, after decompressed byte %lld; the JSON in it is complete",
-		      L->in.trunc_raw, L->in.trunc_out);
+		 "gzip data ends early at compressed byte %lld, after decompressed byte %lld; the JSON in it is complete",
+		 L->in.trunc_raw, L->in.trunc_out);
 }
 
-int trace_load(struct kp_trace *t, const char *path, const struct kp_load_opts *o, struct kp_diag *d)
+int trace_load(struct kp_trace *t, const char *path, const struct kp_load_opts *o,
+	       struct kp_diag *d)
 {
 	memset(t, 0, sizeof(*t));
 	t->warn.all = o && o->warn_all;
@@ -1440,18 +1421,17 @@ int trace_load(struct kp_trace *t, const char *path, const struct kp_load_opts *
 			char loc[512], gz[160] = "";
 			locate(L, L->p.err_off, loc, sizeof(loc));
 			if (L->in.truncated)
-				snprintf(gz, sizeof(gz),
-					 " (decompressed; the gzip data ends at compressed byte %lld)",
+				snprintf(gz, sizeof(gz), " (decompressed; the gzip data ends at compressed byte %lld)",
 					 L->in.trunc_raw);
 			if (o && o->strict) {
 				diag_error(d, KP_BADINPUT,
-					   "%s: error: trace is truncated at byte %lld%s (--strict)",
-					   loc, (long long)L->p.err_off, gz);
+					   "%s: error: trace is truncated at byte %lld%s (--strict)", loc,
+					   (long long)L->p.err_off, gz);
 			} else {
 				diag_warn_add(&t->warn, "truncated traces", loc,
-					      "trace is truncated at byte %lld%s; analyzed the %lld complete events that end before byte %lld",
-					      (long long)L->p.err_off, gz, (long long)t->nevents,
-					      (long long)L->last_good_off);
+					 "trace is truncated at byte %lld%s; analyzed the %lld complete events that end before byte %lld",
+					 (long long)L->p.err_off, gz, (long long)t->nevents,
+					 (long long)L->last_good_off);
 				rc = 0;
 			}
 		} else {

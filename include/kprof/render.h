@@ -13,9 +13,9 @@
 
 struct kp_render_opts {
 	enum kp_format format;
-	int color;      /* ANSI colours in the table format */
-	int stats;      /* add med/min/max columns */
-	int full_names; /* --name=full */
+	int color;        /* ANSI colours in the table format */
+	int stats;        /* add med/min/max columns */
+	int full_names;   /* --name=full */
 };
 
 /* Prototypes */

@@ -10,21 +10,10 @@
 #include "kprof/report.h"
 
 /* In the order of the --format choices (cmd-analyze.c, cmd-diff.c). */
-enum kp_format {
-	FMT_TABLE = 0,
-	FMT_CSV,
-	FMT_JSON,
-	FMT_MARKDOWN,
-	FMT_HTML,
-	FMT_SVG
-};
+enum kp_format { FMT_TABLE = 0, FMT_CSV, FMT_JSON, FMT_MARKDOWN, FMT_HTML, FMT_SVG };
 
 /* --color=WHEN, in the order of the option's choices. */
-enum kp_color {
-	COLOR_AUTO = 0,
-	COLOR_ALWAYS,
-	COLOR_NEVER
-};
+enum kp_color { COLOR_AUTO = 0, COLOR_ALWAYS, COLOR_NEVER };
 
 /* Prototypes */
 /*

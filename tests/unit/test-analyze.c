@@ -29,6 +29,7 @@ static int analyze_sort(struct kp_report *r, const char *keys, const char **bad)
 	return 0;
 }
 
+
 static struct kp_devdb db;
 
 /*
@@ -223,8 +224,7 @@ static void short_names_drop_return_type_and_arguments_only_for_signatures(void 
 			    "at::k<float, (int)3>");
 	assert_string_equal(analyze_short_name(&a, "Memcpy HtoD (Pageable -> Device)"),
 			    "Memcpy HtoD (Pageable -> Device)");
-	assert_string_equal(analyze_short_name(&a, "nvjet_sm90_tst_256x128"),
-			    "nvjet_sm90_tst_256x128");
+	assert_string_equal(analyze_short_name(&a, "nvjet_sm90_tst_256x128"), "nvjet_sm90_tst_256x128");
 	arena_free(&a);
 }
 
@@ -242,8 +242,7 @@ static void options_parse_values_and_reject_bad_ones(void **state)
 		{ "sort", 's', OPT_STR, "K", "sort", &s, NULL, NULL },
 		{ NULL, 0, 0, NULL, NULL, NULL, NULL, NULL },
 	};
-	char *argv[] = { "x",  "-n5",  "a.json", "--format=csv", "--no-strict",
-			 "-s", "time", "--",     "-b",           NULL };
+	char *argv[] = { "x", "-n5", "a.json", "--format=csv", "--no-strict", "-s", "time", "--", "-b", NULL };
 	int nargs;
 	assert_int_equal(opts_parse("x", "", opts, 9, argv, &nargs), 0);
 	assert_int_equal(n, 5);
@@ -274,12 +273,10 @@ static void the_busiest_of_many_devices_names_the_device(void **state)
 	fputs("{\"deviceProperties\":[", f);
 	for (int i = 0; i < 70; i++)
 		fprintf(f, "%s{\"id\":%d,\"name\":\"%s\",\"numSms\":%d}", i ? "," : "", i,
-			i == 69 ? "NVIDIA H100 80GB HBM3" : "NVIDIA A100-SXM4-80GB",
-			i == 69 ? 132 : 108);
+			i == 69 ? "NVIDIA H100 80GB HBM3" : "NVIDIA A100-SXM4-80GB", i == 69 ? 132 : 108);
 	fputs("],\"traceEvents\":[", f);
 	for (int i = 0; i < 70; i++)
-		fprintf(f,
-			"%s{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":%d,\"tid\":7,"
+		fprintf(f, "%s{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":%d,\"tid\":7,"
 			"\"ts\":%d,\"dur\":%d,\"args\":{\"device\":%d}}",
 			i ? "," : "", i, 10 * i, i == 69 ? 9 : 1, i);
 	fputs("]}", f);

@@ -18,9 +18,7 @@ static void allocations_are_16_byte_aligned_and_do_not_overlap(void **state)
 	struct kp_arena a;
 	arena_init(&a);
 	/* odd sizes across several 256 KiB blocks; each filled with its index */
-	enum {
-		N = 5000
-	};
+	enum { N = 5000 };
 	unsigned char *p[N];
 	size_t sz[N];
 	for (int i = 0; i < N; i++) {

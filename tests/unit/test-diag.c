@@ -47,8 +47,7 @@ static void warnings_print_one_line_per_kind_with_the_count_and_the_first_instan
 	char loc[32];
 	for (int i = 0; i < 8; i++) {
 		snprintf(loc, sizeof(loc), "a.json:%d:5", 10 + i);
-		diag_warn_add(&w, "events without 'dur'", loc, "skipped event 'k%d' without 'dur'",
-			      i);
+		diag_warn_add(&w, "events without 'dur'", loc, "skipped event 'k%d' without 'dur'", i);
 	}
 	diag_warn_add(&w, "GPU events with zero 'dur'", NULL, "zero");
 	assert_int_equal(w.nkinds, 2);
@@ -56,8 +55,8 @@ static void warnings_print_one_line_per_kind_with_the_count_and_the_first_instan
 	char *out = printed(&w);
 	/* one line per kind: the first instance and the count */
 	assert_string_equal(out,
-			    "kprof: a.json:10:5: warning: skipped event 'k0' without 'dur' (first of 8 events without 'dur')\n"
-			    "kprof: warning: zero\n");
+		"kprof: a.json:10:5: warning: skipped event 'k0' without 'dur' (first of 8 events without 'dur')\n"
+		"kprof: warning: zero\n");
 	free(out);
 	diag_warn_free(&w);
 	assert_int_equal(w.nkinds, 0);
@@ -103,7 +102,7 @@ static void fill(struct kp_warnings *w)
 {
 	for (int i = 0; i < 12; i++)
 		diag_warn_add(w, "malformed events", i == 0 ? "a.json:2:3" : "a.json:9:1",
-			      "skipped malformed event: %s", i == 0 ? "no 'ph'" : "not an object");
+			 "skipped malformed event: %s", i == 0 ? "no 'ph'" : "not an object");
 	diag_warn_add(w, "unknown devices", NULL, "device '%s' is not in the device table", "X1");
 }
 
@@ -143,10 +142,8 @@ static void all_lists_every_instance(void **state)
 	for (char *p = s; *p; p++)
 		lines += *p == '\n';
 	assert_int_equal(lines, 13);
-	assert_non_null(
-		strstr(s, "kprof: a.json:2:3: warning: [base] skipped malformed event: no 'ph'\n"));
-	assert_non_null(strstr(
-		s, "kprof: a.json:9:1: warning: [base] skipped malformed event: not an object\n"));
+	assert_non_null(strstr(s, "kprof: a.json:2:3: warning: [base] skipped malformed event: no 'ph'\n"));
+	assert_non_null(strstr(s, "kprof: a.json:9:1: warning: [base] skipped malformed event: not an object\n"));
 	assert_null(strstr(s, "first of"));
 	free(s);
 	diag_warn_free(&w);
@@ -156,8 +153,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(diag_error_formats_the_message_and_status),
-		cmocka_unit_test(
-			warnings_print_one_line_per_kind_with_the_count_and_the_first_instance),
+		cmocka_unit_test(warnings_print_one_line_per_kind_with_the_count_and_the_first_instance),
 		cmocka_unit_test(kinds_match_by_text),
 		cmocka_unit_test(many_kinds_each_keep_their_own_count),
 		cmocka_unit_test(summary_is_one_line_per_kind_with_the_count_and_the_first_instance),

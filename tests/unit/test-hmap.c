@@ -85,9 +85,7 @@ static void string_keys_compare_bytes_and_length(void **state)
 static void values_survive_growth_and_iteration_visits_each_entry_once(void **state)
 {
 	(void)state;
-	enum {
-		N = 100000
-	};
+	enum { N = 100000 };
 	struct kp_hmap m;
 	hmap_init(&m, HMAP_INT);
 	for (int64_t k = 0; k < N; k++)

@@ -26,30 +26,17 @@
 
 #define T0 1795653390000000000ull /* CLOCK_REALTIME ns */
 
-enum {
-	R32F = 0,
-	R64F = 1,
-	R16F = 2,
-	R16BF = 14,
-	C32F = 68,
-	FAST_TF32 = 77
-};
+enum { R32F = 0, R64F = 1, R16F = 2, R16BF = 14, C32F = 68, FAST_TF32 = 77 };
 
 static void lt_descriptors_give_the_gemm_shape(void **state)
 {
 	(void)state;
 	/* torch.addmm(bias, a, b) bf16 (doc/capture-any.md §1.5, observed): D 128x256, A 128x512 */
-	struct kp_lt_attrs a = { .compute = C32F,
-				 .scale_type = R32F,
-				 .transa = 0,
-				 .transb = 0,
-				 .epilogue = 4,
-				 .bias_type = -1,
+	struct kp_lt_attrs a = { .compute = C32F, .scale_type = R32F, .transa = 0, .transb = 0,
+				 .epilogue = 4, .bias_type = -1,
 				 .type = { R16BF, R16BF, R16BF, R16BF },
-				 .rows = { 128, 512, 128, 128 },
-				 .cols = { 512, 256, 256, 256 },
-				 .batch = { 1, 1, 1, 1 },
-				 .has = { 1, 1, 1, 1 } };
+				 .rows = { 128, 512, 128, 128 }, .cols = { 512, 256, 256, 256 },
+				 .batch = { 1, 1, 1, 1 }, .has = { 1, 1, 1, 1 } };
 	float beta = 0.f;
 	a.beta = &beta, a.beta_readable = 1;
 	struct kp_hcall c;
@@ -136,8 +123,7 @@ static void gemm_calls_are_laid_out_as_aten_ops(void **state)
 	c = gemm("cublasGemmStridedBatchedEx", 64, 32, 16, 8, R16F, R32F, C32F, HCF_BETA_KNOWN);
 	assert_int_equal(hostops_gemm(&c, &name, &args), 0);
 	assert_string_equal(name, "aten::baddbmm");
-	assert_non_null(
-		strstr(args, "\"Input Dims\":[[8,32,64],[8,32,16],[8,16,64],[],[],[8,32,64]]"));
+	assert_non_null(strstr(args, "\"Input Dims\":[[8,32,64],[8,32,16],[8,16,64],[],[],[8,32,64]]"));
 	assert_non_null(strstr(args, "\"Input type\":[\"float\",\"c10::Half\",\"c10::Half\",\"Scalar\","
 				     "\"Scalar\",\"float\"]"));
 	free(args);
@@ -164,21 +150,12 @@ static void gemm_calls_are_laid_out_as_aten_ops(void **state)
 static void add_kernel(struct kp_ctrace *t, uint32_t corr, uint64_t launch_ns, uint64_t ext,
 		       const char *kname)
 {
-	struct kp_rec api = { .kind = REC_DRIVER,
-			      .start_ns = launch_ns,
-			      .end_ns = launch_ns + 1000,
-			      .corr = corr,
-			      .cbid = 652,
-			      .pid = 483,
-			      .tid = 483,
+	struct kp_rec api = { .kind = REC_DRIVER, .start_ns = launch_ns, .end_ns = launch_ns + 1000,
+			      .corr = corr, .cbid = 652, .pid = 483, .tid = 483,
 			      .name = ctrace_intern(t, "cuLaunchKernelEx", 16) };
-	struct kp_rec k = { .kind = REC_KERNEL,
-			    .start_ns = launch_ns + 50000,
-			    .end_ns = launch_ns + 60000,
-			    .corr = corr,
-			    .stream = 7,
-			    .grid = { 1, 1, 1 },
-			    .block = { 128, 1, 1 },
+	struct kp_rec k = { .kind = REC_KERNEL, .start_ns = launch_ns + 50000,
+			    .end_ns = launch_ns + 60000, .corr = corr, .stream = 7,
+			    .grid = { 1, 1, 1 }, .block = { 128, 1, 1 },
 			    .name = ctrace_intern(t, kname, strlen(kname)) };
 	ctrace_add_rec(t, &api);
 	ctrace_add_rec(t, &k);
@@ -238,15 +215,11 @@ static void library_ops_get_closed_form_flops(void **state)
 	struct kp_ctrace t;
 	ctrace_init(&t);
 	struct kp_hostops_stats st;
-	add_call(&t,
-		 gemm("cublasGemmEx", 128, 256, 512, 1, R16BF, R16BF, C32F,
-		      HCF_BETA_KNOWN | HCF_BETA_ZERO),
-		 T0 + 1000, T0 + 9000, 1);
+	add_call(&t, gemm("cublasGemmEx", 128, 256, 512, 1, R16BF, R16BF, C32F,
+			  HCF_BETA_KNOWN | HCF_BETA_ZERO), T0 + 1000, T0 + 9000, 1);
 	add_kernel(&t, 10, T0 + 2000, 1, "nvjet_sm90_tst_128x64_64x8_1x2_h_bz_NNT");
-	add_call(&t,
-		 gemm("cublasGemmStridedBatchedEx", 64, 32, 16, 8, R16BF, R16BF, C32F,
-		      HCF_BETA_KNOWN | HCF_BETA_ZERO),
-		 T0 + 20000, T0 + 29000, 2);
+	add_call(&t, gemm("cublasGemmStridedBatchedEx", 64, 32, 16, 8, R16BF, R16BF, C32F,
+			  HCF_BETA_KNOWN | HCF_BETA_ZERO), T0 + 20000, T0 + 29000, 2);
 	add_kernel(&t, 11, T0 + 21000, 2, "nvjet_sm90_tst_64x32_h_bz_NNT");
 	/* a GEMM that failed launches nothing, and a call without a shape keeps its kernel */
 	add_call(&t, gemm("cublasLtMatmul", -1, -1, -1, 1, R16BF, R16BF, C32F, 0), T0 + 40000,
@@ -280,10 +253,8 @@ static void emit_nvtx_messages_parse(void **state)
 	(void)state;
 	struct kp_nvtx_msg m;
 	char why[128];
-	assert_int_equal(
-		nvtxmsg_parse("aten::mm, seq = 12, op_id = 7, sizes = [[4096, 4096], [4096, 4096]]",
-			      &m, why, sizeof(why)),
-		0);
+	assert_int_equal(nvtxmsg_parse("aten::mm, seq = 12, op_id = 7, sizes = [[4096, 4096], [4096, 4096]]",
+				       &m, why, sizeof(why)), 0);
 	assert_string_equal(m.name, "aten::mm");
 	assert_int_equal(m.seq, 12);
 	assert_int_equal(m.op_id, 7);
@@ -293,16 +264,12 @@ static void emit_nvtx_messages_parse(void **state)
 	assert_int_equal(m.slot[1].d[1], 4096);
 	/* observed torch 2.11 form with input_op_ids (doc/capture-any.md §2.4) */
 	assert_int_equal(nvtxmsg_parse("aten::linear, seq = 0, op_id = 7, sizes = [[64, 512], [128, 512], []], "
-				       "input_op_ids = [(1,0), (4,0), (0,-1)]",
-				       &m, why, sizeof(why)),
-			 0);
+				       "input_op_ids = [(1,0), (4,0), (0,-1)]", &m, why, sizeof(why)), 0);
 	assert_int_equal(m.nslots, 3);
 	assert_int_equal(m.slot[2].nd, 0);
 	assert_int_equal(m.ninput_ids, 3);
 	assert_int_equal(nvtxmsg_parse("aten::randn, op_id = 1, sizes = [[], [], [], [], []], input_op_ids = "
-				       "[(0,-1), (0,-1), (0,-1), (0,-1), (0,-1)]",
-				       &m, why, sizeof(why)),
-			 0);
+				       "[(0,-1), (0,-1), (0,-1), (0,-1), (0,-1)]", &m, why, sizeof(why)), 0);
 	assert_int_equal(m.seq, -1);
 	assert_int_equal(m.nslots, 5);
 	/* without record_shapes */
@@ -360,14 +327,10 @@ static void nvtx_ops_enclosing_library_ops_count_once(void **state)
 	/* emit_nvtx: aten::linear > aten::mm (sizes) > cublasGemmEx > kernel */
 	add_range(&t, "aten::linear, seq = 0, op_id = 7, sizes = [[256, 512], [128, 512], []]",
 		  T0 + 500, T0 + 40000, 1);
-	add_range(&t,
-		  "aten::mm, seq = 0, op_id = 10, sizes = [[256, 512], [512, 128]], "
-		  "input_op_ids = [(1,0), (8,0)]",
-		  T0 + 800, T0 + 30000, 2);
-	add_call(&t,
-		 gemm("cublasGemmEx", 128, 256, 512, 1, R16BF, R16BF, C32F,
-		      HCF_BETA_KNOWN | HCF_BETA_ZERO),
-		 T0 + 1000, T0 + 9000, 3);
+	add_range(&t, "aten::mm, seq = 0, op_id = 10, sizes = [[256, 512], [512, 128]], "
+		       "input_op_ids = [(1,0), (8,0)]", T0 + 800, T0 + 30000, 2);
+	add_call(&t, gemm("cublasGemmEx", 128, 256, 512, 1, R16BF, R16BF, C32F,
+			  HCF_BETA_KNOWN | HCF_BETA_ZERO), T0 + 1000, T0 + 9000, 3);
 	add_kernel(&t, 10, T0 + 2000, 3, "nvjet_sm90_tst_128x64_64x8_1x2_h_bz_NNT");
 	/* an add with its dtype from the kernel, and a plain range around everything */
 	add_range(&t, "aten::add, seq = 1, op_id = 11, sizes = [[256, 128], [256, 128], []]",
@@ -377,19 +340,15 @@ static void nvtx_ops_enclosing_library_ops_count_once(void **state)
 	add_range(&t, "block 0", T0 + 100, T0 + 90000, 5);
 	/* a matmul op without shapes stays an annotation: its library op counts */
 	add_range(&t, "aten::mm, seq = 2, op_id = 12", T0 + 60000, T0 + 80000, 6);
-	add_call(&t,
-		 gemm("cublasGemmEx", 64, 64, 64, 1, R16BF, R16BF, C32F,
-		      HCF_BETA_KNOWN | HCF_BETA_ZERO),
-		 T0 + 61000, T0 + 62000, 7);
+	add_call(&t, gemm("cublasGemmEx", 64, 64, 64, 1, R16BF, R16BF, C32F,
+			  HCF_BETA_KNOWN | HCF_BETA_ZERO), T0 + 61000, T0 + 62000, 7);
 	add_kernel(&t, 12, T0 + 61100, 7, "nvjet_small");
 	/* SDPA whose kernel names no dtype: its inputs take the dtype of their producer (op 11) */
-	add_range(&t,
-		  "aten::_scaled_dot_product_cudnn_attention, seq = 3, op_id = 30, sizes = "
-		  "[[1, 2, 64, 32], [1, 2, 64, 32], [1, 2, 64, 32], [], [], [], [], []], "
-		  "input_op_ids = [(11,0), (11,0), (11,0), (0,-1), (0,-1), (0,-1), (0,-1), (0,-1)]",
+	add_range(&t, "aten::_scaled_dot_product_cudnn_attention, seq = 3, op_id = 30, sizes = "
+		       "[[1, 2, 64, 32], [1, 2, 64, 32], [1, 2, 64, 32], [], [], [], [], []], "
+		       "input_op_ids = [(11,0), (11,0), (11,0), (0,-1), (0,-1), (0,-1), (0,-1), (0,-1)]",
 		  T0 + 82000, T0 + 84000, 10);
-	add_kernel(&t, 13, T0 + 82500, 0,
-		   "cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16");
+	add_kernel(&t, 13, T0 + 82500, 0, "cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16");
 	/* malformed and never-closed ranges */
 	add_range(&t, "aten::mm, sizes = [[4, 4", T0 + 85000, T0 + 86000, 8);
 	struct kp_hcall open;
@@ -442,15 +401,9 @@ static void nvtx_ops_enclosing_library_ops_count_once(void **state)
 /* A kernel replayed by graph launch @corr from node @node. */
 static void add_graph_kernel(struct kp_ctrace *t, uint32_t corr, uint64_t node, uint64_t start)
 {
-	struct kp_rec k = { .kind = REC_KERNEL,
-			    .start_ns = start,
-			    .end_ns = start + 8000,
-			    .corr = corr,
-			    .stream = 9,
-			    .grid = { 1, 1, 1 },
-			    .block = { 128, 1, 1 },
-			    .graph_id = 3,
-			    .graph_node_id = node,
+	struct kp_rec k = { .kind = REC_KERNEL, .start_ns = start, .end_ns = start + 8000,
+			    .corr = corr, .stream = 9, .grid = { 1, 1, 1 }, .block = { 128, 1, 1 },
+			    .graph_id = 3, .graph_node_id = node,
 			    .name = ctrace_intern(t, "nvjet_graph", 11) };
 	ctrace_add_rec(t, &k);
 }
@@ -461,23 +414,16 @@ static void graph_replays_count_the_capturing_op_once_each(void **state)
 	struct kp_ctrace t;
 	ctrace_init(&t);
 	/* captured: cublasGemmEx (ext 5) created node 100; instantiation cloned it as 200 */
-	add_call(&t,
-		 gemm("cublasGemmEx", 128, 256, 512, 1, R16BF, R16BF, C32F,
-		      HCF_BETA_KNOWN | HCF_BETA_ZERO),
-		 T0 + 1000, T0 + 9000, 5);
+	add_call(&t, gemm("cublasGemmEx", 128, 256, 512, 1, R16BF, R16BF, C32F,
+			  HCF_BETA_KNOWN | HCF_BETA_ZERO), T0 + 1000, T0 + 9000, 5);
 	assert_int_equal(ctrace_add_gnode(&t, 100, 5, 0), 0);
 	assert_int_equal(ctrace_add_gnode(&t, 200, 0, 100), 0);
 	assert_int_equal(ctrace_add_gnode(&t, 201, 0, 999), 0); /* clone of an unknown node */
 	/* two replays: cudaGraphLaunch on thread 483, each running the clone's kernel */
 	for (int i = 0; i < 2; i++) {
 		uint64_t s0 = T0 + 100000 + (uint64_t)i * 100000;
-		struct kp_rec api = { .kind = REC_RUNTIME,
-				      .start_ns = s0,
-				      .end_ns = s0 + 4000,
-				      .corr = 50 + (uint32_t)i,
-				      .cbid = 311,
-				      .pid = 483,
-				      .tid = 483,
+		struct kp_rec api = { .kind = REC_RUNTIME, .start_ns = s0, .end_ns = s0 + 4000,
+				      .corr = 50 + (uint32_t)i, .cbid = 311, .pid = 483, .tid = 483,
 				      .name = ctrace_intern(&t, "cudaGraphLaunch", 15) };
 		ctrace_add_rec(&t, &api);
 		add_graph_kernel(&t, 50 + (uint32_t)i, 200, s0 + 10000);
@@ -510,9 +456,8 @@ static struct kp_hcall conv(int op, int g)
 	struct kp_hcall c;
 	memset(&c, 0, sizeof(c));
 	c.kind = HC_CONV;
-	c.name = op == CONV_FWD        ? "cudnnConvolutionForward"
-		 : op == CONV_BWD_DATA ? "cudnnConvolutionBackwardData"
-				       : "cudnnConvolutionBackwardFilter";
+	c.name = op == CONV_FWD ? "cudnnConvolutionForward"
+		 : op == CONV_BWD_DATA ? "cudnnConvolutionBackwardData" : "cudnnConvolutionBackwardFilter";
 	c.conv_op = op;
 	c.conv_nd = 2;
 	c.groups = g;
@@ -534,11 +479,9 @@ static void cudnn_convolutions_become_conv_ops(void **state)
 	struct kp_hcall c = conv(CONV_FWD, 1);
 	assert_int_equal(hostops_conv(&c, &name, &args), 0);
 	assert_string_equal(name, "aten::convolution");
-	assert_non_null(
-		strstr(args, "\"Input Dims\":[[8,64,56,56],[128,64,3,3],[],[],[],[],[],[],[]]"));
-	assert_non_null(
-		strstr(args, "\"Concrete Inputs\":[\"\",\"\",\"\",\"[2, 2]\",\"[1, 1]\",\"[1, 1]\","
-			     "\"False\",\"[0, 0]\",\"1\"]"));
+	assert_non_null(strstr(args, "\"Input Dims\":[[8,64,56,56],[128,64,3,3],[],[],[],[],[],[],[]]"));
+	assert_non_null(strstr(args, "\"Concrete Inputs\":[\"\",\"\",\"\",\"[2, 2]\",\"[1, 1]\",\"[1, 1]\","
+				     "\"False\",\"[0, 0]\",\"1\"]"));
 	free(args);
 	c = conv(CONV_BWD_FILTER, 2);
 	assert_int_equal(hostops_conv(&c, &name, &args), 0);
@@ -555,8 +498,7 @@ static void cudnn_convolutions_become_conv_ops(void **state)
 	ctrace_init(&t);
 	int ops[3] = { CONV_FWD, CONV_BWD_DATA, CONV_BWD_FILTER };
 	for (int i = 0; i < 3; i++) {
-		add_call(&t, conv(ops[i], 2), T0 + 1000 + i * 20000ull, T0 + 9000 + i * 20000ull,
-			 1 + i);
+		add_call(&t, conv(ops[i], 2), T0 + 1000 + i * 20000ull, T0 + 9000 + i * 20000ull, 1 + i);
 		add_kernel(&t, 10 + i, T0 + 2000 + i * 20000ull, 0, "cudnn_conv_kernel");
 	}
 	struct kp_hostops_stats st;

@@ -72,8 +72,7 @@ static void write_gz(const char *path, const char *s, size_t len, int members)
 		z_stream z;
 		memset(&z, 0, sizeof(z));
 		assert_int_equal(deflateInit2(&z, 6, Z_DEFLATED, 16 + MAX_WBITS, 8,
-					      Z_DEFAULT_STRATEGY),
-				 Z_OK);
+					      Z_DEFAULT_STRATEGY), Z_OK);
 		size_t cap = deflateBound(&z, n);
 		unsigned char *out = malloc(cap);
 		z.next_in = (unsigned char *)s + off;

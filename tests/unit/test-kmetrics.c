@@ -41,20 +41,17 @@ static void flops_by_precision(void **state)
 	assert_int_equal(kmetrics_flops(&m, f), 137438953472ll + 27);
 	assert_int_equal(f[0], 137438953472ll);
 	assert_int_equal(f[1], -1);
-	assert_int_equal(f[5], 27); /* fp32: 2 x 10 + 3 + 4 */
-	assert_int_equal(f[6], 0);  /* fp16 measured, zero */
-	assert_int_equal(f[4], -1); /* fp64 not measured */
-	m.v[KM_DFMA] = -1;          /* a negative count is not a count */
+	assert_int_equal(f[5], 27);   /* fp32: 2 x 10 + 3 + 4 */
+	assert_int_equal(f[6], 0);    /* fp16 measured, zero */
+	assert_int_equal(f[4], -1);   /* fp64 not measured */
+	m.v[KM_DFMA] = -1;            /* a negative count is not a count */
 	assert_int_equal(kmetrics_flops(&m, f), 137438953472ll + 27);
 }
 
 static void add_kernel(struct kp_ctrace *t, const char *name, uint64_t start, uint32_t corr)
 {
-	struct kp_rec r = { .kind = REC_KERNEL,
-			    .start_ns = start,
-			    .end_ns = start + 1000,
-			    .corr = corr,
-			    .name = ctrace_intern(t, name, strlen(name)) };
+	struct kp_rec r = { .kind = REC_KERNEL, .start_ns = start, .end_ns = start + 1000,
+			    .corr = corr, .name = ctrace_intern(t, name, strlen(name)) };
 	assert_int_equal(ctrace_add_rec(t, &r), 0);
 }
 
@@ -172,12 +169,8 @@ static void written_on_the_kernel_event(void **state)
 static void timed_kernel(struct kp_ctrace *t, uint32_t pid, const char *name, uint64_t start,
 			 uint32_t corr)
 {
-	struct kp_rec api = { .kind = REC_RUNTIME,
-			      .start_ns = start - 500,
-			      .end_ns = start - 400,
-			      .corr = corr,
-			      .pid = pid,
-			      .name = ctrace_intern(t, "cudaLaunchKernel", 16) };
+	struct kp_rec api = { .kind = REC_RUNTIME, .start_ns = start - 500, .end_ns = start - 400,
+			      .corr = corr, .pid = pid, .name = ctrace_intern(t, "cudaLaunchKernel", 16) };
 	assert_int_equal(ctrace_add_rec(t, &api), 0);
 	add_kernel(t, name, start, corr);
 }
@@ -189,8 +182,7 @@ static void metrics_process(struct kp_ctrace *m, const char *const *names, size_
 	size_t lo = m->nrecs;
 	for (size_t i = 0; i < n; i++) {
 		int ms = !strcmp(names[i], "memset");
-		struct kp_rec r = { .kind = ms ? REC_MEMSET : REC_KERNEL,
-				    .start_ns = i + 1,
+		struct kp_rec r = { .kind = ms ? REC_MEMSET : REC_KERNEL, .start_ns = i + 1,
 				    .name = ctrace_intern(m, names[i], strlen(names[i])) };
 		assert_int_equal(ctrace_add_rec(m, &r), 0);
 	}
@@ -294,8 +286,10 @@ static void join_of_two_runs(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(flops_by_precision), cmocka_unit_test(join_by_start_order),
-		cmocka_unit_test(args_in_trace),      cmocka_unit_test(written_on_the_kernel_event),
+		cmocka_unit_test(flops_by_precision),
+		cmocka_unit_test(join_by_start_order),
+		cmocka_unit_test(args_in_trace),
+		cmocka_unit_test(written_on_the_kernel_event),
 		cmocka_unit_test(join_of_two_runs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

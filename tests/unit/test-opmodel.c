@@ -14,52 +14,39 @@
 #include <cmocka.h>
 
 /* A tensor slot with the given dims, a 0-dim tensor, a scalar / None slot */
-#define T(dt, ...)                                                                                 \
-	{                                                                                          \
-		.ndim = (int)(sizeof((int64_t[]){ __VA_ARGS__ }) / sizeof(int64_t)),               \
-		.dims = (const int64_t[]){ __VA_ARGS__ }, .dtype = (dt), .concrete = ""            \
-	}
-#define T0(dt)                                                                                     \
-	{                                                                                          \
-		.ndim = 0, .dims = NULL, .dtype = (dt), .concrete = ""                             \
-	}
-#define SC(txt)                                                                                    \
-	{                                                                                          \
-		.ndim = 0, .dims = NULL, .dtype = DT_NONE, .concrete = (txt)                       \
-	}
-#define NONE        SC("")
-#define SLOTS(...)  ((const struct kp_slot[]){ __VA_ARGS__ })
+#define T(dt, ...)                                                                            \
+	{ .ndim = (int)(sizeof((int64_t[]){ __VA_ARGS__ }) / sizeof(int64_t)),                \
+	  .dims = (const int64_t[]){ __VA_ARGS__ }, .dtype = (dt), .concrete = "" }
+#define T0(dt) { .ndim = 0, .dims = NULL, .dtype = (dt), .concrete = "" }
+#define SC(txt) { .ndim = 0, .dims = NULL, .dtype = DT_NONE, .concrete = (txt) }
+#define NONE SC("")
+#define SLOTS(...) ((const struct kp_slot[]){ __VA_ARGS__ })
 #define NSLOTS(...) ((int)(sizeof(SLOTS(__VA_ARGS__)) / sizeof(struct kp_slot)))
 
 /* Evaluate op @nm over the slots; the result code goes to @rc, the cost to @c. */
-#define EVAL(c, nm, ...)                                                                           \
-	opmodel_eval(&(struct kp_op_in){ .name = (nm),                                             \
-					 .nslots = NSLOTS(__VA_ARGS__),                            \
-					 .slots = SLOTS(__VA_ARGS__),                              \
-					 .kernel_flop = -1,                                        \
-					 .kernel_num_gb = -1.0 },                                  \
+#define EVAL(c, nm, ...)                                                                      \
+	opmodel_eval(&(struct kp_op_in){ .name = (nm), .nslots = NSLOTS(__VA_ARGS__),          \
+					 .slots = SLOTS(__VA_ARGS__), .kernel_flop = -1,       \
+					 .kernel_num_gb = -1.0 },                              \
 		     (c))
 
 /* FlopCounterMode per_call counts, testdata/torch211-h100/flop_counter.json */
-#define FC_MATMUL_MM       1153198718976LL
-#define FC_MATMUL_ADDMM    2306397437952LL
-#define FC_MATMUL_BMM      576599359488LL
-#define FC_SDPA_FLASH_FWD  2667174690816LL
-#define FC_SDPA_FLASH_BWD  6667936727040LL
-#define FC_CONV_FWD        36325818368LL
-#define FC_CONV_BWD        72651636736LL
-#define FC_COMPILED_CONV   4867200LL
-#define FC_COMPILED_MM     201326592LL
-#define FC_COMPILED_BMM    1610612736LL
+#define FC_MATMUL_MM 1153198718976LL
+#define FC_MATMUL_ADDMM 2306397437952LL
+#define FC_MATMUL_BMM 576599359488LL
+#define FC_SDPA_FLASH_FWD 2667174690816LL
+#define FC_SDPA_FLASH_BWD 6667936727040LL
+#define FC_CONV_FWD 36325818368LL
+#define FC_CONV_BWD 72651636736LL
+#define FC_COMPILED_CONV 4867200LL
+#define FC_COMPILED_MM 201326592LL
+#define FC_COMPILED_BMM 1610612736LL
 #define FC_BLOCK_CUDNN_FWD 68719476736LL
 #define FC_BLOCK_CUDNN_BWD 171798691840LL
 
 /* matmul_bf16: (M, K, N) */
 static const int64_t mkn[4][3] = {
-	{ 1024, 1024, 1024 },
-	{ 2048, 4096, 1024 },
-	{ 4096, 4096, 1024 },
-	{ 8192, 8192, 8192 },
+	{ 1024, 1024, 1024 }, { 2048, 4096, 1024 }, { 4096, 4096, 1024 }, { 8192, 8192, 8192 },
 };
 
 static int64_t eval_ok(const struct kp_op_in *in, struct kp_cost *c)
@@ -84,11 +71,7 @@ static void mm_reproduces_flop_counter_for_matmul_bf16(void **state)
 			{ 2, (const int64_t[]){ m, k }, DT_BF16, "", 0, NULL },
 			{ 2, (const int64_t[]){ k, n }, DT_BF16, "", 0, NULL },
 		};
-		struct kp_op_in in = { .name = "aten::mm",
-				       .nslots = 2,
-				       .slots = s,
-				       .kernel_flop = -1,
-				       .kernel_num_gb = -1.0 };
+		struct kp_op_in in = { .name = "aten::mm", .nslots = 2, .slots = s, .kernel_flop = -1, .kernel_num_gb = -1.0 };
 
 		sum += eval_ok(&in, &c);
 		/* bytes: M*K*2 + K*N*2 + M*N*2, bf16 is 2 bytes */
@@ -118,11 +101,7 @@ static void addmm_counts_each_call_as_its_mm_and_flop_counter_counts_two(void **
 			{ 0, NULL, DT_NONE, "1", 0, NULL },
 			{ 0, NULL, DT_NONE, "1", 0, NULL },
 		};
-		struct kp_op_in in = { .name = "aten::addmm",
-				       .nslots = 5,
-				       .slots = s,
-				       .kernel_flop = -1,
-				       .kernel_num_gb = -1.0 };
+		struct kp_op_in in = { .name = "aten::addmm", .nslots = 5, .slots = s, .kernel_flop = -1, .kernel_num_gb = -1.0 };
 
 		sum += eval_ok(&in, &c);
 		/* the [N] bias adds N elements to the mm bytes */
@@ -148,16 +127,8 @@ static void bmm_and_baddbmm_reproduce_flop_counter_for_matmul_bf16(void **state)
 			{ 0, NULL, DT_NONE, "1", 0, NULL },
 			{ 0, NULL, DT_NONE, "1", 0, NULL },
 		};
-		struct kp_op_in bmm = { .name = "aten::bmm",
-					.nslots = 2,
-					.slots = s + 1,
-					.kernel_flop = -1,
-					.kernel_num_gb = -1.0 };
-		struct kp_op_in baddbmm = { .name = "aten::baddbmm",
-					    .nslots = 5,
-					    .slots = s,
-					    .kernel_flop = -1,
-					    .kernel_num_gb = -1.0 };
+		struct kp_op_in bmm = { .name = "aten::bmm", .nslots = 2, .slots = s + 1, .kernel_flop = -1, .kernel_num_gb = -1.0 };
+		struct kp_op_in baddbmm = { .name = "aten::baddbmm", .nslots = 5, .slots = s, .kernel_flop = -1, .kernel_num_gb = -1.0 };
 
 		sum += eval_ok(&bmm, &c);
 		assert_int_equal(c.bytes, 8 * 2 * (m * k + k * n + m * n));
@@ -238,8 +209,9 @@ static void scaled_mm_writes_out_dtype_and_reads_fp8_and_scales(void **state)
 	struct kp_cost c;
 
 	(void)state;
-	assert_int_equal(EVAL(&c, "aten::_scaled_mm", T(DT_F8E4M3, 512, 1024), T(DT_F8E4M3, 1024, 256),
-			      T0(DT_F32), T0(DT_F32), NONE, NONE, SC("15"), SC("False")),
+	assert_int_equal(EVAL(&c, "aten::_scaled_mm", T(DT_F8E4M3, 512, 1024),
+			      T(DT_F8E4M3, 1024, 256), T0(DT_F32), T0(DT_F32), NONE, NONE, SC("15"),
+			      SC("False")),
 			 0);
 	assert_int_equal(c.flops, 2LL * 512 * 1024 * 256);
 	/* fp8 operands 1 byte, bf16 (ScalarType 15) output 2 bytes, two fp32 scales */
@@ -331,7 +303,8 @@ static void grouped_mm_2d_x_2d_splits_the_inner_dimension(void **state)
 			 0);
 	/* sum over experts of 2*ffn*t_e*d = 2*ffn*T*d: the groups split T, not multiply it */
 	assert_int_equal(c.flops, 2LL * 2816 * 4096 * 1024);
-	assert_int_equal(c.bytes, 2LL * (2816 * 4096 + 4096 * 1024) + 2LL * 8 * 2816 * 1024 + 8 * 4);
+	assert_int_equal(c.bytes,
+			 2LL * (2816 * 4096 + 4096 * 1024) + 2LL * 8 * 2816 * 1024 + 8 * 4);
 	/* without offsets the groups are unknown */
 	assert_int_equal(EVAL(&c, "aten::_grouped_mm", T(DT_BF16, 2816, 4096),
 			      T(DT_BF16, 4096, 1024), NONE, NONE, NONE),
@@ -451,11 +424,7 @@ static void convolution_reproduces_flop_counter_for_conv_fp32(void **state)
 			{ 0, NULL, DT_NONE, "[0, 0]", 0, NULL },
 			{ 0, NULL, DT_NONE, "1", 0, NULL },
 		};
-		struct kp_op_in in = { .name = "aten::convolution",
-				       .nslots = 9,
-				       .slots = s,
-				       .kernel_flop = -1,
-				       .kernel_num_gb = -1.0 };
+		struct kp_op_in in = { .name = "aten::convolution", .nslots = 9, .slots = s, .kernel_flop = -1, .kernel_num_gb = -1.0 };
 		int64_t y = l->n * l->k * l->out * l->out;
 
 		sum += eval_ok(&in, &c);
@@ -490,11 +459,7 @@ static void convolution_backward_reproduces_flop_counter_for_conv_fp32(void **st
 			{ 0, NULL, DT_NONE, "1", 0, NULL },
 			{ 0, NULL, DT_NONE, "[True, True, False]", 0, NULL },
 		};
-		struct kp_op_in in = { .name = "aten::convolution_backward",
-				       .nslots = 11,
-				       .slots = s,
-				       .kernel_flop = -1,
-				       .kernel_num_gb = -1.0 };
+		struct kp_op_in in = { .name = "aten::convolution_backward", .nslots = 11, .slots = s, .kernel_flop = -1, .kernel_num_gb = -1.0 };
 		int64_t dy = l->n * l->k * l->out * l->out, x = l->n * l->c * l->h * l->h;
 		int64_t w = l->k * l->c * l->r * l->r;
 
@@ -615,13 +580,14 @@ static void convolution_output_size_follows_dilation_and_rejects_empty_ones(void
 			 0);
 	assert_int_equal(c.flops, 2 * 4 * 2 * 27 * 125);
 	/* kernel larger than the padded input */
-	assert_int_equal(EVAL(&c, "aten::convolution", T(DT_F32, 1, 4, 2), T(DT_F32, 8, 4, 5), NONE,
-			      SC("[1]"), SC("[0]"), SC("[1]"), SC("False"), SC("[0]"), SC("1")),
+	assert_int_equal(EVAL(&c, "aten::convolution", T(DT_F32, 1, 4, 2), T(DT_F32, 8, 4, 5),
+			      NONE, SC("[1]"), SC("[0]"), SC("[1]"), SC("False"), SC("[0]"),
+			      SC("1")),
 			 -1);
 	assert_string_equal(c.note, "convolution output size is not positive");
 	/* an unreadable stride */
-	assert_int_equal(EVAL(&c, "aten::convolution", T(DT_F32, 1, 4, 8), T(DT_F32, 8, 4, 3), NONE,
-			      SC(""), SC("[0]"), SC("[1]"), SC("False"), SC("[0]"), SC("1")),
+	assert_int_equal(EVAL(&c, "aten::convolution", T(DT_F32, 1, 4, 8), T(DT_F32, 8, 4, 3),
+			      NONE, SC(""), SC("[0]"), SC("[1]"), SC("False"), SC("[0]"), SC("1")),
 			 -1);
 	assert_string_equal(c.note,
 			    "convolution stride, padding, dilation or output_padding unreadable");
@@ -637,16 +603,16 @@ static void convolution_output_size_checks_every_step_for_overflow(void **state)
 
 	(void)state;
 	/* transposed, output_padding INT64_MAX: y = (8-1)*1 - 0 + 2 + INT64_MAX + 1 */
-	assert_int_equal(EVAL(&c, "aten::convolution", T(DT_F32, 1, 4, 8), T(DT_F32, 4, 8, 3), NONE,
-			      SC("[1]"), SC("[0]"), SC("[1]"), SC("True"),
+	assert_int_equal(EVAL(&c, "aten::convolution", T(DT_F32, 1, 4, 8), T(DT_F32, 4, 8, 3),
+			      NONE, SC("[1]"), SC("[0]"), SC("[1]"), SC("True"),
 			      SC("[9223372036854775807]"), SC("1")),
 			 -1);
 	assert_string_equal(c.note, "shape product overflows int64");
 	/* dilation INT64_MAX with k = 2: the span d(k-1) is INT64_MAX, far beyond the input;
 	 * span + 1 overflowed and the wrapped subtraction read as an overflow */
-	assert_int_equal(EVAL(&c, "aten::convolution", T(DT_F32, 1, 4, 8), T(DT_F32, 8, 4, 2), NONE,
-			      SC("[1]"), SC("[0]"), SC("[9223372036854775807]"), SC("False"),
-			      SC("[0]"), SC("1")),
+	assert_int_equal(EVAL(&c, "aten::convolution", T(DT_F32, 1, 4, 8), T(DT_F32, 8, 4, 2),
+			      NONE, SC("[1]"), SC("[0]"), SC("[9223372036854775807]"),
+			      SC("False"), SC("[0]"), SC("1")),
 			 -1);
 	assert_string_equal(c.note, "convolution output size is not positive");
 }
@@ -665,7 +631,8 @@ static void causal_pairs_near_int64_max_are_exact_or_overflow(void **state)
 	assert_int_equal(opmodel_causal_pairs(INT64_MAX, 1, 0), INT64_MAX);
 	assert_int_equal(opmodel_causal_pairs(1, INT64_MAX, 1), INT64_MAX);
 	/* the largest odd n whose T(n) fits: 4294967295 * 2147483648 */
-	assert_int_equal(opmodel_causal_pairs(4294967295LL, 4294967295LL, 0), 9223372034707292160LL);
+	assert_int_equal(opmodel_causal_pairs(4294967295LL, 4294967295LL, 0),
+			 9223372034707292160LL);
 }
 
 /*
@@ -823,16 +790,8 @@ static void sdpa_flash_matches_flop_counter_dense_and_counts_causal_pairs(void *
 					{ 0, NULL, DT_U64, "", 0, NULL },
 					{ 0, NULL, DT_NONE, "0.088388347648318433", 0, NULL },
 				};
-				struct kp_op_in f = { .name = FLASH,
-						      .nslots = 7,
-						      .slots = fw,
-						      .kernel_flop = -1,
-						      .kernel_num_gb = -1.0 };
-				struct kp_op_in bk = { .name = FLASH "_backward",
-						       .nslots = 15,
-						       .slots = bw,
-						       .kernel_flop = -1,
-						       .kernel_num_gb = -1.0 };
+				struct kp_op_in f = { .name = FLASH, .nslots = 7, .slots = fw, .kernel_flop = -1, .kernel_num_gb = -1.0 };
+				struct kp_op_in bk = { .name = FLASH "_backward", .nslots = 15, .slots = bw, .kernel_flop = -1, .kernel_num_gb = -1.0 };
 				int64_t qb = b * 16 * s * 128 * 2, lb = b * 16 * s * 4;
 
 				eval_ok(&f, &c);
@@ -879,9 +838,9 @@ static void cudnn_attention_of_block_bf16_counts_unmasked_pairs(void **state)
 	assert_int_equal(EVAL(&c, "aten::_scaled_dot_product_cudnn_attention_backward",
 			      T(DT_BF16, 8, 16, 1024, 128), T(DT_BF16, 8, 16, 1024, 128),
 			      T(DT_BF16, 8, 16, 1024, 128), T(DT_BF16, 8, 16, 1024, 128),
-			      T(DT_BF16, 8, 16, 1024, 128), T(DT_F32, 8, 16, 1024, 1), T0(DT_I64),
-			      T0(DT_I64), NONE, NONE, NONE, SC("1024"), SC("1024"), SC("0."),
-			      SC("True"), NONE),
+			      T(DT_BF16, 8, 16, 1024, 128), T(DT_F32, 8, 16, 1024, 1),
+			      T0(DT_I64), T0(DT_I64), NONE, NONE, NONE, SC("1024"), SC("1024"),
+			      SC("0."), SC("True"), NONE),
 			 0);
 	assert_int_equal(c.flops, 85983232000LL);
 	assert_int_equal(c.flops * 2 * 1024, FC_BLOCK_CUDNN_BWD * 1025);
@@ -895,11 +854,12 @@ static void cudnn_attention_of_block_bf16_counts_unmasked_pairs(void **state)
 			 0);
 	assert_int_equal(c.flops, 34393292800LL);
 	assert_int_equal(c.bytes, 4 * qb + lb);
-	assert_int_equal(EVAL(&c, "aten::_cudnn_attention_backward", T(DT_BF16, 8, 16, 1024, 128),
+	assert_int_equal(EVAL(&c, "aten::_cudnn_attention_backward",
 			      T(DT_BF16, 8, 16, 1024, 128), T(DT_BF16, 8, 16, 1024, 128),
 			      T(DT_BF16, 8, 16, 1024, 128), T(DT_BF16, 8, 16, 1024, 128),
-			      T(DT_F32, 8, 16, 1024, 1), T0(DT_I64), T0(DT_I64), NONE, NONE, NONE,
-			      SC("1024"), SC("1024"), SC("0."), SC("True"), NONE),
+			      T(DT_BF16, 8, 16, 1024, 128), T(DT_F32, 8, 16, 1024, 1),
+			      T0(DT_I64), T0(DT_I64), NONE, NONE, NONE, SC("1024"), SC("1024"),
+			      SC("0."), SC("True"), NONE),
 			 0);
 	assert_int_equal(c.flops, 85983232000LL);
 }
@@ -982,36 +942,39 @@ static void efficient_attention_reads_bmhk_and_custom_mask_type(void **state)
 
 	(void)state;
 	/* §3.7: B 2, M 1024, H 16, K 64 -> 8,589,934,592 dense */
-	assert_int_equal(EVAL(&c, "aten::_efficient_attention_forward", T(DT_BF16, 2, 1024, 16, 64),
-			      T(DT_BF16, 2, 1024, 16, 64), T(DT_BF16, 2, 1024, 16, 64), NONE, NONE,
-			      NONE, SC("1024"), SC("1024"), SC("0."), SC("0"), SC("True"), NONE,
-			      NONE, NONE),
+	assert_int_equal(EVAL(&c, "aten::_efficient_attention_forward",
+			      T(DT_BF16, 2, 1024, 16, 64), T(DT_BF16, 2, 1024, 16, 64),
+			      T(DT_BF16, 2, 1024, 16, 64), NONE, NONE, NONE, SC("1024"),
+			      SC("1024"), SC("0."), SC("0"), SC("True"), NONE, NONE, NONE),
 			 0);
 	assert_int_equal(c.flops, dense);
 	assert_int_equal(c.flops, 8589934592LL);
 	assert_int_equal(c.bytes, 4 * 2 * 2 * 1024 * 16 * 64 + 2 * 16 * 1024 * 4);
 	/* mask type 1: causal top-left */
-	assert_int_equal(EVAL(&c, "aten::_efficient_attention_forward", T(DT_BF16, 2, 1024, 16, 64),
-			      T(DT_BF16, 2, 1024, 16, 64), T(DT_BF16, 2, 1024, 16, 64), NONE, NONE,
-			      NONE, SC("1024"), SC("1024"), SC("0."), SC("1"), SC("False"), NONE,
-			      NONE, NONE),
+	assert_int_equal(EVAL(&c, "aten::_efficient_attention_forward",
+			      T(DT_BF16, 2, 1024, 16, 64), T(DT_BF16, 2, 1024, 16, 64),
+			      T(DT_BF16, 2, 1024, 16, 64), NONE, NONE, NONE, SC("1024"),
+			      SC("1024"), SC("0."), SC("1"), SC("False"), NONE, NONE, NONE),
 			 0);
 	assert_int_equal(c.flops * 2 * 1024, dense * 1025);
 	assert_int_equal(c.bytes, 4 * 2 * 2 * 1024 * 16 * 64);
 	/* s_q 256 < s_k 1024: top-left keeps 256*257/2 pairs, bottom-right adds 256*768 */
-	assert_int_equal(EVAL(&c, "aten::_efficient_attention_forward", T(DT_BF16, 1, 256, 2, 64),
-			      T(DT_BF16, 1, 1024, 2, 64), T(DT_BF16, 1, 1024, 2, 64), NONE, NONE, NONE,
-			      SC("8"), SC("8"), SC("0."), SC("1"), SC("False"), NONE, NONE, NONE),
+	assert_int_equal(EVAL(&c, "aten::_efficient_attention_forward",
+			      T(DT_BF16, 1, 256, 2, 64), T(DT_BF16, 1, 1024, 2, 64),
+			      T(DT_BF16, 1, 1024, 2, 64), NONE, NONE, NONE, SC("8"), SC("8"),
+			      SC("0."), SC("1"), SC("False"), NONE, NONE, NONE),
 			 0);
 	assert_int_equal(c.flops, 4LL * 2 * 64 * (256 * 257 / 2));
-	assert_int_equal(EVAL(&c, "aten::_efficient_attention_forward", T(DT_BF16, 1, 256, 2, 64),
-			      T(DT_BF16, 1, 1024, 2, 64), T(DT_BF16, 1, 1024, 2, 64), NONE, NONE, NONE,
-			      SC("8"), SC("8"), SC("0."), SC("2"), SC("False"), NONE, NONE, NONE),
+	assert_int_equal(EVAL(&c, "aten::_efficient_attention_forward",
+			      T(DT_BF16, 1, 256, 2, 64), T(DT_BF16, 1, 1024, 2, 64),
+			      T(DT_BF16, 1, 1024, 2, 64), NONE, NONE, NONE, SC("8"), SC("8"),
+			      SC("0."), SC("2"), SC("False"), NONE, NONE, NONE),
 			 0);
 	assert_int_equal(c.flops, 4LL * 2 * 64 * (256 * 768 + 256 * 257 / 2));
-	assert_int_equal(EVAL(&c, "aten::_efficient_attention_forward", T(DT_BF16, 1, 256, 2, 64),
-			      T(DT_BF16, 1, 1024, 2, 64), T(DT_BF16, 1, 1024, 2, 64), NONE, NONE, NONE,
-			      SC("8"), SC("8"), SC("0."), SC("3"), SC("False"), NONE, NONE, NONE),
+	assert_int_equal(EVAL(&c, "aten::_efficient_attention_forward",
+			      T(DT_BF16, 1, 256, 2, 64), T(DT_BF16, 1, 1024, 2, 64),
+			      T(DT_BF16, 1, 1024, 2, 64), NONE, NONE, NONE, SC("8"), SC("8"),
+			      SC("0."), SC("3"), SC("False"), NONE, NONE, NONE),
 			 -1);
 	assert_string_equal(c.note, "attention 'custom_mask_type' is not 0, 1 or 2");
 }
@@ -1027,7 +990,8 @@ static void efficient_attention_backward_reads_mask_type_at_slot_14(void **state
 			      T(DT_F16, 2, 128, 8, 64), T(DT_F16, 2, 128, 8, 64),
 			      T(DT_F16, 2, 128, 8, 64), NONE, T(DT_F16, 2, 128, 8, 64), NONE, NONE,
 			      SC("8"), SC("8"), T(DT_F32, 2, 8, 128), SC("0."), T0(DT_I64),
-			      T0(DT_I64), SC("1"), SC("False"), SC("0.125"), NONE, NONE, SC("False")),
+			      T0(DT_I64), SC("1"), SC("False"), SC("0.125"), NONE, NONE,
+			      SC("False")),
 			 0);
 	assert_int_equal(c.flops, 10LL * 2 * 8 * 64 * (128 * 129 / 2));
 	assert_int_equal(c.bytes, 2 * 5 * t + 2 * 8 * 128 * 4 + 2 * 3 * t);
@@ -1066,12 +1030,13 @@ static void varlen_flash_attention_leaves_flops_unknown_with_a_note(void **state
 	/* 3-D [total, H, D] with cum_seq tensors of B+1 = 5 offsets */
 	assert_int_equal(EVAL(&c, "aten::_flash_attention_forward", T(DT_BF16, 1000, 8, 64),
 			      T(DT_BF16, 1000, 8, 64), T(DT_BF16, 1000, 8, 64), T(DT_I32, 5),
-			      T(DT_I32, 5), SC("400"), SC("400"), SC("0."), SC("True"), SC("False"),
-			      NONE, NONE, NONE, NONE, NONE),
+			      T(DT_I32, 5), SC("400"), SC("400"), SC("0."), SC("True"),
+			      SC("False"), NONE, NONE, NONE, NONE, NONE),
 			 0);
 	assert_int_equal(c.flops, -1);
 	assert_int_equal(c.bytes, 4 * 2 * 1000 * 8 * 64 + 1000 * 8 * 4);
-	assert_string_equal(c.note, "varlen attention: sequence lengths not recorded, FLOPs unknown");
+	assert_string_equal(c.note,
+			    "varlen attention: sequence lengths not recorded, FLOPs unknown");
 	/* a 3-D input to an op that has no varlen form */
 	assert_int_equal(EVAL(&c, "aten::_scaled_dot_product_flash_attention",
 			      T(DT_BF16, 16, 128, 64), T(DT_BF16, 16, 128, 64),
@@ -1095,8 +1060,9 @@ static void attention_with_different_value_dim_counts_d_and_d_v(void **state)
 	assert_int_equal(EVAL(&c, "aten::_scaled_dot_product_flash_attention_backward",
 			      T(DT_BF16, 1, 2, 256, 128), T(DT_BF16, 1, 2, 256, 192),
 			      T(DT_BF16, 1, 2, 256, 192), T(DT_BF16, 1, 2, 256, 128),
-			      T(DT_BF16, 1, 2, 256, 128), T(DT_F32, 1, 2, 256), NONE, NONE, SC("256"),
-			      SC("256"), SC("0."), SC("False"), T(DT_U64, 2), T0(DT_U64), NONE),
+			      T(DT_BF16, 1, 2, 256, 128), T(DT_F32, 1, 2, 256), NONE, NONE,
+			      SC("256"), SC("256"), SC("0."), SC("False"), T(DT_U64, 2),
+			      T0(DT_U64), NONE),
 			 0);
 	assert_int_equal(c.flops, 2LL * 2 * (3 * 192 + 2 * 128) * 256 * 256);
 }
@@ -1151,7 +1117,8 @@ static void in_place_and_out_variants_write_self_or_out(void **state)
 	assert_int_equal(EVAL(&c, "aten::mul_", T(DT_BF16, 64, 64), T(DT_F32, 1)), 0);
 	assert_int_equal(c.bytes, 64 * 64 * 2 * 2 + 4);
 	/* add.out(self, other, alpha, out) */
-	assert_int_equal(EVAL(&c, "aten::add", T(DT_F16, 64), T(DT_F16, 64), SC("1"), T(DT_F32, 64)),
+	assert_int_equal(EVAL(&c, "aten::add", T(DT_F16, 64), T(DT_F16, 64), SC("1"),
+			      T(DT_F32, 64)),
 			 0);
 	assert_int_equal(c.bytes, 64 * (2 + 2 + 4));
 	/* exp.out(self, out) */
@@ -1192,7 +1159,8 @@ static void where_masked_fill_and_comparisons_size_their_outputs(void **state)
 	assert_int_equal(EVAL(&c, "aten::where", T(DT_BOOL, 128, 128), T(DT_F32, 2, 4, 128, 128),
 			      T0(DT_F32)),
 			 0);
-	assert_int_equal(c.bytes, 128 * 128 + 4 * (2 * 4 * 128 * 128) + 4 + 4 * (2 * 4 * 128 * 128));
+	assert_int_equal(c.bytes, 128 * 128 + 4 * (2 * 4 * 128 * 128) + 4 +
+					  4 * (2 * 4 * 128 * 128));
 	/* masked_fill(self, mask, value): writes self's shape */
 	assert_int_equal(EVAL(&c, "aten::masked_fill", T(DT_BF16, 2, 4, 128, 128),
 			      T(DT_BOOL, 128, 128), SC("-inf")),
@@ -1322,7 +1290,8 @@ static void reductions_size_the_output_from_dim_and_keepdim(void **state)
 	/* sum(self, dtype): the full reduction; dim=[] reduces all as well */
 	assert_int_equal(EVAL(&c, "aten::sum", T(DT_BF16, 8, 1024, 2048), NONE), 0);
 	assert_int_equal(c.bytes, 2 * (8 * 1024 * 2048 + 1));
-	assert_int_equal(EVAL(&c, "aten::sum", T(DT_BF16, 8, 1024, 2048), SC("[]"), SC("False"), NONE),
+	assert_int_equal(EVAL(&c, "aten::sum", T(DT_BF16, 8, 1024, 2048), SC("[]"), SC("False"),
+			      NONE),
 			 0);
 	assert_int_equal(c.bytes, 2 * (8 * 1024 * 2048 + 1));
 	/* negative dims wrap; dtype= widens the output */
@@ -1350,7 +1319,8 @@ static void reductions_size_the_output_from_dim_and_keepdim(void **state)
 			      T(DT_F32, 16)),
 			 0);
 	assert_int_equal(c.bytes, 2 * 512 + 4 * 16);
-	assert_int_equal(EVAL(&c, "aten::sum", T(DT_BF16, 16, 32), SC("[2]"), SC("False"), NONE), -1);
+	assert_int_equal(EVAL(&c, "aten::sum", T(DT_BF16, 16, 32), SC("[2]"), SC("False"), NONE),
+			 -1);
 	assert_string_equal(c.note, "reduction 'dim' is unreadable or out of range");
 }
 
@@ -1361,8 +1331,9 @@ static void layer_norm_reads_x_weight_bias_and_writes_y_and_statistics(void **st
 
 	(void)state;
 	/* block_bf16: native_layer_norm(input, [2048], weight, bias, eps) */
-	assert_int_equal(EVAL(&c, "aten::native_layer_norm", T(DT_BF16, 8, 1024, 2048), SC("[2048]"),
-			      T(DT_BF16, 2048), T(DT_BF16, 2048), SC("1.0000000000000001e-05")),
+	assert_int_equal(EVAL(&c, "aten::native_layer_norm", T(DT_BF16, 8, 1024, 2048),
+			      SC("[2048]"), T(DT_BF16, 2048), T(DT_BF16, 2048),
+			      SC("1.0000000000000001e-05")),
 			 0);
 	assert_int_equal(c.bytes, 2 * n * 2 + 2 * 2048 * 2 + 2 * rows * 4);
 	assert_string_equal(c.family, "norm");
@@ -1410,15 +1381,18 @@ static void softmax_forward_moves_two_tensors_and_backward_three(void **state)
 	const int64_t n = 2LL * 8 * 128 * 128;
 
 	(void)state;
-	assert_int_equal(EVAL(&c, "aten::_softmax", T(DT_BF16, 2, 8, 128, 128), SC("-1"), SC("False")),
+	assert_int_equal(EVAL(&c, "aten::_softmax", T(DT_BF16, 2, 8, 128, 128), SC("-1"),
+			      SC("False")),
 			 0);
 	assert_int_equal(c.bytes, 2 * n * 2);
 	assert_string_equal(c.family, "softmax");
 	/* half_to_float writes fp32 */
-	assert_int_equal(EVAL(&c, "aten::_softmax", T(DT_F16, 2, 8, 128, 128), SC("-1"), SC("True")),
+	assert_int_equal(EVAL(&c, "aten::_softmax", T(DT_F16, 2, 8, 128, 128), SC("-1"),
+			      SC("True")),
 			 0);
 	assert_int_equal(c.bytes, n * (2 + 4));
-	assert_int_equal(EVAL(&c, "aten::_safe_softmax", T(DT_F32, 2, 8, 128, 128), SC("-1"), NONE),
+	assert_int_equal(EVAL(&c, "aten::_safe_softmax", T(DT_F32, 2, 8, 128, 128), SC("-1"),
+			      NONE),
 			 0);
 	assert_int_equal(c.bytes, 2 * n * 4);
 	assert_int_equal(EVAL(&c, "aten::_softmax_backward_data", T(DT_BF16, 2, 8, 128, 128),
@@ -1432,147 +1406,45 @@ static void softmax_forward_moves_two_tensors_and_backward_three(void **state)
 /* ---- classes, composites, Inductor ---- */
 
 static const char *const modeled_names[] = {
-	"aten::_addmm_activation",
-	"aten::_convolution",
-	"aten::_cudnn_attention_backward",
-	"aten::_cudnn_attention_forward",
-	"aten::_efficient_attention_backward",
-	"aten::_efficient_attention_forward",
-	"aten::_flash_attention_backward",
-	"aten::_flash_attention_forward",
-	"aten::_fused_rms_norm",
-	"aten::_fused_rms_norm_backward",
-	"aten::_grouped_mm",
-	"aten::_int_mm",
+	"aten::_addmm_activation", "aten::_convolution", "aten::_cudnn_attention_backward",
+	"aten::_cudnn_attention_forward", "aten::_efficient_attention_backward",
+	"aten::_efficient_attention_forward", "aten::_flash_attention_backward",
+	"aten::_flash_attention_forward", "aten::_fused_rms_norm",
+	"aten::_fused_rms_norm_backward", "aten::_grouped_mm", "aten::_int_mm",
 	"aten::_log_softmax",
 	"aten::_log_softmax_backward_data",
-	"aten::_safe_softmax",
-	"aten::_scaled_dot_product_cudnn_attention",
+	"aten::_safe_softmax", "aten::_scaled_dot_product_cudnn_attention",
 	"aten::_scaled_dot_product_cudnn_attention_backward",
 	"aten::_scaled_dot_product_efficient_attention",
 	"aten::_scaled_dot_product_efficient_attention_backward",
 	"aten::_scaled_dot_product_flash_attention",
-	"aten::_scaled_dot_product_flash_attention_backward",
-	"aten::_scaled_mm",
-	"aten::_slow_conv2d_forward",
-	"aten::_softmax",
-	"aten::_softmax_backward_data",
-	"aten::_to_copy",
-	"aten::abs",
-	"aten::abs_",
-	"aten::add",
-	"aten::add_",
-	"aten::addcdiv",
-	"aten::addcdiv_",
-	"aten::addcmul",
-	"aten::addcmul_",
-	"aten::addmm",
-	"aten::all",
-	"aten::amax",
-	"aten::amin",
-	"aten::any",
-	"aten::argmax",
-	"aten::argmin",
-	"aten::baddbmm",
-	"aten::bmm",
-	"aten::cat",
-	"aten::clamp",
-	"aten::clamp_",
-	"aten::clamp_max",
-	"aten::clamp_min",
-	"aten::clone",
-	"aten::contiguous",
-	"aten::convolution",
-	"aten::convolution_backward",
-	"aten::convolution_overrideable",
-	"aten::copy_",
-	"aten::cos",
-	"aten::cudnn_convolution",
-	"aten::cudnn_convolution_transpose",
-	"aten::div",
-	"aten::div_",
-	"aten::dropout",
-	"aten::eq",
-	"aten::erf",
-	"aten::exp",
-	"aten::exp_",
-	"aten::fill_",
-	"aten::ge",
-	"aten::gelu",
-	"aten::gelu_",
-	"aten::gelu_backward",
-	"aten::gt",
-	"aten::hardswish",
-	"aten::hardtanh",
-	"aten::hardtanh_",
-	"aten::hardtanh_backward",
-	"aten::layer_norm",
-	"aten::le",
-	"aten::leaky_relu",
-	"aten::leaky_relu_",
-	"aten::leaky_relu_backward",
-	"aten::lerp",
-	"aten::lerp_",
-	"aten::linalg_vector_norm",
-	"aten::log",
-	"aten::log_softmax",
-	"aten::logsumexp",
-	"aten::lt",
-	"aten::masked_fill",
-	"aten::masked_fill_",
-	"aten::max",
-	"aten::maximum",
-	"aten::mean",
-	"aten::min",
-	"aten::minimum",
-	"aten::miopen_convolution",
-	"aten::miopen_convolution_transpose",
-	"aten::mkldnn_convolution",
-	"aten::mm",
-	"aten::mul",
-	"aten::mul_",
-	"aten::nansum",
-	"aten::native_dropout",
-	"aten::native_dropout_backward",
-	"aten::native_layer_norm",
-	"aten::native_layer_norm_backward",
-	"aten::ne",
-	"aten::neg",
-	"aten::neg_",
-	"aten::pow",
-	"aten::pow_",
-	"aten::prod",
-	"aten::reciprocal",
-	"aten::relu",
-	"aten::relu_",
-	"aten::rms_norm",
-	"aten::rsqrt",
-	"aten::rsub",
-	"aten::sigmoid",
-	"aten::sigmoid_",
-	"aten::sigmoid_backward",
-	"aten::silu",
-	"aten::silu_",
-	"aten::silu_backward",
-	"aten::sin",
-	"aten::softmax",
-	"aten::sqrt",
-	"aten::square",
-	"aten::stack",
-	"aten::std",
-	"aten::std_mean",
-	"aten::sub",
-	"aten::sub_",
-	"aten::sum",
-	"aten::tanh",
-	"aten::tanh_",
-	"aten::tanh_backward",
-	"aten::threshold_backward",
-	"aten::to",
-	"aten::var",
-	"aten::var_mean",
-	"aten::where",
-	"aten::zero_",
+	"aten::_scaled_dot_product_flash_attention_backward", "aten::_scaled_mm",
+	"aten::_slow_conv2d_forward", "aten::_softmax", "aten::_softmax_backward_data",
+	"aten::_to_copy", "aten::abs", "aten::abs_", "aten::add", "aten::add_", "aten::addcdiv",
+	"aten::addcdiv_", "aten::addcmul", "aten::addcmul_", "aten::addmm", "aten::all",
+	"aten::amax", "aten::amin", "aten::any", "aten::argmax", "aten::argmin", "aten::baddbmm",
+	"aten::bmm", "aten::cat", "aten::clamp", "aten::clamp_", "aten::clamp_max",
+	"aten::clamp_min", "aten::clone", "aten::contiguous", "aten::convolution",
+	"aten::convolution_backward", "aten::convolution_overrideable", "aten::copy_", "aten::cos",
+	"aten::cudnn_convolution", "aten::cudnn_convolution_transpose", "aten::div", "aten::div_",
+	"aten::dropout", "aten::eq", "aten::erf", "aten::exp", "aten::exp_", "aten::fill_",
+	"aten::ge", "aten::gelu", "aten::gelu_", "aten::gelu_backward", "aten::gt",
+	"aten::hardswish", "aten::hardtanh", "aten::hardtanh_", "aten::hardtanh_backward",
+	"aten::layer_norm", "aten::le", "aten::leaky_relu", "aten::leaky_relu_",
+	"aten::leaky_relu_backward", "aten::lerp", "aten::lerp_", "aten::linalg_vector_norm",
+	"aten::log", "aten::log_softmax", "aten::logsumexp", "aten::lt", "aten::masked_fill",
+	"aten::masked_fill_", "aten::max", "aten::maximum", "aten::mean", "aten::min",
+	"aten::minimum", "aten::miopen_convolution", "aten::miopen_convolution_transpose",
+	"aten::mkldnn_convolution", "aten::mm", "aten::mul", "aten::mul_", "aten::nansum",
+	"aten::native_dropout", "aten::native_dropout_backward", "aten::native_layer_norm",
+	"aten::native_layer_norm_backward", "aten::ne", "aten::neg", "aten::neg_", "aten::pow",
+	"aten::pow_", "aten::prod", "aten::reciprocal", "aten::relu", "aten::relu_",
+	"aten::rms_norm", "aten::rsqrt", "aten::rsub", "aten::sigmoid", "aten::sigmoid_",
+	"aten::sigmoid_backward", "aten::silu", "aten::silu_", "aten::silu_backward", "aten::sin",
+	"aten::softmax", "aten::sqrt", "aten::square", "aten::stack", "aten::std",
+	"aten::std_mean", "aten::sub", "aten::sub_", "aten::sum", "aten::tanh", "aten::tanh_",
+	"aten::tanh_backward", "aten::threshold_backward", "aten::to", "aten::var",
+	"aten::var_mean", "aten::where", "aten::zero_",
 };
 
 /* bsearch finds every entry only if the table is sorted: this checks both */
@@ -1640,21 +1512,9 @@ static void inductor_kernel_flop_and_num_gb_win(void **state)
 		{ 2, (const int64_t[]){ 256, 512 }, DT_F32, "", 0, NULL },
 		{ 2, (const int64_t[]){ 512, 768 }, DT_F32, "", 0, NULL },
 	};
-	struct kp_op_in mm = { .name = "aten::mm",
-			       .nslots = 2,
-			       .slots = s,
-			       .kernel_flop = 123456789,
-			       .kernel_num_gb = 0.0015 };
-	struct kp_op_in tri = { .name = "triton_poi_fused_add_0",
-				.nslots = 0,
-				.slots = NULL,
-				.kernel_flop = 0,
-				.kernel_num_gb = 0.0123456789 };
-	struct kp_op_in tpl = { .name = "triton_tem_fused_mm_0",
-				.nslots = 0,
-				.slots = NULL,
-				.kernel_flop = 201326592,
-				.kernel_num_gb = -1.0 };
+	struct kp_op_in mm = { .name = "aten::mm", .nslots = 2, .slots = s, .kernel_flop = 123456789, .kernel_num_gb = 0.0015 };
+	struct kp_op_in tri = { .name = "triton_poi_fused_add_0", .nslots = 0, .slots = NULL, .kernel_flop = 0, .kernel_num_gb = 0.0123456789 };
+	struct kp_op_in tpl = { .name = "triton_tem_fused_mm_0", .nslots = 0, .slots = NULL, .kernel_flop = 201326592, .kernel_num_gb = -1.0 };
 
 	(void)state;
 	assert_int_equal(opmodel_eval(&mm, &c), 0);

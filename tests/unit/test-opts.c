@@ -22,9 +22,8 @@ static void numbers_must_be_finite_whole_and_in_range(void **state)
 	assert_true(v == 2.5);
 	assert_null(opts_parse_double("100", 0, 100, &v));
 	assert_null(opts_parse_double("0", 0, 100, &v));
-	static const char *const bad[] = { "nan",   "NaN",    "-nan", "inf",   "-inf", "infinity",
-					   "1e999", "1e-400", "-1",   "100.5", "",     " ",
-					   "5%",    "1,5",    "0x",   NULL };
+	static const char *const bad[] = { "nan", "NaN", "-nan", "inf", "-inf", "infinity", "1e999",
+					   "1e-400", "-1", "100.5", "", " ", "5%", "1,5", "0x", NULL };
 	for (int i = 0; bad[i]; i++) {
 		v = 7;
 		const char *why = opts_parse_double(bad[i], 0, 100, &v);
@@ -38,12 +37,10 @@ static void numbers_must_be_finite_whole_and_in_range(void **state)
 	long l = -1;
 	assert_null(opts_parse_long("20", 0, LONG_MAX, &l));
 	assert_int_equal(l, 20);
-	static const char *const badl[] = {
-		"99999999999999999999", "-1", "1.5", "1e3", "ten", "", "3 ", NULL
-	};
+	static const char *const badl[] = { "99999999999999999999", "-1", "1.5", "1e3", "ten", "",
+					    "3 ", NULL };
 	for (int i = 0; badl[i]; i++) {
-		assert_string_equal(opts_parse_long(badl[i], 0, LONG_MAX, &l),
-				    "expects an integer >= 0");
+		assert_string_equal(opts_parse_long(badl[i], 0, LONG_MAX, &l), "expects an integer >= 0");
 		assert_int_equal(l, 20);
 	}
 	assert_string_equal(opts_parse_long("2147483648", 1, INT_MAX, &l),
@@ -179,9 +176,8 @@ static void ambiguous_prefixes_list_every_candidate(void **state)
 	assert_string_equal(s1, "128");
 	assert_string_equal(errors_of(opts, "--sd=a"), "");
 	assert_string_equal(s1, "a");
-	assert_string_equal(
-		errors_of(opts, "--stats=1"),
-		"kprof: error: option '--stats' takes no value\nkprof: see 'kprof test -h'\n");
+	assert_string_equal(errors_of(opts, "--stats=1"),
+			    "kprof: error: option '--stats' takes no value\nkprof: see 'kprof test -h'\n");
 }
 
 static void suggests_the_closest_name(void **state)

@@ -144,7 +144,7 @@ static void tables_copy_columns_and_rows_start_null(void **state)
 	struct kp_table *tb = report_table(&doc, "rows", cols, 2);
 	report_col_show(tb, 0, COL_MACHINE);
 	report_col_title(tb, 1, "Kernel");
-	assert_int_equal(cols[0].where, COL_BOTH); /* the caller's table is untouched */
+	assert_int_equal(cols[0].where, COL_BOTH);   /* the caller's table is untouched */
 	assert_string_equal(cols[1].title, "Name");
 	assert_int_equal(tb->cols[0].where, COL_MACHINE);
 	assert_string_equal(tb->cols[1].title, "Kernel");
@@ -206,8 +206,8 @@ static void chart_series_are_unique_and_capped(void **state)
 	assert_int_equal(chart_series(ch, "gemm"), 0);
 	assert_int_equal(chart_series(ch, "conv"), 1);
 	assert_int_equal(chart_series(ch, "gemm"), 0);
-	static const char *names[] = { "s2",  "s3",  "s4",  "s5",  "s6",  "s7",  "s8",  "s9",
-				       "s10", "s11", "s12", "s13", "s14", "s15", "s16", "s17" };
+	static const char *names[] = { "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "s10",
+				       "s11", "s12", "s13", "s14", "s15", "s16", "s17" };
 	for (int i = 0; i < 14; i++)
 		assert_int_equal(chart_series(ch, names[i]), i + 2);
 	assert_int_equal(ch->nseries, CHART_SERIES_MAX);

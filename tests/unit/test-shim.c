@@ -74,18 +74,17 @@ static int one_call(const char *major)
 	if (!g || !drain || !calls || !fk)
 		return 11;
 	float one = 1.f, zero = 0.f;
-	int st = g(NULL, 1, 0, 128, 256, 512, &one, NULL, 14, 512, NULL, 14, 512, &zero, NULL, 14,
-		   128, 68, -1);
+	int st = g(NULL, 1, 0, 128, 256, 512, &one, NULL, 14, 512, NULL, 14, 512, &zero, NULL, 14, 128,
+		   68, -1);
 	if (st != 7 || *calls != 1 || *fk != 512)
 		return 12; /* status and arguments pass through */
 	drain(take, NULL);
 	if (major)
 		return ncalls == 0 ? 0 : 13; /* unknown version: not recorded */
-	if (ncalls != 1 || last.kind != HC_GEMM || strcmp(last.name, "cublasGemmEx") ||
-	    last.m != 128 || last.n != 256 || last.k != 512 || last.batch != 1 ||
-	    last.atype != 14 || last.compute != 68 || last.transa != 1 ||
-	    !(last.flags & HCF_BETA_ZERO) || !(last.flags & HCF_FAILED) || last.status != 7 ||
-	    last.end_ns < last.start_ns || last.ext == 0)
+	if (ncalls != 1 || last.kind != HC_GEMM || strcmp(last.name, "cublasGemmEx") || last.m != 128 ||
+	    last.n != 256 || last.k != 512 || last.batch != 1 || last.atype != 14 || last.compute != 68 ||
+	    last.transa != 1 || !(last.flags & HCF_BETA_ZERO) || !(last.flags & HCF_FAILED) ||
+	    last.status != 7 || last.end_ns < last.start_ns || last.ext == 0)
 		return 14;
 	return 0;
 }

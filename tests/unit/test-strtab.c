@@ -57,9 +57,7 @@ static void pointers_survive_growth(void **state)
 	struct kp_strtab st;
 	arena_init(&a);
 	strtab_init(&st, &a);
-	enum {
-		N = 50000
-	};
+	enum { N = 50000 };
 	static const char *first[N];
 	char name[64];
 	for (int i = 0; i < N; i++) {

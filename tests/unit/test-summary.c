@@ -33,13 +33,10 @@ static void write_rank(const char *path, int r, int with_info)
 	FILE *f = fopen(path, "w");
 	assert_non_null(f);
 	if (with_info)
-		fprintf(f,
-			"{\"distributedInfo\": {\"backend\": \"nccl\", \"rank\": %d, \"world_size\": %d},\n",
-			r, NR);
+		fprintf(f, "{\"distributedInfo\": {\"backend\": \"nccl\", \"rank\": %d, \"world_size\": %d},\n", r, NR);
 	else
 		fprintf(f, "{\n");
-	fprintf(f,
-		"\"deviceProperties\": [{\"id\": 0, \"name\": \"NVIDIA H100 80GB HBM3\"}],\n\"traceEvents\": [\n");
+	fprintf(f, "\"deviceProperties\": [{\"id\": 0, \"name\": \"NVIDIA H100 80GB HBM3\"}],\n\"traceEvents\": [\n");
 	int corr = 1;
 	for (int s = 0; s < 2; s++) {
 		int base = s * 1000;
@@ -47,21 +44,16 @@ static void write_rank(const char *path, int r, int with_info)
 		int gemm_end = base + 20 + gemm;
 		int last_end = base + 20 + (s == 1 ? 800 : 300);
 		int comm_end = last_end + 100;
-		fprintf(f,
-			"{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#%d\",\"pid\":1,\"tid\":1,\"ts\":%d,\"dur\":1000},\n",
+		fprintf(f, "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#%d\",\"pid\":1,\"tid\":1,\"ts\":%d,\"dur\":1000},\n",
 			s + 1, base);
-		fprintf(f,
-			"{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,\"ts\":%d,\"dur\":3,\"args\":{\"correlation\":%d}},\n",
+		fprintf(f, "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,\"ts\":%d,\"dur\":3,\"args\":{\"correlation\":%d}},\n",
 			base + 10, corr);
-		fprintf(f,
-			"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"sm90_gemm\",\"pid\":0,\"tid\":7,\"ts\":%d,\"dur\":%d,\"args\":{\"correlation\":%d,\"device\":0,\"stream\":7}},\n",
+		fprintf(f, "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"sm90_gemm\",\"pid\":0,\"tid\":7,\"ts\":%d,\"dur\":%d,\"args\":{\"correlation\":%d,\"device\":0,\"stream\":7}},\n",
 			base + 20, gemm, corr);
 		corr++;
-		fprintf(f,
-			"{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,\"ts\":%d,\"dur\":3,\"args\":{\"correlation\":%d}},\n",
+		fprintf(f, "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,\"ts\":%d,\"dur\":3,\"args\":{\"correlation\":%d}},\n",
 			base + 15, corr);
-		fprintf(f,
-			"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)\",\"pid\":0,\"tid\":20,\"ts\":%d,\"dur\":%d,"
+		fprintf(f, "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)\",\"pid\":0,\"tid\":20,\"ts\":%d,\"dur\":%d,"
 			"\"args\":{\"correlation\":%d,\"device\":0,\"stream\":20,\"Collective name\":\"allreduce\",\"In msg nelems\":1048576,\"Out msg nelems\":1048576,\"Group size\":4,\"dtype\":\"Float\"}},\n",
 			gemm_end, comm_end - gemm_end, corr);
 		corr++;
@@ -85,6 +77,7 @@ static char **write_job(int with_info, size_t *n)
 	*n = NR;
 	return v;
 }
+
 
 /* The json document of @rs (compared), with the thread count left out: it is how, not what. */
 static char *render(struct kp_ranks *rs)
@@ -163,19 +156,15 @@ static void merge_of_a_split_equals_the_whole(void **state)
 	assert_non_null(strstr(w, "{\"step\": 2, \"rank\": 2, \"lag_ns\": 500000"));
 	ranks_free(&whole);
 
-	static const int a[] = { 0, 2 }, b[] = { 1, 3 }, one[] = { 0 }, two[] = { 1 },
-			 three[] = { 2 }, four[] = { 3 };
-	const char *parts[2] = { summary_of(paths, a, 2, "a.json"),
-				 summary_of(paths, b, 2, "b.json") };
+	static const int a[] = { 0, 2 }, b[] = { 1, 3 }, one[] = { 0 }, two[] = { 1 }, three[] = { 2 }, four[] = { 3 };
+	const char *parts[2] = { summary_of(paths, a, 2, "a.json"), summary_of(paths, b, 2, "b.json") };
 	char *m = merge_of(parts, 2, NULL);
 	assert_string_equal(m, w);
 	free(m);
 
 	/* one summary per rank, merged in one go and as a tree */
-	const char *each[4] = { summary_of(paths, one, 1, "r0.json"),
-				summary_of(paths, two, 1, "r1.json"),
-				summary_of(paths, three, 1, "r2.json"),
-				summary_of(paths, four, 1, "r3.json") };
+	const char *each[4] = { summary_of(paths, one, 1, "r0.json"), summary_of(paths, two, 1, "r1.json"),
+				summary_of(paths, three, 1, "r2.json"), summary_of(paths, four, 1, "r3.json") };
 	m = merge_of(each, 4, NULL);
 	assert_string_equal(m, w);
 	free(m);
@@ -210,8 +199,7 @@ static void a_trace_document_is_not_a_summary(void **state)
 	assert_int_equal(d.status, KP_BADINPUT);
 	char want[800];
 	snprintf(want, sizeof(want),
-		 "%s: error: not a kprof summary (write one with 'kprof analyze --ranks --format json')",
-		 path);
+		 "%s: error: not a kprof summary (write one with 'kprof analyze --ranks --format json')", path);
 	assert_string_equal(d.msg, want);
 	ranks_free(&rs);
 }

@@ -124,8 +124,7 @@ static void roofline_draws_roofs_ridges_and_largest_points_first(void **state)
 	assert_non_null(strstr(s, "<title>ridge point: bf16 989 TFLOP/s at 329.7 FLOP/byte</title>"));
 	assert_non_null(strstr(s, "clip-path=\"url(#clip-roofline)\""));
 	assert_int_equal(count(s, "<circle class=\"pt s0\""), 2);
-	const char *big = strstr(s, "<title>big &amp; slow</title>"),
-		   *small = strstr(s, "<title>small</title>");
+	const char *big = strstr(s, "<title>big &amp; slow</title>"), *small = strstr(s, "<title>small</title>");
 	assert_non_null(big);
 	assert_non_null(small);
 	assert_true(big < small); /* drawn first, so the small one stays visible on top */
@@ -149,7 +148,7 @@ static void top_bars_give_each_segment_its_share(void **state)
 	assert_non_null(strstr(s, "<title>aten::mm\nsm90_gemm: 3.000 us (75.0% of the op)</title>"));
 	assert_non_null(strstr(s, "<title>aten::mm\ncopy: 1.000 us (25.0% of the op)</title>"));
 	assert_non_null(strstr(s, "fill-opacity=\"0.6\"")); /* alternate segments are lighter */
-	assert_non_null(strstr(s, ">4.000 us</text>"));     /* the lane's total */
+	assert_non_null(strstr(s, ">4.000 us</text>"));      /* the lane's total */
 	assert_non_null(strstr(s, "GPU time (us)"));
 	free(s);
 	report_free(&doc);
@@ -160,8 +159,7 @@ static void waterfall_colours_regressions_and_improvements(void **state)
 	(void)state;
 	struct kp_doc doc;
 	report_init(&doc, "t", 0);
-	struct kp_chart *ch =
-		report_chart(&doc, "waterfall", CHART_WATERFALL, "waterfall", "Waterfall");
+	struct kp_chart *ch = report_chart(&doc, "waterfall", CHART_WATERFALL, "waterfall", "Waterfall");
 	chart_point(&doc, ch, 10e6, 0, 0, 0, "base", NULL);
 	chart_point(&doc, ch, 2e6, 0, 0, 1, "gemm", NULL);
 	chart_point(&doc, ch, -1e6, 0, 0, 2, "relu", NULL);

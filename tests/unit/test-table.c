@@ -25,12 +25,7 @@ static char *render(const struct kp_doc *doc, enum kp_format f, int color)
 	return buf;
 }
 
-enum {
-	C_TIME,
-	C_RATE,
-	C_NAME,
-	C_N
-};
+enum { C_TIME, C_RATE, C_NAME, C_N };
 static const struct kp_col cols[C_N] = {
 	[C_TIME] = { "Time", "time_ns", COL_BOTH, 0 },
 	[C_RATE] = { "GB/s", "bytes_per_s", COL_BOTH, 0 },
@@ -57,18 +52,13 @@ static void renderers_quote_csv_null_json_and_align_tables(void **state)
 	report_init(&doc, "test", 4);
 	two_rows(&doc, "k<a, \"b\">|x");
 	char *s = render(&doc, FMT_CSV, 0);
-	assert_string_equal(
-		s,
-		"time_ns,bytes_per_s,name\r\n1500,,\"k<a, \"\"b\"\">|x\"\r\n25,1500000000,short\r\n");
+	assert_string_equal(s, "time_ns,bytes_per_s,name\r\n1500,,\"k<a, \"\"b\"\">|x\"\r\n25,1500000000,short\r\n");
 	free(s);
 	s = render(&doc, FMT_JSON, 0);
-	assert_non_null(strstr(
-		s, "{\"time_ns\": 1500, \"bytes_per_s\": null, \"name\": \"k<a, \\\"b\\\">|x\"}"));
+	assert_non_null(strstr(s, "{\"time_ns\": 1500, \"bytes_per_s\": null, \"name\": \"k<a, \\\"b\\\">|x\"}"));
 	free(s);
 	s = render(&doc, FMT_TABLE, 0);
-	assert_string_equal(
-		s,
-		"      Time  GB/s  Kernel\n  ========  ====  ======\n  1.500 us     -  k<a, \"b\">|x\n     25 ns   1.5  short\n");
+	assert_string_equal(s, "      Time  GB/s  Kernel\n  ========  ====  ======\n  1.500 us     -  k<a, \"b\">|x\n     25 ns   1.5  short\n");
 	free(s);
 	report_free(&doc);
 }
@@ -127,20 +117,16 @@ static void facts_print_as_hash_lines_list_items_and_typed_json_members(void **s
 	report_end(&doc);
 	two_rows(&doc, "k");
 	char *s = render(&doc, FMT_TABLE, 0);
-	assert_non_null(
-		strstr(s, "# span   4.812 ms\n# busy   42.8%\n# note   people only\n      Time"));
+	assert_non_null(strstr(s, "# span   4.812 ms\n# busy   42.8%\n# note   people only\n      Time"));
 	assert_null(strstr(s, "ignored"));
 	free(s);
 	s = render(&doc, FMT_MARKDOWN, 0);
-	assert_non_null(strstr(
-		s,
-		"**kprof test**: 2 things\n\n- span: 4.812 ms\n- busy: 42.8%\n- note: people only\n\n| Time |"));
+	assert_non_null(strstr(s, "**kprof test**: 2 things\n\n- span: 4.812 ms\n- busy: 42.8%\n- note: people only\n\n| Time |"));
 	free(s);
 	s = render(&doc, FMT_JSON, 0);
-	assert_non_null(strstr(
-		s, "{\n  \"kprof\": {\"version\": \"" KPROF_VERSION "\", \"command\": \"test\"},\n"
-		   "  \"span_ns\": 4812345,\n  \"busy_pct\": 42.75,\n  \"events\": 7,\n"
-		   "  \"device\": {\"name\": null, \"bw\": 3350000000000},\n  \"rows\": [\n    {"));
+	assert_non_null(strstr(s, "{\n  \"kprof\": {\"version\": \"" KPROF_VERSION "\", \"command\": \"test\"},\n"
+				  "  \"span_ns\": 4812345,\n  \"busy_pct\": 42.75,\n  \"events\": 7,\n"
+				  "  \"device\": {\"name\": null, \"bw\": 3350000000000},\n  \"rows\": [\n    {"));
 	assert_non_null(strstr(s, "}\n  ]\n}\n"));
 	free(s);
 	report_free(&doc);
@@ -171,9 +157,8 @@ static void json_writer_places_commas_and_indents_only_line_containers(void **st
 	jw_end(&jw);
 	jw_end(&jw);
 	fclose(fp);
-	assert_string_equal(buf,
-			    "{\n  \"empty\": [],\n  \"xs\": [1, 0.5, {\"ok\": true, \"inf\": null}],\n"
-			    "  \"lines\": [\n    \"a\\\"b\\\\\\n\\u0001\",\n    null\n  ]\n}");
+	assert_string_equal(buf, "{\n  \"empty\": [],\n  \"xs\": [1, 0.5, {\"ok\": true, \"inf\": null}],\n"
+				 "  \"lines\": [\n    \"a\\\"b\\\\\\n\\u0001\",\n    null\n  ]\n}");
 	free(buf);
 }
 

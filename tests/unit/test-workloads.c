@@ -120,11 +120,8 @@ static void norm_shape_sets_expand(void **state)
 	assert_int_equal(shapes_norm("custom:8x131072", &s, &n, why, sizeof(why)), -1);
 
 	/* capture_opts_finish expands --norm-shapes only for the row-wise workloads */
-	struct kp_capture_opts o = { .output = "x.json",
-				     .workloads = WL_RMSNORM,
-				     .iters = 1,
-				     .sample_period_ms = 10,
-				     .norm_shapes = "custom:2x64" };
+	struct kp_capture_opts o = { .output = "x.json", .workloads = WL_RMSNORM, .iters = 1,
+				     .sample_period_ms = 10, .norm_shapes = "custom:2x64" };
 	assert_int_equal(capture_opts_finish(&o, why, sizeof(why)), 0);
 	assert_int_equal(o.nnorm, 1);
 	assert_int_equal(o.norm[0].hidden, 64);
