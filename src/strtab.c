@@ -19,6 +19,12 @@ const char *strtab_intern(struct kp_strtab *st, const char *s, size_t len)
 	return e->key.ptr;
 }
 
+const char *strtab_lookup(const struct kp_strtab *st, const char *s, size_t len)
+{
+	const struct kp_hmap_entry *e = hmap_get_str(&st->map, s, len);
+	return e ? e->key.ptr : NULL;
+}
+
 void strtab_free(struct kp_strtab *st)
 {
 	hmap_free(&st->map);

@@ -167,12 +167,18 @@ static char *scratch(struct loader *L, int which, size_t n)
 /*
  * A token's string, unescaped when needed, made valid UTF-8 without NUL (utf8_clean()),
  * interned.  Every name kprof prints passes here, so every output format gets clean text.
+ * Interned strings are all clean, so a raw token already in the table is returned as is:
+ * names repeat by the thousand, and only a name seen for the first time is checked.
  */
 static const char *intern_tok(struct loader *L, const struct kp_json_tok *tk)
 {
 	const char *s = tk->s;
 	size_t n = tk->len;
-	if (tk->escaped) {
+	if (!tk->escaped) {
+		const char *hit = strtab_lookup(&L->t->strs, s, n);
+		if (hit)
+			return hit;
+	} else {
 		char *u = scratch(L, 0, n + 1);
 		n = json_unescape(s, n, u, n + 1);
 		s = u;

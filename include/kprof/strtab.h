@@ -19,6 +19,8 @@ struct kp_strtab {
 void strtab_init(struct kp_strtab *st, struct kp_arena *arena);
 /* The interned copy of s[0..len) (NUL-terminated), allocated on first sight. */
 const char *strtab_intern(struct kp_strtab *st, const char *s, size_t len);
+/* The interned copy of s[0..len), or NULL when it was never interned (nothing allocated). */
+const char *strtab_lookup(const struct kp_strtab *st, const char *s, size_t len);
 void strtab_free(struct kp_strtab *st);
 
 #endif /* KPROF_STRTAB_H */

@@ -28,6 +28,11 @@ static void equal_strings_share_one_pointer(void **state)
 	assert_string_equal(q, "aten::");
 	assert_ptr_not_equal(q, p);
 	assert_ptr_equal(strtab_intern(&st, "", 0), strtab_intern(&st, "x", 0));
+	/* lookup finds interned strings only, and adds nothing */
+	assert_ptr_equal(strtab_lookup(&st, "aten::mm", 8), p);
+	assert_null(strtab_lookup(&st, "aten::bmm", 9));
+	assert_null(strtab_lookup(&st, "aten::bmm", 9));
+	assert_ptr_equal(strtab_lookup(&st, "aten::mm_out", 6), q);
 	strtab_free(&st);
 	arena_free(&a);
 }
