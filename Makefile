@@ -173,7 +173,7 @@ $(O)/src/devdb-builtin.c: $(sort $(wildcard device_db/*.txt)) Makefile
 $(O)/src/devdb-builtin.o: $(O)/src/devdb-builtin.c
 	$(call quiet,CC,$<)$(CC) $(CFLAGS) -Wno-missing-variable-declarations -c -o $@ $<
 
-$(O)/tests/test-%: tests/unit/test-%.c $(O)/libkprof.a
+$(O)/tests/test-%: tests/unit/test-%.c $(wildcard tests/unit/*.h) $(O)/libkprof.a
 	@mkdir -p $(dir $@)
 	$(call quiet,CC,$<)$(CC) $(CFLAGS) -Icapture -Wno-missing-prototypes -o $@ $< \
 	  $(O)/libkprof.a $(LDASAN) -lcmocka $(LDLIBS)
