@@ -126,10 +126,21 @@ int nvtxmsg_parse(const char *msg, struct kp_nvtx_msg *m, char *why, size_t whyl
 {
 	memset(m, 0, sizeof(*m));
 	m->seq = m->op_id = -1;
-	if (!msg || (!strstr(msg, ", seq = ") && !strstr(msg, ", op_id = ") &&
-		     !strstr(msg, ", sizes = ")))
+	if (!msg)
 		return 1;
-	const char *p = strstr(msg, ", ");
+	/*
+	 * The name ends where the first of torch's fields begins: a record_function label may
+	 * itself hold ", " (Dynamo's "entire_frame_compile_data: fn_name=..., compile_id=0/0").
+	 */
+	static const char *const anchors[] = { ", seq = ", ", op_id = ", ", sizes = " };
+	const char *p = NULL;
+	for (size_t i = 0; i < sizeof(anchors) / sizeof(anchors[0]); i++) {
+		const char *a = strstr(msg, anchors[i]);
+		if (a && (!p || a < p))
+			p = a;
+	}
+	if (!p)
+		return 1;
 	size_t len = (size_t)(p - msg);
 	if (len == 0)
 		return fail(why, whylen, "empty op name");
@@ -137,6 +148,8 @@ int nvtxmsg_parse(const char *msg, struct kp_nvtx_msg *m, char *why, size_t whyl
 		return fail(why, whylen, "op name longer than 255 bytes");
 	memcpy(m->name, msg, len);
 	m->name[len] = '\0';
+	/* op and kernel names are identifiers; a name with a space is a record_function label */
+	m->label = memchr(msg, ' ', len) != NULL;
 	while (*p) {
 		if (p[0] != ',' || p[1] != ' ')
 			return fail(why, whylen, "expected ', ' between fields");
@@ -766,11 +779,11 @@ int hostops_emit(struct kp_ctrace *t, struct kp_hostops_stats *st, FILE *warn)
 		 * An emit_nvtx op is a cpu_op; one of a primary model (matmul, conv, attention)
 		 * without shapes stays an annotation, so that the library op inside it counts.
 		 */
-		int op = p == 0 && (m.has_sizes || opmodel_class(m.name) != MODEL_PRIMARY);
+		int op = p == 0 && !m.label && (m.has_sizes || opmodel_class(m.name) != MODEL_PRIMARY);
 		const char *dts[NVTX_MAX_SLOTS] = { 0 };
 		if (op && m.has_sizes)
 			op_dtypes(&x, &c, &m, dts);
-		char *args = nvtx_args(p == 0 ? &m : NULL, dts, c.domain);
+		char *args = nvtx_args(p == 0 && !m.label ? &m : NULL, dts, c.domain);
 		if (op)
 			st->nvtx_ops++;
 		rc = ctrace_add_span(t, op ? "cpu_op" : "user_annotation",

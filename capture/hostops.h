@@ -20,6 +20,7 @@ struct kp_hcall;
 /* One parsed emit_nvtx message: "aten::mm, seq = 12, op_id = 7, sizes = [[4, 8], []]". */
 struct kp_nvtx_msg {
 	char name[256];
+	int label;                 /* @name has a space: a record_function label, not an op */
 	int64_t seq, op_id;        /* -1 when absent */
 	int has_sizes;
 	int nslots;
@@ -44,9 +45,9 @@ struct kp_hostops_stats {
 
 /* Prototypes */
 /*
- * Parse @msg.  Returns 0 for an emit_nvtx message (@m filled), 1 for an ordinary message
- * (no ", seq = ", ", op_id = " or ", sizes = " field), -1 for a malformed one, with the
- * reason in @why.  Never reads past the terminating NUL.
+ * Parse @msg.  Returns 0 for an emit_nvtx message (@m filled; the name ends at the first
+ * ", seq = ", ", op_id = " or ", sizes = "), 1 for an ordinary message (none of them), -1
+ * for a malformed one, with the reason in @why.  Never reads past the terminating NUL.
  */
 int nvtxmsg_parse(const char *msg, struct kp_nvtx_msg *m, char *why, size_t whylen);
 /*

@@ -183,23 +183,40 @@ def convprog(trace_path, ana_path, out_path):
     check(got == 3 * iters * per, f"analyze total FLOPs {got} == 3 x {iters} x 2*N*K*(C/g)*R*S*P*Q ({3 * iters * per})")
 
 
-def coverage(trace_path, ana_path):
-    """(c): the share of replayed kernel time (graph node id set) that kprof analyze links to an
-    op; printed, with the GEMM share, for torch.compile(mode="reduce-overhead")."""
+def coverage(trace_path, ana_path, mode="plain"):
+    """(c): the share of replayed kernel time (graph node id set) whose External id is a cpu_op,
+    for torch.compile(mode="reduce-overhead") inference, by the kind of op it names: a library
+    call, an aten op (emit_nvtx), an Inductor Triton launch (emit_nvtx: Inductor wraps each
+    launch in _RecordFunctionFast(kernel name) while a profiler is on, emit_nvtx included), or
+    another op.  The target (>= 90%) applies to mode "nvtx" (the script under
+    emit_nvtx(record_shapes=True)); mode "plain" is printed: there the Triton kernels and cuDNN's
+    graph-API attention run outside any library call or range kprof sees."""
     t = json.load(open(trace_path))
-    ops = {e["args"]["External id"] for e in t["traceEvents"] if e.get("cat") == "cpu_op"}
+    ops = {e["args"]["External id"]: e for e in t["traceEvents"] if e.get("cat") == "cpu_op"}
     kern = [e for e in t["traceEvents"] if e.get("cat") == "kernel" and "graph node id" in e["args"]]
     tot = sum(k["dur"] for k in kern)
     under = sum(k["dur"] for k in kern if k["args"].get("External id") in ops)
+    by = defaultdict(float)
+    for k in kern:
+        o = ops.get(k["args"].get("External id"))
+        kind = ("none" if o is None else "library call" if "kprof library call" in o["args"] else
+                "aten op" if o["name"].startswith("aten::") else
+                "triton launch" if o["name"].startswith("triton_") else "other op")
+        by[kind] += k["dur"]
     g = [k for k in kern if GEMM_RE.search(k["name"])]
     gu = sum(k["dur"] for k in g if k["args"].get("External id") in ops)
     gt = sum(k["dur"] for k in g)
-    print(f"info: replayed kernels {len(kern)}, {tot / 1e3:.3f} ms; under ops {100 * under / tot if tot else 0:.1f}%;"
-          f" GEMM kernels {len(g)}, {100 * gu / gt if gt else 0:.1f}% of their time under ops")
-    check(tot > 0, "torch.compile reduce-overhead replays recorded")
-    if tot and under / tot < 0.90:
-        print(f"gap:  (c) {100 * under / tot:.1f}% of replayed kernel time under ops, target 90%: "
-              "Triton kernels are created outside any library call or NVTX range")
+    share = under / tot if tot else 0
+    print(f"info: [{mode}] replayed kernels {len(kern)}, {tot / 1e3:.3f} ms; under ops {100 * share:.1f}% ("
+          + ", ".join(f"{n} {100 * v / tot:.1f}%" for n, v in sorted(by.items(), key=lambda x: -x[1]))
+          + f"); GEMM kernels {len(g)}, {100 * gu / gt if gt else 0:.1f}% of their time under ops")
+    check(tot > 0, f"[{mode}] torch.compile reduce-overhead replays recorded")
+    if mode == "nvtx":
+        check(share >= 0.90, f"(c) [emit_nvtx] {100 * share:.1f}% of replayed kernel time under ops (target 90%)")
+    elif share < 0.90:
+        print(f"gap:  (c) [plain] {100 * share:.1f}% of replayed kernel time under ops: Triton kernels and "
+              "cuDNN graph-API attention are created outside any library call or NVTX range "
+              "(the emit_nvtx run above meets the target)")
 
 
 if __name__ == "__main__":

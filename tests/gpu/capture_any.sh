@@ -58,9 +58,11 @@ python3 "$HERE/capture_any.py" graph "$DIR/gprog.json" "$DIR/gprog.ana.json" 4 |
 cap llama_graph -- python3 "$HERE/llama_block.py" graph 3
 python3 "$HERE/capture_any.py" graph "$DIR/llama_graph.json" "$DIR/llama_graph.ana.json" 3 || fail=1
 "$KPROF" analyze -g op -n 6 "$DIR/llama_graph.json"
-echo "== (c) torch.compile(mode=\"reduce-overhead\") inference"
+echo "== (c) torch.compile(mode=\"reduce-overhead\") inference: under emit_nvtx (the target), then plain"
+cap llama_compile_nvtx -- python3 "$HERE/llama_block.py" compile_nvtx 3
+python3 "$HERE/capture_any.py" coverage "$DIR/llama_compile_nvtx.json" "$DIR/llama_compile_nvtx.ana.json" nvtx || fail=1
 cap llama_compile -- python3 "$HERE/llama_block.py" compile 3
-python3 "$HERE/capture_any.py" coverage "$DIR/llama_compile.json" "$DIR/llama_compile.ana.json" || fail=1
+python3 "$HERE/capture_any.py" coverage "$DIR/llama_compile.json" "$DIR/llama_compile.ana.json" plain || fail=1
 
 [ $fail -eq 0 ] && echo "capture_any: PASS" || echo "capture_any: FAIL"
 exit $fail

@@ -7,7 +7,12 @@ MLP, a biased output head), bf16, forward + backward, eager: the unchanged progr
     python3 llama_block.py profiler [ITERS] OUT.json  # the same loop under torch.profiler
     python3 llama_block.py graph    [ITERS]    # forward captured in a CUDA graph, replayed ITERS times
     python3 llama_block.py compile  [ITERS]    # torch.compile(mode="reduce-overhead") inference
+    python3 llama_block.py compile_nvtx [ITERS]  # the same under emit_nvtx(record_shapes=True)
+
+LLAMA_SDPA=flash|cudnn|efficient|math picks SDPA's backend (default: PyTorch's choice; cuDNN on
+H200 with torch 2.11).
 """
+import os
 import sys
 
 import torch
@@ -47,6 +52,12 @@ class Block(torch.nn.Module):
 
 
 def main():
+    sdpa = os.environ.get("LLAMA_SDPA")
+    if sdpa:
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+        backend = {"flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION,
+                   "efficient": SDPBackend.EFFICIENT_ATTENTION, "math": SDPBackend.MATH}[sdpa]
+        sdpa_kernel(backend).__enter__()  # for the whole process
     mode = sys.argv[1] if len(sys.argv) > 1 else "plain"
     iters = int(sys.argv[2]) if len(sys.argv) > 2 else 3
     m = Block().to(dev, dt)
@@ -83,10 +94,13 @@ def main():
             for _ in range(iters):
                 g.replay()
         torch.cuda.synchronize()
-    elif mode == "compile":
+    elif mode in ("compile", "compile_nvtx"):
+        import contextlib
         cm = torch.compile(m, mode="reduce-overhead")
         xs = x.detach()
-        with torch.no_grad():
+        ctx = (torch.autograd.profiler.emit_nvtx(record_shapes=True) if mode == "compile_nvtx"
+               else contextlib.nullcontext())
+        with torch.no_grad(), ctx:
             for _ in range(3 + iters):  # warm-up, recording, then replays
                 cm(xs)
         torch.cuda.synchronize()

@@ -277,6 +277,22 @@ static void emit_nvtx_messages_parse(void **state)
 	assert_false(m.has_sizes);
 	assert_int_equal(nvtxmsg_parse("aten::empty, sizes = []", &m, why, sizeof(why)), 0);
 	assert_int_equal(m.nslots, 0);
+	assert_false(m.label);
+	/* a record_function label (torch 2.11 Dynamo): its ", " is part of the name */
+	assert_int_equal(nvtxmsg_parse("entire_frame_compile_data: fn_name=_compile.compile_inner, "
+				       "compile_id=0/0, op_id = 7", &m, why, sizeof(why)), 0);
+	assert_string_equal(m.name, "entire_frame_compile_data: fn_name=_compile.compile_inner, "
+				    "compile_id=0/0");
+	assert_true(m.label);
+	assert_int_equal(m.op_id, 7);
+	assert_int_equal(nvtxmsg_parse("Torch-Compiled Region: 0/0, op_id = 12", &m, why, sizeof(why)), 0);
+	assert_true(m.label);
+	/* Inductor's launch of a Triton kernel: an op named after the kernel */
+	assert_int_equal(nvtxmsg_parse("triton_poi_fused__unsafe_view_add_5, op_id = 1090, sizes = "
+				       "[[4, 512, 1024], [4, 512, 1024], []]", &m, why, sizeof(why)), 0);
+	assert_string_equal(m.name, "triton_poi_fused__unsafe_view_add_5");
+	assert_false(m.label);
+	assert_int_equal(m.nslots, 3);
 	/* ordinary ranges */
 	assert_int_equal(nvtxmsg_parse("forward", &m, why, sizeof(why)), 1);
 	assert_int_equal(nvtxmsg_parse("layer 3, attention", &m, why, sizeof(why)), 1);
@@ -451,6 +467,72 @@ static void graph_replays_count_the_capturing_op_once_each(void **state)
 	ctrace_free(&t);
 }
 
+/*
+ * torch.compile(mode="reduce-overhead") under emit_nvtx: Inductor wraps each Triton launch in
+ * _RecordFunctionFast(kernel name), so the node the launch creates during the CUDA-graph
+ * recording belongs to an op named after the kernel; record_function labels around it
+ * (names with a space) are annotations, never the op a kernel is counted under.
+ */
+static void triton_launch_ranges_own_their_replayed_kernels(void **state)
+{
+	(void)state;
+	struct kp_ctrace t;
+	ctrace_init(&t);
+	add_range(&t, "Torch-Compiled Region: 0/0, op_id = 3", T0 + 100, T0 + 60000, 1);
+	add_range(&t, "entire_frame_compile_data: fn_name=_compile.compile_inner, compile_id=0/0, "
+		       "op_id = 4", T0 + 200, T0 + 50000, 2);
+	add_range(&t, "triton_poi_fused__unsafe_view_add_5, op_id = 1090, sizes = "
+		       "[[4, 512, 1024], [4, 512, 1024], []]", T0 + 1000, T0 + 9000, 3);
+	/* the launch during capture created node 300, instantiation cloned it as 400 */
+	assert_int_equal(ctrace_add_gnode(&t, 300, 3, 0), 0);
+	assert_int_equal(ctrace_add_gnode(&t, 400, 0, 300), 0);
+	/* a node created inside the label only: it names the label */
+	assert_int_equal(ctrace_add_gnode(&t, 301, 2, 0), 0);
+	assert_int_equal(ctrace_add_gnode(&t, 401, 0, 301), 0);
+	for (int i = 0; i < 3; i++) {
+		uint64_t s0 = T0 + 100000 + (uint64_t)i * 100000;
+		struct kp_rec api = { .kind = REC_RUNTIME, .start_ns = s0, .end_ns = s0 + 4000,
+				      .corr = 60 + (uint32_t)i, .cbid = 311, .pid = 483, .tid = 483,
+				      .name = ctrace_intern(&t, "cudaGraphLaunch", 15) };
+		ctrace_add_rec(&t, &api);
+		add_graph_kernel(&t, 60 + (uint32_t)i, 400, s0 + 10000);
+		add_graph_kernel(&t, 60 + (uint32_t)i, 401, s0 + 20000);
+	}
+	assert_int_equal(ctrace_resolve_gnodes(&t), 6);
+	struct kp_hostops_stats st;
+	FILE *w = tmpfile();
+	assert_int_equal(hostops_emit(&t, &st, w), 0);
+	assert_int_equal(ftell(w), 0); /* labels with ", " are not malformed messages */
+	fclose(w);
+	assert_int_equal(st.nvtx_ranges, 3);
+	assert_int_equal(st.nvtx_ops, 1);
+	assert_int_equal(st.nvtx_malformed, 0);
+	/* one replay op per launch for the Triton op; the label is no op, so none for it */
+	assert_int_equal(st.replay_ops, 3);
+	assert_int_equal(st.replay_kernels, 3);
+	int labels = 0;
+	for (size_t i = 0; i < t.nspans; i++)
+		if (!strcmp(t.spans[i].cat, "user_annotation"))
+			labels += !strcmp(t.spans[i].name, "Torch-Compiled Region: 0/0") ||
+				  !strcmp(t.spans[i].name, "entire_frame_compile_data: fn_name="
+							   "_compile.compile_inner, compile_id=0/0");
+	assert_int_equal(labels, 2);
+	struct kp_trace tr;
+	struct kp_report r;
+	struct kp_devdb db;
+	analyze_ctrace(&t, &tr, &r, &db);
+	const struct kp_row *k = row_named(&r, "triton_poi_fused__unsafe_view_add_5");
+	assert_non_null(k);
+	assert_int_equal(k->calls, 3);
+	assert_int_equal(k->kernels, 3);
+	assert_int_equal(k->flops, -1); /* no model, no invented FLOPs */
+	assert_int_equal(r.tot.unlinked, 3);
+	analyze_free(&r);
+	devdb_free(&db);
+	trace_free(&tr);
+	ctrace_free(&t);
+}
+
 static struct kp_hcall conv(int op, int g)
 {
 	struct kp_hcall c;
@@ -528,6 +610,7 @@ int main(void)
 		cmocka_unit_test(emit_nvtx_messages_parse),
 		cmocka_unit_test(nvtx_ops_enclosing_library_ops_count_once),
 		cmocka_unit_test(graph_replays_count_the_capturing_op_once_each),
+		cmocka_unit_test(triton_launch_ranges_own_their_replayed_kernels),
 		cmocka_unit_test(cudnn_convolutions_become_conv_ops),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
