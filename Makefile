@@ -41,7 +41,7 @@ ifeq ($(HAVE_CUPTI),1)
   CAPTURE_CFLAGS := -DKPROF_HAVE_CUPTI -I$(CUDA_HOME)/include -I$(CUDA_HOME)/extras/CUPTI/include
   CAPTURE_SO := $(O)/kprof-capture.so
   CAPTURE_LDLIBS := -L$(CUDA_LIBDIR) -L$(CUPTI_LIBDIR) -Wl,-rpath,$(CUDA_LIBDIR) \
-	-Wl,-rpath,$(CUPTI_LIBDIR) -lcupti -lcublas -lcudart -lstdc++
+	-Wl,-rpath,$(CUPTI_LIBDIR) -lcupti -lcublasLt -lcublas -lcudart -lstdc++
   # capture/*.cu: kprof's own kernels (softmax, im2col), compiled by nvcc into kprof-capture.so
   NVCC ?= $(CUDA_HOME)/bin/nvcc
   NVCC_ARCH ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \

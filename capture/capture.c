@@ -62,8 +62,8 @@ const char *capture_parse_workloads(const char *arg, void *mask)
 
 const char *capture_parse_backends(const char *arg, void *mask)
 {
-	static const char *const names[] = { "reference", "cudnn" };
-	return parse_list(arg, mask, names, 2, "valid: reference, cudnn");
+	static const char *const names[] = { "reference", "cudnn", "cublas", "cublaslt" };
+	return parse_list(arg, mask, names, 4, "valid: reference, cudnn, cublas, cublaslt");
 }
 
 const char *capture_parse_layouts(const char *arg, void *mask)
@@ -76,6 +76,23 @@ const char *capture_parse_mm_ops(const char *arg, void *mask)
 {
 	static const char *const names[] = { "mm", "addmm", "bmm" };
 	return parse_list(arg, mask, names, 3, "valid: mm, addmm, bmm");
+}
+
+/* The names of cuBLASLt's CUBLASLT_EPILOGUE_{DEFAULT,BIAS,RELU,RELU_BIAS,GELU,GELU_BIAS}. */
+const char *capture_parse_epilogues(const char *arg, void *mask)
+{
+	static const char *const names[] = { "none", "bias", "relu", "relu_bias", "gelu",
+					     "gelu_bias" };
+	static const int bits[] = { MM_MM, MM_ADDMM, MM_RELU, MM_RELU_BIAS, MM_GELU, MM_GELU_BIAS };
+	int m = 0;
+	const char *why = parse_list(arg, &m, names, 6,
+				     "valid: none, bias, relu, relu_bias, gelu, gelu_bias");
+	if (why)
+		return why;
+	for (int i = 0; i < 6; i++)
+		if (m & (1 << i))
+			*(int *)mask |= bits[i];
+	return NULL;
 }
 
 const char *capture_parse_dtypes(const char *arg, void *mask)
@@ -147,8 +164,14 @@ int capture_opts_finish(struct kp_capture_opts *o, char *why, size_t whylen)
 	}
 	if (!o->workloads)
 		o->workloads = WL_MATMUL;
-	if (!o->mm_ops)
+	if (!o->mm_ops && !o->epilogues)
 		o->mm_ops = MM_MM | MM_ADDMM | MM_BMM;
+	o->mm_ops |= o->epilogues;
+	if ((o->backends & BE_MATMUL) && !(o->workloads & WL_MATMUL)) {
+		snprintf(why, whylen, "'--backend %s' is a matmul backend: add '-w matmul'",
+			 o->backends & BE_CUBLASLT ? "cublaslt" : "cublas");
+		return -1;
+	}
 	if (!o->dtypes)
 		o->dtypes = 1 << CDT_BF16;
 	if (o->results) {
@@ -338,6 +361,7 @@ int capture_run(const struct kp_capture_opts *o)
 		results_free(&res);
 		cudaDeviceSynchronize();
 		cudnn_close(w.cudnn);
+		workloads_close(&w);
 		cublasDestroy(h);
 	}
 	nvml_sampler_stop(&nv);

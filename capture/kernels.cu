@@ -56,6 +56,21 @@ template <typename T> __global__ void kprof_bias_rows(T *c, const T *bias, long 
 		c[i] = bias[i % n];
 }
 
+/*
+ * In place: ReLU, or GELU with PyTorch's approximate="tanh" (what _addmm_activation applies
+ * when it does not use cuBLASLt's epilogue):
+ * 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), in fp32.
+ */
+template <typename T> __global__ void kprof_activation(T *c, size_t n, int gelu)
+{
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+	     i += (size_t)gridDim.x * blockDim.x) {
+		float x = ld(c, i);
+		st(c, i, gelu ? 0.5f * x * (1.f + tanhf(0.7978845608028654f * (x + 0.044715f * x * x * x)))
+			      : fmaxf(x, 0.f));
+	}
+}
+
 /* one block per row; three passes over the row: max, sum of exp, write */
 template <typename T>
 __global__ void kprof_softmax_fwd(T *p, const float *scores, long sq, long sk, float scale, int causal)
@@ -224,6 +239,11 @@ int kk_bias_rows(void *c, const void *bias, int kt, long m, long n)
 {
 	DISPATCH(kt, (kprof_bias_rows<T><<<blocks_for((size_t)m * n, 256), 256>>>((T *)c, (const T *)bias,
 									      m, n)));
+}
+
+int kk_activation(void *c, int kt, size_t n, int gelu)
+{
+	DISPATCH(kt, (kprof_activation<T><<<blocks_for(n, 256), 256>>>((T *)c, n, gelu)));
 }
 
 int kk_softmax_fwd(void *p, const float *scores, int kt, long rows, long sq, long sk, float scale,

@@ -19,6 +19,8 @@ extern "C" {
 int kk_fill_uniform(void *p, int kt, size_t n, uint64_t seed);
 /* c[m, n] = bias[n] for a row-major [M, N] matrix (addmm's broadcast before beta=1 GEMM). */
 int kk_bias_rows(void *c, const void *bias, int kt, long m, long n);
+/* In place over @n elements: GELU (tanh approximation) when @gelu, else ReLU. */
+int kk_activation(void *c, int kt, size_t n, int gelu);
 /*
  * Row softmax of fp32 scores [rows, sk] scaled by @scale, with the causal top-left mask
  * (key j allowed iff j <= i, i = row % sq) when @causal; writes P in @kt.

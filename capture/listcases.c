@@ -25,8 +25,9 @@ void capture_list_cases(FILE *fp, const char *name, const struct kp_capture_opts
 	static const char *const wl[] = { "matmul", "sdpa", "conv", "softmax", "rmsnorm",
 					  "layernorm" };
 	static const char *const dt[] = { "bf16", "fp16", "fp32", "tf32" };
-	static const char *const ops[] = { "mm", "addmm", "bmm" };
-	static const char *const be[] = { "reference", "cudnn" };
+	static const char *const ops[] = { "mm", "addmm", "bmm", "mm+relu", "addmm+relu",
+					   "mm+gelu", "addmm+gelu" };
+	static const char *const be[] = { "reference", "cudnn", "cublas", "cublaslt" };
 	static const char *const lay[] = { "nchw", "nhwc" };
 	fprintf(fp, "case %s: output %s, results %s, warmup %ld, iters %ld, backward %s, dtypes ",
 		name, o->output, o->results ? o->results : "-", o->warmup, o->iters,
@@ -35,7 +36,9 @@ void capture_list_cases(FILE *fp, const char *name, const struct kp_capture_opts
 	fputc('\n', fp);
 	if (o->workloads & WL_MATMUL) {
 		fprintf(fp, "  matmul: %zu shapes, ops ", o->nmm);
-		names(fp, o->mm_ops, ops, 3);
+		names(fp, o->mm_ops, ops, 7);
+		fputs(", backends ", fp);
+		names(fp, o->backends & BE_MATMUL ? o->backends & BE_MATMUL : BE_CUBLAS, be, 4);
 		fputc('\n', fp);
 		for (size_t i = 0; i < o->nmm; i++)
 			fprintf(fp, "    %ldx%ldx%ld%s%s\n", o->mm[i].m, o->mm[i].k, o->mm[i].n,
@@ -51,7 +54,7 @@ void capture_list_cases(FILE *fp, const char *name, const struct kp_capture_opts
 	}
 	if (o->workloads & WL_CONV) {
 		fprintf(fp, "  conv: %zu shapes (NxCxHxWxKxRxS:s:p:d:g), backends ", o->nconv);
-		names(fp, o->backends, be, 2);
+		names(fp, o->backends & BE_CONV, be, 2);
 		fputs(", layouts ", fp);
 		names(fp, o->layouts ? o->layouts : LAYOUT_NCHW, lay, 2);
 		fputc('\n', fp);

@@ -51,8 +51,138 @@ double workloads_fp16_to_double(uint16_t h)
 	return sign ? -v : v;
 }
 
+static const char *const cdt_names[CDT_N] = { "bf16", "fp16", "fp32", "tf32" };
+static const char *const cdt_torch[CDT_N] = { "c10::BFloat16", "c10::Half", "float", "float" };
+
+/* ---- op recording ---- */
+
+struct slot {
+	int nd;              /* -1: not a tensor */
+	long d[5];
+	const char *type;    /* Input type */
+	char conc[40];       /* Concrete Inputs */
+};
+
+static struct slot tensor(const char *type, int nd, long a, long b, long c, long d)
+{
+	struct slot s = { .nd = nd, .d = { a, b, c, d }, .type = type };
+	return s;
+}
+
+static struct slot scalar(const char *type, const char *value)
+{
+	struct slot s = { .nd = -1, .type = type };
+	snprintf(s.conc, sizeof(s.conc), "%s", value);
+	return s;
+}
+
+/* JSON members for a cpu_op: Input Dims / Input type / Concrete Inputs + kprof's backend. */
+static char *mk_args(const struct slot *s, int n, const char *backend, int cdt, const char *algo)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	if (!f)
+		return NULL;
+	fputs("\"Input Dims\":[", f);
+	for (int i = 0; i < n; i++) {
+		fputs(i ? ",[" : "[", f);
+		for (int j = 0; j < s[i].nd; j++)
+			fprintf(f, "%s%ld", j ? "," : "", s[i].d[j]);
+		putc(']', f);
+	}
+	fputs("],\"Input type\":[", f);
+	for (int i = 0; i < n; i++) {
+		fputs(i ? "," : "", f);
+		jw_put_string(f, s[i].type);
+	}
+	fputs("],\"Concrete Inputs\":[", f);
+	for (int i = 0; i < n; i++) {
+		fputs(i ? "," : "", f);
+		jw_put_string(f, s[i].conc);
+	}
+	fprintf(f, "],\"kprof backend\":\"%s\",\"kprof compute\":\"%s\"", backend, cdt_names[cdt]);
+	if (algo) {
+		fputs(",\"kprof algo\":", f);
+		jw_put_string(f, algo);
+	}
+	fclose(f);
+	return buf;
+}
+
+/* ---- matmul variants: the op each one records ---- */
+
+static const char *const mm_variants[MM_NVARIANTS] = { "mm", "addmm", "bmm", "mm+relu",
+						       "addmm+relu", "mm+gelu", "addmm+gelu" };
+
+const char *workloads_mm_variant(int op)
+{
+	for (int i = 0; i < MM_NVARIANTS; i++)
+		if (op == 1 << i)
+			return mm_variants[i];
+	return NULL;
+}
+
+char *workloads_mm_args(int op, int part, int cdt, long b, long m, long k, long n,
+			const char *backend, const char *algo, const char **name)
+{
+	const char *ty = cdt_torch[cdt];
+	int act = op & (MM_RELU | MM_RELU_BIAS | MM_GELU | MM_GELU_BIAS);
+	int gelu = op & (MM_GELU | MM_GELU_BIAS), bias = op & (MM_RELU_BIAS | MM_GELU_BIAS);
+	struct slot s[6];
+	int ns;
+	*name = NULL;
+	if (part == 1) {
+		/* the reference's in-place activation: gelu_(self, approximate="tanh") | relu_(self);
+		 * Kineto records a str argument as type "" with no value */
+		if (!act)
+			return NULL;
+		s[0] = tensor(ty, 2, m, n, 0, 0);
+		s[1] = scalar("", "");
+		*name = gelu ? "aten::gelu_" : "aten::relu_";
+		return mk_args(s, gelu ? 2 : 1, backend, cdt, NULL);
+	}
+	if (part != 0)
+		return NULL;
+	if (op == MM_MM) {
+		s[0] = tensor(ty, 2, m, k, 0, 0);
+		s[1] = tensor(ty, 2, k, n, 0, 0);
+		ns = 2, *name = "aten::mm";
+	} else if (op == MM_ADDMM) {
+		s[0] = tensor(ty, 1, n, 0, 0, 0);
+		s[1] = tensor(ty, 2, m, k, 0, 0);
+		s[2] = tensor(ty, 2, k, n, 0, 0);
+		s[3] = scalar("Scalar", "1");
+		s[4] = scalar("Scalar", "1");
+		ns = 5, *name = "aten::addmm";
+	} else if (op == MM_BMM) {
+		s[0] = tensor(ty, 3, b, m, k, 0);
+		s[1] = tensor(ty, 3, b, k, n, 0);
+		ns = 2, *name = "aten::bmm";
+	} else if (act) {
+		/*
+		 * _addmm_activation(self, mat1, mat2, *, beta=1, alpha=1, use_gelu=False): without
+		 * bias, beta 0 (self [N] is not read, and not counted by kprof analyze)
+		 */
+		s[0] = tensor(ty, 1, n, 0, 0, 0);
+		s[1] = tensor(ty, 2, m, k, 0, 0);
+		s[2] = tensor(ty, 2, k, n, 0, 0);
+		s[3] = scalar("Scalar", bias ? "1" : "0");
+		s[4] = scalar("Scalar", "1");
+		s[5] = scalar("Scalar", gelu ? "True" : "False");
+		ns = 6, *name = "aten::_addmm_activation";
+	} else {
+		return NULL;
+	}
+	return mk_args(s, ns, backend, cdt, algo);
+}
 #ifdef KPROF_HAVE_CUPTI
 
+/* cublasLt.h declares cublasLtLoggerForceDisable() without a prototype */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wstrict-prototypes"
+#include <cublasLt.h>
+#pragma GCC diagnostic pop
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -183,69 +313,6 @@ static double hval(const void *p, size_t i, int kt)
 	return kt == KT_BF16 ? workloads_bf16_to_double(h) : workloads_fp16_to_double(h);
 }
 
-/* ---- op recording ---- */
-
-struct slot {
-	int nd;              /* -1: not a tensor */
-	long d[5];
-	const char *type;    /* Input type */
-	char conc[40];       /* Concrete Inputs */
-};
-
-static struct slot tensor(const char *type, int nd, long a, long b, long c, long d)
-{
-	struct slot s = { .nd = nd, .d = { a, b, c, d }, .type = type };
-	return s;
-}
-
-static struct slot scalar(const char *type, const char *value)
-{
-	struct slot s = { .nd = -1, .type = type };
-	snprintf(s.conc, sizeof(s.conc), "%s", value);
-	return s;
-}
-
-static struct slot pair(long v)
-{
-	struct slot s = { .nd = -1, .type = "ScalarList" };
-	snprintf(s.conc, sizeof(s.conc), "[%ld, %ld]", v, v);
-	return s;
-}
-
-/* JSON members for a cpu_op: Input Dims / Input type / Concrete Inputs + kprof's backend. */
-static char *mk_args(const struct slot *s, int n, const char *backend, int cdt, const char *algo)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	if (!f)
-		return NULL;
-	fputs("\"Input Dims\":[", f);
-	for (int i = 0; i < n; i++) {
-		fputs(i ? ",[" : "[", f);
-		for (int j = 0; j < s[i].nd; j++)
-			fprintf(f, "%s%ld", j ? "," : "", s[i].d[j]);
-		putc(']', f);
-	}
-	fputs("],\"Input type\":[", f);
-	for (int i = 0; i < n; i++) {
-		fputs(i ? "," : "", f);
-		jw_put_string(f, s[i].type);
-	}
-	fputs("],\"Concrete Inputs\":[", f);
-	for (int i = 0; i < n; i++) {
-		fputs(i ? "," : "", f);
-		jw_put_string(f, s[i].conc);
-	}
-	fprintf(f, "],\"kprof backend\":\"%s\",\"kprof compute\":\"%s\"", backend, dts[cdt].name);
-	if (algo) {
-		fputs(",\"kprof algo\":", f);
-		jw_put_string(f, algo);
-	}
-	fclose(f);
-	return buf;
-}
-
 struct op {
 	uint64_t ext, t0;
 };
@@ -266,6 +333,13 @@ static void op_end(struct kp_wl *w, struct op *op, const char *name, char *args)
 		ctrace_add_span(w->t, "cpu_op", strdup(name), op->t0, t1, w->pid, w->tid, op->ext, args);
 	else
 		free(args);
+}
+
+static struct slot pair(long v)
+{
+	struct slot s = { .nd = -1, .type = "ScalarList" };
+	snprintf(s.conc, sizeof(s.conc), "[%ld, %ld]", v, v);
+	return s;
 }
 
 /* ---- cuBLAS, row-major ---- */
@@ -416,48 +490,257 @@ static int timed_loop(struct kp_wl *w, const char *label, iter_fn fn, void *ctx)
 	return 0;
 }
 
-/* ---- matmul ---- */
+/* Mean time of one call of @fn over --iters untraced calls (CUDA events), ms; <0 on error. */
+static double event_ms(struct kp_wl *w, iter_fn fn, void *ctx)
+{
+	cudaEvent_t a, b;
+	float ms = -1;
+	if (cudaEventCreate(&a) != cudaSuccess)
+		return -1;
+	if (cudaEventCreate(&b) != cudaSuccess) {
+		cudaEventDestroy(a);
+		return -1;
+	}
+	recorder_enable(0);
+	w->traced = 0;
+	cudaEventRecord(a, 0);
+	long i;
+	for (i = 0; i < w->o->iters; i++)
+		if (fn(w, ctx) < 0)
+			break;
+	cudaEventRecord(b, 0);
+	if (i == w->o->iters && cudaEventSynchronize(b) == cudaSuccess)
+		cudaEventElapsedTime(&ms, a, b);
+	recorder_enable(1);
+	cudaEventDestroy(a);
+	cudaEventDestroy(b);
+	return ms < 0 ? -1 : ms / (double)w->o->iters;
+}
+
+/* ---- matmul: cublas (bias copy, GEMM, activation kernel) or cublaslt (fused epilogue) ---- */
+
+#define LT_WORKSPACE ((size_t)32 << 20) /* PyTorch's cuBLAS(Lt) workspace on Hopper, 32 MiB */
+
+#define MM_BIAS (MM_ADDMM | MM_RELU_BIAS | MM_GELU_BIAS)
+#define MM_ACT (MM_RELU | MM_RELU_BIAS | MM_GELU | MM_GELU_BIAS)
+#define MM_GELUS (MM_GELU | MM_GELU_BIAS)
+
+/* One cuBLASLt matmul, planned once per case (heuristic algorithm, as PyTorch's Lt path). */
+struct lt_plan {
+	cublasLtMatmulDesc_t op;
+	cublasLtMatrixLayout_t la, lb, lc;
+	cublasLtMatmulAlgo_t algo;
+	size_t ws;
+};
 
 struct mm_case {
 	int op, cdt;
 	long b, m, k, n;
 	void *a, *bm, *c, *bias;
+	struct lt_plan *lt; /* NULL: the cublas backend */
+	char algo[120];
 };
+
+static int lt_fail(struct kp_wl *w, const char *what, cublasStatus_t st)
+{
+	fprintf(stderr, "kprof: error: cuBLASLt: %s: %s\n", what, cublasGetStatusString(st));
+	w->status = KP_ENV;
+	return -1;
+}
+
+#define LT(call)                                                                               \
+	do {                                                                                   \
+		cublasStatus_t st_ = (call);                                                   \
+		if (st_ != CUBLAS_STATUS_SUCCESS) {                                            \
+			lt_fail(w, #call, st_);                                                \
+			goto out;                                                              \
+		}                                                                              \
+	} while (0)
+
+static void lt_plan_free(struct lt_plan *p)
+{
+	if (!p)
+		return;
+	if (p->la)
+		cublasLtMatrixLayoutDestroy(p->la);
+	if (p->lb)
+		cublasLtMatrixLayoutDestroy(p->lb);
+	if (p->lc)
+		cublasLtMatrixLayoutDestroy(p->lc);
+	if (p->op)
+		cublasLtMatmulDescDestroy(p->op);
+	free(p);
+}
+
+static cublasLtEpilogue_t lt_epilogue(int op)
+{
+	switch (op) {
+	case MM_ADDMM: return CUBLASLT_EPILOGUE_BIAS;
+	case MM_RELU: return CUBLASLT_EPILOGUE_RELU;
+	case MM_RELU_BIAS: return CUBLASLT_EPILOGUE_RELU_BIAS;
+	case MM_GELU: return CUBLASLT_EPILOGUE_GELU;
+	case MM_GELU_BIAS: return CUBLASLT_EPILOGUE_GELU_BIAS;
+	default: return CUBLASLT_EPILOGUE_DEFAULT;
+	}
+}
+
+/* The handle and the workspace, on the first cublaslt case. */
+static int lt_open(struct kp_wl *w)
+{
+	if (w->cublaslt)
+		return 0;
+	cublasLtHandle_t h;
+	cublasStatus_t st = cublasLtCreate(&h);
+	if (st != CUBLAS_STATUS_SUCCESS)
+		return lt_fail(w, "cublasLtCreate", st);
+	w->cublaslt = h;
+	cudaError_t e = cudaMalloc(&w->lt_ws, LT_WORKSPACE);
+	if (e != cudaSuccess) {
+		w->lt_ws = NULL;
+		return cuda_fail(w, "cudaMalloc (cuBLASLt workspace)", e);
+	}
+	return 0;
+}
+
+void workloads_close(struct kp_wl *w)
+{
+	if (w->lt_ws)
+		cudaFree(w->lt_ws);
+	if (w->cublaslt)
+		cublasLtDestroy(w->cublaslt);
+	w->lt_ws = w->cublaslt = NULL;
+}
+
+/*
+ * Row-major C[M,N] = epilogue(A[M,K] B[K,N] + bias[N]) as column-major C^T[N,M] = B^T A^T (the
+ * operands swapped, both not transposed): cuBLASLt's bias is one value per row of C^T, i.e.
+ * per column of C, as torch's addmm bias.  One algorithm from cublasLtMatmulAlgoGetHeuristic
+ * with the 32 MiB workspace, described in @c->algo.
+ */
+static struct lt_plan *lt_plan_new(struct kp_wl *w, struct mm_case *c)
+{
+	const struct dt_info *d = &dts[c->cdt];
+	struct lt_plan *p = calloc(1, sizeof(*p));
+	cublasLtMatmulPreference_t pref = NULL;
+	cublasOperation_t no = CUBLAS_OP_N;
+	cublasLtEpilogue_t epi = lt_epilogue(c->op);
+	uint64_t wsmax = LT_WORKSPACE;
+	cublasLtMatmulHeuristicResult_t hr;
+	int nres = 0;
+	if (!p) {
+		fprintf(stderr, "kprof: error: out of host memory\n");
+		w->status = KP_ENV;
+		return NULL;
+	}
+	LT(cublasLtMatmulDescCreate(&p->op, d->compute, CUDA_R_32F));
+	LT(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSA, &no, sizeof(no)));
+	LT(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSB, &no, sizeof(no)));
+	LT(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof(epi)));
+	if (c->op & MM_BIAS)
+		LT(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &c->bias,
+						  sizeof(c->bias)));
+	LT(cublasLtMatrixLayoutCreate(&p->la, d->cuda, (uint64_t)c->n, (uint64_t)c->k, c->n));
+	LT(cublasLtMatrixLayoutCreate(&p->lb, d->cuda, (uint64_t)c->k, (uint64_t)c->m, c->k));
+	LT(cublasLtMatrixLayoutCreate(&p->lc, d->cuda, (uint64_t)c->n, (uint64_t)c->m, c->n));
+	if (c->b > 1) {
+		int32_t bc = (int32_t)c->b;
+		int64_t sa = c->k * c->n, sb = c->m * c->k, sc = c->m * c->n;
+		cublasLtMatrixLayout_t l[3] = { p->la, p->lb, p->lc };
+		int64_t s[3] = { sa, sb, sc };
+		for (int i = 0; i < 3; i++) {
+			LT(cublasLtMatrixLayoutSetAttribute(l[i], CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT,
+							    &bc, sizeof(bc)));
+			LT(cublasLtMatrixLayoutSetAttribute(
+				l[i], CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &s[i], sizeof(s[i])));
+		}
+	}
+	LT(cublasLtMatmulPreferenceCreate(&pref));
+	LT(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+						&wsmax, sizeof(wsmax)));
+	LT(cublasLtMatmulAlgoGetHeuristic(w->cublaslt, p->op, p->la, p->lb, p->lc, p->lc, pref, 1,
+					  &hr, &nres));
+	if (nres < 1) {
+		fprintf(stderr, "kprof: error: cuBLASLt: no algorithm for a %ldx%ldx%ld %s GEMM\n",
+			c->m, c->k, c->n, d->name);
+		w->status = KP_ENV;
+		goto out;
+	}
+	cublasLtMatmulPreferenceDestroy(pref);
+	p->algo = hr.algo;
+	p->ws = hr.workspaceSize;
+	int32_t id = 0, splitk = 0;
+	uint32_t tile = 0, stages = 0;
+	size_t got;
+	cublasLtMatmulAlgoConfigGetAttribute(&p->algo, CUBLASLT_ALGO_CONFIG_ID, &id, sizeof(id), &got);
+	cublasLtMatmulAlgoConfigGetAttribute(&p->algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile,
+					     sizeof(tile), &got);
+	cublasLtMatmulAlgoConfigGetAttribute(&p->algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, &stages,
+					     sizeof(stages), &got);
+	cublasLtMatmulAlgoConfigGetAttribute(&p->algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &splitk,
+					     sizeof(splitk), &got);
+	snprintf(c->algo, sizeof(c->algo), "heuristic algo %d tile %u stages %u splitK %d ws %zu",
+		 id, tile, stages, splitk, p->ws);
+	return p;
+out:
+	if (pref)
+		cublasLtMatmulPreferenceDestroy(pref);
+	lt_plan_free(p);
+	return NULL;
+}
+
+static int lt_run(struct kp_wl *w, struct mm_case *c)
+{
+	float alpha = 1.f, beta = 0.f;
+	/* D = C = the output: beta 0, so C is not read (the bias comes through the epilogue) */
+	cublasStatus_t st = cublasLtMatmul(w->cublaslt, c->lt->op, &alpha, c->bm, c->lt->la, c->a,
+					   c->lt->lb, &beta, c->c, c->lt->lc, c->c, c->lt->lc,
+					   &c->lt->algo, w->lt_ws, c->lt->ws, 0);
+	return st == CUBLAS_STATUS_SUCCESS ? 0 : lt_fail(w, "cublasLtMatmul", st);
+}
 
 static int mm_iter(struct kp_wl *w, void *ctx)
 {
 	struct mm_case *c = ctx;
-	const char *ty = dts[c->cdt].torch_type;
-	struct slot s[5];
-	int ns;
-	const char *name;
-	if (c->op == MM_MM) {
-		s[0] = tensor(ty, 2, c->m, c->k, 0, 0);
-		s[1] = tensor(ty, 2, c->k, c->n, 0, 0);
-		ns = 2, name = "aten::mm";
-	} else if (c->op == MM_ADDMM) {
-		s[0] = tensor(ty, 1, c->n, 0, 0, 0);
-		s[1] = tensor(ty, 2, c->m, c->k, 0, 0);
-		s[2] = tensor(ty, 2, c->k, c->n, 0, 0);
-		s[3] = scalar("Scalar", "1");
-		s[4] = scalar("Scalar", "1");
-		ns = 5, name = "aten::addmm";
-	} else {
-		s[0] = tensor(ty, 3, c->b, c->m, c->k, 0);
-		s[1] = tensor(ty, 3, c->b, c->k, c->n, 0);
-		ns = 2, name = "aten::bmm";
+	const char *be = c->lt ? "cublaslt" : "cublas", *name = NULL, *aname = NULL;
+	char *args = NULL, *aargs = NULL;
+	int kt = dts[c->cdt].kt;
+	if (w->traced) {
+		args = workloads_mm_args(c->op, 0, c->cdt, c->b, c->m, c->k, c->n, be,
+					 c->lt ? c->algo : NULL, &name);
+		if (!c->lt)
+			aargs = workloads_mm_args(c->op, 1, c->cdt, c->b, c->m, c->k, c->n, be, NULL,
+						  &aname);
 	}
-	char *args = w->traced ? mk_args(s, ns, "cublas", c->cdt, NULL) : NULL;
-	struct op op;
+	struct op op, aop;
 	op_begin(w, &op);
 	int rc = 0;
-	if (c->op == MM_ADDMM)
-		rc = kcheck(w, kk_bias_rows(c->c, c->bias, dts[c->cdt].kt, c->m, c->n), "kprof_bias_rows");
-	if (rc == 0)
-		rc = gemm(w, c->cdt, 0, 0, c->m, c->n, c->k, c->a, c->k, c->m * c->k, c->bm, c->n,
-			  c->k * c->n, c->op == MM_ADDMM ? 1.f : 0.f, c->c, 0, c->n, c->m * c->n, c->b);
+	if (c->lt) {
+		rc = lt_run(w, c);
+	} else {
+		/* as torch's addmm without cuBLASLt: C = bias, then C = A B + C */
+		if (c->op & MM_BIAS)
+			rc = kcheck(w, kk_bias_rows(c->c, c->bias, kt, c->m, c->n), "kprof_bias_rows");
+		if (rc == 0)
+			rc = gemm(w, c->cdt, 0, 0, c->m, c->n, c->k, c->a, c->k, c->m * c->k, c->bm,
+				  c->n, c->k * c->n, c->op & MM_BIAS ? 1.f : 0.f, c->c, 0, c->n,
+				  c->m * c->n, c->b);
+		if (c->op & MM_ACT) {
+			op_begin(w, &aop);
+			if (rc == 0)
+				rc = kcheck(w, kk_activation(c->c, kt, (size_t)c->m * c->n,
+							     (c->op & MM_GELUS) != 0),
+					    "kprof_activation");
+			op_end(w, &aop, aname, aargs);
+		}
+	}
 	op_end(w, &op, name, args);
 	return rc;
+}
+
+/* torch's gelu(approximate="tanh"), as cuBLASLt's GELU epilogue and kprof_activation */
+static double gelu_tanh(double x)
+{
+	return 0.5 * x * (1 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
 }
 
 static int mm_check(struct kp_wl *w, struct mm_case *c, struct kp_check *chk)
@@ -468,8 +751,8 @@ static int mm_check(struct kp_wl *w, struct mm_case *c, struct kp_check *chk)
 	void *ha = host_copy(w, c->a, c->b * c->m * c->k * es);
 	void *hb = ha ? host_copy(w, c->bm, c->b * c->k * c->n * es) : NULL;
 	void *hc = hb ? host_copy(w, c->c, c->b * c->m * c->n * es) : NULL;
-	void *hbias = hc && c->bias ? host_copy(w, c->bias, c->n * es) : NULL;
-	if (!hc || (c->bias && !hbias))
+	void *hbias = hc && (c->op & MM_BIAS) ? host_copy(w, c->bias, c->n * es) : NULL;
+	if (!hc || ((c->op & MM_BIAS) && !hbias))
 		goto out;
 	size_t total = (size_t)c->b * c->m * c->n;
 	uint64_t seed = 1;
@@ -484,6 +767,11 @@ static int mm_check(struct kp_wl *w, struct mm_case *c, struct kp_check *chk)
 			ref += p;
 			mag += fabs(p);
 		}
+		/* |relu'|, |gelu'| <= 1.13: the activation keeps the error within the same bound */
+		if (c->op & MM_GELUS)
+			ref = gelu_tanh(ref);
+		else if (c->op & MM_ACT)
+			ref = ref > 0 ? ref : 0;
 		double err = fabs(hval(hc, idx, kt) - ref) / (mag > 1e-30 ? mag : 1e-30);
 		if (!(err <= chk->max_err)) /* NaN propagates */
 			chk->max_err = isnan(err) ? INFINITY : err;
@@ -498,29 +786,35 @@ out:
 	return rc;
 }
 
-static int run_matmul(struct kp_wl *w, int op, int cdt, const struct kp_mm_shape *sh)
+static int run_matmul(struct kp_wl *w, int op, int cdt, const struct kp_mm_shape *sh, int lt)
 {
 	struct bufs b = { .n = 0 };
 	struct mm_case c = { .op = op, .cdt = cdt, .b = 1, .m = sh->m, .k = sh->k, .n = sh->n };
 	int rc = -1;
 	size_t es = dts[cdt].size;
+	const char *be = lt ? "cublaslt" : "cublas";
 	if (op == MM_BMM)
 		c.b = w->o->batch ? w->o->batch : 8;
 	char label[160], batch[32] = "";
 	if (op == MM_BMM)
 		snprintf(batch, sizeof(batch), " b=%ld", c.b);
-	snprintf(label, sizeof(label), "matmul %s %s %ldx%ldx%ld%s%s%s",
-		 op == MM_MM ? "mm" : op == MM_ADDMM ? "addmm" : "bmm", dts[cdt].name, c.m, c.k, c.n,
-		 batch, sh->label[0] ? " " : "", sh->label);
+	snprintf(label, sizeof(label), "matmul %s %s %s %ldx%ldx%ld%s%s%s", workloads_mm_variant(op),
+		 dts[cdt].name, be, c.m, c.k, c.n, batch, sh->label[0] ? " " : "", sh->label);
 	if (!(c.a = dalloc(w, &b, c.b * c.m * c.k * es)) ||
 	    !(c.bm = dalloc(w, &b, c.b * c.k * c.n * es)) ||
 	    !(c.c = dalloc(w, &b, c.b * c.m * c.n * es)) ||
-	    (op == MM_ADDMM && !(c.bias = dalloc(w, &b, c.n * es))))
+	    ((op & MM_BIAS) && !(c.bias = dalloc(w, &b, c.n * es))))
 		goto out;
 	TRY(fill(w, c.a, cdt, c.b * c.m * c.k, 11));
 	TRY(fill(w, c.bm, cdt, c.b * c.k * c.n, 12));
 	if (c.bias)
 		TRY(fill(w, c.bias, cdt, c.n, 13));
+	if (lt) {
+		TRY(lt_open(w));
+		if (!(c.lt = lt_plan_new(w, &c)))
+			goto out;
+		printf("     cublaslt  %s: %s\n", label, c.algo);
+	}
 	w->traced = 0;
 	TRY(mm_iter(w, &c));
 	TRY(dev_sync(w));
@@ -528,8 +822,26 @@ static int run_matmul(struct kp_wl *w, int op, int cdt, const struct kp_mm_shape
 	TRY(mm_check(w, &c, &chk));
 	print_check(w, label, &chk);
 	TRY(timed_loop(w, label, mm_iter, &c));
+	double ms = event_ms(w, mm_iter, &c);
+	if (ms > 0) {
+		double fl = 2.0 * c.b * c.m * c.n * c.k;
+		printf("     time  %.4f ms/iter  %.1f TFLOP/s  %s\n", ms, fl / (ms * 1e-3) / 1e12, label);
+		struct kp_result r = { .ms = ms, .tflops = fl / (ms * 1e-3) / 1e12, .err = chk.max_err,
+				       .tol = chk.tol };
+		const char *opname = NULL;
+		free(workloads_mm_args(op, 0, cdt, c.b, c.m, c.k, c.n, be, NULL, &opname));
+		snprintf(r.op, sizeof(r.op), "%s", opname ? opname : "?");
+		snprintf(r.kind, sizeof(r.kind), "%s", workloads_mm_variant(op));
+		snprintf(r.shape, sizeof(r.shape), "%ldx%ldx%ld%s", c.m, c.k, c.n, batch);
+		snprintf(r.dtype, sizeof(r.dtype), "%s", dts[cdt].name);
+		snprintf(r.backend, sizeof(r.backend), "%s", be);
+		snprintf(r.mode, sizeof(r.mode), "fwd");
+		if (w->results && results_add(w->results, &r) < 0)
+			fprintf(stderr, "kprof: warning: out of memory: %s left out of the results\n", label);
+	}
 	rc = 0;
 out:
+	lt_plan_free(c.lt);
 	bufs_free(&b);
 	return rc;
 }
@@ -1063,33 +1375,6 @@ out:
 	return rc;
 }
 
-/* Mean time of one call of @fn over --iters untraced calls (CUDA events), ms; <0 on error. */
-static double event_ms(struct kp_wl *w, iter_fn fn, void *ctx)
-{
-	cudaEvent_t a, b;
-	float ms = -1;
-	if (cudaEventCreate(&a) != cudaSuccess)
-		return -1;
-	if (cudaEventCreate(&b) != cudaSuccess) {
-		cudaEventDestroy(a);
-		return -1;
-	}
-	recorder_enable(0);
-	w->traced = 0;
-	cudaEventRecord(a, 0);
-	long i;
-	for (i = 0; i < w->o->iters; i++)
-		if (fn(w, ctx) < 0)
-			break;
-	cudaEventRecord(b, 0);
-	if (i == w->o->iters && cudaEventSynchronize(b) == cudaSuccess)
-		cudaEventElapsedTime(&ms, a, b);
-	recorder_enable(1);
-	cudaEventDestroy(a);
-	cudaEventDestroy(b);
-	return ms < 0 ? -1 : ms / (double)w->o->iters;
-}
-
 static int run_conv(struct kp_wl *w, int cdt, const struct kp_conv_shape *sh, int cudnn, int nhwc)
 {
 	struct bufs b = { .n = 0 };
@@ -1345,13 +1630,13 @@ out:
 }
 
 /*
- * The conv backends: --backend as given, else cudnn when it loads, else reference.  cuDNN's
+ * The conv backends: --backend's conv backends as given, else cudnn when it loads, else reference.  cuDNN's
  * absence is a warning and the reference backend runs instead.
  */
 static int conv_backends(struct kp_wl *w)
 {
 	const struct kp_capture_opts *o = w->o;
-	int be = o->backends;
+	int be = o->backends & BE_CONV;
 	if (!(o->workloads & WL_CONV) || (be && !(be & BE_CUDNN)))
 		return be ? be : BE_REFERENCE;
 	char why[2400];
@@ -1371,14 +1656,17 @@ int workloads_run(struct kp_wl *w)
 {
 	const struct kp_capture_opts *o = w->o;
 	int backends = conv_backends(w), layouts = o->layouts ? o->layouts : LAYOUT_NCHW;
+	int mm_be = o->backends & BE_MATMUL ? o->backends & BE_MATMUL : BE_CUBLAS;
 	for (int cdt = 0; cdt < CDT_N; cdt++) {
 		if (!(o->dtypes & (1 << cdt)))
 			continue;
 		if (o->workloads & WL_MATMUL)
 			for (size_t i = 0; i < o->nmm; i++)
-				for (int op = MM_MM; op <= MM_BMM; op <<= 1)
-					if ((o->mm_ops & op) && run_matmul(w, op, cdt, &o->mm[i]) < 0)
-						return -1;
+				for (int op = MM_MM; op < 1 << MM_NVARIANTS; op <<= 1)
+					for (int be = BE_CUBLAS; be <= BE_CUBLASLT; be <<= 1)
+						if ((o->mm_ops & op) && (mm_be & be) &&
+						    run_matmul(w, op, cdt, &o->mm[i], be == BE_CUBLASLT) < 0)
+							return -1;
 		if (o->workloads & WL_SDPA)
 			for (size_t i = 0; i < o->nsdpa; i++)
 				if (run_sdpa(w, cdt, &o->sdpa[i]) < 0)

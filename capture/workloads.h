@@ -25,6 +25,18 @@ double workloads_tolerance(int cdt);
 /* Host conversions used by the references (exact). */
 double workloads_bf16_to_double(uint16_t h);
 double workloads_fp16_to_double(uint16_t h);
+/* The name of matmul variant @op (one MM_* bit): "mm", "addmm", "bmm", "mm+gelu", ...; or NULL. */
+const char *workloads_mm_variant(int op);
+/*
+ * The op one call of matmul variant @op records (PyTorch's name and schema slots, doc/
+ * flops-bytes.md §4.3): part 0 the op itself (aten::mm, addmm, bmm, _addmm_activation), part 1
+ * the in-place activation child of the cublas backend's activation variants (aten::gelu_,
+ * aten::relu_).  Returns the event's args members (Input Dims, Input type, Concrete Inputs,
+ * kprof backend / compute / algo; malloc'ed) and sets *name, or NULL and *name NULL when the
+ * part does not exist (or out of memory: then *name is set).
+ */
+char *workloads_mm_args(int op, int part, int cdt, long b, long m, long k, long n,
+			const char *backend, const char *algo, const char **name);
 
 #ifdef KPROF_HAVE_CUPTI
 /* Per-run state shared by the workloads. */
@@ -33,6 +45,8 @@ struct kp_wl {
 	const struct kp_capture_opts *o;
 	void *cublas;               /* cublasHandle_t */
 	struct kp_cudnn *cudnn;     /* loaded on the first cudnn conv, or NULL */
+	void *cublaslt;             /* cublasLtHandle_t, created by the first cublaslt case */
+	void *lt_ws;                /* its workspace (LT_WORKSPACE bytes), or NULL */
 	struct kp_results *results; /* timed conv and row-wise cases, or NULL */
 	uint32_t pid, tid;
 	uint64_t next_ext;          /* External ids handed out so far */
@@ -45,6 +59,8 @@ struct kp_wl {
 
 /* Run every selected workload, shape and dtype.  Returns 0, or -1 with w->status set. */
 int workloads_run(struct kp_wl *w);
+/* Release what the workloads created on demand (the cuBLASLt handle and workspace). */
+void workloads_close(struct kp_wl *w);
 #endif
 
 #endif /* KPROF_WORKLOADS_H */

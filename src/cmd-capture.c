@@ -132,8 +132,8 @@ static const char *workload_option(const struct kp_capture_opts *o, const struct
 {
 	if (o->workloads != d->workloads)
 		return "workload";
-	if (o->mm_ops != d->mm_ops)
-		return "op";
+	if (o->mm_ops != d->mm_ops || o->epilogues != d->epilogues)
+		return o->mm_ops != d->mm_ops ? "op" : "epilogue";
 	if (o->dtypes != d->dtypes)
 		return "dtype";
 	if (o->shapes || o->m_list)
@@ -260,6 +260,10 @@ int cmd_capture(int argc, char **argv)
 		{ .lname = "op", .sname = 0, .type = OPT_CALLBACK, .argname = "LIST",
 		  .help = "matmul ops: mm, addmm, bmm (default all)",
 		  .dst = &o.mm_ops, .cb = capture_parse_mm_ops },
+		{ .lname = "epilogue", .sname = 0, .type = OPT_CALLBACK, .argname = "LIST",
+		  .help = "matmul epilogues (cuBLASLt's names): none (mm), bias (addmm), relu, "
+			  "relu_bias, gelu, gelu_bias (_addmm_activation); without --op only these run",
+		  .dst = &o.epilogues, .cb = capture_parse_epilogues },
 		{ .lname = "dtype", .sname = 't', .type = OPT_CALLBACK, .argname = "LIST",
 		  .help = "bf16, fp16, fp32, tf32 (default bf16)",
 		  .dst = &o.dtypes, .cb = capture_parse_dtypes },
@@ -283,7 +287,8 @@ int cmd_capture(int argc, char **argv)
 		  .help = "resnet50, custom:NxCxHxWxKxRxS[:sS][:pP][:dD][:gG],...",
 		  .dst = &o.conv_shapes },
 		{ .lname = "backend", .sname = 0, .type = OPT_CALLBACK, .argname = "LIST",
-		  .help = "conv: reference, cudnn (default cudnn when found, else reference)",
+		  .help = "conv: reference, cudnn (default cudnn when found, else reference); "
+			  "matmul: cublas, cublaslt (default cublas)",
 		  .dst = &o.backends, .cb = capture_parse_backends },
 		{ .lname = "layout", .sname = 0, .type = OPT_CALLBACK, .argname = "LIST",
 		  .help = "conv memory layout: nchw, nhwc (default nchw; nhwc needs cudnn)",
@@ -292,7 +297,7 @@ int cmd_capture(int argc, char **argv)
 		  .help = "softmax, rmsnorm, layernorm: default, custom:ROWSxHIDDEN,...",
 		  .dst = &o.norm_shapes },
 		{ .lname = "results", .sname = 0, .type = OPT_STR, .argname = "FILE",
-		  .help = "conv and row-wise cases as benchmark-db records: FILE.json or FILE.csv",
+		  .help = "matmul, conv and row-wise cases as benchmark-db records: FILE.json or FILE.csv",
 		  .dst = &o.results },
 		{ .lname = "batch", .sname = 'b', .type = OPT_INT, .argname = "N",
 		  .help = "bmm batch (default 8), conv N (default 32)",

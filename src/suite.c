@@ -394,13 +394,13 @@ static int generator(struct ctx *c, yaml_node_t *g, struct sbuf *spec, struct sb
 }
 
 enum {
-	K_NAME, K_WORKLOADS, K_OPS, K_DTYPES, K_HPD, K_BACKENDS, K_LAYOUTS, K_MATRIX, K_SDPA,
+	K_NAME, K_WORKLOADS, K_OPS, K_EPILOGUES, K_DTYPES, K_HPD, K_BACKENDS, K_LAYOUTS, K_MATRIX, K_SDPA,
 	K_CAUSAL, K_KVH, K_CONV, K_NORM, K_BATCH, K_WARMUP, K_ITERS, K_BACKWARD, K_OUTPUT,
 	K_RESULTS, K_DEVICE, K_MODEL_TYPE, K_SPARSITY, K_USE_COMPILE, K_COMPILE_MODE, K_COMPILE,
 	K_PROFILER, K_MEM_PROFILER, K_N
 };
 static const char *const case_keys[] = {
-	"name", "workloads", "ops", "dtypes", "high_precision_dtype", "backends", "layouts",
+	"name", "workloads", "ops", "epilogues", "dtypes", "high_precision_dtype", "backends", "layouts",
 	"matrix_shapes", "sdpa_shapes", "causal", "kv_heads", "conv_shapes", "norm_shapes", "batch",
 	"warmup", "iters", "backward", "output", "results",
 	/* torchao's, accepted where kprof does what they ask */
@@ -509,6 +509,9 @@ static int case_key(struct ctx *c, int i, yaml_node_t *v, struct case_st *st,
 		break;
 	case K_OPS:
 		mask = &k->o.mm_ops, cb = capture_parse_mm_ops;
+		break;
+	case K_EPILOGUES:
+		mask = &k->o.epilogues, cb = capture_parse_epilogues;
 		break;
 	case K_DTYPES:
 		mask = &k->o.dtypes, cb = capture_parse_dtypes;

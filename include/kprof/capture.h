@@ -8,10 +8,20 @@
 #include <stdio.h>
 
 enum { WL_MATMUL = 1, WL_SDPA = 2, WL_CONV = 4, WL_SOFTMAX = 8, WL_RMSNORM = 16, WL_LAYERNORM = 32 };
-/* Conv backends (--backend) and layouts (--layout). */
-enum { BE_REFERENCE = 1, BE_CUDNN = 2 };
+/*
+ * Backends (--backend): conv reference / cudnn, matmul cublas / cublaslt.  Layouts (--layout).
+ */
+enum { BE_REFERENCE = 1, BE_CUDNN = 2, BE_CUBLAS = 4, BE_CUBLASLT = 8 };
+#define BE_CONV (BE_REFERENCE | BE_CUDNN)
+#define BE_MATMUL (BE_CUBLAS | BE_CUBLASLT)
 enum { LAYOUT_NCHW = 1, LAYOUT_NHWC = 2 };
-enum { MM_MM = 1, MM_ADDMM = 2, MM_BMM = 4 };
+/*
+ * Matmul variants (--op, --epilogue): mm is epilogue none, addmm epilogue bias; the ReLU and
+ * GELU epilogues are torch's _addmm_activation (without bias: beta 0).
+ */
+enum { MM_MM = 1, MM_ADDMM = 2, MM_BMM = 4, MM_RELU = 8, MM_RELU_BIAS = 16, MM_GELU = 32,
+       MM_GELU_BIAS = 64 };
+#define MM_NVARIANTS 7
 /* Workload dtypes: storage and math.  tf32 stores fp32 and multiplies in TF32. */
 enum kp_cap_dtype { CDT_BF16, CDT_FP16, CDT_FP32, CDT_TF32, CDT_N };
 
@@ -27,14 +37,16 @@ struct kp_norm_shape;
 struct kp_capture_opts {
 	const char *output;         /* -o FILE */
 	int workloads;              /* WL_* mask; 0: matmul */
-	int mm_ops;                 /* MM_* mask; 0: all three */
+	int mm_ops;                 /* MM_* mask; 0: mm, addmm, bmm (or only the epilogues) */
+	int epilogues;              /* --epilogue: MM_* mask of 2-D variants, merged by finish */
 	int dtypes;                 /* 1 << CDT_*; 0: bf16 */
 	const char *shapes;         /* matmul set; NULL: "custom:4096x4096x4096" */
 	const char *m_list;         /* --m for llama: "1,16,4096" */
 	const char *sdpa_shapes;    /* NULL: "default" */
 	const char *conv_shapes;    /* NULL: "resnet50" */
 	const char *norm_shapes;    /* softmax/rmsnorm/layernorm rows x hidden; NULL: "default" */
-	int backends;               /* BE_* mask for conv; 0: cudnn when found, else reference */
+	int backends;               /* BE_* mask; conv none: cudnn when found, else reference;
+				       matmul none: cublas */
 	int layouts;                /* LAYOUT_* mask for conv; 0: nchw */
 	const char *results;        /* --results FILE.json|FILE.csv, or NULL */
 	int causal;                 /* CAUSAL_BOTH / _YES / _NO for the default SDPA grid */
@@ -66,6 +78,7 @@ struct kp_capture_opts {
 /* Option-value parsers for the option table: NULL or a static reason (opts.h OPT_CALLBACK). */
 const char *capture_parse_workloads(const char *arg, void *mask);
 const char *capture_parse_mm_ops(const char *arg, void *mask);
+const char *capture_parse_epilogues(const char *arg, void *mask);
 const char *capture_parse_dtypes(const char *arg, void *mask);
 const char *capture_parse_causal(const char *arg, void *causal);
 const char *capture_parse_backends(const char *arg, void *mask);

@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""tests/gpu/workloads_vs_torch.py — kprof capture's cudnn conv and its one-pass softmax /
-RMSNorm / LayerNorm kernels side by side with PyTorch eager on the same shapes, same GPU, same
-run.  Prints kprof's accuracy lines, then one table (the last thing printed).
+"""tests/gpu/workloads_vs_torch.py — kprof capture's cudnn conv, its one-pass softmax /
+RMSNorm / LayerNorm kernels and its cublas / cublaslt matmuls (bias and GELU epilogues) side by
+side with PyTorch eager on the same shapes, same GPU, same run.  Prints kprof's accuracy lines,
+then one table (the last thing printed).
 
     tests/gpu/workloads_vs_torch.py [KPROF] [OUTDIR]
+    SECTIONS=matmul tests/gpu/workloads_vs_torch.py ...   # only the matmul table
 
 kprof times are CUDA-event means over --iters untraced calls (the 'time' lines of capture);
 PyTorch's the same way (torch.cuda.Event over ITERS calls after WARMUP).  Exit 1 when an
@@ -23,6 +25,8 @@ os.makedirs(OUT, exist_ok=True)
 ITERS, WARMUP = 20, 5
 CONVS = [(32, 64, 56, 56, 64, 3, 1), (32, 256, 56, 56, 64, 1, 0), (32, 512, 14, 14, 512, 3, 1)]
 NORMS = [(4096, 4096), (16384, 4096), (32768, 8192), (8192, 32768)]
+MATMULS = [(4096, 4096, 4096), (8192, 8192, 8192), (16384, 4096, 14336)]  # M, K, N
+SECTIONS = os.environ.get("SECTIONS", "all")
 fail = 0
 
 
@@ -40,6 +44,56 @@ def kprof(name, args):
     return times
 
 
+def mm_section():
+    """kprof cublas vs cublaslt per epilogue vs torch's mm / addmm / _addmm_activation."""
+    spec = ",".join(f"{m}x{k}x{n}" for m, k, n in MATMULS)
+    km = kprof("matmul", ["-w", "matmul", "-t", "bf16", "--backend", "cublas,cublaslt",
+                          "--epilogue", "none,bias,gelu_bias", "-S", f"custom:{spec}"])
+    # the other dtypes, every epilogue and bmm: accuracy on both backends
+    kprof("matmul_dt", ["-w", "matmul", "-t", "fp16,fp32,tf32", "--backend", "cublas,cublaslt",
+                        "--op", "bmm", "--epilogue", "none,bias,relu,relu_bias,gelu,gelu_bias",
+                        "-S", "custom:512x768x1024", "--iters", "3"])
+    a = subprocess.run([KPROF, "analyze", "-g", "op-shape", "-n", "0", f"{OUT}/matmul.json"],
+                       capture_output=True, text=True)
+    print(f"== kprof analyze -g op-shape matmul.json (exit {a.returncode})")
+    print(a.stdout + a.stderr, end="")
+    rows = []
+    for m, k, n in MATMULS:
+        x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+        b = torch.randn(k, n, device="cuda", dtype=torch.bfloat16)
+        bias = torch.randn(n, device="cuda", dtype=torch.bfloat16)
+        wt = b.t().contiguous()  # linear's [N, K] weight
+        fl = 2.0 * m * n * k
+        cases = (("mm", "torch.mm", lambda: torch.mm(x, b)),
+                 ("addmm", "torch.addmm", lambda: torch.addmm(bias, x, b)),
+                 ("addmm+gelu", "torch._addmm_activation",
+                  lambda: torch._addmm_activation(bias, x, b, use_gelu=True)),
+                 ("addmm+gelu", "F.linear+F.gelu(tanh)",
+                  lambda: F.gelu(F.linear(x, wt, bias), approximate="tanh")))
+        for var, tname, fn in cases:
+            t = tms(fn)
+            kc = km.get(f"matmul {var} bf16 cublas {m}x{k}x{n}")
+            kl = km.get(f"matmul {var} bf16 cublaslt {m}x{k}x{n}")
+            rows.append((f"{var} {m}x{k}x{n}", kc, kl, tname, t, fl / t / 1e9,
+                         t / kl if kl else None))
+        if (m, k, n) == MATMULS[0]:
+            with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as pr:
+                torch._addmm_activation(bias, x, b, use_gelu=True)
+                torch.cuda.synchronize()
+            ks = [e.name for e in pr.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+            print(f"== torch._addmm_activation {m}x{k}x{n}: {len(ks)} kernel(s): {ks}")
+        del x, b, bias, wt
+        torch.cuda.empty_cache()
+    print(f"\n# {torch.cuda.get_device_name()}, torch {torch.__version__}, bf16, {ITERS} iters; "
+          f"ratio = torch ms / kprof cublaslt ms (>1: kprof faster)")
+    print(f"{'case':28} {'cublas ms':>9} {'lt ms':>9} {'torch op':24} {'torch ms':>9} "
+          f"{'TFLOP/s':>8} {'ratio':>6}")
+    f = lambda v, fmt: (fmt % v) if v is not None else "-"
+    for name, kc, kl, tname, t, tf, r in rows:
+        print(f"{name:28} {f(kc, '%.4f'):>9} {f(kl, '%.4f'):>9} {tname:24} {t:9.4f} {tf:8.1f} "
+              f"{f(r, '%.3f'):>6}")
+
+
 def tms(fn):
     for _ in range(WARMUP):
         fn()
@@ -52,6 +106,10 @@ def tms(fn):
     b.synchronize()
     return a.elapsed_time(b) / ITERS
 
+
+if SECTIONS == "matmul":
+    mm_section()
+    sys.exit(fail)
 
 spec = ",".join(f"{n}x{c}x{h}x{w}x{k}x{r}x{r}:p{p}" for n, c, h, w, k, r, p in CONVS)
 kf = kprof("conv_fwd", ["-w", "conv", "--backend", "cudnn", "--layout", "nchw,nhwc",
@@ -134,4 +192,5 @@ for name, km, kr, t0, t1, tr, sp, unit in rows:
     f = lambda v, fmt: (fmt % v) if v is not None else "-"
     print(f"{name:44} {f(km, '%.4f'):>9} {f(kr, '%.1f'):>8} {t0:9.4f} {f(t1, '%.4f'):>9} "
           f"{tr:8.1f} {f(sp, '%.3f'):>8}  {unit}")
+mm_section()
 sys.exit(fail)

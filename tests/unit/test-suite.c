@@ -310,7 +310,7 @@ static void list_cases_prints_each_shape(void **state)
 	fclose(fp);
 	assert_string_equal(buf, "case m: output m.json, results -, warmup 3, iters 10, backward on, "
 				 "dtypes bf16\n"
-				 "  matmul: 4 shapes, ops mm\n"
+				 "  matmul: 4 shapes, ops mm, backends cublas\n"
 				 "    8x8192x1280 attn.wqkv\n"
 				 "    8x1024x8192 attn.w0\n"
 				 "    8x8192x7168 ffn.w13\n"

@@ -1,6 +1,7 @@
 /*
  * test-workloads.c — workload pieces that need no GPU: where cuDNN is looked for, what its
- * absence says, the --backend / --layout / --norm-shapes values, the row-wise shape sets.
+ * absence says, the --backend / --layout / --norm-shapes / --epilogue values, the row-wise shape
+ * sets, the ops the matmul variants record and what kprof analyze counts for them.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,9 +15,15 @@
 
 #include <cmocka.h>
 
+#include "kprof/analyze.h"
 #include "kprof/capture.h"
+#include "kprof/devdb.h"
+#include "kprof/diag.h"
+#include "kprof/link.h"
+#include "kprof/trace.h"
 #include "shapes.h"
 #include "wl-cudnn.h"
+#include "workloads.h"
 
 static void cudnn_candidates_in_order(void **state)
 {
@@ -85,7 +92,12 @@ static void backend_layout_options_parse(void **state)
 	m = 0;
 	assert_null(capture_parse_backends("cudnn", &m));
 	assert_int_equal(m, BE_CUDNN);
-	assert_non_null(capture_parse_backends("cublas", &m));
+	assert_string_equal(capture_parse_backends("cublas,tensorrt", &m),
+			    "valid: reference, cudnn, cublas, cublaslt");
+	m = 0;
+	assert_null(capture_parse_backends("cublas,cublaslt", &m));
+	assert_int_equal(m, BE_CUBLAS | BE_CUBLASLT);
+	assert_int_equal(m & BE_CONV, 0);
 	m = 0;
 	assert_null(capture_parse_layouts("nhwc", &m));
 	assert_int_equal(m, LAYOUT_NHWC);
@@ -132,12 +144,219 @@ static void norm_shape_sets_expand(void **state)
 	capture_opts_free(&o);
 }
 
+/* --epilogue takes cuBLASLt's epilogue names and selects the torch op of each */
+static void epilogue_option_parses(void **state)
+{
+	(void)state;
+	int m = 0;
+	assert_null(capture_parse_epilogues("none,bias,gelu_bias", &m));
+	assert_int_equal(m, MM_MM | MM_ADDMM | MM_GELU_BIAS);
+	assert_null(capture_parse_epilogues("relu,relu_bias,gelu", &m));
+	assert_int_equal(m, MM_MM | MM_ADDMM | MM_GELU_BIAS | MM_RELU | MM_RELU_BIAS | MM_GELU);
+	m = 0;
+	assert_string_equal(capture_parse_epilogues("bias_gelu", &m),
+			    "valid: none, bias, relu, relu_bias, gelu, gelu_bias");
+	assert_string_equal(capture_parse_epilogues("", &m),
+			    "valid: none, bias, relu, relu_bias, gelu, gelu_bias");
+	assert_int_equal(m, 0);
+	assert_string_equal(workloads_mm_variant(MM_GELU_BIAS), "addmm+gelu");
+	assert_string_equal(workloads_mm_variant(MM_RELU), "mm+relu");
+	assert_null(workloads_mm_variant(MM_MM | MM_ADDMM));
+}
+
+/* --epilogue alone runs only its variants; with --op both; cublas(lt) needs -w matmul */
+static void epilogue_and_backend_finish(void **state)
+{
+	(void)state;
+	char why[300];
+	struct kp_capture_opts o = { .output = "t.json", .iters = 1, .sample_period_ms = 10,
+				     .epilogues = MM_GELU_BIAS, .backends = BE_CUBLASLT };
+	assert_int_equal(capture_opts_finish(&o, why, sizeof(why)), 0);
+	assert_int_equal(o.mm_ops, MM_GELU_BIAS);
+	capture_opts_free(&o);
+	o = (struct kp_capture_opts){ .output = "t.json", .iters = 1, .sample_period_ms = 10,
+				      .mm_ops = MM_BMM, .epilogues = MM_MM | MM_GELU };
+	assert_int_equal(capture_opts_finish(&o, why, sizeof(why)), 0);
+	assert_int_equal(o.mm_ops, MM_BMM | MM_MM | MM_GELU);
+	capture_opts_free(&o);
+	o = (struct kp_capture_opts){ .output = "t.json", .iters = 1, .sample_period_ms = 10 };
+	assert_int_equal(capture_opts_finish(&o, why, sizeof(why)), 0);
+	assert_int_equal(o.mm_ops, MM_MM | MM_ADDMM | MM_BMM);
+	capture_opts_free(&o);
+	o = (struct kp_capture_opts){ .output = "t.json", .iters = 1, .sample_period_ms = 10,
+				      .workloads = WL_CONV, .backends = BE_CUDNN | BE_CUBLASLT };
+	assert_int_equal(capture_opts_finish(&o, why, sizeof(why)), -1);
+	assert_string_equal(why, "'--backend cublaslt' is a matmul backend: add '-w matmul'");
+	capture_opts_free(&o);
+}
+
+/* The ops each matmul variant records: torch's names and schema slots */
+static void matmul_variants_record_torch_ops(void **state)
+{
+	(void)state;
+	const char *name;
+	char *a = workloads_mm_args(MM_GELU_BIAS, 0, CDT_BF16, 1, 64, 32, 48, "cublaslt",
+				    "heuristic algo 66", &name);
+	assert_string_equal(name, "aten::_addmm_activation");
+	assert_string_equal(a, "\"Input Dims\":[[48],[64,32],[32,48],[],[],[]],"
+			       "\"Input type\":[\"c10::BFloat16\",\"c10::BFloat16\",\"c10::BFloat16\","
+			       "\"Scalar\",\"Scalar\",\"Scalar\"],"
+			       "\"Concrete Inputs\":[\"\",\"\",\"\",\"1\",\"1\",\"True\"],"
+			       "\"kprof backend\":\"cublaslt\",\"kprof compute\":\"bf16\","
+			       "\"kprof algo\":\"heuristic algo 66\"");
+	free(a);
+	/* no bias: beta 0; relu: use_gelu False */
+	a = workloads_mm_args(MM_RELU, 0, CDT_FP16, 1, 64, 32, 48, "cublas", NULL, &name);
+	assert_string_equal(name, "aten::_addmm_activation");
+	assert_string_equal(a, "\"Input Dims\":[[48],[64,32],[32,48],[],[],[]],"
+			       "\"Input type\":[\"c10::Half\",\"c10::Half\",\"c10::Half\","
+			       "\"Scalar\",\"Scalar\",\"Scalar\"],"
+			       "\"Concrete Inputs\":[\"\",\"\",\"\",\"0\",\"1\",\"False\"],"
+			       "\"kprof backend\":\"cublas\",\"kprof compute\":\"fp16\"");
+	free(a);
+	/* the cublas backend's activation child, in place on the [M,N] output */
+	a = workloads_mm_args(MM_GELU_BIAS, 1, CDT_TF32, 1, 64, 32, 48, "cublas", NULL, &name);
+	assert_string_equal(name, "aten::gelu_");
+	assert_string_equal(a, "\"Input Dims\":[[64,48],[]],\"Input type\":[\"float\",\"\"],"
+			       "\"Concrete Inputs\":[\"\",\"\"],"
+			       "\"kprof backend\":\"cublas\",\"kprof compute\":\"tf32\"");
+	free(a);
+	a = workloads_mm_args(MM_RELU_BIAS, 1, CDT_BF16, 1, 64, 32, 48, "cublas", NULL, &name);
+	assert_string_equal(name, "aten::relu_");
+	assert_string_equal(a, "\"Input Dims\":[[64,48]],\"Input type\":[\"c10::BFloat16\"],"
+			       "\"Concrete Inputs\":[\"\"],"
+			       "\"kprof backend\":\"cublas\",\"kprof compute\":\"bf16\"");
+	free(a);
+	assert_null(workloads_mm_args(MM_ADDMM, 1, CDT_BF16, 1, 64, 32, 48, "cublas", NULL, &name));
+	assert_null(name);
+	a = workloads_mm_args(MM_ADDMM, 0, CDT_BF16, 1, 64, 32, 48, "cublaslt", NULL, &name);
+	assert_string_equal(name, "aten::addmm");
+	assert_string_equal(a, "\"Input Dims\":[[48],[64,32],[32,48],[],[]],"
+			       "\"Input type\":[\"c10::BFloat16\",\"c10::BFloat16\",\"c10::BFloat16\","
+			       "\"Scalar\",\"Scalar\"],\"Concrete Inputs\":[\"\",\"\",\"\",\"1\",\"1\"],"
+			       "\"kprof backend\":\"cublaslt\",\"kprof compute\":\"bf16\"");
+	free(a);
+	a = workloads_mm_args(MM_MM, 0, CDT_BF16, 1, 64, 32, 48, "cublas", NULL, &name);
+	assert_string_equal(name, "aten::mm");
+	assert_string_equal(a, "\"Input Dims\":[[64,32],[32,48]],"
+			       "\"Input type\":[\"c10::BFloat16\",\"c10::BFloat16\"],"
+			       "\"Concrete Inputs\":[\"\",\"\"],"
+			       "\"kprof backend\":\"cublas\",\"kprof compute\":\"bf16\"");
+	free(a);
+	a = workloads_mm_args(MM_BMM, 0, CDT_BF16, 8, 64, 32, 48, "cublaslt", NULL, &name);
+	assert_string_equal(name, "aten::bmm");
+	assert_string_equal(a, "\"Input Dims\":[[8,64,32],[8,32,48]],"
+			       "\"Input type\":[\"c10::BFloat16\",\"c10::BFloat16\"],"
+			       "\"Concrete Inputs\":[\"\",\"\"],"
+			       "\"kprof backend\":\"cublaslt\",\"kprof compute\":\"bf16\"");
+	free(a);
+}
+
+/*
+ * A trace of every variant on both backends as capture writes it (the ops from
+ * workloads_mm_args, kernels named as they run): kprof analyze -g op counts each op's
+ * 2*M*N*K exactly, the cublas backend's bias and activation kernels included in the op
+ * (the aten::gelu_ / relu_ child has no row of its own), and no FLOPs for the epilogue.
+ */
+static void analyze_counts_matmul_variants_exactly(void **state)
+{
+	(void)state;
+	const long M = 4096, K = 14336, N = 16384;
+	char tmpl[] = "/tmp/kprof-test-mm-XXXXXX";
+	int fd = mkstemp(tmpl);
+	assert_true(fd >= 0);
+	FILE *f = fdopen(fd, "w");
+	assert_non_null(f);
+	fputs("{\"deviceProperties\":[{\"id\":0,\"name\":\"NVIDIA H100 80GB HBM3\"}],"
+	      "\"traceEvents\":[\n", f);
+	long ext = 0, corr = 0, ts = 1000;
+	for (int op = MM_MM; op < 1 << MM_NVARIANTS; op <<= 1) {
+		for (int lt = 0; lt < 2; lt++) {
+			const char *be = lt ? "cublaslt" : "cublas", *name, *aname;
+			long b = op == MM_BMM ? 4 : 1;
+			char *a = workloads_mm_args(op, 0, CDT_BF16, b, M, K, N, be, NULL, &name);
+			char *aa = lt ? NULL
+				      : workloads_mm_args(op, 1, CDT_BF16, b, M, K, N, be, NULL, &aname);
+			long e0 = ++ext;
+			fprintf(f, "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"%s\",\"pid\":1,\"tid\":1,"
+				   "\"ts\":%ld,\"dur\":90,\"args\":{\"External id\":%ld,%s}},\n",
+				name, ts, e0, a);
+			const char *kern[3] = { NULL, "sm90_xmma_gemm_bf16bf16_bf16f32_f32_nn_n_"
+						      "tilesize128x256x64_cublas", NULL };
+			if (!lt && (op & (MM_ADDMM | MM_RELU_BIAS | MM_GELU_BIAS)))
+				kern[0] = "void kprof_bias_rows<__nv_bfloat16>(__nv_bfloat16*, "
+					  "__nv_bfloat16 const*, long, long)";
+			if (aa)
+				kern[2] = "void kprof_activation<__nv_bfloat16>(__nv_bfloat16*, "
+					  "unsigned long, int)";
+			for (int k = 0; k < 3; k++) {
+				if (!kern[k])
+					continue;
+				long e = e0, t = ts + 10 + 20 * k;
+				if (k == 2) {
+					e = ++ext;
+					fprintf(f, "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"%s\","
+						   "\"pid\":1,\"tid\":1,\"ts\":%ld,\"dur\":10,"
+						   "\"args\":{\"External id\":%ld,%s}},\n",
+						aname, t - 2, e, aa);
+				}
+				fprintf(f, "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":"
+					   "\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,\"ts\":%ld,\"dur\":1,"
+					   "\"args\":{\"External id\":%ld,\"correlation\":%ld}},\n"
+					   "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"%s\",\"pid\":0,"
+					   "\"tid\":7,\"ts\":%ld,\"dur\":5,\"args\":{\"correlation\":%ld,"
+					   "\"device\":0,\"stream\":7}},\n",
+					t, e, corr + 1, kern[k], 100000 + t, corr + 1);
+				corr++;
+			}
+			free(a);
+			free(aa);
+			ts += 100;
+		}
+	}
+	fputs("{\"ph\":\"i\",\"name\":\"end\",\"pid\":1,\"tid\":1,\"ts\":0,\"s\":\"t\"}]}\n", f);
+	assert_int_equal(fclose(f), 0);
+
+	struct kp_devdb db;
+	struct kp_diag d = { 0 };
+	assert_int_equal(devdb_load_builtin(&db, &d), 0);
+	struct kp_trace t;
+	struct kp_load_opts lo = { 0 };
+	assert_int_equal(trace_load(&t, tmpl, &lo, &d), 0);
+	link_trace(&t);
+	struct kp_analyze_opts o = { .group = GROUP_OP_SHAPE, .db = &db };
+	struct kp_report r;
+	assert_int_equal(analyze_run(&t, &o, &r), 0);
+	int64_t mnk = 2 * M * N * K;
+	/* mm, addmm, bmm: 2 calls each, one per backend; _addmm_activation's four variants
+	 * share one shape (Input Dims): 8 calls */
+	int seen = 0;
+	for (size_t i = 0; i < r.nrows; i++) {
+		const struct kp_row *row = &r.rows[i];
+		assert_true(strncmp(row->name, "aten::gelu_", 11) && strncmp(row->name, "aten::relu_", 11));
+		int64_t per = !strncmp(row->name, "aten::bmm", 9) ? 4 * mnk : mnk;
+		assert_int_equal(row->flops, per * row->calls);
+		assert_int_equal(row->calls, strstr(row->name, "_addmm_activation") ? 8 : 2);
+		seen += (int)row->calls;
+	}
+	assert_int_equal(seen, 2 * MM_NVARIANTS);
+	assert_int_equal(r.tot.unlinked, 0);
+	analyze_free(&r);
+	trace_free(&t);
+	devdb_free(&db);
+	unlink(tmpl);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(cudnn_candidates_in_order),
 		cmocka_unit_test(cudnn_absence_says_what_was_tried),
 		cmocka_unit_test(backend_layout_options_parse),
+		cmocka_unit_test(epilogue_option_parses),
+		cmocka_unit_test(epilogue_and_backend_finish),
+		cmocka_unit_test(matmul_variants_record_torch_ops),
+		cmocka_unit_test(analyze_counts_matmul_variants_exactly),
 		cmocka_unit_test(norm_shape_sets_expand),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
