@@ -21,6 +21,7 @@ static struct kp_ctrace *g_trace;
 static CUpti_SubscriberHandle g_sub;
 static int g_subscribed;
 
+/* clang-format off */
 static const CUpti_ActivityKind kinds[] = {
 	CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_RUNTIME,
 	CUPTI_ACTIVITY_KIND_DRIVER,            CUPTI_ACTIVITY_KIND_MEMCPY,
@@ -28,6 +29,7 @@ static const CUpti_ActivityKind kinds[] = {
 	CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,   CUPTI_ACTIVITY_KIND_OVERHEAD,
 	CUPTI_ACTIVITY_KIND_DEVICE,            CUPTI_ACTIVITY_KIND_CONTEXT,
 };
+/* clang-format on */
 #define NKINDS (sizeof(kinds) / sizeof(kinds[0]))
 
 static const char *intern_kernel(struct kp_ctrace *t, const char *name)

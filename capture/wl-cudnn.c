@@ -18,6 +18,7 @@
 /* cudnn_graph.h (cuDNN 9): the backend (graph) API's enum values that kprof uses */
 enum { CUDNN_DATA_FLOAT = 0, CUDNN_DATA_HALF = 2, CUDNN_DATA_BFLOAT16 = 9 };
 enum { CUDNN_CROSS_CORRELATION = 1 };
+/* clang-format off */
 enum {
 	T_HANDLE = 0, T_DATA_TYPE = 1, T_INT64 = 3, T_FLOAT = 4, T_VOID_PTR = 6, T_CONV_MODE = 7,
 	T_HEUR_MODE = 8, T_NUMERICAL_NOTE = 11, T_BACKEND_DESCRIPTOR = 15
@@ -40,6 +41,7 @@ enum {
 	A_VP_UIDS = 1000, A_VP_PTRS = 1001, A_VP_WORKSPACE = 1003, A_ENGINE_INDEX = 1301,
 	A_ENGINE_NOTE = 1303
 };
+/* clang-format on */
 enum { NOTE_TENSOR_CORE = 0, NOTE_DOWN_CONVERT_INPUTS = 1, HEUR_MODE_INSTANT = 0 };
 typedef void *hnd;
 

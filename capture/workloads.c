@@ -878,6 +878,7 @@ static int sdpa_chunk(struct kp_wl *w, struct sdpa_case *c, long c0, long bc)
 	const char *causal = s->causal ? "True" : "False", *gqa = c->g > 1 ? "True" : "False";
 	int tr = w->traced, rc = 0;
 
+	/* clang-format off */
 	struct slot top[8] = {
 		tensor(ty, 4, bc, s->h, s->sq, s->d), tensor(ty, 4, bc, s->hkv, s->sk, s->d),
 		tensor(ty, 4, bc, s->hkv, s->sk, s->d), scalar("", ""), scalar("Scalar", "0."),
@@ -887,6 +888,7 @@ static int sdpa_chunk(struct kp_wl *w, struct sdpa_case *c, long c0, long bc)
 		top[0], top[1], top[2], scalar("", ""), scalar("Scalar", "0."), scalar("Scalar", causal),
 		scalar("", ""), scalar("", ""), scalar("Scalar", gqa),
 	};
+	/* clang-format on */
 	struct slot b1[2] = { tensor(ty, 3, nb, mq, s->d, 0), tensor(ty, 3, nb, s->d, s->sk, 0) };
 	struct slot sm[3] = { tensor("float", 3, nb, mq, s->sk, 0), scalar("Scalar", "-1"),
 			      scalar("", "") };
@@ -1232,11 +1234,13 @@ static int conv_iter(struct kp_wl *w, void *ctx)
 	long p = c->oh * c->ow, rs = s->r * s->s, cgrs = c->cg * rs;
 	char groups[24], why[300];
 	snprintf(groups, sizeof(groups), "%ld", s->groups);
+	/* clang-format off */
 	struct slot fs[9] = {
 		tensor(ty, 4, s->n, s->c, s->h, s->w), tensor(ty, 4, s->k, c->cg, s->r, s->s),
 		scalar("", ""), pair(s->stride), pair(s->pad), pair(s->dil), scalar("Scalar", "False"),
 		pair(0), scalar("Scalar", groups),
 	};
+	/* clang-format on */
 	int tr = w->traced, rc;
 	char *args = tr ? mk_args(fs, 9, be, c->cdt, algo) : NULL;
 	struct op op;
@@ -1259,10 +1263,12 @@ static int conv_iter(struct kp_wl *w, void *ctx)
 	if (rc < 0 || !c->backward)
 		return rc;
 
+	/* clang-format off */
 	struct slot bs[11] = {
 		tensor(ty, 4, s->n, s->k, c->oh, c->ow), fs[0], fs[1], scalar("ScalarList", "[0]"),
 		fs[3], fs[4], fs[5], fs[6], fs[7], fs[8], scalar("ScalarList", "[True, True, False]"),
 	};
+	/* clang-format on */
 	args = tr ? mk_args(bs, 11, be, c->cdt, algo) : NULL;
 	op_begin(w, &op);
 	if (c->cv) {

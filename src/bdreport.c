@@ -35,11 +35,13 @@ void bdreport_json(struct kp_doc *doc, const char *jkey, const struct kp_bd *x)
 }
 
 /* Per-step and per-stream rows. */
+/* clang-format off */
 enum bd_col {
 	BC_SPAN, BC_COMPUTE, BC_COMM, BC_MEMCPY, BC_OTHER, BC_IDLE, BC_IDLE_PCT, BC_OVERLAP,
 	BC_HOST, BC_SYNC, BC_LAUNCH, BC_IDLE_OTHER, BC_STEP, BC_DEVICE, BC_STREAM, BC_PARTIAL,
 	BC_NAME, BC_N
 };
+/* clang-format on */
 
 static const struct kp_col bd_cols[BC_N] = {
 	[BC_SPAN] = { "Span", "span_ns", COL_BOTH, 0 },

@@ -20,6 +20,7 @@ static const char *const families[] = {
 };
 #define NFAM (int)(sizeof(families) / sizeof(families[0]))
 
+/* clang-format off */
 static const struct {
 	const char *sub;
 	int fam;
@@ -39,6 +40,7 @@ static const struct {
 	{ "silu", 4 }, { "sigmoid", 4 }, { "tanh", 4 }, { "div", 4 }, { "sub", 4 }, { "dropout", 4 },
 	{ "where", 4 }, { "pow", 4 }, { "exp", 4 }, { "neg", 4 }, { "sqrt", 4 }, { "clamp", 4 },
 };
+/* clang-format on */
 
 static int family_index(const char *op, const char *name, int gpu_kind)
 {

@@ -234,6 +234,7 @@ int cmd_analyze(int argc, char **argv)
 	long top = -1, jobs = 0;
 	double min_pct = 0, sm_clock = 0;
 	const char *sort = NULL, *device = NULL, *db_path = NULL, *out_path = NULL, *chart = NULL;
+	/* clang-format off */
 	const struct kp_opt opts[] = {
 		{ "group-by", 'g', OPT_CHOICE, "KEY", "group rows by", &group, group_names, NULL },
 		{ "sort", 's', OPT_STR, "KEY[:asc|:desc],...",
@@ -272,6 +273,7 @@ int cmd_analyze(int argc, char **argv)
 		  &warn_mode, warn_names, NULL },
 		{ NULL, 0, 0, NULL, NULL, NULL, NULL, NULL },
 	};
+	/* clang-format on */
 	int nargs;
 	int rc = opts_parse("analyze", synopsis, opts, argc, argv, &nargs);
 	if (rc)

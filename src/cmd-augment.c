@@ -21,6 +21,7 @@ int cmd_augment(int argc, char **argv)
 	int strict = 0;
 	double sm_clock = 0;
 	const char *device = NULL, *db_path = NULL, *out_path = NULL;
+	/* clang-format off */
 	const struct kp_opt opts[] = {
 		{ "output", 'o', OPT_STR, "FILE", "the augmented trace (gzip when FILE ends in .gz)", &out_path, NULL, NULL },
 		{ "device", 0, OPT_STR, "NAME", "device name to look up instead of the trace's", &device, NULL, NULL },
@@ -30,6 +31,7 @@ int cmd_augment(int argc, char **argv)
 		{ "strict", 0, OPT_FLAG, NULL, "treat truncation and data anomalies as errors (exit 3)", &strict, NULL, NULL },
 		{ NULL, 0, 0, NULL, NULL, NULL, NULL, NULL },
 	};
+	/* clang-format on */
 	int nargs;
 	int rc = opts_parse("augment", synopsis, opts, argc, argv, &nargs);
 	if (rc)

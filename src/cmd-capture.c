@@ -242,6 +242,7 @@ int cmd_capture(int argc, char **argv)
 	long period = 10;
 	const char *config = NULL;
 	int list_cases = 0;
+	/* clang-format off */
 	const struct kp_opt table[] = {
 		{ .lname = "output", .sname = 'o', .type = OPT_STR, .argname = "FILE",
 		  .help = "write the Kineto-compatible trace here",
@@ -328,6 +329,7 @@ int cmd_capture(int argc, char **argv)
 		  .dst = &period },
 		{ .lname = NULL },
 	};
+	/* clang-format on */
 	int nargs = 0;
 	int rc = opts_parse("capture", synopsis, table, argc, argv, &nargs);
 	if (rc)

@@ -20,6 +20,7 @@ int cmd_devices(int argc, char **argv)
 	int format = FMT_TABLE;
 	long sms = 0;
 	const char *db_path = NULL;
+	/* clang-format off */
 	const struct kp_opt opts[] = {
 		{ "format", 'f', OPT_CHOICE, "FMT", "output format", &format, format_names, NULL },
 		{ "device-db", 0, OPT_STR, "FILE",
@@ -29,6 +30,7 @@ int cmd_devices(int argc, char **argv)
 		  &sms, NULL, NULL },
 		{ NULL, 0, 0, NULL, NULL, NULL, NULL, NULL },
 	};
+	/* clang-format on */
 	int nargs;
 	int rc = opts_parse("devices", synopsis, opts, argc, argv, &nargs);
 	if (rc)

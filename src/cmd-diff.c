@@ -287,6 +287,7 @@ int cmd_diff(int argc, char **argv)
 	int quiet = 0, warn_mode = WARN_SUMMARY, ranks = 0;
 	struct limits limits = { .n = 0 };
 	const char *sort = NULL, *device = NULL, *db_path = NULL, *steps = NULL, *out_path = NULL, *chart = NULL;
+	/* clang-format off */
 	const struct kp_opt opts[] = {
 		{ "key", 'k', OPT_CHOICE, "KEY", "pair rows by", &key, key_names, NULL },
 		{ "sort", 's', OPT_STR, "KEY[:asc|:desc],...",
@@ -332,6 +333,7 @@ int cmd_diff(int argc, char **argv)
 		  &warn_mode, warn_names, NULL },
 		{ NULL, 0, 0, NULL, NULL, NULL, NULL, NULL },
 	};
+	/* clang-format on */
 	int nargs;
 	int rc = opts_parse("diff", synopsis, opts, argc, argv, &nargs);
 	if (rc)

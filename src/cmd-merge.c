@@ -22,6 +22,7 @@ int cmd_merge(int argc, char **argv)
 {
 	int format = FMT_TABLE;
 	const char *device = NULL, *db_path = NULL;
+	/* clang-format off */
 	const struct kp_opt opts[] = {
 		{ "format", 'f', OPT_CHOICE, "FMT", "output format (json: a summary again)", &format, format_names, NULL },
 		{ "device", 0, OPT_STR, "NAME", "device whose peer link %Link compares with, instead of rank 0's",
@@ -30,6 +31,7 @@ int cmd_merge(int argc, char **argv)
 		  &db_path, NULL, NULL },
 		{ NULL, 0, 0, NULL, NULL, NULL, NULL, NULL },
 	};
+	/* clang-format on */
 	int nargs;
 	int rc = opts_parse("merge", synopsis, opts, argc, argv, &nargs);
 	if (rc)

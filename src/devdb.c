@@ -75,10 +75,12 @@ static void trim(const char **s, size_t *n)
  * Parser state for one text.  Keys set in the current stanza are tracked so a
  * repeated key is an error while a key inherited through 'base' may be overridden.
  */
+/* clang-format off */
 enum key {
 	K_BASE, K_EXACT, K_PATTERN, K_MATCH_SMS, K_SMS, K_CLK, K_MEM, K_DRAM, K_MEMCLK,
 	K_BUS, K_NOSCALE, K_CONF, K_SOURCE, K_CC, K_HOST, K_PEER, K_PEAK /* + prec */
 };
+/* clang-format on */
 
 static const char *const key_names[] = { "base", "exact", "pattern", "match_sms", "sms",
 					 "clk_max_mhz", "mem_gb", "dram_gbs", "mem_clk_mhz",
@@ -260,8 +262,10 @@ static int parse_peak(struct parser *p, enum kp_prec prec, const char *s, size_t
  */
 static int parse_host_link(struct parser *p, const char *s, size_t n)
 {
+	/* clang-format off */
 	static const double lane_gbs[] = { 0, 0.25, 0.5, 8 * 128.0 / 130 / 8, 16 * 128.0 / 130 / 8,
 					   32 * 128.0 / 130 / 8, 64 * 242.0 / 256 / 8 };
+	/* clang-format on */
 	struct kp_device *dv = p->cur;
 	const char *tok[4];
 	size_t tlen[4];

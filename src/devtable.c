@@ -32,11 +32,13 @@ static void num_or_null(struct kp_table *tb, struct kp_cell *c, double v, const 
 	[DC_PEAK + 3 * (P) + 2] = { NULL, #p "_flag", COL_MACHINE, 1 }
 
 /* The device table's columns, in print order (kprof(1), DEVICES). */
+/* clang-format off */
 enum dev_col {
 	DC_SMS, DC_CLK, DC_MEM, DC_BW, DC_MCLK, DC_BUS, DC_NOSC, DC_HOST, DC_HBW, DC_PBW,
 	DC_PEAK, /* 3 columns per enum kp_prec */
 	DC_CONF = DC_PEAK + 3 * PREC_N, DC_SRC, DC_HOW, DC_NAME, DC_N
 };
+/* clang-format on */
 
 static const struct kp_col dev_cols[DC_N] = {
 	[DC_SMS] = { "SMs", "sms", COL_BOTH, 0 },

@@ -43,11 +43,13 @@ static int any_flops(const struct kp_diff *d)
 }
 
 /* The rows table's columns, in print order (kprof-diff(1), OUTPUT). */
+/* clang-format off */
 enum diff_col {
 	DC_KEY, DC_STATUS, DC_BASE, DC_NEW, DC_DELTA, DC_RATIO, DC_SHARE, DC_BPCT, DC_NPCT,
 	DC_BCALLS, DC_NCALLS, DC_BTFL, DC_NTFL, DC_BPPK, DC_NPPK, DC_NOISE, DC_BDT, DC_NDT, DC_NAME,
 	DC_N
 };
+/* clang-format on */
 
 static const struct kp_col diff_cols[DC_N] = {
 	[DC_KEY] = { "Key", "key", COL_MACHINE, 1 },

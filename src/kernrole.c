@@ -18,12 +18,14 @@
 #include "kprof/devdb.h"
 
 /* helpers inside math libraries: data movement although the name says cudnn/flash/gemm */
+/* clang-format off */
 static const char *const helper[] = {
 	"splitkreduce", "splitk_reduce", "reducesplitk", "reduce_splitk",
 	"nchwtonhwc", "nhwctonchw", "scalepackedtensor", "init_device_workspace",
 	"computeoffsets", "reduce_wgrad", "convert_dq", "dot_do_o", "splitkv_combine",
 	"fillfunctor", "direct_copy", "elementwise_kernel", "im2col", "col2im", NULL
 };
+/* clang-format on */
 
 /* math libraries and math templates */
 static const char *const math[] = {

@@ -10,10 +10,12 @@
 #include "kprof/bdreport.h"
 #include "kprof/units.h"
 
+/* clang-format off */
 enum rk_col {
 	RC_RANK, RC_BUSY, RC_BUSY_PCT, RC_COMPUTE, RC_COMM, RC_MEMCPY, RC_IDLE, RC_OVERLAP,
 	RC_STEPS, RC_STEP_AVG, RC_STEP_MAX, RC_SLOWEST, RC_FILE, RC_N
 };
+/* clang-format on */
 
 static const struct kp_col rk_cols[RC_N] = {
 	[RC_RANK] = { "Rank", "rank", COL_BOTH, 0 },

@@ -56,6 +56,7 @@ double ranks_bus_factor(int kind, int n)
 /* c10 ScalarType names (record_param_comms "dtype") -> bytes; 0 unknown */
 static int c10_dtype_bytes(const char *s)
 {
+	/* clang-format off */
 	static const struct { const char *name; int bytes; } tab[] = {
 		{ "Byte", 1 }, { "Char", 1 }, { "Bool", 1 }, { "QInt8", 1 }, { "QUInt8", 1 },
 		{ "Short", 2 }, { "Half", 2 }, { "BFloat16", 2 }, { "UInt16", 2 },
@@ -63,6 +64,7 @@ static int c10_dtype_bytes(const char *s)
 		{ "Long", 8 }, { "Double", 8 }, { "ComplexFloat", 8 }, { "UInt64", 8 },
 		{ "ComplexDouble", 16 },
 	};
+	/* clang-format on */
 	if (!s)
 		return 0;
 	if (!strncmp(s, "Float8_", 7))

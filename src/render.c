@@ -30,11 +30,13 @@ static void flags_text(unsigned f, char *buf, size_t cap)
 }
 
 /* The rows table's columns, in print order (kprof-analyze(1), OUTPUT). */
+/* clang-format off */
 enum an_col {
 	AC_TIME, AC_PCT, AC_CALLS, AC_AVG, AC_MED, AC_MIN, AC_MAX, AC_FLOPS, AC_BYTES, AC_TFLOPS,
 	AC_GBPS, AC_MTFLOPS, AC_MFRATIO, AC_MGBPS, AC_MBRATIO, AC_PPF, AC_PPB, AC_AI, AC_BOUND, AC_DTYPE, AC_PREC, AC_FLAGS, AC_SHAPE, AC_OP,
 	AC_NAME, AC_N
 };
+/* clang-format on */
 
 static const struct kp_col an_cols[AC_N] = {
 	[AC_TIME] = { "Time", "time_ns", COL_BOTH, 0 },

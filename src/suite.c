@@ -393,12 +393,14 @@ static int generator(struct ctx *c, yaml_node_t *g, struct sbuf *spec, struct sb
 	return gen_powers(c, g, kind, gn, minp, maxp, spec);
 }
 
+/* clang-format off */
 enum {
 	K_NAME, K_WORKLOADS, K_OPS, K_EPILOGUES, K_DTYPES, K_HPD, K_BACKENDS, K_LAYOUTS, K_MATRIX, K_SDPA,
 	K_CAUSAL, K_KVH, K_CONV, K_NORM, K_BATCH, K_WARMUP, K_ITERS, K_BACKWARD, K_OUTPUT,
 	K_RESULTS, K_DEVICE, K_MODEL_TYPE, K_SPARSITY, K_USE_COMPILE, K_COMPILE_MODE, K_COMPILE,
 	K_PROFILER, K_MEM_PROFILER, K_N
 };
+/* clang-format on */
 static const char *const case_keys[] = {
 	"name", "workloads", "ops", "epilogues", "dtypes", "high_precision_dtype", "backends", "layouts",
 	"matrix_shapes", "sdpa_shapes", "causal", "kv_heads", "conv_shapes", "norm_shapes", "batch",
@@ -691,10 +693,12 @@ static int parse_case(struct ctx *c, yaml_node_t *n, size_t idx, const char *dir
 
 enum { T_CASES, T_MODEL_PARAMS, T_WARMUP, T_ITERS, T_BACKWARD, T_MODE, T_OUTPUT_DIR, T_QUANT,
        T_SPARSITY };
+/* clang-format off */
 static const char *const top_keys[] = { "cases", "model_params", "warmup", "iters", "backward",
 					"benchmark_mode", "output_dir",
 					"quantization_config_recipe_names",
 					"sparsity_config_recipe_names", NULL };
+/* clang-format on */
 
 /* torchao's recipes: 'baseline' (the high-precision matmul) is what kprof runs */
 static int baseline_only(struct ctx *c, yaml_node_t *v, const char *key)

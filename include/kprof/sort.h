@@ -16,16 +16,20 @@ struct kp_diff;
 enum kp_sort_table { SORT_ANALYZE = 0, SORT_DIFF };
 
 /* kprof analyze --sort keys (kprof-analyze(1)). */
+/* clang-format off */
 enum kp_analyze_key {
 	AK_TIME, AK_CALLS, AK_AVG, AK_MIN, AK_MAX, AK_MED, AK_TFLOPS, AK_GBPS, AK_PCT_PEAK,
 	AK_PCT_BW, AK_FLOPS, AK_BYTES, AK_INTENSITY, AK_NAME, AK_OP, AK_N
 };
+/* clang-format on */
 
 /* kprof diff --sort keys (kprof-diff(1)). */
+/* clang-format off */
 enum kp_diff_key {
 	DK_DELTA_ABS, DK_DELTA, DK_RATIO, DK_SHARE, DK_BASE, DK_NEW, DK_BASE_CALLS, DK_NEW_CALLS,
 	DK_NAME, DK_N
 };
+/* clang-format on */
 
 #define SORT_MAX_KEYS 16
 

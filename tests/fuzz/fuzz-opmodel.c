@@ -30,11 +30,14 @@
 
 #define NOPNAMES (sizeof(opnames) / sizeof(opnames[0]))
 
+/* clang-format off */
 static const char *const othernames[] = {
 	"aten::linear", "aten::matmul", "aten::", "", "mm", "aten::mm ", "aten::zzz",
 	"aten::scaled_dot_product_attention", "triton_poi_fused_0", "ProfilerStep#3",
 };
+/* clang-format on */
 
+/* clang-format off */
 static const char *const texts[] = {
 	"", "0", "1", "-1", "2", "3", "5", "6", "15", "23", "44", "-9223372036854775808",
 	"9223372036854775807", "99999999999999999999", "True", "False", "true", "None",
@@ -43,11 +46,14 @@ static const char *const texts[] = {
 	"[False, False, False]", "0.0", "0.5", "1e400", "-0.0", "nan", "inf", "[", "[1,",
 	"[1 2]", " 7 ", "[ ]", "cuda:0", "'mean'", "[[1]]", "0.125", "-inf",
 };
+/* clang-format on */
 
+/* clang-format off */
 static const int64_t dimvals[] = {
 	0, 1, 2, 3, 4, 7, 8, 16, 64, 128, 1024, 4096, 65536, 1ll << 31, 1ll << 32,
 	1ll << 40, 3037000500ll, INT64_MAX, INT64_MAX / 2, INT64_MIN, -1, -2, -3,
 };
+/* clang-format on */
 
 struct rd {
 	const uint8_t *d;

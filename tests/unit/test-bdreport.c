@@ -146,6 +146,7 @@ static void launch_lines_and_rows(void **state)
 	const char *longname = "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, "
 			       "at::detail::Array<char*, 1> >(int, at::native::FillFunctor<float>, "
 			       "at::detail::Array<char*, 1>)";
+	/* clang-format off */
 	struct kp_launch_row rows[] = {
 		{ .name = longname, .launches = 4, .cpu_ns = 40000, .lat_ns = 20000, .lat_max_ns = 9000,
 		  .gpu_ns = 8000, .short_n = 4, .short_ns = 8000, .cheaper_n = 4 },
@@ -153,6 +154,7 @@ static void launch_lines_and_rows(void **state)
 		  .gpu_ns = 900000 },
 		{ .name = "zero", .launches = 0 },
 	};
+	/* clang-format on */
 	struct kp_breakdown b = { .launch_rows = rows, .nlaunch_rows = 3,
 				  .launch_all = { .name = "(all)", .launches = 6, .cpu_ns = 50000, .lat_ns = 24000,
 						  .lat_max_ns = 9000, .gpu_ns = 908000, .short_n = 4,

@@ -89,6 +89,7 @@ static void builtin_table_parses_and_every_entry_is_sourced(void **state)
 static void builtin_covers_every_device_of_the_reference(void **state)
 {
 	(void)state;
+	/* clang-format off */
 	static const char *const names[] = {
 		"NVIDIA H100 80GB HBM3", "NVIDIA H100 PCIe", "NVIDIA H100 NVL", "NVIDIA H200",
 		"NVIDIA H200 NVL", "NVIDIA H20", "NVIDIA GH200 480GB", "NVIDIA GH200 144G HBM3e",
@@ -101,6 +102,7 @@ static void builtin_covers_every_device_of_the_reference(void **state)
 		"AMD Instinct MI300A", "AMD Instinct MI325X", "AMD Instinct MI350X",
 		"AMD Instinct MI210",
 	};
+	/* clang-format on */
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		const char *how;
 		const struct kp_device *dv = devdb_match(&builtin, names[i], &how);

@@ -145,9 +145,11 @@ static void cells_are_base_units_and_unknowns_are_null(void **state)
 	assert_string_equal(r0[col(tb, "host_link")].s, "PCIe 5.0 x16");
 	assert_string_equal(r0[col(tb, "name")].s, "Test GPU A");
 	/* an entry with nothing known: null cells, not zeros */
+	/* clang-format off */
 	const char *nulls[] = { "sms", "clk_max_mhz", "mem_bytes", "dram_byte_per_s", "mem_clk_mhz",
 				"bus_bits", "host_link", "host_byte_per_s", "peer_byte_per_s",
 				"bf16_flop_per_s", "bf16_clk_ref_mhz", "bf16_flag" };
+	/* clang-format on */
 	for (size_t i = 0; i < sizeof(nulls) / sizeof(nulls[0]); i++)
 		assert_int_equal(r1[col(tb, nulls[i])].type, CELL_NULL);
 	assert_int_equal(r1[col(tb, "no_clock_scaling")].type, CELL_INT);

@@ -174,6 +174,7 @@ static void the_gate_is_a_verdict_with_its_crossings(void **state)
 	assert_string_equal(jfact(&doc, "rules", "pattern")->v.s, "gemm*");
 	report_free(&doc);
 
+	/* clang-format off */
 	struct kp_gate_hit hits[] = {
 		{ .key = NULL, .status = DIFF_CHANGED, .base_ns = 2000000, .new_ns = 2500000,
 		  .delta_ns = 500000, .change_pct = 25, .limit_pct = 5, .noise_ns = -1 },
@@ -182,6 +183,7 @@ static void the_gate_is_a_verdict_with_its_crossings(void **state)
 		{ .key = "newk", .name = "newk", .status = DIFF_NEW, .new_ns = 9000, .delta_ns = 9000,
 		  .change_pct = NAN, .limit_pct = 5, .noise_ns = 12 },
 	};
+	/* clang-format on */
 	o.hits = hits;
 	o.nhits = 3;
 	d.opts.noise_k = -1;

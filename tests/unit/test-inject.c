@@ -267,11 +267,13 @@ static void argv_splits_at_the_first_double_dash(void **state)
 	assert_null(cmd[6]);
 	/* the options before it parse as usual and leave the command alone */
 	const char *out = NULL;
+	/* clang-format off */
 	const struct kp_opt table[] = {
 		{ .lname = "output", .sname = 'o', .type = OPT_STR, .argname = "FILE", .help = "",
 		  .dst = &out },
 		{ .lname = NULL },
 	};
+	/* clang-format on */
 	int nargs = -1;
 	assert_int_equal(opts_parse("capture", "", table, argc, argv, &nargs), 0);
 	assert_int_equal(nargs, 0);

@@ -1405,6 +1405,7 @@ static void softmax_forward_moves_two_tensors_and_backward_three(void **state)
 
 /* ---- classes, composites, Inductor ---- */
 
+/* clang-format off */
 static const char *const modeled_names[] = {
 	"aten::_addmm_activation", "aten::_convolution", "aten::_cudnn_attention_backward",
 	"aten::_cudnn_attention_forward", "aten::_efficient_attention_backward",
@@ -1446,6 +1447,7 @@ static const char *const modeled_names[] = {
 	"aten::tanh_backward", "aten::threshold_backward", "aten::to", "aten::var",
 	"aten::var_mean", "aten::where", "aten::zero_",
 };
+/* clang-format on */
 
 /* bsearch finds every entry only if the table is sorted: this checks both */
 static void opmodel_class_finds_every_modeled_op(void **state)

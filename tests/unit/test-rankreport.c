@@ -63,11 +63,13 @@ static void two_ranks(struct kp_rank r[2], struct kp_ranks *rs)
 	r[1] = (struct kp_rank){ .file = "trace-1.json", .rank = 1, .rank_from = 1, .world_size = -1,
 				 .step_mean_ns = -1, .step_max_ns = -1, .slowest_step = -1,
 				 .bd = { .span_ns = 0 } };
+	/* clang-format off */
 	static struct kp_coll_row colls[] = {
 		{ .kind = COLL_ALLREDUCE, .bytes = 1 << 20, .n = 2, .calls = 4, .time_ns = 400000,
 		  .algbw = 10.5e9, .busbw = 10.5e9 },
 		{ .kind = COLL_SENDRECV, .bytes = -1, .n = 2, .calls = 0, .time_ns = 0, .algbw = -1, .busbw = -1 },
 	};
+	/* clang-format on */
 	static struct kp_straggler strag[] = {
 		{ .step = 1, .rank = 1, .lag_ns = 30000, .late = 3, .instances = 4, .skew_ns = 5000 },
 		{ .step = 2, .rank = 0, .lag_ns = -1, .late = 0, .instances = 0, .skew_ns = 200000 },
