@@ -28,6 +28,7 @@ struct op_info {
 	struct kp_cost cost;
 	int evaluated;
 	int tf32;                /* a kernel of the op runs TF32 */
+	int causal;              /* is_causal its kernels' names say: enum kp_causal_hint, 3 both */
 	int counted;             /* counted in totals.ops */
 	int32_t row_added;       /* row that holds its FLOPs/bytes, -1 */
 	int32_t row_seen;        /* row that counted this op call, -1 */
@@ -109,6 +110,7 @@ static void eval_op(struct op_info *oi, const struct kp_trace *t, const struct k
 		.slots = op->slots,
 		.kernel_flop = op->kernel_flop,
 		.kernel_num_gb = op->kernel_num_gb,
+		.causal_hint = oi->causal < 3 ? oi->causal : CAUSAL_HINT_NONE,
 	};
 	fwdbwd_inputs(t, (int32_t)(op - t->ops), &in);
 	if (opmodel_eval(&in, &oi->cost) != 0 && oi->cost.cls == MODEL_NONE) {
@@ -497,10 +499,14 @@ static void kernel_roles(struct run *R)
 			continue;
 		struct op_info *info = &R->oi[R->oidx[g->op]];
 		info->kernel_ns += g->dur_ns;
+		/* per distinct name: its role, and above it what it says of is_causal */
 		int64_t *rl = rowmap_slot(&roles, g->name);
 		if (*rl < 0)
-			*rl = (int32_t)kernrole_of(g->name);
-		R->role[i] = (uint8_t)*rl;
+			*rl = (int32_t)kernrole_of(g->name) | (kernrole_causal(g->name) + 1) << 4;
+		R->role[i] = (uint8_t)(*rl & 15);
+		int cz = (int)(*rl >> 4);
+		if (cz != CAUSAL_HINT_NONE)
+			info->causal = info->causal == CAUSAL_HINT_NONE || info->causal == cz ? cz : 3;
 		if (R->role[i] == KROLE_MATH)
 			info->math_ns += g->dur_ns;
 		else
@@ -531,6 +537,10 @@ static void eval_once(struct run *R, struct op_info *info, const struct kp_op *o
 		diag_warn_add(&R->r->warn, "ops whose model did not apply", R->t->display,
 			 "op '%s' at byte %lld: %s", op->name, (long long)op->off,
 			 info->cost.note);
+	if (info->cost.assumed && info->cost.flops >= 0)
+		diag_warn_add(&R->r->warn, "attention ops without is_causal", R->t->display,
+			 "op '%s' at byte %lld: %s", op->name, (long long)op->off,
+			 info->cost.assumed);
 }
 
 /* Trace totals: GPU time, kernels and memory operations, ops, the span and busy intervals. */

@@ -82,3 +82,68 @@ int kernrole_mempath(const char *name, int is_memcpy)
 			return kinds[i].path;
 	return MEMPATH_UNKNOWN;
 }
+
+/*
+ * FlashAttention 2 kernels (PyTorch's pytorch_flash:: copy and flash-attn's flash::) name
+ * Is_causal among their template arguments: its position in the top-level argument list,
+ * the kernel traits being 0 (aten/src/ATen/native/transformers/cuda/flash_attn/
+ * flash_{fwd,bwd}_launch_template.h).  Each function name is matched with its '<'.
+ */
+static const struct {
+	const char *fn;
+	int arg;
+} causal_arg[] = {
+	{ "flash_fwd_kernel<", 2 },          /* Traits, Is_dropout, Is_causal, ... */
+	{ "flash_fwd_splitkv_kernel<", 1 },  /* Traits, Is_causal, ... */
+	{ "flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel<", 2 }, /* Traits, Is_dropout, Is_causal */
+	{ "flash_bwd_dq_dk_dv_loop_seqq_parallel_kernel<", 2 },
+	{ "flash_bwd_dq_dk_dv_loop_kernel<", 2 },
+};
+
+int kernrole_causal(const char *name)
+{
+	const char *p = NULL;
+	int want = -1;
+	if (!name)
+		return -1;
+	for (size_t i = 0; i < sizeof(causal_arg) / sizeof(causal_arg[0]) && !p; i++) {
+		const char *f = strstr(name, causal_arg[i].fn);
+		/* the function name itself, not the tail of a longer identifier */
+		if (f && (f == name || f[-1] == ':' || f[-1] == ' ')) {
+			p = f + strlen(causal_arg[i].fn);
+			want = causal_arg[i].arg;
+		}
+	}
+	if (!p)
+		return -1;
+	/* walk the top-level template arguments: <...> and (...) nest */
+	int depth = 0, arg = 0;
+	const char *start = p;
+	for (; *p; p++) {
+		if (*p == '<' || *p == '(') {
+			depth++;
+		} else if ((*p == '>' || *p == ')') && depth > 0) {
+			depth--;
+		} else if ((*p == ',' || *p == '>') && depth == 0) {
+			if (arg == want) {
+				while (*start == ' ')
+					start++;
+				size_t len = (size_t)(p - start);
+				while (len && start[len - 1] == ' ')
+					len--;
+				if ((len == 4 && !strncmp(start, "true", 4)) ||
+				    (len == 7 && !strncmp(start, "(bool)1", 7)))
+					return 1;
+				if ((len == 5 && !strncmp(start, "false", 5)) ||
+				    (len == 7 && !strncmp(start, "(bool)0", 7)))
+					return 0;
+				return -1;
+			}
+			if (*p == '>')
+				return -1; /* fewer arguments than the template has */
+			arg++;
+			start = p + 1;
+		}
+	}
+	return -1;
+}

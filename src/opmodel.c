@@ -930,7 +930,18 @@ static int eval_attn(const struct kp_op_in *in, const struct model *m, struct kp
 	if (!varlen && q->ndim != 4)
 		return fail(c, "attention query, key and value are not 4-D");
 
-	if (as->causal >= 0) {
+	/*
+	 * A flag without a value (emit_nvtx records no scalars): what the op's kernels say
+	 * (FlashAttention names Is_causal), else dense, with the assumption reported.
+	 */
+	flag = as->causal >= 0 ? as->causal : as->mask_type;
+	if (flag >= 0 && *text(slot(in, flag)) == '\0') {
+		if (in->causal_hint == CAUSAL_HINT_CAUSAL)
+			causal = as->causal >= 0 ? as->causal_align : CAUSAL_BOTTOM_RIGHT;
+		else if (in->causal_hint != CAUSAL_HINT_DENSE)
+			c->assumed = "is_causal not recorded and not in its kernels' names: FLOPs "
+				     "assume is_causal=False (every query-key pair; causal does about half)";
+	} else if (as->causal >= 0) {
 		if ((flag = parse_bool(text(slot(in, as->causal)))) < 0)
 			return fail(c, "attention 'is_causal' is not True or False");
 		causal = flag ? as->causal_align : CAUSAL_NONE;

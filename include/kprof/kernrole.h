@@ -26,5 +26,12 @@ enum kp_krole kernrole_of(const char *name);
  * link; HtoH and anything else unknown.
  */
 int kernrole_mempath(const char *name, int is_memcpy);
+/*
+ * Is_causal of a FlashAttention 2 kernel from its demangled name's template arguments
+ * (pytorch_flash::flash_fwd_kernel<Traits, Is_dropout, Is_causal, ...>, the split-KV and
+ * backward dQ/dK/dV kernels; flash-attn's flash:: copies alike): 1 causal, 0 not, -1 when
+ * the name does not say (any other kernel, cuDNN's and CUTLASS's attention included).
+ */
+int kernrole_causal(const char *name);
 
 #endif /* KPROF_KERNROLE_H */

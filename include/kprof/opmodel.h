@@ -45,7 +45,15 @@ struct kp_op_in {
 	const struct kp_slot *linked_out;
 	const struct kp_slot *linked_x;
 	const struct kp_slot *linked_w;
+	/*
+	 * is_causal read from the names of the op's kernels (kernrole_causal), for an attention
+	 * op whose is_causal slot holds no value (emit_nvtx records no scalars): enum
+	 * kp_causal_hint, CAUSAL_HINT_NONE (0) when the kernels do not say or disagree.
+	 */
+	int causal_hint;
 };
+
+enum kp_causal_hint { CAUSAL_HINT_NONE = 0, CAUSAL_HINT_DENSE, CAUSAL_HINT_CAUSAL };
 
 enum kp_model_class {
 	MODEL_NONE = 0,  /* no model */
@@ -72,6 +80,12 @@ struct kp_cost {
 	 */
 	int64_t move_bytes;     /* bytes the data-movement kernels move */
 	int64_t math_bytes;     /* bytes of the math kernels when the part above ran apart */
+	/*
+	 * static: an assumption the model made for a value the trace does not record (attention
+	 * whose is_causal is neither recorded nor in its kernels' names: dense); the caller
+	 * warns with it; else NULL.
+	 */
+	const char *assumed;
 	const char *note;       /* static reason when the model could not apply (bad shapes,
 	                           overflow) or left flops/bytes -1 (varlen attention, a
 	                           dtype without a size): the caller warns with it; else NULL */

@@ -2,9 +2,10 @@
 # tests/gpu/capture_any.sh — issue 7 on a GPU: library calls and NVTX ranges of an unchanged
 # program become ops.  (e) tests/gpu/gemm_prog (a plain CUDA program: cuBLAS, cuBLASLt, a custom
 # kernel); (a) tests/gpu/llama_block.py under `kprof capture --`; (b) the same under
-# emit_nvtx(record_shapes=True) against a torch.profiler trace of it; CUDA-graph replays of
-# gemm_prog and of the block's forward (bench/capture-overhead.sh measures the cost).  Builds nothing:
-# build/kprof, build/*.so, build/gemm_prog and build/conv_prog (make builds both from tests/gpu/).
+# emit_nvtx(record_shapes=True) against a torch.profiler trace of it, with SDPA's default backend and
+# with FlashAttention; CUDA-graph replays of gemm_prog and of the block's forward; (c) the block under
+# torch.compile(mode="reduce-overhead"), with and without emit_nvtx (bench/capture-overhead.sh
+# measures the cost).  Builds nothing: build/kprof, build/*.so, build/gemm_prog and build/conv_prog (make builds both from tests/gpu/).
 # Called by tests/gpu/run.sh.
 #   tests/gpu/capture_any.sh [OUTDIR]
 set -u
@@ -24,7 +25,7 @@ cap() { # name, capture args... -- cmd
 	local rc=$?
 	tail -3 "$DIR/$name.err"
 	[ $rc -eq 0 ] || { bad "capture $name exited $rc"; cat "$DIR/$name.err"; }
-	"$KPROF" analyze --format json -g op -n 0 "$DIR/$name.json" >"$DIR/$name.ana.json" 2>"$DIR/$name.ana.err" ||
+	"$KPROF" analyze --format json -g op -n 0 --warnings=all "$DIR/$name.json" >"$DIR/$name.ana.json" 2>"$DIR/$name.ana.err" ||
 		bad "analyze $name"
 }
 
@@ -48,8 +49,15 @@ echo "== (b) the same under emit_nvtx(record_shapes=True) vs torch.profiler"
 cap llama_nvtx -- python3 "$HERE/llama_block.py" nvtx 3
 python3 "$HERE/llama_block.py" profiler 3 "$DIR/llama_prof.json" >"$DIR/llama_prof.out" 2>&1 || bad "profiler run"
 "$KPROF" analyze --format json -g op -n 0 "$DIR/llama_prof.json" >"$DIR/llama_prof.ana.json" 2>/dev/null || bad "analyze profiler trace"
-python3 "$HERE/capture_any.py" nvtx "$DIR/llama_nvtx.ana.json" "$DIR/llama_prof.ana.json" || fail=1
+python3 "$HERE/capture_any.py" nvtx "$DIR/llama_nvtx.ana.json" "$DIR/llama_prof.ana.json" "$DIR/llama_nvtx.ana.err" || fail=1
 "$KPROF" analyze -g annotation -n 4 "$DIR/llama_nvtx.json" || bad "analyze -g annotation"
+echo "== (b) again with SDPA on FlashAttention (LLAMA_SDPA=flash): is_causal from the kernel names"
+export LLAMA_SDPA=flash
+cap llama_nvtx_flash -- python3 "$HERE/llama_block.py" nvtx 3
+python3 "$HERE/llama_block.py" profiler 3 "$DIR/llama_prof_flash.json" >"$DIR/llama_prof_flash.out" 2>&1 || bad "profiler run (flash)"
+unset LLAMA_SDPA
+"$KPROF" analyze --format json -g op -n 0 "$DIR/llama_prof_flash.json" >"$DIR/llama_prof_flash.ana.json" 2>/dev/null || bad "analyze profiler trace (flash)"
+python3 "$HERE/capture_any.py" nvtx "$DIR/llama_nvtx_flash.ana.json" "$DIR/llama_prof_flash.ana.json" "$DIR/llama_nvtx_flash.ana.err" || fail=1
 
 echo "== CUDA graphs: replayed kernels under the op that created their node"
 cap gprog -- "$GEMM_PROG" 1 0 4

@@ -201,6 +201,18 @@ static void analyze_ctrace(struct kp_ctrace *t, struct kp_trace *tr, struct kp_r
 	unlink(path);
 }
 
+/* Warnings of @kind in @r, and that the first holds @text. */
+static long count_warnings(const struct kp_report *r, const char *kind, const char *text)
+{
+	for (int i = 0; i < r->warn.nkinds; i++)
+		if (!strcmp(r->warn.k[i].kind, kind)) {
+			assert_true(r->warn.k[i].nshown > 0);
+			assert_non_null(strstr(r->warn.k[i].shown[0], text));
+			return r->warn.k[i].count;
+		}
+	return 0;
+}
+
 static const struct kp_row *row_named(const struct kp_report *r, const char *name)
 {
 	for (size_t i = 0; i < r->nrows; i++)
@@ -393,9 +405,14 @@ static void nvtx_ops_enclosing_library_ops_count_once(void **state)
 	const struct kp_row *sdpa = row_named(&r, "aten::_scaled_dot_product_cudnn_attention");
 	assert_non_null(sdpa);
 	assert_string_equal(sdpa->dtype, "bf16");
-	/* emit_nvtx records no scalar arguments: is_causal, hence the FLOPs, stay unknown */
-	assert_int_equal(sdpa->flops, -1);
-	assert_int_equal(r.tot.flops, 2ll * 256 * 512 * 128 + 2ll * 64 * 64 * 64);
+	/*
+	 * emit_nvtx records no scalar arguments and cuDNN's kernel names do not say is_causal:
+	 * dense FLOPs, 2*B*H*(D+Dv)*Sq*Sk, with the assumption in a warning
+	 */
+	assert_int_equal(sdpa->flops, 2ll * 1 * 2 * (32 + 32) * 64 * 64);
+	assert_int_equal(r.tot.flops, 2ll * 256 * 512 * 128 + 2ll * 64 * 64 * 64 + sdpa->flops);
+	assert_int_equal(count_warnings(&r, "attention ops without is_causal",
+					"FLOPs assume is_causal=False"), 1);
 	const struct kp_row *mm = row_named(&r, "aten::mm");
 	assert_non_null(mm);
 	assert_int_equal(mm->calls, 2);
@@ -408,6 +425,69 @@ static void nvtx_ops_enclosing_library_ops_count_once(void **state)
 	for (size_t i = 0; i < tr.nops; i++)
 		kprof_src += !strcmp(tr.ops[i].name, "aten::mm");
 	assert_int_equal(kprof_src, 3); /* NVTX mm with sizes + two library mms */
+	analyze_free(&r);
+	devdb_free(&db);
+	trace_free(&tr);
+	ctrace_free(&t);
+}
+
+/*
+ * emit_nvtx SDPA on the flash backend: is_causal is not recorded, but the flash kernels'
+ * template arguments say it, forward and backward; the FLOPs are those a torch.profiler
+ * trace (is_causal "True") gives, with no warning.
+ */
+static void flash_kernel_names_give_emit_nvtx_sdpa_its_causality(void **state)
+{
+	(void)state;
+	struct kp_ctrace t;
+	ctrace_init(&t);
+	struct kp_hostops_stats st;
+	add_range(&t, "aten::_scaled_dot_product_flash_attention, seq = 3, op_id = 30, sizes = "
+		       "[[4, 16, 512, 64], [4, 16, 512, 64], [4, 16, 512, 64], [], [], [], []]",
+		  T0 + 1000, T0 + 9000, 1);
+	add_range(&t, "aten::_flash_attention_forward, op_id = 31, sizes = [[4, 512, 16, 64], "
+		       "[4, 512, 16, 64], [4, 512, 16, 64], [], [], [], [], [], [], [], [], [], []]",
+		  T0 + 2000, T0 + 8000, 2);
+	add_kernel(&t, 20, T0 + 3000, 0,
+		   "void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<64, 128, 128, 4, false, "
+		   "false, cutlass::bfloat16_t, Flash_kernel_traits<64, 128, 128, 4, cutlass::bfloat16_t> >, "
+		   "false, true, false, true, true, false>(pytorch_flash::Flash_fwd_params)");
+	add_range(&t, "aten::_scaled_dot_product_flash_attention_backward, seq = 3, op_id = 40, sizes = "
+		       "[[4, 16, 512, 64], [4, 16, 512, 64], [4, 16, 512, 64], [4, 16, 512, 64], "
+		       "[4, 16, 512, 64], [4, 16, 512], [], [], [], [], [], [], [], [], []]",
+		  T0 + 20000, T0 + 29000, 3);
+	add_kernel(&t, 21, T0 + 21000, 0,
+		   "void pytorch_flash::flash_bwd_dot_do_o_kernel<true, Flash_bwd_kernel_traits<64, 128, "
+		   "128, 8, 4, 4, 4, false, false, cutlass::bfloat16_t, Flash_kernel_traits<64, 128, 128, "
+		   "8, cutlass::bfloat16_t> > >(pytorch_flash::Flash_bwd_params)");
+	add_kernel(&t, 22, T0 + 22000, 0,
+		   "void pytorch_flash::flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel<Flash_bwd_kernel_traits<"
+		   "64, 128, 128, 8, 4, 4, 4, false, false, cutlass::bfloat16_t, Flash_kernel_traits<64, 128, "
+		   "128, 8, cutlass::bfloat16_t> >, false, true, false, true, true>(pytorch_flash::Flash_bwd_params)");
+	/* a non-causal flash call beside them */
+	add_range(&t, "aten::_scaled_dot_product_flash_attention, seq = 4, op_id = 50, sizes = "
+		       "[[4, 16, 512, 64], [4, 16, 512, 64], [4, 16, 512, 64], [], [], [], []]",
+		  T0 + 40000, T0 + 49000, 4);
+	add_kernel(&t, 23, T0 + 41000, 0,
+		   "void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<64, 128, 128, 4, false, "
+		   "false, cutlass::bfloat16_t, Flash_kernel_traits<64, 128, 128, 4, cutlass::bfloat16_t> >, "
+		   "false, false, false, true, true, false>(pytorch_flash::Flash_fwd_params)");
+	assert_int_equal(hostops_emit(&t, &st, NULL), 0);
+	struct kp_trace tr;
+	struct kp_report r;
+	struct kp_devdb db;
+	analyze_ctrace(&t, &tr, &r, &db);
+	/* causal pairs of s_q = s_k = 512: 512*513/2 (top-left = bottom-right when square) */
+	int64_t pairs = 512ll * 513 / 2, dense = 512ll * 512;
+	int64_t fwd = 2ll * 4 * 16 * (64 + 64), bwd = 2ll * 4 * 16 * (3 * 64 + 2 * 64);
+	const struct kp_row *f = row_named(&r, "aten::_scaled_dot_product_flash_attention");
+	const struct kp_row *b = row_named(&r, "aten::_scaled_dot_product_flash_attention_backward");
+	assert_non_null(f);
+	assert_non_null(b);
+	assert_int_equal(f->calls, 2);
+	assert_int_equal(f->flops, fwd * pairs + fwd * dense);
+	assert_int_equal(b->flops, bwd * pairs);
+	assert_int_equal(count_warnings(&r, "attention ops without is_causal", ""), 0);
 	analyze_free(&r);
 	devdb_free(&db);
 	trace_free(&tr);
@@ -609,6 +689,7 @@ int main(void)
 		cmocka_unit_test(library_ops_get_closed_form_flops),
 		cmocka_unit_test(emit_nvtx_messages_parse),
 		cmocka_unit_test(nvtx_ops_enclosing_library_ops_count_once),
+		cmocka_unit_test(flash_kernel_names_give_emit_nvtx_sdpa_its_causality),
 		cmocka_unit_test(graph_replays_count_the_capturing_op_once_each),
 		cmocka_unit_test(triton_launch_ranges_own_their_replayed_kernels),
 		cmocka_unit_test(cudnn_convolutions_become_conv_ops),

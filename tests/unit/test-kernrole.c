@@ -69,12 +69,63 @@ static void memcpy_kinds_map_to_their_path(void **state)
 	assert_int_equal(kernrole_mempath("Memset (Device)", 0), MEMPATH_DRAM);
 }
 
+static void flash_kernels_say_whether_they_are_causal(void **state)
+{
+	(void)state;
+	/* torch 2.x pytorch_flash kernels, demangled as CUPTI/Kineto write them */
+	assert_int_equal(kernrole_causal(
+		"void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<64, 128, 128, 4, false, "
+		"false, cutlass::bfloat16_t, Flash_kernel_traits<64, 128, 128, 4, cutlass::bfloat16_t> >, "
+		"false, true, false, true, true, false>(pytorch_flash::Flash_fwd_params)"), 1);
+	assert_int_equal(kernrole_causal(
+		"void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<64, 128, 128, 4, false, "
+		"false, cutlass::bfloat16_t, Flash_kernel_traits<64, 128, 128, 4, cutlass::bfloat16_t> >, "
+		"false, false, false, true, true, false>(pytorch_flash::Flash_fwd_params)"), 0);
+	/* Is_dropout true, Is_causal false: the position matters, not the first bool */
+	assert_int_equal(kernrole_causal(
+		"void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<64, 128, 64, 4, false, false, "
+		"cutlass::half_t, Flash_kernel_traits<64, 128, 64, 4, cutlass::half_t> >, true, false, "
+		"false, true, true, false>(pytorch_flash::Flash_fwd_params)"), 0);
+	assert_int_equal(kernrole_causal(
+		"void pytorch_flash::flash_fwd_splitkv_kernel<Flash_fwd_kernel_traits<64, 64, 256, 4, false, "
+		"false, cutlass::bfloat16_t, Flash_kernel_traits<64, 64, 256, 4, cutlass::bfloat16_t> >, "
+		"true, false, true, true, false, false>(pytorch_flash::Flash_fwd_params)"), 1);
+	assert_int_equal(kernrole_causal(
+		"void pytorch_flash::flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel<Flash_bwd_kernel_traits<64, "
+		"128, 128, 8, 4, 4, 4, false, false, cutlass::bfloat16_t, Flash_kernel_traits<64, 128, 128, 8, "
+		"cutlass::bfloat16_t> >, false, true, false, true, true>(pytorch_flash::Flash_bwd_params)"), 1);
+	assert_int_equal(kernrole_causal(
+		"void flash::flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4, false, false, "
+		"cutlass::half_t, Flash_kernel_traits<128, 128, 64, 4, cutlass::half_t> >, false, (bool)1, "
+		"false, false, true, true, false, false>(flash::Flash_fwd_params)"), 1);
+	/* names that do not say */
+	static const char *const unknown[] = {
+		"cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_7_64x128x64_4x1x1_cga1x1x1_kernel0_0",
+		"fmha_cutlassF_bf16_aligned_64x64_rf_sm80(PyTorchMemEffAttention::AttentionKernel<cutlass::bfloat16_t, "
+		"cutlass::arch::Sm80, true, 64, 64, 64, true, true>::Params)",
+		"void pytorch_flash::flash_bwd_dot_do_o_kernel<true, Flash_bwd_kernel_traits<64, 128, 128, 8, 4, "
+		"4, 4, false, false, cutlass::bfloat16_t, Flash_kernel_traits<64, 128, 128, 8, "
+		"cutlass::bfloat16_t> > >(pytorch_flash::Flash_bwd_params)",
+		"void pytorch_flash::flash_bwd_convert_dq_kernel<Flash_bwd_kernel_traits<64> >(pytorch_flash::Flash_bwd_params)",
+		"void pytorch_flash::flash_fwd_kernel<Traits, false>(pytorch_flash::Flash_fwd_params)",
+		"void pytorch_flash::flash_fwd_kernel<Traits, false, 1, false>(p)",
+		"void pytorch_flash::flash_fwd_kernel<Traits, false, true",
+		"void my_flash_fwd_kernel<Traits, false, true>(p)",
+		"flash_fwd_kernel",
+		"",
+	};
+	for (size_t i = 0; i < sizeof(unknown) / sizeof(unknown[0]); i++)
+		assert_int_equal(kernrole_causal(unknown[i]), -1);
+	assert_int_equal(kernrole_causal(NULL), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(library_math_kernels_are_math),
 		cmocka_unit_test(math_library_helpers_and_generic_kernels_move_data),
 		cmocka_unit_test(memcpy_kinds_map_to_their_path),
+		cmocka_unit_test(flash_kernels_say_whether_they_are_causal),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

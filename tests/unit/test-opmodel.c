@@ -1022,6 +1022,67 @@ static void sdpa_efficient_reads_attn_bias_and_writes_its_gradient_when_asked(vo
 	assert_int_equal(c.bytes, 4 * (5 * t + 4 * 64 + bias) + 4 * (3 * t + bias));
 }
 
+/*
+ * An attention op whose is_causal slot holds no value (emit_nvtx): the kernels' hint decides;
+ * without one the FLOPs are dense and the assumption is said; a recorded flag wins.
+ */
+static void unrecorded_is_causal_takes_the_kernel_hint_else_assumes_dense(void **state)
+{
+	const int64_t *qd = (const int64_t[]){ 2, 8, 256, 64 };
+	int64_t dense = 2ll * 2 * 8 * (64 + 64) * 256 * 256, causal = dense / 256 / 256 * (256 * 257 / 2);
+	struct kp_slot fw[7] = {
+		{ 4, qd, DT_BF16, "", 0, NULL }, { 4, qd, DT_BF16, "", 0, NULL },
+		{ 4, qd, DT_BF16, "", 0, NULL }, { 0, NULL, DT_NONE, "", 0, NULL },
+		{ 0, NULL, DT_NONE, "", 0, NULL }, { 0, NULL, DT_NONE, "", 0, NULL },
+		{ 0, NULL, DT_NONE, "", 0, NULL },
+	};
+	struct kp_op_in in = { .name = FLASH, .nslots = 7, .slots = fw, .kernel_flop = -1,
+			       .kernel_num_gb = -1 };
+	struct kp_cost c;
+
+	(void)state;
+	in.causal_hint = CAUSAL_HINT_CAUSAL;
+	assert_int_equal(opmodel_eval(&in, &c), 0);
+	assert_int_equal(c.flops, causal);
+	assert_null(c.assumed);
+	in.causal_hint = CAUSAL_HINT_DENSE;
+	assert_int_equal(opmodel_eval(&in, &c), 0);
+	assert_int_equal(c.flops, dense);
+	assert_null(c.assumed);
+	in.causal_hint = CAUSAL_HINT_NONE;
+	assert_int_equal(opmodel_eval(&in, &c), 0);
+	assert_int_equal(c.flops, dense);
+	assert_non_null(c.assumed);
+	assert_non_null(strstr(c.assumed, "is_causal=False"));
+	/* a recorded flag is the op's own argument: it wins over the kernels */
+	fw[4].concrete = "False";
+	in.causal_hint = CAUSAL_HINT_CAUSAL;
+	assert_int_equal(opmodel_eval(&in, &c), 0);
+	assert_int_equal(c.flops, dense);
+	assert_null(c.assumed);
+	fw[4].concrete = "maybe";
+	assert_int_equal(opmodel_eval(&in, &c), -1);
+	/* _efficient_attention_forward's custom_mask_type alike: causal is bottom-right there */
+	const int64_t *ed = (const int64_t[]){ 1, 128, 4, 64 }, *kd = (const int64_t[]){ 1, 256, 4, 64 };
+	struct kp_slot ef[12] = {
+		{ 4, ed, DT_F16, "", 0, NULL }, { 4, kd, DT_F16, "", 0, NULL },
+		{ 4, kd, DT_F16, "", 0, NULL }, { 0, NULL, DT_NONE, "", 0, NULL },
+		{ 0, NULL, DT_NONE, "", 0, NULL }, { 0, NULL, DT_NONE, "", 0, NULL },
+		{ 0, NULL, DT_NONE, "", 0, NULL }, { 0, NULL, DT_NONE, "", 0, NULL },
+		{ 0, NULL, DT_NONE, "", 0, NULL }, { 0, NULL, DT_NONE, "", 0, NULL },
+		{ 0, NULL, DT_NONE, "", 0, NULL }, { 0, NULL, DT_NONE, "", 0, NULL },
+	};
+	struct kp_op_in ein = { .name = "aten::_efficient_attention_forward", .nslots = 12,
+				.slots = ef, .kernel_flop = -1, .kernel_num_gb = -1,
+				.causal_hint = CAUSAL_HINT_CAUSAL };
+	assert_int_equal(opmodel_eval(&ein, &c), 0);
+	assert_int_equal(c.flops, 2ll * 1 * 4 * (64 + 64) * opmodel_causal_pairs(128, 256, 1));
+	ein.causal_hint = CAUSAL_HINT_NONE;
+	assert_int_equal(opmodel_eval(&ein, &c), 0);
+	assert_int_equal(c.flops, 2ll * 1 * 4 * (64 + 64) * 128 * 256);
+	assert_non_null(c.assumed);
+}
+
 static void varlen_flash_attention_leaves_flops_unknown_with_a_note(void **state)
 {
 	struct kp_cost c;
@@ -1580,6 +1641,7 @@ int main(void)
 		cmocka_unit_test(efficient_attention_backward_reads_mask_type_at_slot_14),
 		cmocka_unit_test(sdpa_efficient_reads_attn_bias_and_writes_its_gradient_when_asked),
 		cmocka_unit_test(varlen_flash_attention_leaves_flops_unknown_with_a_note),
+		cmocka_unit_test(unrecorded_is_causal_takes_the_kernel_hint_else_assumes_dense),
 		cmocka_unit_test(attention_with_different_value_dim_counts_d_and_d_v),
 		cmocka_unit_test(pointwise_binary_bytes_follow_broadcasting),
 		cmocka_unit_test(in_place_and_out_variants_write_self_or_out),
