@@ -54,10 +54,12 @@ class Block(torch.nn.Module):
 def main():
     sdpa = os.environ.get("LLAMA_SDPA")
     if sdpa:
-        from torch.nn.attention import SDPBackend, sdpa_kernel
-        backend = {"flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION,
-                   "efficient": SDPBackend.EFFICIENT_ATTENTION, "math": SDPBackend.MATH}[sdpa]
-        sdpa_kernel(backend).__enter__()  # for the whole process
+        # the process-wide switches (an sdpa_kernel() context would need to stay open)
+        want = {"efficient": "mem_efficient"}.get(sdpa, sdpa)
+        if want not in ("flash", "cudnn", "mem_efficient", "math"):
+            sys.exit("unknown LLAMA_SDPA " + sdpa)
+        for b in ("flash", "cudnn", "mem_efficient", "math"):
+            getattr(torch.backends.cuda, f"enable_{b}_sdp")(b == want)
     mode = sys.argv[1] if len(sys.argv) > 1 else "plain"
     iters = int(sys.argv[2]) if len(sys.argv) > 2 else 3
     m = Block().to(dev, dt)
