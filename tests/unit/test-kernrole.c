@@ -81,6 +81,16 @@ static void flash_kernels_say_whether_they_are_causal(void **state)
 		"void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<64, 128, 128, 4, false, "
 		"false, cutlass::bfloat16_t, Flash_kernel_traits<64, 128, 128, 4, cutlass::bfloat16_t> >, "
 		"false, false, false, true, true, false>(pytorch_flash::Flash_fwd_params)"), 0);
+	/* as torch 2.11.0+cu130 launched them on an H200 (tests/gpu, LLAMA_SDPA=flash) */
+	assert_int_equal(kernrole_causal(
+		"void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<64, 128, 128, 4, false, "
+		"false, cutlass::bfloat16_t, Flash_kernel_traits<64, 128, 128, 4, cutlass::bfloat16_t> >, "
+		"false, true, false, false, true, true, false, false>(pytorch_flash::Flash_fwd_params)"), 1);
+	assert_int_equal(kernrole_causal(
+		"void pytorch_flash::flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel<Flash_bwd_kernel_traits<64, "
+		"128, 128, 8, 4, 4, 4, false, false, cutlass::bfloat16_t, Flash_kernel_traits<64, 128, 128, 8, "
+		"cutlass::bfloat16_t> >, false, true, false, false, true, true, false>"
+		"(pytorch_flash::Flash_bwd_params)"), 1);
 	/* Is_dropout true, Is_causal false: the position matters, not the first bool */
 	assert_int_equal(kernrole_causal(
 		"void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<64, 128, 64, 4, false, false, "
