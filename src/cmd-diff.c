@@ -213,6 +213,46 @@ static int write_report(const struct kp_diff_run *run, const struct kp_gate_opts
 	return od.status;
 }
 
+/*
+ * Two traces: the gate's rules from @l, the device table, diff_run() and the report to @o;
+ * the status (KP_REGRESSION when the gate tripped) after any message.
+ */
+static int diff_two(struct kp_diff_run_opts *ro, const struct limits *l, const char *db_path,
+		    const struct output *o)
+{
+	struct kp_arena garena;
+	arena_init(&garena);
+	struct kp_gate_rule *rules = NULL;
+	int status = build_gate(l, &garena, &ro->gate, &rules);
+	if (status) {
+		free(rules);
+		arena_free(&garena);
+		return status;
+	}
+
+	struct kp_diag dd = { 0 };
+	struct kp_devdb db;
+	if (devdb_load_default(&db, db_path, &dd) < 0) {
+		fprintf(stderr, "kprof: %s\n", dd.msg);
+		free(rules);
+		arena_free(&garena);
+		return dd.status;
+	}
+	ro->analyze.db = &db;
+	struct kp_diff_run run;
+	status = diff_run(&run, ro);
+	if (status == KP_OK || status == KP_REGRESSION) {
+		int ost = write_report(&run, &ro->gate, o);
+		status = ost ? ost : status;
+	}
+	diff_run_print(&run, stderr);
+	diff_run_free(&run);
+	devdb_free(&db);
+	free(rules);
+	arena_free(&garena);
+	return status;
+}
+
 /* One side's rank traces (a directory or a trace), loaded; 0 or the status after the message. */
 static int load_side(const char *arg, int strict, struct kp_ranks *rs)
 {
@@ -366,37 +406,6 @@ int cmd_diff(int argc, char **argv)
 	};
 	if (finish_opts(&ro, steps, sort) < 0)
 		return KP_USAGE;
-
-	struct kp_arena garena;
-	arena_init(&garena);
-	struct kp_gate_rule *rules = NULL;
-	int status = build_gate(&limits, &garena, &ro.gate, &rules);
-	if (status) {
-		free(rules);
-		arena_free(&garena);
-		return status;
-	}
-
-	struct kp_diag dd = { 0 };
-	struct kp_devdb db;
-	if (devdb_load_default(&db, db_path, &dd) < 0) {
-		fprintf(stderr, "kprof: %s\n", dd.msg);
-		free(rules);
-		arena_free(&garena);
-		return dd.status;
-	}
-	ro.analyze.db = &db;
-	struct kp_diff_run run;
-	status = diff_run(&run, &ro);
-	if (status == KP_OK || status == KP_REGRESSION) {
-		struct output o = { format, color, chart, charts, out_path };
-		int ost = write_report(&run, &ro.gate, &o);
-		status = ost ? ost : status;
-	}
-	diff_run_print(&run, stderr);
-	diff_run_free(&run);
-	devdb_free(&db);
-	free(rules);
-	arena_free(&garena);
-	return status;
+	struct output o = { format, color, chart, charts, out_path };
+	return diff_two(&ro, &limits, db_path, &o);
 }
