@@ -403,48 +403,25 @@ static double noise_of(const struct kp_diff *d, const int64_t *b, const int64_t 
 	return k * sqrt(pooled) * sqrt(1.0 / (double)nb + 1.0 / (double)nn);
 }
 
-int diff_join(struct kp_diff *d, const struct kp_row *brows, size_t nb, const struct kp_row *nrows,
-	      size_t nn, const struct kp_diff_opts *o, const struct kp_report *base_rep,
-	      const struct kp_report *new_rep)
+/*
+ * The joined rows of @j, divided per step, with their noise; the per-step totals of both sides
+ * go to @tot (when @noise).
+ */
+static void join_rows(struct kp_diff *d, const struct join *j, int noise, int64_t *tot[2])
 {
-	memset(d, 0, sizeof(*d));
-	arena_init(&d->arena);
-	d->opts = *o;
-	if (!(d->opts.base_div > 0))
-		d->opts.base_div = 1;
-	if (!(d->opts.new_div > 0))
-		d->opts.new_div = 1;
-	d->base = (struct kp_diff_side){ "base", base_rep, d->opts.base_div, 0, 0 };
-	d->new = (struct kp_diff_side){ "new", new_rep, d->opts.new_div, 0, 0 };
-	/* noise needs per-step division by the spans and a few steps on both sides */
-	int noise = d->opts.noise_k >= 0 && d->opts.per_step && d->opts.how != NORM_STEPS &&
-		    d->opts.base_steps >= KP_NOISE_MIN_STEPS && d->opts.new_steps >= KP_NOISE_MIN_STEPS;
-	if (!noise)
-		d->opts.base_steps = d->opts.new_steps = 0;
-	d->sum.noise_steps = noise;
-
-	struct join j = { 0 };
-	hmap_init(&j.map, HMAP_STR);
-	add_side(d, &j, brows, nb, 0, d->opts.base_steps, &d->base.nkeys);
-	add_side(d, &j, nrows, nn, 1, d->opts.new_steps, &d->new.nkeys);
-	hmap_free(&j.map);
-	if (d->opts.key == GROUP_OP_SHAPE)
-		pair_leftovers(d, &j);
-
-	d->rows = xcalloc(j.n + 1, sizeof(*d->rows));
-	int64_t *tot[2] = { NULL, NULL };
+	d->rows = xcalloc(j->n + 1, sizeof(*d->rows));
 	if (noise) {
 		tot[0] = arena_zalloc(&d->arena, d->opts.base_steps * sizeof(int64_t));
 		tot[1] = arena_zalloc(&d->arena, d->opts.new_steps * sizeof(int64_t));
 	}
-	for (size_t i = 0; i < j.n; i++) {
-		if (j.jr[i].dead)
+	for (size_t i = 0; i < j->n; i++) {
+		if (j->jr[i].dead)
 			continue;
-		const struct side_acc *b = &j.jr[i].side[0], *n = &j.jr[i].side[1];
+		const struct side_acc *b = &j->jr[i].side[0], *n = &j->jr[i].side[1];
 		struct kp_diff_row *r = &d->rows[d->nrows++];
-		r->key = j.jr[i].key;
-		r->name = j.jr[i].name;
-		r->cross_dtype = j.jr[i].cross;
+		r->key = j->jr[i].key;
+		r->name = j->jr[i].name;
+		r->cross_dtype = j->jr[i].cross;
 		r->has_base = b->has;
 		r->has_new = n->has;
 		r->base_dtype = b->mixed ? NULL : b->dtype;
@@ -472,8 +449,11 @@ int diff_join(struct kp_diff *d, const struct kp_row *brows, size_t nb, const st
 		d->base.time_ns += r->base_ns;
 		d->new.time_ns += r->new_ns;
 	}
-	free(j.jr);
+}
 
+/* The summary over the rows, and each row's shares, ratio and status. */
+static void summarize(struct kp_diff *d, int noise, int64_t *const tot[2])
+{
 	struct kp_diff_summary *s = &d->sum;
 	s->base_ns = d->base.time_ns;
 	s->new_ns = d->new.time_ns;
@@ -521,6 +501,41 @@ int diff_join(struct kp_diff *d, const struct kp_row *brows, size_t nb, const st
 		}
 	}
 	s->geomean_speedup = nln ? exp(lnsum / (double)nln) : -1;
+}
+
+int diff_join(struct kp_diff *d, const struct kp_row *brows, size_t nb, const struct kp_row *nrows,
+	      size_t nn, const struct kp_diff_opts *o, const struct kp_report *base_rep,
+	      const struct kp_report *new_rep)
+{
+	memset(d, 0, sizeof(*d));
+	arena_init(&d->arena);
+	d->opts = *o;
+	if (!(d->opts.base_div > 0))
+		d->opts.base_div = 1;
+	if (!(d->opts.new_div > 0))
+		d->opts.new_div = 1;
+	d->base = (struct kp_diff_side){ "base", base_rep, d->opts.base_div, 0, 0 };
+	d->new = (struct kp_diff_side){ "new", new_rep, d->opts.new_div, 0, 0 };
+	/* noise needs per-step division by the spans and a few steps on both sides */
+	int noise = d->opts.noise_k >= 0 && d->opts.per_step && d->opts.how != NORM_STEPS &&
+		    d->opts.base_steps >= KP_NOISE_MIN_STEPS && d->opts.new_steps >= KP_NOISE_MIN_STEPS;
+	if (!noise)
+		d->opts.base_steps = d->opts.new_steps = 0;
+	d->sum.noise_steps = noise;
+
+	struct join j = { 0 };
+	hmap_init(&j.map, HMAP_STR);
+	add_side(d, &j, brows, nb, 0, d->opts.base_steps, &d->base.nkeys);
+	add_side(d, &j, nrows, nn, 1, d->opts.new_steps, &d->new.nkeys);
+	hmap_free(&j.map);
+	if (d->opts.key == GROUP_OP_SHAPE)
+		pair_leftovers(d, &j);
+
+	int64_t *tot[2] = { NULL, NULL };
+	join_rows(d, &j, noise, tot);
+	free(j.jr);
+
+	summarize(d, noise, tot);
 	return 0;
 }
 
