@@ -205,6 +205,46 @@ static int cmp_pt_w_desc(const void *a, const void *b)
 	return (x->w < y->w) - (x->w > y->w);
 }
 
+/* The decade grid and tick labels of the plot box that @ax and @ay span (whole pixels). */
+static void decade_grid(const struct logax *ax, const struct logax *ay, FILE *fp)
+{
+	int L = (int)ax->p0, WR = (int)ax->p1, HB = (int)ay->p0, T = (int)ay->p1;
+	char b[64];
+	for (double e = ax->lo; e <= ax->hi + 1e-9; e++) {
+		double x = lmap(ax, pow(10, e));
+		fprintf(fp, "<line class=\"grid\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\"/>", x, T, x, HB);
+		si_text(b, sizeof(b), pow(10, e));
+		fprintf(fp, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s</text>\n", x, HB + 16, b);
+	}
+	for (double e = ay->lo; e <= ay->hi + 1e-9; e++) {
+		double y = lmap(ay, pow(10, e));
+		fprintf(fp, "<line class=\"grid\" x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\"/>", L, y, WR, y);
+		si_text(b, sizeof(b), pow(10, e));
+		fprintf(fp, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", L - 6, y + 4, b);
+	}
+}
+
+/* The points with x, y > 0, largest first so small ones stay visible; area ~ w / @wmax. */
+static void points(const struct kp_chart *ch, const struct logax *ax, const struct logax *ay,
+		   double wmax, FILE *fp)
+{
+	const struct kp_cpoint **ord = xcalloc(ch->npts + 1, sizeof(*ord));
+	size_t n = 0;
+	for (size_t i = 0; i < ch->npts; i++)
+		if (ch->pts[i].x > 0 && ch->pts[i].y > 0)
+			ord[n++] = &ch->pts[i];
+	qsort(ord, n, sizeof(*ord), cmp_pt_w_desc);
+	for (size_t i = 0; i < n; i++) {
+		const struct kp_cpoint *p = ord[i];
+		double r = 2.5 + 14 * (wmax > 0 ? sqrt(p->w / wmax) : 0);
+		fprintf(fp, "<circle class=\"pt s%d\" cx=\"%.1f\" cy=\"%.1f\" r=\"%.1f\">", p->series,
+			lmap(ax, p->x), lmap(ay, p->y), r);
+		title_el(p->tip ? p->tip : p->label, fp);
+		fputs("</circle>\n", fp);
+	}
+	free(ord);
+}
+
 static void roofline(const struct kp_chart *ch, int standalone, FILE *fp)
 {
 	const int W = 760, H = 470, L = 72, R = 150, T = 28, B = 86;
@@ -241,19 +281,7 @@ static void roofline(const struct kp_chart *ch, int standalone, FILE *fp)
 	if (ay.hi <= ay.lo)
 		ay.hi = ay.lo + 1;
 	char b[64];
-	/* decade grid and tick labels */
-	for (double e = ax.lo; e <= ax.hi + 1e-9; e++) {
-		double x = lmap(&ax, pow(10, e));
-		fprintf(fp, "<line class=\"grid\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\"/>", x, T, x, H - B);
-		si_text(b, sizeof(b), pow(10, e));
-		fprintf(fp, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s</text>\n", x, H - B + 16, b);
-	}
-	for (double e = ay.lo; e <= ay.hi + 1e-9; e++) {
-		double y = lmap(&ay, pow(10, e));
-		fprintf(fp, "<line class=\"grid\" x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\"/>", L, y, W - R, y);
-		si_text(b, sizeof(b), pow(10, e));
-		fprintf(fp, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", L - 6, y + 4, b);
-	}
+	decade_grid(&ax, &ay, fp);
 	fprintf(fp, "<rect class=\"ax\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\"/>\n", L, T, W - R - L, H - B - T);
 	fprintf(fp, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">arithmetic intensity (FLOP/byte, log)</text>\n",
 		(L + W - R) / 2, H - B + 34);
@@ -282,22 +310,7 @@ static void roofline(const struct kp_chart *ch, int standalone, FILE *fp)
 		title_el(ch->marks[i].label, fp);
 		fputs("</line>\n", fp);
 	}
-	/* points, largest first so small ones stay visible */
-	const struct kp_cpoint **ord = xcalloc(ch->npts + 1, sizeof(*ord));
-	size_t n = 0;
-	for (size_t i = 0; i < ch->npts; i++)
-		if (ch->pts[i].x > 0 && ch->pts[i].y > 0)
-			ord[n++] = &ch->pts[i];
-	qsort(ord, n, sizeof(*ord), cmp_pt_w_desc);
-	for (size_t i = 0; i < n; i++) {
-		const struct kp_cpoint *p = ord[i];
-		double r = 2.5 + 14 * (wmax > 0 ? sqrt(p->w / wmax) : 0);
-		fprintf(fp, "<circle class=\"pt s%d\" cx=\"%.1f\" cy=\"%.1f\" r=\"%.1f\">", p->series,
-			lmap(&ax, p->x), lmap(&ay, p->y), r);
-		title_el(p->tip ? p->tip : p->label, fp);
-		fputs("</circle>\n", fp);
-	}
-	free(ord);
+	points(ch, &ax, &ay, wmax, fp);
 	fputs("</g>\n", fp);
 	/* ridge points and roof labels (outside the clip, right margin) */
 	for (size_t i = 0; i < ch->nmarks; i++) {
