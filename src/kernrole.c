@@ -9,7 +9,8 @@
  * helpers cuDNN::nchwToNhwcKernel, scalePackedTensor_kernel, ReduceSplitK,
  * init_device_workspace_kernel, flash_bwd_convert_dq_kernel, flash_bwd_dot_do_o_kernel,
  * and PyTorch's at::native::*elementwise_kernel, FillFunctor, CatArrayBatchedCopy,
- * reduce_kernel, Triton triton_poi_/triton_red_/triton_per_.
+ * reduce_kernel, Triton triton_poi_/triton_red_/triton_per_, kprof capture's kprof_bias_rows
+ * and kprof_activation (GELU/ReLU after a GEMM).
  */
 #include "kprof/kernrole.h"
 
@@ -39,7 +40,7 @@ static const char *const math[] = {
 static const char *const move[] = {
 	"elementwise", "vectorized", "unrolled", "fill", "copy", "memcpy", "memset", "reduce",
 	"catarray", "transpose", "triton_poi", "triton_red", "triton_per", "index", "gather",
-	"scatter", "softmax", "bias", "swap01", NULL
+	"scatter", "softmax", "bias", "swap01", "activation", "gelu", "relu", NULL
 };
 
 static int any_of(const char *name, const char *const *frag)

@@ -15,6 +15,8 @@ static void library_math_kernels_are_math(void **state)
 	(void)state;
 	static const char *const names[] = {
 		"nvjet_sm90_tst_128x256_64x4_2x1_v_bz_coopA_TNT",
+		/* cuBLASLt with a fused GELU+bias epilogue (kprof capture --backend cublaslt) */
+		"nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_gelubias_NNT",
 		"sm80_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x32_stage4",
 		"void cutlass::Kernel2<cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_64x64_64x4_tn_align8>"
 		"(cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_64x64_64x4_tn_align8::Params)",
@@ -46,6 +48,8 @@ static void math_library_helpers_and_generic_kernels_move_data(void **state)
 		/* kprof capture's own: addmm's bias broadcast, SDPA's head/seq swap */
 		"void kprof_bias_rows<__nv_bfloat16>(__nv_bfloat16*, const __nv_bfloat16*, long, long)",
 		"void kprof_swap01<__half>(__half*, const __half*, long, long, long)",
+		/* the cublas backend's GELU / ReLU after the GEMM, inside aten::_addmm_activation */
+		"void kprof_activation<__nv_bfloat16>(__nv_bfloat16*, unsigned long, int)",
 	};
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		assert_int_equal(kernrole_of(names[i]), KROLE_MOVE);
