@@ -258,6 +258,120 @@ static void warn_unjoined(const struct kp_mwin *w, size_t nkern)
 		w->label, w->n, nkern);
 }
 
+/*
+ * NVML for device 0: its max clocks into @t (and the device properties CUDA left at 0) and
+ * the clock sampler thread; without NVML a warning, and the SM clock stays unknown.
+ */
+static void open_nvml(struct kp_nvml *nv, struct kp_ctrace *t, int period_ms, unsigned *sm_max,
+		      unsigned *mem_max)
+{
+	char bus[32] = "", why[512];
+	cudaDeviceGetPCIBusId(bus, sizeof(bus), 0);
+	if (nvml_open(nv, "libnvidia-ml.so.1", bus[0] ? bus : NULL, why, sizeof(why)) < 0) {
+		fprintf(stderr, "kprof: warning: %s; the SM clock is unknown\n", why);
+		return;
+	}
+	nvml_max_clocks(nv, sm_max, mem_max);
+	t->sm_clock_max_mhz = *sm_max, t->mem_clock_max_mhz = *mem_max;
+	if (!t->dev[0].clock_rate_khz)
+		t->dev[0].clock_rate_khz = (int)*sm_max * 1000;
+	if (!t->dev[0].mem_clock_rate_khz)
+		t->dev[0].mem_clock_rate_khz = (int)*mem_max * 1000;
+	if (nvml_sampler_start(nv, t, period_ms) < 0)
+		fprintf(stderr, "kprof: warning: cannot start the clock sampler thread\n");
+}
+
+/*
+ * The built-in workloads on a cuBLAS handle, their results table and --results file;
+ * 0 or the status after the message.
+ */
+static int run_workloads(struct kp_wl *w, unsigned sm_max, unsigned mem_max)
+{
+	const struct kp_capture_opts *o = w->o;
+	const struct kp_cdevprops *dev = &w->t->dev[0];
+	char why[512];
+	int status = 0;
+	cublasHandle_t h = NULL;
+	cublasStatus_t st = cublasCreate(&h);
+	if (st != CUBLAS_STATUS_SUCCESS) {
+		fprintf(stderr, "kprof: error: cublasCreate: %s\n", cublasGetStatusString(st));
+		return KP_ENV;
+	}
+	w->cublas = h;
+	printf("# device  %s (cc %d.%d, %d SMs), SM clock max %u MHz, memory clock max %u MHz\n",
+	       dev->name, dev->compute_major, dev->compute_minor, dev->num_sms, sm_max, mem_max);
+	struct kp_results res = { 0 };
+	w->results = &res;
+	if (workloads_run(w) < 0)
+		status = w->status ? w->status : KP_ENV;
+	if (res.n) {
+		struct kp_doc doc;
+		report_init(&doc, "capture", 8);
+		results_report(&res, &doc);
+		putchar('\n');
+		table_render(&doc, FMT_TABLE, 0, stdout);
+		report_free(&doc);
+	}
+	if (o->results && results_write(&res, o->results, dev->name, why, sizeof(why)) < 0) {
+		fprintf(stderr, "kprof: error: %s\n", why);
+		status = status ? status : KP_ENV;
+	} else if (o->results) {
+		printf("# results %s: %zu cases\n", o->results, res.n);
+	}
+	results_free(&res);
+	w->results = NULL;
+	cudaDeviceSynchronize();
+	cudnn_close(w->cudnn);
+	workloads_close(w);
+	cublasDestroy(h);
+	return status;
+}
+
+/*
+ * The run's metadata into the trace, the trace written to @out (closed) and its summary line;
+ * -1 after the message when it cannot be written.
+ */
+static int write_trace(const struct kp_wl *w, FILE *out)
+{
+	const struct kp_capture_opts *o = w->o;
+	struct kp_ctrace *t = w->t;
+	char *meta = NULL;
+	size_t mlen = 0;
+	FILE *mf = open_memstream(&meta, &mlen);
+	if (mf) {
+		fprintf(mf, "\"warmup\":%ld,\"iters\":%ld,\"accuracy_failures\":%d", o->warmup, o->iters,
+			w->failures);
+		if (o->overhead && w->untraced_s > 0)
+			fprintf(mf, ",\"overhead_ratio\":%.4f", w->traced_s / w->untraced_s);
+		fclose(mf);
+		t->meta = meta;
+	}
+	size_t nkern = 0;
+	for (size_t i = 0; i < t->nrecs; i++)
+		nkern += t->recs[i].kind == REC_KERNEL;
+	unsigned lo = 0, hi = 0;
+	for (size_t i = 0; i < t->nsamples; i++) {
+		if (t->samples[i].reasons & 1) /* GpuIdle */
+			continue;
+		unsigned v = t->samples[i].sm_mhz;
+		lo = !lo || v < lo ? v : lo;
+		hi = v > hi ? v : hi;
+	}
+	if (ctrace_write(t, out, o->output) < 0 || fclose(out) != 0) {
+		fprintf(stderr, "kprof: error: cannot write '%s': %s\n", o->output, strerror(errno));
+		return -1;
+	}
+	if (o->overhead && w->untraced_s > 0)
+		printf("# overhead  untraced %.3f s  traced %.3f s  ratio %.3fx\n", w->untraced_s,
+		       w->traced_s, w->traced_s / w->untraced_s);
+	printf("# trace   %s: %zu kernel records, %llu dropped records, %zu clock samples", o->output,
+	       nkern, (unsigned long long)t->dropped_records, t->nsamples);
+	if (hi)
+		printf(" (SM %u-%u MHz while busy)", lo, hi);
+	printf("\n");
+	return 0;
+}
+
 int capture_run(const struct kp_capture_opts *o)
 {
 	if (o->cmd)
@@ -313,57 +427,11 @@ int capture_run(const struct kp_capture_opts *o)
 	cudaDriverGetVersion(&t.cuda_driver_version);
 
 	struct kp_nvml nv;
-	char bus[32] = "";
-	cudaDeviceGetPCIBusId(bus, sizeof(bus), 0);
 	unsigned sm_max = 0, mem_max = 0;
-	if (nvml_open(&nv, "libnvidia-ml.so.1", bus[0] ? bus : NULL, why, sizeof(why)) < 0) {
-		fprintf(stderr, "kprof: warning: %s; the SM clock is unknown\n", why);
-	} else {
-		nvml_max_clocks(&nv, &sm_max, &mem_max);
-		t.sm_clock_max_mhz = sm_max, t.mem_clock_max_mhz = mem_max;
-		if (!t.dev[0].clock_rate_khz)
-			t.dev[0].clock_rate_khz = (int)sm_max * 1000;
-		if (!t.dev[0].mem_clock_rate_khz)
-			t.dev[0].mem_clock_rate_khz = (int)mem_max * 1000;
-		if (nvml_sampler_start(&nv, &t, o->sample_period_ms) < 0)
-			fprintf(stderr, "kprof: warning: cannot start the clock sampler thread\n");
-	}
+	open_nvml(&nv, &t, o->sample_period_ms, &sm_max, &mem_max);
 
 	struct kp_wl w = { .t = &t, .o = o, .pid = (uint32_t)getpid(), .tid = (uint32_t)gettid() };
-	cublasHandle_t h = NULL;
-	cublasStatus_t st = cublasCreate(&h);
-	if (st != CUBLAS_STATUS_SUCCESS) {
-		fprintf(stderr, "kprof: error: cublasCreate: %s\n", cublasGetStatusString(st));
-		status = KP_ENV;
-	} else {
-		w.cublas = h;
-		printf("# device  %s (cc %d.%d, %d SMs), SM clock max %u MHz, memory clock max %u MHz\n",
-		       t.dev[0].name, t.dev[0].compute_major, t.dev[0].compute_minor, t.dev[0].num_sms,
-		       sm_max, mem_max);
-		struct kp_results res = { 0 };
-		w.results = &res;
-		if (workloads_run(&w) < 0)
-			status = w.status ? w.status : KP_ENV;
-		if (res.n) {
-			struct kp_doc doc;
-			report_init(&doc, "capture", 8);
-			results_report(&res, &doc);
-			putchar('\n');
-			table_render(&doc, FMT_TABLE, 0, stdout);
-			report_free(&doc);
-		}
-		if (o->results && results_write(&res, o->results, t.dev[0].name, why, sizeof(why)) < 0) {
-			fprintf(stderr, "kprof: error: %s\n", why);
-			status = status ? status : KP_ENV;
-		} else if (o->results) {
-			printf("# results %s: %zu cases\n", o->results, res.n);
-		}
-		results_free(&res);
-		cudaDeviceSynchronize();
-		cudnn_close(w.cudnn);
-		workloads_close(&w);
-		cublasDestroy(h);
-	}
+	status = run_workloads(&w, sm_max, mem_max);
 	nvml_sampler_stop(&nv);
 	recorder_stop();
 	t.clock_known = t.nsamples > 0;
@@ -373,41 +441,8 @@ int capture_run(const struct kp_capture_opts *o)
 			fprintf(stderr, "kprof: warning: --metrics: some loops' counters are not in the trace\n");
 	}
 
-	char *meta = NULL;
-	size_t mlen = 0;
-	FILE *mf = open_memstream(&meta, &mlen);
-	if (mf) {
-		fprintf(mf, "\"warmup\":%ld,\"iters\":%ld,\"accuracy_failures\":%d", o->warmup, o->iters,
-			w.failures);
-		if (o->overhead && w.untraced_s > 0)
-			fprintf(mf, ",\"overhead_ratio\":%.4f", w.traced_s / w.untraced_s);
-		fclose(mf);
-		t.meta = meta;
-	}
-	size_t nkern = 0;
-	for (size_t i = 0; i < t.nrecs; i++)
-		nkern += t.recs[i].kind == REC_KERNEL;
-	unsigned lo = 0, hi = 0;
-	for (size_t i = 0; i < t.nsamples; i++) {
-		if (t.samples[i].reasons & 1) /* GpuIdle */
-			continue;
-		unsigned v = t.samples[i].sm_mhz;
-		lo = !lo || v < lo ? v : lo;
-		hi = v > hi ? v : hi;
-	}
-	if (ctrace_write(&t, out, o->output) < 0 || fclose(out) != 0) {
-		fprintf(stderr, "kprof: error: cannot write '%s': %s\n", o->output, strerror(errno));
+	if (write_trace(&w, out) < 0)
 		status = KP_ENV;
-	} else {
-		if (o->overhead && w.untraced_s > 0)
-			printf("# overhead  untraced %.3f s  traced %.3f s  ratio %.3fx\n", w.untraced_s,
-			       w.traced_s, w.traced_s / w.untraced_s);
-		printf("# trace   %s: %zu kernel records, %llu dropped records, %zu clock samples",
-		       o->output, nkern, (unsigned long long)t.dropped_records, t.nsamples);
-		if (hi)
-			printf(" (SM %u-%u MHz while busy)", lo, hi);
-		printf("\n");
-	}
 	if (t.dropped_records)
 		fprintf(stderr, "kprof: warning: CUPTI dropped %llu records\n",
 			(unsigned long long)t.dropped_records);
