@@ -225,6 +225,28 @@ static int write_one(const struct kp_trace *t, const struct kp_analyze_opts *ao,
 	return KP_OK;
 }
 
+/*
+ * The report of @t (analysed, sorted, cut to v->top and @min_pct) written as @v says, then its
+ * warnings; frees @t and @db.  0 or the status after the message.
+ */
+static int analyze_write(struct kp_trace *t, struct kp_devdb *db, const struct kp_analyze_opts *ao,
+			 const struct kp_sort_spec *sp, double min_pct, struct view *v, int warn_mode)
+{
+	struct kp_report r;
+	analyze_run(t, ao, &r);
+	sort_analyze(&r, sp);
+	analyze_select(&r, v->top, min_pct);
+	int status = write_one(t, ao, &r, v);
+	if (v->opened) { /* nothing written: no warnings either */
+		diag_warn_print(&t->warn, warn_mode, NULL, stderr);
+		diag_warn_print(&r.warn, warn_mode, NULL, stderr);
+	}
+	analyze_free(&r);
+	trace_free(t);
+	devdb_free(db);
+	return status;
+}
+
 int cmd_analyze(int argc, char **argv)
 {
 	int group = GROUP_KERNEL, format = FMT_TABLE, color = COLOR_AUTO, name_mode = 0, strict = 0;
@@ -317,26 +339,10 @@ int cmd_analyze(int argc, char **argv)
 		.group = group, .device = device, .sm_clock_mhz = sm_clock, .db = &db,
 		.full_names = name_mode == 1, .warn_all = warn_mode == WARN_ALL,
 	};
-	struct kp_report r;
-	analyze_run(&t, &ao, &r);
-	sort_analyze(&r, &sp);
-	analyze_select(&r, top, min_pct);
 	struct view v = {
 		.format = format, .color = color, .stats = stats, .full_names = name_mode == 1,
 		.breakdown = breakdown, .launches = launches, .idle_gap_us = idle_gap_us,
 		.short_us = short_us, .top = top, .charts = charts, .chart = chart, .path = out_path,
 	};
-	status = write_one(&t, &ao, &r, &v);
-	if (!v.opened) { /* nothing written: no warnings either */
-		analyze_free(&r);
-		trace_free(&t);
-		devdb_free(&db);
-		return status;
-	}
-	diag_warn_print(&t.warn, warn_mode, NULL, stderr);
-	diag_warn_print(&r.warn, warn_mode, NULL, stderr);
-	analyze_free(&r);
-	trace_free(&t);
-	devdb_free(&db);
-	return status;
+	return analyze_write(&t, &db, &ao, &sp, min_pct, &v, warn_mode);
 }
