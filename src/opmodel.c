@@ -1556,6 +1556,98 @@ static int eval_softmax(const struct kp_op_in *in, const struct model *m, struct
 	return 0;
 }
 
+/* ---- cross-entropy / NLL loss ------------------------------------------------ */
+
+enum xent_kind { XE_CE, XE_CE_BWD, XE_NLL, XE_NLL_BWD };
+
+static const int k_xe_ce = XE_CE, k_xe_ce_bwd = XE_CE_BWD, k_xe_nll = XE_NLL,
+		 k_xe_nll_bwd = XE_NLL_BWD;
+
+/* The loss elements of reduction 'none' for input @x: numel(x) / classes (dim 1; dim 0 if 1-D). */
+static int64_t loss_numel(const struct kp_slot *x)
+{
+	int64_t c = x->ndim == 0 ? 1 : x->dims[x->ndim == 1 ? 0 : 1];
+
+	if (x->ndim <= 1)
+		return 1;
+	return c > 0 ? numel(x) / c : 0;
+}
+
+/*
+ * The loss's elements for the reduction slot @r: 'none' (0) gives @n, mean (1) and sum (2)
+ * one; an empty slot is torch's default, mean.  -1 on an unreadable value.
+ */
+static int64_t reduced_loss(const struct kp_slot *r, int64_t n)
+{
+	int64_t v = 1;
+
+	if (*text(r) && (parse_int(text(r), &v) != 0 || v < 0 || v > 2))
+		return -1;
+	return v == 0 ? n : 1;
+}
+
+/*
+ * cross_entropy_loss(self, target, weight, reduction, ignore_index, label_smoothing): read
+ *   self, target and weight once; write the loss (self's dtype).  A one-pass kernel that also
+ *   keeps the per-row log-sum-exp for a backward writes 4 bytes a row more (not counted: no
+ *   such output in the op).
+ * kprof::cross_entropy_loss_backward(grad_output, self, target, lse, reduction, ignore_index,
+ *   label_smoothing): read grad, self, target, lse; write grad_input (self's shape and dtype).
+ * nll_loss / nll_loss_nd / nll_loss_forward(self, target, weight, reduction, ignore_index):
+ *   a gather: read target and the one element of self (and weight) it picks per loss
+ *   element; write the loss (+ total_weight, one element, for nll_loss_forward).
+ * nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index,
+ *   total_weight): read grad_output, target, total_weight (+ the picked weights); write the
+ *   dense grad_input (numel(self)).
+ */
+static int eval_xent(const struct kp_op_in *in, const struct model *m, struct kp_cost *c)
+{
+	int kind = *(const int *)m->aux, bwd = kind == XE_CE_BWD || kind == XE_NLL_BWD;
+	const struct kp_slot *x = slot(in, bwd ? 1 : 0), *t = slot(in, bwd ? 2 : 1), *w;
+	int64_t n, picked;
+
+	if (!is_tensor(x) || !is_tensor(t) || (bwd && !is_tensor(slot(in, 0))))
+		return fail(c, "loss input or target is not a tensor");
+	c->dtype = x->dtype;
+	n = loss_numel(x);
+	/* class-index targets pick one element per loss element */
+	picked = numel(t);
+	switch (kind) {
+	case XE_CE:
+		w = slot(in, 2);
+		n = reduced_loss(slot(in, 3), n);
+		if (n < 0)
+			return fail(c, "cross_entropy_loss reduction is not 0, 1 or 2");
+		c->bytes = add(add(tbytes(x), tbytes(t)), tbytes(w));
+		c->bytes = add(c->bytes, nbytes(n, x->dtype));
+		break;
+	case XE_CE_BWD:
+		c->bytes = add(add(tbytes(slot(in, 0)), tbytes(x)), add(tbytes(t), tbytes(slot(in, 3))));
+		c->bytes = add(c->bytes, tbytes(x));
+		break;
+	case XE_NLL:
+		w = slot(in, 2);
+		n = reduced_loss(slot(in, 3), n);
+		if (n < 0)
+			return fail(c, "nll_loss reduction is not 0, 1 or 2");
+		c->bytes = add(tbytes(t), nbytes(picked, x->dtype));
+		if (is_tensor(w))
+			c->bytes = add(c->bytes, nbytes(picked, w->dtype));
+		c->bytes = add(c->bytes, nbytes(n, x->dtype));
+		if (strcmp(in->name, "aten::nll_loss_forward") == 0)
+			c->bytes = add(c->bytes, nbytes(1, x->dtype));
+		break;
+	default: /* XE_NLL_BWD */
+		w = slot(in, 3);
+		c->bytes = add(add(tbytes(slot(in, 0)), tbytes(t)), tbytes(slot(in, 6)));
+		if (is_tensor(w))
+			c->bytes = add(c->bytes, nbytes(picked, w->dtype));
+		c->bytes = add(c->bytes, tbytes(x));
+		break;
+	}
+	return 0;
+}
+
 /*
  * The models, sorted by name (strcmp order) for bsearch.  Composites without a
  * model (aten::linear, matmul, conv2d, scaled_dot_product_attention,
@@ -1620,6 +1712,7 @@ static const struct model models[] = {
 	P("convolution_overrideable", "conv", eval_conv, &s_convolution),
 	S("copy_", "copy", eval_copy, &k_copy_),
 	S("cos", "pointwise", eval_pointwise, &s_unary),
+	S("cross_entropy_loss", "loss", eval_xent, &k_xe_ce),
 	P("cudnn_convolution", "conv", eval_conv, &s_cudnn_conv),
 	P("cudnn_convolution_backward_input", "conv", eval_conv_bwd_part, &k_bwd_input),
 	P("cudnn_convolution_backward_weight", "conv", eval_conv_bwd_part, &k_bwd_weight),
@@ -1674,6 +1767,10 @@ static const struct model models[] = {
 	S("ne", "pointwise", eval_pointwise, &s_compare),
 	S("neg", "pointwise", eval_pointwise, &s_unary),
 	S("neg_", "pointwise", eval_pointwise, &s_unary),
+	S("nll_loss", "loss", eval_xent, &k_xe_nll),
+	S("nll_loss_backward", "loss", eval_xent, &k_xe_nll_bwd),
+	S("nll_loss_forward", "loss", eval_xent, &k_xe_nll),
+	S("nll_loss_nd", "loss", eval_xent, &k_xe_nll),
 	S("pow", "pointwise", eval_pointwise, &s_binary),
 	S("pow_", "pointwise", eval_pointwise, &s_binary),
 	S("prod", "reduce", eval_reduce, &s_sum),
@@ -1708,6 +1805,8 @@ static const struct model models[] = {
 	S("var_mean", "reduce", eval_reduce, &s_var_mean),
 	S("where", "pointwise", eval_pointwise, &s_where),
 	S("zero_", "pointwise", eval_pointwise, &s_write),
+	/* kprof capture's own fused ops (no aten op has their meaning); "kprof::" > "aten::" */
+	{ "kprof::cross_entropy_loss_backward", MODEL_SECONDARY, "loss", eval_xent, &k_xe_ce_bwd },
 };
 #undef P
 #undef S
@@ -1719,7 +1818,7 @@ static int cmp_model(const void *key, const void *elem)
 
 static const struct model *lookup(const char *name)
 {
-	if (name == NULL || strncmp(name, "aten::", 6) != 0)
+	if (name == NULL || (strncmp(name, "aten::", 6) != 0 && strncmp(name, "kprof::", 7) != 0))
 		return NULL;
 	return bsearch(name, models, sizeof(models) / sizeof(models[0]), sizeof(models[0]),
 		       cmp_model);

@@ -1464,6 +1464,72 @@ static void softmax_forward_moves_two_tensors_and_backward_three(void **state)
 	assert_int_equal(c.bytes, 64 * 32000 * (2 + 4));
 }
 
+/* kprof capture's cross-entropy records: compulsory bytes from the slots alone */
+static void cross_entropy_reads_logits_once(void **state)
+{
+	struct kp_cost c;
+	const int64_t r = 4096, v = 32000;
+
+	(void)state;
+	/* cross_entropy_loss(self, target, weight, reduction, ignore_index, label_smoothing) */
+	assert_int_equal(EVAL(&c, "aten::cross_entropy_loss", T(DT_BF16, r, v), T(DT_I64, r), NONE,
+			      SC("0"), SC("-100"), SC("0.0")),
+			 0);
+	assert_int_equal(c.bytes, r * v * 2 + r * 8 + r * 2);
+	assert_string_equal(c.family, "loss");
+	assert_int_equal(c.flops, -1);
+	/* mean (and torch's default, an empty slot) write one element; a weight is read */
+	assert_int_equal(EVAL(&c, "aten::cross_entropy_loss", T(DT_F32, r, v), T(DT_I64, r),
+			      T(DT_F32, v), SC("1"), SC("-100"), SC("0.0")),
+			 0);
+	assert_int_equal(c.bytes, r * v * 4 + r * 8 + v * 4 + 4);
+	assert_int_equal(EVAL(&c, "aten::cross_entropy_loss", T(DT_BF16, 2, 10, 7), T(DT_I64, 2, 7),
+			      NONE, NONE, NONE, NONE),
+			 0);
+	assert_int_equal(c.bytes, 2 * 10 * 7 * 2 + 2 * 7 * 8 + 2);
+	/* reduction none over [N, C, d]: N*d losses */
+	assert_int_equal(EVAL(&c, "aten::cross_entropy_loss", T(DT_BF16, 2, 10, 7), T(DT_I64, 2, 7),
+			      NONE, SC("0"), SC("-100"), SC("0.0")),
+			 0);
+	assert_int_equal(c.bytes, 2 * 10 * 7 * 2 + 2 * 7 * 8 + 2 * 7 * 2);
+	assert_int_equal(EVAL(&c, "aten::cross_entropy_loss", T(DT_BF16, r, v), T(DT_I64, r), NONE,
+			      SC("3"), SC("-100"), SC("0.0")),
+			 -1);
+	assert_string_equal(c.note, "cross_entropy_loss reduction is not 0, 1 or 2");
+	assert_int_equal(EVAL(&c, "aten::cross_entropy_loss", T(DT_BF16, r, v), SC("1")), -1);
+	/* kprof::cross_entropy_loss_backward(grad, self, target, lse, reduction, ignore, smoothing) */
+	assert_int_equal(EVAL(&c, "kprof::cross_entropy_loss_backward", T(DT_BF16, r),
+			      T(DT_BF16, r, v), T(DT_I64, r), T(DT_F32, r), SC("0"), SC("-100"),
+			      SC("0.0")),
+			 0);
+	assert_int_equal(c.bytes, 2 * r * v * 2 + r * (2 + 8 + 4));
+	assert_int_equal(opmodel_class("kprof::cross_entropy_loss_backward"), MODEL_SECONDARY);
+	assert_int_equal(opmodel_class("kprof::nothing"), MODEL_NONE);
+}
+
+/* eager torch's pieces: nll_loss gathers one element a row, its backward writes dense */
+static void nll_loss_gathers_and_backward_writes_dense(void **state)
+{
+	struct kp_cost c;
+	const int64_t r = 64, v = 1000;
+
+	(void)state;
+	/* nll_loss_forward(self, target, weight, reduction, ignore_index) -> (out, total_weight) */
+	assert_int_equal(EVAL(&c, "aten::nll_loss_forward", T(DT_F32, r, v), T(DT_I64, r), NONE,
+			      SC("1"), SC("-100")),
+			 0);
+	assert_int_equal(c.bytes, r * 8 + r * 4 + 4 + 4);
+	assert_int_equal(EVAL(&c, "aten::nll_loss_nd", T(DT_F32, r, v), T(DT_I64, r), T(DT_F32, v),
+			      SC("0"), SC("-100")),
+			 0);
+	assert_int_equal(c.bytes, r * 8 + r * 4 + r * 4 + r * 4);
+	/* nll_loss_backward(grad_output, self, target, weight, reduction, ignore, total_weight) */
+	assert_int_equal(EVAL(&c, "aten::nll_loss_backward", T(DT_F32), T(DT_F32, r, v),
+			      T(DT_I64, r), NONE, SC("1"), SC("-100"), T(DT_F32)),
+			 0);
+	assert_int_equal(c.bytes, 4 + r * 8 + 4 + r * v * 4);
+}
+
 /* ---- classes, composites, Inductor ---- */
 
 /* clang-format off */
@@ -1488,6 +1554,7 @@ static const char *const modeled_names[] = {
 	"aten::bmm", "aten::cat", "aten::clamp", "aten::clamp_", "aten::clamp_max",
 	"aten::clamp_min", "aten::clone", "aten::contiguous", "aten::convolution",
 	"aten::convolution_backward", "aten::convolution_overrideable", "aten::copy_", "aten::cos",
+	"aten::cross_entropy_loss",
 	"aten::cudnn_convolution", "aten::cudnn_convolution_transpose", "aten::div", "aten::div_",
 	"aten::dropout", "aten::eq", "aten::erf", "aten::exp", "aten::exp_", "aten::fill_",
 	"aten::ge", "aten::gelu", "aten::gelu_", "aten::gelu_backward", "aten::gt",
@@ -1499,14 +1566,15 @@ static const char *const modeled_names[] = {
 	"aten::minimum", "aten::miopen_convolution", "aten::miopen_convolution_transpose",
 	"aten::mkldnn_convolution", "aten::mm", "aten::mul", "aten::mul_", "aten::nansum",
 	"aten::native_dropout", "aten::native_dropout_backward", "aten::native_layer_norm",
-	"aten::native_layer_norm_backward", "aten::ne", "aten::neg", "aten::neg_", "aten::pow",
+	"aten::native_layer_norm_backward", "aten::ne", "aten::neg", "aten::neg_", "aten::nll_loss",
+	"aten::nll_loss_backward", "aten::nll_loss_forward", "aten::nll_loss_nd", "aten::pow",
 	"aten::pow_", "aten::prod", "aten::reciprocal", "aten::relu", "aten::relu_",
 	"aten::rms_norm", "aten::rsqrt", "aten::rsub", "aten::sigmoid", "aten::sigmoid_",
 	"aten::sigmoid_backward", "aten::silu", "aten::silu_", "aten::silu_backward", "aten::sin",
 	"aten::softmax", "aten::sqrt", "aten::square", "aten::stack", "aten::std",
 	"aten::std_mean", "aten::sub", "aten::sub_", "aten::sum", "aten::tanh", "aten::tanh_",
 	"aten::tanh_backward", "aten::threshold_backward", "aten::to", "aten::var",
-	"aten::var_mean", "aten::where", "aten::zero_",
+	"aten::var_mean", "aten::where", "aten::zero_", "kprof::cross_entropy_loss_backward",
 };
 /* clang-format on */
 
@@ -1655,6 +1723,8 @@ int main(void)
 		cmocka_unit_test(layer_norm_reads_x_weight_bias_and_writes_y_and_statistics),
 		cmocka_unit_test(rms_norm_reads_x_and_weight),
 		cmocka_unit_test(softmax_forward_moves_two_tensors_and_backward_three),
+		cmocka_unit_test(cross_entropy_reads_logits_once),
+		cmocka_unit_test(nll_loss_gathers_and_backward_writes_dense),
 		cmocka_unit_test(opmodel_class_finds_every_modeled_op),
 		cmocka_unit_test(opmodel_class_answers_without_evaluating),
 		cmocka_unit_test(composite_ops_have_no_model),
