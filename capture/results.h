@@ -13,7 +13,7 @@ struct kp_doc;
 
 /* One timed case. */
 struct kp_result {
-	char op[32];        /* "aten::convolution", "aten::_softmax" */
+	char op[48];        /* "aten::convolution", "aten::scaled_dot_product_attention" */
 	char kind[24];      /* model.type: "conv2d", "softmax", "rmsnorm", "layernorm" */
 	char shape[96];     /* "32x64x56x56->64 3x3 s1 p1 d1 g1", "16384x4096" */
 	char dtype[8];      /* "bf16" */

@@ -6,6 +6,7 @@
 #include "wl-cudnn.h"
 
 #include <dlfcn.h>
+#include <glob.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cudnn-graph.h"
 #include "kernels.h"
 
 /* cudnn_graph.h (cuDNN 9): the backend (graph) API's enum values that kprof uses */
@@ -110,6 +112,20 @@ static void preload_siblings(const char *shim)
 		snprintf(p, sizeof(p), "%.*s/libcudnn_%s.so.9", (int)(slash - shim), shim, subs[i]);
 		dlopen(p, RTLD_NOW | RTLD_GLOBAL);
 	}
+	/*
+	 * The runtime-compiled engines (fused attention among them) dlopen NVRTC by soname: a
+	 * Python environment's copy beside cuDNN's (nvidia/<pkg>/lib/libnvrtc.so.N), loaded first,
+	 * is the one they then find (doc/workloads.md §a.1).
+	 */
+	char pat[640];
+	glob_t gl;
+	snprintf(pat, sizeof(pat), "%.*s/../../*/lib/libnvrtc.so.[0-9]*", (int)(slash - shim), shim);
+	if (glob(pat, 0, NULL, &gl) == 0) {
+		for (size_t i = 0; i < gl.gl_pathc; i++)
+			if (!strstr(gl.gl_pathv[i], "alt") && dlopen(gl.gl_pathv[i], RTLD_NOW | RTLD_GLOBAL))
+				break;
+		globfree(&gl);
+	}
 }
 
 #define SYM(field, name)                                                                       \
@@ -203,6 +219,14 @@ long cudnn_version(const struct kp_cudnn *c)
 const char *cudnn_path(const struct kp_cudnn *c)
 {
 	return c->path;
+}
+
+void cudnn_backend(struct kp_cudnn *c, struct cg_api *api, void **handle)
+{
+	api->create = c->BCreate, api->destroy = c->BDestroy, api->set = c->BSet;
+	api->finalize = c->BFinalize, api->errstr = c->GetErrorString, api->get = c->BGet;
+	api->execute = c->BExecute;
+	*handle = c->h;
 }
 
 void cudnn_close(struct kp_cudnn *c)

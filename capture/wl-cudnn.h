@@ -10,8 +10,11 @@
 
 #define CUDNN_MAX_CANDIDATES 16
 
+struct cg_api;
+struct cg_sdpa;
 struct kp_cudnn;
 struct kp_cudnn_conv;
+struct kp_cudnn_sdpa;
 
 /* Prototypes */
 /*
@@ -31,6 +34,8 @@ struct kp_cudnn *cudnn_open(char *why, size_t whylen);
 long cudnn_version(const struct kp_cudnn *c);
 const char *cudnn_path(const struct kp_cudnn *c);
 void cudnn_close(struct kp_cudnn *c);
+/* @c's backend (graph) API as a table, and its handle: the SDPA graphs are emitted through it. */
+void cudnn_backend(struct kp_cudnn *c, struct cg_api *api, void **handle);
 
 /*
  * Plans of one 2-D convolution through cuDNN's graph API (@kt: KT_*; @tf32: fp32 may use TF32;
@@ -47,5 +52,20 @@ struct kp_cudnn_conv *cudnn_conv_new(struct kp_cudnn *c, int kt, int tf32, int n
 int cudnn_conv_fwd(struct kp_cudnn_conv *cv, char *why, size_t whylen);
 int cudnn_conv_bwd(struct kp_cudnn_conv *cv, char *why, size_t whylen);
 void cudnn_conv_free(struct kp_cudnn_conv *cv);
+
+/*
+ * Plans of one attention problem (wl-cudnn-sdpa.c): cudnn-frontend's composite SDPA graphs
+ * (cudnn-graph.c), forward with Stats (fp32 [b, h, sq]) when @s->stats, and backward when @dq is
+ * not NULL; the first engine configuration of heuristics mode A (then FALLBACK) that finalizes,
+ * as PyTorch takes it; @algo names the engines.  NULL with a reason in @why.
+ */
+struct kp_cudnn_sdpa *cudnn_sdpa_new(struct kp_cudnn *c, const struct cg_sdpa *s, const void *q,
+				     const void *k, const void *v, void *o, float *stats,
+				     const void *dout, void *dq, void *dk, void *dv, char *algo,
+				     size_t algolen, char *why, size_t whylen);
+/* O (and Stats) = sdpa(Q, K, V); dQ, dK, dV from dO, O and Stats.  0 or -1. */
+int cudnn_sdpa_fwd(struct kp_cudnn_sdpa *a, char *why, size_t whylen);
+int cudnn_sdpa_bwd(struct kp_cudnn_sdpa *a, char *why, size_t whylen);
+void cudnn_sdpa_free(struct kp_cudnn_sdpa *a);
 
 #endif /* KPROF_WL_CUDNN_H */

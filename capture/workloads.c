@@ -193,6 +193,7 @@ char *workloads_mm_args(int op, int part, int cdt, long b, long m, long k, long 
 #include "recorder.h"
 #include "results.h"
 #include "shapes.h"
+#include "cudnn-graph.h"
 #include "wl-cudnn.h"
 
 struct dt_info {
@@ -846,7 +847,7 @@ out:
 	return rc;
 }
 
-/* ---- SDPA, math path ---- */
+/* ---- SDPA: math path (reference) or cuDNN's fused flash attention (cudnn) ---- */
 
 struct sdpa_case {
 	int cdt;
@@ -857,6 +858,9 @@ struct sdpa_case {
 	void *q, *k, *v, *o, *dout, *dq, *dk, *dv;
 	float *scores;            /* chunk: fp32 scores, then dP */
 	void *p;                  /* chunk: P in dtype, then dS */
+	struct kp_cudnn_sdpa *cu; /* NULL: reference (math path) */
+	float *stats;             /* cudnn: logsumexp, fp32 [b, h, s_q] */
+	char algo[160];
 };
 
 static int sdpa_chunk(struct kp_wl *w, struct sdpa_case *c, long c0, long bc)
@@ -973,9 +977,67 @@ static int sdpa_chunk(struct kp_wl *w, struct sdpa_case *c, long c0, long bc)
 	return rc;
 }
 
+static int cudnn_fail(struct kp_wl *w, const char *why);
+
+/*
+ * The cudnn backend, recorded as PyTorch records SDPBackend.CUDNN_ATTENTION:
+ * aten::scaled_dot_product_attention > aten::_scaled_dot_product_cudnn_attention, and the
+ * autograd node > aten::_scaled_dot_product_cudnn_attention_backward.
+ */
+static int sdpa_cudnn_iter(struct kp_wl *w, struct sdpa_case *c)
+{
+	const struct kp_sdpa_shape *s = &c->s;
+	const char *ty = dts[c->cdt].torch_type, *be = "cudnn";
+	const char *causal = s->causal ? "True" : "False", *gqa = c->g > 1 ? "True" : "False";
+	const char *lse = c->backward ? "True" : "False";
+	char scale[24], why[300], maxq[24], maxk[24];
+	snprintf(scale, sizeof(scale), "%g", (double)c->scale);
+	snprintf(maxq, sizeof(maxq), "%ld", s->sq);
+	snprintf(maxk, sizeof(maxk), "%ld", s->sk);
+	int tr = w->traced, rc;
+	struct slot q = tensor(ty, 4, s->b, s->h, s->sq, s->d);
+	struct slot kv = tensor(ty, 4, s->b, s->hkv, s->sk, s->d);
+	struct slot top[8] = {
+		q, kv, kv, scalar("", ""), scalar("Scalar", "0."), scalar("Scalar", causal),
+		scalar("", ""), scalar("Scalar", gqa),
+	};
+	struct slot fwd[9] = {
+		q, kv, kv, scalar("", ""), scalar("Scalar", lse), scalar("Scalar", "0."),
+		scalar("Scalar", causal), scalar("Scalar", "False"), scalar("Scalar", scale),
+	};
+	struct op o_top, o_fwd;
+	char *a_top = tr ? mk_args(top, 8, be, c->cdt, c->algo) : NULL;
+	char *a_fwd = tr ? mk_args(fwd, 9, be, c->cdt, c->algo) : NULL;
+	op_begin(w, &o_top);
+	op_begin(w, &o_fwd);
+	rc = cudnn_sdpa_fwd(c->cu, why, sizeof(why)) < 0 ? cudnn_fail(w, why) : 0;
+	op_end(w, &o_fwd, "aten::_scaled_dot_product_cudnn_attention", a_fwd);
+	op_end(w, &o_top, "aten::scaled_dot_product_attention", a_top);
+	if (rc < 0 || !c->backward)
+		return rc;
+	struct slot bwd[16] = {
+		q, q, kv, kv, q, tensor("float", 4, s->b, s->h, s->sq, 1), tensor("Long", 0, 0, 0, 0, 0),
+		tensor("Long", 0, 0, 0, 0, 0), scalar("", ""), scalar("", ""), scalar("", ""),
+		scalar("Scalar", maxq), scalar("Scalar", maxk), scalar("Scalar", "0."),
+		scalar("Scalar", causal), scalar("Scalar", scale),
+	};
+	struct slot one[1] = { q };
+	struct op o_node, o_bwd;
+	char *a_node = tr ? mk_args(one, 1, be, c->cdt, c->algo) : NULL;
+	char *a_bwd = tr ? mk_args(bwd, 16, be, c->cdt, c->algo) : NULL;
+	op_begin(w, &o_node);
+	op_begin(w, &o_bwd);
+	rc = cudnn_sdpa_bwd(c->cu, why, sizeof(why)) < 0 ? cudnn_fail(w, why) : 0;
+	op_end(w, &o_bwd, "aten::_scaled_dot_product_cudnn_attention_backward", a_bwd);
+	op_end(w, &o_node, "ScaledDotProductCudnnAttentionBackward0", a_node);
+	return rc;
+}
+
 static int sdpa_iter(struct kp_wl *w, void *ctx)
 {
 	struct sdpa_case *c = ctx;
+	if (c->cu)
+		return sdpa_cudnn_iter(w, c);
 	for (long c0 = 0; c0 < c->s.b; c0 += c->bc) {
 		long bc = c->s.b - c0 < c->bc ? c->s.b - c0 : c->bc;
 		if (sdpa_chunk(w, c, c0, bc) < 0)
@@ -1137,7 +1199,23 @@ out:
 	return rc;
 }
 
-static int run_sdpa(struct kp_wl *w, int cdt, const struct kp_sdpa_shape *sh)
+/* FLOPs of one forward: 2 matmuls over the unmasked (query, key) pairs (top-left causal). */
+static double sdpa_fwd_flops(const struct kp_sdpa_shape *s)
+{
+	double pairs = (double)s->sq * s->sk;
+	if (s->causal) {
+		long full = s->sq < s->sk ? s->sq : s->sk; /* rows i < S_k keep i + 1 keys */
+		pairs = (double)full * (full + 1) / 2 + (double)(s->sq - full) * s->sk;
+	}
+	return 4.0 * s->b * s->h * pairs * s->d;
+}
+
+/*
+ * One sdpa case on the reference (math) path or on cuDNN.  @fallback: the backend was not asked
+ * for, so a shape or dtype cuDNN cannot plan runs on the reference path instead (returns 1).
+ */
+static int run_sdpa(struct kp_wl *w, int cdt, const struct kp_sdpa_shape *sh, int cudnn,
+		    int fallback)
 {
 	struct bufs b = { .n = 0 };
 	struct sdpa_case c = { .cdt = cdt, .s = *sh, .g = sh->h / sh->hkv,
@@ -1145,14 +1223,51 @@ static int run_sdpa(struct kp_wl *w, int cdt, const struct kp_sdpa_shape *sh)
 	int rc = -1;
 	size_t es = dts[cdt].size;
 	size_t nq = (size_t)sh->b * sh->h * sh->sq * sh->d, nk = (size_t)sh->b * sh->hkv * sh->sk * sh->d;
-	char label[160];
-	snprintf(label, sizeof(label), "sdpa %s B=%ld H=%ld H_kv=%ld S_q=%ld S_k=%ld D=%ld%s",
-		 dts[cdt].name, sh->b, sh->h, sh->hkv, sh->sq, sh->sk, sh->d, sh->causal ? " causal" : "");
+	char label[160], why[400];
+	snprintf(label, sizeof(label), "sdpa %s %s B=%ld H=%ld H_kv=%ld S_q=%ld S_k=%ld D=%ld%s",
+		 dts[cdt].name, cudnn ? "cudnn" : "reference", sh->b, sh->h, sh->hkv, sh->sq, sh->sk,
+		 sh->d, sh->causal ? " causal" : "");
+	if (cudnn && cdt != CDT_BF16 && cdt != CDT_FP16) {
+		if (fallback)
+			return 1;
+		printf("  -  %s: cuDNN's fused attention is bf16/fp16 only (skipped)\n", label);
+		return 0;
+	}
 	if (!(c.q = dalloc(w, &b, nq * es)) || !(c.k = dalloc(w, &b, nk * es)) ||
 	    !(c.v = dalloc(w, &b, nk * es)) || !(c.o = dalloc(w, &b, nq * es)) ||
 	    !(c.dout = dalloc(w, &b, nq * es)) || !(c.dq = dalloc(w, &b, nq * es)) ||
 	    !(c.dk = dalloc(w, &b, nk * es)) || !(c.dv = dalloc(w, &b, nk * es)))
 		goto out;
+	TRY(fill(w, c.q, cdt, nq, 21));
+	TRY(fill(w, c.k, cdt, nk, 22));
+	TRY(fill(w, c.v, cdt, nk, 23));
+	TRY(fill(w, c.dout, cdt, nq, 24));
+	if (cudnn) {
+		if (!(c.stats = dalloc(w, &b, (size_t)sh->b * sh->h * sh->sq * 4)))
+			goto out;
+		struct cg_sdpa gs = { .b = sh->b, .h = sh->h, .hkv = sh->hkv, .sq = sh->sq,
+				      .sk = sh->sk, .d = sh->d, .io = cdt == CDT_BF16 ? CG_BF16 : CG_HALF,
+				      .causal = sh->causal, .scale = c.scale };
+		/* plans are built here, outside the trace */
+		recorder_push(w->t->untraced_ext);
+		c.cu = cudnn_sdpa_new(w->cudnn, &gs, c.q, c.k, c.v, c.o, c.stats, c.dout,
+				      c.backward ? c.dq : NULL, c.dk, c.dv, c.algo, sizeof(c.algo), why,
+				      sizeof(why));
+		recorder_pop();
+		if (!c.cu) {
+			if (fallback) {
+				fprintf(stderr, "kprof: warning: %s: cuDNN: %s; the reference backend "
+						"runs it\n", label, why);
+				rc = 1;
+				goto out;
+			}
+			fprintf(stderr, "kprof: error: %s: cuDNN: %s\n", label, why);
+			w->status = KP_ENV;
+			goto out;
+		}
+		printf("     cudnn  %s: %s\n", label, c.algo);
+		goto check;
+	}
 	/* chunk the batch so that one chunk's scores (fp32) and P fit in half the free memory */
 	size_t freeb = 0, totalb = 0;
 	CU(cudaMemGetInfo(&freeb, &totalb));
@@ -1169,14 +1284,11 @@ static int run_sdpa(struct kp_wl *w, int cdt, const struct kp_sdpa_shape *sh)
 	size_t nsc = (size_t)c.bc * sh->h * sh->sq * sh->sk;
 	if (!(c.scores = dalloc(w, &b, nsc * 4)) || !(c.p = dalloc(w, &b, nsc * es)))
 		goto out;
-	TRY(fill(w, c.q, cdt, nq, 21));
-	TRY(fill(w, c.k, cdt, nk, 22));
-	TRY(fill(w, c.v, cdt, nk, 23));
-	TRY(fill(w, c.dout, cdt, nq, 24));
 	if (c.bc < sh->b) {
 		size_t len = strlen(label);
 		snprintf(label + len, sizeof(label) - len, " (chunks of B=%ld)", c.bc);
 	}
+check:
 	w->traced = 0;
 	TRY(sdpa_iter(w, &c));
 	TRY(dev_sync(w));
@@ -1191,8 +1303,29 @@ static int run_sdpa(struct kp_wl *w, int cdt, const struct kp_sdpa_shape *sh)
 		print_check(w, l2, &bwd);
 	}
 	TRY(timed_loop(w, label, sdpa_iter, &c));
+	double ms = event_ms(w, sdpa_iter, &c);
+	if (ms > 0) {
+		/* the backward is 2.5 forwards (5 matmuls to 2), as FlashAttention counts it */
+		double fl = sdpa_fwd_flops(sh) * (c.backward ? 3.5 : 1);
+		printf("     time  %.3f ms/iter  %.1f TFLOP/s (%s)  %s\n", ms, fl / (ms * 1e-3) / 1e12,
+		       c.backward ? "fwd+bwd" : "fwd", label);
+		struct kp_result r = { .ms = ms, .tflops = fl / (ms * 1e-3) / 1e12,
+				       .err = fwd.max_err, .tol = fwd.tol };
+		if (c.backward && bwd.max_err / bwd.tol > r.err / r.tol)
+			r.err = bwd.max_err, r.tol = bwd.tol;
+		snprintf(r.op, sizeof(r.op), "aten::scaled_dot_product_attention");
+		snprintf(r.kind, sizeof(r.kind), "sdpa");
+		snprintf(r.shape, sizeof(r.shape), "%ldx%ldx%ldx%ldx%ldx%ld%s", sh->b, sh->h, sh->hkv,
+			 sh->sq, sh->sk, sh->d, sh->causal ? "c" : "");
+		snprintf(r.dtype, sizeof(r.dtype), "%s", dts[cdt].name);
+		snprintf(r.backend, sizeof(r.backend), "%s", cudnn ? "cudnn" : "reference");
+		snprintf(r.mode, sizeof(r.mode), "%s", c.backward ? "fwd+bwd" : "fwd");
+		if (w->results && results_add(w->results, &r) < 0)
+			fprintf(stderr, "kprof: warning: out of memory: %s left out of the results\n", label);
+	}
 	rc = 0;
 out:
+	cudnn_sdpa_free(c.cu);
 	bufs_free(&b);
 	return rc;
 }
@@ -1636,20 +1769,21 @@ out:
 }
 
 /*
- * The conv backends: --backend's conv backends as given, else cudnn when it loads, else reference.  cuDNN's
- * absence is a warning and the reference backend runs instead.
+ * The conv and sdpa backends: --backend as given, else cudnn when it loads, else reference.
+ * cuDNN's absence is a warning and the reference backend runs instead.
  */
-static int conv_backends(struct kp_wl *w)
+static int pick_backends(struct kp_wl *w)
 {
 	const struct kp_capture_opts *o = w->o;
 	int be = o->backends & BE_CONV;
-	if (!(o->workloads & WL_CONV) || (be && !(be & BE_CUDNN)))
+	if (!(o->workloads & (WL_CONV | WL_SDPA)) || (be && !(be & BE_CUDNN)))
 		return be ? be : BE_REFERENCE;
 	char why[2400];
 	if (!w->cudnn)
 		w->cudnn = cudnn_open(why, sizeof(why));
 	if (!w->cudnn) {
-		fprintf(stderr, "kprof: warning: %s; conv runs on the reference backend\n", why);
+		fprintf(stderr, "kprof: warning: %s; conv and sdpa run on the reference backend\n",
+			why);
 		return BE_REFERENCE;
 	}
 	long v = cudnn_version(w->cudnn);
@@ -1661,7 +1795,7 @@ static int conv_backends(struct kp_wl *w)
 int workloads_run(struct kp_wl *w)
 {
 	const struct kp_capture_opts *o = w->o;
-	int backends = conv_backends(w), layouts = o->layouts ? o->layouts : LAYOUT_NCHW;
+	int backends = pick_backends(w), layouts = o->layouts ? o->layouts : LAYOUT_NCHW;
 	int mm_be = o->backends & BE_MATMUL ? o->backends & BE_MATMUL : BE_CUBLAS;
 	for (int cdt = 0; cdt < CDT_N; cdt++) {
 		if (!(o->dtypes & (1 << cdt)))
@@ -1675,8 +1809,15 @@ int workloads_run(struct kp_wl *w)
 							return -1;
 		if (o->workloads & WL_SDPA)
 			for (size_t i = 0; i < o->nsdpa; i++)
-				if (run_sdpa(w, cdt, &o->sdpa[i]) < 0)
-					return -1;
+				for (int be = BE_REFERENCE; be <= BE_CUDNN; be <<= 1) {
+					if (!(backends & be))
+						continue;
+					/* the default backend: cuDNN where it plans the case */
+					int r = run_sdpa(w, cdt, &o->sdpa[i], be == BE_CUDNN,
+							 !(o->backends & BE_CONV));
+					if (r < 0 || (r > 0 && run_sdpa(w, cdt, &o->sdpa[i], 0, 0) < 0))
+						return -1;
+				}
 		if (o->workloads & WL_CONV)
 			for (size_t i = 0; i < o->nconv; i++)
 				for (int be = BE_REFERENCE; be <= BE_CUDNN; be <<= 1)

@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
-"""tests/gpu/workloads_vs_torch.py — kprof capture's cudnn conv, its one-pass softmax /
-RMSNorm / LayerNorm kernels and its cublas / cublaslt matmuls (bias and GELU epilogues) side by
-side with PyTorch eager on the same shapes, same GPU, same run.  Prints kprof's accuracy lines,
-then one table (the last thing printed).
+"""tests/gpu/workloads_vs_torch.py — kprof capture's cudnn conv, its cudnn SDPA (fused flash
+attention, forward and forward+backward, causal, GQA), its one-pass softmax / RMSNorm / LayerNorm
+kernels and its cublas / cublaslt matmuls (bias and GELU epilogues) side by side with PyTorch
+eager on the same shapes, same GPU, same run.  Prints kprof's accuracy lines, then one table
+(the last thing printed).
 
     tests/gpu/workloads_vs_torch.py [KPROF] [OUTDIR]
     SECTIONS=matmul tests/gpu/workloads_vs_torch.py ...   # only the matmul table
+    SECTIONS=sdpa tests/gpu/workloads_vs_torch.py ...     # only some of conv,sdpa,norm
 
 kprof times are CUDA-event means over --iters untraced calls (the 'time' lines of capture);
 PyTorch's the same way (torch.cuda.Event over ITERS calls after WARMUP).  Exit 1 when an
@@ -18,6 +20,7 @@ import sys
 
 import torch
 import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
 
 KPROF = sys.argv[1] if len(sys.argv) > 1 else "build/kprof"
 OUT = sys.argv[2] if len(sys.argv) > 2 else os.environ.get("OUT", "/tmp/kprof-wl")
@@ -26,7 +29,16 @@ ITERS, WARMUP = 20, 5
 CONVS = [(32, 64, 56, 56, 64, 3, 1), (32, 256, 56, 56, 64, 1, 0), (32, 512, 14, 14, 512, 3, 1)]
 NORMS = [(4096, 4096), (16384, 4096), (32768, 8192), (8192, 32768)]
 MATMULS = [(4096, 4096, 4096), (8192, 8192, 8192), (16384, 4096, 14336)]  # M, K, N
+# B, H, H_kv, S, D, causal: the issue's shape both ways, GQA (4 query heads per KV head), S 8192
+SDPAS = [(8, 16, 16, 4096, 128, 0), (8, 16, 16, 4096, 128, 1), (8, 32, 8, 4096, 128, 1),
+         (4, 16, 16, 8192, 128, 1)]
 SECTIONS = os.environ.get("SECTIONS", "all")
+
+
+def want(sec):
+    return SECTIONS == "all" or sec in SECTIONS.split(",")
+
+
 fail = 0
 
 
@@ -112,36 +124,52 @@ if SECTIONS == "matmul":
     sys.exit(fail)
 
 spec = ",".join(f"{n}x{c}x{h}x{w}x{k}x{r}x{r}:p{p}" for n, c, h, w, k, r, p in CONVS)
-kf = kprof("conv_fwd", ["-w", "conv", "--backend", "cudnn", "--layout", "nchw,nhwc",
-                        "--conv-shapes", f"custom:{spec}", "--no-backward"])
-kb = kprof("conv_fb", ["-w", "conv", "--backend", "cudnn", "--layout", "nchw,nhwc",
-                       "--conv-shapes", f"custom:{spec}"])
-kn = kprof("norm", ["-w", "softmax,rmsnorm,layernorm", "-t", "bf16", "--norm-shapes",
-                    "custom:" + ",".join(f"{r}x{h}" for r, h in NORMS)])
-kprof("norm_dt", ["-w", "softmax,rmsnorm,layernorm", "-t", "fp16,fp32", "--norm-shapes",
-                  "custom:16384x4096,64x1024"])  # fp16, fp32: accuracy and time only
-kref = kprof("conv_ref", ["-w", "conv", "--backend", "reference", "--conv-shapes",
-                          f"custom:{spec}", "--no-backward", "--iters", "5"])
-# both backends in one capture: the summary's speedup and geomean, --results in both formats
-kprof("both", ["-w", "conv,rmsnorm", "--backend", "reference,cudnn", "--conv-shapes",
-               f"custom:{spec.split(',')[0]}", "--norm-shapes", "custom:16384x4096",
-               "--results", f"{OUT}/results.json"])
-kprof("both_csv", ["-w", "rmsnorm", "--norm-shapes", "custom:4096x4096", "--results",
-                   f"{OUT}/results.csv"])
-import json
-recs = json.load(open(f"{OUT}/results.json"))
-ok = all(r["benchmark"]["name"] and r["model"]["name"] and r["metric"]["name"] and
-         r["metric"]["benchmark_values"] for r in recs)
-print(f"== results.json: {len(recs)} records, required fields {'present' if ok else 'MISSING'}")
-fail |= not ok or len(recs) == 0
-d = subprocess.run([KPROF, "diff", "--key", "op-shape", f"{OUT}/conv_ref.json",
-                    f"{OUT}/conv_fwd.json"], capture_output=True, text=True)
-print("== kprof diff --key op-shape conv_ref.json conv_fwd.json (exit %d)" % d.returncode)
-print(d.stdout + d.stderr, end="")
+kf = kb = kn = ksf = ksb = {}
+if want("conv"):
+    kf = kprof("conv_fwd", ["-w", "conv", "--backend", "cudnn", "--layout", "nchw,nhwc",
+                            "--conv-shapes", f"custom:{spec}", "--no-backward"])
+    kb = kprof("conv_fb", ["-w", "conv", "--backend", "cudnn", "--layout", "nchw,nhwc",
+                           "--conv-shapes", f"custom:{spec}"])
+if want("norm"):
+    kn = kprof("norm", ["-w", "softmax,rmsnorm,layernorm", "-t", "bf16", "--norm-shapes",
+                        "custom:" + ",".join(f"{r}x{h}" for r, h in NORMS)])
+    kprof("norm_dt", ["-w", "softmax,rmsnorm,layernorm", "-t", "fp16,fp32", "--norm-shapes",
+                      "custom:16384x4096,64x1024"])  # fp16, fp32: accuracy and time only
+if want("conv"):
+    kref = kprof("conv_ref", ["-w", "conv", "--backend", "reference", "--conv-shapes",
+                              f"custom:{spec}", "--no-backward", "--iters", "5"])
+    # both backends in one capture: the summary's speedup and geomean, --results in both formats
+    kprof("both", ["-w", "conv,rmsnorm", "--backend", "reference,cudnn", "--conv-shapes",
+                   f"custom:{spec.split(',')[0]}", "--norm-shapes", "custom:16384x4096",
+                   "--results", f"{OUT}/results.json"])
+    kprof("both_csv", ["-w", "rmsnorm", "--norm-shapes", "custom:4096x4096", "--results",
+                       f"{OUT}/results.csv"])
+    import json
+    recs = json.load(open(f"{OUT}/results.json"))
+    ok = all(r["benchmark"]["name"] and r["model"]["name"] and r["metric"]["name"] and
+             r["metric"]["benchmark_values"] for r in recs)
+    print(f"== results.json: {len(recs)} records, required fields {'present' if ok else 'MISSING'}")
+    fail |= not ok or len(recs) == 0
+    d = subprocess.run([KPROF, "diff", "--key", "op-shape", f"{OUT}/conv_ref.json",
+                        f"{OUT}/conv_fwd.json"], capture_output=True, text=True)
+    print("== kprof diff --key op-shape conv_ref.json conv_fwd.json (exit %d)" % d.returncode)
+    print(d.stdout + d.stderr, end="")
+if want("sdpa"):
+    # accuracy on small shapes against the reference (math) path in one capture: bf16 and
+    # fp16, causal, GQA, S_q != S_k; the summary's speedup of cudnn over reference
+    small = "custom:2x8x2x256x256x64c,2x8x8x256x256x128,1x4x4x128x384x64c,2x4x4x512x256x64"
+    kprof("sdpa_acc", ["-w", "sdpa", "-t", "bf16,fp16", "--backend", "reference,cudnn",
+                       "--sdpa-shapes", small, "--iters", "3"])
+    big = "custom:" + ",".join(f"{b}x{h}x{hk}x{s_}x{s_}x{d_}{'c' if c else ''}"
+                               for b, h, hk, s_, d_, c in SDPAS)
+    ksf = kprof("sdpa_fwd", ["-w", "sdpa", "-t", "bf16", "--backend", "cudnn", "--sdpa-shapes",
+                             big, "--no-backward"])
+    ksb = kprof("sdpa_fb", ["-w", "sdpa", "-t", "bf16", "--backend", "cudnn", "--sdpa-shapes",
+                            big])
 
 rows = []
 dev = torch.cuda.get_device_name()
-for n, c, h, w, k, r, p in CONVS:
+for n, c, h, w, k, r, p in (CONVS if want("conv") else []):
     flops = 2.0 * n * k * h * w * c * r * r  # stride 1, same padding: OH = H
     for layout in ("nchw", "nhwc"):
         mf = torch.channels_last if layout == "nhwc" else torch.contiguous_format
@@ -168,7 +196,41 @@ for n, c, h, w, k, r, p in CONVS:
                          km, fl / km / 1e9 if km else None, t0, t1, fl / best / 1e9,
                          best / km if km else None, "TFLOP/s"))
 torch.backends.cudnn.benchmark = False
-for op in ("softmax", "rmsnorm", "layernorm"):
+
+
+def sdpa_flops(b, h, s_, d_, c):
+    pairs = s_ * (s_ + 1) / 2 if c else s_ * s_
+    return 4.0 * b * h * pairs * d_
+
+
+for b, h, hk, s_, d_, c in (SDPAS if want("sdpa") else []):
+    q = torch.randn(b, h, s_, d_, device="cuda", dtype=torch.bfloat16)
+    k = torch.randn(b, hk, s_, d_, device="cuda", dtype=torch.bfloat16)
+    v = torch.randn(b, hk, s_, d_, device="cuda", dtype=torch.bfloat16)
+    go = torch.randn(b, h, s_, d_, device="cuda", dtype=torch.bfloat16)
+    qg, kg, vg = (t.clone().requires_grad_(True) for t in (q, k, v))
+    gqa, res = hk != h, {}
+    with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
+        try:
+            with torch.no_grad():
+                res["f"] = tms(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=bool(c),
+                                                                      enable_gqa=gqa))
+            res["b"] = tms(lambda: torch.autograd.grad(
+                F.scaled_dot_product_attention(qg, kg, vg, is_causal=bool(c), enable_gqa=gqa),
+                (qg, kg, vg), go))
+        except RuntimeError as e:
+            print(f"== torch cuDNN attention {b}x{h}x{hk}x{s_}x{d_}{'c' if c else ''}: {e}")
+    label = (f"sdpa bf16 cudnn B={b} H={h} H_kv={hk} S_q={s_} S_k={s_} D={d_}"
+             f"{' causal' if c else ''}")
+    fl = sdpa_flops(b, h, s_, d_, c)
+    for dirn, kt, f, tk in (("fwd", ksf, fl, "f"), ("fwd+bwd", ksb, 3.5 * fl, "b")):
+        km, t = kt.get(label), res.get(tk)
+        if t is not None:
+            rows.append((f"sdpa {b}x{h}x{hk}x{s_}x{d_}{'c' if c else ''} {dirn}", km,
+                         f / km / 1e9 if km else None, t, None, f / t / 1e9,
+                         t / km if km else None, "TFLOP/s"))
+    del q, k, v, go, qg, kg, vg
+for op in (("softmax", "rmsnorm", "layernorm") if want("norm") else ()):
     for r_, h_ in NORMS:
         x = torch.randn(r_, h_, device="cuda", dtype=torch.bfloat16)
         w = torch.randn(h_, device="cuda", dtype=torch.bfloat16)
@@ -185,12 +247,14 @@ for op in ("softmax", "rmsnorm", "layernorm"):
                      nb / t / 1e6, t / km if km else None, "GB/s"))
 
 print(f"\n# {dev}, torch {torch.__version__}, cuDNN {torch.backends.cudnn.version()}, "
-      f"{ITERS} iters; torch ms: cudnn.benchmark off / on; speedup = best torch / kprof")
+      f"{ITERS} iters; torch ms: cudnn.benchmark off / on (sdpa: SDPBackend.CUDNN_ATTENTION); "
+      f"speedup = best torch / kprof")
 print(f"{'case':44} {'kprof ms':>9} {'kprof':>8} {'torch ms':>9} {'bench ms':>9} "
       f"{'torch':>8} {'speedup':>8}  unit")
 for name, km, kr, t0, t1, tr, sp, unit in rows:
     f = lambda v, fmt: (fmt % v) if v is not None else "-"
     print(f"{name:44} {f(km, '%.4f'):>9} {f(kr, '%.1f'):>8} {t0:9.4f} {f(t1, '%.4f'):>9} "
           f"{tr:8.1f} {f(sp, '%.3f'):>8}  {unit}")
-mm_section()
+if want("matmul"):
+    mm_section()
 sys.exit(fail)

@@ -1,0 +1,273 @@
+/*
+ * wl-cudnn-sdpa.c — cuDNN's fused flash attention for the sdpa workload: the composite graphs
+ * of cudnn-graph.c emitted through the loaded library's backend API, planned once per case
+ * (heuristics mode A, the first configuration that finalizes, as PyTorch's MHA.cpp builds its
+ * plans), executed over the case's fixed buffers (doc/workloads.md §a.6-a.8).
+ */
+#include "wl-cudnn.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef KPROF_HAVE_CUPTI
+#include <cuda_runtime.h>
+
+#include "cudnn-graph.h"
+
+/* cudnn_graph.h (cuDNN 9): what the plans need beyond cudnn-graph.c */
+enum { D_ENGINE = 2, D_ENGINECFG = 3, D_ENGINEHEUR = 4, D_EXECUTION_PLAN = 5, D_VARIANT_PACK = 16 };
+enum { T_HANDLE = 0, T_INT64 = 3, T_VOID_PTR = 6, T_HEUR_MODE = 8, T_BACKEND_DESCRIPTOR = 15 };
+enum {
+	A_HEUR_MODE = 200, A_HEUR_GRAPH = 201, A_HEUR_RESULTS = 202, A_CFG_ENGINE = 300,
+	A_PLAN_HANDLE = 400, A_PLAN_CONFIG = 401, A_PLAN_WORKSPACE = 402, A_VP_UIDS = 1000,
+	A_VP_PTRS = 1001, A_VP_WORKSPACE = 1003, A_ENGINE_INDEX = 1301
+};
+enum { HEUR_MODE_FALLBACK = 2, HEUR_MODE_A = 3 };
+
+#define MAXCFG 32
+#define NVP 16
+
+struct plan {
+	struct cg_built g;
+	void *heur[2], *cfg[2 * MAXCFG];
+	int ncfg;
+	void *plan, *vpack;
+	int64_t engine, ws;
+	const char *mode;            /* the heuristics mode that offered the plan */
+	int64_t uid[NVP];
+	void *ptr[NVP];
+	int n;
+};
+
+struct kp_cudnn_sdpa {
+	struct kp_cudnn *c;
+	struct cg_api api;
+	void *h;
+	struct plan f, b;
+	int backward;
+	void *ws;
+	size_t side, sum_off, acc_bytes;
+	int zero_acc;                /* cuDNN < 9.6: dQ_accum is zeroed before each backward */
+	float scale, neg, one;       /* by-value scalars: the variant packs point here */
+};
+
+static void vp_add(struct plan *p, int64_t uid, void *ptr)
+{
+	p->uid[p->n] = uid, p->ptr[p->n] = ptr, p->n++;
+}
+
+/*
+ * Engine configurations of @mode for the plan's graph, tried in order; the first that finalizes
+ * is kept.  1 found, 0 none, -1 error (in @why).
+ */
+static int try_mode(struct kp_cudnn_sdpa *a, struct plan *p, int mode, char *why, size_t whylen)
+{
+	const struct cg_api *api = &a->api;
+	int slot = mode == HEUR_MODE_A ? 0 : 1, st;
+	void *heur = NULL;
+	if ((st = api->create(D_ENGINEHEUR, &heur)) != 0) {
+		snprintf(why, whylen, "cudnnBackendCreateDescriptor(heuristics): %s", api->errstr(st));
+		return -1;
+	}
+	p->heur[slot] = heur;
+	int64_t n = 0;
+	if (api->set(heur, A_HEUR_GRAPH, T_BACKEND_DESCRIPTOR, 1, &p->g.graph) != 0 ||
+	    api->set(heur, A_HEUR_MODE, T_HEUR_MODE, 1, &mode) != 0 || api->finalize(heur) != 0 ||
+	    api->get(heur, A_HEUR_RESULTS, T_BACKEND_DESCRIPTOR, 0, &n, NULL) != 0)
+		return 0;
+	if (n > MAXCFG)
+		n = MAXCFG;
+	void **cfg = p->cfg + p->ncfg;
+	for (int64_t i = 0; i < n; i++) {
+		if (api->create(D_ENGINECFG, &cfg[i]) != 0) {
+			n = i;
+			break;
+		}
+		p->ncfg++;
+	}
+	int64_t got = 0;
+	if (n == 0 || api->get(heur, A_HEUR_RESULTS, T_BACKEND_DESCRIPTOR, n, &got, cfg) != 0)
+		return 0;
+	for (int64_t i = 0; i < got; i++) {
+		void *plan = NULL, *eng = NULL;
+		int64_t ne = 0, idx = -1, ws = 0;
+		if (api->create(D_EXECUTION_PLAN, &plan) != 0)
+			continue;
+		if (api->set(plan, A_PLAN_HANDLE, T_HANDLE, 1, &a->h) != 0 ||
+		    api->set(plan, A_PLAN_CONFIG, T_BACKEND_DESCRIPTOR, 1, &cfg[i]) != 0 ||
+		    api->finalize(plan) != 0 ||
+		    api->get(plan, A_PLAN_WORKSPACE, T_INT64, 1, &ne, &ws) != 0) {
+			api->destroy(plan);
+			continue;
+		}
+		if (api->create(D_ENGINE, &eng) == 0) {
+			if (api->get(cfg[i], A_CFG_ENGINE, T_BACKEND_DESCRIPTOR, 1, &ne, &eng) == 0)
+				api->get(eng, A_ENGINE_INDEX, T_INT64, 1, &ne, &idx);
+			api->destroy(eng);
+		}
+		p->plan = plan, p->engine = idx, p->ws = ws;
+		p->mode = mode == HEUR_MODE_A ? "A" : "fallback";
+		return 1;
+	}
+	return 0;
+}
+
+static int build(struct kp_cudnn_sdpa *a, struct plan *p, const struct cg_graph *g,
+		 const char *what, char *why, size_t whylen)
+{
+	char e[300];
+	if (cg_emit(&a->api, a->h, g, &p->g, e, sizeof(e)) < 0) {
+		snprintf(why, whylen, "%s graph: %s", what, e);
+		return -1;
+	}
+	int r = try_mode(a, p, HEUR_MODE_A, why, whylen);
+	if (r == 0)
+		r = try_mode(a, p, HEUR_MODE_FALLBACK, why, whylen);
+	cudaGetLastError();
+	if (r == 0)
+		snprintf(why, whylen, "no cuDNN engine configuration finalizes for the SDPA %s graph "
+				      "(heuristics A and fallback)", what);
+	return r > 0 ? 0 : -1;
+}
+
+static int mk_vpack(struct kp_cudnn_sdpa *a, struct plan *p, void *ws, char *why, size_t whylen)
+{
+	const struct cg_api *api = &a->api;
+	int st = api->create(D_VARIANT_PACK, &p->vpack);
+	if (st == 0 && (st = api->set(p->vpack, A_VP_UIDS, T_INT64, p->n, p->uid)) == 0 &&
+	    (st = api->set(p->vpack, A_VP_PTRS, T_VOID_PTR, p->n, p->ptr)) == 0 &&
+	    (st = api->set(p->vpack, A_VP_WORKSPACE, T_VOID_PTR, 1, &ws)) == 0)
+		st = api->finalize(p->vpack);
+	if (st != 0)
+		snprintf(why, whylen, "variant pack: %s", api->errstr(st));
+	return st ? -1 : 0;
+}
+
+struct kp_cudnn_sdpa *cudnn_sdpa_new(struct kp_cudnn *c, const struct cg_sdpa *s, const void *q,
+				     const void *k, const void *v, void *o, float *stats,
+				     const void *dout, void *dq, void *dk, void *dv, char *algo,
+				     size_t algolen, char *why, size_t whylen)
+{
+	struct kp_cudnn_sdpa *a = calloc(1, sizeof(*a));
+	struct cg_graph *g = malloc(sizeof(*g));
+	if (!a || !g) {
+		free(a), free(g);
+		snprintf(why, whylen, "out of memory");
+		return NULL;
+	}
+	a->c = c, a->backward = dq != NULL;
+	cudnn_backend(c, &a->api, &a->h);
+	long ver = cudnn_version(c);
+	struct cg_sdpa fs = *s;
+	fs.stats = a->backward;
+	fs.lowest_mask = ver < 91000;
+	a->scale = s->scale, a->one = 1.f;
+	if (a->backward && s->sk % 128 && ver < 91600) {
+		/* cudnn-frontend adds a padding-mask workaround there; kprof does not */
+		snprintf(why, whylen, "the backward needs S_k %% 128 == 0 with cuDNN < 9.16 (S_k %ld)",
+			 s->sk);
+		goto bad;
+	}
+	if (cg_sdpa_fwd(g, &fs) < 0 || build(a, &a->f, g, "forward", why, whylen) < 0)
+		goto bad;
+	a->neg = cg_find(g, SDPA_NEG_INF) ? cg_find(g, SDPA_NEG_INF)->value : 0;
+	vp_add(&a->f, SDPA_Q, (void *)q), vp_add(&a->f, SDPA_K, (void *)k);
+	vp_add(&a->f, SDPA_V, (void *)v), vp_add(&a->f, SDPA_O, o);
+	vp_add(&a->f, SDPA_SCALE, &a->scale);
+	if (fs.stats)
+		vp_add(&a->f, SDPA_STATS, stats);
+	if (s->causal)
+		vp_add(&a->f, SDPA_NEG_INF, &a->neg);
+	size_t wsz = (size_t)a->f.ws;
+	if (a->backward) {
+		if (cg_sdpa_bwd(g, &fs) < 0 || build(a, &a->b, g, "backward", why, whylen) < 0)
+			goto bad;
+		a->side = cg_sdpa_bwd_side_bytes(&fs, &a->sum_off);
+		a->acc_bytes = (size_t)s->b * s->h * s->sq * s->d * 4;
+		a->zero_acc = ver < 90600;
+		if (a->side + (size_t)a->b.ws > wsz)
+			wsz = a->side + (size_t)a->b.ws;
+	}
+	if (wsz && cudaMalloc(&a->ws, wsz) != cudaSuccess) {
+		cudaGetLastError();
+		snprintf(why, whylen, "cannot allocate a %zu-byte cuDNN workspace", wsz);
+		goto bad;
+	}
+	if (mk_vpack(a, &a->f, a->ws, why, whylen) < 0)
+		goto bad;
+	if (a->backward) {
+		struct plan *b = &a->b;
+		char *ws = a->ws;
+		vp_add(b, SDPA_Q, (void *)q), vp_add(b, SDPA_K, (void *)k), vp_add(b, SDPA_V, (void *)v);
+		vp_add(b, SDPA_O, o), vp_add(b, SDPA_DO, (void *)dout), vp_add(b, SDPA_STATS, stats);
+		vp_add(b, SDPA_DQ, dq), vp_add(b, SDPA_DK, dk), vp_add(b, SDPA_DV, dv);
+		vp_add(b, SDPA_SCALE, &a->scale), vp_add(b, SDPA_ONE, &a->one);
+		vp_add(b, SDPA_DQ_ACCUM, ws), vp_add(b, SDPA_SOFTMAX_SUM, ws + a->sum_off);
+		if (s->causal)
+			vp_add(b, SDPA_NEG_INF, &a->neg);
+		if (mk_vpack(a, b, ws + a->side, why, whylen) < 0)
+			goto bad;
+		snprintf(algo, algolen, "graph API, engines fwd %lld bwd %lld (heuristics %s/%s)",
+			 (long long)a->f.engine, (long long)a->b.engine, a->f.mode, a->b.mode);
+	} else {
+		snprintf(algo, algolen, "graph API, engine fwd %lld (heuristics %s)",
+			 (long long)a->f.engine, a->f.mode);
+	}
+	free(g);
+	return a;
+bad:
+	free(g);
+	cudnn_sdpa_free(a);
+	return NULL;
+}
+
+static int exec(struct kp_cudnn_sdpa *a, struct plan *p, char *why, size_t whylen)
+{
+	int st = a->api.execute(a->h, p->plan, p->vpack);
+	if (st != 0)
+		snprintf(why, whylen, "cudnnBackendExecute: %s", a->api.errstr(st));
+	return st ? -1 : 0;
+}
+
+int cudnn_sdpa_fwd(struct kp_cudnn_sdpa *a, char *why, size_t whylen)
+{
+	return exec(a, &a->f, why, whylen);
+}
+
+int cudnn_sdpa_bwd(struct kp_cudnn_sdpa *a, char *why, size_t whylen)
+{
+	if (a->zero_acc && cudaMemsetAsync(a->ws, 0, a->acc_bytes, 0) != cudaSuccess) {
+		snprintf(why, whylen, "cudaMemsetAsync(dQ_accum) failed");
+		return -1;
+	}
+	return exec(a, &a->b, why, whylen);
+}
+
+static void plan_free(struct kp_cudnn_sdpa *a, struct plan *p)
+{
+	const struct cg_api *api = &a->api;
+	if (p->vpack)
+		api->destroy(p->vpack);
+	if (p->plan)
+		api->destroy(p->plan);
+	while (p->ncfg)
+		api->destroy(p->cfg[--p->ncfg]);
+	for (int i = 0; i < 2; i++)
+		if (p->heur[i])
+			api->destroy(p->heur[i]);
+	cg_release(api, &p->g);
+}
+
+void cudnn_sdpa_free(struct kp_cudnn_sdpa *a)
+{
+	if (!a)
+		return;
+	plan_free(a, &a->f);
+	plan_free(a, &a->b);
+	if (a->ws)
+		cudaFree(a->ws);
+	free(a);
+}
+#endif /* KPROF_HAVE_CUPTI */
