@@ -34,6 +34,11 @@ const char *const kmetrics_flop_names[7] = {
 	"tensor_bf16", "tensor_fp16", "tensor_tf32", "tensor_fp64", "fp64", "fp32", "fp16",
 };
 
+int kmetrics_sass(int k)
+{
+	return k >= 0 && k < KM_N && strstr(kmetrics_names[k], "__sass_") != NULL;
+}
+
 static int64_t count(double v)
 {
 	return isfinite(v) && v >= 0 && v < 9.2e18 ? (int64_t)llround(v) : -1;
@@ -233,10 +238,9 @@ out:
 void kmetrics_put_args(FILE *out, const struct kp_kmet *m)
 {
 	/*
-	 * A zero total is not written: under the range profiler the smsp__sass_* FP counters read
-	 * 0 for every kernel on H200 (tests/gpu/cmd_metrics.sh: a kernel of 2^29 FP32 FLOPs gave 0),
-	 * so 0 cannot be told from "not counted" and would stand in for a kernel without a model as
-	 * a wrong number.  Such a kernel stays without FLOPs; DRAM bytes are still written.
+	 * A zero total is not written: a kernel that executed no counted FP or tensor instruction
+	 * (a copy, an integer kernel) stays without FLOPs, as a data-movement kernel without a
+	 * model does, rather than showing a measured 0 FLOP/s.  DRAM bytes are still written.
 	 */
 	int64_t f[7], tot = kmetrics_flops(m, f);
 	if (tot > 0)

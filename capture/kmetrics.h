@@ -52,6 +52,11 @@ extern const char *const kmetrics_names[KM_N];
  * Returns the total over the measured ones, -1 when none is.
  */
 int64_t kmetrics_flops(const struct kp_kmet *m, int64_t out[7]);
+/*
+ * Whether metric @k is counted by SASS instrumentation (smsp__sass_*): CUPTI 13's range profiler
+ * counts those right only when they are added to its config in one call (metrics.c).
+ */
+int kmetrics_sass(int k);
 /* The precision names of kmetrics_flops' slots ("tensor_bf16", ..., "fp16"). */
 extern const char *const kmetrics_flop_names[7];
 /*

@@ -83,15 +83,17 @@ int metrics_open_ctx(void *ctx, char *why, size_t whylen)
 	CUpti_Device_GetChipName_Params cn = { .structSize = CUpti_Device_GetChipName_Params_STRUCT_SIZE };
 	cn.deviceIndex = 0;
 	CK(cuptiDeviceGetChipName, &cn);
+	/*
+	 * Which metrics the chip accepts: one at a time on a scratch host object, so that a metric
+	 * it lacks is skipped, not fatal.
+	 */
 	CUpti_Profiler_Host_Initialize_Params hi = { .structSize = CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE };
 	hi.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
 	hi.pChipName = cn.pChipName;
 	CK(cuptiProfilerHostInitialize, &hi);
-	M.host = hi.pHostObject;
-	/* one at a time: a metric this chip lacks is skipped, not fatal */
 	for (int k = 0; k < KM_N; k++) {
 		CUpti_Profiler_Host_ConfigAddMetrics_Params am = { .structSize = CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE };
-		am.pHostObject = M.host;
+		am.pHostObject = hi.pHostObject;
 		const char *nm = kmetrics_names[k];
 		am.ppMetricNames = &nm;
 		am.numMetrics = 1;
@@ -103,9 +105,52 @@ int metrics_open_ctx(void *ctx, char *why, size_t whylen)
 				kmetrics_names[k], cn.pChipName);
 		}
 	}
+	CUpti_Profiler_Host_Deinitialize_Params hd = { .structSize = CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE };
+	hd.pHostObject = hi.pHostObject;
+	cuptiProfilerHostDeinitialize(&hd);
 	if (!M.n) {
 		snprintf(why, whylen, "--metrics: no metric is available on %s", cn.pChipName);
 		return -1;
+	}
+	/*
+	 * The config: every accepted metric in ONE ConfigAddMetrics call.  Added one call each,
+	 * CUPTI 13 schedules one pass per SASS-instrumented metric (smsp__sass_*) and every such
+	 * pass reads the first one's count (H200: FADD, FMUL, DFMA ... all equal to FFMA, so a
+	 * kernel without the first one's instruction reads 0 in all); added together they share
+	 * one instrumented pass and each reads its own count (equal to ncu's).  Should the
+	 * combined call fail, the SASS metrics are dropped with a warning and the rest kept.
+	 */
+	hi.pHostObject = NULL;
+	CK(cuptiProfilerHostInitialize, &hi);
+	M.host = hi.pHostObject;
+	CUpti_Profiler_Host_ConfigAddMetrics_Params am = { .structSize = CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE };
+	am.pHostObject = M.host;
+	am.ppMetricNames = M.names;
+	am.numMetrics = (size_t)M.n;
+	CUptiResult rc = cuptiProfilerHostConfigAddMetrics(&am);
+	if (rc != CUPTI_SUCCESS) {
+		int n = 0;
+		for (int j = 0; j < M.n; j++)
+			if (!kmetrics_sass(M.idx[j]))
+				M.names[n] = M.names[j], M.idx[n++] = M.idx[j];
+		const char *s = NULL;
+		cuptiGetResultString(rc, &s);
+		fprintf(stderr, "kprof: warning: --metrics: %d metrics together: %s; the %d SASS "
+				"FP counters are left out (no measured fp64/fp32/fp16 FLOPs)\n",
+			M.n, s ? s : "CUPTI error", M.n - n);
+		M.n = n;
+		hd.pHostObject = M.host;
+		cuptiProfilerHostDeinitialize(&hd);
+		hi.pHostObject = NULL;
+		CK(cuptiProfilerHostInitialize, &hi);
+		M.host = hi.pHostObject;
+		am.pHostObject = M.host;
+		am.numMetrics = (size_t)M.n;
+		if (!M.n) {
+			snprintf(why, whylen, "--metrics: no metric is available on %s", cn.pChipName);
+			return -1;
+		}
+		CK(cuptiProfilerHostConfigAddMetrics, &am);
 	}
 	CUpti_Profiler_Host_GetConfigImageSize_Params cs = { .structSize = CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE };
 	cs.pHostObject = M.host;

@@ -313,7 +313,7 @@ int cmd_capture(int argc, char **argv)
 		  .help = "sdpa and conv also run backward (default on)",
 		  .dst = &o.backward },
 		{ .lname = "metrics", .sname = 0, .type = OPT_FLAG, .argname = NULL,
-		  .help = "per-kernel FLOPs, DRAM bytes, SM clock (CUPTI range profiler, every kernel replayed once per pass: 17 on H200): each timed loop runs again (26-31x the capture time); with -- <cmd> the command runs a second time under the profiler",
+		  .help = "per-kernel FLOPs, DRAM bytes, SM clock (CUPTI range profiler, every kernel replayed once per pass: 5 on H200): each timed loop runs again (11x the capture time); with -- <cmd> the command runs a second time under the profiler",
 		  .dst = &o.metrics },
 		{ .lname = "overhead", .sname = 0, .type = OPT_FLAG, .argname = NULL,
 		  .help = "also time the loop untraced; print the ratio",

@@ -48,6 +48,63 @@ static void flops_by_precision(void **state)
 	assert_int_equal(kmetrics_flops(&m, f), 137438953472ll + 27);
 }
 
+/*
+ * The counters tests/gpu/metrics_prog's custom kernels read on an H200 (CUPTI 13 range profiler,
+ * equal to ncu's smsp__sass_thread_inst_executed_op_*_pred_on.sum; 262144 threads x 1024
+ * instructions each), and the FLOPs kprof makes of them: 2 x fma + add + mul per precision.
+ */
+static void sass_counters_to_flops(void **state)
+{
+	(void)state;
+	int64_t f[7];
+	struct kp_kmet m = none();
+	for (int k = KM_TENSOR_BF16; k <= KM_HMUL; k++)
+		m.v[k] = 0;
+	/* fma_loop: 1024 FFMA a thread; one HFMA2.MMA a thread, the compiler's register move */
+	m.v[KM_FFMA] = 268435456, m.v[KM_HFMA] = 262144;
+	assert_int_equal(kmetrics_flops(&m, f), 536870912ll + 524288);
+	assert_int_equal(f[5], 536870912ll);  /* fp32 = 2 x 262144 x 1024 */
+	assert_int_equal(f[6], 524288);       /* fp16: the moves, 0.1% */
+	assert_int_equal(f[4], 0);
+	/* fadd_fmul: 1026 FADD and 1024 FMUL a thread */
+	m.v[KM_FFMA] = 0, m.v[KM_HFMA] = 262144;
+	m.v[KM_FADD] = 268959744, m.v[KM_FMUL] = 268435456;
+	kmetrics_flops(&m, f);
+	assert_int_equal(f[5], 268959744ll + 268435456ll);
+	/* dfma_loop: 1024 DFMA a thread */
+	m.v[KM_FADD] = 0, m.v[KM_FMUL] = 0, m.v[KM_DFMA] = 268435456;
+	kmetrics_flops(&m, f);
+	assert_int_equal(f[4], 536870912ll);
+	assert_int_equal(f[5], 0);
+	/* hfma2_loop: 1024 packed HFMA2 a thread (+ the move), one FMA instruction each */
+	m.v[KM_DFMA] = 0, m.v[KM_HFMA] = 268697600;
+	kmetrics_flops(&m, f);
+	assert_int_equal(f[6], 537395200ll);
+	assert_int_equal(f[4], 0);
+	/* DADD and DMUL count once each */
+	m.v[KM_HFMA] = 0, m.v[KM_DADD] = 7, m.v[KM_DMUL] = 11;
+	assert_int_equal(kmetrics_flops(&m, f), 18);
+	assert_int_equal(f[4], 18);
+	/* a precision whose three counters are all missing is unmeasured, not 0 */
+	m.v[KM_HFMA] = m.v[KM_HADD] = m.v[KM_HMUL] = NAN;
+	kmetrics_flops(&m, f);
+	assert_int_equal(f[6], -1);
+	/* one of three missing: the other two still count */
+	m.v[KM_DMUL] = NAN;
+	kmetrics_flops(&m, f);
+	assert_int_equal(f[4], 7);
+}
+
+/* The SASS-instrumented metrics are the nine FP instruction counters, nothing else. */
+static void sass_metrics(void **state)
+{
+	(void)state;
+	for (int k = 0; k < KM_N; k++)
+		assert_int_equal(kmetrics_sass(k), k >= KM_DFMA && k <= KM_HMUL);
+	assert_int_equal(kmetrics_sass(-1), 0);
+	assert_int_equal(kmetrics_sass(KM_N), 0);
+}
+
 static void add_kernel(struct kp_ctrace *t, const char *name, uint64_t start, uint32_t corr)
 {
 	struct kp_rec r = { .kind = REC_KERNEL, .start_ns = start, .end_ns = start + 1000,
@@ -116,8 +173,8 @@ static void args_in_trace(void **state)
 			    ",\"kprof dram bytes\":150,\"kprof dram bytes read\":100"
 			    ",\"kprof dram bytes written\":50,\"kprof measured sm clock mhz\":1635.0");
 	free(buf);
-	/* every FP counter read 0 (the SASS counters under the range profiler): no FLOPs written,
-	 * so a kernel without a model is not given a measured 0; DRAM bytes still are */
+	/* every FP counter read 0 (a kernel that only moves data): no FLOPs written, so a kernel
+	 * without a model is not given a measured 0; DRAM bytes still are */
 	m = none();
 	for (int k = KM_TENSOR_BF16; k <= KM_HMUL; k++)
 		m.v[k] = 0;
@@ -287,6 +344,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(flops_by_precision),
+		cmocka_unit_test(sass_counters_to_flops),
+		cmocka_unit_test(sass_metrics),
 		cmocka_unit_test(join_by_start_order),
 		cmocka_unit_test(args_in_trace),
 		cmocka_unit_test(written_on_the_kernel_event),
