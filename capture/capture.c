@@ -55,9 +55,9 @@ static const char *parse_list(const char *arg, int *mask, const char *const *nam
 const char *capture_parse_workloads(const char *arg, void *mask)
 {
 	static const char *const names[] = { "matmul", "sdpa", "conv", "softmax", "rmsnorm",
-					     "layernorm" };
-	return parse_list(arg, mask, names, 6,
-			  "valid: matmul, sdpa, conv, softmax, rmsnorm, layernorm");
+					     "layernorm", "cross_entropy" };
+	return parse_list(arg, mask, names, 7,
+			  "valid: matmul, sdpa, conv, softmax, rmsnorm, layernorm, cross_entropy");
 }
 
 const char *capture_parse_backends(const char *arg, void *mask)
@@ -233,6 +233,10 @@ int capture_opts_finish(struct kp_capture_opts *o, char *why, size_t whylen)
 		snprintf(why, whylen, "invalid value '%s' for '--norm-shapes': %s", ns, r);
 		return -1;
 	}
+	if ((o->workloads & WL_XENT) && shapes_vocab(ns, &o->xent, &o->nxent, r, sizeof(r)) < 0) {
+		snprintf(why, whylen, "invalid value '%s' for '--norm-shapes': %s", ns, r);
+		return -1;
+	}
 	return 0;
 }
 
@@ -242,8 +246,9 @@ void capture_opts_free(struct kp_capture_opts *o)
 	free(o->sdpa);
 	free(o->conv);
 	free(o->norm);
-	o->mm = NULL, o->sdpa = NULL, o->conv = NULL, o->norm = NULL;
-	o->nmm = o->nsdpa = o->nconv = o->nnorm = 0;
+	free(o->xent);
+	o->mm = NULL, o->sdpa = NULL, o->conv = NULL, o->norm = NULL, o->xent = NULL;
+	o->nmm = o->nsdpa = o->nconv = o->nnorm = o->nxent = 0;
 }
 
 #ifdef KPROF_HAVE_CUPTI

@@ -23,7 +23,7 @@ static void names(FILE *fp, int mask, const char *const *n, int count)
 void capture_list_cases(FILE *fp, const char *name, const struct kp_capture_opts *o)
 {
 	static const char *const wl[] = { "matmul", "sdpa", "conv", "softmax", "rmsnorm",
-					  "layernorm" };
+					  "layernorm", "cross_entropy" };
 	static const char *const dt[] = { "bf16", "fp16", "fp32", "tf32" };
 	static const char *const ops[] = { "mm", "addmm", "bmm", "mm+relu", "addmm+relu",
 					   "mm+gelu", "addmm+gelu" };
@@ -70,4 +70,9 @@ void capture_list_cases(FILE *fp, const char *name, const struct kp_capture_opts
 			for (size_t i = 0; i < o->nnorm; i++)
 				fprintf(fp, "    %ldx%ld\n", o->norm[i].rows, o->norm[i].hidden);
 		}
+	if (o->workloads & WL_XENT) {
+		fprintf(fp, "  %s: %zu shapes (ROWSxVOCAB)\n", wl[6], o->nxent);
+		for (size_t i = 0; i < o->nxent; i++)
+			fprintf(fp, "    %ldx%ld\n", o->xent[i].rows, o->xent[i].hidden);
+	}
 }

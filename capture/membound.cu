@@ -79,6 +79,62 @@ template <bool MAX> __device__ __forceinline__ float block_reduce(float v, float
 	return v;
 }
 
+#define L2E 1.4426950408889634f
+
+/* 2^x with the SFU (ex2.approx, flush-to-zero): one MUFU op, what __expf uses after its FMUL. */
+__device__ __forceinline__ float ex2(float x)
+{
+	float y;
+	asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+	return y;
+}
+
+/* Combine two (max, sum of exp(x - max)) pairs. */
+__device__ __forceinline__ void ms_combine(float &m, float &s, float m2, float s2)
+{
+	float n = fmaxf(m, m2);
+	if (n == -INFINITY)
+		return;
+	s = s * ex2((m - n) * L2E) + s2 * ex2((m2 - n) * L2E);
+	m = n;
+}
+
+/* The (max, sum-exp) pair over the block; every thread gets it.  @sh: 64 floats. */
+__device__ __forceinline__ void block_reduce_ms(float &m, float &s, float *sh)
+{
+	for (int o = 16; o; o >>= 1)
+		ms_combine(m, s, __shfl_xor_sync(0xffffffffu, m, o), __shfl_xor_sync(0xffffffffu, s, o));
+	int lane = threadIdx.x & 31, wid = threadIdx.x >> 5, nw = (blockDim.x + 31) >> 5;
+	__syncthreads();
+	if (lane == 0)
+		sh[wid] = m, sh[32 + wid] = s;
+	__syncthreads();
+	m = lane < nw ? sh[lane] : -INFINITY;
+	s = lane < nw ? sh[32 + lane] : 0.f;
+	for (int o = 16; o; o >>= 1)
+		ms_combine(m, s, __shfl_xor_sync(0xffffffffu, m, o), __shfl_xor_sync(0xffffffffu, s, o));
+}
+
+/* Two sums over the block at once; @sh: 64 floats. */
+__device__ __forceinline__ void block_reduce2(float &a, float &b, float *sh)
+{
+	for (int o = 16; o; o >>= 1) {
+		a += __shfl_xor_sync(0xffffffffu, a, o);
+		b += __shfl_xor_sync(0xffffffffu, b, o);
+	}
+	int lane = threadIdx.x & 31, wid = threadIdx.x >> 5, nw = (blockDim.x + 31) >> 5;
+	__syncthreads();
+	if (lane == 0)
+		sh[wid] = a, sh[32 + wid] = b;
+	__syncthreads();
+	a = lane < nw ? sh[lane] : 0.f;
+	b = lane < nw ? sh[32 + lane] : 0.f;
+	for (int o = 16; o; o >>= 1) {
+		a += __shfl_xor_sync(0xffffffffu, a, o);
+		b += __shfl_xor_sync(0xffffffffu, b, o);
+	}
+}
+
 /* 8 vectors a thread need more than the 64 registers of a 1024-thread bound: 512 (128) */
 template <typename T, int OP, int ITEMS>
 __global__ void __launch_bounds__(ITEMS == 8 ? 512 : 1024)
@@ -86,7 +142,7 @@ kprof_rowwise(T *y, const T *x, const T *w, const T *b, float *mean_out, float *
 	      long hidden, float eps)
 {
 	constexpr int VE = vec<T>::N;
-	__shared__ float sh[32];
+	__shared__ float sh[64];
 	long nvec = hidden / VE;
 	const uint4 *xr = (const uint4 *)(x + (size_t)blockIdx.x * hidden);
 	uint4 *yr = (uint4 *)(y + (size_t)blockIdx.x * hidden);
@@ -100,6 +156,7 @@ kprof_rowwise(T *y, const T *x, const T *w, const T *b, float *mean_out, float *
 	}
 	float a = 0.f, scale = 1.f, shift = 0.f, m = 0.f;
 	if (OP == RW_SOFTMAX) {
+		/* per thread: max, then sum of exp over its own elements; one (max, sum) reduction */
 		m = -INFINITY;
 #pragma unroll
 		for (int i = 0; i < ITEMS; i++) {
@@ -110,7 +167,7 @@ kprof_rowwise(T *y, const T *x, const T *w, const T *b, float *mean_out, float *
 				for (int e = 0; e < VE; e++)
 					m = fmaxf(m, v[e]);
 		}
-		m = block_reduce<true>(m, sh);
+		float ml = m * L2E;
 #pragma unroll
 		for (int i = 0; i < ITEMS; i++) {
 			float v[VE];
@@ -118,9 +175,10 @@ kprof_rowwise(T *y, const T *x, const T *w, const T *b, float *mean_out, float *
 			if (threadIdx.x + (long)i * blockDim.x < nvec)
 #pragma unroll
 				for (int e = 0; e < VE; e++)
-					a += __expf(v[e] - m);
+					a += ex2(fmaf(v[e], L2E, -ml));
 		}
-		scale = 1.f / block_reduce<false>(a, sh);
+		block_reduce_ms(m, a, sh);
+		scale = 1.f / a;
 	} else if (OP == RW_RMSNORM) {
 #pragma unroll
 		for (int i = 0; i < ITEMS; i++) {
@@ -165,9 +223,10 @@ kprof_rowwise(T *y, const T *x, const T *w, const T *b, float *mean_out, float *
 		float v[VE], o[VE];
 		unpack<T>(raw[i], v);
 		if (OP == RW_SOFTMAX) {
+			float ml = m * L2E;
 #pragma unroll
 			for (int e = 0; e < VE; e++)
-				o[e] = __expf(v[e] - m) * scale;
+				o[e] = ex2(fmaf(v[e], L2E, -ml)) * scale;
 		} else {
 			float wf[VE], bf[VE];
 			unpack<T>(__ldg((const uint4 *)w + j), wf);
@@ -181,6 +240,271 @@ kprof_rowwise(T *y, const T *x, const T *w, const T *b, float *mean_out, float *
 	}
 }
 
+/* dx = y * (dy - sum(y * dy)) per row; y and dy stay in registers (one read each). */
+template <typename T, int ITEMS>
+__global__ void __launch_bounds__(1024) kprof_softmax_bwd(T *dx, const T *y, const T *dy, long hidden)
+{
+	constexpr int VE = vec<T>::N;
+	__shared__ float sh[64];
+	long nvec = hidden / VE;
+	size_t off = (size_t)blockIdx.x * hidden;
+	const uint4 *yr = (const uint4 *)(y + off), *dr = (const uint4 *)(dy + off);
+	uint4 ry[ITEMS], rd[ITEMS];
+#pragma unroll
+	for (int i = 0; i < ITEMS; i++) {
+		long j = threadIdx.x + (long)i * blockDim.x;
+		ry[i] = j < nvec ? __ldcs(yr + j) : make_uint4(0, 0, 0, 0);
+		rd[i] = j < nvec ? __ldcs(dr + j) : make_uint4(0, 0, 0, 0);
+	}
+	float a = 0.f, unused = 0.f;
+#pragma unroll
+	for (int i = 0; i < ITEMS; i++) {
+		float u[VE], v[VE];
+		unpack<T>(ry[i], u);
+		unpack<T>(rd[i], v);
+#pragma unroll
+		for (int e = 0; e < VE; e++)
+			a += u[e] * v[e];
+	}
+	block_reduce2(a, unused, sh);
+	uint4 *xr = (uint4 *)(dx + off);
+#pragma unroll
+	for (int i = 0; i < ITEMS; i++) {
+		long j = threadIdx.x + (long)i * blockDim.x;
+		if (j >= nvec)
+			continue;
+		float u[VE], v[VE], o[VE];
+		unpack<T>(ry[i], u);
+		unpack<T>(rd[i], v);
+#pragma unroll
+		for (int e = 0; e < VE; e++)
+			o[e] = u[e] * (v[e] - a);
+		__stcs(xr + j, pack<T>(o));
+	}
+}
+
+/*
+ * RMSNorm / LayerNorm backward: a persistent grid, one block per row at a time; x and dy of the
+ * row in registers, weight re-read from L2 per row; dw (and db) accumulate per thread in fp32
+ * over the block's rows and go out as one fp32 partial row per block (@pw, @pb: [grid, hidden]),
+ * summed by kprof_colsum.
+ *   rms:   xh = x r, g = w dy, dx = r (g - xh mean(g xh)), dw += dy xh
+ *   layer: xh = (x - mu) r, dx = r (g - mean(g) - xh mean(g xh)), dw += dy xh, db += dy
+ */
+template <typename T, int OP, int ITEMS>
+__global__ void __launch_bounds__(1024)
+kprof_norm_bwd(T *dx, float *pw, float *pb, const T *dy, const T *x, const float *mean,
+	       const float *rstd, const T *w, long rows, long hidden)
+{
+	constexpr int VE = vec<T>::N;
+	__shared__ float sh[64];
+	long nvec = hidden / VE;
+	float dw[ITEMS][VE], db[OP == RW_LAYERNORM ? ITEMS : 1][VE];
+#pragma unroll
+	for (int i = 0; i < ITEMS; i++)
+#pragma unroll
+		for (int e = 0; e < VE; e++) {
+			dw[i][e] = 0.f;
+			if (OP == RW_LAYERNORM)
+				db[i][e] = 0.f;
+		}
+	float inv_h = 1.f / (float)hidden;
+	for (long r = blockIdx.x; r < rows; r += gridDim.x) {
+		size_t off = (size_t)r * hidden;
+		const uint4 *xr = (const uint4 *)(x + off), *dr = (const uint4 *)(dy + off);
+		uint4 rx[ITEMS], rd[ITEMS];
+#pragma unroll
+		for (int i = 0; i < ITEMS; i++) {
+			long j = threadIdx.x + (long)i * blockDim.x;
+			rx[i] = j < nvec ? __ldcs(xr + j) : make_uint4(0, 0, 0, 0);
+			rd[i] = j < nvec ? __ldcs(dr + j) : make_uint4(0, 0, 0, 0);
+		}
+		float rs = __ldg(rstd + r), mu = OP == RW_LAYERNORM ? __ldg(mean + r) : 0.f;
+		float sg = 0.f, sgx = 0.f;
+#pragma unroll
+		for (int i = 0; i < ITEMS; i++) {
+			long j = threadIdx.x + (long)i * blockDim.x;
+			if (j >= nvec)
+				continue;
+			float xv[VE], dv[VE], wv[VE];
+			unpack<T>(rx[i], xv);
+			unpack<T>(rd[i], dv);
+			unpack<T>(__ldg((const uint4 *)w + j), wv);
+#pragma unroll
+			for (int e = 0; e < VE; e++) {
+				float g = wv[e] * dv[e], xh = (xv[e] - mu) * rs;
+				sg += g, sgx += g * xh;
+			}
+		}
+		block_reduce2(sg, sgx, sh);
+		float a = OP == RW_LAYERNORM ? sg * inv_h : 0.f, c = sgx * inv_h;
+		uint4 *outr = (uint4 *)(dx + off);
+#pragma unroll
+		for (int i = 0; i < ITEMS; i++) {
+			long j = threadIdx.x + (long)i * blockDim.x;
+			if (j >= nvec)
+				continue;
+			float xv[VE], dv[VE], wv[VE], o[VE];
+			unpack<T>(rx[i], xv);
+			unpack<T>(rd[i], dv);
+			unpack<T>(__ldg((const uint4 *)w + j), wv);
+#pragma unroll
+			for (int e = 0; e < VE; e++) {
+				float xh = (xv[e] - mu) * rs;
+				o[e] = rs * (wv[e] * dv[e] - a - xh * c);
+				dw[i][e] += dv[e] * xh;
+				if (OP == RW_LAYERNORM)
+					db[i][e] += dv[e];
+			}
+			__stcs(outr + j, pack<T>(o));
+		}
+	}
+#pragma unroll
+	for (int i = 0; i < ITEMS; i++) {
+		long j = threadIdx.x + (long)i * blockDim.x;
+		if (j >= nvec)
+			continue;
+		float4 *p = (float4 *)(pw + (size_t)blockIdx.x * hidden + j * VE);
+#pragma unroll
+		for (int e = 0; e < VE; e += 4)
+			p[e / 4] = make_float4(dw[i][e], dw[i][e + 1], dw[i][e + 2], dw[i][e + 3]);
+		if (OP == RW_LAYERNORM) {
+			float4 *q = (float4 *)(pb + (size_t)blockIdx.x * hidden + j * VE);
+#pragma unroll
+			for (int e = 0; e < VE; e += 4)
+				q[e / 4] = make_float4(db[i][e], db[i][e + 1], db[i][e + 2], db[i][e + 3]);
+		}
+	}
+}
+
+/* out[j] = sum over @n rows of p[., j] (fp32 partials), in T: 32 columns x 8 row groups a block. */
+template <typename T>
+__global__ void __launch_bounds__(256) kprof_colsum(T *out, const float *p, long n, long hidden)
+{
+	__shared__ float sh[8][33];
+	long j = (long)blockIdx.x * 32 + (threadIdx.x & 31);
+	int g = threadIdx.x >> 5;
+	float a = 0.f;
+	if (j < hidden)
+		for (long r = g; r < n; r += 8)
+			a += p[(size_t)r * hidden + j];
+	sh[g][threadIdx.x & 31] = a;
+	__syncthreads();
+	if (g == 0 && j < hidden) {
+		for (int k = 1; k < 8; k++)
+			a += sh[k][threadIdx.x];
+		out[j] = (T)a;
+	}
+}
+
+/*
+ * Cross-entropy forward, one block per row, streaming: per thread an online (max, sum-exp) over
+ * 4 vectors at a time, then one block reduction.  loss = lse - x[target] (0 for ignore_index),
+ * written in T; lse in fp32 for the backward.
+ */
+template <typename T>
+__global__ void __launch_bounds__(256)
+kprof_xent_fwd(T *loss, float *lse_out, const T *x, const long long *target, long vocab,
+	       long long ignore)
+{
+	constexpr int VE = vec<T>::N, U = 4;
+	__shared__ float sh[64];
+	long nvec = vocab / VE;
+	const uint4 *xr = (const uint4 *)(x + (size_t)blockIdx.x * vocab);
+	float m = -INFINITY, s = 0.f;
+	for (long base = threadIdx.x; base < nvec; base += (long)U * blockDim.x) {
+		uint4 raw[U];
+#pragma unroll
+		for (int u = 0; u < U; u++) {
+			long j = base + (long)u * blockDim.x;
+			raw[u] = j < nvec ? __ldcs(xr + j) : make_uint4(0, 0, 0, 0);
+		}
+#pragma unroll
+		for (int u = 0; u < U; u++) {
+			if (base + (long)u * blockDim.x >= nvec)
+				break;
+			float v[VE];
+			unpack<T>(raw[u], v);
+			float mv = v[0];
+#pragma unroll
+			for (int e = 1; e < VE; e++)
+				mv = fmaxf(mv, v[e]);
+			if (mv > m) {
+				s *= ex2((m - mv) * L2E);
+				m = mv;
+			}
+			float ml = m * L2E;
+#pragma unroll
+			for (int e = 0; e < VE; e++)
+				s += ex2(fmaf(v[e], L2E, -ml));
+		}
+	}
+	block_reduce_ms(m, s, sh);
+	if (threadIdx.x == 0) {
+		float lse = m + __logf(s);
+		long long t = target[blockIdx.x];
+		float l = t == ignore ? 0.f : lse - (float)x[(size_t)blockIdx.x * vocab + t];
+		loss[blockIdx.x] = (T)l;
+		lse_out[blockIdx.x] = lse;
+	}
+}
+
+/* Cross-entropy backward: dx = (exp(x - lse) - [j == target]) * dloss, 0 rows for ignore_index. */
+template <typename T>
+__global__ void __launch_bounds__(256)
+kprof_xent_bwd(T *dx, const T *dloss, const T *x, const long long *target, const float *lse,
+	       long vocab, long long ignore)
+{
+	constexpr int VE = vec<T>::N, U = 4;
+	long nvec = vocab / VE;
+	size_t off = (size_t)blockIdx.x * vocab;
+	const uint4 *xr = (const uint4 *)(x + off);
+	uint4 *dr = (uint4 *)(dx + off);
+	long long t = target[blockIdx.x];
+	float g = t == ignore ? 0.f : (float)dloss[blockIdx.x], ll = lse[blockIdx.x] * L2E;
+	for (long base = threadIdx.x; base < nvec; base += (long)U * blockDim.x) {
+		uint4 raw[U];
+#pragma unroll
+		for (int u = 0; u < U; u++) {
+			long j = base + (long)u * blockDim.x;
+			raw[u] = j < nvec ? __ldcs(xr + j) : make_uint4(0, 0, 0, 0);
+		}
+#pragma unroll
+		for (int u = 0; u < U; u++) {
+			long j = base + (long)u * blockDim.x;
+			if (j >= nvec)
+				break;
+			float v[VE], o[VE];
+			unpack<T>(raw[u], v);
+#pragma unroll
+			for (int e = 0; e < VE; e++)
+				o[e] = (ex2(fmaf(v[e], L2E, -ll)) - (j * VE + e == t ? 1.f : 0.f)) * g;
+			__stcs(dr + j, pack<T>(o));
+		}
+	}
+}
+
+__global__ void kprof_fill_targets(long long *t, long n, long vocab, unsigned long long seed)
+{
+	long i = (long)blockIdx.x * blockDim.x + threadIdx.x;
+	if (i >= n)
+		return;
+	unsigned long long z = seed + 0x9e3779b97f4a7c15ull * (unsigned long long)(i + 1);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	z ^= z >> 31;
+	t[i] = (long long)(z % (unsigned long long)vocab);
+}
+
+/*
+ * Vectors a thread of the forward kernels keeps: grow up to MB_FWD_ITEMS while the block has
+ * more than 128 threads (more rows in flight per SM), beyond it only to stay within the block
+ * size (8 vectors: a 512-thread bound, 16: 1024).
+ */
+#ifndef MB_FWD_ITEMS
+#define MB_FWD_ITEMS 8
+#endif
+
 template <typename T, int OP>
 static int launch(void *y, const void *x, const void *w, const void *b, float *mean, float *rstd,
 		  long rows, long hidden, float eps)
@@ -192,10 +516,10 @@ static int launch(void *y, const void *x, const void *w, const void *b, float *m
 	 * 8 vectors a thread (32 registers of data, a 512-thread bound); 16 only for rows that need
 	 * more than 512 threads of 8 (they spill under the 1024-thread bound).
 	 */
-	while (items < 8 && (nvec + items - 1) / items > 128)
+	while (items < MB_FWD_ITEMS && (nvec + items - 1) / items > 128)
 		items *= 2;
-	if (items == 8 && (nvec + 7) / 8 > 512)
-		items = 16;
+	while (items < 16 && (nvec + items - 1) / items > (items >= 8 ? 512 : 1024))
+		items *= 2;
 	long threads = ((nvec + items - 1) / items + 31) / 32 * 32;
 	if (threads > 1024 || hidden % vec<T>::N || rows <= 0 || rows > 2147483647L)
 		return (int)cudaErrorInvalidValue;
@@ -233,4 +557,195 @@ extern "C" int kk_rowwise(int op, void *y, const void *x, const void *w, const v
 	case KT_F16: return by_op<__half>(op, y, x, w, b, mean, rstd, rows, hidden, eps);
 	default: return by_op<__nv_bfloat16>(op, y, x, w, b, mean, rstd, rows, hidden, eps);
 	}
+}
+
+/* ---- backward and cross-entropy launchers ---- */
+
+/* Smallest power-of-two vectors a thread (<= 16) that fits the row in 1024 threads. */
+static int items_for(long nvec, int min_items)
+{
+	int items = 1;
+	while (items < min_items && (nvec + items - 1) / items > 128)
+		items *= 2;
+	while (items < 16 && (nvec + items - 1) / items > 1024)
+		items *= 2;
+	return items;
+}
+
+static unsigned threads_for(long nvec, int items)
+{
+	return (unsigned)(((nvec + items - 1) / items + 31) / 32 * 32);
+}
+
+template <typename T>
+static int sm_bwd(void *dx, const void *y, const void *dy, long rows, long hidden)
+{
+	long nvec = hidden / vec<T>::N;
+	int items = items_for(nvec, 2);
+	if (hidden % vec<T>::N || rows <= 0 || rows > 2147483647L || (nvec + items - 1) / items > 1024)
+		return (int)cudaErrorInvalidValue;
+	dim3 g((unsigned)rows), b(threads_for(nvec, items));
+#define L(I) kprof_softmax_bwd<T, I><<<g, b>>>((T *)dx, (const T *)y, (const T *)dy, hidden)
+	switch (items) {
+	case 1: L(1); break;
+	case 2: L(2); break;
+	case 4: L(4); break;
+	case 8: L(8); break;
+	default: L(16); break;
+	}
+#undef L
+	return (int)cudaGetLastError();
+}
+
+extern "C" int kk_rowsoftmax_bwd(void *dx, const void *y, const void *dy, int kt, long rows,
+				 long hidden)
+{
+	switch (kt) {
+	case KT_F32: return sm_bwd<float>(dx, y, dy, rows, hidden);
+	case KT_F16: return sm_bwd<__half>(dx, y, dy, rows, hidden);
+	default: return sm_bwd<__nv_bfloat16>(dx, y, dy, rows, hidden);
+	}
+}
+
+/* Blocks of the persistent norm-backward grid: resident blocks on every SM, at most @rows. */
+template <typename T, int OP, int I> static long nb_grid(long rows, unsigned threads)
+{
+	static int per_sm = -1, sms = 0;
+	static unsigned for_threads = 0; /* the block size per_sm was asked for */
+	if (per_sm < 0 || for_threads != threads) {
+		for_threads = threads;
+		int dev = 0;
+		if (cudaGetDevice(&dev) != cudaSuccess ||
+		    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
+		    cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kprof_norm_bwd<T, OP, I>,
+								  (int)threads, 0) != cudaSuccess)
+			per_sm = 1, sms = 1;
+		if (per_sm < 1)
+			per_sm = 1;
+	}
+	long g = (long)per_sm * sms;
+	return g < rows ? g : rows;
+}
+
+template <typename T, int OP>
+static long nb_blocks(long rows, long hidden, int *items, unsigned *threads)
+{
+	long nvec = hidden / vec<T>::N;
+	*items = items_for(nvec, 1);
+	*threads = threads_for(nvec, *items);
+	switch (*items) {
+	case 1: return nb_grid<T, OP, 1>(rows, *threads);
+	case 2: return nb_grid<T, OP, 2>(rows, *threads);
+	case 4: return nb_grid<T, OP, 4>(rows, *threads);
+	case 8: return nb_grid<T, OP, 8>(rows, *threads);
+	default: return nb_grid<T, OP, 16>(rows, *threads);
+	}
+}
+
+template <typename T, int OP>
+static int nb_launch(void *dx, void *dw, void *db, const void *dy, const void *x, const float *mean,
+		     const float *rstd, const void *w, void *ws, long rows, long hidden)
+{
+	int items;
+	unsigned threads;
+	if (hidden % vec<T>::N || rows <= 0 || hidden <= 0 || hidden > 65536)
+		return (int)cudaErrorInvalidValue;
+	long grid = nb_blocks<T, OP>(rows, hidden, &items, &threads);
+	float *pw = (float *)ws, *pb = pw + (size_t)grid * hidden;
+	dim3 g((unsigned)grid), b(threads);
+#define L(I)                                                                                   \
+	kprof_norm_bwd<T, OP, I><<<g, b>>>((T *)dx, pw, pb, (const T *)dy, (const T *)x, mean, rstd, \
+					   (const T *)w, rows, hidden)
+	switch (items) {
+	case 1: L(1); break;
+	case 2: L(2); break;
+	case 4: L(4); break;
+	case 8: L(8); break;
+	default: L(16); break;
+	}
+#undef L
+	dim3 cg((unsigned)((hidden + 31) / 32)), cb(256);
+	kprof_colsum<T><<<cg, cb>>>((T *)dw, pw, grid, hidden);
+	if (OP == RW_LAYERNORM)
+		kprof_colsum<T><<<cg, cb>>>((T *)db, pb, grid, hidden);
+	return (int)cudaGetLastError();
+}
+
+extern "C" size_t kk_norm_bwd_workspace(int op, int kt, long rows, long hidden)
+{
+	int items;
+	unsigned threads;
+	long grid;
+	if (kt == KT_F32)
+		grid = op == RW_LAYERNORM ? nb_blocks<float, RW_LAYERNORM>(rows, hidden, &items, &threads)
+					  : nb_blocks<float, RW_RMSNORM>(rows, hidden, &items, &threads);
+	else if (kt == KT_F16)
+		grid = op == RW_LAYERNORM ? nb_blocks<__half, RW_LAYERNORM>(rows, hidden, &items, &threads)
+					  : nb_blocks<__half, RW_RMSNORM>(rows, hidden, &items, &threads);
+	else
+		grid = op == RW_LAYERNORM
+			       ? nb_blocks<__nv_bfloat16, RW_LAYERNORM>(rows, hidden, &items, &threads)
+			       : nb_blocks<__nv_bfloat16, RW_RMSNORM>(rows, hidden, &items, &threads);
+	return (size_t)grid * hidden * sizeof(float) * (op == RW_LAYERNORM ? 2 : 1);
+}
+
+extern "C" int kk_norm_bwd(int op, void *dx, void *dw, void *db, const void *dy, const void *x,
+			   const float *mean, const float *rstd, const void *w, void *ws, int kt,
+			   long rows, long hidden)
+{
+#define B(T)                                                                                   \
+	(op == RW_LAYERNORM                                                                    \
+		 ? nb_launch<T, RW_LAYERNORM>(dx, dw, db, dy, x, mean, rstd, w, ws, rows, hidden) \
+		 : nb_launch<T, RW_RMSNORM>(dx, dw, db, dy, x, mean, rstd, w, ws, rows, hidden))
+	switch (kt) {
+	case KT_F32: return B(float);
+	case KT_F16: return B(__half);
+	default: return B(__nv_bfloat16);
+	}
+#undef B
+}
+
+template <typename T>
+static int xent(int bwd, void *out, float *lse, const void *dloss, const void *x,
+		const int64_t *target, long rows, long vocab, long ignore)
+{
+	if (vocab % vec<T>::N || vocab <= 0 || rows <= 0 || rows > 2147483647L)
+		return (int)cudaErrorInvalidValue;
+	dim3 g((unsigned)rows), b(256);
+	if (bwd)
+		kprof_xent_bwd<T><<<g, b>>>((T *)out, (const T *)dloss, (const T *)x,
+					    (const long long *)target, lse, vocab, ignore);
+	else
+		kprof_xent_fwd<T><<<g, b>>>((T *)out, lse, (const T *)x, (const long long *)target,
+					    vocab, ignore);
+	return (int)cudaGetLastError();
+}
+
+extern "C" int kk_xent_fwd(void *loss, float *lse, const void *x, const int64_t *target, int kt,
+			   long rows, long vocab, long ignore)
+{
+	switch (kt) {
+	case KT_F32: return xent<float>(0, loss, lse, NULL, x, target, rows, vocab, ignore);
+	case KT_F16: return xent<__half>(0, loss, lse, NULL, x, target, rows, vocab, ignore);
+	default: return xent<__nv_bfloat16>(0, loss, lse, NULL, x, target, rows, vocab, ignore);
+	}
+}
+
+extern "C" int kk_xent_bwd(void *dx, const void *dloss, const void *x, const int64_t *target,
+			   const float *lse, int kt, long rows, long vocab, long ignore)
+{
+	float *l = (float *)lse;
+	switch (kt) {
+	case KT_F32: return xent<float>(1, dx, l, dloss, x, target, rows, vocab, ignore);
+	case KT_F16: return xent<__half>(1, dx, l, dloss, x, target, rows, vocab, ignore);
+	default: return xent<__nv_bfloat16>(1, dx, l, dloss, x, target, rows, vocab, ignore);
+	}
+}
+
+extern "C" int kk_fill_targets(int64_t *t, long n, long vocab, uint64_t seed)
+{
+	if (n <= 0 || vocab <= 0)
+		return (int)cudaErrorInvalidValue;
+	kprof_fill_targets<<<(unsigned)((n + 255) / 256), 256>>>((long long *)t, n, vocab, seed);
+	return (int)cudaGetLastError();
 }

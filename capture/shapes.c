@@ -247,17 +247,17 @@ long conv_out_dim(long x, long k, long stride, long pad, long dil)
 	return num < 0 ? 0 : num / stride + 1;
 }
 
-int shapes_norm(const char *spec, struct kp_norm_shape **out, size_t *n, char *why, size_t whylen)
+/* rows x hidden sets: "default" is @dflt (@nd pairs), custom hidden up to @max */
+static int rows_cols(const char *spec, const long (*dflt)[2], size_t nd, long max,
+		     struct kp_norm_shape **out, size_t *n, char *why, size_t whylen)
 {
 	struct vec v = { .size = sizeof(struct kp_norm_shape) };
 	struct kp_norm_shape *e;
 	if (!strcmp(spec, "default")) {
-		static const long d[][2] = { { 4096, 4096 }, { 16384, 4096 }, { 32768, 8192 },
-					     { 8192, 32768 } };
-		for (size_t i = 0; i < sizeof(d) / sizeof(d[0]); i++) {
+		for (size_t i = 0; i < nd; i++) {
 			if (!(e = push(&v)))
 				return fail(&v, why, whylen, "out of memory");
-			e->rows = d[i][0], e->hidden = d[i][1];
+			e->rows = dflt[i][0], e->hidden = dflt[i][1];
 		}
 	} else if (!strncmp(spec, "custom:", 7)) {
 		const char *s = spec + 7;
@@ -265,8 +265,11 @@ int shapes_norm(const char *spec, struct kp_norm_shape **out, size_t *n, char *w
 			long d[2];
 			if (parse_dims(s, &s, d, 2) != 2)
 				return fail(&v, why, whylen, "expected custom:ROWSxHIDDEN,...");
-			if (d[1] % 8 || d[1] > 65536)
-				return fail(&v, why, whylen, "hidden must be a multiple of 8, at most 65536");
+			if (d[1] % 8 || d[1] > max) {
+				char m[80];
+				snprintf(m, sizeof(m), "hidden must be a multiple of 8, at most %ld", max);
+				return fail(&v, why, whylen, m);
+			}
 			if (!(e = push(&v)))
 				return fail(&v, why, whylen, "out of memory");
 			e->rows = d[0], e->hidden = d[1];
@@ -282,6 +285,20 @@ int shapes_norm(const char *spec, struct kp_norm_shape **out, size_t *n, char *w
 	*out = v.p;
 	*n = v.n;
 	return 0;
+}
+
+int shapes_norm(const char *spec, struct kp_norm_shape **out, size_t *n, char *why, size_t whylen)
+{
+	static const long d[][2] = { { 4096, 4096 }, { 16384, 4096 }, { 32768, 8192 }, { 8192, 32768 } };
+	return rows_cols(spec, d, sizeof(d) / sizeof(d[0]), 65536, out, n, why, whylen);
+}
+
+int shapes_vocab(const char *spec, struct kp_norm_shape **out, size_t *n, char *why, size_t whylen)
+{
+	/* LLaMA-2 (32000) and LLaMA-3 (128256) vocabularies, 4096 and 16384 tokens */
+	static const long d[][2] = { { 4096, 32000 }, { 16384, 32000 }, { 4096, 128256 },
+				     { 16384, 128256 } };
+	return rows_cols(spec, d, sizeof(d) / sizeof(d[0]), 1L << 20, out, n, why, whylen);
 }
 
 int shapes_conv(const char *spec, long batch, struct kp_conv_shape **out, size_t *n, char *why,

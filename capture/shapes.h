@@ -57,6 +57,11 @@ int shapes_conv(const char *spec, long batch, struct kp_conv_shape **out, size_t
  * to 65536.
  */
 int shapes_norm(const char *spec, struct kp_norm_shape **out, size_t *n, char *why, size_t whylen);
+/*
+ * Cross-entropy rows x vocab sets: "default" ({4096, 16384} x {32000, 128256}) or
+ * "custom:ROWSxVOCAB,..."; vocab a multiple of 8 up to 2^20.
+ */
+int shapes_vocab(const char *spec, struct kp_norm_shape **out, size_t *n, char *why, size_t whylen);
 /* Output size of one spatial dim: floor((x + 2p - d(k-1) - 1)/s) + 1. */
 long conv_out_dim(long x, long k, long stride, long pad, long dil);
 

@@ -1614,10 +1614,14 @@ struct norm_case {
 	long rows, hidden;
 	void *x, *y, *wt, *bias;
 	float *mean, *rstd;
+	void *dy, *dx, *dw, *db, *ws; /* backward */
 };
 
 static const char *const norm_ops[] = { "aten::_softmax", "aten::_fused_rms_norm",
 					"aten::native_layer_norm" };
+static const char *const norm_bwd_ops[] = { "aten::_softmax_backward_data",
+					    "aten::_fused_rms_norm_backward",
+					    "aten::native_layer_norm_backward" };
 static const float norm_eps[] = { 0.f, 1e-6f, 1e-5f };
 
 static int norm_iter(struct kp_wl *w, void *ctx)
@@ -1647,6 +1651,54 @@ static int norm_iter(struct kp_wl *w, void *ctx)
 				      dts[c->cdt].kt, c->rows, c->hidden, norm_eps[c->op]),
 			"kprof_rowwise");
 	op_end(w, &op, norm_ops[c->op], args);
+	return rc;
+}
+
+/*
+ * The backward ops with torch's schemas: _softmax_backward_data(grad_output, output, dim,
+ * input_dtype); _fused_rms_norm_backward(grad_out, input, normalized_shape, rstd, weight,
+ * output_mask); native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd,
+ * weight, bias, output_mask).  mean/rstd are [rows, 1] fp32 as torch saves them.
+ */
+static int norm_bwd_iter(struct kp_wl *w, void *ctx)
+{
+	struct norm_case *c = ctx;
+	const char *ty = dts[c->cdt].torch_type;
+	char hs[40];
+	snprintf(hs, sizeof(hs), "[%ld]", c->hidden);
+	struct slot s[8];
+	int ns;
+	s[0] = tensor(ty, 2, c->rows, c->hidden, 0, 0);
+	s[1] = tensor(ty, 2, c->rows, c->hidden, 0, 0);
+	if (c->op == RW_SOFTMAX) {
+		s[2] = scalar("Scalar", "-1"), s[3] = scalar("ScalarType", dts[c->cdt].scalar_type);
+		ns = 4;
+	} else if (c->op == RW_RMSNORM) {
+		s[2] = scalar("ScalarList", hs);
+		s[3] = tensor("float", 2, c->rows, 1, 0, 0);
+		s[4] = tensor(ty, 1, c->hidden, 0, 0, 0);
+		s[5] = scalar("ScalarList", "[True, True]");
+		ns = 6;
+	} else {
+		s[2] = scalar("ScalarList", hs);
+		s[3] = tensor("float", 2, c->rows, 1, 0, 0);
+		s[4] = tensor("float", 2, c->rows, 1, 0, 0);
+		s[5] = tensor(ty, 1, c->hidden, 0, 0, 0);
+		s[6] = tensor(ty, 1, c->hidden, 0, 0, 0);
+		s[7] = scalar("ScalarList", "[True, True, True]");
+		ns = 8;
+	}
+	char *args = w->traced ? mk_args(s, ns, "kprof", c->cdt, NULL) : NULL;
+	struct op op;
+	op_begin(w, &op);
+	int kt = dts[c->cdt].kt, e;
+	if (c->op == RW_SOFTMAX)
+		e = kk_rowsoftmax_bwd(c->dx, c->y, c->dy, kt, c->rows, c->hidden);
+	else
+		e = kk_norm_bwd(c->op, c->dx, c->dw, c->db, c->dy, c->x, c->mean, c->rstd, c->wt,
+				c->ws, kt, c->rows, c->hidden);
+	int rc = kcheck(w, e, "kprof_rowwise_backward");
+	op_end(w, &op, norm_bwd_ops[c->op], args);
 	return rc;
 }
 
@@ -1701,6 +1753,104 @@ out:
 	return rc;
 }
 
+/* Column @col of a [rows, cols] device matrix (elements of @es bytes) to the host. */
+static void *host_column(struct kp_wl *w, const void *dev, size_t es, long rows, long cols, long col)
+{
+	void *h = malloc((size_t)rows * es);
+	if (!h) {
+		fprintf(stderr, "kprof: error: out of host memory (%zu bytes)\n", (size_t)rows * es);
+		w->status = KP_ENV;
+		return NULL;
+	}
+	recorder_push(w->t->untraced_ext);
+	cudaError_t e = cudaMemcpy2D(h, es, (const char *)dev + (size_t)col * es, (size_t)cols * es,
+				     es, (size_t)rows, cudaMemcpyDeviceToHost);
+	recorder_pop();
+	if (e != cudaSuccess) {
+		free(h);
+		cuda_fail(w, "cudaMemcpy2D", e);
+		return NULL;
+	}
+	return h;
+}
+
+/*
+ * The backward against fp64 from the same inputs (the forward's y, or x with the saved fp32
+ * mean/rstd): dx on 64 whole rows, dw and db on 8 whole columns (sums over every row).
+ */
+static int norm_bwd_check(struct kp_wl *w, struct norm_case *c, struct kp_check *chk)
+{
+	int kt = dts[c->cdt].kt, rc = -1;
+	long H = c->hidden, R = c->rows;
+	size_t es = dts[c->cdt].size, rb = (size_t)H * es;
+	void *hw = NULL, *hx = NULL, *hd = NULL, *ho = NULL, *hdw = NULL, *hdb = NULL;
+	float *hm = NULL, *hr = NULL;
+	double tiny = kt == KT_F16 ? 0x1p-14 : 0.0;
+	uint64_t seed = 7;
+	if (c->op != RW_SOFTMAX) {
+		if (!(hw = host_copy(w, c->wt, rb)) || !(hr = host_copy(w, c->rstd, R * 4)) ||
+		    !(hm = host_copy(w, c->mean, R * 4)) || !(hdw = host_copy(w, c->dw, rb)) ||
+		    (c->op == RW_LAYERNORM && !(hdb = host_copy(w, c->db, rb))))
+			goto out;
+	}
+	for (int t = 0; t < 64; t++) {
+		size_t row = rng_next(&seed) % (size_t)R;
+		free(hx), free(hd), free(ho);
+		hd = ho = NULL;
+		/* hx: y for softmax, x for the norms */
+		if (!(hx = host_copy(w, (char *)(c->op == RW_SOFTMAX ? c->y : c->x) + row * rb, rb)) ||
+		    !(hd = host_copy(w, (char *)c->dy + row * rb, rb)) ||
+		    !(ho = host_copy(w, (char *)c->dx + row * rb, rb)))
+			goto out;
+		if (c->op == RW_SOFTMAX) {
+			double s = 0, sa = 0;
+			for (long j = 0; j < H; j++) {
+				double p = hval(hx, j, kt) * hval(hd, j, kt);
+				s += p, sa += fabs(p);
+			}
+			for (long j = 0; j < H; j++) {
+				double y = hval(hx, j, kt), d = hval(hd, j, kt);
+				note_err(chk, hval(ho, j, kt), y * (d - s), fabs(y) * (fabs(d) + sa) + tiny);
+			}
+			continue;
+		}
+		double r = hr[row], mu = c->op == RW_LAYERNORM ? hm[row] : 0;
+		double sg = 0, sgx = 0, ag = 0, agx = 0;
+		for (long j = 0; j < H; j++) {
+			double g = hval(hw, j, kt) * hval(hd, j, kt), xh = (hval(hx, j, kt) - mu) * r;
+			sg += g, sgx += g * xh, ag += fabs(g), agx += fabs(g * xh);
+		}
+		double a = c->op == RW_LAYERNORM ? sg / H : 0, aa = c->op == RW_LAYERNORM ? ag / H : 0;
+		for (long j = 0; j < H; j++) {
+			double g = hval(hw, j, kt) * hval(hd, j, kt), xh = (hval(hx, j, kt) - mu) * r;
+			double ref = r * (g - a - xh * sgx / H);
+			note_err(chk, hval(ho, j, kt), ref, r * (fabs(g) + aa + fabs(xh) * agx / H) + tiny);
+		}
+	}
+	if (c->op != RW_SOFTMAX)
+		for (int t = 0; t < 8; t++) {
+			long col = (long)(rng_next(&seed) % (uint64_t)H);
+			free(hx), free(hd);
+			hd = NULL;
+			if (!(hx = host_column(w, c->x, es, R, H, col)) ||
+			    !(hd = host_column(w, c->dy, es, R, H, col)))
+				goto out;
+			double sw = 0, aw = 0, sb = 0, ab = 0;
+			for (long i = 0; i < R; i++) {
+				double d = hval(hd, i, kt);
+				double xh = (hval(hx, i, kt) - (c->op == RW_LAYERNORM ? hm[i] : 0)) * hr[i];
+				sw += d * xh, aw += fabs(d * xh), sb += d, ab += fabs(d);
+			}
+			note_err(chk, hval(hdw, col, kt), sw, aw + tiny);
+			if (c->op == RW_LAYERNORM)
+				note_err(chk, hval(hdb, col, kt), sb, ab + tiny);
+		}
+	rc = 0;
+out:
+	free(hw), free(hx), free(hd), free(ho), free(hdw), free(hdb), free(hm), free(hr);
+	return rc;
+}
+
 /* DRAM peak from the memory clock and bus width (bytes/s), 0 when unknown. */
 static double dram_peak(void)
 {
@@ -1712,16 +1862,48 @@ static double dram_peak(void)
 	return 2.0 * khz * 1e3 * bits / 8;
 }
 
+/*
+ * The accuracy line, the timed loop and the 'time' line of one memory-bound case; @bytes is
+ * the compulsory traffic of analyze's model of the recorded op.
+ */
+static int mb_measure(struct kp_wl *w, const char *label, iter_fn fn, void *ctx,
+		      const struct kp_check *chk, double bytes, const char *opname, const char *kind,
+		      const char *shape, int cdt, const char *mode)
+{
+	print_check(w, label, chk);
+	TRY(timed_loop(w, label, fn, ctx));
+	double ms = event_ms(w, fn, ctx), peak = dram_peak();
+	if (ms > 0) {
+		double gbs = bytes / (ms * 1e-3) / 1e9;
+		printf("     time  %.4f ms/iter  %.0f GB/s (%.0f%% of DRAM peak %.0f GB/s)  %s\n", ms,
+		       gbs, peak > 0 ? 100 * gbs * 1e9 / peak : 0.0, peak / 1e9, label);
+		struct kp_result r = { .ms = ms, .gbs = gbs, .peak_pct = peak > 0 ? 100 * gbs * 1e9 / peak : 0,
+				       .err = chk->max_err, .tol = chk->tol };
+		snprintf(r.op, sizeof(r.op), "%s", opname);
+		snprintf(r.kind, sizeof(r.kind), "%s", kind);
+		snprintf(r.shape, sizeof(r.shape), "%s", shape);
+		snprintf(r.dtype, sizeof(r.dtype), "%s", dts[cdt].name);
+		snprintf(r.backend, sizeof(r.backend), "kprof");
+		snprintf(r.mode, sizeof(r.mode), "%s", mode);
+		if (w->results && results_add(w->results, &r) < 0)
+			fprintf(stderr, "kprof: warning: out of memory: %s left out of the results\n", label);
+	}
+	return 0;
+out:
+	return -1;
+}
+
 static int run_norm(struct kp_wl *w, int op, int cdt, const struct kp_norm_shape *sh)
 {
 	static const char *const names[] = { "softmax", "rmsnorm", "layernorm" };
 	struct bufs b = { .n = 0 };
 	struct norm_case c = { .cdt = cdt, .op = op, .rows = sh->rows, .hidden = sh->hidden };
-	int rc = -1;
+	int rc = -1, bwd = w->o->backward, kt = dts[cdt].kt;
 	size_t es = dts[cdt].size, n = (size_t)sh->rows * sh->hidden;
-	char label[120];
+	char label[120], shape[48];
 	snprintf(label, sizeof(label), "%s %s rows=%ld hidden=%ld", names[op], dts[cdt].name,
 		 sh->rows, sh->hidden);
+	snprintf(shape, sizeof(shape), "%ldx%ld", sh->rows, sh->hidden);
 	if (cdt == CDT_TF32) {
 		printf("  -  %s: no tf32 variant (skipped)\n", label);
 		return 0;
@@ -1730,37 +1912,213 @@ static int run_norm(struct kp_wl *w, int op, int cdt, const struct kp_norm_shape
 	    !(c.wt = dalloc(w, &b, sh->hidden * es)) || !(c.bias = dalloc(w, &b, sh->hidden * es)) ||
 	    !(c.mean = dalloc(w, &b, sh->rows * 4)) || !(c.rstd = dalloc(w, &b, sh->rows * 4)))
 		goto out;
+	if (bwd && (!(c.dy = dalloc(w, &b, n * es)) || !(c.dx = dalloc(w, &b, n * es)) ||
+		    !(c.dw = dalloc(w, &b, sh->hidden * es)) || !(c.db = dalloc(w, &b, sh->hidden * es))))
+		goto out;
+	if (bwd && op != RW_SOFTMAX &&
+	    !(c.ws = dalloc(w, &b, kk_norm_bwd_workspace(op, kt, sh->rows, sh->hidden))))
+		goto out;
 	TRY(fill(w, c.x, cdt, n, 41));
 	TRY(fill(w, c.wt, cdt, sh->hidden, 42));
 	TRY(fill(w, c.bias, cdt, sh->hidden, 43));
+	if (bwd)
+		TRY(fill(w, c.dy, cdt, n, 44));
+	/* rmsnorm writes no mean: the backward check reads zeros */
+	CU(cudaMemset(c.mean, 0, sh->rows * 4));
 	w->traced = 0;
 	TRY(norm_iter(w, &c));
 	TRY(dev_sync(w));
 	struct kp_check chk = { .tol = workloads_tolerance(cdt == CDT_FP32 ? CDT_FP16 : cdt) };
 	TRY(norm_check(w, &c, &chk));
-	print_check(w, label, &chk);
-	TRY(timed_loop(w, label, norm_iter, &c));
-	double ms = event_ms(w, norm_iter, &c), peak = dram_peak();
-	if (ms > 0) {
-		/* analyze's byte models: x and y, plus weight/bias and the fp32 row statistics */
-		double bytes = 2.0 * n * es;
+	/* analyze's byte models: x and y, plus weight/bias and the fp32 row statistics */
+	double bytes = 2.0 * n * es;
+	if (op == RW_RMSNORM)
+		bytes += sh->hidden * es + sh->rows * 4.0;
+	if (op == RW_LAYERNORM)
+		bytes += 2.0 * sh->hidden * es + sh->rows * 8.0;
+	TRY(mb_measure(w, label, norm_iter, &c, &chk, bytes, norm_ops[op], names[op], shape, cdt,
+		       "fwd"));
+	if (bwd) {
+		char bl[130];
+		snprintf(bl, sizeof(bl), "%s bwd %s rows=%ld hidden=%ld", names[op], dts[cdt].name,
+			 sh->rows, sh->hidden);
+		TRY(norm_bwd_iter(w, &c));
+		TRY(dev_sync(w));
+		struct kp_check bc = { .tol = chk.tol };
+		TRY(norm_bwd_check(w, &c, &bc));
+		/* read dy and y/x (+ rstd, mean, weight), write dx (+ dweight, dbias) */
+		bytes = 3.0 * n * es;
 		if (op == RW_RMSNORM)
-			bytes += sh->hidden * es + sh->rows * 4.0;
+			bytes += 2.0 * sh->hidden * es + sh->rows * 4.0;
 		if (op == RW_LAYERNORM)
-			bytes += 2.0 * sh->hidden * es + sh->rows * 8.0;
-		double gbs = bytes / (ms * 1e-3) / 1e9;
-		printf("     time  %.4f ms/iter  %.0f GB/s (%.0f%% of DRAM peak %.0f GB/s)  %s\n", ms,
-		       gbs, peak > 0 ? 100 * gbs * 1e9 / peak : 0.0, peak / 1e9, label);
-		struct kp_result r = { .ms = ms, .gbs = gbs, .peak_pct = peak > 0 ? 100 * gbs * 1e9 / peak : 0,
-				       .err = chk.max_err, .tol = chk.tol };
-		snprintf(r.op, sizeof(r.op), "%s", norm_ops[op]);
-		snprintf(r.kind, sizeof(r.kind), "%s", names[op]);
-		snprintf(r.shape, sizeof(r.shape), "%ldx%ld", sh->rows, sh->hidden);
-		snprintf(r.dtype, sizeof(r.dtype), "%s", dts[cdt].name);
-		snprintf(r.backend, sizeof(r.backend), "kprof");
-		snprintf(r.mode, sizeof(r.mode), "fwd");
-		if (w->results && results_add(w->results, &r) < 0)
-			fprintf(stderr, "kprof: warning: out of memory: %s left out of the results\n", label);
+			bytes += 3.0 * sh->hidden * es + sh->rows * 8.0;
+		TRY(mb_measure(w, bl, norm_bwd_iter, &c, &bc, bytes, norm_bwd_ops[op], names[op],
+			       shape, cdt, "bwd"));
+	}
+	rc = 0;
+out:
+	bufs_free(&b);
+	return rc;
+}
+
+/* ---- cross-entropy (kprof's streaming kernels) ---- */
+
+struct xent_case {
+	int cdt;
+	long rows, vocab;
+	void *x, *loss, *dloss, *dx;
+	int64_t *target;
+	float *lse;
+};
+
+#define XENT_IGNORE (-100)
+
+/*
+ * Forward: aten::cross_entropy_loss(self, target, weight, reduction, ignore_index,
+ * label_smoothing) with reduction 'none' (0): loss [rows] in self's dtype.  The kernel also
+ * writes the fp32 log-sum-exp per row that the backward reads (not part of the op's outputs).
+ */
+static int xent_iter(struct kp_wl *w, void *ctx)
+{
+	struct xent_case *c = ctx;
+	const char *ty = dts[c->cdt].torch_type;
+	struct slot s[6] = {
+		tensor(ty, 2, c->rows, c->vocab, 0, 0), tensor("long int", 1, c->rows, 0, 0, 0),
+		tensor("", 0, 0, 0, 0, 0),		scalar("Scalar", "0"),
+		scalar("Scalar", "-100"),		scalar("Scalar", "0.0"),
+	};
+	char *args = w->traced ? mk_args(s, 6, "kprof", c->cdt, NULL) : NULL;
+	struct op op;
+	op_begin(w, &op);
+	int rc = kcheck(w, kk_xent_fwd(c->loss, c->lse, c->x, c->target, dts[c->cdt].kt, c->rows,
+				       c->vocab, XENT_IGNORE),
+			"kprof_xent_fwd");
+	op_end(w, &op, "aten::cross_entropy_loss", args);
+	return rc;
+}
+
+/*
+ * Backward: no aten op is one fused cross-entropy backward (eager torch runs nll_loss_backward
+ * and _log_softmax_backward_data), so the op is kprof's own, with the meaning and slots
+ * kprof::cross_entropy_loss_backward(grad_output [rows], self, target, lse [rows] fp32,
+ * reduction, ignore_index, label_smoothing) -> grad_input [rows, vocab] in self's dtype.
+ */
+static int xent_bwd_iter(struct kp_wl *w, void *ctx)
+{
+	struct xent_case *c = ctx;
+	const char *ty = dts[c->cdt].torch_type;
+	struct slot s[7] = {
+		tensor(ty, 1, c->rows, 0, 0, 0),	tensor(ty, 2, c->rows, c->vocab, 0, 0),
+		tensor("long int", 1, c->rows, 0, 0, 0), tensor("float", 1, c->rows, 0, 0, 0),
+		scalar("Scalar", "0"),			scalar("Scalar", "-100"),
+		scalar("Scalar", "0.0"),
+	};
+	char *args = w->traced ? mk_args(s, 7, "kprof", c->cdt, NULL) : NULL;
+	struct op op;
+	op_begin(w, &op);
+	int rc = kcheck(w, kk_xent_bwd(c->dx, c->dloss, c->x, c->target, c->lse, dts[c->cdt].kt,
+				       c->rows, c->vocab, XENT_IGNORE),
+			"kprof_xent_bwd");
+	op_end(w, &op, "kprof::cross_entropy_loss_backward", args);
+	return rc;
+}
+
+/* 64 whole rows against fp64: the loss (forward) and every element of dx (backward). */
+static int xent_check(struct kp_wl *w, struct xent_case *c, int bwd, struct kp_check *chk)
+{
+	int kt = dts[c->cdt].kt, rc = -1;
+	size_t es = dts[c->cdt].size, rb = (size_t)c->vocab * es;
+	void *hx = NULL, *ho = NULL, *hl = NULL, *hg = NULL;
+	int64_t *ht = NULL;
+	uint64_t seed = 9;
+	double tiny = kt == KT_F16 ? 0x1p-14 : 0.0;
+	if (!(ht = host_copy(w, c->target, c->rows * sizeof(int64_t))) ||
+	    !(hl = host_copy(w, c->loss, c->rows * es)) ||
+	    (bwd && !(hg = host_copy(w, c->dloss, c->rows * es))))
+		goto out;
+	for (int t = 0; t < 64; t++) {
+		size_t row = rng_next(&seed) % (size_t)c->rows;
+		free(hx), free(ho);
+		ho = NULL;
+		if (!(hx = host_copy(w, (char *)c->x + row * rb, rb)) ||
+		    (bwd && !(ho = host_copy(w, (char *)c->dx + row * rb, rb))))
+			goto out;
+		double m = -INFINITY, z = 0;
+		for (long j = 0; j < c->vocab; j++)
+			m = fmax(m, hval(hx, j, kt));
+		for (long j = 0; j < c->vocab; j++)
+			z += exp(hval(hx, j, kt) - m);
+		double lse = m + log(z);
+		long tg = (long)ht[row];
+		if (tg < 0 || tg >= c->vocab) {
+			chk->max_err = INFINITY; /* the fill kernel writes targets in [0, vocab) */
+			continue;
+		}
+		double xt = hval(hx, tg, kt);
+		if (!bwd) {
+			note_err(chk, hval(hl, row, kt), lse - xt, fabs(lse) + fabs(xt));
+			continue;
+		}
+		double g = hval(hg, row, kt);
+		for (long j = 0; j < c->vocab; j++) {
+			double p = exp(hval(hx, j, kt) - lse), oh = j == tg ? 1 : 0;
+			note_err(chk, hval(ho, j, kt), (p - oh) * g, (p + oh) * fabs(g) + tiny);
+		}
+	}
+	rc = 0;
+out:
+	free(hx), free(ho), free(hl), free(hg), free(ht);
+	return rc;
+}
+
+static int run_xent(struct kp_wl *w, int cdt, const struct kp_norm_shape *sh)
+{
+	struct bufs b = { .n = 0 };
+	struct xent_case c = { .cdt = cdt, .rows = sh->rows, .vocab = sh->hidden };
+	int rc = -1, bwd = w->o->backward;
+	size_t es = dts[cdt].size, n = (size_t)sh->rows * sh->hidden;
+	char label[120], shape[48];
+	snprintf(label, sizeof(label), "cross_entropy %s rows=%ld vocab=%ld", dts[cdt].name,
+		 sh->rows, sh->hidden);
+	snprintf(shape, sizeof(shape), "%ldx%ld", sh->rows, sh->hidden);
+	if (cdt == CDT_TF32) {
+		printf("  -  %s: no tf32 variant (skipped)\n", label);
+		return 0;
+	}
+	if (!(c.x = dalloc(w, &b, n * es)) || !(c.loss = dalloc(w, &b, sh->rows * es)) ||
+	    !(c.target = dalloc(w, &b, sh->rows * sizeof(int64_t))) ||
+	    !(c.lse = dalloc(w, &b, sh->rows * 4)))
+		goto out;
+	if (bwd && (!(c.dx = dalloc(w, &b, n * es)) || !(c.dloss = dalloc(w, &b, sh->rows * es))))
+		goto out;
+	TRY(fill(w, c.x, cdt, n, 51));
+	if (bwd)
+		TRY(fill(w, c.dloss, cdt, sh->rows, 52));
+	recorder_push(w->t->untraced_ext);
+	int e = kk_fill_targets(c.target, sh->rows, sh->hidden, 53);
+	recorder_pop();
+	TRY(kcheck(w, e, "kprof_fill_targets"));
+	w->traced = 0;
+	TRY(xent_iter(w, &c));
+	TRY(dev_sync(w));
+	struct kp_check chk = { .tol = workloads_tolerance(cdt == CDT_FP32 ? CDT_FP16 : cdt) };
+	TRY(xent_check(w, &c, 0, &chk));
+	/* read logits and int64 targets, write the loss (analyze's cross_entropy_loss model) */
+	double bytes = (double)n * es + sh->rows * 8.0 + sh->rows * (double)es;
+	TRY(mb_measure(w, label, xent_iter, &c, &chk, bytes, "aten::cross_entropy_loss",
+		       "cross_entropy", shape, cdt, "fwd"));
+	if (bwd) {
+		char bl[130];
+		snprintf(bl, sizeof(bl), "cross_entropy bwd %s rows=%ld vocab=%ld", dts[cdt].name,
+			 sh->rows, sh->hidden);
+		TRY(xent_bwd_iter(w, &c));
+		TRY(dev_sync(w));
+		struct kp_check bc = { .tol = chk.tol };
+		TRY(xent_check(w, &c, 1, &bc));
+		/* read grad, logits, targets, lse; write dx */
+		bytes = 2.0 * n * es + sh->rows * (es + 8.0 + 4.0);
+		TRY(mb_measure(w, bl, xent_bwd_iter, &c, &bc, bytes,
+			       "kprof::cross_entropy_loss_backward", "cross_entropy", shape, cdt, "bwd"));
 	}
 	rc = 0;
 out:
@@ -1831,6 +2189,10 @@ int workloads_run(struct kp_wl *w)
 				for (size_t i = 0; i < o->nnorm; i++)
 					if (run_norm(w, op, cdt, &o->norm[i]) < 0)
 						return -1;
+		if (o->workloads & WL_XENT)
+			for (size_t i = 0; i < o->nxent; i++)
+				if (run_xent(w, cdt, &o->xent[i]) < 0)
+					return -1;
 	}
 	return 0;
 }

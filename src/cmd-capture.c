@@ -255,8 +255,8 @@ int cmd_capture(int argc, char **argv)
 		  .help = "print the cases and shapes the options or --config expand to; run nothing",
 		  .dst = &list_cases },
 		{ .lname = "workload", .sname = 'w', .type = OPT_CALLBACK, .argname = "LIST",
-		  .help = "matmul, sdpa, conv, softmax, rmsnorm, layernorm (comma-separated or "
-			  "repeated; default matmul)",
+		  .help = "matmul, sdpa, conv, softmax, rmsnorm, layernorm, cross_entropy "
+			  "(comma-separated or repeated; default matmul)",
 		  .dst = &o.workloads, .cb = capture_parse_workloads },
 		{ .lname = "op", .sname = 0, .type = OPT_CALLBACK, .argname = "LIST",
 		  .help = "matmul ops: mm, addmm, bmm (default all)",
@@ -295,7 +295,8 @@ int cmd_capture(int argc, char **argv)
 		  .help = "conv memory layout: nchw, nhwc (default nchw; nhwc needs cudnn)",
 		  .dst = &o.layouts, .cb = capture_parse_layouts },
 		{ .lname = "norm-shapes", .sname = 0, .type = OPT_STR, .argname = "SET",
-		  .help = "softmax, rmsnorm, layernorm: default, custom:ROWSxHIDDEN,...",
+		  .help = "softmax, rmsnorm, layernorm, cross_entropy: default, "
+			  "custom:ROWSxHIDDEN,...",
 		  .dst = &o.norm_shapes },
 		{ .lname = "results", .sname = 0, .type = OPT_STR, .argname = "FILE",
 		  .help = "matmul, conv and row-wise cases as benchmark-db records: FILE.json or FILE.csv",
@@ -310,7 +311,7 @@ int cmd_capture(int argc, char **argv)
 		  .help = "traced iterations per case (default 10)",
 		  .dst = &o.iters },
 		{ .lname = "backward", .sname = 0, .type = OPT_FLAG, .argname = NULL,
-		  .help = "sdpa and conv also run backward (default on)",
+		  .help = "sdpa, conv and the memory-bound workloads also run backward (default on)",
 		  .dst = &o.backward },
 		{ .lname = "metrics", .sname = 0, .type = OPT_FLAG, .argname = NULL,
 		  .help = "per-kernel FLOPs, DRAM bytes, SM clock (CUPTI range profiler, every kernel replayed once per pass: 5 on H200): each timed loop runs again (11x the capture time); with -- <cmd> the command runs a second time under the profiler",

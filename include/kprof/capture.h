@@ -7,7 +7,10 @@
 #include <stddef.h>
 #include <stdio.h>
 
-enum { WL_MATMUL = 1, WL_SDPA = 2, WL_CONV = 4, WL_SOFTMAX = 8, WL_RMSNORM = 16, WL_LAYERNORM = 32 };
+enum {
+	WL_MATMUL = 1, WL_SDPA = 2, WL_CONV = 4, WL_SOFTMAX = 8, WL_RMSNORM = 16, WL_LAYERNORM = 32,
+	WL_XENT = 64 /* cross_entropy */
+};
 /*
  * Backends (--backend): conv reference / cudnn, matmul cublas / cublaslt.  Layouts (--layout).
  */
@@ -44,7 +47,8 @@ struct kp_capture_opts {
 	const char *m_list;         /* --m for llama: "1,16,4096" */
 	const char *sdpa_shapes;    /* NULL: "default" */
 	const char *conv_shapes;    /* NULL: "resnet50" */
-	const char *norm_shapes;    /* softmax/rmsnorm/layernorm rows x hidden; NULL: "default" */
+	const char *norm_shapes;    /* softmax/rmsnorm/layernorm rows x hidden, cross_entropy rows x
+				       vocab; NULL: "default" (each its own) */
 	int backends;               /* BE_* mask; conv none: cudnn when found, else reference;
 				       matmul none: cublas */
 	int layouts;                /* LAYOUT_* mask for conv; 0: nchw */
@@ -72,6 +76,8 @@ struct kp_capture_opts {
 	size_t nconv;
 	struct kp_norm_shape *norm;
 	size_t nnorm;
+	struct kp_norm_shape *xent; /* cross_entropy: rows x vocab */
+	size_t nxent;
 };
 
 /* Prototypes */

@@ -1,13 +1,19 @@
 #!/usr/bin/env python3
 """tests/gpu/workloads_vs_torch.py — kprof capture's cudnn conv, its cudnn SDPA (fused flash
-attention, forward and forward+backward, causal, GQA), its one-pass softmax / RMSNorm / LayerNorm
-kernels and its cublas / cublaslt matmuls (bias and GELU epilogues) side by side with PyTorch
-eager on the same shapes, same GPU, same run.  Prints kprof's accuracy lines, then one table
-(the last thing printed).
+attention, forward and forward+backward, causal, GQA), its memory-bound kernels (softmax,
+RMSNorm, LayerNorm, cross-entropy; forward and backward) and its cublas / cublaslt matmuls (bias
+and GELU epilogues) side by side with PyTorch eager on the same shapes, same GPU, same run.
+Prints kprof's accuracy lines, then one table (the last thing printed).
 
     tests/gpu/workloads_vs_torch.py [KPROF] [OUTDIR]
     SECTIONS=matmul tests/gpu/workloads_vs_torch.py ...   # only the matmul table
     SECTIONS=sdpa tests/gpu/workloads_vs_torch.py ...     # only some of conv,sdpa,norm
+
+Memory-bound (norm) torch references: forward F.softmax, F.rms_norm, F.layer_norm,
+F.cross_entropy(reduction="none"); backward the aten ops autograd calls (_softmax_backward_data,
+_fused_rms_norm_backward, native_layer_norm_backward) and, for cross-entropy (two aten ops in
+eager), autograd.grad of the loss.  GB/s of both sides use the same compulsory byte count
+(analyze's model of the op kprof records, checked against analyze's csv).
 
 kprof times are CUDA-event means over --iters untraced calls (the 'time' lines of capture);
 PyTorch's the same way (torch.cuda.Event over ITERS calls after WARMUP).  Exit 1 when an
@@ -28,6 +34,7 @@ os.makedirs(OUT, exist_ok=True)
 ITERS, WARMUP = 20, 5
 CONVS = [(32, 64, 56, 56, 64, 3, 1), (32, 256, 56, 56, 64, 1, 0), (32, 512, 14, 14, 512, 3, 1)]
 NORMS = [(4096, 4096), (16384, 4096), (32768, 8192), (8192, 32768)]
+VOCABS = [(4096, 32000), (16384, 32000), (4096, 128256), (16384, 128256)]
 MATMULS = [(4096, 4096, 4096), (8192, 8192, 8192), (16384, 4096, 14336)]  # M, K, N
 # B, H, H_kv, S, D, causal: the issue's shape both ways, GQA (4 query heads per KV head), S 8192
 SDPAS = [(8, 16, 16, 4096, 128, 0), (8, 16, 16, 4096, 128, 1), (8, 32, 8, 4096, 128, 1),
@@ -124,7 +131,7 @@ if SECTIONS == "matmul":
     sys.exit(fail)
 
 spec = ",".join(f"{n}x{c}x{h}x{w}x{k}x{r}x{r}:p{p}" for n, c, h, w, k, r, p in CONVS)
-kf = kb = kn = ksf = ksb = {}
+kf = kb = kn = kx = ksf = ksb = {}
 if want("conv"):
     kf = kprof("conv_fwd", ["-w", "conv", "--backend", "cudnn", "--layout", "nchw,nhwc",
                             "--conv-shapes", f"custom:{spec}", "--no-backward"])
@@ -133,8 +140,11 @@ if want("conv"):
 if want("norm"):
     kn = kprof("norm", ["-w", "softmax,rmsnorm,layernorm", "-t", "bf16", "--norm-shapes",
                         "custom:" + ",".join(f"{r}x{h}" for r, h in NORMS)])
-    kprof("norm_dt", ["-w", "softmax,rmsnorm,layernorm", "-t", "fp16,fp32", "--norm-shapes",
-                      "custom:16384x4096,64x1024"])  # fp16, fp32: accuracy and time only
+    kx = kprof("xent", ["-w", "cross_entropy", "-t", "bf16", "--norm-shapes",
+                        "custom:" + ",".join(f"{r}x{v}" for r, v in VOCABS)])
+    # fp16, fp32: accuracy and time only
+    kprof("norm_dt", ["-w", "softmax,rmsnorm,layernorm,cross_entropy", "-t", "fp16,fp32",
+                      "--norm-shapes", "custom:16384x4096,64x1024"])
 if want("conv"):
     kref = kprof("conv_ref", ["-w", "conv", "--backend", "reference", "--conv-shapes",
                               f"custom:{spec}", "--no-backward", "--iters", "5"])
@@ -166,6 +176,48 @@ if want("sdpa"):
                              big, "--no-backward"])
     ksb = kprof("sdpa_fb", ["-w", "sdpa", "-t", "bf16", "--backend", "cudnn", "--sdpa-shapes",
                             big])
+
+
+def mb_bytes(op, r_, h_, es=2):
+    """compulsory bytes (fwd, bwd) of the ops kprof records, as analyze's models count them"""
+    n = r_ * h_
+    if op == "softmax":
+        return 2.0 * n * es, 3.0 * n * es
+    if op == "rmsnorm":
+        return 2.0 * n * es + h_ * es + 4 * r_, 3.0 * n * es + 2 * h_ * es + 4 * r_
+    if op == "layernorm":
+        return 2.0 * n * es + 2 * h_ * es + 8 * r_, 3.0 * n * es + 3 * h_ * es + 8 * r_
+    return 1.0 * n * es + (8 + es) * r_, 2.0 * n * es + (es + 12) * r_
+
+
+if want("norm"):
+    # analyze's compulsory bytes of the recorded ops must be the bytes capture's GB/s used
+    import csv
+    import io
+    want = {}
+    for op, fo, bo, shapes in (("softmax", "aten::_softmax", "aten::_softmax_backward_data", NORMS),
+                               ("rmsnorm", "aten::_fused_rms_norm",
+                                "aten::_fused_rms_norm_backward", NORMS),
+                               ("layernorm", "aten::native_layer_norm",
+                                "aten::native_layer_norm_backward", NORMS),
+                               ("cross_entropy", "aten::cross_entropy_loss",
+                                "kprof::cross_entropy_loss_backward", VOCABS)):
+        for r_, h_ in shapes:
+            f_, b_ = mb_bytes(op, r_, h_)
+            want[fo] = want.get(fo, 0) + ITERS * f_
+            want[bo] = want.get(bo, 0) + ITERS * b_
+    for name in ("norm", "xent"):
+        a = subprocess.run([KPROF, "analyze", "-g", "op", "-f", "csv", "-n", "0",
+                            f"{OUT}/{name}.json"], capture_output=True, text=True)
+        print(f"== kprof analyze -g op -f csv {name}.json (exit {a.returncode})")
+        print(a.stdout + a.stderr, end="")
+        for row in csv.DictReader(io.StringIO(a.stdout)):
+            if row["op"] in want:
+                got = float(row["bytes"] or 0)
+                ok = abs(got - want[row["op"]]) <= 0.5
+                print(f"   bytes {row['op']}: analyze {got:.0f}, capture {want[row['op']]:.0f} "
+                      f"{'ok' if ok else 'MISMATCH'}")
+                fail |= not ok
 
 rows = []
 dev = torch.cuda.get_device_name()
@@ -230,20 +282,63 @@ for b, h, hk, s_, d_, c in (SDPAS if want("sdpa") else []):
                          f / km / 1e9 if km else None, t, None, f / t / 1e9,
                          t / km if km else None, "TFLOP/s"))
     del q, k, v, go, qg, kg, vg
-for op in (("softmax", "rmsnorm", "layernorm") if want("norm") else ()):
-    for r_, h_ in NORMS:
-        x = torch.randn(r_, h_, device="cuda", dtype=torch.bfloat16)
-        w = torch.randn(h_, device="cuda", dtype=torch.bfloat16)
-        b = torch.randn(h_, device="cuda", dtype=torch.bfloat16)
-        if op == "softmax":
-            fn, nb = (lambda: torch.softmax(x, -1)), 4.0 * r_ * h_
-        elif op == "rmsnorm":
-            fn, nb = (lambda: F.rms_norm(x, (h_,), w, 1e-6)), 4.0 * r_ * h_ + 2 * h_ + 4 * r_
-        else:
-            fn, nb = (lambda: F.layer_norm(x, (h_,), w, b, 1e-5)), 4.0 * r_ * h_ + 4 * h_ + 8 * r_
-        t = tms(fn)
-        km = kn.get(f"{op} bf16 rows={r_} hidden={h_}")
-        rows.append((f"{op} bf16 {r_}x{h_}", km, nb / km / 1e6 if km else None, t, None,
+def norm_torch(op, r_, h_):
+    """(fwd ms, fwd bytes, bwd ms, bwd bytes) of torch eager on the shape, bf16."""
+    bf = torch.bfloat16
+    x = torch.randn(r_, h_, device="cuda", dtype=bf)
+    w = torch.randn(h_, device="cuda", dtype=bf)
+    b = torch.randn(h_, device="cuda", dtype=bf)
+    dy = torch.randn(r_, h_, device="cuda", dtype=bf)
+    fb, bb = mb_bytes(op, r_, h_)
+    if op == "softmax":
+        y = torch.softmax(x, -1)
+        return (tms(lambda: torch.softmax(x, -1)), fb,
+                tms(lambda: torch._softmax_backward_data(dy, y, -1, bf)), bb)
+    if op == "rmsnorm":
+        tf = tms(lambda: F.rms_norm(x, (h_,), w, 1e-6))
+        try:
+            _, rstd = torch.ops.aten._fused_rms_norm(x, [h_], w, 1e-6)
+            tb = tms(lambda: torch.ops.aten._fused_rms_norm_backward(dy, x, [h_], rstd, w,
+                                                                      [True, True]))
+        except (AttributeError, RuntimeError) as e:
+            print(f"== rmsnorm backward: {e}; autograd.grad instead")
+            xg, wg = x.clone().requires_grad_(True), w.clone().requires_grad_(True)
+            yg = F.rms_norm(xg, (h_,), wg, 1e-6)
+            tb = tms(lambda: torch.autograd.grad(yg, (xg, wg), dy, retain_graph=True))
+        return tf, fb, tb, bb
+    tf = tms(lambda: F.layer_norm(x, (h_,), w, b, 1e-5))
+    _, mean, rstd = torch.ops.aten.native_layer_norm(x, [h_], w, b, 1e-5)
+    tb = tms(lambda: torch.ops.aten.native_layer_norm_backward(dy, x, [h_], mean, rstd, w, b,
+                                                                [True, True, True]))
+    return tf, fb, tb, bb
+
+
+def xent_torch(r_, v_):
+    bf = torch.bfloat16
+    x = torch.rand(r_, v_, device="cuda", dtype=bf) * 2 - 1
+    t = torch.randint(0, v_, (r_,), device="cuda", dtype=torch.int64)
+    tf = tms(lambda: F.cross_entropy(x, t, reduction="none"))
+    xg = x.clone().requires_grad_(True)
+    loss = F.cross_entropy(xg, t, reduction="none")
+    g = torch.randn(r_, device="cuda", dtype=bf)
+    tb = tms(lambda: torch.autograd.grad(loss, xg, g, retain_graph=True))
+    fb, bb = mb_bytes("cross_entropy", r_, v_)
+    return tf, fb, tb, bb
+
+
+mb = []
+if want("norm"):
+    for op in ("softmax", "rmsnorm", "layernorm"):
+        for r_, h_ in NORMS:
+            mb.append((op, r_, h_, "hidden", kn) + norm_torch(op, r_, h_))
+    for r_, v_ in VOCABS:
+        mb.append(("cross_entropy", r_, v_, "vocab", kx) + xent_torch(r_, v_))
+        torch.cuda.empty_cache()
+for op, r_, h_, hn, kt, tf, fb, tb, bb in mb:
+    for dirn, t, nb in (("fwd", tf, fb), ("bwd", tb, bb)):
+        key = f"{op}{' bwd' if dirn == 'bwd' else ''} bf16 rows={r_} {hn}={h_}"
+        km = kt.get(key)
+        rows.append((f"{op} bf16 {r_}x{h_} {dirn}", km, nb / km / 1e6 if km else None, t, None,
                      nb / t / 1e6, t / km if km else None, "GB/s"))
 
 print(f"\n# {dev}, torch {torch.__version__}, cuDNN {torch.backends.cudnn.version()}, "

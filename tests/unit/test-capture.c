@@ -396,7 +396,7 @@ static void capture_options_parse_and_default(void **state)
 	assert_null(capture_parse_workloads("matmul,conv", &mask));
 	assert_null(capture_parse_workloads("sdpa", &mask));
 	assert_int_equal(mask, WL_MATMUL | WL_CONV | WL_SDPA);
-	assert_string_equal(capture_parse_workloads("attention", &mask), "valid: matmul, sdpa, conv, softmax, rmsnorm, layernorm");
+	assert_string_equal(capture_parse_workloads("attention", &mask), "valid: matmul, sdpa, conv, softmax, rmsnorm, layernorm, cross_entropy");
 	mask = 0;
 	assert_null(capture_parse_dtypes("tf32,bf16", &mask));
 	assert_int_equal(mask, (1 << CDT_TF32) | (1 << CDT_BF16));

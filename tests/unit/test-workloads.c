@@ -105,6 +105,58 @@ static void backend_layout_options_parse(void **state)
 	m = 0;
 	assert_null(capture_parse_workloads("softmax,rmsnorm,layernorm", &m));
 	assert_int_equal(m, WL_SOFTMAX | WL_RMSNORM | WL_LAYERNORM);
+	m = 0;
+	assert_null(capture_parse_workloads("cross_entropy", &m));
+	assert_int_equal(m, WL_XENT);
+	assert_non_null(capture_parse_workloads("crossentropy", &m));
+}
+
+static void vocab_shape_sets_expand(void **state)
+{
+	(void)state;
+	struct kp_norm_shape *s = NULL;
+	size_t n = 0;
+	char why[200];
+	assert_int_equal(shapes_vocab("default", &s, &n, why, sizeof(why)), 0);
+	assert_int_equal(n, 4);
+	assert_int_equal(s[0].rows, 4096);
+	assert_int_equal(s[0].hidden, 32000);
+	assert_int_equal(s[3].rows, 16384);
+	assert_int_equal(s[3].hidden, 128256);
+	free(s);
+	/* a vocabulary beyond the row-wise kernels' 65536 */
+	assert_int_equal(shapes_vocab("custom:8x262144", &s, &n, why, sizeof(why)), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(s[0].hidden, 262144);
+	free(s);
+	s = NULL;
+	assert_int_equal(shapes_vocab("custom:8x2097152", &s, &n, why, sizeof(why)), -1);
+	assert_string_equal(why, "hidden must be a multiple of 8, at most 1048576");
+	assert_null(s);
+	assert_int_equal(shapes_vocab("custom:8x32001", &s, &n, why, sizeof(why)), -1);
+
+	/* -w cross_entropy: --norm-shapes names its rows x vocab; default: its own set */
+	struct kp_capture_opts o = { .output = "x.json", .workloads = WL_XENT | WL_SOFTMAX,
+				     .iters = 1, .sample_period_ms = 10 };
+	assert_int_equal(capture_opts_finish(&o, why, sizeof(why)), 0);
+	assert_int_equal(o.nxent, 4);
+	assert_int_equal(o.xent[2].hidden, 128256);
+	assert_int_equal(o.nnorm, 4);
+	assert_int_equal(o.norm[2].hidden, 8192);
+	capture_opts_free(&o);
+	assert_null(o.xent);
+	assert_int_equal(o.nxent, 0);
+	o.workloads = WL_XENT;
+	o.norm_shapes = "custom:4x131072";
+	assert_int_equal(capture_opts_finish(&o, why, sizeof(why)), 0);
+	assert_int_equal(o.nxent, 1);
+	assert_int_equal(o.nnorm, 0);
+	capture_opts_free(&o);
+	/* the same set for softmax too: over the row-wise limit */
+	o.workloads = WL_XENT | WL_SOFTMAX;
+	assert_int_equal(capture_opts_finish(&o, why, sizeof(why)), -1);
+	assert_non_null(strstr(why, "at most 65536"));
+	capture_opts_free(&o);
 }
 
 static void norm_shape_sets_expand(void **state)
@@ -358,6 +410,7 @@ int main(void)
 		cmocka_unit_test(matmul_variants_record_torch_ops),
 		cmocka_unit_test(analyze_counts_matmul_variants_exactly),
 		cmocka_unit_test(norm_shape_sets_expand),
+		cmocka_unit_test(vocab_shape_sets_expand),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
