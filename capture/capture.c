@@ -100,6 +100,19 @@ const char *capture_parse_dtypes(const char *arg, void *mask)
 	return parse_list(arg, mask, cdt_names, CDT_N, "valid: bf16, fp16, fp32, tf32");
 }
 
+/* The names of enum kp_trace_api, in its order (KPROF_TRACE_API for kprof-inject.so). */
+const char *const capture_trace_api_names[] = { "launch", "all", "none" };
+
+const char *capture_parse_trace_api(const char *arg, void *mode)
+{
+	for (int i = 0; i < 3; i++)
+		if (!strcmp(arg, capture_trace_api_names[i])) {
+			*(int *)mode = i;
+			return NULL;
+		}
+	return "valid: launch, all, none";
+}
+
 const char *capture_parse_causal(const char *arg, void *causal)
 {
 	int *c = causal;
@@ -400,6 +413,7 @@ int capture_run(const struct kp_capture_opts *o)
 	struct kp_ctrace t;
 	ctrace_init(&t);
 	t.sample_period_ms = o->sample_period_ms;
+	recorder_set_api(o->trace_api);
 	if (recorder_start(&t, why, sizeof(why)) < 0) {
 		fprintf(stderr, "kprof: error: %s\n", why);
 		fclose(out);

@@ -80,10 +80,13 @@ static int run_child(const struct kp_capture_opts *o, const char *dir, struct kp
 	snprintf(inj, sizeof(inj), "CUDA_INJECTION64_PATH=%s", o->inject_so);
 	snprintf(dvar, sizeof(dvar), "KPROF_INJECT_DIR=%s", dir);
 	static char met[] = "KPROF_METRICS=only";
-	char *set[10];
+	char apiv[64];
+	char *set[12];
 	int ns = 0;
 	set[ns++] = inj;
 	set[ns++] = dvar;
+	snprintf(apiv, sizeof(apiv), "KPROF_TRACE_API=%s", capture_trace_api_names[o->trace_api]);
+	set[ns++] = apiv;
 	char *preload = NULL;
 	if (o->shim_so && (o->libs || o->nvtx)) {
 		/* kprof-shim.so first, the command's own preloads after it */

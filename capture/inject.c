@@ -147,6 +147,11 @@ int InitializeInjection(void)
 		atexit(write_records);
 		return 1;
 	}
+	const char *api = getenv("KPROF_TRACE_API");
+	static const char *const api_names[] = { "launch", "all", "none" };
+	for (int i = 0; api && i < 3; i++)
+		if (!strcmp(api, api_names[i]))
+			recorder_set_api(i);
 	if (recorder_start(&g_trace, why, sizeof(why)) < 0) {
 		fprintf(stderr, "kprof: error: process %d not traced: %s\n", (int)g_pid, why);
 		return 1;

@@ -4,13 +4,56 @@
  */
 #include "recorder.h"
 
-#ifdef KPROF_HAVE_CUPTI
-
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "ctrace.h"
+
+/*
+ * The API calls analyze needs (doc/cupti-capture.md §2.1): launches (flow sources of kernels,
+ * their launch thread and CPU time), copies, sets, graph launches, and the synchronize and
+ * stream-wait calls that give idle gaps their cause.  Driver calls too: cuBLAS, cuDNN and
+ * Triton launch through cuLaunchKernel(Ex).
+ */
+int recorder_api_wanted(const char *name)
+{
+	static const char *const prefixes[] = { "cudaLaunch", "cudaMemcpy",      "cudaMemset",
+						"cudaGraphLaunch", "cudaStreamWaitEvent", "cuLaunch",
+						"cuMemcpy",   "cuMemset",        "cuGraphLaunch",
+						"cuStreamWaitEvent" };
+	if (!name)
+		return 0;
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
+			return 1;
+	return (!strncmp(name, "cu", 2) && strstr(name, "Synchronize") != NULL);
+}
+
+int recorder_add_call(struct kp_ctrace *t, const struct kp_apicall *c, uint32_t pid,
+		      const char *name)
+{
+	struct kp_rec r;
+	memset(&r, 0, sizeof(r));
+	r.kind = c->driver ? REC_DRIVER : REC_RUNTIME;
+	r.name = ctrace_intern(t, name, ctrace_api_name_len(name));
+	r.start_ns = c->start_ns;
+	r.end_ns = c->end_ns;
+	r.corr = c->corr;
+	r.cbid = c->cbid;
+	r.pid = pid;
+	r.tid = c->tid;
+	if (ctrace_add_rec(t, &r) < 0)
+		return -1;
+	return c->ext ? ctrace_add_ext(t, c->corr, c->ext) : 0;
+}
+
+#ifdef KPROF_HAVE_CUPTI
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #define BUF_SIZE (8u << 20) /* 8 MiB, CUPTI's sample size; CUPTI recommends 1-10 MB */
 
@@ -22,7 +65,8 @@ static CUpti_SubscriberHandle g_sub;
 static int g_subscribed;
 
 /* clang-format off */
-static const CUpti_ActivityKind kinds[] = {
+/* --trace-api all: every runtime and driver call, syncs and CUPTI's overhead (§2.1) */
+static const CUpti_ActivityKind kinds_all[] = {
 	CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_RUNTIME,
 	CUPTI_ACTIVITY_KIND_DRIVER,            CUPTI_ACTIVITY_KIND_MEMCPY,
 	CUPTI_ACTIVITY_KIND_MEMSET,            CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
@@ -30,7 +74,15 @@ static const CUpti_ActivityKind kinds[] = {
 	CUPTI_ACTIVITY_KIND_DEVICE,            CUPTI_ACTIVITY_KIND_CONTEXT,
 };
 /* clang-format on */
-#define NKINDS (sizeof(kinds) / sizeof(kinds[0]))
+/* launch and none: the GPU's records only; launch adds the API calls through callbacks */
+static const CUpti_ActivityKind kinds_gpu[] = {
+	CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+	CUPTI_ACTIVITY_KIND_MEMSET,
+};
+static int g_api = TRACE_API_LAUNCH;
+static const CUpti_ActivityKind *kinds = kinds_gpu;
+static size_t nkinds = sizeof(kinds_gpu) / sizeof(kinds_gpu[0]);
+#define NKINDS nkinds
 
 static const char *intern_kernel(struct kp_ctrace *t, const char *name)
 {
@@ -47,18 +99,6 @@ static const char *intern_kernel(struct kp_ctrace *t, const char *name)
 		free(d);
 	}
 	return ctrace_intern(t, name, strlen(name));
-}
-
-/* Driver calls kept, as Kineto's cbid registry: launches, copies, sets, graph launches, syncs. */
-static int driver_wanted(const char *name)
-{
-	static const char *const prefixes[] = { "cuLaunch", "cuMemcpy", "cuMemset", "cuGraphLaunch",
-						"cuStreamSynchronize", "cuCtxSynchronize",
-						"cuEventSynchronize" };
-	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
-		if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
-			return 1;
-	return 0;
 }
 
 static const char *api_name(struct kp_ctrace *t, CUpti_CallbackDomain dom, uint32_t cbid)
@@ -106,7 +146,7 @@ int recorder_convert(struct kp_ctrace *t, const CUpti_Activity *rec)
 		r.kind = rt ? REC_RUNTIME : REC_DRIVER;
 		r.name = api_name(t, rt ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API,
 				  a->cbid);
-		if (rt ? !strcmp(r.name, "cudaGetDevice") : !driver_wanted(r.name))
+		if (rt ? !strcmp(r.name, "cudaGetDevice") : !recorder_api_wanted(r.name))
 			return 0; /* Kineto drops the first, and logs only registered driver cbids */
 		r.start_ns = a->start;
 		r.end_ns = a->end;
@@ -209,6 +249,160 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t
 	free(buffer);
 }
 
+/*
+ * --trace-api launch: the wanted API calls through CUPTI callbacks (only their cbids are
+ * enabled), one kp_apicall each in per-thread blocks; no CUPTI activity record, no lock, no
+ * allocation but a new block now and then.  External ids are kept here per thread, not pushed
+ * to CUPTI.  The blocks become records in recorder_stop().
+ */
+#define CALL_BLOCK 8192
+struct call_block {
+	struct call_block *next;
+	_Atomic uint32_t n;     /* calls published in v[] */
+	struct kp_apicall v[CALL_BLOCK];
+};
+#define EXT_DEPTH 64
+static pthread_mutex_t g_blocks_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct call_block *g_blocks;     /* this capture's */
+static struct call_block *g_retired;    /* drained; freed by the next recorder_start() */
+static _Atomic uint32_t g_gen = 1;      /* capture number: a thread's block of an older one is retired */
+static _Atomic int g_calls_on;          /* recorder_enable() */
+static __thread struct call_block *t_block;
+static __thread uint32_t t_gen;
+static __thread uint32_t t_tid;
+static __thread uint32_t t_rt_corr;     /* the runtime call in progress on this thread */
+static __thread uint64_t t_ext[EXT_DEPTH];
+static __thread int t_next;             /* depth of the External-id stack (may exceed EXT_DEPTH) */
+/* the cbids enabled, for recorder_enable() */
+static uint16_t g_cbids[2][1024];
+static size_t g_ncbids[2];
+
+static uint64_t cupti_now(void)
+{
+	uint64_t ts = 0;
+	cuptiGetTimestamp(&ts);
+	return ts;
+}
+
+static struct kp_apicall *new_call(void)
+{
+	struct call_block *b = t_block;
+	uint32_t gen = atomic_load_explicit(&g_gen, memory_order_relaxed);
+	if (!b || t_gen != gen || atomic_load_explicit(&b->n, memory_order_relaxed) == CALL_BLOCK) {
+		b = malloc(sizeof(*b));
+		if (!b)
+			return NULL;
+		b->n = 0;
+		pthread_mutex_lock(&g_blocks_lock);
+		b->next = g_blocks;
+		g_blocks = b;
+		pthread_mutex_unlock(&g_blocks_lock);
+		t_block = b;
+		t_gen = gen;
+	}
+	return &b->v[atomic_load_explicit(&b->n, memory_order_relaxed)];
+}
+
+/*
+ * Entry: note the time.  Exit: write the call.  A driver call made by the runtime inside a
+ * runtime call shares its correlation id and is not written twice.
+ */
+static void on_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
+{
+	int drv = domain == CUPTI_CB_DOMAIN_DRIVER_API;
+	if (cb->callbackSite == CUPTI_API_ENTER) {
+		*cb->correlationData = cupti_now();
+		if (!drv)
+			t_rt_corr = cb->correlationId;
+		return;
+	}
+	uint64_t end = cupti_now();
+	if (!drv)
+		t_rt_corr = 0;
+	else if (t_rt_corr && t_rt_corr == cb->correlationId)
+		return;
+	if (!atomic_load_explicit(&g_calls_on, memory_order_relaxed))
+		return;
+	struct kp_apicall *c = new_call();
+	if (!c)
+		return;
+	if (!t_tid)
+		t_tid = (uint32_t)syscall(SYS_gettid);
+	c->start_ns = *cb->correlationData ? *cb->correlationData : end; /* enabled mid-call */
+	c->end_ns = end;
+	c->ext = t_next > 0 && t_next <= EXT_DEPTH ? t_ext[t_next - 1] : 0;
+	c->corr = cb->correlationId;
+	c->cbid = cbid;
+	c->tid = t_tid;
+	c->driver = (uint32_t)drv;
+	/* published whole: recorder_stop() may run on another thread */
+	atomic_store_explicit(&t_block->n, t_block->n + 1, memory_order_release);
+}
+
+static const char *cbid_name(int drv, uint32_t cbid)
+{
+	const char *name = NULL;
+	if (cuptiGetCallbackName(drv ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API,
+				 cbid, &name) != CUPTI_SUCCESS)
+		return NULL;
+	return name;
+}
+
+/* Every wanted cbid of both domains known to the headers (and up to 2x beyond, for newer CUPTIs). */
+static void find_cbids(void)
+{
+	static const uint32_t size[2] = { CUPTI_RUNTIME_TRACE_CBID_SIZE, CUPTI_DRIVER_TRACE_CBID_SIZE };
+	for (int d = 0; d < 2; d++) {
+		g_ncbids[d] = 0;
+		for (uint32_t id = 1; id < 2 * size[d] && g_ncbids[d] < 1024; id++)
+			if (recorder_api_wanted(cbid_name(d, id)))
+				g_cbids[d][g_ncbids[d]++] = (uint16_t)id;
+	}
+}
+
+/*
+ * Turn the wanted cbids' callbacks on or off.  (Their CUPTI activity records instead, through
+ * cuptiActivityEnableRuntimeApi/DriverApi, cost more: bench/RESULTS.md.)
+ */
+static int api_enable(int on)
+{
+	for (int d = 0; d < 2; d++)
+		for (size_t i = 0; i < g_ncbids[d]; i++)
+			if (cuptiEnableCallback((uint32_t)on, g_sub,
+						d ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API,
+						g_cbids[d][i]) != CUPTI_SUCCESS)
+				return -1;
+	atomic_store(&g_calls_on, on);
+	return 0;
+}
+
+/* recorder_stop(): every thread's calls become records (names looked up once per cbid). */
+static void drain_calls(void)
+{
+	uint32_t pid = (uint32_t)getpid();
+	pthread_mutex_lock(&g_blocks_lock);
+	atomic_fetch_add(&g_gen, 1);
+	for (struct call_block *b = g_blocks, *next; b; b = next) {
+		next = b->next;
+		b->next = g_retired;
+		g_retired = b;
+		uint32_t n = atomic_load_explicit(&b->n, memory_order_acquire);
+		for (uint32_t i = 0; i < n && g_trace; i++) {
+			const struct kp_apicall *c = &b->v[i];
+			const char *name = cbid_name((int)c->driver, c->cbid);
+			char buf[48];
+			if (!name) {
+				snprintf(buf, sizeof(buf), "%s cbid %u", c->driver ? "driver" : "runtime",
+					 c->cbid);
+				name = buf;
+			}
+			recorder_add_call(g_trace, c, pid, name);
+		}
+	}
+	g_blocks = NULL;
+	pthread_mutex_unlock(&g_blocks_lock);
+}
+
 static uint64_t (*g_context)(void); /* recorder_graph_nodes(): the op a thread is in */
 static void (*g_on_ctx)(void *ctx, int created); /* recorder_contexts() */
 static int g_launches;      /* recorder_start_launches(): no activity kinds, launches only */
@@ -247,6 +441,10 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain,
 	(void)userdata;
 	if (domain == CUPTI_CB_DOMAIN_DRIVER_API && g_launches && g_trace && cbdata) {
 		on_driver(cbdata);
+		return;
+	}
+	if ((domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API) && cbdata) {
+		on_api(domain, cbid, cbdata);
 		return;
 	}
 	if (domain != CUPTI_CB_DOMAIN_RESOURCE || !g_trace || !cbdata)
@@ -329,6 +527,11 @@ int recorder_start_launches(struct kp_ctrace *t, char *why, size_t whylen)
 	return 0;
 }
 
+void recorder_set_api(int mode)
+{
+	g_api = mode;
+}
+
 int recorder_start(struct kp_ctrace *t, char *why, size_t whylen)
 {
 	CUptiResult rc;
@@ -349,6 +552,21 @@ int recorder_start(struct kp_ctrace *t, char *why, size_t whylen)
 	}
 	g_subscribed = 1;
 	g_trace = t;
+	pthread_mutex_lock(&g_blocks_lock);
+	while (g_retired) {
+		struct call_block *b = g_retired;
+		g_retired = b->next;
+		free(b);
+	}
+	pthread_mutex_unlock(&g_blocks_lock);
+	switch (g_api) {
+	case TRACE_API_ALL:
+		kinds = kinds_all, nkinds = sizeof(kinds_all) / sizeof(kinds_all[0]);
+		break;
+	default:
+		kinds = kinds_gpu, nkinds = sizeof(kinds_gpu) / sizeof(kinds_gpu[0]);
+		break;
+	}
 	cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
 	rc = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
 	if (rc != CUPTI_SUCCESS) {
@@ -363,7 +581,15 @@ int recorder_start(struct kp_ctrace *t, char *why, size_t whylen)
 			return -1;
 		}
 	}
-	cuptiActivityEnableCudaEventDeviceTimestamps(1);
+	if (g_api == TRACE_API_LAUNCH) {
+		find_cbids();
+		if (api_enable(1) < 0) {
+			snprintf(why, whylen, "CUPTI refused the launch callbacks");
+			return -1;
+		}
+	}
+	if (g_api == TRACE_API_ALL)
+		cuptiActivityEnableCudaEventDeviceTimestamps(1);
 	cuptiActivityFlushPeriod(1000); /* deliver full buffers during long runs */
 	return 0;
 }
@@ -375,16 +601,29 @@ int recorder_enable(int on)
 		if (rc != CUPTI_SUCCESS)
 			return -1;
 	}
+	if (g_api == TRACE_API_LAUNCH && api_enable(on) < 0)
+		return -1;
 	return 0;
 }
 
 void recorder_push(uint64_t ext)
 {
+	if (g_api == TRACE_API_LAUNCH) {
+		if (t_next < EXT_DEPTH)
+			t_ext[t_next] = ext;
+		t_next++;
+		return;
+	}
 	cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, ext);
 }
 
 void recorder_pop(void)
 {
+	if (g_api == TRACE_API_LAUNCH) {
+		if (t_next > 0)
+			t_next--;
+		return;
+	}
 	uint64_t last;
 	cuptiActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &last);
 }
@@ -396,12 +635,15 @@ void recorder_stop(void)
 	if (g_launches) {
 		cuptiEnableDomain(0, g_sub, CUPTI_CB_DOMAIN_DRIVER_API);
 	} else {
+		if (g_api == TRACE_API_LAUNCH)
+			api_enable(0);
 		cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 		size_t dropped = 0;
 		if (g_trace && cuptiActivityGetNumDroppedRecords(NULL, 0, &dropped) == CUPTI_SUCCESS)
 			g_trace->dropped_records += dropped;
 		for (size_t i = 0; i < NKINDS; i++)
 			cuptiActivityDisable(kinds[i]);
+		drain_calls();
 	}
 	g_context = NULL;
 	cuptiUnsubscribe(g_sub);
@@ -433,6 +675,10 @@ int recorder_start(struct kp_ctrace *t, char *why, size_t whylen)
 	if (whylen)
 		why[0] = '\0';
 	return -1;
+}
+void recorder_set_api(int mode)
+{
+	(void)mode;
 }
 int recorder_enable(int on)
 {

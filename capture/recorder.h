@@ -10,9 +10,44 @@
 
 struct kp_ctrace;
 
+/* Which host API calls a capture records (--trace-api, kprof-capture(1)). */
+enum kp_trace_api {
+	TRACE_API_LAUNCH,       /* the calls analyze needs (recorder_api_wanted), by callbacks */
+	TRACE_API_ALL,          /* every runtime and driver call, synchronization, overhead */
+	TRACE_API_NONE,         /* none: GPU records only, nothing links (CUPTI's floor) */
+};
+
+/*
+ * One API call recorded by --trace-api launch's callbacks on its own thread: its CPU time on
+ * CUPTI's clock, correlation id, the External id pushed on the thread at the time (0 none).
+ */
+struct kp_apicall {
+	uint64_t start_ns, end_ns;
+	uint64_t ext;
+	uint32_t corr, cbid;
+	uint32_t tid;           /* OS thread id */
+	uint32_t driver;        /* 1: driver API, 0: runtime API */
+};
+
 /* Prototypes */
 /*
- * Claim CUPTI, register buffers and enable the kinds of doc/cupti-capture.md §2.1 (never KERNEL).
+ * Add @c to @t: a REC_RUNTIME / REC_DRIVER record named @name (interned, _vNNNN stripped) of
+ * process @pid, and its correlation -> External id mapping when it has one.  -1 on
+ * out-of-memory.
+ */
+int recorder_add_call(struct kp_ctrace *t, const struct kp_apicall *c, uint32_t pid,
+		      const char *name);
+/* Before recorder_start(): what it records of API calls (enum kp_trace_api). */
+void recorder_set_api(int mode);
+/*
+ * Is @name (a runtime or driver API name, with or without its _vNNNN suffix) one of the calls
+ * --trace-api launch records?  Launches, copies, sets, graph launches, synchronize and
+ * stream-wait calls.
+ */
+int recorder_api_wanted(const char *name);
+/*
+ * Claim CUPTI, register buffers and enable the kinds of doc/cupti-capture.md §2.1 (never KERNEL)
+ * that recorder_set_api() asks for.
  * Call before the first CUDA call.  Records go to @t.  Returns 0, or -1 with a reason in @why.
  */
 int recorder_start(struct kp_ctrace *t, char *why, size_t whylen);

@@ -66,6 +66,7 @@ struct kp_capture_opts {
 	const char *shim_so;        /* absolute path of kprof-shim.so (LD_PRELOAD), or NULL */
 	int nvtx;                   /* -- <cmd>: record NVTX ranges (default on); -1 unset */
 	int libs;                   /* -- <cmd>: record cuBLAS/cuBLASLt calls (default on); -1 unset */
+	int trace_api;              /* --trace-api: enum kp_trace_api (capture/recorder.h), 0 launch */
 
 	/* filled by capture_opts_finish() */
 	struct kp_mm_shape *mm;
@@ -89,6 +90,9 @@ const char *capture_parse_dtypes(const char *arg, void *mask);
 const char *capture_parse_causal(const char *arg, void *causal);
 const char *capture_parse_backends(const char *arg, void *mask);
 const char *capture_parse_layouts(const char *arg, void *mask);
+const char *capture_parse_trace_api(const char *arg, void *mode);
+/* --trace-api's values by enum kp_trace_api: "launch", "all", "none" */
+extern const char *const capture_trace_api_names[];
 
 /*
  * Split `capture [options] -- <cmd> [args...]` at the first "--": returns the argument count

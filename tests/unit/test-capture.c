@@ -481,6 +481,92 @@ static void host_conversions_are_exact(void **state)
 	assert_true(workloads_tolerance(CDT_TF32) >= 1e-3);
 }
 
+/* --trace-api launch: which API names are recorded; the option's values */
+static void launch_api_calls_are_the_ones_analyze_needs(void **state)
+{
+	(void)state;
+	static const char *const kept[] = {
+		"cudaLaunchKernel_v7000", "cudaLaunchKernelExC_v11060", "cudaMemcpyAsync_v3020",
+		"cudaMemsetAsync_v3020",  "cudaGraphLaunch_v10000",     "cudaDeviceSynchronize_v3020",
+		"cudaStreamSynchronize_v3020", "cudaEventSynchronize_v3020",
+		"cudaStreamWaitEvent_v3020", "cuLaunchKernel",           "cuLaunchKernelEx",
+		"cuMemcpyHtoDAsync_v2",   "cuMemsetD8Async",            "cuGraphLaunch",
+		"cuStreamSynchronize",    "cuCtxSynchronize",           "cuStreamWaitEvent",
+	};
+	static const char *const dropped[] = {
+		"cudaGetDevice_v3020", "cudaMalloc_v3020", "cudaEventRecord_v3020",
+		"cudaStreamGetCaptureInfo_v10010", "cudaPeekAtLastError_v3020", "cuCtxGetCurrent",
+		"cuGetProcAddress_v2", "cuModuleGetFunction", "cuEventQuery", "", "Synchronize",
+	};
+	for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++)
+		assert_true(recorder_api_wanted(kept[i]));
+	for (size_t i = 0; i < sizeof(dropped) / sizeof(dropped[0]); i++)
+		assert_false(recorder_api_wanted(dropped[i]));
+	assert_false(recorder_api_wanted(NULL));
+
+	int mode = -1;
+	assert_null(capture_parse_trace_api("all", &mode));
+	assert_int_equal(mode, TRACE_API_ALL);
+	assert_null(capture_parse_trace_api("none", &mode));
+	assert_int_equal(mode, TRACE_API_NONE);
+	assert_null(capture_parse_trace_api("launch", &mode));
+	assert_int_equal(mode, TRACE_API_LAUNCH);
+	assert_non_null(capture_parse_trace_api("driver", &mode));
+	assert_string_equal(capture_trace_api_names[TRACE_API_ALL], "all");
+}
+
+/*
+ * Calls recorded by the launch callbacks become API events that link: the kernel to its
+ * launch by correlation, the launch to the op by its External id, the name without _vNNNN.
+ */
+static void launch_callback_calls_link_like_activity_records(void **state)
+{
+	(void)state;
+	struct kp_ctrace t;
+	char path[64];
+	ctrace_init(&t);
+	t.dev[0].id = 0, t.dev[0].num_sms = 132, t.dev[0].warp_size = 32, t.ndev = 1;
+	ctrace_add_span(&t, "cpu_op", strdup("aten::mul_"), T0 + 1000, T0 + 9000, 483, 490, 5, NULL);
+	struct kp_apicall launch = { .start_ns = T0 + 2000, .end_ns = T0 + 6500, .ext = 5,
+				     .corr = 77, .cbid = 211, .tid = 490, .driver = 0 };
+	struct kp_apicall sync = { .start_ns = T0 + 9500, .end_ns = T0 + 30000, .corr = 78,
+				   .cbid = 165, .tid = 490, .driver = 0 };
+	assert_int_equal(recorder_add_call(&t, &launch, 483, "cudaLaunchKernel_v7000"), 0);
+	assert_int_equal(recorder_add_call(&t, &sync, 483, "cudaDeviceSynchronize_v3020"), 0);
+	struct kp_rec k = { .kind = REC_KERNEL, .start_ns = T0 + 20000, .end_ns = T0 + 22000,
+			    .corr = 77, .stream = 7, .grid = { 1, 1, 1 }, .block = { 64, 1, 1 },
+			    .name = ctrace_intern(&t, "mul_kernel", 10) };
+	ctrace_add_rec(&t, &k);
+	assert_int_equal(t.nrecs, 3);
+	assert_int_equal(t.recs[0].kind, REC_RUNTIME);
+	assert_int_equal(t.recs[0].pid, 483);
+	assert_int_equal(t.recs[0].tid, 490);
+	assert_int_equal(t.next, 1); /* only the call with an External id maps one */
+	char *j = write_tmp(&t, path);
+	assert_non_null(strstr(j, "\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":483,"
+			       "\"tid\":490,\"ts\":2.000,\"dur\":4.500,\"args\":{\"External id\":5,"
+			       "\"cbid\":211,\"correlation\":77}}"));
+	assert_non_null(strstr(j, "\"cat\":\"cuda_runtime\",\"name\":\"cudaDeviceSynchronize\""));
+	assert_non_null(strstr(j, "\"name\":\"mul_kernel\",\"pid\":0,\"tid\":7,\"ts\":20.000,"
+			       "\"dur\":2.000,\"args\":{\"External id\":5,"));
+	struct kp_trace tr;
+	struct kp_diag d;
+	memset(&tr, 0, sizeof(tr));
+	struct kp_load_opts lo = { 0 };
+	assert_int_equal(trace_load(&tr, path, &lo, &d), 0);
+	link_trace(&tr);
+	assert_int_equal(tr.ngpu, 1);
+	assert_int_equal(tr.nlaunches, 2);
+	assert_true(tr.gpu[0].launch >= 0);
+	assert_string_equal(tr.launches[tr.gpu[0].launch].name, "cudaLaunchKernel");
+	assert_true(tr.gpu[0].op >= 0);
+	assert_string_equal(tr.ops[tr.gpu[0].op].name, "aten::mul_");
+	trace_free(&tr);
+	unlink(path);
+	free(j);
+	ctrace_free(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -489,6 +575,8 @@ int main(void)
 		cmocka_unit_test(writer_drops_records_of_untraced_ops),
 		cmocka_unit_test(clock_is_weighted_by_overlap),
 		cmocka_unit_test(api_names_lose_the_version_suffix),
+		cmocka_unit_test(launch_api_calls_are_the_ones_analyze_needs),
+		cmocka_unit_test(launch_callback_calls_link_like_activity_records),
 #ifdef KPROF_HAVE_CUPTI
 		cmocka_unit_test(cupti_records_convert_to_kprof_records),
 #endif
