@@ -210,6 +210,10 @@ augment: $(O)/kprof $(O)/tests/augcheck
 	$(Q)KPROF=$(abspath $(O)/kprof) AUGCHECK=$(abspath $(O)/tests/augcheck) tests/augment/check.sh
 
 # the pages in a headless browser (Debian chromium, installed here when missing)
+# --jobs 1 and --jobs N: identical output, warnings, errors (tests/jobs/check.sh)
+jobs: $(O)/kprof
+	$(Q)KPROF=$(abspath $(O)/kprof) tests/jobs/check.sh
+
 check-html: $(O)/kprof $(O)/tests/xmlcheck
 	$(Q)KPROF=$(abspath $(O)/kprof) XMLCHECK=$(abspath $(O)/tests/xmlcheck) tests/html/browser.sh
 
@@ -221,7 +225,7 @@ hdrcheck:
 check-man:
 	$(Q)for m in man/*.1; do groff -man -ww -z $$m 2>&1 | grep . && exit 1; done; true
 
-check: all unit golden html augment hdrcheck
+check: all unit golden html augment jobs hdrcheck
 
 # clang-format 19 only (Debian 12: clang-format-19): .clang-format needs 16 or later, and each
 # version lays some lines out differently, so one version keeps `make format-check` stable.
@@ -271,6 +275,6 @@ endif
 clean:
 	rm -rf $(O)
 
-.PHONY: deps demo all unit golden golden-update html augment check-html hdrcheck check check-man man install clean \
+.PHONY: deps demo all unit golden golden-update html augment jobs check-html hdrcheck check check-man man install clean \
 	format format-check
 .SUFFIXES:

@@ -108,6 +108,24 @@ char *arena_strdup(struct kp_arena *a, const char *s)
 	return arena_strndup(a, s, strlen(s));
 }
 
+void arena_adopt(struct kp_arena *dst, struct kp_arena *src)
+{
+	if (!src->head)
+		return;
+	if (!dst->head) {
+		*dst = *src;
+	} else {
+		/* behind dst's head, whose free room stays in use */
+		struct kp_arena_block *last = src->head;
+		while (last->next)
+			last = last->next;
+		last->next = dst->head->next;
+		dst->head->next = src->head;
+		dst->total += src->total;
+	}
+	memset(src, 0, sizeof(*src));
+}
+
 void arena_free(struct kp_arena *a)
 {
 	struct kp_arena_block *b = a->head;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "kprof/analyze.h"
 #include "kprof/bdreport.h"
@@ -123,6 +124,16 @@ static int analyze_many(char **paths, size_t npaths, long jobs, int strict, int 
 				(enum kp_warn_mode)warn_mode, out_path);
 	devdb_free(&rdb);
 	return rrc;
+}
+
+/* -j N for one trace: parse it on N threads; 0 (the default) is one per CPU. */
+static int parse_jobs(long jobs)
+{
+	if (jobs <= 0) {
+		long c = sysconf(_SC_NPROCESSORS_ONLN);
+		jobs = c > 0 ? c : 1;
+	}
+	return jobs > 256 ? 256 : (int)jobs;
 }
 
 /* --breakdown and --launches: sections after the table (breakdown.c, bdreport.c). */
@@ -288,7 +299,8 @@ int cmd_analyze(int argc, char **argv)
 		  &short_us, NULL, NULL },
 		{ "ranks", 0, OPT_FLAG, NULL, "the per-rank view even for one trace (json: a summary for kprof merge)",
 		  &ranks, NULL, NULL },
-		{ "jobs", 'j', OPT_INT, "N", "several traces: read N at a time (default: one per CPU)", &jobs, NULL, NULL },
+		{ "jobs", 'j', OPT_INT, "N", "threads: one trace is parsed on N, several traces are read N at a time (default: one per CPU)",
+		  &jobs, NULL, NULL },
 		{ "strict", 0, OPT_FLAG, NULL, "treat truncation and data anomalies as errors (exit 3)", &strict, NULL, NULL },
 		{ "quiet", 'q', OPT_FLAG, NULL, "print no warnings, only errors", &quiet, NULL, NULL },
 		{ "warnings", 0, OPT_CHOICE, "WHICH", "one line per kind of warning with its count, or every one",
@@ -331,7 +343,10 @@ int cmd_analyze(int argc, char **argv)
 	struct kp_devdb db;
 	struct kp_trace t;
 	struct kp_load_opts lo = { .strict = strict, .annotations = group == GROUP_ANNOT,
-				   .warn_all = warn_mode == WARN_ALL };
+				   .warn_all = warn_mode == WARN_ALL, .jobs = parse_jobs(jobs) };
+	const char *chunk = getenv("KPROF_PARSE_CHUNK"); /* tests: small chunks on small traces */
+	if (chunk && *chunk)
+		lo.chunk = (size_t)strtoull(chunk, NULL, 10);
 	int status = load_one(argv[1], db_path, &lo, warn_mode, &db, &t);
 	if (status)
 		return status;

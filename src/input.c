@@ -27,6 +27,8 @@ struct gz {
 	int in_eof;         /* read(2) returned 0 */
 	int member_end;     /* a gzip member ended; another may follow */
 	int done;           /* no more output */
+	int err;            /* an error found after inflating bytes not yet returned: 1 out of
+			       memory, 2 corrupt data; reported by the next call */
 	unsigned char in[INPUT_GZ_BUF];
 };
 
@@ -117,6 +119,8 @@ static ssize_t gz_read(struct kp_input *in, unsigned char *buf, size_t cap, stru
 {
 	struct gz *g = in->gz;
 	size_t out = 0;
+	if (g->err)
+		goto fail;
 	while (out < cap && !g->done) {
 		/* keep at least 2 input bytes around so a following member's magic can be seen */
 		if (g->z.avail_in < 2 && !g->in_eof) {
@@ -152,12 +156,15 @@ static ssize_t gz_read(struct kp_input *in, unsigned char *buf, size_t cap, stru
 		out = cap - g->z.avail_out;
 		if (r == Z_STREAM_END) {
 			g->member_end = 1;
-		} else if (r == Z_MEM_ERROR) {
-			return diag_error(d, KP_ENV, "error: cannot inflate '%s': out of memory",
-					  in->name);
-		} else if (r == Z_DATA_ERROR || r == Z_NEED_DICT || r == Z_STREAM_ERROR) {
-			return diag_error(d, KP_BADINPUT, "error: corrupt gzip data in '%s': %s",
-					  in->name, g->z.msg ? g->z.msg : "invalid data");
+		} else if (r == Z_MEM_ERROR || r == Z_DATA_ERROR || r == Z_NEED_DICT ||
+			   r == Z_STREAM_ERROR) {
+			/* the bytes inflated before the error first, whatever @cap was: the reader
+			 * sees the same stream for any read size (trace.c reads in chunks) */
+			g->err = r == Z_MEM_ERROR ? 1 : 2;
+			g->done = 1;
+			if (out)
+				break;
+			goto fail;
 		} else if (g->z.avail_in == 0 && g->in_eof && g->z.avail_out > 0) {
 			/*
 			 * Z_OK or Z_BUF_ERROR, all input used, room left: the file was cut (a
@@ -172,6 +179,11 @@ static ssize_t gz_read(struct kp_input *in, unsigned char *buf, size_t cap, stru
 	}
 	in->out_bytes += (long long)out;
 	return out;
+fail:
+	if (g->err == 1)
+		return diag_error(d, KP_ENV, "error: cannot inflate '%s': out of memory", in->name);
+	return diag_error(d, KP_BADINPUT, "error: corrupt gzip data in '%s': %s", in->name,
+			  g->z.msg ? g->z.msg : "invalid data");
 }
 
 ssize_t input_read(struct kp_input *in, void *buf, size_t cap, struct kp_diag *d)

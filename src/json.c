@@ -143,7 +143,7 @@ static __attribute__((noinline)) size_t fill(struct kp_json *p, size_t keep, int
 		}
 	}
 	size_t added = 0;
-	while (p->end < p->cap) {
+	while (p->end < p->cap && !(added && p->short_reads)) {
 		ssize_t n = p->read(p->ctx, p->buf + p->end, p->cap - p->end);
 		if (n < 0 || (size_t)n > p->cap - p->end) {
 			p->read_failed = 1;
@@ -239,10 +239,65 @@ void json_free(struct kp_json *p)
 {
 	if (p->read == mem_read)
 		free(p->ctx);
-	free(p->buf);
+	if (!p->borrowed)
+		free(p->buf);
 	free(p->stack);
 	p->buf = NULL;
 	p->stack = NULL;
+}
+
+void json_init_elems(struct kp_json *p, char *s, size_t len, int64_t base, int max_depth)
+{
+	memset(p, 0, sizeof(*p));
+	p->buf = s;
+	p->cap = p->end = len;
+	p->borrowed = 1;
+	p->eof = 1;
+	p->base = base;
+	p->last_nl_before = -1;
+	p->max_depth = max_depth;
+	p->stack = xmalloc(JSON_MAX_DEPTH);
+	p->stack[0] = 'a';
+	p->depth = 1;
+	p->state = S_AFTER;
+}
+
+int json_elems_done(struct kp_json *p)
+{
+	size_t i = p->pos;
+	while (is_ws((unsigned char)p->buf[i]))
+		i++;
+	return i >= p->end && !p->err && p->depth == 1 && p->state == S_AFTER;
+}
+
+int json_after_value(const struct kp_json *p, int64_t *off)
+{
+	if (p->err || p->state != S_AFTER)
+		return 0;
+	*off = p->base + (int64_t)p->pos;
+	return 1;
+}
+
+void json_lines_at(const struct kp_json *p, int64_t *lines, int64_t *last_nl)
+{
+	*lines = p->lines_before + count_nl(p->buf, p->pos);
+	const char *nl = memrchr(p->buf, '\n', p->pos);
+	*last_nl = nl ? p->base + (nl - p->buf) : p->last_nl_before;
+}
+
+void json_resume(struct kp_json *p, int64_t off, int64_t lines, int64_t last_nl)
+{
+	p->base = off;
+	p->pos = p->end = 0;
+	p->buf[0] = 0;
+	p->eof = 0;
+	p->lines_before = lines;
+	p->last_nl_before = last_nl;
+}
+
+int64_t json_count_nl(const char *s, size_t n)
+{
+	return count_nl(s, n);
 }
 
 /* ---- tokens ---- */

@@ -8,10 +8,14 @@
  */
 #include "kprof/trace.h"
 
+#include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "kprof/dtype.h"
 #include "kprof/hmap.h"
@@ -101,8 +105,18 @@ struct loader {
 	struct kp_hmap names;
 	/* serialized slots (copies in t->arena) -> shared decoded array (see copy_slots) */
 	struct kp_hmap slots;
+	struct kp_arena *arena; /* thread keys, slots: t->arena, or a parallel worker's own */
+	struct par *par;        /* parallel parse (see par_*), NULL for a serial one */
+	struct chunk *chunk;    /* a worker: the chunk being parsed (warnings wait in it) */
+	int bail;               /* a worker met what only the serial path can do (B/E pairs) */
+	/* parallel: interned bytes -> canonical string of t->strs (the key points at it) */
+	struct kp_hmap cache;
 	unsigned char enc[16384];
 };
+
+static ssize_t par_read(struct loader *L, void *buf, size_t cap);
+static void defer_warn(struct loader *L, int64_t off, const char *kind, const char *msg);
+static const char *par_intern(struct loader *L, const char *s, size_t n);
 
 static struct kp_slot *decode_new(struct loader *L, struct ev *e, int n);
 
@@ -116,6 +130,8 @@ static const char empty_str[] = "";
 static ssize_t read_cb(void *ctx, void *buf, size_t cap)
 {
 	struct loader *L = ctx;
+	if (L->par)
+		return par_read(L, buf, cap);
 	ssize_t n = input_read(&L->in, buf, cap, &L->read_diag);
 	if (n < 0)
 		L->read_err = 1;
@@ -135,11 +151,15 @@ static void warn_at(struct loader *L, int64_t off, const char *kind, const char 
 static void warn_at(struct loader *L, int64_t off, const char *kind, const char *fmt, ...)
 {
 	char loc[512], msg[768];
-	locate(L, off, loc, sizeof(loc));
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	if (L->chunk) {
+		defer_warn(L, off, kind, msg); /* located when the chunk is merged */
+		return;
+	}
+	locate(L, off, loc, sizeof(loc));
 	diag_warn_add(&L->t->warn, kind, loc, "%s", msg);
 }
 
@@ -175,7 +195,13 @@ static const char *intern_tok(struct loader *L, const struct kp_json_tok *tk)
 	const char *s = tk->s;
 	size_t n = tk->len;
 	if (!tk->escaped) {
-		const char *hit = strtab_lookup(&L->t->strs, s, n);
+		const char *hit;
+		if (L->par) {
+			struct kp_hmap_entry *e = hmap_get_str(&L->cache, s, n);
+			hit = e ? e->key.ptr : NULL;
+		} else {
+			hit = strtab_lookup(&L->t->strs, s, n);
+		}
 		if (hit)
 			return hit;
 	} else {
@@ -188,7 +214,7 @@ static const char *intern_tok(struct loader *L, const struct kp_json_tok *tk)
 		n = utf8_clean(s, n, c);
 		s = c;
 	}
-	return strtab_intern(&L->t->strs, s, n);
+	return L->par ? par_intern(L, s, n) : strtab_intern(&L->t->strs, s, n);
 }
 
 static int tok_is(const struct kp_json_tok *tk, const char *s, size_t n)
@@ -679,7 +705,7 @@ static int32_t thread_index(struct loader *L, int64_t pid, uint8_t pid_str, int6
 	struct kp_hmap_entry *e = hmap_put_str(&L->threads, &key, sizeof(key), &created);
 	if (!created)
 		return L->last_thread = (int32_t)e->val.i;
-	e->key.ptr = memcpy(arena_alloc(&t->arena, sizeof(key)), &key, sizeof(key));
+	e->key.ptr = memcpy(arena_alloc(L->arena, sizeof(key)), &key, sizeof(key));
 	struct kp_thread *th = VEC_PUSH(t->threads, t->nthreads, t->capthreads);
 	th->pid = pid;
 	th->tid = tid;
@@ -743,7 +769,7 @@ static struct kp_slot *copy_slots(struct loader *L, struct ev *e, int *nslots)
 	int created;
 	struct kp_hmap_entry *m = hmap_put_str(&L->slots, L->enc, len, &created);
 	if (created) {
-		m->key.ptr = arena_strndup(&L->t->arena, (const char *)L->enc, len);
+		m->key.ptr = arena_strndup(L->arena, (const char *)L->enc, len);
 		m->val.ptr = decode_new(L, e, n);
 	}
 	return m->val.ptr;
@@ -751,11 +777,11 @@ static struct kp_slot *copy_slots(struct loader *L, struct ev *e, int *nslots)
 
 static struct kp_slot *decode_new(struct loader *L, struct ev *e, int n)
 {
-	struct kp_slot *s = arena_alloc(&L->t->arena, n * sizeof(*s));
+	struct kp_slot *s = arena_alloc(L->arena, n * sizeof(*s));
 	for (int i = 0; i < n; i++) {
 		s[i].ndim = i < e->nslots_dims && e->slot_ndim[i] > 0 ? e->slot_ndim[i] : 0;
 		if (s[i].ndim) {
-			int64_t *d = arena_alloc(&L->t->arena, s[i].ndim * sizeof(*d));
+			int64_t *d = arena_alloc(L->arena, s[i].ndim * sizeof(*d));
 			memcpy(d, &e->dims[e->slot_dim0[i]], s[i].ndim * sizeof(*d));
 			s[i].dims = d;
 		} else {
@@ -768,11 +794,11 @@ static struct kp_slot *decode_new(struct loader *L, struct ev *e, int n)
 		int nl = i < e->nslots_dims ? e->slot_nlist[i] : 0;
 		if (nl > 0) {
 			/* Kineto records no element type for TensorList members */
-			struct kp_slot *l = arena_zalloc(&L->t->arena, nl * sizeof(*l));
+			struct kp_slot *l = arena_zalloc(L->arena, nl * sizeof(*l));
 			for (int k = 0; k < nl; k++) {
 				int li = e->slot_list0[i] + k;
 				l[k].ndim = e->list_ndim[li];
-				int64_t *d = arena_alloc(&L->t->arena, (l[k].ndim + 1) * sizeof(*d));
+				int64_t *d = arena_alloc(L->arena, (l[k].ndim + 1) * sizeof(*d));
 				memcpy(d, &e->dims[e->list_dim0[li]], l[k].ndim * sizeof(*d));
 				l[k].dims = d;
 				l[k].dtype = DT_UNKNOWN;
@@ -910,6 +936,10 @@ static int read_event(struct loader *L, struct ev *e)
 static void close_op(struct loader *L, const struct ev *e)
 {
 	struct kp_trace *t = L->t;
+	if (L->chunk) {
+		L->bail = 1; /* B/E pairs span chunks: the serial path pairs them */
+		return;
+	}
 	/* close the innermost open B op of this thread */
 	int32_t th = thread_index(L, e->pid, e->pid_str, e->tid, e->tid_str);
 	for (size_t i = L->nopen; i-- > 0;) {
@@ -945,7 +975,7 @@ static int check_event(struct loader *L, int64_t off, struct ev *e)
 		e->dur = 0;
 	}
 	if (!e->name)
-		e->name = strtab_intern(&t->strs, "(unnamed)", 9);
+		e->name = L->par ? par_intern(L, "(unnamed)", 9) : strtab_intern(&t->strs, "(unnamed)", 9);
 	if (e->shapes_overflow && e->cat == CAT_OP && opmodel_class(e->name) != MODEL_NONE)
 		warn_at(L, off, "ops with too many shape slots",
 			"op '%.*s' records more than %d slots or %d dims; extra ones ignored",
@@ -956,6 +986,10 @@ static int check_event(struct loader *L, int64_t off, struct ev *e)
 static void add_op(struct loader *L, int64_t off, struct ev *e)
 {
 	struct kp_trace *t = L->t;
+	if (e->ph == 'B' && L->chunk) {
+		L->bail = 1;
+		return;
+	}
 	struct kp_op *op = VEC_PUSH(t->ops, t->nops, t->capops);
 	op->ts_ns = e->ts;
 	op->dur_ns = e->ph == 'B' ? 0 : e->dur;
@@ -1131,6 +1165,640 @@ static int parse_event(struct loader *L, int64_t off)
 	return 0;
 }
 
+/* ---- parallel parse ---- */
+
+/*
+ * With kp_load_opts.jobs > 1 a producer thread reads (and inflates) the stream ahead and cuts
+ * it into chunks, each right after a '}' that looks like the end of an event ('}' ws ',' ws
+ * '{' ws '"').  Workers parse every chunk as if it stood inside the event array right after an
+ * element, into records of its own (parse_event(), the serial code).  The main thread parses
+ * serially as before and, whenever it stands after an element of the event array exactly
+ * where a chunk starts, takes that chunk's records instead of parsing its bytes.  A chunk is
+ * taken only when its own parse ended after an element at array level exactly at its last
+ * byte, so the cut after it is an element boundary too (the parser is deterministic and it
+ * started from one): the records are the ones the serial parse makes of those bytes.  The
+ * guess of a cut is only a guess; its check is that parse.  Anything else -- the first chunk,
+ * a cut inside a string or a nested object, JSON errors, truncation, the array's end,
+ * non-object elements, B/E pairs -- is parsed serially from the chunk's start, and the main
+ * thread takes chunks again at the next chunk start it stands on.  So output, warnings and
+ * errors are those of --jobs 1 (tests/jobs/run.sh compares them).
+ *
+ * Strings are interned in t->strs under a lock, each loader keeping the canonical pointers it
+ * has seen (L->cache), so records hold final pointers; threads are numbered per chunk and
+ * renumbered in stream order when the chunk is merged, which keeps first-appearance order.
+ */
+
+#define PAR_MIN_CHUNK (64u << 10)
+#define PAR_MAX_CHUNK (1u << 20)
+
+enum { CH_QUEUED, CH_TAKEN, CH_DONE, CH_CANCELLED };
+
+/* A warning of a worker, located when its chunk is merged (the line needs earlier chunks). */
+struct dwarn {
+	const char *kind;
+	int64_t off;
+	char *msg;
+};
+
+struct chunk {
+	char *buf;             /* stream bytes [start, start + len); buf[len] NUL, JSON_PAD */
+	size_t len;
+	int64_t start;
+	struct chunk *next;    /* set once by the producer (atomic) */
+	int state;             /* CH_*, under par.lock */
+	/* the worker's results */
+	int clean;             /* parsed to its last byte, ending after an element */
+	struct kp_trace out;   /* records; thread indexes local to the chunk */
+	int64_t nobj, last_good_off;
+	struct dwarn *warns;
+	size_t nwarns, capwarns;
+	int64_t nl, last_nl;   /* '\n' in buf; stream offset of the last one, -1 none */
+};
+
+struct worker {
+	struct par *P;
+	struct loader L;
+	struct kp_arena arena; /* its slots and thread keys; given to t->arena at the end */
+	pthread_t th;
+	int started;
+};
+
+struct par {
+	struct loader *L;          /* the main thread's */
+	pthread_mutex_t lock;
+	pthread_cond_t cv;         /* any change: published, done, released, stop */
+	pthread_mutex_t str_lock;  /* t->strs */
+	struct kp_arena str_arena; /* t->strs' strings while threads run */
+	size_t size;               /* target chunk bytes; buffers hold 2 * size + JSON_PAD */
+	pthread_t prod;
+	struct chunk *head, *tail;
+	int produced_all, read_failed;
+	struct kp_diag read_diag;
+	size_t nlive, maxlive;     /* chunks published and not released */
+	int hungry;                /* the main thread waits for a chunk: publish past maxlive */
+	char **pool;
+	size_t npool;
+	struct worker *w;          /* w[0]: the main thread's, for chunks it parses itself */
+	int nw;
+	struct chunk *qnext;       /* no queued chunk before it */
+	int nowork, stop;
+	/* main thread only */
+	struct chunk *cur;         /* read cursor */
+	size_t cur_off;
+	struct chunk *rel;         /* last released (chunks are released in order) */
+};
+
+static int64_t par_sync(struct loader *L);
+static void par_nowork(struct par *P);
+
+static struct chunk *next_of(struct par *P, struct chunk *c)
+{
+	return c ? __atomic_load_n(&c->next, __ATOMIC_ACQUIRE)
+		 : __atomic_load_n(&P->head, __ATOMIC_ACQUIRE);
+}
+
+static void defer_warn(struct loader *L, int64_t off, const char *kind, const char *msg)
+{
+	struct chunk *c = L->chunk;
+	struct dwarn *w = VEC_PUSH(c->warns, c->nwarns, c->capwarns);
+	w->kind = kind;
+	w->off = off;
+	w->msg = xstrdup(msg);
+}
+
+static const char *par_intern(struct loader *L, const char *s, size_t n)
+{
+	struct kp_hmap_entry *e = hmap_get_str(&L->cache, s, n);
+	if (e)
+		return e->key.ptr;
+	struct par *P = L->par;
+	pthread_mutex_lock(&P->str_lock);
+	const char *c = strtab_intern(&P->L->t->strs, s, n);
+	pthread_mutex_unlock(&P->str_lock);
+	hmap_put_str(&L->cache, c, n, NULL); /* keyed by the canonical copy itself */
+	return c;
+}
+
+static int is_space(int c)
+{
+	return c == ' ' || c == '\n' || c == '\r' || c == '\t';
+}
+
+/*
+ * Where to cut b[0..len): just after the last '}' of '}' ws ',' ws '{' ws '"' in the second
+ * half; len when there is none (the chunks on both sides of such a cut parse serially).
+ */
+static size_t find_cut(const char *b, size_t len)
+{
+	size_t lo = len / 2, i = len;
+	while (i > lo) {
+		const char *q = memrchr(b + lo, '{', i - lo);
+		if (!q)
+			break;
+		i = (size_t)(q - b);
+		size_t j = i + 1, k = i;
+		while (j < len && is_space((unsigned char)b[j]))
+			j++;
+		if (j >= len || b[j] != '"')
+			continue;
+		while (k > 0 && is_space((unsigned char)b[k - 1]))
+			k--;
+		if (k == 0 || b[k - 1] != ',')
+			continue;
+		k--;
+		while (k > 0 && is_space((unsigned char)b[k - 1]))
+			k--;
+		if (k > 0 && b[k - 1] == '}')
+			return k;
+	}
+	return len;
+}
+
+/* under P->lock */
+static char *get_buf(struct par *P)
+{
+	return P->npool ? P->pool[--P->npool] : xmalloc(2 * P->size + JSON_PAD);
+}
+
+static void publish(struct par *P, char *buf, size_t len, int64_t start)
+{
+	struct chunk *c = xcalloc(1, sizeof(*c));
+	c->buf = buf;
+	c->len = len;
+	c->start = start;
+	memset(buf + len, 0, JSON_PAD);
+	c->state = CH_QUEUED;
+	pthread_mutex_lock(&P->lock);
+	if (P->tail)
+		__atomic_store_n(&P->tail->next, c, __ATOMIC_RELEASE);
+	else
+		__atomic_store_n(&P->head, c, __ATOMIC_RELEASE);
+	P->tail = c;
+	if (!P->qnext)
+		P->qnext = c;
+	P->nlive++;
+	pthread_cond_broadcast(&P->cv);
+	pthread_mutex_unlock(&P->lock);
+}
+
+/* The producer: reads (inflates) the input into chunks ahead of the parsers. */
+static void *producer(void *arg)
+{
+	struct par *P = arg;
+	size_t S = P->size;
+	int64_t off = 0;
+	pthread_mutex_lock(&P->lock);
+	char *buf = get_buf(P);
+	pthread_mutex_unlock(&P->lock);
+	size_t len = 0;
+	for (;;) {
+		int end = 0;
+		while (len < S) {
+			ssize_t n = input_read(&P->L->in, buf + len, 2 * S - len, &P->read_diag);
+			if (n <= 0) {
+				P->read_failed = n < 0; /* published under the lock below */
+				end = 1;
+				break;
+			}
+			len += (size_t)n;
+		}
+		if (end) {
+			publish(P, buf, len, off);
+			break;
+		}
+		size_t cut = find_cut(buf, len);
+		pthread_mutex_lock(&P->lock);
+		char *nb = get_buf(P);
+		pthread_mutex_unlock(&P->lock);
+		memcpy(nb, buf + cut, len - cut);
+		publish(P, buf, cut, off);
+		off += (int64_t)cut;
+		buf = nb;
+		len -= cut;
+		pthread_mutex_lock(&P->lock);
+		while (!P->stop && P->nlive >= P->maxlive && !P->hungry)
+			pthread_cond_wait(&P->cv, &P->lock);
+		int stop = P->stop;
+		pthread_mutex_unlock(&P->lock);
+		if (stop) {
+			free(buf);
+			break;
+		}
+	}
+	pthread_mutex_lock(&P->lock);
+	P->produced_all = 1;
+	pthread_cond_broadcast(&P->cv);
+	pthread_mutex_unlock(&P->lock);
+	return NULL;
+}
+
+/* Parse chunk @c as elements of the event array, into c->out. */
+static void chunk_parse(struct worker *W, struct chunk *c)
+{
+	struct loader *L = &W->L;
+	struct kp_json_tok tk;
+	L->t = &c->out;
+	L->chunk = c;
+	L->bail = 0;
+	L->last_thread = -1;
+	L->last_good_off = -1;
+	hmap_free(&L->threads);
+	hmap_init(&L->threads, HMAP_STR);
+	/* depth counted from the array: one level less than the stream's parser, so a chunk
+	 * too deep for it is too deep here (and parsed serially) */
+	json_init_elems(&L->p, c->buf, c->len, c->start, JSON_MAX_DEPTH - 1);
+	for (;;) {
+		if (json_elems_done(&L->p)) {
+			c->clean = 1;
+			break;
+		}
+		if (json_next(&L->p, &tk) != JT_OBJ)
+			break;
+		c->nobj++;
+		if (parse_event(L, tk.off) < 0 || L->bail)
+			break;
+	}
+	json_free(&L->p);
+	c->last_good_off = L->last_good_off;
+	L->chunk = NULL;
+	L->t = NULL;
+	if (c->clean) {
+		c->nl = json_count_nl(c->buf, c->len);
+		const char *nl = memrchr(c->buf, '\n', c->len);
+		c->last_nl = nl ? c->start + (nl - c->buf) : -1;
+	}
+}
+
+/* under P->lock: the first queued chunk, now taken, or NULL */
+static struct chunk *take(struct par *P)
+{
+	struct chunk *c = P->qnext;
+	while (c && c->state != CH_QUEUED)
+		c = next_of(P, c);
+	P->qnext = c;
+	if (c)
+		c->state = CH_TAKEN;
+	return c;
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *W = arg;
+	struct par *P = W->P;
+	pthread_mutex_lock(&P->lock);
+	for (;;) {
+		struct chunk *c = NULL;
+		while (!P->stop && !P->nowork && !(c = take(P)))
+			pthread_cond_wait(&P->cv, &P->lock);
+		if (!c)
+			break;
+		pthread_mutex_unlock(&P->lock);
+		chunk_parse(W, c);
+		pthread_mutex_lock(&P->lock);
+		c->state = CH_DONE;
+		pthread_cond_broadcast(&P->cv);
+	}
+	pthread_mutex_unlock(&P->lock);
+	return NULL;
+}
+
+static void chunk_free_results(struct chunk *c)
+{
+	trace_free(&c->out);
+	for (size_t i = 0; i < c->nwarns; i++)
+		free(c->warns[i].msg);
+	free(c->warns);
+	c->warns = NULL;
+	c->nwarns = c->capwarns = 0;
+}
+
+/* The main thread is done with @c (the oldest not released): its buffer goes back. */
+static void release(struct par *P, struct chunk *c)
+{
+	pthread_mutex_lock(&P->lock);
+	if (c->state == CH_QUEUED)
+		c->state = CH_CANCELLED;
+	while (c->state == CH_TAKEN)
+		pthread_cond_wait(&P->cv, &P->lock);
+	if (P->npool < P->maxlive + 2)
+		P->pool[P->npool++] = c->buf;
+	else
+		free(c->buf);
+	c->buf = NULL;
+	P->nlive--;
+	P->rel = c;
+	pthread_cond_broadcast(&P->cv);
+	pthread_mutex_unlock(&P->lock);
+	chunk_free_results(c);
+}
+
+/* The chunk after @c (NULL: the first), waiting for the producer; NULL after the last. */
+static struct chunk *wait_next(struct par *P, struct chunk *c)
+{
+	struct chunk *n = next_of(P, c);
+	if (n)
+		return n;
+	pthread_mutex_lock(&P->lock);
+	while (!(n = next_of(P, c)) && !P->produced_all) {
+		P->hungry = 1;
+		pthread_cond_broadcast(&P->cv);
+		pthread_cond_wait(&P->cv, &P->lock);
+	}
+	P->hungry = 0;
+	pthread_mutex_unlock(&P->lock);
+	return n;
+}
+
+/* Wait until @c is parsed, parsing it (or later queued chunks) on this thread meanwhile. */
+static void wait_done(struct par *P, struct chunk *c)
+{
+	pthread_mutex_lock(&P->lock);
+	while (c->state != CH_DONE) {
+		struct chunk *s = P->nowork ? NULL : take(P);
+		if (!s) {
+			pthread_cond_wait(&P->cv, &P->lock);
+			continue;
+		}
+		pthread_mutex_unlock(&P->lock);
+		chunk_parse(&P->w[0], s);
+		pthread_mutex_lock(&P->lock);
+		s->state = CH_DONE;
+		pthread_cond_broadcast(&P->cv);
+	}
+	pthread_mutex_unlock(&P->lock);
+}
+
+/* The main parser's reads: the chunks' bytes from the cursor on. */
+static ssize_t par_read(struct loader *L, void *buf, size_t cap)
+{
+	struct par *P = L->par;
+	for (;;) {
+		struct chunk *c = P->cur;
+		if (c && P->cur_off < c->len) {
+			size_t n = c->len - P->cur_off < cap ? c->len - P->cur_off : cap;
+			memcpy(buf, c->buf + P->cur_off, n);
+			P->cur_off += n;
+			return (ssize_t)n;
+		}
+		struct chunk *n = wait_next(P, c);
+		if (!n) {
+			pthread_mutex_lock(&P->lock);
+			int failed = P->read_failed;
+			pthread_mutex_unlock(&P->lock);
+			if (!failed)
+				return 0;
+			L->read_diag = P->read_diag;
+			L->read_err = 1;
+			return -1;
+		}
+		P->cur = n;
+		P->cur_off = 0;
+	}
+}
+
+static void *vec_append(void *vec, size_t *n, size_t *cap, const void *src, size_t m, size_t size)
+{
+	if (m == 0)
+		return vec;
+	if (*n + m > *cap) {
+		size_t c = *cap ? *cap : 256;
+		while (c < *n + m)
+			c *= 2;
+		vec = xrealloc(vec, c * size);
+		*cap = c;
+	}
+	memcpy((char *)vec + *n * size, src, m * size);
+	*n += m;
+	return vec;
+}
+#define APPEND(v, n, cap, src, m) ((v) = vec_append((v), &(n), &(cap), (src), (m), sizeof(*(v))))
+
+/* Chunk @c's records after the trace's; @lines, @last_nl: json_lines_at() at its start. */
+static void merge(struct loader *L, struct chunk *c, int64_t lines, int64_t last_nl)
+{
+	struct kp_trace *t = L->t, *o = &c->out;
+	int32_t *map = xmalloc((o->nthreads ? o->nthreads : 1) * sizeof(*map));
+	for (size_t i = 0; i < o->nthreads; i++)
+		map[i] = thread_index(L, o->threads[i].pid, o->threads[i].pid_str, o->threads[i].tid,
+				      o->threads[i].tid_str);
+	size_t i0 = t->nops;
+	APPEND(t->ops, t->nops, t->capops, o->ops, o->nops);
+	for (size_t i = i0; i < t->nops; i++)
+		t->ops[i].thread = map[t->ops[i].thread];
+	i0 = t->nlaunches;
+	APPEND(t->launches, t->nlaunches, t->caplaunches, o->launches, o->nlaunches);
+	for (size_t i = i0; i < t->nlaunches; i++)
+		t->launches[i].thread = map[t->launches[i].thread];
+	size_t g0 = t->ngpu;
+	APPEND(t->gpu, t->ngpu, t->capgpu, o->gpu, o->ngpu);
+	i0 = t->ncolls;
+	APPEND(t->colls, t->ncolls, t->capcolls, o->colls, o->ncolls);
+	for (size_t i = i0; i < t->ncolls; i++)
+		t->colls[i].gpu += (int32_t)g0;
+	i0 = t->nsteps;
+	APPEND(t->steps, t->nsteps, t->capsteps, o->steps, o->nsteps);
+	for (size_t i = i0; i < t->nsteps; i++)
+		;
+	i0 = t->nannots;
+	APPEND(t->annots, t->nannots, t->capannots, o->annots, o->nannots);
+	for (size_t i = i0; i < t->nannots; i++)
+		t->annots[i].thread = map[t->annots[i].thread];
+	APPEND(t->ranges, t->nranges, t->capranges, o->ranges, o->nranges);
+	t->nevents += o->nevents;
+	t->nskipped += o->nskipped;
+	t->nflows += o->nflows;
+	if (c->last_good_off >= 0)
+		L->last_good_off = c->last_good_off;
+	/* warnings in stream order, located as json_locate() does (one pass over the chunk) */
+	size_t at = 0;
+	for (size_t i = 0; i < c->nwarns; i++) {
+		const struct dwarn *w = &c->warns[i];
+		size_t k = (size_t)(w->off - c->start);
+		lines += json_count_nl(c->buf + at, k - at);
+		const char *nl = memrchr(c->buf + at, '\n', k - at);
+		if (nl)
+			last_nl = c->start + (nl - c->buf);
+		at = k;
+		int64_t l = lines + 1, col = w->off - last_nl;
+		char loc[512];
+		snprintf(loc, sizeof(loc), "%s:%d:%d", t->display, l > INT_MAX ? INT_MAX : (int)l,
+			 col > INT_MAX ? INT_MAX : (int)col);
+		diag_warn_add(&t->warn, w->kind, loc, "%s", w->msg);
+	}
+	free(map);
+}
+
+/*
+ * At the top of the event array's loop: when the parser stands after an element where a
+ * chunk starts, merge that chunk and the clean ones after it and go on after them.  Returns
+ * the event objects merged.
+ */
+static int64_t par_sync(struct loader *L)
+{
+	struct par *P = L->par;
+	int64_t off;
+	if (P->nowork || !json_after_value(&L->p, &off))
+		return 0;
+	struct chunk *c;
+	/* chunks wholly behind the parser are of no more use */
+	while ((c = next_of(P, P->rel)) && c->start + (int64_t)c->len <= off)
+		release(P, c);
+	if (!c)
+		c = wait_next(P, P->rel); /* off is the end of every published byte */
+	if (!c || c->start != off)
+		return 0;
+	int64_t lines, last_nl, nobj = 0;
+	json_lines_at(&L->p, &lines, &last_nl);
+	int merged = 0;
+	while (c && c->start == off) {
+		wait_done(P, c);
+		if (!c->clean)
+			break;
+		merge(L, c, lines, last_nl);
+		nobj += c->nobj;
+		lines += c->nl;
+		if (c->last_nl >= 0)
+			last_nl = c->last_nl;
+		off += (int64_t)c->len;
+		release(P, c);
+		merged = 1;
+		c = wait_next(P, c);
+	}
+	if (merged) {
+		json_resume(&L->p, off, lines, last_nl);
+		P->cur = P->rel;
+		P->cur_off = P->rel->len;
+	}
+	return nobj;
+}
+
+/* The event array ended: parsing ahead is of no more use. */
+static void par_nowork(struct par *P)
+{
+	pthread_mutex_lock(&P->lock);
+	P->nowork = 1;
+	pthread_cond_broadcast(&P->cv);
+	pthread_mutex_unlock(&P->lock);
+}
+
+static void worker_init(struct worker *W, struct par *P)
+{
+	memset(W, 0, sizeof(*W));
+	W->P = P;
+	arena_init(&W->arena);
+	W->L.arena = &W->arena;
+	W->L.par = P;
+	W->L.annotations = P->L->annotations;
+	W->L.last_thread = -1;
+	hmap_init(&W->L.threads, HMAP_STR);
+	hmap_init(&W->L.names, HMAP_PTR);
+	hmap_init(&W->L.slots, HMAP_STR);
+	hmap_init(&W->L.cache, HMAP_STR);
+}
+
+/*
+ * Start the producer and @jobs - 1 workers (the main thread is the last one) over L->in, in
+ * chunks of about @size bytes.  Without a producer the parse stays serial.
+ */
+static void par_start(struct loader *L, int jobs, size_t size)
+{
+	struct par *P = xcalloc(1, sizeof(*P));
+	P->L = L;
+	pthread_mutex_init(&P->lock, NULL);
+	pthread_cond_init(&P->cv, NULL);
+	pthread_mutex_init(&P->str_lock, NULL);
+	arena_init(&P->str_arena);
+	P->size = size;
+	P->maxlive = 2 * (size_t)jobs + 2;
+	P->pool = xmalloc((P->maxlive + 2) * sizeof(*P->pool));
+	P->nw = jobs;
+	P->w = xcalloc((size_t)jobs, sizeof(*P->w));
+	for (int i = 0; i < jobs; i++)
+		worker_init(&P->w[i], P);
+	/* from here t->strs is shared: its strings go to their own arena, under str_lock */
+	L->t->strs.arena = &P->str_arena;
+	L->par = P;
+	L->p.short_reads = 1; /* one chunk at a time: the producer may wait for releases */
+	if (pthread_create(&P->prod, NULL, producer, P) != 0) {
+		L->par = NULL;
+		L->p.short_reads = 0;
+		L->t->strs.arena = &L->t->arena;
+		for (int i = 0; i < jobs; i++)
+			hmap_free(&P->w[i].L.threads), hmap_free(&P->w[i].L.names),
+				hmap_free(&P->w[i].L.slots), hmap_free(&P->w[i].L.cache);
+		free(P->w);
+		free(P->pool);
+		free(P);
+		return;
+	}
+	for (int i = 1; i < jobs; i++)
+		P->w[i].started = pthread_create(&P->w[i].th, NULL, worker_main, &P->w[i]) == 0;
+}
+
+/*
+ * The chunk size for a parallel parse of @in, 0 for a serial one: only regular files (a
+ * pipe's writer could keep the producer waiting after the parse ended), and only when there
+ * are a few chunks per job.
+ */
+static size_t par_chunk(struct kp_input *in, const struct kp_load_opts *o)
+{
+	struct stat st;
+	if (o->jobs <= 1 || fstat(in->fd, &st) < 0 || !S_ISREG(st.st_mode))
+		return 0;
+	if (o->chunk)
+		return o->chunk < 64 ? 64 : o->chunk;
+	/* gzip inflates to about 8x its size */
+	uint64_t bytes = (uint64_t)st.st_size * (in->is_gzip ? 8 : 1);
+	if (bytes < PAR_MIN_CHUNK * 4)
+		return 0;
+	uint64_t size = bytes / (4 * (uint64_t)o->jobs);
+	return size < PAR_MIN_CHUNK ? PAR_MIN_CHUNK : size > PAR_MAX_CHUNK ? PAR_MAX_CHUNK : size;
+}
+
+/* Stop and join the threads; their memory goes to the trace's arena. */
+static void par_stop(struct loader *L)
+{
+	struct par *P = L->par;
+	struct kp_trace *t = L->t;
+	pthread_mutex_lock(&P->lock);
+	P->stop = 1;
+	pthread_cond_broadcast(&P->cv);
+	pthread_mutex_unlock(&P->lock);
+	pthread_join(P->prod, NULL);
+	for (int i = 1; i < P->nw; i++)
+		if (P->w[i].started)
+			pthread_join(P->w[i].th, NULL);
+	for (struct chunk *c = P->head, *n; c; c = n) {
+		n = c->next;
+		free(c->buf);
+		chunk_free_results(c);
+		free(c);
+	}
+	for (size_t i = 0; i < P->npool; i++)
+		free(P->pool[i]);
+	free(P->pool);
+	t->strs.arena = &t->arena;
+	arena_adopt(&t->arena, &P->str_arena);
+	for (int i = 0; i < P->nw; i++) {
+		struct loader *W = &P->w[i].L;
+		free(W->scratch[0]);
+		free(W->scratch[1]);
+		free(W->open);
+		hmap_free(&W->threads);
+		hmap_free(&W->names);
+		hmap_free(&W->slots);
+		hmap_free(&W->cache);
+		arena_adopt(&t->arena, &P->w[i].arena);
+	}
+	free(P->w);
+	pthread_mutex_destroy(&P->lock);
+	pthread_cond_destroy(&P->cv);
+	pthread_mutex_destroy(&P->str_lock);
+	free(P);
+	L->par = NULL;
+	L->p.short_reads = 0;
+}
+
 /*
  * The elements of an event array, its '[' just read at @arr_off (@what names it in errors).
  * A non-empty array with no object in it is not a trace: "not a Chrome trace: ...".
@@ -1141,6 +1809,9 @@ static int parse_event_array(struct loader *L, int64_t arr_off, const char *what
 	int64_t nobj = 0, nother = 0, first_other = arr_off;
 	L->has_events = 1;
 	for (;;) {
+		/* parallel: take the chunks parsed ahead that start where the parser stands */
+		if (L->par)
+			nobj += par_sync(L);
 		enum kp_json_type ty = json_next(&L->p, &tk);
 		if (ty == JT_ARR_END)
 			break;
@@ -1159,6 +1830,8 @@ static int parse_event_array(struct loader *L, int64_t arr_off, const char *what
 		L->t->nevents++;
 		skip_malformed(L, tk.off, "not an object");
 	}
+	if (L->par)
+		par_nowork(L->par);
 	if (nother && !nobj) {
 		/* not a trace: the per-element warnings would only repeat the error */
 		diag_warn_free(&L->t->warn);
@@ -1417,8 +2090,15 @@ int trace_load(struct kp_trace *t, const char *path, const struct kp_load_opts *
 	L->last_thread = -1;
 	hmap_init(&L->names, HMAP_PTR);
 	hmap_init(&L->slots, HMAP_STR);
+	hmap_init(&L->cache, HMAP_STR);
+	L->arena = &t->arena;
 	json_init(&L->p, read_cb, L, TRACE_JSON_WINDOW);
+	size_t chunk = o ? par_chunk(&L->in, o) : 0;
+	if (chunk)
+		par_start(L, o->jobs, chunk);
 	int rc = parse_document(L);
+	if (L->par)
+		par_stop(L);
 	if (rc < 0 && d->msg[0] == '\0') {
 		if (!L->read_err && L->p.err_eof && t->nevents > 0) {
 			/* a profiler killed mid-write: keep the complete events */
@@ -1461,6 +2141,7 @@ int trace_load(struct kp_trace *t, const char *path, const struct kp_load_opts *
 	free(L->open);
 	hmap_free(&L->names);
 	hmap_free(&L->slots);
+	hmap_free(&L->cache);
 	free(L);
 	return rc;
 }

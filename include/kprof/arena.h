@@ -23,6 +23,8 @@ void *arena_alloc(struct kp_arena *a, size_t n);          /* 16-byte aligned, un
 void *arena_zalloc(struct kp_arena *a, size_t n);         /* zeroed */
 char *arena_strndup(struct kp_arena *a, const char *s, size_t n); /* NUL-terminated copy */
 char *arena_strdup(struct kp_arena *a, const char *s);
+/* Move every block of @src into @dst (freed with it); @src is left empty. */
+void arena_adopt(struct kp_arena *dst, struct kp_arena *src);
 void arena_free(struct kp_arena *a);
 
 /* xmalloc family: exit(KP_ENV) with a message on out-of-memory */

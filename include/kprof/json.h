@@ -69,6 +69,8 @@ struct kp_json {
 	const char *err;          /* static reason, e.g. "expected ':' after object key" */
 	int64_t err_off;          /* absolute offset of the offending byte */
 	int err_eof;              /* 1: the input ended early (truncation); 0: malformed bytes */
+	int borrowed;             /* buf is the caller's (json_init_elems): never refilled or freed */
+	int short_reads;          /* a refill stops after one read that returned bytes */
 };
 
 #define JSON_DEFAULT_WINDOW (8u << 20)
@@ -80,6 +82,39 @@ void json_init(struct kp_json *p, kp_json_read_fn read, void *ctx, size_t window
 /* Set up @p over a memory buffer (copied lazily; @s must outlive @p). For tests. */
 void json_init_mem(struct kp_json *p, const char *s, size_t len);
 void json_free(struct kp_json *p);
+
+/* Readable bytes a json_init_elems() buffer needs past its end (s[len] is one of them). */
+#define JSON_PAD 64
+
+/*
+ * Set up @p over s[0..len), bytes of a larger stream that start at offset @base right after
+ * an element of an array (a chunk of traceEvents for a parallel parse): the parser stands in
+ * that array (depth 1) after an element, as the whole stream's parser would; s[len] must be
+ * NUL and JSON_PAD bytes past len readable.  The end of the bytes is the end of input.
+ * @max_depth bounds the depth counted from that array.  Offsets are the stream's.
+ */
+void json_init_elems(struct kp_json *p, char *s, size_t len, int64_t base, int max_depth);
+
+/* Every byte consumed (whitespace aside), the parser after an element at depth 1, no error. */
+int json_elems_done(struct kp_json *p);
+
+/*
+ * The parser stands right after a value inside a container (before the ',' or closing
+ * bracket), without an error: 1 and *off = the stream offset of the next byte; else 0.
+ */
+int json_after_value(const struct kp_json *p, int64_t *off);
+
+/* Newlines before the next byte (p->pos) and the stream offset of the last one (-1: none). */
+void json_lines_at(const struct kp_json *p, int64_t *lines, int64_t *last_nl);
+
+/*
+ * Drop the window and go on at stream offset @off: the next read must return the bytes from
+ * @off on.  The grammar state is kept; @lines and @last_nl are json_lines_at()'s at @off.
+ */
+void json_resume(struct kp_json *p, int64_t off, int64_t lines, int64_t last_nl);
+
+/* '\n' bytes in s[0..n). */
+int64_t json_count_nl(const char *s, size_t n);
 
 /* Next token.  After JT_ERROR or JT_END further calls return the same. */
 enum kp_json_type json_next(struct kp_json *p, struct kp_json_tok *tok);

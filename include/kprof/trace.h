@@ -119,6 +119,8 @@ struct kp_load_opts {
 	int strict;               /* truncation and anomalies become errors (status 3) */
 	int annotations;          /* keep user_annotation spans in kp_trace.annots */
 	int warn_all;             /* keep every warning message (--warnings=all) */
+	int jobs;                 /* parse on this many threads (regular files; <= 1: serial) */
+	size_t chunk;             /* bytes per parallel chunk, 0 = from the file size (tests) */
 };
 
 /* A user_annotation span other than ProfilerStep#N: record_function, NVTX range (kprof). */

@@ -1,0 +1,72 @@
+#!/bin/sh
+# kprof analyze --jobs 1 and --jobs N print the same bytes: stdout (json, every row), stderr
+# (every warning with its location, or the error and where) and exit status, on every bundled
+# trace (testdata/, jsontestsuite included) and on generated ones: a trace full of traps for
+# the chunk cuts (gen-traps.py), a replicated real one (bench/gen-big-trace.py), their gzip,
+# cuts of them at many offsets (truncation) and copies with one byte broken (malformed).
+# KPROF_PARSE_CHUNK makes chunks of a few bytes to a few kB, so small files split many times.
+#   KPROF=build/kprof tests/jobs/check.sh
+set -u
+top=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$top" || exit 2
+: "${KPROF:=$top/build/kprof}"
+export LC_ALL=C NO_COLOR=1 TZ=UTC
+unset KPROF_DEVICE_DB KPROF_PARSE_CHUNK
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+n=0
+
+# same FILE CHUNK ARGS...: -j 1 against -j 3 with chunks of CHUNK bytes
+same() {
+	f=$1 chunk=$2
+	shift 2
+	"$KPROF" analyze -j 1 "$@" "$f" >"$tmp/o1" 2>"$tmp/e1"
+	s1=$?
+	KPROF_PARSE_CHUNK=$chunk "$KPROF" analyze -j 3 "$@" "$f" >"$tmp/o2" 2>"$tmp/e2"
+	s2=$?
+	n=$((n + 1))
+	if [ $s1 != $s2 ] || ! cmp -s "$tmp/o1" "$tmp/o2" || ! cmp -s "$tmp/e1" "$tmp/e2"; then
+		echo "FAIL jobs: $f (chunk $chunk, $*): status $s1 vs $s2"
+		diff "$tmp/e1" "$tmp/e2" | head -5
+		diff "$tmp/o1" "$tmp/o2" | head -5
+		fail=1
+	fi
+}
+
+J="-f json -n 0 --warnings=all"
+for f in $(find testdata -name '*.json' -o -name '*.json.gz' | sort); do
+	case $f in
+	testdata/jsontestsuite/*) same "$f" 64 $J ;;
+	*) for c in 64 5000; do same "$f" $c $J; done ;;
+	esac
+done
+
+python3 tests/jobs/gen-traps.py "$tmp/traps.json" 3000 || exit 2
+python3 bench/gen-big-trace.py -s testdata/torch211-h100/block_bf16.json -m 3 "$tmp/big.json" \
+	>/dev/null 2>&1 || exit 2
+gzip -c "$tmp/traps.json" >"$tmp/traps.json.gz"
+for g in traps big; do
+	f=$tmp/$g.json
+	for c in 64 700 5000 65536; do
+		same "$f" $c $J
+		same "$f" $c -f json -n 0 -g op-shape --breakdown --launches --warnings=all
+	done
+	size=$(wc -c <"$f")
+	# cuts (truncated files) and one broken byte (malformed) at offsets spread over the file
+	for k in 1 2 3 5 7 11 13 17 19 23 29 31; do
+		off=$((size * k / 37 + k))
+		head -c "$off" "$f" >"$tmp/cut.json"
+		same "$tmp/cut.json" 700 $J
+		head -c "$off" "$f" | gzip -c >"$tmp/cut.json.gz"
+		same "$tmp/cut.json.gz" 5000 $J
+		same "$tmp/cut.json" 5000 $J --strict
+		for b in x '"' '}' ']' ','; do
+			{ head -c "$off" "$f"; printf '%s' "$b"; tail -c +"$((off + 2))" "$f"; } >"$tmp/bad.json"
+			same "$tmp/bad.json" 700 $J
+		done
+	done
+done
+same "$tmp/traps.json.gz" 5000 $J
+[ $fail = 0 ] && echo "  jobs: $n comparisons of -j 1 and -j 3: stdout, stderr, status identical"
+exit $fail
