@@ -55,9 +55,10 @@ void cudnn_conv_free(struct kp_cudnn_conv *cv);
 
 /*
  * Plans of one attention problem (wl-cudnn-sdpa.c): cudnn-frontend's composite SDPA graphs
- * (cudnn-graph.c), forward with Stats (fp32 [b, h, sq]) when @s->stats, and backward when @dq is
- * not NULL; the first engine configuration of heuristics mode A (then FALLBACK) that finalizes,
- * as PyTorch takes it; @algo names the engines.  NULL with a reason in @why.
+ * (cudnn-graph.c), forward with Stats (fp32 [b, h, sq]) when @dq is not NULL, and backward then;
+ * of heuristics mode A's configurations (then FALLBACK's), the first 4 that finalize are timed
+ * over the case's buffers and the fastest kept; @algo names the engines and the kept
+ * configurations' ranks.  NULL with a reason in @why.
  */
 struct kp_cudnn_sdpa *cudnn_sdpa_new(struct kp_cudnn *c, const struct cg_sdpa *s, const void *q,
 				     const void *k, const void *v, void *o, float *stats,
