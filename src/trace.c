@@ -1598,7 +1598,7 @@ static void merge(struct loader *L, struct chunk *c, int64_t lines, int64_t last
 	i0 = t->nsteps;
 	APPEND(t->steps, t->nsteps, t->capsteps, o->steps, o->nsteps);
 	for (size_t i = i0; i < t->nsteps; i++)
-		;
+		t->steps[i].thread = map[t->steps[i].thread];
 	i0 = t->nannots;
 	APPEND(t->annots, t->nannots, t->capannots, o->annots, o->nannots);
 	for (size_t i = i0; i < t->nannots; i++)

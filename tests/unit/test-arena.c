@@ -89,6 +89,38 @@ static void blocks_grow_with_the_arena(void **state)
 	arena_free(&a);
 }
 
+static void adopt_moves_every_block_and_keeps_the_room_of_the_head(void **state)
+{
+	(void)state;
+	struct kp_arena dst, src, empty;
+	arena_init(&dst);
+	arena_init(&src);
+	arena_init(&empty);
+	char *d = arena_strndup(&dst, "dst", 3);
+	char *s1 = arena_strndup(&src, "src", 3);
+	char *big = arena_alloc(&src, 1 << 20); /* a second block */
+	memset(big, 7, 1 << 20);
+	size_t total = dst.total + src.total;
+	struct kp_arena_block *head = dst.head;
+	arena_adopt(&dst, &src);
+	assert_null(src.head);
+	assert_int_equal(src.total, 0);
+	assert_ptr_equal(dst.head, head); /* the free room of dst's head is still used */
+	assert_int_equal(dst.total, total);
+	assert_string_equal(d, "dst");
+	assert_string_equal(s1, "src");
+	assert_int_equal(big[(1 << 20) - 1], 7);
+	char *after = arena_strndup(&dst, "after", 5);
+	assert_ptr_equal(after, d + 16); /* right after "dst" in the same block */
+	/* into an empty arena: the blocks as they are */
+	arena_adopt(&empty, &dst);
+	assert_ptr_equal(empty.head, head);
+	assert_int_equal(empty.total, total);
+	assert_null(dst.head);
+	arena_free(&empty); /* every block once (ASan and LSan check it) */
+	arena_free(&dst);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -96,6 +128,7 @@ int main(void)
 		cmocka_unit_test(an_oversize_allocation_gets_its_own_block),
 		cmocka_unit_test(zalloc_zeroes_and_strndup_terminates),
 		cmocka_unit_test(blocks_grow_with_the_arena),
+		cmocka_unit_test(adopt_moves_every_block_and_keeps_the_room_of_the_head),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -416,6 +416,44 @@ static void input_feeds_the_tokenizer(void **state)
 	input_close(&s.in);
 }
 
+/* A CRC error at the end of a member: every inflated byte comes first, then the error. */
+static void input_returns_the_bytes_inflated_before_a_gzip_error(void **state)
+{
+	(void)state;
+	char path[512], text[4000];
+	for (size_t i = 0; i < sizeof(text); i++)
+		text[i] = (char)('a' + i % 26);
+	snprintf(path, sizeof(path), "%s/crc.json.gz", tmpdir);
+	gzFile g = gzopen(path, "wb");
+	gzwrite(g, text, sizeof(text));
+	gzclose(g);
+	/* break the CRC-32 in the trailer (8 bytes before the end) */
+	int fd = open(path, O_RDWR);
+	off_t end = lseek(fd, 0, SEEK_END);
+	unsigned char b;
+	assert_int_equal(pread(fd, &b, 1, end - 8), 1);
+	b ^= 0xff;
+	assert_int_equal(pwrite(fd, &b, 1, end - 8), 1);
+	close(fd);
+	for (size_t cap = 1000; cap <= 8000; cap += 7000) {
+		struct kp_input in;
+		struct kp_diag d = { 0 };
+		assert_int_equal(input_open(&in, path, &d), 0);
+		char buf[8000];
+		size_t got = 0;
+		ssize_t n;
+		while ((n = input_read(&in, buf + got, cap < sizeof(buf) - got ? cap : sizeof(buf) - got, &d)) > 0)
+			got += (size_t)n;
+		assert_int_equal(n, -1);
+		assert_int_equal(got, sizeof(text)); /* whatever the read size */
+		assert_memory_equal(buf, text, sizeof(text));
+		assert_int_equal(d.status, KP_BADINPUT);
+		assert_non_null(strstr(d.msg, "corrupt gzip data"));
+		assert_int_equal(input_read(&in, buf, cap, &d), -1); /* and again */
+		input_close(&in);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -428,6 +466,7 @@ int main(void)
 		cmocka_unit_test(input_rejects_corrupt_gzip_naming_the_file),
 		cmocka_unit_test(input_ends_a_cut_gzip_stream_where_it_was_cut),
 		cmocka_unit_test(input_feeds_the_tokenizer),
+		cmocka_unit_test(input_returns_the_bytes_inflated_before_a_gzip_error),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1189,6 +1189,123 @@ static void json_locates_errors_in_the_bad_fixtures(void **state)
 	}
 }
 
+/* ---- chunks of an array (parallel parse) ---- */
+
+static void elems_parse(const char *text, int64_t base, struct kp_json *p, char *buf)
+{
+	size_t len = strlen(text);
+	memcpy(buf, text, len);
+	memset(buf + len, 0, JSON_PAD);
+	json_init_elems(p, buf, len, base, JSON_MAX_DEPTH - 1);
+}
+
+static void json_parses_a_chunk_as_elements_of_an_array(void **state)
+{
+	(void)state;
+	char buf[256 + JSON_PAD];
+	struct kp_json p;
+	struct kp_json_tok t;
+	/* a clean chunk: elements after a ',' each, ending right after an element */
+	elems_parse(" ,\n {\"a\": [1, {\"b\": 2}]},{\"c\": \"}, {\\\"\"}", 1000, &p, buf);
+	assert_false(json_elems_done(&p));
+	assert_int_equal(json_next(&p, &t), JT_OBJ);
+	assert_int_equal(t.off, 1004); /* stream offsets */
+	assert_int_equal(json_skip_rest(&p), 0);
+	assert_false(json_elems_done(&p));
+	assert_int_equal(json_next(&p, &t), JT_OBJ);
+	assert_int_equal(json_next(&p, &t), JT_KEY);
+	assert_int_equal(json_next(&p, &t), JT_STR);
+	assert_int_equal(json_next(&p, &t), JT_OBJ_END);
+	assert_true(json_elems_done(&p));
+	json_free(&p);
+
+	/* a cut inside a string: the chunk does not end after an element */
+	elems_parse(", {\"n\": \"a}", 0, &p, buf);
+	assert_int_equal(json_next(&p, &t), JT_OBJ);
+	assert_int_equal(json_skip_rest(&p), -1);
+	assert_true(p.err_eof);
+	assert_false(json_elems_done(&p));
+	json_free(&p);
+
+	/* a cut inside a nested object: depth 2 at the end */
+	elems_parse(", {\"a\": 1}, {\"b\": {\"c\": 1}", 0, &p, buf);
+	assert_int_equal(json_next(&p, &t), JT_OBJ);
+	assert_int_equal(json_skip_rest(&p), 0);
+	assert_int_equal(json_next(&p, &t), JT_OBJ);
+	assert_int_equal(json_key(&p, &t), JT_KEY);
+	assert_int_equal(json_next(&p, &t), JT_OBJ);
+	assert_int_equal(json_skip_rest(&p), 0);
+	assert_false(json_elems_done(&p));
+	json_free(&p);
+
+	/* the array's end inside the chunk */
+	elems_parse(", {}]", 0, &p, buf);
+	assert_int_equal(json_next(&p, &t), JT_OBJ);
+	assert_int_equal(json_next(&p, &t), JT_OBJ_END);
+	assert_int_equal(json_next(&p, &t), JT_ARR_END);
+	assert_false(json_elems_done(&p));
+	json_free(&p);
+
+	/* the depth limit counts from the array */
+	elems_parse(", [[[[1]]]]", 0, &p, buf);
+	p.max_depth = 4;
+	assert_int_equal(json_skip(&p), -1);
+	assert_string_equal(p.err, "nesting too deep");
+	json_free(&p);
+}
+
+struct from_off {
+	const char *s;
+	size_t len, off;
+};
+
+static ssize_t from_off_read(void *ctx, void *buf, size_t cap)
+{
+	struct from_off *f = ctx;
+	size_t n = f->len - f->off < 3 ? f->len - f->off : 3; /* short reads */
+	(void)cap;
+	memcpy(buf, f->s + f->off, n);
+	f->off += n;
+	return (ssize_t)n;
+}
+
+static void json_resumes_at_an_offset_with_exact_locations(void **state)
+{
+	(void)state;
+	static const char text[] = "[{\"a\": 1},\n {\"b\": 2},\n {\"c\": x}]";
+	struct from_off src = { text, sizeof(text) - 1, 0 };
+	struct kp_json p;
+	struct kp_json_tok t;
+	int64_t off, lines, last_nl;
+	json_init(&p, from_off_read, &src, 64);
+	p.short_reads = 1;
+	assert_int_equal(json_next(&p, &t), JT_ARR);
+	assert_false(json_after_value(&p, &off)); /* before the first element */
+	assert_int_equal(json_next(&p, &t), JT_OBJ);
+	assert_int_equal(json_skip_rest(&p), 0);
+	assert_true(json_after_value(&p, &off));
+	assert_int_equal(off, 9);
+	/* skip the second element as if parsed elsewhere: go on after it */
+	const char *third = strstr(text, ",\n {\"c");
+	off = third - text;
+	lines = 1;
+	last_nl = strchr(text, '\n') - text;
+	src.off = (size_t)off;
+	json_resume(&p, off, lines, last_nl);
+	assert_int_equal(json_next(&p, &t), JT_OBJ);
+	assert_int_equal(t.off, off + 3);
+	assert_int_equal(json_key(&p, &t), JT_KEY);
+	assert_int_equal(json_next(&p, &t), JT_ERROR);
+	int line, col;
+	json_locate(&p, p.err_off, &line, &col);
+	assert_int_equal(line, 3);
+	assert_int_equal(col, 8);
+	json_lines_at(&p, &lines, &last_nl);
+	assert_int_equal(lines, 2);
+	assert_int_equal(last_nl, strrchr(text, '\n') - text);
+	json_free(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1225,6 +1342,8 @@ int main(void)
 		cmocka_unit_test(json_converts_microseconds_to_exact_nanoseconds),
 		cmocka_unit_test(json_converts_integers_exactly),
 		cmocka_unit_test(json_locates_errors_in_the_bad_fixtures),
+		cmocka_unit_test(json_parses_a_chunk_as_elements_of_an_array),
+		cmocka_unit_test(json_resumes_at_an_offset_with_exact_locations),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

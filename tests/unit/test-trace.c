@@ -4,6 +4,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -496,6 +497,155 @@ static void a_cut_gzip_trace_keeps_its_complete_events(void **state)
 	trace_free(&t);
 }
 
+/* ---- parallel parse ---- */
+
+/* A trace of @n events with traps for the chunk cuts; malloc'ed. */
+static char *many_events(int n)
+{
+	size_t cap = (size_t)n * 400 + 1024, len = 0;
+	char *s = malloc(cap);
+	len += (size_t)sprintf(s, "{\"deviceProperties\": [{\"id\": 0, \"numSms\": 132}, {\"id\": 1}],\n"
+				  "\"traceEvents\": [\n");
+	for (int i = 0; i < n; i++) {
+		const char *sep = i ? ",\n" : "";
+		switch (i % 7) {
+		case 0: /* an op, a name with the cut pattern, a nested object */
+			len += (size_t)sprintf(s + len, "%s{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm }, {\\\"x\", \"pid\": 1, \"tid\": \"t%d\", \"ts\": %d, \"dur\": 50, \"args\": {\"External id\": %d, \"Input Dims\": [[4, 4], [4, 4]], \"o\": [{\"a\": 1}, {\"b\": 2}]}}",
+					       sep, i % 3, 1000 + i * 10, i);
+			break;
+		case 1:
+			len += (size_t)sprintf(s + len, "%s{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 1, \"tid\": \"t%d\", \"ts\": %d, \"dur\": 5, \"args\": {\"External id\": %d, \"correlation\": %d}}",
+					       sep, (i - 1) % 3, 1000 + i * 10, i - 1, i);
+			break;
+		case 2: /* zero dur: a warning located at merge */
+			len += (size_t)sprintf(s + len, "%s{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k%d\", \"pid\": 0, \"tid\": 7, \"ts\": %d, \"dur\": %d, \"args\": {\"correlation\": %d, \"Collective name\": \"allreduce\"}}",
+					       sep, i % 5, 1000 + i * 10, i % 4 ? 20 : 0, i - 1);
+			break;
+		case 3: /* B/E pairs: the serial path */
+			len += (size_t)sprintf(s + len, "%s{\"ph\": \"%c\", \"cat\": \"cpu_op\", \"name\": \"aten::add\", \"pid\": 1, \"tid\": \"t0\", \"ts\": %d}",
+					       sep, i % 2 ? 'B' : 'E', 1000 + i * 10);
+			break;
+		case 4:
+			len += (size_t)sprintf(s + len, "%s{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#%d\", \"pid\": 1, \"tid\": 9, \"ts\": %d, \"dur\": 60}",
+					       sep, i, 1000 + i * 10);
+			break;
+		case 5:
+			len += (size_t)sprintf(s + len, "%s{\"ph\": \"M\", \"name\": \"thread_name\", \"args\": {\"name\": \"}, {\"}}", sep);
+			break;
+		default:
+			len += (size_t)sprintf(s + len, "%s{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"no ts\", \"dur\": 1}", sep);
+		}
+	}
+	sprintf(s + len, "\n], \"traceName\": \"x\"}\n");
+	return s;
+}
+
+static int load_jobs(struct kp_trace *t, const char *path, int jobs, size_t chunk, struct kp_diag *d)
+{
+	struct kp_load_opts o = { .jobs = jobs, .chunk = chunk, .warn_all = 1 };
+	memset(d, 0, sizeof(*d));
+	return trace_load(t, path, &o, d);
+}
+
+/* Every record, count and warning of @a and @b alike (names by text and by sharing). */
+static void same_trace(const struct kp_trace *a, const struct kp_trace *b)
+{
+	assert_int_equal(a->nevents, b->nevents);
+	assert_int_equal(a->nskipped, b->nskipped);
+	assert_int_equal(a->nops, b->nops);
+	assert_int_equal(a->nlaunches, b->nlaunches);
+	assert_int_equal(a->ngpu, b->ngpu);
+	assert_int_equal(a->ncolls, b->ncolls);
+	assert_int_equal(a->nsteps, b->nsteps);
+	assert_int_equal(a->nthreads, b->nthreads);
+	assert_int_equal(a->truncated, b->truncated);
+	assert_int_equal(a->trunc_off, b->trunc_off);
+	for (size_t i = 0; i < a->nthreads; i++) {
+		assert_int_equal(a->threads[i].tid_str, b->threads[i].tid_str);
+		if (a->threads[i].tid_str)
+			assert_string_equal((const char *)(intptr_t)a->threads[i].tid,
+					    (const char *)(intptr_t)b->threads[i].tid);
+	}
+	for (size_t i = 0; i < a->nops; i++) {
+		assert_int_equal(a->ops[i].ts_ns, b->ops[i].ts_ns);
+		assert_int_equal(a->ops[i].dur_ns, b->ops[i].dur_ns);
+		assert_int_equal(a->ops[i].thread, b->ops[i].thread);
+		assert_int_equal(a->ops[i].parent, b->ops[i].parent);
+		assert_int_equal(a->ops[i].off, b->ops[i].off);
+		assert_int_equal(a->ops[i].nslots, b->ops[i].nslots);
+		assert_string_equal(a->ops[i].name, b->ops[i].name);
+		/* interned once: equal names are one pointer in each trace */
+		assert_int_equal(a->ops[i].name == a->ops[0].name, b->ops[i].name == b->ops[0].name);
+	}
+	for (size_t i = 0; i < a->nlaunches; i++) {
+		assert_int_equal(a->launches[i].thread, b->launches[i].thread);
+		assert_int_equal(a->launches[i].corr, b->launches[i].corr);
+	}
+	for (size_t i = 0; i < a->ngpu; i++) {
+		assert_int_equal(a->gpu[i].ts_ns, b->gpu[i].ts_ns);
+		assert_string_equal(a->gpu[i].name, b->gpu[i].name);
+	}
+	for (size_t i = 0; i < a->ncolls; i++)
+		assert_int_equal(a->colls[i].gpu, b->colls[i].gpu);
+	for (size_t i = 0; i < a->nsteps; i++)
+		assert_int_equal(a->steps[i].thread, b->steps[i].thread);
+	assert_int_equal(a->warn.nkinds, b->warn.nkinds);
+	for (int k = 0; k < a->warn.nkinds; k++) {
+		const struct kp_warn_kind *x = &a->warn.k[k], *y = &b->warn.k[k];
+		assert_string_equal(x->kind, y->kind);
+		assert_int_equal(x->count, y->count);
+		assert_int_equal(x->nshown, y->nshown);
+		for (int m = 0; m < x->nshown; m++)
+			assert_string_equal(x->shown[m], y->shown[m]);
+		assert_int_equal(x->nmore, y->nmore);
+		for (long m = 0; m < x->nmore; m++)
+			assert_string_equal(x->more[m], y->more[m]);
+	}
+}
+
+static void parallel_parse_gives_the_serial_records(void **state)
+{
+	(void)state;
+	char *text = many_events(3000);
+	const char *path = write_file("many.json", text, 0);
+	struct kp_trace a, b;
+	struct kp_diag d;
+	assert_int_equal(load_jobs(&a, path, 1, 0, &d), 0);
+	assert_true(a.nops > 100 && a.warn.nkinds > 0);
+	static const size_t chunks[] = { 64, 300, 4096, 65536 };
+	for (size_t c = 0; c < sizeof(chunks) / sizeof(chunks[0]); c++) {
+		assert_int_equal(load_jobs(&b, path, 3, chunks[c], &d), 0);
+		same_trace(&a, &b);
+		trace_free(&b);
+	}
+	trace_free(&a);
+
+	/* truncated: the same complete events and the same warning */
+	text[strlen(text) * 2 / 3] = '\0';
+	path = write_file("cut.json", text, 0);
+	assert_int_equal(load_jobs(&a, path, 1, 0, &d), 0);
+	assert_true(a.truncated);
+	assert_int_equal(load_jobs(&b, path, 4, 500, &d), 0);
+	same_trace(&a, &b);
+	trace_free(&a);
+	trace_free(&b);
+
+	/* malformed: the same error at the same place */
+	char *bad = strstr(text + strlen(text) / 2, "\"dur\": 5");
+	bad[7] = 'x';
+	path = write_file("bad.json", text, 0);
+	struct kp_diag d1;
+	assert_int_equal(load_jobs(&a, path, 1, 0, &d1), -1);
+	assert_int_equal(load_jobs(&b, path, 2, 700, &d), -1);
+	assert_int_equal(d.status, d1.status);
+	assert_string_equal(d.msg, d1.msg);
+	assert_non_null(strstr(d.msg, "bad.json:"));
+	assert_non_null(strstr(d.msg, ": error: "));
+	trace_free(&a);
+	trace_free(&b);
+	free(text);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -528,6 +678,7 @@ int main(void)
 		cmocka_unit_test(names_are_valid_utf8_and_keep_text_after_nul),
 		cmocka_unit_test(a_cut_gzip_trace_keeps_its_complete_events),
 		cmocka_unit_test(warnings_cut_names_between_utf8_sequences),
+		cmocka_unit_test(parallel_parse_gives_the_serial_records),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
