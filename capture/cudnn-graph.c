@@ -26,6 +26,7 @@ enum {
 	T_BACKEND_DESCRIPTOR = 15, T_REDUCTION_OPERATOR = 18
 };
 /* cudnnBackendAttributeName_t */
+/* clang-format off */
 enum {
 	A_PW_MODE = 0, A_PW_MATH_PREC = 1, A_PW_AXIS = 9, A_OPPW_DESC = 750, A_OPPW_X = 751,
 	A_OPPW_B = 752, A_OPPW_Y = 753, A_OPPW_T = 758, A_GRAPH_HANDLE = 800, A_GRAPH_OPS = 801,
@@ -34,6 +35,7 @@ enum {
 	A_OPMM_C = 1522, A_OPMM_DESC = 1523, A_RED_OP = 1600, A_RED_COMP = 1601, A_OPRED_X = 1610,
 	A_OPRED_Y = 1611, A_OPRED_DESC = 1612, A_RESHAPE_X = 2200, A_RESHAPE_Y = 2201
 };
+/* clang-format on */
 
 /* ---- building ---- */
 

@@ -18,16 +18,20 @@ enum { CG_FLOAT = 0, CG_HALF = 2, CG_INT32 = 4, CG_BF16 = 9, CG_BOOL = 11 };
 /* operation kinds */
 enum { CG_MATMUL, CG_POINTWISE, CG_REDUCTION, CG_RESHAPE };
 /* cudnnPointwiseMode_t and cudnnReduceTensorOp_t values kprof uses */
+/* clang-format off */
 enum {
 	CG_PW_ADD = 0, CG_PW_MUL = 1, CG_PW_DIV = 6, CG_PW_SUB = 9, CG_PW_EXP = 13, CG_PW_LOG = 15,
 	CG_PW_IDENTITY = 21, CG_PW_CMP_GE = 303, CG_PW_GEN_INDEX = 501, CG_PW_BINARY_SELECT = 601
 };
+/* clang-format on */
 enum { CG_RED_ADD = 0, CG_RED_MAX = 3 };
 /* UIDs of the SDPA graphs' variant-pack tensors; intermediates are numbered from SDPA_VIRT */
+/* clang-format off */
 enum {
 	SDPA_Q = 1, SDPA_K, SDPA_V, SDPA_O, SDPA_STATS, SDPA_DO, SDPA_DQ, SDPA_DK, SDPA_DV,
 	SDPA_DQ_ACCUM, SDPA_SOFTMAX_SUM, SDPA_SCALE, SDPA_NEG_INF, SDPA_ONE, SDPA_VIRT = 100
 };
+/* clang-format on */
 
 struct cg_tensor {
 	int64_t uid;

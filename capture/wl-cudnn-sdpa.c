@@ -20,11 +20,13 @@
 /* cudnn_graph.h (cuDNN 9): what the plans need beyond cudnn-graph.c */
 enum { D_ENGINE = 2, D_ENGINECFG = 3, D_ENGINEHEUR = 4, D_EXECUTION_PLAN = 5, D_VARIANT_PACK = 16 };
 enum { T_HANDLE = 0, T_INT64 = 3, T_VOID_PTR = 6, T_HEUR_MODE = 8, T_BACKEND_DESCRIPTOR = 15 };
+/* clang-format off */
 enum {
 	A_HEUR_MODE = 200, A_HEUR_GRAPH = 201, A_HEUR_RESULTS = 202, A_CFG_ENGINE = 300,
 	A_PLAN_HANDLE = 400, A_PLAN_CONFIG = 401, A_PLAN_WORKSPACE = 402, A_VP_UIDS = 1000,
 	A_VP_PTRS = 1001, A_VP_WORKSPACE = 1003, A_ENGINE_INDEX = 1301
 };
+/* clang-format on */
 enum { HEUR_MODE_FALLBACK = 2, HEUR_MODE_A = 3 };
 
 #define MAXCFG 32

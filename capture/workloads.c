@@ -997,6 +997,7 @@ static int sdpa_cudnn_iter(struct kp_wl *w, struct sdpa_case *c)
 	int tr = w->traced, rc;
 	struct slot q = tensor(ty, 4, s->b, s->h, s->sq, s->d);
 	struct slot kv = tensor(ty, 4, s->b, s->hkv, s->sk, s->d);
+	/* clang-format off */
 	struct slot top[8] = {
 		q, kv, kv, scalar("", ""), scalar("Scalar", "0."), scalar("Scalar", causal),
 		scalar("", ""), scalar("Scalar", gqa),
@@ -1005,6 +1006,7 @@ static int sdpa_cudnn_iter(struct kp_wl *w, struct sdpa_case *c)
 		q, kv, kv, scalar("", ""), scalar("Scalar", lse), scalar("Scalar", "0."),
 		scalar("Scalar", causal), scalar("Scalar", "False"), scalar("Scalar", scale),
 	};
+	/* clang-format on */
 	struct op o_top, o_fwd;
 	char *a_top = tr ? mk_args(top, 8, be, c->cdt, c->algo) : NULL;
 	char *a_fwd = tr ? mk_args(fwd, 9, be, c->cdt, c->algo) : NULL;
@@ -1015,12 +1017,14 @@ static int sdpa_cudnn_iter(struct kp_wl *w, struct sdpa_case *c)
 	op_end(w, &o_top, "aten::scaled_dot_product_attention", a_top);
 	if (rc < 0 || !c->backward)
 		return rc;
+	/* clang-format off */
 	struct slot bwd[16] = {
 		q, q, kv, kv, q, tensor("float", 4, s->b, s->h, s->sq, 1), tensor("Long", 0, 0, 0, 0, 0),
 		tensor("Long", 0, 0, 0, 0, 0), scalar("", ""), scalar("", ""), scalar("", ""),
 		scalar("Scalar", maxq), scalar("Scalar", maxk), scalar("Scalar", "0."),
 		scalar("Scalar", causal), scalar("Scalar", scale),
 	};
+	/* clang-format on */
 	struct slot one[1] = { q };
 	struct op o_node, o_bwd;
 	char *a_node = tr ? mk_args(one, 1, be, c->cdt, c->algo) : NULL;

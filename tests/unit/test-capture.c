@@ -485,6 +485,7 @@ static void host_conversions_are_exact(void **state)
 static void launch_api_calls_are_the_ones_analyze_needs(void **state)
 {
 	(void)state;
+	/* clang-format off */
 	static const char *const kept[] = {
 		"cudaLaunchKernel_v7000", "cudaLaunchKernelExC_v11060", "cudaMemcpyAsync_v3020",
 		"cudaMemsetAsync_v3020",  "cudaGraphLaunch_v10000",     "cudaDeviceSynchronize_v3020",
@@ -498,6 +499,7 @@ static void launch_api_calls_are_the_ones_analyze_needs(void **state)
 		"cudaStreamGetCaptureInfo_v10010", "cudaPeekAtLastError_v3020", "cuCtxGetCurrent",
 		"cuGetProcAddress_v2", "cuModuleGetFunction", "cuEventQuery", "", "Synchronize",
 	};
+	/* clang-format on */
 	for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++)
 		assert_true(recorder_api_wanted(kept[i]));
 	for (size_t i = 0; i < sizeof(dropped) / sizeof(dropped[0]); i++)

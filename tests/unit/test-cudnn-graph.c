@@ -40,12 +40,14 @@ static void fwd_graph_is_the_frontends(void **state)
 	(void)state;
 	static struct cg_graph g;
 	assert_int_equal(cg_sdpa_fwd(&g, &mha), 0);
+	/* clang-format off */
 	static const int want[][2] = {
 		{ CG_MATMUL, 0 }, { CG_POINTWISE, CG_PW_MUL }, { CG_REDUCTION, CG_RED_MAX },
 		{ CG_POINTWISE, CG_PW_SUB }, { CG_POINTWISE, CG_PW_EXP }, { CG_REDUCTION, CG_RED_ADD },
 		{ CG_POINTWISE, CG_PW_LOG }, { CG_POINTWISE, CG_PW_ADD }, { CG_POINTWISE, CG_PW_DIV },
 		{ CG_MATMUL, 0 },
 	};
+	/* clang-format on */
 	expect_ops(&g, want, 10);
 	/* K enters as K^T by metadata: dims and strides 2 and 3 swapped */
 	const struct cg_tensor *k = cg_find(&g, SDPA_K);
@@ -134,6 +136,7 @@ static void bwd_graph_mha_and_gqa(void **state)
 	(void)state;
 	static struct cg_graph g;
 	assert_int_equal(cg_sdpa_bwd(&g, &mha), 0);
+	/* clang-format off */
 	static const int want[][2] = {
 		{ CG_POINTWISE, CG_PW_MUL }, { CG_REDUCTION, CG_RED_ADD }, { CG_POINTWISE, CG_PW_MUL },
 		{ CG_MATMUL, 0 }, { CG_POINTWISE, CG_PW_MUL }, { CG_POINTWISE, CG_PW_SUB },
@@ -142,6 +145,7 @@ static void bwd_graph_mha_and_gqa(void **state)
 		{ CG_RESHAPE, 0 }, { CG_MATMUL, 0 }, { CG_RESHAPE, 0 }, { CG_MATMUL, 0 },
 		{ CG_POINTWISE, CG_PW_IDENTITY },
 	};
+	/* clang-format on */
 	expect_ops(&g, want, 18);
 	/* softmax_sum and dQ_accum are written by cuDNN into kprof's workspace: not virtual */
 	assert_int_equal(out_of(&g, 2)->uid, SDPA_SOFTMAX_SUM);
