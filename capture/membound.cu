@@ -135,25 +135,18 @@ __device__ __forceinline__ void block_reduce2(float &a, float &b, float *sh)
 	}
 }
 
-/* 8 vectors a thread need more than the 64 registers of a 1024-thread bound: 512 (128) */
+/*
+ * One row @r of the forward from its vectors in @raw (packed: half the registers of fp32 for
+ * 16-bit types, so more rows are in flight per SM; every pass unpacks again).
+ */
 template <typename T, int OP, int ITEMS>
-__global__ void __launch_bounds__(ITEMS == 8 ? 512 : 1024)
-kprof_rowwise(T *y, const T *x, const T *w, const T *b, float *mean_out, float *rstd_out,
-	      long hidden, float eps)
+__device__ __forceinline__ void rowwise_row(const uint4 *raw, long r, T *y, const T *w, const T *b,
+					    float *mean_out, float *rstd_out, long hidden, float eps,
+					    float *sh)
 {
 	constexpr int VE = vec<T>::N;
-	__shared__ float sh[64];
 	long nvec = hidden / VE;
-	const uint4 *xr = (const uint4 *)(x + (size_t)blockIdx.x * hidden);
-	uint4 *yr = (uint4 *)(y + (size_t)blockIdx.x * hidden);
-	/* the row stays packed in registers (half the registers of fp32 for 16-bit types), so
-	 * more rows are in flight per SM; every pass unpacks again */
-	uint4 raw[ITEMS];
-#pragma unroll
-	for (int i = 0; i < ITEMS; i++) {
-		long j = threadIdx.x + (long)i * blockDim.x;
-		raw[i] = j < nvec ? __ldcs(xr + j) : make_uint4(0, 0, 0, 0);
-	}
+	uint4 *yr = (uint4 *)(y + (size_t)r * hidden);
 	float a = 0.f, scale = 1.f, shift = 0.f, m = 0.f;
 	if (OP == RW_SOFTMAX) {
 		/* per thread: max, then sum of exp over its own elements; one (max, sum) reduction */
@@ -190,7 +183,7 @@ kprof_rowwise(T *y, const T *x, const T *w, const T *b, float *mean_out, float *
 		}
 		scale = rsqrtf(block_reduce<false>(a, sh) / (float)hidden + eps);
 		if (threadIdx.x == 0)
-			rstd_out[blockIdx.x] = scale;
+			rstd_out[r] = scale;
 	} else {
 #pragma unroll
 		for (int i = 0; i < ITEMS; i++) {
@@ -213,7 +206,7 @@ kprof_rowwise(T *y, const T *x, const T *w, const T *b, float *mean_out, float *
 		scale = rsqrtf(block_reduce<false>(q, sh) / (float)hidden + eps);
 		shift = -mu * scale;
 		if (threadIdx.x == 0)
-			mean_out[blockIdx.x] = mu, rstd_out[blockIdx.x] = scale;
+			mean_out[r] = mu, rstd_out[r] = scale;
 	}
 #pragma unroll
 	for (int i = 0; i < ITEMS; i++) {
@@ -237,6 +230,63 @@ kprof_rowwise(T *y, const T *x, const T *w, const T *b, float *mean_out, float *
 				o[e] = (v[e] * scale + shift) * wf[e] + (OP == RW_LAYERNORM ? bf[e] : 0.f);
 		}
 		__stcs(yr + j, pack<T>(o));
+	}
+}
+
+/* 8 vectors a thread need more than the 64 registers of a 1024-thread bound: 512 (128) */
+template <typename T, int OP, int ITEMS>
+__global__ void __launch_bounds__(ITEMS == 8 ? 512 : 1024)
+kprof_rowwise(T *y, const T *x, const T *w, const T *b, float *mean_out, float *rstd_out,
+	      long hidden, float eps)
+{
+	__shared__ float sh[64];
+	long nvec = hidden / vec<T>::N;
+	const uint4 *xr = (const uint4 *)(x + (size_t)blockIdx.x * hidden);
+	uint4 raw[ITEMS];
+#pragma unroll
+	for (int i = 0; i < ITEMS; i++) {
+		long j = threadIdx.x + (long)i * blockDim.x;
+		raw[i] = j < nvec ? __ldcs(xr + j) : make_uint4(0, 0, 0, 0);
+	}
+	rowwise_row<T, OP, ITEMS>(raw, blockIdx.x, y, w, b, mean_out, rstd_out, hidden, eps, sh);
+}
+
+/*
+ * Rows too long for several blocks an SM (1024 threads of 4 vectors): a persistent grid whose
+ * block loads its next row while it reduces and writes this one, so DRAM does not wait for
+ * the block's reduction.
+ */
+template <typename T, int OP>
+__global__ void __launch_bounds__(1024)
+kprof_rowwise_pf(T *y, const T *x, const T *w, const T *b, float *mean_out, float *rstd_out,
+		 long rows, long hidden, float eps)
+{
+	constexpr int ITEMS = 4;
+	__shared__ float sh[64];
+	long nvec = hidden / vec<T>::N;
+	uint4 raw[ITEMS], nxt[ITEMS];
+	long r = blockIdx.x;
+	const uint4 *xr = (const uint4 *)(x + (size_t)r * hidden);
+#pragma unroll
+	for (int i = 0; i < ITEMS; i++) {
+		long j = threadIdx.x + (long)i * blockDim.x;
+		raw[i] = j < nvec ? __ldcs(xr + j) : make_uint4(0, 0, 0, 0);
+		nxt[i] = make_uint4(0, 0, 0, 0);
+	}
+	for (; r < rows; r += gridDim.x) {
+		long rn = r + gridDim.x;
+		if (rn < rows) {
+			const uint4 *nr = (const uint4 *)(x + (size_t)rn * hidden);
+#pragma unroll
+			for (int i = 0; i < ITEMS; i++) {
+				long j = threadIdx.x + (long)i * blockDim.x;
+				nxt[i] = j < nvec ? __ldcs(nr + j) : make_uint4(0, 0, 0, 0);
+			}
+		}
+		rowwise_row<T, OP, ITEMS>(raw, r, y, w, b, mean_out, rstd_out, hidden, eps, sh);
+#pragma unroll
+		for (int i = 0; i < ITEMS; i++)
+			raw[i] = nxt[i];
 	}
 }
 
@@ -284,40 +334,58 @@ __global__ void __launch_bounds__(1024) kprof_softmax_bwd(T *dx, const T *y, con
 }
 
 /*
- * RMSNorm / LayerNorm backward: a persistent grid, one block per row at a time; x and dy of the
- * row in registers, weight re-read from L2 per row; dw (and db) accumulate per thread in fp32
- * over the block's rows and go out as one fp32 partial row per block (@pw, @pb: [grid, hidden]),
- * summed by kprof_colsum.
+ * RMSNorm / LayerNorm backward.  ACC: a persistent grid, one block per row at a time; x and dy
+ * of the row in registers (the next row's loaded while this one is reduced and written, for
+ * up to 2 vectors a thread), weight re-read from L1/L2 per row; dw (and db) accumulate per
+ * thread in fp32 over the block's rows and go out as one fp32 partial row per block (@pw,
+ * @pb: [grid, hidden]), summed by kprof_colsum.  !ACC (rows too long for the accumulators in
+ * registers): one block per row (grid = rows), dx only; kprof_norm_wgrad then reads dy and x
+ * once more.
  *   rms:   xh = x r, g = w dy, dx = r (g - xh mean(g xh)), dw += dy xh
  *   layer: xh = (x - mu) r, dx = r (g - mean(g) - xh mean(g xh)), dw += dy xh, db += dy
  */
-template <typename T, int OP, int ITEMS>
+template <typename T, int OP, int ITEMS, bool ACC>
 __global__ void __launch_bounds__(1024)
 kprof_norm_bwd(T *dx, float *pw, float *pb, const T *dy, const T *x, const float *mean,
 	       const float *rstd, const T *w, long rows, long hidden)
 {
-	constexpr int VE = vec<T>::N;
+	constexpr int VE = vec<T>::N, AI = ACC ? ITEMS : 1, BI = ACC && OP == RW_LAYERNORM ? ITEMS : 1;
+	/* measured on H200: prefetching gains RMSNorm 2-4% and costs LayerNorm 3-4% */
+	constexpr bool PF = ACC && ITEMS <= 2 && OP == RW_RMSNORM;
 	__shared__ float sh[64];
 	long nvec = hidden / VE;
-	float dw[ITEMS][VE], db[OP == RW_LAYERNORM ? ITEMS : 1][VE];
+	float dw[AI][VE], db[BI][VE];
 #pragma unroll
-	for (int i = 0; i < ITEMS; i++)
+	for (int i = 0; i < AI; i++)
 #pragma unroll
-		for (int e = 0; e < VE; e++) {
+		for (int e = 0; e < VE; e++)
 			dw[i][e] = 0.f;
-			if (OP == RW_LAYERNORM)
-				db[i][e] = 0.f;
-		}
+#pragma unroll
+	for (int i = 0; i < BI; i++)
+#pragma unroll
+		for (int e = 0; e < VE; e++)
+			db[i][e] = 0.f;
 	float inv_h = 1.f / (float)hidden;
+	uint4 rx[ITEMS], rd[ITEMS], nx[PF ? ITEMS : 1], nd[PF ? ITEMS : 1];
 	for (long r = blockIdx.x; r < rows; r += gridDim.x) {
 		size_t off = (size_t)r * hidden;
-		const uint4 *xr = (const uint4 *)(x + off), *dr = (const uint4 *)(dy + off);
-		uint4 rx[ITEMS], rd[ITEMS];
+		long rn = r + gridDim.x;
+		if (!PF || r == (long)blockIdx.x) {
 #pragma unroll
-		for (int i = 0; i < ITEMS; i++) {
-			long j = threadIdx.x + (long)i * blockDim.x;
-			rx[i] = j < nvec ? __ldcs(xr + j) : make_uint4(0, 0, 0, 0);
-			rd[i] = j < nvec ? __ldcs(dr + j) : make_uint4(0, 0, 0, 0);
+			for (int i = 0; i < ITEMS; i++) {
+				long j = threadIdx.x + (long)i * blockDim.x;
+				rx[i] = j < nvec ? __ldcs((const uint4 *)(x + off) + j) : make_uint4(0, 0, 0, 0);
+				rd[i] = j < nvec ? __ldcs((const uint4 *)(dy + off) + j) : make_uint4(0, 0, 0, 0);
+			}
+		}
+		if (PF && rn < rows) {
+#pragma unroll
+			for (int i = 0; i < (PF ? ITEMS : 1); i++) {
+				long j = threadIdx.x + (long)i * blockDim.x;
+				size_t noff = (size_t)rn * hidden;
+				nx[i] = j < nvec ? __ldcs((const uint4 *)(x + noff) + j) : make_uint4(0, 0, 0, 0);
+				nd[i] = j < nvec ? __ldcs((const uint4 *)(dy + noff) + j) : make_uint4(0, 0, 0, 0);
+			}
 		}
 		float rs = __ldg(rstd + r), mu = OP == RW_LAYERNORM ? __ldg(mean + r) : 0.f;
 		float sg = 0.f, sgx = 0.f;
@@ -352,17 +420,24 @@ kprof_norm_bwd(T *dx, float *pw, float *pb, const T *dy, const T *x, const float
 			for (int e = 0; e < VE; e++) {
 				float xh = (xv[e] - mu) * rs;
 				o[e] = rs * (wv[e] * dv[e] - a - xh * c);
-				dw[i][e] += dv[e] * xh;
-				if (OP == RW_LAYERNORM)
-					db[i][e] += dv[e];
+				if (ACC) {
+					dw[ACC ? i : 0][e] += dv[e] * xh;
+					if (OP == RW_LAYERNORM)
+						db[ACC && OP == RW_LAYERNORM ? i : 0][e] += dv[e];
+				}
 			}
 			__stcs(outr + j, pack<T>(o));
 		}
+		if (PF) {
+#pragma unroll
+			for (int i = 0; i < (PF ? ITEMS : 1); i++)
+				rx[i] = nx[i], rd[i] = nd[i];
+		}
 	}
 #pragma unroll
-	for (int i = 0; i < ITEMS; i++) {
+	for (int i = 0; i < AI; i++) {
 		long j = threadIdx.x + (long)i * blockDim.x;
-		if (j >= nvec)
+		if (!ACC || j >= nvec)
 			continue;
 		float4 *p = (float4 *)(pw + (size_t)blockIdx.x * hidden + j * VE);
 #pragma unroll
@@ -372,7 +447,81 @@ kprof_norm_bwd(T *dx, float *pw, float *pb, const T *dy, const T *x, const float
 			float4 *q = (float4 *)(pb + (size_t)blockIdx.x * hidden + j * VE);
 #pragma unroll
 			for (int e = 0; e < VE; e += 4)
-				q[e / 4] = make_float4(db[i][e], db[i][e + 1], db[i][e + 2], db[i][e + 3]);
+				q[e / 4] = make_float4(db[BI > 1 ? i : 0][e], db[BI > 1 ? i : 0][e + 1],
+						       db[BI > 1 ? i : 0][e + 2], db[BI > 1 ? i : 0][e + 3]);
+		}
+	}
+}
+
+/*
+ * dw (and db) of rows too long for kprof_norm_bwd's accumulators: a block is 32 vectors of
+ * columns x 8 warps over the rows [blockIdx.y * @per, +@per); per thread fp32 sums of one
+ * vector's columns, summed over the warps in shared memory into one partial row per blockIdx.y
+ * (@pw, @pb: [gridDim.y, hidden]) for kprof_colsum.
+ */
+template <typename T, int OP>
+__global__ void __launch_bounds__(256)
+kprof_norm_wgrad(float *pw, float *pb, const T *dy, const T *x, const float *mean,
+		 const float *rstd, long rows, long hidden, long per)
+{
+	constexpr int VE = vec<T>::N, U = 4;
+	__shared__ float sw[8][32][VE + 1], sb[OP == RW_LAYERNORM ? 8 : 1][32][VE + 1];
+	long nvec = hidden / VE, j = (long)blockIdx.x * 32 + (threadIdx.x & 31);
+	int g = threadIdx.x >> 5;
+	long r0 = (long)blockIdx.y * per, r1 = r0 + per < rows ? r0 + per : rows;
+	float aw[VE], ab[VE];
+#pragma unroll
+	for (int e = 0; e < VE; e++)
+		aw[e] = ab[e] = 0.f;
+	if (j < nvec)
+		for (long r = r0 + g; r < r1; r += 8 * U) {
+			uint4 rx[U], rd[U];
+#pragma unroll
+			for (int u = 0; u < U; u++) {
+				long rr = r + 8L * u;
+				rx[u] = rr < r1 ? __ldcs((const uint4 *)(x + (size_t)rr * hidden) + j)
+						: make_uint4(0, 0, 0, 0);
+				rd[u] = rr < r1 ? __ldcs((const uint4 *)(dy + (size_t)rr * hidden) + j)
+						: make_uint4(0, 0, 0, 0);
+			}
+#pragma unroll
+			for (int u = 0; u < U; u++) {
+				long rr = r + 8L * u;
+				if (rr >= r1)
+					break;
+				float xv[VE], dv[VE];
+				unpack<T>(rx[u], xv);
+				unpack<T>(rd[u], dv);
+				float rs = __ldg(rstd + rr), mu = OP == RW_LAYERNORM ? __ldg(mean + rr) : 0.f;
+#pragma unroll
+				for (int e = 0; e < VE; e++) {
+					aw[e] += dv[e] * ((xv[e] - mu) * rs);
+					ab[e] += dv[e];
+				}
+			}
+		}
+	int lane = threadIdx.x & 31;
+#pragma unroll
+	for (int e = 0; e < VE; e++) {
+		sw[g][lane][e] = aw[e];
+		if (OP == RW_LAYERNORM)
+			sb[OP == RW_LAYERNORM ? g : 0][lane][e] = ab[e];
+	}
+	__syncthreads();
+	if (g == 0 && j < nvec) {
+		float *ow = pw + (size_t)blockIdx.y * hidden + j * VE;
+		float *ob = pb + (size_t)blockIdx.y * hidden + j * VE;
+#pragma unroll
+		for (int e = 0; e < VE; e++) {
+			float s = 0.f, t = 0.f;
+			for (int k = 0; k < 8; k++) {
+				s += sw[k][lane][e];
+				if (OP == RW_LAYERNORM)
+					t += sb[OP == RW_LAYERNORM ? k : 0][lane][e];
+			}
+			ow[e] = s;
+			if (OP == RW_LAYERNORM)
+				ob[e] = t;
 		}
 	}
 }
@@ -397,6 +546,11 @@ __global__ void __launch_bounds__(256) kprof_colsum(T *out, const float *p, long
 	}
 }
 
+/* vectors a thread of the cross-entropy kernels loads before using them */
+#ifndef XENT_U
+#define XENT_U 4
+#endif
+
 /*
  * Cross-entropy forward, one block per row, streaming: per thread an online (max, sum-exp) over
  * 4 vectors at a time, then one block reduction.  loss = lse - x[target] (0 for ignore_index),
@@ -407,7 +561,7 @@ __global__ void __launch_bounds__(256)
 kprof_xent_fwd(T *loss, float *lse_out, const T *x, const long long *target, long vocab,
 	       long long ignore)
 {
-	constexpr int VE = vec<T>::N, U = 4;
+	constexpr int VE = vec<T>::N, U = XENT_U;
 	__shared__ float sh[64];
 	long nvec = vocab / VE;
 	const uint4 *xr = (const uint4 *)(x + (size_t)blockIdx.x * vocab);
@@ -455,7 +609,7 @@ __global__ void __launch_bounds__(256)
 kprof_xent_bwd(T *dx, const T *dloss, const T *x, const long long *target, const float *lse,
 	       long vocab, long long ignore)
 {
-	constexpr int VE = vec<T>::N, U = 4;
+	constexpr int VE = vec<T>::N, U = XENT_U;
 	long nvec = vocab / VE;
 	size_t off = (size_t)blockIdx.x * vocab;
 	const uint4 *xr = (const uint4 *)(x + off);
@@ -505,12 +659,26 @@ __global__ void kprof_fill_targets(long long *t, long n, long vocab, unsigned lo
 #define MB_FWD_ITEMS 8
 #endif
 
+static long resident_blocks(const void *fn, unsigned threads);
+
 template <typename T, int OP>
 static int launch(void *y, const void *x, const void *w, const void *b, float *mean, float *rstd,
 		  long rows, long hidden, float eps)
 {
 	long nvec = hidden / vec<T>::N;
 	int items = 1;
+	if (hidden % vec<T>::N || rows <= 0 || rows > 2147483647L)
+		return (int)cudaErrorInvalidValue;
+	/* measured on H200 at 8192x32768 bf16: softmax +8%, LayerNorm +17%, RMSNorm -2% */
+	if (OP != RW_RMSNORM && nvec > 2048 && nvec <= 4096) {
+		/* 1024 threads of 4 vectors, a block or two an SM: the persistent prefetching kernel */
+		unsigned t = (unsigned)(((nvec + 3) / 4 + 31) / 32 * 32);
+		long grid = resident_blocks((const void *)kprof_rowwise_pf<T, OP>, t);
+		dim3 pg((unsigned)(grid < rows ? grid : rows)), pb(t);
+		kprof_rowwise_pf<T, OP><<<pg, pb>>>((T *)y, (const T *)x, (const T *)w, (const T *)b,
+						    mean, rstd, rows, hidden, eps);
+		return (int)cudaGetLastError();
+	}
 	/*
 	 * Small blocks with several 16-byte vectors per thread: more rows in flight per SM.  At most
 	 * 8 vectors a thread (32 registers of data, a 512-thread bound); 16 only for rows that need
@@ -521,7 +689,7 @@ static int launch(void *y, const void *x, const void *w, const void *b, float *m
 	while (items < 16 && (nvec + items - 1) / items > (items >= 8 ? 512 : 1024))
 		items *= 2;
 	long threads = ((nvec + items - 1) / items + 31) / 32 * 32;
-	if (threads > 1024 || hidden % vec<T>::N || rows <= 0 || rows > 2147483647L)
+	if (threads > 1024)
 		return (int)cudaErrorInvalidValue;
 	dim3 g((unsigned)rows), blk((unsigned)threads);
 #define L(I)                                                                                   \
@@ -607,86 +775,132 @@ extern "C" int kk_rowsoftmax_bwd(void *dx, const void *y, const void *dy, int kt
 	}
 }
 
-/* Blocks of the persistent norm-backward grid: resident blocks on every SM, at most @rows. */
-template <typename T, int OP, int I> static long nb_grid(long rows, unsigned threads)
+/* Blocks of @fn with @threads threads resident on the whole GPU (cached per kernel and size). */
+static long resident_blocks(const void *fn, unsigned threads)
 {
-	static int per_sm = -1, sms = 0;
-	static unsigned for_threads = 0; /* the block size per_sm was asked for */
-	if (per_sm < 0 || for_threads != threads) {
-		for_threads = threads;
-		int dev = 0;
-		if (cudaGetDevice(&dev) != cudaSuccess ||
-		    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
-		    cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kprof_norm_bwd<T, OP, I>,
-								  (int)threads, 0) != cudaSuccess)
-			per_sm = 1, sms = 1;
-		if (per_sm < 1)
-			per_sm = 1;
+	static struct {
+		const void *fn;
+		unsigned threads;
+		long n;
+	} cache[64];
+	static int ncache;
+	for (int i = 0; i < ncache; i++)
+		if (cache[i].fn == fn && cache[i].threads == threads)
+			return cache[i].n;
+	int dev = 0, sms = 1, per = 1;
+	if (cudaGetDevice(&dev) != cudaSuccess ||
+	    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
+	    cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, fn, (int)threads, 0) != cudaSuccess ||
+	    per < 1)
+		per = 1;
+	long n = (long)per * (sms > 0 ? sms : 1);
+	if (ncache < 64) {
+		cache[ncache].fn = fn, cache[ncache].threads = threads, cache[ncache].n = n;
+		ncache++;
 	}
-	long g = (long)per_sm * sms;
-	return g < rows ? g : rows;
+	return n;
 }
 
-template <typename T, int OP>
-static long nb_blocks(long rows, long hidden, int *items, unsigned *threads)
+/*
+ * How a norm backward runs: @items vectors a thread in @threads-thread blocks; unsplit, a
+ * persistent grid of @grid blocks (its partial rows); split (LayerNorm beyond 2 vectors a
+ * thread, RMSNorm beyond 4: the accumulators would not fit in registers), one block per row
+ * for dx and kprof_norm_wgrad over [gx, gy] blocks of @per rows (gy partial rows).
+ */
+struct nb_plan {
+	int items, split;
+	unsigned threads;
+	long grid, gx, gy, per, partial;
+};
+
+template <typename T, int OP, int I> static const void *nb_kernel()
 {
+	return (const void *)kprof_norm_bwd<T, OP, I, true>;
+}
+
+template <typename T, int OP> static struct nb_plan nb_plan_for(long rows, long hidden)
+{
+	struct nb_plan p = { 0, 0, 0, 0, 0, 0, 0, 0 };
 	long nvec = hidden / vec<T>::N;
-	*items = items_for(nvec, 1);
-	*threads = threads_for(nvec, *items);
-	switch (*items) {
-	case 1: return nb_grid<T, OP, 1>(rows, *threads);
-	case 2: return nb_grid<T, OP, 2>(rows, *threads);
-	case 4: return nb_grid<T, OP, 4>(rows, *threads);
-	case 8: return nb_grid<T, OP, 8>(rows, *threads);
-	default: return nb_grid<T, OP, 16>(rows, *threads);
+	p.items = items_for(nvec, 1);
+	p.threads = threads_for(nvec, p.items);
+	p.split = p.items >= (OP == RW_LAYERNORM ? 4 : 8);
+	if (p.split) {
+		p.gx = (nvec + 31) / 32;
+		/* one wave: a second, partial one left most SMs idle (H200: 0.90 ms, 37% of peak) */
+		long want = resident_blocks((const void *)kprof_norm_wgrad<T, OP>, 256) / p.gx;
+		long most = (rows + 63) / 64;
+		p.gy = want < most ? want : most;
+		if (p.gy < 1)
+			p.gy = 1;
+		p.per = (rows + p.gy - 1) / p.gy;
+		p.grid = rows;
+		p.partial = p.gy;
+		return p;
 	}
+	const void *fn;
+	switch (p.items) {
+	case 1: fn = nb_kernel<T, OP, 1>(); break;
+	case 2: fn = nb_kernel<T, OP, 2>(); break;
+	default: fn = nb_kernel<T, OP, 4>(); break;
+	}
+	long g = resident_blocks(fn, p.threads);
+	p.grid = g < rows ? g : rows;
+	p.partial = p.grid;
+	return p;
 }
 
 template <typename T, int OP>
 static int nb_launch(void *dx, void *dw, void *db, const void *dy, const void *x, const float *mean,
 		     const float *rstd, const void *w, void *ws, long rows, long hidden)
 {
-	int items;
-	unsigned threads;
-	if (hidden % vec<T>::N || rows <= 0 || hidden <= 0 || hidden > 65536)
+	if (hidden % vec<T>::N || rows <= 0 || rows > 2147483647L || hidden <= 0 || hidden > 65536)
 		return (int)cudaErrorInvalidValue;
-	long grid = nb_blocks<T, OP>(rows, hidden, &items, &threads);
-	float *pw = (float *)ws, *pb = pw + (size_t)grid * hidden;
-	dim3 g((unsigned)grid), b(threads);
-#define L(I)                                                                                   \
-	kprof_norm_bwd<T, OP, I><<<g, b>>>((T *)dx, pw, pb, (const T *)dy, (const T *)x, mean, rstd, \
-					   (const T *)w, rows, hidden)
-	switch (items) {
-	case 1: L(1); break;
-	case 2: L(2); break;
-	case 4: L(4); break;
-	case 8: L(8); break;
-	default: L(16); break;
+	struct nb_plan p = nb_plan_for<T, OP>(rows, hidden);
+	float *pw = (float *)ws, *pb = pw + (size_t)p.partial * hidden;
+	dim3 g((unsigned)p.grid), b(p.threads);
+#define L(I, A)                                                                                \
+	kprof_norm_bwd<T, OP, I, A><<<g, b>>>((T *)dx, pw, pb, (const T *)dy, (const T *)x, mean,   \
+					      rstd, (const T *)w, rows, hidden)
+	if (p.split) {
+		switch (p.items) {
+		case 4: L(4, false); break;
+		case 8: L(8, false); break;
+		default: L(16, false); break;
+		}
+		dim3 wg((unsigned)p.gx, (unsigned)p.gy), wb(256);
+		kprof_norm_wgrad<T, OP><<<wg, wb>>>(pw, pb, (const T *)dy, (const T *)x, mean, rstd,
+						     rows, hidden, p.per);
+	} else {
+		switch (p.items) {
+		case 1: L(1, true); break;
+		case 2: L(2, true); break;
+		default: L(4, true); break;
+		}
 	}
 #undef L
 	dim3 cg((unsigned)((hidden + 31) / 32)), cb(256);
-	kprof_colsum<T><<<cg, cb>>>((T *)dw, pw, grid, hidden);
+	kprof_colsum<T><<<cg, cb>>>((T *)dw, pw, p.partial, hidden);
 	if (OP == RW_LAYERNORM)
-		kprof_colsum<T><<<cg, cb>>>((T *)db, pb, grid, hidden);
+		kprof_colsum<T><<<cg, cb>>>((T *)db, pb, p.partial, hidden);
 	return (int)cudaGetLastError();
 }
 
 extern "C" size_t kk_norm_bwd_workspace(int op, int kt, long rows, long hidden)
 {
-	int items;
-	unsigned threads;
-	long grid;
+	struct nb_plan p;
+	if (rows <= 0 || hidden <= 0)
+		return 0;
 	if (kt == KT_F32)
-		grid = op == RW_LAYERNORM ? nb_blocks<float, RW_LAYERNORM>(rows, hidden, &items, &threads)
-					  : nb_blocks<float, RW_RMSNORM>(rows, hidden, &items, &threads);
+		p = op == RW_LAYERNORM ? nb_plan_for<float, RW_LAYERNORM>(rows, hidden)
+				       : nb_plan_for<float, RW_RMSNORM>(rows, hidden);
 	else if (kt == KT_F16)
-		grid = op == RW_LAYERNORM ? nb_blocks<__half, RW_LAYERNORM>(rows, hidden, &items, &threads)
-					  : nb_blocks<__half, RW_RMSNORM>(rows, hidden, &items, &threads);
+		p = op == RW_LAYERNORM ? nb_plan_for<__half, RW_LAYERNORM>(rows, hidden)
+				       : nb_plan_for<__half, RW_RMSNORM>(rows, hidden);
 	else
-		grid = op == RW_LAYERNORM
-			       ? nb_blocks<__nv_bfloat16, RW_LAYERNORM>(rows, hidden, &items, &threads)
-			       : nb_blocks<__nv_bfloat16, RW_RMSNORM>(rows, hidden, &items, &threads);
-	return (size_t)grid * hidden * sizeof(float) * (op == RW_LAYERNORM ? 2 : 1);
+		p = op == RW_LAYERNORM ? nb_plan_for<__nv_bfloat16, RW_LAYERNORM>(rows, hidden)
+				       : nb_plan_for<__nv_bfloat16, RW_RMSNORM>(rows, hidden);
+	return (size_t)p.partial * hidden * sizeof(float) * (op == RW_LAYERNORM ? 2 : 1);
 }
 
 extern "C" int kk_norm_bwd(int op, void *dx, void *dw, void *db, const void *dy, const void *x,

@@ -188,7 +188,7 @@ if want("norm"):
     # analyze's compulsory bytes of the recorded ops must be the bytes capture's GB/s used
     import csv
     import io
-    want = {}
+    expect = {}
     for op, fo, bo, shapes in (("softmax", "aten::_softmax", "aten::_softmax_backward_data", NORMS),
                                ("rmsnorm", "aten::_fused_rms_norm",
                                 "aten::_fused_rms_norm_backward", NORMS),
@@ -198,18 +198,18 @@ if want("norm"):
                                 "kprof::cross_entropy_loss_backward", VOCABS)):
         for r_, h_ in shapes:
             f_, b_ = mb_bytes(op, r_, h_)
-            want[fo] = want.get(fo, 0) + ITERS * f_
-            want[bo] = want.get(bo, 0) + ITERS * b_
+            expect[fo] = expect.get(fo, 0) + ITERS * f_
+            expect[bo] = expect.get(bo, 0) + ITERS * b_
     for name in ("norm", "xent"):
         a = subprocess.run([KPROF, "analyze", "-g", "op", "-f", "csv", "-n", "0",
                             f"{OUT}/{name}.json"], capture_output=True, text=True)
         print(f"== kprof analyze -g op -f csv {name}.json (exit {a.returncode})")
         print(a.stdout + a.stderr, end="")
         for row in csv.DictReader(io.StringIO(a.stdout)):
-            if row["op"] in want:
+            if row["op"] in expect:
                 got = float(row["bytes"] or 0)
-                ok = abs(got - want[row["op"]]) <= 0.5
-                print(f"   bytes {row['op']}: analyze {got:.0f}, capture {want[row['op']]:.0f} "
+                ok = abs(got - expect[row["op"]]) <= 0.5
+                print(f"   bytes {row['op']}: analyze {got:.0f}, capture {expect[row['op']]:.0f} "
                       f"{'ok' if ok else 'MISMATCH'}")
                 fail |= not ok
 
