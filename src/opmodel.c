@@ -909,14 +909,84 @@ int64_t opmodel_causal_pairs(int64_t s_q, int64_t s_k, int bottom_right)
 	return n < 0 ? -1 : n;
 }
 
+/*
+ * The mask of an attention op into @causal (CAUSAL_NONE unless set).  A flag without a value
+ * (emit_nvtx records no scalars): what the op's kernels say (FlashAttention names Is_causal),
+ * else dense, with the assumption reported.  0, or -1 with the note set.
+ */
+static int attn_mask(const struct kp_op_in *in, const struct attn_schema *as, struct kp_cost *c,
+		     int *causal)
+{
+	int flag = as->causal >= 0 ? as->causal : as->mask_type;
+
+	if (flag >= 0 && *text(slot(in, flag)) == '\0') {
+		if (in->causal_hint == CAUSAL_HINT_CAUSAL)
+			*causal = as->causal >= 0 ? as->causal_align : CAUSAL_BOTTOM_RIGHT;
+		else if (in->causal_hint != CAUSAL_HINT_DENSE)
+			c->assumed = "is_causal not recorded and not in its kernels' names: FLOPs "
+				     "assume is_causal=False (every query-key pair; causal does about half)";
+	} else if (as->causal >= 0) {
+		if ((flag = parse_bool(text(slot(in, as->causal)))) < 0)
+			return fail(c, "attention 'is_causal' is not True or False");
+		*causal = flag ? as->causal_align : CAUSAL_NONE;
+	} else if (as->mask_type >= 0) {
+		int64_t mt;
+
+		/* custom_mask_type: 0 none, 1 causal top-left, 2 causal bottom-right */
+		if (parse_int(text(slot(in, as->mask_type)), &mt) != 0 || mt < 0 || mt > 2)
+			return fail(c, "attention 'custom_mask_type' is not 0, 1 or 2");
+		*causal = (int)mt;
+	}
+	return 0;
+}
+
+/*
+ * Bytes of an attention op, compulsory (§6.2), each tensor in its own dtype; K/V sized by
+ * H_kv as recorded.  Forward: read Q, K, V (+ attn_bias), write O = @rows_q * @d_v in Q's
+ * dtype and the fp32 logsumexp [B, H_q, S_q] when it is computed.  Backward: read Q, K, V,
+ * O, dO, LSE (+ attn_bias), write dQ, dK, dV (+ grad_bias).  FA2's fp32 dQ accumulator is
+ * workspace, not counted.
+ */
+static int64_t attn_bytes(const struct kp_op_in *in, const struct attn_schema *as,
+			  int64_t rows_q, int64_t d_v)
+{
+	const struct kp_slot *q = slot(in, as->q), *k = slot(in, as->k), *v = slot(in, as->v);
+	const struct kp_slot *bias = slot(in, as->bias);
+	int64_t bytes = add(add(tbytes(q), tbytes(k)), add(tbytes(v), tbytes(bias)));
+	int flag, list[8];
+
+	if (!as->bwd) {
+		bytes = add(bytes, nbytes(mul(rows_q, d_v), q->dtype));
+		if (as->lse_flag == LSE_ALWAYS ||
+		    (as->lse_flag >= 0 && parse_bool(text(slot(in, as->lse_flag))) == 1))
+			bytes = add(bytes, nbytes(rows_q, DT_F32)); /* one fp32 per row */
+		return bytes;
+	}
+	bytes = add(bytes, tbytes(slot(in, as->grad_out)));
+	bytes = add(bytes, tbytes(slot(in, as->o)));
+	bytes = add(bytes, tbytes(slot(in, as->lse)));
+	bytes = add(bytes, add(add(tbytes(q), tbytes(k)), tbytes(v)));
+	if (is_tensor(bias) && as->bias_grad >= 0) {
+		const char *t = text(slot(in, as->bias_grad));
+
+		flag = as->bias_grad_index < 0
+			       ? parse_bool(t)
+			       : (parse_bools(t, list, 8) > as->bias_grad_index
+					  ? list[as->bias_grad_index]
+					  : 0);
+		if (flag == 1)
+			bytes = add(bytes, tbytes(bias));
+	}
+	return bytes;
+}
+
 static int eval_attn(const struct kp_op_in *in, const struct model *m, struct kp_cost *c)
 {
 	const struct attn_schema *as = m->aux;
 	const struct kp_slot *q = slot(in, as->q), *k = slot(in, as->k), *v = slot(in, as->v);
-	const struct kp_slot *bias = slot(in, as->bias);
 	struct attn_dims aq, ak, av;
 	int64_t pairs, rows_q, d_v;
-	int causal = CAUSAL_NONE, flag, list[8];
+	int causal = CAUSAL_NONE;
 	int varlen;
 
 	if (!is_tensor(q) || !is_tensor(k) || !is_tensor(v))
@@ -930,29 +1000,8 @@ static int eval_attn(const struct kp_op_in *in, const struct model *m, struct kp
 	if (!varlen && q->ndim != 4)
 		return fail(c, "attention query, key and value are not 4-D");
 
-	/*
-	 * A flag without a value (emit_nvtx records no scalars): what the op's kernels say
-	 * (FlashAttention names Is_causal), else dense, with the assumption reported.
-	 */
-	flag = as->causal >= 0 ? as->causal : as->mask_type;
-	if (flag >= 0 && *text(slot(in, flag)) == '\0') {
-		if (in->causal_hint == CAUSAL_HINT_CAUSAL)
-			causal = as->causal >= 0 ? as->causal_align : CAUSAL_BOTTOM_RIGHT;
-		else if (in->causal_hint != CAUSAL_HINT_DENSE)
-			c->assumed = "is_causal not recorded and not in its kernels' names: FLOPs "
-				     "assume is_causal=False (every query-key pair; causal does about half)";
-	} else if (as->causal >= 0) {
-		if ((flag = parse_bool(text(slot(in, as->causal)))) < 0)
-			return fail(c, "attention 'is_causal' is not True or False");
-		causal = flag ? as->causal_align : CAUSAL_NONE;
-	} else if (as->mask_type >= 0) {
-		int64_t mt;
-
-		/* custom_mask_type: 0 none, 1 causal top-left, 2 causal bottom-right */
-		if (parse_int(text(slot(in, as->mask_type)), &mt) != 0 || mt < 0 || mt > 2)
-			return fail(c, "attention 'custom_mask_type' is not 0, 1 or 2");
-		causal = (int)mt;
-	}
+	if (attn_mask(in, as, c, &causal) < 0)
+		return -1;
 
 	d_v = v->dims[v->ndim - 1];
 	/* rows of Q and O: B*H_q*S_q (or total_q*H_q when varlen) = numel(q) / D */
@@ -960,36 +1009,7 @@ static int eval_attn(const struct kp_op_in *in, const struct model *m, struct kp
 	for (int i = 0; i < q->ndim - 1; i++)
 		rows_q = mul(rows_q, q->dims[i]);
 
-	/*
-	 * bytes, compulsory (§6.2), each tensor in its own dtype; K/V sized by H_kv
-	 * as recorded.  Forward: read Q, K, V (+ attn_bias), write O = rows_q * D_v
-	 * in Q's dtype and the fp32 logsumexp [B, H_q, S_q] when it is computed.
-	 * Backward: read Q, K, V, O, dO, LSE (+ attn_bias), write dQ, dK, dV
-	 * (+ grad_bias).  FA2's fp32 dQ accumulator is workspace, not counted.
-	 */
-	c->bytes = add(add(tbytes(q), tbytes(k)), add(tbytes(v), tbytes(bias)));
-	if (!as->bwd) {
-		c->bytes = add(c->bytes, nbytes(mul(rows_q, d_v), q->dtype));
-		if (as->lse_flag == LSE_ALWAYS ||
-		    (as->lse_flag >= 0 && parse_bool(text(slot(in, as->lse_flag))) == 1))
-			c->bytes = add(c->bytes, nbytes(rows_q, DT_F32)); /* one fp32 per row */
-	} else {
-		c->bytes = add(c->bytes, tbytes(slot(in, as->grad_out)));
-		c->bytes = add(c->bytes, tbytes(slot(in, as->o)));
-		c->bytes = add(c->bytes, tbytes(slot(in, as->lse)));
-		c->bytes = add(c->bytes, add(add(tbytes(q), tbytes(k)), tbytes(v)));
-		if (is_tensor(bias) && as->bias_grad >= 0) {
-			const char *t = text(slot(in, as->bias_grad));
-
-			flag = as->bias_grad_index < 0
-				       ? parse_bool(t)
-				       : (parse_bools(t, list, 8) > as->bias_grad_index
-						  ? list[as->bias_grad_index]
-						  : 0);
-			if (flag == 1)
-				c->bytes = add(c->bytes, tbytes(bias));
-		}
-	}
+	c->bytes = attn_bytes(in, as, rows_q, d_v);
 
 	if (varlen) {
 		/*
