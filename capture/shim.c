@@ -325,11 +325,13 @@ static cublasStatus_t unresolved(const char *name)
 /*
  * The wrappers.  REAL(name, type) declares the cached pointer @real of the function's own type.
  */
+/* clang-format off */
 #define REAL(so, fn)                                                                            \
 	static _Atomic(void *) slot_;                                                           \
 	__typeof__(&fn) real = (__typeof__(&fn))cached(&slot_, so, #fn);                        \
 	if (!real)                                                                              \
 		return unresolved(#fn)
+/* clang-format on */
 
 /* cublasGemmEx and _64 */
 #define GEMM_EX(fn, IT)                                                                         \

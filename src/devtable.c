@@ -26,10 +26,12 @@ static void num_or_null(struct kp_table *tb, struct kp_cell *c, double v, const 
 }
 
 /* Per precision: the peak, the clock it assumes, its confidence flag. */
+/* clang-format off */
 #define PREC_COLS(P, p, T, unit)                                                       \
 	[DC_PEAK + 3 * (P)] = { T, #p "_" unit "_per_s", COL_BOTH, 0 },                \
 	[DC_PEAK + 3 * (P) + 1] = { NULL, #p "_clk_ref_mhz", COL_MACHINE, 0 },          \
 	[DC_PEAK + 3 * (P) + 2] = { NULL, #p "_flag", COL_MACHINE, 1 }
+/* clang-format on */
 
 /* The device table's columns, in print order (kprof(1), DEVICES). */
 /* clang-format off */

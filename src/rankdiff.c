@@ -27,9 +27,11 @@ enum { RD_BASE, RD_NEW, RD_DELTA, RD_RATIO, RD_PER };
 /* human: which of base/new/delta/ratio show in table/markdown (json and csv have all) */
 #define H_ALL COL_BOTH, COL_BOTH, COL_BOTH, COL_BOTH
 #define H_NEW_DELTA COL_MACHINE, COL_BOTH, COL_BOTH, COL_MACHINE
+/* clang-format off */
 #define MCOLS(t, k, hb, hn, hd, hr)                                   \
 	{ t " base", k "_base_ns", hb, 0 }, { t " new", k "_new_ns", hn, 0 }, \
 	{ t " delta", k "_delta_ns", hd, 0 }, { t " ratio", k "_ratio", hr, 0 }
+/* clang-format on */
 #define MC(t, k, h) MCOLS(t, k, h)
 
 static const struct kp_col rd_cols[RD_NCOL] = {
