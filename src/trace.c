@@ -1189,7 +1189,7 @@ static int parse_event(struct loader *L, int64_t off)
  */
 
 #define PAR_MIN_CHUNK (64u << 10)
-#define PAR_MAX_CHUNK (512u << 10)
+#define PAR_MAX_CHUNK (256u << 10)
 #define PAR_MIN_BYTES (4u << 20)
 
 enum { CH_QUEUED, CH_TAKEN, CH_DONE, CH_CANCELLED };
@@ -1712,7 +1712,7 @@ static void par_start(struct loader *L, int jobs, size_t size)
 	pthread_mutex_init(&P->str_lock, NULL);
 	arena_init(&P->str_arena);
 	P->size = size;
-	P->maxlive = 2 * (size_t)jobs + 2;
+	P->maxlive = (size_t)jobs + 3;
 	P->pool = xmalloc((P->maxlive + 2) * sizeof(*P->pool));
 	P->nw = jobs;
 	P->w = xcalloc((size_t)jobs, sizeof(*P->w));
