@@ -52,10 +52,12 @@ static inline int is_ws(int c)
  */
 #define W6(c) [c] = 1, [c + 1] = 1, [c + 2] = 1, [c + 3] = 1, [c + 4] = 1, [c + 5] = 1
 #define W10(c) W6(c), [c + 6] = 1, [c + 7] = 1, [c + 8] = 1, [c + 9] = 1
+/* clang-format off */
 static const unsigned char wordch[256] = {
 	W10('0'), W10('A'), W10('K'), W6('U'), W10('a'), W10('k'), W6('u'),
 	['.'] = 1, ['+'] = 1, ['-'] = 1, ['_'] = 1,
 };
+/* clang-format on */
 #undef W10
 #undef W6
 
