@@ -133,6 +133,10 @@ static __attribute__((noinline)) size_t fill(struct kp_json *p, size_t keep, int
 	if (p->end == p->cap) {
 		size_t lb = p->cap / 4 < LOOKBACK ? p->cap / 4 : LOOKBACK;
 		size_t from = keep > lb ? keep - lb : keep;
+		if (p->pin >= p->base && (uint64_t)(p->pin - p->base) < from) {
+			from = (size_t)(p->pin - p->base);
+			grow = 1; /* the pinned bytes stay: grow rather than stop */
+		}
 		if (from > 0) {
 			discard(p, from);
 			*shift = from;
@@ -208,6 +212,7 @@ void json_init(struct kp_json *p, kp_json_read_fn read, void *ctx, size_t window
 	 * gets fresh zero pages from the kernel instead of writing 8 MB */
 	p->buf = xcalloc(1, p->cap + PAD);
 	p->last_nl_before = -1;
+	p->pin = -1;
 	p->max_depth = JSON_MAX_DEPTH;
 	p->stack = xmalloc(JSON_MAX_DEPTH);
 	p->state = S_TOP;
@@ -257,6 +262,7 @@ void json_init_elems(struct kp_json *p, char *s, size_t len, int64_t base, int m
 	p->eof = 1;
 	p->base = base;
 	p->last_nl_before = -1;
+	p->pin = -1;
 	p->max_depth = max_depth;
 	p->stack = xmalloc(JSON_MAX_DEPTH);
 	p->stack[0] = 'a';

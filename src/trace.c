@@ -1822,7 +1822,11 @@ static int parse_event_array(struct loader *L, int64_t arr_off, const char *what
 			return -1;
 		if (ty == JT_OBJ) {
 			nobj++;
-			if (parse_event(L, tk.off) < 0)
+			/* its warnings name where it starts, however long it is */
+			L->p.pin = tk.off;
+			int rc = parse_event(L, tk.off);
+			L->p.pin = -1;
+			if (rc < 0)
 				return -1;
 			continue;
 		}

@@ -71,6 +71,9 @@ struct kp_json {
 	int err_eof;              /* 1: the input ended early (truncation); 0: malformed bytes */
 	int borrowed;             /* buf is the caller's (json_init_elems): never refilled or freed */
 	int short_reads;          /* a refill stops after one read that returned bytes */
+	int64_t pin;              /* a stream offset the window keeps, so json_locate() stays
+				     exact for it (the event being read), -1 none; the window
+				     grows when it must */
 };
 
 #define JSON_DEFAULT_WINDOW (8u << 20)
@@ -158,9 +161,10 @@ int json_skip_rest(struct kp_json *p);
 /*
  * Turn an absolute offset into 1-based line and column (bytes).  Exact for any
  * offset at or after p->base: newlines are counted as bytes leave the window, and
- * the window keeps a quarter of itself (at most 64 KiB) before the current token,
- * so the start of the event being parsed can still be located.  Older offsets
- * give line = col = 0 (unknown): locate while the event is being read.
+ * the window keeps a quarter of itself (at most 64 KiB) before the current token, and
+ * everything from p->pin on, so the start of the event being parsed can still be
+ * located.  Older offsets give line = col = 0 (unknown): locate while the event is
+ * being read.
  */
 void json_locate(const struct kp_json *p, int64_t off, int *line, int *col);
 

@@ -68,5 +68,19 @@ for g in traps big; do
 	done
 done
 same "$tmp/traps.json.gz" 5000 $J
+# the bare array form (depth 1), and events longer than the reader's 64 kB look-back
+python3 - "$tmp" <<'PY' || exit 2
+import sys
+d = sys.argv[1]
+s = open(d + "/traps.json", "rb").read()
+a = s.index(b'"traceEvents": [') + len(b'"traceEvents": ')
+open(d + "/bare.json", "wb").write(s[a:s.rindex(b"]") + 1] + b"\n")
+ev = ['{"ph": "X", "cat": "kernel", "name": "k%d", "pid": 0, "tid": 7, "ts": %d, "args": {%s,'
+      ' "correlation": %d}, "dur": 0}' % (i, 1000 + i * 10,
+      ", ".join('"a%d": %d' % (k, k) for k in range(7000)), i) for i in range(14)]
+open(d + "/long.json", "w").write('{"traceEvents": [\n' + ",\n".join(ev) + "\n]}\n")
+PY
+for c in 64 5000 65536; do same "$tmp/bare.json" $c $J; done
+for c in 5000 300000; do same "$tmp/long.json" $c $J; done
 [ $fail = 0 ] && echo "  jobs: $n comparisons of -j 1 and -j 3: stdout, stderr, status identical"
 exit $fail

@@ -1306,6 +1306,36 @@ static void json_resumes_at_an_offset_with_exact_locations(void **state)
 	json_free(&p);
 }
 
+static void json_keeps_the_pinned_offset_locatable(void **state)
+{
+	(void)state;
+	/* one object of 400 members on 2 lines: far longer than the 64-byte window */
+	char text[8192];
+	size_t n = (size_t)sprintf(text, "[1,\n {");
+	for (int k = 0; k < 400; k++)
+		n += (size_t)sprintf(text + n, "%s\"m%d\": %d", k ? ", " : "", k, k);
+	sprintf(text + n, "}]");
+	for (int pinned = 0; pinned <= 1; pinned++) {
+		struct kp_json p;
+		struct kp_json_tok t;
+		json_init_mem(&p, text, strlen(text));
+		p.cap = 64; /* the window json_init_mem chose is larger: shrink it before any read */
+		assert_int_equal(json_next(&p, &t), JT_ARR);
+		assert_int_equal(json_next(&p, &t), JT_NUM);
+		assert_int_equal(json_next(&p, &t), JT_OBJ);
+		int64_t start = t.off;
+		if (pinned)
+			p.pin = start;
+		while (json_key(&p, &t) == JT_KEY)
+			assert_int_equal(json_skip(&p), 0);
+		int line, col;
+		json_locate(&p, start, &line, &col);
+		assert_int_equal(line, pinned ? 2 : 0);
+		assert_int_equal(col, pinned ? 2 : 0);
+		json_free(&p);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1344,6 +1374,7 @@ int main(void)
 		cmocka_unit_test(json_locates_errors_in_the_bad_fixtures),
 		cmocka_unit_test(json_parses_a_chunk_as_elements_of_an_array),
 		cmocka_unit_test(json_resumes_at_an_offset_with_exact_locations),
+		cmocka_unit_test(json_keeps_the_pinned_offset_locatable),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
