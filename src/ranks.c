@@ -60,7 +60,8 @@ static int c10_dtype_bytes(const char *s)
 	static const struct { const char *name; int bytes; } tab[] = {
 		{ "Byte", 1 }, { "Char", 1 }, { "Bool", 1 }, { "QInt8", 1 }, { "QUInt8", 1 },
 		{ "Short", 2 }, { "Half", 2 }, { "BFloat16", 2 }, { "UInt16", 2 },
-		{ "Int", 4 }, { "Float", 4 }, { "QInt32", 4 }, { "UInt32", 4 }, { "ComplexHalf", 4 },
+		{ "Int", 4 }, { "Float", 4 }, { "QInt32", 4 }, { "UInt32", 4 },
+		{ "ComplexHalf", 4 },
 		{ "Long", 8 }, { "Double", 8 }, { "ComplexFloat", 8 }, { "UInt64", 8 },
 		{ "ComplexDouble", 16 },
 	};

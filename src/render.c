@@ -33,8 +33,8 @@ static void flags_text(unsigned f, char *buf, size_t cap)
 /* clang-format off */
 enum an_col {
 	AC_TIME, AC_PCT, AC_CALLS, AC_AVG, AC_MED, AC_MIN, AC_MAX, AC_FLOPS, AC_BYTES, AC_TFLOPS,
-	AC_GBPS, AC_MTFLOPS, AC_MFRATIO, AC_MGBPS, AC_MBRATIO, AC_PPF, AC_PPB, AC_AI, AC_BOUND, AC_DTYPE, AC_PREC, AC_FLAGS, AC_SHAPE, AC_OP,
-	AC_NAME, AC_N
+	AC_GBPS, AC_MTFLOPS, AC_MFRATIO, AC_MGBPS, AC_MBRATIO, AC_PPF, AC_PPB, AC_AI, AC_BOUND,
+	AC_DTYPE, AC_PREC, AC_FLAGS, AC_SHAPE, AC_OP, AC_NAME, AC_N
 };
 /* clang-format on */
 

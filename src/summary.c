@@ -97,8 +97,9 @@ static int get_breakdown(struct rd *R, struct kp_bd *b)
 	if (json_next(&R->p, &tk) != JT_OBJ)
 		return -1;
 	/* clang-format off */
-	int64_t *dst[] = { &b->span_ns, &b->class_ns[BD_COMPUTE], &b->class_ns[BD_COMM], &b->class_ns[BD_MEMCPY],
-			   &b->class_ns[BD_OTHER], &b->idle_ns, &b->comm_total_ns, &b->comm_overlapped_ns };
+	int64_t *dst[] = { &b->span_ns, &b->class_ns[BD_COMPUTE], &b->class_ns[BD_COMM],
+			   &b->class_ns[BD_MEMCPY], &b->class_ns[BD_OTHER], &b->idle_ns,
+			   &b->comm_total_ns, &b->comm_overlapped_ns };
 	/* clang-format on */
 	for (;;) {
 		enum kp_json_type ty = json_next(&R->p, &tk);
