@@ -847,6 +847,7 @@ struct attn_schema {
  * flash kernel called directly is FlashAttention >= 2.1, bottom-right aligned
  * (identical when s_q == s_k, the only causal case sdpa lets flash run).
  */
+/* clang-format off */
 static const struct attn_schema s_sdpa_flash = {
 	0, L_BHSD, 0, 1, 2, -1, -1, -1, -1, -1, 4, CAUSAL_TOP_LEFT, -1, LSE_ALWAYS, -1, -1 };
 static const struct attn_schema s_sdpa_flash_bwd = {
@@ -873,6 +874,7 @@ static const struct attn_schema s_cudnn_fwd = {
 /* _cudnn_attention_backward: the slots of its sdpa parent (observed) */
 static const struct attn_schema s_cudnn_bwd = {
 	1, L_BHSD, 1, 2, 3, 0, 4, 5, 8, 9, 14, CAUSAL_TOP_LEFT, -1, 0, -1, -1 };
+/* clang-format on */
 
 struct attn_dims {
 	int64_t b, h, s, d;
