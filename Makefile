@@ -126,7 +126,8 @@ $(O)/kprof-inject.so: $(INJECT_OBJS)
 # kprof-shim.so: LD_PRELOAD'ed into the command (and its NVTX_INJECTION64_PATH): cuBLAS and
 # cuBLASLt GEMM wrappers and the NVTX callbacks.  No DT_NEEDED on any CUDA library: the real
 # functions are looked up in whatever copy the program loaded (doc/capture-any.md §1.3).
-SHIM_OBJS := $(O)/shim/shim.o $(O)/shim/ltshape.o
+SHIM_OBJS := $(O)/shim/shim.o $(O)/shim/ltshape.o $(O)/shim/cudnnrec.o $(O)/shim/src/hmap.o \
+	$(O)/shim/src/arena.o
 all: $(O)/kprof-shim.so
 $(O)/kprof-shim.so: $(SHIM_OBJS)
 	$(call quiet,LINK,$@)$(CC) -shared -o $@ $^ -lpthread -ldl
@@ -134,6 +135,10 @@ $(O)/shim/%.o: capture/%.c $(wildcard capture/*.h) Makefile
 	@mkdir -p $(dir $@)
 	$(call quiet,CC,$<)$(CC) $(CFLAGS_BASE) -O2 -g $(EXTRA_CFLAGS) -fPIC -fvisibility=hidden \
 	  -isystem $(CUDA_HOME)/include -DKPROF_SHIM -Icapture -c -o $@ $<
+$(O)/shim/src/%.o: src/%.c $(HDRS) Makefile
+	@mkdir -p $(dir $@)
+	$(call quiet,CC,$<)$(CC) $(CFLAGS_BASE) -O2 -g $(EXTRA_CFLAGS) -fPIC -fvisibility=hidden \
+	  -c -o $@ $<
 # test-shim: kprof-shim.so against a fake libcublas.so.13 (tests/unit/fake/)
 $(O)/tests/test-shim: $(O)/kprof-shim.so $(O)/tests/fake/libcublas.so.13
 $(O)/tests/fake/libcublas.so.13: tests/unit/fake/fake-cublas.c Makefile

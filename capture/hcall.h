@@ -1,6 +1,6 @@
 /*
  * hcall.h — host calls recorded in the traced process by kprof-shim.so (LD_PRELOAD): math-library
- * calls (cuBLAS, cuBLASLt) and NVTX ranges.  kprof-inject.so drains them into its record file;
+ * calls (cuBLAS, cuBLASLt, cuDNN) and NVTX ranges.  kprof-inject.so drains them into its record file;
  * `kprof capture -- <cmd>` turns them into cpu_op and user_annotation events (hostops.c).
  */
 #ifndef KPROF_HCALL_H
@@ -12,7 +12,9 @@ enum kp_hcall_kind {
 	HC_GEMM = 1,        /* a cuBLAS / cuBLASLt GEMM call */
 	HC_NVTX_PUSH,       /* a push/pop range (nests per thread) */
 	HC_NVTX_START,      /* a start/end range (may end on another thread) */
-	HC_CONV,            /* a cuDNN legacy convolution call */
+	HC_CONV,            /* a cuDNN convolution: legacy call, or a graph of one conv op */
+	HC_SDPA,            /* a cuDNN graph recognized as attention (forward or backward) */
+	HC_CUDNN_GRAPH,     /* another cuDNN graph execution: kernels, no shape */
 };
 
 enum { CONV_FWD, CONV_BWD_DATA, CONV_BWD_FILTER };
@@ -54,7 +56,23 @@ struct kp_hcall {
 	int32_t xd[5], wd[5], yd[5];
 	int16_t cpad[3], cstride[3], cdil[3];
 	int16_t pad2;
+	/*
+	 * HC_SDPA: q [b, h, sq, d], k [b, hkv, sk, d], v [b, hkv, sk, dv], BHSD; atype = the I/O
+	 * type (cudnnDataType_t).  HC_CUDNN_GRAPH: sd[] counts the graph's matmul, pointwise,
+	 * reduction, convolution and other operations.
+	 */
+	uint32_t sdpa_flags;    /* SDPA_F_* */
+	int32_t pad3;
+	int64_t sd[7];          /* b, h, hkv, sq, sk, d, dv */
 };
+
+enum {
+	SDPA_F_BWD = 1,         /* the backward graph */
+	SDPA_F_CAUSAL = 2,      /* a top-left causal mask (PyTorch's is_causal) */
+	SDPA_F_STATS = 4,       /* forward: Stats (logsumexp) written */
+	SDPA_F_BIAS = 8,        /* an additive bias of [b|1, h|1, sq, sk] */
+};
+enum { SD_B, SD_H, SD_HKV, SD_SQ, SD_SK, SD_D, SD_DV };
 
 /*
  * The interface between kprof-inject.so and kprof-shim.so, found with dlsym(RTLD_DEFAULT):

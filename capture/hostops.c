@@ -382,6 +382,107 @@ int hostops_conv(const struct kp_hcall *c, const char **name, char **args)
 	return *args ? 0 : -1;
 }
 
+/* ---- cuDNN graphs -> attention ops ---- */
+
+static void put_dims4(FILE *f, int64_t a, int64_t b, int64_t c, int64_t d)
+{
+	fprintf(f, "[%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 "]", a, b, c, d);
+}
+
+int hostops_sdpa(const struct kp_hcall *c, const char **name, char **args)
+{
+	*name = NULL;
+	*args = NULL;
+	const int64_t *v = c->sd;
+	for (int i = 0; i < 7; i++)
+		if (v[i] < 1)
+			return -1;
+	int bwd = (c->sdpa_flags & SDPA_F_BWD) != 0, bias = (c->sdpa_flags & SDPA_F_BIAS) != 0;
+	const char *causal = c->sdpa_flags & SDPA_F_CAUSAL ? "True" : "False";
+	const char *t = hostops_cudnn_type_name(c->atype);
+	*name = bwd ? "aten::_scaled_dot_product_cudnn_attention_backward"
+		    : "aten::_scaled_dot_product_cudnn_attention";
+	size_t len = 0;
+	FILE *f = open_memstream(args, &len);
+	if (!f)
+		return -1;
+	/*
+	 * forward (query, key, value, attn_bias, compute_log_sumexp, dropout_p, is_causal,
+	 * return_debug_mask, scale); backward (grad_out, query, key, value, out, logsumexp,
+	 * philox_seed, philox_offset, attn_bias, cum_seq_q, cum_seq_k, max_q, max_k, dropout_p,
+	 * is_causal, scale)
+	 */
+	fputs("\"Input Dims\":[", f);
+	if (bwd) {
+		put_dims4(f, v[SD_B], v[SD_H], v[SD_SQ], v[SD_DV]);
+		putc(',', f);
+	}
+	put_dims4(f, v[SD_B], v[SD_H], v[SD_SQ], v[SD_D]);
+	putc(',', f);
+	put_dims4(f, v[SD_B], v[SD_HKV], v[SD_SK], v[SD_D]);
+	putc(',', f);
+	put_dims4(f, v[SD_B], v[SD_HKV], v[SD_SK], v[SD_DV]);
+	if (bwd) {
+		putc(',', f);
+		put_dims4(f, v[SD_B], v[SD_H], v[SD_SQ], v[SD_DV]);
+		putc(',', f);
+		put_dims4(f, v[SD_B], v[SD_H], v[SD_SQ], 1);
+		fputs(",[],[],", f);
+	} else {
+		putc(',', f);
+	}
+	if (bias)
+		put_dims4(f, v[SD_B], v[SD_H], v[SD_SQ], v[SD_SK]);
+	else
+		fputs("[]", f);
+	fputs(bwd ? ",[],[],[],[],[],[],[]]" : ",[],[],[],[],[]]", f);
+	fputs(",\"Input type\":[", f);
+	int ntensor = bwd ? 5 : 3;
+	for (int i = 0; i < ntensor; i++) {
+		jw_put_string(f, t);
+		putc(',', f);
+	}
+	if (bwd)
+		fputs("\"float\",\"\",\"\",", f);
+	jw_put_string(f, bias ? t : "");
+	fputs(bwd ? ",\"\",\"\",\"Scalar\",\"Scalar\",\"Scalar\",\"Scalar\",\"\"]"
+		  : ",\"Scalar\",\"Scalar\",\"Scalar\",\"Scalar\",\"\"]",
+	      f);
+	fputs(",\"Concrete Inputs\":[", f);
+	if (bwd)
+		fprintf(f, "\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"%" PRId64
+			   "\",\"%" PRId64 "\",\"0.\",\"%s\",\"\"]",
+			v[SD_SQ], v[SD_SK], causal);
+	else
+		fprintf(f, "\"\",\"\",\"\",\"\",\"%s\",\"0.\",\"%s\",\"False\",\"\"]",
+			c->sdpa_flags & SDPA_F_STATS ? "True" : "False", causal);
+	fputs(",\"kprof library call\":", f);
+	jw_put_string(f, c->name ? c->name : "");
+	fprintf(f, ",\"kprof sdpa\":\"b=%" PRId64 " h=%" PRId64 " hkv=%" PRId64 " sq=%" PRId64
+		   " sk=%" PRId64 " d=%" PRId64 " dv=%" PRId64 " causal=%d bwd=%d status=%d\"",
+		v[SD_B], v[SD_H], v[SD_HKV], v[SD_SQ], v[SD_SK], v[SD_D], v[SD_DV],
+		(c->sdpa_flags & SDPA_F_CAUSAL) != 0, bwd, (int)c->status);
+	fclose(f);
+	return *args ? 0 : -1;
+}
+
+int hostops_cudnn_graph(const struct kp_hcall *c, const char **name, char **args)
+{
+	*name = "cudnn::graph";
+	*args = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(args, &len);
+	if (!f)
+		return -1;
+	fputs("\"kprof library call\":", f);
+	jw_put_string(f, c->name ? c->name : "");
+	fprintf(f, ",\"kprof cudnn graph\":\"matmul=%" PRId64 " pointwise=%" PRId64
+		   " reduction=%" PRId64 " convolution=%" PRId64 " other=%" PRId64 " status=%d\"",
+		c->sd[0], c->sd[1], c->sd[2], c->sd[3], c->sd[4], (int)c->status);
+	fclose(f);
+	return *args ? 0 : -1;
+}
+
 /* ---- emitting ---- */
 
 static int cmp_idx_tid_start(const void *a, const void *b, void *arg)
@@ -446,11 +547,41 @@ struct ctx {
 	struct kp_hmap ops; /* op_key(pid, op_id) -> dtype name of the op's output (val.ptr) */
 	size_t *gemm;      /* indices of GEMM calls by (tid, start) */
 	size_t ngemm;
+	size_t *sdpa;      /* indices of cuDNN attention graphs by (tid, start) */
+	size_t nsdpa;
 	struct launch *l;
 	size_t nl;
 	struct kern *k;
 	size_t nk;
 };
+
+/* The first cuDNN attention graph executed inside NVTX range @r on its thread, or NULL. */
+static const struct kp_hcall *enclosed_sdpa(const struct ctx *x, const struct kp_hcall *r)
+{
+	const struct kp_hcall *v = x->t->hcalls;
+	size_t lo = 0, hi = x->nsdpa;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		const struct kp_hcall *g = &v[x->sdpa[mid]];
+		if (g->tid < r->tid || (g->tid == r->tid && g->start_ns < r->start_ns))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < x->nsdpa) {
+		const struct kp_hcall *g = &v[x->sdpa[lo]];
+		if (g->tid == r->tid && g->start_ns <= r->end_ns)
+			return g;
+	}
+	return NULL;
+}
+
+/* "True" or "False": the is_causal of the attention graph inside @r, NULL when none */
+static const char *enclosed_causal(const struct ctx *x, const struct kp_hcall *r)
+{
+	const struct kp_hcall *g = enclosed_sdpa(x, r);
+	return g ? g->sdpa_flags & SDPA_F_CAUSAL ? "True" : "False" : NULL;
+}
 
 static const char *infer_dtype(const struct ctx *x, const struct kp_hcall *r)
 {
@@ -472,6 +603,9 @@ static const char *infer_dtype(const struct ctx *x, const struct kp_hcall *r)
 				return s;
 		}
 	}
+	const struct kp_hcall *a = enclosed_sdpa(x, r);
+	if (a && *hostops_cudnn_type_name(a->atype))
+		return hostops_cudnn_type_name(a->atype);
 	lo = 0, hi = x->nl;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
@@ -525,7 +659,9 @@ static const char *op_dtypes(struct ctx *x, const struct kp_hcall *r, const stru
 	return own;
 }
 
-static char *nvtx_args(const struct kp_nvtx_msg *m, const char *const *dts, const char *domain)
+/* @cslot's Concrete Input is @cval (a flag the op's library call says), -1: none */
+static char *nvtx_args(const struct kp_nvtx_msg *m, const char *const *dts, const char *domain,
+		       int cslot, const char *cval)
 {
 	char *buf = NULL;
 	size_t len = 0;
@@ -546,9 +682,13 @@ static char *nvtx_args(const struct kp_nvtx_msg *m, const char *const *dts, cons
 			jw_put_string(f, m->slot[i].nd > 0 ? dts[i] : "");
 		}
 		fputs("],\"Concrete Inputs\":[", f);
-		for (int i = 0; i < m->nslots; i++)
-			fputs(i ? ",\"\"" : "\"\"", f);
+		for (int i = 0; i < m->nslots; i++) {
+			fputs(i ? "," : "", f);
+			jw_put_string(f, i == cslot && cval ? cval : "");
+		}
 		fputs("],", f);
+		if (cslot >= 0 && cslot < m->nslots && cval)
+			fputs("\"kprof is_causal from\":\"cudnnBackendExecute\",", f);
 	}
 	if (m && m->seq >= 0)
 		fprintf(f, "\"Sequence number\":%" PRId64 ",", m->seq);
@@ -705,17 +845,23 @@ int hostops_emit(struct kp_ctrace *t, struct kp_hostops_stats *st, FILE *warn)
 	hmap_init(&x.ops, HMAP_INT);
 	size_t n = t->nhcalls;
 	x.gemm = malloc((n + 1) * sizeof(*x.gemm));
+	x.sdpa = malloc((n + 1) * sizeof(*x.sdpa));
 	x.l = malloc((t->nrecs + 1) * sizeof(*x.l));
 	x.k = malloc((t->nrecs + 1) * sizeof(*x.k));
-	if (!x.gemm || !x.l || !x.k) {
-		free(x.gemm), free(x.l), free(x.k);
+	if (!x.gemm || !x.sdpa || !x.l || !x.k) {
+		free(x.gemm), free(x.sdpa), free(x.l), free(x.k);
 		return -1;
 	}
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		if (t->hcalls[i].kind == HC_GEMM)
 			x.gemm[x.ngemm++] = i;
+		else if (t->hcalls[i].kind == HC_SDPA)
+			x.sdpa[x.nsdpa++] = i;
+	}
 	if (x.ngemm)
 		qsort_r(x.gemm, x.ngemm, sizeof(*x.gemm), cmp_idx_tid_start, t->hcalls);
+	if (x.nsdpa)
+		qsort_r(x.sdpa, x.nsdpa, sizeof(*x.sdpa), cmp_idx_tid_start, t->hcalls);
 	for (size_t i = 0; i < t->nrecs; i++) {
 		const struct kp_rec *r = &t->recs[i];
 		if (r->kind == REC_RUNTIME || r->kind == REC_DRIVER)
@@ -732,7 +878,7 @@ int hostops_emit(struct kp_ctrace *t, struct kp_hostops_stats *st, FILE *warn)
 	size_t *order = malloc((n + 1) * sizeof(*order));
 	size_t nr = 0;
 	if (!order) {
-		free(x.gemm), free(x.l), free(x.k);
+		free(x.gemm), free(x.sdpa), free(x.l), free(x.k);
 		return -1;
 	}
 	for (size_t i = 0; i < n; i++)
@@ -741,11 +887,15 @@ int hostops_emit(struct kp_ctrace *t, struct kp_hostops_stats *st, FILE *warn)
 	int rc = 0;
 	for (size_t oi = 0; oi < nr && rc == 0; oi++) {
 		const struct kp_hcall c = t->hcalls[order[oi]];
-		if (c.kind == HC_GEMM || c.kind == HC_CONV) {
+		if (c.kind == HC_GEMM || c.kind == HC_CONV || c.kind == HC_SDPA ||
+		    c.kind == HC_CUDNN_GRAPH) {
 			const char *name;
 			char *args = NULL;
-			if ((c.kind == HC_GEMM ? hostops_gemm(&c, &name, &args)
-					       : hostops_conv(&c, &name, &args)) < 0) {
+			int shaped = c.kind == HC_GEMM   ? hostops_gemm(&c, &name, &args)
+				     : c.kind == HC_CONV ? hostops_conv(&c, &name, &args)
+				     : c.kind == HC_SDPA ? hostops_sdpa(&c, &name, &args)
+							 : hostops_cudnn_graph(&c, &name, &args);
+			if (shaped < 0) {
 				/* no shape: the call still holds its kernels, without a model */
 				st->gemms_unshaped++;
 				name = c.name ? c.name : "cublas";
@@ -783,7 +933,9 @@ int hostops_emit(struct kp_ctrace *t, struct kp_hostops_stats *st, FILE *warn)
 		const char *dts[NVTX_MAX_SLOTS] = { 0 };
 		if (op && m.has_sizes)
 			op_dtypes(&x, &c, &m, dts);
-		char *args = nvtx_args(p == 0 && !m.label ? &m : NULL, dts, c.domain);
+		int cslot = op && m.has_sizes ? opmodel_causal_slot(m.name) : -1;
+		const char *cval = cslot >= 0 ? enclosed_causal(&x, &c) : NULL;
+		char *args = nvtx_args(p == 0 && !m.label ? &m : NULL, dts, c.domain, cslot, cval);
 		if (op)
 			st->nvtx_ops++;
 		rc = ctrace_add_span(t, op ? "cpu_op" : "user_annotation",
@@ -795,6 +947,7 @@ int hostops_emit(struct kp_ctrace *t, struct kp_hostops_stats *st, FILE *warn)
 	hmap_free(&x.ops);
 	free(order);
 	free(x.gemm);
+	free(x.sdpa);
 	free(x.l);
 	free(x.k);
 	return rc;

@@ -61,6 +61,14 @@ int hostops_gemm(const struct kp_hcall *c, const char **name, char **args);
  * [False, True, False] (filter).  Returns 0, or -1 without readable descriptors.
  */
 int hostops_conv(const struct kp_hcall *c, const char **name, char **args);
+/*
+ * The op of one cuDNN graph recognized as attention: aten::_scaled_dot_product_cudnn_attention
+ * (forward) or its _backward, slots as PyTorch records them, is_causal from the graph's mask.
+ * Returns 0, or -1 when @c holds no attention shape.
+ */
+int hostops_sdpa(const struct kp_hcall *c, const char **name, char **args);
+/* The op of another cuDNN graph execution: cudnn::graph, its operations counted, no model. */
+int hostops_cudnn_graph(const struct kp_hcall *c, const char **name, char **args);
 /* PyTorch's "Input type" of a cudnnDataType_t, "" when it has none. */
 const char *hostops_cudnn_type_name(int32_t cudnn_type);
 /* PyTorch's "Input type" of a cudaDataType, "" when it has none. */
@@ -69,6 +77,8 @@ const char *hostops_type_name(int32_t cuda_type);
  * Turn every host call of @t into spans (cpu_op / user_annotation).  An NVTX op's input
  * takes the dtype of the op that produced it (input_op_ids); else the op's own: from the
  * first GEMM it encloses, else from the kernels its launches started, else from a producer.
+ * An emit_nvtx attention op without is_causal (emit_nvtx records no scalars) takes it from the
+ * cuDNN attention graph it encloses on its thread.
  * GPU records replayed from CUDA graph nodes created inside an op (kp_rec.gext) get a copy
  * of that op per graph launch.  Warnings (malformed messages, at most 5 quoted) go to @warn
  * when it is not NULL.

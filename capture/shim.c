@@ -28,6 +28,7 @@
 #include <cudnn.h>
 #include <nvtx3/nvToolsExt.h>
 
+#include "cudnnrec.h"
 #include "hcall.h"
 #include "ltshape.h"
 
@@ -172,6 +173,9 @@ static void *cached(_Atomic(void *) *slot, const char *soname, const char *name)
 {
 	void *p = atomic_load_explicit(slot, memory_order_acquire);
 	if (!p && (p = resolve(soname, name)))
+		atomic_store_explicit(slot, p, memory_order_release);
+	/* cuDNN's graph API is also libcudnn_graph.so.9's own, for programs that load only it */
+	if (!p && !strcmp(soname, "libcudnn.so.9") && (p = resolve("libcudnn_graph.so.9", name)))
 		atomic_store_explicit(slot, p, memory_order_release);
 	return p;
 }
@@ -704,6 +708,152 @@ API cudnnStatus_t cudnnConvolutionBackwardFilter(cudnnHandle_t h, const void *al
 		gemm_call_start(r);
 	}
 	cudnnStatus_t st = real(h, alpha, xd, x, dyd, dy, cd, algo, ws, wss, beta, dwd, dw);
+	gemm_end(r, st);
+	return st;
+}
+
+/*
+ * ---- cuDNN graph API (doc/capture-any.md §1.9) ----
+ * Descriptor creation, attributes, heuristics results and finalization are recorded (cudnnrec.c,
+ * under one lock: graphs are built once and cached by the frameworks); an execution plan is
+ * decoded when it is finalized, so that cudnnBackendExecute costs a lookup.  Calls cuDNN makes
+ * into these entry points itself (depth > 0) are not recorded.
+ */
+
+static pthread_mutex_t g_cr_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct cr_store g_cr;
+static int g_cr_ready;
+
+static int graph_on(void)
+{
+	return t_depth == 0 && !atomic_load_explicit(&g_off, memory_order_relaxed) && cudnn_known();
+}
+
+static struct cr_store *cr_lock(void)
+{
+	pthread_mutex_lock(&g_cr_lock);
+	if (!g_cr_ready) {
+		cr_init(&g_cr);
+		g_cr_ready = 1;
+	}
+	return &g_cr;
+}
+
+#define REAL_CUDNN(fn)                                                                          \
+	static _Atomic(void *) slot_;                                                           \
+	__typeof__(&fn) real = (__typeof__(&fn))cached(&slot_, CUDNN_SO, #fn);                  \
+	if (!real)                                                                              \
+		return cudnn_unresolved(#fn)
+
+API cudnnStatus_t cudnnBackendCreateDescriptor(cudnnBackendDescriptorType_t type,
+					       cudnnBackendDescriptor_t *desc)
+{
+	REAL_CUDNN(cudnnBackendCreateDescriptor);
+	int on = graph_on();
+	t_depth++;
+	cudnnStatus_t st = real(type, desc);
+	t_depth--;
+	if (on && st == CUDNN_STATUS_SUCCESS && desc) {
+		cr_create(cr_lock(), *desc, (int)type);
+		pthread_mutex_unlock(&g_cr_lock);
+	}
+	return st;
+}
+
+API cudnnStatus_t cudnnBackendDestroyDescriptor(cudnnBackendDescriptor_t desc)
+{
+	REAL_CUDNN(cudnnBackendDestroyDescriptor);
+	if (graph_on() && g_cr_ready) {
+		cr_destroy(cr_lock(), desc);
+		pthread_mutex_unlock(&g_cr_lock);
+	}
+	t_depth++;
+	cudnnStatus_t st = real(desc);
+	t_depth--;
+	return st;
+}
+
+API cudnnStatus_t cudnnBackendSetAttribute(cudnnBackendDescriptor_t desc,
+					   cudnnBackendAttributeName_t name,
+					   cudnnBackendAttributeType_t type, int64_t count,
+					   const void *elems)
+{
+	REAL_CUDNN(cudnnBackendSetAttribute);
+	int on = graph_on();
+	t_depth++;
+	cudnnStatus_t st = real(desc, name, type, count, elems);
+	t_depth--;
+	if (on && st == CUDNN_STATUS_SUCCESS) {
+		cr_set(cr_lock(), desc, (int)name, (int)type, count, elems);
+		pthread_mutex_unlock(&g_cr_lock);
+	}
+	return st;
+}
+
+API cudnnStatus_t cudnnBackendGetAttribute(cudnnBackendDescriptor_t const desc,
+					   cudnnBackendAttributeName_t name,
+					   cudnnBackendAttributeType_t type, int64_t requested,
+					   int64_t *count, void *elems)
+{
+	REAL_CUDNN(cudnnBackendGetAttribute);
+	int on = graph_on();
+	t_depth++;
+	cudnnStatus_t st = real(desc, name, type, requested, count, elems);
+	t_depth--;
+	if (on && st == CUDNN_STATUS_SUCCESS && count && elems &&
+	    name == CUDNN_ATTR_ENGINEHEUR_RESULTS) {
+		cr_got(cr_lock(), desc, (int)name, (int)type,
+		       *count < requested ? *count : requested, elems);
+		pthread_mutex_unlock(&g_cr_lock);
+	}
+	return st;
+}
+
+API cudnnStatus_t cudnnBackendFinalize(cudnnBackendDescriptor_t desc)
+{
+	REAL_CUDNN(cudnnBackendFinalize);
+	int on = graph_on();
+	t_depth++;
+	cudnnStatus_t st = real(desc);
+	t_depth--;
+	if (on && st == CUDNN_STATUS_SUCCESS) {
+		cr_finalize(cr_lock(), desc);
+		pthread_mutex_unlock(&g_cr_lock);
+	}
+	return st;
+}
+
+API cudnnStatus_t cudnnBackendExecute(cudnnHandle_t handle,
+				      cudnnBackendDescriptor_t executionPlan,
+				      cudnnBackendDescriptor_t variantPack)
+{
+	REAL_CUDNN(cudnnBackendExecute);
+	struct kp_hcall op, *r = NULL;
+	if (graph_on() && g_cr_ready) {
+		memset(&op, 0, sizeof(op));
+		int known = cr_plan(cr_lock(), executionPlan, &op) == 0;
+		pthread_mutex_unlock(&g_cr_lock);
+		if (known && (r = conv_begin("cudnnBackendExecute")) != NULL) {
+			r->kind = op.kind;
+			r->conv_op = op.conv_op, r->conv_nd = op.conv_nd, r->groups = op.groups;
+			memcpy(r->xd, op.xd, sizeof(r->xd));
+			memcpy(r->wd, op.wd, sizeof(r->wd));
+			memcpy(r->yd, op.yd, sizeof(r->yd));
+			memcpy(r->cpad, op.cpad, sizeof(r->cpad));
+			memcpy(r->cstride, op.cstride, sizeof(r->cstride));
+			memcpy(r->cdil, op.cdil, sizeof(r->cdil));
+			r->atype = op.atype, r->btype = op.btype, r->dtype = op.dtype;
+			r->compute = op.compute;
+			r->sdpa_flags = op.sdpa_flags;
+			memcpy(r->sd, op.sd, sizeof(r->sd));
+			gemm_call_start(r);
+		} else if (known) {
+			t_depth--; /* conv_begin counted the call */
+		}
+	}
+	if (!r)
+		t_depth++;
+	cudnnStatus_t st = real(handle, executionPlan, variantPack);
 	gemm_end(r, st);
 	return st;
 }

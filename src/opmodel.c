@@ -1846,6 +1846,15 @@ static const struct model *lookup(const char *name)
 		       cmp_model);
 }
 
+int opmodel_causal_slot(const char *name)
+{
+	const struct model *m = lookup(name);
+
+	if (m == NULL || m->eval != eval_attn)
+		return -1;
+	return ((const struct attn_schema *)m->aux)->causal;
+}
+
 enum kp_model_class opmodel_class(const char *name)
 {
 	const struct model *m = lookup(name);

@@ -102,6 +102,11 @@ enum kp_model_class opmodel_class(const char *name);
  * Inductor's kernel_flop / kernel_num_gb win when present.
  */
 int opmodel_eval(const struct kp_op_in *in, struct kp_cost *out);
+/*
+ * The slot of an attention op's is_causal flag (aten::_scaled_dot_product_*_attention[_backward],
+ * _flash_attention_*, _cudnn_attention_*), -1 for other ops.
+ */
+int opmodel_causal_slot(const char *name);
 /* Exact causal (i, j) pair count for top-left (bottom_right=0) or bottom-right alignment. */
 int64_t opmodel_causal_pairs(int64_t s_q, int64_t s_k, int bottom_right);
 
