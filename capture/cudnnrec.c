@@ -65,13 +65,20 @@ struct cr_attr {
 	int64_t *v;             /* values widened to int64; descriptors as addresses */
 };
 
+struct opsnap;
+
 struct cr_desc {
 	int type;
 	int nattr, cap;
 	struct cr_attr *a;
-	const void *heur;       /* an engine config filled in by this heuristics descriptor */
-	int decoded;            /* plan: 1 @op holds the op, -1 no shape found, 0 not finalized */
+	/*
+	 * Plans, heuristics and the engine configurations heuristics filled in: 1 @op holds the
+	 * op of the graph, -1 none was found, 0 not decoded.  A configuration keeps its graph's
+	 * op because cudnn-frontend destroys the heuristics descriptor before it builds plans.
+	 */
+	int decoded;
 	struct kp_hcall op;
+	struct opsnap *snap;    /* an operation: what it read and wrote, at its finalize */
 };
 
 void cr_init(struct cr_store *s)
@@ -86,6 +93,7 @@ static void desc_free(struct cr_desc *d)
 	for (int i = 0; i < d->nattr; i++)
 		free(d->a[i].v);
 	free(d->a);
+	free(d->snap);
 	free(d);
 }
 
@@ -188,20 +196,8 @@ static void put_attr(struct cr_desc *r, int name, int type, int64_t n, const voi
 void cr_set(struct cr_store *s, const void *d, int attr, int type, int64_t n, const void *v)
 {
 	struct cr_desc *r = get(s, d);
-	if (r && r->decoded == 0)
+	if (r && (r->type != D_PLAN || r->decoded == 0))
 		put_attr(r, attr, type, n, v);
-}
-
-void cr_got(struct cr_store *s, const void *d, int attr, int type, int64_t got, const void *v)
-{
-	struct cr_desc *h = get(s, d);
-	if (!h || h->type != D_ENGINEHEUR || attr != A_HEUR_RESULTS || type != T_BACKEND_DESCRIPTOR)
-		return;
-	for (int64_t i = 0; i < got && i < MAXN; i++) {
-		struct cr_desc *c = get(s, (const void *)(intptr_t)elem(type, v, i));
-		if (c && c->type == D_ENGINECFG)
-			c->heur = d;
-	}
 }
 
 static const struct cr_attr *attr(const struct cr_desc *r, int name)
@@ -227,28 +223,109 @@ static int64_t ival(const struct cr_desc *r, int name, int64_t dflt)
 	return a && a->n >= 1 ? a->v[0] : dflt;
 }
 
-/* ---- tensors ---- */
+/* ---- tensors and operations, as they were when the operation was finalized ---- */
 
 struct tinfo {
-	int64_t uid;
+	int64_t uid;            /* -1: absent */
 	int nd, dtype, virt;
 	int64_t dim[8];
 };
 
-static int tensor(const struct cr_desc *t, struct tinfo *o)
+static void tensor(const struct cr_desc *t, struct tinfo *o)
 {
 	memset(o, 0, sizeof(*o));
-	if (!t || t->type != D_TENSOR)
-		return -1;
+	o->uid = -1;
 	const struct cr_attr *d = attr(t, A_T_DIMS);
-	if (!d || d->n < 1 || d->n > 8)
-		return -1;
+	if (!t || t->type != D_TENSOR || !d || d->n < 1 || d->n > 8)
+		return;
 	o->nd = (int)d->n;
 	memcpy(o->dim, d->v, (size_t)d->n * sizeof(int64_t));
 	o->uid = ival(t, A_T_UID, -1);
 	o->dtype = (int)ival(t, A_T_DTYPE, -1);
 	o->virt = (int)ival(t, A_T_VIRTUAL, 0);
-	return 0;
+}
+
+enum { MASK_NONE, MASK_CAUSAL_TL, MASK_CAUSAL_BR, MASK_OTHER };
+/* Why a graph is a cudnn::graph (hcall.h CG_WHY_*), returned negated by the decoders. */
+#define NROLE 6
+
+/*
+ * What an operation reads and writes, taken when it is finalized: cudnn-frontend destroys the
+ * pointwise, matmul, reduction and convolution descriptors once the operation holds them, and
+ * may drop tensors later.  Roles: inputs first, the output at @out.
+ */
+struct opsnap {
+	int mode, axis;          /* pointwise mode and axis, reduction operator; -1 */
+	int out;                 /* role of the output, -1 */
+	int mask;                /* SDPA operations: MASK_* of the graphs they reference */
+	int seqlen;              /* SDPA operations: per-batch sequence lengths given */
+	struct tinfo t[NROLE];
+	int conv_ok;             /* convolution descriptor read */
+	int64_t spatial, comp, pad[3], str[3], dil[3];
+};
+
+/* The attributes of each role of an operation type, and the role of its output. */
+static int roles(int type, int a[NROLE])
+{
+	static const struct {
+		int type, out, a[NROLE];
+	} tab[] = {
+		{ D_OP_MATMUL, 2, { A_OPMM_A, A_OPMM_B, A_OPMM_C } },
+		{ D_OP_POINTWISE, 3, { A_OPPW_X, A_OPPW_B, A_OPPW_T, A_OPPW_Y } },
+		{ D_OP_REDUCTION, 1, { A_OPRED_X, A_OPRED_Y } },
+		{ D_OP_RESHAPE, 1, { A_RESHAPE_X, A_RESHAPE_Y } },
+		{ D_OP_CONV_FWD, 2, { A_FWD_X, A_FWD_W, A_FWD_Y } },
+		{ D_OP_CONV_BWD_DATA, 0, { A_BD_DX, A_BD_W, A_BD_DY } },
+		{ D_OP_CONV_BWD_FILTER, 1, { A_BF_X, A_BF_DW, A_BF_DY } },
+		{ D_OP_SDPA_FWD, 3, { A_SF_Q, A_SF_K, A_SF_V, A_SF_O, A_SF_STATS } },
+		{ D_OP_SDPA_BWD, -1, { A_SB_Q, A_SB_K, A_SB_V, A_SB_O, 0, A_SB_DO } },
+	};
+	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++)
+		if (tab[i].type == type) {
+			memcpy(a, tab[i].a, sizeof(tab[i].a));
+			return tab[i].out;
+		}
+	memset(a, 0, NROLE * sizeof(int));
+	return -1;
+}
+
+static int sub_mask(struct cr_store *s, const struct cr_desc *op);
+
+static struct opsnap *snapshot(struct cr_store *s, const struct cr_desc *o)
+{
+	struct opsnap *n = calloc(1, sizeof(*n));
+	if (!n)
+		return NULL;
+	int a[NROLE];
+	n->out = roles(o->type, a);
+	for (int i = 0; i < NROLE; i++)
+		tensor(a[i] ? ref(s, o, a[i]) : NULL, &n->t[i]);
+	n->mode = n->axis = -1;
+	if (o->type == D_OP_POINTWISE) {
+		const struct cr_desc *pd = ref(s, o, A_OPPW_DESC);
+		n->mode = (int)ival(pd, A_PW_MODE, -1);
+		n->axis = (int)ival(pd, A_PW_AXIS, -1);
+	}
+	const struct cr_desc *cd = o->type == D_OP_CONV_FWD	   ? ref(s, o, A_FWD_CONV)
+				   : o->type == D_OP_CONV_BWD_DATA   ? ref(s, o, A_BD_CONV)
+				   : o->type == D_OP_CONV_BWD_FILTER ? ref(s, o, A_BF_CONV)
+								     : NULL;
+	const struct cr_attr *pad = attr(cd, A_CONV_PRE_PAD), *str = attr(cd, A_CONV_STRIDES);
+	const struct cr_attr *dil = attr(cd, A_CONV_DIL);
+	int64_t nd = pad ? pad->n : 0;
+	if (cd && nd >= 1 && nd <= 3 && str && str->n == nd && dil && dil->n == nd) {
+		n->conv_ok = 1;
+		n->spatial = ival(cd, A_CONV_SPATIAL, nd);
+		n->comp = ival(cd, A_CONV_COMP, -1);
+		for (int i = 0; i < nd; i++)
+			n->pad[i] = pad->v[i], n->str[i] = str->v[i], n->dil[i] = dil->v[i];
+	}
+	if (o->type == D_OP_SDPA_FWD || o->type == D_OP_SDPA_BWD) {
+		n->mask = sub_mask(s, o);
+		n->seqlen = attr(o, o->type == D_OP_SDPA_BWD ? A_SB_SEQ_Q : A_SF_SEQ_Q) ||
+			    attr(o, o->type == D_OP_SDPA_BWD ? A_SB_SEQ_KV : A_SF_SEQ_KV);
+	}
+	return n;
 }
 
 /* ---- operations of a graph ---- */
@@ -257,8 +334,8 @@ static int tensor(const struct cr_desc *t, struct tinfo *o)
 
 struct gop {
 	int type, mode, axis;
-	const struct cr_desc *d;
-	const struct cr_desc *in[3], *out; /* tensors; NULL when absent */
+	const struct opsnap *sn;
+	const struct tinfo *in[3], *out; /* NULL when absent */
 	int64_t in_uid[3], out_uid;
 };
 
@@ -268,56 +345,37 @@ struct graph {
 	int n_mm, n_pw, n_red, n_conv, n_other;
 };
 
-static int64_t uid_of(const struct cr_desc *t)
-{
-	return t ? ival(t, A_T_UID, -1) : -1;
-}
-
-static int load_graph(const struct cr_store *s, const struct cr_desc *g, struct graph *G)
+static int load_graph(struct cr_store *s, const struct cr_desc *g, struct graph *G)
 {
 	memset(G, 0, sizeof(*G));
 	const struct cr_attr *ops = attr(g, A_GRAPH_OPS);
 	if (!g || g->type != D_OPERATIONGRAPH || !ops || ops->n < 1 || ops->n > MAXOP)
 		return -1;
 	for (int64_t i = 0; i < ops->n; i++) {
-		const struct cr_desc *o = get(s, (const void *)(intptr_t)ops->v[i]);
+		struct cr_desc *o = get(s, (const void *)(intptr_t)ops->v[i]);
 		if (!o)
 			return -1;
+		if (!o->snap && !(o->snap = snapshot(s, o)))
+			return -1;
+		const struct opsnap *n = o->snap;
 		struct gop *p = &G->op[G->nop++];
-		p->type = o->type, p->d = o, p->axis = -1;
-		switch (o->type) {
-		case D_OP_MATMUL:
-			G->n_mm++;
-			p->in[0] = ref(s, o, A_OPMM_A), p->in[1] = ref(s, o, A_OPMM_B);
-			p->out = ref(s, o, A_OPMM_C);
-			break;
-		case D_OP_POINTWISE: {
-			G->n_pw++;
-			const struct cr_desc *pd = ref(s, o, A_OPPW_DESC);
-			p->mode = (int)ival(pd, A_PW_MODE, -1);
-			p->axis = (int)ival(pd, A_PW_AXIS, -1);
-			p->in[0] = ref(s, o, A_OPPW_X), p->in[1] = ref(s, o, A_OPPW_B);
-			p->in[2] = ref(s, o, A_OPPW_T), p->out = ref(s, o, A_OPPW_Y);
-			break;
-		}
-		case D_OP_REDUCTION:
-			G->n_red++;
-			p->in[0] = ref(s, o, A_OPRED_X), p->out = ref(s, o, A_OPRED_Y);
-			break;
-		case D_OP_RESHAPE:
-			G->n_other++;
-			p->in[0] = ref(s, o, A_RESHAPE_X), p->out = ref(s, o, A_RESHAPE_Y);
-			break;
-		case D_OP_CONV_FWD: case D_OP_CONV_BWD_DATA: case D_OP_CONV_BWD_FILTER:
-			G->n_conv++;
-			break;
-		default:
-			G->n_other++;
-			break;
+		p->type = o->type, p->sn = n, p->mode = n->mode, p->axis = n->axis;
+		for (int r = 0, k = 0; r < NROLE; r++) {
+			if (r == n->out)
+				p->out = n->t[r].nd ? &n->t[r] : NULL;
+			else if (k < 3 && o->type != D_OP_SDPA_FWD && o->type != D_OP_SDPA_BWD)
+				p->in[k++] = n->t[r].nd ? &n->t[r] : NULL;
 		}
 		for (int k = 0; k < 3; k++)
-			p->in_uid[k] = uid_of(p->in[k]);
-		p->out_uid = uid_of(p->out);
+			p->in_uid[k] = p->in[k] ? p->in[k]->uid : -1;
+		p->out_uid = p->out ? p->out->uid : -1;
+		switch (o->type) {
+		case D_OP_MATMUL: G->n_mm++; break;
+		case D_OP_POINTWISE: G->n_pw++; break;
+		case D_OP_REDUCTION: G->n_red++; break;
+		case D_OP_CONV_FWD: case D_OP_CONV_BWD_DATA: case D_OP_CONV_BWD_FILTER: G->n_conv++; break;
+		default: G->n_other++; break;
+		}
 	}
 	return 0;
 }
@@ -371,8 +429,6 @@ static int index_axis(const struct graph *G, int64_t uid, int *shifts)
 	return -1;
 }
 
-enum { MASK_NONE, MASK_CAUSAL_TL, MASK_CAUSAL_BR, MASK_OTHER };
-
 /* What the comparisons against generated indices of @G mask. */
 static int mask_kind(const struct graph *G)
 {
@@ -395,7 +451,7 @@ static int mask_kind(const struct graph *G)
 }
 
 /* The mask of the operation graphs an SDPA operation names (its score-modifier subgraph). */
-static int sub_mask(const struct cr_store *s, const struct cr_desc *op)
+static int sub_mask(struct cr_store *s, const struct cr_desc *op)
 {
 	int kind = MASK_NONE;
 	for (int i = 0; i < op->nattr; i++) {
@@ -425,47 +481,29 @@ static void dims32(int32_t *o, const struct tinfo *t)
 		o[i] = i < t->nd ? (int32_t)t->dim[i] : 0;
 }
 
-static int decode_conv(const struct cr_store *s, const struct graph *G, struct kp_hcall *c)
+static int decode_conv(const struct graph *G, struct kp_hcall *c)
 {
-	const struct cr_desc *o = NULL, *cd;
+	const struct gop *o = NULL;
 	for (int i = 0; i < G->nop && !o; i++)
 		if (G->op[i].type >= D_OP_CONV_FWD && G->op[i].type <= D_OP_CONV_BWD_DATA)
-			o = G->op[i].d;
-	struct tinfo x, w, y;
-	int op;
-	if (o->type == D_OP_CONV_FWD) {
-		op = CONV_FWD, cd = ref(s, o, A_FWD_CONV);
-		if (tensor(ref(s, o, A_FWD_X), &x) || tensor(ref(s, o, A_FWD_W), &w) ||
-		    tensor(ref(s, o, A_FWD_Y), &y))
-			return -1;
-	} else if (o->type == D_OP_CONV_BWD_DATA) {
-		op = CONV_BWD_DATA, cd = ref(s, o, A_BD_CONV);
-		if (tensor(ref(s, o, A_BD_DX), &x) || tensor(ref(s, o, A_BD_W), &w) ||
-		    tensor(ref(s, o, A_BD_DY), &y))
-			return -1;
-	} else {
-		op = CONV_BWD_FILTER, cd = ref(s, o, A_BF_CONV);
-		if (tensor(ref(s, o, A_BF_X), &x) || tensor(ref(s, o, A_BF_DW), &w) ||
-		    tensor(ref(s, o, A_BF_DY), &y))
-			return -1;
-	}
-	int nd = x.nd - 2;
-	const struct cr_attr *pad = attr(cd, A_CONV_PRE_PAD), *str = attr(cd, A_CONV_STRIDES);
-	const struct cr_attr *dil = attr(cd, A_CONV_DIL);
-	if (!cd || nd < 1 || nd > 3 || w.nd != x.nd || y.nd != x.nd ||
-	    ival(cd, A_CONV_SPATIAL, nd) != nd || !pad || pad->n != nd || !str || str->n != nd ||
-	    !dil || dil->n != nd || w.dim[1] < 1 || x.dim[1] % w.dim[1] != 0)
-		return -1;
+			o = &G->op[i];
+	const struct opsnap *n = o->sn;
+	const struct tinfo *x = &n->t[0], *w = &n->t[1], *y = &n->t[2];
+	int nd = x->nd - 2;
+	if (!n->conv_ok || nd < 1 || nd > 3 || w->nd != x->nd || y->nd != x->nd || n->spatial != nd ||
+	    w->dim[1] < 1 || x->dim[1] % w->dim[1] != 0)
+		return -CG_WHY_SHAPES;
 	c->kind = HC_CONV;
-	c->conv_op = op;
+	c->conv_op = o->type == D_OP_CONV_FWD ? CONV_FWD
+		     : o->type == D_OP_CONV_BWD_DATA ? CONV_BWD_DATA : CONV_BWD_FILTER;
 	c->conv_nd = nd;
-	c->groups = (int32_t)(x.dim[1] / w.dim[1]);
-	dims32(c->xd, &x), dims32(c->wd, &w), dims32(c->yd, &y);
-	c->atype = x.dtype, c->btype = w.dtype, c->dtype = y.dtype;
-	c->compute = (int32_t)ival(cd, A_CONV_COMP, -1);
+	c->groups = (int32_t)(x->dim[1] / w->dim[1]);
+	dims32(c->xd, x), dims32(c->wd, w), dims32(c->yd, y);
+	c->atype = x->dtype, c->btype = w->dtype, c->dtype = y->dtype;
+	c->compute = (int32_t)n->comp;
 	for (int i = 0; i < nd; i++)
-		c->cpad[i] = (int16_t)pad->v[i], c->cstride[i] = (int16_t)str->v[i],
-		c->cdil[i] = (int16_t)dil->v[i];
+		c->cpad[i] = (int16_t)n->pad[i], c->cstride[i] = (int16_t)n->str[i],
+		c->cdil[i] = (int16_t)n->dil[i];
 	return 0;
 }
 
@@ -477,9 +515,9 @@ static int sdpa_fill(struct kp_hcall *c, const struct tinfo *q, const struct tin
 	int64_t hkv = k->dim[1], d = q->dim[3];
 	if (q->nd != 4 || k->nd != 4 || q->dim[0] != k->dim[0] || (kt ? k->dim[2] : k->dim[3]) != d ||
 	    hkv < 1 || q->dim[1] % hkv != 0 || sk < 1 || dv < 1 || d < 1 || q->dim[2] < 1)
-		return -1;
+		return -CG_WHY_SHAPES;
 	if (mask == MASK_OTHER || (mask == MASK_CAUSAL_BR && q->dim[2] != sk))
-		return -1;
+		return -CG_WHY_MASK;
 	c->kind = HC_SDPA;
 	c->atype = q->dtype;
 	c->sdpa_flags = (bwd ? SDPA_F_BWD : 0) | (mask != MASK_NONE ? SDPA_F_CAUSAL : 0) |
@@ -494,12 +532,17 @@ static int has_bias(const struct graph *G, int64_t sq, int64_t sk)
 {
 	for (int i = 0; i < G->nop; i++) {
 		const struct gop *o = &G->op[i];
-		struct tinfo b;
-		if (o->type == D_OP_POINTWISE && o->mode == PW_ADD && tensor(o->in[1], &b) == 0 &&
-		    !b.virt && b.nd == 4 && b.dim[2] == sq && b.dim[3] == sk)
+		const struct tinfo *b = o->in[1];
+		if (o->type == D_OP_POINTWISE && o->mode == PW_ADD && b && !b->virt && b->nd == 4 &&
+		    b->dim[2] == sq && b->dim[3] == sk)
 			return 1;
 	}
 	return 0;
+}
+
+static int is4(const struct tinfo *t)
+{
+	return t && t->nd == 4;
 }
 
 static int decode_composite(const struct graph *G, struct kp_hcall *c)
@@ -509,103 +552,152 @@ static int decode_composite(const struct graph *G, struct kp_hcall *c)
 		if (G->op[i].type == D_OP_POINTWISE && G->op[i].mode == PW_EXP)
 			exp = i;
 	if (exp < 0 || G->nop > 64)
-		return -1;
+		return -CG_WHY_NO_SOFTMAX;
 	unsigned char seen[MAXOP] = { 0 };
 	uint64_t m = matmuls_before(G, exp, seen);
 	if (!m || (m & (m - 1)))
-		return -1; /* no single matmul feeds the softmax */
+		return -CG_WHY_SCORES; /* no single matmul feeds the softmax */
 	smm = __builtin_ctzll(m);
-	struct tinfo q, kt, sc, a, b;
-	if (tensor(G->op[smm].in[0], &q) || tensor(G->op[smm].in[1], &kt) ||
-	    tensor(G->op[smm].out, &sc) || sc.nd != 4 || sc.dim[1] != q.dim[1])
-		return -1;
-	int64_t sk = sc.dim[3], dv = -1;
+	const struct tinfo *q = G->op[smm].in[0], *kt = G->op[smm].in[1], *sc = G->op[smm].out;
+	if (!is4(q) || !is4(kt) || !is4(sc) || sc->dim[1] != q->dim[1])
+		return -CG_WHY_SHAPES;
+	int64_t sk = sc->dim[3], dv = -1;
 	int bwd = G->n_mm >= 4, stats = 0;
 	for (int i = 0; i < G->nop; i++) {
-		if (i == smm || G->op[i].type != D_OP_MATMUL || tensor(G->op[i].in[0], &a) ||
-		    tensor(G->op[i].in[1], &b) || a.nd != 4 || b.nd != 4)
+		const struct tinfo *a = G->op[i].in[0], *b = G->op[i].in[1], *o = G->op[i].out;
+		if (i == smm || G->op[i].type != D_OP_MATMUL || !is4(a) || !is4(b))
 			continue;
-		if (!bwd && b.dim[2] == sk)
-			dv = b.dim[3];  /* O = P V */
-		else if (bwd && tensor(G->op[i].out, &sc) == 0 && sc.nd == 4 && sc.dim[2] == q.dim[2] &&
-			 sc.dim[3] == sk && b.dim[3] == sk)
-			dv = b.dim[2];  /* dP = dO V^T */
+		if (!bwd && b->dim[2] == sk)
+			dv = b->dim[3];  /* O = P V */
+		else if (bwd && is4(o) && o->dim[2] == q->dim[2] && o->dim[3] == sk && b->dim[3] == sk)
+			dv = b->dim[2];  /* dP = dO V^T */
 	}
 	if (bwd && dv < 0)
-		dv = q.dim[3];
+		dv = q->dim[3];
 	if (!bwd && G->n_mm != 2)
-		return -1;
+		return -CG_WHY_NO_SOFTMAX;
 	for (int i = 0; i < G->nop && !bwd; i++) {
-		struct tinfo t;
-		if (G->op[i].type != D_OP_MATMUL && tensor(G->op[i].out, &t) == 0 && !t.virt &&
-		    t.nd == 4 && t.dim[2] == q.dim[2] && t.dim[3] == 1)
+		const struct tinfo *t = G->op[i].out;
+		if (G->op[i].type != D_OP_MATMUL && is4(t) && !t->virt && t->dim[2] == q->dim[2] &&
+		    t->dim[3] == 1)
 			stats = 1;
 	}
-	if (sdpa_fill(c, &q, &kt, 1, sk, dv, bwd, mask_kind(G), stats))
-		return -1;
-	if (has_bias(G, q.dim[2], sk))
+	int rc = sdpa_fill(c, q, kt, 1, sk, dv, bwd, mask_kind(G), stats);
+	if (rc)
+		return rc;
+	if (has_bias(G, q->dim[2], sk))
 		c->sdpa_flags |= SDPA_F_BIAS;
 	return 0;
 }
 
-static int decode_unified(const struct cr_store *s, const struct cr_desc *o, struct kp_hcall *c)
+static int decode_unified(const struct gop *o, struct kp_hcall *c)
 {
 	int bwd = o->type == D_OP_SDPA_BWD;
-	struct tinfo q, k, v;
-	if (tensor(ref(s, o, bwd ? A_SB_Q : A_SF_Q), &q) || tensor(ref(s, o, bwd ? A_SB_K : A_SF_K), &k) ||
-	    tensor(ref(s, o, bwd ? A_SB_V : A_SF_V), &v) || q.nd != 4 || k.nd != 4 || v.nd != 4)
-		return -1;
-	if (attr(o, bwd ? A_SB_SEQ_Q : A_SF_SEQ_Q) || attr(o, bwd ? A_SB_SEQ_KV : A_SF_SEQ_KV))
-		return -1; /* per-batch lengths: varlen */
-	int kt = k.dim[3] != q.dim[3];  /* K given transposed, [b, hkv, d, sk] */
-	int64_t sk = kt ? k.dim[3] : k.dim[2];
-	int64_t dv = v.dim[2] == sk ? v.dim[3] : v.dim[2];
-	return sdpa_fill(c, &q, &k, kt, sk, dv, bwd, sub_mask(s, o),
-			 !bwd && ref(s, o, A_SF_STATS) != NULL);
+	const struct opsnap *n = o->sn;
+	const struct tinfo *q = &n->t[0], *k = &n->t[1], *v = &n->t[2];
+	if (!is4(q) || !is4(k) || !is4(v))
+		return -CG_WHY_SHAPES;
+	if (n->seqlen)
+		return -CG_WHY_VARLEN; /* per-batch lengths */
+	int kt = k->dim[3] != q->dim[3];  /* K given transposed, [b, hkv, d, sk] */
+	int64_t sk = kt ? k->dim[3] : k->dim[2];
+	int64_t dv = v->dim[2] == sk ? v->dim[3] : v->dim[2];
+	return sdpa_fill(c, q, k, kt, sk, dv, bwd, n->mask, !bwd && n->t[4].nd > 0);
 }
 
-static int decode_graph(const struct cr_store *s, const struct cr_desc *g, struct kp_hcall *c)
+static int decode_graph(struct cr_store *s, const struct cr_desc *g, struct kp_hcall *c)
 {
 	struct graph *G = malloc(sizeof(*G));
 	if (!G)
 		return -1;
-	int rc = -1;
+	int rc = -CG_WHY_OTHER;
 	if (load_graph(s, g, G) == 0) {
 		int other = G->n_other;
 		for (int i = 0; i < G->nop; i++)
 			if (G->op[i].type == D_OP_RESHAPE)
 				other--;
 		if (G->n_conv == 1 && G->n_mm == 0 && G->n_red == 0 && G->n_other == 0)
-			rc = decode_conv(s, G, c);
+			rc = decode_conv(G, c);
 		else if (G->nop == 1 &&
 			 (G->op[0].type == D_OP_SDPA_FWD || G->op[0].type == D_OP_SDPA_BWD))
-			rc = decode_unified(s, G->op[0].d, c);
+			rc = decode_unified(&G->op[0], c);
 		else if (G->n_conv == 0 && other == 0 && G->n_mm >= 2)
 			rc = decode_composite(G, c);
 		if (rc != 0) {
+			memset(c, 0, sizeof(*c));
 			c->kind = HC_CUDNN_GRAPH;
-			int64_t n[7] = { G->n_mm, G->n_pw, G->n_red, G->n_conv, G->n_other, 0, 0 };
+			int64_t n[7] = { G->n_mm, G->n_pw, G->n_red, G->n_conv, G->n_other, -rc, 0 };
 			memcpy(c->sd, n, sizeof(n));
 			rc = 0;
 		}
+	} else {
+		rc = -1;
 	}
 	free(G);
 	return rc;
 }
 
+/* @r (a graph, heuristics, configuration or plan) takes the op of operation graph @g. */
+static void decode_into(struct cr_store *s, struct cr_desc *g, struct cr_desc *r)
+{
+	if (g && g->type == D_OPERATIONGRAPH && !g->decoded) {
+		memset(&g->op, 0, sizeof(g->op));
+		g->decoded = decode_graph(s, g, &g->op) == 0 ? 1 : -1;
+	}
+	r->decoded = g && g->type == D_OPERATIONGRAPH ? g->decoded : -1;
+	r->op = r->decoded == 1 ? g->op : r->op;
+}
+
+void cr_got(struct cr_store *s, const void *d, int attr_name, int type, int64_t got, const void *v)
+{
+	struct cr_desc *h = get(s, d);
+	if (!h || h->type != D_ENGINEHEUR || attr_name != A_HEUR_RESULTS ||
+	    type != T_BACKEND_DESCRIPTOR)
+		return;
+	if (!h->decoded)
+		decode_into(s, (struct cr_desc *)ref(s, h, A_HEUR_GRAPH), h);
+	for (int64_t i = 0; i < got && i < MAXN; i++) {
+		struct cr_desc *c = get(s, (const void *)(intptr_t)elem(type, v, i));
+		if (c && c->type == D_ENGINECFG) {
+			c->decoded = h->decoded;
+			c->op = h->op;
+		}
+	}
+}
+
 void cr_finalize(struct cr_store *s, const void *d)
 {
 	struct cr_desc *p = get(s, d);
-	if (!p || p->type != D_PLAN || p->decoded)
+	if (!p)
 		return;
-	const struct cr_desc *cfg = ref(s, p, A_PLAN_CFG), *g = NULL;
+	switch (p->type) {
+	case D_OP_MATMUL: case D_OP_POINTWISE: case D_OP_REDUCTION: case D_OP_RESHAPE:
+	case D_OP_CONV_FWD: case D_OP_CONV_BWD_DATA: case D_OP_CONV_BWD_FILTER:
+	case D_OP_SDPA_FWD: case D_OP_SDPA_BWD:
+		free(p->snap);
+		p->snap = snapshot(s, p);
+		return;
+	case D_OPERATIONGRAPH:
+		if (!p->decoded)
+			decode_into(s, p, p);
+		return;
+	case D_PLAN:
+		break;
+	default:
+		return;
+	}
+	if (p->decoded)
+		return;
+	const struct cr_desc *cfg = ref(s, p, A_PLAN_CFG);
 	const struct cr_desc *eng = ref(s, cfg, A_CFG_ENGINE);
-	if (eng)
-		g = ref(s, eng, A_ENGINE_GRAPH);
-	else if (cfg && cfg->heur)
-		g = ref(s, get(s, cfg->heur), A_HEUR_GRAPH);
-	memset(&p->op, 0, sizeof(p->op));
-	p->decoded = g && decode_graph(s, g, &p->op) == 0 ? 1 : -1;
+	if (eng) {
+		decode_into(s, (struct cr_desc *)ref(s, eng, A_ENGINE_GRAPH), p);
+	} else if (cfg && cfg->decoded) {
+		p->decoded = cfg->decoded;
+		p->op = cfg->op;
+	} else {
+		p->decoded = -1;
+	}
 }
 
 int cr_plan(const struct cr_store *s, const void *plan, struct kp_hcall *c)

@@ -30,7 +30,10 @@ void cr_set(struct cr_store *s, const void *d, int attr, int type, int64_t n, co
  * a heuristics descriptor filled in belong to its operation graph.
  */
 void cr_got(struct cr_store *s, const void *d, int attr, int type, int64_t got, const void *v);
-/* cudnnBackendFinalize(@d) succeeded: an execution plan is decoded now. */
+/*
+ * cudnnBackendFinalize(@d) succeeded: an operation keeps what it reads and writes (cudnn-frontend
+ * destroys its mode descriptors right after), an operation graph or execution plan is decoded.
+ */
 void cr_finalize(struct cr_store *s, const void *d);
 /*
  * The op of executing plan @plan: @c's kind (HC_CONV, HC_SDPA, HC_CUDNN_GRAPH) and shape

@@ -58,8 +58,9 @@ struct kp_hcall {
 	int16_t pad2;
 	/*
 	 * HC_SDPA: q [b, h, sq, d], k [b, hkv, sk, d], v [b, hkv, sk, dv], BHSD; atype = the I/O
-	 * type (cudnnDataType_t).  HC_CUDNN_GRAPH: sd[] counts the graph's matmul, pointwise,
-	 * reduction, convolution and other operations.
+	 * type (cudnnDataType_t).  HC_CUDNN_GRAPH: sd[0..4] count the graph's matmul, pointwise,
+	 * reduction, convolution and other operations, sd[5] says why it is no op kprof models
+	 * (CG_WHY_*).
 	 */
 	uint32_t sdpa_flags;    /* SDPA_F_* */
 	int32_t pad3;
@@ -73,6 +74,14 @@ enum {
 	SDPA_F_BIAS = 8,        /* an additive bias of [b|1, h|1, sq, sk] */
 };
 enum { SD_B, SD_H, SD_HKV, SD_SQ, SD_SK, SD_D, SD_DV };
+enum {
+	CG_WHY_OTHER = 1,       /* neither one convolution nor matmuls around a softmax */
+	CG_WHY_NO_SOFTMAX,      /* matmuls without an exponential between two of them */
+	CG_WHY_SCORES,          /* no single matmul feeds the softmax */
+	CG_WHY_SHAPES,          /* tensors that do not form Q, K, V (or x, w, y) */
+	CG_WHY_MASK,            /* a mask other than PyTorch's causal one */
+	CG_WHY_VARLEN,          /* per-batch sequence lengths */
+};
 
 /*
  * The interface between kprof-inject.so and kprof-shim.so, found with dlsym(RTLD_DEFAULT):

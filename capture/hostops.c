@@ -476,9 +476,12 @@ int hostops_cudnn_graph(const struct kp_hcall *c, const char **name, char **args
 		return -1;
 	fputs("\"kprof library call\":", f);
 	jw_put_string(f, c->name ? c->name : "");
+	static const char *const why[] = { "", "not-recognized", "no-softmax", "scores",
+					   "shapes", "mask", "varlen" };
+	int w = c->sd[5] >= 0 && c->sd[5] < (int64_t)(sizeof(why) / sizeof(why[0])) ? (int)c->sd[5] : 0;
 	fprintf(f, ",\"kprof cudnn graph\":\"matmul=%" PRId64 " pointwise=%" PRId64
-		   " reduction=%" PRId64 " convolution=%" PRId64 " other=%" PRId64 " status=%d\"",
-		c->sd[0], c->sd[1], c->sd[2], c->sd[3], c->sd[4], (int)c->status);
+		   " reduction=%" PRId64 " convolution=%" PRId64 " other=%" PRId64 " why=%s status=%d\"",
+		c->sd[0], c->sd[1], c->sd[2], c->sd[3], c->sd[4], why[w], (int)c->status);
 	fclose(f);
 	return *args ? 0 : -1;
 }

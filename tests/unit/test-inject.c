@@ -122,6 +122,45 @@ static void record_file_round_trips(void **state)
 	rmdir(dir);
 }
 
+/* Host calls of every kind survive the record file: cuDNN attention graphs and other graphs too. */
+static void host_calls_of_every_kind_round_trip(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/kprof-test-inject-XXXXXX", path[128], why[256];
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/1234.kprec", dir);
+	struct kp_ctrace a, b;
+	fill_process(&a, 1234, 5);
+	int kinds[] = { HC_GEMM, HC_NVTX_PUSH, HC_NVTX_START, HC_CONV, HC_SDPA, HC_CUDNN_GRAPH };
+	int n = (int)(sizeof(kinds) / sizeof(kinds[0]));
+	for (int i = 0; i < n; i++) {
+		struct kp_hcall c;
+		memset(&c, 0, sizeof(c));
+		c.kind = kinds[i];
+		c.name = "cudnnBackendExecute";
+		c.start_ns = T0 + 1000 * (uint64_t)i, c.end_ns = c.start_ns + 500;
+		c.pid = c.tid = 1234;
+		c.sdpa_flags = SDPA_F_CAUSAL | SDPA_F_BWD;
+		c.sd[SD_SK] = 512;
+		assert_int_equal(ctrace_add_hcall(&a, &c), 0);
+	}
+	save(&a, 1234, path);
+	ctrace_init(&b);
+	struct kp_recfile_info info;
+	assert_int_equal(recfile_read(&b, path, 100, 1000, &info, why, sizeof(why)), 0);
+	assert_int_equal(b.nhcalls, n);
+	for (int i = 0; i < n; i++) {
+		assert_int_equal(b.hcalls[i].kind, kinds[i]);
+		assert_int_equal(b.hcalls[i].sdpa_flags, SDPA_F_CAUSAL | SDPA_F_BWD);
+		assert_int_equal(b.hcalls[i].sd[SD_SK], 512);
+		assert_string_equal(b.hcalls[i].name, "cudnnBackendExecute");
+	}
+	ctrace_free(&a);
+	ctrace_free(&b);
+	unlink(path);
+	rmdir(dir);
+}
+
 /* --metrics run files: range values and their window survive; merged after another process's,
  * the window's first range and its record range move past the earlier ones */
 static void metric_values_round_trip(void **state)
@@ -415,6 +454,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(record_file_round_trips),
+		cmocka_unit_test(host_calls_of_every_kind_round_trip),
 		cmocka_unit_test(metric_values_round_trip),
 		cmocka_unit_test(corrupt_record_files_are_rejected_whole),
 		cmocka_unit_test(processes_merge_in_pid_order_with_distinct_correlations),
