@@ -140,10 +140,15 @@ $(O)/shim/src/%.o: src/%.c $(HDRS) Makefile
 	$(call quiet,CC,$<)$(CC) $(CFLAGS_BASE) -O2 -g $(EXTRA_CFLAGS) -fPIC -fvisibility=hidden \
 	  -c -o $@ $<
 # test-shim: kprof-shim.so against a fake libcublas.so.13 (tests/unit/fake/)
-$(O)/tests/test-shim: $(O)/kprof-shim.so $(O)/tests/fake/libcublas.so.13
+# and a fake libcudnn.so.9 (the graph API)
+$(O)/tests/test-shim: $(O)/kprof-shim.so $(O)/tests/fake/libcublas.so.13 \
+	$(O)/tests/fake/libcudnn.so.9
 $(O)/tests/fake/libcublas.so.13: tests/unit/fake/fake-cublas.c Makefile
 	@mkdir -p $(dir $@)
 	$(call quiet,CC,$<)$(CC) $(CFLAGS_BASE) -O2 -fPIC -shared -Wl,-soname,libcublas.so.13 -o $@ $<
+$(O)/tests/fake/libcudnn.so.9: tests/unit/fake/fake-cudnn.c Makefile
+	@mkdir -p $(dir $@)
+	$(call quiet,CC,$<)$(CC) $(CFLAGS_BASE) -O2 -fPIC -shared -Wl,-soname,libcudnn.so.9 -o $@ $<
 
 # tests/gpu/gemm_prog, conv_prog: plain CUDA programs calling cuBLAS / cuBLASLt and cuDNN
 # (tests/gpu/capture_any.sh)

@@ -147,8 +147,9 @@ def plain(trace_path, ana_path):
 
 def nvtx(nv_path, prof_path, nv_err=None):
     """(b): per-op FLOPs of the modelled ops, emit_nvtx capture vs torch.profiler.  emit_nvtx
-    records no is_causal: kprof takes it from FlashAttention kernel names, else counts the op
-    dense and warns (NV_ERR, kprof analyze's stderr); such an op is a gap, not a pass."""
+    records no is_causal: kprof takes it from the cuDNN graph executed inside the op, or from
+    FlashAttention kernel names, else counts the op dense and warns (NV_ERR, kprof analyze's
+    stderr); such an op is a gap, not a pass."""
     a = flops_by_name(json.load(open(nv_path)))
     b = flops_by_name(json.load(open(prof_path)))
     err = open(nv_err).read() if nv_err else ""
@@ -163,7 +164,7 @@ def nvtx(nv_path, prof_path, nv_err=None):
             continue
         check(a.get(n) == b.get(n), f"{n}: FLOPs emit_nvtx capture {a.get(n)} vs torch.profiler {b.get(n)}"
               + ("" if "attention" not in n else " (counted dense: is_causal unknown)" if assumed
-                 else " (is_causal from the kernel names)"))
+                 else " (is_causal from the cuDNN graph executed inside or the kernel names)"))
 
 
 def graph(trace_path, ana_path, replays):
