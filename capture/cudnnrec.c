@@ -453,7 +453,11 @@ static int mask_kind(const struct graph *G)
 /* The mask of the operation graphs an SDPA operation names (its score-modifier subgraph). */
 static int sub_mask(struct cr_store *s, const struct cr_desc *op)
 {
+	static int depth; /* a subgraph holding SDPA operations that name graphs in turn */
 	int kind = MASK_NONE;
+	if (depth > 1)
+		return MASK_OTHER;
+	depth++;
 	for (int i = 0; i < op->nattr; i++) {
 		const struct cr_attr *a = &op->a[i];
 		if (a->type != T_BACKEND_DESCRIPTOR)
@@ -470,6 +474,7 @@ static int sub_mask(struct cr_store *s, const struct cr_desc *op)
 			free(G);
 		}
 	}
+	depth--;
 	return kind;
 }
 

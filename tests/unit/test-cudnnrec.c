@@ -503,6 +503,72 @@ static void conv_graphs_become_conv_ops(void **state)
 	ctrace_free(&t);
 }
 
+/* A pointwise operation of @mode (GEN_INDEX over @axis) on @x [, @b [, @t]] into @y. */
+static void *pwop(int mode, int64_t axis, void *x, void *b, void *t, void *y)
+{
+	void *pd = NULL, *op = NULL;
+	assert_int_equal(f_create(0, &pd), 0);
+	f_set(pd, 0, 14, 1, &mode);
+	if (axis >= 0)
+		f_set(pd, 9, T_INT64, 1, &axis);
+	f_finalize(pd);
+	assert_int_equal(f_create(13, &op), 0);
+	f_set(op, 750, T_DESC, 1, &pd);
+	f_set(op, 751, T_DESC, 1, &x);
+	if (b)
+		f_set(op, 752, T_DESC, 1, &b);
+	if (t)
+		f_set(op, 758, T_DESC, 1, &t);
+	f_set(op, 753, T_DESC, 1, &y);
+	f_finalize(op);
+	f_destroy(pd);
+	return op;
+}
+
+/*
+ * cuDNN's own SDPA operation (cudnn-frontend's UnifiedSDPANode): Q, K, V, O and Stats are its
+ * attributes; the causal mask is a score-modifier operation graph it names.
+ */
+static void sdpa_operations_give_their_tensors(void **state)
+{
+	(void)state;
+	int64_t q[4] = { 2, 8, 128, 64 }, kv[4] = { 2, 2, 256, 64 }, st[4] = { 2, 8, 128, 1 };
+	int64_t sc[4] = { 2, 8, 128, 256 };
+	void *tq = tensor(1, 4, q, CG_HALF), *tk = tensor(2, 4, kv, CG_HALF);
+	void *tv = tensor(3, 4, kv, CG_HALF), *to = tensor(4, 4, q, CG_HALF);
+	void *ts = tensor(5, 4, st, CG_FLOAT);
+	/* the subgraph: keep row >= col of the scores, else the lowest value */
+	void *x = tensor(100, 4, sc, CG_FLOAT), *row = tensor(101, 4, sc, CG_INT32);
+	void *col = tensor(102, 4, sc, CG_INT32), *keep = tensor(103, 4, sc, CG_BOOL);
+	void *y = tensor(104, 4, sc, CG_FLOAT), *neg = tensor(105, 4, (int64_t[]){ 1, 1, 1, 1 }, 0);
+	void *ops[4] = { pwop(CG_PW_GEN_INDEX, 2, x, NULL, NULL, row),
+			 pwop(CG_PW_GEN_INDEX, 3, x, NULL, NULL, col),
+			 pwop(CG_PW_CMP_GE, -1, row, col, NULL, keep),
+			 pwop(CG_PW_BINARY_SELECT, -1, x, neg, keep, y) };
+	void *sub = NULL;
+	assert_int_equal(f_create(D_OPERATIONGRAPH, &sub), 0);
+	f_set(sub, A_GRAPH_OPS, T_DESC, 4, ops);
+	f_finalize(sub);
+	for (int causal = 1; causal >= 0; causal--) {
+		void *op = NULL;
+		assert_int_equal(f_create(41, &op), 0); /* CUDNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR */
+		f_set(op, 2800, T_DESC, 1, &tq);
+		f_set(op, 2801, T_DESC, 1, &tk);
+		f_set(op, 2802, T_DESC, 1, &tv);
+		f_set(op, 2803, T_DESC, 1, &to);
+		f_set(op, 2804, T_DESC, 1, &ts);
+		if (causal)
+			f_set(op, 2890, T_DESC, 1, &sub); /* a subgraph attribute 9.19 does not name */
+		f_finalize(op);
+		struct kp_hcall c = decode(plan_by_heuristics(graph_of(op)));
+		assert_int_equal(c.kind, HC_SDPA);
+		assert_int_equal(c.sdpa_flags, (causal ? SDPA_F_CAUSAL : 0) | SDPA_F_STATS);
+		int64_t want[7] = { 2, 8, 2, 128, 256, 64, 64 };
+		assert_memory_equal(c.sd, want, sizeof(want));
+		assert_int_equal(c.atype, CG_HALF);
+	}
+}
+
 static void other_graphs_have_kernels_only(void **state)
 {
 	(void)state;
@@ -558,6 +624,7 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(sdpa_ops_get_exact_causal_flops, setup, teardown),
 		cmocka_unit_test_setup_teardown(conv_graphs_become_conv_ops, setup, teardown),
+		cmocka_unit_test_setup_teardown(sdpa_operations_give_their_tensors, setup, teardown),
 		cmocka_unit_test_setup_teardown(other_graphs_have_kernels_only, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
