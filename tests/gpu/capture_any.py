@@ -140,6 +140,9 @@ def plain(trace_path, ana_path):
     if sdpa:
         print("info: cuDNN attention graphs:", sorted({e["args"]["kprof sdpa"].rsplit(" status", 1)[0]
                                                      for e in sdpa}))
+    other = {e["args"]["kprof cudnn graph"] for e in lib_ext.values() if "kprof cudnn graph" in e["args"]}
+    if other:
+        print("info: cuDNN graphs without a model (cudnn::graph):", sorted(other))
     got = ana["totals"]["flops"]
     check(got == want, f"analyze total FLOPs {got} == sum of the calls' closed forms (GEMMs "
           f"2*m*n*k*batch, cuDNN attention) {want}")
