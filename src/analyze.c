@@ -38,6 +38,10 @@ struct op_info {
 	int64_t move_ns;         /* ... of its data-movement kernels */
 	const char *shape;       /* interned "[M,K]x[K,N]" */
 	const char *key;         /* op-shape key */
+	int sig_done;            /* op-shape: sig and variant looked up */
+	const char *sig;         /* functional signature (op_signature()), interned; NULL none */
+	const char *variant;     /* the backend its counted op names ("cudnn", "mm"), interned */
+	int32_t sig_op;          /* the op the signature is of, -1 */
 };
 
 /* The value of an interned pointer key (hmap), -1 when first seen. */
@@ -470,6 +474,7 @@ struct run {
 	int64_t clk_w;
 	struct ival *iv;           /* GPU intervals, for busy time */
 	size_t niv;
+	struct kp_hmap sigseen;    /* op-shape: (part, signature op) pairs counted in sig_calls */
 };
 
 /* Per-op state only for the ops that GPU work is attributed to (few of all ops). */
@@ -583,6 +588,79 @@ static const char *op_shape_key(struct run *R, struct op_info *info, const struc
 		info->key = strtab_intern(&R->st, buf, utf8_prefix(buf, len, len));
 	}
 	return info->key;
+}
+
+/*
+ * The functional signature of the work of @op (the op its kernels are counted under): that
+ * of its outermost ancestor-or-self with one (opmodel_signature()), so the bmm and softmax
+ * of a math-path attention carry their aten::scaled_dot_product_attention's.  The variant
+ * names the backend: for attention the one its counted op says (math for bmm/softmax),
+ * else the counted op's name.
+ */
+static void op_signature(struct run *R, struct op_info *info, const struct kp_op *op)
+{
+	const struct kp_trace *t = R->t;
+	char buf[512], best[512];
+	int found = 0;
+	info->sig_done = 1;
+	info->sig_op = -1;
+	for (int32_t p = (int32_t)(op - t->ops); p >= 0; p = t->ops[p].parent) {
+		const struct kp_op *a = &t->ops[p];
+		if (a->cls != MODEL_PRIMARY && !opmodel_sig_carrier(a->name))
+			continue;
+		struct kp_op_in in = { .name = a->name, .nslots = a->nslots, .slots = a->slots,
+				       .kernel_flop = -1, .kernel_num_gb = -1 };
+		if (opmodel_signature(&in, buf, sizeof(buf)) == 0) {
+			memcpy(best, buf, sizeof(buf));
+			found = 1;
+			info->sig_op = p;
+		}
+	}
+	if (!found)
+		return;
+	info->sig = strtab_intern(&R->st, best, strlen(best));
+	const char *v = op->name;
+	if (!strncmp(best, "attention ", 10))
+		v = opmodel_attn_variant(op->name);
+	else if (!strncmp(v, "aten::", 6))
+		v += 6;
+	info->variant = strtab_intern(&R->st, v, strlen(v));
+}
+
+/*
+ * The part of @row that GPU events of one signature (and variant) put in it, created on
+ * first sight: pointers compare, both are interned.
+ */
+static struct kp_sigpart *row_part(struct run *R, struct kp_row *row, struct op_info *info,
+				   const struct kp_op *op)
+{
+	const char *sig = NULL, *var = NULL;
+	if (info && op) {
+		if (!info->sig_done)
+			op_signature(R, info, op);
+		sig = info->sig;
+		var = info->variant;
+	}
+	for (int k = 0; k < row->nparts; k++)
+		if (row->parts[k].sig == sig && row->parts[k].variant == var)
+			return &row->parts[k];
+	if (row->nparts == row->capparts) {
+		/* a row holds few signatures: grow in the arena */
+		int cap = row->capparts ? 2 * row->capparts : 2;
+		struct kp_sigpart *np = arena_alloc(&R->r->arena, (size_t)cap * sizeof(*np));
+		if (row->nparts)
+			memcpy(np, row->parts, (size_t)row->nparts * sizeof(*np));
+		row->parts = np;
+		row->capparts = cap;
+	}
+	struct kp_sigpart *p = &row->parts[row->nparts++];
+	memset(p, 0, sizeof(*p));
+	p->sig = sig;
+	p->variant = var;
+	p->flops = -1;
+	if (row->step_ns)
+		p->step_ns = arena_zalloc(&R->r->arena, R->t->nsteps * sizeof(*p->step_ns));
+	return p;
 }
 
 /* The grouping key of GPU event @i (an interned pointer) and the row's name. */
@@ -837,9 +915,34 @@ static void group_event(struct run *R, size_t i)
 	const void *key = row_key(R, i, g, info, op, &name);
 	int32_t slot = row_of(R, key, name, info, op);
 	struct kp_row *row = &R->r->rows[slot];
+	/* op-shape: what this event adds to the row goes to its signature's part too */
+	int64_t t0 = row->time_ns, c0 = row->calls, f0 = row->flops < 0 ? 0 : row->flops;
+	double p0 = row->peak_flop_ns;
 	add_event(R, i, row, slot, info, op);
 	double clk = event_clock(R, g);
 	attribute(R, i, row, slot, info, clk);
+	if (R->o->group == GROUP_OP_SHAPE) {
+		struct kp_sigpart *p = row_part(R, row, info, op);
+		p->time_ns += row->time_ns - t0;
+		p->calls += row->calls - c0;
+		if (row->flops >= 0)
+			p->flops = (p->flops < 0 ? 0 : p->flops) + row->flops - f0;
+		p->peak_flop_ns += row->peak_flop_ns - p0;
+		if (p->step_ns && g->step >= 0 && (size_t)g->step < t->nsteps)
+			p->step_ns[g->step] += g->dur_ns;
+		if (info && info->sig_op >= 0) {
+			/* sig_calls: distinct (signature op, part) pairs */
+			struct { const void *part; int64_t op; } k = { p, info->sig_op };
+			int created;
+			struct kp_hmap_entry *e = hmap_put_str(&R->sigseen, &k, sizeof(k), &created);
+			if (created) {
+				void *kc = arena_alloc(&R->r->arena, sizeof(k));
+				memcpy(kc, &k, sizeof(k));
+				e->key.ptr = kc;
+				p->sig_calls++;
+			}
+		}
+	}
 	count_coverage(R, i, info, op);
 }
 
@@ -950,6 +1053,7 @@ int analyze_run(const struct kp_trace *t, const struct kp_analyze_opts *o, struc
 	struct run R = { .t = t, .o = o, .r = r, .tot_flops = -1, .tot_bytes = -1,
 			 .t_first = INT64_MAX, .t_last = INT64_MIN };
 	strtab_init(&R.st, &r->arena);
+	hmap_init(&R.sigseen, HMAP_STR);
 	setup_device(t, o, r);
 	R.gannot = o->group == GROUP_ANNOT ? gpu_annotations(t) : NULL;
 	R.aseen = R.gannot ? xcalloc(t->nannots + 1, 1) : NULL;
@@ -966,6 +1070,7 @@ int analyze_run(const struct kp_trace *t, const struct kp_analyze_opts *o, struc
 		derive_columns(r, &r->rows[i]);
 
 	free(R.iv);
+	hmap_free(&R.sigseen);
 	hmap_free(&R.map);
 	hmap_free(&R.nomodel);
 	measured_rows(t, r);

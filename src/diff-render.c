@@ -231,7 +231,9 @@ static void rows_text(const struct kp_diff *d, char *buf, size_t cap)
 	else
 		n += snprintf(buf + n, cap - n, "N/A");
 	if (s->cross_dtype && n < cap)
-		snprintf(buf + n, cap - n, "; %" PRId64 " paired across dtypes", s->cross_dtype);
+		n += snprintf(buf + n, cap - n, "; %" PRId64 " paired across dtypes", s->cross_dtype);
+	if (s->cross_backend && n < cap)
+		snprintf(buf + n, cap - n, "; %" PRId64 " paired across backends", s->cross_backend);
 }
 
 /*
@@ -381,6 +383,7 @@ static void summary_facts(const struct kp_diff *d, struct kp_doc *doc)
 	report_fact_count(doc, NULL, "new", s->added);
 	report_fact_count(doc, NULL, "gone", s->removed);
 	report_fact_count(doc, NULL, "cross_dtype", s->cross_dtype);
+	report_fact_count(doc, NULL, "cross_backend", s->cross_backend);
 	report_fact_num(doc, NULL, "noise_ns", s->noise_ns >= 0 ? s->noise_ns : NAN);
 	report_end(doc);
 }

@@ -221,13 +221,25 @@ struct side_acc {
 	const char *dtype;
 	int64_t *steps;          /* per-step series (diff arena), NULL without */
 	int has, mixed;
+	/* op-shape: the rows' parts by functional signature (kp_row.parts), diff arena */
+	const struct kp_sigpart **parts;
+	uint8_t *used;           /* parts paired across backends */
+	size_t nparts, capparts;
+	const char *variant;     /* pair_backends(): the variant of a merged side */
 };
 
 struct join_row {
 	const char *key, *group, *name, *label; /* label: the exact key's dtype, NULL none */
 	struct side_acc side[2];
-	int dead;                /* merged into another row (cross-dtype pairing) */
+	int dead;                /* merged into another row (cross-dtype or -backend pairing) */
 	int cross;
+	int cross_backend;
+};
+
+struct join {
+	struct kp_hmap map;  /* HMAP_STR: key -> index into jr */
+	struct join_row *jr;
+	size_t n, cap;
 };
 
 static void acc_row(struct kp_arena *a, struct side_acc *s, const struct kp_row *r, size_t nsteps)
@@ -241,6 +253,17 @@ static void acc_row(struct kp_arena *a, struct side_acc *s, const struct kp_row 
 		s->dtype = r->dtype;
 	else if (s->dtype != r->dtype && (!s->dtype || !r->dtype || strcmp(s->dtype, r->dtype)))
 		s->mixed = 1;
+	for (int k = 0; k < r->nparts; k++) {
+		if (s->nparts == s->capparts) {
+			size_t cap = s->capparts ? 2 * s->capparts : 4;
+			const struct kp_sigpart **np = arena_alloc(a, cap * sizeof(*np));
+			if (s->nparts)
+				memcpy(np, s->parts, s->nparts * sizeof(*np));
+			s->parts = np;
+			s->capparts = cap;
+		}
+		s->parts[s->nparts++] = &r->parts[k];
+	}
 	s->has = 1;
 	if (nsteps && r->step_ns) {
 		if (!s->steps)
@@ -249,12 +272,6 @@ static void acc_row(struct kp_arena *a, struct side_acc *s, const struct kp_row 
 			s->steps[i] += r->step_ns[i];
 	}
 }
-
-struct join {
-	struct kp_hmap map;  /* HMAP_STR: key -> index into jr */
-	struct join_row *jr;
-	size_t n, cap;
-};
 
 static struct join_row *join_find(struct join *j, const char *key)
 {
@@ -365,6 +382,167 @@ static void pair_leftovers(struct kp_diff *d, struct join *j)
 	free(nw);
 }
 
+/* the parts of one signature on each side: (join row, part) index pairs */
+struct sig_group {
+	size_t *m[2];
+	size_t n[2], cap[2];
+	int tainted;             /* a matched row holds some of its work */
+};
+
+static void group_add(struct sig_group *g, int side, size_t row, size_t part)
+{
+	if (g->n[side] + 2 > g->cap[side]) {
+		g->cap[side] = g->cap[side] ? 2 * g->cap[side] : 8;
+		g->m[side] = xrealloc(g->m[side], g->cap[side] * sizeof(*g->m[side]));
+	}
+	g->m[side][g->n[side]++] = row;
+	g->m[side][g->n[side]++] = part;
+}
+
+static struct sig_group *group_of(struct kp_hmap *map, struct sig_group **g, size_t *ng,
+				  size_t *cap, const char *sig)
+{
+	int created;
+	struct kp_hmap_entry *e = hmap_put_str(map, sig, strlen(sig), &created);
+	if (created) {
+		if (*ng == *cap) {
+			*cap = *cap ? 2 * *cap : 16;
+			*g = xrealloc(*g, *cap * sizeof(**g));
+		}
+		memset(&(*g)[*ng], 0, sizeof(**g));
+		e->val.i = (int64_t)(*ng)++;
+	}
+	return &(*g)[e->val.i];
+}
+
+static void add_part(struct kp_arena *a, struct side_acc *s, const struct kp_sigpart *p,
+		     size_t nsteps)
+{
+	s->raw_ns += p->time_ns;
+	s->calls += (double)p->calls;
+	if (p->flops >= 0)
+		s->flops = (s->flops < 0 ? 0 : s->flops) + p->flops;
+	s->peak_flop_ns += p->peak_flop_ns;
+	if (nsteps && p->step_ns) {
+		if (!s->steps)
+			s->steps = arena_zalloc(a, nsteps * sizeof(*s->steps));
+		for (size_t i = 0; i < nsteps; i++)
+			s->steps[i] += p->step_ns[i];
+	}
+}
+
+/* One side of a pair across backends: its parts summed; calls, the most of any one row. */
+static void group_side(struct kp_diff *d, struct join *j, const struct sig_group *g, int side,
+		       size_t nsteps, struct side_acc *out)
+{
+	const struct kp_sigpart *first = j->jr[g->m[side][0]].side[side].parts[g->m[side][1]];
+	const char *sp = strrchr(first->sig, ' ');
+	memset(out, 0, sizeof(*out));
+	out->flops = -1;
+	out->has = 1;
+	out->dtype = sp ? arena_strdup(&d->arena, sp + 1) : NULL; /* the signature's dtype */
+	out->variant = first->variant;
+	for (size_t k = 0; k < g->n[side]; k += 2) {
+		struct side_acc *s = &j->jr[g->m[side][k]].side[side];
+		const struct kp_sigpart *p = s->parts[g->m[side][k + 1]];
+		double calls = out->calls;
+		add_part(&d->arena, out, p, nsteps);
+		/* a math path's bmm may run twice per attention call: count the attention calls */
+		out->calls = (double)p->sig_calls > calls ? (double)p->sig_calls : calls;
+		if (!p->variant || strcmp(out->variant ? out->variant : "", p->variant))
+			out->variant = "mixed";
+		s->used[g->m[side][k + 1]] = 1;
+	}
+}
+
+/* A row some of whose parts paired across backends: what is left of it, or dead when none. */
+static void side_rest(struct kp_diff *d, struct join_row *r, int side, size_t nsteps)
+{
+	struct side_acc *s = &r->side[side], rest = *s;
+	size_t left = 0;
+	rest.raw_ns = 0;
+	rest.calls = 0;
+	rest.flops = -1;
+	rest.peak_flop_ns = 0;
+	rest.steps = NULL;
+	for (size_t k = 0; k < s->nparts; k++)
+		if (!s->used[k]) {
+			add_part(&d->arena, &rest, s->parts[k], nsteps);
+			left++;
+		}
+	if (!left)
+		r->dead = 1;
+	*s = rest;
+}
+
+static struct join_row *join_append(struct join *j)
+{
+	if (j->n == j->cap) {
+		j->cap = j->cap ? j->cap * 2 : 64;
+		j->jr = xrealloc(j->jr, j->cap * sizeof(*j->jr));
+	}
+	struct join_row *r = &j->jr[j->n++];
+	memset(r, 0, sizeof(*r));
+	return r;
+}
+
+/*
+ * op-shape, after the exact and cross-dtype pairs: the work still without a partner pairs
+ * across backends by functional signature (kprof-diff(1), PAIRS ACROSS BACKENDS): all of a
+ * signature's work on one side against all of it on the other, "math->cudnn".  The rows
+ * it came from keep the rest of their work, or go.  A signature pairs only whole: none of
+ * its work may sit in a row paired otherwise.
+ */
+static void pair_backends(struct kp_diff *d, struct join *j)
+{
+	struct kp_hmap map;
+	hmap_init(&map, HMAP_STR);
+	size_t ng = 0, cap = 0, n0 = j->n;
+	struct sig_group *g = NULL;
+	for (size_t i = 0; i < n0; i++) {
+		struct join_row *r = &j->jr[i];
+		if (r->dead)
+			continue;
+		int both = r->side[0].has && r->side[1].has;
+		for (int s = 0; s < 2; s++) {
+			struct side_acc *a = &r->side[s];
+			for (size_t k = 0; a->has && k < a->nparts; k++) {
+				if (!a->parts[k]->sig)
+					continue;
+				struct sig_group *x = group_of(&map, &g, &ng, &cap, a->parts[k]->sig);
+				if (both)
+					x->tainted = 1;
+				else
+					group_add(x, s, i, k);
+			}
+			if (!both && a->nparts)
+				a->used = arena_zalloc(&d->arena, a->nparts);
+		}
+	}
+	for (size_t k = 0; k < ng; k++) {
+		struct sig_group *x = &g[k];
+		if (x->n[0] && x->n[1] && !x->tainted) {
+			struct join_row *r = join_append(j);
+			group_side(d, j, x, 0, d->opts.base_steps, &r->side[0]);
+			group_side(d, j, x, 1, d->opts.new_steps, &r->side[1]);
+			const char *sig = j->jr[x->m[0][0]].side[0].parts[x->m[0][1]]->sig;
+			char buf[160];
+			snprintf(buf, sizeof(buf), "%s->%s", r->side[0].variant, r->side[1].variant);
+			r->group = sig;
+			r->key = r->name = join3(&d->arena, sig, " ", buf);
+			r->cross_backend = 1;
+			for (int s = 0; s < 2; s++)
+				for (size_t m = 0; m < x->n[s]; m += 2)
+					side_rest(d, &j->jr[x->m[s][m]], s,
+						  s ? d->opts.new_steps : d->opts.base_steps);
+		}
+		free(x->m[0]);
+		free(x->m[1]);
+	}
+	free(g);
+	hmap_free(&map);
+}
+
 static int64_t div_ns(int64_t ns, double div)
 {
 	return div == 1 ? ns : (int64_t)llround((double)ns / div);
@@ -422,6 +600,7 @@ static void join_rows(struct kp_diff *d, const struct join *j, int noise, int64_
 		r->key = j->jr[i].key;
 		r->name = j->jr[i].name;
 		r->cross_dtype = j->jr[i].cross;
+		r->cross_backend = j->jr[i].cross_backend;
 		r->has_base = b->has;
 		r->has_new = n->has;
 		r->base_dtype = b->mixed ? NULL : b->dtype;
@@ -484,6 +663,7 @@ static void summarize(struct kp_diff *d, int noise, int64_t *const tot[2])
 		}
 		s->matched++;
 		s->cross_dtype += r->cross_dtype;
+		s->cross_backend += r->cross_backend;
 		if (r->ratio < 0)
 			r->status = nt > 0 ? DIFF_CHANGED : DIFF_UNCHANGED;
 		else
@@ -528,8 +708,10 @@ int diff_join(struct kp_diff *d, const struct kp_row *brows, size_t nb, const st
 	add_side(d, &j, brows, nb, 0, d->opts.base_steps, &d->base.nkeys);
 	add_side(d, &j, nrows, nn, 1, d->opts.new_steps, &d->new.nkeys);
 	hmap_free(&j.map);
-	if (d->opts.key == GROUP_OP_SHAPE)
+	if (d->opts.key == GROUP_OP_SHAPE) {
 		pair_leftovers(d, &j);
+		pair_backends(d, &j);
+	}
 
 	int64_t *tot[2] = { NULL, NULL };
 	join_rows(d, &j, noise, tot);

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -1956,4 +1957,203 @@ int opmodel_eval(const struct kp_op_in *in, struct kp_cost *out)
 		}
 	}
 	return rc;
+}
+
+/* ---- functional signatures (kprof-diff(1), PAIRS ACROSS BACKENDS) ------------------ */
+
+/*
+ * Ops without a model whose slots name a whole attention call: the sdpa entry point,
+ * its math decomposition, and the enclosing op kprof capture records around the math
+ * path's backward (autograd runs it as bmm/softmax nodes of its own).  The layout of
+ * aten::scaled_dot_product_attention(query, key, value, attn_mask, dropout_p, is_causal,
+ * scale, enable_gqa): is_causal is top-left.
+ */
+static const struct attn_schema s_sdpa_top = {
+	0, L_BHSD, 0, 1, 2, -1, -1, -1, 3, -1, 5, CAUSAL_TOP_LEFT, -1, -1, -1, -1 };
+static const struct attn_schema s_sdpa_top_bwd = {
+	1, L_BHSD, 0, 1, 2, -1, -1, -1, 3, -1, 5, CAUSAL_TOP_LEFT, -1, -1, -1, -1 };
+
+static const struct {
+	const char *name;
+	const struct attn_schema *s;
+} sig_attn_tops[] = {
+	{ "aten::scaled_dot_product_attention", &s_sdpa_top },
+	{ "aten::_scaled_dot_product_attention_math", &s_sdpa_top },
+	{ "kprof::scaled_dot_product_attention_math_backward", &s_sdpa_top_bwd },
+};
+
+int opmodel_sig_carrier(const char *name)
+{
+	for (size_t i = 0; i < sizeof(sig_attn_tops) / sizeof(sig_attn_tops[0]); i++)
+		if (name && !strcmp(name, sig_attn_tops[i].name))
+			return 1;
+	return 0;
+}
+
+/* "flash", "efficient", "cudnn" from an attention op's name; "math" for the rest */
+const char *opmodel_attn_variant(const char *name)
+{
+	if (!name)
+		return "math";
+	if (strstr(name, "flash"))
+		return "flash";
+	if (strstr(name, "efficient"))
+		return "efficient";
+	if (strstr(name, "cudnn"))
+		return "cudnn";
+	return "math";
+}
+
+static int sig_attn(const struct kp_op_in *in, const struct attn_schema *as, char *buf, size_t cap)
+{
+	const struct kp_slot *q = slot(in, as->q), *k = slot(in, as->k), *v = slot(in, as->v);
+	const struct kp_slot *bias = slot(in, as->bias);
+	struct attn_dims aq, ak, av;
+	int causal = CAUSAL_NONE, flag = as->causal >= 0 ? as->causal : as->mask_type;
+	char bt[96] = "";
+
+	if (!is_tensor(q) || !is_tensor(k) || !is_tensor(v) || q->ndim != 4 || k->ndim != 4 ||
+	    v->ndim != 4 || is_tensor(slot(in, as->cum_q)))
+		return -1;
+	/* is_causal must be recorded: a guess could pair a causal call with a dense one */
+	if (flag < 0 || *text(slot(in, flag)) == '\0') {
+		return -1;
+	} else if (as->causal >= 0) {
+		int f = parse_bool(text(slot(in, as->causal)));
+		if (f < 0)
+			return -1;
+		causal = f ? as->causal_align : CAUSAL_NONE;
+	} else {
+		int64_t mt;
+		if (parse_int(text(slot(in, as->mask_type)), &mt) != 0 || mt < 0 || mt > 2)
+			return -1;
+		causal = (int)mt;
+	}
+	attn_unpack(q, as->layout, &aq);
+	attn_unpack(k, as->layout, &ak);
+	attn_unpack(v, as->layout, &av);
+	if (aq.b != ak.b || aq.b != av.b || ak.s != av.s || ak.h != av.h)
+		return -1;
+	/* top-left and bottom-right masks are one mask when S_q == S_k */
+	if (causal != CAUSAL_NONE && aq.s == ak.s)
+		causal = CAUSAL_TOP_LEFT;
+	if (is_tensor(bias)) {
+		size_t n = (size_t)snprintf(bt, sizeof(bt), " bias=[");
+		for (int i = 0; i < bias->ndim && n < sizeof(bt) - 24; i++)
+			n += (size_t)snprintf(bt + n, sizeof(bt) - n, "%s%lld", i ? "," : "",
+					      (long long)bias->dims[i]);
+		if (n < sizeof(bt) - 1)
+			snprintf(bt + n, sizeof(bt) - n, "]");
+	}
+	int n = snprintf(buf, cap, "attention %s B=%lld H=%lld H_kv=%lld S_q=%lld S_k=%lld D=%lld "
+				   "D_v=%lld%s%s %s",
+			 as->bwd ? "bwd" : "fwd", (long long)aq.b, (long long)aq.h, (long long)ak.h,
+			 (long long)aq.s, (long long)ak.s, (long long)aq.d, (long long)av.d,
+			 causal == CAUSAL_NONE ? "" : causal == CAUSAL_TOP_LEFT ? " causal" : " causal-br",
+			 bt, dtype_name(q->dtype));
+	return n > 0 && (size_t)n < cap ? 0 : -1;
+}
+
+static int sig_gemm(const struct kp_op_in *in, const struct gemm_schema *g, char *buf, size_t cap)
+{
+	const struct kp_slot *a = slot(in, g->a), *b = slot(in, g->b), *self = slot(in, g->self);
+	int nd = g->batched ? 3 : 2;
+	int64_t bt = 1;
+	const char *act = "";
+
+	if (g->scaled || !is_tensor(a) || !is_tensor(b) || a->ndim != nd || b->ndim != nd ||
+	    a->dtype != b->dtype)
+		return -1;
+	if (g->batched && (bt = a->dims[0]) != b->dims[0])
+		return -1;
+	if (b->dims[nd - 2] != a->dims[nd - 1])
+		return -1;
+	if (g == &s_addmm_act) {
+		int gelu = parse_bool(text(slot(in, 5)));
+		if (gelu < 0)
+			return -1;
+		act = gelu ? " gelu" : " relu";
+	}
+	char bias[96] = "";
+	if (is_tensor(self)) {
+		const char *beta = text(slot(in, g->beta));
+		if (*beta == '\0' && g != &s_addmm_act)
+			return -1; /* beta not recorded: is the addend read? */
+		if (!is_zero(beta)) {
+			size_t n = (size_t)snprintf(bias, sizeof(bias), " add=[");
+			for (int i = 0; i < self->ndim && n < sizeof(bias) - 24; i++)
+				n += (size_t)snprintf(bias + n, sizeof(bias) - n, "%s%lld", i ? "," : "",
+						      (long long)self->dims[i]);
+			if (n < sizeof(bias) - 1)
+				snprintf(bias + n, sizeof(bias) - n, "]");
+		}
+	}
+	/* a batch of one is one matmul: bmm [1,M,K]x[1,K,N] is mm [M,K]x[K,N] */
+	char batch[32] = "";
+	if (bt != 1)
+		snprintf(batch, sizeof(batch), " batch=%lld", (long long)bt);
+	int n = snprintf(buf, cap, "matmul M=%lld N=%lld K=%lld%s%s%s %s",
+			 (long long)a->dims[nd - 2], (long long)b->dims[nd - 1],
+			 (long long)a->dims[nd - 1], batch, bias, act, dtype_name(a->dtype));
+	return n > 0 && (size_t)n < cap ? 0 : -1;
+}
+
+static int sig_conv(const struct kp_op_in *in, const struct conv_schema *cs, char *buf, size_t cap)
+{
+	const struct kp_slot *x = slot(in, cs->x), *w = slot(in, cs->w);
+	int64_t stride[MAXSP], pad[MAXSP], dil[MAXSP], opad[MAXSP], groups = 1;
+	int transposed = cs->fixed_transposed, nsp;
+
+	if (!is_tensor(x) || !is_tensor(w) || x->ndim < 3 || x->ndim > 2 + MAXSP ||
+	    w->ndim != x->ndim)
+		return -1;
+	nsp = x->ndim - 2;
+	if (cs->transposed >= 0 && (transposed = parse_bool(text(slot(in, cs->transposed)))) < 0)
+		return -1;
+	if (cs->groups >= 0 && (parse_int(text(slot(in, cs->groups)), &groups) != 0 || groups < 1))
+		return -1;
+	if (conv_param(in, cs->stride, nsp, 1, stride) || conv_param(in, cs->pad, nsp, 0, pad) ||
+	    conv_param(in, cs->dil, nsp, 1, dil) || conv_param(in, cs->out_pad, nsp, 0, opad))
+		return -1;
+	size_t n = (size_t)snprintf(buf, cap, "conv%s x=[", transposed ? "_transpose" : "");
+	for (int i = 0; i < x->ndim && n < cap; i++)
+		n += (size_t)snprintf(buf + n, cap - n, "%s%lld", i ? "," : "", (long long)x->dims[i]);
+	if (n < cap)
+		n += (size_t)snprintf(buf + n, cap - n, "] w=[");
+	for (int i = 0; i < w->ndim && n < cap; i++)
+		n += (size_t)snprintf(buf + n, cap - n, "%s%lld", i ? "," : "", (long long)w->dims[i]);
+	const int64_t *lists[4] = { stride, pad, dil, opad };
+	static const char *const ln[4] = { "stride", "pad", "dil", "out_pad" };
+	for (int l = 0; l < 4 && n < cap; l++) {
+		n += (size_t)snprintf(buf + n, cap - n, "%s %s=", l ? "" : "]", ln[l]);
+		for (int i = 0; i < nsp && n < cap; i++)
+			n += (size_t)snprintf(buf + n, cap - n, "%s%lld", i ? "," : "",
+					      (long long)lists[l][i]);
+	}
+	/* the bias is part of the function when the op takes one (a tensor in its slot) */
+	if (n < cap)
+		n += (size_t)snprintf(buf + n, cap - n, " groups=%lld%s %s", (long long)groups,
+				      is_tensor(slot(in, cs->bias)) ? " bias" : "",
+				      dtype_name(x->dtype));
+	return n < cap ? 0 : -1;
+}
+
+int opmodel_signature(const struct kp_op_in *in, char *buf, size_t cap)
+{
+	const struct model *m;
+
+	if (!in || !in->name || !buf || cap == 0 || check_slots(in) != NULL)
+		return -1;
+	for (size_t i = 0; i < sizeof(sig_attn_tops) / sizeof(sig_attn_tops[0]); i++)
+		if (!strcmp(in->name, sig_attn_tops[i].name))
+			return sig_attn(in, sig_attn_tops[i].s, buf, cap);
+	if ((m = lookup(in->name)) == NULL || m->cls != MODEL_PRIMARY)
+		return -1;
+	if (m->eval == eval_attn)
+		return sig_attn(in, m->aux, buf, cap);
+	if (m->eval == eval_gemm && m->aux != &s_int_mm)
+		return sig_gemm(in, m->aux, buf, cap);
+	if (m->eval == eval_conv)
+		return sig_conv(in, m->aux, buf, cap);
+	return -1;
 }

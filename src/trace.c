@@ -445,7 +445,8 @@ static int read_str_list(struct loader *L, struct ev *e, int types)
 
 #define NI_CLASS 0x0f        /* enum kp_model_class */
 #define NI_CONV_BWD_NODE 0x10 /* an autograd node of a convolution: its Sequence number is read */
-#define NI_SHAPES 0x20        /* no model, but its shapes feed another op's (fwdbwd.c) */
+#define NI_SHAPES 0x20        /* no model, but its shapes feed another op's (fwdbwd.c) or a
+				 signature (opmodel_signature: the sdpa entry point) */
 
 /*
  * An autograd node of a convolution ("CudnnConvolutionBackward", "ConvolutionBackward0",
@@ -465,7 +466,8 @@ static int name_info(struct loader *L, const char *name)
 	if (created)
 		e->val.i = opmodel_class(name) | (conv_bwd_node(name) ? NI_CONV_BWD_NODE : 0) |
 			   (!strcmp(name, "aten::cudnn_convolution_backward") ||
-			    !strcmp(name, "aten::miopen_convolution_backward") ? NI_SHAPES : 0);
+			    !strcmp(name, "aten::miopen_convolution_backward") ||
+			    opmodel_sig_carrier(name) ? NI_SHAPES : 0);
 	return (int)e->val.i;
 }
 

@@ -47,6 +47,22 @@ struct kp_event_cost {
 #define ROW_MEASURED 0x10   /* FLOPs or bytes from measured counters (no model): `measured` */
 
 /* One output row.  Strings are interned in the trace or in the report arena. */
+/*
+ * The part of an op-shape row whose work has one functional signature: that of the outermost
+ * op above it with one (opmodel_signature(); NULL none), and one variant, the backend its ops
+ * name ("math", "cudnn", "mm").  kprof-diff(1), PAIRS ACROSS BACKENDS.
+ */
+struct kp_sigpart {
+	const char *sig;
+	const char *variant;
+	int64_t time_ns;
+	int64_t calls;
+	int64_t sig_calls;       /* calls of the signature's op (distinct ones whose work is here) */
+	int64_t flops;           /* -1 unknown */
+	double peak_flop_ns;
+	int64_t *step_ns;        /* as kp_row.step_ns, NULL when the row has none */
+};
+
 struct kp_row {
 	const char *name;        /* kernel name (group kernel) or op name */
 	const char *key;         /* grouping key as text (diff joins on it) */
@@ -84,6 +100,9 @@ struct kp_row {
 	int64_t *durs;
 	int64_t ndurs, capdurs;
 	int mixed_op, mixed_dtype;
+	/* op-shape rows: the row's figures split by functional signature (report arena) */
+	struct kp_sigpart *parts;
+	int nparts, capparts;
 };
 
 struct kp_totals {

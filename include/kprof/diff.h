@@ -71,6 +71,7 @@ struct kp_diff_row {
 	enum kp_diff_status status;
 	int64_t nfolded;          /* DIFF_OTHERS: rows folded */
 	int cross_dtype;          /* op-shape: paired across dtypes (no exact pair on either side) */
+	int cross_backend;        /* op-shape: paired across backends by functional signature */
 	double noise_ns;          /* per-step noise of the delta (see KP_NOISE_K); -1 N/A */
 	int base_mixed_dtype, new_mixed_dtype; /* accumulation state */
 };
@@ -81,6 +82,7 @@ struct kp_diff_summary {
 	double geomean_speedup;   /* exp(mean(ln(base/new))) over matched rows, both > 0; -1 none */
 	int64_t matched, improved, regressed, unchanged, added, removed;
 	int64_t cross_dtype;      /* matched rows paired across dtypes */
+	int64_t cross_backend;    /* matched rows paired across backends (functional signature) */
 	int64_t onesided_base_ns; /* time in gone rows (base side) and new rows (new side) */
 	int64_t onesided_new_ns;
 	double noise_ns;          /* noise of the total's delta; -1 N/A */

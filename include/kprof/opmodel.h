@@ -110,4 +110,20 @@ int opmodel_causal_slot(const char *name);
 /* Exact causal (i, j) pair count for top-left (bottom_right=0) or bottom-right alignment. */
 int64_t opmodel_causal_pairs(int64_t s_q, int64_t s_k, int bottom_right);
 
+/*
+ * The functional signature of an op (kprof-diff(1), PAIRS ACROSS BACKENDS): what it
+ * computes, whatever the backend.  Attention (every SDPA variant, flash, efficient,
+ * cuDNN, and the ops of opmodel_sig_carrier()): "attention fwd|bwd B= H= H_kv= S_q= S_k=
+ * D= D_v= [causal|causal-br] [bias=[..]] DTYPE"; matmul (mm, addmm, bmm, baddbmm,
+ * _addmm_activation): "matmul M= N= K= [batch=] [add=[..]] [relu|gelu] DTYPE"; forward
+ * convolution: "conv x=[..] w=[..] stride= pad= dil= out_pad= groups= [bias] DTYPE".
+ * Writes it to @buf and returns 0; -1 when the op has none or a value it needs is not
+ * recorded (is_causal, use_gelu, beta).
+ */
+int opmodel_signature(const struct kp_op_in *in, char *buf, size_t cap);
+/* Ops without a model that carry a signature (the sdpa entry point): their shapes are read. */
+int opmodel_sig_carrier(const char *name);
+/* The attention backend an op name says: "flash", "efficient", "cudnn", else "math". */
+const char *opmodel_attn_variant(const char *name);
+
 #endif /* KPROF_OPMODEL_H */
