@@ -926,7 +926,13 @@ static int sdpa_chunk(struct kp_wl *w, struct sdpa_case *c, long c0, long bc)
 	if (rc < 0 || !c->backward)
 		return rc;
 
-	/* backward as autograd runs the math path: BmmBackward0, SoftmaxBackward0, BmmBackward0 */
+	/*
+	 * backward as autograd runs the math path: BmmBackward0, SoftmaxBackward0, BmmBackward0,
+	 * inside kprof::scaled_dot_product_attention_math_backward (the forward's slots): it
+	 * has no model, so its ops are counted as they are, and it names the attention they
+	 * compute, which kprof diff pairs with a fused backward (kprof-diff(1), PAIRS ACROSS
+	 * BACKENDS)
+	 */
 	struct slot g1[2] = { tensor(ty, 3, nb, mq, s->d, 0), tensor(ty, 3, nb, s->d, s->sk, 0) };
 	struct slot g2[2] = { tensor(ty, 3, nb, s->sk, mq, 0), tensor(ty, 3, nb, mq, s->d, 0) };
 	struct slot sb[4] = { tensor("float", 3, nb, mq, s->sk, 0), tensor(ty, 3, nb, mq, s->sk, 0),
@@ -935,7 +941,8 @@ static int sdpa_chunk(struct kp_wl *w, struct sdpa_case *c, long c0, long bc)
 	struct slot g4[2] = { tensor(ty, 3, nb, s->sk, mq, 0), tensor(ty, 3, nb, mq, s->d, 0) };
 	struct slot one[1] = { tensor(ty, 3, nb, mq, s->d, 0) };
 	struct slot onep[1] = { tensor(ty, 3, nb, mq, s->sk, 0) };
-	struct op p1, p2, p3, q1, q2, q3, q4, q5;
+	struct op p0, p1, p2, p3, q1, q2, q3, q4, q5;
+	char *ap0 = tr ? mk_args(top, 8, be, c->cdt, NULL) : NULL;
 	char *ap1 = tr ? mk_args(one, 1, be, c->cdt, NULL) : NULL;
 	char *ap2 = tr ? mk_args(onep, 1, be, c->cdt, NULL) : NULL;
 	char *ap3 = tr ? mk_args(onep, 1, be, c->cdt, NULL) : NULL;
@@ -944,6 +951,7 @@ static int sdpa_chunk(struct kp_wl *w, struct sdpa_case *c, long c0, long bc)
 	char *aq3 = tr ? mk_args(sb, 4, be, c->cdt, NULL) : NULL;
 	char *aq4 = tr ? mk_args(g3, 2, be, c->cdt, NULL) : NULL;
 	char *aq5 = tr ? mk_args(g4, 2, be, c->cdt, NULL) : NULL;
+	op_begin(w, &p0);
 	op_begin(w, &p1);
 	op_begin(w, &q1); /* dP = dO V^T (fp32, into the scores buffer) */
 	rc = gemm(w, c->cdt, 0, 1, mq, s->sk, s->d, doo, s->d, qs, vo, s->d, ks, 0.f, c->scores, 1,
@@ -974,6 +982,7 @@ static int sdpa_chunk(struct kp_wl *w, struct sdpa_case *c, long c0, long bc)
 			  s->d, ks, nb);
 	op_end(w, &q5, "aten::bmm", aq5);
 	op_end(w, &p3, "BmmBackward0", ap3);
+	op_end(w, &p0, "kprof::scaled_dot_product_attention_math_backward", ap0);
 	return rc;
 }
 
