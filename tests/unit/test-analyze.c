@@ -318,6 +318,66 @@ static int teardown(void **state)
 	return unlink(path);
 }
 
+/*
+ * op-shape rows split their work by functional signature: the math-path attention's bmm of
+ * one shape runs in the forward (S = QK^T) and the backward (dP = dO V^T), one part each.
+ */
+static void op_shape_rows_split_their_work_by_signature(void **state)
+{
+	(void)state;
+	char file[512];
+	const char *dir = getenv("KPROF_TESTDATA");
+	snprintf(file, sizeof(file), "%s/handmade/backends_reference.json", dir ? dir : "testdata");
+	struct kp_trace t;
+	struct kp_report r;
+	struct kp_diag d = { 0 };
+	struct kp_load_opts lo = { 0 };
+	assert_int_equal(trace_load(&t, file, &lo, &d), 0);
+	link_trace(&t);
+	struct kp_analyze_opts o = { .group = GROUP_OP_SHAPE, .db = &db, .step_series = 1 };
+	assert_int_equal(analyze_run(&t, &o, &r), 0);
+	const char *fwd = "attention fwd B=2 H=4 H_kv=2 S_q=128 S_k=128 D=64 D_v=64 causal bf16";
+	const char *bwd = "attention bwd B=2 H=4 H_kv=2 S_q=128 S_k=128 D=64 D_v=64 causal bf16";
+	int seen = 0;
+	for (size_t i = 0; i < r.nrows; i++) {
+		const struct kp_row *w = &r.rows[i];
+		int64_t sum = 0;
+		for (int k = 0; k < w->nparts; k++)
+			sum += w->parts[k].time_ns;
+		assert_int_equal(sum, w->time_ns);
+		if (!strcmp(w->key, "aten::bmm [4,256,64]x[4,64,128] bf16")) {
+			assert_int_equal(w->nparts, 2);
+			assert_string_equal(w->parts[0].sig, fwd);
+			assert_string_equal(w->parts[1].sig, bwd);
+			assert_string_equal(w->parts[0].variant, "math");
+			assert_int_equal(w->parts[0].time_ns, 9000);
+			assert_int_equal(w->parts[1].calls, 1);
+			assert_non_null(w->parts[1].step_ns);
+			assert_int_equal(w->parts[1].step_ns[0], 9000);
+			seen++;
+		} else if (!strcmp(w->key, "aten::bmm [4,128,256]x[4,256,64] bf16")) {
+			/* dV and dK: two calls of one attention backward */
+			assert_int_equal(w->nparts, 1);
+			assert_string_equal(w->parts[0].sig, bwd);
+			assert_int_equal(w->parts[0].calls, 2);
+			assert_int_equal(w->parts[0].sig_calls, 1);
+			seen++;
+		} else if (!strcmp(w->name, "aten::convolution")) {
+			assert_int_equal(w->nparts, 1);
+			assert_non_null(strstr(w->parts[0].sig, "conv x=[32,64,56,56] w=[64,64,3,3]"));
+			assert_string_equal(w->parts[0].variant, "convolution");
+			seen++;
+		} else if (!strcmp(w->name, "aten::convolution_backward")) {
+			/* no signature: the work stays in its row whatever the other side holds */
+			assert_null(w->parts[0].sig);
+			seen++;
+		}
+	}
+	assert_int_equal(seen, 4);
+	analyze_free(&r);
+	trace_free(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -331,6 +391,7 @@ int main(void)
 		cmocka_unit_test(short_names_drop_return_type_and_arguments_only_for_signatures),
 		cmocka_unit_test(options_parse_values_and_reject_bad_ones),
 		cmocka_unit_test(the_busiest_of_many_devices_names_the_device),
+		cmocka_unit_test(op_shape_rows_split_their_work_by_signature),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
