@@ -288,7 +288,7 @@ int cmd_capture(int argc, char **argv)
 		  .help = "resnet50, custom:NxCxHxWxKxRxS[:sS][:pP][:dD][:gG],...",
 		  .dst = &o.conv_shapes },
 		{ .lname = "backend", .sname = 0, .type = OPT_CALLBACK, .argname = "LIST",
-		  .help = "conv: reference, cudnn (default cudnn when found, else reference); "
+		  .help = "conv, sdpa: reference, cudnn (default cudnn when found, else reference); "
 			  "matmul: cublas, cublaslt (default cublas)",
 		  .dst = &o.backends, .cb = capture_parse_backends },
 		{ .lname = "layout", .sname = 0, .type = OPT_CALLBACK, .argname = "LIST",
