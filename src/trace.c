@@ -1239,8 +1239,10 @@ struct par {
 	struct kp_diag read_diag;
 	size_t nlive, maxlive;     /* chunks published and not released */
 	int hungry;                /* the main thread waits for a chunk: publish past maxlive */
-	char **pool;
-	size_t npool;
+	char **pool;               /* buffers of released chunks: all are reused, none freed */
+	size_t npool, cappool;
+	struct kp_trace *spare;    /* record vectors of released chunks, counts 0, for reuse */
+	size_t nspare, capspare;
 	struct worker *w;          /* w[0]: the main thread's, for chunks it parses itself */
 	int nw;
 	struct chunk *qnext;       /* no queued chunk before it */
@@ -1383,6 +1385,8 @@ static void *producer(void *arg)
 		pthread_mutex_lock(&P->lock);
 		while (!P->stop && P->nlive >= P->maxlive && !P->hungry)
 			pthread_cond_wait(&P->cv, &P->lock);
+		if (P->nlive >= P->maxlive)
+			P->hungry = 0; /* one chunk past the bound per request of the main thread */
 		int stop = P->stop;
 		pthread_mutex_unlock(&P->lock);
 		if (stop) {
@@ -1441,8 +1445,12 @@ static struct chunk *take(struct par *P)
 	while (c && c->state != CH_QUEUED)
 		c = next_of(P, c);
 	P->qnext = c;
-	if (c)
+	if (c) {
 		c->state = CH_TAKEN;
+		/* vectors already grown and touched: no page faults, no regrowth per chunk */
+		if (P->nspare)
+			c->out = P->spare[--P->nspare];
+	}
 	return c;
 }
 
@@ -1485,13 +1493,25 @@ static void release(struct par *P, struct chunk *c)
 		c->state = CH_CANCELLED;
 	while (c->state == CH_TAKEN)
 		pthread_cond_wait(&P->cv, &P->lock);
-	if (P->npool < P->maxlive + 2)
-		P->pool[P->npool++] = c->buf;
-	else
-		free(c->buf);
+	/* kept even past maxlive: a burst of releases is followed by a burst of reads */
+	*VEC_PUSH(P->pool, P->npool, P->cappool) = c->buf;
 	c->buf = NULL;
 	P->nlive--;
 	P->rel = c;
+	if (c->out.capops || c->out.capgpu || c->out.caplaunches) {
+		struct kp_trace *o = &c->out, *k = VEC_PUSH(P->spare, P->nspare, P->capspare);
+		memset(k, 0, sizeof(*k));
+		k->ops = o->ops, k->capops = o->capops;
+		k->launches = o->launches, k->caplaunches = o->caplaunches;
+		k->gpu = o->gpu, k->capgpu = o->capgpu;
+		k->threads = o->threads, k->capthreads = o->capthreads;
+		k->steps = o->steps, k->capsteps = o->capsteps;
+		k->annots = o->annots, k->capannots = o->capannots;
+		k->ranges = o->ranges, k->capranges = o->capranges;
+		k->colls = o->colls, k->capcolls = o->capcolls;
+		o->ops = NULL, o->launches = NULL, o->gpu = NULL, o->threads = NULL;
+		o->steps = NULL, o->annots = NULL, o->ranges = NULL, o->colls = NULL;
+	}
 	pthread_cond_broadcast(&P->cv);
 	pthread_mutex_unlock(&P->lock);
 	chunk_free_results(c);
@@ -1715,7 +1735,7 @@ static void par_start(struct loader *L, int jobs, size_t size)
 	arena_init(&P->str_arena);
 	P->size = size;
 	P->maxlive = (size_t)jobs + 3;
-	P->pool = xmalloc((P->maxlive + 2) * sizeof(*P->pool));
+
 	P->nw = jobs;
 	P->w = xcalloc((size_t)jobs, sizeof(*P->w));
 	for (int i = 0; i < jobs; i++)
@@ -1733,6 +1753,7 @@ static void par_start(struct loader *L, int jobs, size_t size)
 				hmap_free(&P->w[i].L.slots), hmap_free(&P->w[i].L.cache);
 		free(P->w);
 		free(P->pool);
+		free(P->spare);
 		free(P);
 		return;
 	}
@@ -1782,6 +1803,9 @@ static void par_stop(struct loader *L)
 	for (size_t i = 0; i < P->npool; i++)
 		free(P->pool[i]);
 	free(P->pool);
+	for (size_t i = 0; i < P->nspare; i++)
+		trace_free(&P->spare[i]);
+	free(P->spare);
 	t->strs.arena = &t->arena;
 	arena_adopt(&t->arena, &P->str_arena);
 	for (int i = 0; i < P->nw; i++) {
