@@ -158,7 +158,7 @@ if [ $record = 1 ]; then
         printf -- '- kprof: %s (built %s); load average before %s, after %s\n' \
             "$(cd "$root" && git describe --always --dirty)" "$kprof_built" "$load_before" "$load_after"
         printf -- '- command: `bench/parse-floor.sh %s` (best of %s runs each, interleaved)\n\n' \
-            "${ORIG_ARGS[*]}" "$runs"
+            "$(printf '%q ' "${ORIG_ARGS[@]}" | sed 's/ $//')" "$runs"
         cat "$table"
     } >> "$here/RESULTS.md"
     echo "parse-floor: appended to bench/RESULTS.md" >&2
