@@ -4,7 +4,7 @@
 # trace (testdata/, jsontestsuite included) and on generated ones: a trace full of traps for
 # the chunk cuts (gen-traps.py), a replicated real one (bench/gen-big-trace.py), their gzip,
 # cuts of them at many offsets (truncation) and copies with one byte broken (malformed).
-# KPROF_PARSE_CHUNK makes chunks of a few bytes to a few kB, so small files split many times.
+# KPROF_PARSE_CHUNK makes chunks of 64 bytes up, so small files split many times.
 #   KPROF=build/kprof tests/jobs/check.sh
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -17,7 +17,7 @@ trap 'rm -rf "$tmp"' EXIT
 fail=0
 n=0
 
-# same FILE CHUNK ARGS...: -j 1 against -j 3 with chunks of CHUNK bytes
+# same FILE CHUNK ARGS...: -j 1 against -j 3 with chunks of CHUNK bytes (empty: from the size)
 same() {
 	f=$1 chunk=$2
 	shift 2
@@ -38,7 +38,12 @@ J="-f json -n 0 --warnings=all"
 for f in $(find testdata -name '*.json' -o -name '*.json.gz' | sort); do
 	case $f in
 	testdata/jsontestsuite/*) same "$f" 64 $J ;;
-	*) for c in 64 5000; do same "$f" $c $J; done ;;
+	*)
+		# at most about 2000 and 50 chunks: tiny chunks on a 35 MB trace cost system time
+		case $f in *.gz) size=$(gzip -dc "$f" 2>/dev/null | wc -c) ;; *) size=$(wc -c <"$f") ;; esac
+		small=$((size / 2000 > 64 ? size / 2000 : 64))
+		large=$((size / 50 > 5000 ? size / 50 : 5000))
+		for c in $small $large; do same "$f" $c $J; done ;;
 	esac
 done
 
@@ -48,7 +53,10 @@ python3 bench/gen-big-trace.py -s testdata/torch211-h100/block_bf16.json -m 3 "$
 gzip -c "$tmp/traps.json" >"$tmp/traps.json.gz"
 for g in traps big; do
 	f=$tmp/$g.json
-	for c in 64 700 5000 65536; do
+	# 64-byte chunks on the 3 MB trace would be 50000 chunks: system time, nothing new
+	cs="64 700 5000 65536"
+	[ $g = big ] && cs="700 5000 65536"
+	for c in $cs; do
 		same "$f" $c $J
 		same "$f" $c -f json -n 0 -g op-shape --breakdown --launches --warnings=all
 	done
@@ -82,5 +90,12 @@ open(d + "/long.json", "w").write('{"traceEvents": [\n' + ",\n".join(ev) + "\n]}
 PY
 for c in 64 5000 65536; do same "$tmp/bare.json" $c $J; done
 for c in 5000 300000; do same "$tmp/long.json" $c $J; done
+# chunk sizes from the file size (no KPROF_PARSE_CHUNK): a trace over the 4 MiB threshold
+python3 bench/gen-big-trace.py -s testdata/torch211-h100/block_bf16.json -m 5 "$tmp/big5.json" \
+	>/dev/null 2>&1 || exit 2
+gzip -c "$tmp/big5.json" >"$tmp/big5.json.gz"
+same "$tmp/big5.json" "" $J
+same "$tmp/big5.json.gz" "" $J
+same "$tmp/big5.json" "" -f json -n 0 -g op-shape --breakdown --launches --warnings=all
 [ $fail = 0 ] && echo "  jobs: $n comparisons of -j 1 and -j 3: stdout, stderr, status identical"
 exit $fail
