@@ -53,12 +53,9 @@ int recorder_add_call(struct kp_ctrace *t, const struct kp_apicall *c, uint32_t 
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #define BUF_SIZE (8u << 20) /* 8 MiB, CUPTI's sample size; CUPTI recommends 1-10 MB */
-static size_t g_buf_size = BUF_SIZE;
-static int g_realtime;      /* KPROF_CUPTI_TUNE clock=realtime: clock_gettime in on_api */
 
 /* libstdc++ (linked for the nvcc objects) demangles kernel names as Kineto does */
 char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
@@ -223,8 +220,8 @@ int recorder_convert(struct kp_ctrace *t, const CUpti_Activity *rec)
 
 static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
 {
-	*buffer = aligned_alloc(8, g_buf_size);
-	*size = *buffer ? g_buf_size : 0;
+	*buffer = aligned_alloc(8, BUF_SIZE);
+	*size = *buffer ? BUF_SIZE : 0;
 	*max_records = 0;
 }
 
@@ -283,11 +280,6 @@ static size_t g_ncbids[2];
 static uint64_t cupti_now(void)
 {
 	uint64_t ts = 0;
-	if (g_realtime) { /* CUPTI's own clock on Linux (doc/cupti-capture.md §1.3) */
-		struct timespec tv;
-		clock_gettime(CLOCK_REALTIME, &tv);
-		return (uint64_t)tv.tv_sec * 1000000000u + (uint64_t)tv.tv_nsec;
-	}
 	cuptiGetTimestamp(&ts);
 	return ts;
 }
@@ -540,64 +532,6 @@ void recorder_set_api(int mode)
 	g_api = mode;
 }
 
-/*
- * KPROF_CUPTI_TUNE (measurement only, bench/RESULTS.md 2026-11-26 "cupti-tune"): comma-separated
- * key=value settings of CUPTI's activity buffers, each reported on stderr with CUPTI's answer.
- * Called before the buffer callbacks are registered; hwtrace after (it needs the driver).
- */
-static void tune_report(const char *what, long v, CUptiResult rc)
-{
-	fprintf(stderr, "kprof: cupti-tune: %s=%ld: %s\n", what, v, cupti_err(rc));
-}
-
-static void tune_attr(CUpti_ActivityAttribute a, const char *what, long v, int u8)
-{
-	size_t sz = (size_t)v, len = sizeof(sz);
-	uint8_t b = (uint8_t)v;
-	size_t blen = sizeof(b);
-	tune_report(what, v, u8 ? cuptiActivitySetAttribute(a, &blen, &b)
-				: cuptiActivitySetAttribute(a, &len, &sz));
-}
-
-static void tune(int late)
-{
-	const char *env = getenv("KPROF_CUPTI_TUNE");
-	char key[32];
-	long v;
-	int n;
-	while (env && *env) {
-		if (sscanf(env, "%31[a-z_]=%ld%n", key, &v, &n) != 2) {
-			fprintf(stderr, "kprof: cupti-tune: cannot read '%s'\n", env);
-			return;
-		}
-		env += n;
-		env += *env == ',';
-		if (late) {
-			if (!strcmp(key, "hwtrace"))
-				tune_report(key, v, cuptiActivityEnableHWTrace((uint8_t)v));
-			else if (!strcmp(key, "flush_ms"))
-				tune_report(key, v, cuptiActivityFlushPeriod((uint32_t)v));
-			continue;
-		}
-		if (!strcmp(key, "per_thread"))
-			tune_attr(CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER, key, v, 1);
-		else if (!strcmp(key, "pinned"))
-			tune_attr(CUPTI_ACTIVITY_ATTR_MEM_ALLOCATION_TYPE_HOST_PINNED, key, v, 1);
-		else if (!strcmp(key, "devbuf_mb"))
-			tune_attr(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE, key, v << 20, 0);
-		else if (!strcmp(key, "pool_limit"))
-			tune_attr(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_POOL_LIMIT, key, v, 0);
-		else if (!strcmp(key, "prealloc"))
-			tune_attr(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_PRE_ALLOCATE_VALUE, key, v, 0);
-		else if (!strcmp(key, "buf_mb") && v > 0 && v <= 1024)
-			g_buf_size = (size_t)v << 20, fprintf(stderr, "kprof: cupti-tune: buf_mb=%ld\n", v);
-		else if (!strcmp(key, "realtime"))
-			g_realtime = v != 0, fprintf(stderr, "kprof: cupti-tune: realtime=%ld\n", v);
-		else if (strcmp(key, "hwtrace") && strcmp(key, "flush_ms"))
-			fprintf(stderr, "kprof: cupti-tune: unknown key '%s'\n", key);
-	}
-}
-
 int recorder_start(struct kp_ctrace *t, char *why, size_t whylen)
 {
 	CUptiResult rc;
@@ -634,7 +568,6 @@ int recorder_start(struct kp_ctrace *t, char *why, size_t whylen)
 		break;
 	}
 	cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
-	tune(0);
 	rc = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
 	if (rc != CUPTI_SUCCESS) {
 		snprintf(why, whylen, "cannot register CUPTI buffers: %s", cupti_err(rc));
@@ -658,7 +591,6 @@ int recorder_start(struct kp_ctrace *t, char *why, size_t whylen)
 	if (g_api == TRACE_API_ALL)
 		cuptiActivityEnableCudaEventDeviceTimestamps(1);
 	cuptiActivityFlushPeriod(1000); /* deliver full buffers during long runs */
-	tune(1);
 	return 0;
 }
 
