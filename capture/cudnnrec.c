@@ -16,6 +16,7 @@
 #include <string.h>
 
 /* cudnnBackendDescriptorType_t */
+/* clang-format off */
 enum {
 	D_POINTWISE = 0, D_CONVOLUTION = 1, D_ENGINE = 2, D_ENGINECFG = 3, D_ENGINEHEUR = 4,
 	D_PLAN = 5, D_OP_CONV_FWD = 10, D_OP_CONV_BWD_FILTER = 11, D_OP_CONV_BWD_DATA = 12,
@@ -23,6 +24,7 @@ enum {
 	D_REDUCTION = 21, D_OP_REDUCTION = 22, D_OP_RESHAPE = 31, D_OP_SDPA_FWD = 41,
 	D_OP_SDPA_BWD = 43
 };
+/* clang-format on */
 /* cudnnBackendAttributeType_t: the ones whose values are kept */
 enum {
 	T_DATA_TYPE = 1, T_BOOLEAN = 2, T_INT64 = 3, T_CONV_MODE = 7, T_POINTWISE_MODE = 14,

@@ -739,11 +739,13 @@ static struct cr_store *cr_lock(void)
 	return &g_cr;
 }
 
+/* clang-format off */
 #define REAL_CUDNN(fn)                                                                          \
 	static _Atomic(void *) slot_;                                                           \
 	__typeof__(&fn) real = (__typeof__(&fn))cached(&slot_, CUDNN_SO, #fn);                  \
 	if (!real)                                                                              \
 		return cudnn_unresolved(#fn)
+/* clang-format on */
 
 API cudnnStatus_t cudnnBackendCreateDescriptor(cudnnBackendDescriptorType_t type,
 					       cudnnBackendDescriptor_t *desc)

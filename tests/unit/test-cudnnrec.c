@@ -33,6 +33,7 @@ enum {
 	D_OP_CONV_FWD = 10, D_OP_CONV_BWD_FILTER = 11, D_OPERATIONGRAPH = 15, D_TENSOR = 17
 };
 enum { T_HANDLE = 0, T_DATA_TYPE = 1, T_INT64 = 3, T_CONV_MODE = 7, T_HEUR_MODE = 8, T_DESC = 15 };
+/* clang-format off */
 enum {
 	A_CONV_COMP = 100, A_CONV_MODE = 101, A_CONV_DIL = 102, A_CONV_STRIDES = 103,
 	A_CONV_POST_PAD = 104, A_CONV_PRE_PAD = 105, A_CONV_SPATIAL = 106, A_HEUR_MODE = 200,
@@ -42,6 +43,7 @@ enum {
 	A_GRAPH_OPS = 801, A_T_DTYPE = 901, A_T_DIMS = 902, A_T_STRIDES = 903, A_T_UID = 906,
 	A_ENGINE_GRAPH = 1300, A_ENGINE_INDEX = 1301
 };
+/* clang-format on */
 
 /* ---- the backend API as the recorder sees it ---- */
 
