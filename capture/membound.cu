@@ -8,7 +8,10 @@
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cooperative_groups.h>
 #include <cuda_runtime.h>
+#include <stdlib.h>
+#include <string.h>
 
 template <typename T> struct vec {
 	static constexpr int N = 16 / sizeof(T);
@@ -526,6 +529,201 @@ kprof_norm_wgrad(float *pw, float *pb, const T *dy, const T *x, const float *mea
 	}
 }
 
+/*
+ * RMSNorm / LayerNorm backward, pipelined (rows of at least 512 vectors, sm_80 and newer): a
+ * persistent grid whose block (or cluster of @nc blocks on sm_90, each with a contiguous chunk
+ * of @cw vectors of the columns) runs down rows r = cluster, + clusters, ...  Each thread
+ * copies the x and dy vectors it owns of the next @stages - 1 rows into a shared-memory ring
+ * with cp.async (no registers held, so several rows are in flight per SM while this one is
+ * reduced and written), keeps its weight vectors and its fp32 dw (and db) in registers over all
+ * rows, and writes one partial row per cluster (@pw, @pb: [clusters, hidden]) for
+ * kprof_colsum.  A cluster adds its blocks' row sums through distributed shared memory.
+ */
+namespace cg = cooperative_groups;
+
+__device__ __forceinline__ void cp_async16(void *smem, const void *g)
+{
+#if __CUDA_ARCH__ >= 800
+	unsigned s = (unsigned)__cvta_generic_to_shared(smem);
+	asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(s), "l"(g) : "memory");
+#endif
+}
+
+__device__ __forceinline__ void cp_commit()
+{
+#if __CUDA_ARCH__ >= 800
+	asm volatile("cp.async.commit_group;" ::: "memory");
+#endif
+}
+
+/* wait until at most @n of this thread's cp.async groups are pending (n < 16) */
+__device__ __forceinline__ void cp_wait(int n)
+{
+#if __CUDA_ARCH__ >= 800
+#define W(N)                                                                                   \
+	case N: asm volatile("cp.async.wait_group " #N ";" ::: "memory"); break
+	switch (n) {
+	W(0); W(1); W(2); W(3); W(4); W(5); W(6); W(7);
+	W(8); W(9); W(10); W(11); W(12); W(13); W(14);
+	default: asm volatile("cp.async.wait_group 15;" ::: "memory"); break;
+	}
+#undef W
+#endif
+}
+
+template <typename T, int OP, int VPT, bool CL>
+__global__ void __launch_bounds__(VPT == 1 ? 1024 : 512)
+kprof_norm_bwd_pipe(T *dx, float *pw, float *pb, const T *dy, const T *x, const float *mean,
+		    const float *rstd, const T *w, long rows, long hidden, long cw, int stages)
+{
+	constexpr int VE = vec<T>::N;
+	extern __shared__ uint4 ring[]; /* [stages][2 (x, dy)][VPT][blockDim.x] */
+	__shared__ float sh[64];
+	__shared__ float red[2][8][2];
+	long nvec = hidden / VE;
+	int q = 0, nc = 1, par = 0;
+	long cid = blockIdx.x, ncl = gridDim.x;
+	(void)red, (void)nc, (void)par; /* cluster only (sm_90) */
+#if __CUDA_ARCH__ >= 900
+	if (CL) {
+		cg::cluster_group cl = cg::this_cluster();
+		q = (int)cl.block_rank();
+		nc = (int)cl.num_blocks();
+		cid = blockIdx.x / nc;
+		ncl = gridDim.x / nc;
+	}
+#endif
+	long j0 = (long)q * cw, jend = j0 + cw < nvec ? j0 + cw : nvec;
+	unsigned bd = blockDim.x;
+	uint4 wr[VPT];
+	float dw[VPT][VE], db[OP == RW_LAYERNORM ? VPT : 1][VE];
+#pragma unroll
+	for (int i = 0; i < VPT; i++) {
+		long j = j0 + threadIdx.x + (long)i * bd;
+		wr[i] = j < jend ? __ldg((const uint4 *)w + j) : make_uint4(0, 0, 0, 0);
+#pragma unroll
+		for (int e = 0; e < VE; e++) {
+			dw[i][e] = 0.f;
+			db[OP == RW_LAYERNORM ? i : 0][e] = 0.f;
+		}
+	}
+	/* copy row @r's vectors of this thread into stage @s (one commit group, maybe empty) */
+	auto issue = [&](long r, int s) {
+		if (r < rows) {
+			size_t off = (size_t)r * hidden;
+#pragma unroll
+			for (int i = 0; i < VPT; i++) {
+				long j = j0 + threadIdx.x + (long)i * bd;
+				if (j < jend) {
+					cp_async16(&ring[((size_t)(s * 2) * VPT + i) * bd + threadIdx.x],
+						   (const uint4 *)(x + off) + j);
+					cp_async16(&ring[((size_t)(s * 2 + 1) * VPT + i) * bd + threadIdx.x],
+						   (const uint4 *)(dy + off) + j);
+				}
+			}
+		}
+		cp_commit();
+	};
+	for (int s = 0; s < stages - 1; s++)
+		issue(cid + (long)s * ncl, s);
+	float inv_h = 1.f / (float)hidden;
+	float rs_n = cid < rows ? __ldg(rstd + cid) : 0.f;
+	float mu_n = OP == RW_LAYERNORM && cid < rows ? __ldg(mean + cid) : 0.f;
+	int s = 0;
+	for (long r = cid; r < rows; r += ncl) {
+		issue(r + (long)(stages - 1) * ncl, s == 0 ? stages - 1 : s - 1);
+		float rs = rs_n, mu = mu_n;
+		if (r + ncl < rows) {
+			rs_n = __ldg(rstd + r + ncl);
+			if (OP == RW_LAYERNORM)
+				mu_n = __ldg(mean + r + ncl);
+		}
+		cp_wait(stages - 1);
+		uint4 rx[VPT], rd[VPT];
+#pragma unroll
+		for (int i = 0; i < VPT; i++) {
+			rx[i] = ring[((size_t)(s * 2) * VPT + i) * bd + threadIdx.x];
+			rd[i] = ring[((size_t)(s * 2 + 1) * VPT + i) * bd + threadIdx.x];
+		}
+		float sg = 0.f, sgx = 0.f;
+#pragma unroll
+		for (int i = 0; i < VPT; i++) {
+			long j = j0 + threadIdx.x + (long)i * bd;
+			if (j >= jend)
+				continue;
+			float xv[VE], dv[VE], wv[VE];
+			unpack<T>(rx[i], xv);
+			unpack<T>(rd[i], dv);
+			unpack<T>(wr[i], wv);
+#pragma unroll
+			for (int e = 0; e < VE; e++) {
+				float g = wv[e] * dv[e], xh = (xv[e] - mu) * rs;
+				sg += g, sgx += g * xh;
+			}
+		}
+		block_reduce2(sg, sgx, sh);
+#if __CUDA_ARCH__ >= 900
+		if (CL) {
+			cg::cluster_group cl = cg::this_cluster();
+			if ((int)threadIdx.x < nc) {
+				float *rm = cl.map_shared_rank(&red[par][0][0], (unsigned)threadIdx.x);
+				rm[q * 2] = sg, rm[q * 2 + 1] = sgx;
+			}
+			cl.sync();
+			sg = 0.f, sgx = 0.f;
+			for (int t = 0; t < nc; t++)
+				sg += red[par][t][0], sgx += red[par][t][1];
+			par ^= 1;
+		}
+#endif
+		float a = OP == RW_LAYERNORM ? sg * inv_h : 0.f, c = sgx * inv_h;
+		uint4 *outr = (uint4 *)(dx + (size_t)r * hidden);
+#pragma unroll
+		for (int i = 0; i < VPT; i++) {
+			long j = j0 + threadIdx.x + (long)i * bd;
+			if (j >= jend)
+				continue;
+			float xv[VE], dv[VE], wv[VE], o[VE];
+			unpack<T>(rx[i], xv);
+			unpack<T>(rd[i], dv);
+			unpack<T>(wr[i], wv);
+#pragma unroll
+			for (int e = 0; e < VE; e++) {
+				float xh = (xv[e] - mu) * rs;
+				o[e] = rs * (wv[e] * dv[e] - a - xh * c);
+				dw[i][e] += dv[e] * xh;
+				if (OP == RW_LAYERNORM)
+					db[OP == RW_LAYERNORM ? i : 0][e] += dv[e];
+			}
+			__stcs(outr + j, pack<T>(o));
+		}
+		s = s + 1 == stages ? 0 : s + 1;
+	}
+	cp_wait(0);
+#pragma unroll
+	for (int i = 0; i < VPT; i++) {
+		long j = j0 + threadIdx.x + (long)i * bd;
+		if (j >= jend)
+			continue;
+		float4 *p = (float4 *)(pw + (size_t)cid * hidden + j * VE);
+#pragma unroll
+		for (int e = 0; e < VE; e += 4)
+			p[e / 4] = make_float4(dw[i][e], dw[i][e + 1], dw[i][e + 2], dw[i][e + 3]);
+		if (OP == RW_LAYERNORM) {
+			float4 *pq = (float4 *)(pb + (size_t)cid * hidden + j * VE);
+			constexpr int k = OP == RW_LAYERNORM ? 1 : 0;
+#pragma unroll
+			for (int e = 0; e < VE; e += 4)
+				pq[e / 4] = make_float4(db[i * k][e], db[i * k][e + 1], db[i * k][e + 2],
+							db[i * k][e + 3]);
+		}
+	}
+#if __CUDA_ARCH__ >= 900
+	if (CL)
+		cg::this_cluster().sync(); /* no block leaves while a peer may still write to it */
+#endif
+}
+
 /* out[j] = sum over @n rows of p[., j] (fp32 partials), in T: 32 columns x 8 row groups a block. */
 template <typename T>
 __global__ void __launch_bounds__(256) kprof_colsum(T *out, const float *p, long n, long hidden)
@@ -808,10 +1006,147 @@ static long resident_blocks(const void *fn, unsigned threads)
  * for dx and kprof_norm_wgrad over [gx, gy] blocks of @per rows (gy partial rows).
  */
 struct nb_plan {
-	int items, split;
+	int items, split, pipe, vpt, nc, stages;
 	unsigned threads;
-	long grid, gx, gy, per, partial;
+	long grid, gx, gy, per, partial, cw;
+	size_t smem;
 };
+
+/*
+ * KPROF_NORM_BWD (A/B measurements): "rows" runs the norm backwards on the register kernels
+ * above; "pipe[:V[:K]]" on kprof_norm_bwd_pipe wherever it applies, with V vectors a thread
+ * (1 or 2, default 2) and a ring of at most K KiB a block (default 96).  Unset: the pipelined
+ * kernel where it measured faster (nb_pipe_plan).  *@force: 1 for "pipe...".
+ */
+static void nb_env(int *pipe, int *force, int *vpt, long *cap)
+{
+	const char *v = getenv("KPROF_NORM_BWD");
+	*pipe = 1, *force = 0, *vpt = 2, *cap = 96 * 1024;
+	if (!v || !*v)
+		return;
+	if (!strcmp(v, "rows")) {
+		*pipe = 0;
+		return;
+	}
+	if (strncmp(v, "pipe", 4))
+		return;
+	*force = 1;
+	if (v[4] == ':') {
+		char *e;
+		*vpt = strtol(v + 5, &e, 10) == 1 ? 1 : 2;
+		if (*e == ':')
+			*cap = strtol(e + 1, NULL, 10) * 1024;
+	}
+}
+
+template <typename T, int OP, int V, bool CL> static const void *pipe_fn()
+{
+	return (const void *)kprof_norm_bwd_pipe<T, OP, V, CL>;
+}
+
+/* Clusters of @nc blocks of @fn resident on the whole GPU (cached per kernel and size). */
+static long pipe_resident(const void *fn, unsigned threads, size_t smem, int nc)
+{
+	static struct {
+		const void *fn;
+		unsigned threads;
+		size_t smem;
+		int nc;
+		long n;
+	} cache[64];
+	static int ncache;
+	for (int i = 0; i < ncache; i++)
+		if (cache[i].fn == fn && cache[i].threads == threads && cache[i].smem == smem &&
+		    cache[i].nc == nc)
+			return cache[i].n;
+	long n = 0;
+	int dev = 0, sms = 0, per = 0;
+	if (cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) !=
+		    cudaSuccess ||
+	    cudaGetDevice(&dev) != cudaSuccess ||
+	    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
+		cudaGetLastError();
+		return 0;
+	}
+	if (nc == 1) {
+		if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, fn, (int)threads, smem) ==
+		    cudaSuccess)
+			n = (long)per * sms;
+	} else {
+		cudaLaunchConfig_t cfg;
+		cudaLaunchAttribute at[1];
+		memset(&cfg, 0, sizeof(cfg));
+		memset(at, 0, sizeof(at));
+		cfg.gridDim = dim3((unsigned)(nc * (sms / nc > 0 ? sms / nc : 1)));
+		cfg.blockDim = dim3(threads);
+		cfg.dynamicSmemBytes = smem;
+		at[0].id = cudaLaunchAttributeClusterDimension;
+		at[0].val.clusterDim.x = (unsigned)nc, at[0].val.clusterDim.y = 1;
+		at[0].val.clusterDim.z = 1;
+		cfg.attrs = at, cfg.numAttrs = 1;
+		int ncl = 0;
+		if (cudaOccupancyMaxActiveClusters(&ncl, fn, &cfg) == cudaSuccess)
+			n = ncl;
+	}
+	cudaGetLastError();
+	if (ncache < 64) {
+		cache[ncache].fn = fn, cache[ncache].threads = threads, cache[ncache].smem = smem;
+		cache[ncache].nc = nc, cache[ncache].n = n;
+		ncache++;
+	}
+	return n;
+}
+
+/*
+ * The pipelined plan: blocks of at most 1024 vectors of the row (a cluster of 2-8 for longer
+ * rows, sm_90), 2 vectors a thread, as many ring stages of (x, dy) as 96 KiB hold (at most
+ * 12; on H200 2 blocks an SM of a 96 KiB ring beat one of 224 KiB: 4096 hidden 0.107 vs 0.135
+ * ms RMSNorm, 0.115 vs 0.147 LayerNorm, 16384 rows bf16).  0 where it does not apply (rows
+ * under 512 vectors, before sm_80, KPROF_NORM_BWD=rows) or measured slower (below).
+ */
+template <typename T, int OP> static int nb_pipe_plan(struct nb_plan *p, long rows, long hidden)
+{
+	int pipe, force, vpt, dev = 0, major = 0, optin = 0;
+	long cap, nvec = hidden / vec<T>::N;
+	nb_env(&pipe, &force, &vpt, &cap);
+	if (!pipe || nvec < 512 || cudaGetDevice(&dev) != cudaSuccess ||
+	    cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
+	    cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) !=
+		    cudaSuccess || major < 8)
+		return 0;
+	int nc = 1;
+	while (nc < 8 && (nvec + nc - 1) / nc > 1024)
+		nc *= 2;
+	long cw = (nvec + nc - 1) / nc;
+	if (cw > 1024 || (nc > 1 && major < 9))
+		return 0;
+	/* H200, bf16 8192x32768: RMSNorm's register kernel 0.538 ms, the cluster of 4 0.577 */
+	if (nc > 1 && OP == RW_RMSNORM && !force)
+		return 0;
+	unsigned threads = (unsigned)(((cw + vpt - 1) / vpt + 31) / 32 * 32);
+	size_t stage = (size_t)2 * vpt * threads * 16, lim = (size_t)optin - 1024;
+	if (cap > 0 && (size_t)cap < lim)
+		lim = (size_t)cap;
+	int stages = (int)(lim / stage);
+	if (stages > 12)
+		stages = 12;
+	if (stages < 2)
+		return 0;
+	const void *fn;
+	if (nc == 1)
+		fn = vpt == 2 ? pipe_fn<T, OP, 2, false>() : pipe_fn<T, OP, 1, false>();
+	else
+		fn = vpt == 2 ? pipe_fn<T, OP, 2, true>() : pipe_fn<T, OP, 1, true>();
+	long ncl = pipe_resident(fn, threads, stage * stages, nc);
+	/* fewer than 32 rows a cluster: the ring's fill is not repaid (H200, 4096x4096: slower) */
+	if (ncl < 1 || (!force && rows < 32 * ncl))
+		return 0;
+	p->pipe = 1, p->vpt = vpt, p->nc = nc, p->stages = stages, p->threads = threads;
+	p->cw = cw, p->smem = stage * stages;
+	p->partial = ncl < rows ? ncl : rows;
+	p->grid = p->partial * nc;
+	return 1;
+}
 
 template <typename T, int OP, int I> static const void *nb_kernel()
 {
@@ -820,7 +1155,10 @@ template <typename T, int OP, int I> static const void *nb_kernel()
 
 template <typename T, int OP> static struct nb_plan nb_plan_for(long rows, long hidden)
 {
-	struct nb_plan p = { 0, 0, 0, 0, 0, 0, 0, 0 };
+	struct nb_plan p;
+	memset(&p, 0, sizeof(p));
+	if (nb_pipe_plan<T, OP>(&p, rows, hidden))
+		return p;
 	long nvec = hidden / vec<T>::N;
 	p.items = items_for(nvec, 1);
 	p.threads = threads_for(nvec, p.items);
@@ -862,7 +1200,38 @@ static int nb_launch(void *dx, void *dw, void *db, const void *dy, const void *x
 #define L(I, A)                                                                                \
 	kprof_norm_bwd<T, OP, I, A><<<g, b>>>((T *)dx, pw, pb, (const T *)dy, (const T *)x, mean,   \
 					      rstd, (const T *)w, rows, hidden)
-	if (p.split) {
+	if (p.pipe && p.nc == 1) {
+#define P(V)                                                                                   \
+	kprof_norm_bwd_pipe<T, OP, V, false><<<g, b, p.smem>>>(                                  \
+		(T *)dx, pw, pb, (const T *)dy, (const T *)x, mean, rstd, (const T *)w, rows, hidden, \
+		p.cw, p.stages)
+		if (p.vpt == 2)
+			P(2);
+		else
+			P(1);
+#undef P
+	} else if (p.pipe) {
+		cudaLaunchConfig_t cfg;
+		cudaLaunchAttribute at[1];
+		memset(&cfg, 0, sizeof(cfg));
+		memset(at, 0, sizeof(at));
+		cfg.gridDim = g, cfg.blockDim = b, cfg.dynamicSmemBytes = p.smem, cfg.stream = 0;
+		at[0].id = cudaLaunchAttributeClusterDimension;
+		at[0].val.clusterDim.x = (unsigned)p.nc, at[0].val.clusterDim.y = 1;
+		at[0].val.clusterDim.z = 1;
+		cfg.attrs = at, cfg.numAttrs = 1;
+		cudaError_t e;
+		if (p.vpt == 2)
+			e = cudaLaunchKernelEx(&cfg, kprof_norm_bwd_pipe<T, OP, 2, true>, (T *)dx, pw, pb,
+					       (const T *)dy, (const T *)x, mean, rstd, (const T *)w,
+					       rows, hidden, p.cw, p.stages);
+		else
+			e = cudaLaunchKernelEx(&cfg, kprof_norm_bwd_pipe<T, OP, 1, true>, (T *)dx, pw, pb,
+					       (const T *)dy, (const T *)x, mean, rstd, (const T *)w,
+					       rows, hidden, p.cw, p.stages);
+		if (e != cudaSuccess)
+			return (int)e;
+	} else if (p.split) {
 		switch (p.items) {
 		case 4: L(4, false); break;
 		case 8: L(8, false); break;

@@ -31,7 +31,7 @@ int kk_rowsoftmax_bwd(void *dx, const void *y, const void *dy, int kt, long rows
  * RMSNorm (RW_RMSNORM) or LayerNorm (RW_LAYERNORM) backward from the forward's fp32 @mean
  * (LayerNorm only) and @rstd: dx [rows, hidden], dw and (LayerNorm) db [hidden], all in @kt.
  * @ws: a device workspace of kk_norm_bwd_workspace() bytes (fp32 partial sums of dw/db, one
- * row per block of the persistent grid).
+ * row per block, or cluster, of the persistent grid).
  */
 size_t kk_norm_bwd_workspace(int op, int kt, long rows, long hidden);
 int kk_norm_bwd(int op, void *dx, void *dw, void *db, const void *dy, const void *x,

@@ -9,7 +9,10 @@ Prints kprof's accuracy lines, then one table (the last thing printed).
     SECTIONS=matmul tests/gpu/workloads_vs_torch.py ...   # only the matmul table
     SECTIONS=sdpa tests/gpu/workloads_vs_torch.py ...     # only some of conv,sdpa,norm,matmul
 
-Memory-bound (norm) torch references: forward F.softmax, F.rms_norm, F.layer_norm,
+Memory-bound (norm): the RMSNorm/LayerNorm backwards are captured twice, the second time with
+KPROF_NORM_BWD=rows (the register kernels; table rows "bwd rows-kernel"), so the pipelined
+kernel's gain is a same-run ratio; KPROF_NORM_BWD=pipe checks it on ragged and clustered rows.
+Torch references: forward F.softmax, F.rms_norm, F.layer_norm,
 F.cross_entropy(reduction="none"); backward the aten ops autograd calls (_softmax_backward_data,
 _fused_rms_norm_backward, native_layer_norm_backward) and, for cross-entropy (two aten ops in
 eager), autograd.grad of the loss.  GB/s of both sides use the same compulsory byte count
@@ -49,11 +52,16 @@ def want(sec):
 fail = 0
 
 
-def kprof(name, args):
+def kprof(name, args, nb=None):
+    """one capture; @nb: KPROF_NORM_BWD for it (the norm backward kernel A/B)"""
     global fail
     cmd = [KPROF, "capture", "-o", f"{OUT}/{name}.json", "--iters", str(ITERS)] + args
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    print(f"== kprof {' '.join(cmd[1:])} (exit {p.returncode})")
+    env = dict(os.environ)
+    if nb is not None:
+        env["KPROF_NORM_BWD"] = nb
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    print(f"== {'KPROF_NORM_BWD=' + nb + ' ' if nb else ''}kprof {' '.join(cmd[1:])} "
+          f"(exit {p.returncode})")
     print(p.stdout + p.stderr, end="")
     if p.returncode != 0 or "\u2717" in p.stdout:
         fail = 1
@@ -131,7 +139,7 @@ if SECTIONS == "matmul":
     sys.exit(fail)
 
 spec = ",".join(f"{n}x{c}x{h}x{w}x{k}x{r}x{r}:p{p}" for n, c, h, w, k, r, p in CONVS)
-kf = kb = kn = kx = {}
+kf = kb = kn = kx = kr = {}
 if want("conv"):
     kf = kprof("conv_fwd", ["-w", "conv", "--backend", "cudnn", "--layout", "nchw,nhwc",
                             "--conv-shapes", f"custom:{spec}", "--no-backward"])
@@ -145,6 +153,13 @@ if want("norm"):
     # fp16, fp32: accuracy and time only
     kprof("norm_dt", ["-w", "softmax,rmsnorm,layernorm,cross_entropy", "-t", "fp16,fp32",
                       "--norm-shapes", "custom:16384x4096,64x1024"])
+    # the norm backwards' register kernels on the same shapes (same-run A/B), and the pipelined
+    # kernel forced on few rows, ragged columns and clusters of 2 to 8 blocks: accuracy
+    kr = kprof("norm_rows", ["-w", "rmsnorm,layernorm", "-t", "bf16", "--norm-shapes",
+                             "custom:" + ",".join(f"{r}x{h}" for r, h in NORMS)], nb="rows")
+    kprof("norm_pipe", ["-w", "rmsnorm,layernorm", "-t", "bf16,fp16,fp32", "--norm-shapes",
+                        "custom:1000x32768,77x65536,1000x4104,3x12296,300x8192", "--iters", "2"],
+          nb="pipe")
 if want("conv"):
     kref = kprof("conv_ref", ["-w", "conv", "--backend", "reference", "--conv-shapes",
                               f"custom:{spec}", "--no-backward", "--iters", "5"])
@@ -343,6 +358,10 @@ for op, r_, h_, hn, kt, tf, fb, tb, bb in mb:
         km = kt.get(key)
         rows.append((f"{op} bf16 {r_}x{h_} {dirn}", km, nb / km / 1e6 if km else None, t, None,
                      nb / t / 1e6, t / km if km else None, "GB/s"))
+        km = kr.get(key) if dirn == "bwd" else None
+        if km:  # the same op on KPROF_NORM_BWD=rows, same run
+            rows.append((f"{op} bf16 {r_}x{h_} bwd rows-kernel", km, nb / km / 1e6, t, None,
+                         nb / t / 1e6, t / km, "GB/s"))
 
 print(f"\n# {dev}, torch {torch.__version__}, cuDNN {torch.backends.cudnn.version()}, "
       f"{ITERS} iters; torch ms: cudnn.benchmark off / on (sdpa: SDPBackend.CUDNN_ATTENTION); "
