@@ -54,8 +54,8 @@ static const char *parse_list(const char *arg, int *mask, const char *const *nam
 
 const char *capture_parse_workloads(const char *arg, void *mask)
 {
-	static const char *const names[] = { "matmul", "sdpa", "conv", "softmax", "rmsnorm",
-					     "layernorm", "cross_entropy" };
+	static const char *const names[] = { "matmul",  "sdpa",      "conv",         "softmax",
+					     "rmsnorm", "layernorm", "cross_entropy" };
 	return parse_list(arg, mask, names, 7,
 			  "valid: matmul, sdpa, conv, softmax, rmsnorm, layernorm, cross_entropy");
 }
@@ -81,8 +81,8 @@ const char *capture_parse_mm_ops(const char *arg, void *mask)
 /* The names of cuBLASLt's CUBLASLT_EPILOGUE_{DEFAULT,BIAS,RELU,RELU_BIAS,GELU,GELU_BIAS}. */
 const char *capture_parse_epilogues(const char *arg, void *mask)
 {
-	static const char *const names[] = { "none", "bias", "relu", "relu_bias", "gelu",
-					     "gelu_bias" };
+	static const char *const names[] = { "none",      "bias", "relu",
+					     "relu_bias", "gelu", "gelu_bias" };
 	static const int bits[] = { MM_MM, MM_ADDMM, MM_RELU, MM_RELU_BIAS, MM_GELU, MM_GELU_BIAS };
 	int m = 0;
 	const char *why = parse_list(arg, &m, names, 6,
@@ -191,8 +191,10 @@ int capture_opts_finish(struct kp_capture_opts *o, char *why, size_t whylen)
 		size_t rl = strlen(o->results);
 		if (!(rl > 5 && !strcmp(o->results + rl - 5, ".json")) &&
 		    !(rl > 4 && !strcmp(o->results + rl - 4, ".csv"))) {
-			snprintf(why, whylen, "invalid value '%s' for '--results': expected FILE.json or "
-					      "FILE.csv", o->results);
+			snprintf(why, whylen,
+				 "invalid value '%s' for '--results': expected FILE.json or "
+				 "FILE.csv",
+				 o->results);
 			return -1;
 		}
 	}
@@ -272,7 +274,8 @@ void capture_opts_free(struct kp_capture_opts *o)
 
 static void warn_unjoined(const struct kp_mwin *w, size_t nkern)
 {
-	fprintf(stderr, "kprof: warning: --metrics: '%s': %zu ranges for %zu timed kernels: not joined\n",
+	fprintf(stderr,
+		"kprof: warning: --metrics: '%s': %zu ranges for %zu timed kernels: not joined\n",
 		w->label, w->n, nkern);
 }
 
@@ -357,8 +360,8 @@ static int write_trace(const struct kp_wl *w, FILE *out)
 	size_t mlen = 0;
 	FILE *mf = open_memstream(&meta, &mlen);
 	if (mf) {
-		fprintf(mf, "\"warmup\":%ld,\"iters\":%ld,\"accuracy_failures\":%d", o->warmup, o->iters,
-			w->failures);
+		fprintf(mf, "\"warmup\":%ld,\"iters\":%ld,\"accuracy_failures\":%d", o->warmup,
+			o->iters, w->failures);
 		if (o->overhead && w->untraced_s > 0)
 			fprintf(mf, ",\"overhead_ratio\":%.4f", w->traced_s / w->untraced_s);
 		fclose(mf);
@@ -376,14 +379,15 @@ static int write_trace(const struct kp_wl *w, FILE *out)
 		hi = v > hi ? v : hi;
 	}
 	if (ctrace_write(t, out, o->output) < 0 || fclose(out) != 0) {
-		fprintf(stderr, "kprof: error: cannot write '%s': %s\n", o->output, strerror(errno));
+		fprintf(stderr, "kprof: error: cannot write '%s': %s\n", o->output,
+			strerror(errno));
 		return -1;
 	}
 	if (o->overhead && w->untraced_s > 0)
 		printf("# overhead  untraced %.3f s  traced %.3f s  ratio %.3fx\n", w->untraced_s,
 		       w->traced_s, w->traced_s / w->untraced_s);
-	printf("# trace   %s: %zu kernel records, %llu dropped records, %zu clock samples", o->output,
-	       nkern, (unsigned long long)t->dropped_records, t->nsamples);
+	printf("# trace   %s: %zu kernel records, %llu dropped records, %zu clock samples",
+	       o->output, nkern, (unsigned long long)t->dropped_records, t->nsamples);
 	if (hi)
 		printf(" (SM %u-%u MHz while busy)", lo, hi);
 	printf("\n");
@@ -401,8 +405,9 @@ int capture_run(const struct kp_capture_opts *o)
 		/* cudart loads the driver at run time; say so when there is none at all */
 		void *drv = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
 		fprintf(stderr, "kprof: error: no CUDA device: %s\n",
-			!drv ? "no CUDA driver (libcuda.so.1 not found)"
-			     : e != cudaSuccess ? cudaGetErrorString(e) : "none found");
+			!drv               ? "no CUDA driver (libcuda.so.1 not found)"
+			: e != cudaSuccess ? cudaGetErrorString(e)
+					   : "none found");
 		return KP_ENV;
 	}
 	FILE *out = fopen(o->output, "w");
@@ -421,7 +426,8 @@ int capture_run(const struct kp_capture_opts *o)
 		return KP_ENV;
 	}
 	if ((e = cudaSetDevice(0)) != cudaSuccess || (e = cudaFree(NULL)) != cudaSuccess) {
-		fprintf(stderr, "kprof: error: cannot create a CUDA context: %s\n", cudaGetErrorString(e));
+		fprintf(stderr, "kprof: error: cannot create a CUDA context: %s\n",
+			cudaGetErrorString(e));
 		recorder_stop();
 		fclose(out);
 		ctrace_free(&t);
@@ -457,7 +463,8 @@ int capture_run(const struct kp_capture_opts *o)
 	if (o->metrics) {
 		metrics_close();
 		if (kmetrics_join(&t, warn_unjoined))
-			fprintf(stderr, "kprof: warning: --metrics: some loops' counters are not in the trace\n");
+			fprintf(stderr,
+				"kprof: warning: --metrics: some loops' counters are not in the trace\n");
 	}
 
 	if (write_trace(&w, out) < 0)

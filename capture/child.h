@@ -15,7 +15,7 @@ enum child_status {
 	CHILD_CANNOT_EXEC = 126, /* found but exec failed (EACCES, ENOEXEC, fork failed) */
 	CHILD_NOT_FOUND = 127,   /* ENOENT, ENOTDIR */
 	CHILD_SIGNALED = 128,    /* + N when signal N ended it */
-	CHILD_ABNORMAL = 255,    /* neither exited nor signalled (cannot happen without WUNTRACED) */
+	CHILD_ABNORMAL = 255, /* neither exited nor signalled (cannot happen without WUNTRACED) */
 };
 
 /* Prototypes */

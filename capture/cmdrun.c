@@ -93,8 +93,8 @@ static int run_child(const struct kp_capture_opts *o, const char *dir, struct kp
 		const char *op = getenv("LD_PRELOAD");
 		size_t len = strlen(o->shim_so) + (op ? strlen(op) : 0) + 16;
 		if ((preload = malloc(len)))
-			snprintf(preload, len, "LD_PRELOAD=%s%s%s", o->shim_so, op && *op ? ":" : "",
-				 op && *op ? op : "");
+			snprintf(preload, len, "LD_PRELOAD=%s%s%s", o->shim_so,
+				 op && *op ? ":" : "", op && *op ? op : "");
 		if (preload)
 			set[ns++] = preload;
 		snprintf(shimv, sizeof(shimv), "KPROF_SHIM=%s", o->libs ? "on" : "off");
@@ -102,7 +102,9 @@ static int run_child(const struct kp_capture_opts *o, const char *dir, struct kp
 		if (o->nvtx) {
 			const char *on = getenv("NVTX_INJECTION64_PATH");
 			if (on && *on && strcmp(on, o->shim_so))
-				fprintf(stderr, "kprof: warning: overriding NVTX_INJECTION64_PATH='%s'\n", on);
+				fprintf(stderr,
+					"kprof: warning: overriding NVTX_INJECTION64_PATH='%s'\n",
+					on);
 			/* kprof's own library: never a libcupti it did not pick (NVTX#125) */
 			snprintf(nvtx, sizeof(nvtx), "NVTX_INJECTION64_PATH=%s", o->shim_so);
 			set[ns++] = nvtx;
@@ -141,8 +143,9 @@ static int run_child(const struct kp_capture_opts *o, const char *dir, struct kp
 		} else {
 			status = child_exit_status(ws);
 			if (WIFSIGNALED(ws))
-				fprintf(stderr, "kprof: warning: '%s' was ended by signal %d (%s); records "
-						"it had not flushed are lost\n",
+				fprintf(stderr,
+					"kprof: warning: '%s' was ended by signal %d (%s); records "
+					"it had not flushed are lost\n",
 					o->cmd[0], WTERMSIG(ws), strsignal(WTERMSIG(ws)));
 		}
 	}
@@ -167,10 +170,11 @@ static void summary(const struct kp_ctrace *t, const char *path, int nprocs)
 		lo = !lo || v < lo ? v : lo;
 		hi = v > hi ? v : hi;
 	}
-	fprintf(stderr, "kprof: trace '%s': %zu kernel records from %d process%s, %llu dropped "
-			"records, %zu clock samples",
-		path, nkern, nprocs, nprocs == 1 ? "" : "es", (unsigned long long)t->dropped_records,
-		t->nsamples);
+	fprintf(stderr,
+		"kprof: trace '%s': %zu kernel records from %d process%s, %llu dropped "
+		"records, %zu clock samples",
+		path, nkern, nprocs, nprocs == 1 ? "" : "es",
+		(unsigned long long)t->dropped_records, t->nsamples);
 	if (hi)
 		fprintf(stderr, " (SM %u-%u MHz while busy)", lo, hi);
 	fputc('\n', stderr);
@@ -199,7 +203,8 @@ static void metrics_run(const struct kp_capture_opts *o, const char *dir, struct
 		o->cmd[0]);
 	int st = run_child(&mo, dir, nv, &m, 0);
 	if (st != 0)
-		fprintf(stderr, "kprof: warning: --metrics: the metrics run exited with status %d\n", st);
+		fprintf(stderr,
+			"kprof: warning: --metrics: the metrics run exited with status %d\n", st);
 	if (recfile_merge_dir(&m, dir, why, sizeof(why)) < 0)
 		fprintf(stderr, "kprof: warning: --metrics: %s\n", why);
 	rmdir(dir);
@@ -250,10 +255,12 @@ int capture_run_cmd(const struct kp_capture_opts *o)
 		metrics_run(o, dir, &nv, &t);
 	struct kp_hostops_stats hs;
 	if (hostops_emit(&t, &hs, stderr) < 0)
-		fprintf(stderr, "kprof: warning: out of memory turning library calls and NVTX ranges "
-				"into ops\n");
+		fprintf(stderr,
+			"kprof: warning: out of memory turning library calls and NVTX ranges "
+			"into ops\n");
 	if (hs.nvtx_open)
-		fprintf(stderr, "kprof: warning: %zu NVTX range%s still open at exit; not written\n",
+		fprintf(stderr,
+			"kprof: warning: %zu NVTX range%s still open at exit; not written\n",
 			hs.nvtx_open, hs.nvtx_open == 1 ? "" : "s");
 	if (hs.nvtx_malformed > 5)
 		fprintf(stderr, "kprof: warning: %zu malformed emit_nvtx messages in all\n",
@@ -266,8 +273,9 @@ int capture_run_cmd(const struct kp_capture_opts *o)
 		fclose(out);
 		unlink(o->output);
 		if (status != CHILD_CANNOT_EXEC && status != CHILD_NOT_FOUND)
-			fprintf(stderr, "kprof: warning: no CUDA activity recorded from '%s'; '%s' not "
-					"written\n",
+			fprintf(stderr,
+				"kprof: warning: no CUDA activity recorded from '%s'; '%s' not "
+				"written\n",
 				o->cmd[0], o->output);
 	} else {
 		int bad = ctrace_write(&t, out, o->output) < 0;
@@ -275,16 +283,19 @@ int capture_run_cmd(const struct kp_capture_opts *o)
 		if (fclose(out) != 0 && !bad)
 			bad = 1, e = errno;
 		if (bad) {
-			fprintf(stderr, "kprof: error: cannot write '%s': %s\n", o->output, strerror(e));
+			fprintf(stderr, "kprof: error: cannot write '%s': %s\n", o->output,
+				strerror(e));
 			if (status == 0)
 				status = KP_ENV;
 		} else {
 			summary(&t, o->output, nprocs);
 			if (hs.gemms || hs.nvtx_ranges)
-				fprintf(stderr, "kprof: %zu library op%s (%zu without a shape), %zu NVTX "
-						"range%s (%zu as ops)\n",
+				fprintf(stderr,
+					"kprof: %zu library op%s (%zu without a shape), %zu NVTX "
+					"range%s (%zu as ops)\n",
 					hs.gemms, hs.gemms == 1 ? "" : "s", hs.gemms_unshaped,
-					hs.nvtx_ranges, hs.nvtx_ranges == 1 ? "" : "s", hs.nvtx_ops);
+					hs.nvtx_ranges, hs.nvtx_ranges == 1 ? "" : "s",
+					hs.nvtx_ops);
 		}
 	}
 	if (t.dropped_records)

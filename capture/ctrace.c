@@ -156,7 +156,8 @@ size_t ctrace_resolve_gnodes(struct kp_ctrace *t)
 			struct kp_rec *r = &t->recs[i];
 			if (!r->graph_node_id || r->gext)
 				continue;
-			const struct kp_gnode *g = gnode_find(t->gnodes, t->ngnodes, r->graph_node_id);
+			const struct kp_gnode *g = gnode_find(t->gnodes, t->ngnodes,
+							      r->graph_node_id);
 			/* clones of clones (instantiating an instantiated graph's source) */
 			for (int hop = 0; g && !g->ext && g->orig && hop < 8; hop++)
 				g = gnode_find(t->gnodes, t->ngnodes, g->orig);
@@ -180,7 +181,8 @@ int ctrace_add_span(struct kp_ctrace *t, const char *cat, char *name, uint64_t s
 		free(args);
 		rc = -1;
 	} else {
-		t->spans[t->nspans++] = (struct kp_span){ cat, name, start_ns, end_ns, pid, tid, ext, args };
+		t->spans[t->nspans++] = (struct kp_span){ cat, name, start_ns, end_ns,
+							  pid, tid,  ext,      args };
 	}
 	pthread_mutex_unlock(&t->lock);
 	return rc;
@@ -211,7 +213,8 @@ int ctrace_clock_at(const struct kp_clk_sample *s, size_t n, uint64_t period_ns,
 	unsigned __int128 acc = 0;
 	uint64_t cur = start_ns;
 	for (size_t i = lo; i < n && cur < end_ns; i++) {
-		uint64_t edge = i + 1 < n ? s[i].t_ns + (s[i + 1].t_ns - s[i].t_ns) / 2 : UINT64_MAX;
+		uint64_t edge = i + 1 < n ? s[i].t_ns + (s[i + 1].t_ns - s[i].t_ns) / 2
+					  : UINT64_MAX;
 		uint64_t stop = edge < end_ns ? edge : end_ns;
 		if (stop > cur) {
 			acc += (unsigned __int128)s[i].sm_mhz * (stop - cur);
@@ -239,8 +242,9 @@ size_t ctrace_api_name_len(const char *name)
 /* CUpti_ActivityMemoryKind, as Kineto's memoryKindString */
 static const char *mem_kind(int k)
 {
-	static const char *const names[] = { "Unknown", "Pageable", "Pinned", "Device", "Array",
-					     "Managed", "Device Static", "Managed Static" };
+	static const char *const names[] = { "Unknown",       "Pageable",      "Pinned",
+					     "Device",        "Array",         "Managed",
+					     "Device Static", "Managed Static" };
 	return k >= 0 && k < (int)(sizeof(names) / sizeof(names[0])) ? names[k] : "Unknown";
 }
 
@@ -248,7 +252,7 @@ void ctrace_memcpy_name(char *buf, size_t size, int copy_kind, int src_kind, int
 {
 	/* CUpti_ActivityMemcpyKind, as Kineto's memcpyKindString */
 	static const char *const kinds[] = { "Unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
-					     "AtoD", "DtoA", "DtoD", "HtoH", "PtoP" };
+					     "AtoD",    "DtoA", "DtoD", "HtoH", "PtoP" };
 	const char *k = copy_kind >= 0 && copy_kind < (int)(sizeof(kinds) / sizeof(kinds[0]))
 				? kinds[copy_kind]
 				: "Unknown";
@@ -263,27 +267,42 @@ void ctrace_memset_name(char *buf, size_t size, int kind)
 const char *ctrace_overhead_name(int k)
 {
 	switch (k) {
-	case 1: return "Driver Compiler";
-	case 1 << 16: return "Buffer Flush";
-	case 2 << 16: return "Instrumentation";
-	case 3 << 16: return "Resource";
-	case 4 << 16: return "Runtime Triggered Module Loading";
-	case 5 << 16: return "Lazy Function Loading";
-	case 6 << 16: return "Command Buffer Full";
-	case 7 << 16: return "Activity Buffer Request";
-	case 8 << 16: return "UVM Activity Init";
-	default: return "Unknown";
+	case 1:
+		return "Driver Compiler";
+	case 1 << 16:
+		return "Buffer Flush";
+	case 2 << 16:
+		return "Instrumentation";
+	case 3 << 16:
+		return "Resource";
+	case 4 << 16:
+		return "Runtime Triggered Module Loading";
+	case 5 << 16:
+		return "Lazy Function Loading";
+	case 6 << 16:
+		return "Command Buffer Full";
+	case 7 << 16:
+		return "Activity Buffer Request";
+	case 8 << 16:
+		return "UVM Activity Init";
+	default:
+		return "Unknown";
 	}
 }
 
 const char *ctrace_sync_name(int type)
 {
 	switch (type) {
-	case 1: return "Event Sync";
-	case 2: return "Stream Wait Event";
-	case 3: return "Stream Sync";
-	case 4: return "Context Sync";
-	default: return "Unknown";
+	case 1:
+		return "Event Sync";
+	case 2:
+		return "Stream Wait Event";
+	case 3:
+		return "Stream Sync";
+	case 4:
+		return "Context Sync";
+	default:
+		return "Unknown";
 	}
 }
 
@@ -383,8 +402,8 @@ static void put_devprops(FILE *out, const struct kp_cdevprops *d)
 		",\"regsPerMultiprocessor\":%d,\"sharedMemPerBlockOptin\":%" PRIu64
 		",\"sharedMemPerMultiprocessor\":%" PRIu64,
 		d->total_global_mem, d->compute_major, d->compute_minor, d->max_threads_per_block,
-		d->max_threads_per_mp, d->regs_per_block, d->warp_size, d->smem_per_block, d->num_sms,
-		d->regs_per_mp, d->smem_per_block_optin, d->smem_per_mp);
+		d->max_threads_per_mp, d->regs_per_block, d->warp_size, d->smem_per_block,
+		d->num_sms, d->regs_per_mp, d->smem_per_block_optin, d->smem_per_mp);
 	if (d->clock_rate_khz)
 		fprintf(out, ",\"clockRate\":%d", d->clock_rate_khz);
 	if (d->mem_clock_rate_khz)
@@ -402,18 +421,20 @@ static void put_kernel(FILE *out, const struct kp_ctrace *t, const struct kp_rec
 	if (ext)
 		fprintf(out, "\"External id\":%" PRIu64 ",", ext);
 	fprintf(out,
-		"\"queued\":%" PRIu64 ",\"device\":%u,\"context\":%u,\"stream\":%u,\"correlation\":%u"
+		"\"queued\":%" PRIu64
+		",\"device\":%u,\"context\":%u,\"stream\":%u,\"correlation\":%u"
 		",\"registers per thread\":%u,\"shared memory\":%u",
 		r->queued, r->device, r->context, r->stream, r->corr, r->regs, r->smem);
 	const struct kp_cdevprops *d = dev_of(t, r->device);
 	if (d && d->num_sms > 0 && d->warp_size > 0) {
 		/* Kineto: blocks/SM = grid blocks / SMs; warps/SM = blocks/SM x threads / warpSize */
 		double blocks = (double)r->grid[0] * r->grid[1] * r->grid[2] / d->num_sms;
-		double warps = blocks * ((double)r->block[0] * r->block[1] * r->block[2]) / d->warp_size;
+		double warps = blocks * ((double)r->block[0] * r->block[1] * r->block[2]) /
+			       d->warp_size;
 		fprintf(out, ",\"blocks per SM\":%.6f,\"warps per SM\":%.6f", blocks, warps);
 	}
-	fprintf(out, ",\"grid\":[%d,%d,%d],\"block\":[%d,%d,%d]", r->grid[0], r->grid[1], r->grid[2],
-		r->block[0], r->block[1], r->block[2]);
+	fprintf(out, ",\"grid\":[%d,%d,%d],\"block\":[%d,%d,%d]", r->grid[0], r->grid[1],
+		r->grid[2], r->block[0], r->block[1], r->block[2]);
 	if (r->graph_id)
 		fprintf(out, ",\"graph id\":%u,\"graph node id\":%" PRIu64, r->graph_id,
 			r->graph_node_id);
@@ -434,7 +455,8 @@ static void put_mem(FILE *out, const struct kp_rec *r, uint64_t ext, uint64_t ba
 	fputs(",\"args\":{", out);
 	if (ext)
 		fprintf(out, "\"External id\":%" PRIu64 ",", ext);
-	fprintf(out, "\"device\":%u,\"context\":%u,\"stream\":%u,\"correlation\":%u,\"bytes\":%" PRIu64,
+	fprintf(out,
+		"\"device\":%u,\"context\":%u,\"stream\":%u,\"correlation\":%u,\"bytes\":%" PRIu64,
 		r->device, r->context, r->stream, r->corr, r->bytes);
 	/* bytes per ns = GB/s */
 	if (r->end_ns > r->start_ns)
@@ -484,12 +506,12 @@ static void put_meta(FILE *out, const char *what, int64_t pid, int64_t tid, cons
 struct wctx {
 	const struct kp_ctrace *t;
 	FILE *out;
-	uint64_t first, base;   /* earliest timestamp (UINT64_MAX: none), whole second below it */
-	uint32_t *gpu, *api;    /* sorted correlations: reached the GPU / have an API record */
+	uint64_t first, base; /* earliest timestamp (UINT64_MAX: none), whole second below it */
+	uint32_t *gpu, *api;  /* sorted correlations: reached the GPU / have an API record */
 	size_t ngpu, napi;
-	uint32_t *pids;         /* CPU processes, named in first-seen order */
+	uint32_t *pids; /* CPU processes, named in first-seen order */
 	size_t npids;
-	uint32_t *streams;      /* GPU streams seen, device << 24 | stream */
+	uint32_t *streams; /* GPU streams seen, device << 24 | stream */
 	size_t nstreams;
 };
 
@@ -555,8 +577,10 @@ static void put_header(const struct kp_ctrace *t, FILE *out, uint64_t base)
 	fprintf(out, ",\"dropped_records\":%" PRIu64, t->dropped_records);
 	if (t->meta)
 		fprintf(out, ",%s", t->meta);
-	fprintf(out, "},\n\"displayTimeUnit\":\"ms\",\n\"baseTimeNanoseconds\":%" PRIu64
-		     ",\n\"traceEvents\":[", base);
+	fprintf(out,
+		"},\n\"displayTimeUnit\":\"ms\",\n\"baseTimeNanoseconds\":%" PRIu64
+		",\n\"traceEvents\":[",
+		base);
 }
 
 /*
@@ -634,8 +658,8 @@ static void put_records(struct wctx *w)
 		case REC_DRIVER:
 			put_api(out, r, ext, base);
 			if (has_u32(w->gpu, w->ngpu, r->corr)) {
-				fprintf(out, ",\n{\"ph\":\"s\",\"id\":%u,\"pid\":%u,\"tid\":%u", r->corr,
-					r->pid, r->tid);
+				fprintf(out, ",\n{\"ph\":\"s\",\"id\":%u,\"pid\":%u,\"tid\":%u",
+					r->corr, r->pid, r->tid);
 				put_ts(out, "ts", r->start_ns, base);
 				fputs(",\"cat\":\"ac2g\",\"name\":\"ac2g\"}", out);
 			}
@@ -660,8 +684,10 @@ static void put_clocks_and_labels(const struct wctx *w)
 	for (size_t i = 0; i < t->nsamples; i++) {
 		const struct kp_clk_sample *s = &t->samples[i];
 		int devid = t->ndev ? t->dev[0].id : 0;
-		fprintf(out, ",\n{\"ph\":\"C\",\"cat\":\"gpu_clock\",\"name\":\"GPU %d SM clock (MHz)\""
-			     ",\"pid\":%d,\"tid\":0", devid, devid);
+		fprintf(out,
+			",\n{\"ph\":\"C\",\"cat\":\"gpu_clock\",\"name\":\"GPU %d SM clock (MHz)\""
+			",\"pid\":%d,\"tid\":0",
+			devid, devid);
 		put_ts(out, "ts", s->t_ns, w->base);
 		fprintf(out, ",\"args\":{\"sm_mhz\":%u,\"mem_mhz\":%u,\"reasons\":%" PRIu64 "}}",
 			s->sm_mhz, s->mem_mhz, s->reasons);
@@ -670,13 +696,15 @@ static void put_clocks_and_labels(const struct wctx *w)
 		char label[32];
 		snprintf(label, sizeof(label), "GPU %d", t->dev[i].id);
 		put_meta(out, "process_name", t->dev[i].id, 0, "name", label, w->first, w->base);
-		put_meta(out, "process_labels", t->dev[i].id, 0, "labels", label, w->first, w->base);
+		put_meta(out, "process_labels", t->dev[i].id, 0, "labels", label, w->first,
+			 w->base);
 	}
 	for (size_t k = 0; k < w->nstreams; k++) {
 		char label[32];
 		uint32_t s = w->streams[k];
 		snprintf(label, sizeof(label), "stream %u ", s & 0xFFFFFFu);
-		put_meta(out, "thread_name", s >> 24, s & 0xFFFFFFu, "name", label, w->first, w->base);
+		put_meta(out, "thread_name", s >> 24, s & 0xFFFFFFu, "name", label, w->first,
+			 w->base);
 	}
 }
 
@@ -705,8 +733,8 @@ int ctrace_write(struct kp_ctrace *t, FILE *out, const char *trace_name)
 	for (size_t i = 0; i < t->nspans; i++) {
 		const struct kp_span *s = &t->spans[i];
 		put_x(out, s->cat, s->name, s->pid, s->tid, s->start_ns, s->end_ns, w.base);
-		fprintf(out, ",\"args\":{\"External id\":%" PRIu64 "%s%s}}", s->ext, s->args ? "," : "",
-			s->args ? s->args : "");
+		fprintf(out, ",\"args\":{\"External id\":%" PRIu64 "%s%s}}", s->ext,
+			s->args ? "," : "", s->args ? s->args : "");
 	}
 	put_records(&w);
 	put_clocks_and_labels(&w);

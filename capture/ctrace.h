@@ -29,25 +29,25 @@ enum kp_rec_kind {
  * stay 0.  @name is interned in the owning struct kp_ctrace (never freed alone).
  */
 struct kp_rec {
-	int kind;               /* enum kp_rec_kind */
-	uint64_t start_ns;      /* CUPTI timestamps: CLOCK_REALTIME ns */
+	int kind;          /* enum kp_rec_kind */
+	uint64_t start_ns; /* CUPTI timestamps: CLOCK_REALTIME ns */
 	uint64_t end_ns;
-	uint32_t corr;          /* CUPTI correlation id */
+	uint32_t corr; /* CUPTI correlation id */
 	uint32_t device, context, stream;
-	const char *name;       /* kernel (demangled), API (no _vNNNN), "Memcpy HtoD (...)" */
+	const char *name; /* kernel (demangled), API (no _vNNNN), "Memcpy HtoD (...)" */
 	int32_t grid[3], block[3];
-	uint32_t regs;          /* registers per thread */
-	uint32_t smem;          /* static + dynamic shared memory, bytes */
-	uint64_t queued;        /* 0 unless latency timestamps were enabled */
-	uint64_t bytes;         /* memcpy / memset */
-	uint32_t cbid;          /* runtime / driver */
-	uint32_t pid, tid;      /* runtime / driver: OS pid and thread id */
+	uint32_t regs;     /* registers per thread */
+	uint32_t smem;     /* static + dynamic shared memory, bytes */
+	uint64_t queued;   /* 0 unless latency timestamps were enabled */
+	uint64_t bytes;    /* memcpy / memset */
+	uint32_t cbid;     /* runtime / driver */
+	uint32_t pid, tid; /* runtime / driver: OS pid and thread id */
 	uint32_t graph_id;
 	uint64_t graph_node_id;
-	uint64_t gext;          /* graph replays: External id of the op that created the node */
-	uint32_t sync_type;     /* REC_SYNC: CUpti_ActivitySynchronizationType */
-	uint32_t event_id;      /* REC_SYNC: cudaEventId */
-	uint32_t met;           /* REC_KERNEL: 1 + index of its measured counters (kmet), 0 none */
+	uint64_t gext;      /* graph replays: External id of the op that created the node */
+	uint32_t sync_type; /* REC_SYNC: CUpti_ActivitySynchronizationType */
+	uint32_t event_id;  /* REC_SYNC: cudaEventId */
+	uint32_t met;       /* REC_KERNEL: 1 + index of its measured counters (kmet), 0 none */
 };
 
 /* CUPTI correlation -> External id (CUSTOM0 external correlation records). */
@@ -59,25 +59,25 @@ struct kp_extcorr {
 /* A CUDA graph node and the op it was created in (@ext), or the node it was cloned from. */
 struct kp_gnode {
 	uint64_t node;
-	uint64_t ext;           /* 0 for a clone */
-	uint64_t orig;          /* the original of a clone, 0 otherwise */
+	uint64_t ext;  /* 0 for a clone */
+	uint64_t orig; /* the original of a clone, 0 otherwise */
 };
 
 /* A host span: a cpu_op or a user_annotation, recorded by the workloads. */
 struct kp_span {
-	const char *cat;        /* "cpu_op" or "user_annotation" (static) */
-	char *name;             /* malloc'ed */
+	const char *cat; /* "cpu_op" or "user_annotation" (static) */
+	char *name;      /* malloc'ed */
 	uint64_t start_ns, end_ns;
 	uint32_t pid, tid;
-	uint64_t ext;           /* External id; unique per span */
-	char *args;             /* malloc'ed JSON members after "External id" (no braces), or NULL */
+	uint64_t ext; /* External id; unique per span */
+	char *args;   /* malloc'ed JSON members after "External id" (no braces), or NULL */
 };
 
 /* One NVML sample; t_ns is the midpoint of the NVML calls (CLOCK_REALTIME). */
 struct kp_clk_sample {
 	uint64_t t_ns;
 	uint32_t sm_mhz, mem_mhz;
-	uint64_t reasons;       /* nvmlClocksEventReasons bits */
+	uint64_t reasons; /* nvmlClocksEventReasons bits */
 };
 
 /* Properties of one device as Kineto writes them, plus clocks (cudaDeviceProp names). */
@@ -111,28 +111,28 @@ struct kp_ctrace {
 	size_t next, capext;
 	struct kp_span *spans;
 	size_t nspans, capspans;
-	struct kp_hcall *hcalls;       /* library calls and NVTX ranges (names interned) */
+	struct kp_hcall *hcalls; /* library calls and NVTX ranges (names interned) */
 	size_t nhcalls, caphcalls;
-	struct kp_gnode *gnodes;       /* graph nodes created inside ops (kprof-inject.so) */
+	struct kp_gnode *gnodes; /* graph nodes created inside ops (kprof-inject.so) */
 	size_t ngnodes, capgnodes;
 	struct kp_clk_sample *samples;
 	size_t nsamples, capsamples;
-	struct kp_kmet *kmet;          /* --metrics: range-profiler values (kmetrics.h) */
+	struct kp_kmet *kmet; /* --metrics: range-profiler values (kmetrics.h) */
 	size_t nkmet;
-	struct kp_mwin *mwin;          /* --metrics: the timed windows they belong to */
+	struct kp_mwin *mwin; /* --metrics: the timed windows they belong to */
 	size_t nmwin;
 	struct kp_cdevprops dev[16];
 	int ndev;
-	struct kp_hmap strs;           /* interned names: HMAP_STR, val.ptr the malloc'ed copy */
+	struct kp_hmap strs; /* interned names: HMAP_STR, val.ptr the malloc'ed copy */
 
-	uint64_t untraced_ext;         /* records linked to this External id are dropped */
-	uint64_t dropped_records;      /* CUPTI's count, summed over buffers */
-	int clock_known;               /* NVML samples exist */
+	uint64_t untraced_ext;    /* records linked to this External id are dropped */
+	uint64_t dropped_records; /* CUPTI's count, summed over buffers */
+	int clock_known;          /* NVML samples exist */
 	uint32_t sm_clock_max_mhz, mem_clock_max_mhz;
 	int sample_period_ms;
 	int cupti_version, cuda_runtime_version, cuda_driver_version;
-	char *meta;                    /* malloc'ed extra members of the "kprof" object, or NULL */
-	char *process_name;            /* malloc'ed name of the CPU processes; NULL: "kprof" */
+	char *meta;         /* malloc'ed extra members of the "kprof" object, or NULL */
+	char *process_name; /* malloc'ed name of the CPU processes; NULL: "kprof" */
 };
 
 /* Prototypes */

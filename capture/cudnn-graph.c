@@ -17,13 +17,25 @@
 
 /* cudnnBackendDescriptorType_t */
 enum {
-	D_POINTWISE = 0, D_OP_POINTWISE = 13, D_OPERATIONGRAPH = 15, D_TENSOR = 17, D_MATMUL = 18,
-	D_OP_MATMUL = 19, D_REDUCTION = 21, D_OP_REDUCTION = 22, D_OP_RESHAPE = 31
+	D_POINTWISE = 0,
+	D_OP_POINTWISE = 13,
+	D_OPERATIONGRAPH = 15,
+	D_TENSOR = 17,
+	D_MATMUL = 18,
+	D_OP_MATMUL = 19,
+	D_REDUCTION = 21,
+	D_OP_REDUCTION = 22,
+	D_OP_RESHAPE = 31
 };
 /* cudnnBackendAttributeType_t */
 enum {
-	T_HANDLE = 0, T_DATA_TYPE = 1, T_BOOLEAN = 2, T_INT64 = 3, T_POINTWISE_MODE = 14,
-	T_BACKEND_DESCRIPTOR = 15, T_REDUCTION_OPERATOR = 18
+	T_HANDLE = 0,
+	T_DATA_TYPE = 1,
+	T_BOOLEAN = 2,
+	T_INT64 = 3,
+	T_POINTWISE_MODE = 14,
+	T_BACKEND_DESCRIPTOR = 15,
+	T_REDUCTION_OPERATOR = 18
 };
 /* cudnnBackendAttributeName_t */
 /* clang-format off */
@@ -47,8 +59,9 @@ static int tensor(struct cg_graph *g, int64_t uid, int dt, const int64_t dim[4],
 		return 0;
 	}
 	struct cg_tensor *t = &g->t[g->nt];
-	*t = (struct cg_tensor){ .uid = uid ? uid : SDPA_VIRT + g->nt, .dtype = dt, .nd = 4,
-				 .virt = virt };
+	*t = (struct cg_tensor){
+		.uid = uid ? uid : SDPA_VIRT + g->nt, .dtype = dt, .nd = 4, .virt = virt
+	};
 	memcpy(t->dim, dim, sizeof(t->dim));
 	memcpy(t->stride, stride, sizeof(t->stride));
 	return g->nt++;
@@ -100,8 +113,15 @@ static int op(struct cg_graph *g, int kind, int mode, int comp, int axis, int a,
 		return y;
 	}
 	struct cg_op *o = &g->op[g->nop++];
-	*o = (struct cg_op){ .kind = kind, .mode = mode, .comp = comp, .axis = axis,
-			     .in = { a, b, c }, .nin = c >= 0 ? 3 : b >= 0 ? 2 : 1, .out = y };
+	*o = (struct cg_op){ .kind = kind,
+			     .mode = mode,
+			     .comp = comp,
+			     .axis = axis,
+			     .in = { a, b, c },
+			     .nin = c >= 0   ? 3
+				    : b >= 0 ? 2
+					     : 1,
+			     .out = y };
 	return y;
 }
 
@@ -133,9 +153,12 @@ static int rowvec(struct cg_graph *g, const struct cg_sdpa *s)
 static int causal_mask(struct cg_graph *g, const struct cg_sdpa *s, int x)
 {
 	int neg = scalar(g, SDPA_NEG_INF, s->lowest_mask ? -FLT_MAX : -INFINITY);
-	int row = op(g, CG_POINTWISE, CG_PW_GEN_INDEX, CG_FLOAT, 2, x, -1, -1, like(g, x, CG_INT32));
-	int col = op(g, CG_POINTWISE, CG_PW_GEN_INDEX, CG_FLOAT, 3, x, -1, -1, like(g, x, CG_INT32));
-	int keep = op(g, CG_POINTWISE, CG_PW_CMP_GE, CG_BOOL, -1, row, col, -1, like(g, x, CG_BOOL));
+	int row = op(g, CG_POINTWISE, CG_PW_GEN_INDEX, CG_FLOAT, 2, x, -1, -1,
+		     like(g, x, CG_INT32));
+	int col = op(g, CG_POINTWISE, CG_PW_GEN_INDEX, CG_FLOAT, 3, x, -1, -1,
+		     like(g, x, CG_INT32));
+	int keep = op(g, CG_POINTWISE, CG_PW_CMP_GE, CG_BOOL, -1, row, col, -1,
+		      like(g, x, CG_BOOL));
 	return op(g, CG_POINTWISE, CG_PW_BINARY_SELECT, CG_FLOAT, -1, x, neg, keep,
 		  like(g, x, CG_FLOAT));
 }
@@ -213,7 +236,8 @@ int cg_sdpa_bwd(struct cg_graph *g, const struct cg_sdpa *s)
 
 	/* softmax_sum = rowsum(dO * O) * 1 (the frontend's dropout-scale slot) */
 	int t = pw(g, CG_PW_MUL, d_o, o,
-		   virt(g, s->b, s->h, s->sq, s->d, s->h * s->sq * s->d, s->sq * s->d, s->h * s->d, 1));
+		   virt(g, s->b, s->h, s->sq, s->d, s->h * s->sq * s->d, s->sq * s->d, s->h * s->d,
+			1));
 	t = reduce(g, CG_RED_ADD, t, rowvec(g, s));
 	pw(g, CG_PW_MUL, t, one, sum);
 	/* P = exp(scale S - Stats), masked */
@@ -268,7 +292,7 @@ static void *mk(struct emit *e, int type)
 {
 	void *d = NULL;
 	int st = e->b->nd < (int)(sizeof(e->b->d) / sizeof(e->b->d[0])) ? e->api->create(type, &d)
-									   : -1;
+									: -1;
 	if (st != 0 || !d) {
 		snprintf(e->why, e->whylen, "cudnnBackendCreateDescriptor(%d): %s", type,
 			 st < 0 ? "too many descriptors" : e->api->errstr(st));
@@ -291,7 +315,8 @@ static int fin(struct emit *e, void *d, const char *what)
 {
 	int st = e->api->finalize(d);
 	if (st != 0)
-		snprintf(e->why, e->whylen, "cudnnBackendFinalize(%s): %s", what, e->api->errstr(st));
+		snprintf(e->why, e->whylen, "cudnnBackendFinalize(%s): %s", what,
+			 e->api->errstr(st));
 	return st ? -1 : 0;
 }
 
@@ -374,8 +399,9 @@ int cg_emit(const struct cg_api *api, void *handle, const struct cg_graph *g, st
 	void *td[CG_MAXT], *ops[CG_MAXOP];
 	memset(b, 0, sizeof(*b));
 	if (g->full) {
-		snprintf(why, whylen, "the operation graph does not fit (%d tensors, %d operations)",
-			 CG_MAXT, CG_MAXOP);
+		snprintf(why, whylen,
+			 "the operation graph does not fit (%d tensors, %d operations)", CG_MAXT,
+			 CG_MAXOP);
 		return -1;
 	}
 	for (int i = 0; i < g->nt; i++)

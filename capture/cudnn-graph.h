@@ -37,29 +37,29 @@ struct cg_tensor {
 	int64_t uid;
 	int dtype, nd, virt, by_value;
 	int64_t dim[4], stride[4];
-	float value;           /* by_value: passed by host pointer in the variant pack */
+	float value; /* by_value: passed by host pointer in the variant pack */
 };
 
 struct cg_op {
-	int kind, mode, comp;  /* mode: CG_PW_* / CG_RED_*; comp: math precision (CG_FLOAT...) */
-	int axis;              /* GEN_INDEX: the dimension indexed; else -1 */
-	int in[3], nin, out;   /* indices into cg_graph.t */
+	int kind, mode, comp; /* mode: CG_PW_* / CG_RED_*; comp: math precision (CG_FLOAT...) */
+	int axis;             /* GEN_INDEX: the dimension indexed; else -1 */
+	int in[3], nin, out;  /* indices into cg_graph.t */
 };
 
 struct cg_graph {
 	struct cg_tensor t[CG_MAXT];
 	struct cg_op op[CG_MAXOP];
-	int nt, nop, full;     /* full: a tensor or op did not fit */
+	int nt, nop, full; /* full: a tensor or op did not fit */
 };
 
 /* One attention problem: Q [b, h, sq, d], K and V [b, hkv, sk, d], contiguous (BHSD). */
 struct cg_sdpa {
 	long b, h, hkv, sq, sk, d;
-	int io;                /* CG_BF16 or CG_HALF */
-	int causal;            /* top-left, PyTorch's is_causal */
-	int stats;             /* forward: write Stats (logsumexp) for the backward */
+	int io;     /* CG_BF16 or CG_HALF */
+	int causal; /* top-left, PyTorch's is_causal */
+	int stats;  /* forward: write Stats (logsumexp) for the backward */
 	float scale;
-	int lowest_mask;       /* mask with -FLT_MAX, not -inf (cuDNN < 9.10, as the frontend) */
+	int lowest_mask; /* mask with -FLT_MAX, not -inf (cuDNN < 9.10, as the frontend) */
 };
 
 /* The backend functions the graphs are emitted through (cudnnBackend*). */
@@ -78,7 +78,7 @@ struct cg_api {
 struct cg_built {
 	void *d[CG_MAXT + 2 * CG_MAXOP + 1];
 	int nd;
-	void *graph;           /* the finalized operation graph, or NULL (no handle given) */
+	void *graph; /* the finalized operation graph, or NULL (no handle given) */
 };
 
 /* Prototypes */

@@ -27,8 +27,14 @@ enum {
 /* clang-format on */
 /* cudnnBackendAttributeType_t: the ones whose values are kept */
 enum {
-	T_DATA_TYPE = 1, T_BOOLEAN = 2, T_INT64 = 3, T_CONV_MODE = 7, T_POINTWISE_MODE = 14,
-	T_BACKEND_DESCRIPTOR = 15, T_REDUCTION_OPERATOR = 18, T_INT32 = 23
+	T_DATA_TYPE = 1,
+	T_BOOLEAN = 2,
+	T_INT64 = 3,
+	T_CONV_MODE = 7,
+	T_POINTWISE_MODE = 14,
+	T_BACKEND_DESCRIPTOR = 15,
+	T_REDUCTION_OPERATOR = 18,
+	T_INT32 = 23
 };
 /* cudnnBackendAttributeName_t */
 /* clang-format off */
@@ -64,7 +70,7 @@ enum {
 struct cr_attr {
 	int32_t name, type;
 	int64_t n;
-	int64_t *v;             /* values widened to int64; descriptors as addresses */
+	int64_t *v; /* values widened to int64; descriptors as addresses */
 };
 
 struct opsnap;
@@ -80,7 +86,7 @@ struct cr_desc {
 	 */
 	int decoded;
 	struct kp_hcall op;
-	struct opsnap *snap;    /* an operation: what it read and wrote, at its finalize */
+	struct opsnap *snap; /* an operation: what it read and wrote, at its finalize */
 };
 
 void cr_init(struct cr_store *s)
@@ -137,12 +143,20 @@ void cr_destroy(struct cr_store *s, const void *d)
 static int elem_size(int type)
 {
 	switch (type) {
-	case T_BOOLEAN: return 1;
-	case T_DATA_TYPE: case T_CONV_MODE: case T_POINTWISE_MODE: case T_REDUCTION_OPERATOR:
-	case T_INT32: return 4;
-	case T_INT64: return 8;
-	case T_BACKEND_DESCRIPTOR: return (int)sizeof(void *);
-	default: return 0;
+	case T_BOOLEAN:
+		return 1;
+	case T_DATA_TYPE:
+	case T_CONV_MODE:
+	case T_POINTWISE_MODE:
+	case T_REDUCTION_OPERATOR:
+	case T_INT32:
+		return 4;
+	case T_INT64:
+		return 8;
+	case T_BACKEND_DESCRIPTOR:
+		return (int)sizeof(void *);
+	default:
+		return 0;
 	}
 }
 
@@ -150,8 +164,13 @@ static int64_t elem(int type, const void *v, int64_t i)
 {
 	const unsigned char *p = v;
 	switch (elem_size(type)) {
-	case 1: return p[i] != 0;
-	case 4: { int32_t x; memcpy(&x, p + 4 * i, 4); return x; }
+	case 1:
+		return p[i] != 0;
+	case 4: {
+		int32_t x;
+		memcpy(&x, p + 4 * i, 4);
+		return x;
+	}
 	default: {
 		if (type == T_BACKEND_DESCRIPTOR) {
 			void *x;
@@ -228,7 +247,7 @@ static int64_t ival(const struct cr_desc *r, int name, int64_t dflt)
 /* ---- tensors and operations, as they were when the operation was finalized ---- */
 
 struct tinfo {
-	int64_t uid;            /* -1: absent */
+	int64_t uid; /* -1: absent */
 	int nd, dtype, virt;
 	int64_t dim[8];
 };
@@ -257,12 +276,12 @@ enum { MASK_NONE, MASK_CAUSAL_TL, MASK_CAUSAL_BR, MASK_OTHER };
  * may drop tensors later.  Roles: inputs first, the output at @out.
  */
 struct opsnap {
-	int mode, axis;          /* pointwise mode and axis, reduction operator; -1 */
-	int out;                 /* role of the output, -1 */
-	int mask;                /* SDPA operations: MASK_* of the graphs they reference */
-	int seqlen;              /* SDPA operations: per-batch sequence lengths given */
+	int mode, axis; /* pointwise mode and axis, reduction operator; -1 */
+	int out;        /* role of the output, -1 */
+	int mask;       /* SDPA operations: MASK_* of the graphs they reference */
+	int seqlen;     /* SDPA operations: per-batch sequence lengths given */
 	struct tinfo t[NROLE];
-	int conv_ok;             /* convolution descriptor read */
+	int conv_ok; /* convolution descriptor read */
 	int64_t spatial, comp, pad[3], str[3], dil[3];
 };
 
@@ -308,7 +327,7 @@ static struct opsnap *snapshot(struct cr_store *s, const struct cr_desc *o)
 		n->mode = (int)ival(pd, A_PW_MODE, -1);
 		n->axis = (int)ival(pd, A_PW_AXIS, -1);
 	}
-	const struct cr_desc *cd = o->type == D_OP_CONV_FWD	   ? ref(s, o, A_FWD_CONV)
+	const struct cr_desc *cd = o->type == D_OP_CONV_FWD          ? ref(s, o, A_FWD_CONV)
 				   : o->type == D_OP_CONV_BWD_DATA   ? ref(s, o, A_BD_CONV)
 				   : o->type == D_OP_CONV_BWD_FILTER ? ref(s, o, A_BF_CONV)
 								     : NULL;
@@ -372,11 +391,23 @@ static int load_graph(struct cr_store *s, const struct cr_desc *g, struct graph 
 			p->in_uid[k] = p->in[k] ? p->in[k]->uid : -1;
 		p->out_uid = p->out ? p->out->uid : -1;
 		switch (o->type) {
-		case D_OP_MATMUL: G->n_mm++; break;
-		case D_OP_POINTWISE: G->n_pw++; break;
-		case D_OP_REDUCTION: G->n_red++; break;
-		case D_OP_CONV_FWD: case D_OP_CONV_BWD_DATA: case D_OP_CONV_BWD_FILTER: G->n_conv++; break;
-		default: G->n_other++; break;
+		case D_OP_MATMUL:
+			G->n_mm++;
+			break;
+		case D_OP_POINTWISE:
+			G->n_pw++;
+			break;
+		case D_OP_REDUCTION:
+			G->n_red++;
+			break;
+		case D_OP_CONV_FWD:
+		case D_OP_CONV_BWD_DATA:
+		case D_OP_CONV_BWD_FILTER:
+			G->n_conv++;
+			break;
+		default:
+			G->n_other++;
+			break;
 		}
 	}
 	return 0;
@@ -497,12 +528,13 @@ static int decode_conv(const struct graph *G, struct kp_hcall *c)
 	const struct opsnap *n = o->sn;
 	const struct tinfo *x = &n->t[0], *w = &n->t[1], *y = &n->t[2];
 	int nd = x->nd - 2;
-	if (!n->conv_ok || nd < 1 || nd > 3 || w->nd != x->nd || y->nd != x->nd || n->spatial != nd ||
-	    w->dim[1] < 1 || x->dim[1] % w->dim[1] != 0)
+	if (!n->conv_ok || nd < 1 || nd > 3 || w->nd != x->nd || y->nd != x->nd ||
+	    n->spatial != nd || w->dim[1] < 1 || x->dim[1] % w->dim[1] != 0)
 		return -CG_WHY_SHAPES;
 	c->kind = HC_CONV;
-	c->conv_op = o->type == D_OP_CONV_FWD ? CONV_FWD
-		     : o->type == D_OP_CONV_BWD_DATA ? CONV_BWD_DATA : CONV_BWD_FILTER;
+	c->conv_op = o->type == D_OP_CONV_FWD        ? CONV_FWD
+		     : o->type == D_OP_CONV_BWD_DATA ? CONV_BWD_DATA
+						     : CONV_BWD_FILTER;
 	c->conv_nd = nd;
 	c->groups = (int32_t)(x->dim[1] / w->dim[1]);
 	dims32(c->xd, x), dims32(c->wd, w), dims32(c->yd, y);
@@ -520,8 +552,9 @@ static int sdpa_fill(struct kp_hcall *c, const struct tinfo *q, const struct tin
 		     int64_t sk, int64_t dv, int bwd, int mask, int stats)
 {
 	int64_t hkv = k->dim[1], d = q->dim[3];
-	if (q->nd != 4 || k->nd != 4 || q->dim[0] != k->dim[0] || (kt ? k->dim[2] : k->dim[3]) != d ||
-	    hkv < 1 || q->dim[1] % hkv != 0 || sk < 1 || dv < 1 || d < 1 || q->dim[2] < 1)
+	if (q->nd != 4 || k->nd != 4 || q->dim[0] != k->dim[0] ||
+	    (kt ? k->dim[2] : k->dim[3]) != d || hkv < 1 || q->dim[1] % hkv != 0 || sk < 1 ||
+	    dv < 1 || d < 1 || q->dim[2] < 1)
 		return -CG_WHY_SHAPES;
 	if (mask == MASK_OTHER || (mask == MASK_CAUSAL_BR && q->dim[2] != sk))
 		return -CG_WHY_MASK;
@@ -575,9 +608,10 @@ static int decode_composite(const struct graph *G, struct kp_hcall *c)
 		if (i == smm || G->op[i].type != D_OP_MATMUL || !is4(a) || !is4(b))
 			continue;
 		if (!bwd && b->dim[2] == sk)
-			dv = b->dim[3];  /* O = P V */
-		else if (bwd && is4(o) && o->dim[2] == q->dim[2] && o->dim[3] == sk && b->dim[3] == sk)
-			dv = b->dim[2];  /* dP = dO V^T */
+			dv = b->dim[3]; /* O = P V */
+		else if (bwd && is4(o) && o->dim[2] == q->dim[2] && o->dim[3] == sk &&
+			 b->dim[3] == sk)
+			dv = b->dim[2]; /* dP = dO V^T */
 	}
 	if (bwd && dv < 0)
 		dv = q->dim[3];
@@ -605,8 +639,8 @@ static int decode_unified(const struct gop *o, struct kp_hcall *c)
 	if (!is4(q) || !is4(k) || !is4(v))
 		return -CG_WHY_SHAPES;
 	if (n->seqlen)
-		return -CG_WHY_VARLEN; /* per-batch lengths */
-	int kt = k->dim[3] != q->dim[3];  /* K given transposed, [b, hkv, d, sk] */
+		return -CG_WHY_VARLEN;   /* per-batch lengths */
+	int kt = k->dim[3] != q->dim[3]; /* K given transposed, [b, hkv, d, sk] */
 	int64_t sk = kt ? k->dim[3] : k->dim[2];
 	int64_t dv = v->dim[2] == sk ? v->dim[3] : v->dim[2];
 	return sdpa_fill(c, q, k, kt, sk, dv, bwd, n->mask, !bwd && n->t[4].nd > 0);
@@ -678,9 +712,15 @@ void cr_finalize(struct cr_store *s, const void *d)
 	if (!p)
 		return;
 	switch (p->type) {
-	case D_OP_MATMUL: case D_OP_POINTWISE: case D_OP_REDUCTION: case D_OP_RESHAPE:
-	case D_OP_CONV_FWD: case D_OP_CONV_BWD_DATA: case D_OP_CONV_BWD_FILTER:
-	case D_OP_SDPA_FWD: case D_OP_SDPA_BWD:
+	case D_OP_MATMUL:
+	case D_OP_POINTWISE:
+	case D_OP_REDUCTION:
+	case D_OP_RESHAPE:
+	case D_OP_CONV_FWD:
+	case D_OP_CONV_BWD_DATA:
+	case D_OP_CONV_BWD_FILTER:
+	case D_OP_SDPA_FWD:
+	case D_OP_SDPA_BWD:
 		free(p->snap);
 		p->snap = snapshot(s, p);
 		return;

@@ -9,12 +9,12 @@
 #include <stdint.h>
 
 enum kp_hcall_kind {
-	HC_GEMM = 1,        /* a cuBLAS / cuBLASLt GEMM call */
-	HC_NVTX_PUSH,       /* a push/pop range (nests per thread) */
-	HC_NVTX_START,      /* a start/end range (may end on another thread) */
-	HC_CONV,            /* a cuDNN convolution: legacy call, or a graph of one conv op */
-	HC_SDPA,            /* a cuDNN graph recognized as attention (forward or backward) */
-	HC_CUDNN_GRAPH,     /* another cuDNN graph execution: kernels, no shape */
+	HC_GEMM = 1,    /* a cuBLAS / cuBLASLt GEMM call */
+	HC_NVTX_PUSH,   /* a push/pop range (nests per thread) */
+	HC_NVTX_START,  /* a start/end range (may end on another thread) */
+	HC_CONV,        /* a cuDNN convolution: legacy call, or a graph of one conv op */
+	HC_SDPA,        /* a cuDNN graph recognized as attention (forward or backward) */
+	HC_CUDNN_GRAPH, /* another cuDNN graph execution: kernels, no shape */
 };
 
 enum { CONV_FWD, CONV_BWD_DATA, CONV_BWD_FILTER };
@@ -34,13 +34,13 @@ enum {
  * cublasComputeType_t.  Fixed size: it is written to the record file as is.
  */
 struct kp_hcall {
-	int32_t kind;           /* enum kp_hcall_kind */
+	int32_t kind; /* enum kp_hcall_kind */
 	uint32_t flags;
 	uint64_t start_ns, end_ns; /* CLOCK_REALTIME, as CUPTI's timestamps */
-	uint32_t pid, tid;      /* OS ids, as CUPTI's SYSTEM thread ids */
-	uint64_t ext;           /* CUSTOM0 External id pushed around the call / range */
-	const char *name;       /* function name (static) or NVTX message (owned by the recorder) */
-	const char *domain;     /* NVTX domain name, NULL = default domain */
+	uint32_t pid, tid;         /* OS ids, as CUPTI's SYSTEM thread ids */
+	uint64_t ext;              /* CUSTOM0 External id pushed around the call / range */
+	const char *name;   /* function name (static) or NVTX message (owned by the recorder) */
+	const char *domain; /* NVTX domain name, NULL = default domain */
 	int64_t m, n, k, batch;
 	int32_t atype, btype, ctype, dtype;
 	int32_t compute;        /* cublasComputeType_t, or -1 */
@@ -50,8 +50,8 @@ struct kp_hcall {
 	int32_t status;         /* the call's return status */
 	uint32_t pad;
 	/* HC_CONV: atype = x, btype = w, dtype = y (cudnnDataType_t); y is dy in backward */
-	int32_t conv_op;        /* CONV_* */
-	int32_t conv_nd;        /* spatial dims, 1-3; 0 when the descriptors were not read */
+	int32_t conv_op; /* CONV_* */
+	int32_t conv_nd; /* spatial dims, 1-3; 0 when the descriptors were not read */
 	int32_t groups;
 	int32_t xd[5], wd[5], yd[5];
 	int16_t cpad[3], cstride[3], cdil[3];
@@ -62,25 +62,25 @@ struct kp_hcall {
 	 * reduction, convolution and other operations, sd[5] says why it is no op kprof models
 	 * (CG_WHY_*).
 	 */
-	uint32_t sdpa_flags;    /* SDPA_F_* */
+	uint32_t sdpa_flags; /* SDPA_F_* */
 	int32_t pad3;
-	int64_t sd[7];          /* b, h, hkv, sq, sk, d, dv */
+	int64_t sd[7]; /* b, h, hkv, sq, sk, d, dv */
 };
 
 enum {
-	SDPA_F_BWD = 1,         /* the backward graph */
-	SDPA_F_CAUSAL = 2,      /* a top-left causal mask (PyTorch's is_causal) */
-	SDPA_F_STATS = 4,       /* forward: Stats (logsumexp) written */
-	SDPA_F_BIAS = 8,        /* an additive bias of [b|1, h|1, sq, sk] */
+	SDPA_F_BWD = 1,    /* the backward graph */
+	SDPA_F_CAUSAL = 2, /* a top-left causal mask (PyTorch's is_causal) */
+	SDPA_F_STATS = 4,  /* forward: Stats (logsumexp) written */
+	SDPA_F_BIAS = 8,   /* an additive bias of [b|1, h|1, sq, sk] */
 };
 enum { SD_B, SD_H, SD_HKV, SD_SQ, SD_SK, SD_D, SD_DV };
 enum {
-	CG_WHY_OTHER = 1,       /* neither one convolution nor matmuls around a softmax */
-	CG_WHY_NO_SOFTMAX,      /* matmuls without an exponential between two of them */
-	CG_WHY_SCORES,          /* no single matmul feeds the softmax */
-	CG_WHY_SHAPES,          /* tensors that do not form Q, K, V (or x, w, y) */
-	CG_WHY_MASK,            /* a mask other than PyTorch's causal one */
-	CG_WHY_VARLEN,          /* per-batch sequence lengths */
+	CG_WHY_OTHER = 1,  /* neither one convolution nor matmuls around a softmax */
+	CG_WHY_NO_SOFTMAX, /* matmuls without an exponential between two of them */
+	CG_WHY_SCORES,     /* no single matmul feeds the softmax */
+	CG_WHY_SHAPES,     /* tensors that do not form Q, K, V (or x, w, y) */
+	CG_WHY_MASK,       /* a mask other than PyTorch's causal one */
+	CG_WHY_VARLEN,     /* per-batch sequence lengths */
 };
 
 /*

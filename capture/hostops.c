@@ -89,7 +89,8 @@ static int parse_sizes(const char **pp, struct kp_nvtx_msg *m, char *why, size_t
 				if (!expect(pp, ']'))
 					break;
 				if (!comma(pp))
-					return fail(why, whylen, "sizes: expected ',' or ']' after a dimension");
+					return fail(why, whylen,
+						    "sizes: expected ',' or ']' after a dimension");
 			}
 		}
 		m->slot[m->nslots++].nd = nd;
@@ -185,19 +186,32 @@ int nvtxmsg_parse(const char *msg, struct kp_nvtx_msg *m, char *why, size_t whyl
 const char *hostops_type_name(int32_t t)
 {
 	switch (t) {
-	case 0: return "float";               /* CUDA_R_32F */
-	case 1: return "double";              /* CUDA_R_64F */
-	case 2: return "c10::Half";           /* CUDA_R_16F */
-	case 3: return "signed char";         /* CUDA_R_8I */
-	case 8: return "unsigned char";       /* CUDA_R_8U */
-	case 10: return "int";                /* CUDA_R_32I */
-	case 14: return "c10::BFloat16";      /* CUDA_R_16BF */
-	case 4: return "c10::complex<float>"; /* CUDA_C_32F */
-	case 5: return "c10::complex<double>";/* CUDA_C_64F */
-	case 6: return "c10::complex<c10::Half>";
-	case 28: return "c10::Float8_e4m3fn"; /* CUDA_R_8F_E4M3 */
-	case 29: return "c10::Float8_e5m2";   /* CUDA_R_8F_E5M2 */
-	default: return "";
+	case 0:
+		return "float"; /* CUDA_R_32F */
+	case 1:
+		return "double"; /* CUDA_R_64F */
+	case 2:
+		return "c10::Half"; /* CUDA_R_16F */
+	case 3:
+		return "signed char"; /* CUDA_R_8I */
+	case 8:
+		return "unsigned char"; /* CUDA_R_8U */
+	case 10:
+		return "int"; /* CUDA_R_32I */
+	case 14:
+		return "c10::BFloat16"; /* CUDA_R_16BF */
+	case 4:
+		return "c10::complex<float>"; /* CUDA_C_32F */
+	case 5:
+		return "c10::complex<double>"; /* CUDA_C_64F */
+	case 6:
+		return "c10::complex<c10::Half>";
+	case 28:
+		return "c10::Float8_e4m3fn"; /* CUDA_R_8F_E4M3 */
+	case 29:
+		return "c10::Float8_e5m2"; /* CUDA_R_8F_E5M2 */
+	default:
+		return "";
 	}
 }
 
@@ -205,10 +219,14 @@ const char *hostops_type_name(int32_t t)
 static const char *compute_hint(int32_t cp)
 {
 	switch (cp) {
-	case 74: return "fp16"; /* CUBLAS_COMPUTE_32F_FAST_16F */
-	case 75: return "bf16"; /* CUBLAS_COMPUTE_32F_FAST_16BF */
-	case 77: return "tf32"; /* CUBLAS_COMPUTE_32F_FAST_TF32 */
-	default: return NULL;
+	case 74:
+		return "fp16"; /* CUBLAS_COMPUTE_32F_FAST_16F */
+	case 75:
+		return "bf16"; /* CUBLAS_COMPUTE_32F_FAST_16BF */
+	case 77:
+		return "tf32"; /* CUBLAS_COMPUTE_32F_FAST_TF32 */
+	default:
+		return NULL;
 	}
 }
 
@@ -234,7 +252,8 @@ int hostops_gemm(const struct kp_hcall *c, const char **name, char **args)
 	int bias = (c->flags & HCF_BIAS) != 0;
 	int zero = (c->flags & HCF_BETA_ZERO) != 0;
 	int add = bias || !zero;
-	*name = add ? (batched ? "aten::baddbmm" : "aten::addmm") : (batched ? "aten::bmm" : "aten::mm");
+	*name = add ? (batched ? "aten::baddbmm" : "aten::addmm")
+		    : (batched ? "aten::bmm" : "aten::mm");
 	const char *t1 = hostops_type_name(c->btype), *t2 = hostops_type_name(c->atype);
 	const char *to = hostops_type_name(c->dtype);
 	size_t len = 0;
@@ -258,7 +277,8 @@ int hostops_gemm(const struct kp_hcall *c, const char **name, char **args)
 	put_dims(f, batched, B, M, N);
 	fputs("],\"Input type\":[", f);
 	if (add) {
-		jw_put_string(f, bias ? hostops_type_name(c->bias_type) : hostops_type_name(c->ctype));
+		jw_put_string(f,
+			      bias ? hostops_type_name(c->bias_type) : hostops_type_name(c->ctype));
 		putc(',', f);
 	}
 	jw_put_string(f, t1);
@@ -276,9 +296,11 @@ int hostops_gemm(const struct kp_hcall *c, const char **name, char **args)
 		fputs("\"\",\"\",\"\"", f);
 	fputs("],\"kprof library call\":", f);
 	jw_put_string(f, c->name ? c->name : "");
-	fprintf(f, ",\"kprof gemm\":\"m=%" PRId64 " n=%" PRId64 " k=%" PRId64 " batch=%" PRId64
-		   " transa=%c transb=%c compute=%d epilogue=%u status=%d\"",
-		c->m, c->n, c->k, c->batch, c->transa >= 0 && c->transa < 3 ? trans_ch[c->transa] : '?',
+	fprintf(f,
+		",\"kprof gemm\":\"m=%" PRId64 " n=%" PRId64 " k=%" PRId64 " batch=%" PRId64
+		" transa=%c transb=%c compute=%d epilogue=%u status=%d\"",
+		c->m, c->n, c->k, c->batch,
+		c->transa >= 0 && c->transa < 3 ? trans_ch[c->transa] : '?',
 		c->transb >= 0 && c->transb < 3 ? trans_ch[c->transb] : '?', (int)c->compute,
 		c->epilogue, (int)c->status);
 	const char *hint = compute_hint(c->compute);
@@ -293,18 +315,30 @@ int hostops_gemm(const struct kp_hcall *c, const char **name, char **args)
 const char *hostops_cudnn_type_name(int32_t t)
 {
 	switch (t) {
-	case 0: return "float";               /* CUDNN_DATA_FLOAT */
-	case 1: return "double";              /* CUDNN_DATA_DOUBLE */
-	case 2: return "c10::Half";           /* CUDNN_DATA_HALF */
-	case 3: return "signed char";         /* CUDNN_DATA_INT8 */
-	case 4: return "int";                 /* CUDNN_DATA_INT32 */
-	case 6: return "unsigned char";       /* CUDNN_DATA_UINT8 */
-	case 9: return "c10::BFloat16";       /* CUDNN_DATA_BFLOAT16 */
-	case 10: return "long int";           /* CUDNN_DATA_INT64 */
-	case 11: return "bool";               /* CUDNN_DATA_BOOLEAN */
-	case 12: return "c10::Float8_e4m3fn"; /* CUDNN_DATA_FP8_E4M3 */
-	case 13: return "c10::Float8_e5m2";   /* CUDNN_DATA_FP8_E5M2 */
-	default: return "";
+	case 0:
+		return "float"; /* CUDNN_DATA_FLOAT */
+	case 1:
+		return "double"; /* CUDNN_DATA_DOUBLE */
+	case 2:
+		return "c10::Half"; /* CUDNN_DATA_HALF */
+	case 3:
+		return "signed char"; /* CUDNN_DATA_INT8 */
+	case 4:
+		return "int"; /* CUDNN_DATA_INT32 */
+	case 6:
+		return "unsigned char"; /* CUDNN_DATA_UINT8 */
+	case 9:
+		return "c10::BFloat16"; /* CUDNN_DATA_BFLOAT16 */
+	case 10:
+		return "long int"; /* CUDNN_DATA_INT64 */
+	case 11:
+		return "bool"; /* CUDNN_DATA_BOOLEAN */
+	case 12:
+		return "c10::Float8_e4m3fn"; /* CUDNN_DATA_FP8_E4M3 */
+	case 13:
+		return "c10::Float8_e5m2"; /* CUDNN_DATA_FP8_E5M2 */
+	default:
+		return "";
 	}
 }
 
@@ -358,7 +392,8 @@ int hostops_conv(const struct kp_hcall *c, const char **name, char **args)
 	jw_put_string(f, tx);
 	putc(',', f);
 	jw_put_string(f, tw);
-	fputs(",\"\",\"ScalarList\",\"ScalarList\",\"ScalarList\",\"Scalar\",\"ScalarList\",\"Scalar\"", f);
+	fputs(",\"\",\"ScalarList\",\"ScalarList\",\"ScalarList\",\"Scalar\",\"ScalarList\",\"Scalar\"",
+	      f);
 	if (bwd)
 		fputs(",\"BoolList\"", f);
 	fputs("],\"Concrete Inputs\":[", f);
@@ -373,11 +408,13 @@ int hostops_conv(const struct kp_hcall *c, const char **name, char **args)
 	put_list(f, zero, nd);
 	fprintf(f, ",\"%d\"", (int)c->groups);
 	if (bwd)
-		fputs(c->conv_op == CONV_BWD_DATA ? ",\"[True, False, False]\"" : ",\"[False, True, False]\"", f);
+		fputs(c->conv_op == CONV_BWD_DATA ? ",\"[True, False, False]\""
+						  : ",\"[False, True, False]\"",
+		      f);
 	fputs("],\"kprof library call\":", f);
 	jw_put_string(f, c->name ? c->name : "");
-	fprintf(f, ",\"kprof conv\":\"groups=%d compute=%d status=%d\"", (int)c->groups, (int)c->compute,
-		(int)c->status);
+	fprintf(f, ",\"kprof conv\":\"groups=%d compute=%d status=%d\"", (int)c->groups,
+		(int)c->compute, (int)c->status);
 	fclose(f);
 	return *args ? 0 : -1;
 }
@@ -450,16 +487,18 @@ int hostops_sdpa(const struct kp_hcall *c, const char **name, char **args)
 	      f);
 	fputs(",\"Concrete Inputs\":[", f);
 	if (bwd)
-		fprintf(f, "\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"%" PRId64
-			   "\",\"%" PRId64 "\",\"0.\",\"%s\",\"\"]",
+		fprintf(f,
+			"\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"%" PRId64
+			"\",\"%" PRId64 "\",\"0.\",\"%s\",\"\"]",
 			v[SD_SQ], v[SD_SK], causal);
 	else
 		fprintf(f, "\"\",\"\",\"\",\"\",\"%s\",\"0.\",\"%s\",\"False\",\"\"]",
 			c->sdpa_flags & SDPA_F_STATS ? "True" : "False", causal);
 	fputs(",\"kprof library call\":", f);
 	jw_put_string(f, c->name ? c->name : "");
-	fprintf(f, ",\"kprof sdpa\":\"b=%" PRId64 " h=%" PRId64 " hkv=%" PRId64 " sq=%" PRId64
-		   " sk=%" PRId64 " d=%" PRId64 " dv=%" PRId64 " causal=%d bwd=%d status=%d\"",
+	fprintf(f,
+		",\"kprof sdpa\":\"b=%" PRId64 " h=%" PRId64 " hkv=%" PRId64 " sq=%" PRId64
+		" sk=%" PRId64 " d=%" PRId64 " dv=%" PRId64 " causal=%d bwd=%d status=%d\"",
 		v[SD_B], v[SD_H], v[SD_HKV], v[SD_SQ], v[SD_SK], v[SD_D], v[SD_DV],
 		(c->sdpa_flags & SDPA_F_CAUSAL) != 0, bwd, (int)c->status);
 	fclose(f);
@@ -476,11 +515,14 @@ int hostops_cudnn_graph(const struct kp_hcall *c, const char **name, char **args
 		return -1;
 	fputs("\"kprof library call\":", f);
 	jw_put_string(f, c->name ? c->name : "");
-	static const char *const why[] = { "", "not-recognized", "no-softmax", "scores",
-					   "shapes", "mask", "varlen" };
-	int w = c->sd[5] >= 0 && c->sd[5] < (int64_t)(sizeof(why) / sizeof(why[0])) ? (int)c->sd[5] : 0;
-	fprintf(f, ",\"kprof cudnn graph\":\"matmul=%" PRId64 " pointwise=%" PRId64
-		   " reduction=%" PRId64 " convolution=%" PRId64 " other=%" PRId64 " why=%s status=%d\"",
+	static const char *const why[] = { "",       "not-recognized", "no-softmax", "scores",
+					   "shapes", "mask",           "varlen" };
+	int w = c->sd[5] >= 0 && c->sd[5] < (int64_t)(sizeof(why) / sizeof(why[0])) ? (int)c->sd[5]
+										    : 0;
+	fprintf(f,
+		",\"kprof cudnn graph\":\"matmul=%" PRId64 " pointwise=%" PRId64
+		" reduction=%" PRId64 " convolution=%" PRId64 " other=%" PRId64
+		" why=%s status=%d\"",
 		c->sd[0], c->sd[1], c->sd[2], c->sd[3], c->sd[4], why[w], (int)c->status);
 	fclose(f);
 	return *args ? 0 : -1;
@@ -548,9 +590,9 @@ static const char *kernel_dtype(const char *k)
 struct ctx {
 	struct kp_ctrace *t;
 	struct kp_hmap ops; /* op_key(pid, op_id) -> dtype name of the op's output (val.ptr) */
-	size_t *gemm;      /* indices of GEMM calls by (tid, start) */
+	size_t *gemm;       /* indices of GEMM calls by (tid, start) */
 	size_t ngemm;
-	size_t *sdpa;      /* indices of cuDNN attention graphs by (tid, start) */
+	size_t *sdpa; /* indices of cuDNN attention graphs by (tid, start) */
 	size_t nsdpa;
 	struct launch *l;
 	size_t nl;
@@ -612,7 +654,8 @@ static const char *infer_dtype(const struct ctx *x, const struct kp_hcall *r)
 	lo = 0, hi = x->nl;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
-		if (x->l[mid].tid < r->tid || (x->l[mid].tid == r->tid && x->l[mid].t < r->start_ns))
+		if (x->l[mid].tid < r->tid ||
+		    (x->l[mid].tid == r->tid && x->l[mid].t < r->start_ns))
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -657,7 +700,8 @@ static const char *op_dtypes(struct ctx *x, const struct kp_hcall *r, const stru
 		int created;
 		struct kp_hmap_entry *e = hmap_put_int(&x->ops, op_key(r->pid, m->op_id), &created);
 		if (created)
-			e->val.ptr = (void *)own; /* static or interned; never freed through the map */
+			e->val.ptr = (void *)
+				own; /* static or interned; never freed through the map */
 	}
 	return own;
 }
@@ -793,7 +837,8 @@ static int emit_replays(struct kp_ctrace *t, struct kp_hostops_stats *st)
 		uint32_t pid, tid;
 		if (l) {
 			const struct kp_rec *lr = &t->recs[l->rec];
-			s0 = lr->start_ns, dur = lr->end_ns > lr->start_ns ? lr->end_ns - lr->start_ns : 0;
+			s0 = lr->start_ns,
+			dur = lr->end_ns > lr->start_ns ? lr->end_ns - lr->start_ns : 0;
 			pid = lr->pid, tid = lr->tid;
 		} else {
 			s0 = t->recs[idx[a]].start_ns, dur = 0;
@@ -816,14 +861,16 @@ static int emit_replays(struct kp_ctrace *t, struct kp_hostops_stats *st)
 				size_t len = 0;
 				FILE *f = open_memstream(&args, &len);
 				if (f) {
-					fprintf(f, "%s%s\"kprof graph replay of\":%" PRIu64, sp->args ? sp->args : "",
-						sp->args ? "," : "", gext);
+					fprintf(f, "%s%s\"kprof graph replay of\":%" PRIu64,
+						sp->args ? sp->args : "", sp->args ? "," : "",
+						gext);
 					fclose(f);
 				}
 				if (!l)
 					pid = sp->pid, tid = sp->tid;
-				rc = ctrace_add_span(t, "cpu_op", strdup(sp->name), b0, b1 > b0 ? b1 - 1 : b0,
-						     pid, tid + HOSTOPS_REPLAY_TID, ext, args);
+				rc = ctrace_add_span(t, "cpu_op", strdup(sp->name), b0,
+						     b1 > b0 ? b1 - 1 : b0, pid,
+						     tid + HOSTOPS_REPLAY_TID, ext, args);
 				sp = NULL; /* ctrace_add_span may move the spans */
 				for (size_t e = c; e < d; e++)
 					t->recs[idx[e]].gext = ext;
@@ -923,8 +970,10 @@ int hostops_emit(struct kp_ctrace *t, struct kp_hostops_stats *st, FILE *warn)
 		int p = nvtxmsg_parse(c.name, &m, why, sizeof(why));
 		if (p < 0) {
 			if (warn && st->nvtx_malformed < 5)
-				fprintf(warn, "kprof: warning: NVTX range '%.120s': %s; kept as an "
-					      "annotation\n", c.name, why);
+				fprintf(warn,
+					"kprof: warning: NVTX range '%.120s': %s; kept as an "
+					"annotation\n",
+					c.name, why);
 			st->nvtx_malformed++;
 		}
 		st->nvtx_ranges++;
@@ -932,7 +981,8 @@ int hostops_emit(struct kp_ctrace *t, struct kp_hostops_stats *st, FILE *warn)
 		 * An emit_nvtx op is a cpu_op; one of a primary model (matmul, conv, attention)
 		 * without shapes stays an annotation, so that the library op inside it counts.
 		 */
-		int op = p == 0 && !m.label && (m.has_sizes || opmodel_class(m.name) != MODEL_PRIMARY);
+		int op = p == 0 && !m.label &&
+			 (m.has_sizes || opmodel_class(m.name) != MODEL_PRIMARY);
 		const char *dts[NVTX_MAX_SLOTS] = { 0 };
 		if (op && m.has_sizes)
 			op_dtypes(&x, &c, &m, dts);
@@ -942,8 +992,10 @@ int hostops_emit(struct kp_ctrace *t, struct kp_hostops_stats *st, FILE *warn)
 		if (op)
 			st->nvtx_ops++;
 		rc = ctrace_add_span(t, op ? "cpu_op" : "user_annotation",
-				     strdup(p == 0 ? m.name : c.name ? c.name : ""), c.start_ns, c.end_ns,
-				     c.pid, c.tid, c.ext, args);
+				     strdup(p == 0   ? m.name
+					    : c.name ? c.name
+						     : ""),
+				     c.start_ns, c.end_ns, c.pid, c.tid, c.ext, args);
 	}
 	if (rc == 0)
 		rc = emit_replays(t, st);

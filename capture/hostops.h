@@ -20,23 +20,23 @@ struct kp_hcall;
 /* One parsed emit_nvtx message: "aten::mm, seq = 12, op_id = 7, sizes = [[4, 8], []]". */
 struct kp_nvtx_msg {
 	char name[256];
-	int label;                 /* @name has a space: a record_function label, not an op */
-	int64_t seq, op_id;        /* -1 when absent */
+	int label;          /* @name has a space: a record_function label, not an op */
+	int64_t seq, op_id; /* -1 when absent */
 	int has_sizes;
 	int nslots;
 	struct {
 		int nd;
 		int64_t d[NVTX_MAX_DIMS];
 	} slot[NVTX_MAX_SLOTS];
-	int ninput_ids;            /* (op,out) pairs of input_op_ids */
+	int ninput_ids;                   /* (op,out) pairs of input_op_ids */
 	int64_t input_op[NVTX_MAX_SLOTS]; /* the producing op of each input, 0 none */
 };
 
 struct kp_hostops_stats {
-	size_t gemms, gemms_unshaped;   /* library ops written; those without a shape */
-	size_t nvtx_ranges, nvtx_ops;   /* ranges written; those that became cpu_ops */
-	size_t nvtx_open;               /* ranges never closed (not written) */
-	size_t nvtx_malformed;          /* emit_nvtx-like messages that did not parse */
+	size_t gemms, gemms_unshaped;      /* library ops written; those without a shape */
+	size_t nvtx_ranges, nvtx_ops;      /* ranges written; those that became cpu_ops */
+	size_t nvtx_open;                  /* ranges never closed (not written) */
+	size_t nvtx_malformed;             /* emit_nvtx-like messages that did not parse */
 	size_t replay_ops, replay_kernels; /* CUDA graph replays: ops made, GPU records linked */
 };
 

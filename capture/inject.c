@@ -63,8 +63,9 @@ static void on_context(void *ctx, int created)
 		return;
 	}
 	if (g_met == MET_ON) {
-		fprintf(stderr, "kprof: warning: --metrics: process %d: a second CUDA context; only "
-				"the first is profiled, so this process's kernels get no counters\n",
+		fprintf(stderr,
+			"kprof: warning: --metrics: process %d: a second CUDA context; only "
+			"the first is profiled, so this process's kernels get no counters\n",
 			(int)g_pid);
 		return;
 	}
@@ -110,7 +111,8 @@ static void write_records(void)
 	if (f && fclose(f) != 0 && !bad)
 		bad = 1, e = errno;
 	if (bad || rename(tmp, path) < 0) {
-		fprintf(stderr, "kprof: error: cannot write '%s': %s\n", tmp, strerror(bad ? e : errno));
+		fprintf(stderr, "kprof: error: cannot write '%s': %s\n", tmp,
+			strerror(bad ? e : errno));
 		unlink(tmp);
 	}
 }
@@ -127,8 +129,9 @@ int InitializeInjection(void)
 	done = 1;
 	const char *dir = getenv("KPROF_INJECT_DIR");
 	if (!dir || !*dir) {
-		fprintf(stderr, "kprof: warning: kprof-inject.so loaded without KPROF_INJECT_DIR; "
-				"process %d not traced\n",
+		fprintf(stderr,
+			"kprof: warning: kprof-inject.so loaded without KPROF_INJECT_DIR; "
+			"process %d not traced\n",
 			(int)getpid());
 		return 1;
 	}
@@ -164,8 +167,10 @@ int InitializeInjection(void)
 	/* and says which call or NVTX range each CUDA graph node is created in */
 	kp_shim_context_fn ctx = (kp_shim_context_fn)dlsym(RTLD_DEFAULT, "kprof_shim_context");
 	if (ctx && recorder_graph_nodes(ctx) < 0)
-		fprintf(stderr, "kprof: warning: process %d: CUPTI graph-node callbacks refused; "
-				"kernels replayed from CUDA graphs stay without ops\n", (int)g_pid);
+		fprintf(stderr,
+			"kprof: warning: process %d: CUPTI graph-node callbacks refused; "
+			"kernels replayed from CUDA graphs stay without ops\n",
+			(int)g_pid);
 	return 1;
 }
 

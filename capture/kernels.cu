@@ -9,7 +9,10 @@
 #include <cuda_runtime.h>
 
 template <typename T> __device__ __forceinline__ float ld(const T *p, size_t i);
-template <> __device__ __forceinline__ float ld<float>(const float *p, size_t i) { return p[i]; }
+template <> __device__ __forceinline__ float ld<float>(const float *p, size_t i)
+{
+	return p[i];
+}
 template <> __device__ __forceinline__ float ld<__half>(const __half *p, size_t i)
 {
 	return __half2float(p[i]);
@@ -19,7 +22,10 @@ template <> __device__ __forceinline__ float ld<__nv_bfloat16>(const __nv_bfloat
 	return __bfloat162float(p[i]);
 }
 template <typename T> __device__ __forceinline__ void st(T *p, size_t i, float v);
-template <> __device__ __forceinline__ void st<float>(float *p, size_t i, float v) { p[i] = v; }
+template <> __device__ __forceinline__ void st<float>(float *p, size_t i, float v)
+{
+	p[i] = v;
+}
 template <> __device__ __forceinline__ void st<__half>(__half *p, size_t i, float v)
 {
 	p[i] = __float2half_rn(v);
@@ -66,14 +72,17 @@ template <typename T> __global__ void kprof_activation(T *c, size_t n, int gelu)
 	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
 	     i += (size_t)gridDim.x * blockDim.x) {
 		float x = ld(c, i);
-		st(c, i, gelu ? 0.5f * x * (1.f + tanhf(0.7978845608028654f * (x + 0.044715f * x * x * x)))
-			      : fmaxf(x, 0.f));
+		st(c, i,
+		   gelu ? 0.5f * x *
+				   (1.f + tanhf(0.7978845608028654f * (x + 0.044715f * x * x * x)))
+			: fmaxf(x, 0.f));
 	}
 }
 
 /* one block per row; three passes over the row: max, sum of exp, write */
 template <typename T>
-__global__ void kprof_softmax_fwd(T *p, const float *scores, long sq, long sk, float scale, int causal)
+__global__ void kprof_softmax_fwd(T *p, const float *scores, long sq, long sk, float scale,
+				  int causal)
 {
 	__shared__ float red[32];
 	long row = blockIdx.x;
@@ -152,8 +161,8 @@ __global__ void kprof_softmax_bwd(T *ds, const T *p, const float *dp, long sk, f
 }
 
 template <typename T>
-__global__ void kprof_im2col(T *col, const T *x, long n, long c, long h, long w, long r, long s, long oh,
-		       long ow, long stride, long pad, long dil)
+__global__ void kprof_im2col(T *col, const T *x, long n, long c, long h, long w, long r, long s,
+			     long oh, long ow, long stride, long pad, long dil)
 {
 	long np = n * oh * ow;
 	size_t total = (size_t)c * r * s * np;
@@ -172,14 +181,14 @@ __global__ void kprof_im2col(T *col, const T *x, long n, long c, long h, long w,
 
 template <typename T>
 __global__ void kprof_col2im(T *dx, const T *dcol, long n, long c, long h, long w, long r, long s,
-		       long oh, long ow, long stride, long pad, long dil)
+			     long oh, long ow, long stride, long pad, long dil)
 {
 	long np = n * oh * ow;
 	size_t total = (size_t)n * c * h * w;
 	for (size_t idx = blockIdx.x * (size_t)blockDim.x + threadIdx.x; idx < total;
 	     idx += (size_t)gridDim.x * blockDim.x) {
-		long ix = (long)(idx % w), iy = (long)(idx / w % h), ci = (long)(idx / ((size_t)w * h) % c),
-		     ni = (long)(idx / ((size_t)w * h * c));
+		long ix = (long)(idx % w), iy = (long)(idx / w % h),
+		     ci = (long)(idx / ((size_t)w * h) % c), ni = (long)(idx / ((size_t)w * h * c));
 		float acc = 0.f;
 		for (long ri = 0; ri < r; ri++) {
 			long ty = iy + pad - ri * dil;
@@ -208,24 +217,25 @@ template <typename T> __global__ void kprof_swap01(T *out, const T *in, long a, 
 	size_t total = (size_t)a * b * p;
 	for (size_t idx = blockIdx.x * (size_t)blockDim.x + threadIdx.x; idx < total;
 	     idx += (size_t)gridDim.x * blockDim.x) {
-		long pi = (long)(idx % p), bi = (long)(idx / p % b), ai = (long)(idx / ((size_t)p * b));
+		long pi = (long)(idx % p), bi = (long)(idx / p % b),
+		     ai = (long)(idx / ((size_t)p * b));
 		out[((size_t)bi * a + ai) * p + pi] = in[idx];
 	}
 }
 
-#define DISPATCH(kt, launch)                                                                   \
-	do {                                                                                   \
-		if ((kt) == KT_F32) {                                                          \
-			typedef float T;                                                       \
-			launch;                                                                \
-		} else if ((kt) == KT_F16) {                                                   \
-			typedef __half T;                                                      \
-			launch;                                                                \
-		} else {                                                                       \
-			typedef __nv_bfloat16 T;                                               \
-			launch;                                                                \
-		}                                                                              \
-		return (int)cudaGetLastError();                                                \
+#define DISPATCH(kt, launch)                                                                       \
+	do {                                                                                       \
+		if ((kt) == KT_F32) {                                                              \
+			typedef float T;                                                           \
+			launch;                                                                    \
+		} else if ((kt) == KT_F16) {                                                       \
+			typedef __half T;                                                          \
+			launch;                                                                    \
+		} else {                                                                           \
+			typedef __nv_bfloat16 T;                                                   \
+			launch;                                                                    \
+		}                                                                                  \
+		return (int)cudaGetLastError();                                                    \
 	} while (0)
 
 extern "C" {
@@ -237,8 +247,8 @@ int kk_fill_uniform(void *p, int kt, size_t n, uint64_t seed)
 
 int kk_bias_rows(void *c, const void *bias, int kt, long m, long n)
 {
-	DISPATCH(kt, (kprof_bias_rows<T><<<blocks_for((size_t)m * n, 256), 256>>>((T *)c, (const T *)bias,
-									      m, n)));
+	DISPATCH(kt, (kprof_bias_rows<T>
+		      <<<blocks_for((size_t)m * n, 256), 256>>>((T *)c, (const T *)bias, m, n)));
 }
 
 int kk_activation(void *c, int kt, size_t n, int gelu)
@@ -249,35 +259,40 @@ int kk_activation(void *c, int kt, size_t n, int gelu)
 int kk_softmax_fwd(void *p, const float *scores, int kt, long rows, long sq, long sk, float scale,
 		   int causal)
 {
-	DISPATCH(kt, (kprof_softmax_fwd<T><<<(unsigned)rows, 256>>>((T *)p, scores, sq, sk, scale, causal)));
+	DISPATCH(kt, (kprof_softmax_fwd<T>
+		      <<<(unsigned)rows, 256>>>((T *)p, scores, sq, sk, scale, causal)));
 }
 
 int kk_softmax_bwd(void *ds, const void *p, const float *dp, int kt, long rows, long sk,
 		   float scale)
 {
-	DISPATCH(kt, (kprof_softmax_bwd<T><<<(unsigned)rows, 256>>>((T *)ds, (const T *)p, dp, sk, scale)));
+	DISPATCH(kt, (kprof_softmax_bwd<T>
+		      <<<(unsigned)rows, 256>>>((T *)ds, (const T *)p, dp, sk, scale)));
 }
 
 int kk_im2col(void *col, const void *x, int kt, long n, long c, long h, long w, long r, long s,
 	      long oh, long ow, long stride, long pad, long dil)
 {
 	size_t total = (size_t)c * r * s * n * oh * ow;
-	DISPATCH(kt, (kprof_im2col<T><<<blocks_for(total, 256), 256>>>((T *)col, (const T *)x, n, c, h, w, r,
-								s, oh, ow, stride, pad, dil)));
+	DISPATCH(kt, (kprof_im2col<T><<<blocks_for(total, 256), 256>>>((T *)col, (const T *)x, n, c,
+								       h, w, r, s, oh, ow, stride,
+								       pad, dil)));
 }
 
 int kk_col2im(void *dx, const void *dcol, int kt, long n, long c, long h, long w, long r, long s,
 	      long oh, long ow, long stride, long pad, long dil)
 {
 	size_t total = (size_t)n * c * h * w;
-	DISPATCH(kt, (kprof_col2im<T><<<blocks_for(total, 256), 256>>>((T *)dx, (const T *)dcol, n, c, h, w,
-								r, s, oh, ow, stride, pad, dil)));
+	DISPATCH(kt, (kprof_col2im<T><<<blocks_for(total, 256), 256>>>((T *)dx, (const T *)dcol, n,
+								       c, h, w, r, s, oh, ow,
+								       stride, pad, dil)));
 }
 
 int kk_swap01(void *out, const void *in, int kt, long a, long b, long p)
 {
-	DISPATCH(kt, (kprof_swap01<T><<<blocks_for((size_t)a * b * p, 256), 256>>>((T *)out, (const T *)in,
-									     a, b, p)));
+	DISPATCH(kt,
+		 (kprof_swap01<T>
+		  <<<blocks_for((size_t)a * b * p, 256), 256>>>((T *)out, (const T *)in, a, b, p)));
 }
 
 } /* extern "C" */

@@ -54,7 +54,8 @@ int64_t kmetrics_flops(const struct kp_kmet *m, int64_t out[7])
 			mul = count(m->v[KM_DMUL + 3 * p]);
 		out[4 + p] = fma < 0 && add < 0 && mul < 0
 				     ? -1
-				     : 2 * (fma < 0 ? 0 : fma) + (add < 0 ? 0 : add) + (mul < 0 ? 0 : mul);
+				     : 2 * (fma < 0 ? 0 : fma) + (add < 0 ? 0 : add) +
+					       (mul < 0 ? 0 : mul);
 	}
 	for (int k = 0; k < 7; k++)
 		if (out[k] >= 0)
@@ -89,7 +90,8 @@ size_t kmetrics_join(struct kp_ctrace *t, void (*warn)(const struct kp_mwin *w, 
 			const struct kp_rec *r = &t->recs[i];
 			if (mw->rec_hi && (i < mw->rec_lo || i >= mw->rec_hi))
 				continue;
-			if (r->kind == REC_KERNEL && r->start_ns >= mw->t0_ns && r->start_ns <= mw->t1_ns)
+			if (r->kind == REC_KERNEL && r->start_ns >= mw->t0_ns &&
+			    r->start_ns <= mw->t1_ns)
 				k[n++] = (struct kref){ r->start_ns, r->corr, i };
 		}
 		if (n != mw->n || mw->first + mw->n > t->nkmet) {
@@ -141,13 +143,17 @@ static int join_one(struct kp_ctrace *t, const struct kp_ctrace *m, const struct
 	for (size_t j = 0; j < ne; j++)
 		nl += m->recs[e[j].i].kind == REC_KERNEL;
 	if (w->n != ne && w->n != nl) {
-		fprintf(err, "kprof: warning: --metrics: %s: %zu ranges for %zu kernel launches and "
-			     "%zu memsets: not joined\n", w->label, w->n, nl, ne - nl);
+		fprintf(err,
+			"kprof: warning: --metrics: %s: %zu ranges for %zu kernel launches and "
+			"%zu memsets: not joined\n",
+			w->label, w->n, nl, ne - nl);
 		return -1;
 	}
 	if (nk != nl) {
-		fprintf(err, "kprof: warning: --metrics: %s: %zu kernels in the metrics run, %zu in "
-			     "the timed run: not joined\n", w->label, nl, nk);
+		fprintf(err,
+			"kprof: warning: --metrics: %s: %zu kernels in the metrics run, %zu in "
+			"the timed run: not joined\n",
+			w->label, nl, nk);
 		return -1;
 	}
 	for (size_t j = 0, q = 0; j < ne; j++) {
@@ -156,8 +162,10 @@ static int join_one(struct kp_ctrace *t, const struct kp_ctrace *m, const struct
 			continue;
 		const char *a = r->name ? r->name : "", *b = t->recs[k[q].i].name;
 		if (strcmp(a, b ? b : "")) {
-			fprintf(err, "kprof: warning: --metrics: %s: kernel %zu is '%s' in the metrics "
-				     "run, '%s' in the timed run: not joined\n", w->label, q, a, b ? b : "");
+			fprintf(err,
+				"kprof: warning: --metrics: %s: kernel %zu is '%s' in the metrics "
+				"run, '%s' in the timed run: not joined\n",
+				w->label, q, a, b ? b : "");
 			return -1;
 		}
 		q++;
@@ -193,7 +201,8 @@ size_t kmetrics_join_runs(struct kp_ctrace *t, const struct kp_ctrace *m, FILE *
 	if (!c || !pids || !k || !e)
 		goto out;
 	for (size_t i = 0; i < t->nrecs; i++)
-		if ((t->recs[i].kind == REC_RUNTIME || t->recs[i].kind == REC_DRIVER) && t->recs[i].corr)
+		if ((t->recs[i].kind == REC_RUNTIME || t->recs[i].kind == REC_DRIVER) &&
+		    t->recs[i].corr)
 			c[nc++] = (struct cpid){ t->recs[i].corr, t->recs[i].pid };
 	qsort(c, nc, sizeof(*c), cmp_cpid);
 	/* the process of each kernel: its launch call's */
@@ -215,8 +224,10 @@ size_t kmetrics_join_runs(struct kp_ctrace *t, const struct kp_ctrace *m, FILE *
 		if (!u || pids[u - 1] != pids[i])
 			pids[u++] = pids[i];
 	if (u != m->nmwin)
-		fprintf(err, "kprof: warning: --metrics: %zu processes launched kernels in the timed "
-			     "run, %zu in the metrics run; joined in PID order\n", u, m->nmwin);
+		fprintf(err,
+			"kprof: warning: --metrics: %zu processes launched kernels in the timed "
+			"run, %zu in the metrics run; joined in PID order\n",
+			u, m->nmwin);
 	for (size_t w = 0; w < m->nmwin && w < u; w++) {
 		size_t nk = 0;
 		for (size_t i = 0; i < t->nrecs; i++)
@@ -247,7 +258,8 @@ void kmetrics_put_args(FILE *out, const struct kp_kmet *m)
 		fprintf(out, ",\"kprof measured flops\":%" PRId64, tot);
 	for (int k = 0; k < 7; k++)
 		if (f[k] > 0)
-			fprintf(out, ",\"kprof measured flops %s\":%" PRId64, kmetrics_flop_names[k], f[k]);
+			fprintf(out, ",\"kprof measured flops %s\":%" PRId64,
+				kmetrics_flop_names[k], f[k]);
 	int64_t rd = count(m->v[KM_DRAM_READ]), wr = count(m->v[KM_DRAM_WRITE]);
 	if (rd >= 0 && wr >= 0)
 		fprintf(out, ",\"kprof dram bytes\":%" PRId64, rd + wr);

@@ -12,16 +12,22 @@
 
 /* The range-profiler metrics, in this order (kmetrics_names). */
 enum kp_kmetric {
-	KM_TENSOR_BF16,   /* sm__ops_path_tensor_src_bf16_dst_fp32.sum: FLOPs (2 per MAC) */
-	KM_TENSOR_FP16,   /* sm__ops_path_tensor_src_fp16.sum */
-	KM_TENSOR_TF32,   /* sm__ops_path_tensor_src_tf32_dst_fp32.sum */
-	KM_TENSOR_FP64,   /* sm__ops_path_tensor_src_fp64.sum */
-	KM_DFMA, KM_DADD, KM_DMUL,    /* smsp__sass_thread_inst_executed_op_*_pred_on.sum */
-	KM_FFMA, KM_FADD, KM_FMUL,
-	KM_HFMA, KM_HADD, KM_HMUL,
-	KM_DRAM_READ,     /* dram__bytes_read.sum */
-	KM_DRAM_WRITE,    /* dram__bytes_write.sum */
-	KM_SM_HZ,         /* sm__cycles_elapsed.avg.per_second */
+	KM_TENSOR_BF16, /* sm__ops_path_tensor_src_bf16_dst_fp32.sum: FLOPs (2 per MAC) */
+	KM_TENSOR_FP16, /* sm__ops_path_tensor_src_fp16.sum */
+	KM_TENSOR_TF32, /* sm__ops_path_tensor_src_tf32_dst_fp32.sum */
+	KM_TENSOR_FP64, /* sm__ops_path_tensor_src_fp64.sum */
+	KM_DFMA,
+	KM_DADD,
+	KM_DMUL, /* smsp__sass_thread_inst_executed_op_*_pred_on.sum */
+	KM_FFMA,
+	KM_FADD,
+	KM_FMUL,
+	KM_HFMA,
+	KM_HADD,
+	KM_HMUL,
+	KM_DRAM_READ,  /* dram__bytes_read.sum */
+	KM_DRAM_WRITE, /* dram__bytes_write.sum */
+	KM_SM_HZ,      /* sm__cycles_elapsed.avg.per_second */
 	KM_N
 };
 

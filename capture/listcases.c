@@ -22,11 +22,11 @@ static void names(FILE *fp, int mask, const char *const *n, int count)
 
 void capture_list_cases(FILE *fp, const char *name, const struct kp_capture_opts *o)
 {
-	static const char *const wl[] = { "matmul", "sdpa", "conv", "softmax", "rmsnorm",
-					  "layernorm", "cross_entropy" };
+	static const char *const wl[] = { "matmul",  "sdpa",      "conv",         "softmax",
+					  "rmsnorm", "layernorm", "cross_entropy" };
 	static const char *const dt[] = { "bf16", "fp16", "fp32", "tf32" };
-	static const char *const ops[] = { "mm", "addmm", "bmm", "mm+relu", "addmm+relu",
-					   "mm+gelu", "addmm+gelu" };
+	static const char *const ops[] = { "mm",         "addmm",   "bmm",       "mm+relu",
+					   "addmm+relu", "mm+gelu", "addmm+gelu" };
 	static const char *const be[] = { "reference", "cudnn", "cublas", "cublaslt" };
 	static const char *const lay[] = { "nchw", "nhwc" };
 	fprintf(fp, "case %s: output %s, results %s, warmup %ld, iters %ld, backward %s, dtypes ",
@@ -48,8 +48,8 @@ void capture_list_cases(FILE *fp, const char *name, const struct kp_capture_opts
 		fprintf(fp, "  sdpa: %zu shapes (BxHxH_KVxS_QxS_KxD, c: causal)\n", o->nsdpa);
 		for (size_t i = 0; i < o->nsdpa; i++) {
 			const struct kp_sdpa_shape *s = &o->sdpa[i];
-			fprintf(fp, "    %ldx%ldx%ldx%ldx%ldx%ld%s\n", s->b, s->h, s->hkv, s->sq, s->sk,
-				s->d, s->causal ? "c" : "");
+			fprintf(fp, "    %ldx%ldx%ldx%ldx%ldx%ld%s\n", s->b, s->h, s->hkv, s->sq,
+				s->sk, s->d, s->causal ? "c" : "");
 		}
 	}
 	if (o->workloads & WL_CONV) {
@@ -60,8 +60,9 @@ void capture_list_cases(FILE *fp, const char *name, const struct kp_capture_opts
 		fputc('\n', fp);
 		for (size_t i = 0; i < o->nconv; i++) {
 			const struct kp_conv_shape *s = &o->conv[i];
-			fprintf(fp, "    %ldx%ldx%ldx%ldx%ldx%ldx%ld:s%ld:p%ld:d%ld:g%ld\n", s->n, s->c,
-				s->h, s->w, s->k, s->r, s->s, s->stride, s->pad, s->dil, s->groups);
+			fprintf(fp, "    %ldx%ldx%ldx%ldx%ldx%ldx%ld:s%ld:p%ld:d%ld:g%ld\n", s->n,
+				s->c, s->h, s->w, s->k, s->r, s->s, s->stride, s->pad, s->dil,
+				s->groups);
 		}
 	}
 	for (int w = 3; w < 6; w++)

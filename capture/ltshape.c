@@ -7,19 +7,27 @@
 
 #include "hcall.h"
 
-#define LT_EPI_BIAS 4u          /* CUBLASLT_EPILOGUE_BIAS bit */
-#define LT_PM_HOST 0            /* CUBLASLT_POINTER_MODE_HOST */
-#define LT_PM_BETA_ZERO 3       /* CUBLASLT_POINTER_MODE_ALPHA_DEVICE_VECTOR_BETA_ZERO */
-#define LT_PM_BETA_HOST 4       /* CUBLASLT_POINTER_MODE_ALPHA_DEVICE_VECTOR_BETA_HOST */
+#define LT_EPI_BIAS 4u    /* CUBLASLT_EPILOGUE_BIAS bit */
+#define LT_PM_HOST 0      /* CUBLASLT_POINTER_MODE_HOST */
+#define LT_PM_BETA_ZERO 3 /* CUBLASLT_POINTER_MODE_ALPHA_DEVICE_VECTOR_BETA_ZERO */
+#define LT_PM_BETA_HOST 4 /* CUBLASLT_POINTER_MODE_ALPHA_DEVICE_VECTOR_BETA_HOST */
 
 int ltshape_scale_size(int32_t t)
 {
 	switch (t) {
-	case 2: case 14: return 2;      /* CUDA_R_16F, CUDA_R_16BF */
-	case 0: case 10: return 4;      /* CUDA_R_32F, CUDA_R_32I */
-	case 1: case 4: return 8;       /* CUDA_R_64F, CUDA_C_32F */
-	case 5: return 16;              /* CUDA_C_64F */
-	default: return 0;
+	case 2:
+	case 14:
+		return 2; /* CUDA_R_16F, CUDA_R_16BF */
+	case 0:
+	case 10:
+		return 4; /* CUDA_R_32F, CUDA_R_32I */
+	case 1:
+	case 4:
+		return 8; /* CUDA_R_64F, CUDA_C_32F */
+	case 5:
+		return 16; /* CUDA_C_64F */
+	default:
+		return 0;
 	}
 }
 

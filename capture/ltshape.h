@@ -22,10 +22,10 @@ struct kp_lt_attrs {
 	int32_t bias_type;      /* CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, -1 when unset (D's type) */
 	uint32_t type[4];       /* CUBLASLT_MATRIX_LAYOUT_TYPE of A, B, C, D */
 	uint64_t rows[4], cols[4];
-	int32_t batch[4];       /* CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT */
-	int has[4];             /* the layout was given (C may be NULL) */
-	const void *beta;       /* the beta argument */
-	int beta_readable;      /* host pointer mode: *beta may be read */
+	int32_t batch[4];  /* CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT */
+	int has[4];        /* the layout was given (C may be NULL) */
+	const void *beta;  /* the beta argument */
+	int beta_readable; /* host pointer mode: *beta may be read */
 };
 
 /* Prototypes */

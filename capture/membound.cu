@@ -106,7 +106,8 @@ __device__ __forceinline__ void ms_combine(float &m, float &s, float m2, float s
 __device__ __forceinline__ void block_reduce_ms(float &m, float &s, float *sh)
 {
 	for (int o = 16; o; o >>= 1)
-		ms_combine(m, s, __shfl_xor_sync(0xffffffffu, m, o), __shfl_xor_sync(0xffffffffu, s, o));
+		ms_combine(m, s, __shfl_xor_sync(0xffffffffu, m, o),
+			   __shfl_xor_sync(0xffffffffu, s, o));
 	int lane = threadIdx.x & 31, wid = threadIdx.x >> 5, nw = (blockDim.x + 31) >> 5;
 	__syncthreads();
 	if (lane == 0)
@@ -115,7 +116,8 @@ __device__ __forceinline__ void block_reduce_ms(float &m, float &s, float *sh)
 	m = lane < nw ? sh[lane] : -INFINITY;
 	s = lane < nw ? sh[32 + lane] : 0.f;
 	for (int o = 16; o; o >>= 1)
-		ms_combine(m, s, __shfl_xor_sync(0xffffffffu, m, o), __shfl_xor_sync(0xffffffffu, s, o));
+		ms_combine(m, s, __shfl_xor_sync(0xffffffffu, m, o),
+			   __shfl_xor_sync(0xffffffffu, s, o));
 }
 
 /* Two sums over the block at once; @sh: 64 floats. */
@@ -144,8 +146,8 @@ __device__ __forceinline__ void block_reduce2(float &a, float &b, float *sh)
  */
 template <typename T, int OP, int ITEMS>
 __device__ __forceinline__ void rowwise_row(const uint4 *raw, long r, T *y, const T *w, const T *b,
-					    float *mean_out, float *rstd_out, long hidden, float eps,
-					    float *sh)
+					    float *mean_out, float *rstd_out, long hidden,
+					    float eps, float *sh)
 {
 	constexpr int VE = vec<T>::N;
 	long nvec = hidden / VE;
@@ -230,7 +232,8 @@ __device__ __forceinline__ void rowwise_row(const uint4 *raw, long r, T *y, cons
 				unpack<T>(__ldg((const uint4 *)b + j), bf);
 #pragma unroll
 			for (int e = 0; e < VE; e++)
-				o[e] = (v[e] * scale + shift) * wf[e] + (OP == RW_LAYERNORM ? bf[e] : 0.f);
+				o[e] = (v[e] * scale + shift) * wf[e] +
+				       (OP == RW_LAYERNORM ? bf[e] : 0.f);
 		}
 		__stcs(yr + j, pack<T>(o));
 	}
@@ -239,8 +242,8 @@ __device__ __forceinline__ void rowwise_row(const uint4 *raw, long r, T *y, cons
 /* 8 vectors a thread need more than the 64 registers of a 1024-thread bound: 512 (128) */
 template <typename T, int OP, int ITEMS>
 __global__ void __launch_bounds__(ITEMS == 8 ? 512 : 1024)
-kprof_rowwise(T *y, const T *x, const T *w, const T *b, float *mean_out, float *rstd_out,
-	      long hidden, float eps)
+	kprof_rowwise(T *y, const T *x, const T *w, const T *b, float *mean_out, float *rstd_out,
+		      long hidden, float eps)
 {
 	__shared__ float sh[64];
 	long nvec = hidden / vec<T>::N;
@@ -261,8 +264,8 @@ kprof_rowwise(T *y, const T *x, const T *w, const T *b, float *mean_out, float *
  */
 template <typename T, int OP>
 __global__ void __launch_bounds__(1024)
-kprof_rowwise_pf(T *y, const T *x, const T *w, const T *b, float *mean_out, float *rstd_out,
-		 long rows, long hidden, float eps)
+	kprof_rowwise_pf(T *y, const T *x, const T *w, const T *b, float *mean_out, float *rstd_out,
+			 long rows, long hidden, float eps)
 {
 	constexpr int ITEMS = 4;
 	__shared__ float sh[64];
@@ -295,7 +298,8 @@ kprof_rowwise_pf(T *y, const T *x, const T *w, const T *b, float *mean_out, floa
 
 /* dx = y * (dy - sum(y * dy)) per row; y and dy stay in registers (one read each). */
 template <typename T, int ITEMS>
-__global__ void __launch_bounds__(1024) kprof_softmax_bwd(T *dx, const T *y, const T *dy, long hidden)
+__global__ void __launch_bounds__(1024)
+	kprof_softmax_bwd(T *dx, const T *y, const T *dy, long hidden)
 {
 	constexpr int VE = vec<T>::N;
 	__shared__ float sh[64];
@@ -349,10 +353,11 @@ __global__ void __launch_bounds__(1024) kprof_softmax_bwd(T *dx, const T *y, con
  */
 template <typename T, int OP, int ITEMS, bool ACC>
 __global__ void __launch_bounds__(1024)
-kprof_norm_bwd(T *dx, float *pw, float *pb, const T *dy, const T *x, const float *mean,
-	       const float *rstd, const T *w, long rows, long hidden)
+	kprof_norm_bwd(T *dx, float *pw, float *pb, const T *dy, const T *x, const float *mean,
+		       const float *rstd, const T *w, long rows, long hidden)
 {
-	constexpr int VE = vec<T>::N, AI = ACC ? ITEMS : 1, BI = ACC && OP == RW_LAYERNORM ? ITEMS : 1;
+	constexpr int VE = vec<T>::N, AI = ACC ? ITEMS : 1,
+		      BI = ACC && OP == RW_LAYERNORM ? ITEMS : 1;
 	/* measured on H200: prefetching gains RMSNorm 2-4% and costs LayerNorm 3-4% */
 	constexpr bool PF = ACC && ITEMS <= 2 && OP == RW_RMSNORM;
 	__shared__ float sh[64];
@@ -377,8 +382,10 @@ kprof_norm_bwd(T *dx, float *pw, float *pb, const T *dy, const T *x, const float
 #pragma unroll
 			for (int i = 0; i < ITEMS; i++) {
 				long j = threadIdx.x + (long)i * blockDim.x;
-				rx[i] = j < nvec ? __ldcs((const uint4 *)(x + off) + j) : make_uint4(0, 0, 0, 0);
-				rd[i] = j < nvec ? __ldcs((const uint4 *)(dy + off) + j) : make_uint4(0, 0, 0, 0);
+				rx[i] = j < nvec ? __ldcs((const uint4 *)(x + off) + j)
+						 : make_uint4(0, 0, 0, 0);
+				rd[i] = j < nvec ? __ldcs((const uint4 *)(dy + off) + j)
+						 : make_uint4(0, 0, 0, 0);
 			}
 		}
 		if (PF && rn < rows) {
@@ -386,8 +393,10 @@ kprof_norm_bwd(T *dx, float *pw, float *pb, const T *dy, const T *x, const float
 			for (int i = 0; i < (PF ? ITEMS : 1); i++) {
 				long j = threadIdx.x + (long)i * blockDim.x;
 				size_t noff = (size_t)rn * hidden;
-				nx[i] = j < nvec ? __ldcs((const uint4 *)(x + noff) + j) : make_uint4(0, 0, 0, 0);
-				nd[i] = j < nvec ? __ldcs((const uint4 *)(dy + noff) + j) : make_uint4(0, 0, 0, 0);
+				nx[i] = j < nvec ? __ldcs((const uint4 *)(x + noff) + j)
+						 : make_uint4(0, 0, 0, 0);
+				nd[i] = j < nvec ? __ldcs((const uint4 *)(dy + noff) + j)
+						 : make_uint4(0, 0, 0, 0);
 			}
 		}
 		float rs = __ldg(rstd + r), mu = OP == RW_LAYERNORM ? __ldg(mean + r) : 0.f;
@@ -450,8 +459,10 @@ kprof_norm_bwd(T *dx, float *pw, float *pb, const T *dy, const T *x, const float
 			float4 *q = (float4 *)(pb + (size_t)blockIdx.x * hidden + j * VE);
 #pragma unroll
 			for (int e = 0; e < VE; e += 4)
-				q[e / 4] = make_float4(db[BI > 1 ? i : 0][e], db[BI > 1 ? i : 0][e + 1],
-						       db[BI > 1 ? i : 0][e + 2], db[BI > 1 ? i : 0][e + 3]);
+				q[e / 4] = make_float4(db[BI > 1 ? i : 0][e],
+						       db[BI > 1 ? i : 0][e + 1],
+						       db[BI > 1 ? i : 0][e + 2],
+						       db[BI > 1 ? i : 0][e + 3]);
 		}
 	}
 }
@@ -464,8 +475,8 @@ kprof_norm_bwd(T *dx, float *pw, float *pb, const T *dy, const T *x, const float
  */
 template <typename T, int OP>
 __global__ void __launch_bounds__(256)
-kprof_norm_wgrad(float *pw, float *pb, const T *dy, const T *x, const float *mean,
-		 const float *rstd, long rows, long hidden, long per)
+	kprof_norm_wgrad(float *pw, float *pb, const T *dy, const T *x, const float *mean,
+			 const float *rstd, long rows, long hidden, long per)
 {
 	constexpr int VE = vec<T>::N, U = 4;
 	__shared__ float sw[8][32][VE + 1], sb[OP == RW_LAYERNORM ? 8 : 1][32][VE + 1];
@@ -482,9 +493,11 @@ kprof_norm_wgrad(float *pw, float *pb, const T *dy, const T *x, const float *mea
 #pragma unroll
 			for (int u = 0; u < U; u++) {
 				long rr = r + 8L * u;
-				rx[u] = rr < r1 ? __ldcs((const uint4 *)(x + (size_t)rr * hidden) + j)
+				rx[u] = rr < r1 ? __ldcs((const uint4 *)(x + (size_t)rr * hidden) +
+							 j)
 						: make_uint4(0, 0, 0, 0);
-				rd[u] = rr < r1 ? __ldcs((const uint4 *)(dy + (size_t)rr * hidden) + j)
+				rd[u] = rr < r1 ? __ldcs((const uint4 *)(dy + (size_t)rr * hidden) +
+							 j)
 						: make_uint4(0, 0, 0, 0);
 			}
 #pragma unroll
@@ -495,7 +508,8 @@ kprof_norm_wgrad(float *pw, float *pb, const T *dy, const T *x, const float *mea
 				float xv[VE], dv[VE];
 				unpack<T>(rx[u], xv);
 				unpack<T>(rd[u], dv);
-				float rs = __ldg(rstd + rr), mu = OP == RW_LAYERNORM ? __ldg(mean + rr) : 0.f;
+				float rs = __ldg(rstd + rr),
+				      mu = OP == RW_LAYERNORM ? __ldg(mean + rr) : 0.f;
 #pragma unroll
 				for (int e = 0; e < VE; e++) {
 					aw[e] += dv[e] * ((xv[e] - mu) * rs);
@@ -560,12 +574,29 @@ __device__ __forceinline__ void cp_commit()
 __device__ __forceinline__ void cp_wait(int n)
 {
 #if __CUDA_ARCH__ >= 800
-#define W(N)                                                                                   \
-	case N: asm volatile("cp.async.wait_group " #N ";" ::: "memory"); break
+#define W(N)                                                                                       \
+	case N:                                                                                    \
+		asm volatile("cp.async.wait_group " #N ";" ::: "memory");                          \
+		break
 	switch (n) {
-	W(0); W(1); W(2); W(3); W(4); W(5); W(6); W(7);
-	W(8); W(9); W(10); W(11); W(12); W(13); W(14);
-	default: asm volatile("cp.async.wait_group 15;" ::: "memory"); break;
+		W(0);
+		W(1);
+		W(2);
+		W(3);
+		W(4);
+		W(5);
+		W(6);
+		W(7);
+		W(8);
+		W(9);
+		W(10);
+		W(11);
+		W(12);
+		W(13);
+		W(14);
+	default:
+		asm volatile("cp.async.wait_group 15;" ::: "memory");
+		break;
 	}
 #undef W
 #endif
@@ -573,8 +604,9 @@ __device__ __forceinline__ void cp_wait(int n)
 
 template <typename T, int OP, int VPT, bool CL>
 __global__ void __launch_bounds__(VPT == 1 ? 1024 : 512)
-kprof_norm_bwd_pipe(T *dx, float *pw, float *pb, const T *dy, const T *x, const float *mean,
-		    const float *rstd, const T *w, long rows, long hidden, long cw, int stages)
+	kprof_norm_bwd_pipe(T *dx, float *pw, float *pb, const T *dy, const T *x, const float *mean,
+			    const float *rstd, const T *w, long rows, long hidden, long cw,
+			    int stages)
 {
 	constexpr int VE = vec<T>::N;
 	extern __shared__ uint4 ring[]; /* [stages][2 (x, dy)][VPT][blockDim.x] */
@@ -615,9 +647,11 @@ kprof_norm_bwd_pipe(T *dx, float *pw, float *pb, const T *dy, const T *x, const 
 			for (int i = 0; i < VPT; i++) {
 				long j = j0 + threadIdx.x + (long)i * bd;
 				if (j < jend) {
-					cp_async16(&ring[((size_t)(s * 2) * VPT + i) * bd + threadIdx.x],
+					cp_async16(&ring[((size_t)(s * 2) * VPT + i) * bd +
+							 threadIdx.x],
 						   (const uint4 *)(x + off) + j);
-					cp_async16(&ring[((size_t)(s * 2 + 1) * VPT + i) * bd + threadIdx.x],
+					cp_async16(&ring[((size_t)(s * 2 + 1) * VPT + i) * bd +
+							 threadIdx.x],
 						   (const uint4 *)(dy + off) + j);
 				}
 			}
@@ -666,7 +700,8 @@ kprof_norm_bwd_pipe(T *dx, float *pw, float *pb, const T *dy, const T *x, const 
 		if (CL) {
 			cg::cluster_group cl = cg::this_cluster();
 			if ((int)threadIdx.x < nc) {
-				float *rm = cl.map_shared_rank(&red[par][0][0], (unsigned)threadIdx.x);
+				float *rm = cl.map_shared_rank(&red[par][0][0],
+							       (unsigned)threadIdx.x);
 				rm[q * 2] = sg, rm[q * 2 + 1] = sgx;
 			}
 			cl.sync();
@@ -714,8 +749,8 @@ kprof_norm_bwd_pipe(T *dx, float *pw, float *pb, const T *dy, const T *x, const 
 			constexpr int k = OP == RW_LAYERNORM ? 1 : 0;
 #pragma unroll
 			for (int e = 0; e < VE; e += 4)
-				pq[e / 4] = make_float4(db[i * k][e], db[i * k][e + 1], db[i * k][e + 2],
-							db[i * k][e + 3]);
+				pq[e / 4] = make_float4(db[i * k][e], db[i * k][e + 1],
+							db[i * k][e + 2], db[i * k][e + 3]);
 		}
 	}
 #if __CUDA_ARCH__ >= 900
@@ -756,8 +791,8 @@ __global__ void __launch_bounds__(256) kprof_colsum(T *out, const float *p, long
  */
 template <typename T>
 __global__ void __launch_bounds__(256)
-kprof_xent_fwd(T *loss, float *lse_out, const T *x, const long long *target, long vocab,
-	       long long ignore)
+	kprof_xent_fwd(T *loss, float *lse_out, const T *x, const long long *target, long vocab,
+		       long long ignore)
 {
 	constexpr int VE = vec<T>::N, U = XENT_U;
 	__shared__ float sh[64];
@@ -804,8 +839,8 @@ kprof_xent_fwd(T *loss, float *lse_out, const T *x, const long long *target, lon
 /* Cross-entropy backward: dx = (exp(x - lse) - [j == target]) * dloss, 0 rows for ignore_index. */
 template <typename T>
 __global__ void __launch_bounds__(256)
-kprof_xent_bwd(T *dx, const T *dloss, const T *x, const long long *target, const float *lse,
-	       long vocab, long long ignore)
+	kprof_xent_bwd(T *dx, const T *dloss, const T *x, const long long *target, const float *lse,
+		       long vocab, long long ignore)
 {
 	constexpr int VE = vec<T>::N, U = XENT_U;
 	long nvec = vocab / VE;
@@ -830,7 +865,8 @@ kprof_xent_bwd(T *dx, const T *dloss, const T *x, const long long *target, const
 			unpack<T>(raw[u], v);
 #pragma unroll
 			for (int e = 0; e < VE; e++)
-				o[e] = (ex2(fmaf(v[e], L2E, -ll)) - (j * VE + e == t ? 1.f : 0.f)) * g;
+				o[e] = (ex2(fmaf(v[e], L2E, -ll)) - (j * VE + e == t ? 1.f : 0.f)) *
+				       g;
 			__stcs(dr + j, pack<T>(o));
 		}
 	}
@@ -873,8 +909,8 @@ static int launch(void *y, const void *x, const void *w, const void *b, float *m
 		unsigned t = (unsigned)(((nvec + 3) / 4 + 31) / 32 * 32);
 		long grid = resident_blocks((const void *)kprof_rowwise_pf<T, OP>, t);
 		dim3 pg((unsigned)(grid < rows ? grid : rows)), pb(t);
-		kprof_rowwise_pf<T, OP><<<pg, pb>>>((T *)y, (const T *)x, (const T *)w, (const T *)b,
-						    mean, rstd, rows, hidden, eps);
+		kprof_rowwise_pf<T, OP><<<pg, pb>>>((T *)y, (const T *)x, (const T *)w,
+						    (const T *)b, mean, rstd, rows, hidden, eps);
 		return (int)cudaGetLastError();
 	}
 	/*
@@ -890,15 +926,25 @@ static int launch(void *y, const void *x, const void *w, const void *b, float *m
 	if (threads > 1024)
 		return (int)cudaErrorInvalidValue;
 	dim3 g((unsigned)rows), blk((unsigned)threads);
-#define L(I)                                                                                   \
-	kprof_rowwise<T, OP, I><<<g, blk>>>((T *)y, (const T *)x, (const T *)w, (const T *)b, mean, \
-					     rstd, hidden, eps)
+#define L(I)                                                                                       \
+	kprof_rowwise<T, OP, I><<<g, blk>>>((T *)y, (const T *)x, (const T *)w, (const T *)b,      \
+					    mean, rstd, hidden, eps)
 	switch (items) {
-	case 1: L(1); break;
-	case 2: L(2); break;
-	case 4: L(4); break;
-	case 8: L(8); break;
-	default: L(16); break;
+	case 1:
+		L(1);
+		break;
+	case 2:
+		L(2);
+		break;
+	case 4:
+		L(4);
+		break;
+	case 8:
+		L(8);
+		break;
+	default:
+		L(16);
+		break;
 	}
 #undef L
 	return (int)cudaGetLastError();
@@ -909,19 +955,25 @@ static int by_op(int op, void *y, const void *x, const void *w, const void *b, f
 		 float *rstd, long rows, long hidden, float eps)
 {
 	switch (op) {
-	case RW_SOFTMAX: return launch<T, RW_SOFTMAX>(y, x, w, b, mean, rstd, rows, hidden, eps);
-	case RW_RMSNORM: return launch<T, RW_RMSNORM>(y, x, w, b, mean, rstd, rows, hidden, eps);
-	default: return launch<T, RW_LAYERNORM>(y, x, w, b, mean, rstd, rows, hidden, eps);
+	case RW_SOFTMAX:
+		return launch<T, RW_SOFTMAX>(y, x, w, b, mean, rstd, rows, hidden, eps);
+	case RW_RMSNORM:
+		return launch<T, RW_RMSNORM>(y, x, w, b, mean, rstd, rows, hidden, eps);
+	default:
+		return launch<T, RW_LAYERNORM>(y, x, w, b, mean, rstd, rows, hidden, eps);
 	}
 }
 
-extern "C" int kk_rowwise(int op, void *y, const void *x, const void *w, const void *b,
-			  float *mean, float *rstd, int kt, long rows, long hidden, float eps)
+extern "C" int kk_rowwise(int op, void *y, const void *x, const void *w, const void *b, float *mean,
+			  float *rstd, int kt, long rows, long hidden, float eps)
 {
 	switch (kt) {
-	case KT_F32: return by_op<float>(op, y, x, w, b, mean, rstd, rows, hidden, eps);
-	case KT_F16: return by_op<__half>(op, y, x, w, b, mean, rstd, rows, hidden, eps);
-	default: return by_op<__nv_bfloat16>(op, y, x, w, b, mean, rstd, rows, hidden, eps);
+	case KT_F32:
+		return by_op<float>(op, y, x, w, b, mean, rstd, rows, hidden, eps);
+	case KT_F16:
+		return by_op<__half>(op, y, x, w, b, mean, rstd, rows, hidden, eps);
+	default:
+		return by_op<__nv_bfloat16>(op, y, x, w, b, mean, rstd, rows, hidden, eps);
 	}
 }
 
@@ -948,16 +1000,27 @@ static int sm_bwd(void *dx, const void *y, const void *dy, long rows, long hidde
 {
 	long nvec = hidden / vec<T>::N;
 	int items = items_for(nvec, 2);
-	if (hidden % vec<T>::N || rows <= 0 || rows > 2147483647L || (nvec + items - 1) / items > 1024)
+	if (hidden % vec<T>::N || rows <= 0 || rows > 2147483647L ||
+	    (nvec + items - 1) / items > 1024)
 		return (int)cudaErrorInvalidValue;
 	dim3 g((unsigned)rows), b(threads_for(nvec, items));
 #define L(I) kprof_softmax_bwd<T, I><<<g, b>>>((T *)dx, (const T *)y, (const T *)dy, hidden)
 	switch (items) {
-	case 1: L(1); break;
-	case 2: L(2); break;
-	case 4: L(4); break;
-	case 8: L(8); break;
-	default: L(16); break;
+	case 1:
+		L(1);
+		break;
+	case 2:
+		L(2);
+		break;
+	case 4:
+		L(4);
+		break;
+	case 8:
+		L(8);
+		break;
+	default:
+		L(16);
+		break;
 	}
 #undef L
 	return (int)cudaGetLastError();
@@ -967,9 +1030,12 @@ extern "C" int kk_rowsoftmax_bwd(void *dx, const void *y, const void *dy, int kt
 				 long hidden)
 {
 	switch (kt) {
-	case KT_F32: return sm_bwd<float>(dx, y, dy, rows, hidden);
-	case KT_F16: return sm_bwd<__half>(dx, y, dy, rows, hidden);
-	default: return sm_bwd<__nv_bfloat16>(dx, y, dy, rows, hidden);
+	case KT_F32:
+		return sm_bwd<float>(dx, y, dy, rows, hidden);
+	case KT_F16:
+		return sm_bwd<__half>(dx, y, dy, rows, hidden);
+	default:
+		return sm_bwd<__nv_bfloat16>(dx, y, dy, rows, hidden);
 	}
 }
 
@@ -988,7 +1054,8 @@ static long resident_blocks(const void *fn, unsigned threads)
 	int dev = 0, sms = 1, per = 1;
 	if (cudaGetDevice(&dev) != cudaSuccess ||
 	    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
-	    cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, fn, (int)threads, 0) != cudaSuccess ||
+	    cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, fn, (int)threads, 0) !=
+		    cudaSuccess ||
 	    per < 1)
 		per = 1;
 	long n = (long)per * (sms > 0 ? sms : 1);
@@ -1112,7 +1179,8 @@ template <typename T, int OP> static int nb_pipe_plan(struct nb_plan *p, long ro
 	if (!pipe || nvec < 512 || cudaGetDevice(&dev) != cudaSuccess ||
 	    cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
 	    cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) !=
-		    cudaSuccess || major < 8)
+		    cudaSuccess ||
+	    major < 8)
 		return 0;
 	int nc = 1;
 	while (nc < 8 && (nvec + nc - 1) / nc > 1024)
@@ -1178,9 +1246,15 @@ template <typename T, int OP> static struct nb_plan nb_plan_for(long rows, long 
 	}
 	const void *fn;
 	switch (p.items) {
-	case 1: fn = nb_kernel<T, OP, 1>(); break;
-	case 2: fn = nb_kernel<T, OP, 2>(); break;
-	default: fn = nb_kernel<T, OP, 4>(); break;
+	case 1:
+		fn = nb_kernel<T, OP, 1>();
+		break;
+	case 2:
+		fn = nb_kernel<T, OP, 2>();
+		break;
+	default:
+		fn = nb_kernel<T, OP, 4>();
+		break;
 	}
 	long g = resident_blocks(fn, p.threads);
 	p.grid = g < rows ? g : rows;
@@ -1197,14 +1271,14 @@ static int nb_launch(void *dx, void *dw, void *db, const void *dy, const void *x
 	struct nb_plan p = nb_plan_for<T, OP>(rows, hidden);
 	float *pw = (float *)ws, *pb = pw + (size_t)p.partial * hidden;
 	dim3 g((unsigned)p.grid), b(p.threads);
-#define L(I, A)                                                                                \
-	kprof_norm_bwd<T, OP, I, A><<<g, b>>>((T *)dx, pw, pb, (const T *)dy, (const T *)x, mean,   \
+#define L(I, A)                                                                                    \
+	kprof_norm_bwd<T, OP, I, A><<<g, b>>>((T *)dx, pw, pb, (const T *)dy, (const T *)x, mean,  \
 					      rstd, (const T *)w, rows, hidden)
 	if (p.pipe && p.nc == 1) {
-#define P(V)                                                                                   \
-	kprof_norm_bwd_pipe<T, OP, V, false><<<g, b, p.smem>>>(                                  \
-		(T *)dx, pw, pb, (const T *)dy, (const T *)x, mean, rstd, (const T *)w, rows, hidden, \
-		p.cw, p.stages)
+#define P(V)                                                                                       \
+	kprof_norm_bwd_pipe<T, OP, V, false>                                                       \
+		<<<g, b, p.smem>>>((T *)dx, pw, pb, (const T *)dy, (const T *)x, mean, rstd,       \
+				   (const T *)w, rows, hidden, p.cw, p.stages)
 		if (p.vpt == 2)
 			P(2);
 		else
@@ -1222,29 +1296,41 @@ static int nb_launch(void *dx, void *dw, void *db, const void *dy, const void *x
 		cfg.attrs = at, cfg.numAttrs = 1;
 		cudaError_t e;
 		if (p.vpt == 2)
-			e = cudaLaunchKernelEx(&cfg, kprof_norm_bwd_pipe<T, OP, 2, true>, (T *)dx, pw, pb,
-					       (const T *)dy, (const T *)x, mean, rstd, (const T *)w,
-					       rows, hidden, p.cw, p.stages);
+			e = cudaLaunchKernelEx(&cfg, kprof_norm_bwd_pipe<T, OP, 2, true>, (T *)dx,
+					       pw, pb, (const T *)dy, (const T *)x, mean, rstd,
+					       (const T *)w, rows, hidden, p.cw, p.stages);
 		else
-			e = cudaLaunchKernelEx(&cfg, kprof_norm_bwd_pipe<T, OP, 1, true>, (T *)dx, pw, pb,
-					       (const T *)dy, (const T *)x, mean, rstd, (const T *)w,
-					       rows, hidden, p.cw, p.stages);
+			e = cudaLaunchKernelEx(&cfg, kprof_norm_bwd_pipe<T, OP, 1, true>, (T *)dx,
+					       pw, pb, (const T *)dy, (const T *)x, mean, rstd,
+					       (const T *)w, rows, hidden, p.cw, p.stages);
 		if (e != cudaSuccess)
 			return (int)e;
 	} else if (p.split) {
 		switch (p.items) {
-		case 4: L(4, false); break;
-		case 8: L(8, false); break;
-		default: L(16, false); break;
+		case 4:
+			L(4, false);
+			break;
+		case 8:
+			L(8, false);
+			break;
+		default:
+			L(16, false);
+			break;
 		}
 		dim3 wg((unsigned)p.gx, (unsigned)p.gy), wb(256);
 		kprof_norm_wgrad<T, OP><<<wg, wb>>>(pw, pb, (const T *)dy, (const T *)x, mean, rstd,
-						     rows, hidden, p.per);
+						    rows, hidden, p.per);
 	} else {
 		switch (p.items) {
-		case 1: L(1, true); break;
-		case 2: L(2, true); break;
-		default: L(4, true); break;
+		case 1:
+			L(1, true);
+			break;
+		case 2:
+			L(2, true);
+			break;
+		default:
+			L(4, true);
+			break;
 		}
 	}
 #undef L
@@ -1276,14 +1362,17 @@ extern "C" int kk_norm_bwd(int op, void *dx, void *dw, void *db, const void *dy,
 			   const float *mean, const float *rstd, const void *w, void *ws, int kt,
 			   long rows, long hidden)
 {
-#define B(T)                                                                                   \
-	(op == RW_LAYERNORM                                                                    \
-		 ? nb_launch<T, RW_LAYERNORM>(dx, dw, db, dy, x, mean, rstd, w, ws, rows, hidden) \
+#define B(T)                                                                                       \
+	(op == RW_LAYERNORM                                                                        \
+		 ? nb_launch<T, RW_LAYERNORM>(dx, dw, db, dy, x, mean, rstd, w, ws, rows, hidden)  \
 		 : nb_launch<T, RW_RMSNORM>(dx, dw, db, dy, x, mean, rstd, w, ws, rows, hidden))
 	switch (kt) {
-	case KT_F32: return B(float);
-	case KT_F16: return B(__half);
-	default: return B(__nv_bfloat16);
+	case KT_F32:
+		return B(float);
+	case KT_F16:
+		return B(__half);
+	default:
+		return B(__nv_bfloat16);
 	}
 #undef B
 }
@@ -1308,9 +1397,12 @@ extern "C" int kk_xent_fwd(void *loss, float *lse, const void *x, const int64_t 
 			   long rows, long vocab, long ignore)
 {
 	switch (kt) {
-	case KT_F32: return xent<float>(0, loss, lse, NULL, x, target, rows, vocab, ignore);
-	case KT_F16: return xent<__half>(0, loss, lse, NULL, x, target, rows, vocab, ignore);
-	default: return xent<__nv_bfloat16>(0, loss, lse, NULL, x, target, rows, vocab, ignore);
+	case KT_F32:
+		return xent<float>(0, loss, lse, NULL, x, target, rows, vocab, ignore);
+	case KT_F16:
+		return xent<__half>(0, loss, lse, NULL, x, target, rows, vocab, ignore);
+	default:
+		return xent<__nv_bfloat16>(0, loss, lse, NULL, x, target, rows, vocab, ignore);
 	}
 }
 
@@ -1319,9 +1411,12 @@ extern "C" int kk_xent_bwd(void *dx, const void *dloss, const void *x, const int
 {
 	float *l = (float *)lse;
 	switch (kt) {
-	case KT_F32: return xent<float>(1, dx, l, dloss, x, target, rows, vocab, ignore);
-	case KT_F16: return xent<__half>(1, dx, l, dloss, x, target, rows, vocab, ignore);
-	default: return xent<__nv_bfloat16>(1, dx, l, dloss, x, target, rows, vocab, ignore);
+	case KT_F32:
+		return xent<float>(1, dx, l, dloss, x, target, rows, vocab, ignore);
+	case KT_F16:
+		return xent<__half>(1, dx, l, dloss, x, target, rows, vocab, ignore);
+	default:
+		return xent<__nv_bfloat16>(1, dx, l, dloss, x, target, rows, vocab, ignore);
 	}
 }
 

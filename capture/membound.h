@@ -45,8 +45,8 @@ int kk_norm_bwd(int op, void *dx, void *dw, void *db, const void *dy, const void
  */
 int kk_xent_fwd(void *loss, float *lse, const void *x, const int64_t *target, int kt, long rows,
 		long vocab, long ignore);
-int kk_xent_bwd(void *dx, const void *dloss, const void *x, const int64_t *target,
-		const float *lse, int kt, long rows, long vocab, long ignore);
+int kk_xent_bwd(void *dx, const void *dloss, const void *x, const int64_t *target, const float *lse,
+		int kt, long rows, long vocab, long ignore);
 /* t[i] uniform in [0, vocab) from a hash of (seed, i). */
 int kk_fill_targets(int64_t *t, long n, long vocab, uint64_t seed);
 

@@ -28,8 +28,8 @@
 static struct {
 	CUpti_Profiler_Host_Object *host;
 	CUpti_RangeProfiler_Object *rp;
-	const char *names[KM_N];  /* accepted metrics */
-	int idx[KM_N];            /* their kp_kmetric */
+	const char *names[KM_N]; /* accepted metrics */
+	int idx[KM_N];           /* their kp_kmetric */
 	int n;
 	size_t passes;
 	uint8_t *config, *data;
@@ -51,11 +51,11 @@ static int fail(char *why, size_t whylen, const char *call, CUptiResult rc)
 	return -1;
 }
 
-#define CK(call, p)                                                                    \
-	do {                                                                           \
-		CUptiResult rc_ = call(p);                                             \
-		if (rc_ != CUPTI_SUCCESS)                                              \
-			return fail(why, whylen, #call, rc_);                          \
+#define CK(call, p)                                                                                \
+	do {                                                                                       \
+		CUptiResult rc_ = call(p);                                                         \
+		if (rc_ != CUPTI_SUCCESS)                                                          \
+			return fail(why, whylen, #call, rc_);                                      \
 	} while (0)
 
 static CUcontext current_ctx(void)
@@ -63,7 +63,8 @@ static CUcontext current_ctx(void)
 	void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
 	if (!h)
 		h = dlopen("libcuda.so.1", RTLD_LAZY);
-	CUresult (*get)(CUcontext *) = h ? (CUresult(*)(CUcontext *))dlsym(h, "cuCtxGetCurrent") : NULL;
+	CUresult (*get)(CUcontext *) = h ? (CUresult(*)(CUcontext *))dlsym(h, "cuCtxGetCurrent")
+					 : NULL;
 	CUcontext c = NULL;
 	if (get)
 		get(&c);
@@ -77,22 +78,30 @@ int metrics_open(char *why, size_t whylen)
 
 int metrics_open_ctx(void *ctx, char *why, size_t whylen)
 {
-	CUpti_Profiler_Initialize_Params pi = { .structSize = CUpti_Profiler_Initialize_Params_STRUCT_SIZE };
+	CUpti_Profiler_Initialize_Params pi = {
+		.structSize = CUpti_Profiler_Initialize_Params_STRUCT_SIZE
+	};
 	CK(cuptiProfilerInitialize, &pi);
 	M.inited = 1;
-	CUpti_Device_GetChipName_Params cn = { .structSize = CUpti_Device_GetChipName_Params_STRUCT_SIZE };
+	CUpti_Device_GetChipName_Params cn = {
+		.structSize = CUpti_Device_GetChipName_Params_STRUCT_SIZE
+	};
 	cn.deviceIndex = 0;
 	CK(cuptiDeviceGetChipName, &cn);
 	/*
 	 * Which metrics the chip accepts: one at a time on a scratch host object, so that a metric
 	 * it lacks is skipped, not fatal.
 	 */
-	CUpti_Profiler_Host_Initialize_Params hi = { .structSize = CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE };
+	CUpti_Profiler_Host_Initialize_Params hi = {
+		.structSize = CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE
+	};
 	hi.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
 	hi.pChipName = cn.pChipName;
 	CK(cuptiProfilerHostInitialize, &hi);
 	for (int k = 0; k < KM_N; k++) {
-		CUpti_Profiler_Host_ConfigAddMetrics_Params am = { .structSize = CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE };
+		CUpti_Profiler_Host_ConfigAddMetrics_Params am = {
+			.structSize = CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE
+		};
 		am.pHostObject = hi.pHostObject;
 		const char *nm = kmetrics_names[k];
 		am.ppMetricNames = &nm;
@@ -105,7 +114,9 @@ int metrics_open_ctx(void *ctx, char *why, size_t whylen)
 				kmetrics_names[k], cn.pChipName);
 		}
 	}
-	CUpti_Profiler_Host_Deinitialize_Params hd = { .structSize = CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE };
+	CUpti_Profiler_Host_Deinitialize_Params hd = {
+		.structSize = CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE
+	};
 	hd.pHostObject = hi.pHostObject;
 	cuptiProfilerHostDeinitialize(&hd);
 	if (!M.n) {
@@ -123,7 +134,9 @@ int metrics_open_ctx(void *ctx, char *why, size_t whylen)
 	hi.pHostObject = NULL;
 	CK(cuptiProfilerHostInitialize, &hi);
 	M.host = hi.pHostObject;
-	CUpti_Profiler_Host_ConfigAddMetrics_Params am = { .structSize = CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE };
+	CUpti_Profiler_Host_ConfigAddMetrics_Params am = {
+		.structSize = CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE
+	};
 	am.pHostObject = M.host;
 	am.ppMetricNames = M.names;
 	am.numMetrics = (size_t)M.n;
@@ -135,8 +148,9 @@ int metrics_open_ctx(void *ctx, char *why, size_t whylen)
 				M.names[n] = M.names[j], M.idx[n++] = M.idx[j];
 		const char *s = NULL;
 		cuptiGetResultString(rc, &s);
-		fprintf(stderr, "kprof: warning: --metrics: %d metrics together: %s; the %d SASS "
-				"FP counters are left out (no measured fp64/fp32/fp16 FLOPs)\n",
+		fprintf(stderr,
+			"kprof: warning: --metrics: %d metrics together: %s; the %d SASS "
+			"FP counters are left out (no measured fp64/fp32/fp16 FLOPs)\n",
 			M.n, s ? s : "CUPTI error", M.n - n);
 		M.n = n;
 		hd.pHostObject = M.host;
@@ -147,12 +161,15 @@ int metrics_open_ctx(void *ctx, char *why, size_t whylen)
 		am.pHostObject = M.host;
 		am.numMetrics = (size_t)M.n;
 		if (!M.n) {
-			snprintf(why, whylen, "--metrics: no metric is available on %s", cn.pChipName);
+			snprintf(why, whylen, "--metrics: no metric is available on %s",
+				 cn.pChipName);
 			return -1;
 		}
 		CK(cuptiProfilerHostConfigAddMetrics, &am);
 	}
-	CUpti_Profiler_Host_GetConfigImageSize_Params cs = { .structSize = CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE };
+	CUpti_Profiler_Host_GetConfigImageSize_Params cs = {
+		.structSize = CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE
+	};
 	cs.pHostObject = M.host;
 	CK(cuptiProfilerHostGetConfigImageSize, &cs);
 	M.config_size = cs.configImageSize;
@@ -161,18 +178,24 @@ int metrics_open_ctx(void *ctx, char *why, size_t whylen)
 		snprintf(why, whylen, "out of memory");
 		return -1;
 	}
-	CUpti_Profiler_Host_GetConfigImage_Params ci = { .structSize = CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE };
+	CUpti_Profiler_Host_GetConfigImage_Params ci = {
+		.structSize = CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE
+	};
 	ci.pHostObject = M.host;
 	ci.configImageSize = M.config_size;
 	ci.pConfigImage = M.config;
 	CK(cuptiProfilerHostGetConfigImage, &ci);
-	CUpti_Profiler_Host_GetNumOfPasses_Params np = { .structSize = CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE };
+	CUpti_Profiler_Host_GetNumOfPasses_Params np = {
+		.structSize = CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE
+	};
 	np.configImageSize = M.config_size;
 	np.pConfigImage = M.config;
 	if (cuptiProfilerHostGetNumOfPasses(&np) == CUPTI_SUCCESS)
 		M.passes = np.numOfPasses;
 
-	CUpti_RangeProfiler_Enable_Params en = { .structSize = CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE };
+	CUpti_RangeProfiler_Enable_Params en = {
+		.structSize = CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE
+	};
 	en.ctx = ctx;
 	if (!en.ctx) {
 		snprintf(why, whylen, "--metrics: no current CUDA context (cuCtxGetCurrent)");
@@ -180,7 +203,9 @@ int metrics_open_ctx(void *ctx, char *why, size_t whylen)
 	}
 	CK(cuptiRangeProfilerEnable, &en);
 	M.rp = en.pRangeProfilerObject;
-	CUpti_RangeProfiler_GetCounterDataSize_Params ds = { .structSize = CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE };
+	CUpti_RangeProfiler_GetCounterDataSize_Params ds = {
+		.structSize = CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE
+	};
 	ds.pRangeProfilerObject = M.rp;
 	ds.pMetricNames = M.names;
 	ds.numMetrics = (size_t)M.n;
@@ -208,12 +233,16 @@ int metrics_passes(void)
 
 int metrics_begin(char *why, size_t whylen)
 {
-	CUpti_RangeProfiler_CounterDataImage_Initialize_Params di = { .structSize = CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE };
+	CUpti_RangeProfiler_CounterDataImage_Initialize_Params di = {
+		.structSize = CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE
+	};
 	di.pRangeProfilerObject = M.rp;
 	di.counterDataSize = M.data_size;
 	di.pCounterData = M.data;
 	CK(cuptiRangeProfilerCounterDataImageInitialize, &di);
-	CUpti_RangeProfiler_SetConfig_Params sc = { .structSize = CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE };
+	CUpti_RangeProfiler_SetConfig_Params sc = {
+		.structSize = CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE
+	};
 	sc.pRangeProfilerObject = M.rp;
 	sc.configSize = M.config_size;
 	sc.pConfig = M.config;
@@ -225,27 +254,35 @@ int metrics_begin(char *why, size_t whylen)
 	sc.numNestingLevels = 1;
 	sc.minNestingLevel = 1;
 	CK(cuptiRangeProfilerSetConfig, &sc);
-	CUpti_RangeProfiler_Start_Params st = { .structSize = CUpti_RangeProfiler_Start_Params_STRUCT_SIZE };
+	CUpti_RangeProfiler_Start_Params st = {
+		.structSize = CUpti_RangeProfiler_Start_Params_STRUCT_SIZE
+	};
 	st.pRangeProfilerObject = M.rp;
 	CK(cuptiRangeProfilerStart, &st);
 	return 0;
 }
 
-int metrics_end(struct kp_ctrace *t, uint64_t t0_ns, uint64_t t1_ns, const char *label,
-		char *why, size_t whylen)
+int metrics_end(struct kp_ctrace *t, uint64_t t0_ns, uint64_t t1_ns, const char *label, char *why,
+		size_t whylen)
 {
-	CUpti_RangeProfiler_Stop_Params sp = { .structSize = CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE };
+	CUpti_RangeProfiler_Stop_Params sp = {
+		.structSize = CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE
+	};
 	sp.pRangeProfilerObject = M.rp;
 	CK(cuptiRangeProfilerStop, &sp);
 
-	CUpti_RangeProfiler_DecodeData_Params dd = { .structSize = CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE };
+	CUpti_RangeProfiler_DecodeData_Params dd = {
+		.structSize = CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE
+	};
 	dd.pRangeProfilerObject = M.rp;
 	CK(cuptiRangeProfilerDecodeData, &dd);
 
 	if (dd.numOfRangeDropped)
 		fprintf(stderr, "kprof: warning: --metrics: %zu ranges dropped in '%s'\n",
 			dd.numOfRangeDropped, label);
-	CUpti_RangeProfiler_GetCounterDataInfo_Params gi = { .structSize = CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE };
+	CUpti_RangeProfiler_GetCounterDataInfo_Params gi = {
+		.structSize = CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE
+	};
 	gi.pCounterDataImage = M.data;
 	gi.counterDataImageSize = M.data_size;
 	CK(cuptiRangeProfilerGetCounterDataInfo, &gi);
@@ -261,7 +298,9 @@ int metrics_end(struct kp_ctrace *t, uint64_t t0_ns, uint64_t t1_ns, const char 
 	t->mwin = mw;
 	double vals[KM_N];
 	for (size_t i = 0; i < n; i++) {
-		CUpti_Profiler_Host_EvaluateToGpuValues_Params ev = { .structSize = CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE };
+		CUpti_Profiler_Host_EvaluateToGpuValues_Params ev = {
+			.structSize = CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE
+		};
 		ev.pHostObject = M.host;
 		ev.pCounterDataImage = M.data;
 		ev.counterDataImageSize = M.data_size;
@@ -287,17 +326,23 @@ int metrics_end(struct kp_ctrace *t, uint64_t t0_ns, uint64_t t1_ns, const char 
 void metrics_close(void)
 {
 	if (M.rp) {
-		CUpti_RangeProfiler_Disable_Params di = { .structSize = CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE };
+		CUpti_RangeProfiler_Disable_Params di = {
+			.structSize = CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE
+		};
 		di.pRangeProfilerObject = M.rp;
 		cuptiRangeProfilerDisable(&di);
 	}
 	if (M.host) {
-		CUpti_Profiler_Host_Deinitialize_Params hd = { .structSize = CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE };
+		CUpti_Profiler_Host_Deinitialize_Params hd = {
+			.structSize = CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE
+		};
 		hd.pHostObject = M.host;
 		cuptiProfilerHostDeinitialize(&hd);
 	}
 	if (M.inited) {
-		CUpti_Profiler_DeInitialize_Params pd = { .structSize = CUpti_Profiler_DeInitialize_Params_STRUCT_SIZE };
+		CUpti_Profiler_DeInitialize_Params pd = {
+			.structSize = CUpti_Profiler_DeInitialize_Params_STRUCT_SIZE
+		};
 		cuptiProfilerDeInitialize(&pd);
 	}
 	free(M.config);
@@ -331,8 +376,8 @@ int metrics_begin(char *why, size_t whylen)
 	snprintf(why, whylen, "built without CUPTI support");
 	return -1;
 }
-int metrics_end(struct kp_ctrace *t, uint64_t t0_ns, uint64_t t1_ns, const char *label,
-		char *why, size_t whylen)
+int metrics_end(struct kp_ctrace *t, uint64_t t0_ns, uint64_t t1_ns, const char *label, char *why,
+		size_t whylen)
 {
 	(void)t, (void)t0_ns, (void)t1_ns, (void)label;
 	snprintf(why, whylen, "built without CUPTI support");

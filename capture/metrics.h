@@ -29,8 +29,8 @@ int metrics_begin(char *why, size_t whylen);
  * Stop the window, decode it and append one kp_kmet per range to @t plus a kp_mwin for the
  * timed loop [t0_ns, t1_ns] labelled @label.  Returns 0 or -1 with a reason.
  */
-int metrics_end(struct kp_ctrace *t, uint64_t t0_ns, uint64_t t1_ns, const char *label,
-		char *why, size_t whylen);
+int metrics_end(struct kp_ctrace *t, uint64_t t0_ns, uint64_t t1_ns, const char *label, char *why,
+		size_t whylen);
 /* Disable the range profiler and free its images. */
 void metrics_close(void);
 

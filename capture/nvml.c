@@ -36,12 +36,13 @@ int nvml_open(struct kp_nvml *n, const char *libname, const char *pci_bus_id, ch
 	by_index_fn by_index = (by_index_fn)dlsym(n->lib, "nvmlDeviceGetHandleByIndex_v2");
 	by_pci_fn by_pci = (by_pci_fn)dlsym(n->lib, "nvmlDeviceGetHandleByPciBusId_v2");
 	n->get_clock = (int (*)(void *, int, unsigned *))dlsym(n->lib, "nvmlDeviceGetClockInfo");
-	n->get_max_clock = (int (*)(void *, int, unsigned *))dlsym(n->lib, "nvmlDeviceGetMaxClockInfo");
-	n->get_reasons = (int (*)(void *, unsigned long long *))dlsym(
-		n->lib, "nvmlDeviceGetCurrentClocksEventReasons");
+	n->get_max_clock = (int (*)(void *, int, unsigned *))dlsym(n->lib,
+								   "nvmlDeviceGetMaxClockInfo");
+	n->get_reasons = (int (*)(void *, unsigned long long *))
+		dlsym(n->lib, "nvmlDeviceGetCurrentClocksEventReasons");
 	if (!n->get_reasons) /* drivers before 535 */
-		n->get_reasons = (int (*)(void *, unsigned long long *))dlsym(
-			n->lib, "nvmlDeviceGetCurrentClocksThrottleReasons");
+		n->get_reasons = (int (*)(void *, unsigned long long *))
+			dlsym(n->lib, "nvmlDeviceGetCurrentClocksThrottleReasons");
 	n->shutdown = (int (*)(void))dlsym(n->lib, "nvmlShutdown");
 	if (!init || !by_index || !n->get_clock || !n->get_max_clock) {
 		snprintf(why, whylen, "%s lacks nvmlInit_v2/nvmlDeviceGetClockInfo", libname);
@@ -56,7 +57,8 @@ int nvml_open(struct kp_nvml *n, const char *libname, const char *pci_bus_id, ch
 	}
 	rc = pci_bus_id && by_pci ? by_pci(pci_bus_id, &n->dev) : by_index(0, &n->dev);
 	if (rc != NVML_SUCCESS) {
-		snprintf(why, whylen, "no NVML device for %s: %s", pci_bus_id ? pci_bus_id : "index 0",
+		snprintf(why, whylen, "no NVML device for %s: %s",
+			 pci_bus_id ? pci_bus_id : "index 0",
 			 errstr ? errstr(rc) : "unknown error");
 		n->shutdown();
 		n->lib = NULL;

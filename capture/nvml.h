@@ -12,8 +12,8 @@ struct kp_ctrace;
 
 /* An opened NVML device; zero-initialise before nvml_open(). */
 struct kp_nvml {
-	void *lib;                 /* dlopen handle; never dlclose'd while the sampler runs */
-	void *dev;                 /* nvmlDevice_t */
+	void *lib; /* dlopen handle; never dlclose'd while the sampler runs */
+	void *dev; /* nvmlDevice_t */
 	int (*get_clock)(void *dev, int type, unsigned *mhz);
 	int (*get_max_clock)(void *dev, int type, unsigned *mhz);
 	int (*get_reasons)(void *dev, unsigned long long *reasons);

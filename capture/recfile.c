@@ -20,8 +20,8 @@
 struct hdr {
 	char magic[8];
 	uint32_t version;
-	uint32_t rec_size, ext_size;   /* sizeof(struct kp_rec), sizeof(struct kp_extcorr) */
-	uint32_t hcall_size, pad2;     /* sizeof(struct kp_hcall) */
+	uint32_t rec_size, ext_size; /* sizeof(struct kp_rec), sizeof(struct kp_extcorr) */
+	uint32_t hcall_size, pad2;   /* sizeof(struct kp_hcall) */
 	uint32_t pid;
 	int32_t cupti_version;
 	uint32_t pad;
@@ -139,15 +139,15 @@ static const char *read_all(FILE *f, void *buf, size_t n)
 /* One record file in memory: its header and sections, names still as indices. */
 struct rfile {
 	struct hdr h;
-	char *blob;          /* names_bytes of NUL-terminated names, and a NUL */
-	const char **names;  /* interned, nnames */
-	uint32_t *idx;       /* per record: its name's index or NO_NAME */
+	char *blob;         /* names_bytes of NUL-terminated names, and a NUL */
+	const char **names; /* interned, nnames */
+	uint32_t *idx;      /* per record: its name's index or NO_NAME */
 	struct kp_rec *recs;
 	struct kp_extcorr *ext;
-	uint32_t *hidx;      /* per host call: name and domain indices */
+	uint32_t *hidx; /* per host call: name and domain indices */
 	struct kp_hcall *hc;
-	struct kp_kmet *km;  /* --metrics: range values */
-	struct kp_mwin *mw;  /* and their windows */
+	struct kp_kmet *km; /* --metrics: range values */
+	struct kp_mwin *mw; /* and their windows */
 };
 
 /* The header, checked against this build and the file's size; NULL or a reason. */
@@ -246,7 +246,8 @@ static const char *append(struct kp_ctrace *t, struct rfile *rf, uint32_t corr_b
 		struct kp_kmet *nk = realloc(t->kmet, (t->nkmet + h->nkmet + 1) * sizeof(*nk));
 		if (nk)
 			t->kmet = nk;
-		struct kp_mwin *nw = nk ? realloc(t->mwin, (t->nmwin + h->nmwin + 1) * sizeof(*nw)) : NULL;
+		struct kp_mwin *nw = nk ? realloc(t->mwin, (t->nmwin + h->nmwin + 1) * sizeof(*nw))
+					: NULL;
 		if (!nw)
 			return "out of memory";
 		t->mwin = nw;

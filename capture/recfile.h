@@ -17,12 +17,12 @@ struct kp_ctrace;
  * version or struct sizes differ.
  */
 struct kp_recfile_info {
-	uint32_t pid;              /* the traced process */
-	uint64_t nrecs, next;      /* records and External-id mappings read */
-	uint32_t max_corr;         /* largest correlation id in the file (before the offset) */
-	uint64_t max_ext;          /* largest External id in the file (before the offset) */
-	uint64_t nhcalls;          /* host calls (library calls, NVTX ranges) read */
-	uint64_t nkmet, nmwin;     /* --metrics: range values and their windows read */
+	uint32_t pid;          /* the traced process */
+	uint64_t nrecs, next;  /* records and External-id mappings read */
+	uint32_t max_corr;     /* largest correlation id in the file (before the offset) */
+	uint64_t max_ext;      /* largest External id in the file (before the offset) */
+	uint64_t nhcalls;      /* host calls (library calls, NVTX ranges) read */
+	uint64_t nkmet, nmwin; /* --metrics: range values and their windows read */
 };
 
 /* Prototypes */

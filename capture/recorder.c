@@ -16,10 +16,10 @@
  */
 int recorder_api_wanted(const char *name)
 {
-	static const char *const prefixes[] = { "cudaLaunch", "cudaMemcpy",      "cudaMemset",
-						"cudaGraphLaunch", "cudaStreamWaitEvent", "cuLaunch",
-						"cuMemcpy",   "cuMemset",        "cuGraphLaunch",
-						"cuStreamWaitEvent" };
+	static const char *const prefixes[] = {
+		"cudaLaunch", "cudaMemcpy", "cudaMemset", "cudaGraphLaunch", "cudaStreamWaitEvent",
+		"cuLaunch",   "cuMemcpy",   "cuMemset",   "cuGraphLaunch",   "cuStreamWaitEvent"
+	};
 	if (!name)
 		return 0;
 	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
@@ -76,7 +76,8 @@ static const CUpti_ActivityKind kinds_all[] = {
 /* clang-format on */
 /* launch and none: the GPU's records only; launch adds the API calls through callbacks */
 static const CUpti_ActivityKind kinds_gpu[] = {
-	CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+	CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+	CUPTI_ACTIVITY_KIND_MEMCPY,
 	CUPTI_ACTIVITY_KIND_MEMSET,
 };
 static int g_api = TRACE_API_LAUNCH;
@@ -185,7 +186,8 @@ int recorder_convert(struct kp_ctrace *t, const CUpti_Activity *rec)
 		return ctrace_add_rec(t, &r);
 	}
 	case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
-		const CUpti_ActivitySynchronization2 *s = (const CUpti_ActivitySynchronization2 *)rec;
+		const CUpti_ActivitySynchronization2 *s = (const CUpti_ActivitySynchronization2 *)
+			rec;
 		r.kind = REC_SYNC;
 		r.start_ns = s->start;
 		r.end_ns = s->end;
@@ -258,21 +260,21 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t
 #define CALL_BLOCK 8192
 struct call_block {
 	struct call_block *next;
-	_Atomic uint32_t n;     /* calls published in v[] */
+	_Atomic uint32_t n; /* calls published in v[] */
 	struct kp_apicall v[CALL_BLOCK];
 };
 #define EXT_DEPTH 64
 static pthread_mutex_t g_blocks_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct call_block *g_blocks;     /* this capture's */
-static struct call_block *g_retired;    /* drained; freed by the next recorder_start() */
-static _Atomic uint32_t g_gen = 1;      /* capture number: a thread's block of an older one is retired */
-static _Atomic int g_calls_on;          /* recorder_enable() */
+static struct call_block *g_blocks;  /* this capture's */
+static struct call_block *g_retired; /* drained; freed by the next recorder_start() */
+static _Atomic uint32_t g_gen = 1; /* capture number: a thread's block of an older one is retired */
+static _Atomic int g_calls_on;     /* recorder_enable() */
 static __thread struct call_block *t_block;
 static __thread uint32_t t_gen;
 static __thread uint32_t t_tid;
-static __thread uint32_t t_rt_corr;     /* the runtime call in progress on this thread */
+static __thread uint32_t t_rt_corr; /* the runtime call in progress on this thread */
 static __thread uint64_t t_ext[EXT_DEPTH];
-static __thread int t_next;             /* depth of the External-id stack (may exceed EXT_DEPTH) */
+static __thread int t_next; /* depth of the External-id stack (may exceed EXT_DEPTH) */
 /* the cbids enabled, for recorder_enable() */
 static uint16_t g_cbids[2][1024];
 static size_t g_ncbids[2];
@@ -351,7 +353,8 @@ static const char *cbid_name(int drv, uint32_t cbid)
 /* Every wanted cbid of both domains known to the headers (and up to 2x beyond, for newer CUPTIs). */
 static void find_cbids(void)
 {
-	static const uint32_t size[2] = { CUPTI_RUNTIME_TRACE_CBID_SIZE, CUPTI_DRIVER_TRACE_CBID_SIZE };
+	static const uint32_t size[2] = { CUPTI_RUNTIME_TRACE_CBID_SIZE,
+					  CUPTI_DRIVER_TRACE_CBID_SIZE };
 	for (int d = 0; d < 2; d++) {
 		g_ncbids[d] = 0;
 		for (uint32_t id = 1; id < 2 * size[d] && g_ncbids[d] < 1024; id++)
@@ -369,7 +372,8 @@ static int api_enable(int on)
 	for (int d = 0; d < 2; d++)
 		for (size_t i = 0; i < g_ncbids[d]; i++)
 			if (cuptiEnableCallback((uint32_t)on, g_sub,
-						d ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API,
+						d ? CUPTI_CB_DOMAIN_DRIVER_API
+						  : CUPTI_CB_DOMAIN_RUNTIME_API,
 						g_cbids[d][i]) != CUPTI_SUCCESS)
 				return -1;
 	atomic_store(&g_calls_on, on);
@@ -392,8 +396,8 @@ static void drain_calls(void)
 			const char *name = cbid_name((int)c->driver, c->cbid);
 			char buf[48];
 			if (!name) {
-				snprintf(buf, sizeof(buf), "%s cbid %u", c->driver ? "driver" : "runtime",
-					 c->cbid);
+				snprintf(buf, sizeof(buf), "%s cbid %u",
+					 c->driver ? "driver" : "runtime", c->cbid);
 				name = buf;
 			}
 			recorder_add_call(g_trace, c, pid, name);
@@ -403,10 +407,10 @@ static void drain_calls(void)
 	pthread_mutex_unlock(&g_blocks_lock);
 }
 
-static uint64_t (*g_context)(void); /* recorder_graph_nodes(): the op a thread is in */
+static uint64_t (*g_context)(void);              /* recorder_graph_nodes(): the op a thread is in */
 static void (*g_on_ctx)(void *ctx, int created); /* recorder_contexts() */
-static int g_launches;      /* recorder_start_launches(): no activity kinds, launches only */
-static uint64_t g_ordinal;  /* their launch ordinals */
+static int g_launches;     /* recorder_start_launches(): no activity kinds, launches only */
+static uint64_t g_ordinal; /* their launch ordinals */
 
 /* --metrics run: a kernel launch or memset call becomes a REC_KERNEL / REC_MEMSET in order */
 static void on_driver(const CUpti_CallbackData *cb)
@@ -435,22 +439,24 @@ static void on_driver(const CUpti_CallbackData *cb)
  * the library call, which creates the nodes) maps to that op's External id; a clone made by
  * cudaGraphInstantiate maps to its original.  The data is valid only during the callback.
  */
-static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain,
-				 CUpti_CallbackId cbid, const void *cbdata)
+static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+				 const void *cbdata)
 {
 	(void)userdata;
 	if (domain == CUPTI_CB_DOMAIN_DRIVER_API && g_launches && g_trace && cbdata) {
 		on_driver(cbdata);
 		return;
 	}
-	if ((domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API) && cbdata) {
+	if ((domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API) &&
+	    cbdata) {
 		on_api(domain, cbid, cbdata);
 		return;
 	}
 	if (domain != CUPTI_CB_DOMAIN_RESOURCE || !g_trace || !cbdata)
 		return;
 	const CUpti_ResourceData *rd = cbdata;
-	if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED || cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
+	if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED ||
+	    cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
 		if (g_on_ctx)
 			g_on_ctx(rd->context, cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
 		return;
@@ -545,7 +551,8 @@ int recorder_start(struct kp_ctrace *t, char *why, size_t whylen)
 	rc = cuptiSubscribe_v2(&g_sub, on_callback, NULL, &p);
 	if (rc != CUPTI_SUCCESS) {
 		if (rc == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
-			snprintf(why, whylen, "CUPTI is already in use by '%s'", old[0] ? old : "another tool");
+			snprintf(why, whylen, "CUPTI is already in use by '%s'",
+				 old[0] ? old : "another tool");
 		else
 			snprintf(why, whylen, "cannot subscribe to CUPTI: %s", cupti_err(rc));
 		return -1;
@@ -576,8 +583,8 @@ int recorder_start(struct kp_ctrace *t, char *why, size_t whylen)
 	for (size_t i = 0; i < NKINDS; i++) {
 		rc = cuptiActivityEnable(kinds[i]);
 		if (rc != CUPTI_SUCCESS) {
-			snprintf(why, whylen, "cannot enable CUPTI activity kind %d: %s", (int)kinds[i],
-				 cupti_err(rc));
+			snprintf(why, whylen, "cannot enable CUPTI activity kind %d: %s",
+				 (int)kinds[i], cupti_err(rc));
 			return -1;
 		}
 	}
@@ -597,7 +604,8 @@ int recorder_start(struct kp_ctrace *t, char *why, size_t whylen)
 int recorder_enable(int on)
 {
 	for (size_t i = 0; i < NKINDS; i++) {
-		CUptiResult rc = on ? cuptiActivityEnable(kinds[i]) : cuptiActivityDisable(kinds[i]);
+		CUptiResult rc = on ? cuptiActivityEnable(kinds[i])
+				    : cuptiActivityDisable(kinds[i]);
 		if (rc != CUPTI_SUCCESS)
 			return -1;
 	}
@@ -639,7 +647,8 @@ void recorder_stop(void)
 			api_enable(0);
 		cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 		size_t dropped = 0;
-		if (g_trace && cuptiActivityGetNumDroppedRecords(NULL, 0, &dropped) == CUPTI_SUCCESS)
+		if (g_trace &&
+		    cuptiActivityGetNumDroppedRecords(NULL, 0, &dropped) == CUPTI_SUCCESS)
 			g_trace->dropped_records += dropped;
 		for (size_t i = 0; i < NKINDS; i++)
 			cuptiActivityDisable(kinds[i]);

@@ -12,9 +12,9 @@ struct kp_ctrace;
 
 /* Which host API calls a capture records (--trace-api, kprof-capture(1)). */
 enum kp_trace_api {
-	TRACE_API_LAUNCH,       /* the calls analyze needs (recorder_api_wanted), by callbacks */
-	TRACE_API_ALL,          /* every runtime and driver call, synchronization, overhead */
-	TRACE_API_NONE,         /* none: GPU records only, nothing links (CUPTI's floor) */
+	TRACE_API_LAUNCH, /* the calls analyze needs (recorder_api_wanted), by callbacks */
+	TRACE_API_ALL,    /* every runtime and driver call, synchronization, overhead */
+	TRACE_API_NONE,   /* none: GPU records only, nothing links (CUPTI's floor) */
 };
 
 /*
@@ -25,8 +25,8 @@ struct kp_apicall {
 	uint64_t start_ns, end_ns;
 	uint64_t ext;
 	uint32_t corr, cbid;
-	uint32_t tid;           /* OS thread id */
-	uint32_t driver;        /* 1: driver API, 0: runtime API */
+	uint32_t tid;    /* OS thread id */
+	uint32_t driver; /* 1: driver API, 0: runtime API */
 };
 
 /* Prototypes */

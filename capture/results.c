@@ -34,8 +34,9 @@ void results_free(struct kp_results *rs)
 
 static int same_case(const struct kp_result *a, const struct kp_result *b)
 {
-	return !strcmp(a->op, b->op) && !strcmp(a->shape, b->shape) && !strcmp(a->dtype, b->dtype) &&
-	       !strcmp(a->layout, b->layout) && !strcmp(a->mode, b->mode);
+	return !strcmp(a->op, b->op) && !strcmp(a->shape, b->shape) &&
+	       !strcmp(a->dtype, b->dtype) && !strcmp(a->layout, b->layout) &&
+	       !strcmp(a->mode, b->mode);
 }
 
 /* The first row of @i's case with another backend before it, or -1. */
@@ -59,8 +60,22 @@ double results_geomean(const struct kp_results *rs)
 	return n ? exp(s / (double)n) : 0;
 }
 
-enum { RC_TIME, RC_TFLOPS, RC_GBS, RC_PEAK, RC_SPEEDUP, RC_ERR, RC_OK, RC_DTYPE, RC_BACKEND,
-       RC_LAYOUT, RC_MODE, RC_SHAPE, RC_OP, RC_N };
+enum {
+	RC_TIME,
+	RC_TFLOPS,
+	RC_GBS,
+	RC_PEAK,
+	RC_SPEEDUP,
+	RC_ERR,
+	RC_OK,
+	RC_DTYPE,
+	RC_BACKEND,
+	RC_LAYOUT,
+	RC_MODE,
+	RC_SHAPE,
+	RC_OP,
+	RC_N
+};
 
 static const struct kp_col cols[RC_N] = {
 	[RC_TIME] = { "Time", "time_ns", COL_BOTH, 0 },
@@ -83,8 +98,10 @@ void results_report(const struct kp_results *rs, struct kp_doc *doc)
 	double g = results_geomean(rs);
 	report_fact_count(doc, "cases", "cases", (int64_t)rs->n);
 	if (g > 0)
-		report_fact_textf(doc, "geomean", "geomean_speedup", "%.3fx (each case's backends "
-								     "vs its first)", g);
+		report_fact_textf(doc, "geomean", "geomean_speedup",
+				  "%.3fx (each case's backends "
+				  "vs its first)",
+				  g);
 	struct kp_table *tb = report_table(doc, "results", cols, RC_N);
 	if (!tb)
 		return;
@@ -236,7 +253,8 @@ static void csv_field(FILE *f, const char *s, int last)
 static void write_csv(const struct kp_results *rs, FILE *f, const char *device)
 {
 	fputs("benchmark_name,benchmark_mode,benchmark_dtype,device,model_name,model_type,backend,"
-	      "op,layout,accuracy_ok,metric_name,benchmark_value,target_value\n", f);
+	      "op,layout,accuracy_ok,metric_name,benchmark_value,target_value\n",
+	      f);
 	for (size_t i = 0; i < rs->n; i++) {
 		const struct kp_result *r = &rs->r[i];
 		struct metric m[4];

@@ -13,18 +13,18 @@ struct kp_doc;
 
 /* One timed case. */
 struct kp_result {
-	char op[48];        /* "aten::convolution", "aten::scaled_dot_product_attention" */
-	char kind[24];      /* model.type: "conv2d", "softmax", "rmsnorm", "layernorm", "cross_entropy" */
-	char shape[96];     /* "32x64x56x56->64 3x3 s1 p1 d1 g1", "16384x4096" */
-	char dtype[8];      /* "bf16" */
-	char backend[16];   /* "cudnn", "reference", "kprof" */
-	char layout[8];     /* "nchw", "nhwc", "" */
-	char mode[16];      /* "fwd", "bwd", "fwd+bwd" */
-	double ms;          /* mean per call */
-	double tflops;      /* 0: not compute-bound (no FLOP count) */
-	double gbs;         /* 0: no byte count */
-	double peak_pct;    /* of the DRAM peak (row-wise) or 0 */
-	double err, tol;    /* the accuracy check */
+	char op[48];   /* "aten::convolution", "aten::scaled_dot_product_attention" */
+	char kind[24]; /* model.type: "conv2d", "softmax", "rmsnorm", "layernorm", "cross_entropy" */
+	char shape[96];   /* "32x64x56x56->64 3x3 s1 p1 d1 g1", "16384x4096" */
+	char dtype[8];    /* "bf16" */
+	char backend[16]; /* "cudnn", "reference", "kprof" */
+	char layout[8];   /* "nchw", "nhwc", "" */
+	char mode[16];    /* "fwd", "bwd", "fwd+bwd" */
+	double ms;        /* mean per call */
+	double tflops;    /* 0: not compute-bound (no FLOP count) */
+	double gbs;       /* 0: no byte count */
+	double peak_pct;  /* of the DRAM peak (row-wise) or 0 */
+	double err, tol;  /* the accuracy check */
 };
 
 struct kp_results {

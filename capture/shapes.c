@@ -73,8 +73,8 @@ static int parse_range(const char *s, long *lo, long *hi)
 static int shapes_matmul1(const char *spec, const long *ms, size_t nms, struct kp_mm_shape **out,
 			  size_t *n, char *why, size_t whylen);
 
-int shapes_matmul(const char *spec, const long *ms, size_t nms, struct kp_mm_shape **out,
-		  size_t *n, char *why, size_t whylen)
+int shapes_matmul(const char *spec, const long *ms, size_t nms, struct kp_mm_shape **out, size_t *n,
+		  char *why, size_t whylen)
 {
 	if (!strchr(spec, '+'))
 		return shapes_matmul1(spec, ms, nms, out, n, why, whylen);
@@ -96,11 +96,13 @@ int shapes_matmul(const char *spec, const long *ms, size_t nms, struct kp_mm_sha
 			return -1;
 		}
 		free(one);
-		struct kp_mm_shape *grown = nall + np > SHAPES_MAX ? NULL :
-			realloc(all, (nall + np) * sizeof(*all));
+		struct kp_mm_shape *grown = nall + np > SHAPES_MAX
+						    ? NULL
+						    : realloc(all, (nall + np) * sizeof(*all));
 		if (!grown) {
-			snprintf(why, whylen, nall + np > SHAPES_MAX ? "more than 4096 shapes" :
-				 "out of memory");
+			snprintf(why, whylen,
+				 nall + np > SHAPES_MAX ? "more than 4096 shapes"
+							: "out of memory");
 			free(part);
 			free(all);
 			return -1;
@@ -138,7 +140,10 @@ static int shapes_matmul1(const char *spec, const long *ms, size_t nms, struct k
 		}
 	} else if (!strcmp(spec, "llama")) {
 		/* LLaMA-2-70B, 8-way tensor parallel: per-GPU K x N of the four linear layers */
-		static const struct { const char *label; long k, n; } l[] = {
+		static const struct {
+			const char *label;
+			long k, n;
+		} l[] = {
 			{ "attn.wqkv", 8192, 1280 },
 			{ "attn.w0", 1024, 8192 },
 			{ "ffn.w13", 8192, 7168 },
@@ -207,24 +212,28 @@ int shapes_sdpa(const char *spec, int causal, long hkv, struct kp_sdpa_shape **o
 		for (size_t i = 0; i < 3; i++)
 			for (size_t j = 0; j < 5; j++)
 				for (int c = 0; c < 2; c++) {
-					if ((c == 0 && causal == CAUSAL_YES) || (c == 1 && causal == CAUSAL_NO))
+					if ((c == 0 && causal == CAUSAL_YES) ||
+					    (c == 1 && causal == CAUSAL_NO))
 						continue;
 					if (!(e = push(&v)))
 						return fail(&v, why, whylen, "out of memory");
-					*e = (struct kp_sdpa_shape){ bs[i], 16, hkv ? hkv : 16, ss[j], ss[j],
-								     128, c };
+					*e = (struct kp_sdpa_shape){ bs[i], 16,    hkv ? hkv : 16,
+								     ss[j], ss[j], 128,
+								     c };
 				}
 	} else if (!strncmp(spec, "custom:", 7)) {
 		const char *s = spec + 7;
 		for (;;) {
 			long d[6];
 			if (parse_dims(s, &s, d, 6) != 6)
-				return fail(&v, why, whylen, "expected custom:BxHxH_KVxS_QxS_KxD[c],...");
+				return fail(&v, why, whylen,
+					    "expected custom:BxHxH_KVxS_QxS_KxD[c],...");
 			int c = 0;
 			if (*s == 'c')
 				c = 1, s++;
 			if (*s && *s != ',')
-				return fail(&v, why, whylen, "expected custom:BxHxH_KVxS_QxS_KxD[c],...");
+				return fail(&v, why, whylen,
+					    "expected custom:BxHxH_KVxS_QxS_KxD[c],...");
 			if (d[1] % d[2])
 				return fail(&v, why, whylen, "H must be a multiple of H_KV");
 			if (!(e = push(&v)))
@@ -267,7 +276,8 @@ static int rows_cols(const char *spec, const long (*dflt)[2], size_t nd, long ma
 				return fail(&v, why, whylen, "expected custom:ROWSxHIDDEN,...");
 			if (d[1] % 8 || d[1] > max) {
 				char m[80];
-				snprintf(m, sizeof(m), "hidden must be a multiple of 8, at most %ld", max);
+				snprintf(m, sizeof(m),
+					 "hidden must be a multiple of 8, at most %ld", max);
 				return fail(&v, why, whylen, m);
 			}
 			if (!(e = push(&v)))
@@ -289,15 +299,18 @@ static int rows_cols(const char *spec, const long (*dflt)[2], size_t nd, long ma
 
 int shapes_norm(const char *spec, struct kp_norm_shape **out, size_t *n, char *why, size_t whylen)
 {
-	static const long d[][2] = { { 4096, 4096 }, { 16384, 4096 }, { 32768, 8192 }, { 8192, 32768 } };
+	static const long d[][2] = {
+		{ 4096, 4096 }, { 16384, 4096 }, { 32768, 8192 }, { 8192, 32768 }
+	};
 	return rows_cols(spec, d, sizeof(d) / sizeof(d[0]), 65536, out, n, why, whylen);
 }
 
 int shapes_vocab(const char *spec, struct kp_norm_shape **out, size_t *n, char *why, size_t whylen)
 {
 	/* LLaMA-2 (32000) and LLaMA-3 (128256) vocabularies, 4096 and 16384 tokens */
-	static const long d[][2] = { { 4096, 32000 }, { 16384, 32000 }, { 4096, 128256 },
-				     { 16384, 128256 } };
+	static const long d[][2] = {
+		{ 4096, 32000 }, { 16384, 32000 }, { 4096, 128256 }, { 16384, 128256 }
+	};
 	return rows_cols(spec, d, sizeof(d) / sizeof(d[0]), 1L << 20, out, n, why, whylen);
 }
 
@@ -310,21 +323,25 @@ int shapes_conv(const char *spec, long batch, struct kp_conv_shape **out, size_t
 		/* torchvision resnet50: conv1, then per stage the 1x1/3x3/1x1 bottleneck convs and
 		 * the strided 1x1 downsample (stride on the 3x3, v1.5); C x H x W -> K, RxS, s, p */
 		static const long l[][7] = {
-			{ 3, 224, 64, 7, 2, 3 },
-			{ 64, 56, 64, 1, 1, 0 },    { 64, 56, 64, 3, 1, 1 },   { 64, 56, 256, 1, 1, 0 },
-			{ 256, 56, 64, 1, 1, 0 },
-			{ 256, 56, 128, 1, 1, 0 },  { 128, 56, 128, 3, 2, 1 }, { 128, 28, 512, 1, 1, 0 },
-			{ 256, 56, 512, 1, 2, 0 },  { 512, 28, 128, 1, 1, 0 }, { 128, 28, 128, 3, 1, 1 },
-			{ 512, 28, 256, 1, 1, 0 },  { 256, 28, 256, 3, 2, 1 }, { 256, 14, 1024, 1, 1, 0 },
-			{ 512, 28, 1024, 1, 2, 0 }, { 1024, 14, 256, 1, 1, 0 }, { 256, 14, 256, 3, 1, 1 },
-			{ 1024, 14, 512, 1, 1, 0 }, { 512, 14, 512, 3, 2, 1 }, { 512, 7, 2048, 1, 1, 0 },
-			{ 1024, 14, 2048, 1, 2, 0 }, { 2048, 7, 512, 1, 1, 0 }, { 512, 7, 512, 3, 1, 1 },
+			{ 3, 224, 64, 7, 2, 3 },     { 64, 56, 64, 1, 1, 0 },
+			{ 64, 56, 64, 3, 1, 1 },     { 64, 56, 256, 1, 1, 0 },
+			{ 256, 56, 64, 1, 1, 0 },    { 256, 56, 128, 1, 1, 0 },
+			{ 128, 56, 128, 3, 2, 1 },   { 128, 28, 512, 1, 1, 0 },
+			{ 256, 56, 512, 1, 2, 0 },   { 512, 28, 128, 1, 1, 0 },
+			{ 128, 28, 128, 3, 1, 1 },   { 512, 28, 256, 1, 1, 0 },
+			{ 256, 28, 256, 3, 2, 1 },   { 256, 14, 1024, 1, 1, 0 },
+			{ 512, 28, 1024, 1, 2, 0 },  { 1024, 14, 256, 1, 1, 0 },
+			{ 256, 14, 256, 3, 1, 1 },   { 1024, 14, 512, 1, 1, 0 },
+			{ 512, 14, 512, 3, 2, 1 },   { 512, 7, 2048, 1, 1, 0 },
+			{ 1024, 14, 2048, 1, 2, 0 }, { 2048, 7, 512, 1, 1, 0 },
+			{ 512, 7, 512, 3, 1, 1 },
 		};
 		for (size_t i = 0; i < sizeof(l) / sizeof(l[0]); i++) {
 			if (!(e = push(&v)))
 				return fail(&v, why, whylen, "out of memory");
-			*e = (struct kp_conv_shape){ batch, l[i][0], l[i][1], l[i][1], l[i][2], l[i][3],
-						     l[i][3], l[i][4], l[i][5], 1, 1 };
+			*e = (struct kp_conv_shape){ batch,   l[i][0], l[i][1], l[i][1],
+						     l[i][2], l[i][3], l[i][3], l[i][4],
+						     l[i][5], 1,       1 };
 		}
 	} else if (!strncmp(spec, "custom:", 7)) {
 		const char *s = spec + 7;
@@ -335,7 +352,8 @@ int shapes_conv(const char *spec, long batch, struct kp_conv_shape **out, size_t
 				return fail(&v, why, whylen, usage);
 			if (!(e = push(&v)))
 				return fail(&v, why, whylen, "out of memory");
-			*e = (struct kp_conv_shape){ d[0], d[1], d[2], d[3], d[4], d[5], d[6], 1, 0, 1, 1 };
+			*e = (struct kp_conv_shape){ d[0], d[1], d[2], d[3], d[4], d[5],
+						     d[6], 1,    0,    1,    1 };
 			while (*s == ':') {
 				char key = s[1];
 				char *end;
@@ -361,7 +379,8 @@ int shapes_conv(const char *spec, long batch, struct kp_conv_shape **out, size_t
 				return fail(&v, why, whylen, "groups must divide C and K");
 			if (conv_out_dim(e->h, e->r, e->stride, e->pad, e->dil) < 1 ||
 			    conv_out_dim(e->w, e->s, e->stride, e->pad, e->dil) < 1)
-				return fail(&v, why, whylen, "the filter is larger than the padded input");
+				return fail(&v, why, whylen,
+					    "the filter is larger than the padded input");
 			if (!*s++)
 				break;
 		}

@@ -10,12 +10,12 @@
 
 struct kp_mm_shape {
 	long m, k, n;
-	char label[24];        /* "attn.wqkv" for llama, else "" */
+	char label[24]; /* "attn.wqkv" for llama, else "" */
 };
 
 struct kp_sdpa_shape {
 	long b, h, hkv, sq, sk, d;
-	int causal;            /* top-left aligned, PyTorch is_causal=True */
+	int causal; /* top-left aligned, PyTorch is_causal=True */
 };
 
 struct kp_conv_shape {
@@ -24,7 +24,7 @@ struct kp_conv_shape {
 };
 
 struct kp_norm_shape {
-	long rows, hidden;     /* softmax / norm over the last dim, hidden % 8 == 0 */
+	long rows, hidden; /* softmax / norm over the last dim, hidden % 8 == 0 */
 };
 
 enum { CAUSAL_BOTH, CAUSAL_YES, CAUSAL_NO };
@@ -37,8 +37,8 @@ enum { CAUSAL_BOTH, CAUSAL_YES, CAUSAL_NO };
  * M <= K <= N); "SET+SET..." concatenates sets in order.  *out is malloc'ed.  Returns 0, or -1
  * with a reason in @why.
  */
-int shapes_matmul(const char *spec, const long *ms, size_t nms, struct kp_mm_shape **out,
-		  size_t *n, char *why, size_t whylen);
+int shapes_matmul(const char *spec, const long *ms, size_t nms, struct kp_mm_shape **out, size_t *n,
+		  char *why, size_t whylen);
 /*
  * SDPA sets: "default" (B in {1,8,16}, H=16, S in {128..8192}, D=128, causal per @causal) or
  * "custom:BxHxH_KVxS_QxS_KxD[c],..." ("c": causal).  H_kv of the default grid is @hkv (0: H).

@@ -39,24 +39,24 @@
 #define BLOCK_RECS 4096
 struct block {
 	struct block *next;
-	_Atomic uint32_t n;          /* records published in v[] */
+	_Atomic uint32_t n; /* records published in v[] */
 	struct kp_hcall v[BLOCK_RECS];
 };
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct block *g_blocks;
-static _Atomic uint64_t g_ext;         /* External ids handed out */
+static _Atomic uint64_t g_ext; /* External ids handed out */
 static _Atomic(kp_push_fn) g_push;
 static _Atomic(kp_pop_fn) g_pop;
-static _Atomic(kp_clock_fn) g_clock;   /* CUPTI's clock, the one of the API records */
-static int g_extcorr;                  /* KPROF_SHIM_EXTCORR=on: push an External id per call */
-static _Atomic int g_off;              /* KPROF_SHIM=off, or the library version is unknown */
+static _Atomic(kp_clock_fn) g_clock; /* CUPTI's clock, the one of the API records */
+static int g_extcorr;                /* KPROF_SHIM_EXTCORR=on: push an External id per call */
+static _Atomic int g_off;            /* KPROF_SHIM=off, or the library version is unknown */
 static uint32_t g_pid;
 
 static __thread struct block *t_block;
 static __thread uint32_t t_tid;
 static __thread int t_depth;
-static __thread struct kp_hcall *t_cur;  /* the thread's library call in progress */
+static __thread struct kp_hcall *t_cur; /* the thread's library call in progress */
 
 static uint64_t now_ns(void)
 {
@@ -208,8 +208,10 @@ static int cublas_known(void)
 	if (v)
 		return v > 0;
 	static _Atomic(void *) fp;
-	cublasStatus_t (*get)(libraryPropertyType, int *) =
-		(cublasStatus_t(*)(libraryPropertyType, int *))cached(&fp, CUBLAS_SO, "cublasGetProperty");
+	cublasStatus_t (*get)(libraryPropertyType,
+			      int *) = (cublasStatus_t(*)(libraryPropertyType,
+							  int *))cached(&fp, CUBLAS_SO,
+									"cublasGetProperty");
 	int major = 0;
 	v = get && get(MAJOR_VERSION, &major) == CUBLAS_STATUS_SUCCESS && major == 13 ? 1 : -1;
 	atomic_store(&g_ver_cublas, v);
@@ -217,8 +219,10 @@ static int cublas_known(void)
 		static _Atomic int w;
 		char buf[32];
 		snprintf(buf, sizeof(buf), "%d", major);
-		once_warn(&w, "cuBLAS major version %s is not one kprof knows; its calls are not "
-			      "recorded", buf);
+		once_warn(&w,
+			  "cuBLAS major version %s is not one kprof knows; its calls are not "
+			  "recorded",
+			  buf);
 	}
 	return v > 0;
 }
@@ -229,7 +233,7 @@ static int lt_known(void)
 	if (v)
 		return v > 0;
 	static _Atomic(void *) fp;
-	size_t (*get)(void) = (size_t(*)(void))cached(&fp, CUBLASLT_SO, "cublasLtGetVersion");
+	size_t (*get)(void) = (size_t (*)(void))cached(&fp, CUBLASLT_SO, "cublasLtGetVersion");
 	size_t ver = get ? get() : 0;
 	v = ver >= 130000 && ver < 140000 ? 1 : -1;
 	atomic_store(&g_ver_lt, v);
@@ -237,7 +241,8 @@ static int lt_known(void)
 		static _Atomic int w;
 		char buf[32];
 		snprintf(buf, sizeof(buf), "%zu", ver);
-		once_warn(&w, "cuBLASLt version %s is not one kprof knows; its calls are not recorded",
+		once_warn(&w,
+			  "cuBLASLt version %s is not one kprof knows; its calls are not recorded",
 			  buf);
 	}
 	return v > 0;
@@ -286,8 +291,8 @@ static void gemm_end(struct kp_hcall *r, int status)
 }
 
 static void gemm_shape(struct kp_hcall *r, cublasHandle_t h, int ta, int tb, int64_t m, int64_t n,
-		       int64_t k, int64_t batch, int at, int bt, int ct, int compute, const void *beta,
-		       int beta_size)
+		       int64_t k, int64_t batch, int at, int bt, int ct, int compute,
+		       const void *beta, int beta_size)
 {
 	if (!r)
 		return;
@@ -297,10 +302,11 @@ static void gemm_shape(struct kp_hcall *r, cublasHandle_t h, int ta, int tb, int
 	r->compute = compute;
 	static _Atomic(void *) fp;
 	cublasStatus_t (*pm)(cublasHandle_t, cublasPointerMode_t *) =
-		(cublasStatus_t(*)(cublasHandle_t, cublasPointerMode_t *))cached(&fp, CUBLAS_SO,
-										 "cublasGetPointerMode_v2");
+		(cublasStatus_t(*)(cublasHandle_t, cublasPointerMode_t *))
+			cached(&fp, CUBLAS_SO, "cublasGetPointerMode_v2");
 	cublasPointerMode_t mode;
-	if (pm && beta && pm(h, &mode) == CUBLAS_STATUS_SUCCESS && mode == CUBLAS_POINTER_MODE_HOST) {
+	if (pm && beta && pm(h, &mode) == CUBLAS_STATUS_SUCCESS &&
+	    mode == CUBLAS_POINTER_MODE_HOST) {
 		r->flags |= HCF_BETA_KNOWN;
 		if (ltshape_is_zero(beta, beta_size))
 			r->flags |= HCF_BETA_ZERO;
@@ -310,10 +316,15 @@ static void gemm_shape(struct kp_hcall *r, cublasHandle_t h, int ta, int tb, int
 static int compute_scale_size(int compute)
 {
 	switch (compute) {
-	case CUBLAS_COMPUTE_16F: case CUBLAS_COMPUTE_16F_PEDANTIC: return 2;
-	case CUBLAS_COMPUTE_64F: case CUBLAS_COMPUTE_64F_PEDANTIC:
-	case CUBLAS_COMPUTE_64F_EMULATED_FIXEDPOINT: return 8;
-	default: return 4;
+	case CUBLAS_COMPUTE_16F:
+	case CUBLAS_COMPUTE_16F_PEDANTIC:
+		return 2;
+	case CUBLAS_COMPUTE_64F:
+	case CUBLAS_COMPUTE_64F_PEDANTIC:
+	case CUBLAS_COMPUTE_64F_EMULATED_FIXEDPOINT:
+		return 8;
+	default:
+		return 4;
 	}
 }
 
@@ -321,8 +332,10 @@ static _Atomic int g_unresolved_warned;
 
 static cublasStatus_t unresolved(const char *name)
 {
-	once_warn(&g_unresolved_warned, "kprof-shim: cannot find the real %s; returning "
-					"CUBLAS_STATUS_NOT_INITIALIZED", name);
+	once_warn(&g_unresolved_warned,
+		  "kprof-shim: cannot find the real %s; returning "
+		  "CUBLAS_STATUS_NOT_INITIALIZED",
+		  name);
 	return CUBLAS_STATUS_NOT_INITIALIZED;
 }
 
@@ -338,81 +351,83 @@ static cublasStatus_t unresolved(const char *name)
 /* clang-format on */
 
 /* cublasGemmEx and _64 */
-#define GEMM_EX(fn, IT)                                                                         \
-	API cublasStatus_t fn(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, IT m, \
-			      IT n, IT k, const void *alpha, const void *A, cudaDataType at, IT lda, \
-			      const void *B, cudaDataType bt, IT ldb, const void *beta, void *C,  \
-			      cudaDataType ct, IT ldc, cublasComputeType_t cp, cublasGemmAlgo_t al) \
-	{                                                                                       \
-		REAL(CUBLAS_SO, fn);                                                            \
-		struct kp_hcall *r = gemm_begin(#fn, 0);                                        \
-		gemm_shape(r, h, ta, tb, m, n, k, 1, at, bt, ct, cp, beta, compute_scale_size(cp)); \
-		if (r)                                                                          \
-			gemm_call_start(r);                                                     \
-		cublasStatus_t st = real(h, ta, tb, m, n, k, alpha, A, at, lda, B, bt, ldb, beta, C, \
-					 ct, ldc, cp, al);                                      \
-		gemm_end(r, st);                                                                \
-		return st;                                                                      \
+#define GEMM_EX(fn, IT)                                                                            \
+	API cublasStatus_t fn(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, IT m,  \
+			      IT n, IT k, const void *alpha, const void *A, cudaDataType at,       \
+			      IT lda, const void *B, cudaDataType bt, IT ldb, const void *beta,    \
+			      void *C, cudaDataType ct, IT ldc, cublasComputeType_t cp,            \
+			      cublasGemmAlgo_t al)                                                 \
+	{                                                                                          \
+		REAL(CUBLAS_SO, fn);                                                               \
+		struct kp_hcall *r = gemm_begin(#fn, 0);                                           \
+		gemm_shape(r, h, ta, tb, m, n, k, 1, at, bt, ct, cp, beta,                         \
+			   compute_scale_size(cp));                                                \
+		if (r)                                                                             \
+			gemm_call_start(r);                                                        \
+		cublasStatus_t st = real(h, ta, tb, m, n, k, alpha, A, at, lda, B, bt, ldb, beta,  \
+					 C, ct, ldc, cp, al);                                      \
+		gemm_end(r, st);                                                                   \
+		return st;                                                                         \
 	}
 GEMM_EX(cublasGemmEx, int)
 GEMM_EX(cublasGemmEx_64, int64_t)
 
-#define GEMM_SB_EX(fn, IT)                                                                      \
-	API cublasStatus_t fn(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, IT m, \
-			      IT n, IT k, const void *alpha, const void *A, cudaDataType at, IT lda, \
-			      long long sA, const void *B, cudaDataType bt, IT ldb, long long sB,  \
-			      const void *beta, void *C, cudaDataType ct, IT ldc, long long sC,   \
-			      IT batch, cublasComputeType_t cp, cublasGemmAlgo_t al)              \
-	{                                                                                       \
-		REAL(CUBLAS_SO, fn);                                                            \
-		struct kp_hcall *r = gemm_begin(#fn, 0);                                        \
-		gemm_shape(r, h, ta, tb, m, n, k, batch, at, bt, ct, cp, beta,                  \
-			   compute_scale_size(cp));                                             \
-		if (r)                                                                          \
-			gemm_call_start(r);                                                     \
-		cublasStatus_t st = real(h, ta, tb, m, n, k, alpha, A, at, lda, sA, B, bt, ldb, sB, \
-					 beta, C, ct, ldc, sC, batch, cp, al);                  \
-		gemm_end(r, st);                                                                \
-		return st;                                                                      \
+#define GEMM_SB_EX(fn, IT)                                                                         \
+	API cublasStatus_t fn(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, IT m,  \
+			      IT n, IT k, const void *alpha, const void *A, cudaDataType at,       \
+			      IT lda, long long sA, const void *B, cudaDataType bt, IT ldb,        \
+			      long long sB, const void *beta, void *C, cudaDataType ct, IT ldc,    \
+			      long long sC, IT batch, cublasComputeType_t cp, cublasGemmAlgo_t al) \
+	{                                                                                          \
+		REAL(CUBLAS_SO, fn);                                                               \
+		struct kp_hcall *r = gemm_begin(#fn, 0);                                           \
+		gemm_shape(r, h, ta, tb, m, n, k, batch, at, bt, ct, cp, beta,                     \
+			   compute_scale_size(cp));                                                \
+		if (r)                                                                             \
+			gemm_call_start(r);                                                        \
+		cublasStatus_t st = real(h, ta, tb, m, n, k, alpha, A, at, lda, sA, B, bt, ldb,    \
+					 sB, beta, C, ct, ldc, sC, batch, cp, al);                 \
+		gemm_end(r, st);                                                                   \
+		return st;                                                                         \
 	}
 GEMM_SB_EX(cublasGemmStridedBatchedEx, int)
 GEMM_SB_EX(cublasGemmStridedBatchedEx_64, int64_t)
 
-#define GEMM_B_EX(fn, IT)                                                                       \
-	API cublasStatus_t fn(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, IT m, \
-			      IT n, IT k, const void *alpha, const void *const A[], cudaDataType at, \
-			      IT lda, const void *const B[], cudaDataType bt, IT ldb,            \
-			      const void *beta, void *const C[], cudaDataType ct, IT ldc, IT batch, \
-			      cublasComputeType_t cp, cublasGemmAlgo_t al)                        \
-	{                                                                                       \
-		REAL(CUBLAS_SO, fn);                                                            \
-		struct kp_hcall *r = gemm_begin(#fn, 0);                                        \
-		gemm_shape(r, h, ta, tb, m, n, k, batch, at, bt, ct, cp, beta,                  \
-			   compute_scale_size(cp));                                             \
-		if (r)                                                                          \
-			gemm_call_start(r);                                                     \
-		cublasStatus_t st = real(h, ta, tb, m, n, k, alpha, A, at, lda, B, bt, ldb, beta, C, \
-					 ct, ldc, batch, cp, al);                               \
-		gemm_end(r, st);                                                                \
-		return st;                                                                      \
+#define GEMM_B_EX(fn, IT)                                                                          \
+	API cublasStatus_t fn(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, IT m,  \
+			      IT n, IT k, const void *alpha, const void *const A[],                \
+			      cudaDataType at, IT lda, const void *const B[], cudaDataType bt,     \
+			      IT ldb, const void *beta, void *const C[], cudaDataType ct, IT ldc,  \
+			      IT batch, cublasComputeType_t cp, cublasGemmAlgo_t al)               \
+	{                                                                                          \
+		REAL(CUBLAS_SO, fn);                                                               \
+		struct kp_hcall *r = gemm_begin(#fn, 0);                                           \
+		gemm_shape(r, h, ta, tb, m, n, k, batch, at, bt, ct, cp, beta,                     \
+			   compute_scale_size(cp));                                                \
+		if (r)                                                                             \
+			gemm_call_start(r);                                                        \
+		cublasStatus_t st = real(h, ta, tb, m, n, k, alpha, A, at, lda, B, bt, ldb, beta,  \
+					 C, ct, ldc, batch, cp, al);                               \
+		gemm_end(r, st);                                                                   \
+		return st;                                                                         \
 	}
 GEMM_B_EX(cublasGemmBatchedEx, int)
 GEMM_B_EX(cublasGemmBatchedEx_64, int64_t)
 
 /* typed: S (fp32, CUDA_R_32F = 0), D (fp64, 1), H (fp16, 2); compute types as cuBLAS's own */
-#define GEMM_T(fn, IT, T, DT, CP)                                                               \
-	API cublasStatus_t fn(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, IT m, \
-			      IT n, IT k, const T *alpha, const T *A, IT lda, const T *B, IT ldb, \
-			      const T *beta, T *C, IT ldc)                                        \
-	{                                                                                       \
-		REAL(CUBLAS_SO, fn);                                                            \
-		struct kp_hcall *r = gemm_begin(#fn, 0);                                        \
-		gemm_shape(r, h, ta, tb, m, n, k, 1, DT, DT, DT, CP, beta, (int)sizeof(T));     \
-		if (r)                                                                          \
-			gemm_call_start(r);                                                     \
+#define GEMM_T(fn, IT, T, DT, CP)                                                                  \
+	API cublasStatus_t fn(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, IT m,  \
+			      IT n, IT k, const T *alpha, const T *A, IT lda, const T *B, IT ldb,  \
+			      const T *beta, T *C, IT ldc)                                         \
+	{                                                                                          \
+		REAL(CUBLAS_SO, fn);                                                               \
+		struct kp_hcall *r = gemm_begin(#fn, 0);                                           \
+		gemm_shape(r, h, ta, tb, m, n, k, 1, DT, DT, DT, CP, beta, (int)sizeof(T));        \
+		if (r)                                                                             \
+			gemm_call_start(r);                                                        \
 		cublasStatus_t st = real(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc); \
-		gemm_end(r, st);                                                                \
-		return st;                                                                      \
+		gemm_end(r, st);                                                                   \
+		return st;                                                                         \
 	}
 GEMM_T(cublasSgemm_v2, int, float, CUDA_R_32F, -1)
 GEMM_T(cublasSgemm_v2_64, int64_t, float, CUDA_R_32F, -1)
@@ -421,21 +436,21 @@ GEMM_T(cublasDgemm_v2_64, int64_t, double, CUDA_R_64F, CUBLAS_COMPUTE_64F)
 GEMM_T(cublasHgemm, int, kp_half, CUDA_R_16F, CUBLAS_COMPUTE_16F)
 GEMM_T(cublasHgemm_64, int64_t, kp_half, CUDA_R_16F, CUBLAS_COMPUTE_16F)
 
-#define GEMM_TSB(fn, IT, T, DT, CP)                                                             \
-	API cublasStatus_t fn(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, IT m, \
-			      IT n, IT k, const T *alpha, const T *A, IT lda, long long sA,       \
-			      const T *B, IT ldb, long long sB, const T *beta, T *C, IT ldc,      \
-			      long long sC, IT batch)                                             \
-	{                                                                                       \
-		REAL(CUBLAS_SO, fn);                                                            \
-		struct kp_hcall *r = gemm_begin(#fn, 0);                                        \
-		gemm_shape(r, h, ta, tb, m, n, k, batch, DT, DT, DT, CP, beta, (int)sizeof(T)); \
-		if (r)                                                                          \
-			gemm_call_start(r);                                                     \
-		cublasStatus_t st = real(h, ta, tb, m, n, k, alpha, A, lda, sA, B, ldb, sB, beta, C, \
-					 ldc, sC, batch);                                       \
-		gemm_end(r, st);                                                                \
-		return st;                                                                      \
+#define GEMM_TSB(fn, IT, T, DT, CP)                                                                \
+	API cublasStatus_t fn(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, IT m,  \
+			      IT n, IT k, const T *alpha, const T *A, IT lda, long long sA,        \
+			      const T *B, IT ldb, long long sB, const T *beta, T *C, IT ldc,       \
+			      long long sC, IT batch)                                              \
+	{                                                                                          \
+		REAL(CUBLAS_SO, fn);                                                               \
+		struct kp_hcall *r = gemm_begin(#fn, 0);                                           \
+		gemm_shape(r, h, ta, tb, m, n, k, batch, DT, DT, DT, CP, beta, (int)sizeof(T));    \
+		if (r)                                                                             \
+			gemm_call_start(r);                                                        \
+		cublasStatus_t st = real(h, ta, tb, m, n, k, alpha, A, lda, sA, B, ldb, sB, beta,  \
+					 C, ldc, sC, batch);                                       \
+		gemm_end(r, st);                                                                   \
+		return st;                                                                         \
 	}
 GEMM_TSB(cublasSgemmStridedBatched, int, float, CUDA_R_32F, -1)
 GEMM_TSB(cublasSgemmStridedBatched_64, int64_t, float, CUDA_R_32F, -1)
@@ -444,21 +459,21 @@ GEMM_TSB(cublasDgemmStridedBatched_64, int64_t, double, CUDA_R_64F, CUBLAS_COMPU
 GEMM_TSB(cublasHgemmStridedBatched, int, kp_half, CUDA_R_16F, CUBLAS_COMPUTE_16F)
 GEMM_TSB(cublasHgemmStridedBatched_64, int64_t, kp_half, CUDA_R_16F, CUBLAS_COMPUTE_16F)
 
-#define GEMM_TB(fn, IT, T, DT, CP)                                                              \
-	API cublasStatus_t fn(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, IT m, \
-			      IT n, IT k, const T *alpha, const T *const A[], IT lda,             \
-			      const T *const B[], IT ldb, const T *beta, T *const C[], IT ldc,    \
-			      IT batch)                                                           \
-	{                                                                                       \
-		REAL(CUBLAS_SO, fn);                                                            \
-		struct kp_hcall *r = gemm_begin(#fn, 0);                                        \
-		gemm_shape(r, h, ta, tb, m, n, k, batch, DT, DT, DT, CP, beta, (int)sizeof(T)); \
-		if (r)                                                                          \
-			gemm_call_start(r);                                                     \
-		cublasStatus_t st = real(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, \
-					 batch);                                                \
-		gemm_end(r, st);                                                                \
-		return st;                                                                      \
+#define GEMM_TB(fn, IT, T, DT, CP)                                                                 \
+	API cublasStatus_t fn(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, IT m,  \
+			      IT n, IT k, const T *alpha, const T *const A[], IT lda,              \
+			      const T *const B[], IT ldb, const T *beta, T *const C[], IT ldc,     \
+			      IT batch)                                                            \
+	{                                                                                          \
+		REAL(CUBLAS_SO, fn);                                                               \
+		struct kp_hcall *r = gemm_begin(#fn, 0);                                           \
+		gemm_shape(r, h, ta, tb, m, n, k, batch, DT, DT, DT, CP, beta, (int)sizeof(T));    \
+		if (r)                                                                             \
+			gemm_call_start(r);                                                        \
+		cublasStatus_t st = real(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc,  \
+					 batch);                                                   \
+		gemm_end(r, st);                                                                   \
+		return st;                                                                         \
 	}
 GEMM_TB(cublasSgemmBatched, int, float, CUDA_R_32F, -1)
 GEMM_TB(cublasSgemmBatched_64, int64_t, float, CUDA_R_32F, -1)
@@ -474,12 +489,13 @@ typedef cublasStatus_t (*desc_get_fn)(cublasLtMatmulDesc_t, cublasLtMatmulDescAt
 typedef cublasStatus_t (*layout_get_fn)(cublasLtMatrixLayout_t, cublasLtMatrixLayoutAttribute_t,
 					void *, size_t, size_t *);
 
-static void lt_read(struct kp_hcall *r, cublasLtMatmulDesc_t desc, const cublasLtMatrixLayout_t l[4],
-		    const void *beta)
+static void lt_read(struct kp_hcall *r, cublasLtMatmulDesc_t desc,
+		    const cublasLtMatrixLayout_t l[4], const void *beta)
 {
 	static _Atomic(void *) fd, fl;
 	desc_get_fn dg = (desc_get_fn)cached(&fd, CUBLASLT_SO, "cublasLtMatmulDescGetAttribute");
-	layout_get_fn lg = (layout_get_fn)cached(&fl, CUBLASLT_SO, "cublasLtMatrixLayoutGetAttribute");
+	layout_get_fn lg = (layout_get_fn)cached(&fl, CUBLASLT_SO,
+						 "cublasLtMatrixLayoutGetAttribute");
 	struct kp_lt_attrs a;
 	memset(&a, 0, sizeof(a));
 	a.compute = -1;
@@ -490,13 +506,15 @@ static void lt_read(struct kp_hcall *r, cublasLtMatmulDesc_t desc, const cublasL
 		goto bad;
 	if (dg(desc, CUBLASLT_MATMUL_DESC_COMPUTE_TYPE, &a.compute, sizeof(a.compute), &w) ||
 	    dg(desc, CUBLASLT_MATMUL_DESC_SCALE_TYPE, &a.scale_type, sizeof(a.scale_type), &w) ||
-	    dg(desc, CUBLASLT_MATMUL_DESC_POINTER_MODE, &a.pointer_mode, sizeof(a.pointer_mode), &w) ||
+	    dg(desc, CUBLASLT_MATMUL_DESC_POINTER_MODE, &a.pointer_mode, sizeof(a.pointer_mode),
+	       &w) ||
 	    dg(desc, CUBLASLT_MATMUL_DESC_TRANSA, &a.transa, sizeof(a.transa), &w) ||
 	    dg(desc, CUBLASLT_MATMUL_DESC_TRANSB, &a.transb, sizeof(a.transb), &w) ||
 	    dg(desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &a.epilogue, sizeof(a.epilogue), &w))
 		goto bad;
 	if (a.epilogue & CUBLASLT_EPILOGUE_BIAS)
-		dg(desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &a.bias_type, sizeof(a.bias_type), &w);
+		dg(desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &a.bias_type, sizeof(a.bias_type),
+		   &w);
 	for (int i = 0; i < 4; i++) {
 		if (!l[i])
 			continue;
@@ -507,7 +525,8 @@ static void lt_read(struct kp_hcall *r, cublasLtMatmulDesc_t desc, const cublasL
 		    lg(l[i], CUBLASLT_MATRIX_LAYOUT_COLS, &a.cols[i], sizeof(a.cols[i]), &w))
 			goto bad;
 		if (i == LT_D || (i == LT_C && !l[LT_D]))
-			lg(l[i], CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &a.batch[i], sizeof(a.batch[i]), &w);
+			lg(l[i], CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &a.batch[i],
+			   sizeof(a.batch[i]), &w);
 	}
 	a.beta = beta;
 	a.beta_readable = 1;
@@ -531,7 +550,8 @@ API cublasStatus_t cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDesc_t desc,
 		lt_read(r, desc, l, beta);
 		gemm_call_start(r);
 	}
-	cublasStatus_t st = real(h, desc, alpha, A, Ad, B, Bd, beta, C, Cd, D, Dd, algo, ws, wss, stream);
+	cublasStatus_t st = real(h, desc, alpha, A, Ad, B, Bd, beta, C, Cd, D, Dd, algo, ws, wss,
+				 stream);
 	gemm_end(r, st);
 	return st;
 }
@@ -547,7 +567,7 @@ static int cudnn_known(void)
 	if (v)
 		return v > 0;
 	static _Atomic(void *) fp;
-	size_t (*get)(void) = (size_t(*)(void))cached(&fp, CUDNN_SO, "cudnnGetVersion");
+	size_t (*get)(void) = (size_t (*)(void))cached(&fp, CUDNN_SO, "cudnnGetVersion");
 	size_t ver = get ? get() : 0;
 	v = ver >= 90000 && ver < 100000 ? 1 : -1;
 	atomic_store(&g_ver_cudnn, v);
@@ -555,24 +575,29 @@ static int cudnn_known(void)
 		static _Atomic int w;
 		char buf[32];
 		snprintf(buf, sizeof(buf), "%zu", ver);
-		once_warn(&w, "cuDNN version %s is not one kprof knows; its calls are not recorded", buf);
+		once_warn(&w, "cuDNN version %s is not one kprof knows; its calls are not recorded",
+			  buf);
 	}
 	return v > 0;
 }
 
 static cudnnStatus_t cudnn_unresolved(const char *name)
 {
-	once_warn(&g_unresolved_warned, "kprof-shim: cannot find the real %s; returning "
-					"CUDNN_STATUS_NOT_INITIALIZED", name);
+	once_warn(&g_unresolved_warned,
+		  "kprof-shim: cannot find the real %s; returning "
+		  "CUDNN_STATUS_NOT_INITIALIZED",
+		  name);
 	return CUDNN_STATUS_NOT_INITIALIZED;
 }
 
 static int tensor_dims(cudnnTensorDescriptor_t d, int32_t *type, int32_t *dims)
 {
 	static _Atomic(void *) fp;
-	cudnnStatus_t (*get)(const cudnnTensorDescriptor_t, int, cudnnDataType_t *, int *, int *, int *) =
-		(cudnnStatus_t(*)(const cudnnTensorDescriptor_t, int, cudnnDataType_t *, int *, int *,
-				  int *))cached(&fp, CUDNN_SO, "cudnnGetTensorNdDescriptor");
+	cudnnStatus_t (*get)(const cudnnTensorDescriptor_t, int, cudnnDataType_t *, int *, int *,
+			     int *) = (cudnnStatus_t(*)(const cudnnTensorDescriptor_t, int,
+							cudnnDataType_t *, int *, int *,
+							int *))cached(&fp, CUDNN_SO,
+								      "cudnnGetTensorNdDescriptor");
 	cudnnDataType_t t;
 	int nd = 0, st[8];
 	if (!get || get(d, 5, &t, &nd, dims, st) != CUDNN_STATUS_SUCCESS)
@@ -587,8 +612,8 @@ static int filter_dims(cudnnFilterDescriptor_t d, int32_t *type, int32_t *dims)
 	cudnnStatus_t (*get)(const cudnnFilterDescriptor_t, int, cudnnDataType_t *,
 			     cudnnTensorFormat_t *, int *, int *) =
 		(cudnnStatus_t(*)(const cudnnFilterDescriptor_t, int, cudnnDataType_t *,
-				  cudnnTensorFormat_t *, int *, int *))cached(&fp, CUDNN_SO,
-									       "cudnnGetFilterNdDescriptor");
+				  cudnnTensorFormat_t *, int *,
+				  int *))cached(&fp, CUDNN_SO, "cudnnGetFilterNdDescriptor");
 	cudnnDataType_t t;
 	cudnnTensorFormat_t f;
 	int nd = 0;
@@ -599,18 +624,20 @@ static int filter_dims(cudnnFilterDescriptor_t d, int32_t *type, int32_t *dims)
 }
 
 /* Read the descriptors of one convolution call into @r (conv_nd 0 when they do not fit). */
-static void conv_read(struct kp_hcall *r, int op, cudnnTensorDescriptor_t x, cudnnFilterDescriptor_t w,
-		      cudnnTensorDescriptor_t y, cudnnConvolutionDescriptor_t cd)
+static void conv_read(struct kp_hcall *r, int op, cudnnTensorDescriptor_t x,
+		      cudnnFilterDescriptor_t w, cudnnTensorDescriptor_t y,
+		      cudnnConvolutionDescriptor_t cd)
 {
 	static _Atomic(void *) fc, fg;
 	cudnnStatus_t (*getc)(const cudnnConvolutionDescriptor_t, int, int *, int *, int *, int *,
 			      cudnnConvolutionMode_t *, cudnnDataType_t *) =
-		(cudnnStatus_t(*)(const cudnnConvolutionDescriptor_t, int, int *, int *, int *, int *,
-				  cudnnConvolutionMode_t *, cudnnDataType_t *))cached(
-			&fc, CUDNN_SO, "cudnnGetConvolutionNdDescriptor");
-	cudnnStatus_t (*getg)(cudnnConvolutionDescriptor_t, int *) =
-		(cudnnStatus_t(*)(cudnnConvolutionDescriptor_t, int *))cached(
-			&fg, CUDNN_SO, "cudnnGetConvolutionGroupCount");
+		(cudnnStatus_t(*)(const cudnnConvolutionDescriptor_t, int, int *, int *, int *,
+				  int *, cudnnConvolutionMode_t *,
+				  cudnnDataType_t *))cached(&fc, CUDNN_SO,
+							    "cudnnGetConvolutionNdDescriptor");
+	cudnnStatus_t (*getg)(cudnnConvolutionDescriptor_t,
+			      int *) = (cudnnStatus_t(*)(cudnnConvolutionDescriptor_t, int *))
+		cached(&fg, CUDNN_SO, "cudnnGetConvolutionGroupCount");
 	r->conv_op = op;
 	r->conv_nd = 0;
 	int nx = tensor_dims(x, &r->atype, r->xd), nw = filter_dims(w, &r->btype, r->wd);
@@ -619,13 +646,14 @@ static void conv_read(struct kp_hcall *r, int op, cudnnTensorDescriptor_t x, cud
 	cudnnConvolutionMode_t mode;
 	cudnnDataType_t ct;
 	if (nx < 3 || nx > 5 || nw != nx || ny != nx || !getc || !getg ||
-	    getc(cd, 3, &len, pad, str, dil, &mode, &ct) != CUDNN_STATUS_SUCCESS ||
-	    len != nx - 2 || getg(cd, &g) != CUDNN_STATUS_SUCCESS)
+	    getc(cd, 3, &len, pad, str, dil, &mode, &ct) != CUDNN_STATUS_SUCCESS || len != nx - 2 ||
+	    getg(cd, &g) != CUDNN_STATUS_SUCCESS)
 		return;
 	r->compute = (int32_t)ct;
 	r->groups = g;
 	for (int i = 0; i < len; i++)
-		r->cpad[i] = (int16_t)pad[i], r->cstride[i] = (int16_t)str[i], r->cdil[i] = (int16_t)dil[i];
+		r->cpad[i] = (int16_t)pad[i], r->cstride[i] = (int16_t)str[i],
+		r->cdil[i] = (int16_t)dil[i];
 	r->conv_nd = len;
 }
 
@@ -648,11 +676,12 @@ API cudnnStatus_t cudnnConvolutionForward(cudnnHandle_t h, const void *alpha,
 					  const cudnnFilterDescriptor_t wd, const void *w,
 					  const cudnnConvolutionDescriptor_t cd,
 					  cudnnConvolutionFwdAlgo_t algo, void *ws, size_t wss,
-					  const void *beta, const cudnnTensorDescriptor_t yd, void *y)
+					  const void *beta, const cudnnTensorDescriptor_t yd,
+					  void *y)
 {
 	static _Atomic(void *) slot_;
-	__typeof__(&cudnnConvolutionForward) real =
-		(__typeof__(&cudnnConvolutionForward))cached(&slot_, CUDNN_SO, "cudnnConvolutionForward");
+	__typeof__(&cudnnConvolutionForward) real = (__typeof__(&cudnnConvolutionForward))
+		cached(&slot_, CUDNN_SO, "cudnnConvolutionForward");
 	if (!real)
 		return cudnn_unresolved("cudnnConvolutionForward");
 	struct kp_hcall *r = conv_begin("cudnnConvolutionForward");
@@ -674,8 +703,8 @@ API cudnnStatus_t cudnnConvolutionBackwardData(cudnnHandle_t h, const void *alph
 					       const cudnnTensorDescriptor_t dxd, void *dx)
 {
 	static _Atomic(void *) slot_;
-	__typeof__(&cudnnConvolutionBackwardData) real = (__typeof__(&cudnnConvolutionBackwardData))cached(
-		&slot_, CUDNN_SO, "cudnnConvolutionBackwardData");
+	__typeof__(&cudnnConvolutionBackwardData) real = (__typeof__(&cudnnConvolutionBackwardData))
+		cached(&slot_, CUDNN_SO, "cudnnConvolutionBackwardData");
 	if (!real)
 		return cudnn_unresolved("cudnnConvolutionBackwardData");
 	struct kp_hcall *r = conv_begin("cudnnConvolutionBackwardData");
@@ -698,8 +727,8 @@ API cudnnStatus_t cudnnConvolutionBackwardFilter(cudnnHandle_t h, const void *al
 {
 	static _Atomic(void *) slot_;
 	__typeof__(&cudnnConvolutionBackwardFilter) real =
-		(__typeof__(&cudnnConvolutionBackwardFilter))cached(&slot_, CUDNN_SO,
-								     "cudnnConvolutionBackwardFilter");
+		(__typeof__(&cudnnConvolutionBackwardFilter))
+			cached(&slot_, CUDNN_SO, "cudnnConvolutionBackwardFilter");
 	if (!real)
 		return cudnn_unresolved("cudnnConvolutionBackwardFilter");
 	struct kp_hcall *r = conv_begin("cudnnConvolutionBackwardFilter");
@@ -825,8 +854,7 @@ API cudnnStatus_t cudnnBackendFinalize(cudnnBackendDescriptor_t desc)
 	return st;
 }
 
-API cudnnStatus_t cudnnBackendExecute(cudnnHandle_t handle,
-				      cudnnBackendDescriptor_t executionPlan,
+API cudnnStatus_t cudnnBackendExecute(cudnnHandle_t handle, cudnnBackendDescriptor_t executionPlan,
 				      cudnnBackendDescriptor_t variantPack)
 {
 	REAL_CUDNN(cudnnBackendExecute);
@@ -864,7 +892,7 @@ API cudnnStatus_t cudnnBackendExecute(cudnnHandle_t handle,
 
 #define NVTX_STACK 256
 static __thread struct kp_hcall *t_nvtx[NVTX_STACK];
-static __thread int t_nvtx_depth;      /* may exceed NVTX_STACK: deeper ranges are not recorded */
+static __thread int t_nvtx_depth; /* may exceed NVTX_STACK: deeper ranges are not recorded */
 
 /*
  * The External id of what the calling thread is inside now: its library call, else its
@@ -939,9 +967,18 @@ static int pop_range(void)
 	return d;
 }
 
-static int NVTX_API x_push_a(const char *msg) { return push_msg(msg, NULL); }
-static int NVTX_API x_push_ex(const nvtxEventAttributes_t *a) { return push_msg(msg_text(a), NULL); }
-static int NVTX_API x_pop(void) { return pop_range(); }
+static int NVTX_API x_push_a(const char *msg)
+{
+	return push_msg(msg, NULL);
+}
+static int NVTX_API x_push_ex(const nvtxEventAttributes_t *a)
+{
+	return push_msg(msg_text(a), NULL);
+}
+static int NVTX_API x_pop(void)
+{
+	return pop_range();
+}
 static nvtxRangeId_t NVTX_API x_start_a(const char *msg)
 {
 	return (nvtxRangeId_t)(uintptr_t)range_open(HC_NVTX_START, msg, NULL);
@@ -950,7 +987,10 @@ static nvtxRangeId_t NVTX_API x_start_ex(const nvtxEventAttributes_t *a)
 {
 	return (nvtxRangeId_t)(uintptr_t)range_open(HC_NVTX_START, msg_text(a), NULL);
 }
-static void NVTX_API x_end(nvtxRangeId_t id) { range_close((struct kp_hcall *)(uintptr_t)id); }
+static void NVTX_API x_end(nvtxRangeId_t id)
+{
+	range_close((struct kp_hcall *)(uintptr_t)id);
+}
 
 static const char *dom_name(nvtxDomainHandle_t d)
 {

@@ -37,12 +37,12 @@ struct plan {
 	struct cg_built g;
 	void *heur[2], *cfg[2 * MAXCFG];
 	int ncfg;
-	void *cand[NTRY];            /* finalized plans, in the heuristics' order */
+	void *cand[NTRY]; /* finalized plans, in the heuristics' order */
 	int64_t cand_engine[NTRY], cand_ws[NTRY];
-	int ncand, rank;             /* rank: the kept plan's place in the heuristics' order */
+	int ncand, rank; /* rank: the kept plan's place in the heuristics' order */
 	void *plan, *vpack;
 	int64_t engine, ws;
-	const char *mode;            /* the heuristics mode that offered the plan */
+	const char *mode; /* the heuristics mode that offered the plan */
 	int64_t uid[NVP];
 	void *ptr[NVP];
 	int n;
@@ -56,8 +56,8 @@ struct kp_cudnn_sdpa {
 	int backward;
 	void *ws;
 	size_t side, sum_off, acc_bytes;
-	int zero_acc;                /* cuDNN < 9.6: dQ_accum is zeroed before each backward */
-	float scale, neg, one;       /* by-value scalars: the variant packs point here */
+	int zero_acc;          /* cuDNN < 9.6: dQ_accum is zeroed before each backward */
+	float scale, neg, one; /* by-value scalars: the variant packs point here */
 };
 
 static void vp_add(struct plan *p, int64_t uid, void *ptr)
@@ -75,7 +75,8 @@ static int try_mode(struct kp_cudnn_sdpa *a, struct plan *p, int mode, char *why
 	int slot = mode == HEUR_MODE_A ? 0 : 1, st;
 	void *heur = NULL;
 	if ((st = api->create(D_ENGINEHEUR, &heur)) != 0) {
-		snprintf(why, whylen, "cudnnBackendCreateDescriptor(heuristics): %s", api->errstr(st));
+		snprintf(why, whylen, "cudnnBackendCreateDescriptor(heuristics): %s",
+			 api->errstr(st));
 		return -1;
 	}
 	p->heur[slot] = heur;
@@ -135,8 +136,10 @@ static int build(struct kp_cudnn_sdpa *a, struct plan *p, const struct cg_graph 
 		r = try_mode(a, p, HEUR_MODE_FALLBACK, why, whylen);
 	cudaGetLastError();
 	if (r == 0)
-		snprintf(why, whylen, "no cuDNN engine configuration finalizes for the SDPA %s graph "
-				      "(heuristics A and fallback)", what);
+		snprintf(why, whylen,
+			 "no cuDNN engine configuration finalizes for the SDPA %s graph "
+			 "(heuristics A and fallback)",
+			 what);
 	return r > 0 ? 0 : -1;
 }
 
@@ -233,8 +236,8 @@ struct kp_cudnn_sdpa *cudnn_sdpa_new(struct kp_cudnn *c, const struct cg_sdpa *s
 	a->scale = s->scale, a->one = 1.f;
 	if (a->backward && s->sk % 128 && ver < 91600) {
 		/* cudnn-frontend adds a padding-mask workaround there; kprof does not */
-		snprintf(why, whylen, "the backward needs S_k %% 128 == 0 with cuDNN < 9.16 (S_k %ld)",
-			 s->sk);
+		snprintf(why, whylen,
+			 "the backward needs S_k %% 128 == 0 with cuDNN < 9.16 (S_k %ld)", s->sk);
 		goto bad;
 	}
 	if (cg_sdpa_fwd(g, &fs) < 0 || build(a, &a->f, g, "forward", why, whylen) < 0)
@@ -268,20 +271,23 @@ struct kp_cudnn_sdpa *cudnn_sdpa_new(struct kp_cudnn *c, const struct cg_sdpa *s
 	if (a->backward) {
 		struct plan *b = &a->b;
 		char *ws = a->ws;
-		vp_add(b, SDPA_Q, (void *)q), vp_add(b, SDPA_K, (void *)k), vp_add(b, SDPA_V, (void *)v);
-		vp_add(b, SDPA_O, o), vp_add(b, SDPA_DO, (void *)dout), vp_add(b, SDPA_STATS, stats);
+		vp_add(b, SDPA_Q, (void *)q), vp_add(b, SDPA_K, (void *)k),
+			vp_add(b, SDPA_V, (void *)v);
+		vp_add(b, SDPA_O, o), vp_add(b, SDPA_DO, (void *)dout),
+			vp_add(b, SDPA_STATS, stats);
 		vp_add(b, SDPA_DQ, dq), vp_add(b, SDPA_DK, dk), vp_add(b, SDPA_DV, dv);
 		vp_add(b, SDPA_SCALE, &a->scale), vp_add(b, SDPA_ONE, &a->one);
 		vp_add(b, SDPA_DQ_ACCUM, ws), vp_add(b, SDPA_SOFTMAX_SUM, ws + a->sum_off);
 		if (s->causal)
 			vp_add(b, SDPA_NEG_INF, &a->neg);
 		/* the backward candidates run on the forward's O and Stats */
-		if (cudnn_sdpa_fwd(a, why, whylen) < 0 || (a->zero_acc &&
-		    cudaMemset(ws, 0, a->acc_bytes) != cudaSuccess) ||
+		if (cudnn_sdpa_fwd(a, why, whylen) < 0 ||
+		    (a->zero_acc && cudaMemset(ws, 0, a->acc_bytes) != cudaSuccess) ||
 		    choose(a, b, ws + a->side, why, whylen) < 0 ||
 		    mk_vpack(a, b, ws + a->side, why, whylen) < 0)
 			goto bad;
-		snprintf(algo, algolen, "graph API, engines fwd %lld bwd %lld (heuristics %s #%d/%s #%d)",
+		snprintf(algo, algolen,
+			 "graph API, engines fwd %lld bwd %lld (heuristics %s #%d/%s #%d)",
 			 (long long)a->f.engine, (long long)a->b.engine, a->f.mode, a->f.rank + 1,
 			 a->b.mode, a->b.rank + 1);
 	} else {

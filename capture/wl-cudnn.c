@@ -102,8 +102,10 @@ int cudnn_candidates(const char *env, const char *pydirs, char out[][512], int m
 /* The sub-libraries beside the shim, loaded first so that its soname loads resolve to them. */
 static void preload_siblings(const char *shim)
 {
-	static const char *const subs[] = { "graph", "ops", "cnn", "engines_precompiled",
-					    "engines_runtime_compiled", "heuristic" };
+	static const char *const subs[] = {
+		"graph",    "ops", "cnn", "engines_precompiled", "engines_runtime_compiled",
+		"heuristic"
+	};
 	const char *slash = strrchr(shim, '/');
 	if (!slash)
 		return;
@@ -119,22 +121,24 @@ static void preload_siblings(const char *shim)
 	 */
 	char pat[640];
 	glob_t gl;
-	snprintf(pat, sizeof(pat), "%.*s/../../*/lib/libnvrtc.so.[0-9]*", (int)(slash - shim), shim);
+	snprintf(pat, sizeof(pat), "%.*s/../../*/lib/libnvrtc.so.[0-9]*", (int)(slash - shim),
+		 shim);
 	if (glob(pat, 0, NULL, &gl) == 0) {
 		for (size_t i = 0; i < gl.gl_pathc; i++)
-			if (!strstr(gl.gl_pathv[i], "alt") && dlopen(gl.gl_pathv[i], RTLD_NOW | RTLD_GLOBAL))
+			if (!strstr(gl.gl_pathv[i], "alt") &&
+			    dlopen(gl.gl_pathv[i], RTLD_NOW | RTLD_GLOBAL))
 				break;
 		globfree(&gl);
 	}
 }
 
-#define SYM(field, name)                                                                       \
-	do {                                                                                   \
-		*(void **)&c->field = dlsym(c->lib, name);                                     \
-		if (!c->field) {                                                               \
-			missing = name;                                                        \
-			goto bad;                                                              \
-		}                                                                              \
+#define SYM(field, name)                                                                           \
+	do {                                                                                       \
+		*(void **)&c->field = dlsym(c->lib, name);                                         \
+		if (!c->field) {                                                                   \
+			missing = name;                                                            \
+			goto bad;                                                                  \
+		}                                                                                  \
 	} while (0)
 
 struct kp_cudnn *cudnn_open_paths(char paths[][512], int n, char *why, size_t whylen)
@@ -149,14 +153,15 @@ struct kp_cudnn *cudnn_open_paths(char paths[][512], int n, char *why, size_t wh
 		const char *missing = NULL;
 		size_t tl = strlen(tried);
 		if (strchr(paths[i], '/') && access(paths[i], R_OK) != 0) {
-			snprintf(tried + tl, sizeof(tried) - tl, "%s%s (absent)", tl ? ", " : "", paths[i]);
+			snprintf(tried + tl, sizeof(tried) - tl, "%s%s (absent)", tl ? ", " : "",
+				 paths[i]);
 			continue;
 		}
 		preload_siblings(paths[i]);
 		c->lib = dlopen(paths[i], RTLD_NOW | RTLD_GLOBAL);
 		if (!c->lib) {
-			snprintf(tried + tl, sizeof(tried) - tl, "%s%s (cannot load)", tl ? ", " : "",
-				 paths[i]);
+			snprintf(tried + tl, sizeof(tried) - tl, "%s%s (cannot load)",
+				 tl ? ", " : "", paths[i]);
 			continue;
 		}
 		SYM(GetVersion, "cudnnGetVersion");
@@ -178,21 +183,23 @@ struct kp_cudnn *cudnn_open_paths(char paths[][512], int n, char *why, size_t wh
 		}
 		int st = c->Create(&c->h);
 		if (st != 0) {
-			snprintf(tried + tl, sizeof(tried) - tl, "%s%s (cudnnCreate: %s)", tl ? ", " : "",
-				 paths[i], c->GetErrorString(st));
+			snprintf(tried + tl, sizeof(tried) - tl, "%s%s (cudnnCreate: %s)",
+				 tl ? ", " : "", paths[i], c->GetErrorString(st));
 			dlclose(c->lib);
 			continue;
 		}
 		snprintf(c->path, sizeof(c->path), "%s", paths[i]);
 		return c;
-	bad:
+bad:
 		snprintf(tried + tl, sizeof(tried) - tl, "%s%s (no %s)", tl ? ", " : "", paths[i],
 			 missing);
 		dlclose(c->lib);
 	}
 	free(c);
-	snprintf(why, whylen, "cuDNN 9 not found (tried %s; set KPROF_CUDNN to libcudnn.so.9 or its "
-			      "directory)", tried);
+	snprintf(why, whylen,
+		 "cuDNN 9 not found (tried %s; set KPROF_CUDNN to libcudnn.so.9 or its "
+		 "directory)",
+		 tried);
 	return NULL;
 }
 
@@ -201,7 +208,8 @@ struct kp_cudnn *cudnn_open(char *why, size_t whylen)
 	char paths[CUDNN_MAX_CANDIDATES][512], py[8192] = "";
 	/* Python environments with PyTorch carry cuDNN in site-packages/nvidia/cudnn/lib */
 	FILE *p = popen("python3 -c 'import sys, sysconfig; print(sysconfig.get_path(\"purelib\")); "
-			"print(\"\\n\".join(sys.path))' 2>/dev/null", "r");
+			"print(\"\\n\".join(sys.path))' 2>/dev/null",
+			"r");
 	if (p) {
 		size_t got = fread(py, 1, sizeof(py) - 1, p);
 		py[got] = '\0';
@@ -240,7 +248,8 @@ void cudnn_close(struct kp_cudnn *c)
 #ifdef KPROF_HAVE_CUPTI
 #include <cuda_runtime.h>
 
-#define MAXD 256 /* descriptors of one convolution: 3 directions x (MAXCFG + graph, heuristics, op) + 5 */
+#define MAXD                                                                                       \
+	256 /* descriptors of one convolution: 3 directions x (MAXCFG + graph, heuristics, op) + 5 */
 #define MAXCFG 64
 
 /* One direction's plan and its variant pack (the buffers are fixed per case). */
@@ -300,9 +309,10 @@ static hnd tensor_desc(struct kp_cudnn_conv *cv, int64_t uid, int dt, int nhwc, 
 	else
 		st[0] = b * y * x, st[1] = y * x, st[2] = x, st[3] = 1;
 	hnd t = mk(cv, D_TENSOR);
-	if (!t || set(cv, t, A_T_DTYPE, T_DATA_TYPE, 1, &dt) || set(cv, t, A_T_DIMS, T_INT64, 4, dims) ||
-	    set(cv, t, A_T_STRIDES, T_INT64, 4, st) || set(cv, t, A_T_UID, T_INT64, 1, &uid) ||
-	    set(cv, t, A_T_ALIGN, T_INT64, 1, &align) || fin(cv, t, "tensor"))
+	if (!t || set(cv, t, A_T_DTYPE, T_DATA_TYPE, 1, &dt) ||
+	    set(cv, t, A_T_DIMS, T_INT64, 4, dims) || set(cv, t, A_T_STRIDES, T_INT64, 4, st) ||
+	    set(cv, t, A_T_UID, T_INT64, 1, &uid) || set(cv, t, A_T_ALIGN, T_INT64, 1, &align) ||
+	    fin(cv, t, "tensor"))
 		return NULL;
 	return t;
 }
@@ -343,7 +353,8 @@ static int build_dir(struct kp_cudnn_conv *cv, struct dir *dr, hnd op, int stric
 	    set(cv, g, A_GRAPH_OPS, T_BACKEND_DESCRIPTOR, 1, &op) || fin(cv, g, "operation graph"))
 		return -1;
 	int mode = HEUR_MODE_INSTANT;
-	if (!(heur = mk(cv, D_ENGINEHEUR)) || set(cv, heur, A_HEUR_GRAPH, T_BACKEND_DESCRIPTOR, 1, &g) ||
+	if (!(heur = mk(cv, D_ENGINEHEUR)) ||
+	    set(cv, heur, A_HEUR_GRAPH, T_BACKEND_DESCRIPTOR, 1, &g) ||
 	    set(cv, heur, A_HEUR_MODE, T_HEUR_MODE, 1, &mode) || fin(cv, heur, "heuristics"))
 		return -1;
 	int64_t n = 0;
@@ -389,11 +400,13 @@ static int build_dir(struct kp_cudnn_conv *cv, struct dir *dr, hnd op, int stric
 		    c->BSet(plan, A_PLAN_CONFIG, T_BACKEND_DESCRIPTOR, 1, &cfg[i]) != 0 ||
 		    c->BFinalize(plan) != 0 ||
 		    c->BGet(plan, A_PLAN_WORKSPACE, T_INT64, 1, &ne, &ws) != 0 ||
-		    (size_t)ws > free_b / 2 || (ws > 0 && cudaMalloc(&wsp, (size_t)ws) != cudaSuccess) ||
+		    (size_t)ws > free_b / 2 ||
+		    (ws > 0 && cudaMalloc(&wsp, (size_t)ws) != cudaSuccess) ||
 		    c->BCreate(D_VARIANT_PACK, &vp) != 0 ||
 		    c->BSet(vp, A_VP_UIDS, T_INT64, 3, uids) != 0 ||
 		    c->BSet(vp, A_VP_PTRS, T_VOID_PTR, 3, ptrs) != 0 ||
-		    c->BSet(vp, A_VP_WORKSPACE, T_VOID_PTR, 1, &wsp) != 0 || c->BFinalize(vp) != 0) {
+		    c->BSet(vp, A_VP_WORKSPACE, T_VOID_PTR, 1, &wsp) != 0 ||
+		    c->BFinalize(vp) != 0) {
 			if (vp)
 				c->BDestroy(vp);
 			c->BDestroy(plan);
@@ -416,8 +429,10 @@ static int build_dir(struct kp_cudnn_conv *cv, struct dir *dr, hnd op, int stric
 	}
 	cudaGetLastError();
 	if (!dr->plan) {
-		snprintf(cv->why, cv->whylen, "no cuDNN engine configuration finalizes for this "
-					      "convolution (%lld offered)", (long long)got);
+		snprintf(cv->why, cv->whylen,
+			 "no cuDNN engine configuration finalizes for this "
+			 "convolution (%lld offered)",
+			 (long long)got);
 		return -1;
 	}
 	if ((size_t)dr->ws > cv->wsz)
@@ -426,7 +441,8 @@ static int build_dir(struct kp_cudnn_conv *cv, struct dir *dr, hnd op, int stric
 }
 
 /* The variant pack of a direction, over the case's fixed buffers and the shared workspace. */
-static int mk_vpack(struct kp_cudnn_conv *cv, struct dir *dr, const int64_t *uids, void *const *ptrs)
+static int mk_vpack(struct kp_cudnn_conv *cv, struct dir *dr, const int64_t *uids,
+		    void *const *ptrs)
 {
 	if (!dr->plan)
 		return 0;
@@ -451,7 +467,9 @@ struct kp_cudnn_conv *cudnn_conv_new(struct kp_cudnn *c, int kt, int tf32, int n
 		return NULL;
 	}
 	cv->c = c, cv->why = why, cv->whylen = whylen;
-	int dt = kt == KT_BF16 ? CUDNN_DATA_BFLOAT16 : kt == KT_F16 ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT;
+	int dt = kt == KT_BF16  ? CUDNN_DATA_BFLOAT16
+		 : kt == KT_F16 ? CUDNN_DATA_HALF
+				: CUDNN_DATA_FLOAT;
 	int strict = kt == KT_F32 && !tf32, comp = CUDNN_DATA_FLOAT, mode = CUDNN_CROSS_CORRELATION;
 	long oh = (h + 2 * pad - dil * (r - 1) - 1) / stride + 1;
 	long ow = (w + 2 * pad - dil * (s - 1) - 1) / stride + 1;
@@ -476,8 +494,9 @@ struct kp_cudnn_conv *cudnn_conv_new(struct kp_cudnn *c, int kt, int tf32, int n
 	    set(cv, op, A_FWD_W, T_BACKEND_DESCRIPTOR, 1, &tw) ||
 	    set(cv, op, A_FWD_Y, T_BACKEND_DESCRIPTOR, 1, &ty) ||
 	    set(cv, op, A_FWD_CONV, T_BACKEND_DESCRIPTOR, 1, &conv) ||
-	    set(cv, op, A_FWD_ALPHA, T_FLOAT, 1, &one) || set(cv, op, A_FWD_BETA, T_FLOAT, 1, &zero) ||
-	    fin(cv, op, "convolution forward") || build_dir(cv, &cv->f, op, strict, uf, pf) < 0)
+	    set(cv, op, A_FWD_ALPHA, T_FLOAT, 1, &one) ||
+	    set(cv, op, A_FWD_BETA, T_FLOAT, 1, &zero) || fin(cv, op, "convolution forward") ||
+	    build_dir(cv, &cv->f, op, strict, uf, pf) < 0)
 		goto bad;
 	/* backward data writes dx through x's descriptor, backward filter dw through w's */
 	int64_t ub[3] = { 'x', 'w', 'y' };
@@ -488,7 +507,8 @@ struct kp_cudnn_conv *cudnn_conv_new(struct kp_cudnn *c, int kt, int tf32, int n
 		    set(cv, bd, A_BD_W, T_BACKEND_DESCRIPTOR, 1, &tw) ||
 		    set(cv, bd, A_BD_DY, T_BACKEND_DESCRIPTOR, 1, &ty) ||
 		    set(cv, bd, A_BD_CONV, T_BACKEND_DESCRIPTOR, 1, &conv) ||
-		    set(cv, bd, A_BD_ALPHA, T_FLOAT, 1, &one) || set(cv, bd, A_BD_BETA, T_FLOAT, 1, &zero) ||
+		    set(cv, bd, A_BD_ALPHA, T_FLOAT, 1, &one) ||
+		    set(cv, bd, A_BD_BETA, T_FLOAT, 1, &zero) ||
 		    fin(cv, bd, "convolution backward data") ||
 		    build_dir(cv, &cv->bd, bd, strict, ub, pd_) < 0)
 			goto bad;
@@ -497,7 +517,8 @@ struct kp_cudnn_conv *cudnn_conv_new(struct kp_cudnn *c, int kt, int tf32, int n
 		    set(cv, bf, A_BF_DW, T_BACKEND_DESCRIPTOR, 1, &tw) ||
 		    set(cv, bf, A_BF_DY, T_BACKEND_DESCRIPTOR, 1, &ty) ||
 		    set(cv, bf, A_BF_CONV, T_BACKEND_DESCRIPTOR, 1, &conv) ||
-		    set(cv, bf, A_BF_ALPHA, T_FLOAT, 1, &one) || set(cv, bf, A_BF_BETA, T_FLOAT, 1, &zero) ||
+		    set(cv, bf, A_BF_ALPHA, T_FLOAT, 1, &one) ||
+		    set(cv, bf, A_BF_BETA, T_FLOAT, 1, &zero) ||
 		    fin(cv, bf, "convolution backward filter") ||
 		    build_dir(cv, &cv->bf, bf, strict, ub, pw) < 0)
 			goto bad;
@@ -511,7 +532,8 @@ struct kp_cudnn_conv *cudnn_conv_new(struct kp_cudnn *c, int kt, int tf32, int n
 		goto bad;
 	if (dy)
 		snprintf(algo, algolen, "graph API, engines fwd %lld bwd_data %lld bwd_filter %lld",
-			 (long long)cv->f.engine, (long long)cv->bd.engine, (long long)cv->bf.engine);
+			 (long long)cv->f.engine, (long long)cv->bd.engine,
+			 (long long)cv->bf.engine);
 	else
 		snprintf(algo, algolen, "graph API, engine fwd %lld", (long long)cv->f.engine);
 	return cv;

@@ -23,10 +23,14 @@ double workloads_tolerance(int cdt)
 	 * 2^-11 per product; ~2x margin.  fp32 must fail if TF32 sneaks in (~1e-3).
 	 */
 	switch (cdt) {
-	case CDT_BF16: return 8e-3;
-	case CDT_FP16: return 1.5e-3;
-	case CDT_TF32: return 2e-3;
-	default: return 5e-5;
+	case CDT_BF16:
+		return 8e-3;
+	case CDT_FP16:
+		return 1.5e-3;
+	case CDT_TF32:
+		return 2e-3;
+	default:
+		return 5e-5;
 	}
 }
 
@@ -57,10 +61,10 @@ static const char *const cdt_torch[CDT_N] = { "c10::BFloat16", "c10::Half", "flo
 /* ---- op recording ---- */
 
 struct slot {
-	int nd;              /* -1: not a tensor */
+	int nd; /* -1: not a tensor */
 	long d[5];
-	const char *type;    /* Input type */
-	char conc[40];       /* Concrete Inputs */
+	const char *type; /* Input type */
+	char conc[40];    /* Concrete Inputs */
 };
 
 static struct slot tensor(const char *type, int nd, long a, long b, long c, long d)
@@ -112,8 +116,9 @@ static char *mk_args(const struct slot *s, int n, const char *backend, int cdt, 
 
 /* ---- matmul variants: the op each one records ---- */
 
-static const char *const mm_variants[MM_NVARIANTS] = { "mm", "addmm", "bmm", "mm+relu",
-						       "addmm+relu", "mm+gelu", "addmm+gelu" };
+static const char *const mm_variants[MM_NVARIANTS] = { "mm",        "addmm",      "bmm",
+						       "mm+relu",   "addmm+relu", "mm+gelu",
+						       "addmm+gelu" };
 
 const char *workloads_mm_variant(int op)
 {
@@ -235,18 +240,18 @@ static int cuda_fail(struct kp_wl *w, const char *what, cudaError_t e)
 	return -1;
 }
 
-#define CU(call)                                                                               \
-	do {                                                                                   \
-		cudaError_t e_ = (cudaError_t)(call);                                          \
-		if (e_ != cudaSuccess) {                                                       \
-			cuda_fail(w, #call, e_);                                               \
-			goto out;                                                              \
-		}                                                                              \
+#define CU(call)                                                                                   \
+	do {                                                                                       \
+		cudaError_t e_ = (cudaError_t)(call);                                              \
+		if (e_ != cudaSuccess) {                                                           \
+			cuda_fail(w, #call, e_);                                                   \
+			goto out;                                                                  \
+		}                                                                                  \
 	} while (0)
-#define TRY(x)                                                                                 \
-	do {                                                                                   \
-		if ((x) < 0)                                                                   \
-			goto out;                                                              \
+#define TRY(x)                                                                                     \
+	do {                                                                                       \
+		if ((x) < 0)                                                                       \
+			goto out;                                                                  \
 	} while (0)
 
 /* ---- device buffers of one case ---- */
@@ -331,7 +336,8 @@ static void op_end(struct kp_wl *w, struct op *op, const char *name, char *args)
 	uint64_t t1 = now_ns();
 	recorder_pop();
 	if (w->traced)
-		ctrace_add_span(w->t, "cpu_op", strdup(name), op->t0, t1, w->pid, w->tid, op->ext, args);
+		ctrace_add_span(w->t, "cpu_op", strdup(name), op->t0, t1, w->pid, w->tid, op->ext,
+				args);
 	else
 		free(args);
 }
@@ -360,16 +366,16 @@ static int gemm(struct kp_wl *w, int cdt, int ta, int tb, long M, long N, long K
 	cublasOperation_t oa = tb ? CUBLAS_OP_T : CUBLAS_OP_N, ob = ta ? CUBLAS_OP_T : CUBLAS_OP_N;
 	if (batch == 1)
 		st = cublasGemmEx(w->cublas, oa, ob, (int)N, (int)M, (int)K, &alpha, B, d->cuda,
-				  (int)ldb, A, d->cuda, (int)lda, &beta, C, ct, (int)ldc, d->compute,
-				  CUBLAS_GEMM_DEFAULT);
+				  (int)ldb, A, d->cuda, (int)lda, &beta, C, ct, (int)ldc,
+				  d->compute, CUBLAS_GEMM_DEFAULT);
 	else
-		st = cublasGemmStridedBatchedEx(w->cublas, oa, ob, (int)N, (int)M, (int)K, &alpha, B,
-						d->cuda, (int)ldb, sB, A, d->cuda, (int)lda, sA, &beta,
-						C, ct, (int)ldc, sC, (int)batch, d->compute,
+		st = cublasGemmStridedBatchedEx(w->cublas, oa, ob, (int)N, (int)M, (int)K, &alpha,
+						B, d->cuda, (int)ldb, sB, A, d->cuda, (int)lda, sA,
+						&beta, C, ct, (int)ldc, sC, (int)batch, d->compute,
 						CUBLAS_GEMM_DEFAULT);
 	if (st != CUBLAS_STATUS_SUCCESS) {
-		fprintf(stderr, "kprof: error: cuBLAS GEMM %ldx%ldx%ld (batch %ld, %s): %s\n", M, N, K,
-			batch, d->name, cublasGetStatusString(st));
+		fprintf(stderr, "kprof: error: cuBLAS GEMM %ldx%ldx%ld (batch %ld, %s): %s\n", M, N,
+			K, batch, d->name, cublasGetStatusString(st));
 		w->status = KP_ENV;
 		return -1;
 	}
@@ -468,8 +474,8 @@ static int timed_loop(struct kp_wl *w, const char *label, iter_fn fn, void *ctx)
 		}
 		char name[40];
 		snprintf(name, sizeof(name), "ProfilerStep#%ld", w->step++);
-		ctrace_add_span(w->t, "user_annotation", strdup(name), s0, now_ns(), w->pid, w->tid, ext,
-				NULL);
+		ctrace_add_span(w->t, "user_annotation", strdup(name), s0, now_ns(), w->pid, w->tid,
+				ext, NULL);
 	}
 	int rc = dev_sync(w);
 	double traced = (double)(now_ns() - t0) / 1e9;
@@ -549,13 +555,13 @@ static int lt_fail(struct kp_wl *w, const char *what, cublasStatus_t st)
 	return -1;
 }
 
-#define LT(call)                                                                               \
-	do {                                                                                   \
-		cublasStatus_t st_ = (call);                                                   \
-		if (st_ != CUBLAS_STATUS_SUCCESS) {                                            \
-			lt_fail(w, #call, st_);                                                \
-			goto out;                                                              \
-		}                                                                              \
+#define LT(call)                                                                                   \
+	do {                                                                                       \
+		cublasStatus_t st_ = (call);                                                       \
+		if (st_ != CUBLAS_STATUS_SUCCESS) {                                                \
+			lt_fail(w, #call, st_);                                                    \
+			goto out;                                                                  \
+		}                                                                                  \
 	} while (0)
 
 static void lt_plan_free(struct lt_plan *p)
@@ -576,12 +582,18 @@ static void lt_plan_free(struct lt_plan *p)
 static cublasLtEpilogue_t lt_epilogue(int op)
 {
 	switch (op) {
-	case MM_ADDMM: return CUBLASLT_EPILOGUE_BIAS;
-	case MM_RELU: return CUBLASLT_EPILOGUE_RELU;
-	case MM_RELU_BIAS: return CUBLASLT_EPILOGUE_RELU_BIAS;
-	case MM_GELU: return CUBLASLT_EPILOGUE_GELU;
-	case MM_GELU_BIAS: return CUBLASLT_EPILOGUE_GELU_BIAS;
-	default: return CUBLASLT_EPILOGUE_DEFAULT;
+	case MM_ADDMM:
+		return CUBLASLT_EPILOGUE_BIAS;
+	case MM_RELU:
+		return CUBLASLT_EPILOGUE_RELU;
+	case MM_RELU_BIAS:
+		return CUBLASLT_EPILOGUE_RELU_BIAS;
+	case MM_GELU:
+		return CUBLASLT_EPILOGUE_GELU;
+	case MM_GELU_BIAS:
+		return CUBLASLT_EPILOGUE_GELU_BIAS;
+	default:
+		return CUBLASLT_EPILOGUE_DEFAULT;
 	}
 }
 
@@ -638,8 +650,8 @@ static struct lt_plan *lt_plan_new(struct kp_wl *w, struct mm_case *c)
 	LT(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSB, &no, sizeof(no)));
 	LT(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof(epi)));
 	if (c->op & MM_BIAS)
-		LT(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &c->bias,
-						  sizeof(c->bias)));
+		LT(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
+						  &c->bias, sizeof(c->bias)));
 	LT(cublasLtMatrixLayoutCreate(&p->la, d->cuda, (uint64_t)c->n, (uint64_t)c->k, c->n));
 	LT(cublasLtMatrixLayoutCreate(&p->lb, d->cuda, (uint64_t)c->k, (uint64_t)c->m, c->k));
 	LT(cublasLtMatrixLayoutCreate(&p->lc, d->cuda, (uint64_t)c->n, (uint64_t)c->m, c->n));
@@ -649,10 +661,12 @@ static struct lt_plan *lt_plan_new(struct kp_wl *w, struct mm_case *c)
 		cublasLtMatrixLayout_t l[3] = { p->la, p->lb, p->lc };
 		int64_t s[3] = { sa, sb, sc };
 		for (int i = 0; i < 3; i++) {
-			LT(cublasLtMatrixLayoutSetAttribute(l[i], CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT,
-							    &bc, sizeof(bc)));
-			LT(cublasLtMatrixLayoutSetAttribute(
-				l[i], CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &s[i], sizeof(s[i])));
+			LT(cublasLtMatrixLayoutSetAttribute(l[i],
+							    CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &bc,
+							    sizeof(bc)));
+			LT(cublasLtMatrixLayoutSetAttribute(l[i],
+							    CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+							    &s[i], sizeof(s[i])));
 		}
 	}
 	LT(cublasLtMatmulPreferenceCreate(&pref));
@@ -672,7 +686,8 @@ static struct lt_plan *lt_plan_new(struct kp_wl *w, struct mm_case *c)
 	int32_t id = 0, splitk = 0;
 	uint32_t tile = 0, stages = 0;
 	size_t got;
-	cublasLtMatmulAlgoConfigGetAttribute(&p->algo, CUBLASLT_ALGO_CONFIG_ID, &id, sizeof(id), &got);
+	cublasLtMatmulAlgoConfigGetAttribute(&p->algo, CUBLASLT_ALGO_CONFIG_ID, &id, sizeof(id),
+					     &got);
 	cublasLtMatmulAlgoConfigGetAttribute(&p->algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile,
 					     sizeof(tile), &got);
 	cublasLtMatmulAlgoConfigGetAttribute(&p->algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, &stages,
@@ -709,8 +724,8 @@ static int mm_iter(struct kp_wl *w, void *ctx)
 		args = workloads_mm_args(c->op, 0, c->cdt, c->b, c->m, c->k, c->n, be,
 					 c->lt ? c->algo : NULL, &name);
 		if (!c->lt)
-			aargs = workloads_mm_args(c->op, 1, c->cdt, c->b, c->m, c->k, c->n, be, NULL,
-						  &aname);
+			aargs = workloads_mm_args(c->op, 1, c->cdt, c->b, c->m, c->k, c->n, be,
+						  NULL, &aname);
 	}
 	struct op op, aop;
 	op_begin(w, &op);
@@ -720,7 +735,8 @@ static int mm_iter(struct kp_wl *w, void *ctx)
 	} else {
 		/* as torch's addmm without cuBLASLt: C = bias, then C = A B + C */
 		if (c->op & MM_BIAS)
-			rc = kcheck(w, kk_bias_rows(c->c, c->bias, kt, c->m, c->n), "kprof_bias_rows");
+			rc = kcheck(w, kk_bias_rows(c->c, c->bias, kt, c->m, c->n),
+				    "kprof_bias_rows");
 		if (rc == 0)
 			rc = gemm(w, c->cdt, 0, 0, c->m, c->n, c->k, c->a, c->k, c->m * c->k, c->bm,
 				  c->n, c->k * c->n, c->op & MM_BIAS ? 1.f : 0.f, c->c, 0, c->n,
@@ -728,8 +744,9 @@ static int mm_iter(struct kp_wl *w, void *ctx)
 		if (c->op & MM_ACT) {
 			op_begin(w, &aop);
 			if (rc == 0)
-				rc = kcheck(w, kk_activation(c->c, kt, (size_t)c->m * c->n,
-							     (c->op & MM_GELUS) != 0),
+				rc = kcheck(w,
+					    kk_activation(c->c, kt, (size_t)c->m * c->n,
+							  (c->op & MM_GELUS) != 0),
 					    "kprof_activation");
 			op_end(w, &aop, aname, aargs);
 		}
@@ -799,8 +816,9 @@ static int run_matmul(struct kp_wl *w, int op, int cdt, const struct kp_mm_shape
 	char label[160], batch[32] = "";
 	if (op == MM_BMM)
 		snprintf(batch, sizeof(batch), " b=%ld", c.b);
-	snprintf(label, sizeof(label), "matmul %s %s %s %ldx%ldx%ld%s%s%s", workloads_mm_variant(op),
-		 dts[cdt].name, be, c.m, c.k, c.n, batch, sh->label[0] ? " " : "", sh->label);
+	snprintf(label, sizeof(label), "matmul %s %s %s %ldx%ldx%ld%s%s%s",
+		 workloads_mm_variant(op), dts[cdt].name, be, c.m, c.k, c.n, batch,
+		 sh->label[0] ? " " : "", sh->label);
 	if (!(c.a = dalloc(w, &b, c.b * c.m * c.k * es)) ||
 	    !(c.bm = dalloc(w, &b, c.b * c.k * c.n * es)) ||
 	    !(c.c = dalloc(w, &b, c.b * c.m * c.n * es)) ||
@@ -826,8 +844,11 @@ static int run_matmul(struct kp_wl *w, int op, int cdt, const struct kp_mm_shape
 	double ms = event_ms(w, mm_iter, &c);
 	if (ms > 0) {
 		double fl = 2.0 * c.b * c.m * c.n * c.k;
-		printf("     time  %.4f ms/iter  %.1f TFLOP/s  %s\n", ms, fl / (ms * 1e-3) / 1e12, label);
-		struct kp_result r = { .ms = ms, .tflops = fl / (ms * 1e-3) / 1e12, .err = chk.max_err,
+		printf("     time  %.4f ms/iter  %.1f TFLOP/s  %s\n", ms, fl / (ms * 1e-3) / 1e12,
+		       label);
+		struct kp_result r = { .ms = ms,
+				       .tflops = fl / (ms * 1e-3) / 1e12,
+				       .err = chk.max_err,
 				       .tol = chk.tol };
 		const char *opname = NULL;
 		free(workloads_mm_args(op, 0, cdt, c.b, c.m, c.k, c.n, be, NULL, &opname));
@@ -838,7 +859,9 @@ static int run_matmul(struct kp_wl *w, int op, int cdt, const struct kp_mm_shape
 		snprintf(r.backend, sizeof(r.backend), "%s", be);
 		snprintf(r.mode, sizeof(r.mode), "fwd");
 		if (w->results && results_add(w->results, &r) < 0)
-			fprintf(stderr, "kprof: warning: out of memory: %s left out of the results\n", label);
+			fprintf(stderr,
+				"kprof: warning: out of memory: %s left out of the results\n",
+				label);
 	}
 	rc = 0;
 out:
@@ -852,7 +875,7 @@ out:
 struct sdpa_case {
 	int cdt;
 	struct kp_sdpa_shape s;
-	long g, bc;               /* query heads per KV head; batch items per chunk */
+	long g, bc; /* query heads per KV head; batch items per chunk */
 	float scale;
 	int backward;
 	void *q, *k, *v, *o, *dout, *dq, *dk, *dv;
@@ -912,14 +935,15 @@ static int sdpa_chunk(struct kp_wl *w, struct sdpa_case *c, long c0, long bc)
 	op_end(w, &o1, "aten::bmm", a1);
 	op_begin(w, &o2); /* P = softmax(scale S) with the causal mask */
 	if (rc == 0)
-		rc = kcheck(w, kk_softmax_fwd(c->p, c->scores, d->kt, nb * mq, s->sq, s->sk, c->scale,
-					      s->causal),
+		rc = kcheck(w,
+			    kk_softmax_fwd(c->p, c->scores, d->kt, nb * mq, s->sq, s->sk, c->scale,
+					   s->causal),
 			    "kprof_softmax_fwd");
 	op_end(w, &o2, "aten::_safe_softmax", a2);
 	op_begin(w, &o3); /* O = P V */
 	if (rc == 0)
-		rc = gemm(w, c->cdt, 0, 0, mq, s->d, s->sk, c->p, s->sk, ss, vo, s->d, ks, 0.f, oo, 0,
-			  s->d, qs, nb);
+		rc = gemm(w, c->cdt, 0, 0, mq, s->d, s->sk, c->p, s->sk, ss, vo, s->d, ks, 0.f, oo,
+			  0, s->d, qs, nb);
 	op_end(w, &o3, "aten::bmm", a3);
 	op_end(w, &o_math, "aten::_scaled_dot_product_attention_math", a_math);
 	op_end(w, &o_top, "aten::scaled_dot_product_attention", a_top);
@@ -959,27 +983,28 @@ static int sdpa_chunk(struct kp_wl *w, struct sdpa_case *c, long c0, long bc)
 	op_end(w, &q1, "aten::bmm", aq1);
 	op_begin(w, &q2); /* dV = P^T dO (sums the query heads of a GQA group) */
 	if (rc == 0)
-		rc = gemm(w, c->cdt, 1, 0, s->sk, s->d, mq, c->p, s->sk, ss, doo, s->d, qs, 0.f, dvo, 0,
-			  s->d, ks, nb);
+		rc = gemm(w, c->cdt, 1, 0, s->sk, s->d, mq, c->p, s->sk, ss, doo, s->d, qs, 0.f,
+			  dvo, 0, s->d, ks, nb);
 	op_end(w, &q2, "aten::bmm", aq2);
 	op_end(w, &p1, "BmmBackward0", ap1);
 	op_begin(w, &p2);
 	op_begin(w, &q3); /* dS = scale P (dP - rowsum(P dP)), in place of P */
 	if (rc == 0)
-		rc = kcheck(w, kk_softmax_bwd(c->p, c->p, c->scores, d->kt, nb * mq, s->sk, c->scale),
+		rc = kcheck(w,
+			    kk_softmax_bwd(c->p, c->p, c->scores, d->kt, nb * mq, s->sk, c->scale),
 			    "kprof_softmax_bwd");
 	op_end(w, &q3, "aten::_softmax_backward_data", aq3);
 	op_end(w, &p2, "SoftmaxBackward0", ap2);
 	op_begin(w, &p3);
 	op_begin(w, &q4); /* dQ = dS K */
 	if (rc == 0)
-		rc = gemm(w, c->cdt, 0, 0, mq, s->d, s->sk, c->p, s->sk, ss, ko, s->d, ks, 0.f, dqo, 0,
-			  s->d, qs, nb);
+		rc = gemm(w, c->cdt, 0, 0, mq, s->d, s->sk, c->p, s->sk, ss, ko, s->d, ks, 0.f, dqo,
+			  0, s->d, qs, nb);
 	op_end(w, &q4, "aten::bmm", aq4);
 	op_begin(w, &q5); /* dK = dS^T Q */
 	if (rc == 0)
-		rc = gemm(w, c->cdt, 1, 0, s->sk, s->d, mq, c->p, s->sk, ss, qo, s->d, qs, 0.f, dko, 0,
-			  s->d, ks, nb);
+		rc = gemm(w, c->cdt, 1, 0, s->sk, s->d, mq, c->p, s->sk, ss, qo, s->d, qs, 0.f, dko,
+			  0, s->d, ks, nb);
 	op_end(w, &q5, "aten::bmm", aq5);
 	op_end(w, &p3, "BmmBackward0", ap3);
 	op_end(w, &p0, "kprof::scaled_dot_product_attention_math_backward", ap0);
@@ -1096,7 +1121,8 @@ static int sdpa_check(struct kp_wl *w, struct sdpa_case *c, struct kp_check *fwd
 {
 	const struct kp_sdpa_shape *s = &c->s;
 	int kt = dts[c->cdt].kt, rc = -1;
-	size_t es = dts[c->cdt].size, qsz = (size_t)s->sq * s->d * es, ksz = (size_t)s->sk * s->d * es;
+	size_t es = dts[c->cdt].size, qsz = (size_t)s->sq * s->d * es,
+	       ksz = (size_t)s->sk * s->d * es;
 	double *p = malloc(s->sk * sizeof(double)), *dp = malloc(s->sk * sizeof(double));
 	void *hq = NULL, *hk = NULL, *hv = NULL, *ho = NULL, *hdo = NULL, *hdq = NULL;
 	void *gq = NULL, *gdo = NULL, *hdk = NULL, *hdv = NULL;
@@ -1172,15 +1198,18 @@ static int sdpa_check(struct kp_wl *w, struct sdpa_case *c, struct kp_check *fwd
 		for (long t = 0; t < nj; t++)
 			js[t] = t == 0 ? 0 : (long)(rng_next(&seed) % s->sk);
 		for (long gh = 0; gh < c->g; gh++) {
-			const char *qh = (const char *)gq + gh * qsz, *doh = (const char *)gdo + gh * qsz;
+			const char *qh = (const char *)gq + gh * qsz,
+				   *doh = (const char *)gdo + gh * qsz;
 			for (long i = 0; i < s->sq; i++) {
 				size_t ro = (size_t)i * s->d;
-				long lim = ref_row(qh, hk, kt, i, s->sk, s->d, c->scale, s->causal, 0, p);
+				long lim = ref_row(qh, hk, kt, i, s->sk, s->d, c->scale, s->causal,
+						   0, p);
 				double di = 0;
 				for (long j = 0; j < lim; j++) {
 					double acc = 0;
 					for (long e = 0; e < s->d; e++)
-						acc += hval(doh, ro + e, kt) * hval(hv, (size_t)j * s->d + e, kt);
+						acc += hval(doh, ro + e, kt) *
+						       hval(hv, (size_t)j * s->d + e, kt);
 					dp[j] = acc;
 					di += p[j] * acc;
 				}
@@ -1192,8 +1221,10 @@ static int sdpa_check(struct kp_wl *w, struct sdpa_case *c, struct kp_check *fwd
 					for (long e = 0; e < s->d; e++) {
 						double x = p[j] * hval(doh, ro + e, kt);
 						double y = dsj * hval(qh, ro + e, kt);
-						dvr[t * s->d + e] += x, dvm[t * s->d + e] += fabs(x);
-						dkr[t * s->d + e] += y, dkm[t * s->d + e] += fabs(y);
+						dvr[t * s->d + e] += x,
+							dvm[t * s->d + e] += fabs(x);
+						dkr[t * s->d + e] += y,
+							dkm[t * s->d + e] += fabs(y);
 					}
 				}
 			}
@@ -1201,8 +1232,10 @@ static int sdpa_check(struct kp_wl *w, struct sdpa_case *c, struct kp_check *fwd
 		for (long t = 0; t < nj; t++)
 			for (long e = 0; e < s->d; e++) {
 				size_t at = (size_t)js[t] * s->d + e;
-				note_err(bwd, hval(hdv, at, kt), dvr[t * s->d + e], dvm[t * s->d + e]);
-				note_err(bwd, hval(hdk, at, kt), dkr[t * s->d + e], dkm[t * s->d + e]);
+				note_err(bwd, hval(hdv, at, kt), dvr[t * s->d + e],
+					 dvm[t * s->d + e]);
+				note_err(bwd, hval(hdk, at, kt), dkr[t * s->d + e],
+					 dkm[t * s->d + e]);
 			}
 	}
 	rc = 0;
@@ -1231,15 +1264,19 @@ static int run_sdpa(struct kp_wl *w, int cdt, const struct kp_sdpa_shape *sh, in
 		    int fallback)
 {
 	struct bufs b = { .n = 0 };
-	struct sdpa_case c = { .cdt = cdt, .s = *sh, .g = sh->h / sh->hkv,
-			       .scale = (float)(1.0 / sqrt((double)sh->d)), .backward = w->o->backward };
+	struct sdpa_case c = { .cdt = cdt,
+			       .s = *sh,
+			       .g = sh->h / sh->hkv,
+			       .scale = (float)(1.0 / sqrt((double)sh->d)),
+			       .backward = w->o->backward };
 	int rc = -1;
 	size_t es = dts[cdt].size;
-	size_t nq = (size_t)sh->b * sh->h * sh->sq * sh->d, nk = (size_t)sh->b * sh->hkv * sh->sk * sh->d;
+	size_t nq = (size_t)sh->b * sh->h * sh->sq * sh->d,
+	       nk = (size_t)sh->b * sh->hkv * sh->sk * sh->d;
 	char label[160], why[400];
 	snprintf(label, sizeof(label), "sdpa %s %s B=%ld H=%ld H_kv=%ld S_q=%ld S_k=%ld D=%ld%s",
-		 dts[cdt].name, cudnn ? "cudnn" : "reference", sh->b, sh->h, sh->hkv, sh->sq, sh->sk,
-		 sh->d, sh->causal ? " causal" : "");
+		 dts[cdt].name, cudnn ? "cudnn" : "reference", sh->b, sh->h, sh->hkv, sh->sq,
+		 sh->sk, sh->d, sh->causal ? " causal" : "");
 	if (cudnn && cdt != CDT_BF16 && cdt != CDT_FP16) {
 		if (fallback)
 			return 1;
@@ -1258,19 +1295,27 @@ static int run_sdpa(struct kp_wl *w, int cdt, const struct kp_sdpa_shape *sh, in
 	if (cudnn) {
 		if (!(c.stats = dalloc(w, &b, (size_t)sh->b * sh->h * sh->sq * 4)))
 			goto out;
-		struct cg_sdpa gs = { .b = sh->b, .h = sh->h, .hkv = sh->hkv, .sq = sh->sq,
-				      .sk = sh->sk, .d = sh->d, .io = cdt == CDT_BF16 ? CG_BF16 : CG_HALF,
-				      .causal = sh->causal, .scale = c.scale };
+		struct cg_sdpa gs = { .b = sh->b,
+				      .h = sh->h,
+				      .hkv = sh->hkv,
+				      .sq = sh->sq,
+				      .sk = sh->sk,
+				      .d = sh->d,
+				      .io = cdt == CDT_BF16 ? CG_BF16 : CG_HALF,
+				      .causal = sh->causal,
+				      .scale = c.scale };
 		/* plans are built here, outside the trace */
 		recorder_push(w->t->untraced_ext);
 		c.cu = cudnn_sdpa_new(w->cudnn, &gs, c.q, c.k, c.v, c.o, c.stats, c.dout,
-				      c.backward ? c.dq : NULL, c.dk, c.dv, c.algo, sizeof(c.algo), why,
-				      sizeof(why));
+				      c.backward ? c.dq : NULL, c.dk, c.dv, c.algo, sizeof(c.algo),
+				      why, sizeof(why));
 		recorder_pop();
 		if (!c.cu) {
 			if (fallback) {
-				fprintf(stderr, "kprof: warning: %s: cuDNN: %s; the reference backend "
-						"runs it\n", label, why);
+				fprintf(stderr,
+					"kprof: warning: %s: cuDNN: %s; the reference backend "
+					"runs it\n",
+					label, why);
 				rc = 1;
 				goto out;
 			}
@@ -1287,7 +1332,8 @@ static int run_sdpa(struct kp_wl *w, int cdt, const struct kp_sdpa_shape *sh, in
 	double per_b = (double)sh->h * sh->sq * sh->sk * (4 + es);
 	c.bc = (long)(freeb * 0.5 / per_b);
 	if (c.bc < 1) {
-		fprintf(stderr, "kprof: error: %s: one batch item's scores need %.1f GB, %.1f GB free\n",
+		fprintf(stderr,
+			"kprof: error: %s: one batch item's scores need %.1f GB, %.1f GB free\n",
 			label, per_b / 1e9, freeb / 1e9);
 		w->status = KP_ENV;
 		goto out;
@@ -1320,21 +1366,25 @@ check:
 	if (ms > 0) {
 		/* the backward is 2.5 forwards (5 matmuls to 2), as FlashAttention counts it */
 		double fl = sdpa_fwd_flops(sh) * (c.backward ? 3.5 : 1);
-		printf("     time  %.3f ms/iter  %.1f TFLOP/s (%s)  %s\n", ms, fl / (ms * 1e-3) / 1e12,
-		       c.backward ? "fwd+bwd" : "fwd", label);
-		struct kp_result r = { .ms = ms, .tflops = fl / (ms * 1e-3) / 1e12,
-				       .err = fwd.max_err, .tol = fwd.tol };
+		printf("     time  %.3f ms/iter  %.1f TFLOP/s (%s)  %s\n", ms,
+		       fl / (ms * 1e-3) / 1e12, c.backward ? "fwd+bwd" : "fwd", label);
+		struct kp_result r = { .ms = ms,
+				       .tflops = fl / (ms * 1e-3) / 1e12,
+				       .err = fwd.max_err,
+				       .tol = fwd.tol };
 		if (c.backward && bwd.max_err / bwd.tol > r.err / r.tol)
 			r.err = bwd.max_err, r.tol = bwd.tol;
 		snprintf(r.op, sizeof(r.op), "aten::scaled_dot_product_attention");
 		snprintf(r.kind, sizeof(r.kind), "sdpa");
-		snprintf(r.shape, sizeof(r.shape), "%ldx%ldx%ldx%ldx%ldx%ld%s", sh->b, sh->h, sh->hkv,
-			 sh->sq, sh->sk, sh->d, sh->causal ? "c" : "");
+		snprintf(r.shape, sizeof(r.shape), "%ldx%ldx%ldx%ldx%ldx%ld%s", sh->b, sh->h,
+			 sh->hkv, sh->sq, sh->sk, sh->d, sh->causal ? "c" : "");
 		snprintf(r.dtype, sizeof(r.dtype), "%s", dts[cdt].name);
 		snprintf(r.backend, sizeof(r.backend), "%s", cudnn ? "cudnn" : "reference");
 		snprintf(r.mode, sizeof(r.mode), "%s", c.backward ? "fwd+bwd" : "fwd");
 		if (w->results && results_add(w->results, &r) < 0)
-			fprintf(stderr, "kprof: warning: out of memory: %s left out of the results\n", label);
+			fprintf(stderr,
+				"kprof: warning: out of memory: %s left out of the results\n",
+				label);
 	}
 	rc = 0;
 out:
@@ -1350,7 +1400,7 @@ struct conv_case {
 	struct kp_conv_shape s;
 	long oh, ow, cg, kg, crs, np;
 	int backward;
-	struct kp_cudnn_conv *cv;   /* NULL: reference */
+	struct kp_cudnn_conv *cv; /* NULL: reference */
 	char algo[160];
 	void *x, *wt, *y, *ytmp, *col, *dy, *dyt, *dw, *dcol, *dx;
 };
@@ -1394,16 +1444,18 @@ static int conv_iter(struct kp_wl *w, void *ctx)
 	if (c->cv) {
 		rc = cudnn_conv_fwd(c->cv, why, sizeof(why)) < 0 ? cudnn_fail(w, why) : 0;
 	} else {
-		rc = kcheck(w, kk_im2col(c->col, c->x, d->kt, s->n, s->c, s->h, s->w, s->r, s->s, c->oh,
-					 c->ow, s->stride, s->pad, s->dil),
+		rc = kcheck(w,
+			    kk_im2col(c->col, c->x, d->kt, s->n, s->c, s->h, s->w, s->r, s->s,
+				      c->oh, c->ow, s->stride, s->pad, s->dil),
 			    "kprof_im2col");
 		/* per group: Ytmp_g[Kg, N*P] = W_g[Kg, Cg*R*S] col_g[Cg*R*S, N*P] */
 		if (rc == 0)
-			rc = gemm(w, c->cdt, 0, 0, c->kg, c->np, cgrs, c->wt, cgrs, (long long)c->kg * cgrs,
-				  c->col, c->np, (long long)cgrs * c->np, 0.f, c->ytmp, 0, c->np,
-				  (long long)c->kg * c->np, s->groups);
+			rc = gemm(w, c->cdt, 0, 0, c->kg, c->np, cgrs, c->wt, cgrs,
+				  (long long)c->kg * cgrs, c->col, c->np, (long long)cgrs * c->np,
+				  0.f, c->ytmp, 0, c->np, (long long)c->kg * c->np, s->groups);
 		if (rc == 0)
-			rc = kcheck(w, kk_swap01(c->y, c->ytmp, d->kt, s->k, s->n, p), "kprof_swap01");
+			rc = kcheck(w, kk_swap01(c->y, c->ytmp, d->kt, s->k, s->n, p),
+				    "kprof_swap01");
 	}
 	op_end(w, &op, "aten::convolution", args);
 	if (rc < 0 || !c->backward)
@@ -1418,26 +1470,25 @@ static int conv_iter(struct kp_wl *w, void *ctx)
 	args = tr ? mk_args(bs, 11, be, c->cdt, algo) : NULL;
 	op_begin(w, &op);
 	if (c->cv) {
-		rc = cudnn_conv_bwd(c->cv, why, sizeof(why)) < 0
-			     ? cudnn_fail(w, why)
-			     : 0;
+		rc = cudnn_conv_bwd(c->cv, why, sizeof(why)) < 0 ? cudnn_fail(w, why) : 0;
 		op_end(w, &op, "aten::convolution_backward", args);
 		return rc;
 	}
 	rc = kcheck(w, kk_swap01(c->dyt, c->dy, d->kt, s->n, s->k, p), "kprof_swap01");
 	/* grad weight: dW_g[Kg, Cg*R*S] = dYt_g[Kg, N*P] col_g^T */
 	if (rc == 0)
-		rc = gemm(w, c->cdt, 0, 1, c->kg, cgrs, c->np, c->dyt, c->np, (long long)c->kg * c->np,
-			  c->col, c->np, (long long)cgrs * c->np, 0.f, c->dw, 0, cgrs,
-			  (long long)c->kg * cgrs, s->groups);
+		rc = gemm(w, c->cdt, 0, 1, c->kg, cgrs, c->np, c->dyt, c->np,
+			  (long long)c->kg * c->np, c->col, c->np, (long long)cgrs * c->np, 0.f,
+			  c->dw, 0, cgrs, (long long)c->kg * cgrs, s->groups);
 	/* grad input: dcol_g[Cg*R*S, N*P] = W_g^T dYt_g, then col2im */
 	if (rc == 0)
 		rc = gemm(w, c->cdt, 1, 0, cgrs, c->np, c->kg, c->wt, cgrs, (long long)c->kg * cgrs,
 			  c->dyt, c->np, (long long)c->kg * c->np, 0.f, c->dcol, 0, c->np,
 			  (long long)cgrs * c->np, s->groups);
 	if (rc == 0)
-		rc = kcheck(w, kk_col2im(c->dx, c->dcol, d->kt, s->n, s->c, s->h, s->w, s->r, s->s, c->oh,
-					 c->ow, s->stride, s->pad, s->dil),
+		rc = kcheck(w,
+			    kk_col2im(c->dx, c->dcol, d->kt, s->n, s->c, s->h, s->w, s->r, s->s,
+				      c->oh, c->ow, s->stride, s->pad, s->dil),
 			    "kprof_col2im");
 	op_end(w, &op, "aten::convolution_backward", args);
 	return rc;
@@ -1471,40 +1522,54 @@ static int conv_check(struct kp_wl *w, struct conv_case *c, struct kp_check *fwd
 					if (iy < 0 || iy >= s->h || ix < 0 || ix >= s->w)
 						continue;
 					long ci = g * c->cg + cl;
-					double v = hval(hx, at4(L, n, ci, iy, ix, s->c, s->h, s->w), kt) *
-						   hval(hw, at4(L, k, cl, r, q, c->cg, s->r, s->s), kt);
+					double v = hval(hx, at4(L, n, ci, iy, ix, s->c, s->h, s->w),
+							kt) *
+						   hval(hw, at4(L, k, cl, r, q, c->cg, s->r, s->s),
+							kt);
 					ref += v, mag += fabs(v);
 				}
 		note_err(fwd, hval(hy, at4(L, n, k, oy, ox, s->k, c->oh, c->ow), kt), ref, mag);
 	}
 	if (c->backward) {
-		if (!(hdy = host_copy(w, c->dy, ny * es)) || !(hdx = host_copy(w, c->dx, nx * es)) ||
-		    !(hdw = host_copy(w, c->dw, nw * es)))
+		if (!(hdy = host_copy(w, c->dy, ny * es)) ||
+		    !(hdx = host_copy(w, c->dx, nx * es)) || !(hdw = host_copy(w, c->dw, nw * es)))
 			goto out;
 		for (int t = 0; t < 128; t++) { /* dX[n,ci,iy,ix] */
 			size_t idx = rng_next(&seed) % nx;
-			long ix = idx % s->w, iy = idx / s->w % s->h, ci = idx / ((size_t)s->w * s->h) % s->c,
-			     n = idx / ((size_t)s->w * s->h * s->c), g = ci / c->cg, cl = ci % c->cg;
+			long ix = idx % s->w, iy = idx / s->w % s->h,
+			     ci = idx / ((size_t)s->w * s->h) % s->c,
+			     n = idx / ((size_t)s->w * s->h * s->c), g = ci / c->cg,
+			     cl = ci % c->cg;
 			double ref = 0, mag = 0;
 			for (long kl = 0; kl < c->kg; kl++)
 				for (long r = 0; r < s->r; r++)
 					for (long q = 0; q < s->s; q++) {
-						long ty = iy + s->pad - r * s->dil, tx = ix + s->pad - q * s->dil;
-						if (ty < 0 || tx < 0 || ty % s->stride || tx % s->stride)
+						long ty = iy + s->pad - r * s->dil,
+						     tx = ix + s->pad - q * s->dil;
+						if (ty < 0 || tx < 0 || ty % s->stride ||
+						    tx % s->stride)
 							continue;
 						long oy = ty / s->stride, ox = tx / s->stride;
 						if (oy >= c->oh || ox >= c->ow)
 							continue;
 						long k = g * c->kg + kl;
-						double v = hval(hdy, at4(L, n, k, oy, ox, s->k, c->oh, c->ow), kt) *
-							   hval(hw, at4(L, k, cl, r, q, c->cg, s->r, s->s), kt);
+						double v = hval(hdy,
+								at4(L, n, k, oy, ox, s->k, c->oh,
+								    c->ow),
+								kt) *
+							   hval(hw,
+								at4(L, k, cl, r, q, c->cg, s->r,
+								    s->s),
+								kt);
 						ref += v, mag += fabs(v);
 					}
-			note_err(bwd, hval(hdx, at4(L, n, ci, iy, ix, s->c, s->h, s->w), kt), ref, mag);
+			note_err(bwd, hval(hdx, at4(L, n, ci, iy, ix, s->c, s->h, s->w), kt), ref,
+				 mag);
 		}
 		for (int t = 0; t < 32; t++) { /* dW[k,cl,r,q] */
 			size_t idx = rng_next(&seed) % nw;
-			long q = idx % s->s, r = idx / s->s % s->r, cl = idx / ((size_t)s->s * s->r) % c->cg,
+			long q = idx % s->s, r = idx / s->s % s->r,
+			     cl = idx / ((size_t)s->s * s->r) % c->cg,
 			     k = idx / ((size_t)s->s * s->r * c->cg), ci = k / c->kg * c->cg + cl;
 			double ref = 0, mag = 0;
 			for (long n = 0; n < s->n; n++)
@@ -1514,11 +1579,18 @@ static int conv_check(struct kp_wl *w, struct conv_case *c, struct kp_check *fwd
 						long ix = ox * s->stride - s->pad + q * s->dil;
 						if (iy < 0 || iy >= s->h || ix < 0 || ix >= s->w)
 							continue;
-						double v = hval(hdy, at4(L, n, k, oy, ox, s->k, c->oh, c->ow), kt) *
-							   hval(hx, at4(L, n, ci, iy, ix, s->c, s->h, s->w), kt);
+						double v = hval(hdy,
+								at4(L, n, k, oy, ox, s->k, c->oh,
+								    c->ow),
+								kt) *
+							   hval(hx,
+								at4(L, n, ci, iy, ix, s->c, s->h,
+								    s->w),
+								kt);
 						ref += v, mag += fabs(v);
 					}
-			note_err(bwd, hval(hdw, at4(L, k, cl, r, q, c->cg, s->r, s->s), kt), ref, mag);
+			note_err(bwd, hval(hdw, at4(L, k, cl, r, q, c->cg, s->r, s->s), kt), ref,
+				 mag);
 		}
 	}
 	rc = 0;
@@ -1537,10 +1609,12 @@ static int run_conv(struct kp_wl *w, int cdt, const struct kp_conv_shape *sh, in
 	c.ow = conv_out_dim(sh->w, sh->s, sh->stride, sh->pad, sh->dil);
 	c.cg = sh->c / sh->groups, c.kg = sh->k / sh->groups;
 	c.crs = sh->c * sh->r * sh->s, c.np = sh->n * c.oh * c.ow;
-	size_t nx = (size_t)sh->n * sh->c * sh->h * sh->w, nw = (size_t)sh->k * c.cg * sh->r * sh->s;
+	size_t nx = (size_t)sh->n * sh->c * sh->h * sh->w,
+	       nw = (size_t)sh->k * c.cg * sh->r * sh->s;
 	size_t ny = (size_t)sh->n * sh->k * c.oh * c.ow, ncol = (size_t)c.crs * c.np;
 	char label[160], why[300];
-	snprintf(label, sizeof(label), "conv %s %s %s N=%ld C=%ld H=%ld W=%ld K=%ld R=%ld S=%ld s%ld p%ld d%ld g%ld",
+	snprintf(label, sizeof(label),
+		 "conv %s %s %s N=%ld C=%ld H=%ld W=%ld K=%ld R=%ld S=%ld s%ld p%ld d%ld g%ld",
 		 dts[cdt].name, cudnn ? "cudnn" : "reference", nhwc ? "nhwc" : "nchw", sh->n, sh->c,
 		 sh->h, sh->w, sh->k, sh->r, sh->s, sh->stride, sh->pad, sh->dil, sh->groups);
 	if (nhwc && !cudnn) {
@@ -1552,9 +1626,8 @@ static int run_conv(struct kp_wl *w, int cdt, const struct kp_conv_shape *sh, in
 		goto out;
 	if (!cudnn && (!(c.ytmp = dalloc(w, &b, ny * es)) || !(c.col = dalloc(w, &b, ncol * es))))
 		goto out;
-	if (c.backward &&
-	    (!(c.dy = dalloc(w, &b, ny * es)) || !(c.dw = dalloc(w, &b, nw * es)) ||
-	     !(c.dx = dalloc(w, &b, nx * es))))
+	if (c.backward && (!(c.dy = dalloc(w, &b, ny * es)) || !(c.dw = dalloc(w, &b, nw * es)) ||
+			   !(c.dx = dalloc(w, &b, nx * es))))
 		goto out;
 	if (c.backward && !cudnn &&
 	    (!(c.dyt = dalloc(w, &b, ny * es)) || !(c.dcol = dalloc(w, &b, ncol * es))))
@@ -1566,10 +1639,10 @@ static int run_conv(struct kp_wl *w, int cdt, const struct kp_conv_shape *sh, in
 	if (cudnn) {
 		/* plans are built and timed here, outside the trace */
 		recorder_push(w->t->untraced_ext);
-		c.cv = cudnn_conv_new(w->cudnn, dts[cdt].kt, cdt == CDT_TF32, nhwc, sh->n, sh->c, sh->h,
-				      sh->w, sh->k, sh->r, sh->s, sh->stride, sh->pad, sh->dil,
-				      sh->groups, c.x, c.wt, c.y, c.backward ? c.dy : NULL, c.dx, c.dw,
-				      c.algo, sizeof(c.algo), why, sizeof(why));
+		c.cv = cudnn_conv_new(w->cudnn, dts[cdt].kt, cdt == CDT_TF32, nhwc, sh->n, sh->c,
+				      sh->h, sh->w, sh->k, sh->r, sh->s, sh->stride, sh->pad,
+				      sh->dil, sh->groups, c.x, c.wt, c.y, c.backward ? c.dy : NULL,
+				      c.dx, c.dw, c.algo, sizeof(c.algo), why, sizeof(why));
 		recorder_pop();
 		if (!c.cv) {
 			fprintf(stderr, "kprof: error: %s: cuDNN: %s\n", label, why);
@@ -1595,23 +1668,27 @@ static int run_conv(struct kp_wl *w, int cdt, const struct kp_conv_shape *sh, in
 	double ms = event_ms(w, conv_iter, &c);
 	if (ms > 0) {
 		double fl = 2.0 * (double)ny * c.cg * sh->r * sh->s * (c.backward ? 3 : 1);
-		printf("     time  %.3f ms/iter  %.1f TFLOP/s (%s)  %s\n", ms, fl / (ms * 1e-3) / 1e12,
-		       c.backward ? "fwd+bwd" : "fwd", label);
-		struct kp_result r = { .ms = ms, .tflops = fl / (ms * 1e-3) / 1e12,
-				       .err = fwd.max_err, .tol = fwd.tol };
+		printf("     time  %.3f ms/iter  %.1f TFLOP/s (%s)  %s\n", ms,
+		       fl / (ms * 1e-3) / 1e12, c.backward ? "fwd+bwd" : "fwd", label);
+		struct kp_result r = { .ms = ms,
+				       .tflops = fl / (ms * 1e-3) / 1e12,
+				       .err = fwd.max_err,
+				       .tol = fwd.tol };
 		if (c.backward && bwd.max_err / bwd.tol > r.err / r.tol)
 			r.err = bwd.max_err, r.tol = bwd.tol;
 		snprintf(r.op, sizeof(r.op), "aten::convolution");
 		snprintf(r.kind, sizeof(r.kind), "conv2d");
-		snprintf(r.shape, sizeof(r.shape), "%ldx%ldx%ldx%ld->%ld %ldx%ld s%ld p%ld d%ld g%ld",
-			 sh->n, sh->c, sh->h, sh->w, sh->k, sh->r, sh->s, sh->stride, sh->pad, sh->dil,
-			 sh->groups);
+		snprintf(r.shape, sizeof(r.shape),
+			 "%ldx%ldx%ldx%ld->%ld %ldx%ld s%ld p%ld d%ld g%ld", sh->n, sh->c, sh->h,
+			 sh->w, sh->k, sh->r, sh->s, sh->stride, sh->pad, sh->dil, sh->groups);
 		snprintf(r.dtype, sizeof(r.dtype), "%s", dts[cdt].name);
 		snprintf(r.backend, sizeof(r.backend), "%s", cudnn ? "cudnn" : "reference");
 		snprintf(r.layout, sizeof(r.layout), "%s", nhwc ? "nhwc" : "nchw");
 		snprintf(r.mode, sizeof(r.mode), "%s", c.backward ? "fwd+bwd" : "fwd");
 		if (w->results && results_add(w->results, &r) < 0)
-			fprintf(stderr, "kprof: warning: out of memory: %s left out of the results\n", label);
+			fprintf(stderr,
+				"kprof: warning: out of memory: %s left out of the results\n",
+				label);
 	}
 	rc = 0;
 out:
@@ -1653,15 +1730,17 @@ static int norm_iter(struct kp_wl *w, void *ctx)
 		s[1] = scalar("ScalarList", hs);
 		s[2] = tensor(ty, 1, c->hidden, 0, 0, 0);
 		if (c->op == RW_LAYERNORM)
-			s[3] = tensor(ty, 1, c->hidden, 0, 0, 0), s[4] = scalar("Scalar", eps), ns = 5;
+			s[3] = tensor(ty, 1, c->hidden, 0, 0, 0), s[4] = scalar("Scalar", eps),
+			ns = 5;
 		else
 			s[3] = scalar("Scalar", eps), ns = 4;
 	}
 	char *args = w->traced ? mk_args(s, ns, "kprof", c->cdt, NULL) : NULL;
 	struct op op;
 	op_begin(w, &op);
-	int rc = kcheck(w, kk_rowwise(c->op, c->y, c->x, c->wt, c->bias, c->mean, c->rstd,
-				      dts[c->cdt].kt, c->rows, c->hidden, norm_eps[c->op]),
+	int rc = kcheck(w,
+			kk_rowwise(c->op, c->y, c->x, c->wt, c->bias, c->mean, c->rstd,
+				   dts[c->cdt].kt, c->rows, c->hidden, norm_eps[c->op]),
 			"kprof_rowwise");
 	op_end(w, &op, norm_ops[c->op], args);
 	return rc;
@@ -1753,7 +1832,8 @@ static int norm_check(struct kp_wl *w, struct norm_case *c, struct kp_check *chk
 			} else if (c->op == RW_RMSNORM) {
 				ref = f[j] * rstd * hval(hw, j, kt), mag = fabs(ref);
 			} else {
-				double u = (f[j] - mu) * rstd * hval(hw, j, kt), v = hval(hb, j, kt);
+				double u = (f[j] - mu) * rstd * hval(hw, j, kt),
+				       v = hval(hb, j, kt);
 				ref = u + v, mag = fabs(u) + fabs(v);
 			}
 			/* fp16 outputs below its smallest normal lose relative precision */
@@ -1767,11 +1847,13 @@ out:
 }
 
 /* Column @col of a [rows, cols] device matrix (elements of @es bytes) to the host. */
-static void *host_column(struct kp_wl *w, const void *dev, size_t es, long rows, long cols, long col)
+static void *host_column(struct kp_wl *w, const void *dev, size_t es, long rows, long cols,
+			 long col)
 {
 	void *h = malloc((size_t)rows * es);
 	if (!h) {
-		fprintf(stderr, "kprof: error: out of host memory (%zu bytes)\n", (size_t)rows * es);
+		fprintf(stderr, "kprof: error: out of host memory (%zu bytes)\n",
+			(size_t)rows * es);
 		w->status = KP_ENV;
 		return NULL;
 	}
@@ -1811,7 +1893,8 @@ static int norm_bwd_check(struct kp_wl *w, struct norm_case *c, struct kp_check 
 		free(hx), free(hd), free(ho);
 		hd = ho = NULL;
 		/* hx: y for softmax, x for the norms */
-		if (!(hx = host_copy(w, (char *)(c->op == RW_SOFTMAX ? c->y : c->x) + row * rb, rb)) ||
+		if (!(hx = host_copy(w, (char *)(c->op == RW_SOFTMAX ? c->y : c->x) + row * rb,
+				     rb)) ||
 		    !(hd = host_copy(w, (char *)c->dy + row * rb, rb)) ||
 		    !(ho = host_copy(w, (char *)c->dx + row * rb, rb)))
 			goto out;
@@ -1823,21 +1906,26 @@ static int norm_bwd_check(struct kp_wl *w, struct norm_case *c, struct kp_check 
 			}
 			for (long j = 0; j < H; j++) {
 				double y = hval(hx, j, kt), d = hval(hd, j, kt);
-				note_err(chk, hval(ho, j, kt), y * (d - s), fabs(y) * (fabs(d) + sa) + tiny);
+				note_err(chk, hval(ho, j, kt), y * (d - s),
+					 fabs(y) * (fabs(d) + sa) + tiny);
 			}
 			continue;
 		}
 		double r = hr[row], mu = c->op == RW_LAYERNORM ? hm[row] : 0;
 		double sg = 0, sgx = 0, ag = 0, agx = 0;
 		for (long j = 0; j < H; j++) {
-			double g = hval(hw, j, kt) * hval(hd, j, kt), xh = (hval(hx, j, kt) - mu) * r;
+			double g = hval(hw, j, kt) * hval(hd, j, kt),
+			       xh = (hval(hx, j, kt) - mu) * r;
 			sg += g, sgx += g * xh, ag += fabs(g), agx += fabs(g * xh);
 		}
-		double a = c->op == RW_LAYERNORM ? sg / H : 0, aa = c->op == RW_LAYERNORM ? ag / H : 0;
+		double a = c->op == RW_LAYERNORM ? sg / H : 0,
+		       aa = c->op == RW_LAYERNORM ? ag / H : 0;
 		for (long j = 0; j < H; j++) {
-			double g = hval(hw, j, kt) * hval(hd, j, kt), xh = (hval(hx, j, kt) - mu) * r;
+			double g = hval(hw, j, kt) * hval(hd, j, kt),
+			       xh = (hval(hx, j, kt) - mu) * r;
 			double ref = r * (g - a - xh * sgx / H);
-			note_err(chk, hval(ho, j, kt), ref, r * (fabs(g) + aa + fabs(xh) * agx / H) + tiny);
+			note_err(chk, hval(ho, j, kt), ref,
+				 r * (fabs(g) + aa + fabs(xh) * agx / H) + tiny);
 		}
 	}
 	if (c->op != RW_SOFTMAX)
@@ -1851,7 +1939,9 @@ static int norm_bwd_check(struct kp_wl *w, struct norm_case *c, struct kp_check 
 			double sw = 0, aw = 0, sb = 0, ab = 0;
 			for (long i = 0; i < R; i++) {
 				double d = hval(hd, i, kt);
-				double xh = (hval(hx, i, kt) - (c->op == RW_LAYERNORM ? hm[i] : 0)) * hr[i];
+				double xh = (hval(hx, i, kt) -
+					     (c->op == RW_LAYERNORM ? hm[i] : 0)) *
+					    hr[i];
 				sw += d * xh, aw += fabs(d * xh), sb += d, ab += fabs(d);
 			}
 			note_err(chk, hval(hdw, col, kt), sw, aw + tiny);
@@ -1880,18 +1970,21 @@ static double dram_peak(void)
  * the compulsory traffic of analyze's model of the recorded op.
  */
 static int mb_measure(struct kp_wl *w, const char *label, iter_fn fn, void *ctx,
-		      const struct kp_check *chk, double bytes, const char *opname, const char *kind,
-		      const char *shape, int cdt, const char *mode)
+		      const struct kp_check *chk, double bytes, const char *opname,
+		      const char *kind, const char *shape, int cdt, const char *mode)
 {
 	print_check(w, label, chk);
 	TRY(timed_loop(w, label, fn, ctx));
 	double ms = event_ms(w, fn, ctx), peak = dram_peak();
 	if (ms > 0) {
 		double gbs = bytes / (ms * 1e-3) / 1e9;
-		printf("     time  %.4f ms/iter  %.0f GB/s (%.0f%% of DRAM peak %.0f GB/s)  %s\n", ms,
-		       gbs, peak > 0 ? 100 * gbs * 1e9 / peak : 0.0, peak / 1e9, label);
-		struct kp_result r = { .ms = ms, .gbs = gbs, .peak_pct = peak > 0 ? 100 * gbs * 1e9 / peak : 0,
-				       .err = chk->max_err, .tol = chk->tol };
+		printf("     time  %.4f ms/iter  %.0f GB/s (%.0f%% of DRAM peak %.0f GB/s)  %s\n",
+		       ms, gbs, peak > 0 ? 100 * gbs * 1e9 / peak : 0.0, peak / 1e9, label);
+		struct kp_result r = { .ms = ms,
+				       .gbs = gbs,
+				       .peak_pct = peak > 0 ? 100 * gbs * 1e9 / peak : 0,
+				       .err = chk->max_err,
+				       .tol = chk->tol };
 		snprintf(r.op, sizeof(r.op), "%s", opname);
 		snprintf(r.kind, sizeof(r.kind), "%s", kind);
 		snprintf(r.shape, sizeof(r.shape), "%s", shape);
@@ -1899,7 +1992,9 @@ static int mb_measure(struct kp_wl *w, const char *label, iter_fn fn, void *ctx,
 		snprintf(r.backend, sizeof(r.backend), "kprof");
 		snprintf(r.mode, sizeof(r.mode), "%s", mode);
 		if (w->results && results_add(w->results, &r) < 0)
-			fprintf(stderr, "kprof: warning: out of memory: %s left out of the results\n", label);
+			fprintf(stderr,
+				"kprof: warning: out of memory: %s left out of the results\n",
+				label);
 	}
 	return 0;
 out:
@@ -1922,11 +2017,13 @@ static int run_norm(struct kp_wl *w, int op, int cdt, const struct kp_norm_shape
 		return 0;
 	}
 	if (!(c.x = dalloc(w, &b, n * es)) || !(c.y = dalloc(w, &b, n * es)) ||
-	    !(c.wt = dalloc(w, &b, sh->hidden * es)) || !(c.bias = dalloc(w, &b, sh->hidden * es)) ||
-	    !(c.mean = dalloc(w, &b, sh->rows * 4)) || !(c.rstd = dalloc(w, &b, sh->rows * 4)))
+	    !(c.wt = dalloc(w, &b, sh->hidden * es)) ||
+	    !(c.bias = dalloc(w, &b, sh->hidden * es)) || !(c.mean = dalloc(w, &b, sh->rows * 4)) ||
+	    !(c.rstd = dalloc(w, &b, sh->rows * 4)))
 		goto out;
-	if (bwd && (!(c.dy = dalloc(w, &b, n * es)) || !(c.dx = dalloc(w, &b, n * es)) ||
-		    !(c.dw = dalloc(w, &b, sh->hidden * es)) || !(c.db = dalloc(w, &b, sh->hidden * es))))
+	if (bwd &&
+	    (!(c.dy = dalloc(w, &b, n * es)) || !(c.dx = dalloc(w, &b, n * es)) ||
+	     !(c.dw = dalloc(w, &b, sh->hidden * es)) || !(c.db = dalloc(w, &b, sh->hidden * es))))
 		goto out;
 	if (bwd && op != RW_SOFTMAX &&
 	    !(c.ws = dalloc(w, &b, kk_norm_bwd_workspace(op, kt, sh->rows, sh->hidden))))
@@ -1996,15 +2093,19 @@ static int xent_iter(struct kp_wl *w, void *ctx)
 	struct xent_case *c = ctx;
 	const char *ty = dts[c->cdt].torch_type;
 	struct slot s[6] = {
-		tensor(ty, 2, c->rows, c->vocab, 0, 0), tensor("long int", 1, c->rows, 0, 0, 0),
-		tensor("", 0, 0, 0, 0, 0),		scalar("Scalar", "0"),
-		scalar("Scalar", "-100"),		scalar("Scalar", "0.0"),
+		tensor(ty, 2, c->rows, c->vocab, 0, 0),
+		tensor("long int", 1, c->rows, 0, 0, 0),
+		tensor("", 0, 0, 0, 0, 0),
+		scalar("Scalar", "0"),
+		scalar("Scalar", "-100"),
+		scalar("Scalar", "0.0"),
 	};
 	char *args = w->traced ? mk_args(s, 6, "kprof", c->cdt, NULL) : NULL;
 	struct op op;
 	op_begin(w, &op);
-	int rc = kcheck(w, kk_xent_fwd(c->loss, c->lse, c->x, c->target, dts[c->cdt].kt, c->rows,
-				       c->vocab, XENT_IGNORE),
+	int rc = kcheck(w,
+			kk_xent_fwd(c->loss, c->lse, c->x, c->target, dts[c->cdt].kt, c->rows,
+				    c->vocab, XENT_IGNORE),
 			"kprof_xent_fwd");
 	op_end(w, &op, "aten::cross_entropy_loss", args);
 	return rc;
@@ -2021,16 +2122,20 @@ static int xent_bwd_iter(struct kp_wl *w, void *ctx)
 	struct xent_case *c = ctx;
 	const char *ty = dts[c->cdt].torch_type;
 	struct slot s[7] = {
-		tensor(ty, 1, c->rows, 0, 0, 0),	tensor(ty, 2, c->rows, c->vocab, 0, 0),
-		tensor("long int", 1, c->rows, 0, 0, 0), tensor("float", 1, c->rows, 0, 0, 0),
-		scalar("Scalar", "0"),			scalar("Scalar", "-100"),
+		tensor(ty, 1, c->rows, 0, 0, 0),
+		tensor(ty, 2, c->rows, c->vocab, 0, 0),
+		tensor("long int", 1, c->rows, 0, 0, 0),
+		tensor("float", 1, c->rows, 0, 0, 0),
+		scalar("Scalar", "0"),
+		scalar("Scalar", "-100"),
 		scalar("Scalar", "0.0"),
 	};
 	char *args = w->traced ? mk_args(s, 7, "kprof", c->cdt, NULL) : NULL;
 	struct op op;
 	op_begin(w, &op);
-	int rc = kcheck(w, kk_xent_bwd(c->dx, c->dloss, c->x, c->target, c->lse, dts[c->cdt].kt,
-				       c->rows, c->vocab, XENT_IGNORE),
+	int rc = kcheck(w,
+			kk_xent_bwd(c->dx, c->dloss, c->x, c->target, c->lse, dts[c->cdt].kt,
+				    c->rows, c->vocab, XENT_IGNORE),
 			"kprof_xent_bwd");
 	op_end(w, &op, "kprof::cross_entropy_loss_backward", args);
 	return rc;
@@ -2131,7 +2236,8 @@ static int run_xent(struct kp_wl *w, int cdt, const struct kp_norm_shape *sh)
 		/* read grad, logits, targets, lse; write dx */
 		bytes = 2.0 * n * es + sh->rows * (es + 8.0 + 4.0);
 		TRY(mb_measure(w, bl, xent_bwd_iter, &c, &bc, bytes,
-			       "kprof::cross_entropy_loss_backward", "cross_entropy", shape, cdt, "bwd"));
+			       "kprof::cross_entropy_loss_backward", "cross_entropy", shape, cdt,
+			       "bwd"));
 	}
 	rc = 0;
 out:
@@ -2176,7 +2282,8 @@ int workloads_run(struct kp_wl *w)
 				for (int op = MM_MM; op < 1 << MM_NVARIANTS; op <<= 1)
 					for (int be = BE_CUBLAS; be <= BE_CUBLASLT; be <<= 1)
 						if ((o->mm_ops & op) && (mm_be & be) &&
-						    run_matmul(w, op, cdt, &o->mm[i], be == BE_CUBLASLT) < 0)
+						    run_matmul(w, op, cdt, &o->mm[i],
+							       be == BE_CUBLASLT) < 0)
 							return -1;
 		if (o->workloads & WL_SDPA)
 			for (size_t i = 0; i < o->nsdpa; i++)
@@ -2186,7 +2293,8 @@ int workloads_run(struct kp_wl *w)
 					/* the default backend: cuDNN where it plans the case */
 					int r = run_sdpa(w, cdt, &o->sdpa[i], be == BE_CUDNN,
 							 !(o->backends & BE_CONV));
-					if (r < 0 || (r > 0 && run_sdpa(w, cdt, &o->sdpa[i], 0, 0) < 0))
+					if (r < 0 ||
+					    (r > 0 && run_sdpa(w, cdt, &o->sdpa[i], 0, 0) < 0))
 						return -1;
 				}
 		if (o->workloads & WL_CONV)

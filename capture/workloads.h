@@ -49,12 +49,12 @@ struct kp_wl {
 	void *lt_ws;                /* its workspace (LT_WORKSPACE bytes), or NULL */
 	struct kp_results *results; /* timed conv and row-wise cases, or NULL */
 	uint32_t pid, tid;
-	uint64_t next_ext;          /* External ids handed out so far */
-	long step;                  /* ProfilerStep# counter */
-	int traced;                 /* ops are recorded (CUPTI on, not warm-up) */
-	int failures;               /* accuracy checks that failed */
-	int status;                 /* exit status of a fatal CUDA/cuBLAS error, else 0 */
-	double untraced_s, traced_s;/* --overhead: summed loop times */
+	uint64_t next_ext;           /* External ids handed out so far */
+	long step;                   /* ProfilerStep# counter */
+	int traced;                  /* ops are recorded (CUPTI on, not warm-up) */
+	int failures;                /* accuracy checks that failed */
+	int status;                  /* exit status of a fatal CUDA/cuBLAS error, else 0 */
+	double untraced_s, traced_s; /* --overhead: summed loop times */
 };
 
 /* Run every selected workload, shape and dtype.  Returns 0, or -1 with w->status set. */

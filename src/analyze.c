@@ -27,21 +27,21 @@
 struct op_info {
 	struct kp_cost cost;
 	int evaluated;
-	int tf32;                /* a kernel of the op runs TF32 */
-	int causal;              /* is_causal its kernels' names say: enum kp_causal_hint, 3 both */
-	int counted;             /* counted in totals.ops */
-	int32_t row_added;       /* row that holds its FLOPs/bytes, -1 */
-	int32_t row_seen;        /* row that counted this op call, -1 */
-	int total_added;         /* its FLOPs/bytes are in the totals */
-	int64_t kernel_ns;       /* sum of its GPU kernel durations */
-	int64_t math_ns;         /* ... of its math kernels (kernrole_of) */
-	int64_t move_ns;         /* ... of its data-movement kernels */
-	const char *shape;       /* interned "[M,K]x[K,N]" */
-	const char *key;         /* op-shape key */
-	int sig_done;            /* op-shape: sig and variant looked up */
-	const char *sig;         /* functional signature (op_signature()), interned; NULL none */
-	const char *variant;     /* the backend its counted op names ("cudnn", "mm"), interned */
-	int32_t sig_op;          /* the op the signature is of, -1 */
+	int tf32;            /* a kernel of the op runs TF32 */
+	int causal;          /* is_causal its kernels' names say: enum kp_causal_hint, 3 both */
+	int counted;         /* counted in totals.ops */
+	int32_t row_added;   /* row that holds its FLOPs/bytes, -1 */
+	int32_t row_seen;    /* row that counted this op call, -1 */
+	int total_added;     /* its FLOPs/bytes are in the totals */
+	int64_t kernel_ns;   /* sum of its GPU kernel durations */
+	int64_t math_ns;     /* ... of its math kernels (kernrole_of) */
+	int64_t move_ns;     /* ... of its data-movement kernels */
+	const char *shape;   /* interned "[M,K]x[K,N]" */
+	const char *key;     /* op-shape key */
+	int sig_done;        /* op-shape: sig and variant looked up */
+	const char *sig;     /* functional signature (op_signature()), interned; NULL none */
+	const char *variant; /* the backend its counted op names ("cudnn", "mm"), interned */
+	int32_t sig_op;      /* the op the signature is of, -1 */
 };
 
 /* The value of an interned pointer key (hmap), -1 when first seen. */
@@ -135,8 +135,8 @@ static void eval_op(struct op_info *oi, const struct kp_trace *t, const struct k
  * ops (pointwise, copies, Inductor kernels) spread their figures over all their
  * kernels by duration.  -1: none or unknown.
  */
-static void kernel_share(const struct op_info *oi, const struct kp_gpu *g, int role,
-			 double *f, double *b)
+static void kernel_share(const struct op_info *oi, const struct kp_gpu *g, int role, double *f,
+			 double *b)
 {
 	const struct kp_cost *c = &oi->cost;
 	double d = (double)g->dur_ns;
@@ -185,11 +185,12 @@ static int coverage(const struct op_info *oi, const struct kp_op *op, const stru
 		return 1;
 	if (oi && oi->cost.cls == MODEL_PRIMARY && role == KROLE_MOVE)
 		return 1;
-	*why = !strncmp(g->name, "triton", 6) ? NOMODEL_TRITON
-	       : strcasestr(g->name, "nccl")  ? NOMODEL_NCCL
-	       : !op                          ? NOMODEL_UNLINKED
+	*why = !strncmp(g->name, "triton", 6)             ? NOMODEL_TRITON
+	       : strcasestr(g->name, "nccl")              ? NOMODEL_NCCL
+	       : !op                                      ? NOMODEL_UNLINKED
 	       : op->cls != MODEL_NONE && op->nslots == 0 ? NOMODEL_NOSHAPES
-	       : !strncmp(op->name, "aten::", 6) ? NOMODEL_ATEN : NOMODEL_CUSTOM;
+	       : !strncmp(op->name, "aten::", 6)          ? NOMODEL_ATEN
+							  : NOMODEL_CUSTOM;
 	return 2;
 }
 
@@ -212,7 +213,10 @@ static int cmp_ival(const void *a, const void *b)
 static int32_t dominant_device(const struct kp_trace *t)
 {
 	/* the device with the most GPU time; devices are few, so a linear search */
-	struct { int32_t dev; int64_t ns; } *seen = NULL;
+	struct {
+		int32_t dev;
+		int64_t ns;
+	} *seen = NULL;
 	size_t nseen = 0, cap = 0;
 	for (size_t i = 0; i < t->ngpu; i++) {
 		size_t k;
@@ -243,8 +247,7 @@ static int32_t dominant_device(const struct kp_trace *t)
  * A device with an empty or generic name ("AMD Radeon Graphics"): the entry whose SMs, cc and
  * memory agree with deviceProperties.  Candidates with different peaks: warn, no guess.
  */
-static void match_props(const struct kp_devprop *dp, const struct kp_devdb *db,
-			struct kp_report *r)
+static void match_props(const struct kp_devprop *dp, const struct kp_devdb *db, struct kp_report *r)
 {
 	struct kp_devprops q = { dp->sms, dp->total_mem, dp->cc_major, dp->cc_minor };
 	struct kp_devmatch m;
@@ -265,9 +268,11 @@ static void match_props(const struct kp_devprop *dp, const struct kp_devdb *db,
 	size_t n = 0;
 	int shown = m.ncand < DEVDB_MAX_CAND ? m.ncand : DEVDB_MAX_CAND;
 	if (!m.dev) {
-		n = (size_t)snprintf(buf, sizeof(buf),
-				     "device '%s' (%s) matches %d entries with different peaks by its "
-				     "properties:", name, props, m.ncand);
+		n = (size_t)
+			snprintf(buf, sizeof(buf),
+				 "device '%s' (%s) matches %d entries with different peaks by its "
+				 "properties:",
+				 name, props, m.ncand);
 		for (int i = 0; i < shown && n < sizeof(buf); i++)
 			n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s '%s'", i ? "," : "",
 					      m.cand[i]->name);
@@ -281,8 +286,8 @@ static void match_props(const struct kp_devprop *dp, const struct kp_devdb *db,
 	r->device_name = name;
 	n = (size_t)snprintf(buf, sizeof(buf), "match: properties, %s", props);
 	for (int i = 1; i < shown && n < sizeof(buf); i++)
-		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s%s", i == 1 ? "; same peaks as " : ", ",
-				      m.cand[i]->name);
+		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s%s",
+				      i == 1 ? "; same peaks as " : ", ", m.cand[i]->name);
 	r->match = arena_strdup(&r->arena, buf);
 }
 
@@ -351,7 +356,8 @@ static void measured_rows(const struct kp_trace *t, struct kp_report *r)
 		m->calls++;
 		for (int k = 0; k < 3; k++)
 			if (rg->flops[k] >= 0 &&
-			    __builtin_add_overflow(m->flops[k] < 0 ? 0 : m->flops[k], rg->flops[k], &m->flops[k]))
+			    __builtin_add_overflow(m->flops[k] < 0 ? 0 : m->flops[k], rg->flops[k],
+						   &m->flops[k]))
 				m->flops[k] = INT64_MAX;
 	}
 	qsort(r->mrows, r->nmrows, sizeof(*r->mrows), cmp_mrow);
@@ -408,7 +414,8 @@ static int32_t *gpu_annotations(const struct kp_trace *t)
 	for (size_t i = 0; i < t->ngpu; i++) {
 		int32_t l = t->gpu[i].launch;
 		if (l >= 0)
-			gl[n++] = (struct glaunch){ t->launches[l].thread, (int32_t)i, t->launches[l].ts_ns };
+			gl[n++] = (struct glaunch){ t->launches[l].thread, (int32_t)i,
+						    t->launches[l].ts_ns };
 	}
 	if (n)
 		qsort(gl, n, sizeof(*gl), cmp_glaunch);
@@ -417,7 +424,8 @@ static int32_t *gpu_annotations(const struct kp_trace *t)
 	for (size_t i = 0; i < n; i++) {
 		while (k < t->nannots) {
 			const struct kp_annot *a = &t->annots[ord[k]];
-			if (a->thread > gl[i].thread || (a->thread == gl[i].thread && a->ts_ns > gl[i].ts))
+			if (a->thread > gl[i].thread ||
+			    (a->thread == gl[i].thread && a->ts_ns > gl[i].ts))
 				break;
 			stack[sp++] = ord[k++];
 		}
@@ -459,22 +467,22 @@ struct run {
 	const struct kp_trace *t;
 	const struct kp_analyze_opts *o;
 	struct kp_report *r;
-	struct kp_strtab st;       /* shapes and op-shape keys, in r->arena */
-	int32_t *gannot;           /* GROUP_ANNOT: innermost annotation per GPU event, -1 none */
-	uint8_t *aseen;            /* GROUP_ANNOT: annotation span already counted as a call */
-	int32_t *oidx;             /* op index -> oi index, -1 for ops without GPU work */
+	struct kp_strtab st; /* shapes and op-shape keys, in r->arena */
+	int32_t *gannot;     /* GROUP_ANNOT: innermost annotation per GPU event, -1 none */
+	uint8_t *aseen;      /* GROUP_ANNOT: annotation span already counted as a call */
+	int32_t *oidx;       /* op index -> oi index, -1 for ops without GPU work */
 	struct op_info *oi;
-	uint8_t *role;             /* per GPU event: enum kp_krole */
-	struct kp_hmap map;        /* row key -> row index */
-	struct kp_hmap nomodel;    /* kernel name -> reasons counted (bit per enum kp_nomodel) */
+	uint8_t *role;          /* per GPU event: enum kp_krole */
+	struct kp_hmap map;     /* row key -> row index */
+	struct kp_hmap nomodel; /* kernel name -> reasons counted (bit per enum kp_nomodel) */
 	size_t caprows;
 	int64_t tot_flops, tot_bytes;
-	int64_t t_first, t_last;   /* span over every kept event */
-	double clk_ns;             /* sum of SM clock x kernel time, for the average clock */
+	int64_t t_first, t_last; /* span over every kept event */
+	double clk_ns;           /* sum of SM clock x kernel time, for the average clock */
 	int64_t clk_w;
-	struct ival *iv;           /* GPU intervals, for busy time */
+	struct ival *iv; /* GPU intervals, for busy time */
 	size_t niv;
-	struct kp_hmap sigseen;    /* op-shape: (part, signature op) pairs counted in sig_calls */
+	struct kp_hmap sigseen; /* op-shape: (part, signature op) pairs counted in sig_calls */
 };
 
 /* Per-op state only for the ops that GPU work is attributed to (few of all ops). */
@@ -511,7 +519,8 @@ static void kernel_roles(struct run *R)
 		R->role[i] = (uint8_t)(*rl & 15);
 		int cz = (int)(*rl >> 4);
 		if (cz != CAUSAL_HINT_NONE)
-			info->causal = info->causal == CAUSAL_HINT_NONE || info->causal == cz ? cz : 3;
+			info->causal = info->causal == CAUSAL_HINT_NONE || info->causal == cz ? cz
+											      : 3;
 		if (R->role[i] == KROLE_MATH)
 			info->math_ns += g->dur_ns;
 		else
@@ -535,17 +544,18 @@ static void eval_once(struct run *R, struct op_info *info, const struct kp_op *o
 		return;
 	eval_op(info, R->t, op);
 	if (info->cost.cls != MODEL_NONE && op->nslots == 0)
-		diag_warn_add(&R->r->warn, "modelled ops without shapes", R->t->display,
-			 "op '%s' at byte %lld has no recorded shapes (record_shapes off?): FLOPs and bytes unknown",
-			 op->name, (long long)op->off);
+		diag_warn_add(
+			&R->r->warn, "modelled ops without shapes", R->t->display,
+			"op '%s' at byte %lld has no recorded shapes (record_shapes off?): FLOPs and bytes unknown",
+			op->name, (long long)op->off);
 	else if (info->cost.note)
 		diag_warn_add(&R->r->warn, "ops whose model did not apply", R->t->display,
-			 "op '%s' at byte %lld: %s", op->name, (long long)op->off,
-			 info->cost.note);
+			      "op '%s' at byte %lld: %s", op->name, (long long)op->off,
+			      info->cost.note);
 	if (info->cost.assumed && info->cost.flops >= 0)
 		diag_warn_add(&R->r->warn, "attention ops without is_causal", R->t->display,
-			 "op '%s' at byte %lld: %s", op->name, (long long)op->off,
-			 info->cost.assumed);
+			      "op '%s' at byte %lld: %s", op->name, (long long)op->off,
+			      info->cost.assumed);
 }
 
 /* Trace totals: GPU time, kernels and memory operations, ops, the span and busy intervals. */
@@ -579,11 +589,11 @@ static const char *op_shape_key(struct run *R, struct op_info *info, const struc
 		info->shape = shape_text(&R->st, op);
 		/* the math precision joins the key when it is not the dtype's own */
 		const char *pn = info->cost.prec != PREC_NONE &&
-					 info->cost.prec != dtype_prec(info->cost.dtype)
-				 ? dtype_prec_name(info->cost.prec) : NULL;
-		int n = snprintf(buf, sizeof(buf), "%s %s %s%s%s", op->name,
-				 info->shape, dtype_name(info->cost.dtype),
-				 pn ? "/" : "", pn ? pn : "");
+						 info->cost.prec != dtype_prec(info->cost.dtype)
+					 ? dtype_prec_name(info->cost.prec)
+					 : NULL;
+		int n = snprintf(buf, sizeof(buf), "%s %s %s%s%s", op->name, info->shape,
+				 dtype_name(info->cost.dtype), pn ? "/" : "", pn ? pn : "");
 		size_t len = n < (int)sizeof(buf) ? (size_t)n : sizeof(buf) - 1;
 		info->key = strtab_intern(&R->st, buf, utf8_prefix(buf, len, len));
 	}
@@ -608,8 +618,11 @@ static void op_signature(struct run *R, struct op_info *info, const struct kp_op
 		const struct kp_op *a = &t->ops[p];
 		if (a->cls != MODEL_PRIMARY && !opmodel_sig_carrier(a->name))
 			continue;
-		struct kp_op_in in = { .name = a->name, .nslots = a->nslots, .slots = a->slots,
-				       .kernel_flop = -1, .kernel_num_gb = -1 };
+		struct kp_op_in in = { .name = a->name,
+				       .nslots = a->nslots,
+				       .slots = a->slots,
+				       .kernel_flop = -1,
+				       .kernel_num_gb = -1 };
 		if (opmodel_signature(&in, buf, sizeof(buf)) == 0) {
 			memcpy(best, buf, sizeof(buf));
 			found = 1;
@@ -711,7 +724,8 @@ static int32_t row_of(struct run *R, const void *key, const char *name, struct o
 	if (o->group == GROUP_OP_SHAPE && op)
 		nr->shape = info->shape;
 	nr->dtype = info && info->cost.dtype != DT_NONE && info->cost.dtype != DT_UNKNOWN
-			    ? dtype_name(info->cost.dtype) : NULL;
+			    ? dtype_name(info->cost.dtype)
+			    : NULL;
 	nr->prec = info && info->cost.prec != PREC_NONE ? dtype_prec_name(info->cost.prec) : NULL;
 	nr->flops = nr->bytes = -1;
 	nr->mflops = nr->mbytes = -1;
@@ -734,7 +748,8 @@ static void add_event(struct run *R, size_t i, struct kp_row *row, int32_t slot,
 	if (row->op != opname)
 		row->mixed_op = 1;
 	const char *dt = info && info->cost.dtype != DT_NONE && info->cost.dtype != DT_UNKNOWN
-				 ? dtype_name(info->cost.dtype) : NULL;
+				 ? dtype_name(info->cost.dtype)
+				 : NULL;
 	if (row->dtype != dt)
 		row->mixed_dtype = 1;
 
@@ -816,9 +831,9 @@ static void attribute(struct run *R, size_t i, struct kp_row *row, int32_t slot,
 	struct kp_report *r = R->r;
 	const struct kp_gpu *g = &R->t->gpu[i];
 	int kernel = g->kind == GPU_KERNEL;
-	double f = -1, b = -1;  /* this event's share, -1 unknown */
+	double f = -1, b = -1; /* this event's share, -1 unknown */
 	double sf = -1, sb = -1;
-	int whole = 0;          /* op row: the op's figures are added once, below */
+	int whole = 0; /* op row: the op's figures are added once, below */
 	if (kernel && info && R->o->group == GROUP_KERNEL)
 		kernel_share(info, g, R->role[i], &sf, &sb);
 	if (kernel && info && g->kernel_flop >= 0)
@@ -832,7 +847,7 @@ static void attribute(struct run *R, size_t i, struct kp_row *row, int32_t slot,
 	else if (kernel && info && info->cost.bytes >= 0 && info->kernel_ns > 0)
 		b = R->o->group == GROUP_KERNEL ? sb : (whole = 1, 0);
 	/* kprof capture --metrics: kept apart; they stand in where nothing else gave a figure */
-	int meas = 0, measf = 0;   /* a figure / the FLOPs of this kernel are measured counters */
+	int meas = 0, measf = 0; /* a figure / the FLOPs of this kernel are measured counters */
 	if (kernel)
 		row->kern_ns += g->dur_ns;
 	if (kernel && g->mflops >= 0) {
@@ -932,9 +947,13 @@ static void group_event(struct run *R, size_t i)
 			p->step_ns[g->step] += g->dur_ns;
 		if (info && info->sig_op >= 0) {
 			/* sig_calls: distinct (signature op, part) pairs */
-			struct { const void *part; int64_t op; } k = { p, info->sig_op };
+			struct {
+				const void *part;
+				int64_t op;
+			} k = { p, info->sig_op };
 			int created;
-			struct kp_hmap_entry *e = hmap_put_str(&R->sigseen, &k, sizeof(k), &created);
+			struct kp_hmap_entry *e = hmap_put_str(&R->sigseen, &k, sizeof(k),
+							       &created);
 			if (created) {
 				void *kc = arena_alloc(&R->r->arena, sizeof(k));
 				memcpy(kc, &k, sizeof(k));
@@ -996,26 +1015,40 @@ static void derive_columns(struct kp_report *r, struct kp_row *row)
 		row->min_ns = 0;
 	qsort(row->durs, row->ndurs, sizeof(*row->durs), cmp_i64);
 	row->med_ns = row->ndurs ? (row->ndurs % 2 ? row->durs[row->ndurs / 2]
-						   : (row->durs[row->ndurs / 2 - 1] + row->durs[row->ndurs / 2]) / 2)
+						   : (row->durs[row->ndurs / 2 - 1] +
+						      row->durs[row->ndurs / 2]) /
+							     2)
 				 : 0;
 	free(row->durs);
 	row->durs = NULL;
 	row->time_pct = r->tot.gpu_time_ns > 0 ? 100.0 * row->time_ns / r->tot.gpu_time_ns : 0;
-	row->flops_per_s = row->flops >= 0 && row->time_ns > 0 ? row->flops * 1e9 / row->time_ns : -1;
-	row->bytes_per_s = row->bytes >= 0 && row->time_ns > 0 ? row->bytes * 1e9 / row->time_ns : -1;
+	row->flops_per_s = row->flops >= 0 && row->time_ns > 0 ? row->flops * 1e9 / row->time_ns
+							       : -1;
+	row->bytes_per_s = row->bytes >= 0 && row->time_ns > 0 ? row->bytes * 1e9 / row->time_ns
+							       : -1;
 	row->pct_peak_flops = row->flops >= 0 && row->peak_flop_ns > 0
-				      ? 100.0 * row->flops * 1e9 / row->peak_flop_ns : -1;
+				      ? 100.0 * row->flops * 1e9 / row->peak_flop_ns
+				      : -1;
 	row->pct_peak_bw = row->bytes >= 0 && row->peak_bw_ns > 0
-				   ? 100.0 * row->bytes * 1e9 / row->peak_bw_ns : -1;
+				   ? 100.0 * row->bytes * 1e9 / row->peak_bw_ns
+				   : -1;
 	row->intensity = row->flops >= 0 && row->bytes > 0 ? (double)row->flops / row->bytes : -1;
-	row->mflops_per_s = row->mflops >= 0 && row->mflops_ns > 0 ? row->mflops * 1e9 / row->mflops_ns : -1;
-	row->mbytes_per_s = row->mbytes >= 0 && row->mbytes_ns > 0 ? row->mbytes * 1e9 / row->mbytes_ns : -1;
+	row->mflops_per_s = row->mflops >= 0 && row->mflops_ns > 0
+				    ? row->mflops * 1e9 / row->mflops_ns
+				    : -1;
+	row->mbytes_per_s = row->mbytes >= 0 && row->mbytes_ns > 0
+				    ? row->mbytes * 1e9 / row->mbytes_ns
+				    : -1;
 	/* measured / modelled over the same kernels: only when every kernel was measured */
 	int allm = row->mflops_ns == row->kern_ns, allb = row->mbytes_ns == row->kern_ns;
-	row->mratio_flops = allm && row->mflops >= 0 && row->flops > 0 && !(row->flags & ROW_MEASURED)
-				    ? (double)row->mflops / row->flops : -1;
-	row->mratio_bytes = allb && row->mbytes >= 0 && row->bytes > 0 && !(row->flags & ROW_MEASURED)
-				    ? (double)row->mbytes / row->bytes : -1;
+	row->mratio_flops = allm && row->mflops >= 0 && row->flops > 0 &&
+					    !(row->flags & ROW_MEASURED)
+				    ? (double)row->mflops / row->flops
+				    : -1;
+	row->mratio_bytes = allb && row->mbytes >= 0 && row->bytes > 0 &&
+					    !(row->flags & ROW_MEASURED)
+				    ? (double)row->mbytes / row->bytes
+				    : -1;
 	if (row->intensity >= 0 && r->dev && row->prec) {
 		double pk = devdb_peak_flops(r->dev, dtype_prec_parse(row->prec), r->sm_clock_mhz);
 		double bw = devdb_peak_bw(r->dev, 0);
@@ -1035,12 +1068,14 @@ static void device_warnings(const struct kp_trace *t, struct kp_report *r)
 	if (r->device_warning)
 		diag_warn_add(&r->warn, "unknown devices", NULL, "%s", r->device_warning);
 	else if (!r->dev && r->device_name)
-		diag_warn_add(&r->warn, "unknown devices", NULL,
-			 "device '%s' is not in the device table; %% of peak columns are empty (add an entry to device_db/ or pass --device-db FILE, see kprof devices)",
-			 r->device_name);
+		diag_warn_add(
+			&r->warn, "unknown devices", NULL,
+			"device '%s' is not in the device table; %% of peak columns are empty (add an entry to device_db/ or pass --device-db FILE, see kprof devices)",
+			r->device_name);
 	else if (!r->device_name && t->ngpu)
-		diag_warn_add(&r->warn, "unknown devices", NULL,
-			 "the trace names no device; %% of peak columns are empty (pass --device NAME)");
+		diag_warn_add(
+			&r->warn, "unknown devices", NULL,
+			"the trace names no device; %% of peak columns are empty (pass --device NAME)");
 }
 
 int analyze_run(const struct kp_trace *t, const struct kp_analyze_opts *o, struct kp_report *r)
@@ -1050,8 +1085,13 @@ int analyze_run(const struct kp_trace *t, const struct kp_analyze_opts *o, struc
 	r->warn.all = o->warn_all;
 	r->trace = t;
 	r->group = o->group;
-	struct run R = { .t = t, .o = o, .r = r, .tot_flops = -1, .tot_bytes = -1,
-			 .t_first = INT64_MAX, .t_last = INT64_MIN };
+	struct run R = { .t = t,
+			 .o = o,
+			 .r = r,
+			 .tot_flops = -1,
+			 .tot_bytes = -1,
+			 .t_first = INT64_MAX,
+			 .t_last = INT64_MIN };
 	strtab_init(&R.st, &r->arena);
 	hmap_init(&R.sigseen, HMAP_STR);
 	setup_device(t, o, r);
@@ -1129,7 +1169,7 @@ void analyze_select(struct kp_report *r, long top, double min_pct)
 		o.min_ns = 0;
 	char buf[96];
 	snprintf(buf, sizeof(buf), "(others: %lld %s)", (long long)o.nfolded,
-		 r->group == GROUP_KERNEL ? units_plural(o.nfolded, "kernel", "kernels")
+		 r->group == GROUP_KERNEL  ? units_plural(o.nfolded, "kernel", "kernels")
 		 : r->group == GROUP_ANNOT ? units_plural(o.nfolded, "annotation", "annotations")
 					   : units_plural(o.nfolded, "op", "ops"));
 	o.name = o.key = arena_strdup(&r->arena, buf);

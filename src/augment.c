@@ -37,8 +37,8 @@ static void put(struct sink *s, const void *p, size_t n)
 struct job {
 	int64_t off;
 	size_t gpu;
-	int args;        /* kprof's members go into its args (an op was attributed) */
-	int counters;    /* the counter events follow this event */
+	int args;     /* kprof's members go into its args (an op was attributed) */
+	int counters; /* the counter events follow this event */
 };
 
 static int cmp_job(const void *a, const void *b)
@@ -79,7 +79,9 @@ static char *members(const struct kp_trace *t, const struct kp_event_cost *e, si
 	num(fp, pct >= 0 ? round(pct * 10) / 10 : -1);
 	fputs(", \"kprof bound\": ", fp);
 	if (e->flops >= 0 && e->bytes > 0 && e->peak_flops > 0 && e->peak_bw > 0)
-		fputs(e->flops / e->bytes >= e->peak_flops / e->peak_bw ? "\"compute\"" : "\"memory\"", fp);
+		fputs(e->flops / e->bytes >= e->peak_flops / e->peak_bw ? "\"compute\""
+									: "\"memory\"",
+		      fp);
 	else
 		fputs("null", fp);
 	fclose(fp);
@@ -94,7 +96,8 @@ static char *counters(const struct kp_trace *t, const struct kp_event_cost *ev, 
 	int64_t t0 = INT64_MAX, t1 = INT64_MIN;
 	for (size_t i = 0; i < t->ngpu; i++) {
 		t0 = t->gpu[i].ts_ns < t0 ? t->gpu[i].ts_ns : t0;
-		t1 = t->gpu[i].ts_ns + t->gpu[i].dur_ns > t1 ? t->gpu[i].ts_ns + t->gpu[i].dur_ns : t1;
+		t1 = t->gpu[i].ts_ns + t->gpu[i].dur_ns > t1 ? t->gpu[i].ts_ns + t->gpu[i].dur_ns
+							     : t1;
 	}
 	int64_t bw = (t1 - t0 + AUGMENT_BUCKETS - 1) / AUGMENT_BUCKETS;
 	if (bw < 1)
@@ -107,7 +110,8 @@ static char *counters(const struct kp_trace *t, const struct kp_event_cost *ev, 
 			continue;
 		int64_t a = g->ts_ns - t0, e = a + g->dur_ns;
 		for (int64_t k = a / bw; (size_t)k < nb && k * bw < e; k++) {
-			int64_t lo = k * bw > a ? k * bw : a, hi = (k + 1) * bw < e ? (k + 1) * bw : e;
+			int64_t lo = k * bw > a ? k * bw : a,
+				hi = (k + 1) * bw < e ? (k + 1) * bw : e;
 			double share = (double)(hi - lo) / (double)g->dur_ns;
 			if (ev[i].flops >= 0)
 				fl[k] += ev[i].flops * share;
@@ -124,15 +128,19 @@ static char *counters(const struct kp_trace *t, const struct kp_event_cost *ev, 
 			f = b = 0; /* the tracks end at the span's end */
 		int64_t ts = t0 + (int64_t)k * bw;
 		if (f != lastf) {
-			fprintf(fp, ",\n{\"ph\": \"C\", \"name\": \"kprof TFLOP/s\", \"pid\": %" PRId32
-				", \"ts\": %" PRId64 ".%03" PRId64 ", \"args\": {\"TFLOP/s\": ", pid, ts / 1000, ts % 1000);
+			fprintf(fp,
+				",\n{\"ph\": \"C\", \"name\": \"kprof TFLOP/s\", \"pid\": %" PRId32
+				", \"ts\": %" PRId64 ".%03" PRId64 ", \"args\": {\"TFLOP/s\": ",
+				pid, ts / 1000, ts % 1000);
 			num(fp, f);
 			fputs("}}", fp);
 			lastf = f;
 		}
 		if (b != lastb) {
-			fprintf(fp, ",\n{\"ph\": \"C\", \"name\": \"kprof GB/s\", \"pid\": %" PRId32
-				", \"ts\": %" PRId64 ".%03" PRId64 ", \"args\": {\"GB/s\": ", pid, ts / 1000, ts % 1000);
+			fprintf(fp,
+				",\n{\"ph\": \"C\", \"name\": \"kprof GB/s\", \"pid\": %" PRId32
+				", \"ts\": %" PRId64 ".%03" PRId64 ", \"args\": {\"GB/s\": ",
+				pid, ts / 1000, ts % 1000);
 			num(fp, b);
 			fputs("}}", fp);
 			lastb = b;
@@ -153,10 +161,10 @@ struct scan {
 	char key[8];
 	int keylen;
 	int key_is_args;
-	int args_depth;   /* depth inside the args object, 0 outside */
+	int args_depth; /* depth inside the args object, 0 outside */
 	int args_nonempty;
 	int args_done;
-	int has_args;     /* an "args" member, object or not (then nothing is added) */
+	int has_args; /* an "args" member, object or not (then nothing is added) */
 };
 
 /*
@@ -266,7 +274,7 @@ struct pass {
 	const struct job *jobs;
 	size_t nj, j; /* jobs, the next one */
 	struct scan sc;
-	size_t from;  /* bytes of the read buffer not yet written */
+	size_t from; /* bytes of the read buffer not yet written */
 };
 
 /* Before the args' closing brace at buf[k]: the members of the current job. */
@@ -327,7 +335,8 @@ static int copy_block(struct pass *p, const char *buf, size_t n, int64_t *pos, c
 			if (c != '{') {
 				d->status = KP_BADINPUT;
 				snprintf(d->msg, sizeof(d->msg),
-					 "%s: error: the event at byte %" PRId64 " is not where the first pass found it (did the file change?)",
+					 "%s: error: the event at byte %" PRId64
+					 " is not where the first pass found it (did the file change?)",
 					 name, *pos);
 				return -1;
 			}
@@ -340,13 +349,15 @@ static int copy_block(struct pass *p, const char *buf, size_t n, int64_t *pos, c
 		}
 		if (c == ' ' || c == '\t' || c == '\n' || c == '\r')
 			continue;
-		if (sc->args_depth && sc->depth >= sc->args_depth && !(c == '}' && sc->depth == sc->args_depth))
+		if (sc->args_depth && sc->depth >= sc->args_depth &&
+		    !(c == '}' && sc->depth == sc->args_depth))
 			sc->args_nonempty = 1;
 		if (c != '}' && c != ']') {
 			scan_open(sc, c);
 			continue;
 		}
-		if (c == '}' && sc->args_depth && sc->depth == sc->args_depth && p->jobs[p->j].args) {
+		if (c == '}' && sc->args_depth && sc->depth == sc->args_depth &&
+		    p->jobs[p->j].args) {
 			end_args(p, buf, k);
 		} else if (c == '}' && sc->depth == 1) {
 			end_event(p, buf, k, *pos);
@@ -391,7 +402,8 @@ int augment_write(const struct kp_trace *t, const struct kp_event_cost *ev, cons
 	}
 	if (!rc && (p.sc.on || p.j < p.nj)) {
 		d->status = KP_BADINPUT;
-		snprintf(d->msg, sizeof(d->msg), "%s: error: the input ended before every GPU event was found again",
+		snprintf(d->msg, sizeof(d->msg),
+			 "%s: error: the input ended before every GPU event was found again",
 			 in.name);
 		rc = -1;
 	}

@@ -94,30 +94,42 @@ void bdreport_breakdown(struct kp_doc *doc, const struct kp_breakdown *b)
 {
 	const struct kp_bd *x = &b->all;
 	char t0[32], t1[32], t2[32], t3[32], t4[32], t5[32];
-	report_fact_textf(doc, "split", NULL,
-			  "%s span: compute %s %.1f%%, comm %s %.1f%%, memcpy %s %.1f%%, other %s %.1f%%, idle %s %.1f%%",
-			  units_time(t0, sizeof(t0), x->span_ns),
-			  units_time(t1, sizeof(t1), x->class_ns[BD_COMPUTE]), pct(x->class_ns[BD_COMPUTE], x->span_ns),
-			  units_time(t2, sizeof(t2), x->class_ns[BD_COMM]), pct(x->class_ns[BD_COMM], x->span_ns),
-			  units_time(t3, sizeof(t3), x->class_ns[BD_MEMCPY]), pct(x->class_ns[BD_MEMCPY], x->span_ns),
-			  units_time(t4, sizeof(t4), x->class_ns[BD_OTHER]), pct(x->class_ns[BD_OTHER], x->span_ns),
-			  units_time(t5, sizeof(t5), x->idle_ns), pct(x->idle_ns, x->span_ns));
+	report_fact_textf(
+		doc, "split", NULL,
+		"%s span: compute %s %.1f%%, comm %s %.1f%%, memcpy %s %.1f%%, other %s %.1f%%, idle %s %.1f%%",
+		units_time(t0, sizeof(t0), x->span_ns),
+		units_time(t1, sizeof(t1), x->class_ns[BD_COMPUTE]),
+		pct(x->class_ns[BD_COMPUTE], x->span_ns),
+		units_time(t2, sizeof(t2), x->class_ns[BD_COMM]),
+		pct(x->class_ns[BD_COMM], x->span_ns),
+		units_time(t3, sizeof(t3), x->class_ns[BD_MEMCPY]),
+		pct(x->class_ns[BD_MEMCPY], x->span_ns),
+		units_time(t4, sizeof(t4), x->class_ns[BD_OTHER]),
+		pct(x->class_ns[BD_OTHER], x->span_ns), units_time(t5, sizeof(t5), x->idle_ns),
+		pct(x->idle_ns, x->span_ns));
 	if (x->comm_total_ns > 0)
-		report_fact_textf(doc, "comm", NULL, "%s in communication kernels, %s (%.1f%%) overlapped with compute",
+		report_fact_textf(doc, "comm", NULL,
+				  "%s in communication kernels, %s (%.1f%%) overlapped with compute",
 				  units_time(t0, sizeof(t0), x->comm_total_ns),
 				  units_time(t1, sizeof(t1), x->comm_overlapped_ns),
 				  pct(x->comm_overlapped_ns, x->comm_total_ns));
 	else
 		report_fact_text(doc, "comm", NULL, "no communication kernels");
 	report_fact_textf(doc, "idle", NULL,
-			  "host %s (%" PRId64 " gaps), sync %s (%" PRId64 "), launch %s (%" PRId64 ", gaps < %s), other %s (%" PRId64 ")",
-			  units_time(t0, sizeof(t0), x->idle_cause_ns[IDLE_HOST]), x->idle_gaps[IDLE_HOST],
-			  units_time(t1, sizeof(t1), x->idle_cause_ns[IDLE_SYNC]), x->idle_gaps[IDLE_SYNC],
-			  units_time(t2, sizeof(t2), x->idle_cause_ns[IDLE_LAUNCH]), x->idle_gaps[IDLE_LAUNCH],
-			  units_time(t4, sizeof(t4), b->launch_gap_ns),
-			  units_time(t3, sizeof(t3), x->idle_cause_ns[IDLE_OTHER]), x->idle_gaps[IDLE_OTHER]);
+			  "host %s (%" PRId64 " gaps), sync %s (%" PRId64 "), launch %s (%" PRId64
+			  ", gaps < %s), other %s (%" PRId64 ")",
+			  units_time(t0, sizeof(t0), x->idle_cause_ns[IDLE_HOST]),
+			  x->idle_gaps[IDLE_HOST],
+			  units_time(t1, sizeof(t1), x->idle_cause_ns[IDLE_SYNC]),
+			  x->idle_gaps[IDLE_SYNC],
+			  units_time(t2, sizeof(t2), x->idle_cause_ns[IDLE_LAUNCH]),
+			  x->idle_gaps[IDLE_LAUNCH], units_time(t4, sizeof(t4), b->launch_gap_ns),
+			  units_time(t3, sizeof(t3), x->idle_cause_ns[IDLE_OTHER]),
+			  x->idle_gaps[IDLE_OTHER]);
 	if (b->ndevices > 1)
-		report_fact_textf(doc, "note", NULL, "GPU work on %d devices: the split is of their union", b->ndevices);
+		report_fact_textf(doc, "note", NULL,
+				  "GPU work on %d devices: the split is of their union",
+				  b->ndevices);
 	bdreport_json(doc, "breakdown", x);
 
 	struct kp_table *tb = report_table(doc, "breakdown_rows", bd_cols, BC_N);
@@ -125,7 +137,8 @@ void bdreport_breakdown(struct kp_doc *doc, const struct kp_breakdown *b)
 	int stepped = !(b->nsteps == 1 && b->steps[0].num < 0);
 	for (size_t i = 0; stepped && i < b->nsteps; i++) {
 		const struct kp_bd_step *s = &b->steps[i];
-		snprintf(name, sizeof(name), "step %" PRId64 "%s", s->num, s->partial ? " (partial)" : "");
+		snprintf(name, sizeof(name), "step %" PRId64 "%s", s->num,
+			 s->partial ? " (partial)" : "");
 		bd_row(doc, tb, &s->b, 1, name);
 		struct kp_cell *c = &tb->cells[(tb->nrows - 1) * tb->ncols];
 		report_cell_int(tb, &c[BC_STEP], s->num, NULL);
@@ -134,7 +147,8 @@ void bdreport_breakdown(struct kp_doc *doc, const struct kp_breakdown *b)
 	for (size_t i = 0; i < b->nstreams; i++) {
 		const struct kp_bd_stream *s = &b->streams[i];
 		if (b->ndevices > 1)
-			snprintf(name, sizeof(name), "device %d stream %" PRId64, (int)s->device, s->stream);
+			snprintf(name, sizeof(name), "device %d stream %" PRId64, (int)s->device,
+				 s->stream);
 		else
 			snprintf(name, sizeof(name), "stream %" PRId64, s->stream);
 		bd_row(doc, tb, &s->b, 0, name);
@@ -144,8 +158,19 @@ void bdreport_breakdown(struct kp_doc *doc, const struct kp_breakdown *b)
 	}
 }
 
-enum ln_col { LC_N, LC_CPU, LC_CPU_AVG, LC_LAT_AVG, LC_LAT_MAX, LC_GPU, LC_SHORT, LC_SHORT_T, LC_CHEAP,
-	      LC_NAME, LC_NCOL };
+enum ln_col {
+	LC_N,
+	LC_CPU,
+	LC_CPU_AVG,
+	LC_LAT_AVG,
+	LC_LAT_MAX,
+	LC_GPU,
+	LC_SHORT,
+	LC_SHORT_T,
+	LC_CHEAP,
+	LC_NAME,
+	LC_NCOL
+};
 
 static const struct kp_col ln_cols[LC_NCOL] = {
 	[LC_N] = { "Launches", "launches", COL_BOTH, 0 },
@@ -160,7 +185,8 @@ static const struct kp_col ln_cols[LC_NCOL] = {
 	[LC_NAME] = { "Kernel", "name", COL_BOTH, 1 },
 };
 
-static void launch_row(struct kp_doc *doc, struct kp_table *tb, const struct kp_launch_row *r, int shorten)
+static void launch_row(struct kp_doc *doc, struct kp_table *tb, const struct kp_launch_row *r,
+		       int shorten)
 {
 	struct kp_cell *c = report_row(tb);
 	int64_t n = r->launches ? r->launches : 1;
@@ -173,7 +199,8 @@ static void launch_row(struct kp_doc *doc, struct kp_table *tb, const struct kp_
 	report_cell_int(tb, &c[LC_SHORT], r->short_n, NULL);
 	time_cell(tb, &c[LC_SHORT_T], r->short_ns);
 	report_cell_int(tb, &c[LC_CHEAP], r->cheaper_n, NULL);
-	report_cell_str(tb, &c[LC_NAME], r->name, shorten ? analyze_short_name(&doc->arena, r->name) : NULL);
+	report_cell_str(tb, &c[LC_NAME], r->name,
+			shorten ? analyze_short_name(&doc->arena, r->name) : NULL);
 }
 
 void bdreport_launches(struct kp_doc *doc, const struct kp_breakdown *b, long top, int by_op,
@@ -182,14 +209,20 @@ void bdreport_launches(struct kp_doc *doc, const struct kp_breakdown *b, long to
 	const struct kp_launch_row *a = &b->launch_all;
 	char t0[32], t1[32], t2[32], t3[32], t4[32];
 	int64_t n = a->launches ? a->launches : 1;
-	report_fact_textf(doc, "launch", NULL,
-			  "%" PRId64 " launch calls with GPU work: CPU %s (avg %s), launch->start avg %s (max %s); %" PRId64 " GPU events without a launch call",
-			  a->launches, units_time(t0, sizeof(t0), a->cpu_ns), units_time(t1, sizeof(t1), a->cpu_ns / n),
-			  units_time(t2, sizeof(t2), a->lat_ns / n), units_time(t3, sizeof(t3), a->lat_max_ns),
-			  b->unlaunched);
+	report_fact_textf(
+		doc, "launch", NULL,
+		"%" PRId64
+		" launch calls with GPU work: CPU %s (avg %s), launch->start avg %s (max %s); %" PRId64
+		" GPU events without a launch call",
+		a->launches, units_time(t0, sizeof(t0), a->cpu_ns),
+		units_time(t1, sizeof(t1), a->cpu_ns / n),
+		units_time(t2, sizeof(t2), a->lat_ns / n),
+		units_time(t3, sizeof(t3), a->lat_max_ns), b->unlaunched);
 	report_fact_textf(doc, "short", NULL,
-			  "%" PRId64 " kernels under %s (%s of GPU time %s); %" PRId64 " ran shorter than their launch call",
-			  a->short_n, units_time(t0, sizeof(t0), b->short_ns), units_time(t1, sizeof(t1), a->short_ns),
+			  "%" PRId64 " kernels under %s (%s of GPU time %s); %" PRId64
+			  " ran shorter than their launch call",
+			  a->short_n, units_time(t0, sizeof(t0), b->short_ns),
+			  units_time(t1, sizeof(t1), a->short_ns),
 			  units_time(t4, sizeof(t4), a->gpu_ns), a->cheaper_n);
 	report_object(doc, "launch_stats");
 	report_fact_count(doc, NULL, "launches", a->launches);

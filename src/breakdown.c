@@ -44,7 +44,7 @@ struct sev {
 	int64_t t;
 	int64_t stream;
 	int32_t gpu;
-	int8_t start;   /* 1 start, 0 end */
+	int8_t start; /* 1 start, 0 end */
 	int8_t cls;
 };
 
@@ -70,16 +70,17 @@ struct win {
 /* What idle_cause() reads. */
 struct cause_ctx {
 	const struct kp_trace *t;
-	const int32_t *prev;    /* previous GPU event on the same device stream, -1 */
-	const int32_t *syncs;   /* launch indices of host-blocking syncs, by (thread, ts) */
+	const int32_t *prev;  /* previous GPU event on the same device stream, -1 */
+	const int32_t *syncs; /* launch indices of host-blocking syncs, by (thread, ts) */
 	size_t nsyncs;
-	const int32_t *waits;   /* launch indices of cross-stream waits, by (thread, ts) */
+	const int32_t *waits; /* launch indices of cross-stream waits, by (thread, ts) */
 	size_t nwaits;
 	int64_t gap_ns;
 };
 
 /* The last entry of @v (sorted by thread, ts) on thread @th starting at or before @when; -1. */
-static ssize_t last_at(const struct kp_trace *t, const int32_t *v, size_t n, int32_t th, int64_t when)
+static ssize_t last_at(const struct kp_trace *t, const int32_t *v, size_t n, int32_t th,
+		       int64_t when)
 {
 	size_t lo = 0, hi = n;
 	while (lo < hi) {
@@ -163,7 +164,8 @@ static void add_span(struct win *w, size_t nw, size_t *wi, int64_t a, int64_t b,
  * class), the state between consecutive event times goes to its highest-priority class.
  * Idle gaps get a cause when @cc is given.
  */
-static void sweep(const struct sev *ev, size_t n, struct win *w, size_t nw, const struct cause_ctx *cc)
+static void sweep(const struct sev *ev, size_t n, struct win *w, size_t nw,
+		  const struct cause_ctx *cc)
 {
 	int64_t cnt[BD_NCLASS] = { 0 };
 	unsigned state = 0;
@@ -221,7 +223,8 @@ static int cmp_stream_ts(const void *pa, const void *pb, void *arg)
 		return a->stream < b->stream ? -1 : 1;
 	if (a->ts_ns != b->ts_ns)
 		return a->ts_ns < b->ts_ns ? -1 : 1;
-	return (*(const int32_t *)pa > *(const int32_t *)pb) - (*(const int32_t *)pa < *(const int32_t *)pb);
+	return (*(const int32_t *)pa > *(const int32_t *)pb) -
+	       (*(const int32_t *)pa < *(const int32_t *)pb);
 }
 
 static int cmp_thread_ts(const void *pa, const void *pb, void *arg)
@@ -257,7 +260,8 @@ static size_t step_windows(const struct kp_trace *t, struct kp_breakdown *b, int
 			first[k] = INT64_MAX;
 		for (size_t i = 0; i < t->ngpu; i++) {
 			const struct kp_gpu *g = &t->gpu[i];
-			if (g->step >= 0 && (size_t)g->step < t->nsteps && g->ts_ns < first[g->step])
+			if (g->step >= 0 && (size_t)g->step < t->nsteps &&
+			    g->ts_ns < first[g->step])
 				first[g->step] = g->ts_ns;
 		}
 		for (size_t k = 0; k < t->nsteps; k++)
@@ -358,7 +362,8 @@ static void launch_add(struct kp_launch_row *r, const struct kp_gpu *g, const st
 		r->cheaper_n++;
 }
 
-static void launch_stats(const struct kp_trace *t, const struct kp_bd_opts *o, struct kp_breakdown *b)
+static void launch_stats(const struct kp_trace *t, const struct kp_bd_opts *o,
+			 struct kp_breakdown *b)
 {
 	struct lpair *p = xmalloc((t->ngpu ? t->ngpu : 1) * sizeof(*p));
 	size_t n = 0;
@@ -447,7 +452,8 @@ int breakdown_run(const struct kp_trace *t, const struct kp_bd_opts *o, struct k
 	for (size_t i = 0; i < t->ngpu;) {
 		size_t j = i, n = 0;
 		const struct kp_gpu *g = &t->gpu[ord[i]];
-		while (j < t->ngpu && t->gpu[ord[j]].device == g->device && t->gpu[ord[j]].stream == g->stream) {
+		while (j < t->ngpu && t->gpu[ord[j]].device == g->device &&
+		       t->gpu[ord[j]].stream == g->stream) {
 			push_events(ev, &n, t, ord[j], cls[ord[j]]);
 			j++;
 		}

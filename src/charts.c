@@ -16,7 +16,8 @@
 
 /* in legend order; colour i is family i in every chart */
 static const char *const families[] = {
-	"gemm", "conv", "attention", "norm", "pointwise", "reduce", "copy", "comm", "memcpy/memset", "other",
+	"gemm",   "conv", "attention", "norm",          "pointwise",
+	"reduce", "copy", "comm",      "memcpy/memset", "other",
 };
 #define NFAM (int)(sizeof(families) / sizeof(families[0]))
 
@@ -72,8 +73,9 @@ static void all_families(struct kp_chart *ch)
 int charts_kind(const char *name)
 {
 	static const char *const names[] = {
-		[CHART_ROOFLINE] = "roofline", [CHART_TOP] = "top", [CHART_TIMELINE] = "timeline",
-		[CHART_WATERFALL] = "waterfall", [CHART_DUMBBELL] = "dumbbell",
+		[CHART_ROOFLINE] = "roofline", [CHART_TOP] = "top",
+		[CHART_TIMELINE] = "timeline", [CHART_WATERFALL] = "waterfall",
+		[CHART_DUMBBELL] = "dumbbell",
 	};
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (names[i] && !strcmp(names[i], name))
@@ -93,7 +95,8 @@ static double peak_at_clock(const struct kp_report *r, enum kp_prec p)
 
 static int cmp_row_time(const void *a, const void *b)
 {
-	const struct kp_row *x = *(const struct kp_row *const *)a, *y = *(const struct kp_row *const *)b;
+	const struct kp_row *x = *(const struct kp_row *const *)a,
+			    *y = *(const struct kp_row *const *)b;
 	if (x->time_ns != y->time_ns)
 		return x->time_ns < y->time_ns ? 1 : -1;
 	return strcmp(x->key ? x->key : x->name, y->key ? y->key : y->name);
@@ -107,8 +110,9 @@ struct bin {
 
 static void roofline(struct kp_doc *doc, const struct kp_report *r, const struct kp_report *s)
 {
-	struct kp_chart *ch = report_chart(doc, "roofline", CHART_ROOFLINE, "roofline",
-					   "Roofline: achieved FLOP/s against arithmetic intensity, one point per op and shape");
+	struct kp_chart *ch = report_chart(
+		doc, "roofline", CHART_ROOFLINE, "roofline",
+		"Roofline: achieved FLOP/s against arithmetic intensity, one point per op and shape");
 	all_families(ch);
 	char b[512], b1[64], b2[64];
 	if (r->dev) {
@@ -123,15 +127,17 @@ static void roofline(struct kp_doc *doc, const struct kp_report *r, const struct
 		for (int p = 0; p < PREC_N; p++) {
 			double v = seen[p] ? peak_at_clock(r, p) : 0;
 			if (v > 0) {
-				snprintf(b, sizeof(b), "%s %s", dtype_prec_name(p), units_rate(b1, sizeof(b1), v, "FLOP/s"));
+				snprintf(b, sizeof(b), "%s %s", dtype_prec_name(p),
+					 units_rate(b1, sizeof(b1), v, "FLOP/s"));
 				chart_mark(doc, ch, v, b);
 			}
 		}
 		if (r->clock_source == CLOCK_DATASHEET || r->sm_clock_mhz <= 0)
-			snprintf(b, sizeof(b), "%s, peaks at their datasheet clocks, DRAM %s", r->dev->name,
-				 units_rate(b1, sizeof(b1), ch->bw, "B/s"));
+			snprintf(b, sizeof(b), "%s, peaks at their datasheet clocks, DRAM %s",
+				 r->dev->name, units_rate(b1, sizeof(b1), ch->bw, "B/s"));
 		else
-			snprintf(b, sizeof(b), "%s at %.0f MHz SM clock (%s), DRAM %s", r->dev->name, r->sm_clock_mhz,
+			snprintf(b, sizeof(b), "%s at %.0f MHz SM clock (%s), DRAM %s",
+				 r->dev->name, r->sm_clock_mhz,
 				 r->clock_source == CLOCK_TRACE ? "from the trace" : "--sm-clock",
 				 units_rate(b1, sizeof(b1), ch->bw, "B/s"));
 		ch->note = arena_strdup(&doc->arena, b);
@@ -156,25 +162,31 @@ static void roofline(struct kp_doc *doc, const struct kp_report *r, const struct
 	for (size_t i = 0; i < n && i < CHARTS_ROOF_POINTS; i++) {
 		const struct kp_row *row = ord[i];
 		int fam = family_index(row->op ? row->op : row->name, row->name, GPU_KERNEL);
-		int len = snprintf(b, sizeof(b), "%s%s%s\n%s GPU time (%.1f%%), %" PRId64 " calls\n%s",
-				   row->name, row->shape ? " " : "", row->shape ? row->shape : "",
-				   units_time(b1, sizeof(b1), row->time_ns), row->time_pct, row->calls,
+		int len = snprintf(b, sizeof(b),
+				   "%s%s%s\n%s GPU time (%.1f%%), %" PRId64 " calls\n%s", row->name,
+				   row->shape ? " " : "", row->shape ? row->shape : "",
+				   units_time(b1, sizeof(b1), row->time_ns), row->time_pct,
+				   row->calls,
 				   units_rate(b2, sizeof(b2), row->flops_per_s, "FLOP/s"));
 		if (row->pct_peak_flops >= 0 && len < (int)sizeof(b))
-			len += snprintf(b + len, sizeof(b) - len, " (%.1f%% of %s peak)", row->pct_peak_flops,
-					row->prec ? row->prec : "the");
+			len += snprintf(b + len, sizeof(b) - len, " (%.1f%% of %s peak)",
+					row->pct_peak_flops, row->prec ? row->prec : "the");
 		if (row->bytes_per_s >= 0 && len < (int)sizeof(b))
-			len += snprintf(b + len, sizeof(b) - len, ", %s", units_rate(b1, sizeof(b1), row->bytes_per_s, "B/s"));
+			len += snprintf(b + len, sizeof(b) - len, ", %s",
+					units_rate(b1, sizeof(b1), row->bytes_per_s, "B/s"));
 		if (len < (int)sizeof(b))
 			snprintf(b + len, sizeof(b) - len, ", %.1f FLOP/byte%s%s%s", row->intensity,
-				 row->bound ? ", " : "", row->bound ? row->bound : "", row->bound ? "-bound" : "");
-		chart_point(doc, ch, row->intensity, row->flops_per_s, (double)row->time_ns, fam, row->name, b);
+				 row->bound ? ", " : "", row->bound ? row->bound : "",
+				 row->bound ? "-bound" : "");
+		chart_point(doc, ch, row->intensity, row->flops_per_s, (double)row->time_ns, fam,
+			    row->name, b);
 	}
 	if (n > CHARTS_ROOF_POINTS) {
 		/* the small rows, binned in log space: one point per cell with their sums */
 		enum { G = 24 };
 		struct bin *bins = xcalloc(G * G, sizeof(*bins));
-		double lx0 = log10(xlo), lx1 = log10(xhi) + 1e-9, ly0 = log10(ylo), ly1 = log10(yhi) + 1e-9;
+		double lx0 = log10(xlo), lx1 = log10(xhi) + 1e-9, ly0 = log10(ylo),
+		       ly1 = log10(yhi) + 1e-9;
 		for (size_t i = CHARTS_ROOF_POINTS; i < n; i++) {
 			const struct kp_row *row = ord[i];
 			int gx = (int)((log10(row->intensity) - lx0) / (lx1 - lx0 + 1e-12) * G);
@@ -188,21 +200,26 @@ static void roofline(struct kp_doc *doc, const struct kp_report *r, const struct
 			c->time_ns += row->time_ns;
 			if (c->n++ == 0 || row->time_ns > c->best_ns) {
 				c->best_ns = row->time_ns;
-				c->fam = family_index(row->op ? row->op : row->name, row->name, GPU_KERNEL);
+				c->fam = family_index(row->op ? row->op : row->name, row->name,
+						      GPU_KERNEL);
 			}
 		}
 		for (int k = 0; k < G * G; k++) {
 			struct bin *c = &bins[k];
 			if (!c->n || c->time_ns <= 0 || c->bytes <= 0)
 				continue;
-			snprintf(b, sizeof(b), "%d smaller op shapes binned\n%s GPU time, %s, %.1f FLOP/byte", c->n,
-				 units_time(b1, sizeof(b1), c->time_ns),
-				 units_rate(b2, sizeof(b2), c->flops / (double)c->time_ns, "FLOP/s"), c->flops / c->bytes);
-			chart_point(doc, ch, c->flops / c->bytes, c->flops / (double)c->time_ns, (double)c->time_ns,
-				    c->fam, "(binned)", b);
+			snprintf(b, sizeof(b),
+				 "%d smaller op shapes binned\n%s GPU time, %s, %.1f FLOP/byte",
+				 c->n, units_time(b1, sizeof(b1), c->time_ns),
+				 units_rate(b2, sizeof(b2), c->flops / (double)c->time_ns,
+					    "FLOP/s"),
+				 c->flops / c->bytes);
+			chart_point(doc, ch, c->flops / c->bytes, c->flops / (double)c->time_ns,
+				    (double)c->time_ns, c->fam, "(binned)", b);
 		}
 		free(bins);
-		snprintf(b, sizeof(b), "%s; the %d op shapes with most GPU time drawn one by one, %zu smaller ones binned",
+		snprintf(b, sizeof(b),
+			 "%s; the %d op shapes with most GPU time drawn one by one, %zu smaller ones binned",
 			 ch->note, CHARTS_ROOF_POINTS, n - CHARTS_ROOF_POINTS);
 		ch->note = arena_strdup(&doc->arena, b);
 	}
@@ -225,7 +242,7 @@ static int cmp_opk_name(const void *a, const void *b)
 }
 
 struct opsum {
-	size_t first, n;  /* range of opk records */
+	size_t first, n; /* range of opk records */
 	int64_t ns;
 };
 
@@ -252,13 +269,16 @@ static void top_ops(struct kp_doc *doc, const struct kp_report *r)
 	struct kp_chart *ch = report_chart(doc, "top", CHART_TOP, "top",
 					   "Top ops by GPU time, split into their kernels");
 	all_families(ch);
-	ch->note = "each bar is one op (all its calls), each segment one kernel it launched; unlinked GPU work is one bar";
+	ch->note =
+		"each bar is one op (all its calls), each segment one kernel it launched; unlinked GPU work is one bar";
 	struct opk *k = xcalloc(t->ngpu + 1, sizeof(*k));
 	for (size_t i = 0; i < t->ngpu; i++) {
 		const struct kp_gpu *g = &t->gpu[i];
 		const char *op = g->op >= 0 ? t->ops[g->op].name : NULL;
-		k[i] = (struct opk){ .op = op ? op : "(unlinked)", .kernel = g->name ? g->name : "?",
-				     .ns = g->dur_ns, .fam = family_index(op, g->name, g->kind) };
+		k[i] = (struct opk){ .op = op ? op : "(unlinked)",
+				     .kernel = g->name ? g->name : "?",
+				     .ns = g->dur_ns,
+				     .fam = family_index(op, g->name, g->kind) };
 	}
 	qsort(k, t->ngpu, sizeof(*k), cmp_opk_name);
 	/* merge equal (op, kernel) records, then one opsum per op */
@@ -288,7 +308,8 @@ static void top_ops(struct kp_doc *doc, const struct kp_report *r)
 		for (size_t j = 0; j < ops[i].n; j++) {
 			if (j == CHARTS_TOP_KERNELS && ops[i].n > CHARTS_TOP_KERNELS + 1) {
 				snprintf(b, sizeof(b), "(%zu other kernels)", ops[i].n - j);
-				chart_span(doc, ch, lane, ks[0].fam, at, at + (ops[i].ns - at), 1, b);
+				chart_span(doc, ch, lane, ks[0].fam, at, at + (ops[i].ns - at), 1,
+					   b);
 				break;
 			}
 			chart_span(doc, ch, lane, ks[j].fam, at, at + ks[j].ns, 1,
@@ -317,8 +338,9 @@ static int cmp_lanekey(const void *a, const void *b)
 static void timeline(struct kp_doc *doc, const struct kp_report *r)
 {
 	const struct kp_trace *t = r->trace;
-	struct kp_chart *ch = report_chart(doc, "timeline", CHART_TIMELINE, "timeline",
-					   "GPU timeline: busy time per stream, coloured by op family");
+	struct kp_chart *ch =
+		report_chart(doc, "timeline", CHART_TIMELINE, "timeline",
+			     "GPU timeline: busy time per stream, coloured by op family");
 	all_families(ch);
 	if (!t->ngpu)
 		return;
@@ -341,7 +363,8 @@ static void timeline(struct kp_doc *doc, const struct kp_report *r)
 		if (l == CHARTS_LANES - 1 && nl > CHARTS_LANES)
 			snprintf(b, sizeof(b), "%zu more streams", nl - l);
 		else
-			snprintf(b, sizeof(b), "GPU %" PRId64 " s%" PRId64, lk[l].device, lk[l].stream);
+			snprintf(b, sizeof(b), "GPU %" PRId64 " s%" PRId64, lk[l].device,
+				 lk[l].stream);
 		chart_lane(doc, ch, b);
 	}
 	ch->x1 = t1 - t0 > 0 ? t1 - t0 : 1;
@@ -360,9 +383,11 @@ static void timeline(struct kp_doc *doc, const struct kp_report *r)
 		int fam = family_index(g->op >= 0 ? t->ops[g->op].name : NULL, g->name, g->kind);
 		int64_t a = g->ts_ns - t0, e = a + g->dur_ns;
 		for (int64_t k = a / bw; k < nb && k * bw < e; k++) {
-			int64_t lo = k * bw > a ? k * bw : a, hi = (k + 1) * bw < e ? (k + 1) * bw : e;
+			int64_t lo = k * bw > a ? k * bw : a,
+				hi = (k + 1) * bw < e ? (k + 1) * bw : e;
 			if (hi > lo)
-				acc[(l * (size_t)nb + (size_t)k) * NFAM + (size_t)fam] += (double)(hi - lo);
+				acc[(l * (size_t)nb + (size_t)k) * NFAM + (size_t)fam] +=
+					(double)(hi - lo);
 		}
 	}
 	for (size_t l = 0; l < shown; l++) {
@@ -388,7 +413,8 @@ static void timeline(struct kp_doc *doc, const struct kp_report *r)
 			if (fam == cur && fill == curfill)
 				continue;
 			if (cur >= 0)
-				chart_span(doc, ch, (int)l, cur, start, (int64_t)k * bw, curfill, ch->lanes[l]);
+				chart_span(doc, ch, (int)l, cur, start, (int64_t)k * bw, curfill,
+					   ch->lanes[l]);
 			cur = fam;
 			curfill = fill;
 			start = (int64_t)k * bw;
@@ -408,9 +434,10 @@ static void timeline(struct kp_doc *doc, const struct kp_report *r)
 		snprintf(b, sizeof(b), "step %" PRId64, s->num);
 		chart_mark(doc, ch, (double)(s->ts_ns - t0), b);
 	}
-	snprintf(b, sizeof(b), "%zu %s, %s span in %d buckets of %s; a bucket shows its main family, its shade how busy it was",
-		 nl, units_plural((int64_t)nl, "stream", "streams"), units_time(b1, sizeof(b1), ch->x1), nb,
-		 units_time((char[32]){ 0 }, 32, bw));
+	snprintf(b, sizeof(b),
+		 "%zu %s, %s span in %d buckets of %s; a bucket shows its main family, its shade how busy it was",
+		 nl, units_plural((int64_t)nl, "stream", "streams"),
+		 units_time(b1, sizeof(b1), ch->x1), nb, units_time((char[32]){ 0 }, 32, bw));
 	ch->note = arena_strdup(&doc->arena, b);
 }
 
@@ -429,8 +456,10 @@ void charts_analyze(struct kp_doc *doc, const struct kp_report *r, const struct 
 
 static int cmp_drow_absdelta(const void *a, const void *b)
 {
-	const struct kp_diff_row *x = *(const struct kp_diff_row *const *)a, *y = *(const struct kp_diff_row *const *)b;
-	int64_t ax = x->delta_ns < 0 ? -x->delta_ns : x->delta_ns, ay = y->delta_ns < 0 ? -y->delta_ns : y->delta_ns;
+	const struct kp_diff_row *x = *(const struct kp_diff_row *const *)a,
+				 *y = *(const struct kp_diff_row *const *)b;
+	int64_t ax = x->delta_ns < 0 ? -x->delta_ns : x->delta_ns,
+		ay = y->delta_ns < 0 ? -y->delta_ns : y->delta_ns;
 	if (ax != ay)
 		return ax < ay ? 1 : -1;
 	return strcmp(x->key, y->key);
@@ -438,7 +467,8 @@ static int cmp_drow_absdelta(const void *a, const void *b)
 
 static int cmp_drow_size(const void *a, const void *b)
 {
-	const struct kp_diff_row *x = *(const struct kp_diff_row *const *)a, *y = *(const struct kp_diff_row *const *)b;
+	const struct kp_diff_row *x = *(const struct kp_diff_row *const *)a,
+				 *y = *(const struct kp_diff_row *const *)b;
 	int64_t ax = x->base_ns > x->new_ns ? x->base_ns : x->new_ns;
 	int64_t ay = y->base_ns > y->new_ns ? y->base_ns : y->new_ns;
 	if (ax != ay)
@@ -451,7 +481,8 @@ static void waterfall(struct kp_doc *doc, const struct kp_diff *d)
 	const char *per = d->opts.per_step ? " per step" : "";
 	char b[256], b1[32], b2[32];
 	snprintf(b, sizeof(b), "GPU time%s: base total, the largest changes, new total", per);
-	struct kp_chart *ch = report_chart(doc, "waterfall", CHART_WATERFALL, "waterfall", arena_strdup(&doc->arena, b));
+	struct kp_chart *ch = report_chart(doc, "waterfall", CHART_WATERFALL, "waterfall",
+					   arena_strdup(&doc->arena, b));
 	chart_series(ch, "total");
 	chart_series(ch, "slower");
 	chart_series(ch, "faster");
@@ -465,10 +496,12 @@ static void waterfall(struct kp_doc *doc, const struct kp_diff *d)
 	int64_t shown = 0;
 	for (size_t i = 0; i < n && i < CHARTS_DELTAS; i++) {
 		const struct kp_diff_row *r = ord[i];
-		snprintf(b, sizeof(b), "%s\n%s -> %s (%s%s)", r->name, units_time(b1, sizeof(b1), r->base_ns),
+		snprintf(b, sizeof(b), "%s\n%s -> %s (%s%s)", r->name,
+			 units_time(b1, sizeof(b1), r->base_ns),
 			 units_time(b2, sizeof(b2), r->new_ns), r->delta_ns > 0 ? "+" : "",
 			 units_time((char[32]){ 0 }, 32, r->delta_ns));
-		chart_point(doc, ch, (double)r->delta_ns, 0, 0, r->delta_ns > 0 ? 1 : 2, r->name, b);
+		chart_point(doc, ch, (double)r->delta_ns, 0, 0, r->delta_ns > 0 ? 1 : 2, r->name,
+			    b);
 		shown += r->delta_ns;
 	}
 	int64_t rest = d->sum.delta_ns - shown;
@@ -489,14 +522,14 @@ static void dumbbell(struct kp_doc *doc, const struct kp_diff *d)
 	size_t n = 0;
 	for (size_t i = 0; i < d->nrows; i++) {
 		const struct kp_diff_row *r = &d->rows[i];
-		if (r->has_base && r->has_new && r->base_flops_per_s > 0 && r->new_flops_per_s > 0 &&
-		    r->status != DIFF_OTHERS)
+		if (r->has_base && r->has_new && r->base_flops_per_s > 0 &&
+		    r->new_flops_per_s > 0 && r->status != DIFF_OTHERS)
 			ord[n++] = r;
 	}
 	qsort(ord, n, sizeof(*ord), cmp_drow_size);
 	for (size_t i = 0; i < n && i < CHARTS_PAIRS; i++)
-		chart_point(doc, ch, ord[i]->base_flops_per_s, ord[i]->new_flops_per_s, (double)ord[i]->new_ns, 0,
-			    ord[i]->name, NULL);
+		chart_point(doc, ch, ord[i]->base_flops_per_s, ord[i]->new_flops_per_s,
+			    (double)ord[i]->new_ns, 0, ord[i]->name, NULL);
 	free(ord);
 }
 
@@ -504,8 +537,9 @@ static void onesided(struct kp_doc *doc, const struct kp_diff *d, enum kp_diff_s
 {
 	const char *name = st == DIFF_NEW ? "new" : "gone";
 	struct kp_chart *ch = report_chart(doc, name, CHART_LIST, name,
-					   st == DIFF_NEW ? "New: rows found only in the new trace"
-							  : "Gone: rows found only in the base trace");
+					   st == DIFF_NEW
+						   ? "New: rows found only in the new trace"
+						   : "Gone: rows found only in the base trace");
 	const struct kp_diff_row **ord = xcalloc(d->nrows + 1, sizeof(*ord));
 	size_t n = 0;
 	for (size_t i = 0; i < d->nrows; i++)
@@ -513,11 +547,12 @@ static void onesided(struct kp_doc *doc, const struct kp_diff *d, enum kp_diff_s
 			ord[n++] = &d->rows[i];
 	qsort(ord, n, sizeof(*ord), cmp_drow_size);
 	for (size_t i = 0; i < n && i < CHARTS_LIST; i++)
-		chart_point(doc, ch, (double)(st == DIFF_NEW ? ord[i]->new_ns : ord[i]->base_ns), 0, 0, 0,
-			    ord[i]->name, NULL);
+		chart_point(doc, ch, (double)(st == DIFF_NEW ? ord[i]->new_ns : ord[i]->base_ns), 0,
+			    0, 0, ord[i]->name, NULL);
 	if (n > CHARTS_LIST) {
 		char b[64];
-		snprintf(b, sizeof(b), "%zu rows, the %d with most GPU time listed", n, CHARTS_LIST);
+		snprintf(b, sizeof(b), "%zu rows, the %d with most GPU time listed", n,
+			 CHARTS_LIST);
 		ch->note = arena_strdup(&doc->arena, b);
 	}
 	free(ord);

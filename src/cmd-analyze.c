@@ -24,7 +24,9 @@
 #include "kprof/trace.h"
 
 static const char *const group_names[] = { "kernel", "op", "op-shape", "annotation", NULL };
-static const char *const format_names[] = { "table", "csv", "json", "markdown", "html", "svg", NULL };
+static const char *const format_names[] = {
+	"table", "csv", "json", "markdown", "html", "svg", NULL
+};
 static const char *const name_modes[] = { "short", "full", NULL };
 static const char *const color_names[] = { "auto", "always", "never", NULL }; /* enum kp_color */
 
@@ -43,23 +45,27 @@ static int bad_sort_key(const char *bad)
 /* --chart NAME -> the chart bits to build; 0 after printing the error */
 static unsigned chart_bits(const char *name, int format)
 {
-	static const unsigned mine = CHART_BIT(CHART_ROOFLINE) | CHART_BIT(CHART_TOP) | CHART_BIT(CHART_TIMELINE);
+	static const unsigned mine = CHART_BIT(CHART_ROOFLINE) | CHART_BIT(CHART_TOP) |
+				     CHART_BIT(CHART_TIMELINE);
 	if (!name)
 		return format == FMT_SVG ? CHART_BIT(CHART_ROOFLINE) : mine;
 	int k = charts_kind(name);
 	if (k < 0 || !(mine & CHART_BIT(k))) {
-		fprintf(stderr, "kprof: error: unknown chart '%s' (analyze draws roofline, timeline, top)\n", name);
+		fprintf(stderr,
+			"kprof: error: unknown chart '%s' (analyze draws roofline, timeline, top)\n",
+			name);
 		return 0;
 	}
 	return CHART_BIT(k);
 }
 
-static const char synopsis[] = "[<options>] <trace.json[.gz]|->\n   or: kprof analyze [<options>] <rank-trace>... | <dir>";
+static const char synopsis[] =
+	"[<options>] <trace.json[.gz]|->\n   or: kprof analyze [<options>] <rank-trace>... | <dir>";
 
 /* Several traces (or a directory): one job's ranks, read in parallel, compared. */
 static int analyze_ranks(char **args, size_t nargs, long jobs, const struct kp_load_opts *lo,
-			 const struct kp_devdb *db, const char *device, int format, enum kp_warn_mode wm,
-			 const char *out_path)
+			 const struct kp_devdb *db, const char *device, int format,
+			 enum kp_warn_mode wm, const char *out_path)
 {
 	struct kp_diag d = { 0 };
 	size_t n;
@@ -116,7 +122,8 @@ static int analyze_many(char **paths, size_t npaths, long jobs, int strict, int 
 	}
 	struct kp_load_opts rlo = { .strict = strict, .warn_all = warn_mode == WARN_ALL };
 	if (format == FMT_SVG) {
-		fprintf(stderr, "kprof: error: --format svg draws a chart of one trace; several traces have none\n");
+		fprintf(stderr,
+			"kprof: error: --format svg draws a chart of one trace; several traces have none\n");
 		devdb_free(&rdb);
 		return KP_USAGE;
 	}
@@ -141,7 +148,8 @@ static void add_breakdown(struct kp_doc *doc, const struct kp_trace *t, int brea
 			  double idle_gap_us, double short_us, int group, long top, int full_names)
 {
 	struct kp_bd_opts bo = { .launch_gap_ns = (int64_t)(idle_gap_us * 1e3 + 0.5),
-				 .short_ns = (int64_t)(short_us * 1e3 + 0.5), .launch_by_op = group != GROUP_KERNEL };
+				 .short_ns = (int64_t)(short_us * 1e3 + 0.5),
+				 .launch_by_op = group != GROUP_KERNEL };
 	struct kp_breakdown b;
 	breakdown_run(t, &bo, &b);
 	if (breakdown)
@@ -218,7 +226,8 @@ static int write_one(const struct kp_trace *t, const struct kp_analyze_opts *ao,
 		fprintf(stderr, "kprof: %s\n", d.msg);
 		return d.status;
 	}
-	struct kp_render_opts ro = { .format = v->format, .stats = v->stats,
+	struct kp_render_opts ro = { .format = v->format,
+				     .stats = v->stats,
 				     .full_names = v->full_names,
 				     .color = table_use_color(v->color, out) };
 	struct kp_doc doc;
@@ -226,8 +235,10 @@ static int write_one(const struct kp_trace *t, const struct kp_analyze_opts *ao,
 	if (v->breakdown || v->launches)
 		add_breakdown(&doc, t, v->breakdown, v->launches, v->idle_gap_us, v->short_us,
 			      ao->group, v->top, v->full_names);
-	render_doc(&doc, t, ao, r, &ro, v->charts, v->format == FMT_HTML || v->format == FMT_SVG ||
-		   (v->format == FMT_JSON && v->chart), out);
+	render_doc(&doc, t, ao, r, &ro, v->charts,
+		   v->format == FMT_HTML || v->format == FMT_SVG ||
+			   (v->format == FMT_JSON && v->chart),
+		   out);
 	report_free(&doc);
 	if (output_close(out, v->path, &d) < 0) {
 		fprintf(stderr, "kprof: %s\n", d.msg);
@@ -241,7 +252,8 @@ static int write_one(const struct kp_trace *t, const struct kp_analyze_opts *ao,
  * warnings; frees @t and @db.  0 or the status after the message.
  */
 static int analyze_write(struct kp_trace *t, struct kp_devdb *db, const struct kp_analyze_opts *ao,
-			 const struct kp_sort_spec *sp, double min_pct, struct view *v, int warn_mode)
+			 const struct kp_sort_spec *sp, double min_pct, struct view *v,
+			 int warn_mode)
 {
 	struct kp_report r;
 	analyze_run(t, ao, &r);
@@ -256,6 +268,14 @@ static int analyze_write(struct kp_trace *t, struct kp_devdb *db, const struct k
 	trace_free(t);
 	devdb_free(db);
 	return status;
+}
+
+/* KPROF_PARSE_CHUNK: the parallel parse's chunk size in bytes (tests: small chunks on small
+ * traces); 0 when unset (the size follows the file) */
+static size_t parse_chunk_env(void)
+{
+	const char *chunk = getenv("KPROF_PARSE_CHUNK");
+	return chunk && *chunk ? (size_t)strtoull(chunk, NULL, 10) : 0;
 }
 
 int cmd_analyze(int argc, char **argv)
@@ -315,17 +335,21 @@ int cmd_analyze(int argc, char **argv)
 	if (quiet)
 		warn_mode = WARN_QUIET;
 	struct stat st;
-	if (nargs > 1 || (nargs == 1 && ranks) || (nargs == 1 && strcmp(argv[1], "-") && stat(argv[1], &st) == 0 && S_ISDIR(st.st_mode))) {
-		return analyze_many(argv + 1, (size_t)nargs, jobs, strict, warn_mode, db_path, device,
-				    format, out_path);
+	if (nargs > 1 || (nargs == 1 && ranks) ||
+	    (nargs == 1 && strcmp(argv[1], "-") && stat(argv[1], &st) == 0 &&
+	     S_ISDIR(st.st_mode))) {
+		return analyze_many(argv + 1, (size_t)nargs, jobs, strict, warn_mode, db_path,
+				    device, format, out_path);
 	}
 	if (nargs != 1) {
-		fprintf(stderr, "kprof: error: %s\n", nargs ? "analyze takes one trace" : "no trace given");
+		fprintf(stderr, "kprof: error: %s\n",
+			nargs ? "analyze takes one trace" : "no trace given");
 		opts_usage(stderr, "analyze", synopsis, opts);
 		return KP_USAGE;
 	}
 	if (idle_gap_us <= 0 || short_us <= 0) {
-		fprintf(stderr, "kprof: error: %s must be positive\n", idle_gap_us <= 0 ? "--idle-gap" : "--short-kernel");
+		fprintf(stderr, "kprof: error: %s must be positive\n",
+			idle_gap_us <= 0 ? "--idle-gap" : "--short-kernel");
 		return KP_USAGE;
 	}
 	if (top < 0)
@@ -342,22 +366,35 @@ int cmd_analyze(int argc, char **argv)
 
 	struct kp_devdb db;
 	struct kp_trace t;
-	struct kp_load_opts lo = { .strict = strict, .annotations = group == GROUP_ANNOT,
-				   .warn_all = warn_mode == WARN_ALL, .jobs = parse_jobs(jobs) };
-	const char *chunk = getenv("KPROF_PARSE_CHUNK"); /* tests: small chunks on small traces */
-	if (chunk && *chunk)
-		lo.chunk = (size_t)strtoull(chunk, NULL, 10);
+	struct kp_load_opts lo = { .strict = strict,
+				   .annotations = group == GROUP_ANNOT,
+				   .warn_all = warn_mode == WARN_ALL,
+				   .jobs = parse_jobs(jobs),
+				   .chunk = parse_chunk_env() };
 	int status = load_one(argv[1], db_path, &lo, warn_mode, &db, &t);
 	if (status)
 		return status;
 	struct kp_analyze_opts ao = {
-		.group = group, .device = device, .sm_clock_mhz = sm_clock, .db = &db,
-		.full_names = name_mode == 1, .warn_all = warn_mode == WARN_ALL,
+		.group = group,
+		.device = device,
+		.sm_clock_mhz = sm_clock,
+		.db = &db,
+		.full_names = name_mode == 1,
+		.warn_all = warn_mode == WARN_ALL,
 	};
 	struct view v = {
-		.format = format, .color = color, .stats = stats, .full_names = name_mode == 1,
-		.breakdown = breakdown, .launches = launches, .idle_gap_us = idle_gap_us,
-		.short_us = short_us, .top = top, .charts = charts, .chart = chart, .path = out_path,
+		.format = format,
+		.color = color,
+		.stats = stats,
+		.full_names = name_mode == 1,
+		.breakdown = breakdown,
+		.launches = launches,
+		.idle_gap_us = idle_gap_us,
+		.short_us = short_us,
+		.top = top,
+		.charts = charts,
+		.chart = chart,
+		.path = out_path,
 	};
 	return analyze_write(&t, &db, &ao, &sp, min_pct, &v, warn_mode);
 }

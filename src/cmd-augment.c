@@ -37,17 +37,22 @@ int cmd_augment(int argc, char **argv)
 	if (rc)
 		return rc > 0 ? KP_OK : KP_USAGE;
 	if (nargs != 1 || !out_path) {
-		fprintf(stderr, "kprof: error: %s\n", nargs != 1 ? "augment takes one trace" : "no output file (-o FILE)");
+		fprintf(stderr, "kprof: error: %s\n",
+			nargs != 1 ? "augment takes one trace" : "no output file (-o FILE)");
 		opts_usage(stderr, "augment", synopsis, opts);
 		return KP_USAGE;
 	}
 	if (!strcmp(argv[1], "-") || !strcmp(out_path, "-")) {
-		fprintf(stderr, "kprof: error: augment reads the trace twice and writes a file: '-' is not allowed\n");
+		fprintf(stderr,
+			"kprof: error: augment reads the trace twice and writes a file: '-' is not allowed\n");
 		return KP_USAGE;
 	}
 	struct stat si, so;
-	if (stat(argv[1], &si) == 0 && stat(out_path, &so) == 0 && si.st_dev == so.st_dev && si.st_ino == so.st_ino) {
-		fprintf(stderr, "kprof: error: '%s' is the input: augment would overwrite the trace it reads\n", out_path);
+	if (stat(argv[1], &si) == 0 && stat(out_path, &so) == 0 && si.st_dev == so.st_dev &&
+	    si.st_ino == so.st_ino) {
+		fprintf(stderr,
+			"kprof: error: '%s' is the input: augment would overwrite the trace it reads\n",
+			out_path);
 		return KP_USAGE;
 	}
 	struct kp_diag d = { 0 };
@@ -67,8 +72,11 @@ int cmd_augment(int argc, char **argv)
 	}
 	link_trace(&t);
 	struct kp_event_cost *ev = xcalloc(t.ngpu + 1, sizeof(*ev));
-	struct kp_analyze_opts ao = { .group = GROUP_KERNEL, .device = device, .sm_clock_mhz = sm_clock,
-				      .db = &db, .events = ev };
+	struct kp_analyze_opts ao = { .group = GROUP_KERNEL,
+				      .device = device,
+				      .sm_clock_mhz = sm_clock,
+				      .db = &db,
+				      .events = ev };
 	struct kp_report r;
 	analyze_run(&t, &ao, &r);
 	int status = KP_OK;

@@ -59,15 +59,17 @@ static int run_capture_so(const struct kp_capture_opts *o)
 		}
 	}
 	if (!h) {
-		fprintf(stderr, "kprof: error: cannot load kprof-capture.so (CUPTI, cuBLAS); tried:%s\n"
-				"kprof: set KPROF_CAPTURE_SO to its path\n",
+		fprintf(stderr,
+			"kprof: error: cannot load kprof-capture.so (CUPTI, cuBLAS); tried:%s\n"
+			"kprof: set KPROF_CAPTURE_SO to its path\n",
 			list);
 		return KP_ENV;
 	}
-	int (*run)(const struct kp_capture_opts *) =
-		(int (*)(const struct kp_capture_opts *))dlsym(h, "capture_run");
+	int (*run)(const struct kp_capture_opts *) = (int (*)(
+		const struct kp_capture_opts *))dlsym(h, "capture_run");
 	if (!run) {
-		fprintf(stderr, "kprof: error: kprof-capture.so has no capture_run: %s\n", dlerror());
+		fprintf(stderr, "kprof: error: kprof-capture.so has no capture_run: %s\n",
+			dlerror());
 		dlclose(h);
 		return KP_ENV;
 	}
@@ -139,7 +141,9 @@ static const char *workload_option(const struct kp_capture_opts *o, const struct
 	if (o->shapes || o->m_list)
 		return o->shapes ? "shapes" : "m";
 	if (o->sdpa_shapes || o->causal != d->causal || o->kv_heads != d->kv_heads)
-		return o->sdpa_shapes ? "sdpa-shapes" : o->causal != d->causal ? "causal" : "kv-heads";
+		return o->sdpa_shapes           ? "sdpa-shapes"
+		       : o->causal != d->causal ? "causal"
+						: "kv-heads";
 	if (o->conv_shapes || o->batch != d->batch)
 		return o->conv_shapes ? "conv-shapes" : "batch";
 	if (o->backends || o->layouts || o->norm_shapes)
@@ -160,7 +164,8 @@ static int check_mode(const struct kp_capture_opts *o, const struct kp_capture_o
 {
 	const char *wl = workload_option(o, dflt);
 	if (cmd && wl) {
-		fprintf(stderr, "kprof: error: option '--%s' is for built-in workloads, not '-- <command>'\n",
+		fprintf(stderr,
+			"kprof: error: option '--%s' is for built-in workloads, not '-- <command>'\n",
 			wl);
 		fprintf(stderr, "kprof: see 'kprof capture -h'\n");
 		return -1;
@@ -172,14 +177,17 @@ static int check_mode(const struct kp_capture_opts *o, const struct kp_capture_o
 		return -1;
 	}
 	if (config && (cmd || o->output)) {
-		fprintf(stderr, "kprof: error: option '--config' runs built-in workloads and names each "
-				"case's output: remove '%s'\n", cmd ? "-- <command>" : "--output");
+		fprintf(stderr,
+			"kprof: error: option '--config' runs built-in workloads and names each "
+			"case's output: remove '%s'\n",
+			cmd ? "-- <command>" : "--output");
 		fprintf(stderr, "kprof: see 'kprof capture -h'\n");
 		return -1;
 	}
 	if (!config && cmd && list_cases) {
-		fprintf(stderr, "kprof: error: option '--list-cases' is for built-in workloads, not "
-				"'-- <command>'\n");
+		fprintf(stderr,
+			"kprof: error: option '--list-cases' is for built-in workloads, not "
+			"'-- <command>'\n");
 		fprintf(stderr, "kprof: see 'kprof capture -h'\n");
 		return -1;
 	}
@@ -191,16 +199,21 @@ static int run(struct kp_capture_opts *o)
 {
 #ifdef KPROF_CAPTURE_DL
 	char *inject = NULL, *shim = NULL, list[4 * (LIBPATH_LEN + 300)];
-	if (o->cmd && !(inject = find_so("KPROF_INJECT_SO", "kprof-inject.so", list, sizeof(list)))) {
-		fprintf(stderr, "kprof: error: cannot find kprof-inject.so; tried:%s\n"
-				"kprof: set KPROF_INJECT_SO to its path\n", list);
+	if (o->cmd &&
+	    !(inject = find_so("KPROF_INJECT_SO", "kprof-inject.so", list, sizeof(list)))) {
+		fprintf(stderr,
+			"kprof: error: cannot find kprof-inject.so; tried:%s\n"
+			"kprof: set KPROF_INJECT_SO to its path\n",
+			list);
 		return KP_ENV;
 	}
 	if (o->cmd && (o->nvtx || o->libs) &&
 	    !(shim = find_so("KPROF_SHIM_SO", "kprof-shim.so", list, sizeof(list))))
-		fprintf(stderr, "kprof: warning: cannot find kprof-shim.so; tried:%s\n"
-				"kprof: library calls and NVTX ranges are not recorded (set "
-				"KPROF_SHIM_SO)\n", list);
+		fprintf(stderr,
+			"kprof: warning: cannot find kprof-shim.so; tried:%s\n"
+			"kprof: library calls and NVTX ranges are not recorded (set "
+			"KPROF_SHIM_SO)\n",
+			list);
 	o->inject_so = inject;
 	o->shim_so = shim;
 	int rc = run_capture_so(o);
@@ -232,11 +245,19 @@ static int capture_one(struct kp_capture_opts *o, char **cmd, int list)
 	return rc;
 }
 
+/* the options' defaults; --config's cases start from these plus the command line's */
+static const struct kp_capture_opts capture_defaults = {
+	.warmup = 3,
+	.iters = 10,
+	.backward = 1,
+	.sample_period_ms = 10,
+	.nvtx = -1,
+	.libs = -1,
+};
+
 int cmd_capture(int argc, char **argv)
 {
-	const struct kp_capture_opts dflt = { .warmup = 3, .iters = 10, .backward = 1,
-					      .sample_period_ms = 10, .nvtx = -1, .libs = -1 };
-	struct kp_capture_opts o = dflt;
+	struct kp_capture_opts o = capture_defaults;
 	char **cmd;
 	argc = capture_split_argv(argc, argv, &cmd);
 	long period = 10;
@@ -344,7 +365,7 @@ int cmd_capture(int argc, char **argv)
 		return KP_USAGE;
 	}
 	o.sample_period_ms = (int)(period > 1000 ? 1000 : period);
-	if (check_mode(&o, &dflt, cmd, config, list_cases) < 0)
+	if (check_mode(&o, &capture_defaults, cmd, config, list_cases) < 0)
 		return KP_USAGE;
 	o.nvtx = o.nvtx != 0;
 	o.libs = o.libs != 0;

@@ -25,7 +25,9 @@
 #include "kprof/trace.h"
 
 static const char *const key_names[] = { "kernel", "op", "op-shape", NULL };
-static const char *const format_names[] = { "table", "csv", "json", "markdown", "html", "svg", NULL };
+static const char *const format_names[] = {
+	"table", "csv", "json", "markdown", "html", "svg", NULL
+};
 static const char *const name_modes[] = { "short", "full", NULL };
 static const char *const color_names[] = { "auto", "always", "never", NULL }; /* enum kp_color */
 
@@ -33,18 +35,22 @@ static const char *const warn_names[] = { "summary", "all", NULL }; /* enum kp_w
 /* --chart NAME -> the chart bits to build; 0 after printing the error */
 static unsigned chart_bits(const char *name, int format)
 {
-	static const unsigned mine = CHART_BIT(CHART_WATERFALL) | CHART_BIT(CHART_DUMBBELL) | CHART_BIT(CHART_LIST);
+	static const unsigned mine = CHART_BIT(CHART_WATERFALL) | CHART_BIT(CHART_DUMBBELL) |
+				     CHART_BIT(CHART_LIST);
 	if (!name)
 		return format == FMT_SVG ? CHART_BIT(CHART_WATERFALL) : mine;
 	int k = charts_kind(name);
 	if (k < 0 || !(mine & CHART_BIT(k))) {
-		fprintf(stderr, "kprof: error: unknown chart '%s' (diff draws waterfall, dumbbell)\n", name);
+		fprintf(stderr,
+			"kprof: error: unknown chart '%s' (diff draws waterfall, dumbbell)\n",
+			name);
 		return 0;
 	}
 	return CHART_BIT(k);
 }
 
-static const char synopsis[] = "[<options>] <base.json[.gz]|-> <new.json[.gz]|->\n   or: kprof diff [<options>] [--ranks] <base-dir> <new-dir>";
+static const char synopsis[] =
+	"[<options>] <base.json[.gz]|-> <new.json[.gz]|->\n   or: kprof diff [<options>] [--ranks] <base-dir> <new-dir>";
 
 /* "3,4" -> 3 and 4; NULL or the reason */
 static const char *parse_steps(const char *s, double *b, double *n)
@@ -83,7 +89,8 @@ static const char *parse_min_delta(const char *arg, void *dst)
 	static const struct {
 		const char *unit;
 		double ns;
-	} units[] = { { "ns", 1 }, { "us", 1e3 }, { "\xc2\xb5s", 1e3 }, { "ms", 1e6 }, { "s", 1e9 }, { "", 1e3 } };
+	} units[] = { { "ns", 1 },   { "us", 1e3 }, { "\xc2\xb5s", 1e3 },
+		      { "ms", 1e6 }, { "s", 1e9 },  { "", 1e3 } };
 	char *end;
 	double v = strtod(arg, &end);
 	if (end == arg || !isfinite(v) || v < 0 || v > 1e6)
@@ -136,8 +143,10 @@ static int build_gate(const struct limits *l, struct kp_arena *a, struct kp_gate
 			struct kp_diag d = { 0 };
 			size_t len;
 			char *text = read_all(v + 1, &len, &d);
-			int rc = text ? diff_gate_parse_file(a, text, len, v + 1, &g->fail_above_pct, rules,
-							     &n, &cap, &d) : -1;
+			int rc = text ? diff_gate_parse_file(a, text, len, v + 1,
+							     &g->fail_above_pct, rules, &n, &cap,
+							     &d)
+				      : -1;
 			free(text);
 			if (rc < 0) {
 				fprintf(stderr, "kprof: %s\n", d.msg);
@@ -145,9 +154,11 @@ static int build_gate(const struct limits *l, struct kp_arena *a, struct kp_gate
 			}
 			continue;
 		}
-		const char *why = diff_gate_parse_limit(a, v, strlen(v), &g->fail_above_pct, rules, &n, &cap);
+		const char *why = diff_gate_parse_limit(a, v, strlen(v), &g->fail_above_pct, rules,
+							&n, &cap);
 		if (why) {
-			fprintf(stderr, "kprof: error: invalid value '%s' for '--fail-above': %s\n", v, why);
+			fprintf(stderr, "kprof: error: invalid value '%s' for '--fail-above': %s\n",
+				v, why);
 			fprintf(stderr, "kprof: see 'kprof diff -h'\n");
 			return KP_USAGE;
 		}
@@ -163,21 +174,24 @@ static int finish_opts(struct kp_diff_run_opts *ro, const char *steps, const cha
 	if (steps) {
 		const char *why = parse_steps(steps, &ro->diff.base_div, &ro->diff.new_div);
 		if (why || ro->per_step == 0) {
-			fprintf(stderr, "kprof: error: %s\n", why ? why : "--steps and --no-per-step exclude each other");
+			fprintf(stderr, "kprof: error: %s\n",
+				why ? why : "--steps and --no-per-step exclude each other");
 			if (why)
 				fprintf(stderr, "kprof: see 'kprof diff -h'\n");
 			return -1;
 		}
 	}
 	if (!strcmp(ro->path[0], "-") && !strcmp(ro->path[1], "-")) {
-		fprintf(stderr, "kprof: error: only one of the traces can be read from standard input\n");
+		fprintf(stderr,
+			"kprof: error: only one of the traces can be read from standard input\n");
 		return -1;
 	}
 	const char *bad;
 	if (sort_parse(&ro->sort, SORT_DIFF, sort, &bad) < 0) {
 		char keys[256];
-		fprintf(stderr, "kprof: error: unknown sort key '%s' (valid: %s; suffix :asc or :desc)\n", bad,
-			sort_key_list(SORT_DIFF, ", ", keys, sizeof(keys)));
+		fprintf(stderr,
+			"kprof: error: unknown sort key '%s' (valid: %s; suffix :asc or :desc)\n",
+			bad, sort_key_list(SORT_DIFF, ", ", keys, sizeof(keys)));
 		return -1;
 	}
 	return 0;
@@ -196,7 +210,8 @@ static int write_report(const struct kp_diff_run *run, const struct kp_gate_opts
 			const struct output *o)
 {
 	struct kp_diff_render_opts rend = { .gate = diff_gated(gate) ? gate : NULL,
-					    .hits = run->hits, .nhits = run->nhits };
+					    .hits = run->hits,
+					    .nhits = run->nhits };
 	struct kp_doc doc;
 	diff_render_doc(&run->diff, &rend, &doc);
 	if (o->format == FMT_HTML || o->format == FMT_SVG || (o->format == FMT_JSON && o->chart))
@@ -281,7 +296,8 @@ static int diff_ranks(char **argv, const struct limits *l, int strict, int warn_
 {
 	struct kp_rankdiff_gate g = { .limit_pct = -1 };
 	if (l->n > 1 || (l->n == 1 && opts_parse_double(l->v[0], 0, 1e9, &g.limit_pct))) {
-		fprintf(stderr, "kprof: error: with two sets of ranks, --fail-above takes one PCT >= 0 (the merged step-time mean)\n");
+		fprintf(stderr,
+			"kprof: error: with two sets of ranks, --fail-above takes one PCT >= 0 (the merged step-time mean)\n");
 		return KP_USAGE;
 	}
 	struct kp_ranks rs[2];
@@ -302,11 +318,14 @@ static int diff_ranks(char **argv, const struct limits *l, int strict, int warn_
 			fprintf(stderr, "kprof: %s\n", od.msg);
 			status = od.status;
 		} else if (g.unknown) {
-			fprintf(stderr, "kprof: error: --fail-above: a side has no complete ProfilerStep to compare\n");
+			fprintf(stderr,
+				"kprof: error: --fail-above: a side has no complete ProfilerStep to compare\n");
 			status = KP_BADINPUT;
 		} else if (g.tripped) {
-			fprintf(stderr, "kprof: regression: merged step mean %+.2f%% > %g%% (ranks above it: %s)\n",
-				g.change_pct, g.limit_pct, g.ranks_above[0] ? g.ranks_above : "none");
+			fprintf(stderr,
+				"kprof: regression: merged step mean %+.2f%% > %g%% (ranks above it: %s)\n",
+				g.change_pct, g.limit_pct,
+				g.ranks_above[0] ? g.ranks_above : "none");
 			status = KP_REGRESSION;
 		}
 	}
@@ -320,13 +339,15 @@ static int diff_ranks(char **argv, const struct limits *l, int strict, int warn_
 
 int cmd_diff(int argc, char **argv)
 {
-	int key = GROUP_KERNEL, format = FMT_TABLE, color = COLOR_AUTO, name_mode = 0, strict = 0, per_step = -1;
+	int key = GROUP_KERNEL, format = FMT_TABLE, color = COLOR_AUTO, name_mode = 0, strict = 0,
+	    per_step = -1;
 	long top = -1;
 	double min_pct = 0, sm_clock = 0, threshold = 2, noise_k = KP_NOISE_K;
 	int64_t min_delta = KP_MIN_DELTA_NS;
 	int quiet = 0, warn_mode = WARN_SUMMARY, ranks = 0;
 	struct limits limits = { .n = 0 };
-	const char *sort = NULL, *device = NULL, *db_path = NULL, *steps = NULL, *out_path = NULL, *chart = NULL;
+	const char *sort = NULL, *device = NULL, *db_path = NULL, *steps = NULL, *out_path = NULL,
+		   *chart = NULL;
 	/* clang-format off */
 	const struct kp_opt opts[] = {
 		{ "key", 'k', OPT_CHOICE, "KEY", "pair rows by", &key, key_names, NULL },
@@ -379,14 +400,17 @@ int cmd_diff(int argc, char **argv)
 	if (rc)
 		return rc > 0 ? KP_OK : KP_USAGE;
 	if (nargs != 2) {
-		fprintf(stderr, "kprof: error: %s\n", nargs < 2 ? "diff takes two traces: <base> <new>" : "diff takes two traces, not more");
+		fprintf(stderr, "kprof: error: %s\n",
+			nargs < 2 ? "diff takes two traces: <base> <new>"
+				  : "diff takes two traces, not more");
 		opts_usage(stderr, "diff", synopsis, opts);
 		return KP_USAGE;
 	}
 	struct stat st0, st1;
-	if (ranks == 1 || (stat(argv[1], &st0) == 0 && S_ISDIR(st0.st_mode) && stat(argv[2], &st1) == 0 &&
-			   S_ISDIR(st1.st_mode)))
-		return diff_ranks(argv, &limits, strict, quiet ? WARN_QUIET : warn_mode, format, out_path);
+	if (ranks == 1 || (stat(argv[1], &st0) == 0 && S_ISDIR(st0.st_mode) &&
+			   stat(argv[2], &st1) == 0 && S_ISDIR(st1.st_mode)))
+		return diff_ranks(argv, &limits, strict, quiet ? WARN_QUIET : warn_mode, format,
+				  out_path);
 	unsigned charts = chart_bits(chart, format);
 	if (!charts)
 		return KP_USAGE;
@@ -395,8 +419,12 @@ int cmd_diff(int argc, char **argv)
 		.device = device,
 		.load = { .strict = strict },
 		.analyze = { .group = key, .sm_clock_mhz = sm_clock, .full_names = name_mode == 1 },
-		.diff = { .key = key, .full_names = name_mode == 1, .threshold_pct = threshold,
-			  .base_div = 1, .new_div = 1, .noise_k = noise_k > 0 ? noise_k : -1 },
+		.diff = { .key = key,
+			  .full_names = name_mode == 1,
+			  .threshold_pct = threshold,
+			  .base_div = 1,
+			  .new_div = 1,
+			  .noise_k = noise_k > 0 ? noise_k : -1 },
 		.per_step = per_step,
 		.steps_given = steps != NULL,
 		.top = top < 0 ? table_default_top(format) : top,

@@ -19,12 +19,12 @@ struct kp_devdb_pat {
 	size_t len;
 	const char *how; /* "pattern 'TEXT'" */
 	int dev;
-	int order;       /* position in the file, for a stable sort */
+	int order; /* position in the file, for a stable sort */
 };
 
 /* Confidence flags, strongest first; datasheet and observed rank equal. */
-static const char *const flag_names[] = { "datasheet", "observed", "secondary", "derived",
-					  "unverified", NULL };
+static const char *const flag_names[] = { "datasheet", "observed",   "secondary",
+					  "derived",   "unverified", NULL };
 
 static int flag_rank(const char *f)
 {
@@ -82,23 +82,27 @@ enum key {
 };
 /* clang-format on */
 
-static const char *const key_names[] = { "base", "exact", "pattern", "match_sms", "sms",
-					 "clk_max_mhz", "mem_gb", "dram_gbs", "mem_clk_mhz",
-					 "bus_bits", "no_clock_scaling", "confidence", "source",
-					 "cc", "host_link", "peer_gbs", NULL };
+static const char *const key_names[] = {
+	"base",        "exact",       "pattern",          "match_sms",
+	"sms",         "clk_max_mhz", "mem_gb",           "dram_gbs",
+	"mem_clk_mhz", "bus_bits",    "no_clock_scaling", "confidence",
+	"source",      "cc",          "host_link",        "peer_gbs",
+	NULL
+};
 
-static const char *const prec_keys[PREC_N] = { "fp64", "fp32", "tf32", "bf16",
-					       "fp16", "fp8",  "int8" };
+static const char *const prec_keys[PREC_N] = {
+	"fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "int8"
+};
 
 struct parser {
 	struct kp_devdb *db;
 	struct kp_diag *d;
 	const char *origin;
 	int line;
-	struct kp_device *cur;  /* NULL before the first [entry] */
-	unsigned long set;      /* bit per enum key set in this stanza */
-	int peak_line[PREC_N];  /* where each peak was set (the entry's line if inherited) */
-	int inherited;          /* the stanza began with 'base' */
+	struct kp_device *cur; /* NULL before the first [entry] */
+	unsigned long set;     /* bit per enum key set in this stanza */
+	int peak_line[PREC_N]; /* where each peak was set (the entry's line if inherited) */
+	int inherited;         /* the stanza began with 'base' */
 	int maxdev;
 };
 
@@ -118,8 +122,8 @@ static int perr_at(struct parser *p, int line, const char *fmt, ...)
 #define perr(p, ...) perr_at((p), (p)->line, __VA_ARGS__)
 
 /* Split @s on @sep into trimmed, non-empty arena strings. */
-static int split_list(struct parser *p, const char *key, const char *s, size_t n,
-		      const char ***out, int *nout)
+static int split_list(struct parser *p, const char *key, const char *s, size_t n, const char ***out,
+		      int *nout)
 {
 	int cnt = 1;
 	for (size_t i = 0; i < n; i++)
@@ -221,8 +225,8 @@ static int parse_peak(struct parser *p, enum kp_prec prec, const char *s, size_t
 			    p->cur->name);
 	double v;
 	if (parse_num(tok[0], tlen[0], &v) < 0 || v == 0)
-		return perr(p, "bad number '%.*s' for 'peak.%s' in [%s]", (int)tlen[0], tok[0],
-			    key, p->cur->name);
+		return perr(p, "bad number '%.*s' for 'peak.%s' in [%s]", (int)tlen[0], tok[0], key,
+			    p->cur->name);
 	double scale = 0;
 	int ops = prec == PREC_INT8;
 	if (ieq(tok[1], tlen[1], ops ? "TOPS" : "TFLOPS", ops ? 4 : 6))
@@ -243,8 +247,8 @@ static int parse_peak(struct parser *p, enum kp_prec prec, const char *s, size_t
 		clk = (int)c;
 	}
 	if (tok[k - 1][0] == '@')
-		return perr(p, "expected a flag after '%.*s' for 'peak.%s' in [%s]", (int)tlen[k - 1],
-			    tok[k - 1], key, p->cur->name);
+		return perr(p, "expected a flag after '%.*s' for 'peak.%s' in [%s]",
+			    (int)tlen[k - 1], tok[k - 1], key, p->cur->name);
 	const char *flag = flag_lookup(tok[k - 1], tlen[k - 1]);
 	if (!flag)
 		return bad_flag(p, tok[k - 1], tlen[k - 1]);
@@ -281,25 +285,30 @@ static int parse_host_link(struct parser *p, const char *s, size_t n)
 	}
 	if (k >= 2 && ieq(tok[0], tlen[0], "NVLink-C2C", 10) && k <= 3) {
 		if (parse_num(tok[1], tlen[1], &v) < 0 || v <= 0)
-			return perr(p, "bad bandwidth '%.*s' for 'host_link' in [%s] (GB/s per direction)",
+			return perr(p,
+				    "bad bandwidth '%.*s' for 'host_link' in [%s] (GB/s per direction)",
 				    (int)tlen[1], tok[1], dv->name);
 		dv->host_bw_byte_per_s = v * 1e9;
 		dv->host_link = "NVLink-C2C";
 	} else if (k >= 3 && k <= 4 && ieq(tok[0], tlen[0], "PCIe", 4)) {
-		if (parse_num(tok[1], tlen[1], &gen) < 0 || gen != floor(gen) || gen < 1 || gen > 6 ||
-		    tok[2][0] != 'x' || parse_num(tok[2] + 1, tlen[2] - 1, &lanes) < 0 ||
+		if (parse_num(tok[1], tlen[1], &gen) < 0 || gen != floor(gen) || gen < 1 ||
+		    gen > 6 || tok[2][0] != 'x' || parse_num(tok[2] + 1, tlen[2] - 1, &lanes) < 0 ||
 		    lanes != floor(lanes) || lanes < 1 || lanes > 32)
-			return perr(p, "bad PCIe link '%.*s' for 'host_link' in [%s] (expected 'PCIe 5.0 x16')",
+			return perr(p,
+				    "bad PCIe link '%.*s' for 'host_link' in [%s] (expected 'PCIe 5.0 x16')",
 				    (int)n, s, dv->name);
 		dv->host_bw_byte_per_s = lane_gbs[(int)gen] * lanes * 1e9;
 		snprintf(buf, sizeof(buf), "PCIe %d.0 x%d", (int)gen, (int)lanes);
 		dv->host_link = arena_strdup(&p->db->arena, buf);
 	} else {
-		return perr(p, "expected 'PCIe GEN xLANES [FLAG]', 'NVLink-C2C GBS [FLAG]' or 'none' for "
-			       "'host_link' in [%s]", dv->name);
+		return perr(p,
+			    "expected 'PCIe GEN xLANES [FLAG]', 'NVLink-C2C GBS [FLAG]' or 'none' for "
+			    "'host_link' in [%s]",
+			    dv->name);
 	}
 	dv->host_flag = NULL;
-	if (k == (dv->host_link[0] == 'N' ? 3 : 4) && !(dv->host_flag = flag_lookup(tok[k - 1], tlen[k - 1])))
+	if (k == (dv->host_link[0] == 'N' ? 3 : 4) &&
+	    !(dv->host_flag = flag_lookup(tok[k - 1], tlen[k - 1])))
 		return bad_flag(p, tok[k - 1], tlen[k - 1]);
 	return 0;
 }
@@ -455,7 +464,8 @@ static int set_value(struct parser *p, int k, enum kp_prec prec, const char *val
 		else if (ieq(val, vlen, "no", 2))
 			dv->no_clock_scaling = 0;
 		else
-			return perr(p, "bad value '%.*s' for 'no_clock_scaling' in [%s] (valid: yes, no)",
+			return perr(p,
+				    "bad value '%.*s' for 'no_clock_scaling' in [%s] (valid: yes, no)",
 				    (int)vlen, val, dv->name);
 		return 0;
 	case K_HOST:
@@ -490,7 +500,8 @@ static int set_key(struct parser *p, const char *key, size_t klen, const char *v
 			k = i;
 	if (k < 0 && klen > 5 && !memcmp(key, "peak.", 5)) {
 		for (int i = 0; i < PREC_N; i++)
-			if (strlen(prec_keys[i]) == klen - 5 && !memcmp(key + 5, prec_keys[i], klen - 5))
+			if (strlen(prec_keys[i]) == klen - 5 &&
+			    !memcmp(key + 5, prec_keys[i], klen - 5))
 				prec = (enum kp_prec)i;
 		if (prec == PREC_NONE)
 			return perr(p,
@@ -532,7 +543,7 @@ static int end_entry(struct parser *p)
 
 	/* An entry is never more confident than the numbers it inherits claim, nor
 	 * they more than it: inherited flags are capped at its confidence. */
-	const char **flags[] = { &dv->sms_flag, &dv->clk_flag,     &dv->mem_flag, &dv->bw_flag,
+	const char **flags[] = { &dv->sms_flag,     &dv->clk_flag, &dv->mem_flag,  &dv->bw_flag,
 				 &dv->mem_clk_flag, &dv->bus_flag, &dv->host_flag, &dv->peer_flag };
 	static const int keys[] = { K_SMS, K_CLK, K_MEM, K_DRAM, K_MEMCLK, K_BUS, K_HOST, K_PEER };
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
@@ -616,7 +627,8 @@ static int index_names(struct parser *p)
 						return perr_at(p, a->line,
 							       "exact name '%s' of [%s] is also in "
 							       "[%s] (line %d)",
-							       a->exact[x], a->name, b->name, b->line);
+							       a->exact[x], a->name, b->name,
+							       b->line);
 			for (int x = 0; x < a->nsubstr; x++)
 				for (int y = 0; y < b->nsubstr; y++)
 					if (ieq(a->substr[x], strlen(a->substr[x]), b->substr[y],
@@ -624,7 +636,8 @@ static int index_names(struct parser *p)
 						return perr_at(p, a->line,
 							       "pattern '%s' of [%s] is also in "
 							       "[%s] (line %d)",
-							       a->substr[x], a->name, b->name, b->line);
+							       a->substr[x], a->name, b->name,
+							       b->line);
 		}
 	}
 	return 0;
@@ -803,7 +816,8 @@ int devdb_generic_name(const char *name)
 
 static int same_peaks(const struct kp_device *a, const struct kp_device *b)
 {
-	if (a->mem_bw_byte_per_s != b->mem_bw_byte_per_s || a->no_clock_scaling != b->no_clock_scaling)
+	if (a->mem_bw_byte_per_s != b->mem_bw_byte_per_s ||
+	    a->no_clock_scaling != b->no_clock_scaling)
 		return 0;
 	for (int i = 0; i < PREC_N; i++)
 		if (a->peak[i].flop_per_s != b->peak[i].flop_per_s ||
@@ -812,8 +826,7 @@ static int same_peaks(const struct kp_device *a, const struct kp_device *b)
 	return 1;
 }
 
-int devdb_match_props(const struct kp_devdb *db, const struct kp_devprops *q,
-		      struct kp_devmatch *m)
+int devdb_match_props(const struct kp_devdb *db, const struct kp_devprops *q, struct kp_devmatch *m)
 {
 	memset(m, 0, sizeof(*m));
 	if (!db || !q || q->sms <= 0 || q->mem_bytes <= 0 || q->cc_major <= 0)
@@ -822,8 +835,9 @@ int devdb_match_props(const struct kp_devdb *db, const struct kp_devprops *q,
 	m->same_peaks = 1;
 	for (int i = 0; i < db->ndev; i++) {
 		const struct kp_device *dv = &db->dev[i];
-		if (dv->sms != q->sms || dv->cc_major != q->cc_major || dv->cc_minor != q->cc_minor ||
-		    dv->mem_gb <= 0 || gib < 0.90 * dv->mem_gb || gib > 1.03 * dv->mem_gb)
+		if (dv->sms != q->sms || dv->cc_major != q->cc_major ||
+		    dv->cc_minor != q->cc_minor || dv->mem_gb <= 0 || gib < 0.90 * dv->mem_gb ||
+		    gib > 1.03 * dv->mem_gb)
 			continue;
 		if (m->ncand && !same_peaks(m->cand[0], dv))
 			m->same_peaks = 0;
@@ -880,7 +894,8 @@ double devdb_path_bw(const struct kp_device *dev, enum kp_mempath path)
 	case MEMPATH_HOST:
 		return dev->host_bw_byte_per_s;
 	case MEMPATH_PEER:
-		return dev->peer_bw_byte_per_s > 0 ? dev->peer_bw_byte_per_s : dev->host_bw_byte_per_s;
+		return dev->peer_bw_byte_per_s > 0 ? dev->peer_bw_byte_per_s
+						   : dev->host_bw_byte_per_s;
 	default:
 		return 0;
 	}

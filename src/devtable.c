@@ -62,11 +62,12 @@ static const struct kp_col dev_cols[DC_N] = {
 	PREC_COLS(PREC_INT8, int8, "INT8", "op"),
 	[DC_CONF] = { "Confidence", "confidence", COL_BOTH, 1 },
 	[DC_SRC] = { NULL, "source", COL_MACHINE, 1 },
-	[DC_HOW] = { NULL, "match", 0, 1 },   /* a lookup: machine */
+	[DC_HOW] = { NULL, "match", 0, 1 }, /* a lookup: machine */
 	[DC_NAME] = { "Name", "name", COL_BOTH, 1 },
 };
 
-static void build_table(struct kp_doc *doc, const struct kp_device *const *devs, int n, const char *how)
+static void build_table(struct kp_doc *doc, const struct kp_device *const *devs, int n,
+			const char *how)
 {
 	char buf[64];
 	struct kp_table *tb = report_table(doc, "rows", dev_cols, DC_N);
@@ -94,7 +95,8 @@ static void build_table(struct kp_doc *doc, const struct kp_device *const *devs,
 		for (int p = 0; p < PREC_N; p++) {
 			const struct kp_peak *pk = &dv->peak[p];
 			struct kp_cell *pc = &c[DC_PEAK + 3 * p];
-			num_or_null(tb, &pc[0], pk->flop_per_s, tflops_text(buf, sizeof(buf), pk->flop_per_s));
+			num_or_null(tb, &pc[0], pk->flop_per_s,
+				    tflops_text(buf, sizeof(buf), pk->flop_per_s));
 			if (pk->flop_per_s > 0 && pk->clk_ref_mhz > 0)
 				report_cell_int(tb, &pc[1], pk->clk_ref_mhz, NULL);
 			report_cell_str(tb, &pc[2], pk->flag, NULL);
@@ -126,12 +128,14 @@ static void entry_facts(struct kp_doc *doc, const struct kp_device *dv)
 	}
 	clk[0] = '\0';
 	if (dv->mem_clk_mhz > 0 && dv->bus_bits > 0)
-		snprintf(clk, sizeof(clk), " (%d MHz x 2 x %d bits / 8 = %.0f GB/s)", dv->mem_clk_mhz,
-			 dv->bus_bits, dv->mem_clk_mhz * 2.0 * dv->bus_bits / 8 / 1e3);
-	report_fact_textf(doc, "dram", NULL, "%.0f GB/s, %s%s", dv->mem_bw_byte_per_s / 1e9, dv->bw_flag, clk);
+		snprintf(clk, sizeof(clk), " (%d MHz x 2 x %d bits / 8 = %.0f GB/s)",
+			 dv->mem_clk_mhz, dv->bus_bits,
+			 dv->mem_clk_mhz * 2.0 * dv->bus_bits / 8 / 1e3);
+	report_fact_textf(doc, "dram", NULL, "%.0f GB/s, %s%s", dv->mem_bw_byte_per_s / 1e9,
+			  dv->bw_flag, clk);
 	if (dv->host_link)
-		report_fact_textf(doc, "host link", NULL, "%s, %.1f GB/s per direction, %s", dv->host_link,
-				  dv->host_bw_byte_per_s / 1e9, dv->host_flag);
+		report_fact_textf(doc, "host link", NULL, "%s, %.1f GB/s per direction, %s",
+				  dv->host_link, dv->host_bw_byte_per_s / 1e9, dv->host_flag);
 	if (dv->peer_bw_byte_per_s > 0)
 		report_fact_textf(doc, "peer link", NULL, "%.0f GB/s per direction, %s",
 				  dv->peer_bw_byte_per_s / 1e9, dv->peer_flag);
@@ -152,10 +156,11 @@ void devtable_doc(const struct kp_devdb *db, const struct kp_device *const *devs
 		report_fact_text(doc, NULL, "match", how);
 		entry_facts(doc, devs[0]);
 	} else {
-		report_summary(doc, "%d %s in %s", db->ndev, units_plural(db->ndev, "entry", "entries"),
-			       db->origin);
-		report_fact_text(doc, "peaks", NULL,
-				 "dense TFLOP/s (INT8: TOP/s) at the SM clock each assumes; '-' unknown");
+		report_summary(doc, "%d %s in %s", db->ndev,
+			       units_plural(db->ndev, "entry", "entries"), db->origin);
+		report_fact_text(
+			doc, "peaks", NULL,
+			"dense TFLOP/s (INT8: TOP/s) at the SM clock each assumes; '-' unknown");
 	}
 	build_table(doc, devs, n, how);
 }

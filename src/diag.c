@@ -112,7 +112,8 @@ static void print_line(const char *line, void *arg)
 	fprintf(arg, "kprof: %s\n", line);
 }
 
-void diag_warn_print(const struct kp_warnings *w, enum kp_warn_mode mode, const char *side, FILE *fp)
+void diag_warn_print(const struct kp_warnings *w, enum kp_warn_mode mode, const char *side,
+		     FILE *fp)
 {
 	if (mode != WARN_QUIET)
 		diag_warn_lines(w, side, print_line, fp);

@@ -15,7 +15,7 @@
 
 static const char *const status_names[] = {
 	[DIFF_CHANGED] = "changed", [DIFF_UNCHANGED] = "unchanged", [DIFF_NEW] = "new",
-	[DIFF_GONE] = "gone", [DIFF_OTHERS] = "others",
+	[DIFF_GONE] = "gone",       [DIFF_OTHERS] = "others",
 };
 
 static const char *key_name(enum kp_group g)
@@ -70,7 +70,7 @@ static const struct kp_col diff_cols[DC_N] = {
 	[DC_NOISE] = { "Noise", "noise_ns", COL_MACHINE, 0 },
 	[DC_BDT] = { "Dtype(B)", "base_dtype", COL_MACHINE, 1 },
 	[DC_NDT] = { "Dtype(N)", "new_dtype", COL_MACHINE, 1 },
-	[DC_NAME] = { "Kernel", "name", COL_BOTH, 1 },            /* op keys: "Op" */
+	[DC_NAME] = { "Kernel", "name", COL_BOTH, 1 }, /* op keys: "Op" */
 };
 
 /* regressions red, improvements green: only rows that changed beyond the noise floor */
@@ -96,10 +96,13 @@ static void rows_table(const struct kp_diff *d, struct kp_doc *doc)
 		report_cell_str(tb, &c[DC_KEY], r->key, NULL);
 		report_cell_str(tb, &c[DC_STATUS], status_names[r->status], NULL);
 		if (r->has_base)
-			report_cell_int(tb, &c[DC_BASE], r->base_ns, units_time(b, sizeof(b), r->base_ns));
+			report_cell_int(tb, &c[DC_BASE], r->base_ns,
+					units_time(b, sizeof(b), r->base_ns));
 		if (r->has_new)
-			report_cell_int(tb, &c[DC_NEW], r->new_ns, units_time(b, sizeof(b), r->new_ns));
-		report_cell_int(tb, &c[DC_DELTA], r->delta_ns, signed_time(b, sizeof(b), r->delta_ns));
+			report_cell_int(tb, &c[DC_NEW], r->new_ns,
+					units_time(b, sizeof(b), r->new_ns));
+		report_cell_int(tb, &c[DC_DELTA], r->delta_ns,
+				signed_time(b, sizeof(b), r->delta_ns));
 		if (r->ratio >= 0) {
 			snprintf(b, sizeof(b), "%.3fx", r->ratio);
 			report_cell_num(tb, &c[DC_RATIO], r->ratio, b);
@@ -114,9 +117,11 @@ static void rows_table(const struct kp_diff *d, struct kp_doc *doc)
 		report_cell_num(tb, &c[DC_BPCT], r->base_pct, NULL);
 		report_cell_num(tb, &c[DC_NPCT], r->new_pct, NULL);
 		if (r->has_base)
-			report_cell_num(tb, &c[DC_BCALLS], r->base_calls, units_calls(b, sizeof(b), r->base_calls));
+			report_cell_num(tb, &c[DC_BCALLS], r->base_calls,
+					units_calls(b, sizeof(b), r->base_calls));
 		if (r->has_new)
-			report_cell_num(tb, &c[DC_NCALLS], r->new_calls, units_calls(b, sizeof(b), r->new_calls));
+			report_cell_num(tb, &c[DC_NCALLS], r->new_calls,
+					units_calls(b, sizeof(b), r->new_calls));
 		report_cell_num(tb, &c[DC_BTFL], r->base_flops_per_s,
 				units_fixed(b, sizeof(b), r->base_flops_per_s, 1e12, 1));
 		report_cell_num(tb, &c[DC_NTFL], r->new_flops_per_s,
@@ -168,22 +173,26 @@ static void side_text(const struct kp_diff_side *s, char *buf, size_t cap)
 		n += snprintf(buf + n, cap - n, ", %" PRId64 " %s", r->tot.steps,
 			      units_plural(r->tot.steps, "step", "steps"));
 	if (n < cap)
-		snprintf(buf + n, cap - n, ", %s GPU time", units_time(t, sizeof(t), r->tot.gpu_time_ns));
+		snprintf(buf + n, cap - n, ", %s GPU time",
+			 units_time(t, sizeof(t), r->tot.gpu_time_ns));
 }
 
 static void compare_text(const struct kp_diff *d, char *buf, size_t cap)
 {
 	const struct kp_diff_opts *o = &d->opts;
 	size_t n = snprintf(buf, cap, "%s",
-			    o->key == GROUP_KERNEL ? (o->full_names ? "kernel names as recorded (--name=full)"
-								    : "normalized kernel names")
-			    : o->key == GROUP_OP ? "op names"
-						 : "op names, input shapes and dtype, then across dtypes");
+			    o->key == GROUP_KERNEL
+				    ? (o->full_names ? "kernel names as recorded (--name=full)"
+						     : "normalized kernel names")
+			    : o->key == GROUP_OP
+				    ? "op names"
+				    : "op names, input shapes and dtype, then across dtypes");
 	if (n >= cap)
 		return;
 	if (o->per_step) {
 		snprintf(buf + n, cap - n, ", per step (%s): base / %g, new / %g",
-			 o->how == NORM_STEPS ? "--steps" : "ProfilerStep spans", d->base.div, d->new.div);
+			 o->how == NORM_STEPS ? "--steps" : "ProfilerStep spans", d->base.div,
+			 d->new.div);
 		return;
 	}
 	if (o->how == NORM_TOTAL) {
@@ -194,9 +203,11 @@ static void compare_text(const struct kp_diff *d, char *buf, size_t cap)
 	if (b && w && !b->tot.steps && !w->tot.steps)
 		snprintf(buf + n, cap - n, ", totals (no ProfilerStep spans in either trace)");
 	else if (b && !b->tot.steps)
-		snprintf(buf + n, cap - n, ", totals (no ProfilerStep spans in %s)", side_input(&d->base));
+		snprintf(buf + n, cap - n, ", totals (no ProfilerStep spans in %s)",
+			 side_input(&d->base));
 	else if (w && !w->tot.steps)
-		snprintf(buf + n, cap - n, ", totals (no ProfilerStep spans in %s)", side_input(&d->new));
+		snprintf(buf + n, cap - n, ", totals (no ProfilerStep spans in %s)",
+			 side_input(&d->new));
 	else
 		snprintf(buf + n, cap - n, ", totals");
 }
@@ -206,11 +217,13 @@ static void total_text(const struct kp_diff *d, char *buf, size_t cap)
 	const struct kp_diff_summary *s = &d->sum;
 	char b1[32], b2[32];
 	size_t n = snprintf(buf, cap, "GPU time%s %s -> %s", d->opts.per_step ? " per step" : "",
-			    units_time(b1, sizeof(b1), s->base_ns), units_time(b2, sizeof(b2), s->new_ns));
+			    units_time(b1, sizeof(b1), s->base_ns),
+			    units_time(b2, sizeof(b2), s->new_ns));
 	if (n >= cap)
 		return;
 	if (s->total_ratio >= 0)
-		snprintf(buf + n, cap - n, " (%+.1f%%, %.3fx)", (s->total_ratio - 1) * 100, s->total_ratio);
+		snprintf(buf + n, cap - n, " (%+.1f%%, %.3fx)", (s->total_ratio - 1) * 100,
+			 s->total_ratio);
 	else
 		snprintf(buf + n, cap - n, " (N/A)");
 }
@@ -220,10 +233,11 @@ static void rows_text(const struct kp_diff *d, char *buf, size_t cap)
 	const struct kp_diff_summary *s = &d->sum;
 	const char *what = d->opts.key == GROUP_KERNEL ? "kernels" : "ops";
 	size_t n = snprintf(buf, cap,
-			    "%s: %" PRId64 " matched (%" PRId64 " regressed, %" PRId64 " improved, %" PRId64
-			    " unchanged within %g%%), %" PRId64 " new, %" PRId64 " gone; geomean speedup ",
-			    what, s->matched, s->regressed, s->improved, s->unchanged, d->opts.threshold_pct,
-			    s->added, s->removed);
+			    "%s: %" PRId64 " matched (%" PRId64 " regressed, %" PRId64
+			    " improved, %" PRId64 " unchanged within %g%%), %" PRId64
+			    " new, %" PRId64 " gone; geomean speedup ",
+			    what, s->matched, s->regressed, s->improved, s->unchanged,
+			    d->opts.threshold_pct, s->added, s->removed);
 	if (n >= cap)
 		return;
 	if (s->geomean_speedup > 0)
@@ -231,9 +245,11 @@ static void rows_text(const struct kp_diff *d, char *buf, size_t cap)
 	else
 		n += snprintf(buf + n, cap - n, "N/A");
 	if (s->cross_dtype && n < cap)
-		n += snprintf(buf + n, cap - n, "; %" PRId64 " paired across dtypes", s->cross_dtype);
+		n += snprintf(buf + n, cap - n, "; %" PRId64 " paired across dtypes",
+			      s->cross_dtype);
 	if (s->cross_backend && n < cap)
-		snprintf(buf + n, cap - n, "; %" PRId64 " paired across backends", s->cross_backend);
+		snprintf(buf + n, cap - n, "; %" PRId64 " paired across backends",
+			 s->cross_backend);
 }
 
 /*
@@ -245,10 +261,12 @@ static int kernels_unpaired(const struct kp_diff *d, char *buf, size_t cap)
 	const struct kp_diff_summary *s = &d->sum;
 	if (d->opts.key != GROUP_KERNEL || s->base_ns <= 0 || s->new_ns <= 0)
 		return 0;
-	double b = 100.0 * s->onesided_base_ns / s->base_ns, n = 100.0 * s->onesided_new_ns / s->new_ns;
+	double b = 100.0 * s->onesided_base_ns / s->base_ns,
+	       n = 100.0 * s->onesided_new_ns / s->new_ns;
 	if (b <= 50 && n <= 50)
 		return 0;
-	snprintf(buf, cap, "%.0f%% of base and %.0f%% of new time is in kernels found on one side only; try --key op-shape",
+	snprintf(buf, cap,
+		 "%.0f%% of base and %.0f%% of new time is in kernels found on one side only; try --key op-shape",
 		 b, n);
 	return 1;
 }
@@ -273,19 +291,21 @@ static void gate_text(const struct kp_diff *d, const struct kp_diff_render_opts 
 	if (g->fail_above_pct >= 0)
 		n += snprintf(buf + n, cap - n, "--fail-above %g%%", g->fail_above_pct);
 	if (g->nrules && n < cap)
-		n += snprintf(buf + n, cap - n, "%s%zu per-key limit%s", n ? " and " : "", g->nrules,
-			      g->nrules == 1 ? "" : "s");
+		n += snprintf(buf + n, cap - n, "%s%zu per-key limit%s", n ? " and " : "",
+			      g->nrules, g->nrules == 1 ? "" : "s");
 	if (g->min_pct > 0 && n < cap)
 		n += snprintf(buf + n, cap - n, " (rows >= %g%% of their side)", g->min_pct);
 	if (n < cap)
-		n += snprintf(buf + n, cap - n, ", --min-delta %s", units_time(fl, sizeof(fl), g->min_delta_ns));
+		n += snprintf(buf + n, cap - n, ", --min-delta %s",
+			      units_time(fl, sizeof(fl), g->min_delta_ns));
 	if (n < cap && d->sum.noise_steps)
 		n += snprintf(buf + n, cap - n, ", noise %g x pooled sd (total %s)", noise_k(d),
 			      units_time(nz, sizeof(nz), (int64_t)llround(d->sum.noise_ns)));
 	else if (n < cap && d->opts.noise_k < 0)
 		n += snprintf(buf + n, cap - n, ", no noise test (--noise-k 0)");
 	else if (n < cap)
-		n += snprintf(buf + n, cap - n, ", no noise estimate (needs %d+ ProfilerSteps per trace)",
+		n += snprintf(buf + n, cap - n,
+			      ", no noise estimate (needs %d+ ProfilerSteps per trace)",
 			      KP_NOISE_MIN_STEPS);
 	if (n >= cap)
 		return;
@@ -298,16 +318,19 @@ static void gate_text(const struct kp_diff *d, const struct kp_diff_render_opts 
 	if (!rows)
 		snprintf(buf + n, cap - n, ": tripped by the total");
 	else
-		snprintf(buf + n, cap - n, ": tripped by %s%zu row%s", total ? "the total and " : "", rows,
-			 rows == 1 ? "" : "s");
+		snprintf(buf + n, cap - n, ": tripped by %s%zu row%s",
+			 total ? "the total and " : "", rows, rows == 1 ? "" : "s");
 }
 
-static void gate_facts(const struct kp_diff *d, const struct kp_diff_render_opts *o, struct kp_doc *doc)
+static void gate_facts(const struct kp_diff *d, const struct kp_diff_render_opts *o,
+		       struct kp_doc *doc)
 {
-	static const struct kp_gate_opts off = { .fail_above_pct = -1, .min_delta_ns = KP_MIN_DELTA_NS };
+	static const struct kp_gate_opts off = { .fail_above_pct = -1,
+						 .min_delta_ns = KP_MIN_DELTA_NS };
 	const struct kp_gate_opts *g = o->gate ? o->gate : &off;
 	report_object(doc, "gate");
-	report_fact_num(doc, NULL, "fail_above_pct", g->fail_above_pct >= 0 ? g->fail_above_pct : NAN);
+	report_fact_num(doc, NULL, "fail_above_pct",
+			g->fail_above_pct >= 0 ? g->fail_above_pct : NAN);
 	report_array(doc, "rules", 0);
 	for (size_t i = 0; i < g->nrules; i++) {
 		report_object(doc, NULL);
@@ -374,7 +397,8 @@ static void summary_facts(const struct kp_diff *d, struct kp_doc *doc)
 	report_fact_time(doc, NULL, "new_time_ns", s->new_ns);
 	report_fact_time(doc, NULL, "delta_ns", s->delta_ns);
 	report_fact_num(doc, NULL, "total_ratio", s->total_ratio >= 0 ? s->total_ratio : NAN);
-	report_fact_num(doc, NULL, "geomean_speedup", s->geomean_speedup > 0 ? s->geomean_speedup : NAN);
+	report_fact_num(doc, NULL, "geomean_speedup",
+			s->geomean_speedup > 0 ? s->geomean_speedup : NAN);
 	report_fact_num(doc, NULL, "threshold_pct", d->opts.threshold_pct);
 	report_fact_count(doc, NULL, "matched", s->matched);
 	report_fact_count(doc, NULL, "regressed", s->regressed);
@@ -389,7 +413,8 @@ static void summary_facts(const struct kp_diff *d, struct kp_doc *doc)
 }
 
 /* table '#' lines and the markdown list */
-static void human_facts(const struct kp_diff *d, const struct kp_diff_render_opts *o, struct kp_doc *doc)
+static void human_facts(const struct kp_diff *d, const struct kp_diff_render_opts *o,
+			struct kp_doc *doc)
 {
 	char buf[2048];
 	const char *in0 = side_input(&d->base), *in1 = side_input(&d->new);
@@ -400,9 +425,10 @@ static void human_facts(const struct kp_diff *d, const struct kp_diff_render_opt
 	/* " ": the value starts under "[0] base"'s, one column past the other keys' */
 	report_fact_textf(doc, "[1] new", NULL, " %-*s  (%s)", w, in1, buf);
 	if (devices_differ(d))
-		report_fact_textf(doc, "device", NULL,
-				  "base %s, new %s: TFLOP/s and %%Peak of each side are against its own device",
-				  side_device(&d->base), side_device(&d->new));
+		report_fact_textf(
+			doc, "device", NULL,
+			"base %s, new %s: TFLOP/s and %%Peak of each side are against its own device",
+			side_device(&d->base), side_device(&d->new));
 	compare_text(d, buf, sizeof(buf));
 	report_fact_text(doc, "compare", NULL, buf);
 	total_text(d, buf, sizeof(buf));
@@ -418,7 +444,8 @@ static void human_facts(const struct kp_diff *d, const struct kp_diff_render_opt
 	}
 }
 
-void diff_render_doc(const struct kp_diff *d, const struct kp_diff_render_opts *o, struct kp_doc *doc)
+void diff_render_doc(const struct kp_diff *d, const struct kp_diff_render_opts *o,
+		     struct kp_doc *doc)
 {
 	char buf[256];
 	report_init(doc, "diff", 7);

@@ -121,11 +121,11 @@ const char *diff_normalize_kernel(struct kp_arena *a, const char *name)
  */
 static const struct {
 	const char *op;
-	int inputs;             /* tensor inputs of the functional op */
+	int inputs; /* tensor inputs of the functional op */
 } out_ops[] = {
-	{ "aten::mm", 2 },      { "aten::bmm", 2 },     { "aten::addmm", 3 },
-	{ "aten::baddbmm", 3 }, { "aten::addbmm", 3 },  { "aten::addmv", 3 },
-	{ "aten::mv", 2 },      { "aten::dot", 2 },     { "aten::_int_mm", 2 },
+	{ "aten::mm", 2 },      { "aten::bmm", 2 },    { "aten::addmm", 3 },
+	{ "aten::baddbmm", 3 }, { "aten::addbmm", 3 }, { "aten::addmv", 3 },
+	{ "aten::mv", 2 },      { "aten::dot", 2 },    { "aten::_int_mm", 2 },
 };
 
 /* tensor slots of a shape text "[a]x{[b],[c]}x[d]": separators at bracket depth 0 */
@@ -214,30 +214,29 @@ const char *diff_row_key(struct kp_arena *a, const struct kp_row *row, const str
 
 /* ---- join ---- */
 
-
 struct side_acc {
 	int64_t raw_ns, flops;
 	double calls, peak_flop_ns;
 	const char *dtype;
-	int64_t *steps;          /* per-step series (diff arena), NULL without */
+	int64_t *steps; /* per-step series (diff arena), NULL without */
 	int has, mixed;
 	/* op-shape: the rows' parts by functional signature (kp_row.parts), diff arena */
 	const struct kp_sigpart **parts;
-	uint8_t *used;           /* parts paired across backends */
+	uint8_t *used; /* parts paired across backends */
 	size_t nparts, capparts;
-	const char *variant;     /* pair_backends(): the variant of a merged side */
+	const char *variant; /* pair_backends(): the variant of a merged side */
 };
 
 struct join_row {
 	const char *key, *group, *name, *label; /* label: the exact key's dtype, NULL none */
 	struct side_acc side[2];
-	int dead;                /* merged into another row (cross-dtype or -backend pairing) */
+	int dead; /* merged into another row (cross-dtype or -backend pairing) */
 	int cross;
 	int cross_backend;
 };
 
 struct join {
-	struct kp_hmap map;  /* HMAP_STR: key -> index into jr */
+	struct kp_hmap map; /* HMAP_STR: key -> index into jr */
 	struct join_row *jr;
 	size_t n, cap;
 };
@@ -302,7 +301,8 @@ static void add_side(struct kp_diff *d, struct join *j, const struct kp_row *row
 		if (!r->group) {
 			r->group = group;
 			r->name = d->opts.key == GROUP_OP ? rows[i].name : key;
-			r->label = d->opts.key == GROUP_OP_SHAPE ? dtype_label(&d->arena, &rows[i]) : NULL;
+			r->label = d->opts.key == GROUP_OP_SHAPE ? dtype_label(&d->arena, &rows[i])
+								 : NULL;
 		}
 		if (!r->side[side].has)
 			(*nkeys)++;
@@ -328,7 +328,7 @@ static int cmp_leftover(const void *a, const void *b, void *arg)
  */
 static void pair_leftovers(struct kp_diff *d, struct join *j)
 {
-	struct kp_hmap groups;        /* group -> leftovers in it */
+	struct kp_hmap groups;                                   /* group -> leftovers in it */
 	const char **gkey = xmalloc((j->n + 1) * sizeof(*gkey)); /* groups, first seen first */
 	size_t ngroups = 0;
 	size_t *idx = xmalloc((j->n + 1) * sizeof(*idx));
@@ -386,7 +386,7 @@ static void pair_leftovers(struct kp_diff *d, struct join *j)
 struct sig_group {
 	size_t *m[2];
 	size_t n[2], cap[2];
-	int tainted;             /* a matched row holds some of its work */
+	int tainted; /* a matched row holds some of its work */
 };
 
 static void group_add(struct sig_group *g, int side, size_t row, size_t part)
@@ -509,7 +509,8 @@ static void pair_backends(struct kp_diff *d, struct join *j)
 			for (size_t k = 0; a->has && k < a->nparts; k++) {
 				if (!a->parts[k]->sig)
 					continue;
-				struct sig_group *x = group_of(&map, &g, &ng, &cap, a->parts[k]->sig);
+				struct sig_group *x = group_of(&map, &g, &ng, &cap,
+							       a->parts[k]->sig);
 				if (both)
 					x->tainted = 1;
 				else
@@ -527,7 +528,8 @@ static void pair_backends(struct kp_diff *d, struct join *j)
 			group_side(d, j, x, 1, d->opts.new_steps, &r->side[1]);
 			const char *sig = j->jr[x->m[0][0]].side[0].parts[x->m[0][1]]->sig;
 			char buf[160];
-			snprintf(buf, sizeof(buf), "%s->%s", r->side[0].variant, r->side[1].variant);
+			snprintf(buf, sizeof(buf), "%s->%s", r->side[0].variant,
+				 r->side[1].variant);
 			r->group = sig;
 			r->key = r->name = join3(&d->arena, sig, " ", buf);
 			r->cross_backend = 1;
@@ -668,7 +670,8 @@ static void summarize(struct kp_diff *d, int noise, int64_t *const tot[2])
 			r->status = nt > 0 ? DIFF_CHANGED : DIFF_UNCHANGED;
 		else
 			r->status = fabs(r->ratio - 1) * 100 <= d->opts.threshold_pct + PCT_EPS
-					    ? DIFF_UNCHANGED : DIFF_CHANGED;
+					    ? DIFF_UNCHANGED
+					    : DIFF_CHANGED;
 		if (r->status == DIFF_UNCHANGED)
 			s->unchanged++;
 		else if (r->ratio < 0 || r->ratio > 1)
@@ -698,7 +701,8 @@ int diff_join(struct kp_diff *d, const struct kp_row *brows, size_t nb, const st
 	d->new = (struct kp_diff_side){ "new", new_rep, d->opts.new_div, 0, 0 };
 	/* noise needs per-step division by the spans and a few steps on both sides */
 	int noise = d->opts.noise_k >= 0 && d->opts.per_step && d->opts.how != NORM_STEPS &&
-		    d->opts.base_steps >= KP_NOISE_MIN_STEPS && d->opts.new_steps >= KP_NOISE_MIN_STEPS;
+		    d->opts.base_steps >= KP_NOISE_MIN_STEPS &&
+		    d->opts.new_steps >= KP_NOISE_MIN_STEPS;
 	if (!noise)
 		d->opts.base_steps = d->opts.new_steps = 0;
 	d->sum.noise_steps = noise;
@@ -766,7 +770,7 @@ void diff_select(struct kp_diff *d, long top, double min_pct)
 	char buf[96];
 	snprintf(buf, sizeof(buf), "(others: %lld %s)", (long long)o.nfolded,
 		 d->opts.key == GROUP_KERNEL ? units_plural(o.nfolded, "kernel", "kernels")
-						 : units_plural(o.nfolded, "op", "ops"));
+					     : units_plural(o.nfolded, "op", "ops"));
 	o.name = o.key = arena_strdup(&d->arena, buf);
 	tmp[keep] = o;
 	memcpy(d->rows, tmp, (keep + 1) * sizeof(*tmp));
@@ -851,7 +855,8 @@ const char *diff_gate_parse_limit(struct kp_arena *a, const char *s, size_t len,
 	buf[nlen] = '\0';
 	double pct = strtod(buf, &end);
 	if (end == buf || *end || !isfinite(pct) || pct < 0)
-		return eq < len ? "expected PATTERN=PCT with PCT a number >= 0" : "expected PCT (a number >= 0) or PATTERN=PCT";
+		return eq < len ? "expected PATTERN=PCT with PCT a number >= 0"
+				: "expected PCT (a number >= 0) or PATTERN=PCT";
 	if (eq == len) {
 		*global = pct;
 		return NULL;
@@ -903,11 +908,18 @@ size_t diff_gate(const struct kp_diff *d, const struct kp_gate_opts *g, struct k
 	size_t n = 0;
 	const struct kp_diff_summary *s = &d->sum;
 	if (g->fail_above_pct >= 0 && s->total_ratio > 0 &&
-	    (s->total_ratio - 1) * 100 > g->fail_above_pct + PCT_EPS && real_change(s->delta_ns, s->noise_ns, g)) {
+	    (s->total_ratio - 1) * 100 > g->fail_above_pct + PCT_EPS &&
+	    real_change(s->delta_ns, s->noise_ns, g)) {
 		if (n < cap)
-			hits[n] = (struct kp_gate_hit){ NULL, "total GPU time", DIFF_CHANGED, s->base_ns,
-							s->new_ns, s->delta_ns, (s->total_ratio - 1) * 100,
-							g->fail_above_pct, s->noise_ns };
+			hits[n] = (struct kp_gate_hit){ NULL,
+							"total GPU time",
+							DIFF_CHANGED,
+							s->base_ns,
+							s->new_ns,
+							s->delta_ns,
+							(s->total_ratio - 1) * 100,
+							g->fail_above_pct,
+							s->noise_ns };
 		n++;
 	}
 	for (size_t i = 0; i < d->nrows; i++) {
@@ -924,9 +936,15 @@ size_t diff_gate(const struct kp_diff *d, const struct kp_gate_opts *g, struct k
 		if (!grew && (r->ratio - 1) * 100 <= limit + PCT_EPS)
 			continue;
 		if (n < cap)
-			hits[n] = (struct kp_gate_hit){ r->key, r->name, grew ? DIFF_NEW : DIFF_CHANGED,
-							r->base_ns, r->new_ns, r->delta_ns,
-							grew ? NAN : (r->ratio - 1) * 100, limit, r->noise_ns };
+			hits[n] = (struct kp_gate_hit){ r->key,
+							r->name,
+							grew ? DIFF_NEW : DIFF_CHANGED,
+							r->base_ns,
+							r->new_ns,
+							r->delta_ns,
+							grew ? NAN : (r->ratio - 1) * 100,
+							limit,
+							r->noise_ns };
 		n++;
 	}
 	return n;
@@ -947,13 +965,14 @@ void diff_gate_message(const struct kp_gate_hit *h, const struct kp_gate_opts *g
 	if (isfinite(h->change_pct))
 		snprintf(pct, sizeof(pct), " (%+.1f%%)", h->change_pct);
 	if (!h->key)
-		snprintf(buf, cap, "total GPU time %s -> %s: %s%s, limit %g%%, floor %s, noise %s", b1, b2,
-			 dl, pct, h->limit_pct, fl, nz);
+		snprintf(buf, cap, "total GPU time %s -> %s: %s%s, limit %g%%, floor %s, noise %s",
+			 b1, b2, dl, pct, h->limit_pct, fl, nz);
 	else if (h->status == DIFF_NEW)
-		snprintf(buf, cap, "'%s' (new) %s: %s, floor %s, noise %s", h->name, b2, dl, fl, nz);
+		snprintf(buf, cap, "'%s' (new) %s: %s, floor %s, noise %s", h->name, b2, dl, fl,
+			 nz);
 	else
-		snprintf(buf, cap, "'%s' %s -> %s: %s%s, limit %g%%, floor %s, noise %s", h->name, b1, b2,
-			 dl, pct, h->limit_pct, fl, nz);
+		snprintf(buf, cap, "'%s' %s -> %s: %s%s, limit %g%%, floor %s, noise %s", h->name,
+			 b1, b2, dl, pct, h->limit_pct, fl, nz);
 }
 
 void diff_free(struct kp_diff *d)
@@ -1005,8 +1024,8 @@ static int load_sides(struct kp_diff_run *run, const struct kp_diff_run_opts *o)
 	}
 	struct side_job job[2];
 	for (int i = 0; i < 2; i++)
-		job[i] = (struct side_job){ o->path[i], dev[i], o, &run->trace[i], &run->rep[i],
-					    &run->diag[i], -1 };
+		job[i] = (struct side_job){ o->path[i],   dev[i],        o, &run->trace[i],
+					    &run->rep[i], &run->diag[i], -1 };
 	pthread_t th;
 	int threaded = pthread_create(&th, NULL, run_side, &job[0]) == 0;
 	if (!threaded)
@@ -1070,8 +1089,8 @@ int diff_run(struct kp_diff_run *run, const struct kp_diff_run_opts *o)
 	status = normalization(run, o, &dopts);
 	if (status != KP_OK)
 		return status;
-	diff_join(&run->diff, run->rep[0].rows, run->rep[0].nrows, run->rep[1].rows, run->rep[1].nrows,
-		  &dopts, &run->rep[0], &run->rep[1]);
+	diff_join(&run->diff, run->rep[0].rows, run->rep[0].nrows, run->rep[1].rows,
+		  run->rep[1].nrows, &dopts, &run->rep[0], &run->rep[1]);
 	run->joined = 1;
 	sort_diff(&run->diff, &o->sort);
 	run->nhits = diff_gated(&o->gate) ? diff_gate(&run->diff, &o->gate, NULL, 0) : 0;

@@ -70,14 +70,14 @@ enum kp_dtype dtype_parse(const char *s, size_t len)
 enum kp_dtype dtype_from_scalar_type(int st)
 {
 	static const enum kp_dtype by_number[] = {
-		[0] = DT_U8,      [1] = DT_I8,      [2] = DT_I16,     [3] = DT_I32,
-		[4] = DT_I64,     [5] = DT_F16,     [6] = DT_F32,     [7] = DT_F64,
-		[8] = DT_C32,     [9] = DT_C64,     [10] = DT_C128,   [11] = DT_BOOL,
+		[0] = DT_U8,       [1] = DT_I8,       [2] = DT_I16,      [3] = DT_I32,
+		[4] = DT_I64,      [5] = DT_F16,      [6] = DT_F32,      [7] = DT_F64,
+		[8] = DT_C32,      [9] = DT_C64,      [10] = DT_C128,    [11] = DT_BOOL,
 		[12] = DT_UNKNOWN, [13] = DT_UNKNOWN, [14] = DT_UNKNOWN, [15] = DT_BF16,
 		[16] = DT_UNKNOWN, [17] = DT_UNKNOWN, [18] = DT_UNKNOWN, [19] = DT_UNKNOWN,
 		[20] = DT_UNKNOWN, [21] = DT_UNKNOWN, [22] = DT_UNKNOWN, [23] = DT_F8E5M2,
-		[24] = DT_F8E4M3, [25] = DT_F8E5M2, [26] = DT_F8E4M3, [27] = DT_U16,
-		[28] = DT_U32,    [29] = DT_U64,
+		[24] = DT_F8E4M3,  [25] = DT_F8E5M2,  [26] = DT_F8E4M3,  [27] = DT_U16,
+		[28] = DT_U32,     [29] = DT_U64,
 	};
 
 	if (st < 0 || st >= (int)(sizeof(by_number) / sizeof(by_number[0])))
@@ -88,17 +88,32 @@ enum kp_dtype dtype_from_scalar_type(int st)
 size_t dtype_size(enum kp_dtype dt)
 {
 	switch (dt) {
-	case DT_F64: case DT_I64: case DT_U64: case DT_C64:
+	case DT_F64:
+	case DT_I64:
+	case DT_U64:
+	case DT_C64:
 		return 8;
-	case DT_F32: case DT_I32: case DT_U32: case DT_C32:
+	case DT_F32:
+	case DT_I32:
+	case DT_U32:
+	case DT_C32:
 		return 4;
-	case DT_F16: case DT_BF16: case DT_I16: case DT_U16:
+	case DT_F16:
+	case DT_BF16:
+	case DT_I16:
+	case DT_U16:
 		return 2;
-	case DT_F8E4M3: case DT_F8E5M2: case DT_I8: case DT_U8: case DT_BOOL:
+	case DT_F8E4M3:
+	case DT_F8E5M2:
+	case DT_I8:
+	case DT_U8:
+	case DT_BOOL:
 		return 1;
 	case DT_C128:
 		return 16;
-	case DT_NONE: case DT_UNKNOWN: case DT_N:
+	case DT_NONE:
+	case DT_UNKNOWN:
+	case DT_N:
 		break;
 	}
 	return 0;
@@ -107,27 +122,48 @@ size_t dtype_size(enum kp_dtype dt)
 const char *dtype_name(enum kp_dtype dt)
 {
 	switch (dt) {
-	case DT_NONE:    return "-";
-	case DT_UNKNOWN: return "unknown";
-	case DT_F64:     return "fp64";
-	case DT_F32:     return "fp32";
-	case DT_F16:     return "fp16";
-	case DT_BF16:    return "bf16";
-	case DT_F8E4M3:  return "fp8e4m3";
-	case DT_F8E5M2:  return "fp8e5m2";
-	case DT_I8:      return "int8";
-	case DT_U8:      return "uint8";
-	case DT_I16:     return "int16";
-	case DT_I32:     return "int32";
-	case DT_I64:     return "int64";
-	case DT_BOOL:    return "bool";
-	case DT_C64:     return "complex64";
-	case DT_C128:    return "complex128";
-	case DT_U16:     return "uint16";
-	case DT_U32:     return "uint32";
-	case DT_U64:     return "uint64";
-	case DT_C32:     return "complex32";
-	case DT_N:       break;
+	case DT_NONE:
+		return "-";
+	case DT_UNKNOWN:
+		return "unknown";
+	case DT_F64:
+		return "fp64";
+	case DT_F32:
+		return "fp32";
+	case DT_F16:
+		return "fp16";
+	case DT_BF16:
+		return "bf16";
+	case DT_F8E4M3:
+		return "fp8e4m3";
+	case DT_F8E5M2:
+		return "fp8e5m2";
+	case DT_I8:
+		return "int8";
+	case DT_U8:
+		return "uint8";
+	case DT_I16:
+		return "int16";
+	case DT_I32:
+		return "int32";
+	case DT_I64:
+		return "int64";
+	case DT_BOOL:
+		return "bool";
+	case DT_C64:
+		return "complex64";
+	case DT_C128:
+		return "complex128";
+	case DT_U16:
+		return "uint16";
+	case DT_U32:
+		return "uint32";
+	case DT_U64:
+		return "uint64";
+	case DT_C32:
+		return "complex32";
+	case DT_N:
+		break;
 	}
 	return "unknown";
 }
@@ -139,17 +175,22 @@ const char *dtype_name(enum kp_dtype dt)
 enum kp_prec dtype_prec(enum kp_dtype dt)
 {
 	switch (dt) {
-	case DT_F64: case DT_C128:
+	case DT_F64:
+	case DT_C128:
 		return PREC_FP64;
-	case DT_F32: case DT_C64:
+	case DT_F32:
+	case DT_C64:
 		return PREC_FP32;
-	case DT_F16: case DT_C32:
+	case DT_F16:
+	case DT_C32:
 		return PREC_FP16;
 	case DT_BF16:
 		return PREC_BF16;
-	case DT_F8E4M3: case DT_F8E5M2:
+	case DT_F8E4M3:
+	case DT_F8E5M2:
 		return PREC_FP8;
-	case DT_I8: case DT_U8:
+	case DT_I8:
+	case DT_U8:
 		return PREC_INT8;
 	default:
 		return PREC_NONE;

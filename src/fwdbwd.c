@@ -29,11 +29,15 @@ static const struct {
 };
 
 /* Forward conv ops with the slots of input and weight. */
-static const char *const fwd_ops[] = {
-	"aten::convolution", "aten::_convolution", "aten::convolution_overrideable",
-	"aten::cudnn_convolution", "aten::cudnn_convolution_transpose", "aten::miopen_convolution",
-	"aten::miopen_convolution_transpose", "aten::mkldnn_convolution", NULL
-};
+static const char *const fwd_ops[] = { "aten::convolution",
+				       "aten::_convolution",
+				       "aten::convolution_overrideable",
+				       "aten::cudnn_convolution",
+				       "aten::cudnn_convolution_transpose",
+				       "aten::miopen_convolution",
+				       "aten::miopen_convolution_transpose",
+				       "aten::mkldnn_convolution",
+				       NULL };
 
 static int bwd_kind(const char *name)
 {
@@ -60,7 +64,8 @@ static const struct kp_slot *tensor_slot(const struct kp_op *op, int i)
 
 static int same_dims(const struct kp_slot *a, const struct kp_slot *b)
 {
-	return a && b && a->ndim == b->ndim && !memcmp(a->dims, b->dims, (size_t)a->ndim * sizeof(*a->dims));
+	return a && b && a->ndim == b->ndim &&
+	       !memcmp(a->dims, b->dims, (size_t)a->ndim * sizeof(*a->dims));
 }
 
 /* An autograd node of a convolution (trace.c reads its Sequence number). */
@@ -86,7 +91,8 @@ static int cmp_pair(const void *a, const void *b)
 void fwdbwd_link(struct kp_trace *t)
 {
 	/* interned names: test each distinct pointer once per pass via the first op's result */
-	struct pair *b = xmalloc((t->nops + 1) * sizeof(*b)), *f = xmalloc((t->nops + 1) * sizeof(*f));
+	struct pair *b = xmalloc((t->nops + 1) * sizeof(*b)),
+		    *f = xmalloc((t->nops + 1) * sizeof(*f));
 	size_t nb = 0, nf = 0;
 	for (size_t i = 0; i < t->nops; i++) {
 		const struct kp_op *op = &t->ops[i];
@@ -120,7 +126,8 @@ void fwdbwd_link(struct kp_trace *t)
 				int kind = bwd_kind(bo->name);
 				const struct kp_slot *bx = tensor_slot(bo, bwd_ops[kind].x);
 				const struct kp_slot *bw = tensor_slot(bo, bwd_ops[kind].w);
-				if ((bx || bw) && (!bx || same_dims(bx, x)) && (!bw || same_dims(bw, w))) {
+				if ((bx || bw) && (!bx || same_dims(bx, x)) &&
+				    (!bw || same_dims(bw, w))) {
 					fo->bwd = b[k].op;
 					break;
 				}

@@ -89,7 +89,8 @@ static void facts(const struct kp_doc *doc, FILE *fp)
 		const char *cls = tone_class(it->tone);
 		fputs("<tr><th>", fp);
 		esc(it->key, fp);
-		fprintf(fp, "</th><td%s%s%s>", cls ? " class=\"" : "", cls ? cls : "", cls ? "\"" : "");
+		fprintf(fp, "</th><td%s%s%s>", cls ? " class=\"" : "", cls ? cls : "",
+			cls ? "\"" : "");
 		esc(report_val_text(&it->v, buf, sizeof(buf)), fp);
 		fputs("</td></tr>\n", fp);
 	}
@@ -103,7 +104,8 @@ static void verdicts(const struct kp_doc *doc, FILE *fp)
 	char buf[64];
 	for (size_t i = 0; i < doc->nitems; i++) {
 		const struct kp_item *it = &doc->items[i];
-		if (it->type != ITEM_FACT || !it->key || !tone_class(it->tone) || it->tone == TONE_WARN)
+		if (it->type != ITEM_FACT || !it->key || !tone_class(it->tone) ||
+		    it->tone == TONE_WARN)
 			continue;
 		fprintf(fp, "<p class=\"verdict %s\" role=\"status\">%s ", tone_class(it->tone),
 			it->tone == TONE_BAD ? "&#10007; FAILED" : "&#10003; PASSED");
@@ -125,7 +127,8 @@ static void list_chart(const struct kp_chart *ch, FILE *fp)
 	for (size_t i = 0; i < ch->npts; i++) {
 		fputs("<li>", fp);
 		esc(ch->pts[i].label, fp);
-		fprintf(fp, " <span class=\"note\">%s</span></li>\n", units_time(b, sizeof(b), (int64_t)ch->pts[i].x));
+		fprintf(fp, " <span class=\"note\">%s</span></li>\n",
+			units_time(b, sizeof(b), (int64_t)ch->pts[i].x));
 	}
 	fputs("</ul>\n", fp);
 }
@@ -157,7 +160,8 @@ static void table(const struct kp_table *tb, const char *jkey, FILE *fp)
 	for (int j = 0; j < tb->ncols; j++)
 		if (tb->cols[j].where & COL_HUMAN)
 			last = j;
-	fprintf(fp, "<section><h2>%s (%zu)</h2>\n<div class=\"wrap\"><table class=\"rows\"><thead><tr>",
+	fprintf(fp,
+		"<section><h2>%s (%zu)</h2>\n<div class=\"wrap\"><table class=\"rows\"><thead><tr>",
 		jkey ? jkey : "table", tb->nrows);
 	for (int j = 0; j < tb->ncols; j++) {
 		const struct kp_col *c = &tb->cols[j];
@@ -176,7 +180,8 @@ static void table(const struct kp_table *tb, const char *jkey, FILE *fp)
 			if (!(col->where & COL_HUMAN))
 				continue;
 			const char *cls = tone_class(c->tone);
-			fprintf(fp, "<td class=\"%s%s%s\"", col->text ? (j == last ? "txt name" : "txt") : "num",
+			fprintf(fp, "<td class=\"%s%s%s\"",
+				col->text ? (j == last ? "txt name" : "txt") : "num",
 				cls ? " " : "", cls ? cls : "");
 			if (j == last && c->type == CELL_STR) {
 				/* the whole name on hover: the cell shows what fits */
@@ -206,7 +211,8 @@ void html_render(const struct kp_doc *doc, FILE *fp)
 	fputs("<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\" lang=\"en\">\n<head>\n"
 	      "<meta charset=\"utf-8\"/>\n"
 	      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>\n"
-	      "<meta name=\"color-scheme\" content=\"light dark\"/>\n<title>kprof ", fp);
+	      "<meta name=\"color-scheme\" content=\"light dark\"/>\n<title>kprof ",
+	      fp);
 	esc(doc->command, fp);
 	if (doc->summary) {
 		fputs(": ", fp);
@@ -245,7 +251,8 @@ void html_render(const struct kp_doc *doc, FILE *fp)
 		else if (!depth && it->type == ITEM_TABLE && it->table->nrows)
 			table(it->table, it->jkey, fp);
 	}
-	fprintf(fp, "<footer>kprof %s; charts: hover for numbers; tables: click a header to sort</footer>\n",
+	fprintf(fp,
+		"<footer>kprof %s; charts: hover for numbers; tables: click a header to sort</footer>\n",
 		KPROF_VERSION);
 	fputs("<script>\n//<![CDATA[\n", fp);
 	fputs(script, fp);

@@ -24,10 +24,10 @@
 
 struct gz {
 	z_stream z;
-	int in_eof;         /* read(2) returned 0 */
-	int member_end;     /* a gzip member ended; another may follow */
-	int done;           /* no more output */
-	int err;            /* an error found after inflating bytes not yet returned: 1 out of
+	int in_eof;     /* read(2) returned 0 */
+	int member_end; /* a gzip member ended; another may follow */
+	int done;       /* no more output */
+	int err;        /* an error found after inflating bytes not yet returned: 1 out of
 			       memory, 2 corrupt data; reported by the next call */
 	unsigned char in[INPUT_GZ_BUF];
 };

@@ -80,9 +80,12 @@ static int64_t count_nl(const char *s, size_t n)
 		__m128i acc2 = _mm_setzero_si128();
 		for (; i + 64 <= stop; i += 64) {
 			__m128i e0 = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(s + i)), nl);
-			__m128i e1 = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(s + i + 16)), nl);
-			__m128i e2 = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(s + i + 32)), nl);
-			__m128i e3 = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(s + i + 48)), nl);
+			__m128i e1 = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(s + i + 16)),
+						    nl);
+			__m128i e2 = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(s + i + 32)),
+						    nl);
+			__m128i e3 = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(s + i + 48)),
+						    nl);
 			acc = _mm_sub_epi8(acc, _mm_add_epi8(e0, e1));
 			acc2 = _mm_sub_epi8(acc2, _mm_add_epi8(e2, e3));
 		}
@@ -125,7 +128,7 @@ static void discard(struct kp_json *p, size_t from)
  * lexers scan without bounds checks and look at p->end only when they stop on a NUL.
  */
 static __attribute__((noinline)) size_t fill(struct kp_json *p, size_t keep, int grow,
-					      size_t *shift)
+					     size_t *shift)
 {
 	*shift = 0;
 	if (p->eof || p->read_failed)
@@ -395,7 +398,7 @@ static inline void set_tok(struct kp_json *p, struct kp_json_tok *tok, size_t s,
  * past the closing quote.  A string cut by the window's end is lexed again after a refill.
  */
 static inline __attribute__((always_inline)) int lex_string(struct kp_json *p,
-								 struct kp_json_tok *tok)
+							    struct kp_json_tok *tok)
 {
 	size_t start, i;
 	int escaped;
@@ -411,8 +414,14 @@ again:
 		if (c == '\\') {
 			escaped = 1;
 			switch (p->buf[i + 1]) {
-			case '"': case '\\': case '/':
-			case 'b': case 'f': case 'n': case 'r': case 't':
+			case '"':
+			case '\\':
+			case '/':
+			case 'b':
+			case 'f':
+			case 'n':
+			case 'r':
+			case 't':
 				i += 2;
 				continue;
 			case 'u':
@@ -455,9 +464,8 @@ struct num_shape {
  * The number at p->pos (RFC 8259: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?); @sh, when
  * not NULL, gets its shape for num_convert().
  */
-static inline __attribute__((always_inline)) int lex_number_sh(struct kp_json *p,
-								    struct kp_json_tok *tok,
-								    struct num_shape *sh)
+static inline __attribute__((always_inline)) int
+lex_number_sh(struct kp_json *p, struct kp_json_tok *tok, struct num_shape *sh)
 {
 	size_t start, i, d0, d1, f0 = 0, f1 = 0;
 	const unsigned char *b;
@@ -802,14 +810,14 @@ static inline void block_masks(const char *b, uint64_t *quote, uint64_t *bslash,
 	const __m128i q = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\');
 	const __m128i lc = _mm_set1_epi8(0x20), op = _mm_set1_epi8('{'), cl = _mm_set1_epi8('}');
 	/* '[' | 0x20 == '{' and ']' | 0x20 == '}': one compare pair finds all four brackets */
-#define LANE(k, mq, mb, mk)                                                                \
-	do {                                                                                \
-		__m128i x = _mm_loadu_si128((const __m128i *)(b + 16 * (k)));               \
-		__m128i y = _mm_or_si128(x, lc);                                            \
-		mq = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, q));                     \
-		mb = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, bs));                    \
-		mk = (unsigned)_mm_movemask_epi8(                                           \
-			_mm_or_si128(_mm_cmpeq_epi8(y, op), _mm_cmpeq_epi8(y, cl)));        \
+#define LANE(k, mq, mb, mk)                                                                        \
+	do {                                                                                       \
+		__m128i x = _mm_loadu_si128((const __m128i *)(b + 16 * (k)));                      \
+		__m128i y = _mm_or_si128(x, lc);                                                   \
+		mq = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, q));                            \
+		mb = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, bs));                           \
+		mk = (unsigned)_mm_movemask_epi8(                                                  \
+			_mm_or_si128(_mm_cmpeq_epi8(y, op), _mm_cmpeq_epi8(y, cl)));               \
 	} while (0)
 	uint64_t q0, q1, q2, q3, b0, b1, b2, b3, k0, k1, k2, k3;
 	LANE(0, q0, b0, k0);
@@ -914,8 +922,8 @@ static int skip_scan(struct kp_json *p, size_t i, int d, unsigned char *st, int 
 			} else {
 				/* '[' ^ ']' == '{' ^ '}' == 6 */
 				if (d == 0 || st[d - 1] != (c ^ 6))
-					return set_err(p, c == '}' ? "unmatched '}'"
-								   : "unmatched ']'",
+					return set_err(p,
+						       c == '}' ? "unmatched '}'" : "unmatched ']'",
 						       p->base + i + k, 0);
 				if (--d == 0) {
 					p->pos = i + k + 1;
@@ -1087,15 +1095,32 @@ size_t json_unescape(const char *s, size_t len, char *out, size_t cap)
 		size_t n = 1;
 		int e = i + 1 < len ? s[i + 1] : 0;
 		switch (e) {
-		case '"': case '\\': case '/':
+		case '"':
+		case '\\':
+		case '/':
 			u[0] = e;
 			i += 2;
 			break;
-		case 'b': u[0] = '\b'; i += 2; break;
-		case 'f': u[0] = '\f'; i += 2; break;
-		case 'n': u[0] = '\n'; i += 2; break;
-		case 'r': u[0] = '\r'; i += 2; break;
-		case 't': u[0] = '\t'; i += 2; break;
+		case 'b':
+			u[0] = '\b';
+			i += 2;
+			break;
+		case 'f':
+			u[0] = '\f';
+			i += 2;
+			break;
+		case 'n':
+			u[0] = '\n';
+			i += 2;
+			break;
+		case 'r':
+			u[0] = '\r';
+			i += 2;
+			break;
+		case 't':
+			u[0] = '\t';
+			i += 2;
+			break;
 		case 'u': {
 			int cp = i + 6 <= len ? hex4(s + i + 2) : -1;
 			if (cp < 0) {
@@ -1333,8 +1358,8 @@ static inline uint64_t digits_upto8(const char *s, size_t n)
 static inline int num_convert(const struct kp_json_tok *tok, const struct num_shape *sh, int us,
 			      int64_t *out)
 {
-	static const uint64_t p10[] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000,
-				       100000000};
+	static const uint64_t p10[] = { 1,      10,      100,      1000,     10000,
+					100000, 1000000, 10000000, 100000000 };
 	const char *s = tok->s;
 	int neg = s[0] == '-';
 	size_t ni = sh->nint, nf = sh->nfrac;
@@ -1361,7 +1386,7 @@ enum kp_json_type json_next_int(struct kp_json *p, struct kp_json_tok *tok, int 
 	if (!p->err && p->state == S_VALUE) {
 		int c = skip_ws(p);
 		if (is_digit(c) || c == '-') {
-			struct num_shape sh = {0, 0, 0};
+			struct num_shape sh = { 0, 0, 0 };
 			if (lex_number_sh(p, tok, &sh) < 0)
 				return fail(p, tok);
 			tok->type = JT_NUM;
@@ -1374,6 +1399,7 @@ enum kp_json_type json_next_int(struct kp_json *p, struct kp_json_tok *tok, int 
 #endif
 	enum kp_json_type ty = json_next(p, tok);
 	if (ty == JT_NUM)
-		*rc = us ? json_num_us_to_ns(tok->s, tok->len, out) : json_num_i64(tok->s, tok->len, out);
+		*rc = us ? json_num_us_to_ns(tok->s, tok->len, out)
+			 : json_num_i64(tok->s, tok->len, out);
 	return ty;
 }

@@ -29,19 +29,20 @@ static const char *const helper[] = {
 /* clang-format on */
 
 /* math libraries and math templates */
-static const char *const math[] = {
-	"gemm", "gemv", "nvjet", "cutlass", "xmma", "cublas", "cudnn", "conv", "implicit",
-	"winograd", "dgrad", "wgrad", "fprop", "flash", "fmha", "attention", "attn", "sdpa",
-	"wgmma", "hmma", "tensorop", "s16816", "s1688", "triton_tem", "matmul", "bmm",
-	"cijk_", "magma", NULL
-};
+static const char *const math[] = { "gemm",      "gemv",   "nvjet", "cutlass",    "xmma",
+				    "cublas",    "cudnn",  "conv",  "implicit",   "winograd",
+				    "dgrad",     "wgrad",  "fprop", "flash",      "fmha",
+				    "attention", "attn",   "sdpa",  "wgmma",      "hmma",
+				    "tensorop",  "s16816", "s1688", "triton_tem", "matmul",
+				    "bmm",       "cijk_",  "magma", NULL };
 
 /* generic data movement */
-static const char *const move[] = {
-	"elementwise", "vectorized", "unrolled", "fill", "copy", "memcpy", "memset", "reduce",
-	"catarray", "transpose", "triton_poi", "triton_red", "triton_per", "index", "gather",
-	"scatter", "softmax", "bias", "swap01", "activation", "gelu", "relu", NULL
-};
+static const char *const move[] = { "elementwise", "vectorized", "unrolled",   "fill",
+				    "copy",        "memcpy",     "memset",     "reduce",
+				    "catarray",    "transpose",  "triton_poi", "triton_red",
+				    "triton_per",  "index",      "gather",     "scatter",
+				    "softmax",     "bias",       "swap01",     "activation",
+				    "gelu",        "relu",       NULL };
 
 static int any_of(const char *name, const char *const *frag)
 {
@@ -94,8 +95,8 @@ static const struct {
 	const char *fn;
 	int arg;
 } causal_arg[] = {
-	{ "flash_fwd_kernel<", 2 },          /* Traits, Is_dropout, Is_causal, ... */
-	{ "flash_fwd_splitkv_kernel<", 1 },  /* Traits, Is_causal, ... */
+	{ "flash_fwd_kernel<", 2 },         /* Traits, Is_dropout, Is_causal, ... */
+	{ "flash_fwd_splitkv_kernel<", 1 }, /* Traits, Is_causal, ... */
 	{ "flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel<", 2 }, /* Traits, Is_dropout, Is_causal */
 	{ "flash_bwd_dq_dk_dv_loop_seqq_parallel_kernel<", 2 },
 	{ "flash_bwd_dq_dk_dv_loop_kernel<", 2 },

@@ -54,8 +54,8 @@ struct order_ctx {
 static int cmp_index(const void *a, const void *b, void *arg)
 {
 	const struct order_ctx *c = arg;
-	return c->cmp(c->base + (size_t) * (const int32_t *)a * c->size,
-		      c->base + (size_t) * (const int32_t *)b * c->size);
+	return c->cmp(c->base + (size_t)*(const int32_t *)a * c->size,
+		      c->base + (size_t)*(const int32_t *)b * c->size);
 }
 
 /*
@@ -207,7 +207,9 @@ static int32_t *op_tree(struct kp_trace *t)
 		int32_t par = sp ? stack[sp - 1] : -1;
 		enum kp_model_class c = (enum kp_model_class)op->cls;
 		op->parent = par;
-		primary[i] = par >= 0 && primary[par] >= 0 ? primary[par] : c == MODEL_PRIMARY ? i : -1;
+		primary[i] = par >= 0 && primary[par] >= 0 ? primary[par]
+			     : c == MODEL_PRIMARY          ? i
+							   : -1;
 		secondary[i] = c == MODEL_SECONDARY ? i : par >= 0 ? secondary[par] : -1;
 		op->model = primary[i] >= 0 ? primary[i] : secondary[i] >= 0 ? secondary[i] : i;
 		stack[sp++] = i;
@@ -237,7 +239,8 @@ static void ext_map(const struct kp_trace *t, struct imap *ext)
 static void launch_ops(struct kp_trace *t, const int32_t *oord, const struct imap *ext)
 {
 	int32_t *lord = order_by_thread(t->launches, t->nlaunches, sizeof(*t->launches),
-					offsetof(struct kp_launch, thread), t->nthreads, cmp_launch);
+					offsetof(struct kp_launch, thread), t->nthreads,
+					cmp_launch);
 	int32_t *stack = xmalloc((t->nops + 1) * sizeof(*stack));
 	size_t sp = 0;
 	size_t ok = 0;
@@ -245,10 +248,12 @@ static void launch_ops(struct kp_trace *t, const int32_t *oord, const struct ima
 		struct kp_launch *l = &t->launches[lord[lk]];
 		while (ok < t->nops) {
 			struct kp_op *op = &t->ops[oord[ok]];
-			if (op->thread > l->thread || (op->thread == l->thread && op->ts_ns > l->ts_ns))
+			if (op->thread > l->thread ||
+			    (op->thread == l->thread && op->ts_ns > l->ts_ns))
 				break;
 			while (sp && (t->ops[stack[sp - 1]].thread != op->thread ||
-				      op->ts_ns >= t->ops[stack[sp - 1]].ts_ns + t->ops[stack[sp - 1]].dur_ns))
+				      op->ts_ns >= t->ops[stack[sp - 1]].ts_ns +
+							   t->ops[stack[sp - 1]].dur_ns))
 				sp--;
 			stack[sp++] = oord[ok++];
 		}
@@ -288,8 +293,10 @@ static void gpu_ops(struct kp_trace *t, const struct imap *ext)
 			 * A kernel replayed by a graph launch may name the op its node was
 			 * created in (kprof capture --): that op need not enclose the launch.
 			 */
-			op = e >= 0 && (encloses(&t->ops[e], l->thread, l->ts_ns) || graph_launch(l))
-				     ? e : l->op;
+			op = e >= 0 && (encloses(&t->ops[e], l->thread, l->ts_ns) ||
+					graph_launch(l))
+				     ? e
+				     : l->op;
 		} else {
 			/* no runtime event recorded: trust External id only if it names an op */
 			op = imap_get(ext, g->ext_id);
@@ -305,9 +312,10 @@ static void gpu_steps(struct kp_trace *t)
 	if (!t->nsteps)
 		return;
 	if (t->nsteps > INT16_MAX)
-		diag_warn_add(&t->warn, "traces with too many steps", t->display,
-			      "%zu ProfilerStep spans: GPU work of spans past the %d-th counts in the %d-th",
-			      t->nsteps, INT16_MAX + 1, INT16_MAX + 1);
+		diag_warn_add(
+			&t->warn, "traces with too many steps", t->display,
+			"%zu ProfilerStep spans: GPU work of spans past the %d-th counts in the %d-th",
+			t->nsteps, INT16_MAX + 1, INT16_MAX + 1);
 	qsort(t->steps, t->nsteps, sizeof(*t->steps), cmp_step);
 	for (size_t i = 0; i < t->ngpu; i++) {
 		struct kp_gpu *g = &t->gpu[i];

@@ -19,19 +19,24 @@ struct command {
 static const struct command commands[] = {
 	{ "analyze", cmd_analyze, "FLOPs, bytes and % of device peak per kernel or op of a trace" },
 	{ "diff", cmd_diff, "compare two traces side by side; gate CI on regressions" },
-	{ "capture", cmd_capture, "record a Chrome trace with CUPTI around built-in workloads or any CUDA command" },
-	{ "augment", cmd_augment, "the trace with kprof's numbers in GPU events' args and TFLOP/s, GB/s counters, for Perfetto" },
-	{ "merge", cmd_merge, "combine per-rank summaries (analyze --ranks -f json) into one job's view" },
+	{ "capture", cmd_capture,
+	  "record a Chrome trace with CUPTI around built-in workloads or any CUDA command" },
+	{ "augment", cmd_augment,
+	  "the trace with kprof's numbers in GPU events' args and TFLOP/s, GB/s counters, for Perfetto" },
+	{ "merge", cmd_merge,
+	  "combine per-rank summaries (analyze --ranks -f json) into one job's view" },
 	{ "devices", cmd_devices, "print the device datasheet table" },
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
 static void usage(FILE *fp)
 {
-	fprintf(fp, "usage: kprof [-V | --version] [-h | --help] <command> [<args>]\n\ncommands:\n");
+	fprintf(fp,
+		"usage: kprof [-V | --version] [-h | --help] <command> [<args>]\n\ncommands:\n");
 	for (size_t i = 0; i < NCOMMANDS; i++)
 		fprintf(fp, "   %-10s %s\n", commands[i].name, commands[i].help);
-	fprintf(fp, "\n'kprof <command> -h' shows a command's options; man kprof-<command> explains its output.\n");
+	fprintf(fp,
+		"\n'kprof <command> -h' shows a command's options; man kprof-<command> explains its output.\n");
 }
 
 /* "unknown command 'analyse' (did you mean 'analyze'?)" */
@@ -55,11 +60,13 @@ static int finish_stdout(int status)
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		if (errno == EPIPE)
 			return status;
-		fprintf(stderr, "kprof: error: write failed on standard output: %s\n", strerror(errno));
+		fprintf(stderr, "kprof: error: write failed on standard output: %s\n",
+			strerror(errno));
 		return KP_ENV;
 	}
 	if (fclose(stdout) != 0 && errno != EPIPE) {
-		fprintf(stderr, "kprof: error: close failed on standard output: %s\n", strerror(errno));
+		fprintf(stderr, "kprof: error: close failed on standard output: %s\n",
+			strerror(errno));
 		return KP_ENV;
 	}
 	return status;

@@ -247,10 +247,18 @@ static int category(enum kp_dtype dt)
 	switch (dt) {
 	case DT_BOOL:
 		return 0;
-	case DT_I8: case DT_U8: case DT_I16: case DT_I32: case DT_I64:
-	case DT_U16: case DT_U32: case DT_U64:
+	case DT_I8:
+	case DT_U8:
+	case DT_I16:
+	case DT_I32:
+	case DT_I64:
+	case DT_U16:
+	case DT_U32:
+	case DT_U64:
 		return 1;
-	case DT_C32: case DT_C64: case DT_C128:
+	case DT_C32:
+	case DT_C64:
+	case DT_C128:
 		return 3;
 	default:
 		return 2;
@@ -345,12 +353,12 @@ static int fail(struct kp_cost *c, const char *note)
 /* ---- GEMM (§3.1, §6.2) ---------------------------------------------------- */
 
 struct gemm_schema {
-	int a, b;     /* [M,K] x [K,N] (batched: [B,M,K] x [B,K,N]) */
-	int self;     /* addend of addmm/baddbmm, -1 */
-	int beta;     /* beta scalar, -1 */
-	int out;      /* first slot an out= tensor can take */
+	int a, b; /* [M,K] x [K,N] (batched: [B,M,K] x [B,K,N]) */
+	int self; /* addend of addmm/baddbmm, -1 */
+	int beta; /* beta scalar, -1 */
+	int out;  /* first slot an out= tensor can take */
 	int batched;
-	int scaled;   /* _scaled_mm: scales at 2,3, bias 4, scale_result 5, out_dtype 6 */
+	int scaled; /* _scaled_mm: scales at 2,3, bias 4, scale_result 5, out_dtype 6 */
 	enum kp_dtype out_dtype; /* the output's dtype when fixed (_int_mm: int32), else DT_NONE */
 };
 
@@ -485,12 +493,12 @@ static int eval_grouped_mm(const struct kp_op_in *in, const struct model *m, str
 /* ---- convolution (§3.2, §6.2) ------------------------------------------- */
 
 struct conv_schema {
-	int x, w, bias;                     /* bias -1: the op has none */
-	int stride, pad, dil, out_pad;      /* -1: the default (1, 0, 1, 0) */
-	int groups;                         /* -1: 1 */
-	int transposed;                     /* slot of the flag, or -1 */
-	int fixed_transposed;               /* with transposed == -1: 0 or 1 */
-	int out;                            /* first slot an out= tensor can take */
+	int x, w, bias;                /* bias -1: the op has none */
+	int stride, pad, dil, out_pad; /* -1: the default (1, 0, 1, 0) */
+	int groups;                    /* -1: 1 */
+	int transposed;                /* slot of the flag, or -1 */
+	int fixed_transposed;          /* with transposed == -1: 0 or 1 */
+	int out;                       /* first slot an out= tensor can take */
 };
 
 /* aten::convolution / _convolution / convolution_overrideable (NF 1718, 1740) */
@@ -583,7 +591,8 @@ static int64_t conv_flops(const struct kp_slot *x, const struct kp_slot *w, cons
 
 /* bytes: x + w + bias (C_out) + y (@y elements), each in its dtype (TL CONV) */
 static void conv_bytes(const struct kp_op_in *in, const struct conv_schema *cs,
-		       const struct kp_slot *x, const struct kp_slot *w, int64_t y, struct kp_cost *c)
+		       const struct kp_slot *x, const struct kp_slot *w, int64_t y,
+		       struct kp_cost *c)
 {
 	const struct kp_slot *o = out_slot(in, cs->out);
 
@@ -656,13 +665,16 @@ static int eval_conv(const struct kp_op_in *in, const struct model *m, struct kp
 		return fail(c, "convolution input and weight are not 3-D to 5-D of equal rank");
 	nsp = x->ndim - 2;
 	if (cs->transposed >= 0 && (transposed = parse_bool(text(slot(in, cs->transposed)))) < 0)
-		return eval_conv_linked(in, cs, x, w, c, "convolution 'transposed' is not True or False");
+		return eval_conv_linked(in, cs, x, w, c,
+					"convolution 'transposed' is not True or False");
 	if (cs->groups >= 0 && (parse_int(text(slot(in, cs->groups)), &groups) != 0 || groups < 1))
-		return eval_conv_linked(in, cs, x, w, c, "convolution 'groups' is not a positive integer");
+		return eval_conv_linked(in, cs, x, w, c,
+					"convolution 'groups' is not a positive integer");
 	if (conv_param(in, cs->stride, nsp, 1, stride) || conv_param(in, cs->pad, nsp, 0, pad) ||
 	    conv_param(in, cs->dil, nsp, 1, dil) || conv_param(in, cs->out_pad, nsp, 0, opad))
-		return eval_conv_linked(in, cs, x, w, c,
-					"convolution stride, padding, dilation or output_padding unreadable");
+		return eval_conv_linked(
+			in, cs, x, w, c,
+			"convolution stride, padding, dilation or output_padding unreadable");
 
 	/* weight [C_out, C_in/g, k..]; transposed [C_in, C_out/g, k..] */
 	if (transposed) {
@@ -789,16 +801,20 @@ static int eval_conv_bwd_part(const struct kp_op_in *in, const struct model *m, 
 
 	if (!is_tensor(dy) || !is_tensor(other) || dy->ndim < 3 || dy->ndim > 2 + MAXSP ||
 	    other->ndim != dy->ndim)
-		return fail(c, "convolution backward grad_output and input or weight are not 3-D to "
-			       "5-D tensors of equal rank");
+		return fail(c,
+			    "convolution backward grad_output and input or weight are not 3-D to "
+			    "5-D tensors of equal rank");
 	w = weight ? in->linked_w : other;
 	x = weight ? other : in->linked_x;
 	if (weight && !is_tensor(w)) {
 		/* weight_size as text, or no weight shape at all */
 		if (parse_ints(text(slot(in, 0)), wd, MAXSP + 2) != dy->ndim)
-			return fail(c, "cudnn_convolution_backward_weight: weight shape not recorded "
-				       "(no aten::cudnn_convolution_backward parent)");
-		ws = (struct kp_slot){ .ndim = dy->ndim, .dims = wd, .dtype = dy->dtype, .concrete = "" };
+			return fail(c,
+				    "cudnn_convolution_backward_weight: weight shape not recorded "
+				    "(no aten::cudnn_convolution_backward parent)");
+		ws = (struct kp_slot){
+			.ndim = dy->ndim, .dims = wd, .dtype = dy->dtype, .concrete = ""
+		};
 		w = &ws;
 	}
 	if (!is_tensor(w) || w->ndim != dy->ndim || dy->dims[1] != w->dims[0])
@@ -926,8 +942,9 @@ static int attn_mask(const struct kp_op_in *in, const struct attn_schema *as, st
 		if (in->causal_hint == CAUSAL_HINT_CAUSAL)
 			*causal = as->causal >= 0 ? as->causal_align : CAUSAL_BOTTOM_RIGHT;
 		else if (in->causal_hint != CAUSAL_HINT_DENSE)
-			c->assumed = "is_causal not recorded and not in its kernels' names: FLOPs "
-				     "assume is_causal=False (every query-key pair; causal does about half)";
+			c->assumed =
+				"is_causal not recorded and not in its kernels' names: FLOPs "
+				"assume is_causal=False (every query-key pair; causal does about half)";
 	} else if (as->causal >= 0) {
 		if ((flag = parse_bool(text(slot(in, as->causal)))) < 0)
 			return fail(c, "attention 'is_causal' is not True or False");
@@ -950,8 +967,8 @@ static int attn_mask(const struct kp_op_in *in, const struct attn_schema *as, st
  * O, dO, LSE (+ attn_bias), write dQ, dK, dV (+ grad_bias).  FA2's fp32 dQ accumulator is
  * workspace, not counted.
  */
-static int64_t attn_bytes(const struct kp_op_in *in, const struct attn_schema *as,
-			  int64_t rows_q, int64_t d_v)
+static int64_t attn_bytes(const struct kp_op_in *in, const struct attn_schema *as, int64_t rows_q,
+			  int64_t d_v)
 {
 	const struct kp_slot *q = slot(in, as->q), *k = slot(in, as->k), *v = slot(in, as->v);
 	const struct kp_slot *bias = slot(in, as->bias);
@@ -972,11 +989,10 @@ static int64_t attn_bytes(const struct kp_op_in *in, const struct attn_schema *a
 	if (is_tensor(bias) && as->bias_grad >= 0) {
 		const char *t = text(slot(in, as->bias_grad));
 
-		flag = as->bias_grad_index < 0
-			       ? parse_bool(t)
-			       : (parse_bools(t, list, 8) > as->bias_grad_index
-					  ? list[as->bias_grad_index]
-					  : 0);
+		flag = as->bias_grad_index < 0 ? parse_bool(t)
+					       : (parse_bools(t, list, 8) > as->bias_grad_index
+							  ? list[as->bias_grad_index]
+							  : 0);
 		if (flag == 1)
 			bytes = add(bytes, tbytes(bias));
 	}
@@ -1051,8 +1067,7 @@ static int eval_attn(const struct kp_op_in *in, const struct model *m, struct kp
 	if (!as->bwd)
 		c->flops = mul(mul3(2, aq.b, aq.h), mul(add(aq.d, d_v), pairs));
 	else
-		c->flops = mul(mul3(2, aq.b, aq.h),
-			       mul(add(mul(3, aq.d), mul(2, d_v)), pairs));
+		c->flops = mul(mul3(2, aq.b, aq.h), mul(add(mul(3, aq.d), mul(2, d_v)), pairs));
 	if (pairs < 0)
 		c->flops = OVF;
 	return 0;
@@ -1061,17 +1076,17 @@ static int eval_attn(const struct kp_op_in *in, const struct model *m, struct kp
 /* ---- pointwise (§6.2) --------------------------------------------------------- */
 
 enum pw_kind {
-	PW_PROMOTE,   /* out: broadcast shape, promoted dtype */
-	PW_BOOL,      /* comparisons: broadcast shape, bool */
-	PW_SELF,      /* masked_fill: self's shape and dtype */
-	PW_WHERE,     /* where(cond, self, other): broadcast of all, dtype of self/other */
-	PW_DIV,       /* true division: integer inputs give fp32 */
-	PW_WRITE,     /* fill_, zero_: write self only */
-	PW_DROPOUT,   /* dropout(input, p, train): y and a bool mask when training */
+	PW_PROMOTE, /* out: broadcast shape, promoted dtype */
+	PW_BOOL,    /* comparisons: broadcast shape, bool */
+	PW_SELF,    /* masked_fill: self's shape and dtype */
+	PW_WHERE,   /* where(cond, self, other): broadcast of all, dtype of self/other */
+	PW_DIV,     /* true division: integer inputs give fp32 */
+	PW_WRITE,   /* fill_, zero_: write self only */
+	PW_DROPOUT, /* dropout(input, p, train): y and a bool mask when training */
 };
 
 struct pw_schema {
-	int nin;      /* operand positions: slots [0, nin) (tensors among them are read) */
+	int nin; /* operand positions: slots [0, nin) (tensors among them are read) */
 	enum pw_kind kind;
 };
 
@@ -1135,7 +1150,7 @@ static int eval_pointwise(const struct kp_op_in *in, const struct model *m, stru
 	if (!is_tensor(self) && !(n > 1 && is_tensor(ops[1])))
 		return fail(c, "pointwise op has no tensor operand");
 	if (!is_tensor(self) && (ps->kind == PW_SELF || ps->kind == PW_WRITE ||
-				  ps->kind == PW_DROPOUT || in_place(in->name)))
+				 ps->kind == PW_DROPOUT || in_place(in->name)))
 		return fail(c, "pointwise op writes a self that is not a tensor");
 	c->dtype = is_tensor(self) ? self->dtype : ops[1]->dtype;
 
@@ -1216,7 +1231,8 @@ static enum kp_dtype to_dtype(const struct kp_op_in *in, const struct kp_slot *s
 	if (is_tensor(s1))
 		return s1->dtype;
 	switch (in->nslots) {
-	case 8: case 5:
+	case 8:
+	case 5:
 		return scalar_type_or(s1, self->dtype);
 	case 6:
 		return scalar_type_or(slot(in, 2), self->dtype);
@@ -1315,10 +1331,10 @@ static int eval_copy(const struct kp_op_in *in, const struct model *m, struct kp
 enum red_out { RO_SAME, RO_SUM, RO_INDEX, RO_BOOL, RO_VALUES_INDICES, RO_TWO };
 
 struct red_schema {
-	int dim;         /* slot of dim (int, int[] or None) */
-	int dtype;       /* slot of the dtype argument, -1 */
-	int full_max;    /* at most this many slots (without out=): the full-reduction overload */
-	int full_dtype;  /* its dtype slot, -1 */
+	int dim;        /* slot of dim (int, int[] or None) */
+	int dtype;      /* slot of the dtype argument, -1 */
+	int full_max;   /* at most this many slots (without out=): the full-reduction overload */
+	int full_dtype; /* its dtype slot, -1 */
 	enum red_out out;
 };
 
@@ -1367,9 +1383,8 @@ static int64_t reduced_numel(const struct kp_slot *x, const char *t)
 	return n;
 }
 
-static const struct model m_max_other = {
-	"aten::max", MODEL_SECONDARY, "pointwise", eval_pointwise, &s_binary
-};
+static const struct model m_max_other = { "aten::max", MODEL_SECONDARY, "pointwise", eval_pointwise,
+					  &s_binary };
 
 static int eval_reduce(const struct kp_op_in *in, const struct model *m, struct kp_cost *c)
 {
@@ -1479,7 +1494,9 @@ static int eval_norm(const struct kp_op_in *in, const struct model *m, struct kp
 		 * Traces before Concrete Inputs (2022) leave normalized_shape empty: the
 		 * affine weight has that shape, so rows = numel(x) / numel(weight).
 		 */
-		const struct kp_slot *wt = slot(in, kind == N_LAYER_BWD ? 5 : kind == N_FUSED_RMS_BWD ? 4 : 2);
+		const struct kp_slot *wt = slot(in, kind == N_LAYER_BWD       ? 5
+						    : kind == N_FUSED_RMS_BWD ? 4
+									      : 2);
 		if (is_tensor(wt) && numel(wt) > 0 && numel(x) >= 0 && numel(x) % numel(wt) == 0)
 			rows = numel(x) / numel(wt);
 	}
@@ -1645,7 +1662,8 @@ static int eval_xent(const struct kp_op_in *in, const struct model *m, struct kp
 		c->bytes = add(c->bytes, nbytes(n, x->dtype));
 		break;
 	case XE_CE_BWD:
-		c->bytes = add(add(tbytes(slot(in, 0)), tbytes(x)), add(tbytes(t), tbytes(slot(in, 3))));
+		c->bytes = add(add(tbytes(slot(in, 0)), tbytes(x)),
+			       add(tbytes(t), tbytes(slot(in, 3))));
 		c->bytes = add(c->bytes, tbytes(x));
 		break;
 	case XE_NLL:
@@ -1968,10 +1986,11 @@ int opmodel_eval(const struct kp_op_in *in, struct kp_cost *out)
  * aten::scaled_dot_product_attention(query, key, value, attn_mask, dropout_p, is_causal,
  * scale, enable_gqa): is_causal is top-left.
  */
-static const struct attn_schema s_sdpa_top = {
-	0, L_BHSD, 0, 1, 2, -1, -1, -1, 3, -1, 5, CAUSAL_TOP_LEFT, -1, -1, -1, -1 };
-static const struct attn_schema s_sdpa_top_bwd = {
-	1, L_BHSD, 0, 1, 2, -1, -1, -1, 3, -1, 5, CAUSAL_TOP_LEFT, -1, -1, -1, -1 };
+static const struct attn_schema s_sdpa_top = { 0, L_BHSD,          0,  1,  2,  -1, -1, -1, 3, -1,
+					       5, CAUSAL_TOP_LEFT, -1, -1, -1, -1 };
+static const struct attn_schema s_sdpa_top_bwd = { 1,  L_BHSD, 0,  1,  2, -1,
+						   -1, -1,     3,  -1, 5, CAUSAL_TOP_LEFT,
+						   -1, -1,     -1, -1 };
 
 static const struct {
 	const char *name;
@@ -2045,11 +2064,14 @@ static int sig_attn(const struct kp_op_in *in, const struct attn_schema *as, cha
 		if (n < sizeof(bt) - 1)
 			snprintf(bt + n, sizeof(bt) - n, "]");
 	}
-	int n = snprintf(buf, cap, "attention %s B=%lld H=%lld H_kv=%lld S_q=%lld S_k=%lld D=%lld "
-				   "D_v=%lld%s%s %s",
+	int n = snprintf(buf, cap,
+			 "attention %s B=%lld H=%lld H_kv=%lld S_q=%lld S_k=%lld D=%lld "
+			 "D_v=%lld%s%s %s",
 			 as->bwd ? "bwd" : "fwd", (long long)aq.b, (long long)aq.h, (long long)ak.h,
 			 (long long)aq.s, (long long)ak.s, (long long)aq.d, (long long)av.d,
-			 causal == CAUSAL_NONE ? "" : causal == CAUSAL_TOP_LEFT ? " causal" : " causal-br",
+			 causal == CAUSAL_NONE       ? ""
+			 : causal == CAUSAL_TOP_LEFT ? " causal"
+						     : " causal-br",
 			 bt, dtype_name(q->dtype));
 	return n > 0 && (size_t)n < cap ? 0 : -1;
 }
@@ -2082,8 +2104,8 @@ static int sig_gemm(const struct kp_op_in *in, const struct gemm_schema *g, char
 		if (!is_zero(beta)) {
 			size_t n = (size_t)snprintf(bias, sizeof(bias), " add=[");
 			for (int i = 0; i < self->ndim && n < sizeof(bias) - 24; i++)
-				n += (size_t)snprintf(bias + n, sizeof(bias) - n, "%s%lld", i ? "," : "",
-						      (long long)self->dims[i]);
+				n += (size_t)snprintf(bias + n, sizeof(bias) - n, "%s%lld",
+						      i ? "," : "", (long long)self->dims[i]);
 			if (n < sizeof(bias) - 1)
 				snprintf(bias + n, sizeof(bias) - n, "]");
 		}
@@ -2117,11 +2139,13 @@ static int sig_conv(const struct kp_op_in *in, const struct conv_schema *cs, cha
 		return -1;
 	size_t n = (size_t)snprintf(buf, cap, "conv%s x=[", transposed ? "_transpose" : "");
 	for (int i = 0; i < x->ndim && n < cap; i++)
-		n += (size_t)snprintf(buf + n, cap - n, "%s%lld", i ? "," : "", (long long)x->dims[i]);
+		n += (size_t)snprintf(buf + n, cap - n, "%s%lld", i ? "," : "",
+				      (long long)x->dims[i]);
 	if (n < cap)
 		n += (size_t)snprintf(buf + n, cap - n, "] w=[");
 	for (int i = 0; i < w->ndim && n < cap; i++)
-		n += (size_t)snprintf(buf + n, cap - n, "%s%lld", i ? "," : "", (long long)w->dims[i]);
+		n += (size_t)snprintf(buf + n, cap - n, "%s%lld", i ? "," : "",
+				      (long long)w->dims[i]);
 	const int64_t *lists[4] = { stride, pad, dil, opad };
 	static const char *const ln[4] = { "stride", "pad", "dil", "out_pad" };
 	for (int l = 0; l < 4 && n < cap; l++) {

@@ -99,7 +99,8 @@ void opts_usage(FILE *fp, const char *cmd, const char *synopsis, const struct kp
 	for (const struct kp_opt *o = opts; o->lname; o++) {
 		usage_left(o, left, sizeof(left));
 		if ((int)strlen(left) > width)
-			fprintf(fp, "    %s\n    %-*s  %s", left, width, "", o->help ? o->help : "");
+			fprintf(fp, "    %s\n    %-*s  %s", left, width, "",
+				o->help ? o->help : "");
 		else
 			fprintf(fp, "    %-*s  %s", width, left, o->help ? o->help : "");
 		if (o->type == OPT_CHOICE && o->choices) {
@@ -126,8 +127,8 @@ static const char *range_reason(int integer, double min, double max, int unbound
 {
 	static _Thread_local char why[96];
 	if (unbounded)
-		snprintf(why, sizeof(why), "expects %s >= %.15g", integer ? "an integer" : "a number",
-			 min);
+		snprintf(why, sizeof(why), "expects %s >= %.15g",
+			 integer ? "an integer" : "a number", min);
 	else
 		snprintf(why, sizeof(why), "expects %s from %.15g to %.15g",
 			 integer ? "an integer" : "a number", min, max);
@@ -190,16 +191,16 @@ static int set_value(const char *cmd, const struct kp_opt *o, const char *arg)
 				strncat(list, i ? ", " : "", sizeof(list) - strlen(list) - 1);
 				strncat(list, o->choices[i], sizeof(list) - strlen(list) - 1);
 			}
-			fprintf(stderr, "kprof: error: invalid value '%s' for '--%s' (valid: %s)\n", arg,
-				o->lname, list);
+			fprintf(stderr, "kprof: error: invalid value '%s' for '--%s' (valid: %s)\n",
+				arg, o->lname, list);
 			fprintf(stderr, "kprof: see 'kprof %s -h'\n", cmd);
 			return -1;
 		}
 	case OPT_CALLBACK: {
 		why = o->cb(arg, o->dst);
 		if (why) {
-			fprintf(stderr, "kprof: error: invalid value '%s' for '--%s': %s\n", arg, o->lname,
-				why);
+			fprintf(stderr, "kprof: error: invalid value '%s' for '--%s': %s\n", arg,
+				o->lname, why);
 			fprintf(stderr, "kprof: see 'kprof %s -h'\n", cmd);
 			return -1;
 		}
@@ -274,16 +275,15 @@ static int find_long(const struct kp_opt *opts, size_t n, const char *name,
 }
 
 /* "'--device', '--device-db'": the options @name is a prefix of */
-static void candidates(const struct kp_opt *opts, size_t n, const char *name, char *buf,
-		       size_t cap)
+static void candidates(const struct kp_opt *opts, size_t n, const char *name, char *buf, size_t cap)
 {
 	size_t used = 0;
 	int neg;
 	buf[0] = '\0';
 	for (size_t k = 0; k < n; k++)
 		if (name_match(&opts[k], name, &neg) == 1 && used < cap)
-			used += (size_t)snprintf(buf + used, cap - used, "%s'--%s%s'", used ? ", " : "",
-						 neg ? "no-" : "", opts[k].lname);
+			used += (size_t)snprintf(buf + used, cap - used, "%s'--%s%s'",
+						 used ? ", " : "", neg ? "no-" : "", opts[k].lname);
 	if (*name && !strncmp(name, "help", strlen(name)) && used < cap)
 		snprintf(buf + used, cap - used, "%s'--help'", used ? ", " : "");
 }
@@ -324,19 +324,23 @@ int opts_parse(const char *cmd, const char *synopsis, const struct kp_opt *opts,
 			int r = find_long(opts, n, name, &o, &negate);
 			if (r == FIND_HELP) {
 				if (val)
-					return bad(cmd, "option '--%s' takes no value%s", "help", "");
+					return bad(cmd, "option '--%s' takes no value%s", "help",
+						   "");
 				opts_usage(stdout, cmd, synopsis, opts);
 				return 1;
 			}
 			if (r == FIND_AMBIGUOUS) {
 				char list[512];
 				candidates(opts, n, name, list, sizeof(list));
-				return bad(cmd, "ambiguous option '--%s' (could be %s)", name, list);
+				return bad(cmd, "ambiguous option '--%s' (could be %s)", name,
+					   list);
 			}
 			if (!o) {
 				const char *s = closest(name, &opts[0].lname, n, sizeof(opts[0]));
 				if (s)
-					return bad(cmd, "unknown option '--%s' (did you mean '--%s'?)", name, s);
+					return bad(cmd,
+						   "unknown option '--%s' (did you mean '--%s'?)",
+						   name, s);
 				return bad(cmd, "unknown option '--%s'%s", name, "");
 			}
 		} else {

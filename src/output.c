@@ -13,7 +13,8 @@ FILE *output_open(const char *path, struct kp_diag *d)
 	FILE *fp = fopen(path, "w");
 	if (!fp) {
 		d->status = KP_ENV;
-		snprintf(d->msg, sizeof(d->msg), "error: cannot write '%s': %s", path, strerror(errno));
+		snprintf(d->msg, sizeof(d->msg), "error: cannot write '%s': %s", path,
+			 strerror(errno));
 	}
 	return fp;
 }

@@ -32,7 +32,8 @@ char **paths_expand(char *const *args, size_t nargs, size_t *npaths, struct kp_d
 		if (strcmp(args[i], "-") && stat(args[i], &st) == 0 && S_ISDIR(st.st_mode)) {
 			DIR *dir = opendir(args[i]);
 			if (!dir) {
-				diag_error(d, KP_ENV, "error: cannot open '%s': %s", args[i], strerror(errno));
+				diag_error(d, KP_ENV, "error: cannot open '%s': %s", args[i],
+					   strerror(errno));
 				goto fail;
 			}
 			size_t first = n;
@@ -52,7 +53,8 @@ char **paths_expand(char *const *args, size_t nargs, size_t *npaths, struct kp_d
 			}
 			closedir(dir);
 			if (n == first) {
-				diag_error(d, KP_BADINPUT, "error: no *.json or *.json.gz traces in '%s'", args[i]);
+				diag_error(d, KP_BADINPUT,
+					   "error: no *.json or *.json.gz traces in '%s'", args[i]);
 				goto fail;
 			}
 			qsort(v + first, n - first, sizeof(*v), cmp_str);

@@ -122,7 +122,8 @@ static void row(struct kp_table *tb, int64_t rank, const char *pair, const struc
 			report_cell_num(tb, &mc[RD_DELTA], -1, "-");
 		}
 		double r = ratio(bv, nv);
-		report_cell_num(tb, &mc[RD_RATIO], r, isfinite(r) ? units_fixed(buf, sizeof(buf), r, 1, 3) : "-");
+		report_cell_num(tb, &mc[RD_RATIO], r,
+				isfinite(r) ? units_fixed(buf, sizeof(buf), r, 1, 3) : "-");
 		if (isfinite(r) && m == RM_STEP_MEAN && r != 1.0)
 			mc[RD_DELTA].tone = mc[RD_RATIO].tone = r > 1 ? TONE_BAD : TONE_GOOD;
 	}
@@ -151,8 +152,9 @@ static void gate(const struct kp_ranks *base, const struct kp_ranks *nw, const s
 			side_of(&base->r[i], &b);
 			side_of(&nw->r[j], &n);
 			if (crossed(&b, &n, g->limit_pct) && len + 24 < sizeof(list))
-				len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%" PRId64,
-							len ? "," : "", base->r[i].rank);
+				len += (size_t)snprintf(list + len, sizeof(list) - len,
+							"%s%" PRId64, len ? "," : "",
+							base->r[i].rank);
 			i++;
 			j++;
 		}
@@ -163,10 +165,13 @@ static void gate(const struct kp_ranks *base, const struct kp_ranks *nw, const s
 	snprintf(g->ranks_above, sizeof(g->ranks_above), "%s", list);
 	g->tripped = !g->unknown && crossed(mb, mn, g->limit_pct);
 	if (g->unknown)
-		report_fact_textf(doc, "gate", NULL, "cannot judge: a side has no complete ProfilerStep");
+		report_fact_textf(doc, "gate", NULL,
+				  "cannot judge: a side has no complete ProfilerStep");
 	else
-		report_fact_textf(doc, "gate", NULL, "%s: merged step mean %+.2f%% (limit %g%%); ranks above it: %s",
-				  g->tripped ? "FAIL" : "pass", (r - 1) * 100, g->limit_pct, len ? list : "none");
+		report_fact_textf(doc, "gate", NULL,
+				  "%s: merged step mean %+.2f%% (limit %g%%); ranks above it: %s",
+				  g->tripped ? "FAIL" : "pass", (r - 1) * 100, g->limit_pct,
+				  len ? list : "none");
 	report_fact_tone(doc, g->tripped || g->unknown ? TONE_BAD : TONE_GOOD);
 	report_object(doc, "gate");
 	report_fact_num(doc, NULL, "fail_above_pct", g->limit_pct);
@@ -182,8 +187,8 @@ static void gate(const struct kp_ranks *base, const struct kp_ranks *nw, const s
 	report_end(doc);
 }
 
-void rankdiff_doc(const struct kp_ranks *base, const struct kp_ranks *nw, struct kp_rankdiff_gate *g,
-		  struct kp_doc *doc)
+void rankdiff_doc(const struct kp_ranks *base, const struct kp_ranks *nw,
+		  struct kp_rankdiff_gate *g, struct kp_doc *doc)
 {
 	size_t paired = 0, gone = 0, added = 0, i = 0, j = 0;
 	while (i < base->n || j < nw->n) {
@@ -198,12 +203,14 @@ void rankdiff_doc(const struct kp_ranks *base, const struct kp_ranks *nw, struct
 	side_merged(base, &mb);
 	side_merged(nw, &mn);
 	report_init(doc, "diff", 6);
-	report_summary(doc, "%zu base ranks, %zu new ranks: %zu paired, %zu new, %zu gone", base->n, nw->n,
-		       paired, added, gone);
-	report_fact_textf(doc, "ranks", NULL, "%zu base, %zu new: %zu paired by rank id, %zu new, %zu gone",
-			  base->n, nw->n, paired, added, gone);
-	report_fact_text(doc, "merged", NULL,
-			 "row all: step mean = mean of the ranks' step means, step max = the largest, busy/compute/comm/idle = sums over ranks");
+	report_summary(doc, "%zu base ranks, %zu new ranks: %zu paired, %zu new, %zu gone", base->n,
+		       nw->n, paired, added, gone);
+	report_fact_textf(doc, "ranks", NULL,
+			  "%zu base, %zu new: %zu paired by rank id, %zu new, %zu gone", base->n,
+			  nw->n, paired, added, gone);
+	report_fact_text(
+		doc, "merged", NULL,
+		"row all: step mean = mean of the ranks' step means, step max = the largest, busy/compute/comm/idle = sums over ranks");
 	report_fact_count(doc, NULL, "base_ranks", (int64_t)base->n);
 	report_fact_count(doc, NULL, "new_ranks", (int64_t)nw->n);
 	report_fact_count(doc, NULL, "paired_ranks", (int64_t)paired);

@@ -33,7 +33,18 @@ static const struct kp_col rk_cols[RC_N] = {
 	[RC_FILE] = { "File", "file", COL_BOTH, 1 },
 };
 
-enum co_col { CC_CALLS, CC_BYTES, CC_N, CC_TIME, CC_AVG, CC_ALGBW, CC_BUSBW, CC_PCT_LINK, CC_NAME, CC_NCOL };
+enum co_col {
+	CC_CALLS,
+	CC_BYTES,
+	CC_N,
+	CC_TIME,
+	CC_AVG,
+	CC_ALGBW,
+	CC_BUSBW,
+	CC_PCT_LINK,
+	CC_NAME,
+	CC_NCOL
+};
 
 static const struct kp_col co_cols[CC_NCOL] = {
 	[CC_CALLS] = { "Calls", "calls", COL_BOTH, 0 },
@@ -105,15 +116,19 @@ static void coll_table(const struct kp_ranks *rs, struct kp_doc *doc)
 		struct kp_cell *c = report_row(tb);
 		report_cell_int(tb, &c[CC_CALLS], r->calls, NULL);
 		if (r->bytes >= 0)
-			report_cell_int(tb, &c[CC_BYTES], r->bytes, units_rate(b, sizeof(b), (double)r->bytes, "B"));
+			report_cell_int(tb, &c[CC_BYTES], r->bytes,
+					units_rate(b, sizeof(b), (double)r->bytes, "B"));
 		else
 			report_cell_num(tb, &c[CC_BYTES], -1, "-");
 		report_cell_int(tb, &c[CC_N], r->n, NULL);
 		tcell(tb, &c[CC_TIME], r->time_ns);
 		tcell(tb, &c[CC_AVG], r->calls ? r->time_ns / r->calls : 0);
-		report_cell_num(tb, &c[CC_ALGBW], r->algbw, units_fixed(b, sizeof(b), r->algbw, 1e9, 1));
-		report_cell_num(tb, &c[CC_BUSBW], r->busbw, units_fixed(b, sizeof(b), r->busbw, 1e9, 1));
-		double pl = r->busbw >= 0 && rs->link_peak > 0 ? 100.0 * r->busbw / rs->link_peak : -1;
+		report_cell_num(tb, &c[CC_ALGBW], r->algbw,
+				units_fixed(b, sizeof(b), r->algbw, 1e9, 1));
+		report_cell_num(tb, &c[CC_BUSBW], r->busbw,
+				units_fixed(b, sizeof(b), r->busbw, 1e9, 1));
+		double pl = r->busbw >= 0 && rs->link_peak > 0 ? 100.0 * r->busbw / rs->link_peak
+							       : -1;
 		report_cell_num(tb, &c[CC_PCT_LINK], pl, units_fixed(b, sizeof(b), pl, 1, 1));
 		report_cell_str(tb, &c[CC_NAME], ranks_kind_name(r->kind), NULL);
 	}
@@ -214,36 +229,46 @@ void rankreport_doc(const struct kp_ranks *rs, const char *link_name, struct kp_
 	report_init(doc, "analyze", 6);
 	int64_t ws = rs->n ? rs->r[0].world_size : -1;
 	const char *backend = rs->n && rs->r[0].backend[0] ? rs->r[0].backend : "unknown";
-	report_summary(doc, "%zu ranks, %zu collective kinds and sizes, %zu steps", rs->n, rs->ncolls, rs->nstrag);
+	report_summary(doc, "%zu ranks, %zu collective kinds and sizes, %zu steps", rs->n,
+		       rs->ncolls, rs->nstrag);
 	char how[48];
 	if (rs->jobs > 0)
-		snprintf(how, sizeof(how), "read on %d thread%s", rs->jobs, rs->jobs == 1 ? "" : "s");
+		snprintf(how, sizeof(how), "read on %d thread%s", rs->jobs,
+			 rs->jobs == 1 ? "" : "s");
 	else
 		snprintf(how, sizeof(how), "merged from summaries");
 	if (ws > 0)
-		report_fact_textf(doc, "ranks", NULL, "%zu trace%s of world size %" PRId64 ", backend %s, %s",
-				  rs->n, rs->n == 1 ? "" : "s", ws, backend, how);
+		report_fact_textf(doc, "ranks", NULL,
+				  "%zu trace%s of world size %" PRId64 ", backend %s, %s", rs->n,
+				  rs->n == 1 ? "" : "s", ws, backend, how);
 	else
 		report_fact_textf(doc, "ranks", NULL, "%zu trace%s (no distributedInfo), %s", rs->n,
 				  rs->n == 1 ? "" : "s", how);
-	report_fact_textf(doc, "colls", NULL,
-			  "%" PRId64 " communication kernels matched by order across ranks, %" PRId64 " unmatched; bandwidth in GB/s = 1e9 B/s (nccl-tests): algbw = size / shortest rank's time, busbw = algbw x factor",
-			  rs->matched, rs->unmatched);
+	report_fact_textf(
+		doc, "colls", NULL,
+		"%" PRId64 " communication kernels matched by order across ranks, %" PRId64
+		" unmatched; bandwidth in GB/s = 1e9 B/s (nccl-tests): algbw = size / shortest rank's time, busbw = algbw x factor",
+		rs->matched, rs->unmatched);
 	if (rs->link_peak > 0)
-		report_fact_textf(doc, "link", NULL, "%s: peer link %s (%%Link = busbw / it)", link_name,
-				  units_rate(b1, sizeof(b1), rs->link_peak, "B/s"));
+		report_fact_textf(doc, "link", NULL, "%s: peer link %s (%%Link = busbw / it)",
+				  link_name, units_rate(b1, sizeof(b1), rs->link_peak, "B/s"));
 	else
-		report_fact_textf(doc, "link", NULL, "%s: no peer link bandwidth in the device table",
+		report_fact_textf(doc, "link", NULL,
+				  "%s: no peer link bandwidth in the device table",
 				  link_name ? link_name : "unknown device");
 	if (rs->step_skew_max_ns >= 0)
-		report_fact_textf(doc, "skew", NULL, "step-time skew up to %s (step %" PRId64 "), over %zu steps on every rank",
-				  units_time(b2, sizeof(b2), rs->step_skew_max_ns), rs->step_skew_step, rs->nstrag);
+		report_fact_textf(doc, "skew", NULL,
+				  "step-time skew up to %s (step %" PRId64
+				  "), over %zu steps on every rank",
+				  units_time(b2, sizeof(b2), rs->step_skew_max_ns),
+				  rs->step_skew_step, rs->nstrag);
 	report_fact_count(doc, NULL, "kprof_summary_version", 1);
 	report_fact_count(doc, NULL, "world_size", ws);
 	report_fact_count(doc, NULL, "jobs", rs->jobs);
 	report_fact_count(doc, NULL, "matched_collectives", rs->matched);
 	report_fact_count(doc, NULL, "unmatched_collectives", rs->unmatched);
-	report_fact_rate(doc, NULL, "link_peak_bytes_per_s", rs->link_peak > 0 ? rs->link_peak : NAN, "B/s");
+	report_fact_rate(doc, NULL, "link_peak_bytes_per_s",
+			 rs->link_peak > 0 ? rs->link_peak : NAN, "B/s");
 	rank_table(rs, doc);
 	rank_json(rs, doc);
 	coll_table(rs, doc);

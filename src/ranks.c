@@ -20,7 +20,8 @@
 #include "kprof/link.h"
 
 static const char *const kind_names[COLL_NKIND] = {
-	"allreduce", "allgather", "reducescatter", "alltoall", "sendrecv", "broadcast", "reduce", "other",
+	"allreduce", "allgather", "reducescatter", "alltoall",
+	"sendrecv",  "broadcast", "reduce",        "other",
 };
 
 const char *ranks_kind_name(int kind)
@@ -188,7 +189,8 @@ void ranks_summarize(struct kp_rank *r, const struct kp_trace *t)
 		int64_t sum = 0, n = 0;
 		for (size_t i = 0; i < b.nsteps; i++) {
 			const struct kp_bd_step *s = &b.steps[i];
-			r->steps[i] = (struct kp_rank_step){ s->num, s->b.start_ns, s->b.span_ns, s->partial };
+			r->steps[i] = (struct kp_rank_step){ s->num, s->b.start_ns, s->b.span_ns,
+							     s->partial };
 			/* the partial last step holds the trace's tail: left out when others exist */
 			if (s->partial && b.nsteps > 1)
 				continue;
@@ -225,7 +227,8 @@ void ranks_summarize(struct kp_rank *r, const struct kp_trace *t)
 		c->group = -1;
 		c->bytes = -1;
 		const struct kp_coll *m = coll[i] >= 0 ? &t->colls[coll[i]] : NULL;
-		c->kind = (int8_t)(m && m->name ? kind_from_coll(m->name) : kind_from_kernel(g->name));
+		c->kind = (int8_t)(m && m->name ? kind_from_coll(m->name)
+						: kind_from_kernel(g->name));
 		if (m) {
 			c->group = m->group_size;
 			c->bytes = coll_bytes(c->kind, m);
@@ -241,7 +244,7 @@ void ranks_summarize(struct kp_rank *r, const struct kp_trace *t)
 struct job {
 	char *const *paths;
 	size_t n;
-	size_t next;              /* atomic: the next file to take */
+	size_t next; /* atomic: the next file to take */
 	struct kp_rank *r;
 	const struct kp_load_opts *lo;
 };
@@ -340,15 +343,18 @@ static void order_ranks(struct kp_ranks *rs)
 		qsort(rs->r, rs->n, sizeof(*rs->r), cmp_rank);
 		for (size_t i = 1; i < rs->n; i++)
 			if (rs->r[i].rank == rs->r[i - 1].rank) {
-				diag_warn_add(&rs->warn, "duplicate ranks", rs->r[i].file,
-					 "rank %" PRId64 " appears in '%s' and '%s': ranks follow the argument order",
-					 rs->r[i].rank, rs->r[i - 1].file, rs->r[i].file);
+				diag_warn_add(
+					&rs->warn, "duplicate ranks", rs->r[i].file,
+					"rank %" PRId64
+					" appears in '%s' and '%s': ranks follow the argument order",
+					rs->r[i].rank, rs->r[i - 1].file, rs->r[i].file);
 				bad = 1;
 				break;
 			}
 	} else {
-		diag_warn_add(&rs->warn, "traces without a rank", NULL,
-			 "a trace has no distributedInfo.rank and no rank in its file name: ranks follow the argument order");
+		diag_warn_add(
+			&rs->warn, "traces without a rank", NULL,
+			"a trace has no distributedInfo.rank and no rank in its file name: ranks follow the argument order");
 	}
 	if (bad) {
 		/* back to argument order: file names were given in it, ranks numbered 0.. */
@@ -365,15 +371,17 @@ static void order_ranks(struct kp_ranks *rs)
 				snprintf(a, sizeof(a), "world size %" PRId64, ws);
 			if (rs->r[i].world_size > 0)
 				snprintf(b, sizeof(b), "world size %" PRId64, rs->r[i].world_size);
-			diag_warn_add(&rs->warn, "world sizes differ", rs->r[i].file, "'%s' has %s, '%s' %s",
-				      rs->r[0].file, a, rs->r[i].file, b);
+			diag_warn_add(&rs->warn, "world sizes differ", rs->r[i].file,
+				      "'%s' has %s, '%s' %s", rs->r[0].file, a, rs->r[i].file, b);
 			break;
 		}
 	if (ws > 0 && (int64_t)rs->n < ws)
-		diag_warn_add(&rs->warn, "missing ranks", NULL, "%zu of %" PRId64 " ranks given", rs->n, ws);
+		diag_warn_add(&rs->warn, "missing ranks", NULL, "%zu of %" PRId64 " ranks given",
+			      rs->n, ws);
 }
 
-static struct kp_coll_row *coll_row(struct kp_ranks *rs, int kind, int64_t bytes, int32_t n, size_t *cap)
+static struct kp_coll_row *coll_row(struct kp_ranks *rs, int kind, int64_t bytes, int32_t n,
+				    size_t *cap)
 {
 	for (size_t i = 0; i < rs->ncolls; i++)
 		if (rs->colls[i].kind == kind && rs->colls[i].bytes == bytes && rs->colls[i].n == n)
@@ -404,7 +412,7 @@ static int cmp_coll_row(const void *pa, const void *pb)
 struct step_acc {
 	int64_t num;
 	int64_t instances;
-	int64_t *late, *lag;      /* per rank index */
+	int64_t *late, *lag; /* per rank index */
 };
 
 static struct step_acc *step_of(struct step_acc *acc, size_t nacc, int64_t num)
@@ -463,9 +471,10 @@ static void match_collectives(struct kp_ranks *rs, struct step_acc *acc, size_t 
 	for (size_t i = 0; i < nr; i++)
 		rs->unmatched += (int64_t)(rs->r[i].ncomms - m);
 	if (mx != m)
-		diag_warn_add(&rs->warn, "unmatched collectives", NULL,
-			 "ranks ran %zu to %zu communication kernels: the first %zu of each are matched by order",
-			 m, mx, m);
+		diag_warn_add(
+			&rs->warn, "unmatched collectives", NULL,
+			"ranks ran %zu to %zu communication kernels: the first %zu of each are matched by order",
+			m, mx, m);
 	size_t cap = 0;
 	int64_t kind_mismatch = 0, spread_max = 0;
 	for (size_t k = 0; k < m; k++) {
@@ -488,7 +497,9 @@ static void match_collectives(struct kp_ranks *rs, struct step_acc *acc, size_t 
 			spread_max = smax - smin;
 		rs->matched++;
 		/* group size from the metadata, else the world, else the ranks given */
-		int32_t n = c0->group > 0 ? c0->group : r0->world_size > 0 ? (int32_t)r0->world_size : (int32_t)nr;
+		int32_t n = c0->group > 0        ? c0->group
+			    : r0->world_size > 0 ? (int32_t)r0->world_size
+						 : (int32_t)nr;
 		struct kp_coll_row *row = coll_row(rs, c0->kind, c0->bytes, n, &cap);
 		row->calls++;
 		row->time_ns += tmin;
@@ -501,13 +512,17 @@ static void match_collectives(struct kp_ranks *rs, struct step_acc *acc, size_t 
 	}
 	/* a collective cannot start further apart than a whole trace lasts: other clocks */
 	if (spread_max > r0->bd.span_ns)
-		diag_warn_add(&rs->warn, "clocks differ", NULL,
-			 "one collective's start differs by %" PRId64 " ns across ranks, more than a trace's GPU span: the ranks' clocks disagree and lags are not meaningful",
-			 spread_max);
+		diag_warn_add(
+			&rs->warn, "clocks differ", NULL,
+			"one collective's start differs by %" PRId64
+			" ns across ranks, more than a trace's GPU span: the ranks' clocks disagree and lags are not meaningful",
+			spread_max);
 	if (kind_mismatch)
 		diag_warn_add(&rs->warn, "collective kinds differ", NULL,
-			 "%" PRId64 " matched communication kernels differ in kind from rank %" PRId64 "'s: rows use rank %" PRId64 "'s",
-			 kind_mismatch, r0->rank, r0->rank);
+			      "%" PRId64
+			      " matched communication kernels differ in kind from rank %" PRId64
+			      "'s: rows use rank %" PRId64 "'s",
+			      kind_mismatch, r0->rank, r0->rank);
 }
 
 /* Each row's algbw and busbw; rows by time, longest first. */
@@ -518,7 +533,8 @@ static void coll_bandwidths(struct kp_ranks *rs)
 		c->algbw = c->busbw = -1;
 		if (c->bytes >= 0 && c->time_ns > 0) {
 			/* algbw = S / t with t the shortest rank's duration (TraceLens' comm_latency) */
-			c->algbw = (double)c->bytes * (double)c->calls / ((double)c->time_ns * 1e-9);
+			c->algbw = (double)c->bytes * (double)c->calls /
+				   ((double)c->time_ns * 1e-9);
 			double f = ranks_bus_factor(c->kind, c->n);
 			c->busbw = f >= 0 ? c->algbw * f : -1;
 		}
@@ -564,7 +580,8 @@ static void find_stragglers(struct kp_ranks *rs, struct step_acc *acc, size_t na
 		if (a->instances) {
 			size_t best = 0;
 			for (size_t i = 1; i < nr; i++)
-				if (a->late[i] > a->late[best] || (a->late[i] == a->late[best] && a->lag[i] > a->lag[best]))
+				if (a->late[i] > a->late[best] ||
+				    (a->late[i] == a->late[best] && a->lag[i] > a->lag[best]))
 					best = i;
 			g->rank = rs->r[best].rank;
 			g->late = a->late[best];

@@ -43,7 +43,7 @@ static const struct kp_col an_cols[AC_N] = {
 	[AC_PCT] = { "Time%", "time_pct", COL_BOTH, 0 },
 	[AC_CALLS] = { "Calls", "calls", COL_BOTH, 0 },
 	[AC_AVG] = { "Avg", "avg_ns", COL_BOTH, 0 },
-	[AC_MED] = { "Med", "med_ns", COL_MACHINE, 0 },   /* --stats: both */
+	[AC_MED] = { "Med", "med_ns", COL_MACHINE, 0 }, /* --stats: both */
 	[AC_MIN] = { "Min", "min_ns", COL_MACHINE, 0 },
 	[AC_MAX] = { "Max", "max_ns", COL_MACHINE, 0 },
 	[AC_FLOPS] = { "GFLOP", "flops", COL_MACHINE, 0 },
@@ -62,12 +62,13 @@ static const struct kp_col an_cols[AC_N] = {
 	[AC_DTYPE] = { "Dtype", "dtype", COL_MACHINE, 1 }, /* both when a Prec differs */
 	[AC_PREC] = { "Prec", "prec", COL_BOTH, 1 },
 	[AC_FLAGS] = { "Flags", "flags", COL_BOTH, 1 },
-	[AC_SHAPE] = { "Shape", "shape", COL_MACHINE, 1 },  /* op-shape: both */
-	[AC_OP] = { "Op", "op", COL_MACHINE, 1 },           /* kernel rows: both */
-	[AC_NAME] = { "Kernel", "name", COL_BOTH, 1 },      /* op rows: "Op" */
+	[AC_SHAPE] = { "Shape", "shape", COL_MACHINE, 1 }, /* op-shape: both */
+	[AC_OP] = { "Op", "op", COL_MACHINE, 1 },          /* kernel rows: both */
+	[AC_NAME] = { "Kernel", "name", COL_BOTH, 1 },     /* op rows: "Op" */
 };
 
-static void rows_table(const struct kp_report *r, const struct kp_render_opts *o, struct kp_doc *doc)
+static void rows_table(const struct kp_report *r, const struct kp_render_opts *o,
+		       struct kp_doc *doc)
 {
 	int by_kernel = r->group == GROUP_KERNEL;
 	struct kp_table *tb = report_table(doc, "rows", an_cols, AC_N);
@@ -88,17 +89,22 @@ static void rows_table(const struct kp_report *r, const struct kp_render_opts *o
 		const struct kp_row *row = &r->rows[i];
 		struct kp_cell *c = report_row(tb);
 		int others = row->flags & ROW_OTHERS;
-		report_cell_int(tb, &c[AC_TIME], row->time_ns, units_time(b, sizeof(b), row->time_ns));
-		report_cell_num(tb, &c[AC_PCT], row->time_pct, units_fixed(b, sizeof(b), row->time_pct, 1, 1));
+		report_cell_int(tb, &c[AC_TIME], row->time_ns,
+				units_time(b, sizeof(b), row->time_ns));
+		report_cell_num(tb, &c[AC_PCT], row->time_pct,
+				units_fixed(b, sizeof(b), row->time_pct, 1, 1));
 		report_cell_int(tb, &c[AC_CALLS], row->calls, NULL);
 		int64_t avg = row->calls ? row->time_ns / row->calls : 0;
 		if (others) {
 			report_cell_num(tb, &c[AC_AVG], -1, "-");
 		} else {
 			report_cell_int(tb, &c[AC_AVG], avg, units_time(b, sizeof(b), avg));
-			report_cell_int(tb, &c[AC_MED], row->med_ns, units_time(b, sizeof(b), row->med_ns));
-			report_cell_int(tb, &c[AC_MIN], row->min_ns, units_time(b, sizeof(b), row->min_ns));
-			report_cell_int(tb, &c[AC_MAX], row->max_ns, units_time(b, sizeof(b), row->max_ns));
+			report_cell_int(tb, &c[AC_MED], row->med_ns,
+					units_time(b, sizeof(b), row->med_ns));
+			report_cell_int(tb, &c[AC_MIN], row->min_ns,
+					units_time(b, sizeof(b), row->min_ns));
+			report_cell_int(tb, &c[AC_MAX], row->max_ns,
+					units_time(b, sizeof(b), row->max_ns));
 		}
 		if (row->flops >= 0)
 			report_cell_int(tb, &c[AC_FLOPS], row->flops, NULL);
@@ -123,7 +129,8 @@ static void rows_table(const struct kp_report *r, const struct kp_render_opts *o
 				units_fixed(b, sizeof(b), row->pct_peak_flops, 1, 1));
 		report_cell_num(tb, &c[AC_PPB], row->pct_peak_bw,
 				units_fixed(b, sizeof(b), row->pct_peak_bw, 1, 1));
-		report_cell_num(tb, &c[AC_AI], row->intensity, units_fixed(b, sizeof(b), row->intensity, 1, 1));
+		report_cell_num(tb, &c[AC_AI], row->intensity,
+				units_fixed(b, sizeof(b), row->intensity, 1, 1));
 		report_cell_str(tb, &c[AC_BOUND], row->bound, row->bound ? NULL : "-");
 		report_cell_str(tb, &c[AC_DTYPE], row->dtype, row->dtype ? NULL : "-");
 		/* a FLOP peak applies only to rows with modelled FLOPs; csv/json keep the row's prec */
@@ -155,7 +162,9 @@ void render_device_line(const struct kp_report *r, char *buf, size_t cap)
 	const struct kp_device *d = r->dev;
 	if (!d) {
 		snprintf(buf, cap, "%s (not in the device table: no %% of peak)",
-			 !r->device_name ? "unknown" : *r->device_name ? r->device_name : "''");
+			 !r->device_name   ? "unknown"
+			 : *r->device_name ? r->device_name
+					   : "''");
 		return;
 	}
 	size_t n = snprintf(buf, cap, "%s -> %s (%s)",
@@ -174,13 +183,14 @@ void render_device_line(const struct kp_report *r, char *buf, size_t cap)
 			continue;
 		const struct kp_peak *pk = &d->peak[p];
 		if (r->clock_source == CLOCK_DATASHEET || r->sm_clock_mhz <= 0) {
-			n += snprintf(buf + n, cap - n, ", %s %.1f TFLOP/s at %d MHz", dtype_prec_name(p),
-				      pk->flop_per_s / 1e12, pk->clk_ref_mhz);
+			n += snprintf(buf + n, cap - n, ", %s %.1f TFLOP/s at %d MHz",
+				      dtype_prec_name(p), pk->flop_per_s / 1e12, pk->clk_ref_mhz);
 		} else {
 			double adj = devdb_peak_flops(d, p, r->sm_clock_mhz);
-			n += snprintf(buf + n, cap - n, ", %s %.1f TFLOP/s at %.0f MHz (datasheet %.1f at %d)",
-				      dtype_prec_name(p), adj / 1e12, r->sm_clock_mhz, pk->flop_per_s / 1e12,
-				      pk->clk_ref_mhz);
+			n += snprintf(buf + n, cap - n,
+				      ", %s %.1f TFLOP/s at %.0f MHz (datasheet %.1f at %d)",
+				      dtype_prec_name(p), adj / 1e12, r->sm_clock_mhz,
+				      pk->flop_per_s / 1e12, pk->clk_ref_mhz);
 		}
 	}
 	if (n < cap)
@@ -199,13 +209,17 @@ void render_device_line(const struct kp_report *r, char *buf, size_t cap)
 
 static const char *group_name(enum kp_group g)
 {
-	return g == GROUP_KERNEL ? "kernel" : g == GROUP_OP ? "op" : g == GROUP_ANNOT ? "annotation"
-											: "op-shape";
+	return g == GROUP_KERNEL  ? "kernel"
+	       : g == GROUP_OP    ? "op"
+	       : g == GROUP_ANNOT ? "annotation"
+				  : "op-shape";
 }
 
 static const char *const nomodel_names[6][2] = {
-	[NOMODEL_TRITON] = { "Triton", "triton" }, [NOMODEL_NCCL] = { "NCCL", "nccl" },
-	[NOMODEL_ATEN] = { "aten", "aten" },       [NOMODEL_CUSTOM] = { "custom", "custom" },
+	[NOMODEL_TRITON] = { "Triton", "triton" },
+	[NOMODEL_NCCL] = { "NCCL", "nccl" },
+	[NOMODEL_ATEN] = { "aten", "aten" },
+	[NOMODEL_CUSTOM] = { "custom", "custom" },
 	[NOMODEL_UNLINKED] = { "unlinked", "unlinked" },
 	[NOMODEL_NOSHAPES] = { "of ops without shapes", "no_shapes" },
 };
@@ -224,13 +238,15 @@ static void coverage_fact(const struct kp_report *r, struct kp_doc *doc)
 		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "; %.1f%% moves data (bytes only)",
 				      100.0 * r->tot.bytes_only_ns / tot);
 	if (r->tot.unmodelled_ns) {
-		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "; %.1f%% in kernels without a model:",
+		n += (size_t)snprintf(buf + n, sizeof(buf) - n,
+				      "; %.1f%% in kernels without a model:",
 				      100.0 * r->tot.unmodelled_ns / tot);
 		const char *sep = " ";
 		for (int k = 0; k < 6 && n < sizeof(buf); k++)
 			if (r->tot.nomodel_kernels[k]) {
-				n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s%" PRId64 " %s", sep,
-						      r->tot.nomodel_kernels[k], nomodel_names[k][0]);
+				n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s%" PRId64 " %s",
+						      sep, r->tot.nomodel_kernels[k],
+						      nomodel_names[k][0]);
 				sep = ", ";
 			}
 	}
@@ -243,23 +259,28 @@ static void human_facts(const struct kp_report *r, struct kp_doc *doc)
 	const struct kp_trace *t = r->trace;
 	char b1[64], b2[64], dev[1024];
 	report_fact_textf(doc, "input", NULL, "%s  (%" PRId64 " %s, %zu %s, %zu %s, %zu GPU %s%s)",
-			  t->display, t->nevents, units_plural(t->nevents, "event", "events"), t->nops,
-			  units_plural((int64_t)t->nops, "op", "ops"), t->nlaunches,
+			  t->display, t->nevents, units_plural(t->nevents, "event", "events"),
+			  t->nops, units_plural((int64_t)t->nops, "op", "ops"), t->nlaunches,
 			  units_plural((int64_t)t->nlaunches, "launch", "launches"), t->ngpu,
-			  units_plural((int64_t)t->ngpu, "event", "events"), t->truncated ? ", truncated" : "");
+			  units_plural((int64_t)t->ngpu, "event", "events"),
+			  t->truncated ? ", truncated" : "");
 	render_device_line(r, dev, sizeof(dev));
 	report_fact_text(doc, "device", NULL, dev);
 	if (r->clock_source == CLOCK_TRACE)
-		report_fact_textf(doc, "clock", NULL, "trace: %.0f MHz SM clock, time-weighted over kernels",
+		report_fact_textf(doc, "clock", NULL,
+				  "trace: %.0f MHz SM clock, time-weighted over kernels",
 				  r->sm_clock_mhz);
 	else if (r->clock_source == CLOCK_OPTION)
-		report_fact_textf(doc, "clock", NULL, "option: --sm-clock %.0f MHz", r->sm_clock_mhz);
+		report_fact_textf(doc, "clock", NULL, "option: --sm-clock %.0f MHz",
+				  r->sm_clock_mhz);
 	else
-		report_fact_text(doc, "clock", NULL,
-				 "datasheet: each peak at the clock it assumes (no clock in the trace)");
+		report_fact_text(
+			doc, "clock", NULL,
+			"datasheet: each peak at the clock it assumes (no clock in the trace)");
 	char busy[32] = "";
 	if (r->tot.span_ns > 0)
-		snprintf(busy, sizeof(busy), " (%.1f%%)", 100.0 * r->tot.gpu_busy_ns / r->tot.span_ns);
+		snprintf(busy, sizeof(busy), " (%.1f%%)",
+			 100.0 * r->tot.gpu_busy_ns / r->tot.span_ns);
 	report_fact_textf(doc, "span", NULL, "%s, GPU busy %s%s, GPU time %s",
 			  units_time(b1, sizeof(b1), r->tot.span_ns),
 			  units_time(b2, sizeof(b2), r->tot.gpu_busy_ns), busy,
@@ -268,10 +289,12 @@ static void human_facts(const struct kp_report *r, struct kp_doc *doc)
 	if (r->tot.steps)
 		snprintf(steps, sizeof(steps), ", %" PRId64 " %s", r->tot.steps,
 			 units_plural(r->tot.steps, "step", "steps"));
-	report_fact_textf(doc, "work", NULL, "%" PRId64 " %s, %" PRId64 " memcpy/memset, %" PRId64
-			  " op %s, %" PRId64 " unlinked%s", r->tot.kernels,
-			  units_plural(r->tot.kernels, "kernel", "kernels"), r->tot.memops, r->tot.ops,
-			  units_plural(r->tot.ops, "call", "calls"), r->tot.unlinked, steps);
+	report_fact_textf(doc, "work", NULL,
+			  "%" PRId64 " %s, %" PRId64 " memcpy/memset, %" PRId64 " op %s, %" PRId64
+			  " unlinked%s",
+			  r->tot.kernels, units_plural(r->tot.kernels, "kernel", "kernels"),
+			  r->tot.memops, r->tot.ops, units_plural(r->tot.ops, "call", "calls"),
+			  r->tot.unlinked, steps);
 	char meas[64] = "";
 	if (r->tot.measured)
 		snprintf(meas, sizeof(meas), "; %" PRId64 " %s measured", r->tot.measured,
@@ -282,14 +305,16 @@ static void human_facts(const struct kp_report *r, struct kp_doc *doc)
 	if (r->tot.gpu_time_ns > 0)
 		coverage_fact(r, doc);
 	if (t->ngpu == 0)
-		report_fact_text(doc, "note", NULL,
-				 "the trace holds no GPU events (kernels, memcpy, memset): the GPU table is empty");
+		report_fact_text(
+			doc, "note", NULL,
+			"the trace holds no GPU events (kernels, memcpy, memset): the GPU table is empty");
 	if (r->tot.gpu_time_ns > r->tot.gpu_busy_ns)
-		report_fact_textf(doc, "note", NULL,
-				  "GPU time sums the GPU events' durations and GPU busy is their union: work "
-				  "overlapped on several streams for %s, so GPU time exceeds GPU busy%s",
-				  units_time(b1, sizeof(b1), r->tot.gpu_time_ns - r->tot.gpu_busy_ns),
-				  r->tot.gpu_time_ns > r->tot.span_ns ? " and the span" : "");
+		report_fact_textf(
+			doc, "note", NULL,
+			"GPU time sums the GPU events' durations and GPU busy is their union: work "
+			"overlapped on several streams for %s, so GPU time exceeds GPU busy%s",
+			units_time(b1, sizeof(b1), r->tot.gpu_time_ns - r->tot.gpu_busy_ns),
+			r->tot.gpu_time_ns > r->tot.span_ns ? " and the span" : "");
 }
 
 /* json: the input, device and totals objects */
@@ -303,9 +328,11 @@ static void machine_facts(const struct kp_report *r, struct kp_doc *doc)
 	report_fact_text(doc, NULL, "name", r->device_name);
 	report_fact_text(doc, NULL, "matched", r->dev ? r->dev->name : NULL);
 	report_fact_text(doc, NULL, "match", r->dev ? r->match : NULL);
-	report_fact_num(doc, NULL, "sm_clock_mhz", r->clock_source == CLOCK_DATASHEET ? NAN : r->sm_clock_mhz);
+	report_fact_num(doc, NULL, "sm_clock_mhz",
+			r->clock_source == CLOCK_DATASHEET ? NAN : r->sm_clock_mhz);
 	report_fact_text(doc, NULL, "clock_source", clock_source_name(r->clock_source));
-	report_fact_rate(doc, NULL, "peak_dram_bytes_per_s", r->dev ? devdb_peak_bw(r->dev, 0) : NAN, "B/s");
+	report_fact_rate(doc, NULL, "peak_dram_bytes_per_s",
+			 r->dev ? devdb_peak_bw(r->dev, 0) : NAN, "B/s");
 	report_fact_text(doc, NULL, "host_link", r->dev ? r->dev->host_link : NULL);
 	double hbw = devdb_path_bw(r->dev, MEMPATH_HOST), pbw = devdb_path_bw(r->dev, MEMPATH_PEER);
 	report_fact_rate(doc, NULL, "peak_host_bytes_per_s", hbw > 0 ? hbw : NAN, "B/s");
@@ -353,8 +380,10 @@ static void measured_table(const struct kp_report *r, struct kp_doc *doc)
 {
 	if (!r->nmrows)
 		return;
-	report_fact_textf(doc, "measured", NULL, "%zu cuda_profiler_range %s (CUPTI range profiler): FLOPs from SASS FP instruction counts (add + mul + 2 x fma; tensor-core instructions not counted); their durations are profiler spacing, not kernel time",
-			  r->trace->nranges, units_plural((int64_t)r->trace->nranges, "record", "records"));
+	report_fact_textf(
+		doc, "measured", NULL,
+		"%zu cuda_profiler_range %s (CUPTI range profiler): FLOPs from SASS FP instruction counts (add + mul + 2 x fma; tensor-core instructions not counted); their durations are profiler spacing, not kernel time",
+		r->trace->nranges, units_plural((int64_t)r->trace->nranges, "record", "records"));
 	struct kp_table *tb = report_table(doc, "measured", m_cols, MC_N);
 	char b[64];
 	for (size_t i = 0; i < r->nmrows; i++) {
@@ -364,7 +393,8 @@ static void measured_table(const struct kp_report *r, struct kp_doc *doc)
 		for (int k = 0; k < 3; k++) {
 			if (m->flops[k] >= 0)
 				report_cell_int(tb, &c[MC_FP64 + k], m->flops[k],
-						units_fixed(b, sizeof(b), (double)m->flops[k], 1e9, 3));
+						units_fixed(b, sizeof(b), (double)m->flops[k], 1e9,
+							    3));
 			else
 				report_cell_num(tb, &c[MC_FP64 + k], -1, "-");
 		}
@@ -383,14 +413,16 @@ static void warnings(const struct kp_warnings *w, struct kp_doc *doc)
 	diag_warn_lines(w, NULL, warning_fact, doc);
 }
 
-void render_report_doc(const struct kp_report *r, const struct kp_render_opts *o, struct kp_doc *doc)
+void render_report_doc(const struct kp_report *r, const struct kp_render_opts *o,
+		       struct kp_doc *doc)
 {
 	char b1[32], b2[32];
 	report_init(doc, "analyze", 6);
 	int64_t nev = r->tot.kernels + r->tot.memops;
 	report_summary(doc, "%s GPU time in %" PRId64 " GPU %s, %s span",
 		       units_time(b1, sizeof(b1), r->tot.gpu_time_ns), nev,
-		       units_plural(nev, "event", "events"), units_time(b2, sizeof(b2), r->tot.span_ns));
+		       units_plural(nev, "event", "events"),
+		       units_time(b2, sizeof(b2), r->tot.span_ns));
 	human_facts(r, doc);
 	machine_facts(r, doc);
 	rows_table(r, o, doc);

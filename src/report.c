@@ -93,7 +93,8 @@ static char *text_copy(struct kp_arena *a, const char *s)
 void report_fact_text(struct kp_doc *doc, const char *key, const char *jkey, const char *s)
 {
 	fact(doc, key, jkey,
-	     (struct kp_val){ .type = s ? VAL_TEXT : VAL_NULL, .s = s ? text_copy(&doc->arena, s) : NULL });
+	     (struct kp_val){ .type = s ? VAL_TEXT : VAL_NULL,
+			      .s = s ? text_copy(&doc->arena, s) : NULL });
 }
 
 void report_fact_textf(struct kp_doc *doc, const char *key, const char *jkey, const char *fmt, ...)
@@ -122,14 +123,16 @@ void report_fact_num(struct kp_doc *doc, const char *key, const char *jkey, doub
 
 void report_fact_pct(struct kp_doc *doc, const char *key, const char *jkey, double pct)
 {
-	fact(doc, key, jkey, (struct kp_val){ .type = isfinite(pct) ? VAL_PCT : VAL_NULL, .d = pct });
+	fact(doc, key, jkey,
+	     (struct kp_val){ .type = isfinite(pct) ? VAL_PCT : VAL_NULL, .d = pct });
 }
 
 void report_fact_rate(struct kp_doc *doc, const char *key, const char *jkey, double per_s,
 		      const char *unit)
 {
 	fact(doc, key, jkey,
-	     (struct kp_val){ .type = isfinite(per_s) ? VAL_RATE : VAL_NULL, .d = per_s, .s = unit });
+	     (struct kp_val){
+		     .type = isfinite(per_s) ? VAL_RATE : VAL_NULL, .d = per_s, .s = unit });
 }
 
 void report_fact_bool(struct kp_doc *doc, const char *key, const char *jkey, int v)
@@ -188,7 +191,8 @@ struct kp_cell *report_row(struct kp_table *tb)
 {
 	if (tb->nrows == tb->caprows) {
 		tb->caprows = tb->caprows ? tb->caprows * 2 : 64;
-		tb->cells = xrealloc(tb->cells, tb->caprows * (size_t)tb->ncols * sizeof(*tb->cells));
+		tb->cells = xrealloc(tb->cells,
+				     tb->caprows * (size_t)tb->ncols * sizeof(*tb->cells));
 	}
 	struct kp_cell *c = &tb->cells[tb->nrows++ * (size_t)tb->ncols];
 	memset(c, 0, (size_t)tb->ncols * sizeof(*c));
@@ -265,12 +269,15 @@ static void *grow(void *v, size_t *cap, size_t n, size_t size)
 	return xrealloc(v, *cap * size);
 }
 
-struct kp_cpoint *chart_point(struct kp_doc *doc, struct kp_chart *ch, double x, double y,
-			      double w, int series, const char *label, const char *tip)
+struct kp_cpoint *chart_point(struct kp_doc *doc, struct kp_chart *ch, double x, double y, double w,
+			      int series, const char *label, const char *tip)
 {
 	ch->pts = grow(ch->pts, &ch->cappts, ch->npts, sizeof(*ch->pts));
 	struct kp_cpoint *p = &ch->pts[ch->npts++];
-	*p = (struct kp_cpoint){ .x = x, .y = y, .w = w, .series = series,
+	*p = (struct kp_cpoint){ .x = x,
+				 .y = y,
+				 .w = w,
+				 .series = series,
 				 .label = label ? arena_strdup(&doc->arena, label) : NULL,
 				 .tip = tip ? arena_strdup(&doc->arena, tip) : NULL };
 	return p;
@@ -281,7 +288,11 @@ struct kp_cspan *chart_span(struct kp_doc *doc, struct kp_chart *ch, int lane, i
 {
 	ch->spans = grow(ch->spans, &ch->capspans, ch->nspans, sizeof(*ch->spans));
 	struct kp_cspan *s = &ch->spans[ch->nspans++];
-	*s = (struct kp_cspan){ .lane = lane, .series = series, .t0 = t0, .t1 = t1, .fill = fill,
+	*s = (struct kp_cspan){ .lane = lane,
+				.series = series,
+				.t0 = t0,
+				.t1 = t1,
+				.fill = fill,
 				.label = label ? arena_strdup(&doc->arena, label) : NULL };
 	return s;
 }
@@ -289,7 +300,8 @@ struct kp_cspan *chart_span(struct kp_doc *doc, struct kp_chart *ch, int lane, i
 void chart_mark(struct kp_doc *doc, struct kp_chart *ch, double v, const char *label)
 {
 	ch->marks = grow(ch->marks, &ch->capmarks, ch->nmarks, sizeof(*ch->marks));
-	ch->marks[ch->nmarks++] = (struct kp_cmark){ .v = v, .label = arena_strdup(&doc->arena, label) };
+	ch->marks[ch->nmarks++] = (struct kp_cmark){ .v = v,
+						     .label = arena_strdup(&doc->arena, label) };
 }
 
 int chart_lane(struct kp_doc *doc, struct kp_chart *ch, const char *label)
@@ -310,13 +322,24 @@ const struct kp_chart *report_find_chart(const struct kp_doc *doc, const char *n
 const char *report_val_text(const struct kp_val *v, char *buf, size_t cap)
 {
 	switch (v->type) {
-	case VAL_TEXT: return v->s;
-	case VAL_COUNT: snprintf(buf, cap, "%" PRId64, v->i); return buf;
-	case VAL_TIME: return units_time(buf, cap, v->i);
-	case VAL_NUM: snprintf(buf, cap, "%g", v->d); return buf;
-	case VAL_PCT: snprintf(buf, cap, "%.1f%%", v->d); return buf;
-	case VAL_RATE: return units_rate(buf, cap, v->d, v->s);
-	case VAL_BOOL: return v->i ? "yes" : "no";
-	default: return "-";
+	case VAL_TEXT:
+		return v->s;
+	case VAL_COUNT:
+		snprintf(buf, cap, "%" PRId64, v->i);
+		return buf;
+	case VAL_TIME:
+		return units_time(buf, cap, v->i);
+	case VAL_NUM:
+		snprintf(buf, cap, "%g", v->d);
+		return buf;
+	case VAL_PCT:
+		snprintf(buf, cap, "%.1f%%", v->d);
+		return buf;
+	case VAL_RATE:
+		return units_rate(buf, cap, v->d, v->s);
+	case VAL_BOOL:
+		return v->i ? "yes" : "no";
+	default:
+		return "-";
 	}
 }

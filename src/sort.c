@@ -58,7 +58,8 @@ static const struct {
 /* distinct keys always fit: repeats are dropped in sort_parse() */
 _Static_assert(AK_N <= SORT_MAX_KEYS && DK_N <= SORT_MAX_KEYS, "SORT_MAX_KEYS below a table");
 
-int sort_parse(struct kp_sort_spec *sp, enum kp_sort_table table, const char *spec, const char **bad)
+int sort_parse(struct kp_sort_spec *sp, enum kp_sort_table table, const char *spec,
+	       const char **bad)
 {
 	static char badbuf[64];
 	const char *p = spec && *spec ? spec : tables[table].dflt;
@@ -164,20 +165,34 @@ static double analyze_num(const void *row, int key)
 {
 	const struct kp_row *r = row;
 	switch ((enum kp_analyze_key)key) {
-	case AK_TIME: return (double)r->time_ns;
-	case AK_CALLS: return (double)r->calls;
-	case AK_AVG: return r->calls ? (double)r->time_ns / r->calls : 0;
-	case AK_MIN: return (double)r->min_ns;
-	case AK_MAX: return (double)r->max_ns;
-	case AK_MED: return (double)r->med_ns;
-	case AK_TFLOPS: return r->flops_per_s;
-	case AK_GBPS: return r->bytes_per_s;
-	case AK_PCT_PEAK: return r->pct_peak_flops;
-	case AK_PCT_BW: return r->pct_peak_bw;
-	case AK_FLOPS: return (double)r->flops;
-	case AK_BYTES: return (double)r->bytes;
-	case AK_INTENSITY: return r->intensity;
-	default: return 0;
+	case AK_TIME:
+		return (double)r->time_ns;
+	case AK_CALLS:
+		return (double)r->calls;
+	case AK_AVG:
+		return r->calls ? (double)r->time_ns / r->calls : 0;
+	case AK_MIN:
+		return (double)r->min_ns;
+	case AK_MAX:
+		return (double)r->max_ns;
+	case AK_MED:
+		return (double)r->med_ns;
+	case AK_TFLOPS:
+		return r->flops_per_s;
+	case AK_GBPS:
+		return r->bytes_per_s;
+	case AK_PCT_PEAK:
+		return r->pct_peak_flops;
+	case AK_PCT_BW:
+		return r->pct_peak_bw;
+	case AK_FLOPS:
+		return (double)r->flops;
+	case AK_BYTES:
+		return (double)r->bytes;
+	case AK_INTENSITY:
+		return r->intensity;
+	default:
+		return 0;
 	}
 }
 
@@ -219,15 +234,24 @@ static double diff_num(const void *row, int key)
 {
 	const struct kp_diff_row *r = row;
 	switch ((enum kp_diff_key)key) {
-	case DK_DELTA_ABS: return fabs((double)r->delta_ns);
-	case DK_DELTA: return (double)r->delta_ns;
-	case DK_RATIO: return ratio_key(r);
-	case DK_SHARE: return r->share_pt;
-	case DK_BASE: return (double)r->base_ns;
-	case DK_NEW: return (double)r->new_ns;
-	case DK_BASE_CALLS: return r->base_calls;
-	case DK_NEW_CALLS: return r->new_calls;
-	default: return 0;
+	case DK_DELTA_ABS:
+		return fabs((double)r->delta_ns);
+	case DK_DELTA:
+		return (double)r->delta_ns;
+	case DK_RATIO:
+		return ratio_key(r);
+	case DK_SHARE:
+		return r->share_pt;
+	case DK_BASE:
+		return (double)r->base_ns;
+	case DK_NEW:
+		return (double)r->new_ns;
+	case DK_BASE_CALLS:
+		return r->base_calls;
+	case DK_NEW_CALLS:
+		return r->new_calls;
+	default:
+		return 0;
 	}
 }
 

@@ -90,10 +90,10 @@ static int is_word(const char *v, const char *const *words)
 	return 0;
 }
 
-static const char *const true_words[] = { "true", "True", "TRUE", "yes", "Yes", "YES", "on",
-					  "On", "ON", NULL };
-static const char *const false_words[] = { "false", "False", "FALSE", "no", "No", "NO", "off",
-					   "Off", "OFF", NULL };
+static const char *const true_words[] = { "true", "True", "TRUE", "yes", "Yes",
+					  "YES",  "on",   "On",   "ON",  NULL };
+static const char *const false_words[] = { "false", "False", "FALSE", "no",  "No",
+					   "NO",    "off",   "Off",   "OFF", NULL };
 static const char *const null_words[] = { "", "~", "null", "Null", "NULL", NULL };
 
 /* -1: not a boolean */
@@ -147,9 +147,10 @@ static const char *what(const yaml_node_t *n)
 }
 
 /* " 'VALUE'" after what() for a non-null scalar */
-#define Q(n) ((n)->type == YAML_SCALAR_NODE && *sval(n) ? " '" : ""), \
-	((n)->type == YAML_SCALAR_NODE ? sval(n) : ""), \
-	((n)->type == YAML_SCALAR_NODE && *sval(n) ? "'" : "")
+#define Q(n)                                                                                       \
+	((n)->type == YAML_SCALAR_NODE && *sval(n) ? " '" : ""),                                   \
+		((n)->type == YAML_SCALAR_NODE ? sval(n) : ""),                                    \
+		((n)->type == YAML_SCALAR_NODE && *sval(n) ? "'" : "")
 
 static int get_int(struct ctx *c, const yaml_node_t *n, const char *key, long min, long max,
 		   long *out)
@@ -242,8 +243,8 @@ static const char *own(struct kp_suite_case *k, const char *text)
 
 /* Generators of `matrix_shapes` and their parameters (torchao's utils.py). */
 enum { G_CUSTOM, G_LLAMA, G_POW2, G_POW2_EXT, G_SWEEP, G_SMALL_SWEEP };
-static const char *const gen_names[] = { "custom", "llama", "pow2", "pow2_extended", "sweep",
-					 "small_sweep", NULL };
+static const char *const gen_names[] = { "custom", "llama",       "pow2", "pow2_extended",
+					 "sweep",  "small_sweep", NULL };
 
 /* generator 'custom': "custom:MxKxN,..." */
 static int gen_custom(struct ctx *c, yaml_node_t *g, yaml_node_t *shapes, struct sbuf *spec)
@@ -311,8 +312,10 @@ static int gen_llama(struct ctx *c, yaml_node_t *g, yaml_node_t *ms, struct sbuf
 	}
 	if (m->n && strcmp(m->p, one.p)) {
 		free(one.p);
-		return err(c, g, "two 'llama' generators of one case with different 'm' "
-			   "(the first at line %zu)", (*m_node)->start_mark.line + 1);
+		return err(c, g,
+			   "two 'llama' generators of one case with different 'm' "
+			   "(the first at line %zu)",
+			   (*m_node)->start_mark.line + 1);
 	}
 	if (!m->n)
 		sb_add(m, "%s", one.p);
@@ -331,7 +334,8 @@ static int gen_powers(struct ctx *c, yaml_node_t *g, int kind, const char *gn, y
 	    (maxp && get_int(c, maxp, "max_power", 0, 30, &hi) < 0))
 		return -1;
 	if (lo > hi)
-		return err(c, minp ? minp : g, "min_power %ld is greater than max_power %ld", lo, hi);
+		return err(c, minp ? minp : g, "min_power %ld is greater than max_power %ld", lo,
+			   hi);
 	/* kprof's sets take MIN:MAX values; pow2_extended's last shape is 2^max + 2^(max-1) */
 	long vhi = (1L << hi) + (kind == G_POW2_EXT && hi >= 1 ? 1L << (hi - 1) : 0);
 	if (kind == G_SWEEP || kind == G_SMALL_SWEEP) {
@@ -351,12 +355,14 @@ static int generator(struct ctx *c, yaml_node_t *g, struct sbuf *spec, struct sb
 		     const yaml_node_t **m_node)
 {
 	if (g->type != YAML_MAPPING_NODE)
-		return err(c, g, "'matrix_shapes': expected a mapping with 'name', got %s", what(g));
+		return err(c, g, "'matrix_shapes': expected a mapping with 'name', got %s",
+			   what(g));
 	yaml_node_t *name = NULL, *shapes = NULL, *ms = NULL, *minp = NULL, *maxp = NULL;
 	unsigned seen = 0;
-	for (yaml_node_pair_t *p = g->data.mapping.pairs.start; p < g->data.mapping.pairs.top; p++) {
-		static const char *const keys[] = { "name", "shapes", "m", "min_power", "max_power",
-						    NULL };
+	for (yaml_node_pair_t *p = g->data.mapping.pairs.start; p < g->data.mapping.pairs.top;
+	     p++) {
+		static const char *const keys[] = { "name",      "shapes",    "m",
+						    "min_power", "max_power", NULL };
 		yaml_node_t *k = node(c, p->key), *v = node(c, p->value);
 		int i = key_index(c, k, "a shape generator", keys, &seen);
 		if (i < 0)
@@ -375,13 +381,16 @@ static int generator(struct ctx *c, yaml_node_t *g, struct sbuf *spec, struct sb
 			kind = i;
 	if (kind < 0) {
 		const char *s = opts_suggest(gn, gen_names);
-		return err(c, name, "unknown shape generator '%s'%s%s%s; valid: custom, llama, pow2, "
-			   "pow2_extended, sweep, small_sweep", gn, s ? " (did you mean '" : "",
-			   s ? s : "", s ? "'?)" : "");
+		return err(c, name,
+			   "unknown shape generator '%s'%s%s%s; valid: custom, llama, pow2, "
+			   "pow2_extended, sweep, small_sweep",
+			   gn, s ? " (did you mean '" : "", s ? s : "", s ? "'?)" : "");
 	}
 	/* parameters that this generator does not take */
-	const char *bad = kind != G_CUSTOM && shapes ? "shapes" : kind != G_LLAMA && ms ? "m" :
-		kind <= G_LLAMA && (minp || maxp) ? (minp ? "min_power" : "max_power") : NULL;
+	const char *bad = kind != G_CUSTOM && shapes          ? "shapes"
+			  : kind != G_LLAMA && ms             ? "m"
+			  : kind <= G_LLAMA && (minp || maxp) ? (minp ? "min_power" : "max_power")
+							      : NULL;
 	if (bad)
 		return err(c, g, "generator '%s' takes no '%s'", gn, bad);
 	if (spec->n && sb_add(spec, "+") < 0)
@@ -402,9 +411,9 @@ enum {
 };
 /* clang-format on */
 static const char *const case_keys[] = {
-	"name", "workloads", "ops", "epilogues", "dtypes", "high_precision_dtype", "backends", "layouts",
-	"matrix_shapes", "sdpa_shapes", "causal", "kv_heads", "conv_shapes", "norm_shapes", "batch",
-	"warmup", "iters", "backward", "output", "results",
+	"name", "workloads", "ops", "epilogues", "dtypes", "high_precision_dtype", "backends",
+	"layouts", "matrix_shapes", "sdpa_shapes", "causal", "kv_heads", "conv_shapes",
+	"norm_shapes", "batch", "warmup", "iters", "backward", "output", "results",
 	/* torchao's, accepted where kprof does what they ask */
 	"device", "model_type", "sparsity", "use_torch_compile", "torch_compile_mode", "compile",
 	"enable_profiler", "enable_memory_profiler", NULL
@@ -418,7 +427,8 @@ static int no_sparsity(struct ctx *c, yaml_node_t *v, const char *key)
 	for (yaml_node_t *e = it ? (it < top ? node(c, *it) : NULL) : v; e;
 	     e = it && ++it < top ? node(c, *it) : NULL)
 		if (!plain(e) || !is_word(sval(e), null_words))
-			return err(c, e, "'%s': kprof runs no sparse kernels: only null is accepted",
+			return err(c, e,
+				   "'%s': kprof runs no sparse kernels: only null is accepted",
 				   key);
 	return 0;
 }
@@ -464,8 +474,10 @@ static int hp_dtype(struct ctx *c, yaml_node_t *v, const char *ks, struct kp_sui
 			kd = torch[j][1];
 	k->o.dtypes = 0;
 	if (!kd || capture_parse_dtypes(kd, &k->o.dtypes))
-		return err(c, v, "invalid value '%s' for '%s': valid: torch.bfloat16, "
-			   "torch.float16, torch.float32", s, ks);
+		return err(c, v,
+			   "invalid value '%s' for '%s': valid: torch.bfloat16, "
+			   "torch.float16, torch.float32",
+			   s, ks);
 	return 0;
 }
 
@@ -478,8 +490,8 @@ static int matrix_shapes(struct ctx *c, yaml_node_t *v, const char *ks, struct c
 	    v->data.sequence.items.start == v->data.sequence.items.top)
 		return err(c, v, "'%s': expected a list of generators, got %s", ks,
 			   v->type == YAML_SEQUENCE_NODE ? "an empty list" : what(v));
-	for (yaml_node_item_t *it = v->data.sequence.items.start;
-	     it < v->data.sequence.items.top; it++)
+	for (yaml_node_item_t *it = v->data.sequence.items.start; it < v->data.sequence.items.top;
+	     it++)
 		if (generator(c, node(c, *it), &st->spec, &st->m, &st->m_node) < 0)
 			return -1;
 	if (!st->spec.p || !(k->o.shapes = own(k, st->spec.p)))
@@ -535,8 +547,9 @@ static int case_key(struct ctx *c, int i, yaml_node_t *v, struct case_st *st,
 			return -1;
 		if (!(s = own(k, s)))
 			return CASE_OOM;
-		*(i == K_SDPA ? &k->o.sdpa_shapes : i == K_CONV ? &k->o.conv_shapes :
-				&k->o.norm_shapes) = s;
+		*(i == K_SDPA   ? &k->o.sdpa_shapes
+		  : i == K_CONV ? &k->o.conv_shapes
+				: &k->o.norm_shapes) = s;
 		break;
 	case K_CAUSAL: {
 		int bv = as_bool(v);
@@ -610,8 +623,7 @@ static int case_key(struct ctx *c, int i, yaml_node_t *v, struct case_st *st,
 
 /* After the keys: the default name ("caseN"), output ("NAME.json") and both paths under
  * @dir; 0 or CASE_OOM. */
-static int case_defaults(size_t idx, const char *dir, struct case_st *st,
-			 struct kp_suite_case *k)
+static int case_defaults(size_t idx, const char *dir, struct case_st *st, struct kp_suite_case *k)
 {
 	if (!k->name) {
 		char nm[32];
@@ -639,8 +651,11 @@ static int case_expand(struct ctx *c, yaml_node_t *n, const yaml_node_t *const *
 	char why[512];
 	if (capture_opts_finish(&k->o, why, sizeof(why)) >= 0)
 		return 0;
-	static const struct { const char *opt; int key; } map[] = {
-		{ "'--shapes'", K_MATRIX }, { "'--m'", K_MATRIX },
+	static const struct {
+		const char *opt;
+		int key;
+	} map[] = {
+		{ "'--shapes'", K_MATRIX },    { "'--m'", K_MATRIX },
 		{ "'--sdpa-shapes'", K_SDPA }, { "'--conv-shapes'", K_CONV },
 		{ "'--norm-shapes'", K_NORM }, { "'--results'", K_RESULTS },
 	};
@@ -691,8 +706,17 @@ static int parse_case(struct ctx *c, yaml_node_t *n, size_t idx, const char *dir
 	return rc;
 }
 
-enum { T_CASES, T_MODEL_PARAMS, T_WARMUP, T_ITERS, T_BACKWARD, T_MODE, T_OUTPUT_DIR, T_QUANT,
-       T_SPARSITY };
+enum {
+	T_CASES,
+	T_MODEL_PARAMS,
+	T_WARMUP,
+	T_ITERS,
+	T_BACKWARD,
+	T_MODE,
+	T_OUTPUT_DIR,
+	T_QUANT,
+	T_SPARSITY
+};
 /* clang-format off */
 static const char *const top_keys[] = { "cases", "model_params", "warmup", "iters", "backward",
 					"benchmark_mode", "output_dir",
@@ -711,8 +735,10 @@ static int baseline_only(struct ctx *c, yaml_node_t *v, const char *key)
 		if (get_str(c, e, key, &r) < 0)
 			return -1;
 		if (strcmp(r, "baseline"))
-			return err(c, e, "'%s': kprof runs no quantization recipe ('%s'): only "
-				   "'baseline'", key, r);
+			return err(c, e,
+				   "'%s': kprof runs no quantization recipe ('%s'): only "
+				   "'baseline'",
+				   key, r);
 	}
 	return 0;
 }
@@ -721,8 +747,10 @@ static int parse_root(struct ctx *c, yaml_node_t *root, struct kp_capture_opts *
 		      struct kp_suite *s)
 {
 	if (!root)
-		return diag_error(c->d, KP_USAGE, "%s:1:1: error: empty config: expected a mapping "
-				  "with 'cases'", c->file);
+		return diag_error(c->d, KP_USAGE,
+				  "%s:1:1: error: empty config: expected a mapping "
+				  "with 'cases'",
+				  c->file);
 	if (root->type != YAML_MAPPING_NODE)
 		return err(c, root, "expected a mapping with 'cases', got %s", what(root));
 	yaml_node_t *cases = NULL;
@@ -740,7 +768,8 @@ static int parse_root(struct ctx *c, yaml_node_t *root, struct kp_capture_opts *
 		case T_CASES:
 		case T_MODEL_PARAMS:
 			if (cases)
-				return err(c, k, "'cases' and 'model_params' name the same list: give "
+				return err(c, k,
+					   "'cases' and 'model_params' name the same list: give "
 					   "one");
 			/* torchao's README and sample write one case as a mapping */
 			if (v->type == YAML_MAPPING_NODE) {
@@ -749,8 +778,10 @@ static int parse_root(struct ctx *c, yaml_node_t *root, struct kp_capture_opts *
 			}
 			if (v->type != YAML_SEQUENCE_NODE ||
 			    v->data.sequence.items.start == v->data.sequence.items.top)
-				return err(c, v, "'%s': expected a list of cases, got %s", top_keys[i],
-					   v->type == YAML_SEQUENCE_NODE ? "an empty list" : what(v));
+				return err(c, v, "'%s': expected a list of cases, got %s",
+					   top_keys[i],
+					   v->type == YAML_SEQUENCE_NODE ? "an empty list"
+									 : what(v));
 			cases = v;
 			break;
 		case T_WARMUP:
@@ -768,8 +799,10 @@ static int parse_root(struct ctx *c, yaml_node_t *root, struct kp_capture_opts *
 			if (get_str(c, v, top_keys[i], &str) < 0)
 				return -1;
 			if (strcmp(str, "inference") && strcmp(str, "training"))
-				return err(c, v, "invalid value '%s' for 'benchmark_mode': valid: "
-					   "inference, training", str);
+				return err(c, v,
+					   "invalid value '%s' for 'benchmark_mode': valid: "
+					   "inference, training",
+					   str);
 			base->backward = !strcmp(str, "training");
 			break;
 		case T_OUTPUT_DIR:
@@ -789,8 +822,9 @@ static int parse_root(struct ctx *c, yaml_node_t *root, struct kp_capture_opts *
 	if (!cases)
 		return err(c, root, "no 'cases' (or 'model_params') list");
 	int one = cases->type == YAML_MAPPING_NODE;
-	size_t n = one ? 1 :
-		(size_t)(cases->data.sequence.items.top - cases->data.sequence.items.start);
+	size_t n = one ? 1
+		       : (size_t)(cases->data.sequence.items.top -
+				  cases->data.sequence.items.start);
 	if (!(s->c = calloc(n, sizeof(*s->c))))
 		return err(c, root, "out of memory");
 	for (size_t i = 0; i < n; i++) {
@@ -802,17 +836,21 @@ static int parse_root(struct ctx *c, yaml_node_t *root, struct kp_capture_opts *
 			return -1;
 		for (size_t j = 0; j <= i; j++) {
 			const struct kp_capture_opts *a = &s->c[j].o, *o = &k->o;
-			const char *same = j < i && !strcmp(a->output, o->output) ? o->output :
-				a->results && !strcmp(a->results, o->output) ? o->output :
-				o->results && !strcmp(o->results, a->output) ? o->results :
-				j < i && a->results && o->results && !strcmp(a->results, o->results) ?
-				o->results : NULL;
+			const char *same = j < i && !strcmp(a->output, o->output) ? o->output
+					   : a->results && !strcmp(a->results, o->output)
+						   ? o->output
+					   : o->results && !strcmp(o->results, a->output)
+						   ? o->results
+					   : j < i && a->results && o->results &&
+							   !strcmp(a->results, o->results)
+						   ? o->results
+						   : NULL;
 			if (same && j == i)
 				return err(c, cn, "case '%s' writes its trace and results to '%s'",
 					   k->name, same);
 			if (same)
-				return err(c, cn, "case '%s' writes '%s', as case '%s' does", k->name,
-					   same, s->c[j].name);
+				return err(c, cn, "case '%s' writes '%s', as case '%s' does",
+					   k->name, same, s->c[j].name);
 		}
 	}
 	return 0;

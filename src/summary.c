@@ -91,8 +91,11 @@ static int get_obj(struct rd *R, const char *const *names, int64_t **dst, int n)
 
 static int get_breakdown(struct rd *R, struct kp_bd *b)
 {
-	static const char *const names[] = { "span_ns", "compute_ns", "comm_ns", "memcpy_ns", "other_ns",
-					      "idle_ns", "comm_total_ns", "comm_overlapped_ns", "idle_by_cause" };
+	static const char *const names[] = {
+		"span_ns",       "compute_ns",         "comm_ns",
+		"memcpy_ns",     "other_ns",           "idle_ns",
+		"comm_total_ns", "comm_overlapped_ns", "idle_by_cause"
+	};
 	struct kp_json_tok tk;
 	if (json_next(&R->p, &tk) != JT_OBJ)
 		return -1;
@@ -111,9 +114,10 @@ static int get_breakdown(struct rd *R, struct kp_bd *b)
 		while (i < 9 && !key_is(&tk, names[i]))
 			i++;
 		if (i == 8) {
-			static const char *const causes[] = { "host_ns", "sync_ns", "launch_ns", "other_ns" };
-			int64_t *c[] = { &b->idle_cause_ns[0], &b->idle_cause_ns[1], &b->idle_cause_ns[2],
-					 &b->idle_cause_ns[3] };
+			static const char *const causes[] = { "host_ns", "sync_ns", "launch_ns",
+							      "other_ns" };
+			int64_t *c[] = { &b->idle_cause_ns[0], &b->idle_cause_ns[1],
+					 &b->idle_cause_ns[2], &b->idle_cause_ns[3] };
 			if (get_obj(R, causes, c, 4) < 0)
 				return -1;
 		} else if (i < 8) {
@@ -144,8 +148,9 @@ static int get_steps(struct rd *R, struct kp_rank *r)
 		}
 		struct kp_rank_step *s = &r->steps[r->nsteps++];
 		int64_t partial;
-		if (get_int(R, &s->num) < 0 || get_int(R, &s->start_ns) < 0 || get_int(R, &s->span_ns) < 0 ||
-		    get_int(R, &partial) < 0 || json_next(&R->p, &tk) != JT_ARR_END)
+		if (get_int(R, &s->num) < 0 || get_int(R, &s->start_ns) < 0 ||
+		    get_int(R, &s->span_ns) < 0 || get_int(R, &partial) < 0 ||
+		    json_next(&R->p, &tk) != JT_ARR_END)
 			return -1;
 		s->partial = partial == 1;
 	}
@@ -170,8 +175,9 @@ static int get_comms(struct rd *R, struct kp_rank *r)
 		struct kp_rank_comm *c = &r->comms[r->ncomms++];
 		int64_t group;
 		char kind[32];
-		if (get_int(R, &c->ts_ns) < 0 || get_int(R, &c->dur_ns) < 0 || get_int(R, &c->bytes) < 0 ||
-		    get_int(R, &c->step) < 0 || get_int(R, &group) < 0 || get_str(R, kind, sizeof(kind)) < 0 ||
+		if (get_int(R, &c->ts_ns) < 0 || get_int(R, &c->dur_ns) < 0 ||
+		    get_int(R, &c->bytes) < 0 || get_int(R, &c->step) < 0 ||
+		    get_int(R, &group) < 0 || get_str(R, kind, sizeof(kind)) < 0 ||
 		    json_next(&R->p, &tk) != JT_ARR_END)
 			return -1;
 		c->group = group > 0 && group < INT32_MAX ? (int32_t)group : -1;
@@ -290,15 +296,18 @@ int summary_load(struct kp_ranks *rs, const char *path, struct kp_diag *d)
 		} else if (R->p.err) {
 			int line, col;
 			json_locate(&R->p, R->p.err_off, &line, &col);
-			diag_error(d, KP_BADINPUT, "%s:%d:%d: error: %s", shown, line, col, R->p.err);
+			diag_error(d, KP_BADINPUT, "%s:%d:%d: error: %s", shown, line, col,
+				   R->p.err);
 		} else {
-			diag_error(d, KP_BADINPUT, "%s: error: not a kprof summary (a 'ranks' member of an unexpected shape)",
+			diag_error(d, KP_BADINPUT,
+				   "%s: error: not a kprof summary (a 'ranks' member of an unexpected shape)",
 				   shown);
 		}
 	} else if (!found || R->version != 1) {
-		rc = diag_error(d, KP_BADINPUT,
-				"%s: error: not a kprof summary (write one with 'kprof analyze --ranks --format json')",
-				shown);
+		rc = diag_error(
+			d, KP_BADINPUT,
+			"%s: error: not a kprof summary (write one with 'kprof analyze --ranks --format json')",
+			shown);
 	}
 	if (rc == 0) {
 		/* ranks of version 1 carry what ranks_compare() reads; stats of the rest follow */

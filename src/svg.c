@@ -37,7 +37,8 @@ void svg_css(FILE *fp)
 	      ".kc .base{fill:var(--bg,#fff);stroke:var(--fg,#222);stroke-width:1.5}\n"
 	      ".kc .link{stroke:var(--grid,#bbb);stroke-width:3}\n"
 	      ".kc .sm{font-size:10px}\n"
-	      ".kc .ttl{font-size:11px;font-weight:600}\n", fp);
+	      ".kc .ttl{font-size:11px;font-weight:600}\n",
+	      fp);
 }
 
 void svg_escape(const char *s, FILE *fp)
@@ -45,11 +46,21 @@ void svg_escape(const char *s, FILE *fp)
 	for (; s && *s; s++) {
 		unsigned char c = (unsigned char)*s;
 		switch (c) {
-		case '&': fputs("&amp;", fp); break;
-		case '<': fputs("&lt;", fp); break;
-		case '>': fputs("&gt;", fp); break;
-		case '"': fputs("&quot;", fp); break;
-		case '\'': fputs("&#39;", fp); break;
+		case '&':
+			fputs("&amp;", fp);
+			break;
+		case '<':
+			fputs("&lt;", fp);
+			break;
+		case '>':
+			fputs("&gt;", fp);
+			break;
+		case '"':
+			fputs("&quot;", fp);
+			break;
+		case '\'':
+			fputs("&#39;", fp);
+			break;
 		default:
 			if (c < 0x20 && c != '\t' && c != '\n')
 				fputs("\xef\xbf\xbd", fp);
@@ -132,7 +143,8 @@ static void time_unit(double max, double *div, const char **unit)
 
 static void open_svg(const struct kp_chart *ch, int standalone, int w, int h, FILE *fp)
 {
-	fprintf(fp, "<svg class=\"kc\" id=\"chart-%s\" viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" role=\"img\"",
+	fprintf(fp,
+		"<svg class=\"kc\" id=\"chart-%s\" viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" role=\"img\"",
 		ch->name, w, h, w, h);
 	if (standalone)
 		fputs(" xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\"", fp);
@@ -172,7 +184,8 @@ static int legend(const struct kp_chart *ch, int x0, int y, int w, FILE *fp)
 			x = x0;
 			y += 16;
 		}
-		fprintf(fp, "<rect class=\"s%d\" x=\"%d\" y=\"%d\" width=\"10\" height=\"10\"/>", i, x, y - 9);
+		fprintf(fp, "<rect class=\"s%d\" x=\"%d\" y=\"%d\" width=\"10\" height=\"10\"/>", i,
+			x, y - 9);
 		fprintf(fp, "<text x=\"%d\" y=\"%d\">", x + 14, y);
 		svg_escape(ch->series[i], fp);
 		fputs("</text>\n", fp);
@@ -183,15 +196,17 @@ static int legend(const struct kp_chart *ch, int x0, int y, int w, FILE *fp)
 
 static void no_data(int w, int h, FILE *fp)
 {
-	fprintf(fp, "<rect class=\"grid\" x=\"1\" y=\"20\" width=\"%d\" height=\"%d\"/>"
-		"<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">no data</text>\n", w - 2, h - 22, w / 2, h / 2);
+	fprintf(fp,
+		"<rect class=\"grid\" x=\"1\" y=\"20\" width=\"%d\" height=\"%d\"/>"
+		"<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">no data</text>\n",
+		w - 2, h - 22, w / 2, h / 2);
 }
 
 /* ---- roofline ---- */
 
 struct logax {
-	double lo, hi;   /* log10 */
-	double p0, p1;   /* pixels */
+	double lo, hi; /* log10 */
+	double p0, p1; /* pixels */
 };
 
 static double lmap(const struct logax *a, double v)
@@ -201,7 +216,8 @@ static double lmap(const struct logax *a, double v)
 
 static int cmp_pt_w_desc(const void *a, const void *b)
 {
-	const struct kp_cpoint *x = *(const struct kp_cpoint *const *)a, *y = *(const struct kp_cpoint *const *)b;
+	const struct kp_cpoint *x = *(const struct kp_cpoint *const *)a,
+			       *y = *(const struct kp_cpoint *const *)b;
 	return (x->w < y->w) - (x->w > y->w);
 }
 
@@ -212,15 +228,19 @@ static void decade_grid(const struct logax *ax, const struct logax *ay, FILE *fp
 	char b[64];
 	for (double e = ax->lo; e <= ax->hi + 1e-9; e++) {
 		double x = lmap(ax, pow(10, e));
-		fprintf(fp, "<line class=\"grid\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\"/>", x, T, x, HB);
+		fprintf(fp, "<line class=\"grid\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\"/>", x,
+			T, x, HB);
 		si_text(b, sizeof(b), pow(10, e));
-		fprintf(fp, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s</text>\n", x, HB + 16, b);
+		fprintf(fp, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s</text>\n", x,
+			HB + 16, b);
 	}
 	for (double e = ay->lo; e <= ay->hi + 1e-9; e++) {
 		double y = lmap(ay, pow(10, e));
-		fprintf(fp, "<line class=\"grid\" x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\"/>", L, y, WR, y);
+		fprintf(fp, "<line class=\"grid\" x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\"/>", L,
+			y, WR, y);
 		si_text(b, sizeof(b), pow(10, e));
-		fprintf(fp, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", L - 6, y + 4, b);
+		fprintf(fp, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", L - 6,
+			y + 4, b);
 	}
 }
 
@@ -237,8 +257,8 @@ static void points(const struct kp_chart *ch, const struct logax *ax, const stru
 	for (size_t i = 0; i < n; i++) {
 		const struct kp_cpoint *p = ord[i];
 		double r = 2.5 + 14 * (wmax > 0 ? sqrt(p->w / wmax) : 0);
-		fprintf(fp, "<circle class=\"pt s%d\" cx=\"%.1f\" cy=\"%.1f\" r=\"%.1f\">", p->series,
-			lmap(ax, p->x), lmap(ay, p->y), r);
+		fprintf(fp, "<circle class=\"pt s%d\" cx=\"%.1f\" cy=\"%.1f\" r=\"%.1f\">",
+			p->series, lmap(ax, p->x), lmap(ay, p->y), r);
 		title_el(p->tip ? p->tip : p->label, fp);
 		fputs("</circle>\n", fp);
 	}
@@ -282,13 +302,17 @@ static void roofline(const struct kp_chart *ch, int standalone, FILE *fp)
 		ay.hi = ay.lo + 1;
 	char b[64];
 	decade_grid(&ax, &ay, fp);
-	fprintf(fp, "<rect class=\"ax\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\"/>\n", L, T, W - R - L, H - B - T);
-	fprintf(fp, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">arithmetic intensity (FLOP/byte, log)</text>\n",
+	fprintf(fp, "<rect class=\"ax\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\"/>\n", L, T,
+		W - R - L, H - B - T);
+	fprintf(fp,
+		"<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">arithmetic intensity (FLOP/byte, log)</text>\n",
 		(L + W - R) / 2, H - B + 34);
-	fprintf(fp, "<text transform=\"translate(16 %d) rotate(-90)\" text-anchor=\"middle\">performance (FLOP/s, log)</text>\n",
+	fprintf(fp,
+		"<text transform=\"translate(16 %d) rotate(-90)\" text-anchor=\"middle\">performance (FLOP/s, log)</text>\n",
 		(T + H - B) / 2);
 	/* clip the roofs and points to the plot */
-	fprintf(fp, "<clipPath id=\"clip-%s\"><rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\"/></clipPath>\n",
+	fprintf(fp,
+		"<clipPath id=\"clip-%s\"><rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\"/></clipPath>\n",
 		ch->name, L, T, W - R - L, H - B - T);
 	fprintf(fp, "<g clip-path=\"url(#clip-%s)\">\n", ch->name);
 	double xl = pow(10, ax.lo), xh = pow(10, ax.hi);
@@ -317,12 +341,14 @@ static void roofline(const struct kp_chart *ch, int standalone, FILE *fp)
 		double v = ch->marks[i].v;
 		if (ch->bw > 0) {
 			double xr = v / ch->bw;
-			fprintf(fp, "<circle class=\"ridge\" cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\"><title>ridge point: ",
+			fprintf(fp,
+				"<circle class=\"ridge\" cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\"><title>ridge point: ",
 				lmap(&ax, xr), lmap(&ay, v));
 			svg_escape(ch->marks[i].label, fp);
 			fprintf(fp, " at %.1f FLOP/byte</title></circle>\n", xr);
 		}
-		fprintf(fp, "<text class=\"sm\" x=\"%d\" y=\"%.1f\">", W - R + 4, lmap(&ay, v) + 3 + 11.0 * 0);
+		fprintf(fp, "<text class=\"sm\" x=\"%d\" y=\"%.1f\">", W - R + 4,
+			lmap(&ay, v) + 3 + 11.0 * 0);
 		put_short(ch->marks[i].label, 26, fp);
 		fputs("</text>\n", fp);
 	}
@@ -330,11 +356,13 @@ static void roofline(const struct kp_chart *ch, int standalone, FILE *fp)
 		units_rate(b, sizeof(b), ch->bw, "B/s");
 		/* the label sits just above where the DRAM roof enters the plot */
 		double xv = fmax(xl, pow(10, ay.lo) / ch->bw) * 30;
-		fprintf(fp, "<text class=\"sm\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">DRAM %s</text>\n",
+		fprintf(fp,
+			"<text class=\"sm\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">DRAM %s</text>\n",
 			lmap(&ax, xv) - 6, lmap(&ay, ch->bw * xv) - 6, b);
 	}
 	legend(ch, L, H - B + 56, W - 10, fp);
-	fprintf(fp, "<text class=\"sm\" x=\"%d\" y=\"%d\">circle area ~ GPU time</text>\n", W - R + 4, H - B + 34);
+	fprintf(fp, "<text class=\"sm\" x=\"%d\" y=\"%d\">circle area ~ GPU time</text>\n",
+		W - R + 4, H - B + 34);
 	fputs("</svg>\n", fp);
 }
 
@@ -350,7 +378,8 @@ static int64_t lane_total(const struct kp_chart *ch, int lane)
 }
 
 /* x axis ticks for [lo, hi] ns over pixels [p0, p1] at y @y */
-static void time_axis(double lo, double hi, double p0, double p1, int y, int ytop, const char *what, FILE *fp)
+static void time_axis(double lo, double hi, double p0, double p1, int y, int ytop, const char *what,
+		      FILE *fp)
 {
 	double div;
 	const char *unit;
@@ -358,13 +387,15 @@ static void time_axis(double lo, double hi, double p0, double p1, int y, int yto
 	double step = nice_step((hi - lo) / div, 6);
 	for (double v = ceil(lo / div / step) * step; v <= hi / div + 1e-9; v += step) {
 		double x = p0 + (v * div - lo) / (hi - lo) * (p1 - p0);
-		fprintf(fp, "<line class=\"grid\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\"/>", x, ytop, x, y);
-		fprintf(fp, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%g</text>\n", x, y + 14,
-			fabs(v) < step / 1e6 ? 0 : v);
+		fprintf(fp, "<line class=\"grid\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\"/>", x,
+			ytop, x, y);
+		fprintf(fp, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%g</text>\n", x,
+			y + 14, fabs(v) < step / 1e6 ? 0 : v);
 	}
-	fprintf(fp, "<line class=\"ax\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\"/>\n", p0, y, p1, y);
-	fprintf(fp, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s (%s)</text>\n", (p0 + p1) / 2, y + 30,
-		what, unit);
+	fprintf(fp, "<line class=\"ax\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\"/>\n", p0, y, p1,
+		y);
+	fprintf(fp, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s (%s)</text>\n",
+		(p0 + p1) / 2, y + 30, what, unit);
 }
 
 static void top_bars(const struct kp_chart *ch, int standalone, FILE *fp)
@@ -388,10 +419,12 @@ static void top_bars(const struct kp_chart *ch, int standalone, FILE *fp)
 	int *seg = xcalloc((size_t)nl, sizeof(*seg));
 	for (size_t i = 0; i < ch->nspans; i++) {
 		const struct kp_cspan *s = &ch->spans[i];
-		double x0 = L + (double)s->t0 / max * (W - R - L), x1 = L + (double)s->t1 / max * (W - R - L);
+		double x0 = L + (double)s->t0 / max * (W - R - L),
+		       x1 = L + (double)s->t1 / max * (W - R - L);
 		int y = T + s->lane * RH + 3;
 		double op = seg[s->lane]++ % 2 ? 0.6 : 1.0;
-		fprintf(fp, "<rect class=\"s%d\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill-opacity=\"%.1f\" stroke=\"none\">",
+		fprintf(fp,
+			"<rect class=\"s%d\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill-opacity=\"%.1f\" stroke=\"none\">",
 			s->series, x0, y, fmax(x1 - x0, 0.5), RH - 6, op);
 		int64_t tot = lane_total(ch, s->lane);
 		snprintf(tip, sizeof(tip), "%s\n%s: %s (%.1f%% of the op)", ch->lanes[s->lane],
@@ -441,7 +474,8 @@ static void waterfall(const struct kp_chart *ch, int standalone, FILE *fp)
 	int yax = T + n * RH + 4;
 	time_axis(a0, a1, L, W - R, yax, T, "GPU time", fp);
 	if (a0 > 0)
-		fprintf(fp, "<text class=\"sm\" x=\"%d\" y=\"%d\" text-anchor=\"end\">axis does not start at 0</text>\n",
+		fprintf(fp,
+			"<text class=\"sm\" x=\"%d\" y=\"%d\" text-anchor=\"end\">axis does not start at 0</text>\n",
 			W - R, T - 6);
 	char b[64], tip[1024];
 	run = 0;
@@ -463,24 +497,27 @@ static void waterfall(const struct kp_chart *ch, int standalone, FILE *fp)
 		double x0 = L + (fmin(v0, v1) - a0) / (a1 - a0) * (W - R - L);
 		double x1 = L + (fmax(v0, v1) - a0) / (a1 - a0) * (W - R - L);
 		int y = T + i * RH + 3;
-		fprintf(fp, "<rect class=\"%s\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\">", cls, x0, y,
-			fmax(x1 - x0, 1), RH - 6);
+		fprintf(fp, "<rect class=\"%s\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\">",
+			cls, x0, y, fmax(x1 - x0, 1), RH - 6);
 		if (i == 0 || i == n - 1)
-			snprintf(tip, sizeof(tip), "%s: %s", p->label, units_time(b, sizeof(b), (int64_t)p->x));
+			snprintf(tip, sizeof(tip), "%s: %s", p->label,
+				 units_time(b, sizeof(b), (int64_t)p->x));
 		else
 			snprintf(tip, sizeof(tip), "%s: %s%s", p->label, p->x > 0 ? "+" : "",
 				 units_time(b, sizeof(b), (int64_t)p->x));
 		title_el(p->tip ? p->tip : tip, fp);
 		fputs("</rect>", fp);
 		if (i > 0 && i < n - 1 && i + 1 < n - 1)
-			fprintf(fp, "<line class=\"grid\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\"/>",
+			fprintf(fp,
+				"<line class=\"grid\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\"/>",
 				L + (v1 - a0) / (a1 - a0) * (W - R - L), y + RH - 6,
 				L + (v1 - a0) / (a1 - a0) * (W - R - L), y + RH);
 		fprintf(fp, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">", L - 6, y + RH / 2 + 1);
 		put_short(p->label, 30, fp);
 		fputs("</text>", fp);
-		fprintf(fp, "<text class=\"sm\" x=\"%.1f\" y=\"%d\">%s%s</text>\n", x1 + 4, y + RH / 2 + 1,
-			i > 0 && i < n - 1 && p->x > 0 ? "+" : "", units_time(b, sizeof(b), (int64_t)p->x));
+		fprintf(fp, "<text class=\"sm\" x=\"%.1f\" y=\"%d\">%s%s</text>\n", x1 + 4,
+			y + RH / 2 + 1, i > 0 && i < n - 1 && p->x > 0 ? "+" : "",
+			units_time(b, sizeof(b), (int64_t)p->x));
 	}
 	fputs("</svg>\n", fp);
 }
@@ -505,25 +542,34 @@ static void dumbbell(const struct kp_chart *ch, int standalone, FILE *fp)
 	int yax = T + n * RH + 4;
 	for (double v = 0; v <= hi + 1e-9; v += step) {
 		double x = L + v / hi * (W - R - L);
-		fprintf(fp, "<line class=\"grid\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\"/>", x, T, x, yax);
-		fprintf(fp, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%g</text>\n", x, yax + 14, v);
+		fprintf(fp, "<line class=\"grid\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\"/>", x,
+			T, x, yax);
+		fprintf(fp, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%g</text>\n", x,
+			yax + 14, v);
 	}
-	fprintf(fp, "<line class=\"ax\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>\n", L, yax, W - R, yax);
-	fprintf(fp, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">achieved TFLOP/s</text>\n", (L + W - R) / 2, yax + 30);
-	fprintf(fp, "<circle class=\"base\" cx=\"%d\" cy=\"%d\" r=\"5\"/><text x=\"%d\" y=\"%d\">base</text>"
+	fprintf(fp, "<line class=\"ax\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>\n", L, yax, W - R,
+		yax);
+	fprintf(fp, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">achieved TFLOP/s</text>\n",
+		(L + W - R) / 2, yax + 30);
+	fprintf(fp,
+		"<circle class=\"base\" cx=\"%d\" cy=\"%d\" r=\"5\"/><text x=\"%d\" y=\"%d\">base</text>"
 		"<circle class=\"good\" cx=\"%d\" cy=\"%d\" r=\"5\"/><text x=\"%d\" y=\"%d\">new, faster</text>"
 		"<circle class=\"bad\" cx=\"%d\" cy=\"%d\" r=\"5\"/><text x=\"%d\" y=\"%d\">new, slower</text>\n",
-		L, T - 14, L + 8, T - 10, L + 60, T - 14, L + 68, T - 10, L + 170, T - 14, L + 178, T - 10);
+		L, T - 14, L + 8, T - 10, L + 60, T - 14, L + 68, T - 10, L + 170, T - 14, L + 178,
+		T - 10);
 	char tip[1024];
 	for (int i = 0; i < n; i++) {
 		const struct kp_cpoint *p = &ch->pts[i];
-		double xb = L + p->x / 1e12 / hi * (W - R - L), xn = L + p->y / 1e12 / hi * (W - R - L);
+		double xb = L + p->x / 1e12 / hi * (W - R - L),
+		       xn = L + p->y / 1e12 / hi * (W - R - L);
 		int y = T + i * RH + RH / 2;
-		snprintf(tip, sizeof(tip), "%s: %.1f -> %.1f TFLOP/s (%.2fx)", p->label, p->x / 1e12, p->y / 1e12,
-			 p->x > 0 ? p->y / p->x : 0);
-		fprintf(fp, "<g><line class=\"link\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\"/>", xb, y, xn, y);
+		snprintf(tip, sizeof(tip), "%s: %.1f -> %.1f TFLOP/s (%.2fx)", p->label,
+			 p->x / 1e12, p->y / 1e12, p->x > 0 ? p->y / p->x : 0);
+		fprintf(fp, "<g><line class=\"link\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\"/>",
+			xb, y, xn, y);
 		fprintf(fp, "<circle class=\"base\" cx=\"%.1f\" cy=\"%d\" r=\"5\"/>", xb, y);
-		fprintf(fp, "<circle class=\"%s\" cx=\"%.1f\" cy=\"%d\" r=\"5\"/>", p->y >= p->x ? "good" : "bad", xn, y);
+		fprintf(fp, "<circle class=\"%s\" cx=\"%.1f\" cy=\"%d\" r=\"5\"/>",
+			p->y >= p->x ? "good" : "bad", xn, y);
 		title_el(p->tip ? p->tip : tip, fp);
 		fprintf(fp, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">", L - 8, y + 4);
 		put_short(p->label, 30, fp);
@@ -550,8 +596,9 @@ static void timeline(const struct kp_chart *ch, int standalone, FILE *fp)
 	time_axis(0, span, L, W - R, yax, T, "time since the first GPU event", fp);
 	for (int l = 0; l < nl; l++) {
 		int y = T + l * (RH + 4);
-		fprintf(fp, "<rect class=\"lane\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\"><title>idle</title></rect>", L, y,
-			(int)pw, RH);
+		fprintf(fp,
+			"<rect class=\"lane\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\"><title>idle</title></rect>",
+			L, y, (int)pw, RH);
 		fprintf(fp, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">", L - 6, y + RH - 5);
 		put_short(ch->lanes[l], 16, fp);
 		fputs("</text>\n", fp);
@@ -561,8 +608,10 @@ static void timeline(const struct kp_chart *ch, int standalone, FILE *fp)
 		const struct kp_cspan *s = &ch->spans[i];
 		double x0 = L + (double)s->t0 / span * pw, x1 = L + (double)s->t1 / span * pw;
 		int y = T + s->lane * (RH + 4);
-		fprintf(fp, "<rect class=\"s%d\" x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill-opacity=\"%.2f\" stroke=\"none\">",
-			s->series, x0, y, fmax(x1 - x0, 0.3), RH, 0.3 + 0.7 * fmin(fmax(s->fill, 0), 1));
+		fprintf(fp,
+			"<rect class=\"s%d\" x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill-opacity=\"%.2f\" stroke=\"none\">",
+			s->series, x0, y, fmax(x1 - x0, 0.3), RH,
+			0.3 + 0.7 * fmin(fmax(s->fill, 0), 1));
 		snprintf(tip, sizeof(tip), "%s, %s busy %.0f%% from %s", s->label ? s->label : "",
 			 ch->series[s->series], 100 * s->fill, units_time(b, sizeof(b), s->t0));
 		title_el(tip, fp);
@@ -571,7 +620,8 @@ static void timeline(const struct kp_chart *ch, int standalone, FILE *fp)
 	double lastx = -1e9;
 	for (size_t i = 0; i < ch->nmarks; i++) {
 		double x = L + ch->marks[i].v / span * pw;
-		fprintf(fp, "<line class=\"step\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\">", x, T - 6, x, yax);
+		fprintf(fp, "<line class=\"step\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\">", x,
+			T - 6, x, yax);
 		title_el(ch->marks[i].label, fp);
 		fputs("</line>", fp);
 		if (x - lastx > 50) {
@@ -594,11 +644,22 @@ int svg_drawable(const struct kp_chart *ch)
 void svg_chart(const struct kp_chart *ch, int standalone, FILE *fp)
 {
 	switch (ch->kind) {
-	case CHART_ROOFLINE: roofline(ch, standalone, fp); break;
-	case CHART_TOP: top_bars(ch, standalone, fp); break;
-	case CHART_TIMELINE: timeline(ch, standalone, fp); break;
-	case CHART_WATERFALL: waterfall(ch, standalone, fp); break;
-	case CHART_DUMBBELL: dumbbell(ch, standalone, fp); break;
-	default: break;
+	case CHART_ROOFLINE:
+		roofline(ch, standalone, fp);
+		break;
+	case CHART_TOP:
+		top_bars(ch, standalone, fp);
+		break;
+	case CHART_TIMELINE:
+		timeline(ch, standalone, fp);
+		break;
+	case CHART_WATERFALL:
+		waterfall(ch, standalone, fp);
+		break;
+	case CHART_DUMBBELL:
+		dumbbell(ch, standalone, fp);
+		break;
+	default:
+		break;
 	}
 }

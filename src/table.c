@@ -16,7 +16,10 @@
 
 /* ANSI SGR per tone: regressions red, improvements green, suspicious values yellow. */
 static const char *const tone_sgr[] = {
-	[TONE_NONE] = "", [TONE_BAD] = "\033[31m", [TONE_GOOD] = "\033[32m", [TONE_WARN] = "\033[33m",
+	[TONE_NONE] = "",
+	[TONE_BAD] = "\033[31m",
+	[TONE_GOOD] = "\033[32m",
+	[TONE_WARN] = "\033[33m",
 };
 
 int table_use_color(enum kp_color when, FILE *fp)
@@ -93,10 +96,17 @@ static void render_csv(const struct kp_table *tb, FILE *fp)
 				fputc(',', fp);
 			first = 0;
 			switch (c->type) {
-			case CELL_INT: fprintf(fp, "%" PRId64, c->i); break;
-			case CELL_NUM: fputs(jw_format_double(buf, sizeof(buf), c->d), fp); break;
-			case CELL_STR: csv_put(fp, c->s); break;
-			default: break; /* empty field = unknown */
+			case CELL_INT:
+				fprintf(fp, "%" PRId64, c->i);
+				break;
+			case CELL_NUM:
+				fputs(jw_format_double(buf, sizeof(buf), c->d), fp);
+				break;
+			case CELL_STR:
+				csv_put(fp, c->s);
+				break;
+			default:
+				break; /* empty field = unknown */
 			}
 		}
 		fputs("\r\n", fp);
@@ -116,10 +126,18 @@ static void json_rows(struct kp_jw *jw, const char *jkey, const struct kp_table 
 			if (!(tb->cols[j].where & COL_MACHINE))
 				continue;
 			switch (c->type) {
-			case CELL_INT: jw_int(jw, k, c->i); break;
-			case CELL_NUM: jw_double(jw, k, c->d); break;
-			case CELL_STR: jw_string(jw, k, c->s); break;
-			default: jw_null(jw, k); break;
+			case CELL_INT:
+				jw_int(jw, k, c->i);
+				break;
+			case CELL_NUM:
+				jw_double(jw, k, c->d);
+				break;
+			case CELL_STR:
+				jw_string(jw, k, c->s);
+				break;
+			default:
+				jw_null(jw, k);
+				break;
 			}
 		}
 		jw_end(jw);
@@ -130,20 +148,31 @@ static void json_rows(struct kp_jw *jw, const char *jkey, const struct kp_table 
 static void json_val(struct kp_jw *jw, const char *jkey, const struct kp_val *v)
 {
 	switch (v->type) {
-	case VAL_TEXT: jw_string(jw, jkey, v->s); break;
+	case VAL_TEXT:
+		jw_string(jw, jkey, v->s);
+		break;
 	case VAL_COUNT:
-	case VAL_TIME: jw_int(jw, jkey, v->i); break;
+	case VAL_TIME:
+		jw_int(jw, jkey, v->i);
+		break;
 	case VAL_NUM:
 	case VAL_PCT:
-	case VAL_RATE: jw_double(jw, jkey, v->d); break;
-	case VAL_BOOL: jw_bool(jw, jkey, (int)v->i); break;
-	default: jw_null(jw, jkey); break;
+	case VAL_RATE:
+		jw_double(jw, jkey, v->d);
+		break;
+	case VAL_BOOL:
+		jw_bool(jw, jkey, (int)v->i);
+		break;
+	default:
+		jw_null(jw, jkey);
+		break;
 	}
 }
 
 static const char *const chart_kinds[] = {
-	[CHART_ROOFLINE] = "roofline", [CHART_TOP] = "top", [CHART_TIMELINE] = "timeline",
-	[CHART_WATERFALL] = "waterfall", [CHART_DUMBBELL] = "dumbbell", [CHART_LIST] = "list",
+	[CHART_ROOFLINE] = "roofline", [CHART_TOP] = "top",
+	[CHART_TIMELINE] = "timeline", [CHART_WATERFALL] = "waterfall",
+	[CHART_DUMBBELL] = "dumbbell", [CHART_LIST] = "list",
 };
 
 static void json_chart(struct kp_jw *jw, const char *jkey, const struct kp_chart *ch)
@@ -347,7 +376,8 @@ static void render_text_table(const struct kp_table *tb, int color, FILE *fp)
 			if (!(c->where & COL_HUMAN))
 				continue;
 			if (pass == 0) {
-				fprintf(fp, c->text ? "%-*s" : "%*s", c->text && j == last ? 0 : w[j], c->title);
+				fprintf(fp, c->text ? "%-*s" : "%*s",
+					c->text && j == last ? 0 : w[j], c->title);
 			} else {
 				int n = c->text && j == last ? (int)strlen(c->title) : w[j];
 				for (int k = 0; k < n; k++)
@@ -366,7 +396,8 @@ static void render_text_table(const struct kp_table *tb, int color, FILE *fp)
 			if (!(col->where & COL_HUMAN))
 				continue;
 			const char *s = table_cell_text(c, buf, sizeof(buf));
-			put_field(fp, s, col->text && j == last ? 0 : w[j], col->text, c->tone, color);
+			put_field(fp, s, col->text && j == last ? 0 : w[j], col->text, c->tone,
+				  color);
 			if (j != last)
 				fputs("  ", fp);
 		}
@@ -414,7 +445,8 @@ static void render_markdown(const struct kp_doc *doc, FILE *fp)
 		} else if (it->type == ITEM_FACT && it->key) {
 			if (prev == 2)
 				fputc('\n', fp);
-			fprintf(fp, "- %s: %s\n", it->key, report_val_text(&it->v, buf, sizeof(buf)));
+			fprintf(fp, "- %s: %s\n", it->key,
+				report_val_text(&it->v, buf, sizeof(buf)));
 			prev = 1;
 		} else if (it->type == ITEM_TABLE) {
 			if (prev)

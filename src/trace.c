@@ -35,7 +35,7 @@ enum cat {
 	CAT_KERNEL,
 	CAT_MEMCPY,
 	CAT_MEMSET,
-	CAT_RANGE,    /* cuda_profiler_range: measured counters, no time */
+	CAT_RANGE, /* cuda_profiler_range: measured counters, no time */
 };
 
 /* 1 MB: RSS, not speed, changes with it.  tests/fuzz/run.sh builds with a small window, so the
@@ -58,9 +58,9 @@ struct ev {
 	int64_t ts, dur;
 	uint8_t has_ts, has_dur;
 	int64_t ext_id, corr, device, stream, bytes, kernel_flop;
-	int64_t seq;            /* "Sequence number" */
+	int64_t seq; /* "Sequence number" */
 	double kernel_num_gb;
-	int64_t mflops, mbytes;  /* "kprof measured flops", "kprof dram bytes" */
+	int64_t mflops, mbytes; /* "kprof measured flops", "kprof dram bytes" */
 	int32_t sm_clock_mhz;
 	int8_t prec_hint;
 	int64_t range_flops[3]; /* CAT_RANGE: fp64, fp32, fp16; -1 none */
@@ -73,8 +73,8 @@ struct ev {
 	int shapes_overflow;
 	int nlist_used;
 	int slot_ndim[MAX_SLOTS];
-	int slot_nlist[MAX_SLOTS];   /* TensorList: tensors in the slot */
-	int slot_list0[MAX_SLOTS];   /* TensorList: first entry in list_* */
+	int slot_nlist[MAX_SLOTS]; /* TensorList: tensors in the slot */
+	int slot_list0[MAX_SLOTS]; /* TensorList: first entry in list_* */
 	int list_ndim[MAX_LIST];
 	int list_dim0[MAX_LIST];
 	int slot_dim0[MAX_SLOTS];
@@ -85,17 +85,17 @@ struct ev {
 
 struct loader {
 	struct kp_trace *t;
-	int annotations;     /* keep user annotations (kp_load_opts) */
+	int annotations; /* keep user annotations (kp_load_opts) */
 	struct kp_json p;
 	struct kp_input in;
 	struct kp_diag *d;
 	struct kp_diag read_diag;
 	int read_err;
-	char *scratch[2];    /* unescape and utf8_clean buffers */
+	char *scratch[2]; /* unescape and utf8_clean buffers */
 	size_t scratch_cap[2];
 	/* (pid, tid, pid_str, tid_str) bytes (copies in t->arena) -> index into t->threads */
 	struct kp_hmap threads;
-	int32_t last_thread;   /* index of the last thread_index() answer, -1 none */
+	int32_t last_thread; /* index of the last thread_index() answer, -1 none */
 	/* B/E pairing: stack of open ops (index into t->ops) */
 	int32_t *open;
 	size_t nopen, capopen;
@@ -122,9 +122,9 @@ static struct kp_slot *decode_new(struct loader *L, struct ev *e, int n);
 
 static const char empty_str[] = "";
 
-#define VEC_PUSH(vec, n, cap)                                                   \
-	((n) == (cap) ? ((cap) = (cap) ? (cap) * 2 : 256,                       \
-			 (vec) = xrealloc((vec), (cap) * sizeof(*(vec))), &(vec)[(n)++]) \
+#define VEC_PUSH(vec, n, cap)                                                                      \
+	((n) == (cap) ? ((cap) = (cap) ? (cap) * 2 : 256,                                          \
+			 (vec) = xrealloc((vec), (cap) * sizeof(*(vec))), &(vec)[(n)++])           \
 		      : &(vec)[(n)++])
 
 static ssize_t read_cb(void *ctx, void *buf, size_t cap)
@@ -171,7 +171,8 @@ static int json_fail(struct loader *L)
 	}
 	char loc[512];
 	locate(L, L->p.err_off, loc, sizeof(loc));
-	return diag_error(L->d, KP_BADINPUT, "%s: error: %s", loc, L->p.err ? L->p.err : "bad JSON");
+	return diag_error(L->d, KP_BADINPUT, "%s: error: %s", loc,
+			  L->p.err ? L->p.err : "bad JSON");
 }
 
 /* Room for @n bytes in one of the two scratch buffers. */
@@ -377,7 +378,8 @@ static int read_dims(struct loader *L, struct ev *e)
 							if (json_skip_rest(&L->p) < 0)
 								return -1;
 							e->shapes_overflow = 1;
-						} else if (ty == JT_NUM && e->ndims_used < MAX_DIMS) {
+						} else if (ty == JT_NUM &&
+							   e->ndims_used < MAX_DIMS) {
 							int64_t v;
 							if (json_num_i64(tk.s, tk.len, &v) < 0)
 								v = -1;
@@ -425,7 +427,8 @@ static int read_str_list(struct loader *L, struct ev *e, int types)
 		}
 		if (slot < MAX_SLOTS) {
 			if (types)
-				e->slot_type[slot] = ty == JT_STR ? dtype_parse(tk.s, tk.len) : DT_NONE;
+				e->slot_type[slot] = ty == JT_STR ? dtype_parse(tk.s, tk.len)
+								  : DT_NONE;
 			else
 				e->slot_conc[slot] = ty == JT_STR && tk.len ? intern_tok(L, &tk)
 									    : empty_str;
@@ -443,9 +446,10 @@ static int read_str_list(struct loader *L, struct ev *e, int types)
 	return 0;
 }
 
-#define NI_CLASS 0x0f        /* enum kp_model_class */
+#define NI_CLASS 0x0f         /* enum kp_model_class */
 #define NI_CONV_BWD_NODE 0x10 /* an autograd node of a convolution: its Sequence number is read */
-#define NI_SHAPES 0x20        /* no model, but its shapes feed another op's (fwdbwd.c) or a
+#define NI_SHAPES                                                                                  \
+	0x20 /* no model, but its shapes feed another op's (fwdbwd.c) or a
 				 signature (opmodel_signature: the sdpa entry point) */
 
 /*
@@ -466,8 +470,10 @@ static int name_info(struct loader *L, const char *name)
 	if (created)
 		e->val.i = opmodel_class(name) | (conv_bwd_node(name) ? NI_CONV_BWD_NODE : 0) |
 			   (!strcmp(name, "aten::cudnn_convolution_backward") ||
-			    !strcmp(name, "aten::miopen_convolution_backward") ||
-			    opmodel_sig_carrier(name) ? NI_SHAPES : 0);
+					    !strcmp(name, "aten::miopen_convolution_backward") ||
+					    opmodel_sig_carrier(name)
+				    ? NI_SHAPES
+				    : 0);
 	return (int)e->val.i;
 }
 
@@ -495,11 +501,14 @@ static int range_counter(struct loader *L, struct ev *e, const struct kp_json_to
 	static const char pfx[] = "smsp__sass_thread_inst_executed_op_";
 	static const char sfx[] = "_pred_on.sum";
 	size_t np = sizeof(pfx) - 1, ns = sizeof(sfx) - 1;
-	if (key->len != np + 4 + ns || memcmp(key->s, pfx, np) || memcmp(key->s + key->len - ns, sfx, ns))
+	if (key->len != np + 4 + ns || memcmp(key->s, pfx, np) ||
+	    memcmp(key->s + key->len - ns, sfx, ns))
 		return 0;
 	const char *op = key->s + np;
 	int prec = op[0] == 'd' ? 0 : op[0] == 'f' ? 1 : op[0] == 'h' ? 2 : -1;
-	int mul = !memcmp(op + 1, "fma", 3) ? 2 : (!memcmp(op + 1, "add", 3) || !memcmp(op + 1, "mul", 3)) ? 1 : 0;
+	int mul = !memcmp(op + 1, "fma", 3)                                  ? 2
+		  : (!memcmp(op + 1, "add", 3) || !memcmp(op + 1, "mul", 3)) ? 1
+									     : 0;
 	if (prec < 0 || !mul)
 		return 0;
 	int64_t v;
@@ -531,9 +540,10 @@ static int coll_arg(struct loader *L, struct ev *e, const struct kp_json_tok *ke
 		}
 		return 1;
 	}
-	int64_t *dst = TOK_IS(key, "In msg nelems") ? &e->coll_in :
-		       TOK_IS(key, "Out msg nelems") ? &e->coll_out :
-		       TOK_IS(key, "Group size") ? &e->coll_group : NULL;
+	int64_t *dst = TOK_IS(key, "In msg nelems")    ? &e->coll_in
+		       : TOK_IS(key, "Out msg nelems") ? &e->coll_out
+		       : TOK_IS(key, "Group size")     ? &e->coll_group
+						       : NULL;
 	if (!dst)
 		return 0;
 	if ((*r = read_int(L, 0, &v)) > 0 && v >= 0)
@@ -694,10 +704,14 @@ static int32_t thread_index(struct loader *L, int64_t pid, uint8_t pid_str, int6
 	/* runs of events on one thread are the rule: check the last answer first */
 	if (L->last_thread >= 0) {
 		const struct kp_thread *lt = &t->threads[L->last_thread];
-		if (lt->pid == pid && lt->tid == tid && lt->pid_str == pid_str && lt->tid_str == tid_str)
+		if (lt->pid == pid && lt->tid == tid && lt->pid_str == pid_str &&
+		    lt->tid_str == tid_str)
 			return L->last_thread;
 	}
-	struct { int64_t pid, tid; uint8_t pid_str, tid_str; } key;
+	struct {
+		int64_t pid, tid;
+		uint8_t pid_str, tid_str;
+	} key;
 	memset(&key, 0, sizeof(key)); /* padding bytes take part in the key */
 	key.pid = pid;
 	key.tid = tid;
@@ -724,11 +738,11 @@ static int32_t thread_index(struct loader *L, int64_t pid, uint8_t pid_str, int6
 static size_t encode_slots(const struct ev *e, int n, unsigned char *buf, size_t cap)
 {
 	size_t len = 0;
-#define PUT(v)                                                   \
-	do {                                                     \
-		if (len <= cap && cap - len >= sizeof(v))      \
-			memcpy(buf + len, &(v), sizeof(v));      \
-		len += sizeof(v);                                \
+#define PUT(v)                                                                                     \
+	do {                                                                                       \
+		if (len <= cap && cap - len >= sizeof(v))                                          \
+			memcpy(buf + len, &(v), sizeof(v));                                        \
+		len += sizeof(v);                                                                  \
 	} while (0)
 	for (int i = 0; i < n; i++) {
 		int32_t ndim = i < e->nslots_dims && e->slot_ndim[i] > 0 ? e->slot_ndim[i] : 0;
@@ -950,7 +964,8 @@ static void close_op(struct loader *L, const struct ev *e)
 			op->dur_ns = e->ts - op->ts_ns;
 			if (op->dur_ns < 0)
 				op->dur_ns = 0;
-			memmove(&L->open[i], &L->open[i + 1], (L->nopen - i - 1) * sizeof(*L->open));
+			memmove(&L->open[i], &L->open[i + 1],
+				(L->nopen - i - 1) * sizeof(*L->open));
 			L->nopen--;
 			break;
 		}
@@ -972,12 +987,14 @@ static int check_event(struct loader *L, int64_t off, struct ev *e)
 		return 0;
 	}
 	if (e->dur < 0) {
-		warn_at(L, off, "events with negative 'dur'", "event '%.*s' has negative 'dur'; taken as 0",
+		warn_at(L, off, "events with negative 'dur'",
+			"event '%.*s' has negative 'dur'; taken as 0",
 			NAME80(e->name ? e->name : ""));
 		e->dur = 0;
 	}
 	if (!e->name)
-		e->name = L->par ? par_intern(L, "(unnamed)", 9) : strtab_intern(&t->strs, "(unnamed)", 9);
+		e->name = L->par ? par_intern(L, "(unnamed)", 9)
+				 : strtab_intern(&t->strs, "(unnamed)", 9);
 	if (e->shapes_overflow && e->cat == CAT_OP && opmodel_class(e->name) != MODEL_NONE)
 		warn_at(L, off, "ops with too many shape slots",
 			"op '%.*s' records more than %d slots or %d dims; extra ones ignored",
@@ -1085,7 +1102,8 @@ static void add_gpu(struct loader *L, int64_t off, struct ev *e)
 	g->corr = e->corr;
 	g->ext_id = e->ext_id;
 	g->off = off;
-	g->device = (int32_t)(e->device >= 0 ? e->device : (e->has_pid && !e->pid_str ? e->pid : 0));
+	g->device = (int32_t)(e->device >= 0 ? e->device
+					     : (e->has_pid && !e->pid_str ? e->pid : 0));
 	g->stream = e->stream >= 0 ? e->stream : (e->has_tid && !e->tid_str ? e->tid : 0);
 	g->bytes = e->bytes;
 	g->kernel_flop = e->kernel_flop;
@@ -1095,11 +1113,15 @@ static void add_gpu(struct loader *L, int64_t off, struct ev *e)
 	g->launch = g->op = -1;
 	g->sm_clock_mhz = e->sm_clock_mhz;
 	g->step = -1;
-	g->kind = e->cat == CAT_KERNEL ? GPU_KERNEL : e->cat == CAT_MEMCPY ? GPU_MEMCPY : GPU_MEMSET;
+	g->kind = e->cat == CAT_KERNEL   ? GPU_KERNEL
+		  : e->cat == CAT_MEMCPY ? GPU_MEMCPY
+					 : GPU_MEMSET;
 	if (e->coll || e->coll_in >= 0 || e->coll_out >= 0) {
 		struct kp_coll *c = VEC_PUSH(t->colls, t->ncolls, t->capcolls);
 		c->gpu = (int32_t)(t->ngpu - 1);
-		c->group_size = e->coll_group > 0 && e->coll_group < INT32_MAX ? (int32_t)e->coll_group : -1;
+		c->group_size = e->coll_group > 0 && e->coll_group < INT32_MAX
+					? (int32_t)e->coll_group
+					: -1;
 		c->name = e->coll;
 		c->dtype = e->coll_dtype;
 		c->in_nelems = e->coll_in;
@@ -1204,18 +1226,18 @@ struct dwarn {
 };
 
 struct chunk {
-	char *buf;             /* stream bytes [start, start + len); buf[len] NUL, JSON_PAD */
+	char *buf; /* stream bytes [start, start + len); buf[len] NUL, JSON_PAD */
 	size_t len;
 	int64_t start;
-	struct chunk *next;    /* set once by the producer (atomic) */
-	int state;             /* CH_*, under par.lock */
+	struct chunk *next; /* set once by the producer (atomic) */
+	int state;          /* CH_*, under par.lock */
 	/* the worker's results */
-	int clean;             /* parsed to its last byte, ending after an element */
-	struct kp_trace out;   /* records; thread indexes local to the chunk */
+	int clean;           /* parsed to its last byte, ending after an element */
+	struct kp_trace out; /* records; thread indexes local to the chunk */
 	int64_t nobj, last_good_off;
 	struct dwarn *warns;
 	size_t nwarns, capwarns;
-	int64_t nl, last_nl;   /* '\n' in buf; stream offset of the last one, -1 none */
+	int64_t nl, last_nl; /* '\n' in buf; stream offset of the last one, -1 none */
 };
 
 struct worker {
@@ -1227,7 +1249,7 @@ struct worker {
 };
 
 struct par {
-	struct loader *L;          /* the main thread's */
+	struct loader *L; /* the main thread's */
 	pthread_mutex_t lock;
 	pthread_cond_t cv;         /* any change: published, done, released, stop */
 	pthread_mutex_t str_lock;  /* t->strs */
@@ -1237,20 +1259,20 @@ struct par {
 	struct chunk *head, *tail;
 	int produced_all, read_failed;
 	struct kp_diag read_diag;
-	size_t nlive, maxlive;     /* chunks published and not released */
-	int hungry;                /* the main thread waits for a chunk: publish past maxlive */
-	char **pool;               /* buffers of released chunks: all are reused, none freed */
+	size_t nlive, maxlive; /* chunks published and not released */
+	int hungry;            /* the main thread waits for a chunk: publish past maxlive */
+	char **pool;           /* buffers of released chunks: all are reused, none freed */
 	size_t npool, cappool;
-	struct kp_trace *spare;    /* record vectors of released chunks, counts 0, for reuse */
+	struct kp_trace *spare; /* record vectors of released chunks, counts 0, for reuse */
 	size_t nspare, capspare;
-	struct worker *w;          /* w[0]: the main thread's, for chunks it parses itself */
+	struct worker *w; /* w[0]: the main thread's, for chunks it parses itself */
 	int nw;
-	struct chunk *qnext;       /* no queued chunk before it */
+	struct chunk *qnext; /* no queued chunk before it */
 	int nowork, stop;
 	/* main thread only */
-	struct chunk *cur;         /* read cursor */
+	struct chunk *cur; /* read cursor */
 	size_t cur_off;
-	struct chunk *rel;         /* last released (chunks are released in order) */
+	struct chunk *rel; /* last released (chunks are released in order) */
 };
 
 static int64_t par_sync(struct loader *L);
@@ -1604,8 +1626,8 @@ static void merge(struct loader *L, struct chunk *c, int64_t lines, int64_t last
 	struct kp_trace *t = L->t, *o = &c->out;
 	int32_t *map = xmalloc((o->nthreads ? o->nthreads : 1) * sizeof(*map));
 	for (size_t i = 0; i < o->nthreads; i++)
-		map[i] = thread_index(L, o->threads[i].pid, o->threads[i].pid_str, o->threads[i].tid,
-				      o->threads[i].tid_str);
+		map[i] = thread_index(L, o->threads[i].pid, o->threads[i].pid_str,
+				      o->threads[i].tid, o->threads[i].tid_str);
 	size_t i0 = t->nops;
 	APPEND(t->ops, t->nops, t->capops, o->ops, o->nops);
 	for (size_t i = i0; i < t->nops; i++)
@@ -1871,7 +1893,8 @@ static int parse_event_array(struct loader *L, int64_t arr_off, const char *what
 		char loc[512];
 		locate(L, first_other, loc, sizeof(loc));
 		return diag_error(L->d, KP_BADINPUT,
-				  "%s: error: not a Chrome trace: %s holds no event objects", loc, what);
+				  "%s: error: not a Chrome trace: %s holds no event objects", loc,
+				  what);
 	}
 	return 0;
 }
@@ -1886,7 +1909,8 @@ static int parse_events(struct loader *L)
 		char loc[512];
 		locate(L, tk.off, loc, sizeof(loc));
 		return diag_error(L->d, KP_BADINPUT,
-				  "%s: error: not a Chrome trace: 'traceEvents' is not an array", loc);
+				  "%s: error: not a Chrome trace: 'traceEvents' is not an array",
+				  loc);
 	}
 	return parse_event_array(L, tk.off, "'traceEvents'");
 }
@@ -2043,7 +2067,8 @@ static int parse_document(struct loader *L)
 			int r;
 			if (TOK_IS(&tk, "traceEvents")) {
 				r = parse_events(L);
-			} else if (TOK_IS(&tk, "deviceProperties") || TOK_IS(&tk, "computeProperties")) {
+			} else if (TOK_IS(&tk, "deviceProperties") ||
+				   TOK_IS(&tk, "computeProperties")) {
 				/* PyTorch 1.8 (2021) wrote computeProperties with multiProcessorCount,
 				 * major, minor (pytorch/kineto tb_plugin/test/gpu_metrics_input.json) */
 				r = parse_devprops(L);
@@ -2067,17 +2092,19 @@ static int parse_document(struct loader *L)
 	} else {
 		char loc[512];
 		locate(L, tk.off, loc, sizeof(loc));
-		return diag_error(L->d, KP_BADINPUT,
-				  "%s: error: not a Chrome trace: expected an object or array at the top level",
-				  loc);
+		return diag_error(
+			L->d, KP_BADINPUT,
+			"%s: error: not a Chrome trace: expected an object or array at the top level",
+			loc);
 	}
 	ty = json_next(&L->p, &tk);
 	if (ty != JT_END)
 		return -1;
 	if (!L->has_events)
-		return diag_error(L->d, KP_BADINPUT,
-				  "%s: error: not a Chrome trace: no 'traceEvents' array in the top-level object",
-				  L->t->display);
+		return diag_error(
+			L->d, KP_BADINPUT,
+			"%s: error: not a Chrome trace: no 'traceEvents' array in the top-level object",
+			L->t->display);
 	return 0;
 }
 
@@ -2094,9 +2121,10 @@ static void gzip_cut_after_json(struct loader *L, const struct kp_load_opts *o)
 			   t->display, L->in.trunc_raw, L->in.trunc_out);
 		return;
 	}
-	diag_warn_add(&t->warn, "truncated traces", t->display,
-		 "gzip data ends early at compressed byte %lld, after decompressed byte %lld; the JSON in it is complete",
-		 L->in.trunc_raw, L->in.trunc_out);
+	diag_warn_add(
+		&t->warn, "truncated traces", t->display,
+		"gzip data ends early at compressed byte %lld, after decompressed byte %lld; the JSON in it is complete",
+		L->in.trunc_raw, L->in.trunc_out);
 }
 
 int trace_load(struct kp_trace *t, const char *path, const struct kp_load_opts *o,
@@ -2140,17 +2168,19 @@ int trace_load(struct kp_trace *t, const char *path, const struct kp_load_opts *
 			char loc[512], gz[160] = "";
 			locate(L, L->p.err_off, loc, sizeof(loc));
 			if (L->in.truncated)
-				snprintf(gz, sizeof(gz), " (decompressed; the gzip data ends at compressed byte %lld)",
+				snprintf(gz, sizeof(gz),
+					 " (decompressed; the gzip data ends at compressed byte %lld)",
 					 L->in.trunc_raw);
 			if (o && o->strict) {
 				diag_error(d, KP_BADINPUT,
-					   "%s: error: trace is truncated at byte %lld%s (--strict)", loc,
-					   (long long)L->p.err_off, gz);
+					   "%s: error: trace is truncated at byte %lld%s (--strict)",
+					   loc, (long long)L->p.err_off, gz);
 			} else {
-				diag_warn_add(&t->warn, "truncated traces", loc,
-					 "trace is truncated at byte %lld%s; analyzed the %lld complete events that end before byte %lld",
-					 (long long)L->p.err_off, gz, (long long)t->nevents,
-					 (long long)L->last_good_off);
+				diag_warn_add(
+					&t->warn, "truncated traces", loc,
+					"trace is truncated at byte %lld%s; analyzed the %lld complete events that end before byte %lld",
+					(long long)L->p.err_off, gz, (long long)t->nevents,
+					(long long)L->last_good_off);
 				rc = 0;
 			}
 		} else {
@@ -2162,8 +2192,9 @@ int trace_load(struct kp_trace *t, const char *path, const struct kp_load_opts *
 		gzip_cut_after_json(L, o);
 	rc = rc == 0 && d->msg[0] ? -1 : rc;
 	if (rc == 0 && o && o->strict && diag_warn_total(&t->warn) > 0)
-		rc = diag_error(d, KP_BADINPUT, "%s: error: %ld data anomalies (--strict); first: %s",
-				t->display, diag_warn_total(&t->warn),
+		rc = diag_error(d, KP_BADINPUT,
+				"%s: error: %ld data anomalies (--strict); first: %s", t->display,
+				diag_warn_total(&t->warn),
 				t->warn.k[0].shown[0] ? t->warn.k[0].shown[0] : "");
 	/* B without E: give them zero duration rather than dropping them */
 	json_free(&L->p);

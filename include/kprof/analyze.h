@@ -18,33 +18,33 @@ enum kp_clock_source { CLOCK_DATASHEET = 0, CLOCK_TRACE, CLOCK_OPTION };
 
 struct kp_analyze_opts {
 	enum kp_group group;
-	const char *device;          /* --device NAME: overrides the trace's device name */
-	double sm_clock_mhz;         /* --sm-clock MHZ, 0 = not given */
-	const struct kp_devdb *db;   /* borrowed */
-	int full_names;              /* --name=full: do not shorten kernel names */
-	int step_series;             /* keep each row's time per ProfilerStep (kp_row.step_ns) */
+	const char *device;           /* --device NAME: overrides the trace's device name */
+	double sm_clock_mhz;          /* --sm-clock MHZ, 0 = not given */
+	const struct kp_devdb *db;    /* borrowed */
+	int full_names;               /* --name=full: do not shorten kernel names */
+	int step_series;              /* keep each row's time per ProfilerStep (kp_row.step_ns) */
 	struct kp_event_cost *events; /* NULL, or trace.ngpu entries filled per GPU event
 					 (kprof augment; meaningful with group kernel) */
-	int warn_all;                /* keep every warning message (--warnings=all) */
+	int warn_all;                 /* keep every warning message (--warnings=all) */
 };
 
 /* One GPU event's share of its op's model and the peaks it is held to (0: unknown). */
 struct kp_event_cost {
-	double flops, bytes;     /* -1 unknown */
-	double peak_flops;       /* FLOP/s of its precision at its clock */
-	double peak_bw;          /* B/s of the memory path it crossed */
-	const char *prec;        /* static, NULL */
+	double flops, bytes; /* -1 unknown */
+	double peak_flops;   /* FLOP/s of its precision at its clock */
+	double peak_bw;      /* B/s of the memory path it crossed */
+	const char *prec;    /* static, NULL */
 };
 
 /* Per-step series are kept only up to this many ProfilerStep spans (8 bytes per row and step). */
 #define KP_STEP_SERIES_MAX 4096
 
 /* Row flags */
-#define ROW_OVER_PEAK 0x1   /* a rate above 100% of peak: wrong model or device entry */
-#define ROW_VERIFY 0x2      /* a rate >= 90% of peak */
-#define ROW_OTHERS 0x4      /* the folded "(others)" row */
-#define ROW_UNLINKED 0x8    /* GPU work with no launching op */
-#define ROW_MEASURED 0x10   /* FLOPs or bytes from measured counters (no model): `measured` */
+#define ROW_OVER_PEAK 0x1 /* a rate above 100% of peak: wrong model or device entry */
+#define ROW_VERIFY 0x2    /* a rate >= 90% of peak */
+#define ROW_OTHERS 0x4    /* the folded "(others)" row */
+#define ROW_UNLINKED 0x8  /* GPU work with no launching op */
+#define ROW_MEASURED 0x10 /* FLOPs or bytes from measured counters (no model): `measured` */
 
 /* One output row.  Strings are interned in the trace or in the report arena. */
 /*
@@ -57,44 +57,44 @@ struct kp_sigpart {
 	const char *variant;
 	int64_t time_ns;
 	int64_t calls;
-	int64_t sig_calls;       /* calls of the signature's op (distinct ones whose work is here) */
-	int64_t flops;           /* -1 unknown */
+	int64_t sig_calls; /* calls of the signature's op (distinct ones whose work is here) */
+	int64_t flops;     /* -1 unknown */
 	double peak_flop_ns;
-	int64_t *step_ns;        /* as kp_row.step_ns, NULL when the row has none */
+	int64_t *step_ns; /* as kp_row.step_ns, NULL when the row has none */
 };
 
 struct kp_row {
-	const char *name;        /* kernel name (group kernel) or op name */
-	const char *key;         /* grouping key as text (diff joins on it) */
-	const char *op;          /* op the work is attributed to; "(unlinked)"; NULL if several */
-	const char *shape;       /* op input shapes "[M,K]x[K,N]" or NULL */
-	const char *dtype;       /* "bf16", NULL when unknown or mixed */
-	const char *prec;        /* precision of the peak used ("tf32"), NULL */
-	int64_t calls;           /* kernels (group kernel) or op calls (group op) */
-	int64_t kernels;         /* GPU events in the row */
-	int64_t time_ns;         /* sum of GPU durations */
+	const char *name;  /* kernel name (group kernel) or op name */
+	const char *key;   /* grouping key as text (diff joins on it) */
+	const char *op;    /* op the work is attributed to; "(unlinked)"; NULL if several */
+	const char *shape; /* op input shapes "[M,K]x[K,N]" or NULL */
+	const char *dtype; /* "bf16", NULL when unknown or mixed */
+	const char *prec;  /* precision of the peak used ("tf32"), NULL */
+	int64_t calls;     /* kernels (group kernel) or op calls (group op) */
+	int64_t kernels;   /* GPU events in the row */
+	int64_t time_ns;   /* sum of GPU durations */
 	int64_t min_ns, max_ns, med_ns;
-	int64_t flops;           /* -1 unknown */
-	int64_t bytes;           /* -1 unknown */
-	int64_t *step_ns;        /* opts.step_series: GPU time in ProfilerStep i, tot.steps entries
+	int64_t flops;         /* -1 unknown */
+	int64_t bytes;         /* -1 unknown */
+	int64_t *step_ns;      /* opts.step_series: GPU time in ProfilerStep i, tot.steps entries
 				    (report arena); NULL when off, no steps or over KP_STEP_SERIES_MAX */
-	double flops_per_s;      /* -1 unknown */
-	double bytes_per_s;      /* -1 unknown */
-	double pct_peak_flops;   /* -1 unknown */
-	double pct_peak_bw;      /* -1 unknown */
-	double intensity;        /* FLOP/byte, -1 unknown */
+	double flops_per_s;    /* -1 unknown */
+	double bytes_per_s;    /* -1 unknown */
+	double pct_peak_flops; /* -1 unknown */
+	double pct_peak_bw;    /* -1 unknown */
+	double intensity;      /* FLOP/byte, -1 unknown */
 	/* kprof capture --metrics counters of the row's kernels (kernel args), -1 none */
 	int64_t mflops, mbytes;
-	int64_t mflops_ns, mbytes_ns;  /* GPU time of the kernels that carry them */
-	int64_t kern_ns;               /* GPU time of the row's kernels (not memcpy/memset) */
-	double mflops_per_s, mbytes_per_s;   /* -1 unknown */
-	double mratio_flops, mratio_bytes;   /* measured / modelled, -1 unknown */
-	const char *bound;       /* "compute" | "memory" | NULL */
-	double time_pct;         /* % of total GPU time in the report */
+	int64_t mflops_ns, mbytes_ns;      /* GPU time of the kernels that carry them */
+	int64_t kern_ns;                   /* GPU time of the row's kernels (not memcpy/memset) */
+	double mflops_per_s, mbytes_per_s; /* -1 unknown */
+	double mratio_flops, mratio_bytes; /* measured / modelled, -1 unknown */
+	const char *bound;                 /* "compute" | "memory" | NULL */
+	double time_pct;                   /* % of total GPU time in the report */
 	unsigned flags;
-	int64_t nfolded;         /* ROW_OTHERS: rows folded */
+	int64_t nfolded; /* ROW_OTHERS: rows folded */
 	/* accumulation state, used while building */
-	double peak_flop_ns;     /* sum of peak FLOP/s x dur over kernels with flops */
+	double peak_flop_ns; /* sum of peak FLOP/s x dur over kernels with flops */
 	double peak_bw_ns;
 	int64_t flops_time_ns, bytes_time_ns;
 	int64_t *durs;
@@ -106,17 +106,17 @@ struct kp_row {
 };
 
 struct kp_totals {
-	int64_t span_ns;         /* first event start to last event end */
-	int64_t gpu_busy_ns;     /* union of GPU intervals */
-	int64_t gpu_time_ns;     /* sum of GPU durations */
-	int64_t kernels;         /* GPU kernel events */
-	int64_t memops;          /* memcpy + memset events */
-	int64_t ops;             /* op calls with GPU work */
-	int64_t unlinked;        /* GPU events with no op */
-	int64_t flops;           /* sum of op FLOPs, -1 when none known */
+	int64_t span_ns;     /* first event start to last event end */
+	int64_t gpu_busy_ns; /* union of GPU intervals */
+	int64_t gpu_time_ns; /* sum of GPU durations */
+	int64_t kernels;     /* GPU kernel events */
+	int64_t memops;      /* memcpy + memset events */
+	int64_t ops;         /* op calls with GPU work */
+	int64_t unlinked;    /* GPU events with no op */
+	int64_t flops;       /* sum of op FLOPs, -1 when none known */
 	int64_t bytes;
-	int64_t steps;           /* ProfilerStep spans in range */
-	int64_t measured;        /* kernels whose flops or bytes are measured counters (no model) */
+	int64_t steps;    /* ProfilerStep spans in range */
+	int64_t measured; /* kernels whose flops or bytes are measured counters (no model) */
 	/*
 	 * Model coverage of the GPU time: events that got FLOPs (math kernels of a modelled
 	 * op, Inductor kernel_flop), events that move data with a byte model and no FLOPs
@@ -129,7 +129,11 @@ struct kp_totals {
 
 /* Why a kernel has no model, for kp_totals.nomodel_kernels. */
 enum kp_nomodel {
-	NOMODEL_TRITON, NOMODEL_NCCL, NOMODEL_ATEN, NOMODEL_CUSTOM, NOMODEL_UNLINKED,
+	NOMODEL_TRITON,
+	NOMODEL_NCCL,
+	NOMODEL_ATEN,
+	NOMODEL_CUSTOM,
+	NOMODEL_UNLINKED,
 	NOMODEL_NOSHAPES, /* an op with a model but no recorded shapes (record_shapes off) */
 };
 
@@ -137,27 +141,27 @@ enum kp_nomodel {
 struct kp_mrow {
 	const char *name;
 	int64_t calls;
-	int64_t flops[3];        /* fp64, fp32, fp16 FLOPs from SASS instruction counts, -1 none */
+	int64_t flops[3]; /* fp64, fp32, fp16 FLOPs from SASS instruction counts, -1 none */
 };
 
 struct kp_report {
 	struct kp_arena arena;
-	const struct kp_trace *trace;        /* borrowed */
-	const char *device_name;             /* as reported (or --device) */
-	const struct kp_device *dev;         /* NULL when unknown */
-	const char *match;                   /* "exact", "pattern 'X'", "match: properties (...)" */
-	const char *device_warning;          /* set when deviceProperties matched no entry or
+	const struct kp_trace *trace; /* borrowed */
+	const char *device_name;      /* as reported (or --device) */
+	const struct kp_device *dev;  /* NULL when unknown */
+	const char *match;            /* "exact", "pattern 'X'", "match: properties (...)" */
+	const char *device_warning;   /* set when deviceProperties matched no entry or
 						entries with different peaks (arena) */
 	enum kp_clock_source clock_source;
-	double sm_clock_mhz;                 /* clock used (time-weighted for trace clocks), 0 = ref */
+	double sm_clock_mhz; /* clock used (time-weighted for trace clocks), 0 = ref */
 	enum kp_group group;
 	struct kp_row *rows;
 	size_t nrows;
 	struct kp_totals tot;
-	struct kp_mrow *mrows;               /* sorted by total FLOPs, then name */
+	struct kp_mrow *mrows; /* sorted by total FLOPs, then name */
 	size_t nmrows;
-	struct kp_warnings warn;             /* analysis warnings (trace warnings live in trace) */
-	unsigned mempaths;                   /* 1 << enum kp_mempath of each memcpy/memset seen */
+	struct kp_warnings warn; /* analysis warnings (trace warnings live in trace) */
+	unsigned mempaths;       /* 1 << enum kp_mempath of each memcpy/memset seen */
 };
 
 /* Prototypes */

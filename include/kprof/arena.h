@@ -19,8 +19,8 @@ struct kp_arena {
 
 /* Prototypes */
 void arena_init(struct kp_arena *a);
-void *arena_alloc(struct kp_arena *a, size_t n);          /* 16-byte aligned, uninitialized */
-void *arena_zalloc(struct kp_arena *a, size_t n);         /* zeroed */
+void *arena_alloc(struct kp_arena *a, size_t n);  /* 16-byte aligned, uninitialized */
+void *arena_zalloc(struct kp_arena *a, size_t n); /* zeroed */
 char *arena_strndup(struct kp_arena *a, const char *s, size_t n); /* NUL-terminated copy */
 char *arena_strdup(struct kp_arena *a, const char *s);
 /* Move every block of @src into @dst (freed with it); @src is left empty. */

@@ -13,8 +13,9 @@
 #include "kprof/trace.h"
 
 /* Defaults (kprof-analyze(1) gives their origins). */
-#define BD_LAUNCH_GAP_NS 30000     /* idle gap shorter than this with work queued: launch latency (HTA) */
-#define BD_SHORT_KERNEL_NS 10000   /* a kernel shorter than this is short (TraceLens) */
+#define BD_LAUNCH_GAP_NS                                                                           \
+	30000 /* idle gap shorter than this with work queued: launch latency (HTA) */
+#define BD_SHORT_KERNEL_NS 10000 /* a kernel shorter than this is short (TraceLens) */
 
 /* Buckets in priority order: a ns covered by several classes goes to the first. */
 enum kp_bd_class { BD_COMPUTE = 0, BD_COMM, BD_MEMCPY, BD_OTHER, BD_NCLASS };
@@ -26,20 +27,20 @@ enum kp_idle_cause { IDLE_HOST = 0, IDLE_SYNC, IDLE_LAUNCH, IDLE_OTHER, IDLE_NCA
  * idle_cause_ns[0..3] add up to idle_ns (0 causes where not computed: per stream).
  */
 struct kp_bd {
-	int64_t start_ns, span_ns;         /* window [start, start + span) */
-	int64_t class_ns[BD_NCLASS];       /* exclusive time per class */
-	int64_t idle_ns;                   /* no GPU activity at all */
-	int64_t comm_total_ns;             /* |union of comm|, overlapped or not */
-	int64_t comm_overlapped_ns;        /* |comm ∩ compute| */
+	int64_t start_ns, span_ns;   /* window [start, start + span) */
+	int64_t class_ns[BD_NCLASS]; /* exclusive time per class */
+	int64_t idle_ns;             /* no GPU activity at all */
+	int64_t comm_total_ns;       /* |union of comm|, overlapped or not */
+	int64_t comm_overlapped_ns;  /* |comm ∩ compute| */
 	int64_t idle_cause_ns[IDLE_NCAUSE];
-	int64_t idle_gaps[IDLE_NCAUSE];    /* number of idle intervals (pieces, per window) */
+	int64_t idle_gaps[IDLE_NCAUSE]; /* number of idle intervals (pieces, per window) */
 };
 
 /* A ProfilerStep#N window: from its first GPU activity to the next step's (see .c). */
 struct kp_bd_step {
-	int64_t num;              /* N; -1 = the whole trace has no steps */
-	int partial;              /* the last step: its GPU work may be cut off by the trace end */
-	int64_t cpu_ns;           /* ProfilerStep#N span on the CPU, -1 */
+	int64_t num;    /* N; -1 = the whole trace has no steps */
+	int partial;    /* the last step: its GPU work may be cut off by the trace end */
+	int64_t cpu_ns; /* ProfilerStep#N span on the CPU, -1 */
 	struct kp_bd b;
 };
 
@@ -52,36 +53,36 @@ struct kp_bd_stream {
 
 /* Launch statistics of one kernel name or op (pairs of a launch call and its GPU work). */
 struct kp_launch_row {
-	const char *name;         /* kernel or op name (interned in the trace), "(all)" */
+	const char *name; /* kernel or op name (interned in the trace), "(all)" */
 	int64_t launches;
-	int64_t cpu_ns;           /* sum of launch call durations */
-	int64_t lat_ns;           /* sum of launch call start -> GPU start */
+	int64_t cpu_ns; /* sum of launch call durations */
+	int64_t lat_ns; /* sum of launch call start -> GPU start */
 	int64_t lat_max_ns;
-	int64_t gpu_ns;           /* sum of GPU durations */
-	int64_t short_n;          /* GPU duration < short threshold */
+	int64_t gpu_ns;  /* sum of GPU durations */
+	int64_t short_n; /* GPU duration < short threshold */
 	int64_t short_ns;
-	int64_t cheaper_n;        /* GPU duration < its launch call's (HTA's short kernel) */
+	int64_t cheaper_n; /* GPU duration < its launch call's (HTA's short kernel) */
 };
 
 struct kp_bd_opts {
-	int64_t launch_gap_ns;    /* 0: BD_LAUNCH_GAP_NS */
-	int64_t short_ns;         /* 0: BD_SHORT_KERNEL_NS */
-	int launch_by_op;         /* launch rows per op (the op the kernel is attributed to) */
+	int64_t launch_gap_ns; /* 0: BD_LAUNCH_GAP_NS */
+	int64_t short_ns;      /* 0: BD_SHORT_KERNEL_NS */
+	int launch_by_op;      /* launch rows per op (the op the kernel is attributed to) */
 };
 
 /* The breakdown of one trace.  Owns its arrays; free with breakdown_free(). */
 struct kp_breakdown {
-	struct kp_bd all;                  /* the trace window: first GPU start to last GPU end */
-	struct kp_bd_step *steps;          /* windows in time order; partition @all */
+	struct kp_bd all;         /* the trace window: first GPU start to last GPU end */
+	struct kp_bd_step *steps; /* windows in time order; partition @all */
 	size_t nsteps;
-	struct kp_bd_stream *streams;      /* by device, stream */
+	struct kp_bd_stream *streams; /* by device, stream */
 	size_t nstreams;
 	int ndevices;                      /* distinct devices with GPU work */
 	struct kp_launch_row *launch_rows; /* by CPU launch time, descending, then name */
 	size_t nlaunch_rows;
-	struct kp_launch_row launch_all;   /* every pair */
-	int64_t unlaunched;                /* GPU events without a launch call */
-	int64_t launch_gap_ns, short_ns;   /* thresholds used */
+	struct kp_launch_row launch_all; /* every pair */
+	int64_t unlaunched;              /* GPU events without a launch call */
+	int64_t launch_gap_ns, short_ns; /* thresholds used */
 };
 
 /* Prototypes */

@@ -8,7 +8,12 @@
 #include <stdio.h>
 
 enum {
-	WL_MATMUL = 1, WL_SDPA = 2, WL_CONV = 4, WL_SOFTMAX = 8, WL_RMSNORM = 16, WL_LAYERNORM = 32,
+	WL_MATMUL = 1,
+	WL_SDPA = 2,
+	WL_CONV = 4,
+	WL_SOFTMAX = 8,
+	WL_RMSNORM = 16,
+	WL_LAYERNORM = 32,
 	WL_XENT = 64 /* cross_entropy */
 };
 /*
@@ -22,8 +27,15 @@ enum { LAYOUT_NCHW = 1, LAYOUT_NHWC = 2 };
  * Matmul variants (--op, --epilogue): mm is epilogue none, addmm epilogue bias; the ReLU and
  * GELU epilogues are torch's _addmm_activation (without bias: beta 0).
  */
-enum { MM_MM = 1, MM_ADDMM = 2, MM_BMM = 4, MM_RELU = 8, MM_RELU_BIAS = 16, MM_GELU = 32,
-       MM_GELU_BIAS = 64 };
+enum {
+	MM_MM = 1,
+	MM_ADDMM = 2,
+	MM_BMM = 4,
+	MM_RELU = 8,
+	MM_RELU_BIAS = 16,
+	MM_GELU = 32,
+	MM_GELU_BIAS = 64
+};
 #define MM_NVARIANTS 7
 /* Workload dtypes: storage and math.  tf32 stores fp32 and multiplies in TF32. */
 enum kp_cap_dtype { CDT_BF16, CDT_FP16, CDT_FP32, CDT_TF32, CDT_N };
@@ -38,35 +50,35 @@ struct kp_norm_shape;
  * them into the shape arrays (malloc'ed, freed by capture_opts_free()).
  */
 struct kp_capture_opts {
-	const char *output;         /* -o FILE */
-	int workloads;              /* WL_* mask; 0: matmul */
-	int mm_ops;                 /* MM_* mask; 0: mm, addmm, bmm (or only the epilogues) */
-	int epilogues;              /* --epilogue: MM_* mask of 2-D variants, merged by finish */
-	int dtypes;                 /* 1 << CDT_*; 0: bf16 */
-	const char *shapes;         /* matmul set; NULL: "custom:4096x4096x4096" */
-	const char *m_list;         /* --m for llama: "1,16,4096" */
-	const char *sdpa_shapes;    /* NULL: "default" */
-	const char *conv_shapes;    /* NULL: "resnet50" */
-	const char *norm_shapes;    /* softmax/rmsnorm/layernorm rows x hidden, cross_entropy rows x
+	const char *output;      /* -o FILE */
+	int workloads;           /* WL_* mask; 0: matmul */
+	int mm_ops;              /* MM_* mask; 0: mm, addmm, bmm (or only the epilogues) */
+	int epilogues;           /* --epilogue: MM_* mask of 2-D variants, merged by finish */
+	int dtypes;              /* 1 << CDT_*; 0: bf16 */
+	const char *shapes;      /* matmul set; NULL: "custom:4096x4096x4096" */
+	const char *m_list;      /* --m for llama: "1,16,4096" */
+	const char *sdpa_shapes; /* NULL: "default" */
+	const char *conv_shapes; /* NULL: "resnet50" */
+	const char *norm_shapes; /* softmax/rmsnorm/layernorm rows x hidden, cross_entropy rows x
 				       vocab; NULL: "default" (each its own) */
-	int backends;               /* BE_* mask; conv none: cudnn when found, else reference;
+	int backends;            /* BE_* mask; conv none: cudnn when found, else reference;
 				       matmul none: cublas */
-	int layouts;                /* LAYOUT_* mask for conv; 0: nchw */
-	const char *results;        /* --results FILE.json|FILE.csv, or NULL */
-	int causal;                 /* CAUSAL_BOTH / _YES / _NO for the default SDPA grid */
-	long kv_heads;              /* H_kv of the default SDPA grid; 0: H */
-	long batch;                 /* bmm batch (default 8) and conv N (default 32); 0: defaults */
-	long warmup, iters;         /* defaults 3 and 10 */
-	int backward;               /* sdpa/conv also run backward (default on) */
-	int overhead;               /* time the loop untraced and traced */
-	int metrics;                /* re-run each timed loop under the range profiler */
-	int sample_period_ms;       /* NVML period, default 10 */
-	char **cmd;                 /* `-- <cmd> [args...]` (NULL-terminated, borrowed), or NULL */
-	const char *inject_so;      /* absolute path of kprof-inject.so for @cmd */
-	const char *shim_so;        /* absolute path of kprof-shim.so (LD_PRELOAD), or NULL */
-	int nvtx;                   /* -- <cmd>: record NVTX ranges (default on); -1 unset */
-	int libs;                   /* -- <cmd>: record cuBLAS/cuBLASLt calls (default on); -1 unset */
-	int trace_api;              /* --trace-api: enum kp_trace_api (capture/recorder.h), 0 launch */
+	int layouts;             /* LAYOUT_* mask for conv; 0: nchw */
+	const char *results;     /* --results FILE.json|FILE.csv, or NULL */
+	int causal;              /* CAUSAL_BOTH / _YES / _NO for the default SDPA grid */
+	long kv_heads;           /* H_kv of the default SDPA grid; 0: H */
+	long batch;              /* bmm batch (default 8) and conv N (default 32); 0: defaults */
+	long warmup, iters;      /* defaults 3 and 10 */
+	int backward;            /* sdpa/conv also run backward (default on) */
+	int overhead;            /* time the loop untraced and traced */
+	int metrics;             /* re-run each timed loop under the range profiler */
+	int sample_period_ms;    /* NVML period, default 10 */
+	char **cmd;              /* `-- <cmd> [args...]` (NULL-terminated, borrowed), or NULL */
+	const char *inject_so;   /* absolute path of kprof-inject.so for @cmd */
+	const char *shim_so;     /* absolute path of kprof-shim.so (LD_PRELOAD), or NULL */
+	int nvtx;                /* -- <cmd>: record NVTX ranges (default on); -1 unset */
+	int libs;                /* -- <cmd>: record cuBLAS/cuBLASLt calls (default on); -1 unset */
+	int trace_api;           /* --trace-api: enum kp_trace_api (capture/recorder.h), 0 launch */
 
 	/* filled by capture_opts_finish() */
 	struct kp_mm_shape *mm;

@@ -15,15 +15,15 @@
 #define CHART_BIT(kind) (1u << (kind))
 
 /* Caps that keep pages small and legible with any number of rows or events. */
-#define CHARTS_ROOF_POINTS 300   /* rows drawn one by one; the rest binned on a 24 x 24 grid */
-#define CHARTS_TOP_OPS 15        /* bars of the top chart */
-#define CHARTS_TOP_KERNELS 6     /* kernels named per bar; the rest one segment */
-#define CHARTS_LANES 16          /* timeline lanes (streams); the rest share the last */
-#define CHARTS_BUCKETS 600       /* timeline resolution per lane */
-#define CHARTS_MARKS 200         /* step marks */
-#define CHARTS_DELTAS 12         /* waterfall rows */
-#define CHARTS_PAIRS 20          /* dumbbell rows */
-#define CHARTS_LIST 50           /* new / gone names listed */
+#define CHARTS_ROOF_POINTS 300 /* rows drawn one by one; the rest binned on a 24 x 24 grid */
+#define CHARTS_TOP_OPS 15      /* bars of the top chart */
+#define CHARTS_TOP_KERNELS 6   /* kernels named per bar; the rest one segment */
+#define CHARTS_LANES 16        /* timeline lanes (streams); the rest share the last */
+#define CHARTS_BUCKETS 600     /* timeline resolution per lane */
+#define CHARTS_MARKS 200       /* step marks */
+#define CHARTS_DELTAS 12       /* waterfall rows */
+#define CHARTS_PAIRS 20        /* dumbbell rows */
+#define CHARTS_LIST 50         /* new / gone names listed */
 
 /* Prototypes */
 /*

@@ -12,71 +12,71 @@ struct kp_devdb_pat;
 
 /* One dense datasheet peak and the SM clock it assumes. */
 struct kp_peak {
-	double flop_per_s;   /* dense peak, FLOP/s (OP/s for int8); 0 = unknown */
-	int clk_ref_mhz;     /* SM clock the peak was computed at; 0 unknown (never scaled) */
-	const char *flag;    /* "datasheet" "secondary" "derived" "unverified" "observed";
+	double flop_per_s; /* dense peak, FLOP/s (OP/s for int8); 0 = unknown */
+	int clk_ref_mhz;   /* SM clock the peak was computed at; 0 unknown (never scaled) */
+	const char *flag;  /* "datasheet" "secondary" "derived" "unverified" "observed";
 				NULL when the peak is unknown */
 };
 
 /* One device entry.  All strings live in the db's arena. */
 struct kp_device {
-	const char *name;            /* canonical, e.g. "NVIDIA H100 80GB HBM3" */
-	const char **exact;          /* names matched exactly (case-insensitive) */
+	const char *name;   /* canonical, e.g. "NVIDIA H100 80GB HBM3" */
+	const char **exact; /* names matched exactly (case-insensitive) */
 	int nexact;
-	const char **substr;         /* anchored substrings, tried longest first */
+	const char **substr; /* anchored substrings, tried longest first */
 	int nsubstr;
 	int sms;
 	int clk_max_mhz;
 	double mem_gb;
-	double mem_bw_byte_per_s;    /* datasheet DRAM bandwidth, B/s */
-	int mem_clk_mhz;             /* memory clock the bandwidth assumes (0 unknown) */
+	double mem_bw_byte_per_s; /* datasheet DRAM bandwidth, B/s */
+	int mem_clk_mhz;          /* memory clock the bandwidth assumes (0 unknown) */
 	int bus_bits;
-	int no_clock_scaling;        /* firmware-capped parts (H20) */
+	int no_clock_scaling; /* firmware-capped parts (H20) */
 	struct kp_peak peak[PREC_N];
-	const char *source;          /* spec-sheet URL(s) and date */
-	const char *confidence;      /* overall flag */
-	int line;                    /* line of the entry in its file */
-	int match_sms;               /* >0: applies only to parts reporting this SM/CU count */
-	int cc_major, cc_minor;      /* 'cc': computeMajor.computeMinor as deviceProperties
+	const char *source;     /* spec-sheet URL(s) and date */
+	const char *confidence; /* overall flag */
+	int line;               /* line of the entry in its file */
+	int match_sms;          /* >0: applies only to parts reporting this SM/CU count */
+	int cc_major, cc_minor; /* 'cc': computeMajor.computeMinor as deviceProperties
 					report it (ROCm: the gfx target's, gfx90a 9.0); 0.0 unknown */
 	/* Flags of the numbers above (static strings, as kp_peak.flag; never NULL). */
 	const char *sms_flag;
-	const char *clk_flag;        /* clk_max_mhz */
-	const char *mem_flag;        /* mem_gb */
-	const char *bw_flag;         /* mem_bw_byte_per_s */
+	const char *clk_flag; /* clk_max_mhz */
+	const char *mem_flag; /* mem_gb */
+	const char *bw_flag;  /* mem_bw_byte_per_s */
 	const char *mem_clk_flag;
 	const char *bus_flag;
 	/* Links (doc/devices.md): per direction, B/s; 0 unknown. */
-	const char *host_link;       /* "PCIe 5.0 x16", "NVLink-C2C"; NULL unknown */
-	double host_bw_byte_per_s;   /* host <-> device (HtoD, DtoH) */
+	const char *host_link;     /* "PCIe 5.0 x16", "NVLink-C2C"; NULL unknown */
+	double host_bw_byte_per_s; /* host <-> device (HtoD, DtoH) */
 	const char *host_flag;
-	double peer_bw_byte_per_s;   /* device <-> device peer copies (NVLink, Infinity Fabric) */
+	double peer_bw_byte_per_s; /* device <-> device peer copies (NVLink, Infinity Fabric) */
 	const char *peer_flag;
 };
 
 /* The path a memcpy or memset crosses (kernrole_mempath()), and so the peak it is held to. */
 enum kp_mempath {
-	MEMPATH_DRAM = 0,   /* kernels, memsets: device memory */
-	MEMPATH_DTOD,       /* device-to-device copies: each byte read and written in DRAM */
-	MEMPATH_HOST,       /* HtoD, DtoH: the host link */
-	MEMPATH_PEER,       /* PtoP: the peer link, else the host link (PCIe peer-to-peer) */
-	MEMPATH_UNKNOWN,    /* HtoH and kinds kprof does not know: no peak */
+	MEMPATH_DRAM = 0, /* kernels, memsets: device memory */
+	MEMPATH_DTOD,     /* device-to-device copies: each byte read and written in DRAM */
+	MEMPATH_HOST,     /* HtoD, DtoH: the host link */
+	MEMPATH_PEER,     /* PtoP: the peer link, else the host link (PCIe peer-to-peer) */
+	MEMPATH_UNKNOWN,  /* HtoH and kinds kprof does not know: no peak */
 };
 
 struct kp_devdb {
 	struct kp_arena arena;
 	struct kp_device *dev;
 	int ndev;
-	const char *origin;          /* "built-in" or the file path */
-	struct kp_devdb_pat *pat;    /* all entries' patterns, longest first (devdb.c) */
+	const char *origin;       /* "built-in" or the file path */
+	struct kp_devdb_pat *pat; /* all entries' patterns, longest first (devdb.c) */
 	int npat;
 };
 
 /* What a trace's deviceProperties say about a device; 0 = not recorded. */
 struct kp_devprops {
-	int sms;                     /* numSms (CUs on AMD) */
-	long long mem_bytes;         /* totalGlobalMem */
-	int cc_major, cc_minor;      /* computeMajor, computeMinor */
+	int sms;                /* numSms (CUs on AMD) */
+	long long mem_bytes;    /* totalGlobalMem */
+	int cc_major, cc_minor; /* computeMajor, computeMinor */
 };
 
 #define DEVDB_MAX_CAND 8

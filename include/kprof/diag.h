@@ -20,7 +20,7 @@ enum kp_status {
  * "kprof: " prefix, e.g. "a.json:3:7: error: expected ':' after object key".
  */
 struct kp_diag {
-	int status;     /* enum kp_status */
+	int status; /* enum kp_status */
 	char msg[1024];
 };
 
@@ -35,18 +35,18 @@ struct kp_diag {
 struct kp_warnings {
 	int nkinds;
 	int cap;
-	int all;                           /* keep every message, not only the first few */
+	int all; /* keep every message, not only the first few */
 	struct kp_warn_kind {
-		const char *kind;          /* static string naming the anomaly */
+		const char *kind; /* static string naming the anomaly */
 		long count;
 		int nshown;
-		char *shown[KP_WARN_SHOW]; /* malloc'ed full messages "LOC: warning: TEXT" */
+		char *shown[KP_WARN_SHOW];  /* malloc'ed full messages "LOC: warning: TEXT" */
 		int text_off[KP_WARN_SHOW]; /* offset of TEXT in each */
-		char *first_loc;           /* location of the first one */
-		char **more;               /* @all: the messages after shown[], malloc'ed */
+		char *first_loc;            /* location of the first one */
+		char **more;                /* @all: the messages after shown[], malloc'ed */
 		int *more_off;
 		long nmore, capmore;
-	} *k;                              /* malloc'ed, nkinds used */
+	} *k; /* malloc'ed, nkinds used */
 };
 
 /* How warnings are printed (kprof-analyze(1), --warnings). */
@@ -77,7 +77,8 @@ void diag_warn_add(struct kp_warnings *w, const char *kind, const char *loc, con
 long diag_warn_lines(const struct kp_warnings *w, const char *side,
 		     void (*emit)(const char *line, void *arg), void *arg);
 /* Print diag_warn_lines() to @fp, each prefixed "kprof: "; nothing under WARN_QUIET. */
-void diag_warn_print(const struct kp_warnings *w, enum kp_warn_mode mode, const char *side, FILE *fp);
+void diag_warn_print(const struct kp_warnings *w, enum kp_warn_mode mode, const char *side,
+		     FILE *fp);
 long diag_warn_total(const struct kp_warnings *w);
 void diag_warn_free(struct kp_warnings *w);
 

@@ -14,11 +14,12 @@
 struct kp_diff_render_opts {
 	const struct kp_gate_opts *gate; /* NULL: no gate */
 	const struct kp_gate_hit *hits;
-	size_t nhits;             /* crossings; hits holds all of them */
+	size_t nhits; /* crossings; hits holds all of them */
 };
 
 /* Prototypes */
 /* Build the document of @d (columns: kprof-diff(1), OUTPUT); free it with report_free(). */
-void diff_render_doc(const struct kp_diff *d, const struct kp_diff_render_opts *o, struct kp_doc *doc);
+void diff_render_doc(const struct kp_diff *d, const struct kp_diff_render_opts *o,
+		     struct kp_doc *doc);
 
 #endif /* KPROF_DIFF_RENDER_H */

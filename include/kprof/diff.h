@@ -20,16 +20,16 @@ enum kp_diff_status { DIFF_CHANGED = 0, DIFF_UNCHANGED, DIFF_NEW, DIFF_GONE, DIF
 enum kp_diff_norm { NORM_AUTO = 0, NORM_PER_STEP, NORM_STEPS, NORM_TOTAL };
 
 struct kp_diff_opts {
-	enum kp_group key;       /* join key: kernel, op or op-shape */
-	int full_names;          /* --name=full: join kernels on the raw name */
-	double threshold_pct;    /* noise floor: |ratio - 1| <= this is "unchanged" */
-	double base_div;         /* per-step divisors (ProfilerStep count); 1 = totals */
+	enum kp_group key;    /* join key: kernel, op or op-shape */
+	int full_names;       /* --name=full: join kernels on the raw name */
+	double threshold_pct; /* noise floor: |ratio - 1| <= this is "unchanged" */
+	double base_div;      /* per-step divisors (ProfilerStep count); 1 = totals */
 	double new_div;
-	int per_step;            /* the divisors are step counts (for headers) */
-	enum kp_diff_norm how;   /* how per_step was chosen (for headers) */
-	size_t base_steps;       /* length of the base rows' step_ns series (0: none) */
+	int per_step;          /* the divisors are step counts (for headers) */
+	enum kp_diff_norm how; /* how per_step was chosen (for headers) */
+	size_t base_steps;     /* length of the base rows' step_ns series (0: none) */
 	size_t new_steps;
-	double noise_k;          /* noise = k x pooled sd x sqrt(1/nb + 1/nn); 0 = KP_NOISE_K, < 0 off */
+	double noise_k; /* noise = k x pooled sd x sqrt(1/nb + 1/nn); 0 = KP_NOISE_K, < 0 off */
 };
 
 /* Default noise multiplier (kprof-diff(1), GATE) and the fewest steps a side needs for it. */
@@ -38,11 +38,11 @@ struct kp_diff_opts {
 
 /* One input side of a diff.  @rep is borrowed and may be NULL (unit tests). */
 struct kp_diff_side {
-	const char *label;       /* "base" / "new" */
+	const char *label; /* "base" / "new" */
 	const struct kp_report *rep;
-	double div;              /* times and calls are divided by this */
-	int64_t time_ns;         /* normalized total: the sum of the normalized rows */
-	size_t nkeys;            /* distinct join keys */
+	double div;      /* times and calls are divided by this */
+	int64_t time_ns; /* normalized total: the sum of the normalized rows */
+	size_t nkeys;    /* distinct join keys */
 };
 
 /*
@@ -52,15 +52,15 @@ struct kp_diff_side {
  * new.time_ns - base.time_ns (the folded "(others)" row included).
  */
 struct kp_diff_row {
-	const char *key;          /* join key (diff arena or borrowed) */
-	const char *name;         /* display name */
-	const char *base_dtype;   /* op-shape: dtype per side, NULL unknown or mixed */
+	const char *key;        /* join key (diff arena or borrowed) */
+	const char *name;       /* display name */
+	const char *base_dtype; /* op-shape: dtype per side, NULL unknown or mixed */
 	const char *new_dtype;
 	int has_base, has_new;
-	int64_t base_raw_ns, new_raw_ns;  /* before division */
-	int64_t base_ns, new_ns;  /* normalized; 0 when the side is missing */
+	int64_t base_raw_ns, new_raw_ns; /* before division */
+	int64_t base_ns, new_ns;         /* normalized; 0 when the side is missing */
 	double base_calls, new_calls;
-	int64_t base_flops, new_flops;    /* -1 unknown */
+	int64_t base_flops, new_flops;              /* -1 unknown */
 	double base_peak_flop_ns, new_peak_flop_ns; /* sum of peak FLOP/s x ns (analyze.c) */
 	double base_flops_per_s, new_flops_per_s;   /* -1 unknown */
 	double base_pct_peak, new_pct_peak;         /* -1 unknown */
@@ -69,24 +69,24 @@ struct kp_diff_row {
 	double base_pct, new_pct; /* % of each side's total */
 	double share_pt;          /* new_pct - base_pct, percentage points */
 	enum kp_diff_status status;
-	int64_t nfolded;          /* DIFF_OTHERS: rows folded */
-	int cross_dtype;          /* op-shape: paired across dtypes (no exact pair on either side) */
-	int cross_backend;        /* op-shape: paired across backends by functional signature */
-	double noise_ns;          /* per-step noise of the delta (see KP_NOISE_K); -1 N/A */
+	int64_t nfolded;   /* DIFF_OTHERS: rows folded */
+	int cross_dtype;   /* op-shape: paired across dtypes (no exact pair on either side) */
+	int cross_backend; /* op-shape: paired across backends by functional signature */
+	double noise_ns;   /* per-step noise of the delta (see KP_NOISE_K); -1 N/A */
 	int base_mixed_dtype, new_mixed_dtype; /* accumulation state */
 };
 
 struct kp_diff_summary {
 	int64_t base_ns, new_ns, delta_ns;
-	double total_ratio;       /* new_ns / base_ns; -1 when base_ns is 0 */
-	double geomean_speedup;   /* exp(mean(ln(base/new))) over matched rows, both > 0; -1 none */
+	double total_ratio;     /* new_ns / base_ns; -1 when base_ns is 0 */
+	double geomean_speedup; /* exp(mean(ln(base/new))) over matched rows, both > 0; -1 none */
 	int64_t matched, improved, regressed, unchanged, added, removed;
 	int64_t cross_dtype;      /* matched rows paired across dtypes */
 	int64_t cross_backend;    /* matched rows paired across backends (functional signature) */
 	int64_t onesided_base_ns; /* time in gone rows (base side) and new rows (new side) */
 	int64_t onesided_new_ns;
-	double noise_ns;          /* noise of the total's delta; -1 N/A */
-	int noise_steps;          /* per-step series used for noise (both sides >= KP_NOISE_MIN_STEPS) */
+	double noise_ns; /* noise of the total's delta; -1 N/A */
+	int noise_steps; /* per-step series used for noise (both sides >= KP_NOISE_MIN_STEPS) */
 };
 
 /* The whole comparison.  Rows borrow strings from both reports; free with diff_free(). */
@@ -110,9 +110,9 @@ struct kp_gate_rule {
 
 /* The regression gate (kprof-diff(1), GATE). */
 struct kp_gate_opts {
-	double fail_above_pct;    /* limit of the total and of rows no rule matches; < 0: none */
-	double min_pct;           /* skip rows under this % of their side's time */
-	int64_t min_delta_ns;     /* absolute floor of a change (per step when dividing) */
+	double fail_above_pct; /* limit of the total and of rows no rule matches; < 0: none */
+	double min_pct;        /* skip rows under this % of their side's time */
+	int64_t min_delta_ns;  /* absolute floor of a change (per step when dividing) */
 	const struct kp_gate_rule *rules; /* per-key limits, the last match wins */
 	size_t nrules;
 };
@@ -122,29 +122,30 @@ struct kp_gate_opts {
 
 /* A gate crossing: the total (key NULL) or one row regressed past all three limits. */
 struct kp_gate_hit {
-	const char *key;          /* NULL = total GPU time */
+	const char *key; /* NULL = total GPU time */
 	const char *name;
 	enum kp_diff_status status; /* DIFF_CHANGED, or DIFF_NEW for a row found in new only */
 	int64_t base_ns, new_ns, delta_ns;
-	double change_pct;        /* (ratio - 1) x 100; NAN for a new row */
-	double limit_pct;         /* the limit it crossed (--fail-above or a rule) */
-	double noise_ns;          /* -1 N/A */
+	double change_pct; /* (ratio - 1) x 100; NAN for a new row */
+	double limit_pct;  /* the limit it crossed (--fail-above or a rule) */
+	double noise_ns;   /* -1 N/A */
 };
 
 /* What kprof diff asks of diff_run(): the options, parsed. */
 struct kp_diff_run_opts {
-	const char *path[2];            /* base, new; "-" is standard input (one side at most) */
-	const char *device;             /* --device NAME (both sides) or BASE,NEW; NULL: the traces' */
+	const char *path[2]; /* base, new; "-" is standard input (one side at most) */
+	const char *device;  /* --device NAME (both sides) or BASE,NEW; NULL: the traces' */
 	struct kp_load_opts load;
-	struct kp_analyze_opts analyze; /* group = diff.key, clock, db, names; device is set per side */
-	struct kp_diff_opts diff;       /* key, names, threshold; with steps_given the divisors */
-	int per_step;                   /* -1 when both traces have steps, 0 --no-per-step, 1 --per-step */
-	int steps_given;                /* --steps B,N: diff.base_div and diff.new_div are B and N */
+	struct kp_analyze_opts
+		analyze;          /* group = diff.key, clock, db, names; device is set per side */
+	struct kp_diff_opts diff; /* key, names, threshold; with steps_given the divisors */
+	int per_step;    /* -1 when both traces have steps, 0 --no-per-step, 1 --per-step */
+	int steps_given; /* --steps B,N: diff.base_div and diff.new_div are B and N */
 	struct kp_sort_spec sort;
-	long top;                       /* rows kept before "(others)"; 0 all */
+	long top; /* rows kept before "(others)"; 0 all */
 	double min_pct;
-	struct kp_gate_opts gate;       /* no limit and no rule: no gate (diff_gated()) */
-	enum kp_warn_mode warn_mode;    /* how diff_run_print() prints warnings */
+	struct kp_gate_opts gate;    /* no limit and no rule: no gate (diff_gated()) */
+	enum kp_warn_mode warn_mode; /* how diff_run_print() prints warnings */
 };
 
 /*
@@ -154,10 +155,10 @@ struct kp_diff_run_opts {
 struct kp_diff_run {
 	struct kp_trace trace[2];
 	struct kp_report rep[2];
-	int loaded[2];            /* trace_load() succeeded (rep[] is valid) */
-	struct kp_diag diag[2];   /* why a side failed to load */
-	struct kp_diag err;       /* a run-level error (err.status != 0) */
-	struct kp_diff diff;      /* valid when diff_run() returned KP_OK or KP_REGRESSION */
+	int loaded[2];          /* trace_load() succeeded (rep[] is valid) */
+	struct kp_diag diag[2]; /* why a side failed to load */
+	struct kp_diag err;     /* a run-level error (err.status != 0) */
+	struct kp_diff diff;    /* valid when diff_run() returned KP_OK or KP_REGRESSION */
 	int joined;
 	struct kp_gate_hit *hits; /* every crossing, the total first */
 	size_t nhits;

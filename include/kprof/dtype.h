@@ -57,8 +57,8 @@ enum kp_dtype dtype_parse(const char *s, size_t len);
  * DT_UNKNOWN for quantized, bit, sub-byte and out-of-range numbers.
  */
 enum kp_dtype dtype_from_scalar_type(int st);
-size_t dtype_size(enum kp_dtype dt);            /* bytes per element; 0 for NONE/UNKNOWN */
-const char *dtype_name(enum kp_dtype dt);       /* "bf16", "fp32", ... ; "-" for NONE */
+size_t dtype_size(enum kp_dtype dt);      /* bytes per element; 0 for NONE/UNKNOWN */
+const char *dtype_name(enum kp_dtype dt); /* "bf16", "fp32", ... ; "-" for NONE */
 /* Default math precision of an op whose inputs are @dt (fp32 -> PREC_FP32, not tf32). */
 enum kp_prec dtype_prec(enum kp_dtype dt);
 /* "fp64" "fp32" "tf32" "bf16" "fp16" "fp8" "int8"; dtype_prec_parse() the inverse (PREC_NONE) */

@@ -15,13 +15,13 @@ struct kp_diag;
  * Concatenated gzip members are one stream; bytes after the last member are ignored.
  */
 struct kp_input {
-	const char *path;   /* as given; "-" is stdin (display name "<stdin>") */
-	const char *name;   /* display name used in messages */
+	const char *path; /* as given; "-" is stdin (display name "<stdin>") */
+	const char *name; /* display name used in messages */
 	int fd;
-	void *gz;           /* inflate state when the input is gzip, else NULL */
+	void *gz; /* inflate state when the input is gzip, else NULL */
 	int is_gzip;
 	unsigned char peek[2];
-	int npeek;          /* bytes of @peek not yet returned */
+	int npeek;           /* bytes of @peek not yet returned */
 	long long raw_bytes; /* bytes read from the file (compressed size for gzip) */
 	long long out_bytes; /* gzip: bytes inflated so far */
 	int truncated;       /* gzip: the file ended inside a member; the stream ends there */

@@ -33,11 +33,11 @@ enum kp_json_type {
 
 struct kp_json_tok {
 	enum kp_json_type type;
-	const char *s;   /* borrowed: valid until the next json_* call on the parser */
+	const char *s; /* borrowed: valid until the next json_* call on the parser */
 	size_t len;
-	int escaped;     /* JT_KEY/JT_STR: raw text contains '\' escapes; use json_unescape() */
-	int64_t off;     /* absolute byte offset of the token's first byte in the stream */
-	int depth;       /* nesting depth after this token (top-level value's opening: 1) */
+	int escaped; /* JT_KEY/JT_STR: raw text contains '\' escapes; use json_unescape() */
+	int64_t off; /* absolute byte offset of the token's first byte in the stream */
+	int depth;   /* nesting depth after this token (top-level value's opening: 1) */
 };
 
 /* Read callback: fill @buf with up to @cap bytes; return count, 0 at EOF, -1 on error. */
@@ -50,28 +50,28 @@ typedef ssize_t (*kp_json_read_fn)(void *ctx, void *buf, size_t cap);
 struct kp_json {
 	kp_json_read_fn read;
 	void *ctx;
-	char *buf;            /* window */
-	size_t cap;           /* window size */
-	size_t pos, end;      /* next unread byte, end of valid bytes */
-	int64_t base;         /* absolute stream offset of buf[0] */
-	int eof;              /* read() returned 0 */
-	int read_failed;      /* read() returned -1; err is "read error", ask the source why */
+	char *buf;       /* window */
+	size_t cap;      /* window size */
+	size_t pos, end; /* next unread byte, end of valid bytes */
+	int64_t base;    /* absolute stream offset of buf[0] */
+	int eof;         /* read() returned 0 */
+	int read_failed; /* read() returned -1; err is "read error", ask the source why */
 	/* line tracking of bytes discarded from the window, for json_locate() */
-	int64_t lines_before;     /* '\n' count in [0, base) */
-	int64_t last_nl_before;   /* absolute offset of the last '\n' before base, -1 if none */
+	int64_t lines_before;   /* '\n' count in [0, base) */
+	int64_t last_nl_before; /* absolute offset of the last '\n' before base, -1 if none */
 	/* grammar state */
 	int depth;
 	int max_depth;
-	uint8_t *stack;           /* per depth: 'o' object or 'a' array */
-	int state;                /* internal: what may come next */
-	int done;                 /* top-level value complete */
+	uint8_t *stack; /* per depth: 'o' object or 'a' array */
+	int state;      /* internal: what may come next */
+	int done;       /* top-level value complete */
 	/* the error, when JT_ERROR was returned */
-	const char *err;          /* static reason, e.g. "expected ':' after object key" */
-	int64_t err_off;          /* absolute offset of the offending byte */
-	int err_eof;              /* 1: the input ended early (truncation); 0: malformed bytes */
-	int borrowed;             /* buf is the caller's (json_init_elems): never refilled or freed */
-	int short_reads;          /* a refill stops after one read that returned bytes */
-	int64_t pin;              /* a stream offset the window keeps, so json_locate() stays
+	const char *err; /* static reason, e.g. "expected ':' after object key" */
+	int64_t err_off; /* absolute offset of the offending byte */
+	int err_eof;     /* 1: the input ended early (truncation); 0: malformed bytes */
+	int borrowed;    /* buf is the caller's (json_init_elems): never refilled or freed */
+	int short_reads; /* a refill stops after one read that returned bytes */
+	int64_t pin;     /* a stream offset the window keeps, so json_locate() stays
 				     exact for it (the event being read), -1 none; the window
 				     grows when it must */
 };

@@ -5,8 +5,8 @@
 #define KPROF_KERNROLE_H
 
 enum kp_krole {
-	KROLE_MATH = 0,  /* GEMM, convolution, attention (and names kprof does not know) */
-	KROLE_MOVE,      /* copies, fills, casts, elementwise, reductions, layout transforms */
+	KROLE_MATH = 0, /* GEMM, convolution, attention (and names kprof does not know) */
+	KROLE_MOVE,     /* copies, fills, casts, elementwise, reductions, layout transforms */
 };
 
 /* Prototypes */

@@ -31,7 +31,7 @@ struct kp_slot {
  * aten::mm with 3 slots); the models find operands by schema position.
  */
 struct kp_op_in {
-	const char *name;            /* "aten::mm" */
+	const char *name; /* "aten::mm" */
 	int nslots;
 	const struct kp_slot *slots; /* may be NULL when nslots == 0 */
 	int64_t kernel_flop;         /* Inductor's args.kernel_flop, -1 when absent */
@@ -64,12 +64,12 @@ enum kp_model_class {
 /* The cost of one op call.  Unknown values are -1. */
 struct kp_cost {
 	enum kp_model_class cls;
-	int64_t flops;          /* FLOPs (2 per MAC; causal attention: unmasked pairs only) */
-	int64_t bytes;          /* compulsory bytes: each operand read once, each output written once */
-	enum kp_dtype dtype;    /* dtype of the main input (math dtype before the tf32 rule) */
-	enum kp_prec prec;      /* math precision from the inputs (PREC_FP32 for fp32; the caller
+	int64_t flops; /* FLOPs (2 per MAC; causal attention: unmasked pairs only) */
+	int64_t bytes; /* compulsory bytes: each operand read once, each output written once */
+	enum kp_dtype dtype; /* dtype of the main input (math dtype before the tf32 rule) */
+	enum kp_prec prec;   /* math precision from the inputs (PREC_FP32 for fp32; the caller
 	                           upgrades to tf32 when the kernel name says so) */
-	const char *family;     /* static: "gemm" "conv" "attn" "pointwise" "reduce" "copy" "norm"
+	const char *family;  /* static: "gemm" "conv" "attn" "pointwise" "reduce" "copy" "norm"
 	                           "softmax" "inductor"; NULL with MODEL_NONE */
 	/*
 	 * The op's data-movement part, when it runs in kernels of its own (man
@@ -78,15 +78,15 @@ struct kp_cost {
 	 * kernel; convolution_backward's bias gradient is a reduction.  -1 when the op
 	 * has no such part or its bytes are unknown.
 	 */
-	int64_t move_bytes;     /* bytes the data-movement kernels move */
-	int64_t math_bytes;     /* bytes of the math kernels when the part above ran apart */
+	int64_t move_bytes; /* bytes the data-movement kernels move */
+	int64_t math_bytes; /* bytes of the math kernels when the part above ran apart */
 	/*
 	 * static: an assumption the model made for a value the trace does not record (attention
 	 * whose is_causal is neither recorded nor in its kernels' names: dense); the caller
 	 * warns with it; else NULL.
 	 */
 	const char *assumed;
-	const char *note;       /* static reason when the model could not apply (bad shapes,
+	const char *note; /* static reason when the model could not apply (bad shapes,
 	                           overflow) or left flops/bytes -1 (varlen attention, a
 	                           dtype without a size): the caller warns with it; else NULL */
 };

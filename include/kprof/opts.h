@@ -17,11 +17,11 @@ enum kp_opt_type {
 };
 
 struct kp_opt {
-	const char *lname;         /* long name without "--" */
-	char sname;                /* short name or 0 */
+	const char *lname; /* long name without "--" */
+	char sname;        /* short name or 0 */
 	enum kp_opt_type type;
-	const char *argname;       /* "N", "FILE", ...; NULL for flags */
-	const char *help;          /* one line */
+	const char *argname; /* "N", "FILE", ...; NULL for flags */
+	const char *help;    /* one line */
 	void *dst;
 	const char *const *choices; /* OPT_CHOICE: NULL-terminated */
 	const char *(*cb)(const char *arg, void *dst);

@@ -11,11 +11,11 @@
 
 /* The gate's result. */
 struct kp_rankdiff_gate {
-	double limit_pct;         /* --fail-above PCT, < 0 no gate */
-	int tripped;              /* the merged step mean grew by more than limit_pct */
-	int unknown;              /* a gate was asked but a side has no step times */
-	double change_pct;        /* the merged step mean's change, NAN unknown */
-	char ranks_above[512];    /* "1,3": paired ranks whose step mean crossed, "" none */
+	double limit_pct;      /* --fail-above PCT, < 0 no gate */
+	int tripped;           /* the merged step mean grew by more than limit_pct */
+	int unknown;           /* a gate was asked but a side has no step times */
+	double change_pct;     /* the merged step mean's change, NAN unknown */
+	char ranks_above[512]; /* "1,3": paired ranks whose step mean crossed, "" none */
 };
 
 /* Prototypes */
@@ -23,7 +23,7 @@ struct kp_rankdiff_gate {
  * Build @doc (report_init() included; free with report_free()) comparing @base with @nw
  * (both sorted by rank, as ranks_load() leaves them) and fill @g (limit_pct set by the caller).
  */
-void rankdiff_doc(const struct kp_ranks *base, const struct kp_ranks *nw, struct kp_rankdiff_gate *g,
-		  struct kp_doc *doc);
+void rankdiff_doc(const struct kp_ranks *base, const struct kp_ranks *nw,
+		  struct kp_rankdiff_gate *g, struct kp_doc *doc);
 
 #endif /* KPROF_RANKDIFF_H */

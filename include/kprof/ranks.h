@@ -15,17 +15,24 @@
 
 /* Collective kinds, with their nccl-tests bus-bandwidth factors (ranks.c). */
 enum kp_coll_kind {
-	COLL_ALLREDUCE = 0, COLL_ALLGATHER, COLL_REDUCESCATTER, COLL_ALLTOALL, COLL_SENDRECV,
-	COLL_BROADCAST, COLL_REDUCE, COLL_OTHER, COLL_NKIND
+	COLL_ALLREDUCE = 0,
+	COLL_ALLGATHER,
+	COLL_REDUCESCATTER,
+	COLL_ALLTOALL,
+	COLL_SENDRECV,
+	COLL_BROADCAST,
+	COLL_REDUCE,
+	COLL_OTHER,
+	COLL_NKIND
 };
 
 /* One communication kernel of a rank. */
 struct kp_rank_comm {
 	int64_t ts_ns, dur_ns;
-	int64_t bytes;            /* nccl-tests S, -1 unknown */
-	int64_t step;             /* ProfilerStep number of its launch, -1 */
-	int32_t group;            /* "Group size", -1 unknown */
-	int8_t kind;              /* enum kp_coll_kind */
+	int64_t bytes; /* nccl-tests S, -1 unknown */
+	int64_t step;  /* ProfilerStep number of its launch, -1 */
+	int32_t group; /* "Group size", -1 unknown */
+	int8_t kind;   /* enum kp_coll_kind */
 };
 
 /* One ProfilerStep window of a rank (breakdown.h). */
@@ -37,58 +44,58 @@ struct kp_rank_step {
 
 /* A rank's summary: what survives its trace (kept: summaries, never events). */
 struct kp_rank {
-	char *file;               /* as given, owned */
-	int64_t rank;             /* distributedInfo.rank, else from the file name, else -1 */
-	int rank_from;            /* 0 distributedInfo, 1 file name, 2 argument order */
-	int64_t world_size;       /* distributedInfo, -1 */
-	char backend[16];         /* distributedInfo, "" */
-	char device[64];          /* deviceProperties[0].name, "" */
-	int64_t gpu_time_ns;      /* sum of GPU durations */
-	struct kp_bd bd;          /* the whole trace's breakdown */
+	char *file;          /* as given, owned */
+	int64_t rank;        /* distributedInfo.rank, else from the file name, else -1 */
+	int rank_from;       /* 0 distributedInfo, 1 file name, 2 argument order */
+	int64_t world_size;  /* distributedInfo, -1 */
+	char backend[16];    /* distributedInfo, "" */
+	char device[64];     /* deviceProperties[0].name, "" */
+	int64_t gpu_time_ns; /* sum of GPU durations */
+	struct kp_bd bd;     /* the whole trace's breakdown */
 	struct kp_rank_step *steps;
 	size_t nsteps;
-	struct kp_rank_comm *comms;  /* in start order */
+	struct kp_rank_comm *comms; /* in start order */
 	size_t ncomms;
-	int64_t step_mean_ns, step_max_ns, slowest_step;  /* over complete steps; -1 none */
-	int status;               /* KP_OK or the load error's exit status */
-	char err[1024];           /* the load error */
-	struct kp_warnings warn;  /* the trace's warnings */
+	int64_t step_mean_ns, step_max_ns, slowest_step; /* over complete steps; -1 none */
+	int status;                                      /* KP_OK or the load error's exit status */
+	char err[1024];                                  /* the load error */
+	struct kp_warnings warn;                         /* the trace's warnings */
 };
 
 /* Collectives of one kind and size, matched across ranks by order. */
 struct kp_coll_row {
-	int kind;                 /* enum kp_coll_kind */
-	int64_t bytes;            /* S, -1 unknown */
-	int32_t n;                /* ranks in the group */
-	int64_t calls;            /* matched instances */
-	int64_t time_ns;          /* sum over instances of the shortest rank's duration */
-	double algbw;             /* bytes/s: sum S / time; < 0 unknown */
-	double busbw;             /* algbw x factor(kind, n); < 0 unknown */
+	int kind;        /* enum kp_coll_kind */
+	int64_t bytes;   /* S, -1 unknown */
+	int32_t n;       /* ranks in the group */
+	int64_t calls;   /* matched instances */
+	int64_t time_ns; /* sum over instances of the shortest rank's duration */
+	double algbw;    /* bytes/s: sum S / time; < 0 unknown */
+	double busbw;    /* algbw x factor(kind, n); < 0 unknown */
 };
 
 /* The straggler of one step. */
 struct kp_straggler {
 	int64_t step;
 	int64_t rank;
-	int64_t lag_ns;           /* see ranks.c: how long the others waited for it */
-	int64_t late;             /* instances it reached last (0: judged by step end) */
+	int64_t lag_ns; /* see ranks.c: how long the others waited for it */
+	int64_t late;   /* instances it reached last (0: judged by step end) */
 	int64_t instances;
-	int64_t skew_ns;          /* max - min step window length over ranks */
+	int64_t skew_ns; /* max - min step window length over ranks */
 };
 
 struct kp_ranks {
-	struct kp_rank *r;        /* sorted by rank */
+	struct kp_rank *r; /* sorted by rank */
 	size_t n;
-	int jobs;                 /* worker threads used */
+	int jobs; /* worker threads used */
 	struct kp_coll_row *colls;
 	size_t ncolls;
-	int64_t matched;          /* instances matched across all ranks */
-	int64_t unmatched;        /* comm kernels beyond the smallest rank's count */
+	int64_t matched;   /* instances matched across all ranks */
+	int64_t unmatched; /* comm kernels beyond the smallest rank's count */
 	struct kp_straggler *strag;
 	size_t nstrag;
 	int64_t step_skew_max_ns; /* over steps */
 	int64_t step_skew_step;
-	double link_peak;         /* the device table's peer link B/s, < 0 none */
+	double link_peak; /* the device table's peer link B/s, < 0 none */
 	struct kp_warnings warn;
 };
 

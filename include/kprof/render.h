@@ -13,14 +13,15 @@
 
 struct kp_render_opts {
 	enum kp_format format;
-	int color;        /* ANSI colours in the table format */
-	int stats;        /* add med/min/max columns */
-	int full_names;   /* --name=full */
+	int color;      /* ANSI colours in the table format */
+	int stats;      /* add med/min/max columns */
+	int full_names; /* --name=full */
 };
 
 /* Prototypes */
 /* Build the document of @r (columns: kprof-analyze(1), OUTPUT); free it with report_free(). */
-void render_report_doc(const struct kp_report *r, const struct kp_render_opts *o, struct kp_doc *doc);
+void render_report_doc(const struct kp_report *r, const struct kp_render_opts *o,
+		       struct kp_doc *doc);
 /* Build the document and write it in o->format. */
 void render_report(const struct kp_report *r, const struct kp_render_opts *o, FILE *fp);
 /* "bf16 989.4 TFLOP/s @ 1830 MHz" peak summary of a device (for headers). */

@@ -31,10 +31,10 @@
 
 /* A column: table/markdown title, csv/json key, where it shows, left-aligned text. */
 struct kp_col {
-	const char *title;  /* "TFLOP/s"; NULL for machine-only columns */
-	const char *key;    /* "flops_per_s" */
-	unsigned where;     /* COL_* */
-	int text;           /* left-aligned text column (the name column comes last) */
+	const char *title; /* "TFLOP/s"; NULL for machine-only columns */
+	const char *key;   /* "flops_per_s" */
+	unsigned where;    /* COL_* */
+	int text;          /* left-aligned text column (the name column comes last) */
 };
 
 enum kp_cell_type { CELL_NULL = 0, CELL_INT, CELL_NUM, CELL_STR };
@@ -48,15 +48,15 @@ struct kp_cell {
 	enum kp_tone tone;
 	int64_t i;
 	double d;
-	const char *s;      /* CELL_STR value */
-	const char *human;  /* table/markdown text; NULL -> derived from the value ("-" for null) */
+	const char *s;     /* CELL_STR value */
+	const char *human; /* table/markdown text; NULL -> derived from the value ("-" for null) */
 };
 
 /* A table of the document; cells are row-major, ncols per row; strings in the doc's arena. */
 struct kp_table {
-	struct kp_arena *arena;  /* the document's */
+	struct kp_arena *arena; /* the document's */
 	int ncols;
-	struct kp_col *cols;     /* a copy: report_col_*() adjust it for this document */
+	struct kp_col *cols; /* a copy: report_col_*() adjust it for this document */
 	struct kp_cell *cells;
 	size_t nrows, caprows;
 };
@@ -75,18 +75,18 @@ enum kp_val_type {
 
 struct kp_val {
 	enum kp_val_type type;
-	int64_t i;          /* COUNT, TIME, BOOL */
-	double d;           /* NUM, PCT, RATE */
-	const char *s;      /* TEXT; RATE: the unit ("B/s") */
+	int64_t i;     /* COUNT, TIME, BOOL */
+	double d;      /* NUM, PCT, RATE */
+	const char *s; /* TEXT; RATE: the unit ("B/s") */
 };
 
 enum kp_item_type { ITEM_FACT, ITEM_OBJECT, ITEM_ARRAY, ITEM_END, ITEM_TABLE, ITEM_CHART };
 
 /* What a chart draws; the fields of kp_chart each kind uses are listed with them. */
 enum kp_chart_kind {
-	CHART_ROOFLINE,  /* pts: x FLOP/byte, y FLOP/s, w time ns; marks: compute roofs (FLOP/s);
+	CHART_ROOFLINE, /* pts: x FLOP/byte, y FLOP/s, w time ns; marks: compute roofs (FLOP/s);
 			    bw: DRAM roof (B/s); log-log */
-	CHART_TOP,       /* lanes: bars (ops); spans: lane = bar, t0..t1 cumulative ns, label kernel */
+	CHART_TOP, /* lanes: bars (ops); spans: lane = bar, t0..t1 cumulative ns, label kernel */
 	CHART_TIMELINE,  /* lanes: streams; spans: t0..t1 ns from the first GPU event, series
 			    family, fill = busy share of the span; marks: step starts (ns) */
 	CHART_WATERFALL, /* pts: x = base total ns, then each row's delta ns, then x = new total ns
@@ -102,7 +102,7 @@ struct kp_cpoint {
 	double x, y, w;
 	int series;
 	const char *label;
-	const char *tip;          /* hover text, NULL: label */
+	const char *tip; /* hover text, NULL: label */
 };
 
 /* A span on a lane (timeline busy stretch, top bar segment). */
@@ -110,7 +110,7 @@ struct kp_cspan {
 	int lane;
 	int series;
 	int64_t t0, t1;
-	double fill;              /* 0..1 */
+	double fill; /* 0..1 */
 	const char *label;
 };
 
@@ -122,13 +122,13 @@ struct kp_cmark {
 
 struct kp_chart {
 	enum kp_chart_kind kind;
-	const char *name;         /* "roofline": --chart name and the svg's id */
+	const char *name; /* "roofline": --chart name and the svg's id */
 	const char *title;
-	const char *note;         /* one line under the title, NULL none */
+	const char *note;                     /* one line under the title, NULL none */
 	const char *series[CHART_SERIES_MAX]; /* legend; colour i is series i */
 	int nseries;
-	double bw;                /* CHART_ROOFLINE: DRAM bytes/s, 0 unknown */
-	int64_t x1;               /* CHART_TIMELINE: span end ns */
+	double bw;  /* CHART_ROOFLINE: DRAM bytes/s, 0 unknown */
+	int64_t x1; /* CHART_TIMELINE: span end ns */
 	struct kp_cpoint *pts;
 	size_t npts, cappts;
 	struct kp_cspan *spans;
@@ -146,22 +146,22 @@ struct kp_chart {
  */
 struct kp_item {
 	enum kp_item_type type;
-	const char *key;          /* FACT: table/markdown key ("span") */
-	const char *jkey;         /* json member name; NULL inside arrays */
-	struct kp_val v;          /* FACT */
-	int lines;                /* ARRAY: one element a line in json */
-	struct kp_table *table;   /* TABLE */
-	struct kp_chart *chart;   /* CHART */
-	enum kp_tone tone;        /* FACT: TONE_BAD/TONE_GOOD make it a verdict */
+	const char *key;        /* FACT: table/markdown key ("span") */
+	const char *jkey;       /* json member name; NULL inside arrays */
+	struct kp_val v;        /* FACT */
+	int lines;              /* ARRAY: one element a line in json */
+	struct kp_table *table; /* TABLE */
+	struct kp_chart *chart; /* CHART */
+	enum kp_tone tone;      /* FACT: TONE_BAD/TONE_GOOD make it a verdict */
 };
 
 /* The document.  Owns its items, tables and strings; free with report_free(). */
 struct kp_doc {
 	struct kp_arena arena;
-	const char *command;      /* "analyze": the json "kprof" object and markdown title */
-	const char *summary;      /* one line under the markdown title, NULL none */
-	int key_width;            /* table-format fact keys are padded to this */
-	int depth;                /* open objects/arrays while building */
+	const char *command; /* "analyze": the json "kprof" object and markdown title */
+	const char *summary; /* one line under the markdown title, NULL none */
+	int key_width;       /* table-format fact keys are padded to this */
+	int depth;           /* open objects/arrays while building */
 	struct kp_item *items;
 	size_t nitems, capitems;
 };
@@ -215,8 +215,8 @@ struct kp_chart *report_chart(struct kp_doc *doc, const char *jkey, enum kp_char
 /* The index of legend entry @name (borrowed), added when new; the last one when full. */
 int chart_series(struct kp_chart *ch, const char *name);
 /* Appenders: strings are copied into the document's arena; they return the new element. */
-struct kp_cpoint *chart_point(struct kp_doc *doc, struct kp_chart *ch, double x, double y,
-			      double w, int series, const char *label, const char *tip);
+struct kp_cpoint *chart_point(struct kp_doc *doc, struct kp_chart *ch, double x, double y, double w,
+			      int series, const char *label, const char *tip);
 struct kp_cspan *chart_span(struct kp_doc *doc, struct kp_chart *ch, int lane, int series,
 			    int64_t t0, int64_t t1, double fill, const char *label);
 void chart_mark(struct kp_doc *doc, struct kp_chart *ch, double v, const char *label);

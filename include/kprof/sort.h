@@ -49,7 +49,8 @@ struct kp_sort_spec {
  * analyze, delta-abs for diff).  Returns 0, or -1 with @bad naming the unknown key or
  * direction (static storage).
  */
-int sort_parse(struct kp_sort_spec *sp, enum kp_sort_table table, const char *spec, const char **bad);
+int sort_parse(struct kp_sort_spec *sp, enum kp_sort_table table, const char *spec,
+	       const char **bad);
 /* The table's key names in enum order, joined by @sep, into @buf. */
 char *sort_key_list(enum kp_sort_table table, const char *sep, char *buf, size_t cap);
 /* A key @bad looks like a typo of (shares its first 3+ characters), or NULL. */

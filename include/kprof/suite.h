@@ -10,17 +10,17 @@
 #include "kprof/capture.h"
 #include "kprof/diag.h"
 
-#define SUITE_STRS 16/* strings a case owns (output, results, shape sets, ...) */
+#define SUITE_STRS 16 /* strings a case owns (output, results, shape sets, ...) */
 
 struct kp_suite_case {
-	char *name;                   /* "name:", default "case<N>" (1-based) */
-	struct kp_capture_opts o;     /* the defaults given to suite_load() plus the case's keys */
-	char *own[SUITE_STRS];        /* malloc'ed strings o points into */
+	char *name;               /* "name:", default "case<N>" (1-based) */
+	struct kp_capture_opts o; /* the defaults given to suite_load() plus the case's keys */
+	char *own[SUITE_STRS];    /* malloc'ed strings o points into */
 	int nown;
 };
 
 struct kp_suite {
-	struct kp_suite_case *c;      /* malloc'ed, n used */
+	struct kp_suite_case *c; /* malloc'ed, n used */
 	size_t n;
 };
 

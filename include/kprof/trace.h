@@ -15,21 +15,21 @@
 /* A CPU op (cat cpu_op; also the legacy "Operator").  Times in ns of the trace's clock. */
 struct kp_op {
 	int64_t ts_ns, dur_ns;
-	const char *name;         /* interned */
-	int64_t ext_id;           /* "External id", -1 when absent */
-	int64_t off;              /* byte offset of the event, for messages */
-	int32_t thread;           /* index into kp_trace.threads */
-	int32_t parent;           /* enclosing op on the same thread, -1 (set by link; a B op
+	const char *name; /* interned */
+	int64_t ext_id;   /* "External id", -1 when absent */
+	int64_t off;      /* byte offset of the event, for messages */
+	int32_t thread;   /* index into kp_trace.threads */
+	int32_t parent;   /* enclosing op on the same thread, -1 (set by link; a B op
 				     opened inside a B op: that one, set by load) */
-	int32_t model;            /* op whose model counts this op's kernels, -1 (set by link) */
+	int32_t model;    /* op whose model counts this op's kernels, -1 (set by link) */
 	int16_t nslots;
-	struct kp_slot *slots;    /* nslots entries, NULL without record_shapes */
-	int64_t kernel_flop;      /* Inductor args, -1 when absent */
-	double kernel_num_gb;     /* < 0 when absent */
-	int8_t prec_hint;         /* kprof traces: "kprof compute" (enum kp_prec), PREC_NONE */
-	int8_t cls;               /* opmodel_class(name), cached at load */
-	int64_t seq;              /* "Sequence number" (autograd), -1 when absent */
-	int32_t bwd;              /* forward conv: the backward op giving its output shape, -1
+	struct kp_slot *slots; /* nslots entries, NULL without record_shapes */
+	int64_t kernel_flop;   /* Inductor args, -1 when absent */
+	double kernel_num_gb;  /* < 0 when absent */
+	int8_t prec_hint;      /* kprof traces: "kprof compute" (enum kp_prec), PREC_NONE */
+	int8_t cls;            /* opmodel_class(name), cached at load */
+	int64_t seq;           /* "Sequence number" (autograd), -1 when absent */
+	int32_t bwd;           /* forward conv: the backward op giving its output shape, -1
 				     (set by link, fwdbwd.c) */
 };
 
@@ -37,11 +37,11 @@ struct kp_op {
 struct kp_launch {
 	int64_t ts_ns, dur_ns;
 	const char *name;
-	int64_t corr;             /* "correlation", -1 when absent */
+	int64_t corr; /* "correlation", -1 when absent */
 	int64_t ext_id;
 	int64_t off;
 	int32_t thread;
-	int32_t op;               /* innermost enclosing op, -1 (set by link) */
+	int32_t op; /* innermost enclosing op, -1 (set by link) */
 };
 
 enum kp_gpu_kind { GPU_KERNEL, GPU_MEMCPY, GPU_MEMSET };
@@ -54,17 +54,17 @@ struct kp_gpu {
 	int64_t ext_id;
 	int64_t off;
 	int64_t stream;
-	int64_t bytes;            /* memcpy/memset "bytes", -1 */
-	int64_t kernel_flop;      /* Inductor kernel args, -1 */
-	double kernel_num_gb;     /* < 0 when absent */
-	int64_t mflops, mbytes;   /* kprof capture --metrics: measured FLOPs, DRAM bytes; -1 */
+	int64_t bytes;          /* memcpy/memset "bytes", -1 */
+	int64_t kernel_flop;    /* Inductor kernel args, -1 */
+	double kernel_num_gb;   /* < 0 when absent */
+	int64_t mflops, mbytes; /* kprof capture --metrics: measured FLOPs, DRAM bytes; -1 */
 	int32_t device;
-	int32_t launch;           /* index into launches, -1 (set by link) */
-	int32_t op;               /* op the kernel is attributed to (model level), -1 = unlinked */
-	int32_t sm_clock_mhz;     /* kprof traces: SM clock during the kernel, 0 unknown */
-	int16_t step;             /* ProfilerStep index of the launch, -1 (link; at most
+	int32_t launch;       /* index into launches, -1 (set by link) */
+	int32_t op;           /* op the kernel is attributed to (model level), -1 = unlinked */
+	int32_t sm_clock_mhz; /* kprof traces: SM clock during the kernel, 0 unknown */
+	int16_t step;         /* ProfilerStep index of the launch, -1 (link; at most
 				     INT16_MAX: later spans count there, with a warning) */
-	uint8_t kind;             /* enum kp_gpu_kind */
+	uint8_t kind;         /* enum kp_gpu_kind */
 };
 
 struct kp_thread {
@@ -79,7 +79,7 @@ struct kp_devprop {
 	int sms;
 	int cc_major, cc_minor;
 	int64_t total_mem;
-	int clock_khz;            /* kprof traces: max SM clock */
+	int clock_khz; /* kprof traces: max SM clock */
 	int mem_clock_khz;
 	int bus_bits;
 };
@@ -87,7 +87,7 @@ struct kp_devprop {
 /* A ProfilerStep#N span (user_annotation on a CPU thread). */
 struct kp_step {
 	int64_t ts_ns, dur_ns;
-	int64_t num;              /* N */
+	int64_t num; /* N */
 	int32_t thread;
 };
 
@@ -99,7 +99,7 @@ struct kp_step {
 struct kp_range {
 	const char *name;
 	int64_t off;
-	int64_t flops[3];         /* fp64, fp32, fp16: add + mul + 2 x fma instructions, -1 none */
+	int64_t flops[3]; /* fp64, fp32, fp16: add + mul + 2 x fma instructions, -1 none */
 };
 
 /*
@@ -107,20 +107,20 @@ struct kp_range {
  * launched (2024+ traces): one record per such kernel.
  */
 struct kp_coll {
-	int32_t gpu;              /* index into kp_trace.gpu */
-	int32_t group_size;       /* "Group size", -1 absent */
-	const char *name;         /* "Collective name" ("allreduce"), interned, NULL absent */
-	const char *dtype;        /* "dtype" ("Float"), interned, NULL absent */
-	int64_t in_nelems;        /* "In msg nelems", -1 absent */
-	int64_t out_nelems;       /* "Out msg nelems", -1 absent */
+	int32_t gpu;        /* index into kp_trace.gpu */
+	int32_t group_size; /* "Group size", -1 absent */
+	const char *name;   /* "Collective name" ("allreduce"), interned, NULL absent */
+	const char *dtype;  /* "dtype" ("Float"), interned, NULL absent */
+	int64_t in_nelems;  /* "In msg nelems", -1 absent */
+	int64_t out_nelems; /* "Out msg nelems", -1 absent */
 };
 
 struct kp_load_opts {
-	int strict;               /* truncation and anomalies become errors (status 3) */
-	int annotations;          /* keep user_annotation spans in kp_trace.annots */
-	int warn_all;             /* keep every warning message (--warnings=all) */
-	int jobs;                 /* parse on this many threads (regular files; <= 1: serial) */
-	size_t chunk;             /* bytes per parallel chunk, 0 = from the file size (tests) */
+	int strict;      /* truncation and anomalies become errors (status 3) */
+	int annotations; /* keep user_annotation spans in kp_trace.annots */
+	int warn_all;    /* keep every warning message (--warnings=all) */
+	int jobs;        /* parse on this many threads (regular files; <= 1: serial) */
+	size_t chunk;    /* bytes per parallel chunk, 0 = from the file size (tests) */
 };
 
 /* A user_annotation span other than ProfilerStep#N: record_function, NVTX range (kprof). */
@@ -137,8 +137,8 @@ struct kp_annot {
 struct kp_trace {
 	struct kp_arena arena;
 	struct kp_strtab strs;
-	const char *path;          /* as given */
-	const char *display;       /* name used in messages ("<stdin>" for -) */
+	const char *path;    /* as given */
+	const char *display; /* name used in messages ("<stdin>" for -) */
 	struct kp_op *ops;
 	size_t nops, capops;
 	struct kp_launch *launches;
@@ -155,23 +155,23 @@ struct kp_trace {
 	size_t nranges, capranges;
 	struct kp_coll *colls;
 	size_t ncolls, capcolls;
-	int64_t rank, world_size;  /* distributedInfo, -1 when absent */
-	const char *backend;       /* distributedInfo "backend", NULL when absent */
-	struct kp_annot *annots;   /* only with kp_load_opts.annotations */
+	int64_t rank, world_size; /* distributedInfo, -1 when absent */
+	const char *backend;      /* distributedInfo "backend", NULL when absent */
+	struct kp_annot *annots;  /* only with kp_load_opts.annotations */
 	size_t nannots, capannots;
-	int64_t base_ns;           /* baseTimeNanoseconds, 0 when absent */
+	int64_t base_ns; /* baseTimeNanoseconds, 0 when absent */
 	int has_base;
-	int kprof_trace;           /* top-level "kprof" object present */
-	int kprof_clock_known;     /* kprof trace with "clock": "nvml" */
+	int kprof_trace;       /* top-level "kprof" object present */
+	int kprof_clock_known; /* kprof trace with "clock": "nvml" */
 	int kprof_sm_clock_max_mhz;
-	int64_t nevents;           /* events seen in traceEvents */
-	int64_t nskipped;          /* events skipped by category */
+	int64_t nevents;  /* events seen in traceEvents */
+	int64_t nskipped; /* events skipped by category */
 	int64_t nflows;
-	int64_t bytes;             /* bytes of JSON read (inflated) */
-	int truncated;             /* input ended early; events before trunc_off are kept */
+	int64_t bytes; /* bytes of JSON read (inflated) */
+	int truncated; /* input ended early; events before trunc_off are kept */
 	int64_t trunc_off;
 	struct kp_warnings warn;
-	void *priv;                /* loader/linker private data */
+	void *priv; /* loader/linker private data */
 };
 
 /* Prototypes */

@@ -18,13 +18,12 @@
 
 #include "kprof/json.h"
 
-#define CHECK(c)                                                                      \
-	do {                                                                          \
-		if (!(c)) {                                                           \
-			fprintf(stderr, "fuzz-json: check failed: %s (line %d)\n", #c, \
-				__LINE__);                                            \
-			abort();                                                      \
-		}                                                                     \
+#define CHECK(c)                                                                                   \
+	do {                                                                                       \
+		if (!(c)) {                                                                        \
+			fprintf(stderr, "fuzz-json: check failed: %s (line %d)\n", #c, __LINE__);  \
+			abort();                                                                   \
+		}                                                                                  \
 	} while (0)
 
 /* A tiny-chunk reader: 1..7 bytes per call, chunk sizes from a xorshift seed. */
@@ -79,7 +78,7 @@ struct stream {
 	const char *err;
 	int64_t err_off;
 	int err_eof;
-	int skip_rc;  /* mode 3: OR of skip return codes */
+	int skip_rc; /* mode 3: OR of skip return codes */
 };
 
 static void push(struct stream *st, const struct kp_json_tok *t)

@@ -19,13 +19,13 @@
 
 #include "opnames.h" /* static const char *const opnames[] = { "aten::mm", ... }; */
 
-#define CHECK(c)                                                                         \
-	do {                                                                             \
-		if (!(c)) {                                                              \
-			fprintf(stderr, "fuzz-opmodel: check failed: %s (line %d)\n", #c, \
-				__LINE__);                                               \
-			abort();                                                         \
-		}                                                                        \
+#define CHECK(c)                                                                                   \
+	do {                                                                                       \
+		if (!(c)) {                                                                        \
+			fprintf(stderr, "fuzz-opmodel: check failed: %s (line %d)\n", #c,          \
+				__LINE__);                                                         \
+			abort();                                                                   \
+		}                                                                                  \
 	} while (0)
 
 #define NOPNAMES (sizeof(opnames) / sizeof(opnames[0]))
@@ -117,7 +117,7 @@ static void slot_of(struct rd *r, struct pool *pl, struct kp_slot *s, int depth)
 	if (c == 0xff)
 		s->ndim = -1 - (int)(u8(r) & 1); /* a malformed count: check_slots' job */
 	else if (c == 0xfe)
-		s->ndim = 65 + u8(r) % 8;         /* above MAXDIM */
+		s->ndim = 65 + u8(r) % 8; /* above MAXDIM */
 	if (s->ndim > 0) {
 		int64_t *d = palloc(pl, s->ndim * sizeof(*d));
 		for (int k = 0; k < s->ndim; k++)

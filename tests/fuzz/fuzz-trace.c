@@ -44,14 +44,12 @@ static int analyze_sort(struct kp_report *r, const char *keys, const char **bad)
 	return 0;
 }
 
-
-#define CHECK(c)                                                                       \
-	do {                                                                           \
-		if (!(c)) {                                                            \
-			fprintf(stderr, "fuzz-trace: check failed: %s (line %d)\n", #c, \
-				__LINE__);                                             \
-			abort();                                                       \
-		}                                                                      \
+#define CHECK(c)                                                                                   \
+	do {                                                                                       \
+		if (!(c)) {                                                                        \
+			fprintf(stderr, "fuzz-trace: check failed: %s (line %d)\n", #c, __LINE__); \
+			abort();                                                                   \
+		}                                                                                  \
 	} while (0)
 
 static struct kp_devdb db;
@@ -137,7 +135,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (trace_load(&t, path, &lo, &d) < 0) {
 		if (d.status != KP_BADINPUT || strstr(d.msg, path) == NULL ||
 		    strstr(d.msg, "error:") == NULL) {
-			fprintf(stderr, "fuzz-trace: bad failure: status %d: %s\n", d.status, d.msg);
+			fprintf(stderr, "fuzz-trace: bad failure: status %d: %s\n", d.status,
+				d.msg);
 			abort();
 		}
 		check_warnings(&t.warn);
@@ -146,10 +145,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	link_trace(&t);
 	int group = GROUP_KERNEL + (size > 1 ? data[size - 2] : 0) % 3;
-	static const char *const sorts[] = { NULL, "calls", "pct-peak,name:asc", "intensity:asc,op",
-					     "med,gbps", "tflops", "bytes:asc", "min,max,avg" };
+	static const char *const sorts[] = {
+		NULL,       "calls",  "pct-peak,name:asc", "intensity:asc,op",
+		"med,gbps", "tflops", "bytes:asc",         "min,max,avg"
+	};
 	struct kp_analyze_opts ao = {
-		.group = group, .db = &db, .full_names = (sel >> 1) & 1,
+		.group = group,
+		.db = &db,
+		.full_names = (sel >> 1) & 1,
 		.step_series = (sel >> 7) & 1,
 	};
 	if (sel & 0x40)
@@ -162,7 +165,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	analyze_select(&r, (sel >> 4) & 3 ? (sel >> 4) & 3 : 20, (sel & 8) ? 5.0 : 0);
 	check_report(&r);
 	for (int f = FMT_TABLE; f <= FMT_MARKDOWN; f++) {
-		struct kp_render_opts ro = { .format = f, .stats = (sel >> 5) & 1,
+		struct kp_render_opts ro = { .format = f,
+					     .stats = (sel >> 5) & 1,
 					     .full_names = ao.full_names };
 		char *buf = NULL;
 		size_t n = 0;

@@ -6,10 +6,22 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { \
-	fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_)); exit(1); } } while (0)
-#define CD(x) do { cudnnStatus_t s_ = (x); if (s_ != CUDNN_STATUS_SUCCESS) { \
-	fprintf(stderr, "%s: %s\n", #x, cudnnGetErrorString(s_)); exit(1); } } while (0)
+#define CK(x)                                                                                      \
+	do {                                                                                       \
+		cudaError_t e_ = (x);                                                              \
+		if (e_ != cudaSuccess) {                                                           \
+			fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_));                   \
+			exit(1);                                                                   \
+		}                                                                                  \
+	} while (0)
+#define CD(x)                                                                                      \
+	do {                                                                                       \
+		cudnnStatus_t s_ = (x);                                                            \
+		if (s_ != CUDNN_STATUS_SUCCESS) {                                                  \
+			fprintf(stderr, "%s: %s\n", #x, cudnnGetErrorString(s_));                  \
+			exit(1);                                                                   \
+		}                                                                                  \
+	} while (0)
 
 int main(int argc, char **argv)
 {
@@ -43,16 +55,19 @@ int main(int argc, char **argv)
 	CK(cudaMemset(y, 0, (size_t)N * K * P * Q * 2));
 	float one = 1.f, zero = 0.f;
 	for (int i = 0; i < iters; i++) {
-		CD(cudnnConvolutionForward(h, &one, xd, x, wd, w, cd, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM,
-					   ws, wss, &zero, yd, y));
-		CD(cudnnConvolutionBackwardData(h, &one, wd, w, yd, y, cd, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1,
-						ws, wss, &zero, xd, x));
+		CD(cudnnConvolutionForward(h, &one, xd, x, wd, w, cd,
+					   CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, ws,
+					   wss, &zero, yd, y));
+		CD(cudnnConvolutionBackwardData(h, &one, wd, w, yd, y, cd,
+						CUDNN_CONVOLUTION_BWD_DATA_ALGO_1, ws, wss, &zero,
+						xd, x));
 		CD(cudnnConvolutionBackwardFilter(h, &one, xd, x, yd, y, cd,
-						  CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, ws, wss, &zero, wd, w));
+						  CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, ws, wss,
+						  &zero, wd, w));
 	}
 	CK(cudaDeviceSynchronize());
-	printf("conv %d %d %d %d %d %d %d %d %d %d flops_per_call %lld\n", N, C, H, W, K, R, S, st, pad, g,
-	       2LL * N * K * (C / g) * R * S * P * Q);
+	printf("conv %d %d %d %d %d %d %d %d %d %d flops_per_call %lld\n", N, C, H, W, K, R, S, st,
+	       pad, g, 2LL * N * K * (C / g) * R * S * P * Q);
 	printf("iters %d\n", iters);
 	cudnnDestroy(h);
 	printf("conv-prog-ok\n");

@@ -12,10 +12,22 @@
 #include <stdlib.h>
 #include <time.h>
 
-#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { \
-	fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_)); exit(1); } } while (0)
-#define CB(x) do { cublasStatus_t s_ = (x); if (s_ != CUBLAS_STATUS_SUCCESS) { \
-	fprintf(stderr, "%s: status %d\n", #x, (int)s_); exit(1); } } while (0)
+#define CK(x)                                                                                      \
+	do {                                                                                       \
+		cudaError_t e_ = (x);                                                              \
+		if (e_ != cudaSuccess) {                                                           \
+			fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_));                   \
+			exit(1);                                                                   \
+		}                                                                                  \
+	} while (0)
+#define CB(x)                                                                                      \
+	do {                                                                                       \
+		cublasStatus_t s_ = (x);                                                           \
+		if (s_ != CUBLAS_STATUS_SUCCESS) {                                                 \
+			fprintf(stderr, "%s: status %d\n", #x, (int)s_);                           \
+			exit(1);                                                                   \
+		}                                                                                  \
+	} while (0)
 
 __global__ void saxpy_custom(int n, float a, const float *x, float *y)
 {
@@ -60,16 +72,17 @@ int main(int argc, char **argv)
 				CUDA_R_16BF, K, &zero, c, CUDA_R_16BF, M, CUBLAS_COMPUTE_32F,
 				CUBLAS_GEMM_DEFAULT));
 		// fp16 strided batched, beta 1: aten::baddbmm
-		CB(cublasGemmStridedBatchedEx(h, CUBLAS_OP_T, CUBLAS_OP_N, M, N, K, &one, a, CUDA_R_16F,
-					      K, (long long)M * K, b, CUDA_R_16F, K, (long long)K * N,
-					      &one, c, CUDA_R_16F, M, (long long)M * N, B,
-					      CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+		CB(cublasGemmStridedBatchedEx(h, CUBLAS_OP_T, CUBLAS_OP_N, M, N, K, &one, a,
+					      CUDA_R_16F, K, (long long)M * K, b, CUDA_R_16F, K,
+					      (long long)K * N, &one, c, CUDA_R_16F, M,
+					      (long long)M * N, B, CUBLAS_COMPUTE_32F,
+					      CUBLAS_GEMM_DEFAULT));
 		// fp32 Sgemm (64-bit API)
 		CB(cublasSgemm_v2_64(h, CUBLAS_OP_N, CUBLAS_OP_N, M, N, K, &one, (float *)a, M,
 				     (float *)b, K, &zero, (float *)c, M));
 		// fp64 Dgemm
-		CB(cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, 256, 256, 256, &alpha_d, (double *)a, 256,
-			       (double *)b, 256, &beta_d, (double *)c, 256));
+		CB(cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, 256, 256, 256, &alpha_d, (double *)a,
+			       256, (double *)b, 256, &beta_d, (double *)c, 256));
 		// the custom kernel: no model
 		saxpy_custom<<<(1 << 20) / 256, 256>>>(1 << 20, 2.f, x, y);
 		CK(cudaGetLastError());
@@ -80,15 +93,19 @@ int main(int argc, char **argv)
 		cublasOperation_t tA = CUBLAS_OP_T;
 		cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_BIAS;
 		CB(cublasLtMatmulDescSetAttribute(d, CUBLASLT_MATMUL_DESC_TRANSA, &tA, sizeof(tA)));
-		CB(cublasLtMatmulDescSetAttribute(d, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof(epi)));
+		CB(cublasLtMatmulDescSetAttribute(d, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi,
+						  sizeof(epi)));
 		void *bp = bias;
 		cudaDataType bt = CUDA_R_16BF;
-		CB(cublasLtMatmulDescSetAttribute(d, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bp, sizeof(bp)));
-		CB(cublasLtMatmulDescSetAttribute(d, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bt, sizeof(bt)));
+		CB(cublasLtMatmulDescSetAttribute(d, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bp,
+						  sizeof(bp)));
+		CB(cublasLtMatmulDescSetAttribute(d, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bt,
+						  sizeof(bt)));
 		CB(cublasLtMatrixLayoutCreate(&la, CUDA_R_16BF, K, M, K));
 		CB(cublasLtMatrixLayoutCreate(&lb, CUDA_R_16BF, K, N, K));
 		CB(cublasLtMatrixLayoutCreate(&lc, CUDA_R_16BF, M, N, M));
-		CB(cublasLtMatmul(lt, d, &one, a, la, b, lb, &zero, c, lc, c, lc, NULL, NULL, 0, 0));
+		CB(cublasLtMatmul(lt, d, &one, a, la, b, lb, &zero, c, lc, c, lc, NULL, NULL, 0,
+				  0));
 		cublasLtMatrixLayoutDestroy(la);
 		cublasLtMatrixLayoutDestroy(lb);
 		cublasLtMatrixLayoutDestroy(lc);
@@ -104,15 +121,15 @@ int main(int argc, char **argv)
 	printf("iters %d\n", iters);
 	if (small > 0) {
 		for (int i = 0; i < 100; i++)
-			CB(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, 16, 16, 16, &one, a, CUDA_R_16BF, 16,
-					b, CUDA_R_16BF, 16, &zero, c, CUDA_R_16BF, 16,
-					CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+			CB(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, 16, 16, 16, &one, a,
+					CUDA_R_16BF, 16, b, CUDA_R_16BF, 16, &zero, c, CUDA_R_16BF,
+					16, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
 		CK(cudaDeviceSynchronize());
 		double t0 = now_s();
 		for (int i = 0; i < small; i++)
-			CB(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, 16, 16, 16, &one, a, CUDA_R_16BF, 16,
-					b, CUDA_R_16BF, 16, &zero, c, CUDA_R_16BF, 16,
-					CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+			CB(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, 16, 16, 16, &one, a,
+					CUDA_R_16BF, 16, b, CUDA_R_16BF, 16, &zero, c, CUDA_R_16BF,
+					16, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
 		double t1 = now_s();
 		CK(cudaDeviceSynchronize());
 		double t2 = now_s();
@@ -126,14 +143,14 @@ int main(int argc, char **argv)
 		CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
 		CB(cublasSetStream(h, st));
 		// one warm-up call on the stream, outside the capture
-		CB(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, 512, 768, 256, &one, a, CUDA_R_16BF, 512, b,
-				CUDA_R_16BF, 256, &zero, c, CUDA_R_16BF, 512, CUBLAS_COMPUTE_32F,
-				CUBLAS_GEMM_DEFAULT));
+		CB(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, 512, 768, 256, &one, a, CUDA_R_16BF,
+				512, b, CUDA_R_16BF, 256, &zero, c, CUDA_R_16BF, 512,
+				CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
 		CK(cudaStreamSynchronize(st));
 		CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
-		CB(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, 512, 768, 256, &one, a, CUDA_R_16BF, 512, b,
-				CUDA_R_16BF, 256, &zero, c, CUDA_R_16BF, 512, CUBLAS_COMPUTE_32F,
-				CUBLAS_GEMM_DEFAULT));
+		CB(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, 512, 768, 256, &one, a, CUDA_R_16BF,
+				512, b, CUDA_R_16BF, 256, &zero, c, CUDA_R_16BF, 512,
+				CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
 		saxpy_custom<<<(1 << 20) / 256, 256, 0, st>>>(1 << 20, 2.f, x, y);
 		CK(cudaStreamEndCapture(st, &g));
 		CK(cudaGraphInstantiate(&ge, g, 0));

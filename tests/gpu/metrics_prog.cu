@@ -13,10 +13,22 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { \
-	fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_)); exit(1); } } while (0)
-#define CB(x) do { cublasStatus_t s_ = (x); if (s_ != CUBLAS_STATUS_SUCCESS) { \
-	fprintf(stderr, "%s: status %d\n", #x, (int)s_); exit(1); } } while (0)
+#define CK(x)                                                                                      \
+	do {                                                                                       \
+		cudaError_t e_ = (x);                                                              \
+		if (e_ != cudaSuccess) {                                                           \
+			fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_));                   \
+			exit(1);                                                                   \
+		}                                                                                  \
+	} while (0)
+#define CB(x)                                                                                      \
+	do {                                                                                       \
+		cublasStatus_t s_ = (x);                                                           \
+		if (s_ != CUBLAS_STATUS_SUCCESS) {                                                 \
+			fprintf(stderr, "%s: status %d\n", #x, (int)s_);                           \
+			exit(1);                                                                   \
+		}                                                                                  \
+	} while (0)
 
 #define FMAS 1024
 

@@ -79,7 +79,8 @@ static const char *to_close(const char *p, const char *end)
 	return NULL;
 }
 
-#define STARTS(p, lit) ((size_t)(end - (p)) >= sizeof(lit) - 1 && !memcmp((p), lit, sizeof(lit) - 1))
+#define STARTS(p, lit)                                                                             \
+	((size_t)(end - (p)) >= sizeof(lit) - 1 && !memcmp((p), lit, sizeof(lit) - 1))
 
 int main(int argc, char **argv)
 {
@@ -131,7 +132,8 @@ int main(int argc, char **argv)
 		long line = 1;
 		for (size_t k = 0; k < i && k < nin; k++)
 			line += in[k] == '\n';
-		fprintf(stderr, "augcheck: %s:%ld: the output without kprof's insertions differs from the input (byte %zu; %zu vs %zu bytes)\n",
+		fprintf(stderr,
+			"augcheck: %s:%ld: the output without kprof's insertions differs from the input (byte %zu; %zu vs %zu bytes)\n",
 			argv[1], line, i, nk, nin);
 		return 1;
 	}
@@ -139,8 +141,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "augcheck: %s: nothing was inserted\n", argv[2]);
 		return 1;
 	}
-	printf("%ld args extended, %ld args added, %ld counter events; every input byte kept\n", args, newargs,
-	       counters);
+	printf("%ld args extended, %ld args added, %ld counter events; every input byte kept\n",
+	       args, newargs, counters);
 	free(in);
 	free(out);
 	free(keep);

@@ -113,7 +113,8 @@ static int check(const char *s, size_t n, long max)
 				q++;
 			if (q >= end || *q != '>')
 				return fail(p, "malformed end tag");
-			if (!depth || nstack[depth - 1] != len || strncmp(stack[depth - 1], nm, len))
+			if (!depth || nstack[depth - 1] != len ||
+			    strncmp(stack[depth - 1], nm, len))
 				return fail(p, "end tag does not match the open element");
 			depth--;
 			p = q + 1;
@@ -156,9 +157,13 @@ static int check(const char *s, size_t n, long max)
 					return fail(v, "'<' in an attribute value");
 				if (text(v, ve))
 					return 1;
-				if (((alen == 3 && !strncmp(an, "src", 3)) || (alen == 4 && !strncmp(an, "href", 4)) ||
-				     (alen == 10 && !strncmp(an, "xlink:href", 10))) && *v != '#')
-					return fail(an, "src/href to something other than a local #fragment");
+				if (((alen == 3 && !strncmp(an, "src", 3)) ||
+				     (alen == 4 && !strncmp(an, "href", 4)) ||
+				     (alen == 10 && !strncmp(an, "xlink:href", 10))) &&
+				    *v != '#')
+					return fail(
+						an,
+						"src/href to something other than a local #fragment");
 				q = ve + 1;
 			}
 			if (depth == 0 && roots++)

@@ -19,10 +19,13 @@ static void write_rank(const char *path, int r, int with_info)
 	FILE *f = fopen(path, "w");
 	assert_non_null(f);
 	if (with_info)
-		fprintf(f, "{\"distributedInfo\": {\"backend\": \"nccl\", \"rank\": %d, \"world_size\": %d},\n", r, NR);
+		fprintf(f,
+			"{\"distributedInfo\": {\"backend\": \"nccl\", \"rank\": %d, \"world_size\": %d},\n",
+			r, NR);
 	else
 		fprintf(f, "{\n");
-	fprintf(f, "\"deviceProperties\": [{\"id\": 0, \"name\": \"NVIDIA H100 80GB HBM3\"}],\n\"traceEvents\": [\n");
+	fprintf(f,
+		"\"deviceProperties\": [{\"id\": 0, \"name\": \"NVIDIA H100 80GB HBM3\"}],\n\"traceEvents\": [\n");
 	int corr = 1;
 	for (int s = 0; s < 2; s++) {
 		int base = s * 1000;
@@ -30,16 +33,21 @@ static void write_rank(const char *path, int r, int with_info)
 		int gemm_end = base + 20 + gemm;
 		int last_end = base + 20 + (s == 1 ? 800 : 300);
 		int comm_end = last_end + 100;
-		fprintf(f, "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#%d\",\"pid\":1,\"tid\":1,\"ts\":%d,\"dur\":1000},\n",
+		fprintf(f,
+			"{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#%d\",\"pid\":1,\"tid\":1,\"ts\":%d,\"dur\":1000},\n",
 			s + 1, base);
-		fprintf(f, "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,\"ts\":%d,\"dur\":3,\"args\":{\"correlation\":%d}},\n",
+		fprintf(f,
+			"{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,\"ts\":%d,\"dur\":3,\"args\":{\"correlation\":%d}},\n",
 			base + 10, corr);
-		fprintf(f, "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"sm90_gemm\",\"pid\":0,\"tid\":7,\"ts\":%d,\"dur\":%d,\"args\":{\"correlation\":%d,\"device\":0,\"stream\":7}},\n",
+		fprintf(f,
+			"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"sm90_gemm\",\"pid\":0,\"tid\":7,\"ts\":%d,\"dur\":%d,\"args\":{\"correlation\":%d,\"device\":0,\"stream\":7}},\n",
 			base + 20, gemm, corr);
 		corr++;
-		fprintf(f, "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,\"ts\":%d,\"dur\":3,\"args\":{\"correlation\":%d}},\n",
+		fprintf(f,
+			"{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,\"ts\":%d,\"dur\":3,\"args\":{\"correlation\":%d}},\n",
 			base + 15, corr);
-		fprintf(f, "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)\",\"pid\":0,\"tid\":20,\"ts\":%d,\"dur\":%d,"
+		fprintf(f,
+			"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)\",\"pid\":0,\"tid\":20,\"ts\":%d,\"dur\":%d,"
 			"\"args\":{\"correlation\":%d,\"device\":0,\"stream\":20,\"Collective name\":\"allreduce\",\"In msg nelems\":1048576,\"Out msg nelems\":1048576,\"Group size\":4,\"dtype\":\"Float\"}},\n",
 			gemm_end, comm_end - gemm_end, corr);
 		corr++;

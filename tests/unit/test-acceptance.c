@@ -65,8 +65,8 @@ static void check_flops(const char *trace, const struct expect *e, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		int64_t got = op_flops(&r, e[i].op);
 		if (got != e[i].flops)
-			fprintf(stderr, "%s %s: got %lld want %lld\n", trace, e[i].op, (long long)got,
-				(long long)e[i].flops);
+			fprintf(stderr, "%s %s: got %lld want %lld\n", trace, e[i].op,
+				(long long)got, (long long)e[i].flops);
 		assert_true(got == e[i].flops);
 	}
 	analyze_free(&r);
@@ -115,7 +115,8 @@ static void block_bf16_matmuls_match_and_causal_attention_is_scaled(void **state
 		{ "aten::addmm", 824633720832LL * 3 },
 		{ "aten::mm", 1649267441664LL * 3 },
 		{ "aten::_scaled_dot_product_cudnn_attention", 68719476736LL * 3 / 2048 * 1025 },
-		{ "aten::_scaled_dot_product_cudnn_attention_backward", 171798691840LL * 3 / 2048 * 1025 },
+		{ "aten::_scaled_dot_product_cudnn_attention_backward",
+		  171798691840LL * 3 / 2048 * 1025 },
 	};
 	check_flops("torch211-h100/block_bf16.json", e, 4);
 }
@@ -166,13 +167,13 @@ static void mm_8192_bf16_is_60_to_95_pct_of_h100_dense_peak(void **state)
 }
 
 static const char *all_traces[] = {
-	"torch211-h100/matmul_bf16.json",     "torch211-h100/matmul_fp16.json",
-	"torch211-h100/conv_fp32.json",       "torch211-h100/compiled_fp32.json",
-	"torch211-h100/sdpa_flash.json",      "torch211-h100/block_bf16.json",
-	"hta/alexnet_2023.json.gz",           "hta/amd_mi250_rocm62.json.gz",
-	"hta/cpu_only_2022.json.gz",          "hta/cupti_profiler_2023.json.gz",
-	"hta/ns_resolution_2024.json.gz",     "hta/trace_diff_control_2022.json.gz",
-	"hta/trace_diff_test_2022.json.gz",   "hta/triton_example_2024.json.gz",
+	"torch211-h100/matmul_bf16.json",   "torch211-h100/matmul_fp16.json",
+	"torch211-h100/conv_fp32.json",     "torch211-h100/compiled_fp32.json",
+	"torch211-h100/sdpa_flash.json",    "torch211-h100/block_bf16.json",
+	"hta/alexnet_2023.json.gz",         "hta/amd_mi250_rocm62.json.gz",
+	"hta/cpu_only_2022.json.gz",        "hta/cupti_profiler_2023.json.gz",
+	"hta/ns_resolution_2024.json.gz",   "hta/trace_diff_control_2022.json.gz",
+	"hta/trace_diff_test_2022.json.gz", "hta/triton_example_2024.json.gz",
 };
 
 static void every_trace_loads_with_finite_figures_and_flagged_overpeak(void **state)
@@ -188,8 +189,10 @@ static void every_trace_loads_with_finite_figures_and_flagged_overpeak(void **st
 			for (size_t i = 0; i < r.nrows; i++) {
 				const struct kp_row *row = &r.rows[i];
 				sum += row->time_ns;
-				assert_true(isfinite(row->flops_per_s) && isfinite(row->bytes_per_s));
-				assert_true(isfinite(row->pct_peak_flops) && isfinite(row->pct_peak_bw));
+				assert_true(isfinite(row->flops_per_s) &&
+					    isfinite(row->bytes_per_s));
+				assert_true(isfinite(row->pct_peak_flops) &&
+					    isfinite(row->pct_peak_bw));
 				if (row->pct_peak_flops > 100 || row->pct_peak_bw > 100)
 					assert_true(row->flags & ROW_OVER_PEAK);
 			}

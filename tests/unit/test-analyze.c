@@ -29,7 +29,6 @@ static int analyze_sort(struct kp_report *r, const char *keys, const char **bad)
 	return 0;
 }
 
-
 static struct kp_devdb db;
 
 /*
@@ -220,11 +219,13 @@ static void short_names_drop_return_type_and_arguments_only_for_signatures(void 
 	(void)state;
 	struct kp_arena a;
 	arena_init(&a);
-	assert_string_equal(analyze_short_name(&a, "void at::k<float, (int)3>(int, at::F<(char)1>)"),
+	assert_string_equal(analyze_short_name(&a,
+					       "void at::k<float, (int)3>(int, at::F<(char)1>)"),
 			    "at::k<float, (int)3>");
 	assert_string_equal(analyze_short_name(&a, "Memcpy HtoD (Pageable -> Device)"),
 			    "Memcpy HtoD (Pageable -> Device)");
-	assert_string_equal(analyze_short_name(&a, "nvjet_sm90_tst_256x128"), "nvjet_sm90_tst_256x128");
+	assert_string_equal(analyze_short_name(&a, "nvjet_sm90_tst_256x128"),
+			    "nvjet_sm90_tst_256x128");
 	arena_free(&a);
 }
 
@@ -242,7 +243,8 @@ static void options_parse_values_and_reject_bad_ones(void **state)
 		{ "sort", 's', OPT_STR, "K", "sort", &s, NULL, NULL },
 		{ NULL, 0, 0, NULL, NULL, NULL, NULL, NULL },
 	};
-	char *argv[] = { "x", "-n5", "a.json", "--format=csv", "--no-strict", "-s", "time", "--", "-b", NULL };
+	char *argv[] = { "x",  "-n5",  "a.json", "--format=csv", "--no-strict",
+			 "-s", "time", "--",     "-b",           NULL };
 	int nargs;
 	assert_int_equal(opts_parse("x", "", opts, 9, argv, &nargs), 0);
 	assert_int_equal(n, 5);
@@ -273,10 +275,12 @@ static void the_busiest_of_many_devices_names_the_device(void **state)
 	fputs("{\"deviceProperties\":[", f);
 	for (int i = 0; i < 70; i++)
 		fprintf(f, "%s{\"id\":%d,\"name\":\"%s\",\"numSms\":%d}", i ? "," : "", i,
-			i == 69 ? "NVIDIA H100 80GB HBM3" : "NVIDIA A100-SXM4-80GB", i == 69 ? 132 : 108);
+			i == 69 ? "NVIDIA H100 80GB HBM3" : "NVIDIA A100-SXM4-80GB",
+			i == 69 ? 132 : 108);
 	fputs("],\"traceEvents\":[", f);
 	for (int i = 0; i < 70; i++)
-		fprintf(f, "%s{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":%d,\"tid\":7,"
+		fprintf(f,
+			"%s{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":%d,\"tid\":7,"
 			"\"ts\":%d,\"dur\":%d,\"args\":{\"device\":%d}}",
 			i ? "," : "", i, 10 * i, i == 69 ? 9 : 1, i);
 	fputs("]}", f);
@@ -364,7 +368,8 @@ static void op_shape_rows_split_their_work_by_signature(void **state)
 			seen++;
 		} else if (!strcmp(w->name, "aten::convolution")) {
 			assert_int_equal(w->nparts, 1);
-			assert_non_null(strstr(w->parts[0].sig, "conv x=[32,64,56,56] w=[64,64,3,3]"));
+			assert_non_null(
+				strstr(w->parts[0].sig, "conv x=[32,64,56,56] w=[64,64,3,3]"));
 			assert_string_equal(w->parts[0].variant, "convolution");
 			seen++;
 		} else if (!strcmp(w->name, "aten::convolution_backward")) {

@@ -59,7 +59,9 @@ static void names_classify_as_math_or_data_movement(void **state)
 		"void cudnn::fusion::compute_dot_do_o_specialized<true, 128>(int)",
 		"void at::native::(anonymous namespace)::CatArrayBatchedCopy<float, unsigned int, 4, 64, 64>(int)",
 		"void at::native::im2col_kernel<float>(long, float const*, long)",
-		"triton_poi_fused_add_0", "triton_red_fused_sum_1", "triton_per_fused_softmax_2",
+		"triton_poi_fused_add_0",
+		"triton_red_fused_sum_1",
+		"triton_per_fused_softmax_2",
 		NULL
 	};
 	for (const char *const *n = math; *n; n++) {
@@ -91,7 +93,11 @@ static void gemm_and_conv_models_name_their_data_movement_part(void **state)
 	static const int64_t c[] = { 256 }, a[] = { 4, 256, 128 }, b[] = { 4, 128, 256 };
 	struct kp_slot s[5] = { tensor(1, c, DT_BF16), tensor(3, a, DT_BF16), tensor(3, b, DT_BF16),
 				scalar("1"), scalar("1") };
-	struct kp_op_in in = { .name = "aten::baddbmm", .nslots = 5, .slots = s, .kernel_flop = -1, .kernel_num_gb = -1 };
+	struct kp_op_in in = { .name = "aten::baddbmm",
+			       .nslots = 5,
+			       .slots = s,
+			       .kernel_flop = -1,
+			       .kernel_num_gb = -1 };
 	struct kp_cost k;
 	assert_int_equal(opmodel_eval(&in, &k), 0);
 	const int64_t ab = 2 * 4 * 256 * 128 * 2, out = 4 * 256 * 256 * 2;
@@ -105,7 +111,11 @@ static void gemm_and_conv_models_name_their_data_movement_part(void **state)
 	assert_int_equal(k.move_bytes, -1);
 	assert_int_equal(k.math_bytes, -1);
 	/* mm has no data-movement part */
-	struct kp_op_in mm = { .name = "aten::mm", .nslots = 2, .slots = s + 1, .kernel_flop = -1, .kernel_num_gb = -1 };
+	struct kp_op_in mm = { .name = "aten::mm",
+			       .nslots = 2,
+			       .slots = s + 1,
+			       .kernel_flop = -1,
+			       .kernel_num_gb = -1 };
 	static const int64_t m2[] = { 256, 128 }, n2[] = { 128, 64 };
 	struct kp_slot t2[2] = { tensor(2, m2, DT_F32), tensor(2, n2, DT_F32) };
 	mm.slots = t2;
@@ -114,10 +124,16 @@ static void gemm_and_conv_models_name_their_data_movement_part(void **state)
 
 	/* convolution(x [2,3,8,8], w [4,3,3,3], bias [4], [1,1], [1,1], [1,1], False, [0,0], 1) */
 	static const int64_t x[] = { 2, 3, 8, 8 }, w[] = { 4, 3, 3, 3 }, bias[] = { 4 };
-	struct kp_slot cv[9] = { tensor(4, x, DT_F32), tensor(4, w, DT_F32), tensor(1, bias, DT_F32),
-				 scalar("[1, 1]"), scalar("[1, 1]"), scalar("[1, 1]"), scalar("False"),
-				 scalar("[0, 0]"), scalar("1") };
-	struct kp_op_in conv = { .name = "aten::convolution", .nslots = 9, .slots = cv, .kernel_flop = -1, .kernel_num_gb = -1 };
+	struct kp_slot cv[9] = {
+		tensor(4, x, DT_F32), tensor(4, w, DT_F32), tensor(1, bias, DT_F32),
+		scalar("[1, 1]"),     scalar("[1, 1]"),     scalar("[1, 1]"),
+		scalar("False"),      scalar("[0, 0]"),     scalar("1")
+	};
+	struct kp_op_in conv = { .name = "aten::convolution",
+				 .nslots = 9,
+				 .slots = cv,
+				 .kernel_flop = -1,
+				 .kernel_num_gb = -1 };
 	assert_int_equal(opmodel_eval(&conv, &k), 0);
 	const int64_t y = 2 * 4 * 8 * 8 * 4;
 	assert_int_equal(k.bytes, (2 * 3 * 64 + 4 * 27 + 4) * 4 + y);
@@ -204,8 +220,8 @@ static void matmul_bf16_kernel_rows_give_no_flops_to_copies(void **state)
 	(void)state;
 	static const char *const traces[] = {
 		"torch211-h100/matmul_bf16.json", "torch211-h100/matmul_fp16.json",
-		"torch211-h100/conv_fp32.json", "torch211-h100/sdpa_flash.json",
-		"torch211-h100/block_bf16.json", "torch211-h100/compiled_fp32.json",
+		"torch211-h100/conv_fp32.json",   "torch211-h100/sdpa_flash.json",
+		"torch211-h100/block_bf16.json",  "torch211-h100/compiled_fp32.json",
 	};
 	for (size_t k = 0; k < sizeof(traces) / sizeof(traces[0]); k++) {
 		char file[1024];
@@ -254,18 +270,23 @@ static void gpu_time_splits_by_model_coverage(void **state)
 	/* a real Triton trace without Inductor counts: all time in one Triton kernel without a model */
 	char file[1024];
 	const char *dir = getenv("KPROF_TESTDATA");
-	snprintf(file, sizeof(file), "%s/hta/triton_example_2024.json.gz", dir ? dir : "../../testdata");
+	snprintf(file, sizeof(file), "%s/hta/triton_example_2024.json.gz",
+		 dir ? dir : "../../testdata");
 	run(&t, &r, file, GROUP_OP);
 	assert_int_equal(r.tot.flops_ns, 0);
 	assert_int_equal(r.tot.unmodelled_ns, r.tot.gpu_time_ns);
 	assert_int_equal(r.tot.nomodel_kernels[NOMODEL_TRITON], 1);
-	assert_int_equal(r.tot.nomodel_kernels[NOMODEL_CUSTOM] + r.tot.nomodel_kernels[NOMODEL_ATEN], 0);
+	assert_int_equal(r.tot.nomodel_kernels[NOMODEL_CUSTOM] +
+				 r.tot.nomodel_kernels[NOMODEL_ATEN],
+			 0);
 	analyze_free(&r);
 	trace_free(&t);
 	/* the three shares cover all GPU time on every fixture */
-	snprintf(file, sizeof(file), "%s/hta/trace_diff_control_2022.json.gz", dir ? dir : "../../testdata");
+	snprintf(file, sizeof(file), "%s/hta/trace_diff_control_2022.json.gz",
+		 dir ? dir : "../../testdata");
 	run(&t, &r, file, GROUP_KERNEL);
-	assert_int_equal(r.tot.flops_ns + r.tot.bytes_only_ns + r.tot.unmodelled_ns, r.tot.gpu_time_ns);
+	assert_int_equal(r.tot.flops_ns + r.tot.bytes_only_ns + r.tot.unmodelled_ns,
+			 r.tot.gpu_time_ns);
 	assert_true(r.tot.flops_ns > 0 && r.tot.bytes_only_ns > 0 && r.tot.unmodelled_ns > 0);
 	assert_true(r.tot.nomodel_kernels[NOMODEL_NCCL] > 0);
 	analyze_free(&r);

@@ -52,8 +52,12 @@ static void every_case(const char *suffix)
 	const char *p = text;
 	for (int i = 0; i < 4; i++) {
 		p = strstr(p + 1, "{\"ph\"");
-		g[i] = (struct kp_gpu){ .off = p - text, .ts_ns = 1000 + i * 3000, .dur_ns = 2000,
-					/* k4 has no args: kprof adds them */ .op = 0, .name = "k", .kind = GPU_KERNEL };
+		g[i] = (struct kp_gpu){ .off = p - text,
+					.ts_ns = 1000 + i * 3000,
+					.dur_ns = 2000,
+					/* k4 has no args: kprof adds them */ .op = 0,
+					.name = "k",
+					.kind = GPU_KERNEL };
 	}
 	struct kp_event_cost ev[4] = {
 		{ .flops = 4e9, .bytes = 1e6, .peak_flops = 1e15, .peak_bw = 1e12, .prec = "bf16" },
@@ -67,22 +71,30 @@ static void every_case(const char *suffix)
 	size_t n;
 	char *out = read_file(out_path, &n);
 	/* args with members: a comma, then kprof's; 4e9 FLOP in 2 us = 2 PFLOP/s, 200% of peak */
-	assert_non_null(strstr(out, "\"n\": [1, {\"x\": 2}], \"kprof op\": \"aten::mm\", \"kprof flops\": 4000000000, "
-				    "\"kprof bytes\": 1000000, \"kprof TFLOP/s\": 2000, \"kprof % peak\": 200, "
-				    "\"kprof bound\": \"compute\"}}"));
+	assert_non_null(
+		strstr(out,
+		       "\"n\": [1, {\"x\": 2}], \"kprof op\": \"aten::mm\", \"kprof flops\": 4000000000, "
+		       "\"kprof bytes\": 1000000, \"kprof TFLOP/s\": 2000, \"kprof % peak\": 200, "
+		       "\"kprof bound\": \"compute\"}}"));
 	/* empty args: no comma; no FLOPs: % of the path's bandwidth (2e6 B in 2 us = 1 TB/s) */
-	assert_non_null(strstr(out, "\"args\": { \"kprof op\": \"aten::mm\", \"kprof flops\": null, \"kprof bytes\": 2000000, "
-				    "\"kprof TFLOP/s\": null, \"kprof % peak\": 100, \"kprof bound\": null}}"));
+	assert_non_null(
+		strstr(out,
+		       "\"args\": { \"kprof op\": \"aten::mm\", \"kprof flops\": null, \"kprof bytes\": 2000000, "
+		       "\"kprof TFLOP/s\": null, \"kprof % peak\": 100, \"kprof bound\": null}}"));
 	/* "args" not an object: left alone, no second "args" */
 	assert_non_null(strstr(out, "\"args\" : 5, \"ts\": 7, \"dur\": 1},\n"));
 	/* no args: an args object is added; the counters follow the last GPU event */
-	assert_non_null(strstr(out, "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k4\", \"ts\": 9, \"dur\": 1, "
-				    "\"args\": {\"kprof op\": \"aten::mm\", \"kprof flops\": null, \"kprof bytes\": null, "
-				    "\"kprof TFLOP/s\": null, \"kprof % peak\": null, \"kprof bound\": null}},\n"
-				    "{\"ph\": \"C\", \"name\": \"kprof TFLOP/s\", \"pid\": 0, \"ts\": 1.000, \"args\": {\"TFLOP/s\": 2000}}"));
+	assert_non_null(strstr(
+		out,
+		"{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k4\", \"ts\": 9, \"dur\": 1, "
+		"\"args\": {\"kprof op\": \"aten::mm\", \"kprof flops\": null, \"kprof bytes\": null, "
+		"\"kprof TFLOP/s\": null, \"kprof % peak\": null, \"kprof bound\": null}},\n"
+		"{\"ph\": \"C\", \"name\": \"kprof TFLOP/s\", \"pid\": 0, \"ts\": 1.000, \"args\": {\"TFLOP/s\": 2000}}"));
 	assert_non_null(strstr(out, "\"name\": \"kprof GB/s\""));
 	assert_non_null(strstr(out, "\n]}\n"));
-	assert_null(strstr(out, "k{1}\", \"ts\": 1, \"dur\": 2, \"args\": {\"note\": \"\\\"args\\\": {\", \"kprof"));
+	assert_null(strstr(
+		out,
+		"k{1}\", \"ts\": 1, \"dur\": 2, \"args\": {\"note\": \"\\\"args\\\": {\", \"kprof"));
 	free(out);
 	unlink(out_path);
 	unlink(in_path);

@@ -17,7 +17,8 @@
 static const char *ftext(const struct kp_doc *doc, const char *key)
 {
 	for (size_t i = 0; i < doc->nitems; i++)
-		if (doc->items[i].type == ITEM_FACT && doc->items[i].key && !strcmp(doc->items[i].key, key))
+		if (doc->items[i].type == ITEM_FACT && doc->items[i].key &&
+		    !strcmp(doc->items[i].key, key))
 			return doc->items[i].v.s;
 	return NULL;
 }
@@ -29,7 +30,8 @@ static const struct kp_item *jfact(const struct kp_doc *doc, const char *within,
 				    !strcmp(doc->items[i].jkey, within)))
 		i++;
 	for (; i < doc->nitems; i++)
-		if (doc->items[i].type == ITEM_FACT && doc->items[i].jkey && !strcmp(doc->items[i].jkey, jkey))
+		if (doc->items[i].type == ITEM_FACT && doc->items[i].jkey &&
+		    !strcmp(doc->items[i].jkey, jkey))
 			return &doc->items[i];
 	fail_msg("no %s in %s", jkey, within);
 	return NULL;
@@ -55,8 +57,11 @@ static int col(const struct kp_table *tb, const char *key)
 /* 1 ms span: 600 us compute, 100 us comm, 50 us memcpy, 50 us other, 200 us idle */
 static struct kp_bd bd(void)
 {
-	return (struct kp_bd){ .span_ns = 1000000, .class_ns = { 600000, 100000, 50000, 50000 },
-			       .idle_ns = 200000, .comm_total_ns = 160000, .comm_overlapped_ns = 60000,
+	return (struct kp_bd){ .span_ns = 1000000,
+			       .class_ns = { 600000, 100000, 50000, 50000 },
+			       .idle_ns = 200000,
+			       .comm_total_ns = 160000,
+			       .comm_overlapped_ns = 60000,
 			       .idle_cause_ns = { 120000, 50000, 20000, 10000 },
 			       .idle_gaps = { 3, 1, 4, 2 } };
 }
@@ -65,16 +70,19 @@ static void the_split_comm_and_idle_lines(void **state)
 {
 	(void)state;
 	struct kp_bd_step steps[] = { { .num = -1, .b = bd() } };
-	struct kp_breakdown b = { .all = bd(), .steps = steps, .nsteps = 1, .ndevices = 1,
-				  .launch_gap_ns = 10000 };
+	struct kp_breakdown b = {
+		.all = bd(), .steps = steps, .nsteps = 1, .ndevices = 1, .launch_gap_ns = 10000
+	};
 	struct kp_doc doc;
 	report_init(&doc, "analyze", 8);
 	bdreport_breakdown(&doc, &b);
-	assert_string_equal(ftext(&doc, "split"),
-			    "1.000 ms span: compute 600.000 us 60.0%, comm 100.000 us 10.0%, memcpy 50.000 us "
-			    "5.0%, other 50.000 us 5.0%, idle 200.000 us 20.0%");
-	assert_string_equal(ftext(&doc, "comm"),
-			    "160.000 us in communication kernels, 60.000 us (37.5%) overlapped with compute");
+	assert_string_equal(
+		ftext(&doc, "split"),
+		"1.000 ms span: compute 600.000 us 60.0%, comm 100.000 us 10.0%, memcpy 50.000 us "
+		"5.0%, other 50.000 us 5.0%, idle 200.000 us 20.0%");
+	assert_string_equal(
+		ftext(&doc, "comm"),
+		"160.000 us in communication kernels, 60.000 us (37.5%) overlapped with compute");
 	assert_string_equal(ftext(&doc, "idle"),
 			    "host 120.000 us (3 gaps), sync 50.000 us (1), launch 20.000 us (4, gaps < "
 			    "10.000 us), other 10.000 us (2)");
@@ -93,19 +101,25 @@ static void the_split_comm_and_idle_lines(void **state)
 	bdreport_breakdown(&doc, &b);
 	assert_string_equal(ftext(&doc, "comm"), "no communication kernels");
 	assert_non_null(strstr(ftext(&doc, "split"), "compute 600.000 us 0.0%"));
-	assert_string_equal(ftext(&doc, "note"), "GPU work on 2 devices: the split is of their union");
+	assert_string_equal(ftext(&doc, "note"),
+			    "GPU work on 2 devices: the split is of their union");
 	report_free(&doc);
 }
 
 static void steps_then_streams_fill_the_rows_table(void **state)
 {
 	(void)state;
-	struct kp_bd_step steps[] = { { .num = 4, .b = bd() }, { .num = 5, .partial = 1, .b = bd() } };
+	struct kp_bd_step steps[] = { { .num = 4, .b = bd() },
+				      { .num = 5, .partial = 1, .b = bd() } };
 	struct kp_bd_stream streams[] = { { .device = 0, .stream = 7, .b = bd() },
 					  { .device = 1, .stream = 13, .b = bd() } };
 	steps[1].b.idle_ns = 250000;
-	struct kp_breakdown b = { .all = bd(), .steps = steps, .nsteps = 2, .streams = streams,
-				  .nstreams = 2, .ndevices = 1 };
+	struct kp_breakdown b = { .all = bd(),
+				  .steps = steps,
+				  .nsteps = 2,
+				  .streams = streams,
+				  .nstreams = 2,
+				  .ndevices = 1 };
 	struct kp_doc doc;
 	report_init(&doc, "analyze", 8);
 	bdreport_breakdown(&doc, &b);
@@ -135,7 +149,8 @@ static void steps_then_streams_fill_the_rows_table(void **state)
 	report_init(&doc, "analyze", 8);
 	bdreport_breakdown(&doc, &b);
 	tb = table(&doc, "breakdown_rows");
-	assert_string_equal(tb->cells[3 * (size_t)tb->ncols + col(tb, "window")].s, "device 1 stream 13");
+	assert_string_equal(tb->cells[3 * (size_t)tb->ncols + col(tb, "window")].s,
+			    "device 1 stream 13");
 	assert_int_equal(tb->cells[3 * (size_t)tb->ncols + col(tb, "device")].i, 1);
 	report_free(&doc);
 }
@@ -143,9 +158,10 @@ static void steps_then_streams_fill_the_rows_table(void **state)
 static void launch_lines_and_rows(void **state)
 {
 	(void)state;
-	const char *longname = "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, "
-			       "at::detail::Array<char*, 1> >(int, at::native::FillFunctor<float>, "
-			       "at::detail::Array<char*, 1>)";
+	const char *longname =
+		"void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, "
+		"at::detail::Array<char*, 1> >(int, at::native::FillFunctor<float>, "
+		"at::detail::Array<char*, 1>)";
 	/* clang-format off */
 	struct kp_launch_row rows[] = {
 		{ .name = longname, .launches = 4, .cpu_ns = 40000, .lat_ns = 20000, .lat_max_ns = 9000,
@@ -155,19 +171,28 @@ static void launch_lines_and_rows(void **state)
 		{ .name = "zero", .launches = 0 },
 	};
 	/* clang-format on */
-	struct kp_breakdown b = { .launch_rows = rows, .nlaunch_rows = 3,
-				  .launch_all = { .name = "(all)", .launches = 6, .cpu_ns = 50000, .lat_ns = 24000,
-						  .lat_max_ns = 9000, .gpu_ns = 908000, .short_n = 4,
-						  .short_ns = 8000, .cheaper_n = 4 },
-				  .unlaunched = 3, .short_ns = 10000 };
+	struct kp_breakdown b = { .launch_rows = rows,
+				  .nlaunch_rows = 3,
+				  .launch_all = { .name = "(all)",
+						  .launches = 6,
+						  .cpu_ns = 50000,
+						  .lat_ns = 24000,
+						  .lat_max_ns = 9000,
+						  .gpu_ns = 908000,
+						  .short_n = 4,
+						  .short_ns = 8000,
+						  .cheaper_n = 4 },
+				  .unlaunched = 3,
+				  .short_ns = 10000 };
 	struct kp_doc doc;
 	report_init(&doc, "analyze", 8);
 	bdreport_launches(&doc, &b, 2, 0, 0);
 	assert_string_equal(ftext(&doc, "launch"),
 			    "6 launch calls with GPU work: CPU 50.000 us (avg 8.333 us), launch->start avg "
 			    "4.000 us (max 9.000 us); 3 GPU events without a launch call");
-	assert_string_equal(ftext(&doc, "short"), "4 kernels under 10.000 us (8.000 us of GPU time "
-						  "908.000 us); 4 ran shorter than their launch call");
+	assert_string_equal(ftext(&doc, "short"),
+			    "4 kernels under 10.000 us (8.000 us of GPU time "
+			    "908.000 us); 4 ran shorter than their launch call");
 	assert_int_equal(jfact(&doc, "launch_stats", "launch_to_start_total_ns")->v.i, 24000);
 	assert_int_equal(jfact(&doc, "launch_stats", "unlaunched")->v.i, 3);
 	const struct kp_table *tb = table(&doc, "launches");

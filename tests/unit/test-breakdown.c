@@ -51,18 +51,21 @@ static void assert_partition(const struct kp_bd *b, int causes)
 	}
 }
 
-#define KERN(name, ts, dur, stream, corr)                                                            \
-	"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"" name "\",\"pid\":0,\"tid\":" #stream ",\"ts\":" #ts \
-	",\"dur\":" #dur ",\"args\":{\"correlation\":" #corr ",\"device\":0,\"stream\":" #stream "}},"
-#define COPY(ts, dur, stream, corr)                                                                  \
+#define KERN(name, ts, dur, stream, corr)                                                          \
+	"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"" name "\",\"pid\":0,\"tid\":" #stream        \
+	",\"ts\":" #ts ",\"dur\":" #dur ",\"args\":{\"correlation\":" #corr                        \
+	",\"device\":0,\"stream\":" #stream "}},"
+#define COPY(ts, dur, stream, corr)                                                                     \
 	"{\"ph\":\"X\",\"cat\":\"gpu_memcpy\",\"name\":\"Memcpy HtoD (Pageable -> Device)\",\"pid\":0," \
-	"\"tid\":" #stream ",\"ts\":" #ts ",\"dur\":" #dur ",\"args\":{\"correlation\":" #corr         \
+	"\"tid\":" #stream ",\"ts\":" #ts ",\"dur\":" #dur ",\"args\":{\"correlation\":" #corr          \
 	",\"device\":0,\"stream\":" #stream ",\"bytes\":1024}},"
-#define RT(name, ts, dur, corr)                                                                      \
-	"{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"" name "\",\"pid\":1,\"tid\":1,\"ts\":" #ts    \
-	",\"dur\":" #dur ",\"args\":{\"correlation\":" #corr "}},"
-#define STEP(n, ts, dur)                                                                             \
-	"{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#" #n "\",\"pid\":1,\"tid\":1," \
+#define RT(name, ts, dur, corr)                                                                    \
+	"{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"" name                                  \
+	"\",\"pid\":1,\"tid\":1,\"ts\":" #ts ",\"dur\":" #dur ",\"args\":{\"correlation\":" #corr  \
+	"}},"
+#define STEP(n, ts, dur)                                                                           \
+	"{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#" #n                    \
+	"\",\"pid\":1,\"tid\":1,"                                                                  \
 	"\"ts\":" #ts ",\"dur\":" #dur "},"
 #define END "{\"ph\":\"i\",\"name\":\"end\",\"pid\":1,\"tid\":1,\"ts\":0,\"s\":\"t\"}]}"
 
@@ -71,20 +74,17 @@ static void overlap_goes_to_the_first_class_in_priority_order(void **state)
 	(void)state;
 	/* compute [100,200) s7; nccl [150,250) s8; memcpy [240,300) s9; idle [300,400);
 	 * compute [400,450) s7 */
-	static const char text[] = "{\"traceEvents\":["
-		KERN("gemm", 100, 100, 7, 1)
-		KERN("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)", 150, 100, 8, 2)
-		COPY(240, 60, 9, 3)
-		KERN("gemm", 400, 50, 7, 4)
-		END;
+	static const char text[] = "{\"traceEvents\":[" KERN("gemm", 100, 100, 7, 1)
+		KERN("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
+		     150, 100, 8, 2) COPY(240, 60, 9, 3) KERN("gemm", 400, 50, 7, 4) END;
 	struct kp_trace t;
 	load_text(&t, text);
 	struct kp_breakdown b;
 	breakdown_run(&t, NULL, &b);
 	assert_int_equal(b.all.span_ns, 350000);
 	assert_int_equal(b.all.class_ns[BD_COMPUTE], 150000);
-	assert_int_equal(b.all.class_ns[BD_COMM], 50000);     /* [200,250): not under compute */
-	assert_int_equal(b.all.class_ns[BD_MEMCPY], 50000);   /* [250,300): not under comm */
+	assert_int_equal(b.all.class_ns[BD_COMM], 50000);   /* [200,250): not under compute */
+	assert_int_equal(b.all.class_ns[BD_MEMCPY], 50000); /* [250,300): not under comm */
 	assert_int_equal(b.all.class_ns[BD_OTHER], 0);
 	assert_int_equal(b.all.idle_ns, 100000);
 	assert_int_equal(b.all.comm_total_ns, 100000);
@@ -109,9 +109,8 @@ static void overlap_goes_to_the_first_class_in_priority_order(void **state)
 static void touching_intervals_do_not_overlap_and_same_class_streams_count_once(void **state)
 {
 	(void)state;
-	static const char text[] = "{\"traceEvents\":["
-		KERN("a", 100, 50, 7, 1)
-		KERN("b", 120, 50, 8, 2)     /* compute on two streams: [100,170) once */
+	static const char text[] = "{\"traceEvents\":[" KERN("a", 100, 50, 7, 1)
+		KERN("b", 120, 50, 8, 2)      /* compute on two streams: [100,170) once */
 		KERN("nccl_x", 170, 30, 9, 3) /* touches compute at 170: not overlapped */
 		END;
 	struct kp_trace t;
@@ -134,25 +133,17 @@ static void touching_intervals_do_not_overlap_and_same_class_streams_count_once(
  * [310,400) sync (a cudaStreamWaitEvent at 188 between the launch of the previous kernel, 187,
  * and this one, 189); [410,500) other (no launch call).
  */
-static const char causes_text[] = "{\"traceEvents\":["
-	STEP(1, 80, 90)
-	STEP(2, 170, 130)
-	RT("cudaLaunchKernel", 90, 2, 1)
-	RT("cudaLaunchKernel", 150, 2, 2)
-	"{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaDeviceSynchronize\",\"pid\":1,\"tid\":1,\"ts\":165,\"dur\":10,\"args\":{}},"
-	RT("cudaLaunchKernel", 180, 2, 3)
-	RT("cudaLaunchKernel", 186, 1, 4)
-	RT("cudaLaunchKernel", 187, 1, 5)
-	"{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaStreamWaitEvent\",\"pid\":1,\"tid\":1,\"ts\":188,\"dur\":1,\"args\":{}},"
-	RT("cudaLaunchKernel", 189, 1, 6)
-	KERN("k1", 100, 10, 7, 1)
-	KERN("k2", 160, 10, 7, 2)
-	KERN("k3", 190, 10, 7, 3)
-	KERN("k4", 210, 10, 7, 4)
-	KERN("k5", 300, 10, 7, 5)
-	KERN("k6", 400, 10, 7, 6)
-	KERN("k7", 500, 10, 7, 99)
-	END;
+static const char causes_text[] = "{\"traceEvents\":[" STEP(1, 80,
+							    90) STEP(2, 170,
+								     130) RT("cudaLaunchKernel", 90,
+									     2, 1)
+	RT("cudaLaunchKernel", 150, 2, 2) "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaDeviceSynchronize\",\"pid\":1,\"tid\":1,\"ts\":165,\"dur\":10,\"args\":{}}," RT(
+		"cudaLaunchKernel", 180, 2, 3) RT("cudaLaunchKernel", 186, 1, 4)
+		RT("cudaLaunchKernel", 187, 1, 5) "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaStreamWaitEvent\",\"pid\":1,\"tid\":1,\"ts\":188,\"dur\":1,\"args\":{}}," RT(
+			"cudaLaunchKernel", 189, 1, 6) KERN("k1", 100, 10, 7, 1)
+			KERN("k2", 160, 10, 7, 2) KERN("k3", 190, 10, 7, 3)
+				KERN("k4", 210, 10, 7, 4) KERN("k5", 300, 10, 7, 5)
+					KERN("k6", 400, 10, 7, 6) KERN("k7", 500, 10, 7, 99) END;
 
 static void idle_gaps_get_their_causes(void **state)
 {
@@ -225,16 +216,10 @@ static void work_running_past_a_step_boundary_counts_in_the_next_window(void **s
 	(void)state;
 	/* step 1 launches k1 [100,110) and k0 [100,200); step 2's first work, k2, starts at 160:
 	 * windows [100,160) and [160,200), and k0's time past 160 counts in step 2 */
-	static const char text[] = "{\"traceEvents\":["
-		STEP(1, 80, 60)
-		STEP(2, 140, 100)
-		RT("cudaLaunchKernel", 90, 2, 1)
-		RT("cudaLaunchKernel", 95, 2, 2)
-		RT("cudaLaunchKernel", 150, 2, 3)
-		KERN("k1", 100, 10, 7, 1)
-		KERN("k0", 100, 100, 8, 2)
-		KERN("k2", 160, 10, 7, 3)
-		END;
+	static const char text[] = "{\"traceEvents\":[" STEP(1, 80, 60) STEP(2, 140, 100)
+		RT("cudaLaunchKernel", 90, 2, 1) RT("cudaLaunchKernel", 95, 2, 2)
+			RT("cudaLaunchKernel", 150, 2, 3) KERN("k1", 100, 10, 7, 1)
+				KERN("k0", 100, 100, 8, 2) KERN("k2", 160, 10, 7, 3) END;
 	struct kp_trace t;
 	load_text(&t, text);
 	struct kp_breakdown b;
@@ -333,7 +318,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(overlap_goes_to_the_first_class_in_priority_order),
-		cmocka_unit_test(touching_intervals_do_not_overlap_and_same_class_streams_count_once),
+		cmocka_unit_test(
+			touching_intervals_do_not_overlap_and_same_class_streams_count_once),
 		cmocka_unit_test(idle_gaps_get_their_causes),
 		cmocka_unit_test(step_windows_partition_the_span),
 		cmocka_unit_test(work_running_past_a_step_boundary_counts_in_the_next_window),

@@ -48,23 +48,39 @@ static void fill_mm_trace(struct kp_ctrace *t, int with_clock)
 	d->num_sms = 132, d->warp_size = 32, d->compute_major = 9;
 	d->clock_rate_khz = 1980000, d->mem_clock_rate_khz = 2619000, d->mem_bus_width = 5120;
 	t->ndev = 1;
-	ctrace_add_span(t, "cpu_op", strdup("aten::mm"), T0 + 1000, T0 + 60000, 483, 483, 1,
-			strdup("\"Input Dims\":[[1024,1024],[1024,1024]],\"Input type\":[\"c10::BFloat16\","
-			       "\"c10::BFloat16\"],\"Concrete Inputs\":[\"\",\"\"],\"kprof backend\":\"cublas\""));
-	ctrace_add_span(t, "user_annotation", strdup("ProfilerStep#0"), T0 + 500, T0 + 70000, 483, 483,
-			2, NULL);
+	ctrace_add_span(
+		t, "cpu_op", strdup("aten::mm"), T0 + 1000, T0 + 60000, 483, 483, 1,
+		strdup("\"Input Dims\":[[1024,1024],[1024,1024]],\"Input type\":[\"c10::BFloat16\","
+		       "\"c10::BFloat16\"],\"Concrete Inputs\":[\"\",\"\"],\"kprof backend\":\"cublas\""));
+	ctrace_add_span(t, "user_annotation", strdup("ProfilerStep#0"), T0 + 500, T0 + 70000, 483,
+			483, 2, NULL);
 	ctrace_add_ext(t, 14, 1);
-	struct kp_rec api = { .kind = REC_DRIVER, .start_ns = T0 + 2000, .end_ns = T0 + 51063,
-			      .corr = 14, .cbid = 652, .pid = 483, .tid = 483,
+	struct kp_rec api = { .kind = REC_DRIVER,
+			      .start_ns = T0 + 2000,
+			      .end_ns = T0 + 51063,
+			      .corr = 14,
+			      .cbid = 652,
+			      .pid = 483,
+			      .tid = 483,
 			      .name = ctrace_intern(t, "cuLaunchKernelEx", 16) };
-	struct kp_rec k = { .kind = REC_KERNEL, .start_ns = T0 + 100000, .end_ns = T0 + 106241,
-			    .corr = 14, .device = 0, .context = 1, .stream = 7, .grid = { 2, 64, 1 },
-			    .block = { 384, 1, 1 }, .regs = 168, .smem = 213268,
-			    .name = ctrace_intern(t, "nvjet_sm90_tst_128x64_64x8_1x2_h_bz_NNT", 39) };
+	struct kp_rec k = { .kind = REC_KERNEL,
+			    .start_ns = T0 + 100000,
+			    .end_ns = T0 + 106241,
+			    .corr = 14,
+			    .device = 0,
+			    .context = 1,
+			    .stream = 7,
+			    .grid = { 2, 64, 1 },
+			    .block = { 384, 1, 1 },
+			    .regs = 168,
+			    .smem = 213268,
+			    .name = ctrace_intern(t, "nvjet_sm90_tst_128x64_64x8_1x2_h_bz_NNT",
+						  39) };
 	ctrace_add_rec(t, &api);
 	ctrace_add_rec(t, &k);
 	if (with_clock) {
-		struct kp_clk_sample s1 = { T0 + 0, 1755, 2619, 0 }, s2 = { T0 + 10000000, 1980, 2619, 4 };
+		struct kp_clk_sample s1 = { T0 + 0, 1755, 2619, 0 },
+				     s2 = { T0 + 10000000, 1980, 2619, 4 };
 		ctrace_add_sample(t, &s2); /* out of order on purpose: the writer sorts */
 		ctrace_add_sample(t, &s1);
 		t->clock_known = 1;
@@ -91,30 +107,37 @@ static void writer_emits_kineto_events_with_clock(void **state)
 	fill_mm_trace(&t, 1);
 	char *j = write_tmp(&t, path);
 	assert_non_null(strstr(j, "\"baseTimeNanoseconds\":1795653390000000000"));
-	assert_non_null(strstr(j, "\"clockRate\":1980000,\"memoryClockRate\":2619000,\"memoryBusWidth\":5120"));
+	assert_non_null(
+		strstr(j,
+		       "\"clockRate\":1980000,\"memoryClockRate\":2619000,\"memoryBusWidth\":5120"));
 	assert_non_null(strstr(j, "\"clock\":\"nvml\""));
 	assert_non_null(strstr(j, "\"dropped_records\":0"));
 	/* ts in µs relative to the base with ns decimals; dur likewise */
-	assert_non_null(strstr(j, "\"cat\":\"kernel\",\"name\":\"nvjet_sm90_tst_128x64_64x8_1x2_h_bz_NNT\""
-			       ",\"pid\":0,\"tid\":7,\"ts\":100.000,\"dur\":6.241,\"args\":{\"External id\":1,"
-			       "\"queued\":0,\"device\":0,\"context\":1,\"stream\":7,\"correlation\":14,"
-			       "\"registers per thread\":168,\"shared memory\":213268,\"blocks per SM\":0.969697,"
-			       "\"warps per SM\":11.636364,\"grid\":[2,64,1],\"block\":[384,1,1],"
-			       "\"sm_clock_mhz\":1755.0}}"));
-	assert_non_null(strstr(j, "\"cat\":\"cuda_driver\",\"name\":\"cuLaunchKernelEx\",\"pid\":483,"
-			       "\"tid\":483,\"ts\":2.000,\"dur\":49.063,\"args\":{\"External id\":1,"
-			       "\"cbid\":652,\"correlation\":14}}"));
+	assert_non_null(
+		strstr(j,
+		       "\"cat\":\"kernel\",\"name\":\"nvjet_sm90_tst_128x64_64x8_1x2_h_bz_NNT\""
+		       ",\"pid\":0,\"tid\":7,\"ts\":100.000,\"dur\":6.241,\"args\":{\"External id\":1,"
+		       "\"queued\":0,\"device\":0,\"context\":1,\"stream\":7,\"correlation\":14,"
+		       "\"registers per thread\":168,\"shared memory\":213268,\"blocks per SM\":0.969697,"
+		       "\"warps per SM\":11.636364,\"grid\":[2,64,1],\"block\":[384,1,1],"
+		       "\"sm_clock_mhz\":1755.0}}"));
+	assert_non_null(
+		strstr(j, "\"cat\":\"cuda_driver\",\"name\":\"cuLaunchKernelEx\",\"pid\":483,"
+			  "\"tid\":483,\"ts\":2.000,\"dur\":49.063,\"args\":{\"External id\":1,"
+			  "\"cbid\":652,\"correlation\":14}}"));
 	assert_non_null(strstr(j, "{\"ph\":\"s\",\"id\":14,\"pid\":483,\"tid\":483,\"ts\":2.000,"
-			       "\"cat\":\"ac2g\",\"name\":\"ac2g\"}"));
+				  "\"cat\":\"ac2g\",\"name\":\"ac2g\"}"));
 	assert_non_null(strstr(j, "{\"ph\":\"f\",\"id\":14,\"pid\":0,\"tid\":7,\"ts\":100.000,"
-			       "\"cat\":\"ac2g\",\"name\":\"ac2g\",\"bp\":\"e\"}"));
-	assert_non_null(strstr(j, "{\"ph\":\"C\",\"cat\":\"gpu_clock\",\"name\":\"GPU 0 SM clock (MHz)\","
-			       "\"pid\":0,\"tid\":0,\"ts\":10000.000,\"args\":{\"sm_mhz\":1980,"
-			       "\"mem_mhz\":2619,\"reasons\":4}}"));
+				  "\"cat\":\"ac2g\",\"name\":\"ac2g\",\"bp\":\"e\"}"));
+	assert_non_null(
+		strstr(j, "{\"ph\":\"C\",\"cat\":\"gpu_clock\",\"name\":\"GPU 0 SM clock (MHz)\","
+			  "\"pid\":0,\"tid\":0,\"ts\":10000.000,\"args\":{\"sm_mhz\":1980,"
+			  "\"mem_mhz\":2619,\"reasons\":4}}"));
 	assert_non_null(strstr(j, "\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#0\""));
-	assert_non_null(strstr(j, "\"args\":{\"External id\":1,\"Input Dims\":[[1024,1024],[1024,1024]]"));
+	assert_non_null(
+		strstr(j, "\"args\":{\"External id\":1,\"Input Dims\":[[1024,1024],[1024,1024]]"));
 	assert_non_null(strstr(j, "\"thread_name\",\"ph\":\"M\",\"ts\":0.000,\"pid\":0,\"tid\":7,"
-			       "\"args\":{\"name\":\"stream 7 \"}}"));
+				  "\"args\":{\"name\":\"stream 7 \"}}"));
 
 	/* kprof's own reader links the kernel to aten::mm and picks up the clock */
 	struct kp_trace tr;
@@ -162,8 +185,11 @@ static void writer_drops_records_of_untraced_ops(void **state)
 	char path[64];
 	fill_mm_trace(&t, 0);
 	ctrace_add_ext(&t, 20, t.untraced_ext);
-	struct kp_rec k = { .kind = REC_KERNEL, .start_ns = T0 + 200000, .end_ns = T0 + 201000,
-			    .corr = 20, .name = "warmup_kernel" };
+	struct kp_rec k = { .kind = REC_KERNEL,
+			    .start_ns = T0 + 200000,
+			    .end_ns = T0 + 201000,
+			    .corr = 20,
+			    .name = "warmup_kernel" };
 	struct kp_rec z = { .kind = REC_KERNEL, .corr = 21, .name = "never_timed" };
 	ctrace_add_rec(&t, &k);
 	ctrace_add_rec(&t, &z);
@@ -180,7 +206,9 @@ static void clock_is_weighted_by_overlap(void **state)
 {
 	(void)state;
 	/* samples every 10 ms; each holds from the midpoint with its neighbours */
-	struct kp_clk_sample s[3] = { { 0, 1000, 0, 0 }, { 10000000, 2000, 0, 0 }, { 20000000, 1500, 0, 0 } };
+	struct kp_clk_sample s[3] = { { 0, 1000, 0, 0 },
+				      { 10000000, 2000, 0, 0 },
+				      { 20000000, 1500, 0, 0 } };
 	uint64_t p = 10000000;
 	double mhz;
 	/* inside one cell: the nearest sample */
@@ -249,7 +277,8 @@ static void cupti_records_convert_to_kprof_records(void **state)
 	CUpti_ActivityMemcpy6 m;
 	memset(&m, 0, sizeof(m));
 	m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
-	m.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, m.srcKind = CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE;
+	m.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD,
+	m.srcKind = CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE;
 	m.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, m.bytes = 4096, m.correlationId = 7;
 	assert_int_equal(recorder_convert(&t, (CUpti_Activity *)&m), 0);
 
@@ -262,9 +291,11 @@ static void cupti_records_convert_to_kprof_records(void **state)
 	CUpti_ActivityExternalCorrelation e;
 	memset(&e, 0, sizeof(e));
 	e.kind = CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION;
-	e.externalKind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, e.externalId = 42, e.correlationId = 5;
+	e.externalKind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, e.externalId = 42,
+	e.correlationId = 5;
 	assert_int_equal(recorder_convert(&t, (CUpti_Activity *)&e), 0);
-	e.externalKind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM1, e.externalId = 43; /* annotations */
+	e.externalKind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM1,
+	e.externalId = 43; /* annotations */
 	assert_int_equal(recorder_convert(&t, (CUpti_Activity *)&e), 0);
 
 	assert_int_equal(t.nrecs, 5);
@@ -310,7 +341,8 @@ static void matmul_shape_sets_expand(void **state)
 	assert_int_equal(s[2].m, 1024);
 	assert_int_equal(s[2].k, 1024);
 	free(s);
-	assert_int_equal(shapes_matmul("pow2_extended:256:1024", ms, 0, &s, &n, why, sizeof(why)), 0);
+	assert_int_equal(shapes_matmul("pow2_extended:256:1024", ms, 0, &s, &n, why, sizeof(why)),
+			 0);
 	assert_int_equal(n, 5);
 	long want[] = { 256, 384, 512, 768, 1024 };
 	for (int i = 0; i < 5; i++)
@@ -322,7 +354,8 @@ static void matmul_shape_sets_expand(void **state)
 	assert_int_equal(s[1].k, 1);
 	assert_int_equal(s[1].n, 2);
 	free(s);
-	assert_int_equal(shapes_matmul("custom:1x2x3,40x50x60", ms, 0, &s, &n, why, sizeof(why)), 0);
+	assert_int_equal(shapes_matmul("custom:1x2x3,40x50x60", ms, 0, &s, &n, why, sizeof(why)),
+			 0);
 	assert_int_equal(n, 2);
 	assert_int_equal(s[1].k, 50);
 	free(s);
@@ -356,14 +389,16 @@ static void sdpa_and_conv_shape_sets_expand(void **state)
 	assert_int_equal(s[0].causal, 0);
 	free(s);
 	assert_int_equal(shapes_sdpa("custom:2x8x2x128x256x64c,1x4x4x9x9x32", 0, 0, &s, &n, why,
-				     sizeof(why)), 0);
+				     sizeof(why)),
+			 0);
 	assert_int_equal(n, 2);
 	assert_int_equal(s[0].hkv, 2);
 	assert_int_equal(s[0].sk, 256);
 	assert_int_equal(s[0].causal, 1);
 	assert_int_equal(s[1].causal, 0);
 	free(s);
-	assert_int_equal(shapes_sdpa("custom:2x8x3x128x128x64", 0, 0, &s, &n, why, sizeof(why)), -1);
+	assert_int_equal(shapes_sdpa("custom:2x8x3x128x128x64", 0, 0, &s, &n, why, sizeof(why)),
+			 -1);
 	assert_string_equal(why, "H must be a multiple of H_KV");
 
 	assert_int_equal(shapes_conv("resnet50", 32, &c, &n, why, sizeof(why)), 0);
@@ -373,7 +408,9 @@ static void sdpa_and_conv_shape_sets_expand(void **state)
 	assert_int_equal(c[0].pad, 3);
 	assert_int_equal(c[0].n, 32);
 	free(c);
-	assert_int_equal(shapes_conv("custom:2x8x9x9x16x3x3:s2:p1:d2:g2", 1, &c, &n, why, sizeof(why)), 0);
+	assert_int_equal(shapes_conv("custom:2x8x9x9x16x3x3:s2:p1:d2:g2", 1, &c, &n, why,
+				     sizeof(why)),
+			 0);
 	assert_int_equal(n, 1);
 	assert_int_equal(c[0].stride, 2);
 	assert_int_equal(c[0].pad, 1);
@@ -396,7 +433,8 @@ static void capture_options_parse_and_default(void **state)
 	assert_null(capture_parse_workloads("matmul,conv", &mask));
 	assert_null(capture_parse_workloads("sdpa", &mask));
 	assert_int_equal(mask, WL_MATMUL | WL_CONV | WL_SDPA);
-	assert_string_equal(capture_parse_workloads("attention", &mask), "valid: matmul, sdpa, conv, softmax, rmsnorm, layernorm, cross_entropy");
+	assert_string_equal(capture_parse_workloads("attention", &mask),
+			    "valid: matmul, sdpa, conv, softmax, rmsnorm, layernorm, cross_entropy");
 	mask = 0;
 	assert_null(capture_parse_dtypes("tf32,bf16", &mask));
 	assert_int_equal(mask, (1 << CDT_TF32) | (1 << CDT_BF16));
@@ -528,15 +566,30 @@ static void launch_callback_calls_link_like_activity_records(void **state)
 	char path[64];
 	ctrace_init(&t);
 	t.dev[0].id = 0, t.dev[0].num_sms = 132, t.dev[0].warp_size = 32, t.ndev = 1;
-	ctrace_add_span(&t, "cpu_op", strdup("aten::mul_"), T0 + 1000, T0 + 9000, 483, 490, 5, NULL);
-	struct kp_apicall launch = { .start_ns = T0 + 2000, .end_ns = T0 + 6500, .ext = 5,
-				     .corr = 77, .cbid = 211, .tid = 490, .driver = 0 };
-	struct kp_apicall sync = { .start_ns = T0 + 9500, .end_ns = T0 + 30000, .corr = 78,
-				   .cbid = 165, .tid = 490, .driver = 0 };
+	ctrace_add_span(&t, "cpu_op", strdup("aten::mul_"), T0 + 1000, T0 + 9000, 483, 490, 5,
+			NULL);
+	struct kp_apicall launch = { .start_ns = T0 + 2000,
+				     .end_ns = T0 + 6500,
+				     .ext = 5,
+				     .corr = 77,
+				     .cbid = 211,
+				     .tid = 490,
+				     .driver = 0 };
+	struct kp_apicall sync = { .start_ns = T0 + 9500,
+				   .end_ns = T0 + 30000,
+				   .corr = 78,
+				   .cbid = 165,
+				   .tid = 490,
+				   .driver = 0 };
 	assert_int_equal(recorder_add_call(&t, &launch, 483, "cudaLaunchKernel_v7000"), 0);
 	assert_int_equal(recorder_add_call(&t, &sync, 483, "cudaDeviceSynchronize_v3020"), 0);
-	struct kp_rec k = { .kind = REC_KERNEL, .start_ns = T0 + 20000, .end_ns = T0 + 22000,
-			    .corr = 77, .stream = 7, .grid = { 1, 1, 1 }, .block = { 64, 1, 1 },
+	struct kp_rec k = { .kind = REC_KERNEL,
+			    .start_ns = T0 + 20000,
+			    .end_ns = T0 + 22000,
+			    .corr = 77,
+			    .stream = 7,
+			    .grid = { 1, 1, 1 },
+			    .block = { 64, 1, 1 },
 			    .name = ctrace_intern(&t, "mul_kernel", 10) };
 	ctrace_add_rec(&t, &k);
 	assert_int_equal(t.nrecs, 3);
@@ -545,12 +598,13 @@ static void launch_callback_calls_link_like_activity_records(void **state)
 	assert_int_equal(t.recs[0].tid, 490);
 	assert_int_equal(t.next, 1); /* only the call with an External id maps one */
 	char *j = write_tmp(&t, path);
-	assert_non_null(strstr(j, "\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":483,"
+	assert_non_null(strstr(j,
+			       "\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":483,"
 			       "\"tid\":490,\"ts\":2.000,\"dur\":4.500,\"args\":{\"External id\":5,"
 			       "\"cbid\":211,\"correlation\":77}}"));
 	assert_non_null(strstr(j, "\"cat\":\"cuda_runtime\",\"name\":\"cudaDeviceSynchronize\""));
 	assert_non_null(strstr(j, "\"name\":\"mul_kernel\",\"pid\":0,\"tid\":7,\"ts\":20.000,"
-			       "\"dur\":2.000,\"args\":{\"External id\":5,"));
+				  "\"dur\":2.000,\"args\":{\"External id\":5,"));
 	struct kp_trace tr;
 	struct kp_diag d;
 	memset(&tr, 0, sizeof(tr));

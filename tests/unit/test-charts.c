@@ -31,10 +31,13 @@ static void families_come_from_the_op_else_the_kernel(void **state)
 {
 	(void)state;
 	assert_string_equal(charts_family("aten::addmm", "nvjet_tst", GPU_KERNEL), "gemm");
-	assert_string_equal(charts_family("aten::add", "vectorized_elementwise_kernel", GPU_KERNEL), "pointwise");
+	assert_string_equal(charts_family("aten::add", "vectorized_elementwise_kernel", GPU_KERNEL),
+			    "pointwise");
 	assert_string_equal(charts_family(NULL, "ncclKernel_AllReduce_RING", GPU_KERNEL), "comm");
-	assert_string_equal(charts_family("aten::copy_", "Memcpy DtoD", GPU_MEMCPY), "memcpy/memset");
-	assert_string_equal(charts_family("aten::_scaled_dot_product_flash_attention", "flash_fwd", GPU_KERNEL),
+	assert_string_equal(charts_family("aten::copy_", "Memcpy DtoD", GPU_MEMCPY),
+			    "memcpy/memset");
+	assert_string_equal(charts_family("aten::_scaled_dot_product_flash_attention", "flash_fwd",
+					  GPU_KERNEL),
 			    "attention");
 	assert_string_equal(charts_family("aten::layer_norm", "x", GPU_KERNEL), "norm");
 	assert_string_equal(charts_family("my_op", "my_kernel", GPU_KERNEL), "other");
@@ -46,13 +49,19 @@ static void roofline_bins_small_rows_and_keeps_their_time(void **state)
 	(void)state;
 	enum { N = 10000 };
 	struct kp_row *rows = calloc(N, sizeof(*rows));
-	char (*names)[32] = calloc(N, sizeof(*names));
+	char(*names)[32] = calloc(N, sizeof(*names));
 	int64_t total = 0;
 	for (int i = 0; i < N; i++) {
 		snprintf(names[i], sizeof(names[i]), "aten::mm#%d", i);
-		rows[i] = (struct kp_row){ .name = names[i], .key = names[i], .calls = 1, .time_ns = 1000 + i,
-					   .flops = 1000, .bytes = 10, .flops_per_s = 1e12 * (1 + i % 50),
-					   .intensity = 1 + i % 300, .prec = "bf16" };
+		rows[i] = (struct kp_row){ .name = names[i],
+					   .key = names[i],
+					   .calls = 1,
+					   .time_ns = 1000 + i,
+					   .flops = 1000,
+					   .bytes = 10,
+					   .flops_per_s = 1e12 * (1 + i % 50),
+					   .intensity = 1 + i % 300,
+					   .prec = "bf16" };
 		total += rows[i].time_ns;
 	}
 	struct kp_trace t = { .display = "t.json" };
@@ -88,16 +97,27 @@ static void roofs_are_the_peaks_of_the_rows_precisions_at_the_clock(void **state
 	dev.peak[PREC_BF16] = (struct kp_peak){ .flop_per_s = 1000e12, .clk_ref_mhz = 2000 };
 	dev.peak[PREC_FP32] = (struct kp_peak){ .flop_per_s = 60e12, .clk_ref_mhz = 2000 };
 	dev.mem_bw_byte_per_s = 4e12;
-	struct kp_row row = { .name = "aten::mm", .key = "k", .calls = 1, .time_ns = 100, .flops = 5,
-			      .bytes = 1, .flops_per_s = 1e14, .intensity = 5, .prec = "bf16" };
+	struct kp_row row = { .name = "aten::mm",
+			      .key = "k",
+			      .calls = 1,
+			      .time_ns = 100,
+			      .flops = 5,
+			      .bytes = 1,
+			      .flops_per_s = 1e14,
+			      .intensity = 5,
+			      .prec = "bf16" };
 	struct kp_trace t = { .display = "t.json" };
-	struct kp_report r = { .trace = &t, .rows = &row, .nrows = 1, .dev = &dev,
-			       .clock_source = CLOCK_OPTION, .sm_clock_mhz = 1000 };
+	struct kp_report r = { .trace = &t,
+			       .rows = &row,
+			       .nrows = 1,
+			       .dev = &dev,
+			       .clock_source = CLOCK_OPTION,
+			       .sm_clock_mhz = 1000 };
 	struct kp_doc doc;
 	report_init(&doc, "analyze", 6);
 	charts_analyze(&doc, &r, &r, CHART_BIT(CHART_ROOFLINE));
 	const struct kp_chart *ch = report_find_chart(&doc, "roofline");
-	assert_int_equal(ch->nmarks, 1); /* fp32 unused: no roof */
+	assert_int_equal(ch->nmarks, 1);                                 /* fp32 unused: no roof */
 	assert_true(ch->marks[0].v > 499e12 && ch->marks[0].v < 501e12); /* half the clock */
 	assert_true(ch->bw == devdb_peak_bw(&dev, 0));
 	assert_non_null(strstr(ch->note, "1000 MHz"));
@@ -113,10 +133,15 @@ static void top_ops_split_into_kernels(void **state)
 	struct kp_gpu g[11];
 	for (int i = 0; i < 10; i++) {
 		snprintf(names[i], sizeof(names[i]), "k%d", i);
-		g[i] = (struct kp_gpu){ .ts_ns = i * 100, .dur_ns = 10 * (i + 1), .name = names[i], .op = 0,
+		g[i] = (struct kp_gpu){ .ts_ns = i * 100,
+					.dur_ns = 10 * (i + 1),
+					.name = names[i],
+					.op = 0,
 					.kind = GPU_KERNEL };
 	}
-	g[10] = (struct kp_gpu){ .ts_ns = 5000, .dur_ns = 7, .name = "lonely", .op = -1, .kind = GPU_KERNEL };
+	g[10] = (struct kp_gpu){
+		.ts_ns = 5000, .dur_ns = 7, .name = "lonely", .op = -1, .kind = GPU_KERNEL
+	};
 	struct kp_trace t = { .display = "t.json", .ops = &op, .nops = 1, .gpu = g, .ngpu = 11 };
 	struct kp_report r = { .trace = &t };
 	struct kp_doc doc;
@@ -145,8 +170,12 @@ static void timeline_buckets_streams_and_marks_steps(void **state)
 	(void)state;
 	struct kp_gpu g[40];
 	for (int i = 0; i < 40; i++)
-		g[i] = (struct kp_gpu){ .ts_ns = (int64_t)i * 1000000, .dur_ns = 1000000, .name = "gemm_kernel",
-					.op = -1, .stream = i % 20, .kind = GPU_KERNEL };
+		g[i] = (struct kp_gpu){ .ts_ns = (int64_t)i * 1000000,
+					.dur_ns = 1000000,
+					.name = "gemm_kernel",
+					.op = -1,
+					.stream = i % 20,
+					.kind = GPU_KERNEL };
 	struct kp_step st = { .ts_ns = 2000000, .dur_ns = 10, .num = 7 };
 	struct kp_trace t = { .display = "t.json", .gpu = g, .ngpu = 40, .steps = &st, .nsteps = 1 };
 	struct kp_report r = { .trace = &t };
@@ -171,7 +200,8 @@ static void timeline_buckets_streams_and_marks_steps(void **state)
 		else if (s->t0 >= 20000000 - bw && s->t1 <= 21000000 + bw)
 			second = 1;
 		else
-			fail_msg("span [%ld, %ld) outside the busy times", (long)s->t0, (long)s->t1);
+			fail_msg("span [%ld, %ld) outside the busy times", (long)s->t0,
+				 (long)s->t1);
 	}
 	assert_true(first && second);
 	assert_true(ch->nspans <= (size_t)CHARTS_LANES * CHARTS_BUCKETS);
@@ -188,15 +218,23 @@ static void waterfall_deltas_sum_to_the_change(void **state)
 	for (int i = 0; i < 20; i++) {
 		snprintf(keys[i], sizeof(keys[i]), "op%d", i);
 		int64_t b = 1000 * (i + 1), n = b + (i % 2 ? 100 * i : -50 * i);
-		rows[i] = (struct kp_diff_row){ .key = keys[i], .name = keys[i], .has_base = 1, .has_new = 1,
-						.base_ns = b, .new_ns = n, .delta_ns = n - b, .status = DIFF_CHANGED,
-						.base_flops_per_s = 1e12, .new_flops_per_s = 2e12 };
+		rows[i] = (struct kp_diff_row){ .key = keys[i],
+						.name = keys[i],
+						.has_base = 1,
+						.has_new = 1,
+						.base_ns = b,
+						.new_ns = n,
+						.delta_ns = n - b,
+						.status = DIFF_CHANGED,
+						.base_flops_per_s = 1e12,
+						.new_flops_per_s = 2e12 };
 		base += b;
 		nw += n;
 	}
 	rows[3].status = DIFF_NEW;
 	rows[3].has_base = 0;
-	struct kp_diff d = { .rows = rows, .nrows = 20,
+	struct kp_diff d = { .rows = rows,
+			     .nrows = 20,
 			     .sum = { .base_ns = base, .new_ns = nw, .delta_ns = nw - base } };
 	struct kp_doc doc;
 	report_init(&doc, "diff", 7);
@@ -222,7 +260,8 @@ static void waterfall_deltas_sum_to_the_change(void **state)
 static void html_page_is_self_contained_and_escaped(void **state)
 {
 	(void)state;
-	static const struct kp_col cols[] = { { "Time", "time_ns", COL_BOTH, 0 }, { "Op", "op", COL_BOTH, 1 } };
+	static const struct kp_col cols[] = { { "Time", "time_ns", COL_BOTH, 0 },
+					      { "Op", "op", COL_BOTH, 1 } };
 	struct kp_doc doc;
 	report_init(&doc, "diff", 7);
 	report_summary(&doc, "a <b> & c");
@@ -232,7 +271,8 @@ static void html_page_is_self_contained_and_escaped(void **state)
 	struct kp_cell *c = report_row(tb);
 	report_cell_int(tb, &c[0], 1500, "1.500 us");
 	report_cell_str(tb, &c[1], "f<int>&\x01", NULL);
-	struct kp_chart *ch = report_chart(&doc, "waterfall", CHART_WATERFALL, "waterfall", "W <1>");
+	struct kp_chart *ch = report_chart(&doc, "waterfall", CHART_WATERFALL, "waterfall",
+					   "W <1>");
 	chart_point(&doc, ch, 100, 0, 0, 0, "base total", NULL);
 	chart_point(&doc, ch, 20, 0, 0, 1, "x<y", NULL);
 	chart_point(&doc, ch, 120, 0, 0, 0, "new total", NULL);

@@ -16,8 +16,9 @@
 
 #include "cudnn-graph.h"
 
-static const struct cg_sdpa mha = { .b = 2, .h = 8, .hkv = 8, .sq = 256, .sk = 384, .d = 64,
-				    .io = CG_BF16, .scale = 0.125f };
+static const struct cg_sdpa mha = {
+	.b = 2, .h = 8, .hkv = 8, .sq = 256, .sk = 384, .d = 64, .io = CG_BF16, .scale = 0.125f
+};
 
 /* The (kind, mode) sequence of @g's operations. */
 static void expect_ops(const struct cg_graph *g, const int (*want)[2], int n)
@@ -173,8 +174,8 @@ static void bwd_graph_mha_and_gqa(void **state)
 	assert_int_equal(g.nop, 18 + 4 + 2);
 	int reductions = 0;
 	for (int i = 0; i < g.nop; i++)
-		if (g.op[i].kind == CG_REDUCTION && (out_of(&g, i)->uid == SDPA_DK ||
-						     out_of(&g, i)->uid == SDPA_DV)) {
+		if (g.op[i].kind == CG_REDUCTION &&
+		    (out_of(&g, i)->uid == SDPA_DK || out_of(&g, i)->uid == SDPA_DV)) {
 			const struct cg_tensor *full = &g.t[g.op[i].in[0]];
 			assert_true(full->virt);
 			assert_int_equal(full->dim[1], 8);

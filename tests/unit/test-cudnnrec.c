@@ -29,8 +29,15 @@
 
 /* cudnn_graph.h values the sequences below use */
 enum {
-	D_CONVOLUTION = 1, D_ENGINE = 2, D_ENGINECFG = 3, D_ENGINEHEUR = 4, D_PLAN = 5,
-	D_OP_CONV_FWD = 10, D_OP_CONV_BWD_FILTER = 11, D_OPERATIONGRAPH = 15, D_TENSOR = 17
+	D_CONVOLUTION = 1,
+	D_ENGINE = 2,
+	D_ENGINECFG = 3,
+	D_ENGINEHEUR = 4,
+	D_PLAN = 5,
+	D_OP_CONV_FWD = 10,
+	D_OP_CONV_BWD_FILTER = 11,
+	D_OPERATIONGRAPH = 15,
+	D_TENSOR = 17
 };
 enum { T_HANDLE = 0, T_DATA_TYPE = 1, T_INT64 = 3, T_CONV_MODE = 7, T_HEUR_MODE = 8, T_DESC = 15 };
 /* clang-format off */
@@ -180,8 +187,16 @@ static struct kp_hcall decode(void *plan)
 }
 
 /* causal GQA: 2 x 8 query heads over 2 key/value heads, 256 x 256, head dim 64, bf16 */
-static const struct cg_sdpa gqa = { .b = 2, .h = 8, .hkv = 2, .sq = 256, .sk = 256, .d = 64,
-				    .io = CG_BF16, .causal = 1, .stats = 1, .scale = 0.125f };
+static const struct cg_sdpa gqa = { .b = 2,
+				    .h = 8,
+				    .hkv = 2,
+				    .sq = 256,
+				    .sk = 256,
+				    .d = 64,
+				    .io = CG_BF16,
+				    .causal = 1,
+				    .stats = 1,
+				    .scale = 0.125f };
 
 static void sdpa_forward_graph_becomes_cudnn_attention(void **state)
 {
@@ -230,8 +245,10 @@ static void sdpa_backward_graph_becomes_its_backward(void **state)
 	char *args;
 	assert_int_equal(hostops_sdpa(&c, &name, &args), 0);
 	assert_string_equal(name, "aten::_scaled_dot_product_cudnn_attention_backward");
-	assert_non_null(strstr(args, "\"Input Dims\":[[2,8,256,64],[2,8,256,64],[2,2,256,64],"
-				     "[2,2,256,64],[2,8,256,64],[2,8,256,1],[],[],[],[],[],[],[],[],[],[]]"));
+	assert_non_null(
+		strstr(args,
+		       "\"Input Dims\":[[2,8,256,64],[2,8,256,64],[2,2,256,64],"
+		       "[2,2,256,64],[2,8,256,64],[2,8,256,1],[],[],[],[],[],[],[],[],[],[]]"));
 	assert_non_null(strstr(args, "\"256\",\"256\",\"0.\",\"True\",\"\"]"));
 	free(args);
 	/* MHA, not causal */
@@ -248,12 +265,21 @@ static void sdpa_backward_graph_becomes_its_backward(void **state)
 static void add_kernel(struct kp_ctrace *t, uint32_t corr, uint64_t launch_ns, uint64_t ext,
 		       const char *kname)
 {
-	struct kp_rec a = { .kind = REC_DRIVER, .start_ns = launch_ns, .end_ns = launch_ns + 1000,
-			    .corr = corr, .cbid = 652, .pid = 483, .tid = 483,
+	struct kp_rec a = { .kind = REC_DRIVER,
+			    .start_ns = launch_ns,
+			    .end_ns = launch_ns + 1000,
+			    .corr = corr,
+			    .cbid = 652,
+			    .pid = 483,
+			    .tid = 483,
 			    .name = ctrace_intern(t, "cuLaunchKernelEx", 16) };
-	struct kp_rec k = { .kind = REC_KERNEL, .start_ns = launch_ns + 50000,
-			    .end_ns = launch_ns + 60000, .corr = corr, .stream = 7,
-			    .grid = { 1, 1, 1 }, .block = { 128, 1, 1 },
+	struct kp_rec k = { .kind = REC_KERNEL,
+			    .start_ns = launch_ns + 50000,
+			    .end_ns = launch_ns + 60000,
+			    .corr = corr,
+			    .stream = 7,
+			    .grid = { 1, 1, 1 },
+			    .block = { 128, 1, 1 },
 			    .name = ctrace_intern(t, kname, strlen(kname)) };
 	ctrace_add_rec(t, &a);
 	ctrace_add_rec(t, &k);
@@ -296,7 +322,8 @@ static void analyze_ctrace(struct kp_ctrace *t, struct kp_trace *tr, struct kp_r
 	struct kp_analyze_opts o = { .group = GROUP_OP, .db = db };
 	memset(r, 0, sizeof(*r));
 	assert_int_equal(analyze_run(tr, &o, r), 0);
-	if (!getenv("KEEP")) unlink(path);
+	if (!getenv("KEEP"))
+		unlink(path);
 }
 
 static const struct kp_row *row_named(const struct kp_report *r, const char *name)
@@ -352,7 +379,8 @@ static void sdpa_ops_get_exact_causal_flops(void **state)
 	analyze_ctrace(&t, &tr, &r, &db);
 	assert_int_equal(r.tot.unlinked, 0);
 	const struct kp_row *f = row_named(&r, "aten::_scaled_dot_product_cudnn_attention");
-	const struct kp_row *b = row_named(&r, "aten::_scaled_dot_product_cudnn_attention_backward");
+	const struct kp_row *b = row_named(&r,
+					   "aten::_scaled_dot_product_cudnn_attention_backward");
 	assert_non_null(f);
 	assert_non_null(b);
 	assert_int_equal(f->flops, per_fwd * pairs);
@@ -365,20 +393,23 @@ static void sdpa_ops_get_exact_causal_flops(void **state)
 
 	/* emit_nvtx: the aten ops have sizes, no is_causal; the executions inside them say it */
 	ctrace_init(&t);
-	add_range(&t, "aten::_scaled_dot_product_cudnn_attention, seq = 3, op_id = 30, sizes = "
-		      "[[2, 8, 256, 64], [2, 2, 256, 64], [2, 2, 256, 64], [], [], [], [], [], []]",
+	add_range(&t,
+		  "aten::_scaled_dot_product_cudnn_attention, seq = 3, op_id = 30, sizes = "
+		  "[[2, 8, 256, 64], [2, 2, 256, 64], [2, 2, 256, 64], [], [], [], [], [], []]",
 		  T0 + 500, T0 + 9500, 3);
 	add_call(&t, fwd, T0 + 1000, T0 + 9000, 1);
 	add_kernel(&t, 10, T0 + 2000, 1, FWD_KERNEL);
-	add_range(&t, "aten::_scaled_dot_product_cudnn_attention_backward, seq = 3, op_id = 40, "
-		      "sizes = [[2, 8, 256, 64], [2, 8, 256, 64], [2, 2, 256, 64], [2, 2, 256, 64], "
-		      "[2, 8, 256, 64], [2, 8, 256, 1], [], [], [], [], [], [], [], [], [], []]",
+	add_range(&t,
+		  "aten::_scaled_dot_product_cudnn_attention_backward, seq = 3, op_id = 40, "
+		  "sizes = [[2, 8, 256, 64], [2, 8, 256, 64], [2, 2, 256, 64], [2, 2, 256, 64], "
+		  "[2, 8, 256, 64], [2, 8, 256, 1], [], [], [], [], [], [], [], [], [], []]",
 		  T0 + 19500, T0 + 29500, 4);
 	add_call(&t, bwd, T0 + 20000, T0 + 29000, 2);
 	add_kernel(&t, 11, T0 + 21000, 2, BWD_KERNEL);
 	/* a cuDNN attention op without an execution inside keeps the dense assumption */
-	add_range(&t, "aten::_scaled_dot_product_cudnn_attention, seq = 5, op_id = 50, sizes = "
-		      "[[2, 8, 256, 64], [2, 2, 256, 64], [2, 2, 256, 64], [], [], [], [], [], []]",
+	add_range(&t,
+		  "aten::_scaled_dot_product_cudnn_attention, seq = 5, op_id = 50, sizes = "
+		  "[[2, 8, 256, 64], [2, 2, 256, 64], [2, 2, 256, 64], [], [], [], [], [], []]",
 		  T0 + 40000, T0 + 49000, 5);
 	add_kernel(&t, 12, T0 + 41000, 0, "sdpa_flash_fprop_bf16_kernel");
 	assert_int_equal(hostops_emit(&t, &st, NULL), 0);
@@ -467,8 +498,10 @@ static void conv_graphs_become_conv_ops(void **state)
 	char *args;
 	assert_int_equal(hostops_conv(&c, &name, &args), 0);
 	assert_string_equal(name, "aten::convolution");
-	assert_non_null(strstr(args, "\"Input Dims\":[[8,64,56,56],[128,32,3,3],[],[],[],[],[],[],[]]"));
-	assert_non_null(strstr(args, "\"[2, 2]\",\"[1, 1]\",\"[1, 1]\",\"False\",\"[0, 0]\",\"2\"]"));
+	assert_non_null(
+		strstr(args, "\"Input Dims\":[[8,64,56,56],[128,32,3,3],[],[],[],[],[],[],[]]"));
+	assert_non_null(
+		strstr(args, "\"[2, 2]\",\"[1, 1]\",\"[1, 1]\",\"False\",\"[0, 0]\",\"2\"]"));
 	free(args);
 
 	/* backward-filter: dw from x and dy */
@@ -553,14 +586,16 @@ static void sdpa_operations_give_their_tensors(void **state)
 	f_finalize(sub);
 	for (int causal = 1; causal >= 0; causal--) {
 		void *op = NULL;
-		assert_int_equal(f_create(41, &op), 0); /* CUDNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR */
+		assert_int_equal(f_create(41, &op),
+				 0); /* CUDNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR */
 		f_set(op, 2800, T_DESC, 1, &tq);
 		f_set(op, 2801, T_DESC, 1, &tk);
 		f_set(op, 2802, T_DESC, 1, &tv);
 		f_set(op, 2803, T_DESC, 1, &to);
 		f_set(op, 2804, T_DESC, 1, &ts);
 		if (causal)
-			f_set(op, 2890, T_DESC, 1, &sub); /* a subgraph attribute 9.19 does not name */
+			f_set(op, 2890, T_DESC, 1,
+			      &sub); /* a subgraph attribute 9.19 does not name */
 		f_finalize(op);
 		struct kp_hcall c = decode(plan_by_heuristics(graph_of(op)));
 		assert_int_equal(c.kind, HC_SDPA);
@@ -626,7 +661,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(sdpa_ops_get_exact_causal_flops, setup, teardown),
 		cmocka_unit_test_setup_teardown(conv_graphs_become_conv_ops, setup, teardown),
-		cmocka_unit_test_setup_teardown(sdpa_operations_give_their_tensors, setup, teardown),
+		cmocka_unit_test_setup_teardown(sdpa_operations_give_their_tensors, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(other_graphs_have_kernels_only, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -381,23 +381,26 @@ static void parse_rejects_bad_values(void **state)
 		    "derived, unverified, observed)");
 	parse_fails(STANZA "peak.bf16 = 989.4\n",
 		    "my.txt:5: error: expected 'VALUE UNIT [@MHZ] FLAG' for 'peak.bf16' in [X]");
-	parse_fails(STANZA "peak.int8 = 624 TFLOPS datasheet\n",
-		    "my.txt:5: error: unknown unit 'TFLOPS' for 'peak.int8' in [X] (valid: TOPS, GOPS)");
-	parse_fails(STANZA "peak.bf16 = 312 TOPS datasheet\n",
-		    "my.txt:5: error: unknown unit 'TOPS' for 'peak.bf16' in [X] (valid: TFLOPS, GFLOPS)");
+	parse_fails(
+		STANZA "peak.int8 = 624 TFLOPS datasheet\n",
+		"my.txt:5: error: unknown unit 'TFLOPS' for 'peak.int8' in [X] (valid: TOPS, GOPS)");
+	parse_fails(
+		STANZA "peak.bf16 = 312 TOPS datasheet\n",
+		"my.txt:5: error: unknown unit 'TOPS' for 'peak.bf16' in [X] (valid: TFLOPS, GFLOPS)");
 	parse_fails(STANZA "peak.bf16 = 312 TFLOPS 1410 datasheet\n",
 		    "my.txt:5: error: bad clock '1410' for 'peak.bf16' in [X] (expected '@MHZ')");
 	parse_fails(STANZA "peak.bf16 = 0 TFLOPS datasheet\n",
 		    "my.txt:5: error: bad number '0' for 'peak.bf16' in [X]");
-	parse_fails(STANZA "no_clock_scaling = maybe\n",
-		    "my.txt:5: error: bad value 'maybe' for 'no_clock_scaling' in [X] (valid: yes, no)");
+	parse_fails(
+		STANZA "no_clock_scaling = maybe\n",
+		"my.txt:5: error: bad value 'maybe' for 'no_clock_scaling' in [X] (valid: yes, no)");
 	parse_fails("[X]\nexact = X\nconfidence = sure\n",
 		    "my.txt:3: error: unknown flag 'sure' in [X] (valid: datasheet, secondary, "
 		    "derived, unverified, observed)");
 	parse_fails(STANZA "pattern = A, , B\n", "my.txt:5: error: empty name in 'pattern' of [X]");
 	parse_fails(STANZA "sms =\n", "my.txt:5: error: empty value for 'sms' in [X]");
-	static const char *const bad_cc[] = { "9", "9.", ".5", "9.0.1", "9,0", "0.5", "9.0 observed",
-					      "1000.0", "x9.0", "9.-1" };
+	static const char *const bad_cc[] = { "9",   "9.",           ".5",     "9.0.1", "9,0",
+					      "0.5", "9.0 observed", "1000.0", "x9.0",  "9.-1" };
 	for (size_t i = 0; i < sizeof(bad_cc) / sizeof(bad_cc[0]); i++) {
 		char text[128], want[160];
 		snprintf(text, sizeof(text), STANZA "cc = %s\n", bad_cc[i]);
@@ -421,7 +424,8 @@ static void parse_checks_each_entry_as_a_whole(void **state)
 	parse_fails(STANZA "dram_gbs = 3350\nmem_clk_mhz = 2619\nbus_bits = 4096\n",
 		    "my.txt:1: error: dram_gbs 3350 differs from mem_clk_mhz x 2 x bus_bits / 8 = "
 		    "2682 GB/s by more than 5% in [X]");
-	parse_fails(STANZA "\n[x]\nexact = Y\n", "my.txt:6: error: duplicate entry [x] (first at line 1)");
+	parse_fails(STANZA "\n[x]\nexact = Y\n",
+		    "my.txt:6: error: duplicate entry [x] (first at line 1)");
 	parse_fails(STANZA "[Y]\nexact = x\nconfidence = datasheet\nsource = s\n",
 		    "my.txt:5: error: exact name 'x' of [Y] is also in [X] (line 1)");
 	parse_fails("[X]\npattern = H100\nconfidence = datasheet\nsource = s\n"
@@ -431,38 +435,38 @@ static void parse_checks_each_entry_as_a_whole(void **state)
 		    "my.txt:7: error: 'base' must be the first key in [Y]");
 	parse_fails(STANZA "[Y]\nbase = Z\n",
 		    "my.txt:6: error: unknown base entry 'Z' in [Y] (it must come earlier)");
-	parse_fails("[Y]\nbase = Y\n", "my.txt:2: error: unknown base entry 'Y' in [Y] (it must come earlier)");
+	parse_fails("[Y]\nbase = Y\n",
+		    "my.txt:2: error: unknown base entry 'Y' in [Y] (it must come earlier)");
 }
 
 static void parse_reads_a_stanza_with_every_key(void **state)
 {
 	(void)state;
-	static const char text[] =
-		"# comment\r\n"
-		"[ Dev A ]\r\n"
-		"exact = Dev A, Dev A Rev 2\r\n"
-		"pattern = DevA, Dev-A\n"
-		"sms = 100 observed\n"
-		"clk_max_mhz = 2000\n"
-		"mem_gb = 40.5 secondary\n"
-		"dram_gbs = 1024\n"
-		"mem_clk_mhz = 1000 derived\n"
-		"bus_bits = 4096\n"
-		"cc = 12.10\n"
-		"  peak.fp32 = 51.2 TFLOPS @2000 datasheet  \n"
-		"peak.fp64 = 800 GFLOPS @2000 unverified\n"
-		"peak.int8 = 500 GOPS @1500 derived\n"
-		"peak.bf16 = 409.6 TFLOPS secondary\n"
-		"confidence = secondary\n"
-		"source = https://example.com/a#x (2026-11)\n"
-		"source = second\n"
-		"[Dev B]\n"
-		"base = dev a\n"
-		"exact = Dev B\n"
-		"match_sms = 50\n"
-		"sms = 50\n"
-		"confidence = derived\n"
-		"peak.fp32 = 25.6 TFLOPS @2000 datasheet\n";
+	static const char text[] = "# comment\r\n"
+				   "[ Dev A ]\r\n"
+				   "exact = Dev A, Dev A Rev 2\r\n"
+				   "pattern = DevA, Dev-A\n"
+				   "sms = 100 observed\n"
+				   "clk_max_mhz = 2000\n"
+				   "mem_gb = 40.5 secondary\n"
+				   "dram_gbs = 1024\n"
+				   "mem_clk_mhz = 1000 derived\n"
+				   "bus_bits = 4096\n"
+				   "cc = 12.10\n"
+				   "  peak.fp32 = 51.2 TFLOPS @2000 datasheet  \n"
+				   "peak.fp64 = 800 GFLOPS @2000 unverified\n"
+				   "peak.int8 = 500 GOPS @1500 derived\n"
+				   "peak.bf16 = 409.6 TFLOPS secondary\n"
+				   "confidence = secondary\n"
+				   "source = https://example.com/a#x (2026-11)\n"
+				   "source = second\n"
+				   "[Dev B]\n"
+				   "base = dev a\n"
+				   "exact = Dev B\n"
+				   "match_sms = 50\n"
+				   "sms = 50\n"
+				   "confidence = derived\n"
+				   "peak.fp32 = 25.6 TFLOPS @2000 datasheet\n";
 	struct kp_devdb db;
 	struct kp_diag d = { 0 };
 	assert_int_equal(devdb_parse(&db, text, strlen(text), "t.txt", &d), 0);
@@ -723,9 +727,9 @@ static void props_need_sms_memory_and_cc(void **state)
 	assert_int_equal(devdb_match_props(&builtin, &q, &m), 0);
 	q = (struct kp_devprops){ 12, 16 * GIB, 11, 0 }; /* an APU named AMD Radeon Graphics */
 	assert_int_equal(devdb_match_props(&builtin, &q, &m), 0);
-	q = (struct kp_devprops){ 104, 57 * GIB, 9, 0 };  /* below 90% of 64 */
+	q = (struct kp_devprops){ 104, 57 * GIB, 9, 0 }; /* below 90% of 64 */
 	assert_int_equal(devdb_match_props(&builtin, &q, &m), 0);
-	q = (struct kp_devprops){ 104, 66 * GIB, 9, 0 };  /* above 103% of 64 */
+	q = (struct kp_devprops){ 104, 66 * GIB, 9, 0 }; /* above 103% of 64 */
 	assert_int_equal(devdb_match_props(&builtin, &q, &m), 0);
 	assert_int_equal(devdb_match_props(&builtin, NULL, &m), 0);
 }

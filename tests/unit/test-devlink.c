@@ -60,7 +60,8 @@ static void builtin_links_follow_the_datasheets(void **state)
 	assert_non_null(entry("AMD Instinct MI210")->host_link);
 	/* every NVIDIA entry knows its host link */
 	for (int i = 0; i < builtin.ndev; i++)
-		if (!strncmp(builtin.dev[i].name, "NVIDIA", 6) || !strncmp(builtin.dev[i].name, "Tesla", 5))
+		if (!strncmp(builtin.dev[i].name, "NVIDIA", 6) ||
+		    !strncmp(builtin.dev[i].name, "Tesla", 5))
 			assert_non_null(builtin.dev[i].host_link);
 }
 
@@ -103,10 +104,11 @@ static void parse_fails(const char *text, const char *msg)
 static void parse_reads_and_checks_links(void **state)
 {
 	(void)state;
-	static const char text[] = "[A]\nexact = A\nhost_link = PCIe 6.0 x8 derived\npeer_gbs = 100\n"
-				   "confidence = secondary\nsource = s\n"
-				   "[B]\nbase = A\nexact = B\nhost_link = NVLink-C2C 200\nsource = t\n"
-				   "[C]\nbase = A\nexact = C\nhost_link = none\nsource = u\n";
+	static const char text[] =
+		"[A]\nexact = A\nhost_link = PCIe 6.0 x8 derived\npeer_gbs = 100\n"
+		"confidence = secondary\nsource = s\n"
+		"[B]\nbase = A\nexact = B\nhost_link = NVLink-C2C 200\nsource = t\n"
+		"[C]\nbase = A\nexact = C\nhost_link = none\nsource = u\n";
 	struct kp_devdb db;
 	struct kp_diag d = { 0 };
 	assert_int_equal(devdb_parse(&db, text, strlen(text), "t.txt", &d), 0);

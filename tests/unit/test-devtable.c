@@ -18,12 +18,21 @@
 
 static struct kp_device gpu_a(void)
 {
-	struct kp_device dv = { .name = "Test GPU A", .sms = 132, .clk_max_mhz = 1980, .mem_gb = 80,
-				.mem_bw_byte_per_s = 3.35e12, .mem_clk_mhz = 2619, .bus_bits = 5120,
-				.source = "https://example.test/a", .confidence = "datasheet",
-				.bw_flag = "datasheet", .host_link = "PCIe 5.0 x16",
-				.host_bw_byte_per_s = 63e9, .host_flag = "derived",
-				.peer_bw_byte_per_s = 450e9, .peer_flag = "secondary" };
+	struct kp_device dv = { .name = "Test GPU A",
+				.sms = 132,
+				.clk_max_mhz = 1980,
+				.mem_gb = 80,
+				.mem_bw_byte_per_s = 3.35e12,
+				.mem_clk_mhz = 2619,
+				.bus_bits = 5120,
+				.source = "https://example.test/a",
+				.confidence = "datasheet",
+				.bw_flag = "datasheet",
+				.host_link = "PCIe 5.0 x16",
+				.host_bw_byte_per_s = 63e9,
+				.host_flag = "derived",
+				.peer_bw_byte_per_s = 450e9,
+				.peer_flag = "secondary" };
 	dv.peak[PREC_BF16] = (struct kp_peak){ 989.4e12, 1830, "datasheet" };
 	dv.peak[PREC_FP32] = (struct kp_peak){ 6.69e12, 0, "derived" };
 	dv.peak[PREC_INT8] = (struct kp_peak){ 1979e12, 1830, "datasheet" };
@@ -43,7 +52,8 @@ static int col(const struct kp_table *tb, const char *key)
 static const char *fact(const struct kp_doc *doc, const char *key, char *buf, size_t cap)
 {
 	for (size_t i = 0; i < doc->nitems; i++)
-		if (doc->items[i].type == ITEM_FACT && doc->items[i].key && !strcmp(doc->items[i].key, key))
+		if (doc->items[i].type == ITEM_FACT && doc->items[i].key &&
+		    !strcmp(doc->items[i].key, key))
 			return report_val_text(&doc->items[i].v, buf, cap);
 	return NULL;
 }
@@ -94,16 +104,19 @@ static void a_lookup_lists_each_known_peak_with_its_clock(void **state)
 	assert_string_equal(doc.summary, "'gpu a' is Test GPU A (substring)");
 	assert_string_equal(fact(&doc, "query", buf, sizeof(buf)), "gpu a");
 	assert_string_equal(fact(&doc, "match", buf, sizeof(buf)), "Test GPU A (substring)");
-	assert_string_equal(fact(&doc, "bf16", buf, sizeof(buf)), "989.4 TFLOP/s at 1830 MHz, datasheet");
+	assert_string_equal(fact(&doc, "bf16", buf, sizeof(buf)),
+			    "989.4 TFLOP/s at 1830 MHz, datasheet");
 	assert_string_equal(fact(&doc, "fp32", buf, sizeof(buf)),
 			    "6.69 TFLOP/s (clock unknown, not scaled), derived");
-	assert_string_equal(fact(&doc, "int8", buf, sizeof(buf)), "1979.0 TOP/s at 1830 MHz, datasheet");
+	assert_string_equal(fact(&doc, "int8", buf, sizeof(buf)),
+			    "1979.0 TOP/s at 1830 MHz, datasheet");
 	assert_null(fact(&doc, "fp64", buf, sizeof(buf))); /* unknown peaks are left out */
 	assert_string_equal(fact(&doc, "dram", buf, sizeof(buf)),
 			    "3350 GB/s, datasheet (2619 MHz x 2 x 5120 bits / 8 = 3352 GB/s)");
 	assert_string_equal(fact(&doc, "host link", buf, sizeof(buf)),
 			    "PCIe 5.0 x16, 63.0 GB/s per direction, derived");
-	assert_string_equal(fact(&doc, "peer link", buf, sizeof(buf)), "450 GB/s per direction, secondary");
+	assert_string_equal(fact(&doc, "peer link", buf, sizeof(buf)),
+			    "450 GB/s per direction, secondary");
 	assert_string_equal(fact(&doc, "source", buf, sizeof(buf)), "https://example.test/a");
 	const struct kp_table *tb = first_table(&doc);
 	assert_int_equal(tb->cols[col(tb, "match")].where, COL_MACHINE);
@@ -115,7 +128,8 @@ static void a_lookup_lists_each_known_peak_with_its_clock(void **state)
 	a.peer_bw_byte_per_s = 0;
 	a.mem_clk_mhz = 0;
 	devtable_doc(&db, devs, 1, "gpu a", "exact", &doc);
-	assert_string_equal(fact(&doc, "bf16", buf, sizeof(buf)), "989.4 TFLOP/s (not clock-scaled), datasheet");
+	assert_string_equal(fact(&doc, "bf16", buf, sizeof(buf)),
+			    "989.4 TFLOP/s (not clock-scaled), datasheet");
 	assert_string_equal(fact(&doc, "dram", buf, sizeof(buf)), "3350 GB/s, datasheet");
 	assert_null(fact(&doc, "host link", buf, sizeof(buf)));
 	assert_null(fact(&doc, "peer link", buf, sizeof(buf)));

@@ -33,7 +33,8 @@ static void diag_error_formats_the_message_and_status(void **state)
 {
 	(void)state;
 	struct kp_diag d = { 0 };
-	assert_int_equal(diag_error(&d, KP_BADINPUT, "%s:%d:%d: error: expected ':'", "a.json", 3, 7),
+	assert_int_equal(diag_error(&d, KP_BADINPUT, "%s:%d:%d: error: expected ':'", "a.json", 3,
+				    7),
 			 -1);
 	assert_string_equal(d.msg, "a.json:3:7: error: expected ':'");
 	assert_int_equal(d.status, KP_BADINPUT);
@@ -47,14 +48,16 @@ static void warnings_print_one_line_per_kind_with_the_count_and_the_first_instan
 	char loc[32];
 	for (int i = 0; i < 8; i++) {
 		snprintf(loc, sizeof(loc), "a.json:%d:5", 10 + i);
-		diag_warn_add(&w, "events without 'dur'", loc, "skipped event 'k%d' without 'dur'", i);
+		diag_warn_add(&w, "events without 'dur'", loc, "skipped event 'k%d' without 'dur'",
+			      i);
 	}
 	diag_warn_add(&w, "GPU events with zero 'dur'", NULL, "zero");
 	assert_int_equal(w.nkinds, 2);
 	assert_int_equal(diag_warn_total(&w), 9);
 	char *out = printed(&w);
 	/* one line per kind: the first instance and the count */
-	assert_string_equal(out,
+	assert_string_equal(
+		out,
 		"kprof: a.json:10:5: warning: skipped event 'k0' without 'dur' (first of 8 events without 'dur')\n"
 		"kprof: warning: zero\n");
 	free(out);
@@ -102,7 +105,7 @@ static void fill(struct kp_warnings *w)
 {
 	for (int i = 0; i < 12; i++)
 		diag_warn_add(w, "malformed events", i == 0 ? "a.json:2:3" : "a.json:9:1",
-			 "skipped malformed event: %s", i == 0 ? "no 'ph'" : "not an object");
+			      "skipped malformed event: %s", i == 0 ? "no 'ph'" : "not an object");
 	diag_warn_add(w, "unknown devices", NULL, "device '%s' is not in the device table", "X1");
 }
 
@@ -113,13 +116,17 @@ static void summary_is_one_line_per_kind_with_the_count_and_the_first_instance(v
 	fill(&w);
 	assert_int_equal(diag_warn_total(&w), 13);
 	char *s = printed_as(&w, WARN_SUMMARY, NULL);
-	assert_string_equal(s, "kprof: a.json:2:3: warning: skipped malformed event: no 'ph' (first of 12 malformed events)\n"
-			       "kprof: warning: device 'X1' is not in the device table\n");
+	assert_string_equal(
+		s,
+		"kprof: a.json:2:3: warning: skipped malformed event: no 'ph' (first of 12 malformed events)\n"
+		"kprof: warning: device 'X1' is not in the device table\n");
 	free(s);
 	/* a diff names the side after "warning: ", so file:line:col stays first */
 	s = printed_as(&w, WARN_SUMMARY, "new");
-	assert_string_equal(s, "kprof: a.json:2:3: warning: [new] skipped malformed event: no 'ph' (first of 12 malformed events)\n"
-			       "kprof: warning: [new] device 'X1' is not in the device table\n");
+	assert_string_equal(
+		s,
+		"kprof: a.json:2:3: warning: [new] skipped malformed event: no 'ph' (first of 12 malformed events)\n"
+		"kprof: warning: [new] device 'X1' is not in the device table\n");
 	free(s);
 	/* -q: nothing */
 	s = printed_as(&w, WARN_QUIET, "base");
@@ -142,8 +149,11 @@ static void all_lists_every_instance(void **state)
 	for (char *p = s; *p; p++)
 		lines += *p == '\n';
 	assert_int_equal(lines, 13);
-	assert_non_null(strstr(s, "kprof: a.json:2:3: warning: [base] skipped malformed event: no 'ph'\n"));
-	assert_non_null(strstr(s, "kprof: a.json:9:1: warning: [base] skipped malformed event: not an object\n"));
+	assert_non_null(
+		strstr(s, "kprof: a.json:2:3: warning: [base] skipped malformed event: no 'ph'\n"));
+	assert_non_null(
+		strstr(s,
+		       "kprof: a.json:9:1: warning: [base] skipped malformed event: not an object\n"));
 	assert_null(strstr(s, "first of"));
 	free(s);
 	diag_warn_free(&w);
@@ -153,10 +163,12 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(diag_error_formats_the_message_and_status),
-		cmocka_unit_test(warnings_print_one_line_per_kind_with_the_count_and_the_first_instance),
+		cmocka_unit_test(
+			warnings_print_one_line_per_kind_with_the_count_and_the_first_instance),
 		cmocka_unit_test(kinds_match_by_text),
 		cmocka_unit_test(many_kinds_each_keep_their_own_count),
-		cmocka_unit_test(summary_is_one_line_per_kind_with_the_count_and_the_first_instance),
+		cmocka_unit_test(
+			summary_is_one_line_per_kind_with_the_count_and_the_first_instance),
 		cmocka_unit_test(all_lists_every_instance),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

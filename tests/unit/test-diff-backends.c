@@ -52,8 +52,9 @@ static struct kp_sigpart part(const char *sig, const char *variant, int64_t ns, 
 
 static struct kp_diff_opts opshape(void)
 {
-	struct kp_diff_opts o = { .key = GROUP_OP_SHAPE, .threshold_pct = 2, .base_div = 1,
-				  .new_div = 1 };
+	struct kp_diff_opts o = {
+		.key = GROUP_OP_SHAPE, .threshold_pct = 2, .base_div = 1, .new_div = 1
+	};
 	return o;
 }
 
@@ -135,7 +136,8 @@ static void a_row_of_two_signatures_gives_each_its_part(void **state)
 	};
 	struct kp_row n[] = {
 		shaped("aten::_scaled_dot_product_cudnn_attention", "[..]", "bf16", &nf, 1),
-		shaped("aten::_scaled_dot_product_cudnn_attention_backward", "[..]", "bf16", &nb, 1),
+		shaped("aten::_scaled_dot_product_cudnn_attention_backward", "[..]", "bf16", &nb,
+		       1),
 	};
 	struct kp_diff_opts o = opshape();
 	struct kp_diff d;
@@ -161,7 +163,8 @@ static void a_row_of_two_signatures_gives_each_its_part(void **state)
 	assert_int_equal(rest->base_ns, 9500);
 	assert_true(rest->base_calls == 1);
 	assert_int_equal(rest->base_flops, 100);
-	const struct kp_diff_row *sb = find(&d, "aten::_softmax_backward_data [4,256,128]x[4,256,128] fp32");
+	const struct kp_diff_row *sb =
+		find(&d, "aten::_softmax_backward_data [4,256,128]x[4,256,128] fp32");
 	assert_non_null(sb);
 	assert_int_equal(sb->base_ns, 6000);
 	assert_int_equal(d.sum.base_ns, 9000 + 9500 + 7000 + 6000);
@@ -267,7 +270,8 @@ static void cross_dtype_pairs_first_and_mixed_variants_are_named(void **state)
 static void per_step_series_follow_the_parts(void **state)
 {
 	(void)state;
-	int64_t s1[3] = { 3000, 3100, 2900 }, s2[3] = { 1000, 1000, 1000 }, s3[3] = { 2000, 2050, 1950 };
+	int64_t s1[3] = { 3000, 3100, 2900 }, s2[3] = { 1000, 1000, 1000 },
+		s3[3] = { 2000, 2050, 1950 };
 	struct kp_sigpart b1 = part(FWD, "math", 9000, 3, 3, -1);
 	struct kp_sigpart b2 = part(FWD, "math", 3000, 3, 3, -1);
 	struct kp_sigpart n1 = part(FWD, "cudnn", 6000, 3, 3, -1);

@@ -18,7 +18,8 @@
 static const struct kp_item *fact(const struct kp_doc *doc, const char *key)
 {
 	for (size_t i = 0; i < doc->nitems; i++)
-		if (doc->items[i].type == ITEM_FACT && doc->items[i].key && !strcmp(doc->items[i].key, key))
+		if (doc->items[i].type == ITEM_FACT && doc->items[i].key &&
+		    !strcmp(doc->items[i].key, key))
 			return &doc->items[i];
 	return NULL;
 }
@@ -38,7 +39,8 @@ static const struct kp_item *jfact(const struct kp_doc *doc, const char *within,
 					    !strcmp(doc->items[i].jkey, within)))
 			i++;
 	for (; i < doc->nitems; i++)
-		if (doc->items[i].type == ITEM_FACT && doc->items[i].jkey && !strcmp(doc->items[i].jkey, jkey))
+		if (doc->items[i].type == ITEM_FACT && doc->items[i].jkey &&
+		    !strcmp(doc->items[i].jkey, jkey))
 			return &doc->items[i];
 	return NULL;
 }
@@ -62,27 +64,52 @@ static int col(const struct kp_table *tb, const char *key)
 
 static struct kp_diff_row row(const char *key, int64_t b, int64_t n, enum kp_diff_status st)
 {
-	return (struct kp_diff_row){ .key = key, .name = key, .has_base = b >= 0, .has_new = n >= 0,
-				     .base_ns = b < 0 ? 0 : b, .new_ns = n < 0 ? 0 : n,
+	return (struct kp_diff_row){ .key = key,
+				     .name = key,
+				     .has_base = b >= 0,
+				     .has_new = n >= 0,
+				     .base_ns = b < 0 ? 0 : b,
+				     .new_ns = n < 0 ? 0 : n,
 				     .delta_ns = (n < 0 ? 0 : n) - (b < 0 ? 0 : b),
-				     .ratio = b > 0 && n > 0 ? (double)n / b : -1, .status = st,
-				     .base_calls = b >= 0 ? 2 : 0, .new_calls = n >= 0 ? 2 : 0,
-				     .base_flops_per_s = -1, .new_flops_per_s = -1, .base_pct_peak = -1,
-				     .new_pct_peak = -1, .base_pct = -1, .new_pct = -1, .noise_ns = -1 };
+				     .ratio = b > 0 && n > 0 ? (double)n / b : -1,
+				     .status = st,
+				     .base_calls = b >= 0 ? 2 : 0,
+				     .new_calls = n >= 0 ? 2 : 0,
+				     .base_flops_per_s = -1,
+				     .new_flops_per_s = -1,
+				     .base_pct_peak = -1,
+				     .new_pct_peak = -1,
+				     .base_pct = -1,
+				     .new_pct = -1,
+				     .noise_ns = -1 };
 }
 
 static void fill(struct kp_diff *d, struct kp_diff_row *rows, size_t n)
 {
 	memset(d, 0, sizeof(*d));
-	d->opts = (struct kp_diff_opts){ .key = GROUP_KERNEL, .threshold_pct = 2, .how = NORM_TOTAL,
-					 .base_div = 1, .new_div = 1 };
-	d->base = (struct kp_diff_side){ .label = "base.json", .div = 1, .time_ns = 2000000, .nkeys = 3 };
-	d->new = (struct kp_diff_side){ .label = "new.json", .div = 1, .time_ns = 2500000, .nkeys = 3 };
+	d->opts = (struct kp_diff_opts){ .key = GROUP_KERNEL,
+					 .threshold_pct = 2,
+					 .how = NORM_TOTAL,
+					 .base_div = 1,
+					 .new_div = 1 };
+	d->base = (struct kp_diff_side){
+		.label = "base.json", .div = 1, .time_ns = 2000000, .nkeys = 3
+	};
+	d->new = (struct kp_diff_side){
+		.label = "new.json", .div = 1, .time_ns = 2500000, .nkeys = 3
+	};
 	d->rows = rows;
 	d->nrows = n;
-	d->sum = (struct kp_diff_summary){ .base_ns = 2000000, .new_ns = 2500000, .delta_ns = 500000,
-					   .total_ratio = 1.25, .geomean_speedup = 0.9, .matched = 2,
-					   .regressed = 1, .improved = 1, .added = 1, .removed = 0,
+	d->sum = (struct kp_diff_summary){ .base_ns = 2000000,
+					   .new_ns = 2500000,
+					   .delta_ns = 500000,
+					   .total_ratio = 1.25,
+					   .geomean_speedup = 0.9,
+					   .matched = 2,
+					   .regressed = 1,
+					   .improved = 1,
+					   .added = 1,
+					   .removed = 0,
 					   .noise_ns = -1 };
 }
 
@@ -101,11 +128,12 @@ static void header_lines_tell_inputs_totals_and_rows(void **state)
 	assert_string_equal(doc.summary, "GPU time 2.000 ms -> 2.500 ms (+25.0%, 1.250x)");
 	assert_string_equal(ftext(&doc, "[0] base"), "base.json  (2.000 ms)");
 	assert_string_equal(ftext(&doc, "[1] new"), " new.json   (2.500 ms)");
-	assert_string_equal(ftext(&doc, "compare"), "normalized kernel names, totals (--no-per-step)");
+	assert_string_equal(ftext(&doc, "compare"),
+			    "normalized kernel names, totals (--no-per-step)");
 	assert_string_equal(ftext(&doc, "rows"),
 			    "kernels: 2 matched (1 regressed, 1 improved, 0 unchanged within 2%), 1 new, "
 			    "0 gone; geomean speedup 0.900x");
-	assert_null(fact(&doc, "gate"));   /* no gate asked */
+	assert_null(fact(&doc, "gate")); /* no gate asked */
 	assert_null(fact(&doc, "note"));
 	assert_null(fact(&doc, "device")); /* no reports: no devices to compare */
 	assert_string_equal(jfact(&doc, NULL, "key")->v.s, "kernel");
@@ -127,7 +155,8 @@ static void header_lines_tell_inputs_totals_and_rows(void **state)
 	d.opts.key = GROUP_OP;
 	diff_render_doc(&d, &o, &doc);
 	assert_string_equal(doc.summary, "GPU time per step 0 ns -> 2.500 ms (N/A)");
-	assert_string_equal(ftext(&doc, "compare"), "op names, per step (--steps): base / 4, new / 5");
+	assert_string_equal(ftext(&doc, "compare"),
+			    "op names, per step (--steps): base / 4, new / 5");
 	assert_non_null(strstr(ftext(&doc, "rows"), "ops: 2 matched"));
 	assert_non_null(strstr(ftext(&doc, "rows"), "geomean speedup N/A"));
 	assert_string_equal(rows_of(&doc)->cols[rows_of(&doc)->ncols - 1].title, "Op");
@@ -137,7 +166,8 @@ static void header_lines_tell_inputs_totals_and_rows(void **state)
 static void renamed_kernels_get_a_note(void **state)
 {
 	(void)state;
-	struct kp_diff_row rows[] = { row("a", 1000000, -1, DIFF_GONE), row("b", -1, 1000000, DIFF_NEW) };
+	struct kp_diff_row rows[] = { row("a", 1000000, -1, DIFF_GONE),
+				      row("b", -1, 1000000, DIFF_NEW) };
 	struct kp_diff d;
 	fill(&d, rows, 2);
 	d.sum.base_ns = d.sum.new_ns = 1000000;
@@ -146,8 +176,9 @@ static void renamed_kernels_get_a_note(void **state)
 	struct kp_diff_render_opts o = { 0 };
 	struct kp_doc doc;
 	diff_render_doc(&d, &o, &doc);
-	assert_string_equal(ftext(&doc, "note"), "80% of base and 30% of new time is in kernels found on "
-						 "one side only; try --key op-shape");
+	assert_string_equal(ftext(&doc, "note"),
+			    "80% of base and 30% of new time is in kernels found on "
+			    "one side only; try --key op-shape");
 	report_free(&doc);
 	d.sum.onesided_base_ns = 500000; /* exactly half: not "most" */
 	diff_render_doc(&d, &o, &doc);
@@ -162,8 +193,9 @@ static void the_gate_is_a_verdict_with_its_crossings(void **state)
 	struct kp_diff d;
 	fill(&d, rows, 1);
 	struct kp_gate_rule rules[] = { { "gemm*", 10 } };
-	struct kp_gate_opts g = { .fail_above_pct = 5, .min_delta_ns = KP_MIN_DELTA_NS, .rules = rules,
-				  .nrules = 1 };
+	struct kp_gate_opts g = {
+		.fail_above_pct = 5, .min_delta_ns = KP_MIN_DELTA_NS, .rules = rules, .nrules = 1
+	};
 	struct kp_diff_render_opts o = { .gate = &g };
 	struct kp_doc doc;
 	diff_render_doc(&d, &o, &doc);
@@ -188,8 +220,9 @@ static void the_gate_is_a_verdict_with_its_crossings(void **state)
 	o.nhits = 3;
 	d.opts.noise_k = -1;
 	diff_render_doc(&d, &o, &doc);
-	assert_string_equal(ftext(&doc, "gate"), "--fail-above 5% and 1 per-key limit, --min-delta 5.000 us, "
-						 "no noise test (--noise-k 0): tripped by the total and 2 rows");
+	assert_string_equal(ftext(&doc, "gate"),
+			    "--fail-above 5% and 1 per-key limit, --min-delta 5.000 us, "
+			    "no noise test (--noise-k 0): tripped by the total and 2 rows");
 	assert_int_equal(fact(&doc, "gate")->tone, TONE_BAD);
 	assert_int_equal(jfact(&doc, "gate", "tripped")->v.i, 1);
 	assert_int_equal(jfact(&doc, "crossed", "key")->v.type, VAL_NULL); /* the total */
@@ -216,7 +249,8 @@ static void rows_carry_status_tone_and_shown_names(void **state)
 	struct kp_diff_row rows[] = { row("gemm", 1000000, 1500000, DIFF_CHANGED),
 				      row("relu", 1000000, 900000, DIFF_CHANGED),
 				      row("copy", 1000, 1000, DIFF_UNCHANGED),
-				      row("newk", -1, 100000, DIFF_NEW), row("old", 5000, -1, DIFF_GONE) };
+				      row("newk", -1, 100000, DIFF_NEW),
+				      row("old", 5000, -1, DIFF_GONE) };
 	rows[2].share_pt = -0.04;
 	rows[0].share_pt = 12.34;
 	struct kp_diff d;

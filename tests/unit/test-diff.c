@@ -29,7 +29,6 @@ static int diff_sort(struct kp_diff *r, const char *keys, const char **bad)
 	return 0;
 }
 
-
 /* an analysis row as analyze_run() leaves it: name, time, calls; FLOPs unknown */
 static struct kp_row row(const char *name, int64_t time_ns, int64_t calls)
 {
@@ -69,7 +68,9 @@ static struct kp_diff_opts kopts(enum kp_group key)
 
 static struct kp_gate_opts gopts(double pct, double min_pct, int64_t min_delta_ns)
 {
-	struct kp_gate_opts g = { .fail_above_pct = pct, .min_pct = min_pct, .min_delta_ns = min_delta_ns };
+	struct kp_gate_opts g = { .fail_above_pct = pct,
+				  .min_pct = min_pct,
+				  .min_delta_ns = min_delta_ns };
 	return g;
 }
 
@@ -88,14 +89,18 @@ static void normalization_merges_template_noise_but_keeps_distinct_kernels(void 
 	arena_init(&a);
 	/* 2022 vs 2026 spelling of one instantiation */
 	assert_string_equal(
-		diff_normalize_kernel(&a, "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, std::array<char*, 1ul> >(int, at::native::FillFunctor<float>, std::array<char*, 1ul>)"),
+		diff_normalize_kernel(
+			&a,
+			"void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, std::array<char*, 1ul> >(int, at::native::FillFunctor<float>, std::array<char*, 1ul>)"),
 		"at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, std::array<char*, 1>>");
-	assert_string_equal(diff_normalize_kernel(&a, "void k<int,float>(int *, float)"), "k<int, float>");
+	assert_string_equal(diff_normalize_kernel(&a, "void k<int,float>(int *, float)"),
+			    "k<int, float>");
 	/* vector width 4 vs 2 is a different kernel */
 	assert_string_not_equal(diff_normalize_kernel(&a, "void k<4, F>(int)"),
 				diff_normalize_kernel(&a, "void k<2, F>(int)"));
 	/* identifiers ending in digits and letters keep them: sm90, 128x256x64, 5x */
-	assert_string_equal(diff_normalize_kernel(&a, "sm90_xmma_gemm_bf16bf16_tn_128x256x64_5x_cublas"),
+	assert_string_equal(diff_normalize_kernel(&a,
+						  "sm90_xmma_gemm_bf16bf16_tn_128x256x64_5x_cublas"),
 			    "sm90_xmma_gemm_bf16bf16_tn_128x256x64_5x_cublas");
 	assert_string_equal(diff_normalize_kernel(&a, "void f<unsigned int, 3u>(unsigned int)"),
 			    "f<unsigned int, 3>");
@@ -104,11 +109,16 @@ static void normalization_merges_template_noise_but_keeps_distinct_kernels(void 
 	/* Inductor's per-graph counter, only on triton_ kernels and only a trailing _N */
 	assert_string_equal(diff_normalize_kernel(&a, "triton_poi_fused_add_cos_sin_0"),
 			    "triton_poi_fused_add_cos_sin");
-	assert_string_equal(diff_normalize_kernel(&a, "triton_red_fused_sum_12"), "triton_red_fused_sum");
-	assert_string_equal(diff_normalize_kernel(&a, "triton_poi_fused_add"), "triton_poi_fused_add");
+	assert_string_equal(diff_normalize_kernel(&a, "triton_red_fused_sum_12"),
+			    "triton_red_fused_sum");
+	assert_string_equal(diff_normalize_kernel(&a, "triton_poi_fused_add"),
+			    "triton_poi_fused_add");
 	assert_string_equal(diff_normalize_kernel(&a, "my_kernel_3"), "my_kernel_3");
-	assert_string_equal(diff_normalize_kernel(&a, "void (anonymous namespace)::softmax_warp_forward<float, 10, true>(float*)"),
-			    "(anonymous namespace)::softmax_warp_forward<float, 10, true>");
+	assert_string_equal(
+		diff_normalize_kernel(
+			&a,
+			"void (anonymous namespace)::softmax_warp_forward<float, 10, true>(float*)"),
+		"(anonymous namespace)::softmax_warp_forward<float, 10, true>");
 	arena_free(&a);
 }
 
@@ -258,17 +268,22 @@ static void out_variants_pair_with_the_functional_op(void **state)
 	/* Inductor's extern_kernels.mm(a, b, out=buf) records the output as a third slot */
 	assert_string_equal(diff_functional_shape(&a, "aten::mm", "[256,512]x[512,768]x[256,768]"),
 			    "[256,512]x[512,768]");
-	assert_string_equal(diff_functional_shape(&a, "aten::mm", "[256,512]x[512,768]"), "[256,512]x[512,768]");
-	assert_string_equal(diff_functional_shape(&a, "aten::addmm", "[768]x[256,512]x[512,768]x[256,768]"),
+	assert_string_equal(diff_functional_shape(&a, "aten::mm", "[256,512]x[512,768]"),
+			    "[256,512]x[512,768]");
+	assert_string_equal(diff_functional_shape(&a, "aten::addmm",
+						  "[768]x[256,512]x[512,768]x[256,768]"),
 			    "[768]x[256,512]x[512,768]");
 	assert_string_equal(diff_functional_shape(&a, "aten::baddbmm",
 						  "[8,256,768]x[8,256,512]x[8,512,768]x[8,256,768]"),
 			    "[8,256,768]x[8,256,512]x[8,512,768]");
 	/* not in the table, or not exactly one slot more: unchanged */
-	assert_string_equal(diff_functional_shape(&a, "aten::cat", "{[2,3],[2,3]}x[4,3]"), "{[2,3],[2,3]}x[4,3]");
-	assert_string_equal(diff_functional_shape(&a, "aten::mm", "[1]x[2]x[3]x[4]"), "[1]x[2]x[3]x[4]");
+	assert_string_equal(diff_functional_shape(&a, "aten::cat", "{[2,3],[2,3]}x[4,3]"),
+			    "{[2,3],[2,3]}x[4,3]");
+	assert_string_equal(diff_functional_shape(&a, "aten::mm", "[1]x[2]x[3]x[4]"),
+			    "[1]x[2]x[3]x[4]");
 	/* separators inside a tensor list do not count */
-	assert_string_equal(diff_functional_shape(&a, "aten::bmm", "[2,2,2]x[2,2,2]"), "[2,2,2]x[2,2,2]");
+	assert_string_equal(diff_functional_shape(&a, "aten::bmm", "[2,2,2]x[2,2,2]"),
+			    "[2,2,2]x[2,2,2]");
 	arena_free(&a);
 
 	struct kp_row b[] = { shaped("aten::mm", "[256,512]x[512,768]", "bf16", 1000, 1) };
@@ -373,11 +388,15 @@ static void gate_trips_on_the_total_a_big_row_or_a_new_row_and_not_in_reverse(vo
 	assert_int_equal(h[1].status, DIFF_NEW);
 	assert_string_equal(h[2].key, "small");
 	diff_gate_message(&h[2], &g, msg, sizeof(msg));
-	assert_string_equal(msg, "'small' 1.000 us -> 1.500 us: +500 ns (+50.0%), limit 10%, floor 0 ns, noise N/A");
+	assert_string_equal(
+		msg,
+		"'small' 1.000 us -> 1.500 us: +500 ns (+50.0%), limit 10%, floor 0 ns, noise N/A");
 	diff_gate_message(&h[1], &g, msg, sizeof(msg));
 	assert_string_equal(msg, "'new' (new) 5.000 us: +5.000 us, floor 0 ns, noise N/A");
 	diff_gate_message(&h[0], &g, msg, sizeof(msg));
-	assert_string_equal(msg, "total GPU time 10.050 us -> 15.600 us: +5.550 us (+55.2%), limit 10%, floor 0 ns, noise N/A");
+	assert_string_equal(
+		msg,
+		"total GPU time 10.050 us -> 15.600 us: +5.550 us (+55.2%), limit 10%, floor 0 ns, noise N/A");
 	/* --min-pct 20: "small" holds 9.95% of base time; "new" 32% of new time */
 	g = gopts(10, 20, 0);
 	assert_int_equal(diff_gate(&d, &g, h, 8), 2);
@@ -425,13 +444,18 @@ static void per_key_limits_match_keys_or_op_names_and_the_last_rule_wins(void **
 			    "expected PCT (a number >= 0) or PATTERN=PCT");
 	const char file[] = "# team limits\n  nvjet_*=20\n\n*gelu* [4096,4096] bf16=0.5\n3\n";
 	struct kp_diag d = { 0 };
-	assert_int_equal(diff_gate_parse_file(&a, file, strlen(file), "gate.txt", &global, &rules, &n, &cap, &d), 0);
+	assert_int_equal(diff_gate_parse_file(&a, file, strlen(file), "gate.txt", &global, &rules,
+					      &n, &cap, &d),
+			 0);
 	assert_int_equal(n, 3);
 	assert_true(global == 3);
 	assert_string_equal(rules[2].pattern, "*gelu* [4096,4096] bf16");
 	const char bad[] = "aten::mm=1\naten::bmm=two\n";
-	assert_int_equal(diff_gate_parse_file(&a, bad, strlen(bad), "gate.txt", &global, &rules, &n, &cap, &d), -1);
-	assert_string_equal(d.msg, "gate.txt:2: error: expected PATTERN=PCT with PCT a number >= 0");
+	assert_int_equal(diff_gate_parse_file(&a, bad, strlen(bad), "gate.txt", &global, &rules, &n,
+					      &cap, &d),
+			 -1);
+	assert_string_equal(d.msg,
+			    "gate.txt:2: error: expected PATTERN=PCT with PCT a number >= 0");
 	assert_int_equal(d.status, KP_BADINPUT);
 	assert_int_equal(n, 4); /* the bad file's first line was read */
 
@@ -567,8 +591,10 @@ static void sort_defaults_to_absolute_delta_and_rejects_unknown_keys(void **stat
 static void folding_keeps_the_delta_sum_in_the_others_row(void **state)
 {
 	(void)state;
-	struct kp_row b[] = { row("a", 1000, 1), row("b", 800, 2), row("c", 30, 3), row("d", 20, 1) };
-	struct kp_row n[] = { row("a", 1500, 1), row("b", 700, 2), row("c", 60, 4), row("e", 15, 1) };
+	struct kp_row b[] = { row("a", 1000, 1), row("b", 800, 2), row("c", 30, 3),
+			      row("d", 20, 1) };
+	struct kp_row n[] = { row("a", 1500, 1), row("b", 700, 2), row("c", 60, 4),
+			      row("e", 15, 1) };
 	struct kp_diff_opts o = kopts(GROUP_KERNEL);
 	struct kp_diff d;
 	const char *bad;
@@ -634,7 +660,8 @@ static void renderers_write_null_for_a_missing_side(void **state)
 	diff_render_doc(&d, &ro, &doc);
 	table_render(&doc, FMT_CSV, 0, fp);
 	fclose(fp);
-	assert_non_null(strstr(buf, "key,status,base_time_ns,new_time_ns,delta_ns,ratio,share_pt,"));
+	assert_non_null(
+		strstr(buf, "key,status,base_time_ns,new_time_ns,delta_ns,ratio,share_pt,"));
 	assert_non_null(strstr(buf, "\r\na,changed,1000,2000,1000,2,"));
 	assert_non_null(strstr(buf, "\r\ng,gone,10,,-10,,"));
 	free(buf);
@@ -669,7 +696,9 @@ static void run_joins_two_traces_gates_and_refuses_per_step_without_steps(void *
 			  tdata(n, sizeof(n), "torch211-h100/matmul_fp16.json") },
 		.analyze = { .group = GROUP_KERNEL, .db = &db },
 		.diff = { .key = GROUP_KERNEL, .threshold_pct = 2, .base_div = 1, .new_div = 1 },
-		.per_step = -1, .top = 3, .gate = { .fail_above_pct = 0, .min_delta_ns = KP_MIN_DELTA_NS },
+		.per_step = -1,
+		.top = 3,
+		.gate = { .fail_above_pct = 0, .min_delta_ns = KP_MIN_DELTA_NS },
 	};
 	const char *bad;
 	assert_int_equal(sort_parse(&o.sort, SORT_DIFF, NULL, &bad), 0);
@@ -708,7 +737,8 @@ static void run_passes_an_unchanged_recording_and_trips_on_an_fp32_layer(void **
 			  tdata(n, sizeof(n), "torch211-h200-gate/train_b.json.gz") },
 		.analyze = { .group = GROUP_OP_SHAPE, .db = &db },
 		.diff = { .key = GROUP_OP_SHAPE, .threshold_pct = 2, .base_div = 1, .new_div = 1 },
-		.per_step = -1, .gate = { .fail_above_pct = 2, .min_delta_ns = KP_MIN_DELTA_NS },
+		.per_step = -1,
+		.gate = { .fail_above_pct = 2, .min_delta_ns = KP_MIN_DELTA_NS },
 	};
 	const char *bad;
 	assert_int_equal(sort_parse(&o.sort, SORT_DIFF, NULL, &bad), 0);
@@ -746,10 +776,12 @@ int main(void)
 		cmocka_unit_test(run_passes_an_unchanged_recording_and_trips_on_an_fp32_layer),
 		cmocka_unit_test(kernel_rows_join_by_normalized_name_and_one_sided_rows_are_tagged),
 		cmocka_unit_test(op_shape_pairs_across_dtypes_and_shows_both),
-		cmocka_unit_test(op_shape_pairs_exact_dtypes_first_and_keeps_dtypes_apart_within_a_trace),
+		cmocka_unit_test(
+			op_shape_pairs_exact_dtypes_first_and_keeps_dtypes_apart_within_a_trace),
 		cmocka_unit_test(out_variants_pair_with_the_functional_op),
 		cmocka_unit_test(identical_inputs_give_zero_deltas_and_pass_a_zero_gate),
-		cmocka_unit_test(per_step_divides_times_and_calls_and_deltas_still_sum_to_the_total),
+		cmocka_unit_test(
+			per_step_divides_times_and_calls_and_deltas_still_sum_to_the_total),
 		cmocka_unit_test(threshold_is_the_noise_floor),
 		cmocka_unit_test(gate_trips_on_the_total_a_big_row_or_a_new_row_and_not_in_reverse),
 		cmocka_unit_test(per_key_limits_match_keys_or_op_names_and_the_last_rule_wins),

@@ -31,9 +31,17 @@ static struct kp_slot cudnn_slots[] = { SLOT(X), SLOT(Y), SLOT(W) };
 
 static struct kp_op op(const char *name, int32_t parent, int64_t seq, struct kp_slot *slots, int n)
 {
-	return (struct kp_op){ .name = name, .parent = parent, .seq = seq, .slots = slots,
-			       .nslots = (int16_t)n, .cls = (int8_t)opmodel_class(name), .bwd = -1,
-			       .model = -1, .ext_id = -1, .kernel_flop = -1, .kernel_num_gb = -1 };
+	return (struct kp_op){ .name = name,
+			       .parent = parent,
+			       .seq = seq,
+			       .slots = slots,
+			       .nslots = (int16_t)n,
+			       .cls = (int8_t)opmodel_class(name),
+			       .bwd = -1,
+			       .model = -1,
+			       .ext_id = -1,
+			       .kernel_flop = -1,
+			       .kernel_num_gb = -1 };
 }
 
 static struct kp_trace trace_of(struct kp_op *ops, size_t n)
@@ -46,10 +54,10 @@ static void a_forward_conv_links_to_the_backward_of_its_sequence_number(void **s
 	(void)state;
 	struct kp_op ops[] = {
 		op("aten::conv2d", -1, -1, NULL, 0),
-		op("aten::convolution", 0, 7, fwd_slots, 2),            /* 1: forward */
-		op("ConvolutionBackward0", -1, 7, NULL, 0),             /* 2: autograd node */
+		op("aten::convolution", 0, 7, fwd_slots, 2), /* 1: forward */
+		op("ConvolutionBackward0", -1, 7, NULL, 0),  /* 2: autograd node */
 		op("autograd::engine::evaluate_function", 2, -1, NULL, 0),
-		op("aten::convolution_backward", 3, -1, bwd_slots, 3),  /* 4: two levels down */
+		op("aten::convolution_backward", 3, -1, bwd_slots, 3), /* 4: two levels down */
 	};
 	struct kp_trace t = trace_of(ops, 5);
 	fwdbwd_link(&t);
@@ -71,7 +79,7 @@ static void other_sequence_numbers_and_nodes_do_not_link(void **state)
 		op("aten::convolution", -1, 7, fwd_slots, 2),
 		op("ConvolutionBackward0", -1, 8, NULL, 0),
 		op("aten::convolution_backward", 1, -1, bwd_slots, 3),
-		op("MmBackward0", -1, 7, NULL, 0),                     /* not a conv node */
+		op("MmBackward0", -1, 7, NULL, 0), /* not a conv node */
 		op("aten::convolution_backward", 3, -1, bwd_slots, 3),
 		op("aten::convolution_backward", -1, -1, bwd_slots, 3), /* no node at all */
 	};
@@ -94,12 +102,12 @@ static void shapes_settle_a_sequence_number_shared_by_two_threads(void **state)
 	(void)state;
 	struct kp_slot fwd2[] = { SLOT(X), SLOT(W2) };
 	struct kp_op ops[] = {
-		op("aten::convolution", -1, 3, fwd_slots, 2),           /* 0: thread A, 3x3 */
-		op("aten::convolution", -1, 3, fwd2, 2),                /* 1: thread B, 5x5 */
+		op("aten::convolution", -1, 3, fwd_slots, 2), /* 0: thread A, 3x3 */
+		op("aten::convolution", -1, 3, fwd2, 2),      /* 1: thread B, 5x5 */
 		op("ConvolutionBackward0", -1, 3, NULL, 0),
 		op("aten::convolution_backward", 2, -1, bwd2_slots, 3), /* 3: the 5x5's */
 		op("ConvolutionBackward0", -1, 3, NULL, 0),
-		op("aten::convolution_backward", 4, -1, bwd_slots, 3),  /* 5: the 3x3's */
+		op("aten::convolution_backward", 4, -1, bwd_slots, 3), /* 5: the 3x3's */
 	};
 	struct kp_trace t = trace_of(ops, 6);
 	fwdbwd_link(&t);

@@ -32,11 +32,17 @@ static void lt_descriptors_give_the_gemm_shape(void **state)
 {
 	(void)state;
 	/* torch.addmm(bias, a, b) bf16 (doc/capture-any.md §1.5, observed): D 128x256, A 128x512 */
-	struct kp_lt_attrs a = { .compute = C32F, .scale_type = R32F, .transa = 0, .transb = 0,
-				 .epilogue = 4, .bias_type = -1,
+	struct kp_lt_attrs a = { .compute = C32F,
+				 .scale_type = R32F,
+				 .transa = 0,
+				 .transb = 0,
+				 .epilogue = 4,
+				 .bias_type = -1,
 				 .type = { R16BF, R16BF, R16BF, R16BF },
-				 .rows = { 128, 512, 128, 128 }, .cols = { 512, 256, 256, 256 },
-				 .batch = { 1, 1, 1, 1 }, .has = { 1, 1, 1, 1 } };
+				 .rows = { 128, 512, 128, 128 },
+				 .cols = { 512, 256, 256, 256 },
+				 .batch = { 1, 1, 1, 1 },
+				 .has = { 1, 1, 1, 1 } };
 	float beta = 0.f;
 	a.beta = &beta, a.beta_readable = 1;
 	struct kp_hcall c;
@@ -113,8 +119,9 @@ static void gemm_calls_are_laid_out_as_aten_ops(void **state)
 				 HCF_BETA_KNOWN | HCF_BETA_ZERO);
 	assert_int_equal(hostops_gemm(&c, &name, &args), 0);
 	assert_string_equal(name, "aten::mm");
-	assert_non_null(strstr(args, "\"Input Dims\":[[256,512],[512,128],[256,128]],\"Input type\":"
-				     "[\"c10::BFloat16\",\"c10::BFloat16\",\"c10::BFloat16\"]"));
+	assert_non_null(strstr(args,
+			       "\"Input Dims\":[[256,512],[512,128],[256,128]],\"Input type\":"
+			       "[\"c10::BFloat16\",\"c10::BFloat16\",\"c10::BFloat16\"]"));
 	assert_non_null(strstr(args, "\"kprof library call\":\"cublasGemmEx\""));
 	assert_non_null(strstr(args, "m=128 n=256 k=512 batch=1 transa=N transb=N compute=68"));
 	assert_null(strstr(args, "kprof compute"));
@@ -123,9 +130,11 @@ static void gemm_calls_are_laid_out_as_aten_ops(void **state)
 	c = gemm("cublasGemmStridedBatchedEx", 64, 32, 16, 8, R16F, R32F, C32F, HCF_BETA_KNOWN);
 	assert_int_equal(hostops_gemm(&c, &name, &args), 0);
 	assert_string_equal(name, "aten::baddbmm");
-	assert_non_null(strstr(args, "\"Input Dims\":[[8,32,64],[8,32,16],[8,16,64],[],[],[8,32,64]]"));
-	assert_non_null(strstr(args, "\"Input type\":[\"float\",\"c10::Half\",\"c10::Half\",\"Scalar\","
-				     "\"Scalar\",\"float\"]"));
+	assert_non_null(
+		strstr(args, "\"Input Dims\":[[8,32,64],[8,32,16],[8,16,64],[],[],[8,32,64]]"));
+	assert_non_null(strstr(args,
+			       "\"Input type\":[\"float\",\"c10::Half\",\"c10::Half\",\"Scalar\","
+			       "\"Scalar\",\"float\"]"));
 	free(args);
 	/* Lt with a bias epilogue and TF32 math: addmm with the bias vector as self */
 	c = gemm("cublasLtMatmul", 128, 256, 512, 1, R32F, R32F, FAST_TF32,
@@ -150,12 +159,21 @@ static void gemm_calls_are_laid_out_as_aten_ops(void **state)
 static void add_kernel(struct kp_ctrace *t, uint32_t corr, uint64_t launch_ns, uint64_t ext,
 		       const char *kname)
 {
-	struct kp_rec api = { .kind = REC_DRIVER, .start_ns = launch_ns, .end_ns = launch_ns + 1000,
-			      .corr = corr, .cbid = 652, .pid = 483, .tid = 483,
+	struct kp_rec api = { .kind = REC_DRIVER,
+			      .start_ns = launch_ns,
+			      .end_ns = launch_ns + 1000,
+			      .corr = corr,
+			      .cbid = 652,
+			      .pid = 483,
+			      .tid = 483,
 			      .name = ctrace_intern(t, "cuLaunchKernelEx", 16) };
-	struct kp_rec k = { .kind = REC_KERNEL, .start_ns = launch_ns + 50000,
-			    .end_ns = launch_ns + 60000, .corr = corr, .stream = 7,
-			    .grid = { 1, 1, 1 }, .block = { 128, 1, 1 },
+	struct kp_rec k = { .kind = REC_KERNEL,
+			    .start_ns = launch_ns + 50000,
+			    .end_ns = launch_ns + 60000,
+			    .corr = corr,
+			    .stream = 7,
+			    .grid = { 1, 1, 1 },
+			    .block = { 128, 1, 1 },
 			    .name = ctrace_intern(t, kname, strlen(kname)) };
 	ctrace_add_rec(t, &api);
 	ctrace_add_rec(t, &k);
@@ -227,11 +245,15 @@ static void library_ops_get_closed_form_flops(void **state)
 	struct kp_ctrace t;
 	ctrace_init(&t);
 	struct kp_hostops_stats st;
-	add_call(&t, gemm("cublasGemmEx", 128, 256, 512, 1, R16BF, R16BF, C32F,
-			  HCF_BETA_KNOWN | HCF_BETA_ZERO), T0 + 1000, T0 + 9000, 1);
+	add_call(&t,
+		 gemm("cublasGemmEx", 128, 256, 512, 1, R16BF, R16BF, C32F,
+		      HCF_BETA_KNOWN | HCF_BETA_ZERO),
+		 T0 + 1000, T0 + 9000, 1);
 	add_kernel(&t, 10, T0 + 2000, 1, "nvjet_sm90_tst_128x64_64x8_1x2_h_bz_NNT");
-	add_call(&t, gemm("cublasGemmStridedBatchedEx", 64, 32, 16, 8, R16BF, R16BF, C32F,
-			  HCF_BETA_KNOWN | HCF_BETA_ZERO), T0 + 20000, T0 + 29000, 2);
+	add_call(&t,
+		 gemm("cublasGemmStridedBatchedEx", 64, 32, 16, 8, R16BF, R16BF, C32F,
+		      HCF_BETA_KNOWN | HCF_BETA_ZERO),
+		 T0 + 20000, T0 + 29000, 2);
 	add_kernel(&t, 11, T0 + 21000, 2, "nvjet_sm90_tst_64x32_h_bz_NNT");
 	/* a GEMM that failed launches nothing, and a call without a shape keeps its kernel */
 	add_call(&t, gemm("cublasLtMatmul", -1, -1, -1, 1, R16BF, R16BF, C32F, 0), T0 + 40000,
@@ -265,8 +287,10 @@ static void emit_nvtx_messages_parse(void **state)
 	(void)state;
 	struct kp_nvtx_msg m;
 	char why[128];
-	assert_int_equal(nvtxmsg_parse("aten::mm, seq = 12, op_id = 7, sizes = [[4096, 4096], [4096, 4096]]",
-				       &m, why, sizeof(why)), 0);
+	assert_int_equal(
+		nvtxmsg_parse("aten::mm, seq = 12, op_id = 7, sizes = [[4096, 4096], [4096, 4096]]",
+			      &m, why, sizeof(why)),
+		0);
 	assert_string_equal(m.name, "aten::mm");
 	assert_int_equal(m.seq, 12);
 	assert_int_equal(m.op_id, 7);
@@ -276,12 +300,16 @@ static void emit_nvtx_messages_parse(void **state)
 	assert_int_equal(m.slot[1].d[1], 4096);
 	/* observed torch 2.11 form with input_op_ids (doc/capture-any.md §2.4) */
 	assert_int_equal(nvtxmsg_parse("aten::linear, seq = 0, op_id = 7, sizes = [[64, 512], [128, 512], []], "
-				       "input_op_ids = [(1,0), (4,0), (0,-1)]", &m, why, sizeof(why)), 0);
+				       "input_op_ids = [(1,0), (4,0), (0,-1)]",
+				       &m, why, sizeof(why)),
+			 0);
 	assert_int_equal(m.nslots, 3);
 	assert_int_equal(m.slot[2].nd, 0);
 	assert_int_equal(m.ninput_ids, 3);
 	assert_int_equal(nvtxmsg_parse("aten::randn, op_id = 1, sizes = [[], [], [], [], []], input_op_ids = "
-				       "[(0,-1), (0,-1), (0,-1), (0,-1), (0,-1)]", &m, why, sizeof(why)), 0);
+				       "[(0,-1), (0,-1), (0,-1), (0,-1), (0,-1)]",
+				       &m, why, sizeof(why)),
+			 0);
 	assert_int_equal(m.seq, -1);
 	assert_int_equal(m.nslots, 5);
 	/* without record_shapes */
@@ -292,16 +320,22 @@ static void emit_nvtx_messages_parse(void **state)
 	assert_false(m.label);
 	/* a record_function label (torch 2.11 Dynamo): its ", " is part of the name */
 	assert_int_equal(nvtxmsg_parse("entire_frame_compile_data: fn_name=_compile.compile_inner, "
-				       "compile_id=0/0, op_id = 7", &m, why, sizeof(why)), 0);
+				       "compile_id=0/0, op_id = 7",
+				       &m, why, sizeof(why)),
+			 0);
 	assert_string_equal(m.name, "entire_frame_compile_data: fn_name=_compile.compile_inner, "
 				    "compile_id=0/0");
 	assert_true(m.label);
 	assert_int_equal(m.op_id, 7);
-	assert_int_equal(nvtxmsg_parse("Torch-Compiled Region: 0/0, op_id = 12", &m, why, sizeof(why)), 0);
+	assert_int_equal(nvtxmsg_parse("Torch-Compiled Region: 0/0, op_id = 12", &m, why,
+				       sizeof(why)),
+			 0);
 	assert_true(m.label);
 	/* Inductor's launch of a Triton kernel: an op named after the kernel */
 	assert_int_equal(nvtxmsg_parse("triton_poi_fused__unsafe_view_add_5, op_id = 1090, sizes = "
-				       "[[4, 512, 1024], [4, 512, 1024], []]", &m, why, sizeof(why)), 0);
+				       "[[4, 512, 1024], [4, 512, 1024], []]",
+				       &m, why, sizeof(why)),
+			 0);
 	assert_string_equal(m.name, "triton_poi_fused__unsafe_view_add_5");
 	assert_false(m.label);
 	assert_int_equal(m.nslots, 3);
@@ -355,10 +389,14 @@ static void nvtx_ops_enclosing_library_ops_count_once(void **state)
 	/* emit_nvtx: aten::linear > aten::mm (sizes) > cublasGemmEx > kernel */
 	add_range(&t, "aten::linear, seq = 0, op_id = 7, sizes = [[256, 512], [128, 512], []]",
 		  T0 + 500, T0 + 40000, 1);
-	add_range(&t, "aten::mm, seq = 0, op_id = 10, sizes = [[256, 512], [512, 128]], "
-		       "input_op_ids = [(1,0), (8,0)]", T0 + 800, T0 + 30000, 2);
-	add_call(&t, gemm("cublasGemmEx", 128, 256, 512, 1, R16BF, R16BF, C32F,
-			  HCF_BETA_KNOWN | HCF_BETA_ZERO), T0 + 1000, T0 + 9000, 3);
+	add_range(&t,
+		  "aten::mm, seq = 0, op_id = 10, sizes = [[256, 512], [512, 128]], "
+		  "input_op_ids = [(1,0), (8,0)]",
+		  T0 + 800, T0 + 30000, 2);
+	add_call(&t,
+		 gemm("cublasGemmEx", 128, 256, 512, 1, R16BF, R16BF, C32F,
+		      HCF_BETA_KNOWN | HCF_BETA_ZERO),
+		 T0 + 1000, T0 + 9000, 3);
 	add_kernel(&t, 10, T0 + 2000, 3, "nvjet_sm90_tst_128x64_64x8_1x2_h_bz_NNT");
 	/* an add with its dtype from the kernel, and a plain range around everything */
 	add_range(&t, "aten::add, seq = 1, op_id = 11, sizes = [[256, 128], [256, 128], []]",
@@ -368,15 +406,19 @@ static void nvtx_ops_enclosing_library_ops_count_once(void **state)
 	add_range(&t, "block 0", T0 + 100, T0 + 90000, 5);
 	/* a matmul op without shapes stays an annotation: its library op counts */
 	add_range(&t, "aten::mm, seq = 2, op_id = 12", T0 + 60000, T0 + 80000, 6);
-	add_call(&t, gemm("cublasGemmEx", 64, 64, 64, 1, R16BF, R16BF, C32F,
-			  HCF_BETA_KNOWN | HCF_BETA_ZERO), T0 + 61000, T0 + 62000, 7);
+	add_call(&t,
+		 gemm("cublasGemmEx", 64, 64, 64, 1, R16BF, R16BF, C32F,
+		      HCF_BETA_KNOWN | HCF_BETA_ZERO),
+		 T0 + 61000, T0 + 62000, 7);
 	add_kernel(&t, 12, T0 + 61100, 7, "nvjet_small");
 	/* SDPA whose kernel names no dtype: its inputs take the dtype of their producer (op 11) */
-	add_range(&t, "aten::_scaled_dot_product_cudnn_attention, seq = 3, op_id = 30, sizes = "
-		       "[[1, 2, 64, 32], [1, 2, 64, 32], [1, 2, 64, 32], [], [], [], [], []], "
-		       "input_op_ids = [(11,0), (11,0), (11,0), (0,-1), (0,-1), (0,-1), (0,-1), (0,-1)]",
+	add_range(&t,
+		  "aten::_scaled_dot_product_cudnn_attention, seq = 3, op_id = 30, sizes = "
+		  "[[1, 2, 64, 32], [1, 2, 64, 32], [1, 2, 64, 32], [], [], [], [], []], "
+		  "input_op_ids = [(11,0), (11,0), (11,0), (0,-1), (0,-1), (0,-1), (0,-1), (0,-1)]",
 		  T0 + 82000, T0 + 84000, 10);
-	add_kernel(&t, 13, T0 + 82500, 0, "cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16");
+	add_kernel(&t, 13, T0 + 82500, 0,
+		   "cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16");
 	/* malformed and never-closed ranges */
 	add_range(&t, "aten::mm, sizes = [[4, 4", T0 + 85000, T0 + 86000, 8);
 	struct kp_hcall open;
@@ -394,7 +436,8 @@ static void nvtx_ops_enclosing_library_ops_count_once(void **state)
 	char line[512] = "";
 	rewind(w);
 	assert_non_null(fgets(line, sizeof(line), w));
-	assert_non_null(strstr(line, "kprof: warning: NVTX range 'aten::mm, sizes = [[4, 4': sizes:"));
+	assert_non_null(
+		strstr(line, "kprof: warning: NVTX range 'aten::mm, sizes = [[4, 4': sizes:"));
 	fclose(w);
 	struct kp_trace tr;
 	struct kp_report r;
@@ -412,7 +455,8 @@ static void nvtx_ops_enclosing_library_ops_count_once(void **state)
 	assert_int_equal(sdpa->flops, 2ll * 1 * 2 * (32 + 32) * 64 * 64);
 	assert_int_equal(r.tot.flops, 2ll * 256 * 512 * 128 + 2ll * 64 * 64 * 64 + sdpa->flops);
 	assert_int_equal(count_warnings(&r, "attention ops without is_causal",
-					"FLOPs assume is_causal=False"), 1);
+					"FLOPs assume is_causal=False"),
+			 1);
 	const struct kp_row *mm = row_named(&r, "aten::mm");
 	assert_non_null(mm);
 	assert_int_equal(mm->calls, 2);
@@ -442,31 +486,36 @@ static void flash_kernel_names_give_emit_nvtx_sdpa_its_causality(void **state)
 	struct kp_ctrace t;
 	ctrace_init(&t);
 	struct kp_hostops_stats st;
-	add_range(&t, "aten::_scaled_dot_product_flash_attention, seq = 3, op_id = 30, sizes = "
-		       "[[4, 16, 512, 64], [4, 16, 512, 64], [4, 16, 512, 64], [], [], [], []]",
+	add_range(&t,
+		  "aten::_scaled_dot_product_flash_attention, seq = 3, op_id = 30, sizes = "
+		  "[[4, 16, 512, 64], [4, 16, 512, 64], [4, 16, 512, 64], [], [], [], []]",
 		  T0 + 1000, T0 + 9000, 1);
-	add_range(&t, "aten::_flash_attention_forward, op_id = 31, sizes = [[4, 512, 16, 64], "
-		       "[4, 512, 16, 64], [4, 512, 16, 64], [], [], [], [], [], [], [], [], [], []]",
+	add_range(&t,
+		  "aten::_flash_attention_forward, op_id = 31, sizes = [[4, 512, 16, 64], "
+		  "[4, 512, 16, 64], [4, 512, 16, 64], [], [], [], [], [], [], [], [], [], []]",
 		  T0 + 2000, T0 + 8000, 2);
 	add_kernel(&t, 20, T0 + 3000, 0,
 		   "void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<64, 128, 128, 4, false, "
 		   "false, cutlass::bfloat16_t, Flash_kernel_traits<64, 128, 128, 4, cutlass::bfloat16_t> >, "
 		   "false, true, false, true, true, false>(pytorch_flash::Flash_fwd_params)");
-	add_range(&t, "aten::_scaled_dot_product_flash_attention_backward, seq = 3, op_id = 40, sizes = "
-		       "[[4, 16, 512, 64], [4, 16, 512, 64], [4, 16, 512, 64], [4, 16, 512, 64], "
-		       "[4, 16, 512, 64], [4, 16, 512], [], [], [], [], [], [], [], [], []]",
+	add_range(&t,
+		  "aten::_scaled_dot_product_flash_attention_backward, seq = 3, op_id = 40, sizes = "
+		  "[[4, 16, 512, 64], [4, 16, 512, 64], [4, 16, 512, 64], [4, 16, 512, 64], "
+		  "[4, 16, 512, 64], [4, 16, 512], [], [], [], [], [], [], [], [], []]",
 		  T0 + 20000, T0 + 29000, 3);
 	add_kernel(&t, 21, T0 + 21000, 0,
 		   "void pytorch_flash::flash_bwd_dot_do_o_kernel<true, Flash_bwd_kernel_traits<64, 128, "
 		   "128, 8, 4, 4, 4, false, false, cutlass::bfloat16_t, Flash_kernel_traits<64, 128, 128, "
 		   "8, cutlass::bfloat16_t> > >(pytorch_flash::Flash_bwd_params)");
-	add_kernel(&t, 22, T0 + 22000, 0,
-		   "void pytorch_flash::flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel<Flash_bwd_kernel_traits<"
-		   "64, 128, 128, 8, 4, 4, 4, false, false, cutlass::bfloat16_t, Flash_kernel_traits<64, 128, "
-		   "128, 8, cutlass::bfloat16_t> >, false, true, false, true, true>(pytorch_flash::Flash_bwd_params)");
+	add_kernel(
+		&t, 22, T0 + 22000, 0,
+		"void pytorch_flash::flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel<Flash_bwd_kernel_traits<"
+		"64, 128, 128, 8, 4, 4, 4, false, false, cutlass::bfloat16_t, Flash_kernel_traits<64, 128, "
+		"128, 8, cutlass::bfloat16_t> >, false, true, false, true, true>(pytorch_flash::Flash_bwd_params)");
 	/* a non-causal flash call beside them */
-	add_range(&t, "aten::_scaled_dot_product_flash_attention, seq = 4, op_id = 50, sizes = "
-		       "[[4, 16, 512, 64], [4, 16, 512, 64], [4, 16, 512, 64], [], [], [], []]",
+	add_range(&t,
+		  "aten::_scaled_dot_product_flash_attention, seq = 4, op_id = 50, sizes = "
+		  "[[4, 16, 512, 64], [4, 16, 512, 64], [4, 16, 512, 64], [], [], [], []]",
 		  T0 + 40000, T0 + 49000, 4);
 	add_kernel(&t, 23, T0 + 41000, 0,
 		   "void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<64, 128, 128, 4, false, "
@@ -481,7 +530,8 @@ static void flash_kernel_names_give_emit_nvtx_sdpa_its_causality(void **state)
 	int64_t pairs = 512ll * 513 / 2, dense = 512ll * 512;
 	int64_t fwd = 2ll * 4 * 16 * (64 + 64), bwd = 2ll * 4 * 16 * (3 * 64 + 2 * 64);
 	const struct kp_row *f = row_named(&r, "aten::_scaled_dot_product_flash_attention");
-	const struct kp_row *b = row_named(&r, "aten::_scaled_dot_product_flash_attention_backward");
+	const struct kp_row *b = row_named(&r,
+					   "aten::_scaled_dot_product_flash_attention_backward");
 	assert_non_null(f);
 	assert_non_null(b);
 	assert_int_equal(f->calls, 2);
@@ -497,9 +547,15 @@ static void flash_kernel_names_give_emit_nvtx_sdpa_its_causality(void **state)
 /* A kernel replayed by graph launch @corr from node @node. */
 static void add_graph_kernel(struct kp_ctrace *t, uint32_t corr, uint64_t node, uint64_t start)
 {
-	struct kp_rec k = { .kind = REC_KERNEL, .start_ns = start, .end_ns = start + 8000,
-			    .corr = corr, .stream = 9, .grid = { 1, 1, 1 }, .block = { 128, 1, 1 },
-			    .graph_id = 3, .graph_node_id = node,
+	struct kp_rec k = { .kind = REC_KERNEL,
+			    .start_ns = start,
+			    .end_ns = start + 8000,
+			    .corr = corr,
+			    .stream = 9,
+			    .grid = { 1, 1, 1 },
+			    .block = { 128, 1, 1 },
+			    .graph_id = 3,
+			    .graph_node_id = node,
 			    .name = ctrace_intern(t, "nvjet_graph", 11) };
 	ctrace_add_rec(t, &k);
 }
@@ -510,16 +566,23 @@ static void graph_replays_count_the_capturing_op_once_each(void **state)
 	struct kp_ctrace t;
 	ctrace_init(&t);
 	/* captured: cublasGemmEx (ext 5) created node 100; instantiation cloned it as 200 */
-	add_call(&t, gemm("cublasGemmEx", 128, 256, 512, 1, R16BF, R16BF, C32F,
-			  HCF_BETA_KNOWN | HCF_BETA_ZERO), T0 + 1000, T0 + 9000, 5);
+	add_call(&t,
+		 gemm("cublasGemmEx", 128, 256, 512, 1, R16BF, R16BF, C32F,
+		      HCF_BETA_KNOWN | HCF_BETA_ZERO),
+		 T0 + 1000, T0 + 9000, 5);
 	assert_int_equal(ctrace_add_gnode(&t, 100, 5, 0), 0);
 	assert_int_equal(ctrace_add_gnode(&t, 200, 0, 100), 0);
 	assert_int_equal(ctrace_add_gnode(&t, 201, 0, 999), 0); /* clone of an unknown node */
 	/* two replays: cudaGraphLaunch on thread 483, each running the clone's kernel */
 	for (int i = 0; i < 2; i++) {
 		uint64_t s0 = T0 + 100000 + (uint64_t)i * 100000;
-		struct kp_rec api = { .kind = REC_RUNTIME, .start_ns = s0, .end_ns = s0 + 4000,
-				      .corr = 50 + (uint32_t)i, .cbid = 311, .pid = 483, .tid = 483,
+		struct kp_rec api = { .kind = REC_RUNTIME,
+				      .start_ns = s0,
+				      .end_ns = s0 + 4000,
+				      .corr = 50 + (uint32_t)i,
+				      .cbid = 311,
+				      .pid = 483,
+				      .tid = 483,
 				      .name = ctrace_intern(&t, "cudaGraphLaunch", 15) };
 		ctrace_add_rec(&t, &api);
 		add_graph_kernel(&t, 50 + (uint32_t)i, 200, s0 + 10000);
@@ -559,10 +622,14 @@ static void triton_launch_ranges_own_their_replayed_kernels(void **state)
 	struct kp_ctrace t;
 	ctrace_init(&t);
 	add_range(&t, "Torch-Compiled Region: 0/0, op_id = 3", T0 + 100, T0 + 60000, 1);
-	add_range(&t, "entire_frame_compile_data: fn_name=_compile.compile_inner, compile_id=0/0, "
-		       "op_id = 4", T0 + 200, T0 + 50000, 2);
-	add_range(&t, "triton_poi_fused__unsafe_view_add_5, op_id = 1090, sizes = "
-		       "[[4, 512, 1024], [4, 512, 1024], []]", T0 + 1000, T0 + 9000, 3);
+	add_range(&t,
+		  "entire_frame_compile_data: fn_name=_compile.compile_inner, compile_id=0/0, "
+		  "op_id = 4",
+		  T0 + 200, T0 + 50000, 2);
+	add_range(&t,
+		  "triton_poi_fused__unsafe_view_add_5, op_id = 1090, sizes = "
+		  "[[4, 512, 1024], [4, 512, 1024], []]",
+		  T0 + 1000, T0 + 9000, 3);
 	/* the launch during capture created node 300, instantiation cloned it as 400 */
 	assert_int_equal(ctrace_add_gnode(&t, 300, 3, 0), 0);
 	assert_int_equal(ctrace_add_gnode(&t, 400, 0, 300), 0);
@@ -571,8 +638,13 @@ static void triton_launch_ranges_own_their_replayed_kernels(void **state)
 	assert_int_equal(ctrace_add_gnode(&t, 401, 0, 301), 0);
 	for (int i = 0; i < 3; i++) {
 		uint64_t s0 = T0 + 100000 + (uint64_t)i * 100000;
-		struct kp_rec api = { .kind = REC_RUNTIME, .start_ns = s0, .end_ns = s0 + 4000,
-				      .corr = 60 + (uint32_t)i, .cbid = 311, .pid = 483, .tid = 483,
+		struct kp_rec api = { .kind = REC_RUNTIME,
+				      .start_ns = s0,
+				      .end_ns = s0 + 4000,
+				      .corr = 60 + (uint32_t)i,
+				      .cbid = 311,
+				      .pid = 483,
+				      .tid = 483,
 				      .name = ctrace_intern(&t, "cudaGraphLaunch", 15) };
 		ctrace_add_rec(&t, &api);
 		add_graph_kernel(&t, 60 + (uint32_t)i, 400, s0 + 10000);
@@ -594,8 +666,9 @@ static void triton_launch_ranges_own_their_replayed_kernels(void **state)
 	for (size_t i = 0; i < t.nspans; i++)
 		if (!strcmp(t.spans[i].cat, "user_annotation"))
 			labels += !strcmp(t.spans[i].name, "Torch-Compiled Region: 0/0") ||
-				  !strcmp(t.spans[i].name, "entire_frame_compile_data: fn_name="
-							   "_compile.compile_inner, compile_id=0/0");
+				  !strcmp(t.spans[i].name,
+					  "entire_frame_compile_data: fn_name="
+					  "_compile.compile_inner, compile_id=0/0");
 	assert_int_equal(labels, 2);
 	struct kp_trace tr;
 	struct kp_report r;
@@ -618,8 +691,9 @@ static struct kp_hcall conv(int op, int g)
 	struct kp_hcall c;
 	memset(&c, 0, sizeof(c));
 	c.kind = HC_CONV;
-	c.name = op == CONV_FWD ? "cudnnConvolutionForward"
-		 : op == CONV_BWD_DATA ? "cudnnConvolutionBackwardData" : "cudnnConvolutionBackwardFilter";
+	c.name = op == CONV_FWD        ? "cudnnConvolutionForward"
+		 : op == CONV_BWD_DATA ? "cudnnConvolutionBackwardData"
+				       : "cudnnConvolutionBackwardFilter";
 	c.conv_op = op;
 	c.conv_nd = 2;
 	c.groups = g;
@@ -641,9 +715,11 @@ static void cudnn_convolutions_become_conv_ops(void **state)
 	struct kp_hcall c = conv(CONV_FWD, 1);
 	assert_int_equal(hostops_conv(&c, &name, &args), 0);
 	assert_string_equal(name, "aten::convolution");
-	assert_non_null(strstr(args, "\"Input Dims\":[[8,64,56,56],[128,64,3,3],[],[],[],[],[],[],[]]"));
-	assert_non_null(strstr(args, "\"Concrete Inputs\":[\"\",\"\",\"\",\"[2, 2]\",\"[1, 1]\",\"[1, 1]\","
-				     "\"False\",\"[0, 0]\",\"1\"]"));
+	assert_non_null(
+		strstr(args, "\"Input Dims\":[[8,64,56,56],[128,64,3,3],[],[],[],[],[],[],[]]"));
+	assert_non_null(
+		strstr(args, "\"Concrete Inputs\":[\"\",\"\",\"\",\"[2, 2]\",\"[1, 1]\",\"[1, 1]\","
+			     "\"False\",\"[0, 0]\",\"1\"]"));
 	free(args);
 	c = conv(CONV_BWD_FILTER, 2);
 	assert_int_equal(hostops_conv(&c, &name, &args), 0);
@@ -660,7 +736,8 @@ static void cudnn_convolutions_become_conv_ops(void **state)
 	ctrace_init(&t);
 	int ops[3] = { CONV_FWD, CONV_BWD_DATA, CONV_BWD_FILTER };
 	for (int i = 0; i < 3; i++) {
-		add_call(&t, conv(ops[i], 2), T0 + 1000 + i * 20000ull, T0 + 9000 + i * 20000ull, 1 + i);
+		add_call(&t, conv(ops[i], 2), T0 + 1000 + i * 20000ull, T0 + 9000 + i * 20000ull,
+			 1 + i);
 		add_kernel(&t, 10 + i, T0 + 2000 + i * 20000ull, 0, "cudnn_conv_kernel");
 	}
 	struct kp_hostops_stats st;

@@ -40,14 +40,20 @@ static void the_page_is_self_contained_with_title_and_summary(void **state)
 	report_init(&doc, "diff", 7);
 	report_summary(&doc, "GPU time 1 ms -> 2 ms <slower>");
 	char *s = page(&doc);
-	assert_true(!strncmp(s, "<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\" lang=\"en\">", 69));
-	assert_non_null(strstr(s, "<title>kprof diff: GPU time 1 ms -&gt; 2 ms &lt;slower&gt;</title>"));
-	assert_non_null(strstr(s, "<header><h1>kprof diff</h1>\n<p class=\"sum\">GPU time 1 ms -&gt; 2 ms &lt;slower&gt;</p>"));
-	assert_non_null(strstr(s, ".s0{fill:"));              /* the chart stylesheet is inline */
+	assert_true(
+		!strncmp(s,
+			 "<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\" lang=\"en\">",
+			 69));
+	assert_non_null(
+		strstr(s, "<title>kprof diff: GPU time 1 ms -&gt; 2 ms &lt;slower&gt;</title>"));
+	assert_non_null(strstr(
+		s,
+		"<header><h1>kprof diff</h1>\n<p class=\"sum\">GPU time 1 ms -&gt; 2 ms &lt;slower&gt;</p>"));
+	assert_non_null(strstr(s, ".s0{fill:")); /* the chart stylesheet is inline */
 	assert_non_null(strstr(s, "//<![CDATA[\n"));
-	assert_null(strstr(s, "src=\""));                     /* nothing fetched */
+	assert_null(strstr(s, "src=\"")); /* nothing fetched */
 	assert_null(strstr(s, "href=\""));
-	assert_null(strstr(s, "<table"));                     /* no facts, no tables */
+	assert_null(strstr(s, "<table")); /* no facts, no tables */
 	assert_true(strlen(s) > 20 && !strcmp(s + strlen(s) - 16, "</body>\n</html>\n"));
 	free(s);
 	report_free(&doc);
@@ -69,12 +75,14 @@ static void toned_facts_become_banners_and_facts_a_table(void **state)
 	report_fact_pct(&doc, "noise", "noise_pct", 1.84);
 	report_fact_tone(&doc, TONE_WARN);
 	report_fact_time(&doc, "span", "span_ns", 4812000);
-	report_fact_count(&doc, NULL, "json_only", 3);  /* no key: not shown */
+	report_fact_count(&doc, NULL, "json_only", 3); /* no key: not shown */
 	report_object(&doc, "nested");
-	report_fact_count(&doc, "inner", "inner", 4);   /* inside an object: json only */
+	report_fact_count(&doc, "inner", "inner", 4); /* inside an object: json only */
 	report_end(&doc);
 	char *s = page(&doc);
-	assert_non_null(strstr(s, "<p class=\"verdict bad\" role=\"status\">&#10007; FAILED gate: --fail-above 5%: tripped by 1 row</p>"));
+	assert_non_null(strstr(
+		s,
+		"<p class=\"verdict bad\" role=\"status\">&#10007; FAILED gate: --fail-above 5%: tripped by 1 row</p>"));
 	assert_int_equal(count(s, "class=\"verdict"), 1); /* a warning is no verdict */
 	assert_non_null(strstr(s, "<table class=\"facts\">\n<tr><th>gate</th><td class=\"bad\">"));
 	assert_non_null(strstr(s, "<tr><th>noise</th><td class=\"warn\">1.8%</td></tr>"));
@@ -88,7 +96,9 @@ static void toned_facts_become_banners_and_facts_a_table(void **state)
 	report_fact_text(&doc, "gate", NULL, "passed");
 	report_fact_tone(&doc, TONE_GOOD);
 	s = page(&doc);
-	assert_non_null(strstr(s, "<p class=\"verdict good\" role=\"status\">&#10003; PASSED gate: passed</p>"));
+	assert_non_null(
+		strstr(s,
+		       "<p class=\"verdict good\" role=\"status\">&#10003; PASSED gate: passed</p>"));
 	free(s);
 	report_free(&doc);
 }
@@ -98,7 +108,8 @@ static void charts_draw_inline_or_as_lists(void **state)
 	(void)state;
 	struct kp_doc doc;
 	report_init(&doc, "diff", 7);
-	struct kp_chart *w = report_chart(&doc, "waterfall", CHART_WATERFALL, "waterfall", "Where <time> went");
+	struct kp_chart *w = report_chart(&doc, "waterfall", CHART_WATERFALL, "waterfall",
+					  "Where <time> went");
 	w->note = "base & new";
 	chart_point(&doc, w, 1e6, 0, 0, 0, "base", NULL);
 	chart_point(&doc, w, 2e6, 0, 0, 0, "new", NULL);
@@ -109,10 +120,17 @@ static void charts_draw_inline_or_as_lists(void **state)
 	report_chart(&doc, "inner", CHART_LIST, "inner", "Inner");
 	report_end(&doc);
 	char *s = page(&doc);
-	assert_non_null(strstr(s, "<section id=\"waterfall\"><h2>Where &lt;time&gt; went</h2>\n<p class=\"note\">base &amp; new</p>\n<figure>\n<svg class=\"kc\" id=\"chart-waterfall\""));
-	assert_null(strstr(strstr(s, "<figure>"), "xmlns=\"http://www.w3.org/2000/svg\"")); /* inline */
-	assert_non_null(strstr(s, "<section id=\"new\"><h2>New kernels</h2>\n<ul class=\"list\">\n<li>k&lt;1&gt; <span class=\"note\">1.500 us</span></li>\n</ul>"));
-	assert_non_null(strstr(s, "<section id=\"gone\"><h2>Gone kernels</h2>\n<p class=\"note\">none</p>"));
+	assert_non_null(strstr(
+		s,
+		"<section id=\"waterfall\"><h2>Where &lt;time&gt; went</h2>\n<p class=\"note\">base &amp; new</p>\n<figure>\n<svg class=\"kc\" id=\"chart-waterfall\""));
+	assert_null(
+		strstr(strstr(s, "<figure>"), "xmlns=\"http://www.w3.org/2000/svg\"")); /* inline */
+	assert_non_null(strstr(
+		s,
+		"<section id=\"new\"><h2>New kernels</h2>\n<ul class=\"list\">\n<li>k&lt;1&gt; <span class=\"note\">1.500 us</span></li>\n</ul>"));
+	assert_non_null(
+		strstr(s,
+		       "<section id=\"gone\"><h2>Gone kernels</h2>\n<p class=\"note\">none</p>"));
 	assert_null(strstr(s, "id=\"inner\""));
 	free(s);
 	report_free(&doc);
@@ -121,8 +139,10 @@ static void charts_draw_inline_or_as_lists(void **state)
 static void tables_sort_by_value_and_show_human_columns(void **state)
 {
 	(void)state;
-	struct kp_col cols[] = { { "Time", "time_ns", COL_BOTH, 0 }, { NULL, "calls", COL_MACHINE, 0 },
-				 { "Ratio", "ratio", COL_BOTH, 0 }, { "Name", "name", COL_BOTH, 1 } };
+	struct kp_col cols[] = { { "Time", "time_ns", COL_BOTH, 0 },
+				 { NULL, "calls", COL_MACHINE, 0 },
+				 { "Ratio", "ratio", COL_BOTH, 0 },
+				 { "Name", "name", COL_BOTH, 1 } };
 	struct kp_doc doc;
 	report_init(&doc, "analyze", 8);
 	struct kp_table *tb = report_table(&doc, "rows", cols, 4);
@@ -137,13 +157,19 @@ static void tables_sort_by_value_and_show_human_columns(void **state)
 	report_cell_str(tb, &c[3], "copy", NULL);
 	report_table(&doc, "empty", cols, 4); /* no rows: no section */
 	char *s = page(&doc);
-	assert_non_null(strstr(s, "<section><h2>rows (2)</h2>\n<div class=\"wrap\"><table class=\"rows\"><thead><tr>"
-				  "<th class=\"num\" title=\"click to sort\">Time</th><th class=\"num\" title=\"click to sort\">Ratio</th>"
-				  "<th class=\"txt\" title=\"click to sort\">Name</th></tr></thead>"));
-	assert_non_null(strstr(s, "<tr><td class=\"num\" data-v=\"4812000\">4.812 ms</td>"
-				  "<td class=\"num bad\" data-v=\"1.5\">1.500x</td>"
-				  "<td class=\"txt name\" title=\"void k&lt;float&gt;(&quot;x&quot;)\">k&lt;float&gt;</td></tr>"));
-	assert_non_null(strstr(s, "<td class=\"num\" data-v=\"\">-</td><td class=\"txt name\" title=\"copy\">copy</td>"));
+	assert_non_null(strstr(
+		s,
+		"<section><h2>rows (2)</h2>\n<div class=\"wrap\"><table class=\"rows\"><thead><tr>"
+		"<th class=\"num\" title=\"click to sort\">Time</th><th class=\"num\" title=\"click to sort\">Ratio</th>"
+		"<th class=\"txt\" title=\"click to sort\">Name</th></tr></thead>"));
+	assert_non_null(strstr(
+		s,
+		"<tr><td class=\"num\" data-v=\"4812000\">4.812 ms</td>"
+		"<td class=\"num bad\" data-v=\"1.5\">1.500x</td>"
+		"<td class=\"txt name\" title=\"void k&lt;float&gt;(&quot;x&quot;)\">k&lt;float&gt;</td></tr>"));
+	assert_non_null(strstr(
+		s,
+		"<td class=\"num\" data-v=\"\">-</td><td class=\"txt name\" title=\"copy\">copy</td>"));
 	assert_null(strstr(s, "data-v=\"7\"")); /* machine-only column */
 	assert_null(strstr(s, "empty ("));
 	assert_non_null(strstr(s, "addEventListener('click'"));

@@ -47,20 +47,41 @@ static char *slurp(const char *path)
 static void fill_process(struct kp_ctrace *t, uint32_t pid, uint32_t corr0)
 {
 	ctrace_init(t);
-	struct kp_rec api = { .kind = REC_RUNTIME, .start_ns = T0 + 1000, .end_ns = T0 + 5000,
-			      .corr = corr0, .cbid = 211, .pid = pid, .tid = pid + 1,
+	struct kp_rec api = { .kind = REC_RUNTIME,
+			      .start_ns = T0 + 1000,
+			      .end_ns = T0 + 5000,
+			      .corr = corr0,
+			      .cbid = 211,
+			      .pid = pid,
+			      .tid = pid + 1,
 			      .name = ctrace_intern(t, "cudaLaunchKernel", 16) };
-	struct kp_rec k = { .kind = REC_KERNEL, .start_ns = T0 + 20000, .end_ns = T0 + 26241,
-			    .corr = corr0, .device = 0, .context = 1, .stream = 7,
-			    .grid = { 2, 64, 1 }, .block = { 128, 1, 1 }, .regs = 32, .smem = 1024,
-			    .graph_node_id = 41, .gext = 9,
-			    .name = ctrace_intern(t, "void at::native::vectorized_elementwise_kernel<4>()",
-						  51) };
-	struct kp_rec m = { .kind = REC_MEMCPY, .start_ns = T0 + 30000, .end_ns = T0 + 31000,
-			    .corr = corr0 + 1, .stream = 7, .bytes = 4096,
+	struct kp_rec k = {
+		.kind = REC_KERNEL,
+		.start_ns = T0 + 20000,
+		.end_ns = T0 + 26241,
+		.corr = corr0,
+		.device = 0,
+		.context = 1,
+		.stream = 7,
+		.grid = { 2, 64, 1 },
+		.block = { 128, 1, 1 },
+		.regs = 32,
+		.smem = 1024,
+		.graph_node_id = 41,
+		.gext = 9,
+		.name = ctrace_intern(t, "void at::native::vectorized_elementwise_kernel<4>()", 51)
+	};
+	struct kp_rec m = { .kind = REC_MEMCPY,
+			    .start_ns = T0 + 30000,
+			    .end_ns = T0 + 31000,
+			    .corr = corr0 + 1,
+			    .stream = 7,
+			    .bytes = 4096,
 			    .name = ctrace_intern(t, "Memcpy HtoD (Pageable -> Device)", 32) };
 	/* a static name, not interned, as recorder_convert gives overhead records */
-	struct kp_rec o = { .kind = REC_OVERHEAD, .start_ns = T0 + 100, .end_ns = T0 + 200,
+	struct kp_rec o = { .kind = REC_OVERHEAD,
+			    .start_ns = T0 + 100,
+			    .end_ns = T0 + 200,
 			    .name = ctrace_overhead_name(1 << 16) };
 	ctrace_add_rec(t, &api);
 	ctrace_add_rec(t, &k);
@@ -293,8 +314,8 @@ static void processes_merge_in_pid_order_with_distinct_correlations(void **state
 static void argv_splits_at_the_first_double_dash(void **state)
 {
 	(void)state;
-	char *argv[] = { "capture", "-o",	  "t.json", "--", "python3", "-c",
-			 "import torch", "--", "-o",	   "x",  NULL };
+	char *argv[] = { "capture",      "-o", "t.json", "--", "python3", "-c",
+			 "import torch", "--", "-o",     "x",  NULL };
 	char **cmd;
 	int argc = capture_split_argv(10, argv, &cmd);
 	assert_int_equal(argc, 3);
@@ -338,8 +359,10 @@ static void argv_splits_at_the_first_double_dash(void **state)
 static void child_env_replaces_and_appends(void **state)
 {
 	(void)state;
-	char *env[] = { "PATH=/bin", "CUDA_INJECTION64_PATH=/opt/nsys/libinj.so", "CUDA_X=1", NULL };
-	char *set[] = { "CUDA_INJECTION64_PATH=/k/kprof-inject.so", "KPROF_INJECT_DIR=/tmp/d", NULL };
+	char *env[] = { "PATH=/bin", "CUDA_INJECTION64_PATH=/opt/nsys/libinj.so", "CUDA_X=1",
+			NULL };
+	char *set[] = { "CUDA_INJECTION64_PATH=/k/kprof-inject.so", "KPROF_INJECT_DIR=/tmp/d",
+			NULL };
 	char **e = child_env(env, set);
 	assert_non_null(e);
 	assert_string_equal(e[0], "PATH=/bin");
@@ -412,7 +435,9 @@ static void command_run_writes_the_trace_and_keeps_the_status(void **state)
 		 "cp %s \"$KPROF_INJECT_DIR/4242.kprec\" && exit 5",
 		 rec);
 	char *cmd[] = { "/bin/sh", "-c", script, NULL };
-	struct kp_capture_opts o = { .output = out, .sample_period_ms = 10, .cmd = cmd,
+	struct kp_capture_opts o = { .output = out,
+				     .sample_period_ms = 10,
+				     .cmd = cmd,
 				     .inject_so = "/nonexistent/kprof-inject.so" };
 	assert_int_equal(capture_run_cmd(&o), 5);
 	char *j = slurp(out);
@@ -420,10 +445,12 @@ static void command_run_writes_the_trace_and_keeps_the_status(void **state)
 	assert_non_null(strstr(j, "\"processes\":1,\"exit_status\":5"));
 	assert_non_null(strstr(j, "\"cupti_version\":130001"));
 	assert_non_null(strstr(j, "\"dropped_records\":2"));
-	assert_non_null(strstr(j, "{\"name\":\"process_name\",\"ph\":\"M\",\"ts\":0.100,\"pid\":4242,"
+	assert_non_null(strstr(j,
+			       "{\"name\":\"process_name\",\"ph\":\"M\",\"ts\":0.100,\"pid\":4242,"
 			       "\"tid\":0,\"args\":{\"name\":\"sh\"}}"));
-	assert_non_null(strstr(j, "\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":4242,"
-			       "\"tid\":4243"));
+	assert_non_null(
+		strstr(j, "\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":4242,"
+			  "\"tid\":4243"));
 	assert_non_null(strstr(j, "{\"ph\":\"f\",\"id\":1,\"pid\":0,\"tid\":7"));
 	struct kp_trace tr;
 	struct kp_diag d;

@@ -72,7 +72,8 @@ static void write_gz(const char *path, const char *s, size_t len, int members)
 		z_stream z;
 		memset(&z, 0, sizeof(z));
 		assert_int_equal(deflateInit2(&z, 6, Z_DEFLATED, 16 + MAX_WBITS, 8,
-					      Z_DEFAULT_STRATEGY), Z_OK);
+					      Z_DEFAULT_STRATEGY),
+				 Z_OK);
 		size_t cap = deflateBound(&z, n);
 		unsigned char *out = malloc(cap);
 		z.next_in = (unsigned char *)s + off;
@@ -442,7 +443,8 @@ static void input_returns_the_bytes_inflated_before_a_gzip_error(void **state)
 		char buf[8000];
 		size_t got = 0;
 		ssize_t n;
-		while ((n = input_read(&in, buf + got, cap < sizeof(buf) - got ? cap : sizeof(buf) - got, &d)) > 0)
+		while ((n = input_read(&in, buf + got,
+				       cap < sizeof(buf) - got ? cap : sizeof(buf) - got, &d)) > 0)
 			got += (size_t)n;
 		assert_int_equal(n, -1);
 		assert_int_equal(got, sizeof(text)); /* whatever the read size */

@@ -133,8 +133,8 @@ static enum kp_json_type walk_trickle(const char *s, size_t len, size_t window, 
 }
 
 /* Calls @fn for every JSONTestSuite file whose name starts with @prefix. */
-static int each_suite_file(const char *prefix, void (*fn)(const char *name, const char *s,
-							   size_t len))
+static int each_suite_file(const char *prefix,
+			   void (*fn)(const char *name, const char *s, size_t len))
 {
 	char dir[4096];
 	snprintf(dir, sizeof(dir), "%s/jsontestsuite/test_parsing", testdata());
@@ -355,10 +355,8 @@ static void json_rejects_bad_literals(void **state)
 {
 	(void)state;
 	static const struct err_case c[] = {
-		{ "tru", "unexpected end of input", 3, 1 },
-		{ "trux", "invalid literal", 3, 0 },
-		{ "truex", "invalid literal", 4, 0 },
-		{ "[nul]", "invalid literal", 4, 0 },
+		{ "tru", "unexpected end of input", 3, 1 },   { "trux", "invalid literal", 3, 0 },
+		{ "truex", "invalid literal", 4, 0 },         { "[nul]", "invalid literal", 4, 0 },
 		{ "[False]", "expected value or ']'", 1, 0 },
 	};
 	check_errors(c, sizeof(c) / sizeof(c[0]));
@@ -838,8 +836,7 @@ static void json_never_crashes_on_mutated_input(void **state)
 				else if (t2 == JT_KEY && t.len == 8 && !memcmp(t.s, "skiprest", 8))
 					json_skip_rest(&p);
 			}
-			sb_printf(o, "%d %s @%lld\n", t2, p.err ? p.err : "",
-				  (long long)p.err_off);
+			sb_printf(o, "%d %s @%lld\n", t2, p.err ? p.err : "", (long long)p.err_off);
 			json_free(&p);
 		}
 		assert_string_equal(c.s, d.s);
@@ -968,7 +965,8 @@ static void json_unescapes_to_utf8(void **state)
 		{ "\\ud83d\\ude00", "\xf0\x9f\x98\x80" },
 		{ "\\ud800x", "\xef\xbf\xbdx" },
 		{ "\\udc00", "\xef\xbf\xbd" },
-		{ "\\ud800\\u0041", "\xef\xbf\xbd" "A" },
+		{ "\\ud800\\u0041", "\xef\xbf\xbd"
+				    "A" },
 	};
 	char out[64];
 	for (size_t k = 0; k < sizeof(c) / sizeof(c[0]); k++) {
@@ -1078,10 +1076,11 @@ static enum kp_json_type walk_fast(struct kp_json *p, struct sbuf *b)
 			ty = json_next_int(p, &t, us, &v, &r);
 			if (ty == JT_NUM) {
 				int64_t w = 0;
-				int rw = us ? json_num_us_to_ns(t.s, t.len, &w) : json_num_i64(t.s, t.len, &w);
+				int rw = us ? json_num_us_to_ns(t.s, t.len, &w)
+					    : json_num_i64(t.s, t.len, &w);
 				if (r != rw || (r == 0 && v != w))
-					fail_msg("'%.*s' us=%d: %d %lld, want %d %lld", (int)t.len, t.s, us,
-						 r, (long long)v, rw, (long long)w);
+					fail_msg("'%.*s' us=%d: %d %lld, want %d %lld", (int)t.len,
+						 t.s, us, r, (long long)v, rw, (long long)w);
 			} else {
 				assert_int_equal(r, 7);
 			}
@@ -1116,7 +1115,8 @@ static void fast_one(const char *name, const char *s, size_t len)
 		walk(&p, &a);
 		walk_fast(&q, &b);
 		if (strcmp(a.s, b.s))
-			fail_msg("%s (trickle %d): json_next:\n%s\nfast calls:\n%s", name, tr, a.s, b.s);
+			fail_msg("%s (trickle %d): json_next:\n%s\nfast calls:\n%s", name, tr, a.s,
+				 b.s);
 		json_free(&p);
 		json_free(&q);
 		free(a.s);
@@ -1143,10 +1143,12 @@ static void json_key_and_json_next_int_match_json_next(void **state)
 					if (neg)
 						num[k++] = '-';
 					for (int i = 0; i < nd; i++)
-						num[k++] = i ? '0' + (i * 7 + nd) % 10
-							     : nd == 1 ? '0' + (int)(f % 10) : '9' - nd % 9;
+						num[k++] = i         ? '0' + (i * 7 + nd) % 10
+							   : nd == 1 ? '0' + (int)(f % 10)
+								     : '9' - nd % 9;
 					num[k] = 0;
-					int n = snprintf(doc, sizeof(doc), "{\"a\":%s%s%s,\"b\" : %s%s%s}", num,
+					int n = snprintf(doc, sizeof(doc),
+							 "{\"a\":%s%s%s,\"b\" : %s%s%s}", num,
 							 frac[f], ex[e], num, frac[f], ex[e]);
 					fast_one(doc, doc, (size_t)n);
 				}

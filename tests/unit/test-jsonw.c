@@ -85,10 +85,12 @@ static void doubles_are_the_shortest_text_that_reads_back(void **state)
 {
 	(void)state;
 	char buf[40];
-	assert_string_equal(jw_format_double(buf, sizeof(buf), 47.848680568750993), "47.84868056875099");
+	assert_string_equal(jw_format_double(buf, sizeof(buf), 47.848680568750993),
+			    "47.84868056875099");
 	assert_string_equal(jw_format_double(buf, sizeof(buf), 0.1), "0.1");
 	assert_string_equal(jw_format_double(buf, sizeof(buf), 1.5e-9), "1.5e-09");
-	assert_string_equal(jw_format_double(buf, sizeof(buf), 989400000000000.0), "989400000000000");
+	assert_string_equal(jw_format_double(buf, sizeof(buf), 989400000000000.0),
+			    "989400000000000");
 	assert_string_equal(jw_format_double(buf, sizeof(buf), -3.0), "-3");
 	/* integers at 2^53 and beyond are printed with %g, never rounded to another integer */
 	double big = 9007199254740993.0 * 4;

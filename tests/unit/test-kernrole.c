@@ -22,8 +22,7 @@ static void library_math_kernels_are_math(void **state)
 		"(cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_64x64_64x4_tn_align8::Params)",
 		"void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4>>",
 		"cudnn_generated_fort_native_sdpa_sm90_knob_7_64x128x128_4x1x1_kernel0_0",
-		"triton_tem_fused_mm_0",
-		"Cijk_Ailk_Bljk_BBS_BH_MT128x128x32",
+		"triton_tem_fused_mm_0", "Cijk_Ailk_Bljk_BBS_BH_MT128x128x32",
 		"some_kernel_kprof_has_never_seen", /* unknown: math, so the op's FLOPs stay */
 	};
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
@@ -77,41 +76,57 @@ static void flash_kernels_say_whether_they_are_causal(void **state)
 {
 	(void)state;
 	/* torch 2.x pytorch_flash kernels, demangled as CUPTI/Kineto write them */
-	assert_int_equal(kernrole_causal(
-		"void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<64, 128, 128, 4, false, "
-		"false, cutlass::bfloat16_t, Flash_kernel_traits<64, 128, 128, 4, cutlass::bfloat16_t> >, "
-		"false, true, false, true, true, false>(pytorch_flash::Flash_fwd_params)"), 1);
-	assert_int_equal(kernrole_causal(
-		"void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<64, 128, 128, 4, false, "
-		"false, cutlass::bfloat16_t, Flash_kernel_traits<64, 128, 128, 4, cutlass::bfloat16_t> >, "
-		"false, false, false, true, true, false>(pytorch_flash::Flash_fwd_params)"), 0);
+	assert_int_equal(
+		kernrole_causal(
+			"void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<64, 128, 128, 4, false, "
+			"false, cutlass::bfloat16_t, Flash_kernel_traits<64, 128, 128, 4, cutlass::bfloat16_t> >, "
+			"false, true, false, true, true, false>(pytorch_flash::Flash_fwd_params)"),
+		1);
+	assert_int_equal(
+		kernrole_causal(
+			"void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<64, 128, 128, 4, false, "
+			"false, cutlass::bfloat16_t, Flash_kernel_traits<64, 128, 128, 4, cutlass::bfloat16_t> >, "
+			"false, false, false, true, true, false>(pytorch_flash::Flash_fwd_params)"),
+		0);
 	/* as torch 2.11.0+cu130 launched them on an H200 (tests/gpu, LLAMA_SDPA=flash) */
-	assert_int_equal(kernrole_causal(
-		"void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<64, 128, 128, 4, false, "
-		"false, cutlass::bfloat16_t, Flash_kernel_traits<64, 128, 128, 4, cutlass::bfloat16_t> >, "
-		"false, true, false, false, true, true, false, false>(pytorch_flash::Flash_fwd_params)"), 1);
-	assert_int_equal(kernrole_causal(
-		"void pytorch_flash::flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel<Flash_bwd_kernel_traits<64, "
-		"128, 128, 8, 4, 4, 4, false, false, cutlass::bfloat16_t, Flash_kernel_traits<64, 128, 128, 8, "
-		"cutlass::bfloat16_t> >, false, true, false, false, true, true, false>"
-		"(pytorch_flash::Flash_bwd_params)"), 1);
+	assert_int_equal(
+		kernrole_causal(
+			"void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<64, 128, 128, 4, false, "
+			"false, cutlass::bfloat16_t, Flash_kernel_traits<64, 128, 128, 4, cutlass::bfloat16_t> >, "
+			"false, true, false, false, true, true, false, false>(pytorch_flash::Flash_fwd_params)"),
+		1);
+	assert_int_equal(
+		kernrole_causal(
+			"void pytorch_flash::flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel<Flash_bwd_kernel_traits<64, "
+			"128, 128, 8, 4, 4, 4, false, false, cutlass::bfloat16_t, Flash_kernel_traits<64, 128, 128, 8, "
+			"cutlass::bfloat16_t> >, false, true, false, false, true, true, false>"
+			"(pytorch_flash::Flash_bwd_params)"),
+		1);
 	/* Is_dropout true, Is_causal false: the position matters, not the first bool */
-	assert_int_equal(kernrole_causal(
-		"void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<64, 128, 64, 4, false, false, "
-		"cutlass::half_t, Flash_kernel_traits<64, 128, 64, 4, cutlass::half_t> >, true, false, "
-		"false, true, true, false>(pytorch_flash::Flash_fwd_params)"), 0);
-	assert_int_equal(kernrole_causal(
-		"void pytorch_flash::flash_fwd_splitkv_kernel<Flash_fwd_kernel_traits<64, 64, 256, 4, false, "
-		"false, cutlass::bfloat16_t, Flash_kernel_traits<64, 64, 256, 4, cutlass::bfloat16_t> >, "
-		"true, false, true, true, false, false>(pytorch_flash::Flash_fwd_params)"), 1);
-	assert_int_equal(kernrole_causal(
-		"void pytorch_flash::flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel<Flash_bwd_kernel_traits<64, "
-		"128, 128, 8, 4, 4, 4, false, false, cutlass::bfloat16_t, Flash_kernel_traits<64, 128, 128, 8, "
-		"cutlass::bfloat16_t> >, false, true, false, true, true>(pytorch_flash::Flash_bwd_params)"), 1);
-	assert_int_equal(kernrole_causal(
-		"void flash::flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4, false, false, "
-		"cutlass::half_t, Flash_kernel_traits<128, 128, 64, 4, cutlass::half_t> >, false, (bool)1, "
-		"false, false, true, true, false, false>(flash::Flash_fwd_params)"), 1);
+	assert_int_equal(
+		kernrole_causal(
+			"void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<64, 128, 64, 4, false, false, "
+			"cutlass::half_t, Flash_kernel_traits<64, 128, 64, 4, cutlass::half_t> >, true, false, "
+			"false, true, true, false>(pytorch_flash::Flash_fwd_params)"),
+		0);
+	assert_int_equal(
+		kernrole_causal(
+			"void pytorch_flash::flash_fwd_splitkv_kernel<Flash_fwd_kernel_traits<64, 64, 256, 4, false, "
+			"false, cutlass::bfloat16_t, Flash_kernel_traits<64, 64, 256, 4, cutlass::bfloat16_t> >, "
+			"true, false, true, true, false, false>(pytorch_flash::Flash_fwd_params)"),
+		1);
+	assert_int_equal(
+		kernrole_causal(
+			"void pytorch_flash::flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel<Flash_bwd_kernel_traits<64, "
+			"128, 128, 8, 4, 4, 4, false, false, cutlass::bfloat16_t, Flash_kernel_traits<64, 128, 128, 8, "
+			"cutlass::bfloat16_t> >, false, true, false, true, true>(pytorch_flash::Flash_bwd_params)"),
+		1);
+	assert_int_equal(
+		kernrole_causal(
+			"void flash::flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4, false, false, "
+			"cutlass::half_t, Flash_kernel_traits<128, 128, 64, 4, cutlass::half_t> >, false, (bool)1, "
+			"false, false, true, true, false, false>(flash::Flash_fwd_params)"),
+		1);
 	/* names that do not say */
 	static const char *const unknown[] = {
 		"cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_7_64x128x64_4x1x1_cga1x1x1_kernel0_0",

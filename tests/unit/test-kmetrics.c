@@ -41,10 +41,10 @@ static void flops_by_precision(void **state)
 	assert_int_equal(kmetrics_flops(&m, f), 137438953472ll + 27);
 	assert_int_equal(f[0], 137438953472ll);
 	assert_int_equal(f[1], -1);
-	assert_int_equal(f[5], 27);   /* fp32: 2 x 10 + 3 + 4 */
-	assert_int_equal(f[6], 0);    /* fp16 measured, zero */
-	assert_int_equal(f[4], -1);   /* fp64 not measured */
-	m.v[KM_DFMA] = -1;            /* a negative count is not a count */
+	assert_int_equal(f[5], 27); /* fp32: 2 x 10 + 3 + 4 */
+	assert_int_equal(f[6], 0);  /* fp16 measured, zero */
+	assert_int_equal(f[4], -1); /* fp64 not measured */
+	m.v[KM_DFMA] = -1;          /* a negative count is not a count */
 	assert_int_equal(kmetrics_flops(&m, f), 137438953472ll + 27);
 }
 
@@ -63,8 +63,8 @@ static void sass_counters_to_flops(void **state)
 	/* fma_loop: 1024 FFMA a thread; one HFMA2.MMA a thread, the compiler's register move */
 	m.v[KM_FFMA] = 268435456, m.v[KM_HFMA] = 262144;
 	assert_int_equal(kmetrics_flops(&m, f), 536870912ll + 524288);
-	assert_int_equal(f[5], 536870912ll);  /* fp32 = 2 x 262144 x 1024 */
-	assert_int_equal(f[6], 524288);       /* fp16: the moves, 0.1% */
+	assert_int_equal(f[5], 536870912ll); /* fp32 = 2 x 262144 x 1024 */
+	assert_int_equal(f[6], 524288);      /* fp16: the moves, 0.1% */
 	assert_int_equal(f[4], 0);
 	/* fadd_fmul: 1026 FADD and 1024 FMUL a thread */
 	m.v[KM_FFMA] = 0, m.v[KM_HFMA] = 262144;
@@ -107,8 +107,11 @@ static void sass_metrics(void **state)
 
 static void add_kernel(struct kp_ctrace *t, const char *name, uint64_t start, uint32_t corr)
 {
-	struct kp_rec r = { .kind = REC_KERNEL, .start_ns = start, .end_ns = start + 1000,
-			    .corr = corr, .name = ctrace_intern(t, name, strlen(name)) };
+	struct kp_rec r = { .kind = REC_KERNEL,
+			    .start_ns = start,
+			    .end_ns = start + 1000,
+			    .corr = corr,
+			    .name = ctrace_intern(t, name, strlen(name)) };
 	assert_int_equal(ctrace_add_rec(t, &r), 0);
 }
 
@@ -226,8 +229,12 @@ static void written_on_the_kernel_event(void **state)
 static void timed_kernel(struct kp_ctrace *t, uint32_t pid, const char *name, uint64_t start,
 			 uint32_t corr)
 {
-	struct kp_rec api = { .kind = REC_RUNTIME, .start_ns = start - 500, .end_ns = start - 400,
-			      .corr = corr, .pid = pid, .name = ctrace_intern(t, "cudaLaunchKernel", 16) };
+	struct kp_rec api = { .kind = REC_RUNTIME,
+			      .start_ns = start - 500,
+			      .end_ns = start - 400,
+			      .corr = corr,
+			      .pid = pid,
+			      .name = ctrace_intern(t, "cudaLaunchKernel", 16) };
 	assert_int_equal(ctrace_add_rec(t, &api), 0);
 	add_kernel(t, name, start, corr);
 }
@@ -239,7 +246,8 @@ static void metrics_process(struct kp_ctrace *m, const char *const *names, size_
 	size_t lo = m->nrecs;
 	for (size_t i = 0; i < n; i++) {
 		int ms = !strcmp(names[i], "memset");
-		struct kp_rec r = { .kind = ms ? REC_MEMSET : REC_KERNEL, .start_ns = i + 1,
+		struct kp_rec r = { .kind = ms ? REC_MEMSET : REC_KERNEL,
+				    .start_ns = i + 1,
 				    .name = ctrace_intern(m, names[i], strlen(names[i])) };
 		assert_int_equal(ctrace_add_rec(m, &r), 0);
 	}
@@ -343,12 +351,9 @@ static void join_of_two_runs(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(flops_by_precision),
-		cmocka_unit_test(sass_counters_to_flops),
-		cmocka_unit_test(sass_metrics),
-		cmocka_unit_test(join_by_start_order),
-		cmocka_unit_test(args_in_trace),
-		cmocka_unit_test(written_on_the_kernel_event),
+		cmocka_unit_test(flops_by_precision), cmocka_unit_test(sass_counters_to_flops),
+		cmocka_unit_test(sass_metrics),       cmocka_unit_test(join_by_start_order),
+		cmocka_unit_test(args_in_trace),      cmocka_unit_test(written_on_the_kernel_event),
 		cmocka_unit_test(join_of_two_runs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

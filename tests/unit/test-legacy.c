@@ -57,9 +57,13 @@ static void conv_without_stride_takes_its_output_from_the_backward(void **state)
 	static const int64_t x[] = { 8, 16, 32, 32 }, w[] = { 32, 16, 3, 3 }, b[] = { 32 };
 	static const int64_t y[] = { 8, 32, 16, 16 };
 	struct kp_slot s[9] = { tensor(4, x), tensor(4, w), tensor(1, b), empty(), empty(),
-				empty(), empty(), empty(), empty() };
+				empty(),      empty(),      empty(),      empty() };
 	struct kp_slot dy = tensor(4, y);
-	struct kp_op_in in = { .name = "aten::convolution", .nslots = 9, .slots = s, .kernel_flop = -1, .kernel_num_gb = -1 };
+	struct kp_op_in in = { .name = "aten::convolution",
+			       .nslots = 9,
+			       .slots = s,
+			       .kernel_flop = -1,
+			       .kernel_num_gb = -1 };
 	struct kp_cost c;
 	/* no link: the stride is unknown, no figures */
 	assert_int_equal(opmodel_eval(&in, &c), -1);
@@ -79,11 +83,17 @@ static void conv_without_stride_takes_its_output_from_the_backward(void **state)
 	in.linked_out = &dbad;
 	assert_int_equal(opmodel_eval(&in, &c), -1);
 	/* a larger output than input: transposed (weight [C_in, C_out/g, k..]) */
-	static const int64_t xt[] = { 8, 32, 16, 16 }, wt[] = { 32, 16, 3, 3 }, yt[] = { 8, 16, 32, 32 };
+	static const int64_t xt[] = { 8, 32, 16, 16 }, wt[] = { 32, 16, 3, 3 },
+			     yt[] = { 8, 16, 32, 32 };
 	struct kp_slot st[9] = { tensor(4, xt), tensor(4, wt), empty(), empty(), empty(),
-				 empty(), empty(), empty(), empty() };
+				 empty(),       empty(),       empty(), empty() };
 	struct kp_slot dyt = tensor(4, yt);
-	struct kp_op_in tin = { .name = "aten::convolution", .nslots = 9, .slots = st, .kernel_flop = -1, .kernel_num_gb = -1, .linked_out = &dyt };
+	struct kp_op_in tin = { .name = "aten::convolution",
+				.nslots = 9,
+				.slots = st,
+				.kernel_flop = -1,
+				.kernel_num_gb = -1,
+				.linked_out = &dyt };
 	assert_int_equal(opmodel_eval(&tin, &c), 0);
 	assert_int_equal(c.flops, 2LL * 8 * 32 * 16 * 9 * 16 * 16);
 }
@@ -91,13 +101,18 @@ static void conv_without_stride_takes_its_output_from_the_backward(void **state)
 static void legacy_backward_parts_cost_the_forward_each(void **state)
 {
 	(void)state;
-	static const int64_t x[] = { 8, 16, 32, 32 }, w[] = { 32, 16, 3, 3 }, y[] = { 8, 32, 16, 16 };
+	static const int64_t x[] = { 8, 16, 32, 32 }, w[] = { 32, 16, 3, 3 },
+			     y[] = { 8, 32, 16, 16 };
 	const int64_t fwd = 2LL * 8 * 32 * 16 * 9 * 16 * 16;
 	struct kp_slot px = tensor(4, x), pw = tensor(4, w);
 	/* cudnn_convolution_backward_input(self_size, grad_output, weight, padding, ...) */
 	struct kp_slot si[10] = { empty(), tensor(4, y), tensor(4, w), empty(), empty(),
-				  empty(), empty(), empty(), empty(), empty() };
-	struct kp_op_in bi = { .name = "aten::cudnn_convolution_backward_input", .nslots = 10, .slots = si, .kernel_flop = -1, .kernel_num_gb = -1 };
+				  empty(), empty(),      empty(),      empty(), empty() };
+	struct kp_op_in bi = { .name = "aten::cudnn_convolution_backward_input",
+			       .nslots = 10,
+			       .slots = si,
+			       .kernel_flop = -1,
+			       .kernel_num_gb = -1 };
 	struct kp_cost c;
 	assert_int_equal(opmodel_eval(&bi, &c), 0);
 	assert_int_equal(c.flops, fwd);
@@ -108,8 +123,12 @@ static void legacy_backward_parts_cost_the_forward_each(void **state)
 	assert_int_equal(c.bytes, (8 * 32 * 16 * 16 + 32 * 16 * 9 + 8 * 16 * 32 * 32) * 4);
 	/* cudnn_convolution_backward_weight(weight_size, grad_output, self, ...) */
 	struct kp_slot sw[10] = { empty(), tensor(4, y), tensor(4, x), empty(), empty(),
-				  empty(), empty(), empty(), empty(), empty() };
-	struct kp_op_in bw = { .name = "aten::cudnn_convolution_backward_weight", .nslots = 10, .slots = sw, .kernel_flop = -1, .kernel_num_gb = -1 };
+				  empty(), empty(),      empty(),      empty(), empty() };
+	struct kp_op_in bw = { .name = "aten::cudnn_convolution_backward_weight",
+			       .nslots = 10,
+			       .slots = sw,
+			       .kernel_flop = -1,
+			       .kernel_num_gb = -1 };
 	assert_int_equal(opmodel_eval(&bw, &c), -1); /* no weight shape anywhere */
 	bw.linked_w = &pw;
 	assert_int_equal(opmodel_eval(&bw, &c), 0);

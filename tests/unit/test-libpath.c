@@ -18,7 +18,8 @@ static void installed_tree_is_found_relative_to_the_binary(void **state)
 {
 	(void)state;
 	struct kp_libpath lp;
-	libpath_candidates(&lp, "/opt/kp/bin/kprof", NULL, "/usr/local/lib/kprof", "kprof-capture.so");
+	libpath_candidates(&lp, "/opt/kp/bin/kprof", NULL, "/usr/local/lib/kprof",
+			   "kprof-capture.so");
 	assert_int_equal(lp.n, 3);
 	assert_string_equal(lp.path[0], "/opt/kp/bin/kprof-capture.so");
 	assert_string_equal(lp.path[1], "/opt/kp/bin/../lib/kprof/kprof-capture.so");
@@ -33,7 +34,8 @@ static void the_variable_alone_when_set(void **state)
 {
 	(void)state;
 	struct kp_libpath lp;
-	libpath_candidates(&lp, "/opt/kp/bin/kprof", "/x/my.so", "/usr/local/lib/kprof", "kprof-capture.so");
+	libpath_candidates(&lp, "/opt/kp/bin/kprof", "/x/my.so", "/usr/local/lib/kprof",
+			   "kprof-capture.so");
 	assert_int_equal(lp.n, 1);
 	assert_string_equal(lp.path[0], "/x/my.so");
 }

@@ -62,14 +62,14 @@ static int32_t gpu_op(const struct kp_trace *t, const char *kernel)
 	return -2;
 }
 
-#define OP(name, ts, dur, ext)                                                                 \
-	"{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"" name "\",\"pid\":1,\"tid\":1,\"ts\":" #ts \
+#define OP(name, ts, dur, ext)                                                                     \
+	"{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"" name "\",\"pid\":1,\"tid\":1,\"ts\":" #ts   \
 	",\"dur\":" #dur ",\"args\":{\"External id\":" #ext "}},"
-#define LAUNCH(ts, ext, corr)                                                                  \
+#define LAUNCH(ts, ext, corr)                                                                       \
 	"{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1," \
 	"\"ts\":" #ts ",\"dur\":1,\"args\":{\"External id\":" #ext ",\"correlation\":" #corr "}},"
-#define KERNEL(name, ts, corr)                                                                 \
-	"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"" name "\",\"pid\":0,\"tid\":7,\"ts\":" #ts  \
+#define KERNEL(name, ts, corr)                                                                     \
+	"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"" name "\",\"pid\":0,\"tid\":7,\"ts\":" #ts   \
 	",\"dur\":1,\"args\":{\"correlation\":" #corr ",\"device\":0,\"stream\":7}},"
 #define END "{\"ph\":\"i\",\"name\":\"end\",\"pid\":1,\"tid\":1,\"ts\":0,\"s\":\"t\"}]}"
 
@@ -78,11 +78,11 @@ static void identical_intervals_are_siblings(void **state)
 	(void)state;
 	/* three aten::mm with the same ts and dur under one aten::linear; each launches one
 	 * kernel named by External id; a fourth mm without External id launches by nesting */
-	static const char text[] = "{\"traceEvents\":["
-		OP("aten::linear", 100, 50, 1)
+	static const char text[] = "{\"traceEvents\":[" OP("aten::linear", 100, 50, 1)
 		OP("aten::mm", 110, 20, 2) OP("aten::mm", 110, 20, 3) OP("aten::mm", 110, 20, 4)
-		LAUNCH(115, 2, 10) LAUNCH(116, 3, 11) LAUNCH(117, 4, 12)
-		KERNEL("k2", 200, 10) KERNEL("k3", 210, 11) KERNEL("k4", 220, 12) END;
+			LAUNCH(115, 2, 10) LAUNCH(116, 3, 11) LAUNCH(117, 4, 12)
+				KERNEL("k2", 200, 10) KERNEL("k3", 210, 11) KERNEL("k4", 220, 12)
+					END;
 	struct kp_trace t;
 	load_text(&t, text);
 	int32_t lin = op_index(&t, "aten::linear", 0);
@@ -101,12 +101,11 @@ static void identical_intervals_are_siblings(void **state)
 static void strict_containment_nests_even_at_the_same_start_or_end(void **state)
 {
 	(void)state;
-	static const char text[] = "{\"traceEvents\":["
-		OP("outer", 100, 50, 1)
-		OP("aten::linear", 100, 40, 2)   /* same start, shorter: inside outer */
-		OP("aten::addmm", 120, 20, 3)    /* same end as linear: inside it */
-		OP("aten::mm", 100, 50, 4)       /* same interval as outer: a sibling */
-		OP("later", 150, 10, 5)          /* starts where outer ends: not inside */
+	static const char text[] = "{\"traceEvents\":[" OP("outer", 100, 50, 1)
+		OP("aten::linear", 100, 40, 2) /* same start, shorter: inside outer */
+		OP("aten::addmm", 120, 20, 3)  /* same end as linear: inside it */
+		OP("aten::mm", 100, 50, 4)     /* same interval as outer: a sibling */
+		OP("later", 150, 10, 5)        /* starts where outer ends: not inside */
 		END;
 	struct kp_trace t;
 	load_text(&t, text);
@@ -125,13 +124,15 @@ static void b_e_nesting_is_an_explicit_parent(void **state)
 	(void)state;
 	/* aten::linear opens, aten::addmm opens inside it, both close at the same time: the
 	 * intervals are identical, yet addmm is linear's child */
-	static const char text[] = "{\"traceEvents\":["
+	static const char text[] =
+		"{\"traceEvents\":["
 		"{\"ph\":\"B\",\"cat\":\"cpu_op\",\"name\":\"aten::linear\",\"pid\":1,\"tid\":1,\"ts\":100},"
 		"{\"ph\":\"B\",\"cat\":\"cpu_op\",\"name\":\"aten::addmm\",\"pid\":1,\"tid\":1,\"ts\":100},"
 		"{\"ph\":\"B\",\"cat\":\"cpu_op\",\"name\":\"aten::t\",\"pid\":1,\"tid\":2,\"ts\":100},"
 		"{\"ph\":\"E\",\"cat\":\"cpu_op\",\"pid\":1,\"tid\":2,\"ts\":150},"
 		"{\"ph\":\"E\",\"cat\":\"cpu_op\",\"pid\":1,\"tid\":1,\"ts\":150},"
-		"{\"ph\":\"E\",\"cat\":\"cpu_op\",\"pid\":1,\"tid\":1,\"ts\":150}" "]}";
+		"{\"ph\":\"E\",\"cat\":\"cpu_op\",\"pid\":1,\"tid\":1,\"ts\":150}"
+		"]}";
 	struct kp_trace t;
 	load_text(&t, text);
 	int32_t lin = op_index(&t, "aten::linear", 0), addmm = op_index(&t, "aten::addmm", 0);
@@ -149,13 +150,15 @@ static void model_level_outermost_primary_else_nearest_secondary(void **state)
 	/* block > aten::matmul-less chain: aten::add_ (secondary) > aten::mm (primary) >
 	 * aten::mm (primary) > aten::copy_ (secondary) > leaf (no model); and a second tree
 	 * without a primary: aten::add_ > aten::copy_ > leaf2 */
-	static const char text[] = "{\"traceEvents\":["
-		OP("block", 100, 100, 1) OP("aten::add_", 110, 80, 2) OP("aten::mm", 120, 60, 3)
-		OP("aten::mm", 130, 40, 4) OP("aten::copy_", 140, 20, 5) OP("leaf", 145, 10, 6)
-		OP("aten::add_", 300, 100, 7) OP("aten::copy_", 310, 80, 8) OP("leaf2", 320, 10, 9)
-		OP("bare", 500, 10, 10)
-		LAUNCH(146, 6, 20) LAUNCH(321, 9, 21) LAUNCH(501, 10, 22)
-		KERNEL("k1", 600, 20) KERNEL("k2", 610, 21) KERNEL("k3", 620, 22) END;
+	static const char text[] = "{\"traceEvents\":[" OP("block", 100, 100, 1)
+		OP("aten::add_", 110, 80, 2) OP("aten::mm", 120, 60, 3) OP("aten::mm", 130, 40, 4)
+			OP("aten::copy_", 140, 20, 5) OP("leaf", 145, 10, 6)
+				OP("aten::add_", 300, 100, 7) OP("aten::copy_", 310, 80, 8)
+					OP("leaf2", 320, 10, 9) OP("bare", 500, 10, 10)
+						LAUNCH(146, 6, 20) LAUNCH(321, 9, 21)
+							LAUNCH(501, 10, 22) KERNEL("k1", 600, 20)
+								KERNEL("k2", 610, 21)
+									KERNEL("k3", 620, 22) END;
 	struct kp_trace t;
 	load_text(&t, text);
 	assert_int_equal(gpu_op(&t, "k1"), op_index(&t, "aten::mm", 0));
@@ -187,8 +190,8 @@ static const char *write_generated(enum shape s, long n)
 			"\"tid\":1,\"ts\":%ld.5,\"dur\":0.1,\"args\":{\"External id\":%ld,\"correlation\":%ld}},\n"
 			"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,\"ts\":%ld,\"dur\":1,"
 			"\"args\":{\"correlation\":%ld,\"stream\":7}}",
-			k ? ",\n" : "", s == NESTED ? "aten::add_" : "aten::mm", ts, dur, k + 1, ts, k + 1,
-			k + 1, 10 * n + k, k + 1);
+			k ? ",\n" : "", s == NESTED ? "aten::add_" : "aten::mm", ts, dur, k + 1, ts,
+			k + 1, k + 1, 10 * n + k, k + 1);
 	}
 	fputs("\n]}\n", f);
 	assert_int_equal(fclose(f), 0);
@@ -268,8 +271,12 @@ static double analyze_seconds(const char *path, long n, const char *opname)
 static void links_in_linear_time(void **state)
 {
 	(void)state;
-	static const struct { enum shape s; const char *op; } c[] = {
-		{ NESTED, "aten::add_" }, { SIBLINGS, "aten::mm" },
+	static const struct {
+		enum shape s;
+		const char *op;
+	} c[] = {
+		{ NESTED, "aten::add_" },
+		{ SIBLINGS, "aten::mm" },
 	};
 	const char *env = getenv("KPROF_LINK_N");
 	long n = env && atol(env) > 0 ? atol(env) : LINK_N_DEFAULT;
@@ -288,18 +295,12 @@ static void links_in_linear_time(void **state)
 static void sparse_ids_link_like_dense_ones(void **state)
 {
 	(void)state;
-	static const char text[] = "{\"traceEvents\":["
-		OP("aten::mm", 0, 10, 5)
-		LAUNCH(1, 5, 7)
-		OP("aten::add", 20, 10, 9000000000123)
-		LAUNCH(21, 9000000000123, 4000000000000)
-		OP("aten::mul", 40, 10, 77777777)
-		LAUNCH(41, 77777777, 123456789012)
-		KERNEL("k_mm", 100, 7)
-		KERNEL("k_add", 110, 4000000000000)
-		KERNEL("k_mul", 120, 123456789012)
-		KERNEL("k_orphan", 130, 99999999999)
-		END;
+	static const char text[] = "{\"traceEvents\":[" OP("aten::mm", 0, 10, 5) LAUNCH(1, 5, 7)
+		OP("aten::add", 20, 10, 9000000000123) LAUNCH(21, 9000000000123, 4000000000000)
+			OP("aten::mul", 40, 10, 77777777) LAUNCH(41, 77777777, 123456789012)
+				KERNEL("k_mm", 100, 7) KERNEL("k_add", 110, 4000000000000)
+					KERNEL("k_mul", 120, 123456789012)
+						KERNEL("k_orphan", 130, 99999999999) END;
 	struct kp_trace t;
 	load_text(&t, text);
 	assert_int_equal(gpu_op(&t, "k_mm"), op_index(&t, "aten::mm", 0));
@@ -322,12 +323,17 @@ static void steps_past_int16_are_counted_in_the_last_with_a_warning(void **state
 	enum { N = 32770 };
 	fputs("{\"traceEvents\":[", f);
 	for (int i = 0; i < N; i++)
-		fprintf(f, "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#%d\","
-			"\"pid\":1,\"tid\":1,\"ts\":%d,\"dur\":5},", i, 10 * i);
-	fprintf(f, "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k_last\",\"pid\":0,\"tid\":7,"
-		"\"ts\":%d,\"dur\":1,\"args\":{\"device\":0,\"stream\":7}},", 10 * (N - 1) + 1);
+		fprintf(f,
+			"{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#%d\","
+			"\"pid\":1,\"tid\":1,\"ts\":%d,\"dur\":5},",
+			i, 10 * i);
+	fprintf(f,
+		"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k_last\",\"pid\":0,\"tid\":7,"
+		"\"ts\":%d,\"dur\":1,\"args\":{\"device\":0,\"stream\":7}},",
+		10 * (N - 1) + 1);
 	fputs("{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k_first\",\"pid\":0,\"tid\":7,"
-	      "\"ts\":1,\"dur\":1,\"args\":{\"device\":0,\"stream\":7}}]}", f);
+	      "\"ts\":1,\"dur\":1,\"args\":{\"device\":0,\"stream\":7}}]}",
+	      f);
 	fclose(f);
 	struct kp_load_opts o = { 0 };
 	struct kp_diag d = { 0 };

@@ -87,7 +87,7 @@ static void measured_beside_modelled_with_ratio(void **state)
 	struct kp_report r;
 	run(&t, &r, GROUP_KERNEL);
 	const struct kp_row *mm = row(&r, "nvjet_gemm");
-	assert_int_equal(mm->flops, 2147483648ll);           /* the model's */
+	assert_int_equal(mm->flops, 2147483648ll); /* the model's */
 	assert_int_equal(mm->mflops, 2168958484ll);
 	assert_false(mm->flags & ROW_MEASURED);
 	/* 2168958484 FLOP in 4 us = 542.2 TFLOP/s; ratio 1.01 */
@@ -128,7 +128,8 @@ static int setup(void **state)
 {
 	(void)state;
 	int fd = mkstemp(path);
-	if (fd < 0 || write(fd, trace_text, sizeof(trace_text) - 1) != (ssize_t)sizeof(trace_text) - 1)
+	if (fd < 0 ||
+	    write(fd, trace_text, sizeof(trace_text) - 1) != (ssize_t)sizeof(trace_text) - 1)
 		return -1;
 	close(fd);
 	struct kp_diag d = { 0 };

@@ -14,9 +14,11 @@
 #include <cmocka.h>
 
 /* A tensor slot with the given dims, a 0-dim tensor, a scalar / None slot */
-#define T(dt, ...)                                                                            \
-	{ .ndim = (int)(sizeof((int64_t[]){ __VA_ARGS__ }) / sizeof(int64_t)),                \
-	  .dims = (const int64_t[]){ __VA_ARGS__ }, .dtype = (dt), .concrete = "" }
+#define T(dt, ...)                                                                                 \
+	{ .ndim = (int)(sizeof((int64_t[]){ __VA_ARGS__ }) / sizeof(int64_t)),                     \
+	  .dims = (const int64_t[]){ __VA_ARGS__ },                                                \
+	  .dtype = (dt),                                                                           \
+	  .concrete = "" }
 #define T0(dt) { .ndim = 0, .dims = NULL, .dtype = (dt), .concrete = "" }
 #define SC(txt) { .ndim = 0, .dims = NULL, .dtype = DT_NONE, .concrete = (txt) }
 #define NONE SC("")
@@ -24,10 +26,12 @@
 #define NSLOTS(...) ((int)(sizeof(SLOTS(__VA_ARGS__)) / sizeof(struct kp_slot)))
 
 /* Evaluate op @nm over the slots; the result code goes to @rc, the cost to @c. */
-#define EVAL(c, nm, ...)                                                                      \
-	opmodel_eval(&(struct kp_op_in){ .name = (nm), .nslots = NSLOTS(__VA_ARGS__),          \
-					 .slots = SLOTS(__VA_ARGS__), .kernel_flop = -1,       \
-					 .kernel_num_gb = -1.0 },                              \
+#define EVAL(c, nm, ...)                                                                           \
+	opmodel_eval(&(struct kp_op_in){ .name = (nm),                                             \
+					 .nslots = NSLOTS(__VA_ARGS__),                            \
+					 .slots = SLOTS(__VA_ARGS__),                              \
+					 .kernel_flop = -1,                                        \
+					 .kernel_num_gb = -1.0 },                                  \
 		     (c))
 
 /* FlopCounterMode per_call counts, testdata/torch211-h100/flop_counter.json */
@@ -46,7 +50,10 @@
 
 /* matmul_bf16: (M, K, N) */
 static const int64_t mkn[4][3] = {
-	{ 1024, 1024, 1024 }, { 2048, 4096, 1024 }, { 4096, 4096, 1024 }, { 8192, 8192, 8192 },
+	{ 1024, 1024, 1024 },
+	{ 2048, 4096, 1024 },
+	{ 4096, 4096, 1024 },
+	{ 8192, 8192, 8192 },
 };
 
 static int64_t eval_ok(const struct kp_op_in *in, struct kp_cost *c)
@@ -71,7 +78,11 @@ static void mm_reproduces_flop_counter_for_matmul_bf16(void **state)
 			{ 2, (const int64_t[]){ m, k }, DT_BF16, "", 0, NULL },
 			{ 2, (const int64_t[]){ k, n }, DT_BF16, "", 0, NULL },
 		};
-		struct kp_op_in in = { .name = "aten::mm", .nslots = 2, .slots = s, .kernel_flop = -1, .kernel_num_gb = -1.0 };
+		struct kp_op_in in = { .name = "aten::mm",
+				       .nslots = 2,
+				       .slots = s,
+				       .kernel_flop = -1,
+				       .kernel_num_gb = -1.0 };
 
 		sum += eval_ok(&in, &c);
 		/* bytes: M*K*2 + K*N*2 + M*N*2, bf16 is 2 bytes */
@@ -101,7 +112,11 @@ static void addmm_counts_each_call_as_its_mm_and_flop_counter_counts_two(void **
 			{ 0, NULL, DT_NONE, "1", 0, NULL },
 			{ 0, NULL, DT_NONE, "1", 0, NULL },
 		};
-		struct kp_op_in in = { .name = "aten::addmm", .nslots = 5, .slots = s, .kernel_flop = -1, .kernel_num_gb = -1.0 };
+		struct kp_op_in in = { .name = "aten::addmm",
+				       .nslots = 5,
+				       .slots = s,
+				       .kernel_flop = -1,
+				       .kernel_num_gb = -1.0 };
 
 		sum += eval_ok(&in, &c);
 		/* the [N] bias adds N elements to the mm bytes */
@@ -127,8 +142,16 @@ static void bmm_and_baddbmm_reproduce_flop_counter_for_matmul_bf16(void **state)
 			{ 0, NULL, DT_NONE, "1", 0, NULL },
 			{ 0, NULL, DT_NONE, "1", 0, NULL },
 		};
-		struct kp_op_in bmm = { .name = "aten::bmm", .nslots = 2, .slots = s + 1, .kernel_flop = -1, .kernel_num_gb = -1.0 };
-		struct kp_op_in baddbmm = { .name = "aten::baddbmm", .nslots = 5, .slots = s, .kernel_flop = -1, .kernel_num_gb = -1.0 };
+		struct kp_op_in bmm = { .name = "aten::bmm",
+					.nslots = 2,
+					.slots = s + 1,
+					.kernel_flop = -1,
+					.kernel_num_gb = -1.0 };
+		struct kp_op_in baddbmm = { .name = "aten::baddbmm",
+					    .nslots = 5,
+					    .slots = s,
+					    .kernel_flop = -1,
+					    .kernel_num_gb = -1.0 };
 
 		sum += eval_ok(&bmm, &c);
 		assert_int_equal(c.bytes, 8 * 2 * (m * k + k * n + m * n));
@@ -258,7 +281,8 @@ static void grouped_mm_2d_x_3d_with_offsets_counts_every_token_once(void **state
 	assert_int_equal(c.prec, PREC_BF16);
 	/* out_dtype fp32 (ScalarType 6) and a bias [E,ffn] */
 	assert_int_equal(EVAL(&c, "aten::_grouped_mm", T(DT_BF16, 4096, 1024),
-			      T(DT_BF16, 8, 1024, 2816), T(DT_I32, 8), T(DT_BF16, 8, 2816), SC("6")),
+			      T(DT_BF16, 8, 1024, 2816), T(DT_I32, 8), T(DT_BF16, 8, 2816),
+			      SC("6")),
 			 0);
 	assert_int_equal(c.flops, 2LL * 4096 * 1024 * 2816);
 	assert_int_equal(c.bytes, 2LL * (4096 * 1024 + 8LL * 1024 * 2816) + 4LL * 4096 * 2816 +
@@ -424,7 +448,11 @@ static void convolution_reproduces_flop_counter_for_conv_fp32(void **state)
 			{ 0, NULL, DT_NONE, "[0, 0]", 0, NULL },
 			{ 0, NULL, DT_NONE, "1", 0, NULL },
 		};
-		struct kp_op_in in = { .name = "aten::convolution", .nslots = 9, .slots = s, .kernel_flop = -1, .kernel_num_gb = -1.0 };
+		struct kp_op_in in = { .name = "aten::convolution",
+				       .nslots = 9,
+				       .slots = s,
+				       .kernel_flop = -1,
+				       .kernel_num_gb = -1.0 };
 		int64_t y = l->n * l->k * l->out * l->out;
 
 		sum += eval_ok(&in, &c);
@@ -459,7 +487,11 @@ static void convolution_backward_reproduces_flop_counter_for_conv_fp32(void **st
 			{ 0, NULL, DT_NONE, "1", 0, NULL },
 			{ 0, NULL, DT_NONE, "[True, True, False]", 0, NULL },
 		};
-		struct kp_op_in in = { .name = "aten::convolution_backward", .nslots = 11, .slots = s, .kernel_flop = -1, .kernel_num_gb = -1.0 };
+		struct kp_op_in in = { .name = "aten::convolution_backward",
+				       .nslots = 11,
+				       .slots = s,
+				       .kernel_flop = -1,
+				       .kernel_num_gb = -1.0 };
 		int64_t dy = l->n * l->k * l->out * l->out, x = l->n * l->c * l->h * l->h;
 		int64_t w = l->k * l->c * l->r * l->r;
 
@@ -580,14 +612,13 @@ static void convolution_output_size_follows_dilation_and_rejects_empty_ones(void
 			 0);
 	assert_int_equal(c.flops, 2 * 4 * 2 * 27 * 125);
 	/* kernel larger than the padded input */
-	assert_int_equal(EVAL(&c, "aten::convolution", T(DT_F32, 1, 4, 2), T(DT_F32, 8, 4, 5),
-			      NONE, SC("[1]"), SC("[0]"), SC("[1]"), SC("False"), SC("[0]"),
-			      SC("1")),
+	assert_int_equal(EVAL(&c, "aten::convolution", T(DT_F32, 1, 4, 2), T(DT_F32, 8, 4, 5), NONE,
+			      SC("[1]"), SC("[0]"), SC("[1]"), SC("False"), SC("[0]"), SC("1")),
 			 -1);
 	assert_string_equal(c.note, "convolution output size is not positive");
 	/* an unreadable stride */
-	assert_int_equal(EVAL(&c, "aten::convolution", T(DT_F32, 1, 4, 8), T(DT_F32, 8, 4, 3),
-			      NONE, SC(""), SC("[0]"), SC("[1]"), SC("False"), SC("[0]"), SC("1")),
+	assert_int_equal(EVAL(&c, "aten::convolution", T(DT_F32, 1, 4, 8), T(DT_F32, 8, 4, 3), NONE,
+			      SC(""), SC("[0]"), SC("[1]"), SC("False"), SC("[0]"), SC("1")),
 			 -1);
 	assert_string_equal(c.note,
 			    "convolution stride, padding, dilation or output_padding unreadable");
@@ -603,16 +634,16 @@ static void convolution_output_size_checks_every_step_for_overflow(void **state)
 
 	(void)state;
 	/* transposed, output_padding INT64_MAX: y = (8-1)*1 - 0 + 2 + INT64_MAX + 1 */
-	assert_int_equal(EVAL(&c, "aten::convolution", T(DT_F32, 1, 4, 8), T(DT_F32, 4, 8, 3),
-			      NONE, SC("[1]"), SC("[0]"), SC("[1]"), SC("True"),
+	assert_int_equal(EVAL(&c, "aten::convolution", T(DT_F32, 1, 4, 8), T(DT_F32, 4, 8, 3), NONE,
+			      SC("[1]"), SC("[0]"), SC("[1]"), SC("True"),
 			      SC("[9223372036854775807]"), SC("1")),
 			 -1);
 	assert_string_equal(c.note, "shape product overflows int64");
 	/* dilation INT64_MAX with k = 2: the span d(k-1) is INT64_MAX, far beyond the input;
 	 * span + 1 overflowed and the wrapped subtraction read as an overflow */
-	assert_int_equal(EVAL(&c, "aten::convolution", T(DT_F32, 1, 4, 8), T(DT_F32, 8, 4, 2),
-			      NONE, SC("[1]"), SC("[0]"), SC("[9223372036854775807]"),
-			      SC("False"), SC("[0]"), SC("1")),
+	assert_int_equal(EVAL(&c, "aten::convolution", T(DT_F32, 1, 4, 8), T(DT_F32, 8, 4, 2), NONE,
+			      SC("[1]"), SC("[0]"), SC("[9223372036854775807]"), SC("False"),
+			      SC("[0]"), SC("1")),
 			 -1);
 	assert_string_equal(c.note, "convolution output size is not positive");
 }
@@ -790,8 +821,16 @@ static void sdpa_flash_matches_flop_counter_dense_and_counts_causal_pairs(void *
 					{ 0, NULL, DT_U64, "", 0, NULL },
 					{ 0, NULL, DT_NONE, "0.088388347648318433", 0, NULL },
 				};
-				struct kp_op_in f = { .name = FLASH, .nslots = 7, .slots = fw, .kernel_flop = -1, .kernel_num_gb = -1.0 };
-				struct kp_op_in bk = { .name = FLASH "_backward", .nslots = 15, .slots = bw, .kernel_flop = -1, .kernel_num_gb = -1.0 };
+				struct kp_op_in f = { .name = FLASH,
+						      .nslots = 7,
+						      .slots = fw,
+						      .kernel_flop = -1,
+						      .kernel_num_gb = -1.0 };
+				struct kp_op_in bk = { .name = FLASH "_backward",
+						       .nslots = 15,
+						       .slots = bw,
+						       .kernel_flop = -1,
+						       .kernel_num_gb = -1.0 };
 				int64_t qb = b * 16 * s * 128 * 2, lb = b * 16 * s * 4;
 
 				eval_ok(&f, &c);
@@ -838,9 +877,9 @@ static void cudnn_attention_of_block_bf16_counts_unmasked_pairs(void **state)
 	assert_int_equal(EVAL(&c, "aten::_scaled_dot_product_cudnn_attention_backward",
 			      T(DT_BF16, 8, 16, 1024, 128), T(DT_BF16, 8, 16, 1024, 128),
 			      T(DT_BF16, 8, 16, 1024, 128), T(DT_BF16, 8, 16, 1024, 128),
-			      T(DT_BF16, 8, 16, 1024, 128), T(DT_F32, 8, 16, 1024, 1),
-			      T0(DT_I64), T0(DT_I64), NONE, NONE, NONE, SC("1024"), SC("1024"),
-			      SC("0."), SC("True"), NONE),
+			      T(DT_BF16, 8, 16, 1024, 128), T(DT_F32, 8, 16, 1024, 1), T0(DT_I64),
+			      T0(DT_I64), NONE, NONE, NONE, SC("1024"), SC("1024"), SC("0."),
+			      SC("True"), NONE),
 			 0);
 	assert_int_equal(c.flops, 85983232000LL);
 	assert_int_equal(c.flops * 2 * 1024, FC_BLOCK_CUDNN_BWD * 1025);
@@ -854,12 +893,11 @@ static void cudnn_attention_of_block_bf16_counts_unmasked_pairs(void **state)
 			 0);
 	assert_int_equal(c.flops, 34393292800LL);
 	assert_int_equal(c.bytes, 4 * qb + lb);
-	assert_int_equal(EVAL(&c, "aten::_cudnn_attention_backward",
+	assert_int_equal(EVAL(&c, "aten::_cudnn_attention_backward", T(DT_BF16, 8, 16, 1024, 128),
 			      T(DT_BF16, 8, 16, 1024, 128), T(DT_BF16, 8, 16, 1024, 128),
 			      T(DT_BF16, 8, 16, 1024, 128), T(DT_BF16, 8, 16, 1024, 128),
-			      T(DT_BF16, 8, 16, 1024, 128), T(DT_F32, 8, 16, 1024, 1),
-			      T0(DT_I64), T0(DT_I64), NONE, NONE, NONE, SC("1024"), SC("1024"),
-			      SC("0."), SC("True"), NONE),
+			      T(DT_F32, 8, 16, 1024, 1), T0(DT_I64), T0(DT_I64), NONE, NONE, NONE,
+			      SC("1024"), SC("1024"), SC("0."), SC("True"), NONE),
 			 0);
 	assert_int_equal(c.flops, 85983232000LL);
 }
@@ -942,39 +980,39 @@ static void efficient_attention_reads_bmhk_and_custom_mask_type(void **state)
 
 	(void)state;
 	/* §3.7: B 2, M 1024, H 16, K 64 -> 8,589,934,592 dense */
-	assert_int_equal(EVAL(&c, "aten::_efficient_attention_forward",
-			      T(DT_BF16, 2, 1024, 16, 64), T(DT_BF16, 2, 1024, 16, 64),
-			      T(DT_BF16, 2, 1024, 16, 64), NONE, NONE, NONE, SC("1024"),
-			      SC("1024"), SC("0."), SC("0"), SC("True"), NONE, NONE, NONE),
+	assert_int_equal(EVAL(&c, "aten::_efficient_attention_forward", T(DT_BF16, 2, 1024, 16, 64),
+			      T(DT_BF16, 2, 1024, 16, 64), T(DT_BF16, 2, 1024, 16, 64), NONE, NONE,
+			      NONE, SC("1024"), SC("1024"), SC("0."), SC("0"), SC("True"), NONE,
+			      NONE, NONE),
 			 0);
 	assert_int_equal(c.flops, dense);
 	assert_int_equal(c.flops, 8589934592LL);
 	assert_int_equal(c.bytes, 4 * 2 * 2 * 1024 * 16 * 64 + 2 * 16 * 1024 * 4);
 	/* mask type 1: causal top-left */
-	assert_int_equal(EVAL(&c, "aten::_efficient_attention_forward",
-			      T(DT_BF16, 2, 1024, 16, 64), T(DT_BF16, 2, 1024, 16, 64),
-			      T(DT_BF16, 2, 1024, 16, 64), NONE, NONE, NONE, SC("1024"),
-			      SC("1024"), SC("0."), SC("1"), SC("False"), NONE, NONE, NONE),
+	assert_int_equal(EVAL(&c, "aten::_efficient_attention_forward", T(DT_BF16, 2, 1024, 16, 64),
+			      T(DT_BF16, 2, 1024, 16, 64), T(DT_BF16, 2, 1024, 16, 64), NONE, NONE,
+			      NONE, SC("1024"), SC("1024"), SC("0."), SC("1"), SC("False"), NONE,
+			      NONE, NONE),
 			 0);
 	assert_int_equal(c.flops * 2 * 1024, dense * 1025);
 	assert_int_equal(c.bytes, 4 * 2 * 2 * 1024 * 16 * 64);
 	/* s_q 256 < s_k 1024: top-left keeps 256*257/2 pairs, bottom-right adds 256*768 */
-	assert_int_equal(EVAL(&c, "aten::_efficient_attention_forward",
-			      T(DT_BF16, 1, 256, 2, 64), T(DT_BF16, 1, 1024, 2, 64),
-			      T(DT_BF16, 1, 1024, 2, 64), NONE, NONE, NONE, SC("8"), SC("8"),
-			      SC("0."), SC("1"), SC("False"), NONE, NONE, NONE),
+	assert_int_equal(EVAL(&c, "aten::_efficient_attention_forward", T(DT_BF16, 1, 256, 2, 64),
+			      T(DT_BF16, 1, 1024, 2, 64), T(DT_BF16, 1, 1024, 2, 64), NONE, NONE,
+			      NONE, SC("8"), SC("8"), SC("0."), SC("1"), SC("False"), NONE, NONE,
+			      NONE),
 			 0);
 	assert_int_equal(c.flops, 4LL * 2 * 64 * (256 * 257 / 2));
-	assert_int_equal(EVAL(&c, "aten::_efficient_attention_forward",
-			      T(DT_BF16, 1, 256, 2, 64), T(DT_BF16, 1, 1024, 2, 64),
-			      T(DT_BF16, 1, 1024, 2, 64), NONE, NONE, NONE, SC("8"), SC("8"),
-			      SC("0."), SC("2"), SC("False"), NONE, NONE, NONE),
+	assert_int_equal(EVAL(&c, "aten::_efficient_attention_forward", T(DT_BF16, 1, 256, 2, 64),
+			      T(DT_BF16, 1, 1024, 2, 64), T(DT_BF16, 1, 1024, 2, 64), NONE, NONE,
+			      NONE, SC("8"), SC("8"), SC("0."), SC("2"), SC("False"), NONE, NONE,
+			      NONE),
 			 0);
 	assert_int_equal(c.flops, 4LL * 2 * 64 * (256 * 768 + 256 * 257 / 2));
-	assert_int_equal(EVAL(&c, "aten::_efficient_attention_forward",
-			      T(DT_BF16, 1, 256, 2, 64), T(DT_BF16, 1, 1024, 2, 64),
-			      T(DT_BF16, 1, 1024, 2, 64), NONE, NONE, NONE, SC("8"), SC("8"),
-			      SC("0."), SC("3"), SC("False"), NONE, NONE, NONE),
+	assert_int_equal(EVAL(&c, "aten::_efficient_attention_forward", T(DT_BF16, 1, 256, 2, 64),
+			      T(DT_BF16, 1, 1024, 2, 64), T(DT_BF16, 1, 1024, 2, 64), NONE, NONE,
+			      NONE, SC("8"), SC("8"), SC("0."), SC("3"), SC("False"), NONE, NONE,
+			      NONE),
 			 -1);
 	assert_string_equal(c.note, "attention 'custom_mask_type' is not 0, 1 or 2");
 }
@@ -1029,15 +1067,17 @@ static void sdpa_efficient_reads_attn_bias_and_writes_its_gradient_when_asked(vo
 static void unrecorded_is_causal_takes_the_kernel_hint_else_assumes_dense(void **state)
 {
 	const int64_t *qd = (const int64_t[]){ 2, 8, 256, 64 };
-	int64_t dense = 2ll * 2 * 8 * (64 + 64) * 256 * 256, causal = dense / 256 / 256 * (256 * 257 / 2);
+	int64_t dense = 2ll * 2 * 8 * (64 + 64) * 256 * 256,
+		causal = dense / 256 / 256 * (256 * 257 / 2);
 	struct kp_slot fw[7] = {
-		{ 4, qd, DT_BF16, "", 0, NULL }, { 4, qd, DT_BF16, "", 0, NULL },
-		{ 4, qd, DT_BF16, "", 0, NULL }, { 0, NULL, DT_NONE, "", 0, NULL },
+		{ 4, qd, DT_BF16, "", 0, NULL },   { 4, qd, DT_BF16, "", 0, NULL },
+		{ 4, qd, DT_BF16, "", 0, NULL },   { 0, NULL, DT_NONE, "", 0, NULL },
 		{ 0, NULL, DT_NONE, "", 0, NULL }, { 0, NULL, DT_NONE, "", 0, NULL },
 		{ 0, NULL, DT_NONE, "", 0, NULL },
 	};
-	struct kp_op_in in = { .name = FLASH, .nslots = 7, .slots = fw, .kernel_flop = -1,
-			       .kernel_num_gb = -1 };
+	struct kp_op_in in = {
+		.name = FLASH, .nslots = 7, .slots = fw, .kernel_flop = -1, .kernel_num_gb = -1
+	};
 	struct kp_cost c;
 
 	(void)state;
@@ -1063,17 +1103,21 @@ static void unrecorded_is_causal_takes_the_kernel_hint_else_assumes_dense(void *
 	fw[4].concrete = "maybe";
 	assert_int_equal(opmodel_eval(&in, &c), -1);
 	/* _efficient_attention_forward's custom_mask_type alike: causal is bottom-right there */
-	const int64_t *ed = (const int64_t[]){ 1, 128, 4, 64 }, *kd = (const int64_t[]){ 1, 256, 4, 64 };
+	const int64_t *ed = (const int64_t[]){ 1, 128, 4, 64 },
+		      *kd = (const int64_t[]){ 1, 256, 4, 64 };
 	struct kp_slot ef[12] = {
-		{ 4, ed, DT_F16, "", 0, NULL }, { 4, kd, DT_F16, "", 0, NULL },
-		{ 4, kd, DT_F16, "", 0, NULL }, { 0, NULL, DT_NONE, "", 0, NULL },
+		{ 4, ed, DT_F16, "", 0, NULL },    { 4, kd, DT_F16, "", 0, NULL },
+		{ 4, kd, DT_F16, "", 0, NULL },    { 0, NULL, DT_NONE, "", 0, NULL },
 		{ 0, NULL, DT_NONE, "", 0, NULL }, { 0, NULL, DT_NONE, "", 0, NULL },
 		{ 0, NULL, DT_NONE, "", 0, NULL }, { 0, NULL, DT_NONE, "", 0, NULL },
 		{ 0, NULL, DT_NONE, "", 0, NULL }, { 0, NULL, DT_NONE, "", 0, NULL },
 		{ 0, NULL, DT_NONE, "", 0, NULL }, { 0, NULL, DT_NONE, "", 0, NULL },
 	};
-	struct kp_op_in ein = { .name = "aten::_efficient_attention_forward", .nslots = 12,
-				.slots = ef, .kernel_flop = -1, .kernel_num_gb = -1,
+	struct kp_op_in ein = { .name = "aten::_efficient_attention_forward",
+				.nslots = 12,
+				.slots = ef,
+				.kernel_flop = -1,
+				.kernel_num_gb = -1,
 				.causal_hint = CAUSAL_HINT_CAUSAL };
 	assert_int_equal(opmodel_eval(&ein, &c), 0);
 	assert_int_equal(c.flops, 2ll * 1 * 4 * (64 + 64) * opmodel_causal_pairs(128, 256, 1));
@@ -1091,8 +1135,8 @@ static void varlen_flash_attention_leaves_flops_unknown_with_a_note(void **state
 	/* 3-D [total, H, D] with cum_seq tensors of B+1 = 5 offsets */
 	assert_int_equal(EVAL(&c, "aten::_flash_attention_forward", T(DT_BF16, 1000, 8, 64),
 			      T(DT_BF16, 1000, 8, 64), T(DT_BF16, 1000, 8, 64), T(DT_I32, 5),
-			      T(DT_I32, 5), SC("400"), SC("400"), SC("0."), SC("True"),
-			      SC("False"), NONE, NONE, NONE, NONE, NONE),
+			      T(DT_I32, 5), SC("400"), SC("400"), SC("0."), SC("True"), SC("False"),
+			      NONE, NONE, NONE, NONE, NONE),
 			 0);
 	assert_int_equal(c.flops, -1);
 	assert_int_equal(c.bytes, 4 * 2 * 1000 * 8 * 64 + 1000 * 8 * 4);
@@ -1122,8 +1166,8 @@ static void attention_with_different_value_dim_counts_d_and_d_v(void **state)
 			      T(DT_BF16, 1, 2, 256, 128), T(DT_BF16, 1, 2, 256, 192),
 			      T(DT_BF16, 1, 2, 256, 192), T(DT_BF16, 1, 2, 256, 128),
 			      T(DT_BF16, 1, 2, 256, 128), T(DT_F32, 1, 2, 256), NONE, NONE,
-			      SC("256"), SC("256"), SC("0."), SC("False"), T(DT_U64, 2),
-			      T0(DT_U64), NONE),
+			      SC("256"), SC("256"), SC("0."), SC("False"), T(DT_U64, 2), T0(DT_U64),
+			      NONE),
 			 0);
 	assert_int_equal(c.flops, 2LL * 2 * (3 * 192 + 2 * 128) * 256 * 256);
 }
@@ -1220,8 +1264,8 @@ static void where_masked_fill_and_comparisons_size_their_outputs(void **state)
 	assert_int_equal(EVAL(&c, "aten::where", T(DT_BOOL, 128, 128), T(DT_F32, 2, 4, 128, 128),
 			      T0(DT_F32)),
 			 0);
-	assert_int_equal(c.bytes, 128 * 128 + 4 * (2 * 4 * 128 * 128) + 4 +
-					  4 * (2 * 4 * 128 * 128));
+	assert_int_equal(c.bytes,
+			 128 * 128 + 4 * (2 * 4 * 128 * 128) + 4 + 4 * (2 * 4 * 128 * 128));
 	/* masked_fill(self, mask, value): writes self's shape */
 	assert_int_equal(EVAL(&c, "aten::masked_fill", T(DT_BF16, 2, 4, 128, 128),
 			      T(DT_BOOL, 128, 128), SC("-inf")),
@@ -1452,8 +1496,7 @@ static void softmax_forward_moves_two_tensors_and_backward_three(void **state)
 			      SC("True")),
 			 0);
 	assert_int_equal(c.bytes, n * (2 + 4));
-	assert_int_equal(EVAL(&c, "aten::_safe_softmax", T(DT_F32, 2, 8, 128, 128), SC("-1"),
-			      NONE),
+	assert_int_equal(EVAL(&c, "aten::_safe_softmax", T(DT_F32, 2, 8, 128, 128), SC("-1"), NONE),
 			 0);
 	assert_int_equal(c.bytes, 2 * n * 4);
 	assert_int_equal(EVAL(&c, "aten::_softmax_backward_data", T(DT_BF16, 2, 8, 128, 128),
@@ -1643,9 +1686,21 @@ static void inductor_kernel_flop_and_num_gb_win(void **state)
 		{ 2, (const int64_t[]){ 256, 512 }, DT_F32, "", 0, NULL },
 		{ 2, (const int64_t[]){ 512, 768 }, DT_F32, "", 0, NULL },
 	};
-	struct kp_op_in mm = { .name = "aten::mm", .nslots = 2, .slots = s, .kernel_flop = 123456789, .kernel_num_gb = 0.0015 };
-	struct kp_op_in tri = { .name = "triton_poi_fused_add_0", .nslots = 0, .slots = NULL, .kernel_flop = 0, .kernel_num_gb = 0.0123456789 };
-	struct kp_op_in tpl = { .name = "triton_tem_fused_mm_0", .nslots = 0, .slots = NULL, .kernel_flop = 201326592, .kernel_num_gb = -1.0 };
+	struct kp_op_in mm = { .name = "aten::mm",
+			       .nslots = 2,
+			       .slots = s,
+			       .kernel_flop = 123456789,
+			       .kernel_num_gb = 0.0015 };
+	struct kp_op_in tri = { .name = "triton_poi_fused_add_0",
+				.nslots = 0,
+				.slots = NULL,
+				.kernel_flop = 0,
+				.kernel_num_gb = 0.0123456789 };
+	struct kp_op_in tpl = { .name = "triton_tem_fused_mm_0",
+				.nslots = 0,
+				.slots = NULL,
+				.kernel_flop = 201326592,
+				.kernel_num_gb = -1.0 };
 
 	(void)state;
 	assert_int_equal(opmodel_eval(&mm, &c), 0);

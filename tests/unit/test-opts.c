@@ -22,8 +22,9 @@ static void numbers_must_be_finite_whole_and_in_range(void **state)
 	assert_true(v == 2.5);
 	assert_null(opts_parse_double("100", 0, 100, &v));
 	assert_null(opts_parse_double("0", 0, 100, &v));
-	static const char *const bad[] = { "nan", "NaN", "-nan", "inf", "-inf", "infinity", "1e999",
-					   "1e-400", "-1", "100.5", "", " ", "5%", "1,5", "0x", NULL };
+	static const char *const bad[] = { "nan",   "NaN",    "-nan", "inf",   "-inf", "infinity",
+					   "1e999", "1e-400", "-1",   "100.5", "",     " ",
+					   "5%",    "1,5",    "0x",   NULL };
 	for (int i = 0; bad[i]; i++) {
 		v = 7;
 		const char *why = opts_parse_double(bad[i], 0, 100, &v);
@@ -37,10 +38,12 @@ static void numbers_must_be_finite_whole_and_in_range(void **state)
 	long l = -1;
 	assert_null(opts_parse_long("20", 0, LONG_MAX, &l));
 	assert_int_equal(l, 20);
-	static const char *const badl[] = { "99999999999999999999", "-1", "1.5", "1e3", "ten", "",
-					    "3 ", NULL };
+	static const char *const badl[] = {
+		"99999999999999999999", "-1", "1.5", "1e3", "ten", "", "3 ", NULL
+	};
 	for (int i = 0; badl[i]; i++) {
-		assert_string_equal(opts_parse_long(badl[i], 0, LONG_MAX, &l), "expects an integer >= 0");
+		assert_string_equal(opts_parse_long(badl[i], 0, LONG_MAX, &l),
+				    "expects an integer >= 0");
 		assert_int_equal(l, 20);
 	}
 	assert_string_equal(opts_parse_long("2147483648", 1, INT_MAX, &l),
@@ -164,20 +167,23 @@ static void ambiguous_prefixes_list_every_candidate(void **state)
 		{ "strict", 0, OPT_FLAG, NULL, "", &f2, NULL, NULL },
 		{ NULL, 0, 0, NULL, NULL, NULL, NULL, NULL },
 	};
-	assert_string_equal(errors_of(opts, "--s=x"),
-			    "kprof: error: ambiguous option '--s' (could be '--shapes', '--sdpa-shapes', "
-			    "'--sample-period', '--stats', '--strict')\nkprof: see 'kprof test -h'\n");
-	assert_string_equal(errors_of(opts, "--no-st"),
-			    "kprof: error: ambiguous option '--no-st' (could be '--no-stats', '--no-strict')\n"
-			    "kprof: see 'kprof test -h'\n");
+	assert_string_equal(
+		errors_of(opts, "--s=x"),
+		"kprof: error: ambiguous option '--s' (could be '--shapes', '--sdpa-shapes', "
+		"'--sample-period', '--stats', '--strict')\nkprof: see 'kprof test -h'\n");
+	assert_string_equal(
+		errors_of(opts, "--no-st"),
+		"kprof: error: ambiguous option '--no-st' (could be '--no-stats', '--no-strict')\n"
+		"kprof: see 'kprof test -h'\n");
 	assert_string_equal(errors_of(opts, "--sa=5"), "");
 	assert_int_equal(n1, 5);
 	assert_string_equal(errors_of(opts, "--m=128"), "");
 	assert_string_equal(s1, "128");
 	assert_string_equal(errors_of(opts, "--sd=a"), "");
 	assert_string_equal(s1, "a");
-	assert_string_equal(errors_of(opts, "--stats=1"),
-			    "kprof: error: option '--stats' takes no value\nkprof: see 'kprof test -h'\n");
+	assert_string_equal(
+		errors_of(opts, "--stats=1"),
+		"kprof: error: option '--stats' takes no value\nkprof: see 'kprof test -h'\n");
 }
 
 static void suggests_the_closest_name(void **state)

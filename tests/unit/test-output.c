@@ -50,8 +50,9 @@ static void an_unwritable_path_is_an_environment_error(void **state)
 	struct kp_diag d = { 0 };
 	assert_null(output_open("/nonexistent-dir/out.json", &d));
 	assert_int_equal(d.status, KP_ENV);
-	assert_string_equal(d.msg,
-			    "error: cannot write '/nonexistent-dir/out.json': No such file or directory");
+	assert_string_equal(
+		d.msg,
+		"error: cannot write '/nonexistent-dir/out.json': No such file or directory");
 }
 
 /* a full device: the data is lost at fclose, and that is reported, not silently dropped */

@@ -42,10 +42,10 @@ static void a_directory_gives_its_traces_in_name_order(void **state)
 	touch("traces/b.json");
 	touch("traces/a.json.gz");
 	touch("traces/c.json");
-	touch("traces/.hidden.json");   /* dot files skipped */
+	touch("traces/.hidden.json"); /* dot files skipped */
 	touch("traces/notes.txt");
 	touch("traces/x.json.bz2");
-	touch("traces/json");           /* no stem */
+	touch("traces/json"); /* no stem */
 	touch("traces/.json");
 	char *args[] = { "-", dir, "missing.json" };
 	size_t n = 99;

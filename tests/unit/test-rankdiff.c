@@ -28,7 +28,8 @@ static size_t find(const struct kp_doc *doc, const char *jkey)
 static const char *fact(const struct kp_doc *doc, const char *key)
 {
 	for (size_t i = 0; i < doc->nitems; i++)
-		if (doc->items[i].type == ITEM_FACT && doc->items[i].key && !strcmp(doc->items[i].key, key))
+		if (doc->items[i].type == ITEM_FACT && doc->items[i].key &&
+		    !strcmp(doc->items[i].key, key))
 			return doc->items[i].v.s;
 	fail_msg("no fact %s", key);
 	return NULL;
@@ -86,7 +87,8 @@ static void pairs_by_rank_with_deltas_and_unpaired(void **state)
 	struct kp_rankdiff_gate g = { .limit_pct = -1 };
 	struct kp_doc doc;
 	rankdiff_doc(&bs, &ns, &g, &doc);
-	assert_string_equal(fact(&doc, "ranks"), "3 base, 3 new: 2 paired by rank id, 1 new, 1 gone");
+	assert_string_equal(fact(&doc, "ranks"),
+			    "3 base, 3 new: 2 paired by rank id, 1 new, 1 gone");
 	assert_false(g.tripped);
 	const struct kp_table *tb = doc.items[find(&doc, "rank_rows")].table;
 	assert_int_equal(tb->nrows, 5);
@@ -141,14 +143,16 @@ static void gate_on_merged_mean_names_crossing_ranks(void **state)
 	rankdiff_doc(&bs, &ns, &g, &doc);
 	assert_true(g.tripped);
 	assert_false(g.unknown);
-	assert_string_equal(fact(&doc, "gate"), "FAIL: merged step mean +10.00% (limit 5%); ranks above it: 1");
+	assert_string_equal(fact(&doc, "gate"),
+			    "FAIL: merged step mean +10.00% (limit 5%); ranks above it: 1");
 	assert_string_equal(g.ranks_above, "1");
 	assert_true(fabs(g.change_pct - 10) < 1e-9);
 	report_free(&doc);
 	g.limit_pct = 10;
 	rankdiff_doc(&bs, &ns, &g, &doc);
 	assert_false(g.tripped);
-	assert_string_equal(fact(&doc, "gate"), "pass: merged step mean +10.00% (limit 10%); ranks above it: 1");
+	assert_string_equal(fact(&doc, "gate"),
+			    "pass: merged step mean +10.00% (limit 10%); ranks above it: 1");
 	report_free(&doc);
 	/* no step times on the new side: the gate cannot judge */
 	n[0].step_mean_ns = n[1].step_mean_ns = -1;

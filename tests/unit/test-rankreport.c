@@ -17,7 +17,8 @@
 static const char *ftext(const struct kp_doc *doc, const char *key)
 {
 	for (size_t i = 0; i < doc->nitems; i++)
-		if (doc->items[i].type == ITEM_FACT && doc->items[i].key && !strcmp(doc->items[i].key, key))
+		if (doc->items[i].type == ITEM_FACT && doc->items[i].key &&
+		    !strcmp(doc->items[i].key, key))
 			return doc->items[i].v.s;
 	return NULL;
 }
@@ -52,16 +53,31 @@ static struct kp_rank_comm comms0[] = { { 500, 100, 1 << 20, 1, 2, COLL_ALLREDUC
 static void two_ranks(struct kp_rank r[2], struct kp_ranks *rs)
 {
 	memset(r, 0, 2 * sizeof(*r));
-	r[0] = (struct kp_rank){ .file = "rank0.json", .rank = 0, .rank_from = 0, .world_size = 2,
-				 .gpu_time_ns = 700000, .steps = steps0, .nsteps = 2, .comms = comms0,
-				 .ncomms = 1, .step_mean_ns = 1000000, .step_max_ns = 1000000,
+	r[0] = (struct kp_rank){ .file = "rank0.json",
+				 .rank = 0,
+				 .rank_from = 0,
+				 .world_size = 2,
+				 .gpu_time_ns = 700000,
+				 .steps = steps0,
+				 .nsteps = 2,
+				 .comms = comms0,
+				 .ncomms = 1,
+				 .step_mean_ns = 1000000,
+				 .step_max_ns = 1000000,
 				 .slowest_step = 1,
-				 .bd = { .span_ns = 2000000, .idle_ns = 500000,
-					 .class_ns = { 1000000, 300000, 200000, 0 }, .comm_overlapped_ns = 100000 } };
+				 .bd = { .span_ns = 2000000,
+					 .idle_ns = 500000,
+					 .class_ns = { 1000000, 300000, 200000, 0 },
+					 .comm_overlapped_ns = 100000 } };
 	strcpy(r[0].backend, "nccl");
 	strcpy(r[0].device, "H100");
-	r[1] = (struct kp_rank){ .file = "trace-1.json", .rank = 1, .rank_from = 1, .world_size = -1,
-				 .step_mean_ns = -1, .step_max_ns = -1, .slowest_step = -1,
+	r[1] = (struct kp_rank){ .file = "trace-1.json",
+				 .rank = 1,
+				 .rank_from = 1,
+				 .world_size = -1,
+				 .step_mean_ns = -1,
+				 .step_max_ns = -1,
+				 .slowest_step = -1,
 				 .bd = { .span_ns = 0 } };
 	/* clang-format off */
 	static struct kp_coll_row colls[] = {
@@ -74,9 +90,18 @@ static void two_ranks(struct kp_rank r[2], struct kp_ranks *rs)
 		{ .step = 1, .rank = 1, .lag_ns = 30000, .late = 3, .instances = 4, .skew_ns = 5000 },
 		{ .step = 2, .rank = 0, .lag_ns = -1, .late = 0, .instances = 0, .skew_ns = 200000 },
 	};
-	*rs = (struct kp_ranks){ .r = r, .n = 2, .jobs = 2, .colls = colls, .ncolls = 2, .matched = 8,
-				 .unmatched = 1, .strag = strag, .nstrag = 2, .step_skew_max_ns = 200000,
-				 .step_skew_step = 2, .link_peak = 450e9 };
+	*rs = (struct kp_ranks){ .r = r,
+				 .n = 2,
+				 .jobs = 2,
+				 .colls = colls,
+				 .ncolls = 2,
+				 .matched = 8,
+				 .unmatched = 1,
+				 .strag = strag,
+				 .nstrag = 2,
+				 .step_skew_max_ns = 200000,
+				 .step_skew_step = 2,
+				 .link_peak = 450e9 };
 }
 
 static void header_lines_name_world_link_and_skew(void **state)
@@ -89,10 +114,14 @@ static void header_lines_name_world_link_and_skew(void **state)
 	rankreport_doc(&rs, "H100", &doc);
 	assert_string_equal(doc.command, "analyze");
 	assert_string_equal(doc.summary, "2 ranks, 2 collective kinds and sizes, 2 steps");
-	assert_string_equal(ftext(&doc, "ranks"), "2 traces of world size 2, backend nccl, read on 2 threads");
-	assert_non_null(strstr(ftext(&doc, "colls"), "8 communication kernels matched by order across ranks, 1 unmatched;"));
+	assert_string_equal(ftext(&doc, "ranks"),
+			    "2 traces of world size 2, backend nccl, read on 2 threads");
+	assert_non_null(
+		strstr(ftext(&doc, "colls"),
+		       "8 communication kernels matched by order across ranks, 1 unmatched;"));
 	assert_string_equal(ftext(&doc, "link"), "H100: peer link 450.0 GB/s (%Link = busbw / it)");
-	assert_string_equal(ftext(&doc, "skew"), "step-time skew up to 200.000 us (step 2), over 2 steps on every rank");
+	assert_string_equal(ftext(&doc, "skew"),
+			    "step-time skew up to 200.000 us (step 2), over 2 steps on every rank");
 	assert_int_equal(doc.items[find(&doc, 0, "world_size")].v.i, 2);
 	assert_true(doc.items[find(&doc, 0, "link_peak_bytes_per_s")].v.d == 450e9);
 	report_free(&doc);
@@ -104,8 +133,10 @@ static void header_lines_name_world_link_and_skew(void **state)
 	rs.step_skew_max_ns = -1;
 	rs.n = 1;
 	rankreport_doc(&rs, NULL, &doc);
-	assert_string_equal(ftext(&doc, "ranks"), "1 trace (no distributedInfo), merged from summaries");
-	assert_string_equal(ftext(&doc, "link"), "unknown device: no peer link bandwidth in the device table");
+	assert_string_equal(ftext(&doc, "ranks"),
+			    "1 trace (no distributedInfo), merged from summaries");
+	assert_string_equal(ftext(&doc, "link"),
+			    "unknown device: no peer link bandwidth in the device table");
 	assert_null(ftext(&doc, "skew"));
 	/* unknown in json is null (kprof-analyze(1)), not -1 */
 	assert_int_equal(doc.items[find(&doc, 0, "link_peak_bytes_per_s")].v.type, VAL_NULL);
@@ -186,7 +217,8 @@ static void per_rank_json_and_warnings(void **state)
 	assert_string_equal(doc.items[find(&doc, a, "backend")].v.s, "nccl");
 	assert_int_equal(doc.items[find(&doc, a, "gpu_busy_ns")].v.i, 1500000);
 	assert_int_equal(doc.items[find(&doc, a, "comm_kernels")].v.i, 1);
-	size_t st = find(&doc, find(&doc, a, "steps") + 1, "steps"); /* totals' count, then the array */
+	size_t st = find(&doc, find(&doc, a, "steps") + 1,
+			 "steps"); /* totals' count, then the array */
 	/* [[1, 0, 1000000, 0], [2, 1000000, 1200000, 1]] */
 	assert_int_equal(doc.items[st + 1].type, ITEM_ARRAY);
 	assert_int_equal(doc.items[st + 2].v.i, 1);

@@ -91,7 +91,8 @@ static void the_late_rank_of_a_step_is_its_straggler(void **state)
 	assert_int_equal(rs.r[2].bd.class_ns[BD_COMM], 200000);
 	for (size_t i = 0; i < rs.n; i++) {
 		const struct kp_bd *b = &rs.r[i].bd;
-		assert_int_equal(b->class_ns[0] + b->class_ns[1] + b->class_ns[2] + b->class_ns[3] + b->idle_ns,
+		assert_int_equal(b->class_ns[0] + b->class_ns[1] + b->class_ns[2] + b->class_ns[3] +
+					 b->idle_ns,
 				 b->span_ns);
 	}
 	ranks_free(&rs);

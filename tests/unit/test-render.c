@@ -40,10 +40,22 @@ static char *analyze_text(const struct kp_report *r, enum kp_format f, int color
 static struct kp_row mrow(const char *name, const char *dtype, const char *prec, double fps,
 			  double pct, unsigned flags)
 {
-	return (struct kp_row){ .name = name, .key = name, .op = "aten::mm", .dtype = dtype,
-				.prec = prec, .calls = 1, .time_ns = 1000, .flops = fps < 0 ? -1 : 1000,
-				.bytes = -1, .flops_per_s = fps, .bytes_per_s = -1, .pct_peak_flops = pct,
-				.pct_peak_bw = -1, .intensity = -1, .flags = flags, .time_pct = 50 };
+	return (struct kp_row){ .name = name,
+				.key = name,
+				.op = "aten::mm",
+				.dtype = dtype,
+				.prec = prec,
+				.calls = 1,
+				.time_ns = 1000,
+				.flops = fps < 0 ? -1 : 1000,
+				.bytes = -1,
+				.flops_per_s = fps,
+				.bytes_per_s = -1,
+				.pct_peak_flops = pct,
+				.pct_peak_bw = -1,
+				.intensity = -1,
+				.flags = flags,
+				.time_pct = 50 };
 }
 
 static void prec_is_the_peak_precision_and_dtype_shows_only_when_they_differ(void **state)
@@ -60,7 +72,7 @@ static void prec_is_the_peak_precision_and_dtype_shows_only_when_they_differ(voi
 	free(s);
 	s = analyze_text(&r, FMT_CSV, 0);
 	assert_non_null(strstr(s, ",dtype,prec,"));
-	assert_non_null(strstr(s, ",fp32,fp32,"));    /* csv keeps the row's prec */
+	assert_non_null(strstr(s, ",fp32,fp32,")); /* csv keeps the row's prec */
 	free(s);
 	rows[0].dtype = "tf32";
 	s = analyze_text(&r, FMT_TABLE, 0);
@@ -71,22 +83,36 @@ static void prec_is_the_peak_precision_and_dtype_shows_only_when_they_differ(voi
 static void header_uses_plurals_and_explains_overlapping_streams(void **state)
 {
 	(void)state;
-	struct kp_trace t = { .display = "t.json", .nevents = 1, .nops = 1, .nlaunches = 1, .ngpu = 1 };
-	struct kp_report r = { .trace = &t, .device_name = "X",
-			       .tot = { .span_ns = 1000, .gpu_busy_ns = 800, .gpu_time_ns = 1200,
-					.kernels = 1, .ops = 1, .steps = 1, .flops = -1, .bytes = -1 } };
+	struct kp_trace t = {
+		.display = "t.json", .nevents = 1, .nops = 1, .nlaunches = 1, .ngpu = 1
+	};
+	struct kp_report r = { .trace = &t,
+			       .device_name = "X",
+			       .tot = { .span_ns = 1000,
+					.gpu_busy_ns = 800,
+					.gpu_time_ns = 1200,
+					.kernels = 1,
+					.ops = 1,
+					.steps = 1,
+					.flops = -1,
+					.bytes = -1 } };
 	char *s = analyze_text(&r, FMT_TABLE, 0);
 	assert_non_null(strstr(s, "(1 event, 1 op, 1 launch, 1 GPU event)"));
-	assert_non_null(strstr(s, "# work    1 kernel, 0 memcpy/memset, 1 op call, 0 unlinked, 1 step\n"));
-	assert_non_null(strstr(s, "# note    GPU time sums the GPU events' durations and GPU busy is their union: "
-				  "work overlapped on several streams for 400 ns, so GPU time exceeds GPU busy and the span\n"));
+	assert_non_null(
+		strstr(s, "# work    1 kernel, 0 memcpy/memset, 1 op call, 0 unlinked, 1 step\n"));
+	assert_non_null(strstr(
+		s,
+		"# note    GPU time sums the GPU events' durations and GPU busy is their union: "
+		"work overlapped on several streams for 400 ns, so GPU time exceeds GPU busy and the span\n"));
 	free(s);
 	r.tot.gpu_time_ns = 800;
 	s = analyze_text(&r, FMT_TABLE, 0);
 	assert_null(strstr(s, "# note"));
 	free(s);
 	s = analyze_text(&r, FMT_MARKDOWN, 0);
-	assert_non_null(strstr(s, "**kprof analyze**: 800 ns GPU time in 1 GPU event, 1.000 us span\n\n- input: t.json"));
+	assert_non_null(strstr(
+		s,
+		"**kprof analyze**: 800 ns GPU time in 1 GPU event, 1.000 us span\n\n- input: t.json"));
 	free(s);
 }
 
@@ -118,15 +144,21 @@ static void devices_document_holds_the_lookup_and_one_row(void **state)
 	struct kp_doc doc;
 	devtable_doc(&db, &dv, 1, "NVIDIA H100 80GB HBM3", how, &doc);
 	char *s = doc_text(&doc, FMT_TABLE, 0);
-	assert_non_null(strstr(s, "# query      NVIDIA H100 80GB HBM3\n# match      NVIDIA H100 80GB HBM3 (exact)\n"));
+	assert_non_null(strstr(
+		s,
+		"# query      NVIDIA H100 80GB HBM3\n# match      NVIDIA H100 80GB HBM3 (exact)\n"));
 	assert_non_null(strstr(s, "# bf16       989.4 TFLOP/s at 1830 MHz, datasheet\n"));
 	free(s);
 	s = doc_text(&doc, FMT_JSON, 0);
-	assert_non_null(strstr(s, "\"command\": \"devices\"},\n  \"device_db\": \"built-in\",\n  \"query\": "));
+	assert_non_null(
+		strstr(s,
+		       "\"command\": \"devices\"},\n  \"device_db\": \"built-in\",\n  \"query\": "));
 	assert_non_null(strstr(s, "\"fp32_flop_per_s\": 66900000000000.01,"));
 	free(s);
 	s = doc_text(&doc, FMT_MARKDOWN, 0);
-	assert_non_null(strstr(s, "**kprof devices**: 'NVIDIA H100 80GB HBM3' is NVIDIA H100 80GB HBM3 (exact)\n"));
+	assert_non_null(strstr(
+		s,
+		"**kprof devices**: 'NVIDIA H100 80GB HBM3' is NVIDIA H100 80GB HBM3 (exact)\n"));
 	free(s);
 	report_free(&doc);
 	devdb_free(&db);

@@ -138,13 +138,14 @@ static void tone_marks_only_the_last_fact(void **state)
 static void tables_copy_columns_and_rows_start_null(void **state)
 {
 	(void)state;
-	struct kp_col cols[] = { { "Time", "time_ns", COL_BOTH, 0 }, { "Name", "name", COL_BOTH, 1 } };
+	struct kp_col cols[] = { { "Time", "time_ns", COL_BOTH, 0 },
+				 { "Name", "name", COL_BOTH, 1 } };
 	struct kp_doc doc;
 	report_init(&doc, "t", 0);
 	struct kp_table *tb = report_table(&doc, "rows", cols, 2);
 	report_col_show(tb, 0, COL_MACHINE);
 	report_col_title(tb, 1, "Kernel");
-	assert_int_equal(cols[0].where, COL_BOTH);   /* the caller's table is untouched */
+	assert_int_equal(cols[0].where, COL_BOTH); /* the caller's table is untouched */
 	assert_string_equal(cols[1].title, "Name");
 	assert_int_equal(tb->cols[0].where, COL_MACHINE);
 	assert_string_equal(tb->cols[1].title, "Kernel");
@@ -202,12 +203,13 @@ static void chart_series_are_unique_and_capped(void **state)
 	(void)state;
 	struct kp_doc doc;
 	report_init(&doc, "t", 0);
-	struct kp_chart *ch = report_chart(&doc, "roofline", CHART_ROOFLINE, "roofline", "Roofline");
+	struct kp_chart *ch = report_chart(&doc, "roofline", CHART_ROOFLINE, "roofline",
+					   "Roofline");
 	assert_int_equal(chart_series(ch, "gemm"), 0);
 	assert_int_equal(chart_series(ch, "conv"), 1);
 	assert_int_equal(chart_series(ch, "gemm"), 0);
-	static const char *names[] = { "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "s10",
-				       "s11", "s12", "s13", "s14", "s15", "s16", "s17" };
+	static const char *names[] = { "s2",  "s3",  "s4",  "s5",  "s6",  "s7",  "s8",  "s9",
+				       "s10", "s11", "s12", "s13", "s14", "s15", "s16", "s17" };
 	for (int i = 0; i < 14; i++)
 		assert_int_equal(chart_series(ch, names[i]), i + 2);
 	assert_int_equal(ch->nseries, CHART_SERIES_MAX);

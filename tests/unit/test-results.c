@@ -36,9 +36,12 @@ static struct kp_result mk(const char *backend, const char *layout, double ms, d
 
 static void fill(struct kp_results *rs)
 {
-	struct kp_result a = mk("reference", "nchw", 0.5, 4e-4), b = mk("cudnn", "nchw", 0.0625, 2e-4);
+	struct kp_result a = mk("reference", "nchw", 0.5, 4e-4),
+			 b = mk("cudnn", "nchw", 0.0625, 2e-4);
 	struct kp_result c = mk("cudnn", "nhwc", 0.025, 1e-4);
-	struct kp_result d = { .ms = 0.0691, .gbs = 3884.7, .peak_pct = 80.7, .err = 9e-3, .tol = 8e-3 };
+	struct kp_result d = {
+		.ms = 0.0691, .gbs = 3884.7, .peak_pct = 80.7, .err = 9e-3, .tol = 8e-3
+	};
 	snprintf(d.op, sizeof(d.op), "aten::_softmax");
 	snprintf(d.kind, sizeof(d.kind), "softmax");
 	snprintf(d.shape, sizeof(d.shape), "16384x4096");
@@ -176,8 +179,10 @@ static const char *schema_error(const char *text, int *records)
 			if (depth > 0 && strlen(path[depth - 1]) >= 11 &&
 			    !strcmp(path[depth - 1] + strlen(path[depth - 1]) - 10, "extra_info")) {
 				if (ty != JT_STR) {
-					snprintf(err, sizeof(err), "'%s' is not a string (extra_info is "
-								   "Map(String, String))", full);
+					snprintf(err, sizeof(err),
+						 "'%s' is not a string (extra_info is "
+						 "Map(String, String))",
+						 full);
 					e = err;
 					goto out;
 				}
@@ -188,7 +193,8 @@ static const char *schema_error(const char *text, int *records)
 				;
 			if (k == NSCHEMA || ty != schema[k].type) {
 				snprintf(err, sizeof(err), "'%s' %s", full,
-					 k == NSCHEMA ? "is not in the schema" : "has the wrong type");
+					 k == NSCHEMA ? "is not in the schema"
+						      : "has the wrong type");
 				e = err;
 				goto out;
 			}
@@ -203,7 +209,8 @@ static const char *schema_error(const char *text, int *records)
 		}
 		for (size_t k = 0; k < NSCHEMA; k++)
 			if (schema[k].required && !seen[k]) {
-				snprintf(err, sizeof(err), "record %d lacks '%s'", *records, schema[k].path);
+				snprintf(err, sizeof(err), "record %d lacks '%s'", *records,
+					 schema[k].path);
 				e = err;
 				goto out;
 			}
@@ -240,14 +247,17 @@ static void json_records_match_the_schema(void **state)
 	 * unknown field and a string value */
 	static const char *const bad[][2] = {
 		{ "[{\"benchmark\":{\"name\":\"x\"},\"model\":{\"name\":\"m\"},\"metric\":"
-		  "{\"name\":\"t\",\"target_value\":0}}]", "lacks 'metric.benchmark_values'" },
+		  "{\"name\":\"t\",\"target_value\":0}}]",
+		  "lacks 'metric.benchmark_values'" },
 		{ "[{\"benchmark\":{\"name\":\"x\",\"extra_info\":{\"sm\":1980}},\"model\":"
 		  "{\"name\":\"m\"},\"metric\":{\"name\":\"t\",\"benchmark_values\":[1]}}]",
 		  "Map(String, String)" },
 		{ "[{\"benchmark\":{\"name\":\"x\"},\"model\":{\"name\":\"m\"},\"metric\":"
-		  "{\"name\":\"t\",\"benchmark_values\":[1],\"unit\":\"ms\"}}]", "not in the schema" },
+		  "{\"name\":\"t\",\"benchmark_values\":[1],\"unit\":\"ms\"}}]",
+		  "not in the schema" },
 		{ "[{\"benchmark\":{\"name\":\"x\"},\"model\":{\"name\":\"m\"},\"metric\":"
-		  "{\"name\":\"t\",\"benchmark_values\":[\"1\"]}}]", "wrong type" },
+		  "{\"name\":\"t\",\"benchmark_values\":[\"1\"]}}]",
+		  "wrong type" },
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		e = schema_error(bad[i][0], &n);
@@ -273,10 +283,12 @@ static void csv_has_one_line_per_metric(void **state)
 	for (const char *s = text; *s; s++)
 		lines += *s == '\n';
 	assert_int_equal(lines, 1 + 9);
-	assert_true(!strncmp(text, "benchmark_name,benchmark_mode,benchmark_dtype,device,model_name,",
+	assert_true(!strncmp(text,
+			     "benchmark_name,benchmark_mode,benchmark_dtype,device,model_name,",
 			     64));
-	assert_non_null(strstr(text, "kprof capture,inference,bfloat16,NVIDIA H200,softmax-16384x4096,"
-				     "softmax,kprof,aten::_softmax,,false,% of DRAM peak,80.7,85\n"));
+	assert_non_null(strstr(text,
+			       "kprof capture,inference,bfloat16,NVIDIA H200,softmax-16384x4096,"
+			       "softmax,kprof,aten::_softmax,,false,% of DRAM peak,80.7,85\n"));
 	unlink(path);
 	assert_int_equal(results_write(&rs, "/tmp/x.txt", NULL, why, sizeof(why)), -1);
 	assert_non_null(strstr(why, ".json or .csv"));
@@ -285,8 +297,11 @@ static void csv_has_one_line_per_metric(void **state)
 	results_free(&rs);
 
 	/* --results is checked before anything runs */
-	struct kp_capture_opts o = { .output = "x.json", .workloads = WL_SOFTMAX, .iters = 1,
-				     .sample_period_ms = 10, .results = "r.txt" };
+	struct kp_capture_opts o = { .output = "x.json",
+				     .workloads = WL_SOFTMAX,
+				     .iters = 1,
+				     .sample_period_ms = 10,
+				     .results = "r.txt" };
 	assert_int_equal(capture_opts_finish(&o, why, sizeof(why)), -1);
 	assert_non_null(strstr(why, "--results"));
 	capture_opts_free(&o);

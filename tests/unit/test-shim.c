@@ -77,17 +77,18 @@ static int one_call(const char *major)
 	if (!g || !drain || !calls || !fk)
 		return 11;
 	float one = 1.f, zero = 0.f;
-	int st = g(NULL, 1, 0, 128, 256, 512, &one, NULL, 14, 512, NULL, 14, 512, &zero, NULL, 14, 128,
-		   68, -1);
+	int st = g(NULL, 1, 0, 128, 256, 512, &one, NULL, 14, 512, NULL, 14, 512, &zero, NULL, 14,
+		   128, 68, -1);
 	if (st != 7 || *calls != 1 || *fk != 512)
 		return 12; /* status and arguments pass through */
 	drain(take, NULL);
 	if (major)
 		return ncalls == 0 ? 0 : 13; /* unknown version: not recorded */
-	if (ncalls != 1 || last.kind != HC_GEMM || strcmp(last.name, "cublasGemmEx") || last.m != 128 ||
-	    last.n != 256 || last.k != 512 || last.batch != 1 || last.atype != 14 || last.compute != 68 ||
-	    last.transa != 1 || !(last.flags & HCF_BETA_ZERO) || !(last.flags & HCF_FAILED) ||
-	    last.status != 7 || last.end_ns < last.start_ns || last.ext == 0)
+	if (ncalls != 1 || last.kind != HC_GEMM || strcmp(last.name, "cublasGemmEx") ||
+	    last.m != 128 || last.n != 256 || last.k != 512 || last.batch != 1 ||
+	    last.atype != 14 || last.compute != 68 || last.transa != 1 ||
+	    !(last.flags & HCF_BETA_ZERO) || !(last.flags & HCF_FAILED) || last.status != 7 ||
+	    last.end_ns < last.start_ns || last.ext == 0)
 		return 14;
 	return 0;
 }
@@ -122,7 +123,8 @@ static int one_graph(const char *version)
 	struct cg_api a = { (create_fn)dlsym(shim, "cudnnBackendCreateDescriptor"),
 			    (destroy_fn)dlsym(shim, "cudnnBackendDestroyDescriptor"),
 			    (set_fn)dlsym(shim, "cudnnBackendSetAttribute"),
-			    (fin_fn)dlsym(shim, "cudnnBackendFinalize"), errstr,
+			    (fin_fn)dlsym(shim, "cudnnBackendFinalize"),
+			    errstr,
 			    (get_fn)dlsym(shim, "cudnnBackendGetAttribute"),
 			    (exec_fn)dlsym(shim, "cudnnBackendExecute") };
 	kp_shim_drain_fn drain = (kp_shim_drain_fn)dlsym(shim, "kprof_shim_drain");
@@ -130,8 +132,16 @@ static int one_graph(const char *version)
 	if (!a.create || !a.destroy || !a.set || !a.finalize || !a.get || !a.execute || !drain ||
 	    !execs || !sets)
 		return 21;
-	const struct cg_sdpa sd = { .b = 2, .h = 8, .hkv = 2, .sq = 256, .sk = 256, .d = 64,
-				    .io = CG_BF16, .causal = 1, .stats = 1, .scale = 0.125f };
+	const struct cg_sdpa sd = { .b = 2,
+				    .h = 8,
+				    .hkv = 2,
+				    .sq = 256,
+				    .sk = 256,
+				    .d = 64,
+				    .io = CG_BF16,
+				    .causal = 1,
+				    .stats = 1,
+				    .scale = 0.125f };
 	struct cg_graph g;
 	struct cg_built b;
 	char why[128];
@@ -151,9 +161,9 @@ static int one_graph(const char *version)
 		return ncalls == 0 ? 0 : 25; /* unknown version: not recorded */
 	int64_t want[7] = { 2, 8, 2, 256, 256, 64, 64 };
 	if (ncalls != 1 || last.kind != HC_SDPA || strcmp(last.name, "cudnnBackendExecute") ||
-	    last.sdpa_flags != (SDPA_F_CAUSAL | SDPA_F_STATS) || memcmp(last.sd, want, sizeof(want)) ||
-	    last.status != 3000 || !(last.flags & HCF_FAILED) || last.end_ns < last.start_ns ||
-	    last.ext == 0)
+	    last.sdpa_flags != (SDPA_F_CAUSAL | SDPA_F_STATS) ||
+	    memcmp(last.sd, want, sizeof(want)) || last.status != 3000 ||
+	    !(last.flags & HCF_FAILED) || last.end_ns < last.start_ns || last.ext == 0)
 		return 26;
 	return 0;
 }
@@ -163,8 +173,9 @@ static int in_child(const char *major)
 	fflush(NULL);
 	pid_t p = fork();
 	if (p == 0)
-		_exit(!strncmp(major ? major : "", "graph", 5) ? one_graph(major[5] ? major + 5 : NULL)
-							       : one_call(major));
+		_exit(!strncmp(major ? major : "", "graph", 5)
+			      ? one_graph(major[5] ? major + 5 : NULL)
+			      : one_call(major));
 	int ws;
 	waitpid(p, &ws, 0);
 	return WIFEXITED(ws) ? WEXITSTATUS(ws) : 100;

@@ -19,8 +19,9 @@ static void key_lists_come_from_the_enum_tables_in_enum_order(void **state)
 {
 	(void)state;
 	char buf[256];
-	assert_string_equal(sort_key_list(SORT_ANALYZE, " ", buf, sizeof(buf)),
-			    "time calls avg min max med tflops gbps pct-peak pct-bw flops bytes intensity name op");
+	assert_string_equal(
+		sort_key_list(SORT_ANALYZE, " ", buf, sizeof(buf)),
+		"time calls avg min max med tflops gbps pct-peak pct-bw flops bytes intensity name op");
 	assert_string_equal(sort_key_list(SORT_DIFF, ", ", buf, sizeof(buf)),
 			    "delta-abs, delta, ratio, share, base, new, base-calls, new-calls, name");
 }
@@ -61,15 +62,20 @@ static void suggestions_need_three_shared_characters(void **state)
 
 static struct kp_row arow(const char *name, int64_t ns, int64_t calls, unsigned flags)
 {
-	return (struct kp_row){ .name = name, .key = name, .time_ns = ns, .calls = calls,
-				.flags = flags, .flops = -1, .bytes = -1 };
+	return (struct kp_row){ .name = name,
+				.key = name,
+				.time_ns = ns,
+				.calls = calls,
+				.flags = flags,
+				.flops = -1,
+				.bytes = -1 };
 }
 
 static void the_folded_row_stays_last_and_name_breaks_ties(void **state)
 {
 	(void)state;
-	struct kp_row rows[] = { arow("(others: 9 kernels)", 900, 9, ROW_OTHERS), arow("b", 10, 1, 0),
-				 arow("a", 10, 1, 0), arow("c", 50, 2, 0) };
+	struct kp_row rows[] = { arow("(others: 9 kernels)", 900, 9, ROW_OTHERS),
+				 arow("b", 10, 1, 0), arow("a", 10, 1, 0), arow("c", 50, 2, 0) };
 	struct kp_report r = { .rows = rows, .nrows = 4 };
 	struct kp_sort_spec sp;
 	const char *bad;
@@ -118,12 +124,16 @@ static void repeated_keys_count_once_and_every_key_is_checked(void **state)
 	/* 20 keys, the last one unknown: an error, not silently cut at the 16th */
 	assert_int_equal(sort_parse(&sp, SORT_ANALYZE,
 				    "time,calls,avg,min,max,med,tflops,gbps,pct-peak,pct-bw,flops,bytes,"
-				    "intensity,name,op,time,calls,avg,min,tflop", &bad), -1);
+				    "intensity,name,op,time,calls,avg,min,tflop",
+				    &bad),
+			 -1);
 	assert_string_equal(bad, "tflop");
 	/* every key of the table at once fits */
 	assert_int_equal(sort_parse(&sp, SORT_ANALYZE,
 				    "time,calls,avg,min,max,med,tflops,gbps,pct-peak,pct-bw,flops,bytes,"
-				    "intensity,name,op,name,op", &bad), 0);
+				    "intensity,name,op,name,op",
+				    &bad),
+			 0);
 	assert_int_equal(sp.n, AK_N);
 }
 

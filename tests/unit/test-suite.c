@@ -16,8 +16,9 @@
 #include "kprof/suite.h"
 #include "shapes.h"
 
-static const struct kp_capture_opts base = { .warmup = 3, .iters = 10, .backward = 1,
-					     .sample_period_ms = 10, .nvtx = 1, .libs = 1 };
+static const struct kp_capture_opts base = {
+	.warmup = 3, .iters = 10, .backward = 1, .sample_period_ms = 10, .nvtx = 1, .libs = 1
+};
 
 static void bad(const char *y, const char *msg);
 
@@ -98,28 +99,27 @@ static void cases_take_keys_and_defaults(void **state)
 	(void)state;
 	struct kp_suite s;
 	struct kp_diag d;
-	const char *y =
-		"benchmark_mode: inference\n"
-		"output_dir: out\n"
-		"iters: 7\n"
-		"cases:\n"
-		"  - high_precision_dtype: torch.float16\n"
-		"  - name: attn\n"
-		"    workloads: sdpa\n"
-		"    dtypes: [bf16, fp32]\n"
-		"    sdpa_shapes: custom:1x8x2x64x64x64c\n"
-		"    backward: yes\n"
-		"    warmup: 0\n"
-		"    output: /tmp/a.json\n"
-		"    results: attn.csv\n"
-		"  - name: conv\n"
-		"    workloads: [conv, rmsnorm]\n"
-		"    backends: [reference, cudnn]\n"
-		"    layouts: nhwc\n"
-		"    conv_shapes: 'custom:2x4x8x8x4x3x3:p1'\n"
-		"    norm_shapes: custom:16x64\n"
-		"    causal: false\n"
-		"    batch: 4\n";
+	const char *y = "benchmark_mode: inference\n"
+			"output_dir: out\n"
+			"iters: 7\n"
+			"cases:\n"
+			"  - high_precision_dtype: torch.float16\n"
+			"  - name: attn\n"
+			"    workloads: sdpa\n"
+			"    dtypes: [bf16, fp32]\n"
+			"    sdpa_shapes: custom:1x8x2x64x64x64c\n"
+			"    backward: yes\n"
+			"    warmup: 0\n"
+			"    output: /tmp/a.json\n"
+			"    results: attn.csv\n"
+			"  - name: conv\n"
+			"    workloads: [conv, rmsnorm]\n"
+			"    backends: [reference, cudnn]\n"
+			"    layouts: nhwc\n"
+			"    conv_shapes: 'custom:2x4x8x8x4x3x3:p1'\n"
+			"    norm_shapes: custom:16x64\n"
+			"    causal: false\n"
+			"    batch: 4\n";
 	assert_int_equal(parse(y, &s, &d), 0);
 	assert_int_equal(s.n, 3);
 	assert_string_equal(s.c[0].name, "case1");
@@ -158,25 +158,24 @@ static void torchao_files_parse(void **state)
 	(void)state;
 	struct kp_suite s;
 	struct kp_diag d;
-	const char *y =
-		"quantization_config_recipe_names:\n"
-		"  - \"baseline\"\n"
-		"sparsity_config_recipe_names: [null]\n"
-		"output_dir: \"res\"  # Directory for results and plots\n"
-		"model_params:\n"
-		"  matrix_shapes:\n"
-		"    - name: \"custom\"\n"
-		"      shapes: [\n"
-		"        [1024, 1024, 1024],  # [m, k, n]\n"
-		"        [2048, 4096, 1024],\n"
-		"      ]\n"
-		"  high_precision_dtype: \"torch.bfloat16\"\n"
-		"  use_torch_compile: true\n"
-		"  torch_compile_mode: \"max-autotune\"\n"
-		"  device: \"cuda\"\n"
-		"  model_type: \"linear\"\n"
-		"  enable_profiler: false\n"
-		"  sparsity: null\n";
+	const char *y = "quantization_config_recipe_names:\n"
+			"  - \"baseline\"\n"
+			"sparsity_config_recipe_names: [null]\n"
+			"output_dir: \"res\"  # Directory for results and plots\n"
+			"model_params:\n"
+			"  matrix_shapes:\n"
+			"    - name: \"custom\"\n"
+			"      shapes: [\n"
+			"        [1024, 1024, 1024],  # [m, k, n]\n"
+			"        [2048, 4096, 1024],\n"
+			"      ]\n"
+			"  high_precision_dtype: \"torch.bfloat16\"\n"
+			"  use_torch_compile: true\n"
+			"  torch_compile_mode: \"max-autotune\"\n"
+			"  device: \"cuda\"\n"
+			"  model_type: \"linear\"\n"
+			"  enable_profiler: false\n"
+			"  sparsity: null\n";
 	assert_int_equal(parse(y, &s, &d), 0);
 	assert_int_equal(s.n, 1);
 	assert_string_equal(s.c[0].o.output, "res/case1.json");
@@ -236,7 +235,7 @@ static void bad_configs_are_located(void **state)
 	bad("cases:\n  - name: a\n---\ncases:\n  - name: b\n",
 	    "s.yaml:4:1: error: a second YAML document: a suite is one document");
 	bad("casez: []\n", "s.yaml:1:1: error: unknown key 'casez' in the config (did you mean "
-			    "'cases'?)");
+			   "'cases'?)");
 	bad("cases:\n  - name: a\n    iters: ten\n",
 	    "s.yaml:3:12: error: 'iters': expected an integer, got a string 'ten'");
 	bad("cases:\n  - backward: 3\n",
@@ -261,7 +260,8 @@ static void bad_configs_are_located(void **state)
 	    "s.yaml:4:1: error: YAML: did not find expected ',' or ']' while parsing a flow "
 	    "sequence at 3:13");
 	bad("", "s.yaml:1:1: error: empty config: expected a mapping with 'cases'");
-	bad("cases: []\n", "s.yaml:1:8: error: 'cases': expected a list of cases, got an empty list");
+	bad("cases: []\n",
+	    "s.yaml:1:8: error: 'cases': expected a list of cases, got an empty list");
 	bad("warmup: 1\n", "s.yaml:1:1: error: no 'cases' (or 'model_params') list");
 	bad("cases:\n  - workloads: sdpa\n    sdpa_shapes: custom:1x2\n",
 	    "s.yaml:3:18: error: case 'case1': invalid value 'custom:1x2' for 'sdpa_shapes': "
@@ -301,20 +301,22 @@ static void list_cases_prints_each_shape(void **state)
 	(void)state;
 	struct kp_suite s;
 	struct kp_diag d;
-	const char *y = "cases:\n  - name: m\n    ops: mm\n    matrix_shapes: [{name: llama, m: 8}]\n";
+	const char *y =
+		"cases:\n  - name: m\n    ops: mm\n    matrix_shapes: [{name: llama, m: 8}]\n";
 	assert_int_equal(parse(y, &s, &d), 0);
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *fp = open_memstream(&buf, &len);
 	capture_list_cases(fp, s.c[0].name, &s.c[0].o);
 	fclose(fp);
-	assert_string_equal(buf, "case m: output m.json, results -, warmup 3, iters 10, backward on, "
-				 "dtypes bf16\n"
-				 "  matmul: 4 shapes, ops mm, backends cublas\n"
-				 "    8x8192x1280 attn.wqkv\n"
-				 "    8x1024x8192 attn.w0\n"
-				 "    8x8192x7168 ffn.w13\n"
-				 "    8x3584x8192 ffn.w2\n");
+	assert_string_equal(buf,
+			    "case m: output m.json, results -, warmup 3, iters 10, backward on, "
+			    "dtypes bf16\n"
+			    "  matmul: 4 shapes, ops mm, backends cublas\n"
+			    "    8x8192x1280 attn.wqkv\n"
+			    "    8x1024x8192 attn.w0\n"
+			    "    8x8192x7168 ffn.w13\n"
+			    "    8x3584x8192 ffn.w2\n");
 	free(buf);
 	suite_free(&s);
 }

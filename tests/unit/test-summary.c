@@ -22,7 +22,6 @@ static char tmpdir[] = "/tmp/kprof-test-summary-XXXXXX";
 
 #include "ranks-job.h"
 
-
 /* The json document of @rs (compared), with the thread count left out: it is how, not what. */
 static char *render(struct kp_ranks *rs)
 {
@@ -100,15 +99,19 @@ static void merge_of_a_split_equals_the_whole(void **state)
 	assert_non_null(strstr(w, "{\"step\": 2, \"rank\": 2, \"lag_ns\": 500000"));
 	ranks_free(&whole);
 
-	static const int a[] = { 0, 2 }, b[] = { 1, 3 }, one[] = { 0 }, two[] = { 1 }, three[] = { 2 }, four[] = { 3 };
-	const char *parts[2] = { summary_of(paths, a, 2, "a.json"), summary_of(paths, b, 2, "b.json") };
+	static const int a[] = { 0, 2 }, b[] = { 1, 3 }, one[] = { 0 }, two[] = { 1 },
+			 three[] = { 2 }, four[] = { 3 };
+	const char *parts[2] = { summary_of(paths, a, 2, "a.json"),
+				 summary_of(paths, b, 2, "b.json") };
 	char *m = merge_of(parts, 2, NULL);
 	assert_string_equal(m, w);
 	free(m);
 
 	/* one summary per rank, merged in one go and as a tree */
-	const char *each[4] = { summary_of(paths, one, 1, "r0.json"), summary_of(paths, two, 1, "r1.json"),
-				summary_of(paths, three, 1, "r2.json"), summary_of(paths, four, 1, "r3.json") };
+	const char *each[4] = { summary_of(paths, one, 1, "r0.json"),
+				summary_of(paths, two, 1, "r1.json"),
+				summary_of(paths, three, 1, "r2.json"),
+				summary_of(paths, four, 1, "r3.json") };
 	m = merge_of(each, 4, NULL);
 	assert_string_equal(m, w);
 	free(m);
@@ -143,7 +146,8 @@ static void a_trace_document_is_not_a_summary(void **state)
 	assert_int_equal(d.status, KP_BADINPUT);
 	char want[800];
 	snprintf(want, sizeof(want),
-		 "%s: error: not a kprof summary (write one with 'kprof analyze --ranks --format json')", path);
+		 "%s: error: not a kprof summary (write one with 'kprof analyze --ranks --format json')",
+		 path);
 	assert_string_equal(d.msg, want);
 	ranks_free(&rs);
 }

@@ -51,7 +51,8 @@ static void escaping_covers_markup_and_controls(void **state)
 	assert_string_equal(s, "a&lt;b&gt;&amp;&quot;c&quot;&#39;d&#39;");
 	free(s);
 	s = esc("x\x01y\tz\n\xc3\xa9");
-	assert_string_equal(s, "x\xef\xbf\xbdy\tz\n\xc3\xa9"); /* C0 -> U+FFFD; tab, newline, UTF-8 kept */
+	assert_string_equal(s,
+			    "x\xef\xbf\xbdy\tz\n\xc3\xa9"); /* C0 -> U+FFFD; tab, newline, UTF-8 kept */
 	free(s);
 	s = esc(NULL);
 	assert_string_equal(s, "");
@@ -112,7 +113,8 @@ static void roofline_draws_roofs_ridges_and_largest_points_first(void **state)
 	(void)state;
 	struct kp_doc doc;
 	report_init(&doc, "t", 0);
-	struct kp_chart *ch = report_chart(&doc, "roofline", CHART_ROOFLINE, "roofline", "Roofline");
+	struct kp_chart *ch = report_chart(&doc, "roofline", CHART_ROOFLINE, "roofline",
+					   "Roofline");
 	ch->bw = 3e12;
 	int g = chart_series(ch, "gemm");
 	chart_mark(&doc, ch, 989e12, "bf16 989 TFLOP/s");
@@ -121,10 +123,12 @@ static void roofline_draws_roofs_ridges_and_largest_points_first(void **state)
 	chart_point(&doc, ch, -1, 5e12, 1, g, "no intensity", NULL); /* not drawable: skipped */
 	char *s = draw(ch, 0);
 	assert_non_null(strstr(s, "<title>DRAM roof 3.0 TB/s</title>"));
-	assert_non_null(strstr(s, "<title>ridge point: bf16 989 TFLOP/s at 329.7 FLOP/byte</title>"));
+	assert_non_null(
+		strstr(s, "<title>ridge point: bf16 989 TFLOP/s at 329.7 FLOP/byte</title>"));
 	assert_non_null(strstr(s, "clip-path=\"url(#clip-roofline)\""));
 	assert_int_equal(count(s, "<circle class=\"pt s0\""), 2);
-	const char *big = strstr(s, "<title>big &amp; slow</title>"), *small = strstr(s, "<title>small</title>");
+	const char *big = strstr(s, "<title>big &amp; slow</title>"),
+		   *small = strstr(s, "<title>small</title>");
 	assert_non_null(big);
 	assert_non_null(small);
 	assert_true(big < small); /* drawn first, so the small one stays visible on top */
@@ -145,10 +149,11 @@ static void top_bars_give_each_segment_its_share(void **state)
 	chart_span(&doc, ch, l, a, 0, 3000, 0, "sm90_gemm");
 	chart_span(&doc, ch, l, b, 3000, 4000, 0, "copy");
 	char *s = draw(ch, 0);
-	assert_non_null(strstr(s, "<title>aten::mm\nsm90_gemm: 3.000 us (75.0% of the op)</title>"));
+	assert_non_null(
+		strstr(s, "<title>aten::mm\nsm90_gemm: 3.000 us (75.0% of the op)</title>"));
 	assert_non_null(strstr(s, "<title>aten::mm\ncopy: 1.000 us (25.0% of the op)</title>"));
 	assert_non_null(strstr(s, "fill-opacity=\"0.6\"")); /* alternate segments are lighter */
-	assert_non_null(strstr(s, ">4.000 us</text>"));      /* the lane's total */
+	assert_non_null(strstr(s, ">4.000 us</text>"));     /* the lane's total */
 	assert_non_null(strstr(s, "GPU time (us)"));
 	free(s);
 	report_free(&doc);
@@ -159,7 +164,8 @@ static void waterfall_colours_regressions_and_improvements(void **state)
 	(void)state;
 	struct kp_doc doc;
 	report_init(&doc, "t", 0);
-	struct kp_chart *ch = report_chart(&doc, "waterfall", CHART_WATERFALL, "waterfall", "Waterfall");
+	struct kp_chart *ch = report_chart(&doc, "waterfall", CHART_WATERFALL, "waterfall",
+					   "Waterfall");
 	chart_point(&doc, ch, 10e6, 0, 0, 0, "base", NULL);
 	chart_point(&doc, ch, 2e6, 0, 0, 1, "gemm", NULL);
 	chart_point(&doc, ch, -1e6, 0, 0, 2, "relu", NULL);
@@ -205,7 +211,8 @@ static void timeline_lanes_spans_and_step_marks(void **state)
 	(void)state;
 	struct kp_doc doc;
 	report_init(&doc, "t", 0);
-	struct kp_chart *ch = report_chart(&doc, "timeline", CHART_TIMELINE, "timeline", "Timeline");
+	struct kp_chart *ch = report_chart(&doc, "timeline", CHART_TIMELINE, "timeline",
+					   "Timeline");
 	ch->x1 = 2000000;
 	int s7 = chart_lane(&doc, ch, "stream 7");
 	chart_lane(&doc, ch, "a very long stream name indeed");

@@ -52,13 +52,19 @@ static void renderers_quote_csv_null_json_and_align_tables(void **state)
 	report_init(&doc, "test", 4);
 	two_rows(&doc, "k<a, \"b\">|x");
 	char *s = render(&doc, FMT_CSV, 0);
-	assert_string_equal(s, "time_ns,bytes_per_s,name\r\n1500,,\"k<a, \"\"b\"\">|x\"\r\n25,1500000000,short\r\n");
+	assert_string_equal(
+		s,
+		"time_ns,bytes_per_s,name\r\n1500,,\"k<a, \"\"b\"\">|x\"\r\n25,1500000000,short\r\n");
 	free(s);
 	s = render(&doc, FMT_JSON, 0);
-	assert_non_null(strstr(s, "{\"time_ns\": 1500, \"bytes_per_s\": null, \"name\": \"k<a, \\\"b\\\">|x\"}"));
+	assert_non_null(
+		strstr(s,
+		       "{\"time_ns\": 1500, \"bytes_per_s\": null, \"name\": \"k<a, \\\"b\\\">|x\"}"));
 	free(s);
 	s = render(&doc, FMT_TABLE, 0);
-	assert_string_equal(s, "      Time  GB/s  Kernel\n  ========  ====  ======\n  1.500 us     -  k<a, \"b\">|x\n     25 ns   1.5  short\n");
+	assert_string_equal(
+		s,
+		"      Time  GB/s  Kernel\n  ========  ====  ======\n  1.500 us     -  k<a, \"b\">|x\n     25 ns   1.5  short\n");
 	free(s);
 	report_free(&doc);
 }
@@ -117,16 +123,20 @@ static void facts_print_as_hash_lines_list_items_and_typed_json_members(void **s
 	report_end(&doc);
 	two_rows(&doc, "k");
 	char *s = render(&doc, FMT_TABLE, 0);
-	assert_non_null(strstr(s, "# span   4.812 ms\n# busy   42.8%\n# note   people only\n      Time"));
+	assert_non_null(
+		strstr(s, "# span   4.812 ms\n# busy   42.8%\n# note   people only\n      Time"));
 	assert_null(strstr(s, "ignored"));
 	free(s);
 	s = render(&doc, FMT_MARKDOWN, 0);
-	assert_non_null(strstr(s, "**kprof test**: 2 things\n\n- span: 4.812 ms\n- busy: 42.8%\n- note: people only\n\n| Time |"));
+	assert_non_null(strstr(
+		s,
+		"**kprof test**: 2 things\n\n- span: 4.812 ms\n- busy: 42.8%\n- note: people only\n\n| Time |"));
 	free(s);
 	s = render(&doc, FMT_JSON, 0);
-	assert_non_null(strstr(s, "{\n  \"kprof\": {\"version\": \"" KPROF_VERSION "\", \"command\": \"test\"},\n"
-				  "  \"span_ns\": 4812345,\n  \"busy_pct\": 42.75,\n  \"events\": 7,\n"
-				  "  \"device\": {\"name\": null, \"bw\": 3350000000000},\n  \"rows\": [\n    {"));
+	assert_non_null(strstr(
+		s, "{\n  \"kprof\": {\"version\": \"" KPROF_VERSION "\", \"command\": \"test\"},\n"
+		   "  \"span_ns\": 4812345,\n  \"busy_pct\": 42.75,\n  \"events\": 7,\n"
+		   "  \"device\": {\"name\": null, \"bw\": 3350000000000},\n  \"rows\": [\n    {"));
 	assert_non_null(strstr(s, "}\n  ]\n}\n"));
 	free(s);
 	report_free(&doc);
@@ -157,8 +167,9 @@ static void json_writer_places_commas_and_indents_only_line_containers(void **st
 	jw_end(&jw);
 	jw_end(&jw);
 	fclose(fp);
-	assert_string_equal(buf, "{\n  \"empty\": [],\n  \"xs\": [1, 0.5, {\"ok\": true, \"inf\": null}],\n"
-				 "  \"lines\": [\n    \"a\\\"b\\\\\\n\\u0001\",\n    null\n  ]\n}");
+	assert_string_equal(buf,
+			    "{\n  \"empty\": [],\n  \"xs\": [1, 0.5, {\"ok\": true, \"inf\": null}],\n"
+			    "  \"lines\": [\n    \"a\\\"b\\\\\\n\\u0001\",\n    null\n  ]\n}");
 	free(buf);
 }
 
@@ -205,7 +216,8 @@ static void doubles_print_as_the_shortest_text_that_reads_back(void **state)
 {
 	(void)state;
 	char b[40];
-	assert_string_equal(jw_format_double(b, sizeof(b), 47.848680568750993), "47.84868056875099");
+	assert_string_equal(jw_format_double(b, sizeof(b), 47.848680568750993),
+			    "47.84868056875099");
 	assert_string_equal(jw_format_double(b, sizeof(b), 0.1), "0.1");
 	assert_string_equal(jw_format_double(b, sizeof(b), 2), "2");
 	volatile double tflops = 66.9; /* the device table's 66.9 TFLOPS x 1e12 */

@@ -228,8 +228,9 @@ static void keeps_complete_events_of_a_truncated_trace(void **state)
 	trace_free(&t);
 	assert_int_equal(load_text(&t, text, 1, &d), -1);
 	assert_int_equal(d.status, KP_BADINPUT);
-	snprintf(want, sizeof(want), "t.json:1:%zu: error: trace is truncated at byte %zu (--strict)",
-		 strlen(text) + 1, strlen(text));
+	snprintf(want, sizeof(want),
+		 "t.json:1:%zu: error: trace is truncated at byte %zu (--strict)", strlen(text) + 1,
+		 strlen(text));
 	assert_non_null(strstr(d.msg, want));
 	trace_free(&t);
 }
@@ -256,7 +257,8 @@ static void warns_on_kernels_without_dur_and_keeps_going(void **state)
 	assert_int_equal(load_text(&t, text, 0, &d), 0);
 	assert_int_equal(t.ngpu, 1);
 	assert_int_equal(diag_warn_total(&t.warn), 1);
-	assert_non_null(strstr(t.warn.k[0].shown[0], "t.json:2:1: warning: skipped event 'nodur' without 'dur'"));
+	assert_non_null(strstr(t.warn.k[0].shown[0],
+			       "t.json:2:1: warning: skipped event 'nodur' without 'dur'"));
 	trace_free(&t);
 	assert_int_equal(load_text(&t, text, 1, &d), -1);
 	assert_int_equal(d.status, KP_BADINPUT);
@@ -274,7 +276,8 @@ static void reads_gzip_and_reports_missing_files(void **state)
 	trace_free(&t);
 	assert_int_equal(trace_load(&t, "/nonexistent/x.json", &o, &d), -1);
 	assert_int_equal(d.status, KP_ENV);
-	assert_string_equal(d.msg, "error: cannot open '/nonexistent/x.json': No such file or directory");
+	assert_string_equal(d.msg,
+			    "error: cannot open '/nonexistent/x.json': No such file or directory");
 	trace_free(&t);
 }
 
@@ -315,22 +318,36 @@ static void json_that_is_not_a_trace_is_refused(void **state)
 {
 	(void)state;
 	char want[600];
-	snprintf(want, sizeof(want), "%s/t.json:1:16: error: not a Chrome trace: 'traceEvents' is not an array", tmpdir);
+	snprintf(want, sizeof(want),
+		 "%s/t.json:1:16: error: not a Chrome trace: 'traceEvents' is not an array",
+		 tmpdir);
 	expect_not_a_trace("{\"traceEvents\":{\"ph\":\"X\"}}", want);
-	snprintf(want, sizeof(want), "%s/t.json:1:2: error: not a Chrome trace: the top-level array holds no event objects", tmpdir);
+	snprintf(want, sizeof(want),
+		 "%s/t.json:1:2: error: not a Chrome trace: the top-level array holds no event objects",
+		 tmpdir);
 	expect_not_a_trace("[1, 2, 3]", want);
-	snprintf(want, sizeof(want), "%s/t.json:1:17: error: not a Chrome trace: 'traceEvents' holds no event objects", tmpdir);
+	snprintf(want, sizeof(want),
+		 "%s/t.json:1:17: error: not a Chrome trace: 'traceEvents' holds no event objects",
+		 tmpdir);
 	expect_not_a_trace("{\"traceEvents\":[\"a\", [1]]}", want);
-	snprintf(want, sizeof(want), "%s/t.json: error: not a Chrome trace: no 'traceEvents' array in the top-level object", tmpdir);
+	snprintf(want, sizeof(want),
+		 "%s/t.json: error: not a Chrome trace: no 'traceEvents' array in the top-level object",
+		 tmpdir);
 	expect_not_a_trace("{\"device\":\"H100\",\"flop_counter\":{\"mm\":1}}", want);
 	expect_not_a_trace("{}", want);
-	snprintf(want, sizeof(want), "%s/t.json:1:1: error: not a Chrome trace: expected an object or array at the top level", tmpdir);
+	snprintf(want, sizeof(want),
+		 "%s/t.json:1:1: error: not a Chrome trace: expected an object or array at the top level",
+		 tmpdir);
 	expect_not_a_trace("42", want);
 
 	/* the array form and empty event lists are traces */
 	struct kp_trace t;
 	struct kp_diag d;
-	assert_int_equal(load_text(&t, "[{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"ts\":1,\"dur\":2}]", 0, &d), 0);
+	assert_int_equal(
+		load_text(&t,
+			  "[{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"ts\":1,\"dur\":2}]",
+			  0, &d),
+		0);
 	assert_int_equal(t.ngpu, 1);
 	trace_free(&t);
 	assert_int_equal(load_text(&t, "[]", 1, &d), 0);
@@ -360,11 +377,13 @@ static void malformed_events_are_counted_warned_and_refused_under_strict(void **
 	assert_int_equal(diag_warn_total(&t.warn), 5);
 	assert_int_equal(t.warn.nkinds, 1);
 	assert_string_equal(t.warn.k[0].kind, "malformed events");
-	static const char *const why[] = { "2:1: warning: skipped malformed event: no 'ph'",
+	static const char *const why[] = {
+		"2:1: warning: skipped malformed event: no 'ph'",
 		"3:1: warning: skipped malformed event: 'ph' is not a string",
 		"4:1: warning: skipped malformed event: 'cat' is not a string",
 		"5:1: warning: skipped malformed event: 'name' is not a string",
-		"6:1: warning: skipped malformed event: not an object" };
+		"6:1: warning: skipped malformed event: not an object"
+	};
 	for (int i = 0; i < 5; i++) {
 		char want[700];
 		snprintf(want, sizeof(want), "%s/t.json:%s", tmpdir, why[i]);
@@ -385,14 +404,18 @@ static void names_are_valid_utf8_and_keep_text_after_nul(void **state)
 	 * escaped lone surrogate (json_unescape makes it U+FFFD) */
 	static const char text[] =
 		"{\"traceEvents\":["
-		"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"a\\u0000b\x80" "c\xc0\xaf" "d\xe2\x82\",\"ts\":1,\"dur\":2},"
+		"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"a\\u0000b\x80"
+		"c\xc0\xaf"
+		"d\xe2\x82\",\"ts\":1,\"dur\":2},"
 		"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"s\\ud800t \xc3\xa9\",\"ts\":1,\"dur\":2}]}";
 	struct kp_trace t;
 	struct kp_diag d;
 	assert_int_equal(load_text(&t, text, 0, &d), 0);
 	assert_int_equal(t.ngpu, 2);
-	assert_string_equal(t.gpu[0].name,
-			    "a\xef\xbf\xbd" "b\xef\xbf\xbd" "c\xef\xbf\xbd\xef\xbf\xbd" "d\xef\xbf\xbd\xef\xbf\xbd");
+	assert_string_equal(t.gpu[0].name, "a\xef\xbf\xbd"
+					   "b\xef\xbf\xbd"
+					   "c\xef\xbf\xbd\xef\xbf\xbd"
+					   "d\xef\xbf\xbd\xef\xbf\xbd");
 	assert_string_equal(t.gpu[1].name, "s\xef\xbf\xbdt \xc3\xa9");
 	trace_free(&t);
 }
@@ -405,7 +428,8 @@ static void warnings_cut_names_between_utf8_sequences(void **state)
 	char name[200] = "";
 	for (int i = 0; i < 40; i++)
 		strcat(name, "\xff"); /* 40 x U+FFFD = 120 bytes once cleaned */
-	snprintf(text, sizeof(text), "{\"traceEvents\":[{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"%s\",\"ts\":1}]}",
+	snprintf(text, sizeof(text),
+		 "{\"traceEvents\":[{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"%s\",\"ts\":1}]}",
 		 name);
 	struct kp_trace t;
 	struct kp_diag d;
@@ -451,9 +475,10 @@ static void a_cut_gzip_trace_keeps_its_complete_events(void **state)
 			name[k] = (char)('a' + (x >> 16) % 26);
 		}
 		name[40] = 0;
-		n += (size_t)snprintf(text + n, sizeof(text) - n,
-				      "%s{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"%s\",\"ts\":%d,\"dur\":2}",
-				      i ? "," : "", name, i);
+		n += (size_t)snprintf(
+			text + n, sizeof(text) - n,
+			"%s{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"%s\",\"ts\":%d,\"dur\":2}",
+			i ? "," : "", name, i);
 	}
 	snprintf(text + n, sizeof(text) - n, "]}");
 	struct kp_load_opts o = { 0 };
@@ -465,18 +490,22 @@ static void a_cut_gzip_trace_keeps_its_complete_events(void **state)
 	assert_true(t.ngpu > 5 && t.ngpu < 40);
 	assert_int_equal(t.warn.nkinds, 1);
 	char want[200];
-	snprintf(want, sizeof(want), "warning: trace is truncated at byte %lld (decompressed; the gzip data ends at compressed byte 1200); analyzed the %zu complete events",
+	snprintf(want, sizeof(want),
+		 "warning: trace is truncated at byte %lld (decompressed; the gzip data ends at compressed byte 1200); analyzed the %zu complete events",
 		 (long long)t.trunc_off, t.ngpu);
 	assert_non_null(strstr(t.warn.k[0].shown[0], want));
 	trace_free(&t);
 	o.strict = 1;
 	assert_int_equal(trace_load(&t, p, &o, &d), -1);
 	assert_int_equal(d.status, KP_BADINPUT);
-	assert_non_null(strstr(d.msg, "(decompressed; the gzip data ends at compressed byte 1200) (--strict)"));
+	assert_non_null(
+		strstr(d.msg,
+		       "(decompressed; the gzip data ends at compressed byte 1200) (--strict)"));
 	trace_free(&t);
 
 	/* cut in the 8-byte trailer: the JSON is whole, the gzip is not */
-	const char *small = "{\"traceEvents\":[{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"ts\":1,\"dur\":2}]}";
+	const char *small =
+		"{\"traceEvents\":[{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"ts\":1,\"dur\":2}]}";
 	p = write_file("whole.json.gz", small, 1);
 	FILE *f = fopen(p, "rb");
 	fseek(f, 0, SEEK_END);
@@ -487,7 +516,8 @@ static void a_cut_gzip_trace_keeps_its_complete_events(void **state)
 	assert_int_equal(trace_load(&t, p, &o, &d), 0);
 	assert_int_equal(t.ngpu, 1);
 	assert_int_equal(t.truncated, 0);
-	snprintf(want, sizeof(want), "warning: gzip data ends early at compressed byte %ld, after decompressed byte %zu; the JSON in it is complete",
+	snprintf(want, sizeof(want),
+		 "warning: gzip data ends early at compressed byte %ld, after decompressed byte %zu; the JSON in it is complete",
 		 zlen - 3, strlen(small));
 	assert_non_null(strstr(t.warn.k[0].shown[0], want));
 	trace_free(&t);
@@ -504,43 +534,61 @@ static char *many_events(int n)
 {
 	size_t cap = (size_t)n * 400 + 1024, len = 0;
 	char *s = malloc(cap);
-	len += (size_t)sprintf(s, "{\"deviceProperties\": [{\"id\": 0, \"numSms\": 132}, {\"id\": 1}],\n"
-				  "\"traceEvents\": [\n");
+	len += (size_t)
+		sprintf(s, "{\"deviceProperties\": [{\"id\": 0, \"numSms\": 132}, {\"id\": 1}],\n"
+			   "\"traceEvents\": [\n");
 	for (int i = 0; i < n; i++) {
 		const char *sep = i ? ",\n" : "";
 		switch (i % 7) {
 		case 0: /* an op, a name with the cut pattern, a nested object */
-			len += (size_t)sprintf(s + len, "%s{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm }, {\\\"x\", \"pid\": 1, \"tid\": \"t%d\", \"ts\": %d, \"dur\": 50, \"args\": {\"External id\": %d, \"Input Dims\": [[4, 4], [4, 4]], \"o\": [{\"a\": 1}, {\"b\": 2}]}}",
-					       sep, i % 3, 1000 + i * 10, i);
+			len += (size_t)sprintf(
+				s + len,
+				"%s{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm }, {\\\"x\", \"pid\": 1, \"tid\": \"t%d\", \"ts\": %d, \"dur\": 50, \"args\": {\"External id\": %d, \"Input Dims\": [[4, 4], [4, 4]], \"o\": [{\"a\": 1}, {\"b\": 2}]}}",
+				sep, i % 3, 1000 + i * 10, i);
 			break;
 		case 1:
-			len += (size_t)sprintf(s + len, "%s{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 1, \"tid\": \"t%d\", \"ts\": %d, \"dur\": 5, \"args\": {\"External id\": %d, \"correlation\": %d}}",
-					       sep, (i - 1) % 3, 1000 + i * 10, i - 1, i);
+			len += (size_t)sprintf(
+				s + len,
+				"%s{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 1, \"tid\": \"t%d\", \"ts\": %d, \"dur\": 5, \"args\": {\"External id\": %d, \"correlation\": %d}}",
+				sep, (i - 1) % 3, 1000 + i * 10, i - 1, i);
 			break;
 		case 2: /* zero dur: a warning located at merge */
-			len += (size_t)sprintf(s + len, "%s{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k%d\", \"pid\": 0, \"tid\": 7, \"ts\": %d, \"dur\": %d, \"args\": {\"correlation\": %d, \"Collective name\": \"allreduce\"}}",
-					       sep, i % 5, 1000 + i * 10, i % 4 ? 20 : 0, i - 1);
+			len += (size_t)sprintf(
+				s + len,
+				"%s{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k%d\", \"pid\": 0, \"tid\": 7, \"ts\": %d, \"dur\": %d, \"args\": {\"correlation\": %d, \"Collective name\": \"allreduce\"}}",
+				sep, i % 5, 1000 + i * 10, i % 4 ? 20 : 0, i - 1);
 			break;
 		case 3: /* B/E pairs: the serial path */
-			len += (size_t)sprintf(s + len, "%s{\"ph\": \"%c\", \"cat\": \"cpu_op\", \"name\": \"aten::add\", \"pid\": 1, \"tid\": \"t0\", \"ts\": %d}",
-					       sep, i % 2 ? 'B' : 'E', 1000 + i * 10);
+			len += (size_t)sprintf(
+				s + len,
+				"%s{\"ph\": \"%c\", \"cat\": \"cpu_op\", \"name\": \"aten::add\", \"pid\": 1, \"tid\": \"t0\", \"ts\": %d}",
+				sep, i % 2 ? 'B' : 'E', 1000 + i * 10);
 			break;
 		case 4:
-			len += (size_t)sprintf(s + len, "%s{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#%d\", \"pid\": 1, \"tid\": 9, \"ts\": %d, \"dur\": 60}",
-					       sep, i, 1000 + i * 10);
+			len += (size_t)sprintf(
+				s + len,
+				"%s{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#%d\", \"pid\": 1, \"tid\": 9, \"ts\": %d, \"dur\": 60}",
+				sep, i, 1000 + i * 10);
 			break;
 		case 5:
-			len += (size_t)sprintf(s + len, "%s{\"ph\": \"M\", \"name\": \"thread_name\", \"args\": {\"name\": \"}, {\"}}", sep);
+			len += (size_t)sprintf(
+				s + len,
+				"%s{\"ph\": \"M\", \"name\": \"thread_name\", \"args\": {\"name\": \"}, {\"}}",
+				sep);
 			break;
 		default:
-			len += (size_t)sprintf(s + len, "%s{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"no ts\", \"dur\": 1}", sep);
+			len += (size_t)sprintf(
+				s + len,
+				"%s{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"no ts\", \"dur\": 1}",
+				sep);
 		}
 	}
 	sprintf(s + len, "\n], \"traceName\": \"x\"}\n");
 	return s;
 }
 
-static int load_jobs(struct kp_trace *t, const char *path, int jobs, size_t chunk, struct kp_diag *d)
+static int load_jobs(struct kp_trace *t, const char *path, int jobs, size_t chunk,
+		     struct kp_diag *d)
 {
 	struct kp_load_opts o = { .jobs = jobs, .chunk = chunk, .warn_all = 1 };
 	memset(d, 0, sizeof(*d));
@@ -575,7 +623,8 @@ static void same_trace(const struct kp_trace *a, const struct kp_trace *b)
 		assert_int_equal(a->ops[i].nslots, b->ops[i].nslots);
 		assert_string_equal(a->ops[i].name, b->ops[i].name);
 		/* interned once: equal names are one pointer in each trace */
-		assert_int_equal(a->ops[i].name == a->ops[0].name, b->ops[i].name == b->ops[0].name);
+		assert_int_equal(a->ops[i].name == a->ops[0].name,
+				 b->ops[i].name == b->ops[0].name);
 	}
 	for (size_t i = 0; i < a->nlaunches; i++) {
 		assert_int_equal(a->launches[i].thread, b->launches[i].thread);

@@ -30,25 +30,25 @@ static void utf8_keeps_valid_text_unchanged(void **state)
 	(void)state;
 	expect("", 0, "");
 	expect("aten::mm", 8, "aten::mm");
-	expect("\xc3\xa9t\xc3\xa9", 5, "\xc3\xa9t\xc3\xa9");            /* U+00E9 */
-	expect("\xe2\x82\xac", 3, "\xe2\x82\xac");                      /* U+20AC */
-	expect("\xf0\x9f\x98\x80", 4, "\xf0\x9f\x98\x80");              /* U+1F600 */
-	expect("\xf4\x8f\xbf\xbf", 4, "\xf4\x8f\xbf\xbf");              /* U+10FFFF */
-	expect("\xed\x9f\xbf", 3, "\xed\x9f\xbf");                      /* U+D7FF */
+	expect("\xc3\xa9t\xc3\xa9", 5, "\xc3\xa9t\xc3\xa9"); /* U+00E9 */
+	expect("\xe2\x82\xac", 3, "\xe2\x82\xac");           /* U+20AC */
+	expect("\xf0\x9f\x98\x80", 4, "\xf0\x9f\x98\x80");   /* U+1F600 */
+	expect("\xf4\x8f\xbf\xbf", 4, "\xf4\x8f\xbf\xbf");   /* U+10FFFF */
+	expect("\xed\x9f\xbf", 3, "\xed\x9f\xbf");           /* U+D7FF */
 }
 
 static void utf8_replaces_each_invalid_byte_and_nul(void **state)
 {
 	(void)state;
-	expect("a\0b", 3, "a" R "b");                         /* NUL no longer ends the name */
-	expect("\x80", 1, R);                                 /* lone continuation */
-	expect("\xc0\xaf", 2, R R);                           /* overlong '/' */
-	expect("\xe0\x80\xaf", 3, R R R);                     /* overlong 3-byte */
-	expect("\xed\xa0\x80", 3, R R R);                     /* surrogate U+D800 */
-	expect("\xf4\x90\x80\x80", 4, R R R R);               /* above U+10FFFF */
+	expect("a\0b", 3, "a" R "b");           /* NUL no longer ends the name */
+	expect("\x80", 1, R);                   /* lone continuation */
+	expect("\xc0\xaf", 2, R R);             /* overlong '/' */
+	expect("\xe0\x80\xaf", 3, R R R);       /* overlong 3-byte */
+	expect("\xed\xa0\x80", 3, R R R);       /* surrogate U+D800 */
+	expect("\xf4\x90\x80\x80", 4, R R R R); /* above U+10FFFF */
 	expect("\xf5\xff", 2, R R);
-	expect("x\xe2\x82", 3, "x" R R);                      /* cut at the end */
-	expect("\xe2\x82x", 3, R R "x");                      /* cut in the middle */
+	expect("x\xe2\x82", 3, "x" R R); /* cut at the end */
+	expect("\xe2\x82x", 3, R R "x"); /* cut in the middle */
 	expect("\xc3\xa9\xff\xc3\xa9", 5, "\xc3\xa9" R "\xc3\xa9");
 }
 

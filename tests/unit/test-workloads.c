@@ -136,8 +136,10 @@ static void vocab_shape_sets_expand(void **state)
 	assert_int_equal(shapes_vocab("custom:8x32001", &s, &n, why, sizeof(why)), -1);
 
 	/* -w cross_entropy: --norm-shapes names its rows x vocab; default: its own set */
-	struct kp_capture_opts o = { .output = "x.json", .workloads = WL_XENT | WL_SOFTMAX,
-				     .iters = 1, .sample_period_ms = 10 };
+	struct kp_capture_opts o = { .output = "x.json",
+				     .workloads = WL_XENT | WL_SOFTMAX,
+				     .iters = 1,
+				     .sample_period_ms = 10 };
 	assert_int_equal(capture_opts_finish(&o, why, sizeof(why)), 0);
 	assert_int_equal(o.nxent, 4);
 	assert_int_equal(o.xent[2].hidden, 128256);
@@ -184,8 +186,11 @@ static void norm_shape_sets_expand(void **state)
 	assert_int_equal(shapes_norm("custom:8x131072", &s, &n, why, sizeof(why)), -1);
 
 	/* capture_opts_finish expands --norm-shapes only for the row-wise workloads */
-	struct kp_capture_opts o = { .output = "x.json", .workloads = WL_RMSNORM, .iters = 1,
-				     .sample_period_ms = 10, .norm_shapes = "custom:2x64" };
+	struct kp_capture_opts o = { .output = "x.json",
+				     .workloads = WL_RMSNORM,
+				     .iters = 1,
+				     .sample_period_ms = 10,
+				     .norm_shapes = "custom:2x64" };
 	assert_int_equal(capture_opts_finish(&o, why, sizeof(why)), 0);
 	assert_int_equal(o.nnorm, 1);
 	assert_int_equal(o.norm[0].hidden, 64);
@@ -221,13 +226,19 @@ static void epilogue_and_backend_finish(void **state)
 {
 	(void)state;
 	char why[300];
-	struct kp_capture_opts o = { .output = "t.json", .iters = 1, .sample_period_ms = 10,
-				     .epilogues = MM_GELU_BIAS, .backends = BE_CUBLASLT };
+	struct kp_capture_opts o = { .output = "t.json",
+				     .iters = 1,
+				     .sample_period_ms = 10,
+				     .epilogues = MM_GELU_BIAS,
+				     .backends = BE_CUBLASLT };
 	assert_int_equal(capture_opts_finish(&o, why, sizeof(why)), 0);
 	assert_int_equal(o.mm_ops, MM_GELU_BIAS);
 	capture_opts_free(&o);
-	o = (struct kp_capture_opts){ .output = "t.json", .iters = 1, .sample_period_ms = 10,
-				      .mm_ops = MM_BMM, .epilogues = MM_MM | MM_GELU };
+	o = (struct kp_capture_opts){ .output = "t.json",
+				      .iters = 1,
+				      .sample_period_ms = 10,
+				      .mm_ops = MM_BMM,
+				      .epilogues = MM_MM | MM_GELU };
 	assert_int_equal(capture_opts_finish(&o, why, sizeof(why)), 0);
 	assert_int_equal(o.mm_ops, MM_BMM | MM_MM | MM_GELU);
 	capture_opts_free(&o);
@@ -235,8 +246,11 @@ static void epilogue_and_backend_finish(void **state)
 	assert_int_equal(capture_opts_finish(&o, why, sizeof(why)), 0);
 	assert_int_equal(o.mm_ops, MM_MM | MM_ADDMM | MM_BMM);
 	capture_opts_free(&o);
-	o = (struct kp_capture_opts){ .output = "t.json", .iters = 1, .sample_period_ms = 10,
-				      .workloads = WL_CONV, .backends = BE_CUDNN | BE_CUBLASLT };
+	o = (struct kp_capture_opts){ .output = "t.json",
+				      .iters = 1,
+				      .sample_period_ms = 10,
+				      .workloads = WL_CONV,
+				      .backends = BE_CUDNN | BE_CUBLASLT };
 	assert_int_equal(capture_opts_finish(&o, why, sizeof(why)), -1);
 	assert_string_equal(why, "'--backend cublaslt' is a matmul backend: add '-w matmul'");
 	capture_opts_free(&o);
@@ -250,12 +264,13 @@ static void matmul_variants_record_torch_ops(void **state)
 	char *a = workloads_mm_args(MM_GELU_BIAS, 0, CDT_BF16, 1, 64, 32, 48, "cublaslt",
 				    "heuristic algo 66", &name);
 	assert_string_equal(name, "aten::_addmm_activation");
-	assert_string_equal(a, "\"Input Dims\":[[48],[64,32],[32,48],[],[],[]],"
-			       "\"Input type\":[\"c10::BFloat16\",\"c10::BFloat16\",\"c10::BFloat16\","
-			       "\"Scalar\",\"Scalar\",\"Scalar\"],"
-			       "\"Concrete Inputs\":[\"\",\"\",\"\",\"1\",\"1\",\"True\"],"
-			       "\"kprof backend\":\"cublaslt\",\"kprof compute\":\"bf16\","
-			       "\"kprof algo\":\"heuristic algo 66\"");
+	assert_string_equal(a,
+			    "\"Input Dims\":[[48],[64,32],[32,48],[],[],[]],"
+			    "\"Input type\":[\"c10::BFloat16\",\"c10::BFloat16\",\"c10::BFloat16\","
+			    "\"Scalar\",\"Scalar\",\"Scalar\"],"
+			    "\"Concrete Inputs\":[\"\",\"\",\"\",\"1\",\"1\",\"True\"],"
+			    "\"kprof backend\":\"cublaslt\",\"kprof compute\":\"bf16\","
+			    "\"kprof algo\":\"heuristic algo 66\"");
 	free(a);
 	/* no bias: beta 0; relu: use_gelu False */
 	a = workloads_mm_args(MM_RELU, 0, CDT_FP16, 1, 64, 32, 48, "cublas", NULL, &name);
@@ -283,10 +298,11 @@ static void matmul_variants_record_torch_ops(void **state)
 	assert_null(name);
 	a = workloads_mm_args(MM_ADDMM, 0, CDT_BF16, 1, 64, 32, 48, "cublaslt", NULL, &name);
 	assert_string_equal(name, "aten::addmm");
-	assert_string_equal(a, "\"Input Dims\":[[48],[64,32],[32,48],[],[]],"
-			       "\"Input type\":[\"c10::BFloat16\",\"c10::BFloat16\",\"c10::BFloat16\","
-			       "\"Scalar\",\"Scalar\"],\"Concrete Inputs\":[\"\",\"\",\"\",\"1\",\"1\"],"
-			       "\"kprof backend\":\"cublaslt\",\"kprof compute\":\"bf16\"");
+	assert_string_equal(a,
+			    "\"Input Dims\":[[48],[64,32],[32,48],[],[]],"
+			    "\"Input type\":[\"c10::BFloat16\",\"c10::BFloat16\",\"c10::BFloat16\","
+			    "\"Scalar\",\"Scalar\"],\"Concrete Inputs\":[\"\",\"\",\"\",\"1\",\"1\"],"
+			    "\"kprof backend\":\"cublaslt\",\"kprof compute\":\"bf16\"");
 	free(a);
 	a = workloads_mm_args(MM_MM, 0, CDT_BF16, 1, 64, 32, 48, "cublas", NULL, &name);
 	assert_string_equal(name, "aten::mm");
@@ -320,7 +336,8 @@ static void analyze_counts_matmul_variants_exactly(void **state)
 	FILE *f = fdopen(fd, "w");
 	assert_non_null(f);
 	fputs("{\"deviceProperties\":[{\"id\":0,\"name\":\"NVIDIA H100 80GB HBM3\"}],"
-	      "\"traceEvents\":[\n", f);
+	      "\"traceEvents\":[\n",
+	      f);
 	long ext = 0, corr = 0, ts = 1000;
 	for (int op = MM_MM; op < 1 << MM_NVARIANTS; op <<= 1) {
 		for (int lt = 0; lt < 2; lt++) {
@@ -328,13 +345,17 @@ static void analyze_counts_matmul_variants_exactly(void **state)
 			long b = op == MM_BMM ? 4 : 1;
 			char *a = workloads_mm_args(op, 0, CDT_BF16, b, M, K, N, be, NULL, &name);
 			char *aa = lt ? NULL
-				      : workloads_mm_args(op, 1, CDT_BF16, b, M, K, N, be, NULL, &aname);
+				      : workloads_mm_args(op, 1, CDT_BF16, b, M, K, N, be, NULL,
+							  &aname);
 			long e0 = ++ext;
-			fprintf(f, "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"%s\",\"pid\":1,\"tid\":1,"
-				   "\"ts\":%ld,\"dur\":90,\"args\":{\"External id\":%ld,%s}},\n",
+			fprintf(f,
+				"{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"%s\",\"pid\":1,\"tid\":1,"
+				"\"ts\":%ld,\"dur\":90,\"args\":{\"External id\":%ld,%s}},\n",
 				name, ts, e0, a);
-			const char *kern[3] = { NULL, "sm90_xmma_gemm_bf16bf16_bf16f32_f32_nn_n_"
-						      "tilesize128x256x64_cublas", NULL };
+			const char *kern[3] = { NULL,
+						"sm90_xmma_gemm_bf16bf16_bf16f32_f32_nn_n_"
+						"tilesize128x256x64_cublas",
+						NULL };
 			if (!lt && (op & (MM_ADDMM | MM_RELU_BIAS | MM_GELU_BIAS)))
 				kern[0] = "void kprof_bias_rows<__nv_bfloat16>(__nv_bfloat16*, "
 					  "__nv_bfloat16 const*, long, long)";
@@ -347,17 +368,19 @@ static void analyze_counts_matmul_variants_exactly(void **state)
 				long e = e0, t = ts + 10 + 20 * k;
 				if (k == 2) {
 					e = ++ext;
-					fprintf(f, "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"%s\","
-						   "\"pid\":1,\"tid\":1,\"ts\":%ld,\"dur\":10,"
-						   "\"args\":{\"External id\":%ld,%s}},\n",
+					fprintf(f,
+						"{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"%s\","
+						"\"pid\":1,\"tid\":1,\"ts\":%ld,\"dur\":10,"
+						"\"args\":{\"External id\":%ld,%s}},\n",
 						aname, t - 2, e, aa);
 				}
-				fprintf(f, "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":"
-					   "\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,\"ts\":%ld,\"dur\":1,"
-					   "\"args\":{\"External id\":%ld,\"correlation\":%ld}},\n"
-					   "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"%s\",\"pid\":0,"
-					   "\"tid\":7,\"ts\":%ld,\"dur\":5,\"args\":{\"correlation\":%ld,"
-					   "\"device\":0,\"stream\":7}},\n",
+				fprintf(f,
+					"{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":"
+					"\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,\"ts\":%ld,\"dur\":1,"
+					"\"args\":{\"External id\":%ld,\"correlation\":%ld}},\n"
+					"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"%s\",\"pid\":0,"
+					"\"tid\":7,\"ts\":%ld,\"dur\":5,\"args\":{\"correlation\":%ld,"
+					"\"device\":0,\"stream\":7}},\n",
 					t, e, corr + 1, kern[k], 100000 + t, corr + 1);
 				corr++;
 			}
@@ -385,7 +408,8 @@ static void analyze_counts_matmul_variants_exactly(void **state)
 	int seen = 0;
 	for (size_t i = 0; i < r.nrows; i++) {
 		const struct kp_row *row = &r.rows[i];
-		assert_true(strncmp(row->name, "aten::gelu_", 11) && strncmp(row->name, "aten::relu_", 11));
+		assert_true(strncmp(row->name, "aten::gelu_", 11) &&
+			    strncmp(row->name, "aten::relu_", 11));
 		int64_t per = !strncmp(row->name, "aten::bmm", 9) ? 4 * mnk : mnk;
 		assert_int_equal(row->flops, per * row->calls);
 		assert_int_equal(row->calls, strstr(row->name, "_addmm_activation") ? 8 : 2);
