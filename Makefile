@@ -31,7 +31,10 @@ CFLAGS  := $(CFLAGS_BASE) $(OPT) $(EXTRA_CFLAGS)
 # libyaml (capture --config only) is linked statically: kprof must start where libyaml-0.so.2
 # is not installed (the GPU machines, users' hosts); Debian's libyaml-dev ships libyaml.a.
 YAML_LIB := -Wl,-Bstatic -lyaml -Wl,-Bdynamic
-LDLIBS  := -lz $(YAML_LIB) -lm -lpthread -ldl
+# libzstd (.json.zst traces) likewise: Debian's libzstd-dev ships libzstd.a, and kprof needs
+# only libz, libm and libc at run time (tests/golden/build-runtime-libs)
+ZSTD_LIB := -Wl,-Bstatic -lzstd -Wl,-Bdynamic
+LDLIBS  := -lz $(ZSTD_LIB) $(YAML_LIB) -lm -lpthread -ldl
 
 # CUPTI: capture/ is compiled against CUDA only when the toolkit is present.
 # Never link the libcuda stub: cudart/cupti/cublas load libcuda at run time.

@@ -60,7 +60,7 @@ static unsigned chart_bits(const char *name, int format)
 }
 
 static const char synopsis[] =
-	"[<options>] <trace.json[.gz]|->\n   or: kprof analyze [<options>] <rank-trace>... | <dir>";
+	"[<options>] <trace.json[.gz|.zst]|->\n   or: kprof analyze [<options>] <rank-trace>... | <dir>";
 
 /* Several traces (or a directory): one job's ranks, read in parallel, compared. */
 static int analyze_ranks(char **args, size_t nargs, long jobs, const struct kp_load_opts *lo,

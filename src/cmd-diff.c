@@ -50,7 +50,7 @@ static unsigned chart_bits(const char *name, int format)
 }
 
 static const char synopsis[] =
-	"[<options>] <base.json[.gz]|-> <new.json[.gz]|->\n   or: kprof diff [<options>] [--ranks] <base-dir> <new-dir>";
+	"[<options>] <base.json[.gz|.zst]|-> <new.json[.gz|.zst]|->\n   or: kprof diff [<options>] [--ranks] <base-dir> <new-dir>";
 
 /* "3,4" -> 3 and 4; NULL or the reason */
 static const char *parse_steps(const char *s, double *b, double *n)

@@ -1,5 +1,6 @@
 /*
- * input.c — a trace's bytes from a file or stdin; gzip (magic 1f 8b) inflated with zlib.
+ * input.c — a trace's bytes from a file or stdin; gzip (magic 1f 8b) inflated with zlib,
+ * zstd (magic 28 b5 2f fd) decompressed with libzstd (linked statically, see the Makefile).
  */
 #include "kprof/input.h"
 
@@ -10,6 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
+#include <zstd.h>
+#include <zstd_errors.h>
 
 #include "kprof/arena.h"
 #include "kprof/diag.h"
@@ -32,13 +35,40 @@ struct gz {
 	unsigned char in[INPUT_GZ_BUF];
 };
 
+/*
+ * zstd: ZSTD_decompressStream() over an input buffer as large as gzip's and an output buffer of
+ * one block (128 KiB); the window is capped by libzstd's default (128 MiB: frames written with
+ * --long=31 are refused as corrupt).  Concatenated (and skippable) frames are one stream, as
+ * `zstd -d` reads them.  libzstd drops what a call decoded when the call fails, so the calls
+ * must not depend on the caller's read sizes nor on how a pipe splits its bytes: the input
+ * buffer is filled whole before each pass and output goes to the buffer of fixed size, whose
+ * bytes are then copied out.  The stream (and, for corrupt data, where it stops) is thus the
+ * same for any read size (trace.c reads in chunks; --jobs reads in others).
+ */
+#define INPUT_ZS_OUT (128 << 10)
+
+struct zs {
+	ZSTD_DStream *ds;
+	size_t in_pos, in_len;   /* @in[in_pos, in_len) not yet given to libzstd */
+	size_t out_pos, out_len; /* @out[out_pos, out_len) not yet returned */
+	long long produced;      /* bytes decompressed so far */
+	int in_eof;
+	int full;    /* the last call filled @out: it may hold more output back */
+	int done;    /* no more output */
+	int err;     /* as struct gz's: 1 out of memory, 2 corrupt data */
+	size_t code; /* the failing ZSTD_decompressStream() result, for its message */
+	size_t hint; /* last result: 0 at the end of a frame, else mid-frame */
+	unsigned char in[INPUT_GZ_BUF];
+	unsigned char out[INPUT_ZS_OUT];
+};
+
 /* read(2) that retries EINTR; the not-yet-returned peek bytes come first. */
 static ssize_t raw_read(struct kp_input *in, unsigned char *buf, size_t cap)
 {
 	size_t got = 0;
 	if (in->npeek && cap) {
 		size_t n = (size_t)in->npeek < cap ? (size_t)in->npeek : cap;
-		memcpy(buf, in->peek + (2 - in->npeek), n);
+		memcpy(buf, in->peek + (sizeof(in->peek) - in->npeek), n);
 		in->npeek -= n;
 		got = n;
 		if (got == cap)
@@ -81,9 +111,9 @@ int input_open(struct kp_input *in, const char *path, struct kp_diag *d)
 			posix_fadvise(in->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 	}
 
-	/* peek at the magic; a short read (pipe) is retried until 2 bytes or EOF */
-	while (in->npeek < 2) {
-		ssize_t n = read(in->fd, in->peek + in->npeek, 2 - in->npeek);
+	/* peek at the magic; a short read (pipe) is retried until 4 bytes or EOF */
+	while (in->npeek < (int)sizeof(in->peek)) {
+		ssize_t n = read(in->fd, in->peek + in->npeek, sizeof(in->peek) - in->npeek);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
@@ -97,7 +127,7 @@ int input_open(struct kp_input *in, const char *path, struct kp_diag *d)
 		in->npeek += n;
 		in->raw_bytes += n;
 	}
-	if (in->npeek == 2 && in->peek[0] == 0x1f && in->peek[1] == 0x8b) {
+	if (in->npeek >= 2 && in->peek[0] == 0x1f && in->peek[1] == 0x8b) {
 		struct gz *g = xcalloc(1, sizeof(*g));
 		/* 16 + MAX_WBITS: gzip wrapper only, with its CRC and length checked */
 		if (inflateInit2(&g->z, 16 + MAX_WBITS) != Z_OK) {
@@ -108,10 +138,26 @@ int input_open(struct kp_input *in, const char *path, struct kp_diag *d)
 		}
 		in->gz = g;
 		in->is_gzip = 1;
+		in->codec = "gzip";
+	} else if (in->npeek == 4 && in->peek[0] == 0x28 && in->peek[1] == 0xb5 &&
+		   in->peek[2] == 0x2f && in->peek[3] == 0xfd) {
+		struct zs *z = xcalloc(1, sizeof(*z));
+		z->ds = ZSTD_createDStream();
+		if (!z->ds || ZSTD_isError(ZSTD_initDStream(z->ds))) {
+			ZSTD_freeDStream(z->ds);
+			free(z);
+			input_close(in);
+			return diag_error(d, KP_ENV,
+					  "error: cannot decompress '%s': out of memory", in->name);
+		}
+		z->hint = 1; /* inside a frame until one ends */
+		in->zs = z;
+		in->is_zstd = 1;
+		in->codec = "zstd";
 	}
 	/* the peek buffer is returned first; keep it right-aligned for raw_read() */
-	if (in->npeek == 1)
-		in->peek[1] = in->peek[0];
+	if (in->npeek && in->npeek < (int)sizeof(in->peek))
+		memmove(in->peek + sizeof(in->peek) - in->npeek, in->peek, in->npeek);
 	return 0;
 }
 
@@ -186,8 +232,93 @@ fail:
 			  g->z.msg ? g->z.msg : "invalid data");
 }
 
+/* Decompress into @z->out until it holds bytes or the stream ends; -1 on a read error. */
+static int zs_fill(struct kp_input *in, struct zs *z)
+{
+	z->out_pos = z->out_len = 0;
+	while (z->out_len == 0 && !z->done) {
+		if (z->in_pos == z->in_len && !z->in_eof) {
+			/* a whole buffer, however the pipe splits it */
+			z->in_pos = z->in_len = 0;
+			while (z->in_len < sizeof(z->in)) {
+				ssize_t n = raw_read(in, z->in + z->in_len, sizeof(z->in) - z->in_len);
+				if (n < 0)
+					return -1;
+				if (n == 0) {
+					z->in_eof = 1;
+					break;
+				}
+				z->in_len += (size_t)n;
+			}
+		}
+		if (z->in_pos == z->in_len && z->in_eof && !z->full) {
+			/*
+			 * All input used and all output out.  After a frame's end: a clean end.
+			 * Mid-frame: the file was cut (a profiler killed mid-write); like a cut
+			 * gzip file, the bytes decoded so far (whole blocks) are the stream, which
+			 * ends here; the reader says where.
+			 */
+			if (z->hint != 0) {
+				in->truncated = 1;
+				in->trunc_raw = in->raw_bytes;
+				in->trunc_out = z->produced;
+			}
+			z->done = 1;
+			break;
+		}
+		ZSTD_inBuffer ib = { z->in, z->in_len, z->in_pos };
+		ZSTD_outBuffer ob = { z->out, sizeof(z->out), 0 };
+		size_t r = ZSTD_decompressStream(z->ds, &ob, &ib);
+		z->in_pos = ib.pos;
+		if (ZSTD_isError(r)) {
+			z->err = ZSTD_getErrorCode(r) == ZSTD_error_memory_allocation ? 1 : 2;
+			z->code = r;
+			z->done = 1;
+			break;
+		}
+		z->hint = r;
+		z->full = ob.pos == ob.size;
+		z->out_len = ob.pos;
+		z->produced += (long long)ob.pos;
+	}
+	return 0;
+}
+
+static ssize_t zs_read(struct kp_input *in, unsigned char *buf, size_t cap, struct kp_diag *d)
+{
+	struct zs *z = in->zs;
+	size_t out = 0;
+	while (out < cap) {
+		if (z->out_pos == z->out_len) {
+			if (z->done)
+				break;
+			if (zs_fill(in, z) < 0)
+				return diag_error(d, KP_ENV, "error: cannot read '%s': %s",
+						  in->name, strerror(errno));
+			continue;
+		}
+		size_t n = z->out_len - z->out_pos;
+		if (n > cap - out)
+			n = cap - out;
+		memcpy(buf + out, z->out + z->out_pos, n);
+		z->out_pos += n;
+		out += n;
+	}
+	/* every byte decoded before an error first, then the error */
+	if (out == 0 && z->err == 1)
+		return diag_error(d, KP_ENV, "error: cannot decompress '%s': out of memory",
+				  in->name);
+	if (out == 0 && z->err)
+		return diag_error(d, KP_BADINPUT, "error: corrupt zstd data in '%s': %s",
+				  in->name, ZSTD_getErrorName(z->code));
+	in->out_bytes += (long long)out;
+	return out;
+}
+
 ssize_t input_read(struct kp_input *in, void *buf, size_t cap, struct kp_diag *d)
 {
+	if (in->zs)
+		return zs_read(in, buf, cap, d);
 	if (in->gz)
 		return gz_read(in, buf, cap, d);
 	ssize_t n = raw_read(in, buf, cap);
@@ -203,6 +334,11 @@ void input_close(struct kp_input *in)
 		inflateEnd(&((struct gz *)in->gz)->z);
 		free(in->gz);
 		in->gz = NULL;
+	}
+	if (in->zs) {
+		ZSTD_freeDStream(((struct zs *)in->zs)->ds);
+		free(in->zs);
+		in->zs = NULL;
 	}
 	if (in->fd > STDIN_FILENO)
 		close(in->fd);

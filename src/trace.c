@@ -1795,8 +1795,8 @@ static size_t par_chunk(struct kp_input *in, const struct kp_load_opts *o)
 		return 0;
 	if (o->chunk)
 		return o->chunk < 64 ? 64 : o->chunk;
-	/* gzip inflates to about 8x its size */
-	uint64_t bytes = (uint64_t)st.st_size * (in->is_gzip ? 8 : 1);
+	/* gzip and zstd decompress to about 8x their size */
+	uint64_t bytes = (uint64_t)st.st_size * (in->codec ? 8 : 1);
 	if (bytes < PAR_MIN_BYTES)
 		return 0; /* threads cost more than they bring (block_bf16.json, 0.6 MB: 2x slower) */
 	uint64_t size = bytes / (4 * (uint64_t)o->jobs);
@@ -2109,22 +2109,22 @@ static int parse_document(struct loader *L)
 }
 
 /*
- * The JSON document is whole but the gzip file around it was cut (in its last block or
- * trailer, so the CRC was never checked): a warning, an error under --strict.
+ * The JSON document is whole but the gzip (zstd) file around it was cut (in its last block or
+ * trailer, so the CRC (checksum) was never checked): a warning, an error under --strict.
  */
 static void gzip_cut_after_json(struct loader *L, const struct kp_load_opts *o)
 {
 	struct kp_trace *t = L->t;
 	if (o && o->strict) {
 		diag_error(L->d, KP_BADINPUT,
-			   "%s: error: gzip data ends early at compressed byte %lld, after decompressed byte %lld (--strict)",
-			   t->display, L->in.trunc_raw, L->in.trunc_out);
+			   "%s: error: %s data ends early at compressed byte %lld, after decompressed byte %lld (--strict)",
+			   t->display, L->in.codec, L->in.trunc_raw, L->in.trunc_out);
 		return;
 	}
 	diag_warn_add(
 		&t->warn, "truncated traces", t->display,
-		"gzip data ends early at compressed byte %lld, after decompressed byte %lld; the JSON in it is complete",
-		L->in.trunc_raw, L->in.trunc_out);
+		"%s data ends early at compressed byte %lld, after decompressed byte %lld; the JSON in it is complete",
+		L->in.codec, L->in.trunc_raw, L->in.trunc_out);
 }
 
 int trace_load(struct kp_trace *t, const char *path, const struct kp_load_opts *o,
@@ -2169,8 +2169,8 @@ int trace_load(struct kp_trace *t, const char *path, const struct kp_load_opts *
 			locate(L, L->p.err_off, loc, sizeof(loc));
 			if (L->in.truncated)
 				snprintf(gz, sizeof(gz),
-					 " (decompressed; the gzip data ends at compressed byte %lld)",
-					 L->in.trunc_raw);
+					 " (decompressed; the %s data ends at compressed byte %lld)",
+					 L->in.codec, L->in.trunc_raw);
 			if (o && o->strict) {
 				diag_error(d, KP_BADINPUT,
 					   "%s: error: trace is truncated at byte %lld%s (--strict)",

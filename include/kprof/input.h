@@ -1,5 +1,6 @@
 /*
- * input.h — byte source for a trace: a path, "-" for stdin, gzip detected by magic bytes.
+ * input.h — byte source for a trace: a path, "-" for stdin, gzip and zstd detected by magic
+ * bytes.
  */
 #ifndef KPROF_INPUT_H
 #define KPROF_INPUT_H
@@ -13,18 +14,23 @@ struct kp_diag;
  * An open input.  Plain files are read with read(2); gzip through zlib's inflate()
  * (not gzread: the magic bytes are already consumed and a pipe cannot seek back).
  * Concatenated gzip members are one stream; bytes after the last member are ignored.
+ * zstd through ZSTD_decompressStream(); concatenated frames are one stream, and bytes after
+ * the last frame that are no frame are corrupt data (as for `zstd -d`).
  */
 struct kp_input {
 	const char *path; /* as given; "-" is stdin (display name "<stdin>") */
 	const char *name; /* display name used in messages */
 	int fd;
 	void *gz; /* inflate state when the input is gzip, else NULL */
-	int is_gzip;
-	unsigned char peek[2];
+	void *zs; /* zstd decompression state when the input is zstd, else NULL */
+	int is_gzip, is_zstd;
+	const char *codec; /* "gzip", "zstd", NULL for a plain file: named in messages */
+	unsigned char peek[4];
 	int npeek;           /* bytes of @peek not yet returned */
-	long long raw_bytes; /* bytes read from the file (compressed size for gzip) */
-	long long out_bytes; /* gzip: bytes inflated so far */
-	int truncated;       /* gzip: the file ended inside a member; the stream ends there */
+	long long raw_bytes; /* bytes read from the file (compressed size for gzip, zstd) */
+	long long out_bytes; /* gzip, zstd: bytes decompressed so far */
+	int truncated;       /* the file ended inside a gzip member or zstd frame; the stream
+				ends there */
 	long long trunc_raw, trunc_out; /* where: compressed file size, inflated bytes */
 };
 
@@ -33,8 +39,8 @@ struct kp_input {
 int input_open(struct kp_input *in, const char *path, struct kp_diag *d);
 /*
  * Read up to @cap bytes of the (inflated) stream.  Returns bytes read, 0 at end,
- * -1 on error with @d filled ("read error" status 4, corrupt gzip status 3).  A gzip
- * file cut short is no error: every byte that inflates is returned, then 0, with
+ * -1 on error with @d filled ("read error" status 4, corrupt gzip or zstd status 3).  A
+ * gzip or zstd file cut short is no error: every byte that inflates is returned, then 0, with
  * @in->truncated set (the caller decides whether a cut stream is acceptable).
  */
 ssize_t input_read(struct kp_input *in, void *buf, size_t cap, struct kp_diag *d);

@@ -10,7 +10,7 @@
 
 /* Prototypes */
 /*
- * @args with each directory replaced by its *.json and *.json.gz files (name order; "-"
+ * @args with each directory replaced by its *.json, *.json.gz and *.json.zst files (name order; "-"
  * and files as given).  Returns a NULL-terminated malloc'ed vector of malloc'ed strings
  * (free with paths_free()), or NULL with @d set: a directory without traces (status 3) or
  * one that cannot be read (status 4).

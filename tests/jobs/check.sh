@@ -2,8 +2,9 @@
 # kprof analyze --jobs 1 and --jobs N print the same bytes: stdout (json, every row), stderr
 # (every warning with its location, or the error and where) and exit status, on every bundled
 # trace (testdata/, jsontestsuite included) and on generated ones: a trace full of traps for
-# the chunk cuts (gen-traps.py), a replicated real one (bench/gen-big-trace.py), their gzip,
-# cuts of them at many offsets (truncation) and copies with one byte broken (malformed).
+# the chunk cuts (gen-traps.py), a replicated real one (bench/gen-big-trace.py), their gzip and
+# zstd, cuts of them at many offsets (truncation; zstd also cut after compression) and copies
+# with one byte broken (malformed).
 # KPROF_PARSE_CHUNK makes chunks of 64 bytes up, so small files split many times.
 #   KPROF=build/kprof tests/jobs/check.sh
 set -u
@@ -35,12 +36,16 @@ same() {
 }
 
 J="-f json -n 0 --warnings=all"
-for f in $(find testdata -name '*.json' -o -name '*.json.gz' | sort); do
+for f in $(find testdata -name '*.json' -o -name '*.json.gz' -o -name '*.json.zst' | sort); do
 	case $f in
 	testdata/jsontestsuite/*) same "$f" 64 $J ;;
 	*)
 		# at most about 2000 and 50 chunks: tiny chunks on a 35 MB trace cost system time
-		case $f in *.gz) size=$(gzip -dc "$f" 2>/dev/null | wc -c) ;; *) size=$(wc -c <"$f") ;; esac
+		case $f in
+		*.gz) size=$(gzip -dc "$f" 2>/dev/null | wc -c) ;;
+		*.zst) size=$(zstd -dc "$f" 2>/dev/null | wc -c) ;;
+		*) size=$(wc -c <"$f") ;;
+		esac
 		small=$((size / 2000 > 64 ? size / 2000 : 64))
 		large=$((size / 50 > 5000 ? size / 50 : 5000))
 		for c in $small $large; do same "$f" $c $J; done ;;
@@ -51,6 +56,7 @@ python3 tests/jobs/gen-traps.py "$tmp/traps.json" 3000 || exit 2
 python3 bench/gen-big-trace.py -s testdata/torch211-h100/block_bf16.json -m 3 "$tmp/big.json" \
 	>/dev/null 2>&1 || exit 2
 gzip -c "$tmp/traps.json" >"$tmp/traps.json.gz"
+zstd -q -c "$tmp/traps.json" >"$tmp/traps.json.zst"
 for g in traps big; do
 	f=$tmp/$g.json
 	# 64-byte chunks on the 3 MB trace would be 50000 chunks: system time, nothing new
@@ -68,6 +74,11 @@ for g in traps big; do
 		same "$tmp/cut.json" 700 $J
 		head -c "$off" "$f" | gzip -c >"$tmp/cut.json.gz"
 		same "$tmp/cut.json.gz" 5000 $J
+		head -c "$off" "$f" | zstd -q -c >"$tmp/cut.json.zst"
+		same "$tmp/cut.json.zst" 5000 $J
+		zstd -q -c "$f" | head -c $((off / 8 + 4)) >"$tmp/zcut.json.zst"
+		same "$tmp/zcut.json.zst" 700 $J
+		same "$tmp/zcut.json.zst" 5000 $J --strict
 		same "$tmp/cut.json" 5000 $J --strict
 		for b in x '"' '}' ']' ','; do
 			{ head -c "$off" "$f"; printf '%s' "$b"; tail -c +"$((off + 2))" "$f"; } >"$tmp/bad.json"
@@ -76,6 +87,7 @@ for g in traps big; do
 	done
 done
 same "$tmp/traps.json.gz" 5000 $J
+same "$tmp/traps.json.zst" 5000 $J
 # the bare array form (depth 1), and events longer than the reader's 64 kB look-back
 python3 - "$tmp" <<'PY' || exit 2
 import sys
@@ -94,8 +106,10 @@ for c in 5000 300000; do same "$tmp/long.json" $c $J; done
 python3 bench/gen-big-trace.py -s testdata/torch211-h100/block_bf16.json -m 5 "$tmp/big5.json" \
 	>/dev/null 2>&1 || exit 2
 gzip -c "$tmp/big5.json" >"$tmp/big5.json.gz"
+zstd -q -c "$tmp/big5.json" >"$tmp/big5.json.zst"
 same "$tmp/big5.json" "" $J
 same "$tmp/big5.json.gz" "" $J
+same "$tmp/big5.json.zst" "" $J
 same "$tmp/big5.json" "" -f json -n 0 -g op-shape --breakdown --launches --warnings=all
 [ $fail = 0 ] && echo "  jobs: $n comparisons of -j 1 and -j 3: stdout, stderr, status identical"
 exit $fail

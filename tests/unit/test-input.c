@@ -1,6 +1,7 @@
 /*
- * test-input.c — byte sources: plain files, gzip (one or more members), stdin, and the
- * errors for missing files, directories and corrupt or truncated gzip.
+ * test-input.c — byte sources: plain files, gzip (one or more members), zstd (one or more
+ * frames), stdin, and the errors for missing files, directories and corrupt or truncated gzip
+ * and zstd.
  */
 #include <fcntl.h>
 #include <setjmp.h>
@@ -14,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <zlib.h>
+#include <zstd.h>
 
 #include <cmocka.h>
 
@@ -87,6 +89,48 @@ static void write_gz(const char *path, const char *s, size_t len, int members)
 		off += n;
 	}
 	assert_int_equal(fclose(f), 0);
+}
+
+/*
+ * zstd @s with libzstd (content checksum on); @frames > 1 splits it into that many
+ * concatenated frames.  Returns the compressed size.
+ */
+static size_t write_zst(const char *path, const char *s, size_t len, int frames)
+{
+	FILE *f = fopen(path, "wb");
+	assert_non_null(f);
+	size_t per = len / frames + 1, off = 0, total = 0;
+	ZSTD_CCtx *c = ZSTD_createCCtx();
+	assert_non_null(c);
+	assert_false(ZSTD_isError(ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag, 1)));
+	for (int m = 0; m < frames; m++) {
+		size_t n = len - off < per ? len - off : per;
+		size_t cap = ZSTD_compressBound(n);
+		unsigned char *out = malloc(cap);
+		size_t z = ZSTD_compress2(c, out, cap, s + off, n);
+		assert_false(ZSTD_isError(z));
+		assert_int_equal(fwrite(out, 1, z, f), z);
+		free(out);
+		off += n;
+		total += z;
+	}
+	ZSTD_freeCCtx(c);
+	assert_int_equal(fclose(f), 0);
+	return total;
+}
+
+static unsigned char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	assert_non_null(f);
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	unsigned char *b = malloc(n ? n : 1);
+	assert_int_equal(fread(b, 1, n, f), (size_t)n);
+	fclose(f);
+	*len = (size_t)n;
+	return b;
 }
 
 /* Some text that compresses but not to nothing: numbers with a few repeats. */
@@ -456,6 +500,272 @@ static void input_returns_the_bytes_inflated_before_a_gzip_error(void **state)
 	}
 }
 
+/* The magic peek (4 bytes) is given back whole for plain files shorter than it. */
+static void input_returns_short_plain_files_whole(void **state)
+{
+	(void)state;
+	const char *texts[] = { "[", "[]", "[1]", "[12]", "[123]", "\x28\xb5\x2f" };
+	for (size_t k = 0; k < sizeof(texts) / sizeof(texts[0]); k++) {
+		const char *p = tmp_path("short.json");
+		write_file(p, texts[k], strlen(texts[k]));
+		struct kp_input in;
+		struct kp_diag d = { 0 };
+		assert_int_equal(input_open(&in, p, &d), 0);
+		assert_null(in.codec);
+		for (size_t step = 1; step <= 5; step += 4) {
+			size_t n;
+			char *r = read_all(&in, step, &n, &d);
+			assert_non_null(r);
+			assert_int_equal(n, step == 1 ? strlen(texts[k]) : 0);
+			assert_memory_equal(r, texts[k], n);
+			free(r);
+		}
+		input_close(&in);
+	}
+}
+
+static void input_decompresses_zstd_detected_by_magic(void **state)
+{
+	(void)state;
+	size_t len = 700000; /* several 128 KiB blocks */
+	char *s = gen_text(len);
+	for (int frames = 1; frames <= 3; frames += 2) {
+		const char *path = tmp_path("t.json.zst");
+		size_t zlen = write_zst(path, s, len, frames);
+		for (size_t step = 7; step <= (1 << 20); step *= 397) {
+			struct kp_input in;
+			struct kp_diag d = { 0 };
+			assert_int_equal(input_open(&in, path, &d), 0);
+			assert_int_equal(in.is_zstd, 1);
+			assert_int_equal(in.is_gzip, 0);
+			assert_string_equal(in.codec, "zstd");
+			size_t n;
+			char *r = read_all(&in, step, &n, &d);
+			assert_non_null(r);
+			assert_int_equal(n, len);
+			assert_memory_equal(r, s, len);
+			assert_int_equal(in.truncated, 0);
+			assert_int_equal(in.raw_bytes, (long long)zlen);
+			assert_int_equal(in.out_bytes, (long long)len);
+			input_close(&in);
+			free(r);
+		}
+	}
+	free(s);
+}
+
+static void input_reads_zstd_from_stdin(void **state)
+{
+	(void)state;
+	size_t len = 300000;
+	char *s = gen_text(len);
+	const char *path = tmp_path("stdin.json.zst");
+	write_zst(path, s, len, 2);
+	int saved = dup(STDIN_FILENO);
+	int fd = open(path, O_RDONLY);
+	assert_true(saved >= 0 && fd >= 0);
+	/* through a pipe, in writes of 3 bytes: the magic comes in two reads */
+	int pfd[2];
+	assert_int_equal(pipe(pfd), 0);
+	pid_t pid = fork();
+	if (pid == 0) {
+		close(pfd[0]);
+		char buf[3];
+		ssize_t n;
+		while ((n = read(fd, buf, sizeof(buf))) > 0)
+			if (write(pfd[1], buf, n) != n)
+				_exit(1);
+		_exit(0);
+	}
+	close(pfd[1]);
+	close(fd);
+	dup2(pfd[0], STDIN_FILENO);
+	close(pfd[0]);
+
+	struct kp_input in;
+	struct kp_diag d = { 0 };
+	assert_int_equal(input_open(&in, "-", &d), 0);
+	assert_int_equal(in.is_zstd, 1);
+	size_t n;
+	char *r = read_all(&in, 1 << 20, &n, &d);
+	input_close(&in);
+	dup2(saved, STDIN_FILENO);
+	close(saved);
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_non_null(r);
+	assert_int_equal(n, len);
+	assert_memory_equal(r, s, n);
+	free(r);
+	free(s);
+}
+
+/* An empty frame is an empty stream; the magic alone is a cut frame. */
+static void input_reads_an_empty_zstd_stream(void **state)
+{
+	(void)state;
+	const char *p = tmp_path("empty.json.zst");
+	size_t zlen = write_zst(p, "", 0, 1);
+	struct kp_input in;
+	struct kp_diag d = { 0 };
+	assert_int_equal(input_open(&in, p, &d), 0);
+	assert_int_equal(in.is_zstd, 1);
+	size_t n;
+	char *r = read_all(&in, 4096, &n, &d);
+	assert_non_null(r);
+	assert_int_equal(n, 0);
+	assert_int_equal(in.truncated, 0);
+	assert_int_equal(in.raw_bytes, (long long)zlen);
+	input_close(&in);
+	free(r);
+
+	write_file(p, "\x28\xb5\x2f\xfd", 4);
+	assert_int_equal(input_open(&in, p, &d), 0);
+	assert_int_equal(in.is_zstd, 1);
+	r = read_all(&in, 4096, &n, &d);
+	assert_non_null(r);
+	assert_int_equal(n, 0);
+	assert_int_equal(in.truncated, 1);
+	assert_int_equal(in.trunc_raw, 4);
+	assert_int_equal(in.trunc_out, 0);
+	input_close(&in);
+	free(r);
+}
+
+static void input_ends_a_cut_zstd_stream_where_it_was_cut(void **state)
+{
+	(void)state;
+	/* every cut of a small stream, in the header, the block and the checksum: a prefix */
+	const char *doc = "{\"traceEvents\": []}";
+	const char *p = tmp_path("cut.json.zst");
+	size_t zlen = write_zst(p, doc, 19, 1);
+	size_t blen;
+	unsigned char *z = slurp(p, &blen);
+	assert_int_equal(blen, zlen);
+	struct kp_input in;
+	struct kp_diag d = { 0 };
+	size_t n;
+	char *r;
+	for (size_t cut = 4; cut < zlen; cut++) {
+		write_file(p, z, cut);
+		assert_int_equal(input_open(&in, p, &d), 0);
+		r = read_all(&in, 4096, &n, &d);
+		assert_non_null(r);
+		assert_true(n <= 19);
+		assert_memory_equal(r, doc, n);
+		assert_int_equal(in.truncated, 1);
+		assert_int_equal(in.trunc_raw, (long long)cut);
+		assert_int_equal(in.trunc_out, (long long)n);
+		input_close(&in);
+		free(r);
+	}
+	free(z);
+
+	/* a large stream cut in its middle (in the second of 2 frames): the blocks before */
+	size_t len = 900000;
+	char *s = gen_text(len);
+	zlen = write_zst(p, s, len, 2);
+	z = slurp(p, &blen);
+	size_t cut = zlen * 3 / 4;
+	write_file(p, z, cut);
+	for (size_t step = 7; step <= (1 << 20); step *= 397) {
+		assert_int_equal(input_open(&in, p, &d), 0);
+		r = read_all(&in, step, &n, &d);
+		assert_non_null(r);
+		assert_true(n > len / 2 && n < len);
+		assert_memory_equal(r, s, n);
+		assert_int_equal(in.truncated, 1);
+		assert_int_equal(in.trunc_raw, (long long)cut);
+		assert_int_equal(in.trunc_out, (long long)n);
+		input_close(&in);
+		free(r);
+	}
+	free(z);
+	free(s);
+}
+
+/*
+ * Read zstd @path to the end: the same bytes for any read size, then the error.  They are @s's
+ * up to the damage at @s[want_min], less at most one output block: libzstd drops what the
+ * failing call decoded (and a corrupt block may decode to wrong bytes before its checksum).
+ */
+static struct kp_diag zst_read_fails(const char *path, const char *s, size_t want_min)
+{
+	struct kp_diag d = { 0 };
+	size_t first = (size_t)-1;
+	size_t lo = want_min > (128 << 10) ? want_min - (128 << 10) : 0;
+	for (size_t step = 7; step <= (1 << 20); step *= 397) {
+		struct kp_input in;
+		memset(&d, 0, sizeof(d));
+		assert_int_equal(input_open(&in, path, &d), 0);
+		assert_int_equal(in.is_zstd, 1);
+		char *buf = malloc(2 << 20);
+		size_t got = 0;
+		ssize_t n;
+		while ((n = input_read(&in, buf + got, step, &d)) > 0)
+			got += (size_t)n;
+		if (n != -1)
+			fail_msg("%s: read %zu bytes (step %zu) without an error", path, got, step);
+		if (first == (size_t)-1)
+			first = got;
+		assert_int_equal(got, first);
+		assert_true(got >= lo);
+		assert_memory_equal(buf, s, got < want_min ? got : want_min);
+		assert_int_equal(input_read(&in, buf, step, &d), -1); /* and again */
+		input_close(&in);
+		free(buf);
+	}
+	return d;
+}
+
+static void input_rejects_corrupt_zstd_naming_the_file(void **state)
+{
+	(void)state;
+	size_t len = 500000;
+	char *s = gen_text(len);
+	const char *p = tmp_path("corrupt.json.zst");
+	char want[600];
+	snprintf(want, sizeof(want), "error: corrupt zstd data in '%s': ", p);
+
+	/* a flipped byte in the second frame: the first frame's bytes come first */
+	size_t zlen = write_zst(p, s, len, 2), blen;
+	unsigned char *z = slurp(p, &blen);
+	z[zlen * 3 / 4] ^= 0x55;
+	write_file(p, z, zlen);
+	struct kp_diag d = zst_read_fails(p, s, len / 2);
+	assert_int_equal(d.status, KP_BADINPUT);
+	assert_memory_equal(d.msg, want, strlen(want));
+
+	/* a broken checksum (the last 4 bytes): every byte of the frame, then the error */
+	z[zlen * 3 / 4] ^= 0x55;
+	z[zlen - 2] ^= 0xff;
+	write_file(p, z, zlen);
+	d = zst_read_fails(p, s, len);
+	assert_int_equal(d.status, KP_BADINPUT);
+	assert_memory_equal(d.msg, want, strlen(want));
+	assert_non_null(strstr(d.msg, "checksum"));
+	z[zlen - 2] ^= 0xff;
+
+	/* bytes after the last frame that are no frame (as `zstd -d`: an error) */
+	FILE *f = fopen(p, "wb");
+	assert_non_null(f);
+	fwrite(z, 1, zlen, f);
+	fwrite("\0\0\0\0\0\0\0\0", 1, 8, f);
+	fclose(f);
+	d = zst_read_fails(p, s, len);
+	assert_int_equal(d.status, KP_BADINPUT);
+	assert_memory_equal(d.msg, want, strlen(want));
+
+	/* a bad frame header right after the magic: nothing, then the error */
+	write_file(p, "\x28\xb5\x2f\xfdxxxxxx", 10); /* a reserved bit set */
+	d = zst_read_fails(p, s, 0);
+	assert_int_equal(d.status, KP_BADINPUT);
+	assert_memory_equal(d.msg, want, strlen(want));
+	free(z);
+	free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -469,6 +779,12 @@ int main(void)
 		cmocka_unit_test(input_ends_a_cut_gzip_stream_where_it_was_cut),
 		cmocka_unit_test(input_feeds_the_tokenizer),
 		cmocka_unit_test(input_returns_the_bytes_inflated_before_a_gzip_error),
+		cmocka_unit_test(input_returns_short_plain_files_whole),
+		cmocka_unit_test(input_decompresses_zstd_detected_by_magic),
+		cmocka_unit_test(input_reads_zstd_from_stdin),
+		cmocka_unit_test(input_reads_an_empty_zstd_stream),
+		cmocka_unit_test(input_ends_a_cut_zstd_stream_where_it_was_cut),
+		cmocka_unit_test(input_rejects_corrupt_zstd_naming_the_file),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

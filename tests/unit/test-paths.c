@@ -1,7 +1,7 @@
 /*
- * test-paths.c — trace arguments to files (paths.c): directories give their *.json and
- * *.json.gz files in name order, other arguments pass as given, an empty directory is an
- * error.
+ * test-paths.c — trace arguments to files (paths.c): directories give their *.json,
+ * *.json.gz and *.json.zst files in name order, other arguments pass as given, an empty
+ * directory is an error.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -42,9 +42,11 @@ static void a_directory_gives_its_traces_in_name_order(void **state)
 	touch("traces/b.json");
 	touch("traces/a.json.gz");
 	touch("traces/c.json");
+	touch("traces/d.json.zst");
 	touch("traces/.hidden.json"); /* dot files skipped */
 	touch("traces/notes.txt");
 	touch("traces/x.json.bz2");
+	touch("traces/y.zst");
 	touch("traces/json"); /* no stem */
 	touch("traces/.json");
 	char *args[] = { "-", dir, "missing.json" };
@@ -52,7 +54,7 @@ static void a_directory_gives_its_traces_in_name_order(void **state)
 	struct kp_diag d = { 0 };
 	char **v = paths_expand(args, 3, &n, &d);
 	assert_non_null(v);
-	assert_int_equal(n, 5);
+	assert_int_equal(n, 6);
 	assert_string_equal(v[0], "-");
 	snprintf(want, sizeof(want), "%s/a.json.gz", dir);
 	assert_string_equal(v[1], want);
@@ -60,8 +62,10 @@ static void a_directory_gives_its_traces_in_name_order(void **state)
 	assert_string_equal(v[2], want);
 	snprintf(want, sizeof(want), "%s/c.json", dir);
 	assert_string_equal(v[3], want);
-	assert_string_equal(v[4], "missing.json"); /* not ours to check: the loader says so */
-	assert_null(v[5]);
+	snprintf(want, sizeof(want), "%s/d.json.zst", dir);
+	assert_string_equal(v[4], want);
+	assert_string_equal(v[5], "missing.json"); /* not ours to check: the loader says so */
+	assert_null(v[6]);
 	assert_int_equal(d.status, 0);
 	paths_free(v);
 
@@ -69,7 +73,7 @@ static void a_directory_gives_its_traces_in_name_order(void **state)
 	snprintf(slash, sizeof(slash), "%s/", dir);
 	char *args2[] = { slash };
 	v = paths_expand(args2, 1, &n, &d);
-	assert_int_equal(n, 3);
+	assert_int_equal(n, 4);
 	snprintf(want, sizeof(want), "%s/a.json.gz", dir);
 	assert_string_equal(v[0], want);
 	paths_free(v);
@@ -110,7 +114,7 @@ static void a_directory_without_traces_is_bad_input(void **state)
 	struct kp_diag d = { 0 };
 	assert_null(paths_expand(args, 2, &n, &d));
 	assert_int_equal(d.status, KP_BADINPUT);
-	assert_non_null(strstr(d.msg, "no *.json or *.json.gz traces in '"));
+	assert_non_null(strstr(d.msg, "no *.json, *.json.gz or *.json.zst traces in '"));
 	assert_non_null(strstr(d.msg, "/empty'"));
 	paths_free(NULL); /* a no-op */
 }
