@@ -147,8 +147,8 @@ int input_open(struct kp_input *in, const char *path, struct kp_diag *d)
 			ZSTD_freeDStream(z->ds);
 			free(z);
 			input_close(in);
-			return diag_error(d, KP_ENV,
-					  "error: cannot decompress '%s': out of memory", in->name);
+			return diag_error(d, KP_ENV, "error: cannot decompress '%s': out of memory",
+					  in->name);
 		}
 		z->hint = 1; /* inside a frame until one ends */
 		in->zs = z;
@@ -241,7 +241,8 @@ static int zs_fill(struct kp_input *in, struct zs *z)
 			/* a whole buffer, however the pipe splits it */
 			z->in_pos = z->in_len = 0;
 			while (z->in_len < sizeof(z->in)) {
-				ssize_t n = raw_read(in, z->in + z->in_len, sizeof(z->in) - z->in_len);
+				ssize_t n = raw_read(in, z->in + z->in_len,
+						     sizeof(z->in) - z->in_len);
 				if (n < 0)
 					return -1;
 				if (n == 0) {
@@ -309,8 +310,8 @@ static ssize_t zs_read(struct kp_input *in, unsigned char *buf, size_t cap, stru
 		return diag_error(d, KP_ENV, "error: cannot decompress '%s': out of memory",
 				  in->name);
 	if (out == 0 && z->err)
-		return diag_error(d, KP_BADINPUT, "error: corrupt zstd data in '%s': %s",
-				  in->name, ZSTD_getErrorName(z->code));
+		return diag_error(d, KP_BADINPUT, "error: corrupt zstd data in '%s': %s", in->name,
+				  ZSTD_getErrorName(z->code));
 	in->out_bytes += (long long)out;
 	return out;
 }

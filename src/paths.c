@@ -15,7 +15,8 @@
 static int is_trace_name(const char *s)
 {
 	size_t n = strlen(s);
-	return (n > 5 && !strcmp(s + n - 5, ".json")) || (n > 8 && !strcmp(s + n - 8, ".json.gz")) ||
+	return (n > 5 && !strcmp(s + n - 5, ".json")) ||
+	       (n > 8 && !strcmp(s + n - 8, ".json.gz")) ||
 	       (n > 9 && !strcmp(s + n - 9, ".json.zst"));
 }
 
@@ -55,7 +56,8 @@ char **paths_expand(char *const *args, size_t nargs, size_t *npaths, struct kp_d
 			closedir(dir);
 			if (n == first) {
 				diag_error(d, KP_BADINPUT,
-					   "error: no *.json, *.json.gz or *.json.zst traces in '%s'", args[i]);
+					   "error: no *.json, *.json.gz or *.json.zst traces in '%s'",
+					   args[i]);
 				goto fail;
 			}
 			qsort(v + first, n - first, sizeof(*v), cmp_str);

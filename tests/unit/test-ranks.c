@@ -177,7 +177,8 @@ static void directories_expand_to_their_traces_in_name_order(void **state)
 	assert_null(paths_expand(args2, 1, &n, &d));
 	assert_int_equal(d.status, KP_BADINPUT);
 	char want[700];
-	snprintf(want, sizeof(want), "error: no *.json, *.json.gz or *.json.zst traces in '%s'", sub);
+	snprintf(want, sizeof(want), "error: no *.json, *.json.gz or *.json.zst traces in '%s'",
+		 sub);
 	assert_string_equal(d.msg, want);
 }
 
