@@ -671,6 +671,14 @@ static struct kp_hcall *conv_begin(const char *name)
 	return r;
 }
 
+/* clang-format off */
+#define REAL_CUDNN(fn)                                                                          \
+	static _Atomic(void *) slot_;                                                           \
+	__typeof__(&fn) real = (__typeof__(&fn))cached(&slot_, CUDNN_SO, #fn);                  \
+	if (!real)                                                                              \
+		return cudnn_unresolved(#fn)
+/* clang-format on */
+
 API cudnnStatus_t cudnnConvolutionForward(cudnnHandle_t h, const void *alpha,
 					  const cudnnTensorDescriptor_t xd, const void *x,
 					  const cudnnFilterDescriptor_t wd, const void *w,
@@ -679,11 +687,7 @@ API cudnnStatus_t cudnnConvolutionForward(cudnnHandle_t h, const void *alpha,
 					  const void *beta, const cudnnTensorDescriptor_t yd,
 					  void *y)
 {
-	static _Atomic(void *) slot_;
-	__typeof__(&cudnnConvolutionForward) real = (__typeof__(&cudnnConvolutionForward))
-		cached(&slot_, CUDNN_SO, "cudnnConvolutionForward");
-	if (!real)
-		return cudnn_unresolved("cudnnConvolutionForward");
+	REAL_CUDNN(cudnnConvolutionForward);
 	struct kp_hcall *r = conv_begin("cudnnConvolutionForward");
 	if (r) {
 		conv_read(r, CONV_FWD, xd, wd, yd, cd);
@@ -702,11 +706,7 @@ API cudnnStatus_t cudnnConvolutionBackwardData(cudnnHandle_t h, const void *alph
 					       size_t wss, const void *beta,
 					       const cudnnTensorDescriptor_t dxd, void *dx)
 {
-	static _Atomic(void *) slot_;
-	__typeof__(&cudnnConvolutionBackwardData) real = (__typeof__(&cudnnConvolutionBackwardData))
-		cached(&slot_, CUDNN_SO, "cudnnConvolutionBackwardData");
-	if (!real)
-		return cudnn_unresolved("cudnnConvolutionBackwardData");
+	REAL_CUDNN(cudnnConvolutionBackwardData);
 	struct kp_hcall *r = conv_begin("cudnnConvolutionBackwardData");
 	if (r) {
 		conv_read(r, CONV_BWD_DATA, dxd, wd, dyd, cd);
@@ -725,12 +725,7 @@ API cudnnStatus_t cudnnConvolutionBackwardFilter(cudnnHandle_t h, const void *al
 						 size_t wss, const void *beta,
 						 const cudnnFilterDescriptor_t dwd, void *dw)
 {
-	static _Atomic(void *) slot_;
-	__typeof__(&cudnnConvolutionBackwardFilter) real =
-		(__typeof__(&cudnnConvolutionBackwardFilter))
-			cached(&slot_, CUDNN_SO, "cudnnConvolutionBackwardFilter");
-	if (!real)
-		return cudnn_unresolved("cudnnConvolutionBackwardFilter");
+	REAL_CUDNN(cudnnConvolutionBackwardFilter);
 	struct kp_hcall *r = conv_begin("cudnnConvolutionBackwardFilter");
 	if (r) {
 		conv_read(r, CONV_BWD_FILTER, xd, dwd, dyd, cd);
@@ -767,14 +762,6 @@ static struct cr_store *cr_lock(void)
 	}
 	return &g_cr;
 }
-
-/* clang-format off */
-#define REAL_CUDNN(fn)                                                                          \
-	static _Atomic(void *) slot_;                                                           \
-	__typeof__(&fn) real = (__typeof__(&fn))cached(&slot_, CUDNN_SO, #fn);                  \
-	if (!real)                                                                              \
-		return cudnn_unresolved(#fn)
-/* clang-format on */
 
 API cudnnStatus_t cudnnBackendCreateDescriptor(cudnnBackendDescriptorType_t type,
 					       cudnnBackendDescriptor_t *desc)
