@@ -397,6 +397,14 @@ static int dev_sync(struct kp_wl *w)
 	return e == cudaSuccess ? 0 : cuda_fail(w, "cudaDeviceSynchronize", e);
 }
 
+/* one case's summary row into --results (when asked); out of memory only warns */
+static void keep_result(struct kp_wl *w, const struct kp_result *r, const char *label)
+{
+	if (w->results && results_add(w->results, r) < 0)
+		fprintf(stderr, "kprof: warning: out of memory: %s left out of the results\n",
+			label);
+}
+
 static void print_check(struct kp_wl *w, const char *label, const struct kp_check *c)
 {
 	int ok = c->max_err <= c->tol;
@@ -858,10 +866,7 @@ static int run_matmul(struct kp_wl *w, int op, int cdt, const struct kp_mm_shape
 		snprintf(r.dtype, sizeof(r.dtype), "%s", dts[cdt].name);
 		snprintf(r.backend, sizeof(r.backend), "%s", be);
 		snprintf(r.mode, sizeof(r.mode), "fwd");
-		if (w->results && results_add(w->results, &r) < 0)
-			fprintf(stderr,
-				"kprof: warning: out of memory: %s left out of the results\n",
-				label);
+		keep_result(w, &r, label);
 	}
 	rc = 0;
 out:
@@ -1381,10 +1386,7 @@ check:
 		snprintf(r.dtype, sizeof(r.dtype), "%s", dts[cdt].name);
 		snprintf(r.backend, sizeof(r.backend), "%s", cudnn ? "cudnn" : "reference");
 		snprintf(r.mode, sizeof(r.mode), "%s", c.backward ? "fwd+bwd" : "fwd");
-		if (w->results && results_add(w->results, &r) < 0)
-			fprintf(stderr,
-				"kprof: warning: out of memory: %s left out of the results\n",
-				label);
+		keep_result(w, &r, label);
 	}
 	rc = 0;
 out:
@@ -1685,10 +1687,7 @@ static int run_conv(struct kp_wl *w, int cdt, const struct kp_conv_shape *sh, in
 		snprintf(r.backend, sizeof(r.backend), "%s", cudnn ? "cudnn" : "reference");
 		snprintf(r.layout, sizeof(r.layout), "%s", nhwc ? "nhwc" : "nchw");
 		snprintf(r.mode, sizeof(r.mode), "%s", c.backward ? "fwd+bwd" : "fwd");
-		if (w->results && results_add(w->results, &r) < 0)
-			fprintf(stderr,
-				"kprof: warning: out of memory: %s left out of the results\n",
-				label);
+		keep_result(w, &r, label);
 	}
 	rc = 0;
 out:
@@ -1991,10 +1990,7 @@ static int mb_measure(struct kp_wl *w, const char *label, iter_fn fn, void *ctx,
 		snprintf(r.dtype, sizeof(r.dtype), "%s", dts[cdt].name);
 		snprintf(r.backend, sizeof(r.backend), "kprof");
 		snprintf(r.mode, sizeof(r.mode), "%s", mode);
-		if (w->results && results_add(w->results, &r) < 0)
-			fprintf(stderr,
-				"kprof: warning: out of memory: %s left out of the results\n",
-				label);
+		keep_result(w, &r, label);
 	}
 	return 0;
 out:
