@@ -76,18 +76,9 @@ int metrics_open(char *why, size_t whylen)
 	return metrics_open_ctx(current_ctx(), why, whylen);
 }
 
-int metrics_open_ctx(void *ctx, char *why, size_t whylen)
+/* the metrics of kmetrics_names the chip accepts into M.names/M.idx; -1 when none */
+static int accepted_metrics(const char *chip, char *why, size_t whylen)
 {
-	CUpti_Profiler_Initialize_Params pi = {
-		.structSize = CUpti_Profiler_Initialize_Params_STRUCT_SIZE
-	};
-	CK(cuptiProfilerInitialize, &pi);
-	M.inited = 1;
-	CUpti_Device_GetChipName_Params cn = {
-		.structSize = CUpti_Device_GetChipName_Params_STRUCT_SIZE
-	};
-	cn.deviceIndex = 0;
-	CK(cuptiDeviceGetChipName, &cn);
 	/*
 	 * Which metrics the chip accepts: one at a time on a scratch host object, so that a metric
 	 * it lacks is skipped, not fatal.
@@ -96,7 +87,7 @@ int metrics_open_ctx(void *ctx, char *why, size_t whylen)
 		.structSize = CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE
 	};
 	hi.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
-	hi.pChipName = cn.pChipName;
+	hi.pChipName = chip;
 	CK(cuptiProfilerHostInitialize, &hi);
 	for (int k = 0; k < KM_N; k++) {
 		CUpti_Profiler_Host_ConfigAddMetrics_Params am = {
@@ -111,7 +102,7 @@ int metrics_open_ctx(void *ctx, char *why, size_t whylen)
 			M.idx[M.n++] = k;
 		} else {
 			fprintf(stderr, "kprof: warning: --metrics: %s: not available on %s\n",
-				kmetrics_names[k], cn.pChipName);
+				kmetrics_names[k], chip);
 		}
 	}
 	CUpti_Profiler_Host_Deinitialize_Params hd = {
@@ -120,9 +111,15 @@ int metrics_open_ctx(void *ctx, char *why, size_t whylen)
 	hd.pHostObject = hi.pHostObject;
 	cuptiProfilerHostDeinitialize(&hd);
 	if (!M.n) {
-		snprintf(why, whylen, "--metrics: no metric is available on %s", cn.pChipName);
+		snprintf(why, whylen, "--metrics: no metric is available on %s", chip);
 		return -1;
 	}
+	return 0;
+}
+
+/* M.host: a host object configured with every accepted metric */
+static int host_config(const char *chip, char *why, size_t whylen)
+{
 	/*
 	 * The config: every accepted metric in ONE ConfigAddMetrics call.  Added one call each,
 	 * CUPTI 13 schedules one pass per SASS-instrumented metric (smsp__sass_*) and every such
@@ -131,7 +128,14 @@ int metrics_open_ctx(void *ctx, char *why, size_t whylen)
 	 * one instrumented pass and each reads its own count (equal to ncu's).  Should the
 	 * combined call fail, the SASS metrics are dropped with a warning and the rest kept.
 	 */
-	hi.pHostObject = NULL;
+	CUpti_Profiler_Host_Initialize_Params hi = {
+		.structSize = CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE
+	};
+	hi.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
+	hi.pChipName = chip;
+	CUpti_Profiler_Host_Deinitialize_Params hd = {
+		.structSize = CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE
+	};
 	CK(cuptiProfilerHostInitialize, &hi);
 	M.host = hi.pHostObject;
 	CUpti_Profiler_Host_ConfigAddMetrics_Params am = {
@@ -161,12 +165,17 @@ int metrics_open_ctx(void *ctx, char *why, size_t whylen)
 		am.pHostObject = M.host;
 		am.numMetrics = (size_t)M.n;
 		if (!M.n) {
-			snprintf(why, whylen, "--metrics: no metric is available on %s",
-				 cn.pChipName);
+			snprintf(why, whylen, "--metrics: no metric is available on %s", chip);
 			return -1;
 		}
 		CK(cuptiProfilerHostConfigAddMetrics, &am);
 	}
+	return 0;
+}
+
+/* M.config (the config image) and M.passes from M.host */
+static int config_image(char *why, size_t whylen)
+{
 	CUpti_Profiler_Host_GetConfigImageSize_Params cs = {
 		.structSize = CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE
 	};
@@ -192,7 +201,12 @@ int metrics_open_ctx(void *ctx, char *why, size_t whylen)
 	np.pConfigImage = M.config;
 	if (cuptiProfilerHostGetNumOfPasses(&np) == CUPTI_SUCCESS)
 		M.passes = np.numOfPasses;
+	return 0;
+}
 
+/* the range profiler on @ctx (M.rp) and its counter-data buffer (M.data) */
+static int enable_profiler(void *ctx, char *why, size_t whylen)
+{
 	CUpti_RangeProfiler_Enable_Params en = {
 		.structSize = CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE
 	};
@@ -219,6 +233,24 @@ int metrics_open_ctx(void *ctx, char *why, size_t whylen)
 		return -1;
 	}
 	return 0;
+}
+
+int metrics_open_ctx(void *ctx, char *why, size_t whylen)
+{
+	CUpti_Profiler_Initialize_Params pi = {
+		.structSize = CUpti_Profiler_Initialize_Params_STRUCT_SIZE
+	};
+	CK(cuptiProfilerInitialize, &pi);
+	M.inited = 1;
+	CUpti_Device_GetChipName_Params cn = {
+		.structSize = CUpti_Device_GetChipName_Params_STRUCT_SIZE
+	};
+	cn.deviceIndex = 0;
+	CK(cuptiDeviceGetChipName, &cn);
+	if (accepted_metrics(cn.pChipName, why, whylen) < 0 ||
+	    host_config(cn.pChipName, why, whylen) < 0 || config_image(why, whylen) < 0)
+		return -1;
+	return enable_profiler(ctx, why, whylen);
 }
 
 int metrics_count(void)
