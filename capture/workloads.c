@@ -1265,6 +1265,30 @@ static double sdpa_fwd_flops(const struct kp_sdpa_shape *s)
  * One sdpa case on the reference (math) path or on cuDNN.  @fallback: the backend was not asked
  * for, so a shape or dtype cuDNN cannot plan runs on the reference path instead (returns 1).
  */
+/* one SDPA case's time line and its --results row (the worse of forward and backward errors) */
+static void sdpa_report(struct kp_wl *w, const struct sdpa_case *c, int cdt, int cudnn, double ms,
+			const struct kp_check *fwd, const struct kp_check *bwd, const char *label)
+{
+	const struct kp_sdpa_shape *sh = &c->s;
+	/* the backward is 2.5 forwards (5 matmuls to 2), as FlashAttention counts it */
+	double fl = sdpa_fwd_flops(sh) * (c->backward ? 3.5 : 1);
+	printf("     time  %.3f ms/iter  %.1f TFLOP/s (%s)  %s\n", ms, fl / (ms * 1e-3) / 1e12,
+	       c->backward ? "fwd+bwd" : "fwd", label);
+	struct kp_result r = {
+		.ms = ms, .tflops = fl / (ms * 1e-3) / 1e12, .err = fwd->max_err, .tol = fwd->tol
+	};
+	if (c->backward && bwd->max_err / bwd->tol > r.err / r.tol)
+		r.err = bwd->max_err, r.tol = bwd->tol;
+	snprintf(r.op, sizeof(r.op), "aten::scaled_dot_product_attention");
+	snprintf(r.kind, sizeof(r.kind), "sdpa");
+	snprintf(r.shape, sizeof(r.shape), "%ldx%ldx%ldx%ldx%ldx%ld%s", sh->b, sh->h, sh->hkv,
+		 sh->sq, sh->sk, sh->d, sh->causal ? "c" : "");
+	snprintf(r.dtype, sizeof(r.dtype), "%s", dts[cdt].name);
+	snprintf(r.backend, sizeof(r.backend), "%s", cudnn ? "cudnn" : "reference");
+	snprintf(r.mode, sizeof(r.mode), "%s", c->backward ? "fwd+bwd" : "fwd");
+	keep_result(w, &r, label);
+}
+
 static int run_sdpa(struct kp_wl *w, int cdt, const struct kp_sdpa_shape *sh, int cudnn,
 		    int fallback)
 {
@@ -1368,26 +1392,8 @@ check:
 	}
 	TRY(timed_loop(w, label, sdpa_iter, &c));
 	double ms = event_ms(w, sdpa_iter, &c);
-	if (ms > 0) {
-		/* the backward is 2.5 forwards (5 matmuls to 2), as FlashAttention counts it */
-		double fl = sdpa_fwd_flops(sh) * (c.backward ? 3.5 : 1);
-		printf("     time  %.3f ms/iter  %.1f TFLOP/s (%s)  %s\n", ms,
-		       fl / (ms * 1e-3) / 1e12, c.backward ? "fwd+bwd" : "fwd", label);
-		struct kp_result r = { .ms = ms,
-				       .tflops = fl / (ms * 1e-3) / 1e12,
-				       .err = fwd.max_err,
-				       .tol = fwd.tol };
-		if (c.backward && bwd.max_err / bwd.tol > r.err / r.tol)
-			r.err = bwd.max_err, r.tol = bwd.tol;
-		snprintf(r.op, sizeof(r.op), "aten::scaled_dot_product_attention");
-		snprintf(r.kind, sizeof(r.kind), "sdpa");
-		snprintf(r.shape, sizeof(r.shape), "%ldx%ldx%ldx%ldx%ldx%ld%s", sh->b, sh->h,
-			 sh->hkv, sh->sq, sh->sk, sh->d, sh->causal ? "c" : "");
-		snprintf(r.dtype, sizeof(r.dtype), "%s", dts[cdt].name);
-		snprintf(r.backend, sizeof(r.backend), "%s", cudnn ? "cudnn" : "reference");
-		snprintf(r.mode, sizeof(r.mode), "%s", c.backward ? "fwd+bwd" : "fwd");
-		keep_result(w, &r, label);
-	}
+	if (ms > 0)
+		sdpa_report(w, &c, cdt, cudnn, ms, &fwd, &bwd, label);
 	rc = 0;
 out:
 	cudnn_sdpa_free(c.cu);
