@@ -291,7 +291,7 @@ static void links_in_linear_time(void **state)
 	}
 }
 
-/* ids far apart (hash mode, not the dense array): each kernel still finds its launch and op */
+/* ids far apart (sorted mode, not the dense array): each kernel still finds its launch and op */
 static void sparse_ids_link_like_dense_ones(void **state)
 {
 	(void)state;
@@ -310,6 +310,55 @@ static void sparse_ids_link_like_dense_ones(void **state)
 	for (size_t i = 0; i < t.ngpu; i++)
 		if (strcmp(t.gpu[i].name, "k_orphan"))
 			assert_true(t.gpu[i].launch >= 0);
+	trace_free(&t);
+}
+
+/*
+ * Many sparse ids (the sorted map, over many buckets of its directory): every kernel finds
+ * its launch and op; a repeated External id names the first op in file order.
+ */
+static void sparse_ids_find_their_records_and_the_first_op_of_an_id(void **state)
+{
+	(void)state;
+	const char *path = tmp_path("sparse.json");
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	enum { N = 3000 };
+	fputs("{\"traceEvents\":[", f);
+	for (long k = 0; k < N; k++) {
+		/* clusters of ids far apart, as copies of one trace offset by a large id */
+		long long ext = (k % 7) * 1000000007LL + k * 13 + 1, corr = ext * 3 + 5;
+		fprintf(f,
+			"{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"op%ld\",\"pid\":1,\"tid\":1,"
+			"\"ts\":%ld,\"dur\":5,\"args\":{\"External id\":%lld}},"
+			"{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,"
+			"\"tid\":1,\"ts\":%ld,\"dur\":1,\"args\":{\"External id\":%lld,"
+			"\"correlation\":%lld}},"
+			"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k%ld\",\"pid\":0,\"tid\":7,"
+			"\"ts\":%ld,\"dur\":1,\"args\":{\"correlation\":%lld,\"device\":0,\"stream\":7}},",
+			k, 10 * k, ext, 10 * k + 1, ext, corr, k, 10 * k + 2, corr);
+	}
+	/* a second op with op0's id, and a kernel of that id with no launch: op0 wins */
+	fputs("{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"again\",\"pid\":1,\"tid\":1,"
+	      "\"ts\":90000,\"dur\":5,\"args\":{\"External id\":1}},"
+	      "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k_nolaunch\",\"pid\":0,\"tid\":7,"
+	      "\"ts\":90001,\"dur\":1,\"args\":{\"External id\":1,\"correlation\":2,"
+	      "\"device\":0,\"stream\":7}}]}",
+	      f);
+	assert_int_equal(fclose(f), 0);
+	struct kp_load_opts o = { 0 };
+	struct kp_diag d = { 0 };
+	struct kp_trace t;
+	assert_int_equal(trace_load(&t, path, &o, &d), 0);
+	link_trace(&t);
+	assert_int_equal(t.ngpu, N + 1);
+	for (long k = 0; k < N; k++) {
+		char name[32];
+		snprintf(name, sizeof(name), "op%ld", k);
+		assert_int_equal(t.gpu[k].launch, (int32_t)k);
+		assert_int_equal(t.gpu[k].op, op_index(&t, name, 0));
+	}
+	assert_int_equal(gpu_op(&t, "k_nolaunch"), op_index(&t, "op0", 0));
 	trace_free(&t);
 }
 
@@ -376,6 +425,7 @@ int main(void)
 		cmocka_unit_test(model_level_outermost_primary_else_nearest_secondary),
 		cmocka_unit_test(links_in_linear_time),
 		cmocka_unit_test(sparse_ids_link_like_dense_ones),
+		cmocka_unit_test(sparse_ids_find_their_records_and_the_first_op_of_an_id),
 		cmocka_unit_test(steps_past_int16_are_counted_in_the_last_with_a_warning),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
