@@ -112,8 +112,8 @@ static void eval_op(struct op_info *oi, const struct kp_trace *t, const struct k
 		.name = op->name,
 		.nslots = op->nslots,
 		.slots = op->slots,
-		.kernel_flop = op->kernel_flop,
-		.kernel_num_gb = op->kernel_num_gb,
+		.kernel_flop = trace_opx(t, op)->kernel_flop,
+		.kernel_num_gb = trace_opx(t, op)->kernel_num_gb,
 		.causal_hint = oi->causal < 3 ? oi->causal : CAUSAL_HINT_NONE,
 	};
 	fwdbwd_inputs(t, (int32_t)(op - t->ops), &in);
@@ -170,18 +170,18 @@ static void kernel_share(const struct op_info *oi, const struct kp_gpu *g, int r
  * byte model and no FLOPs, 2 no model; *why for 2.
  */
 static int coverage(const struct op_info *oi, const struct kp_op *op, const struct kp_gpu *g,
-		    int role, enum kp_nomodel *why)
+		    const struct kp_gpux *gx, int role, enum kp_nomodel *why)
 {
 	if (g->kind != GPU_KERNEL)
 		return 1;
-	if (g->kernel_flop >= 0)
+	if (gx->kernel_flop >= 0)
 		return 0;
 	if (oi && oi->cost.flops >= 0 && oi->kernel_ns > 0) {
 		int split = oi->cost.cls == MODEL_PRIMARY &&
 			    !(oi->cost.family && !strcmp(oi->cost.family, "inductor"));
 		return !split || role == KROLE_MATH ? 0 : 1;
 	}
-	if (g->kernel_num_gb >= 0 || (oi && oi->cost.bytes >= 0))
+	if (gx->kernel_num_gb >= 0 || (oi && oi->cost.bytes >= 0))
 		return 1;
 	if (oi && oi->cost.cls == MODEL_PRIMARY && role == KROLE_MOVE)
 		return 1;
@@ -787,7 +787,8 @@ static double event_clock(struct run *R, const struct kp_gpu *g)
 {
 	double clk = 0;
 	if (R->r->clock_source == CLOCK_TRACE)
-		clk = g->sm_clock_mhz > 0 ? g->sm_clock_mhz : R->t->kprof_sm_clock_max_mhz;
+		clk = trace_gpux(R->t, g)->sm_clock_mhz > 0 ? trace_gpux(R->t, g)->sm_clock_mhz
+							    : R->t->kprof_sm_clock_max_mhz;
 	else if (R->r->clock_source == CLOCK_OPTION)
 		clk = R->o->sm_clock_mhz;
 	if (clk > 0 && g->kind == GPU_KERNEL) {
@@ -803,7 +804,7 @@ static void count_coverage(struct run *R, size_t i, struct op_info *info, const 
 	struct kp_report *r = R->r;
 	const struct kp_gpu *g = &R->t->gpu[i];
 	enum kp_nomodel why = NOMODEL_CUSTOM;
-	int cov = coverage(info, op, g, R->role[i], &why);
+	int cov = coverage(info, op, g, trace_gpux(R->t, g), R->role[i], &why);
 	if (cov == 0)
 		r->tot.flops_ns += g->dur_ns;
 	else if (cov == 1)
@@ -830,39 +831,40 @@ static void attribute(struct run *R, size_t i, struct kp_row *row, int32_t slot,
 {
 	struct kp_report *r = R->r;
 	const struct kp_gpu *g = &R->t->gpu[i];
+	const struct kp_gpux *gx = trace_gpux(R->t, g);
 	int kernel = g->kind == GPU_KERNEL;
 	double f = -1, b = -1; /* this event's share, -1 unknown */
 	double sf = -1, sb = -1;
 	int whole = 0; /* op row: the op's figures are added once, below */
 	if (kernel && info && R->o->group == GROUP_KERNEL)
 		kernel_share(info, g, R->role[i], &sf, &sb);
-	if (kernel && info && g->kernel_flop >= 0)
-		f = (double)g->kernel_flop;
+	if (kernel && info && gx->kernel_flop >= 0)
+		f = (double)gx->kernel_flop;
 	else if (kernel && info && info->cost.flops >= 0 && info->kernel_ns > 0)
 		f = R->o->group == GROUP_KERNEL ? sf : (whole = 1, 0);
-	if (kernel && g->kernel_num_gb >= 0)
-		b = g->kernel_num_gb * 1e9;
-	else if (!kernel && g->bytes >= 0)
-		b = (double)g->bytes;
+	if (kernel && gx->kernel_num_gb >= 0)
+		b = gx->kernel_num_gb * 1e9;
+	else if (!kernel && gx->bytes >= 0)
+		b = (double)gx->bytes;
 	else if (kernel && info && info->cost.bytes >= 0 && info->kernel_ns > 0)
 		b = R->o->group == GROUP_KERNEL ? sb : (whole = 1, 0);
 	/* kprof capture --metrics: kept apart; they stand in where nothing else gave a figure */
 	int meas = 0, measf = 0; /* a figure / the FLOPs of this kernel are measured counters */
 	if (kernel)
 		row->kern_ns += g->dur_ns;
-	if (kernel && g->mflops >= 0) {
-		row->mflops = (row->mflops < 0 ? 0 : row->mflops) + g->mflops;
+	if (kernel && gx->mflops >= 0) {
+		row->mflops = (row->mflops < 0 ? 0 : row->mflops) + gx->mflops;
 		row->mflops_ns += g->dur_ns;
 		if (f < 0 && !whole && !(info && info->cost.flops >= 0)) {
-			f = (double)g->mflops;
+			f = (double)gx->mflops;
 			meas = measf = 1;
 		}
 	}
-	if (kernel && g->mbytes >= 0) {
-		row->mbytes = (row->mbytes < 0 ? 0 : row->mbytes) + g->mbytes;
+	if (kernel && gx->mbytes >= 0) {
+		row->mbytes = (row->mbytes < 0 ? 0 : row->mbytes) + gx->mbytes;
 		row->mbytes_ns += g->dur_ns;
 		if (b < 0 && !whole && !(info && info->cost.bytes >= 0)) {
-			b = (double)g->mbytes;
+			b = (double)gx->mbytes;
 			meas = 1;
 		}
 	}
@@ -872,9 +874,9 @@ static void attribute(struct run *R, size_t i, struct kp_row *row, int32_t slot,
 	}
 	if (whole && info->row_added != slot) {
 		info->row_added = slot;
-		if (info->cost.flops >= 0 && g->kernel_flop < 0)
+		if (info->cost.flops >= 0 && gx->kernel_flop < 0)
 			row->flops = (row->flops < 0 ? 0 : row->flops) + info->cost.flops;
-		if (info->cost.bytes >= 0 && g->kernel_num_gb < 0)
+		if (info->cost.bytes >= 0 && gx->kernel_num_gb < 0)
 			row->bytes = (row->bytes < 0 ? 0 : row->bytes) + info->cost.bytes;
 	}
 	if (f >= 0)
@@ -889,12 +891,12 @@ static void attribute(struct run *R, size_t i, struct kp_row *row, int32_t slot,
 		if (info->cost.bytes >= 0 && info->kernel_ns > 0)
 			R->tot_bytes = (R->tot_bytes < 0 ? 0 : R->tot_bytes) + info->cost.bytes;
 	}
-	if (kernel && g->kernel_flop >= 0)
-		R->tot_flops = (R->tot_flops < 0 ? 0 : R->tot_flops) + g->kernel_flop;
+	if (kernel && gx->kernel_flop >= 0)
+		R->tot_flops = (R->tot_flops < 0 ? 0 : R->tot_flops) + gx->kernel_flop;
 	else if (measf)
-		R->tot_flops = (R->tot_flops < 0 ? 0 : R->tot_flops) + g->mflops;
+		R->tot_flops = (R->tot_flops < 0 ? 0 : R->tot_flops) + gx->mflops;
 	if (b >= 0 && !(kernel && info && info->cost.bytes >= 0 && info->kernel_ns > 0 &&
-			g->kernel_num_gb < 0))
+			gx->kernel_num_gb < 0))
 		R->tot_bytes = (R->tot_bytes < 0 ? 0 : R->tot_bytes) + (int64_t)llround(b);
 	if (f >= 0 && r->dev) {
 		enum kp_prec p = info && info->cost.prec != PREC_NONE ? info->cost.prec : PREC_NONE;

@@ -68,10 +68,17 @@ static int same_dims(const struct kp_slot *a, const struct kp_slot *b)
 	       !memcmp(a->dims, b->dims, (size_t)a->ndim * sizeof(*a->dims));
 }
 
-/* An autograd node of a convolution (trace.c reads its Sequence number). */
-static int conv_node(const struct kp_op *op)
+/* Op @i's "Sequence number" (trace.c reads it; linking's ids), -1 */
+static int64_t op_seq(const struct kp_trace *t, int32_t i)
 {
-	return op->seq >= 0 && !strchr(op->name, ':') && strstr(op->name, "Backward") &&
+	return t->op_ids ? t->op_ids[i].seq : -1;
+}
+
+/* An autograd node of a convolution. */
+static int conv_node(const struct kp_trace *t, int32_t i)
+{
+	const struct kp_op *op = &t->ops[i];
+	return op_seq(t, i) >= 0 && !strchr(op->name, ':') && strstr(op->name, "Backward") &&
 	       strstr(op->name, "Conv");
 }
 
@@ -103,12 +110,12 @@ void fwdbwd_link(struct kp_trace *t)
 		if (k >= 0) {
 			/* the sequence number of the nearest autograd node above it */
 			int32_t p = op->parent;
-			for (int depth = 0; p >= 0 && depth < 8 && !conv_node(&t->ops[p]); depth++)
+			for (int depth = 0; p >= 0 && depth < 8 && !conv_node(t, p); depth++)
 				p = t->ops[p].parent;
-			if (p >= 0 && conv_node(&t->ops[p]) && tensor_slot(op, bwd_ops[k].dy))
-				b[nb++] = (struct pair){ t->ops[p].seq, (int32_t)i };
-		} else if (op->seq >= 0 && is_fwd(op->name)) {
-			f[nf++] = (struct pair){ op->seq, (int32_t)i };
+			if (p >= 0 && conv_node(t, p) && tensor_slot(op, bwd_ops[k].dy))
+				b[nb++] = (struct pair){ op_seq(t, p), (int32_t)i };
+		} else if (op_seq(t, (int32_t)i) >= 0 && is_fwd(op->name)) {
+			f[nf++] = (struct pair){ op_seq(t, (int32_t)i), (int32_t)i };
 		}
 	}
 	if (nb && nf) {

@@ -273,19 +273,35 @@ static int32_t *op_tree(struct kp_trace *t)
 	return oord;
 }
 
+/* The ids trace_load kept for linking (-1: none, also once link_trace freed them) */
+static int64_t op_ext(const struct kp_trace *t, size_t i)
+{
+	return t->op_ids ? t->op_ids[i].ext_id : -1;
+}
+
+static struct kp_corr_ids launch_ids(const struct kp_trace *t, size_t i)
+{
+	return t->launch_ids ? t->launch_ids[i] : (struct kp_corr_ids){ -1, -1 };
+}
+
+static struct kp_corr_ids gpu_ids(const struct kp_trace *t, size_t i)
+{
+	return t->gpu_ids ? t->gpu_ids[i] : (struct kp_corr_ids){ -1, -1 };
+}
+
 /* Pass 2: External id -> op (the first op in file order wins). */
 static void ext_map(const struct kp_trace *t, struct imap *ext)
 {
 	int64_t lo = INT64_MAX, hi = -1;
 	for (size_t i = 0; i < t->nops; i++)
-		if (t->ops[i].ext_id >= 0) {
-			lo = t->ops[i].ext_id < lo ? t->ops[i].ext_id : lo;
-			hi = t->ops[i].ext_id > hi ? t->ops[i].ext_id : hi;
+		if (op_ext(t, i) >= 0) {
+			lo = op_ext(t, i) < lo ? op_ext(t, i) : lo;
+			hi = op_ext(t, i) > hi ? op_ext(t, i) : hi;
 		}
 	imap_init(ext, t->nops, lo, hi);
 	for (size_t i = 0; i < t->nops; i++)
-		if (t->ops[i].ext_id >= 0)
-			imap_put(ext, t->ops[i].ext_id, (int32_t)i);
+		if (op_ext(t, i) >= 0)
+			imap_put(ext, op_ext(t, i), (int32_t)i);
 	imap_seal(ext);
 }
 
@@ -314,7 +330,7 @@ static void launch_ops(struct kp_trace *t, const int32_t *oord, const struct ima
 		while (sp && !encloses(&t->ops[stack[sp - 1]], l->thread, l->ts_ns))
 			sp--;
 		l->op = sp ? stack[sp - 1] : -1;
-		int32_t e = imap_get(ext, l->ext_id);
+		int32_t e = imap_get(ext, launch_ids(t, (size_t)lord[lk]).ext_id);
 		if (e >= 0 && encloses(&t->ops[e], l->thread, l->ts_ns))
 			l->op = e;
 	}
@@ -327,23 +343,26 @@ static void gpu_ops(struct kp_trace *t, const struct imap *ext)
 {
 	struct imap corr;
 	int64_t lo = INT64_MAX, hi = -1;
-	for (size_t i = 0; i < t->nlaunches; i++)
-		if (t->launches[i].corr >= 0) {
-			lo = t->launches[i].corr < lo ? t->launches[i].corr : lo;
-			hi = t->launches[i].corr > hi ? t->launches[i].corr : hi;
+	for (size_t i = 0; i < t->nlaunches; i++) {
+		int64_t c = launch_ids(t, i).corr;
+		if (c >= 0) {
+			lo = c < lo ? c : lo;
+			hi = c > hi ? c : hi;
 		}
+	}
 	imap_init(&corr, t->nlaunches, lo, hi);
 	for (size_t i = 0; i < t->nlaunches; i++)
-		if (t->launches[i].corr >= 0)
-			imap_put(&corr, t->launches[i].corr, (int32_t)i);
+		if (launch_ids(t, i).corr >= 0)
+			imap_put(&corr, launch_ids(t, i).corr, (int32_t)i);
 	imap_seal(&corr);
 	for (size_t i = 0; i < t->ngpu; i++) {
 		struct kp_gpu *g = &t->gpu[i];
-		g->launch = imap_get(&corr, g->corr);
+		struct kp_corr_ids ids = gpu_ids(t, i);
+		g->launch = imap_get(&corr, ids.corr);
 		int32_t op = -1;
 		if (g->launch >= 0) {
 			struct kp_launch *l = &t->launches[g->launch];
-			int32_t e = imap_get(ext, g->ext_id);
+			int32_t e = imap_get(ext, ids.ext_id);
 			/*
 			 * A kernel replayed by a graph launch may name the op its node was
 			 * created in (kprof capture --): that op need not enclose the launch.
@@ -354,7 +373,7 @@ static void gpu_ops(struct kp_trace *t, const struct imap *ext)
 				     : l->op;
 		} else {
 			/* no runtime event recorded: trust External id only if it names an op */
-			op = imap_get(ext, g->ext_id);
+			op = imap_get(ext, ids.ext_id);
 		}
 		g->op = op >= 0 ? t->ops[op].model : -1;
 	}
@@ -399,5 +418,6 @@ void link_trace(struct kp_trace *t)
 	free(oord);
 	gpu_ops(t, &ext);
 	imap_free(&ext);
+	trace_free_ids(t); /* nothing after linking reads them */
 	gpu_steps(t);
 }

@@ -127,6 +127,23 @@ static const char empty_str[] = "";
 			 (vec) = xrealloc((vec), (cap) * sizeof(*(vec))), &(vec)[(n)++])           \
 		      : &(vec)[(n)++])
 
+/* @vec with room for index @i (a side vector indexed like its records) */
+static void *grow_at(void *vec, size_t *cap, size_t i, size_t size)
+{
+	if (i >= *cap) {
+		size_t c = *cap ? *cap : 256;
+		while (c <= i)
+			c *= 2;
+		vec = xrealloc(vec, c * size);
+		*cap = c;
+	}
+	return vec;
+}
+#define VEC_AT(vec, i, cap) ((vec) = grow_at((vec), &(cap), (i), sizeof(*(vec))), &(vec)[(i)])
+
+const struct kp_opx kp_opx_none = { -1, -1 };
+const struct kp_gpux kp_gpux_none = { -1, -1, -1, -1, -1, 0 };
+
 static ssize_t read_cb(void *ctx, void *buf, size_t cap)
 {
 	struct loader *L = ctx;
@@ -1013,19 +1030,22 @@ static void add_op(struct loader *L, int64_t off, struct ev *e)
 	op->ts_ns = e->ts;
 	op->dur_ns = e->ph == 'B' ? 0 : e->dur;
 	op->name = e->name;
-	op->ext_id = e->ext_id;
 	op->off = off;
 	op->thread = thread_index(L, e->pid, e->pid_str, e->tid, e->tid_str);
 	op->parent = op->model = -1;
 	int ns = 0;
 	op->slots = copy_slots(L, e, &ns);
 	op->nslots = (int16_t)ns;
-	op->kernel_flop = e->kernel_flop;
-	op->kernel_num_gb = e->kernel_num_gb;
+	op->x = -1;
+	if (e->kernel_flop != -1 || e->kernel_num_gb != -1) { /* else kp_opx_none's */
+		op->x = (int32_t)t->nopx;
+		*VEC_PUSH(t->opx, t->nopx, t->capopx) = (struct kp_opx){ e->kernel_flop,
+									 e->kernel_num_gb };
+	}
 	op->prec_hint = e->prec_hint;
 	op->cls = (int8_t)name_class(L, e->name);
-	op->seq = e->seq;
 	op->bwd = -1;
+	*VEC_AT(t->op_ids, t->nops - 1, t->capop_ids) = (struct kp_op_ids){ e->ext_id, e->seq };
 	if (e->ph == 'B') {
 		/* the innermost open B op of this thread is its explicit parent (link) */
 		for (size_t i = L->nopen; i-- > 0;)
@@ -1079,11 +1099,11 @@ static void add_launch(struct loader *L, int64_t off, struct ev *e)
 	l->ts_ns = e->ts;
 	l->dur_ns = e->dur;
 	l->name = e->name;
-	l->corr = e->corr;
-	l->ext_id = e->ext_id;
 	l->off = off;
 	l->thread = thread_index(L, e->pid, e->pid_str, e->tid, e->tid_str);
 	l->op = -1;
+	*VEC_AT(t->launch_ids, t->nlaunches - 1,
+		t->caplaunch_ids) = (struct kp_corr_ids){ e->corr, e->ext_id };
 }
 
 /* A kernel, memcpy or memset, and the collective it runs (NCCL args). */
@@ -1099,20 +1119,23 @@ static void add_gpu(struct loader *L, int64_t off, struct ev *e)
 	g->ts_ns = e->ts;
 	g->dur_ns = e->dur;
 	g->name = e->name;
-	g->corr = e->corr;
-	g->ext_id = e->ext_id;
 	g->off = off;
 	g->device = (int32_t)(e->device >= 0 ? e->device
 					     : (e->has_pid && !e->pid_str ? e->pid : 0));
 	g->stream = e->stream >= 0 ? e->stream : (e->has_tid && !e->tid_str ? e->tid : 0);
-	g->bytes = e->bytes;
-	g->kernel_flop = e->kernel_flop;
-	g->kernel_num_gb = e->kernel_num_gb;
-	g->mflops = e->mflops;
-	g->mbytes = e->mbytes;
 	g->launch = g->op = -1;
-	g->sm_clock_mhz = e->sm_clock_mhz;
+	g->x = -1;
+	if (e->bytes != -1 || e->kernel_flop != -1 || e->kernel_num_gb != -1 || e->mflops != -1 ||
+	    e->mbytes != -1 || e->sm_clock_mhz != 0) { /* else kp_gpux_none's */
+		g->x = (int32_t)t->ngpux;
+		*VEC_PUSH(t->gpux, t->ngpux,
+			  t->capgpux) = (struct kp_gpux){ e->bytes,         e->kernel_flop,
+							  e->kernel_num_gb, e->mflops,
+							  e->mbytes,        e->sm_clock_mhz };
+	}
 	g->step = -1;
+	*VEC_AT(t->gpu_ids, t->ngpu - 1, t->capgpu_ids) = (struct kp_corr_ids){ e->corr,
+										e->ext_id };
 	g->kind = e->cat == CAT_KERNEL   ? GPU_KERNEL
 		  : e->cat == CAT_MEMCPY ? GPU_MEMCPY
 					 : GPU_MEMSET;
@@ -1526,6 +1549,10 @@ static void release(struct par *P, struct chunk *c)
 		k->ops = o->ops, k->capops = o->capops;
 		k->launches = o->launches, k->caplaunches = o->caplaunches;
 		k->gpu = o->gpu, k->capgpu = o->capgpu;
+		k->op_ids = o->op_ids, k->capop_ids = o->capop_ids;
+		k->launch_ids = o->launch_ids, k->caplaunch_ids = o->caplaunch_ids;
+		k->gpu_ids = o->gpu_ids, k->capgpu_ids = o->capgpu_ids;
+		o->op_ids = NULL, o->launch_ids = NULL, o->gpu_ids = NULL;
 		k->threads = o->threads, k->capthreads = o->capthreads;
 		k->steps = o->steps, k->capsteps = o->capsteps;
 		k->annots = o->annots, k->capannots = o->capannots;
@@ -1620,6 +1647,17 @@ static void *vec_append(void *vec, size_t *n, size_t *cap, const void *src, size
 }
 #define APPEND(v, n, cap, src, m) ((v) = vec_append((v), &(n), &(cap), (src), (m), sizeof(*(v))))
 
+/* The ids of @o's records after @t's (before the records themselves are appended). */
+static void merge_ids(struct kp_trace *t, const struct kp_trace *o)
+{
+	size_t n = t->nops;
+	APPEND(t->op_ids, n, t->capop_ids, o->op_ids, o->nops);
+	n = t->nlaunches;
+	APPEND(t->launch_ids, n, t->caplaunch_ids, o->launch_ids, o->nlaunches);
+	n = t->ngpu;
+	APPEND(t->gpu_ids, n, t->capgpu_ids, o->gpu_ids, o->ngpu);
+}
+
 /* Chunk @c's records after the trace's; @lines, @last_nl: json_lines_at() at its start. */
 static void merge(struct loader *L, struct chunk *c, int64_t lines, int64_t last_nl)
 {
@@ -1628,16 +1666,26 @@ static void merge(struct loader *L, struct chunk *c, int64_t lines, int64_t last
 	for (size_t i = 0; i < o->nthreads; i++)
 		map[i] = thread_index(L, o->threads[i].pid, o->threads[i].pid_str,
 				      o->threads[i].tid, o->threads[i].tid_str);
-	size_t i0 = t->nops;
+	merge_ids(t, o);
+	size_t i0 = t->nops, x0 = t->nopx;
 	APPEND(t->ops, t->nops, t->capops, o->ops, o->nops);
-	for (size_t i = i0; i < t->nops; i++)
+	APPEND(t->opx, t->nopx, t->capopx, o->opx, o->nopx);
+	for (size_t i = i0; i < t->nops; i++) {
 		t->ops[i].thread = map[t->ops[i].thread];
+		if (t->ops[i].x >= 0)
+			t->ops[i].x += (int32_t)x0;
+	}
 	i0 = t->nlaunches;
 	APPEND(t->launches, t->nlaunches, t->caplaunches, o->launches, o->nlaunches);
 	for (size_t i = i0; i < t->nlaunches; i++)
 		t->launches[i].thread = map[t->launches[i].thread];
 	size_t g0 = t->ngpu;
+	x0 = t->ngpux;
 	APPEND(t->gpu, t->ngpu, t->capgpu, o->gpu, o->ngpu);
+	APPEND(t->gpux, t->ngpux, t->capgpux, o->gpux, o->ngpux);
+	for (size_t i = g0; i < t->ngpu; i++)
+		if (t->gpu[i].x >= 0)
+			t->gpu[i].x += (int32_t)x0;
 	i0 = t->ncolls;
 	APPEND(t->colls, t->ncolls, t->capcolls, o->colls, o->ncolls);
 	for (size_t i = i0; i < t->ncolls; i++)
@@ -2210,11 +2258,24 @@ int trace_load(struct kp_trace *t, const char *path, const struct kp_load_opts *
 	return rc;
 }
 
+void trace_free_ids(struct kp_trace *t)
+{
+	free(t->op_ids);
+	free(t->launch_ids);
+	free(t->gpu_ids);
+	t->op_ids = NULL;
+	t->launch_ids = t->gpu_ids = NULL;
+	t->capop_ids = t->caplaunch_ids = t->capgpu_ids = 0;
+}
+
 void trace_free(struct kp_trace *t)
 {
+	trace_free_ids(t);
 	free(t->ops);
 	free(t->launches);
 	free(t->gpu);
+	free(t->opx);
+	free(t->gpux);
 	free(t->threads);
 	free(t->devs);
 	free(t->steps);

@@ -12,33 +12,53 @@
 #include "kprof/opmodel.h"
 #include "kprof/strtab.h"
 
+/*
+ * Records are kept small (issue 14: peak RSS): what only linking needs (ids) sits in
+ * kp_trace.op_ids / launch_ids / gpu_ids, freed by link_trace(); fields few events carry
+ * sit in side tables (kp_trace.opx, gpux) that a record indexes with x (-1: none; read
+ * them with trace_opx() / trace_gpux()).
+ */
+
 /* A CPU op (cat cpu_op; also the legacy "Operator").  Times in ns of the trace's clock. */
 struct kp_op {
 	int64_t ts_ns, dur_ns;
-	const char *name; /* interned */
-	int64_t ext_id;   /* "External id", -1 when absent */
-	int64_t off;      /* byte offset of the event, for messages */
-	int32_t thread;   /* index into kp_trace.threads */
-	int32_t parent;   /* enclosing op on the same thread, -1 (set by link; a B op
-				     opened inside a B op: that one, set by load) */
-	int32_t model;    /* op whose model counts this op's kernels, -1 (set by link) */
-	int16_t nslots;
+	const char *name;      /* interned */
+	int64_t off;           /* byte offset of the event, for messages */
 	struct kp_slot *slots; /* nslots entries, NULL without record_shapes */
-	int64_t kernel_flop;   /* Inductor args, -1 when absent */
-	double kernel_num_gb;  /* < 0 when absent */
-	int8_t prec_hint;      /* kprof traces: "kprof compute" (enum kp_prec), PREC_NONE */
-	int8_t cls;            /* opmodel_class(name), cached at load */
-	int64_t seq;           /* "Sequence number" (autograd), -1 when absent */
+	int32_t thread;        /* index into kp_trace.threads */
+	int32_t parent;        /* enclosing op on the same thread, -1 (set by link; a B op
+				  opened inside a B op: that one, set by load) */
+	int32_t model;         /* op whose model counts this op's kernels, -1 (set by link) */
 	int32_t bwd;           /* forward conv: the backward op giving its output shape, -1
-				     (set by link, fwdbwd.c) */
+				  (set by link, fwdbwd.c) */
+	int32_t x;             /* index into kp_trace.opx, -1 */
+	int16_t nslots;
+	int8_t prec_hint; /* kprof traces: "kprof compute" (enum kp_prec), PREC_NONE */
+	int8_t cls;       /* opmodel_class(name), cached at load */
+};
+
+/* An op's Inductor args (kp_op.x): -1 / < 0 when absent. */
+struct kp_opx {
+	int64_t kernel_flop;
+	double kernel_num_gb;
+};
+
+/* What linking needs of an op (kp_trace.op_ids, same index). */
+struct kp_op_ids {
+	int64_t ext_id; /* "External id", -1 when absent */
+	int64_t seq;    /* "Sequence number" (autograd), -1 when absent */
+};
+
+/* ... of a launch or GPU event (kp_trace.launch_ids, gpu_ids). */
+struct kp_corr_ids {
+	int64_t corr; /* "correlation", -1 when absent */
+	int64_t ext_id;
 };
 
 /* A runtime or driver API call (cat cuda_runtime / cuda_driver). */
 struct kp_launch {
 	int64_t ts_ns, dur_ns;
 	const char *name;
-	int64_t corr; /* "correlation", -1 when absent */
-	int64_t ext_id;
 	int64_t off;
 	int32_t thread;
 	int32_t op; /* innermost enclosing op, -1 (set by link) */
@@ -50,21 +70,24 @@ enum kp_gpu_kind { GPU_KERNEL, GPU_MEMCPY, GPU_MEMSET };
 struct kp_gpu {
 	int64_t ts_ns, dur_ns;
 	const char *name;
-	int64_t corr;
-	int64_t ext_id;
 	int64_t off;
 	int64_t stream;
+	int32_t device;
+	int32_t launch; /* index into launches, -1 (set by link) */
+	int32_t op;     /* op the kernel is attributed to (model level), -1 = unlinked */
+	int32_t x;      /* index into kp_trace.gpux, -1: every field there absent */
+	int16_t step;   /* ProfilerStep index of the launch, -1 (link; at most
+			   INT16_MAX: later spans count there, with a warning) */
+	uint8_t kind;   /* enum kp_gpu_kind */
+};
+
+/* A GPU event's rarer fields (kp_gpu.x). */
+struct kp_gpux {
 	int64_t bytes;          /* memcpy/memset "bytes", -1 */
 	int64_t kernel_flop;    /* Inductor kernel args, -1 */
 	double kernel_num_gb;   /* < 0 when absent */
 	int64_t mflops, mbytes; /* kprof capture --metrics: measured FLOPs, DRAM bytes; -1 */
-	int32_t device;
-	int32_t launch;       /* index into launches, -1 (set by link) */
-	int32_t op;           /* op the kernel is attributed to (model level), -1 = unlinked */
-	int32_t sm_clock_mhz; /* kprof traces: SM clock during the kernel, 0 unknown */
-	int16_t step;         /* ProfilerStep index of the launch, -1 (link; at most
-				     INT16_MAX: later spans count there, with a warning) */
-	uint8_t kind;         /* enum kp_gpu_kind */
+	int32_t sm_clock_mhz;   /* kprof traces: SM clock during the kernel, 0 unknown */
 };
 
 struct kp_thread {
@@ -145,6 +168,14 @@ struct kp_trace {
 	size_t nlaunches, caplaunches;
 	struct kp_gpu *gpu;
 	size_t ngpu, capgpu;
+	/* linking's ids, one per record (same index, own capacity); NULL after link_trace() */
+	struct kp_op_ids *op_ids;
+	struct kp_corr_ids *launch_ids, *gpu_ids;
+	size_t capop_ids, caplaunch_ids, capgpu_ids;
+	struct kp_opx *opx; /* kp_op.x */
+	size_t nopx, capopx;
+	struct kp_gpux *gpux; /* kp_gpu.x */
+	size_t ngpux, capgpux;
 	struct kp_thread *threads;
 	size_t nthreads, capthreads;
 	struct kp_devprop *devs;
@@ -184,5 +215,21 @@ struct kp_trace {
 int trace_load(struct kp_trace *t, const char *path, const struct kp_load_opts *o,
 	       struct kp_diag *d);
 void trace_free(struct kp_trace *t);
+/* Free the ids only linking reads (link_trace() calls it). */
+void trace_free_ids(struct kp_trace *t);
+
+extern const struct kp_opx kp_opx_none;
+extern const struct kp_gpux kp_gpux_none;
+
+/* @op's side fields (kp_opx_none's when it has none). */
+static inline const struct kp_opx *trace_opx(const struct kp_trace *t, const struct kp_op *op)
+{
+	return op->x >= 0 ? &t->opx[op->x] : &kp_opx_none;
+}
+
+static inline const struct kp_gpux *trace_gpux(const struct kp_trace *t, const struct kp_gpu *g)
+{
+	return g->x >= 0 ? &t->gpux[g->x] : &kp_gpux_none;
+}
 
 #endif /* KPROF_TRACE_H */

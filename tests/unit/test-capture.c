@@ -150,7 +150,7 @@ static void writer_emits_kineto_events_with_clock(void **state)
 	assert_int_equal(tr.nlaunches, 1);
 	assert_true(tr.gpu[0].op >= 0);
 	assert_string_equal(tr.ops[tr.gpu[0].op].name, "aten::mm");
-	assert_int_equal(tr.gpu[0].sm_clock_mhz, 1755);
+	assert_int_equal(trace_gpux(&tr, &tr.gpu[0])->sm_clock_mhz, 1755);
 	assert_int_equal(tr.gpu[0].dur_ns, 6241);
 	assert_true(tr.kprof_trace);
 	assert_true(tr.kprof_clock_known);

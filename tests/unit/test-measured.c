@@ -73,10 +73,10 @@ static void trace_reads_the_kernel_args(void **state)
 	struct kp_load_opts lo = { 0 };
 	assert_int_equal(trace_load(&t, path, &lo, &d), 0);
 	assert_int_equal(t.ngpu, 3);
-	assert_int_equal(t.gpu[0].mflops, 2168958484ll);
-	assert_int_equal(t.gpu[0].mbytes, 8000000);
-	assert_int_equal(t.gpu[2].mflops, -1);
-	assert_int_equal(t.gpu[2].mbytes, -1);
+	assert_int_equal(trace_gpux(&t, &t.gpu[0])->mflops, 2168958484ll);
+	assert_int_equal(trace_gpux(&t, &t.gpu[0])->mbytes, 8000000);
+	assert_int_equal(trace_gpux(&t, &t.gpu[2])->mflops, -1);
+	assert_int_equal(trace_gpux(&t, &t.gpu[2])->mbytes, -1);
 	trace_free(&t);
 }
 

@@ -186,7 +186,7 @@ static void graph_kernels_sharing_one_correlation_all_link(void **state)
 	assert_string_equal(gpu_op(&t, "k2"), "aten::mm");
 	assert_string_equal(gpu_op(&t, "Memset (Device)"), "aten::mm");
 	assert_int_equal(t.gpu[2].kind, GPU_MEMSET);
-	assert_int_equal(t.gpu[2].bytes, 64);
+	assert_int_equal(trace_gpux(&t, &t.gpu[2])->bytes, 64);
 	trace_free(&t);
 }
 
@@ -295,7 +295,7 @@ static void reads_kprof_clock_metadata(void **state)
 	assert_int_equal(load_text(&t, text, 0, &d), 0);
 	assert_int_equal(t.kprof_clock_known, 1);
 	assert_int_equal(t.kprof_sm_clock_max_mhz, 1980);
-	assert_int_equal(t.gpu[0].sm_clock_mhz, 1755);
+	assert_int_equal(trace_gpux(&t, &t.gpu[0])->sm_clock_mhz, 1755);
 	assert_int_equal(t.devs[0].mem_clock_khz, 3201000);
 	assert_int_equal(t.devs[0].bus_bits, 6016);
 	trace_free(&t);
@@ -555,8 +555,10 @@ static char *many_events(int n)
 		case 2: /* zero dur: a warning located at merge */
 			len += (size_t)sprintf(
 				s + len,
-				"%s{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k%d\", \"pid\": 0, \"tid\": 7, \"ts\": %d, \"dur\": %d, \"args\": {\"correlation\": %d, \"Collective name\": \"allreduce\"}}",
-				sep, i % 5, 1000 + i * 10, i % 4 ? 20 : 0, i - 1);
+				"%s{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k%d\", \"pid\": 0, \"tid\": 7, \"ts\": %d, \"dur\": %d, \"args\": {\"correlation\": %d, \"Collective name\": \"allreduce\"%s}}",
+				sep, i % 5, 1000 + i * 10, i % 4 ? 20 : 0, i - 1,
+				i % 3 ? ""
+				      : ", \"kernel_flop\": 77, \"kernel_num_gb\": 0.25"); /* side table */
 			break;
 		case 3: /* B/E pairs: the serial path */
 			len += (size_t)sprintf(
@@ -625,14 +627,29 @@ static void same_trace(const struct kp_trace *a, const struct kp_trace *b)
 		/* interned once: equal names are one pointer in each trace */
 		assert_int_equal(a->ops[i].name == a->ops[0].name,
 				 b->ops[i].name == b->ops[0].name);
+		assert_int_equal(a->op_ids[i].ext_id, b->op_ids[i].ext_id);
+		assert_int_equal(a->op_ids[i].seq, b->op_ids[i].seq);
+		const struct kp_opx *ax = trace_opx(a, &a->ops[i]), *bx = trace_opx(b, &b->ops[i]);
+		assert_int_equal(ax->kernel_flop, bx->kernel_flop);
+		assert_true(ax->kernel_num_gb == bx->kernel_num_gb);
 	}
 	for (size_t i = 0; i < a->nlaunches; i++) {
 		assert_int_equal(a->launches[i].thread, b->launches[i].thread);
-		assert_int_equal(a->launches[i].corr, b->launches[i].corr);
+		assert_int_equal(a->launch_ids[i].corr, b->launch_ids[i].corr);
+		assert_int_equal(a->launch_ids[i].ext_id, b->launch_ids[i].ext_id);
 	}
 	for (size_t i = 0; i < a->ngpu; i++) {
 		assert_int_equal(a->gpu[i].ts_ns, b->gpu[i].ts_ns);
 		assert_string_equal(a->gpu[i].name, b->gpu[i].name);
+		assert_int_equal(a->gpu_ids[i].corr, b->gpu_ids[i].corr);
+		assert_int_equal(a->gpu_ids[i].ext_id, b->gpu_ids[i].ext_id);
+		const struct kp_gpux *ax = trace_gpux(a, &a->gpu[i]),
+				     *bx = trace_gpux(b, &b->gpu[i]);
+		assert_int_equal(ax->bytes, bx->bytes);
+		assert_int_equal(ax->kernel_flop, bx->kernel_flop);
+		assert_true(ax->kernel_num_gb == bx->kernel_num_gb);
+		assert_int_equal(ax->mflops, bx->mflops);
+		assert_int_equal(ax->sm_clock_mhz, bx->sm_clock_mhz);
 	}
 	for (size_t i = 0; i < a->ncolls; i++)
 		assert_int_equal(a->colls[i].gpu, b->colls[i].gpu);
@@ -661,6 +678,7 @@ static void parallel_parse_gives_the_serial_records(void **state)
 	struct kp_diag d;
 	assert_int_equal(load_jobs(&a, path, 1, 0, &d), 0);
 	assert_true(a.nops > 100 && a.warn.nkinds > 0);
+	assert_true(a.ngpux > 100 && a.ngpux < a.ngpu); /* side table, indexes rebased at merge */
 	static const size_t chunks[] = { 64, 300, 4096, 65536 };
 	for (size_t c = 0; c < sizeof(chunks) / sizeof(chunks[0]); c++) {
 		assert_int_equal(load_jobs(&b, path, 3, chunks[c], &d), 0);
