@@ -34,6 +34,8 @@ YAML_LIB := -Wl,-Bstatic -lyaml -Wl,-Bdynamic
 # libzstd (.json.zst traces) likewise: Debian's libzstd-dev ships libzstd.a, and kprof needs
 # only libz, libm and libc at run time (tests/golden/build-runtime-libs)
 ZSTD_LIB := -Wl,-Bstatic -lzstd -Wl,-Bdynamic
+# ISA-L (fast gzip inflate) is not linked: Debian ships no libisal.a, so src/input.c includes
+# <isa-l/igzip_lib.h> (libisal-dev) and dlopen()s libisal.so.2, falling back to zlib without it
 LDLIBS  := -lz $(ZSTD_LIB) $(YAML_LIB) -lm -lpthread -ldl
 
 # CUPTI: capture/ is compiled against CUDA only when the toolkit is present.

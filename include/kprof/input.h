@@ -11,8 +11,9 @@
 struct kp_diag;
 
 /*
- * An open input.  Plain files are read with read(2); gzip through zlib's inflate()
- * (not gzread: the magic bytes are already consumed and a pipe cannot seek back).
+ * An open input.  Plain files are read with read(2); gzip through ISA-L's isal_inflate() (a
+ * regular file, when libisal.so.2 loads) or zlib's inflate() (not gzread: the magic bytes are
+ * already consumed and a pipe cannot seek back), with zlib's results either way (input.c).
  * Concatenated gzip members are one stream; bytes after the last member are ignored.
  * zstd through ZSTD_decompressStream(); concatenated frames are one stream, and bytes after
  * the last frame that are no frame are corrupt data (as for `zstd -d`).
@@ -24,7 +25,8 @@ struct kp_input {
 	void *gz; /* inflate state when the input is gzip, else NULL */
 	void *zs; /* zstd decompression state when the input is zstd, else NULL */
 	int is_gzip, is_zstd;
-	const char *codec; /* "gzip", "zstd", NULL for a plain file: named in messages */
+	const char *codec;    /* "gzip", "zstd", NULL for a plain file: named in messages */
+	const char *inflater; /* gzip: "isal" or "zlib", the one inflating now */
 	unsigned char peek[4];
 	int npeek;           /* bytes of @peek not yet returned */
 	long long raw_bytes; /* bytes read from the file (compressed size for gzip, zstd) */

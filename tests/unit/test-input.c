@@ -500,6 +500,134 @@ static void input_returns_the_bytes_inflated_before_a_gzip_error(void **state)
 	}
 }
 
+/* One whole read of a gzip file: the stream, how it ended, and the inflater at open and end. */
+struct gz_run {
+	char *bytes;
+	size_t n;
+	ssize_t last; /* 0 at the end, -1 on an error */
+	struct kp_diag d;
+	int truncated;
+	long long trunc_raw, trunc_out, raw, out;
+	const char *first, *final; /* in.inflater after input_open and at the end */
+};
+
+static struct gz_run gz_read_with(const char *path, int zlib_only, size_t step)
+{
+	struct gz_run g = { 0 };
+	if (zlib_only)
+		setenv("KPROF_INFLATE", "zlib", 1);
+	else
+		unsetenv("KPROF_INFLATE");
+	struct kp_input in;
+	assert_int_equal(input_open(&in, path, &g.d), 0);
+	unsetenv("KPROF_INFLATE");
+	assert_int_equal(in.is_gzip, 1);
+	g.first = in.inflater;
+	size_t cap = 1 << 16;
+	g.bytes = malloc(cap);
+	for (;;) {
+		if (cap - g.n < step)
+			g.bytes = realloc(g.bytes, cap = cap * 2 + step);
+		g.last = input_read(&in, g.bytes + g.n, step, &g.d);
+		if (g.last <= 0)
+			break;
+		g.n += (size_t)g.last;
+	}
+	g.truncated = in.truncated;
+	g.trunc_raw = in.trunc_raw;
+	g.trunc_out = in.trunc_out;
+	g.raw = in.raw_bytes;
+	g.out = in.out_bytes;
+	g.final = in.inflater;
+	input_close(&in);
+	return g;
+}
+
+/* @z (@zlen bytes) read with ISA-L and with zlib only, in reads of 4 KiB and 1 MiB: the same. */
+static const char *gz_same_both_ways(const unsigned char *z, size_t zlen)
+{
+	const char *p = tmp_path("both.json.gz");
+	write_file(p, z, zlen);
+	const char *final = NULL;
+	for (size_t step = 4096; step <= (1 << 20); step <<= 8) {
+		struct gz_run a = gz_read_with(p, 0, step), b = gz_read_with(p, 1, step);
+		assert_string_equal(a.first, "isal"); /* libisal2 comes with make deps */
+		assert_string_equal(b.first, "zlib");
+		assert_string_equal(b.final, "zlib");
+		assert_int_equal(a.last, b.last);
+		assert_int_equal(a.n, b.n);
+		assert_memory_equal(a.bytes, b.bytes, a.n);
+		assert_int_equal(a.d.status, b.d.status);
+		assert_string_equal(a.d.msg, b.d.msg);
+		assert_int_equal(a.truncated, b.truncated);
+		assert_int_equal(a.trunc_raw, b.trunc_raw);
+		assert_int_equal(a.trunc_out, b.trunc_out);
+		if (a.last == 0) /* at an error, compressed bytes read ahead differ: not shown */
+			assert_int_equal(a.raw, b.raw);
+		assert_int_equal(a.out, b.out);
+		final = a.final;
+		free(a.bytes);
+		free(b.bytes);
+	}
+	return final;
+}
+
+/*
+ * ISA-L inflates regular gzip files; whatever it does not finish cleanly (a cut, a corrupt
+ * member, a header only zlib refuses) zlib inflates again, so the stream, the cut offsets and
+ * the messages are zlib's for every variant of a three-member file.
+ */
+static void input_inflates_gzip_with_isal_as_zlib_does(void **state)
+{
+	(void)state;
+	size_t len = 900000; /* members of ~170 kB compressed: several input buffers in all */
+	char *s = gen_text(len);
+	const char *p = tmp_path("three.json.gz");
+	write_gz(p, s, len, 3);
+	size_t zlen;
+	unsigned char *z = slurp(p, &zlen);
+	unsigned char *t = malloc(zlen + 16);
+	/* where the second member starts: its magic after the first one's deflate data */
+	size_t m2 = 10;
+	while (!(z[m2] == 0x1f && z[m2 + 1] == 0x8b && z[m2 + 2] == 8))
+		m2++;
+
+	assert_string_equal(gz_same_both_ways(z, zlen), "isal");
+	/* bytes after the last member: ignored, also a lone magic byte */
+	memcpy(t, z, zlen);
+	memcpy(t + zlen, "\0\0\0\0\0\0\0\0", 8);
+	assert_string_equal(gz_same_both_ways(t, zlen + 8), "isal");
+	t[zlen] = 0x1f;
+	assert_string_equal(gz_same_both_ways(t, zlen + 1), "isal");
+	/* cut: in the first header, mid-data, in a trailer, in the next header; between members
+	 * and after a lone magic byte the stream just ends (no cut member, ISA-L to the end) */
+	size_t cuts[] = { 2,  3,      5,      100,    m2 / 2,   m2 - 5,
+			  m2, m2 + 1, m2 + 2, m2 + 7, zlen / 2, zlen - 1 };
+	for (size_t k = 0; k < sizeof(cuts) / sizeof(cuts[0]); k++) {
+		const char *final = gz_same_both_ways(z, cuts[k]);
+		if (cuts[k] == m2 || cuts[k] == m2 + 1)
+			assert_string_equal(final, "isal");
+		else
+			assert_string_equal(final, "zlib");
+	}
+	/* corrupt: CRC, length, data of each member, second member's method and flags */
+	size_t flips[] = { m2 - 8, m2 - 1, zlen - 8, zlen - 1, 20, m2 / 2, m2 + 300, zlen - 500 };
+	for (size_t k = 0; k < sizeof(flips) / sizeof(flips[0]); k++) {
+		memcpy(t, z, zlen);
+		t[flips[k]] ^= 0x55;
+		assert_string_equal(gz_same_both_ways(t, zlen), "zlib");
+	}
+	memcpy(t, z, zlen);
+	t[m2 + 2] = 7; /* method */
+	assert_string_equal(gz_same_both_ways(t, zlen), "zlib");
+	memcpy(t, z, zlen);
+	t[m2 + 3] |= 0x20; /* a reserved flag: ISA-L would read on, zlib refuses */
+	assert_string_equal(gz_same_both_ways(t, zlen), "zlib");
+	free(t);
+	free(z);
+	free(s);
+}
+
 /* The magic peek (4 bytes) is given back whole for plain files shorter than it. */
 static void input_returns_short_plain_files_whole(void **state)
 {
@@ -779,6 +907,7 @@ int main(void)
 		cmocka_unit_test(input_ends_a_cut_gzip_stream_where_it_was_cut),
 		cmocka_unit_test(input_feeds_the_tokenizer),
 		cmocka_unit_test(input_returns_the_bytes_inflated_before_a_gzip_error),
+		cmocka_unit_test(input_inflates_gzip_with_isal_as_zlib_does),
 		cmocka_unit_test(input_returns_short_plain_files_whole),
 		cmocka_unit_test(input_decompresses_zstd_detected_by_magic),
 		cmocka_unit_test(input_reads_zstd_from_stdin),
