@@ -68,10 +68,16 @@ static int same_dims(const struct kp_slot *a, const struct kp_slot *b)
 	       !memcmp(a->dims, b->dims, (size_t)a->ndim * sizeof(*a->dims));
 }
 
-/* Op @i's "Sequence number" (trace.c reads it; linking's ids), -1 */
+/* Op @i's "Sequence number" (trace.c keeps it where fwdbwd_uses_seq()), -1 */
 static int64_t op_seq(const struct kp_trace *t, int32_t i)
 {
-	return t->op_ids ? t->op_ids[i].seq : -1;
+	return trace_opx(t, &t->ops[i])->seq;
+}
+
+int fwdbwd_uses_seq(const char *name)
+{
+	return is_fwd(name) ||
+	       (!strchr(name, ':') && strstr(name, "Backward") && strstr(name, "Conv"));
 }
 
 /* An autograd node of a convolution. */

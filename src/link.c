@@ -242,14 +242,14 @@ static int nests_in(const struct kp_op *p, int32_t pi, const struct kp_op *op, i
  * parent is placed before its children, so each op costs O(1) whatever the depth): the
  * outermost ancestor-or-self with a primary model, else the nearest with a secondary
  * model, else the op itself.  Returns the ops' order by (thread, ts) for pass 3.
+ * While the tree is walked, each op's model field holds that primary ancestor and its bwd
+ * field the secondary one (-1 none; bwd is set later, by fwdbwd_link): no arrays beside.
  */
 static int32_t *op_tree(struct kp_trace *t)
 {
 	int32_t *oord = order_by_thread(t->ops, t->nops, sizeof(*t->ops),
 					offsetof(struct kp_op, thread), t->nthreads, cmp_op);
 	int32_t *stack = xmalloc((t->nops + 1) * sizeof(*stack));
-	int32_t *primary = xmalloc((t->nops + 1) * sizeof(*primary));
-	int32_t *secondary = xmalloc((t->nops + 1) * sizeof(*secondary));
 	size_t sp = 0;
 	for (size_t k = 0; k < t->nops; k++) {
 		int32_t i = oord[k];
@@ -260,23 +260,24 @@ static int32_t *op_tree(struct kp_trace *t)
 		int32_t par = sp ? stack[sp - 1] : -1;
 		enum kp_model_class c = (enum kp_model_class)op->cls;
 		op->parent = par;
-		primary[i] = par >= 0 && primary[par] >= 0 ? primary[par]
-			     : c == MODEL_PRIMARY          ? i
-							   : -1;
-		secondary[i] = c == MODEL_SECONDARY ? i : par >= 0 ? secondary[par] : -1;
-		op->model = primary[i] >= 0 ? primary[i] : secondary[i] >= 0 ? secondary[i] : i;
+		const struct kp_op *p = par >= 0 ? &t->ops[par] : NULL;
+		op->model = p && p->model >= 0 ? p->model : c == MODEL_PRIMARY ? i : -1;
+		op->bwd = c == MODEL_SECONDARY ? i : p ? p->bwd : -1;
 		stack[sp++] = i;
 	}
-	free(primary);
-	free(secondary);
 	free(stack);
+	for (size_t i = 0; i < t->nops; i++) {
+		struct kp_op *op = &t->ops[i];
+		op->model = op->model >= 0 ? op->model : op->bwd >= 0 ? op->bwd : (int32_t)i;
+		op->bwd = -1;
+	}
 	return oord;
 }
 
 /* The ids trace_load kept for linking (-1: none, also once link_trace freed them) */
 static int64_t op_ext(const struct kp_trace *t, size_t i)
 {
-	return t->op_ids ? t->op_ids[i].ext_id : -1;
+	return t->op_ext ? t->op_ext[i] : -1;
 }
 
 static struct kp_corr_ids launch_ids(const struct kp_trace *t, size_t i)
@@ -355,6 +356,8 @@ static void gpu_ops(struct kp_trace *t, const struct imap *ext)
 		if (launch_ids(t, i).corr >= 0)
 			imap_put(&corr, launch_ids(t, i).corr, (int32_t)i);
 	imap_seal(&corr);
+	free(t->launch_ids); /* launch_ops() read their External ids; the map holds the rest */
+	t->launch_ids = NULL;
 	for (size_t i = 0; i < t->ngpu; i++) {
 		struct kp_gpu *g = &t->gpu[i];
 		struct kp_corr_ids ids = gpu_ids(t, i);
@@ -414,10 +417,12 @@ void link_trace(struct kp_trace *t)
 	fwdbwd_link(t);
 	struct imap ext;
 	ext_map(t, &ext);
+	free(t->op_ext); /* the map holds what linking still needs of them */
+	t->op_ext = NULL;
 	launch_ops(t, oord, &ext);
 	free(oord);
 	gpu_ops(t, &ext);
 	imap_free(&ext);
-	trace_free_ids(t); /* nothing after linking reads them */
+	trace_free_ids(t); /* nothing after linking reads them (ops' went after ext_map) */
 	gpu_steps(t);
 }

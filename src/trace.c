@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "kprof/dtype.h"
+#include "kprof/fwdbwd.h"
 #include "kprof/hmap.h"
 #include "kprof/input.h"
 #include "kprof/json.h"
@@ -141,7 +142,7 @@ static void *grow_at(void *vec, size_t *cap, size_t i, size_t size)
 }
 #define VEC_AT(vec, i, cap) ((vec) = grow_at((vec), &(cap), (i), sizeof(*(vec))), &(vec)[(i)])
 
-const struct kp_opx kp_opx_none = { -1, -1 };
+const struct kp_opx kp_opx_none = { -1, -1, -1 };
 const struct kp_gpux kp_gpux_none = { -1, -1, -1, -1, -1, 0 };
 
 static ssize_t read_cb(void *ctx, void *buf, size_t cap)
@@ -465,6 +466,7 @@ static int read_str_list(struct loader *L, struct ev *e, int types)
 
 #define NI_CLASS 0x0f         /* enum kp_model_class */
 #define NI_CONV_BWD_NODE 0x10 /* an autograd node of a convolution: its Sequence number is read */
+#define NI_SEQ 0x20           /* its Sequence number is kept (fwdbwd_uses_seq) */
 #define NI_SHAPES                                                                                  \
 	0x20 /* no model, but its shapes feed another op's (fwdbwd.c) or a
 				 signature (opmodel_signature: the sdpa entry point) */
@@ -486,6 +488,7 @@ static int name_info(struct loader *L, const char *name)
 	struct kp_hmap_entry *e = hmap_put_ptr(&L->names, name, &created);
 	if (created)
 		e->val.i = opmodel_class(name) | (conv_bwd_node(name) ? NI_CONV_BWD_NODE : 0) |
+			   (fwdbwd_uses_seq(name) ? NI_SEQ : 0) |
 			   (!strcmp(name, "aten::cudnn_convolution_backward") ||
 					    !strcmp(name, "aten::miopen_convolution_backward") ||
 					    opmodel_sig_carrier(name)
@@ -1037,15 +1040,16 @@ static void add_op(struct loader *L, int64_t off, struct ev *e)
 	op->slots = copy_slots(L, e, &ns);
 	op->nslots = (int16_t)ns;
 	op->x = -1;
-	if (e->kernel_flop != -1 || e->kernel_num_gb != -1) { /* else kp_opx_none's */
+	int64_t seq = name_info(L, e->name) & NI_SEQ ? e->seq : -1;
+	if (e->kernel_flop != -1 || e->kernel_num_gb != -1 || seq != -1) { /* else kp_opx_none's */
 		op->x = (int32_t)t->nopx;
 		*VEC_PUSH(t->opx, t->nopx, t->capopx) = (struct kp_opx){ e->kernel_flop,
-									 e->kernel_num_gb };
+									 e->kernel_num_gb, seq };
 	}
 	op->prec_hint = e->prec_hint;
 	op->cls = (int8_t)name_class(L, e->name);
 	op->bwd = -1;
-	*VEC_AT(t->op_ids, t->nops - 1, t->capop_ids) = (struct kp_op_ids){ e->ext_id, e->seq };
+	*VEC_AT(t->op_ext, t->nops - 1, t->capop_ext) = e->ext_id;
 	if (e->ph == 'B') {
 		/* the innermost open B op of this thread is its explicit parent (link) */
 		for (size_t i = L->nopen; i-- > 0;)
@@ -1549,10 +1553,10 @@ static void release(struct par *P, struct chunk *c)
 		k->ops = o->ops, k->capops = o->capops;
 		k->launches = o->launches, k->caplaunches = o->caplaunches;
 		k->gpu = o->gpu, k->capgpu = o->capgpu;
-		k->op_ids = o->op_ids, k->capop_ids = o->capop_ids;
+		k->op_ext = o->op_ext, k->capop_ext = o->capop_ext;
 		k->launch_ids = o->launch_ids, k->caplaunch_ids = o->caplaunch_ids;
 		k->gpu_ids = o->gpu_ids, k->capgpu_ids = o->capgpu_ids;
-		o->op_ids = NULL, o->launch_ids = NULL, o->gpu_ids = NULL;
+		o->op_ext = NULL, o->launch_ids = NULL, o->gpu_ids = NULL;
 		k->threads = o->threads, k->capthreads = o->capthreads;
 		k->steps = o->steps, k->capsteps = o->capsteps;
 		k->annots = o->annots, k->capannots = o->capannots;
@@ -1651,7 +1655,7 @@ static void *vec_append(void *vec, size_t *n, size_t *cap, const void *src, size
 static void merge_ids(struct kp_trace *t, const struct kp_trace *o)
 {
 	size_t n = t->nops;
-	APPEND(t->op_ids, n, t->capop_ids, o->op_ids, o->nops);
+	APPEND(t->op_ext, n, t->capop_ext, o->op_ext, o->nops);
 	n = t->nlaunches;
 	APPEND(t->launch_ids, n, t->caplaunch_ids, o->launch_ids, o->nlaunches);
 	n = t->ngpu;
@@ -2260,12 +2264,12 @@ int trace_load(struct kp_trace *t, const char *path, const struct kp_load_opts *
 
 void trace_free_ids(struct kp_trace *t)
 {
-	free(t->op_ids);
+	free(t->op_ext);
 	free(t->launch_ids);
 	free(t->gpu_ids);
-	t->op_ids = NULL;
+	t->op_ext = NULL;
 	t->launch_ids = t->gpu_ids = NULL;
-	t->capop_ids = t->caplaunch_ids = t->capgpu_ids = 0;
+	t->capop_ext = t->caplaunch_ids = t->capgpu_ids = 0;
 }
 
 void trace_free(struct kp_trace *t)

@@ -14,7 +14,7 @@
 
 /*
  * Records are kept small (issue 14: peak RSS): what only linking needs (ids) sits in
- * kp_trace.op_ids / launch_ids / gpu_ids, freed by link_trace(); fields few events carry
+ * kp_trace.op_ext / launch_ids / gpu_ids, freed by link_trace(); fields few events carry
  * sit in side tables (kp_trace.opx, gpux) that a record indexes with x (-1: none; read
  * them with trace_opx() / trace_gpux()).
  */
@@ -37,16 +37,12 @@ struct kp_op {
 	int8_t cls;       /* opmodel_class(name), cached at load */
 };
 
-/* An op's Inductor args (kp_op.x): -1 / < 0 when absent. */
+/* An op's rarer fields (kp_op.x). */
 struct kp_opx {
-	int64_t kernel_flop;
-	double kernel_num_gb;
-};
-
-/* What linking needs of an op (kp_trace.op_ids, same index). */
-struct kp_op_ids {
-	int64_t ext_id; /* "External id", -1 when absent */
-	int64_t seq;    /* "Sequence number" (autograd), -1 when absent */
+	int64_t kernel_flop;  /* Inductor args, -1 when absent */
+	double kernel_num_gb; /* < 0 when absent */
+	int64_t seq;          /* "Sequence number" (autograd) of the ops fwdbwd.c pairs
+				 (fwdbwd_uses_seq()), else -1 */
 };
 
 /* ... of a launch or GPU event (kp_trace.launch_ids, gpu_ids). */
@@ -169,9 +165,9 @@ struct kp_trace {
 	struct kp_gpu *gpu;
 	size_t ngpu, capgpu;
 	/* linking's ids, one per record (same index, own capacity); NULL after link_trace() */
-	struct kp_op_ids *op_ids;
+	int64_t *op_ext; /* ops' "External id", -1 when absent */
 	struct kp_corr_ids *launch_ids, *gpu_ids;
-	size_t capop_ids, caplaunch_ids, capgpu_ids;
+	size_t capop_ext, caplaunch_ids, capgpu_ids;
 	struct kp_opx *opx; /* kp_op.x */
 	size_t nopx, capopx;
 	struct kp_gpux *gpux; /* kp_gpu.x */

@@ -29,7 +29,7 @@ static struct kp_slot bwd2_slots[] = { SLOT(Y2), SLOT(X), SLOT(W2) };
 /* aten::cudnn_convolution_backward(input, grad_output, weight, ...) */
 static struct kp_slot cudnn_slots[] = { SLOT(X), SLOT(Y), SLOT(W) };
 
-/* the op's Sequence number rides in x until trace_of() moves it to the trace's ids */
+/* the op's Sequence number rides in x until trace_of() moves it to the trace's opx */
 static struct kp_op op(const char *name, int32_t parent, int64_t seq, struct kp_slot *slots, int n)
 {
 	return (struct kp_op){ .name = name,
@@ -44,13 +44,13 @@ static struct kp_op op(const char *name, int32_t parent, int64_t seq, struct kp_
 
 static struct kp_trace trace_of(struct kp_op *ops, size_t n)
 {
-	static struct kp_op_ids ids[16];
+	static struct kp_opx opx[16];
 	assert_true(n <= 16);
 	for (size_t i = 0; i < n; i++) {
-		ids[i] = (struct kp_op_ids){ .ext_id = -1, .seq = ops[i].x };
-		ops[i].x = -1;
+		opx[i] = (struct kp_opx){ .kernel_flop = -1, .kernel_num_gb = -1, .seq = ops[i].x };
+		ops[i].x = (int32_t)i;
 	}
-	return (struct kp_trace){ .ops = ops, .nops = n, .capops = n, .op_ids = ids };
+	return (struct kp_trace){ .ops = ops, .nops = n, .capops = n, .opx = opx, .nopx = n };
 }
 
 static void a_forward_conv_links_to_the_backward_of_its_sequence_number(void **state)

@@ -190,6 +190,39 @@ static void graph_kernels_sharing_one_correlation_all_link(void **state)
 	trace_free(&t);
 }
 
+/*
+ * Records keep what is read after linking; the rest sits aside: a Sequence number only
+ * for the ops fwdbwd.c pairs, Inductor args and bytes in side tables, ids freed by link.
+ */
+static void rare_fields_sit_in_side_tables_and_link_ids_are_freed(void **state)
+{
+	(void)state;
+	static const char text[] =
+		"{\"traceEvents\":["
+		"{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::convolution\",\"pid\":1,"
+		"\"tid\":1,\"ts\":0,\"dur\":9,\"args\":{\"External id\":1,\"Sequence number\":7}},"
+		"{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"pid\":1,\"tid\":1,"
+		"\"ts\":10,\"dur\":9,\"args\":{\"External id\":2,\"Sequence number\":8}},"
+		"{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"triton_poi_0\",\"pid\":1,\"tid\":1,"
+		"\"ts\":20,\"dur\":9,\"args\":{\"kernel_flop\":1000,\"kernel_num_gb\":0.5}}"
+		"]}";
+	struct kp_trace t;
+	struct kp_diag d;
+	assert_int_equal(load_text(&t, text, 0, &d), 0);
+	assert_null(t.op_ext);
+	assert_null(t.launch_ids);
+	assert_null(t.gpu_ids);
+	assert_int_equal(trace_opx(&t, op_named(&t, "aten::convolution"))->seq, 7);
+	assert_int_equal(op_named(&t, "aten::mm")->x, -1); /* its Sequence number pairs nothing */
+	assert_int_equal(trace_opx(&t, op_named(&t, "aten::mm"))->seq, -1);
+	const struct kp_opx *x = trace_opx(&t, op_named(&t, "triton_poi_0"));
+	assert_int_equal(x->kernel_flop, 1000);
+	assert_true(x->kernel_num_gb == 0.5);
+	assert_int_equal(x->seq, -1);
+	assert_int_equal(t.nopx, 2);
+	trace_free(&t);
+}
+
 static void reads_b_e_pairs_string_pids_and_bare_event_arrays(void **state)
 {
 	(void)state;
@@ -627,11 +660,11 @@ static void same_trace(const struct kp_trace *a, const struct kp_trace *b)
 		/* interned once: equal names are one pointer in each trace */
 		assert_int_equal(a->ops[i].name == a->ops[0].name,
 				 b->ops[i].name == b->ops[0].name);
-		assert_int_equal(a->op_ids[i].ext_id, b->op_ids[i].ext_id);
-		assert_int_equal(a->op_ids[i].seq, b->op_ids[i].seq);
+		assert_int_equal(a->op_ext[i], b->op_ext[i]);
 		const struct kp_opx *ax = trace_opx(a, &a->ops[i]), *bx = trace_opx(b, &b->ops[i]);
 		assert_int_equal(ax->kernel_flop, bx->kernel_flop);
 		assert_true(ax->kernel_num_gb == bx->kernel_num_gb);
+		assert_int_equal(ax->seq, bx->seq);
 	}
 	for (size_t i = 0; i < a->nlaunches; i++) {
 		assert_int_equal(a->launches[i].thread, b->launches[i].thread);
@@ -734,6 +767,7 @@ int main(void)
 		cmocka_unit_test(links_kernel_to_the_model_level_op_through_the_driver_launch),
 		cmocka_unit_test(links_2022_traces_by_time_nesting_and_counts_one_level),
 		cmocka_unit_test(graph_kernels_sharing_one_correlation_all_link),
+		cmocka_unit_test(rare_fields_sit_in_side_tables_and_link_ids_are_freed),
 		cmocka_unit_test(reads_b_e_pairs_string_pids_and_bare_event_arrays),
 		cmocka_unit_test(keeps_complete_events_of_a_truncated_trace),
 		cmocka_unit_test(malformed_json_is_a_located_error),
