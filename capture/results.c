@@ -12,6 +12,17 @@
 #include "kprof/jsonw.h"
 #include "kprof/report.h"
 
+char *results_ms_text(char *buf, size_t cap, double ms)
+{
+	if (!(ms > 0)) {
+		snprintf(buf, cap, "-");
+		return buf;
+	}
+	int dec = 3 - (int)floor(log10(ms));
+	snprintf(buf, cap, "%.*f", dec < 4 ? 4 : dec > 12 ? 12 : dec, ms);
+	return buf;
+}
+
 int results_add(struct kp_results *rs, const struct kp_result *r)
 {
 	if (rs->n == rs->cap) {
@@ -111,7 +122,8 @@ void results_report(const struct kp_results *rs, struct kp_doc *doc)
 		if (!c)
 			return;
 		char buf[40];
-		snprintf(buf, sizeof(buf), "%.4f ms", r->ms);
+		results_ms_text(buf, sizeof(buf) - 3, r->ms);
+		strcat(buf, " ms");
 		report_cell_int(tb, &c[RC_TIME], llround(r->ms * 1e6), buf);
 		if (r->tflops > 0) {
 			snprintf(buf, sizeof(buf), "%.1f", r->tflops);

@@ -33,6 +33,11 @@ struct kp_results {
 };
 
 /* Prototypes */
+/*
+ * @ms as capture prints times: at least 4 decimals and at least 4 significant digits
+ * ("1.3751", "0.05100", "0.005123"); "-" when not positive.  Returns @buf.
+ */
+char *results_ms_text(char *buf, size_t cap, double ms);
 /* Append a copy of @r; -1 when out of memory. */
 int results_add(struct kp_results *rs, const struct kp_result *r);
 void results_free(struct kp_results *rs);

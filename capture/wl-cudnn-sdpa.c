@@ -2,8 +2,8 @@
  * wl-cudnn-sdpa.c — cuDNN's fused flash attention for the sdpa workload: the composite graphs
  * of cudnn-graph.c emitted through the loaded library's backend API, planned once per case
  * (heuristics mode A as PyTorch's MHA.cpp asks, then fallback; the first NTRY configurations
- * that finalize are each timed and the fastest kept), executed over the case's fixed buffers
- * (doc/workloads.md §a.6-a.8).
+ * that finalize are each timed and the fastest kept, cudnn-tune.c), executed over the case's
+ * fixed buffers (doc/workloads.md §a.6-a.8).
  */
 #include "wl-cudnn.h"
 
@@ -16,6 +16,7 @@
 #include <cuda_runtime.h>
 
 #include "cudnn-graph.h"
+#include "cudnn-tune.h"
 
 /* cudnn_graph.h (cuDNN 9): what the plans need beyond cudnn-graph.c */
 enum { D_ENGINE = 2, D_ENGINECFG = 3, D_ENGINEHEUR = 4, D_EXECUTION_PLAN = 5, D_VARIANT_PACK = 16 };
@@ -31,18 +32,19 @@ enum { HEUR_MODE_FALLBACK = 2, HEUR_MODE_A = 3 };
 
 #define MAXCFG 32
 #define NVP 16
-#define NTRY 4 /* configurations timed per graph */
+#define NTRY 4 /* configurations timed per graph (each finalize may run NVRTC) */
 
 struct plan {
 	struct cg_built g;
 	void *heur[2], *cfg[2 * MAXCFG];
 	int ncfg;
 	void *cand[NTRY]; /* finalized plans, in the heuristics' order */
-	int64_t cand_engine[NTRY], cand_ws[NTRY];
-	int ncand, rank; /* rank: the kept plan's place in the heuristics' order */
+	int64_t cand_ws[NTRY];
+	int ncand;
+	struct tune t; /* the candidates' engines, sources, ranks and times */
 	void *plan, *vpack;
 	int64_t engine, ws;
-	const char *mode; /* the heuristics mode that offered the plan */
+	char why[200]; /* tune_describe() of the kept plan */
 	int64_t uid[NVP];
 	void *ptr[NVP];
 	int n;
@@ -66,8 +68,8 @@ static void vp_add(struct plan *p, int64_t uid, void *ptr)
 }
 
 /*
- * Engine configurations of @mode for the plan's graph, tried in order; the first that finalizes
- * is kept.  1 found, 0 none, -1 error (in @why).
+ * Engine configurations of @mode for the plan's graph, tried in order; each that finalizes (an
+ * engine not offered yet, up to NTRY) becomes a candidate.  1 found, 0 none, -1 error (in @why).
  */
 static int try_mode(struct kp_cudnn_sdpa *a, struct plan *p, int mode, char *why, size_t whylen)
 {
@@ -115,8 +117,13 @@ static int try_mode(struct kp_cudnn_sdpa *a, struct plan *p, int mode, char *why
 				api->get(eng, A_ENGINE_INDEX, T_INT64, 1, &ne, &idx);
 			api->destroy(eng);
 		}
-		p->cand[p->ncand] = plan, p->cand_engine[p->ncand] = idx, p->cand_ws[p->ncand] = ws;
-		p->mode = mode == HEUR_MODE_A ? "A" : "fallback";
+		int src = mode == HEUR_MODE_A ? TUNE_HEUR : TUNE_FALLBACK;
+		if (!tune_wants(&p->t, idx, src)) {
+			api->destroy(plan);
+			continue;
+		}
+		tune_add(&p->t, idx, src, (int)i + 1);
+		p->cand[p->ncand] = plan, p->cand_ws[p->ncand] = ws;
 		if (++p->ncand == NTRY)
 			break;
 	}
@@ -131,6 +138,7 @@ static int build(struct kp_cudnn_sdpa *a, struct plan *p, const struct cg_graph 
 		snprintf(why, whylen, "%s graph: %s", what, e);
 		return -1;
 	}
+	p->t.max = NTRY;
 	int r = try_mode(a, p, HEUR_MODE_A, why, whylen);
 	if (r == 0)
 		r = try_mode(a, p, HEUR_MODE_FALLBACK, why, whylen);
@@ -156,29 +164,6 @@ static int mk_vpack(struct kp_cudnn_sdpa *a, struct plan *p, void *ws, char *why
 	return st ? -1 : 0;
 }
 
-/* Mean ms of 3 runs of @plan after one untimed; <0 when it fails. */
-static double time_plan(struct kp_cudnn_sdpa *a, void *plan, void *vp)
-{
-	cudaEvent_t e0, e1;
-	float ms = -1;
-	int ok = a->api.execute(a->h, plan, vp) == 0 && cudaDeviceSynchronize() == cudaSuccess;
-	if (!ok || cudaEventCreate(&e0) != cudaSuccess)
-		return -1;
-	if (cudaEventCreate(&e1) != cudaSuccess) {
-		cudaEventDestroy(e0);
-		return -1;
-	}
-	cudaEventRecord(e0, 0);
-	for (int i = 0; i < 3 && ok; i++)
-		ok = a->api.execute(a->h, plan, vp) == 0;
-	cudaEventRecord(e1, 0);
-	if (cudaEventSynchronize(e1) == cudaSuccess && ok)
-		cudaEventElapsedTime(&ms, e0, e1);
-	cudaEventDestroy(e0);
-	cudaEventDestroy(e1);
-	return ok && ms >= 0 ? ms / 3 : -1;
-}
-
 /*
  * Keep the fastest of @p's candidate plans over the buffers of its variant pack (@ws: a
  * workspace large enough for every candidate); one candidate is kept untimed.  The others are
@@ -186,24 +171,24 @@ static double time_plan(struct kp_cudnn_sdpa *a, void *plan, void *vp)
  */
 static int choose(struct kp_cudnn_sdpa *a, struct plan *p, void *ws, char *why, size_t whylen)
 {
-	double best = -1;
-	int bi = 0;
 	for (int i = 0; i < p->ncand && p->ncand > 1; i++) {
 		p->vpack = NULL;
 		if (mk_vpack(a, p, ws, why, whylen) < 0)
 			return -1;
-		double ms = time_plan(a, p->cand[i], p->vpack);
+		p->t.c[i].ms = cudnn_time_plan(a->api.execute, a->h, p->cand[i], p->vpack);
 		a->api.destroy(p->vpack);
 		p->vpack = NULL;
-		if (ms >= 0 && (best < 0 || ms < best))
-			best = ms, bi = i;
 	}
 	cudaGetLastError();
+	int bi = tune_best(&p->t);
+	if (bi < 0)
+		bi = 0; /* one candidate, kept untimed (or none ran: the heuristics' first) */
 	for (int i = 0; i < p->ncand; i++)
 		if (i != bi)
 			a->api.destroy(p->cand[i]);
-	p->plan = p->cand[bi], p->engine = p->cand_engine[bi], p->ws = p->cand_ws[bi];
-	p->rank = bi, p->ncand = 0;
+	p->plan = p->cand[bi], p->engine = p->t.c[bi].engine, p->ws = p->cand_ws[bi];
+	tune_describe(&p->t, bi, p->why, sizeof(p->why));
+	p->ncand = 0;
 	return 0;
 }
 
@@ -286,13 +271,9 @@ struct kp_cudnn_sdpa *cudnn_sdpa_new(struct kp_cudnn *c, const struct cg_sdpa *s
 		    choose(a, b, ws + a->side, why, whylen) < 0 ||
 		    mk_vpack(a, b, ws + a->side, why, whylen) < 0)
 			goto bad;
-		snprintf(algo, algolen,
-			 "graph API, engines fwd %lld bwd %lld (heuristics %s #%d/%s #%d)",
-			 (long long)a->f.engine, (long long)a->b.engine, a->f.mode, a->f.rank + 1,
-			 a->b.mode, a->b.rank + 1);
+		snprintf(algo, algolen, "graph API; fwd %s; bwd %s", a->f.why, a->b.why);
 	} else {
-		snprintf(algo, algolen, "graph API, engine fwd %lld (heuristics %s #%d)",
-			 (long long)a->f.engine, a->f.mode, a->f.rank + 1);
+		snprintf(algo, algolen, "graph API; fwd %s", a->f.why);
 	}
 	free(g);
 	return a;

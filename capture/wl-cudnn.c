@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cudnn-graph.h"
+#include "cudnn-tune.h"
 #include "kernels.h"
 
 /* cudnn_graph.h (cuDNN 9): the backend (graph) API's enum values that kprof uses */
@@ -44,7 +45,7 @@ enum {
 	A_ENGINE_NOTE = 1303
 };
 /* clang-format on */
-enum { NOTE_TENSOR_CORE = 0, NOTE_DOWN_CONVERT_INPUTS = 1, HEUR_MODE_INSTANT = 0 };
+enum { HEUR_MODE_INSTANT = 0, HEUR_MODE_FALLBACK = 2 };
 typedef void *hnd;
 
 struct kp_cudnn {
@@ -248,14 +249,16 @@ void cudnn_close(struct kp_cudnn *c)
 #ifdef KPROF_HAVE_CUPTI
 #include <cuda_runtime.h>
 
-#define MAXD                                                                                       \
-	256 /* descriptors of one convolution: 3 directions x (MAXCFG + graph, heuristics, op) + 5 */
-#define MAXCFG 64
+/* descriptors of one convolution: 3 directions x (graph, op, 2 heuristics, their configs) + 5 */
+#define MAXD 320
+#define MAXCFG 64 /* configurations read from the instant heuristics */
+#define MAXFB 16  /* and from the fallback list */
 
 /* One direction's plan and its variant pack (the buffers are fixed per case). */
 struct dir {
 	hnd plan, vpack;
 	int64_t engine, ws;
+	char why[200]; /* tune_describe(): the engine and why it was kept */
 };
 
 struct kp_cudnn_conv {
@@ -317,127 +320,187 @@ static hnd tensor_desc(struct kp_cudnn_conv *cv, int64_t uid, int dt, int nhwc, 
 	return t;
 }
 
-/* Mean ms of 3 runs of @plan, after one untimed; <0 when it fails. */
-static double time_plan(struct kp_cudnn_conv *cv, hnd plan, hnd vp)
+/* GPU ms between @a and @b after @n executions of @plan; < 0 when one fails. */
+static double timed_execs(int (*exec)(void *, void *, void *), void *h, void *plan, void *vp, int n,
+			  cudaEvent_t a, cudaEvent_t b)
+{
+	float ms = -1;
+	int ok = 1;
+	cudaEventRecord(a, 0);
+	for (int i = 0; i < n && ok; i++)
+		ok = exec(h, plan, vp) == 0;
+	cudaEventRecord(b, 0);
+	if (cudaEventSynchronize(b) != cudaSuccess || !ok ||
+	    cudaEventElapsedTime(&ms, a, b) != cudaSuccess)
+		return -1;
+	return ms;
+}
+
+double cudnn_time_plan(int (*exec)(void *, void *, void *), void *h, void *plan, void *vp)
 {
 	cudaEvent_t a, b;
-	float ms = -1;
-	if (cv->c->BExecute(cv->c->h, plan, vp) != 0 || cudaDeviceSynchronize() != cudaSuccess)
+	double best = -1;
+	if (exec(h, plan, vp) != 0 || cudaDeviceSynchronize() != cudaSuccess)
 		return -1;
-	cudaEventCreate(&a);
-	cudaEventCreate(&b);
-	cudaEventRecord(a, 0);
-	int ok = 1;
-	for (int i = 0; i < 3 && ok; i++)
-		ok = cv->c->BExecute(cv->c->h, plan, vp) == 0;
-	cudaEventRecord(b, 0);
-	if (cudaEventSynchronize(b) == cudaSuccess && ok)
-		cudaEventElapsedTime(&ms, a, b);
+	if (cudaEventCreate(&a) != cudaSuccess)
+		return -1;
+	if (cudaEventCreate(&b) != cudaSuccess) {
+		cudaEventDestroy(a);
+		return -1;
+	}
+	double one = timed_execs(exec, h, plan, vp, 1, a, b);
+	int reps = tune_reps(one);
+	for (int round = 0; round < 2 && one >= 0; round++) {
+		double ms = timed_execs(exec, h, plan, vp, reps, a, b);
+		if (ms < 0) {
+			best = -1;
+			break;
+		}
+		if (best < 0 || ms / reps < best)
+			best = ms / reps;
+	}
 	cudaEventDestroy(a);
 	cudaEventDestroy(b);
-	return ok && ms >= 0 ? ms / 3 : -1;
+	return best;
+}
+
+/* The configurations heuristics @mode offers for graph @g, into @cfg (at most @max); -1 on error. */
+static int heur_configs(struct kp_cudnn_conv *cv, hnd g, int mode, hnd *cfg, int max)
+{
+	struct kp_cudnn *c = cv->c;
+	hnd heur = mk(cv, D_ENGINEHEUR);
+	int64_t n = 0, got = 0;
+	if (!heur)
+		return -1;
+	if (set(cv, heur, A_HEUR_GRAPH, T_BACKEND_DESCRIPTOR, 1, &g) ||
+	    set(cv, heur, A_HEUR_MODE, T_HEUR_MODE, 1, &mode) || fin(cv, heur, "heuristics"))
+		return 0; /* this mode offers nothing */
+	if (c->BGet(heur, A_HEUR_RESULTS, T_BACKEND_DESCRIPTOR, 0, &n, NULL) != 0 || n <= 0)
+		return 0;
+	if (n > max)
+		n = max;
+	for (int64_t i = 0; i < n; i++)
+		if (!(cfg[i] = mk(cv, D_ENGINECFG)))
+			return -1;
+	if (c->BGet(heur, A_HEUR_RESULTS, T_BACKEND_DESCRIPTOR, n, &got, cfg) != 0)
+		return 0;
+	return (int)got;
+}
+
+/* The global index of @cfg's engine (-1 unknown); *@skip when its numerical notes rule it out. */
+static int64_t cfg_engine(struct kp_cudnn *c, hnd cfg, int strict, int *skip)
+{
+	hnd eng = NULL;
+	int64_t ne = 0, idx = -1, nn = 0;
+	int notes[16];
+	*skip = 0;
+	if (c->BCreate(D_ENGINE, &eng) != 0)
+		return -1;
+	if (c->BGet(cfg, A_CFG_ENGINE, T_BACKEND_DESCRIPTOR, 1, &ne, &eng) == 0) {
+		if (c->BGet(eng, A_ENGINE_NOTE, T_NUMERICAL_NOTE, 16, &nn, notes) == 0)
+			*skip = tune_skip_notes(notes, (int)nn, strict);
+		c->BGet(eng, A_ENGINE_INDEX, T_INT64, 1, &ne, &idx);
+	}
+	c->BDestroy(eng);
+	return idx;
+}
+
+/* A plan of @cfg, timed over @uids/@ptrs in a workspace of its own; NULL when it cannot run. */
+static hnd timed_plan(struct kp_cudnn_conv *cv, hnd cfg, const int64_t *uids, void *const *ptrs,
+		      size_t free_b, int64_t *ws, double *ms)
+{
+	struct kp_cudnn *c = cv->c;
+	hnd plan = NULL, vp = NULL;
+	void *wsp = NULL;
+	int64_t ne = 0;
+	*ws = 0;
+	if (c->BCreate(D_EXECUTION_PLAN, &plan) != 0)
+		return NULL;
+	int ok = c->BSet(plan, A_PLAN_HANDLE, T_HANDLE, 1, &c->h) == 0 &&
+		 c->BSet(plan, A_PLAN_CONFIG, T_BACKEND_DESCRIPTOR, 1, &cfg) == 0 &&
+		 c->BFinalize(plan) == 0 &&
+		 c->BGet(plan, A_PLAN_WORKSPACE, T_INT64, 1, &ne, ws) == 0 &&
+		 (size_t)*ws <= free_b / 2 &&
+		 (*ws == 0 || cudaMalloc(&wsp, (size_t)*ws) == cudaSuccess) &&
+		 c->BCreate(D_VARIANT_PACK, &vp) == 0 &&
+		 c->BSet(vp, A_VP_UIDS, T_INT64, 3, uids) == 0 &&
+		 c->BSet(vp, A_VP_PTRS, T_VOID_PTR, 3, ptrs) == 0 &&
+		 c->BSet(vp, A_VP_WORKSPACE, T_VOID_PTR, 1, &wsp) == 0 && c->BFinalize(vp) == 0;
+	*ms = ok ? cudnn_time_plan(c->BExecute, c->h, plan, vp) : -1;
+	if (vp)
+		c->BDestroy(vp);
+	if (wsp)
+		cudaFree(wsp);
+	cudaGetLastError();
+	if (*ms < 0) {
+		c->BDestroy(plan);
+		return NULL;
+	}
+	return plan;
 }
 
 /*
- * One-operation graph -> heuristics (instant mode) -> the first @tries plans that finalize,
- * each timed; the fastest is kept (PyTorch's benchmark mode does the same over all plans).
- * Engines that down-convert inputs are skipped (as PyTorch does), and for strict fp32 those
- * that use tensor cores.
+ * The candidates of one source (@mode's configurations, in order): each that passes the notes
+ * and the tuner and finalizes is timed; plans go to @plans, workspaces to @wss.  -1 on error.
+ */
+static int add_source(struct kp_cudnn_conv *cv, struct tune *t, hnd g, int mode, int strict,
+		      const int64_t *uids, void *const *ptrs, hnd *plans, int64_t *wss)
+{
+	int src = mode == HEUR_MODE_FALLBACK ? TUNE_FALLBACK : TUNE_HEUR, skip;
+	hnd cfg[MAXCFG];
+	int n = heur_configs(cv, g, mode, cfg, src == TUNE_FALLBACK ? MAXFB : MAXCFG);
+	size_t free_b = 0, total_b = 0;
+	cudaMemGetInfo(&free_b, &total_b);
+	for (int i = 0; i < n; i++) {
+		int64_t idx = cfg_engine(cv->c, cfg[i], strict, &skip), ws;
+		double ms;
+		if (skip || !tune_wants(t, idx, src))
+			continue;
+		hnd plan = timed_plan(cv, cfg[i], uids, ptrs, free_b, &ws, &ms);
+		int k = plan ? tune_add(t, idx, src, i + 1) : -1;
+		if (k >= 0)
+			t->c[k].ms = ms, plans[k] = plan, wss[k] = ws;
+	}
+	return n < 0 ? -1 : 0;
+}
+
+/*
+ * One-operation graph -> the instant heuristics' configurations, then the fallback list's
+ * (engines not offered yet): the first TUNE_MAX plans that finalize are timed and the fastest
+ * kept, as PyTorch's cudnn.benchmark times every plan.  Engines that down-convert inputs are
+ * skipped (as PyTorch does), and for strict fp32 those that use tensor cores.
  */
 static int build_dir(struct kp_cudnn_conv *cv, struct dir *dr, hnd op, int strict,
 		     const int64_t *uids, void *const *ptrs)
 {
 	struct kp_cudnn *c = cv->c;
-	hnd g = mk(cv, D_OPERATIONGRAPH), heur;
+	hnd g = mk(cv, D_OPERATIONGRAPH), plans[TUNE_MAX];
+	int64_t wss[TUNE_MAX];
+	struct tune t = { .n = 0 };
 	if (!g || set(cv, g, A_GRAPH_HANDLE, T_HANDLE, 1, &c->h) ||
 	    set(cv, g, A_GRAPH_OPS, T_BACKEND_DESCRIPTOR, 1, &op) || fin(cv, g, "operation graph"))
 		return -1;
-	int mode = HEUR_MODE_INSTANT;
-	if (!(heur = mk(cv, D_ENGINEHEUR)) ||
-	    set(cv, heur, A_HEUR_GRAPH, T_BACKEND_DESCRIPTOR, 1, &g) ||
-	    set(cv, heur, A_HEUR_MODE, T_HEUR_MODE, 1, &mode) || fin(cv, heur, "heuristics"))
-		return -1;
-	int64_t n = 0;
-	if (c->BGet(heur, A_HEUR_RESULTS, T_BACKEND_DESCRIPTOR, 0, &n, NULL) != 0 || n <= 0) {
-		snprintf(cv->why, cv->whylen, "cuDNN's heuristics offer no engine");
-		return -1;
-	}
-	if (n > MAXCFG)
-		n = MAXCFG;
-	hnd cfg[MAXCFG];
-	for (int64_t i = 0; i < n; i++)
-		if (!(cfg[i] = mk(cv, D_ENGINECFG)))
-			return -1;
-	int64_t got = 0;
-	if (c->BGet(heur, A_HEUR_RESULTS, T_BACKEND_DESCRIPTOR, n, &got, cfg) != 0) {
-		snprintf(cv->why, cv->whylen, "cannot read cuDNN's heuristics results");
-		return -1;
-	}
-	double best = -1;
-	int tried = 0;
-	size_t free_b = 0, total_b = 0;
-	cudaMemGetInfo(&free_b, &total_b);
-	for (int64_t i = 0; i < got && tried < 4; i++) {
-		hnd eng = NULL, plan = NULL, vp = NULL;
-		if (c->BCreate(D_ENGINE, &eng) != 0)
-			continue;
-		int64_t ne = 0, idx = -1;
-		int notes[16], skip = 0;
-		if (c->BGet(cfg[i], A_CFG_ENGINE, T_BACKEND_DESCRIPTOR, 1, &ne, &eng) == 0) {
-			int64_t nn = 0;
-			if (c->BGet(eng, A_ENGINE_NOTE, T_NUMERICAL_NOTE, 16, &nn, notes) == 0)
-				for (int64_t k = 0; k < nn; k++)
-					skip |= notes[k] == NOTE_DOWN_CONVERT_INPUTS ||
-						(strict && notes[k] == NOTE_TENSOR_CORE);
-			c->BGet(eng, A_ENGINE_INDEX, T_INT64, 1, &ne, &idx);
-		}
-		c->BDestroy(eng);
-		if (skip || c->BCreate(D_EXECUTION_PLAN, &plan) != 0)
-			continue;
-		int64_t ws = 0;
-		void *wsp = NULL;
-		if (c->BSet(plan, A_PLAN_HANDLE, T_HANDLE, 1, &c->h) != 0 ||
-		    c->BSet(plan, A_PLAN_CONFIG, T_BACKEND_DESCRIPTOR, 1, &cfg[i]) != 0 ||
-		    c->BFinalize(plan) != 0 ||
-		    c->BGet(plan, A_PLAN_WORKSPACE, T_INT64, 1, &ne, &ws) != 0 ||
-		    (size_t)ws > free_b / 2 ||
-		    (ws > 0 && cudaMalloc(&wsp, (size_t)ws) != cudaSuccess) ||
-		    c->BCreate(D_VARIANT_PACK, &vp) != 0 ||
-		    c->BSet(vp, A_VP_UIDS, T_INT64, 3, uids) != 0 ||
-		    c->BSet(vp, A_VP_PTRS, T_VOID_PTR, 3, ptrs) != 0 ||
-		    c->BSet(vp, A_VP_WORKSPACE, T_VOID_PTR, 1, &wsp) != 0 ||
-		    c->BFinalize(vp) != 0) {
-			if (vp)
-				c->BDestroy(vp);
-			c->BDestroy(plan);
-			if (wsp)
-				cudaFree(wsp);
-			continue;
-		}
-		tried++;
-		double ms = time_plan(cv, plan, vp);
-		c->BDestroy(vp);
-		if (wsp)
-			cudaFree(wsp);
-		if (ms >= 0 && (best < 0 || ms < best)) {
-			if (dr->plan)
-				c->BDestroy(dr->plan);
-			dr->plan = plan, dr->engine = idx, dr->ws = ws, best = ms;
-		} else {
-			c->BDestroy(plan);
-		}
-	}
-	cudaGetLastError();
-	if (!dr->plan) {
+	if (add_source(cv, &t, g, HEUR_MODE_INSTANT, strict, uids, ptrs, plans, wss) < 0 ||
+	    add_source(cv, &t, g, HEUR_MODE_FALLBACK, strict, uids, ptrs, plans, wss) < 0)
+		goto bad;
+	int best = tune_best(&t);
+	if (best < 0) {
 		snprintf(cv->why, cv->whylen,
-			 "no cuDNN engine configuration finalizes for this "
-			 "convolution (%lld offered)",
-			 (long long)got);
+			 "no cuDNN engine configuration finalizes for this convolution");
 		return -1;
 	}
+	for (int i = 0; i < t.n; i++)
+		if (i != best)
+			c->BDestroy(plans[i]);
+	dr->plan = plans[best], dr->engine = t.c[best].engine, dr->ws = wss[best];
+	tune_describe(&t, best, dr->why, sizeof(dr->why));
 	if ((size_t)dr->ws > cv->wsz)
 		cv->wsz = (size_t)dr->ws;
 	return 0;
+bad:
+	for (int i = 0; i < t.n; i++)
+		c->BDestroy(plans[i]);
+	return -1;
 }
 
 /* The variant pack of a direction, over the case's fixed buffers and the shared workspace. */
@@ -531,11 +594,10 @@ struct kp_cudnn_conv *cudnn_conv_new(struct kp_cudnn *c, int kt, int tf32, int n
 	    mk_vpack(cv, &cv->bf, ub, pw) < 0)
 		goto bad;
 	if (dy)
-		snprintf(algo, algolen, "graph API, engines fwd %lld bwd_data %lld bwd_filter %lld",
-			 (long long)cv->f.engine, (long long)cv->bd.engine,
-			 (long long)cv->bf.engine);
+		snprintf(algo, algolen, "graph API; fwd %s; bwd_data %s; bwd_filter %s", cv->f.why,
+			 cv->bd.why, cv->bf.why);
 	else
-		snprintf(algo, algolen, "graph API, engine fwd %lld", (long long)cv->f.engine);
+		snprintf(algo, algolen, "graph API; fwd %s", cv->f.why);
 	return cv;
 bad:
 	cudnn_conv_free(cv);

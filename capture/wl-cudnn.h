@@ -40,14 +40,20 @@ void cudnn_backend(struct kp_cudnn *c, struct cg_api *api, void **handle);
 /*
  * Plans of one 2-D convolution through cuDNN's graph API (@kt: KT_*; @tf32: fp32 may use TF32;
  * @nhwc: channels-last x, w, y), over the case's fixed buffers; @dy == NULL: forward only.
- * For each direction the first 4 engine configurations of the instant heuristics that finalize
- * are timed and the fastest kept; @algo names the engines.  NULL with a reason in @why.
+ * For each direction the first TUNE_MAX engine configurations that finalize, of the instant
+ * heuristics' then the fallback list's, are timed and the fastest kept; @algo names each
+ * direction's engine and why it was kept (tune_describe()).  NULL with a reason in @why.
  */
 struct kp_cudnn_conv *cudnn_conv_new(struct kp_cudnn *c, int kt, int tf32, int nhwc, long n,
 				     long ch, long h, long w, long k, long r, long s, long stride,
 				     long pad, long dil, long groups, const void *x, const void *wt,
 				     void *y, const void *dy, void *dx, void *dw, char *algo,
 				     size_t algolen, char *why, size_t whylen);
+/*
+ * Mean GPU ms of one execution of @plan through @exec (cudnnBackendExecute) on @h: one untimed,
+ * one timed to size the rounds (tune_reps()), then the faster of 2 rounds; < 0 when one fails.
+ */
+double cudnn_time_plan(int (*exec)(void *, void *, void *), void *h, void *plan, void *vp);
 /* y = conv(x, wt); then dx = conv_bwd_data(dy, wt), dw = conv_bwd_filter(x, dy).  0 or -1. */
 int cudnn_conv_fwd(struct kp_cudnn_conv *cv, char *why, size_t whylen);
 int cudnn_conv_bwd(struct kp_cudnn_conv *cv, char *why, size_t whylen);

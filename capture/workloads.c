@@ -498,8 +498,10 @@ static int timed_loop(struct kp_wl *w, const char *label, iter_fn fn, void *ctx)
 		double untraced = (before + after) / 2;
 		w->untraced_s += untraced;
 		w->traced_s += traced;
-		printf("     overhead  untraced %.3f ms/iter  traced %.3f ms/iter  %.3fx  %s\n",
-		       untraced * 1e3 / o->iters, traced * 1e3 / o->iters,
+		char u[32], t[32];
+		printf("     overhead  untraced %s ms/iter  traced %s ms/iter  %.3fx  %s\n",
+		       results_ms_text(u, sizeof(u), untraced * 1e3 / o->iters),
+		       results_ms_text(t, sizeof(t), traced * 1e3 / o->iters),
 		       untraced > 0 ? traced / untraced : 0.0, label);
 	}
 	return 0;
@@ -852,8 +854,9 @@ static int run_matmul(struct kp_wl *w, int op, int cdt, const struct kp_mm_shape
 	double ms = event_ms(w, mm_iter, &c);
 	if (ms > 0) {
 		double fl = 2.0 * c.b * c.m * c.n * c.k;
-		printf("     time  %.4f ms/iter  %.1f TFLOP/s  %s\n", ms, fl / (ms * 1e-3) / 1e12,
-		       label);
+		char mt[32];
+		printf("     time  %s ms/iter  %.1f TFLOP/s  %s\n",
+		       results_ms_text(mt, sizeof(mt), ms), fl / (ms * 1e-3) / 1e12, label);
 		struct kp_result r = { .ms = ms,
 				       .tflops = fl / (ms * 1e-3) / 1e12,
 				       .err = chk.max_err,
@@ -888,7 +891,7 @@ struct sdpa_case {
 	void *p;                  /* chunk: P in dtype, then dS */
 	struct kp_cudnn_sdpa *cu; /* NULL: reference (math path) */
 	float *stats;             /* cudnn: logsumexp, fp32 [b, h, s_q] */
-	char algo[160];
+	char algo[512];
 };
 
 static int sdpa_chunk(struct kp_wl *w, struct sdpa_case *c, long c0, long bc)
@@ -1272,7 +1275,9 @@ static void sdpa_report(struct kp_wl *w, const struct sdpa_case *c, int cdt, int
 	const struct kp_sdpa_shape *sh = &c->s;
 	/* the backward is 2.5 forwards (5 matmuls to 2), as FlashAttention counts it */
 	double fl = sdpa_fwd_flops(sh) * (c->backward ? 3.5 : 1);
-	printf("     time  %.3f ms/iter  %.1f TFLOP/s (%s)  %s\n", ms, fl / (ms * 1e-3) / 1e12,
+	char mt[32];
+	printf("     time  %s ms/iter  %.1f TFLOP/s (%s)  %s\n",
+	       results_ms_text(mt, sizeof(mt), ms), fl / (ms * 1e-3) / 1e12,
 	       c->backward ? "fwd+bwd" : "fwd", label);
 	struct kp_result r = {
 		.ms = ms, .tflops = fl / (ms * 1e-3) / 1e12, .err = fwd->max_err, .tol = fwd->tol
@@ -1307,10 +1312,11 @@ static int run_sdpa(struct kp_wl *w, int cdt, const struct kp_sdpa_shape *sh, in
 		 dts[cdt].name, cudnn ? "cudnn" : "reference", sh->b, sh->h, sh->hkv, sh->sq,
 		 sh->sk, sh->d, sh->causal ? " causal" : "");
 	if (cudnn && cdt != CDT_BF16 && cdt != CDT_FP16) {
-		if (fallback)
-			return 1;
-		printf("  -  %s: cuDNN's fused attention is bf16/fp16 only (skipped)\n", label);
-		return 0;
+		/* as PyTorch's SDPBackend.CUDNN_ATTENTION: no fp32 (nor tf32) kernel */
+		printf("  -  %s: cuDNN's fused attention is bf16/fp16 only (%s)\n", label,
+		       fallback ? "the reference backend runs it"
+				: "skipped; --backend reference runs it");
+		return fallback ? 1 : 0;
 	}
 	if (!(c.q = dalloc(w, &b, nq * es)) || !(c.k = dalloc(w, &b, nk * es)) ||
 	    !(c.v = dalloc(w, &b, nk * es)) || !(c.o = dalloc(w, &b, nq * es)) ||
@@ -1409,7 +1415,7 @@ struct conv_case {
 	long oh, ow, cg, kg, crs, np;
 	int backward;
 	struct kp_cudnn_conv *cv; /* NULL: reference */
-	char algo[160];
+	char algo[512];
 	void *x, *wt, *y, *ytmp, *col, *dy, *dyt, *dw, *dcol, *dx;
 };
 
@@ -1676,8 +1682,10 @@ static int run_conv(struct kp_wl *w, int cdt, const struct kp_conv_shape *sh, in
 	double ms = event_ms(w, conv_iter, &c);
 	if (ms > 0) {
 		double fl = 2.0 * (double)ny * c.cg * sh->r * sh->s * (c.backward ? 3 : 1);
-		printf("     time  %.3f ms/iter  %.1f TFLOP/s (%s)  %s\n", ms,
-		       fl / (ms * 1e-3) / 1e12, c.backward ? "fwd+bwd" : "fwd", label);
+		char mt[32];
+		printf("     time  %s ms/iter  %.1f TFLOP/s (%s)  %s\n",
+		       results_ms_text(mt, sizeof(mt), ms), fl / (ms * 1e-3) / 1e12,
+		       c.backward ? "fwd+bwd" : "fwd", label);
 		struct kp_result r = { .ms = ms,
 				       .tflops = fl / (ms * 1e-3) / 1e12,
 				       .err = fwd.max_err,
@@ -1983,8 +1991,10 @@ static int mb_measure(struct kp_wl *w, const char *label, iter_fn fn, void *ctx,
 	double ms = event_ms(w, fn, ctx), peak = dram_peak();
 	if (ms > 0) {
 		double gbs = bytes / (ms * 1e-3) / 1e9;
-		printf("     time  %.4f ms/iter  %.0f GB/s (%.0f%% of DRAM peak %.0f GB/s)  %s\n",
-		       ms, gbs, peak > 0 ? 100 * gbs * 1e9 / peak : 0.0, peak / 1e9, label);
+		char mt[32];
+		printf("     time  %s ms/iter  %.0f GB/s (%.0f%% of DRAM peak %.0f GB/s)  %s\n",
+		       results_ms_text(mt, sizeof(mt), ms), gbs,
+		       peak > 0 ? 100 * gbs * 1e9 / peak : 0.0, peak / 1e9, label);
 		struct kp_result r = { .ms = ms,
 				       .gbs = gbs,
 				       .peak_pct = peak > 0 ? 100 * gbs * 1e9 / peak : 0,

@@ -18,8 +18,10 @@ _fused_rms_norm_backward, native_layer_norm_backward) and, for cross-entropy (tw
 eager), autograd.grad of the loss.  GB/s of both sides use the same compulsory byte count
 (analyze's model of the op kprof records, checked against analyze's csv).
 
-kprof times are CUDA-event means over --iters untraced calls (the 'time' lines of capture);
-PyTorch's the same way (torch.cuda.Event over ITERS calls after WARMUP).  Exit 1 when an
+kprof times are CUDA-event means over --iters untraced calls (the 'time' lines of capture, at
+least 4 significant digits); PyTorch's the same way (torch.cuda.Event over ITERS calls after
+WARMUP).  Conv forward: the kernels each side ran (kprof's trace; torch.profiler of one call,
+cudnn.benchmark off and on) and kprof's engine and why it was kept ('cudnn' lines).  Exit 1 when an
 accuracy check fails or a capture fails; the speed targets are reported, not enforced.
 """
 import os
@@ -68,7 +70,40 @@ def kprof(name, args, nb=None):
     times = {}
     for m in re.finditer(r"^\s+time\s+([\d.]+) ms/iter\s+.*?\s{2}(\S.*)$", p.stdout, re.M):
         times[m.group(2)] = float(m.group(1))
+    for m in re.finditer(r"^\s+cudnn  (.*?): (graph API.*)$", p.stdout, re.M):
+        ALGOS[(name, m.group(1))] = m.group(2)
     return times
+
+
+ALGOS = {}  # (capture name, case label): kprof's engines and why
+
+
+def trace_kernels(path, ops, chunk):
+    """kernel names under each run of @chunk consecutive @ops cpu_ops of a kprof trace, in order"""
+    import json
+    ev = json.load(open(path))["traceEvents"]
+    byext = {}
+    for e in ev:
+        if e.get("cat") == "kernel":
+            byext.setdefault(e["args"].get("External id"), []).append(e["name"])
+    cops = sorted((e for e in ev if e.get("cat") == "cpu_op" and e["name"] in ops),
+                  key=lambda e: e["ts"])
+    out = []
+    for i in range(0, len(cops), chunk):
+        names = set()
+        for e in cops[i:i + chunk]:
+            names.update(byext.get(e["args"].get("External id"), []))
+        out.append(sorted(names))
+    return out
+
+
+def torch_kernels(fn):
+    fn()
+    torch.cuda.synchronize()
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as pr:
+        fn()
+        torch.cuda.synchronize()
+    return sorted({e.name for e in pr.events() if e.device_type == torch.autograd.DeviceType.CUDA})
 
 
 def mm_section():
@@ -230,6 +265,8 @@ if want("norm"):
 
 rows = []
 dev = torch.cuda.get_device_name()
+# kprof's forward cases in the order capture ran them: each shape, nchw then nhwc
+kk = trace_kernels(f"{OUT}/conv_fwd.json", ("aten::convolution",), ITERS) if want("conv") else []
 for n, c, h, w, k, r, p in (CONVS if want("conv") else []):
     flops = 2.0 * n * k * h * w * c * r * r  # stride 1, same padding: OH = H
     for layout in ("nchw", "nhwc"):
@@ -239,15 +276,20 @@ for n, c, h, w, k, r, p in (CONVS if want("conv") else []):
         xg = x.clone().requires_grad_(True)
         wg = wt.clone().requires_grad_(True)
         gy = torch.randn(n, k, h, w, device="cuda", dtype=torch.bfloat16).to(memory_format=mf)
-        res = {}
+        res, tk_ = {}, {}
         for bench in (False, True):
             torch.backends.cudnn.benchmark = bench
             with torch.no_grad():
                 res[("f", bench)] = tms(lambda: F.conv2d(x, wt, padding=p))
+                tk_[bench] = torch_kernels(lambda: F.conv2d(x, wt, padding=p))
             res[("b", bench)] = tms(lambda: torch.autograd.grad(F.conv2d(xg, wg, padding=p),
                                                                 (xg, wg), gy))
         label = (f"conv bf16 cudnn {layout} N={n} C={c} H={h} W={w} K={k} R={r} S={r} "
                  f"s1 p{p} d1 g1")
+        ci = CONVS.index((n, c, h, w, k, r, p)) * 2 + (layout == "nhwc")
+        print(f"== kernels {label} fwd\n   kprof: {kk[ci] if ci < len(kk) else '?'}\n"
+              f"   kprof engine: {ALGOS.get(('conv_fwd', label), '?')}\n"
+              f"   torch (benchmark off): {tk_[False]}\n   torch (benchmark on): {tk_[True]}")
         for dirn, kt, fl in (("fwd", kf, flops), ("fwd+bwd", kb, 3 * flops)):
             km = kt.get(label)
             tk = "f" if dirn == "fwd" else "b"

@@ -97,6 +97,38 @@ static void speedup_is_against_the_first_backend(void **state)
 	results_free(&rs);
 }
 
+/* Capture's times keep 4 significant digits below 0.1 ms, and 4 decimals above. */
+static void times_keep_four_significant_digits(void **state)
+{
+	(void)state;
+	char b[32];
+	assert_string_equal(results_ms_text(b, sizeof(b), 0.0510), "0.05100");
+	assert_string_equal(results_ms_text(b, sizeof(b), 0.04637), "0.04637");
+	assert_string_equal(results_ms_text(b, sizeof(b), 0.0051234), "0.005123");
+	assert_string_equal(results_ms_text(b, sizeof(b), 0.5), "0.5000");
+	assert_string_equal(results_ms_text(b, sizeof(b), 1.37512), "1.3751");
+	assert_string_equal(results_ms_text(b, sizeof(b), 2370.4), "2370.4000");
+	assert_string_equal(results_ms_text(b, sizeof(b), 0), "-");
+	assert_string_equal(results_ms_text(b, sizeof(b), -1), "-");
+
+	/* the summary table's Time column too */
+	struct kp_results rs = { 0 };
+	struct kp_result r = mk("cudnn", "nhwc", 0.0510, 1e-4);
+	assert_int_equal(results_add(&rs, &r), 0);
+	struct kp_doc doc;
+	report_init(&doc, "capture", 8);
+	results_report(&rs, &doc);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	table_render(&doc, FMT_TABLE, 0, f);
+	fclose(f);
+	assert_non_null(strstr(buf, "0.05100 ms"));
+	free(buf);
+	report_free(&doc);
+	results_free(&rs);
+}
+
 /* The record schema: every path a record may hold, its JSON type, required or not. */
 static const struct field {
 	const char *path;
@@ -311,6 +343,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(speedup_is_against_the_first_backend),
+		cmocka_unit_test(times_keep_four_significant_digits),
 		cmocka_unit_test(json_records_match_the_schema),
 		cmocka_unit_test(csv_has_one_line_per_metric),
 	};
