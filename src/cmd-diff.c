@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "kprof/analyze.h"
 #include "kprof/charts.h"
@@ -47,6 +48,13 @@ static unsigned chart_bits(const char *name, int format)
 		return 0;
 	}
 	return CHART_BIT(k);
+}
+
+/* Each trace is parsed on one thread per CPU (kprof analyze's default -j), one after the other. */
+static int cpu_count(void)
+{
+	long c = sysconf(_SC_NPROCESSORS_ONLN);
+	return c < 1 ? 1 : c > 256 ? 256 : (int)c;
 }
 
 static const char synopsis[] =
@@ -417,7 +425,7 @@ int cmd_diff(int argc, char **argv)
 	struct kp_diff_run_opts ro = {
 		.path = { argv[1], argv[2] },
 		.device = device,
-		.load = { .strict = strict },
+		.load = { .strict = strict, .jobs = cpu_count() },
 		.analyze = { .group = key, .sm_clock_mhz = sm_clock, .full_names = name_mode == 1 },
 		.diff = { .key = key,
 			  .full_names = name_mode == 1,

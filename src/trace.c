@@ -2272,7 +2272,7 @@ void trace_free_ids(struct kp_trace *t)
 	t->capop_ext = t->caplaunch_ids = t->capgpu_ids = 0;
 }
 
-void trace_free(struct kp_trace *t)
+void trace_drop_records(struct kp_trace *t)
 {
 	trace_free_ids(t);
 	free(t->ops);
@@ -2281,11 +2281,26 @@ void trace_free(struct kp_trace *t)
 	free(t->opx);
 	free(t->gpux);
 	free(t->threads);
-	free(t->devs);
 	free(t->steps);
 	free(t->annots);
 	free(t->ranges);
 	free(t->colls);
+	t->ops = NULL, t->nops = t->capops = 0;
+	t->launches = NULL, t->nlaunches = t->caplaunches = 0;
+	t->gpu = NULL, t->ngpu = t->capgpu = 0;
+	t->opx = NULL, t->nopx = t->capopx = 0;
+	t->gpux = NULL, t->ngpux = t->capgpux = 0;
+	t->threads = NULL, t->nthreads = t->capthreads = 0;
+	t->steps = NULL, t->nsteps = t->capsteps = 0;
+	t->annots = NULL, t->nannots = t->capannots = 0;
+	t->ranges = NULL, t->nranges = t->capranges = 0;
+	t->colls = NULL, t->ncolls = t->capcolls = 0;
+}
+
+void trace_free(struct kp_trace *t)
+{
+	trace_drop_records(t);
+	free(t->devs);
 	strtab_free(&t->strs);
 	diag_warn_free(&t->warn);
 	arena_free(&t->arena);

@@ -211,6 +211,12 @@ struct kp_trace {
 int trace_load(struct kp_trace *t, const char *path, const struct kp_load_opts *o,
 	       struct kp_diag *d);
 void trace_free(struct kp_trace *t);
+/*
+ * Free the record vectors (ops, launches, GPU events, threads, steps, annotations, ranges,
+ * collectives; their counts become 0), keeping names, warnings and metadata: for a caller
+ * done analysing @t whose report (which points at @t's names) lives on (diff).
+ */
+void trace_drop_records(struct kp_trace *t);
 /* Free the ids only linking reads (link_trace() calls it). */
 void trace_free_ids(struct kp_trace *t);
 

@@ -223,6 +223,29 @@ static void rare_fields_sit_in_side_tables_and_link_ids_are_freed(void **state)
 	trace_free(&t);
 }
 
+/* dropping the records keeps names and warnings: what a report of the trace points at */
+static void dropped_records_leave_names_and_warnings(void **state)
+{
+	(void)state;
+	struct kp_trace t;
+	struct kp_diag d;
+	assert_int_equal(load_text(&t, old2022, 0, &d), 0);
+	assert_true(t.nops > 0 && t.ngpu > 0 && t.nlaunches > 0);
+	const char *name = t.gpu[0].name;
+	char copy[256];
+	snprintf(copy, sizeof(copy), "%s", name);
+	int warned = diag_warn_total(&t.warn);
+	trace_drop_records(&t);
+	assert_null(t.ops);
+	assert_null(t.gpu);
+	assert_null(t.launches);
+	assert_int_equal(t.nops + t.ngpu + t.nlaunches + t.nthreads + t.nsteps, 0);
+	assert_string_equal(name, copy); /* interned in the trace's arena, still there */
+	assert_int_equal(diag_warn_total(&t.warn), warned);
+	assert_non_null(t.display);
+	trace_free(&t);
+}
+
 static void reads_b_e_pairs_string_pids_and_bare_event_arrays(void **state)
 {
 	(void)state;
@@ -768,6 +791,7 @@ int main(void)
 		cmocka_unit_test(links_2022_traces_by_time_nesting_and_counts_one_level),
 		cmocka_unit_test(graph_kernels_sharing_one_correlation_all_link),
 		cmocka_unit_test(rare_fields_sit_in_side_tables_and_link_ids_are_freed),
+		cmocka_unit_test(dropped_records_leave_names_and_warnings),
 		cmocka_unit_test(reads_b_e_pairs_string_pids_and_bare_event_arrays),
 		cmocka_unit_test(keeps_complete_events_of_a_truncated_trace),
 		cmocka_unit_test(malformed_json_is_a_located_error),
