@@ -144,7 +144,8 @@ int main(int argc, char **argv)
 EOF
 cc=${CC:-cc}
 $cc -std=c11 -D_GNU_SOURCE -O2 -I"$root/include" -o "$dir/driver" "$dir/driver.c" \
-    "$root/src/json.c" "$root/src/input.c" "$root/src/arena.c" "$root/src/diag.c" -lz ||
+    "$root/src/json.c" "$root/src/input.c" "$root/src/arena.c" "$root/src/diag.c" \
+    "$root/src/utf8.c" -lz -lzstd ||
     die "cannot build the driver"
 
 pin=()

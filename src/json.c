@@ -11,6 +11,12 @@
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
+#if defined(__x86_64__) && defined(__GNUC__)
+/* AVX2 kernels are compiled with a target attribute and chosen at run time */
+#define HAVE_AVX2 1
+#include <immintrin.h>
+#define AVX2_FN __attribute__((target("avx2")))
+#endif
 
 #include "kprof/arena.h"
 
@@ -41,7 +47,7 @@ static const char E_EOF[] = "unexpected end of input";
 static const char E_READ[] = "read error";
 
 /* JSON whitespace: most bytes are above ' ', so one compare settles them. */
-static inline int is_ws(int c)
+static inline __attribute__((always_inline)) int is_ws(int c)
 {
 	return c <= ' ' && (c == ' ' || c == '\n' || c == '\r' || c == '\t');
 }
@@ -66,17 +72,83 @@ static inline int is_wordch(int c)
 	return wordch[c];
 }
 
-/* '\n' count in @s[0..n); SSE2 compares 16 bytes at a time and sums with psadbw. */
-static int64_t count_nl(const char *s, size_t n)
+/* ---- kernel levels ---- */
+
+static int simd_level = -1; /* enum kp_json_simd; -1: not chosen yet */
+
+static enum kp_json_simd simd_best(void)
+{
+#ifdef HAVE_AVX2
+	__builtin_cpu_init();
+	if (__builtin_cpu_supports("avx2"))
+		return JSON_SIMD_AVX2;
+#endif
+#ifdef __SSE2__
+	return JSON_SIMD_SSE2;
+#else
+	return JSON_SIMD_SCALAR;
+#endif
+}
+
+/* clang-format off */
+static const char *const simd_names[] = {
+	[JSON_SIMD_SCALAR] = "scalar", [JSON_SIMD_SSE2] = "sse2", [JSON_SIMD_AVX2] = "avx2",
+};
+/* clang-format on */
+
+const char *json_simd_name(enum kp_json_simd level)
+{
+	return level >= JSON_SIMD_SCALAR && level <= JSON_SIMD_AVX2 ? simd_names[level] : "?";
+}
+
+/* KPROF_SIMD's level, capped at @best; @best when unset or not a level's name. */
+static enum kp_json_simd simd_env(enum kp_json_simd best)
+{
+	const char *env = getenv("KPROF_SIMD");
+	for (int k = JSON_SIMD_SCALAR; env && k < (int)best; k++)
+		if (strcmp(env, simd_names[k]) == 0)
+			return (enum kp_json_simd)k;
+	return best;
+}
+
+enum kp_json_simd json_simd_set(enum kp_json_simd level)
+{
+	enum kp_json_simd best = simd_best();
+	if (level == JSON_SIMD_AUTO)
+		level = simd_env(best);
+	else if (level < JSON_SIMD_SCALAR || level > best)
+		level = best;
+	__atomic_store_n(&simd_level, (int)level, __ATOMIC_RELAXED);
+	return level;
+}
+
+enum kp_json_simd json_simd(void)
+{
+	int level = __atomic_load_n(&simd_level, __ATOMIC_RELAXED);
+	return level >= 0 ? (enum kp_json_simd)level : json_simd_set(JSON_SIMD_AUTO);
+}
+
+/* ---- newline counts ---- */
+
+static int64_t count_nl_scalar(const char *s, size_t n)
+{
+	int64_t c = 0;
+	for (size_t i = 0; i < n; i++)
+		c += s[i] == '\n';
+	return c;
+}
+
+#ifdef __SSE2__
+/* 16 bytes a compare, 64 a step in two accumulators, summed with psadbw. */
+static int64_t count_nl_sse2(const char *s, size_t n)
 {
 	int64_t c = 0;
 	size_t i = 0;
-#ifdef __SSE2__
 	const __m128i nl = _mm_set1_epi8('\n');
 	while (n - i >= 16) {
 		size_t stop = n - i > 255 * 16 ? i + 255 * 16 : n;
 		__m128i acc = _mm_setzero_si128();
-		/* 64 bytes a step, two accumulators (each lane gains at most 255 in all) */
+		/* each lane gains at most 255 in all */
 		__m128i acc2 = _mm_setzero_si128();
 		for (; i + 64 <= stop; i += 64) {
 			__m128i e0 = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(s + i)), nl);
@@ -97,10 +169,55 @@ static int64_t count_nl(const char *s, size_t n)
 		__m128i sad = _mm_sad_epu8(acc, _mm_setzero_si128());
 		c += _mm_extract_epi16(sad, 0) + _mm_extract_epi16(sad, 4);
 	}
+	return c + count_nl_scalar(s + i, n - i);
+}
 #endif
-	for (; i < n; i++)
-		c += s[i] == '\n';
-	return c;
+
+#ifdef HAVE_AVX2
+/* count_nl_sse2() with 32-byte compares. */
+static AVX2_FN int64_t count_nl_avx2(const char *s, size_t n)
+{
+	int64_t c = 0;
+	size_t i = 0;
+	const __m256i nl = _mm256_set1_epi8('\n');
+	while (n - i >= 32) {
+		size_t stop = n - i > 255 * 32 ? i + 255 * 32 : n;
+		__m256i acc = _mm256_setzero_si256(), acc2 = _mm256_setzero_si256();
+		for (; i + 64 <= stop; i += 64) {
+			__m256i e0 = _mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)(s + i)),
+						       nl);
+			__m256i e1 = _mm256_cmpeq_epi8(_mm256_loadu_si256(
+							       (const __m256i *)(s + i + 32)),
+						       nl);
+			acc = _mm256_sub_epi8(acc, e0);
+			acc2 = _mm256_sub_epi8(acc2, e1);
+		}
+		acc = _mm256_add_epi8(acc, acc2);
+		for (; i + 32 <= stop; i += 32) {
+			__m256i x = _mm256_loadu_si256((const __m256i *)(s + i));
+			acc = _mm256_sub_epi8(acc, _mm256_cmpeq_epi8(x, nl));
+		}
+		__m256i sad = _mm256_sad_epu8(acc, _mm256_setzero_si256());
+		c += _mm256_extract_epi64(sad, 0) + _mm256_extract_epi64(sad, 1) +
+		     _mm256_extract_epi64(sad, 2) + _mm256_extract_epi64(sad, 3);
+	}
+	return c + count_nl_scalar(s + i, n - i);
+}
+#endif
+
+/* '\n' count in @s[0..n) with the kernels of @level. */
+static int64_t count_nl(int level, const char *s, size_t n)
+{
+#ifdef HAVE_AVX2
+	if (level >= JSON_SIMD_AVX2)
+		return count_nl_avx2(s, n);
+#endif
+#ifdef __SSE2__
+	if (level >= JSON_SIMD_SSE2)
+		return count_nl_sse2(s, n);
+#endif
+	(void)level;
+	return count_nl_scalar(s, n);
 }
 
 /* ---- window ---- */
@@ -108,7 +225,7 @@ static int64_t count_nl(const char *s, size_t n)
 /* Drop buf[0..from): count its lines first, then move the rest to the front. */
 static void discard(struct kp_json *p, size_t from)
 {
-	p->lines_before += count_nl(p->buf, from);
+	p->lines_before += count_nl(p->simd, p->buf, from);
 	const char *nl = memrchr(p->buf, '\n', from);
 	if (nl)
 		p->last_nl_before = p->base + (nl - p->buf);
@@ -219,6 +336,7 @@ void json_init(struct kp_json *p, kp_json_read_fn read, void *ctx, size_t window
 	p->max_depth = JSON_MAX_DEPTH;
 	p->stack = xmalloc(JSON_MAX_DEPTH);
 	p->state = S_TOP;
+	p->simd = json_simd();
 }
 
 struct mem_src {
@@ -267,6 +385,7 @@ void json_init_elems(struct kp_json *p, char *s, size_t len, int64_t base, int m
 	p->last_nl_before = -1;
 	p->pin = -1;
 	p->max_depth = max_depth;
+	p->simd = json_simd();
 	p->stack = xmalloc(JSON_MAX_DEPTH);
 	p->stack[0] = 'a';
 	p->depth = 1;
@@ -291,7 +410,7 @@ int json_after_value(const struct kp_json *p, int64_t *off)
 
 void json_lines_at(const struct kp_json *p, int64_t *lines, int64_t *last_nl)
 {
-	*lines = p->lines_before + count_nl(p->buf, p->pos);
+	*lines = p->lines_before + count_nl(p->simd, p->buf, p->pos);
 	const char *nl = memrchr(p->buf, '\n', p->pos);
 	*last_nl = nl ? p->base + (nl - p->buf) : p->last_nl_before;
 }
@@ -308,13 +427,13 @@ void json_resume(struct kp_json *p, int64_t off, int64_t lines, int64_t last_nl)
 
 int64_t json_count_nl(const char *s, size_t n)
 {
-	return count_nl(s, n);
+	return count_nl(json_simd(), s, n);
 }
 
 /* ---- tokens ---- */
 
 /* Advance p->pos past whitespace; returns the next byte, or -1 at end of input. */
-static inline int skip_ws(struct kp_json *p)
+static inline __attribute__((always_inline)) int skip_ws(struct kp_json *p)
 {
 	for (;;) {
 		const unsigned char *b = (const unsigned char *)p->buf;
@@ -332,25 +451,32 @@ static inline int skip_ws(struct kp_json *p)
 	}
 }
 
-/* Index of the first '"', '\\' or control byte at or after @i; the sentinel bounds it. */
-static inline size_t scan_str(const char *buf, size_t i)
+/*
+ * Index of the first '"', '\\' or control byte at or after @i; the sentinel bounds it.
+ * SSE2 also on the AVX2 level: most strings (keys, short names) end within 16 bytes.
+ */
+static inline size_t scan_str(int level, const char *buf, size_t i)
 {
 #ifdef __SSE2__
-	const __m128i q = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\'), ctl = _mm_set1_epi8(0x1f);
-	for (;;) {
-		__m128i x = _mm_loadu_si128((const __m128i *)(buf + i));
-		__m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, q), _mm_cmpeq_epi8(x, bs)),
-					 _mm_cmpeq_epi8(_mm_min_epu8(x, ctl), x));
-		unsigned mask = _mm_movemask_epi8(m);
-		if (mask)
-			return i + __builtin_ctz(mask);
-		i += 16;
+	if (level != JSON_SIMD_SCALAR) {
+		const __m128i q = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\');
+		const __m128i ctl = _mm_set1_epi8(0x1f);
+		for (;;) {
+			__m128i x = _mm_loadu_si128((const __m128i *)(buf + i));
+			__m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, q),
+							      _mm_cmpeq_epi8(x, bs)),
+						 _mm_cmpeq_epi8(_mm_min_epu8(x, ctl), x));
+			unsigned mask = _mm_movemask_epi8(m);
+			if (mask)
+				return i + __builtin_ctz(mask);
+			i += 16;
+		}
 	}
-#else
+#endif
+	(void)level;
 	while ((unsigned char)buf[i] >= 0x20 && buf[i] != '"' && buf[i] != '\\')
 		i++;
 	return i;
-#endif
 }
 
 static inline int is_hex(int c)
@@ -364,24 +490,26 @@ static inline int is_digit(int c)
 }
 
 /* Index of the first non-digit at or after @i; the sentinel bounds it. */
-static inline size_t scan_digits(const unsigned char *b, size_t i)
+static inline size_t scan_digits(int level, const unsigned char *b, size_t i)
 {
 #ifdef __SSE2__
-	/* timestamps have 13-19 digits: one compare instead of a mispredicted loop exit */
-	const __m128i zero = _mm_set1_epi8('0'), nine = _mm_set1_epi8(9);
-	for (;;) {
-		__m128i d = _mm_sub_epi8(_mm_loadu_si128((const __m128i *)(b + i)), zero);
-		__m128i isd = _mm_cmpeq_epi8(_mm_min_epu8(d, nine), d);
-		unsigned other = ~_mm_movemask_epi8(isd) & 0xffff;
-		if (other)
-			return i + __builtin_ctz(other);
-		i += 16;
+	if (level != JSON_SIMD_SCALAR) {
+		/* timestamps have 13-19 digits: one compare instead of a mispredicted loop exit */
+		const __m128i zero = _mm_set1_epi8('0'), nine = _mm_set1_epi8(9);
+		for (;;) {
+			__m128i d = _mm_sub_epi8(_mm_loadu_si128((const __m128i *)(b + i)), zero);
+			__m128i isd = _mm_cmpeq_epi8(_mm_min_epu8(d, nine), d);
+			unsigned other = ~_mm_movemask_epi8(isd) & 0xffff;
+			if (other)
+				return i + __builtin_ctz(other);
+			i += 16;
+		}
 	}
-#else
+#endif
+	(void)level;
 	while (is_digit(b[i]))
 		i++;
 	return i;
-#endif
 }
 
 static inline void set_tok(struct kp_json *p, struct kp_json_tok *tok, size_t s, size_t len,
@@ -398,7 +526,7 @@ static inline void set_tok(struct kp_json *p, struct kp_json_tok *tok, size_t s,
  * past the closing quote.  A string cut by the window's end is lexed again after a refill.
  */
 static inline __attribute__((always_inline)) int lex_string(struct kp_json *p,
-							    struct kp_json_tok *tok)
+							    struct kp_json_tok *tok, int level)
 {
 	size_t start, i;
 	int escaped;
@@ -407,7 +535,7 @@ again:
 	i = start + 1;
 	escaped = 0;
 	for (;;) {
-		i = scan_str(p->buf, i);
+		i = scan_str(level, p->buf, i);
 		unsigned char c = p->buf[i];
 		if (c == '"')
 			break;
@@ -465,7 +593,7 @@ struct num_shape {
  * not NULL, gets its shape for num_convert().
  */
 static inline __attribute__((always_inline)) int
-lex_number_sh(struct kp_json *p, struct kp_json_tok *tok, struct num_shape *sh)
+lex_number_sh(struct kp_json *p, struct kp_json_tok *tok, struct num_shape *sh, int level)
 {
 	size_t start, i, d0, d1, f0 = 0, f1 = 0;
 	const unsigned char *b;
@@ -478,7 +606,7 @@ again:
 	if (b[i] == '0') {
 		i++;
 	} else if (is_digit(b[i])) {
-		i = scan_digits(b, i + 1);
+		i = scan_digits(level, b, i + 1);
 	} else {
 		goto bad;
 	}
@@ -488,7 +616,7 @@ again:
 		if (!is_digit(b[i]))
 			goto bad;
 		f0 = i;
-		i = scan_digits(b, i + 1);
+		i = scan_digits(level, b, i + 1);
 		f1 = i;
 	}
 	if (sh) {
@@ -504,7 +632,7 @@ again:
 			i++;
 		if (!is_digit(b[i]))
 			goto bad;
-		i = scan_digits(b, i + 1);
+		i = scan_digits(level, b, i + 1);
 	}
 	if (i >= p->end) {
 		/* stopped by the sentinel: the number may go on in the next read */
@@ -531,9 +659,20 @@ bad:
 	return set_err(p, "invalid number", p->base + i, 0);
 }
 
-static __attribute__((noinline)) int lex_number(struct kp_json *p, struct kp_json_tok *tok)
+static __attribute__((noinline)) int lex_number_vec(struct kp_json *p, struct kp_json_tok *tok)
 {
-	return lex_number_sh(p, tok, NULL);
+	return lex_number_sh(p, tok, NULL, JSON_SIMD_SSE2);
+}
+
+static __attribute__((noinline)) int lex_number_scalar(struct kp_json *p, struct kp_json_tok *tok)
+{
+	return lex_number_sh(p, tok, NULL, JSON_SIMD_SCALAR);
+}
+
+static inline __attribute__((always_inline)) int lex_number(struct kp_json *p,
+							    struct kp_json_tok *tok, int level)
+{
+	return level == JSON_SIMD_SCALAR ? lex_number_scalar(p, tok) : lex_number_vec(p, tok);
 }
 
 /* The literal @word (true, false, null) at p->pos. */
@@ -575,7 +714,8 @@ static inline void after_value(struct kp_json *p)
 	p->state = p->depth ? S_AFTER : S_DONE;
 }
 
-static enum kp_json_type open_container(struct kp_json *p, struct kp_json_tok *tok, int c)
+static inline __attribute__((always_inline)) enum kp_json_type
+open_container(struct kp_json *p, struct kp_json_tok *tok, int c)
 {
 	if (p->depth >= p->max_depth) {
 		set_err(p, "nesting too deep", p->base + p->pos, 0);
@@ -628,7 +768,8 @@ static COLD int at_bom(struct kp_json *p)
  * One token.  Commas and colons are consumed on the way, so a call dispatches on the state
  * once and then runs straight into the key or value lexer.
  */
-enum kp_json_type json_next(struct kp_json *p, struct kp_json_tok *tok)
+static inline __attribute__((always_inline)) enum kp_json_type
+next_tok(struct kp_json *p, struct kp_json_tok *tok, int level)
 {
 	const char *why;
 	int c, r;
@@ -714,7 +855,7 @@ enum kp_json_type json_next(struct kp_json *p, struct kp_json_tok *tok)
 key:
 	if (c != '"')
 		return unexpected(p, tok, c, why);
-	if (lex_string(p, tok) < 0)
+	if (lex_string(p, tok, level) < 0)
 		return fail(p, tok);
 	tok->type = JT_KEY;
 	tok->depth = p->depth;
@@ -724,10 +865,10 @@ key:
 value:
 	if (c == '"') {
 		tok->type = JT_STR;
-		r = lex_string(p, tok);
+		r = lex_string(p, tok, level);
 	} else if (is_digit(c) || c == '-') {
 		tok->type = JT_NUM;
-		r = lex_number(p, tok);
+		r = lex_number(p, tok, level);
 	} else if (c == '{' || c == '[') {
 		return open_container(p, tok, c);
 	} else if (c == 't') {
@@ -751,13 +892,31 @@ value:
 	return tok->type;
 }
 
+static __attribute__((noinline)) enum kp_json_type next_scalar(struct kp_json *p,
+							       struct kp_json_tok *tok)
+{
+	return next_tok(p, tok, JSON_SIMD_SCALAR);
+}
+
+/*
+ * The token paths are compiled twice, with the vector kernels inlined (SSE2 and AVX2 share
+ * the string and digit ones) and with the scalar ones: one branch a call picks the level.
+ */
+enum kp_json_type json_next(struct kp_json *p, struct kp_json_tok *tok)
+{
+	if (p->simd == JSON_SIMD_SCALAR)
+		return next_scalar(p, tok);
+	return next_tok(p, tok, JSON_SIMD_SSE2);
+}
+
 /*
  * The next member name of the object the parser is in, with the ':' after it consumed when
  * it is already in the window (the usual case), so the value's call dispatches straight to
  * the value lexer.  Elsewhere it is json_next().  Errors are the ones json_next() reports,
  * at the same byte: a missing ':' is left for the next call to find.
  */
-enum kp_json_type json_key(struct kp_json *p, struct kp_json_tok *tok)
+static inline __attribute__((always_inline)) enum kp_json_type
+key_tok(struct kp_json *p, struct kp_json_tok *tok, int level)
 {
 	if (p->err)
 		return fail(p, tok);
@@ -781,7 +940,7 @@ enum kp_json_type json_key(struct kp_json *p, struct kp_json_tok *tok)
 	} else {
 		return json_next(p, tok);
 	}
-	if (lex_string(p, tok) < 0)
+	if (lex_string(p, tok, level) < 0)
 		return fail(p, tok);
 	tok->type = JT_KEY;
 	tok->depth = p->depth;
@@ -801,15 +960,45 @@ enum kp_json_type json_key(struct kp_json *p, struct kp_json_tok *tok)
 	return JT_KEY;
 }
 
+static __attribute__((noinline)) enum kp_json_type key_scalar(struct kp_json *p,
+							      struct kp_json_tok *tok)
+{
+	return key_tok(p, tok, JSON_SIMD_SCALAR);
+}
+
+enum kp_json_type json_key(struct kp_json *p, struct kp_json_tok *tok)
+{
+	if (p->simd == JSON_SIMD_SCALAR)
+		return key_scalar(p, tok);
+	return key_tok(p, tok, JSON_SIMD_SSE2);
+}
+
 /* ---- skipping ---- */
 
-/* Bit i set: byte i is '"' / '\\' / a bracket; @b has 64 readable bytes. */
-static inline void block_masks(const char *b, uint64_t *quote, uint64_t *bslash, uint64_t *brk)
+/*
+ * Bit i of *quote / *bslash / *brk set: byte i of @b is '"' / '\\' / a bracket; @b has 64
+ * readable bytes.  '[' | 0x20 == '{' and ']' | 0x20 == '}': one compare pair finds all four.
+ */
+static inline void block_masks_scalar(const char *b, uint64_t *quote, uint64_t *bslash,
+				      uint64_t *brk)
 {
+	uint64_t mq = 0, mb = 0, mk = 0;
+	for (int k = 0; k < 64; k++) {
+		unsigned char c = b[k];
+		mq |= (uint64_t)(c == '"') << k;
+		mb |= (uint64_t)(c == '\\') << k;
+		mk |= (uint64_t)((c | 0x20) == '{' || (c | 0x20) == '}') << k;
+	}
+	*quote = mq;
+	*bslash = mb;
+	*brk = mk;
+}
+
 #ifdef __SSE2__
+static inline void block_masks_sse2(const char *b, uint64_t *quote, uint64_t *bslash, uint64_t *brk)
+{
 	const __m128i q = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\');
 	const __m128i lc = _mm_set1_epi8(0x20), op = _mm_set1_epi8('{'), cl = _mm_set1_epi8('}');
-	/* '[' | 0x20 == '{' and ']' | 0x20 == '}': one compare pair finds all four brackets */
 #define LANE(k, mq, mb, mk)                                                                        \
 	do {                                                                                       \
 		__m128i x = _mm_loadu_si128((const __m128i *)(b + 16 * (k)));                      \
@@ -828,19 +1017,29 @@ static inline void block_masks(const char *b, uint64_t *quote, uint64_t *bslash,
 	*quote = q0 | q1 << 16 | q2 << 32 | q3 << 48;
 	*bslash = b0 | b1 << 16 | b2 << 32 | b3 << 48;
 	*brk = k0 | k1 << 16 | k2 << 32 | k3 << 48;
-#else
-	uint64_t mq = 0, mb = 0, mk = 0;
-	for (int k = 0; k < 64; k++) {
-		unsigned char c = b[k];
-		mq |= (uint64_t)(c == '"') << k;
-		mb |= (uint64_t)(c == '\\') << k;
-		mk |= (uint64_t)((c | 0x20) == '{' || (c | 0x20) == '}') << k;
-	}
-	*quote = mq;
-	*bslash = mb;
-	*brk = mk;
-#endif
 }
+#endif
+
+#ifdef HAVE_AVX2
+static inline AVX2_FN void block_masks_avx2(const char *b, uint64_t *quote, uint64_t *bslash,
+					    uint64_t *brk)
+{
+	const __m256i q = _mm256_set1_epi8('"'), bs = _mm256_set1_epi8('\\');
+	const __m256i lc = _mm256_set1_epi8(0x20), op = _mm256_set1_epi8('{');
+	const __m256i cl = _mm256_set1_epi8('}');
+	__m256i x0 = _mm256_loadu_si256((const __m256i *)b);
+	__m256i x1 = _mm256_loadu_si256((const __m256i *)(b + 32));
+	__m256i y0 = _mm256_or_si256(x0, lc), y1 = _mm256_or_si256(x1, lc);
+#define MASK64(v0, v1)                                                                             \
+	((uint64_t)(uint32_t)_mm256_movemask_epi8(v0) |                                            \
+	 (uint64_t)(uint32_t)_mm256_movemask_epi8(v1) << 32)
+	*quote = MASK64(_mm256_cmpeq_epi8(x0, q), _mm256_cmpeq_epi8(x1, q));
+	*bslash = MASK64(_mm256_cmpeq_epi8(x0, bs), _mm256_cmpeq_epi8(x1, bs));
+	*brk = MASK64(_mm256_or_si256(_mm256_cmpeq_epi8(y0, op), _mm256_cmpeq_epi8(y0, cl)),
+		      _mm256_or_si256(_mm256_cmpeq_epi8(y1, op), _mm256_cmpeq_epi8(y1, cl)));
+#undef MASK64
+}
+#endif
 
 /*
  * Bytes escaped by a backslash (simdjson's find_escaped): runs of backslashes escape the
@@ -879,7 +1078,9 @@ static inline uint64_t prefix_xor(uint64_t x)
  * truncation are errors, and the scan always advances, so it never loops or reads outside
  * the window.
  */
-static int skip_scan(struct kp_json *p, size_t i, int d, unsigned char *st, int limit)
+static inline __attribute__((always_inline)) int
+skip_scan_with(struct kp_json *p, size_t i, int d, unsigned char *st, int limit,
+	       void (*block_masks)(const char *, uint64_t *, uint64_t *, uint64_t *))
 {
 	uint64_t esc_carry = 0, in_carry = 0;
 	char tmp[64];
@@ -942,7 +1143,40 @@ static int skip_scan(struct kp_json *p, size_t i, int d, unsigned char *st, int 
 	}
 }
 
-int json_skip(struct kp_json *p)
+/* skip_scan_with() for each level: the block kernel inlined into the loop. */
+static int skip_scan_scalar(struct kp_json *p, size_t i, int d, unsigned char *st, int limit)
+{
+	return skip_scan_with(p, i, d, st, limit, block_masks_scalar);
+}
+
+#ifdef __SSE2__
+static int skip_scan_sse2(struct kp_json *p, size_t i, int d, unsigned char *st, int limit)
+{
+	return skip_scan_with(p, i, d, st, limit, block_masks_sse2);
+}
+#endif
+
+#ifdef HAVE_AVX2
+static AVX2_FN int skip_scan_avx2(struct kp_json *p, size_t i, int d, unsigned char *st, int limit)
+{
+	return skip_scan_with(p, i, d, st, limit, block_masks_avx2);
+}
+#endif
+
+static int skip_scan(struct kp_json *p, size_t i, int d, unsigned char *st, int limit)
+{
+#ifdef HAVE_AVX2
+	if (p->simd >= JSON_SIMD_AVX2)
+		return skip_scan_avx2(p, i, d, st, limit);
+#endif
+#ifdef __SSE2__
+	if (p->simd >= JSON_SIMD_SSE2)
+		return skip_scan_sse2(p, i, d, st, limit);
+#endif
+	return skip_scan_scalar(p, i, d, st, limit);
+}
+
+static inline __attribute__((always_inline)) int skip_value(struct kp_json *p, int level)
 {
 	struct kp_json_tok tok;
 	if (p->err)
@@ -980,7 +1214,7 @@ int json_skip(struct kp_json *p)
 start:
 	if (c == '"' || is_digit(c)) {
 		/* the common scalars, lexed (and validated) without a second dispatch */
-		if ((c == '"' ? lex_string(p, &tok) : lex_number(p, &tok)) < 0)
+		if ((c == '"' ? lex_string(p, &tok, level) : lex_number(p, &tok, level)) < 0)
 			return -1;
 		after_value(p);
 		return 0;
@@ -995,6 +1229,18 @@ start:
 		return -1;
 	after_value(p);
 	return 0;
+}
+
+static __attribute__((noinline)) int skip_value_scalar(struct kp_json *p)
+{
+	return skip_value(p, JSON_SIMD_SCALAR);
+}
+
+int json_skip(struct kp_json *p)
+{
+	if (p->simd == JSON_SIMD_SCALAR)
+		return skip_value_scalar(p);
+	return skip_value(p, JSON_SIMD_SSE2);
 }
 
 int json_skip_rest(struct kp_json *p)
@@ -1026,7 +1272,7 @@ void json_locate(const struct kp_json *p, int64_t off, int *line, int *col)
 		return;
 	}
 	size_t n = (uint64_t)(off - p->base) < p->end ? (size_t)(off - p->base) : p->end;
-	int64_t lines = p->lines_before + count_nl(p->buf, n);
+	int64_t lines = p->lines_before + count_nl(p->simd, p->buf, n);
 	const char *nl = memrchr(p->buf, '\n', n);
 	int64_t last = nl ? p->base + (nl - p->buf) : p->last_nl_before;
 	int64_t l = lines + 1, c = off - last;
@@ -1355,8 +1601,8 @@ static inline uint64_t digits_upto8(const char *s, size_t n)
  * shape is @sh: the digits are known, so the common forms take no second scan.  The rest
  * (exponents, more than 16 integer digits, fractions of integers) go to dec_scaled().
  */
-static inline int num_convert(const struct kp_json_tok *tok, const struct num_shape *sh, int us,
-			      int64_t *out)
+static inline __attribute__((always_inline)) int
+num_convert(const struct kp_json_tok *tok, const struct num_shape *sh, int us, int64_t *out)
 {
 	static const uint64_t p10[] = { 1,      10,      100,      1000,     10000,
 					100000, 1000000, 10000000, 100000000 };
@@ -1379,15 +1625,15 @@ static inline int num_convert(const struct kp_json_tok *tok, const struct num_sh
 
 #endif
 
-enum kp_json_type json_next_int(struct kp_json *p, struct kp_json_tok *tok, int us, int64_t *out,
-				int *rc)
+static inline __attribute__((always_inline)) enum kp_json_type
+int_tok(struct kp_json *p, struct kp_json_tok *tok, int us, int64_t *out, int *rc, int level)
 {
 #ifdef SWAR_DIGITS
 	if (!p->err && p->state == S_VALUE) {
 		int c = skip_ws(p);
 		if (is_digit(c) || c == '-') {
 			struct num_shape sh = { 0, 0, 0 };
-			if (lex_number_sh(p, tok, &sh) < 0)
+			if (lex_number_sh(p, tok, &sh, level) < 0)
 				return fail(p, tok);
 			tok->type = JT_NUM;
 			tok->depth = p->depth;
@@ -1402,4 +1648,18 @@ enum kp_json_type json_next_int(struct kp_json *p, struct kp_json_tok *tok, int 
 		*rc = us ? json_num_us_to_ns(tok->s, tok->len, out)
 			 : json_num_i64(tok->s, tok->len, out);
 	return ty;
+}
+
+static __attribute__((noinline)) enum kp_json_type
+int_scalar(struct kp_json *p, struct kp_json_tok *tok, int us, int64_t *out, int *rc)
+{
+	return int_tok(p, tok, us, out, rc, JSON_SIMD_SCALAR);
+}
+
+enum kp_json_type json_next_int(struct kp_json *p, struct kp_json_tok *tok, int us, int64_t *out,
+				int *rc)
+{
+	if (p->simd == JSON_SIMD_SCALAR)
+		return int_scalar(p, tok, us, out, rc);
+	return int_tok(p, tok, us, out, rc, JSON_SIMD_SSE2);
 }

@@ -71,9 +71,21 @@ struct kp_json {
 	int err_eof;     /* 1: the input ended early (truncation); 0: malformed bytes */
 	int borrowed;    /* buf is the caller's (json_init_elems): never refilled or freed */
 	int short_reads; /* a refill stops after one read that returned bytes */
+	int simd;        /* enum kp_json_simd: the block kernels this parser uses */
 	int64_t pin;     /* a stream offset the window keeps, so json_locate() stays
 				     exact for it (the event being read), -1 none; the window
 				     grows when it must */
+};
+
+/*
+ * The kernels that scan blocks of bytes: string ends, digit runs, newlines and the 64-byte
+ * structural masks of json_skip().  Every level gives the same tokens, errors and offsets.
+ */
+enum kp_json_simd {
+	JSON_SIMD_AUTO = -1, /* json_simd_set(): the CPU's best, or KPROF_SIMD */
+	JSON_SIMD_SCALAR,    /* plain C, every architecture */
+	JSON_SIMD_SSE2,      /* 16-byte compares (x86-64 baseline) */
+	JSON_SIMD_AVX2,      /* 32-byte compares, when the CPU has AVX2 */
 };
 
 #define JSON_DEFAULT_WINDOW (8u << 20)
@@ -115,6 +127,19 @@ void json_lines_at(const struct kp_json *p, int64_t *lines, int64_t *last_nl);
  * @off on.  The grammar state is kept; @lines and @last_nl are json_lines_at()'s at @off.
  */
 void json_resume(struct kp_json *p, int64_t off, int64_t lines, int64_t last_nl);
+
+/*
+ * The level parsers set up from now on use: the best the CPU has, or KPROF_SIMD (scalar,
+ * sse2, avx2; capped at the best, other values ignored) when set.
+ */
+enum kp_json_simd json_simd(void);
+/*
+ * Use @level (capped at the CPU's best; JSON_SIMD_AUTO: as when nothing was set) for parsers
+ * set up from now on; returns the level in use.  For tests.
+ */
+enum kp_json_simd json_simd_set(enum kp_json_simd level);
+/* "scalar", "sse2", "avx2". */
+const char *json_simd_name(enum kp_json_simd level);
 
 /* '\n' bytes in s[0..n). */
 int64_t json_count_nl(const char *s, size_t n);

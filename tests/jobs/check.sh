@@ -5,14 +5,16 @@
 # the chunk cuts (gen-traps.py), a replicated real one (bench/gen-big-trace.py), their gzip and
 # zstd, cuts of them at many offsets (truncation; zstd also cut after compression) and copies
 # with one byte broken (malformed).
-# KPROF_PARSE_CHUNK makes chunks of 64 bytes up, so small files split many times.
+# KPROF_PARSE_CHUNK makes chunks of 64 bytes up, so small files split many times.  The -j 3 runs
+# take the JSON kernel levels in turn (KPROF_SIMD=scalar, sse2, avx2; the -j 1 run: the CPU's
+# best), so every level is held to the same bytes too.
 #   KPROF=build/kprof tests/jobs/check.sh
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top" || exit 2
 : "${KPROF:=$top/build/kprof}"
 export LC_ALL=C NO_COLOR=1 TZ=UTC
-unset KPROF_DEVICE_DB KPROF_PARSE_CHUNK
+unset KPROF_DEVICE_DB KPROF_PARSE_CHUNK KPROF_SIMD
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
@@ -24,11 +26,12 @@ same() {
 	shift 2
 	"$KPROF" analyze -j 1 "$@" "$f" >"$tmp/o1" 2>"$tmp/e1"
 	s1=$?
-	KPROF_PARSE_CHUNK=$chunk "$KPROF" analyze -j 3 "$@" "$f" >"$tmp/o2" 2>"$tmp/e2"
+	simd=$(echo scalar sse2 avx2 | cut -d' ' -f$((n % 3 + 1)))
+	KPROF_SIMD=$simd KPROF_PARSE_CHUNK=$chunk "$KPROF" analyze -j 3 "$@" "$f" >"$tmp/o2" 2>"$tmp/e2"
 	s2=$?
 	n=$((n + 1))
 	if [ $s1 != $s2 ] || ! cmp -s "$tmp/o1" "$tmp/o2" || ! cmp -s "$tmp/e1" "$tmp/e2"; then
-		echo "FAIL jobs: $f (chunk $chunk, $*): status $s1 vs $s2"
+		echo "FAIL jobs: $f (chunk $chunk, KPROF_SIMD=$simd, $*): status $s1 vs $s2"
 		diff "$tmp/e1" "$tmp/e2" | head -5
 		diff "$tmp/o1" "$tmp/o2" | head -5
 		fail=1
@@ -111,5 +114,6 @@ same "$tmp/big5.json" "" $J
 same "$tmp/big5.json.gz" "" $J
 same "$tmp/big5.json.zst" "" $J
 same "$tmp/big5.json" "" -f json -n 0 -g op-shape --breakdown --launches --warnings=all
-[ $fail = 0 ] && echo "  jobs: $n comparisons of -j 1 and -j 3: stdout, stderr, status identical"
+[ $fail = 0 ] && echo "  jobs: $n comparisons of -j 1 and -j 3 (KPROF_SIMD scalar, sse2, avx2 in turn):" \
+	"stdout, stderr, status identical"
 exit $fail
