@@ -107,24 +107,23 @@ static int cmp_step(const void *a, const void *b)
 /*
  * int64 -> int32 index map for keys >= 0.  Profiler ids (External id, correlation) are
  * mostly dense, so a plain array over [lo, hi] serves when the range is small; otherwise
- * the pairs sorted by key (16 bytes an id, where a hash map at load 1/2 took 40-73), found
- * by a binary search inside one bucket of a directory over the key range.
+ * the values sorted by key (4 bytes an id beside the keys the trace already holds, where
+ * a hash map at load 1/2 took 40-73), found by a binary search inside one bucket of a
+ * directory over the key range.  The value v's key is read at keys + v * stride.
  */
-struct ikv {
-	int64_t k;
-	int32_t v;
-};
-
 struct imap {
-	int32_t *val;   /* dense mode: val[k - lo], -1 none; NULL in sorted mode */
-	int64_t lo, hi; /* key range */
-	struct ikv *kv; /* sorted mode: by (k, v), one pair per key once imap_seal() ran */
+	int32_t *val;     /* dense mode: val[k - lo], -1 none; NULL in sorted mode */
+	int64_t lo, hi;   /* key range */
+	const char *keys; /* sorted mode: borrowed, live until imap_free() */
+	size_t stride;
+	int32_t *ord; /* sorted mode: values by (key, value), one per key once imap_seal() ran */
 	size_t n, cap;
-	uint32_t *dir; /* sorted mode: dir[b] = first pair of bucket b, nbuckets + 1 */
+	uint32_t *dir; /* sorted mode: dir[b] = first of bucket b in ord, nbuckets + 1 */
 	int shift;     /* bucket of k: (k - lo) >> shift */
 };
 
-static void imap_init(struct imap *m, size_t n, int64_t lo, int64_t hi)
+static void imap_init(struct imap *m, size_t n, int64_t lo, int64_t hi, const void *keys,
+		      size_t stride)
 {
 	memset(m, 0, sizeof(*m));
 	m->lo = lo;
@@ -136,11 +135,20 @@ static void imap_init(struct imap *m, size_t n, int64_t lo, int64_t hi)
 		memset(m->val, 0xff, ((size_t)(hi - lo) + 1) * sizeof(*m->val));
 		return;
 	}
+	m->keys = keys;
+	m->stride = stride;
 	m->cap = n;
-	m->kv = xmalloc((n + 1) * sizeof(*m->kv));
+	m->ord = xmalloc((n + 1) * sizeof(*m->ord));
 }
 
-/* first insertion wins (values are put in increasing order) */
+static int64_t imap_key(const struct imap *m, int32_t v)
+{
+	int64_t k;
+	memcpy(&k, m->keys + (size_t)v * m->stride, sizeof(k));
+	return k;
+}
+
+/* @k is the key stored for @v (sorted mode reads it there); first insertion wins */
 static void imap_put(struct imap *m, int64_t k, int32_t v)
 {
 	if (m->val) {
@@ -149,15 +157,17 @@ static void imap_put(struct imap *m, int64_t k, int32_t v)
 		return;
 	}
 	if (m->n < m->cap)
-		m->kv[m->n++] = (struct ikv){ k, v };
+		m->ord[m->n++] = v;
 }
 
-static int cmp_ikv(const void *a, const void *b)
+static int cmp_ord(const void *a, const void *b, void *arg)
 {
-	const struct ikv *x = a, *y = b;
-	if (x->k != y->k)
-		return x->k < y->k ? -1 : 1;
-	return (x->v > y->v) - (x->v < y->v);
+	const struct imap *m = arg;
+	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+	int64_t kx = imap_key(m, x), ky = imap_key(m, y);
+	if (kx != ky)
+		return kx < ky ? -1 : 1;
+	return (x > y) - (x < y);
 }
 
 /* After the last put: sorted mode sorts, keeps each key's first value, builds the directory. */
@@ -165,13 +175,13 @@ static void imap_seal(struct imap *m)
 {
 	if (m->val || !m->n)
 		return;
-	qsort(m->kv, m->n, sizeof(*m->kv), cmp_ikv);
+	qsort_r(m->ord, m->n, sizeof(*m->ord), cmp_ord, m);
 	size_t w = 1;
 	for (size_t i = 1; i < m->n; i++)
-		if (m->kv[i].k != m->kv[w - 1].k)
-			m->kv[w++] = m->kv[i];
+		if (imap_key(m, m->ord[i]) != imap_key(m, m->ord[w - 1]))
+			m->ord[w++] = m->ord[i];
 	m->n = w;
-	/* about 4 pairs a bucket when the keys spread evenly */
+	/* about 4 values a bucket when the keys spread evenly */
 	uint64_t range = (uint64_t)(m->hi - m->lo);
 	size_t nb = m->n / 4 + 1;
 	while (m->shift < 63 && (range >> m->shift) >= nb)
@@ -180,7 +190,7 @@ static void imap_seal(struct imap *m)
 	m->dir = xmalloc((nb + 1) * sizeof(*m->dir));
 	size_t i = 0;
 	for (size_t b = 0; b <= nb; b++) {
-		while (i < m->n && (uint64_t)(m->kv[i].k - m->lo) >> m->shift < b)
+		while (i < m->n && (uint64_t)(imap_key(m, m->ord[i]) - m->lo) >> m->shift < b)
 			i++;
 		m->dir[b] = (uint32_t)i;
 	}
@@ -198,18 +208,18 @@ static int32_t imap_get(const struct imap *m, int64_t k)
 	size_t a = m->dir[b], z = m->dir[b + 1];
 	while (a < z) {
 		size_t mid = a + (z - a) / 2;
-		if (m->kv[mid].k < k)
+		if (imap_key(m, m->ord[mid]) < k)
 			a = mid + 1;
 		else
 			z = mid;
 	}
-	return a < m->dir[b + 1] && m->kv[a].k == k ? m->kv[a].v : -1;
+	return a < m->dir[b + 1] && imap_key(m, m->ord[a]) == k ? m->ord[a] : -1;
 }
 
 static void imap_free(struct imap *m)
 {
 	free(m->val);
-	free(m->kv);
+	free(m->ord);
 	free(m->dir);
 }
 
@@ -299,7 +309,7 @@ static void ext_map(const struct kp_trace *t, struct imap *ext)
 			lo = op_ext(t, i) < lo ? op_ext(t, i) : lo;
 			hi = op_ext(t, i) > hi ? op_ext(t, i) : hi;
 		}
-	imap_init(ext, t->nops, lo, hi);
+	imap_init(ext, t->nops, lo, hi, t->op_ext, sizeof(*t->op_ext));
 	for (size_t i = 0; i < t->nops; i++)
 		if (op_ext(t, i) >= 0)
 			imap_put(ext, op_ext(t, i), (int32_t)i);
@@ -351,13 +361,12 @@ static void gpu_ops(struct kp_trace *t, const struct imap *ext)
 			hi = c > hi ? c : hi;
 		}
 	}
-	imap_init(&corr, t->nlaunches, lo, hi);
+	imap_init(&corr, t->nlaunches, lo, hi, t->launch_ids ? &t->launch_ids[0].corr : NULL,
+		  sizeof(*t->launch_ids));
 	for (size_t i = 0; i < t->nlaunches; i++)
 		if (launch_ids(t, i).corr >= 0)
 			imap_put(&corr, launch_ids(t, i).corr, (int32_t)i);
 	imap_seal(&corr);
-	free(t->launch_ids); /* launch_ops() read their External ids; the map holds the rest */
-	t->launch_ids = NULL;
 	for (size_t i = 0; i < t->ngpu; i++) {
 		struct kp_gpu *g = &t->gpu[i];
 		struct kp_corr_ids ids = gpu_ids(t, i);
@@ -417,12 +426,10 @@ void link_trace(struct kp_trace *t)
 	fwdbwd_link(t);
 	struct imap ext;
 	ext_map(t, &ext);
-	free(t->op_ext); /* the map holds what linking still needs of them */
-	t->op_ext = NULL;
 	launch_ops(t, oord, &ext);
 	free(oord);
 	gpu_ops(t, &ext);
 	imap_free(&ext);
-	trace_free_ids(t); /* nothing after linking reads them (ops' went after ext_map) */
+	trace_free_ids(t); /* nothing after linking reads them (the maps read keys there) */
 	gpu_steps(t);
 }
