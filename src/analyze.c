@@ -24,24 +24,25 @@
 #include "kprof/units.h"
 #include "kprof/utf8.h"
 
+/* One per op that GPU work is attributed to (flags in bytes: memory, issue 14). */
 struct op_info {
 	struct kp_cost cost;
-	int evaluated;
-	int tf32;            /* a kernel of the op runs TF32 */
-	int causal;          /* is_causal its kernels' names say: enum kp_causal_hint, 3 both */
-	int counted;         /* counted in totals.ops */
-	int32_t row_added;   /* row that holds its FLOPs/bytes, -1 */
-	int32_t row_seen;    /* row that counted this op call, -1 */
-	int total_added;     /* its FLOPs/bytes are in the totals */
 	int64_t kernel_ns;   /* sum of its GPU kernel durations */
 	int64_t math_ns;     /* ... of its math kernels (kernrole_of) */
 	int64_t move_ns;     /* ... of its data-movement kernels */
 	const char *shape;   /* interned "[M,K]x[K,N]" */
 	const char *key;     /* op-shape key */
-	int sig_done;        /* op-shape: sig and variant looked up */
 	const char *sig;     /* functional signature (op_signature()), interned; NULL none */
 	const char *variant; /* the backend its counted op names ("cudnn", "mm"), interned */
+	int32_t row_added;   /* row that holds its FLOPs/bytes, -1 */
+	int32_t row_seen;    /* row that counted this op call, -1 */
 	int32_t sig_op;      /* the op the signature is of, -1 */
+	uint8_t evaluated;
+	uint8_t tf32;        /* a kernel of the op runs TF32 */
+	uint8_t causal;      /* is_causal its kernels' names say: enum kp_causal_hint, 3 both */
+	uint8_t counted;     /* counted in totals.ops */
+	uint8_t total_added; /* its FLOPs/bytes are in the totals */
+	uint8_t sig_done;    /* op-shape: sig and variant looked up */
 };
 
 /* The value of an interned pointer key (hmap), -1 when first seen. */
@@ -200,14 +201,12 @@ static int cmp_i64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-struct ival {
-	int64_t s, e;
-};
-
-static int cmp_ival(const void *a, const void *b)
+/* GPU events (indexes) by start time, for the busy union */
+static int cmp_start(const void *a, const void *b, void *arg)
 {
-	const struct ival *x = a, *y = b;
-	return x->s < y->s ? -1 : x->s > y->s;
+	const struct kp_gpu *g = arg;
+	int64_t x = g[*(const int32_t *)a].ts_ns, y = g[*(const int32_t *)b].ts_ns;
+	return x < y ? -1 : x > y;
 }
 
 static int32_t dominant_device(const struct kp_trace *t)
@@ -480,7 +479,7 @@ struct run {
 	int64_t t_first, t_last; /* span over every kept event */
 	double clk_ns;           /* sum of SM clock x kernel time, for the average clock */
 	int64_t clk_w;
-	struct ival *iv; /* GPU intervals, for busy time */
+	int32_t *iv; /* GPU events counted, for busy time (indexes: 4 bytes, not 16) */
 	size_t niv;
 	struct kp_hmap sigseen; /* op-shape: (part, signature op) pairs counted in sig_calls */
 };
@@ -519,8 +518,10 @@ static void kernel_roles(struct run *R)
 		R->role[i] = (uint8_t)(*rl & 15);
 		int cz = (int)(*rl >> 4);
 		if (cz != CAUSAL_HINT_NONE)
-			info->causal = info->causal == CAUSAL_HINT_NONE || info->causal == cz ? cz
-											      : 3;
+			info->causal = (uint8_t)(info->causal == CAUSAL_HINT_NONE ||
+								 info->causal == cz
+							 ? cz
+							 : 3);
 		if (R->role[i] == KROLE_MATH)
 			info->math_ns += g->dur_ns;
 		else
@@ -530,7 +531,7 @@ static void kernel_roles(struct run *R)
 			int64_t *hint = rowmap_slot(&tf32s, g->name);
 			if (*hint < 0)
 				*hint = has_tf32(g->name);
-			info->tf32 = *hint;
+			info->tf32 = (uint8_t)*hint;
 		}
 	}
 	hmap_free(&tf32s);
@@ -567,7 +568,7 @@ static void count_totals(struct run *R, const struct kp_gpu *g, struct op_info *
 		R->t_first = g->ts_ns;
 	if (g->ts_ns + g->dur_ns > R->t_last)
 		R->t_last = g->ts_ns + g->dur_ns;
-	R->iv[R->niv++] = (struct ival){ g->ts_ns, g->ts_ns + g->dur_ns };
+	R->iv[R->niv++] = (int32_t)(g - R->t->gpu);
 	r->tot.gpu_time_ns += g->dur_ns;
 	if (g->kind == GPU_KERNEL)
 		r->tot.kernels++;
@@ -986,17 +987,18 @@ static void busy_span(struct run *R)
 			t_last = t->launches[i].ts_ns + t->launches[i].dur_ns;
 	}
 	r->tot.span_ns = t_last > t_first ? t_last - t_first : 0;
-	struct ival *iv = R->iv;
-	qsort(iv, R->niv, sizeof(*iv), cmp_ival);
+	qsort_r(R->iv, R->niv, sizeof(*R->iv), cmp_start, (void *)t->gpu);
 	int64_t cur_s = 0, cur_e = INT64_MIN;
 	for (size_t i = 0; i < R->niv; i++) {
-		if (iv[i].s > cur_e) {
+		const struct kp_gpu *g = &t->gpu[R->iv[i]];
+		int64_t s = g->ts_ns, e = g->ts_ns + g->dur_ns;
+		if (s > cur_e) {
 			if (cur_e > INT64_MIN)
 				r->tot.gpu_busy_ns += cur_e - cur_s;
-			cur_s = iv[i].s;
-			cur_e = iv[i].e;
-		} else if (iv[i].e > cur_e) {
-			cur_e = iv[i].e;
+			cur_s = s;
+			cur_e = e;
+		} else if (e > cur_e) {
+			cur_e = e;
 		}
 	}
 	if (cur_e > INT64_MIN)
