@@ -1161,8 +1161,12 @@ static int parse_event(struct loader *L, int64_t off)
 {
 	struct kp_trace *t = L->t;
 	struct ev e;
-	/* only the scalar part needs resetting; slot arrays are guarded by counts */
-	memset(&e, 0, offsetof(struct ev, slot_ndim));
+	/* only the scalar part needs resetting; slot arrays are guarded by counts.  The length
+	 * is hidden from the compiler so this is a call to libc's memset (vector stores), not
+	 * an inlined `rep stos`, which takes tens of cycles to start: 4% of a -j 1 parse */
+	size_t head = offsetof(struct ev, slot_ndim);
+	__asm__("" : "+r"(head));
+	memset(&e, 0, head);
 	e.ext_id = e.corr = e.device = e.stream = e.bytes = e.kernel_flop = e.seq = -1;
 	e.kernel_num_gb = -1;
 	e.mflops = e.mbytes = -1;
