@@ -5,7 +5,9 @@
 #
 # usage: bench/parse-floor.sh [options] [FILE...]
 #   -n N             runs per file and command, best counts (default 5)
-#   -k 'LABEL=ARGS'  a kprof variant to time (repeatable; default 'kprof=analyze --format json')
+#   -k 'LABEL=ARGS'  a kprof variant to time (repeatable; default 'kprof=analyze --format json');
+#                    ARGS may start with VAR=VALUE words (its environment, e.g. KPROF_SIMD=sse2)
+#                    and then @PATH (another kprof build, e.g. @/tmp/kprof-main: before/after)
 #   --big-mb MB      size of the generated trace (default 200; 0: none)
 #   --no-python-big  skip json.load on the generated trace (it needs ~10x its size in RAM)
 #   --record         append the table to bench/RESULTS.md
@@ -32,7 +34,7 @@ variants=()
 ORIG_ARGS=("$@")
 
 die() { echo "parse-floor: error: $*" >&2; exit "${2:-4}"; }
-usage() { sed -n '6,14s/^# \{0,1\}//p' "$0" >&2; exit 2; }
+usage() { sed -n '6,16s/^# \{0,1\}//p' "$0" >&2; exit 2; }
 while [ $# -gt 0 ]; do
     case "$1" in
     -n) runs=${2:?}; shift 2 ;;
@@ -85,22 +87,37 @@ load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 table="$dir/parse-floor.md"
 python3 - "$dir/kprof.bin" "$sj" "$runs" "$big" "$py_big" "${#variants[@]}" "${variants[@]}" \
     "${files[@]}" > "$table" <<'PY' || die "measurement failed" 3
-import os, resource, subprocess, sys, time
+import os, resource, shutil, subprocess, sys, time
 
 kprof, sj, runs, big, py_big, nv = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], \
     sys.argv[5] == "1", int(sys.argv[6])
 variants = [v.split("=", 1) for v in sys.argv[7:7 + nv]]
+
+def command(lab, args):
+    """a variant's ARGS -> (argv, environment): leading VAR=VALUE words, then @PATH (copied
+    beside kprof.bin, as kprof is)"""
+    words, env = args.split(), dict(os.environ)
+    while words and "=" in words[0] and not words[0].startswith("-"):
+        var, val = words.pop(0).split("=", 1)
+        env[var] = val
+    exe = kprof
+    if words and words[0].startswith("@"):
+        exe = os.path.join(os.path.dirname(kprof), "kprof-%s.bin" % lab.replace("/", "_"))
+        shutil.copy(words.pop(0)[1:], exe)
+    return [exe] + words, env
+
+cmds = {lab: command(lab, args) for lab, args in variants}
 files = sys.argv[7 + nv:]
 PYLOAD = "import json,sys; json.load(open(sys.argv[1]))"
 
 RSSF = os.path.join(os.path.dirname(kprof), "rss.txt")
 
-def run(argv):
+def run(argv, env=None):
     """wall s, peak RSS MB, stdout of one command.  GNU time reads the RSS: a child forked
     from python keeps python's peak in its ru_maxrss across exec"""
     t0 = time.perf_counter()
     p = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", RSSF] + argv,
-                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
     w = time.perf_counter() - t0
     if p.returncode != 0:
         sys.exit("parse-floor: error: %s failed (status %d)" % (" ".join(argv), p.returncode))
@@ -124,8 +141,9 @@ for f in files:
     rss = {c: 0.0 for c in cols}
     do_py = py_big or f != big
     for _ in range(runs):
-        for lab, args in variants:
-            w, m, _ = run([kprof] + args.split() + [f])
+        for lab, _ in variants:
+            argv, env = cmds[lab]
+            w, m, _ = run(argv + [f], env)
             best[lab] = min(best[lab], w)
             rss[lab] = max(rss[lab], m)
         w, m, out = run([sj, f])
