@@ -141,7 +141,7 @@ void fwdbwd_link(struct kp_trace *t)
 				const struct kp_slot *bw = tensor_slot(bo, bwd_ops[kind].w);
 				if ((bx || bw) && (!bx || same_dims(bx, x)) &&
 				    (!bw || same_dims(bw, w))) {
-					fo->bwd = b[k].op;
+					trace_opx_of(t, fo)->bwd = b[k].op;
 					break;
 				}
 			}
@@ -155,8 +155,9 @@ void fwdbwd_inputs(const struct kp_trace *t, int32_t i, struct kp_op_in *in)
 {
 	const struct kp_op *op = &t->ops[i];
 	in->linked_out = in->linked_x = in->linked_w = NULL;
-	if (op->bwd >= 0) {
-		const struct kp_op *bo = &t->ops[op->bwd];
+	int32_t bwd = trace_opx(t, op)->bwd;
+	if (bwd >= 0) {
+		const struct kp_op *bo = &t->ops[bwd];
 		in->linked_out = tensor_slot(bo, bwd_ops[bwd_kind(bo->name)].dy);
 	}
 	if (op->parent >= 0 && (!strcmp(op->name, "aten::cudnn_convolution_backward_input") ||

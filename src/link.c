@@ -252,8 +252,9 @@ static int nests_in(const struct kp_op *p, int32_t pi, const struct kp_op *op, i
  * parent is placed before its children, so each op costs O(1) whatever the depth): the
  * outermost ancestor-or-self with a primary model, else the nearest with a secondary
  * model, else the op itself.  Returns the ops' order by (thread, ts) for pass 3.
- * While the tree is walked, each op's model field holds that primary ancestor and its bwd
- * field the secondary one (-1 none; bwd is set later, by fwdbwd_link): no arrays beside.
+ * While the tree is walked, each op's model field holds its primary ancestor-or-self, else
+ * -2 - its secondary one, else -1 (an op below a primary never needs the secondary): no
+ * arrays beside.
  */
 static int32_t *op_tree(struct kp_trace *t)
 {
@@ -270,16 +271,23 @@ static int32_t *op_tree(struct kp_trace *t)
 		int32_t par = sp ? stack[sp - 1] : -1;
 		enum kp_model_class c = (enum kp_model_class)op->cls;
 		op->parent = par;
-		const struct kp_op *p = par >= 0 ? &t->ops[par] : NULL;
-		op->model = p && p->model >= 0 ? p->model : c == MODEL_PRIMARY ? i : -1;
-		op->bwd = c == MODEL_SECONDARY ? i : p ? p->bwd : -1;
+		int32_t pm = par >= 0 ? t->ops[par].model : -1; /* encoded as above */
+		if (pm >= 0)
+			op->model = pm;
+		else if (c == MODEL_PRIMARY)
+			op->model = i;
+		else if (c == MODEL_SECONDARY)
+			op->model = -2 - i;
+		else
+			op->model = pm; /* the parent's secondary, or -1 */
 		stack[sp++] = i;
 	}
 	free(stack);
 	for (size_t i = 0; i < t->nops; i++) {
 		struct kp_op *op = &t->ops[i];
-		op->model = op->model >= 0 ? op->model : op->bwd >= 0 ? op->bwd : (int32_t)i;
-		op->bwd = -1;
+		op->model = op->model >= 0    ? op->model
+			    : op->model <= -2 ? -2 - op->model
+					      : (int32_t)i;
 	}
 	return oord;
 }

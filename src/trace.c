@@ -143,7 +143,21 @@ static void *grow_at(void *vec, size_t *cap, size_t i, size_t size)
 }
 #define VEC_AT(vec, i, cap) ((vec) = grow_at((vec), &(cap), (i), sizeof(*(vec))), &(vec)[(i)])
 
-const struct kp_opx kp_opx_none = { -1, -1, -1 };
+const struct kp_opx kp_opx_none = { -1, -1, -1, -1, -1 };
+
+struct kp_opx *trace_opx_of(const struct kp_trace *t, const struct kp_op *op)
+{
+	int32_t i = (int32_t)(op - t->ops);
+	size_t a = 0, b = t->nopx;
+	while (a < b) {
+		size_t mid = a + (b - a) / 2;
+		if (t->opx[mid].op < i)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	return a < t->nopx && t->opx[a].op == i ? &t->opx[a] : NULL;
+}
 const struct kp_gpux kp_gpux_none = { -1, -1, -1, -1, -1, 0 };
 
 static ssize_t read_cb(void *ctx, void *buf, size_t cap)
@@ -1040,16 +1054,13 @@ static void add_op(struct loader *L, int64_t off, struct ev *e)
 	int ns = 0;
 	op->slots = copy_slots(L, e, &ns);
 	op->nslots = (int16_t)ns;
-	op->x = -1;
 	int64_t seq = name_info(L, e->name) & NI_SEQ ? e->seq : -1;
-	if (e->kernel_flop != -1 || e->kernel_num_gb != -1 || seq != -1) { /* else kp_opx_none's */
-		op->x = (int32_t)t->nopx;
-		*VEC_PUSH(t->opx, t->nopx, t->capopx) = (struct kp_opx){ e->kernel_flop,
-									 e->kernel_num_gb, seq };
-	}
+	if (e->kernel_flop != -1 || e->kernel_num_gb != -1 || seq != -1) /* else kp_opx_none's */
+		*VEC_PUSH(t->opx, t->nopx,
+			  t->capopx) = (struct kp_opx){ e->kernel_flop, e->kernel_num_gb, seq,
+							(int32_t)(t->nops - 1), -1 };
 	op->prec_hint = e->prec_hint;
 	op->cls = (int8_t)name_class(L, e->name);
-	op->bwd = -1;
 	*VEC_AT(t->op_ext, t->nops - 1, t->capop_ext) = e->ext_id;
 	if (e->ph == 'B') {
 		/* the innermost open B op of this thread is its explicit parent (link) */
@@ -1679,11 +1690,10 @@ static void merge(struct loader *L, struct chunk *c, int64_t lines, int64_t last
 	size_t i0 = t->nops, x0 = t->nopx;
 	APPEND(t->ops, t->nops, t->capops, o->ops, o->nops);
 	APPEND(t->opx, t->nopx, t->capopx, o->opx, o->nopx);
-	for (size_t i = i0; i < t->nops; i++) {
+	for (size_t i = i0; i < t->nops; i++)
 		t->ops[i].thread = map[t->ops[i].thread];
-		if (t->ops[i].x >= 0)
-			t->ops[i].x += (int32_t)x0;
-	}
+	for (size_t i = x0; i < t->nopx; i++)
+		t->opx[i].op += (int32_t)i0;
 	i0 = t->nlaunches;
 	APPEND(t->launches, t->nlaunches, t->caplaunches, o->launches, o->nlaunches);
 	for (size_t i = i0; i < t->nlaunches; i++)

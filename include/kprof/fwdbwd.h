@@ -11,7 +11,7 @@
 
 /* Prototypes */
 /*
- * Set kp_op.bwd of each forward convolution op (aten::convolution, _convolution,
+ * Set kp_opx.bwd of each forward convolution op (aten::convolution, _convolution,
  * cudnn_convolution, ...) whose backward is in the trace: the backward conv op under the
  * autograd node ("CudnnConvolutionBackward", "ConvolutionBackward0") whose Sequence number
  * is the forward's and whose input and weight shapes are the forward's.  Needs op parents

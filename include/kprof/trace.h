@@ -15,8 +15,9 @@
 /*
  * Records are kept small (issue 14: peak RSS): what only linking needs (ids) sits in
  * kp_trace.op_ext / launch_ids / gpu_ids, freed by link_trace(); fields few events carry
- * sit in side tables (kp_trace.opx, gpux) that a record indexes with x (-1: none; read
- * them with trace_opx() / trace_gpux()).
+ * sit in side tables: kp_trace.opx, one entry per op that has any, in op order (found by
+ * a binary search), and kp_trace.gpux, indexed by kp_gpu.x (-1: none).  Read them with
+ * trace_opx() / trace_gpux().
  */
 
 /* A CPU op (cat cpu_op; also the legacy "Operator").  Times in ns of the trace's clock. */
@@ -29,20 +30,20 @@ struct kp_op {
 	int32_t parent;        /* enclosing op on the same thread, -1 (set by link; a B op
 				  opened inside a B op: that one, set by load) */
 	int32_t model;         /* op whose model counts this op's kernels, -1 (set by link) */
-	int32_t bwd;           /* forward conv: the backward op giving its output shape, -1
-				  (set by link, fwdbwd.c) */
-	int32_t x;             /* index into kp_trace.opx, -1 */
 	int16_t nslots;
 	int8_t prec_hint; /* kprof traces: "kprof compute" (enum kp_prec), PREC_NONE */
 	int8_t cls;       /* opmodel_class(name), cached at load */
 };
 
-/* An op's rarer fields (kp_op.x). */
+/* An op's rarer fields (kp_trace.opx). */
 struct kp_opx {
 	int64_t kernel_flop;  /* Inductor args, -1 when absent */
 	double kernel_num_gb; /* < 0 when absent */
 	int64_t seq;          /* "Sequence number" (autograd) of the ops fwdbwd.c pairs
 				 (fwdbwd_uses_seq()), else -1 */
+	int32_t op;           /* the op's index */
+	int32_t bwd;          /* forward conv: the backward op giving its output shape, -1
+				 (set by link, fwdbwd.c; such an op has a Sequence number) */
 };
 
 /* ... of a launch or GPU event (kp_trace.launch_ids, gpu_ids). */
@@ -223,10 +224,14 @@ void trace_free_ids(struct kp_trace *t);
 extern const struct kp_opx kp_opx_none;
 extern const struct kp_gpux kp_gpux_none;
 
+/* @op's side fields, NULL when it has none. */
+struct kp_opx *trace_opx_of(const struct kp_trace *t, const struct kp_op *op);
+
 /* @op's side fields (kp_opx_none's when it has none). */
 static inline const struct kp_opx *trace_opx(const struct kp_trace *t, const struct kp_op *op)
 {
-	return op->x >= 0 ? &t->opx[op->x] : &kp_opx_none;
+	const struct kp_opx *x = t->nopx ? trace_opx_of(t, op) : NULL;
+	return x ? x : &kp_opx_none;
 }
 
 static inline const struct kp_gpux *trace_gpux(const struct kp_trace *t, const struct kp_gpu *g)

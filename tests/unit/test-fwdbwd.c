@@ -29,17 +29,15 @@ static struct kp_slot bwd2_slots[] = { SLOT(Y2), SLOT(X), SLOT(W2) };
 /* aten::cudnn_convolution_backward(input, grad_output, weight, ...) */
 static struct kp_slot cudnn_slots[] = { SLOT(X), SLOT(Y), SLOT(W) };
 
-/* the op's Sequence number rides in x until trace_of() moves it to the trace's opx */
+/* the op's Sequence number rides in model until trace_of() moves it to the trace's opx */
 static struct kp_op op(const char *name, int32_t parent, int64_t seq, struct kp_slot *slots, int n)
 {
 	return (struct kp_op){ .name = name,
 			       .parent = parent,
-			       .x = (int32_t)seq,
+			       .model = (int32_t)seq,
 			       .slots = slots,
 			       .nslots = (int16_t)n,
-			       .cls = (int8_t)opmodel_class(name),
-			       .bwd = -1,
-			       .model = -1 };
+			       .cls = (int8_t)opmodel_class(name) };
 }
 
 static struct kp_trace trace_of(struct kp_op *ops, size_t n)
@@ -47,10 +45,20 @@ static struct kp_trace trace_of(struct kp_op *ops, size_t n)
 	static struct kp_opx opx[16];
 	assert_true(n <= 16);
 	for (size_t i = 0; i < n; i++) {
-		opx[i] = (struct kp_opx){ .kernel_flop = -1, .kernel_num_gb = -1, .seq = ops[i].x };
-		ops[i].x = (int32_t)i;
+		opx[i] = (struct kp_opx){ .kernel_flop = -1,
+					  .kernel_num_gb = -1,
+					  .seq = ops[i].model,
+					  .op = (int32_t)i,
+					  .bwd = -1 };
+		ops[i].model = -1;
 	}
 	return (struct kp_trace){ .ops = ops, .nops = n, .capops = n, .opx = opx, .nopx = n };
+}
+
+/* op @i's backward (kp_opx.bwd), -1 */
+static int32_t bwd_of(const struct kp_trace *t, int i)
+{
+	return trace_opx(t, &t->ops[i])->bwd;
 }
 
 static void a_forward_conv_links_to_the_backward_of_its_sequence_number(void **state)
@@ -65,8 +73,8 @@ static void a_forward_conv_links_to_the_backward_of_its_sequence_number(void **s
 	};
 	struct kp_trace t = trace_of(ops, 5);
 	fwdbwd_link(&t);
-	assert_int_equal(ops[1].bwd, 4);
-	assert_int_equal(ops[0].bwd, -1);
+	assert_int_equal(bwd_of(&t, 1), 4);
+	assert_int_equal(bwd_of(&t, 0), -1);
 	struct kp_op_in in;
 	fwdbwd_inputs(&t, 1, &in);
 	assert_ptr_equal(in.linked_out, &bwd_slots[0]); /* grad_output: the forward's output */
@@ -89,7 +97,7 @@ static void other_sequence_numbers_and_nodes_do_not_link(void **state)
 	};
 	struct kp_trace t = trace_of(ops, 6);
 	fwdbwd_link(&t);
-	assert_int_equal(ops[0].bwd, -1);
+	assert_int_equal(bwd_of(&t, 0), -1);
 	/* a forward without a Sequence number never links */
 	struct kp_op ops2[] = {
 		op("aten::convolution", -1, -1, fwd_slots, 2),
@@ -98,7 +106,7 @@ static void other_sequence_numbers_and_nodes_do_not_link(void **state)
 	};
 	t = trace_of(ops2, 3);
 	fwdbwd_link(&t);
-	assert_int_equal(ops2[0].bwd, -1);
+	assert_int_equal(bwd_of(&t, 0), -1);
 }
 
 static void shapes_settle_a_sequence_number_shared_by_two_threads(void **state)
@@ -115,8 +123,8 @@ static void shapes_settle_a_sequence_number_shared_by_two_threads(void **state)
 	};
 	struct kp_trace t = trace_of(ops, 6);
 	fwdbwd_link(&t);
-	assert_int_equal(ops[0].bwd, 5);
-	assert_int_equal(ops[1].bwd, 3);
+	assert_int_equal(bwd_of(&t, 0), 5);
+	assert_int_equal(bwd_of(&t, 1), 3);
 	struct kp_op_in in;
 	fwdbwd_inputs(&t, 1, &in);
 	assert_ptr_equal(in.linked_out, &bwd2_slots[0]);
@@ -135,7 +143,7 @@ static void cudnn_backward_puts_grad_output_second(void **state)
 	};
 	struct kp_trace t = trace_of(ops, 5);
 	fwdbwd_link(&t);
-	assert_int_equal(ops[0].bwd, 2);
+	assert_int_equal(bwd_of(&t, 0), 2);
 	struct kp_op_in in;
 	fwdbwd_inputs(&t, 0, &in);
 	assert_ptr_equal(in.linked_out, &cudnn_slots[1]);

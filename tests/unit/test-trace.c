@@ -213,7 +213,8 @@ static void rare_fields_sit_in_side_tables_and_link_ids_are_freed(void **state)
 	assert_null(t.launch_ids);
 	assert_null(t.gpu_ids);
 	assert_int_equal(trace_opx(&t, op_named(&t, "aten::convolution"))->seq, 7);
-	assert_int_equal(op_named(&t, "aten::mm")->x, -1); /* its Sequence number pairs nothing */
+	assert_null(
+		trace_opx_of(&t, op_named(&t, "aten::mm"))); /* its Sequence number pairs nothing */
 	assert_int_equal(trace_opx(&t, op_named(&t, "aten::mm"))->seq, -1);
 	const struct kp_opx *x = trace_opx(&t, op_named(&t, "triton_poi_0"));
 	assert_int_equal(x->kernel_flop, 1000);
@@ -635,10 +636,16 @@ static char *many_events(int n)
 				sep);
 			break;
 		default:
-			len += (size_t)sprintf(
-				s + len,
-				"%s{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"no ts\", \"dur\": 1}",
-				sep);
+			if (i % 2) /* an op with side fields (kp_trace.opx, op indexes rebased) */
+				len += (size_t)sprintf(
+					s + len,
+					"%s{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"triton_poi_%d\", \"pid\": 1, \"tid\": \"t1\", \"ts\": %d, \"dur\": 5, \"args\": {\"kernel_flop\": %d}}",
+					sep, i % 3, 1000 + i * 10, i);
+			else
+				len += (size_t)sprintf(
+					s + len,
+					"%s{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"no ts\", \"dur\": 1}",
+					sep);
 		}
 	}
 	sprintf(s + len, "\n], \"traceName\": \"x\"}\n");
@@ -735,6 +742,7 @@ static void parallel_parse_gives_the_serial_records(void **state)
 	assert_int_equal(load_jobs(&a, path, 1, 0, &d), 0);
 	assert_true(a.nops > 100 && a.warn.nkinds > 0);
 	assert_true(a.ngpux > 100 && a.ngpux < a.ngpu); /* side table, indexes rebased at merge */
+	assert_true(a.nopx > 100 && a.nopx < a.nops);
 	static const size_t chunks[] = { 64, 300, 4096, 65536 };
 	for (size_t c = 0; c < sizeof(chunks) / sizeof(chunks[0]); c++) {
 		assert_int_equal(load_jobs(&b, path, 3, chunks[c], &d), 0);
