@@ -523,6 +523,24 @@ ssize_t input_read(struct kp_input *in, void *buf, size_t cap, struct kp_diag *d
 	return n;
 }
 
+ssize_t input_pread(struct kp_input *in, void *buf, size_t cap, long long off, struct kp_diag *d)
+{
+	size_t got = 0;
+	while (got < cap) {
+		ssize_t n = pread(in->fd, (char *)buf + got, cap - got,
+				  (off_t)(off + (long long)got));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && got == 0)
+			return diag_error(d, KP_ENV, "error: cannot read '%s': %s", in->name,
+					  strerror(errno));
+		if (n <= 0)
+			break; /* end of file; an error comes back on the next call */
+		got += (size_t)n;
+	}
+	return (ssize_t)got;
+}
+
 void input_close(struct kp_input *in)
 {
 	if (in->gz) {

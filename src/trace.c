@@ -1237,7 +1237,10 @@ static int parse_event(struct loader *L, int64_t off)
 /*
  * With kp_load_opts.jobs > 1 a producer thread reads (and inflates) the stream ahead and cuts
  * it into chunks, each right after a '}' that looks like the end of an event ('}' ws ',' ws
- * '{' ws '"').  Workers parse every chunk as if it stood inside the event array right after an
+ * '{' ws '"').  A plain regular file is not read by the producer ("direct"): it only finds
+ * the cuts, about every chunk size of the file, in a few kB read around each, and each worker
+ * reads its chunk's bytes with pread(2) into a buffer of its own, so reading is as parallel
+ * as parsing; the main thread reads what it parses itself from the file too.  Workers parse every chunk as if it stood inside the event array right after an
  * element, into records of its own (parse_event(), the serial code).  The main thread parses
  * serially as before and, whenever it stands after an element of the event array exactly
  * where a chunk starts, takes that chunk's records instead of parsing its bytes.  A chunk is
@@ -1272,6 +1275,7 @@ struct chunk {
 	char *buf; /* stream bytes [start, start + len); buf[len] NUL, JSON_PAD */
 	size_t len;
 	int64_t start;
+	int unread;         /* direct: the worker that takes it reads its bytes into buf */
 	struct chunk *next; /* set once by the producer (atomic) */
 	int state;          /* CH_*, under par.lock */
 	/* the worker's results */
@@ -1298,6 +1302,8 @@ struct par {
 	pthread_mutex_t str_lock;  /* t->strs */
 	struct kp_arena str_arena; /* t->strs' strings while threads run */
 	size_t size;               /* target chunk bytes; buffers hold 2 * size + JSON_PAD */
+	int direct;                /* a plain regular file: workers pread their own chunks */
+	int64_t fsize;             /* direct: the file's size when the parse started */
 	pthread_t prod;
 	struct chunk *head, *tail;
 	int produced_all, read_failed;
@@ -1315,6 +1321,7 @@ struct par {
 	/* main thread only */
 	struct chunk *cur; /* read cursor */
 	size_t cur_off;
+	int64_t pos;       /* direct: the stream offset of its next read */
 	struct chunk *rel; /* last released (chunks are released in order) */
 };
 
@@ -1355,6 +1362,25 @@ static int is_space(int c)
 }
 
 /*
+ * Whether b[0..len) starts as what follows a cut ('}' before it): ws ',' ws '{' ws '"': 1 yes,
+ * 0 no, -1 it ends before that is known.
+ */
+static int cut_follows(const char *b, size_t len)
+{
+	static const char want[] = ",{\"";
+	size_t j = 0;
+	for (int w = 0; w < 3; w++) {
+		while (j < len && is_space((unsigned char)b[j]))
+			j++;
+		if (j >= len)
+			return -1;
+		if (b[j++] != want[w])
+			return 0;
+	}
+	return 1;
+}
+
+/*
  * Where to cut b[0..len): just after the last '}' of '}' ws ',' ws '{' ws '"' in the second
  * half; len when there is none (the chunks on both sides of such a cut parse serially).
  */
@@ -1390,23 +1416,48 @@ static char *get_buf(struct par *P)
 	return P->npool ? P->pool[--P->npool] : xmalloc(2 * P->size + JSON_PAD);
 }
 
+/* A chunk of @len bytes at @start, in @buf (NULL: direct, its worker reads them). */
 static void publish(struct par *P, char *buf, size_t len, int64_t start)
 {
 	struct chunk *c = xcalloc(1, sizeof(*c));
 	c->buf = buf;
 	c->len = len;
 	c->start = start;
-	memset(buf + len, 0, JSON_PAD);
-	c->state = CH_QUEUED;
+	c->unread = !buf;
+	if (buf)
+		memset(buf + len, 0, JSON_PAD);
+	/* the stream's first bytes never parse as elements of the event array */
+	c->state = start == 0 ? CH_CANCELLED : CH_QUEUED;
 	pthread_mutex_lock(&P->lock);
 	if (P->tail)
 		__atomic_store_n(&P->tail->next, c, __ATOMIC_RELEASE);
 	else
 		__atomic_store_n(&P->head, c, __ATOMIC_RELEASE);
 	P->tail = c;
-	if (!P->qnext)
+	if (!P->qnext && c->state == CH_QUEUED)
 		P->qnext = c;
 	P->nlive++;
+	pthread_cond_broadcast(&P->cv);
+	pthread_mutex_unlock(&P->lock);
+}
+
+/* The producer after a publish: wait for room (chunks released); 1: stop. */
+static int wait_room(struct par *P)
+{
+	pthread_mutex_lock(&P->lock);
+	while (!P->stop && P->nlive >= P->maxlive && !P->hungry)
+		pthread_cond_wait(&P->cv, &P->lock);
+	if (P->nlive >= P->maxlive)
+		P->hungry = 0; /* one chunk past the bound per request of the main thread */
+	int stop = P->stop;
+	pthread_mutex_unlock(&P->lock);
+	return stop;
+}
+
+static void produced_all(struct par *P)
+{
+	pthread_mutex_lock(&P->lock);
+	P->produced_all = 1;
 	pthread_cond_broadcast(&P->cv);
 	pthread_mutex_unlock(&P->lock);
 }
@@ -1447,23 +1498,80 @@ static void *producer(void *arg)
 		off += (int64_t)cut;
 		buf = nb;
 		len -= cut;
-		pthread_mutex_lock(&P->lock);
-		while (!P->stop && P->nlive >= P->maxlive && !P->hungry)
-			pthread_cond_wait(&P->cv, &P->lock);
-		if (P->nlive >= P->maxlive)
-			P->hungry = 0; /* one chunk past the bound per request of the main thread */
-		int stop = P->stop;
-		pthread_mutex_unlock(&P->lock);
-		if (stop) {
+		if (wait_room(P)) {
 			free(buf);
 			break;
 		}
 	}
-	pthread_mutex_lock(&P->lock);
-	P->produced_all = 1;
-	pthread_cond_broadcast(&P->cv);
-	pthread_mutex_unlock(&P->lock);
+	produced_all(P);
 	return NULL;
+}
+
+/*
+ * The end of a chunk that starts before @from: just after the first '}' at or after @from
+ * that find_cut() would cut after, or @limit (cuts are read from the file, a window at a time).
+ */
+static int64_t next_cut(struct par *P, int64_t from, int64_t limit)
+{
+	char b[8192];
+	struct kp_diag d;
+	while (from < limit) {
+		ssize_t n = input_pread(&P->L->in, b, sizeof(b), from, &d);
+		if (n <= 0)
+			break;
+		size_t len = (size_t)n, i = 0, next = len;
+		const char *q;
+		while (i < len && (q = memchr(b + i, '}', len - i))) {
+			i = (size_t)(q - b);
+			if (from + (int64_t)i + 1 > limit)
+				return limit;
+			int r = cut_follows(b + i + 1, len - i - 1);
+			if (r > 0)
+				return from + (int64_t)i + 1;
+			if (r < 0 && i > 0 && len == sizeof(b)) {
+				next = i; /* the window ends in it: look again from the '}' */
+				break;
+			}
+			i++;
+		}
+		from += (int64_t)next;
+		if (len < sizeof(b))
+			break;
+	}
+	return limit;
+}
+
+/*
+ * The producer of a direct parse: only the chunks' bounds, cut about every P->size bytes of
+ * the file (next_cut()); the workers read the chunks' bytes themselves, in parallel, into
+ * buffers of their own.
+ */
+static void *producer_direct(void *arg)
+{
+	struct par *P = arg;
+	int64_t S = (int64_t)P->size, size = P->fsize, start = 0;
+	for (int64_t k = 1; start < size; k++) {
+		int64_t lim = (k + 1) * S < size ? (k + 1) * S : size;
+		int64_t end = k * S >= size ? size : next_cut(P, k * S, lim);
+		publish(P, NULL, (size_t)(end - start), start);
+		start = end;
+		if (wait_room(P))
+			break;
+	}
+	produced_all(P);
+	return NULL;
+}
+
+/* Direct: chunk @c's bytes into its buffer; 0 when they cannot all be read. */
+static int chunk_read(struct par *P, struct chunk *c)
+{
+	struct kp_diag d;
+	c->unread = 0;
+	ssize_t n = input_pread(&P->L->in, c->buf, c->len, c->start, &d);
+	if (n != (ssize_t)c->len)
+		return 0;
+	memset(c->buf + c->len, 0, JSON_PAD);
+	return 1;
 }
 
 /* Parse chunk @c as elements of the event array, into c->out. */
@@ -1471,6 +1579,8 @@ static void chunk_parse(struct worker *W, struct chunk *c)
 {
 	struct loader *L = &W->L;
 	struct kp_json_tok tk;
+	if (c->unread && !chunk_read(W->P, c))
+		return; /* not clean: the main thread reads it and meets what went wrong */
 	L->t = &c->out;
 	L->chunk = c;
 	L->bail = 0;
@@ -1512,6 +1622,8 @@ static struct chunk *take(struct par *P)
 	P->qnext = c;
 	if (c) {
 		c->state = CH_TAKEN;
+		if (c->unread)
+			c->buf = get_buf(P);
 		/* vectors already grown and touched: no page faults, no regrowth per chunk */
 		if (P->nspare)
 			c->out = P->spare[--P->nspare];
@@ -1559,7 +1671,8 @@ static void release(struct par *P, struct chunk *c)
 	while (c->state == CH_TAKEN)
 		pthread_cond_wait(&P->cv, &P->lock);
 	/* kept even past maxlive: a burst of releases is followed by a burst of reads */
-	*VEC_PUSH(P->pool, P->npool, P->cappool) = c->buf;
+	if (c->buf)
+		*VEC_PUSH(P->pool, P->npool, P->cappool) = c->buf;
 	c->buf = NULL;
 	P->nlive--;
 	P->rel = c;
@@ -1607,7 +1720,7 @@ static struct chunk *wait_next(struct par *P, struct chunk *c)
 static void wait_done(struct par *P, struct chunk *c)
 {
 	pthread_mutex_lock(&P->lock);
-	while (c->state != CH_DONE) {
+	while (c->state == CH_QUEUED || c->state == CH_TAKEN) {
 		struct chunk *s = P->nowork ? NULL : take(P);
 		if (!s) {
 			pthread_cond_wait(&P->cv, &P->lock);
@@ -1622,10 +1735,30 @@ static void wait_done(struct par *P, struct chunk *c)
 	pthread_mutex_unlock(&P->lock);
 }
 
+/*
+ * The main parser's reads in a direct parse: the file's bytes from P->pos on, a chunk's worth
+ * at most (the parser goes on after the chunks it takes: more would be read for nothing).
+ */
+static ssize_t par_pread(struct loader *L, void *buf, size_t cap)
+{
+	struct par *P = L->par;
+	if (cap > P->size)
+		cap = P->size;
+	ssize_t n = input_pread(&L->in, buf, cap, P->pos, &L->read_diag);
+	if (n < 0) {
+		L->read_err = 1;
+		return -1;
+	}
+	P->pos += n;
+	return n;
+}
+
 /* The main parser's reads: the chunks' bytes from the cursor on. */
 static ssize_t par_read(struct loader *L, void *buf, size_t cap)
 {
 	struct par *P = L->par;
+	if (P->direct)
+		return par_pread(L, buf, cap);
 	for (;;) {
 		struct chunk *c = P->cur;
 		if (c && P->cur_off < c->len) {
@@ -1782,6 +1915,7 @@ static int64_t par_sync(struct loader *L)
 		json_resume(&L->p, off, lines, last_nl);
 		P->cur = P->rel;
 		P->cur_off = P->rel->len;
+		P->pos = off;
 	}
 	return nobj;
 }
@@ -1824,6 +1958,11 @@ static void par_start(struct loader *L, int jobs, size_t size)
 	arena_init(&P->str_arena);
 	P->size = size;
 	P->maxlive = (size_t)jobs + 3;
+	struct stat st;
+	if (!L->in.codec && fstat(L->in.fd, &st) == 0) {
+		P->direct = 1;
+		P->fsize = st.st_size;
+	}
 
 	P->nw = jobs;
 	P->w = xcalloc((size_t)jobs, sizeof(*P->w));
@@ -1833,7 +1972,7 @@ static void par_start(struct loader *L, int jobs, size_t size)
 	L->t->strs.arena = &P->str_arena;
 	L->par = P;
 	L->p.short_reads = 1; /* one chunk at a time: the producer may wait for releases */
-	if (pthread_create(&P->prod, NULL, producer, P) != 0) {
+	if (pthread_create(&P->prod, NULL, P->direct ? producer_direct : producer, P) != 0) {
 		L->par = NULL;
 		L->p.short_reads = 0;
 		L->t->strs.arena = &L->t->arena;

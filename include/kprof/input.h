@@ -46,6 +46,12 @@ int input_open(struct kp_input *in, const char *path, struct kp_diag *d);
  * @in->truncated set (the caller decides whether a cut stream is acceptable).
  */
 ssize_t input_read(struct kp_input *in, void *buf, size_t cap, struct kp_diag *d);
+/*
+ * A plain (not compressed) regular file's bytes [@off, @off + @cap), read with pread(2) without
+ * moving the read position, so threads can read their own parts at once: the bytes read (fewer
+ * only at end of file), or -1 with @d filled as input_read() does.
+ */
+ssize_t input_pread(struct kp_input *in, void *buf, size_t cap, long long off, struct kp_diag *d);
 void input_close(struct kp_input *in);
 
 #endif /* KPROF_INPUT_H */

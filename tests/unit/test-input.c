@@ -652,6 +652,45 @@ static void input_returns_short_plain_files_whole(void **state)
 	}
 }
 
+/* input_pread(): any range of a plain file, short only at its end, the read position unmoved */
+static void input_preads_ranges_of_a_plain_file(void **state)
+{
+	(void)state;
+	size_t size = 100000;
+	char *s = gen_text(size);
+	const char *path = tmp_path("pread.json");
+	write_file(path, s, size);
+	struct kp_input in;
+	struct kp_diag d = { 0 };
+	assert_int_equal(input_open(&in, path, &d), 0);
+	char buf[5000];
+	const long long offs[] = { 0, 1, 4095, 50000, 96000, 99999, 100000, 200000 };
+	for (size_t k = 0; k < sizeof(offs) / sizeof(offs[0]); k++) {
+		long long want = (long long)size - offs[k];
+		want = want<0 ? 0 : want>(long long) sizeof(buf) ? (long long)sizeof(buf) : want;
+		assert_int_equal(input_pread(&in, buf, sizeof(buf), offs[k], &d), want);
+		assert_memory_equal(buf, s + (want ? offs[k] : 0), (size_t)want);
+	}
+	assert_int_equal(input_pread(&in, buf, 0, 10, &d), 0);
+	size_t n;
+	char *r = read_all(&in, 4096, &n, &d); /* the stream still reads from its start */
+	assert_int_equal(n, size);
+	assert_memory_equal(r, s, n);
+	free(r);
+	input_close(&in);
+
+	/* a descriptor that cannot be read: status 4, the file named */
+	assert_int_equal(input_open(&in, path, &d), 0);
+	close(in.fd);
+	in.fd = open("/", O_RDONLY | O_DIRECTORY);
+	assert_int_equal(input_pread(&in, buf, sizeof(buf), 0, &d), -1);
+	assert_int_equal(d.status, KP_ENV);
+	assert_non_null(strstr(d.msg, "cannot read"));
+	assert_non_null(strstr(d.msg, "pread.json"));
+	input_close(&in);
+	free(s);
+}
+
 static void input_decompresses_zstd_detected_by_magic(void **state)
 {
 	(void)state;
@@ -909,6 +948,7 @@ int main(void)
 		cmocka_unit_test(input_returns_the_bytes_inflated_before_a_gzip_error),
 		cmocka_unit_test(input_inflates_gzip_with_isal_as_zlib_does),
 		cmocka_unit_test(input_returns_short_plain_files_whole),
+		cmocka_unit_test(input_preads_ranges_of_a_plain_file),
 		cmocka_unit_test(input_decompresses_zstd_detected_by_magic),
 		cmocka_unit_test(input_reads_zstd_from_stdin),
 		cmocka_unit_test(input_reads_an_empty_zstd_stream),

@@ -777,6 +777,44 @@ static void parallel_parse_gives_the_serial_records(void **state)
 	free(text);
 }
 
+/* Events apart by runs of whitespace, some longer than a chunk or the cut search's window. */
+static void parallel_parse_cuts_across_long_whitespace(void **state)
+{
+	(void)state;
+	char *text = many_events(400);
+	size_t len = strlen(text), cap = len * 40 + 1, n = 0, k = 0;
+	char *sp = malloc(cap);
+	for (const char *q = text; *q; q++) {
+		if (q[0] == ',' && q[1] == '\n' && q[2] == '{') {
+			size_t w = k++ % 9 == 0 ? 9000 : k % 3 ? 1 : 70;
+			memset(sp + n, ' ', w); /* before the ',' */
+			n += w;
+			sp[n++] = ',';
+			memset(sp + n, k % 2 ? '\n' : '\t', w); /* between ',' and '{' */
+			n += w;
+			continue;
+		}
+		assert_true(n + 1 < cap);
+		sp[n++] = *q;
+	}
+	sp[n] = '\0';
+	assert_true(k > 300);
+	const char *path = write_file("spaced.json", sp, 0);
+	struct kp_trace a, b;
+	struct kp_diag d;
+	assert_int_equal(load_jobs(&a, path, 1, 0, &d), 0);
+	assert_true(a.nops > 50);
+	static const size_t chunks[] = { 64, 3000, 8192, 20000 };
+	for (size_t c = 0; c < sizeof(chunks) / sizeof(chunks[0]); c++) {
+		assert_int_equal(load_jobs(&b, path, 3, chunks[c], &d), 0);
+		same_trace(&a, &b);
+		trace_free(&b);
+	}
+	trace_free(&a);
+	free(sp);
+	free(text);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -812,6 +850,7 @@ int main(void)
 		cmocka_unit_test(a_cut_gzip_trace_keeps_its_complete_events),
 		cmocka_unit_test(warnings_cut_names_between_utf8_sequences),
 		cmocka_unit_test(parallel_parse_gives_the_serial_records),
+		cmocka_unit_test(parallel_parse_cuts_across_long_whitespace),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
