@@ -157,7 +157,11 @@ $(O)/tests/fake/libcudnn.so.9: tests/unit/fake/fake-cudnn.c Makefile
 
 # tests/gpu/gemm_prog, conv_prog: plain CUDA programs calling cuBLAS / cuBLASLt and cuDNN
 # (tests/gpu/capture_any.sh)
-all: $(O)/gemm_prog $(O)/conv_prog $(O)/metrics_prog
+# tests/gpu/dram_ceiling: the copy / read-2-write-1 / read bandwidth a plain kernel reaches
+# (tests/gpu/workloads_vs_torch.py prints it beside the memory-bound workloads)
+all: $(O)/gemm_prog $(O)/conv_prog $(O)/metrics_prog $(O)/dram_ceiling
+$(O)/dram_ceiling: tests/gpu/dram_ceiling.cu Makefile
+	$(call quiet,NVCC,$<)$(NVCC) -O3 $(NVCC_ARCH) -o $@ $< -Xlinker -rpath=$(CUDA_LIBDIR)
 $(O)/metrics_prog: tests/gpu/metrics_prog.cu Makefile
 	$(call quiet,NVCC,$<)$(NVCC) -O2 $(NVCC_ARCH) -o $@ $< -L$(CUDA_LIBDIR) -lcublas \
 	  -Xlinker -rpath=$(CUDA_LIBDIR)

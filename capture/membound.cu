@@ -552,6 +552,8 @@ __global__ void __launch_bounds__(256)
  * reduced and written), keeps its weight vectors and its fp32 dw (and db) in registers over all
  * rows, and writes one partial row per cluster (@pw, @pb: [clusters, hidden]) for
  * kprof_colsum.  A cluster adds its blocks' row sums through distributed shared memory.
+ * OP RW_SOFTMAX: the softmax backward, y in @x's place (dx = y (dy - sum(y dy)); no weight,
+ * statistics or partial rows).
  */
 namespace cg = cooperative_groups;
 
@@ -632,7 +634,8 @@ __global__ void __launch_bounds__(VPT == 1 ? 1024 : 512)
 #pragma unroll
 	for (int i = 0; i < VPT; i++) {
 		long j = j0 + threadIdx.x + (long)i * bd;
-		wr[i] = j < jend ? __ldg((const uint4 *)w + j) : make_uint4(0, 0, 0, 0);
+		wr[i] = j < jend && OP != RW_SOFTMAX ? __ldg((const uint4 *)w + j)
+						     : make_uint4(0, 0, 0, 0);
 #pragma unroll
 		for (int e = 0; e < VE; e++) {
 			dw[i][e] = 0.f;
@@ -661,13 +664,13 @@ __global__ void __launch_bounds__(VPT == 1 ? 1024 : 512)
 	for (int s = 0; s < stages - 1; s++)
 		issue(cid + (long)s * ncl, s);
 	float inv_h = 1.f / (float)hidden;
-	float rs_n = cid < rows ? __ldg(rstd + cid) : 0.f;
+	float rs_n = OP != RW_SOFTMAX && cid < rows ? __ldg(rstd + cid) : 0.f;
 	float mu_n = OP == RW_LAYERNORM && cid < rows ? __ldg(mean + cid) : 0.f;
 	int s = 0;
 	for (long r = cid; r < rows; r += ncl) {
 		issue(r + (long)(stages - 1) * ncl, s == 0 ? stages - 1 : s - 1);
 		float rs = rs_n, mu = mu_n;
-		if (r + ncl < rows) {
+		if (OP != RW_SOFTMAX && r + ncl < rows) {
 			rs_n = __ldg(rstd + r + ncl);
 			if (OP == RW_LAYERNORM)
 				mu_n = __ldg(mean + r + ncl);
@@ -691,8 +694,8 @@ __global__ void __launch_bounds__(VPT == 1 ? 1024 : 512)
 			unpack<T>(wr[i], wv);
 #pragma unroll
 			for (int e = 0; e < VE; e++) {
-				float g = wv[e] * dv[e], xh = (xv[e] - mu) * rs;
-				sg += g, sgx += g * xh;
+				float g = OP == RW_SOFTMAX ? xv[e] * dv[e] : wv[e] * dv[e];
+				sg += g, sgx += g * ((xv[e] - mu) * rs);
 			}
 		}
 		block_reduce2(sg, sgx, sh);
@@ -725,6 +728,10 @@ __global__ void __launch_bounds__(VPT == 1 ? 1024 : 512)
 #pragma unroll
 			for (int e = 0; e < VE; e++) {
 				float xh = (xv[e] - mu) * rs;
+				if (OP == RW_SOFTMAX) {
+					o[e] = xv[e] * (dv[e] - sg);
+					continue;
+				}
 				o[e] = rs * (wv[e] * dv[e] - a - xh * c);
 				dw[i][e] += dv[e] * xh;
 				if (OP == RW_LAYERNORM)
@@ -738,7 +745,7 @@ __global__ void __launch_bounds__(VPT == 1 ? 1024 : 512)
 #pragma unroll
 	for (int i = 0; i < VPT; i++) {
 		long j = j0 + threadIdx.x + (long)i * bd;
-		if (j >= jend)
+		if (OP == RW_SOFTMAX || j >= jend)
 			continue;
 		float4 *p = (float4 *)(pw + (size_t)cid * hidden + j * VE);
 #pragma unroll
@@ -837,12 +844,12 @@ __global__ void __launch_bounds__(256)
 }
 
 /* Cross-entropy backward: dx = (exp(x - lse) - [j == target]) * dloss, 0 rows for ignore_index. */
-template <typename T>
-__global__ void __launch_bounds__(256)
+template <typename T, int U>
+__global__ void __launch_bounds__(1024)
 	kprof_xent_bwd(T *dx, const T *dloss, const T *x, const long long *target, const float *lse,
 		       long vocab, long long ignore)
 {
-	constexpr int VE = vec<T>::N, U = XENT_U;
+	constexpr int VE = vec<T>::N;
 	long nvec = vocab / VE;
 	size_t off = (size_t)blockIdx.x * vocab;
 	const uint4 *xr = (const uint4 *)(x + off);
@@ -995,6 +1002,11 @@ static unsigned threads_for(long nvec, int items)
 	return (unsigned)(((nvec + items - 1) / items + 31) / 32 * 32);
 }
 
+struct nb_plan;
+template <typename T, int OP> static int nb_pipe_plan(struct nb_plan *p, long rows, long hidden);
+template <typename T>
+static int sm_bwd_pipe(void *dx, const void *y, const void *dy, long rows, long hidden);
+
 template <typename T>
 static int sm_bwd(void *dx, const void *y, const void *dy, long rows, long hidden)
 {
@@ -1003,6 +1015,9 @@ static int sm_bwd(void *dx, const void *y, const void *dy, long rows, long hidde
 	if (hidden % vec<T>::N || rows <= 0 || rows > 2147483647L ||
 	    (nvec + items - 1) / items > 1024)
 		return (int)cudaErrorInvalidValue;
+	int e = sm_bwd_pipe<T>(dx, y, dy, rows, hidden);
+	if (e >= 0)
+		return e;
 	dim3 g((unsigned)rows), b(threads_for(nvec, items));
 #define L(I) kprof_softmax_bwd<T, I><<<g, b>>>((T *)dx, (const T *)y, (const T *)dy, hidden)
 	switch (items) {
@@ -1080,14 +1095,15 @@ struct nb_plan {
 };
 
 /*
- * KPROF_NORM_BWD (A/B measurements): "rows" runs the norm backwards on the register kernels
- * above; "pipe[:V[:K]]" on kprof_norm_bwd_pipe wherever it applies, with V vectors a thread
- * (1 or 2, default 2) and a ring of at most K KiB a block (default 96).  Unset: the pipelined
- * kernel where it measured faster (nb_pipe_plan).  *@force: 1 for "pipe...".
+ * KPROF_NORM_BWD, KPROF_SOFTMAX_BWD (@env; A/B measurements): "rows" runs the norm (softmax)
+ * backwards on the register kernels above; "pipe[:V[:K]]" on kprof_norm_bwd_pipe wherever it
+ * applies, with V vectors a thread (1 or 2, default 2) and a ring of at most K KiB a block
+ * (default 96).  Unset: the pipelined kernel where it measured faster (nb_pipe_plan).
+ * *@force: 1 for "pipe...".
  */
-static void nb_env(int *pipe, int *force, int *vpt, long *cap)
+static void nb_env(const char *env, int *pipe, int *force, int *vpt, long *cap)
 {
-	const char *v = getenv("KPROF_NORM_BWD");
+	const char *v = getenv(env);
 	*pipe = 1, *force = 0, *vpt = 2, *cap = 96 * 1024;
 	if (!v || !*v)
 		return;
@@ -1175,7 +1191,8 @@ template <typename T, int OP> static int nb_pipe_plan(struct nb_plan *p, long ro
 {
 	int pipe, force, vpt, dev = 0, major = 0, optin = 0;
 	long cap, nvec = hidden / vec<T>::N;
-	nb_env(&pipe, &force, &vpt, &cap);
+	nb_env(OP == RW_SOFTMAX ? "KPROF_SOFTMAX_BWD" : "KPROF_NORM_BWD", &pipe, &force, &vpt,
+	       &cap);
 	if (!pipe || nvec < 512 || cudaGetDevice(&dev) != cudaSuccess ||
 	    cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
 	    cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) !=
@@ -1190,6 +1207,12 @@ template <typename T, int OP> static int nb_pipe_plan(struct nb_plan *p, long ro
 		return 0;
 	/* H200, bf16 8192x32768: RMSNorm's register kernel 0.538 ms, the cluster of 4 0.577 */
 	if (nc > 1 && OP == RW_RMSNORM && !force)
+		return 0;
+	/*
+	 * Softmax: only rows beyond the register kernel's 4096 vectors (which spill there; H100,
+	 * bf16 4096x65536: 0.58 ms instead of 1.85; 8192x32768: 0.58 vs 0.58)
+	 */
+	if (OP == RW_SOFTMAX && !force && nvec <= 4096)
 		return 0;
 	unsigned threads = (unsigned)(((cw + vpt - 1) / vpt + 31) / 32 * 32);
 	size_t stage = (size_t)2 * vpt * threads * 16, lim = (size_t)optin - 1024;
@@ -1262,6 +1285,49 @@ template <typename T, int OP> static struct nb_plan nb_plan_for(long rows, long 
 	return p;
 }
 
+/* kprof_norm_bwd_pipe on plan @p (clusters of p->nc blocks where p->nc > 1). */
+template <typename T, int OP>
+static int pipe_launch(const struct nb_plan *p, void *dx, float *pw, float *pb, const void *dy,
+		       const void *x, const float *mean, const float *rstd, const void *w,
+		       long rows, long hidden)
+{
+	cudaLaunchConfig_t cfg;
+	cudaLaunchAttribute at[1];
+	memset(&cfg, 0, sizeof(cfg));
+	memset(at, 0, sizeof(at));
+	cfg.gridDim = dim3((unsigned)p->grid), cfg.blockDim = dim3(p->threads);
+	cfg.dynamicSmemBytes = p->smem, cfg.stream = 0;
+	at[0].id = cudaLaunchAttributeClusterDimension;
+	at[0].val.clusterDim.x = (unsigned)p->nc, at[0].val.clusterDim.y = 1;
+	at[0].val.clusterDim.z = 1;
+	cfg.attrs = at, cfg.numAttrs = p->nc > 1 ? 1 : 0;
+	T *o = (T *)dx;
+	const T *d = (const T *)dy, *xx = (const T *)x, *ww = (const T *)w;
+#define K(V, C)                                                                                    \
+	cudaLaunchKernelEx(&cfg, kprof_norm_bwd_pipe<T, OP, V, C>, o, pw, pb, d, xx, mean, rstd,   \
+			   ww, rows, hidden, p->cw, p->stages)
+	cudaError_t e = p->nc > 1 ? (p->vpt == 2 ? K(2, true) : K(1, true))
+				  : (p->vpt == 2 ? K(2, false) : K(1, false));
+#undef K
+	return (int)e;
+}
+
+/*
+ * Softmax backward on kprof_norm_bwd_pipe (y in x's place, no weight, no partial rows) where
+ * nb_pipe_plan applies; -1 where it does not.
+ */
+template <typename T>
+static int sm_bwd_pipe(void *dx, const void *y, const void *dy, long rows, long hidden)
+{
+	struct nb_plan p;
+	memset(&p, 0, sizeof(p));
+	if (!nb_pipe_plan<T, RW_SOFTMAX>(&p, rows, hidden))
+		return -1;
+	int e = pipe_launch<T, RW_SOFTMAX>(&p, dx, NULL, NULL, dy, y, NULL, NULL, NULL, rows,
+					   hidden);
+	return e ? e : (int)cudaGetLastError();
+}
+
 template <typename T, int OP>
 static int nb_launch(void *dx, void *dw, void *db, const void *dy, const void *x, const float *mean,
 		     const float *rstd, const void *w, void *ws, long rows, long hidden)
@@ -1274,37 +1340,10 @@ static int nb_launch(void *dx, void *dw, void *db, const void *dy, const void *x
 #define L(I, A)                                                                                    \
 	kprof_norm_bwd<T, OP, I, A><<<g, b>>>((T *)dx, pw, pb, (const T *)dy, (const T *)x, mean,  \
 					      rstd, (const T *)w, rows, hidden)
-	if (p.pipe && p.nc == 1) {
-#define P(V)                                                                                       \
-	kprof_norm_bwd_pipe<T, OP, V, false>                                                       \
-		<<<g, b, p.smem>>>((T *)dx, pw, pb, (const T *)dy, (const T *)x, mean, rstd,       \
-				   (const T *)w, rows, hidden, p.cw, p.stages)
-		if (p.vpt == 2)
-			P(2);
-		else
-			P(1);
-#undef P
-	} else if (p.pipe) {
-		cudaLaunchConfig_t cfg;
-		cudaLaunchAttribute at[1];
-		memset(&cfg, 0, sizeof(cfg));
-		memset(at, 0, sizeof(at));
-		cfg.gridDim = g, cfg.blockDim = b, cfg.dynamicSmemBytes = p.smem, cfg.stream = 0;
-		at[0].id = cudaLaunchAttributeClusterDimension;
-		at[0].val.clusterDim.x = (unsigned)p.nc, at[0].val.clusterDim.y = 1;
-		at[0].val.clusterDim.z = 1;
-		cfg.attrs = at, cfg.numAttrs = 1;
-		cudaError_t e;
-		if (p.vpt == 2)
-			e = cudaLaunchKernelEx(&cfg, kprof_norm_bwd_pipe<T, OP, 2, true>, (T *)dx,
-					       pw, pb, (const T *)dy, (const T *)x, mean, rstd,
-					       (const T *)w, rows, hidden, p.cw, p.stages);
-		else
-			e = cudaLaunchKernelEx(&cfg, kprof_norm_bwd_pipe<T, OP, 1, true>, (T *)dx,
-					       pw, pb, (const T *)dy, (const T *)x, mean, rstd,
-					       (const T *)w, rows, hidden, p.cw, p.stages);
-		if (e != cudaSuccess)
-			return (int)e;
+	if (p.pipe) {
+		int e = pipe_launch<T, OP>(&p, dx, pw, pb, dy, x, mean, rstd, w, rows, hidden);
+		if (e)
+			return e;
 	} else if (p.split) {
 		switch (p.items) {
 		case 4:
@@ -1377,6 +1416,49 @@ extern "C" int kk_norm_bwd(int op, void *dx, void *dw, void *db, const void *dy,
 #undef B
 }
 
+/*
+ * The backward's launch: U vectors a thread in flight in blocks of T threads, 8 and 512 by
+ * default (measured against 4 and 256: +2 to +4% on H100 and H200, bf16, vocab 32000 and
+ * 128256); KPROF_XENT_BWD=U:T for A/B measurements (U 1, 2, 4 or 8; T 128, 256, 512 or 1024).
+ */
+template <typename T>
+static int xent_bwd(void *out, const void *dloss, const void *x, const int64_t *target,
+		    const float *lse, long rows, long vocab, long ignore)
+{
+	const char *v = getenv("KPROF_XENT_BWD");
+	int u = 8, t = 512;
+	if (v && *v) {
+		char *e;
+		u = (int)strtol(v, &e, 10);
+		if (*e == ':')
+			t = (int)strtol(e + 1, NULL, 10);
+	}
+	if (u != 1 && u != 2 && u != 4)
+		u = 8;
+	if (t != 128 && t != 256 && t != 1024)
+		t = 512;
+	dim3 g((unsigned)rows), b((unsigned)t);
+#define R(U)                                                                                       \
+	kprof_xent_bwd<T, U><<<g, b>>>((T *)out, (const T *)dloss, (const T *)x,                   \
+				       (const long long *)target, lse, vocab, ignore)
+	switch (u) {
+	case 1:
+		R(1);
+		break;
+	case 2:
+		R(2);
+		break;
+	case 8:
+		R(8);
+		break;
+	default:
+		R(4);
+		break;
+	}
+#undef R
+	return (int)cudaGetLastError();
+}
+
 template <typename T>
 static int xent(int bwd, void *out, float *lse, const void *dloss, const void *x,
 		const int64_t *target, long rows, long vocab, long ignore)
@@ -1385,8 +1467,7 @@ static int xent(int bwd, void *out, float *lse, const void *dloss, const void *x
 		return (int)cudaErrorInvalidValue;
 	dim3 g((unsigned)rows), b(256);
 	if (bwd)
-		kprof_xent_bwd<T><<<g, b>>>((T *)out, (const T *)dloss, (const T *)x,
-					    (const long long *)target, lse, vocab, ignore);
+		return xent_bwd<T>(out, dloss, x, target, lse, rows, vocab, ignore);
 	else
 		kprof_xent_fwd<T><<<g, b>>>((T *)out, lse, (const T *)x, (const long long *)target,
 					    vocab, ignore);

@@ -18,6 +18,10 @@ _fused_rms_norm_backward, native_layer_norm_backward) and, for cross-entropy (tw
 eager), autograd.grad of the loss.  GB/s of both sides use the same compulsory byte count
 (analyze's model of the op kprof records, checked against analyze's csv).
 
+Before the table, the norm section prints the DRAM ceilings on the same GPU: dram_ceiling
+(tests/gpu/dram_ceiling.cu, when built beside KPROF) and torch's copy_ (cudaMemcpyAsync) and
+add on the norm shapes; the table's %pk column is kprof's GB/s over capture's DRAM peak.
+
 kprof times are CUDA-event means over --iters untraced calls (the 'time' lines of capture, at
 least 4 significant digits); PyTorch's the same way (torch.cuda.Event over ITERS calls after
 WARMUP).  Conv forward: the kernels each side ran (kprof's trace; torch.profiler of one call,
@@ -52,6 +56,7 @@ def want(sec):
 
 
 fail = 0
+PEAK = 0.0  # GB/s, from capture's time lines
 
 
 def kprof(name, args, nb=None):
@@ -67,6 +72,10 @@ def kprof(name, args, nb=None):
     print(p.stdout + p.stderr, end="")
     if p.returncode != 0 or "\u2717" in p.stdout:
         fail = 1
+    global PEAK
+    m = re.search(r"of DRAM peak (\d+) GB/s", p.stdout)
+    if m:
+        PEAK = float(m.group(1))
     times = {}
     for m in re.finditer(r"^\s+time\s+([\d.]+) ms/iter\s+.*?\s{2}(\S.*)$", p.stdout, re.M):
         times[m.group(2)] = float(m.group(1))
@@ -405,14 +414,45 @@ for op, r_, h_, hn, kt, tf, fb, tb, bb in mb:
             rows.append((f"{op} bf16 {r_}x{h_} bwd rows-kernel", km, nb / km / 1e6, t, None,
                          nb / t / 1e6, t / km, "GB/s"))
 
+
+
+def ceilings():
+    """achievable DRAM traffic on the norm shapes: x.copy_ (cudaMemcpyAsync device to device,
+    1 read : 1 write, the forwards' pattern) and torch.add(a, b, out=c) (2 reads : 1 write,
+    the backwards'), bf16, same GB/s convention (bytes read + written)"""
+    out = []
+    for r_, h_ in NORMS + VOCABS:
+        a = torch.randn(r_, h_, device="cuda", dtype=torch.bfloat16)
+        b, c = torch.empty_like(a), torch.empty_like(a)
+        n2 = 2.0 * a.numel()
+        tc = tms(lambda: b.copy_(a))
+        ta = tms(lambda: torch.add(a, b, out=c))
+        out.append((f"{r_}x{h_}", 2 * n2 / tc / 1e6, 3 * n2 / ta / 1e6))
+        del a, b, c
+        torch.cuda.empty_cache()
+    dc = os.path.join(os.path.dirname(KPROF), "dram_ceiling")  # tests/gpu/dram_ceiling.cu
+    if os.access(dc, os.X_OK):
+        p = subprocess.run([dc, "512", "1024"], capture_output=True, text=True)
+        print(f"\n== {dc} 512 1024 (exit {p.returncode})")
+        print(p.stdout + p.stderr, end="")
+    print(f"\n# DRAM ceilings, bf16, GB/s (bytes read + written) and % of the {PEAK:.0f} GB/s peak")
+    print(f"{'shape':14} {'copy_ GB/s':>10} {'%peak':>6} {'add GB/s':>9} {'%peak':>6}")
+    for sh, c1, c2 in out:
+        pk = lambda v: f"{100 * v / PEAK:5.1f}%" if PEAK else "-"
+        print(f"{sh:14} {c1:10.1f} {pk(c1):>6} {c2:9.1f} {pk(c2):>6}")
+
+
+if want("norm"):
+    ceilings()
 print(f"\n# {dev}, torch {torch.__version__}, cuDNN {torch.backends.cudnn.version()}, "
       f"{ITERS} iters; torch ms: cudnn.benchmark off / on (sdpa: SDPBackend.CUDNN_ATTENTION); "
-      f"speedup = best torch / kprof")
-print(f"{'case':44} {'kprof ms':>9} {'kprof':>8} {'torch ms':>9} {'bench ms':>9} "
+      f"speedup = best torch / kprof; %pk: kprof GB/s over the DRAM peak {PEAK:.0f} GB/s")
+print(f"{'case':44} {'kprof ms':>9} {'kprof':>8} {'%pk':>4} {'torch ms':>9} {'bench ms':>9} "
       f"{'torch':>8} {'speedup':>8}  unit")
 for name, km, kr, t0, t1, tr, sp, unit in rows:
     f = lambda v, fmt: (fmt % v) if v is not None else "-"
-    print(f"{name:44} {f(km, '%.4f'):>9} {f(kr, '%.1f'):>8} {t0:9.4f} {f(t1, '%.4f'):>9} "
+    pk = f"{100 * kr / PEAK:.0f}" if unit == "GB/s" and PEAK and kr else "-"
+    print(f"{name:44} {f(km, '%.4f'):>9} {f(kr, '%.1f'):>8} {pk:>4} {t0:9.4f} {f(t1, '%.4f'):>9} "
           f"{tr:8.1f} {f(sp, '%.3f'):>8}  {unit}")
 if want("matmul"):
     mm_section()
