@@ -306,6 +306,7 @@ static COLD int set_err(struct kp_json *p, const char *why, int64_t off, int eof
 		p->err = why;
 		p->err_off = off;
 		p->err_eof = eof;
+		p->detour = 1;
 	}
 	return -1;
 }
@@ -337,6 +338,7 @@ void json_init(struct kp_json *p, kp_json_read_fn read, void *ctx, size_t window
 	p->stack = xmalloc(JSON_MAX_DEPTH);
 	p->state = S_TOP;
 	p->simd = json_simd();
+	p->detour = p->simd == JSON_SIMD_SCALAR;
 }
 
 struct mem_src {
@@ -386,6 +388,7 @@ void json_init_elems(struct kp_json *p, char *s, size_t len, int64_t base, int m
 	p->pin = -1;
 	p->max_depth = max_depth;
 	p->simd = json_simd();
+	p->detour = p->simd == JSON_SIMD_SCALAR;
 	p->stack = xmalloc(JSON_MAX_DEPTH);
 	p->stack[0] = 'a';
 	p->depth = 1;
@@ -775,8 +778,6 @@ next_tok(struct kp_json *p, struct kp_json_tok *tok, int level)
 {
 	const char *why;
 	int c, r;
-	if (p->err)
-		return fail(p, tok);
 	c = skip_ws(p);
 	if (p->state == S_VALUE) {
 		/* a member value after json_key(): a direct branch, not the jump table */
@@ -894,20 +895,24 @@ value:
 	return tok->type;
 }
 
-static __attribute__((noinline)) enum kp_json_type next_scalar(struct kp_json *p,
+/*
+ * The token calls are compiled twice: with the vector kernels inlined (SSE2 and AVX2 share the
+ * string and digit ones) and with the scalar ones.  The scalar copy is the way in when
+ * p->detour is set, which the check for an earlier error already reads: an error (repeated
+ * by every call) or the scalar level.  So the level costs the vector path nothing.
+ */
+static __attribute__((noinline)) enum kp_json_type next_detour(struct kp_json *p,
 							       struct kp_json_tok *tok)
 {
+	if (p->err)
+		return fail(p, tok);
 	return next_tok(p, tok, JSON_SIMD_SCALAR);
 }
 
-/*
- * The token paths are compiled twice, with the vector kernels inlined (SSE2 and AVX2 share
- * the string and digit ones) and with the scalar ones: one branch a call picks the level.
- */
 enum kp_json_type json_next(struct kp_json *p, struct kp_json_tok *tok)
 {
-	if (p->simd == JSON_SIMD_SCALAR)
-		return next_scalar(p, tok);
+	if (p->detour)
+		return next_detour(p, tok);
 	return next_tok(p, tok, JSON_SIMD_SSE2);
 }
 
@@ -920,8 +925,6 @@ enum kp_json_type json_next(struct kp_json *p, struct kp_json_tok *tok)
 static inline __attribute__((always_inline)) enum kp_json_type
 key_tok(struct kp_json *p, struct kp_json_tok *tok, int level)
 {
-	if (p->err)
-		return fail(p, tok);
 	int c = skip_ws(p);
 	if (p->state == S_AFTER && p->stack[p->depth - 1] == 'o') {
 		if (c == ',') {
@@ -962,16 +965,18 @@ key_tok(struct kp_json *p, struct kp_json_tok *tok, int level)
 	return JT_KEY;
 }
 
-static __attribute__((noinline)) enum kp_json_type key_scalar(struct kp_json *p,
+static __attribute__((noinline)) enum kp_json_type key_detour(struct kp_json *p,
 							      struct kp_json_tok *tok)
 {
+	if (p->err)
+		return fail(p, tok);
 	return key_tok(p, tok, JSON_SIMD_SCALAR);
 }
 
 enum kp_json_type json_key(struct kp_json *p, struct kp_json_tok *tok)
 {
-	if (p->simd == JSON_SIMD_SCALAR)
-		return key_scalar(p, tok);
+	if (p->detour)
+		return key_detour(p, tok);
 	return key_tok(p, tok, JSON_SIMD_SSE2);
 }
 
@@ -1181,8 +1186,6 @@ static int skip_scan(struct kp_json *p, size_t i, int d, unsigned char *st, int 
 static inline __attribute__((always_inline)) int skip_value(struct kp_json *p, int level)
 {
 	struct kp_json_tok tok;
-	if (p->err)
-		return -1;
 	int c = skip_ws(p);
 	if (p->state == S_VALUE)
 		goto start; /* a member value after json_key(): the common case */
@@ -1233,15 +1236,17 @@ start:
 	return 0;
 }
 
-static __attribute__((noinline)) int skip_value_scalar(struct kp_json *p)
+static __attribute__((noinline)) int skip_detour(struct kp_json *p)
 {
+	if (p->err)
+		return -1;
 	return skip_value(p, JSON_SIMD_SCALAR);
 }
 
 int json_skip(struct kp_json *p)
 {
-	if (p->simd == JSON_SIMD_SCALAR)
-		return skip_value_scalar(p);
+	if (p->detour)
+		return skip_detour(p);
 	return skip_value(p, JSON_SIMD_SSE2);
 }
 
@@ -1631,7 +1636,7 @@ static inline __attribute__((always_inline)) enum kp_json_type
 int_tok(struct kp_json *p, struct kp_json_tok *tok, int us, int64_t *out, int *rc, int level)
 {
 #ifdef SWAR_DIGITS
-	if (!p->err && p->state == S_VALUE) {
+	if (p->state == S_VALUE) {
 		int c = skip_ws(p);
 		if (is_digit(c) || c == '-') {
 			struct num_shape sh = { 0, 0, 0 };
@@ -1653,15 +1658,17 @@ int_tok(struct kp_json *p, struct kp_json_tok *tok, int us, int64_t *out, int *r
 }
 
 static __attribute__((noinline)) enum kp_json_type
-int_scalar(struct kp_json *p, struct kp_json_tok *tok, int us, int64_t *out, int *rc)
+int_detour(struct kp_json *p, struct kp_json_tok *tok, int us, int64_t *out, int *rc)
 {
+	if (p->err)
+		return fail(p, tok); /* what json_next() returns, *rc untouched */
 	return int_tok(p, tok, us, out, rc, JSON_SIMD_SCALAR);
 }
 
 enum kp_json_type json_next_int(struct kp_json *p, struct kp_json_tok *tok, int us, int64_t *out,
 				int *rc)
 {
-	if (p->simd == JSON_SIMD_SCALAR)
-		return int_scalar(p, tok, us, out, rc);
+	if (p->detour)
+		return int_detour(p, tok, us, out, rc);
 	return int_tok(p, tok, us, out, rc, JSON_SIMD_SSE2);
 }

@@ -72,6 +72,7 @@ struct kp_json {
 	int borrowed;    /* buf is the caller's (json_init_elems): never refilled or freed */
 	int short_reads; /* a refill stops after one read that returned bytes */
 	int simd;        /* enum kp_json_simd: the block kernels this parser uses */
+	int detour;      /* the token calls take their slow way in: an error, or scalar */
 	int64_t pin;     /* a stream offset the window keeps, so json_locate() stays
 				     exact for it (the event being read), -1 none; the window
 				     grows when it must */
