@@ -27,22 +27,26 @@
 /* One per op that GPU work is attributed to (flags in bytes: memory, issue 14). */
 struct op_info {
 	struct kp_cost cost;
-	int64_t kernel_ns;   /* sum of its GPU kernel durations */
-	int64_t math_ns;     /* ... of its math kernels (kernrole_of) */
-	int64_t move_ns;     /* ... of its data-movement kernels */
-	const char *shape;   /* interned "[M,K]x[K,N]" */
-	const char *key;     /* op-shape key */
-	const char *sig;     /* functional signature (op_signature()), interned; NULL none */
-	const char *variant; /* the backend its counted op names ("cudnn", "mm"), interned */
-	int32_t row_added;   /* row that holds its FLOPs/bytes, -1 */
-	int32_t row_seen;    /* row that counted this op call, -1 */
-	int32_t sig_op;      /* the op the signature is of, -1 */
+	int64_t kernel_ns; /* sum of its GPU kernel durations */
+	int64_t math_ns;   /* ... of its math kernels (kernrole_of) */
+	int64_t move_ns;   /* ... of its data-movement kernels */
+	int32_t row_added; /* row that holds its FLOPs/bytes, -1 */
+	int32_t row_seen;  /* row that counted this op call, -1 */
 	uint8_t evaluated;
 	uint8_t tf32;        /* a kernel of the op runs TF32 */
 	uint8_t causal;      /* is_causal its kernels' names say: enum kp_causal_hint, 3 both */
 	uint8_t counted;     /* counted in totals.ops */
 	uint8_t total_added; /* its FLOPs/bytes are in the totals */
-	uint8_t sig_done;    /* op-shape: sig and variant looked up */
+};
+
+/* What -g op-shape adds per op_info (same index; allocated for that grouping only). */
+struct op_shape {
+	const char *shape;   /* interned "[M,K]x[K,N]" */
+	const char *key;     /* op-shape key */
+	const char *sig;     /* functional signature (op_signature()), interned; NULL none */
+	const char *variant; /* the backend its counted op names ("cudnn", "mm"), interned */
+	int32_t sig_op;      /* the op the signature is of, -1 */
+	uint8_t sig_done;    /* sig and variant looked up */
 };
 
 /* The value of an interned pointer key (hmap), -1 when first seen. */
@@ -471,6 +475,7 @@ struct run {
 	uint8_t *aseen;      /* GROUP_ANNOT: annotation span already counted as a call */
 	int32_t *oidx;       /* op index -> oi index, -1 for ops without GPU work */
 	struct op_info *oi;
+	struct op_shape *osh;   /* GROUP_OP_SHAPE: one per oi */
 	uint8_t *role;          /* per GPU event: enum kp_krole */
 	struct kp_hmap map;     /* row key -> row index */
 	struct kp_hmap nomodel; /* kernel name -> reasons counted (bit per enum kp_nomodel) */
@@ -495,6 +500,7 @@ static void op_state(struct run *R)
 		if (t->gpu[i].op >= 0 && R->oidx[t->gpu[i].op] < 0)
 			R->oidx[t->gpu[i].op] = (int32_t)noi++;
 	R->oi = xcalloc(noi + 1, sizeof(*R->oi));
+	R->osh = R->o->group == GROUP_OP_SHAPE ? xcalloc(noi + 1, sizeof(*R->osh)) : NULL;
 	for (size_t i = 0; i < noi; i++)
 		R->oi[i].row_added = R->oi[i].row_seen = -1;
 }
@@ -583,22 +589,29 @@ static void count_totals(struct run *R, const struct kp_gpu *g, struct op_info *
 }
 
 /* The op-shape key of an op: name, shapes, dtype, and the math precision when it differs. */
+/* @info's op-shape fields */
+static struct op_shape *shape_of(struct run *R, const struct op_info *info)
+{
+	return &R->osh[info - R->oi];
+}
+
 static const char *op_shape_key(struct run *R, struct op_info *info, const struct kp_op *op)
 {
-	if (!info->key) {
+	struct op_shape *sh = shape_of(R, info);
+	if (!sh->key) {
 		char buf[1536];
-		info->shape = shape_text(&R->st, op);
+		sh->shape = shape_text(&R->st, op);
 		/* the math precision joins the key when it is not the dtype's own */
 		const char *pn = info->cost.prec != PREC_NONE &&
 						 info->cost.prec != dtype_prec(info->cost.dtype)
 					 ? dtype_prec_name(info->cost.prec)
 					 : NULL;
-		int n = snprintf(buf, sizeof(buf), "%s %s %s%s%s", op->name, info->shape,
+		int n = snprintf(buf, sizeof(buf), "%s %s %s%s%s", op->name, sh->shape,
 				 dtype_name(info->cost.dtype), pn ? "/" : "", pn ? pn : "");
 		size_t len = n < (int)sizeof(buf) ? (size_t)n : sizeof(buf) - 1;
-		info->key = strtab_intern(&R->st, buf, utf8_prefix(buf, len, len));
+		sh->key = strtab_intern(&R->st, buf, utf8_prefix(buf, len, len));
 	}
-	return info->key;
+	return sh->key;
 }
 
 /*
@@ -613,8 +626,9 @@ static void op_signature(struct run *R, struct op_info *info, const struct kp_op
 	const struct kp_trace *t = R->t;
 	char buf[512], best[512];
 	int found = 0;
-	info->sig_done = 1;
-	info->sig_op = -1;
+	struct op_shape *sh = shape_of(R, info);
+	sh->sig_done = 1;
+	sh->sig_op = -1;
 	for (int32_t p = (int32_t)(op - t->ops); p >= 0; p = t->ops[p].parent) {
 		const struct kp_op *a = &t->ops[p];
 		if (a->cls != MODEL_PRIMARY && !opmodel_sig_carrier(a->name))
@@ -627,18 +641,18 @@ static void op_signature(struct run *R, struct op_info *info, const struct kp_op
 		if (opmodel_signature(&in, buf, sizeof(buf)) == 0) {
 			memcpy(best, buf, sizeof(buf));
 			found = 1;
-			info->sig_op = p;
+			sh->sig_op = p;
 		}
 	}
 	if (!found)
 		return;
-	info->sig = strtab_intern(&R->st, best, strlen(best));
+	sh->sig = strtab_intern(&R->st, best, strlen(best));
 	const char *v = op->name;
 	if (!strncmp(best, "attention ", 10))
 		v = opmodel_attn_variant(op->name);
 	else if (!strncmp(v, "aten::", 6))
 		v += 6;
-	info->variant = strtab_intern(&R->st, v, strlen(v));
+	sh->variant = strtab_intern(&R->st, v, strlen(v));
 }
 
 /*
@@ -650,10 +664,10 @@ static struct kp_sigpart *row_part(struct run *R, struct kp_row *row, struct op_
 {
 	const char *sig = NULL, *var = NULL;
 	if (info && op) {
-		if (!info->sig_done)
+		if (!shape_of(R, info)->sig_done)
 			op_signature(R, info, op);
-		sig = info->sig;
-		var = info->variant;
+		sig = shape_of(R, info)->sig;
+		var = shape_of(R, info)->variant;
 	}
 	for (int k = 0; k < row->nparts; k++)
 		if (row->parts[k].sig == sig && row->parts[k].variant == var)
@@ -723,7 +737,7 @@ static int32_t row_of(struct run *R, const void *key, const char *name, struct o
 	nr->key = o->group == GROUP_OP_SHAPE ? (const char *)key : name;
 	nr->op = op ? op->name : unlinked_name;
 	if (o->group == GROUP_OP_SHAPE && op)
-		nr->shape = info->shape;
+		nr->shape = shape_of(R, info)->shape;
 	nr->dtype = info && info->cost.dtype != DT_NONE && info->cost.dtype != DT_UNKNOWN
 			    ? dtype_name(info->cost.dtype)
 			    : NULL;
@@ -948,12 +962,12 @@ static void group_event(struct run *R, size_t i)
 		p->peak_flop_ns += row->peak_flop_ns - p0;
 		if (p->step_ns && g->step >= 0 && (size_t)g->step < t->nsteps)
 			p->step_ns[g->step] += g->dur_ns;
-		if (info && info->sig_op >= 0) {
+		if (info && shape_of(R, info)->sig_op >= 0) {
 			/* sig_calls: distinct (signature op, part) pairs */
 			struct {
 				const void *part;
 				int64_t op;
-			} k = { p, info->sig_op };
+			} k = { p, shape_of(R, info)->sig_op };
 			int created;
 			struct kp_hmap_entry *e = hmap_put_str(&R->sigseen, &k, sizeof(k),
 							       &created);
@@ -1119,6 +1133,7 @@ int analyze_run(const struct kp_trace *t, const struct kp_analyze_opts *o, struc
 	hmap_free(&R.nomodel);
 	measured_rows(t, r);
 	free(R.oi);
+	free(R.osh);
 	free(R.oidx);
 	free(R.gannot);
 	free(R.aseen);
