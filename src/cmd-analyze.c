@@ -20,6 +20,7 @@
 #include "kprof/rankreport.h"
 #include "kprof/ranks.h"
 #include "kprof/render.h"
+#include "kprof/stages.h"
 #include "kprof/sort.h"
 #include "kprof/trace.h"
 
@@ -184,6 +185,22 @@ static void render_doc(struct kp_doc *doc, const struct kp_trace *t,
 		analyze_free(&shapes);
 }
 
+/* KPROF_TIMING: the load stage and what its threads did (lo->stats). */
+static void print_load(int64_t ns, const struct kp_load_stats *s)
+{
+	if (!s->threads) {
+		stages_print(stderr, "load", ns, "1 thread");
+		return;
+	}
+	stages_print(stderr, "load", ns,
+		     "%d threads, %s; %lld chunks, %lld taken; main thread: merge %.4f s, release %.4f s, waiting %.4f s; reader busy %.4f s; chunk parsing %.4f s (reading %.4f s) on all threads; workers alive %.4f s",
+		     s->threads,
+		     s->direct ? "chunks read by the workers" : "chunks read by the reader",
+		     (long long)s->chunks, (long long)s->merged, s->main_merge_ns / 1e9,
+		     s->main_release_ns / 1e9, s->main_wait_ns / 1e9, s->reader_busy_ns / 1e9,
+		     s->workers_busy_ns / 1e9, s->workers_read_ns / 1e9, s->workers_ns / 1e9);
+}
+
 /* The device table and @path loaded and linked; 0, or the status after the message. */
 static int load_one(const char *path, const char *db_path, const struct kp_load_opts *lo,
 		    int warn_mode, struct kp_devdb *db, struct kp_trace *t)
@@ -193,14 +210,23 @@ static int load_one(const char *path, const char *db_path, const struct kp_load_
 		fprintf(stderr, "kprof: %s\n", d.msg);
 		return d.status;
 	}
-	if (trace_load(t, path, lo, &d) < 0) {
+	struct kp_load_stats ls;
+	struct kp_load_opts o = *lo;
+	o.stats = stages_on() ? &ls : NULL;
+	int64_t t0 = stages_now();
+	if (trace_load(t, path, &o, &d) < 0) {
 		diag_warn_print(&t->warn, warn_mode, NULL, stderr);
 		fprintf(stderr, "kprof: %s\n", d.msg);
 		trace_free(t);
 		devdb_free(db);
 		return d.status;
 	}
+	int64_t t1 = stages_now();
 	link_trace(t);
+	if (o.stats) {
+		print_load(t1 - t0, o.stats);
+		stages_print(stderr, "link", stages_now() - t1, NULL);
+	}
 	return 0;
 }
 
@@ -256,10 +282,16 @@ static int analyze_write(struct kp_trace *t, struct kp_devdb *db, const struct k
 			 int warn_mode)
 {
 	struct kp_report r;
+	int64_t t0 = stages_now();
 	analyze_run(t, ao, &r);
 	sort_analyze(&r, sp);
 	analyze_select(&r, v->top, min_pct);
+	int64_t t1 = stages_now();
 	int status = write_one(t, ao, &r, v);
+	if (stages_on()) {
+		stages_print(stderr, "analyze", t1 - t0, NULL);
+		stages_print(stderr, "write", stages_now() - t1, NULL);
+	}
 	if (v->opened) { /* nothing written: no warnings either */
 		diag_warn_print(&t->warn, warn_mode, NULL, stderr);
 		diag_warn_print(&r.warn, warn_mode, NULL, stderr);

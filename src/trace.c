@@ -22,6 +22,7 @@
 #include "kprof/hmap.h"
 #include "kprof/input.h"
 #include "kprof/json.h"
+#include "kprof/stages.h"
 #include "kprof/utf8.h"
 
 /* "%.*s" arguments: a name cut to at most 80 bytes, never inside a UTF-8 sequence */
@@ -1269,6 +1270,7 @@ struct dwarn {
 	const char *kind;
 	int64_t off;
 	char *msg;
+	int64_t nl, last_nl; /* '\n' in the chunk before off; stream offset of the last, -1 */
 };
 
 struct chunk {
@@ -1277,7 +1279,7 @@ struct chunk {
 	int64_t start;
 	int unread;         /* direct: the worker that takes it reads its bytes into buf */
 	struct chunk *next; /* set once by the producer (atomic) */
-	int state;          /* CH_*, under par.lock */
+	int state; /* CH_*, written under par.lock (atomic: wait_done() reads it without) */
 	/* the worker's results */
 	int clean;           /* parsed to its last byte, ending after an element */
 	struct kp_trace out; /* records; thread indexes local to the chunk */
@@ -1293,22 +1295,33 @@ struct worker {
 	struct kp_arena arena; /* its slots and thread keys; given to t->arena at the end */
 	pthread_t th;
 	int started;
+	int64_t busy_ns, read_ns, life_ns; /* parsing chunks, reading them (direct), alive */
 };
 
 struct par {
 	struct loader *L; /* the main thread's */
 	pthread_mutex_t lock;
-	pthread_cond_t cv;         /* any change: published, done, released, stop */
+	/* each waits on its own: one wake-up a chunk for one worker, none for the others */
+	pthread_cond_t cv;         /* the main thread: published, done, produced all */
+	pthread_cond_t wcv;        /* workers: published, no more work, stop */
+	pthread_cond_t pcv;        /* the producer: released, hungry, stop */
+	int main_waits;            /* the main thread waits on cv */
 	pthread_mutex_t str_lock;  /* t->strs */
 	struct kp_arena str_arena; /* t->strs' strings while threads run */
 	size_t size;               /* target chunk bytes; buffers hold 2 * size + JSON_PAD */
 	int direct;                /* a plain regular file: workers pread their own chunks */
-	int64_t fsize;             /* direct: the file's size when the parse started */
+	int64_t chunks, merged;    /* published, taken by the main thread */
+	int64_t prod_busy_ns;      /* the producer's time less its waits for room */
+	int64_t merge_ns, release_ns, wait_ns; /* the main thread's */
+	int64_t fsize;                         /* direct: the file's size when the parse started */
 	pthread_t prod;
 	struct chunk *head, *tail;
 	int produced_all, read_failed;
 	struct kp_diag read_diag;
 	size_t nlive, maxlive; /* chunks published and not released */
+	size_t lowlive;        /* a release wakes a waiting producer at this many, so it
+				  publishes a few chunks a wake-up (a wake-up costs a switch) */
+	int prod_waits;        /* the producer waits on pcv */
 	int hungry;            /* the main thread waits for a chunk: publish past maxlive */
 	char **pool;           /* buffers of released chunks: all are reused, none freed */
 	size_t npool, cappool;
@@ -1416,6 +1429,23 @@ static char *get_buf(struct par *P)
 	return P->npool ? P->pool[--P->npool] : xmalloc(2 * P->size + JSON_PAD);
 }
 
+/* under P->lock: something the main thread may wait for happened */
+static void wake_main(struct par *P)
+{
+	if (P->main_waits)
+		pthread_cond_signal(&P->cv);
+}
+
+/* under P->lock: the main thread waits for a change */
+static void main_wait(struct par *P)
+{
+	int64_t t0 = stages_now();
+	P->main_waits = 1;
+	pthread_cond_wait(&P->cv, &P->lock);
+	P->main_waits = 0;
+	P->wait_ns += stages_now() - t0;
+}
+
 /* A chunk of @len bytes at @start, in @buf (NULL: direct, its worker reads them). */
 static void publish(struct par *P, char *buf, size_t len, int64_t start)
 {
@@ -1434,31 +1464,41 @@ static void publish(struct par *P, char *buf, size_t len, int64_t start)
 	else
 		__atomic_store_n(&P->head, c, __ATOMIC_RELEASE);
 	P->tail = c;
+	P->chunks++;
 	if (!P->qnext && c->state == CH_QUEUED)
 		P->qnext = c;
 	P->nlive++;
-	pthread_cond_broadcast(&P->cv);
+	if (c->state == CH_QUEUED)
+		pthread_cond_signal(&P->wcv);
+	wake_main(P);
 	pthread_mutex_unlock(&P->lock);
 }
 
 /* The producer after a publish: wait for room (chunks released); 1: stop. */
-static int wait_room(struct par *P)
+static int wait_room(struct par *P, int64_t *waited)
 {
+	int64_t t0 = stages_now();
 	pthread_mutex_lock(&P->lock);
-	while (!P->stop && P->nlive >= P->maxlive && !P->hungry)
-		pthread_cond_wait(&P->cv, &P->lock);
+	while (!P->stop && P->nlive >= P->maxlive && !P->hungry) {
+		P->prod_waits = 1;
+		pthread_cond_wait(&P->pcv, &P->lock);
+		P->prod_waits = 0;
+	}
 	if (P->nlive >= P->maxlive)
 		P->hungry = 0; /* one chunk past the bound per request of the main thread */
 	int stop = P->stop;
 	pthread_mutex_unlock(&P->lock);
+	*waited += stages_now() - t0;
 	return stop;
 }
 
-static void produced_all(struct par *P)
+/* The producer is done; it started at @t0 and waited @waited ns for room. */
+static void produced_all(struct par *P, int64_t t0, int64_t waited)
 {
 	pthread_mutex_lock(&P->lock);
+	P->prod_busy_ns = stages_now() - t0 - waited;
 	P->produced_all = 1;
-	pthread_cond_broadcast(&P->cv);
+	wake_main(P);
 	pthread_mutex_unlock(&P->lock);
 }
 
@@ -1467,7 +1507,7 @@ static void *producer(void *arg)
 {
 	struct par *P = arg;
 	size_t S = P->size;
-	int64_t off = 0;
+	int64_t off = 0, t0 = stages_now(), waited = 0;
 	pthread_mutex_lock(&P->lock);
 	char *buf = get_buf(P);
 	pthread_mutex_unlock(&P->lock);
@@ -1498,12 +1538,12 @@ static void *producer(void *arg)
 		off += (int64_t)cut;
 		buf = nb;
 		len -= cut;
-		if (wait_room(P)) {
+		if (wait_room(P, &waited)) {
 			free(buf);
 			break;
 		}
 	}
-	produced_all(P);
+	produced_all(P, t0, waited);
 	return NULL;
 }
 
@@ -1550,28 +1590,52 @@ static void *producer_direct(void *arg)
 {
 	struct par *P = arg;
 	int64_t S = (int64_t)P->size, size = P->fsize, start = 0;
+	int64_t t0 = stages_now(), waited = 0;
 	for (int64_t k = 1; start < size; k++) {
 		int64_t lim = (k + 1) * S < size ? (k + 1) * S : size;
 		int64_t end = k * S >= size ? size : next_cut(P, k * S, lim);
 		publish(P, NULL, (size_t)(end - start), start);
 		start = end;
-		if (wait_room(P))
+		if (wait_room(P, &waited))
 			break;
 	}
-	produced_all(P);
+	produced_all(P, t0, waited);
 	return NULL;
 }
 
 /* Direct: chunk @c's bytes into its buffer; 0 when they cannot all be read. */
-static int chunk_read(struct par *P, struct chunk *c)
+static int chunk_read(struct worker *W, struct chunk *c)
 {
 	struct kp_diag d;
 	c->unread = 0;
-	ssize_t n = input_pread(&P->L->in, c->buf, c->len, c->start, &d);
+	int64_t t0 = stages_now();
+	ssize_t n = input_pread(&W->P->L->in, c->buf, c->len, c->start, &d);
+	W->read_ns += stages_now() - t0;
 	if (n != (ssize_t)c->len)
 		return 0;
 	memset(c->buf + c->len, 0, JSON_PAD);
 	return 1;
+}
+
+/*
+ * The lines of a clean chunk's warnings within the chunk (one pass over it), so merging them
+ * needs only the lines before it, not its bytes.
+ */
+static void locate_warns(struct chunk *c)
+{
+	size_t at = 0;
+	int64_t lines = 0, last_nl = -1;
+	for (size_t i = 0; i < c->nwarns; i++) {
+		struct dwarn *w = &c->warns[i];
+		size_t k = (size_t)(w->off - c->start);
+		lines += json_count_nl(c->buf + at, k - at);
+		const char *nl = memrchr(c->buf + at, '\n', k - at);
+		if (nl)
+			last_nl = c->start + (nl - c->buf);
+		at = k;
+		w->nl = lines;
+		w->last_nl = last_nl;
+	}
 }
 
 /* Parse chunk @c as elements of the event array, into c->out. */
@@ -1579,7 +1643,7 @@ static void chunk_parse(struct worker *W, struct chunk *c)
 {
 	struct loader *L = &W->L;
 	struct kp_json_tok tk;
-	if (c->unread && !chunk_read(W->P, c))
+	if (c->unread && !chunk_read(W, c))
 		return; /* not clean: the main thread reads it and meets what went wrong */
 	L->t = &c->out;
 	L->chunk = c;
@@ -1607,10 +1671,32 @@ static void chunk_parse(struct worker *W, struct chunk *c)
 	L->chunk = NULL;
 	L->t = NULL;
 	if (c->clean) {
+		locate_warns(c);
 		c->nl = json_count_nl(c->buf, c->len);
 		const char *nl = memrchr(c->buf, '\n', c->len);
 		c->last_nl = nl ? c->start + (nl - c->buf) : -1;
 	}
+}
+
+static void parse_timed(struct worker *W, struct chunk *c)
+{
+	int64_t t0 = stages_now();
+	chunk_parse(W, c);
+	W->busy_ns += stages_now() - t0;
+}
+
+/*
+ * under P->lock: @c is parsed.  Direct, its buffer goes back at once: the main thread reads
+ * from the file, and merging needs no bytes of the chunk (locate_warns()).
+ */
+static void chunk_done(struct par *P, struct chunk *c)
+{
+	__atomic_store_n(&c->state, CH_DONE, __ATOMIC_RELEASE);
+	if (P->direct && c->buf) {
+		*VEC_PUSH(P->pool, P->npool, P->cappool) = c->buf;
+		c->buf = NULL;
+	}
+	wake_main(P);
 }
 
 /* under P->lock: the first queued chunk, now taken, or NULL */
@@ -1621,7 +1707,7 @@ static struct chunk *take(struct par *P)
 		c = next_of(P, c);
 	P->qnext = c;
 	if (c) {
-		c->state = CH_TAKEN;
+		__atomic_store_n(&c->state, CH_TAKEN, __ATOMIC_RELAXED);
 		if (c->unread)
 			c->buf = get_buf(P);
 		/* vectors already grown and touched: no page faults, no regrowth per chunk */
@@ -1635,20 +1721,21 @@ static void *worker_main(void *arg)
 {
 	struct worker *W = arg;
 	struct par *P = W->P;
+	int64_t t0 = stages_now();
 	pthread_mutex_lock(&P->lock);
 	for (;;) {
 		struct chunk *c = NULL;
 		while (!P->stop && !P->nowork && !(c = take(P)))
-			pthread_cond_wait(&P->cv, &P->lock);
+			pthread_cond_wait(&P->wcv, &P->lock);
 		if (!c)
 			break;
 		pthread_mutex_unlock(&P->lock);
-		chunk_parse(W, c);
+		parse_timed(W, c);
 		pthread_mutex_lock(&P->lock);
-		c->state = CH_DONE;
-		pthread_cond_broadcast(&P->cv);
+		chunk_done(P, c);
 	}
 	pthread_mutex_unlock(&P->lock);
+	W->life_ns = stages_now() - t0;
 	return NULL;
 }
 
@@ -1662,14 +1749,13 @@ static void chunk_free_results(struct chunk *c)
 	c->nwarns = c->capwarns = 0;
 }
 
-/* The main thread is done with @c (the oldest not released): its buffer goes back. */
-static void release(struct par *P, struct chunk *c)
+/* under P->lock: the main thread is done with @c (the oldest not released). */
+static void release_locked(struct par *P, struct chunk *c)
 {
-	pthread_mutex_lock(&P->lock);
 	if (c->state == CH_QUEUED)
-		c->state = CH_CANCELLED;
+		__atomic_store_n(&c->state, CH_CANCELLED, __ATOMIC_RELAXED);
 	while (c->state == CH_TAKEN)
-		pthread_cond_wait(&P->cv, &P->lock);
+		main_wait(P);
 	/* kept even past maxlive: a burst of releases is followed by a burst of reads */
 	if (c->buf)
 		*VEC_PUSH(P->pool, P->npool, P->cappool) = c->buf;
@@ -1694,9 +1780,32 @@ static void release(struct par *P, struct chunk *c)
 		o->ops = NULL, o->launches = NULL, o->gpu = NULL, o->threads = NULL;
 		o->steps = NULL, o->annots = NULL, o->ranges = NULL, o->colls = NULL;
 	}
-	pthread_cond_broadcast(&P->cv);
+}
+
+/*
+ * The main thread is done with the chunks up to @last (released in order): their buffers and
+ * record vectors go back, under one lock.
+ */
+static void release_upto(struct par *P, struct chunk *last)
+{
+	int64_t t0 = stages_now();
+	struct chunk *first = next_of(P, P->rel);
+	pthread_mutex_lock(&P->lock);
+	for (struct chunk *c = first;; c = next_of(P, c)) {
+		release_locked(P, c);
+		if (c == last)
+			break;
+	}
+	int wake = P->prod_waits && P->nlive <= P->lowlive;
 	pthread_mutex_unlock(&P->lock);
-	chunk_free_results(c);
+	if (wake)
+		pthread_cond_signal(&P->pcv);
+	for (struct chunk *c = first;; c = next_of(P, c)) {
+		chunk_free_results(c);
+		if (c == last)
+			break;
+	}
+	P->release_ns += stages_now() - t0;
 }
 
 /* The chunk after @c (NULL: the first), waiting for the producer; NULL after the last. */
@@ -1708,8 +1817,8 @@ static struct chunk *wait_next(struct par *P, struct chunk *c)
 	pthread_mutex_lock(&P->lock);
 	while (!(n = next_of(P, c)) && !P->produced_all) {
 		P->hungry = 1;
-		pthread_cond_broadcast(&P->cv);
-		pthread_cond_wait(&P->cv, &P->lock);
+		pthread_cond_signal(&P->pcv);
+		main_wait(P);
 	}
 	P->hungry = 0;
 	pthread_mutex_unlock(&P->lock);
@@ -1719,18 +1828,19 @@ static struct chunk *wait_next(struct par *P, struct chunk *c)
 /* Wait until @c is parsed, parsing it (or later queued chunks) on this thread meanwhile. */
 static void wait_done(struct par *P, struct chunk *c)
 {
+	if (__atomic_load_n(&c->state, __ATOMIC_ACQUIRE) == CH_DONE)
+		return;
 	pthread_mutex_lock(&P->lock);
 	while (c->state == CH_QUEUED || c->state == CH_TAKEN) {
 		struct chunk *s = P->nowork ? NULL : take(P);
 		if (!s) {
-			pthread_cond_wait(&P->cv, &P->lock);
+			main_wait(P);
 			continue;
 		}
 		pthread_mutex_unlock(&P->lock);
-		chunk_parse(&P->w[0], s);
+		parse_timed(&P->w[0], s);
 		pthread_mutex_lock(&P->lock);
-		s->state = CH_DONE;
-		pthread_cond_broadcast(&P->cv);
+		chunk_done(P, s);
 	}
 	pthread_mutex_unlock(&P->lock);
 }
@@ -1856,17 +1966,11 @@ static void merge(struct loader *L, struct chunk *c, int64_t lines, int64_t last
 	t->nflows += o->nflows;
 	if (c->last_good_off >= 0)
 		L->last_good_off = c->last_good_off;
-	/* warnings in stream order, located as json_locate() does (one pass over the chunk) */
-	size_t at = 0;
+	/* warnings in stream order, located as json_locate() does (see locate_warns()) */
 	for (size_t i = 0; i < c->nwarns; i++) {
 		const struct dwarn *w = &c->warns[i];
-		size_t k = (size_t)(w->off - c->start);
-		lines += json_count_nl(c->buf + at, k - at);
-		const char *nl = memrchr(c->buf + at, '\n', k - at);
-		if (nl)
-			last_nl = c->start + (nl - c->buf);
-		at = k;
-		int64_t l = lines + 1, col = w->off - last_nl;
+		int64_t l = lines + w->nl + 1,
+			col = w->off - (w->last_nl >= 0 ? w->last_nl : last_nl);
 		char loc[512];
 		snprintf(loc, sizeof(loc), "%s:%d:%d", t->display, l > INT_MAX ? INT_MAX : (int)l,
 			 col > INT_MAX ? INT_MAX : (int)col);
@@ -1886,10 +1990,12 @@ static int64_t par_sync(struct loader *L)
 	int64_t off;
 	if (P->nowork || !json_after_value(&L->p, &off))
 		return 0;
-	struct chunk *c;
+	struct chunk *c, *behind = NULL;
 	/* chunks wholly behind the parser are of no more use */
-	while ((c = next_of(P, P->rel)) && c->start + (int64_t)c->len <= off)
-		release(P, c);
+	for (c = next_of(P, P->rel); c && c->start + (int64_t)c->len <= off; c = next_of(P, c))
+		behind = c;
+	if (behind)
+		release_upto(P, behind);
 	if (!c)
 		c = wait_next(P, P->rel); /* off is the end of every published byte */
 	if (!c || c->start != off)
@@ -1901,17 +2007,24 @@ static int64_t par_sync(struct loader *L)
 		wait_done(P, c);
 		if (!c->clean)
 			break;
+		int64_t t1 = stages_now();
 		merge(L, c, lines, last_nl);
+		P->merge_ns += stages_now() - t1;
 		nobj += c->nobj;
 		lines += c->nl;
 		if (c->last_nl >= 0)
 			last_nl = c->last_nl;
 		off += (int64_t)c->len;
-		release(P, c);
-		merged = 1;
+		P->merged++;
+		/* released a few at a time: one lock for them all */
+		if (++merged % 8 == 0)
+			release_upto(P, c);
+		behind = c;
 		c = wait_next(P, c);
 	}
 	if (merged) {
+		if (P->rel != behind)
+			release_upto(P, behind);
 		json_resume(&L->p, off, lines, last_nl);
 		P->cur = P->rel;
 		P->cur_off = P->rel->len;
@@ -1925,7 +2038,7 @@ static void par_nowork(struct par *P)
 {
 	pthread_mutex_lock(&P->lock);
 	P->nowork = 1;
-	pthread_cond_broadcast(&P->cv);
+	pthread_cond_broadcast(&P->wcv);
 	pthread_mutex_unlock(&P->lock);
 }
 
@@ -1954,6 +2067,8 @@ static void par_start(struct loader *L, int jobs, size_t size)
 	P->L = L;
 	pthread_mutex_init(&P->lock, NULL);
 	pthread_cond_init(&P->cv, NULL);
+	pthread_cond_init(&P->wcv, NULL);
+	pthread_cond_init(&P->pcv, NULL);
 	pthread_mutex_init(&P->str_lock, NULL);
 	arena_init(&P->str_arena);
 	P->size = size;
@@ -1962,6 +2077,12 @@ static void par_start(struct loader *L, int jobs, size_t size)
 	if (!L->in.codec && fstat(L->in.fd, &st) == 0) {
 		P->direct = 1;
 		P->fsize = st.st_size;
+		/* a chunk holds a buffer only while it is parsed: more of them cost little, and
+		 * the producer wakes once every jobs + 6 chunks */
+		P->maxlive = 3 * (size_t)jobs + 8;
+		P->lowlive = (size_t)jobs + 2;
+	} else {
+		P->lowlive = P->maxlive / 2;
 	}
 
 	P->nw = jobs;
@@ -2010,18 +2131,39 @@ static size_t par_chunk(struct kp_input *in, const struct kp_load_opts *o)
 }
 
 /* Stop and join the threads; their memory goes to the trace's arena. */
-static void par_stop(struct loader *L)
+/* What the parse's threads did, once they are joined. */
+static void par_stats(const struct par *P, struct kp_load_stats *st)
+{
+	st->threads = P->nw;
+	st->direct = P->direct;
+	st->chunks = P->chunks;
+	st->merged = P->merged;
+	st->main_merge_ns = P->merge_ns;
+	st->main_release_ns = P->release_ns;
+	st->main_wait_ns = P->wait_ns;
+	st->reader_busy_ns = P->prod_busy_ns;
+	for (int i = 0; i < P->nw; i++) {
+		st->workers_busy_ns += P->w[i].busy_ns;
+		st->workers_read_ns += P->w[i].read_ns;
+		st->workers_ns += P->w[i].life_ns;
+	}
+}
+
+static void par_stop(struct loader *L, struct kp_load_stats *st)
 {
 	struct par *P = L->par;
 	struct kp_trace *t = L->t;
 	pthread_mutex_lock(&P->lock);
 	P->stop = 1;
-	pthread_cond_broadcast(&P->cv);
+	pthread_cond_broadcast(&P->wcv);
+	pthread_cond_broadcast(&P->pcv);
 	pthread_mutex_unlock(&P->lock);
 	pthread_join(P->prod, NULL);
 	for (int i = 1; i < P->nw; i++)
 		if (P->w[i].started)
 			pthread_join(P->w[i].th, NULL);
+	if (st)
+		par_stats(P, st);
 	for (struct chunk *c = P->head, *n; c; c = n) {
 		n = c->next;
 		free(c->buf);
@@ -2050,6 +2192,8 @@ static void par_stop(struct loader *L)
 	free(P->w);
 	pthread_mutex_destroy(&P->lock);
 	pthread_cond_destroy(&P->cv);
+	pthread_cond_destroy(&P->wcv);
+	pthread_cond_destroy(&P->pcv);
 	pthread_mutex_destroy(&P->str_lock);
 	free(P);
 	L->par = NULL;
@@ -2364,8 +2508,10 @@ int trace_load(struct kp_trace *t, const char *path, const struct kp_load_opts *
 	if (chunk)
 		par_start(L, o->jobs, chunk);
 	int rc = parse_document(L);
+	if (o && o->stats)
+		memset(o->stats, 0, sizeof(*o->stats));
 	if (L->par)
-		par_stop(L);
+		par_stop(L, o->stats);
 	if (rc < 0 && d->msg[0] == '\0') {
 		if (!L->read_err && L->p.err_eof && t->nevents > 0) {
 			/* a profiler killed mid-write: keep the complete events */

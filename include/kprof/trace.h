@@ -135,12 +135,27 @@ struct kp_coll {
 	int64_t out_nelems; /* "Out msg nelems", -1 absent */
 };
 
+/* What a parallel parse did, in nanoseconds (kp_load_opts.stats; KPROF_TIMING prints it). */
+struct kp_load_stats {
+	int threads;             /* parsing threads, the main one included; 0: a serial parse */
+	int direct;              /* workers read their own chunks (a plain regular file) */
+	int64_t chunks, merged;  /* chunks cut; chunks whose records were taken */
+	int64_t main_merge_ns;   /* the main thread taking chunks' records into the trace */
+	int64_t main_release_ns; /* ... handing chunks back */
+	int64_t main_wait_ns;    /* ... waiting for a chunk to be cut or parsed */
+	int64_t reader_busy_ns;  /* the producer reading, inflating and cutting */
+	int64_t workers_busy_ns; /* threads parsing chunks (the main thread's included) */
+	int64_t workers_read_ns; /* ... of which reading them (direct) */
+	int64_t workers_ns;      /* the workers' lifetimes, summed (main thread not included) */
+};
+
 struct kp_load_opts {
-	int strict;      /* truncation and anomalies become errors (status 3) */
-	int annotations; /* keep user_annotation spans in kp_trace.annots */
-	int warn_all;    /* keep every warning message (--warnings=all) */
-	int jobs;        /* parse on this many threads (regular files; <= 1: serial) */
-	size_t chunk;    /* bytes per parallel chunk, 0 = from the file size (tests) */
+	int strict;                  /* truncation and anomalies become errors (status 3) */
+	int annotations;             /* keep user_annotation spans in kp_trace.annots */
+	int warn_all;                /* keep every warning message (--warnings=all) */
+	int jobs;                    /* parse on this many threads (regular files; <= 1: serial) */
+	size_t chunk;                /* bytes per parallel chunk, 0 = from the file size (tests) */
+	struct kp_load_stats *stats; /* filled in when not NULL */
 };
 
 /* A user_annotation span other than ProfilerStep#N: record_function, NVTX range (kprof). */

@@ -7,7 +7,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top" || exit 2
 : "${KPROF:=$top/build/kprof}"
 export KPROF LC_ALL=C NO_COLOR=1 TZ=UTC
-unset KPROF_DEVICE_DB
+unset KPROF_DEVICE_DB KPROF_TIMING
 update=0
 if [ "${1:-}" = "--update" ]; then
 	update=1

@@ -14,7 +14,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top" || exit 2
 : "${KPROF:=$top/build/kprof}"
 export LC_ALL=C NO_COLOR=1 TZ=UTC
-unset KPROF_DEVICE_DB KPROF_PARSE_CHUNK KPROF_SIMD
+unset KPROF_DEVICE_DB KPROF_PARSE_CHUNK KPROF_SIMD KPROF_TIMING
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
@@ -114,6 +114,19 @@ same "$tmp/big5.json" "" $J
 same "$tmp/big5.json.gz" "" $J
 same "$tmp/big5.json.zst" "" $J
 same "$tmp/big5.json" "" -f json -n 0 -g op-shape --breakdown --launches --warnings=all
+# KPROF_TIMING: the same report and messages, and one line a stage after them
+for j in 1 3; do
+	"$KPROF" analyze -j $j $J "$tmp/big5.json" >"$tmp/o1" 2>"$tmp/e1"
+	KPROF_TIMING=1 "$KPROF" analyze -j $j $J "$tmp/big5.json" >"$tmp/o2" 2>"$tmp/e2"
+	grep -v '^kprof: timing: ' "$tmp/e2" >"$tmp/e3"
+	stages=$(sed -n 's/^kprof: timing: \([a-z]*\) [0-9.]* s.*/\1/p' "$tmp/e2" | tr '\n' ' ')
+	if ! cmp -s "$tmp/o1" "$tmp/o2" || ! cmp -s "$tmp/e1" "$tmp/e3" ||
+		[ "$stages" != "load link analyze write " ] ||
+		{ [ $j = 3 ] && ! grep -q '^kprof: timing: load .*(3 threads, chunks read by the workers; ' "$tmp/e2"; }; then
+		echo "FAIL jobs: KPROF_TIMING=1 -j $j: stages '$stages'"
+		fail=1
+	fi
+done
 [ $fail = 0 ] && echo "  jobs: $n comparisons of -j 1 and -j 3 (KPROF_SIMD scalar, sse2, avx2 in turn):" \
 	"stdout, stderr, status identical"
 exit $fail

@@ -815,6 +815,49 @@ static void parallel_parse_cuts_across_long_whitespace(void **state)
 	free(text);
 }
 
+/* KPROF_TIMING's counts: a parallel parse takes most chunks' records, and says how it read. */
+static void parallel_parse_reports_what_its_threads_did(void **state)
+{
+	(void)state;
+	size_t cap = 3000 * 160 + 64, len = 0;
+	char *text = malloc(cap);
+	len += (size_t)sprintf(text, "{\"traceEvents\": [\n");
+	for (int i = 0; i < 3000; i++)
+		len += (size_t)sprintf(
+			text + len,
+			"%s{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 0, \"tid\": 7, \"ts\": %d, \"dur\": 5}",
+			i ? ",\n" : "", 1000 + 10 * i);
+	sprintf(text + len, "\n]}\n");
+	struct kp_load_stats st;
+	struct kp_load_opts o = { .jobs = 3, .chunk = 4096, .stats = &st };
+	struct kp_trace t;
+	struct kp_diag d = { 0 };
+	assert_int_equal(trace_load(&t, write_file("k.json", text, 0), &o, &d), 0);
+	assert_int_equal(t.ngpu, 3000);
+	assert_int_equal(st.threads, 3);
+	assert_int_equal(st.direct, 1);
+	assert_true(st.chunks > 30);
+	/* all but the first (the document's start) and the last (the array's end) */
+	assert_int_equal(st.merged, st.chunks - 2);
+	assert_true(st.workers_busy_ns > 0 && st.workers_read_ns > 0);
+	assert_true(st.workers_read_ns <= st.workers_busy_ns);
+	trace_free(&t);
+
+	assert_int_equal(trace_load(&t, write_file("k.json.gz", text, 1), &o, &d), 0);
+	assert_int_equal(t.ngpu, 3000);
+	assert_int_equal(st.direct, 0); /* a reader thread inflates */
+	assert_true(st.merged > 0 && st.merged < st.chunks);
+	assert_int_equal(st.workers_read_ns, 0);
+	trace_free(&t);
+
+	o.jobs = 1;
+	assert_int_equal(trace_load(&t, write_file("k.json", text, 0), &o, &d), 0);
+	assert_int_equal(st.threads, 0);
+	assert_int_equal(st.chunks, 0);
+	trace_free(&t);
+	free(text);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -851,6 +894,7 @@ int main(void)
 		cmocka_unit_test(warnings_cut_names_between_utf8_sequences),
 		cmocka_unit_test(parallel_parse_gives_the_serial_records),
 		cmocka_unit_test(parallel_parse_cuts_across_long_whitespace),
+		cmocka_unit_test(parallel_parse_reports_what_its_threads_did),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
