@@ -1,6 +1,9 @@
 /*
  * json.c — streaming pull tokenizer over a refillable window; json_locate() -> line:col.
  * json_next() validates RFC 8259 token by token; json_skip() scans 64-byte blocks (simdjson).
+ * The scanning kernels come at three levels, chosen at run time (json_simd()): scalar C, SSE2,
+ * and AVX2 for the 64-byte blocks and newline counts; every level gives the same tokens,
+ * errors and offsets (test-json compares them).
  */
 #include "kprof/json.h"
 
