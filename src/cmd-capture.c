@@ -16,6 +16,7 @@
 #include "kprof/diag.h"
 #include "kprof/libpath.h"
 #include "kprof/opts.h"
+#include "kprof/paths.h"
 #include "kprof/suite.h"
 
 static const char synopsis[] = "[<options>] -o <trace.json> [-- <command> [<args>...]]";
@@ -102,6 +103,14 @@ static char *find_so(const char *env_name, const char *file, char *list, size_t 
 
 static int run(struct kp_capture_opts *o);
 
+/* A suite's output_dir and the folders of its cases' files, as torchao's runner makes them */
+static int make_dirs(const struct kp_capture_opts *o, struct kp_diag *d)
+{
+	if (o->output && paths_mkdir_parents(o->output, d) < 0)
+		return -1;
+	return o->results ? paths_mkdir_parents(o->results, d) : 0;
+}
+
 /* Run (or with @list, list) every case of the suite @path; the command line gives defaults. */
 static int run_suite(const char *path, const struct kp_capture_opts *base, int list)
 {
@@ -120,7 +129,8 @@ static int run_suite(const char *path, const struct kp_capture_opts *base, int l
 		}
 		printf("case %s (%zu of %zu)\n", s.c[i].name, i + 1, s.n);
 		fflush(stdout);
-		int r = run(o);
+		int r = make_dirs(o, &d) < 0 ? (fprintf(stderr, "kprof: %s\n", d.msg), d.status)
+					     : run(o);
 		rc = r > rc ? r : rc;
 		if (r >= KP_USAGE)
 			break;

@@ -89,3 +89,25 @@ void paths_free(char **v)
 		free(*p);
 	free(v);
 }
+
+int paths_mkdir_parents(const char *path, struct kp_diag *d)
+{
+	size_t n = strlen(path);
+	char *dir = xmalloc(n + 1);
+	memcpy(dir, path, n + 1);
+	int rc = 0;
+	for (char *p = dir + 1; *p && rc == 0; p++) {
+		if (*p != '/' || p[-1] == '/')
+			continue;
+		*p = '\0';
+		struct stat st;
+		if (mkdir(dir, 0777) < 0 && errno != EEXIST)
+			rc = diag_error(d, KP_ENV, "error: cannot create directory '%s': %s", dir,
+					strerror(errno));
+		else if (stat(dir, &st) == 0 && !S_ISDIR(st.st_mode))
+			rc = diag_error(d, KP_ENV, "error: '%s' is not a directory", dir);
+		*p = '/';
+	}
+	free(dir);
+	return rc;
+}

@@ -17,5 +17,10 @@
  */
 char **paths_expand(char *const *args, size_t nargs, size_t *npaths, struct kp_diag *d);
 void paths_free(char **v);
+/*
+ * Create the missing directories above the file @path (as mkdir -p of its dirname; the
+ * file itself is not created).  0, or -1 with @d set (status 4) naming the directory.
+ */
+int paths_mkdir_parents(const char *path, struct kp_diag *d);
 
 #endif /* KPROF_PATHS_H */

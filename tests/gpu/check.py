@@ -26,6 +26,11 @@ def pair(text):
     return [int(v) for v in text.strip("[]").split(",")]
 
 
+def causal_pairs(sq, sk, causal):
+    """unmasked (i, j) pairs of one head: top-left causal as PyTorch's is_causal (flops-bytes.md 3.5)"""
+    return sum(min(i + 1, sk) for i in range(sq)) if causal else sq * sk
+
+
 def closed_form(trace):
     """FLOPs per op family from the cpu_ops' Input Dims (flops-bytes.md §3)."""
     out = defaultdict(int)
@@ -44,7 +49,14 @@ def closed_form(trace):
         elif n == "aten::bmm" and backend == "cublas":
             (b, m, k), (_, _, nn) = dims[0], dims[1]
             out["aten::bmm"] += 2 * b * m * nn * k
-        elif n == "aten::scaled_dot_product_attention":
+        elif n == "aten::_scaled_dot_product_cudnn_attention":
+            # cudnn backend: fused flash attention, 4bh*pairs*d forward (H_q heads, causal pairs)
+            (b, h, sq, d), (_, _, sk, _) = dims[0], dims[1]
+            out["sdpa"] += 4 * b * h * causal_pairs(sq, sk, conc[6] == "True") * d
+        elif n == "aten::_scaled_dot_product_cudnn_attention_backward":
+            (b, h, sq, d), (_, _, sk, _) = dims[1], dims[2]
+            out["sdpa"] += 10 * b * h * causal_pairs(sq, sk, conc[14] == "True") * d
+        elif n == "aten::scaled_dot_product_attention" and backend != "cudnn":
             (b, h, sq, d), (_, _, sk, _) = dims[0], dims[1]
             # math path, scores in memory: fwd QK^T + PV = 4bh sq sk d; bwd 4 bmms = 8bh sq sk d
             out["sdpa"] += 12 * b * h * sq * sk * d
@@ -63,7 +75,9 @@ def analyzer_flops(ana):
         if not r.get("flops"):
             continue
         op = r.get("op") or r.get("name")
-        out["sdpa" if op == "aten::bmm" and "sdpa" in ana.get("_case", "") else op] += r["flops"]
+        sdpa = op.startswith("aten::_scaled_dot_product_cudnn_attention") or (
+            op == "aten::bmm" and "sdpa" in ana.get("_case", ""))
+        out["sdpa" if sdpa else op] += r["flops"]
     return out
 
 

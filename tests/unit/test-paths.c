@@ -131,6 +131,42 @@ static void no_arguments_give_an_empty_vector(void **state)
 	paths_free(v);
 }
 
+static int is_dir(const char *p)
+{
+	struct stat st;
+	return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static void mkdir_parents_makes_the_missing_folders_only(void **state)
+{
+	(void)state;
+	char f[512], p[512];
+	struct kp_diag d = { 0 };
+	snprintf(f, sizeof(f), "%s/out//a/b/case.json", tmpdir);
+	assert_int_equal(paths_mkdir_parents(f, &d), 0);
+	snprintf(p, sizeof(p), "%s/out/a/b", tmpdir);
+	assert_true(is_dir(p));
+	assert_int_equal(access(f, F_OK), -1);           /* the file itself is not made */
+	assert_int_equal(paths_mkdir_parents(f, &d), 0); /* again: all there */
+	assert_int_equal(paths_mkdir_parents("case.json", &d), 0);
+}
+
+static void mkdir_parents_names_a_file_in_the_way(void **state)
+{
+	(void)state;
+	char f[512], p[512];
+	struct kp_diag d = { 0 };
+	snprintf(p, sizeof(p), "%s/plain", tmpdir);
+	FILE *fp = fopen(p, "w");
+	assert_non_null(fp);
+	fclose(fp);
+	snprintf(f, sizeof(f), "%s/plain/x/case.csv", tmpdir);
+	assert_int_equal(paths_mkdir_parents(f, &d), -1);
+	assert_int_equal(d.status, KP_ENV);
+	assert_non_null(strstr(d.msg, "/plain"));
+	assert_non_null(strstr(d.msg, "error: "));
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -152,6 +188,8 @@ int main(void)
 		cmocka_unit_test(many_files_grow_the_vector),
 		cmocka_unit_test(a_directory_without_traces_is_bad_input),
 		cmocka_unit_test(no_arguments_give_an_empty_vector),
+		cmocka_unit_test(mkdir_parents_makes_the_missing_folders_only),
+		cmocka_unit_test(mkdir_parents_names_a_file_in_the_way),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
