@@ -8,6 +8,8 @@
 #   -n N           runs per file and command, best counts (default 3)
 #   --mb 'A B'     sizes of the generated traces in MB (default '1000 200')
 #   --jobs 'J...'  -j values (default '1 4 8 16')
+#   --no-stages    skip the stage table (KPROF_TIMING: load, link, analyze, write seconds and
+#                  the load's thread details, the largest trace at every -j; bench/stage-times.sh)
 #   --no-gz        skip the gzip run (the smallest trace as `gzip -6`: -j 1 and the largest
 #                  -j, default inflater against KPROF_INFLATE=zlib)
 #   --dir DIR      scratch directory on local disk (default /tmp/kprof-host)
@@ -29,19 +31,21 @@ runs=3
 sizes="1000 200"
 jobs="1 4 8 16"
 gz=1
+stages=1
 dir=/tmp/kprof-host
 record=0
 out=
 ORIG_ARGS=("$@")
 
 die() { echo "host-speed: error: $*" >&2; exit "${2:-4}"; }
-usage() { sed -n '7,16s/^# \{0,1\}//p' "$0" >&2; exit 2; }
+usage() { sed -n '7,18s/^# \{0,1\}//p' "$0" >&2; exit 2; }
 while [ $# -gt 0 ]; do
     case "$1" in
     -n) runs=${2:?}; shift 2 ;;
     --mb) sizes=${2:?}; shift 2 ;;
     --jobs) jobs=${2:?}; shift 2 ;;
     --no-gz) gz=0; shift ;;
+    --no-stages) stages=0; shift ;;
     --dir) dir=${2:?}; shift 2 ;;
     --record) record=1; shift ;;
     --out) out=${2:?}; shift 2 ;;
@@ -173,6 +177,16 @@ if gzf:
         best[cols[2][0]] / best[cols[3][0]]))
 PY
     die "measurement failed" 3
+if [ $stages = 1 ]; then
+    big=$(ls -S "${files[@]}" | head -1)
+    echo >> "$table"
+    k=0
+    for j in $jobs; do
+        "$here/stage-times.sh" -n "$runs" -c "analyze --format json -j $j" "-j $j=$kprof" -- "$big" |
+            { [ $k = 0 ] && cat || tail -n +3; } >> "$table" || die "stage-times.sh failed" 3
+        k=1
+    done
+fi
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 isal=$(python3 -c 'import ctypes; ctypes.CDLL("libisal.so.2"); print("loads")' 2>/dev/null || echo "missing: zlib only")
 {
