@@ -20,6 +20,7 @@
 #include "kprof/diag.h"
 #include "kprof/fwdbwd.h"
 #include "kprof/opmodel.h"
+#include "kprof/par.h"
 #include "kprof/trace.h"
 
 static int cmp_op(const void *a, const void *b)
@@ -48,6 +49,8 @@ struct order_ctx {
 	const char *base;
 	size_t size;
 	int (*cmp)(const void *, const void *);
+	int32_t *ord;
+	const size_t *start; /* thread k's run: ord[start[k] .. start[k + 1]) */
 };
 
 static int cmp_index(const void *a, const void *b, void *arg)
@@ -57,14 +60,30 @@ static int cmp_index(const void *a, const void *b, void *arg)
 		      c->base + (size_t)*(const int32_t *)b * c->size);
 }
 
+/* Thread k's run sorted, when out of order (a task of order_by_thread) */
+static void sort_thread_run(void *arg, size_t k)
+{
+	const struct order_ctx *c = arg;
+	int32_t *run = c->ord + c->start[k];
+	size_t m = c->start[k + 1] - c->start[k];
+	size_t i = 1;
+	while (i < m && c->cmp(c->base + (size_t)run[i - 1] * c->size,
+			       c->base + (size_t)run[i] * c->size) <= 0)
+		i++;
+	if (i < m)
+		qsort_r(run, m, sizeof(*run), cmp_index, (void *)c);
+}
+
 /*
  * Indices of the records in (thread, ...) order; the records themselves stay put (ops are
  * referred to by index everywhere).  A stable counting pass by thread, then each thread's
- * run is sorted only when out of order: Kineto writes a thread's events mostly in time
- * order, so this is usually two linear passes.
+ * run is sorted only when out of order (threads in parallel): Kineto writes a thread's
+ * events mostly in time order, so this is usually two linear passes.  *startp: the runs'
+ * bounds, nthreads + 1 of them.
  */
 static int32_t *order_by_thread(const void *base, size_t n, size_t size, size_t thread_off,
-				size_t nthreads, int (*cmp)(const void *, const void *))
+				size_t nthreads, int (*cmp)(const void *, const void *), int jobs,
+				size_t **startp)
 {
 	const char *p = base;
 	int32_t *ord = xmalloc((n + 1) * sizeof(*ord));
@@ -84,17 +103,9 @@ static int32_t *order_by_thread(const void *base, size_t n, size_t size, size_t 
 		ord[next[th]++] = (int32_t)i;
 	}
 	free(next);
-	struct order_ctx ctx = { p, size, cmp };
-	for (size_t k = 0; k < nthreads; k++) {
-		int32_t *run = ord + start[k];
-		size_t m = start[k + 1] - start[k];
-		size_t i = 1;
-		while (i < m && cmp(p + (size_t)run[i - 1] * size, p + (size_t)run[i] * size) <= 0)
-			i++;
-		if (i < m)
-			qsort_r(run, m, sizeof(*run), cmp_index, &ctx);
-	}
-	free(start);
+	struct order_ctx ctx = { p, size, cmp, ord, start };
+	par_run(jobs, nthreads, sort_thread_run, &ctx);
+	*startp = start;
 	return ord;
 }
 
@@ -171,11 +182,11 @@ static int cmp_ord(const void *a, const void *b, void *arg)
 }
 
 /* After the last put: sorted mode sorts, keeps each key's first value, builds the directory. */
-static void imap_seal(struct imap *m)
+static void imap_seal(struct imap *m, int jobs)
 {
 	if (m->val || !m->n)
 		return;
-	qsort_r(m->ord, m->n, sizeof(*m->ord), cmp_ord, m);
+	par_sort_i32(jobs, m->ord, m->n, cmp_ord, m);
 	size_t w = 1;
 	for (size_t i = 1; i < m->n; i++)
 		if (imap_key(m, m->ord[i]) != imap_key(m, m->ord[w - 1]))
@@ -247,48 +258,74 @@ static int nests_in(const struct kp_op *p, int32_t pi, const struct kp_op *op, i
 	return p->ts_ns != op->ts_ns || p->dur_ns != op->dur_ns || hint == pi;
 }
 
-/*
- * Pass 1: the op tree per thread and each op's model level, memoized down the tree (a
- * parent is placed before its children, so each op costs O(1) whatever the depth): the
- * outermost ancestor-or-self with a primary model, else the nearest with a secondary
- * model, else the op itself.  Returns the ops' order by (thread, ts) for pass 3.
- * While the tree is walked, each op's model field holds its primary ancestor-or-self, else
- * -2 - its secondary one, else -1 (an op below a primary never needs the secondary): no
- * arrays beside.
- */
-static int32_t *op_tree(struct kp_trace *t)
+/* The ops of one thread and where they start in the (thread, ts) order. */
+struct tree_ctx {
+	struct kp_trace *t;
+	const int32_t *oord;
+	const size_t *start;
+};
+
+/* Thread k's stack walk: each op's parent and encoded model level (see op_tree). */
+static void thread_tree(void *arg, size_t k)
 {
-	int32_t *oord = order_by_thread(t->ops, t->nops, sizeof(*t->ops),
-					offsetof(struct kp_op, thread), t->nthreads, cmp_op);
-	int32_t *stack = xmalloc((t->nops + 1) * sizeof(*stack));
+	const struct tree_ctx *c = arg;
+	struct kp_trace *t = c->t;
+	int32_t *stack = xmalloc((c->start[k + 1] - c->start[k] + 1) * sizeof(*stack));
 	size_t sp = 0;
-	for (size_t k = 0; k < t->nops; k++) {
-		int32_t i = oord[k];
+	for (size_t j = c->start[k]; j < c->start[k + 1]; j++) {
+		int32_t i = c->oord[j];
 		struct kp_op *op = &t->ops[i];
 		int32_t hint = op->parent; /* explicit parent from trace_load, else -1 */
 		while (sp && !nests_in(&t->ops[stack[sp - 1]], stack[sp - 1], op, hint))
 			sp--;
 		int32_t par = sp ? stack[sp - 1] : -1;
-		enum kp_model_class c = (enum kp_model_class)op->cls;
+		enum kp_model_class cl = (enum kp_model_class)op->cls;
 		op->parent = par;
 		int32_t pm = par >= 0 ? t->ops[par].model : -1; /* encoded as above */
 		if (pm >= 0)
 			op->model = pm;
-		else if (c == MODEL_PRIMARY)
+		else if (cl == MODEL_PRIMARY)
 			op->model = i;
-		else if (c == MODEL_SECONDARY)
+		else if (cl == MODEL_SECONDARY)
 			op->model = -2 - i;
 		else
 			op->model = pm; /* the parent's secondary, or -1 */
 		stack[sp++] = i;
 	}
 	free(stack);
-	for (size_t i = 0; i < t->nops; i++) {
-		struct kp_op *op = &t->ops[i];
+}
+
+/* The model levels of ops [lo, hi) decoded */
+static void decode_models(void *arg, size_t lo, size_t hi)
+{
+	struct kp_op *ops = arg;
+	for (size_t i = lo; i < hi; i++) {
+		struct kp_op *op = &ops[i];
 		op->model = op->model >= 0    ? op->model
 			    : op->model <= -2 ? -2 - op->model
 					      : (int32_t)i;
 	}
+}
+
+/*
+ * Pass 1: the op tree per thread and each op's model level, memoized down the tree (a
+ * parent is placed before its children, so each op costs O(1) whatever the depth): the
+ * outermost ancestor-or-self with a primary model, else the nearest with a secondary
+ * model, else the op itself.  Returns the ops' order by (thread, ts) for pass 3, and in
+ * *startp where each thread's ops start in it.  Threads are walked in parallel (a walk
+ * pops every op of another thread, so each thread's tree is its own).
+ * While the tree is walked, each op's model field holds its primary ancestor-or-self, else
+ * -2 - its secondary one, else -1 (an op below a primary never needs the secondary): no
+ * arrays beside.
+ */
+static int32_t *op_tree(struct kp_trace *t, size_t **startp)
+{
+	int32_t *oord = order_by_thread(t->ops, t->nops, sizeof(*t->ops),
+					offsetof(struct kp_op, thread), t->nthreads, cmp_op,
+					t->jobs, startp);
+	struct tree_ctx c = { t, oord, *startp };
+	par_run(t->jobs, t->nthreads, thread_tree, &c);
+	par_for(t->jobs, t->nops, 16384, decode_models, t->ops);
 	return oord;
 }
 
@@ -321,43 +358,99 @@ static void ext_map(const struct kp_trace *t, struct imap *ext)
 	for (size_t i = 0; i < t->nops; i++)
 		if (op_ext(t, i) >= 0)
 			imap_put(ext, op_ext(t, i), (int32_t)i);
-	imap_seal(ext);
+	imap_seal(ext, t->jobs);
 }
 
-/* Pass 3: launch -> innermost enclosing op: merge sweep over both orders by (thread, ts). */
-static void launch_ops(struct kp_trace *t, const int32_t *oord, const struct imap *ext)
+/* Pass 3's state: both orders by (thread, ts) and where each thread starts in them. */
+struct sweep_ctx {
+	struct kp_trace *t;
+	const struct imap *ext;
+	const int32_t *oord, *lord;
+	const size_t *ostart, *lstart;
+};
+
+/* Thread k's launches -> innermost enclosing op: merge sweep over its ops and launches. */
+static void thread_launches(void *arg, size_t k)
 {
-	int32_t *lord = order_by_thread(t->launches, t->nlaunches, sizeof(*t->launches),
-					offsetof(struct kp_launch, thread), t->nthreads,
-					cmp_launch);
-	int32_t *stack = xmalloc((t->nops + 1) * sizeof(*stack));
+	const struct sweep_ctx *c = arg;
+	struct kp_trace *t = c->t;
+	int32_t *stack = xmalloc((c->ostart[k + 1] - c->ostart[k] + 1) * sizeof(*stack));
 	size_t sp = 0;
-	size_t ok = 0;
-	for (size_t lk = 0; lk < t->nlaunches; lk++) {
-		struct kp_launch *l = &t->launches[lord[lk]];
-		while (ok < t->nops) {
-			struct kp_op *op = &t->ops[oord[ok]];
-			if (op->thread > l->thread ||
-			    (op->thread == l->thread && op->ts_ns > l->ts_ns))
+	size_t ok = c->ostart[k];
+	for (size_t lk = c->lstart[k]; lk < c->lstart[k + 1]; lk++) {
+		struct kp_launch *l = &t->launches[c->lord[lk]];
+		while (ok < c->ostart[k + 1]) {
+			struct kp_op *op = &t->ops[c->oord[ok]];
+			if (op->ts_ns > l->ts_ns)
 				break;
-			while (sp && (t->ops[stack[sp - 1]].thread != op->thread ||
-				      op->ts_ns >= t->ops[stack[sp - 1]].ts_ns +
-							   t->ops[stack[sp - 1]].dur_ns))
+			while (sp && op->ts_ns >= t->ops[stack[sp - 1]].ts_ns +
+							  t->ops[stack[sp - 1]].dur_ns)
 				sp--;
-			stack[sp++] = oord[ok++];
+			stack[sp++] = c->oord[ok++];
 		}
 		while (sp && !encloses(&t->ops[stack[sp - 1]], l->thread, l->ts_ns))
 			sp--;
 		l->op = sp ? stack[sp - 1] : -1;
-		int32_t e = imap_get(ext, launch_ids(t, (size_t)lord[lk]).ext_id);
+		int32_t e = imap_get(c->ext, launch_ids(t, (size_t)c->lord[lk]).ext_id);
 		if (e >= 0 && encloses(&t->ops[e], l->thread, l->ts_ns))
 			l->op = e;
 	}
 	free(stack);
+}
+
+/*
+ * Pass 3: launch -> innermost enclosing op: merge sweep over both orders by (thread, ts),
+ * one thread's records at a time (threads in parallel: an op of another thread never
+ * encloses a launch, so each thread's sweep starts from an empty stack).
+ */
+static void launch_ops(struct kp_trace *t, const int32_t *oord, const size_t *ostart,
+		       const struct imap *ext)
+{
+	size_t *lstart;
+	int32_t *lord = order_by_thread(t->launches, t->nlaunches, sizeof(*t->launches),
+					offsetof(struct kp_launch, thread), t->nthreads, cmp_launch,
+					t->jobs, &lstart);
+	struct sweep_ctx c = { t, ext, oord, lord, ostart, lstart };
+	par_run(t->jobs, t->nthreads, thread_launches, &c);
+	free(lstart);
 	free(lord);
 }
 
-/* Pass 4: GPU event -> launch by correlation -> op (its model level). */
+struct gpu_ctx {
+	struct kp_trace *t;
+	const struct imap *ext, *corr;
+};
+
+/* GPU events [lo, hi) -> launch by correlation -> op (its model level). */
+static void gpu_range_ops(void *arg, size_t lo, size_t hi)
+{
+	const struct gpu_ctx *c = arg;
+	struct kp_trace *t = c->t;
+	for (size_t i = lo; i < hi; i++) {
+		struct kp_gpu *g = &t->gpu[i];
+		struct kp_corr_ids ids = gpu_ids(t, i);
+		g->launch = imap_get(c->corr, ids.corr);
+		int32_t op = -1;
+		if (g->launch >= 0) {
+			struct kp_launch *l = &t->launches[g->launch];
+			int32_t e = imap_get(c->ext, ids.ext_id);
+			/*
+			 * A kernel replayed by a graph launch may name the op its node was
+			 * created in (kprof capture --): that op need not enclose the launch.
+			 */
+			op = e >= 0 && (encloses(&t->ops[e], l->thread, l->ts_ns) ||
+					graph_launch(l))
+				     ? e
+				     : l->op;
+		} else {
+			/* no runtime event recorded: trust External id only if it names an op */
+			op = imap_get(c->ext, ids.ext_id);
+		}
+		g->op = op >= 0 ? t->ops[op].model : -1;
+	}
+}
+
+/* Pass 4: GPU event -> launch by correlation -> op (its model level), events in parallel. */
 static void gpu_ops(struct kp_trace *t, const struct imap *ext)
 {
 	struct imap corr;
@@ -374,44 +467,17 @@ static void gpu_ops(struct kp_trace *t, const struct imap *ext)
 	for (size_t i = 0; i < t->nlaunches; i++)
 		if (launch_ids(t, i).corr >= 0)
 			imap_put(&corr, launch_ids(t, i).corr, (int32_t)i);
-	imap_seal(&corr);
-	for (size_t i = 0; i < t->ngpu; i++) {
-		struct kp_gpu *g = &t->gpu[i];
-		struct kp_corr_ids ids = gpu_ids(t, i);
-		g->launch = imap_get(&corr, ids.corr);
-		int32_t op = -1;
-		if (g->launch >= 0) {
-			struct kp_launch *l = &t->launches[g->launch];
-			int32_t e = imap_get(ext, ids.ext_id);
-			/*
-			 * A kernel replayed by a graph launch may name the op its node was
-			 * created in (kprof capture --): that op need not enclose the launch.
-			 */
-			op = e >= 0 && (encloses(&t->ops[e], l->thread, l->ts_ns) ||
-					graph_launch(l))
-				     ? e
-				     : l->op;
-		} else {
-			/* no runtime event recorded: trust External id only if it names an op */
-			op = imap_get(ext, ids.ext_id);
-		}
-		g->op = op >= 0 ? t->ops[op].model : -1;
-	}
+	imap_seal(&corr, t->jobs);
+	struct gpu_ctx c = { t, ext, &corr };
+	par_for(t->jobs, t->ngpu, 4096, gpu_range_ops, &c);
 	imap_free(&corr);
 }
 
-/* Pass 5: steps: a GPU event belongs to the ProfilerStep span holding its launch. */
-static void gpu_steps(struct kp_trace *t)
+/* GPU events [lo, hi): the step holding their launch (steps sorted by start). */
+static void gpu_range_steps(void *arg, size_t lo, size_t hi)
 {
-	if (!t->nsteps)
-		return;
-	if (t->nsteps > INT16_MAX)
-		diag_warn_add(
-			&t->warn, "traces with too many steps", t->display,
-			"%zu ProfilerStep spans: GPU work of spans past the %d-th counts in the %d-th",
-			t->nsteps, INT16_MAX + 1, INT16_MAX + 1);
-	qsort(t->steps, t->nsteps, sizeof(*t->steps), cmp_step);
-	for (size_t i = 0; i < t->ngpu; i++) {
+	struct kp_trace *t = arg;
+	for (size_t i = lo; i < hi; i++) {
 		struct kp_gpu *g = &t->gpu[i];
 		int64_t when = g->launch >= 0 ? t->launches[g->launch].ts_ns : g->ts_ns;
 		/* last step starting at or before @when (steps do not overlap) */
@@ -428,13 +494,33 @@ static void gpu_steps(struct kp_trace *t)
 	}
 }
 
+/* Pass 5: steps: a GPU event belongs to the ProfilerStep span holding its launch. */
+static void gpu_steps(struct kp_trace *t)
+{
+	if (!t->nsteps)
+		return;
+	if (t->nsteps > INT16_MAX)
+		diag_warn_add(
+			&t->warn, "traces with too many steps", t->display,
+			"%zu ProfilerStep spans: GPU work of spans past the %d-th counts in the %d-th",
+			t->nsteps, INT16_MAX + 1, INT16_MAX + 1);
+	qsort(t->steps, t->nsteps, sizeof(*t->steps), cmp_step);
+	par_for(t->jobs, t->ngpu, 4096, gpu_range_steps, t);
+}
+
+/*
+ * The passes in order; each runs its independent parts (threads, ranges of GPU events,
+ * sort runs) on t->jobs threads, joined before the next pass.
+ */
 void link_trace(struct kp_trace *t)
 {
-	int32_t *oord = op_tree(t);
+	size_t *ostart;
+	int32_t *oord = op_tree(t, &ostart);
 	fwdbwd_link(t);
 	struct imap ext;
 	ext_map(t, &ext);
-	launch_ops(t, oord, &ext);
+	launch_ops(t, oord, ostart, &ext);
+	free(ostart);
 	free(oord);
 	gpu_ops(t, &ext);
 	imap_free(&ext);

@@ -2488,6 +2488,7 @@ int trace_load(struct kp_trace *t, const char *path, const struct kp_load_opts *
 	t->path = arena_strdup(&t->arena, path);
 	t->display = strcmp(path, "-") ? t->path : "<stdin>";
 	t->rank = t->world_size = -1;
+	t->jobs = o && o->jobs > 1 ? o->jobs : 1;
 
 	struct loader *L = xcalloc(1, sizeof(*L));
 	L->t = t;

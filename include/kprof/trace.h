@@ -214,6 +214,7 @@ struct kp_trace {
 	int truncated; /* input ended early; events before trunc_off are kept */
 	int64_t trunc_off;
 	struct kp_warnings warn;
+	int jobs;   /* threads linking and analysis may use (kp_load_opts.jobs, at least 1) */
 	void *priv; /* loader/linker private data */
 };
 

@@ -3,8 +3,9 @@
 # (every warning with its location, or the error and where) and exit status, on every bundled
 # trace (testdata/, jsontestsuite included) and on generated ones: a trace full of traps for
 # the chunk cuts (gen-traps.py), a replicated real one (bench/gen-big-trace.py), their gzip and
-# zstd, cuts of them at many offsets (truncation; zstd also cut after compression) and copies
-# with one byte broken (malformed).
+# zstd, cuts of them at many offsets (truncation; zstd also cut after compression), copies
+# with one byte broken (malformed), and one with many threads and ops for the parallel link and
+# analysis (gen-threads.py).
 # KPROF_PARSE_CHUNK makes chunks of 64 bytes up, so small files split many times.  The -j 3 runs
 # take the JSON kernel levels in turn (KPROF_SIMD=scalar, sse2, avx2; the -j 1 run: the CPU's
 # best), so every level is held to the same bytes too.
@@ -127,6 +128,11 @@ for j in 1 3; do
 		fail=1
 	fi
 done
+# linking and analysis on threads: 40 CPU threads, 60000 ops, sparse ids (sorted id maps)
+python3 tests/jobs/gen-threads.py "$tmp/threads.json" 40 60000 || exit 2
+same "$tmp/threads.json" "" $J
+same "$tmp/threads.json" "" -f json -n 0 -g op --warnings=all
+same "$tmp/threads.json" "" -f json -n 0 -g op-shape --breakdown --launches --warnings=all
 [ $fail = 0 ] && echo "  jobs: $n comparisons of -j 1 and -j 3 (KPROF_SIMD scalar, sse2, avx2 in turn):" \
 	"stdout, stderr, status identical"
 exit $fail

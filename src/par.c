@@ -1,0 +1,172 @@
+/*
+ * par.c — parallel loops over tasks on threads started for one call (see par.h).
+ *
+ * The passes that use it take milliseconds and run a few times a trace, so a pool kept
+ * between calls would save little: a call starts min(jobs, tasks) - 1 threads, the caller
+ * works too, and all are joined before it returns.  A thread that cannot be started only
+ * means fewer workers: the caller alone finishes every task.
+ */
+#include "kprof/par.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kprof/arena.h"
+
+struct job {
+	atomic_size_t next;
+	size_t ntasks;
+	void (*fn)(void *arg, size_t k);
+	void *arg;
+};
+
+static void *work(void *p)
+{
+	struct job *j = p;
+	for (size_t k; (k = atomic_fetch_add(&j->next, 1)) < j->ntasks;)
+		j->fn(j->arg, k);
+	return NULL;
+}
+
+void par_run(int jobs, size_t ntasks, void (*fn)(void *arg, size_t k), void *arg)
+{
+	if (jobs <= 1 || ntasks <= 1) {
+		for (size_t k = 0; k < ntasks; k++)
+			fn(arg, k);
+		return;
+	}
+	struct job j = { .ntasks = ntasks, .fn = fn, .arg = arg };
+	atomic_init(&j.next, 0);
+	size_t nth = (size_t)jobs < ntasks ? (size_t)jobs - 1 : ntasks - 1;
+	pthread_t *th = xmalloc(nth * sizeof(*th));
+	size_t started = 0;
+	while (started < nth && pthread_create(&th[started], NULL, work, &j) == 0)
+		started++;
+	work(&j);
+	for (size_t i = 0; i < started; i++)
+		pthread_join(th[i], NULL);
+	free(th);
+}
+
+struct range_job {
+	size_t n, nranges;
+	void (*fn)(void *arg, size_t lo, size_t hi);
+	void *arg;
+};
+
+static void range_task(void *p, size_t k)
+{
+	const struct range_job *r = p;
+	r->fn(r->arg, r->n * k / r->nranges, r->n * (k + 1) / r->nranges);
+}
+
+void par_for(int jobs, size_t n, size_t grain, void (*fn)(void *arg, size_t lo, size_t hi),
+	     void *arg)
+{
+	size_t nr = grain ? n / grain : n;
+	if (nr > 4 * (size_t)jobs)
+		nr = 4 * (size_t)jobs;
+	if (jobs <= 1 || nr < 2) {
+		fn(arg, 0, n);
+		return;
+	}
+	struct range_job r = { n, nr, fn, arg };
+	par_run(jobs, nr, range_task, &r);
+}
+
+/* ---- sort: sorted runs, then rounds of pairwise merges cut at equal output ranks ---- */
+
+struct sort_job {
+	int32_t *src, *dst;
+	size_t *bound; /* runs of this round: [bound[r], bound[r + 1]) */
+	size_t nruns;
+	size_t pieces; /* per merge */
+	int (*cmp)(const void *, const void *, void *);
+	void *arg;
+};
+
+static void sort_run(void *p, size_t k)
+{
+	struct sort_job *s = p;
+	qsort_r(s->src + s->bound[k], s->bound[k + 1] - s->bound[k], sizeof(*s->src), s->cmp,
+		s->arg);
+}
+
+/*
+ * How many of the first @k outputs of the stable merge of a[0..na) and b[0..nb) come from
+ * @a (a's element first on ties).
+ */
+static size_t co_rank(const struct sort_job *s, const int32_t *a, size_t na, const int32_t *b,
+		      size_t nb, size_t k)
+{
+	size_t lo = k > nb ? k - nb : 0, hi = k < na ? k : na;
+	while (lo < hi) {
+		size_t i = lo + (hi - lo) / 2, j = k - i;
+		if (j > 0 && s->cmp(&a[i], &b[j - 1], s->arg) <= 0)
+			lo = i + 1;
+		else
+			hi = i;
+	}
+	return lo;
+}
+
+static void merge(const struct sort_job *s, const int32_t *a, size_t na, const int32_t *b,
+		  size_t nb, int32_t *out)
+{
+	size_t i = 0, j = 0, o = 0;
+	while (i < na && j < nb)
+		out[o++] = s->cmp(&b[j], &a[i], s->arg) < 0 ? b[j++] : a[i++];
+	memcpy(out + o, a + i, (na - i) * sizeof(*a));
+	memcpy(out + o + (na - i), b + j, (nb - j) * sizeof(*b));
+}
+
+/* Task k: piece k % pieces of the merge of runs 2m and 2m+1 (m = k / pieces); an odd last
+ * run is copied. */
+static void merge_piece(void *p, size_t k)
+{
+	const struct sort_job *s = p;
+	size_t m = k / s->pieces, q = k % s->pieces;
+	size_t a0 = s->bound[2 * m], b0 = s->bound[2 * m + 1];
+	size_t b1 = 2 * m + 2 <= s->nruns ? s->bound[2 * m + 2] : b0;
+	size_t na = b0 - a0, nb = b1 - b0, len = na + nb;
+	size_t k0 = len * q / s->pieces, k1 = len * (q + 1) / s->pieces;
+	const int32_t *a = s->src + a0, *b = s->src + b0;
+	size_t i0 = co_rank(s, a, na, b, nb, k0), i1 = co_rank(s, a, na, b, nb, k1);
+	merge(s, a + i0, i1 - i0, b + (k0 - i0), (k1 - i1) - (k0 - i0), s->dst + a0 + k0);
+}
+
+void par_sort_i32(int jobs, int32_t *v, size_t n,
+		  int (*cmp)(const void *a, const void *b, void *arg), void *arg)
+{
+	size_t nruns = jobs > 1 ? (size_t)jobs : 1;
+	if (nruns > n / 4096)
+		nruns = n / 4096;
+	if (nruns < 2) {
+		qsort_r(v, n, sizeof(*v), cmp, arg);
+		return;
+	}
+	size_t *bound = xmalloc((nruns + 1) * sizeof(*bound));
+	for (size_t r = 0; r <= nruns; r++)
+		bound[r] = n * r / nruns;
+	int32_t *tmp = xmalloc(n * sizeof(*tmp));
+	struct sort_job s = { v, tmp, bound, nruns, 1, cmp, arg };
+	par_run(jobs, nruns, sort_run, &s);
+	while (s.nruns > 1) {
+		size_t nm = (s.nruns + 1) / 2;
+		s.pieces = ((size_t)jobs + nm - 1) / nm;
+		par_run(jobs, nm * s.pieces, merge_piece, &s);
+		for (size_t m = 0; m < nm; m++)
+			bound[m] = bound[2 * m];
+		bound[nm] = n;
+		s.nruns = nm;
+		int32_t *x = s.src;
+		s.src = s.dst;
+		s.dst = x;
+	}
+	if (s.src != v)
+		memcpy(v, s.src, n * sizeof(*v));
+	free(tmp);
+	free(bound);
+}

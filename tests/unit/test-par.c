@@ -1,0 +1,171 @@
+/*
+ * test-par.c — parallel loops: every task runs once, ranges cover [0, n) in order, -j 1 runs
+ * inline on the caller, and the parallel sort equals qsort_r (ties in input order) for every
+ * job count, size and run boundary.
+ */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "kprof/par.h"
+
+struct count {
+	int *hits;
+	pthread_t caller;
+	int others; /* tasks run off the caller's thread */
+	pthread_mutex_t lock;
+};
+
+static void hit(void *p, size_t k)
+{
+	struct count *c = p;
+	pthread_mutex_lock(&c->lock);
+	c->hits[k]++;
+	if (!pthread_equal(pthread_self(), c->caller))
+		c->others++;
+	pthread_mutex_unlock(&c->lock);
+}
+
+static void every_task_runs_once(void **state)
+{
+	(void)state;
+	static const int jobs[] = { 0, 1, 2, 3, 8, 64 };
+	for (size_t ji = 0; ji < sizeof(jobs) / sizeof(*jobs); ji++)
+		for (size_t n = 0; n < 40; n += 7) {
+			struct count c = { .hits = calloc(n + 1, sizeof(int)),
+					   .caller = pthread_self() };
+			pthread_mutex_init(&c.lock, NULL);
+			par_run(jobs[ji], n, hit, &c);
+			for (size_t k = 0; k < n; k++)
+				assert_int_equal(c.hits[k], 1);
+			if (jobs[ji] <= 1)
+				assert_int_equal(c.others, 0);
+			pthread_mutex_destroy(&c.lock);
+			free(c.hits);
+		}
+}
+
+struct ranges {
+	size_t lo[256], hi[256];
+	size_t n;
+	pthread_mutex_t lock;
+};
+
+static void note_range(void *p, size_t lo, size_t hi)
+{
+	struct ranges *r = p;
+	pthread_mutex_lock(&r->lock);
+	r->lo[r->n] = lo;
+	r->hi[r->n++] = hi;
+	pthread_mutex_unlock(&r->lock);
+}
+
+static int cmp_size(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* the ranges, sorted by start, tile [0, n) with none shorter than grain (unless one) */
+static void ranges_tile(int jobs, size_t n, size_t grain, size_t most)
+{
+	struct ranges r = { .n = 0 };
+	pthread_mutex_init(&r.lock, NULL);
+	par_for(jobs, n, grain, note_range, &r);
+	assert_true(r.n >= 1 && r.n <= most);
+	qsort(r.hi, r.n, sizeof(*r.hi), cmp_size);
+	qsort(r.lo, r.n, sizeof(*r.lo), cmp_size);
+	assert_int_equal(r.lo[0], 0);
+	for (size_t i = 0; i < r.n; i++) {
+		assert_true(r.hi[i] > r.lo[i] || n == 0);
+		if (r.n > 1)
+			assert_true(r.hi[i] - r.lo[i] >= grain);
+		if (i + 1 < r.n)
+			assert_int_equal(r.hi[i], r.lo[i + 1]);
+	}
+	assert_int_equal(r.hi[r.n - 1], n);
+	pthread_mutex_destroy(&r.lock);
+}
+
+static void for_ranges_tile_the_interval(void **state)
+{
+	(void)state;
+	ranges_tile(1, 1000, 10, 1);
+	ranges_tile(4, 1000, 10, 16);
+	ranges_tile(4, 15, 10, 1); /* under two grains: one call */
+	ranges_tile(3, 0, 10, 1);
+	ranges_tile(16, 100000, 1, 64);
+	ranges_tile(2, 33, 0, 8);
+}
+
+/* keys with many ties: value v sorts by v % m; ties keep input order in a stable sort */
+static int cmp_mod(const void *a, const void *b, void *arg)
+{
+	int32_t m = *(const int32_t *)arg;
+	int32_t x = *(const int32_t *)a % m, y = *(const int32_t *)b % m;
+	return (x > y) - (x < y);
+}
+
+static void sort_equals_qsort_r(void **state)
+{
+	(void)state;
+	static const size_t sizes[] = { 0, 1, 5, 4095, 4096, 8192, 8193, 50000, 123457 };
+	static const int jobs[] = { 1, 2, 3, 5, 8, 16 };
+	static const int32_t mods[] = { 7, 1000, 1 << 30 };
+	srand(14);
+	for (size_t si = 0; si < sizeof(sizes) / sizeof(*sizes); si++) {
+		size_t n = sizes[si];
+		int32_t *in = malloc((n + 1) * sizeof(*in)), *want = malloc((n + 1) * sizeof(*in)),
+			*got = malloc((n + 1) * sizeof(*in));
+		for (size_t i = 0; i < n; i++)
+			in[i] = rand() & 0x3fffffff;
+		for (size_t mi = 0; mi < sizeof(mods) / sizeof(*mods); mi++) {
+			int32_t m = mods[mi];
+			memcpy(want, in, n * sizeof(*in));
+			qsort_r(want, n, sizeof(*want), cmp_mod, &m);
+			for (size_t ji = 0; ji < sizeof(jobs) / sizeof(*jobs); ji++) {
+				memcpy(got, in, n * sizeof(*in));
+				par_sort_i32(jobs[ji], got, n, cmp_mod, &m);
+				if (n)
+					assert_memory_equal(got, want, n * sizeof(*in));
+			}
+		}
+		free(in);
+		free(want);
+		free(got);
+	}
+}
+
+/* already sorted and reversed input: the co-rank cuts at run edges */
+static void sort_handles_sorted_and_reversed_runs(void **state)
+{
+	(void)state;
+	size_t n = 40000;
+	int32_t m = 1 << 30;
+	int32_t *v = malloc(n * sizeof(*v));
+	for (int rev = 0; rev < 2; rev++) {
+		for (size_t i = 0; i < n; i++)
+			v[i] = rev ? (int32_t)(n - i) : (int32_t)i;
+		par_sort_i32(7, v, n, cmp_mod, &m);
+		for (size_t i = 0; i < n; i++)
+			assert_int_equal(v[i], rev ? (int32_t)(i + 1) : (int32_t)i);
+	}
+	free(v);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(every_task_runs_once),
+		cmocka_unit_test(for_ranges_tile_the_interval),
+		cmocka_unit_test(sort_equals_qsort_r),
+		cmocka_unit_test(sort_handles_sorted_and_reversed_runs),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
