@@ -20,6 +20,7 @@
 #include "kprof/fwdbwd.h"
 #include "kprof/kernrole.h"
 #include "kprof/opmodel.h"
+#include "kprof/par.h"
 #include "kprof/strtab.h"
 #include "kprof/units.h"
 #include "kprof/utf8.h"
@@ -37,6 +38,7 @@ struct op_info {
 	uint8_t causal;      /* is_causal its kernels' names say: enum kp_causal_hint, 3 both */
 	uint8_t counted;     /* counted in totals.ops */
 	uint8_t total_added; /* its FLOPs/bytes are in the totals */
+	uint8_t warned;      /* eval_once: the model's warnings given */
 };
 
 /* What -g op-shape adds per op_info (same index; allocated for that grouping only). */
@@ -462,9 +464,10 @@ static int32_t *gpu_annotations(const struct kp_trace *t)
 
 /*
  * The state of one analyze_run().  The passes, in order: op_state() and kernel_roles()
- * (per-op kernel time and roles), then per GPU event group_event() (key -> row, time,
- * calls) and attribute() (FLOPs/bytes, peaks, coverage), then busy_span() and
- * derive_columns().
+ * (per-op kernel time and roles), eval_range() (each op's model, ops in parallel), then per
+ * GPU event group_event() (key -> row, time, calls) and attribute() (FLOPs/bytes, peaks,
+ * coverage) in event order on one thread (rows, sums and warnings in first-seen order),
+ * then busy_span() (its sort in parallel) and derive_columns() (rows in parallel).
  */
 struct run {
 	const struct kp_trace *t;
@@ -544,11 +547,24 @@ static void kernel_roles(struct run *R)
 	hmap_free(&roles);
 }
 
-/* The op's model, once per op, with a warning when it does not apply. */
+/* The models of ops [lo, hi) with GPU work (each op's own op_info: a parallel for). */
+static void eval_range(void *arg, size_t lo, size_t hi)
+{
+	struct run *R = arg;
+	for (size_t i = lo; i < hi; i++)
+		if (R->oidx[i] >= 0)
+			eval_op(&R->oi[R->oidx[i]], R->t, &R->t->ops[i]);
+}
+
+/*
+ * The op's model (evaluated beforehand by eval_range, or now), with a warning when it does
+ * not apply: once per op, in the order of the GPU events, whatever evaluated it.
+ */
 static void eval_once(struct run *R, struct op_info *info, const struct kp_op *op)
 {
-	if (!info || info->evaluated)
+	if (!info || info->warned)
 		return;
+	info->warned = 1;
 	eval_op(info, R->t, op);
 	if (info->cost.cls != MODEL_NONE && op->nslots == 0)
 		diag_warn_add(
@@ -1001,7 +1017,7 @@ static void busy_span(struct run *R)
 			t_last = t->launches[i].ts_ns + t->launches[i].dur_ns;
 	}
 	r->tot.span_ns = t_last > t_first ? t_last - t_first : 0;
-	qsort_r(R->iv, R->niv, sizeof(*R->iv), cmp_start, (void *)t->gpu);
+	par_sort_i32(t->jobs, R->iv, R->niv, cmp_start, (void *)t->gpu);
 	int64_t cur_s = 0, cur_e = INT64_MIN;
 	for (size_t i = 0; i < R->niv; i++) {
 		const struct kp_gpu *g = &t->gpu[R->iv[i]];
@@ -1081,6 +1097,13 @@ static void derive_columns(struct kp_report *r, struct kp_row *row)
 		row->flops_per_s = row->bytes_per_s = -1;
 }
 
+/* Task k of derive_rows: row k's columns (rows are independent once every event is in). */
+static void derive_row(void *arg, size_t k)
+{
+	struct kp_report *r = arg;
+	derive_columns(r, &r->rows[k]);
+}
+
 static void device_warnings(const struct kp_trace *t, struct kp_report *r)
 {
 	if (r->device_warning)
@@ -1118,14 +1141,14 @@ int analyze_run(const struct kp_trace *t, const struct kp_analyze_opts *o, struc
 
 	op_state(&R);
 	kernel_roles(&R);
+	par_for(t->jobs, t->nops, 16384, eval_range, &R);
 	R.iv = xmalloc((t->ngpu + 1) * sizeof(*R.iv));
 	for (size_t i = 0; i < t->ngpu; i++)
 		group_event(&R, i);
 	r->tot.flops = R.tot_flops;
 	r->tot.bytes = R.tot_bytes;
 	busy_span(&R);
-	for (size_t i = 0; i < r->nrows; i++)
-		derive_columns(r, &r->rows[i]);
+	par_run(t->jobs, r->nrows, derive_row, r);
 
 	free(R.iv);
 	hmap_free(&R.sigseen);
