@@ -13,6 +13,7 @@
  */
 #include "kprof/link.h"
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,10 +75,50 @@ static void sort_thread_run(void *arg, size_t k)
 		qsort_r(run, m, sizeof(*run), cmp_index, (void *)c);
 }
 
+/* A check of one run's order, cut into ranges of pairs */
+struct run_check {
+	const struct order_ctx *c;
+	const int32_t *run;
+	atomic_int unsorted;
+};
+
+static void check_pairs(void *arg, size_t lo, size_t hi)
+{
+	struct run_check *rc = arg;
+	const struct order_ctx *c = rc->c;
+	for (size_t i = lo; i < hi && !atomic_load_explicit(&rc->unsorted, memory_order_relaxed);
+	     i++)
+		if (c->cmp(c->base + (size_t)rc->run[i] * c->size,
+			   c->base + (size_t)rc->run[i + 1] * c->size) > 0)
+			atomic_store(&rc->unsorted, 1);
+}
+
+/*
+ * Each thread's run sorted when out of order: threads on the jobs, or, with fewer threads
+ * than jobs (most traces have one or two), one run after the other, each checked in ranges
+ * and sorted by par_sort_i32 (stable, as qsort_r: the same order).
+ */
+static void sort_runs(struct order_ctx *c, size_t nthreads, int jobs)
+{
+	if (jobs <= 1 || nthreads >= (size_t)jobs) {
+		par_run(jobs, nthreads, sort_thread_run, c);
+		return;
+	}
+	for (size_t k = 0; k < nthreads; k++) {
+		size_t m = c->start[k + 1] - c->start[k];
+		struct run_check rc = { .c = c, .run = c->ord + c->start[k] };
+		atomic_init(&rc.unsorted, 0);
+		if (m > 1)
+			par_for(jobs, m - 1, 4096, check_pairs, &rc);
+		if (atomic_load(&rc.unsorted))
+			par_sort_i32(jobs, c->ord + c->start[k], m, cmp_index, c);
+	}
+}
+
 /*
  * Indices of the records in (thread, ...) order; the records themselves stay put (ops are
  * referred to by index everywhere).  A stable counting pass by thread, then each thread's
- * run is sorted only when out of order (threads in parallel): Kineto writes a thread's
+ * run is sorted only when out of order (in parallel, sort_runs): Kineto writes a thread's
  * events mostly in time order, so this is usually two linear passes.  *startp: the runs'
  * bounds, nthreads + 1 of them.
  */
@@ -104,7 +145,7 @@ static int32_t *order_by_thread(const void *base, size_t n, size_t size, size_t 
 	}
 	free(next);
 	struct order_ctx ctx = { p, size, cmp, ord, start };
-	par_run(jobs, nthreads, sort_thread_run, &ctx);
+	sort_runs(&ctx, nthreads, jobs);
 	*startp = start;
 	return ord;
 }
@@ -391,17 +432,28 @@ static void thread_launches(void *arg, size_t k)
 		while (sp && !encloses(&t->ops[stack[sp - 1]], l->thread, l->ts_ns))
 			sp--;
 		l->op = sp ? stack[sp - 1] : -1;
-		int32_t e = imap_get(c->ext, launch_ids(t, (size_t)c->lord[lk]).ext_id);
+	}
+	free(stack);
+}
+
+/* Launches [lo, hi): the op their External id names wins when it encloses them. */
+static void launch_range_ext(void *arg, size_t lo, size_t hi)
+{
+	const struct sweep_ctx *c = arg;
+	struct kp_trace *t = c->t;
+	for (size_t i = lo; i < hi; i++) {
+		struct kp_launch *l = &t->launches[i];
+		int32_t e = imap_get(c->ext, launch_ids(t, i).ext_id);
 		if (e >= 0 && encloses(&t->ops[e], l->thread, l->ts_ns))
 			l->op = e;
 	}
-	free(stack);
 }
 
 /*
  * Pass 3: launch -> innermost enclosing op: merge sweep over both orders by (thread, ts),
  * one thread's records at a time (threads in parallel: an op of another thread never
- * encloses a launch, so each thread's sweep starts from an empty stack).
+ * encloses a launch, so each thread's sweep starts from an empty stack); then, launches in
+ * parallel, the op their External id names where it encloses them.
  */
 static void launch_ops(struct kp_trace *t, const int32_t *oord, const size_t *ostart,
 		       const struct imap *ext)
@@ -412,6 +464,7 @@ static void launch_ops(struct kp_trace *t, const int32_t *oord, const size_t *os
 					t->jobs, &lstart);
 	struct sweep_ctx c = { t, ext, oord, lord, ostart, lstart };
 	par_run(t->jobs, t->nthreads, thread_launches, &c);
+	par_for(t->jobs, t->nlaunches, 4096, launch_range_ext, &c);
 	free(lstart);
 	free(lord);
 }

@@ -133,6 +133,9 @@ python3 tests/jobs/gen-threads.py "$tmp/threads.json" 40 60000 || exit 2
 same "$tmp/threads.json" "" $J
 same "$tmp/threads.json" "" -f json -n 0 -g op --warnings=all
 same "$tmp/threads.json" "" -f json -n 0 -g op-shape --breakdown --launches --warnings=all
+# two threads of 40000 ops each, out of order: each run checked in ranges and sorted in runs
+python3 tests/jobs/gen-threads.py "$tmp/two.json" 2 80000 || exit 2
+same "$tmp/two.json" "" -f json -n 0 -g op --warnings=all
 [ $fail = 0 ] && echo "  jobs: $n comparisons of -j 1 and -j 3 (KPROF_SIMD scalar, sse2, avx2 in turn):" \
 	"stdout, stderr, status identical"
 exit $fail
