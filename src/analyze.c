@@ -492,6 +492,13 @@ struct run {
 	struct kp_hmap sigseen; /* op-shape: (part, signature op) pairs counted in sig_calls */
 };
 
+static void oi_init(void *arg, size_t lo, size_t hi)
+{
+	struct op_info *oi = arg;
+	for (size_t i = lo; i < hi; i++)
+		oi[i].row_added = oi[i].row_seen = -1;
+}
+
 /* Per-op state only for the ops that GPU work is attributed to (few of all ops). */
 static void op_state(struct run *R)
 {
@@ -504,8 +511,7 @@ static void op_state(struct run *R)
 			R->oidx[t->gpu[i].op] = (int32_t)noi++;
 	R->oi = xcalloc(noi + 1, sizeof(*R->oi));
 	R->osh = R->o->group == GROUP_OP_SHAPE ? xcalloc(noi + 1, sizeof(*R->osh)) : NULL;
-	for (size_t i = 0; i < noi; i++)
-		R->oi[i].row_added = R->oi[i].row_seen = -1;
+	par_for(t->jobs, noi, 16384, oi_init, R->oi);
 }
 
 /* Per op, kernel time (math and data movement) and the TF32 hint. */
@@ -998,23 +1004,53 @@ static void group_event(struct run *R, size_t i)
 	count_coverage(R, i, info, op);
 }
 
+/* First start and last end of the ops and launches of one part (integers: any order). */
+struct span {
+	const struct kp_trace *t;
+	size_t lo, hi; /* [0, nops) are ops, [nops, nops + nlaunches) launches */
+	int64_t first, last;
+};
+
+#define SPAN_PARTS 64
+
+static void span_part(void *arg, size_t k)
+{
+	struct span *s = (struct span *)arg + k;
+	const struct kp_trace *t = s->t;
+	s->first = INT64_MAX;
+	s->last = INT64_MIN;
+	for (size_t i = s->lo; i < s->hi; i++) {
+		int64_t ts = i < t->nops ? t->ops[i].ts_ns : t->launches[i - t->nops].ts_ns;
+		int64_t dur = i < t->nops ? t->ops[i].dur_ns : t->launches[i - t->nops].dur_ns;
+		s->first = ts < s->first ? ts : s->first;
+		s->last = ts + dur > s->last ? ts + dur : s->last;
+	}
+}
+
+/* The span of ops and launches in parts (as many as the jobs, up to SPAN_PARTS); how many. */
+static size_t span_parts(const struct kp_trace *t, struct span *sp)
+{
+	size_t n = t->nops + t->nlaunches;
+	size_t np = n / 16384 + 1;
+	np = np < (size_t)t->jobs ? np : (size_t)(t->jobs > 1 ? t->jobs : 1);
+	np = np < SPAN_PARTS ? np : SPAN_PARTS;
+	for (size_t k = 0; k < np; k++)
+		sp[k] = (struct span){ t, n * k / np, n * (k + 1) / np, 0, 0 };
+	par_run(t->jobs, np, span_part, sp);
+	return np;
+}
+
 /* Span over every kept event (GPU work, ops, launches); busy time as the union of GPU intervals. */
 static void busy_span(struct run *R)
 {
 	const struct kp_trace *t = R->t;
 	struct kp_report *r = R->r;
+	struct span sp[SPAN_PARTS];
+	size_t nparts = span_parts(t, sp);
 	int64_t t_first = R->t_first, t_last = R->t_last;
-	for (size_t i = 0; i < t->nops; i++) {
-		if (t->ops[i].ts_ns < t_first)
-			t_first = t->ops[i].ts_ns;
-		if (t->ops[i].ts_ns + t->ops[i].dur_ns > t_last)
-			t_last = t->ops[i].ts_ns + t->ops[i].dur_ns;
-	}
-	for (size_t i = 0; i < t->nlaunches; i++) {
-		if (t->launches[i].ts_ns < t_first)
-			t_first = t->launches[i].ts_ns;
-		if (t->launches[i].ts_ns + t->launches[i].dur_ns > t_last)
-			t_last = t->launches[i].ts_ns + t->launches[i].dur_ns;
+	for (size_t k = 0; k < nparts; k++) {
+		t_first = sp[k].first < t_first ? sp[k].first : t_first;
+		t_last = sp[k].last > t_last ? sp[k].last : t_last;
 	}
 	r->tot.span_ns = t_last > t_first ? t_last - t_first : 0;
 	par_sort_i32(t->jobs, R->iv, R->niv, cmp_start, (void *)t->gpu);

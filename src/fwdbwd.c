@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "kprof/arena.h"
+#include "kprof/par.h"
 
 /* Backward conv ops and the slots of their grad_output, input and weight (-1 none). */
 static const struct {
@@ -101,29 +102,73 @@ static int cmp_pair(const void *a, const void *b)
 	return x->op < y->op ? -1 : x->op > y->op;
 }
 
-void fwdbwd_link(struct kp_trace *t)
+/* Ops cut into ranges; range k's pairs are written from b + lo and f + lo (lo its start). */
+struct scan {
+	const struct kp_trace *t;
+	struct pair *b, *f;
+	size_t *nb, *nf; /* per range */
+	size_t nranges;
+};
+
+/* Range k: its backward conv ops with their node's sequence number, its forward convs. */
+static void scan_range(void *arg, size_t k)
 {
-	/* interned names: test each distinct pointer once per pass via the first op's result */
-	struct pair *b = xmalloc((t->nops + 1) * sizeof(*b)),
-		    *f = xmalloc((t->nops + 1) * sizeof(*f));
+	struct scan *s = arg;
+	const struct kp_trace *t = s->t;
+	size_t lo = t->nops * k / s->nranges, hi = t->nops * (k + 1) / s->nranges;
+	struct pair *b = s->b + lo, *f = s->f + lo;
 	size_t nb = 0, nf = 0;
-	for (size_t i = 0; i < t->nops; i++) {
+	for (size_t i = lo; i < hi; i++) {
 		const struct kp_op *op = &t->ops[i];
 		if (op->cls != MODEL_PRIMARY && strncmp(op->name, "aten::cudnn_conv", 16) &&
 		    strncmp(op->name, "aten::miopen_conv", 17))
 			continue;
-		int k = bwd_kind(op->name);
-		if (k >= 0) {
+		int kind = bwd_kind(op->name);
+		if (kind >= 0) {
 			/* the sequence number of the nearest autograd node above it */
 			int32_t p = op->parent;
 			for (int depth = 0; p >= 0 && depth < 8 && !conv_node(t, p); depth++)
 				p = t->ops[p].parent;
-			if (p >= 0 && conv_node(t, p) && tensor_slot(op, bwd_ops[k].dy))
+			if (p >= 0 && conv_node(t, p) && tensor_slot(op, bwd_ops[kind].dy))
 				b[nb++] = (struct pair){ op_seq(t, p), (int32_t)i };
 		} else if (op_seq(t, (int32_t)i) >= 0 && is_fwd(op->name)) {
 			f[nf++] = (struct pair){ op_seq(t, (int32_t)i), (int32_t)i };
 		}
 	}
+	s->nb[k] = nb;
+	s->nf[k] = nf;
+}
+
+/*
+ * The pairs of all ops in op order (ranges scanned on t->jobs threads, then joined in order):
+ * *nb backward pairs in b, *nf forward pairs in f.
+ */
+static void scan_ops(const struct kp_trace *t, struct pair *b, size_t *nb, struct pair *f,
+		     size_t *nf)
+{
+	size_t nr = t->nops / 4096 + 1;
+	nr = t->jobs > 1 && nr > 4 * (size_t)t->jobs ? 4 * (size_t)t->jobs : t->jobs > 1 ? nr : 1;
+	size_t *counts = xmalloc(2 * nr * sizeof(*counts));
+	struct scan s = { t, b, f, counts, counts + nr, nr };
+	par_run(t->jobs, nr, scan_range, &s);
+	*nb = *nf = 0;
+	for (size_t k = 0; k < nr; k++) {
+		size_t lo = t->nops * k / nr;
+		memmove(b + *nb, b + lo, s.nb[k] * sizeof(*b));
+		memmove(f + *nf, f + lo, s.nf[k] * sizeof(*f));
+		*nb += s.nb[k];
+		*nf += s.nf[k];
+	}
+	free(counts);
+}
+
+void fwdbwd_link(struct kp_trace *t)
+{
+	/* interned names: test each distinct pointer once per pass via the first op's result */
+	struct pair *b = xmalloc((t->nops + 1) * sizeof(*b)),
+		    *f = xmalloc((t->nops + 1) * sizeof(*f));
+	size_t nb, nf;
+	scan_ops(t, b, &nb, f, &nf);
 	if (nb && nf) {
 		qsort(b, nb, sizeof(*b), cmp_pair);
 		qsort(f, nf, sizeof(*f), cmp_pair);
