@@ -115,36 +115,72 @@ static void sort_runs(struct order_ctx *c, size_t nthreads, int jobs)
 	}
 }
 
+/* A stable counting sort of record indexes by thread, in ranges of records. */
+struct bucket_ctx {
+	const char *base;
+	size_t size, thread_off, nthreads, n;
+	int32_t *ord;
+	size_t *count; /* [range][thread]: records, then where the range's next one goes */
+	size_t nranges;
+};
+
+static int32_t thread_of(const struct bucket_ctx *b, size_t i)
+{
+	int32_t th;
+	memcpy(&th, b->base + i * b->size + b->thread_off, sizeof(th));
+	return th;
+}
+
+/* Range r's records counted per thread */
+static void count_range(void *arg, size_t r)
+{
+	struct bucket_ctx *b = arg;
+	size_t *c = b->count + r * (b->nthreads + 1);
+	for (size_t i = b->n * r / b->nranges; i < b->n * (r + 1) / b->nranges; i++)
+		c[thread_of(b, i)]++;
+}
+
+/* Range r's records placed at their positions (in record order within each thread) */
+static void scatter_range(void *arg, size_t r)
+{
+	struct bucket_ctx *b = arg;
+	size_t *next = b->count + r * (b->nthreads + 1);
+	for (size_t i = b->n * r / b->nranges; i < b->n * (r + 1) / b->nranges; i++)
+		b->ord[next[thread_of(b, i)]++] = (int32_t)i;
+}
+
 /*
  * Indices of the records in (thread, ...) order; the records themselves stay put (ops are
- * referred to by index everywhere).  A stable counting pass by thread, then each thread's
- * run is sorted only when out of order (in parallel, sort_runs): Kineto writes a thread's
- * events mostly in time order, so this is usually two linear passes.  *startp: the runs'
- * bounds, nthreads + 1 of them.
+ * referred to by index everywhere).  A stable counting pass by thread (ranges of records
+ * counted and placed on the jobs), then each thread's run is sorted only when out of order
+ * (in parallel, sort_runs): Kineto writes a thread's events mostly in time order, so this
+ * is usually two linear passes.  *startp: the runs' bounds, nthreads + 1 of them.
  */
 static int32_t *order_by_thread(const void *base, size_t n, size_t size, size_t thread_off,
 				size_t nthreads, int (*cmp)(const void *, const void *), int jobs,
 				size_t **startp)
 {
-	const char *p = base;
 	int32_t *ord = xmalloc((n + 1) * sizeof(*ord));
 	size_t *start = xcalloc(nthreads + 2, sizeof(*start));
-	for (size_t i = 0; i < n; i++) {
-		int32_t th;
-		memcpy(&th, p + i * size + thread_off, sizeof(th));
-		start[th + 1]++;
+	struct bucket_ctx b = { base, size, thread_off, nthreads, n, ord, NULL, 1 };
+	if (jobs > 1 && n / 16384 > 1)
+		b.nranges = n / 16384 < 4 * (size_t)jobs ? n / 16384 : 4 * (size_t)jobs;
+	b.count = xcalloc(b.nranges * (nthreads + 1), sizeof(*b.count));
+	par_run(jobs, b.nranges, count_range, &b);
+	/* range r of thread k goes after thread k's records of ranges before it */
+	size_t pos = 0;
+	for (size_t k = 0; k < nthreads; k++) {
+		start[k] = pos;
+		for (size_t r = 0; r < b.nranges; r++) {
+			size_t c = b.count[r * (nthreads + 1) + k];
+			b.count[r * (nthreads + 1) + k] = pos;
+			pos += c;
+		}
 	}
-	for (size_t k = 0; k < nthreads; k++)
-		start[k + 1] += start[k];
-	size_t *next = xmalloc((nthreads + 1) * sizeof(*next));
-	memcpy(next, start, (nthreads + 1) * sizeof(*next));
-	for (size_t i = 0; i < n; i++) {
-		int32_t th;
-		memcpy(&th, p + i * size + thread_off, sizeof(th));
-		ord[next[th]++] = (int32_t)i;
-	}
-	free(next);
-	struct order_ctx ctx = { p, size, cmp, ord, start };
+	start[nthreads] = pos;
+	par_run(jobs, b.nranges, scatter_range, &b);
+	free(b.count);
+	struct order_ctx ctx = { base, size, cmp, ord, start };
 	sort_runs(&ctx, nthreads, jobs);
 	*startp = start;
 	return ord;
