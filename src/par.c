@@ -1,10 +1,13 @@
 /*
- * par.c — parallel loops over tasks on threads started for one call (see par.h).
+ * par.c — parallel loops over tasks on a pool of threads (see par.h).
  *
- * The passes that use it take milliseconds and run a few times a trace, so a pool kept
- * between calls would save little: a call starts min(jobs, tasks) - 1 threads, the caller
- * works too, and all are joined before it returns.  A thread that cannot be started only
- * means fewer workers: the caller alone finishes every task.
+ * The passes that use it take milliseconds, and a link and analysis make a few dozen calls:
+ * starting jobs - 1 threads a call cost 0.05-0.4 ms each time (2-core machine, 2-16 jobs),
+ * so the workers are started on first use and kept, parked on a condition variable; a call
+ * publishes its task counter, wakes them and works too, then waits for the ones it asked
+ * for.  One call uses the pool at a time: a call made while it is taken (another thread's,
+ * or from inside a task) starts its own threads and joins them.  A thread that cannot be
+ * started only means fewer workers: the caller alone finishes every task.
  */
 #include "kprof/par.h"
 
@@ -30,6 +33,81 @@ static void *work(void *p)
 	return NULL;
 }
 
+#define POOL_MAX 255
+
+/* The kept workers; gen, job, want and active under m. */
+static struct {
+	pthread_mutex_t owner; /* held by the call using the pool */
+	pthread_mutex_t m;
+	pthread_cond_t go, done;
+	size_t nthreads;   /* started */
+	unsigned long gen; /* one a call */
+	struct job *job;
+	size_t want;   /* workers 0 .. want-1 take part in this call */
+	size_t active; /* of those, still working */
+} pool = { .owner = PTHREAD_MUTEX_INITIALIZER,
+	   .m = PTHREAD_MUTEX_INITIALIZER,
+	   .go = PTHREAD_COND_INITIALIZER,
+	   .done = PTHREAD_COND_INITIALIZER };
+
+static void *pool_worker(void *arg)
+{
+	size_t me = (size_t)arg;
+	unsigned long seen = 0;
+	pthread_mutex_lock(&pool.m);
+	for (;;) {
+		while (pool.gen == seen)
+			pthread_cond_wait(&pool.go, &pool.m);
+		seen = pool.gen;
+		if (me >= pool.want)
+			continue;
+		struct job *j = pool.job;
+		pthread_mutex_unlock(&pool.m);
+		work(j);
+		pthread_mutex_lock(&pool.m);
+		if (--pool.active == 0)
+			pthread_cond_signal(&pool.done);
+	}
+	return NULL;
+}
+
+/* @j on the pool's first @want workers (started as needed) and the caller; the owner held. */
+static void pool_run(struct job *j, size_t want)
+{
+	while (pool.nthreads < want && pool.nthreads < POOL_MAX) {
+		pthread_t th;
+		if (pthread_create(&th, NULL, pool_worker, (void *)pool.nthreads) != 0)
+			break;
+		pthread_detach(th);
+		pool.nthreads++;
+	}
+	want = want < pool.nthreads ? want : pool.nthreads;
+	pthread_mutex_lock(&pool.m);
+	pool.job = j;
+	pool.want = pool.active = want;
+	pool.gen++;
+	pthread_cond_broadcast(&pool.go);
+	pthread_mutex_unlock(&pool.m);
+	work(j);
+	pthread_mutex_lock(&pool.m);
+	while (pool.active)
+		pthread_cond_wait(&pool.done, &pool.m);
+	pthread_mutex_unlock(&pool.m);
+}
+
+/* @j on @nth threads started for it and the caller. */
+static void spawn_run(struct job *j, size_t nth)
+{
+	pthread_t *th = xmalloc(nth * sizeof(*th));
+	size_t started = 0;
+	while (started < nth && pthread_create(&th[started], NULL, work, j) == 0)
+		started++;
+	work(j);
+	for (size_t i = 0; i < started; i++)
+		pthread_join(th[i], NULL);
+	free(th);
+}
+
 void par_run(int jobs, size_t ntasks, void (*fn)(void *arg, size_t k), void *arg)
 {
 	if (jobs <= 1 || ntasks <= 1) {
@@ -40,14 +118,12 @@ void par_run(int jobs, size_t ntasks, void (*fn)(void *arg, size_t k), void *arg
 	struct job j = { .ntasks = ntasks, .fn = fn, .arg = arg };
 	atomic_init(&j.next, 0);
 	size_t nth = (size_t)jobs < ntasks ? (size_t)jobs - 1 : ntasks - 1;
-	pthread_t *th = xmalloc(nth * sizeof(*th));
-	size_t started = 0;
-	while (started < nth && pthread_create(&th[started], NULL, work, &j) == 0)
-		started++;
-	work(&j);
-	for (size_t i = 0; i < started; i++)
-		pthread_join(th[i], NULL);
-	free(th);
+	if (pthread_mutex_trylock(&pool.owner) == 0) {
+		pool_run(&j, nth);
+		pthread_mutex_unlock(&pool.owner);
+	} else {
+		spawn_run(&j, nth);
+	}
 }
 
 struct range_job {

@@ -1,7 +1,7 @@
 /*
  * test-par.c — parallel loops: every task runs once, ranges cover [0, n) in order, -j 1 runs
- * inline on the caller, and the parallel sort equals qsort_r (ties in input order) for every
- * job count, size and run boundary.
+ * inline on the caller, calls nest and come from several threads at once, and the parallel
+ * sort equals qsort_r (ties in input order) for every job count, size and run boundary.
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -159,6 +159,49 @@ static void sort_handles_sorted_and_reversed_runs(void **state)
 	free(v);
 }
 
+/* a task that runs a parallel loop itself: the pool is taken, so it starts its own threads */
+struct nest {
+	int hits[8][16];
+};
+
+static void inner(void *p, size_t k)
+{
+	int *row = p;
+	row[k]++;
+}
+
+static void outer(void *p, size_t k)
+{
+	struct nest *n = p;
+	par_run(4, 16, inner, n->hits[k]);
+}
+
+static void *caller(void *p)
+{
+	struct nest *n = p;
+	for (int r = 0; r < 50; r++)
+		par_run(3, 8, outer, n);
+	return NULL;
+}
+
+/* nested calls and calls from two threads at once (one on the pool, one on its own threads) */
+static void nested_and_concurrent_calls_run_every_task(void **state)
+{
+	(void)state;
+	struct nest a, b;
+	memset(&a, 0, sizeof(a));
+	memset(&b, 0, sizeof(b));
+	pthread_t th;
+	assert_int_equal(pthread_create(&th, NULL, caller, &a), 0);
+	caller(&b);
+	pthread_join(th, NULL);
+	for (int i = 0; i < 8; i++)
+		for (int k = 0; k < 16; k++) {
+			assert_int_equal(a.hits[i][k], 50);
+			assert_int_equal(b.hits[i][k], 50);
+		}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -166,6 +209,7 @@ int main(void)
 		cmocka_unit_test(for_ranges_tile_the_interval),
 		cmocka_unit_test(sort_equals_qsort_r),
 		cmocka_unit_test(sort_handles_sorted_and_reversed_runs),
+		cmocka_unit_test(nested_and_concurrent_calls_run_every_task),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
