@@ -6,8 +6,9 @@
  * so the workers are started on first use and kept, parked on a condition variable; a call
  * publishes its task counter, wakes them and works too, then waits for the ones it asked
  * for.  One call uses the pool at a time: a call made while it is taken (another thread's,
- * or from inside a task) starts its own threads and joins them.  A thread that cannot be
- * started only means fewer workers: the caller alone finishes every task.
+ * or from inside a task) starts its own threads and joins them.  A forked child forgets the
+ * parent's workers.  A thread that cannot be started only means fewer workers: the caller
+ * alone finishes every task.
  */
 #include "kprof/par.h"
 
@@ -71,9 +72,28 @@ static void *pool_worker(void *arg)
 	return NULL;
 }
 
+/* A forked child has none of the parent's workers: it starts its own on first use. */
+static void pool_forget(void)
+{
+	pthread_mutex_init(&pool.owner, NULL);
+	pthread_mutex_init(&pool.m, NULL);
+	pthread_cond_init(&pool.go, NULL);
+	pthread_cond_init(&pool.done, NULL);
+	pool.nthreads = 0;
+	pool.want = pool.active = 0;
+}
+
+static pthread_once_t pool_once = PTHREAD_ONCE_INIT;
+
+static void pool_setup(void)
+{
+	pthread_atfork(NULL, NULL, pool_forget);
+}
+
 /* @j on the pool's first @want workers (started as needed) and the caller; the owner held. */
 static void pool_run(struct job *j, size_t want)
 {
+	pthread_once(&pool_once, pool_setup);
 	while (pool.nthreads < want && pool.nthreads < POOL_MAX) {
 		pthread_t th;
 		if (pthread_create(&th, NULL, pool_worker, (void *)pool.nthreads) != 0)

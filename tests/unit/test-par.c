@@ -1,15 +1,19 @@
 /*
  * test-par.c — parallel loops: every task runs once, ranges cover [0, n) in order, -j 1 runs
- * inline on the caller, calls nest and come from several threads at once, and the parallel
- * sort equals qsort_r (ties in input order) for every job count, size and run boundary.
+ * inline on the caller, calls nest, come from several threads at once and from a forked
+ * child, and the parallel sort equals qsort_r (ties in input order) for every job count, size
+ * and run boundary.
  */
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -202,6 +206,30 @@ static void nested_and_concurrent_calls_run_every_task(void **state)
 		}
 }
 
+/* after fork() the child has no workers of the parent's pool: its calls must still finish */
+static void a_forked_child_runs_its_own_calls(void **state)
+{
+	(void)state;
+	struct nest a;
+	memset(&a, 0, sizeof(a));
+	par_run(4, 16, inner, a.hits[0]); /* the pool now has workers */
+	fflush(NULL);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		alarm(10); /* a child waiting for workers it does not have dies instead */
+		par_run(4, 16, inner, a.hits[1]);
+		for (int k = 0; k < 16; k++)
+			if (a.hits[1][k] != 1)
+				_exit(1);
+		_exit(0);
+	}
+	int st;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -210,6 +238,7 @@ int main(void)
 		cmocka_unit_test(sort_equals_qsort_r),
 		cmocka_unit_test(sort_handles_sorted_and_reversed_runs),
 		cmocka_unit_test(nested_and_concurrent_calls_run_every_task),
+		cmocka_unit_test(a_forked_child_runs_its_own_calls),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
