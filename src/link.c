@@ -205,13 +205,19 @@ struct imap {
 	const char *keys; /* sorted mode: borrowed, live until imap_free() */
 	size_t stride;
 	int32_t *ord; /* sorted mode: values by (key, value), one per key once imap_seal() ran */
-	size_t n, cap;
+	size_t n;
 	uint32_t *dir; /* sorted mode: dir[b] = first of bucket b in ord, nbuckets + 1 */
 	int shift;     /* bucket of k: (k - lo) >> shift */
 };
 
+static void unset_range(void *arg, size_t lo, size_t hi)
+{
+	int32_t *val = arg;
+	memset(val + lo, 0xff, (hi - lo) * sizeof(*val));
+}
+
 static void imap_init(struct imap *m, size_t n, int64_t lo, int64_t hi, const void *keys,
-		      size_t stride)
+		      size_t stride, int jobs)
 {
 	memset(m, 0, sizeof(*m));
 	m->lo = lo;
@@ -220,12 +226,11 @@ static void imap_init(struct imap *m, size_t n, int64_t lo, int64_t hi, const vo
 		return; /* no key: every lookup misses */
 	if ((uint64_t)(hi - lo) < 4 * (uint64_t)n + 4096) {
 		m->val = xmalloc(((size_t)(hi - lo) + 1) * sizeof(*m->val));
-		memset(m->val, 0xff, ((size_t)(hi - lo) + 1) * sizeof(*m->val));
+		par_for(jobs, (size_t)(hi - lo) + 1, 65536, unset_range, m->val);
 		return;
 	}
 	m->keys = keys;
 	m->stride = stride;
-	m->cap = n;
 	m->ord = xmalloc((n + 1) * sizeof(*m->ord));
 }
 
@@ -234,18 +239,6 @@ static int64_t imap_key(const struct imap *m, int32_t v)
 	int64_t k;
 	memcpy(&k, m->keys + (size_t)v * m->stride, sizeof(k));
 	return k;
-}
-
-/* @k is the key stored for @v (sorted mode reads it there); first insertion wins */
-static void imap_put(struct imap *m, int64_t k, int32_t v)
-{
-	if (m->val) {
-		if (k >= m->lo && k <= m->hi && m->val[k - m->lo] < 0)
-			m->val[k - m->lo] = v;
-		return;
-	}
-	if (m->n < m->cap)
-		m->ord[m->n++] = v;
 }
 
 static int cmp_ord(const void *a, const void *b, void *arg)
@@ -309,6 +302,101 @@ static void imap_free(struct imap *m)
 	free(m->val);
 	free(m->ord);
 	free(m->dir);
+}
+
+/* An imap of value i -> key at keys + i * stride (i < n, keys < 0 left out), built in ranges. */
+struct build_ctx {
+	struct imap *m;
+	const char *keys;
+	size_t stride, n, nranges;
+	int64_t *lo, *hi; /* per range: its keys' bounds */
+	size_t *cnt;      /* per range: its keys >= 0, then where its first goes in m->ord */
+};
+
+static int64_t key_at(const struct build_ctx *b, size_t i)
+{
+	int64_t k;
+	memcpy(&k, b->keys + i * b->stride, sizeof(k));
+	return k;
+}
+
+/* Range r: the bounds and count of its keys */
+static void scan_keys(void *arg, size_t r)
+{
+	struct build_ctx *b = arg;
+	int64_t lo = INT64_MAX, hi = -1;
+	size_t c = 0;
+	for (size_t i = b->n * r / b->nranges; i < b->n * (r + 1) / b->nranges; i++) {
+		int64_t k = key_at(b, i);
+		if (k >= 0) {
+			lo = k < lo ? k : lo;
+			hi = k > hi ? k : hi;
+			c++;
+		}
+	}
+	b->lo[r] = lo;
+	b->hi[r] = hi;
+	b->cnt[r] = c;
+}
+
+/*
+ * Range r's values put: sorted mode, in index order from the range's place; dense mode, the
+ * lowest index of a key wins (the first in file order), by compare-and-swap when ranges run
+ * at once.
+ */
+static void put_keys(void *arg, size_t r)
+{
+	struct build_ctx *b = arg;
+	struct imap *m = b->m;
+	size_t w = b->cnt[r];
+	for (size_t i = b->n * r / b->nranges; i < b->n * (r + 1) / b->nranges; i++) {
+		int64_t k = key_at(b, i);
+		if (k < 0)
+			continue;
+		if (!m->val) {
+			m->ord[w++] = (int32_t)i;
+		} else if (b->nranges == 1) {
+			if (m->val[k - m->lo] < 0)
+				m->val[k - m->lo] = (int32_t)i;
+		} else {
+			int32_t *slot = &m->val[k - m->lo];
+			int32_t cur = __atomic_load_n(slot, __ATOMIC_RELAXED);
+			while ((cur < 0 || cur > (int32_t)i) &&
+			       !__atomic_compare_exchange_n(slot, &cur, (int32_t)i, 1,
+							    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+				;
+		}
+	}
+}
+
+static void imap_build(struct imap *m, const void *keys, size_t stride, size_t n, int jobs)
+{
+	struct build_ctx b = { m, keys, stride, keys ? n : 0, 1, NULL, NULL, NULL };
+	if (jobs > 1 && b.n / 8192 > 1)
+		b.nranges = b.n / 8192 < 4 * (size_t)jobs ? b.n / 8192 : 4 * (size_t)jobs;
+	b.lo = xmalloc(b.nranges * sizeof(*b.lo));
+	b.hi = xmalloc(b.nranges * sizeof(*b.hi));
+	b.cnt = xmalloc(b.nranges * sizeof(*b.cnt));
+	par_run(jobs, b.nranges, scan_keys, &b);
+	int64_t lo = INT64_MAX, hi = -1;
+	size_t total = 0;
+	for (size_t r = 0; r < b.nranges; r++) {
+		lo = b.lo[r] < lo ? b.lo[r] : lo;
+		hi = b.hi[r] > hi ? b.hi[r] : hi;
+		size_t c = b.cnt[r];
+		b.cnt[r] = total;
+		total += c;
+	}
+	imap_init(m, n, lo, hi, keys, stride, jobs);
+	if (m->val || m->ord) {
+		par_run(jobs, b.nranges, put_keys, &b);
+		if (m->ord)
+			m->n = total;
+	}
+	free(b.lo);
+	free(b.hi);
+	free(b.cnt);
+	imap_seal(m, jobs);
 }
 
 /* cudaGraphLaunch / cuGraphLaunch (any version suffix) */
@@ -407,11 +495,6 @@ static int32_t *op_tree(struct kp_trace *t, size_t **startp)
 }
 
 /* The ids trace_load kept for linking (-1: none, also once link_trace freed them) */
-static int64_t op_ext(const struct kp_trace *t, size_t i)
-{
-	return t->op_ext ? t->op_ext[i] : -1;
-}
-
 static struct kp_corr_ids launch_ids(const struct kp_trace *t, size_t i)
 {
 	return t->launch_ids ? t->launch_ids[i] : (struct kp_corr_ids){ -1, -1 };
@@ -425,17 +508,7 @@ static struct kp_corr_ids gpu_ids(const struct kp_trace *t, size_t i)
 /* Pass 2: External id -> op (the first op in file order wins). */
 static void ext_map(const struct kp_trace *t, struct imap *ext)
 {
-	int64_t lo = INT64_MAX, hi = -1;
-	for (size_t i = 0; i < t->nops; i++)
-		if (op_ext(t, i) >= 0) {
-			lo = op_ext(t, i) < lo ? op_ext(t, i) : lo;
-			hi = op_ext(t, i) > hi ? op_ext(t, i) : hi;
-		}
-	imap_init(ext, t->nops, lo, hi, t->op_ext, sizeof(*t->op_ext));
-	for (size_t i = 0; i < t->nops; i++)
-		if (op_ext(t, i) >= 0)
-			imap_put(ext, op_ext(t, i), (int32_t)i);
-	imap_seal(ext, t->jobs);
+	imap_build(ext, t->op_ext, sizeof(*t->op_ext), t->nops, t->jobs);
 }
 
 /* Pass 3's state: both orders by (thread, ts) and where each thread starts in them. */
@@ -543,20 +616,8 @@ static void gpu_range_ops(void *arg, size_t lo, size_t hi)
 static void gpu_ops(struct kp_trace *t, const struct imap *ext)
 {
 	struct imap corr;
-	int64_t lo = INT64_MAX, hi = -1;
-	for (size_t i = 0; i < t->nlaunches; i++) {
-		int64_t c = launch_ids(t, i).corr;
-		if (c >= 0) {
-			lo = c < lo ? c : lo;
-			hi = c > hi ? c : hi;
-		}
-	}
-	imap_init(&corr, t->nlaunches, lo, hi, t->launch_ids ? &t->launch_ids[0].corr : NULL,
-		  sizeof(*t->launch_ids));
-	for (size_t i = 0; i < t->nlaunches; i++)
-		if (launch_ids(t, i).corr >= 0)
-			imap_put(&corr, launch_ids(t, i).corr, (int32_t)i);
-	imap_seal(&corr, t->jobs);
+	imap_build(&corr, t->launch_ids ? &t->launch_ids[0].corr : NULL, sizeof(*t->launch_ids),
+		   t->nlaunches, t->jobs);
 	struct gpu_ctx c = { t, ext, &corr };
 	par_for(t->jobs, t->ngpu, 4096, gpu_range_ops, &c);
 	imap_free(&corr);

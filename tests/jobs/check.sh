@@ -136,6 +136,9 @@ same "$tmp/threads.json" "" -f json -n 0 -g op-shape --breakdown --launches --wa
 # two threads of 40000 ops each, out of order: each run checked in ranges and sorted in runs
 python3 tests/jobs/gen-threads.py "$tmp/two.json" 2 80000 || exit 2
 same "$tmp/two.json" "" -f json -n 0 -g op --warnings=all
+# dense ids with repeats: the External id map's array filled by ranges at once (first op wins)
+python3 tests/jobs/gen-threads.py "$tmp/dense.json" 4 70000 dense || exit 2
+same "$tmp/dense.json" "" -f json -n 0 -g op --warnings=all
 # forward/backward conv links (2021 trace without Concrete Inputs) over ops scanned in ranges
 python3 bench/gen-big-trace.py -s testdata/legacy-2021/conv_train_2021.json -m 3 "$tmp/conv.json" \
 	>/dev/null 2>&1 || exit 2

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Write a trace whose linking and analysis split over many threads (tests/jobs/check.sh).
 
-usage: tests/jobs/gen-threads.py OUT [THREADS] [OPS]
+usage: tests/jobs/gen-threads.py OUT [THREADS] [OPS] [dense]
 
 THREADS CPU threads (default 40) with about OPS cpu_ops in all (default 60000), nested up to
 four deep with siblings of identical intervals, written out of time order within each thread
@@ -9,13 +9,16 @@ four deep with siblings of identical intervals, written out of time order within
 graph launch) with sparse correlation and External ids (so the id maps take their sorted
 mode, and their parallel sort runs), kernels some of whose External id names another op,
 ProfilerStep spans over the whole run and a few launches with no op around them.  Sizes are
-chosen so that -j 3 cuts every sort into runs.  Deterministic (seeded)."""
+chosen so that -j 3 cuts every sort into runs.  With "dense", ids count up by one (the id
+maps take their array mode) and 2% of the ops repeat an earlier op's External id (the first
+op in the file keeps it).  Deterministic (seeded)."""
 import random
 import sys
 
 out = sys.argv[1]
 nthreads = int(sys.argv[2]) if len(sys.argv) > 2 else 40
 nops = int(sys.argv[3]) if len(sys.argv) > 3 else 60000
+dense = len(sys.argv) > 4 and sys.argv[4] == "dense"
 rnd = random.Random(14)
 names = ["aten::linear", "aten::addmm", "aten::mm", "aten::add", "aten::softmax", "aten::bmm",
          "aten::copy_", "aten::mul", "aten::layer_norm", "aten::native_layer_norm"]
@@ -60,15 +63,17 @@ def tree(tid, ts, dur, depth, out_ev):
         d = rnd.randint(8, min(400, ts + dur - t))
         same = rnd.random() < 0.1
         for _ in range(2 if same else 1):
-            ext += rnd.choice([1, 1, 3, 977])
+            ext += 1 if dense else rnd.choice([1, 1, 3, 977])
             eid = ext
+            if dense and op_ids and rnd.random() < 0.02:
+                eid = rnd.choice(op_ids)  # a repeated External id
             op_ids.append(eid)
             out_ev.append(op(tid, t, d, rnd.choice(names), eid))
             if depth < 4 and d > 40 and rnd.random() < 0.6:
                 tree(tid, t + 1, d - 2, depth + 1, out_ev)
             else:
                 for k in range(rnd.randint(1, 3)):
-                    corr += rnd.choice([1, 2, 5, 1500])
+                    corr += 1 if dense else rnd.choice([1, 2, 5, 1500])
                     lt = t + 1 + k
                     named = eid
                     if op_ids and rnd.random() < 0.05:
