@@ -1262,6 +1262,17 @@ static int parse_event(struct loader *L, int64_t off)
 #define PAR_MIN_CHUNK (64u << 10)
 #define PAR_MAX_CHUNK (256u << 10)
 #define PAR_MIN_BYTES (4u << 20)
+/* the chunks being parsed hold at most max(this, 1/32 of the input) of input bytes in their
+ * buffers, whatever --jobs asks: buffers, records of chunks not yet merged and each thread's
+ * own tables are what the parallel parse costs on top of the serial one */
+#define PAR_MIN_BUDGET (1u << 20)
+#define PAR_BUDGET_DIV 32
+
+/* How a parallel parse runs: chunk bytes, threads (the main one included). */
+struct par_plan {
+	size_t size;
+	int jobs;
+};
 
 enum { CH_QUEUED, CH_TAKEN, CH_DONE, CH_CANCELLED };
 
@@ -2061,8 +2072,10 @@ static void worker_init(struct worker *W, struct par *P)
  * Start the producer and @jobs - 1 workers (the main thread is the last one) over L->in, in
  * chunks of about @size bytes.  Without a producer the parse stays serial.
  */
-static void par_start(struct loader *L, int jobs, size_t size)
+static void par_start(struct loader *L, const struct par_plan *plan)
 {
+	int jobs = plan->jobs;
+	size_t size = plan->size;
 	struct par *P = xcalloc(1, sizeof(*P));
 	P->L = L;
 	pthread_mutex_init(&P->lock, NULL);
@@ -2115,19 +2128,37 @@ static void par_start(struct loader *L, int jobs, size_t size)
  * pipe's writer could keep the producer waiting after the parse ended), and only when there
  * are a few chunks per job.
  */
-static size_t par_chunk(struct kp_input *in, const struct kp_load_opts *o)
+static size_t par_chunk(struct kp_input *in, const struct kp_load_opts *o, uint64_t *bytes)
 {
 	struct stat st;
 	if (o->jobs <= 1 || fstat(in->fd, &st) < 0 || !S_ISREG(st.st_mode))
 		return 0;
+	/* gzip and zstd decompress to about 8x their size */
+	*bytes = (uint64_t)st.st_size * (in->codec ? 8 : 1);
 	if (o->chunk)
 		return o->chunk < 64 ? 64 : o->chunk;
-	/* gzip and zstd decompress to about 8x their size */
-	uint64_t bytes = (uint64_t)st.st_size * (in->codec ? 8 : 1);
-	if (bytes < PAR_MIN_BYTES)
+	if (*bytes < PAR_MIN_BYTES)
 		return 0; /* threads cost more than they bring (block_bf16.json, 0.6 MB: 2x slower) */
-	uint64_t size = bytes / (4 * (uint64_t)o->jobs);
+	uint64_t size = *bytes / (4 * (uint64_t)o->jobs);
 	return size < PAR_MIN_CHUNK ? PAR_MIN_CHUNK : size > PAR_MAX_CHUNK ? PAR_MAX_CHUNK : size;
+}
+
+/*
+ * The plan of a parallel parse of @in (0: a serial one): threads at most two fewer than the
+ * chunks that fit the memory budget (two more for the producer's and the main thread's
+ * reads), so that a thread count past what the input's size warrants costs no memory.
+ */
+static int par_plan(struct kp_input *in, const struct kp_load_opts *o, struct par_plan *plan)
+{
+	uint64_t bytes = 0;
+	plan->size = par_chunk(in, o, &bytes);
+	if (!plan->size)
+		return 0;
+	uint64_t budget = bytes / PAR_BUDGET_DIV > PAR_MIN_BUDGET ? bytes / PAR_BUDGET_DIV
+								  : PAR_MIN_BUDGET;
+	uint64_t fit = budget / plan->size < 4 ? 4 : budget / plan->size;
+	plan->jobs = (uint64_t)o->jobs + 2 > fit ? (int)(fit - 2) : o->jobs;
+	return 1;
 }
 
 /* Stop and join the threads; their memory goes to the trace's arena. */
@@ -2505,9 +2536,9 @@ int trace_load(struct kp_trace *t, const char *path, const struct kp_load_opts *
 	hmap_init(&L->cache, HMAP_STR);
 	L->arena = &t->arena;
 	json_init(&L->p, read_cb, L, TRACE_JSON_WINDOW);
-	size_t chunk = o ? par_chunk(&L->in, o) : 0;
-	if (chunk)
-		par_start(L, o->jobs, chunk);
+	struct par_plan plan;
+	if (o && par_plan(&L->in, o, &plan))
+		par_start(L, &plan);
 	int rc = parse_document(L);
 	if (o && o->stats)
 		memset(o->stats, 0, sizeof(*o->stats));

@@ -858,6 +858,40 @@ static void parallel_parse_reports_what_its_threads_did(void **state)
 	free(text);
 }
 
+/* Threads and chunks in flight fit the memory budget, whatever --jobs asks; records the same. */
+static void parallel_parse_threads_fit_the_memory_budget(void **state)
+{
+	(void)state;
+	char *text = many_events(12000);
+	/* under 32 MB: the budget is its floor, 1 MB; over it: more chunks than go in flight */
+	assert_true(strlen(text) > (1u << 20) && strlen(text) < (32u << 20));
+	const char *path = write_file("budget.json", text, 0);
+	struct kp_trace a, b;
+	struct kp_diag d = { 0 };
+	assert_int_equal(load_jobs(&a, path, 1, 0, &d), 0);
+	struct kp_load_stats st;
+	struct kp_load_opts o = { .jobs = 16, .chunk = 256 << 10, .warn_all = 1, .stats = &st };
+	/* 1 MB: 4 chunks of 256 kB, so 2 threads */
+	assert_int_equal(trace_load(&b, path, &o, &d), 0);
+	assert_int_equal(st.threads, 2);
+	same_trace(&a, &b);
+	trace_free(&b);
+	/* 16 chunks of 64 kB: 14 threads */
+	o.chunk = 64 << 10;
+	assert_int_equal(trace_load(&b, path, &o, &d), 0);
+	assert_int_equal(st.threads, 14);
+	same_trace(&a, &b);
+	trace_free(&b);
+	/* within the budget: the threads asked for */
+	o.jobs = 3;
+	assert_int_equal(trace_load(&b, path, &o, &d), 0);
+	assert_int_equal(st.threads, 3);
+	same_trace(&a, &b);
+	trace_free(&b);
+	trace_free(&a);
+	free(text);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -893,6 +927,7 @@ int main(void)
 		cmocka_unit_test(a_cut_gzip_trace_keeps_its_complete_events),
 		cmocka_unit_test(warnings_cut_names_between_utf8_sequences),
 		cmocka_unit_test(parallel_parse_gives_the_serial_records),
+		cmocka_unit_test(parallel_parse_threads_fit_the_memory_budget),
 		cmocka_unit_test(parallel_parse_cuts_across_long_whitespace),
 		cmocka_unit_test(parallel_parse_reports_what_its_threads_did),
 	};
