@@ -2142,41 +2142,51 @@ static void par_start(struct loader *L, const struct par_plan *plan)
 }
 
 /*
- * The chunk size for a parallel parse of @in, 0 for a serial one: only regular files (a
- * pipe's writer could keep the producer waiting after the parse ended), and only when there
- * are a few chunks per job.
+ * The input bytes of a parallel parse of @in (gzip and zstd decompress to about 8x their
+ * size), 0 for a serial one: only regular files (a pipe's writer could keep the producer
+ * waiting after the parse ended), and only when there are a few chunks per job.
  */
-static size_t par_chunk(struct kp_input *in, const struct kp_load_opts *o, uint64_t *bytes)
+static uint64_t par_bytes(struct kp_input *in, const struct kp_load_opts *o)
 {
 	struct stat st;
 	if (o->jobs <= 1 || fstat(in->fd, &st) < 0 || !S_ISREG(st.st_mode))
 		return 0;
-	/* gzip and zstd decompress to about 8x their size */
-	*bytes = (uint64_t)st.st_size * (in->codec ? 8 : 1);
+	uint64_t bytes = (uint64_t)st.st_size * (in->codec ? 8 : 1);
+	if (bytes < PAR_MIN_BYTES && !o->chunk)
+		return 0; /* threads cost more than they bring (block_bf16.json, 0.6 MB: 2x slower) */
+	return bytes ? bytes : 1;
+}
+
+/* The chunk size for @jobs threads over @bytes: about 4 chunks a thread, within bounds. */
+static size_t par_chunk(const struct kp_load_opts *o, uint64_t bytes, int jobs)
+{
 	if (o->chunk)
 		return o->chunk < 64 ? 64 : o->chunk;
-	if (*bytes < PAR_MIN_BYTES)
-		return 0; /* threads cost more than they bring (block_bf16.json, 0.6 MB: 2x slower) */
-	uint64_t size = *bytes / (4 * (uint64_t)o->jobs);
+	uint64_t size = bytes / (4 * (uint64_t)jobs);
 	return size < PAR_MIN_CHUNK ? PAR_MIN_CHUNK : size > PAR_MAX_CHUNK ? PAR_MAX_CHUNK : size;
 }
 
 /*
  * The plan of a parallel parse of @in (0: a serial one): threads at most two fewer than the
  * chunks that fit the memory budget (two more for the producer's and the main thread's
- * reads), so that a thread count past what the input's size warrants costs no memory.
+ * reads), so that a thread count past what the input's size warrants costs no memory.  Fewer
+ * threads make larger chunks, which may fit fewer: until it holds.
  */
 static int par_plan(struct kp_input *in, const struct kp_load_opts *o, struct par_plan *plan)
 {
-	uint64_t bytes = 0;
-	plan->size = par_chunk(in, o, &bytes);
-	if (!plan->size)
+	uint64_t bytes = par_bytes(in, o);
+	if (!bytes)
 		return 0;
 	uint64_t budget = bytes / PAR_BUDGET_DIV > PAR_MIN_BUDGET ? bytes / PAR_BUDGET_DIV
 								  : PAR_MIN_BUDGET;
-	uint64_t fit = budget / plan->size < 4 ? 4 : budget / plan->size;
-	plan->jobs = (uint64_t)o->jobs + 2 > fit ? (int)(fit - 2) : o->jobs;
-	return 1;
+	plan->jobs = o->jobs;
+	for (;;) {
+		plan->size = par_chunk(o, bytes, plan->jobs);
+		uint64_t fit = budget / plan->size < 4 ? 4 : budget / plan->size;
+		if ((uint64_t)plan->jobs + 2 <= fit)
+			return 1;
+		plan->jobs = (int)(fit - 2);
+	}
 }
 
 /* Stop and join the threads; their memory goes to the trace's arena. */

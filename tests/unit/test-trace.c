@@ -890,6 +890,21 @@ static void parallel_parse_threads_fit_the_memory_budget(void **state)
 	trace_free(&b);
 	trace_free(&a);
 	free(text);
+
+	/* chunks from the size (4 to 32 MB: 1 MB budget): -j 200 would cut 64 kB chunks, 16 fit;
+	 * 14 threads make larger ones, fewer fit, ... down to 2 threads of 256 kB chunks */
+	text = many_events(40000);
+	assert_true(strlen(text) > (4u << 20) && strlen(text) < (32u << 20));
+	path = write_file("budget4.json", text, 0);
+	assert_int_equal(load_jobs(&a, path, 1, 0, &d), 0);
+	o.jobs = 200;
+	o.chunk = 0;
+	assert_int_equal(trace_load(&b, path, &o, &d), 0);
+	assert_int_equal(st.threads, 2);
+	same_trace(&a, &b);
+	trace_free(&b);
+	trace_free(&a);
+	free(text);
 }
 
 static int setup(void **state)
