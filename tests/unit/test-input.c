@@ -246,17 +246,15 @@ static void input_ignores_bytes_after_the_last_gzip_member(void **state)
 	free(r);
 }
 
-static void input_reads_gzip_from_stdin(void **state)
+/*
+ * Standard input becomes a pipe fed by a child writing @path in writes of @chunk bytes;
+ * *saved keeps the old stdin for stdin_restore().
+ */
+static pid_t stdin_from_pipe(const char *path, size_t chunk, int *saved)
 {
-	(void)state;
-	size_t len = 200000;
-	char *s = gen_text(len);
-	const char *path = tmp_path("stdin.json.gz");
-	write_gz(path, s, len, 2);
-	int saved = dup(STDIN_FILENO);
+	*saved = dup(STDIN_FILENO);
 	int fd = open(path, O_RDONLY);
-	assert_true(saved >= 0 && fd >= 0);
-	/* through a pipe, so nothing can seek back over the peeked magic */
+	assert_true(*saved >= 0 && fd >= 0);
 	int pfd[2];
 	assert_int_equal(pipe(pfd), 0);
 	pid_t pid = fork();
@@ -264,7 +262,7 @@ static void input_reads_gzip_from_stdin(void **state)
 		close(pfd[0]);
 		char buf[1000];
 		ssize_t n;
-		while ((n = read(fd, buf, sizeof(buf))) > 0)
+		while ((n = read(fd, buf, chunk < sizeof(buf) ? chunk : sizeof(buf))) > 0)
 			if (write(pfd[1], buf, n) != n)
 				_exit(1);
 		_exit(0);
@@ -273,6 +271,29 @@ static void input_reads_gzip_from_stdin(void **state)
 	close(fd);
 	dup2(pfd[0], STDIN_FILENO);
 	close(pfd[0]);
+	return pid;
+}
+
+/* Stdin back from stdin_from_pipe(); the writer child must have exited cleanly. */
+static void stdin_restore(int saved, pid_t pid)
+{
+	dup2(saved, STDIN_FILENO);
+	close(saved);
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+static void input_reads_gzip_from_stdin(void **state)
+{
+	(void)state;
+	size_t len = 200000;
+	char *s = gen_text(len);
+	const char *path = tmp_path("stdin.json.gz");
+	write_gz(path, s, len, 2);
+	/* through a pipe, so nothing can seek back over the peeked magic */
+	int saved;
+	pid_t pid = stdin_from_pipe(path, 1000, &saved);
 
 	struct kp_input in;
 	struct kp_diag d = { 0 };
@@ -282,11 +303,7 @@ static void input_reads_gzip_from_stdin(void **state)
 	size_t n;
 	char *r = read_all(&in, 1 << 20, &n, &d);
 	input_close(&in);
-	dup2(saved, STDIN_FILENO);
-	close(saved);
-	int status;
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	stdin_restore(saved, pid);
 	assert_non_null(r);
 	assert_int_equal(n, len);
 	assert_memory_equal(r, s, n);
@@ -728,26 +745,9 @@ static void input_reads_zstd_from_stdin(void **state)
 	char *s = gen_text(len);
 	const char *path = tmp_path("stdin.json.zst");
 	write_zst(path, s, len, 2);
-	int saved = dup(STDIN_FILENO);
-	int fd = open(path, O_RDONLY);
-	assert_true(saved >= 0 && fd >= 0);
 	/* through a pipe, in writes of 3 bytes: the magic comes in two reads */
-	int pfd[2];
-	assert_int_equal(pipe(pfd), 0);
-	pid_t pid = fork();
-	if (pid == 0) {
-		close(pfd[0]);
-		char buf[3];
-		ssize_t n;
-		while ((n = read(fd, buf, sizeof(buf))) > 0)
-			if (write(pfd[1], buf, n) != n)
-				_exit(1);
-		_exit(0);
-	}
-	close(pfd[1]);
-	close(fd);
-	dup2(pfd[0], STDIN_FILENO);
-	close(pfd[0]);
+	int saved;
+	pid_t pid = stdin_from_pipe(path, 3, &saved);
 
 	struct kp_input in;
 	struct kp_diag d = { 0 };
@@ -756,11 +756,7 @@ static void input_reads_zstd_from_stdin(void **state)
 	size_t n;
 	char *r = read_all(&in, 1 << 20, &n, &d);
 	input_close(&in);
-	dup2(saved, STDIN_FILENO);
-	close(saved);
-	int status;
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	stdin_restore(saved, pid);
 	assert_non_null(r);
 	assert_int_equal(n, len);
 	assert_memory_equal(r, s, n);
