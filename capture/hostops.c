@@ -785,6 +785,176 @@ static int cmp_replay(const void *a, const void *b, void *arg)
 	return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
 }
 
+/* What the replays are built from: the replayed kernels, the ops and launches they point to. */
+struct replays {
+	struct kp_ctrace *t;
+	size_t *idx; /* replayed kernels (recs with a gext), by (corr, gext, start) */
+	size_t n;
+	struct extspan *es; /* cpu_op spans by External id */
+	size_t nsp;
+	struct apiref *api; /* runtime and driver API records by correlation id */
+	size_t napi;
+	uint64_t maxext; /* highest External id in use: new ops take the ones above it */
+};
+
+/* The launch window of one replay: the graph launch's time, thread and process. */
+struct replay_window {
+	const struct apiref *launch; /* NULL: no API record for the replay's correlation id */
+	uint64_t s0, dur;
+	uint32_t pid, tid;
+	size_t k; /* distinct creating ops in the replay: the window's slices */
+};
+
+static void replays_free(struct replays *rp)
+{
+	free(rp->idx), free(rp->es), free(rp->api);
+}
+
+/* Records with a gext; 0 when there are none. */
+static size_t count_replayed(const struct kp_ctrace *t)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < t->nrecs; i++)
+		n += t->recs[i].gext != 0;
+	return n;
+}
+
+/* The cpu_op spans by External id, and the highest External id of spans and calls. */
+static void index_cpu_ops(struct replays *rp)
+{
+	const struct kp_ctrace *t = rp->t;
+	for (size_t i = 0; i < t->nspans; i++) {
+		if (t->spans[i].ext > rp->maxext)
+			rp->maxext = t->spans[i].ext;
+		if (!strcmp(t->spans[i].cat, "cpu_op"))
+			rp->es[rp->nsp++] = (struct extspan){ t->spans[i].ext, i };
+	}
+	for (size_t i = 0; i < t->nhcalls; i++)
+		if (t->hcalls[i].ext > rp->maxext)
+			rp->maxext = t->hcalls[i].ext;
+	qsort(rp->es, rp->nsp, sizeof(*rp->es), cmp_extspan);
+}
+
+/* The replayed kernels in replay order, and the API records by correlation id. */
+static void index_records(struct replays *rp)
+{
+	const struct kp_ctrace *t = rp->t;
+	for (size_t i = 0, k = 0; i < t->nrecs; i++) {
+		const struct kp_rec *r = &t->recs[i];
+		if (r->gext)
+			rp->idx[k++] = i;
+		if (r->kind == REC_RUNTIME || r->kind == REC_DRIVER)
+			rp->api[rp->napi++] = (struct apiref){ r->corr, i };
+	}
+	qsort(rp->api, rp->napi, sizeof(*rp->api), cmp_apiref);
+	qsort_r(rp->idx, rp->n, sizeof(*rp->idx), cmp_replay, t->recs);
+}
+
+/* Allocate and fill @rp for the @n replayed kernels of @t; -1: out of memory. */
+static int replays_index(struct replays *rp, struct kp_ctrace *t, size_t n)
+{
+	*rp = (struct replays){ .t = t, .n = n };
+	rp->idx = malloc(n * sizeof(*rp->idx));
+	rp->es = malloc((t->nspans + 1) * sizeof(*rp->es));
+	rp->api = malloc((t->nrecs + 1) * sizeof(*rp->api));
+	if (!rp->idx || !rp->es || !rp->api) {
+		replays_free(rp);
+		return -1;
+	}
+	index_cpu_ops(rp);
+	index_records(rp);
+	return 0;
+}
+
+/* The end of the replay starting at idx[@a] (same corr), its distinct creating ops in *@k. */
+static size_t replay_end(const struct replays *rp, size_t a, size_t *k)
+{
+	const struct kp_rec *v = rp->t->recs;
+	uint32_t corr = v[rp->idx[a]].corr;
+	size_t b = a;
+	*k = 0;
+	for (; b < rp->n && v[rp->idx[b]].corr == corr; b++)
+		*k += b == a || v[rp->idx[b]].gext != v[rp->idx[b - 1]].gext;
+	return b;
+}
+
+/* The graph launch of the replay starting at idx[@a]; without one, its first kernel's start. */
+static struct replay_window replay_window(const struct replays *rp, size_t a)
+{
+	const struct kp_rec *first = &rp->t->recs[rp->idx[a]];
+	struct apiref key = { first->corr, 0 };
+	struct replay_window w = { 0 };
+	w.launch = bsearch(&key, rp->api, rp->napi, sizeof(*rp->api), cmp_apiref);
+	if (w.launch) {
+		const struct kp_rec *lr = &rp->t->recs[w.launch->rec];
+		w.s0 = lr->start_ns;
+		w.dur = lr->end_ns > lr->start_ns ? lr->end_ns - lr->start_ns : 0;
+		w.pid = lr->pid, w.tid = lr->tid;
+	} else {
+		w.s0 = first->start_ns;
+	}
+	return w;
+}
+
+/* The original op's args plus "kprof graph replay of" (malloc'ed; NULL without memory). */
+static char *replay_args(const struct kp_span *sp, uint64_t gext)
+{
+	char *args = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&args, &len);
+	if (f) {
+		fprintf(f, "%s%s\"kprof graph replay of\":%" PRIu64, sp->args ? sp->args : "",
+			sp->args ? "," : "", gext);
+		fclose(f);
+	}
+	return args;
+}
+
+/* The copy of op @o for kernels idx[@c..@d) in slice @slice of @w; the kernels relinked to it */
+static int emit_replay_op(struct replays *rp, const struct extspan *o, size_t c, size_t d,
+			  struct replay_window *w, size_t slice, struct kp_hostops_stats *st)
+{
+	struct kp_ctrace *t = rp->t;
+	const struct kp_span *sp = &t->spans[o->span];
+	uint64_t gext = t->recs[rp->idx[c]].gext;
+	uint64_t ext = ++rp->maxext;
+	uint64_t b0 = w->s0 + w->dur * slice / w->k, b1 = w->s0 + w->dur * (slice + 1) / w->k;
+	char *args = replay_args(sp, gext);
+	if (!w->launch)
+		w->pid = sp->pid, w->tid = sp->tid;
+	int rc = ctrace_add_span(t, "cpu_op", strdup(sp->name), b0, b1 > b0 ? b1 - 1 : b0, w->pid,
+				 w->tid + HOSTOPS_REPLAY_TID, ext, args);
+	for (size_t e = c; e < d; e++)
+		t->recs[rp->idx[e]].gext = ext;
+	st->replay_ops++;
+	st->replay_kernels += d - c;
+	return rc;
+}
+
+/* One replay, kernels idx[@a..@b): one op per distinct creating op, in disjoint slices. */
+static int emit_replay(struct replays *rp, size_t a, size_t b, size_t k,
+		       struct kp_hostops_stats *st)
+{
+	const struct kp_rec *v = rp->t->recs;
+	struct replay_window w = replay_window(rp, a);
+	w.k = k;
+	int rc = 0;
+	size_t slice = 0;
+	for (size_t c = a; c < b && rc == 0; slice++) {
+		uint64_t gext = v[rp->idx[c]].gext;
+		size_t d = c;
+		while (d < b && v[rp->idx[d]].gext == gext)
+			d++;
+		struct extspan ek = { gext, 0 };
+		const struct extspan *o = bsearch(&ek, rp->es, rp->nsp, sizeof(*rp->es),
+						  cmp_extspan);
+		if (o)
+			rc = emit_replay_op(rp, o, c, d, &w, slice, st);
+		c = d;
+	}
+	return rc;
+}
+
 /*
  * Kernels replayed from a CUDA graph carry (gext) the op their node was created in.  Each
  * replay (graph launch) gets its own copy of that op, so that the op's FLOPs count once per
@@ -793,96 +963,178 @@ static int cmp_replay(const void *a, const void *b, void *arg)
  */
 static int emit_replays(struct kp_ctrace *t, struct kp_hostops_stats *st)
 {
-	size_t n = 0, nsp = 0, napi = 0;
-	for (size_t i = 0; i < t->nrecs; i++)
-		n += t->recs[i].gext != 0;
+	size_t n = count_replayed(t);
 	if (!n)
 		return 0;
-	size_t *idx = malloc(n * sizeof(*idx));
-	struct extspan *es = malloc((t->nspans + 1) * sizeof(*es));
-	struct apiref *api = malloc((t->nrecs + 1) * sizeof(*api));
-	if (!idx || !es || !api) {
-		free(idx), free(es), free(api);
+	struct replays rp;
+	if (replays_index(&rp, t, n) < 0)
 		return -1;
-	}
-	uint64_t maxext = 0;
-	for (size_t i = 0; i < t->nspans; i++) {
-		if (t->spans[i].ext > maxext)
-			maxext = t->spans[i].ext;
-		if (!strcmp(t->spans[i].cat, "cpu_op"))
-			es[nsp++] = (struct extspan){ t->spans[i].ext, i };
-	}
-	for (size_t i = 0; i < t->nhcalls; i++)
-		if (t->hcalls[i].ext > maxext)
-			maxext = t->hcalls[i].ext;
-	qsort(es, nsp, sizeof(*es), cmp_extspan);
-	for (size_t i = 0, k = 0; i < t->nrecs; i++) {
-		const struct kp_rec *r = &t->recs[i];
-		if (r->gext)
-			idx[k++] = i;
-		if (r->kind == REC_RUNTIME || r->kind == REC_DRIVER)
-			api[napi++] = (struct apiref){ r->corr, i };
-	}
-	qsort(api, napi, sizeof(*api), cmp_apiref);
-	qsort_r(idx, n, sizeof(*idx), cmp_replay, t->recs);
 	int rc = 0;
 	for (size_t a = 0; a < n && rc == 0;) {
-		uint32_t corr = t->recs[idx[a]].corr;
-		size_t b = a, k = 0;
-		for (; b < n && t->recs[idx[b]].corr == corr; b++)
-			k += b == a || t->recs[idx[b]].gext != t->recs[idx[b - 1]].gext;
-		struct apiref key = { corr, 0 };
-		const struct apiref *l = bsearch(&key, api, napi, sizeof(*api), cmp_apiref);
-		uint64_t s0, dur;
-		uint32_t pid, tid;
-		if (l) {
-			const struct kp_rec *lr = &t->recs[l->rec];
-			s0 = lr->start_ns,
-			dur = lr->end_ns > lr->start_ns ? lr->end_ns - lr->start_ns : 0;
-			pid = lr->pid, tid = lr->tid;
-		} else {
-			s0 = t->recs[idx[a]].start_ns, dur = 0;
-			pid = tid = 0;
-		}
-		/* one op per distinct creating op in this replay, in disjoint slices */
-		size_t slice = 0;
-		for (size_t c = a; c < b && rc == 0; slice++) {
-			uint64_t gext = t->recs[idx[c]].gext;
-			size_t d = c;
-			while (d < b && t->recs[idx[d]].gext == gext)
-				d++;
-			struct extspan ek = { gext, 0 };
-			const struct extspan *o = bsearch(&ek, es, nsp, sizeof(*es), cmp_extspan);
-			if (o) {
-				const struct kp_span *sp = &t->spans[o->span];
-				uint64_t ext = ++maxext;
-				uint64_t b0 = s0 + dur * slice / k, b1 = s0 + dur * (slice + 1) / k;
-				char *args = NULL;
-				size_t len = 0;
-				FILE *f = open_memstream(&args, &len);
-				if (f) {
-					fprintf(f, "%s%s\"kprof graph replay of\":%" PRIu64,
-						sp->args ? sp->args : "", sp->args ? "," : "",
-						gext);
-					fclose(f);
-				}
-				if (!l)
-					pid = sp->pid, tid = sp->tid;
-				rc = ctrace_add_span(t, "cpu_op", strdup(sp->name), b0,
-						     b1 > b0 ? b1 - 1 : b0, pid,
-						     tid + HOSTOPS_REPLAY_TID, ext, args);
-				sp = NULL; /* ctrace_add_span may move the spans */
-				for (size_t e = c; e < d; e++)
-					t->recs[idx[e]].gext = ext;
-				st->replay_ops++;
-				st->replay_kernels += d - c;
-			}
-			c = d;
-		}
+		size_t k;
+		size_t b = replay_end(&rp, a, &k);
+		rc = emit_replay(&rp, a, b, k, st);
 		a = b;
 	}
-	free(idx), free(es), free(api);
+	replays_free(&rp);
 	return rc;
+}
+
+static void ctx_free(struct ctx *x)
+{
+	free(x->gemm), free(x->sdpa), free(x->l), free(x->k);
+}
+
+/* The GEMM and attention calls by (tid, start), for the ranges that enclose them. */
+static void index_library_calls(struct ctx *x)
+{
+	const struct kp_ctrace *t = x->t;
+	for (size_t i = 0; i < t->nhcalls; i++) {
+		if (t->hcalls[i].kind == HC_GEMM)
+			x->gemm[x->ngemm++] = i;
+		else if (t->hcalls[i].kind == HC_SDPA)
+			x->sdpa[x->nsdpa++] = i;
+	}
+	if (x->ngemm)
+		qsort_r(x->gemm, x->ngemm, sizeof(*x->gemm), cmp_idx_tid_start, t->hcalls);
+	if (x->nsdpa)
+		qsort_r(x->sdpa, x->nsdpa, sizeof(*x->sdpa), cmp_idx_tid_start, t->hcalls);
+}
+
+/* The launches by (tid, time) and the kernels by correlation id, for kernel dtypes. */
+static void index_launches(struct ctx *x)
+{
+	const struct kp_ctrace *t = x->t;
+	for (size_t i = 0; i < t->nrecs; i++) {
+		const struct kp_rec *r = &t->recs[i];
+		if (r->kind == REC_RUNTIME || r->kind == REC_DRIVER)
+			x->l[x->nl++] = (struct launch){ r->tid, r->start_ns, r->corr };
+		else if (r->kind == REC_KERNEL)
+			x->k[x->nk++] = (struct kern){ r->corr, r->name };
+	}
+	if (x->nl)
+		qsort(x->l, x->nl, sizeof(*x->l), cmp_launch);
+	if (x->nk)
+		qsort(x->k, x->nk, sizeof(*x->k), cmp_kern);
+}
+
+/* Allocate and fill @x's indices of @t; -1: out of memory (nothing held). */
+static int ctx_index(struct ctx *x, struct kp_ctrace *t)
+{
+	*x = (struct ctx){ .t = t };
+	hmap_init(&x->ops, HMAP_INT);
+	x->gemm = malloc((t->nhcalls + 1) * sizeof(*x->gemm));
+	x->sdpa = malloc((t->nhcalls + 1) * sizeof(*x->sdpa));
+	x->l = malloc((t->nrecs + 1) * sizeof(*x->l));
+	x->k = malloc((t->nrecs + 1) * sizeof(*x->k));
+	if (!x->gemm || !x->sdpa || !x->l || !x->k) {
+		ctx_free(x);
+		return -1;
+	}
+	index_library_calls(x);
+	index_launches(x);
+	return 0;
+}
+
+/* The indices of @t's calls in time order (malloc'ed): producers before their consumers. */
+static size_t *calls_in_time_order(const struct kp_ctrace *t)
+{
+	size_t *order = malloc((t->nhcalls + 1) * sizeof(*order));
+	if (!order)
+		return NULL;
+	for (size_t i = 0; i < t->nhcalls; i++)
+		order[i] = i;
+	qsort_r(order, t->nhcalls, sizeof(*order), cmp_idx_start, t->hcalls);
+	return order;
+}
+
+static int is_library_op(const struct kp_hcall *c)
+{
+	return c->kind == HC_GEMM || c->kind == HC_CONV || c->kind == HC_SDPA ||
+	       c->kind == HC_CUDNN_GRAPH;
+}
+
+/* A library call as a cpu_op: shaped when its call says the shape, else only named. */
+static int emit_library_op(struct kp_ctrace *t, const struct kp_hcall *c,
+			   struct kp_hostops_stats *st)
+{
+	const char *name;
+	char *args = NULL;
+	int shaped = c->kind == HC_GEMM   ? hostops_gemm(c, &name, &args)
+		     : c->kind == HC_CONV ? hostops_conv(c, &name, &args)
+		     : c->kind == HC_SDPA ? hostops_sdpa(c, &name, &args)
+					  : hostops_cudnn_graph(c, &name, &args);
+	if (shaped < 0) {
+		/* no shape: the call still holds its kernels, without a model */
+		st->gemms_unshaped++;
+		name = c->name ? c->name : "cublas";
+		FILE *f = open_memstream(&args, &(size_t){ 0 });
+		if (f) {
+			fputs("\"kprof library call\":", f);
+			jw_put_string(f, name);
+			fclose(f);
+		}
+	}
+	st->gemms++;
+	return ctrace_add_span(t, "cpu_op", strdup(name), c->start_ns, c->end_ns, c->pid, c->tid,
+			       c->ext, args);
+}
+
+/* Parse range @c's message into @m: 0, 1 (no emit_nvtx message) or -1 (warned, counted). */
+static int parse_range(const struct kp_hcall *c, struct kp_nvtx_msg *m, struct kp_hostops_stats *st,
+		       FILE *warn)
+{
+	char why[128];
+	int p = nvtxmsg_parse(c->name, m, why, sizeof(why));
+	if (p < 0) {
+		if (warn && st->nvtx_malformed < 5)
+			fprintf(warn,
+				"kprof: warning: NVTX range '%.120s': %s; kept as an "
+				"annotation\n",
+				c->name, why);
+		st->nvtx_malformed++;
+	}
+	return p;
+}
+
+/* A closed NVTX range as a cpu_op (an emit_nvtx op) or a user_annotation. */
+static int emit_range(struct ctx *x, const struct kp_hcall *c, struct kp_hostops_stats *st,
+		      FILE *warn)
+{
+	struct kp_nvtx_msg m;
+	int p = parse_range(c, &m, st, warn);
+	st->nvtx_ranges++;
+	/*
+	 * An emit_nvtx op is a cpu_op; one of a primary model (matmul, conv, attention)
+	 * without shapes stays an annotation, so that the library op inside it counts.
+	 */
+	int op = p == 0 && !m.label && (m.has_sizes || opmodel_class(m.name) != MODEL_PRIMARY);
+	const char *dts[NVTX_MAX_SLOTS] = { 0 };
+	if (op && m.has_sizes)
+		op_dtypes(x, c, &m, dts);
+	int cslot = op && m.has_sizes ? opmodel_causal_slot(m.name) : -1;
+	const char *cval = cslot >= 0 ? enclosed_causal(x, c) : NULL;
+	char *args = nvtx_args(p == 0 && !m.label ? &m : NULL, dts, c->domain, cslot, cval);
+	if (op)
+		st->nvtx_ops++;
+	return ctrace_add_span(x->t, op ? "cpu_op" : "user_annotation",
+			       strdup(p == 0    ? m.name
+				      : c->name ? c->name
+						: ""),
+			       c->start_ns, c->end_ns, c->pid, c->tid, c->ext, args);
+}
+
+/* One call: a library op, a range, or (never closed) only counted. */
+static int emit_call(struct ctx *x, const struct kp_hcall *c, struct kp_hostops_stats *st,
+		     FILE *warn)
+{
+	if (is_library_op(c))
+		return emit_library_op(x->t, c, st);
+	if (c->flags & HCF_OPEN) {
+		st->nvtx_open++;
+		return 0;
+	}
+	return emit_range(x, c, st, warn);
 }
 
 int hostops_emit(struct kp_ctrace *t, struct kp_hostops_stats *st, FILE *warn)
@@ -891,119 +1143,23 @@ int hostops_emit(struct kp_ctrace *t, struct kp_hostops_stats *st, FILE *warn)
 	if (!st)
 		st = &s0;
 	memset(st, 0, sizeof(*st));
-	struct ctx x = { .t = t };
-	hmap_init(&x.ops, HMAP_INT);
-	size_t n = t->nhcalls;
-	x.gemm = malloc((n + 1) * sizeof(*x.gemm));
-	x.sdpa = malloc((n + 1) * sizeof(*x.sdpa));
-	x.l = malloc((t->nrecs + 1) * sizeof(*x.l));
-	x.k = malloc((t->nrecs + 1) * sizeof(*x.k));
-	if (!x.gemm || !x.sdpa || !x.l || !x.k) {
-		free(x.gemm), free(x.sdpa), free(x.l), free(x.k);
+	struct ctx x;
+	if (ctx_index(&x, t) < 0)
 		return -1;
-	}
-	for (size_t i = 0; i < n; i++) {
-		if (t->hcalls[i].kind == HC_GEMM)
-			x.gemm[x.ngemm++] = i;
-		else if (t->hcalls[i].kind == HC_SDPA)
-			x.sdpa[x.nsdpa++] = i;
-	}
-	if (x.ngemm)
-		qsort_r(x.gemm, x.ngemm, sizeof(*x.gemm), cmp_idx_tid_start, t->hcalls);
-	if (x.nsdpa)
-		qsort_r(x.sdpa, x.nsdpa, sizeof(*x.sdpa), cmp_idx_tid_start, t->hcalls);
-	for (size_t i = 0; i < t->nrecs; i++) {
-		const struct kp_rec *r = &t->recs[i];
-		if (r->kind == REC_RUNTIME || r->kind == REC_DRIVER)
-			x.l[x.nl++] = (struct launch){ r->tid, r->start_ns, r->corr };
-		else if (r->kind == REC_KERNEL)
-			x.k[x.nk++] = (struct kern){ r->corr, r->name };
-	}
-	if (x.nl)
-		qsort(x.l, x.nl, sizeof(*x.l), cmp_launch);
-	if (x.nk)
-		qsort(x.k, x.nk, sizeof(*x.k), cmp_kern);
-
-	/* NVTX ranges in time order: producers before their consumers */
-	size_t *order = malloc((n + 1) * sizeof(*order));
-	size_t nr = 0;
+	size_t *order = calls_in_time_order(t);
 	if (!order) {
-		free(x.gemm), free(x.sdpa), free(x.l), free(x.k);
+		ctx_free(&x);
 		return -1;
 	}
-	for (size_t i = 0; i < n; i++)
-		order[nr++] = i;
-	qsort_r(order, nr, sizeof(*order), cmp_idx_start, t->hcalls);
 	int rc = 0;
-	for (size_t oi = 0; oi < nr && rc == 0; oi++) {
+	for (size_t oi = 0, n = t->nhcalls; oi < n && rc == 0; oi++) {
 		const struct kp_hcall c = t->hcalls[order[oi]];
-		if (c.kind == HC_GEMM || c.kind == HC_CONV || c.kind == HC_SDPA ||
-		    c.kind == HC_CUDNN_GRAPH) {
-			const char *name;
-			char *args = NULL;
-			int shaped = c.kind == HC_GEMM   ? hostops_gemm(&c, &name, &args)
-				     : c.kind == HC_CONV ? hostops_conv(&c, &name, &args)
-				     : c.kind == HC_SDPA ? hostops_sdpa(&c, &name, &args)
-							 : hostops_cudnn_graph(&c, &name, &args);
-			if (shaped < 0) {
-				/* no shape: the call still holds its kernels, without a model */
-				st->gemms_unshaped++;
-				name = c.name ? c.name : "cublas";
-				FILE *f = open_memstream(&args, &(size_t){ 0 });
-				if (f) {
-					fputs("\"kprof library call\":", f);
-					jw_put_string(f, name);
-					fclose(f);
-				}
-			}
-			st->gemms++;
-			rc = ctrace_add_span(t, "cpu_op", strdup(name), c.start_ns, c.end_ns, c.pid,
-					     c.tid, c.ext, args);
-			continue;
-		}
-		if (c.flags & HCF_OPEN) {
-			st->nvtx_open++;
-			continue;
-		}
-		struct kp_nvtx_msg m;
-		char why[128];
-		int p = nvtxmsg_parse(c.name, &m, why, sizeof(why));
-		if (p < 0) {
-			if (warn && st->nvtx_malformed < 5)
-				fprintf(warn,
-					"kprof: warning: NVTX range '%.120s': %s; kept as an "
-					"annotation\n",
-					c.name, why);
-			st->nvtx_malformed++;
-		}
-		st->nvtx_ranges++;
-		/*
-		 * An emit_nvtx op is a cpu_op; one of a primary model (matmul, conv, attention)
-		 * without shapes stays an annotation, so that the library op inside it counts.
-		 */
-		int op = p == 0 && !m.label &&
-			 (m.has_sizes || opmodel_class(m.name) != MODEL_PRIMARY);
-		const char *dts[NVTX_MAX_SLOTS] = { 0 };
-		if (op && m.has_sizes)
-			op_dtypes(&x, &c, &m, dts);
-		int cslot = op && m.has_sizes ? opmodel_causal_slot(m.name) : -1;
-		const char *cval = cslot >= 0 ? enclosed_causal(&x, &c) : NULL;
-		char *args = nvtx_args(p == 0 && !m.label ? &m : NULL, dts, c.domain, cslot, cval);
-		if (op)
-			st->nvtx_ops++;
-		rc = ctrace_add_span(t, op ? "cpu_op" : "user_annotation",
-				     strdup(p == 0   ? m.name
-					    : c.name ? c.name
-						     : ""),
-				     c.start_ns, c.end_ns, c.pid, c.tid, c.ext, args);
+		rc = emit_call(&x, &c, st, warn);
 	}
 	if (rc == 0)
 		rc = emit_replays(t, st);
 	hmap_free(&x.ops);
 	free(order);
-	free(x.gemm);
-	free(x.sdpa);
-	free(x.l);
-	free(x.k);
+	ctx_free(&x);
 	return rc;
 }

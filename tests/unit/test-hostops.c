@@ -610,6 +610,79 @@ static void graph_replays_count_the_capturing_op_once_each(void **state)
 	ctrace_free(&t);
 }
 
+/* Whether @args ends with @tail. */
+static int ends_with(const char *args, const char *tail)
+{
+	size_t n = strlen(args), m = strlen(tail);
+	return n >= m && !strcmp(args + n - m, tail);
+}
+
+/*
+ * A replay running kernels of two capturing ops splits its launch's time in two slices, one
+ * op each; a replay without its launch record sits at its first kernel, on the op's thread.
+ */
+static void graph_replays_slice_the_launch_between_their_ops(void **state)
+{
+	(void)state;
+	struct kp_ctrace t;
+	ctrace_init(&t);
+	struct kp_hcall g = gemm("cublasGemmEx", 128, 256, 512, 1, R16BF, R16BF, C32F,
+				 HCF_BETA_KNOWN | HCF_BETA_ZERO);
+	add_call(&t, g, T0 + 1000, T0 + 9000, 5);
+	add_call(&t, g, T0 + 11000, T0 + 19000, 6);
+	assert_int_equal(ctrace_add_gnode(&t, 100, 5, 0), 0);
+	assert_int_equal(ctrace_add_gnode(&t, 101, 6, 0), 0);
+	assert_int_equal(ctrace_add_gnode(&t, 200, 0, 100), 0);
+	assert_int_equal(ctrace_add_gnode(&t, 201, 0, 101), 0);
+	uint64_t s0 = T0 + 100000;
+	struct kp_rec api = { .kind = REC_RUNTIME,
+			      .start_ns = s0,
+			      .end_ns = s0 + 4000,
+			      .corr = 50,
+			      .cbid = 311,
+			      .pid = 77,
+			      .tid = 78,
+			      .name = ctrace_intern(&t, "cudaGraphLaunch", 15) };
+	ctrace_add_rec(&t, &api);
+	add_graph_kernel(&t, 50, 201, s0 + 20000); /* replay order is by op, then start */
+	add_graph_kernel(&t, 50, 200, s0 + 30000);
+	add_graph_kernel(&t, 70, 200, T0 + 300000); /* no launch record for corr 70 */
+	assert_int_equal(ctrace_resolve_gnodes(&t), 3);
+	struct kp_hostops_stats st;
+	assert_int_equal(hostops_emit(&t, &st, NULL), 0);
+	assert_int_equal(st.replay_ops, 3);
+	assert_int_equal(st.replay_kernels, 3);
+	assert_int_equal(t.nspans, 5);
+	const struct kp_span *a = &t.spans[2], *b = &t.spans[3], *c = &t.spans[4];
+	assert_int_equal(a->start_ns, s0);
+	assert_int_equal(a->end_ns, s0 + 1999);
+	assert_int_equal(b->start_ns, s0 + 2000);
+	assert_int_equal(b->end_ns, s0 + 3999);
+	assert_int_equal(a->pid, 77);
+	assert_int_equal(a->tid, 78 + HOSTOPS_REPLAY_TID);
+	assert_int_equal(b->tid, 78 + HOSTOPS_REPLAY_TID);
+	assert_int_equal(c->start_ns, T0 + 300000);
+	assert_int_equal(c->end_ns, T0 + 300000);
+	assert_int_equal(c->pid, 483);
+	assert_int_equal(c->tid, 483 + HOSTOPS_REPLAY_TID);
+	/* new External ids above every one in use, in replay order */
+	assert_int_equal(a->ext, 7);
+	assert_int_equal(b->ext, 8);
+	assert_int_equal(c->ext, 9);
+	for (int i = 2; i < 5; i++) {
+		assert_string_equal(t.spans[i].cat, "cpu_op");
+		assert_string_equal(t.spans[i].name, "aten::mm");
+		assert_true(ends_with(t.spans[i].args, i == 3 ? ",\"kprof graph replay of\":6"
+							      : ",\"kprof graph replay of\":5"));
+	}
+	/* each kernel relinked to its replay's op */
+	uint64_t want[] = { 8, 7, 9 };
+	for (size_t i = 0, k = 0; i < t.nrecs; i++)
+		if (t.recs[i].kind == REC_KERNEL)
+			assert_int_equal(t.recs[i].gext, want[k++]);
+	ctrace_free(&t);
+}
+
 /*
  * torch.compile(mode="reduce-overhead") under emit_nvtx: Inductor wraps each Triton launch in
  * _RecordFunctionFast(kernel name), so the node the launch creates during the CUDA-graph
@@ -768,6 +841,7 @@ int main(void)
 		cmocka_unit_test(nvtx_ops_enclosing_library_ops_count_once),
 		cmocka_unit_test(flash_kernel_names_give_emit_nvtx_sdpa_its_causality),
 		cmocka_unit_test(graph_replays_count_the_capturing_op_once_each),
+		cmocka_unit_test(graph_replays_slice_the_launch_between_their_ops),
 		cmocka_unit_test(triton_launch_ranges_own_their_replayed_kernels),
 		cmocka_unit_test(cudnn_convolutions_become_conv_ops),
 	};
