@@ -501,82 +501,111 @@ static int matrix_shapes(struct ctx *c, yaml_node_t *v, const char *ks, struct c
 	return 0;
 }
 
-/* Key @i of a case, value @v, into @k / @st: 0, -1 (reported) or CASE_OOM. */
-static int case_key(struct ctx *c, int i, yaml_node_t *v, struct case_st *st,
-		    struct kp_suite_case *k)
+/* name: the case's name (replacing a default) */
+static int case_name(struct ctx *c, yaml_node_t *v, struct kp_suite_case *k)
 {
-	const char *ks = case_keys[i];
-	const char *s, *why = NULL;
-	long l;
-	int *mask = NULL;
-	const char *(*cb)(const char *, void *) = NULL;
+	const char *s;
+	if (get_str(c, v, case_keys[K_NAME], &s) < 0)
+		return -1;
+	free(k->name);
+	if (!(k->name = strdup(s)))
+		return CASE_OOM;
+	return 0;
+}
+
+/* The option that list key @i sets in @o, and the parser of its values. */
+static void list_key(int i, struct kp_capture_opts *o, int **mask,
+		     const char *(**parse)(const char *, void *))
+{
 	switch (i) {
-	case K_NAME:
-		if (get_str(c, v, ks, &s) < 0)
-			return -1;
-		free(k->name);
-		if (!(k->name = strdup(s)))
-			return CASE_OOM;
-		break;
 	case K_WORKLOADS:
-		mask = &k->o.workloads, cb = capture_parse_workloads;
+		*mask = &o->workloads, *parse = capture_parse_workloads;
 		break;
 	case K_OPS:
-		mask = &k->o.mm_ops, cb = capture_parse_mm_ops;
+		*mask = &o->mm_ops, *parse = capture_parse_mm_ops;
 		break;
 	case K_EPILOGUES:
-		mask = &k->o.epilogues, cb = capture_parse_epilogues;
+		*mask = &o->epilogues, *parse = capture_parse_epilogues;
 		break;
 	case K_DTYPES:
-		mask = &k->o.dtypes, cb = capture_parse_dtypes;
+		*mask = &o->dtypes, *parse = capture_parse_dtypes;
 		break;
 	case K_BACKENDS:
-		mask = &k->o.backends, cb = capture_parse_backends;
+		*mask = &o->backends, *parse = capture_parse_backends;
 		break;
 	case K_LAYOUTS:
-		mask = &k->o.layouts, cb = capture_parse_layouts;
-		break;
-	case K_HPD:
-		return hp_dtype(c, v, ks, k);
-	case K_MATRIX:
-		return matrix_shapes(c, v, ks, st, k);
-	case K_SDPA:
-	case K_CONV:
-	case K_NORM:
-		if (get_str(c, v, ks, &s) < 0)
-			return -1;
-		if (!(s = own(k, s)))
-			return CASE_OOM;
-		*(i == K_SDPA   ? &k->o.sdpa_shapes
-		  : i == K_CONV ? &k->o.conv_shapes
-				: &k->o.norm_shapes) = s;
-		break;
-	case K_CAUSAL: {
-		int bv = as_bool(v);
-		if (bv >= 0)
-			s = bv ? "yes" : "no";
-		else if (get_str(c, v, ks, &s) < 0)
-			return -1;
-		if ((why = capture_parse_causal(s, &k->o.causal)))
-			return err(c, v, "invalid value '%s' for '%s': %s", s, ks, why);
+		*mask = &o->layouts, *parse = capture_parse_layouts;
 		break;
 	}
-	case K_KVH:
-	case K_BATCH:
-		if (get_int(c, v, ks, 1, 1L << 20, &l) < 0)
+}
+
+/* workloads, ops, epilogues, dtypes, backends, layouts: a value or a list, as on the command
+ * line */
+static int case_list(struct ctx *c, int i, yaml_node_t *v, struct case_st *st,
+		     struct kp_suite_case *k)
+{
+	int *mask = NULL;
+	const char *(*parse)(const char *, void *) = NULL;
+	const char *why;
+	list_key(i, &k->o, &mask, &parse);
+	if (get_list(c, v, case_keys[i], &st->b) < 0)
+		return -1;
+	*mask = 0;
+	if ((why = parse(st->b.p, mask)))
+		return err(c, v, "invalid value '%s' for '%s': %s", st->b.p, case_keys[i], why);
+	return 0;
+}
+
+/* sdpa_shapes, conv_shapes, norm_shapes: kept as text, expanded by case_expand() */
+static int case_shape_set(struct ctx *c, int i, yaml_node_t *v, struct kp_suite_case *k)
+{
+	const char *s;
+	if (get_str(c, v, case_keys[i], &s) < 0)
+		return -1;
+	if (!(s = own(k, s)))
+		return CASE_OOM;
+	*(i == K_SDPA   ? &k->o.sdpa_shapes
+	  : i == K_CONV ? &k->o.conv_shapes
+			: &k->o.norm_shapes) = s;
+	return 0;
+}
+
+/* causal: a boolean, or one of the command line's words */
+static int case_causal(struct ctx *c, yaml_node_t *v, struct kp_suite_case *k)
+{
+	const char *ks = case_keys[K_CAUSAL], *s, *why;
+	int bv = as_bool(v);
+	if (bv >= 0)
+		s = bv ? "yes" : "no";
+	else if (get_str(c, v, ks, &s) < 0)
+		return -1;
+	if ((why = capture_parse_causal(s, &k->o.causal)))
+		return err(c, v, "invalid value '%s' for '%s': %s", s, ks, why);
+	return 0;
+}
+
+/* kv_heads, batch, warmup, iters */
+static int case_count(struct ctx *c, int i, yaml_node_t *v, struct kp_suite_case *k)
+{
+	long l;
+	if (i == K_KVH || i == K_BATCH) {
+		if (get_int(c, v, case_keys[i], 1, 1L << 20, &l) < 0)
 			return -1;
 		*(i == K_KVH ? &k->o.kv_heads : &k->o.batch) = l;
-		break;
-	case K_WARMUP:
-	case K_ITERS:
-		if (get_int(c, v, ks, i == K_WARMUP ? 0 : 1, 1000000, &l) < 0)
-			return -1;
-		*(i == K_WARMUP ? &k->o.warmup : &k->o.iters) = l;
-		break;
-	case K_BACKWARD:
-		if (get_bool(c, v, ks, &k->o.backward) < 0)
-			return -1;
-		break;
+		return 0;
+	}
+	if (get_int(c, v, case_keys[i], i == K_WARMUP ? 0 : 1, 1000000, &l) < 0)
+		return -1;
+	*(i == K_WARMUP ? &k->o.warmup : &k->o.iters) = l;
+	return 0;
+}
+
+/* torchao's keys that ask for what kprof does anyway: checked, then ignored */
+static int case_torchao(struct ctx *c, int i, yaml_node_t *v)
+{
+	const char *ks = case_keys[i], *s;
+	int ignored;
+	switch (i) {
 	case K_DEVICE:
 	case K_MODEL_TYPE:
 		/* torchao: device cuda/xpu/mps/cpu, model_type linear/ln_linear_<act>/... */
@@ -585,38 +614,67 @@ static int case_key(struct ctx *c, int i, yaml_node_t *v, struct case_st *st,
 		if (strcmp(s, i == K_DEVICE ? "cuda" : "linear"))
 			return err(c, v, "'%s': kprof runs '%s' only, not '%s'", ks,
 				   i == K_DEVICE ? "cuda" : "linear", s);
-		break;
+		return 0;
 	case K_SPARSITY:
-		if (no_sparsity(c, v, ks) < 0)
-			return -1;
-		break;
+		return no_sparsity(c, v, ks) < 0 ? -1 : 0;
 	case K_USE_COMPILE:
 	case K_PROFILER:
-	case K_MEM_PROFILER: {
-		/* no compile step, and kprof always traces: checked, then ignored */
-		int ignored;
-		if (get_bool(c, v, ks, &ignored) < 0)
-			return -1;
-		break;
-	}
+	case K_MEM_PROFILER:
+		/* no compile step, and kprof always traces */
+		return get_bool(c, v, ks, &ignored) < 0 ? -1 : 0;
 	case K_COMPILE_MODE:
 	case K_COMPILE:
 		if (v->type != YAML_SCALAR_NODE)
 			return err(c, v, "'%s': expected a scalar, got %s", ks, what(v));
-		break;
+		return 0;
+	}
+	return 0;
+}
+
+/* Key @i of a case, value @v, into @k / @st: 0, -1 (reported) or CASE_OOM. */
+static int case_key(struct ctx *c, int i, yaml_node_t *v, struct case_st *st,
+		    struct kp_suite_case *k)
+{
+	const char *ks = case_keys[i];
+	switch (i) {
+	case K_NAME:
+		return case_name(c, v, k);
+	case K_WORKLOADS:
+	case K_OPS:
+	case K_EPILOGUES:
+	case K_DTYPES:
+	case K_BACKENDS:
+	case K_LAYOUTS:
+		return case_list(c, i, v, st, k);
+	case K_HPD:
+		return hp_dtype(c, v, ks, k);
+	case K_MATRIX:
+		return matrix_shapes(c, v, ks, st, k);
+	case K_SDPA:
+	case K_CONV:
+	case K_NORM:
+		return case_shape_set(c, i, v, k);
+	case K_CAUSAL:
+		return case_causal(c, v, k);
+	case K_KVH:
+	case K_BATCH:
+	case K_WARMUP:
+	case K_ITERS:
+		return case_count(c, i, v, k);
+	case K_BACKWARD:
+		return get_bool(c, v, ks, &k->o.backward) < 0 ? -1 : 0;
 	case K_OUTPUT:
 	case K_RESULTS:
-		if (get_str(c, v, ks, &s) < 0)
-			return -1;
-		*(i == K_OUTPUT ? &st->output : &st->results) = s;
-		break;
-	}
-	if (cb) {
-		if (get_list(c, v, ks, &st->b) < 0)
-			return -1;
-		*mask = 0;
-		if ((why = cb(st->b.p, mask)))
-			return err(c, v, "invalid value '%s' for '%s': %s", st->b.p, ks, why);
+		return get_str(c, v, ks, i == K_OUTPUT ? &st->output : &st->results) < 0 ? -1 : 0;
+	case K_DEVICE:
+	case K_MODEL_TYPE:
+	case K_SPARSITY:
+	case K_USE_COMPILE:
+	case K_COMPILE_MODE:
+	case K_COMPILE:
+	case K_PROFILER:
+	case K_MEM_PROFILER:
+		return case_torchao(c, i, v);
 	}
 	return 0;
 }
@@ -743,84 +801,122 @@ static int baseline_only(struct ctx *c, yaml_node_t *v, const char *key)
 	return 0;
 }
 
-static int parse_root(struct ctx *c, yaml_node_t *root, struct kp_capture_opts *base,
-		      struct kp_suite *s)
+/* What parse_root() gathers from the config's keys besides @base's defaults. */
+struct root_st {
+	yaml_node_t *cases; /* a list of cases, or one case as a mapping */
+	const char *dir;    /* output_dir, or NULL */
+};
+
+/* cases / model_params: a list of cases, or (torchao's README and sample) one as a mapping */
+static int root_cases(struct ctx *c, int i, yaml_node_t *k, yaml_node_t *v, struct root_st *rs)
 {
-	if (!root)
-		return diag_error(c->d, KP_USAGE,
-				  "%s:1:1: error: empty config: expected a mapping "
-				  "with 'cases'",
-				  c->file);
-	if (root->type != YAML_MAPPING_NODE)
-		return err(c, root, "expected a mapping with 'cases', got %s", what(root));
-	yaml_node_t *cases = NULL;
-	const char *dir = NULL;
+	if (rs->cases)
+		return err(c, k, "'cases' and 'model_params' name the same list: give one");
+	if (v->type != YAML_MAPPING_NODE &&
+	    (v->type != YAML_SEQUENCE_NODE ||
+	     v->data.sequence.items.start == v->data.sequence.items.top))
+		return err(c, v, "'%s': expected a list of cases, got %s", top_keys[i],
+			   v->type == YAML_SEQUENCE_NODE ? "an empty list" : what(v));
+	rs->cases = v;
+	return 0;
+}
+
+/* benchmark_mode: torchao's inference (forward only) or training */
+static int benchmark_mode(struct ctx *c, yaml_node_t *v, struct kp_capture_opts *base)
+{
+	const char *str;
+	if (get_str(c, v, top_keys[T_MODE], &str) < 0)
+		return -1;
+	if (strcmp(str, "inference") && strcmp(str, "training"))
+		return err(c, v,
+			   "invalid value '%s' for 'benchmark_mode': valid: "
+			   "inference, training",
+			   str);
+	base->backward = !strcmp(str, "training");
+	return 0;
+}
+
+/* Key @i of the config, value @v: a default of every case into @base, or into @rs. */
+static int root_key(struct ctx *c, int i, yaml_node_t *k, yaml_node_t *v,
+		    struct kp_capture_opts *base, struct root_st *rs)
+{
+	long l;
+	switch (i) {
+	case T_CASES:
+	case T_MODEL_PARAMS:
+		return root_cases(c, i, k, v, rs);
+	case T_WARMUP:
+	case T_ITERS:
+		if (get_int(c, v, top_keys[i], i == T_WARMUP ? 0 : 1, 1000000, &l) < 0)
+			return -1;
+		*(i == T_WARMUP ? &base->warmup : &base->iters) = l;
+		return 0;
+	case T_BACKWARD:
+		return get_bool(c, v, top_keys[i], &base->backward) < 0 ? -1 : 0;
+	case T_MODE:
+		return benchmark_mode(c, v, base);
+	case T_OUTPUT_DIR:
+		return get_str(c, v, top_keys[i], &rs->dir) < 0 ? -1 : 0;
+	case T_QUANT:
+		return baseline_only(c, v, top_keys[i]) < 0 ? -1 : 0;
+	case T_SPARSITY:
+		return no_sparsity(c, v, top_keys[i]) < 0 ? -1 : 0;
+	}
+	return 0;
+}
+
+/* The config's keys, in file order: 0, or -1 at the first bad one. */
+static int root_keys(struct ctx *c, yaml_node_t *root, struct kp_capture_opts *base,
+		     struct root_st *rs)
+{
 	unsigned seen = 0;
 	for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top;
 	     p++) {
 		yaml_node_t *k = node(c, p->key), *v = node(c, p->value);
 		int i = key_index(c, k, "the config", top_keys, &seen);
-		long l;
-		const char *str;
-		switch (i) {
-		case -1:
+		if (i < 0 || root_key(c, i, k, v, base, rs) < 0)
 			return -1;
-		case T_CASES:
-		case T_MODEL_PARAMS:
-			if (cases)
-				return err(c, k,
-					   "'cases' and 'model_params' name the same list: give "
-					   "one");
-			/* torchao's README and sample write one case as a mapping */
-			if (v->type == YAML_MAPPING_NODE) {
-				cases = v;
-				break;
-			}
-			if (v->type != YAML_SEQUENCE_NODE ||
-			    v->data.sequence.items.start == v->data.sequence.items.top)
-				return err(c, v, "'%s': expected a list of cases, got %s",
-					   top_keys[i],
-					   v->type == YAML_SEQUENCE_NODE ? "an empty list"
-									 : what(v));
-			cases = v;
-			break;
-		case T_WARMUP:
-		case T_ITERS:
-			if (get_int(c, v, top_keys[i], i == T_WARMUP ? 0 : 1, 1000000, &l) < 0)
-				return -1;
-			*(i == T_WARMUP ? &base->warmup : &base->iters) = l;
-			break;
-		case T_BACKWARD:
-			if (get_bool(c, v, top_keys[i], &base->backward) < 0)
-				return -1;
-			break;
-		case T_MODE:
-			/* torchao: inference (forward only) or training */
-			if (get_str(c, v, top_keys[i], &str) < 0)
-				return -1;
-			if (strcmp(str, "inference") && strcmp(str, "training"))
-				return err(c, v,
-					   "invalid value '%s' for 'benchmark_mode': valid: "
-					   "inference, training",
-					   str);
-			base->backward = !strcmp(str, "training");
-			break;
-		case T_OUTPUT_DIR:
-			if (get_str(c, v, top_keys[i], &dir) < 0)
-				return -1;
-			break;
-		case T_QUANT:
-			if (baseline_only(c, v, top_keys[i]) < 0)
-				return -1;
-			break;
-		case T_SPARSITY:
-			if (no_sparsity(c, v, top_keys[i]) < 0)
-				return -1;
-			break;
-		}
 	}
-	if (!cases)
-		return err(c, root, "no 'cases' (or 'model_params') list");
+	return 0;
+}
+
+/* A file that case @o writes and case @a (@earlier: a case before it; else itself) writes too,
+ * or NULL. */
+static const char *same_file(const struct kp_capture_opts *a, const struct kp_capture_opts *o,
+			     int earlier)
+{
+	if (earlier && !strcmp(a->output, o->output))
+		return o->output;
+	if (a->results && !strcmp(a->results, o->output))
+		return o->output;
+	if (o->results && !strcmp(o->results, a->output))
+		return o->results;
+	if (earlier && a->results && o->results && !strcmp(a->results, o->results))
+		return o->results;
+	return NULL;
+}
+
+/* Case @i (node @cn) writes no file that itself or a case before it writes. */
+static int distinct_files(struct ctx *c, const struct kp_suite *s, size_t i, yaml_node_t *cn)
+{
+	const struct kp_suite_case *k = &s->c[i];
+	for (size_t j = 0; j <= i; j++) {
+		const char *same = same_file(&s->c[j].o, &k->o, j < i);
+		if (same && j == i)
+			return err(c, cn, "case '%s' writes its trace and results to '%s'", k->name,
+				   same);
+		if (same)
+			return err(c, cn, "case '%s' writes '%s', as case '%s' does", k->name, same,
+				   s->c[j].name);
+	}
+	return 0;
+}
+
+/* The cases, each from @base's defaults; s->n counts those begun, for suite_free(). */
+static int parse_cases(struct ctx *c, yaml_node_t *root, const struct root_st *rs,
+		       const struct kp_capture_opts *base, struct kp_suite *s)
+{
+	yaml_node_t *cases = rs->cases;
 	int one = cases->type == YAML_MAPPING_NODE;
 	size_t n = one ? 1
 		       : (size_t)(cases->data.sequence.items.top -
@@ -832,28 +928,28 @@ static int parse_root(struct ctx *c, yaml_node_t *root, struct kp_capture_opts *
 		k->o = *base;
 		s->n = i + 1;
 		yaml_node_t *cn = one ? cases : node(c, cases->data.sequence.items.start[i]);
-		if (parse_case(c, cn, i, dir, k) < 0)
+		if (parse_case(c, cn, i, rs->dir, k) < 0 || distinct_files(c, s, i, cn) < 0)
 			return -1;
-		for (size_t j = 0; j <= i; j++) {
-			const struct kp_capture_opts *a = &s->c[j].o, *o = &k->o;
-			const char *same = j < i && !strcmp(a->output, o->output) ? o->output
-					   : a->results && !strcmp(a->results, o->output)
-						   ? o->output
-					   : o->results && !strcmp(o->results, a->output)
-						   ? o->results
-					   : j < i && a->results && o->results &&
-							   !strcmp(a->results, o->results)
-						   ? o->results
-						   : NULL;
-			if (same && j == i)
-				return err(c, cn, "case '%s' writes its trace and results to '%s'",
-					   k->name, same);
-			if (same)
-				return err(c, cn, "case '%s' writes '%s', as case '%s' does",
-					   k->name, same, s->c[j].name);
-		}
 	}
 	return 0;
+}
+
+static int parse_root(struct ctx *c, yaml_node_t *root, struct kp_capture_opts *base,
+		      struct kp_suite *s)
+{
+	if (!root)
+		return diag_error(c->d, KP_USAGE,
+				  "%s:1:1: error: empty config: expected a mapping "
+				  "with 'cases'",
+				  c->file);
+	if (root->type != YAML_MAPPING_NODE)
+		return err(c, root, "expected a mapping with 'cases', got %s", what(root));
+	struct root_st rs = { 0 };
+	if (root_keys(c, root, base, &rs) < 0)
+		return -1;
+	if (!rs.cases)
+		return err(c, root, "no 'cases' (or 'model_params') list");
+	return parse_cases(c, root, &rs, base, s);
 }
 
 /* libyaml's error, located, into @d; returns -1 */

@@ -285,6 +285,66 @@ static void bad_configs_are_located(void **state)
 	    "--kv-heads must divide 16");
 }
 
+/* Each kind of case and config key: set where valid, located where not. */
+static void config_keys_of_every_kind_are_checked(void **state)
+{
+	(void)state;
+	struct kp_suite s;
+	struct kp_diag d;
+	const char *y = "benchmark_mode: training\n"
+			"cases:\n"
+			"  - name: a\n"
+			"    ops: [addmm, bmm]\n"
+			"    epilogues: relu\n"
+			"    causal: both\n"
+			"    kv_heads: 4\n"
+			"    compile: max-autotune\n"
+			"    enable_memory_profiler: no\n"
+			"  - name: b\n"
+			"    causal: \"yes\"\n"
+			"    results: b.csv\n";
+	assert_int_equal(parse(y, &s, &d), 0);
+	assert_int_equal(s.n, 2);
+	assert_int_equal(s.c[0].o.backward, 1);
+	assert_int_equal(s.c[0].o.mm_ops & (MM_MM | MM_ADDMM | MM_BMM), MM_ADDMM | MM_BMM);
+	assert_true(s.c[0].o.mm_ops & MM_RELU);
+	assert_int_equal(s.c[0].o.causal, CAUSAL_BOTH);
+	assert_int_equal(s.c[0].o.kv_heads, 4);
+	assert_int_equal(s.c[1].o.causal, CAUSAL_YES);
+	assert_string_equal(s.c[1].o.results, "b.csv");
+	suite_free(&s);
+	y = "benchmark_mode: inference\nbackward: true\ncases:\n  name: one\n";
+	assert_int_equal(parse(y, &s, &d), 0);
+	assert_int_equal(s.n, 1);
+	assert_string_equal(s.c[0].name, "one");
+	assert_int_equal(s.c[0].o.backward, 1);
+	suite_free(&s);
+	bad("cases:\n  - name: a\nmodel_params:\n  - name: b\n",
+	    "s.yaml:3:1: error: 'cases' and 'model_params' name the same list: give one");
+	bad("model_params: 3\n",
+	    "s.yaml:1:15: error: 'model_params': expected a list of cases, got an integer");
+	bad("benchmark_mode: train\ncases:\n  - name: a\n",
+	    "s.yaml:1:17: error: invalid value 'train' for 'benchmark_mode': valid: inference, "
+	    "training");
+	bad("cases:\n  - causal: maybe\n",
+	    "s.yaml:2:13: error: invalid value 'maybe' for 'causal': valid: both, yes, no");
+	bad("cases:\n  - compile: [a]\n",
+	    "s.yaml:2:14: error: 'compile': expected a scalar, got a list");
+	bad("cases:\n  - use_torch_compile: 3\n",
+	    "s.yaml:2:24: error: 'use_torch_compile': expected true or false, got an integer '3'");
+	bad("cases:\n  - kv_heads: 0\n",
+	    "s.yaml:2:15: error: 'kv_heads': 0 is out of range 1..1048576");
+	bad("cases:\n  - ops: [mm, gemm]\n",
+	    "s.yaml:2:10: error: invalid value 'mm,gemm' for 'ops': valid: mm, addmm, bmm");
+	/* a case's results against an earlier case's trace, and both ways round */
+	bad("cases:\n  - name: a\n  - name: b\n    results: a.json\n",
+	    "s.yaml:3:5: error: case 'b' writes 'a.json', as case 'a' does");
+	bad("cases:\n  - name: a\n    results: b.json\n  - name: b\n",
+	    "s.yaml:4:5: error: case 'b' writes 'b.json', as case 'a' does");
+	bad("cases:\n  - name: a\n    results: r.csv\n  - name: b\n    results: r.csv\n",
+	    "s.yaml:4:5: error: case 'b' writes 'r.csv', as case 'a' does");
+}
+
 static void missing_file_is_an_environment_error(void **state)
 {
 	(void)state;
@@ -329,6 +389,7 @@ int main(void)
 		cmocka_unit_test(torchao_files_parse),
 		cmocka_unit_test(command_line_options_are_defaults),
 		cmocka_unit_test(bad_configs_are_located),
+		cmocka_unit_test(config_keys_of_every_kind_are_checked),
 		cmocka_unit_test(missing_file_is_an_environment_error),
 		cmocka_unit_test(list_cases_prints_each_shape),
 	};
