@@ -398,6 +398,145 @@ static void launch_stats(const struct kp_trace *t, const struct kp_bd_opts *o,
 	free(p);
 }
 
+/* What breakdown_run()'s sweeps share. */
+struct bd_run {
+	const struct kp_trace *t;
+	int8_t *cls;    /* breakdown_class() of each GPU event */
+	int64_t S, E;   /* first start and last end of GPU work with a duration */
+	int32_t *ord;   /* GPU events by (device, stream, ts) */
+	int32_t *prev;  /* previous GPU event on the same device stream, -1 */
+	struct sev *ev; /* room for a start and an end of every GPU event */
+};
+
+/* Each GPU event's class (colls name the kernels that carry collective metadata), and the
+ * span of the work with a duration; 0 when there is none. */
+static int classify(struct bd_run *r)
+{
+	const struct kp_trace *t = r->t;
+	uint8_t *coll = xcalloc(t->ngpu ? t->ngpu : 1, 1);
+	for (size_t i = 0; i < t->ncolls; i++)
+		if (t->colls[i].gpu >= 0 && (size_t)t->colls[i].gpu < t->ngpu)
+			coll[t->colls[i].gpu] = 1;
+	r->S = INT64_MAX, r->E = INT64_MIN;
+	for (size_t i = 0; i < t->ngpu; i++) {
+		const struct kp_gpu *g = &t->gpu[i];
+		r->cls[i] = (int8_t)breakdown_class(g, coll[i]);
+		if (g->dur_ns <= 0)
+			continue;
+		if (g->ts_ns < r->S)
+			r->S = g->ts_ns;
+		if (g->ts_ns + g->dur_ns > r->E)
+			r->E = g->ts_ns + g->dur_ns;
+	}
+	free(coll);
+	return r->S != INT64_MAX;
+}
+
+/* The GPU events by stream and time, each one's predecessor on its stream; returns the number
+ * of streams. */
+static size_t order_streams(struct bd_run *r)
+{
+	const struct kp_trace *t = r->t;
+	size_t nstreams = 0;
+	for (size_t i = 0; i < t->ngpu; i++)
+		r->ord[i] = (int32_t)i;
+	qsort_r(r->ord, t->ngpu, sizeof(*r->ord), cmp_stream_ts, (void *)t->gpu);
+	for (size_t i = 0; i < t->ngpu; i++) {
+		const struct kp_gpu *g = &t->gpu[r->ord[i]], *h = i ? &t->gpu[r->ord[i - 1]] : NULL;
+		int same = h && h->device == g->device && h->stream == g->stream;
+		r->prev[r->ord[i]] = same ? r->ord[i - 1] : -1;
+		nstreams += !same;
+	}
+	return nstreams;
+}
+
+/* The stream whose events start at ord[@i], swept alone over the whole span; returns the index
+ * of the next stream's first event. */
+static size_t stream_breakdown(struct bd_run *r, size_t i, struct kp_breakdown *b)
+{
+	const struct kp_trace *t = r->t;
+	const struct kp_gpu *g = &t->gpu[r->ord[i]];
+	int32_t last_dev = b->nstreams ? b->streams[b->nstreams - 1].device : INT32_MIN;
+	size_t j = i, n = 0;
+	while (j < t->ngpu && t->gpu[r->ord[j]].device == g->device &&
+	       t->gpu[r->ord[j]].stream == g->stream) {
+		push_events(r->ev, &n, t, r->ord[j], r->cls[r->ord[j]]);
+		j++;
+	}
+	struct kp_bd_stream *s = &b->streams[b->nstreams++];
+	s->device = g->device;
+	s->stream = g->stream;
+	s->b.start_ns = r->S;
+	s->b.span_ns = r->E - r->S;
+	if (g->device != last_dev)
+		b->ndevices++;
+	qsort(r->ev, n, sizeof(*r->ev), cmp_sev);
+	struct win w = { r->S, r->E, &s->b };
+	sweep(r->ev, n, &w, 1, NULL);
+	close_bd(&s->b);
+	return j;
+}
+
+/* The launch indices of host-blocking syncs and of cross-stream waits, by thread and time. */
+static void index_host_waits(const struct kp_trace *t, struct cause_ctx *cc, int32_t *syncs,
+			     int32_t *waits)
+{
+	for (size_t i = 0; i < t->nlaunches; i++) {
+		if (is_sync(t->launches[i].name))
+			syncs[cc->nsyncs++] = (int32_t)i;
+		else if (is_wait(t->launches[i].name))
+			waits[cc->nwaits++] = (int32_t)i;
+	}
+	qsort_r(syncs, cc->nsyncs, sizeof(*syncs), cmp_thread_ts, (void *)t->launches);
+	qsort_r(waits, cc->nwaits, sizeof(*waits), cmp_thread_ts, (void *)t->launches);
+}
+
+/* The device: all streams together, split into step windows, idle gaps with their causes. */
+static void device_breakdown(struct bd_run *r, const struct cause_ctx *cc, struct kp_breakdown *b)
+{
+	const struct kp_trace *t = r->t;
+	size_t n = 0;
+	for (size_t i = 0; i < t->ngpu; i++)
+		push_events(r->ev, &n, t, (int32_t)i, r->cls[i]);
+	qsort(r->ev, n, sizeof(*r->ev), cmp_sev);
+	struct win *w;
+	size_t nw = step_windows(t, b, r->S, r->E, &w);
+	for (size_t k = 0; k < nw; k++) {
+		w[k].b->start_ns = w[k].start;
+		w[k].b->span_ns = w[k].end - w[k].start;
+	}
+	sweep(r->ev, n, w, nw, cc);
+	b->all.start_ns = r->S;
+	b->all.span_ns = r->E - r->S;
+	for (size_t k = 0; k < nw; k++) {
+		close_bd(w[k].b);
+		add_bd(&b->all, w[k].b);
+	}
+	free(w);
+}
+
+/* Per stream (each alone), then idle causes and the device by step window. */
+static void sweep_all(struct bd_run *r, struct kp_breakdown *b)
+{
+	const struct kp_trace *t = r->t;
+	r->ord = xmalloc(t->ngpu * sizeof(*r->ord));
+	r->prev = xmalloc(t->ngpu * sizeof(*r->prev));
+	r->ev = xmalloc(2 * t->ngpu * sizeof(*r->ev));
+	b->streams = xcalloc(order_streams(r), sizeof(*b->streams));
+	for (size_t i = 0; i < t->ngpu;)
+		i = stream_breakdown(r, i, b);
+	size_t nl = t->nlaunches ? t->nlaunches : 1;
+	int32_t *syncs = xmalloc(nl * sizeof(*syncs)), *waits = xmalloc(nl * sizeof(*waits));
+	struct cause_ctx cc = { t, r->prev, syncs, 0, waits, 0, b->launch_gap_ns };
+	index_host_waits(t, &cc, syncs, waits);
+	device_breakdown(r, &cc, b);
+	free(syncs);
+	free(waits);
+	free(r->ev);
+	free(r->prev);
+	free(r->ord);
+}
+
 int breakdown_run(const struct kp_trace *t, const struct kp_bd_opts *o, struct kp_breakdown *b)
 {
 	static const struct kp_bd_opts defaults = { 0 };
@@ -407,110 +546,13 @@ int breakdown_run(const struct kp_trace *t, const struct kp_bd_opts *o, struct k
 	b->launch_gap_ns = o->launch_gap_ns > 0 ? o->launch_gap_ns : BD_LAUNCH_GAP_NS;
 	b->short_ns = o->short_ns > 0 ? o->short_ns : BD_SHORT_KERNEL_NS;
 	launch_stats(t, o, b);
-
-	/* classes; colls name the kernels that carry collective metadata */
-	int8_t *cls = xmalloc((t->ngpu ? t->ngpu : 1) * sizeof(*cls));
-	uint8_t *coll = xcalloc(t->ngpu ? t->ngpu : 1, 1);
-	for (size_t i = 0; i < t->ncolls; i++)
-		if (t->colls[i].gpu >= 0 && (size_t)t->colls[i].gpu < t->ngpu)
-			coll[t->colls[i].gpu] = 1;
-	int64_t S = INT64_MAX, E = INT64_MIN;
-	for (size_t i = 0; i < t->ngpu; i++) {
-		const struct kp_gpu *g = &t->gpu[i];
-		cls[i] = (int8_t)breakdown_class(g, coll[i]);
-		if (g->dur_ns <= 0)
-			continue;
-		if (g->ts_ns < S)
-			S = g->ts_ns;
-		if (g->ts_ns + g->dur_ns > E)
-			E = g->ts_ns + g->dur_ns;
-	}
-	free(coll);
-	if (S == INT64_MAX) {
-		/* no GPU work with a duration: an empty window */
-		b->nsteps = 0;
-		free(cls);
-		return 0;
-	}
-
-	/* per stream: order, previous event on the stream, one sweep each */
-	int32_t *ord = xmalloc(t->ngpu * sizeof(*ord));
-	int32_t *prev = xmalloc(t->ngpu * sizeof(*prev));
-	for (size_t i = 0; i < t->ngpu; i++)
-		ord[i] = (int32_t)i;
-	qsort_r(ord, t->ngpu, sizeof(*ord), cmp_stream_ts, (void *)t->gpu);
-	struct sev *ev = xmalloc(2 * t->ngpu * sizeof(*ev));
-	size_t nstreams = 0;
-	for (size_t i = 0; i < t->ngpu; i++) {
-		const struct kp_gpu *g = &t->gpu[ord[i]], *h = i ? &t->gpu[ord[i - 1]] : NULL;
-		int same = h && h->device == g->device && h->stream == g->stream;
-		prev[ord[i]] = same ? ord[i - 1] : -1;
-		nstreams += !same;
-	}
-	b->streams = xcalloc(nstreams, sizeof(*b->streams));
-	int32_t last_dev = INT32_MIN;
-	for (size_t i = 0; i < t->ngpu;) {
-		size_t j = i, n = 0;
-		const struct kp_gpu *g = &t->gpu[ord[i]];
-		while (j < t->ngpu && t->gpu[ord[j]].device == g->device &&
-		       t->gpu[ord[j]].stream == g->stream) {
-			push_events(ev, &n, t, ord[j], cls[ord[j]]);
-			j++;
-		}
-		struct kp_bd_stream *s = &b->streams[b->nstreams++];
-		s->device = g->device;
-		s->stream = g->stream;
-		s->b.start_ns = S;
-		s->b.span_ns = E - S;
-		if (g->device != last_dev)
-			b->ndevices++;
-		last_dev = g->device;
-		qsort(ev, n, sizeof(*ev), cmp_sev);
-		struct win w = { S, E, &s->b };
-		sweep(ev, n, &w, 1, NULL);
-		close_bd(&s->b);
-		i = j;
-	}
-
-	/* host-blocking syncs and cross-stream waits, by thread and time */
-	int32_t *syncs = xmalloc((t->nlaunches ? t->nlaunches : 1) * sizeof(*syncs));
-	int32_t *waits = xmalloc((t->nlaunches ? t->nlaunches : 1) * sizeof(*waits));
-	size_t nsyncs = 0, nwaits = 0;
-	for (size_t i = 0; i < t->nlaunches; i++) {
-		if (is_sync(t->launches[i].name))
-			syncs[nsyncs++] = (int32_t)i;
-		else if (is_wait(t->launches[i].name))
-			waits[nwaits++] = (int32_t)i;
-	}
-	qsort_r(syncs, nsyncs, sizeof(*syncs), cmp_thread_ts, (void *)t->launches);
-	qsort_r(waits, nwaits, sizeof(*waits), cmp_thread_ts, (void *)t->launches);
-	struct cause_ctx cc = { t, prev, syncs, nsyncs, waits, nwaits, b->launch_gap_ns };
-
-	/* the device: all streams together, split into step windows */
-	size_t n = 0;
-	for (size_t i = 0; i < t->ngpu; i++)
-		push_events(ev, &n, t, (int32_t)i, cls[i]);
-	qsort(ev, n, sizeof(*ev), cmp_sev);
-	struct win *w;
-	size_t nw = step_windows(t, b, S, E, &w);
-	for (size_t k = 0; k < nw; k++) {
-		w[k].b->start_ns = w[k].start;
-		w[k].b->span_ns = w[k].end - w[k].start;
-	}
-	sweep(ev, n, w, nw, &cc);
-	b->all.start_ns = S;
-	b->all.span_ns = E - S;
-	for (size_t k = 0; k < nw; k++) {
-		close_bd(w[k].b);
-		add_bd(&b->all, w[k].b);
-	}
-	free(w);
-	free(syncs);
-	free(waits);
-	free(ev);
-	free(prev);
-	free(ord);
-	free(cls);
+	struct bd_run r = { .t = t };
+	r.cls = xmalloc((t->ngpu ? t->ngpu : 1) * sizeof(*r.cls));
+	if (classify(&r))
+		sweep_all(&r, b);
+	else
+		b->nsteps = 0; /* no GPU work with a duration: an empty window */
+	free(r.cls);
 	return 0;
 }
 

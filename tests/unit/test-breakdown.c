@@ -286,6 +286,48 @@ static void classes_by_category_name_and_collective_metadata(void **state)
 	assert_int_equal(breakdown_class(&g, 0), BD_MEMCPY);
 }
 
+#define KERN_ON(dev, name, ts, dur, stream, corr)                                                  \
+	"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"" name "\",\"pid\":0,\"tid\":" #stream        \
+	",\"ts\":" #ts ",\"dur\":" #dur ",\"args\":{\"correlation\":" #corr ",\"device\":" #dev    \
+	",\"stream\":" #stream "}},"
+
+/*
+ * Streams sort by device, then stream id, each swept alone over the whole span; a stream of
+ * zero-length work only is all idle; devices count once however many streams they have.
+ */
+static void streams_of_two_devices_are_swept_each_alone(void **state)
+{
+	(void)state;
+	static const char text[] = "{\"traceEvents\":[" KERN_ON(1, "a", 100, 100, 7, 1)
+		KERN_ON(0, "b", 150, 100, 7, 2) KERN_ON(0, "c", 300, 10, 3, 3)
+			KERN_ON(1, "d", 500, 0, 9, 4) END;
+	struct kp_trace t;
+	load_text(&t, text);
+	struct kp_breakdown b;
+	assert_int_equal(breakdown_run(&t, NULL, &b), 0);
+	assert_int_equal(b.all.start_ns, 100000);
+	assert_int_equal(b.all.span_ns, 210000);
+	assert_int_equal(b.all.class_ns[BD_COMPUTE], 160000);
+	assert_int_equal(b.all.idle_ns, 50000);
+	assert_int_equal(b.ndevices, 2);
+	assert_int_equal(b.nstreams, 4);
+	static const struct {
+		int32_t device;
+		int64_t stream, compute_ns;
+	} want[] = { { 0, 3, 10000 }, { 0, 7, 100000 }, { 1, 7, 100000 }, { 1, 9, 0 } };
+	for (size_t i = 0; i < 4; i++) {
+		const struct kp_bd_stream *s = &b.streams[i];
+		assert_int_equal(s->device, want[i].device);
+		assert_int_equal(s->stream, want[i].stream);
+		assert_int_equal(s->b.start_ns, 100000);
+		assert_int_equal(s->b.span_ns, 210000);
+		assert_int_equal(s->b.class_ns[BD_COMPUTE], want[i].compute_ns);
+		assert_int_equal(s->b.idle_ns, 210000 - want[i].compute_ns);
+	}
+	breakdown_free(&b);
+	trace_free(&t);
+}
+
 static void an_empty_trace_has_an_empty_breakdown(void **state)
 {
 	(void)state;
@@ -325,6 +367,7 @@ int main(void)
 		cmocka_unit_test(work_running_past_a_step_boundary_counts_in_the_next_window),
 		cmocka_unit_test(launch_statistics_per_kernel),
 		cmocka_unit_test(classes_by_category_name_and_collective_metadata),
+		cmocka_unit_test(streams_of_two_devices_are_swept_each_alone),
 		cmocka_unit_test(an_empty_trace_has_an_empty_breakdown),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
