@@ -108,121 +108,169 @@ struct bin {
 	int n, fam;
 };
 
+/* The range of the points' intensities (x) and rates (y). */
+struct roof_box {
+	double xlo, xhi, ylo, yhi;
+};
+
+static int row_family(const struct kp_row *row)
+{
+	return family_index(row->op ? row->op : row->name, row->name, GPU_KERNEL);
+}
+
+/* A roof for each precision that a row with FLOPs uses, at the report's clock. */
+static void precision_roofs(struct kp_doc *doc, struct kp_chart *ch, const struct kp_report *r,
+			    const struct kp_report *s)
+{
+	char b[512], b1[64];
+	int seen[PREC_N] = { 0 };
+	for (size_t i = 0; i < s->nrows; i++)
+		if (s->rows[i].prec && s->rows[i].flops > 0) {
+			enum kp_prec p = dtype_prec_parse(s->rows[i].prec);
+			if (p != PREC_NONE)
+				seen[p] = 1;
+		}
+	for (int p = 0; p < PREC_N; p++) {
+		double v = seen[p] ? peak_at_clock(r, p) : 0;
+		if (v > 0) {
+			snprintf(b, sizeof(b), "%s %s", dtype_prec_name(p),
+				 units_rate(b1, sizeof(b1), v, "FLOP/s"));
+			chart_mark(doc, ch, v, b);
+		}
+	}
+}
+
+/* The roofs and the note naming the device and its clock. */
+static void device_roofs(struct kp_doc *doc, struct kp_chart *ch, const struct kp_report *r,
+			 const struct kp_report *s)
+{
+	char b[512], b1[64];
+	if (!r->dev) {
+		ch->note = "device not in the device table: no roofs";
+		return;
+	}
+	ch->bw = devdb_peak_bw(r->dev, 0);
+	precision_roofs(doc, ch, r, s);
+	if (r->clock_source == CLOCK_DATASHEET || r->sm_clock_mhz <= 0)
+		snprintf(b, sizeof(b), "%s, peaks at their datasheet clocks, DRAM %s", r->dev->name,
+			 units_rate(b1, sizeof(b1), ch->bw, "B/s"));
+	else
+		snprintf(b, sizeof(b), "%s at %.0f MHz SM clock (%s), DRAM %s", r->dev->name,
+			 r->sm_clock_mhz,
+			 r->clock_source == CLOCK_TRACE ? "from the trace" : "--sm-clock",
+			 units_rate(b1, sizeof(b1), ch->bw, "B/s"));
+	ch->note = arena_strdup(&doc->arena, b);
+}
+
+/* The rows with a rate and an intensity, largest first, into @ord; their range into @box. */
+static size_t roof_rows(const struct kp_report *s, const struct kp_row **ord, struct roof_box *box)
+{
+	size_t n = 0;
+	*box = (struct roof_box){ INFINITY, 0, INFINITY, 0 };
+	for (size_t i = 0; i < s->nrows; i++) {
+		const struct kp_row *row = &s->rows[i];
+		if (row->flags & ROW_OTHERS || !(row->flops_per_s > 0) || !(row->intensity > 0))
+			continue;
+		ord[n++] = row;
+		box->xlo = fmin(box->xlo, row->intensity);
+		box->xhi = fmax(box->xhi, row->intensity);
+		box->ylo = fmin(box->ylo, row->flops_per_s);
+		box->yhi = fmax(box->yhi, row->flops_per_s);
+	}
+	qsort(ord, n, sizeof(*ord), cmp_row_time);
+	return n;
+}
+
+/* One row's point, its numbers in the hover text. */
+static void row_point(struct kp_doc *doc, struct kp_chart *ch, const struct kp_row *row)
+{
+	char b[512], b1[64], b2[64];
+	int len = snprintf(b, sizeof(b), "%s%s%s\n%s GPU time (%.1f%%), %" PRId64 " calls\n%s",
+			   row->name, row->shape ? " " : "", row->shape ? row->shape : "",
+			   units_time(b1, sizeof(b1), row->time_ns), row->time_pct, row->calls,
+			   units_rate(b2, sizeof(b2), row->flops_per_s, "FLOP/s"));
+	if (row->pct_peak_flops >= 0 && len < (int)sizeof(b))
+		len += snprintf(b + len, sizeof(b) - len, " (%.1f%% of %s peak)",
+				row->pct_peak_flops, row->prec ? row->prec : "the");
+	if (row->bytes_per_s >= 0 && len < (int)sizeof(b))
+		len += snprintf(b + len, sizeof(b) - len, ", %s",
+				units_rate(b1, sizeof(b1), row->bytes_per_s, "B/s"));
+	if (len < (int)sizeof(b))
+		snprintf(b + len, sizeof(b) - len, ", %.1f FLOP/byte%s%s%s", row->intensity,
+			 row->bound ? ", " : "", row->bound ? row->bound : "",
+			 row->bound ? "-bound" : "");
+	chart_point(doc, ch, row->intensity, row->flops_per_s, (double)row->time_ns,
+		    row_family(row), row->name, b);
+}
+
+enum { ROOF_GRID = 24 }; /* bins per axis for the small rows */
+
+/* Add @row to its cell of the log-space grid over @box; the cell takes its largest row's family. */
+static void bin_row(struct bin *bins, const struct roof_box *box, const struct kp_row *row)
+{
+	enum { G = ROOF_GRID };
+	double lx0 = log10(box->xlo), lx1 = log10(box->xhi) + 1e-9, ly0 = log10(box->ylo),
+	       ly1 = log10(box->yhi) + 1e-9;
+	int gx = (int)((log10(row->intensity) - lx0) / (lx1 - lx0 + 1e-12) * G);
+	int gy = (int)((log10(row->flops_per_s) - ly0) / (ly1 - ly0 + 1e-12) * G);
+	gx = gx < 0 ? 0 : gx >= G ? G - 1 : gx;
+	gy = gy < 0 ? 0 : gy >= G ? G - 1 : gy;
+	struct bin *c = &bins[gy * G + gx];
+	double t = (double)row->time_ns;
+	c->flops += row->flops_per_s * t;
+	c->bytes += row->flops_per_s * t / row->intensity;
+	c->time_ns += row->time_ns;
+	if (c->n++ == 0 || row->time_ns > c->best_ns) {
+		c->best_ns = row->time_ns;
+		c->fam = row_family(row);
+	}
+}
+
+/* One point per non-empty cell, with its rows' sums. */
+static void bin_point(struct kp_doc *doc, struct kp_chart *ch, const struct bin *c)
+{
+	char b[512], b1[64], b2[64];
+	if (!c->n || c->time_ns <= 0 || c->bytes <= 0)
+		return;
+	snprintf(b, sizeof(b), "%d smaller op shapes binned\n%s GPU time, %s, %.1f FLOP/byte", c->n,
+		 units_time(b1, sizeof(b1), c->time_ns),
+		 units_rate(b2, sizeof(b2), c->flops / (double)c->time_ns, "FLOP/s"),
+		 c->flops / c->bytes);
+	chart_point(doc, ch, c->flops / c->bytes, c->flops / (double)c->time_ns, (double)c->time_ns,
+		    c->fam, "(binned)", b);
+}
+
+/* The rows after the first CHARTS_ROOF_POINTS of @ord, binned in log space; said in the note. */
+static void bin_small_rows(struct kp_doc *doc, struct kp_chart *ch, const struct kp_row **ord,
+			   size_t n, const struct roof_box *box)
+{
+	char b[512];
+	struct bin *bins = xcalloc(ROOF_GRID * ROOF_GRID, sizeof(*bins));
+	for (size_t i = CHARTS_ROOF_POINTS; i < n; i++)
+		bin_row(bins, box, ord[i]);
+	for (int k = 0; k < ROOF_GRID * ROOF_GRID; k++)
+		bin_point(doc, ch, &bins[k]);
+	free(bins);
+	snprintf(b, sizeof(b),
+		 "%s; the %d op shapes with most GPU time drawn one by one, %zu smaller ones binned",
+		 ch->note, CHARTS_ROOF_POINTS, n - CHARTS_ROOF_POINTS);
+	ch->note = arena_strdup(&doc->arena, b);
+}
+
 static void roofline(struct kp_doc *doc, const struct kp_report *r, const struct kp_report *s)
 {
 	struct kp_chart *ch = report_chart(
 		doc, "roofline", CHART_ROOFLINE, "roofline",
 		"Roofline: achieved FLOP/s against arithmetic intensity, one point per op and shape");
 	all_families(ch);
-	char b[512], b1[64], b2[64];
-	if (r->dev) {
-		ch->bw = devdb_peak_bw(r->dev, 0);
-		int seen[PREC_N] = { 0 };
-		for (size_t i = 0; i < s->nrows; i++)
-			if (s->rows[i].prec && s->rows[i].flops > 0) {
-				enum kp_prec p = dtype_prec_parse(s->rows[i].prec);
-				if (p != PREC_NONE)
-					seen[p] = 1;
-			}
-		for (int p = 0; p < PREC_N; p++) {
-			double v = seen[p] ? peak_at_clock(r, p) : 0;
-			if (v > 0) {
-				snprintf(b, sizeof(b), "%s %s", dtype_prec_name(p),
-					 units_rate(b1, sizeof(b1), v, "FLOP/s"));
-				chart_mark(doc, ch, v, b);
-			}
-		}
-		if (r->clock_source == CLOCK_DATASHEET || r->sm_clock_mhz <= 0)
-			snprintf(b, sizeof(b), "%s, peaks at their datasheet clocks, DRAM %s",
-				 r->dev->name, units_rate(b1, sizeof(b1), ch->bw, "B/s"));
-		else
-			snprintf(b, sizeof(b), "%s at %.0f MHz SM clock (%s), DRAM %s",
-				 r->dev->name, r->sm_clock_mhz,
-				 r->clock_source == CLOCK_TRACE ? "from the trace" : "--sm-clock",
-				 units_rate(b1, sizeof(b1), ch->bw, "B/s"));
-		ch->note = arena_strdup(&doc->arena, b);
-	} else {
-		ch->note = "device not in the device table: no roofs";
-	}
-	/* rows with a rate and an intensity, largest first */
+	device_roofs(doc, ch, r, s);
 	const struct kp_row **ord = xcalloc(s->nrows + 1, sizeof(*ord));
-	size_t n = 0;
-	double xlo = INFINITY, xhi = 0, ylo = INFINITY, yhi = 0;
-	for (size_t i = 0; i < s->nrows; i++) {
-		const struct kp_row *row = &s->rows[i];
-		if (row->flags & ROW_OTHERS || !(row->flops_per_s > 0) || !(row->intensity > 0))
-			continue;
-		ord[n++] = row;
-		xlo = fmin(xlo, row->intensity);
-		xhi = fmax(xhi, row->intensity);
-		ylo = fmin(ylo, row->flops_per_s);
-		yhi = fmax(yhi, row->flops_per_s);
-	}
-	qsort(ord, n, sizeof(*ord), cmp_row_time);
-	for (size_t i = 0; i < n && i < CHARTS_ROOF_POINTS; i++) {
-		const struct kp_row *row = ord[i];
-		int fam = family_index(row->op ? row->op : row->name, row->name, GPU_KERNEL);
-		int len = snprintf(b, sizeof(b),
-				   "%s%s%s\n%s GPU time (%.1f%%), %" PRId64 " calls\n%s", row->name,
-				   row->shape ? " " : "", row->shape ? row->shape : "",
-				   units_time(b1, sizeof(b1), row->time_ns), row->time_pct,
-				   row->calls,
-				   units_rate(b2, sizeof(b2), row->flops_per_s, "FLOP/s"));
-		if (row->pct_peak_flops >= 0 && len < (int)sizeof(b))
-			len += snprintf(b + len, sizeof(b) - len, " (%.1f%% of %s peak)",
-					row->pct_peak_flops, row->prec ? row->prec : "the");
-		if (row->bytes_per_s >= 0 && len < (int)sizeof(b))
-			len += snprintf(b + len, sizeof(b) - len, ", %s",
-					units_rate(b1, sizeof(b1), row->bytes_per_s, "B/s"));
-		if (len < (int)sizeof(b))
-			snprintf(b + len, sizeof(b) - len, ", %.1f FLOP/byte%s%s%s", row->intensity,
-				 row->bound ? ", " : "", row->bound ? row->bound : "",
-				 row->bound ? "-bound" : "");
-		chart_point(doc, ch, row->intensity, row->flops_per_s, (double)row->time_ns, fam,
-			    row->name, b);
-	}
-	if (n > CHARTS_ROOF_POINTS) {
-		/* the small rows, binned in log space: one point per cell with their sums */
-		enum { G = 24 };
-		struct bin *bins = xcalloc(G * G, sizeof(*bins));
-		double lx0 = log10(xlo), lx1 = log10(xhi) + 1e-9, ly0 = log10(ylo),
-		       ly1 = log10(yhi) + 1e-9;
-		for (size_t i = CHARTS_ROOF_POINTS; i < n; i++) {
-			const struct kp_row *row = ord[i];
-			int gx = (int)((log10(row->intensity) - lx0) / (lx1 - lx0 + 1e-12) * G);
-			int gy = (int)((log10(row->flops_per_s) - ly0) / (ly1 - ly0 + 1e-12) * G);
-			gx = gx < 0 ? 0 : gx >= G ? G - 1 : gx;
-			gy = gy < 0 ? 0 : gy >= G ? G - 1 : gy;
-			struct bin *c = &bins[gy * G + gx];
-			double t = (double)row->time_ns;
-			c->flops += row->flops_per_s * t;
-			c->bytes += row->flops_per_s * t / row->intensity;
-			c->time_ns += row->time_ns;
-			if (c->n++ == 0 || row->time_ns > c->best_ns) {
-				c->best_ns = row->time_ns;
-				c->fam = family_index(row->op ? row->op : row->name, row->name,
-						      GPU_KERNEL);
-			}
-		}
-		for (int k = 0; k < G * G; k++) {
-			struct bin *c = &bins[k];
-			if (!c->n || c->time_ns <= 0 || c->bytes <= 0)
-				continue;
-			snprintf(b, sizeof(b),
-				 "%d smaller op shapes binned\n%s GPU time, %s, %.1f FLOP/byte",
-				 c->n, units_time(b1, sizeof(b1), c->time_ns),
-				 units_rate(b2, sizeof(b2), c->flops / (double)c->time_ns,
-					    "FLOP/s"),
-				 c->flops / c->bytes);
-			chart_point(doc, ch, c->flops / c->bytes, c->flops / (double)c->time_ns,
-				    (double)c->time_ns, c->fam, "(binned)", b);
-		}
-		free(bins);
-		snprintf(b, sizeof(b),
-			 "%s; the %d op shapes with most GPU time drawn one by one, %zu smaller ones binned",
-			 ch->note, CHARTS_ROOF_POINTS, n - CHARTS_ROOF_POINTS);
-		ch->note = arena_strdup(&doc->arena, b);
-	}
+	struct roof_box box;
+	size_t n = roof_rows(s, ord, &box);
+	for (size_t i = 0; i < n && i < CHARTS_ROOF_POINTS; i++)
+		row_point(doc, ch, ord[i]);
+	if (n > CHARTS_ROOF_POINTS)
+		bin_small_rows(doc, ch, ord, n, &box);
 	free(ord);
 }
 
@@ -335,6 +383,134 @@ static int cmp_lanekey(const void *a, const void *b)
 	return (x->stream > y->stream) - (x->stream < y->stream);
 }
 
+/* The timeline's lanes and buckets. */
+struct tl {
+	const struct kp_trace *t;
+	int64_t t0, t1;     /* first start, last end of GPU work */
+	struct lanekey *lk; /* the distinct streams, by device and stream */
+	size_t nl, shown;   /* streams; lanes drawn (the last one shared past CHARTS_LANES) */
+	int64_t bw;         /* bucket width, ns */
+	int nb;             /* buckets per lane */
+	double *acc;        /* busy ns per lane, bucket and family */
+};
+
+/* The span of GPU work and its distinct streams, sorted. */
+static void timeline_streams(struct tl *x)
+{
+	const struct kp_trace *t = x->t;
+	x->t0 = INT64_MAX, x->t1 = INT64_MIN;
+	x->lk = xcalloc(t->ngpu, sizeof(*x->lk));
+	for (size_t i = 0; i < t->ngpu; i++) {
+		const struct kp_gpu *g = &t->gpu[i];
+		x->t0 = g->ts_ns < x->t0 ? g->ts_ns : x->t0;
+		x->t1 = g->ts_ns + g->dur_ns > x->t1 ? g->ts_ns + g->dur_ns : x->t1;
+		x->lk[i] = (struct lanekey){ g->device, g->stream };
+	}
+	qsort(x->lk, t->ngpu, sizeof(*x->lk), cmp_lanekey);
+	x->nl = 0;
+	for (size_t i = 0; i < t->ngpu; i++)
+		if (!x->nl || cmp_lanekey(&x->lk[x->nl - 1], &x->lk[i]))
+			x->lk[x->nl++] = x->lk[i];
+	x->shown = x->nl > CHARTS_LANES ? CHARTS_LANES : x->nl;
+}
+
+/* A lane per stream, the last one "N more streams" when they do not fit. */
+static void timeline_lanes(struct kp_doc *doc, struct kp_chart *ch, const struct tl *x)
+{
+	char b[128];
+	for (size_t l = 0; l < x->shown; l++) {
+		if (l == CHARTS_LANES - 1 && x->nl > CHARTS_LANES)
+			snprintf(b, sizeof(b), "%zu more streams", x->nl - l);
+		else
+			snprintf(b, sizeof(b), "GPU %" PRId64 " s%" PRId64, x->lk[l].device,
+				 x->lk[l].stream);
+		chart_lane(doc, ch, b);
+	}
+}
+
+/* The busy time of each GPU event, by lane, bucket and family, into x->acc. */
+static void bucket_busy_time(struct tl *x)
+{
+	const struct kp_trace *t = x->t;
+	int64_t bw = x->bw;
+	x->acc = xcalloc(x->shown * (size_t)x->nb * NFAM, sizeof(*x->acc));
+	for (size_t i = 0; i < t->ngpu; i++) {
+		const struct kp_gpu *g = &t->gpu[i];
+		struct lanekey key = { g->device, g->stream };
+		struct lanekey *f = bsearch(&key, x->lk, x->nl, sizeof(*x->lk), cmp_lanekey);
+		size_t l = (size_t)(f - x->lk);
+		if (l >= x->shown)
+			l = x->shown - 1;
+		int fam = family_index(g->op >= 0 ? t->ops[g->op].name : NULL, g->name, g->kind);
+		int64_t a = g->ts_ns - x->t0, e = a + g->dur_ns;
+		for (int64_t k = a / bw; k < x->nb && k * bw < e; k++) {
+			int64_t lo = k * bw > a ? k * bw : a,
+				hi = (k + 1) * bw < e ? (k + 1) * bw : e;
+			if (hi > lo)
+				x->acc[(l * (size_t)x->nb + (size_t)k) * NFAM + (size_t)fam] +=
+					(double)(hi - lo);
+		}
+	}
+}
+
+/* Bucket @c's main family (-1: idle), its busy share in quarters into *@fill. */
+static int bucket_family(const double *c, int64_t bw, double *fill)
+{
+	int fam = -1;
+	double best = 0, sum = 0;
+	for (int f = 0; f < NFAM; f++) {
+		sum += c[f];
+		if (c[f] > best) {
+			best = c[f];
+			fam = f;
+		}
+	}
+	/* busy share in quarters, so runs merge; streams overlapping themselves cap at 1 */
+	*fill = ceil(fmin(sum / (double)bw, 1) * 4) / 4;
+	return fam;
+}
+
+/* Lane @l's buckets as runs of one family and shade, one span each. */
+static void lane_spans(struct kp_doc *doc, struct kp_chart *ch, const struct tl *x, size_t l)
+{
+	int cur = -1;
+	double curfill = 0;
+	int64_t start = 0;
+	for (int k = 0; k <= x->nb; k++) {
+		int fam = -1;
+		double fill = 0;
+		if (k < x->nb)
+			fam = bucket_family(&x->acc[(l * (size_t)x->nb + (size_t)k) * NFAM], x->bw,
+					    &fill);
+		if (fam == cur && fill == curfill)
+			continue;
+		if (cur >= 0)
+			chart_span(doc, ch, (int)l, cur, start, (int64_t)k * x->bw, curfill,
+				   ch->lanes[l]);
+		cur = fam;
+		curfill = fill;
+		start = (int64_t)k * x->bw;
+	}
+}
+
+/* ProfilerStep starts inside the span, at most about CHARTS_MARKS of them. */
+static void step_marks(struct kp_doc *doc, struct kp_chart *ch, const struct tl *x)
+{
+	const struct kp_trace *t = x->t;
+	char b[128];
+	size_t nin = 0;
+	for (size_t i = 0; i < t->nsteps; i++)
+		nin += t->steps[i].ts_ns >= x->t0 && t->steps[i].ts_ns <= x->t1;
+	size_t every = nin > CHARTS_MARKS ? (nin + CHARTS_MARKS - 1) / CHARTS_MARKS : 1, seen = 0;
+	for (size_t i = 0; i < t->nsteps; i++) {
+		const struct kp_step *s = &t->steps[i];
+		if (s->ts_ns < x->t0 || s->ts_ns > x->t1 || seen++ % every)
+			continue;
+		snprintf(b, sizeof(b), "step %" PRId64, s->num);
+		chart_mark(doc, ch, (double)(s->ts_ns - x->t0), b);
+	}
+}
+
 static void timeline(struct kp_doc *doc, const struct kp_report *r)
 {
 	const struct kp_trace *t = r->trace;
@@ -344,100 +520,25 @@ static void timeline(struct kp_doc *doc, const struct kp_report *r)
 	all_families(ch);
 	if (!t->ngpu)
 		return;
-	int64_t t0 = INT64_MAX, t1 = INT64_MIN;
-	struct lanekey *lk = xcalloc(t->ngpu, sizeof(*lk));
-	for (size_t i = 0; i < t->ngpu; i++) {
-		const struct kp_gpu *g = &t->gpu[i];
-		t0 = g->ts_ns < t0 ? g->ts_ns : t0;
-		t1 = g->ts_ns + g->dur_ns > t1 ? g->ts_ns + g->dur_ns : t1;
-		lk[i] = (struct lanekey){ g->device, g->stream };
-	}
-	qsort(lk, t->ngpu, sizeof(*lk), cmp_lanekey);
-	size_t nl = 0;
-	for (size_t i = 0; i < t->ngpu; i++)
-		if (!nl || cmp_lanekey(&lk[nl - 1], &lk[i]))
-			lk[nl++] = lk[i];
+	struct tl x = { .t = t };
+	timeline_streams(&x);
+	timeline_lanes(doc, ch, &x);
+	ch->x1 = x.t1 - x.t0 > 0 ? x.t1 - x.t0 : 1;
+	x.bw = (ch->x1 + CHARTS_BUCKETS - 1) / CHARTS_BUCKETS;
+	if (x.bw < 1)
+		x.bw = 1;
+	x.nb = (int)((ch->x1 + x.bw - 1) / x.bw);
+	bucket_busy_time(&x);
+	for (size_t l = 0; l < x.shown; l++)
+		lane_spans(doc, ch, &x, l);
+	free(x.acc);
+	free(x.lk);
+	step_marks(doc, ch, &x);
 	char b[128], b1[32];
-	size_t shown = nl > CHARTS_LANES ? CHARTS_LANES : nl;
-	for (size_t l = 0; l < shown; l++) {
-		if (l == CHARTS_LANES - 1 && nl > CHARTS_LANES)
-			snprintf(b, sizeof(b), "%zu more streams", nl - l);
-		else
-			snprintf(b, sizeof(b), "GPU %" PRId64 " s%" PRId64, lk[l].device,
-				 lk[l].stream);
-		chart_lane(doc, ch, b);
-	}
-	ch->x1 = t1 - t0 > 0 ? t1 - t0 : 1;
-	int64_t bw = (ch->x1 + CHARTS_BUCKETS - 1) / CHARTS_BUCKETS;
-	if (bw < 1)
-		bw = 1;
-	int nb = (int)((ch->x1 + bw - 1) / bw);
-	double *acc = xcalloc(shown * (size_t)nb * NFAM, sizeof(*acc));
-	for (size_t i = 0; i < t->ngpu; i++) {
-		const struct kp_gpu *g = &t->gpu[i];
-		struct lanekey key = { g->device, g->stream };
-		struct lanekey *f = bsearch(&key, lk, nl, sizeof(*lk), cmp_lanekey);
-		size_t l = (size_t)(f - lk);
-		if (l >= shown)
-			l = shown - 1;
-		int fam = family_index(g->op >= 0 ? t->ops[g->op].name : NULL, g->name, g->kind);
-		int64_t a = g->ts_ns - t0, e = a + g->dur_ns;
-		for (int64_t k = a / bw; k < nb && k * bw < e; k++) {
-			int64_t lo = k * bw > a ? k * bw : a,
-				hi = (k + 1) * bw < e ? (k + 1) * bw : e;
-			if (hi > lo)
-				acc[(l * (size_t)nb + (size_t)k) * NFAM + (size_t)fam] +=
-					(double)(hi - lo);
-		}
-	}
-	for (size_t l = 0; l < shown; l++) {
-		int cur = -1;
-		double curfill = 0;
-		int64_t start = 0;
-		for (int k = 0; k <= nb; k++) {
-			int fam = -1;
-			double fill = 0;
-			if (k < nb) {
-				const double *c = &acc[(l * (size_t)nb + (size_t)k) * NFAM];
-				double best = 0, sum = 0;
-				for (int f = 0; f < NFAM; f++) {
-					sum += c[f];
-					if (c[f] > best) {
-						best = c[f];
-						fam = f;
-					}
-				}
-				/* busy share in quarters, so runs merge; streams overlapping themselves cap at 1 */
-				fill = ceil(fmin(sum / (double)bw, 1) * 4) / 4;
-			}
-			if (fam == cur && fill == curfill)
-				continue;
-			if (cur >= 0)
-				chart_span(doc, ch, (int)l, cur, start, (int64_t)k * bw, curfill,
-					   ch->lanes[l]);
-			cur = fam;
-			curfill = fill;
-			start = (int64_t)k * bw;
-		}
-	}
-	free(acc);
-	free(lk);
-	/* ProfilerStep starts inside the span */
-	size_t nin = 0;
-	for (size_t i = 0; i < t->nsteps; i++)
-		nin += t->steps[i].ts_ns >= t0 && t->steps[i].ts_ns <= t1;
-	size_t every = nin > CHARTS_MARKS ? (nin + CHARTS_MARKS - 1) / CHARTS_MARKS : 1, seen = 0;
-	for (size_t i = 0; i < t->nsteps; i++) {
-		const struct kp_step *s = &t->steps[i];
-		if (s->ts_ns < t0 || s->ts_ns > t1 || seen++ % every)
-			continue;
-		snprintf(b, sizeof(b), "step %" PRId64, s->num);
-		chart_mark(doc, ch, (double)(s->ts_ns - t0), b);
-	}
 	snprintf(b, sizeof(b),
 		 "%zu %s, %s span in %d buckets of %s; a bucket shows its main family, its shade how busy it was",
-		 nl, units_plural((int64_t)nl, "stream", "streams"),
-		 units_time(b1, sizeof(b1), ch->x1), nb, units_time((char[32]){ 0 }, 32, bw));
+		 x.nl, units_plural((int64_t)x.nl, "stream", "streams"),
+		 units_time(b1, sizeof(b1), ch->x1), x.nb, units_time((char[32]){ 0 }, 32, x.bw));
 	ch->note = arena_strdup(&doc->arena, b);
 }
 

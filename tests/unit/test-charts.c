@@ -73,6 +73,14 @@ static void roofline_bins_small_rows_and_keeps_their_time(void **state)
 	assert_non_null(ch);
 	assert_true(ch->npts > CHARTS_ROOF_POINTS);
 	assert_true(ch->npts <= CHARTS_ROOF_POINTS + 24 * 24);
+	assert_string_equal(ch->note,
+			    "device not in the device table: no roofs; the 300 op shapes "
+			    "with most GPU time drawn one by one, 9700 smaller ones binned");
+	assert_int_equal(ch->nmarks, 0);
+	/* a binned point's tip sums its rows */
+	const struct kp_cpoint *bin = &ch->pts[CHARTS_ROOF_POINTS];
+	assert_string_equal(bin->label, "(binned)");
+	assert_non_null(strstr(bin->tip, " smaller op shapes binned\n"));
 	double w = 0;
 	for (size_t i = 0; i < ch->npts; i++)
 		w += ch->pts[i].w;
@@ -208,6 +216,105 @@ static void timeline_buckets_streams_and_marks_steps(void **state)
 	report_free(&doc);
 }
 
+/* The note names the clock the roofs are at; a point's tip carries every number of its row. */
+static void roofline_notes_the_clock_and_tips_carry_the_rows_numbers(void **state)
+{
+	(void)state;
+	struct kp_device dev = { .name = "GPU-X" };
+	dev.peak[PREC_BF16] = (struct kp_peak){ .flop_per_s = 1000e12, .clk_ref_mhz = 2000 };
+	dev.mem_bw_byte_per_s = 4e12;
+	struct kp_row rows[2] = {
+		{ .name = "aten::mm",
+		  .key = "a",
+		  .shape = "[8,16]x[16,32]",
+		  .calls = 3,
+		  .time_ns = 1500,
+		  .flops = 5,
+		  .flops_per_s = 1e14,
+		  .bytes_per_s = 2e13,
+		  .pct_peak_flops = 10,
+		  .intensity = 5,
+		  .time_pct = 75,
+		  .bound = "memory",
+		  .prec = "bf16" },
+		{ .name = "aten::add",
+		  .key = "b",
+		  .calls = 1,
+		  .time_ns = 500,
+		  .flops_per_s = 1e9,
+		  .bytes_per_s = -1,
+		  .pct_peak_flops = -1,
+		  .intensity = 0.25,
+		  .time_pct = 25 },
+	};
+	struct kp_trace t = { .display = "t.json" };
+	struct kp_report r = {
+		.trace = &t, .rows = rows, .nrows = 2, .dev = &dev, .clock_source = CLOCK_DATASHEET
+	};
+	struct kp_doc doc;
+	report_init(&doc, "analyze", 6);
+	charts_analyze(&doc, &r, &r, CHART_BIT(CHART_ROOFLINE));
+	const struct kp_chart *ch = report_find_chart(&doc, "roofline");
+	assert_string_equal(ch->note, "GPU-X, peaks at their datasheet clocks, DRAM 4.0 TB/s");
+	assert_int_equal(ch->nmarks, 1);
+	assert_string_equal(ch->marks[0].label, "bf16 1.0 PFLOP/s");
+	assert_int_equal(ch->npts, 2);
+	assert_string_equal(ch->pts[0].label, "aten::mm");
+	assert_string_equal(ch->pts[0].tip,
+			    "aten::mm [8,16]x[16,32]\n1.500 us GPU time (75.0%), 3 calls\n"
+			    "100.0 TFLOP/s (10.0% of bf16 peak), 20.0 TB/s, 5.0 FLOP/byte, "
+			    "memory-bound");
+	assert_string_equal(ch->pts[1].tip,
+			    "aten::add\n500 ns GPU time (25.0%), 1 calls\n1.0 GFLOP/s, 0.2 FLOP/byte");
+	report_free(&doc);
+	r.clock_source = CLOCK_TRACE;
+	r.sm_clock_mhz = 1500;
+	report_init(&doc, "analyze", 6);
+	charts_analyze(&doc, &r, &r, CHART_BIT(CHART_ROOFLINE));
+	ch = report_find_chart(&doc, "roofline");
+	assert_string_equal(ch->note, "GPU-X at 1500 MHz SM clock (from the trace), DRAM 4.0 TB/s");
+	report_free(&doc);
+}
+
+/* Buckets shade by how busy they were; steps past CHARTS_MARKS are thinned to every n-th. */
+static void timeline_shades_partly_busy_buckets_and_thins_step_marks(void **state)
+{
+	(void)state;
+	/* one stream, 600 us: [0, 300) fully busy, then the last 1 us bucket half busy */
+	struct kp_gpu g[2] = {
+		{ .ts_ns = 0, .dur_ns = 300000, .name = "gemm", .op = -1, .kind = GPU_KERNEL },
+		{ .ts_ns = 599500, .dur_ns = 500, .name = "gemm", .op = -1, .kind = GPU_KERNEL },
+	};
+	struct kp_step st[500];
+	for (int i = 0; i < 500; i++)
+		st[i] = (struct kp_step){ .ts_ns = i * 1000, .dur_ns = 10, .num = i };
+	struct kp_trace t = { .display = "t.json", .gpu = g, .ngpu = 2, .steps = st, .nsteps = 500 };
+	struct kp_report r = { .trace = &t };
+	struct kp_doc doc;
+	report_init(&doc, "analyze", 6);
+	charts_analyze(&doc, &r, &r, CHART_BIT(CHART_TIMELINE));
+	const struct kp_chart *ch = report_find_chart(&doc, "timeline");
+	assert_int_equal(ch->x1, 600000);
+	assert_int_equal(ch->nlanes, 1);
+	assert_string_equal(ch->lanes[0], "GPU 0 s0");
+	/* 600 buckets of 1 us: the busy run, then the last bucket half busy */
+	assert_int_equal(ch->nspans, 2);
+	assert_int_equal(ch->spans[0].t0, 0);
+	assert_int_equal(ch->spans[0].t1, 300000);
+	assert_true(ch->spans[0].fill == 1);
+	assert_int_equal(ch->spans[1].t0, 599000);
+	assert_int_equal(ch->spans[1].t1, 600000);
+	assert_true(ch->spans[1].fill == 0.5);
+	assert_string_equal(ch->spans[1].label, "GPU 0 s0");
+	/* 500 steps start inside the span (0 .. 499 us): every 3rd is marked */
+	assert_int_equal(ch->nmarks, 167);
+	assert_string_equal(ch->marks[1].label, "step 3");
+	assert_true(ch->marks[1].v == 3000);
+	assert_string_equal(ch->note, "1 stream, 600.000 us span in 600 buckets of 1.000 us; a "
+				      "bucket shows its main family, its shade how busy it was");
+	report_free(&doc);
+}
+
 /* the waterfall walks from the base total to the new total */
 static void waterfall_deltas_sum_to_the_change(void **state)
 {
@@ -309,6 +416,8 @@ int main(void)
 		cmocka_unit_test(roofs_are_the_peaks_of_the_rows_precisions_at_the_clock),
 		cmocka_unit_test(top_ops_split_into_kernels),
 		cmocka_unit_test(timeline_buckets_streams_and_marks_steps),
+		cmocka_unit_test(roofline_notes_the_clock_and_tips_carry_the_rows_numbers),
+		cmocka_unit_test(timeline_shades_partly_busy_buckets_and_thins_step_marks),
 		cmocka_unit_test(waterfall_deltas_sum_to_the_change),
 		cmocka_unit_test(html_page_is_self_contained_and_escaped),
 	};
