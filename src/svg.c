@@ -265,57 +265,64 @@ static void points(const struct kp_chart *ch, const struct logax *ax, const stru
 	free(ord);
 }
 
-static void roofline(const struct kp_chart *ch, int standalone, FILE *fp)
+/* What the roofline spans: the points with x, y > 0 and the roofs with their ridges. */
+struct roof_range {
+	double xmin, xmax, ymin, ymax;
+	double wmax; /* the largest point's weight */
+};
+
+static struct roof_range roof_range(const struct kp_chart *ch)
 {
-	const int W = 760, H = 470, L = 72, R = 150, T = 28, B = 86;
-	double xmin = INFINITY, xmax = -INFINITY, ymin = INFINITY, ymax = -INFINITY, wmax = 0;
+	struct roof_range g = { INFINITY, -INFINITY, INFINITY, -INFINITY, 0 };
 	for (size_t i = 0; i < ch->npts; i++) {
 		const struct kp_cpoint *p = &ch->pts[i];
 		if (!(p->x > 0 && p->y > 0))
 			continue;
-		xmin = fmin(xmin, p->x);
-		xmax = fmax(xmax, p->x);
-		ymin = fmin(ymin, p->y);
-		ymax = fmax(ymax, p->y);
-		wmax = fmax(wmax, p->w);
+		g.xmin = fmin(g.xmin, p->x);
+		g.xmax = fmax(g.xmax, p->x);
+		g.ymin = fmin(g.ymin, p->y);
+		g.ymax = fmax(g.ymax, p->y);
+		g.wmax = fmax(g.wmax, p->w);
 	}
 	for (size_t i = 0; i < ch->nmarks; i++) {
 		double r = ch->marks[i].v;
-		ymax = fmax(ymax, r);
-		ymin = fmin(ymin, r / 100);
+		g.ymax = fmax(g.ymax, r);
+		g.ymin = fmin(g.ymin, r / 100);
 		if (ch->bw > 0) {
-			xmax = fmax(xmax, r / ch->bw * 4);
-			xmin = fmin(xmin, r / ch->bw / 100);
+			g.xmax = fmax(g.xmax, r / ch->bw * 4);
+			g.xmin = fmin(g.xmin, r / ch->bw / 100);
 		}
 	}
-	open_svg(ch, standalone, W, H, fp);
-	if (!(xmin <= xmax) || !(ymin <= ymax)) {
-		no_data(W, H, fp);
-		fputs("</svg>\n", fp);
-		return;
-	}
-	struct logax ax = { floor(log10(xmin / 1.5)), ceil(log10(xmax * 1.5)), L, W - R };
-	struct logax ay = { floor(log10(ymin)), ceil(log10(ymax * 1.2)), H - B, T };
-	if (ax.hi <= ax.lo)
-		ax.hi = ax.lo + 1;
-	if (ay.hi <= ay.lo)
-		ay.hi = ay.lo + 1;
-	char b[64];
-	decade_grid(&ax, &ay, fp);
+	return g;
+}
+
+/* The grid, the plot box, the axis titles, and the opening of the group clipped to the box. */
+static void roof_axes(const struct kp_chart *ch, const struct logax *ax, const struct logax *ay,
+		      FILE *fp)
+{
+	int L = (int)ax->p0, WR = (int)ax->p1, HB = (int)ay->p0, T = (int)ay->p1;
+	decade_grid(ax, ay, fp);
 	fprintf(fp, "<rect class=\"ax\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\"/>\n", L, T,
-		W - R - L, H - B - T);
+		WR - L, HB - T);
 	fprintf(fp,
 		"<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">arithmetic intensity (FLOP/byte, log)</text>\n",
-		(L + W - R) / 2, H - B + 34);
+		(L + WR) / 2, HB + 34);
 	fprintf(fp,
 		"<text transform=\"translate(16 %d) rotate(-90)\" text-anchor=\"middle\">performance (FLOP/s, log)</text>\n",
-		(T + H - B) / 2);
+		(T + HB) / 2);
 	/* clip the roofs and points to the plot */
 	fprintf(fp,
 		"<clipPath id=\"clip-%s\"><rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\"/></clipPath>\n",
-		ch->name, L, T, W - R - L, H - B - T);
+		ch->name, L, T, WR - L, HB - T);
 	fprintf(fp, "<g clip-path=\"url(#clip-%s)\">\n", ch->name);
-	double xl = pow(10, ax.lo), xh = pow(10, ax.hi);
+}
+
+/* The DRAM roof up to the highest ridge, and one flat roof per mark from its ridge on. */
+static void roofs(const struct kp_chart *ch, const struct logax *ax, const struct logax *ay,
+		  FILE *fp)
+{
+	char b[64];
+	double xl = pow(10, ax->lo), xh = pow(10, ax->hi);
 	double top = 0;
 	for (size_t i = 0; i < ch->nmarks; i++)
 		top = fmax(top, ch->marks[i].v);
@@ -323,43 +330,71 @@ static void roofline(const struct kp_chart *ch, int standalone, FILE *fp)
 		/* DRAM roof: bw x intensity up to the highest ridge */
 		double xr = top / ch->bw;
 		fprintf(fp, "<line class=\"roof\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\">",
-			lmap(&ax, xl), lmap(&ay, ch->bw * xl), lmap(&ax, xr), lmap(&ay, top));
+			lmap(ax, xl), lmap(ay, ch->bw * xl), lmap(ax, xr), lmap(ay, top));
 		units_rate(b, sizeof(b), ch->bw, "B/s");
 		fprintf(fp, "<title>DRAM roof %s</title></line>\n", b);
 	}
 	for (size_t i = 0; i < ch->nmarks; i++) {
 		double v = ch->marks[i].v, xr = ch->bw > 0 ? v / ch->bw : xl;
 		fprintf(fp, "<line class=\"roof\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\">",
-			lmap(&ax, xr), lmap(&ay, v), lmap(&ax, xh), lmap(&ay, v));
+			lmap(ax, xr), lmap(ay, v), lmap(ax, xh), lmap(ay, v));
 		title_el(ch->marks[i].label, fp);
 		fputs("</line>\n", fp);
 	}
-	points(ch, &ax, &ay, wmax, fp);
-	fputs("</g>\n", fp);
-	/* ridge points and roof labels (outside the clip, right margin) */
+}
+
+/* Ridge points and roof labels (outside the clip, right margin), and the DRAM roof's label. */
+static void roof_labels(const struct kp_chart *ch, const struct logax *ax, const struct logax *ay,
+			FILE *fp)
+{
+	int WR = (int)ax->p1;
+	char b[64];
 	for (size_t i = 0; i < ch->nmarks; i++) {
 		double v = ch->marks[i].v;
 		if (ch->bw > 0) {
 			double xr = v / ch->bw;
 			fprintf(fp,
 				"<circle class=\"ridge\" cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\"><title>ridge point: ",
-				lmap(&ax, xr), lmap(&ay, v));
+				lmap(ax, xr), lmap(ay, v));
 			svg_escape(ch->marks[i].label, fp);
 			fprintf(fp, " at %.1f FLOP/byte</title></circle>\n", xr);
 		}
-		fprintf(fp, "<text class=\"sm\" x=\"%d\" y=\"%.1f\">", W - R + 4,
-			lmap(&ay, v) + 3 + 11.0 * 0);
+		fprintf(fp, "<text class=\"sm\" x=\"%d\" y=\"%.1f\">", WR + 4,
+			lmap(ay, v) + 3 + 11.0 * 0);
 		put_short(ch->marks[i].label, 26, fp);
 		fputs("</text>\n", fp);
 	}
 	if (ch->bw > 0) {
 		units_rate(b, sizeof(b), ch->bw, "B/s");
 		/* the label sits just above where the DRAM roof enters the plot */
-		double xv = fmax(xl, pow(10, ay.lo) / ch->bw) * 30;
+		double xv = fmax(pow(10, ax->lo), pow(10, ay->lo) / ch->bw) * 30;
 		fprintf(fp,
 			"<text class=\"sm\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">DRAM %s</text>\n",
-			lmap(&ax, xv) - 6, lmap(&ay, ch->bw * xv) - 6, b);
+			lmap(ax, xv) - 6, lmap(ay, ch->bw * xv) - 6, b);
 	}
+}
+
+static void roofline(const struct kp_chart *ch, int standalone, FILE *fp)
+{
+	const int W = 760, H = 470, L = 72, R = 150, T = 28, B = 86;
+	struct roof_range g = roof_range(ch);
+	open_svg(ch, standalone, W, H, fp);
+	if (!(g.xmin <= g.xmax) || !(g.ymin <= g.ymax)) {
+		no_data(W, H, fp);
+		fputs("</svg>\n", fp);
+		return;
+	}
+	struct logax ax = { floor(log10(g.xmin / 1.5)), ceil(log10(g.xmax * 1.5)), L, W - R };
+	struct logax ay = { floor(log10(g.ymin)), ceil(log10(g.ymax * 1.2)), H - B, T };
+	if (ax.hi <= ax.lo)
+		ax.hi = ax.lo + 1;
+	if (ay.hi <= ay.lo)
+		ay.hi = ay.lo + 1;
+	roof_axes(ch, &ax, &ay, fp);
+	roofs(ch, &ax, &ay, fp);
+	points(ch, &ax, &ay, g.wmax, fp);
+	fputs("</g>\n", fp);
+	roof_labels(ch, &ax, &ay, fp);
 	legend(ch, L, H - B + 56, W - 10, fp);
 	fprintf(fp, "<text class=\"sm\" x=\"%d\" y=\"%d\">circle area ~ GPU time</text>\n",
 		W - R + 4, H - B + 34);

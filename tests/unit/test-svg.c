@@ -138,6 +138,63 @@ static void roofline_draws_roofs_ridges_and_largest_points_first(void **state)
 	report_free(&doc);
 }
 
+/* The plot box, labels in the right margin, and the DRAM roof's label where it enters the plot. */
+static void roofline_labels_its_roofs_in_the_margin(void **state)
+{
+	(void)state;
+	struct kp_doc doc;
+	report_init(&doc, "t", 0);
+	struct kp_chart *ch = report_chart(&doc, "roofline", CHART_ROOFLINE, "roofline",
+					   "Roofline");
+	ch->bw = 1e12;
+	int g = chart_series(ch, "gemm");
+	chart_mark(&doc, ch, 100e12, "fp32 roof with a very long label");
+	chart_point(&doc, ch, 10, 5e12, 1, g, "p", NULL);
+	char *s = draw(ch, 0);
+	assert_non_null(strstr(s, "<rect class=\"ax\" x=\"72\" y=\"28\" width=\"538\" "
+				  "height=\"356\"/>\n"));
+	assert_non_null(strstr(s, "<text x=\"341\" y=\"418\" text-anchor=\"middle\">arithmetic "
+				  "intensity (FLOP/byte, log)</text>"));
+	assert_non_null(strstr(s, "<text transform=\"translate(16 206) rotate(-90)\""));
+	assert_non_null(strstr(s, "<clipPath id=\"clip-roofline\"><rect x=\"72\" y=\"28\" "
+				  "width=\"538\" height=\"356\"/></clipPath>\n"));
+	/* the label is cut to 26 bytes, in the margin right of the plot */
+	assert_non_null(strstr(s, "<text class=\"sm\" x=\"614\" y=\"149.7\">fp32 roof with a very "
+				  "long\xe2\x80\xa6</text>"));
+	assert_non_null(strstr(s, "text-anchor=\"end\">DRAM 1.0 TB/s</text>"));
+	/* roofs and points inside the clip, labels after it */
+	const char *clip_end = strstr(s, "</g>\n"), *ridge = strstr(s, "<circle class=\"ridge\"");
+	assert_non_null(clip_end);
+	assert_true(strstr(s, "<title>DRAM roof 1.0 TB/s</title>") < clip_end);
+	assert_true(strstr(s, "<circle class=\"pt s0\"") < clip_end);
+	assert_true(ridge > clip_end);
+	assert_non_null(strstr(s, ">circle area ~ GPU time</text>"));
+	free(s);
+	report_free(&doc);
+}
+
+/* Without a bandwidth: flat roofs across the whole plot, no DRAM roof and no ridge. */
+static void roofline_without_a_bandwidth_draws_flat_roofs(void **state)
+{
+	(void)state;
+	struct kp_doc doc;
+	report_init(&doc, "t", 0);
+	struct kp_chart *ch = report_chart(&doc, "roofline", CHART_ROOFLINE, "roofline",
+					   "Roofline");
+	int g = chart_series(ch, "gemm");
+	chart_mark(&doc, ch, 100e12, "fp32");
+	chart_point(&doc, ch, 10, 5e12, 1, g, "p", NULL);
+	char *s = draw(ch, 0);
+	assert_null(strstr(s, "ridge"));
+	assert_null(strstr(s, "DRAM"));
+	assert_int_equal(count(s, "<line class=\"roof\""), 1);
+	/* y: 10^14 on a log axis 10^12..10^15 from 384 up to 28 px */
+	assert_non_null(strstr(s, "<line class=\"roof\" x1=\"72.0\" y1=\"146.7\" x2=\"610.0\" "
+				  "y2=\"146.7\">"));
+	free(s);
+	report_free(&doc);
+}
+
 static void top_bars_give_each_segment_its_share(void **state)
 {
 	(void)state;
@@ -240,6 +297,8 @@ int main(void)
 		cmocka_unit_test(charts_without_data_draw_a_frame),
 		cmocka_unit_test(standalone_svgs_carry_namespace_title_and_style),
 		cmocka_unit_test(roofline_draws_roofs_ridges_and_largest_points_first),
+		cmocka_unit_test(roofline_labels_its_roofs_in_the_margin),
+		cmocka_unit_test(roofline_without_a_bandwidth_draws_flat_roofs),
 		cmocka_unit_test(top_bars_give_each_segment_its_share),
 		cmocka_unit_test(waterfall_colours_regressions_and_improvements),
 		cmocka_unit_test(dumbbell_marks_faster_and_slower_rows),
