@@ -310,123 +310,165 @@ static size_t parse_chunk_env(void)
 	return chunk && *chunk ? (size_t)strtoull(chunk, NULL, 10) : 0;
 }
 
-int cmd_analyze(int argc, char **argv)
+/* kprof analyze's options as given; analyze_defaults before parsing. */
+struct analyze_args {
+	int group, format, color, name_mode, strict;
+	int stats, quiet, warn_mode;
+	int breakdown, launches, ranks;
+	double idle_gap_us, short_us;
+	long top, jobs;
+	double min_pct, sm_clock;
+	const char *sort, *device, *db_path, *out_path, *chart;
+};
+
+static const struct analyze_args analyze_defaults = {
+	.group = GROUP_KERNEL,
+	.format = FMT_TABLE,
+	.color = COLOR_AUTO,
+	.warn_mode = WARN_SUMMARY,
+	.idle_gap_us = BD_LAUNCH_GAP_NS / 1e3,
+	.short_us = BD_SHORT_KERNEL_NS / 1e3,
+	.top = -1,
+};
+
+/* The options into @a, the traces to argv[1 .. 1 + *nargs); -1 to go on, else the status. */
+static int parse_options(struct analyze_args *a, int argc, char **argv, int *nargs)
 {
-	int group = GROUP_KERNEL, format = FMT_TABLE, color = COLOR_AUTO, name_mode = 0, strict = 0;
-	int stats = 0, quiet = 0, warn_mode = WARN_SUMMARY;
-	int breakdown = 0, launches = 0, ranks = 0;
-	double idle_gap_us = BD_LAUNCH_GAP_NS / 1e3, short_us = BD_SHORT_KERNEL_NS / 1e3;
-	long top = -1, jobs = 0;
-	double min_pct = 0, sm_clock = 0;
-	const char *sort = NULL, *device = NULL, *db_path = NULL, *out_path = NULL, *chart = NULL;
 	/* clang-format off */
 	const struct kp_opt opts[] = {
-		{ "group-by", 'g', OPT_CHOICE, "KEY", "group rows by", &group, group_names, NULL },
+		{ "group-by", 'g', OPT_CHOICE, "KEY", "group rows by", &a->group, group_names, NULL },
 		{ "sort", 's', OPT_STR, "KEY[:asc|:desc],...",
 		  "sort keys: time calls avg min max med tflops gbps pct-peak pct-bw flops bytes intensity name op",
-		  &sort, NULL, NULL },
+		  &a->sort, NULL, NULL },
 		{ "top", 'n', OPT_INT, "N", "show N rows, fold the rest into (others); 0 = all (default 20 for table/markdown)",
-		  &top, NULL, NULL },
-		{ "min-pct", 0, OPT_PCT, "PCT", "fold rows under PCT % of GPU time into (others)", &min_pct, NULL, NULL },
-		{ "format", 'f', OPT_CHOICE, "FMT", "output format", &format, format_names, NULL },
-		{ "output", 'o', OPT_STR, "FILE", "write the report to FILE instead of standard output", &out_path, NULL, NULL },
+		  &a->top, NULL, NULL },
+		{ "min-pct", 0, OPT_PCT, "PCT", "fold rows under PCT % of GPU time into (others)", &a->min_pct, NULL, NULL },
+		{ "format", 'f', OPT_CHOICE, "FMT", "output format", &a->format, format_names, NULL },
+		{ "output", 'o', OPT_STR, "FILE", "write the report to FILE instead of standard output", &a->out_path, NULL, NULL },
 		{ "chart", 0, OPT_STR, "NAME", "svg: the chart to draw (roofline, timeline, top); html: only that chart; json: add its data",
-		  &chart, NULL, NULL },
+		  &a->chart, NULL, NULL },
 		{ "color", 0, OPT_CHOICE, "WHEN",
-		  "colour tables: auto = on a terminal when NO_COLOR is unset", &color,
+		  "colour tables: auto = on a terminal when NO_COLOR is unset", &a->color,
 		  color_names, NULL },
-		{ "stats", 0, OPT_FLAG, NULL, "add median, min and max columns", &stats, NULL, NULL },
-		{ "name", 0, OPT_CHOICE, "MODE", "kernel names in tables", &name_mode, name_modes, NULL },
-		{ "device", 0, OPT_STR, "NAME", "device name to look up instead of the trace's", &device, NULL, NULL },
+		{ "stats", 0, OPT_FLAG, NULL, "add median, min and max columns", &a->stats, NULL, NULL },
+		{ "name", 0, OPT_CHOICE, "MODE", "kernel names in tables", &a->name_mode, name_modes, NULL },
+		{ "device", 0, OPT_STR, "NAME", "device name to look up instead of the trace's", &a->device, NULL, NULL },
 		{ "device-db", 0, OPT_STR, "FILE", "device table replacing the built-in one (also $KPROF_DEVICE_DB)",
-		  &db_path, NULL, NULL },
-		{ "sm-clock", 0, OPT_CALLBACK, "MHZ", "SM clock the GPU ran at, when the trace has none", &sm_clock, NULL, opts_cb_clock_mhz },
+		  &a->db_path, NULL, NULL },
+		{ "sm-clock", 0, OPT_CALLBACK, "MHZ", "SM clock the GPU ran at, when the trace has none", &a->sm_clock, NULL, opts_cb_clock_mhz },
 		{ "breakdown", 0, OPT_FLAG, NULL, "GPU time split into compute, comm, memcpy, other and idle (by cause), per step and stream",
-		  &breakdown, NULL, NULL },
+		  &a->breakdown, NULL, NULL },
 		{ "launches", 0, OPT_FLAG, NULL, "launch statistics per kernel (per op with -g op): CPU cost, launch->start latency, short kernels",
-		  &launches, NULL, NULL },
+		  &a->launches, NULL, NULL },
 		{ "idle-gap", 0, OPT_DOUBLE, "US", "--breakdown: idle gaps shorter than US with work queued are launch latency (default 30)",
-		  &idle_gap_us, NULL, NULL },
+		  &a->idle_gap_us, NULL, NULL },
 		{ "short-kernel", 0, OPT_DOUBLE, "US", "--launches: kernels shorter than US are short (default 10)",
-		  &short_us, NULL, NULL },
+		  &a->short_us, NULL, NULL },
 		{ "ranks", 0, OPT_FLAG, NULL, "the per-rank view even for one trace (json: a summary for kprof merge)",
-		  &ranks, NULL, NULL },
+		  &a->ranks, NULL, NULL },
 		{ "jobs", 'j', OPT_INT, "N", "threads: one trace is parsed on N, several traces are read N at a time (default: one per CPU)",
-		  &jobs, NULL, NULL },
-		{ "strict", 0, OPT_FLAG, NULL, "treat truncation and data anomalies as errors (exit 3)", &strict, NULL, NULL },
-		{ "quiet", 'q', OPT_FLAG, NULL, "print no warnings, only errors", &quiet, NULL, NULL },
+		  &a->jobs, NULL, NULL },
+		{ "strict", 0, OPT_FLAG, NULL, "treat truncation and data anomalies as errors (exit 3)", &a->strict, NULL, NULL },
+		{ "quiet", 'q', OPT_FLAG, NULL, "print no warnings, only errors", &a->quiet, NULL, NULL },
 		{ "warnings", 0, OPT_CHOICE, "WHICH", "one line per kind of warning with its count, or every one",
-		  &warn_mode, warn_names, NULL },
+		  &a->warn_mode, warn_names, NULL },
 		{ NULL, 0, 0, NULL, NULL, NULL, NULL, NULL },
 	};
 	/* clang-format on */
-	int nargs;
-	int rc = opts_parse("analyze", synopsis, opts, argc, argv, &nargs);
+	int rc = opts_parse("analyze", synopsis, opts, argc, argv, nargs);
 	if (rc)
 		return rc > 0 ? KP_OK : KP_USAGE;
-	if (quiet)
-		warn_mode = WARN_QUIET;
-	struct stat st;
-	if (nargs > 1 || (nargs == 1 && ranks) ||
-	    (nargs == 1 && strcmp(argv[1], "-") && stat(argv[1], &st) == 0 &&
-	     S_ISDIR(st.st_mode))) {
-		return analyze_many(argv + 1, (size_t)nargs, jobs, strict, warn_mode, db_path,
-				    device, format, out_path);
-	}
-	if (nargs != 1) {
-		fprintf(stderr, "kprof: error: %s\n",
-			nargs ? "analyze takes one trace" : "no trace given");
+	if (a->quiet)
+		a->warn_mode = WARN_QUIET;
+	if (*nargs == 0) {
+		fprintf(stderr, "kprof: error: no trace given\n");
 		opts_usage(stderr, "analyze", synopsis, opts);
 		return KP_USAGE;
 	}
-	if (idle_gap_us <= 0 || short_us <= 0) {
+	return -1;
+}
+
+/* Several traces, a directory or --ranks: the per-rank view. */
+static int is_many(const struct analyze_args *a, int nargs, const char *first)
+{
+	struct stat st;
+	return nargs > 1 || (nargs == 1 && a->ranks) ||
+	       (nargs == 1 && strcmp(first, "-") && stat(first, &st) == 0 && S_ISDIR(st.st_mode));
+}
+
+/* One trace's option checks, before any file is read; -1 to go on, else the status. */
+static int check_options(struct analyze_args *a, unsigned *charts, struct kp_sort_spec *sp)
+{
+	if (a->idle_gap_us <= 0 || a->short_us <= 0) {
 		fprintf(stderr, "kprof: error: %s must be positive\n",
-			idle_gap_us <= 0 ? "--idle-gap" : "--short-kernel");
+			a->idle_gap_us <= 0 ? "--idle-gap" : "--short-kernel");
 		return KP_USAGE;
 	}
-	if (top < 0)
-		top = table_default_top(format);
-	unsigned charts = chart_bits(chart, format);
-	if (!charts)
+	if (a->top < 0)
+		a->top = table_default_top(a->format);
+	*charts = chart_bits(a->chart, a->format);
+	if (!*charts)
 		return KP_USAGE;
-
 	/* bad sort keys are usage errors, found before any file is read */
-	struct kp_sort_spec sp;
 	const char *bad;
-	if (sort_parse(&sp, SORT_ANALYZE, sort, &bad) < 0)
+	if (sort_parse(sp, SORT_ANALYZE, a->sort, &bad) < 0)
 		return bad_sort_key(bad);
+	return -1;
+}
 
+/* One trace: loaded, analysed and written as @a says. */
+static int analyze_one(const struct analyze_args *a, const char *path, unsigned charts,
+		       const struct kp_sort_spec *sp)
+{
 	struct kp_devdb db;
 	struct kp_trace t;
-	struct kp_load_opts lo = { .strict = strict,
-				   .annotations = group == GROUP_ANNOT,
-				   .warn_all = warn_mode == WARN_ALL,
-				   .jobs = parse_jobs(jobs),
+	struct kp_load_opts lo = { .strict = a->strict,
+				   .annotations = a->group == GROUP_ANNOT,
+				   .warn_all = a->warn_mode == WARN_ALL,
+				   .jobs = parse_jobs(a->jobs),
 				   .chunk = parse_chunk_env() };
-	int status = load_one(argv[1], db_path, &lo, warn_mode, &db, &t);
+	int status = load_one(path, a->db_path, &lo, a->warn_mode, &db, &t);
 	if (status)
 		return status;
 	struct kp_analyze_opts ao = {
-		.group = group,
-		.device = device,
-		.sm_clock_mhz = sm_clock,
+		.group = a->group,
+		.device = a->device,
+		.sm_clock_mhz = a->sm_clock,
 		.db = &db,
-		.full_names = name_mode == 1,
-		.warn_all = warn_mode == WARN_ALL,
+		.full_names = a->name_mode == 1,
+		.warn_all = a->warn_mode == WARN_ALL,
 	};
 	struct view v = {
-		.format = format,
-		.color = color,
-		.stats = stats,
-		.full_names = name_mode == 1,
-		.breakdown = breakdown,
-		.launches = launches,
-		.idle_gap_us = idle_gap_us,
-		.short_us = short_us,
-		.top = top,
+		.format = a->format,
+		.color = a->color,
+		.stats = a->stats,
+		.full_names = a->name_mode == 1,
+		.breakdown = a->breakdown,
+		.launches = a->launches,
+		.idle_gap_us = a->idle_gap_us,
+		.short_us = a->short_us,
+		.top = a->top,
 		.charts = charts,
-		.chart = chart,
-		.path = out_path,
+		.chart = a->chart,
+		.path = a->out_path,
 	};
-	return analyze_write(&t, &db, &ao, &sp, min_pct, &v, warn_mode);
+	return analyze_write(&t, &db, &ao, sp, a->min_pct, &v, a->warn_mode);
+}
+
+int cmd_analyze(int argc, char **argv)
+{
+	struct analyze_args a = analyze_defaults;
+	int nargs;
+	int rc = parse_options(&a, argc, argv, &nargs);
+	if (rc >= 0)
+		return rc;
+	if (is_many(&a, nargs, argv[1]))
+		return analyze_many(argv + 1, (size_t)nargs, a.jobs, a.strict, a.warn_mode,
+				    a.db_path, a.device, a.format, a.out_path);
+	unsigned charts;
+	struct kp_sort_spec sp;
+	rc = check_options(&a, &charts, &sp);
+	if (rc >= 0)
+		return rc;
+	return analyze_one(&a, argv[1], charts, &sp);
 }
