@@ -345,103 +345,141 @@ static int diff_ranks(char **argv, const struct limits *l, int strict, int warn_
 	return status;
 }
 
-int cmd_diff(int argc, char **argv)
+/* kprof diff's options as given; diff_defaults before parsing. */
+struct diff_args {
+	int key, format, color, name_mode, strict, per_step;
+	long top;
+	double min_pct, sm_clock, threshold, noise_k;
+	int64_t min_delta;
+	int quiet, warn_mode, ranks;
+	struct limits limits;
+	const char *sort, *device, *db_path, *steps, *out_path, *chart;
+};
+
+static const struct diff_args diff_defaults = {
+	.key = GROUP_KERNEL,
+	.format = FMT_TABLE,
+	.color = COLOR_AUTO,
+	.per_step = -1,
+	.top = -1,
+	.threshold = 2,
+	.noise_k = KP_NOISE_K,
+	.min_delta = KP_MIN_DELTA_NS,
+	.warn_mode = WARN_SUMMARY,
+};
+
+/* The options into @a, the two traces to argv[1], argv[2]; -1 to go on, else the status. */
+static int parse_options(struct diff_args *a, int argc, char **argv)
 {
-	int key = GROUP_KERNEL, format = FMT_TABLE, color = COLOR_AUTO, name_mode = 0, strict = 0,
-	    per_step = -1;
-	long top = -1;
-	double min_pct = 0, sm_clock = 0, threshold = 2, noise_k = KP_NOISE_K;
-	int64_t min_delta = KP_MIN_DELTA_NS;
-	int quiet = 0, warn_mode = WARN_SUMMARY, ranks = 0;
-	struct limits limits = { .n = 0 };
-	const char *sort = NULL, *device = NULL, *db_path = NULL, *steps = NULL, *out_path = NULL,
-		   *chart = NULL;
 	/* clang-format off */
 	const struct kp_opt opts[] = {
-		{ "key", 'k', OPT_CHOICE, "KEY", "pair rows by", &key, key_names, NULL },
+		{ "key", 'k', OPT_CHOICE, "KEY", "pair rows by", &a->key, key_names, NULL },
 		{ "sort", 's', OPT_STR, "KEY[:asc|:desc],...",
 		  "sort keys: delta-abs (default) delta ratio share base new base-calls new-calls name",
-		  &sort, NULL, NULL },
+		  &a->sort, NULL, NULL },
 		{ "top", 'n', OPT_INT, "N", "show N rows, fold the rest into (others); 0 = all (default 20 for table/markdown)",
-		  &top, NULL, NULL },
+		  &a->top, NULL, NULL },
 		{ "min-pct", 0, OPT_PCT, "PCT",
 		  "fold rows under PCT % of GPU time on both sides; the gate skips rows under PCT % of base time",
-		  &min_pct, NULL, NULL },
+		  &a->min_pct, NULL, NULL },
 		{ "threshold", 0, OPT_DOUBLE, "PCT", "noise floor: smaller changes count as unchanged (default 2)",
-		  &threshold, NULL, NULL },
+		  &a->threshold, NULL, NULL },
 		{ "fail-above", 0, OPT_CALLBACK, "LIMIT",
 		  "exit 1 when the total or a row grew by more than LIMIT: PCT, PATTERN=PCT or @FILE (repeatable)",
-		  &limits, NULL, add_limit },
+		  &a->limits, NULL, add_limit },
 		{ "min-delta", 0, OPT_CALLBACK, "TIME", "the gate ignores changes of TIME or less, per step (default 5us)",
-		  &min_delta, NULL, parse_min_delta },
+		  &a->min_delta, NULL, parse_min_delta },
 		{ "noise-k", 0, OPT_DOUBLE, "K", "the gate ignores changes under K x the per-step noise (default 3)",
-		  &noise_k, NULL, NULL },
+		  &a->noise_k, NULL, NULL },
 		{ "per-step", 0, OPT_FLAG, NULL,
 		  "divide times and calls by each trace's ProfilerStep count (default: when both have steps)",
-		  &per_step, NULL, NULL },
-		{ "steps", 0, OPT_STR, "B,N", "per step, with B steps in base and N in new", &steps, NULL, NULL },
-		{ "format", 'f', OPT_CHOICE, "FMT", "output format", &format, format_names, NULL },
-		{ "output", 'o', OPT_STR, "FILE", "write the report to FILE instead of standard output", &out_path, NULL, NULL },
+		  &a->per_step, NULL, NULL },
+		{ "steps", 0, OPT_STR, "B,N", "per step, with B steps in base and N in new", &a->steps, NULL, NULL },
+		{ "format", 'f', OPT_CHOICE, "FMT", "output format", &a->format, format_names, NULL },
+		{ "output", 'o', OPT_STR, "FILE", "write the report to FILE instead of standard output", &a->out_path, NULL, NULL },
 		{ "chart", 0, OPT_STR, "NAME", "svg: the chart to draw (waterfall, dumbbell); html: only that chart; json: add its data",
-		  &chart, NULL, NULL },
+		  &a->chart, NULL, NULL },
 		{ "color", 0, OPT_CHOICE, "WHEN",
-		  "colour tables: auto = on a terminal when NO_COLOR is unset", &color,
+		  "colour tables: auto = on a terminal when NO_COLOR is unset", &a->color,
 		  color_names, NULL },
 		{ "name", 0, OPT_CHOICE, "MODE", "kernel names: short = normalized for pairing, full = as recorded",
-		  &name_mode, name_modes, NULL },
+		  &a->name_mode, name_modes, NULL },
 		{ "device", 0, OPT_STR, "NAME[,NAME]", "device name(s) to look up instead of the traces' (base,new)",
-		  &device, NULL, NULL },
+		  &a->device, NULL, NULL },
 		{ "device-db", 0, OPT_STR, "FILE", "device table replacing the built-in one (also $KPROF_DEVICE_DB)",
-		  &db_path, NULL, NULL },
-		{ "sm-clock", 0, OPT_CALLBACK, "MHZ", "SM clock the GPUs ran at, when a trace has none", &sm_clock, NULL, opts_cb_clock_mhz },
+		  &a->db_path, NULL, NULL },
+		{ "sm-clock", 0, OPT_CALLBACK, "MHZ", "SM clock the GPUs ran at, when a trace has none", &a->sm_clock, NULL, opts_cb_clock_mhz },
 		{ "ranks", 0, OPT_FLAG, NULL, "compare two sets of rank traces (implied when both are directories)",
-		  &ranks, NULL, NULL },
-		{ "strict", 0, OPT_FLAG, NULL, "treat truncation and data anomalies as errors (exit 3)", &strict, NULL, NULL },
-		{ "quiet", 'q', OPT_FLAG, NULL, "print no warnings, only errors and the gate's crossings", &quiet, NULL, NULL },
+		  &a->ranks, NULL, NULL },
+		{ "strict", 0, OPT_FLAG, NULL, "treat truncation and data anomalies as errors (exit 3)", &a->strict, NULL, NULL },
+		{ "quiet", 'q', OPT_FLAG, NULL, "print no warnings, only errors and the gate's crossings", &a->quiet, NULL, NULL },
 		{ "warnings", 0, OPT_CHOICE, "WHICH", "one line per kind of warning with its count, or every one",
-		  &warn_mode, warn_names, NULL },
+		  &a->warn_mode, warn_names, NULL },
 		{ NULL, 0, 0, NULL, NULL, NULL, NULL, NULL },
 	};
 	/* clang-format on */
-	int nargs;
-	int rc = opts_parse("diff", synopsis, opts, argc, argv, &nargs);
+	int nargs, rc = opts_parse("diff", synopsis, opts, argc, argv, &nargs);
 	if (rc)
 		return rc > 0 ? KP_OK : KP_USAGE;
-	if (nargs != 2) {
-		fprintf(stderr, "kprof: error: %s\n",
-			nargs < 2 ? "diff takes two traces: <base> <new>"
-				  : "diff takes two traces, not more");
-		opts_usage(stderr, "diff", synopsis, opts);
-		return KP_USAGE;
-	}
+	if (nargs == 2)
+		return -1;
+	fprintf(stderr, "kprof: error: %s\n",
+		nargs < 2 ? "diff takes two traces: <base> <new>"
+			  : "diff takes two traces, not more");
+	opts_usage(stderr, "diff", synopsis, opts);
+	return KP_USAGE;
+}
+
+/* --ranks, or two directories: two sets of rank traces. */
+static int is_ranks(const struct diff_args *a, char **argv)
+{
 	struct stat st0, st1;
-	if (ranks == 1 || (stat(argv[1], &st0) == 0 && S_ISDIR(st0.st_mode) &&
-			   stat(argv[2], &st1) == 0 && S_ISDIR(st1.st_mode)))
-		return diff_ranks(argv, &limits, strict, quiet ? WARN_QUIET : warn_mode, format,
-				  out_path);
-	unsigned charts = chart_bits(chart, format);
-	if (!charts)
-		return KP_USAGE;
-	struct kp_diff_run_opts ro = {
-		.path = { argv[1], argv[2] },
-		.device = device,
-		.load = { .strict = strict, .jobs = cpu_count() },
-		.analyze = { .group = key, .sm_clock_mhz = sm_clock, .full_names = name_mode == 1 },
-		.diff = { .key = key,
-			  .full_names = name_mode == 1,
-			  .threshold_pct = threshold,
+	return a->ranks == 1 || (stat(argv[1], &st0) == 0 && S_ISDIR(st0.st_mode) &&
+				 stat(argv[2], &st1) == 0 && S_ISDIR(st1.st_mode));
+}
+
+/* diff_run()'s options from @a for the traces @base and @nw. */
+static struct kp_diff_run_opts run_opts(const struct diff_args *a, const char *base, const char *nw)
+{
+	return (struct kp_diff_run_opts){
+		.path = { base, nw },
+		.device = a->device,
+		.load = { .strict = a->strict, .jobs = cpu_count() },
+		.analyze = { .group = a->key,
+			     .sm_clock_mhz = a->sm_clock,
+			     .full_names = a->name_mode == 1 },
+		.diff = { .key = a->key,
+			  .full_names = a->name_mode == 1,
+			  .threshold_pct = a->threshold,
 			  .base_div = 1,
 			  .new_div = 1,
-			  .noise_k = noise_k > 0 ? noise_k : -1 },
-		.per_step = per_step,
-		.steps_given = steps != NULL,
-		.top = top < 0 ? table_default_top(format) : top,
-		.min_pct = min_pct,
-		.gate = { .fail_above_pct = -1, .min_pct = min_pct, .min_delta_ns = min_delta },
-		.warn_mode = quiet ? WARN_QUIET : warn_mode,
+			  .noise_k = a->noise_k > 0 ? a->noise_k : -1 },
+		.per_step = a->per_step,
+		.steps_given = a->steps != NULL,
+		.top = a->top < 0 ? table_default_top(a->format) : a->top,
+		.min_pct = a->min_pct,
+		.gate = { .fail_above_pct = -1,
+			  .min_pct = a->min_pct,
+			  .min_delta_ns = a->min_delta },
+		.warn_mode = a->quiet ? WARN_QUIET : a->warn_mode,
 	};
-	if (finish_opts(&ro, steps, sort) < 0)
+}
+
+int cmd_diff(int argc, char **argv)
+{
+	struct diff_args a = diff_defaults;
+	int rc = parse_options(&a, argc, argv);
+	if (rc >= 0)
+		return rc;
+	if (is_ranks(&a, argv))
+		return diff_ranks(argv, &a.limits, a.strict, a.quiet ? WARN_QUIET : a.warn_mode,
+				  a.format, a.out_path);
+	unsigned charts = chart_bits(a.chart, a.format);
+	if (!charts)
 		return KP_USAGE;
-	struct output o = { format, color, chart, charts, out_path };
-	return diff_two(&ro, &limits, db_path, &o);
+	struct kp_diff_run_opts ro = run_opts(&a, argv[1], argv[2]);
+	if (finish_opts(&ro, a.steps, a.sort) < 0)
+		return KP_USAGE;
+	struct output o = { a.format, a.color, a.chart, charts, a.out_path };
+	return diff_two(&ro, &a.limits, a.db_path, &o);
 }
