@@ -265,104 +265,65 @@ static const struct kp_capture_opts capture_defaults = {
 	.libs = -1,
 };
 
-int cmd_capture(int argc, char **argv)
+/* kprof capture's options as given. */
+struct capture_args {
+	struct kp_capture_opts o;
+	long period; /* --sample-period, ms */
+	const char *config;
+	int list_cases;
+};
+
+/* The options into @a (argv without "-- <command>"); -1 to go on, else the status. */
+static int parse_options(struct capture_args *a, int argc, char **argv)
 {
-	struct kp_capture_opts o = capture_defaults;
-	char **cmd;
-	argc = capture_split_argv(argc, argv, &cmd);
-	long period = 10;
-	const char *config = NULL;
-	int list_cases = 0;
 	/* clang-format off */
 	const struct kp_opt table[] = {
-		{ .lname = "output", .sname = 'o', .type = OPT_STR, .argname = "FILE",
-		  .help = "write the Kineto-compatible trace here",
-		  .dst = &o.output },
-		{ .lname = "config", .sname = 0, .type = OPT_STR, .argname = "FILE",
-		  .help = "run the cases of a suite (YAML, torchao microbenchmark style; see "
-			  "kprof-capture(1)); other options give their defaults",
-		  .dst = &config },
-		{ .lname = "list-cases", .sname = 0, .type = OPT_FLAG, .argname = NULL,
-		  .help = "print the cases and shapes the options or --config expand to; run nothing",
-		  .dst = &list_cases },
-		{ .lname = "workload", .sname = 'w', .type = OPT_CALLBACK, .argname = "LIST",
-		  .help = "matmul, sdpa, conv, softmax, rmsnorm, layernorm, cross_entropy "
-			  "(comma-separated or repeated; default matmul)",
-		  .dst = &o.workloads, .cb = capture_parse_workloads },
-		{ .lname = "op", .sname = 0, .type = OPT_CALLBACK, .argname = "LIST",
-		  .help = "matmul ops: mm, addmm, bmm (default all)",
-		  .dst = &o.mm_ops, .cb = capture_parse_mm_ops },
-		{ .lname = "epilogue", .sname = 0, .type = OPT_CALLBACK, .argname = "LIST",
-		  .help = "matmul epilogues (cuBLASLt's names): none (mm), bias (addmm), relu, "
-			  "relu_bias, gelu, gelu_bias (_addmm_activation); without --op only these run",
-		  .dst = &o.epilogues, .cb = capture_parse_epilogues },
-		{ .lname = "dtype", .sname = 't', .type = OPT_CALLBACK, .argname = "LIST",
-		  .help = "bf16, fp16, fp32, tf32 (default bf16)",
-		  .dst = &o.dtypes, .cb = capture_parse_dtypes },
-		{ .lname = "shapes", .sname = 'S', .type = OPT_STR, .argname = "SET",
-		  .help = "matmul: custom:MxKxN,..., llama, pow2:MIN:MAX, pow2_extended:MIN:MAX, "
-			  "sweep:MIN:MAX, small_sweep:MIN:MAX; SET+SET... concatenates",
-		  .dst = &o.shapes },
-		{ .lname = "m", .sname = 0, .type = OPT_STR, .argname = "M[,M...]",
-		  .help = "M of the llama shapes (default 4096)",
-		  .dst = &o.m_list },
-		{ .lname = "sdpa-shapes", .sname = 0, .type = OPT_STR, .argname = "SET",
-		  .help = "default, custom:BxHxH_KVxS_QxS_KxD[c],...",
-		  .dst = &o.sdpa_shapes },
-		{ .lname = "causal", .sname = 0, .type = OPT_CALLBACK, .argname = "WHICH",
-		  .help = "default SDPA grid: both, yes, no",
-		  .dst = &o.causal, .cb = capture_parse_causal },
-		{ .lname = "kv-heads", .sname = 0, .type = OPT_INT, .argname = "N",
-		  .help = "H_kv of the default SDPA grid (GQA; default H)",
-		  .dst = &o.kv_heads },
-		{ .lname = "conv-shapes", .sname = 0, .type = OPT_STR, .argname = "SET",
-		  .help = "resnet50, custom:NxCxHxWxKxRxS[:sS][:pP][:dD][:gG],...",
-		  .dst = &o.conv_shapes },
-		{ .lname = "backend", .sname = 0, .type = OPT_CALLBACK, .argname = "LIST",
-		  .help = "conv, sdpa: reference, cudnn (default cudnn when found, else reference); "
-			  "matmul: cublas, cublaslt (default cublas)",
-		  .dst = &o.backends, .cb = capture_parse_backends },
-		{ .lname = "layout", .sname = 0, .type = OPT_CALLBACK, .argname = "LIST",
-		  .help = "conv memory layout: nchw, nhwc (default nchw; nhwc needs cudnn)",
-		  .dst = &o.layouts, .cb = capture_parse_layouts },
-		{ .lname = "norm-shapes", .sname = 0, .type = OPT_STR, .argname = "SET",
-		  .help = "softmax, rmsnorm, layernorm, cross_entropy: default, "
-			  "custom:ROWSxHIDDEN,...",
-		  .dst = &o.norm_shapes },
-		{ .lname = "results", .sname = 0, .type = OPT_STR, .argname = "FILE",
-		  .help = "matmul, conv and row-wise cases as benchmark-db records: FILE.json or FILE.csv",
-		  .dst = &o.results },
-		{ .lname = "batch", .sname = 'b', .type = OPT_INT, .argname = "N",
-		  .help = "bmm batch (default 8), conv N (default 32)",
-		  .dst = &o.batch },
-		{ .lname = "warmup", .sname = 0, .type = OPT_INT, .argname = "N",
-		  .help = "untraced iterations per case first (default 3)",
-		  .dst = &o.warmup },
-		{ .lname = "iters", .sname = 'i', .type = OPT_INT, .argname = "N",
-		  .help = "traced iterations per case (default 10)",
-		  .dst = &o.iters },
-		{ .lname = "backward", .sname = 0, .type = OPT_FLAG, .argname = NULL,
-		  .help = "sdpa, conv and the memory-bound workloads also run backward (default on)",
-		  .dst = &o.backward },
-		{ .lname = "metrics", .sname = 0, .type = OPT_FLAG, .argname = NULL,
-		  .help = "per-kernel FLOPs, DRAM bytes, SM clock (CUPTI range profiler, every kernel replayed once per pass: 5 on H200): each timed loop runs again (11x the capture time); with -- <cmd> the command runs a second time under the profiler",
-		  .dst = &o.metrics },
-		{ .lname = "overhead", .sname = 0, .type = OPT_FLAG, .argname = NULL,
-		  .help = "also time the loop untraced; print the ratio",
-		  .dst = &o.overhead },
-		{ .lname = "nvtx", .sname = 0, .type = OPT_FLAG, .argname = NULL,
-		  .help = "-- <cmd>: NVTX ranges become annotations / ops (default on)",
-		  .dst = &o.nvtx },
-		{ .lname = "blas", .sname = 0, .type = OPT_FLAG, .argname = NULL,
-		  .help = "-- <cmd>: cuBLAS / cuBLASLt GEMM calls become ops (default on)",
-		  .dst = &o.libs },
-		{ .lname = "trace-api", .sname = 0, .type = OPT_CALLBACK, .argname = "WHAT",
-		  .help = "API calls recorded: launch (those analyze links and breaks down; default), all (every runtime and driver call, sync and CUPTI overhead records), none",
-		  .dst = &o.trace_api, .cb = capture_parse_trace_api },
-		{ .lname = "sample-period", .sname = 0, .type = OPT_INT, .argname = "MS",
-		  .help = "NVML clock sampling period, 1..100 (default 10)",
-		  .dst = &period },
-		{ .lname = NULL },
+		{ "output", 'o', OPT_STR, "FILE", "write the Kineto-compatible trace here", &a->o.output, NULL, NULL },
+		{ "config", 0, OPT_STR, "FILE", "run the cases of a suite (YAML, torchao microbenchmark style; see kprof-capture(1)); other options give their defaults",
+		  &a->config, NULL, NULL },
+		{ "list-cases", 0, OPT_FLAG, NULL, "print the cases and shapes the options or --config expand to; run nothing",
+		  &a->list_cases, NULL, NULL },
+		{ "workload", 'w', OPT_CALLBACK, "LIST", "matmul, sdpa, conv, softmax, rmsnorm, layernorm, cross_entropy (comma-separated or repeated; default matmul)",
+		  &a->o.workloads, NULL, capture_parse_workloads },
+		{ "op", 0, OPT_CALLBACK, "LIST", "matmul ops: mm, addmm, bmm (default all)",
+		  &a->o.mm_ops, NULL, capture_parse_mm_ops },
+		{ "epilogue", 0, OPT_CALLBACK, "LIST", "matmul epilogues (cuBLASLt's names): none (mm), bias (addmm), relu, relu_bias, gelu, gelu_bias (_addmm_activation); without --op only these run",
+		  &a->o.epilogues, NULL, capture_parse_epilogues },
+		{ "dtype", 't', OPT_CALLBACK, "LIST", "bf16, fp16, fp32, tf32 (default bf16)",
+		  &a->o.dtypes, NULL, capture_parse_dtypes },
+		{ "shapes", 'S', OPT_STR, "SET", "matmul: custom:MxKxN,..., llama, pow2:MIN:MAX, pow2_extended:MIN:MAX, sweep:MIN:MAX, small_sweep:MIN:MAX; SET+SET... concatenates",
+		  &a->o.shapes, NULL, NULL },
+		{ "m", 0, OPT_STR, "M[,M...]", "M of the llama shapes (default 4096)", &a->o.m_list, NULL, NULL },
+		{ "sdpa-shapes", 0, OPT_STR, "SET", "default, custom:BxHxH_KVxS_QxS_KxD[c],...", &a->o.sdpa_shapes, NULL, NULL },
+		{ "causal", 0, OPT_CALLBACK, "WHICH", "default SDPA grid: both, yes, no",
+		  &a->o.causal, NULL, capture_parse_causal },
+		{ "kv-heads", 0, OPT_INT, "N", "H_kv of the default SDPA grid (GQA; default H)", &a->o.kv_heads, NULL, NULL },
+		{ "conv-shapes", 0, OPT_STR, "SET", "resnet50, custom:NxCxHxWxKxRxS[:sS][:pP][:dD][:gG],...",
+		  &a->o.conv_shapes, NULL, NULL },
+		{ "backend", 0, OPT_CALLBACK, "LIST", "conv, sdpa: reference, cudnn (default cudnn when found, else reference); matmul: cublas, cublaslt (default cublas)",
+		  &a->o.backends, NULL, capture_parse_backends },
+		{ "layout", 0, OPT_CALLBACK, "LIST", "conv memory layout: nchw, nhwc (default nchw; nhwc needs cudnn)",
+		  &a->o.layouts, NULL, capture_parse_layouts },
+		{ "norm-shapes", 0, OPT_STR, "SET", "softmax, rmsnorm, layernorm, cross_entropy: default, custom:ROWSxHIDDEN,...",
+		  &a->o.norm_shapes, NULL, NULL },
+		{ "results", 0, OPT_STR, "FILE", "matmul, conv and row-wise cases as benchmark-db records: FILE.json or FILE.csv",
+		  &a->o.results, NULL, NULL },
+		{ "batch", 'b', OPT_INT, "N", "bmm batch (default 8), conv N (default 32)", &a->o.batch, NULL, NULL },
+		{ "warmup", 0, OPT_INT, "N", "untraced iterations per case first (default 3)", &a->o.warmup, NULL, NULL },
+		{ "iters", 'i', OPT_INT, "N", "traced iterations per case (default 10)", &a->o.iters, NULL, NULL },
+		{ "backward", 0, OPT_FLAG, NULL, "sdpa, conv and the memory-bound workloads also run backward (default on)",
+		  &a->o.backward, NULL, NULL },
+		{ "metrics", 0, OPT_FLAG, NULL, "per-kernel FLOPs, DRAM bytes, SM clock (CUPTI range profiler, every kernel replayed once per pass: 5 on H200): each timed loop runs again (11x the capture time); with -- <cmd> the command runs a second time under the profiler",
+		  &a->o.metrics, NULL, NULL },
+		{ "overhead", 0, OPT_FLAG, NULL, "also time the loop untraced; print the ratio", &a->o.overhead, NULL, NULL },
+		{ "nvtx", 0, OPT_FLAG, NULL, "-- <cmd>: NVTX ranges become annotations / ops (default on)",
+		  &a->o.nvtx, NULL, NULL },
+		{ "blas", 0, OPT_FLAG, NULL, "-- <cmd>: cuBLAS / cuBLASLt GEMM calls become ops (default on)",
+		  &a->o.libs, NULL, NULL },
+		{ "trace-api", 0, OPT_CALLBACK, "WHAT", "API calls recorded: launch (those analyze links and breaks down; default), all (every runtime and driver call, sync and CUPTI overhead records), none",
+		  &a->o.trace_api, NULL, capture_parse_trace_api },
+		{ "sample-period", 0, OPT_INT, "MS", "NVML clock sampling period, 1..100 (default 10)", &a->period, NULL, NULL },
+		{ NULL, 0, 0, NULL, NULL, NULL, NULL, NULL },
 	};
 	/* clang-format on */
 	int nargs = 0;
@@ -374,12 +335,23 @@ int cmd_capture(int argc, char **argv)
 		fprintf(stderr, "kprof: see 'kprof capture -h'\n");
 		return KP_USAGE;
 	}
-	o.sample_period_ms = (int)(period > 1000 ? 1000 : period);
-	if (check_mode(&o, &capture_defaults, cmd, config, list_cases) < 0)
+	return -1;
+}
+
+int cmd_capture(int argc, char **argv)
+{
+	struct capture_args a = { .o = capture_defaults, .period = 10 };
+	char **cmd;
+	argc = capture_split_argv(argc, argv, &cmd);
+	int rc = parse_options(&a, argc, argv);
+	if (rc >= 0)
+		return rc;
+	a.o.sample_period_ms = (int)(a.period > 1000 ? 1000 : a.period);
+	if (check_mode(&a.o, &capture_defaults, cmd, a.config, a.list_cases) < 0)
 		return KP_USAGE;
-	o.nvtx = o.nvtx != 0;
-	o.libs = o.libs != 0;
-	if (config)
-		return run_suite(config, &o, list_cases);
-	return capture_one(&o, cmd, list_cases);
+	a.o.nvtx = a.o.nvtx != 0;
+	a.o.libs = a.o.libs != 0;
+	if (a.config)
+		return run_suite(a.config, &a.o, a.list_cases);
+	return capture_one(&a.o, cmd, a.list_cases);
 }
