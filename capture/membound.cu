@@ -1,7 +1,9 @@
 /*
- * membound.cu — one-pass row-wise kernels (softmax, RMSNorm, LayerNorm): one block per row,
+ * membound.cu — row-wise kernels (softmax, RMSNorm, LayerNorm, cross-entropy): one block per row,
  * each thread keeps ITEMS 16-byte vectors of the row in registers (packed), so the row is read from
- * DRAM once and written once (the byte count analyze's models assume).
+ * DRAM once and written once (the byte count analyze's models assume).  Rows too long for that
+ * are read twice by their block, the second time from L2 (kprof_rowwise_l2), or staged through
+ * shared memory by persistent blocks (kprof_norm_bwd_pipe); DRAM still sees one read.
  */
 #include "kernels.h"
 #include "membound.h"
@@ -258,41 +260,182 @@ __global__ void __launch_bounds__(ITEMS == 8 ? 512 : 1024)
 }
 
 /*
- * Rows too long for several blocks an SM (1024 threads of 4 vectors): a persistent grid whose
- * block loads its next row while it reduces and writes this one, so DRAM does not wait for
- * the block's reduction.
+ * Per-thread statistics of one 16-byte vector @v for rowwise_l2's first pass: softmax an online
+ * (max @m, sum of exp @a); the norms sums of x - @k and its square (@a, @q), shifted by the
+ * row's first element so that the variance loses no digits to a large mean.
  */
 template <typename T, int OP>
-__global__ void __launch_bounds__(1024)
-	kprof_rowwise_pf(T *y, const T *x, const T *w, const T *b, float *mean_out, float *rstd_out,
-			 long rows, long hidden, float eps)
+__device__ __forceinline__ void l2_stats(const uint4 &raw, float k, float &m, float &a, float &q)
 {
-	constexpr int ITEMS = 4;
-	__shared__ float sh[64];
-	long nvec = hidden / vec<T>::N;
-	uint4 raw[ITEMS], nxt[ITEMS];
-	long r = blockIdx.x;
-	const uint4 *xr = (const uint4 *)(x + (size_t)r * hidden);
+	constexpr int VE = vec<T>::N;
+	float v[VE];
+	unpack<T>(raw, v);
+	if constexpr (OP == RW_SOFTMAX) {
+		float mv = v[0];
 #pragma unroll
-	for (int i = 0; i < ITEMS; i++) {
-		long j = threadIdx.x + (long)i * blockDim.x;
-		raw[i] = j < nvec ? __ldcs(xr + j) : make_uint4(0, 0, 0, 0);
-		nxt[i] = make_uint4(0, 0, 0, 0);
-	}
-	for (; r < rows; r += gridDim.x) {
-		long rn = r + gridDim.x;
-		if (rn < rows) {
-			const uint4 *nr = (const uint4 *)(x + (size_t)rn * hidden);
-#pragma unroll
-			for (int i = 0; i < ITEMS; i++) {
-				long j = threadIdx.x + (long)i * blockDim.x;
-				nxt[i] = j < nvec ? __ldcs(nr + j) : make_uint4(0, 0, 0, 0);
-			}
+		for (int e = 1; e < VE; e++)
+			mv = fmaxf(mv, v[e]);
+		if (mv > m) {
+			a *= ex2((m - mv) * L2E);
+			m = mv;
 		}
-		rowwise_row<T, OP, ITEMS>(raw, r, y, w, b, mean_out, rstd_out, hidden, eps, sh);
+		float ml = m * L2E;
 #pragma unroll
-		for (int i = 0; i < ITEMS; i++)
-			raw[i] = nxt[i];
+		for (int e = 0; e < VE; e++)
+			a += ex2(fmaf(v[e], L2E, -ml));
+	} else {
+#pragma unroll
+		for (int e = 0; e < VE; e++) {
+			float d = v[e] - k;
+			a += d, q += d * d;
+		}
+	}
+}
+
+/* One output vector @j of rowwise_l2's second pass (scale and shift as in rowwise_row). */
+template <typename T, int OP>
+__device__ __forceinline__ uint4 l2_out(const uint4 &raw, long j, const T *w, const T *b, float ml,
+					float scale, float shift)
+{
+	constexpr int VE = vec<T>::N;
+	float v[VE], o[VE], wf[VE], bf[VE];
+	unpack<T>(raw, v);
+	if (OP == RW_SOFTMAX) {
+#pragma unroll
+		for (int e = 0; e < VE; e++)
+			o[e] = ex2(fmaf(v[e], L2E, -ml)) * scale;
+		return pack<T>(o);
+	}
+	unpack<T>(__ldg((const uint4 *)w + j), wf);
+	if (OP == RW_LAYERNORM)
+		unpack<T>(__ldg((const uint4 *)b + j), bf);
+#pragma unroll
+	for (int e = 0; e < VE; e++)
+		o[e] = (v[e] * scale + shift) * wf[e] + (OP == RW_LAYERNORM ? bf[e] : 0.f);
+	return pack<T>(o);
+}
+
+/*
+ * Rows too long for registers (over 2048 vectors; RMSNorm over 4096): one block of NT threads a
+ * row streams it twice, U vectors a thread in flight: the first pass reduces (L2-allocating
+ * loads), the second reads the row back from L2 (the block read it a few microseconds before)
+ * and writes.  Few registers, so the reduction of one row overlaps other rows' loads; DRAM
+ * still sees one read and one write.  H100, bf16 8192x32768: softmax 88.0% of the DRAM peak
+ * instead of 80.7% (NT 512, U 4; the prefetching register kernel it replaces), LayerNorm 87.1
+ * instead of 80.6; 4096x65536 (NT 1024, U 2): 73-78% instead of 13-21% (16 vectors a thread
+ * spilled).
+ */
+template <typename T, int OP, int NT, int U>
+__global__ void __launch_bounds__(NT)
+	kprof_rowwise_l2(T *y, const T *x, const T *w, const T *b, float *mean_out, float *rstd_out,
+			 long hidden, float eps)
+{
+	__shared__ float sh[64];
+	long nvec = hidden / vec<T>::N, r = blockIdx.x;
+	const uint4 *xr = (const uint4 *)(x + (size_t)r * hidden);
+	float m = -INFINITY, a = 0.f, q = 0.f,
+	      k = OP == RW_LAYERNORM ? (float)x[(size_t)r * hidden] : 0.f;
+	for (long base = threadIdx.x; base < nvec; base += (long)U * NT) {
+		uint4 raw[U];
+#pragma unroll
+		for (int u = 0; u < U; u++) {
+			long j = base + (long)u * NT;
+			raw[u] = j < nvec ? __ldcg(xr + j) : make_uint4(0, 0, 0, 0);
+		}
+#pragma unroll
+		for (int u = 0; u < U; u++)
+			if (base + (long)u * NT < nvec)
+				l2_stats<T, OP>(raw[u], k, m, a, q);
+	}
+	float scale, shift = 0.f, inv = 1.f / (float)hidden;
+	if (OP == RW_SOFTMAX) {
+		block_reduce_ms(m, a, sh);
+		scale = 1.f / a;
+	} else if (OP == RW_RMSNORM) {
+		scale = rsqrtf(block_reduce<false>(q, sh) * inv + eps);
+		if (threadIdx.x == 0)
+			rstd_out[r] = scale;
+	} else {
+		block_reduce2(a, q, sh);
+		float md = a * inv, mu = k + md;
+		scale = rsqrtf(fmaxf(q * inv - md * md, 0.f) + eps), shift = -mu * scale;
+		if (threadIdx.x == 0)
+			mean_out[r] = mu, rstd_out[r] = scale;
+	}
+	uint4 *yr = (uint4 *)(y + (size_t)r * hidden);
+	for (long base = threadIdx.x; base < nvec; base += (long)U * NT) {
+		uint4 raw[U];
+#pragma unroll
+		for (int u = 0; u < U; u++) {
+			long j = base + (long)u * NT;
+			raw[u] = j < nvec ? __ldcs(xr + j) : make_uint4(0, 0, 0, 0);
+		}
+#pragma unroll
+		for (int u = 0; u < U; u++) {
+			long j = base + (long)u * NT;
+			if (j < nvec)
+				__stcs(yr + j,
+				       l2_out<T, OP>(raw[u], j, w, b, m * L2E, scale, shift));
+		}
+	}
+}
+
+/*
+ * Softmax backward of rows of 2049-4096 vectors: two passes as kprof_rowwise_l2, 1024 threads
+ * of 2 vectors of y and dy (H100, bf16 8192x32768: 90.3% of the DRAM peak instead of the
+ * cluster pipeline's 83.3%).
+ */
+template <typename T, int NT, int U>
+__global__ void __launch_bounds__(NT)
+	kprof_softmax_bwd_l2(T *dx, const T *y, const T *dy, long hidden)
+{
+	constexpr int VE = vec<T>::N;
+	__shared__ float sh[64];
+	long nvec = hidden / VE;
+	size_t off = (size_t)blockIdx.x * hidden;
+	const uint4 *yr = (const uint4 *)(y + off), *dr = (const uint4 *)(dy + off);
+	float a = 0.f, unused = 0.f;
+	for (long base = threadIdx.x; base < nvec; base += (long)U * NT) {
+		uint4 ry[U], rd[U];
+#pragma unroll
+		for (int u = 0; u < U; u++) {
+			long j = base + (long)u * NT;
+			ry[u] = j < nvec ? __ldcg(yr + j) : make_uint4(0, 0, 0, 0);
+			rd[u] = j < nvec ? __ldcg(dr + j) : make_uint4(0, 0, 0, 0);
+		}
+#pragma unroll
+		for (int u = 0; u < U; u++) {
+			float p[VE], g[VE];
+			unpack<T>(ry[u], p);
+			unpack<T>(rd[u], g);
+#pragma unroll
+			for (int e = 0; e < VE; e++)
+				a += p[e] * g[e];
+		}
+	}
+	block_reduce2(a, unused, sh);
+	uint4 *xr = (uint4 *)(dx + off);
+	for (long base = threadIdx.x; base < nvec; base += (long)U * NT) {
+		uint4 ry[U], rd[U];
+#pragma unroll
+		for (int u = 0; u < U; u++) {
+			long j = base + (long)u * NT;
+			ry[u] = j < nvec ? __ldcs(yr + j) : make_uint4(0, 0, 0, 0);
+			rd[u] = j < nvec ? __ldcs(dr + j) : make_uint4(0, 0, 0, 0);
+		}
+#pragma unroll
+		for (int u = 0; u < U; u++) {
+			long j = base + (long)u * NT;
+			if (j >= nvec)
+				break;
+			float p[VE], g[VE], o[VE];
+			unpack<T>(ry[u], p);
+			unpack<T>(rd[u], g);
+#pragma unroll
+			for (int e = 0; e < VE; e++)
+				o[e] = p[e] * (g[e] - a);
+			__stcs(xr + j, pack<T>(o));
+		}
 	}
 }
 
@@ -657,100 +800,83 @@ __device__ __forceinline__ void st_async2(float *dst, unsigned long long *bar, u
 #endif
 }
 
-template <typename T, int OP, int VPT, bool CL>
-__global__ void __launch_bounds__(VPT == 1 ? 1024 : 512)
-	kprof_norm_bwd_pipe(T *dx, float *pw, float *pb, const T *dy, const T *x, const float *mean,
-			    const float *rstd, const T *w, long rows, long hidden, long cw,
-			    int stages)
-{
-	constexpr int VE = vec<T>::N;
-	extern __shared__ uint4 ring[]; /* [stages][2 (x, dy)][VPT][blockDim.x] */
-	__shared__ float sh[64];
-	__shared__ float red[2][8][2];
-	__shared__ unsigned long long xbar[2];
-	long nvec = hidden / VE;
-	int q = 0, nc = 1, k = 0;
-	long cid = blockIdx.x, ncl = gridDim.x;
-	(void)red, (void)xbar, (void)nc, (void)k; /* cluster only (sm_90) */
-#if __CUDA_ARCH__ >= 900
-	if (CL) {
-		cg::cluster_group cl = cg::this_cluster();
-		q = (int)cl.block_rank();
-		nc = (int)cl.num_blocks();
-		cid = blockIdx.x / nc;
-		ncl = gridDim.x / nc;
-		if (threadIdx.x == 0) {
-			mbar_init(&xbar[0], 1);
-			mbar_init(&xbar[1], 1);
-			asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-		}
-		cl.sync(); /* every block started, its barriers initialised */
-	}
-#endif
-	long j0 = (long)q * cw, jend = j0 + cw < nvec ? j0 + cw : nvec;
-	unsigned bd = blockDim.x;
+/*
+ * The pipelined backward's per-thread state: its columns [@j0, @jend) of the row in vectors,
+ * VPT vectors of them a thread (stride @bd), their weight vectors and fp32 dw (and db) sums.
+ */
+template <typename T, int OP, int VPT> struct pipe_thread {
+	static constexpr int VE = vec<T>::N;
+	long j0, jend;
+	unsigned bd;
 	uint4 wr[VPT];
 	float dw[VPT][VE], db[OP == RW_LAYERNORM ? VPT : 1][VE];
+
+	__device__ __forceinline__ void init(const T *w, long j0_, long jend_)
+	{
+		j0 = j0_, jend = jend_, bd = blockDim.x;
 #pragma unroll
-	for (int i = 0; i < VPT; i++) {
-		long j = j0 + threadIdx.x + (long)i * bd;
-		wr[i] = j < jend && OP != RW_SOFTMAX ? __ldg((const uint4 *)w + j)
-						     : make_uint4(0, 0, 0, 0);
+		for (int i = 0; i < VPT; i++) {
+			long j = col(i);
+			wr[i] = j < jend && OP != RW_SOFTMAX ? __ldg((const uint4 *)w + j)
+							     : make_uint4(0, 0, 0, 0);
 #pragma unroll
-		for (int e = 0; e < VE; e++) {
-			dw[i][e] = 0.f;
-			db[OP == RW_LAYERNORM ? i : 0][e] = 0.f;
+			for (int e = 0; e < VE; e++) {
+				dw[i][e] = 0.f;
+				db[OP == RW_LAYERNORM ? i : 0][e] = 0.f;
+			}
 		}
 	}
+	__device__ __forceinline__ long col(int i) const
+	{
+		return j0 + threadIdx.x + (long)i * bd;
+	}
+	/* this thread's vector @i of x (@t 0) or dy (@t 1) in ring stage @s */
+	__device__ __forceinline__ uint4 &at(uint4 *ring, int s, int t, int i) const
+	{
+		return ring[((size_t)(s * 2 + t) * VPT + i) * bd + threadIdx.x];
+	}
 	/* copy row @r's vectors of this thread into stage @s (one commit group, maybe empty) */
-	auto issue = [&](long r, int s) {
+	__device__ __forceinline__ void issue(uint4 *ring, const T *x, const T *dy, long r,
+					      long rows, long hidden, int s) const
+	{
 		if (r < rows) {
 			size_t off = (size_t)r * hidden;
 #pragma unroll
 			for (int i = 0; i < VPT; i++) {
-				long j = j0 + threadIdx.x + (long)i * bd;
+				long j = col(i);
 				if (j < jend) {
-					cp_async16(&ring[((size_t)(s * 2) * VPT + i) * bd +
-							 threadIdx.x],
+					cp_async16(&at(ring, s, 0, i),
 						   (const uint4 *)(x + off) + j);
-					cp_async16(&ring[((size_t)(s * 2 + 1) * VPT + i) * bd +
-							 threadIdx.x],
+					cp_async16(&at(ring, s, 1, i),
 						   (const uint4 *)(dy + off) + j);
 				}
 			}
 		}
 		cp_commit();
-	};
-	for (int s = 0; s < stages - 1; s++)
-		issue(cid + (long)s * ncl, s);
-	float inv_h = 1.f / (float)hidden;
-	float rs_n = OP != RW_SOFTMAX && cid < rows ? __ldg(rstd + cid) : 0.f;
-	float mu_n = OP == RW_LAYERNORM && cid < rows ? __ldg(mean + cid) : 0.f;
-	int s = 0;
-	for (long r = cid; r < rows; r += ncl) {
-		issue(r + (long)(stages - 1) * ncl, s == 0 ? stages - 1 : s - 1);
-		float rs = rs_n, mu = mu_n;
-		if (OP != RW_SOFTMAX && r + ncl < rows) {
-			rs_n = __ldg(rstd + r + ncl);
-			if (OP == RW_LAYERNORM)
-				mu_n = __ldg(mean + r + ncl);
-		}
-		cp_wait(stages - 1);
-		uint4 rx[VPT], rd[VPT];
+	}
+	/* this thread's vectors of x (@rx) and dy (@rd) in ring stage @s */
+	__device__ __forceinline__ void load(uint4 *ring, int s, uint4 (&rx)[VPT],
+					     uint4 (&rd)[VPT]) const
+	{
+#pragma unroll
+		for (int i = 0; i < VPT; i++)
+			rx[i] = at(ring, s, 0, i), rd[i] = at(ring, s, 1, i);
+	}
+	/*
+	 * this thread's sums of g = w dy (softmax: y dy) and g xh over its vectors of the row;
+	 * @src(t, i): its vector i of x (t 0) or dy (t 1), from registers or the ring
+	 */
+	template <typename S>
+	__device__ __forceinline__ void sums(S src, float rs, float mu, float &sg, float &sgx) const
+	{
+		sg = 0.f, sgx = 0.f;
 #pragma unroll
 		for (int i = 0; i < VPT; i++) {
-			rx[i] = ring[((size_t)(s * 2) * VPT + i) * bd + threadIdx.x];
-			rd[i] = ring[((size_t)(s * 2 + 1) * VPT + i) * bd + threadIdx.x];
-		}
-		float sg = 0.f, sgx = 0.f;
-#pragma unroll
-		for (int i = 0; i < VPT; i++) {
-			long j = j0 + threadIdx.x + (long)i * bd;
-			if (j >= jend)
+			if (col(i) >= jend)
 				continue;
 			float xv[VE], dv[VE], wv[VE];
-			unpack<T>(rx[i], xv);
-			unpack<T>(rd[i], dv);
+			unpack<T>(src(0, i), xv);
+			unpack<T>(src(1, i), dv);
 			unpack<T>(wr[i], wv);
 #pragma unroll
 			for (int e = 0; e < VE; e++) {
@@ -758,39 +884,23 @@ __global__ void __launch_bounds__(VPT == 1 ? 1024 : 512)
 				sg += g, sgx += g * ((xv[e] - mu) * rs);
 			}
 		}
-		block_reduce2(sg, sgx, sh);
-#if __CUDA_ARCH__ >= 900
-		if (CL) {
-			/*
-			 * Row k's sums: thread t < nc stores (sg, sgx) into block t's red[b][q]
-			 * with st.async, which completes bytes on that block's xbar[b] (no
-			 * release: the thread's dx stores need not be done, as a cluster
-			 * barrier would wait for); each block expects nc x 8 bytes a row and
-			 * waits.  Two buffers suffice: a peer pushes row k + 2 only after it
-			 * has this block's row k + 1, pushed after this block read row k.
-			 */
-			int b = k & 1;
-			if (threadIdx.x == 0)
-				mbar_expect(&xbar[b], (unsigned)nc * 8);
-			if ((int)threadIdx.x < nc)
-				st_async2(&red[b][q][0], &xbar[b], (unsigned)threadIdx.x, sg, sgx);
-			mbar_wait_cluster(&xbar[b], (unsigned)(k >> 1) & 1);
-			sg = 0.f, sgx = 0.f;
-			for (int t = 0; t < nc; t++)
-				sg += red[b][t][0], sgx += red[b][t][1];
-			k++;
-		}
-#endif
+	}
+	/* dx of row @r from this thread's vectors (@src) and the row's sums; dw (and db) add up */
+	template <typename S>
+	__device__ __forceinline__ void finish(S src, T *dx, long r, long hidden, float rs,
+					       float mu, float sg, float sgx)
+	{
+		float inv_h = 1.f / (float)hidden;
 		float a = OP == RW_LAYERNORM ? sg * inv_h : 0.f, c = sgx * inv_h;
 		uint4 *outr = (uint4 *)(dx + (size_t)r * hidden);
 #pragma unroll
 		for (int i = 0; i < VPT; i++) {
-			long j = j0 + threadIdx.x + (long)i * bd;
+			long j = col(i);
 			if (j >= jend)
 				continue;
 			float xv[VE], dv[VE], wv[VE], o[VE];
-			unpack<T>(rx[i], xv);
-			unpack<T>(rd[i], dv);
+			unpack<T>(src(0, i), xv);
+			unpack<T>(src(1, i), dv);
 			unpack<T>(wr[i], wv);
 #pragma unroll
 			for (int e = 0; e < VE; e++) {
@@ -806,31 +916,203 @@ __global__ void __launch_bounds__(VPT == 1 ? 1024 : 512)
 			}
 			__stcs(outr + j, pack<T>(o));
 		}
+	}
+	/* the block's (cluster's) partial row @cid of dw (and db) */
+	__device__ __forceinline__ void partials(float *pw, float *pb, long cid, long hidden) const
+	{
+#pragma unroll
+		for (int i = 0; i < VPT; i++) {
+			long j = col(i);
+			if (OP == RW_SOFTMAX || j >= jend)
+				continue;
+			float4 *p = (float4 *)(pw + (size_t)cid * hidden + j * VE);
+#pragma unroll
+			for (int e = 0; e < VE; e += 4)
+				p[e / 4] = make_float4(dw[i][e], dw[i][e + 1], dw[i][e + 2],
+						       dw[i][e + 3]);
+			if (OP == RW_LAYERNORM) {
+				float4 *pq = (float4 *)(pb + (size_t)cid * hidden + j * VE);
+				constexpr int k = OP == RW_LAYERNORM ? 1 : 0;
+#pragma unroll
+				for (int e = 0; e < VE; e += 4)
+					pq[e / 4] = make_float4(db[i * k][e], db[i * k][e + 1],
+								db[i * k][e + 2], db[i * k][e + 3]);
+			}
+		}
+	}
+};
+
+/*
+ * A cluster's row sums: block q's (sg, sgx) of its k-th row go with st.async into buffer k % 4
+ * of every block, completing bytes on that block's xbar[k % 4] (no release: this thread's dx
+ * stores need not be done, as a cluster barrier would wait for).  Four buffers: a peer pushes
+ * row k + 4 only after it has this block's row k + 2, pushed after this block read row k.
+ */
+struct cluster_sums {
+	float red[4][8][2];
+	unsigned long long xbar[4];
+
+	__device__ __forceinline__ void init()
+	{
+		if (threadIdx.x == 0) {
+			for (int i = 0; i < 4; i++)
+				mbar_init(&xbar[i], 1);
+#if __CUDA_ARCH__ >= 900
+			asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+#endif
+		}
+	}
+	/* after block_reduce2: every thread has the block's (sg, sgx) */
+	__device__ __forceinline__ void push(long k, int q, int nc, float sg, float sgx)
+	{
+		int b = (int)(k & 3);
+		if (threadIdx.x == 0)
+			mbar_expect(&xbar[b], (unsigned)nc * 8);
+		if ((int)threadIdx.x < nc)
+			st_async2(&red[b][q][0], &xbar[b], (unsigned)threadIdx.x, sg, sgx);
+	}
+	__device__ __forceinline__ void wait(long k, int nc, float &sg, float &sgx)
+	{
+		int b = (int)(k & 3);
+		mbar_wait_cluster(&xbar[b], (unsigned)(k >> 2) & 1);
+		sg = 0.f, sgx = 0.f;
+		for (int t = 0; t < nc; t++)
+			sg += red[b][t][0], sgx += red[b][t][1];
+	}
+};
+
+/* this block's rank in its cluster, the cluster count and index (1, grid, block without CL) */
+template <bool CL>
+__device__ __forceinline__ void cluster_place(int &q, int &nc, long &cid, long &ncl)
+{
+	q = 0, nc = 1, cid = blockIdx.x, ncl = gridDim.x;
+#if __CUDA_ARCH__ >= 900
+	if (CL) {
+		cg::cluster_group cl = cg::this_cluster();
+		q = (int)cl.block_rank();
+		nc = (int)cl.num_blocks();
+		cid = blockIdx.x / nc;
+		ncl = gridDim.x / nc;
+	}
+#endif
+}
+
+template <bool CL> __device__ __forceinline__ void cluster_sync()
+{
+#if __CUDA_ARCH__ >= 900
+	if (CL)
+		cg::this_cluster().sync();
+#endif
+}
+
+template <typename T, int OP, int VPT, bool CL, bool HOLD = !CL>
+__global__ void __launch_bounds__(VPT == 1 ? 1024 : 512)
+	kprof_norm_bwd_pipe(T *dx, float *pw, float *pb, const T *dy, const T *x, const float *mean,
+			    const float *rstd, const T *w, long rows, long hidden, long cw,
+			    int stages)
+{
+	extern __shared__ uint4 ring[]; /* [stages][2 (x, dy)][VPT][blockDim.x] */
+	__shared__ float sh[64];
+	__shared__ cluster_sums xs;
+	int q, nc;
+	long cid, ncl, nvec = hidden / vec<T>::N, k = 0;
+	cluster_place<CL>(q, nc, cid, ncl);
+	if (CL)
+		xs.init();
+	cluster_sync<CL>(); /* every block started, its barriers initialised */
+	pipe_thread<T, OP, VPT> pt;
+	pt.init(w, (long)q * cw, (long)q * cw + cw < nvec ? (long)q * cw + cw : nvec);
+	for (int s = 0; s < stages - 1; s++)
+		pt.issue(ring, x, dy, cid + (long)s * ncl, rows, hidden, s);
+	float rs_n = OP != RW_SOFTMAX && cid < rows ? __ldg(rstd + cid) : 0.f;
+	float mu_n = OP == RW_LAYERNORM && cid < rows ? __ldg(mean + cid) : 0.f;
+	int s = 0;
+	for (long r = cid; r < rows; r += ncl, k++) {
+		pt.issue(ring, x, dy, r + (long)(stages - 1) * ncl, rows, hidden,
+			 s == 0 ? stages - 1 : s - 1);
+		float rs = rs_n, mu = mu_n, sg, sgx;
+		if (OP != RW_SOFTMAX && r + ncl < rows) {
+			rs_n = __ldg(rstd + r + ncl);
+			if (OP == RW_LAYERNORM)
+				mu_n = __ldg(mean + r + ncl);
+		}
+		cp_wait(stages - 1);
+		uint4 rx[VPT], rd[VPT];
+		pt.load(ring, s, rx, rd);
+		auto held = [&](int t, int i) { return t ? rd[i] : rx[i]; };
+		auto staged = [&](int t, int i) { return pt.at(ring, s, t, i); };
+		pt.sums(held, rs, mu, sg, sgx);
+		block_reduce2(sg, sgx, sh);
+		if (CL) {
+			xs.push(k, q, nc, sg, sgx);
+			xs.wait(k, nc, sg, sgx);
+		}
+		if (HOLD)
+			pt.finish(held, dx, r, hidden, rs, mu, sg, sgx);
+		else /* not held over the cluster's exchange */
+			pt.finish(staged, dx, r, hidden, rs, mu, sg, sgx);
 		s = s + 1 == stages ? 0 : s + 1;
 	}
 	cp_wait(0);
-#pragma unroll
-	for (int i = 0; i < VPT; i++) {
-		long j = j0 + threadIdx.x + (long)i * bd;
-		if (OP == RW_SOFTMAX || j >= jend)
-			continue;
-		float4 *p = (float4 *)(pw + (size_t)cid * hidden + j * VE);
-#pragma unroll
-		for (int e = 0; e < VE; e += 4)
-			p[e / 4] = make_float4(dw[i][e], dw[i][e + 1], dw[i][e + 2], dw[i][e + 3]);
-		if (OP == RW_LAYERNORM) {
-			float4 *pq = (float4 *)(pb + (size_t)cid * hidden + j * VE);
-			constexpr int k = OP == RW_LAYERNORM ? 1 : 0;
-#pragma unroll
-			for (int e = 0; e < VE; e += 4)
-				pq[e / 4] = make_float4(db[i * k][e], db[i * k][e + 1],
-							db[i * k][e + 2], db[i * k][e + 3]);
-		}
+	pt.partials(pw, pb, cid, hidden);
+	cluster_sync<CL>(); /* no block leaves while a peer may still write to it */
+}
+
+/*
+ * kprof_norm_bwd_pipe on a cluster with the row sums one row ahead: a block reduces and pushes
+ * row k + 1's sums before it waits for row k's from its peers, so the exchange's latency hides
+ * behind a row's work; 2 blocks an SM (a 64-register bound).  H100, bf16 8192x32768: RMSNorm
+ * 85.3% of the DRAM peak instead of 77.5%.  LayerNorm's db sums do not fit that bound (40
+ * bytes spilled: 67%; one block an SM: 67% too), so it stays on kprof_norm_bwd_pipe (76.5%).
+ */
+template <typename T, int OP>
+__global__ void __launch_bounds__(512, 2)
+	kprof_norm_bwd_ahead(T *dx, float *pw, float *pb, const T *dy, const T *x,
+			     const float *mean, const float *rstd, const T *w, long rows,
+			     long hidden, long cw, int stages)
+{
+	extern __shared__ uint4 ring[]; /* [stages][2 (x, dy)][2][blockDim.x] */
+	__shared__ float sh[64];
+	__shared__ cluster_sums xs;
+	int q, nc;
+	long cid, ncl, nvec = hidden / vec<T>::N, k = 0;
+	cluster_place<true>(q, nc, cid, ncl);
+	xs.init();
+	cluster_sync<true>();
+	pipe_thread<T, OP, 2> pt;
+	pt.init(w, (long)q * cw, (long)q * cw + cw < nvec ? (long)q * cw + cw : nvec);
+	for (int s = 0; s < stages; s++)
+		pt.issue(ring, x, dy, cid + (long)s * ncl, rows, hidden, s);
+	float rs = OP != RW_SOFTMAX && cid < rows ? __ldg(rstd + cid) : 0.f;
+	float mu = OP == RW_LAYERNORM && cid < rows ? __ldg(mean + cid) : 0.f, sg, sgx;
+	if (cid < rows) {
+		cp_wait(stages - 1);
+		pt.sums([&](int t, int i) { return pt.at(ring, 0, t, i); }, rs, mu, sg, sgx);
+		block_reduce2(sg, sgx, sh);
+		xs.push(0, q, nc, sg, sgx);
 	}
-#if __CUDA_ARCH__ >= 900
-	if (CL)
-		cg::this_cluster().sync(); /* no block leaves while a peer may still write to it */
-#endif
+	for (long r = cid; r < rows; r += ncl, k++) {
+		int s = (int)(k % stages);
+		float rs1 = 0.f, mu1 = 0.f;
+		if (r + ncl < rows) {
+			rs1 = OP != RW_SOFTMAX ? __ldg(rstd + r + ncl) : 0.f;
+			mu1 = OP == RW_LAYERNORM ? __ldg(mean + r + ncl) : 0.f;
+			int s1 = (int)((k + 1) % stages);
+			cp_wait(stages - 2);
+			pt.sums([&](int t, int i) { return pt.at(ring, s1, t, i); }, rs1, mu1, sg,
+				sgx);
+			block_reduce2(sg, sgx, sh);
+			xs.push(k + 1, q, nc, sg, sgx);
+		}
+		xs.wait(k, nc, sg, sgx);
+		pt.finish([&](int t, int i) { return pt.at(ring, s, t, i); }, dx, r, hidden, rs, mu,
+			  sg, sgx);
+		pt.issue(ring, x, dy, r + (long)stages * ncl, rows, hidden, s);
+		rs = rs1, mu = mu1;
+	}
+	cp_wait(0);
+	pt.partials(pw, pb, cid, hidden);
+	cluster_sync<true>();
 }
 
 /* out[j] = sum over @n rows of p[., j] (fp32 partials), in T: 32 columns x 8 row groups a block. */
@@ -977,29 +1259,31 @@ static int launch(void *y, const void *x, const void *w, const void *b, float *m
 	int items = 1;
 	if (hidden % vec<T>::N || rows <= 0 || rows > 2147483647L)
 		return (int)cudaErrorInvalidValue;
-	/* measured on H200 at 8192x32768 bf16: softmax +8%, LayerNorm +17%, RMSNorm -2% */
-	if (OP != RW_RMSNORM && nvec > 2048 && nvec <= 4096) {
-		/* 1024 threads of 4 vectors, a block or two an SM: the persistent prefetching kernel */
-		unsigned t = (unsigned)(((nvec + 3) / 4 + 31) / 32 * 32);
-		long grid = resident_blocks((const void *)kprof_rowwise_pf<T, OP>, t);
-		dim3 pg((unsigned)(grid < rows ? grid : rows)), pb(t);
-		kprof_rowwise_pf<T, OP><<<pg, pb>>>((T *)y, (const T *)x, (const T *)w,
-						    (const T *)b, mean, rstd, rows, hidden, eps);
+	/* measured on H100 at 8192x32768 bf16: RMSNorm's register kernel 88.9%, two passes 83.0% */
+	dim3 g((unsigned)rows);
+	if (nvec > 4096) {
+		kprof_rowwise_l2<T, OP, 1024, 2><<<g, 1024>>>((T *)y, (const T *)x, (const T *)w,
+							      (const T *)b, mean, rstd, hidden,
+							      eps);
+		return (int)cudaGetLastError();
+	}
+	if (OP != RW_RMSNORM && nvec > 2048) {
+		kprof_rowwise_l2<T, OP, 512, 4><<<g, 512>>>((T *)y, (const T *)x, (const T *)w,
+							    (const T *)b, mean, rstd, hidden, eps);
 		return (int)cudaGetLastError();
 	}
 	/*
 	 * Small blocks with several 16-byte vectors per thread: more rows in flight per SM.  At most
-	 * 8 vectors a thread (32 registers of data, a 512-thread bound); 16 only for rows that need
-	 * more than 512 threads of 8 (they spill under the 1024-thread bound).
+	 * 8 vectors a thread (32 registers of data, a 512-thread bound: rows up to 4096 vectors).
 	 */
 	while (items < MB_FWD_ITEMS && (nvec + items - 1) / items > 128)
 		items *= 2;
-	while (items < 16 && (nvec + items - 1) / items > (items >= 8 ? 512 : 1024))
+	while (items < 8 && (nvec + items - 1) / items > 1024)
 		items *= 2;
 	long threads = ((nvec + items - 1) / items + 31) / 32 * 32;
-	if (threads > 1024)
+	if (threads > 1024 || (items == 8 && threads > 512))
 		return (int)cudaErrorInvalidValue;
-	dim3 g((unsigned)rows), blk((unsigned)threads);
+	dim3 blk((unsigned)threads);
 #define L(I)                                                                                       \
 	kprof_rowwise<T, OP, I><<<g, blk>>>((T *)y, (const T *)x, (const T *)w, (const T *)b,      \
 					    mean, rstd, hidden, eps)
@@ -1013,11 +1297,8 @@ static int launch(void *y, const void *x, const void *w, const void *b, float *m
 	case 4:
 		L(4);
 		break;
-	case 8:
-		L(8);
-		break;
 	default:
-		L(16);
+		L(8);
 		break;
 	}
 #undef L
@@ -1074,6 +1355,29 @@ template <typename T, int OP> static int nb_pipe_plan(struct nb_plan *p, long ro
 template <typename T>
 static int sm_bwd_pipe(void *dx, const void *y, const void *dy, long rows, long hidden);
 
+/*
+ * Dynamic shared memory (unused) that leaves room for one block of @fn an SM: the softmax
+ * backward's second pass must find its rows in L2, and two 1024-thread blocks an SM keep twice
+ * the rows in flight (H100, bf16 8192x32768: 80% of the DRAM peak at 2 blocks, 90% at one).
+ */
+static size_t one_block_an_sm(const void *fn)
+{
+	int dev = 0, per_sm = 0;
+	if (cudaGetDevice(&dev) != cudaSuccess ||
+	    cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev) !=
+		    cudaSuccess) {
+		cudaGetLastError();
+		return 0;
+	}
+	size_t smem = (size_t)per_sm / 2 + 1024;
+	if (cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) !=
+	    cudaSuccess) {
+		cudaGetLastError();
+		return 0;
+	}
+	return smem;
+}
+
 template <typename T>
 static int sm_bwd(void *dx, const void *y, const void *dy, long rows, long hidden)
 {
@@ -1086,6 +1390,14 @@ static int sm_bwd(void *dx, const void *y, const void *dy, long rows, long hidde
 	if (e >= 0)
 		return e;
 	dim3 g((unsigned)rows), b(threads_for(nvec, items));
+	const char *env = getenv("KPROF_SOFTMAX_BWD");
+	if (nvec > 2048 && nvec <= 4096 && !(env && !strcmp(env, "rows"))) {
+		const void *fn = (const void *)kprof_softmax_bwd_l2<T, 1024, 2>;
+		size_t smem = one_block_an_sm(fn);
+		kprof_softmax_bwd_l2<T, 1024, 2>
+			<<<g, 1024, smem>>>((T *)dx, (const T *)y, (const T *)dy, hidden);
+		return (int)cudaGetLastError();
+	}
 #define L(I) kprof_softmax_bwd<T, I><<<g, b>>>((T *)dx, (const T *)y, (const T *)dy, hidden)
 	switch (items) {
 	case 1:
@@ -1155,7 +1467,7 @@ static long resident_blocks(const void *fn, unsigned threads)
  * for dx and kprof_norm_wgrad over [gx, gy] blocks of @per rows (gy partial rows).
  */
 struct nb_plan {
-	int items, split, pipe, vpt, nc, stages;
+	int items, split, pipe, ahead, vpt, nc, stages;
 	unsigned threads;
 	long grid, gx, gy, per, partial, cw;
 	size_t smem;
@@ -1192,6 +1504,14 @@ static void nb_env(const char *env, int *pipe, int *force, int *vpt, long *cap)
 template <typename T, int OP, int V, bool CL> static const void *pipe_fn()
 {
 	return (const void *)kprof_norm_bwd_pipe<T, OP, V, CL>;
+}
+
+template <typename T, int OP> static const void *ahead_fn()
+{
+	if constexpr (OP == RW_LAYERNORM)
+		return NULL; /* not used: see kprof_norm_bwd_ahead */
+	else
+		return (const void *)kprof_norm_bwd_ahead<T, OP>;
 }
 
 /* Clusters of @nc blocks of @fn resident on the whole GPU (cached per kernel and size). */
@@ -1279,6 +1599,8 @@ template <typename T, int OP> static int nb_pipe_plan(struct nb_plan *p, long ro
 	if (OP == RW_SOFTMAX && !force && nvec <= 4096)
 		return 0;
 	unsigned threads = (unsigned)(((cw + vpt - 1) / vpt + 31) / 32 * 32);
+	/* clusters of 2-vector threads: the row sums one row ahead, but for LayerNorm (spills) */
+	int ahead = nc > 1 && vpt == 2 && OP != RW_LAYERNORM;
 	size_t stage = (size_t)2 * vpt * threads * 16, lim = (size_t)optin - 1024;
 	if (cap > 0 && (size_t)cap < lim)
 		lim = (size_t)cap;
@@ -1288,7 +1610,9 @@ template <typename T, int OP> static int nb_pipe_plan(struct nb_plan *p, long ro
 	if (stages < 2)
 		return 0;
 	const void *fn;
-	if (nc == 1)
+	if (ahead)
+		fn = ahead_fn<T, OP>();
+	else if (nc == 1)
 		fn = vpt == 2 ? pipe_fn<T, OP, 2, false>() : pipe_fn<T, OP, 1, false>();
 	else
 		fn = vpt == 2 ? pipe_fn<T, OP, 2, true>() : pipe_fn<T, OP, 1, true>();
@@ -1296,7 +1620,8 @@ template <typename T, int OP> static int nb_pipe_plan(struct nb_plan *p, long ro
 	/* fewer than 32 rows a cluster: the ring's fill is not repaid (H200, 4096x4096: slower) */
 	if (ncl < 1 || (!force && rows < 32 * ncl))
 		return 0;
-	p->pipe = 1, p->vpt = vpt, p->nc = nc, p->stages = stages, p->threads = threads;
+	p->pipe = 1, p->ahead = ahead, p->vpt = vpt, p->nc = nc, p->stages = stages;
+	p->threads = threads;
 	p->cw = cw, p->smem = stage * stages;
 	p->partial = ncl < rows ? ncl : rows;
 	p->grid = p->partial * nc;
@@ -1370,6 +1695,11 @@ static int pipe_launch(const struct nb_plan *p, void *dx, float *pw, float *pb, 
 #define K(V, C)                                                                                    \
 	cudaLaunchKernelEx(&cfg, kprof_norm_bwd_pipe<T, OP, V, C>, o, pw, pb, d, xx, mean, rstd,   \
 			   ww, rows, hidden, p->cw, p->stages)
+	if constexpr (OP != RW_LAYERNORM)
+		if (p->ahead)
+			return (int)cudaLaunchKernelEx(&cfg, kprof_norm_bwd_ahead<T, OP>, o, pw, pb,
+						       d, xx, mean, rstd, ww, rows, hidden, p->cw,
+						       p->stages);
 	cudaError_t e = p->nc > 1 ? (p->vpt == 2 ? K(2, true) : K(1, true))
 				  : (p->vpt == 2 ? K(2, false) : K(1, false));
 #undef K
