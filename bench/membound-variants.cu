@@ -428,9 +428,9 @@ static void nbp_la_run(bf *dx, bf *dw, bf *db, const bf *dy, const bf *x, const 
 	if (OP == RW_SOFTMAX)
 		return;
 	dim3 g2((unsigned)((hidden + 31) / 32)), b2(256);
-	kprof_colsum<bf><<<g2, b2>>>(dw, pw, partial, hidden);
+	kprof_colsum<bf><<<g2, b2>>>(dw, dw, pw, pw, partial, hidden);
 	if (OP == RW_LAYERNORM)
-		kprof_colsum<bf><<<g2, b2>>>(db, pb, partial, hidden);
+		kprof_colsum<bf><<<g2, b2>>>(db, db, pb, pb, partial, hidden);
 }
 
 /* ---- harness ---- */
@@ -602,8 +602,8 @@ static void bwd_variants(long R, long H, bf *dx, bf *dxref, bf *y, bf *dy, bf *x
 				float *pw = (float *)ws, *pb = pw + (size_t)p2.partial * H;
 				t = time_ms([&] {
 					{ int pe = pipe_launch<bf, RW_LAYERNORM>(&p2, dx, pw, pb, dy, x, mean, rstd, w, R, H); CK((cudaError_t)pe); }
-					kprof_colsum<bf><<<(unsigned)((H + 31) / 32), 256>>>(dw, pw, p2.partial, H);
-					kprof_colsum<bf><<<(unsigned)((H + 31) / 32), 256>>>(db, pb, p2.partial, H);
+					kprof_colsum<bf><<<(unsigned)((H + 31) / 32), 256>>>(dw, dw, pw, pw, p2.partial, H);
+					kprof_colsum<bf><<<(unsigned)((H + 31) / 32), 256>>>(db, db, pb, pb, p2.partial, H);
 				});
 				char nmv[64];
 				snprintf(nmv, sizeof nmv, "nc%d thr%u st%d ctas%ld", ncw, p2.threads, p2.stages, p2.grid);

@@ -1115,14 +1115,25 @@ __global__ void __launch_bounds__(512, 2)
 	cluster_sync<true>();
 }
 
-/* out[j] = sum over @n rows of p[., j] (fp32 partials), in T: 32 columns x 8 row groups a block. */
+/*
+ * out[j] = sum over @n rows of p[., j] (fp32 partials), in T: 32 columns x 8 row groups a block;
+ * blockIdx.y 1 sums @p1 into @out1 (LayerNorm's dbias in the same launch as dweight).  Launched
+ * as a programmatic dependent of the backward (sm_90): it may start while the backward's last
+ * blocks run, and waits for their partial rows here.
+ */
 template <typename T>
-__global__ void __launch_bounds__(256) kprof_colsum(T *out, const float *p, long n, long hidden)
+__global__ void __launch_bounds__(256)
+	kprof_colsum(T *out0, T *out1, const float *p0, const float *p1, long n, long hidden)
 {
 	__shared__ float sh[8][33];
 	long j = (long)blockIdx.x * 32 + (threadIdx.x & 31);
 	int g = threadIdx.x >> 5;
+	const float *p = blockIdx.y ? p1 : p0;
+	T *out = blockIdx.y ? out1 : out0;
 	float a = 0.f;
+#if __CUDA_ARCH__ >= 900
+	cudaGridDependencySynchronize();
+#endif
 	if (j < hidden)
 		for (long r = g; r < n; r += 8)
 			a += p[(size_t)r * hidden + j];
@@ -1722,6 +1733,35 @@ static int sm_bwd_pipe(void *dx, const void *y, const void *dy, long rows, long 
 	return e ? e : (int)cudaGetLastError();
 }
 
+/*
+ * kprof_colsum over @nout partial sets (dweight, and LayerNorm's dbias) in one launch, a
+ * programmatic dependent of the kernel before it on sm_90 (H100, bf16 8192x32768 LayerNorm: the
+ * two launches and their gaps were 10 us of the op's 565).
+ */
+template <typename T>
+static int colsum_launch(T *dw, T *db, const float *pw, const float *pb, int nout, long n,
+			 long hidden)
+{
+	static int major = -1;
+	int dev = 0;
+	if (major < 0 && (cudaGetDevice(&dev) != cudaSuccess ||
+			  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) !=
+				  cudaSuccess)) {
+		cudaGetLastError();
+		major = 0;
+	}
+	cudaLaunchConfig_t cfg;
+	cudaLaunchAttribute at[1];
+	memset(&cfg, 0, sizeof(cfg));
+	memset(at, 0, sizeof(at));
+	cfg.gridDim = dim3((unsigned)((hidden + 31) / 32), (unsigned)nout),
+	cfg.blockDim = dim3(256);
+	at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+	at[0].val.programmaticStreamSerializationAllowed = 1;
+	cfg.attrs = at, cfg.numAttrs = major >= 9 ? 1 : 0;
+	return (int)cudaLaunchKernelEx(&cfg, kprof_colsum<T>, dw, db, pw, pb, n, hidden);
+}
+
 template <typename T, int OP>
 static int nb_launch(void *dx, void *dw, void *db, const void *dy, const void *x, const float *mean,
 		     const float *rstd, const void *w, void *ws, long rows, long hidden)
@@ -1767,11 +1807,8 @@ static int nb_launch(void *dx, void *dw, void *db, const void *dy, const void *x
 		}
 	}
 #undef L
-	dim3 cg((unsigned)((hidden + 31) / 32)), cb(256);
-	kprof_colsum<T><<<cg, cb>>>((T *)dw, pw, p.partial, hidden);
-	if (OP == RW_LAYERNORM)
-		kprof_colsum<T><<<cg, cb>>>((T *)db, pb, p.partial, hidden);
-	return (int)cudaGetLastError();
+	return colsum_launch<T>((T *)dw, (T *)db, pw, pb, OP == RW_LAYERNORM ? 2 : 1, p.partial,
+				hidden);
 }
 
 extern "C" size_t kk_norm_bwd_workspace(int op, int kt, long rows, long hidden)
