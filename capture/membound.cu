@@ -260,12 +260,13 @@ __global__ void __launch_bounds__(ITEMS == 8 ? 512 : 1024)
 }
 
 /*
- * Per-thread statistics of one 16-byte vector @v for rowwise_l2's first pass: softmax an online
- * (max @m, sum of exp @a); the norms sums of x - @k and its square (@a, @q), shifted by the
- * row's first element so that the variance loses no digits to a large mean.
+ * Per-thread statistics of one 16-byte vector @raw for a streaming pass (kprof_rowwise_l2's
+ * first, the cross-entropy forward): softmax an online (max @m, sum of exp @a); the norms sums
+ * of x - @k and its square (@a, @q), @k the row's first element, so that the variance loses no
+ * digits to a large mean.
  */
 template <typename T, int OP>
-__device__ __forceinline__ void l2_stats(const uint4 &raw, float k, float &m, float &a, float &q)
+__device__ __forceinline__ void vec_stats(const uint4 &raw, float k, float &m, float &a, float &q)
 {
 	constexpr int VE = vec<T>::N;
 	float v[VE];
@@ -345,7 +346,7 @@ __global__ void __launch_bounds__(NT)
 #pragma unroll
 		for (int u = 0; u < U; u++)
 			if (base + (long)u * NT < nvec)
-				l2_stats<T, OP>(raw[u], k, m, a, q);
+				vec_stats<T, OP>(raw[u], k, m, a, q);
 	}
 	float scale, shift = 0.f, inv = 1.f / (float)hidden;
 	if (OP == RW_SOFTMAX) {
@@ -1165,7 +1166,7 @@ __global__ void __launch_bounds__(256)
 	__shared__ float sh[64];
 	long nvec = vocab / VE;
 	const uint4 *xr = (const uint4 *)(x + (size_t)blockIdx.x * vocab);
-	float m = -INFINITY, s = 0.f;
+	float m = -INFINITY, s = 0.f, unused = 0.f;
 	for (long base = threadIdx.x; base < nvec; base += (long)U * blockDim.x) {
 		uint4 raw[U];
 #pragma unroll
@@ -1177,20 +1178,7 @@ __global__ void __launch_bounds__(256)
 		for (int u = 0; u < U; u++) {
 			if (base + (long)u * blockDim.x >= nvec)
 				break;
-			float v[VE];
-			unpack<T>(raw[u], v);
-			float mv = v[0];
-#pragma unroll
-			for (int e = 1; e < VE; e++)
-				mv = fmaxf(mv, v[e]);
-			if (mv > m) {
-				s *= ex2((m - mv) * L2E);
-				m = mv;
-			}
-			float ml = m * L2E;
-#pragma unroll
-			for (int e = 0; e < VE; e++)
-				s += ex2(fmaf(v[e], L2E, -ml));
+			vec_stats<T, RW_SOFTMAX>(raw[u], 0.f, m, s, unused);
 		}
 	}
 	block_reduce_ms(m, s, sh);
