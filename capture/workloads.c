@@ -894,31 +894,59 @@ struct sdpa_case {
 	char algo[512];
 };
 
-static int sdpa_chunk(struct kp_wl *w, struct sdpa_case *c, long c0, long bc)
+/* One chunk of the batch: its items' slices of the case's tensors, and the GEMM strides. */
+struct sdpa_view {
+	long bc, nb, mq;      /* batch items; GEMM batch (items x KV heads); rows of a group */
+	long long qs, ks, ss; /* element strides of Q (and O, dO, dQ), K (and V, dK, dV), S */
+	char *q, *k, *v, *o, *dout, *dq, *dk, *dv;
+};
+
+static void sdpa_view_of(const struct sdpa_case *c, long c0, long bc, struct sdpa_view *v)
+{
+	const struct kp_sdpa_shape *s = &c->s;
+	size_t es = dts[c->cdt].size;
+	size_t qoff = (size_t)c0 * s->h * s->sq * s->d * es;
+	size_t koff = (size_t)c0 * s->hkv * s->sk * s->d * es;
+	v->bc = bc, v->nb = bc * s->hkv, v->mq = c->g * s->sq;
+	v->qs = v->mq * s->d, v->ks = s->sk * s->d, v->ss = v->mq * s->sk;
+	v->q = (char *)c->q + qoff;
+	v->k = (char *)c->k + koff;
+	v->v = (char *)c->v + koff;
+	v->o = (char *)c->o + qoff;
+	v->dout = (char *)c->dout + qoff;
+	v->dq = (char *)c->dq + qoff;
+	v->dk = (char *)c->dk + koff;
+	v->dv = (char *)c->dv + koff;
+}
+
+/* aten::scaled_dot_product_attention's slots for @bc batch items */
+static void sdpa_top_slots(const struct sdpa_case *c, long bc, struct slot top[8])
+{
+	const struct kp_sdpa_shape *s = &c->s;
+	const char *ty = dts[c->cdt].torch_type;
+	const char *causal = s->causal ? "True" : "False", *gqa = c->g > 1 ? "True" : "False";
+	top[0] = tensor(ty, 4, bc, s->h, s->sq, s->d);
+	top[1] = tensor(ty, 4, bc, s->hkv, s->sk, s->d);
+	top[2] = tensor(ty, 4, bc, s->hkv, s->sk, s->d);
+	top[3] = scalar("", "");
+	top[4] = scalar("Scalar", "0.");
+	top[5] = scalar("Scalar", causal);
+	top[6] = scalar("", "");
+	top[7] = scalar("Scalar", gqa);
+}
+
+/* the forward as the math path: S = Q K^T (fp32), P = softmax(scale S), O = P V */
+static int sdpa_chunk_fwd(struct kp_wl *w, struct sdpa_case *c, const struct sdpa_view *v)
 {
 	const struct kp_sdpa_shape *s = &c->s;
 	const struct dt_info *d = &dts[c->cdt];
 	const char *ty = d->torch_type, *be = "cublas-math-sdpa";
-	size_t es = d->size;
-	long nb = bc * s->hkv, mq = c->g * s->sq;
-	long long qs = mq * s->d, ks = s->sk * s->d, ss = mq * s->sk;
-	char *qo = (char *)c->q + (size_t)c0 * s->h * s->sq * s->d * es;
-	char *ko = (char *)c->k + (size_t)c0 * s->hkv * s->sk * s->d * es;
-	char *vo = (char *)c->v + (size_t)c0 * s->hkv * s->sk * s->d * es;
-	char *oo = (char *)c->o + (size_t)c0 * s->h * s->sq * s->d * es;
-	char *doo = (char *)c->dout + (size_t)c0 * s->h * s->sq * s->d * es;
-	char *dqo = (char *)c->dq + (size_t)c0 * s->h * s->sq * s->d * es;
-	char *dko = (char *)c->dk + (size_t)c0 * s->hkv * s->sk * s->d * es;
-	char *dvo = (char *)c->dv + (size_t)c0 * s->hkv * s->sk * s->d * es;
 	const char *causal = s->causal ? "True" : "False", *gqa = c->g > 1 ? "True" : "False";
+	long nb = v->nb, mq = v->mq;
 	int tr = w->traced, rc = 0;
-
+	struct slot top[8];
+	sdpa_top_slots(c, v->bc, top);
 	/* clang-format off */
-	struct slot top[8] = {
-		tensor(ty, 4, bc, s->h, s->sq, s->d), tensor(ty, 4, bc, s->hkv, s->sk, s->d),
-		tensor(ty, 4, bc, s->hkv, s->sk, s->d), scalar("", ""), scalar("Scalar", "0."),
-		scalar("Scalar", causal), scalar("", ""), scalar("Scalar", gqa),
-	};
 	struct slot math[9] = {
 		top[0], top[1], top[2], scalar("", ""), scalar("Scalar", "0."), scalar("Scalar", causal),
 		scalar("", ""), scalar("", ""), scalar("Scalar", gqa),
@@ -938,8 +966,8 @@ static int sdpa_chunk(struct kp_wl *w, struct sdpa_case *c, long c0, long bc)
 	op_begin(w, &o_top);
 	op_begin(w, &o_math);
 	op_begin(w, &o1); /* S = Q K^T, fp32 scores in memory */
-	rc = gemm(w, c->cdt, 0, 1, mq, s->sk, s->d, qo, s->d, qs, ko, s->d, ks, 0.f, c->scores, 1,
-		  s->sk, ss, nb);
+	rc = gemm(w, c->cdt, 0, 1, mq, s->sk, s->d, v->q, s->d, v->qs, v->k, s->d, v->ks, 0.f,
+		  c->scores, 1, s->sk, v->ss, nb);
 	op_end(w, &o1, "aten::bmm", a1);
 	op_begin(w, &o2); /* P = softmax(scale S) with the causal mask */
 	if (rc == 0)
@@ -950,21 +978,28 @@ static int sdpa_chunk(struct kp_wl *w, struct sdpa_case *c, long c0, long bc)
 	op_end(w, &o2, "aten::_safe_softmax", a2);
 	op_begin(w, &o3); /* O = P V */
 	if (rc == 0)
-		rc = gemm(w, c->cdt, 0, 0, mq, s->d, s->sk, c->p, s->sk, ss, vo, s->d, ks, 0.f, oo,
-			  0, s->d, qs, nb);
+		rc = gemm(w, c->cdt, 0, 0, mq, s->d, s->sk, c->p, s->sk, v->ss, v->v, s->d, v->ks,
+			  0.f, v->o, 0, s->d, v->qs, nb);
 	op_end(w, &o3, "aten::bmm", a3);
 	op_end(w, &o_math, "aten::_scaled_dot_product_attention_math", a_math);
 	op_end(w, &o_top, "aten::scaled_dot_product_attention", a_top);
-	if (rc < 0 || !c->backward)
-		return rc;
+	return rc;
+}
 
-	/*
-	 * backward as autograd runs the math path: BmmBackward0, SoftmaxBackward0, BmmBackward0,
-	 * inside kprof::scaled_dot_product_attention_math_backward (the forward's slots): it
-	 * has no model, so its ops are counted as they are, and it names the attention they
-	 * compute, which kprof diff pairs with a fused backward (kprof-diff(1), PAIRS ACROSS
-	 * BACKENDS)
-	 */
+/* the backward's op args: p0 the wrapper, p1-p3 the autograd nodes, q1-q5 their aten ops */
+struct sdpa_bwd_args {
+	char *p0, *p1, *p2, *p3, *q1, *q2, *q3, *q4, *q5;
+};
+
+static void sdpa_bwd_args_new(struct kp_wl *w, const struct sdpa_case *c, const struct sdpa_view *v,
+			      struct sdpa_bwd_args *a)
+{
+	const struct kp_sdpa_shape *s = &c->s;
+	const char *ty = dts[c->cdt].torch_type, *be = "cublas-math-sdpa";
+	long nb = v->nb, mq = v->mq;
+	int tr = w->traced;
+	struct slot top[8];
+	sdpa_top_slots(c, v->bc, top);
 	struct slot g1[2] = { tensor(ty, 3, nb, mq, s->d, 0), tensor(ty, 3, nb, s->d, s->sk, 0) };
 	struct slot g2[2] = { tensor(ty, 3, nb, s->sk, mq, 0), tensor(ty, 3, nb, mq, s->d, 0) };
 	struct slot sb[4] = { tensor("float", 3, nb, mq, s->sk, 0), tensor(ty, 3, nb, mq, s->sk, 0),
@@ -973,50 +1008,79 @@ static int sdpa_chunk(struct kp_wl *w, struct sdpa_case *c, long c0, long bc)
 	struct slot g4[2] = { tensor(ty, 3, nb, s->sk, mq, 0), tensor(ty, 3, nb, mq, s->d, 0) };
 	struct slot one[1] = { tensor(ty, 3, nb, mq, s->d, 0) };
 	struct slot onep[1] = { tensor(ty, 3, nb, mq, s->sk, 0) };
+	a->p0 = tr ? mk_args(top, 8, be, c->cdt, NULL) : NULL;
+	a->p1 = tr ? mk_args(one, 1, be, c->cdt, NULL) : NULL;
+	a->p2 = tr ? mk_args(onep, 1, be, c->cdt, NULL) : NULL;
+	a->p3 = tr ? mk_args(onep, 1, be, c->cdt, NULL) : NULL;
+	a->q1 = tr ? mk_args(g1, 2, be, c->cdt, NULL) : NULL;
+	a->q2 = tr ? mk_args(g2, 2, be, c->cdt, NULL) : NULL;
+	a->q3 = tr ? mk_args(sb, 4, be, c->cdt, NULL) : NULL;
+	a->q4 = tr ? mk_args(g3, 2, be, c->cdt, NULL) : NULL;
+	a->q5 = tr ? mk_args(g4, 2, be, c->cdt, NULL) : NULL;
+}
+
+/*
+ * backward as autograd runs the math path: BmmBackward0, SoftmaxBackward0, BmmBackward0,
+ * inside kprof::scaled_dot_product_attention_math_backward (the forward's slots): it
+ * has no model, so its ops are counted as they are, and it names the attention they
+ * compute, which kprof diff pairs with a fused backward (kprof-diff(1), PAIRS ACROSS
+ * BACKENDS)
+ */
+static int sdpa_chunk_bwd(struct kp_wl *w, struct sdpa_case *c, const struct sdpa_view *v)
+{
+	const struct kp_sdpa_shape *s = &c->s;
+	long nb = v->nb, mq = v->mq;
+	long long qs = v->qs, ks = v->ks, ss = v->ss;
+	struct sdpa_bwd_args a;
 	struct op p0, p1, p2, p3, q1, q2, q3, q4, q5;
-	char *ap0 = tr ? mk_args(top, 8, be, c->cdt, NULL) : NULL;
-	char *ap1 = tr ? mk_args(one, 1, be, c->cdt, NULL) : NULL;
-	char *ap2 = tr ? mk_args(onep, 1, be, c->cdt, NULL) : NULL;
-	char *ap3 = tr ? mk_args(onep, 1, be, c->cdt, NULL) : NULL;
-	char *aq1 = tr ? mk_args(g1, 2, be, c->cdt, NULL) : NULL;
-	char *aq2 = tr ? mk_args(g2, 2, be, c->cdt, NULL) : NULL;
-	char *aq3 = tr ? mk_args(sb, 4, be, c->cdt, NULL) : NULL;
-	char *aq4 = tr ? mk_args(g3, 2, be, c->cdt, NULL) : NULL;
-	char *aq5 = tr ? mk_args(g4, 2, be, c->cdt, NULL) : NULL;
+	int rc;
+	sdpa_bwd_args_new(w, c, v, &a);
 	op_begin(w, &p0);
 	op_begin(w, &p1);
 	op_begin(w, &q1); /* dP = dO V^T (fp32, into the scores buffer) */
-	rc = gemm(w, c->cdt, 0, 1, mq, s->sk, s->d, doo, s->d, qs, vo, s->d, ks, 0.f, c->scores, 1,
-		  s->sk, ss, nb);
-	op_end(w, &q1, "aten::bmm", aq1);
+	rc = gemm(w, c->cdt, 0, 1, mq, s->sk, s->d, v->dout, s->d, qs, v->v, s->d, ks, 0.f,
+		  c->scores, 1, s->sk, ss, nb);
+	op_end(w, &q1, "aten::bmm", a.q1);
 	op_begin(w, &q2); /* dV = P^T dO (sums the query heads of a GQA group) */
 	if (rc == 0)
-		rc = gemm(w, c->cdt, 1, 0, s->sk, s->d, mq, c->p, s->sk, ss, doo, s->d, qs, 0.f,
-			  dvo, 0, s->d, ks, nb);
-	op_end(w, &q2, "aten::bmm", aq2);
-	op_end(w, &p1, "BmmBackward0", ap1);
+		rc = gemm(w, c->cdt, 1, 0, s->sk, s->d, mq, c->p, s->sk, ss, v->dout, s->d, qs, 0.f,
+			  v->dv, 0, s->d, ks, nb);
+	op_end(w, &q2, "aten::bmm", a.q2);
+	op_end(w, &p1, "BmmBackward0", a.p1);
 	op_begin(w, &p2);
 	op_begin(w, &q3); /* dS = scale P (dP - rowsum(P dP)), in place of P */
 	if (rc == 0)
 		rc = kcheck(w,
-			    kk_softmax_bwd(c->p, c->p, c->scores, d->kt, nb * mq, s->sk, c->scale),
+			    kk_softmax_bwd(c->p, c->p, c->scores, dts[c->cdt].kt, nb * mq, s->sk,
+					   c->scale),
 			    "kprof_softmax_bwd");
-	op_end(w, &q3, "aten::_softmax_backward_data", aq3);
-	op_end(w, &p2, "SoftmaxBackward0", ap2);
+	op_end(w, &q3, "aten::_softmax_backward_data", a.q3);
+	op_end(w, &p2, "SoftmaxBackward0", a.p2);
 	op_begin(w, &p3);
 	op_begin(w, &q4); /* dQ = dS K */
 	if (rc == 0)
-		rc = gemm(w, c->cdt, 0, 0, mq, s->d, s->sk, c->p, s->sk, ss, ko, s->d, ks, 0.f, dqo,
-			  0, s->d, qs, nb);
-	op_end(w, &q4, "aten::bmm", aq4);
+		rc = gemm(w, c->cdt, 0, 0, mq, s->d, s->sk, c->p, s->sk, ss, v->k, s->d, ks, 0.f,
+			  v->dq, 0, s->d, qs, nb);
+	op_end(w, &q4, "aten::bmm", a.q4);
 	op_begin(w, &q5); /* dK = dS^T Q */
 	if (rc == 0)
-		rc = gemm(w, c->cdt, 1, 0, s->sk, s->d, mq, c->p, s->sk, ss, qo, s->d, qs, 0.f, dko,
-			  0, s->d, ks, nb);
-	op_end(w, &q5, "aten::bmm", aq5);
-	op_end(w, &p3, "BmmBackward0", ap3);
-	op_end(w, &p0, "kprof::scaled_dot_product_attention_math_backward", ap0);
+		rc = gemm(w, c->cdt, 1, 0, s->sk, s->d, mq, c->p, s->sk, ss, v->q, s->d, qs, 0.f,
+			  v->dk, 0, s->d, ks, nb);
+	op_end(w, &q5, "aten::bmm", a.q5);
+	op_end(w, &p3, "BmmBackward0", a.p3);
+	op_end(w, &p0, "kprof::scaled_dot_product_attention_math_backward", a.p0);
 	return rc;
+}
+
+/* batch items [c0, c0 + bc) on the math path: the forward, then (--backward) the backward */
+static int sdpa_chunk(struct kp_wl *w, struct sdpa_case *c, long c0, long bc)
+{
+	struct sdpa_view v;
+	sdpa_view_of(c, c0, bc, &v);
+	int rc = sdpa_chunk_fwd(w, c, &v);
+	if (rc < 0 || !c->backward)
+		return rc;
+	return sdpa_chunk_bwd(w, c, &v);
 }
 
 static int cudnn_fail(struct kp_wl *w, const char *why);
