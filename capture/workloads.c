@@ -1188,132 +1188,200 @@ static long ref_row(const void *q, const void *k, int kt, long i, long sk, long 
 	return lim;
 }
 
+/* sdpa_check's host copies and fp64 sums, all freed by it */
+struct sdpa_host {
+	double *p, *dp;                  /* one softmax row, its dP */
+	void *q, *k, *v, *o, *dout, *dq; /* one (batch item, head) */
+	void *gq, *gdo, *dk, *dv;        /* one GQA group (k, v: its KV head) */
+	double *dkr, *dvr, *dkm, *dvm;   /* dK, dV of the sampled keys: sums and sums of |terms| */
+};
+
+/* dP[j] = dO_i . V_j for the allowed keys; returns D_i = sum_j P[j] dP[j] */
+static double ref_dp_row(const void *dout, size_t ro, const void *v, int kt, long lim, long d,
+			 const double *p, double *dp)
+{
+	double di = 0;
+	for (long j = 0; j < lim; j++) {
+		double acc = 0;
+		for (long e = 0; e < d; e++)
+			acc += hval(dout, ro + e, kt) * hval(v, (size_t)j * d + e, kt);
+		dp[j] = acc;
+		di += p[j] * acc;
+	}
+	return di;
+}
+
+/* Q, K, V, O, dO, dQ of batch item @b, query head @hd (and its KV head) */
+static int sdpa_copy_head(struct kp_wl *w, const struct sdpa_case *c, struct sdpa_host *h, long b,
+			  long hd)
+{
+	const struct kp_sdpa_shape *s = &c->s;
+	size_t es = dts[c->cdt].size, qsz = (size_t)s->sq * s->d * es,
+	       ksz = (size_t)s->sk * s->d * es;
+	long kvh = hd / c->g;
+	size_t qoff = ((size_t)b * s->h + hd) * qsz, koff = ((size_t)b * s->hkv + kvh) * ksz;
+	free(h->q), free(h->k), free(h->v), free(h->o), free(h->dout), free(h->dq);
+	h->q = h->k = h->v = h->o = h->dout = h->dq = NULL;
+	if (!(h->q = host_copy(w, (char *)c->q + qoff, qsz)) ||
+	    !(h->k = host_copy(w, (char *)c->k + koff, ksz)) ||
+	    !(h->v = host_copy(w, (char *)c->v + koff, ksz)) ||
+	    !(h->o = host_copy(w, (char *)c->o + qoff, qsz)) ||
+	    !(h->dout = host_copy(w, (char *)c->dout + qoff, qsz)) ||
+	    !(h->dq = host_copy(w, (char *)c->dq + qoff, qsz)))
+		return -1;
+	return 0;
+}
+
+/* O row i = P V, with P in h->p */
+static void sdpa_check_o_row(const struct sdpa_case *c, const struct sdpa_host *h, long i, long lim,
+			     struct kp_check *fwd)
+{
+	const struct kp_sdpa_shape *s = &c->s;
+	int kt = dts[c->cdt].kt;
+	for (long e = 0; e < s->d; e++) {
+		double ref = 0, mag = 0;
+		for (long j = 0; j < lim; j++) {
+			double t = h->p[j] * hval(h->v, (size_t)j * s->d + e, kt);
+			ref += t, mag += fabs(t);
+		}
+		note_err(fwd, hval(h->o, (size_t)i * s->d + e, kt), ref, mag);
+	}
+}
+
+/* dQ row i = scale sum_j P[j] (dP[j] - D_i) K_j */
+static void sdpa_check_dq_row(const struct sdpa_case *c, struct sdpa_host *h, long i, long lim,
+			      struct kp_check *bwd)
+{
+	const struct kp_sdpa_shape *s = &c->s;
+	int kt = dts[c->cdt].kt;
+	double di = ref_dp_row(h->dout, (size_t)i * s->d, h->v, kt, lim, s->d, h->p, h->dp);
+	for (long e = 0; e < s->d; e++) {
+		double ref = 0, mag = 0;
+		for (long j = 0; j < lim; j++) {
+			double t = c->scale * h->p[j] * (h->dp[j] - di) *
+				   hval(h->k, (size_t)j * s->d + e, kt);
+			ref += t, mag += fabs(t);
+		}
+		note_err(bwd, hval(h->dq, (size_t)i * s->d + e, kt), ref, mag);
+	}
+}
+
+/* one random (batch item, head): O (and dQ) of 8 query rows, the last row first */
+static int sdpa_check_head(struct kp_wl *w, const struct sdpa_case *c, struct sdpa_host *h,
+			   struct kp_check *fwd, struct kp_check *bwd, uint64_t *seed)
+{
+	const struct kp_sdpa_shape *s = &c->s;
+	int kt = dts[c->cdt].kt;
+	long b = (long)(rng_next(seed) % s->b), hd = (long)(rng_next(seed) % s->h);
+	if (sdpa_copy_head(w, c, h, b, hd) < 0)
+		return -1;
+	for (int r = 0; r < 8; r++) {
+		long i = r == 0 ? s->sq - 1 : (long)(rng_next(seed) % s->sq);
+		long lim = ref_row(h->q, h->k, kt, i, s->sk, s->d, c->scale, s->causal, 0, h->p);
+		sdpa_check_o_row(c, h, i, lim, fwd);
+		if (c->backward)
+			sdpa_check_dq_row(c, h, i, lim, bwd);
+	}
+	return 0;
+}
+
+/* Q and dO of the last batch item's last GQA group, K, V, dK, dV of its KV head */
+static int sdpa_copy_group(struct kp_wl *w, const struct sdpa_case *c, struct sdpa_host *h)
+{
+	const struct kp_sdpa_shape *s = &c->s;
+	size_t es = dts[c->cdt].size, qsz = (size_t)s->sq * s->d * es,
+	       ksz = (size_t)s->sk * s->d * es;
+	long b = s->b - 1, kvh = s->hkv - 1;
+	size_t goff = ((size_t)b * s->h + (size_t)kvh * c->g) * qsz;
+	size_t koff = ((size_t)b * s->hkv + kvh) * ksz;
+	free(h->k), free(h->v);
+	h->k = h->v = NULL;
+	if (!(h->gq = host_copy(w, (char *)c->q + goff, qsz * c->g)) ||
+	    !(h->gdo = host_copy(w, (char *)c->dout + goff, qsz * c->g)) ||
+	    !(h->k = host_copy(w, (char *)c->k + koff, ksz)) ||
+	    !(h->v = host_copy(w, (char *)c->v + koff, ksz)) ||
+	    !(h->dk = host_copy(w, (char *)c->dk + koff, ksz)) ||
+	    !(h->dv = host_copy(w, (char *)c->dv + koff, ksz)))
+		return -1;
+	return 0;
+}
+
+/* query row i of group head @gh: its terms of dV_j = sum_i P_ij dO_i, dK_j = sum_i dS_ij Q_i */
+static void sdpa_accum_row(const struct sdpa_case *c, struct sdpa_host *h, long gh, long i,
+			   const long *js, long nj)
+{
+	const struct kp_sdpa_shape *s = &c->s;
+	int kt = dts[c->cdt].kt;
+	size_t qsz = (size_t)s->sq * s->d * dts[c->cdt].size, ro = (size_t)i * s->d;
+	const char *qh = (const char *)h->gq + gh * qsz, *doh = (const char *)h->gdo + gh * qsz;
+	long lim = ref_row(qh, h->k, kt, i, s->sk, s->d, c->scale, s->causal, 0, h->p);
+	double di = ref_dp_row(doh, ro, h->v, kt, lim, s->d, h->p, h->dp);
+	for (long t = 0; t < nj; t++) {
+		long j = js[t];
+		if (j >= lim)
+			continue;
+		double dsj = c->scale * h->p[j] * (h->dp[j] - di);
+		for (long e = 0; e < s->d; e++) {
+			double x = h->p[j] * hval(doh, ro + e, kt);
+			double y = dsj * hval(qh, ro + e, kt);
+			h->dvr[t * s->d + e] += x, h->dvm[t * s->d + e] += fabs(x);
+			h->dkr[t * s->d + e] += y, h->dkm[t * s->d + e] += fabs(y);
+		}
+	}
+}
+
+/* dK, dV of up to 8 keys (key 0 first): every query row of the group adds to them */
+static int sdpa_check_group(struct kp_wl *w, const struct sdpa_case *c, struct sdpa_host *h,
+			    struct kp_check *bwd, uint64_t *seed)
+{
+	const struct kp_sdpa_shape *s = &c->s;
+	int kt = dts[c->cdt].kt;
+	long nj = s->sk < 8 ? s->sk : 8, js[8];
+	if (sdpa_copy_group(w, c, h) < 0)
+		return -1;
+	h->dkr = calloc(nj * s->d, sizeof(double)), h->dvr = calloc(nj * s->d, sizeof(double));
+	h->dkm = calloc(nj * s->d, sizeof(double)), h->dvm = calloc(nj * s->d, sizeof(double));
+	if (!h->dkr || !h->dvr || !h->dkm || !h->dvm)
+		return -1;
+	for (long t = 0; t < nj; t++)
+		js[t] = t == 0 ? 0 : (long)(rng_next(seed) % s->sk);
+	for (long gh = 0; gh < c->g; gh++)
+		for (long i = 0; i < s->sq; i++)
+			sdpa_accum_row(c, h, gh, i, js, nj);
+	for (long t = 0; t < nj; t++)
+		for (long e = 0; e < s->d; e++) {
+			size_t at = (size_t)js[t] * s->d + e;
+			note_err(bwd, hval(h->dv, at, kt), h->dvr[t * s->d + e],
+				 h->dvm[t * s->d + e]);
+			note_err(bwd, hval(h->dk, at, kt), h->dkr[t * s->d + e],
+				 h->dkm[t * s->d + e]);
+		}
+	return 0;
+}
+
 static int sdpa_check(struct kp_wl *w, struct sdpa_case *c, struct kp_check *fwd,
 		      struct kp_check *bwd)
 {
 	const struct kp_sdpa_shape *s = &c->s;
-	int kt = dts[c->cdt].kt, rc = -1;
-	size_t es = dts[c->cdt].size, qsz = (size_t)s->sq * s->d * es,
-	       ksz = (size_t)s->sk * s->d * es;
-	double *p = malloc(s->sk * sizeof(double)), *dp = malloc(s->sk * sizeof(double));
-	void *hq = NULL, *hk = NULL, *hv = NULL, *ho = NULL, *hdo = NULL, *hdq = NULL;
-	void *gq = NULL, *gdo = NULL, *hdk = NULL, *hdv = NULL;
-	double *dkr = NULL, *dvr = NULL, *dkm = NULL, *dvm = NULL;
+	struct sdpa_host h = { .p = NULL };
 	uint64_t seed = 7;
-	if (!p || !dp)
+	int rc = -1;
+	h.p = malloc(s->sk * sizeof(double));
+	h.dp = malloc(s->sk * sizeof(double));
+	if (!h.p || !h.dp)
 		goto out;
-	for (int pair_i = 0; pair_i < 2; pair_i++) {
-		long b = (long)(rng_next(&seed) % s->b), h = (long)(rng_next(&seed) % s->h);
-		long kvh = h / c->g;
-		size_t qoff = ((size_t)b * s->h + h) * qsz, koff = ((size_t)b * s->hkv + kvh) * ksz;
-		free(hq), free(hk), free(hv), free(ho), free(hdo), free(hdq);
-		hq = hk = hv = ho = hdo = hdq = NULL;
-		if (!(hq = host_copy(w, (char *)c->q + qoff, qsz)) ||
-		    !(hk = host_copy(w, (char *)c->k + koff, ksz)) ||
-		    !(hv = host_copy(w, (char *)c->v + koff, ksz)) ||
-		    !(ho = host_copy(w, (char *)c->o + qoff, qsz)) ||
-		    !(hdo = host_copy(w, (char *)c->dout + qoff, qsz)) ||
-		    !(hdq = host_copy(w, (char *)c->dq + qoff, qsz)))
+	for (int pair_i = 0; pair_i < 2; pair_i++)
+		if (sdpa_check_head(w, c, &h, fwd, bwd, &seed) < 0)
 			goto out;
-		for (int r = 0; r < 8; r++) {
-			long i = r == 0 ? s->sq - 1 : (long)(rng_next(&seed) % s->sq);
-			long lim = ref_row(hq, hk, kt, i, s->sk, s->d, c->scale, s->causal, 0, p);
-			for (long e = 0; e < s->d; e++) {
-				double ref = 0, mag = 0;
-				for (long j = 0; j < lim; j++) {
-					double t = p[j] * hval(hv, (size_t)j * s->d + e, kt);
-					ref += t, mag += fabs(t);
-				}
-				note_err(fwd, hval(ho, (size_t)i * s->d + e, kt), ref, mag);
-			}
-			if (!c->backward)
-				continue;
-			double di = 0;
-			for (long j = 0; j < lim; j++) {
-				double acc = 0;
-				for (long e = 0; e < s->d; e++)
-					acc += hval(hdo, (size_t)i * s->d + e, kt) *
-					       hval(hv, (size_t)j * s->d + e, kt);
-				dp[j] = acc;
-				di += p[j] * acc;
-			}
-			for (long e = 0; e < s->d; e++) {
-				double ref = 0, mag = 0;
-				for (long j = 0; j < lim; j++) {
-					double t = c->scale * p[j] * (dp[j] - di) *
-						   hval(hk, (size_t)j * s->d + e, kt);
-					ref += t, mag += fabs(t);
-				}
-				note_err(bwd, hval(hdq, (size_t)i * s->d + e, kt), ref, mag);
-			}
-		}
-	}
 	/* dK, dV need every query row of a GQA group: only for moderate sizes */
-	if (c->backward && (double)c->g * s->sq * s->sk * s->d <= (double)(1 << 27)) {
-		long b = s->b - 1, kvh = s->hkv - 1, nj = s->sk < 8 ? s->sk : 8;
-		size_t goff = ((size_t)b * s->h + (size_t)kvh * c->g) * qsz;
-		size_t koff = ((size_t)b * s->hkv + kvh) * ksz;
-		free(hk), free(hv);
-		hk = hv = NULL;
-		if (!(gq = host_copy(w, (char *)c->q + goff, qsz * c->g)) ||
-		    !(gdo = host_copy(w, (char *)c->dout + goff, qsz * c->g)) ||
-		    !(hk = host_copy(w, (char *)c->k + koff, ksz)) ||
-		    !(hv = host_copy(w, (char *)c->v + koff, ksz)) ||
-		    !(hdk = host_copy(w, (char *)c->dk + koff, ksz)) ||
-		    !(hdv = host_copy(w, (char *)c->dv + koff, ksz)))
-			goto out;
-		dkr = calloc(nj * s->d, sizeof(double)), dvr = calloc(nj * s->d, sizeof(double));
-		dkm = calloc(nj * s->d, sizeof(double)), dvm = calloc(nj * s->d, sizeof(double));
-		if (!dkr || !dvr || !dkm || !dvm)
-			goto out;
-		long js[8];
-		for (long t = 0; t < nj; t++)
-			js[t] = t == 0 ? 0 : (long)(rng_next(&seed) % s->sk);
-		for (long gh = 0; gh < c->g; gh++) {
-			const char *qh = (const char *)gq + gh * qsz,
-				   *doh = (const char *)gdo + gh * qsz;
-			for (long i = 0; i < s->sq; i++) {
-				size_t ro = (size_t)i * s->d;
-				long lim = ref_row(qh, hk, kt, i, s->sk, s->d, c->scale, s->causal,
-						   0, p);
-				double di = 0;
-				for (long j = 0; j < lim; j++) {
-					double acc = 0;
-					for (long e = 0; e < s->d; e++)
-						acc += hval(doh, ro + e, kt) *
-						       hval(hv, (size_t)j * s->d + e, kt);
-					dp[j] = acc;
-					di += p[j] * acc;
-				}
-				for (long t = 0; t < nj; t++) {
-					long j = js[t];
-					if (j >= lim)
-						continue;
-					double dsj = c->scale * p[j] * (dp[j] - di);
-					for (long e = 0; e < s->d; e++) {
-						double x = p[j] * hval(doh, ro + e, kt);
-						double y = dsj * hval(qh, ro + e, kt);
-						dvr[t * s->d + e] += x,
-							dvm[t * s->d + e] += fabs(x);
-						dkr[t * s->d + e] += y,
-							dkm[t * s->d + e] += fabs(y);
-					}
-				}
-			}
-		}
-		for (long t = 0; t < nj; t++)
-			for (long e = 0; e < s->d; e++) {
-				size_t at = (size_t)js[t] * s->d + e;
-				note_err(bwd, hval(hdv, at, kt), dvr[t * s->d + e],
-					 dvm[t * s->d + e]);
-				note_err(bwd, hval(hdk, at, kt), dkr[t * s->d + e],
-					 dkm[t * s->d + e]);
-			}
-	}
+	if (c->backward && (double)c->g * s->sq * s->sk * s->d <= (double)(1 << 27) &&
+	    sdpa_check_group(w, c, &h, bwd, &seed) < 0)
+		goto out;
 	rc = 0;
 out:
-	free(p), free(dp), free(hq), free(hk), free(hv), free(ho), free(hdo), free(hdq);
-	free(gq), free(gdo), free(hdk), free(hdv), free(dkr), free(dvr), free(dkm), free(dvm);
+	free(h.p), free(h.dp), free(h.q), free(h.k), free(h.v), free(h.o), free(h.dout), free(h.dq);
+	free(h.gq), free(h.gdo), free(h.dk), free(h.dv), free(h.dkr), free(h.dvr), free(h.dkm),
+		free(h.dvm);
 	return rc;
 }
 
