@@ -1354,14 +1354,35 @@ template <typename T, int OP> static int nb_pipe_plan(struct nb_plan *p, long ro
 template <typename T>
 static int sm_bwd_pipe(void *dx, const void *y, const void *dy, long rows, long hidden);
 
+/* The DRAM peak in GB/s from the memory clock and bus width (0 when unknown). */
+static double dram_gbs(void)
+{
+	static double gbs = -1;
+	int dev = 0, khz = 0, bits = 0;
+	if (gbs >= 0)
+		return gbs;
+	if (cudaGetDevice(&dev) != cudaSuccess ||
+	    cudaDeviceGetAttribute(&khz, cudaDevAttrMemoryClockRate, dev) != cudaSuccess ||
+	    cudaDeviceGetAttribute(&bits, cudaDevAttrGlobalMemoryBusWidth, dev) != cudaSuccess) {
+		cudaGetLastError();
+		khz = bits = 0;
+	}
+	gbs = 2.0 * khz * 1e3 * bits / 8 / 1e9;
+	return gbs;
+}
+
 /*
  * Dynamic shared memory (unused) that leaves room for one block of @fn an SM: the softmax
  * backward's second pass must find its rows in L2, and two 1024-thread blocks an SM keep twice
- * the rows in flight (H100, bf16 8192x32768: 80% of the DRAM peak at 2 blocks, 90% at one).
+ * the rows in flight.  Measured, bf16 8192x32768: H100 (3352 GB/s) 80% of the DRAM peak at 2
+ * blocks, 90% at one; H200 (4814 GB/s) 83% at 2, 75% at one.  So one block only on GPUs
+ * under 4000 GB/s; 0 (no limit) above.
  */
 static size_t one_block_an_sm(const void *fn)
 {
 	int dev = 0, per_sm = 0;
+	if (dram_gbs() > 4000)
+		return 0;
 	if (cudaGetDevice(&dev) != cudaSuccess ||
 	    cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev) !=
 		    cudaSuccess) {
