@@ -14,6 +14,7 @@
 #include "kprof/capture.h"
 #include "kprof/jsonw.h"
 #include "kprof/diag.h"
+#include "shapes.h"
 
 double workloads_tolerance(int cdt)
 {
@@ -32,6 +33,23 @@ double workloads_tolerance(int cdt)
 	default:
 		return 5e-5;
 	}
+}
+
+double workloads_sdpa_tolerance(int cdt, int backward)
+{
+	return workloads_tolerance(cdt) * (backward ? 4 : 2);
+}
+
+double workloads_sdpa_item_bytes(const struct kp_sdpa_shape *sh, size_t es)
+{
+	/* fp32 scores [H, S_q, S_k] and P (then dS) in the dtype */
+	return (double)sh->h * sh->sq * sh->sk * (4 + es);
+}
+
+long workloads_sdpa_chunk_items(size_t free_bytes, double item_bytes, long batch)
+{
+	long bc = (long)(free_bytes * 0.5 / item_bytes);
+	return bc < 1 || bc <= batch ? bc : batch;
 }
 
 double workloads_bf16_to_double(uint16_t h)
@@ -197,7 +215,6 @@ char *workloads_mm_args(int op, int part, int cdt, long b, long m, long k, long 
 #include "metrics.h"
 #include "recorder.h"
 #include "results.h"
-#include "shapes.h"
 #include "cudnn-graph.h"
 #include "wl-cudnn.h"
 
@@ -1396,10 +1413,6 @@ static double sdpa_fwd_flops(const struct kp_sdpa_shape *s)
 	return 4.0 * s->b * s->h * pairs * s->d;
 }
 
-/*
- * One sdpa case on the reference (math) path or on cuDNN.  @fallback: the backend was not asked
- * for, so a shape or dtype cuDNN cannot plan runs on the reference path instead (returns 1).
- */
 /* one SDPA case's time line and its --results row (the worse of forward and backward errors) */
 static void sdpa_report(struct kp_wl *w, const struct sdpa_case *c, int cdt, int cudnn, double ms,
 			const struct kp_check *fwd, const struct kp_check *bwd, const char *label)
@@ -1426,6 +1439,128 @@ static void sdpa_report(struct kp_wl *w, const struct sdpa_case *c, int cdt, int
 	keep_result(w, &r, label);
 }
 
+/* Q, K, V, O, dO, dQ, dK, dV of the whole batch; Q, K, V, dO filled */
+static int sdpa_alloc(struct kp_wl *w, struct bufs *b, struct sdpa_case *c)
+{
+	const struct kp_sdpa_shape *sh = &c->s;
+	int cdt = c->cdt;
+	size_t es = dts[cdt].size;
+	size_t nq = (size_t)sh->b * sh->h * sh->sq * sh->d,
+	       nk = (size_t)sh->b * sh->hkv * sh->sk * sh->d;
+	if (!(c->q = dalloc(w, b, nq * es)) || !(c->k = dalloc(w, b, nk * es)) ||
+	    !(c->v = dalloc(w, b, nk * es)) || !(c->o = dalloc(w, b, nq * es)) ||
+	    !(c->dout = dalloc(w, b, nq * es)) || !(c->dq = dalloc(w, b, nq * es)) ||
+	    !(c->dk = dalloc(w, b, nk * es)) || !(c->dv = dalloc(w, b, nk * es)))
+		return -1;
+	if (fill(w, c->q, cdt, nq, 21) < 0 || fill(w, c->k, cdt, nk, 22) < 0 ||
+	    fill(w, c->v, cdt, nk, 23) < 0 || fill(w, c->dout, cdt, nq, 24) < 0)
+		return -1;
+	return 0;
+}
+
+/*
+ * The cudnn backend's plans, built outside the trace.  Returns 0; 1 when cuDNN cannot plan the
+ * case and @fallback sends it to the reference path; -1 on error.
+ */
+static int sdpa_cudnn_plan(struct kp_wl *w, struct bufs *b, struct sdpa_case *c, const char *label,
+			   int fallback)
+{
+	const struct kp_sdpa_shape *sh = &c->s;
+	char why[400];
+	if (!(c->stats = dalloc(w, b, (size_t)sh->b * sh->h * sh->sq * 4)))
+		return -1;
+	struct cg_sdpa gs = { .b = sh->b,
+			      .h = sh->h,
+			      .hkv = sh->hkv,
+			      .sq = sh->sq,
+			      .sk = sh->sk,
+			      .d = sh->d,
+			      .io = c->cdt == CDT_BF16 ? CG_BF16 : CG_HALF,
+			      .causal = sh->causal,
+			      .scale = c->scale };
+	recorder_push(w->t->untraced_ext);
+	c->cu = cudnn_sdpa_new(w->cudnn, &gs, c->q, c->k, c->v, c->o, c->stats, c->dout,
+			       c->backward ? c->dq : NULL, c->dk, c->dv, c->algo, sizeof(c->algo),
+			       why, sizeof(why));
+	recorder_pop();
+	if (!c->cu) {
+		if (fallback) {
+			fprintf(stderr,
+				"kprof: warning: %s: cuDNN: %s; the reference backend "
+				"runs it\n",
+				label, why);
+			return 1;
+		}
+		fprintf(stderr, "kprof: error: %s: cuDNN: %s\n", label, why);
+		w->status = KP_ENV;
+		return -1;
+	}
+	printf("     cudnn  %s: %s\n", label, c->algo);
+	return 0;
+}
+
+/*
+ * The reference path's chunks of the batch: one chunk's scores (fp32) and P fit in half the free
+ * memory.  Allocates them and names the chunk size in @label when the batch is split.
+ */
+static int sdpa_plan_chunks(struct kp_wl *w, struct bufs *b, struct sdpa_case *c, char *label,
+			    size_t labelsz)
+{
+	const struct kp_sdpa_shape *sh = &c->s;
+	size_t es = dts[c->cdt].size;
+	size_t freeb = 0, totalb = 0;
+	CU(cudaMemGetInfo(&freeb, &totalb));
+	double per_b = workloads_sdpa_item_bytes(sh, es);
+	c->bc = workloads_sdpa_chunk_items(freeb, per_b, sh->b);
+	if (c->bc < 1) {
+		fprintf(stderr,
+			"kprof: error: %s: one batch item's scores need %.1f GB, %.1f GB free\n",
+			label, per_b / 1e9, freeb / 1e9);
+		w->status = KP_ENV;
+		return -1;
+	}
+	size_t nsc = (size_t)c->bc * sh->h * sh->sq * sh->sk;
+	if (!(c->scores = dalloc(w, b, nsc * 4)) || !(c->p = dalloc(w, b, nsc * es)))
+		return -1;
+	if (c->bc < sh->b) {
+		size_t len = strlen(label);
+		snprintf(label + len, labelsz - len, " (chunks of B=%ld)", c->bc);
+	}
+	return 0;
+out:
+	return -1;
+}
+
+/* one untimed call, the accuracy checks, the timed loop and the time line */
+static int sdpa_measure(struct kp_wl *w, struct sdpa_case *c, int cudnn, const char *label)
+{
+	int cdt = c->cdt;
+	w->traced = 0;
+	TRY(sdpa_iter(w, c));
+	TRY(dev_sync(w));
+	struct kp_check fwd = { .tol = workloads_sdpa_tolerance(cdt, 0) };
+	struct kp_check bwd = { .tol = workloads_sdpa_tolerance(cdt, 1) };
+	TRY(sdpa_check(w, c, &fwd, &bwd));
+	char l2[200];
+	snprintf(l2, sizeof(l2), "%s fwd", label);
+	print_check(w, l2, &fwd);
+	if (c->backward) {
+		snprintf(l2, sizeof(l2), "%s bwd", label);
+		print_check(w, l2, &bwd);
+	}
+	TRY(timed_loop(w, label, sdpa_iter, c));
+	double ms = event_ms(w, sdpa_iter, c);
+	if (ms > 0)
+		sdpa_report(w, c, cdt, cudnn, ms, &fwd, &bwd, label);
+	return 0;
+out:
+	return -1;
+}
+
+/*
+ * One sdpa case on the reference (math) path or on cuDNN.  @fallback: the backend was not asked
+ * for, so a shape or dtype cuDNN cannot plan runs on the reference path instead (returns 1).
+ */
 static int run_sdpa(struct kp_wl *w, int cdt, const struct kp_sdpa_shape *sh, int cudnn,
 		    int fallback)
 {
@@ -1436,10 +1571,7 @@ static int run_sdpa(struct kp_wl *w, int cdt, const struct kp_sdpa_shape *sh, in
 			       .scale = (float)(1.0 / sqrt((double)sh->d)),
 			       .backward = w->o->backward };
 	int rc = -1;
-	size_t es = dts[cdt].size;
-	size_t nq = (size_t)sh->b * sh->h * sh->sq * sh->d,
-	       nk = (size_t)sh->b * sh->hkv * sh->sk * sh->d;
-	char label[160], why[400];
+	char label[160];
 	snprintf(label, sizeof(label), "sdpa %s %s B=%ld H=%ld H_kv=%ld S_q=%ld S_k=%ld D=%ld%s",
 		 dts[cdt].name, cudnn ? "cudnn" : "reference", sh->b, sh->h, sh->hkv, sh->sq,
 		 sh->sk, sh->d, sh->causal ? " causal" : "");
@@ -1450,89 +1582,14 @@ static int run_sdpa(struct kp_wl *w, int cdt, const struct kp_sdpa_shape *sh, in
 				: "skipped; --backend reference runs it");
 		return fallback ? 1 : 0;
 	}
-	if (!(c.q = dalloc(w, &b, nq * es)) || !(c.k = dalloc(w, &b, nk * es)) ||
-	    !(c.v = dalloc(w, &b, nk * es)) || !(c.o = dalloc(w, &b, nq * es)) ||
-	    !(c.dout = dalloc(w, &b, nq * es)) || !(c.dq = dalloc(w, &b, nq * es)) ||
-	    !(c.dk = dalloc(w, &b, nk * es)) || !(c.dv = dalloc(w, &b, nk * es)))
+	if (sdpa_alloc(w, &b, &c) < 0)
 		goto out;
-	TRY(fill(w, c.q, cdt, nq, 21));
-	TRY(fill(w, c.k, cdt, nk, 22));
-	TRY(fill(w, c.v, cdt, nk, 23));
-	TRY(fill(w, c.dout, cdt, nq, 24));
-	if (cudnn) {
-		if (!(c.stats = dalloc(w, &b, (size_t)sh->b * sh->h * sh->sq * 4)))
-			goto out;
-		struct cg_sdpa gs = { .b = sh->b,
-				      .h = sh->h,
-				      .hkv = sh->hkv,
-				      .sq = sh->sq,
-				      .sk = sh->sk,
-				      .d = sh->d,
-				      .io = cdt == CDT_BF16 ? CG_BF16 : CG_HALF,
-				      .causal = sh->causal,
-				      .scale = c.scale };
-		/* plans are built here, outside the trace */
-		recorder_push(w->t->untraced_ext);
-		c.cu = cudnn_sdpa_new(w->cudnn, &gs, c.q, c.k, c.v, c.o, c.stats, c.dout,
-				      c.backward ? c.dq : NULL, c.dk, c.dv, c.algo, sizeof(c.algo),
-				      why, sizeof(why));
-		recorder_pop();
-		if (!c.cu) {
-			if (fallback) {
-				fprintf(stderr,
-					"kprof: warning: %s: cuDNN: %s; the reference backend "
-					"runs it\n",
-					label, why);
-				rc = 1;
-				goto out;
-			}
-			fprintf(stderr, "kprof: error: %s: cuDNN: %s\n", label, why);
-			w->status = KP_ENV;
-			goto out;
-		}
-		printf("     cudnn  %s: %s\n", label, c.algo);
-		goto check;
-	}
-	/* chunk the batch so that one chunk's scores (fp32) and P fit in half the free memory */
-	size_t freeb = 0, totalb = 0;
-	CU(cudaMemGetInfo(&freeb, &totalb));
-	double per_b = (double)sh->h * sh->sq * sh->sk * (4 + es);
-	c.bc = (long)(freeb * 0.5 / per_b);
-	if (c.bc < 1) {
-		fprintf(stderr,
-			"kprof: error: %s: one batch item's scores need %.1f GB, %.1f GB free\n",
-			label, per_b / 1e9, freeb / 1e9);
-		w->status = KP_ENV;
-		goto out;
-	}
-	if (c.bc > sh->b)
-		c.bc = sh->b;
-	size_t nsc = (size_t)c.bc * sh->h * sh->sq * sh->sk;
-	if (!(c.scores = dalloc(w, &b, nsc * 4)) || !(c.p = dalloc(w, &b, nsc * es)))
-		goto out;
-	if (c.bc < sh->b) {
-		size_t len = strlen(label);
-		snprintf(label + len, sizeof(label) - len, " (chunks of B=%ld)", c.bc);
-	}
-check:
-	w->traced = 0;
-	TRY(sdpa_iter(w, &c));
-	TRY(dev_sync(w));
-	struct kp_check fwd = { .tol = workloads_tolerance(cdt) * 2 };
-	struct kp_check bwd = { .tol = workloads_tolerance(cdt) * 4 };
-	TRY(sdpa_check(w, &c, &fwd, &bwd));
-	char l2[200];
-	snprintf(l2, sizeof(l2), "%s fwd", label);
-	print_check(w, l2, &fwd);
-	if (c.backward) {
-		snprintf(l2, sizeof(l2), "%s bwd", label);
-		print_check(w, l2, &bwd);
-	}
-	TRY(timed_loop(w, label, sdpa_iter, &c));
-	double ms = event_ms(w, sdpa_iter, &c);
-	if (ms > 0)
-		sdpa_report(w, &c, cdt, cudnn, ms, &fwd, &bwd, label);
-	rc = 0;
+	if (cudnn)
+		rc = sdpa_cudnn_plan(w, &b, &c, label, fallback);
+	else
+		rc = sdpa_plan_chunks(w, &b, &c, label, sizeof(label));
+	if (rc == 0)
+		rc = sdpa_measure(w, &c, cudnn, label);
 out:
 	cudnn_sdpa_free(c.cu);
 	bufs_free(&b);

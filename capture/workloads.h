@@ -12,6 +12,7 @@ struct kp_ctrace;
 struct kp_capture_opts;
 struct kp_cudnn;
 struct kp_results;
+struct kp_sdpa_shape;
 
 /* Accuracy of one check: max over samples of |gpu - ref| / (sum of |terms| of ref). */
 struct kp_check {
@@ -22,6 +23,15 @@ struct kp_check {
 /* Prototypes */
 /* Tolerance of the normalised error for a workload dtype (CDT_*) and op family factor. */
 double workloads_tolerance(int cdt);
+/* SDPA's tolerances: the forward's check 2x workloads_tolerance(), the backward's 4x. */
+double workloads_sdpa_tolerance(int cdt, int backward);
+/* Bytes one batch item of the reference SDPA keeps: fp32 scores and P in @es-byte elements. */
+double workloads_sdpa_item_bytes(const struct kp_sdpa_shape *sh, size_t es);
+/*
+ * Batch items per chunk of the reference SDPA: as many as fit in half of @free_bytes, at most
+ * @batch; below 1 when one item does not fit.
+ */
+long workloads_sdpa_chunk_items(size_t free_bytes, double item_bytes, long batch);
 /* Host conversions used by the references (exact). */
 double workloads_bf16_to_double(uint16_t h);
 double workloads_fp16_to_double(uint16_t h);

@@ -423,6 +423,36 @@ static void analyze_counts_matmul_variants_exactly(void **state)
 	unlink(tmpl);
 }
 
+static void sdpa_tolerances_scale_the_gemm_one(void **state)
+{
+	(void)state;
+	/* the forward check allows twice the GEMM tolerance, the backward four times */
+	assert_true(workloads_sdpa_tolerance(CDT_BF16, 0) == 2 * 8e-3);
+	assert_true(workloads_sdpa_tolerance(CDT_BF16, 1) == 4 * 8e-3);
+	assert_true(workloads_sdpa_tolerance(CDT_FP16, 0) == 2 * 1.5e-3);
+	assert_true(workloads_sdpa_tolerance(CDT_FP32, 1) == 4 * 5e-5);
+}
+
+static void sdpa_chunks_fit_half_the_free_memory(void **state)
+{
+	(void)state;
+	/* one item of H=16, S_q=S_k=4096 in bf16: 16*4096*4096 * (4 + 2) bytes */
+	struct kp_sdpa_shape sh = { .b = 8, .h = 16, .hkv = 16, .sq = 4096, .sk = 4096, .d = 128 };
+	double item = workloads_sdpa_item_bytes(&sh, 2);
+	assert_true(item == 16.0 * 4096 * 4096 * 6);
+	/* 80 GB free: 40 GB hold 24 items, the batch of 8 is one chunk */
+	assert_int_equal(workloads_sdpa_chunk_items((size_t)80e9, item, sh.b), 8);
+	/* 10 GB free: 5 GB hold 3 items (3 * 1.61 GB) */
+	assert_int_equal(workloads_sdpa_chunk_items((size_t)10e9, item, sh.b), 3);
+	/* exactly two items in half the memory: 2, at the boundary */
+	assert_int_equal(workloads_sdpa_chunk_items((size_t)(4 * item), item, sh.b), 2);
+	/* not even one: 0, which run_sdpa reports as an error */
+	assert_int_equal(workloads_sdpa_chunk_items((size_t)item, item, sh.b), 0);
+	assert_int_equal(workloads_sdpa_chunk_items(0, item, 1), 0);
+	/* fp32: 8 bytes an element */
+	assert_true(workloads_sdpa_item_bytes(&sh, 4) == 16.0 * 4096 * 4096 * 8);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -435,6 +465,8 @@ int main(void)
 		cmocka_unit_test(analyze_counts_matmul_variants_exactly),
 		cmocka_unit_test(norm_shape_sets_expand),
 		cmocka_unit_test(vocab_shape_sets_expand),
+		cmocka_unit_test(sdpa_tolerances_scale_the_gemm_one),
+		cmocka_unit_test(sdpa_chunks_fit_half_the_free_memory),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
