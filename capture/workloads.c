@@ -1697,108 +1697,164 @@ static int conv_iter(struct kp_wl *w, void *ctx)
 	return rc;
 }
 
+/* conv_check's host copies, freed by it */
+struct conv_host {
+	void *x, *wt, *y, *dy, *dx, *dw;
+};
+
+/* Y[n,k,oy,ox] = sum over (cl, r, q) of X[n, g Cg + cl, iy, ix] W[k, cl, r, q], g = k / Kg */
+static double conv_ref_y(const struct conv_case *c, const struct conv_host *h, long n, long k,
+			 long oy, long ox, double *magp)
+{
+	const struct kp_conv_shape *s = &c->s;
+	int kt = dts[c->cdt].kt, L = c->nhwc;
+	long g = k / c->kg;
+	double ref = 0, mag = 0;
+	for (long cl = 0; cl < c->cg; cl++)
+		for (long r = 0; r < s->r; r++)
+			for (long q = 0; q < s->s; q++) {
+				long iy = oy * s->stride - s->pad + r * s->dil;
+				long ix = ox * s->stride - s->pad + q * s->dil;
+				if (iy < 0 || iy >= s->h || ix < 0 || ix >= s->w)
+					continue;
+				long ci = g * c->cg + cl;
+				double v = hval(h->x, at4(L, n, ci, iy, ix, s->c, s->h, s->w), kt) *
+					   hval(h->wt, at4(L, k, cl, r, q, c->cg, s->r, s->s), kt);
+				ref += v, mag += fabs(v);
+			}
+	*magp = mag;
+	return ref;
+}
+
+/* dX[n,ci,iy,ix] = sum over the outputs (k, oy, ox) that read it of dY W */
+static double conv_ref_dx(const struct conv_case *c, const struct conv_host *h, long n, long ci,
+			  long iy, long ix, double *magp)
+{
+	const struct kp_conv_shape *s = &c->s;
+	int kt = dts[c->cdt].kt, L = c->nhwc;
+	long g = ci / c->cg, cl = ci % c->cg;
+	double ref = 0, mag = 0;
+	for (long kl = 0; kl < c->kg; kl++)
+		for (long r = 0; r < s->r; r++)
+			for (long q = 0; q < s->s; q++) {
+				long ty = iy + s->pad - r * s->dil, tx = ix + s->pad - q * s->dil;
+				if (ty < 0 || tx < 0 || ty % s->stride || tx % s->stride)
+					continue;
+				long oy = ty / s->stride, ox = tx / s->stride;
+				if (oy >= c->oh || ox >= c->ow)
+					continue;
+				long k = g * c->kg + kl;
+				double v = hval(h->dy, at4(L, n, k, oy, ox, s->k, c->oh, c->ow),
+						kt) *
+					   hval(h->wt, at4(L, k, cl, r, q, c->cg, s->r, s->s), kt);
+				ref += v, mag += fabs(v);
+			}
+	*magp = mag;
+	return ref;
+}
+
+/* dW[k,cl,r,q] = sum over (n, oy, ox) of dY[n,k,oy,ox] X[n, ci, iy, ix] */
+static double conv_ref_dw(const struct conv_case *c, const struct conv_host *h, long k, long cl,
+			  long r, long q, double *magp)
+{
+	const struct kp_conv_shape *s = &c->s;
+	int kt = dts[c->cdt].kt, L = c->nhwc;
+	long ci = k / c->kg * c->cg + cl;
+	double ref = 0, mag = 0;
+	for (long n = 0; n < s->n; n++)
+		for (long oy = 0; oy < c->oh; oy++)
+			for (long ox = 0; ox < c->ow; ox++) {
+				long iy = oy * s->stride - s->pad + r * s->dil;
+				long ix = ox * s->stride - s->pad + q * s->dil;
+				if (iy < 0 || iy >= s->h || ix < 0 || ix >= s->w)
+					continue;
+				double v = hval(h->dy, at4(L, n, k, oy, ox, s->k, c->oh, c->ow),
+						kt) *
+					   hval(h->x, at4(L, n, ci, iy, ix, s->c, s->h, s->w), kt);
+				ref += v, mag += fabs(v);
+			}
+	*magp = mag;
+	return ref;
+}
+
+/* 256 random outputs */
+static void conv_check_y(const struct conv_case *c, const struct conv_host *h, struct kp_check *fwd,
+			 uint64_t *seed)
+{
+	const struct kp_conv_shape *s = &c->s;
+	int kt = dts[c->cdt].kt, L = c->nhwc;
+	size_t ny = (size_t)s->n * s->k * c->oh * c->ow;
+	for (int t = 0; t < 256; t++) {
+		size_t idx = rng_next(seed) % ny;
+		long ox = idx % c->ow, oy = idx / c->ow % c->oh, k = idx / (c->ow * c->oh) % s->k,
+		     n = idx / ((size_t)c->ow * c->oh * s->k);
+		double mag, ref = conv_ref_y(c, h, n, k, oy, ox, &mag);
+		note_err(fwd, hval(h->y, at4(L, n, k, oy, ox, s->k, c->oh, c->ow), kt), ref, mag);
+	}
+}
+
+/* 128 random input gradients */
+static void conv_check_dx(const struct conv_case *c, const struct conv_host *h,
+			  struct kp_check *bwd, uint64_t *seed)
+{
+	const struct kp_conv_shape *s = &c->s;
+	int kt = dts[c->cdt].kt, L = c->nhwc;
+	size_t nx = (size_t)s->n * s->c * s->h * s->w;
+	for (int t = 0; t < 128; t++) {
+		size_t idx = rng_next(seed) % nx;
+		long ix = idx % s->w, iy = idx / s->w % s->h,
+		     ci = idx / ((size_t)s->w * s->h) % s->c,
+		     n = idx / ((size_t)s->w * s->h * s->c);
+		double mag, ref = conv_ref_dx(c, h, n, ci, iy, ix, &mag);
+		note_err(bwd, hval(h->dx, at4(L, n, ci, iy, ix, s->c, s->h, s->w), kt), ref, mag);
+	}
+}
+
+/* 32 random weight gradients */
+static void conv_check_dw(const struct conv_case *c, const struct conv_host *h,
+			  struct kp_check *bwd, uint64_t *seed)
+{
+	const struct kp_conv_shape *s = &c->s;
+	int kt = dts[c->cdt].kt, L = c->nhwc;
+	size_t nw = (size_t)s->k * c->cg * s->r * s->s;
+	for (int t = 0; t < 32; t++) {
+		size_t idx = rng_next(seed) % nw;
+		long q = idx % s->s, r = idx / s->s % s->r,
+		     cl = idx / ((size_t)s->s * s->r) % c->cg,
+		     k = idx / ((size_t)s->s * s->r * c->cg);
+		double mag, ref = conv_ref_dw(c, h, k, cl, r, q, &mag);
+		note_err(bwd, hval(h->dw, at4(L, k, cl, r, q, c->cg, s->r, s->s), kt), ref, mag);
+	}
+}
+
+/* indices are logical NCHW / KCRS; at4() maps them to the case's layout */
 static int conv_check(struct kp_wl *w, struct conv_case *c, struct kp_check *fwd,
 		      struct kp_check *bwd)
 {
 	const struct kp_conv_shape *s = &c->s;
-	int kt = dts[c->cdt].kt, rc = -1, L = c->nhwc;
 	size_t es = dts[c->cdt].size;
 	size_t nx = (size_t)s->n * s->c * s->h * s->w, nw = (size_t)s->k * c->cg * s->r * s->s;
 	size_t ny = (size_t)s->n * s->k * c->oh * c->ow;
-	void *hx = host_copy(w, c->x, nx * es), *hw = hx ? host_copy(w, c->wt, nw * es) : NULL;
-	void *hy = hw ? host_copy(w, c->y, ny * es) : NULL;
-	void *hdy = NULL, *hdx = NULL, *hdw = NULL;
+	struct conv_host h = { .x = NULL };
 	uint64_t seed = 3;
-	if (!hy)
+	int rc = -1;
+	h.x = host_copy(w, c->x, nx * es);
+	h.wt = h.x ? host_copy(w, c->wt, nw * es) : NULL;
+	h.y = h.wt ? host_copy(w, c->y, ny * es) : NULL;
+	if (!h.y)
 		goto out;
-	/* indices below are logical NCHW / KCRS; at4() maps them to the case's layout */
-	for (int t = 0; t < 256; t++) {
-		size_t idx = rng_next(&seed) % ny;
-		long ox = idx % c->ow, oy = idx / c->ow % c->oh, k = idx / (c->ow * c->oh) % s->k,
-		     n = idx / ((size_t)c->ow * c->oh * s->k), g = k / c->kg;
-		double ref = 0, mag = 0;
-		for (long cl = 0; cl < c->cg; cl++)
-			for (long r = 0; r < s->r; r++)
-				for (long q = 0; q < s->s; q++) {
-					long iy = oy * s->stride - s->pad + r * s->dil;
-					long ix = ox * s->stride - s->pad + q * s->dil;
-					if (iy < 0 || iy >= s->h || ix < 0 || ix >= s->w)
-						continue;
-					long ci = g * c->cg + cl;
-					double v = hval(hx, at4(L, n, ci, iy, ix, s->c, s->h, s->w),
-							kt) *
-						   hval(hw, at4(L, k, cl, r, q, c->cg, s->r, s->s),
-							kt);
-					ref += v, mag += fabs(v);
-				}
-		note_err(fwd, hval(hy, at4(L, n, k, oy, ox, s->k, c->oh, c->ow), kt), ref, mag);
-	}
+	conv_check_y(c, &h, fwd, &seed);
 	if (c->backward) {
-		if (!(hdy = host_copy(w, c->dy, ny * es)) ||
-		    !(hdx = host_copy(w, c->dx, nx * es)) || !(hdw = host_copy(w, c->dw, nw * es)))
+		if (!(h.dy = host_copy(w, c->dy, ny * es)) ||
+		    !(h.dx = host_copy(w, c->dx, nx * es)) ||
+		    !(h.dw = host_copy(w, c->dw, nw * es)))
 			goto out;
-		for (int t = 0; t < 128; t++) { /* dX[n,ci,iy,ix] */
-			size_t idx = rng_next(&seed) % nx;
-			long ix = idx % s->w, iy = idx / s->w % s->h,
-			     ci = idx / ((size_t)s->w * s->h) % s->c,
-			     n = idx / ((size_t)s->w * s->h * s->c), g = ci / c->cg,
-			     cl = ci % c->cg;
-			double ref = 0, mag = 0;
-			for (long kl = 0; kl < c->kg; kl++)
-				for (long r = 0; r < s->r; r++)
-					for (long q = 0; q < s->s; q++) {
-						long ty = iy + s->pad - r * s->dil,
-						     tx = ix + s->pad - q * s->dil;
-						if (ty < 0 || tx < 0 || ty % s->stride ||
-						    tx % s->stride)
-							continue;
-						long oy = ty / s->stride, ox = tx / s->stride;
-						if (oy >= c->oh || ox >= c->ow)
-							continue;
-						long k = g * c->kg + kl;
-						double v = hval(hdy,
-								at4(L, n, k, oy, ox, s->k, c->oh,
-								    c->ow),
-								kt) *
-							   hval(hw,
-								at4(L, k, cl, r, q, c->cg, s->r,
-								    s->s),
-								kt);
-						ref += v, mag += fabs(v);
-					}
-			note_err(bwd, hval(hdx, at4(L, n, ci, iy, ix, s->c, s->h, s->w), kt), ref,
-				 mag);
-		}
-		for (int t = 0; t < 32; t++) { /* dW[k,cl,r,q] */
-			size_t idx = rng_next(&seed) % nw;
-			long q = idx % s->s, r = idx / s->s % s->r,
-			     cl = idx / ((size_t)s->s * s->r) % c->cg,
-			     k = idx / ((size_t)s->s * s->r * c->cg), ci = k / c->kg * c->cg + cl;
-			double ref = 0, mag = 0;
-			for (long n = 0; n < s->n; n++)
-				for (long oy = 0; oy < c->oh; oy++)
-					for (long ox = 0; ox < c->ow; ox++) {
-						long iy = oy * s->stride - s->pad + r * s->dil;
-						long ix = ox * s->stride - s->pad + q * s->dil;
-						if (iy < 0 || iy >= s->h || ix < 0 || ix >= s->w)
-							continue;
-						double v = hval(hdy,
-								at4(L, n, k, oy, ox, s->k, c->oh,
-								    c->ow),
-								kt) *
-							   hval(hx,
-								at4(L, n, ci, iy, ix, s->c, s->h,
-								    s->w),
-								kt);
-						ref += v, mag += fabs(v);
-					}
-			note_err(bwd, hval(hdw, at4(L, k, cl, r, q, c->cg, s->r, s->s), kt), ref,
-				 mag);
-		}
+		conv_check_dx(c, &h, bwd, &seed);
+		conv_check_dw(c, &h, bwd, &seed);
 	}
 	rc = 0;
 out:
-	free(hx), free(hw), free(hy), free(hdy), free(hdx), free(hdw);
+	free(h.x), free(h.wt), free(h.y), free(h.dy), free(h.dx), free(h.dw);
 	return rc;
 }
 
