@@ -52,6 +52,15 @@ long workloads_sdpa_chunk_items(size_t free_bytes, double item_bytes, long batch
 	return bc < 1 || bc <= batch ? bc : batch;
 }
 
+double workloads_conv_flops(const struct kp_conv_shape *sh, int backward)
+{
+	long oh = conv_out_dim(sh->h, sh->r, sh->stride, sh->pad, sh->dil);
+	long ow = conv_out_dim(sh->w, sh->s, sh->stride, sh->pad, sh->dil);
+	size_t ny = (size_t)sh->n * sh->k * oh * ow;
+	/* 2 FLOPs a multiply-add, C/groups R S of them an output; the backward's dX and dW 2 more */
+	return 2.0 * (double)ny * (sh->c / sh->groups) * sh->r * sh->s * (backward ? 3 : 1);
+}
+
 double workloads_bf16_to_double(uint16_t h)
 {
 	uint32_t u = (uint32_t)h << 16;
@@ -1858,20 +1867,126 @@ out:
 	return rc;
 }
 
+/* the output's height and width, channels and filters per group, im2col's rows and columns */
+static void conv_dims(struct conv_case *c)
+{
+	const struct kp_conv_shape *sh = &c->s;
+	c->oh = conv_out_dim(sh->h, sh->r, sh->stride, sh->pad, sh->dil);
+	c->ow = conv_out_dim(sh->w, sh->s, sh->stride, sh->pad, sh->dil);
+	c->cg = sh->c / sh->groups, c->kg = sh->k / sh->groups;
+	c->crs = sh->c * sh->r * sh->s, c->np = sh->n * c->oh * c->ow;
+}
+
+/*
+ * X, W, Y; the reference's Ytmp and col; with --backward dY, dW, dX (and the reference's dYt,
+ * dcol).  X, W and dY filled.
+ */
+static int conv_alloc(struct kp_wl *w, struct bufs *b, struct conv_case *c, int cudnn)
+{
+	const struct kp_conv_shape *sh = &c->s;
+	int cdt = c->cdt;
+	size_t es = dts[cdt].size;
+	size_t nx = (size_t)sh->n * sh->c * sh->h * sh->w,
+	       nw = (size_t)sh->k * c->cg * sh->r * sh->s;
+	size_t ny = (size_t)sh->n * sh->k * c->oh * c->ow, ncol = (size_t)c->crs * c->np;
+	if (!(c->x = dalloc(w, b, nx * es)) || !(c->wt = dalloc(w, b, nw * es)) ||
+	    !(c->y = dalloc(w, b, ny * es)))
+		return -1;
+	if (!cudnn && (!(c->ytmp = dalloc(w, b, ny * es)) || !(c->col = dalloc(w, b, ncol * es))))
+		return -1;
+	if (c->backward && (!(c->dy = dalloc(w, b, ny * es)) || !(c->dw = dalloc(w, b, nw * es)) ||
+			    !(c->dx = dalloc(w, b, nx * es))))
+		return -1;
+	if (c->backward && !cudnn &&
+	    (!(c->dyt = dalloc(w, b, ny * es)) || !(c->dcol = dalloc(w, b, ncol * es))))
+		return -1;
+	if (fill(w, c->x, cdt, nx, 31) < 0 || fill(w, c->wt, cdt, nw, 32) < 0)
+		return -1;
+	if (c->backward && fill(w, c->dy, cdt, ny, 33) < 0)
+		return -1;
+	return 0;
+}
+
+/* cuDNN's plans, built and timed here, outside the trace */
+static int conv_cudnn_plan(struct kp_wl *w, struct conv_case *c, const char *label)
+{
+	const struct kp_conv_shape *sh = &c->s;
+	int cdt = c->cdt;
+	char why[300];
+	recorder_push(w->t->untraced_ext);
+	c->cv = cudnn_conv_new(w->cudnn, dts[cdt].kt, cdt == CDT_TF32, c->nhwc, sh->n, sh->c, sh->h,
+			       sh->w, sh->k, sh->r, sh->s, sh->stride, sh->pad, sh->dil, sh->groups,
+			       c->x, c->wt, c->y, c->backward ? c->dy : NULL, c->dx, c->dw, c->algo,
+			       sizeof(c->algo), why, sizeof(why));
+	recorder_pop();
+	if (!c->cv) {
+		fprintf(stderr, "kprof: error: %s: cuDNN: %s\n", label, why);
+		w->status = KP_ENV;
+		return -1;
+	}
+	printf("     cudnn  %s: %s\n", label, c->algo);
+	return 0;
+}
+
+/* one conv case's time line and its --results row (the worse of forward and backward errors) */
+static void conv_report(struct kp_wl *w, const struct conv_case *c, int cudnn, double ms,
+			const struct kp_check *fwd, const struct kp_check *bwd, const char *label)
+{
+	const struct kp_conv_shape *sh = &c->s;
+	double fl = workloads_conv_flops(sh, c->backward);
+	char mt[32];
+	printf("     time  %s ms/iter  %.1f TFLOP/s (%s)  %s\n",
+	       results_ms_text(mt, sizeof(mt), ms), fl / (ms * 1e-3) / 1e12,
+	       c->backward ? "fwd+bwd" : "fwd", label);
+	struct kp_result r = {
+		.ms = ms, .tflops = fl / (ms * 1e-3) / 1e12, .err = fwd->max_err, .tol = fwd->tol
+	};
+	if (c->backward && bwd->max_err / bwd->tol > r.err / r.tol)
+		r.err = bwd->max_err, r.tol = bwd->tol;
+	snprintf(r.op, sizeof(r.op), "aten::convolution");
+	snprintf(r.kind, sizeof(r.kind), "conv2d");
+	snprintf(r.shape, sizeof(r.shape), "%ldx%ldx%ldx%ld->%ld %ldx%ld s%ld p%ld d%ld g%ld",
+		 sh->n, sh->c, sh->h, sh->w, sh->k, sh->r, sh->s, sh->stride, sh->pad, sh->dil,
+		 sh->groups);
+	snprintf(r.dtype, sizeof(r.dtype), "%s", dts[c->cdt].name);
+	snprintf(r.backend, sizeof(r.backend), "%s", cudnn ? "cudnn" : "reference");
+	snprintf(r.layout, sizeof(r.layout), "%s", c->nhwc ? "nhwc" : "nchw");
+	snprintf(r.mode, sizeof(r.mode), "%s", c->backward ? "fwd+bwd" : "fwd");
+	keep_result(w, &r, label);
+}
+
+/* one untimed call, the accuracy checks, the timed loop and the time line */
+static int conv_measure(struct kp_wl *w, struct conv_case *c, int cudnn, const char *label)
+{
+	w->traced = 0;
+	TRY(conv_iter(w, c));
+	TRY(dev_sync(w));
+	struct kp_check fwd = { .tol = workloads_tolerance(c->cdt) };
+	struct kp_check bwd = { .tol = workloads_tolerance(c->cdt) };
+	TRY(conv_check(w, c, &fwd, &bwd));
+	char l2[200];
+	snprintf(l2, sizeof(l2), "%s fwd", label);
+	print_check(w, l2, &fwd);
+	if (c->backward) {
+		snprintf(l2, sizeof(l2), "%s bwd", label);
+		print_check(w, l2, &bwd);
+	}
+	TRY(timed_loop(w, label, conv_iter, c));
+	double ms = event_ms(w, conv_iter, c);
+	if (ms > 0)
+		conv_report(w, c, cudnn, ms, &fwd, &bwd, label);
+	return 0;
+out:
+	return -1;
+}
+
 static int run_conv(struct kp_wl *w, int cdt, const struct kp_conv_shape *sh, int cudnn, int nhwc)
 {
 	struct bufs b = { .n = 0 };
 	struct conv_case c = { .cdt = cdt, .nhwc = nhwc, .s = *sh, .backward = w->o->backward };
 	int rc = -1;
-	size_t es = dts[cdt].size;
-	c.oh = conv_out_dim(sh->h, sh->r, sh->stride, sh->pad, sh->dil);
-	c.ow = conv_out_dim(sh->w, sh->s, sh->stride, sh->pad, sh->dil);
-	c.cg = sh->c / sh->groups, c.kg = sh->k / sh->groups;
-	c.crs = sh->c * sh->r * sh->s, c.np = sh->n * c.oh * c.ow;
-	size_t nx = (size_t)sh->n * sh->c * sh->h * sh->w,
-	       nw = (size_t)sh->k * c.cg * sh->r * sh->s;
-	size_t ny = (size_t)sh->n * sh->k * c.oh * c.ow, ncol = (size_t)c.crs * c.np;
-	char label[160], why[300];
+	char label[160];
+	conv_dims(&c);
 	snprintf(label, sizeof(label),
 		 "conv %s %s %s N=%ld C=%ld H=%ld W=%ld K=%ld R=%ld S=%ld s%ld p%ld d%ld g%ld",
 		 dts[cdt].name, cudnn ? "cudnn" : "reference", nhwc ? "nhwc" : "nchw", sh->n, sh->c,
@@ -1880,75 +1995,11 @@ static int run_conv(struct kp_wl *w, int cdt, const struct kp_conv_shape *sh, in
 		printf("  -  %s: the reference backend is NCHW only (skipped)\n", label);
 		return 0;
 	}
-	if (!(c.x = dalloc(w, &b, nx * es)) || !(c.wt = dalloc(w, &b, nw * es)) ||
-	    !(c.y = dalloc(w, &b, ny * es)))
+	if (conv_alloc(w, &b, &c, cudnn) < 0)
 		goto out;
-	if (!cudnn && (!(c.ytmp = dalloc(w, &b, ny * es)) || !(c.col = dalloc(w, &b, ncol * es))))
+	if (cudnn && conv_cudnn_plan(w, &c, label) < 0)
 		goto out;
-	if (c.backward && (!(c.dy = dalloc(w, &b, ny * es)) || !(c.dw = dalloc(w, &b, nw * es)) ||
-			   !(c.dx = dalloc(w, &b, nx * es))))
-		goto out;
-	if (c.backward && !cudnn &&
-	    (!(c.dyt = dalloc(w, &b, ny * es)) || !(c.dcol = dalloc(w, &b, ncol * es))))
-		goto out;
-	TRY(fill(w, c.x, cdt, nx, 31));
-	TRY(fill(w, c.wt, cdt, nw, 32));
-	if (c.backward)
-		TRY(fill(w, c.dy, cdt, ny, 33));
-	if (cudnn) {
-		/* plans are built and timed here, outside the trace */
-		recorder_push(w->t->untraced_ext);
-		c.cv = cudnn_conv_new(w->cudnn, dts[cdt].kt, cdt == CDT_TF32, nhwc, sh->n, sh->c,
-				      sh->h, sh->w, sh->k, sh->r, sh->s, sh->stride, sh->pad,
-				      sh->dil, sh->groups, c.x, c.wt, c.y, c.backward ? c.dy : NULL,
-				      c.dx, c.dw, c.algo, sizeof(c.algo), why, sizeof(why));
-		recorder_pop();
-		if (!c.cv) {
-			fprintf(stderr, "kprof: error: %s: cuDNN: %s\n", label, why);
-			w->status = KP_ENV;
-			goto out;
-		}
-		printf("     cudnn  %s: %s\n", label, c.algo);
-	}
-	w->traced = 0;
-	TRY(conv_iter(w, &c));
-	TRY(dev_sync(w));
-	struct kp_check fwd = { .tol = workloads_tolerance(cdt) };
-	struct kp_check bwd = { .tol = workloads_tolerance(cdt) };
-	TRY(conv_check(w, &c, &fwd, &bwd));
-	char l2[200];
-	snprintf(l2, sizeof(l2), "%s fwd", label);
-	print_check(w, l2, &fwd);
-	if (c.backward) {
-		snprintf(l2, sizeof(l2), "%s bwd", label);
-		print_check(w, l2, &bwd);
-	}
-	TRY(timed_loop(w, label, conv_iter, &c));
-	double ms = event_ms(w, conv_iter, &c);
-	if (ms > 0) {
-		double fl = 2.0 * (double)ny * c.cg * sh->r * sh->s * (c.backward ? 3 : 1);
-		char mt[32];
-		printf("     time  %s ms/iter  %.1f TFLOP/s (%s)  %s\n",
-		       results_ms_text(mt, sizeof(mt), ms), fl / (ms * 1e-3) / 1e12,
-		       c.backward ? "fwd+bwd" : "fwd", label);
-		struct kp_result r = { .ms = ms,
-				       .tflops = fl / (ms * 1e-3) / 1e12,
-				       .err = fwd.max_err,
-				       .tol = fwd.tol };
-		if (c.backward && bwd.max_err / bwd.tol > r.err / r.tol)
-			r.err = bwd.max_err, r.tol = bwd.tol;
-		snprintf(r.op, sizeof(r.op), "aten::convolution");
-		snprintf(r.kind, sizeof(r.kind), "conv2d");
-		snprintf(r.shape, sizeof(r.shape),
-			 "%ldx%ldx%ldx%ld->%ld %ldx%ld s%ld p%ld d%ld g%ld", sh->n, sh->c, sh->h,
-			 sh->w, sh->k, sh->r, sh->s, sh->stride, sh->pad, sh->dil, sh->groups);
-		snprintf(r.dtype, sizeof(r.dtype), "%s", dts[cdt].name);
-		snprintf(r.backend, sizeof(r.backend), "%s", cudnn ? "cudnn" : "reference");
-		snprintf(r.layout, sizeof(r.layout), "%s", nhwc ? "nhwc" : "nchw");
-		snprintf(r.mode, sizeof(r.mode), "%s", c.backward ? "fwd+bwd" : "fwd");
-		keep_result(w, &r, label);
-	}
-	rc = 0;
+	rc = conv_measure(w, &c, cudnn, label);
 out:
 	cudnn_conv_free(c.cv);
 	bufs_free(&b);

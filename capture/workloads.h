@@ -13,6 +13,7 @@ struct kp_capture_opts;
 struct kp_cudnn;
 struct kp_results;
 struct kp_sdpa_shape;
+struct kp_conv_shape;
 
 /* Accuracy of one check: max over samples of |gpu - ref| / (sum of |terms| of ref). */
 struct kp_check {
@@ -32,6 +33,8 @@ double workloads_sdpa_item_bytes(const struct kp_sdpa_shape *sh, size_t es);
  * @batch; below 1 when one item does not fit.
  */
 long workloads_sdpa_chunk_items(size_t free_bytes, double item_bytes, long batch);
+/* FLOPs of one conv2d call (forward, or forward and backward): 2 N K OH OW C/groups R S (x3). */
+double workloads_conv_flops(const struct kp_conv_shape *sh, int backward);
 /* Host conversions used by the references (exact). */
 double workloads_bf16_to_double(uint16_t h);
 double workloads_fp16_to_double(uint16_t h);

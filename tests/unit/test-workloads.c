@@ -453,6 +453,42 @@ static void sdpa_chunks_fit_half_the_free_memory(void **state)
 	assert_true(workloads_sdpa_item_bytes(&sh, 4) == 16.0 * 4096 * 4096 * 8);
 }
 
+static void conv_flops_count_each_output_once(void **state)
+{
+	(void)state;
+	/* ResNet-50's stem: 3x224x224 -> 64x112x112 (7x7, stride 2, pad 3): 2 * 64*112*112 * 3*49 */
+	struct kp_conv_shape stem = { .n = 1,
+				      .c = 3,
+				      .h = 224,
+				      .w = 224,
+				      .k = 64,
+				      .r = 7,
+				      .s = 7,
+				      .stride = 2,
+				      .pad = 3,
+				      .dil = 1,
+				      .groups = 1 };
+	assert_true(workloads_conv_flops(&stem, 0) == 236027904.0);
+	/* the backward adds dX and dW: 3 forwards */
+	assert_true(workloads_conv_flops(&stem, 1) == 3 * 236027904.0);
+	/* depthwise 3x3 (groups = channels): one input channel an output, 2 * 2*32*8*8 * 9 */
+	struct kp_conv_shape dw = { .n = 2,
+				    .c = 32,
+				    .h = 8,
+				    .w = 8,
+				    .k = 32,
+				    .r = 3,
+				    .s = 3,
+				    .stride = 1,
+				    .pad = 1,
+				    .dil = 1,
+				    .groups = 32 };
+	assert_true(workloads_conv_flops(&dw, 0) == 73728.0);
+	/* dilation 2 without padding: 8x8 -> 4x4 */
+	dw.pad = 0, dw.dil = 2;
+	assert_true(workloads_conv_flops(&dw, 0) == 2.0 * 2 * 32 * 4 * 4 * 9);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -467,6 +503,7 @@ int main(void)
 		cmocka_unit_test(vocab_shape_sets_expand),
 		cmocka_unit_test(sdpa_tolerances_scale_the_gemm_one),
 		cmocka_unit_test(sdpa_chunks_fit_half_the_free_memory),
+		cmocka_unit_test(conv_flops_count_each_output_once),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
