@@ -773,76 +773,64 @@ static COLD int at_bom(struct kp_json *p)
 }
 
 /*
- * One token.  Commas and colons are consumed on the way, so a call dispatches on the state
- * once and then runs straight into the key or value lexer.
+ * What the state's punctuation leads to (state_step()): a key or a value for next_tok() to lex,
+ * or else the type of a token already made (a closing bracket, the end, an error).
  */
-static inline __attribute__((always_inline)) enum kp_json_type
-next_tok(struct kp_json *p, struct kp_json_tok *tok, int level)
+enum { LEX_KEY = JT_NULL + 1, LEX_VALUE };
+
+/*
+ * After a value inside a container: ',' (consumed, *c the byte after it and *why what must
+ * follow) or the closing bracket.
+ */
+static inline __attribute__((always_inline)) int
+after_step(struct kp_json *p, struct kp_json_tok *tok, int *c, const char **why)
 {
-	const char *why;
-	int c, r;
-	c = skip_ws(p);
-	if (p->state == S_VALUE) {
-		/* a member value after json_key(): a direct branch, not the jump table */
-		why = "expected value after ':'";
-		goto value;
-	}
-	switch (p->state) {
-	case S_AFTER:
-		if (p->stack[p->depth - 1] == 'o') {
-			if (c == ',') {
-				p->pos++;
-				c = skip_ws(p);
-				why = "expected object key after ','";
-				goto key;
-			}
-			if (c == '}')
-				return close_container(p, tok);
-			return unexpected(p, tok, c, "expected ',' or '}' after object member");
-		}
-		if (c == ',') {
+	if (p->stack[p->depth - 1] == 'o') {
+		if (*c == ',') {
 			p->pos++;
-			c = skip_ws(p);
-			why = "expected value after ','";
-			goto value;
+			*c = skip_ws(p);
+			*why = "expected object key after ','";
+			return LEX_KEY;
 		}
-		if (c == ']')
+		if (*c == '}')
 			return close_container(p, tok);
-		return unexpected(p, tok, c, "expected ',' or ']' after array element");
-	case S_COLON:
-		if (c != ':')
-			return unexpected(p, tok, c, "expected ':' after object key");
+		return unexpected(p, tok, *c, "expected ',' or '}' after object member");
+	}
+	if (*c == ',') {
 		p->pos++;
-		c = skip_ws(p);
-		/* fall through */
-	case S_VALUE:
-		why = "expected value after ':'";
-		goto value;
-	case S_OBJ_FIRST:
-		if (c == '}')
-			return close_container(p, tok);
-		why = "expected object key or '}'";
-		goto key;
-	case S_ARR_FIRST:
-		if (c == ']')
-			return close_container(p, tok);
-		why = "expected value or ']'";
-		goto value;
-	case S_ARR_NEXT:
-		why = "expected value after ','";
-		goto value;
-	case S_TOP:
-		if (c == 0xef && at_bom(p)) {
-			p->pos = 3;
-			c = skip_ws(p);
-		}
-		if (c < 0 && !p->read_failed) {
-			set_err(p, "empty input", p->base + p->end, 1);
-			return fail(p, tok);
-		}
-		why = "expected value";
-		goto value;
-	case S_DONE:
+		*c = skip_ws(p);
+		*why = "expected value after ','";
+		return LEX_VALUE;
+	}
+	if (*c == ']')
+		return close_container(p, tok);
+	return unexpected(p, tok, *c, "expected ',' or ']' after array element");
+}
+
+/*
+ * The top-level value, after a byte order mark if one comes first.  Inlined like the other
+ * steps: called, it would take c's and why's addresses and keep them in memory all through
+ * next_tok() (1.7% slower with KPROF_SIMD=scalar, bench/load-loop.sh).
+ */
+static inline __attribute__((always_inline)) int
+top_step(struct kp_json *p, struct kp_json_tok *tok, int *c, const char **why)
+{
+	if (*c == 0xef && at_bom(p)) {
+		p->pos = 3;
+		*c = skip_ws(p);
+	}
+	if (*c < 0 && !p->read_failed) {
+		set_err(p, "empty input", p->base + p->end, 1);
+		return fail(p, tok);
+	}
+	*why = "expected value";
+	return LEX_VALUE;
+}
+
+/* After the top-level value (only whitespace may follow) and once JT_END was returned. */
+static enum kp_json_type end_tok(struct kp_json *p, struct kp_json_tok *tok, int c)
+{
+	if (p->state == S_DONE) {
 		if (c >= 0) {
 			set_err(p, "trailing characters after JSON value", p->base + p->pos, 0);
 			return fail(p, tok);
@@ -850,15 +838,56 @@ next_tok(struct kp_json *p, struct kp_json_tok *tok, int level)
 		if (p->read_failed)
 			return unexpected(p, tok, c, NULL);
 		p->state = S_END;
-		/* fall through */
-	default:
-		tok->type = JT_END;
-		set_tok(p, tok, p->end, 0, 0);
-		tok->depth = 0;
-		return JT_END;
 	}
+	tok->type = JT_END;
+	set_tok(p, tok, p->end, 0, 0);
+	tok->depth = 0;
+	return JT_END;
+}
 
-key:
+/*
+ * The punctuation p->state expects before the next token, consumed: *c becomes the byte after
+ * it and *why what the token lexed next must be.
+ */
+static inline __attribute__((always_inline)) int
+state_step(struct kp_json *p, struct kp_json_tok *tok, int *c, const char **why)
+{
+	switch (p->state) {
+	case S_AFTER:
+		return after_step(p, tok, c, why);
+	case S_COLON:
+		if (*c != ':')
+			return unexpected(p, tok, *c, "expected ':' after object key");
+		p->pos++;
+		*c = skip_ws(p);
+		/* fall through */
+	case S_VALUE:
+		*why = "expected value after ':'";
+		return LEX_VALUE;
+	case S_OBJ_FIRST:
+		if (*c == '}')
+			return close_container(p, tok);
+		*why = "expected object key or '}'";
+		return LEX_KEY;
+	case S_ARR_FIRST:
+		if (*c == ']')
+			return close_container(p, tok);
+		*why = "expected value or ']'";
+		return LEX_VALUE;
+	case S_ARR_NEXT:
+		*why = "expected value after ','";
+		return LEX_VALUE;
+	case S_TOP:
+		return top_step(p, tok, c, why);
+	default:
+		return end_tok(p, tok, *c);
+	}
+}
+
+/* The member name starting at byte @c, or the error @why. */
+static inline __attribute__((always_inline)) enum kp_json_type
+lex_key(struct kp_json *p, struct kp_json_tok *tok, int c, const char *why, int level)
+{
 	if (c != '"')
 		return unexpected(p, tok, c, why);
 	if (lex_string(p, tok, level) < 0)
@@ -867,8 +896,13 @@ key:
 	tok->depth = p->depth;
 	p->state = S_COLON;
 	return JT_KEY;
+}
 
-value:
+/* The value starting at byte @c (a scalar, or a container's opening bracket), or the error @why. */
+static inline __attribute__((always_inline)) enum kp_json_type
+lex_value(struct kp_json *p, struct kp_json_tok *tok, int c, const char *why, int level)
+{
+	int r;
 	if (c == '"') {
 		tok->type = JT_STR;
 		r = lex_string(p, tok, level);
@@ -896,6 +930,25 @@ value:
 	tok->depth = p->depth;
 	after_value(p);
 	return tok->type;
+}
+
+/*
+ * One token.  Commas and colons are consumed on the way, so a call dispatches on the state
+ * once and then runs straight into the key or value lexer.
+ */
+static inline __attribute__((always_inline)) enum kp_json_type
+next_tok(struct kp_json *p, struct kp_json_tok *tok, int level)
+{
+	const char *why = "expected value after ':'";
+	int c = skip_ws(p), step = LEX_VALUE;
+	/* a member value after json_key(): a direct branch, not the jump table */
+	if (p->state != S_VALUE)
+		step = state_step(p, tok, &c, &why);
+	if (step == LEX_VALUE)
+		return lex_value(p, tok, c, why, level);
+	if (step == LEX_KEY)
+		return lex_key(p, tok, c, why, level);
+	return step;
 }
 
 /*
