@@ -114,107 +114,146 @@ static const char *api_name(struct kp_ctrace *t, CUpti_CallbackDomain dom, uint3
 	return ctrace_intern(t, name, ctrace_api_name_len(name));
 }
 
-int recorder_convert(struct kp_ctrace *t, const CUpti_Activity *rec)
+/* read only Kernel10 fields: newer CUPTIs have only appended (§2.3) */
+static int convert_kernel(struct kp_ctrace *t, const CUpti_Activity *rec)
 {
+	const CUpti_ActivityKernel10 *k = (const CUpti_ActivityKernel10 *)rec;
 	struct kp_rec r;
 	memset(&r, 0, sizeof(r));
+	r.kind = REC_KERNEL;
+	r.start_ns = k->start;
+	r.end_ns = k->end;
+	r.corr = k->correlationId;
+	r.device = k->deviceId;
+	r.context = k->contextId;
+	r.stream = k->streamId;
+	r.name = intern_kernel(t, k->name);
+	r.grid[0] = k->gridX, r.grid[1] = k->gridY, r.grid[2] = k->gridZ;
+	r.block[0] = k->blockX, r.block[1] = k->blockY, r.block[2] = k->blockZ;
+	r.regs = k->registersPerThread;
+	r.smem = (uint32_t)(k->staticSharedMemory + k->dynamicSharedMemory);
+	r.queued = k->queued == CUPTI_TIMESTAMP_UNKNOWN ? 0 : k->queued;
+	r.graph_id = k->graphId;
+	r.graph_node_id = k->graphNodeId;
+	return ctrace_add_rec(t, &r);
+}
+
+/* a runtime or driver API call (--trace-api all) */
+static int convert_api(struct kp_ctrace *t, const CUpti_Activity *rec)
+{
+	const CUpti_ActivityAPI *a = (const CUpti_ActivityAPI *)rec;
+	int rt = rec->kind == CUPTI_ACTIVITY_KIND_RUNTIME;
+	struct kp_rec r;
+	memset(&r, 0, sizeof(r));
+	r.kind = rt ? REC_RUNTIME : REC_DRIVER;
+	r.name = api_name(t, rt ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API,
+			  a->cbid);
+	if (rt ? !strcmp(r.name, "cudaGetDevice") : !recorder_api_wanted(r.name))
+		return 0; /* Kineto drops the first, and logs only registered driver cbids */
+	r.start_ns = a->start;
+	r.end_ns = a->end;
+	r.corr = a->correlationId;
+	r.cbid = a->cbid;
+	r.pid = a->processId;
+	r.tid = a->threadId;
+	return ctrace_add_rec(t, &r);
+}
+
+static int convert_memcpy(struct kp_ctrace *t, const CUpti_Activity *rec)
+{
+	const CUpti_ActivityMemcpy6 *m = (const CUpti_ActivityMemcpy6 *)rec;
+	struct kp_rec r;
 	char buf[96];
+	memset(&r, 0, sizeof(r));
+	r.kind = REC_MEMCPY;
+	r.start_ns = m->start;
+	r.end_ns = m->end;
+	r.corr = m->correlationId;
+	r.device = m->deviceId;
+	r.context = m->contextId;
+	r.stream = m->streamId;
+	r.bytes = m->bytes;
+	ctrace_memcpy_name(buf, sizeof(buf), m->copyKind, m->srcKind, m->dstKind);
+	r.name = ctrace_intern(t, buf, strlen(buf));
+	return ctrace_add_rec(t, &r);
+}
+
+static int convert_memset(struct kp_ctrace *t, const CUpti_Activity *rec)
+{
+	const CUpti_ActivityMemset4 *m = (const CUpti_ActivityMemset4 *)rec;
+	struct kp_rec r;
+	char buf[96];
+	memset(&r, 0, sizeof(r));
+	r.kind = REC_MEMSET;
+	r.start_ns = m->start;
+	r.end_ns = m->end;
+	r.corr = m->correlationId;
+	r.device = m->deviceId;
+	r.context = m->contextId;
+	r.stream = m->streamId;
+	r.bytes = m->bytes;
+	ctrace_memset_name(buf, sizeof(buf), m->memoryKind);
+	r.name = ctrace_intern(t, buf, strlen(buf));
+	return ctrace_add_rec(t, &r);
+}
+
+static int convert_sync(struct kp_ctrace *t, const CUpti_Activity *rec)
+{
+	const CUpti_ActivitySynchronization2 *s = (const CUpti_ActivitySynchronization2 *)rec;
+	struct kp_rec r;
+	memset(&r, 0, sizeof(r));
+	r.kind = REC_SYNC;
+	r.start_ns = s->start;
+	r.end_ns = s->end;
+	r.corr = s->correlationId;
+	r.context = s->contextId;
+	r.stream = s->streamId;
+	r.sync_type = s->type;
+	r.event_id = s->cudaEventId;
+	r.name = ctrace_sync_name(s->type);
+	return ctrace_add_rec(t, &r);
+}
+
+static int convert_overhead(struct kp_ctrace *t, const CUpti_Activity *rec)
+{
+	const CUpti_ActivityOverhead3 *o = (const CUpti_ActivityOverhead3 *)rec;
+	struct kp_rec r;
+	memset(&r, 0, sizeof(r));
+	r.kind = REC_OVERHEAD;
+	r.start_ns = o->start;
+	r.end_ns = o->end;
+	r.corr = o->correlationId;
+	r.name = ctrace_overhead_name(o->overheadKind);
+	return ctrace_add_rec(t, &r);
+}
+
+/* kprof's (and Kineto's) op ids: CUSTOM0 only */
+static int convert_ext(struct kp_ctrace *t, const CUpti_Activity *rec)
+{
+	const CUpti_ActivityExternalCorrelation *e = (const CUpti_ActivityExternalCorrelation *)rec;
+	if (e->externalKind != CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0)
+		return 0;
+	return ctrace_add_ext(t, e->correlationId, e->externalId);
+}
+
+int recorder_convert(struct kp_ctrace *t, const CUpti_Activity *rec)
+{
 	switch (rec->kind) {
-	case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
-		/* read only Kernel10 fields: newer CUPTIs have only appended (§2.3) */
-		const CUpti_ActivityKernel10 *k = (const CUpti_ActivityKernel10 *)rec;
-		r.kind = REC_KERNEL;
-		r.start_ns = k->start;
-		r.end_ns = k->end;
-		r.corr = k->correlationId;
-		r.device = k->deviceId;
-		r.context = k->contextId;
-		r.stream = k->streamId;
-		r.name = intern_kernel(t, k->name);
-		r.grid[0] = k->gridX, r.grid[1] = k->gridY, r.grid[2] = k->gridZ;
-		r.block[0] = k->blockX, r.block[1] = k->blockY, r.block[2] = k->blockZ;
-		r.regs = k->registersPerThread;
-		r.smem = (uint32_t)(k->staticSharedMemory + k->dynamicSharedMemory);
-		r.queued = k->queued == CUPTI_TIMESTAMP_UNKNOWN ? 0 : k->queued;
-		r.graph_id = k->graphId;
-		r.graph_node_id = k->graphNodeId;
-		return ctrace_add_rec(t, &r);
-	}
+	case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+		return convert_kernel(t, rec);
 	case CUPTI_ACTIVITY_KIND_RUNTIME:
-	case CUPTI_ACTIVITY_KIND_DRIVER: {
-		const CUpti_ActivityAPI *a = (const CUpti_ActivityAPI *)rec;
-		int rt = rec->kind == CUPTI_ACTIVITY_KIND_RUNTIME;
-		r.kind = rt ? REC_RUNTIME : REC_DRIVER;
-		r.name = api_name(t, rt ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API,
-				  a->cbid);
-		if (rt ? !strcmp(r.name, "cudaGetDevice") : !recorder_api_wanted(r.name))
-			return 0; /* Kineto drops the first, and logs only registered driver cbids */
-		r.start_ns = a->start;
-		r.end_ns = a->end;
-		r.corr = a->correlationId;
-		r.cbid = a->cbid;
-		r.pid = a->processId;
-		r.tid = a->threadId;
-		return ctrace_add_rec(t, &r);
-	}
-	case CUPTI_ACTIVITY_KIND_MEMCPY: {
-		const CUpti_ActivityMemcpy6 *m = (const CUpti_ActivityMemcpy6 *)rec;
-		r.kind = REC_MEMCPY;
-		r.start_ns = m->start;
-		r.end_ns = m->end;
-		r.corr = m->correlationId;
-		r.device = m->deviceId;
-		r.context = m->contextId;
-		r.stream = m->streamId;
-		r.bytes = m->bytes;
-		ctrace_memcpy_name(buf, sizeof(buf), m->copyKind, m->srcKind, m->dstKind);
-		r.name = ctrace_intern(t, buf, strlen(buf));
-		return ctrace_add_rec(t, &r);
-	}
-	case CUPTI_ACTIVITY_KIND_MEMSET: {
-		const CUpti_ActivityMemset4 *m = (const CUpti_ActivityMemset4 *)rec;
-		r.kind = REC_MEMSET;
-		r.start_ns = m->start;
-		r.end_ns = m->end;
-		r.corr = m->correlationId;
-		r.device = m->deviceId;
-		r.context = m->contextId;
-		r.stream = m->streamId;
-		r.bytes = m->bytes;
-		ctrace_memset_name(buf, sizeof(buf), m->memoryKind);
-		r.name = ctrace_intern(t, buf, strlen(buf));
-		return ctrace_add_rec(t, &r);
-	}
-	case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
-		const CUpti_ActivitySynchronization2 *s = (const CUpti_ActivitySynchronization2 *)
-			rec;
-		r.kind = REC_SYNC;
-		r.start_ns = s->start;
-		r.end_ns = s->end;
-		r.corr = s->correlationId;
-		r.context = s->contextId;
-		r.stream = s->streamId;
-		r.sync_type = s->type;
-		r.event_id = s->cudaEventId;
-		r.name = ctrace_sync_name(s->type);
-		return ctrace_add_rec(t, &r);
-	}
-	case CUPTI_ACTIVITY_KIND_OVERHEAD: {
-		const CUpti_ActivityOverhead3 *o = (const CUpti_ActivityOverhead3 *)rec;
-		r.kind = REC_OVERHEAD;
-		r.start_ns = o->start;
-		r.end_ns = o->end;
-		r.corr = o->correlationId;
-		r.name = ctrace_overhead_name(o->overheadKind);
-		return ctrace_add_rec(t, &r);
-	}
-	case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
-		const CUpti_ActivityExternalCorrelation *e =
-			(const CUpti_ActivityExternalCorrelation *)rec;
-		if (e->externalKind != CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0)
-			return 0;
-		return ctrace_add_ext(t, e->correlationId, e->externalId);
-	}
+	case CUPTI_ACTIVITY_KIND_DRIVER:
+		return convert_api(t, rec);
+	case CUPTI_ACTIVITY_KIND_MEMCPY:
+		return convert_memcpy(t, rec);
+	case CUPTI_ACTIVITY_KIND_MEMSET:
+		return convert_memset(t, rec);
+	case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
+		return convert_sync(t, rec);
+	case CUPTI_ACTIVITY_KIND_OVERHEAD:
+		return convert_overhead(t, rec);
+	case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION:
+		return convert_ext(t, rec);
 	default:
 		return 0; /* DEVICE, CONTEXT: metadata comes from cudaGetDeviceProperties */
 	}

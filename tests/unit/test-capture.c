@@ -288,6 +288,20 @@ static void cupti_records_convert_to_kprof_records(void **state)
 	s.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, s.bytes = 4, s.correlationId = 8;
 	assert_int_equal(recorder_convert(&t, (CUpti_Activity *)&s), 0);
 
+	CUpti_ActivitySynchronization2 y;
+	memset(&y, 0, sizeof(y));
+	y.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+	y.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE, y.cudaEventId = 3;
+	y.start = T0 + 30, y.end = T0 + 40, y.correlationId = 9, y.streamId = 7;
+	assert_int_equal(recorder_convert(&t, (CUpti_Activity *)&y), 0);
+
+	CUpti_ActivityOverhead3 o;
+	memset(&o, 0, sizeof(o));
+	o.kind = CUPTI_ACTIVITY_KIND_OVERHEAD;
+	o.overheadKind = CUPTI_ACTIVITY_OVERHEAD_ACTIVITY_BUFFER_REQUEST;
+	o.start = T0 + 41, o.end = T0 + 42;
+	assert_int_equal(recorder_convert(&t, (CUpti_Activity *)&o), 0);
+
 	CUpti_ActivityExternalCorrelation e;
 	memset(&e, 0, sizeof(e));
 	e.kind = CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION;
@@ -298,7 +312,7 @@ static void cupti_records_convert_to_kprof_records(void **state)
 	e.externalId = 43; /* annotations */
 	assert_int_equal(recorder_convert(&t, (CUpti_Activity *)&e), 0);
 
-	assert_int_equal(t.nrecs, 5);
+	assert_int_equal(t.nrecs, 7);
 	assert_int_equal(t.recs[0].kind, REC_KERNEL);
 	assert_string_equal(t.recs[0].name, "kernel(float*)");
 	assert_int_equal(t.recs[0].smem, 213188);
@@ -312,6 +326,14 @@ static void cupti_records_convert_to_kprof_records(void **state)
 	assert_string_equal(t.recs[3].name, "Memcpy HtoD (Pageable -> Device)");
 	assert_int_equal(t.recs[3].bytes, 4096);
 	assert_string_equal(t.recs[4].name, "Memset (Device)");
+	assert_int_equal(t.recs[5].kind, REC_SYNC);
+	assert_string_equal(t.recs[5].name, "Context Sync");
+	assert_int_equal(t.recs[5].sync_type, 4);
+	assert_int_equal(t.recs[5].event_id, 3);
+	assert_int_equal(t.recs[5].stream, 7);
+	assert_int_equal(t.recs[6].kind, REC_OVERHEAD);
+	assert_string_equal(t.recs[6].name, "Activity Buffer Request");
+	assert_int_equal(t.recs[6].end_ns - t.recs[6].start_ns, 1);
 	assert_int_equal(t.next, 1);
 	assert_int_equal(t.ext[0].corr, 5);
 	assert_int_equal(t.ext[0].ext, 42);
