@@ -157,24 +157,23 @@ int capture_split_argv(int argc, char **argv, char ***cmd)
 	return argc;
 }
 
-int capture_opts_finish(struct kp_capture_opts *o, char *why, size_t whylen)
+/* `capture -- <cmd>`: a command, and the NVML sampling period */
+static int finish_cmd(const struct kp_capture_opts *o, char *why, size_t whylen)
 {
-	char r[200];
-	if (!o->output) {
-		snprintf(why, whylen, "missing output file (-o FILE)");
+	if (!o->cmd[0]) {
+		snprintf(why, whylen, "missing command after '--'");
 		return -1;
 	}
-	if (o->cmd) {
-		if (!o->cmd[0]) {
-			snprintf(why, whylen, "missing command after '--'");
-			return -1;
-		}
-		if (o->sample_period_ms < 1 || o->sample_period_ms > 100) {
-			snprintf(why, whylen, "--sample-period must be 1..100 ms");
-			return -1;
-		}
-		return 0;
+	if (o->sample_period_ms < 1 || o->sample_period_ms > 100) {
+		snprintf(why, whylen, "--sample-period must be 1..100 ms");
+		return -1;
 	}
+	return 0;
+}
+
+/* default workloads, matmul variants and dtype; a matmul backend needs the matmul workload */
+static int finish_defaults(struct kp_capture_opts *o, char *why, size_t whylen)
+{
 	if (!o->workloads)
 		o->workloads = WL_MATMUL;
 	if (!o->mm_ops && !o->epilogues)
@@ -187,6 +186,12 @@ int capture_opts_finish(struct kp_capture_opts *o, char *why, size_t whylen)
 	}
 	if (!o->dtypes)
 		o->dtypes = 1 << CDT_BF16;
+	return 0;
+}
+
+/* --results' suffix, the loop counts, --batch, --kv-heads, --sample-period */
+static int check_values(const struct kp_capture_opts *o, char *why, size_t whylen)
+{
 	if (o->results) {
 		size_t rl = strlen(o->results);
 		if (!(rl > 5 && !strcmp(o->results + rl - 5, ".json")) &&
@@ -210,9 +215,14 @@ int capture_opts_finish(struct kp_capture_opts *o, char *why, size_t whylen)
 		snprintf(why, whylen, "--sample-period must be 1..100 ms");
 		return -1;
 	}
-	long ms[CAPTURE_MAX_M];
-	size_t nms = 0;
-	int rc = o->m_list ? parse_longs(o->m_list, ms, CAPTURE_MAX_M, &nms) : 0;
+	return 0;
+}
+
+/* --m's values into @ms (at most CAPTURE_MAX_M), or 4096 without it */
+static int m_values(const struct kp_capture_opts *o, long *ms, size_t *nms, char *why,
+		    size_t whylen)
+{
+	int rc = o->m_list ? parse_longs(o->m_list, ms, CAPTURE_MAX_M, nms) : 0;
 	if (rc == -2) {
 		snprintf(why, whylen, "invalid value '%s' for '--m': at most %d values", o->m_list,
 			 CAPTURE_MAX_M);
@@ -223,7 +233,15 @@ int capture_opts_finish(struct kp_capture_opts *o, char *why, size_t whylen)
 		return -1;
 	}
 	if (!o->m_list)
-		ms[nms++] = 4096;
+		ms[(*nms)++] = 4096;
+	return 0;
+}
+
+/* the shape sets of the selected workloads, their defaults where not given */
+static int expand_shapes(struct kp_capture_opts *o, const long *ms, size_t nms, char *why,
+			 size_t whylen)
+{
+	char r[200];
 	const char *mm = o->shapes ? o->shapes : "custom:4096x4096x4096";
 	if ((o->workloads & WL_MATMUL) &&
 	    shapes_matmul(mm, ms, nms, &o->mm, &o->nmm, r, sizeof(r)) < 0) {
@@ -253,6 +271,22 @@ int capture_opts_finish(struct kp_capture_opts *o, char *why, size_t whylen)
 		return -1;
 	}
 	return 0;
+}
+
+int capture_opts_finish(struct kp_capture_opts *o, char *why, size_t whylen)
+{
+	long ms[CAPTURE_MAX_M];
+	size_t nms = 0;
+	if (!o->output) {
+		snprintf(why, whylen, "missing output file (-o FILE)");
+		return -1;
+	}
+	if (o->cmd)
+		return finish_cmd(o, why, whylen);
+	if (finish_defaults(o, why, whylen) < 0 || check_values(o, why, whylen) < 0 ||
+	    m_values(o, ms, &nms, why, whylen) < 0)
+		return -1;
+	return expand_shapes(o, ms, nms, why, whylen);
 }
 
 void capture_opts_free(struct kp_capture_opts *o)

@@ -507,6 +507,72 @@ static void capture_options_parse_and_default(void **state)
 	capture_opts_free(&o);
 }
 
+static void capture_option_checks_name_the_option(void **state)
+{
+	(void)state;
+	char why[256];
+	char *none[] = { NULL }, *cmd[] = { "python3", NULL };
+	struct kp_capture_opts o = { .output = "t.json", .iters = 10, .sample_period_ms = 10 };
+
+	/* -- <cmd>: the command and the sampling period only, no workload defaults */
+	o.cmd = none;
+	assert_int_equal(capture_opts_finish(&o, why, sizeof(why)), -1);
+	assert_string_equal(why, "missing command after '--'");
+	o.cmd = cmd, o.sample_period_ms = 101;
+	assert_int_equal(capture_opts_finish(&o, why, sizeof(why)), -1);
+	assert_string_equal(why, "--sample-period must be 1..100 ms");
+	o.sample_period_ms = 100, o.iters = 0;
+	assert_int_equal(capture_opts_finish(&o, why, sizeof(why)), 0);
+	assert_int_equal(o.workloads, 0);
+	assert_int_equal(o.dtypes, 0);
+
+	/* the defaults come before the value checks */
+	o.cmd = NULL;
+	assert_int_equal(capture_opts_finish(&o, why, sizeof(why)), -1);
+	assert_string_equal(why, "--iters must be at least 1 and --warmup at least 0");
+	assert_int_equal(o.workloads, WL_MATMUL);
+	assert_int_equal(o.dtypes, 1 << CDT_BF16);
+	o.iters = 10, o.warmup = -1;
+	assert_int_equal(capture_opts_finish(&o, why, sizeof(why)), -1);
+	assert_string_equal(why, "--iters must be at least 1 and --warmup at least 0");
+	o.warmup = 0, o.batch = -1;
+	assert_int_equal(capture_opts_finish(&o, why, sizeof(why)), -1);
+	assert_string_equal(why, "--batch and --kv-heads must be positive");
+	o.batch = 0, o.kv_heads = -2;
+	assert_int_equal(capture_opts_finish(&o, why, sizeof(why)), -1);
+	assert_string_equal(why, "--batch and --kv-heads must be positive");
+	o.kv_heads = 0, o.sample_period_ms = 0;
+	assert_int_equal(capture_opts_finish(&o, why, sizeof(why)), -1);
+	assert_string_equal(why, "--sample-period must be 1..100 ms");
+	o.sample_period_ms = 10, o.results = "r.txt";
+	assert_int_equal(capture_opts_finish(&o, why, sizeof(why)), -1);
+	assert_string_equal(why,
+			    "invalid value 'r.txt' for '--results': expected FILE.json or FILE.csv");
+	o.results = ".csv"; /* a suffix alone is no file name */
+	assert_int_equal(capture_opts_finish(&o, why, sizeof(why)), -1);
+	o.results = "r.csv";
+	assert_int_equal(capture_opts_finish(&o, why, sizeof(why)), 0);
+	capture_opts_free(&o);
+
+	/* a matmul backend without the matmul workload */
+	o.workloads = WL_SDPA, o.backends = BE_CUBLASLT;
+	assert_int_equal(capture_opts_finish(&o, why, sizeof(why)), -1);
+	assert_string_equal(why, "'--backend cublaslt' is a matmul backend: add '-w matmul'");
+	o.backends = BE_CUBLAS;
+	assert_int_equal(capture_opts_finish(&o, why, sizeof(why)), -1);
+	assert_string_equal(why, "'--backend cublas' is a matmul backend: add '-w matmul'");
+
+	/* each workload's shape set, named by its option */
+	o.backends = 0, o.sdpa_shapes = "huge";
+	assert_int_equal(capture_opts_finish(&o, why, sizeof(why)), -1);
+	assert_string_equal(why, "invalid value 'huge' for '--sdpa-shapes': valid: default, "
+				 "custom:BxHxH_KVxS_QxS_KxD[c],...");
+	o.workloads = WL_XENT, o.norm_shapes = "bogus";
+	assert_int_equal(capture_opts_finish(&o, why, sizeof(why)), -1);
+	assert_non_null(strstr(why, "invalid value 'bogus' for '--norm-shapes': "));
+	capture_opts_free(&o);
+}
+
 static void nvml_absence_is_reported(void **state)
 {
 	(void)state;
@@ -661,6 +727,7 @@ int main(void)
 		cmocka_unit_test(matmul_shape_sets_expand),
 		cmocka_unit_test(sdpa_and_conv_shape_sets_expand),
 		cmocka_unit_test(capture_options_parse_and_default),
+		cmocka_unit_test(capture_option_checks_name_the_option),
 		cmocka_unit_test(nvml_absence_is_reported),
 		cmocka_unit_test(host_conversions_are_exact),
 	};
