@@ -213,63 +213,76 @@ static void metrics_run(const struct kp_capture_opts *o, const char *dir, struct
 	ctrace_free(&m);
 }
 
-int capture_run_cmd(const struct kp_capture_opts *o)
+/* o->output opened and the record files' directory made; 0, or KP_ENV with nothing left behind */
+static int open_run(const struct kp_capture_opts *o, FILE **out, char *dir, size_t dirlen)
 {
-	char why[512], dir[4096];
-	if (!o->inject_so || !o->cmd || !o->cmd[0]) {
-		fprintf(stderr, "kprof: error: no command or no kprof-inject.so\n");
-		return KP_ENV;
-	}
-	FILE *out = fopen(o->output, "w");
-	if (!out) {
+	*out = fopen(o->output, "w");
+	if (!*out) {
 		fprintf(stderr, "kprof: error: cannot open '%s': %s\n", o->output, strerror(errno));
 		return KP_ENV;
 	}
 	const char *tmp = getenv("TMPDIR");
-	snprintf(dir, sizeof(dir), "%s/kprof-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	snprintf(dir, dirlen, "%s/kprof-XXXXXX", tmp && *tmp ? tmp : "/tmp");
 	if (!mkdtemp(dir)) {
 		fprintf(stderr, "kprof: error: cannot create a directory in '%s': %s\n",
 			tmp && *tmp ? tmp : "/tmp", strerror(errno));
-		fclose(out);
+		fclose(*out);
 		unlink(o->output);
 		return KP_ENV;
 	}
-	struct kp_ctrace t;
-	ctrace_init(&t);
-	t.sample_period_ms = o->sample_period_ms;
-	struct kp_nvml nv;
+	return 0;
+}
+
+/*
+ * The command's timed run, its processes' record files merged into @t (their count in
+ * *nprocs), then the --metrics run; returns the command's exit status.
+ */
+static int timed_run(const struct kp_capture_opts *o, const char *dir, struct kp_ctrace *t,
+		     struct kp_nvml *nv, int *nprocs)
+{
+	char why[512];
 	int nvml_ok;
-	setup_devices(&t, &nv, &nvml_ok);
+	setup_devices(t, nv, &nvml_ok);
 
 	struct kp_capture_opts timed = *o;
 	timed.metrics = 0;
-	int status = run_child(&timed, dir, &nv, &t, nvml_ok);
+	int status = run_child(&timed, dir, nv, t, nvml_ok);
 
-	int nprocs = recfile_merge_dir(&t, dir, why, sizeof(why));
-	if (nprocs < 0) {
+	*nprocs = recfile_merge_dir(t, dir, why, sizeof(why));
+	if (*nprocs < 0) {
 		fprintf(stderr, "kprof: warning: %s\n", why);
-		nprocs = 0;
+		*nprocs = 0;
 	}
 	rmdir(dir);
 	if (o->metrics)
-		metrics_run(o, dir, &nv, &t);
-	struct kp_hostops_stats hs;
-	if (hostops_emit(&t, &hs, stderr) < 0)
+		metrics_run(o, dir, nv, t);
+	return status;
+}
+
+/* library calls and NVTX ranges into ops, with what did not make it */
+static void emit_host_ops(struct kp_ctrace *t, struct kp_hostops_stats *hs)
+{
+	if (hostops_emit(t, hs, stderr) < 0)
 		fprintf(stderr,
 			"kprof: warning: out of memory turning library calls and NVTX ranges "
 			"into ops\n");
-	if (hs.nvtx_open)
+	if (hs->nvtx_open)
 		fprintf(stderr,
 			"kprof: warning: %zu NVTX range%s still open at exit; not written\n",
-			hs.nvtx_open, hs.nvtx_open == 1 ? "" : "s");
-	if (hs.nvtx_malformed > 5)
+			hs->nvtx_open, hs->nvtx_open == 1 ? "" : "s");
+	if (hs->nvtx_malformed > 5)
 		fprintf(stderr, "kprof: warning: %zu malformed emit_nvtx messages in all\n",
-			hs.nvtx_malformed);
-	t.clock_known = t.nsamples > 0;
-	t.meta = run_meta(o, nprocs, status);
-	const char *base = strrchr(o->cmd[0], '/');
-	t.process_name = strdup(base ? base + 1 : o->cmd[0]);
-	if (t.nrecs == 0) {
+			hs->nvtx_malformed);
+}
+
+/*
+ * @t into @out (closed here) and the summary; no records: no file.  Returns @status, or KP_ENV
+ * when the trace could not be written after the command succeeded.
+ */
+static int write_trace(const struct kp_capture_opts *o, struct kp_ctrace *t, FILE *out,
+		       const struct kp_hostops_stats *hs, int status, int nprocs)
+{
+	if (t->nrecs == 0) {
 		fclose(out);
 		unlink(o->output);
 		if (status != CHILD_CANNOT_EXEC && status != CHILD_NOT_FOUND)
@@ -277,27 +290,53 @@ int capture_run_cmd(const struct kp_capture_opts *o)
 				"kprof: warning: no CUDA activity recorded from '%s'; '%s' not "
 				"written\n",
 				o->cmd[0], o->output);
-	} else {
-		int bad = ctrace_write(&t, out, o->output) < 0;
-		int e = errno;
-		if (fclose(out) != 0 && !bad)
-			bad = 1, e = errno;
-		if (bad) {
-			fprintf(stderr, "kprof: error: cannot write '%s': %s\n", o->output,
-				strerror(e));
-			if (status == 0)
-				status = KP_ENV;
-		} else {
-			summary(&t, o->output, nprocs);
-			if (hs.gemms || hs.nvtx_ranges)
-				fprintf(stderr,
-					"kprof: %zu library op%s (%zu without a shape), %zu NVTX "
-					"range%s (%zu as ops)\n",
-					hs.gemms, hs.gemms == 1 ? "" : "s", hs.gemms_unshaped,
-					hs.nvtx_ranges, hs.nvtx_ranges == 1 ? "" : "s",
-					hs.nvtx_ops);
-		}
+		return status;
 	}
+	int bad = ctrace_write(t, out, o->output) < 0;
+	int e = errno;
+	if (fclose(out) != 0 && !bad)
+		bad = 1, e = errno;
+	if (bad) {
+		fprintf(stderr, "kprof: error: cannot write '%s': %s\n", o->output, strerror(e));
+		if (status == 0)
+			status = KP_ENV;
+	} else {
+		summary(t, o->output, nprocs);
+		if (hs->gemms || hs->nvtx_ranges)
+			fprintf(stderr,
+				"kprof: %zu library op%s (%zu without a shape), %zu NVTX "
+				"range%s (%zu as ops)\n",
+				hs->gemms, hs->gemms == 1 ? "" : "s", hs->gemms_unshaped,
+				hs->nvtx_ranges, hs->nvtx_ranges == 1 ? "" : "s", hs->nvtx_ops);
+	}
+	return status;
+}
+
+int capture_run_cmd(const struct kp_capture_opts *o)
+{
+	char dir[4096];
+	FILE *out;
+	if (!o->inject_so || !o->cmd || !o->cmd[0]) {
+		fprintf(stderr, "kprof: error: no command or no kprof-inject.so\n");
+		return KP_ENV;
+	}
+	int rc = open_run(o, &out, dir, sizeof(dir));
+	if (rc)
+		return rc;
+	struct kp_ctrace t;
+	ctrace_init(&t);
+	t.sample_period_ms = o->sample_period_ms;
+	struct kp_nvml nv;
+	int nprocs;
+	int status = timed_run(o, dir, &t, &nv, &nprocs);
+
+	struct kp_hostops_stats hs;
+	emit_host_ops(&t, &hs);
+	t.clock_known = t.nsamples > 0;
+	t.meta = run_meta(o, nprocs, status);
+	const char *base = strrchr(o->cmd[0], '/');
+	t.process_name = strdup(base ? base + 1 : o->cmd[0]);
+	status = write_trace(o, &t, out, &hs, status, nprocs);
 	if (t.dropped_records)
 		fprintf(stderr, "kprof: warning: CUPTI dropped %llu records\n",
 			(unsigned long long)t.dropped_records);

@@ -477,6 +477,56 @@ static void command_run_writes_the_trace_and_keeps_the_status(void **state)
 	unlink(rec);
 }
 
+/*
+ * What the parent cannot write: an output it cannot open, a record directory it cannot make (no
+ * file left), a trace it cannot write (/dev/full, through a link): the command's exit 0
+ * becomes 4.
+ */
+static void command_run_reports_what_it_cannot_write(void **state)
+{
+	(void)state;
+	char rec[] = "/tmp/kprof-test-inject-XXXXXX", full[] = "/tmp/kprof-test-full-XXXXXX";
+	char out[64], script[512];
+	int fd = mkstemp(rec);
+	assert_true(fd >= 0);
+	close(fd);
+	struct kp_ctrace p;
+	fill_process(&p, 4242, 1);
+	save(&p, 4242, rec);
+	ctrace_free(&p);
+	snprintf(script, sizeof(script), "cp %s \"$KPROF_INJECT_DIR/4242.kprec\"", rec);
+	char *cmd[] = { "/bin/sh", "-c", script, NULL };
+	struct kp_capture_opts o = { .output = "/nonexistent-kprof/t.json",
+				     .sample_period_ms = 10,
+				     .cmd = cmd,
+				     .inject_so = "/nonexistent/kprof-inject.so" };
+	assert_int_equal(capture_run_cmd(&o), KP_ENV);
+
+	const char *tmp = getenv("TMPDIR");
+	char *saved = tmp ? strdup(tmp) : NULL;
+	snprintf(out, sizeof(out), "%s.json", rec);
+	o.output = out;
+	setenv("TMPDIR", "/nonexistent-kprof", 1);
+	assert_int_equal(capture_run_cmd(&o), KP_ENV);
+	assert_int_equal(access(out, F_OK), -1);
+	if (saved)
+		setenv("TMPDIR", saved, 1);
+	else
+		unsetenv("TMPDIR");
+	free(saved);
+
+	/* the records arrive, the write fails: 4 instead of the command's 0 */
+	fd = mkstemp(full);
+	assert_true(fd >= 0);
+	close(fd);
+	unlink(full);
+	assert_int_equal(symlink("/dev/full", full), 0);
+	o.output = full;
+	assert_int_equal(capture_run_cmd(&o), KP_ENV);
+	unlink(full);
+	unlink(rec);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -489,6 +539,7 @@ int main(void)
 		cmocka_unit_test(child_env_replaces_and_appends),
 		cmocka_unit_test(exit_status_follows_bash_and_env),
 		cmocka_unit_test(command_run_writes_the_trace_and_keeps_the_status),
+		cmocka_unit_test(command_run_reports_what_it_cannot_write),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
