@@ -1470,10 +1470,6 @@ size_t json_unescape(const char *s, size_t len, char *out, size_t cap)
 
 /* ---- numbers ---- */
 
-/*
- * @s as a decimal times 10^@scale, truncated toward zero; with @exact, fail when nonzero
- * digits would be dropped.  Digits are accumulated in uint64 so every int64 is exact.
- */
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define SWAR_DIGITS 1 /* 8 ASCII digits per 64-bit load (simdjson's parse_eight_digits) */
 #endif
@@ -1506,106 +1502,153 @@ static inline uint64_t parse8(uint64_t v)
 }
 #endif
 
-static int dec_scaled(const char *s, size_t len, int scale, int exact, int64_t *out)
+/*
+ * The digits from s[*i] on, accumulated into *acc (8 a step where SWAR_DIGITS: a timestamp has
+ * 13-19 and the digit chain is the cost), *i moved past them; returns how many.
+ */
+static inline __attribute__((always_inline)) int lead_digits(const char *s, size_t len, size_t *i,
+							     uint64_t *acc)
 {
-	/*
-	 * Fast path for what traces hold: [-]digits[.digits], no exponent, at most 18
-	 * significant digits after scaling (fits int64 without checks).
-	 */
-	if (len && len <= 32) {
-		size_t i = s[0] == '-';
-		uint64_t acc = 0;
-		int nd = 0, fr = 0;
+	size_t j = *i;
+	uint64_t a = 0;
+	int nd = 0;
 #ifdef SWAR_DIGITS
-		/* 8 digits per step (a timestamp has 13-19): the digit chain is the cost */
-		while (len - i >= 8 && all8_digits(load8(s + i))) {
-			acc = acc * 100000000 + parse8(load8(s + i));
-			i += 8;
-			nd += 8;
-		}
+	while (len - j >= 8 && all8_digits(load8(s + j))) {
+		a = a * 100000000 + parse8(load8(s + j));
+		j += 8;
+		nd += 8;
+	}
 #endif
-		while (i < len && is_digit(s[i])) {
-			acc = acc * 10 + (uint64_t)(s[i++] - '0');
-			nd++;
-		}
-		/* 19 digits (absolute 2022 µs timestamps in ns) fit when the value is small enough */
-		if (nd && (nd + scale <= 18 ||
-			   (scale == 3 && nd == 16 && acc < (uint64_t)INT64_MAX / 1000))) {
-			int ok = 1;
-			if (i < len && s[i] == '.') {
-				size_t f0 = ++i;
-				while (i < len && is_digit(s[i])) {
-					if (fr < scale) {
-						acc = acc * 10 + (uint64_t)(s[i] - '0');
-						fr++;
-					} else if (exact && s[i] != '0') {
-						ok = 0; /* not integral at this scale */
-					}
-					i++;
-				}
-				if (i == f0)
-					ok = 0;
-			}
-			if (i == len) {
-				if (!ok)
-					return -1;
-				for (; fr < scale; fr++)
-					acc *= 10;
-				*out = s[0] == '-' ? -(int64_t)acc : (int64_t)acc;
-				return 0;
-			}
-		}
+	while (j < len && is_digit(s[j])) {
+		a = a * 10 + (uint64_t)(s[j++] - '0');
+		nd++;
 	}
-	size_t i = 0;
+	*i = j;
+	*acc = a;
+	return nd;
+}
+
+/*
+ * The fraction after the '.' at s[*i]: its first @scale digits go into *acc, *i moves past all
+ * of them.  Returns how many went in, or -1 for no digits or (with @exact) a nonzero one dropped.
+ */
+static inline __attribute__((always_inline)) int frac_digits(const char *s, size_t len, size_t *i,
+							     uint64_t *acc, int scale, int exact)
+{
+	size_t j = *i + 1, f0 = j;
+	uint64_t a = *acc;
+	int fr = 0, ok = 1;
+	while (j < len && is_digit(s[j])) {
+		if (fr < scale) {
+			a = a * 10 + (uint64_t)(s[j] - '0');
+			fr++;
+		} else if (exact && s[j] != '0') {
+			ok = 0; /* not integral at this scale */
+		}
+		j++;
+	}
+	*i = j;
+	*acc = a;
+	return ok && j != f0 ? fr : -1;
+}
+
+/*
+ * dec_scaled() of what traces hold: [-]digits[.digits], no exponent, at most 18 significant
+ * digits after scaling (fits int64 without checks).  Returns 1 for any other form.
+ */
+static inline __attribute__((always_inline)) int dec_fast(const char *s, size_t len, int scale,
+							  int exact, int64_t *out)
+{
+	if (!len || len > 32)
+		return 1;
+	size_t i = s[0] == '-';
+	uint64_t acc;
+	int nd = lead_digits(s, len, &i, &acc), fr = 0;
+	/* 19 digits (absolute 2022 µs timestamps in ns) fit when the value is small enough */
+	if (!nd ||
+	    !(nd + scale <= 18 || (scale == 3 && nd == 16 && acc < (uint64_t)INT64_MAX / 1000)))
+		return 1;
+	if (i < len && s[i] == '.')
+		fr = frac_digits(s, len, &i, &acc, scale, exact);
+	if (i != len)
+		return 1;
+	if (fr < 0)
+		return -1;
+	for (; fr < scale; fr++)
+		acc *= 10;
+	*out = s[0] == '-' ? -(int64_t)acc : (int64_t)acc;
+	return 0;
+}
+
+/* Where a number's parts lie: digits s[int0..int1) and s[frac0..frac1), exponent e. */
+struct dec_parts {
+	size_t int0, int1, frac0, frac1;
+	int64_t e;
+	int neg;
+};
+
+/* The exponent after the 'e' at s[*i] into *e, *i moved past it; -1 when it has no digits. */
+static int dec_exp(const char *s, size_t len, size_t *i, int64_t *e)
+{
+	size_t j = *i + 1;
 	int neg = 0;
-	if (i < len && s[i] == '-') {
-		neg = 1;
-		i++;
+	int64_t v = 0;
+	if (j < len && (s[j] == '+' || s[j] == '-'))
+		neg = s[j++] == '-';
+	size_t e0 = j;
+	while (j < len && is_digit(s[j])) {
+		/* saturates: 1e999999999999 is out of range anyway */
+		if (v < 1000000000)
+			v = v * 10 + (s[j] - '0');
+		j++;
 	}
-	size_t int0 = i;
+	if (j == e0)
+		return -1;
+	*i = j;
+	*e = neg ? -v : v;
+	return 0;
+}
+
+/* @s split into its parts (RFC 8259's number grammar, leading zeros allowed), or -1. */
+static int dec_split(const char *s, size_t len, struct dec_parts *d)
+{
+	size_t i = 0;
+	d->neg = len && s[0] == '-';
+	i += d->neg;
+	d->int0 = i;
 	while (i < len && is_digit(s[i]))
 		i++;
-	size_t int1 = i, frac0 = i, frac1 = i;
-	if (int1 == int0)
+	d->int1 = d->frac0 = d->frac1 = i;
+	if (d->int1 == d->int0)
 		return -1;
 	if (i < len && s[i] == '.') {
-		frac0 = ++i;
+		d->frac0 = ++i;
 		while (i < len && is_digit(s[i]))
 			i++;
-		frac1 = i;
-		if (frac1 == frac0)
+		d->frac1 = i;
+		if (d->frac1 == d->frac0)
 			return -1;
 	}
-	int64_t e = 0;
-	if (i < len && (s[i] == 'e' || s[i] == 'E')) {
-		int eneg = 0;
-		i++;
-		if (i < len && (s[i] == '+' || s[i] == '-'))
-			eneg = s[i++] == '-';
-		size_t e0 = i;
-		while (i < len && is_digit(s[i])) {
-			/* saturates: 1e999999999999 is out of range anyway */
-			if (e < 1000000000)
-				e = e * 10 + (s[i] - '0');
-			i++;
-		}
-		if (i == e0)
-			return -1;
-		if (eneg)
-			e = -e;
-	}
-	if (i != len)
+	d->e = 0;
+	if (i < len && (s[i] == 'e' || s[i] == 'E') && dec_exp(s, len, &i, &d->e) < 0)
 		return -1;
+	return i == len ? 0 : -1;
+}
 
-	/* value = D * 10^k with D the digit string int.frac without the point */
-	size_t nint = int1 - int0, nfrac = frac1 - frac0;
-	int64_t k = e - (int64_t)nfrac + scale;
+/*
+ * The number of parts @d times 10^@scale: value = D * 10^k with D the digit string int.frac
+ * without the point; -1 when it leaves int64 or (with @exact) drops a nonzero digit.
+ */
+static int dec_value(const char *s, const struct dec_parts *d, int scale, int exact, int64_t *out)
+{
+	size_t nint = d->int1 - d->int0, nfrac = d->frac1 - d->frac0;
+	int64_t k = d->e - (int64_t)nfrac + scale;
 	int64_t ndig = (int64_t)(nint + nfrac);
 	int64_t keep = k < 0 ? ndig + k : ndig; /* digits that stay left of the point */
-	uint64_t lim = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+	uint64_t lim = d->neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
 	uint64_t acc = 0;
 	for (int64_t j = 0; j < ndig; j++) {
-		size_t at = j < (int64_t)nint ? int0 + j : frac0 + (j - nint);
+		size_t at = j < (int64_t)nint ? d->int0 + j : d->frac0 + (j - nint);
 		int dg = s[at] - '0';
 		if (j >= keep) {
 			if (!exact)
@@ -1623,8 +1666,31 @@ static int dec_scaled(const char *s, size_t len, int scale, int exact, int64_t *
 			return -1;
 		acc *= 10;
 	}
-	*out = neg ? (int64_t)(0 - acc) : (int64_t)acc;
+	*out = d->neg ? (int64_t)(0 - acc) : (int64_t)acc;
 	return 0;
+}
+
+/*
+ * dec_scaled() of any form: exponents, more digits than int64 holds (rare in traces).  Out
+ * of line, so the fast path's call ends in a jump and keeps no frame, and cold: in .text it
+ * moved the scalar token code 32 bytes, 2.5% slower (bench/RESULTS.md, json split).
+ */
+static COLD int dec_general(const char *s, size_t len, int scale, int exact, int64_t *out)
+{
+	struct dec_parts d;
+	if (dec_split(s, len, &d) < 0)
+		return -1;
+	return dec_value(s, &d, scale, exact, out);
+}
+
+/*
+ * @s as a decimal times 10^@scale, truncated toward zero; with @exact, fail when nonzero
+ * digits would be dropped.  Digits are accumulated in uint64 so every int64 is exact.
+ */
+static int dec_scaled(const char *s, size_t len, int scale, int exact, int64_t *out)
+{
+	int r = dec_fast(s, len, scale, exact, out);
+	return r <= 0 ? r : dec_general(s, len, scale, exact, out);
 }
 
 int json_num_i64(const char *s, size_t len, int64_t *out)

@@ -1015,6 +1015,17 @@ static void json_converts_microseconds_to_exact_nanoseconds(void **state)
 		{ "1.", -1, 0 },
 		{ "abc", -1, 0 },
 		{ "1e", -1, 0 },
+		/* each step of dec_scaled(): 16 integer digits (19 in ns) on the fast path and
+		 * past it, a fraction beyond ns, empty parts, leading zeros */
+		{ "1662490216123456", 0, 1662490216123456000LL },
+		{ "1662490216123456.9", 0, 1662490216123456900LL },
+		{ "9223372036854775", 0, 9223372036854775000LL },
+		{ "9223372036854776", -1, 0 },
+		{ "-9223372036854776", -1, 0 },
+		{ "1.e3", -1, 0 },
+		{ "-", -1, 0 },
+		{ "1e+", -1, 0 },
+		{ "00000000000000000000001", 0, 1000 },
 	};
 	for (size_t k = 0; k < sizeof(c) / sizeof(c[0]); k++) {
 		int64_t v = 0;
@@ -1046,6 +1057,11 @@ static void json_converts_integers_exactly(void **state)
 		{ "1e-1", -1, 0 },
 		{ "1e19", -1, 0 },
 		{ "12x", -1, 0 },
+		{ "1.00", 0, 1 },
+		{ "1.50", -1, 0 },
+		{ "1.0e1", 0, 10 },
+		{ "-1e18", 0, -1000000000000000000LL },
+		{ "12345678901234567.5", -1, 0 },
 	};
 	for (size_t k = 0; k < sizeof(c) / sizeof(c[0]); k++) {
 		int64_t v = 0;
