@@ -1,8 +1,9 @@
 /*
  * membound.h — kprof's one-pass row-wise kernels (capture/membound.cu): softmax, RMSNorm,
  * LayerNorm (forward and backward) over the last dim of a [rows, hidden] tensor, and
- * cross-entropy (forward and backward, streaming: any vocab).  Each row is read once with 16-byte
- * vector loads into registers, reduced in the block, and written once.  Element types as in
+ * cross-entropy (forward and backward, streaming: any vocab).  Each row is read from DRAM once
+ * with 16-byte vector loads (into registers, or for long rows a second time from L2 or through
+ * a shared-memory ring), reduced in the block (or cluster), and written once.  Element types as in
  * kernels.h; hidden must be a multiple of 8 (16 bytes of 16-bit or 2 vectors of fp32) and at
  * most 65536.  Launch on the legacy default stream; return a cudaError_t as int.
  */
