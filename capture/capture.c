@@ -428,12 +428,10 @@ static int write_trace(const struct kp_wl *w, FILE *out)
 	return 0;
 }
 
-int capture_run(const struct kp_capture_opts *o)
+/* 0, or -1 after the message when there is no CUDA device (or no driver at all) */
+static int check_device(void)
 {
-	if (o->cmd)
-		return capture_run_cmd(o);
-	int ndev = 0, status = 0;
-	char why[512];
+	int ndev = 0;
 	cudaError_t e = cudaGetDeviceCount(&ndev);
 	if (e != cudaSuccess || ndev == 0) {
 		/* cudart loads the driver at run time; say so when there is none at all */
@@ -442,8 +440,95 @@ int capture_run(const struct kp_capture_opts *o)
 			!drv               ? "no CUDA driver (libcuda.so.1 not found)"
 			: e != cudaSuccess ? cudaGetErrorString(e)
 					   : "none found");
-		return KP_ENV;
+		return -1;
 	}
+	return 0;
+}
+
+/*
+ * CUPTI recording into @t, a CUDA context and --metrics' counters; -1 after the message, with
+ * what was started stopped again.
+ */
+static int start_recording(struct kp_ctrace *t, const struct kp_capture_opts *o)
+{
+	char why[512];
+	cudaError_t e;
+	recorder_set_api(o->trace_api);
+	if (recorder_start(t, why, sizeof(why)) < 0) {
+		fprintf(stderr, "kprof: error: %s\n", why);
+		return -1;
+	}
+	if ((e = cudaSetDevice(0)) != cudaSuccess || (e = cudaFree(NULL)) != cudaSuccess) {
+		fprintf(stderr, "kprof: error: cannot create a CUDA context: %s\n",
+			cudaGetErrorString(e));
+		recorder_stop();
+		return -1;
+	}
+	if (o->metrics) {
+		if (metrics_open(why, sizeof(why)) < 0) {
+			fprintf(stderr, "kprof: error: --metrics: %s\n", why);
+			metrics_close();
+			recorder_stop();
+			return -1;
+		}
+		printf("# metrics %d counters, %d replay passes per kernel\n", metrics_count(),
+		       metrics_passes());
+	}
+	return 0;
+}
+
+/* Device 0's properties and the CUPTI, runtime and driver versions into the trace */
+static void read_versions(struct kp_ctrace *t)
+{
+	devprops_read(&t->dev[0], 0);
+	t->ndev = 1;
+	t->cupti_version = recorder_cupti_version();
+	cudaRuntimeGetVersion(&t->cuda_runtime_version);
+	cudaDriverGetVersion(&t->cuda_driver_version);
+}
+
+/* The clock sampler and CUPTI off; --metrics' counters closed and joined to the loops */
+static void stop_recording(struct kp_ctrace *t, struct kp_nvml *nv, const struct kp_capture_opts *o)
+{
+	nvml_sampler_stop(nv);
+	recorder_stop();
+	t->clock_known = t->nsamples > 0;
+	if (o->metrics) {
+		metrics_close();
+		if (kmetrics_join(t, warn_unjoined))
+			fprintf(stderr,
+				"kprof: warning: --metrics: some loops' counters are not in the trace\n");
+	}
+}
+
+/*
+ * The trace written to @out and freed with NVML; the run's status: @status, KP_ENV when the
+ * trace cannot be written, KP_REGRESSION after a clean run with failed accuracy checks.
+ */
+static int finish_run(struct kp_wl *w, struct kp_nvml *nv, FILE *out, int status)
+{
+	struct kp_ctrace *t = w->t;
+	if (write_trace(w, out) < 0)
+		status = KP_ENV;
+	if (t->dropped_records)
+		fprintf(stderr, "kprof: warning: CUPTI dropped %llu records\n",
+			(unsigned long long)t->dropped_records);
+	nvml_close(nv);
+	ctrace_free(t);
+	if (status == 0 && w->failures) {
+		fprintf(stderr, "kprof: error: %d accuracy check%s failed\n", w->failures,
+			w->failures > 1 ? "s" : "");
+		status = KP_REGRESSION;
+	}
+	return status;
+}
+
+int capture_run(const struct kp_capture_opts *o)
+{
+	if (o->cmd)
+		return capture_run_cmd(o);
+	if (check_device() < 0)
+		return KP_ENV;
 	FILE *out = fopen(o->output, "w");
 	if (!out) {
 		fprintf(stderr, "kprof: error: cannot open '%s': %s\n", o->output, strerror(errno));
@@ -452,68 +537,21 @@ int capture_run(const struct kp_capture_opts *o)
 	struct kp_ctrace t;
 	ctrace_init(&t);
 	t.sample_period_ms = o->sample_period_ms;
-	recorder_set_api(o->trace_api);
-	if (recorder_start(&t, why, sizeof(why)) < 0) {
-		fprintf(stderr, "kprof: error: %s\n", why);
+	if (start_recording(&t, o) < 0) {
 		fclose(out);
 		ctrace_free(&t);
 		return KP_ENV;
 	}
-	if ((e = cudaSetDevice(0)) != cudaSuccess || (e = cudaFree(NULL)) != cudaSuccess) {
-		fprintf(stderr, "kprof: error: cannot create a CUDA context: %s\n",
-			cudaGetErrorString(e));
-		recorder_stop();
-		fclose(out);
-		ctrace_free(&t);
-		return KP_ENV;
-	}
-	if (o->metrics) {
-		if (metrics_open(why, sizeof(why)) < 0) {
-			fprintf(stderr, "kprof: error: --metrics: %s\n", why);
-			metrics_close();
-			recorder_stop();
-			fclose(out);
-			ctrace_free(&t);
-			return KP_ENV;
-		}
-		printf("# metrics %d counters, %d replay passes per kernel\n", metrics_count(),
-		       metrics_passes());
-	}
-	devprops_read(&t.dev[0], 0);
-	t.ndev = 1;
-	t.cupti_version = recorder_cupti_version();
-	cudaRuntimeGetVersion(&t.cuda_runtime_version);
-	cudaDriverGetVersion(&t.cuda_driver_version);
+	read_versions(&t);
 
 	struct kp_nvml nv;
 	unsigned sm_max = 0, mem_max = 0;
 	open_nvml(&nv, &t, o->sample_period_ms, &sm_max, &mem_max);
 
 	struct kp_wl w = { .t = &t, .o = o, .pid = (uint32_t)getpid(), .tid = (uint32_t)gettid() };
-	status = run_workloads(&w, sm_max, mem_max);
-	nvml_sampler_stop(&nv);
-	recorder_stop();
-	t.clock_known = t.nsamples > 0;
-	if (o->metrics) {
-		metrics_close();
-		if (kmetrics_join(&t, warn_unjoined))
-			fprintf(stderr,
-				"kprof: warning: --metrics: some loops' counters are not in the trace\n");
-	}
-
-	if (write_trace(&w, out) < 0)
-		status = KP_ENV;
-	if (t.dropped_records)
-		fprintf(stderr, "kprof: warning: CUPTI dropped %llu records\n",
-			(unsigned long long)t.dropped_records);
-	nvml_close(&nv);
-	ctrace_free(&t);
-	if (status == 0 && w.failures) {
-		fprintf(stderr, "kprof: error: %d accuracy check%s failed\n", w.failures,
-			w.failures > 1 ? "s" : "");
-		status = KP_REGRESSION;
-	}
-	return status;
+	int status = run_workloads(&w, sm_max, mem_max);
+	stop_recording(&t, &nv, o);
+	return finish_run(&w, &nv, out, status);
 }
 
 #else /* !KPROF_HAVE_CUPTI */
