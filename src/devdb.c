@@ -392,91 +392,108 @@ static int set_source(struct parser *p, const char *val, size_t vlen, int first_
 	return 0;
 }
 
+/* 'base': copy an earlier entry's numbers into the current one. */
+static int set_base(struct parser *p, const char *val, size_t vlen)
+{
+	struct kp_device *dv = p->cur;
+	for (int i = 0; i < p->db->ndev - 1; i++)
+		if (ieq(p->db->dev[i].name, strlen(p->db->dev[i].name), val, vlen)) {
+			inherit(dv, &p->db->dev[i]);
+			p->inherited = 1;
+			return 0;
+		}
+	return perr(p, "unknown base entry '%.*s' in [%s] (it must come earlier)", (int)vlen, val,
+		    dv->name);
+}
+
+/* 'match_sms': a bare count, at least 1. */
+static int set_match_sms(struct parser *p, const char *val, size_t vlen)
+{
+	double v = 0;
+	const char *flag = NULL;
+	if (scalar(p, "match_sms", val, vlen, 1, &v, &flag) < 0)
+		return -1;
+	if (flag || v < 1)
+		return perr(p, "'match_sms' takes a count only in [%s]", p->cur->name);
+	p->cur->match_sms = (int)v;
+	return 0;
+}
+
+/* An integer scalar key ("N [flag]") into @n and its flag into @nflag. */
+static int set_count(struct parser *p, const char *key, const char *val, size_t vlen, int *n,
+		     const char **nflag)
+{
+	double v = 0;
+	const char *flag = NULL;
+	if (scalar(p, key, val, vlen, 1, &v, &flag) < 0)
+		return -1;
+	*n = (int)v;
+	*nflag = flag;
+	return 0;
+}
+
+/* A real scalar key ("X [flag]") times @scale into @x and its flag into @xflag. */
+static int set_real(struct parser *p, const char *key, const char *val, size_t vlen, double scale,
+		    double *x, const char **xflag)
+{
+	double v = 0;
+	const char *flag = NULL;
+	if (scalar(p, key, val, vlen, 0, &v, &flag) < 0)
+		return -1;
+	*x = v * scale;
+	*xflag = flag;
+	return 0;
+}
+
+/* 'no_clock_scaling': yes or no. */
+static int set_noscale(struct parser *p, const char *val, size_t vlen)
+{
+	if (ieq(val, vlen, "yes", 3))
+		p->cur->no_clock_scaling = 1;
+	else if (ieq(val, vlen, "no", 2))
+		p->cur->no_clock_scaling = 0;
+	else
+		return perr(p, "bad value '%.*s' for 'no_clock_scaling' in [%s] (valid: yes, no)",
+			    (int)vlen, val, p->cur->name);
+	return 0;
+}
+
 /* The value of key @k (enum above; K_PEAK + @prec for peaks) of the current entry. */
 static int set_value(struct parser *p, int k, enum kp_prec prec, const char *val, size_t vlen,
 		     int first_source)
 {
 	struct kp_device *dv = p->cur;
-	double v = 0;
-	const char *flag = NULL;
 	switch (k) {
 	case K_BASE:
-		for (int i = 0; i < p->db->ndev - 1; i++)
-			if (ieq(p->db->dev[i].name, strlen(p->db->dev[i].name), val, vlen)) {
-				inherit(dv, &p->db->dev[i]);
-				p->inherited = 1;
-				return 0;
-			}
-		return perr(p, "unknown base entry '%.*s' in [%s] (it must come earlier)",
-			    (int)vlen, val, dv->name);
+		return set_base(p, val, vlen);
 	case K_EXACT:
 		return split_list(p, "exact", val, vlen, &dv->exact, &dv->nexact);
 	case K_PATTERN:
 		return split_list(p, "pattern", val, vlen, &dv->substr, &dv->nsubstr);
 	case K_MATCH_SMS:
-		if (scalar(p, "match_sms", val, vlen, 1, &v, &flag) < 0)
-			return -1;
-		if (flag || v < 1)
-			return perr(p, "'match_sms' takes a count only in [%s]", dv->name);
-		dv->match_sms = (int)v;
-		return 0;
+		return set_match_sms(p, val, vlen);
 	case K_SMS:
-		if (scalar(p, "sms", val, vlen, 1, &v, &flag) < 0)
-			return -1;
-		dv->sms = (int)v;
-		dv->sms_flag = flag;
-		return 0;
+		return set_count(p, "sms", val, vlen, &dv->sms, &dv->sms_flag);
 	case K_CLK:
-		if (scalar(p, "clk_max_mhz", val, vlen, 1, &v, &flag) < 0)
-			return -1;
-		dv->clk_max_mhz = (int)v;
-		dv->clk_flag = flag;
-		return 0;
+		return set_count(p, "clk_max_mhz", val, vlen, &dv->clk_max_mhz, &dv->clk_flag);
 	case K_MEM:
-		if (scalar(p, "mem_gb", val, vlen, 0, &v, &flag) < 0)
-			return -1;
-		dv->mem_gb = v;
-		dv->mem_flag = flag;
-		return 0;
+		return set_real(p, "mem_gb", val, vlen, 1, &dv->mem_gb, &dv->mem_flag);
 	case K_DRAM:
-		if (scalar(p, "dram_gbs", val, vlen, 0, &v, &flag) < 0)
-			return -1;
-		dv->mem_bw_byte_per_s = v * 1e9;
-		dv->bw_flag = flag;
-		return 0;
+		return set_real(p, "dram_gbs", val, vlen, 1e9, &dv->mem_bw_byte_per_s,
+				&dv->bw_flag);
 	case K_MEMCLK:
-		if (scalar(p, "mem_clk_mhz", val, vlen, 1, &v, &flag) < 0)
-			return -1;
-		dv->mem_clk_mhz = (int)v;
-		dv->mem_clk_flag = flag;
-		return 0;
+		return set_count(p, "mem_clk_mhz", val, vlen, &dv->mem_clk_mhz, &dv->mem_clk_flag);
 	case K_BUS:
-		if (scalar(p, "bus_bits", val, vlen, 1, &v, &flag) < 0)
-			return -1;
-		dv->bus_bits = (int)v;
-		dv->bus_flag = flag;
-		return 0;
+		return set_count(p, "bus_bits", val, vlen, &dv->bus_bits, &dv->bus_flag);
 	case K_CC:
 		return parse_cc(p, val, vlen);
 	case K_NOSCALE:
-		if (ieq(val, vlen, "yes", 3))
-			dv->no_clock_scaling = 1;
-		else if (ieq(val, vlen, "no", 2))
-			dv->no_clock_scaling = 0;
-		else
-			return perr(p,
-				    "bad value '%.*s' for 'no_clock_scaling' in [%s] (valid: yes, no)",
-				    (int)vlen, val, dv->name);
-		return 0;
+		return set_noscale(p, val, vlen);
 	case K_HOST:
 		return parse_host_link(p, val, vlen);
-	case K_PEER:
-		/* 0: no peer link (peer copies cross the host link) */
-		if (scalar(p, "peer_gbs", val, vlen, 0, &v, &flag) < 0)
-			return -1;
-		dv->peer_bw_byte_per_s = v * 1e9;
-		dv->peer_flag = flag;
-		return 0;
+	case K_PEER: /* 0: no peer link (peer copies cross the host link) */
+		return set_real(p, "peer_gbs", val, vlen, 1e9, &dv->peer_bw_byte_per_s,
+				&dv->peer_flag);
 	case K_CONF:
 		if (!(dv->confidence = flag_lookup(val, vlen)))
 			return bad_flag(p, val, vlen);

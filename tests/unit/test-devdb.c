@@ -411,6 +411,58 @@ static void parse_rejects_bad_values(void **state)
 	}
 }
 
+/* set_value's steps: each scalar key lands in its own field with its own flag. */
+static void parse_puts_each_scalar_and_flag_in_its_field(void **state)
+{
+	(void)state;
+	static const char text[] = STANZA "sms = 132 datasheet\n"
+					  "clk_max_mhz = 1980 secondary\n"
+					  "mem_gb = 79.5 observed\n"
+					  "dram_gbs = 1024 derived\n"
+					  "mem_clk_mhz = 1000 unverified\n"
+					  "bus_bits = 4096 observed\n"
+					  "peer_gbs = 450.5 secondary\n"
+					  "no_clock_scaling = NO\n"
+					  "[Y]\nbase = x\nexact = Y\nmatch_sms = 66\n"
+					  "no_clock_scaling = Yes\n";
+	struct kp_devdb db;
+	struct kp_diag d = { 0 };
+	assert_int_equal(devdb_parse(&db, text, strlen(text), "t.txt", &d), 0);
+	const struct kp_device *x = &db.dev[0], *y = &db.dev[1];
+	assert_int_equal(x->sms, 132);
+	assert_string_equal(x->sms_flag, "datasheet");
+	assert_int_equal(x->clk_max_mhz, 1980);
+	assert_string_equal(x->clk_flag, "secondary");
+	assert_close(x->mem_gb, 79.5);
+	assert_string_equal(x->mem_flag, "observed");
+	assert_close(x->mem_bw_byte_per_s, 1024e9);
+	assert_string_equal(x->bw_flag, "derived");
+	assert_int_equal(x->mem_clk_mhz, 1000);
+	assert_string_equal(x->mem_clk_flag, "unverified");
+	assert_int_equal(x->bus_bits, 4096);
+	assert_string_equal(x->bus_flag, "observed");
+	assert_close(x->peer_bw_byte_per_s, 450.5e9);
+	assert_string_equal(x->peer_flag, "secondary");
+	assert_int_equal(x->no_clock_scaling, 0);
+	assert_int_equal(x->match_sms, 0);
+	assert_int_equal(y->match_sms, 66);
+	assert_int_equal(y->sms, 132);
+	assert_int_equal(y->no_clock_scaling, 1);
+	devdb_free(&db);
+
+	parse_fails(STANZA "match_sms = 66 observed\n",
+		    "my.txt:5: error: 'match_sms' takes a count only in [X]");
+	parse_fails(STANZA "match_sms = 0\n",
+		    "my.txt:5: error: 'match_sms' takes a count only in [X]");
+	parse_fails(STANZA "match_sms = 6.5\n",
+		    "my.txt:5: error: bad integer '6.5' for 'match_sms' in [X]");
+	parse_fails(STANZA "bus_bits = 4096 wide\n",
+		    "my.txt:5: error: unknown flag 'wide' in [X] (valid: datasheet, secondary, "
+		    "derived, unverified, observed)");
+	parse_fails(STANZA "dram_gbs = 1 2 3\n",
+		    "my.txt:5: error: expected 'NUMBER [FLAG]' for 'dram_gbs' in [X]");
+}
+
 static void parse_checks_each_entry_as_a_whole(void **state)
 {
 	(void)state;
@@ -755,6 +807,7 @@ int main(void)
 		cmocka_unit_test(bandwidth_follows_only_a_lower_memory_clock),
 		cmocka_unit_test(parse_reports_unknown_keys_with_file_and_line),
 		cmocka_unit_test(parse_rejects_bad_values),
+		cmocka_unit_test(parse_puts_each_scalar_and_flag_in_its_field),
 		cmocka_unit_test(parse_checks_each_entry_as_a_whole),
 		cmocka_unit_test(parse_reads_a_stanza_with_every_key),
 		cmocka_unit_test(patterns_are_word_anchored_even_without_a_longer_rival),
