@@ -69,55 +69,101 @@ static void setup_devices(struct kp_ctrace *t, struct kp_nvml *nv, int *nvml_ok)
 		t->dev[0].mem_clock_rate_khz = (int)mem_max * 1000;
 }
 
+/* The variables the command runs with: kprof's, set over its own environment's */
+struct child_vars {
+	char inj[4200], dvar[4200], nvtx[4200], shimv[64], nvtxv[64], apiv[64];
+	char *preload; /* malloc'ed LD_PRELOAD=..., or NULL */
+	char *set[12]; /* NULL-terminated, for child_env() */
+};
+
+/*
+ * --libs/--nvtx: kprof-shim.so preloaded before the command's own preloads, and NVTX's
+ * injection library; appended to @v->set from @ns, returns the new count.
+ */
+static int shim_vars(struct child_vars *v, const struct kp_capture_opts *o, int ns)
+{
+	/* kprof-shim.so first, the command's own preloads after it */
+	const char *op = getenv("LD_PRELOAD");
+	size_t len = strlen(o->shim_so) + (op ? strlen(op) : 0) + 16;
+	if ((v->preload = malloc(len)))
+		snprintf(v->preload, len, "LD_PRELOAD=%s%s%s", o->shim_so, op && *op ? ":" : "",
+			 op && *op ? op : "");
+	if (v->preload)
+		v->set[ns++] = v->preload;
+	snprintf(v->shimv, sizeof(v->shimv), "KPROF_SHIM=%s", o->libs ? "on" : "off");
+	v->set[ns++] = v->shimv;
+	if (o->nvtx) {
+		const char *on = getenv("NVTX_INJECTION64_PATH");
+		if (on && *on && strcmp(on, o->shim_so))
+			fprintf(stderr, "kprof: warning: overriding NVTX_INJECTION64_PATH='%s'\n",
+				on);
+		/* kprof's own library: never a libcupti it did not pick (NVTX#125) */
+		snprintf(v->nvtx, sizeof(v->nvtx), "NVTX_INJECTION64_PATH=%s", o->shim_so);
+		v->set[ns++] = v->nvtx;
+	}
+	snprintf(v->nvtxv, sizeof(v->nvtxv), "KPROF_NVTX=%s", o->nvtx ? "on" : "off");
+	v->set[ns++] = v->nvtxv;
+	return ns;
+}
+
+/* kprof-inject.so as the CUDA injection library, its record directory @dir, and the rest */
+static void set_vars(struct child_vars *v, const struct kp_capture_opts *o, const char *dir)
+{
+	static char met[] = "KPROF_METRICS=only";
+	const char *old = getenv("CUDA_INJECTION64_PATH");
+	if (old && *old && strcmp(old, o->inject_so))
+		fprintf(stderr, "kprof: warning: overriding CUDA_INJECTION64_PATH='%s'\n", old);
+	snprintf(v->inj, sizeof(v->inj), "CUDA_INJECTION64_PATH=%s", o->inject_so);
+	snprintf(v->dvar, sizeof(v->dvar), "KPROF_INJECT_DIR=%s", dir);
+	int ns = 0;
+	v->set[ns++] = v->inj;
+	v->set[ns++] = v->dvar;
+	snprintf(v->apiv, sizeof(v->apiv), "KPROF_TRACE_API=%s",
+		 capture_trace_api_names[o->trace_api]);
+	v->set[ns++] = v->apiv;
+	v->preload = NULL;
+	if (o->shim_so && (o->libs || o->nvtx))
+		ns = shim_vars(v, o, ns);
+	if (o->metrics)
+		v->set[ns++] = met; /* kprof-inject.so: the range profiler, no activity */
+	v->set[ns] = NULL;
+}
+
+/*
+ * The command spawned and waited for; its exit status (CHILD_CANNOT_EXEC/CHILD_NOT_FOUND when
+ * it did not start, KP_ENV when it cannot be waited for).
+ */
+static int spawn_and_wait(const struct kp_capture_opts *o, char **envp)
+{
+	pid_t pid;
+	int err, status;
+	if (child_spawn(o->cmd, envp, &pid, &err) < 0) {
+		fprintf(stderr, "kprof: error: cannot run '%s': %s\n", o->cmd[0], strerror(err));
+		return pid ? child_exec_status(err) : CHILD_CANNOT_EXEC;
+	}
+	int ws = child_wait(pid);
+	if (ws < 0) {
+		fprintf(stderr, "kprof: error: waitpid: %s\n", strerror(errno));
+		return KP_ENV;
+	}
+	status = child_exit_status(ws);
+	if (WIFSIGNALED(ws))
+		fprintf(stderr,
+			"kprof: warning: '%s' was ended by signal %d (%s); records "
+			"it had not flushed are lost\n",
+			o->cmd[0], WTERMSIG(ws), strsignal(WTERMSIG(ws)));
+	return status;
+}
+
 /* Run o->cmd to its end; returns its exit status (CHILD_CANNOT_EXEC/CHILD_NOT_FOUND when it did not start). */
 static int run_child(const struct kp_capture_opts *o, const char *dir, struct kp_nvml *nv,
 		     struct kp_ctrace *t, int nvml_ok)
 {
-	char inj[4200], dvar[4200], nvtx[4200], shimv[64], nvtxv[64];
-	const char *old = getenv("CUDA_INJECTION64_PATH");
-	if (old && *old && strcmp(old, o->inject_so))
-		fprintf(stderr, "kprof: warning: overriding CUDA_INJECTION64_PATH='%s'\n", old);
-	snprintf(inj, sizeof(inj), "CUDA_INJECTION64_PATH=%s", o->inject_so);
-	snprintf(dvar, sizeof(dvar), "KPROF_INJECT_DIR=%s", dir);
-	static char met[] = "KPROF_METRICS=only";
-	char apiv[64];
-	char *set[12];
-	int ns = 0;
-	set[ns++] = inj;
-	set[ns++] = dvar;
-	snprintf(apiv, sizeof(apiv), "KPROF_TRACE_API=%s", capture_trace_api_names[o->trace_api]);
-	set[ns++] = apiv;
-	char *preload = NULL;
-	if (o->shim_so && (o->libs || o->nvtx)) {
-		/* kprof-shim.so first, the command's own preloads after it */
-		const char *op = getenv("LD_PRELOAD");
-		size_t len = strlen(o->shim_so) + (op ? strlen(op) : 0) + 16;
-		if ((preload = malloc(len)))
-			snprintf(preload, len, "LD_PRELOAD=%s%s%s", o->shim_so,
-				 op && *op ? ":" : "", op && *op ? op : "");
-		if (preload)
-			set[ns++] = preload;
-		snprintf(shimv, sizeof(shimv), "KPROF_SHIM=%s", o->libs ? "on" : "off");
-		set[ns++] = shimv;
-		if (o->nvtx) {
-			const char *on = getenv("NVTX_INJECTION64_PATH");
-			if (on && *on && strcmp(on, o->shim_so))
-				fprintf(stderr,
-					"kprof: warning: overriding NVTX_INJECTION64_PATH='%s'\n",
-					on);
-			/* kprof's own library: never a libcupti it did not pick (NVTX#125) */
-			snprintf(nvtx, sizeof(nvtx), "NVTX_INJECTION64_PATH=%s", o->shim_so);
-			set[ns++] = nvtx;
-		}
-		snprintf(nvtxv, sizeof(nvtxv), "KPROF_NVTX=%s", o->nvtx ? "on" : "off");
-		set[ns++] = nvtxv;
-	}
-	if (o->metrics)
-		set[ns++] = met; /* kprof-inject.so: the range profiler, no activity */
-	set[ns] = NULL;
-	char **envp = child_env(environ, set);
+	struct child_vars v;
+	set_vars(&v, o, dir);
+	char **envp = child_env(environ, v.set);
 	if (!envp) {
-		free(preload);
+		free(v.preload);
 		fprintf(stderr, "kprof: error: out of memory\n");
 		return KP_ENV;
 	}
@@ -130,30 +176,12 @@ static int run_child(const struct kp_capture_opts *o, const char *dir, struct kp
 	fflush(stderr);
 	if (nvml_ok && nvml_sampler_start(nv, t, o->sample_period_ms) < 0)
 		fprintf(stderr, "kprof: warning: cannot start the clock sampler thread\n");
-	pid_t pid;
-	int err, status;
-	if (child_spawn(o->cmd, envp, &pid, &err) < 0) {
-		fprintf(stderr, "kprof: error: cannot run '%s': %s\n", o->cmd[0], strerror(err));
-		status = pid ? child_exec_status(err) : CHILD_CANNOT_EXEC;
-	} else {
-		int ws = child_wait(pid);
-		if (ws < 0) {
-			fprintf(stderr, "kprof: error: waitpid: %s\n", strerror(errno));
-			status = KP_ENV;
-		} else {
-			status = child_exit_status(ws);
-			if (WIFSIGNALED(ws))
-				fprintf(stderr,
-					"kprof: warning: '%s' was ended by signal %d (%s); records "
-					"it had not flushed are lost\n",
-					o->cmd[0], WTERMSIG(ws), strsignal(WTERMSIG(ws)));
-		}
-	}
+	int status = spawn_and_wait(o, envp);
 	nvml_sampler_stop(nv);
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGQUIT, &old_quit, NULL);
 	free(envp);
-	free(preload);
+	free(v.preload);
 	return status;
 }
 

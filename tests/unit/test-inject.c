@@ -527,6 +527,55 @@ static void command_run_reports_what_it_cannot_write(void **state)
 	unlink(rec);
 }
 
+/*
+ * The variables the command runs with: the API to trace, kprof-shim.so before the command's
+ * own preloads with --libs, NVTX's injection library with --nvtx, and KPROF_METRICS=only in
+ * the --metrics run alone (which records neither library calls nor NVTX).
+ */
+static void command_run_sets_the_command_environment(void **state)
+{
+	(void)state;
+	char env[] = "/tmp/kprof-test-env-XXXXXX", script[512];
+	int fd = mkstemp(env);
+	assert_true(fd >= 0);
+	close(fd);
+	snprintf(script, sizeof(script),
+		 "printf '%%s|%%s|%%s|%%s|%%s|%%s\\n' \"$KPROF_TRACE_API\" \"$LD_PRELOAD\" "
+		 "\"$KPROF_SHIM\" \"$NVTX_INJECTION64_PATH\" \"$KPROF_NVTX\" \"$KPROF_METRICS\" "
+		 ">>%s",
+		 env);
+	char *cmd[] = { "/bin/sh", "-c", script, NULL };
+	struct kp_capture_opts o = { .output = "/tmp/kprof-test-env-unwritten.json",
+				     .sample_period_ms = 10,
+				     .cmd = cmd,
+				     .inject_so = "/nonexistent/kprof-inject.so",
+				     .shim_so = "/nonexistent/kprof-shim.so",
+				     .libs = 1,
+				     .trace_api = 1,
+				     .metrics = 1 };
+	const char *pre = getenv("LD_PRELOAD");
+	char *saved = pre ? strdup(pre) : NULL;
+	unsetenv("NVTX_INJECTION64_PATH");
+	setenv("LD_PRELOAD", "/nonexistent/pre.so", 1);
+	assert_int_equal(capture_run_cmd(&o), 0);
+	unsetenv("LD_PRELOAD");
+	o.libs = 0, o.nvtx = 1, o.metrics = 0, o.trace_api = 0;
+	assert_int_equal(capture_run_cmd(&o), 0);
+	o.shim_so = NULL;
+	assert_int_equal(capture_run_cmd(&o), 0);
+	if (saved)
+		setenv("LD_PRELOAD", saved, 1);
+	free(saved);
+	char *got = slurp(env);
+	assert_string_equal(got,
+			    "all|/nonexistent/kprof-shim.so:/nonexistent/pre.so|on||off|\n"
+			    "all|/nonexistent/pre.so||||only\n"
+			    "launch|/nonexistent/kprof-shim.so|off|/nonexistent/kprof-shim.so|on|\n"
+			    "launch|||||\n");
+	free(got);
+	unlink(env);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -540,6 +589,7 @@ int main(void)
 		cmocka_unit_test(exit_status_follows_bash_and_env),
 		cmocka_unit_test(command_run_writes_the_trace_and_keeps_the_status),
 		cmocka_unit_test(command_run_reports_what_it_cannot_write),
+		cmocka_unit_test(command_run_sets_the_command_environment),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
