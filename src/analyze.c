@@ -857,6 +857,136 @@ static void count_coverage(struct run *R, size_t i, struct op_info *info, const 
 	}
 }
 
+/* Adds @x to a sum that is -1 while unknown. */
+static void add_known(int64_t *sum, int64_t x)
+{
+	*sum = (*sum < 0 ? 0 : *sum) + x;
+}
+
+/* One event's FLOPs and bytes as attribute() settles them. */
+struct share {
+	double f, b;     /* this event's share, -1 unknown */
+	int whole;       /* op row: the op's figures are added once, by add_row_figures() */
+	int meas, measf; /* a figure / the FLOPs of this kernel are measured counters */
+};
+
+/* Inductor's per-kernel args, else the op's model (a share, or the whole op once). */
+static void modelled_share(struct run *R, size_t i, const struct op_info *info, struct share *s)
+{
+	const struct kp_gpu *g = &R->t->gpu[i];
+	const struct kp_gpux *gx = trace_gpux(R->t, g);
+	int kernel = g->kind == GPU_KERNEL;
+	double sf = -1, sb = -1;
+	*s = (struct share){ .f = -1, .b = -1 };
+	if (kernel && info && R->o->group == GROUP_KERNEL)
+		kernel_share(info, g, R->role[i], &sf, &sb);
+	if (kernel && info && gx->kernel_flop >= 0)
+		s->f = (double)gx->kernel_flop;
+	else if (kernel && info && info->cost.flops >= 0 && info->kernel_ns > 0)
+		s->f = R->o->group == GROUP_KERNEL ? sf : (s->whole = 1, 0);
+	if (kernel && gx->kernel_num_gb >= 0)
+		s->b = gx->kernel_num_gb * 1e9;
+	else if (!kernel && gx->bytes >= 0)
+		s->b = (double)gx->bytes;
+	else if (kernel && info && info->cost.bytes >= 0 && info->kernel_ns > 0)
+		s->b = R->o->group == GROUP_KERNEL ? sb : (s->whole = 1, 0);
+}
+
+/*
+ * kprof capture --metrics: the measured counters of a kernel, kept apart in its row; they
+ * stand in where nothing else gave a figure.
+ */
+static void measured_share(struct run *R, const struct kp_gpu *g, struct kp_row *row,
+			   const struct op_info *info, struct share *s)
+{
+	const struct kp_gpux *gx = trace_gpux(R->t, g);
+	if (gx->mflops >= 0) {
+		add_known(&row->mflops, gx->mflops);
+		row->mflops_ns += g->dur_ns;
+		if (s->f < 0 && !s->whole && !(info && info->cost.flops >= 0)) {
+			s->f = (double)gx->mflops;
+			s->meas = s->measf = 1;
+		}
+	}
+	if (gx->mbytes >= 0) {
+		add_known(&row->mbytes, gx->mbytes);
+		row->mbytes_ns += g->dur_ns;
+		if (s->b < 0 && !s->whole && !(info && info->cost.bytes >= 0)) {
+			s->b = (double)gx->mbytes;
+			s->meas = 1;
+		}
+	}
+	if (s->meas) {
+		row->flags |= ROW_MEASURED;
+		R->r->tot.measured++;
+	}
+}
+
+/* The row's FLOPs and bytes: the whole op's once per op call (op rows), else the share. */
+static void add_row_figures(struct kp_row *row, int32_t slot, struct op_info *info,
+			    const struct kp_gpux *gx, const struct share *s)
+{
+	if (s->whole && info->row_added != slot) {
+		info->row_added = slot;
+		if (info->cost.flops >= 0 && gx->kernel_flop < 0)
+			add_known(&row->flops, info->cost.flops);
+		if (info->cost.bytes >= 0 && gx->kernel_num_gb < 0)
+			add_known(&row->bytes, info->cost.bytes);
+	}
+	if (s->f >= 0)
+		add_known(&row->flops, (int64_t)llround(s->f));
+	if (s->b >= 0)
+		add_known(&row->bytes, (int64_t)llround(s->b));
+}
+
+/* The report's FLOPs and bytes: each op call once, exactly, whatever the grouping. */
+static void add_totals(struct run *R, const struct kp_gpu *g, struct op_info *info,
+		       const struct share *s)
+{
+	const struct kp_gpux *gx = trace_gpux(R->t, g);
+	int kernel = g->kind == GPU_KERNEL;
+	int modelled = kernel && info && info->kernel_ns > 0;
+	if (kernel && info && !info->total_added) {
+		info->total_added = 1;
+		if (info->cost.flops >= 0 && info->kernel_ns > 0)
+			add_known(&R->tot_flops, info->cost.flops);
+		if (info->cost.bytes >= 0 && info->kernel_ns > 0)
+			add_known(&R->tot_bytes, info->cost.bytes);
+	}
+	if (kernel && gx->kernel_flop >= 0)
+		add_known(&R->tot_flops, gx->kernel_flop);
+	else if (s->measf)
+		add_known(&R->tot_flops, gx->mflops);
+	if (s->b >= 0 && !(modelled && info->cost.bytes >= 0 && gx->kernel_num_gb < 0))
+		add_known(&R->tot_bytes, (int64_t)llround(s->b));
+}
+
+/* The peaks the row's FLOPs and bytes are held against: each event against its own. */
+static void add_peaks(struct run *R, const struct kp_gpu *g, struct kp_row *row,
+		      const struct op_info *info, double clk, const struct share *s)
+{
+	struct kp_report *r = R->r;
+	if (s->f >= 0 && r->dev) {
+		enum kp_prec p = info && info->cost.prec != PREC_NONE ? info->cost.prec : PREC_NONE;
+		double pk = p != PREC_NONE ? devdb_peak_flops(r->dev, p, clk) : 0;
+		if (pk > 0) {
+			row->peak_flop_ns += pk * (double)g->dur_ns;
+			row->flops_time_ns += g->dur_ns;
+		}
+	}
+	int path = kernrole_mempath(g->name, g->kind == GPU_MEMCPY);
+	if (g->kind != GPU_KERNEL)
+		r->mempaths |= 1u << path;
+	if (s->b >= 0 && r->dev) {
+		/* each event against the peak of the path it crossed */
+		double bw = devdb_path_bw(r->dev, (enum kp_mempath)path);
+		if (bw > 0) {
+			row->peak_bw_ns += bw * (double)g->dur_ns;
+			row->bytes_time_ns += g->dur_ns;
+		}
+	}
+}
+
 /*
  * FLOPs and bytes of GPU event @i, into its row and the totals, with the peaks they are
  * held against.  Inductor's per-kernel args win; else the op's model: kernel rows take a
@@ -866,94 +996,16 @@ static void count_coverage(struct run *R, size_t i, struct op_info *info, const 
 static void attribute(struct run *R, size_t i, struct kp_row *row, int32_t slot,
 		      struct op_info *info, double clk)
 {
-	struct kp_report *r = R->r;
 	const struct kp_gpu *g = &R->t->gpu[i];
-	const struct kp_gpux *gx = trace_gpux(R->t, g);
-	int kernel = g->kind == GPU_KERNEL;
-	double f = -1, b = -1; /* this event's share, -1 unknown */
-	double sf = -1, sb = -1;
-	int whole = 0; /* op row: the op's figures are added once, below */
-	if (kernel && info && R->o->group == GROUP_KERNEL)
-		kernel_share(info, g, R->role[i], &sf, &sb);
-	if (kernel && info && gx->kernel_flop >= 0)
-		f = (double)gx->kernel_flop;
-	else if (kernel && info && info->cost.flops >= 0 && info->kernel_ns > 0)
-		f = R->o->group == GROUP_KERNEL ? sf : (whole = 1, 0);
-	if (kernel && gx->kernel_num_gb >= 0)
-		b = gx->kernel_num_gb * 1e9;
-	else if (!kernel && gx->bytes >= 0)
-		b = (double)gx->bytes;
-	else if (kernel && info && info->cost.bytes >= 0 && info->kernel_ns > 0)
-		b = R->o->group == GROUP_KERNEL ? sb : (whole = 1, 0);
-	/* kprof capture --metrics: kept apart; they stand in where nothing else gave a figure */
-	int meas = 0, measf = 0; /* a figure / the FLOPs of this kernel are measured counters */
-	if (kernel)
+	struct share s;
+	modelled_share(R, i, info, &s);
+	if (g->kind == GPU_KERNEL) {
 		row->kern_ns += g->dur_ns;
-	if (kernel && gx->mflops >= 0) {
-		row->mflops = (row->mflops < 0 ? 0 : row->mflops) + gx->mflops;
-		row->mflops_ns += g->dur_ns;
-		if (f < 0 && !whole && !(info && info->cost.flops >= 0)) {
-			f = (double)gx->mflops;
-			meas = measf = 1;
-		}
+		measured_share(R, g, row, info, &s);
 	}
-	if (kernel && gx->mbytes >= 0) {
-		row->mbytes = (row->mbytes < 0 ? 0 : row->mbytes) + gx->mbytes;
-		row->mbytes_ns += g->dur_ns;
-		if (b < 0 && !whole && !(info && info->cost.bytes >= 0)) {
-			b = (double)gx->mbytes;
-			meas = 1;
-		}
-	}
-	if (meas) {
-		row->flags |= ROW_MEASURED;
-		r->tot.measured++;
-	}
-	if (whole && info->row_added != slot) {
-		info->row_added = slot;
-		if (info->cost.flops >= 0 && gx->kernel_flop < 0)
-			row->flops = (row->flops < 0 ? 0 : row->flops) + info->cost.flops;
-		if (info->cost.bytes >= 0 && gx->kernel_num_gb < 0)
-			row->bytes = (row->bytes < 0 ? 0 : row->bytes) + info->cost.bytes;
-	}
-	if (f >= 0)
-		row->flops = (row->flops < 0 ? 0 : row->flops) + (int64_t)llround(f);
-	if (b >= 0)
-		row->bytes = (row->bytes < 0 ? 0 : row->bytes) + (int64_t)llround(b);
-	if (kernel && info && !info->total_added) {
-		/* totals count each op call once, exactly, whatever the grouping */
-		info->total_added = 1;
-		if (info->cost.flops >= 0 && info->kernel_ns > 0)
-			R->tot_flops = (R->tot_flops < 0 ? 0 : R->tot_flops) + info->cost.flops;
-		if (info->cost.bytes >= 0 && info->kernel_ns > 0)
-			R->tot_bytes = (R->tot_bytes < 0 ? 0 : R->tot_bytes) + info->cost.bytes;
-	}
-	if (kernel && gx->kernel_flop >= 0)
-		R->tot_flops = (R->tot_flops < 0 ? 0 : R->tot_flops) + gx->kernel_flop;
-	else if (measf)
-		R->tot_flops = (R->tot_flops < 0 ? 0 : R->tot_flops) + gx->mflops;
-	if (b >= 0 && !(kernel && info && info->cost.bytes >= 0 && info->kernel_ns > 0 &&
-			gx->kernel_num_gb < 0))
-		R->tot_bytes = (R->tot_bytes < 0 ? 0 : R->tot_bytes) + (int64_t)llround(b);
-	if (f >= 0 && r->dev) {
-		enum kp_prec p = info && info->cost.prec != PREC_NONE ? info->cost.prec : PREC_NONE;
-		double pk = p != PREC_NONE ? devdb_peak_flops(r->dev, p, clk) : 0;
-		if (pk > 0) {
-			row->peak_flop_ns += pk * (double)g->dur_ns;
-			row->flops_time_ns += g->dur_ns;
-		}
-	}
-	int path = kernrole_mempath(g->name, g->kind == GPU_MEMCPY);
-	if (!kernel)
-		r->mempaths |= 1u << path;
-	if (b >= 0 && r->dev) {
-		/* each event against the peak of the path it crossed */
-		double bw = devdb_path_bw(r->dev, (enum kp_mempath)path);
-		if (bw > 0) {
-			row->peak_bw_ns += bw * (double)g->dur_ns;
-			row->bytes_time_ns += g->dur_ns;
-		}
-	}
+	add_row_figures(row, slot, info, trace_gpux(R->t, g), &s);
+	add_totals(R, g, info, &s);
+	add_peaks(R, g, row, info, clk, &s);
 }
 
 /* One GPU event: totals, its row (grouping), time and calls, FLOPs/bytes, coverage. */

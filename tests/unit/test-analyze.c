@@ -1,6 +1,7 @@
 /*
  * test-analyze.c — rows from linked work, FLOP splitting, folding, sorting, options.
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -124,6 +125,36 @@ static void kernel_rows_give_op_flops_to_math_kernels_only(void **state)
 	/* default sort: time descending (the 4 us memcpy, then the 3 us kernel) */
 	assert_string_equal(r.rows[0].name, "Memcpy HtoD (Pageable -> Device)");
 	assert_string_equal(r.rows[1].name, "void gemm_main<float>(int, char*)");
+	analyze_free(&r);
+	trace_free(&t);
+}
+
+/*
+ * attribute()'s last step: each event with a figure is held against its own peak (the op's
+ * precision for FLOPs, the path it crossed for bytes), weighted by its time.
+ */
+static void rows_weigh_each_event_against_its_own_peak(void **state)
+{
+	(void)state;
+	struct kp_trace t;
+	struct kp_report r;
+	run(&t, &r, GROUP_KERNEL);
+	const struct kp_row *a = row(&r, "void gemm_main<float>(int, char*)");
+	const struct kp_row *b = row(&r, "splitk_reduce");
+	const struct kp_row *m = row(&r, "Memcpy HtoD (Pageable -> Device)");
+	double pk = devdb_peak_flops(r.dev, PREC_BF16, 0), bw = devdb_path_bw(r.dev, MEMPATH_DRAM);
+	double host = devdb_path_bw(r.dev, MEMPATH_HOST);
+	assert_true(pk > 0 && bw > 0 && host > 0);
+	assert_int_equal(a->flops_time_ns, 3000);
+	assert_int_equal(a->bytes_time_ns, 3000);
+	assert_true(fabs(a->peak_flop_ns - pk * 3000) <= 1e-9 * pk * 3000);
+	assert_true(fabs(a->peak_bw_ns - bw * 3000) <= 1e-9 * bw * 3000);
+	assert_int_equal(b->flops_time_ns, 0);
+	assert_int_equal(b->bytes_time_ns, 0);
+	assert_int_equal(m->flops_time_ns, 0);
+	assert_int_equal(m->bytes_time_ns, 4000);
+	assert_true(fabs(m->peak_bw_ns - host * 4000) <= 1e-9 * host * 4000);
+	assert_int_equal(r.mempaths, 1u << MEMPATH_HOST);
 	analyze_free(&r);
 	trace_free(&t);
 }
@@ -388,6 +419,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(op_rows_carry_op_flops_over_the_sum_of_kernel_time),
 		cmocka_unit_test(kernel_rows_give_op_flops_to_math_kernels_only),
+		cmocka_unit_test(rows_weigh_each_event_against_its_own_peak),
 		cmocka_unit_test(top_folds_the_rest_into_an_others_row_summing_to_100),
 		cmocka_unit_test(min_pct_folds_small_rows),
 		cmocka_unit_test(sort_keys_are_checked_and_directions_apply),
