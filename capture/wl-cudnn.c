@@ -518,6 +518,104 @@ static int mk_vpack(struct kp_cudnn_conv *cv, struct dir *dr, const int64_t *uid
 	return 0;
 }
 
+/* The case's geometry and cuDNN data type */
+struct conv_shape {
+	int dt, nhwc;
+	long n, ch, h, w, k, r, s, stride, pad, dil, groups;
+};
+
+/* The tensors and the convolution that every direction's operation shares */
+struct conv_descs {
+	hnd tx, tw, ty, conv;
+};
+
+/*
+ * One direction's operation: its descriptor type, the attributes that take x (or dx), w (or
+ * dw), y (or dy), the convolution, alpha and beta, in that order, and its name in messages.
+ */
+struct conv_op {
+	int type, attr[6];
+	const char *what;
+};
+
+/* clang-format off */
+static const struct conv_op op_fwd = {
+	D_OP_CONV_FWD, { A_FWD_X, A_FWD_W, A_FWD_Y, A_FWD_CONV, A_FWD_ALPHA, A_FWD_BETA },
+	"convolution forward"
+};
+static const struct conv_op op_bwd_data = {
+	D_OP_CONV_BWD_DATA, { A_BD_DX, A_BD_W, A_BD_DY, A_BD_CONV, A_BD_ALPHA, A_BD_BETA },
+	"convolution backward data"
+};
+static const struct conv_op op_bwd_filter = {
+	D_OP_CONV_BWD_FILTER, { A_BF_X, A_BF_DW, A_BF_DY, A_BF_CONV, A_BF_ALPHA, A_BF_BETA },
+	"convolution backward filter"
+};
+/* clang-format on */
+
+/* The buffers each direction runs over (uids 'x', 'w', 'y'), fixed per case */
+struct conv_bufs {
+	int64_t uids[3];
+	void *f[3], *bd[3], *bf[3];
+};
+
+/* x, w, y and the convolution (cross-correlation, fp32 compute); -1 with cv->why */
+static int shared_descs(struct kp_cudnn_conv *cv, struct conv_descs *d, const struct conv_shape *sh)
+{
+	int comp = CUDNN_DATA_FLOAT, mode = CUDNN_CROSS_CORRELATION;
+	long oh = (sh->h + 2 * sh->pad - sh->dil * (sh->r - 1) - 1) / sh->stride + 1;
+	long ow = (sh->w + 2 * sh->pad - sh->dil * (sh->s - 1) - 1) / sh->stride + 1;
+	int64_t sd = 2, dl[2] = { sh->dil, sh->dil }, str[2] = { sh->stride, sh->stride },
+		pd[2] = { sh->pad, sh->pad };
+	d->tx = tensor_desc(cv, 'x', sh->dt, sh->nhwc, sh->n, sh->ch, sh->h, sh->w);
+	d->tw = d->tx ? tensor_desc(cv, 'w', sh->dt, sh->nhwc, sh->k, sh->ch / sh->groups, sh->r,
+				    sh->s)
+		      : NULL;
+	d->ty = d->tw ? tensor_desc(cv, 'y', sh->dt, sh->nhwc, sh->n, sh->k, oh, ow) : NULL;
+	d->conv = d->ty ? mk(cv, D_CONVOLUTION) : NULL;
+	if (!d->conv || set(cv, d->conv, A_CONV_COMP_TYPE, T_DATA_TYPE, 1, &comp) ||
+	    set(cv, d->conv, A_CONV_MODE, T_CONV_MODE, 1, &mode) ||
+	    set(cv, d->conv, A_CONV_SPATIAL_DIMS, T_INT64, 1, &sd) ||
+	    set(cv, d->conv, A_CONV_DILATIONS, T_INT64, 2, dl) ||
+	    set(cv, d->conv, A_CONV_FILTER_STRIDES, T_INT64, 2, str) ||
+	    set(cv, d->conv, A_CONV_PRE_PADDINGS, T_INT64, 2, pd) ||
+	    set(cv, d->conv, A_CONV_POST_PADDINGS, T_INT64, 2, pd) ||
+	    fin(cv, d->conv, "convolution"))
+		return -1;
+	return 0;
+}
+
+/* Operation @k over @d (alpha 1, beta 0), then its tuned plan into @dr; -1 with cv->why */
+static int build_op(struct kp_cudnn_conv *cv, struct dir *dr, const struct conv_op *k,
+		    const struct conv_descs *d, int strict, const int64_t *uids, void *const *ptrs)
+{
+	float one = 1.f, zero = 0.f;
+	hnd op = mk(cv, k->type);
+	if (!op || set(cv, op, k->attr[0], T_BACKEND_DESCRIPTOR, 1, &d->tx) ||
+	    set(cv, op, k->attr[1], T_BACKEND_DESCRIPTOR, 1, &d->tw) ||
+	    set(cv, op, k->attr[2], T_BACKEND_DESCRIPTOR, 1, &d->ty) ||
+	    set(cv, op, k->attr[3], T_BACKEND_DESCRIPTOR, 1, &d->conv) ||
+	    set(cv, op, k->attr[4], T_FLOAT, 1, &one) ||
+	    set(cv, op, k->attr[5], T_FLOAT, 1, &zero) || fin(cv, op, k->what) ||
+	    build_dir(cv, dr, op, strict, uids, ptrs) < 0)
+		return -1;
+	return 0;
+}
+
+/* The workspace the hungriest direction needs, each direction's variant pack; -1 with cv->why */
+static int bind_buffers(struct kp_cudnn_conv *cv, const struct conv_bufs *b)
+{
+	if (cv->wsz && cudaMalloc(&cv->ws, cv->wsz) != cudaSuccess) {
+		snprintf(cv->why, cv->whylen, "cannot allocate a %zu-byte cuDNN workspace",
+			 cv->wsz);
+		return -1;
+	}
+	if (mk_vpack(cv, &cv->f, b->uids, b->f) < 0 || mk_vpack(cv, &cv->bd, b->uids, b->bd) < 0 ||
+	    mk_vpack(cv, &cv->bf, b->uids, b->bf) < 0)
+		return -1;
+	return 0;
+}
+
 struct kp_cudnn_conv *cudnn_conv_new(struct kp_cudnn *c, int kt, int tf32, int nhwc, long n,
 				     long ch, long h, long w, long k, long r, long s, long stride,
 				     long pad, long dil, long groups, const void *x, const void *wt,
@@ -533,65 +631,21 @@ struct kp_cudnn_conv *cudnn_conv_new(struct kp_cudnn *c, int kt, int tf32, int n
 	int dt = kt == KT_BF16  ? CUDNN_DATA_BFLOAT16
 		 : kt == KT_F16 ? CUDNN_DATA_HALF
 				: CUDNN_DATA_FLOAT;
-	int strict = kt == KT_F32 && !tf32, comp = CUDNN_DATA_FLOAT, mode = CUDNN_CROSS_CORRELATION;
-	long oh = (h + 2 * pad - dil * (r - 1) - 1) / stride + 1;
-	long ow = (w + 2 * pad - dil * (s - 1) - 1) / stride + 1;
-	int64_t sd = 2, dl[2] = { dil, dil }, str[2] = { stride, stride }, pd[2] = { pad, pad };
-	float one = 1.f, zero = 0.f;
-	hnd tx = tensor_desc(cv, 'x', dt, nhwc, n, ch, h, w);
-	hnd tw = tx ? tensor_desc(cv, 'w', dt, nhwc, k, ch / groups, r, s) : NULL;
-	hnd ty = tw ? tensor_desc(cv, 'y', dt, nhwc, n, k, oh, ow) : NULL;
-	hnd conv = ty ? mk(cv, D_CONVOLUTION) : NULL;
-	if (!conv || set(cv, conv, A_CONV_COMP_TYPE, T_DATA_TYPE, 1, &comp) ||
-	    set(cv, conv, A_CONV_MODE, T_CONV_MODE, 1, &mode) ||
-	    set(cv, conv, A_CONV_SPATIAL_DIMS, T_INT64, 1, &sd) ||
-	    set(cv, conv, A_CONV_DILATIONS, T_INT64, 2, dl) ||
-	    set(cv, conv, A_CONV_FILTER_STRIDES, T_INT64, 2, str) ||
-	    set(cv, conv, A_CONV_PRE_PADDINGS, T_INT64, 2, pd) ||
-	    set(cv, conv, A_CONV_POST_PADDINGS, T_INT64, 2, pd) || fin(cv, conv, "convolution"))
-		goto bad;
-	int64_t uf[3] = { 'x', 'w', 'y' };
-	void *pf[3] = { (void *)x, (void *)wt, y };
-	hnd op = mk(cv, D_OP_CONV_FWD);
-	if (!op || set(cv, op, A_FWD_X, T_BACKEND_DESCRIPTOR, 1, &tx) ||
-	    set(cv, op, A_FWD_W, T_BACKEND_DESCRIPTOR, 1, &tw) ||
-	    set(cv, op, A_FWD_Y, T_BACKEND_DESCRIPTOR, 1, &ty) ||
-	    set(cv, op, A_FWD_CONV, T_BACKEND_DESCRIPTOR, 1, &conv) ||
-	    set(cv, op, A_FWD_ALPHA, T_FLOAT, 1, &one) ||
-	    set(cv, op, A_FWD_BETA, T_FLOAT, 1, &zero) || fin(cv, op, "convolution forward") ||
-	    build_dir(cv, &cv->f, op, strict, uf, pf) < 0)
-		goto bad;
+	int strict = kt == KT_F32 && !tf32;
+	struct conv_shape sh = { dt, nhwc, n, ch, h, w, k, r, s, stride, pad, dil, groups };
 	/* backward data writes dx through x's descriptor, backward filter dw through w's */
-	int64_t ub[3] = { 'x', 'w', 'y' };
-	void *pd_[3] = { dx, (void *)wt, (void *)dy }, *pw[3] = { (void *)x, dw, (void *)dy };
-	if (dy) {
-		hnd bd = mk(cv, D_OP_CONV_BWD_DATA);
-		if (!bd || set(cv, bd, A_BD_DX, T_BACKEND_DESCRIPTOR, 1, &tx) ||
-		    set(cv, bd, A_BD_W, T_BACKEND_DESCRIPTOR, 1, &tw) ||
-		    set(cv, bd, A_BD_DY, T_BACKEND_DESCRIPTOR, 1, &ty) ||
-		    set(cv, bd, A_BD_CONV, T_BACKEND_DESCRIPTOR, 1, &conv) ||
-		    set(cv, bd, A_BD_ALPHA, T_FLOAT, 1, &one) ||
-		    set(cv, bd, A_BD_BETA, T_FLOAT, 1, &zero) ||
-		    fin(cv, bd, "convolution backward data") ||
-		    build_dir(cv, &cv->bd, bd, strict, ub, pd_) < 0)
-			goto bad;
-		hnd bf = mk(cv, D_OP_CONV_BWD_FILTER);
-		if (!bf || set(cv, bf, A_BF_X, T_BACKEND_DESCRIPTOR, 1, &tx) ||
-		    set(cv, bf, A_BF_DW, T_BACKEND_DESCRIPTOR, 1, &tw) ||
-		    set(cv, bf, A_BF_DY, T_BACKEND_DESCRIPTOR, 1, &ty) ||
-		    set(cv, bf, A_BF_CONV, T_BACKEND_DESCRIPTOR, 1, &conv) ||
-		    set(cv, bf, A_BF_ALPHA, T_FLOAT, 1, &one) ||
-		    set(cv, bf, A_BF_BETA, T_FLOAT, 1, &zero) ||
-		    fin(cv, bf, "convolution backward filter") ||
-		    build_dir(cv, &cv->bf, bf, strict, ub, pw) < 0)
-			goto bad;
-	}
-	if (cv->wsz && cudaMalloc(&cv->ws, cv->wsz) != cudaSuccess) {
-		snprintf(why, whylen, "cannot allocate a %zu-byte cuDNN workspace", cv->wsz);
+	struct conv_bufs b = { .uids = { 'x', 'w', 'y' },
+			       .f = { (void *)x, (void *)wt, y },
+			       .bd = { dx, (void *)wt, (void *)dy },
+			       .bf = { (void *)x, dw, (void *)dy } };
+	struct conv_descs d;
+	if (shared_descs(cv, &d, &sh) < 0 ||
+	    build_op(cv, &cv->f, &op_fwd, &d, strict, b.uids, b.f) < 0)
 		goto bad;
-	}
-	if (mk_vpack(cv, &cv->f, uf, pf) < 0 || mk_vpack(cv, &cv->bd, ub, pd_) < 0 ||
-	    mk_vpack(cv, &cv->bf, ub, pw) < 0)
+	if (dy && (build_op(cv, &cv->bd, &op_bwd_data, &d, strict, b.uids, b.bd) < 0 ||
+		   build_op(cv, &cv->bf, &op_bwd_filter, &d, strict, b.uids, b.bf) < 0))
+		goto bad;
+	if (bind_buffers(cv, &b) < 0)
 		goto bad;
 	if (dy)
 		snprintf(algo, algolen, "graph API; fwd %s; bwd_data %s; bwd_filter %s", cv->f.why,
