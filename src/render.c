@@ -67,10 +67,10 @@ static const struct kp_col an_cols[AC_N] = {
 	[AC_NAME] = { "Kernel", "name", COL_BOTH, 1 },     /* op rows: "Op" */
 };
 
-static void rows_table(const struct kp_report *r, const struct kp_render_opts *o,
-		       struct kp_doc *doc)
+/* The rows table with the columns its grouping and options show. */
+static struct kp_table *rows_columns(const struct kp_report *r, const struct kp_render_opts *o,
+				     struct kp_doc *doc)
 {
-	int by_kernel = r->group == GROUP_KERNEL;
 	struct kp_table *tb = report_table(doc, "rows", an_cols, AC_N);
 	if (o->stats) {
 		report_col_show(tb, AC_MED, COL_BOTH);
@@ -79,81 +79,117 @@ static void rows_table(const struct kp_report *r, const struct kp_render_opts *o
 	}
 	if (r->group == GROUP_OP_SHAPE)
 		report_col_show(tb, AC_SHAPE, COL_BOTH);
-	if (by_kernel)
+	if (r->group == GROUP_KERNEL)
 		report_col_show(tb, AC_OP, COL_BOTH);
 	else
 		report_col_title(tb, AC_NAME, r->group == GROUP_ANNOT ? "Annotation" : "Op");
+	return tb;
+}
 
+/* Time, Time%, Calls and the per-call figures (none for the "others" row). */
+static void time_cells(struct kp_table *tb, struct kp_cell *c, const struct kp_row *row)
+{
 	char b[128];
+	report_cell_int(tb, &c[AC_TIME], row->time_ns, units_time(b, sizeof(b), row->time_ns));
+	report_cell_num(tb, &c[AC_PCT], row->time_pct,
+			units_fixed(b, sizeof(b), row->time_pct, 1, 1));
+	report_cell_int(tb, &c[AC_CALLS], row->calls, NULL);
+	int64_t avg = row->calls ? row->time_ns / row->calls : 0;
+	if (row->flags & ROW_OTHERS) {
+		report_cell_num(tb, &c[AC_AVG], -1, "-");
+		return;
+	}
+	report_cell_int(tb, &c[AC_AVG], avg, units_time(b, sizeof(b), avg));
+	report_cell_int(tb, &c[AC_MED], row->med_ns, units_time(b, sizeof(b), row->med_ns));
+	report_cell_int(tb, &c[AC_MIN], row->min_ns, units_time(b, sizeof(b), row->min_ns));
+	report_cell_int(tb, &c[AC_MAX], row->max_ns, units_time(b, sizeof(b), row->max_ns));
+}
+
+/* FLOPs and bytes, modelled and (kprof capture --metrics) measured, and their rates. */
+static void work_cells(struct kp_table *tb, struct kp_cell *c, const struct kp_row *row)
+{
+	char b[128];
+	if (row->flops >= 0)
+		report_cell_int(tb, &c[AC_FLOPS], row->flops, NULL);
+	if (row->bytes >= 0)
+		report_cell_int(tb, &c[AC_BYTES], row->bytes, NULL);
+	report_cell_num(tb, &c[AC_TFLOPS], row->flops_per_s,
+			units_fixed(b, sizeof(b), row->flops_per_s, 1e12, 1));
+	report_cell_num(tb, &c[AC_GBPS], row->bytes_per_s,
+			units_fixed(b, sizeof(b), row->bytes_per_s, 1e9, 1));
+	if (row->mflops >= 0 || row->mbytes >= 0)
+		for (int k = AC_MTFLOPS; k <= AC_MBRATIO; k++)
+			report_col_show(tb, k, COL_BOTH);
+	report_cell_num(tb, &c[AC_MTFLOPS], row->mflops_per_s,
+			units_fixed(b, sizeof(b), row->mflops_per_s, 1e12, 1));
+	report_cell_num(tb, &c[AC_MFRATIO], row->mratio_flops,
+			units_fixed(b, sizeof(b), row->mratio_flops, 1, 3));
+	report_cell_num(tb, &c[AC_MGBPS], row->mbytes_per_s,
+			units_fixed(b, sizeof(b), row->mbytes_per_s, 1e9, 1));
+	report_cell_num(tb, &c[AC_MBRATIO], row->mratio_bytes,
+			units_fixed(b, sizeof(b), row->mratio_bytes, 1, 3));
+}
+
+/* %Peak, %BW, FLOP/B, Bound, Dtype and Prec. */
+static void peak_cells(struct kp_table *tb, struct kp_cell *c, const struct kp_row *row)
+{
+	char b[128];
+	report_cell_num(tb, &c[AC_PPF], row->pct_peak_flops,
+			units_fixed(b, sizeof(b), row->pct_peak_flops, 1, 1));
+	report_cell_num(tb, &c[AC_PPB], row->pct_peak_bw,
+			units_fixed(b, sizeof(b), row->pct_peak_bw, 1, 1));
+	report_cell_num(tb, &c[AC_AI], row->intensity,
+			units_fixed(b, sizeof(b), row->intensity, 1, 1));
+	report_cell_str(tb, &c[AC_BOUND], row->bound, row->bound ? NULL : "-");
+	report_cell_str(tb, &c[AC_DTYPE], row->dtype, row->dtype ? NULL : "-");
+	/* a FLOP peak applies only to rows with modelled FLOPs; csv/json keep the row's prec */
+	const char *prec = row->flops_per_s >= 0 ? row->prec : NULL;
+	report_cell_str(tb, &c[AC_PREC], row->prec, prec ? prec : "-");
+	if (row->dtype && prec && strcmp(row->dtype, prec))
+		report_col_show(tb, AC_DTYPE, COL_BOTH);
+}
+
+/* Flags, with over-peak figures in the warning tone. */
+static void flag_cells(struct kp_table *tb, struct kp_cell *c, const struct kp_row *row,
+		       struct kp_doc *doc)
+{
+	char b[128];
+	flags_text(row->flags & ~ROW_UNLINKED, b, sizeof(b));
+	if (b[0])
+		report_cell_str(tb, &c[AC_FLAGS], arena_strdup(&doc->arena, b), NULL);
+	else
+		report_cell_str(tb, &c[AC_FLAGS], NULL, "-");
+	if (row->flags & ROW_OVER_PEAK) {
+		c[AC_FLAGS].tone = TONE_WARN;
+		c[AC_PPF].tone = row->pct_peak_flops > 100 ? TONE_WARN : TONE_NONE;
+		c[AC_PPB].tone = row->pct_peak_bw > 100 ? TONE_WARN : TONE_NONE;
+	}
+}
+
+/* Shape, Op and the row's name (kernel names shortened unless --full-names). */
+static void name_cells(struct kp_table *tb, struct kp_cell *c, const struct kp_row *row,
+		       int by_kernel, const struct kp_render_opts *o, struct kp_doc *doc)
+{
+	report_cell_str(tb, &c[AC_SHAPE], row->shape, row->shape ? NULL : "-");
+	report_cell_str(tb, &c[AC_OP], row->op, row->op ? NULL : "(several)");
+	const char *shown = row->name;
+	if (by_kernel && !o->full_names)
+		shown = analyze_short_name(&doc->arena, row->name);
+	report_cell_str(tb, &c[AC_NAME], row->name, shown);
+}
+
+static void rows_table(const struct kp_report *r, const struct kp_render_opts *o,
+		       struct kp_doc *doc)
+{
+	struct kp_table *tb = rows_columns(r, o, doc);
 	for (size_t i = 0; i < r->nrows; i++) {
 		const struct kp_row *row = &r->rows[i];
 		struct kp_cell *c = report_row(tb);
-		int others = row->flags & ROW_OTHERS;
-		report_cell_int(tb, &c[AC_TIME], row->time_ns,
-				units_time(b, sizeof(b), row->time_ns));
-		report_cell_num(tb, &c[AC_PCT], row->time_pct,
-				units_fixed(b, sizeof(b), row->time_pct, 1, 1));
-		report_cell_int(tb, &c[AC_CALLS], row->calls, NULL);
-		int64_t avg = row->calls ? row->time_ns / row->calls : 0;
-		if (others) {
-			report_cell_num(tb, &c[AC_AVG], -1, "-");
-		} else {
-			report_cell_int(tb, &c[AC_AVG], avg, units_time(b, sizeof(b), avg));
-			report_cell_int(tb, &c[AC_MED], row->med_ns,
-					units_time(b, sizeof(b), row->med_ns));
-			report_cell_int(tb, &c[AC_MIN], row->min_ns,
-					units_time(b, sizeof(b), row->min_ns));
-			report_cell_int(tb, &c[AC_MAX], row->max_ns,
-					units_time(b, sizeof(b), row->max_ns));
-		}
-		if (row->flops >= 0)
-			report_cell_int(tb, &c[AC_FLOPS], row->flops, NULL);
-		if (row->bytes >= 0)
-			report_cell_int(tb, &c[AC_BYTES], row->bytes, NULL);
-		report_cell_num(tb, &c[AC_TFLOPS], row->flops_per_s,
-				units_fixed(b, sizeof(b), row->flops_per_s, 1e12, 1));
-		report_cell_num(tb, &c[AC_GBPS], row->bytes_per_s,
-				units_fixed(b, sizeof(b), row->bytes_per_s, 1e9, 1));
-		if (row->mflops >= 0 || row->mbytes >= 0)
-			for (int k = AC_MTFLOPS; k <= AC_MBRATIO; k++)
-				report_col_show(tb, k, COL_BOTH);
-		report_cell_num(tb, &c[AC_MTFLOPS], row->mflops_per_s,
-				units_fixed(b, sizeof(b), row->mflops_per_s, 1e12, 1));
-		report_cell_num(tb, &c[AC_MFRATIO], row->mratio_flops,
-				units_fixed(b, sizeof(b), row->mratio_flops, 1, 3));
-		report_cell_num(tb, &c[AC_MGBPS], row->mbytes_per_s,
-				units_fixed(b, sizeof(b), row->mbytes_per_s, 1e9, 1));
-		report_cell_num(tb, &c[AC_MBRATIO], row->mratio_bytes,
-				units_fixed(b, sizeof(b), row->mratio_bytes, 1, 3));
-		report_cell_num(tb, &c[AC_PPF], row->pct_peak_flops,
-				units_fixed(b, sizeof(b), row->pct_peak_flops, 1, 1));
-		report_cell_num(tb, &c[AC_PPB], row->pct_peak_bw,
-				units_fixed(b, sizeof(b), row->pct_peak_bw, 1, 1));
-		report_cell_num(tb, &c[AC_AI], row->intensity,
-				units_fixed(b, sizeof(b), row->intensity, 1, 1));
-		report_cell_str(tb, &c[AC_BOUND], row->bound, row->bound ? NULL : "-");
-		report_cell_str(tb, &c[AC_DTYPE], row->dtype, row->dtype ? NULL : "-");
-		/* a FLOP peak applies only to rows with modelled FLOPs; csv/json keep the row's prec */
-		const char *prec = row->flops_per_s >= 0 ? row->prec : NULL;
-		report_cell_str(tb, &c[AC_PREC], row->prec, prec ? prec : "-");
-		if (row->dtype && prec && strcmp(row->dtype, prec))
-			report_col_show(tb, AC_DTYPE, COL_BOTH);
-		flags_text(row->flags & ~ROW_UNLINKED, b, sizeof(b));
-		if (b[0])
-			report_cell_str(tb, &c[AC_FLAGS], arena_strdup(&doc->arena, b), NULL);
-		else
-			report_cell_str(tb, &c[AC_FLAGS], NULL, "-");
-		if (row->flags & ROW_OVER_PEAK) {
-			c[AC_FLAGS].tone = TONE_WARN;
-			c[AC_PPF].tone = row->pct_peak_flops > 100 ? TONE_WARN : TONE_NONE;
-			c[AC_PPB].tone = row->pct_peak_bw > 100 ? TONE_WARN : TONE_NONE;
-		}
-		report_cell_str(tb, &c[AC_SHAPE], row->shape, row->shape ? NULL : "-");
-		report_cell_str(tb, &c[AC_OP], row->op, row->op ? NULL : "(several)");
-		const char *shown = row->name;
-		if (by_kernel && !o->full_names)
-			shown = analyze_short_name(&doc->arena, row->name);
-		report_cell_str(tb, &c[AC_NAME], row->name, shown);
+		time_cells(tb, c, row);
+		work_cells(tb, c, row);
+		peak_cells(tb, c, row);
+		flag_cells(tb, c, row, doc);
+		name_cells(tb, c, row, r->group == GROUP_KERNEL, o, doc);
 	}
 }
 

@@ -132,6 +132,54 @@ static void over_peak_rows_are_flagged_yellow_on_a_colour_table(void **state)
 	free(s);
 }
 
+/* rows_table's steps: the columns a grouping and --stats show, per-call and measured cells. */
+static void rows_show_the_columns_their_grouping_and_figures_call_for(void **state)
+{
+	(void)state;
+	struct kp_trace t = { .display = "t.json" };
+	struct kp_row rows[] = { mrow("void k<int>(int)", "bf16", "bf16", 1e12, 40, 0),
+				 mrow("(others)", NULL, NULL, -1, -1, ROW_OTHERS) };
+	rows[0].calls = 4, rows[0].time_ns = 4000, rows[0].med_ns = 900, rows[0].min_ns = 700;
+	rows[0].max_ns = 1500, rows[0].mflops = rows[0].mbytes = -1;
+	rows[1].mflops = rows[1].mbytes = -1;
+	struct kp_report r = {
+		.trace = &t, .device_name = "X", .rows = rows, .nrows = 2, .group = GROUP_KERNEL
+	};
+	struct kp_render_opts o = { .format = FMT_TABLE, .stats = 1 };
+	struct kp_doc doc;
+	render_report_doc(&r, &o, &doc);
+	char *s = doc_text(&doc, FMT_TABLE, 0);
+	report_free(&doc);
+	assert_non_null(strstr(s, "Avg     Med     Min       Max  TFLOP/s"));
+	assert_non_null(
+		strstr(s, "  4.000 us   50.0      4  1.000 us  900 ns  700 ns  1.500 us  "));
+	assert_non_null(
+		strstr(s, "  1.000 us   50.0      1         -       -       -         -  "));
+	assert_non_null(strstr(s, "  Op        Kernel\n"));
+	assert_non_null(strstr(s, "  aten::mm  k<int>\n")); /* kernel names shortened */
+	assert_null(strstr(s, "mTFLOP/s"));
+	free(s);
+	r.group = GROUP_ANNOT;
+	rows[1].mflops = 5;
+	s = analyze_text(&r, FMT_TABLE, 0);
+	assert_non_null(strstr(s, "GB/s  mTFLOP/s  mFLOP/FLOP  mGB/s   mB/B  %Peak"));
+	assert_non_null(strstr(s, "Flags  Annotation\n"));
+	assert_non_null(strstr(s, "  void k<int>(int)\n"));
+	assert_null(strstr(s, "Med"));
+	assert_null(strstr(s, "Shape"));
+	free(s);
+	r.group = GROUP_OP_SHAPE;
+	rows[0].shape = "[4,4]";
+	s = analyze_text(&r, FMT_TABLE, 0);
+	assert_non_null(strstr(s, "  Shape  Op\n"));
+	assert_non_null(strstr(s, "  [4,4]  void k<int>(int)\n"));
+	free(s);
+	s = analyze_text(&r, FMT_CSV, 0);
+	assert_non_null(strstr(s, "\n4000,50,4,1000,900,700,1500,1000,,1000000000000,,"));
+	assert_non_null(strstr(s, "\n1000,50,1,,,,,,,,,"));
+	free(s);
+}
+
 static void devices_document_holds_the_lookup_and_one_row(void **state)
 {
 	(void)state;
@@ -170,6 +218,7 @@ int main(void)
 		cmocka_unit_test(prec_is_the_peak_precision_and_dtype_shows_only_when_they_differ),
 		cmocka_unit_test(header_uses_plurals_and_explains_overlapping_streams),
 		cmocka_unit_test(over_peak_rows_are_flagged_yellow_on_a_colour_table),
+		cmocka_unit_test(rows_show_the_columns_their_grouping_and_figures_call_for),
 		cmocka_unit_test(devices_document_holds_the_lookup_and_one_row),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
