@@ -200,6 +200,98 @@ static int64_t max_ws(const struct plan *p)
 	return m;
 }
 
+/* The case's buffers, as cudnn_sdpa_new() takes them */
+struct sdpa_bufs {
+	const void *q, *k, *v, *dout;
+	void *o, *dq, *dk, *dv;
+	float *stats;
+};
+
+/* 0, or -1 with the reason when this cuDNN cannot run the backward of @s */
+static int check_bwd(const struct kp_cudnn_sdpa *a, const struct cg_sdpa *s, long ver, char *why,
+		     size_t whylen)
+{
+	if (a->backward && s->sk % 128 && ver < 91600) {
+		/* cudnn-frontend adds a padding-mask workaround there; kprof does not */
+		snprintf(why, whylen,
+			 "the backward needs S_k %% 128 == 0 with cuDNN < 9.16 (S_k %ld)", s->sk);
+		return -1;
+	}
+	return 0;
+}
+
+/* The forward graph's candidate plans, and its buffers and scalars for its variant pack */
+static int plan_fwd(struct kp_cudnn_sdpa *a, struct cg_graph *g, const struct cg_sdpa *fs,
+		    const struct sdpa_bufs *bu, char *why, size_t whylen)
+{
+	if (cg_sdpa_fwd(g, fs) < 0 || build(a, &a->f, g, "forward", why, whylen) < 0)
+		return -1;
+	a->neg = cg_find(g, SDPA_NEG_INF) ? cg_find(g, SDPA_NEG_INF)->value : 0;
+	vp_add(&a->f, SDPA_Q, (void *)bu->q), vp_add(&a->f, SDPA_K, (void *)bu->k);
+	vp_add(&a->f, SDPA_V, (void *)bu->v), vp_add(&a->f, SDPA_O, bu->o);
+	vp_add(&a->f, SDPA_SCALE, &a->scale);
+	if (fs->stats)
+		vp_add(&a->f, SDPA_STATS, bu->stats);
+	if (fs->causal)
+		vp_add(&a->f, SDPA_NEG_INF, &a->neg);
+	return 0;
+}
+
+/*
+ * The backward graph's candidate plans and the side tensors it needs before them in the
+ * workspace; *@wsz grown to hold both.
+ */
+static int plan_bwd(struct kp_cudnn_sdpa *a, struct cg_graph *g, const struct cg_sdpa *fs, long ver,
+		    size_t *wsz, char *why, size_t whylen)
+{
+	if (cg_sdpa_bwd(g, fs) < 0 || build(a, &a->b, g, "backward", why, whylen) < 0)
+		return -1;
+	a->side = cg_sdpa_bwd_side_bytes(fs, &a->sum_off);
+	a->acc_bytes = (size_t)fs->b * fs->h * fs->sq * fs->d * 4;
+	a->zero_acc = ver < 90600;
+	if (a->side + (size_t)max_ws(&a->b) > *wsz)
+		*wsz = a->side + (size_t)max_ws(&a->b);
+	return 0;
+}
+
+/* One workspace, sized for every candidate: the kept plans run in it */
+static int alloc_ws(struct kp_cudnn_sdpa *a, size_t wsz, char *why, size_t whylen)
+{
+	if (wsz && cudaMalloc(&a->ws, wsz) != cudaSuccess) {
+		cudaGetLastError();
+		snprintf(why, whylen, "cannot allocate a %zu-byte cuDNN workspace", wsz);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The backward's buffers (its side tensors at the workspace's start) into its variant pack,
+ * and the fastest of its plans, timed after a forward run.
+ */
+static int bind_bwd(struct kp_cudnn_sdpa *a, const struct sdpa_bufs *bu, int causal, char *why,
+		    size_t whylen)
+{
+	struct plan *b = &a->b;
+	char *ws = a->ws;
+	vp_add(b, SDPA_Q, (void *)bu->q), vp_add(b, SDPA_K, (void *)bu->k),
+		vp_add(b, SDPA_V, (void *)bu->v);
+	vp_add(b, SDPA_O, bu->o), vp_add(b, SDPA_DO, (void *)bu->dout),
+		vp_add(b, SDPA_STATS, bu->stats);
+	vp_add(b, SDPA_DQ, bu->dq), vp_add(b, SDPA_DK, bu->dk), vp_add(b, SDPA_DV, bu->dv);
+	vp_add(b, SDPA_SCALE, &a->scale), vp_add(b, SDPA_ONE, &a->one);
+	vp_add(b, SDPA_DQ_ACCUM, ws), vp_add(b, SDPA_SOFTMAX_SUM, ws + a->sum_off);
+	if (causal)
+		vp_add(b, SDPA_NEG_INF, &a->neg);
+	/* the backward candidates run on the forward's O and Stats */
+	if (cudnn_sdpa_fwd(a, why, whylen) < 0 ||
+	    (a->zero_acc && cudaMemset(ws, 0, a->acc_bytes) != cudaSuccess) ||
+	    choose(a, b, ws + a->side, why, whylen) < 0 ||
+	    mk_vpack(a, b, ws + a->side, why, whylen) < 0)
+		return -1;
+	return 0;
+}
+
 struct kp_cudnn_sdpa *cudnn_sdpa_new(struct kp_cudnn *c, const struct cg_sdpa *s, const void *q,
 				     const void *k, const void *v, void *o, float *stats,
 				     const void *dout, void *dq, void *dk, void *dv, char *algo,
@@ -219,57 +311,17 @@ struct kp_cudnn_sdpa *cudnn_sdpa_new(struct kp_cudnn *c, const struct cg_sdpa *s
 	fs.stats = a->backward;
 	fs.lowest_mask = ver < 91000;
 	a->scale = s->scale, a->one = 1.f;
-	if (a->backward && s->sk % 128 && ver < 91600) {
-		/* cudnn-frontend adds a padding-mask workaround there; kprof does not */
-		snprintf(why, whylen,
-			 "the backward needs S_k %% 128 == 0 with cuDNN < 9.16 (S_k %ld)", s->sk);
+	struct sdpa_bufs bu = { q, k, v, dout, o, dq, dk, dv, stats };
+	if (check_bwd(a, s, ver, why, whylen) < 0 || plan_fwd(a, g, &fs, &bu, why, whylen) < 0)
 		goto bad;
-	}
-	if (cg_sdpa_fwd(g, &fs) < 0 || build(a, &a->f, g, "forward", why, whylen) < 0)
-		goto bad;
-	a->neg = cg_find(g, SDPA_NEG_INF) ? cg_find(g, SDPA_NEG_INF)->value : 0;
-	vp_add(&a->f, SDPA_Q, (void *)q), vp_add(&a->f, SDPA_K, (void *)k);
-	vp_add(&a->f, SDPA_V, (void *)v), vp_add(&a->f, SDPA_O, o);
-	vp_add(&a->f, SDPA_SCALE, &a->scale);
-	if (fs.stats)
-		vp_add(&a->f, SDPA_STATS, stats);
-	if (s->causal)
-		vp_add(&a->f, SDPA_NEG_INF, &a->neg);
 	size_t wsz = (size_t)max_ws(&a->f);
-	if (a->backward) {
-		if (cg_sdpa_bwd(g, &fs) < 0 || build(a, &a->b, g, "backward", why, whylen) < 0)
-			goto bad;
-		a->side = cg_sdpa_bwd_side_bytes(&fs, &a->sum_off);
-		a->acc_bytes = (size_t)s->b * s->h * s->sq * s->d * 4;
-		a->zero_acc = ver < 90600;
-		if (a->side + (size_t)max_ws(&a->b) > wsz)
-			wsz = a->side + (size_t)max_ws(&a->b);
-	}
-	/* one workspace, sized for every candidate: the kept plans run in it */
-	if (wsz && cudaMalloc(&a->ws, wsz) != cudaSuccess) {
-		cudaGetLastError();
-		snprintf(why, whylen, "cannot allocate a %zu-byte cuDNN workspace", wsz);
+	if ((a->backward && plan_bwd(a, g, &fs, ver, &wsz, why, whylen) < 0) ||
+	    alloc_ws(a, wsz, why, whylen) < 0)
 		goto bad;
-	}
 	if (choose(a, &a->f, a->ws, why, whylen) < 0 || mk_vpack(a, &a->f, a->ws, why, whylen) < 0)
 		goto bad;
 	if (a->backward) {
-		struct plan *b = &a->b;
-		char *ws = a->ws;
-		vp_add(b, SDPA_Q, (void *)q), vp_add(b, SDPA_K, (void *)k),
-			vp_add(b, SDPA_V, (void *)v);
-		vp_add(b, SDPA_O, o), vp_add(b, SDPA_DO, (void *)dout),
-			vp_add(b, SDPA_STATS, stats);
-		vp_add(b, SDPA_DQ, dq), vp_add(b, SDPA_DK, dk), vp_add(b, SDPA_DV, dv);
-		vp_add(b, SDPA_SCALE, &a->scale), vp_add(b, SDPA_ONE, &a->one);
-		vp_add(b, SDPA_DQ_ACCUM, ws), vp_add(b, SDPA_SOFTMAX_SUM, ws + a->sum_off);
-		if (s->causal)
-			vp_add(b, SDPA_NEG_INF, &a->neg);
-		/* the backward candidates run on the forward's O and Stats */
-		if (cudnn_sdpa_fwd(a, why, whylen) < 0 ||
-		    (a->zero_acc && cudaMemset(ws, 0, a->acc_bytes) != cudaSuccess) ||
-		    choose(a, b, ws + a->side, why, whylen) < 0 ||
-		    mk_vpack(a, b, ws + a->side, why, whylen) < 0)
+		if (bind_bwd(a, &bu, s->causal, why, whylen) < 0)
 			goto bad;
 		snprintf(algo, algolen, "graph API; fwd %s; bwd %s", a->f.why, a->b.why);
 	} else {
