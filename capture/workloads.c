@@ -2178,88 +2178,137 @@ static void *host_column(struct kp_wl *w, const void *dev, size_t es, long rows,
 	return h;
 }
 
+/* What norm_bwd_check() holds on the host: the case, its parameters, statistics, a row or column */
+struct bwd_host {
+	int kt, op;
+	long H, R;
+	double tiny; /* fp16: the smallest normal, for results near zero */
+	void *hw, *hx, *hd, *ho, *hdw, *hdb;
+	float *hm, *hr;
+};
+
+/* softmax's dx of the row in hx (y), hd (dy), ho (dx): y (dy - sum(y dy)) */
+static void check_softmax_row(struct kp_check *chk, const struct bwd_host *b)
+{
+	int kt = b->kt;
+	long H = b->H;
+	double s = 0, sa = 0;
+	for (long j = 0; j < H; j++) {
+		double p = hval(b->hx, j, kt) * hval(b->hd, j, kt);
+		s += p, sa += fabs(p);
+	}
+	for (long j = 0; j < H; j++) {
+		double y = hval(b->hx, j, kt), d = hval(b->hd, j, kt);
+		note_err(chk, hval(b->ho, j, kt), y * (d - s), fabs(y) * (fabs(d) + sa) + b->tiny);
+	}
+}
+
+/*
+ * A norm's dx of row @row, in hx (x), hd (dy), ho (dx): r (g - mean(g) - x^ sum(g x^) / H),
+ * g = w dy, x^ = (x - mean) r; mean(g) and the mean of x for layernorm only.
+ */
+static void check_norm_row(struct kp_check *chk, const struct bwd_host *b, size_t row)
+{
+	int kt = b->kt;
+	long H = b->H;
+	double r = b->hr[row], mu = b->op == RW_LAYERNORM ? b->hm[row] : 0;
+	double sg = 0, sgx = 0, ag = 0, agx = 0;
+	for (long j = 0; j < H; j++) {
+		double g = hval(b->hw, j, kt) * hval(b->hd, j, kt),
+		       xh = (hval(b->hx, j, kt) - mu) * r;
+		sg += g, sgx += g * xh, ag += fabs(g), agx += fabs(g * xh);
+	}
+	double a = b->op == RW_LAYERNORM ? sg / H : 0, aa = b->op == RW_LAYERNORM ? ag / H : 0;
+	for (long j = 0; j < H; j++) {
+		double g = hval(b->hw, j, kt) * hval(b->hd, j, kt),
+		       xh = (hval(b->hx, j, kt) - mu) * r;
+		double ref = r * (g - a - xh * sgx / H);
+		note_err(chk, hval(b->ho, j, kt), ref,
+			 r * (fabs(g) + aa + fabs(xh) * agx / H) + b->tiny);
+	}
+}
+
+/* dw (and db for layernorm) of column @col, in hx (x) and hd (dy): sums over every row */
+static void check_norm_col(struct kp_check *chk, const struct bwd_host *b, long col)
+{
+	int kt = b->kt;
+	double sw = 0, aw = 0, sb = 0, ab = 0;
+	for (long i = 0; i < b->R; i++) {
+		double d = hval(b->hd, i, kt);
+		double xh = (hval(b->hx, i, kt) - (b->op == RW_LAYERNORM ? b->hm[i] : 0)) *
+			    b->hr[i];
+		sw += d * xh, aw += fabs(d * xh), sb += d, ab += fabs(d);
+	}
+	note_err(chk, hval(b->hdw, col, kt), sw, aw + b->tiny);
+	if (b->op == RW_LAYERNORM)
+		note_err(chk, hval(b->hdb, col, kt), sb, ab + b->tiny);
+}
+
+/* A norm's weight, saved rstd and mean, dw (and layernorm's db) to the host; -1 after a message */
+static int copy_params(struct kp_wl *w, const struct norm_case *c, struct bwd_host *b, size_t rb)
+{
+	if (!(b->hw = host_copy(w, c->wt, rb)) || !(b->hr = host_copy(w, c->rstd, b->R * 4)) ||
+	    !(b->hm = host_copy(w, c->mean, b->R * 4)) || !(b->hdw = host_copy(w, c->dw, rb)) ||
+	    (c->op == RW_LAYERNORM && !(b->hdb = host_copy(w, c->db, rb))))
+		return -1;
+	return 0;
+}
+
+/* dx on 64 whole rows drawn from @seed; -1 after the message */
+static int check_rows(struct kp_wl *w, const struct norm_case *c, struct bwd_host *b,
+		      struct kp_check *chk, uint64_t *seed, size_t rb)
+{
+	for (int t = 0; t < 64; t++) {
+		size_t row = rng_next(seed) % (size_t)b->R;
+		free(b->hx), free(b->hd), free(b->ho);
+		b->hd = b->ho = NULL;
+		/* hx: y for softmax, x for the norms */
+		if (!(b->hx = host_copy(w, (char *)(c->op == RW_SOFTMAX ? c->y : c->x) + row * rb,
+					rb)) ||
+		    !(b->hd = host_copy(w, (char *)c->dy + row * rb, rb)) ||
+		    !(b->ho = host_copy(w, (char *)c->dx + row * rb, rb)))
+			return -1;
+		if (c->op == RW_SOFTMAX)
+			check_softmax_row(chk, b);
+		else
+			check_norm_row(chk, b, row);
+	}
+	return 0;
+}
+
+/* A norm's dw and db on 8 whole columns drawn from @seed; -1 after the message */
+static int check_cols(struct kp_wl *w, const struct norm_case *c, struct bwd_host *b,
+		      struct kp_check *chk, uint64_t *seed, size_t es)
+{
+	for (int t = 0; t < 8; t++) {
+		long col = (long)(rng_next(seed) % (uint64_t)b->H);
+		free(b->hx), free(b->hd);
+		b->hd = NULL;
+		if (!(b->hx = host_column(w, c->x, es, b->R, b->H, col)) ||
+		    !(b->hd = host_column(w, c->dy, es, b->R, b->H, col)))
+			return -1;
+		check_norm_col(chk, b, col);
+	}
+	return 0;
+}
+
 /*
  * The backward against fp64 from the same inputs (the forward's y, or x with the saved fp32
  * mean/rstd): dx on 64 whole rows, dw and db on 8 whole columns (sums over every row).
  */
 static int norm_bwd_check(struct kp_wl *w, struct norm_case *c, struct kp_check *chk)
 {
-	int kt = dts[c->cdt].kt, rc = -1;
-	long H = c->hidden, R = c->rows;
-	size_t es = dts[c->cdt].size, rb = (size_t)H * es;
-	void *hw = NULL, *hx = NULL, *hd = NULL, *ho = NULL, *hdw = NULL, *hdb = NULL;
-	float *hm = NULL, *hr = NULL;
-	double tiny = kt == KT_F16 ? 0x1p-14 : 0.0;
+	size_t es = dts[c->cdt].size, rb = (size_t)c->hidden * es;
+	struct bwd_host b = { .kt = dts[c->cdt].kt, .op = c->op, .H = c->hidden, .R = c->rows };
+	b.tiny = b.kt == KT_F16 ? 0x1p-14 : 0.0;
 	uint64_t seed = 7;
-	if (c->op != RW_SOFTMAX) {
-		if (!(hw = host_copy(w, c->wt, rb)) || !(hr = host_copy(w, c->rstd, R * 4)) ||
-		    !(hm = host_copy(w, c->mean, R * 4)) || !(hdw = host_copy(w, c->dw, rb)) ||
-		    (c->op == RW_LAYERNORM && !(hdb = host_copy(w, c->db, rb))))
-			goto out;
-	}
-	for (int t = 0; t < 64; t++) {
-		size_t row = rng_next(&seed) % (size_t)R;
-		free(hx), free(hd), free(ho);
-		hd = ho = NULL;
-		/* hx: y for softmax, x for the norms */
-		if (!(hx = host_copy(w, (char *)(c->op == RW_SOFTMAX ? c->y : c->x) + row * rb,
-				     rb)) ||
-		    !(hd = host_copy(w, (char *)c->dy + row * rb, rb)) ||
-		    !(ho = host_copy(w, (char *)c->dx + row * rb, rb)))
-			goto out;
-		if (c->op == RW_SOFTMAX) {
-			double s = 0, sa = 0;
-			for (long j = 0; j < H; j++) {
-				double p = hval(hx, j, kt) * hval(hd, j, kt);
-				s += p, sa += fabs(p);
-			}
-			for (long j = 0; j < H; j++) {
-				double y = hval(hx, j, kt), d = hval(hd, j, kt);
-				note_err(chk, hval(ho, j, kt), y * (d - s),
-					 fabs(y) * (fabs(d) + sa) + tiny);
-			}
-			continue;
-		}
-		double r = hr[row], mu = c->op == RW_LAYERNORM ? hm[row] : 0;
-		double sg = 0, sgx = 0, ag = 0, agx = 0;
-		for (long j = 0; j < H; j++) {
-			double g = hval(hw, j, kt) * hval(hd, j, kt),
-			       xh = (hval(hx, j, kt) - mu) * r;
-			sg += g, sgx += g * xh, ag += fabs(g), agx += fabs(g * xh);
-		}
-		double a = c->op == RW_LAYERNORM ? sg / H : 0,
-		       aa = c->op == RW_LAYERNORM ? ag / H : 0;
-		for (long j = 0; j < H; j++) {
-			double g = hval(hw, j, kt) * hval(hd, j, kt),
-			       xh = (hval(hx, j, kt) - mu) * r;
-			double ref = r * (g - a - xh * sgx / H);
-			note_err(chk, hval(ho, j, kt), ref,
-				 r * (fabs(g) + aa + fabs(xh) * agx / H) + tiny);
-		}
-	}
-	if (c->op != RW_SOFTMAX)
-		for (int t = 0; t < 8; t++) {
-			long col = (long)(rng_next(&seed) % (uint64_t)H);
-			free(hx), free(hd);
-			hd = NULL;
-			if (!(hx = host_column(w, c->x, es, R, H, col)) ||
-			    !(hd = host_column(w, c->dy, es, R, H, col)))
-				goto out;
-			double sw = 0, aw = 0, sb = 0, ab = 0;
-			for (long i = 0; i < R; i++) {
-				double d = hval(hd, i, kt);
-				double xh = (hval(hx, i, kt) -
-					     (c->op == RW_LAYERNORM ? hm[i] : 0)) *
-					    hr[i];
-				sw += d * xh, aw += fabs(d * xh), sb += d, ab += fabs(d);
-			}
-			note_err(chk, hval(hdw, col, kt), sw, aw + tiny);
-			if (c->op == RW_LAYERNORM)
-				note_err(chk, hval(hdb, col, kt), sb, ab + tiny);
-		}
-	rc = 0;
-out:
-	free(hw), free(hx), free(hd), free(ho), free(hdw), free(hdb), free(hm), free(hr);
+	int norm = c->op != RW_SOFTMAX, rc = -1;
+	if ((!norm || copy_params(w, c, &b, rb) == 0) &&
+	    check_rows(w, c, &b, chk, &seed, rb) == 0 &&
+	    (!norm || check_cols(w, c, &b, chk, &seed, es) == 0))
+		rc = 0;
+	free(b.hw), free(b.hx), free(b.hd), free(b.ho), free(b.hdw), free(b.hdb), free(b.hm),
+		free(b.hr);
 	return rc;
 }
 
