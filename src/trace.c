@@ -2536,8 +2536,9 @@ static void gzip_cut_after_json(struct loader *L, const struct kp_load_opts *o)
 		L->in.codec, L->in.trunc_raw, L->in.trunc_out);
 }
 
-int trace_load(struct kp_trace *t, const char *path, const struct kp_load_opts *o,
-	       struct kp_diag *d)
+/* An empty trace named after @path, with its arena, string table and options. */
+static void trace_begin(struct kp_trace *t, const char *path, const struct kp_load_opts *o,
+			struct kp_diag *d)
 {
 	memset(t, 0, sizeof(*t));
 	t->warn.all = o && o->warn_all;
@@ -2548,14 +2549,19 @@ int trace_load(struct kp_trace *t, const char *path, const struct kp_load_opts *
 	t->display = strcmp(path, "-") ? t->path : "<stdin>";
 	t->rank = t->world_size = -1;
 	t->jobs = o && o->jobs > 1 ? o->jobs : 1;
+}
 
+/* The loader of @t over its open input, or NULL (diagnosed) when the input cannot open. */
+static struct loader *loader_open(struct kp_trace *t, const char *path,
+				  const struct kp_load_opts *o, struct kp_diag *d)
+{
 	struct loader *L = xcalloc(1, sizeof(*L));
 	L->t = t;
 	L->d = d;
 	L->annotations = o && o->annotations;
 	if (input_open(&L->in, path, d) < 0) {
 		free(L);
-		return -1;
+		return NULL;
 	}
 	hmap_init(&L->threads, HMAP_STR);
 	L->last_thread = -1;
@@ -2564,6 +2570,12 @@ int trace_load(struct kp_trace *t, const char *path, const struct kp_load_opts *
 	hmap_init(&L->cache, HMAP_STR);
 	L->arena = &t->arena;
 	json_init(&L->p, read_cb, L, TRACE_JSON_WINDOW);
+	return L;
+}
+
+/* The document, by one thread or with par.c's workers; their stats into @o. */
+static int parse_all(struct loader *L, const struct kp_load_opts *o)
+{
 	struct par_plan plan;
 	if (o && par_plan(&L->in, o, &plan))
 		par_start(L, &plan);
@@ -2572,33 +2584,51 @@ int trace_load(struct kp_trace *t, const char *path, const struct kp_load_opts *
 		memset(o->stats, 0, sizeof(*o->stats));
 	if (L->par)
 		par_stop(L, o->stats);
-	if (rc < 0 && d->msg[0] == '\0') {
-		if (!L->read_err && L->p.err_eof && t->nevents > 0) {
-			/* a profiler killed mid-write: keep the complete events */
-			t->truncated = 1;
-			t->trunc_off = L->p.err_off;
-			char loc[512], gz[160] = "";
-			locate(L, L->p.err_off, loc, sizeof(loc));
-			if (L->in.truncated)
-				snprintf(gz, sizeof(gz),
-					 " (decompressed; the %s data ends at compressed byte %lld)",
-					 L->in.codec, L->in.trunc_raw);
-			if (o && o->strict) {
-				diag_error(d, KP_BADINPUT,
-					   "%s: error: trace is truncated at byte %lld%s (--strict)",
-					   loc, (long long)L->p.err_off, gz);
-			} else {
-				diag_warn_add(
-					&t->warn, "truncated traces", loc,
-					"trace is truncated at byte %lld%s; analyzed the %lld complete events that end before byte %lld",
-					(long long)L->p.err_off, gz, (long long)t->nevents,
-					(long long)L->last_good_off);
-				rc = 0;
-			}
-		} else {
-			json_fail(L);
-		}
+	return rc;
+}
+
+/*
+ * A profiler killed mid-write: keep the complete events with a warning (0), or refuse
+ * them under --strict (@rc).
+ */
+static int keep_truncated(struct loader *L, const struct kp_load_opts *o, int rc)
+{
+	struct kp_trace *t = L->t;
+	t->truncated = 1;
+	t->trunc_off = L->p.err_off;
+	char loc[512], gz[160] = "";
+	locate(L, L->p.err_off, loc, sizeof(loc));
+	if (L->in.truncated)
+		snprintf(gz, sizeof(gz),
+			 " (decompressed; the %s data ends at compressed byte %lld)", L->in.codec,
+			 L->in.trunc_raw);
+	if (o && o->strict) {
+		diag_error(L->d, KP_BADINPUT,
+			   "%s: error: trace is truncated at byte %lld%s (--strict)", loc,
+			   (long long)L->p.err_off, gz);
+		return rc;
 	}
+	diag_warn_add(
+		&t->warn, "truncated traces", loc,
+		"trace is truncated at byte %lld%s; analyzed the %lld complete events that end before byte %lld",
+		(long long)L->p.err_off, gz, (long long)t->nevents, (long long)L->last_good_off);
+	return 0;
+}
+
+/* A parse that failed without a message: a truncated trace, else the JSON error. */
+static int explain_failure(struct loader *L, const struct kp_load_opts *o, int rc)
+{
+	if (!L->read_err && L->p.err_eof && L->t->nevents > 0)
+		return keep_truncated(L, o, rc);
+	json_fail(L);
+	return rc;
+}
+
+/* The bytes read, a cut gzip stream after the JSON, and --strict's refusal of anomalies. */
+static int finish_load(struct loader *L, const struct kp_load_opts *o, int rc)
+{
+	struct kp_trace *t = L->t;
+	struct kp_diag *d = L->d;
 	t->bytes = L->p.base + (int64_t)L->p.end;
 	if (rc == 0 && L->in.truncated && !t->truncated)
 		gzip_cut_after_json(L, o);
@@ -2608,7 +2638,11 @@ int trace_load(struct kp_trace *t, const char *path, const struct kp_load_opts *
 				"%s: error: %ld data anomalies (--strict); first: %s", t->display,
 				diag_warn_total(&t->warn),
 				t->warn.k[0].shown[0] ? t->warn.k[0].shown[0] : "");
-	/* B without E: give them zero duration rather than dropping them */
+	return rc;
+}
+
+static void loader_close(struct loader *L)
+{
 	json_free(&L->p);
 	input_close(&L->in);
 	free(L->scratch[0]);
@@ -2619,6 +2653,21 @@ int trace_load(struct kp_trace *t, const char *path, const struct kp_load_opts *
 	hmap_free(&L->slots);
 	hmap_free(&L->cache);
 	free(L);
+}
+
+int trace_load(struct kp_trace *t, const char *path, const struct kp_load_opts *o,
+	       struct kp_diag *d)
+{
+	trace_begin(t, path, o, d);
+	struct loader *L = loader_open(t, path, o, d);
+	if (!L)
+		return -1;
+	int rc = parse_all(L, o);
+	if (rc < 0 && d->msg[0] == '\0')
+		rc = explain_failure(L, o, rc);
+	rc = finish_load(L, o, rc);
+	/* B without E: give them zero duration rather than dropping them */
+	loader_close(L);
 	return rc;
 }
 

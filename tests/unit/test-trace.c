@@ -262,6 +262,7 @@ static void reads_b_e_pairs_string_pids_and_bare_event_arrays(void **state)
 	assert_int_equal(t.nops, 1);
 	assert_int_equal(t.ops[0].dur_ns, 50000);
 	assert_string_equal(gpu_op(&t, "k"), "aten::bmm");
+	assert_int_equal(t.bytes, (int64_t)strlen(text));
 	trace_free(&t);
 }
 
@@ -277,6 +278,7 @@ static void keeps_complete_events_of_a_truncated_trace(void **state)
 	assert_int_equal(t.truncated, 1);
 	assert_int_equal(t.ngpu, 1);
 	assert_int_equal(t.trunc_off, (int64_t)strlen(text));
+	assert_int_equal(t.bytes, (int64_t)strlen(text)); /* every byte was read */
 	assert_int_equal(diag_warn_total(&t.warn), 1);
 	char want[128];
 	snprintf(want, sizeof(want), "t.json:1:%zu: warning: trace is truncated at byte %zu",
