@@ -661,26 +661,13 @@ void workloads_close(struct kp_wl *w)
 }
 
 /*
- * Row-major C[M,N] = epilogue(A[M,K] B[K,N] + bias[N]) as column-major C^T[N,M] = B^T A^T (the
- * operands swapped, both not transposed): cuBLASLt's bias is one value per row of C^T, i.e.
- * per column of C, as torch's addmm bias.  One algorithm from cublasLtMatmulAlgoGetHeuristic
- * with the 32 MiB workspace, described in @c->algo.
+ * The operation: no transposes, the case's epilogue, its bias; -1 after the message.  (The
+ * calls' text is the message: LT() prints it.)
  */
-static struct lt_plan *lt_plan_new(struct kp_wl *w, struct mm_case *c)
+static int lt_desc(struct kp_wl *w, struct lt_plan *p, struct mm_case *c, const struct dt_info *d)
 {
-	const struct dt_info *d = &dts[c->cdt];
-	struct lt_plan *p = calloc(1, sizeof(*p));
-	cublasLtMatmulPreference_t pref = NULL;
 	cublasOperation_t no = CUBLAS_OP_N;
 	cublasLtEpilogue_t epi = lt_epilogue(c->op);
-	uint64_t wsmax = LT_WORKSPACE;
-	cublasLtMatmulHeuristicResult_t hr;
-	int nres = 0;
-	if (!p) {
-		fprintf(stderr, "kprof: error: out of host memory\n");
-		w->status = KP_ENV;
-		return NULL;
-	}
 	LT(cublasLtMatmulDescCreate(&p->op, d->compute, CUDA_R_32F));
 	LT(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSA, &no, sizeof(no)));
 	LT(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSB, &no, sizeof(no)));
@@ -688,6 +675,15 @@ static struct lt_plan *lt_plan_new(struct kp_wl *w, struct mm_case *c)
 	if (c->op & MM_BIAS)
 		LT(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
 						  &c->bias, sizeof(c->bias)));
+	return 0;
+out:
+	return -1;
+}
+
+/* The operands' layouts (B^T, A^T, C^T), strided batches when b > 1; -1 after the message */
+static int lt_layouts(struct kp_wl *w, struct lt_plan *p, struct mm_case *c,
+		      const struct dt_info *d)
+{
 	LT(cublasLtMatrixLayoutCreate(&p->la, d->cuda, (uint64_t)c->n, (uint64_t)c->k, c->n));
 	LT(cublasLtMatrixLayoutCreate(&p->lb, d->cuda, (uint64_t)c->k, (uint64_t)c->m, c->k));
 	LT(cublasLtMatrixLayoutCreate(&p->lc, d->cuda, (uint64_t)c->n, (uint64_t)c->m, c->n));
@@ -705,6 +701,19 @@ static struct lt_plan *lt_plan_new(struct kp_wl *w, struct mm_case *c)
 							    &s[i], sizeof(s[i])));
 		}
 	}
+	return 0;
+out:
+	return -1;
+}
+
+/* The heuristic's one algorithm for the 32 MiB workspace, and the workspace it needs */
+static int lt_heuristic(struct kp_wl *w, struct lt_plan *p, struct mm_case *c,
+			const struct dt_info *d)
+{
+	cublasLtMatmulPreference_t pref = NULL;
+	uint64_t wsmax = LT_WORKSPACE;
+	cublasLtMatmulHeuristicResult_t hr;
+	int nres = 0;
 	LT(cublasLtMatmulPreferenceCreate(&pref));
 	LT(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
 						&wsmax, sizeof(wsmax)));
@@ -719,6 +728,16 @@ static struct lt_plan *lt_plan_new(struct kp_wl *w, struct mm_case *c)
 	cublasLtMatmulPreferenceDestroy(pref);
 	p->algo = hr.algo;
 	p->ws = hr.workspaceSize;
+	return 0;
+out:
+	if (pref)
+		cublasLtMatmulPreferenceDestroy(pref);
+	return -1;
+}
+
+/* "heuristic algo 21 tile 18 stages 20 splitK 1 ws 0": the chosen algorithm into @c->algo */
+static void lt_describe(struct lt_plan *p, struct mm_case *c)
+{
 	int32_t id = 0, splitk = 0;
 	uint32_t tile = 0, stages = 0;
 	size_t got;
@@ -732,12 +751,29 @@ static struct lt_plan *lt_plan_new(struct kp_wl *w, struct mm_case *c)
 					     sizeof(splitk), &got);
 	snprintf(c->algo, sizeof(c->algo), "heuristic algo %d tile %u stages %u splitK %d ws %zu",
 		 id, tile, stages, splitk, p->ws);
+}
+
+/*
+ * Row-major C[M,N] = epilogue(A[M,K] B[K,N] + bias[N]) as column-major C^T[N,M] = B^T A^T (the
+ * operands swapped, both not transposed): cuBLASLt's bias is one value per row of C^T, i.e.
+ * per column of C, as torch's addmm bias.  One algorithm from cublasLtMatmulAlgoGetHeuristic
+ * with the 32 MiB workspace, described in @c->algo.
+ */
+static struct lt_plan *lt_plan_new(struct kp_wl *w, struct mm_case *c)
+{
+	const struct dt_info *d = &dts[c->cdt];
+	struct lt_plan *p = calloc(1, sizeof(*p));
+	if (!p) {
+		fprintf(stderr, "kprof: error: out of host memory\n");
+		w->status = KP_ENV;
+		return NULL;
+	}
+	if (lt_desc(w, p, c, d) < 0 || lt_layouts(w, p, c, d) < 0 || lt_heuristic(w, p, c, d) < 0) {
+		lt_plan_free(p);
+		return NULL;
+	}
+	lt_describe(p, c);
 	return p;
-out:
-	if (pref)
-		cublasLtMatmulPreferenceDestroy(pref);
-	lt_plan_free(p);
-	return NULL;
 }
 
 static int lt_run(struct kp_wl *w, struct mm_case *c)
