@@ -1668,61 +1668,36 @@ static int cudnn_fail(struct kp_wl *w, const char *why)
 	return -1;
 }
 
-static int conv_iter(struct kp_wl *w, void *ctx)
+/* The reference forward: im2col, a GEMM per group into Ytmp, Ytmp's N and K swapped into Y */
+static int conv_ref_fwd(struct kp_wl *w, struct conv_case *c)
 {
-	struct conv_case *c = ctx;
 	const struct kp_conv_shape *s = &c->s;
 	const struct dt_info *d = &dts[c->cdt];
-	const char *ty = d->torch_type, *be = c->cv ? "cudnn" : "im2col+cublas";
-	const char *algo = c->cv ? c->algo : NULL;
 	long p = c->oh * c->ow, rs = s->r * s->s, cgrs = c->cg * rs;
-	char groups[24], why[300];
-	snprintf(groups, sizeof(groups), "%ld", s->groups);
-	/* clang-format off */
-	struct slot fs[9] = {
-		tensor(ty, 4, s->n, s->c, s->h, s->w), tensor(ty, 4, s->k, c->cg, s->r, s->s),
-		scalar("", ""), pair(s->stride), pair(s->pad), pair(s->dil), scalar("Scalar", "False"),
-		pair(0), scalar("Scalar", groups),
-	};
-	/* clang-format on */
-	int tr = w->traced, rc;
-	char *args = tr ? mk_args(fs, 9, be, c->cdt, algo) : NULL;
-	struct op op;
-	op_begin(w, &op);
-	if (c->cv) {
-		rc = cudnn_conv_fwd(c->cv, why, sizeof(why)) < 0 ? cudnn_fail(w, why) : 0;
-	} else {
-		rc = kcheck(w,
-			    kk_im2col(c->col, c->x, d->kt, s->n, s->c, s->h, s->w, s->r, s->s,
-				      c->oh, c->ow, s->stride, s->pad, s->dil),
-			    "kprof_im2col");
-		/* per group: Ytmp_g[Kg, N*P] = W_g[Kg, Cg*R*S] col_g[Cg*R*S, N*P] */
-		if (rc == 0)
-			rc = gemm(w, c->cdt, 0, 0, c->kg, c->np, cgrs, c->wt, cgrs,
-				  (long long)c->kg * cgrs, c->col, c->np, (long long)cgrs * c->np,
-				  0.f, c->ytmp, 0, c->np, (long long)c->kg * c->np, s->groups);
-		if (rc == 0)
-			rc = kcheck(w, kk_swap01(c->y, c->ytmp, d->kt, s->k, s->n, p),
-				    "kprof_swap01");
-	}
-	op_end(w, &op, "aten::convolution", args);
-	if (rc < 0 || !c->backward)
-		return rc;
+	int rc = kcheck(w,
+			kk_im2col(c->col, c->x, d->kt, s->n, s->c, s->h, s->w, s->r, s->s, c->oh,
+				  c->ow, s->stride, s->pad, s->dil),
+			"kprof_im2col");
+	/* per group: Ytmp_g[Kg, N*P] = W_g[Kg, Cg*R*S] col_g[Cg*R*S, N*P] */
+	if (rc == 0)
+		rc = gemm(w, c->cdt, 0, 0, c->kg, c->np, cgrs, c->wt, cgrs, (long long)c->kg * cgrs,
+			  c->col, c->np, (long long)cgrs * c->np, 0.f, c->ytmp, 0, c->np,
+			  (long long)c->kg * c->np, s->groups);
+	if (rc == 0)
+		rc = kcheck(w, kk_swap01(c->y, c->ytmp, d->kt, s->k, s->n, p), "kprof_swap01");
+	return rc;
+}
 
-	/* clang-format off */
-	struct slot bs[11] = {
-		tensor(ty, 4, s->n, s->k, c->oh, c->ow), fs[0], fs[1], scalar("ScalarList", "[0]"),
-		fs[3], fs[4], fs[5], fs[6], fs[7], fs[8], scalar("ScalarList", "[True, True, False]"),
-	};
-	/* clang-format on */
-	args = tr ? mk_args(bs, 11, be, c->cdt, algo) : NULL;
-	op_begin(w, &op);
-	if (c->cv) {
-		rc = cudnn_conv_bwd(c->cv, why, sizeof(why)) < 0 ? cudnn_fail(w, why) : 0;
-		op_end(w, &op, "aten::convolution_backward", args);
-		return rc;
-	}
-	rc = kcheck(w, kk_swap01(c->dyt, c->dy, d->kt, s->n, s->k, p), "kprof_swap01");
+/*
+ * The reference backward: dY's N and K swapped into dYt, then per group dW = dYt col^T and
+ * dcol = W^T dYt, col2im'ed into dX.
+ */
+static int conv_ref_bwd(struct kp_wl *w, struct conv_case *c)
+{
+	const struct kp_conv_shape *s = &c->s;
+	const struct dt_info *d = &dts[c->cdt];
+	long p = c->oh * c->ow, rs = s->r * s->s, cgrs = c->cg * rs;
+	int rc = kcheck(w, kk_swap01(c->dyt, c->dy, d->kt, s->n, s->k, p), "kprof_swap01");
 	/* grad weight: dW_g[Kg, Cg*R*S] = dYt_g[Kg, N*P] col_g^T */
 	if (rc == 0)
 		rc = gemm(w, c->cdt, 0, 1, c->kg, cgrs, c->np, c->dyt, c->np,
@@ -1738,6 +1713,49 @@ static int conv_iter(struct kp_wl *w, void *ctx)
 			    kk_col2im(c->dx, c->dcol, d->kt, s->n, s->c, s->h, s->w, s->r, s->s,
 				      c->oh, c->ow, s->stride, s->pad, s->dil),
 			    "kprof_col2im");
+	return rc;
+}
+
+/* One iteration: aten::convolution, then aten::convolution_backward, on cuDNN or the reference */
+static int conv_iter(struct kp_wl *w, void *ctx)
+{
+	struct conv_case *c = ctx;
+	const struct kp_conv_shape *s = &c->s;
+	const char *ty = dts[c->cdt].torch_type, *be = c->cv ? "cudnn" : "im2col+cublas";
+	const char *algo = c->cv ? c->algo : NULL;
+	char groups[24], why[300];
+	snprintf(groups, sizeof(groups), "%ld", s->groups);
+	/* clang-format off */
+	struct slot fs[9] = {
+		tensor(ty, 4, s->n, s->c, s->h, s->w), tensor(ty, 4, s->k, c->cg, s->r, s->s),
+		scalar("", ""), pair(s->stride), pair(s->pad), pair(s->dil), scalar("Scalar", "False"),
+		pair(0), scalar("Scalar", groups),
+	};
+	/* clang-format on */
+	int tr = w->traced, rc;
+	char *args = tr ? mk_args(fs, 9, be, c->cdt, algo) : NULL;
+	struct op op;
+	op_begin(w, &op);
+	if (c->cv)
+		rc = cudnn_conv_fwd(c->cv, why, sizeof(why)) < 0 ? cudnn_fail(w, why) : 0;
+	else
+		rc = conv_ref_fwd(w, c);
+	op_end(w, &op, "aten::convolution", args);
+	if (rc < 0 || !c->backward)
+		return rc;
+
+	/* clang-format off */
+	struct slot bs[11] = {
+		tensor(ty, 4, s->n, s->k, c->oh, c->ow), fs[0], fs[1], scalar("ScalarList", "[0]"),
+		fs[3], fs[4], fs[5], fs[6], fs[7], fs[8], scalar("ScalarList", "[True, True, False]"),
+	};
+	/* clang-format on */
+	args = tr ? mk_args(bs, 11, be, c->cdt, algo) : NULL;
+	op_begin(w, &op);
+	if (c->cv)
+		rc = cudnn_conv_bwd(c->cv, why, sizeof(why)) < 0 ? cudnn_fail(w, why) : 0;
+	else
+		rc = conv_ref_bwd(w, c);
 	op_end(w, &op, "aten::convolution_backward", args);
 	return rc;
 }
