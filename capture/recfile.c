@@ -48,13 +48,17 @@ static uint32_t name_index(const char **names, size_t n, const char *name)
 	return p ? (uint32_t)(p - names) : NO_NAME;
 }
 
-int recfile_write(const struct kp_ctrace *t, uint32_t pid, FILE *out)
+/*
+ * The names of @t's records and host calls, sorted and unique (*@n of them, *@bytes with their
+ * NULs); malloc'ed, NULL with errno = ENOMEM.
+ */
+static const char **unique_names(const struct kp_ctrace *t, size_t *n, uint64_t *bytes)
 {
 	/* names are interned in @t, so one pointer is one string */
 	const char **names = malloc((t->nrecs + 2 * t->nhcalls + 1) * sizeof(*names));
 	if (!names) {
 		errno = ENOMEM;
-		return -1;
+		return NULL;
 	}
 	size_t nn = 0;
 	for (size_t i = 0; i < t->nrecs; i++)
@@ -68,35 +72,43 @@ int recfile_write(const struct kp_ctrace *t, uint32_t pid, FILE *out)
 	}
 	qsort(names, nn, sizeof(*names), cmp_ptr);
 	size_t u = 0;
-	uint64_t bytes = 0;
+	*bytes = 0;
 	for (size_t i = 0; i < nn; i++)
 		if (!u || names[u - 1] != names[i]) {
 			names[u++] = names[i];
-			bytes += strlen(names[i]) + 1;
+			*bytes += strlen(names[i]) + 1;
 		}
+	*n = u;
+	return names;
+}
 
-	struct hdr h;
-	memset(&h, 0, sizeof(h));
-	memcpy(h.magic, RECFILE_MAGIC, 8);
-	h.version = RECFILE_VERSION;
-	h.rec_size = sizeof(struct kp_rec);
-	h.ext_size = sizeof(struct kp_extcorr);
-	h.hcall_size = sizeof(struct kp_hcall);
-	h.nhcalls = t->nhcalls;
-	h.kmet_size = sizeof(struct kp_kmet);
-	h.mwin_size = sizeof(struct kp_mwin);
-	h.nkmet = t->nkmet;
-	h.nmwin = t->nmwin;
-	h.pid = pid;
-	h.cupti_version = t->cupti_version;
-	h.dropped_records = t->dropped_records;
-	h.nrecs = t->nrecs;
-	h.next = t->next;
-	h.nnames = u;
-	h.names_bytes = bytes;
-	fwrite(&h, sizeof(h), 1, out);
-	for (size_t i = 0; i < u; i++)
-		fwrite(names[i], 1, strlen(names[i]) + 1, out);
+/* The header of @t's file: the layout's sizes and every section's count */
+static void fill_hdr(struct hdr *h, const struct kp_ctrace *t, uint32_t pid, size_t nnames,
+		     uint64_t bytes)
+{
+	memset(h, 0, sizeof(*h));
+	memcpy(h->magic, RECFILE_MAGIC, 8);
+	h->version = RECFILE_VERSION;
+	h->rec_size = sizeof(struct kp_rec);
+	h->ext_size = sizeof(struct kp_extcorr);
+	h->hcall_size = sizeof(struct kp_hcall);
+	h->nhcalls = t->nhcalls;
+	h->kmet_size = sizeof(struct kp_kmet);
+	h->mwin_size = sizeof(struct kp_mwin);
+	h->nkmet = t->nkmet;
+	h->nmwin = t->nmwin;
+	h->pid = pid;
+	h->cupti_version = t->cupti_version;
+	h->dropped_records = t->dropped_records;
+	h->nrecs = t->nrecs;
+	h->next = t->next;
+	h->nnames = nnames;
+	h->names_bytes = bytes;
+}
+
+/* The records' name indices, the records without their name pointers, the External ids */
+static void write_recs(const struct kp_ctrace *t, const char **names, size_t u, FILE *out)
+{
 	for (size_t i = 0; i < t->nrecs; i++) {
 		uint32_t idx = name_index(names, u, t->recs[i].name);
 		fwrite(&idx, sizeof(idx), 1, out);
@@ -110,6 +122,11 @@ int recfile_write(const struct kp_ctrace *t, uint32_t pid, FILE *out)
 	}
 	if (t->next)
 		fwrite(t->ext, sizeof(*t->ext), t->next, out);
+}
+
+/* The host calls' name and domain indices, then the calls without their pointers */
+static void write_hcalls(const struct kp_ctrace *t, const char **names, size_t u, FILE *out)
+{
 	for (size_t i = 0; i < t->nhcalls; i++) {
 		uint32_t idx[2] = { name_index(names, u, t->hcalls[i].name),
 				    name_index(names, u, t->hcalls[i].domain) };
@@ -120,6 +137,22 @@ int recfile_write(const struct kp_ctrace *t, uint32_t pid, FILE *out)
 		c.name = c.domain = NULL;
 		fwrite(&c, sizeof(c), 1, out);
 	}
+}
+
+int recfile_write(const struct kp_ctrace *t, uint32_t pid, FILE *out)
+{
+	size_t u;
+	uint64_t bytes;
+	const char **names = unique_names(t, &u, &bytes);
+	if (!names)
+		return -1;
+	struct hdr h;
+	fill_hdr(&h, t, pid, u, bytes);
+	fwrite(&h, sizeof(h), 1, out);
+	for (size_t i = 0; i < u; i++)
+		fwrite(names[i], 1, strlen(names[i]) + 1, out);
+	write_recs(t, names, u, out);
+	write_hcalls(t, names, u, out);
 	if (t->nkmet)
 		fwrite(t->kmet, sizeof(*t->kmet), t->nkmet, out);
 	if (t->nmwin)
@@ -236,23 +269,26 @@ static const char *check_body(struct kp_ctrace *t, struct rfile *rf)
 	return NULL;
 }
 
-/* The validated file appended to @t, ids shifted by the bases; NULL or a reason. */
-static const char *append(struct kp_ctrace *t, struct rfile *rf, uint32_t corr_base,
-			  uint64_t ext_base, struct kp_recfile_info *info)
+/* Room in @t for the file's metric values and windows; NULL or a reason */
+static const char *grow_metrics(struct kp_ctrace *t, const struct hdr *h)
 {
-	const struct hdr *h = &rf->h;
-	size_t rec_lo = t->nrecs, kmet_base = t->nkmet;
-	if (h->nkmet || h->nmwin) {
-		struct kp_kmet *nk = realloc(t->kmet, (t->nkmet + h->nkmet + 1) * sizeof(*nk));
-		if (nk)
-			t->kmet = nk;
-		struct kp_mwin *nw = nk ? realloc(t->mwin, (t->nmwin + h->nmwin + 1) * sizeof(*nw))
-					: NULL;
-		if (!nw)
-			return "out of memory";
-		t->mwin = nw;
-	}
-	for (uint64_t i = 0; i < h->nrecs; i++) {
+	if (!h->nkmet && !h->nmwin)
+		return NULL;
+	struct kp_kmet *nk = realloc(t->kmet, (t->nkmet + h->nkmet + 1) * sizeof(*nk));
+	if (nk)
+		t->kmet = nk;
+	struct kp_mwin *nw = nk ? realloc(t->mwin, (t->nmwin + h->nmwin + 1) * sizeof(*nw)) : NULL;
+	if (!nw)
+		return "out of memory";
+	t->mwin = nw;
+	return NULL;
+}
+
+/* The records, named and with their ids shifted by the bases; NULL or a reason */
+static const char *append_recs(struct kp_ctrace *t, struct rfile *rf, uint32_t corr_base,
+			       uint64_t ext_base, struct kp_recfile_info *info)
+{
+	for (uint64_t i = 0; i < rf->h.nrecs; i++) {
 		struct kp_rec *r = &rf->recs[i];
 		r->name = rf->idx[i] == NO_NAME ? "" : rf->names[rf->idx[i]];
 		if (r->corr > info->max_corr)
@@ -264,7 +300,14 @@ static const char *append(struct kp_ctrace *t, struct rfile *rf, uint32_t corr_b
 		if (ctrace_add_rec(t, r) < 0)
 			return "out of memory";
 	}
-	for (uint64_t i = 0; i < h->next; i++) {
+	return NULL;
+}
+
+/* The correlation -> External id pairs, both shifted by the bases; NULL or a reason */
+static const char *append_ext(struct kp_ctrace *t, const struct rfile *rf, uint32_t corr_base,
+			      uint64_t ext_base, struct kp_recfile_info *info)
+{
+	for (uint64_t i = 0; i < rf->h.next; i++) {
 		const struct kp_extcorr *e = &rf->ext[i];
 		if (e->corr > info->max_corr)
 			info->max_corr = e->corr;
@@ -274,7 +317,14 @@ static const char *append(struct kp_ctrace *t, struct rfile *rf, uint32_t corr_b
 				   e->ext ? e->ext + ext_base : 0) < 0)
 			return "out of memory";
 	}
-	for (uint64_t i = 0; i < h->nhcalls; i++) {
+	return NULL;
+}
+
+/* The host calls, named and with their External ids shifted; NULL or a reason */
+static const char *append_hcalls(struct kp_ctrace *t, struct rfile *rf, uint64_t ext_base,
+				 struct kp_recfile_info *info)
+{
+	for (uint64_t i = 0; i < rf->h.nhcalls; i++) {
 		struct kp_hcall *c = &rf->hc[i];
 		c->name = rf->hidx[2 * i] == NO_NAME ? NULL : rf->names[rf->hidx[2 * i]];
 		c->domain = rf->hidx[2 * i + 1] == NO_NAME ? NULL : rf->names[rf->hidx[2 * i + 1]];
@@ -285,7 +335,17 @@ static const char *append(struct kp_ctrace *t, struct rfile *rf, uint32_t corr_b
 		if (ctrace_add_hcall(t, c) < 0)
 			return "out of memory";
 	}
-	/* --metrics: the windows join this file's records only */
+	return NULL;
+}
+
+/*
+ * --metrics: the values after @t's (from @kmet_base), the windows pointing at them and joining
+ * this file's records only (from @rec_lo)
+ */
+static void append_metrics(struct kp_ctrace *t, const struct rfile *rf, size_t kmet_base,
+			   size_t rec_lo)
+{
+	const struct hdr *h = &rf->h;
 	if (h->nkmet)
 		memcpy(t->kmet + t->nkmet, rf->km, h->nkmet * sizeof(*rf->km));
 	t->nkmet += h->nkmet;
@@ -296,6 +356,11 @@ static const char *append(struct kp_ctrace *t, struct rfile *rf, uint32_t corr_b
 		w->first += kmet_base;
 		w->rec_lo = rec_lo, w->rec_hi = t->nrecs;
 	}
+}
+
+/* The file's dropped records and CUPTI version into @t, its counts into @info */
+static void add_header(struct kp_ctrace *t, const struct hdr *h, struct kp_recfile_info *info)
+{
 	pthread_mutex_lock(&t->lock);
 	t->dropped_records += h->dropped_records;
 	if (!t->cupti_version)
@@ -307,6 +372,21 @@ static const char *append(struct kp_ctrace *t, struct rfile *rf, uint32_t corr_b
 	info->nhcalls = h->nhcalls;
 	info->nkmet = h->nkmet;
 	info->nmwin = h->nmwin;
+}
+
+/* The validated file appended to @t, ids shifted by the bases; NULL or a reason. */
+static const char *append(struct kp_ctrace *t, struct rfile *rf, uint32_t corr_base,
+			  uint64_t ext_base, struct kp_recfile_info *info)
+{
+	size_t rec_lo = t->nrecs, kmet_base = t->nkmet;
+	const char *why;
+	if ((why = grow_metrics(t, &rf->h)) ||
+	    (why = append_recs(t, rf, corr_base, ext_base, info)) ||
+	    (why = append_ext(t, rf, corr_base, ext_base, info)) ||
+	    (why = append_hcalls(t, rf, ext_base, info)))
+		return why;
+	append_metrics(t, rf, kmet_base, rec_lo);
+	add_header(t, &rf->h, info);
 	return NULL;
 }
 

@@ -233,6 +233,84 @@ static void metric_values_round_trip(void **state)
 	rmdir(dir);
 }
 
+/* Occurrences of @s in the @n bytes at @buf */
+static int count_in(const char *buf, size_t n, const char *s)
+{
+	int k = 0;
+	size_t len = strlen(s);
+	for (const char *p = buf; (p = memmem(p, n - (size_t)(p - buf), s, len)); p += len)
+		k++;
+	return k;
+}
+
+/*
+ * A name that records and host calls share is written once (names are interned: one pointer,
+ * one string); a host call's missing domain stays missing, and its External id moves by the
+ * base as the correlation pairs' do.
+ */
+static void record_files_hold_each_name_once(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/kprof-test-inject-XXXXXX", path[128], why[256];
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/9.kprec", dir);
+	struct kp_ctrace a, b;
+	fill_process(&a, 9, 3);
+	const char *kname = "void at::native::vectorized_elementwise_kernel<4>()";
+	const char *k = ctrace_intern(&a, kname, strlen(kname));
+	struct kp_rec r = { .kind = REC_KERNEL,
+			    .start_ns = T0 + 40000,
+			    .end_ns = T0 + 41000,
+			    .corr = 9,
+			    .name = k };
+	assert_int_equal(ctrace_add_rec(&a, &r), 0);
+	struct kp_hcall c;
+	memset(&c, 0, sizeof(c));
+	c.kind = HC_NVTX_PUSH, c.name = k, c.domain = ctrace_intern(&a, "kprof-domain", 12);
+	c.ext = 40, c.start_ns = T0, c.end_ns = T0 + 10;
+	assert_int_equal(ctrace_add_hcall(&a, &c), 0);
+	c.name = c.domain = NULL, c.ext = 0;
+	assert_int_equal(ctrace_add_hcall(&a, &c), 0);
+	save(&a, 9, path);
+	char *file = NULL;
+	size_t n = 0;
+	FILE *f = fopen(path, "rb");
+	assert_non_null(f);
+	char chunk[4096];
+	FILE *m = open_memstream(&file, &n);
+	for (size_t got; (got = fread(chunk, 1, sizeof(chunk), f)) > 0;)
+		fwrite(chunk, 1, got, m);
+	fclose(f);
+	fclose(m);
+	assert_int_equal(count_in(file, n, kname), 1);
+	assert_int_equal(count_in(file, n, "kprof-domain"), 1);
+	assert_int_equal(count_in(file, n, "cudaLaunchKernel"), 1);
+	free(file);
+	ctrace_init(&b);
+	struct kp_recfile_info info;
+	assert_int_equal(recfile_read(&b, path, 100, 1000, &info, why, sizeof(why)), 0);
+	assert_int_equal(b.nrecs, 5);
+	assert_string_equal(b.recs[4].name, kname);
+	assert_int_equal(b.recs[4].corr, 109);
+	assert_int_equal(b.nhcalls, 2);
+	assert_string_equal(b.hcalls[0].name, kname);
+	assert_string_equal(b.hcalls[0].domain, "kprof-domain");
+	assert_int_equal(b.hcalls[0].ext, 1040);
+	assert_string_equal(b.hcalls[1].name, ""); /* as ctrace_add_hcall() names it */
+	assert_null(b.hcalls[1].domain);
+	assert_int_equal(b.hcalls[1].ext, 0);
+	assert_int_equal(b.next, 1);
+	assert_int_equal(b.ext[0].corr, 103);
+	assert_int_equal(b.ext[0].ext, 1077);
+	assert_int_equal(info.max_ext, 77);
+	assert_int_equal(info.max_corr, 9);
+	assert_int_equal(info.nhcalls, 2);
+	ctrace_free(&a);
+	ctrace_free(&b);
+	unlink(path);
+	rmdir(dir);
+}
+
 static void corrupt_record_files_are_rejected_whole(void **state)
 {
 	(void)state;
@@ -582,6 +660,7 @@ int main(void)
 		cmocka_unit_test(record_file_round_trips),
 		cmocka_unit_test(host_calls_of_every_kind_round_trip),
 		cmocka_unit_test(metric_values_round_trip),
+		cmocka_unit_test(record_files_hold_each_name_once),
 		cmocka_unit_test(corrupt_record_files_are_rejected_whole),
 		cmocka_unit_test(processes_merge_in_pid_order_with_distinct_correlations),
 		cmocka_unit_test(argv_splits_at_the_first_double_dash),
