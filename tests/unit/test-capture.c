@@ -448,6 +448,71 @@ static void sdpa_and_conv_shape_sets_expand(void **state)
 	assert_int_equal(conv_out_dim(9, 3, 2, 1, 2), 4);
 }
 
+/* Each step of the shape sets: small_sweep's order, pow2's range messages, the conv options */
+static void shape_set_steps_check_their_input(void **state)
+{
+	(void)state;
+	struct kp_mm_shape *s;
+	struct kp_conv_shape *c;
+	size_t n;
+	char why[160];
+	long ms[] = { 16 };
+	/* 1, 2, 4: the 10 triples with M <= K <= N */
+	assert_int_equal(shapes_matmul("small_sweep:1:4", ms, 0, &s, &n, why, sizeof(why)), 0);
+	assert_int_equal(n, 10);
+	for (size_t i = 0; i < n; i++)
+		assert_true(s[i].m <= s[i].k && s[i].k <= s[i].n);
+	assert_int_equal(s[9].m, 4);
+	free(s);
+	assert_int_equal(shapes_matmul("pow2_extended:3:3", ms, 0, &s, &n, why, sizeof(why)), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(s[0].m, 3);
+	free(s);
+	assert_int_equal(shapes_matmul("pow2:5:7", ms, 0, &s, &n, why, sizeof(why)), -1);
+	assert_string_equal(why, "no power of two between MIN and MAX");
+	assert_int_equal(shapes_matmul("pow2:0:8", ms, 0, &s, &n, why, sizeof(why)), -1);
+	assert_string_equal(why, "expected MIN:MAX with 0 < MIN <= MAX");
+	assert_int_equal(shapes_matmul("llama+pow2:1:8", ms, 0, &s, &n, why, sizeof(why)), -1);
+	assert_string_equal(why, "llama needs --m");
+	assert_int_equal(shapes_matmul("custom:1x2x3,", ms, 0, &s, &n, why, sizeof(why)), -1);
+	assert_string_equal(why, "expected custom:MxKxN[,MxKxN...]");
+	assert_int_equal(shapes_matmul("cube", ms, 0, &s, &n, why, sizeof(why)), -1);
+	assert_string_equal(why, "valid: custom:MxKxN,..., llama, pow2:MIN:MAX, "
+				 "pow2_extended:MIN:MAX, sweep:MIN:MAX, small_sweep:MIN:MAX");
+
+	/* resnet50's last conv and its last downsample */
+	assert_int_equal(shapes_conv("resnet50", 8, &c, &n, why, sizeof(why)), 0);
+	assert_int_equal(n, 23);
+	assert_true(c[22].c == 512 && c[22].h == 7 && c[22].k == 512 && c[22].r == 3 &&
+		    c[22].stride == 1 && c[22].pad == 1);
+	assert_true(c[20].c == 1024 && c[20].h == 14 && c[20].k == 2048 && c[20].r == 1 &&
+		    c[20].stride == 2 && c[20].pad == 0);
+	free(c);
+	assert_int_equal(shapes_conv("custom:1x1x9x9x1x3x3:p0:d3,2x2x8x8x2x1x1:g2", 1, &c, &n, why,
+				     sizeof(why)),
+			 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(c[0].dil, 3);
+	assert_int_equal(c[0].stride, 1);
+	assert_int_equal(c[1].groups, 2);
+	assert_int_equal(c[1].dil, 1);
+	free(c);
+	const char *usage = "expected custom:NxCxHxWxKxRxS[:sS][:pP][:dD][:gG],...";
+	const char *bad[] = { "custom:1x1x9x9x1x3x3:s0", "custom:1x1x9x9x1x3x3:x1",
+			      "custom:1x1x9x9x1x3x3:s",  "custom:1x1x9x9x1x3x3:s-1",
+			      "custom:1x1x9x9x1x3x3,",   "custom:1x1x9x9x1x3x3;" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(shapes_conv(bad[i], 1, &c, &n, why, sizeof(why)), -1);
+		assert_string_equal(why, usage);
+	}
+	assert_int_equal(shapes_conv("custom:1x1x2x2x1x5x5", 1, &c, &n, why, sizeof(why)), -1);
+	assert_string_equal(why, "the filter is larger than the padded input");
+	assert_int_equal(shapes_conv("custom:1x1x2x2x1x5x5:p2", 1, &c, &n, why, sizeof(why)), 0);
+	free(c);
+	assert_int_equal(shapes_conv("alexnet", 1, &c, &n, why, sizeof(why)), -1);
+	assert_string_equal(why, "valid: resnet50, custom:NxCxHxWxKxRxS[:sS][:pP][:dD][:gG],...");
+}
+
 static void capture_options_parse_and_default(void **state)
 {
 	(void)state;
@@ -726,6 +791,7 @@ int main(void)
 #endif
 		cmocka_unit_test(matmul_shape_sets_expand),
 		cmocka_unit_test(sdpa_and_conv_shape_sets_expand),
+		cmocka_unit_test(shape_set_steps_check_their_input),
 		cmocka_unit_test(capture_options_parse_and_default),
 		cmocka_unit_test(capture_option_checks_name_the_option),
 		cmocka_unit_test(nvml_absence_is_reported),
