@@ -240,26 +240,10 @@ static void put_dims(FILE *f, int batched, int64_t b, int64_t x, int64_t y)
 
 static const char trans_ch[] = "NTC";
 
-int hostops_gemm(const struct kp_hcall *c, const char **name, char **args)
+/* "Input Dims": [bias or C,] mat1, mat2[, alpha, beta], out; @add: addmm/baddbmm */
+static void gemm_dims(FILE *f, int add, int bias, int batched, int64_t B, int64_t M, int64_t N,
+		      int64_t K)
 {
-	*name = NULL;
-	*args = NULL;
-	if (c->m <= 0 || c->n <= 0 || c->k <= 0 || c->batch <= 0)
-		return -1;
-	/* row-major torch view: C[M,N] = mat1[M,K] mat2[K,N] with mat1 = cuBLAS's B */
-	int64_t M = c->n, N = c->m, K = c->k, B = c->batch;
-	int batched = B > 1;
-	int bias = (c->flags & HCF_BIAS) != 0;
-	int zero = (c->flags & HCF_BETA_ZERO) != 0;
-	int add = bias || !zero;
-	*name = add ? (batched ? "aten::baddbmm" : "aten::addmm")
-		    : (batched ? "aten::bmm" : "aten::mm");
-	const char *t1 = hostops_type_name(c->btype), *t2 = hostops_type_name(c->atype);
-	const char *to = hostops_type_name(c->dtype);
-	size_t len = 0;
-	FILE *f = open_memstream(args, &len);
-	if (!f)
-		return -1;
 	fputs("\"Input Dims\":[", f);
 	if (add) {
 		if (bias)
@@ -275,6 +259,13 @@ int hostops_gemm(const struct kp_hcall *c, const char **name, char **args)
 		fputs(",[],[]", f);
 	putc(',', f);
 	put_dims(f, batched, B, M, N);
+}
+
+/* "Input type" and "Concrete Inputs": mat1 is cuBLAS's B, mat2 its A */
+static void gemm_types(FILE *f, const struct kp_hcall *c, int add, int bias, int zero)
+{
+	const char *t1 = hostops_type_name(c->btype), *t2 = hostops_type_name(c->atype);
+	const char *to = hostops_type_name(c->dtype);
 	fputs("],\"Input type\":[", f);
 	if (add) {
 		jw_put_string(f,
@@ -294,6 +285,11 @@ int hostops_gemm(const struct kp_hcall *c, const char **name, char **args)
 		fprintf(f, "\"\",\"\",\"\",\"%s\",\"\",\"\"", bias && zero ? "1" : "");
 	else
 		fputs("\"\",\"\",\"\"", f);
+}
+
+/* The call's name and cuBLAS's own view of it (column-major m, n, k, transposes, compute) */
+static void gemm_call(FILE *f, const struct kp_hcall *c)
+{
 	fputs("],\"kprof library call\":", f);
 	jw_put_string(f, c->name ? c->name : "");
 	fprintf(f,
@@ -306,6 +302,29 @@ int hostops_gemm(const struct kp_hcall *c, const char **name, char **args)
 	const char *hint = compute_hint(c->compute);
 	if (hint)
 		fprintf(f, ",\"kprof compute\":\"%s\"", hint);
+}
+
+int hostops_gemm(const struct kp_hcall *c, const char **name, char **args)
+{
+	*name = NULL;
+	*args = NULL;
+	if (c->m <= 0 || c->n <= 0 || c->k <= 0 || c->batch <= 0)
+		return -1;
+	/* row-major torch view: C[M,N] = mat1[M,K] mat2[K,N] with mat1 = cuBLAS's B */
+	int64_t M = c->n, N = c->m, K = c->k, B = c->batch;
+	int batched = B > 1;
+	int bias = (c->flags & HCF_BIAS) != 0;
+	int zero = (c->flags & HCF_BETA_ZERO) != 0;
+	int add = bias || !zero;
+	*name = add ? (batched ? "aten::baddbmm" : "aten::addmm")
+		    : (batched ? "aten::bmm" : "aten::mm");
+	size_t len = 0;
+	FILE *f = open_memstream(args, &len);
+	if (!f)
+		return -1;
+	gemm_dims(f, add, bias, batched, B, M, N, K);
+	gemm_types(f, c, add, bias, zero);
+	gemm_call(f, c);
 	fclose(f);
 	return *args ? 0 : -1;
 }
@@ -426,29 +445,14 @@ static void put_dims4(FILE *f, int64_t a, int64_t b, int64_t c, int64_t d)
 	fprintf(f, "[%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 "]", a, b, c, d);
 }
 
-int hostops_sdpa(const struct kp_hcall *c, const char **name, char **args)
+/*
+ * "Input Dims": forward (query, key, value, attn_bias, compute_log_sumexp, dropout_p,
+ * is_causal, return_debug_mask, scale); backward (grad_out, query, key, value, out, logsumexp,
+ * philox_seed, philox_offset, attn_bias, cum_seq_q, cum_seq_k, max_q, max_k, dropout_p,
+ * is_causal, scale)
+ */
+static void sdpa_dims(FILE *f, const int64_t *v, int bwd, int bias)
 {
-	*name = NULL;
-	*args = NULL;
-	const int64_t *v = c->sd;
-	for (int i = 0; i < 7; i++)
-		if (v[i] < 1)
-			return -1;
-	int bwd = (c->sdpa_flags & SDPA_F_BWD) != 0, bias = (c->sdpa_flags & SDPA_F_BIAS) != 0;
-	const char *causal = c->sdpa_flags & SDPA_F_CAUSAL ? "True" : "False";
-	const char *t = hostops_cudnn_type_name(c->atype);
-	*name = bwd ? "aten::_scaled_dot_product_cudnn_attention_backward"
-		    : "aten::_scaled_dot_product_cudnn_attention";
-	size_t len = 0;
-	FILE *f = open_memstream(args, &len);
-	if (!f)
-		return -1;
-	/*
-	 * forward (query, key, value, attn_bias, compute_log_sumexp, dropout_p, is_causal,
-	 * return_debug_mask, scale); backward (grad_out, query, key, value, out, logsumexp,
-	 * philox_seed, philox_offset, attn_bias, cum_seq_q, cum_seq_k, max_q, max_k, dropout_p,
-	 * is_causal, scale)
-	 */
 	fputs("\"Input Dims\":[", f);
 	if (bwd) {
 		put_dims4(f, v[SD_B], v[SD_H], v[SD_SQ], v[SD_DV]);
@@ -473,6 +477,11 @@ int hostops_sdpa(const struct kp_hcall *c, const char **name, char **args)
 	else
 		fputs("[]", f);
 	fputs(bwd ? ",[],[],[],[],[],[],[]]" : ",[],[],[],[],[]]", f);
+}
+
+/* "Input type": the tensors' element type @t (fp32 logsumexp), scalars */
+static void sdpa_types(FILE *f, const char *t, int bwd, int bias)
+{
 	fputs(",\"Input type\":[", f);
 	int ntensor = bwd ? 5 : 3;
 	for (int i = 0; i < ntensor; i++) {
@@ -485,6 +494,12 @@ int hostops_sdpa(const struct kp_hcall *c, const char **name, char **args)
 	fputs(bwd ? ",\"\",\"\",\"Scalar\",\"Scalar\",\"Scalar\",\"Scalar\",\"\"]"
 		  : ",\"Scalar\",\"Scalar\",\"Scalar\",\"Scalar\",\"\"]",
 	      f);
+}
+
+/* "Concrete Inputs": max_q and max_k (backward) or compute_log_sumexp, dropout 0, is_causal */
+static void sdpa_concrete(FILE *f, const struct kp_hcall *c, int bwd, const char *causal)
+{
+	const int64_t *v = c->sd;
 	fputs(",\"Concrete Inputs\":[", f);
 	if (bwd)
 		fprintf(f,
@@ -494,6 +509,28 @@ int hostops_sdpa(const struct kp_hcall *c, const char **name, char **args)
 	else
 		fprintf(f, "\"\",\"\",\"\",\"\",\"%s\",\"0.\",\"%s\",\"False\",\"\"]",
 			c->sdpa_flags & SDPA_F_STATS ? "True" : "False", causal);
+}
+
+int hostops_sdpa(const struct kp_hcall *c, const char **name, char **args)
+{
+	*name = NULL;
+	*args = NULL;
+	const int64_t *v = c->sd;
+	for (int i = 0; i < 7; i++)
+		if (v[i] < 1)
+			return -1;
+	int bwd = (c->sdpa_flags & SDPA_F_BWD) != 0, bias = (c->sdpa_flags & SDPA_F_BIAS) != 0;
+	const char *causal = c->sdpa_flags & SDPA_F_CAUSAL ? "True" : "False";
+	const char *t = hostops_cudnn_type_name(c->atype);
+	*name = bwd ? "aten::_scaled_dot_product_cudnn_attention_backward"
+		    : "aten::_scaled_dot_product_cudnn_attention";
+	size_t len = 0;
+	FILE *f = open_memstream(args, &len);
+	if (!f)
+		return -1;
+	sdpa_dims(f, v, bwd, bias);
+	sdpa_types(f, t, bwd, bias);
+	sdpa_concrete(f, c, bwd, causal);
 	fputs(",\"kprof library call\":", f);
 	jw_put_string(f, c->name ? c->name : "");
 	fprintf(f,

@@ -155,6 +155,53 @@ static void gemm_calls_are_laid_out_as_aten_ops(void **state)
 	assert_string_equal(hostops_type_name(99), "");
 }
 
+/*
+ * cuDNN attention with a bias, as aten's cudnn attention ops: the forward's nine arguments (its
+ * logsumexp asked for), the backward's sixteen (grad_out and out first, fp32 logsumexp, max_q and
+ * max_k known), each list whole
+ */
+static void sdpa_calls_are_laid_out_as_aten_ops(void **state)
+{
+	(void)state;
+	const char *name;
+	char *args;
+	struct kp_hcall c;
+	memset(&c, 0, sizeof(c));
+	int64_t sd[7] = { 2, 8, 2, 128, 256, 64, 64 };
+	memcpy(c.sd, sd, sizeof(sd));
+	c.atype = 9; /* CUDNN_DATA_BFLOAT16 */
+	c.name = "cudnnBackendExecute";
+	c.sdpa_flags = SDPA_F_BIAS | SDPA_F_STATS;
+	assert_int_equal(hostops_sdpa(&c, &name, &args), 0);
+	assert_string_equal(name, "aten::_scaled_dot_product_cudnn_attention");
+	assert_string_equal(
+		args,
+		"\"Input Dims\":[[2,8,128,64],[2,2,256,64],[2,2,256,64],[2,8,128,256],[],[],[],"
+		"[],[]],\"Input type\":[\"c10::BFloat16\",\"c10::BFloat16\",\"c10::BFloat16\","
+		"\"c10::BFloat16\",\"Scalar\",\"Scalar\",\"Scalar\",\"Scalar\",\"\"],"
+		"\"Concrete Inputs\":[\"\",\"\",\"\",\"\",\"True\",\"0.\",\"False\",\"False\","
+		"\"\"],\"kprof library call\":\"cudnnBackendExecute\",\"kprof sdpa\":\"b=2 h=8 "
+		"hkv=2 sq=128 sk=256 d=64 dv=64 causal=0 bwd=0 status=0\"");
+	free(args);
+	c.sdpa_flags = SDPA_F_BWD | SDPA_F_BIAS | SDPA_F_CAUSAL;
+	assert_int_equal(hostops_sdpa(&c, &name, &args), 0);
+	assert_string_equal(name, "aten::_scaled_dot_product_cudnn_attention_backward");
+	assert_string_equal(
+		args,
+		"\"Input Dims\":[[2,8,128,64],[2,8,128,64],[2,2,256,64],[2,2,256,64],[2,8,128,64],"
+		"[2,8,128,1],[],[],[2,8,128,256],[],[],[],[],[],[],[]],\"Input type\":["
+		"\"c10::BFloat16\",\"c10::BFloat16\",\"c10::BFloat16\",\"c10::BFloat16\","
+		"\"c10::BFloat16\",\"float\",\"\",\"\",\"c10::BFloat16\",\"\",\"\",\"Scalar\","
+		"\"Scalar\",\"Scalar\",\"Scalar\",\"\"],\"Concrete Inputs\":[\"\",\"\",\"\",\"\",\"\","
+		"\"\",\"\",\"\",\"\",\"\",\"\",\"128\",\"256\",\"0.\",\"True\",\"\"],\"kprof library "
+		"call\":\"cudnnBackendExecute\",\"kprof sdpa\":\"b=2 h=8 hkv=2 sq=128 sk=256 d=64 "
+		"dv=64 causal=1 bwd=1 status=0\"");
+	free(args);
+	c.sd[SD_DV] = 0; /* a shape it does not know */
+	assert_int_equal(hostops_sdpa(&c, &name, &args), -1);
+	assert_null(args);
+}
+
 /* A launch on thread 483 and its kernel, linked to External id @ext when non-zero. */
 static void add_kernel(struct kp_ctrace *t, uint32_t corr, uint64_t launch_ns, uint64_t ext,
 		       const char *kname)
@@ -836,6 +883,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(lt_descriptors_give_the_gemm_shape),
 		cmocka_unit_test(gemm_calls_are_laid_out_as_aten_ops),
+		cmocka_unit_test(sdpa_calls_are_laid_out_as_aten_ops),
 		cmocka_unit_test(library_ops_get_closed_form_flops),
 		cmocka_unit_test(emit_nvtx_messages_parse),
 		cmocka_unit_test(nvtx_ops_enclosing_library_ops_count_once),
