@@ -2412,13 +2412,87 @@ out:
 	return -1;
 }
 
+/* The case's device buffers, the backward's with --backward; -1 after the message */
+static int norm_alloc(struct kp_wl *w, struct bufs *b, struct norm_case *c, int bwd)
+{
+	int op = c->op, kt = dts[c->cdt].kt;
+	size_t es = dts[c->cdt].size, n = (size_t)c->rows * c->hidden;
+	if (!(c->x = dalloc(w, b, n * es)) || !(c->y = dalloc(w, b, n * es)) ||
+	    !(c->wt = dalloc(w, b, c->hidden * es)) || !(c->bias = dalloc(w, b, c->hidden * es)) ||
+	    !(c->mean = dalloc(w, b, c->rows * 4)) || !(c->rstd = dalloc(w, b, c->rows * 4)))
+		return -1;
+	if (bwd &&
+	    (!(c->dy = dalloc(w, b, n * es)) || !(c->dx = dalloc(w, b, n * es)) ||
+	     !(c->dw = dalloc(w, b, c->hidden * es)) || !(c->db = dalloc(w, b, c->hidden * es))))
+		return -1;
+	if (bwd && op != RW_SOFTMAX &&
+	    !(c->ws = dalloc(w, b, kk_norm_bwd_workspace(op, kt, c->rows, c->hidden))))
+		return -1;
+	return 0;
+}
+
+/* x, the weight, the bias and (with @bwd) dy filled from their seeds; -1 after the message */
+static int norm_fill(struct kp_wl *w, struct norm_case *c, int bwd)
+{
+	size_t n = (size_t)c->rows * c->hidden;
+	TRY(fill(w, c->x, c->cdt, n, 41));
+	TRY(fill(w, c->wt, c->cdt, c->hidden, 42));
+	TRY(fill(w, c->bias, c->cdt, c->hidden, 43));
+	if (bwd)
+		TRY(fill(w, c->dy, c->cdt, n, 44));
+	return 0;
+out:
+	return -1;
+}
+
+/* analyze's byte model of the forward: x and y, plus weight/bias and the fp32 row statistics */
+static double norm_fwd_bytes(const struct norm_case *c)
+{
+	size_t es = dts[c->cdt].size, n = (size_t)c->rows * c->hidden;
+	double bytes = 2.0 * n * es;
+	if (c->op == RW_RMSNORM)
+		bytes += c->hidden * es + c->rows * 4.0;
+	if (c->op == RW_LAYERNORM)
+		bytes += 2.0 * c->hidden * es + c->rows * 8.0;
+	return bytes;
+}
+
+/* The backward's: read dy and y/x (+ rstd, mean, weight), write dx (+ dweight, dbias) */
+static double norm_bwd_bytes(const struct norm_case *c)
+{
+	size_t es = dts[c->cdt].size, n = (size_t)c->rows * c->hidden;
+	double bytes = 3.0 * n * es;
+	if (c->op == RW_RMSNORM)
+		bytes += 2.0 * c->hidden * es + c->rows * 4.0;
+	if (c->op == RW_LAYERNORM)
+		bytes += 3.0 * c->hidden * es + c->rows * 8.0;
+	return bytes;
+}
+
+/* The backward of a checked forward: one run checked against fp64 (tolerance @tol), timed */
+static int norm_bwd(struct kp_wl *w, struct norm_case *c, const char *name, const char *shape,
+		    double tol)
+{
+	char bl[130];
+	snprintf(bl, sizeof(bl), "%s bwd %s rows=%ld hidden=%ld", name, dts[c->cdt].name, c->rows,
+		 c->hidden);
+	TRY(norm_bwd_iter(w, c));
+	TRY(dev_sync(w));
+	struct kp_check bc = { .tol = tol };
+	TRY(norm_bwd_check(w, c, &bc));
+	TRY(mb_measure(w, bl, norm_bwd_iter, c, &bc, norm_bwd_bytes(c), norm_bwd_ops[c->op], name,
+		       shape, c->cdt, "bwd"));
+	return 0;
+out:
+	return -1;
+}
+
 static int run_norm(struct kp_wl *w, int op, int cdt, const struct kp_norm_shape *sh)
 {
 	static const char *const names[] = { "softmax", "rmsnorm", "layernorm" };
 	struct bufs b = { .n = 0 };
 	struct norm_case c = { .cdt = cdt, .op = op, .rows = sh->rows, .hidden = sh->hidden };
-	int rc = -1, bwd = w->o->backward, kt = dts[cdt].kt;
-	size_t es = dts[cdt].size, n = (size_t)sh->rows * sh->hidden;
+	int rc = -1, bwd = w->o->backward;
 	char label[120], shape[48];
 	snprintf(label, sizeof(label), "%s %s rows=%ld hidden=%ld", names[op], dts[cdt].name,
 		 sh->rows, sh->hidden);
@@ -2427,23 +2501,8 @@ static int run_norm(struct kp_wl *w, int op, int cdt, const struct kp_norm_shape
 		printf("  -  %s: no tf32 variant (skipped)\n", label);
 		return 0;
 	}
-	if (!(c.x = dalloc(w, &b, n * es)) || !(c.y = dalloc(w, &b, n * es)) ||
-	    !(c.wt = dalloc(w, &b, sh->hidden * es)) ||
-	    !(c.bias = dalloc(w, &b, sh->hidden * es)) || !(c.mean = dalloc(w, &b, sh->rows * 4)) ||
-	    !(c.rstd = dalloc(w, &b, sh->rows * 4)))
-		goto out;
-	if (bwd &&
-	    (!(c.dy = dalloc(w, &b, n * es)) || !(c.dx = dalloc(w, &b, n * es)) ||
-	     !(c.dw = dalloc(w, &b, sh->hidden * es)) || !(c.db = dalloc(w, &b, sh->hidden * es))))
-		goto out;
-	if (bwd && op != RW_SOFTMAX &&
-	    !(c.ws = dalloc(w, &b, kk_norm_bwd_workspace(op, kt, sh->rows, sh->hidden))))
-		goto out;
-	TRY(fill(w, c.x, cdt, n, 41));
-	TRY(fill(w, c.wt, cdt, sh->hidden, 42));
-	TRY(fill(w, c.bias, cdt, sh->hidden, 43));
-	if (bwd)
-		TRY(fill(w, c.dy, cdt, n, 44));
+	TRY(norm_alloc(w, &b, &c, bwd));
+	TRY(norm_fill(w, &c, bwd));
 	/* rmsnorm writes no mean: the backward check reads zeros */
 	CU(cudaMemset(c.mean, 0, sh->rows * 4));
 	w->traced = 0;
@@ -2451,31 +2510,10 @@ static int run_norm(struct kp_wl *w, int op, int cdt, const struct kp_norm_shape
 	TRY(dev_sync(w));
 	struct kp_check chk = { .tol = workloads_tolerance(cdt == CDT_FP32 ? CDT_FP16 : cdt) };
 	TRY(norm_check(w, &c, &chk));
-	/* analyze's byte models: x and y, plus weight/bias and the fp32 row statistics */
-	double bytes = 2.0 * n * es;
-	if (op == RW_RMSNORM)
-		bytes += sh->hidden * es + sh->rows * 4.0;
-	if (op == RW_LAYERNORM)
-		bytes += 2.0 * sh->hidden * es + sh->rows * 8.0;
-	TRY(mb_measure(w, label, norm_iter, &c, &chk, bytes, norm_ops[op], names[op], shape, cdt,
-		       "fwd"));
-	if (bwd) {
-		char bl[130];
-		snprintf(bl, sizeof(bl), "%s bwd %s rows=%ld hidden=%ld", names[op], dts[cdt].name,
-			 sh->rows, sh->hidden);
-		TRY(norm_bwd_iter(w, &c));
-		TRY(dev_sync(w));
-		struct kp_check bc = { .tol = chk.tol };
-		TRY(norm_bwd_check(w, &c, &bc));
-		/* read dy and y/x (+ rstd, mean, weight), write dx (+ dweight, dbias) */
-		bytes = 3.0 * n * es;
-		if (op == RW_RMSNORM)
-			bytes += 2.0 * sh->hidden * es + sh->rows * 4.0;
-		if (op == RW_LAYERNORM)
-			bytes += 3.0 * sh->hidden * es + sh->rows * 8.0;
-		TRY(mb_measure(w, bl, norm_bwd_iter, &c, &bc, bytes, norm_bwd_ops[op], names[op],
-			       shape, cdt, "bwd"));
-	}
+	TRY(mb_measure(w, label, norm_iter, &c, &chk, norm_fwd_bytes(&c), norm_ops[op], names[op],
+		       shape, cdt, "fwd"));
+	if (bwd)
+		TRY(norm_bwd(w, &c, names[op], shape, chk.tol));
 	rc = 0;
 out:
 	bufs_free(&b);
