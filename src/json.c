@@ -1381,6 +1381,68 @@ static size_t utf8_put(char *o, unsigned cp)
 	return 4;
 }
 
+/* The byte a one-letter escape (\" \\ \/ \b \f \n \r \t) stands for, or -1. */
+static int simple_escape(int e)
+{
+	switch (e) {
+	case '"':
+	case '\\':
+	case '/':
+		return e;
+	case 'b':
+		return '\b';
+	case 'f':
+		return '\f';
+	case 'n':
+		return '\n';
+	case 'r':
+		return '\r';
+	case 't':
+		return '\t';
+	default:
+		return -1;
+	}
+}
+
+/*
+ * The code point of a \uXXXX just read (@cp; *i past it): a high surrogate joins the low one
+ * that follows (*i moves past that too); a high one without it, or a lone low one, is U+FFFD.
+ */
+static int surrogate_pair(const char *s, size_t len, size_t *i, int cp)
+{
+	if (cp >= 0xd800 && cp < 0xdc00) {
+		int lo = -1;
+		if (*i + 6 <= len && s[*i] == '\\' && s[*i + 1] == 'u')
+			lo = hex4(s + *i + 2);
+		if (lo < 0xdc00 || lo >= 0xe000)
+			return 0xfffd;
+		*i += 6;
+		return 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+	}
+	return cp >= 0xdc00 && cp < 0xe000 ? 0xfffd : cp;
+}
+
+/* The escape at s[*i] == '\\' as UTF-8 into @u (its length); *i moves past it. */
+static size_t unescape_one(const char *s, size_t len, size_t *i, char *u)
+{
+	int e = *i + 1 < len ? s[*i + 1] : 0;
+	int c = simple_escape(e);
+	if (c >= 0) {
+		u[0] = c;
+		*i += 2;
+		return 1;
+	}
+	int cp = e == 'u' && *i + 6 <= len ? hex4(s + *i + 2) : -1;
+	if (cp < 0) {
+		/* malformed escapes (never from json_next) are copied as they are */
+		u[0] = '\\';
+		(*i)++;
+		return 1;
+	}
+	*i += 6;
+	return utf8_put(u, surrogate_pair(s, len, i, cp));
+}
+
 size_t json_unescape(const char *s, size_t len, char *out, size_t cap)
 {
 	size_t o = 0, i = 0;
@@ -1399,66 +1461,8 @@ size_t json_unescape(const char *s, size_t len, char *out, size_t cap)
 		i += run;
 		if (i >= len)
 			break;
-		/* s[i] == '\\'; malformed escapes (never from json_next) are copied as they are */
 		char u[4];
-		size_t n = 1;
-		int e = i + 1 < len ? s[i + 1] : 0;
-		switch (e) {
-		case '"':
-		case '\\':
-		case '/':
-			u[0] = e;
-			i += 2;
-			break;
-		case 'b':
-			u[0] = '\b';
-			i += 2;
-			break;
-		case 'f':
-			u[0] = '\f';
-			i += 2;
-			break;
-		case 'n':
-			u[0] = '\n';
-			i += 2;
-			break;
-		case 'r':
-			u[0] = '\r';
-			i += 2;
-			break;
-		case 't':
-			u[0] = '\t';
-			i += 2;
-			break;
-		case 'u': {
-			int cp = i + 6 <= len ? hex4(s + i + 2) : -1;
-			if (cp < 0) {
-				u[0] = '\\';
-				i++;
-				break;
-			}
-			i += 6;
-			if (cp >= 0xd800 && cp < 0xdc00) {
-				int lo = -1;
-				if (i + 6 <= len && s[i] == '\\' && s[i + 1] == 'u')
-					lo = hex4(s + i + 2);
-				if (lo >= 0xdc00 && lo < 0xe000) {
-					cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
-					i += 6;
-				} else {
-					cp = 0xfffd;
-				}
-			} else if (cp >= 0xdc00 && cp < 0xe000) {
-				cp = 0xfffd;
-			}
-			n = utf8_put(u, cp);
-			break;
-		}
-		default:
-			u[0] = '\\';
-			i++;
-			break;
-		}
+		size_t n = unescape_one(s, len, &i, u);
 		if (n > cap - 1 - o)
 			break; /* never split a UTF-8 sequence */
 		memcpy(out + o, u, n);

@@ -982,6 +982,49 @@ static void json_unescapes_to_utf8(void **state)
 	assert_int_equal(json_unescape("abc", 3, out, 0), 0);
 }
 
+/* json_unescape's steps at their edges: each UTF-8 length, surrogates, malformed escapes. */
+static void json_unescape_copies_malformed_escapes_as_they_are(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *in, *out;
+	} c[] = {
+		{ "a\\x", "a\\x" },
+		{ "\\", "\\" },
+		{ "ab\\", "ab\\" },
+		{ "\\u12", "\\u12" },
+		{ "\\u12G4z", "\\u12G4z" },
+		{ "\\U0041", "\\U0041" },
+		{ "\\u0041\\u007f", "A\x7f" },
+		{ "\\u0080\\u07FF", "\xc2\x80\xdf\xbf" },
+		{ "\\u0800\\uffff", "\xe0\xa0\x80\xef\xbf\xbf" },
+		{ "\\uDBFF\\uDFFF", "\xf4\x8f\xbf\xbf" },
+		{ "\\ud800\\ud800", "\xef\xbf\xbd\xef\xbf\xbd" },
+		{ "\\ud800\\", "\xef\xbf\xbd\\" },
+		{ "\\ud800\\udc0", "\xef\xbf\xbd\\udc0" },
+		{ "\\ud800\\n", "\xef\xbf\xbd\n" },
+		{ "\\dfff", "\\dfff" },
+	};
+	char out[64];
+	for (size_t k = 0; k < sizeof(c) / sizeof(c[0]); k++) {
+		size_t n = json_unescape(c[k].in, strlen(c[k].in), out, sizeof(out));
+		assert_string_equal(out, c[k].out);
+		assert_int_equal(n, strlen(c[k].out));
+	}
+	/* an escape that just fits is kept whole; one byte less drops it */
+	assert_int_equal(json_unescape("\\u20ac", 6, out, 4), 3);
+	assert_string_equal(out, "\xe2\x82\xac");
+	assert_int_equal(json_unescape("\\u20ac", 6, out, 3), 0);
+	assert_string_equal(out, "");
+	assert_int_equal(json_unescape("a\\n", 3, out, 3), 2);
+	assert_string_equal(out, "a\n");
+	assert_int_equal(json_unescape("a\\n", 3, out, 2), 1);
+	assert_string_equal(out, "a");
+	/* only the first len bytes count: an escape cut by len is malformed */
+	assert_int_equal(json_unescape("\\u0041", 5, out, sizeof(out)), 5);
+	assert_string_equal(out, "\\u004");
+}
+
 static void json_converts_microseconds_to_exact_nanoseconds(void **state)
 {
 	(void)state;
@@ -1660,6 +1703,7 @@ int main(void)
 		cmocka_unit_test(json_locates_lines_and_columns),
 		cmocka_unit_test(json_locates_exactly_after_the_window_moved),
 		cmocka_unit_test(json_unescapes_to_utf8),
+		cmocka_unit_test(json_unescape_copies_malformed_escapes_as_they_are),
 		cmocka_unit_test(json_converts_microseconds_to_exact_nanoseconds),
 		cmocka_unit_test(json_converts_integers_exactly),
 		cmocka_unit_test(json_locates_errors_in_the_bad_fixtures),
