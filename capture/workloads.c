@@ -876,12 +876,53 @@ out:
 	return rc;
 }
 
+/* A, B, C (and the bias) on the device, A, B and the bias filled; -1 after the message */
+static int mm_alloc(struct kp_wl *w, struct bufs *b, struct mm_case *c)
+{
+	int cdt = c->cdt;
+	size_t es = dts[cdt].size;
+	if (!(c->a = dalloc(w, b, c->b * c->m * c->k * es)) ||
+	    !(c->bm = dalloc(w, b, c->b * c->k * c->n * es)) ||
+	    !(c->c = dalloc(w, b, c->b * c->m * c->n * es)) ||
+	    ((c->op & MM_BIAS) && !(c->bias = dalloc(w, b, c->n * es))))
+		return -1;
+	TRY(fill(w, c->a, cdt, c->b * c->m * c->k, 11));
+	TRY(fill(w, c->bm, cdt, c->b * c->k * c->n, 12));
+	if (c->bias)
+		TRY(fill(w, c->bias, cdt, c->n, 13));
+	return 0;
+out:
+	return -1;
+}
+
+/* The 'time' line of a timed case (@ms per iteration) and its --results row */
+static void mm_report(struct kp_wl *w, const struct mm_case *c, const struct kp_check *chk,
+		      double ms, const char *be, const char *batch, const char *label)
+{
+	int op = c->op, cdt = c->cdt;
+	double fl = 2.0 * c->b * c->m * c->n * c->k;
+	char mt[32];
+	printf("     time  %s ms/iter  %.1f TFLOP/s  %s\n", results_ms_text(mt, sizeof(mt), ms),
+	       fl / (ms * 1e-3) / 1e12, label);
+	struct kp_result r = {
+		.ms = ms, .tflops = fl / (ms * 1e-3) / 1e12, .err = chk->max_err, .tol = chk->tol
+	};
+	const char *opname = NULL;
+	free(workloads_mm_args(op, 0, cdt, c->b, c->m, c->k, c->n, be, NULL, &opname));
+	snprintf(r.op, sizeof(r.op), "%s", opname ? opname : "?");
+	snprintf(r.kind, sizeof(r.kind), "%s", workloads_mm_variant(op));
+	snprintf(r.shape, sizeof(r.shape), "%ldx%ldx%ld%s", c->m, c->k, c->n, batch);
+	snprintf(r.dtype, sizeof(r.dtype), "%s", dts[cdt].name);
+	snprintf(r.backend, sizeof(r.backend), "%s", be);
+	snprintf(r.mode, sizeof(r.mode), "fwd");
+	keep_result(w, &r, label);
+}
+
 static int run_matmul(struct kp_wl *w, int op, int cdt, const struct kp_mm_shape *sh, int lt)
 {
 	struct bufs b = { .n = 0 };
 	struct mm_case c = { .op = op, .cdt = cdt, .b = 1, .m = sh->m, .k = sh->k, .n = sh->n };
 	int rc = -1;
-	size_t es = dts[cdt].size;
 	const char *be = lt ? "cublaslt" : "cublas";
 	if (op == MM_BMM)
 		c.b = w->o->batch ? w->o->batch : 8;
@@ -891,15 +932,7 @@ static int run_matmul(struct kp_wl *w, int op, int cdt, const struct kp_mm_shape
 	snprintf(label, sizeof(label), "matmul %s %s %s %ldx%ldx%ld%s%s%s",
 		 workloads_mm_variant(op), dts[cdt].name, be, c.m, c.k, c.n, batch,
 		 sh->label[0] ? " " : "", sh->label);
-	if (!(c.a = dalloc(w, &b, c.b * c.m * c.k * es)) ||
-	    !(c.bm = dalloc(w, &b, c.b * c.k * c.n * es)) ||
-	    !(c.c = dalloc(w, &b, c.b * c.m * c.n * es)) ||
-	    ((op & MM_BIAS) && !(c.bias = dalloc(w, &b, c.n * es))))
-		goto out;
-	TRY(fill(w, c.a, cdt, c.b * c.m * c.k, 11));
-	TRY(fill(w, c.bm, cdt, c.b * c.k * c.n, 12));
-	if (c.bias)
-		TRY(fill(w, c.bias, cdt, c.n, 13));
+	TRY(mm_alloc(w, &b, &c));
 	if (lt) {
 		TRY(lt_open(w));
 		if (!(c.lt = lt_plan_new(w, &c)))
@@ -914,25 +947,8 @@ static int run_matmul(struct kp_wl *w, int op, int cdt, const struct kp_mm_shape
 	print_check(w, label, &chk);
 	TRY(timed_loop(w, label, mm_iter, &c));
 	double ms = event_ms(w, mm_iter, &c);
-	if (ms > 0) {
-		double fl = 2.0 * c.b * c.m * c.n * c.k;
-		char mt[32];
-		printf("     time  %s ms/iter  %.1f TFLOP/s  %s\n",
-		       results_ms_text(mt, sizeof(mt), ms), fl / (ms * 1e-3) / 1e12, label);
-		struct kp_result r = { .ms = ms,
-				       .tflops = fl / (ms * 1e-3) / 1e12,
-				       .err = chk.max_err,
-				       .tol = chk.tol };
-		const char *opname = NULL;
-		free(workloads_mm_args(op, 0, cdt, c.b, c.m, c.k, c.n, be, NULL, &opname));
-		snprintf(r.op, sizeof(r.op), "%s", opname ? opname : "?");
-		snprintf(r.kind, sizeof(r.kind), "%s", workloads_mm_variant(op));
-		snprintf(r.shape, sizeof(r.shape), "%ldx%ldx%ld%s", c.m, c.k, c.n, batch);
-		snprintf(r.dtype, sizeof(r.dtype), "%s", dts[cdt].name);
-		snprintf(r.backend, sizeof(r.backend), "%s", be);
-		snprintf(r.mode, sizeof(r.mode), "fwd");
-		keep_result(w, &r, label);
-	}
+	if (ms > 0)
+		mm_report(w, &c, &chk, ms, be, batch, label);
 	rc = 0;
 out:
 	lt_plan_free(c.lt);
