@@ -4,6 +4,7 @@
 #include "shapes.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -167,11 +168,13 @@ static const char *mm_llama(struct vec *v, const long *ms, size_t nms)
 static int pow2_values(long lo, long hi, int ext, long vals[128])
 {
 	int nv = 0;
-	for (long p = 1; p <= hi && p > 0 && nv < 126; p *= 2) {
+	for (long p = 1; p <= hi && nv < 126; p *= 2) {
 		if (p >= lo)
 			vals[nv++] = p;
 		if (ext && p >= 2 && p + p / 2 >= lo && p + p / 2 <= hi)
 			vals[nv++] = p + p / 2;
+		if (p > LONG_MAX / 2) /* 2^62: the last power of two a long holds */
+			break;
 	}
 	return nv;
 }

@@ -384,6 +384,19 @@ static void matmul_shape_sets_expand(void **state)
 	assert_int_equal(shapes_matmul("custom:1x2", ms, 0, &s, &n, why, sizeof(why)), -1);
 	assert_string_equal(why, "expected custom:MxKxN[,MxKxN...]");
 	assert_int_equal(shapes_matmul("pow2:9:8", ms, 0, &s, &n, why, sizeof(why)), -1);
+	/* up to LONG_MAX: stops at 2^62 instead of overflowing */
+	assert_int_equal(shapes_matmul("pow2:1:9223372036854775807", ms, 0, &s, &n, why,
+				       sizeof(why)),
+			 0);
+	assert_int_equal(n, 63);
+	assert_true(s[62].m == 1L << 62);
+	free(s);
+	assert_int_equal(shapes_matmul("pow2_extended:4611686018427387904:9223372036854775807", ms,
+				       0, &s, &n, why, sizeof(why)),
+			 0);
+	assert_int_equal(n, 2);
+	assert_true(s[1].m == (1L << 62) + (1L << 61));
+	free(s);
 	assert_int_equal(shapes_matmul("sweep:1:65536", ms, 0, &s, &n, why, sizeof(why)), -1);
 	assert_string_equal(why, "sweep has more than 4096 shapes");
 	assert_int_equal(shapes_matmul("llama", ms, 0, &s, &n, why, sizeof(why)), -1);
