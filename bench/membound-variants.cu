@@ -137,6 +137,49 @@ template <int OP> static void fwd_variants(long R, long H, bf *y, bf *yref, bf *
 	L2V(1024, 2);
 }
 
+/*
+ * The cluster backward (kprof_norm_bwd_ahead for RMSNorm, kprof_norm_bwd_pipe for LayerNorm)
+ * on clusters of @ncw blocks with a ring of at most @kb KiB a block: more, smaller blocks an SM
+ * than nb_pipe_plan picks.
+ */
+template <int OP>
+static void cluster_variant(long R, long H, int ncw, int kb, bf *dx, bf *dxref, bf *dy, bf *x,
+			    bf *w, float *mean, float *rstd, bf *dw, bf *db, bf *dwref, bf *dbref,
+			    void *ws, float *d, const char *nm, double nbb)
+{
+	struct nb_plan p2 = nb_plan_for<bf, OP>(R, H);
+	long nvec = H / 8, n = R * H;
+	p2.nc = ncw, p2.cw = (nvec + ncw - 1) / ncw, p2.vpt = 2;
+	p2.ahead = OP != RW_LAYERNORM;
+	p2.threads = (unsigned)((p2.cw / 2 + 31) / 32 * 32);
+	if (p2.cw > 1024 || !p2.pipe || p2.threads > 512)
+		return;
+	size_t stage = (size_t)2 * 2 * p2.threads * 16;
+	p2.stages = (int)(((size_t)kb << 10) / stage);
+	if (p2.stages > 12)
+		p2.stages = 12;
+	if (p2.stages < 3)
+		return;
+	p2.smem = stage * p2.stages;
+	const void *fn = p2.ahead ? ahead_fn<bf, OP>() : pipe_fn<bf, OP, 2, true>();
+	long ncl = pipe_resident(fn, p2.threads, p2.smem, ncw);
+	p2.partial = ncl < R ? ncl : R;
+	p2.grid = p2.partial * ncw;
+	float *pw = (float *)ws, *pb = pw + (size_t)p2.partial * H;
+	double t = time_ms([&] {
+		int pe = pipe_launch<bf, OP>(&p2, dx, pw, pb, dy, x, mean, rstd, w, R, H);
+		CK((cudaError_t)pe);
+		pe = colsum_launch<bf>(dw, db, pw, pb, OP == RW_LAYERNORM ? 2 : 1, p2.partial, H);
+		CK((cudaError_t)pe);
+	});
+	char nmv[64];
+	snprintf(nmv, sizeof nmv, "nc%d thr%u %dk st%d ctas%ld", ncw, p2.threads, kb, p2.stages,
+		 p2.grid);
+	row(nm, R, H, nmv, t, nbb, diff(dx, dxref, n, d));
+	printf("   dw maxdiff %.3g db maxdiff %.3g\n", diff(dw, dwref, H, d),
+	       OP == RW_LAYERNORM ? diff(db, dbref, H, d) : 0.f);
+}
+
 static void bwd_variants(long R, long H, bf *dx, bf *dxref, bf *y, bf *dy, bf *x, bf *w,
 			 float *mean, float *rstd, bf *dw, bf *db, void *ws, float *d)
 {
@@ -190,37 +233,18 @@ static void bwd_variants(long R, long H, bf *dx, bf *dxref, bf *y, bf *dy, bf *x
 			row(nm, R, H, envs[k], t, nbb, diff(dx, dxref, n, d));
 		}
 		unsetenv("KPROF_NORM_BWD");
-		if (op == RW_LAYERNORM && H / 8 > 1024) {
-			for (int ncw : { 8, 2 }) {
-				struct nb_plan p2 = nb_plan_for<bf, RW_LAYERNORM>(R, H);
-				long nvec = H / 8;
-				p2.nc = ncw, p2.cw = (nvec + ncw - 1) / ncw;
-				if (p2.cw > 1024 || !p2.pipe)
-					continue;
-				p2.vpt = p2.cw > 512 ? 2 : 2;
-				p2.threads = (unsigned)((p2.cw / 2 + 31) / 32 * 32);
-				if (p2.threads > 512)
-					continue;
-				size_t stage = (size_t)2 * 2 * p2.threads * 16;
-				p2.stages = (int)((96 << 10) / stage);
-				if (p2.stages > 12)
-					p2.stages = 12;
-				p2.smem = stage * p2.stages;
-				long ncl = pipe_resident(pipe_fn<bf, RW_LAYERNORM, 2, true>(), p2.threads, p2.smem, ncw);
-				p2.partial = ncl < R ? ncl : R;
-				p2.grid = p2.partial * ncw;
-				float *pw = (float *)ws, *pb = pw + (size_t)p2.partial * H;
-				t = time_ms([&] {
-					{ int pe = pipe_launch<bf, RW_LAYERNORM>(&p2, dx, pw, pb, dy, x, mean, rstd, w, R, H); CK((cudaError_t)pe); }
-					kprof_colsum<bf><<<(unsigned)((H + 31) / 32), 256>>>(dw, dw, pw, pw, p2.partial, H);
-					kprof_colsum<bf><<<(unsigned)((H + 31) / 32), 256>>>(db, db, pb, pb, p2.partial, H);
-				});
-				char nmv[64];
-				snprintf(nmv, sizeof nmv, "nc%d thr%u st%d ctas%ld", ncw, p2.threads, p2.stages, p2.grid);
-				row(nm, R, H, nmv, t, nbb, diff(dx, dxref, n, d));
-				printf("   dw maxdiff %.3g db maxdiff %.3g\n", diff(dw, dwref, H, d), diff(db, dbref, H, d));
-			}
-		}
+		if (H / 8 > 1024)
+			for (int ncw : { 4, 8 })
+				for (int kb : { 48, 96 }) {
+					if (op == RW_LAYERNORM)
+						cluster_variant<RW_LAYERNORM>(R, H, ncw, kb, dx, dxref, dy,
+									      x, w, mean, rstd, dw, db,
+									      dwref, dbref, ws, d, nm, nbb);
+					else
+						cluster_variant<RW_RMSNORM>(R, H, ncw, kb, dx, dxref, dy, x,
+									    w, mean, rstd, dw, db, dwref,
+									    dbref, ws, d, nm, nbb);
+				}
 	}
 }
 
