@@ -288,6 +288,93 @@ static void candidates(const struct kp_opt *opts, size_t n, const char *name, ch
 		snprintf(buf + used, cap - used, "%s'--help'", used ? ", " : "");
 }
 
+/* "--name" or "--name=value": the option it names, its value if inline; 1 for help, -1 bad */
+static int parse_long(const char *cmd, const char *synopsis, const struct kp_opt *opts, size_t n,
+		      const char *a, const struct kp_opt **o, const char **val, int *negate)
+{
+	char name[128];
+	const char *eq = strchr(a + 2, '=');
+	size_t len = eq ? (size_t)(eq - (a + 2)) : strlen(a + 2);
+	if (len >= sizeof(name))
+		len = sizeof(name) - 1;
+	memcpy(name, a + 2, len);
+	name[len] = '\0';
+	if (eq)
+		*val = eq + 1;
+	int r = find_long(opts, n, name, o, negate);
+	if (r == FIND_HELP) {
+		if (*val)
+			return bad(cmd, "option '--%s' takes no value%s", "help", "");
+		opts_usage(stdout, cmd, synopsis, opts);
+		return 1;
+	}
+	if (r == FIND_AMBIGUOUS) {
+		char list[512];
+		candidates(opts, n, name, list, sizeof(list));
+		return bad(cmd, "ambiguous option '--%s' (could be %s)", name, list);
+	}
+	if (!*o) {
+		const char *s = closest(name, &opts[0].lname, n, sizeof(opts[0]));
+		if (s)
+			return bad(cmd, "unknown option '--%s' (did you mean '--%s'?)", name, s);
+		return bad(cmd, "unknown option '--%s'%s", name, "");
+	}
+	return 0;
+}
+
+/* "-n" or "-n5": the option it names, its value if attached; -1 if unknown */
+static int parse_short(const char *cmd, const struct kp_opt *opts, size_t n, const char *a,
+		       const struct kp_opt **o, const char **val)
+{
+	for (size_t k = 0; k < n && !*o; k++)
+		if (opts[k].sname == a[1])
+			*o = &opts[k];
+	if (!*o) {
+		char s[2] = { a[1], 0 };
+		return bad(cmd, "unknown switch '-%s'%s", s, "");
+	}
+	if (a[2])
+		*val = a + 2;
+	return 0;
+}
+
+/* Set @o from @val, or from the next argument (advancing *@i) when it needs one; -1 if bad */
+static int apply_option(const char *cmd, const struct kp_opt *o, const char *val, int negate,
+			int argc, char **argv, int *i)
+{
+	if (o->type == OPT_FLAG) {
+		if (val)
+			return bad(cmd, "option '--%s' takes no value%s", o->lname, "");
+		*(int *)o->dst = !negate;
+		return 0;
+	}
+	if (!val) {
+		if (*i + 1 >= argc)
+			return bad(cmd, "option '--%s' requires a value%s", o->lname, "");
+		val = argv[++*i];
+	}
+	return set_value(cmd, o, val) < 0 ? -1 : 0;
+}
+
+/* One option argument argv[*@i]: parse and apply it; 1 for help, -1 bad, else 0 */
+static int parse_option(const char *cmd, const char *synopsis, const struct kp_opt *opts, size_t n,
+			int argc, char **argv, int *i)
+{
+	const char *a = argv[*i];
+	if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+		opts_usage(stdout, cmd, synopsis, opts);
+		return 1;
+	}
+	const struct kp_opt *o = NULL;
+	const char *val = NULL;
+	int negate = 0;
+	int r = a[1] == '-' ? parse_long(cmd, synopsis, opts, n, a, &o, &val, &negate)
+			    : parse_short(cmd, opts, n, a, &o, &val);
+	if (r)
+		return r;
+	return apply_option(cmd, o, val, negate, argc, argv, i);
+}
+
 int opts_parse(const char *cmd, const char *synopsis, const struct kp_opt *opts, int argc,
 	       char **argv, int *nargs)
 {
@@ -304,69 +391,9 @@ int opts_parse(const char *cmd, const char *synopsis, const struct kp_opt *opts,
 			only_operands = 1;
 			continue;
 		}
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			opts_usage(stdout, cmd, synopsis, opts);
-			return 1;
-		}
-		const struct kp_opt *o = NULL;
-		const char *val = NULL;
-		int negate = 0;
-		if (a[1] == '-') {
-			char name[128];
-			const char *eq = strchr(a + 2, '=');
-			size_t len = eq ? (size_t)(eq - (a + 2)) : strlen(a + 2);
-			if (len >= sizeof(name))
-				len = sizeof(name) - 1;
-			memcpy(name, a + 2, len);
-			name[len] = '\0';
-			if (eq)
-				val = eq + 1;
-			int r = find_long(opts, n, name, &o, &negate);
-			if (r == FIND_HELP) {
-				if (val)
-					return bad(cmd, "option '--%s' takes no value%s", "help",
-						   "");
-				opts_usage(stdout, cmd, synopsis, opts);
-				return 1;
-			}
-			if (r == FIND_AMBIGUOUS) {
-				char list[512];
-				candidates(opts, n, name, list, sizeof(list));
-				return bad(cmd, "ambiguous option '--%s' (could be %s)", name,
-					   list);
-			}
-			if (!o) {
-				const char *s = closest(name, &opts[0].lname, n, sizeof(opts[0]));
-				if (s)
-					return bad(cmd,
-						   "unknown option '--%s' (did you mean '--%s'?)",
-						   name, s);
-				return bad(cmd, "unknown option '--%s'%s", name, "");
-			}
-		} else {
-			for (size_t k = 0; k < n && !o; k++)
-				if (opts[k].sname == a[1])
-					o = &opts[k];
-			if (!o) {
-				char s[2] = { a[1], 0 };
-				return bad(cmd, "unknown switch '-%s'%s", s, "");
-			}
-			if (a[2])
-				val = a + 2;
-		}
-		if (o->type == OPT_FLAG) {
-			if (val)
-				return bad(cmd, "option '--%s' takes no value%s", o->lname, "");
-			*(int *)o->dst = !negate;
-			continue;
-		}
-		if (!val) {
-			if (i + 1 >= argc)
-				return bad(cmd, "option '--%s' requires a value%s", o->lname, "");
-			val = argv[++i];
-		}
-		if (set_value(cmd, o, val) < 0)
-			return -1;
+		int r = parse_option(cmd, synopsis, opts, n, argc, argv, &i);
+		if (r)
+			return r;
 	}
 	argv[nout] = NULL;
 	*nargs = nout - 1;

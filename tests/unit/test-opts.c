@@ -186,6 +186,57 @@ static void ambiguous_prefixes_list_every_candidate(void **state)
 		"kprof: error: option '--stats' takes no value\nkprof: see 'kprof test -h'\n");
 }
 
+/* Operands keep their order, options take inline, attached or next-argument values, "--" ends them */
+static void operands_and_values_each_step(void **state)
+{
+	(void)state;
+	static long n1;
+	static int f1;
+	static const char *s1;
+	static const struct kp_opt opts[] = {
+		{ "top", 'n', OPT_INT, "N", "", &n1, NULL, NULL },
+		{ "stats", 0, OPT_FLAG, NULL, "", &f1, NULL, NULL },
+		{ "device", 'd', OPT_STR, "NAME", "", &s1, NULL, NULL },
+		{ NULL, 0, 0, NULL, NULL, NULL, NULL, NULL },
+	};
+	char *argv[] = {
+		"t", "a", "-n", "4", "-", "--stats", "-dH100", "b", "--", "-n", "--x", NULL
+	};
+	int nargs = -1;
+	assert_int_equal(opts_parse("test", "", opts, 11, argv, &nargs), 0);
+	assert_int_equal(nargs, 5);
+	assert_string_equal(argv[1], "a");
+	assert_string_equal(argv[2], "-");
+	assert_string_equal(argv[3], "b");
+	assert_string_equal(argv[4], "-n");
+	assert_string_equal(argv[5], "--x");
+	assert_null(argv[6]);
+	assert_int_equal(n1, 4);
+	assert_int_equal(f1, 1);
+	assert_string_equal(s1, "H100");
+	assert_string_equal(
+		errors_of(opts, "-n"),
+		"kprof: error: option '--top' requires a value\nkprof: see 'kprof test -h'\n");
+	assert_string_equal(errors_of(opts, "-x"),
+			    "kprof: error: unknown switch '-x'\nkprof: see 'kprof test -h'\n");
+	assert_string_equal(errors_of(opts, "--tpo=1"),
+			    "kprof: error: unknown option '--tpo' (did "
+			    "you mean '--top'?)\nkprof: see 'kprof test -h'\n");
+	assert_string_equal(
+		errors_of(opts, "--help=1"),
+		"kprof: error: option '--help' takes no value\nkprof: see 'kprof test -h'\n");
+	assert_string_equal(errors_of(opts, "-n-1"),
+			    "kprof: error: option '--top' expects an integer "
+			    ">= 0, not '-1'\nkprof: see 'kprof test -h'\n");
+	FILE *saved = stdout;
+	stdout = fopen("/dev/null", "w");
+	char *help[] = { "t", "--he", "--x", NULL };
+	int rc = opts_parse("test", "", opts, 3, help, &nargs);
+	fclose(stdout);
+	stdout = saved;
+	assert_int_equal(rc, 1);
+}
+
 static void suggests_the_closest_name(void **state)
 {
 	(void)state;
@@ -227,6 +278,7 @@ int main(void)
 		cmocka_unit_test(table_numbers_reject_nan_inf_and_out_of_range),
 		cmocka_unit_test(long_options_accept_unambiguous_prefixes),
 		cmocka_unit_test(ambiguous_prefixes_list_every_candidate),
+		cmocka_unit_test(operands_and_values_each_step),
 		cmocka_unit_test(suggests_the_closest_name),
 		cmocka_unit_test(help_columns_line_up),
 	};
