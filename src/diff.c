@@ -33,29 +33,51 @@ static int spaceless(int c)
 	return c == '<' || c == '>' || c == ',' || c == '*' || c == '&';
 }
 
-const char *diff_normalize_kernel(struct kp_arena *a, const char *name)
+/* "void k<T>(int *, float)" -> the length of "k<T>": the arguments follow from the template */
+static size_t drop_signature(const char *s, size_t n)
 {
-	const char *s = name;
-	size_t n = strlen(s);
-	if (!strncmp(s, "void ", 5)) {
-		/* return type and argument list: the arguments follow from the template */
-		s += 5;
-		n -= 5;
-		if (n && s[n - 1] == ')') {
-			int depth = 0;
-			for (size_t i = n; i-- > 0;) {
-				if (s[i] == ')')
-					depth++;
-				else if (s[i] == '(' && --depth == 0) {
-					if (i > 0)
-						n = i;
-					break;
-				}
-			}
-		}
+	if (!n || s[n - 1] != ')')
+		return n;
+	int depth = 0;
+	for (size_t i = n; i-- > 0;) {
+		if (s[i] == ')')
+			depth++;
+		else if (s[i] == '(' && --depth == 0)
+			return i > 0 ? i : n;
 	}
-	/* spacing and literal suffixes are only normalized inside template arguments */
-	char *out = arena_alloc(a, 2 * n + 1);
+	return n;
+}
+
+/* A run of spaces at s[i] inside template arguments: one space, or none next to "<>,*&" */
+static size_t put_spaces(const char *s, size_t n, size_t i, char *out, size_t *k)
+{
+	size_t j = i;
+	while (j < n && s[j] == ' ')
+		j++;
+	int prev = *k ? (unsigned char)out[*k - 1] : 0;
+	int next = j < n ? (unsigned char)s[j] : 0;
+	if (prev && next && prev != ' ' && !spaceless(prev) && !spaceless(next))
+		out[(*k)++] = ' ';
+	return j - 1;
+}
+
+/* An integer literal at s[i]: "1ul" -> "1" (compilers differ in the suffix they print) */
+static size_t put_literal(const char *s, size_t n, size_t i, char *out, size_t *k)
+{
+	size_t j = i;
+	while (j < n && isdigit((unsigned char)s[j]))
+		j++;
+	size_t m = j;
+	while (m < n && strchr("uUlL", s[m]))
+		m++;
+	memcpy(out + *k, s + i, j - i);
+	*k += j - i;
+	return (m > j && (m == n || !is_ident((unsigned char)s[m])) ? m : j) - 1;
+}
+
+/* Copy s[0..n) to @out, normalizing spacing and literal suffixes inside template arguments */
+static size_t normalize_templates(const char *s, size_t n, char *out)
+{
 	size_t k = 0;
 	int depth = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -64,52 +86,47 @@ const char *diff_normalize_kernel(struct kp_arena *a, const char *name)
 			depth++;
 		else if (c == '>' && depth > 0)
 			depth--;
-		if (depth == 0 && c != '>') {
+		if (depth == 0 && c != '>')
 			out[k++] = (char)c;
-			continue;
-		}
-		if (c == ' ') {
-			size_t j = i;
-			while (j < n && s[j] == ' ')
-				j++;
-			int prev = k ? (unsigned char)out[k - 1] : 0;
-			int next = j < n ? (unsigned char)s[j] : 0;
-			if (prev && next && prev != ' ' && !spaceless(prev) && !spaceless(next))
-				out[k++] = ' ';
-			i = j - 1;
-			continue;
-		}
-		if (c == ',') {
+		else if (c == ' ')
+			i = put_spaces(s, n, i, out, &k);
+		else if (c == ',') {
 			out[k++] = ',';
 			out[k++] = ' ';
-			continue;
-		}
-		if (isdigit(c) && (k == 0 || !is_ident((unsigned char)out[k - 1]))) {
-			/* an integer literal: "1ul" -> "1" (compilers differ in the suffix they print) */
-			size_t j = i;
-			while (j < n && isdigit((unsigned char)s[j]))
-				j++;
-			size_t m = j;
-			while (m < n && strchr("uUlL", s[m]))
-				m++;
-			memcpy(out + k, s + i, j - i);
-			k += j - i;
-			i = (m > j && (m == n || !is_ident((unsigned char)s[m])) ? m : j) - 1;
-			continue;
-		}
-		out[k++] = (char)c;
+		} else if (isdigit(c) && (k == 0 || !is_ident((unsigned char)out[k - 1])))
+			i = put_literal(s, n, i, out, &k);
+		else
+			out[k++] = (char)c;
 	}
 	while (k && out[k - 1] == ' ')
 		k--;
 	out[k] = '\0';
-	/* Inductor numbers the kernels of a graph: triton_poi_fused_add_0, ..._1 */
-	if (!strncmp(out, "triton_", 7)) {
-		size_t e = k;
-		while (e > 7 && isdigit((unsigned char)out[e - 1]))
-			e--;
-		if (e < k && e > 8 && out[e - 1] == '_')
-			out[e - 1] = '\0';
+	return k;
+}
+
+/* Inductor numbers the kernels of a graph: triton_poi_fused_add_0, ..._1 */
+static void drop_triton_index(char *out, size_t k)
+{
+	if (strncmp(out, "triton_", 7))
+		return;
+	size_t e = k;
+	while (e > 7 && isdigit((unsigned char)out[e - 1]))
+		e--;
+	if (e < k && e > 8 && out[e - 1] == '_')
+		out[e - 1] = '\0';
+}
+
+const char *diff_normalize_kernel(struct kp_arena *a, const char *name)
+{
+	const char *s = name;
+	size_t n = strlen(s);
+	if (!strncmp(s, "void ", 5)) {
+		s += 5;
+		n = drop_signature(s, n - 5);
 	}
+	char *out = arena_alloc(a, 2 * n + 1);
+	size_t k = normalize_templates(s, n, out);
+	drop_triton_index(out, k);
 	return out;
 }
 

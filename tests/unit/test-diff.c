@@ -114,6 +114,12 @@ static void normalization_merges_template_noise_but_keeps_distinct_kernels(void 
 	assert_string_equal(diff_normalize_kernel(&a, "triton_poi_fused_add"),
 			    "triton_poi_fused_add");
 	assert_string_equal(diff_normalize_kernel(&a, "my_kernel_3"), "my_kernel_3");
+	/* each step: the signature's outermost (...), spaces, literal suffixes, the index */
+	assert_string_equal(diff_normalize_kernel(&a, "void k<F>(void (*)(int), int)"), "k<F>");
+	assert_string_equal(diff_normalize_kernel(&a, "void (int)"), "(int)");
+	assert_string_equal(diff_normalize_kernel(&a, "void k<a  b ,  c  *>(x"), "k<a b, c*>(x");
+	assert_string_equal(diff_normalize_kernel(&a, "k<2ULx, 7lu, 5u_>"), "k<2ULx, 7, 5u_>");
+	assert_string_equal(diff_normalize_kernel(&a, "triton__3"), "triton__3");
 	assert_string_equal(
 		diff_normalize_kernel(
 			&a,
