@@ -143,74 +143,129 @@ __device__ __forceinline__ void block_reduce2(float &a, float &b, float *sh)
 }
 
 /*
+ * One output vector @j of a row: softmax exp(x - max) * @scale (@ml: max * log2 e), the norms
+ * (x * @scale + @shift) * w (+ b), @scale the rstd and @shift -mean * rstd.
+ */
+template <typename T, int OP>
+__device__ __forceinline__ uint4 vec_out(const uint4 &raw, long j, const T *w, const T *b, float ml,
+					 float scale, float shift)
+{
+	constexpr int VE = vec<T>::N;
+	float v[VE], o[VE], wf[VE], bf[VE];
+	unpack<T>(raw, v);
+	if (OP == RW_SOFTMAX) {
+#pragma unroll
+		for (int e = 0; e < VE; e++)
+			o[e] = ex2(fmaf(v[e], L2E, -ml)) * scale;
+		return pack<T>(o);
+	}
+	unpack<T>(__ldg((const uint4 *)w + j), wf);
+	if (OP == RW_LAYERNORM)
+		unpack<T>(__ldg((const uint4 *)b + j), bf);
+#pragma unroll
+	for (int e = 0; e < VE; e++)
+		o[e] = (v[e] * scale + shift) * wf[e] + (OP == RW_LAYERNORM ? bf[e] : 0.f);
+	return pack<T>(o);
+}
+
+/* Softmax: per thread a max, then a sum of exp over its own elements; one (max, sum) reduction. */
+template <typename T, int ITEMS>
+__device__ __forceinline__ void softmax_stats(const uint4 *raw, long nvec, float *sh, float &m,
+					      float &scale)
+{
+	constexpr int VE = vec<T>::N;
+	float a = 0.f;
+	m = -INFINITY;
+#pragma unroll
+	for (int i = 0; i < ITEMS; i++) {
+		float v[VE];
+		unpack<T>(raw[i], v);
+		if (threadIdx.x + (long)i * blockDim.x < nvec)
+#pragma unroll
+			for (int e = 0; e < VE; e++)
+				m = fmaxf(m, v[e]);
+	}
+	float ml = m * L2E;
+#pragma unroll
+	for (int i = 0; i < ITEMS; i++) {
+		float v[VE];
+		unpack<T>(raw[i], v);
+		if (threadIdx.x + (long)i * blockDim.x < nvec)
+#pragma unroll
+			for (int e = 0; e < VE; e++)
+				a += ex2(fmaf(v[e], L2E, -ml));
+	}
+	block_reduce_ms(m, a, sh);
+	scale = 1.f / a;
+}
+
+/* RMSNorm: rstd = 1 / sqrt(mean(x^2) + eps) (padding vectors are zeros) */
+template <typename T, int ITEMS>
+__device__ __forceinline__ float rms_stats(const uint4 *raw, long hidden, float eps, float *sh)
+{
+	constexpr int VE = vec<T>::N;
+	float a = 0.f;
+#pragma unroll
+	for (int i = 0; i < ITEMS; i++) {
+		float v[VE];
+		unpack<T>(raw[i], v);
+#pragma unroll
+		for (int e = 0; e < VE; e++)
+			a += v[e] * v[e];
+	}
+	return rsqrtf(block_reduce<false>(a, sh) / (float)hidden + eps);
+}
+
+/* LayerNorm: the mean, then the variance about it from the registers (two reductions) */
+template <typename T, int ITEMS>
+__device__ __forceinline__ void ln_stats(const uint4 *raw, long nvec, long hidden, float eps,
+					 float *sh, float &mu, float &rstd)
+{
+	constexpr int VE = vec<T>::N;
+	float a = 0.f, q = 0.f;
+#pragma unroll
+	for (int i = 0; i < ITEMS; i++) {
+		float v[VE];
+		unpack<T>(raw[i], v);
+#pragma unroll
+		for (int e = 0; e < VE; e++)
+			a += v[e];
+	}
+	mu = block_reduce<false>(a, sh) / (float)hidden;
+#pragma unroll
+	for (int i = 0; i < ITEMS; i++) {
+		float v[VE];
+		unpack<T>(raw[i], v);
+		if (threadIdx.x + (long)i * blockDim.x < nvec)
+#pragma unroll
+			for (int e = 0; e < VE; e++)
+				q += (v[e] - mu) * (v[e] - mu);
+	}
+	rstd = rsqrtf(block_reduce<false>(q, sh) / (float)hidden + eps);
+}
+
+/*
  * One row @r of the forward from its vectors in @raw (packed: half the registers of fp32 for
- * 16-bit types, so more rows are in flight per SM; every pass unpacks again).
+ * 16-bit types, so more rows are in flight per SM; every pass unpacks again): the row's
+ * statistics, then each vector out through vec_out.
  */
 template <typename T, int OP, int ITEMS>
 __device__ __forceinline__ void rowwise_row(const uint4 *raw, long r, T *y, const T *w, const T *b,
 					    float *mean_out, float *rstd_out, long hidden,
 					    float eps, float *sh)
 {
-	constexpr int VE = vec<T>::N;
-	long nvec = hidden / VE;
+	long nvec = hidden / vec<T>::N;
 	uint4 *yr = (uint4 *)(y + (size_t)r * hidden);
-	float a = 0.f, scale = 1.f, shift = 0.f, m = 0.f;
-	if (OP == RW_SOFTMAX) {
-		/* per thread: max, then sum of exp over its own elements; one (max, sum) reduction */
-		m = -INFINITY;
-#pragma unroll
-		for (int i = 0; i < ITEMS; i++) {
-			float v[VE];
-			unpack<T>(raw[i], v);
-			if (threadIdx.x + (long)i * blockDim.x < nvec)
-#pragma unroll
-				for (int e = 0; e < VE; e++)
-					m = fmaxf(m, v[e]);
-		}
-		float ml = m * L2E;
-#pragma unroll
-		for (int i = 0; i < ITEMS; i++) {
-			float v[VE];
-			unpack<T>(raw[i], v);
-			if (threadIdx.x + (long)i * blockDim.x < nvec)
-#pragma unroll
-				for (int e = 0; e < VE; e++)
-					a += ex2(fmaf(v[e], L2E, -ml));
-		}
-		block_reduce_ms(m, a, sh);
-		scale = 1.f / a;
-	} else if (OP == RW_RMSNORM) {
-#pragma unroll
-		for (int i = 0; i < ITEMS; i++) {
-			float v[VE];
-			unpack<T>(raw[i], v);
-#pragma unroll
-			for (int e = 0; e < VE; e++)
-				a += v[e] * v[e];
-		}
-		scale = rsqrtf(block_reduce<false>(a, sh) / (float)hidden + eps);
+	float m = 0.f, scale, shift = 0.f;
+	if constexpr (OP == RW_SOFTMAX) {
+		softmax_stats<T, ITEMS>(raw, nvec, sh, m, scale);
+	} else if constexpr (OP == RW_RMSNORM) {
+		scale = rms_stats<T, ITEMS>(raw, hidden, eps, sh);
 		if (threadIdx.x == 0)
 			rstd_out[r] = scale;
 	} else {
-#pragma unroll
-		for (int i = 0; i < ITEMS; i++) {
-			float v[VE];
-			unpack<T>(raw[i], v);
-#pragma unroll
-			for (int e = 0; e < VE; e++)
-				a += v[e];
-		}
-		float mu = block_reduce<false>(a, sh) / (float)hidden, q = 0.f;
-#pragma unroll
-		for (int i = 0; i < ITEMS; i++) {
-			float v[VE];
-			unpack<T>(raw[i], v);
-			if (threadIdx.x + (long)i * blockDim.x < nvec)
-#pragma unroll
-				for (int e = 0; e < VE; e++)
-					q += (v[e] - mu) * (v[e] - mu);
-		}
-		scale = rsqrtf(block_reduce<false>(q, sh) / (float)hidden + eps);
+		float mu;
+		ln_stats<T, ITEMS>(raw, nvec, hidden, eps, sh, mu, scale);
 		shift = -mu * scale;
 		if (threadIdx.x == 0)
 			mean_out[r] = mu, rstd_out[r] = scale;
@@ -218,26 +273,8 @@ __device__ __forceinline__ void rowwise_row(const uint4 *raw, long r, T *y, cons
 #pragma unroll
 	for (int i = 0; i < ITEMS; i++) {
 		long j = threadIdx.x + (long)i * blockDim.x;
-		if (j >= nvec)
-			continue;
-		float v[VE], o[VE];
-		unpack<T>(raw[i], v);
-		if (OP == RW_SOFTMAX) {
-			float ml = m * L2E;
-#pragma unroll
-			for (int e = 0; e < VE; e++)
-				o[e] = ex2(fmaf(v[e], L2E, -ml)) * scale;
-		} else {
-			float wf[VE], bf[VE];
-			unpack<T>(__ldg((const uint4 *)w + j), wf);
-			if (OP == RW_LAYERNORM)
-				unpack<T>(__ldg((const uint4 *)b + j), bf);
-#pragma unroll
-			for (int e = 0; e < VE; e++)
-				o[e] = (v[e] * scale + shift) * wf[e] +
-				       (OP == RW_LAYERNORM ? bf[e] : 0.f);
-		}
-		__stcs(yr + j, pack<T>(o));
+		if (j < nvec)
+			__stcs(yr + j, vec_out<T, OP>(raw[i], j, w, b, m * L2E, scale, shift));
 	}
 }
 
@@ -291,29 +328,6 @@ __device__ __forceinline__ void vec_stats(const uint4 &raw, float k, float &m, f
 			a += d, q += d * d;
 		}
 	}
-}
-
-/* One output vector @j of rowwise_l2's second pass (scale and shift as in rowwise_row). */
-template <typename T, int OP>
-__device__ __forceinline__ uint4 l2_out(const uint4 &raw, long j, const T *w, const T *b, float ml,
-					float scale, float shift)
-{
-	constexpr int VE = vec<T>::N;
-	float v[VE], o[VE], wf[VE], bf[VE];
-	unpack<T>(raw, v);
-	if (OP == RW_SOFTMAX) {
-#pragma unroll
-		for (int e = 0; e < VE; e++)
-			o[e] = ex2(fmaf(v[e], L2E, -ml)) * scale;
-		return pack<T>(o);
-	}
-	unpack<T>(__ldg((const uint4 *)w + j), wf);
-	if (OP == RW_LAYERNORM)
-		unpack<T>(__ldg((const uint4 *)b + j), bf);
-#pragma unroll
-	for (int e = 0; e < VE; e++)
-		o[e] = (v[e] * scale + shift) * wf[e] + (OP == RW_LAYERNORM ? bf[e] : 0.f);
-	return pack<T>(o);
 }
 
 /*
@@ -376,7 +390,7 @@ __global__ void __launch_bounds__(NT)
 			long j = base + (long)u * NT;
 			if (j < nvec)
 				__stcs(yr + j,
-				       l2_out<T, OP>(raw[u], j, w, b, m * L2E, scale, shift));
+				       vec_out<T, OP>(raw[u], j, w, b, m * L2E, scale, shift));
 		}
 	}
 }
