@@ -509,6 +509,103 @@ __global__ void __launch_bounds__(1024)
  *   rms:   xh = x r, g = w dy, dx = r (g - xh mean(g xh)), dw += dy xh
  *   layer: xh = (x - mu) r, dx = r (g - mean(g) - xh mean(g xh)), dw += dy xh, db += dy
  */
+/* This thread's vectors of row offset @off of x and dy (zeros past the row's @nvec). */
+template <typename T, int ITEMS>
+__device__ __forceinline__ void load_row(uint4 (&rx)[ITEMS], uint4 (&rd)[ITEMS], const T *x,
+					 const T *dy, size_t off, long nvec)
+{
+#pragma unroll
+	for (int i = 0; i < ITEMS; i++) {
+		long j = threadIdx.x + (long)i * blockDim.x;
+		rx[i] = j < nvec ? __ldcs((const uint4 *)(x + off) + j) : make_uint4(0, 0, 0, 0);
+		rd[i] = j < nvec ? __ldcs((const uint4 *)(dy + off) + j) : make_uint4(0, 0, 0, 0);
+	}
+}
+
+/* This thread's sums of g = w dy and g xh over its vectors of the row. */
+template <typename T, int ITEMS>
+__device__ __forceinline__ void norm_row_sums(const uint4 (&rx)[ITEMS], const uint4 (&rd)[ITEMS],
+					      const T *w, long nvec, float rs, float mu, float &sg,
+					      float &sgx)
+{
+	constexpr int VE = vec<T>::N;
+	sg = 0.f, sgx = 0.f;
+#pragma unroll
+	for (int i = 0; i < ITEMS; i++) {
+		long j = threadIdx.x + (long)i * blockDim.x;
+		if (j >= nvec)
+			continue;
+		float xv[VE], dv[VE], wv[VE];
+		unpack<T>(rx[i], xv);
+		unpack<T>(rd[i], dv);
+		unpack<T>(__ldg((const uint4 *)w + j), wv);
+#pragma unroll
+		for (int e = 0; e < VE; e++) {
+			float g = wv[e] * dv[e], xh = (xv[e] - mu) * rs;
+			sg += g, sgx += g * xh;
+		}
+	}
+}
+
+/* dx of the row at @outr from the block's (@a, @c); with ACC, dw (and db) add up per thread */
+template <typename T, int OP, int ITEMS, bool ACC, int AI, int BI>
+__device__ __forceinline__ void
+norm_row_finish(const uint4 (&rx)[ITEMS], const uint4 (&rd)[ITEMS], const T *w, uint4 *outr,
+		long nvec, float rs, float mu, float a, float c, float (&dw)[AI][vec<T>::N],
+		float (&db)[BI][vec<T>::N])
+{
+	constexpr int VE = vec<T>::N;
+#pragma unroll
+	for (int i = 0; i < ITEMS; i++) {
+		long j = threadIdx.x + (long)i * blockDim.x;
+		if (j >= nvec)
+			continue;
+		float xv[VE], dv[VE], wv[VE], o[VE];
+		unpack<T>(rx[i], xv);
+		unpack<T>(rd[i], dv);
+		unpack<T>(__ldg((const uint4 *)w + j), wv);
+#pragma unroll
+		for (int e = 0; e < VE; e++) {
+			float xh = (xv[e] - mu) * rs;
+			o[e] = rs * (wv[e] * dv[e] - a - xh * c);
+			if (ACC) {
+				dw[ACC ? i : 0][e] += dv[e] * xh;
+				if (OP == RW_LAYERNORM)
+					db[ACC && OP == RW_LAYERNORM ? i : 0][e] += dv[e];
+			}
+		}
+		__stcs(outr + j, pack<T>(o));
+	}
+}
+
+/* The block's partial rows of dw (and db) at row blockIdx.x of @pw (@pb) */
+template <typename T, int OP, bool ACC, int AI, int BI>
+__device__ __forceinline__ void norm_partials(float *pw, float *pb, long hidden, long nvec,
+					      const float (&dw)[AI][vec<T>::N],
+					      const float (&db)[BI][vec<T>::N])
+{
+	constexpr int VE = vec<T>::N;
+#pragma unroll
+	for (int i = 0; i < AI; i++) {
+		long j = threadIdx.x + (long)i * blockDim.x;
+		if (!ACC || j >= nvec)
+			continue;
+		float4 *p = (float4 *)(pw + (size_t)blockIdx.x * hidden + j * VE);
+#pragma unroll
+		for (int e = 0; e < VE; e += 4)
+			p[e / 4] = make_float4(dw[i][e], dw[i][e + 1], dw[i][e + 2], dw[i][e + 3]);
+		if (OP == RW_LAYERNORM) {
+			float4 *q = (float4 *)(pb + (size_t)blockIdx.x * hidden + j * VE);
+#pragma unroll
+			for (int e = 0; e < VE; e += 4)
+				q[e / 4] = make_float4(db[BI > 1 ? i : 0][e],
+						       db[BI > 1 ? i : 0][e + 1],
+						       db[BI > 1 ? i : 0][e + 2],
+						       db[BI > 1 ? i : 0][e + 3]);
+		}
+	}
+}
+
 template <typename T, int OP, int ITEMS, bool ACC>
 __global__ void __launch_bounds__(1024)
 	kprof_norm_bwd(T *dx, float *pw, float *pb, const T *dy, const T *x, const float *mean,
@@ -532,97 +629,30 @@ __global__ void __launch_bounds__(1024)
 		for (int e = 0; e < VE; e++)
 			db[i][e] = 0.f;
 	float inv_h = 1.f / (float)hidden;
-	uint4 rx[ITEMS], rd[ITEMS], nx[PF ? ITEMS : 1], nd[PF ? ITEMS : 1];
+	uint4 rx[ITEMS], rd[ITEMS], nx[ITEMS], nd[ITEMS];
+	(void)nx, (void)nd; /* PF only */
 	for (long r = blockIdx.x; r < rows; r += gridDim.x) {
 		size_t off = (size_t)r * hidden;
 		long rn = r + gridDim.x;
-		if (!PF || r == (long)blockIdx.x) {
-#pragma unroll
-			for (int i = 0; i < ITEMS; i++) {
-				long j = threadIdx.x + (long)i * blockDim.x;
-				rx[i] = j < nvec ? __ldcs((const uint4 *)(x + off) + j)
-						 : make_uint4(0, 0, 0, 0);
-				rd[i] = j < nvec ? __ldcs((const uint4 *)(dy + off) + j)
-						 : make_uint4(0, 0, 0, 0);
-			}
-		}
-		if (PF && rn < rows) {
-#pragma unroll
-			for (int i = 0; i < (PF ? ITEMS : 1); i++) {
-				long j = threadIdx.x + (long)i * blockDim.x;
-				size_t noff = (size_t)rn * hidden;
-				nx[i] = j < nvec ? __ldcs((const uint4 *)(x + noff) + j)
-						 : make_uint4(0, 0, 0, 0);
-				nd[i] = j < nvec ? __ldcs((const uint4 *)(dy + noff) + j)
-						 : make_uint4(0, 0, 0, 0);
-			}
-		}
+		if (!PF || r == (long)blockIdx.x)
+			load_row<T, ITEMS>(rx, rd, x, dy, off, nvec);
+		if constexpr (PF)
+			if (rn < rows)
+				load_row<T, ITEMS>(nx, nd, x, dy, (size_t)rn * hidden, nvec);
 		float rs = __ldg(rstd + r), mu = OP == RW_LAYERNORM ? __ldg(mean + r) : 0.f;
-		float sg = 0.f, sgx = 0.f;
-#pragma unroll
-		for (int i = 0; i < ITEMS; i++) {
-			long j = threadIdx.x + (long)i * blockDim.x;
-			if (j >= nvec)
-				continue;
-			float xv[VE], dv[VE], wv[VE];
-			unpack<T>(rx[i], xv);
-			unpack<T>(rd[i], dv);
-			unpack<T>(__ldg((const uint4 *)w + j), wv);
-#pragma unroll
-			for (int e = 0; e < VE; e++) {
-				float g = wv[e] * dv[e], xh = (xv[e] - mu) * rs;
-				sg += g, sgx += g * xh;
-			}
-		}
+		float sg, sgx;
+		norm_row_sums<T, ITEMS>(rx, rd, w, nvec, rs, mu, sg, sgx);
 		block_reduce2(sg, sgx, sh);
 		float a = OP == RW_LAYERNORM ? sg * inv_h : 0.f, c = sgx * inv_h;
-		uint4 *outr = (uint4 *)(dx + off);
+		norm_row_finish<T, OP, ITEMS, ACC, AI, BI>(rx, rd, w, (uint4 *)(dx + off), nvec, rs,
+							   mu, a, c, dw, db);
+		if constexpr (PF) {
 #pragma unroll
-		for (int i = 0; i < ITEMS; i++) {
-			long j = threadIdx.x + (long)i * blockDim.x;
-			if (j >= nvec)
-				continue;
-			float xv[VE], dv[VE], wv[VE], o[VE];
-			unpack<T>(rx[i], xv);
-			unpack<T>(rd[i], dv);
-			unpack<T>(__ldg((const uint4 *)w + j), wv);
-#pragma unroll
-			for (int e = 0; e < VE; e++) {
-				float xh = (xv[e] - mu) * rs;
-				o[e] = rs * (wv[e] * dv[e] - a - xh * c);
-				if (ACC) {
-					dw[ACC ? i : 0][e] += dv[e] * xh;
-					if (OP == RW_LAYERNORM)
-						db[ACC && OP == RW_LAYERNORM ? i : 0][e] += dv[e];
-				}
-			}
-			__stcs(outr + j, pack<T>(o));
-		}
-		if (PF) {
-#pragma unroll
-			for (int i = 0; i < (PF ? ITEMS : 1); i++)
+			for (int i = 0; i < ITEMS; i++)
 				rx[i] = nx[i], rd[i] = nd[i];
 		}
 	}
-#pragma unroll
-	for (int i = 0; i < AI; i++) {
-		long j = threadIdx.x + (long)i * blockDim.x;
-		if (!ACC || j >= nvec)
-			continue;
-		float4 *p = (float4 *)(pw + (size_t)blockIdx.x * hidden + j * VE);
-#pragma unroll
-		for (int e = 0; e < VE; e += 4)
-			p[e / 4] = make_float4(dw[i][e], dw[i][e + 1], dw[i][e + 2], dw[i][e + 3]);
-		if (OP == RW_LAYERNORM) {
-			float4 *q = (float4 *)(pb + (size_t)blockIdx.x * hidden + j * VE);
-#pragma unroll
-			for (int e = 0; e < VE; e += 4)
-				q[e / 4] = make_float4(db[BI > 1 ? i : 0][e],
-						       db[BI > 1 ? i : 0][e + 1],
-						       db[BI > 1 ? i : 0][e + 2],
-						       db[BI > 1 ? i : 0][e + 3]);
-		}
-	}
+	norm_partials<T, OP, ACC, AI, BI>(pw, pb, hidden, nvec, dw, db);
 }
 
 /*
