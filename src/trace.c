@@ -364,6 +364,90 @@ static int read_id(struct loader *L, int64_t *out, uint8_t *is_str)
 	return ty == JT_ERROR ? -1 : 0;
 }
 
+/* A dimension's value, or -1 where it does not fit an int64 */
+static int64_t dim_value(const struct kp_json_tok *tk)
+{
+	int64_t v;
+	if (json_num_i64(tk->s, tk->len, &v) < 0)
+		v = -1;
+	return v;
+}
+
+/* One shape of a TensorList in slot @slot, after its '[': [8,16,1024,128] */
+static int read_list_shape(struct loader *L, struct ev *e, int slot)
+{
+	struct kp_json_tok tk;
+	enum kp_json_type ty;
+	if (e->slot_nlist[slot]++ == 0)
+		e->slot_list0[slot] = e->nlist_used;
+	int li = e->nlist_used++;
+	e->list_ndim[li] = 0;
+	e->list_dim0[li] = e->ndims_used;
+	while ((ty = json_next(&L->p, &tk)) != JT_ARR_END) {
+		if (ty == JT_ERROR)
+			return -1;
+		if (ty == JT_ARR || ty == JT_OBJ) {
+			if (json_skip_rest(&L->p) < 0)
+				return -1;
+			e->shapes_overflow = 1;
+		} else if (ty == JT_NUM && e->ndims_used < MAX_DIMS) {
+			e->dims[e->ndims_used++] = dim_value(&tk);
+			e->list_ndim[li]++;
+		} else {
+			e->shapes_overflow = 1;
+		}
+	}
+	return 0;
+}
+
+/* Slot @slot's shape, after its '[': [8, 256, 1024], or a TensorList [[...], [...]] */
+static int read_slot_shape(struct loader *L, struct ev *e, int slot)
+{
+	struct kp_json_tok tk;
+	for (;;) {
+		enum kp_json_type ty = json_next(&L->p, &tk);
+		if (ty == JT_ARR_END)
+			return 0;
+		if (ty == JT_ERROR)
+			return -1;
+		if (ty == JT_NUM && e->ndims_used < MAX_DIMS) {
+			e->dims[e->ndims_used++] = dim_value(&tk);
+			e->slot_ndim[slot]++;
+		} else if (ty == JT_ARR && e->nlist_used < MAX_LIST) {
+			if (read_list_shape(L, e, slot) < 0)
+				return -1;
+		} else if (ty == JT_ARR || ty == JT_OBJ) {
+			if (json_skip_rest(&L->p) < 0)
+				return -1;
+			e->shapes_overflow = 1;
+		} else if (ty == JT_NUM) {
+			e->shapes_overflow = 1;
+		}
+	}
+}
+
+/* Element @ty of "Input Dims" as slot @slot: a shape; anything else leaves the slot empty */
+static int read_slot(struct loader *L, struct ev *e, int slot, enum kp_json_type ty)
+{
+	e->slot_ndim[slot] = 0;
+	e->slot_nlist[slot] = 0;
+	e->slot_dim0[slot] = e->ndims_used;
+	if (ty == JT_ARR)
+		return read_slot_shape(L, e, slot);
+	if (ty == JT_OBJ && json_skip_rest(&L->p) < 0)
+		return -1;
+	return 0;
+}
+
+/* An element @ty past MAX_SLOTS: skipped, the shapes marked incomplete */
+static int skip_slot(struct loader *L, struct ev *e, enum kp_json_type ty)
+{
+	e->shapes_overflow = 1;
+	if ((ty == JT_ARR || ty == JT_OBJ) && json_skip_rest(&L->p) < 0)
+		return -1;
+	return 0;
+}
+
 /* "Input Dims": [[1024, 1024], [], [8, 256, 1024], ...] */
 static int read_dims(struct loader *L, struct ev *e)
 {
@@ -378,67 +462,9 @@ static int read_dims(struct loader *L, struct ev *e)
 			break;
 		if (ty == JT_ERROR)
 			return -1;
-		if (slot >= MAX_SLOTS) {
-			e->shapes_overflow = 1;
-			if (ty == JT_ARR || ty == JT_OBJ)
-				if (json_skip_rest(&L->p) < 0)
-					return -1;
-			continue;
-		}
-		e->slot_ndim[slot] = 0;
-		e->slot_nlist[slot] = 0;
-		e->slot_dim0[slot] = e->ndims_used;
-		if (ty == JT_ARR) {
-			for (;;) {
-				ty = json_next(&L->p, &tk);
-				if (ty == JT_ARR_END)
-					break;
-				if (ty == JT_ERROR)
-					return -1;
-				if (ty == JT_NUM && e->ndims_used < MAX_DIMS) {
-					int64_t v;
-					if (json_num_i64(tk.s, tk.len, &v) < 0)
-						v = -1;
-					e->dims[e->ndims_used++] = v;
-					e->slot_ndim[slot]++;
-				} else if (ty == JT_ARR && e->nlist_used < MAX_LIST) {
-					/* a TensorList: [[8,16,1024,128], [8,16,1024,128]] */
-					if (e->slot_nlist[slot]++ == 0)
-						e->slot_list0[slot] = e->nlist_used;
-					int li = e->nlist_used++;
-					e->list_ndim[li] = 0;
-					e->list_dim0[li] = e->ndims_used;
-					while ((ty = json_next(&L->p, &tk)) != JT_ARR_END) {
-						if (ty == JT_ERROR)
-							return -1;
-						if (ty == JT_ARR || ty == JT_OBJ) {
-							if (json_skip_rest(&L->p) < 0)
-								return -1;
-							e->shapes_overflow = 1;
-						} else if (ty == JT_NUM &&
-							   e->ndims_used < MAX_DIMS) {
-							int64_t v;
-							if (json_num_i64(tk.s, tk.len, &v) < 0)
-								v = -1;
-							e->dims[e->ndims_used++] = v;
-							e->list_ndim[li]++;
-						} else {
-							e->shapes_overflow = 1;
-						}
-					}
-				} else if (ty == JT_ARR || ty == JT_OBJ) {
-					if (json_skip_rest(&L->p) < 0)
-						return -1;
-					e->shapes_overflow = 1;
-				} else if (ty == JT_NUM) {
-					e->shapes_overflow = 1;
-				}
-			}
-		} else if (ty == JT_OBJ) {
-			if (json_skip_rest(&L->p) < 0)
-				return -1;
-		}
-		slot++;
+		int r = slot < MAX_SLOTS ? read_slot(L, e, slot++, ty) : skip_slot(L, e, ty);
+		if (r < 0)
+			return -1;
 	}
 	e->nslots_dims = slot;
 	return 0;

@@ -224,6 +224,62 @@ static void rare_fields_sit_in_side_tables_and_link_ids_are_freed(void **state)
 	trace_free(&t);
 }
 
+/* The number of ops that warned "ops with too many shape slots" */
+static long slot_warnings(const struct kp_trace *t)
+{
+	for (int i = 0; i < t->warn.nkinds; i++)
+		if (!strcmp(t->warn.k[i].kind, "ops with too many shape slots"))
+			return t->warn.k[i].count;
+	return 0;
+}
+
+/* "Input Dims": shapes, TensorLists, skipped elements and the slot cap, each step of read_dims */
+static void input_dims_keep_shapes_lists_and_the_slot_cap(void **state)
+{
+	(void)state;
+	char text[4096];
+	int n = snprintf(text, sizeof(text),
+			 "{\"traceEvents\":["
+			 "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"pid\":1,\"tid\":1,"
+			 "\"ts\":0,\"dur\":9,\"args\":{\"Input Dims\":[[2,3],[[4,5],[6]],{\"a\":[1]},"
+			 "[7,[8,[9]],{\"b\":1}],\"x\",[99999999999999999999],[]]}},"
+			 "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::add\",\"pid\":1,\"tid\":1,"
+			 "\"ts\":10,\"dur\":9,\"args\":{\"Input Dims\":[");
+	for (int i = 0; i < 130; i++)
+		n += snprintf(text + n, sizeof(text) - n, "%s[%d]", i ? "," : "", i);
+	snprintf(text + n, sizeof(text) - n, "]}}]}");
+	struct kp_trace t;
+	struct kp_diag d;
+	assert_int_equal(load_text(&t, text, 0, &d), 0);
+	const struct kp_op *mm = op_named(&t, "aten::mm");
+	assert_int_equal(mm->nslots, 7);
+	const struct kp_slot *s = mm->slots;
+	assert_int_equal(s[0].ndim, 2);
+	assert_true(s[0].dims[0] == 2 && s[0].dims[1] == 3 && s[0].nlist == 0);
+	assert_int_equal(s[1].ndim, 0);
+	assert_int_equal(s[1].nlist, 2);
+	assert_int_equal(s[1].list[0].ndim, 2);
+	assert_true(s[1].list[0].dims[0] == 4 && s[1].list[0].dims[1] == 5);
+	assert_int_equal(s[1].list[1].ndim, 1);
+	assert_true(s[1].list[1].dims[0] == 6);
+	assert_true(s[2].ndim == 0 && s[2].nlist == 0);
+	assert_int_equal(s[3].ndim, 1);
+	assert_true(s[3].dims[0] == 7);
+	assert_int_equal(s[3].nlist, 1);
+	assert_int_equal(s[3].list[0].ndim, 1);
+	assert_true(s[3].list[0].dims[0] == 8);
+	assert_true(s[4].ndim == 0 && s[4].nlist == 0);
+	assert_int_equal(s[5].ndim, 1);
+	assert_true(s[5].dims[0] == -1);
+	assert_true(s[6].ndim == 0 && s[6].nlist == 0);
+	const struct kp_op *add = op_named(&t, "aten::add");
+	assert_int_equal(add->nslots, 128);
+	assert_true(add->slots[127].ndim == 1 && add->slots[127].dims[0] == 127);
+	/* both warn: mm for [9] and {"b":1} inside its slots, add for its 2 slots past the cap */
+	assert_int_equal(slot_warnings(&t), 2);
+	trace_free(&t);
+}
+
 /* dropping the records keeps names and warnings: what a report of the trace points at */
 static void dropped_records_leave_names_and_warnings(void **state)
 {
@@ -931,6 +987,7 @@ int main(void)
 		cmocka_unit_test(links_2022_traces_by_time_nesting_and_counts_one_level),
 		cmocka_unit_test(graph_kernels_sharing_one_correlation_all_link),
 		cmocka_unit_test(rare_fields_sit_in_side_tables_and_link_ids_are_freed),
+		cmocka_unit_test(input_dims_keep_shapes_lists_and_the_slot_cap),
 		cmocka_unit_test(dropped_records_leave_names_and_warnings),
 		cmocka_unit_test(reads_b_e_pairs_string_pids_and_bare_event_arrays),
 		cmocka_unit_test(keeps_complete_events_of_a_truncated_trace),
