@@ -16,19 +16,24 @@
 
 static const char synopsis[] = "[<options>] <trace.json[.gz]> -o <out.json[.gz]>";
 
-int cmd_augment(int argc, char **argv)
+/* kprof augment's options as given, and its one trace */
+struct augment_args {
+	int strict;
+	double sm_clock;
+	const char *device, *db_path, *out_path, *in_path;
+};
+
+/* The options and the trace into @a; -1 to go on, else the status. */
+static int parse_options(struct augment_args *a, int argc, char **argv)
 {
-	int strict = 0;
-	double sm_clock = 0;
-	const char *device = NULL, *db_path = NULL, *out_path = NULL;
 	/* clang-format off */
 	const struct kp_opt opts[] = {
-		{ "output", 'o', OPT_STR, "FILE", "the augmented trace (gzip when FILE ends in .gz)", &out_path, NULL, NULL },
-		{ "device", 0, OPT_STR, "NAME", "device name to look up instead of the trace's", &device, NULL, NULL },
+		{ "output", 'o', OPT_STR, "FILE", "the augmented trace (gzip when FILE ends in .gz)", &a->out_path, NULL, NULL },
+		{ "device", 0, OPT_STR, "NAME", "device name to look up instead of the trace's", &a->device, NULL, NULL },
 		{ "device-db", 0, OPT_STR, "FILE", "device table replacing the built-in one (also $KPROF_DEVICE_DB)",
-		  &db_path, NULL, NULL },
-		{ "sm-clock", 0, OPT_CALLBACK, "MHZ", "SM clock the GPU ran at, when the trace has none", &sm_clock, NULL, opts_cb_clock_mhz },
-		{ "strict", 0, OPT_FLAG, NULL, "treat truncation and data anomalies as errors (exit 3)", &strict, NULL, NULL },
+		  &a->db_path, NULL, NULL },
+		{ "sm-clock", 0, OPT_CALLBACK, "MHZ", "SM clock the GPU ran at, when the trace has none", &a->sm_clock, NULL, opts_cb_clock_mhz },
+		{ "strict", 0, OPT_FLAG, NULL, "treat truncation and data anomalies as errors (exit 3)", &a->strict, NULL, NULL },
 		{ NULL, 0, 0, NULL, NULL, NULL, NULL, NULL },
 	};
 	/* clang-format on */
@@ -36,59 +41,93 @@ int cmd_augment(int argc, char **argv)
 	int rc = opts_parse("augment", synopsis, opts, argc, argv, &nargs);
 	if (rc)
 		return rc > 0 ? KP_OK : KP_USAGE;
-	if (nargs != 1 || !out_path) {
+	if (nargs != 1 || !a->out_path) {
 		fprintf(stderr, "kprof: error: %s\n",
 			nargs != 1 ? "augment takes one trace" : "no output file (-o FILE)");
 		opts_usage(stderr, "augment", synopsis, opts);
 		return KP_USAGE;
 	}
-	if (!strcmp(argv[1], "-") || !strcmp(out_path, "-")) {
+	a->in_path = argv[1];
+	return -1;
+}
+
+/* '-' on either side, or the input as the output: refused; -1 to go on, else the status. */
+static int check_paths(const struct augment_args *a)
+{
+	if (!strcmp(a->in_path, "-") || !strcmp(a->out_path, "-")) {
 		fprintf(stderr,
 			"kprof: error: augment reads the trace twice and writes a file: '-' is not allowed\n");
 		return KP_USAGE;
 	}
 	struct stat si, so;
-	if (stat(argv[1], &si) == 0 && stat(out_path, &so) == 0 && si.st_dev == so.st_dev &&
+	if (stat(a->in_path, &si) == 0 && stat(a->out_path, &so) == 0 && si.st_dev == so.st_dev &&
 	    si.st_ino == so.st_ino) {
 		fprintf(stderr,
 			"kprof: error: '%s' is the input: augment would overwrite the trace it reads\n",
-			out_path);
+			a->out_path);
 		return KP_USAGE;
 	}
+	return -1;
+}
+
+/* Load and link the trace into @t; -1 to go on, else the status (@t freed, error printed). */
+static int load_trace(const struct augment_args *a, struct kp_trace *t, struct kp_diag *d)
+{
+	struct kp_load_opts lo = { .strict = a->strict };
+	if (trace_load(t, a->in_path, &lo, d) < 0) {
+		diag_warn_print(&t->warn, WARN_SUMMARY, NULL, stderr);
+		fprintf(stderr, "kprof: %s\n", d->msg);
+		trace_free(t);
+		return d->status;
+	}
+	link_trace(t);
+	return -1;
+}
+
+/* Each GPU event's cost (analyze_run), then the trace with them into the output; the status. */
+static int write_costs(const struct augment_args *a, struct kp_trace *t, struct kp_devdb *db,
+		       struct kp_diag *d)
+{
+	struct kp_event_cost *ev = xcalloc(t->ngpu + 1, sizeof(*ev));
+	struct kp_analyze_opts ao = { .group = GROUP_KERNEL,
+				      .device = a->device,
+				      .sm_clock_mhz = a->sm_clock,
+				      .db = db,
+				      .events = ev };
+	struct kp_report r;
+	analyze_run(t, &ao, &r);
+	int status = KP_OK;
+	if (augment_write(t, ev, a->in_path, a->out_path, d) < 0) {
+		fprintf(stderr, "kprof: %s\n", d->msg);
+		status = d->status;
+	}
+	diag_warn_print(&t->warn, WARN_SUMMARY, NULL, stderr);
+	diag_warn_print(&r.warn, WARN_SUMMARY, NULL, stderr);
+	free(ev);
+	analyze_free(&r);
+	return status;
+}
+
+int cmd_augment(int argc, char **argv)
+{
+	struct augment_args a = { 0 };
+	int rc = parse_options(&a, argc, argv);
+	if (rc < 0)
+		rc = check_paths(&a);
+	if (rc >= 0)
+		return rc;
 	struct kp_diag d = { 0 };
 	struct kp_devdb db;
-	if (devdb_load_default(&db, db_path, &d) < 0) {
+	if (devdb_load_default(&db, a.db_path, &d) < 0) {
 		fprintf(stderr, "kprof: %s\n", d.msg);
 		return d.status;
 	}
 	struct kp_trace t;
-	struct kp_load_opts lo = { .strict = strict };
-	if (trace_load(&t, argv[1], &lo, &d) < 0) {
-		diag_warn_print(&t.warn, WARN_SUMMARY, NULL, stderr);
-		fprintf(stderr, "kprof: %s\n", d.msg);
+	rc = load_trace(&a, &t, &d);
+	if (rc < 0) {
+		rc = write_costs(&a, &t, &db, &d);
 		trace_free(&t);
-		devdb_free(&db);
-		return d.status;
 	}
-	link_trace(&t);
-	struct kp_event_cost *ev = xcalloc(t.ngpu + 1, sizeof(*ev));
-	struct kp_analyze_opts ao = { .group = GROUP_KERNEL,
-				      .device = device,
-				      .sm_clock_mhz = sm_clock,
-				      .db = &db,
-				      .events = ev };
-	struct kp_report r;
-	analyze_run(&t, &ao, &r);
-	int status = KP_OK;
-	if (augment_write(&t, ev, argv[1], out_path, &d) < 0) {
-		fprintf(stderr, "kprof: %s\n", d.msg);
-		status = d.status;
-	}
-	diag_warn_print(&t.warn, WARN_SUMMARY, NULL, stderr);
-	diag_warn_print(&r.warn, WARN_SUMMARY, NULL, stderr);
-	free(ev);
-	analyze_free(&r);
-	trace_free(&t);
 	devdb_free(&db);
-	return status;
+	return rc;
 }
