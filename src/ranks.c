@@ -163,7 +163,8 @@ static int cmp_comm(const void *pa, const void *pb)
 	return (a->ts_ns > b->ts_ns) - (a->ts_ns < b->ts_ns);
 }
 
-void ranks_summarize(struct kp_rank *r, const struct kp_trace *t)
+/* World size, backend, device and the rank: from the trace, else from the file name */
+static void summarize_identity(struct kp_rank *r, const struct kp_trace *t)
 {
 	r->world_size = t->world_size;
 	if (t->backend)
@@ -178,37 +179,65 @@ void ranks_summarize(struct kp_rank *r, const struct kp_trace *t)
 	} else {
 		r->rank_from = 2;
 	}
+}
 
-	struct kp_breakdown b;
-	breakdown_run(t, NULL, &b);
-	r->bd = b.all;
+/* The numbered steps of @b, their mean span and the slowest one (-1 without steps) */
+static void summarize_steps(struct kp_rank *r, const struct kp_breakdown *b)
+{
 	r->step_mean_ns = r->step_max_ns = r->slowest_step = -1;
-	if (b.nsteps && b.steps[0].num >= 0) {
-		r->steps = xcalloc(b.nsteps, sizeof(*r->steps));
-		r->nsteps = b.nsteps;
-		int64_t sum = 0, n = 0;
-		for (size_t i = 0; i < b.nsteps; i++) {
-			const struct kp_bd_step *s = &b.steps[i];
-			r->steps[i] = (struct kp_rank_step){ s->num, s->b.start_ns, s->b.span_ns,
-							     s->partial };
-			/* the partial last step holds the trace's tail: left out when others exist */
-			if (s->partial && b.nsteps > 1)
-				continue;
-			sum += s->b.span_ns;
-			n++;
-			if (s->b.span_ns > r->step_max_ns) {
-				r->step_max_ns = s->b.span_ns;
-				r->slowest_step = s->num;
-			}
+	if (!b->nsteps || b->steps[0].num < 0)
+		return;
+	r->steps = xcalloc(b->nsteps, sizeof(*r->steps));
+	r->nsteps = b->nsteps;
+	int64_t sum = 0, n = 0;
+	for (size_t i = 0; i < b->nsteps; i++) {
+		const struct kp_bd_step *s = &b->steps[i];
+		r->steps[i] = (struct kp_rank_step){ s->num, s->b.start_ns, s->b.span_ns,
+						     s->partial };
+		/* the partial last step holds the trace's tail: left out when others exist */
+		if (s->partial && b->nsteps > 1)
+			continue;
+		sum += s->b.span_ns;
+		n++;
+		if (s->b.span_ns > r->step_max_ns) {
+			r->step_max_ns = s->b.span_ns;
+			r->slowest_step = s->num;
 		}
-		r->step_mean_ns = n ? sum / n : -1;
 	}
+	r->step_mean_ns = n ? sum / n : -1;
+}
 
+/* Per GPU event, the index of its collective record in t->colls, -1 for none (malloc'ed) */
+static int32_t *colls_by_gpu(const struct kp_trace *t)
+{
 	int32_t *coll = xmalloc((t->ngpu ? t->ngpu : 1) * sizeof(*coll));
 	memset(coll, 0xff, (t->ngpu ? t->ngpu : 1) * sizeof(*coll));
 	for (size_t i = 0; i < t->ncolls; i++)
 		if (t->colls[i].gpu >= 0 && (size_t)t->colls[i].gpu < t->ngpu)
 			coll[t->colls[i].gpu] = (int32_t)i;
+	return coll;
+}
+
+/* GPU event @g as a communication: when, which step, its kind, group and bytes (@m: NULL) */
+static void fill_comm(struct kp_rank_comm *c, const struct kp_trace *t, const struct kp_gpu *g,
+		      const struct kp_coll *m)
+{
+	c->ts_ns = g->ts_ns;
+	c->dur_ns = g->dur_ns;
+	c->step = g->step >= 0 && (size_t)g->step < t->nsteps ? t->steps[g->step].num : -1;
+	c->group = -1;
+	c->bytes = -1;
+	c->kind = (int8_t)(m && m->name ? kind_from_coll(m->name) : kind_from_kernel(g->name));
+	if (m) {
+		c->group = m->group_size;
+		c->bytes = coll_bytes(c->kind, m);
+	}
+}
+
+/* GPU time, and the communication events in time order */
+static void summarize_comms(struct kp_rank *r, const struct kp_trace *t)
+{
+	int32_t *coll = colls_by_gpu(t);
 	size_t n = 0;
 	for (size_t i = 0; i < t->ngpu; i++) {
 		const struct kp_gpu *g = &t->gpu[i];
@@ -218,24 +247,22 @@ void ranks_summarize(struct kp_rank *r, const struct kp_trace *t)
 	r->comms = xcalloc(n ? n : 1, sizeof(*r->comms));
 	for (size_t i = 0; i < t->ngpu; i++) {
 		const struct kp_gpu *g = &t->gpu[i];
-		if (breakdown_class(g, coll[i] >= 0) != BD_COMM)
-			continue;
-		struct kp_rank_comm *c = &r->comms[r->ncomms++];
-		c->ts_ns = g->ts_ns;
-		c->dur_ns = g->dur_ns;
-		c->step = g->step >= 0 && (size_t)g->step < t->nsteps ? t->steps[g->step].num : -1;
-		c->group = -1;
-		c->bytes = -1;
-		const struct kp_coll *m = coll[i] >= 0 ? &t->colls[coll[i]] : NULL;
-		c->kind = (int8_t)(m && m->name ? kind_from_coll(m->name)
-						: kind_from_kernel(g->name));
-		if (m) {
-			c->group = m->group_size;
-			c->bytes = coll_bytes(c->kind, m);
-		}
+		if (breakdown_class(g, coll[i] >= 0) == BD_COMM)
+			fill_comm(&r->comms[r->ncomms++], t, g,
+				  coll[i] >= 0 ? &t->colls[coll[i]] : NULL);
 	}
 	qsort(r->comms, r->ncomms, sizeof(*r->comms), cmp_comm);
 	free(coll);
+}
+
+void ranks_summarize(struct kp_rank *r, const struct kp_trace *t)
+{
+	summarize_identity(r, t);
+	struct kp_breakdown b;
+	breakdown_run(t, NULL, &b);
+	r->bd = b.all;
+	summarize_steps(r, &b);
+	summarize_comms(r, t);
 	breakdown_free(&b);
 }
 

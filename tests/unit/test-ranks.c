@@ -98,6 +98,83 @@ static void the_late_rank_of_a_step_is_its_straggler(void **state)
 	ranks_free(&rs);
 }
 
+/*
+ * One trace without distributedInfo or a rank in its name: the rank from the argument order,
+ * the device, steps (the slowest, the mean), and communication kernels without collective
+ * records: their kind from the kernel name, no group or size, in start order.
+ */
+static void a_summary_without_collective_records(void **state)
+{
+	(void)state;
+	char path[512];
+	snprintf(path, sizeof(path), "%s/trace.json", tmpdir);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "{\"deviceProperties\": [{\"id\": 0, \"name\": \"NVIDIA H200\"}],\n"
+		   "\"traceEvents\": [\n");
+	static const struct {
+		int step_ts, step_dur, launch_ts, ts, dur;
+		const char *kernel;
+	} ev[] = {
+		{ 2000, 3000, 2010, 2500, 400,
+		  "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)" },
+		{ 0, 2000, 10, 100, 250, "ncclKernel_ReduceScatter_RING_LL_Sum_float" },
+		{ 0, 0, 20, 400, 50, "sm90_gemm" },
+	};
+	for (int i = 0; i < 3; i++) {
+		if (ev[i].step_dur)
+			fprintf(f,
+				"{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#%d\","
+				"\"pid\":1,\"tid\":1,\"ts\":%d,\"dur\":%d},\n",
+				6 - i, ev[i].step_ts, ev[i].step_dur);
+		fprintf(f,
+			"{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,"
+			"\"tid\":1,\"ts\":%d,\"dur\":3,\"args\":{\"correlation\":%d}},\n"
+			"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"%s\",\"pid\":0,\"tid\":7,\"ts\":%d,"
+			"\"dur\":%d,\"args\":{\"correlation\":%d,\"device\":0,\"stream\":7}},\n",
+			ev[i].launch_ts, i + 1, ev[i].kernel, ev[i].ts, ev[i].dur, i + 1);
+	}
+	fprintf(f, "{\"ph\":\"i\",\"name\":\"end\",\"pid\":1,\"tid\":1,\"ts\":0,\"s\":\"t\"}]}\n");
+	fclose(f);
+	char *paths[] = { path, NULL };
+	struct kp_ranks rs;
+	struct kp_load_opts lo = { 0 };
+	struct kp_diag d = { 0 };
+	assert_int_equal(ranks_load(&rs, paths, 1, 1, &lo, &d), 0);
+	const struct kp_rank *r = &rs.r[0];
+	assert_int_equal(r->rank, -1);
+	assert_int_equal(r->rank_from, 2);
+	assert_int_equal(r->world_size, -1);
+	assert_string_equal(r->backend, "");
+	assert_string_equal(r->device, "NVIDIA H200");
+	assert_int_equal(r->gpu_time_ns, 700000);
+	/* step 6, the partial last one, is kept but left out of the mean and the slowest */
+	assert_int_equal(r->nsteps, 2);
+	assert_int_equal(r->steps[0].num, 5);
+	assert_int_equal(r->steps[0].span_ns, 2400000);
+	assert_int_equal(r->steps[0].partial, 0);
+	assert_int_equal(r->steps[1].num, 6);
+	assert_int_equal(r->steps[1].partial, 1);
+	assert_int_equal(r->step_mean_ns, 2400000);
+	assert_int_equal(r->step_max_ns, 2400000);
+	assert_int_equal(r->slowest_step, 5);
+	/* written later in the file, started first */
+	assert_int_equal(r->ncomms, 2);
+	assert_int_equal(r->comms[0].ts_ns, 100000);
+	assert_int_equal(r->comms[0].dur_ns, 250000);
+	assert_int_equal(r->comms[0].kind, COLL_REDUCESCATTER);
+	assert_int_equal(r->comms[0].step, 5);
+	assert_int_equal(r->comms[1].ts_ns, 2500000);
+	assert_int_equal(r->comms[1].kind, COLL_SENDRECV);
+	assert_int_equal(r->comms[1].step, 6);
+	for (size_t i = 0; i < 2; i++) {
+		assert_int_equal(r->comms[i].group, -1);
+		assert_int_equal(r->comms[i].bytes, -1);
+	}
+	unlink(path);
+	ranks_free(&rs);
+}
+
 static void parallel_and_serial_loads_agree(void **state)
 {
 	(void)state;
@@ -200,6 +277,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(ranks_come_from_distributed_info_in_rank_order),
+		cmocka_unit_test(a_summary_without_collective_records),
 		cmocka_unit_test(collectives_get_nccl_tests_bandwidths),
 		cmocka_unit_test(the_late_rank_of_a_step_is_its_straggler),
 		cmocka_unit_test(parallel_and_serial_loads_agree),
