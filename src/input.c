@@ -157,11 +157,9 @@ static ssize_t raw_read(struct kp_input *in, unsigned char *buf, size_t cap)
 	}
 }
 
-int input_open(struct kp_input *in, const char *path, struct kp_diag *d)
+/* @path's descriptor ('-': stdin) into in->fd; a directory is refused. */
+static int open_fd(struct kp_input *in, const char *path, struct kp_diag *d)
 {
-	memset(in, 0, sizeof(*in));
-	in->path = path;
-	in->fd = -1;
 	if (strcmp(path, "-") == 0) {
 		in->name = "<stdin>";
 		in->fd = STDIN_FILENO;
@@ -182,8 +180,12 @@ int input_open(struct kp_input *in, const char *path, struct kp_diag *d)
 		if (S_ISREG(st.st_mode))
 			posix_fadvise(in->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 	}
+	return 0;
+}
 
-	/* peek at the magic; a short read (pipe) is retried until 4 bytes or EOF */
+/* Peek at the magic; a short read (pipe) is retried until 4 bytes or EOF. */
+static int peek_magic(struct kp_input *in, struct kp_diag *d)
+{
 	while (in->npeek < (int)sizeof(in->peek)) {
 		ssize_t n = read(in->fd, in->peek + in->npeek, sizeof(in->peek) - in->npeek);
 		if (n < 0 && errno == EINTR)
@@ -199,35 +201,63 @@ int input_open(struct kp_input *in, const char *path, struct kp_diag *d)
 		in->npeek += n;
 		in->raw_bytes += n;
 	}
-	if (in->npeek >= 2 && in->peek[0] == 0x1f && in->peek[1] == 0x8b) {
-		struct gz *g = xcalloc(1, sizeof(*g));
-		/* 16 + MAX_WBITS: gzip wrapper only, with its CRC and length checked */
-		if (inflateInit2(&g->z, 16 + MAX_WBITS) != Z_OK) {
-			free(g);
-			input_close(in);
-			return diag_error(d, KP_ENV, "error: cannot inflate '%s': out of memory",
-					  in->name);
-		}
-		in->gz = g;
-		gz_try_isal(in, g);
-		in->is_gzip = 1;
-		in->codec = "gzip";
-	} else if (in->npeek == 4 && in->peek[0] == 0x28 && in->peek[1] == 0xb5 &&
-		   in->peek[2] == 0x2f && in->peek[3] == 0xfd) {
-		struct zs *z = xcalloc(1, sizeof(*z));
-		z->ds = ZSTD_createDStream();
-		if (!z->ds || ZSTD_isError(ZSTD_initDStream(z->ds))) {
-			ZSTD_freeDStream(z->ds);
-			free(z);
-			input_close(in);
-			return diag_error(d, KP_ENV, "error: cannot decompress '%s': out of memory",
-					  in->name);
-		}
-		z->hint = 1; /* inside a frame until one ends */
-		in->zs = z;
-		in->is_zstd = 1;
-		in->codec = "zstd";
+	return 0;
+}
+
+/* gzip (1f 8b): zlib's inflater, and ISA-L's where it can be used. */
+static int start_gzip(struct kp_input *in, struct kp_diag *d)
+{
+	struct gz *g = xcalloc(1, sizeof(*g));
+	/* 16 + MAX_WBITS: gzip wrapper only, with its CRC and length checked */
+	if (inflateInit2(&g->z, 16 + MAX_WBITS) != Z_OK) {
+		free(g);
+		input_close(in);
+		return diag_error(d, KP_ENV, "error: cannot inflate '%s': out of memory", in->name);
 	}
+	in->gz = g;
+	gz_try_isal(in, g);
+	in->is_gzip = 1;
+	in->codec = "gzip";
+	return 0;
+}
+
+/* zstd (28 b5 2f fd): a decompression stream. */
+static int start_zstd(struct kp_input *in, struct kp_diag *d)
+{
+	struct zs *z = xcalloc(1, sizeof(*z));
+	z->ds = ZSTD_createDStream();
+	if (!z->ds || ZSTD_isError(ZSTD_initDStream(z->ds))) {
+		ZSTD_freeDStream(z->ds);
+		free(z);
+		input_close(in);
+		return diag_error(d, KP_ENV, "error: cannot decompress '%s': out of memory",
+				  in->name);
+	}
+	z->hint = 1; /* inside a frame until one ends */
+	in->zs = z;
+	in->is_zstd = 1;
+	in->codec = "zstd";
+	return 0;
+}
+
+/* The decompressor the peeked magic names; plain bytes need none. */
+static int start_codec(struct kp_input *in, struct kp_diag *d)
+{
+	if (in->npeek >= 2 && in->peek[0] == 0x1f && in->peek[1] == 0x8b)
+		return start_gzip(in, d);
+	if (in->npeek == 4 && in->peek[0] == 0x28 && in->peek[1] == 0xb5 && in->peek[2] == 0x2f &&
+	    in->peek[3] == 0xfd)
+		return start_zstd(in, d);
+	return 0;
+}
+
+int input_open(struct kp_input *in, const char *path, struct kp_diag *d)
+{
+	memset(in, 0, sizeof(*in));
+	in->path = path;
+	in->fd = -1;
+	if (open_fd(in, path, d) < 0 || peek_magic(in, d) < 0 || start_codec(in, d) < 0)
+		return -1;
 	/* the peek buffer is returned first; keep it right-aligned for raw_read() */
 	if (in->npeek && in->npeek < (int)sizeof(in->peek))
 		memmove(in->peek + sizeof(in->peek) - in->npeek, in->peek, in->npeek);
