@@ -1398,21 +1398,21 @@ template <typename T, int OP> static int nb_pipe_plan(struct nb_plan *p, long ro
 template <typename T>
 static int sm_bwd_pipe(void *dx, const void *y, const void *dy, long rows, long hidden);
 
-/* The DRAM peak in GB/s from the memory clock and bus width (0 when unknown). */
-static double dram_gbs(void)
+/* membound.h; kept once known (a capture runs on one device, as resident_blocks assumes) */
+extern "C" double kk_dram_peak(void)
 {
-	static double gbs = -1;
+	static double peak;
 	int dev = 0, khz = 0, bits = 0;
-	if (gbs >= 0)
-		return gbs;
+	if (peak > 0)
+		return peak;
 	if (cudaGetDevice(&dev) != cudaSuccess ||
 	    cudaDeviceGetAttribute(&khz, cudaDevAttrMemoryClockRate, dev) != cudaSuccess ||
 	    cudaDeviceGetAttribute(&bits, cudaDevAttrGlobalMemoryBusWidth, dev) != cudaSuccess) {
 		cudaGetLastError();
-		khz = bits = 0;
+		return 0;
 	}
-	gbs = 2.0 * khz * 1e3 * bits / 8 / 1e9;
-	return gbs;
+	peak = 2.0 * khz * 1e3 * bits / 8;
+	return peak;
 }
 
 /*
@@ -1425,7 +1425,7 @@ static double dram_gbs(void)
 static size_t one_block_an_sm(const void *fn)
 {
 	int dev = 0, per_sm = 0;
-	if (dram_gbs() > 4000)
+	if (kk_dram_peak() > 4000e9)
 		return 0;
 	if (cudaGetDevice(&dev) != cudaSuccess ||
 	    cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev) !=

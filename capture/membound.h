@@ -48,6 +48,8 @@ int kk_xent_fwd(void *loss, float *lse, const void *x, const int64_t *target, in
 		long vocab, long ignore);
 int kk_xent_bwd(void *dx, const void *dloss, const void *x, const int64_t *target, const float *lse,
 		int kt, long rows, long vocab, long ignore);
+/* The current device's DRAM peak in bytes/s (memory clock x bus width), 0 when unknown. */
+double kk_dram_peak(void);
 /* t[i] uniform in [0, vocab) from a hash of (seed, i). */
 int kk_fill_targets(int64_t *t, long n, long vocab, uint64_t seed);
 

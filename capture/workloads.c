@@ -2382,17 +2382,6 @@ static int norm_bwd_check(struct kp_wl *w, struct norm_case *c, struct kp_check 
 	return rc;
 }
 
-/* DRAM peak from the memory clock and bus width (bytes/s), 0 when unknown. */
-static double dram_peak(void)
-{
-	int dev = 0, khz = 0, bits = 0;
-	if (cudaGetDevice(&dev) != cudaSuccess ||
-	    cudaDeviceGetAttribute(&khz, cudaDevAttrMemoryClockRate, dev) != cudaSuccess ||
-	    cudaDeviceGetAttribute(&bits, cudaDevAttrGlobalMemoryBusWidth, dev) != cudaSuccess)
-		return 0;
-	return 2.0 * khz * 1e3 * bits / 8;
-}
-
 /*
  * The accuracy line, the timed loop and the 'time' line of one memory-bound case; @bytes is
  * the compulsory traffic of analyze's model of the recorded op.
@@ -2403,7 +2392,7 @@ static int mb_measure(struct kp_wl *w, const char *label, iter_fn fn, void *ctx,
 {
 	print_check(w, label, chk);
 	TRY(timed_loop(w, label, fn, ctx));
-	double ms = event_ms(w, fn, ctx), peak = dram_peak();
+	double ms = event_ms(w, fn, ctx), peak = kk_dram_peak();
 	if (ms > 0) {
 		double gbs = bytes / (ms * 1e-3) / 1e9;
 		char mt[32];
