@@ -1856,6 +1856,16 @@ static double conv_ref_dw(const struct conv_case *c, const struct conv_host *h, 
 	return ref;
 }
 
+/* A uniform random element of a [d0, @d1, @d2, @d3] tensor of @n elements as its indices @i */
+static void pick4(uint64_t *seed, size_t n, long d1, long d2, long d3, long i[4])
+{
+	size_t idx = rng_next(seed) % n;
+	i[3] = idx % d3;
+	i[2] = idx / d3 % d2;
+	i[1] = idx / ((size_t)d3 * d2) % d1;
+	i[0] = idx / ((size_t)d3 * d2 * d1);
+}
+
 /* 256 random outputs */
 static void conv_check_y(const struct conv_case *c, const struct conv_host *h, struct kp_check *fwd,
 			 uint64_t *seed)
@@ -1864,11 +1874,11 @@ static void conv_check_y(const struct conv_case *c, const struct conv_host *h, s
 	int kt = dts[c->cdt].kt, L = c->nhwc;
 	size_t ny = (size_t)s->n * s->k * c->oh * c->ow;
 	for (int t = 0; t < 256; t++) {
-		size_t idx = rng_next(seed) % ny;
-		long ox = idx % c->ow, oy = idx / c->ow % c->oh, k = idx / (c->ow * c->oh) % s->k,
-		     n = idx / ((size_t)c->ow * c->oh * s->k);
-		double mag, ref = conv_ref_y(c, h, n, k, oy, ox, &mag);
-		note_err(fwd, hval(h->y, at4(L, n, k, oy, ox, s->k, c->oh, c->ow), kt), ref, mag);
+		long i[4];
+		pick4(seed, ny, s->k, c->oh, c->ow, i);
+		double mag, ref = conv_ref_y(c, h, i[0], i[1], i[2], i[3], &mag);
+		note_err(fwd, hval(h->y, at4(L, i[0], i[1], i[2], i[3], s->k, c->oh, c->ow), kt),
+			 ref, mag);
 	}
 }
 
@@ -1880,12 +1890,11 @@ static void conv_check_dx(const struct conv_case *c, const struct conv_host *h,
 	int kt = dts[c->cdt].kt, L = c->nhwc;
 	size_t nx = (size_t)s->n * s->c * s->h * s->w;
 	for (int t = 0; t < 128; t++) {
-		size_t idx = rng_next(seed) % nx;
-		long ix = idx % s->w, iy = idx / s->w % s->h,
-		     ci = idx / ((size_t)s->w * s->h) % s->c,
-		     n = idx / ((size_t)s->w * s->h * s->c);
-		double mag, ref = conv_ref_dx(c, h, n, ci, iy, ix, &mag);
-		note_err(bwd, hval(h->dx, at4(L, n, ci, iy, ix, s->c, s->h, s->w), kt), ref, mag);
+		long i[4];
+		pick4(seed, nx, s->c, s->h, s->w, i);
+		double mag, ref = conv_ref_dx(c, h, i[0], i[1], i[2], i[3], &mag);
+		note_err(bwd, hval(h->dx, at4(L, i[0], i[1], i[2], i[3], s->c, s->h, s->w), kt),
+			 ref, mag);
 	}
 }
 
@@ -1897,12 +1906,11 @@ static void conv_check_dw(const struct conv_case *c, const struct conv_host *h,
 	int kt = dts[c->cdt].kt, L = c->nhwc;
 	size_t nw = (size_t)s->k * c->cg * s->r * s->s;
 	for (int t = 0; t < 32; t++) {
-		size_t idx = rng_next(seed) % nw;
-		long q = idx % s->s, r = idx / s->s % s->r,
-		     cl = idx / ((size_t)s->s * s->r) % c->cg,
-		     k = idx / ((size_t)s->s * s->r * c->cg);
-		double mag, ref = conv_ref_dw(c, h, k, cl, r, q, &mag);
-		note_err(bwd, hval(h->dw, at4(L, k, cl, r, q, c->cg, s->r, s->s), kt), ref, mag);
+		long i[4];
+		pick4(seed, nw, c->cg, s->r, s->s, i);
+		double mag, ref = conv_ref_dw(c, h, i[0], i[1], i[2], i[3], &mag);
+		note_err(bwd, hval(h->dw, at4(L, i[0], i[1], i[2], i[3], c->cg, s->r, s->s), kt),
+			 ref, mag);
 	}
 }
 
