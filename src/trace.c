@@ -934,14 +934,118 @@ static int legacy_step(struct loader *L, const struct ev *e)
 	return 1;
 }
 
-/* One element of traceEvents; the '{' was just read at @off. */
+/*
+ * The member steps of read_event() return the reader's result (-1 on a JSON error, 0 for a
+ * value of the wrong type, 1 when read) or EV_SKIPPED when the event was skipped on sight
+ * (the rest of its object skipped and counted).  They run once per member of every event:
+ * inlined, so read_event() keeps one frame and its loop (bench/RESULTS.md, "src steps").
+ */
+enum { EV_SKIPPED = 2 };
+
+/* Skip the rest of an event kprof does not keep: counted as read and as skipped. */
+static inline __attribute__((always_inline)) int skip_event(struct loader *L)
+{
+	L->t->nskipped++;
+	L->t->nevents++;
+	return json_skip_rest(&L->p) < 0 ? -1 : EV_SKIPPED;
+}
+
+/* "ph": metadata, instants, flows and counters are skipped (flows counted apart). */
+static inline __attribute__((always_inline)) int member_ph(struct loader *L, struct ev *e,
+							   struct kp_json_tok *tk)
+{
+	int r = read_str(L, tk);
+	if (r > 0 && tk->len >= 1)
+		e->ph = tk->s[0];
+	else if (r == 0)
+		e->bad = "'ph' is not a string";
+	if (r >= 0 && e->ph && e->ph != 'X' && e->ph != 'B' && e->ph != 'E') {
+		if (e->ph == 's' || e->ph == 'f' || e->ph == 't')
+			L->t->nflows++;
+		return skip_event(L);
+	}
+	return r;
+}
+
+/* "cat": a category kprof ignores skips the event. */
+static inline __attribute__((always_inline)) int member_cat(struct loader *L, struct ev *e,
+							    struct kp_json_tok *tk)
+{
+	int r = read_str(L, tk);
+	if (r > 0)
+		e->cat = classify(tk);
+	else if (r == 0)
+		e->bad = "'cat' is not a string";
+	if (r >= 0 && e->cat == CAT_SKIP)
+		return skip_event(L);
+	return r;
+}
+
+/* "name": user annotations other than ProfilerStep#N are kept only on request. */
+static inline __attribute__((always_inline)) int member_name(struct loader *L, struct ev *e,
+							     struct kp_json_tok *tk)
+{
+	int r = read_str(L, tk);
+	if (r > 0) {
+		if (e->cat == CAT_ANNOT && !L->annotations &&
+		    strncmp(tk->s, "ProfilerStep#", tk->len < 13 ? tk->len : 13))
+			return skip_event(L);
+		e->name = intern_tok(L, tk);
+	} else if (r == 0) {
+		e->bad = "'name' is not a string";
+	}
+	return r;
+}
+
+/* "ts", "dur": microseconds to ns; *has set when read. */
+static inline __attribute__((always_inline)) int member_time(struct loader *L, int64_t *ns,
+							     uint8_t *has)
+{
+	int r = read_int(L, 1, ns);
+	if (r > 0)
+		*has = 1;
+	return r;
+}
+
+/* "pid", "tid": a number or a string; *has set when read. */
+static inline __attribute__((always_inline)) int member_id(struct loader *L, int64_t *id,
+							   uint8_t *is_str, uint8_t *has)
+{
+	int r = read_id(L, id, is_str);
+	if (r > 0)
+		*has = 1;
+	return r;
+}
+
+/* One member of an event object, its key in @tk (reused for the value). */
+static inline __attribute__((always_inline)) int read_member(struct loader *L, struct ev *e,
+							     struct kp_json_tok *tk)
+{
+	if (tk->len == 2 && tk->s[0] == 'p' && tk->s[1] == 'h')
+		return member_ph(L, e, tk);
+	if (TOK_IS(tk, "cat"))
+		return member_cat(L, e, tk);
+	if (TOK_IS(tk, "name"))
+		return member_name(L, e, tk);
+	if (TOK_IS(tk, "ts"))
+		return member_time(L, &e->ts, &e->has_ts);
+	if (TOK_IS(tk, "dur"))
+		return member_time(L, &e->dur, &e->has_dur);
+	if (TOK_IS(tk, "pid"))
+		return member_id(L, &e->pid, &e->pid_str, &e->has_pid);
+	if (TOK_IS(tk, "tid"))
+		return member_id(L, &e->tid, &e->tid_str, &e->has_tid);
+	if (TOK_IS(tk, "args"))
+		return read_args(L, e);
+	return json_skip(&L->p);
+}
+
 /*
  * The members of one event object into @e.  Returns 1 when the event was read, 0 when it was
  * skipped on sight (metadata, flows, categories kprof ignores; counted), -1 on a JSON error.
  */
 static int read_event(struct loader *L, struct ev *e)
 {
-	struct kp_trace *t = L->t;
 	struct kp_json_tok tk;
 	for (;;) {
 		enum kp_json_type ty = json_key(&L->p, &tk);
@@ -949,64 +1053,9 @@ static int read_event(struct loader *L, struct ev *e)
 			break;
 		if (ty != JT_KEY)
 			return -1; /* JT_ERROR: the tokenizer validated the grammar */
-		int r = 0;
-		if (tk.len == 2 && tk.s[0] == 'p' && tk.s[1] == 'h') {
-			if ((r = read_str(L, &tk)) > 0 && tk.len >= 1)
-				e->ph = tk.s[0];
-			else if (r == 0)
-				e->bad = "'ph' is not a string";
-			/* metadata, instants, flows, counters: nothing kprof reads */
-			if (r >= 0 && e->ph && e->ph != 'X' && e->ph != 'B' && e->ph != 'E') {
-				if (e->ph == 's' || e->ph == 'f' || e->ph == 't')
-					t->nflows++;
-				t->nskipped++;
-				t->nevents++;
-				return json_skip_rest(&L->p) < 0 ? -1 : 0;
-			}
-		} else if (TOK_IS(&tk, "cat")) {
-			if ((r = read_str(L, &tk)) > 0)
-				e->cat = classify(&tk);
-			else if (r == 0)
-				e->bad = "'cat' is not a string";
-			if (r >= 0 && e->cat == CAT_SKIP) {
-				t->nskipped++;
-				t->nevents++;
-				return json_skip_rest(&L->p) < 0 ? -1 : 0;
-			}
-		} else if (TOK_IS(&tk, "name")) {
-			if ((r = read_str(L, &tk)) > 0) {
-				/* user annotations other than ProfilerStep#N are kept only on request */
-				if (e->cat == CAT_ANNOT && !L->annotations &&
-				    strncmp(tk.s, "ProfilerStep#", tk.len < 13 ? tk.len : 13)) {
-					t->nskipped++;
-					t->nevents++;
-					return json_skip_rest(&L->p) < 0 ? -1 : 0;
-				}
-				e->name = intern_tok(L, &tk);
-			} else if (r == 0) {
-				e->bad = "'name' is not a string";
-			}
-		} else if (TOK_IS(&tk, "ts")) {
-			r = read_int(L, 1, &e->ts);
-			if (r > 0)
-				e->has_ts = 1;
-		} else if (TOK_IS(&tk, "dur")) {
-			r = read_int(L, 1, &e->dur);
-			if (r > 0)
-				e->has_dur = 1;
-		} else if (TOK_IS(&tk, "pid")) {
-			r = read_id(L, &e->pid, &e->pid_str);
-			if (r > 0)
-				e->has_pid = 1;
-		} else if (TOK_IS(&tk, "tid")) {
-			r = read_id(L, &e->tid, &e->tid_str);
-			if (r > 0)
-				e->has_tid = 1;
-		} else if (TOK_IS(&tk, "args")) {
-			r = read_args(L, e);
-		} else {
-			r = json_skip(&L->p);
-		}
+		int r = read_member(L, e, &tk);
+		if (r == EV_SKIPPED)
+			return 0;
 		if (r < 0)
 			return -1;
 	}

@@ -512,6 +512,64 @@ static void malformed_events_are_counted_warned_and_refused_under_strict(void **
 	trace_free(&t);
 }
 
+/*
+ * read_event()'s member steps: "ph", "cat" and "name" skip an event on sight (counted, flows
+ * apart; what follows is not read, so a bad "name" after a skipped "cat" is no anomaly); "ts"/"dur" are µs to ns, "pid"/"tid" numbers or strings; other members are skipped
+ * whole, containers included; keys come in any order.
+ */
+static void event_members_read_or_skip_the_event_on_sight(void **state)
+{
+	(void)state;
+	static const char text[] =
+		"{\"traceEvents\":["
+		"{\"ph\":\"i\",\"cat\":\"kernel\",\"name\":\"instant\",\"ts\":1},"
+		"{\"ph\":\"s\",\"id\":1,\"ts\":1},{\"ph\":\"t\",\"id\":1,\"ts\":2},"
+		"{\"ph\":\"f\",\"id\":1,\"ts\":3},{\"ph\":\"C\",\"name\":\"ctr\",\"ts\":3},"
+		"{\"ph\":\"X\",\"cat\":\"python_function\",\"name\":7,\"ts\":1,\"dur\":1},"
+		"{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"mark\",\"pid\":1,\"tid\":1,"
+		"\"ts\":2,\"dur\":5},"
+		"{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#4\","
+		"\"pid\":\"host\",\"tid\":\"main\",\"ts\":10,\"dur\":50},"
+		"{\"x\":{\"a\":[1,{\"ph\":\"i\"}]},\"dur\":3.5,\"tid\":7,\"args\":{\"device\":2,"
+		"\"stream\":7},\"ts\":12,\"pid\":0,\"name\":\"k\",\"cat\":\"kernel\",\"ph\":\"X\"}"
+		"]}";
+	const char *path = write_file("members.json", text, 0);
+	for (int annotations = 0; annotations <= 1; annotations++) {
+		struct kp_trace t;
+		struct kp_diag d = { 0 };
+		struct kp_load_opts o = { .annotations = annotations };
+		assert_int_equal(trace_load(&t, path, &o, &d), 0);
+		assert_int_equal(t.nevents, 9);
+		/* i, s, t, f, C, python_function; "mark" too unless annotations are kept */
+		assert_int_equal(t.nskipped, annotations ? 6 : 7);
+		assert_int_equal(t.nflows, 3);
+		assert_int_equal(t.nannots, annotations ? 1 : 0);
+		if (annotations) {
+			assert_string_equal(t.annots[0].name, "mark");
+			assert_int_equal(t.annots[0].ts_ns, 2000);
+			assert_int_equal(t.annots[0].dur_ns, 5000);
+			assert_int_equal(t.threads[t.annots[0].thread].pid, 1);
+		}
+		assert_int_equal(t.nsteps, 1);
+		assert_int_equal(t.steps[0].num, 4);
+		assert_int_equal(t.steps[0].ts_ns, 10000);
+		assert_int_equal(t.steps[0].dur_ns, 50000);
+		const struct kp_thread *th = &t.threads[t.steps[0].thread];
+		assert_int_equal(th->pid_str, 1);
+		assert_int_equal(th->tid_str, 1);
+		assert_string_equal((const char *)(intptr_t)th->pid, "host");
+		assert_string_equal((const char *)(intptr_t)th->tid, "main");
+		assert_int_equal(t.ngpu, 1);
+		assert_string_equal(t.gpu[0].name, "k");
+		assert_int_equal(t.gpu[0].ts_ns, 12000);
+		assert_int_equal(t.gpu[0].dur_ns, 3500);
+		assert_int_equal(t.gpu[0].device, 2);
+		assert_int_equal(t.gpu[0].stream, 7);
+		assert_int_equal(diag_warn_total(&t.warn), 0);
+		trace_free(&t);
+	}
+}
+
 static void names_are_valid_utf8_and_keep_text_after_nul(void **state)
 {
 	(void)state;
@@ -997,6 +1055,7 @@ int main(void)
 		cmocka_unit_test(reads_kprof_clock_metadata),
 		cmocka_unit_test(json_that_is_not_a_trace_is_refused),
 		cmocka_unit_test(malformed_events_are_counted_warned_and_refused_under_strict),
+		cmocka_unit_test(event_members_read_or_skip_the_event_on_sight),
 		cmocka_unit_test(names_are_valid_utf8_and_keep_text_after_nul),
 		cmocka_unit_test(a_cut_gzip_trace_keeps_its_complete_events),
 		cmocka_unit_test(warnings_cut_names_between_utf8_sequences),
