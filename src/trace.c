@@ -588,13 +588,25 @@ static int range_counter(struct loader *L, struct ev *e, const struct kp_json_to
 }
 
 /*
+ * An integer member of args into *dst when its value is at least @min (INT64_MIN: any).
+ * Returns 1 (the member was one kprof reads), with *r the reader's result.
+ */
+static inline __attribute__((always_inline)) int int_member(struct loader *L, int64_t *dst,
+							    int64_t min, int *r)
+{
+	int64_t v;
+	if ((*r = read_int(L, 0, &v)) > 0 && v >= min)
+		*dst = v;
+	return 1;
+}
+
+/*
  * The record_param_comms metadata Kineto copies onto NCCL kernels (2024+).  Returns 1
  * when @key was one of them (value read into @e, status in *r).
  */
 static int coll_arg(struct loader *L, struct ev *e, const struct kp_json_tok *key, int *r)
 {
 	struct kp_json_tok tk;
-	int64_t v;
 	if (TOK_IS(key, "Collective name") || TOK_IS(key, "dtype")) {
 		int is_name = key->len != 5;
 		if ((*r = read_str(L, &tk)) > 0) {
@@ -609,10 +621,15 @@ static int coll_arg(struct loader *L, struct ev *e, const struct kp_json_tok *ke
 		       : TOK_IS(key, "Out msg nelems") ? &e->coll_out
 		       : TOK_IS(key, "Group size")     ? &e->coll_group
 						       : NULL;
-	if (!dst)
-		return 0;
-	if ((*r = read_int(L, 0, &v)) > 0 && v >= 0)
-		*dst = v;
+	return dst ? int_member(L, dst, 0, r) : 0;
+}
+
+/* "sm_clock_mhz" (kprof traces): kept when in (0, 100000). */
+static int sm_clock_arg(struct loader *L, struct ev *e, int *r)
+{
+	int64_t v;
+	if ((*r = read_int(L, 0, &v)) > 0 && v > 0 && v < 100000)
+		e->sm_clock_mhz = (int32_t)v;
 	return 1;
 }
 
@@ -622,66 +639,38 @@ static int coll_arg(struct loader *L, struct ev *e, const struct kp_json_tok *ke
  */
 static int int_arg(struct loader *L, struct ev *e, const struct kp_json_tok *tk, int *r)
 {
-	int64_t v;
 	switch (tk->len) {
 	case 16:
-		if (TOK_IS(tk, "kprof dram bytes")) {
-			if ((*r = read_int(L, 0, &v)) > 0 && v >= 0)
-				e->mbytes = v;
-			return 1;
-		}
+		if (TOK_IS(tk, "kprof dram bytes"))
+			return int_member(L, &e->mbytes, 0, r);
 		break;
 	case 20:
-		if (TOK_IS(tk, "kprof measured flops")) {
-			if ((*r = read_int(L, 0, &v)) > 0 && v >= 0)
-				e->mflops = v;
-			return 1;
-		}
+		if (TOK_IS(tk, "kprof measured flops"))
+			return int_member(L, &e->mflops, 0, r);
 		break;
 	case 6:
-		if (TOK_IS(tk, "device")) {
-			if ((*r = read_int(L, 0, &v)) > 0)
-				e->device = v;
-			return 1;
-		}
-		if (TOK_IS(tk, "stream")) {
-			if ((*r = read_int(L, 0, &v)) > 0)
-				e->stream = v;
-			return 1;
-		}
+		if (TOK_IS(tk, "device"))
+			return int_member(L, &e->device, INT64_MIN, r);
+		if (TOK_IS(tk, "stream"))
+			return int_member(L, &e->stream, INT64_MIN, r);
 		break;
 	case 5:
-		if (TOK_IS(tk, "bytes")) {
-			if ((*r = read_int(L, 0, &v)) > 0)
-				e->bytes = v;
-			return 1;
-		}
+		if (TOK_IS(tk, "bytes"))
+			return int_member(L, &e->bytes, INT64_MIN, r);
 		break;
 	case 11:
-		if (TOK_IS(tk, "correlation")) {
-			if ((*r = read_int(L, 0, &v)) > 0)
-				e->corr = v;
-			return 1;
-		}
-		if (TOK_IS(tk, "kernel_flop")) {
-			if ((*r = read_int(L, 0, &v)) > 0)
-				e->kernel_flop = v;
-			return 1;
-		}
+		if (TOK_IS(tk, "correlation"))
+			return int_member(L, &e->corr, INT64_MIN, r);
+		if (TOK_IS(tk, "kernel_flop"))
+			return int_member(L, &e->kernel_flop, INT64_MIN, r);
 		break;
 	case 12:
-		if (TOK_IS(tk, "sm_clock_mhz")) {
-			if ((*r = read_int(L, 0, &v)) > 0 && v > 0 && v < 100000)
-				e->sm_clock_mhz = (int32_t)v;
-			return 1;
-		}
+		if (TOK_IS(tk, "sm_clock_mhz"))
+			return sm_clock_arg(L, e, r);
 		break;
 	case 15:
-		if (TOK_IS(tk, "Sequence number")) {
-			if ((*r = read_int(L, 0, &v)) > 0)
-				e->seq = v;
-			return 1;
-		}
+		if (TOK_IS(tk, "Sequence number"))
+			return int_member(L, &e->seq, INT64_MIN, r);
 		break;
 	}
 	return 0;

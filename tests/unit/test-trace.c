@@ -224,6 +224,60 @@ static void rare_fields_sit_in_side_tables_and_link_ids_are_freed(void **state)
 	trace_free(&t);
 }
 
+/*
+ * The integer members of args (int_member()): counts kprof measures and collective sizes keep
+ * only values >= 0, ids and plain counts any value, sm_clock_mhz only (0, 100000).
+ */
+static void integer_args_keep_the_values_their_bounds_allow(void **state)
+{
+	(void)state;
+	static const char text[] =
+		"{\"traceEvents\":["
+		"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k1\",\"pid\":0,\"tid\":7,\"ts\":1,"
+		"\"dur\":1,\"args\":{\"kprof measured flops\":100,\"kprof dram bytes\":200,"
+		"\"sm_clock_mhz\":1500,\"kernel_flop\":-42,\"device\":3,\"stream\":9,"
+		"\"correlation\":5,\"Collective name\":\"allreduce\",\"dtype\":\"Float\","
+		"\"In msg nelems\":1024,\"Out msg nelems\":2048,\"Group size\":8}},"
+		"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k2\",\"pid\":0,\"tid\":7,\"ts\":2,"
+		"\"dur\":1,\"args\":{\"kprof measured flops\":-5,\"kprof dram bytes\":-2,"
+		"\"sm_clock_mhz\":100000,\"In msg nelems\":-3,\"Out msg nelems\":16,"
+		"\"Group size\":-8,\"stream\":\"x\"}},"
+		"{\"ph\":\"X\",\"cat\":\"gpu_memcpy\",\"name\":\"m\",\"pid\":0,\"tid\":7,\"ts\":3,"
+		"\"dur\":1,\"args\":{\"bytes\":4096,\"device\":1}}"
+		"]}";
+	struct kp_trace t;
+	struct kp_diag d;
+	assert_int_equal(load_text(&t, text, 0, &d), 0);
+	assert_int_equal(t.ngpu, 3);
+	const struct kp_gpux *x = trace_gpux(&t, &t.gpu[0]);
+	assert_int_equal(x->mflops, 100);
+	assert_int_equal(x->mbytes, 200);
+	assert_int_equal(x->sm_clock_mhz, 1500);
+	assert_int_equal(x->kernel_flop, -42);
+	assert_int_equal(t.gpu[0].device, 3);
+	assert_int_equal(t.gpu[0].stream, 9);
+	x = trace_gpux(&t, &t.gpu[1]);
+	assert_int_equal(x->mflops, -1);
+	assert_int_equal(x->mbytes, -1);
+	assert_int_equal(x->sm_clock_mhz, 0);
+	assert_int_equal(t.gpu[1].stream, 7); /* not a number: the tid */
+	x = trace_gpux(&t, &t.gpu[2]);
+	assert_int_equal(x->bytes, 4096);
+	assert_int_equal(t.gpu[2].device, 1);
+	assert_int_equal(t.gpu[2].kind, GPU_MEMCPY);
+	assert_int_equal(t.ncolls, 2);
+	assert_string_equal(t.colls[0].name, "allreduce");
+	assert_string_equal(t.colls[0].dtype, "Float");
+	assert_int_equal(t.colls[0].in_nelems, 1024);
+	assert_int_equal(t.colls[0].out_nelems, 2048);
+	assert_int_equal(t.colls[0].group_size, 8);
+	assert_null(t.colls[1].name);
+	assert_int_equal(t.colls[1].in_nelems, -1);
+	assert_int_equal(t.colls[1].out_nelems, 16);
+	assert_int_equal(t.colls[1].group_size, -1);
+	trace_free(&t);
+}
+
 /* The number of ops that warned "ops with too many shape slots" */
 static long slot_warnings(const struct kp_trace *t)
 {
@@ -1045,6 +1099,7 @@ int main(void)
 		cmocka_unit_test(links_2022_traces_by_time_nesting_and_counts_one_level),
 		cmocka_unit_test(graph_kernels_sharing_one_correlation_all_link),
 		cmocka_unit_test(rare_fields_sit_in_side_tables_and_link_ids_are_freed),
+		cmocka_unit_test(integer_args_keep_the_values_their_bounds_allow),
 		cmocka_unit_test(input_dims_keep_shapes_lists_and_the_slot_cap),
 		cmocka_unit_test(dropped_records_leave_names_and_warnings),
 		cmocka_unit_test(reads_b_e_pairs_string_pids_and_bare_event_arrays),
