@@ -1464,6 +1464,105 @@ static int64_t norm_rows(const struct kp_slot *x, const char *t)
 }
 
 /*
+ * Rows of a norm op: from normalized_shape (slot 1, or 2 in the backwards).  Traces before
+ * Concrete Inputs (2022) leave it empty: the affine weight has that shape, so rows =
+ * numel(x) / numel(weight).  -1 when neither gives the rows.
+ */
+static int64_t norm_op_rows(const struct kp_op_in *in, int kind, const struct kp_slot *x)
+{
+	int bwd = kind == N_LAYER_BWD || kind == N_FUSED_RMS_BWD;
+	const char *shape = text(slot(in, bwd ? 2 : 1));
+	int64_t rows = norm_rows(x, shape);
+
+	if (rows < 0 && !*shape) {
+		const struct kp_slot *wt = slot(in, kind == N_LAYER_BWD       ? 5
+						    : kind == N_FUSED_RMS_BWD ? 4
+									      : 2);
+		if (is_tensor(wt) && numel(wt) > 0 && numel(x) >= 0 && numel(x) % numel(wt) == 0)
+			rows = numel(x) / numel(wt);
+	}
+	return rows;
+}
+
+/*
+ * Forward: read x, weight (and bias); write y, and per row layer_norm's mean and rstd or
+ * _fused_rms_norm's rstd, in fp32 (fp64 for fp64 x).
+ */
+static int64_t norm_fwd_bytes(const struct kp_op_in *in, int kind, const struct kp_slot *x,
+			      int64_t rows)
+{
+	enum kp_dtype stat = x->dtype == DT_F64 ? DT_F64 : DT_F32;
+	const struct kp_slot *w = slot(in, 2);
+	int64_t bytes;
+
+	if (kind == N_LAYER) {
+		bytes = add(mul(tbytes(x), 2), add(tbytes(w), tbytes(slot(in, 3))));
+		return add(bytes, nbytes(mul(rows, 2), stat));
+	}
+	bytes = add(mul(tbytes(x), 2), tbytes(w));
+	if (kind == N_FUSED_RMS)
+		bytes = add(bytes, nbytes(rows, stat));
+	return bytes;
+}
+
+/*
+ * A norm backward's output_mask (slot @i) into @mask (@n booleans); traces without Concrete
+ * Inputs (2022) leave it empty: all @n gradients, as autograd asks.  0 when it is not @n
+ * booleans.
+ */
+static int norm_mask(const struct kp_op_in *in, int i, int *mask, int n)
+{
+	const char *t = text(slot(in, i));
+
+	if (!*t) {
+		for (int k = 0; k < n; k++)
+			mask[k] = 1;
+		return 1;
+	}
+	return parse_bools(t, mask, n) == n;
+}
+
+/* Add to @bytes the gradients @mask asks for, each the size of its input @g[i]. */
+static int64_t masked_grads(int64_t bytes, const int *mask, const struct kp_slot *const *g, int n)
+{
+	for (int i = 0; i < n; i++) {
+		if (mask[i])
+			bytes = add(bytes, tbytes(g[i]));
+	}
+	return bytes;
+}
+
+/* native_layer_norm_backward: read dy, x, mean, rstd, weight; write dx, dweight, dbias. */
+static int layer_norm_bwd_bytes(const struct kp_op_in *in, const struct kp_slot *x,
+				struct kp_cost *c)
+{
+	const struct kp_slot *w = slot(in, 5), *grads[3] = { x, w, slot(in, 6) };
+	int mask[3];
+
+	if (!norm_mask(in, 7, mask, 3))
+		return fail(c, "native_layer_norm_backward output_mask is not three booleans");
+	c->bytes = add(add(tbytes(slot(in, 0)), tbytes(x)), tbytes(slot(in, 3)));
+	c->bytes = add(c->bytes, tbytes(slot(in, 4)));
+	c->bytes = add(c->bytes, tbytes(w));
+	c->bytes = masked_grads(c->bytes, mask, grads, 3);
+	return 0;
+}
+
+/* _fused_rms_norm_backward: read dy, x, rstd, weight; write dx, dweight. */
+static int fused_rms_norm_bwd_bytes(const struct kp_op_in *in, const struct kp_slot *x,
+				    struct kp_cost *c)
+{
+	const struct kp_slot *w = slot(in, 4), *grads[2] = { x, w };
+	int mask[2];
+
+	if (!norm_mask(in, 5, mask, 2))
+		return fail(c, "_fused_rms_norm_backward output_mask is not two booleans");
+	c->bytes = add(add(tbytes(slot(in, 0)), tbytes(x)), add(tbytes(slot(in, 3)), tbytes(w)));
+	c->bytes = masked_grads(c->bytes, mask, grads, 2);
+	return 0;
+}
+
+/*
  * layer_norm(input, normalized_shape, weight, bias, eps, cudnn_enable) and
  * native_layer_norm(input, normalized_shape, weight, bias, eps):
  *   read x, weight, bias; write y and fp32 mean, rstd per row (fp64 for fp64 x).
@@ -1477,77 +1576,26 @@ static int64_t norm_rows(const struct kp_slot *x, const char *t)
  */
 static int eval_norm(const struct kp_op_in *in, const struct model *m, struct kp_cost *c)
 {
-	int kind = *(const int *)m->aux, mask[3] = { 1, 1, 1 }, nmask;
+	int kind = *(const int *)m->aux;
 	int bwd = kind == N_LAYER_BWD || kind == N_FUSED_RMS_BWD;
-	const struct kp_slot *x = slot(in, bwd ? 1 : 0), *dy = slot(in, 0), *w, *b = NULL;
+	const struct kp_slot *x = slot(in, bwd ? 1 : 0);
 	int64_t rows;
-	enum kp_dtype stat = DT_F32;
 
-	if (!is_tensor(x) || (bwd && !is_tensor(dy)))
+	if (!is_tensor(x) || (bwd && !is_tensor(slot(in, 0))))
 		return fail(c, "norm input is not a tensor");
 	c->dtype = x->dtype;
-	if (x->dtype == DT_F64)
-		stat = DT_F64;
-	rows = norm_rows(x, text(slot(in, bwd ? 2 : 1)));
-	if (rows < 0 && !*text(slot(in, bwd ? 2 : 1))) {
-		/*
-		 * Traces before Concrete Inputs (2022) leave normalized_shape empty: the
-		 * affine weight has that shape, so rows = numel(x) / numel(weight).
-		 */
-		const struct kp_slot *wt = slot(in, kind == N_LAYER_BWD       ? 5
-						    : kind == N_FUSED_RMS_BWD ? 4
-									      : 2);
-		if (is_tensor(wt) && numel(wt) > 0 && numel(x) >= 0 && numel(x) % numel(wt) == 0)
-			rows = numel(x) / numel(wt);
-	}
+	rows = norm_op_rows(in, kind, x);
 	if (rows < 0)
 		return fail(c, "norm 'normalized_shape' does not match the input");
-
 	switch (kind) {
-	case N_LAYER:
-		w = slot(in, 2);
-		b = slot(in, 3);
-		c->bytes = add(mul(tbytes(x), 2), add(tbytes(w), tbytes(b)));
-		c->bytes = add(c->bytes, nbytes(mul(rows, 2), stat));
-		break;
-	case N_RMS:
-	case N_FUSED_RMS:
-		w = slot(in, 2);
-		c->bytes = add(mul(tbytes(x), 2), tbytes(w));
-		if (kind == N_FUSED_RMS)
-			c->bytes = add(c->bytes, nbytes(rows, stat));
-		break;
 	case N_LAYER_BWD:
-		w = slot(in, 5);
-		b = slot(in, 6);
-		/* no Concrete Inputs (2022 traces): all three gradients, as autograd asks */
-		nmask = *text(slot(in, 7)) ? parse_bools(text(slot(in, 7)), mask, 3) : 3;
-		if (nmask != 3)
-			return fail(c,
-				    "native_layer_norm_backward output_mask is not three booleans");
-		c->bytes = add(add(tbytes(dy), tbytes(x)), tbytes(slot(in, 3)));
-		c->bytes = add(c->bytes, tbytes(slot(in, 4)));
-		c->bytes = add(c->bytes, tbytes(w));
-		if (mask[0])
-			c->bytes = add(c->bytes, tbytes(x));
-		if (mask[1])
-			c->bytes = add(c->bytes, tbytes(w));
-		if (mask[2])
-			c->bytes = add(c->bytes, tbytes(b));
-		break;
-	default: /* N_FUSED_RMS_BWD */
-		w = slot(in, 4);
-		nmask = *text(slot(in, 5)) ? parse_bools(text(slot(in, 5)), mask, 2) : 2;
-		if (nmask != 2)
-			return fail(c, "_fused_rms_norm_backward output_mask is not two booleans");
-		c->bytes = add(add(tbytes(dy), tbytes(x)), add(tbytes(slot(in, 3)), tbytes(w)));
-		if (mask[0])
-			c->bytes = add(c->bytes, tbytes(x));
-		if (mask[1])
-			c->bytes = add(c->bytes, tbytes(w));
-		break;
+		return layer_norm_bwd_bytes(in, x, c);
+	case N_FUSED_RMS_BWD:
+		return fused_rms_norm_bwd_bytes(in, x, c);
+	default:
+		c->bytes = norm_fwd_bytes(in, kind, x, rows);
+		return 0;
 	}
-	return 0;
 }
 
 /* ---- softmax (§6.2) ------------------------------------------------------------- */

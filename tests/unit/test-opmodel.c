@@ -1480,6 +1480,68 @@ static void rms_norm_reads_x_and_weight(void **state)
 	assert_int_equal(c.bytes, 2 * (2 * 4 * 512 + 512) + 4 * 4 + 2 * 4 * 512);
 }
 
+/*
+ * eval_norm's steps: rows from the weight when normalized_shape is empty (2022 traces; the
+ * weight's slot differs per op), fp64 statistics for fp64 input, output_mask gradients (empty:
+ * all of them) and a mask of the wrong length refused.
+ */
+static void norms_take_rows_from_the_weight_and_gradients_from_the_mask(void **state)
+{
+	struct kp_cost c;
+
+	(void)state;
+	/* 32 fp64 elements in 4 rows: y, x, weight, bias, and mean + rstd as fp64 */
+	assert_int_equal(EVAL(&c, "aten::native_layer_norm", T(DT_F64, 4, 8), NONE, T(DT_F64, 8),
+			      T(DT_F64, 8), SC("1e-05")),
+			 0);
+	assert_int_equal(c.bytes, 2 * 32 * 8 + 2 * 8 * 8 + 2 * 4 * 8);
+	assert_int_equal(c.dtype, DT_F64);
+	assert_int_equal(EVAL(&c, "aten::_fused_rms_norm", T(DT_F64, 4, 8), NONE, T(DT_F64, 8),
+			      NONE),
+			 0);
+	assert_int_equal(c.bytes, 2 * 32 * 8 + 8 * 8 + 4 * 8);
+	assert_int_equal(EVAL(&c, "aten::rms_norm", T(DT_BF16, 4, 8), NONE, T(DT_BF16, 3), NONE),
+			 -1);
+	assert_string_equal(c.note, "norm 'normalized_shape' does not match the input");
+	/* layer_norm backward: dy, x, mean, rstd, weight read; then dx, dw, db as masked */
+	const int64_t ln_read = 64 + 64 + 16 + 16 + 16;
+	static const struct {
+		const char *mask;
+		int64_t bytes;
+	} ln[] = {
+		{ "[False, True, False]", ln_read + 16 },
+		{ "[True, False, True]", ln_read + 64 + 16 },
+		{ "", ln_read + 64 + 16 + 16 },
+	};
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(EVAL(&c, "aten::native_layer_norm_backward", T(DT_BF16, 4, 8),
+				      T(DT_BF16, 4, 8), NONE, T(DT_F32, 4, 1), T(DT_F32, 4, 1),
+				      T(DT_BF16, 8), T(DT_BF16, 8), SC(ln[i].mask)),
+				 0);
+		assert_int_equal(c.bytes, ln[i].bytes);
+	}
+	assert_int_equal(EVAL(&c, "aten::native_layer_norm_backward", T(DT_BF16, 4, 8),
+			      T(DT_BF16, 4, 8), SC("[8]"), T(DT_F32, 4, 1), T(DT_F32, 4, 1),
+			      T(DT_BF16, 8), T(DT_BF16, 8), SC("[True, True]")),
+			 -1);
+	assert_string_equal(c.note, "native_layer_norm_backward output_mask is not three booleans");
+	/* _fused_rms_norm backward: dy, x, rstd, weight read; then dx, dw as masked */
+	assert_int_equal(EVAL(&c, "aten::_fused_rms_norm_backward", T(DT_BF16, 4, 8),
+			      T(DT_BF16, 4, 8), NONE, T(DT_F32, 4, 1), T(DT_BF16, 8), NONE),
+			 0);
+	assert_int_equal(c.bytes, 64 + 64 + 16 + 16 + 64 + 16);
+	assert_int_equal(EVAL(&c, "aten::_fused_rms_norm_backward", T(DT_BF16, 4, 8),
+			      T(DT_BF16, 4, 8), NONE, T(DT_F32, 4, 1), T(DT_BF16, 8),
+			      SC("[False, True]")),
+			 0);
+	assert_int_equal(c.bytes, 64 + 64 + 16 + 16 + 16);
+	assert_int_equal(EVAL(&c, "aten::_fused_rms_norm_backward", T(DT_BF16, 4, 8),
+			      T(DT_BF16, 4, 8), SC("[8]"), T(DT_F32, 4, 1), T(DT_BF16, 8),
+			      SC("[True]")),
+			 -1);
+	assert_string_equal(c.note, "_fused_rms_norm_backward output_mask is not two booleans");
+}
+
 static void softmax_forward_moves_two_tensors_and_backward_three(void **state)
 {
 	struct kp_cost c;
@@ -1777,6 +1839,7 @@ int main(void)
 		cmocka_unit_test(reductions_size_the_output_from_dim_and_keepdim),
 		cmocka_unit_test(layer_norm_reads_x_weight_bias_and_writes_y_and_statistics),
 		cmocka_unit_test(rms_norm_reads_x_and_weight),
+		cmocka_unit_test(norms_take_rows_from_the_weight_and_gradients_from_the_mask),
 		cmocka_unit_test(softmax_forward_moves_two_tensors_and_backward_three),
 		cmocka_unit_test(cross_entropy_reads_logits_once),
 		cmocka_unit_test(nll_loss_gathers_and_backward_writes_dense),
