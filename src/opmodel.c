@@ -999,37 +999,96 @@ static int64_t attn_bytes(const struct kp_op_in *in, const struct attn_schema *a
 	return bytes;
 }
 
-static int eval_attn(const struct kp_op_in *in, const struct model *m, struct kp_cost *c)
+/*
+ * Query, key and value: tensors of one rank, 4-D ([B, H, S, D] in the op's layout) or, for
+ * varlen ops (cum_seq/cu_seqlens tensors, or 3-D [total, H, D] inputs where the op has
+ * them), 3-D.  Sets c->dtype and *varlen; -1 (with the reason in @c) when they are not.
+ */
+static int attn_operands(const struct kp_op_in *in, const struct attn_schema *as, struct kp_cost *c,
+			 int *varlen)
 {
-	const struct attn_schema *as = m->aux;
 	const struct kp_slot *q = slot(in, as->q), *k = slot(in, as->k), *v = slot(in, as->v);
-	struct attn_dims aq, ak, av;
-	int64_t pairs, rows_q, d_v;
-	int causal = CAUSAL_NONE;
-	int varlen;
 
 	if (!is_tensor(q) || !is_tensor(k) || !is_tensor(v))
 		return fail(c, "attention query, key or value is not a tensor");
 	if (q->ndim != k->ndim || q->ndim != v->ndim || q->ndim < 3 || q->ndim > 4)
 		return fail(c, "attention query, key and value are not all 3-D or all 4-D");
 	c->dtype = q->dtype;
-
-	/* varlen: cum_seq/cu_seqlens tensors, or 3-D [total, H, D] inputs where the op has them */
-	varlen = is_tensor(slot(in, as->cum_q)) || (q->ndim == 3 && as->cum_q >= 0);
-	if (!varlen && q->ndim != 4)
+	*varlen = is_tensor(slot(in, as->cum_q)) || (q->ndim == 3 && as->cum_q >= 0);
+	if (!*varlen && q->ndim != 4)
 		return fail(c, "attention query, key and value are not 4-D");
+	return 0;
+}
 
-	if (attn_mask(in, as, c, &causal) < 0)
-		return -1;
+/* Rows of Q and O: B*H_q*S_q (or total_q*H_q when varlen) = numel(q) / D. */
+static int64_t attn_rows(const struct kp_slot *q)
+{
+	int64_t rows = 1;
 
-	d_v = v->dims[v->ndim - 1];
-	/* rows of Q and O: B*H_q*S_q (or total_q*H_q when varlen) = numel(q) / D */
-	rows_q = 1;
 	for (int i = 0; i < q->ndim - 1; i++)
-		rows_q = mul(rows_q, q->dims[i]);
+		rows = mul(rows, q->dims[i]);
+	return rows;
+}
 
-	c->bytes = attn_bytes(in, as, rows_q, d_v);
+/*
+ * The 4-D query, key and value into @aq and @ak: one batch, one head dim for Q and K, K and
+ * V alike, and (GQA/MQA) H_q a multiple of H_kv; -1 (with the reason in @c) otherwise.
+ */
+static int attn_heads(const struct kp_op_in *in, const struct attn_schema *as, struct attn_dims *aq,
+		      struct attn_dims *ak, struct kp_cost *c)
+{
+	struct attn_dims av;
 
+	attn_unpack(slot(in, as->q), as->layout, aq);
+	attn_unpack(slot(in, as->k), as->layout, ak);
+	attn_unpack(slot(in, as->v), as->layout, &av);
+	if (aq->b != ak->b || aq->b != av.b)
+		return fail(c, "attention query, key and value differ in batch size");
+	if (aq->d != ak->d)
+		return fail(c, "attention query and key differ in head dim");
+	if (ak->s != av.s || ak->h != av.h)
+		return fail(c, "attention key and value differ in length or heads");
+	/* FLOPs use the query heads (§3.6) */
+	if (ak->h < 1 || aq->h % ak->h != 0)
+		return fail(c, "attention query heads are not a multiple of key/value heads");
+	return 0;
+}
+
+/*
+ * FLOPs per (b, h_q) head and unmasked (i, j) pair (§3.3, §3.5):
+ *   forward  QK^T + PV                          = 2*(d + d_v)
+ *   backward QK^T, dO V^T, P^T dO, dS K, dS^T Q = 2*(3d + 2d_v)  (2.5x forward)
+ * pairs = s_q*s_k dense, or the exact causal count, so causal FLOPs are the
+ * dense ones times pairs/(s_q*s_k), kept exact in integers.
+ */
+static int64_t attn_flops(const struct attn_schema *as, const struct attn_dims *aq,
+			  const struct attn_dims *ak, int64_t d_v, int causal)
+{
+	int64_t pairs, flops;
+
+	if (causal == CAUSAL_NONE)
+		pairs = mul(aq->s, ak->s);
+	else
+		pairs = opmodel_causal_pairs(aq->s, ak->s, causal == CAUSAL_BOTTOM_RIGHT);
+	if (!as->bwd)
+		flops = mul(mul3(2, aq->b, aq->h), mul(add(aq->d, d_v), pairs));
+	else
+		flops = mul(mul3(2, aq->b, aq->h), mul(add(mul(3, aq->d), mul(2, d_v)), pairs));
+	return pairs < 0 ? OVF : flops;
+}
+
+static int eval_attn(const struct kp_op_in *in, const struct model *m, struct kp_cost *c)
+{
+	const struct attn_schema *as = m->aux;
+	const struct kp_slot *v = slot(in, as->v);
+	struct attn_dims aq, ak;
+	int causal = CAUSAL_NONE, varlen;
+	int64_t d_v;
+
+	if (attn_operands(in, as, c, &varlen) < 0 || attn_mask(in, as, c, &causal) < 0)
+		return -1;
+	d_v = v->dims[v->ndim - 1];
+	c->bytes = attn_bytes(in, as, attn_rows(slot(in, as->q)), d_v);
 	if (varlen) {
 		/*
 		 * Per-sequence lengths live in the cum_seq tensors, whose values are not
@@ -1039,37 +1098,9 @@ static int eval_attn(const struct kp_op_in *in, const struct model *m, struct kp
 		c->note = "varlen attention: sequence lengths not recorded, FLOPs unknown";
 		return 0;
 	}
-
-	attn_unpack(q, as->layout, &aq);
-	attn_unpack(k, as->layout, &ak);
-	attn_unpack(v, as->layout, &av);
-	if (aq.b != ak.b || aq.b != av.b)
-		return fail(c, "attention query, key and value differ in batch size");
-	if (aq.d != ak.d)
-		return fail(c, "attention query and key differ in head dim");
-	if (ak.s != av.s || ak.h != av.h)
-		return fail(c, "attention key and value differ in length or heads");
-	/* GQA/MQA: H_q a multiple of H_kv; FLOPs use the query heads (§3.6) */
-	if (ak.h < 1 || aq.h % ak.h != 0)
-		return fail(c, "attention query heads are not a multiple of key/value heads");
-
-	/*
-	 * FLOPs per (b, h_q) head and unmasked (i, j) pair (§3.3, §3.5):
-	 *   forward  QK^T + PV                          = 2*(d + d_v)
-	 *   backward QK^T, dO V^T, P^T dO, dS K, dS^T Q = 2*(3d + 2d_v)  (2.5x forward)
-	 * pairs = s_q*s_k dense, or the exact causal count, so causal FLOPs are the
-	 * dense ones times pairs/(s_q*s_k), kept exact in integers.
-	 */
-	if (causal == CAUSAL_NONE)
-		pairs = mul(aq.s, ak.s);
-	else
-		pairs = opmodel_causal_pairs(aq.s, ak.s, causal == CAUSAL_BOTTOM_RIGHT);
-	if (!as->bwd)
-		c->flops = mul(mul3(2, aq.b, aq.h), mul(add(aq.d, d_v), pairs));
-	else
-		c->flops = mul(mul3(2, aq.b, aq.h), mul(add(mul(3, aq.d), mul(2, d_v)), pairs));
-	if (pairs < 0)
-		c->flops = OVF;
+	if (attn_heads(in, as, &aq, &ak, c) < 0)
+		return -1;
+	c->flops = attn_flops(as, &aq, &ak, d_v, causal);
 	return 0;
 }
 

@@ -1150,6 +1150,47 @@ static void varlen_flash_attention_leaves_flops_unknown_with_a_note(void **state
 	assert_string_equal(c.note, "attention query, key and value are not 4-D");
 }
 
+/* Each check of eval_attn's steps (attn_operands, attn_heads) and attn_flops' causal pairs */
+static void attention_refuses_operands_that_do_not_match(void **state)
+{
+	static const char *const flash = "aten::_scaled_dot_product_flash_attention";
+	struct kp_cost c;
+
+	(void)state;
+	assert_int_equal(EVAL(&c, flash, SC("1"), T(DT_BF16, 1, 2, 16, 64),
+			      T(DT_BF16, 1, 2, 16, 64), SC("0."), SC("False"), SC("False"), NONE),
+			 -1);
+	assert_string_equal(c.note, "attention query, key or value is not a tensor");
+	assert_int_equal(EVAL(&c, flash, T(DT_BF16, 1, 2, 16, 64), T(DT_BF16, 2, 16, 64),
+			      T(DT_BF16, 1, 2, 16, 64), SC("0."), SC("False"), SC("False"), NONE),
+			 -1);
+	assert_string_equal(c.note, "attention query, key and value are not all 3-D or all 4-D");
+	assert_int_equal(EVAL(&c, flash, T(DT_BF16, 1, 1, 2, 16, 64), T(DT_BF16, 1, 1, 2, 16, 64),
+			      T(DT_BF16, 1, 1, 2, 16, 64), SC("0."), SC("False"), SC("False"),
+			      NONE),
+			 -1);
+	assert_string_equal(c.note, "attention query, key and value are not all 3-D or all 4-D");
+	assert_int_equal(EVAL(&c, flash, T(DT_BF16, 2, 2, 16, 64), T(DT_BF16, 1, 2, 16, 64),
+			      T(DT_BF16, 2, 2, 16, 64), SC("0."), SC("False"), SC("False"), NONE),
+			 -1);
+	assert_string_equal(c.note, "attention query, key and value differ in batch size");
+	assert_int_equal(EVAL(&c, flash, T(DT_BF16, 1, 2, 16, 64), T(DT_BF16, 1, 2, 16, 32),
+			      T(DT_BF16, 1, 2, 16, 64), SC("0."), SC("False"), SC("False"), NONE),
+			 -1);
+	assert_string_equal(c.note, "attention query and key differ in head dim");
+	assert_int_equal(EVAL(&c, flash, T(DT_BF16, 1, 2, 16, 64), T(DT_BF16, 1, 2, 16, 64),
+			      T(DT_BF16, 1, 2, 8, 64), SC("0."), SC("False"), SC("False"), NONE),
+			 -1);
+	assert_string_equal(c.note, "attention key and value differ in length or heads");
+	/* causal 4 x 4: 10 of 16 pairs, 2*(d + d_v) FLOPs each; bytes of q, k, v, o and lse */
+	assert_int_equal(EVAL(&c, flash, T(DT_F16, 1, 1, 4, 8), T(DT_F16, 1, 1, 4, 8),
+			      T(DT_F16, 1, 1, 4, 8), SC("0."), SC("True"), SC("False"), NONE),
+			 0);
+	assert_int_equal(c.flops, 2 * (8 + 8) * 10);
+	assert_int_equal(c.bytes, 4 * 4 * 8 * 2 + 4 * 4);
+	assert_int_equal(c.dtype, DT_F16);
+}
+
 static void attention_with_different_value_dim_counts_d_and_d_v(void **state)
 {
 	struct kp_cost c;
@@ -1826,6 +1867,7 @@ int main(void)
 		cmocka_unit_test(efficient_attention_backward_reads_mask_type_at_slot_14),
 		cmocka_unit_test(sdpa_efficient_reads_attn_bias_and_writes_its_gradient_when_asked),
 		cmocka_unit_test(varlen_flash_attention_leaves_flops_unknown_with_a_note),
+		cmocka_unit_test(attention_refuses_operands_that_do_not_match),
 		cmocka_unit_test(unrecorded_is_causal_takes_the_kernel_hint_else_assumes_dense),
 		cmocka_unit_test(attention_with_different_value_dim_counts_d_and_d_v),
 		cmocka_unit_test(pointwise_binary_bytes_follow_broadcasting),
