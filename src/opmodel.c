@@ -1162,77 +1162,111 @@ static int in_place(const char *name)
 }
 
 /*
- * Pointwise bytes (§6.2, TL Unary/BinaryElementwise):
- *   sum of numel_i * s_i over the tensor operands + n_out * s_out,
- * n_out = numel(broadcast of the operand shapes), s_out of the promoted dtype;
- * in place: n_out = numel(self) in self's dtype (written though it aliases).
+ * self is a tensor except in pow.Scalar (Scalar self, tensor exponent); ops that write self
+ * need it.  Sets c->dtype from self (else the exponent); -1 (with the reason in @c) when the
+ * operands do not fit the op.
  */
-static int eval_pointwise(const struct kp_op_in *in, const struct model *m, struct kp_cost *c)
+static int pw_self(const struct kp_op_in *in, const struct pw_schema *ps,
+		   const struct kp_slot *const *ops, int n, struct kp_cost *c)
 {
-	const struct pw_schema *ps = m->aux;
-	const struct kp_slot *self = slot(in, 0), *ops[3], *o;
-	int64_t shape[MAXDIM], n_out = 1;
-	int nd = 0, i, n = ps->nin < in->nslots ? ps->nin : in->nslots;
-	enum kp_dtype out_dt;
+	const struct kp_slot *self = slot(in, 0);
 
-	for (i = 0; i < n; i++)
-		ops[i] = slot(in, i);
-	/* self is a tensor except in pow.Scalar (Scalar self, tensor exponent) */
 	if (!is_tensor(self) && !(n > 1 && is_tensor(ops[1])))
 		return fail(c, "pointwise op has no tensor operand");
 	if (!is_tensor(self) && (ps->kind == PW_SELF || ps->kind == PW_WRITE ||
 				 ps->kind == PW_DROPOUT || in_place(in->name)))
 		return fail(c, "pointwise op writes a self that is not a tensor");
 	c->dtype = is_tensor(self) ? self->dtype : ops[1]->dtype;
+	return 0;
+}
 
-	if (ps->kind == PW_WRITE) {
-		/* fill_ / zero_: write numel(self) only; fill_.Tensor also reads its 0-dim value */
-		c->bytes = add(tbytes(self), n > 1 ? tbytes(ops[1]) : 0);
+/*
+ * fill_ / zero_ write numel(self) only; fill_.Tensor also reads its 0-dim value.  dropout in
+ * training reads x, writes y (x's dtype) and the bool keep-mask; train=False returns x itself:
+ * no traffic.
+ */
+static int64_t pw_self_only_bytes(const struct kp_op_in *in, const struct pw_schema *ps,
+				  const struct kp_slot *const *ops, int n)
+{
+	const struct kp_slot *self = slot(in, 0);
+
+	if (ps->kind == PW_WRITE)
+		return add(tbytes(self), n > 1 ? tbytes(ops[1]) : 0);
+	if (parse_bool(text(slot(in, 2))) != 0)
+		return add(mul(tbytes(self), 2), nbytes(numel(self), DT_BOOL));
+	return 0;
+}
+
+/* numel of the broadcast of the tensor operands' shapes into *n_out; -1 if they do not. */
+static int pw_broadcast_numel(const struct kp_slot *const *ops, int n, int64_t *n_out)
+{
+	int64_t shape[MAXDIM];
+	int nd = 0, i;
+
+	for (i = 0; i < MAXDIM; i++)
+		shape[i] = 1;
+	for (i = 0; i < n; i++) {
+		if (is_tensor(ops[i]) && broadcast(shape, &nd, ops[i]) != 0)
+			return -1;
+	}
+	*n_out = 1;
+	for (i = MAXDIM - nd; i < MAXDIM; i++)
+		*n_out = mul(*n_out, shape[i]);
+	return 0;
+}
+
+/* The output dtype of an op writing the broadcast shape (not self). */
+static enum kp_dtype pw_out_dtype(const struct kp_op_in *in, const struct pw_schema *ps,
+				  const struct kp_slot *const *ops, int n)
+{
+	enum kp_dtype dt;
+
+	switch (ps->kind) {
+	case PW_BOOL:
+		return DT_BOOL;
+	case PW_WHERE:
+		return result_type(ops + 1, n - 1);
+	default:
+		dt = result_type(ops, n);
+		if (ps->kind == PW_DIV && category(dt) < 2 && dt != DT_UNKNOWN &&
+		    text(slot(in, 2))[0] == '\0')
+			dt = DT_F32; /* div without rounding_mode is true division */
+		return dt;
+	}
+}
+
+/*
+ * Pointwise bytes (§6.2, TL Unary/BinaryElementwise):
+ *   sum of numel_i * s_i over the tensor operands + n_out * s_out,
+ * n_out = numel(broadcast of the operand shapes), s_out of the promoted dtype;
+ * in place (and masked_fill): n_out = numel(self) in self's dtype (written though it aliases).
+ */
+static int eval_pointwise(const struct kp_op_in *in, const struct model *m, struct kp_cost *c)
+{
+	const struct pw_schema *ps = m->aux;
+	const struct kp_slot *self = slot(in, 0), *ops[3], *o;
+	int64_t n_out;
+	int i, n = ps->nin < in->nslots ? ps->nin : in->nslots;
+	enum kp_dtype out_dt;
+
+	for (i = 0; i < n; i++)
+		ops[i] = slot(in, i);
+	if (pw_self(in, ps, ops, n, c) < 0)
+		return -1;
+	if (ps->kind == PW_WRITE || ps->kind == PW_DROPOUT) {
+		c->bytes = pw_self_only_bytes(in, ps, ops, n);
 		return 0;
 	}
-	if (ps->kind == PW_DROPOUT) {
-		/*
-		 * dropout in training: read x, write y (x's dtype) and the bool keep-mask;
-		 * train=False returns x itself: no traffic.
-		 */
-		c->bytes = 0;
-		if (parse_bool(text(slot(in, 2))) != 0)
-			c->bytes = add(mul(tbytes(self), 2), nbytes(numel(self), DT_BOOL));
-		return 0;
-	}
-
-	/* read: every tensor operand once */
-	c->bytes = 0;
+	c->bytes = 0; /* every tensor operand read once */
 	for (i = 0; i < n; i++)
 		c->bytes = add(c->bytes, tbytes(ops[i]));
-
-	/* write: out-shape elements; in-place and masked_fill write self's shape */
 	if (in_place(in->name) || ps->kind == PW_SELF) {
 		n_out = numel(self);
 		out_dt = self->dtype;
 	} else {
-		for (i = 0; i < MAXDIM; i++)
-			shape[i] = 1;
-		for (i = 0; i < n; i++) {
-			if (is_tensor(ops[i]) && broadcast(shape, &nd, ops[i]) != 0)
-				return fail(c, "pointwise operand shapes do not broadcast");
-		}
-		for (i = MAXDIM - nd; i < MAXDIM; i++)
-			n_out = mul(n_out, shape[i]);
-		switch (ps->kind) {
-		case PW_BOOL:
-			out_dt = DT_BOOL;
-			break;
-		case PW_WHERE:
-			out_dt = result_type(ops + 1, n - 1);
-			break;
-		default:
-			out_dt = result_type(ops, n);
-			if (ps->kind == PW_DIV && category(out_dt) < 2 && out_dt != DT_UNKNOWN &&
-			    text(slot(in, 2))[0] == '\0')
-				out_dt = DT_F32; /* div without rounding_mode is true division */
-			break;
-		}
+		if (pw_broadcast_numel(ops, n, &n_out) < 0)
+			return fail(c, "pointwise operand shapes do not broadcast");
+		out_dt = pw_out_dtype(in, ps, ops, n);
 	}
 	o = out_slot(in, ps->nin);
 	if (o != NULL)

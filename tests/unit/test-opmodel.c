@@ -1342,6 +1342,35 @@ static void dropout_writes_output_and_mask_only_when_training(void **state)
 	assert_int_equal(c.bytes, 0);
 }
 
+/*
+ * eval_pointwise's steps: pw_self (a Scalar self only where nothing writes it; the dtype from
+ * the exponent), pw_self_only_bytes (fill_.Tensor reads its value), pw_out_dtype (div without
+ * rounding_mode writes fp32, with one the promoted type).
+ */
+static void pointwise_steps_check_self_and_size_the_output(void **state)
+{
+	struct kp_cost c;
+
+	(void)state;
+	assert_int_equal(EVAL(&c, "aten::add_", SC("1"), T(DT_BF16, 8), SC("1")), -1);
+	assert_string_equal(c.note, "pointwise op writes a self that is not a tensor");
+	assert_int_equal(EVAL(&c, "aten::fill_", SC("1"), SC("0")), -1);
+	assert_string_equal(c.note, "pointwise op has no tensor operand");
+	assert_int_equal(EVAL(&c, "aten::pow", SC("2"), T(DT_F16, 10)), 0);
+	assert_int_equal(c.dtype, DT_F16);
+	assert_int_equal(c.bytes, 10 * 2 + 10 * 2);
+	assert_int_equal(EVAL(&c, "aten::fill_", T(DT_BF16, 4, 4), T0(DT_F32)), 0);
+	assert_int_equal(c.bytes, 16 * 2 + 4);
+	assert_int_equal(EVAL(&c, "aten::fill_", T(DT_BF16, 4, 4), SC("0.5")), 0);
+	assert_int_equal(c.bytes, 16 * 2);
+	assert_int_equal(EVAL(&c, "aten::div", T(DT_I64, 16), T(DT_I64, 16)), 0);
+	assert_int_equal(c.bytes, 2 * 16 * 8 + 16 * 4);
+	assert_int_equal(EVAL(&c, "aten::div", T(DT_I64, 16), T(DT_I64, 16), SC("'floor'")), 0);
+	assert_int_equal(c.bytes, 3 * 16 * 8);
+	assert_int_equal(EVAL(&c, "aten::div", T(DT_F16, 16), T(DT_F16, 16)), 0);
+	assert_int_equal(c.bytes, 3 * 16 * 2);
+}
+
 static void copies_read_the_source_and_write_the_destination_dtype(void **state)
 {
 	struct kp_cost c;
@@ -1876,6 +1905,7 @@ int main(void)
 		cmocka_unit_test(where_masked_fill_and_comparisons_size_their_outputs),
 		cmocka_unit_test(fill_and_zero_write_only),
 		cmocka_unit_test(dropout_writes_output_and_mask_only_when_training),
+		cmocka_unit_test(pointwise_steps_check_self_and_size_the_output),
 		cmocka_unit_test(copies_read_the_source_and_write_the_destination_dtype),
 		cmocka_unit_test(cat_reads_every_list_member_and_writes_their_sum),
 		cmocka_unit_test(reductions_size_the_output_from_dim_and_keepdim),
