@@ -483,6 +483,84 @@ static void top_bars(const struct kp_chart *ch, int standalone, FILE *fp)
 	fputs("</svg>\n", fp);
 }
 
+/* The waterfall's layout: rows from @T, @RH apart; times a0..a1 across pixels L..WR. */
+struct wf_geom {
+	int L, WR, T, RH;
+	double a0, a1;
+};
+
+static double wf_x(const struct wf_geom *g, double v)
+{
+	return g->L + (v - g->a0) / (g->a1 - g->a0) * (g->WR - g->L);
+}
+
+/*
+ * The time axis of the @n points: the first point is the base total, the last the new
+ * total, the others deltas; the axis starts near the smallest running total so the deltas
+ * are visible.
+ */
+static void wf_range(const struct kp_chart *ch, int n, struct wf_geom *g)
+{
+	double run = ch->pts[0].x, lo = run, hi = run;
+	for (int i = 1; i < n - 1; i++) {
+		run += ch->pts[i].x;
+		lo = fmin(lo, run);
+		hi = fmax(hi, run);
+	}
+	lo = fmin(lo, ch->pts[n - 1].x);
+	hi = fmax(hi, ch->pts[n - 1].x);
+	double pad = (hi - lo) * 0.15 + 1;
+	g->a0 = lo - pad > hi * 0.05 ? lo - pad : 0;
+	g->a1 = hi + pad;
+}
+
+/*
+ * Point @i's bar from *v0 to *v1: a total (first, last) from the axis start, a delta from the
+ * running total *run, which it moves on.  Returns the bar's class.
+ */
+static const char *wf_span(const struct kp_chart *ch, int i, double a0, double *run, double *v0,
+			   double *v1)
+{
+	const struct kp_cpoint *p = &ch->pts[i];
+	if (i == 0 || i == (int)ch->npts - 1) {
+		*v0 = a0;
+		*v1 = p->x;
+		*run = p->x;
+		return "tot";
+	}
+	*v0 = *run;
+	*v1 = *run + p->x;
+	*run = *v1;
+	return p->x > 0 ? "bad" : "good";
+}
+
+/* Row @i: the bar and its tooltip, the connector to the next delta, the label, the value. */
+static void wf_row(const struct kp_chart *ch, int i, const struct wf_geom *g, double *run, FILE *fp)
+{
+	const struct kp_cpoint *p = &ch->pts[i];
+	int n = (int)ch->npts, delta = i > 0 && i < n - 1, y = g->T + i * g->RH + 3;
+	double v0, v1;
+	const char *cls = wf_span(ch, i, g->a0, run, &v0, &v1);
+	double x0 = wf_x(g, fmin(v0, v1)), x1 = wf_x(g, fmax(v0, v1));
+	const char *sign = delta && p->x > 0 ? "+" : "";
+	char b[64], tip[1024];
+
+	fprintf(fp, "<rect class=\"%s\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\">", cls, x0,
+		y, fmax(x1 - x0, 1), g->RH - 6);
+	snprintf(tip, sizeof(tip), "%s: %s%s", p->label, sign,
+		 units_time(b, sizeof(b), (int64_t)p->x));
+	title_el(p->tip ? p->tip : tip, fp);
+	fputs("</rect>", fp);
+	if (delta && i + 1 < n - 1)
+		fprintf(fp, "<line class=\"grid\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\"/>",
+			wf_x(g, v1), y + g->RH - 6, wf_x(g, v1), y + g->RH);
+	fprintf(fp, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">", g->L - 6, y + g->RH / 2 + 1);
+	put_short(p->label, 30, fp);
+	fputs("</text>", fp);
+	fprintf(fp, "<text class=\"sm\" x=\"%.1f\" y=\"%d\">%s%s</text>\n", x1 + 4,
+		y + g->RH / 2 + 1, sign, units_time(b, sizeof(b), (int64_t)p->x));
+}
+
 static void waterfall(const struct kp_chart *ch, int standalone, FILE *fp)
 {
 	const int W = 760, L = 250, R = 90, T = 28, RH = 22;
@@ -494,66 +572,16 @@ static void waterfall(const struct kp_chart *ch, int standalone, FILE *fp)
 		fputs("</svg>\n", fp);
 		return;
 	}
-	/* running totals: the first point is the base total, the last the new total */
-	double run = ch->pts[0].x, lo = run, hi = run;
-	for (int i = 1; i < n - 1; i++) {
-		run += ch->pts[i].x;
-		lo = fmin(lo, run);
-		hi = fmax(hi, run);
-	}
-	lo = fmin(lo, ch->pts[n - 1].x);
-	hi = fmax(hi, ch->pts[n - 1].x);
-	/* start the axis near the smallest running total so the deltas are visible */
-	double pad = (hi - lo) * 0.15 + 1;
-	double a0 = lo - pad > hi * 0.05 ? lo - pad : 0, a1 = hi + pad;
-	int yax = T + n * RH + 4;
-	time_axis(a0, a1, L, W - R, yax, T, "GPU time", fp);
-	if (a0 > 0)
+	struct wf_geom g = { L, W - R, T, RH, 0, 0 };
+	wf_range(ch, n, &g);
+	time_axis(g.a0, g.a1, L, W - R, T + n * RH + 4, T, "GPU time", fp);
+	if (g.a0 > 0)
 		fprintf(fp,
 			"<text class=\"sm\" x=\"%d\" y=\"%d\" text-anchor=\"end\">axis does not start at 0</text>\n",
 			W - R, T - 6);
-	char b[64], tip[1024];
-	run = 0;
-	for (int i = 0; i < n; i++) {
-		const struct kp_cpoint *p = &ch->pts[i];
-		double v0, v1;
-		const char *cls;
-		if (i == 0 || i == n - 1) {
-			v0 = a0;
-			v1 = p->x;
-			run = p->x;
-			cls = "tot";
-		} else {
-			v0 = run;
-			v1 = run + p->x;
-			run = v1;
-			cls = p->x > 0 ? "bad" : "good";
-		}
-		double x0 = L + (fmin(v0, v1) - a0) / (a1 - a0) * (W - R - L);
-		double x1 = L + (fmax(v0, v1) - a0) / (a1 - a0) * (W - R - L);
-		int y = T + i * RH + 3;
-		fprintf(fp, "<rect class=\"%s\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\">",
-			cls, x0, y, fmax(x1 - x0, 1), RH - 6);
-		if (i == 0 || i == n - 1)
-			snprintf(tip, sizeof(tip), "%s: %s", p->label,
-				 units_time(b, sizeof(b), (int64_t)p->x));
-		else
-			snprintf(tip, sizeof(tip), "%s: %s%s", p->label, p->x > 0 ? "+" : "",
-				 units_time(b, sizeof(b), (int64_t)p->x));
-		title_el(p->tip ? p->tip : tip, fp);
-		fputs("</rect>", fp);
-		if (i > 0 && i < n - 1 && i + 1 < n - 1)
-			fprintf(fp,
-				"<line class=\"grid\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\"/>",
-				L + (v1 - a0) / (a1 - a0) * (W - R - L), y + RH - 6,
-				L + (v1 - a0) / (a1 - a0) * (W - R - L), y + RH);
-		fprintf(fp, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">", L - 6, y + RH / 2 + 1);
-		put_short(p->label, 30, fp);
-		fputs("</text>", fp);
-		fprintf(fp, "<text class=\"sm\" x=\"%.1f\" y=\"%d\">%s%s</text>\n", x1 + 4,
-			y + RH / 2 + 1, i > 0 && i < n - 1 && p->x > 0 ? "+" : "",
-			units_time(b, sizeof(b), (int64_t)p->x));
-	}
+	double run = 0;
+	for (int i = 0; i < n; i++)
+		wf_row(ch, i, &g, &run, fp);
 	fputs("</svg>\n", fp);
 }
 

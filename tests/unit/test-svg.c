@@ -244,6 +244,38 @@ static void waterfall_colours_regressions_and_improvements(void **state)
 	report_free(&doc);
 }
 
+/*
+ * waterfall's steps: the axis spans every running total and both totals (wf_range), each
+ * delta starts where the last one ended (wf_span), connectors join consecutive deltas only,
+ * and values carry their sign; a point's own tip replaces the default one (wf_row).
+ */
+static void waterfall_rows_walk_the_running_total(void **state)
+{
+	(void)state;
+	struct kp_doc doc;
+	report_init(&doc, "t", 0);
+	struct kp_chart *ch = report_chart(&doc, "waterfall", CHART_WATERFALL, "waterfall",
+					   "Waterfall");
+	chart_point(&doc, ch, 10e6, 0, 0, 0, "base", NULL);
+	chart_point(&doc, ch, 2e6, 0, 0, 1, "gemm", NULL);
+	chart_point(&doc, ch, -1e6, 0, 0, 2, "relu", NULL);
+	chart_point(&doc, ch, 0.5e6, 0, 0, 3, "copy", "copy: its own tip");
+	chart_point(&doc, ch, 9.5e6, 0, 0, 0, "new", NULL);
+	char *s = draw(ch, 0);
+	/* axis 9.5 ms (the new total) - 0.375 ms .. 12 ms + 0.375 ms over pixels 250..670 */
+	assert_non_null(
+		strstr(s,
+		       "<rect class=\"good\" x=\"492.3\" y=\"75\" width=\"129.2\" height=\"16\">"));
+	assert_int_equal(count(s, "</rect><line class=\"grid\""), 2); /* connectors */
+	assert_non_null(strstr(s, ">+2.000 ms</text>"));
+	assert_non_null(strstr(s, ">-1.000 ms</text>"));
+	assert_non_null(strstr(s, ">9.500 ms</text>"));
+	assert_non_null(strstr(s, "<title>copy: its own tip</title>"));
+	assert_null(strstr(s, "<title>copy: +500.000 us</title>"));
+	free(s);
+	report_free(&doc);
+}
+
 static void dumbbell_marks_faster_and_slower_rows(void **state)
 {
 	(void)state;
@@ -301,6 +333,7 @@ int main(void)
 		cmocka_unit_test(roofline_without_a_bandwidth_draws_flat_roofs),
 		cmocka_unit_test(top_bars_give_each_segment_its_share),
 		cmocka_unit_test(waterfall_colours_regressions_and_improvements),
+		cmocka_unit_test(waterfall_rows_walk_the_running_total),
 		cmocka_unit_test(dumbbell_marks_faster_and_slower_rows),
 		cmocka_unit_test(timeline_lanes_spans_and_step_marks),
 	};
