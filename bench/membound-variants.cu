@@ -180,22 +180,116 @@ static void cluster_variant(long R, long H, int ncw, int kb, bf *dx, bf *dxref, 
 	       OP == RW_LAYERNORM ? diff(db, dbref, H, d) : 0.f);
 }
 
+/*
+ * The cluster backward (kprof_norm_bwd_ahead for RMSNorm, kprof_norm_bwd_pipe for LayerNorm)
+ * with the row sums exchanged warp by warp (WX: cluster_warp_sums) or block by block
+ * (cluster_sums), on clusters of @ncw blocks and a ring of at most @kb KiB.  @ncl_force > 0:
+ * only that many clusters over @R rows (R / ncl rows each): far from the DRAM limit, the time a
+ * row takes a block, its latency floor (what the H200's 1.4x bandwidth an SM asks of it).
+ */
+template <int OP, bool WX>
+static void wx_variant(long R, long H, int ncw, int kb, long ncl_force, bf *dx, bf *dxref, bf *dy,
+		       bf *x, bf *w, float *mean, float *rstd, bf *dw, bf *db, bf *dwref, bf *dbref,
+		       void *ws, float *d, const char *nm, double nbb)
+{
+	typedef typename std::conditional<WX, cluster_warp_sums, cluster_sums>::type X;
+	struct nb_plan p2 = nb_plan_for<bf, OP>(8192, H);
+	long nvec = H / 8, n = R * H;
+	p2.nc = ncw, p2.cw = (nvec + ncw - 1) / ncw;
+	p2.threads = (unsigned)((p2.cw / 2 + 31) / 32 * 32);
+	if (p2.cw > 1024 || !p2.pipe || p2.threads > 512)
+		return;
+	size_t stage = (size_t)2 * 2 * p2.threads * 16;
+	p2.stages = (int)(((size_t)kb << 10) / stage);
+	if (p2.stages > 12)
+		p2.stages = 12;
+	if (p2.stages < 3)
+		return;
+	p2.smem = stage * p2.stages;
+	const void *fn;
+	if constexpr (OP == RW_LAYERNORM)
+		fn = (const void *)kprof_norm_bwd_pipe<bf, OP, 2, true, false, X>;
+	else
+		fn = (const void *)kprof_norm_bwd_ahead<bf, OP, X>;
+	long ncl = pipe_resident(fn, p2.threads, p2.smem, ncw);
+	if (ncl_force > 0)
+		ncl = ncl_force;
+	p2.partial = ncl < R ? ncl : R;
+	p2.grid = p2.partial * ncw;
+	float *pw = (float *)ws, *pb = pw + (size_t)p2.partial * H;
+	cudaLaunchConfig_t cfg;
+	cudaLaunchAttribute at[1];
+	memset(&cfg, 0, sizeof(cfg));
+	memset(at, 0, sizeof(at));
+	cfg.gridDim = dim3((unsigned)p2.grid), cfg.blockDim = dim3(p2.threads);
+	cfg.dynamicSmemBytes = p2.smem;
+	at[0].id = cudaLaunchAttributeClusterDimension;
+	at[0].val.clusterDim.x = (unsigned)ncw, at[0].val.clusterDim.y = 1, at[0].val.clusterDim.z = 1;
+	cfg.attrs = at, cfg.numAttrs = 1;
+	double t = time_ms([&] {
+		if constexpr (OP == RW_LAYERNORM)
+			CK(cudaLaunchKernelEx(&cfg, kprof_norm_bwd_pipe<bf, OP, 2, true, false, X>, dx,
+					      pw, pb, dy, x, mean, rstd, w, R, H, p2.cw, p2.stages));
+		else
+			CK(cudaLaunchKernelEx(&cfg, kprof_norm_bwd_ahead<bf, OP, X>, dx, pw, pb, dy, x,
+					      mean, rstd, w, R, H, p2.cw, p2.stages));
+		if (ncl_force <= 0)
+			CK((cudaError_t)colsum_launch<bf>(dw, db, pw, pb, OP == RW_LAYERNORM ? 2 : 1,
+							  p2.partial, H));
+	});
+	char nmv[80];
+	snprintf(nmv, sizeof nmv, "%s nc%d thr%u %dk st%d ctas%ld", WX ? "warpx" : "blockx", ncw,
+		 p2.threads, kb, p2.stages, p2.grid);
+	if (ncl_force > 0) {
+		printf("%-10s %6ldx%-6ld %-28s floor %7.3f us a row (%ld rows a cluster)\n", nm, R, H,
+		       nmv, t * 1e3 / (double)(R / ncl), R / ncl);
+		return;
+	}
+	row(nm, R, H, nmv, t, nbb, diff(dx, dxref, n, d));
+	printf("   dw maxdiff %.3g db maxdiff %.3g\n", diff(dw, dwref, H, d),
+	       OP == RW_LAYERNORM ? diff(db, dbref, H, d) : 0.f);
+}
+
+/* MBV_WX: both exchanges at full size and their latency floors, beside kprof's choice */
+template <int OP>
+static void wx_all(long R, long H, bf *dx, bf *dxref, bf *dy, bf *x, bf *w, float *mean,
+		   float *rstd, bf *dw, bf *db, bf *dwref, bf *dbref, void *ws, float *d, const char *nm,
+		   double nbb)
+{
+#define WXV(WX, RR, NC, KB, F)                                                                     \
+	wx_variant<OP, WX>(RR, H, NC, KB, F, dx, dxref, dy, x, w, mean, rstd, dw, db, dwref, dbref, \
+			   ws, d, nm, nbb)
+	for (int ncw : { 4, 8 })
+		for (int kb : { 48, 96 }) {
+			if (ncw == 4 && kb == 48)
+				continue;
+			WXV(false, R, ncw, kb, 0);
+			WXV(true, R, ncw, kb, 0);
+		}
+	for (int ncw : { 4, 8 }) {
+		WXV(false, 1024, ncw, 96, 4);
+		WXV(true, 1024, ncw, 96, 4);
+	}
+#undef WXV
+}
+
 static void bwd_variants(long R, long H, bf *dx, bf *dxref, bf *y, bf *dy, bf *x, bf *w,
 			 float *mean, float *rstd, bf *dw, bf *db, void *ws, float *d)
 {
 	long n = R * H;
 	double sb = 3.0 * n * 2;
-	static const char *envs[] = { "", "pipe:2:96", "pipe:2:200" };
+	static const char *envs[] = { "", "pipe:2:96", "pipe:2:200", "pipe:1:96", "pipe:1:200" };
+	int base_only = getenv("MBV_BASE") != NULL; /* only kprof's choices (for ncu) */
 	unsetenv("KPROF_SOFTMAX_BWD");
 	double t = time_ms([&] { kk_rowsoftmax_bwd(dxref, y, dy, KT_BF16, R, H); });
 	row("smbwd", R, H, "base", t, sb, 0);
-	for (int k = 1; k < 3; k++) {
+	for (int k = 1; k < 3 && !base_only; k++) {
 		setenv("KPROF_SOFTMAX_BWD", envs[k], 1);
 		t = time_ms([&] { kk_rowsoftmax_bwd(dx, y, dy, KT_BF16, R, H); });
 		row("smbwd", R, H, envs[k], t, sb, diff(dx, dxref, n, d));
 	}
 	unsetenv("KPROF_SOFTMAX_BWD");
-	for (int one = 0; one < 2; one++) {
+	for (int one = 0; one < 2 && !base_only; one++) {
 		const void *fn = (const void *)kprof_softmax_bwd_l2<bf, 1024, 2>;
 		int per_sm = 0;
 		CK(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, 0));
@@ -225,7 +319,7 @@ static void bwd_variants(long R, long H, bf *dx, bf *dxref, bf *y, bf *dy, bf *x
 		CK(cudaMemcpy(dbref, db, H * 2, cudaMemcpyDeviceToDevice));
 		CK(cudaMemset(dw, 0, H * 2));
 		CK(cudaMemset(db, 0, H * 2));
-		for (int k = 1; k < 3; k++) {
+		for (int k = 1; k < 5 && !base_only; k++) {
 			setenv("KPROF_NORM_BWD", envs[k], 1);
 			t = time_ms([&] {
 				kk_norm_bwd(op, dx, dw, db, dy, x, mean, rstd, w, ws, KT_BF16, R, H);
@@ -233,9 +327,16 @@ static void bwd_variants(long R, long H, bf *dx, bf *dxref, bf *y, bf *dy, bf *x
 			row(nm, R, H, envs[k], t, nbb, diff(dx, dxref, n, d));
 		}
 		unsetenv("KPROF_NORM_BWD");
-		if (H / 8 > 1024)
+		if (H / 8 > 1024 && getenv("MBV_WX")) {
+			if (op == RW_LAYERNORM)
+				wx_all<RW_LAYERNORM>(R, H, dx, dxref, dy, x, w, mean, rstd, dw, db, dwref, dbref, ws, d, nm, nbb);
+			else
+				wx_all<RW_RMSNORM>(R, H, dx, dxref, dy, x, w, mean, rstd, dw, db, dwref, dbref, ws, d, nm, nbb);
+			continue;
+		}
+		if (H / 8 > 1024 && !base_only)
 			for (int ncw : { 4, 8 })
-				for (int kb : { 48, 96 }) {
+				for (int kb : { 48, 96, 144 }) {
 					if (op == RW_LAYERNORM)
 						cluster_variant<RW_LAYERNORM>(R, H, ncw, kb, dx, dxref, dy,
 									      x, w, mean, rstd, dw, db,

@@ -14,6 +14,7 @@
 #include <cuda_runtime.h>
 #include <stdlib.h>
 #include <string.h>
+#include <type_traits>
 
 template <typename T> struct vec {
 	static constexpr int N = 16 / sizeof(T);
@@ -994,6 +995,7 @@ template <typename T, int OP, int VPT> struct pipe_thread {
  * row k + 4 only after it has this block's row k + 2, pushed after this block read row k.
  */
 struct cluster_sums {
+	static constexpr bool per_warp = false;
 	float red[4][8][2];
 	unsigned long long xbar[4];
 
@@ -1026,6 +1028,60 @@ struct cluster_sums {
 	}
 };
 
+/*
+ * A cluster's row sums without block barriers: warp w of block q sends its own (sg, sgx) of its
+ * k-th row with st.async into slot q * nw + w of buffer k % 4 of every block (nw warps a block,
+ * nc * nw <= XW_SLOTS), and every warp adds the nc * nw slots up once the buffer's mbarrier
+ * completes.  No __syncthreads a row: a thread reads only its own ring vectors, so the block's
+ * warps run apart, held together by the exchange alone.  Four buffers, as in cluster_sums: a
+ * peer warp pushes row k + 4 only after it has every warp's row k + 2 (+ 3 without the
+ * look-ahead), pushed after that warp read row k.
+ */
+#define XW_SLOTS 128
+struct cluster_warp_sums {
+	static constexpr bool per_warp = true;
+	float red[4][XW_SLOTS][2];
+	unsigned long long xbar[4];
+
+	__device__ __forceinline__ void init()
+	{
+		if (threadIdx.x == 0) {
+			for (int i = 0; i < 4; i++)
+				mbar_init(&xbar[i], 1);
+#if __CUDA_ARCH__ >= 900
+			asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+#endif
+		}
+	}
+	/* this thread's (sg, sgx) of its vectors: the warp's sums go to every block of the cluster */
+	__device__ __forceinline__ void push(long k, int q, int nc, float sg, float sgx)
+	{
+		int b = (int)(k & 3), lane = (int)(threadIdx.x & 31), nw = (int)(blockDim.x >> 5);
+		for (int o = 16; o; o >>= 1) {
+			sg += __shfl_xor_sync(0xffffffffu, sg, o);
+			sgx += __shfl_xor_sync(0xffffffffu, sgx, o);
+		}
+		if (threadIdx.x == 0)
+			mbar_expect(&xbar[b], (unsigned)(nc * nw) * 8);
+		if (lane < nc)
+			st_async2(&red[b][q * nw + (int)(threadIdx.x >> 5)][0], &xbar[b],
+				  (unsigned)lane, sg, sgx);
+	}
+	__device__ __forceinline__ void wait(long k, int nc, float &sg, float &sgx)
+	{
+		int b = (int)(k & 3), n = nc * (int)(blockDim.x >> 5);
+		mbar_wait_cluster(&xbar[b], (unsigned)(k >> 2) & 1);
+		float a = 0.f, c = 0.f;
+		for (int t = (int)(threadIdx.x & 31); t < n; t += 32)
+			a += red[b][t][0], c += red[b][t][1];
+		for (int o = 16; o; o >>= 1) {
+			a += __shfl_xor_sync(0xffffffffu, a, o);
+			c += __shfl_xor_sync(0xffffffffu, c, o);
+		}
+		sg = a, sgx = c;
+	}
+};
+
 /* this block's rank in its cluster, the cluster count and index (1, grid, block without CL) */
 template <bool CL>
 __device__ __forceinline__ void cluster_place(int &q, int &nc, long &cid, long &ncl)
@@ -1050,7 +1106,7 @@ template <bool CL> __device__ __forceinline__ void cluster_sync()
 #endif
 }
 
-template <typename T, int OP, int VPT, bool CL, bool HOLD = !CL>
+template <typename T, int OP, int VPT, bool CL, bool HOLD = !CL, typename X = cluster_sums>
 __global__ void __launch_bounds__(VPT == 1 ? 1024 : 512)
 	kprof_norm_bwd_pipe(T *dx, float *pw, float *pb, const T *dy, const T *x, const float *mean,
 			    const float *rstd, const T *w, long rows, long hidden, long cw,
@@ -1058,7 +1114,7 @@ __global__ void __launch_bounds__(VPT == 1 ? 1024 : 512)
 {
 	extern __shared__ uint4 ring[]; /* [stages][2 (x, dy)][VPT][blockDim.x] */
 	__shared__ float sh[64];
-	__shared__ cluster_sums xs;
+	__shared__ X xs;
 	int q, nc;
 	long cid, ncl, nvec = hidden / vec<T>::N, k = 0;
 	cluster_place<CL>(q, nc, cid, ncl);
@@ -1087,7 +1143,8 @@ __global__ void __launch_bounds__(VPT == 1 ? 1024 : 512)
 		auto held = [&](int t, int i) { return t ? rd[i] : rx[i]; };
 		auto staged = [&](int t, int i) { return pt.at(ring, s, t, i); };
 		pt.sums(held, rs, mu, sg, sgx);
-		block_reduce2(sg, sgx, sh);
+		if (!(CL && X::per_warp))
+			block_reduce2(sg, sgx, sh);
 		if (CL) {
 			xs.push(k, q, nc, sg, sgx);
 			xs.wait(k, nc, sg, sgx);
@@ -1104,13 +1161,150 @@ __global__ void __launch_bounds__(VPT == 1 ? 1024 : 512)
 }
 
 /*
+ * kprof_norm_bwd_ahead's per-thread state: 2 vectors of the block's columns [@j0, @jend) a
+ * thread (stride bd), with the row's addresses, ring slots and bounds worked out once, not at
+ * every access (the kernel is issue-bound on H200: ~590 instructions a thread a row before).
+ */
+template <typename T, int OP> struct ahead_thread {
+	static constexpr int VE = vec<T>::N, V = 2;
+	const uint4 *xb, *dyb;
+	uint4 *dxb;
+	long jt, nvec;
+	unsigned bd, ok;
+	uint4 wr[V];
+	float dw[V][VE], db[OP == RW_LAYERNORM ? V : 1][VE];
+
+	__device__ __forceinline__ void init(const T *x, const T *dy, T *dx, const T *w, long j0,
+					     long jend, long nvec_)
+	{
+		bd = blockDim.x, nvec = nvec_, jt = j0 + threadIdx.x;
+		ok = (jt < jend ? 1u : 0u) | (jt + bd < jend ? 2u : 0u);
+		xb = (const uint4 *)x + jt, dyb = (const uint4 *)dy + jt, dxb = (uint4 *)dx + jt;
+#pragma unroll
+		for (int i = 0; i < V; i++) {
+			wr[i] = has(i) && OP != RW_SOFTMAX ? __ldg((const uint4 *)w + jt + i * bd)
+							   : make_uint4(0, 0, 0, 0);
+#pragma unroll
+			for (int e = 0; e < VE; e++)
+				dw[i][e] = 0.f, db[OP == RW_LAYERNORM ? i : 0][e] = 0.f;
+		}
+	}
+	__device__ __forceinline__ bool has(int i) const
+	{
+		return ok >> i & 1;
+	}
+	/* this thread's slot of ring stage @s: vector i of x at [i * bd], of dy at [(V + i) * bd] */
+	__device__ __forceinline__ uint4 *stage(uint4 *ring, int s) const
+	{
+		return ring + (unsigned)(s * 2 * V) * bd + threadIdx.x;
+	}
+	__device__ __forceinline__ void issue(uint4 *ring, long r, long rows, int s) const
+	{
+		if (r < rows) {
+			size_t o = (size_t)r * nvec;
+			uint4 *p = stage(ring, s);
+#pragma unroll
+			for (int i = 0; i < V; i++)
+				if (has(i)) {
+					cp_async16(p + i * bd, xb + o + i * bd);
+					cp_async16(p + (V + i) * bd, dyb + o + i * bd);
+				}
+		}
+		cp_commit();
+	}
+	/* sums of g = w dy (softmax: y dy) and of g xh, xh = (x - mu) rs, over the thread's vectors */
+	__device__ __forceinline__ void sums(const uint4 *p, float rs, float mu, float &sg,
+					     float &sgx) const
+	{
+		float a = 0.f, c = 0.f;
+#pragma unroll
+		for (int i = 0; i < V; i++) {
+			if (!has(i))
+				continue;
+			float xv[VE], dv[VE], wv[VE];
+			unpack<T>(p[i * bd], xv);
+			unpack<T>(p[(V + i) * bd], dv);
+			unpack<T>(wr[i], wv);
+#pragma unroll
+			for (int e = 0; e < VE; e++) {
+				if (OP == RW_SOFTMAX) {
+					a = fmaf(xv[e], dv[e], a);
+					continue;
+				}
+				float g = wv[e] * dv[e];
+				a += g;
+				c = fmaf(g, OP == RW_LAYERNORM ? xv[e] - mu : xv[e], c);
+			}
+		}
+		sg = a, sgx = c * rs;
+	}
+	/*
+	 * dx of row @r from the sums: rs (w dy - a - xh c) = w (dy rs) + (x - mu) K2 + K3, K2 =
+	 * -rs^2 c, K3 = -rs a; dw += (x - mu) (dy rs), db += dy
+	 */
+	__device__ __forceinline__ void finish(const uint4 *p, long r, float rs, float mu, float sg,
+					       float sgx, float inv_h)
+	{
+		float a = OP == RW_LAYERNORM ? sg * inv_h : 0.f, c = sgx * inv_h;
+		float k2 = -rs * rs * c, k3 = -rs * a;
+		uint4 *outr = dxb + (size_t)r * nvec;
+#pragma unroll
+		for (int i = 0; i < V; i++) {
+			if (!has(i))
+				continue;
+			float xv[VE], dv[VE], wv[VE], o[VE];
+			unpack<T>(p[i * bd], xv);
+			unpack<T>(p[(V + i) * bd], dv);
+			unpack<T>(wr[i], wv);
+#pragma unroll
+			for (int e = 0; e < VE; e++) {
+				if (OP == RW_SOFTMAX) {
+					o[e] = xv[e] * (dv[e] - sg);
+					continue;
+				}
+				float xm = OP == RW_LAYERNORM ? xv[e] - mu : xv[e], dr = dv[e] * rs;
+				o[e] = fmaf(wv[e], dr,
+					    OP == RW_LAYERNORM ? fmaf(xm, k2, k3) : xm * k2);
+				dw[i][e] = fmaf(xm, dr, dw[i][e]);
+				if (OP == RW_LAYERNORM)
+					db[OP == RW_LAYERNORM ? i : 0][e] += dv[e];
+			}
+			__stcs(outr + i * bd, pack<T>(o));
+		}
+	}
+	/* the block's (cluster's) partial row @cid of dw (and db) */
+	__device__ __forceinline__ void partials(float *pw, float *pb, long cid, long hidden) const
+	{
+#pragma unroll
+		for (int i = 0; i < V; i++) {
+			long j = jt + (long)i * bd;
+			if (OP == RW_SOFTMAX || !has(i))
+				continue;
+			float4 *p = (float4 *)(pw + (size_t)cid * hidden + j * VE);
+#pragma unroll
+			for (int e = 0; e < VE; e += 4)
+				p[e / 4] = make_float4(dw[i][e], dw[i][e + 1], dw[i][e + 2],
+						       dw[i][e + 3]);
+			if (OP == RW_LAYERNORM) {
+				float4 *pq = (float4 *)(pb + (size_t)cid * hidden + j * VE);
+				constexpr int k = OP == RW_LAYERNORM ? 1 : 0;
+#pragma unroll
+				for (int e = 0; e < VE; e += 4)
+					pq[e / 4] = make_float4(db[i * k][e], db[i * k][e + 1],
+								db[i * k][e + 2], db[i * k][e + 3]);
+			}
+		}
+	}
+};
+
+/*
  * kprof_norm_bwd_pipe on a cluster with the row sums one row ahead: a block reduces and pushes
  * row k + 1's sums before it waits for row k's from its peers, so the exchange's latency hides
  * behind a row's work; 2 blocks an SM (a 64-register bound).  H100, bf16 8192x32768: RMSNorm
  * 85.3% of the DRAM peak instead of 77.5%.  LayerNorm's db sums do not fit that bound (40
  * bytes spilled: 67%; one block an SM: 67% too), so it stays on kprof_norm_bwd_pipe (76.5%).
  */
-template <typename T, int OP>
+template <typename T, int OP, typename X = cluster_sums>
 __global__ void __launch_bounds__(512, 2)
 	kprof_norm_bwd_ahead(T *dx, float *pw, float *pb, const T *dy, const T *x,
 			     const float *mean, const float *rstd, const T *w, long rows,
@@ -1118,45 +1312,47 @@ __global__ void __launch_bounds__(512, 2)
 {
 	extern __shared__ uint4 ring[]; /* [stages][2 (x, dy)][2][blockDim.x] */
 	__shared__ float sh[64];
-	__shared__ cluster_sums xs;
+	__shared__ X xs;
 	int q, nc;
 	long cid, ncl, nvec = hidden / vec<T>::N, k = 0;
 	cluster_place<true>(q, nc, cid, ncl);
 	xs.init();
 	cluster_sync<true>();
-	pipe_thread<T, OP, 2> pt;
-	pt.init(w, (long)q * cw, (long)q * cw + cw < nvec ? (long)q * cw + cw : nvec);
+	ahead_thread<T, OP> th;
+	th.init(x, dy, dx, w, (long)q * cw, (long)q * cw + cw < nvec ? (long)q * cw + cw : nvec,
+		nvec);
+	float inv_h = 1.f / (float)hidden;
 	for (int s = 0; s < stages; s++)
-		pt.issue(ring, x, dy, cid + (long)s * ncl, rows, hidden, s);
+		th.issue(ring, cid + (long)s * ncl, rows, s);
 	float rs = OP != RW_SOFTMAX && cid < rows ? __ldg(rstd + cid) : 0.f;
 	float mu = OP == RW_LAYERNORM && cid < rows ? __ldg(mean + cid) : 0.f, sg, sgx;
 	if (cid < rows) {
 		cp_wait(stages - 1);
-		pt.sums([&](int t, int i) { return pt.at(ring, 0, t, i); }, rs, mu, sg, sgx);
-		block_reduce2(sg, sgx, sh);
+		th.sums(th.stage(ring, 0), rs, mu, sg, sgx);
+		if (!X::per_warp)
+			block_reduce2(sg, sgx, sh);
 		xs.push(0, q, nc, sg, sgx);
 	}
+	int s = 0, s1 = 1;
 	for (long r = cid; r < rows; r += ncl, k++) {
-		int s = (int)(k % stages);
 		float rs1 = 0.f, mu1 = 0.f;
 		if (r + ncl < rows) {
 			rs1 = OP != RW_SOFTMAX ? __ldg(rstd + r + ncl) : 0.f;
 			mu1 = OP == RW_LAYERNORM ? __ldg(mean + r + ncl) : 0.f;
-			int s1 = (int)((k + 1) % stages);
 			cp_wait(stages - 2);
-			pt.sums([&](int t, int i) { return pt.at(ring, s1, t, i); }, rs1, mu1, sg,
-				sgx);
-			block_reduce2(sg, sgx, sh);
+			th.sums(th.stage(ring, s1), rs1, mu1, sg, sgx);
+			if (!X::per_warp)
+				block_reduce2(sg, sgx, sh);
 			xs.push(k + 1, q, nc, sg, sgx);
 		}
 		xs.wait(k, nc, sg, sgx);
-		pt.finish([&](int t, int i) { return pt.at(ring, s, t, i); }, dx, r, hidden, rs, mu,
-			  sg, sgx);
-		pt.issue(ring, x, dy, r + (long)stages * ncl, rows, hidden, s);
+		th.finish(th.stage(ring, s), r, rs, mu, sg, sgx, inv_h);
+		th.issue(ring, r + (long)stages * ncl, rows, s);
 		rs = rs1, mu = mu1;
+		s = s1, s1 = s1 + 1 == stages ? 0 : s1 + 1;
 	}
 	cp_wait(0);
-	pt.partials(pw, pb, cid, hidden);
+	th.partials(pw, pb, cid, hidden);
 	cluster_sync<true>();
 }
 
@@ -1566,9 +1762,17 @@ static void nb_env(const char *env, int *pipe, int *force, int *vpt, long *cap)
 	}
 }
 
+/*
+ * The pipelined kernel's row-sum exchange: per warp on clusters of 2-vector threads (at most 8
+ * blocks of 16 warps: XW_SLOTS; H100, bf16 8192x32768 LayerNorm: 87.2% of the DRAM peak
+ * instead of 86.3%), per block otherwise.
+ */
+template <bool CL, int V>
+using pipe_x = typename std::conditional<CL && V == 2, cluster_warp_sums, cluster_sums>::type;
+
 template <typename T, int OP, int V, bool CL> static const void *pipe_fn()
 {
-	return (const void *)kprof_norm_bwd_pipe<T, OP, V, CL>;
+	return (const void *)kprof_norm_bwd_pipe<T, OP, V, CL, !CL, pipe_x<CL, V>>;
 }
 
 template <typename T, int OP> static const void *ahead_fn()
@@ -1758,8 +1962,8 @@ static int pipe_launch(const struct nb_plan *p, void *dx, float *pw, float *pb, 
 	T *o = (T *)dx;
 	const T *d = (const T *)dy, *xx = (const T *)x, *ww = (const T *)w;
 #define K(V, C)                                                                                    \
-	cudaLaunchKernelEx(&cfg, kprof_norm_bwd_pipe<T, OP, V, C>, o, pw, pb, d, xx, mean, rstd,   \
-			   ww, rows, hidden, p->cw, p->stages)
+	cudaLaunchKernelEx(&cfg, kprof_norm_bwd_pipe<T, OP, V, C, !C, pipe_x<C, V>>, o, pw, pb, d, \
+			   xx, mean, rstd, ww, rows, hidden, p->cw, p->stages)
 	if constexpr (OP != RW_LAYERNORM)
 		if (p->ahead)
 			return (int)cudaLaunchKernelEx(&cfg, kprof_norm_bwd_ahead<T, OP>, o, pw, pb,
