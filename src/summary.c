@@ -129,56 +129,77 @@ static int get_breakdown(struct rd *R, struct kp_bd *b)
 	}
 }
 
-/* [[a, b, ...], ...] rows of @n values (the last of comms is the kind name) */
-static int get_steps(struct rd *R, struct kp_rank *r)
+/*
+ * Rows of an array of rows ([[a, b, ...], ...]): open_rows() reads the outer '[', next_row()
+ * 1 at a row's '[', 0 at the outer ']', -1 at anything else; the row's values follow, then
+ * end_row() its ']'.
+ */
+static int open_rows(struct rd *R)
 {
 	struct kp_json_tok tk;
-	if (json_next(&R->p, &tk) != JT_ARR)
-		return -1;
+	return json_next(&R->p, &tk) == JT_ARR ? 0 : -1;
+}
+
+static int next_row(struct rd *R)
+{
+	struct kp_json_tok tk;
+	enum kp_json_type ty = json_next(&R->p, &tk);
+	return ty == JT_ARR ? 1 : ty == JT_ARR_END ? 0 : -1;
+}
+
+static int end_row(struct rd *R)
+{
+	struct kp_json_tok tk;
+	return json_next(&R->p, &tk) == JT_ARR_END ? 0 : -1;
+}
+
+/*
+ * Vector @v of @size-byte elements, @n used, with room for one more: *cap doubles from
+ * @first (a second "steps" or "comms" member appends to the first's rows).
+ */
+static void *grow_row(void *v, size_t n, size_t *cap, size_t first, size_t size)
+{
+	if (n < *cap)
+		return v;
+	while (*cap <= n)
+		*cap = *cap ? *cap * 2 : first;
+	return xrealloc(v, *cap * size);
+}
+
+/* "steps": [[num, start_ns, span_ns, partial], ...] */
+static int get_steps(struct rd *R, struct kp_rank *r)
+{
 	size_t cap = 0;
-	for (;;) {
-		enum kp_json_type ty = json_next(&R->p, &tk);
-		if (ty == JT_ARR_END)
-			return 0;
-		if (ty != JT_ARR)
-			return -1;
-		if (r->nsteps == cap) {
-			cap = cap ? cap * 2 : 16;
-			r->steps = xrealloc(r->steps, cap * sizeof(*r->steps));
-		}
+	int more;
+	if (open_rows(R) < 0)
+		return -1;
+	while ((more = next_row(R)) > 0) {
+		r->steps = grow_row(r->steps, r->nsteps, &cap, 16, sizeof(*r->steps));
 		struct kp_rank_step *s = &r->steps[r->nsteps++];
 		int64_t partial;
 		if (get_int(R, &s->num) < 0 || get_int(R, &s->start_ns) < 0 ||
-		    get_int(R, &s->span_ns) < 0 || get_int(R, &partial) < 0 ||
-		    json_next(&R->p, &tk) != JT_ARR_END)
+		    get_int(R, &s->span_ns) < 0 || get_int(R, &partial) < 0 || end_row(R) < 0)
 			return -1;
 		s->partial = partial == 1;
 	}
+	return more;
 }
 
+/* "comms": [[ts_ns, dur_ns, bytes, step, group, kind name], ...] */
 static int get_comms(struct rd *R, struct kp_rank *r)
 {
-	struct kp_json_tok tk;
-	if (json_next(&R->p, &tk) != JT_ARR)
-		return -1;
 	size_t cap = 0;
-	for (;;) {
-		enum kp_json_type ty = json_next(&R->p, &tk);
-		if (ty == JT_ARR_END)
-			return 0;
-		if (ty != JT_ARR)
-			return -1;
-		if (r->ncomms == cap) {
-			cap = cap ? cap * 2 : 64;
-			r->comms = xrealloc(r->comms, cap * sizeof(*r->comms));
-		}
+	int more;
+	if (open_rows(R) < 0)
+		return -1;
+	while ((more = next_row(R)) > 0) {
+		r->comms = grow_row(r->comms, r->ncomms, &cap, 64, sizeof(*r->comms));
 		struct kp_rank_comm *c = &r->comms[r->ncomms++];
 		int64_t group;
 		char kind[32];
 		if (get_int(R, &c->ts_ns) < 0 || get_int(R, &c->dur_ns) < 0 ||
 		    get_int(R, &c->bytes) < 0 || get_int(R, &c->step) < 0 ||
-		    get_int(R, &group) < 0 || get_str(R, kind, sizeof(kind)) < 0 ||
-		    json_next(&R->p, &tk) != JT_ARR_END)
+		    get_int(R, &group) < 0 || get_str(R, kind, sizeof(kind)) < 0 || end_row(R) < 0)
 			return -1;
 		c->group = group > 0 && group < INT32_MAX ? (int32_t)group : -1;
 		c->kind = COLL_OTHER;
@@ -186,6 +207,7 @@ static int get_comms(struct rd *R, struct kp_rank *r)
 			if (!strcmp(kind, ranks_kind_name(k)))
 				c->kind = (int8_t)k;
 	}
+	return more;
 }
 
 /* One element of "ranks"; its '{' was just read. */

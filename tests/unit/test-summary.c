@@ -152,6 +152,73 @@ static void a_trace_document_is_not_a_summary(void **state)
 	ranks_free(&rs);
 }
 
+static int load_summary(struct kp_ranks *rs, const char *text, struct kp_diag *d)
+{
+	char path[600];
+	snprintf(path, sizeof(path), "%s/rows.json", tmpdir);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+	memset(rs, 0, sizeof(*rs));
+	memset(d, 0, sizeof(*d));
+	return summary_load(rs, path, d);
+}
+
+/*
+ * "steps" and "comms" rows (open_rows, next_row, end_row): each row's values in order, a
+ * second member appending past the first's capacity, a row of the wrong length refused.
+ */
+static void summary_rows_read_in_order_and_wrong_rows_are_refused(void **state)
+{
+	(void)state;
+	char text[4096];
+	int n = snprintf(text, sizeof(text),
+			 "{\"kprof_summary_version\": 1, \"ranks\": [{\"rank\": 3, \"steps\": "
+			 "[[1, 100, 50, 0], [2, 150, 60, 1]], \"comms\": [[10, 5, 1024, 1, 8, "
+			 "\"allgather\"], [20, 6, 0, 2, -1, \"nonsense\"]], \"steps\": [");
+	for (int i = 0; i < 20; i++)
+		n += snprintf(text + n, sizeof(text) - (size_t)n, "%s[%d, %d, 10, 0]",
+			      i ? ", " : "", 10 + i, 1000 + 10 * i);
+	snprintf(text + n, sizeof(text) - (size_t)n, "]}]}");
+	struct kp_ranks rs;
+	struct kp_diag d;
+	assert_int_equal(load_summary(&rs, text, &d), 0);
+	assert_int_equal(rs.n, 1);
+	const struct kp_rank *r = &rs.r[0];
+	assert_int_equal(r->rank, 3);
+	assert_int_equal(r->nsteps, 22);
+	assert_int_equal(r->steps[1].num, 2);
+	assert_int_equal(r->steps[1].start_ns, 150);
+	assert_int_equal(r->steps[1].span_ns, 60);
+	assert_true(r->steps[1].partial);
+	assert_false(r->steps[0].partial);
+	assert_int_equal(r->steps[21].num, 29);
+	assert_int_equal(r->steps[21].start_ns, 1190);
+	assert_int_equal(r->ncomms, 2);
+	assert_int_equal(r->comms[0].ts_ns, 10);
+	assert_int_equal(r->comms[0].dur_ns, 5);
+	assert_int_equal(r->comms[0].bytes, 1024);
+	assert_int_equal(r->comms[0].step, 1);
+	assert_int_equal(r->comms[0].group, 8);
+	assert_int_equal(r->comms[0].kind, COLL_ALLGATHER);
+	assert_int_equal(r->comms[1].group, -1);
+	assert_int_equal(r->comms[1].kind, COLL_OTHER);
+	ranks_free(&rs);
+	static const char *const bad[] = {
+		"{\"kprof_summary_version\": 1, \"ranks\": [{\"steps\": [[1, 2, 3, 4, 5]]}]}",
+		"{\"kprof_summary_version\": 1, \"ranks\": [{\"steps\": [[1, 2, 3]]}]}",
+		"{\"kprof_summary_version\": 1, \"ranks\": [{\"comms\": [7]}]}",
+		"{\"kprof_summary_version\": 1, \"ranks\": [{\"comms\": {}}]}",
+	};
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(load_summary(&rs, bad[i], &d), -1);
+		assert_non_null(strstr(d.msg, "error: not a kprof summary (a 'ranks' member of an "
+					      "unexpected shape)"));
+		ranks_free(&rs);
+	}
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -171,6 +238,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(merge_of_a_split_equals_the_whole),
 		cmocka_unit_test(a_trace_document_is_not_a_summary),
+		cmocka_unit_test(summary_rows_read_in_order_and_wrong_rows_are_refused),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
