@@ -122,14 +122,10 @@ static void rows_table(const struct kp_diff *d, struct kp_doc *doc)
 		if (r->has_new)
 			report_cell_num(tb, &c[DC_NCALLS], r->new_calls,
 					units_calls(b, sizeof(b), r->new_calls));
-		report_cell_num(tb, &c[DC_BTFL], r->base_flops_per_s,
-				units_fixed(b, sizeof(b), r->base_flops_per_s, 1e12, 1));
-		report_cell_num(tb, &c[DC_NTFL], r->new_flops_per_s,
-				units_fixed(b, sizeof(b), r->new_flops_per_s, 1e12, 1));
-		report_cell_num(tb, &c[DC_BPPK], r->base_pct_peak,
-				units_fixed(b, sizeof(b), r->base_pct_peak, 1, 1));
-		report_cell_num(tb, &c[DC_NPPK], r->new_pct_peak,
-				units_fixed(b, sizeof(b), r->new_pct_peak, 1, 1));
+		report_cell_fixed(tb, &c[DC_BTFL], r->base_flops_per_s, 1e12, 1);
+		report_cell_fixed(tb, &c[DC_NTFL], r->new_flops_per_s, 1e12, 1);
+		report_cell_fixed(tb, &c[DC_BPPK], r->base_pct_peak, 1, 1);
+		report_cell_fixed(tb, &c[DC_NPPK], r->new_pct_peak, 1, 1);
 		report_cell_num(tb, &c[DC_NOISE], r->noise_ns, NULL);
 		report_cell_str(tb, &c[DC_BDT], r->base_dtype, NULL);
 		report_cell_str(tb, &c[DC_NDT], r->new_dtype, NULL);

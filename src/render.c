@@ -91,8 +91,7 @@ static void time_cells(struct kp_table *tb, struct kp_cell *c, const struct kp_r
 {
 	char b[128];
 	report_cell_int(tb, &c[AC_TIME], row->time_ns, units_time(b, sizeof(b), row->time_ns));
-	report_cell_num(tb, &c[AC_PCT], row->time_pct,
-			units_fixed(b, sizeof(b), row->time_pct, 1, 1));
+	report_cell_fixed(tb, &c[AC_PCT], row->time_pct, 1, 1);
 	report_cell_int(tb, &c[AC_CALLS], row->calls, NULL);
 	int64_t avg = row->calls ? row->time_ns / row->calls : 0;
 	if (row->flags & ROW_OTHERS) {
@@ -108,38 +107,27 @@ static void time_cells(struct kp_table *tb, struct kp_cell *c, const struct kp_r
 /* FLOPs and bytes, modelled and (kprof capture --metrics) measured, and their rates. */
 static void work_cells(struct kp_table *tb, struct kp_cell *c, const struct kp_row *row)
 {
-	char b[128];
 	if (row->flops >= 0)
 		report_cell_int(tb, &c[AC_FLOPS], row->flops, NULL);
 	if (row->bytes >= 0)
 		report_cell_int(tb, &c[AC_BYTES], row->bytes, NULL);
-	report_cell_num(tb, &c[AC_TFLOPS], row->flops_per_s,
-			units_fixed(b, sizeof(b), row->flops_per_s, 1e12, 1));
-	report_cell_num(tb, &c[AC_GBPS], row->bytes_per_s,
-			units_fixed(b, sizeof(b), row->bytes_per_s, 1e9, 1));
+	report_cell_fixed(tb, &c[AC_TFLOPS], row->flops_per_s, 1e12, 1);
+	report_cell_fixed(tb, &c[AC_GBPS], row->bytes_per_s, 1e9, 1);
 	if (row->mflops >= 0 || row->mbytes >= 0)
 		for (int k = AC_MTFLOPS; k <= AC_MBRATIO; k++)
 			report_col_show(tb, k, COL_BOTH);
-	report_cell_num(tb, &c[AC_MTFLOPS], row->mflops_per_s,
-			units_fixed(b, sizeof(b), row->mflops_per_s, 1e12, 1));
-	report_cell_num(tb, &c[AC_MFRATIO], row->mratio_flops,
-			units_fixed(b, sizeof(b), row->mratio_flops, 1, 3));
-	report_cell_num(tb, &c[AC_MGBPS], row->mbytes_per_s,
-			units_fixed(b, sizeof(b), row->mbytes_per_s, 1e9, 1));
-	report_cell_num(tb, &c[AC_MBRATIO], row->mratio_bytes,
-			units_fixed(b, sizeof(b), row->mratio_bytes, 1, 3));
+	report_cell_fixed(tb, &c[AC_MTFLOPS], row->mflops_per_s, 1e12, 1);
+	report_cell_fixed(tb, &c[AC_MFRATIO], row->mratio_flops, 1, 3);
+	report_cell_fixed(tb, &c[AC_MGBPS], row->mbytes_per_s, 1e9, 1);
+	report_cell_fixed(tb, &c[AC_MBRATIO], row->mratio_bytes, 1, 3);
 }
 
 /* %Peak, %BW, FLOP/B, Bound, Dtype and Prec. */
 static void peak_cells(struct kp_table *tb, struct kp_cell *c, const struct kp_row *row)
 {
-	char b[128];
-	report_cell_num(tb, &c[AC_PPF], row->pct_peak_flops,
-			units_fixed(b, sizeof(b), row->pct_peak_flops, 1, 1));
-	report_cell_num(tb, &c[AC_PPB], row->pct_peak_bw,
-			units_fixed(b, sizeof(b), row->pct_peak_bw, 1, 1));
-	report_cell_num(tb, &c[AC_AI], row->intensity,
-			units_fixed(b, sizeof(b), row->intensity, 1, 1));
+	report_cell_fixed(tb, &c[AC_PPF], row->pct_peak_flops, 1, 1);
+	report_cell_fixed(tb, &c[AC_PPB], row->pct_peak_bw, 1, 1);
+	report_cell_fixed(tb, &c[AC_AI], row->intensity, 1, 1);
 	report_cell_str(tb, &c[AC_BOUND], row->bound, row->bound ? NULL : "-");
 	report_cell_str(tb, &c[AC_DTYPE], row->dtype, row->dtype ? NULL : "-");
 	/* a FLOP peak applies only to rows with modelled FLOPs; csv/json keep the row's prec */

@@ -218,6 +218,12 @@ void report_cell_num(struct kp_table *tb, struct kp_cell *c, double v, const cha
 	c->human = copy(tb, human);
 }
 
+void report_cell_fixed(struct kp_table *tb, struct kp_cell *c, double v, double scale, int decimals)
+{
+	char b[128];
+	report_cell_num(tb, c, v, units_fixed(b, sizeof(b), v, scale, decimals));
+}
+
 void report_cell_signed(struct kp_table *tb, struct kp_cell *c, double v, const char *human)
 {
 	c->type = isfinite(v) ? CELL_NUM : CELL_NULL;

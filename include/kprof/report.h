@@ -202,6 +202,9 @@ struct kp_cell *report_row(struct kp_table *tb);
 void report_cell_int(struct kp_table *tb, struct kp_cell *c, int64_t v, const char *human);
 /* @v < 0 or not finite: unknown (null), shown as @human or "-". */
 void report_cell_num(struct kp_table *tb, struct kp_cell *c, double v, const char *human);
+/* report_cell_num() shown as units_fixed(): @v / @scale with @decimals decimals, "-" if < 0. */
+void report_cell_fixed(struct kp_table *tb, struct kp_cell *c, double v, double scale,
+		       int decimals);
 /* A signed number (deltas): only non-finite values are null. */
 void report_cell_signed(struct kp_table *tb, struct kp_cell *c, double v, const char *human);
 /* @s borrowed (it must outlive the document); NULL is null. */

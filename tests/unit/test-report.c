@@ -195,6 +195,16 @@ static void cell_setters_null_what_they_cannot_show(void **state)
 	assert_ptr_equal(c->s, s); /* borrowed */
 	report_cell_str(tb, c, NULL, NULL);
 	assert_int_equal(c->type, CELL_NULL);
+	/* report_cell_fixed: the value kept, shown scaled with its decimals, "-" below 0 */
+	report_cell_fixed(tb, c, 1.25e12, 1e12, 1);
+	assert_int_equal(c->type, CELL_NUM);
+	assert_true(c->d == 1.25e12);
+	assert_string_equal(c->human, "1.2");
+	report_cell_fixed(tb, c, 0.5, 1, 3);
+	assert_string_equal(c->human, "0.500");
+	report_cell_fixed(tb, c, -1, 1e9, 1);
+	assert_int_equal(c->type, CELL_NULL);
+	assert_string_equal(c->human, "-");
 	report_free(&doc);
 }
 
