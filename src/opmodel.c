@@ -22,28 +22,28 @@
 #define MAXSP 3   /* spatial dims of conv1d/2d/3d */
 #define MAXDIM 64 /* dims of a tensor the models accept */
 
-static int64_t mul(int64_t a, int64_t b)
+/* What a result of @a and @b is when either is negative (OVF or UNK); 0 when both are real. */
+static int64_t poisoned(int64_t a, int64_t b)
 {
-	int64_t r;
-
 	if (a == OVF || b == OVF)
 		return OVF;
-	if (a < 0 || b < 0)
-		return UNK;
-	if (__builtin_mul_overflow(a, b, &r))
+	return a < 0 || b < 0 ? UNK : 0;
+}
+
+static int64_t mul(int64_t a, int64_t b)
+{
+	int64_t r = poisoned(a, b);
+
+	if (r == 0 && __builtin_mul_overflow(a, b, &r))
 		return OVF;
 	return r;
 }
 
 static int64_t add(int64_t a, int64_t b)
 {
-	int64_t r;
+	int64_t r = poisoned(a, b);
 
-	if (a == OVF || b == OVF)
-		return OVF;
-	if (a < 0 || b < 0)
-		return UNK;
-	if (__builtin_add_overflow(a, b, &r))
+	if (r == 0 && __builtin_add_overflow(a, b, &r))
 		return OVF;
 	return r;
 }

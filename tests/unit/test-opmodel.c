@@ -401,6 +401,28 @@ static void mm_whose_flops_overflow_int64_returns_minus_one(void **state)
 	assert_int_equal(c.flops, (int64_t)1 << 62);
 }
 
+/* Checked sums and products (poisoned()): an overflow stays one through unknown sizes. */
+static void an_overflow_wins_over_an_unknown_size(void **state)
+{
+	struct kp_cost c;
+
+	(void)state;
+	/* numel 2^80 overflows; the other operand's dtype has no size */
+	assert_int_equal(EVAL(&c, "aten::add", T(DT_BF16, 1LL << 40, 1LL << 40), T(DT_UNKNOWN, 1),
+			      SC("1")),
+			 -1);
+	assert_string_equal(c.note, "shape product overflows int64");
+	assert_int_equal(EVAL(&c, "aten::add", T(DT_UNKNOWN, 1), T(DT_BF16, 1LL << 40, 1LL << 40),
+			      SC("1")),
+			 -1);
+	assert_string_equal(c.note, "shape product overflows int64");
+	/* without the overflow the size is unknown, not an error */
+	assert_int_equal(EVAL(&c, "aten::add", T(DT_BF16, 1 << 10, 1 << 10), T(DT_UNKNOWN, 1),
+			      SC("1")),
+			 0);
+	assert_int_equal(c.bytes, -1);
+}
+
 static void mm_of_unknown_dtype_keeps_flops_and_leaves_bytes_unknown(void **state)
 {
 	struct kp_cost c;
@@ -1874,6 +1896,7 @@ int main(void)
 		cmocka_unit_test(int_mm_counts_int8_operands_and_an_int32_output),
 		cmocka_unit_test(mm_rejects_operands_that_do_not_multiply),
 		cmocka_unit_test(mm_whose_flops_overflow_int64_returns_minus_one),
+		cmocka_unit_test(an_overflow_wins_over_an_unknown_size),
 		cmocka_unit_test(mm_of_unknown_dtype_keeps_flops_and_leaves_bytes_unknown),
 		cmocka_unit_test(convolution_reproduces_flop_counter_for_conv_fp32),
 		cmocka_unit_test(convolution_backward_reproduces_flop_counter_for_conv_fp32),
