@@ -2388,9 +2388,75 @@ static int parse_events(struct loader *L)
 	return parse_event_array(L, tk.off, "'traceEvents'");
 }
 
+/* The next entry of t->devs, zeroed, its id its index until an "id" member says otherwise. */
+static struct kp_devprop *new_devprop(struct kp_trace *t)
+{
+	if (t->ndevs == t->capdevs) {
+		t->capdevs = t->capdevs ? t->capdevs * 2 : 8;
+		t->devs = xrealloc(t->devs, t->capdevs * sizeof(*t->devs));
+	}
+	struct kp_devprop *dp = &t->devs[t->ndevs++];
+	memset(dp, 0, sizeof(*dp));
+	dp->id = t->ndevs - 1;
+	return dp;
+}
+
+/* A number member into an int field (when it is a number); the reader's result. */
+static int devprop_int(struct loader *L, int *dst)
+{
+	int64_t v;
+	int r = read_int(L, 0, &v);
+	if (r > 0)
+		*dst = (int)v;
+	return r;
+}
+
+/* One member of a deviceProperties entry (Kineto's names, and CUDA's where they differ). */
+static int devprop_member(struct loader *L, struct kp_devprop *dp, struct kp_json_tok *tk)
+{
+	int r = 0;
+	if (TOK_IS(tk, "name")) {
+		if ((r = read_str(L, tk)) > 0)
+			dp->name = intern_tok(L, tk);
+		return r;
+	}
+	if (TOK_IS(tk, "id"))
+		return devprop_int(L, &dp->id);
+	if (TOK_IS(tk, "numSms") || TOK_IS(tk, "multiProcessorCount"))
+		return devprop_int(L, &dp->sms);
+	if (TOK_IS(tk, "computeMajor") || TOK_IS(tk, "major"))
+		return devprop_int(L, &dp->cc_major);
+	if (TOK_IS(tk, "computeMinor") || TOK_IS(tk, "minor"))
+		return devprop_int(L, &dp->cc_minor);
+	if (TOK_IS(tk, "totalGlobalMem")) {
+		int_member(L, &dp->total_mem, INT64_MIN, &r);
+		return r;
+	}
+	if (TOK_IS(tk, "clockRate"))
+		return devprop_int(L, &dp->clock_khz);
+	if (TOK_IS(tk, "memoryClockRate"))
+		return devprop_int(L, &dp->mem_clock_khz);
+	if (TOK_IS(tk, "memoryBusWidth"))
+		return devprop_int(L, &dp->bus_bits);
+	return json_skip(&L->p);
+}
+
+/* The members of one deviceProperties entry; its '{' was just read. */
+static int read_devprop(struct loader *L, struct kp_devprop *dp)
+{
+	struct kp_json_tok tk;
+	for (;;) {
+		enum kp_json_type ty = json_next(&L->p, &tk);
+		if (ty == JT_OBJ_END)
+			return 0;
+		if (ty != JT_KEY || devprop_member(L, dp, &tk) < 0)
+			return -1;
+	}
+}
+
+/* "deviceProperties": an array of objects (other elements skipped); anything else ignored. */
 static int parse_devprops(struct loader *L)
 {
-	struct kp_trace *t = L->t;
 	struct kp_json_tok tk;
 	enum kp_json_type ty = json_next(&L->p, &tk);
 	if (ty != JT_ARR)
@@ -2401,58 +2467,11 @@ static int parse_devprops(struct loader *L)
 			return 0;
 		if (ty == JT_ERROR)
 			return -1;
-		if (ty != JT_OBJ) {
-			if (ty == JT_ARR && json_skip_rest(&L->p) < 0)
+		if (ty == JT_OBJ) {
+			if (read_devprop(L, new_devprop(L->t)) < 0)
 				return -1;
-			continue;
-		}
-		if (t->ndevs == t->capdevs) {
-			t->capdevs = t->capdevs ? t->capdevs * 2 : 8;
-			t->devs = xrealloc(t->devs, t->capdevs * sizeof(*t->devs));
-		}
-		struct kp_devprop *dp = &t->devs[t->ndevs++];
-		memset(dp, 0, sizeof(*dp));
-		dp->id = t->ndevs - 1;
-		for (;;) {
-			ty = json_next(&L->p, &tk);
-			if (ty == JT_OBJ_END)
-				break;
-			if (ty != JT_KEY)
-				return -1;
-			int64_t v = 0;
-			int r = 0;
-			if (TOK_IS(&tk, "name")) {
-				if ((r = read_str(L, &tk)) > 0)
-					dp->name = intern_tok(L, &tk);
-			} else if (TOK_IS(&tk, "id")) {
-				if ((r = read_int(L, 0, &v)) > 0)
-					dp->id = (int)v;
-			} else if (TOK_IS(&tk, "numSms") || TOK_IS(&tk, "multiProcessorCount")) {
-				if ((r = read_int(L, 0, &v)) > 0)
-					dp->sms = (int)v;
-			} else if (TOK_IS(&tk, "computeMajor") || TOK_IS(&tk, "major")) {
-				if ((r = read_int(L, 0, &v)) > 0)
-					dp->cc_major = (int)v;
-			} else if (TOK_IS(&tk, "computeMinor") || TOK_IS(&tk, "minor")) {
-				if ((r = read_int(L, 0, &v)) > 0)
-					dp->cc_minor = (int)v;
-			} else if (TOK_IS(&tk, "totalGlobalMem")) {
-				if ((r = read_int(L, 0, &v)) > 0)
-					dp->total_mem = v;
-			} else if (TOK_IS(&tk, "clockRate")) {
-				if ((r = read_int(L, 0, &v)) > 0)
-					dp->clock_khz = (int)v;
-			} else if (TOK_IS(&tk, "memoryClockRate")) {
-				if ((r = read_int(L, 0, &v)) > 0)
-					dp->mem_clock_khz = (int)v;
-			} else if (TOK_IS(&tk, "memoryBusWidth")) {
-				if ((r = read_int(L, 0, &v)) > 0)
-					dp->bus_bits = (int)v;
-			} else {
-				r = json_skip(&L->p);
-			}
-			if (r < 0)
-				return -1;
+		} else if (ty == JT_ARR && json_skip_rest(&L->p) < 0) {
+			return -1;
 		}
 	}
 }

@@ -470,6 +470,49 @@ static void reads_kprof_clock_metadata(void **state)
 	trace_free(&t);
 }
 
+/*
+ * deviceProperties (new_devprop, read_devprop, devprop_member): Kineto's and CUDA's member
+ * names, the index as the id until "id" says otherwise, other elements and members skipped.
+ */
+static void device_properties_take_either_name_and_skip_the_rest(void **state)
+{
+	(void)state;
+	static const char text[] =
+		"{\"deviceProperties\":[7,[1,[2]],\"x\",{\"id\":5,\"name\":\"A\",\"numSms\":132,"
+		"\"computeMajor\":9,\"computeMinor\":0,\"totalGlobalMem\":85520809984,"
+		"\"extra\":{\"a\":[1]},\"clockRate\":1980000},"
+		"{\"name\":\"B\",\"multiProcessorCount\":108,\"major\":8,\"minor\":6,"
+		"\"numSms\":\"many\",\"memoryClockRate\":1593000,\"memoryBusWidth\":5120}],"
+		"\"traceEvents\":[]}";
+	struct kp_trace t;
+	struct kp_diag d;
+	assert_int_equal(load_text(&t, text, 0, &d), 0);
+	assert_int_equal(t.ndevs, 2);
+	const struct kp_devprop *a = &t.devs[0], *b = &t.devs[1];
+	assert_string_equal(a->name, "A");
+	assert_int_equal(a->id, 5);
+	assert_int_equal(a->sms, 132);
+	assert_int_equal(a->cc_major, 9);
+	assert_int_equal(a->cc_minor, 0);
+	assert_int_equal(a->total_mem, 85520809984LL);
+	assert_int_equal(a->clock_khz, 1980000);
+	assert_int_equal(a->bus_bits, 0);
+	assert_string_equal(b->name, "B");
+	assert_int_equal(b->id, 1);    /* its index */
+	assert_int_equal(b->sms, 108); /* "many" is not a number */
+	assert_int_equal(b->cc_major, 8);
+	assert_int_equal(b->cc_minor, 6);
+	assert_int_equal(b->mem_clock_khz, 1593000);
+	assert_int_equal(b->bus_bits, 5120);
+	trace_free(&t);
+	/* an object where the array belongs is ignored */
+	assert_int_equal(load_text(&t, "{\"deviceProperties\":{\"name\":\"A\"},\"traceEvents\":[]}",
+				   0, &d),
+			 0);
+	assert_int_equal(t.ndevs, 0);
+	trace_free(&t);
+}
+
 /* ---- bad input: not a trace, malformed events, names, cut gzip ---- */
 
 static void expect_not_a_trace(const char *text, const char *want)
@@ -1108,6 +1151,7 @@ int main(void)
 		cmocka_unit_test(warns_on_kernels_without_dur_and_keeps_going),
 		cmocka_unit_test(reads_gzip_and_reports_missing_files),
 		cmocka_unit_test(reads_kprof_clock_metadata),
+		cmocka_unit_test(device_properties_take_either_name_and_skip_the_rest),
 		cmocka_unit_test(json_that_is_not_a_trace_is_refused),
 		cmocka_unit_test(malformed_events_are_counted_warned_and_refused_under_strict),
 		cmocka_unit_test(event_members_read_or_skip_the_event_on_sight),
