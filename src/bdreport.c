@@ -69,8 +69,9 @@ static void time_cell(struct kp_table *tb, struct kp_cell *c, int64_t ns)
 	report_cell_int(tb, c, ns, units_time(b, sizeof(b), ns));
 }
 
-static void bd_row(struct kp_doc *doc, struct kp_table *tb, const struct kp_bd *x, int causes,
-		   const char *name)
+/* One row of the breakdown table; returns its cells. */
+static struct kp_cell *bd_row(struct kp_doc *doc, struct kp_table *tb, const struct kp_bd *x,
+			      int causes, const char *name)
 {
 	char b[32];
 	struct kp_cell *c = report_row(tb);
@@ -88,11 +89,12 @@ static void bd_row(struct kp_doc *doc, struct kp_table *tb, const struct kp_bd *
 			report_cell_num(tb, &c[BC_HOST + k], -1, "-");
 	}
 	report_cell_str(tb, &c[BC_NAME], arena_strdup(&doc->arena, name), NULL);
+	return c;
 }
 
-void bdreport_breakdown(struct kp_doc *doc, const struct kp_breakdown *b)
+/* "split": the span, each class's time and share, and idle. */
+static void split_fact(struct kp_doc *doc, const struct kp_bd *x)
 {
-	const struct kp_bd *x = &b->all;
 	char t0[32], t1[32], t2[32], t3[32], t4[32], t5[32];
 	report_fact_textf(
 		doc, "split", NULL,
@@ -107,6 +109,12 @@ void bdreport_breakdown(struct kp_doc *doc, const struct kp_breakdown *b)
 		units_time(t4, sizeof(t4), x->class_ns[BD_OTHER]),
 		pct(x->class_ns[BD_OTHER], x->span_ns), units_time(t5, sizeof(t5), x->idle_ns),
 		pct(x->idle_ns, x->span_ns));
+}
+
+/* "comm": communication time and the share of it overlapped with compute. */
+static void comm_fact(struct kp_doc *doc, const struct kp_bd *x)
+{
+	char t0[32], t1[32];
 	if (x->comm_total_ns > 0)
 		report_fact_textf(doc, "comm", NULL,
 				  "%s in communication kernels, %s (%.1f%%) overlapped with compute",
@@ -115,6 +123,13 @@ void bdreport_breakdown(struct kp_doc *doc, const struct kp_breakdown *b)
 				  pct(x->comm_overlapped_ns, x->comm_total_ns));
 	else
 		report_fact_text(doc, "comm", NULL, "no communication kernels");
+}
+
+/* "idle": each cause's time and gaps, with the launch gap bound. */
+static void idle_fact(struct kp_doc *doc, const struct kp_breakdown *b)
+{
+	const struct kp_bd *x = &b->all;
+	char t0[32], t1[32], t2[32], t3[32], t4[32];
 	report_fact_textf(doc, "idle", NULL,
 			  "host %s (%" PRId64 " gaps), sync %s (%" PRId64 "), launch %s (%" PRId64
 			  ", gaps < %s), other %s (%" PRId64 ")",
@@ -126,24 +141,28 @@ void bdreport_breakdown(struct kp_doc *doc, const struct kp_breakdown *b)
 			  x->idle_gaps[IDLE_LAUNCH], units_time(t4, sizeof(t4), b->launch_gap_ns),
 			  units_time(t3, sizeof(t3), x->idle_cause_ns[IDLE_OTHER]),
 			  x->idle_gaps[IDLE_OTHER]);
-	if (b->ndevices > 1)
-		report_fact_textf(doc, "note", NULL,
-				  "GPU work on %d devices: the split is of their union",
-				  b->ndevices);
-	bdreport_json(doc, "breakdown", x);
+}
 
-	struct kp_table *tb = report_table(doc, "breakdown_rows", bd_cols, BC_N);
+/* One row per ProfilerStep window (none when the trace has no steps: one window, -1). */
+static void step_rows(struct kp_doc *doc, struct kp_table *tb, const struct kp_breakdown *b)
+{
 	char name[96];
-	int stepped = !(b->nsteps == 1 && b->steps[0].num < 0);
-	for (size_t i = 0; stepped && i < b->nsteps; i++) {
+	if (b->nsteps == 1 && b->steps[0].num < 0)
+		return;
+	for (size_t i = 0; i < b->nsteps; i++) {
 		const struct kp_bd_step *s = &b->steps[i];
 		snprintf(name, sizeof(name), "step %" PRId64 "%s", s->num,
 			 s->partial ? " (partial)" : "");
-		bd_row(doc, tb, &s->b, 1, name);
-		struct kp_cell *c = &tb->cells[(tb->nrows - 1) * tb->ncols];
+		struct kp_cell *c = bd_row(doc, tb, &s->b, 1, name);
 		report_cell_int(tb, &c[BC_STEP], s->num, NULL);
 		report_cell_int(tb, &c[BC_PARTIAL], s->partial, NULL);
 	}
+}
+
+/* One row per stream, named with its device when there are several. */
+static void stream_rows(struct kp_doc *doc, struct kp_table *tb, const struct kp_breakdown *b)
+{
+	char name[96];
 	for (size_t i = 0; i < b->nstreams; i++) {
 		const struct kp_bd_stream *s = &b->streams[i];
 		if (b->ndevices > 1)
@@ -151,11 +170,25 @@ void bdreport_breakdown(struct kp_doc *doc, const struct kp_breakdown *b)
 				 s->stream);
 		else
 			snprintf(name, sizeof(name), "stream %" PRId64, s->stream);
-		bd_row(doc, tb, &s->b, 0, name);
-		struct kp_cell *c = &tb->cells[(tb->nrows - 1) * tb->ncols];
+		struct kp_cell *c = bd_row(doc, tb, &s->b, 0, name);
 		report_cell_int(tb, &c[BC_DEVICE], s->device, NULL);
 		report_cell_int(tb, &c[BC_STREAM], s->stream, NULL);
 	}
+}
+
+void bdreport_breakdown(struct kp_doc *doc, const struct kp_breakdown *b)
+{
+	split_fact(doc, &b->all);
+	comm_fact(doc, &b->all);
+	idle_fact(doc, b);
+	if (b->ndevices > 1)
+		report_fact_textf(doc, "note", NULL,
+				  "GPU work on %d devices: the split is of their union",
+				  b->ndevices);
+	bdreport_json(doc, "breakdown", &b->all);
+	struct kp_table *tb = report_table(doc, "breakdown_rows", bd_cols, BC_N);
+	step_rows(doc, tb, b);
+	stream_rows(doc, tb, b);
 }
 
 enum ln_col {
