@@ -481,62 +481,83 @@ static struct step_acc *common_steps(const struct kp_ranks *rs, size_t *nacc)
 }
 
 /*
- * Collectives: the k-th communication kernel of every rank is one instance; rows per kind and
- * size, last arrivals counted into @acc.
+ * Collectives are matched by order: the first m of each rank, m the fewest any rank ran; the
+ * rest are counted unmatched (and warned about).  Returns m.
  */
-static void match_collectives(struct kp_ranks *rs, struct step_acc *acc, size_t nacc)
+static size_t matched_count(struct kp_ranks *rs)
 {
-	size_t nr = rs->n;
-	const struct kp_rank *r0 = &rs->r[0];
 	size_t m = SIZE_MAX, mx = 0;
-	for (size_t i = 0; i < nr; i++) {
+	for (size_t i = 0; i < rs->n; i++) {
 		if (rs->r[i].ncomms < m)
 			m = rs->r[i].ncomms;
 		if (rs->r[i].ncomms > mx)
 			mx = rs->r[i].ncomms;
 	}
-	for (size_t i = 0; i < nr; i++)
+	for (size_t i = 0; i < rs->n; i++)
 		rs->unmatched += (int64_t)(rs->r[i].ncomms - m);
 	if (mx != m)
 		diag_warn_add(
 			&rs->warn, "unmatched collectives", NULL,
 			"ranks ran %zu to %zu communication kernels: the first %zu of each are matched by order",
 			m, mx, m);
-	size_t cap = 0;
-	int64_t kind_mismatch = 0, spread_max = 0;
-	for (size_t k = 0; k < m; k++) {
-		const struct kp_rank_comm *c0 = &r0->comms[k];
-		int64_t tmin = INT64_MAX, smax = INT64_MIN, smin = INT64_MAX;
-		size_t last = 0;
-		for (size_t i = 0; i < nr; i++) {
-			const struct kp_rank_comm *c = &rs->r[i].comms[k];
-			kind_mismatch += c->kind != c0->kind;
-			if (c->dur_ns < tmin)
-				tmin = c->dur_ns;
-			if (c->ts_ns > smax) {
-				smax = c->ts_ns;
-				last = i;
-			}
-			if (c->ts_ns < smin)
-				smin = c->ts_ns;
+	return m;
+}
+
+/* One matched collective across the ranks. */
+struct coll_instance {
+	int64_t tmin;       /* the shortest duration: the collective without waiting */
+	int64_t smin, smax; /* the first and last start */
+	size_t last;        /* the rank that started last */
+};
+
+/* The k-th collective of every rank into @in; returns how many differ in kind from rank 0's. */
+static int64_t match_instance(const struct kp_ranks *rs, size_t k, struct coll_instance *in)
+{
+	const struct kp_rank_comm *c0 = &rs->r[0].comms[k];
+	int64_t kind_mismatch = 0;
+	*in = (struct coll_instance){ INT64_MAX, INT64_MAX, INT64_MIN, 0 };
+	for (size_t i = 0; i < rs->n; i++) {
+		const struct kp_rank_comm *c = &rs->r[i].comms[k];
+		kind_mismatch += c->kind != c0->kind;
+		if (c->dur_ns < in->tmin)
+			in->tmin = c->dur_ns;
+		if (c->ts_ns > in->smax) {
+			in->smax = c->ts_ns;
+			in->last = i;
 		}
-		if (smax - smin > spread_max)
-			spread_max = smax - smin;
-		rs->matched++;
-		/* group size from the metadata, else the world, else the ranks given */
-		int32_t n = c0->group > 0        ? c0->group
-			    : r0->world_size > 0 ? (int32_t)r0->world_size
-						 : (int32_t)nr;
-		struct kp_coll_row *row = coll_row(rs, c0->kind, c0->bytes, n, &cap);
-		row->calls++;
-		row->time_ns += tmin;
-		struct step_acc *sa = c0->step >= 0 ? step_of(acc, nacc, c0->step) : NULL;
-		if (sa) {
-			sa->instances++;
-			sa->late[last]++;
-			sa->lag[last] += smax - smin;
-		}
+		if (c->ts_ns < in->smin)
+			in->smin = c->ts_ns;
 	}
+	return kind_mismatch;
+}
+
+/*
+ * The k-th collective into its row (rank 0's kind and size; the group size from the
+ * metadata, else the world, else the ranks given) and its step's last arrival.
+ */
+static void count_instance(struct kp_ranks *rs, struct step_acc *acc, size_t nacc, size_t k,
+			   const struct coll_instance *in, size_t *cap)
+{
+	const struct kp_rank *r0 = &rs->r[0];
+	const struct kp_rank_comm *c0 = &r0->comms[k];
+	int32_t n = c0->group > 0        ? c0->group
+		    : r0->world_size > 0 ? (int32_t)r0->world_size
+					 : (int32_t)rs->n;
+	struct kp_coll_row *row = coll_row(rs, c0->kind, c0->bytes, n, cap);
+	row->calls++;
+	row->time_ns += in->tmin;
+	struct step_acc *sa = c0->step >= 0 ? step_of(acc, nacc, c0->step) : NULL;
+	if (sa) {
+		sa->instances++;
+		sa->late[in->last]++;
+		sa->lag[in->last] += in->smax - in->smin;
+	}
+}
+
+/* Warnings on the matched collectives: starts too far apart, kinds that differ. */
+static void match_warnings(struct kp_ranks *rs, int64_t spread_max, int64_t kind_mismatch)
+{
+	const struct kp_rank *r0 = &rs->r[0];
 	/* a collective cannot start further apart than a whole trace lasts: other clocks */
 	if (spread_max > r0->bd.span_ns)
 		diag_warn_add(
@@ -550,6 +571,25 @@ static void match_collectives(struct kp_ranks *rs, struct step_acc *acc, size_t 
 			      " matched communication kernels differ in kind from rank %" PRId64
 			      "'s: rows use rank %" PRId64 "'s",
 			      kind_mismatch, r0->rank, r0->rank);
+}
+
+/*
+ * Collectives: the k-th communication kernel of every rank is one instance; rows per kind and
+ * size, last arrivals counted into @acc.
+ */
+static void match_collectives(struct kp_ranks *rs, struct step_acc *acc, size_t nacc)
+{
+	size_t m = matched_count(rs), cap = 0;
+	int64_t kind_mismatch = 0, spread_max = 0;
+	for (size_t k = 0; k < m; k++) {
+		struct coll_instance in;
+		kind_mismatch += match_instance(rs, k, &in);
+		if (in.smax - in.smin > spread_max)
+			spread_max = in.smax - in.smin;
+		rs->matched++;
+		count_instance(rs, acc, nacc, k, &in, &cap);
+	}
+	match_warnings(rs, spread_max, kind_mismatch);
 }
 
 /* Each row's algbw and busbw; rows by time, longest first. */

@@ -259,6 +259,85 @@ static void directories_expand_to_their_traces_in_name_order(void **state)
 	assert_string_equal(d.msg, want);
 }
 
+/* A rank of the hand-made job below: one step window, @n collectives {ts, dur, bytes, step,
+ * group, kind} */
+static void hand_rank(struct kp_rank *r, int64_t rank, const int64_t (*c)[6], size_t n)
+{
+	memset(r, 0, sizeof(*r));
+	r->file = strdup("r.json");
+	r->rank = rank;
+	r->world_size = -1;
+	r->bd.span_ns = 10000;
+	r->steps = calloc(1, sizeof(*r->steps));
+	r->steps[0] = (struct kp_rank_step){ .num = 1, .start_ns = 0, .span_ns = 100000 };
+	r->nsteps = 1;
+	r->comms = calloc(n, sizeof(*r->comms));
+	for (size_t k = 0; k < n; k++)
+		r->comms[k] = (struct kp_rank_comm){ .ts_ns = c[k][0],
+						     .dur_ns = c[k][1],
+						     .bytes = c[k][2],
+						     .step = c[k][3],
+						     .group = (int32_t)c[k][4],
+						     .kind = (int8_t)c[k][5] };
+	r->ncomms = n;
+}
+
+/*
+ * match_collectives' steps: matched by order up to the fewest (the rest unmatched), the
+ * shortest duration per instance, the group size from the metadata else the ranks, the last
+ * starter per step, and the warnings on unmatched, far-apart and differing collectives.
+ */
+static void collectives_match_by_order_and_warn_on_what_differs(void **state)
+{
+	(void)state;
+	enum { AR = COLL_ALLREDUCE, AG = COLL_ALLGATHER };
+	static const int64_t c0[][6] = { { 1000, 100, 1024, 1, -1, AR },
+					 { 2000, 50, 2048, 1, 4, AR },
+					 { 3000, 70, 1024, -1, -1, AR } };
+	static const int64_t c1[][6] = { { 1500, 80, 1024, 1, -1, AR },
+					 { 2100, 60, 2048, 1, 4, AR },
+					 { 63000, 90, 1024, -1, -1, AR } };
+	static const int64_t c2[][6] = { { 1200, 90, 1024, 1, -1, AR },
+					 { 2050, 40, 2048, 1, 4, AG },
+					 { 3000, 75, 1024, -1, -1, AR },
+					 { 4000, 75, 1024, -1, -1, AR } };
+	struct kp_ranks rs;
+	memset(&rs, 0, sizeof(rs));
+	rs.r = calloc(3, sizeof(*rs.r));
+	rs.n = 3;
+	hand_rank(&rs.r[0], 0, c0, 3);
+	hand_rank(&rs.r[1], 1, c1, 3);
+	hand_rank(&rs.r[2], 2, c2, 4);
+	ranks_compare(&rs, -1);
+	assert_int_equal(rs.matched, 3);
+	assert_int_equal(rs.unmatched, 1);
+	assert_int_equal(rs.ncolls, 2);
+	/* 1024 bytes: k = 0 and 2, the shortest of each (80 + 70), group: the 3 ranks given */
+	assert_int_equal(rs.colls[0].bytes, 1024);
+	assert_int_equal(rs.colls[0].calls, 2);
+	assert_int_equal(rs.colls[0].time_ns, 150);
+	assert_int_equal(rs.colls[0].n, 3);
+	/* 2048 bytes: rank 0's kind, the metadata's group */
+	assert_int_equal(rs.colls[1].bytes, 2048);
+	assert_int_equal(rs.colls[1].kind, COLL_ALLREDUCE);
+	assert_int_equal(rs.colls[1].time_ns, 40);
+	assert_int_equal(rs.colls[1].n, 4);
+	/* step 1: rank 1 started k = 0 and 1 last, 500 + 100 ns after the first */
+	assert_int_equal(rs.nstrag, 1);
+	assert_int_equal(rs.strag[0].instances, 2);
+	assert_int_equal(rs.strag[0].rank, 1);
+	assert_int_equal(rs.strag[0].late, 2);
+	assert_int_equal(rs.strag[0].lag_ns, 600);
+	assert_int_equal(rs.warn.nkinds, 3);
+	assert_string_equal(rs.warn.k[0].kind, "unmatched collectives");
+	assert_non_null(strstr(rs.warn.k[0].shown[0], "ranks ran 3 to 4 communication kernels"));
+	assert_string_equal(rs.warn.k[1].kind, "clocks differ");
+	assert_non_null(strstr(rs.warn.k[1].shown[0], "differs by 60000 ns across ranks"));
+	assert_string_equal(rs.warn.k[2].kind, "collective kinds differ");
+	assert_non_null(strstr(rs.warn.k[2].shown[0], "1 matched communication kernels differ"));
+	ranks_free(&rs);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -283,6 +362,7 @@ int main(void)
 		cmocka_unit_test(parallel_and_serial_loads_agree),
 		cmocka_unit_test(ranks_come_from_file_names_without_distributed_info),
 		cmocka_unit_test(bus_factors_follow_nccl_tests),
+		cmocka_unit_test(collectives_match_by_order_and_warn_on_what_differs),
 		cmocka_unit_test(directories_expand_to_their_traces_in_name_order),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
