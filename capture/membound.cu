@@ -16,6 +16,15 @@
 #include <string.h>
 #include <type_traits>
 
+/*
+ * The row a kernel reads and writes for its row @r.  bench/membound-variants.cu builds with it
+ * wrapped to a few rows, so that the data stays in L2 and a kernel's own limit shows (what it
+ * could stream from a faster DRAM, e.g. the H200's).
+ */
+#ifndef MB_ROW
+#define MB_ROW(r) (r)
+#endif
+
 template <typename T> struct vec {
 	static constexpr int N = 16 / sizeof(T);
 };
@@ -256,7 +265,7 @@ __device__ __forceinline__ void rowwise_row(const uint4 *raw, long r, T *y, cons
 					    float eps, float *sh)
 {
 	long nvec = hidden / vec<T>::N;
-	uint4 *yr = (uint4 *)(y + (size_t)r * hidden);
+	uint4 *yr = (uint4 *)(y + (size_t)MB_ROW(r) * hidden);
 	float m = 0.f, scale, shift = 0.f;
 	if constexpr (OP == RW_SOFTMAX) {
 		softmax_stats<T, ITEMS>(raw, nvec, sh, m, scale);
@@ -287,7 +296,7 @@ __global__ void __launch_bounds__(ITEMS == 8 ? 512 : 1024)
 {
 	__shared__ float sh[64];
 	long nvec = hidden / vec<T>::N;
-	const uint4 *xr = (const uint4 *)(x + (size_t)blockIdx.x * hidden);
+	const uint4 *xr = (const uint4 *)(x + (size_t)MB_ROW(blockIdx.x) * hidden);
 	uint4 raw[ITEMS];
 #pragma unroll
 	for (int i = 0; i < ITEMS; i++) {
@@ -348,9 +357,9 @@ __global__ void __launch_bounds__(NT)
 {
 	__shared__ float sh[64];
 	long nvec = hidden / vec<T>::N, r = blockIdx.x;
-	const uint4 *xr = (const uint4 *)(x + (size_t)r * hidden);
+	const uint4 *xr = (const uint4 *)(x + (size_t)MB_ROW(r) * hidden);
 	float m = -INFINITY, a = 0.f, q = 0.f,
-	      k = OP == RW_LAYERNORM ? (float)x[(size_t)r * hidden] : 0.f;
+	      k = OP == RW_LAYERNORM ? (float)x[(size_t)MB_ROW(r) * hidden] : 0.f;
 	for (long base = threadIdx.x; base < nvec; base += (long)U * NT) {
 		uint4 raw[U];
 #pragma unroll
@@ -378,7 +387,7 @@ __global__ void __launch_bounds__(NT)
 		if (threadIdx.x == 0)
 			mean_out[r] = mu, rstd_out[r] = scale;
 	}
-	uint4 *yr = (uint4 *)(y + (size_t)r * hidden);
+	uint4 *yr = (uint4 *)(y + (size_t)MB_ROW(r) * hidden);
 	for (long base = threadIdx.x; base < nvec; base += (long)U * NT) {
 		uint4 raw[U];
 #pragma unroll
@@ -408,7 +417,7 @@ __global__ void __launch_bounds__(NT)
 	constexpr int VE = vec<T>::N;
 	__shared__ float sh[64];
 	long nvec = hidden / VE;
-	size_t off = (size_t)blockIdx.x * hidden;
+	size_t off = (size_t)MB_ROW(blockIdx.x) * hidden;
 	const uint4 *yr = (const uint4 *)(y + off), *dr = (const uint4 *)(dy + off);
 	float a = 0.f, unused = 0.f;
 	for (long base = threadIdx.x; base < nvec; base += (long)U * NT) {
@@ -463,7 +472,7 @@ __global__ void __launch_bounds__(1024)
 	constexpr int VE = vec<T>::N;
 	__shared__ float sh[64];
 	long nvec = hidden / VE;
-	size_t off = (size_t)blockIdx.x * hidden;
+	size_t off = (size_t)MB_ROW(blockIdx.x) * hidden;
 	const uint4 *yr = (const uint4 *)(y + off), *dr = (const uint4 *)(dy + off);
 	uint4 ry[ITEMS], rd[ITEMS];
 #pragma unroll
@@ -888,7 +897,7 @@ template <typename T, int OP, int V> struct pipe_thread {
 					      long rows, int s) const
 	{
 		if (r < rows) {
-			size_t o = (size_t)r * nvec + jt;
+			size_t o = (size_t)MB_ROW(r) * nvec + jt;
 			uint4 *p = stage(ring, s);
 #pragma unroll
 			for (int i = 0; i < V; i++)
@@ -943,7 +952,7 @@ template <typename T, int OP, int V> struct pipe_thread {
 	{
 		float a = OP == RW_LAYERNORM ? sg * inv_h : 0.f, c = sgx * inv_h;
 		float k2 = -rs * rs * c, k3 = -rs * a;
-		uint4 *outr = (uint4 *)dx + (size_t)r * nvec + jt;
+		uint4 *outr = (uint4 *)dx + (size_t)MB_ROW(r) * nvec + jt;
 #pragma unroll
 		for (int i = 0; i < V; i++) {
 			if (!has(i))
@@ -1181,10 +1190,12 @@ __global__ void __launch_bounds__(VPT == 1 ? 1024 : 512, HOLD && sizeof(T) == 2 
  * row k + 1's sums before it waits for row k's from its peers, so the exchange's latency hides
  * behind a row's work; 2 blocks an SM (a 64-register bound).  H100, bf16 8192x32768: RMSNorm
  * 85.3% of the DRAM peak instead of 77.5%.  LayerNorm's db sums do not fit that bound (40
- * bytes spilled: 67%; one block an SM: 67% too), so it stays on kprof_norm_bwd_pipe (76.5%).
+ * bytes spilled: 67%), and at one block an SM (its bound here, for the variants of
+ * bench/membound-variants.cu) it is slower than kprof_norm_bwd_pipe (H200: 62% vs 71%).  @X:
+ * the exchange, cluster_sums or cluster_warp_sums (nb_pipe_plan).
  */
 template <typename T, int OP, typename X = cluster_sums>
-__global__ void __launch_bounds__(512, 2)
+__global__ void __launch_bounds__(512, OP == RW_LAYERNORM ? 1 : 2)
 	kprof_norm_bwd_ahead(T *dx, float *pw, float *pb, const T *dy, const T *x,
 			     const float *mean, const float *rstd, const T *w, long rows,
 			     long hidden, long cw, int stages)
@@ -1653,10 +1664,13 @@ template <typename T, int OP, int V, bool CL> static const void *pipe_fn()
 	return (const void *)kprof_norm_bwd_pipe<T, OP, V, CL, !CL, pipe_x<CL, V>>;
 }
 
-template <typename T, int OP> static const void *ahead_fn()
+/* kprof_norm_bwd_ahead with the row sums exchanged by block (@warp 0) or by warp (1) */
+template <typename T, int OP> static const void *ahead_fn(int warp)
 {
 	if constexpr (OP == RW_LAYERNORM)
 		return NULL; /* not used: see kprof_norm_bwd_ahead */
+	else if (warp)
+		return (const void *)kprof_norm_bwd_ahead<T, OP, cluster_warp_sums>;
 	else
 		return (const void *)kprof_norm_bwd_ahead<T, OP>;
 }
@@ -1746,8 +1760,15 @@ template <typename T, int OP> static int nb_pipe_plan(struct nb_plan *p, long ro
 	if (OP == RW_SOFTMAX && !force && nvec <= 4096)
 		return 0;
 	unsigned threads = (unsigned)(((cw + vpt - 1) / vpt + 31) / 32 * 32);
-	/* clusters of 2-vector threads: the row sums one row ahead, but for LayerNorm (spills) */
+	/*
+	 * Clusters of 2-vector threads: the row sums one row ahead, but for LayerNorm (spills at 2
+	 * blocks an SM, slower at one: 62% of the H200's peak instead of 71%).  RMSNorm's are
+	 * exchanged by warp where the DRAM is fast enough for the kernel to be issue-bound (bf16
+	 * 8192x32768: H200 79.4% instead of 75.6%; H100 84.4% instead of 86.1%): ahead 2.
+	 */
 	int ahead = nc > 1 && vpt == 2 && OP != RW_LAYERNORM;
+	if (ahead && OP == RW_RMSNORM && kk_dram_peak() >= 4000e9)
+		ahead = 2;
 	size_t stage = (size_t)2 * vpt * threads * 16, lim = (size_t)optin - 1024;
 	if (cap > 0 && (size_t)cap < lim)
 		lim = (size_t)cap;
@@ -1758,7 +1779,7 @@ template <typename T, int OP> static int nb_pipe_plan(struct nb_plan *p, long ro
 		return 0;
 	const void *fn;
 	if (ahead)
-		fn = ahead_fn<T, OP>();
+		fn = ahead_fn<T, OP>(ahead == 2);
 	else if (nc == 1)
 		fn = vpt == 2 ? pipe_fn<T, OP, 2, false>() : pipe_fn<T, OP, 1, false>();
 	else
@@ -1844,9 +1865,15 @@ static int pipe_launch(const struct nb_plan *p, void *dx, float *pw, float *pb, 
 			   xx, mean, rstd, ww, rows, hidden, p->cw, p->stages)
 	if constexpr (OP != RW_LAYERNORM)
 		if (p->ahead)
-			return (int)cudaLaunchKernelEx(&cfg, kprof_norm_bwd_ahead<T, OP>, o, pw, pb,
-						       d, xx, mean, rstd, ww, rows, hidden, p->cw,
-						       p->stages);
+			return (int)(p->ahead == 2
+					     ? cudaLaunchKernelEx(&cfg,
+								  kprof_norm_bwd_ahead<
+									  T, OP, cluster_warp_sums>,
+								  o, pw, pb, d, xx, mean, rstd, ww,
+								  rows, hidden, p->cw, p->stages)
+					     : cudaLaunchKernelEx(&cfg, kprof_norm_bwd_ahead<T, OP>,
+								  o, pw, pb, d, xx, mean, rstd, ww,
+								  rows, hidden, p->cw, p->stages));
 	cudaError_t e = p->nc > 1 ? (p->vpt == 2 ? K(2, true) : K(1, true))
 				  : (p->vpt == 2 ? K(2, false) : K(1, false));
 #undef K
