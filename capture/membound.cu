@@ -288,9 +288,13 @@ __device__ __forceinline__ void rowwise_row(const uint4 *raw, long r, T *y, cons
 	}
 }
 
-/* 8 vectors a thread need more than the 64 registers of a 1024-thread bound: 512 (128) */
+/*
+ * 8 vectors a thread need more than the 64 registers of a 1024-thread bound: 512 (128), one
+ * block an SM asked for (bf16 8192x32768 RMSNorm: H100 89.4% instead of 88.5, H200 81.8
+ * instead of 79.1: ptxas's own choice left less room to the loads in flight)
+ */
 template <typename T, int OP, int ITEMS>
-__global__ void __launch_bounds__(ITEMS == 8 ? 512 : 1024)
+__global__ void __launch_bounds__(ITEMS == 8 ? 512 : 1024, 1)
 	kprof_rowwise(T *y, const T *x, const T *w, const T *b, float *mean_out, float *rstd_out,
 		      long hidden, float eps)
 {
@@ -346,9 +350,9 @@ __device__ __forceinline__ void vec_stats(const uint4 &raw, float k, float &m, f
  * loads), the second reads the row back from L2 (the block read it a few microseconds before)
  * and writes.  Few registers, so the reduction of one row overlaps other rows' loads; DRAM
  * still sees one read and one write.  H100, bf16 8192x32768: softmax 88.0% of the DRAM peak
- * instead of 80.7% (NT 512, U 4; the prefetching register kernel it replaces), LayerNorm 87.1
- * instead of 80.6; 4096x65536 (NT 1024, U 2): 73-78% instead of 13-21% (16 vectors a thread
- * spilled).
+ * instead of 80.7% (the prefetching register kernel it replaces), LayerNorm 87.1 instead of
+ * 80.6; 4096x65536: 73-78% instead of 13-21% (16 vectors a thread spilled).  kprof launches it
+ * with NT 1024, U 2 (bench/membound-variants.cu measures others).
  */
 template <typename T, int OP, int NT, int U>
 __global__ void __launch_bounds__(NT)
@@ -1387,17 +1391,16 @@ static int launch(void *y, const void *x, const void *w, const void *b, float *m
 	int items = 1;
 	if (hidden % vec<T>::N || rows <= 0 || rows > 2147483647L)
 		return (int)cudaErrorInvalidValue;
-	/* measured on H100 at 8192x32768 bf16: RMSNorm's register kernel 88.9%, two passes 83.0% */
+	/*
+	 * Two passes, 1024 threads of 2 vectors, for long rows (bf16 8192x32768 softmax and
+	 * LayerNorm: 512 threads of 4 measured the same on H100, 88.2 vs 87.9%, and less on H200,
+	 * 76.8 vs 78.1%); RMSNorm's register kernel up to 4096 vectors (H100 88.9%, two passes 83.0)
+	 */
 	dim3 g((unsigned)rows);
-	if (nvec > 4096) {
+	if (nvec > 4096 || (OP != RW_RMSNORM && nvec > 2048)) {
 		kprof_rowwise_l2<T, OP, 1024, 2><<<g, 1024>>>((T *)y, (const T *)x, (const T *)w,
 							      (const T *)b, mean, rstd, hidden,
 							      eps);
-		return (int)cudaGetLastError();
-	}
-	if (OP != RW_RMSNORM && nvec > 2048) {
-		kprof_rowwise_l2<T, OP, 512, 4><<<g, 512>>>((T *)y, (const T *)x, (const T *)w,
-							    (const T *)b, mean, rstd, hidden, eps);
 		return (int)cudaGetLastError();
 	}
 	/*
