@@ -161,7 +161,7 @@ static void cluster_variant(long R, long H, int ncw, int kb, bf *dx, bf *dxref, 
 	if (p2.stages < 3)
 		return;
 	p2.smem = stage * p2.stages;
-	const void *fn = p2.ahead ? ahead_fn<bf, OP>(p2.ahead == 2) : pipe_fn<bf, OP, 2, true>();
+	const void *fn = p2.ahead ? ahead_fn<bf, OP>(p2.ahead) : pipe_fn<bf, OP, 2, true>();
 	long ncl = pipe_resident(fn, p2.threads, p2.smem, ncw);
 	p2.partial = ncl < R ? ncl : R;
 	p2.grid = p2.partial * ncw;
@@ -187,7 +187,7 @@ static void cluster_variant(long R, long H, int ncw, int kb, bf *dx, bf *dxref, 
  * only that many clusters over @R rows (R / ncl rows each): far from the DRAM limit, the time a
  * row takes a block, its latency floor (what the H200's 1.4x bandwidth an SM asks of it).
  */
-template <int OP, bool WX, int V = 2, bool AHEAD = OP != RW_LAYERNORM>
+template <int OP, bool WX, int V = 2, int KIND = OP != RW_LAYERNORM>
 static void wx_variant(long R, long H, int ncw, int kb, long ncl_force, bf *dx, bf *dxref, bf *dy,
 		       bf *x, bf *w, float *mean, float *rstd, bf *dw, bf *db, bf *dwref, bf *dbref,
 		       void *ws, float *d, const char *nm, double nbb)
@@ -208,7 +208,9 @@ static void wx_variant(long R, long H, int ncw, int kb, long ncl_force, bf *dx, 
 		return;
 	p2.smem = stage * p2.stages;
 	const void *fn;
-	if constexpr (!AHEAD || V == 1)
+	if constexpr (KIND == 2)
+		fn = (const void *)kprof_norm_bwd_lag<bf, OP, X>;
+	else if constexpr (KIND == 0 || V == 1)
 		fn = (const void *)kprof_norm_bwd_pipe<bf, OP, V, true, false, X>;
 	else
 		fn = (const void *)kprof_norm_bwd_ahead<bf, OP, X>;
@@ -228,7 +230,10 @@ static void wx_variant(long R, long H, int ncw, int kb, long ncl_force, bf *dx, 
 	at[0].val.clusterDim.x = (unsigned)ncw, at[0].val.clusterDim.y = 1, at[0].val.clusterDim.z = 1;
 	cfg.attrs = at, cfg.numAttrs = 1;
 	double t = time_ms([&] {
-		if constexpr (!AHEAD || V == 1)
+		if constexpr (KIND == 2)
+			CK(cudaLaunchKernelEx(&cfg, kprof_norm_bwd_lag<bf, OP, X>, dx, pw, pb, dy, x,
+					      mean, rstd, w, R, H, p2.cw, p2.stages));
+		else if constexpr (KIND == 0 || V == 1)
 			CK(cudaLaunchKernelEx(&cfg, kprof_norm_bwd_pipe<bf, OP, V, true, false, X>, dx,
 					      pw, pb, dy, x, mean, rstd, w, R, H, p2.cw, p2.stages));
 		else
@@ -240,7 +245,7 @@ static void wx_variant(long R, long H, int ncw, int kb, long ncl_force, bf *dx, 
 	});
 	char nmv[80];
 	snprintf(nmv, sizeof nmv, "%s v%d%s nc%d thr%u %dk st%d ctas%ld", WX ? "warpx" : "blockx", V,
-		 AHEAD ? " ahead" : "", ncw, p2.threads, kb, p2.stages, p2.grid);
+		 KIND == 2 ? " lag" : KIND ? " ahead" : "", ncw, p2.threads, kb, p2.stages, p2.grid);
 	if (ncl_force > 0) {
 		printf("%-10s %6ldx%-6ld %-28s floor %7.3f us a row (%ld rows a cluster)\n", nm, R, H,
 		       nmv, t * 1e3 / (double)(R / ncl), R / ncl);
@@ -276,13 +281,25 @@ static void wx_all(long R, long H, bf *dx, bf *dxref, bf *dy, bf *x, bf *w, floa
 	if constexpr (OP == RW_LAYERNORM)
 		for (int ncw : { 4, 8 })
 			for (int kb : { 96, 144, 192 }) {
-				wx_variant<OP, false, 2, true>(R, H, ncw, kb, 0, dx, dxref, dy, x, w, mean,
-							       rstd, dw, db, dwref, dbref, ws, d, nm,
-							       nbb);
-				wx_variant<OP, true, 2, true>(R, H, ncw, kb, 0, dx, dxref, dy, x, w, mean,
-							      rstd, dw, db, dwref, dbref, ws, d, nm,
-							      nbb);
+				wx_variant<OP, false, 2, 1>(R, H, ncw, kb, 0, dx, dxref, dy, x, w, mean,
+							    rstd, dw, db, dwref, dbref, ws, d, nm, nbb);
+				wx_variant<OP, true, 2, 1>(R, H, ncw, kb, 0, dx, dxref, dy, x, w, mean,
+							   rstd, dw, db, dwref, dbref, ws, d, nm, nbb);
 			}
+	/* the row sums one row behind, rows held in registers (both norms) */
+	for (int ncw : { 4, 8 })
+		for (int kb : { 96, 192 }) {
+			wx_variant<OP, false, 2, 2>(R, H, ncw, kb, 0, dx, dxref, dy, x, w, mean, rstd, dw,
+						    db, dwref, dbref, ws, d, nm, nbb);
+			wx_variant<OP, true, 2, 2>(R, H, ncw, kb, 0, dx, dxref, dy, x, w, mean, rstd, dw,
+						   db, dwref, dbref, ws, d, nm, nbb);
+		}
+	for (int ncw : { 4, 8 }) {
+		wx_variant<OP, false, 2, 2>(1024, H, ncw, 96, 4, dx, dxref, dy, x, w, mean, rstd, dw,
+					    db, dwref, dbref, ws, d, nm, nbb);
+		wx_variant<OP, true, 2, 2>(1024, H, ncw, 96, 4, dx, dxref, dy, x, w, mean, rstd, dw,
+					   db, dwref, dbref, ws, d, nm, nbb);
+	}
 	/* one vector a thread: fewer registers, more warps an SM */
 	for (int ncw : { 4, 8 })
 		for (int kb : { 48, 96 }) {

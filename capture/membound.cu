@@ -1194,6 +1194,63 @@ __global__ void __launch_bounds__(VPT == 1 ? 1024 : 512, HOLD && sizeof(T) == 2 
 }
 
 /*
+ * kprof_norm_bwd_pipe on a cluster with the row sums exchanged one row behind: a thread takes
+ * row k out of the ring into registers (its stage refilled at once), reduces and pushes it,
+ * then finishes row k - 1, held in registers since the last round, whose sums have had a row's
+ * work to arrive.  The exchange hides as in kprof_norm_bwd_ahead, but no ring stage is held
+ * back from the loads in flight.  One block an SM (two rows of x and dy in registers).
+ */
+template <typename T, int OP, typename X = cluster_warp_sums>
+__global__ void __launch_bounds__(512, 1)
+	kprof_norm_bwd_lag(T *dx, float *pw, float *pb, const T *dy, const T *x, const float *mean,
+			   const float *rstd, const T *w, long rows, long hidden, long cw,
+			   int stages)
+{
+	extern __shared__ uint4 ring[]; /* [stages][2 (x, dy)][2][blockDim.x] */
+	__shared__ float sh[64];
+	__shared__ X xs;
+	int q, nc;
+	long cid, ncl, nvec = hidden / vec<T>::N, k = 0, rp = 0;
+	cluster_place<true>(q, nc, cid, ncl);
+	xs.init();
+	cluster_sync<true>();
+	pipe_thread<T, OP, 2> pt;
+	pt.init(w, (long)q * cw, (long)q * cw + cw < nvec ? (long)q * cw + cw : nvec, nvec);
+	float inv_h = 1.f / (float)hidden, prs = 0.f, pmu = 0.f, sg, sgx;
+	for (int s = 0; s < stages; s++)
+		pt.issue(ring, x, dy, cid + (long)s * ncl, rows, s);
+	uint4 px[2] = {}, pd[2] = {}; /* row k - 1 */
+	auto prev = [&](int t, int i) { return t ? pd[i] : px[i]; };
+	int s = 0;
+	for (long r = cid; r < rows; r += ncl, k++) {
+		float rs = OP != RW_SOFTMAX ? __ldg(rstd + r) : 0.f;
+		float mu = OP == RW_LAYERNORM ? __ldg(mean + r) : 0.f;
+		cp_wait(stages - 1);
+		uint4 rx[2], rd[2];
+		pt.load(pt.stage(ring, s), rx, rd);
+		pt.sums([&](int t, int i) { return t ? rd[i] : rx[i]; }, rs, mu, sg, sgx);
+		pt.issue(ring, x, dy, r + (long)stages * ncl, rows, s); /* after the reads above */
+		if (!X::per_warp)
+			block_reduce2(sg, sgx, sh);
+		xs.push(k, q, nc, sg, sgx);
+		if (k > 0) {
+			xs.wait(k - 1, nc, sg, sgx);
+			pt.finish(prev, dx, rp, prs, pmu, sg, sgx, inv_h);
+		}
+		px[0] = rx[0], px[1] = rx[1], pd[0] = rd[0], pd[1] = rd[1];
+		prs = rs, pmu = mu, rp = r;
+		s = s + 1 == stages ? 0 : s + 1;
+	}
+	if (k > 0) {
+		xs.wait(k - 1, nc, sg, sgx);
+		pt.finish(prev, dx, rp, prs, pmu, sg, sgx, inv_h);
+	}
+	cp_wait(0);
+	pt.partials(pw, pb, cid, hidden);
+	cluster_sync<true>();
+}
+
+/*
  * kprof_norm_bwd_pipe on a cluster with the row sums one row ahead: a block reduces and pushes
  * row k + 1's sums before it waits for row k's from its peers, so the exchange's latency hides
  * behind a row's work; 2 blocks an SM (a 64-register bound).  H100, bf16 8192x32768: RMSNorm
@@ -1671,13 +1728,13 @@ template <typename T, int OP, int V, bool CL> static const void *pipe_fn()
 	return (const void *)kprof_norm_bwd_pipe<T, OP, V, CL, !CL, pipe_x<CL, V>>;
 }
 
-/* kprof_norm_bwd_ahead with the row sums exchanged by block (@warp 0) or by warp (1) */
-template <typename T, int OP> static const void *ahead_fn(int warp)
+/* the cluster kernel of nb_plan's @ahead: 1 kprof_norm_bwd_ahead, 2 kprof_norm_bwd_lag */
+template <typename T, int OP> static const void *ahead_fn(int ahead)
 {
 	if constexpr (OP == RW_LAYERNORM)
 		return NULL; /* not used: see kprof_norm_bwd_ahead */
-	else if (warp)
-		return (const void *)kprof_norm_bwd_ahead<T, OP, cluster_warp_sums>;
+	else if (ahead == 2)
+		return (const void *)kprof_norm_bwd_lag<T, OP>;
 	else
 		return (const void *)kprof_norm_bwd_ahead<T, OP>;
 }
@@ -1768,14 +1825,13 @@ template <typename T, int OP> static int nb_pipe_plan(struct nb_plan *p, long ro
 		return 0;
 	unsigned threads = (unsigned)(((cw + vpt - 1) / vpt + 31) / 32 * 32);
 	/*
-	 * Clusters of 2-vector threads: the row sums one row ahead, but for LayerNorm (spills at 2
-	 * blocks an SM, slower at one: 62% of the H200's peak instead of 71%).  RMSNorm's are
-	 * exchanged by warp where the DRAM is fast enough for the kernel to be issue-bound (bf16
-	 * 8192x32768: H200 79.4% instead of 75.6%; H100 84.4% instead of 86.1%): ahead 2.
+	 * Clusters of 2-vector threads: softmax's row sums one row ahead (ahead 1), RMSNorm's one
+	 * row behind (2: bf16 8192x32768 on H100 86.8% instead of 86.1%; its own limit, bench/
+	 * README's L2 build, 4247 GB/s instead of 3846).  LayerNorm stays on kprof_norm_bwd_pipe:
+	 * one row ahead it spills at 2 blocks an SM and is slower at one (H200 62% vs 71%), one
+	 * row behind too (H100 82.8% vs 86.7%).
 	 */
-	int ahead = nc > 1 && vpt == 2 && OP != RW_LAYERNORM;
-	if (ahead && OP == RW_RMSNORM && kk_dram_peak() >= 4000e9)
-		ahead = 2;
+	int ahead = nc > 1 && vpt == 2 && OP != RW_LAYERNORM ? (OP == RW_RMSNORM ? 2 : 1) : 0;
 	size_t stage = (size_t)2 * vpt * threads * 16, lim = (size_t)optin - 1024;
 	if (cap > 0 && (size_t)cap < lim)
 		lim = (size_t)cap;
@@ -1786,7 +1842,7 @@ template <typename T, int OP> static int nb_pipe_plan(struct nb_plan *p, long ro
 		return 0;
 	const void *fn;
 	if (ahead)
-		fn = ahead_fn<T, OP>(ahead == 2);
+		fn = ahead_fn<T, OP>(ahead);
 	else if (nc == 1)
 		fn = vpt == 2 ? pipe_fn<T, OP, 2, false>() : pipe_fn<T, OP, 1, false>();
 	else
@@ -1871,16 +1927,14 @@ static int pipe_launch(const struct nb_plan *p, void *dx, float *pw, float *pb, 
 	cudaLaunchKernelEx(&cfg, kprof_norm_bwd_pipe<T, OP, V, C, !C, pipe_x<C, V>>, o, pw, pb, d, \
 			   xx, mean, rstd, ww, rows, hidden, p->cw, p->stages)
 	if constexpr (OP != RW_LAYERNORM)
-		if (p->ahead)
-			return (int)(p->ahead == 2
-					     ? cudaLaunchKernelEx(&cfg,
-								  kprof_norm_bwd_ahead<
-									  T, OP, cluster_warp_sums>,
-								  o, pw, pb, d, xx, mean, rstd, ww,
-								  rows, hidden, p->cw, p->stages)
-					     : cudaLaunchKernelEx(&cfg, kprof_norm_bwd_ahead<T, OP>,
-								  o, pw, pb, d, xx, mean, rstd, ww,
-								  rows, hidden, p->cw, p->stages));
+		if (p->ahead == 2)
+			return (int)cudaLaunchKernelEx(&cfg, kprof_norm_bwd_lag<T, OP>, o, pw, pb,
+						       d, xx, mean, rstd, ww, rows, hidden, p->cw,
+						       p->stages);
+		else if (p->ahead)
+			return (int)cudaLaunchKernelEx(&cfg, kprof_norm_bwd_ahead<T, OP>, o, pw, pb,
+						       d, xx, mean, rstd, ww, rows, hidden, p->cw,
+						       p->stages);
 	cudaError_t e = p->nc > 1 ? (p->vpt == 2 ? K(2, true) : K(1, true))
 				  : (p->vpt == 2 ? K(2, false) : K(1, false));
 #undef K
