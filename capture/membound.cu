@@ -875,7 +875,14 @@ template <typename T, int OP, int V> struct pipe_thread {
 	static constexpr int VE = vec<T>::N;
 	long jt, nvec; /* the tensors' addresses stay kernel parameters: no registers */
 	unsigned bd, ok;
-	uint4 wr[V];
+	/*
+	 * The weight: RMSNorm's unpacked once, not in both passes of every row (its own limit,
+	 * bench/README's L2 build: 4305 -> 4646 GB/s); LayerNorm's packed (no gain: 3483 vs
+	 * 3462, and 0.5-1% slower from DRAM on H100)
+	 */
+	static constexpr bool WF = OP == RW_RMSNORM;
+	float wf[WF ? V : 1][VE];
+	uint4 wr[WF ? 1 : V];
 	float dw[V][VE], db[OP == RW_LAYERNORM ? V : 1][VE];
 
 	__device__ __forceinline__ void init(const T *w, long j0, long jend, long nvec_)
@@ -884,11 +891,27 @@ template <typename T, int OP, int V> struct pipe_thread {
 #pragma unroll
 		for (int i = 0; i < V; i++) {
 			ok |= jt + (long)i * bd < jend ? 1u << i : 0u;
-			wr[i] = has(i) && OP != RW_SOFTMAX ? __ldg((const uint4 *)w + jt + i * bd)
-							   : make_uint4(0, 0, 0, 0);
+			uint4 wi = has(i) && OP != RW_SOFTMAX
+					   ? __ldg((const uint4 *)w + jt + i * bd)
+					   : make_uint4(0, 0, 0, 0);
+			if constexpr (WF)
+				unpack<T>(wi, wf[i]);
+			else
+				wr[i] = wi;
 #pragma unroll
 			for (int e = 0; e < VE; e++)
 				dw[i][e] = 0.f, db[OP == RW_LAYERNORM ? i : 0][e] = 0.f;
+		}
+	}
+	/* weight vector @i as floats */
+	__device__ __forceinline__ void weight(int i, float (&wv)[VE]) const
+	{
+		if constexpr (WF) {
+#pragma unroll
+			for (int e = 0; e < VE; e++)
+				wv[e] = wf[i][e];
+		} else {
+			unpack<T>(wr[i], wv);
 		}
 	}
 	__device__ __forceinline__ bool has(int i) const
@@ -936,7 +959,7 @@ template <typename T, int OP, int V> struct pipe_thread {
 			float xv[VE], dv[VE], wv[VE];
 			unpack<T>(src(0, i), xv);
 			unpack<T>(src(1, i), dv);
-			unpack<T>(wr[i], wv);
+			weight(i, wv);
 #pragma unroll
 			for (int e = 0; e < VE; e++) {
 				if (OP == RW_SOFTMAX) {
@@ -968,7 +991,7 @@ template <typename T, int OP, int V> struct pipe_thread {
 			float xv[VE], dv[VE], wv[VE], o[VE];
 			unpack<T>(src(0, i), xv);
 			unpack<T>(src(1, i), dv);
-			unpack<T>(wr[i], wv);
+			weight(i, wv);
 #pragma unroll
 			for (int e = 0; e < VE; e++) {
 				if (OP == RW_SOFTMAX) {
