@@ -5,7 +5,9 @@
 // kprof_rowwise bounded to more blocks an SM (rw_reg), kprof_rowwise_l2 and
 // kprof_softmax_bwd_l2 at other block sizes and occupancies, the norm backwards under the
 // KPROF_NORM_BWD / KPROF_SOFTMAX_BWD settings, and LayerNorm's cluster backward in clusters of 8.
-// (The variants measured and dropped then, e.g. LayerNorm one row ahead, are not kept.)
+// Session 6's (MBV_WX=1, RESULTS 13:10-13:38): the row-sum exchange by block or by warp, one
+// row ahead or behind, one or two vectors a thread, and each one's latency floor; built with
+// -DMB_ROW(r)='((r) & 127)' every kernel runs from L2 and shows its own limit (bench/README).
 //   nvcc -O3 -std=c++17 -gencode arch=compute_90,code=sm_90 -Icapture \
 //        -o /tmp/mbv bench/membound-variants.cu && /tmp/mbv [fwd,bwd] [SHAPES]
 // SHAPES: how many of 8192x32768, 32768x8192, 16384x4096, 4096x4096, 4096x65536 (bf16).
@@ -137,6 +139,17 @@ template <int OP> static void fwd_variants(long R, long H, bf *y, bf *yref, bf *
 	L2V(1024, 2);
 }
 
+/* @p's ring: as many stages of @V vectors a thread as @kb KiB hold (3-12); 0 under 3 */
+static int ring_fit(struct nb_plan *p, int V, int kb)
+{
+	size_t stage = (size_t)2 * V * p->threads * 16;
+	p->stages = (int)(((size_t)kb << 10) / stage);
+	if (p->stages > 12)
+		p->stages = 12;
+	p->smem = stage * p->stages;
+	return p->stages >= 3;
+}
+
 /*
  * The cluster backward (kprof_norm_bwd_ahead for RMSNorm, kprof_norm_bwd_pipe for LayerNorm)
  * on clusters of @ncw blocks with a ring of at most @kb KiB a block: more, smaller blocks an SM
@@ -154,13 +167,8 @@ static void cluster_variant(long R, long H, int ncw, int kb, bf *dx, bf *dxref, 
 	p2.threads = (unsigned)((p2.cw / 2 + 31) / 32 * 32);
 	if (p2.cw > 1024 || !p2.pipe || p2.threads > 512)
 		return;
-	size_t stage = (size_t)2 * 2 * p2.threads * 16;
-	p2.stages = (int)(((size_t)kb << 10) / stage);
-	if (p2.stages > 12)
-		p2.stages = 12;
-	if (p2.stages < 3)
+	if (!ring_fit(&p2, 2, kb))
 		return;
-	p2.smem = stage * p2.stages;
 	const void *fn = p2.ahead ? ahead_fn<bf, OP>(p2.ahead) : pipe_fn<bf, OP, 2, true>();
 	long ncl = pipe_resident(fn, p2.threads, p2.smem, ncw);
 	p2.partial = ncl < R ? ncl : R;
@@ -200,13 +208,8 @@ static void wx_variant(long R, long H, int ncw, int kb, long ncl_force, bf *dx, 
 	if (p2.cw > 1024 || !p2.pipe || p2.threads > 1024 ||
 	    (WX && ncw * (int)(p2.threads / 32) > XW_SLOTS))
 		return;
-	size_t stage = (size_t)2 * V * p2.threads * 16;
-	p2.stages = (int)(((size_t)kb << 10) / stage);
-	if (p2.stages > 12)
-		p2.stages = 12;
-	if (p2.stages < 3)
+	if (!ring_fit(&p2, V, kb))
 		return;
-	p2.smem = stage * p2.stages;
 	const void *fn;
 	if constexpr (KIND == 2)
 		fn = (const void *)kprof_norm_bwd_lag<bf, OP, X>;

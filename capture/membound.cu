@@ -1043,6 +1043,18 @@ template <int V> struct ring_src {
 	}
 };
 
+/* the four exchange mbarriers of a block, visible to the cluster (thread 0) */
+__device__ __forceinline__ void xbar_init(unsigned long long *xbar)
+{
+	if (threadIdx.x == 0) {
+		for (int i = 0; i < 4; i++)
+			mbar_init(&xbar[i], 1);
+#if __CUDA_ARCH__ >= 900
+		asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+#endif
+	}
+}
+
 /*
  * A cluster's row sums: block q's (sg, sgx) of its k-th row go with st.async into buffer k % 4
  * of every block, completing bytes on that block's xbar[k % 4] (no release: this thread's dx
@@ -1056,13 +1068,7 @@ struct cluster_sums {
 
 	__device__ __forceinline__ void init()
 	{
-		if (threadIdx.x == 0) {
-			for (int i = 0; i < 4; i++)
-				mbar_init(&xbar[i], 1);
-#if __CUDA_ARCH__ >= 900
-			asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-#endif
-		}
+		xbar_init(xbar);
 	}
 	/* after block_reduce2: every thread has the block's (sg, sgx) */
 	__device__ __forceinline__ void push(long k, int q, int nc, float sg, float sgx)
@@ -1100,13 +1106,7 @@ struct cluster_warp_sums {
 
 	__device__ __forceinline__ void init()
 	{
-		if (threadIdx.x == 0) {
-			for (int i = 0; i < 4; i++)
-				mbar_init(&xbar[i], 1);
-#if __CUDA_ARCH__ >= 900
-			asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-#endif
-		}
+		xbar_init(xbar);
 	}
 	/* this thread's (sg, sgx) of its vectors: the warp's sums go to every block of the cluster */
 	__device__ __forceinline__ void push(long k, int q, int nc, float sg, float sgx)
