@@ -1296,16 +1296,16 @@ __global__ void __launch_bounds__(512, OP == RW_LAYERNORM ? 1 : 2)
 	cluster_place<true>(q, nc, cid, ncl);
 	xs.init();
 	cluster_sync<true>();
-	pipe_thread<T, OP, 2> th;
-	th.init(w, (long)q * cw, (long)q * cw + cw < nvec ? (long)q * cw + cw : nvec, nvec);
+	pipe_thread<T, OP, 2> pt;
+	pt.init(w, (long)q * cw, (long)q * cw + cw < nvec ? (long)q * cw + cw : nvec, nvec);
 	float inv_h = 1.f / (float)hidden;
 	for (int s = 0; s < stages; s++)
-		th.issue(ring, x, dy, cid + (long)s * ncl, rows, s);
+		pt.issue(ring, x, dy, cid + (long)s * ncl, rows, s);
 	float rs = OP != RW_SOFTMAX && cid < rows ? __ldg(rstd + cid) : 0.f;
 	float mu = OP == RW_LAYERNORM && cid < rows ? __ldg(mean + cid) : 0.f, sg, sgx;
 	if (cid < rows) {
 		cp_wait(stages - 1);
-		th.sums(ring_src<2>{ th.stage(ring, 0), th.bd }, rs, mu, sg, sgx);
+		pt.sums(ring_src<2>{ pt.stage(ring, 0), pt.bd }, rs, mu, sg, sgx);
 		if (!X::per_warp)
 			block_reduce2(sg, sgx, sh);
 		xs.push(0, q, nc, sg, sgx);
@@ -1317,19 +1317,19 @@ __global__ void __launch_bounds__(512, OP == RW_LAYERNORM ? 1 : 2)
 			rs1 = OP != RW_SOFTMAX ? __ldg(rstd + r + ncl) : 0.f;
 			mu1 = OP == RW_LAYERNORM ? __ldg(mean + r + ncl) : 0.f;
 			cp_wait(stages - 2);
-			th.sums(ring_src<2>{ th.stage(ring, s1), th.bd }, rs1, mu1, sg, sgx);
+			pt.sums(ring_src<2>{ pt.stage(ring, s1), pt.bd }, rs1, mu1, sg, sgx);
 			if (!X::per_warp)
 				block_reduce2(sg, sgx, sh);
 			xs.push(k + 1, q, nc, sg, sgx);
 		}
 		xs.wait(k, nc, sg, sgx);
-		th.finish(ring_src<2>{ th.stage(ring, s), th.bd }, dx, r, rs, mu, sg, sgx, inv_h);
-		th.issue(ring, x, dy, r + (long)stages * ncl, rows, s);
+		pt.finish(ring_src<2>{ pt.stage(ring, s), pt.bd }, dx, r, rs, mu, sg, sgx, inv_h);
+		pt.issue(ring, x, dy, r + (long)stages * ncl, rows, s);
 		rs = rs1, mu = mu1;
 		s = s1, s1 = s1 + 1 == stages ? 0 : s1 + 1;
 	}
 	cp_wait(0);
-	th.partials(pw, pb, cid, hidden);
+	pt.partials(pw, pb, cid, hidden);
 	cluster_sync<true>();
 }
 
@@ -1756,8 +1756,9 @@ template <typename T, int OP> static const void *ahead_fn(int ahead)
 {
 	if constexpr (OP == RW_LAYERNORM)
 		return NULL; /* not used: see kprof_norm_bwd_ahead */
-	else if (ahead == 2)
-		return (const void *)kprof_norm_bwd_lag<T, OP>;
+	else if constexpr (OP == RW_RMSNORM)
+		return ahead == 2 ? (const void *)kprof_norm_bwd_lag<T, OP>
+				  : (const void *)kprof_norm_bwd_ahead<T, OP>;
 	else
 		return (const void *)kprof_norm_bwd_ahead<T, OP>;
 }
@@ -1949,12 +1950,13 @@ static int pipe_launch(const struct nb_plan *p, void *dx, float *pw, float *pb, 
 #define K(V, C)                                                                                    \
 	cudaLaunchKernelEx(&cfg, kprof_norm_bwd_pipe<T, OP, V, C, !C, pipe_x<C, V>>, o, pw, pb, d, \
 			   xx, mean, rstd, ww, rows, hidden, p->cw, p->stages)
-	if constexpr (OP != RW_LAYERNORM)
+	if constexpr (OP == RW_RMSNORM)
 		if (p->ahead == 2)
 			return (int)cudaLaunchKernelEx(&cfg, kprof_norm_bwd_lag<T, OP>, o, pw, pb,
 						       d, xx, mean, rstd, ww, rows, hidden, p->cw,
 						       p->stages);
-		else if (p->ahead)
+	if constexpr (OP != RW_LAYERNORM)
+		if (p->ahead)
 			return (int)cudaLaunchKernelEx(&cfg, kprof_norm_bwd_ahead<T, OP>, o, pw, pb,
 						       d, xx, mean, rstd, ww, rows, hidden, p->cw,
 						       p->stages);
