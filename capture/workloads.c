@@ -1866,51 +1866,21 @@ static void pick4(uint64_t *seed, size_t n, long d1, long d2, long d3, long i[4]
 	i[0] = idx / ((size_t)d3 * d2 * d1);
 }
 
-/* 256 random outputs */
-static void conv_check_y(const struct conv_case *c, const struct conv_host *h, struct kp_check *fwd,
-			 uint64_t *seed)
-{
-	const struct kp_conv_shape *s = &c->s;
-	int kt = dts[c->cdt].kt, L = c->nhwc;
-	size_t ny = (size_t)s->n * s->k * c->oh * c->ow;
-	for (int t = 0; t < 256; t++) {
-		long i[4];
-		pick4(seed, ny, s->k, c->oh, c->ow, i);
-		double mag, ref = conv_ref_y(c, h, i[0], i[1], i[2], i[3], &mag);
-		note_err(fwd, hval(h->y, at4(L, i[0], i[1], i[2], i[3], s->k, c->oh, c->ow), kt),
-			 ref, mag);
-	}
-}
+/* a reference element of a conv tensor (conv_ref_y, conv_ref_dx, conv_ref_dw) */
+typedef double (*conv_ref_fn)(const struct conv_case *c, const struct conv_host *h, long i0,
+			      long i1, long i2, long i3, double *magp);
 
-/* 128 random input gradients */
-static void conv_check_dx(const struct conv_case *c, const struct conv_host *h,
-			  struct kp_check *bwd, uint64_t *seed)
+/* @count random elements of @got, a [., d1, d2, d3] tensor of @n elements, against @ref */
+static void conv_check_n(const struct conv_case *c, const struct conv_host *h, const void *got,
+			 conv_ref_fn ref, int count, size_t n, long d1, long d2, long d3,
+			 struct kp_check *chk, uint64_t *seed)
 {
-	const struct kp_conv_shape *s = &c->s;
 	int kt = dts[c->cdt].kt, L = c->nhwc;
-	size_t nx = (size_t)s->n * s->c * s->h * s->w;
-	for (int t = 0; t < 128; t++) {
+	for (int t = 0; t < count; t++) {
 		long i[4];
-		pick4(seed, nx, s->c, s->h, s->w, i);
-		double mag, ref = conv_ref_dx(c, h, i[0], i[1], i[2], i[3], &mag);
-		note_err(bwd, hval(h->dx, at4(L, i[0], i[1], i[2], i[3], s->c, s->h, s->w), kt),
-			 ref, mag);
-	}
-}
-
-/* 32 random weight gradients */
-static void conv_check_dw(const struct conv_case *c, const struct conv_host *h,
-			  struct kp_check *bwd, uint64_t *seed)
-{
-	const struct kp_conv_shape *s = &c->s;
-	int kt = dts[c->cdt].kt, L = c->nhwc;
-	size_t nw = (size_t)s->k * c->cg * s->r * s->s;
-	for (int t = 0; t < 32; t++) {
-		long i[4];
-		pick4(seed, nw, c->cg, s->r, s->s, i);
-		double mag, ref = conv_ref_dw(c, h, i[0], i[1], i[2], i[3], &mag);
-		note_err(bwd, hval(h->dw, at4(L, i[0], i[1], i[2], i[3], c->cg, s->r, s->s), kt),
-			 ref, mag);
+		pick4(seed, n, d1, d2, d3, i);
+		double mag, r = ref(c, h, i[0], i[1], i[2], i[3], &mag);
+		note_err(chk, hval(got, at4(L, i[0], i[1], i[2], i[3], d1, d2, d3), kt), r, mag);
 	}
 }
 
@@ -1930,14 +1900,15 @@ static int conv_check(struct kp_wl *w, struct conv_case *c, struct kp_check *fwd
 	h.y = h.wt ? host_copy(w, c->y, ny * es) : NULL;
 	if (!h.y)
 		goto out;
-	conv_check_y(c, &h, fwd, &seed);
+	/* 256 random outputs, then 128 input gradients and 32 weight gradients */
+	conv_check_n(c, &h, h.y, conv_ref_y, 256, ny, s->k, c->oh, c->ow, fwd, &seed);
 	if (c->backward) {
 		if (!(h.dy = host_copy(w, c->dy, ny * es)) ||
 		    !(h.dx = host_copy(w, c->dx, nx * es)) ||
 		    !(h.dw = host_copy(w, c->dw, nw * es)))
 			goto out;
-		conv_check_dx(c, &h, bwd, &seed);
-		conv_check_dw(c, &h, bwd, &seed);
+		conv_check_n(c, &h, h.dx, conv_ref_dx, 128, nx, s->c, s->h, s->w, bwd, &seed);
+		conv_check_n(c, &h, h.dw, conv_ref_dw, 32, nw, c->cg, s->r, s->s, bwd, &seed);
 	}
 	rc = 0;
 out:
