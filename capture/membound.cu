@@ -947,7 +947,12 @@ template <typename T, int OP, int V> struct pipe_thread {
 		for (int i = 0; i < V; i++)
 			rx[i] = p[i * bd], rd[i] = p[(V + i) * bd];
 	}
-	/* sums of g = w dy (softmax: y dy) and of g xh, xh = (x - mu) rs, over the thread's vectors */
+	/*
+	 * sums of g = w dy (LayerNorm only; softmax: y dy) and of g xh, xh = (x - mu) rs, over the
+	 * thread's vectors; sum g (x - mu) as sum g x - mu sum g, the form PyTorch's LayerNorm
+	 * backward takes (ds - db mean): two instructions an element instead of three (bf16
+	 * 8192x32768 on the L2 build of bench/README: 3487 -> 3581 GB/s, H100)
+	 */
 	template <typename S>
 	__device__ __forceinline__ void sums(S src, float rs, float mu, float &sg, float &sgx) const
 	{
@@ -967,11 +972,12 @@ template <typename T, int OP, int V> struct pipe_thread {
 					continue;
 				}
 				float g = wv[e] * dv[e];
-				a += g;
-				c = fmaf(g, OP == RW_LAYERNORM ? xv[e] - mu : xv[e], c);
+				if (OP == RW_LAYERNORM)
+					a += g;
+				c = fmaf(g, xv[e], c);
 			}
 		}
-		sg = a, sgx = c * rs;
+		sg = a, sgx = (OP == RW_LAYERNORM ? c - mu * a : c) * rs;
 	}
 	/*
 	 * dx of row @r from the sums: rs (w dy - a - xh c) = w (dy rs) + (x - mu) K2 + K3, K2 =
@@ -1739,16 +1745,25 @@ static void nb_env(const char *env, int *pipe, int *force, int *vpt, long *cap)
 }
 
 /*
- * The pipelined kernel's row-sum exchange: per warp on clusters of 2-vector threads (at most 8
- * blocks of 16 warps: XW_SLOTS; H100, bf16 8192x32768 LayerNorm: 87.2% of the DRAM peak
+ * The pipelined kernel's row-sum exchange: per warp on clusters of 2- and 4-vector threads (at
+ * most 8 blocks of 16 warps: XW_SLOTS; H100, bf16 8192x32768 LayerNorm: 87.2% of the DRAM peak
  * instead of 86.3%), per block otherwise.
  */
 template <bool CL, int V>
-using pipe_x = typename std::conditional<CL && V == 2, cluster_warp_sums, cluster_sums>::type;
+using pipe_x = typename std::conditional<CL && V >= 2, cluster_warp_sums, cluster_sums>::type;
 
 template <typename T, int OP, int V, bool CL> static const void *pipe_fn()
 {
 	return (const void *)kprof_norm_bwd_pipe<T, OP, V, CL, !CL, pipe_x<CL, V>>;
+}
+
+/* the cluster kernel of 4-vector threads (4-byte types only) */
+template <typename T, int OP> static const void *pipe_fn4()
+{
+	if constexpr (sizeof(T) == 4)
+		return pipe_fn<T, OP, 4, true>();
+	else
+		return NULL;
 }
 
 /* the cluster kernel of nb_plan's @ahead: 1 kprof_norm_bwd_ahead, 2 kprof_norm_bwd_lag */
@@ -1779,11 +1794,22 @@ static long pipe_resident(const void *fn, unsigned threads, size_t smem, int nc)
 		    cache[i].nc == nc)
 			return cache[i].n;
 	long n = 0;
-	int dev = 0, sms = 0, per = 0;
-	if (cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) !=
+	int dev = 0, sms = 0, per = 0, optin = 0;
+	cudaFuncAttributes fa;
+	/*
+	 * The attribute is the kernel's, not the plan's: set to the most a block may have beside
+	 * its static shared memory, so that a plan of this kernel with a smaller ring, made after
+	 * this one and before this one's launch, does not leave it too low for it (a capture of
+	 * 77x65536, 300x24584, 40x40968, 1000x65536 failed the last launch: "invalid argument")
+	 */
+	if (cudaGetDevice(&dev) != cudaSuccess ||
+	    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
+	    cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) !=
 		    cudaSuccess ||
-	    cudaGetDevice(&dev) != cudaSuccess ||
-	    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
+	    cudaFuncGetAttributes(&fa, fn) != cudaSuccess ||
+	    (size_t)optin < fa.sharedSizeBytes + smem ||
+	    cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
+				 optin - (int)fa.sharedSizeBytes) != cudaSuccess) {
 		cudaGetLastError();
 		return 0;
 	}
@@ -1818,10 +1844,11 @@ static long pipe_resident(const void *fn, unsigned threads, size_t smem, int nc)
 
 /*
  * The pipelined plan: blocks of at most 1024 vectors of the row (a cluster of 2-8 for longer
- * rows, sm_90), 2 vectors a thread, as many ring stages of (x, dy) as 96 KiB hold (at most
- * 12; on H200 2 blocks an SM of a 96 KiB ring beat one of 224 KiB: 4096 hidden 0.107 vs 0.135
- * ms RMSNorm, 0.115 vs 0.147 LayerNorm, 16384 rows bf16).  0 where it does not apply (rows
- * under 512 vectors, before sm_80, KPROF_NORM_BWD=rows) or measured slower (below).
+ * rows, sm_90), 2 vectors a thread (4 in 4-byte rows over 8192 vectors, below), as many ring
+ * stages of (x, dy) as 96 KiB hold (at most 12; on H200 2 blocks an SM of a 96 KiB ring beat
+ * one of 224 KiB: 4096 hidden 0.107 vs 0.135 ms RMSNorm, 0.115 vs 0.147 LayerNorm, 16384 rows
+ * bf16).  0 where it does not apply (rows under 512 vectors, before sm_80,
+ * KPROF_NORM_BWD=rows) or measured slower (below).
  */
 template <typename T, int OP> static int nb_pipe_plan(struct nb_plan *p, long rows, long hidden)
 {
@@ -1839,7 +1866,15 @@ template <typename T, int OP> static int nb_pipe_plan(struct nb_plan *p, long ro
 	while (nc < 8 && (nvec + nc - 1) / nc > 1024)
 		nc *= 2;
 	long cw = (nvec + nc - 1) / nc;
-	if (cw > 1024 || (nc > 1 && major < 9))
+	/*
+	 * 4-byte types beyond 8192 vectors (hidden over 32768): 4 vectors a thread, the 16 values a
+	 * row that 2 vectors of a 16-bit type are, and a ring of 3 stages however large (H100, fp32
+	 * 4096x65536: the register kernels ran RMSNorm and LayerNorm at 18% of the DRAM peak,
+	 * softmax at 36%)
+	 */
+	if (cw > 1024 && cw <= 2048 && sizeof(T) == 4 && !force)
+		vpt = 4, cap = 0;
+	if ((cw > 1024 && vpt != 4) || (nc > 1 && major < 9))
 		return 0;
 	/*
 	 * Softmax: only rows beyond the register kernel's 4096 vectors (which spill there; H100,
@@ -1867,13 +1902,18 @@ template <typename T, int OP> static int nb_pipe_plan(struct nb_plan *p, long ro
 	const void *fn;
 	if (ahead)
 		fn = ahead_fn<T, OP>(ahead);
+	else if (vpt == 4)
+		fn = pipe_fn4<T, OP>();
 	else if (nc == 1)
 		fn = vpt == 2 ? pipe_fn<T, OP, 2, false>() : pipe_fn<T, OP, 1, false>();
 	else
 		fn = vpt == 2 ? pipe_fn<T, OP, 2, true>() : pipe_fn<T, OP, 1, true>();
 	long ncl = pipe_resident(fn, threads, stage * stages, nc);
-	/* fewer than 32 rows a cluster: the ring's fill is not repaid (H200, 4096x4096: slower) */
-	if (ncl < 1 || (!force && rows < 32 * ncl))
+	/*
+	 * fewer than 32 rows a cluster: the ring's fill is not repaid (H200, 4096x4096: slower);
+	 * but always for 4-byte rows over 8192 vectors, whose register kernels run at 16-18%
+	 */
+	if (ncl < 1 || (!force && rows < 32 * ncl && vpt != 4))
 		return 0;
 	p->pipe = 1, p->ahead = ahead, p->vpt = vpt, p->nc = nc, p->stages = stages;
 	p->threads = threads;
@@ -1960,6 +2000,9 @@ static int pipe_launch(const struct nb_plan *p, void *dx, float *pw, float *pb, 
 			return (int)cudaLaunchKernelEx(&cfg, kprof_norm_bwd_ahead<T, OP>, o, pw, pb,
 						       d, xx, mean, rstd, ww, rows, hidden, p->cw,
 						       p->stages);
+	if constexpr (sizeof(T) == 4)
+		if (p->vpt == 4)
+			return (int)K(4, true);
 	cudaError_t e = p->nc > 1 ? (p->vpt == 2 ? K(2, true) : K(1, true))
 				  : (p->vpt == 2 ? K(2, false) : K(1, false));
 #undef K
