@@ -140,14 +140,14 @@ template <int OP> static void fwd_variants(long R, long H, bf *y, bf *yref, bf *
 }
 
 /* @p's ring: as many stages of @V vectors a thread as @kb KiB hold (3-12); 0 under 3 */
-static int ring_fit(struct nb_plan *p, int V, int kb)
+static int ring_fit(struct nb_plan *p, int V, int kb, int minst = 3)
 {
 	size_t stage = (size_t)2 * V * p->threads * 16;
 	p->stages = (int)(((size_t)kb << 10) / stage);
 	if (p->stages > 12)
 		p->stages = 12;
 	p->smem = stage * p->stages;
-	return p->stages >= 3;
+	return p->stages >= minst;
 }
 
 /*
@@ -195,7 +195,7 @@ static void cluster_variant(long R, long H, int ncw, int kb, bf *dx, bf *dxref, 
  * only that many clusters over @R rows (R / ncl rows each): far from the DRAM limit, the time a
  * row takes a block, its latency floor (what the H200's 1.4x bandwidth an SM asks of it).
  */
-template <int OP, bool WX, int V = 2, int KIND = OP != RW_LAYERNORM>
+template <int OP, bool WX, int V = 2, int KIND = OP != RW_LAYERNORM, bool HOLD = false>
 static void wx_variant(long R, long H, int ncw, int kb, long ncl_force, bf *dx, bf *dxref, bf *dy,
 		       bf *x, bf *w, float *mean, float *rstd, bf *dw, bf *db, bf *dwref, bf *dbref,
 		       void *ws, float *d, const char *nm, double nbb)
@@ -205,16 +205,16 @@ static void wx_variant(long R, long H, int ncw, int kb, long ncl_force, bf *dx, 
 	long nvec = H / 8, n = R * H;
 	p2.nc = ncw, p2.cw = (nvec + ncw - 1) / ncw;
 	p2.threads = (unsigned)(((p2.cw + V - 1) / V + 31) / 32 * 32);
-	if (p2.cw > 1024 || !p2.pipe || p2.threads > 1024 ||
+	if ((V <= 2 && p2.cw > 1024) || !p2.pipe || p2.threads > 1024 ||
 	    (WX && ncw * (int)(p2.threads / 32) > XW_SLOTS))
 		return;
-	if (!ring_fit(&p2, V, kb))
+	if (!ring_fit(&p2, V, kb, kb == 64 ? 2 : 3))
 		return;
 	const void *fn;
 	if constexpr (KIND == 2)
 		fn = (const void *)kprof_norm_bwd_lag<bf, OP, X>;
 	else if constexpr (KIND == 0 || V == 1)
-		fn = (const void *)kprof_norm_bwd_pipe<bf, OP, V, true, false, X>;
+		fn = (const void *)kprof_norm_bwd_pipe<bf, OP, V, true, HOLD, X>;
 	else
 		fn = (const void *)kprof_norm_bwd_ahead<bf, OP, X>;
 	long ncl = pipe_resident(fn, p2.threads, p2.smem, ncw);
@@ -237,7 +237,7 @@ static void wx_variant(long R, long H, int ncw, int kb, long ncl_force, bf *dx, 
 			CK(cudaLaunchKernelEx(&cfg, kprof_norm_bwd_lag<bf, OP, X>, dx, pw, pb, dy, x,
 					      mean, rstd, w, R, H, p2.cw, p2.stages));
 		else if constexpr (KIND == 0 || V == 1)
-			CK(cudaLaunchKernelEx(&cfg, kprof_norm_bwd_pipe<bf, OP, V, true, false, X>, dx,
+			CK(cudaLaunchKernelEx(&cfg, kprof_norm_bwd_pipe<bf, OP, V, true, HOLD, X>, dx,
 					      pw, pb, dy, x, mean, rstd, w, R, H, p2.cw, p2.stages));
 		else
 			CK(cudaLaunchKernelEx(&cfg, kprof_norm_bwd_ahead<bf, OP, X>, dx, pw, pb, dy, x,
@@ -247,8 +247,9 @@ static void wx_variant(long R, long H, int ncw, int kb, long ncl_force, bf *dx, 
 							  p2.partial, H));
 	});
 	char nmv[80];
-	snprintf(nmv, sizeof nmv, "%s v%d%s nc%d thr%u %dk st%d ctas%ld", WX ? "warpx" : "blockx", V,
-		 KIND == 2 ? " lag" : KIND ? " ahead" : "", ncw, p2.threads, kb, p2.stages, p2.grid);
+	snprintf(nmv, sizeof nmv, "%s v%d%s%s nc%d thr%u %dk st%d ctas%ld", WX ? "warpx" : "blockx", V,
+		 KIND == 2 ? " lag" : KIND ? " ahead" : "", HOLD ? " hold" : "", ncw, p2.threads, kb,
+		 p2.stages, p2.grid);
 	if (ncl_force > 0) {
 		printf("%-10s %6ldx%-6ld %-28s floor %7.3f us a row (%ld rows a cluster)\n", nm, R, H,
 		       nmv, t * 1e3 / (double)(R / ncl), R / ncl);
@@ -313,6 +314,41 @@ static void wx_all(long R, long H, bf *dx, bf *dxref, bf *dy, bf *x, bf *w, floa
 		}
 }
 
+/* MBV_LN: LayerNorm's cluster backward at 4 vectors a thread (half the per-row work a thread) */
+static void ln4_all(long R, long H, bf *dx, bf *dxref, bf *dy, bf *x, bf *w, float *mean,
+		    float *rstd, bf *dw, bf *db, bf *dwref, bf *dbref, void *ws, float *d,
+		    const char *nm, double nbb)
+{
+	const int L = RW_LAYERNORM;
+#define LV(WX, V, HOLD, NC, KB, F)                                                                 \
+	wx_variant<L, WX, V, 0, HOLD>(F > 0 ? 1024 : R, H, NC, KB, F, dx, dxref, dy, x, w, mean,    \
+				      rstd, dw, db, dwref, dbref, ws, d, nm, nbb)
+	LV(true, 2, false, 4, 96, 0);
+	if (getenv("MBV_LN")[0] == '2') { /* for ncu: kprof's and one 4-vector variant */
+		LV(true, 4, false, 4, 96, 0);
+		return;
+	}
+	LV(true, 2, false, 4, 96, 4);
+	LV(true, 2, false, 4, 64, 0);
+	LV(true, 4, false, 4, 64, 0);
+	LV(true, 4, false, 8, 64, 0);
+	for (int kb : { 96, 128 }) {
+		LV(true, 4, false, 4, kb, 0);
+		LV(false, 4, false, 4, kb, 0);
+		LV(true, 4, true, 4, kb, 0);
+	}
+	LV(true, 4, false, 4, 96, 4);
+	LV(true, 4, true, 4, 96, 4);
+	for (int kb : { 96, 192 }) {
+		LV(true, 4, false, 2, kb, 0);
+		LV(false, 4, false, 2, kb, 0);
+		LV(true, 4, true, 2, kb, 0);
+	}
+	LV(true, 4, false, 2, 192, 4);
+	LV(true, 4, false, 8, 48, 0);
+#undef LV
+}
+
 static void bwd_variants(long R, long H, bf *dx, bf *dxref, bf *y, bf *dy, bf *x, bf *w,
 			 float *mean, float *rstd, bf *dw, bf *db, void *ws, float *d)
 {
@@ -320,16 +356,20 @@ static void bwd_variants(long R, long H, bf *dx, bf *dxref, bf *y, bf *dy, bf *x
 	double sb = 3.0 * n * 2;
 	static const char *envs[] = { "", "pipe:2:96", "pipe:2:200", "pipe:1:96", "pipe:1:200" };
 	int base_only = getenv("MBV_BASE") != NULL; /* only kprof's choices (for ncu) */
+	int ln_only = getenv("MBV_LN") != NULL;      /* LayerNorm's 4-vector variants only */
 	unsetenv("KPROF_SOFTMAX_BWD");
-	double t = time_ms([&] { kk_rowsoftmax_bwd(dxref, y, dy, KT_BF16, R, H); });
+	double t = 0;
+	if (!ln_only) {
+	t = time_ms([&] { kk_rowsoftmax_bwd(dxref, y, dy, KT_BF16, R, H); });
 	row("smbwd", R, H, "base", t, sb, 0);
-	for (int k = 1; k < 3 && !base_only; k++) {
+	}
+	for (int k = 1; k < 3 && !base_only && !ln_only; k++) {
 		setenv("KPROF_SOFTMAX_BWD", envs[k], 1);
 		t = time_ms([&] { kk_rowsoftmax_bwd(dx, y, dy, KT_BF16, R, H); });
 		row("smbwd", R, H, envs[k], t, sb, diff(dx, dxref, n, d));
 	}
 	unsetenv("KPROF_SOFTMAX_BWD");
-	for (int one = 0; one < 2 && !base_only; one++) {
+	for (int one = 0; one < 2 && !base_only && !ln_only; one++) {
 		const void *fn = (const void *)kprof_softmax_bwd_l2<bf, 1024, 2>;
 		int per_sm = 0;
 		CK(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, 0));
@@ -341,7 +381,7 @@ static void bwd_variants(long R, long H, bf *dx, bf *dxref, bf *y, bf *dy, bf *x
 		row("smbwd", R, H, one ? "l2 nt1024 u2, 1 block an SM" : "l2 nt1024 u2, as many as fit",
 		    t, sb, diff(dx, dxref, n, d));
 	}
-	for (int op = RW_RMSNORM; op <= RW_LAYERNORM; op++) {
+	for (int op = ln_only ? RW_LAYERNORM : RW_RMSNORM; op <= RW_LAYERNORM; op++) {
 		const char *nm = op == RW_RMSNORM ? "rmsbwd" : "lnbwd";
 		double nbb = 3.0 * n * 2 + (op == RW_RMSNORM ? 2 * H * 2 + 4 * R : 3 * H * 2 + 8 * R);
 		kk_rowwise(op, y, x, w, w, mean, rstd, KT_BF16, R, H, 1e-5f);
@@ -359,6 +399,10 @@ static void bwd_variants(long R, long H, bf *dx, bf *dxref, bf *y, bf *dy, bf *x
 		CK(cudaMemcpy(dbref, db, H * 2, cudaMemcpyDeviceToDevice));
 		CK(cudaMemset(dw, 0, H * 2));
 		CK(cudaMemset(db, 0, H * 2));
+		if (ln_only && H / 8 > 1024) {
+			ln4_all(R, H, dx, dxref, dy, x, w, mean, rstd, dw, db, dwref, dbref, ws, d, nm, nbb);
+			continue;
+		}
 		for (int k = 1; k < 5 && !base_only; k++) {
 			setenv("KPROF_NORM_BWD", envs[k], 1);
 			t = time_ms([&] {

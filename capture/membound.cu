@@ -1911,9 +1911,11 @@ template <typename T, int OP> static int nb_pipe_plan(struct nb_plan *p, long ro
 	long ncl = pipe_resident(fn, threads, stage * stages, nc);
 	/*
 	 * fewer than 32 rows a cluster: the ring's fill is not repaid (H200, 4096x4096: slower);
-	 * but always for 4-byte rows over 8192 vectors, whose register kernels run at 16-18%
+	 * but always for rows over 4096 vectors, where the register kernels spill (H100, bf16 and
+	 * fp16 77-400 rows of 36864-65536: 0.32-0.90x the time; fp32 4096x65536 RMSNorm and
+	 * LayerNorm 18% of the DRAM peak before)
 	 */
-	if (ncl < 1 || (!force && rows < 32 * ncl && vpt != 4))
+	if (ncl < 1 || (!force && rows < 32 * ncl && nvec <= 4096))
 		return 0;
 	p->pipe = 1, p->ahead = ahead, p->vpt = vpt, p->nc = nc, p->stages = stages;
 	p->threads = threads;
