@@ -8,6 +8,7 @@
 // Session 6's (MBV_WX=1, RESULTS 13:10-13:38): the row-sum exchange by block or by warp, one
 // row ahead or behind, one or two vectors a thread, and each one's latency floor; built with
 // -DMB_ROW(r)='((r) & 127)' every kernel runs from L2 and shows its own limit (bench/README).
+// Session 7's (MBV_LN=1, RESULTS 14:20-15:05): LayerNorm's backward at 4 vectors a thread.
 //   nvcc -O3 -std=c++17 -gencode arch=compute_90,code=sm_90 -Icapture \
 //        -o /tmp/mbv bench/membound-variants.cu && /tmp/mbv [fwd,bwd] [SHAPES]
 // SHAPES: how many of 8192x32768, 32768x8192, 16384x4096, 4096x4096, 4096x65536 (bf16).
