@@ -7,7 +7,11 @@
 // kprof's kernels do); each kernel the best over a few launch shapes (16-byte vectors, U
 // vectors a thread in flight, a grid-stride loop over B blocks of 256 an SM), timed with CUDA
 // events over 20 calls after 3.  GB/s counts bytes read plus bytes written; % is of the DRAM
-// peak from the memory clock and bus width (the peak capture prints).
+// peak from the memory clock and bus width (the peak capture prints).  On sm_90 also a copy by
+// the TMA (cp.async.bulk in and out through shared memory, one thread a block), and
+// cudaMemcpyAsync once more beside a kernel that holds 7/8 of the SMs: it keeps its speed, so
+// it runs on the copy engines, and its line is not a ceiling for a kernel (RESULTS, 2026-11-26
+// 14:20: H100 89.8% against 85.2-86.3% for the best SM copy).
 #include <cuda_runtime.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,6 +76,72 @@ __global__ void __launch_bounds__(256) mem_kernel(uint4 *o, const uint4 *a, cons
 		o[0] = make_uint4(acc, 0, 0, 0);
 }
 
+/*
+ * A copy by the TMA: thread 0 of each block moves chunks of C bytes (grid-strided) through S
+ * shared-memory stages, a bulk load on stage s's mbarrier, then a bulk store from it; a stage is
+ * loaded again once the store before it has read it.
+ */
+__device__ __forceinline__ unsigned smem_addr(const void *p)
+{
+	return (unsigned)__cvta_generic_to_shared(p);
+}
+
+template <int C, int S> __global__ void __launch_bounds__(32) tma_copy(char *o, const char *a, long nch)
+{
+#if __CUDA_ARCH__ >= 900
+	extern __shared__ __align__(128) char ring[];
+	__shared__ __align__(8) unsigned long long bar[S];
+	if (threadIdx.x != 0)
+		return;
+	for (int s = 0; s < S; s++)
+		asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_addr(&bar[s])));
+	asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+	long c0 = blockIdx.x, cs = gridDim.x;
+	auto load = [&](long c, int s) {
+		asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(
+				     smem_addr(&bar[s])),
+			     "r"(C)
+			     : "memory");
+		asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], "
+			     "[%1], %2, [%3];" ::"r"(smem_addr(ring + (long)s * C)),
+			     "l"(a + c * C), "r"(C), "r"(smem_addr(&bar[s]))
+			     : "memory");
+	};
+	for (int s = 0; s < S && c0 + s * cs < nch; s++)
+		load(c0 + s * cs, s);
+	unsigned ph = 0;
+	int s = 0;
+	for (long c = c0, k = 0; c < nch; c += cs, k++) {
+		asm volatile("{\n\t.reg .pred p;\n\tW: mbarrier.try_wait.parity.shared::cta.b64 p, [%0], "
+			     "%1;\n\t@!p bra W;\n\t}" ::"r"(smem_addr(&bar[s])),
+			     "r"(ph)
+			     : "memory");
+		asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(o + c * C),
+			     "r"(smem_addr(ring + (long)s * C)), "r"(C)
+			     : "memory");
+		asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+		if (k > 0) { /* the previous stage's store has read it: load it again */
+			asm volatile("cp.async.bulk.wait_group.read 1;" ::: "memory");
+			long cn = c + (long)(S - 1) * cs;
+			if (cn < nch)
+				load(cn, s == 0 ? S - 1 : s - 1);
+		}
+		if (++s == S)
+			s = 0, ph ^= 1;
+	}
+	asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+#endif
+}
+
+/* holds its SM for @cycles (the copy-engine check) */
+__global__ void hold_sm(long long cycles)
+{
+	extern __shared__ int unused[];
+	long long t0 = clock64();
+	while (clock64() - t0 < cycles)
+		;
+}
+
 static double time_ms(cudaEvent_t e0, cudaEvent_t e1, void (*fn)(void *), void *ctx)
 {
 	for (int i = 0; i < 3; i++)
@@ -121,6 +191,44 @@ static void memcpy_fn(void *p)
 	CK(cudaMemcpyAsync(r->o, r->a, (size_t)r->n * 16, cudaMemcpyDeviceToDevice, 0));
 }
 
+/* u: 0 32 KiB x 6 stages, one block an SM; 1 16 KiB x 6, two */
+static void tma_fn(void *p)
+{
+	struct run *r = (struct run *)p;
+	long nb = r->n * 16;
+	if (r->u == 0)
+		tma_copy<32768, 6><<<r->blocks, 32, 32768 * 6>>>((char *)r->o, (const char *)r->a,
+							      nb / 32768);
+	else
+		tma_copy<16384, 6><<<r->blocks * 2, 32, 16384 * 6>>>((char *)r->o, (const char *)r->a,
+								  nb / 16384);
+}
+
+/* ms of one cudaMemcpyAsync while a kernel holds 7/8 of the SMs (one 1024-thread block each) */
+static double memcpy_beside(struct run *r, int sms)
+{
+	cudaStream_t s1, s2;
+	cudaEvent_t a, b;
+	int per_sm = 0;
+	CK(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, 0));
+	size_t smem = (size_t)per_sm / 2 + 1024;
+	CK(cudaFuncSetAttribute(hold_sm, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+	CK(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking));
+	CK(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
+	CK(cudaEventCreate(&a));
+	CK(cudaEventCreate(&b));
+	hold_sm<<<sms - sms / 8, 1024, smem, s1>>>(200000000LL); /* about 100 ms */
+	CK(cudaEventRecord(a, s2));
+	CK(cudaMemcpyAsync(r->o, r->a, (size_t)r->n * 16, cudaMemcpyDeviceToDevice, s2));
+	CK(cudaEventRecord(b, s2));
+	CK(cudaDeviceSynchronize());
+	float ms = 0;
+	CK(cudaEventElapsedTime(&ms, a, b));
+	CK(cudaStreamDestroy(s1));
+	CK(cudaStreamDestroy(s2));
+	return ms;
+}
+
 int main(int argc, char **argv)
 {
 	int dev = 0, khz = 0, bits = 0, sms = 0;
@@ -128,6 +236,8 @@ int main(int argc, char **argv)
 	CK(cudaDeviceGetAttribute(&khz, cudaDevAttrMemoryClockRate, dev));
 	CK(cudaDeviceGetAttribute(&bits, cudaDevAttrGlobalMemoryBusWidth, dev));
 	CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+	int major = 0;
+	CK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
 	double peak = 2.0 * khz * 1e3 * bits / 8 / 1e9;
 	cudaEvent_t e0, e1;
 	CK(cudaEventCreate(&e0));
@@ -149,6 +259,31 @@ int main(int argc, char **argv)
 		double ms = time_ms(e0, e1, memcpy_fn, &r);
 		printf("%8ld %-10s %9.4f %9.1f %5.1f%%  cudaMemcpyAsync\n", mib, "memcpy", ms,
 		       2 * bytes1 / ms / 1e6, 100 * 2 * bytes1 / ms / 1e6 / peak);
+		if (major >= 9) {
+			double mb = memcpy_beside(&r, sms);
+			printf("%8ld %-10s %9.4f %9.1f %5.1f%%  cudaMemcpyAsync beside a kernel holding "
+			       "7/8 of the SMs: %s\n",
+			       mib, "memcpy", mb, 2 * bytes1 / mb / 1e6,
+			       100 * 2 * bytes1 / mb / 1e6 / peak,
+			       mb < 1.2 * ms ? "copy engines" : "slowed (on the SMs?)");
+			double best = 1e30;
+			int bu = 0;
+			for (int u = 0; u < 2; u++) {
+				r.u = u, r.blocks = sms;
+				CK(cudaFuncSetAttribute(tma_copy<32768, 6>,
+							cudaFuncAttributeMaxDynamicSharedMemorySize,
+							32768 * 6));
+				CK(cudaFuncSetAttribute(tma_copy<16384, 6>,
+							cudaFuncAttributeMaxDynamicSharedMemorySize,
+							16384 * 6));
+				double t = time_ms(e0, e1, tma_fn, &r);
+				if (t < best)
+					best = t, bu = u;
+			}
+			printf("%8ld %-10s %9.4f %9.1f %5.1f%%  TMA bulk %s\n", mib, "copy", best,
+			       2 * bytes1 / best / 1e6, 100 * 2 * bytes1 / best / 1e6 / peak,
+			       bu ? "16 KiB x 6, 2 blocks an SM" : "32 KiB x 6, 1 block an SM");
+		}
 		static const char *names[] = { "copy", "read2write1", "read" };
 		static const double mult[] = { 2, 3, 1 };
 		static const char *pols[] = { "", " default-cache", " L2-only" };
