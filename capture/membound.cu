@@ -1167,6 +1167,80 @@ template <bool CL> __device__ __forceinline__ void cluster_sync()
 #endif
 }
 
+/*
+ * The forward of rows over 4096 vectors on a cluster (sm_90): each of its @nc blocks holds a
+ * contiguous part of the row in registers (512 threads of 8 vectors, as kprof_rowwise), reduces
+ * it, and hands its partial statistics to every block of the cluster through distributed shared
+ * memory; DRAM sees one read and one write, with no second pass over L2 (kprof_rowwise_l2: fp32
+ * 4096x65536 at 60-71% of the DRAM peak on H100, its 256 KiB rows falling out of L2).
+ */
+template <typename T, int OP>
+__global__ void __launch_bounds__(512, 1)
+	kprof_rowwise_cl(T *y, const T *x, const T *w, const T *b, float *mean_out, float *rstd_out,
+			 long hidden, float eps)
+{
+#if __CUDA_ARCH__ >= 900
+	constexpr int ITEMS = 8;
+	__shared__ float sh[64];
+	__shared__ float part[8][2]; /* block t's partial statistics, from block t */
+	cg::cluster_group cl = cg::this_cluster();
+	int q = (int)cl.block_rank(), nc = (int)cl.num_blocks();
+	long r = blockIdx.x / nc, nvec = hidden / vec<T>::N, cw = (nvec + nc - 1) / nc;
+	long c0 = (long)q * cw, jend = c0 + cw < nvec ? c0 + cw : nvec, j0 = c0 + threadIdx.x;
+	const uint4 *xr = (const uint4 *)(x + (size_t)MB_ROW(r) * hidden);
+	uint4 raw[ITEMS];
+#pragma unroll
+	for (int i = 0; i < ITEMS; i++) {
+		long j = j0 + (long)i * blockDim.x;
+		raw[i] = j < jend ? __ldcs(xr + j) : make_uint4(0, 0, 0, 0);
+	}
+	float m = -INFINITY, a = 0.f, qv = 0.f,
+	      k = OP == RW_LAYERNORM ? (float)x[(size_t)MB_ROW(r) * hidden] : 0.f;
+	cl.sync(); /* every block of the cluster started: its shared memory may be written */
+#pragma unroll
+	for (int i = 0; i < ITEMS; i++)
+		if (j0 + (long)i * blockDim.x < jend)
+			vec_stats<T, OP>(raw[i], k, m, a, qv);
+	if (OP == RW_SOFTMAX)
+		block_reduce_ms(m, a, sh);
+	else
+		block_reduce2(a, qv, sh);
+	if (threadIdx.x == 0)
+		for (int t = 0; t < nc; t++) {
+			float *d = cl.map_shared_rank(&part[q][0], t);
+			d[0] = OP == RW_SOFTMAX ? m : a, d[1] = OP == RW_SOFTMAX ? a : qv;
+		}
+	cl.sync();
+	m = -INFINITY, a = 0.f, qv = 0.f;
+	for (int t = 0; t < nc; t++) {
+		if (OP == RW_SOFTMAX)
+			ms_combine(m, a, part[t][0], part[t][1]);
+		else
+			a += part[t][0], qv += part[t][1];
+	}
+	float scale, shift = 0.f, inv = 1.f / (float)hidden;
+	if (OP == RW_SOFTMAX) {
+		scale = 1.f / a;
+	} else if (OP == RW_RMSNORM) {
+		scale = rsqrtf(qv * inv + eps);
+		if (q == 0 && threadIdx.x == 0)
+			rstd_out[r] = scale;
+	} else {
+		float md = a * inv, mu = k + md;
+		scale = rsqrtf(fmaxf(qv * inv - md * md, 0.f) + eps), shift = -mu * scale;
+		if (q == 0 && threadIdx.x == 0)
+			mean_out[r] = mu, rstd_out[r] = scale;
+	}
+	uint4 *yr = (uint4 *)(y + (size_t)MB_ROW(r) * hidden);
+#pragma unroll
+	for (int i = 0; i < ITEMS; i++) {
+		long j = j0 + (long)i * blockDim.x;
+		if (j < jend)
+			__stcs(yr + j, vec_out<T, OP>(raw[i], j, w, b, m * L2E, scale, shift));
+	}
+#endif
+}
+
 template <typename T, int OP, int VPT, bool CL, bool HOLD = !CL, typename X = cluster_sums>
 __global__ void __launch_bounds__(VPT == 1 ? 1024 : 512, HOLD && sizeof(T) == 2 ? 1 : 0)
 	kprof_norm_bwd_pipe(T *dx, float *pw, float *pb, const T *dy, const T *x, const float *mean,
@@ -1473,6 +1547,26 @@ __global__ void kprof_fill_targets(long long *t, long n, long vocab, unsigned lo
 
 static long resident_blocks(const void *fn, unsigned threads);
 
+/*
+ * The cluster forward for @rows rows: sm_90 and newer, at least twice as many rows as SMs,
+ * unless KPROF_FWD=l2 (A/B measurements: the two-pass kernel)
+ */
+static int cl_forward(long rows)
+{
+	static int sms = -1;
+	if (sms < 0) {
+		int dev = 0, major = 0, n = 0;
+		const char *e = getenv("KPROF_FWD");
+		int ok = cudaGetDevice(&dev) == cudaSuccess &&
+			 cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) ==
+				 cudaSuccess &&
+			 cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev) == cudaSuccess;
+		sms = ok && major >= 9 && !(e && !strcmp(e, "l2")) ? n : 0;
+		cudaGetLastError();
+	}
+	return sms > 0 && rows >= 2L * sms;
+}
+
 template <typename T, int OP>
 static int launch(void *y, const void *x, const void *w, const void *b, float *mean, float *rstd,
 		  long rows, long hidden, float eps)
@@ -1487,6 +1581,33 @@ static int launch(void *y, const void *x, const void *w, const void *b, float *m
 	 * 76.8 vs 78.1%); RMSNorm's register kernel up to 4096 vectors (H100 88.9%, two passes 83.0)
 	 */
 	dim3 g((unsigned)rows);
+	/*
+	 * Rows over 4096 vectors: on a cluster (kprof_rowwise_cl) of blocks of 4096 vectors (2048
+	 * for LayerNorm, whose weight and bias loads follow the exchange), where it measured faster
+	 * than the two passes (H100, bf16 4096x65536 softmax and RMSNorm 86/85% instead of 73%,
+	 * fp32 86-88% instead of 62-71%, fp32 LayerNorm 78% instead of 60%): not bf16/fp16
+	 * LayerNorm (8192x40960: 70% against 86%), nor fewer rows than twice the SMs (77x65536:
+	 * 47-65% against 53-80%)
+	 */
+	if (nvec > 4096 && nvec <= 8 * 4096 && rows <= 2147483647L / 8 &&
+	    (OP != RW_LAYERNORM || sizeof(T) == 4) && cl_forward(rows)) {
+		cudaLaunchConfig_t cfg;
+		cudaLaunchAttribute at[1];
+		memset(&cfg, 0, sizeof(cfg));
+		memset(at, 0, sizeof(at));
+		long want = OP == RW_LAYERNORM ? 2048 : 4096;
+		unsigned nc = (unsigned)((nvec + want - 1) / want);
+		if (nc > 8)
+			nc = 8;
+		long cw = (nvec + nc - 1) / nc;
+		unsigned nt = (unsigned)((cw + 8 * 32 - 1) / (8 * 32) * 32);
+		cfg.gridDim = dim3((unsigned)rows * nc), cfg.blockDim = dim3(nt);
+		at[0].id = cudaLaunchAttributeClusterDimension;
+		at[0].val.clusterDim.x = nc, at[0].val.clusterDim.y = 1, at[0].val.clusterDim.z = 1;
+		cfg.attrs = at, cfg.numAttrs = 1;
+		return (int)cudaLaunchKernelEx(&cfg, kprof_rowwise_cl<T, OP>, (T *)y, (const T *)x,
+					       (const T *)w, (const T *)b, mean, rstd, hidden, eps);
+	}
 	if (nvec > 4096 || (OP != RW_RMSNORM && nvec > 2048)) {
 		kprof_rowwise_l2<T, OP, 1024, 2><<<g, 1024>>>((T *)y, (const T *)x, (const T *)w,
 							      (const T *)b, mean, rstd, hidden,
