@@ -1169,10 +1169,11 @@ template <bool CL> __device__ __forceinline__ void cluster_sync()
 
 /*
  * The forward of rows over 4096 vectors on a cluster (sm_90): each of its @nc blocks holds a
- * contiguous part of the row in registers (512 threads of 8 vectors, as kprof_rowwise), reduces
- * it, and hands its partial statistics to every block of the cluster through distributed shared
- * memory; DRAM sees one read and one write, with no second pass over L2 (kprof_rowwise_l2: fp32
- * 4096x65536 at 60-71% of the DRAM peak on H100, its 256 KiB rows falling out of L2).
+ * contiguous part of the row in registers (up to 512 threads of 8 vectors, as kprof_rowwise),
+ * reduces it, and hands its partial statistics to every block of the cluster through
+ * distributed shared memory; DRAM sees one read and one write, with no second pass over L2
+ * (kprof_rowwise_l2: fp32 4096x65536 at 60-71% of the DRAM peak on H100, its 256 KiB rows
+ * falling out of L2).
  */
 template <typename T, int OP>
 __global__ void __launch_bounds__(512, 1)
@@ -1567,6 +1568,29 @@ static int cl_forward(long rows)
 	return sms > 0 && rows >= 2L * sms;
 }
 
+/* kprof_rowwise_cl over @rows rows: clusters of 4096 vectors a block (LayerNorm 2048), 2-8 */
+template <typename T, int OP>
+static int cl_launch(void *y, const void *x, const void *w, const void *b, float *mean,
+		     float *rstd, long rows, long hidden, float eps)
+{
+	long nvec = hidden / vec<T>::N, want = OP == RW_LAYERNORM ? 2048 : 4096;
+	unsigned nc = (unsigned)((nvec + want - 1) / want);
+	if (nc > 8)
+		nc = 8;
+	long cw = (nvec + nc - 1) / nc;
+	cudaLaunchConfig_t cfg;
+	cudaLaunchAttribute at[1];
+	memset(&cfg, 0, sizeof(cfg));
+	memset(at, 0, sizeof(at));
+	cfg.gridDim = dim3((unsigned)(rows * nc));
+	cfg.blockDim = dim3((unsigned)((cw + 8 * 32 - 1) / (8 * 32) * 32)); /* 8 vectors a thread */
+	at[0].id = cudaLaunchAttributeClusterDimension;
+	at[0].val.clusterDim.x = nc, at[0].val.clusterDim.y = 1, at[0].val.clusterDim.z = 1;
+	cfg.attrs = at, cfg.numAttrs = 1;
+	return (int)cudaLaunchKernelEx(&cfg, kprof_rowwise_cl<T, OP>, (T *)y, (const T *)x,
+				       (const T *)w, (const T *)b, mean, rstd, hidden, eps);
+}
+
 template <typename T, int OP>
 static int launch(void *y, const void *x, const void *w, const void *b, float *mean, float *rstd,
 		  long rows, long hidden, float eps)
@@ -1590,24 +1614,8 @@ static int launch(void *y, const void *x, const void *w, const void *b, float *m
 	 * 47-65% against 53-80%)
 	 */
 	if (nvec > 4096 && nvec <= 8 * 4096 && rows <= 2147483647L / 8 &&
-	    (OP != RW_LAYERNORM || sizeof(T) == 4) && cl_forward(rows)) {
-		cudaLaunchConfig_t cfg;
-		cudaLaunchAttribute at[1];
-		memset(&cfg, 0, sizeof(cfg));
-		memset(at, 0, sizeof(at));
-		long want = OP == RW_LAYERNORM ? 2048 : 4096;
-		unsigned nc = (unsigned)((nvec + want - 1) / want);
-		if (nc > 8)
-			nc = 8;
-		long cw = (nvec + nc - 1) / nc;
-		unsigned nt = (unsigned)((cw + 8 * 32 - 1) / (8 * 32) * 32);
-		cfg.gridDim = dim3((unsigned)rows * nc), cfg.blockDim = dim3(nt);
-		at[0].id = cudaLaunchAttributeClusterDimension;
-		at[0].val.clusterDim.x = nc, at[0].val.clusterDim.y = 1, at[0].val.clusterDim.z = 1;
-		cfg.attrs = at, cfg.numAttrs = 1;
-		return (int)cudaLaunchKernelEx(&cfg, kprof_rowwise_cl<T, OP>, (T *)y, (const T *)x,
-					       (const T *)w, (const T *)b, mean, rstd, hidden, eps);
-	}
+	    (OP != RW_LAYERNORM || sizeof(T) == 4) && cl_forward(rows))
+		return cl_launch<T, OP>(y, x, w, b, mean, rstd, rows, hidden, eps);
 	if (nvec > 4096 || (OP != RW_RMSNORM && nvec > 2048)) {
 		kprof_rowwise_l2<T, OP, 1024, 2><<<g, 1024>>>((T *)y, (const T *)x, (const T *)w,
 							      (const T *)b, mean, rstd, hidden,
