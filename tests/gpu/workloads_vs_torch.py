@@ -21,6 +21,9 @@ eager), autograd.grad of the loss.  GB/s of both sides use the same compulsory b
 Before the table, the norm section prints the DRAM ceilings on the same GPU: dram_ceiling
 (tests/gpu/dram_ceiling.cu, when built beside KPROF) and torch's copy_ (cudaMemcpyAsync) and
 add on the norm shapes; the table's %pk column is kprof's GB/s over capture's DRAM peak.
+cudaMemcpyAsync runs on the copy engines (dram_ceiling shows it keeping its speed beside a
+kernel that holds 7/8 of the SMs): the ceiling of a kernel that computes is dram_ceiling's
+copy kernel, a few points lower.
 
 kprof times are CUDA-event means over --iters untraced calls (the 'time' lines of capture, at
 least 4 significant digits); PyTorch's the same way (torch.cuda.Event over ITERS calls after
