@@ -333,18 +333,16 @@ static void ln4_all(long R, long H, bf *dx, bf *dxref, bf *dy, bf *x, bf *w, flo
 	LV(true, 2, false, 4, 64, 0);
 	LV(true, 4, false, 4, 64, 0);
 	LV(true, 4, false, 8, 64, 0);
-	for (int kb : { 96, 128 }) {
-		LV(true, 4, false, 4, kb, 0);
-		LV(false, 4, false, 4, kb, 0);
-		LV(true, 4, true, 4, kb, 0);
-	}
+	/* warp and block exchange, and the warp exchange with the rows held in registers */
+	auto three = [&](int nc, int kb) {
+		LV(true, 4, false, nc, kb, 0);
+		LV(false, 4, false, nc, kb, 0);
+		LV(true, 4, true, nc, kb, 0);
+	};
+	three(4, 96), three(4, 128);
 	LV(true, 4, false, 4, 96, 4);
 	LV(true, 4, true, 4, 96, 4);
-	for (int kb : { 96, 192 }) {
-		LV(true, 4, false, 2, kb, 0);
-		LV(false, 4, false, 2, kb, 0);
-		LV(true, 4, true, 2, kb, 0);
-	}
+	three(2, 96), three(2, 192);
 	LV(true, 4, false, 2, 192, 4);
 	LV(true, 4, false, 8, 48, 0);
 #undef LV

@@ -268,14 +268,12 @@ int main(int argc, char **argv)
 			       mb < 1.2 * ms ? "copy engines" : "slowed (on the SMs?)");
 			double best = 1e30;
 			int bu = 0;
+			CK(cudaFuncSetAttribute(tma_copy<32768, 6>,
+						cudaFuncAttributeMaxDynamicSharedMemorySize, 32768 * 6));
+			CK(cudaFuncSetAttribute(tma_copy<16384, 6>,
+						cudaFuncAttributeMaxDynamicSharedMemorySize, 16384 * 6));
 			for (int u = 0; u < 2; u++) {
 				r.u = u, r.blocks = sms;
-				CK(cudaFuncSetAttribute(tma_copy<32768, 6>,
-							cudaFuncAttributeMaxDynamicSharedMemorySize,
-							32768 * 6));
-				CK(cudaFuncSetAttribute(tma_copy<16384, 6>,
-							cudaFuncAttributeMaxDynamicSharedMemorySize,
-							16384 * 6));
 				double t = time_ms(e0, e1, tma_fn, &r);
 				if (t < best)
 					best = t, bu = u;
