@@ -1176,7 +1176,7 @@ template <bool CL> __device__ __forceinline__ void cluster_sync()
  * falling out of L2).
  */
 template <typename T, int OP>
-__global__ void __launch_bounds__(512, 1)
+__global__ void __launch_bounds__(512, sizeof(T) == 4 && OP == RW_LAYERNORM ? 1 : 2)
 	kprof_rowwise_cl(T *y, const T *x, const T *w, const T *b, float *mean_out, float *rstd_out,
 			 long hidden, float eps)
 {
@@ -1568,6 +1568,12 @@ static int cl_forward(long rows)
 	return sms > 0 && rows >= 2L * sms;
 }
 
+/* the row length in vectors over which the forward takes kprof_rowwise_cl (launch) */
+template <typename T, int OP> static constexpr long cl_min_vectors()
+{
+	return OP == RW_SOFTMAX ? 4096 : OP == RW_LAYERNORM && sizeof(T) == 4 ? 7168 : 6144;
+}
+
 /* kprof_rowwise_cl over @rows rows: clusters of 4096 vectors a block (LayerNorm 2048), 2-8 */
 template <typename T, int OP>
 static int cl_launch(void *y, const void *x, const void *w, const void *b, float *mean,
@@ -1606,15 +1612,17 @@ static int launch(void *y, const void *x, const void *w, const void *b, float *m
 	 */
 	dim3 g((unsigned)rows);
 	/*
-	 * Rows over 4096 vectors: on a cluster (kprof_rowwise_cl) of blocks of 4096 vectors (2048
-	 * for LayerNorm, whose weight and bias loads follow the exchange), where it measured faster
-	 * than the two passes (H100, bf16 4096x65536 softmax and RMSNorm 86/85% instead of 73%,
-	 * fp32 86-88% instead of 62-71%, fp32 LayerNorm 78% instead of 60%): not bf16/fp16
-	 * LayerNorm (8192x40960: 70% against 86%), nor fewer rows than twice the SMs (77x65536:
-	 * 47-65% against 53-80%)
+	 * Long rows on a cluster (kprof_rowwise_cl) of blocks of 4096 vectors (2048 for LayerNorm,
+	 * whose weight and bias loads follow the exchange), where it measured faster than the two
+	 * passes (H100, bf16 4096x65536 softmax, RMSNorm and LayerNorm 86/85/83% instead of
+	 * 73/74/71%, fp32 86-88% instead of 62-71%, fp32 LayerNorm 78% instead of 60%): softmax
+	 * over 4096 vectors, RMSNorm and LayerNorm over 6144 (fp32 LayerNorm 7168), below which the
+	 * two passes keep up (bf16 8192x45056 RMSNorm 85% against 82%, LayerNorm 84% against 80%;
+	 * fp32 LayerNorm 8192x26624 80% against 76%), and not for fewer rows than twice the SMs
+	 * (77x65536: 47-65% against 53-80%)
 	 */
-	if (nvec > 4096 && nvec <= 8 * 4096 && rows <= 2147483647L / 8 &&
-	    (OP != RW_LAYERNORM || sizeof(T) == 4) && cl_forward(rows))
+	if (nvec > cl_min_vectors<T, OP>() && nvec <= 8 * 4096 &&
+	    rows <= 2147483647L / 8 && cl_forward(rows))
 		return cl_launch<T, OP>(y, x, w, b, mean, rstd, rows, hidden, eps);
 	if (nvec > 4096 || (OP != RW_RMSNORM && nvec > 2048)) {
 		kprof_rowwise_l2<T, OP, 1024, 2><<<g, 1024>>>((T *)y, (const T *)x, (const T *)w,
