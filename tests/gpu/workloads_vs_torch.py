@@ -12,6 +12,7 @@ Prints kprof's accuracy lines, then one table (the last thing printed).
 Memory-bound (norm): the RMSNorm/LayerNorm backwards are captured twice, the second time with
 KPROF_NORM_BWD=rows (the register kernels; table rows "bwd rows-kernel"), so the pipelined
 kernel's gain is a same-run ratio; KPROF_NORM_BWD=pipe checks it on ragged and clustered rows.
+Each memory-bound case runs in bf16, fp16 and fp32 on the default shapes.
 Torch references: forward F.softmax, F.rms_norm, F.layer_norm,
 F.cross_entropy(reduction="none"); backward the aten ops autograd calls (_softmax_backward_data,
 _fused_rms_norm_backward, native_layer_norm_backward) and, for cross-entropy (two aten ops in
@@ -47,6 +48,8 @@ ITERS, WARMUP = 20, 5
 CONVS = [(32, 64, 56, 56, 64, 3, 1), (32, 256, 56, 56, 64, 1, 0), (32, 512, 14, 14, 512, 3, 1)]
 NORMS = [(4096, 4096), (16384, 4096), (32768, 8192), (8192, 32768)]
 VOCABS = [(4096, 32000), (16384, 32000), (4096, 128256), (16384, 128256)]
+NORM_DTYPES = ("bf16", "fp16", "fp32")  # the memory-bound tables: each dtype against torch's
+ES = {"bf16": 2, "fp16": 2, "fp32": 4}  # bytes an element
 MATMULS = [(4096, 4096, 4096), (8192, 8192, 8192), (16384, 4096, 14336)]  # M, K, N
 # B, H, H_kv, S, D, causal: the issue's shape both ways, GQA (4 query heads per KV head), S 8192
 SDPAS = [(8, 16, 16, 4096, 128, 0), (8, 16, 16, 4096, 128, 1), (8, 32, 8, 4096, 128, 1),
@@ -193,13 +196,13 @@ if want("conv"):
     kb = kprof("conv_fb", ["-w", "conv", "--backend", "cudnn", "--layout", "nchw,nhwc",
                            "--conv-shapes", f"custom:{spec}"])
 if want("norm"):
-    kn = kprof("norm", ["-w", "softmax,rmsnorm,layernorm", "-t", "bf16", "--norm-shapes",
-                        "custom:" + ",".join(f"{r}x{h}" for r, h in NORMS)])
-    kx = kprof("xent", ["-w", "cross_entropy", "-t", "bf16", "--norm-shapes",
+    kn = kprof("norm", ["-w", "softmax,rmsnorm,layernorm", "-t", ",".join(NORM_DTYPES),
+                        "--norm-shapes", "custom:" + ",".join(f"{r}x{h}" for r, h in NORMS)])
+    kx = kprof("xent", ["-w", "cross_entropy", "-t", ",".join(NORM_DTYPES), "--norm-shapes",
                         "custom:" + ",".join(f"{r}x{v}" for r, v in VOCABS)])
-    # fp16, fp32: accuracy and time only
+    # a row shorter than a block's threads: accuracy only
     kprof("norm_dt", ["-w", "softmax,rmsnorm,layernorm,cross_entropy", "-t", "fp16,fp32",
-                      "--norm-shapes", "custom:16384x4096,64x1024"])
+                      "--norm-shapes", "custom:64x1024"])
     # the norm backwards' register kernels on the same shapes (same-run A/B), and the pipelined
     # kernel forced on few rows, ragged columns and clusters of 2 to 8 blocks: accuracy
     kr = kprof("norm_rows", ["-w", "rmsnorm,layernorm", "-t", "bf16", "--norm-shapes",
@@ -267,9 +270,10 @@ if want("norm"):
                                ("cross_entropy", "aten::cross_entropy_loss",
                                 "kprof::cross_entropy_loss_backward", VOCABS)):
         for r_, h_ in shapes:
-            f_, b_ = mb_bytes(op, r_, h_)
-            expect[fo] = expect.get(fo, 0) + ITERS * f_
-            expect[bo] = expect.get(bo, 0) + ITERS * b_
+            for dt in NORM_DTYPES:
+                f_, b_ = mb_bytes(op, r_, h_, ES[dt])
+                expect[fo] = expect.get(fo, 0) + ITERS * f_
+                expect[bo] = expect.get(bo, 0) + ITERS * b_
     for name in ("norm", "xent"):
         a = subprocess.run([KPROF, "analyze", "-g", "op", "-f", "csv", "-n", "0",
                             f"{OUT}/{name}.json"], capture_output=True, text=True)
@@ -362,14 +366,17 @@ for i, (b, h, hk, s_, d_, c) in enumerate(SDPAS if want("sdpa") else []):
                          f / km / 1e9 if km else None, t, None, f / t / 1e9,
                          t / km if km else None, "TFLOP/s"))
     del q, k, v, go, qg, kg, vg
-def norm_torch(op, r_, h_):
-    """(fwd ms, fwd bytes, bwd ms, bwd bytes) of torch eager on the shape, bf16."""
-    bf = torch.bfloat16
+TDT = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
+
+
+def norm_torch(op, r_, h_, dt):
+    """(fwd ms, fwd bytes, bwd ms, bwd bytes) of torch eager on the shape in dtype @dt"""
+    bf = TDT[dt]
     x = torch.randn(r_, h_, device="cuda", dtype=bf)
     w = torch.randn(h_, device="cuda", dtype=bf)
     b = torch.randn(h_, device="cuda", dtype=bf)
     dy = torch.randn(r_, h_, device="cuda", dtype=bf)
-    fb, bb = mb_bytes(op, r_, h_)
+    fb, bb = mb_bytes(op, r_, h_, ES[dt])
     if op == "softmax":
         y = torch.softmax(x, -1)
         return (tms(lambda: torch.softmax(x, -1)), fb,
@@ -393,8 +400,8 @@ def norm_torch(op, r_, h_):
     return tf, fb, tb, bb
 
 
-def xent_torch(r_, v_):
-    bf = torch.bfloat16
+def xent_torch(r_, v_, dt):
+    bf = TDT[dt]
     x = torch.rand(r_, v_, device="cuda", dtype=bf) * 2 - 1
     t = torch.randint(0, v_, (r_,), device="cuda", dtype=torch.int64)
     tf = tms(lambda: F.cross_entropy(x, t, reduction="none"))
@@ -402,27 +409,29 @@ def xent_torch(r_, v_):
     loss = F.cross_entropy(xg, t, reduction="none")
     g = torch.randn(r_, device="cuda", dtype=bf)
     tb = tms(lambda: torch.autograd.grad(loss, xg, g, retain_graph=True))
-    fb, bb = mb_bytes("cross_entropy", r_, v_)
+    fb, bb = mb_bytes("cross_entropy", r_, v_, ES[dt])
     return tf, fb, tb, bb
 
 
 mb = []
 if want("norm"):
-    for op in ("softmax", "rmsnorm", "layernorm"):
-        for r_, h_ in NORMS:
-            mb.append((op, r_, h_, "hidden", kn) + norm_torch(op, r_, h_))
-    for r_, v_ in VOCABS:
-        mb.append(("cross_entropy", r_, v_, "vocab", kx) + xent_torch(r_, v_))
-        torch.cuda.empty_cache()
-for op, r_, h_, hn, kt, tf, fb, tb, bb in mb:
+    for dt in NORM_DTYPES:
+        for op in ("softmax", "rmsnorm", "layernorm"):
+            for r_, h_ in NORMS:
+                mb.append((op, dt, r_, h_, "hidden", kn) + norm_torch(op, r_, h_, dt))
+                torch.cuda.empty_cache()
+        for r_, v_ in VOCABS:
+            mb.append(("cross_entropy", dt, r_, v_, "vocab", kx) + xent_torch(r_, v_, dt))
+            torch.cuda.empty_cache()
+for op, dt, r_, h_, hn, kt, tf, fb, tb, bb in mb:
     for dirn, t, nb in (("fwd", tf, fb), ("bwd", tb, bb)):
-        key = f"{op}{' bwd' if dirn == 'bwd' else ''} bf16 rows={r_} {hn}={h_}"
+        key = f"{op}{' bwd' if dirn == 'bwd' else ''} {dt} rows={r_} {hn}={h_}"
         km = kt.get(key)
-        rows.append((f"{op} bf16 {r_}x{h_} {dirn}", km, nb / km / 1e6 if km else None, t, None,
+        rows.append((f"{op} {dt} {r_}x{h_} {dirn}", km, nb / km / 1e6 if km else None, t, None,
                      nb / t / 1e6, t / km if km else None, "GB/s"))
         km = kr.get(key) if dirn == "bwd" else None
         if km:  # the same op on KPROF_NORM_BWD=rows, same run
-            rows.append((f"{op} bf16 {r_}x{h_} bwd rows-kernel", km, nb / km / 1e6, t, None,
+            rows.append((f"{op} {dt} {r_}x{h_} bwd rows-kernel", km, nb / km / 1e6, t, None,
                          nb / t / 1e6, t / km, "GB/s"))
 
 
