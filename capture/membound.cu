@@ -1173,10 +1173,11 @@ template <bool CL> __device__ __forceinline__ void cluster_sync()
  * reduces it, and hands its partial statistics to every block of the cluster through
  * distributed shared memory; DRAM sees one read and one write, with no second pass over L2
  * (kprof_rowwise_l2: fp32 4096x65536 at 60-71% of the DRAM peak on H100, its 256 KiB rows
- * falling out of L2).
+ * falling out of L2).  Two blocks an SM: LayerNorm in 64 registers, not 74 and one block (H100,
+ * fp32 8192x32768 84% of the DRAM peak against 80, for 8 bytes of spills; bf16 without spills).
  */
 template <typename T, int OP>
-__global__ void __launch_bounds__(512, sizeof(T) == 4 && OP == RW_LAYERNORM ? 1 : 2)
+__global__ void __launch_bounds__(512, 2)
 	kprof_rowwise_cl(T *y, const T *x, const T *w, const T *b, float *mean_out, float *rstd_out,
 			 long hidden, float eps)
 {
@@ -1568,12 +1569,6 @@ static int cl_forward(long rows)
 	return sms > 0 && rows >= 2L * sms;
 }
 
-/* the row length in vectors over which the forward takes kprof_rowwise_cl (launch) */
-template <typename T, int OP> static constexpr long cl_min_vectors()
-{
-	return OP == RW_SOFTMAX ? 4096 : OP == RW_LAYERNORM && sizeof(T) == 4 ? 7168 : 6144;
-}
-
 /* kprof_rowwise_cl over @rows rows: clusters of 4096 vectors a block (LayerNorm 2048), 2-8 */
 template <typename T, int OP>
 static int cl_launch(void *y, const void *x, const void *w, const void *b, float *mean,
@@ -1615,13 +1610,12 @@ static int launch(void *y, const void *x, const void *w, const void *b, float *m
 	 * Long rows on a cluster (kprof_rowwise_cl) of blocks of 4096 vectors (2048 for LayerNorm,
 	 * whose weight and bias loads follow the exchange), where it measured faster than the two
 	 * passes (H100, bf16 4096x65536 softmax, RMSNorm and LayerNorm 86/85/83% instead of
-	 * 73/74/71%, fp32 86-88% instead of 62-71%, fp32 LayerNorm 78% instead of 60%): softmax
-	 * over 4096 vectors, RMSNorm and LayerNorm over 6144 (fp32 LayerNorm 7168), below which the
-	 * two passes keep up (bf16 8192x45056 RMSNorm 85% against 82%, LayerNorm 84% against 80%;
-	 * fp32 LayerNorm 8192x26624 80% against 76%), and not for fewer rows than twice the SMs
-	 * (77x65536: 47-65% against 53-80%)
+	 * 73/74/71%, fp32 86-88% instead of 62-71%, fp32 LayerNorm 82% instead of 61%): softmax
+	 * over 4096 vectors, RMSNorm and LayerNorm over 6144, below which the two passes keep up
+	 * (bf16 8192x45056 RMSNorm 85% against 82%, LayerNorm 84% against 80%), and not for fewer
+	 * rows than twice the SMs (77x65536: 47-65% against 53-80%)
 	 */
-	if (nvec > cl_min_vectors<T, OP>() && nvec <= 8 * 4096 &&
+	if (nvec > (OP == RW_SOFTMAX ? 4096 : 6144) && nvec <= 8 * 4096 &&
 	    rows <= 2147483647L / 8 && cl_forward(rows))
 		return cl_launch<T, OP>(y, x, w, b, mean, rstd, rows, hidden, eps);
 	if (nvec > 4096 || (OP != RW_RMSNORM && nvec > 2048)) {
