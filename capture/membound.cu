@@ -1993,16 +1993,19 @@ template <typename T, int OP> static int nb_pipe_plan(struct nb_plan *p, long ro
 		    cudaSuccess ||
 	    major < 8)
 		return 0;
-	int nc = 1;
-	while (nc < 8 && (nvec + nc - 1) / nc > 1024)
-		nc *= 2;
-	long cw = (nvec + nc - 1) / nc;
 	/*
 	 * 4-byte types beyond 8192 vectors (hidden over 32768): 4 vectors a thread, the 16 values a
 	 * row that 2 vectors of a 16-bit type are, and a ring of 3 stages however large (H100, fp32
 	 * 4096x65536: the register kernels ran RMSNorm and LayerNorm at 18% of the DRAM peak,
-	 * softmax at 36%)
+	 * softmax at 36%); so too rows of 4097-6144 vectors, on 4 blocks instead of 8 of 2-vector
+	 * threads (H100, fp32 8192x20480: LayerNorm 87% instead of 77%; 8192x24576: RMSNorm and
+	 * LayerNorm 86% instead of 83-84%; not 8192x32768: 85-86% instead of 86-88%)
 	 */
+	long most = sizeof(T) == 4 && nvec > 4096 && nvec <= 6144 ? 2048 : 1024;
+	int nc = 1;
+	while (nc < 8 && (nvec + nc - 1) / nc > most)
+		nc *= 2;
+	long cw = (nvec + nc - 1) / nc;
 	if (cw > 1024 && cw <= 2048 && sizeof(T) == 4 && !force)
 		vpt = 4, cap = 0;
 	if ((cw > 1024 && vpt != 4) || (nc > 1 && major < 9))
