@@ -2044,12 +2044,14 @@ template <typename T, int OP> static int nb_pipe_plan(struct nb_plan *p, long ro
 		fn = vpt == 2 ? pipe_fn<T, OP, 2, true>() : pipe_fn<T, OP, 1, true>();
 	long ncl = pipe_resident(fn, threads, stage * stages, nc);
 	/*
-	 * fewer than 32 rows a cluster: the ring's fill is not repaid (H200, 4096x4096: slower);
+	 * fewer than 16 rows a cluster: the ring's fill is not repaid (H200, 4096x4096, 15.5 rows a
+	 * block: slower; from 32 rows down to 16 the pipe still won on H100, bf16 8192x4096 and
+	 * 4096x8192 at 31 rows: 75-79% of the DRAM peak instead of 64-72%);
 	 * but always for rows over 4096 vectors, where the register kernels spill (H100, bf16 and
 	 * fp16 77-400 rows of 36864-65536: 0.32-0.90x the time; fp32 4096x65536 RMSNorm and
 	 * LayerNorm 18% of the DRAM peak before)
 	 */
-	if (ncl < 1 || (!force && rows < 32 * ncl && nvec <= 4096))
+	if (ncl < 1 || (!force && rows < 16 * ncl && nvec <= 4096))
 		return 0;
 	p->pipe = 1, p->ahead = ahead, p->vpt = vpt, p->nc = nc, p->stages = stages;
 	p->threads = threads;
