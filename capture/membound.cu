@@ -1995,7 +1995,7 @@ template <typename T, int OP> static int nb_pipe_plan(struct nb_plan *p, long ro
 		return 0;
 	/*
 	 * 4-byte types beyond 8192 vectors (hidden over 32768): 4 vectors a thread, the 16 values a
-	 * row that 2 vectors of a 16-bit type are, and a ring of 3 stages however large (H100, fp32
+	 * row that 2 vectors of a 16-bit type are, and a ring as large as fits (H100, fp32
 	 * 4096x65536: the register kernels ran RMSNorm and LayerNorm at 18% of the DRAM peak,
 	 * softmax at 36%); so too rows of 4097-6144 vectors, on 4 blocks instead of 8 of 2-vector
 	 * threads (H100, fp32 8192x20480: LayerNorm 87% instead of 77%; 8192x24576: RMSNorm and
