@@ -9,6 +9,7 @@
 // row ahead or behind, one or two vectors a thread, and each one's latency floor; built with
 // -DMB_ROW(r)='((r) & 127)' every kernel runs from L2 and shows its own limit (bench/README).
 // Session 7's (MBV_LN=1, RESULTS 14:20-15:05): LayerNorm's backward at 4 vectors a thread.
+// Session 8's (fwd, RESULTS 16:20): the 512-vector forward (hidden 4096) at other block shapes.
 //   nvcc -O3 -std=c++17 -gencode arch=compute_90,code=sm_90 -Icapture \
 //        -o /tmp/mbv bench/membound-variants.cu && /tmp/mbv [fwd,bwd] [SHAPES]
 // SHAPES: how many of 8192x32768, 32768x8192, 16384x4096, 4096x4096, 4096x65536 (bf16).
@@ -129,6 +130,10 @@ template <int OP> static void fwd_variants(long R, long H, bf *y, bf *yref, bf *
 	REG(16, 256, 2);
 	REG(8, 128, 5);
 	REG(4, 256, 4);
+	/* 512 vectors (hidden 4096): kprof's 4 vectors x 128 threads at 8 blocks an SM, 2 x 256 */
+	REG(4, 128, 8);
+	REG(2, 256, 4);
+	REG(2, 256, 8);
 #define L2V(NT, U)                                                                                 \
 	t = time_ms([&] {                                                                          \
 		kprof_rowwise_l2<bf, OP, NT, U><<<(unsigned)R, NT>>>(y, x, w, b, mean, rstd, H,    \
