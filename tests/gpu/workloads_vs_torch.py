@@ -19,6 +19,8 @@ _fused_rms_norm_backward, native_layer_norm_backward) and, for cross-entropy (tw
 eager), autograd.grad of the loss.  GB/s of both sides use the same compulsory byte count
 (analyze's model of the op kprof records, checked against analyze's csv).
 
+After the table, the norm section sums up the memory-bound target per dtype (large shapes at 85%
+of the DRAM peak or more, every default shape faster than torch), beside the GPU's best SM copy.
 Before the table, the norm section prints the DRAM ceilings on the same GPU: dram_ceiling
 (tests/gpu/dram_ceiling.cu, when built beside KPROF) and torch's copy_ (cudaMemcpyAsync) and
 add on the norm shapes; the table's %pk column is kprof's GB/s over capture's DRAM peak.
@@ -63,6 +65,8 @@ def want(sec):
 
 fail = 0
 PEAK = 0.0  # GB/s, from capture's time lines
+COPY_CEIL = None  # % of the peak, dram_ceiling's best SM copy kernel
+LARGE = ("32768x8192", "8192x32768")  # the default set's large shapes (softmax, norms)
 
 
 def kprof(name, args, nb=None):
@@ -455,6 +459,9 @@ def ceilings():
         p = subprocess.run([dc, "512", "1024"], capture_output=True, text=True)
         print(f"\n== {dc} 512 1024 (exit {p.returncode})")
         print(p.stdout + p.stderr, end="")
+        global COPY_CEIL  # the best SM copy kernel's % of the peak (its "copy" lines)
+        for m in re.finditer(r"^\s*\d+ copy\s+\S+\s+\S+\s+([\d.]+)%", p.stdout, re.M):
+            COPY_CEIL = max(COPY_CEIL or 0.0, float(m.group(1)))
     print(f"\n# DRAM ceilings, bf16, GB/s (bytes read + written) and % of the {PEAK:.0f} GB/s peak")
     print(f"{'shape':14} {'copy_ GB/s':>10} {'%peak':>6} {'add GB/s':>9} {'%peak':>6}")
     for sh, c1, c2 in out:
@@ -474,6 +481,32 @@ for name, km, kr, t0, t1, tr, sp, unit in rows:
     pk = f"{100 * kr / PEAK:.0f}" if unit == "GB/s" and PEAK and kr else "-"
     print(f"{name:44} {f(km, '%.4f'):>9} {f(kr, '%.1f'):>8} {pk:>4} {t0:9.4f} {f(t1, '%.4f'):>9} "
           f"{tr:8.1f} {f(sp, '%.3f'):>8}  {unit}")
+
+
+def mb_target():
+    """the memory-bound target, per dtype: the large shapes at 85% of the DRAM peak or more and
+    every default shape no slower than torch eager (reported, not enforced)"""
+    print("\n# memory-bound target: >= 85% of the DRAM peak on the large shapes "
+          f"({', '.join(LARGE)}), no slower than torch eager on every default shape")
+    if COPY_CEIL:
+        print(f"#   the best SM copy kernel on this GPU (dram_ceiling): {COPY_CEIL:.1f}% of the peak")
+    for dt in NORM_DTYPES:
+        mine = [r for r in rows if r[7] == "GB/s" and f" {dt} " in r[0] and
+                "rows-kernel" not in r[0] and r[1]]
+        if not mine or not PEAK:
+            continue
+        large = [r for r in mine if r[0].split()[2] in LARGE and not r[0].startswith("cross")]
+        low = [f"{r[0]} {100 * r[2] / PEAK:.0f}%" for r in large if 100 * r[2] / PEAK < 85]
+        slow = [f"{r[0]} {r[6]:.3f}x" for r in mine if r[6] < 1]
+        worst = min(mine, key=lambda r: r[6])
+        print(f"#   {dt}: large shapes at >= 85%: {len(large) - len(low)}/{len(large)}"
+              f"{' (below: ' + ', '.join(low) + ')' if low else ''}; faster than torch: "
+              f"{len(mine) - len(slow)}/{len(mine)}, lowest {worst[6]:.3f}x ({worst[0]})"
+              f"{' (slower: ' + ', '.join(slow) + ')' if slow else ''}")
+
+
+if want("norm"):
+    mb_target()
 if want("matmul"):
     mm_section()
 sys.exit(fail)
