@@ -496,7 +496,7 @@ def mb_target():
         if not mine or not PEAK:
             continue
         large = [r for r in mine if r[0].split()[2] in LARGE and not r[0].startswith("cross")]
-        low = [f"{r[0]} {100 * r[2] / PEAK:.0f}%" for r in large if 100 * r[2] / PEAK < 85]
+        low = [f"{r[0]} {100 * r[2] / PEAK:.1f}%" for r in large if 100 * r[2] / PEAK < 85]
         slow = [f"{r[0]} {r[6]:.3f}x" for r in mine if r[6] < 1]
         worst = min(mine, key=lambda r: r[6])
         print(f"#   {dt}: large shapes at >= 85%: {len(large) - len(low)}/{len(large)}"
