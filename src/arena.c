@@ -56,6 +56,15 @@ void *xrealloc(void *p, size_t n)
 	return p;
 }
 
+void *xgrow(void *v, size_t n, size_t *cap, size_t first, size_t size)
+{
+	if (n < *cap)
+		return v;
+	while (*cap <= n)
+		*cap = *cap ? *cap * 2 : first;
+	return xrealloc(v, *cap * size);
+}
+
 char *xstrdup(const char *s)
 {
 	size_t n = strlen(s) + 1;

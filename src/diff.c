@@ -288,6 +288,15 @@ static void acc_row(struct kp_arena *a, struct side_acc *s, const struct kp_row 
 	}
 }
 
+/* a new zeroed row at the end of @j */
+static struct join_row *join_append(struct join *j)
+{
+	j->jr = xgrow(j->jr, j->n, &j->cap, 64, sizeof(*j->jr));
+	struct join_row *r = &j->jr[j->n++];
+	memset(r, 0, sizeof(*r));
+	return r;
+}
+
 static struct join_row *join_find(struct join *j, const char *key)
 {
 	int created;
@@ -295,15 +304,9 @@ static struct join_row *join_find(struct join *j, const char *key)
 	if (!created)
 		return &j->jr[e->val.i];
 	e->val.i = (int64_t)j->n;
-	if (j->n == j->cap) {
-		j->cap = j->cap ? j->cap * 2 : 64;
-		j->jr = xrealloc(j->jr, j->cap * sizeof(*j->jr));
-	}
-	struct join_row *r = &j->jr[j->n];
-	memset(r, 0, sizeof(*r));
+	struct join_row *r = join_append(j);
 	r->key = key;
 	r->side[0].flops = r->side[1].flops = -1;
-	j->n++;
 	return r;
 }
 
@@ -491,16 +494,6 @@ static void side_rest(struct kp_diff *d, struct join_row *r, int side, size_t ns
 	*s = rest;
 }
 
-static struct join_row *join_append(struct join *j)
-{
-	if (j->n == j->cap) {
-		j->cap = j->cap ? j->cap * 2 : 64;
-		j->jr = xrealloc(j->jr, j->cap * sizeof(*j->jr));
-	}
-	struct join_row *r = &j->jr[j->n++];
-	memset(r, 0, sizeof(*r));
-	return r;
-}
 
 /*
  * op-shape, after the exact and cross-dtype pairs: the work still without a partner pairs
@@ -879,10 +872,7 @@ const char *diff_gate_parse_limit(struct kp_arena *a, const char *s, size_t len,
 	}
 	if (eq == 0)
 		return "empty pattern before '='";
-	if (*n == *cap) {
-		*cap = *cap ? *cap * 2 : 8;
-		*rules = xrealloc(*rules, *cap * sizeof(**rules));
-	}
+	*rules = xgrow(*rules, *n, cap, 8, sizeof(**rules));
 	(*rules)[(*n)++] = (struct kp_gate_rule){ arena_strndup(a, s, eq), pct };
 	return NULL;
 }

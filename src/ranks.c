@@ -413,10 +413,7 @@ static struct kp_coll_row *coll_row(struct kp_ranks *rs, int kind, int64_t bytes
 	for (size_t i = 0; i < rs->ncolls; i++)
 		if (rs->colls[i].kind == kind && rs->colls[i].bytes == bytes && rs->colls[i].n == n)
 			return &rs->colls[i];
-	if (rs->ncolls == *cap) {
-		*cap = *cap ? *cap * 2 : 16;
-		rs->colls = xrealloc(rs->colls, *cap * sizeof(*rs->colls));
-	}
+	rs->colls = xgrow(rs->colls, rs->ncolls, cap, 16, sizeof(*rs->colls));
 	struct kp_coll_row *c = &rs->colls[rs->ncolls++];
 	memset(c, 0, sizeof(*c));
 	c->kind = kind;

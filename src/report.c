@@ -266,19 +266,10 @@ int chart_series(struct kp_chart *ch, const char *name)
 	return ch->nseries++;
 }
 
-/* grow vector @v of @size-byte elements to hold one more */
-static void *grow(void *v, size_t *cap, size_t n, size_t size)
-{
-	if (n < *cap)
-		return v;
-	*cap = *cap ? *cap * 2 : 16;
-	return xrealloc(v, *cap * size);
-}
-
 struct kp_cpoint *chart_point(struct kp_doc *doc, struct kp_chart *ch, double x, double y, double w,
 			      int series, const char *label, const char *tip)
 {
-	ch->pts = grow(ch->pts, &ch->cappts, ch->npts, sizeof(*ch->pts));
+	ch->pts = xgrow(ch->pts, ch->npts, &ch->cappts, 16, sizeof(*ch->pts));
 	struct kp_cpoint *p = &ch->pts[ch->npts++];
 	*p = (struct kp_cpoint){ .x = x,
 				 .y = y,
@@ -292,7 +283,7 @@ struct kp_cpoint *chart_point(struct kp_doc *doc, struct kp_chart *ch, double x,
 struct kp_cspan *chart_span(struct kp_doc *doc, struct kp_chart *ch, int lane, int series,
 			    int64_t t0, int64_t t1, double fill, const char *label)
 {
-	ch->spans = grow(ch->spans, &ch->capspans, ch->nspans, sizeof(*ch->spans));
+	ch->spans = xgrow(ch->spans, ch->nspans, &ch->capspans, 16, sizeof(*ch->spans));
 	struct kp_cspan *s = &ch->spans[ch->nspans++];
 	*s = (struct kp_cspan){ .lane = lane,
 				.series = series,
@@ -305,14 +296,14 @@ struct kp_cspan *chart_span(struct kp_doc *doc, struct kp_chart *ch, int lane, i
 
 void chart_mark(struct kp_doc *doc, struct kp_chart *ch, double v, const char *label)
 {
-	ch->marks = grow(ch->marks, &ch->capmarks, ch->nmarks, sizeof(*ch->marks));
+	ch->marks = xgrow(ch->marks, ch->nmarks, &ch->capmarks, 16, sizeof(*ch->marks));
 	ch->marks[ch->nmarks++] = (struct kp_cmark){ .v = v,
 						     .label = arena_strdup(&doc->arena, label) };
 }
 
 int chart_lane(struct kp_doc *doc, struct kp_chart *ch, const char *label)
 {
-	ch->lanes = grow(ch->lanes, &ch->caplanes, ch->nlanes, sizeof(*ch->lanes));
+	ch->lanes = xgrow(ch->lanes, ch->nlanes, &ch->caplanes, 16, sizeof(*ch->lanes));
 	ch->lanes[ch->nlanes] = arena_strdup(&doc->arena, label);
 	return (int)ch->nlanes++;
 }

@@ -153,19 +153,6 @@ static int end_row(struct rd *R)
 	return json_next(&R->p, &tk) == JT_ARR_END ? 0 : -1;
 }
 
-/*
- * Vector @v of @size-byte elements, @n used, with room for one more: *cap doubles from
- * @first (a second "steps" or "comms" member appends to the first's rows).
- */
-static void *grow_row(void *v, size_t n, size_t *cap, size_t first, size_t size)
-{
-	if (n < *cap)
-		return v;
-	while (*cap <= n)
-		*cap = *cap ? *cap * 2 : first;
-	return xrealloc(v, *cap * size);
-}
-
 /* "steps": [[num, start_ns, span_ns, partial], ...] */
 static int get_steps(struct rd *R, struct kp_rank *r)
 {
@@ -174,7 +161,8 @@ static int get_steps(struct rd *R, struct kp_rank *r)
 	if (open_rows(R) < 0)
 		return -1;
 	while ((more = next_row(R)) > 0) {
-		r->steps = grow_row(r->steps, r->nsteps, &cap, 16, sizeof(*r->steps));
+		/* a second "steps" member appends to the first's rows: xgrow starts from them */
+		r->steps = xgrow(r->steps, r->nsteps, &cap, 16, sizeof(*r->steps));
 		struct kp_rank_step *s = &r->steps[r->nsteps++];
 		int64_t partial;
 		if (get_int(R, &s->num) < 0 || get_int(R, &s->start_ns) < 0 ||
@@ -193,7 +181,7 @@ static int get_comms(struct rd *R, struct kp_rank *r)
 	if (open_rows(R) < 0)
 		return -1;
 	while ((more = next_row(R)) > 0) {
-		r->comms = grow_row(r->comms, r->ncomms, &cap, 64, sizeof(*r->comms));
+		r->comms = xgrow(r->comms, r->ncomms, &cap, 64, sizeof(*r->comms));
 		struct kp_rank_comm *c = &r->comms[r->ncomms++];
 		int64_t group;
 		char kind[32];

@@ -31,6 +31,8 @@ void arena_free(struct kp_arena *a);
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t m);
 void *xrealloc(void *p, size_t n);
+/* Vector @v of @size-byte elements, @n used, with room for one more: *@cap doubles from @first. */
+void *xgrow(void *v, size_t n, size_t *cap, size_t first, size_t size);
 char *xstrdup(const char *s);
 
 #endif /* KPROF_ARENA_H */

@@ -121,6 +121,28 @@ static void adopt_moves_every_block_and_keeps_the_room_of_the_head(void **state)
 	arena_free(&dst);
 }
 
+/* xgrow: room for one more each call, doubling from @first, and from a vector already filled */
+static void xgrow_doubles_from_first_and_from_what_is_used(void **state)
+{
+	(void)state;
+	size_t cap = 0, n;
+	int *v = NULL;
+	for (n = 0; n < 17; n++) {
+		v = xgrow(v, n, &cap, 4, sizeof(*v));
+		v[n] = (int)n;
+	}
+	assert_int_equal(cap, 32); /* 4, 8, 16, 32 */
+	for (n = 0; n < 17; n++)
+		assert_int_equal(v[n], (int)n);
+	assert_ptr_equal(xgrow(v, 17, &cap, 4, sizeof(*v)), v); /* room left: unchanged */
+	/* 17 used and a fresh capacity (a second member appending to the first's rows) */
+	cap = 0;
+	v = xgrow(v, 17, &cap, 4, sizeof(*v));
+	assert_int_equal(cap, 32);
+	assert_int_equal(v[16], 16);
+	free(v);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -129,6 +151,7 @@ int main(void)
 		cmocka_unit_test(zalloc_zeroes_and_strndup_terminates),
 		cmocka_unit_test(blocks_grow_with_the_arena),
 		cmocka_unit_test(adopt_moves_every_block_and_keeps_the_room_of_the_head),
+		cmocka_unit_test(xgrow_doubles_from_first_and_from_what_is_used),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
