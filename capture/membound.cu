@@ -1206,15 +1206,15 @@ __global__ void __launch_bounds__(512, 2)
 	cg::cluster_group cl = cg::this_cluster();
 	int q = (int)cl.block_rank(), nc = (int)cl.num_blocks();
 	long r = blockIdx.x / nc, nvec = hidden / vec<T>::N, cw = (nvec + nc - 1) / nc;
-	long c0 = (long)q * cw, jend = c0 + cw < nvec ? c0 + cw : nvec, j0 = c0 + threadIdx.x;
+	unsigned bd = blockDim.x, t = threadIdx.x;
+	long c0 = (long)q * cw, jend = c0 + cw < nvec ? c0 + cw : nvec, j0 = c0 + t;
 	const uint4 *xr = (const uint4 *)(x + (size_t)MB_ROW(r) * hidden);
 	uint4 raw[ITEMS];
 #pragma unroll
 	for (int i = 0; i < ITEMS; i++) {
-		long j = j0 + (long)i * blockDim.x;
+		long j = j0 + (long)i * bd;
 		raw[i] = j < jend ? __ldcs(xr + j) : make_uint4(0, 0, 0, 0);
 	}
-	unsigned bd = blockDim.x, t = threadIdx.x;
 	if (WS) {
 #pragma unroll
 		for (int i = 0; i < ITEMS; i++) {
@@ -1229,7 +1229,7 @@ __global__ void __launch_bounds__(512, 2)
 	cl.sync(); /* every block of the cluster started: its shared memory may be written */
 #pragma unroll
 	for (int i = 0; i < ITEMS; i++)
-		if (j0 + (long)i * blockDim.x < jend)
+		if (j0 + (long)i * bd < jend)
 			vec_stats<T, OP>(raw[i], k, m, a, qv);
 	if (OP == RW_SOFTMAX)
 		block_reduce_ms(m, a, sh);
@@ -1266,7 +1266,7 @@ __global__ void __launch_bounds__(512, 2)
 		cp_wait(0);
 #pragma unroll
 	for (int i = 0; i < ITEMS; i++) {
-		long j = j0 + (long)i * blockDim.x;
+		long j = j0 + (long)i * bd;
 		if (j >= jend)
 			continue;
 		if (WS)
@@ -2026,6 +2026,31 @@ static long pipe_resident(const void *fn, unsigned threads, size_t smem, int nc)
  * bf16).  0 where it does not apply (rows under 512 vectors, before sm_80,
  * KPROF_NORM_BWD=rows) or measured slower (below).
  */
+/*
+ * The blocks a row of @nvec vectors is split over in nb_pipe_plan's cluster (1 for a block a
+ * row): the fewest powers of two of blocks of at most 1024 vectors, with two exceptions.
+ * 4-byte types beyond 8192 vectors (hidden over 32768) run 4 vectors a thread, the 16 values a
+ * row that 2 vectors of a 16-bit type are, and a ring as large as fits (H100, fp32 4096x65536:
+ * the register kernels ran RMSNorm and LayerNorm at 18% of the DRAM peak, softmax at 36%); so
+ * too rows of 4097-6144 vectors, on 4 blocks of up to 2048 instead of 8 of 2-vector threads
+ * (H100, fp32 8192x20480: LayerNorm 87% instead of 77%; 8192x24576: RMSNorm and LayerNorm 86%
+ * instead of 83-84%; not 8192x32768: 85-86% instead of 86-88%), unless @force asks for the
+ * 2-vector kernel.  16-bit RMSNorm and LayerNorm rows of 4097-5120 vectors run on 5 blocks of
+ * up to 1024 vectors, not 8 of 513-640 (H100, bf16 and fp16: LayerNorm 1.10-1.16x faster,
+ * 8192x40960 85% of the DRAM peak instead of 74%; RMSNorm 0.99-1.08x; softmax 0.93-1.04x: not
+ * it); not 6 or 7 blocks for longer rows (8192x45056 and 8192x53248: 3-12% slower than 8).
+ */
+template <typename T, int OP> static int nb_cluster(long nvec, int force)
+{
+	if (OP != RW_SOFTMAX && sizeof(T) == 2 && nvec > 4096 && nvec <= 5120)
+		return 5;
+	long most = sizeof(T) == 4 && !force && nvec > 4096 && nvec <= 6144 ? 2048 : 1024;
+	int nc = 1;
+	while (nc < 8 && (nvec + nc - 1) / nc > most)
+		nc *= 2;
+	return nc;
+}
+
 template <typename T, int OP> static int nb_pipe_plan(struct nb_plan *p, long rows, long hidden)
 {
 	int pipe, force, vpt, dev = 0, major = 0, optin = 0;
@@ -2038,26 +2063,7 @@ template <typename T, int OP> static int nb_pipe_plan(struct nb_plan *p, long ro
 		    cudaSuccess ||
 	    major < 8)
 		return 0;
-	/*
-	 * 4-byte types beyond 8192 vectors (hidden over 32768): 4 vectors a thread, the 16 values a
-	 * row that 2 vectors of a 16-bit type are, and a ring as large as fits (H100, fp32
-	 * 4096x65536: the register kernels ran RMSNorm and LayerNorm at 18% of the DRAM peak,
-	 * softmax at 36%); so too rows of 4097-6144 vectors, on 4 blocks instead of 8 of 2-vector
-	 * threads (H100, fp32 8192x20480: LayerNorm 87% instead of 77%; 8192x24576: RMSNorm and
-	 * LayerNorm 86% instead of 83-84%; not 8192x32768: 85-86% instead of 86-88%)
-	 */
-	long most = sizeof(T) == 4 && nvec > 4096 && nvec <= 6144 ? 2048 : 1024;
-	int nc = 1;
-	while (nc < 8 && (nvec + nc - 1) / nc > most)
-		nc *= 2;
-	/*
-	 * 16-bit RMSNorm and LayerNorm rows of 4097-5120 vectors: clusters of 5 blocks of up to 1024
-	 * vectors, not 8 of 513-640 (H100, bf16 and fp16: LayerNorm 1.10-1.16x faster, 8192x40960 85%
-	 * of the DRAM peak instead of 74%; RMSNorm 0.99-1.08x; softmax 0.93-1.04x: not it); not 6 or
-	 * 7 blocks for longer rows (8192x45056 and 8192x53248: 3-12% slower than 8)
-	 */
-	if (OP != RW_SOFTMAX && sizeof(T) == 2 && nvec > 4096 && nvec <= 5120)
-		nc = 5;
+	int nc = nb_cluster<T, OP>(nvec, force);
 	long cw = (nvec + nc - 1) / nc;
 	if (cw > 1024 && cw <= 2048 && sizeof(T) == 4 && !force)
 		vpt = 4, cap = 0;
