@@ -9,19 +9,30 @@
 
 char *units_time(char *buf, size_t cap, int64_t ns)
 {
-	/* uftrace's "%3d.%03d <unit>": no floating point */
+	/*
+	 * uftrace's "%3d.%03d <unit>": no floating point.  Rounded half up
+	 * to the digits shown (1,367,807 ns is "1.368 ms"), and the unit is
+	 * chosen after rounding, so 999,999,600 ns is "1.000 s".
+	 */
 	const char *sign = ns < 0 ? "-" : "";
-	uint64_t v = ns < 0 ? (uint64_t)-ns : (uint64_t)ns;
-	if (v < 1000)
+	uint64_t v = ns < 0 ? -(uint64_t)ns : (uint64_t)ns;
+	uint64_t us, ms;
+
+	if (v < 1000) {
 		snprintf(buf, cap, "%s%" PRIu64 " ns", sign, v);
-	else if (v < 1000000)
+		return buf;
+	}
+	if (v < 1000000) {
 		snprintf(buf, cap, "%s%" PRIu64 ".%03" PRIu64 " us", sign, v / 1000, v % 1000);
-	else if (v < 1000000000)
-		snprintf(buf, cap, "%s%" PRIu64 ".%03" PRIu64 " ms", sign, v / 1000000,
-			 (v / 1000) % 1000);
-	else
-		snprintf(buf, cap, "%s%" PRIu64 ".%03" PRIu64 " s", sign, v / 1000000000,
-			 (v / 1000000) % 1000);
+		return buf;
+	}
+	us = v / 1000 + (v % 1000 >= 500);
+	if (us < 1000000) {
+		snprintf(buf, cap, "%s%" PRIu64 ".%03" PRIu64 " ms", sign, us / 1000, us % 1000);
+		return buf;
+	}
+	ms = v / 1000000 + (v % 1000000 >= 500000);
+	snprintf(buf, cap, "%s%" PRIu64 ".%03" PRIu64 " s", sign, ms / 1000, ms % 1000);
 	return buf;
 }
 

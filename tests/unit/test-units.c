@@ -21,6 +21,13 @@ static void times_scale_with_integer_arithmetic_and_keep_the_sign(void **state)
 	assert_string_equal(units_time(b, sizeof(b), 11842000000), "11.842 s");
 	assert_string_equal(units_time(b, sizeof(b), -685898), "-685.898 us");
 	assert_string_equal(units_time(b, sizeof(b), 61000000000LL), "61.000 s");
+	/* rounded half up, not truncated (issue 23, item 6) */
+	assert_string_equal(units_time(b, sizeof(b), 1367807), "1.368 ms");
+	assert_string_equal(units_time(b, sizeof(b), 1367499), "1.367 ms");
+	assert_string_equal(units_time(b, sizeof(b), -1367500), "-1.368 ms");
+	assert_string_equal(units_time(b, sizeof(b), 999999600), "1.000 s");
+	assert_string_equal(units_time(b, sizeof(b), 1999500000), "2.000 s");
+	assert_string_equal(units_time(b, sizeof(b), INT64_MIN), "-9223372036.855 s");
 }
 
 static void fixed_and_count_cells_print_a_dash_when_unknown(void **state)
