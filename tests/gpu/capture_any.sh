@@ -59,6 +59,24 @@ unset LLAMA_SDPA
 "$KPROF" analyze --format json -g op -n 0 "$DIR/llama_prof_flash.json" >"$DIR/llama_prof_flash.ana.json" 2>/dev/null || bad "analyze profiler trace (flash)"
 python3 "$HERE/capture_any.py" nvtx "$DIR/llama_nvtx_flash.ana.json" "$DIR/llama_prof_flash.ana.json" "$DIR/llama_nvtx_flash.ana.err" || fail=1
 
+echo "== a small CNN training loop (tests/gpu/cnn_train.py) under emit_nvtx(record_shapes=True) vs torch.profiler: conv backward FLOPs (issue 23, item 2)"
+cap cnn_nvtx -- python3 "$HERE/cnn_train.py" nvtx 3
+python3 "$HERE/cnn_train.py" profiler 3 "$DIR/cnn_prof.json" >"$DIR/cnn_prof.out" 2>&1 || bad "profiler run (cnn)"
+"$KPROF" analyze --format json -g op -n 0 "$DIR/cnn_prof.json" >"$DIR/cnn_prof.ana.json" 2>/dev/null || bad "analyze profiler trace (cnn)"
+grep -c "is not True or False" "$DIR/cnn_nvtx.ana.err" | sed 's/^/info: cnn_nvtx "transposed" warnings: /'
+python3 "$HERE/capture_any.py" nvtx "$DIR/cnn_nvtx.ana.json" "$DIR/cnn_prof.ana.json" "$DIR/cnn_nvtx.ana.err" || fail=1
+python3 - "$DIR/cnn_nvtx.ana.json" "$DIR/cnn_prof.ana.json" <<'PY' || fail=1
+import json, sys
+def conv_bwd(p):
+    for r in json.load(open(p))["rows"]:
+        if r.get("name") == "aten::convolution_backward":
+            return r.get("flops")
+a, b = conv_bwd(sys.argv[1]), conv_bwd(sys.argv[2])
+ok = bool(a) and a == b
+print(("ok:   " if ok else "FAIL: ") + f"aten::convolution_backward FLOPs: emit_nvtx capture {a}, torch.profiler {b}")
+sys.exit(0 if ok else 1)
+PY
+
 echo "== CUDA graphs: replayed kernels under the op that created their node"
 cap gprog -- "$GEMM_PROG" 1 0 4
 grep graph-replays "$DIR/gprog.out"

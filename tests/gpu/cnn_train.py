@@ -1,0 +1,61 @@
+"""tests/gpu/cnn_train.py — a small CNN (ResNet-like convolutions with BatchNorm and ReLU, a
+strided and a grouped convolution, a linear head), forward + backward + SGD step: the unchanged
+training loop of issue 23 item 2 (conv backward FLOPs under emit_nvtx).
+
+    python3 cnn_train.py plain    [ITERS]           # what `kprof capture -- python3 ...` runs
+    python3 cnn_train.py nvtx     [ITERS]           # the same loop under emit_nvtx(record_shapes=True)
+    python3 cnn_train.py profiler [ITERS] OUT.json  # the same loop under torch.profiler
+
+CNN_DTYPE=fp32|bf16 (default fp32: cuDNN runs TF32 kernels, as a default PyTorch training does).
+"""
+import os
+import sys
+
+import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+dev = "cuda"
+dt = {"fp32": torch.float32, "bf16": torch.bfloat16}[os.environ.get("CNN_DTYPE", "fp32")]
+
+
+def block(cin, cout, stride=1, groups=1):
+    return nn.Sequential(nn.Conv2d(cin, cout, 3, stride, 1, groups=groups, bias=False),
+                         nn.BatchNorm2d(cout), nn.ReLU(inplace=True))
+
+
+def main():
+    mode = sys.argv[1] if len(sys.argv) > 1 else "plain"
+    iters = int(sys.argv[2]) if len(sys.argv) > 2 else 3
+    m = nn.Sequential(
+        nn.Conv2d(3, 32, 7, 2, 3, bias=False), nn.BatchNorm2d(32), nn.ReLU(inplace=True),
+        block(32, 64), block(64, 64, groups=4), block(64, 128, stride=2),
+        nn.Conv2d(128, 128, 1, bias=True), nn.AdaptiveAvgPool2d(1), nn.Flatten(),
+        nn.Linear(128, 10)).to(dev, dt)
+    opt = torch.optim.SGD(m.parameters(), lr=0.01)
+    x = torch.randn(16, 3, 64, 64, device=dev, dtype=dt)
+    y = torch.randint(0, 10, (16,), device=dev)
+
+    def loop():
+        for _ in range(iters):
+            opt.zero_grad(set_to_none=True)
+            nn.functional.cross_entropy(m(x).float(), y).backward()
+            opt.step()
+        torch.cuda.synchronize()
+
+    if mode == "plain":
+        loop()
+    elif mode == "nvtx":
+        with torch.autograd.profiler.emit_nvtx(record_shapes=True):
+            loop()
+    elif mode == "profiler":
+        from torch.profiler import ProfilerActivity, profile
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], record_shapes=True) as p:
+            loop()
+        p.export_chrome_trace(sys.argv[3])
+    else:
+        sys.exit("unknown mode " + mode)
+    print("cnn-ok", mode, iters)
+
+
+main()
