@@ -673,6 +673,7 @@ static void summarize(struct kp_diff *d, int noise, int64_t *const tot[2])
 			continue;
 		}
 		s->matched++;
+		s->paired_delta_ns += r->delta_ns;
 		s->cross_dtype += r->cross_dtype;
 		s->cross_backend += r->cross_backend;
 		if (r->ratio < 0)
@@ -693,6 +694,7 @@ static void summarize(struct kp_diff *d, int noise, int64_t *const tot[2])
 		}
 	}
 	s->geomean_speedup = nln ? exp(lnsum / (double)nln) : -1;
+	s->geomean_rows = nln;
 }
 
 int diff_join(struct kp_diff *d, const struct kp_row *brows, size_t nb, const struct kp_row *nrows,
@@ -941,10 +943,11 @@ size_t diff_gate(const struct kp_diff *d, const struct kp_gate_opts *g, struct k
 			continue;
 		if (!grew && (r->ratio - 1) * 100 <= limit + PCT_EPS)
 			continue;
+		/* the status counts it where the rows line does: new only, or matched */
 		if (n < cap)
 			hits[n] = (struct kp_gate_hit){ r->key,
 							r->name,
-							grew ? DIFF_NEW : DIFF_CHANGED,
+							r->has_base ? DIFF_CHANGED : DIFF_NEW,
 							r->base_ns,
 							r->new_ns,
 							r->delta_ns,
@@ -975,6 +978,9 @@ void diff_gate_message(const struct kp_gate_hit *h, const struct kp_gate_opts *g
 			 b1, b2, dl, pct, h->limit_pct, fl, nz);
 	else if (h->status == DIFF_NEW)
 		snprintf(buf, cap, "'%s' (new) %s: %s, floor %s, noise %s", h->name, b2, dl, fl,
+			 nz);
+	else if (!isfinite(h->change_pct)) /* no base time: grew from nothing, no limit */
+		snprintf(buf, cap, "'%s' %s -> %s: %s, floor %s, noise %s", h->name, b1, b2, dl, fl,
 			 nz);
 	else
 		snprintf(buf, cap, "'%s' %s -> %s: %s%s, limit %g%%, floor %s, noise %s", h->name,
