@@ -1110,6 +1110,26 @@ int diff_run(struct kp_diff_run *run, const struct kp_diff_run_opts *o)
 	return run->nhits ? KP_REGRESSION : KP_OK;
 }
 
+/* the same warnings, kind for kind, count for count, message for message */
+static int warn_same(const struct kp_warnings *a, const struct kp_warnings *b)
+{
+	if (a->nkinds != b->nkinds)
+		return 0;
+	for (int i = 0; i < a->nkinds; i++) {
+		const struct kp_warn_kind *x = &a->k[i], *y = &b->k[i];
+		if (strcmp(x->kind, y->kind) || x->count != y->count || x->nshown != y->nshown ||
+		    x->nmore != y->nmore)
+			return 0;
+		for (int j = 0; j < x->nshown; j++)
+			if (strcmp(x->shown[j], y->shown[j]))
+				return 0;
+		for (long j = 0; j < x->nmore; j++)
+			if (strcmp(x->more[j], y->more[j]))
+				return 0;
+	}
+	return 1;
+}
+
 void diff_run_print(const struct kp_diff_run *run, FILE *fp)
 {
 	static const char *const side[2] = { "base", "new" };
@@ -1125,9 +1145,14 @@ void diff_run_print(const struct kp_diff_run *run, FILE *fp)
 		fprintf(fp, "kprof: %s\n", run->err.msg);
 		return;
 	}
-	for (int i = 0; i < 2; i++) {
-		diag_warn_print(&run->trace[i].warn, run->warn_mode, side[i], fp);
-		diag_warn_print(&run->rep[i].warn, run->warn_mode, side[i], fp);
+	/* once per input file: one file on both sides (same warnings: not --device A,B) once */
+	int same = !strcmp(run->trace[0].display, run->trace[1].display) &&
+		   warn_same(&run->trace[0].warn, &run->trace[1].warn) &&
+		   warn_same(&run->rep[0].warn, &run->rep[1].warn);
+	for (int i = 0; i < 2 - same; i++) {
+		const char *label = same ? "base, new" : side[i];
+		diag_warn_print(&run->trace[i].warn, run->warn_mode, label, fp);
+		diag_warn_print(&run->rep[i].warn, run->warn_mode, label, fp);
 	}
 	/* every crossing, each with base, new, delta and the noise it beat */
 	char msg[2048];

@@ -178,7 +178,8 @@ struct kp_diff_run {
 int diff_run(struct kp_diff_run *run, const struct kp_diff_run_opts *o);
 /*
  * To @fp: the errors of a failed run, or the warnings of both sides (each line names its
- * side, "[base]" or "[new]") and the gate's crossings.
+ * side, "[base]" or "[new]"; once, "[base, new]", when both sides are one file) and the
+ * gate's crossings.
  */
 void diff_run_print(const struct kp_diff_run *run, FILE *fp);
 void diff_run_free(struct kp_diff_run *run);
