@@ -88,6 +88,8 @@ static int analyze_ranks(char **args, size_t nargs, long jobs, const struct kp_l
 	const char *name = device ? device : rs.n && rs.r[0].device[0] ? rs.r[0].device : NULL;
 	const char *how;
 	const struct kp_device *dev = name ? devdb_match(db, name, &how) : NULL;
+	/* one rank's trace: a summary for kprof merge, which tells the ranks missing from a set */
+	rs.one_rank = n == 1;
 	ranks_compare(&rs, dev && dev->peer_bw_byte_per_s > 0 ? dev->peer_bw_byte_per_s : -1);
 	struct kp_doc doc;
 	rankreport_doc(&rs, dev ? dev->name : name, &doc);

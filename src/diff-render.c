@@ -208,20 +208,32 @@ static void compare_text(const struct kp_diff *d, char *buf, size_t cap)
 		snprintf(buf + n, cap - n, ", totals");
 }
 
+/*
+ * "GPU time 2.926 ms -> 6.663 ms: +3.737 ms (+127.7%, 2.277x) = paired -101.122 us + new
+ * 3.838 ms - gone 0 ns": the total's change is, to the ns, the paired rows' deltas plus the
+ * new rows' time minus the gone rows' (every row's time is in its side's total).
+ */
 static void total_text(const struct kp_diff *d, char *buf, size_t cap)
 {
 	const struct kp_diff_summary *s = &d->sum;
-	char b1[32], b2[32];
-	size_t n = snprintf(buf, cap, "GPU time%s %s -> %s", d->opts.per_step ? " per step" : "",
+	char b1[32], b2[32], t[3][32];
+	size_t n = snprintf(buf, cap, "GPU time%s %s -> %s: %s", d->opts.per_step ? " per step" : "",
 			    units_time(b1, sizeof(b1), s->base_ns),
-			    units_time(b2, sizeof(b2), s->new_ns));
+			    units_time(b2, sizeof(b2), s->new_ns),
+			    signed_time(t[0], sizeof(t[0]), s->delta_ns));
 	if (n >= cap)
 		return;
 	if (s->total_ratio >= 0)
-		snprintf(buf + n, cap - n, " (%+.1f%%, %.3fx)", (s->total_ratio - 1) * 100,
-			 s->total_ratio);
+		n += snprintf(buf + n, cap - n, " (%+.1f%%, %.3fx)", (s->total_ratio - 1) * 100,
+			      s->total_ratio);
 	else
-		snprintf(buf + n, cap - n, " (N/A)");
+		n += snprintf(buf + n, cap - n, " (N/A)");
+	if (n >= cap)
+		return;
+	snprintf(buf + n, cap - n, " = paired %s + new %s - gone %s",
+		 signed_time(t[0], sizeof(t[0]), s->paired_delta_ns),
+		 units_time(t[1], sizeof(t[1]), s->onesided_new_ns),
+		 units_time(t[2], sizeof(t[2]), s->onesided_base_ns));
 }
 
 static void rows_text(const struct kp_diff *d, char *buf, size_t cap)
@@ -229,17 +241,21 @@ static void rows_text(const struct kp_diff *d, char *buf, size_t cap)
 	const struct kp_diff_summary *s = &d->sum;
 	const char *what = d->opts.key == GROUP_KERNEL ? "kernels" : "ops";
 	size_t n = snprintf(buf, cap,
-			    "%s: %" PRId64 " matched (%" PRId64 " regressed, %" PRId64
+			    "%s: %" PRId64 " paired (%" PRId64 " regressed, %" PRId64
 			    " improved, %" PRId64 " unchanged within %g%%), %" PRId64
 			    " new, %" PRId64 " gone; geomean speedup ",
 			    what, s->matched, s->regressed, s->improved, s->unchanged,
 			    d->opts.threshold_pct, s->added, s->removed);
 	if (n >= cap)
 		return;
+	/* over the paired rows only (new and gone rows have no ratio): say so, and how many */
 	if (s->geomean_speedup > 0)
-		n += snprintf(buf + n, cap - n, "%.3fx", s->geomean_speedup);
+		n += snprintf(buf + n, cap - n, "of %" PRId64 " paired %s%s %.3fx",
+			      s->geomean_rows, s->geomean_rows == 1 ? "row" : "rows",
+			      s->geomean_rows < s->matched ? " with time on both sides" : "",
+			      s->geomean_speedup);
 	else
-		n += snprintf(buf + n, cap - n, "N/A");
+		n += snprintf(buf + n, cap - n, "N/A (no paired row with time on both sides)");
 	if (s->cross_dtype && n < cap)
 		n += snprintf(buf + n, cap - n, "; %" PRId64 " paired across dtypes",
 			      s->cross_dtype);
@@ -309,13 +325,29 @@ static void gate_text(const struct kp_diff *d, const struct kp_diff_render_opts 
 		snprintf(buf + n, cap - n, ": passed");
 		return;
 	}
-	int total = !o->hits[0].key;
-	size_t rows = o->nhits - (size_t)total;
-	if (!rows)
-		snprintf(buf + n, cap - n, ": tripped by the total");
-	else
-		snprintf(buf + n, cap - n, ": tripped by %s%zu row%s",
-			 total ? "the total and " : "", rows, rows == 1 ? "" : "s");
+	/* what tripped it, counted as the rows line counts: paired rows and new rows */
+	size_t nrow[2] = { 0, 0 }; /* paired, new */
+	int total = 0;
+	for (size_t i = 0; i < o->nhits; i++) {
+		if (!o->hits[i].key)
+			total = 1;
+		else
+			nrow[o->hits[i].status == DIFF_NEW]++;
+	}
+	const char *part[3];
+	char pb[2][48];
+	int np = 0;
+	if (total)
+		part[np++] = "the total";
+	for (int k = 0; k < 2; k++)
+		if (nrow[k]) {
+			snprintf(pb[k], sizeof(pb[k]), "%zu %s %s", nrow[k], k ? "new" : "paired",
+				 nrow[k] == 1 ? "row" : "rows");
+			part[np++] = pb[k];
+		}
+	n += snprintf(buf + n, cap - n, ": tripped by %s", part[0]);
+	for (int k = 1; k < np && n < cap; k++)
+		n += snprintf(buf + n, cap - n, "%s%s", k == np - 1 ? " and " : ", ", part[k]);
 }
 
 static void gate_facts(const struct kp_diff *d, const struct kp_diff_render_opts *o,
@@ -393,8 +425,12 @@ static void summary_facts(const struct kp_diff *d, struct kp_doc *doc)
 	report_fact_time(doc, NULL, "new_time_ns", s->new_ns);
 	report_fact_time(doc, NULL, "delta_ns", s->delta_ns);
 	report_fact_num(doc, NULL, "total_ratio", s->total_ratio >= 0 ? s->total_ratio : NAN);
+	report_fact_time(doc, NULL, "paired_delta_ns", s->paired_delta_ns);
+	report_fact_time(doc, NULL, "new_rows_time_ns", s->onesided_new_ns);
+	report_fact_time(doc, NULL, "gone_rows_time_ns", s->onesided_base_ns);
 	report_fact_num(doc, NULL, "geomean_speedup",
 			s->geomean_speedup > 0 ? s->geomean_speedup : NAN);
+	report_fact_count(doc, NULL, "geomean_rows", s->geomean_rows);
 	report_fact_num(doc, NULL, "threshold_pct", d->opts.threshold_pct);
 	report_fact_count(doc, NULL, "matched", s->matched);
 	report_fact_count(doc, NULL, "regressed", s->regressed);
@@ -443,7 +479,7 @@ static void human_facts(const struct kp_diff *d, const struct kp_diff_render_opt
 void diff_render_doc(const struct kp_diff *d, const struct kp_diff_render_opts *o,
 		     struct kp_doc *doc)
 {
-	char buf[256];
+	char buf[512];
 	report_init(doc, "diff", 7);
 	total_text(d, buf, sizeof(buf));
 	report_summary(doc, "%s", buf);

@@ -673,6 +673,7 @@ static void summarize(struct kp_diff *d, int noise, int64_t *const tot[2])
 			continue;
 		}
 		s->matched++;
+		s->paired_delta_ns += r->delta_ns;
 		s->cross_dtype += r->cross_dtype;
 		s->cross_backend += r->cross_backend;
 		if (r->ratio < 0)
@@ -693,6 +694,7 @@ static void summarize(struct kp_diff *d, int noise, int64_t *const tot[2])
 		}
 	}
 	s->geomean_speedup = nln ? exp(lnsum / (double)nln) : -1;
+	s->geomean_rows = nln;
 }
 
 int diff_join(struct kp_diff *d, const struct kp_row *brows, size_t nb, const struct kp_row *nrows,
@@ -941,10 +943,11 @@ size_t diff_gate(const struct kp_diff *d, const struct kp_gate_opts *g, struct k
 			continue;
 		if (!grew && (r->ratio - 1) * 100 <= limit + PCT_EPS)
 			continue;
+		/* the status counts it where the rows line does: new only, or matched */
 		if (n < cap)
 			hits[n] = (struct kp_gate_hit){ r->key,
 							r->name,
-							grew ? DIFF_NEW : DIFF_CHANGED,
+							r->has_base ? DIFF_CHANGED : DIFF_NEW,
 							r->base_ns,
 							r->new_ns,
 							r->delta_ns,
@@ -975,6 +978,9 @@ void diff_gate_message(const struct kp_gate_hit *h, const struct kp_gate_opts *g
 			 b1, b2, dl, pct, h->limit_pct, fl, nz);
 	else if (h->status == DIFF_NEW)
 		snprintf(buf, cap, "'%s' (new) %s: %s, floor %s, noise %s", h->name, b2, dl, fl,
+			 nz);
+	else if (!isfinite(h->change_pct)) /* no base time: grew from nothing, no limit */
+		snprintf(buf, cap, "'%s' %s -> %s: %s, floor %s, noise %s", h->name, b1, b2, dl, fl,
 			 nz);
 	else
 		snprintf(buf, cap, "'%s' %s -> %s: %s%s, limit %g%%, floor %s, noise %s", h->name,
@@ -1104,6 +1110,26 @@ int diff_run(struct kp_diff_run *run, const struct kp_diff_run_opts *o)
 	return run->nhits ? KP_REGRESSION : KP_OK;
 }
 
+/* the same warnings, kind for kind, count for count, message for message */
+static int warn_same(const struct kp_warnings *a, const struct kp_warnings *b)
+{
+	if (a->nkinds != b->nkinds)
+		return 0;
+	for (int i = 0; i < a->nkinds; i++) {
+		const struct kp_warn_kind *x = &a->k[i], *y = &b->k[i];
+		if (strcmp(x->kind, y->kind) || x->count != y->count || x->nshown != y->nshown ||
+		    x->nmore != y->nmore)
+			return 0;
+		for (int j = 0; j < x->nshown; j++)
+			if (strcmp(x->shown[j], y->shown[j]))
+				return 0;
+		for (long j = 0; j < x->nmore; j++)
+			if (strcmp(x->more[j], y->more[j]))
+				return 0;
+	}
+	return 1;
+}
+
 void diff_run_print(const struct kp_diff_run *run, FILE *fp)
 {
 	static const char *const side[2] = { "base", "new" };
@@ -1119,9 +1145,14 @@ void diff_run_print(const struct kp_diff_run *run, FILE *fp)
 		fprintf(fp, "kprof: %s\n", run->err.msg);
 		return;
 	}
-	for (int i = 0; i < 2; i++) {
-		diag_warn_print(&run->trace[i].warn, run->warn_mode, side[i], fp);
-		diag_warn_print(&run->rep[i].warn, run->warn_mode, side[i], fp);
+	/* once per input file: one file on both sides (same warnings: not --device A,B) once */
+	int same = !strcmp(run->trace[0].display, run->trace[1].display) &&
+		   warn_same(&run->trace[0].warn, &run->trace[1].warn) &&
+		   warn_same(&run->rep[0].warn, &run->rep[1].warn);
+	for (int i = 0; i < 2 - same; i++) {
+		const char *label = same ? "base, new" : side[i];
+		diag_warn_print(&run->trace[i].warn, run->warn_mode, label, fp);
+		diag_warn_print(&run->rep[i].warn, run->warn_mode, label, fp);
 	}
 	/* every crossing, each with base, new, delta and the noise it beat */
 	char msg[2048];

@@ -360,6 +360,40 @@ static int cmp_rank(const void *pa, const void *pb)
 	return (a->rank > b->rank) - (a->rank < b->rank);
 }
 
+/*
+ * ", missing: 1-3, 7" (ranks sorted): the ids in [0, @ws) that no trace has, as ranges,
+ * cut with ", ..." when long; "" when the ids were not known (@bad: argument order).
+ */
+static void missing_list(const struct kp_ranks *rs, int64_t ws, int bad, char *buf, size_t cap)
+{
+	buf[0] = '\0';
+	if (bad)
+		return;
+	size_t len = 0, i = 0;
+	int nrange = 0;
+	for (int64_t id = 0; id < ws;) {
+		while (i < rs->n && rs->r[i].rank < id)
+			i++;
+		if (i < rs->n && rs->r[i].rank == id) {
+			id++;
+			continue;
+		}
+		int64_t end = i < rs->n && rs->r[i].rank < ws ? rs->r[i].rank : ws; /* exclusive */
+		char one[64];
+		if (end - id == 1)
+			snprintf(one, sizeof(one), "%" PRId64, id);
+		else
+			snprintf(one, sizeof(one), "%" PRId64 "-%" PRId64, id, end - 1);
+		if (len + strlen(one) + 16 >= cap) {
+			snprintf(buf + len, cap - len, ", ...");
+			return;
+		}
+		len += (size_t)snprintf(buf + len, cap - len, "%s%s",
+					nrange++ ? ", " : ", missing: ", one);
+		id = end;
+	}
+}
+
 /* ranks from distributedInfo or file names; argument order when they are missing or clash */
 static void order_ranks(struct kp_ranks *rs)
 {
@@ -402,9 +436,12 @@ static void order_ranks(struct kp_ranks *rs)
 				      "'%s' has %s, '%s' %s", rs->r[0].file, a, rs->r[i].file, b);
 			break;
 		}
-	if (ws > 0 && (int64_t)rs->n < ws)
-		diag_warn_add(&rs->warn, "missing ranks", NULL, "%zu of %" PRId64 " ranks given",
-			      rs->n, ws);
+	if (ws > 0 && (int64_t)rs->n < ws && !(rs->one_rank && rs->n == 1)) {
+		char list[256];
+		missing_list(rs, ws, bad, list, sizeof(list));
+		diag_warn_add(&rs->warn, "missing ranks", NULL, "%zu of %" PRId64 " ranks given%s",
+			      rs->n, ws, list);
+	}
 }
 
 static struct kp_coll_row *coll_row(struct kp_ranks *rs, int kind, int64_t bytes, int32_t n,

@@ -80,7 +80,10 @@ struct kp_diff_summary {
 	int64_t base_ns, new_ns, delta_ns;
 	double total_ratio;     /* new_ns / base_ns; -1 when base_ns is 0 */
 	double geomean_speedup; /* exp(mean(ln(base/new))) over matched rows, both > 0; -1 none */
+	int64_t geomean_rows;   /* the matched rows it is over (both sides > 0) */
 	int64_t matched, improved, regressed, unchanged, added, removed;
+	/* delta_ns == paired_delta_ns + onesided_new_ns - onesided_base_ns, exactly */
+	int64_t paired_delta_ns; /* the matched rows' deltas, summed */
 	int64_t cross_dtype;      /* matched rows paired across dtypes */
 	int64_t cross_backend;    /* matched rows paired across backends (functional signature) */
 	int64_t onesided_base_ns; /* time in gone rows (base side) and new rows (new side) */
@@ -124,9 +127,9 @@ struct kp_gate_opts {
 struct kp_gate_hit {
 	const char *key; /* NULL = total GPU time */
 	const char *name;
-	enum kp_diff_status status; /* DIFF_CHANGED, or DIFF_NEW for a row found in new only */
+	enum kp_diff_status status; /* DIFF_CHANGED (a matched row), or DIFF_NEW (new only) */
 	int64_t base_ns, new_ns, delta_ns;
-	double change_pct; /* (ratio - 1) x 100; NAN for a new row */
+	double change_pct; /* (ratio - 1) x 100; NAN for a new row or a row with no base time */
 	double limit_pct;  /* the limit it crossed (--fail-above or a rule) */
 	double noise_ns;   /* -1 N/A */
 };
@@ -175,7 +178,8 @@ struct kp_diff_run {
 int diff_run(struct kp_diff_run *run, const struct kp_diff_run_opts *o);
 /*
  * To @fp: the errors of a failed run, or the warnings of both sides (each line names its
- * side, "[base]" or "[new]") and the gate's crossings.
+ * side, "[base]" or "[new]"; once, "[base, new]", when both sides are one file) and the
+ * gate's crossings.
  */
 void diff_run_print(const struct kp_diff_run *run, FILE *fp);
 void diff_run_free(struct kp_diff_run *run);

@@ -96,6 +96,12 @@ struct kp_ranks {
 	int64_t step_skew_max_ns; /* over steps */
 	int64_t step_skew_step;
 	double link_peak; /* the device table's peer link B/s, < 0 none */
+	/*
+	 * Set before ranks_compare() for one rank's own summary (analyze --ranks of one trace):
+	 * the unit kprof merge combines, so the other ranks of its world size are not "missing"
+	 * there; merge, which sees the set, warns about them.
+	 */
+	int one_rank;
 	struct kp_warnings warn;
 };
 

@@ -105,6 +105,9 @@ static void fill(struct kp_diff *d, struct kp_diff_row *rows, size_t n)
 					   .delta_ns = 500000,
 					   .total_ratio = 1.25,
 					   .geomean_speedup = 0.9,
+					   .geomean_rows = 2,
+					   .paired_delta_ns = 400000, /* gemm +500 us, relu -100 us */
+					   .onesided_new_ns = 100000, /* newk */
 					   .matched = 2,
 					   .regressed = 1,
 					   .improved = 1,
@@ -125,14 +128,19 @@ static void header_lines_tell_inputs_totals_and_rows(void **state)
 	struct kp_doc doc;
 	diff_render_doc(&d, &o, &doc);
 	assert_string_equal(doc.command, "diff");
-	assert_string_equal(doc.summary, "GPU time 2.000 ms -> 2.500 ms (+25.0%, 1.250x)");
+	assert_string_equal(doc.summary, "GPU time 2.000 ms -> 2.500 ms: +500.000 us (+25.0%, 1.250x) "
+					 "= paired +400.000 us + new 100.000 us - gone 0 ns");
 	assert_string_equal(ftext(&doc, "[0] base"), "base.json  (2.000 ms)");
 	assert_string_equal(ftext(&doc, "[1] new"), " new.json   (2.500 ms)");
 	assert_string_equal(ftext(&doc, "compare"),
 			    "normalized kernel names, totals (--no-per-step)");
 	assert_string_equal(ftext(&doc, "rows"),
-			    "kernels: 2 matched (1 regressed, 1 improved, 0 unchanged within 2%), 1 new, "
-			    "0 gone; geomean speedup 0.900x");
+			    "kernels: 2 paired (1 regressed, 1 improved, 0 unchanged within 2%), 1 new, "
+			    "0 gone; geomean speedup of 2 paired rows 0.900x");
+	assert_int_equal(jfact(&doc, "summary", "paired_delta_ns")->v.i, 400000);
+	assert_int_equal(jfact(&doc, "summary", "new_rows_time_ns")->v.i, 100000);
+	assert_int_equal(jfact(&doc, "summary", "gone_rows_time_ns")->v.i, 0);
+	assert_int_equal(jfact(&doc, "summary", "geomean_rows")->v.i, 2);
 	assert_null(fact(&doc, "gate")); /* no gate asked */
 	assert_null(fact(&doc, "note"));
 	assert_null(fact(&doc, "device")); /* no reports: no devices to compare */
@@ -150,14 +158,17 @@ static void header_lines_tell_inputs_totals_and_rows(void **state)
 	d.base.div = 4;
 	d.new.div = 5;
 	d.sum.base_ns = 0;
+	d.sum.delta_ns = 2500000;
+	d.sum.paired_delta_ns = 2400000;
 	d.sum.total_ratio = -1;
 	d.sum.geomean_speedup = -1;
 	d.opts.key = GROUP_OP;
 	diff_render_doc(&d, &o, &doc);
-	assert_string_equal(doc.summary, "GPU time per step 0 ns -> 2.500 ms (N/A)");
+	assert_string_equal(doc.summary, "GPU time per step 0 ns -> 2.500 ms: +2.500 ms (N/A) = "
+					 "paired +2.400 ms + new 100.000 us - gone 0 ns");
 	assert_string_equal(ftext(&doc, "compare"),
 			    "op names, per step (--steps): base / 4, new / 5");
-	assert_non_null(strstr(ftext(&doc, "rows"), "ops: 2 matched"));
+	assert_non_null(strstr(ftext(&doc, "rows"), "ops: 2 paired"));
 	assert_non_null(strstr(ftext(&doc, "rows"), "geomean speedup N/A"));
 	assert_string_equal(rows_of(&doc)->cols[rows_of(&doc)->ncols - 1].title, "Op");
 	report_free(&doc);
@@ -222,7 +233,7 @@ static void the_gate_is_a_verdict_with_its_crossings(void **state)
 	diff_render_doc(&d, &o, &doc);
 	assert_string_equal(ftext(&doc, "gate"),
 			    "--fail-above 5% and 1 per-key limit, --min-delta 5.000 us, "
-			    "no noise test (--noise-k 0): tripped by the total and 2 rows");
+			    "no noise test (--noise-k 0): tripped by the total, 1 paired row and 1 new row");
 	assert_int_equal(fact(&doc, "gate")->tone, TONE_BAD);
 	assert_int_equal(jfact(&doc, "gate", "tripped")->v.i, 1);
 	assert_int_equal(jfact(&doc, "crossed", "key")->v.type, VAL_NULL); /* the total */

@@ -774,6 +774,52 @@ static void run_passes_an_unchanged_recording_and_trips_on_an_fp32_layer(void **
 	devdb_free(&db);
 }
 
+/*
+ * The total's change is the paired rows' deltas + new rows' time - gone rows' time, to the ns;
+ * the geomean covers the paired rows with time on both sides; a paired row with no base time
+ * trips the gate as a paired row (counted where the rows line counts it), not as a new one.
+ */
+static void summary_splits_the_total_into_paired_new_and_gone(void **state)
+{
+	(void)state;
+	struct kp_row b[] = { row("a", 1000, 1), row("b", 2000, 1), row("gone", 700, 1),
+			      row("zero", 0, 1) };
+	struct kp_row n[] = { row("a", 800, 1), row("b", 2500, 1), row("new", 9000, 1),
+			      row("zero", 40000, 1) };
+	struct kp_diff_opts o = kopts(GROUP_KERNEL);
+	struct kp_diff d;
+	diff_join(&d, b, 4, n, 4, &o, NULL, NULL);
+	/* a: -200, b: +500, zero: +40000 (paired); new +9000; gone 700 */
+	assert_int_equal(d.sum.paired_delta_ns, -200 + 500 + 40000);
+	assert_int_equal(d.sum.onesided_new_ns, 9000);
+	assert_int_equal(d.sum.onesided_base_ns, 700);
+	assert_int_equal(d.sum.delta_ns, (800 + 2500 + 9000 + 40000) - (1000 + 2000 + 700));
+	assert_int_equal(d.sum.delta_ns,
+			 d.sum.paired_delta_ns + d.sum.onesided_new_ns - d.sum.onesided_base_ns);
+	assert_int_equal(d.sum.matched, 3);
+	assert_int_equal(d.sum.geomean_rows, 2); /* "zero" has no base time: no ratio */
+	assert_true(fabs(d.sum.geomean_speedup - sqrt((1000.0 / 800) * (2000.0 / 2500))) < 1e-12);
+	struct kp_gate_opts g = gopts(5, 0, 0);
+	struct kp_gate_hit h[8];
+	size_t k = diff_gate(&d, &g, h, 8);
+	int zero_paired = 0, new_new = 0;
+	for (size_t i = 0; i < k; i++) {
+		if (h[i].key && !strcmp(h[i].key, "zero"))
+			zero_paired = h[i].status == DIFF_CHANGED && isnan(h[i].change_pct);
+		if (h[i].key && !strcmp(h[i].key, "new"))
+			new_new = h[i].status == DIFF_NEW;
+	}
+	assert_true(zero_paired);
+	assert_true(new_new);
+	char msg[512];
+	for (size_t i = 0; i < k; i++)
+		if (h[i].key && !strcmp(h[i].key, "zero")) {
+			diff_gate_message(&h[i], &g, msg, sizeof(msg));
+			assert_string_equal(msg, "'zero' 0 ns -> 40.000 us: +40.000 us, floor 0 ns, noise N/A");
+		}
+	diff_free(&d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -796,6 +842,7 @@ int main(void)
 		cmocka_unit_test(folding_keeps_the_delta_sum_in_the_others_row),
 		cmocka_unit_test(rates_of_merged_rows_follow_analyze),
 		cmocka_unit_test(renderers_write_null_for_a_missing_side),
+		cmocka_unit_test(summary_splits_the_total_into_paired_new_and_gone),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

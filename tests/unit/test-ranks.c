@@ -338,6 +338,52 @@ static void collectives_match_by_order_and_warn_on_what_differs(void **state)
 	ranks_free(&rs);
 }
 
+/* ranks {ids} of world size @ws compared; the "missing ranks" warning's text, or NULL */
+static const char *missing_of(struct kp_ranks *rs, const int64_t *ids, size_t n, int64_t ws,
+			      int one_rank)
+{
+	memset(rs, 0, sizeof(*rs));
+	rs->r = calloc(n, sizeof(*rs->r));
+	rs->n = n;
+	for (size_t i = 0; i < n; i++) {
+		hand_rank(&rs->r[i], ids[i], NULL, 0);
+		rs->r[i].world_size = ws;
+	}
+	rs->one_rank = one_rank;
+	ranks_compare(rs, -1);
+	for (int k = 0; k < rs->warn.nkinds; k++)
+		if (!strcmp(rs->warn.k[k].kind, "missing ranks"))
+			return rs->warn.k[k].shown[0];
+	return NULL;
+}
+
+/*
+ * A set short of its world size names the ranks it lacks, as ranges; one rank's own summary
+ * (analyze --ranks of one trace, for merge) is not a partial set and says nothing.
+ */
+static void missing_ranks_are_named_except_in_one_ranks_summary(void **state)
+{
+	(void)state;
+	struct kp_ranks rs;
+	static const int64_t ids[] = { 0, 4, 5, 9 };
+	assert_string_equal(missing_of(&rs, ids, 4, 12, 0),
+			    "warning: 4 of 12 ranks given, missing: 1-3, 6-8, 10-11");
+	ranks_free(&rs);
+	static const int64_t one[] = { 1 };
+	assert_null(missing_of(&rs, one, 1, 2, 1));
+	ranks_free(&rs);
+	/* merge of that one summary: a set of one, rank 0 missing */
+	assert_string_equal(missing_of(&rs, one, 1, 2, 0), "warning: 1 of 2 ranks given, missing: 0");
+	ranks_free(&rs);
+	/* one_rank only excuses a single trace */
+	assert_string_equal(missing_of(&rs, ids, 2, 3, 1), "warning: 2 of 3 ranks given, missing: 1-2");
+	ranks_free(&rs);
+	static const int64_t far[] = { 0 };
+	const char *m = missing_of(&rs, far, 1, 100000, 0);
+	assert_string_equal(m, "warning: 1 of 100000 ranks given, missing: 1-99999");
+	ranks_free(&rs);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -364,6 +410,7 @@ int main(void)
 		cmocka_unit_test(bus_factors_follow_nccl_tests),
 		cmocka_unit_test(collectives_match_by_order_and_warn_on_what_differs),
 		cmocka_unit_test(directories_expand_to_their_traces_in_name_order),
+		cmocka_unit_test(missing_ranks_are_named_except_in_one_ranks_summary),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
