@@ -59,7 +59,7 @@ def main():
         if by is not None:
             s[2] = (s[2] or 0) + by
         t0 = Decimal(e["ts"]) * 1000
-        evs.append((t0, t0 + Decimal(e["dur"]) * 1000, fl, by, a, e["name"]))
+        evs.append((t0, t0 + Decimal(e.get("dur", 0)) * 1000, fl, by, a, e["name"]))
 
     # per kernel name against analyze's rows
     exact = 0
