@@ -961,14 +961,22 @@ static void add_totals(struct run *R, const struct kp_gpu *g, struct op_info *in
 		add_known(&R->tot_bytes, (int64_t)llround(s->b));
 }
 
-/* The peaks the row's FLOPs and bytes are held against: each event against its own. */
+/*
+ * The peaks the row's FLOPs and bytes are held against: each event against its own (also
+ * into @ev, the event's cost for kprof augment, when asked for).
+ */
 static void add_peaks(struct run *R, const struct kp_gpu *g, struct kp_row *row,
-		      const struct op_info *info, double clk, const struct share *s)
+		      const struct op_info *info, double clk, const struct share *s,
+		      struct kp_event_cost *ev)
 {
 	struct kp_report *r = R->r;
 	if (s->f >= 0 && r->dev) {
 		enum kp_prec p = info && info->cost.prec != PREC_NONE ? info->cost.prec : PREC_NONE;
 		double pk = p != PREC_NONE ? devdb_peak_flops(r->dev, p, clk) : 0;
+		if (ev && pk > 0) {
+			ev->peak_flops = pk;
+			ev->prec = dtype_prec_name(p);
+		}
 		if (pk > 0) {
 			row->peak_flop_ns += pk * (double)g->dur_ns;
 			row->flops_time_ns += g->dur_ns;
@@ -980,6 +988,8 @@ static void add_peaks(struct run *R, const struct kp_gpu *g, struct kp_row *row,
 	if (s->b >= 0 && r->dev) {
 		/* each event against the peak of the path it crossed */
 		double bw = devdb_path_bw(r->dev, (enum kp_mempath)path);
+		if (ev)
+			ev->peak_bw = bw;
 		if (bw > 0) {
 			row->peak_bw_ns += bw * (double)g->dur_ns;
 			row->bytes_time_ns += g->dur_ns;
@@ -1005,7 +1015,11 @@ static void attribute(struct run *R, size_t i, struct kp_row *row, int32_t slot,
 	}
 	add_row_figures(row, slot, info, trace_gpux(R->t, g), &s);
 	add_totals(R, g, info, &s);
-	add_peaks(R, g, row, info, clk, &s);
+	/* kprof augment: the event's own figures, the ones its kernel row sums (llround) */
+	struct kp_event_cost *ev = R->o->events ? &R->o->events[i] : NULL;
+	if (ev)
+		*ev = (struct kp_event_cost){ .flops = s.f, .bytes = s.b };
+	add_peaks(R, g, row, info, clk, &s, ev);
 }
 
 /* One GPU event: totals, its row (grouping), time and calls, FLOPs/bytes, coverage. */

@@ -1,29 +1,42 @@
 /*
- * augment.c — copy a trace byte for byte, inserting kprof's per-event numbers into the
- * args of attributed GPU events (found again by the byte offsets of the first pass) and
- * counter tracks after the last GPU event.  Streaming: one buffer of input at a time.
+ * augment.c — copy a trace byte for byte, inserting kprof's per-event numbers into the args
+ * of attributed GPU events (found by the first pass's byte offsets) and counter tracks; a
+ * truncated trace closed after its last complete event; written to a temp file, renamed.
  */
 #include "kprof/augment.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "kprof/input.h"
 #include "kprof/jsonw.h"
 
-/* the output: a plain file or gzip */
+/*
+ * The output: a plain file or gzip, written under a temporary name beside it (@tmp, NULL
+ * when the output is not a regular file: /dev/null, a pipe) and renamed at the end.  Bytes
+ * go to @held until the input reaches a point where the document could be closed.
+ */
 struct sink {
 	FILE *fp;
 	gzFile gz;
 	int err;
+	char *target; /* the file renamed over, malloc'ed */
+	char *tmp;    /* malloc'ed, NULL: writing @target itself */
+	char *held;
+	size_t nheld, capheld;
+	size_t safe; /* held bytes before the last place the document could close */
 };
 
-static void put(struct sink *s, const void *p, size_t n)
+static void write_out(struct sink *s, const void *p, size_t n)
 {
 	if (!n || s->err)
 		return;
@@ -31,6 +44,28 @@ static void put(struct sink *s, const void *p, size_t n)
 		s->err = gzwrite(s->gz, p, (unsigned)n) != (int)n;
 	else
 		s->err = fwrite(p, 1, n, s->fp) != n;
+}
+
+static void put(struct sink *s, const void *p, size_t n)
+{
+	if (!n || s->err)
+		return;
+	if (s->nheld + n > s->capheld) {
+		s->capheld = (s->nheld + n) * 2;
+		s->held = xrealloc(s->held, s->capheld);
+	}
+	memcpy(s->held + s->nheld, p, n);
+	s->nheld += n;
+}
+
+/* The bytes held so far may go out (in writes of 64 KiB or more); with @all, now. */
+static void release(struct sink *s, int all)
+{
+	if (all || s->nheld >= 1 << 16) {
+		write_out(s, s->held, s->nheld);
+		s->nheld = 0;
+	}
+	s->safe = s->nheld;
 }
 
 /* one insertion: before the args' closing brace of the event at @off */
@@ -196,30 +231,75 @@ static struct job *plan_jobs(const struct kp_trace *t, size_t *nj)
 	return jobs;
 }
 
-/* @path for writing, gzip'ed when it ends in ".gz"; -1 with @d (KP_ENV) on failure */
+/* The file to open for @path: the one a symbolic link names (malloc'ed). */
+static char *sink_target(const char *path)
+{
+	struct stat st;
+	char *real = NULL;
+	if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
+		real = realpath(path, NULL);
+	return real ? real : xstrdup(path);
+}
+
+/*
+ * @path for writing, gzip'ed when it ends in ".gz": a new file beside it ("PATH.kprof-PID-N",
+ * renamed by sink_close()), or @path itself when it exists and is not a regular file;
+ * -1 with @d (KP_ENV) on failure.
+ */
 static int sink_open(struct sink *s, const char *path, struct kp_diag *d)
 {
 	size_t plen = strlen(path);
+	struct stat st;
+	int fd = -1;
 	memset(s, 0, sizeof(*s));
-	if (plen > 3 && !strcmp(path + plen - 3, ".gz"))
-		s->gz = gzopen(path, "wb6");
-	else
-		s->fp = fopen(path, "wb");
+	s->target = sink_target(path);
+	if (stat(s->target, &st) == 0 && !S_ISREG(st.st_mode)) {
+		fd = open(s->target, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	} else {
+		s->tmp = xmalloc(strlen(s->target) + 40);
+		for (int n = 0; n < 100 && fd < 0; n++) {
+			sprintf(s->tmp, "%s.kprof-%ld-%d", s->target, (long)getpid(), n);
+			fd = open(s->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+			if (fd < 0 && errno != EEXIST)
+				break;
+		}
+	}
+	if (fd >= 0 && plen > 3 && !strcmp(path + plen - 3, ".gz"))
+		s->gz = gzdopen(fd, "wb6");
+	else if (fd >= 0)
+		s->fp = fdopen(fd, "wb");
 	if (s->gz || s->fp)
 		return 0;
+	int err = errno;
+	if (fd >= 0)
+		close(fd);
+	if (fd >= 0 && s->tmp)
+		unlink(s->tmp);
+	free(s->tmp);
+	free(s->target);
 	d->status = KP_ENV;
-	snprintf(d->msg, sizeof(d->msg), "error: cannot write '%s': %s", path, strerror(errno));
+	snprintf(d->msg, sizeof(d->msg), "error: cannot write '%s': %s", path, strerror(err));
 	return -1;
 }
 
-/* nonzero when a write or the close failed */
-static int sink_close(struct sink *s)
+/*
+ * Close the file; with @keep, the temporary file becomes the output, else it is removed.
+ * Nonzero when a write, the close or the rename failed.
+ */
+static int sink_close(struct sink *s, int keep)
 {
 	int werr = s->err;
 	if (s->gz)
 		werr |= gzclose(s->gz) != Z_OK;
 	else
 		werr |= fclose(s->fp) != 0;
+	if (s->tmp && keep && !werr)
+		werr |= rename(s->tmp, s->target) != 0;
+	if (s->tmp && (!keep || werr))
+		unlink(s->tmp);
+	free(s->tmp);
+	free(s->target);
+	free(s->held);
 	return werr;
 }
 
@@ -266,6 +346,57 @@ static void scan_open(struct scan *sc, char c)
 	}
 }
 
+/*
+ * The whole document's nesting, for the last place it could be closed: after a complete
+ * value directly inside the top-level container (a member, or an event of a bare array) or
+ * inside an array one level below (an event of traceEvents), i.e. before a ',' or after a
+ * '}' or ']' there.  Never inside an event: one cut short is left out whole.
+ */
+struct doc {
+	int in_str, esc;
+	int64_t depth;
+	char open[2];    /* the containers at depth 1 and 2: '{' or '[' */
+	char closers[3]; /* what closes the document at the last cut, "" none yet */
+	int64_t cut;     /* input offset of the last cut, -1 none */
+	int whole;       /* the top-level value closed */
+};
+
+enum { CUT_NONE, CUT_BEFORE, CUT_AFTER };
+
+/* Whether a value that ends at the current depth ends where the document could close. */
+static int doc_cuttable(const struct doc *dc)
+{
+	return dc->depth == 1 || (dc->depth == 2 && dc->open[1] == '[');
+}
+
+/* One input byte; where the document could be closed around it. */
+static int doc_byte(struct doc *dc, char c)
+{
+	if (dc->in_str) {
+		if (dc->esc)
+			dc->esc = 0;
+		else if (c == '\\')
+			dc->esc = 1;
+		else if (c == '"')
+			dc->in_str = 0;
+		return CUT_NONE;
+	}
+	if (c == '"') {
+		dc->in_str = 1;
+	} else if (c == '{' || c == '[') {
+		if (dc->depth < 2)
+			dc->open[dc->depth] = c;
+		dc->depth++;
+	} else if (c == '}' || c == ']') {
+		dc->depth--;
+		dc->whole |= dc->depth == 0;
+		return doc_cuttable(dc) ? CUT_AFTER : CUT_NONE;
+	} else if (c == ',') {
+		return doc_cuttable(dc) ? CUT_BEFORE : CUT_NONE;
+	}
+	return CUT_NONE;
+}
+
 /* the second pass: the input copied to the sink, job by job */
 struct pass {
 	const struct kp_trace *t;
@@ -274,8 +405,22 @@ struct pass {
 	const struct job *jobs;
 	size_t nj, j; /* jobs, the next one */
 	struct scan sc;
+	struct doc dc;
 	size_t from; /* bytes of the read buffer not yet written */
 };
+
+/* The document could end before buf[k] (input offset @pos): what is held goes out. */
+static void cut_here(struct pass *p, const char *buf, size_t k, int64_t pos)
+{
+	struct doc *dc = &p->dc;
+	put(&p->s, buf + p->from, k - p->from);
+	p->from = k;
+	release(&p->s, 0);
+	dc->cut = pos;
+	for (int64_t i = 0; i < dc->depth; i++)
+		dc->closers[i] = dc->open[dc->depth - 1 - i] == '{' ? '}' : ']';
+	dc->closers[dc->depth] = '\0';
+}
 
 /* Before the args' closing brace at buf[k]: the members of the current job. */
 static void end_args(struct pass *p, const char *buf, size_t k)
@@ -321,58 +466,112 @@ static void end_event(struct pass *p, const char *buf, size_t k, int64_t pos)
 		;
 }
 
+/* Byte buf[k] at file offset @pos for the jobs; -1 with @d when an event is not where it was. */
+static int job_byte(struct pass *p, const char *buf, size_t k, int64_t pos, const char *name,
+		    struct kp_diag *d)
+{
+	struct scan *sc = &p->sc;
+	char c = buf[k];
+	if (!sc->on) {
+		if (p->j >= p->nj || pos != p->jobs[p->j].off)
+			return 0;
+		if (c != '{') {
+			d->status = KP_BADINPUT;
+			snprintf(d->msg, sizeof(d->msg),
+				 "%s: error: the event at byte %" PRId64
+				 " is not where the first pass found it (did the file change?)",
+				 name, pos);
+			return -1;
+		}
+		*sc = (struct scan){ .on = 1 };
+		/* fall through: the '{' opens depth 1 below */
+	}
+	if (sc->in_str) {
+		scan_str(sc, c);
+		return 0;
+	}
+	if (c == ' ' || c == '\t' || c == '\n' || c == '\r')
+		return 0;
+	if (sc->args_depth && sc->depth >= sc->args_depth &&
+	    !(c == '}' && sc->depth == sc->args_depth))
+		sc->args_nonempty = 1;
+	if (c != '}' && c != ']') {
+		scan_open(sc, c);
+		return 0;
+	}
+	if (c == '}' && sc->args_depth && sc->depth == sc->args_depth && p->jobs[p->j].args) {
+		end_args(p, buf, k);
+	} else if (c == '}' && sc->depth == 1) {
+		end_event(p, buf, k, pos);
+		return 0;
+	}
+	sc->depth--;
+	return 0;
+}
+
 /* The bytes buf[0..n) at file offset *pos; -1 with @d when an event is not where it was. */
 static int copy_block(struct pass *p, const char *buf, size_t n, int64_t *pos, const char *name,
 		      struct kp_diag *d)
 {
-	struct scan *sc = &p->sc;
 	p->from = 0;
 	for (size_t k = 0; k < n; k++, (*pos)++) {
-		char c = buf[k];
-		if (!sc->on) {
-			if (p->j >= p->nj || *pos != p->jobs[p->j].off)
-				continue;
-			if (c != '{') {
-				d->status = KP_BADINPUT;
-				snprintf(d->msg, sizeof(d->msg),
-					 "%s: error: the event at byte %" PRId64
-					 " is not where the first pass found it (did the file change?)",
-					 name, *pos);
-				return -1;
-			}
-			*sc = (struct scan){ .on = 1 };
-			/* fall through: the '{' opens depth 1 below */
+		if (p->dc.in_str && !p->dc.esc && !p->sc.on) {
+			/* string bytes outside the events of jobs: to the quote or backslash */
+			size_t e = k;
+			while (e < n && buf[e] != '"' && buf[e] != '\\')
+				e++;
+			*pos += (int64_t)(e - k);
+			k = e;
+			if (k == n)
+				break;
 		}
-		if (sc->in_str) {
-			scan_str(sc, c);
-			continue;
-		}
-		if (c == ' ' || c == '\t' || c == '\n' || c == '\r')
-			continue;
-		if (sc->args_depth && sc->depth >= sc->args_depth &&
-		    !(c == '}' && sc->depth == sc->args_depth))
-			sc->args_nonempty = 1;
-		if (c != '}' && c != ']') {
-			scan_open(sc, c);
-			continue;
-		}
-		if (c == '}' && sc->args_depth && sc->depth == sc->args_depth &&
-		    p->jobs[p->j].args) {
-			end_args(p, buf, k);
-		} else if (c == '}' && sc->depth == 1) {
-			end_event(p, buf, k, *pos);
-			continue;
-		}
-		sc->depth--;
+		int cut = doc_byte(&p->dc, buf[k]);
+		if (cut == CUT_BEFORE)
+			cut_here(p, buf, k, *pos);
+		if (job_byte(p, buf, k, *pos, name, d) < 0)
+			return -1;
+		if (cut == CUT_AFTER)
+			cut_here(p, buf, k + 1, *pos + 1);
 	}
 	put(&p->s, buf + p->from, n - p->from);
 	return 0;
 }
 
-int augment_write(const struct kp_trace *t, const struct kp_event_cost *ev, const char *in_path,
-		  const char *out_path, struct kp_diag *d)
+/*
+ * The end of the input: what is held goes out when the document closed; when it did not (a
+ * truncated trace, @t->truncated), the output ends at the last cut with the closers of what
+ * was open there and *@cut is its input offset.  -1 with @d when neither applies.
+ */
+static int finish(struct pass *p, const char *name, int64_t *cut, struct kp_diag *d)
 {
-	struct pass p = { .t = t, .ev = ev };
+	struct doc *dc = &p->dc;
+	if (dc->whole) {
+		release(&p->s, 1);
+		return 0;
+	}
+	if (!p->t->truncated || dc->cut < 0) {
+		d->status = KP_BADINPUT;
+		snprintf(d->msg, sizeof(d->msg),
+			 "%s: error: the input ended %s (did the file change?)", name,
+			 p->t->truncated ? "before any complete value" : "early");
+		return -1;
+	}
+	p->s.nheld = p->s.safe;
+	put(&p->s, "\n", 1);
+	put(&p->s, dc->closers, strlen(dc->closers));
+	put(&p->s, "\n", 1);
+	release(&p->s, 1);
+	if (cut)
+		*cut = dc->cut;
+	return 0;
+}
+
+int augment_write(const struct kp_trace *t, const struct kp_event_cost *ev, const char *in_path,
+		  const char *out_path, int64_t *cut, struct kp_diag *d)
+{
+	struct pass p = { .t = t, .ev = ev, .dc = { .cut = -1 } };
+	if (cut)
+		*cut = -1;
 	struct job *jobs = plan_jobs(t, &p.nj);
 	p.jobs = jobs;
 	struct kp_input in;
@@ -407,13 +606,17 @@ int augment_write(const struct kp_trace *t, const struct kp_event_cost *ev, cons
 			 in.name);
 		rc = -1;
 	}
+	if (!rc)
+		rc = finish(&p, in.name, cut, d);
 	free(buf);
 	free(jobs);
 	input_close(&in);
-	if (sink_close(&p.s) && !rc) {
+	if (sink_close(&p.s, !rc) && !rc) {
 		d->status = KP_ENV;
 		snprintf(d->msg, sizeof(d->msg), "error: cannot write '%s': write error", out_path);
 		rc = -1;
 	}
+	if (rc && cut)
+		*cut = -1;
 	return rc;
 }

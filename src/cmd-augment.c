@@ -97,9 +97,16 @@ static int write_costs(const struct augment_args *a, struct kp_trace *t, struct 
 	struct kp_report r;
 	analyze_run(t, &ao, &r);
 	int status = KP_OK;
-	if (augment_write(t, ev, a->in_path, a->out_path, d) < 0) {
+	int64_t cut = -1;
+	if (augment_write(t, ev, a->in_path, a->out_path, &cut, d) < 0) {
 		fprintf(stderr, "kprof: %s\n", d->msg);
 		status = d->status;
+	} else if (cut >= 0) {
+		diag_warn_add(&r.warn, "truncated outputs", a->out_path,
+			      "the trace is truncated: the output holds the input up to byte %lld "
+			      "(its last complete event or member) and closes the arrays and objects "
+			      "open there",
+			      (long long)cut);
 	}
 	diag_warn_print(&t->warn, WARN_SUMMARY, NULL, stderr);
 	diag_warn_print(&r.warn, WARN_SUMMARY, NULL, stderr);

@@ -22,9 +22,13 @@
  * "kprof bound" (null when unknown); an event without args gains an "args" object (one whose
  * "args" is not an object is left alone).  After
  * the GPU event that comes last in the file, counter events (ph "C") "kprof TFLOP/s" and
- * "kprof GB/s" follow.  Nothing else changes.  Returns 0, or -1 with @d.
+ * "kprof GB/s" follow.  Nothing else changes.  A truncated input (@t->truncated) ends
+ * after its last complete event or top-level member, with the arrays and objects open
+ * there closed; *@cut (may be NULL) is that input offset, -1 for a whole input.  The output
+ * is written to a temporary file beside it and renamed at the end: a failed call leaves no
+ * file (an existing one unchanged).  Returns 0, or -1 with @d.
  */
 int augment_write(const struct kp_trace *t, const struct kp_event_cost *ev, const char *in_path,
-		  const char *out_path, struct kp_diag *d);
+		  const char *out_path, int64_t *cut, struct kp_diag *d);
 
 #endif /* KPROF_AUGMENT_H */

@@ -159,6 +159,50 @@ static void rows_weigh_each_event_against_its_own_peak(void **state)
 	trace_free(&t);
 }
 
+/*
+ * opts.events (kprof augment): each GPU event's own figures and peaks, the ones its kernel
+ * row sums: the GEMM all of the op's 2^31 FLOPs and 3 x 2 MiB, the split-K reduction
+ * none, the unlinked memcpy its 4096 bytes against the host link.
+ */
+static void events_get_the_figures_their_kernel_rows_sum(void **state)
+{
+	(void)state;
+	struct kp_trace t;
+	struct kp_report r;
+	struct kp_diag d = { 0 };
+	struct kp_load_opts lo = { 0 };
+	assert_int_equal(trace_load(&t, path, &lo, &d), 0);
+	link_trace(&t);
+	assert_int_equal(t.ngpu, 3);
+	struct kp_event_cost ev[3];
+	memset(ev, 0, sizeof(ev));
+	struct kp_analyze_opts o = { .group = GROUP_KERNEL, .db = &db, .events = ev };
+	assert_int_equal(analyze_run(&t, &o, &r), 0);
+	double pk = devdb_peak_flops(r.dev, PREC_BF16, 0);
+	double host = devdb_path_bw(r.dev, MEMPATH_HOST), bw = devdb_path_bw(r.dev, MEMPATH_DRAM);
+	int seen = 0;
+	for (size_t i = 0; i < t.ngpu; i++) {
+		const char *name = t.gpu[i].name;
+		if (!strcmp(name, "void gemm_main<float>(int, char*)")) {
+			assert_true(ev[i].flops == (double)(1LL << 31));
+			assert_true(ev[i].bytes == 3.0 * 1024 * 1024 * 2);
+			assert_true(ev[i].peak_flops == pk && ev[i].peak_bw == bw);
+			assert_string_equal(ev[i].prec, "bf16");
+			seen |= 1;
+		} else if (!strcmp(name, "splitk_reduce")) {
+			assert_true(ev[i].flops == -1 && ev[i].bytes == -1);
+			seen |= 2;
+		} else {
+			assert_true(ev[i].flops == -1 && ev[i].bytes == 4096);
+			assert_true(ev[i].peak_bw == host);
+			seen |= 4;
+		}
+	}
+	assert_int_equal(seen, 7);
+	analyze_free(&r);
+	trace_free(&t);
+}
+
 static void top_folds_the_rest_into_an_others_row_summing_to_100(void **state)
 {
 	(void)state;
@@ -420,6 +464,7 @@ int main(void)
 		cmocka_unit_test(op_rows_carry_op_flops_over_the_sum_of_kernel_time),
 		cmocka_unit_test(kernel_rows_give_op_flops_to_math_kernels_only),
 		cmocka_unit_test(rows_weigh_each_event_against_its_own_peak),
+		cmocka_unit_test(events_get_the_figures_their_kernel_rows_sum),
 		cmocka_unit_test(top_folds_the_rest_into_an_others_row_summing_to_100),
 		cmocka_unit_test(min_pct_folds_small_rows),
 		cmocka_unit_test(sort_keys_are_checked_and_directions_apply),
