@@ -33,6 +33,7 @@ struct op_info {
 	int64_t move_ns;   /* ... of its data-movement kernels */
 	int32_t row_added; /* row that holds its FLOPs/bytes, -1 */
 	int32_t row_seen;  /* row that counted this op call, -1 */
+	int64_t call_at;   /* its call's entry in that row's durs */
 	uint8_t evaluated;
 	uint8_t tf32;        /* a kernel of the op runs TF32 */
 	uint8_t causal;      /* is_causal its kernels' names say: enum kp_causal_hint, 3 both */
@@ -475,7 +476,7 @@ struct run {
 	struct kp_report *r;
 	struct kp_strtab st; /* shapes and op-shape keys, in r->arena */
 	int32_t *gannot;     /* GROUP_ANNOT: innermost annotation per GPU event, -1 none */
-	uint8_t *aseen;      /* GROUP_ANNOT: annotation span already counted as a call */
+	int64_t *acall;      /* GROUP_ANNOT: annotation span's call in its row's durs, -1 none */
 	int32_t *oidx;       /* op index -> oi index, -1 for ops without GPU work */
 	struct op_info *oi;
 	struct op_shape *osh;   /* GROUP_OP_SHAPE: one per oi */
@@ -485,6 +486,7 @@ struct run {
 	size_t caprows;
 	int64_t tot_flops, tot_bytes;
 	int64_t t_first, t_last; /* span over every kept event */
+	int64_t g_first, g_last; /* GPU span: GPU events with a duration */
 	double clk_ns;           /* sum of SM clock x kernel time, for the average clock */
 	int64_t clk_w;
 	int32_t *iv; /* GPU events counted, for busy time (indexes: 4 bytes, not 16) */
@@ -596,6 +598,11 @@ static void count_totals(struct run *R, const struct kp_gpu *g, struct op_info *
 		R->t_first = g->ts_ns;
 	if (g->ts_ns + g->dur_ns > R->t_last)
 		R->t_last = g->ts_ns + g->dur_ns;
+	/* the GPU span is breakdown.c's window: events with a duration */
+	if (g->dur_ns > 0 && g->ts_ns < R->g_first)
+		R->g_first = g->ts_ns;
+	if (g->dur_ns > 0 && g->ts_ns + g->dur_ns > R->g_last)
+		R->g_last = g->ts_ns + g->dur_ns;
 	R->iv[R->niv++] = (int32_t)(g - R->t->gpu);
 	r->tot.gpu_time_ns += g->dur_ns;
 	if (g->kind == GPU_KERNEL)
@@ -766,7 +773,6 @@ static int32_t row_of(struct run *R, const void *key, const char *name, struct o
 	nr->prec = info && info->cost.prec != PREC_NONE ? dtype_prec_name(info->cost.prec) : NULL;
 	nr->flops = nr->bytes = -1;
 	nr->mflops = nr->mbytes = -1;
-	nr->min_ns = INT64_MAX;
 	if (o->step_series && R->t->nsteps && R->t->nsteps <= KP_STEP_SERIES_MAX)
 		nr->step_ns = arena_zalloc(&r->arena, R->t->nsteps * sizeof(*nr->step_ns));
 	if (!op)
@@ -775,7 +781,35 @@ static int32_t row_of(struct run *R, const void *key, const char *name, struct o
 	return (int32_t)*slot;
 }
 
-/* Time, per-step time, min/max/durations and calls of GPU event @i in its row. */
+/*
+ * The call of its row that GPU event @i belongs to, in *@at: an index into row->durs, or -1
+ * when the event starts a call (a kernel of a kernel row, an unlinked event, a span's or an
+ * op call's first event).  Returns where the new call's index is to be kept, NULL nowhere.
+ */
+static int64_t *call_of(struct run *R, size_t i, int32_t slot, struct op_info *info,
+			const struct kp_op *op, int64_t *at)
+{
+	*at = -1;
+	if (R->gannot) {
+		if (R->gannot[i] < 0)
+			return NULL;
+		*at = R->acall[R->gannot[i]];
+		return &R->acall[R->gannot[i]];
+	}
+	if (R->o->group == GROUP_KERNEL || !op)
+		return NULL;
+	/* an op call's work is in one row: its key is the op's (name, shapes) */
+	if (info->row_seen == slot)
+		*at = info->call_at;
+	info->row_seen = slot;
+	return &info->call_at;
+}
+
+/*
+ * Time, per-step time, calls and per-call durations of GPU event @i in its row.  A call is a
+ * kernel for kernel rows, an op instance for op rows, a span for annotations: its GPU time is
+ * the sum of its events in the row, so Avg, Med, Min and Max are all per call.
+ */
 static void add_event(struct run *R, size_t i, struct kp_row *row, int32_t slot,
 		      struct op_info *info, const struct kp_op *op)
 {
@@ -795,31 +829,23 @@ static void add_event(struct run *R, size_t i, struct kp_row *row, int32_t slot,
 	/* the step of the launch (link.c); work outside every step is in time_ns only */
 	if (row->step_ns && g->step >= 0 && (size_t)g->step < t->nsteps)
 		row->step_ns[g->step] += g->dur_ns;
-	if (g->dur_ns < row->min_ns)
-		row->min_ns = g->dur_ns;
-	if (g->dur_ns > row->max_ns)
-		row->max_ns = g->dur_ns;
+
+	int64_t at;
+	int64_t *mark = call_of(R, i, slot, info, op, &at);
+	if (at >= 0) {
+		row->durs[at] += g->dur_ns;
+		return;
+	}
 	if (row->ndurs == row->capdurs) {
 		row->capdurs = row->capdurs ? row->capdurs * 2 : 8;
 		row->durs = xrealloc(row->durs, row->capdurs * sizeof(*row->durs));
 	}
+	if (mark)
+		*mark = row->ndurs;
 	row->durs[row->ndurs++] = g->dur_ns;
-
-	/* calls: kernels for kernel rows, op instances for op rows, spans for annotations */
-	if (R->gannot) {
-		if (R->gannot[i] < 0)
-			row->calls++;
-		else if (!R->aseen[R->gannot[i]])
-			R->aseen[R->gannot[i]] = 1, row->calls++;
-	} else if (R->o->group == GROUP_KERNEL || !op)
-		row->calls++;
-	else if (info->row_seen != slot) {
-		info->row_seen = slot;
-		row->calls++;
-	}
+	row->calls++;
 }
 
-/* The SM clock of a kernel (MHz, 0 unknown), summed for the header's average. */
 static double event_clock(struct run *R, const struct kp_gpu *g)
 {
 	double clk = 0;
@@ -1106,7 +1132,10 @@ static size_t span_parts(const struct kp_trace *t, struct span *sp)
 	return np;
 }
 
-/* Span over every kept event (GPU work, ops, launches); busy time as the union of GPU intervals. */
+/*
+ * The trace span over every kept event (GPU work, ops, launches), the GPU span over GPU work;
+ * busy time as the union of GPU intervals.
+ */
 static void busy_span(struct run *R)
 {
 	const struct kp_trace *t = R->t;
@@ -1118,7 +1147,8 @@ static void busy_span(struct run *R)
 		t_first = sp[k].first < t_first ? sp[k].first : t_first;
 		t_last = sp[k].last > t_last ? sp[k].last : t_last;
 	}
-	r->tot.span_ns = t_last > t_first ? t_last - t_first : 0;
+	r->tot.trace_span_ns = t_last > t_first ? t_last - t_first : 0;
+	r->tot.gpu_span_ns = R->g_last > R->g_first ? R->g_last - R->g_first : 0;
 	par_sort_i32(t->jobs, R->iv, R->niv, cmp_start, (void *)t->gpu);
 	int64_t cur_s = 0, cur_e = INT64_MIN;
 	for (size_t i = 0; i < R->niv; i++) {
@@ -1147,9 +1177,9 @@ static void derive_columns(struct kp_report *r, struct kp_row *row)
 		row->op = NULL;
 	if (row->mixed_dtype)
 		row->dtype = NULL;
-	if (row->min_ns == INT64_MAX)
-		row->min_ns = 0;
 	qsort(row->durs, row->ndurs, sizeof(*row->durs), cmp_i64);
+	row->min_ns = row->ndurs ? row->durs[0] : 0;
+	row->max_ns = row->ndurs ? row->durs[row->ndurs - 1] : 0;
 	row->med_ns = row->ndurs ? (row->ndurs % 2 ? row->durs[row->ndurs / 2]
 						   : (row->durs[row->ndurs / 2 - 1] +
 						      row->durs[row->ndurs / 2]) /
@@ -1234,12 +1264,16 @@ int analyze_run(const struct kp_trace *t, const struct kp_analyze_opts *o, struc
 			 .tot_flops = -1,
 			 .tot_bytes = -1,
 			 .t_first = INT64_MAX,
-			 .t_last = INT64_MIN };
+			 .t_last = INT64_MIN,
+			 .g_first = INT64_MAX,
+			 .g_last = INT64_MIN };
 	strtab_init(&R.st, &r->arena);
 	hmap_init(&R.sigseen, HMAP_STR);
 	setup_device(t, o, r);
 	R.gannot = o->group == GROUP_ANNOT ? gpu_annotations(t) : NULL;
-	R.aseen = R.gannot ? xcalloc(t->nannots + 1, 1) : NULL;
+	R.acall = R.gannot ? xmalloc((t->nannots + 1) * sizeof(*R.acall)) : NULL;
+	if (R.acall)
+		memset(R.acall, 0xff, (t->nannots + 1) * sizeof(*R.acall));
 
 	op_state(&R);
 	kernel_roles(&R);
@@ -1261,7 +1295,7 @@ int analyze_run(const struct kp_trace *t, const struct kp_analyze_opts *o, struc
 	free(R.osh);
 	free(R.oidx);
 	free(R.gannot);
-	free(R.aseen);
+	free(R.acall);
 	free(R.role);
 	strtab_free(&R.st);
 	device_warnings(t, r);

@@ -17,7 +17,7 @@ static double pct(int64_t x, int64_t of)
 void bdreport_json(struct kp_doc *doc, const char *jkey, const struct kp_bd *x)
 {
 	report_object(doc, jkey);
-	report_fact_time(doc, NULL, "span_ns", x->span_ns);
+	report_fact_time(doc, NULL, "gpu_span_ns", x->span_ns);
 	report_fact_time(doc, NULL, "compute_ns", x->class_ns[BD_COMPUTE]);
 	report_fact_time(doc, NULL, "comm_ns", x->class_ns[BD_COMM]);
 	report_fact_time(doc, NULL, "memcpy_ns", x->class_ns[BD_MEMCPY]);
@@ -44,7 +44,7 @@ enum bd_col {
 /* clang-format on */
 
 static const struct kp_col bd_cols[BC_N] = {
-	[BC_SPAN] = { "Span", "span_ns", COL_BOTH, 0 },
+	[BC_SPAN] = { "GPU span", "gpu_span_ns", COL_BOTH, 0 },
 	[BC_COMPUTE] = { "Compute", "compute_ns", COL_BOTH, 0 },
 	[BC_COMM] = { "Comm", "comm_ns", COL_BOTH, 0 },
 	[BC_MEMCPY] = { "Memcpy", "memcpy_ns", COL_BOTH, 0 },
@@ -92,13 +92,13 @@ static struct kp_cell *bd_row(struct kp_doc *doc, struct kp_table *tb, const str
 	return c;
 }
 
-/* "split": the span, each class's time and share, and idle. */
+/* "split": the GPU span, each class's time and share of it, and idle. */
 static void split_fact(struct kp_doc *doc, const struct kp_bd *x)
 {
 	char t0[32], t1[32], t2[32], t3[32], t4[32], t5[32];
 	report_fact_textf(
 		doc, "split", NULL,
-		"%s span: compute %s %.1f%%, comm %s %.1f%%, memcpy %s %.1f%%, other %s %.1f%%, idle %s %.1f%%",
+		"GPU span %s: compute %s %.1f%%, comm %s %.1f%%, memcpy %s %.1f%%, other %s %.1f%%, idle %s %.1f%%",
 		units_time(t0, sizeof(t0), x->span_ns),
 		units_time(t1, sizeof(t1), x->class_ns[BD_COMPUTE]),
 		pct(x->class_ns[BD_COMPUTE], x->span_ns),
@@ -176,8 +176,39 @@ static void stream_rows(struct kp_doc *doc, struct kp_table *tb, const struct kp
 	}
 }
 
+/*
+ * "window": where the GPU span starts when GPU events without a launch call come before the
+ * first one with a launch call (link.c); said only then, in json always.
+ */
+static void window_fact(struct kp_doc *doc, const struct kp_breakdown *b)
+{
+	const struct kp_prefix *p = &b->prefix;
+	char t0[32];
+	if (p->n && p->dropped)
+		report_fact_textf(
+			doc, "window", NULL,
+			"GPU span from the first GPU event with a launch call: %" PRId64
+			" earlier GPU %s without one (%s GPU time) left out (--drop-unlaunched-prefix)",
+			p->n, units_plural(p->n, "event", "events"),
+			units_time(t0, sizeof(t0), p->gpu_ns));
+	else if (p->n)
+		report_fact_textf(
+			doc, "window", NULL,
+			"GPU span from the first GPU event: counts %" PRId64
+			" GPU %s without a launch call before the first one with a launch call (%s GPU time); --drop-unlaunched-prefix leaves them out",
+			p->n, units_plural(p->n, "event", "events"),
+			units_time(t0, sizeof(t0), p->gpu_ns));
+	report_object(doc, "breakdown_window");
+	report_fact_text(doc, NULL, "start",
+			 p->n && p->dropped ? "first_launched_gpu_event" : "first_gpu_event");
+	report_fact_count(doc, NULL, "unlaunched_prefix_events", p->n);
+	report_fact_bool(doc, NULL, "unlaunched_prefix_dropped", p->dropped);
+	report_end(doc);
+}
+
 void bdreport_breakdown(struct kp_doc *doc, const struct kp_breakdown *b)
 {
+	window_fact(doc, b);
 	split_fact(doc, &b->all);
 	comm_fact(doc, &b->all);
 	idle_fact(doc, b);
@@ -212,7 +243,7 @@ static const struct kp_col ln_cols[LC_NCOL] = {
 	[LC_LAT_AVG] = { "Lat avg", "launch_to_start_avg_ns", COL_BOTH, 0 },
 	[LC_LAT_MAX] = { "Lat max", "launch_to_start_max_ns", COL_BOTH, 0 },
 	[LC_GPU] = { "GPU", "gpu_ns", COL_BOTH, 0 },
-	[LC_SHORT] = { "Short", "short_kernels", COL_BOTH, 0 },
+	[LC_SHORT] = { "Short", "short_kernels", COL_BOTH, 0 }, /* kernels only */
 	[LC_SHORT_T] = { "Short time", "short_ns", COL_BOTH, 0 },
 	[LC_CHEAP] = { "GPU<CPU", "gpu_under_cpu", COL_BOTH, 0 },
 	[LC_NAME] = { "Kernel", "name", COL_BOTH, 1 },
@@ -252,11 +283,11 @@ void bdreport_launches(struct kp_doc *doc, const struct kp_breakdown *b, long to
 		units_time(t2, sizeof(t2), a->lat_ns / n),
 		units_time(t3, sizeof(t3), a->lat_max_ns), b->unlaunched);
 	report_fact_textf(doc, "short", NULL,
-			  "%" PRId64 " kernels under %s (%s of GPU time %s); %" PRId64
-			  " ran shorter than their launch call",
-			  a->short_n, units_time(t0, sizeof(t0), b->short_ns),
+			  "%" PRId64 " of %" PRId64 " launched kernels under %s (%s of their %s)"
+			  "; %" PRId64 " GPU events (memcpy/memset included) ran shorter than their launch call",
+			  a->short_n, a->kernels, units_time(t0, sizeof(t0), b->short_ns),
 			  units_time(t1, sizeof(t1), a->short_ns),
-			  units_time(t4, sizeof(t4), a->gpu_ns), a->cheaper_n);
+			  units_time(t4, sizeof(t4), a->kernel_ns), a->cheaper_n);
 	report_object(doc, "launch_stats");
 	report_fact_count(doc, NULL, "launches", a->launches);
 	report_fact_time(doc, NULL, "cpu_ns", a->cpu_ns);
@@ -264,6 +295,8 @@ void bdreport_launches(struct kp_doc *doc, const struct kp_breakdown *b, long to
 	report_fact_time(doc, NULL, "launch_to_start_max_ns", a->lat_max_ns);
 	report_fact_time(doc, NULL, "gpu_ns", a->gpu_ns);
 	report_fact_time(doc, NULL, "short_threshold_ns", b->short_ns);
+	report_fact_count(doc, NULL, "kernels", a->kernels);
+	report_fact_time(doc, NULL, "kernel_ns", a->kernel_ns);
 	report_fact_count(doc, NULL, "short_kernels", a->short_n);
 	report_fact_time(doc, NULL, "short_ns", a->short_ns);
 	report_fact_count(doc, NULL, "gpu_under_cpu", a->cheaper_n);

@@ -354,9 +354,14 @@ static void launch_add(struct kp_launch_row *r, const struct kp_gpu *g, const st
 	if (lat > r->lat_max_ns)
 		r->lat_max_ns = lat;
 	r->gpu_ns += g->dur_ns;
-	if (g->dur_ns < short_ns) {
-		r->short_n++;
-		r->short_ns += g->dur_ns;
+	/* short kernels are kernels: a memset or memcpy is not one, however short */
+	if (g->kind == GPU_KERNEL) {
+		r->kernels++;
+		r->kernel_ns += g->dur_ns;
+		if (g->dur_ns < short_ns) {
+			r->short_n++;
+			r->short_ns += g->dur_ns;
+		}
 	}
 	if (g->dur_ns < L->dur_ns && L->dur_ns <= HTA_RUNTIME_CUTOFF_NS)
 		r->cheaper_n++;
@@ -545,6 +550,7 @@ int breakdown_run(const struct kp_trace *t, const struct kp_bd_opts *o, struct k
 	memset(b, 0, sizeof(*b));
 	b->launch_gap_ns = o->launch_gap_ns > 0 ? o->launch_gap_ns : BD_LAUNCH_GAP_NS;
 	b->short_ns = o->short_ns > 0 ? o->short_ns : BD_SHORT_KERNEL_NS;
+	b->prefix = t->prefix;
 	launch_stats(t, o, b);
 	struct bd_run r = { .t = t };
 	r.cls = xmalloc((t->ngpu ? t->ngpu : 1) * sizeof(*r.cls));

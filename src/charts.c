@@ -394,7 +394,10 @@ struct tl {
 	double *acc;        /* busy ns per lane, bucket and family */
 };
 
-/* The span of GPU work and its distinct streams, sorted. */
+/*
+ * The GPU span (GPU events with a duration, as the report's header and breakdown.c count it)
+ * and the distinct streams, sorted.
+ */
 static void timeline_streams(struct tl *x)
 {
 	const struct kp_trace *t = x->t;
@@ -402,10 +405,14 @@ static void timeline_streams(struct tl *x)
 	x->lk = xcalloc(t->ngpu, sizeof(*x->lk));
 	for (size_t i = 0; i < t->ngpu; i++) {
 		const struct kp_gpu *g = &t->gpu[i];
-		x->t0 = g->ts_ns < x->t0 ? g->ts_ns : x->t0;
-		x->t1 = g->ts_ns + g->dur_ns > x->t1 ? g->ts_ns + g->dur_ns : x->t1;
+		if (g->dur_ns > 0) {
+			x->t0 = g->ts_ns < x->t0 ? g->ts_ns : x->t0;
+			x->t1 = g->ts_ns + g->dur_ns > x->t1 ? g->ts_ns + g->dur_ns : x->t1;
+		}
 		x->lk[i] = (struct lanekey){ g->device, g->stream };
 	}
+	if (x->t0 == INT64_MAX) /* no event with a duration: an empty span at the first one */
+		x->t0 = x->t1 = t->gpu[0].ts_ns;
 	qsort(x->lk, t->ngpu, sizeof(*x->lk), cmp_lanekey);
 	x->nl = 0;
 	for (size_t i = 0; i < t->ngpu; i++)
@@ -536,7 +543,7 @@ static void timeline(struct kp_doc *doc, const struct kp_report *r)
 	step_marks(doc, ch, &x);
 	char b[128], b1[32];
 	snprintf(b, sizeof(b),
-		 "%zu %s, %s span in %d buckets of %s; a bucket shows its main family, its shade how busy it was",
+		 "%zu %s, %s GPU span in %d buckets of %s; a bucket shows its main family, its shade how busy it was",
 		 x.nl, units_plural((int64_t)x.nl, "stream", "streams"),
 		 units_time(b1, sizeof(b1), ch->x1), x.nb, units_time((char[32]){ 0 }, 32, x.bw));
 	ch->note = arena_strdup(&doc->arena, b);

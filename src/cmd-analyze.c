@@ -316,7 +316,7 @@ static size_t parse_chunk_env(void)
 struct analyze_args {
 	int group, format, color, name_mode, strict;
 	int stats, quiet, warn_mode;
-	int breakdown, launches, ranks;
+	int breakdown, launches, ranks, drop_prefix;
 	double idle_gap_us, short_us;
 	long top, jobs;
 	double min_pct, sm_clock;
@@ -366,6 +366,8 @@ static int parse_options(struct analyze_args *a, int argc, char **argv, int *nar
 		  &a->idle_gap_us, NULL, NULL },
 		{ "short-kernel", 0, OPT_DOUBLE, "US", "--launches: kernels shorter than US are short (default 10)",
 		  &a->short_us, NULL, NULL },
+		{ "drop-unlaunched-prefix", 0, OPT_FLAG, NULL, "leave out GPU events without a launch call that start before the first one with a launch call",
+		  &a->drop_prefix, NULL, NULL },
 		{ "ranks", 0, OPT_FLAG, NULL, "the per-rank view even for one trace (json: a summary for kprof merge)",
 		  &a->ranks, NULL, NULL },
 		{ "jobs", 'j', OPT_INT, "N", "threads: one trace is parsed on N, several traces are read N at a time (default: one per CPU)",
@@ -432,6 +434,8 @@ static int analyze_one(const struct analyze_args *a, const char *path, unsigned 
 	int status = load_one(path, a->db_path, &lo, a->warn_mode, &db, &t);
 	if (status)
 		return status;
+	if (a->drop_prefix)
+		link_drop_unlaunched_prefix(&t);
 	struct kp_analyze_opts ao = {
 		.group = a->group,
 		.device = a->device,
@@ -464,6 +468,11 @@ int cmd_analyze(int argc, char **argv)
 	int rc = parse_options(&a, argc, argv, &nargs);
 	if (rc >= 0)
 		return rc;
+	if (is_many(&a, nargs, argv[1]) && a.drop_prefix) {
+		fprintf(stderr,
+			"kprof: error: --drop-unlaunched-prefix applies to one trace, not to the per-rank view\n");
+		return KP_USAGE;
+	}
 	if (is_many(&a, nargs, argv[1]))
 		return analyze_many(argv + 1, (size_t)nargs, a.jobs, a.strict, a.warn_mode,
 				    a.db_path, a.device, a.format, a.out_path);

@@ -405,7 +405,8 @@ static void side_facts(const struct kp_diff_side *s, const char *jkey, struct kp
 	if (r) {
 		report_fact_time(doc, NULL, "gpu_time_ns", r->tot.gpu_time_ns);
 		report_fact_time(doc, NULL, "gpu_busy_ns", r->tot.gpu_busy_ns);
-		report_fact_time(doc, NULL, "span_ns", r->tot.span_ns);
+		report_fact_time(doc, NULL, "trace_span_ns", r->tot.trace_span_ns);
+		report_fact_time(doc, NULL, "gpu_span_ns", r->tot.gpu_span_ns);
 		report_fact_count(doc, NULL, "kernels", r->tot.kernels);
 		report_fact_count(doc, NULL, "memops", r->tot.memops);
 		report_fact_count(doc, NULL, "steps", r->tot.steps);

@@ -659,6 +659,66 @@ static void gpu_steps(struct kp_trace *t)
 }
 
 /*
+ * Pass 6: the GPU events without a launch call that start before the first GPU event with
+ * one: work launched before the profiler's window opened (its launches are not in the
+ * trace), counted in t->prefix.  None when no GPU event has a launch call.
+ */
+static void unlaunched_prefix(struct kp_trace *t)
+{
+	struct kp_prefix *p = &t->prefix;
+	memset(p, 0, sizeof(*p));
+	p->until_ns = INT64_MAX;
+	for (size_t i = 0; i < t->ngpu; i++)
+		if (t->gpu[i].launch >= 0 && t->gpu[i].ts_ns < p->until_ns)
+			p->until_ns = t->gpu[i].ts_ns;
+	if (p->until_ns == INT64_MAX) { /* no launch call at all: nothing marks the window */
+		p->until_ns = 0;
+		return;
+	}
+	p->start_ns = p->until_ns;
+	for (size_t i = 0; i < t->ngpu; i++) {
+		const struct kp_gpu *g = &t->gpu[i];
+		if (g->launch >= 0 || g->ts_ns >= p->until_ns)
+			continue;
+		p->n++;
+		p->gpu_ns += g->dur_ns;
+		if (g->ts_ns < p->start_ns)
+			p->start_ns = g->ts_ns;
+	}
+}
+
+void link_drop_unlaunched_prefix(struct kp_trace *t)
+{
+	const struct kp_prefix *p = &t->prefix;
+	if (!p->n || p->dropped)
+		return;
+	/* new index of each GPU event, -1 when dropped; collectives follow their kernel */
+	size_t was = t->ngpu, n = 0;
+	int32_t *to = xmalloc(was * sizeof(*to));
+	for (size_t i = 0; i < was; i++) {
+		const struct kp_gpu *g = &t->gpu[i];
+		if (g->launch < 0 && g->ts_ns < p->until_ns) {
+			to[i] = -1;
+			continue;
+		}
+		to[i] = (int32_t)n;
+		t->gpu[n++] = *g;
+	}
+	t->ngpu = n;
+	size_t nc = 0;
+	for (size_t i = 0; i < t->ncolls; i++) {
+		int32_t g = t->colls[i].gpu;
+		if (g < 0 || (size_t)g >= was || to[g] < 0)
+			continue;
+		t->colls[nc] = t->colls[i];
+		t->colls[nc++].gpu = to[g];
+	}
+	t->ncolls = nc;
+	free(to);
+	t->prefix.dropped = 1;
+}
+
+/*
  * The passes in order; each runs its independent parts (threads, ranges of GPU events,
  * sort runs) on t->jobs threads, joined before the next pass.
  */
@@ -676,4 +736,5 @@ void link_trace(struct kp_trace *t)
 	imap_free(&ext);
 	trace_free_ids(t); /* nothing after linking reads them (the maps read keys there) */
 	gpu_steps(t);
+	unlaunched_prefix(t);
 }

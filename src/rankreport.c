@@ -168,7 +168,7 @@ static void rank_json(const struct kp_ranks *rs, struct kp_doc *doc)
 		report_fact_text(doc, NULL, "backend", r->backend[0] ? r->backend : NULL);
 		report_fact_text(doc, NULL, "device", r->device[0] ? r->device : NULL);
 		report_object(doc, "totals");
-		report_fact_time(doc, NULL, "span_ns", r->bd.span_ns);
+		report_fact_time(doc, NULL, "gpu_span_ns", r->bd.span_ns);
 		report_fact_time(doc, NULL, "gpu_busy_ns", r->bd.span_ns - r->bd.idle_ns);
 		report_fact_time(doc, NULL, "gpu_time_ns", r->gpu_time_ns);
 		report_fact_count(doc, NULL, "comm_kernels", (int64_t)r->ncomms);

@@ -42,10 +42,11 @@ static const struct kp_col an_cols[AC_N] = {
 	[AC_TIME] = { "Time", "time_ns", COL_BOTH, 0 },
 	[AC_PCT] = { "Time%", "time_pct", COL_BOTH, 0 },
 	[AC_CALLS] = { "Calls", "calls", COL_BOTH, 0 },
-	[AC_AVG] = { "Avg", "avg_ns", COL_BOTH, 0 },
-	[AC_MED] = { "Med", "med_ns", COL_MACHINE, 0 }, /* --stats: both */
-	[AC_MIN] = { "Min", "min_ns", COL_MACHINE, 0 },
-	[AC_MAX] = { "Max", "max_ns", COL_MACHINE, 0 },
+	/* per call, each: a call's GPU time sums its events in the row (analyze.c, add_event) */
+	[AC_AVG] = { "Avg/call", "avg_call_ns", COL_BOTH, 0 },
+	[AC_MED] = { "Med/call", "med_call_ns", COL_MACHINE, 0 }, /* --stats: both */
+	[AC_MIN] = { "Min/call", "min_call_ns", COL_MACHINE, 0 },
+	[AC_MAX] = { "Max/call", "max_call_ns", COL_MACHINE, 0 },
 	[AC_FLOPS] = { "GFLOP", "flops", COL_MACHINE, 0 },
 	[AC_BYTES] = { "MB", "bytes", COL_MACHINE, 0 },
 	[AC_TFLOPS] = { "TFLOP/s", "flops_per_s", COL_BOTH, 0 },
@@ -277,6 +278,30 @@ static void coverage_fact(const struct kp_report *r, struct kp_doc *doc)
 	report_fact_text(doc, "model", NULL, buf);
 }
 
+/*
+ * "prefix": the GPU events without a launch call before the first one with a launch call
+ * (link.c), counted or left out (--drop-unlaunched-prefix); nothing when there are none.
+ */
+static void prefix_fact(const struct kp_trace *t, struct kp_doc *doc)
+{
+	const struct kp_prefix *p = &t->prefix;
+	char b1[64], b2[64];
+	if (!p->n)
+		return;
+	units_time(b1, sizeof(b1), p->gpu_ns);
+	units_time(b2, sizeof(b2), p->until_ns - p->start_ns);
+	if (p->dropped)
+		report_fact_textf(
+			doc, "prefix", NULL,
+			"%" PRId64 " GPU %s without a launch call before the first one with a launch call (%s GPU time over the %s before it): left out (--drop-unlaunched-prefix)",
+			p->n, units_plural(p->n, "event", "events"), b1, b2);
+	else
+		report_fact_textf(
+			doc, "prefix", NULL,
+			"%" PRId64 " GPU %s without a launch call before the first one with a launch call (%s GPU time over the %s before it): counted (--drop-unlaunched-prefix leaves them out)",
+			p->n, units_plural(p->n, "event", "events"), b1, b2);
+}
+
 /* '#' lines / markdown list: what was read, against which peaks, and the totals */
 static void human_facts(const struct kp_report *r, struct kp_doc *doc)
 {
@@ -301,14 +326,17 @@ static void human_facts(const struct kp_report *r, struct kp_doc *doc)
 		report_fact_text(
 			doc, "clock", NULL,
 			"datasheet: each peak at the clock it assumes (no clock in the trace)");
-	char busy[32] = "";
-	if (r->tot.span_ns > 0)
-		snprintf(busy, sizeof(busy), " (%.1f%%)",
-			 100.0 * r->tot.gpu_busy_ns / r->tot.span_ns);
-	report_fact_textf(doc, "span", NULL, "%s, GPU busy %s%s, GPU time %s",
-			  units_time(b1, sizeof(b1), r->tot.span_ns),
-			  units_time(b2, sizeof(b2), r->tot.gpu_busy_ns), busy,
+	/* two spans, each named; busy % is of the GPU span, as in the breakdown's split */
+	char busy[48] = "", b3[64];
+	if (r->tot.gpu_span_ns > 0)
+		snprintf(busy, sizeof(busy), " (%.1f%% of the GPU span)",
+			 100.0 * r->tot.gpu_busy_ns / r->tot.gpu_span_ns);
+	report_fact_textf(doc, "span", NULL, "trace %s, GPU %s; GPU busy %s%s, GPU time %s",
+			  units_time(b1, sizeof(b1), r->tot.trace_span_ns),
+			  units_time(b2, sizeof(b2), r->tot.gpu_span_ns),
+			  units_time(b3, sizeof(b3), r->tot.gpu_busy_ns), busy,
 			  units_time(dev, sizeof(dev), r->tot.gpu_time_ns));
+	prefix_fact(t, doc);
 	char steps[48] = "";
 	if (r->tot.steps)
 		snprintf(steps, sizeof(steps), ", %" PRId64 " %s", r->tot.steps,
@@ -338,7 +366,7 @@ static void human_facts(const struct kp_report *r, struct kp_doc *doc)
 			"GPU time sums the GPU events' durations and GPU busy is their union: work "
 			"overlapped on several streams for %s, so GPU time exceeds GPU busy%s",
 			units_time(b1, sizeof(b1), r->tot.gpu_time_ns - r->tot.gpu_busy_ns),
-			r->tot.gpu_time_ns > r->tot.span_ns ? " and the span" : "");
+			r->tot.gpu_time_ns > r->tot.gpu_span_ns ? " and the GPU span" : "");
 }
 
 /* json: the input, device and totals objects */
@@ -363,7 +391,8 @@ static void machine_facts(const struct kp_report *r, struct kp_doc *doc)
 	report_fact_rate(doc, NULL, "peak_peer_bytes_per_s", pbw > 0 ? pbw : NAN, "B/s");
 	report_end(doc);
 	report_object(doc, "totals");
-	report_fact_time(doc, NULL, "span_ns", r->tot.span_ns);
+	report_fact_time(doc, NULL, "trace_span_ns", r->tot.trace_span_ns);
+	report_fact_time(doc, NULL, "gpu_span_ns", r->tot.gpu_span_ns);
 	report_fact_time(doc, NULL, "gpu_busy_ns", r->tot.gpu_busy_ns);
 	report_fact_time(doc, NULL, "gpu_time_ns", r->tot.gpu_time_ns);
 	report_fact_count(doc, NULL, "kernels", r->tot.kernels);
@@ -371,6 +400,13 @@ static void machine_facts(const struct kp_report *r, struct kp_doc *doc)
 	report_fact_count(doc, NULL, "ops", r->tot.ops);
 	report_fact_count(doc, NULL, "unlinked", r->tot.unlinked);
 	report_fact_count(doc, NULL, "steps", r->tot.steps);
+	const struct kp_prefix *p = &t->prefix;
+	report_object(doc, "unlaunched_prefix");
+	report_fact_count(doc, NULL, "events", p->n);
+	report_fact_time(doc, NULL, "gpu_time_ns", p->gpu_ns);
+	report_fact_time(doc, NULL, "before_first_launched_ns", p->n ? p->until_ns - p->start_ns : 0);
+	report_fact_bool(doc, NULL, "dropped", p->dropped);
+	report_end(doc);
 	if (r->tot.flops >= 0)
 		report_fact_count(doc, NULL, "flops", r->tot.flops);
 	else
@@ -443,10 +479,10 @@ void render_report_doc(const struct kp_report *r, const struct kp_render_opts *o
 	char b1[32], b2[32];
 	report_init(doc, "analyze", 6);
 	int64_t nev = r->tot.kernels + r->tot.memops;
-	report_summary(doc, "%s GPU time in %" PRId64 " GPU %s, %s span",
+	report_summary(doc, "%s GPU time in %" PRId64 " GPU %s, %s GPU span",
 		       units_time(b1, sizeof(b1), r->tot.gpu_time_ns), nev,
 		       units_plural(nev, "event", "events"),
-		       units_time(b2, sizeof(b2), r->tot.span_ns));
+		       units_time(b2, sizeof(b2), r->tot.gpu_span_ns));
 	human_facts(r, doc);
 	machine_facts(r, doc);
 	rows_table(r, o, doc);

@@ -91,10 +91,11 @@ static int get_obj(struct rd *R, const char *const *names, int64_t **dst, int n)
 
 static int get_breakdown(struct rd *R, struct kp_bd *b)
 {
+	/* "gpu_span_ns" was "span_ns" in summaries before issue 23: both are read */
 	static const char *const names[] = {
-		"span_ns",       "compute_ns",         "comm_ns",
+		"gpu_span_ns",   "compute_ns",         "comm_ns",
 		"memcpy_ns",     "other_ns",           "idle_ns",
-		"comm_total_ns", "comm_overlapped_ns", "idle_by_cause"
+		"comm_total_ns", "comm_overlapped_ns", "idle_by_cause", "span_ns"
 	};
 	struct kp_json_tok tk;
 	if (json_next(&R->p, &tk) != JT_OBJ)
@@ -111,8 +112,10 @@ static int get_breakdown(struct rd *R, struct kp_bd *b)
 		if (ty != JT_KEY)
 			return -1;
 		int i = 0;
-		while (i < 9 && !key_is(&tk, names[i]))
+		while (i < 10 && !key_is(&tk, names[i]))
 			i++;
+		if (i == 9)
+			i = 0;
 		if (i == 8) {
 			static const char *const causes[] = { "host_ns", "sync_ns", "launch_ns",
 							      "other_ns" };

@@ -106,8 +106,10 @@ struct kp_row {
 };
 
 struct kp_totals {
-	int64_t span_ns;     /* first event start to last event end */
-	int64_t gpu_busy_ns; /* union of GPU intervals */
+	/* trace span: first start to last end of the CPU ops, runtime calls and GPU events */
+	int64_t trace_span_ns;
+	int64_t gpu_span_ns; /* GPU span: first start to last end of GPU events with a duration */
+	int64_t gpu_busy_ns; /* union of GPU intervals (its share of the GPU span is busy %) */
 	int64_t gpu_time_ns; /* sum of GPU durations */
 	int64_t kernels;     /* GPU kernel events */
 	int64_t memops;      /* memcpy + memset events */

@@ -58,10 +58,12 @@ struct kp_launch_row {
 	int64_t cpu_ns; /* sum of launch call durations */
 	int64_t lat_ns; /* sum of launch call start -> GPU start */
 	int64_t lat_max_ns;
-	int64_t gpu_ns;  /* sum of GPU durations */
-	int64_t short_n; /* GPU duration < short threshold */
+	int64_t gpu_ns;    /* sum of GPU durations (kernels, memcpy, memset) */
+	int64_t kernels;   /* of the launches, those of kernels (not memcpy/memset) */
+	int64_t kernel_ns; /* their GPU time */
+	int64_t short_n;   /* kernels (not memcpy/memset) shorter than the short threshold */
 	int64_t short_ns;
-	int64_t cheaper_n; /* GPU duration < its launch call's (HTA's short kernel) */
+	int64_t cheaper_n; /* GPU events (memcpy/memset too, as HTA) shorter than their launch call */
 };
 
 struct kp_bd_opts {
@@ -82,6 +84,7 @@ struct kp_breakdown {
 	size_t nlaunch_rows;
 	struct kp_launch_row launch_all; /* every pair */
 	int64_t unlaunched;              /* GPU events without a launch call */
+	struct kp_prefix prefix;         /* the trace's unlaunched prefix: counted or dropped */
 	int64_t launch_gap_ns, short_ns; /* thresholds used */
 };
 

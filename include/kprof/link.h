@@ -13,5 +13,11 @@ struct kp_trace;
  * op to the level whose model counts it.  Never fails on data; allocates in @t's arena.
  */
 void link_trace(struct kp_trace *t);
+/*
+ * Leave out of @t's GPU events (and their collectives) the unlaunched prefix that
+ * link_trace() counted in t->prefix: GPU events with no launch call that start before the
+ * first one with a launch call.  Sets t->prefix.dropped when there were any.
+ */
+void link_drop_unlaunched_prefix(struct kp_trace *t);
 
 #endif /* KPROF_LINK_H */

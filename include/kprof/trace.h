@@ -92,6 +92,19 @@ struct kp_thread {
 	uint8_t pid_str, tid_str; /* the id was a JSON string (then pid/tid hold an interned ptr) */
 };
 
+/*
+ * The unlaunched prefix (link.c): GPU events with no launch call that start before the first
+ * GPU event with one, i.e. work launched before the profiler's window opened.  Counted in
+ * every span and total unless dropped (kprof analyze --drop-unlaunched-prefix).
+ */
+struct kp_prefix {
+	int64_t n;        /* such events; 0 when no GPU event has a launch call */
+	int64_t gpu_ns;   /* their GPU time */
+	int64_t start_ns; /* the first one's start */
+	int64_t until_ns; /* the start of the first GPU event with a launch call */
+	int dropped;      /* left out of kp_trace.gpu (link_drop_unlaunched_prefix()) */
+};
+
 /* deviceProperties[i] */
 struct kp_devprop {
 	int id;
@@ -198,6 +211,7 @@ struct kp_trace {
 	size_t nranges, capranges;
 	struct kp_coll *colls;
 	size_t ncolls, capcolls;
+	struct kp_prefix prefix; /* set by link_trace() */
 	int64_t rank, world_size; /* distributedInfo, -1 when absent */
 	const char *backend;      /* distributedInfo "backend", NULL when absent */
 	struct kp_annot *annots;  /* only with kp_load_opts.annotations */

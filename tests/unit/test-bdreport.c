@@ -78,7 +78,7 @@ static void the_split_comm_and_idle_lines(void **state)
 	bdreport_breakdown(&doc, &b);
 	assert_string_equal(
 		ftext(&doc, "split"),
-		"1.000 ms span: compute 600.000 us 60.0%, comm 100.000 us 10.0%, memcpy 50.000 us "
+		"GPU span 1.000 ms: compute 600.000 us 60.0%, comm 100.000 us 10.0%, memcpy 50.000 us "
 		"5.0%, other 50.000 us 5.0%, idle 200.000 us 20.0%");
 	assert_string_equal(
 		ftext(&doc, "comm"),
@@ -179,6 +179,8 @@ static void launch_lines_and_rows(void **state)
 						  .lat_ns = 24000,
 						  .lat_max_ns = 9000,
 						  .gpu_ns = 908000,
+						  .kernels = 5,
+						  .kernel_ns = 907000,
 						  .short_n = 4,
 						  .short_ns = 8000,
 						  .cheaper_n = 4 },
@@ -191,8 +193,8 @@ static void launch_lines_and_rows(void **state)
 			    "6 launch calls with GPU work: CPU 50.000 us (avg 8.333 us), launch->start avg "
 			    "4.000 us (max 9.000 us); 3 GPU events without a launch call");
 	assert_string_equal(ftext(&doc, "short"),
-			    "4 kernels under 10.000 us (8.000 us of GPU time "
-			    "908.000 us); 4 ran shorter than their launch call");
+			    "4 of 5 launched kernels under 10.000 us (8.000 us of their 907.000 us); "
+			    "4 GPU events (memcpy/memset included) ran shorter than their launch call");
 	assert_int_equal(jfact(&doc, "launch_stats", "launch_to_start_total_ns")->v.i, 24000);
 	assert_int_equal(jfact(&doc, "launch_stats", "unlaunched")->v.i, 3);
 	const struct kp_table *tb = table(&doc, "launches");

@@ -269,6 +269,30 @@ static void launch_statistics_per_kernel(void **state)
 	trace_free(&t);
 }
 
+/*
+ * Short kernels are kernels: a launched 2 us memcpy is not one (it was counted as one; issue
+ * 23 item 7), though it ran shorter than its launch call (HTA counts memory events there).
+ */
+static void short_kernels_count_kernels_only(void **state)
+{
+	(void)state;
+	static const char text[] = "{\"traceEvents\":[" RT("cudaLaunchKernel", 0, 5, 1)
+		RT("cudaMemcpyAsync", 10, 5, 2) RT("cudaLaunchKernel", 20, 5, 3)
+			KERN("tiny", 30, 2, 7, 1) COPY(40, 2, 7, 2) KERN("big", 50, 40, 7, 3) END;
+	struct kp_trace t;
+	load_text(&t, text);
+	struct kp_breakdown b;
+	breakdown_run(&t, NULL, &b);
+	assert_int_equal(b.launch_all.launches, 3);
+	assert_int_equal(b.launch_all.kernels, 2);
+	assert_int_equal(b.launch_all.kernel_ns, 42000);
+	assert_int_equal(b.launch_all.short_n, 1);
+	assert_int_equal(b.launch_all.short_ns, 2000);
+	assert_int_equal(b.launch_all.cheaper_n, 2);
+	breakdown_free(&b);
+	trace_free(&t);
+}
+
 static void classes_by_category_name_and_collective_metadata(void **state)
 {
 	(void)state;
@@ -366,6 +390,7 @@ int main(void)
 		cmocka_unit_test(step_windows_partition_the_span),
 		cmocka_unit_test(work_running_past_a_step_boundary_counts_in_the_next_window),
 		cmocka_unit_test(launch_statistics_per_kernel),
+		cmocka_unit_test(short_kernels_count_kernels_only),
 		cmocka_unit_test(classes_by_category_name_and_collective_metadata),
 		cmocka_unit_test(streams_of_two_devices_are_swept_each_alone),
 		cmocka_unit_test(an_empty_trace_has_an_empty_breakdown),

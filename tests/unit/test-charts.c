@@ -310,7 +310,7 @@ static void timeline_shades_partly_busy_buckets_and_thins_step_marks(void **stat
 	assert_int_equal(ch->nmarks, 167);
 	assert_string_equal(ch->marks[1].label, "step 3");
 	assert_true(ch->marks[1].v == 3000);
-	assert_string_equal(ch->note, "1 stream, 600.000 us span in 600 buckets of 1.000 us; a "
+	assert_string_equal(ch->note, "1 stream, 600.000 us GPU span in 600 buckets of 1.000 us; a "
 				      "bucket shows its main family, its shade how busy it was");
 	report_free(&doc);
 }

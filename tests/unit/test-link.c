@@ -398,6 +398,48 @@ static void steps_past_int16_are_counted_in_the_last_with_a_warning(void **state
 	trace_free(&t);
 }
 
+/*
+ * The unlaunched prefix: GPU events with no launch call that start before the first one with
+ * a launch call (here p0 at 1 and p1 at 3; q at 20 has no launch call either but comes after
+ * the launched k at 10).  Dropping them keeps the order of the rest and moves the collective
+ * record of the NCCL kernel with its kernel.  A trace with no launch call has no prefix.
+ */
+#define COLL(name, ts)                                                                             \
+	"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"" name "\",\"pid\":0,\"tid\":7,\"ts\":" #ts   \
+	",\"dur\":4,\"args\":{\"correlation\":99,\"Collective name\":\"allreduce\"}},"
+static void the_unlaunched_prefix_is_counted_and_can_be_dropped(void **state)
+{
+	(void)state;
+	static const char text[] = "{\"traceEvents\":[" KERNEL("p0", 1, 1) COLL("ncclp", 3)
+		OP("aten::mm", 5, 20, 7) LAUNCH(6, 7, 2) KERNEL("k", 10, 2) COLL("ncclq", 20) END;
+	struct kp_trace t;
+	load_text(&t, text);
+	assert_int_equal(t.ngpu, 4);
+	assert_int_equal(t.prefix.n, 2);
+	assert_int_equal(t.prefix.gpu_ns, 1000 + 4000);
+	assert_int_equal(t.prefix.start_ns, 1000);
+	assert_int_equal(t.prefix.until_ns, 10000);
+	assert_int_equal(t.ncolls, 2);
+	link_drop_unlaunched_prefix(&t);
+	assert_int_equal(t.prefix.dropped, 1);
+	assert_int_equal(t.ngpu, 2);
+	assert_string_equal(t.gpu[0].name, "k");
+	assert_string_equal(t.gpu[1].name, "ncclq");
+	assert_int_equal(t.ncolls, 1);
+	assert_string_equal(t.gpu[t.colls[0].gpu].name, "ncclq");
+	link_drop_unlaunched_prefix(&t); /* once */
+	assert_int_equal(t.ngpu, 2);
+	trace_free(&t);
+
+	static const char none[] = "{\"traceEvents\":[" KERNEL("p0", 1, 1) KERNEL("p1", 3, 2) END;
+	load_text(&t, none);
+	assert_int_equal(t.prefix.n, 0);
+	link_drop_unlaunched_prefix(&t);
+	assert_int_equal(t.ngpu, 2);
+	assert_int_equal(t.prefix.dropped, 0);
+	trace_free(&t);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -427,6 +469,7 @@ int main(void)
 		cmocka_unit_test(sparse_ids_link_like_dense_ones),
 		cmocka_unit_test(sparse_ids_find_their_records_and_the_first_op_of_an_id),
 		cmocka_unit_test(steps_past_int16_are_counted_in_the_last_with_a_warning),
+		cmocka_unit_test(the_unlaunched_prefix_is_counted_and_can_be_dropped),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

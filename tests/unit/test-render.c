@@ -88,7 +88,8 @@ static void header_uses_plurals_and_explains_overlapping_streams(void **state)
 	};
 	struct kp_report r = { .trace = &t,
 			       .device_name = "X",
-			       .tot = { .span_ns = 1000,
+			       .tot = { .trace_span_ns = 1500,
+					.gpu_span_ns = 1000,
 					.gpu_busy_ns = 800,
 					.gpu_time_ns = 1200,
 					.kernels = 1,
@@ -103,7 +104,10 @@ static void header_uses_plurals_and_explains_overlapping_streams(void **state)
 	assert_non_null(strstr(
 		s,
 		"# note    GPU time sums the GPU events' durations and GPU busy is their union: "
-		"work overlapped on several streams for 400 ns, so GPU time exceeds GPU busy and the span\n"));
+		"work overlapped on several streams for 400 ns, so GPU time exceeds GPU busy and the GPU span\n"));
+	/* two spans, each named; busy is a share of the GPU span (issue 23 item 3) */
+	assert_non_null(strstr(s, "# span    trace 1.500 us, GPU 1.000 us; GPU busy 800 ns (80.0% of "
+				  "the GPU span), GPU time 1.200 us\n"));
 	free(s);
 	r.tot.gpu_time_ns = 800;
 	s = analyze_text(&r, FMT_TABLE, 0);
@@ -112,7 +116,7 @@ static void header_uses_plurals_and_explains_overlapping_streams(void **state)
 	s = analyze_text(&r, FMT_MARKDOWN, 0);
 	assert_non_null(strstr(
 		s,
-		"**kprof analyze**: 800 ns GPU time in 1 GPU event, 1.000 us span\n\n- input: t.json"));
+		"**kprof analyze**: 800 ns GPU time in 1 GPU event, 1.000 us GPU span\n\n- input: t.json"));
 	free(s);
 }
 
@@ -150,11 +154,11 @@ static void rows_show_the_columns_their_grouping_and_figures_call_for(void **sta
 	render_report_doc(&r, &o, &doc);
 	char *s = doc_text(&doc, FMT_TABLE, 0);
 	report_free(&doc);
-	assert_non_null(strstr(s, "Avg     Med     Min       Max  TFLOP/s"));
+	assert_non_null(strstr(s, "Avg/call  Med/call  Min/call  Max/call  TFLOP/s"));
 	assert_non_null(
-		strstr(s, "  4.000 us   50.0      4  1.000 us  900 ns  700 ns  1.500 us  "));
+		strstr(s, "  4.000 us   50.0      4  1.000 us    900 ns    700 ns  1.500 us  "));
 	assert_non_null(
-		strstr(s, "  1.000 us   50.0      1         -       -       -         -  "));
+		strstr(s, "  1.000 us   50.0      1         -         -         -         -  "));
 	assert_non_null(strstr(s, "  Op        Kernel\n"));
 	assert_non_null(strstr(s, "  aten::mm  k<int>\n")); /* kernel names shortened */
 	assert_null(strstr(s, "mTFLOP/s"));

@@ -130,6 +130,48 @@ static void merge_of_a_split_equals_the_whole(void **state)
 	free(w);
 }
 
+/* A summary written before the breakdown's span was named "gpu_span_ns" still reads. */
+static void a_summary_with_the_old_span_name_reads(void **state)
+{
+	(void)state;
+	size_t n;
+	char **paths = write_job(tmpdir, 1, &n);
+	static const int one[] = { 0 };
+	const char *file = summary_of(paths, one, 1, "old.json");
+	FILE *f = fopen(file, "r");
+	assert_non_null(f);
+	static char buf[1 << 20], out[1 << 20];
+	size_t len = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[len] = '\0';
+	/* "gpu_span_ns" -> "span_ns" throughout */
+	char *o = out;
+	for (const char *p = buf; *p;) {
+		if (!strncmp(p, "\"gpu_span_ns\"", 13)) {
+			memcpy(o, "\"span_ns\"", 9);
+			o += 9, p += 13;
+		} else {
+			*o++ = *p++;
+		}
+	}
+	*o = '\0';
+	assert_null(strstr(out, "gpu_span_ns"));
+	struct kp_ranks now, old;
+	struct kp_diag d = { 0 };
+	memset(&now, 0, sizeof(now));
+	memset(&old, 0, sizeof(old));
+	assert_int_equal(summary_load(&now, file, &d), 0);
+	f = fopen(file, "w");
+	assert_non_null(f);
+	fputs(out, f);
+	fclose(f);
+	assert_int_equal(summary_load(&old, file, &d), 0);
+	assert_true(now.r[0].bd.span_ns > 0);
+	assert_int_equal(old.r[0].bd.span_ns, now.r[0].bd.span_ns);
+	ranks_free(&now);
+	ranks_free(&old);
+}
+
 static void a_trace_document_is_not_a_summary(void **state)
 {
 	(void)state;
@@ -238,6 +280,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(merge_of_a_split_equals_the_whole),
 		cmocka_unit_test(a_trace_document_is_not_a_summary),
+		cmocka_unit_test(a_summary_with_the_old_span_name_reads),
 		cmocka_unit_test(summary_rows_read_in_order_and_wrong_rows_are_refused),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
