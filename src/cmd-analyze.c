@@ -72,7 +72,7 @@ static int analyze_ranks(char **args, size_t nargs, long jobs, const struct kp_l
 	size_t n;
 	char **paths = paths_expand(args, nargs, &n, &d);
 	if (!paths) {
-		fprintf(stderr, "kprof: %s\n", d.msg);
+		diag_print(stderr, d.msg);
 		return d.status;
 	}
 	struct kp_ranks rs;
@@ -80,7 +80,7 @@ static int analyze_ranks(char **args, size_t nargs, long jobs, const struct kp_l
 	if (rc < 0) {
 		for (size_t i = 0; i < rs.n; i++)
 			diag_warn_print(&rs.r[i].warn, wm, NULL, stderr);
-		fprintf(stderr, "kprof: %s\n", d.msg);
+		diag_print(stderr, d.msg);
 		ranks_free(&rs);
 		paths_free(paths);
 		return d.status;
@@ -98,7 +98,7 @@ static int analyze_ranks(char **args, size_t nargs, long jobs, const struct kp_l
 		output_close(out, out_path, &d);
 	}
 	if (d.status) {
-		fprintf(stderr, "kprof: %s\n", d.msg);
+		diag_print(stderr, d.msg);
 		status = d.status;
 	}
 	report_free(&doc);
@@ -118,7 +118,7 @@ static int analyze_many(char **paths, size_t npaths, long jobs, int strict, int 
 	struct kp_diag dd = { 0 };
 	struct kp_devdb rdb;
 	if (devdb_load_default(&rdb, db_path, &dd) < 0) {
-		fprintf(stderr, "kprof: %s\n", dd.msg);
+		diag_print(stderr, dd.msg);
 		return dd.status;
 	}
 	struct kp_load_opts rlo = { .strict = strict, .warn_all = warn_mode == WARN_ALL };
@@ -207,7 +207,7 @@ static int load_one(const char *path, const char *db_path, const struct kp_load_
 {
 	struct kp_diag d = { 0 };
 	if (devdb_load_default(db, db_path, &d) < 0) {
-		fprintf(stderr, "kprof: %s\n", d.msg);
+		diag_print(stderr, d.msg);
 		return d.status;
 	}
 	struct kp_load_stats ls;
@@ -216,7 +216,7 @@ static int load_one(const char *path, const char *db_path, const struct kp_load_
 	int64_t t0 = stages_now();
 	if (trace_load(t, path, &o, &d) < 0) {
 		diag_warn_print(&t->warn, warn_mode, NULL, stderr);
-		fprintf(stderr, "kprof: %s\n", d.msg);
+		diag_print(stderr, d.msg);
 		trace_free(t);
 		devdb_free(db);
 		return d.status;
@@ -249,7 +249,7 @@ static int write_one(const struct kp_trace *t, const struct kp_analyze_opts *ao,
 	FILE *out = output_open(v->path, &d);
 	v->opened = out != NULL;
 	if (!out) {
-		fprintf(stderr, "kprof: %s\n", d.msg);
+		diag_print(stderr, d.msg);
 		return d.status;
 	}
 	struct kp_render_opts ro = { .format = v->format,
@@ -267,7 +267,7 @@ static int write_one(const struct kp_trace *t, const struct kp_analyze_opts *ao,
 		   out);
 	report_free(&doc);
 	if (output_close(out, v->path, &d) < 0) {
-		fprintf(stderr, "kprof: %s\n", d.msg);
+		diag_print(stderr, d.msg);
 		return d.status;
 	}
 	return KP_OK;

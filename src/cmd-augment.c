@@ -76,7 +76,7 @@ static int load_trace(const struct augment_args *a, struct kp_trace *t, struct k
 	struct kp_load_opts lo = { .strict = a->strict };
 	if (trace_load(t, a->in_path, &lo, d) < 0) {
 		diag_warn_print(&t->warn, WARN_SUMMARY, NULL, stderr);
-		fprintf(stderr, "kprof: %s\n", d->msg);
+		diag_print(stderr, d->msg);
 		trace_free(t);
 		return d->status;
 	}
@@ -98,7 +98,7 @@ static int write_costs(const struct augment_args *a, struct kp_trace *t, struct 
 	analyze_run(t, &ao, &r);
 	int status = KP_OK;
 	if (augment_write(t, ev, a->in_path, a->out_path, d) < 0) {
-		fprintf(stderr, "kprof: %s\n", d->msg);
+		diag_print(stderr, d->msg);
 		status = d->status;
 	}
 	diag_warn_print(&t->warn, WARN_SUMMARY, NULL, stderr);
@@ -119,7 +119,7 @@ int cmd_augment(int argc, char **argv)
 	struct kp_diag d = { 0 };
 	struct kp_devdb db;
 	if (devdb_load_default(&db, a.db_path, &d) < 0) {
-		fprintf(stderr, "kprof: %s\n", d.msg);
+		diag_print(stderr, d.msg);
 		return d.status;
 	}
 	struct kp_trace t;

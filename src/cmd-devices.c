@@ -48,7 +48,7 @@ int cmd_devices(int argc, char **argv)
 	struct kp_diag d = { 0 };
 	struct kp_devdb db;
 	if (devdb_load_default(&db, db_path, &d) < 0) {
-		fprintf(stderr, "kprof: %s\n", d.msg);
+		diag_print(stderr, d.msg);
 		return d.status;
 	}
 	struct kp_doc doc;

@@ -157,7 +157,7 @@ static int build_gate(const struct limits *l, struct kp_arena *a, struct kp_gate
 				      : -1;
 			free(text);
 			if (rc < 0) {
-				fprintf(stderr, "kprof: %s\n", d.msg);
+				diag_print(stderr, d.msg);
 				return d.status;
 			}
 			continue;
@@ -231,7 +231,7 @@ static int write_report(const struct kp_diff_run *run, const struct kp_gate_opts
 		output_close(out, o->path, &od);
 	}
 	if (od.status)
-		fprintf(stderr, "kprof: %s\n", od.msg);
+		diag_print(stderr, od.msg);
 	report_free(&doc);
 	return od.status;
 }
@@ -256,7 +256,7 @@ static int diff_two(struct kp_diff_run_opts *ro, const struct limits *l, const c
 	struct kp_diag dd = { 0 };
 	struct kp_devdb db;
 	if (devdb_load_default(&db, db_path, &dd) < 0) {
-		fprintf(stderr, "kprof: %s\n", dd.msg);
+		diag_print(stderr, dd.msg);
 		free(rules);
 		arena_free(&garena);
 		return dd.status;
@@ -285,14 +285,14 @@ static int load_side(const char *arg, int strict, struct kp_ranks *rs)
 	char **paths = paths_expand(args, 1, &n, &d);
 	memset(rs, 0, sizeof(*rs));
 	if (!paths) {
-		fprintf(stderr, "kprof: %s\n", d.msg);
+		diag_print(stderr, d.msg);
 		return d.status;
 	}
 	struct kp_load_opts lo = { .strict = strict };
 	int rc = ranks_load(rs, paths, n, 0, &lo, &d);
 	paths_free(paths);
 	if (rc < 0) {
-		fprintf(stderr, "kprof: %s\n", d.msg);
+		diag_print(stderr, d.msg);
 		return d.status;
 	}
 	return 0;
@@ -323,7 +323,7 @@ static int diff_ranks(char **argv, const struct limits *l, int strict, int warn_
 		}
 		report_free(&doc);
 		if (od.status) {
-			fprintf(stderr, "kprof: %s\n", od.msg);
+			diag_print(stderr, od.msg);
 			status = od.status;
 		} else if (g.unknown) {
 			fprintf(stderr,
