@@ -11,13 +11,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "kprof/input.h"
 #include "kprof/jsonw.h"
+#include "kprof/output.h"
 
 /* the output: a plain file or gzip */
 struct sink {
+	struct kp_output out; /* the temporary file beside the output (output.c) */
 	FILE *fp;
 	gzFile gz;
 	int err;
@@ -196,31 +199,42 @@ static struct job *plan_jobs(const struct kp_trace *t, size_t *nj)
 	return jobs;
 }
 
-/* @path for writing, gzip'ed when it ends in ".gz"; -1 with @d (KP_ENV) on failure */
+/*
+ * @path for writing (through a temporary file, output.c), gzip'ed when it ends in ".gz"; -1
+ * with @d (KP_ENV) on failure
+ */
 static int sink_open(struct sink *s, const char *path, struct kp_diag *d)
 {
 	size_t plen = strlen(path);
 	memset(s, 0, sizeof(*s));
+	int fd = output_open_fd(&s->out, path, d);
+	if (fd < 0)
+		return -1;
 	if (plen > 3 && !strcmp(path + plen - 3, ".gz"))
-		s->gz = gzopen(path, "wb6");
+		s->gz = gzdopen(fd, "wb6");
 	else
-		s->fp = fopen(path, "wb");
+		s->fp = fdopen(fd, "wb");
 	if (s->gz || s->fp)
 		return 0;
-	d->status = KP_ENV;
-	snprintf(d->msg, sizeof(d->msg), "error: cannot write '%s': %s", path, strerror(errno));
-	return -1;
+	int err = errno;
+	close(fd);
+	output_discard(&s->out);
+	return diag_error(d, KP_ENV, "error: cannot write '%s': %s", path, strerror(err));
 }
 
-/* nonzero when a write or the close failed */
-static int sink_close(struct sink *s)
+/*
+ * Closed, and renamed onto the output unless @failed; nonzero when a write, the close or the
+ * rename failed (the output then untouched)
+ */
+static int sink_close(struct sink *s, int failed)
 {
 	int werr = s->err;
 	if (s->gz)
 		werr |= gzclose(s->gz) != Z_OK;
 	else
 		werr |= fclose(s->fp) != 0;
-	return werr;
+	struct kp_diag d;
+	return output_commit(&s->out, failed || werr, &d) < 0;
 }
 
 /* one byte inside a string: the top-level key is captured to spot "args" */
@@ -410,7 +424,7 @@ int augment_write(const struct kp_trace *t, const struct kp_event_cost *ev, cons
 	free(buf);
 	free(jobs);
 	input_close(&in);
-	if (sink_close(&p.s) && !rc) {
+	if (sink_close(&p.s, rc < 0) && !rc) {
 		d->status = KP_ENV;
 		snprintf(d->msg, sizeof(d->msg), "error: cannot write '%s': write error", out_path);
 		rc = -1;

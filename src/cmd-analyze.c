@@ -75,6 +75,11 @@ static int analyze_ranks(char **args, size_t nargs, long jobs, const struct kp_l
 		diag_print(stderr, d.msg);
 		return d.status;
 	}
+	if (output_clash(out_path, (const char *const *)paths, n, "analyze", &d) < 0) {
+		diag_print(stderr, d.msg);
+		paths_free(paths);
+		return d.status;
+	}
 	struct kp_ranks rs;
 	int rc = ranks_load(&rs, paths, n, (int)jobs, lo, &d);
 	if (rc < 0) {
@@ -92,10 +97,11 @@ static int analyze_ranks(char **args, size_t nargs, long jobs, const struct kp_l
 	struct kp_doc doc;
 	rankreport_doc(&rs, dev ? dev->name : name, &doc);
 	int status = KP_OK;
-	FILE *out = output_open(out_path, &d);
+	struct kp_output o;
+	FILE *out = output_open(&o, out_path, &d);
 	if (out) {
 		table_render(&doc, format, 0, out);
-		output_close(out, out_path, &d);
+		output_close(&o, &d);
 	}
 	if (d.status) {
 		diag_print(stderr, d.msg);
@@ -246,7 +252,8 @@ static int write_one(const struct kp_trace *t, const struct kp_analyze_opts *ao,
 		     const struct kp_report *r, struct view *v)
 {
 	struct kp_diag d = { 0 };
-	FILE *out = output_open(v->path, &d);
+	struct kp_output o;
+	FILE *out = output_open(&o, v->path, &d);
 	v->opened = out != NULL;
 	if (!out) {
 		diag_print(stderr, d.msg);
@@ -266,7 +273,7 @@ static int write_one(const struct kp_trace *t, const struct kp_analyze_opts *ao,
 			   (v->format == FMT_JSON && v->chart),
 		   out);
 	report_free(&doc);
-	if (output_close(out, v->path, &d) < 0) {
+	if (output_close(&o, &d) < 0) {
 		diag_print(stderr, d.msg);
 		return d.status;
 	}
@@ -455,11 +462,27 @@ static int analyze_one(const struct analyze_args *a, const char *path, unsigned 
 	return analyze_write(&t, &db, &ao, sp, a->min_pct, &v, a->warn_mode);
 }
 
+/* -o FILE is none of the traces nor the device table; -1 to go on, else the status. */
+static int check_output(const struct analyze_args *a, char **args, int nargs)
+{
+	struct kp_diag d = { 0 };
+	const char *db = a->db_path ? a->db_path : getenv("KPROF_DEVICE_DB");
+	if (output_clash(a->out_path, (const char *const *)args, (size_t)nargs, "analyze", &d) <
+		    0 ||
+	    output_clash(a->out_path, &db, 1, "analyze", &d) < 0) {
+		diag_print(stderr, d.msg);
+		return d.status;
+	}
+	return -1;
+}
+
 int cmd_analyze(int argc, char **argv)
 {
 	struct analyze_args a = analyze_defaults;
 	int nargs;
 	int rc = parse_options(&a, argc, argv, &nargs);
+	if (rc < 0)
+		rc = check_output(&a, argv + 1, nargs);
 	if (rc >= 0)
 		return rc;
 	if (is_many(&a, nargs, argv[1]))
