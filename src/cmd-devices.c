@@ -56,7 +56,8 @@ int cmd_devices(int argc, char **argv)
 		const char *how;
 		const struct kp_device *dv = devdb_match_sms(&db, argv[1], (int)sms, &how);
 		if (!dv) {
-			fprintf(stderr, "kprof: error: no device entry matches '%s'\n", argv[1]);
+			diag_error(&d, KP_BADINPUT, "error: no device entry matches '%s'", argv[1]);
+			diag_print(stderr, d.msg);
 			devdb_free(&db);
 			return KP_BADINPUT;
 		}

@@ -331,11 +331,14 @@ static void md_code(FILE *fp, const char *s, struct kp_visbuf *vb)
 		fputc('`', fp);
 }
 
-/* @s as markdown text: escaped (utf8_visible), '|' and '<' (an html tag) backslash-escaped */
-static void md_text(FILE *fp, const char *s, struct kp_visbuf *vb)
+/*
+ * @s as markdown text: escaped (utf8_visible), '|' and the bytes of @special backslash-escaped
+ * ("<": a name cannot open an html tag; column titles are kprof's own, "GPU<CPU" stays)
+ */
+static void md_text(FILE *fp, const char *s, const char *special, struct kp_visbuf *vb)
 {
 	for (s = utf8_visible(s, vb); *s; s++) {
-		if (*s == '|' || *s == '<')
+		if (*s == '|' || strchr(special, *s))
 			fputc('\\', fp);
 		fputc(*s, fp);
 	}
@@ -348,8 +351,11 @@ static void render_markdown_table(const struct kp_table *tb, FILE *fp, struct kp
 		fputc('|', fp);
 		for (int j = 0; j < tb->ncols; j++) {
 			const struct kp_col *c = &tb->cols[j];
-			if (c->where & COL_HUMAN)
-				fprintf(fp, " %s |", pass ? (c->text ? "---" : "---:") : c->title);
+			if (!(c->where & COL_HUMAN))
+				continue;
+			fputc(' ', fp);
+			md_text(fp, pass ? (c->text ? "---" : "---:") : c->title, "", vb); /* Comm||Comp */
+			fputs(" |", fp);
 		}
 		fputc('\n', fp);
 	}
@@ -365,7 +371,7 @@ static void render_markdown_table(const struct kp_table *tb, FILE *fp, struct kp
 			if (col->text && c->type == CELL_STR)
 				md_code(fp, s, vb);
 			else
-				md_text(fp, s, vb);
+				md_text(fp, s, "<", vb);
 			fputs(" |", fp);
 		}
 		fputc('\n', fp);
@@ -470,7 +476,7 @@ static void render_markdown(const struct kp_doc *doc, FILE *fp)
 	fprintf(fp, "**kprof %s**", doc->command);
 	if (doc->summary) {
 		fputs(": ", fp);
-		md_text(fp, doc->summary, &vb);
+		md_text(fp, doc->summary, "<", &vb);
 	}
 	fputs("\n\n", fp);
 	for (size_t i = 0; i < doc->nitems; i++) {
@@ -485,7 +491,7 @@ static void render_markdown(const struct kp_doc *doc, FILE *fp)
 			if (prev == 2)
 				fputc('\n', fp);
 			fprintf(fp, "- %s: ", it->key);
-			md_text(fp, report_val_text(&it->v, buf, sizeof(buf)), &vb);
+			md_text(fp, report_val_text(&it->v, buf, sizeof(buf)), "<", &vb);
 			fputc('\n', fp);
 			prev = 1;
 		} else if (it->type == ITEM_TABLE) {

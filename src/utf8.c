@@ -110,13 +110,14 @@ size_t utf8_prefix(const char *s, size_t len, size_t max)
 }
 
 /*
- * The code point of a sequence shown escaped in text, or 0 for one shown as it is: C1
+ * The code point of the sequence s[0..k) when it is shown escaped in text, else 0: C1
  * controls (U+0080-U+009F: 8-bit CSI and OSC to a terminal), the bidi marks and overrides
  * (U+061C, U+200E-U+200F, U+202A-U+202E, U+2066-U+2069: they reorder the text around them,
  * CVE-2021-42574) and the line and paragraph separators (U+2028, U+2029).
  */
-static unsigned hidden_cp(const unsigned char *s, size_t k)
+unsigned utf8_hidden(const char *str, size_t k)
 {
+	const unsigned char *s = (const unsigned char *)str;
 	if (k == 2 && s[0] == 0xC2 && s[1] <= 0x9F)
 		return s[1];
 	if (k == 2 && s[0] == 0xD8 && s[1] == 0x9C)
@@ -152,7 +153,7 @@ static size_t escape_one(const unsigned char *s, size_t n, int lines, char *out,
 	if (!len)
 		return (size_t)snprintf(out, 7, "\\x%02x", c);
 	*k = len;
-	unsigned cp = hidden_cp(s, len);
+	unsigned cp = utf8_hidden((const char *)s, len);
 	return cp ? (size_t)snprintf(out, 7, "\\u%04x", cp) : 0;
 }
 

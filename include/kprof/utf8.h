@@ -45,6 +45,11 @@ size_t utf8_prefix(const char *s, size_t len, size_t max);
  * escaping (ordinary names cost a scan), else the copy in @b (valid until the next call).
  */
 const char *utf8_visible(const char *s, struct kp_visbuf *b);
+/*
+ * The code point of the valid UTF-8 sequence @s[0..@len) when utf8_visible() escapes it (a C1
+ * control, a bidi mark or override, U+2028, U+2029), else 0.  jsonw.c writes these \uXXXX too.
+ */
+unsigned utf8_hidden(const char *s, size_t len);
 /* utf8_visible(), LF and tab kept: for xml text, where they are white space. */
 const char *utf8_visible_lines(const char *s, struct kp_visbuf *b);
 /* strlen(utf8_visible(@s)), without the copy. */
