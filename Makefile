@@ -122,7 +122,7 @@ $(O)/capture/%.cu.o: capture/%.cu $(wildcard capture/*.h) Makefile
 # traced program, where their runtimes are not first in the process.
 INJECT_OBJS := $(patsubst capture/%.c,$(O)/inject/%.o,capture/inject.c capture/recorder.c \
 	capture/ctrace.c capture/kmetrics.c capture/recfile.c capture/metrics.c) \
-	$(O)/inject/src/jsonw.o $(O)/inject/src/hmap.o $(O)/inject/src/arena.o
+	$(O)/inject/src/jsonw.o $(O)/inject/src/utf8.o $(O)/inject/src/hmap.o $(O)/inject/src/arena.o
 $(O)/inject/metrics.o: CAPTURE_CFLAGS += -Icapture/cshim
 all: $(O)/kprof-inject.so
 $(O)/kprof-inject.so: $(INJECT_OBJS)
@@ -228,6 +228,11 @@ $(O)/tests/augcheck: tests/tools/augcheck.c
 augment: $(O)/kprof $(O)/tests/augcheck
 	$(Q)KPROF=$(abspath $(O)/kprof) AUGCHECK=$(abspath $(O)/tests/augcheck) tests/augment/check.sh
 
+# every text output of every command over hostile names: escaped, tables intact, no formula
+# cells, well-formed html/svg, json that parses (tests/hostile/check.py)
+hostile: $(O)/kprof $(O)/tests/xmlcheck
+	$(Q)KPROF=$(abspath $(O)/kprof) XMLCHECK=$(abspath $(O)/tests/xmlcheck) tests/hostile/check.py
+
 # the pages in a headless browser (Debian chromium, installed here when missing)
 # --jobs 1 and --jobs N: identical output, warnings, errors (tests/jobs/check.sh)
 jobs: $(O)/kprof
@@ -244,7 +249,7 @@ hdrcheck:
 check-man:
 	$(Q)for m in man/*.1; do groff -man -ww -z $$m 2>&1 | grep . && exit 1; done; true
 
-check: all unit golden html augment jobs hdrcheck
+check: all unit golden html augment hostile jobs hdrcheck
 
 # clang-format 19 only (Debian 12: clang-format-19): .clang-format needs 16 or later, and each
 # version lays some lines out differently, so one version keeps `make format-check` stable.
@@ -294,6 +299,6 @@ endif
 clean:
 	rm -rf $(O)
 
-.PHONY: deps demo all unit golden golden-update html augment jobs check-html hdrcheck check check-man man install clean \
+.PHONY: deps demo all unit golden golden-update html augment hostile jobs check-html hdrcheck check check-man man install clean \
 	format format-check
 .SUFFIXES:

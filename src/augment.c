@@ -19,6 +19,7 @@
 
 #include "kprof/input.h"
 #include "kprof/jsonw.h"
+#include "kprof/output.h"
 
 /*
  * The output: a plain file or gzip, written under a temporary name beside it (@tmp, NULL
@@ -29,8 +30,7 @@ struct sink {
 	FILE *fp;
 	gzFile gz;
 	int err;
-	char *target; /* the file renamed over, malloc'ed */
-	char *tmp;    /* malloc'ed, NULL: writing @target itself */
+	struct kp_output out; /* the temporary file beside the output (output.c) */
 	char *held;
 	size_t nheld, capheld;
 	size_t safe; /* held bytes before the last place the document could close */
@@ -231,60 +231,32 @@ static struct job *plan_jobs(const struct kp_trace *t, size_t *nj)
 	return jobs;
 }
 
-/* The file to open for @path: the one a symbolic link names (malloc'ed). */
-static char *sink_target(const char *path)
-{
-	struct stat st;
-	char *real = NULL;
-	if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
-		real = realpath(path, NULL);
-	return real ? real : xstrdup(path);
-}
-
 /*
- * @path for writing, gzip'ed when it ends in ".gz": a new file beside it ("PATH.kprof-PID-N",
- * renamed by sink_close()), or @path itself when it exists and is not a regular file;
- * -1 with @d (KP_ENV) on failure.
+ * @path for writing (through a temporary file beside it, output.c), gzip'ed when it ends in
+ * ".gz"; -1 with @d (KP_ENV) on failure
  */
 static int sink_open(struct sink *s, const char *path, struct kp_diag *d)
 {
 	size_t plen = strlen(path);
-	struct stat st;
-	int fd = -1;
 	memset(s, 0, sizeof(*s));
-	s->target = sink_target(path);
-	if (stat(s->target, &st) == 0 && !S_ISREG(st.st_mode)) {
-		fd = open(s->target, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-	} else {
-		s->tmp = xmalloc(strlen(s->target) + 40);
-		for (int n = 0; n < 100 && fd < 0; n++) {
-			sprintf(s->tmp, "%s.kprof-%ld-%d", s->target, (long)getpid(), n);
-			fd = open(s->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-			if (fd < 0 && errno != EEXIST)
-				break;
-		}
-	}
-	if (fd >= 0 && plen > 3 && !strcmp(path + plen - 3, ".gz"))
+	int fd = output_open_fd(&s->out, path, d);
+	if (fd < 0)
+		return -1;
+	if (plen > 3 && !strcmp(path + plen - 3, ".gz"))
 		s->gz = gzdopen(fd, "wb6");
-	else if (fd >= 0)
+	else
 		s->fp = fdopen(fd, "wb");
 	if (s->gz || s->fp)
 		return 0;
 	int err = errno;
-	if (fd >= 0)
-		close(fd);
-	if (fd >= 0 && s->tmp)
-		unlink(s->tmp);
-	free(s->tmp);
-	free(s->target);
-	d->status = KP_ENV;
-	snprintf(d->msg, sizeof(d->msg), "error: cannot write '%s': %s", path, strerror(err));
-	return -1;
+	close(fd);
+	output_discard(&s->out);
+	return diag_error(d, KP_ENV, "error: cannot write '%s': %s", path, strerror(err));
 }
 
 /*
  * Close the file; with @keep, the temporary file becomes the output, else it is removed.
- * Nonzero when a write, the close or the rename failed.
+ * Nonzero when a write, the close or the rename failed (the output then untouched).
  */
 static int sink_close(struct sink *s, int keep)
 {
@@ -293,14 +265,9 @@ static int sink_close(struct sink *s, int keep)
 		werr |= gzclose(s->gz) != Z_OK;
 	else
 		werr |= fclose(s->fp) != 0;
-	if (s->tmp && keep && !werr)
-		werr |= rename(s->tmp, s->target) != 0;
-	if (s->tmp && (!keep || werr))
-		unlink(s->tmp);
-	free(s->tmp);
-	free(s->target);
 	free(s->held);
-	return werr;
+	struct kp_diag d;
+	return output_commit(&s->out, !keep || werr, &d) < 0 || werr;
 }
 
 /* one byte inside a string: the top-level key is captured to spot "args" */

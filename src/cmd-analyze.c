@@ -72,7 +72,12 @@ static int analyze_ranks(char **args, size_t nargs, long jobs, const struct kp_l
 	size_t n;
 	char **paths = paths_expand(args, nargs, &n, &d);
 	if (!paths) {
-		fprintf(stderr, "kprof: %s\n", d.msg);
+		diag_print(stderr, d.msg);
+		return d.status;
+	}
+	if (output_clash(out_path, (const char *const *)paths, n, "analyze", &d) < 0) {
+		diag_print(stderr, d.msg);
+		paths_free(paths);
 		return d.status;
 	}
 	struct kp_ranks rs;
@@ -80,7 +85,7 @@ static int analyze_ranks(char **args, size_t nargs, long jobs, const struct kp_l
 	if (rc < 0) {
 		for (size_t i = 0; i < rs.n; i++)
 			diag_warn_print(&rs.r[i].warn, wm, NULL, stderr);
-		fprintf(stderr, "kprof: %s\n", d.msg);
+		diag_print(stderr, d.msg);
 		ranks_free(&rs);
 		paths_free(paths);
 		return d.status;
@@ -94,13 +99,14 @@ static int analyze_ranks(char **args, size_t nargs, long jobs, const struct kp_l
 	struct kp_doc doc;
 	rankreport_doc(&rs, dev ? dev->name : name, &doc);
 	int status = KP_OK;
-	FILE *out = output_open(out_path, &d);
+	struct kp_output o;
+	FILE *out = output_open(&o, out_path, &d);
 	if (out) {
 		table_render(&doc, format, 0, out);
-		output_close(out, out_path, &d);
+		output_close(&o, &d);
 	}
 	if (d.status) {
-		fprintf(stderr, "kprof: %s\n", d.msg);
+		diag_print(stderr, d.msg);
 		status = d.status;
 	}
 	report_free(&doc);
@@ -120,7 +126,7 @@ static int analyze_many(char **paths, size_t npaths, long jobs, int strict, int 
 	struct kp_diag dd = { 0 };
 	struct kp_devdb rdb;
 	if (devdb_load_default(&rdb, db_path, &dd) < 0) {
-		fprintf(stderr, "kprof: %s\n", dd.msg);
+		diag_print(stderr, dd.msg);
 		return dd.status;
 	}
 	struct kp_load_opts rlo = { .strict = strict, .warn_all = warn_mode == WARN_ALL };
@@ -209,7 +215,7 @@ static int load_one(const char *path, const char *db_path, const struct kp_load_
 {
 	struct kp_diag d = { 0 };
 	if (devdb_load_default(db, db_path, &d) < 0) {
-		fprintf(stderr, "kprof: %s\n", d.msg);
+		diag_print(stderr, d.msg);
 		return d.status;
 	}
 	struct kp_load_stats ls;
@@ -218,7 +224,7 @@ static int load_one(const char *path, const char *db_path, const struct kp_load_
 	int64_t t0 = stages_now();
 	if (trace_load(t, path, &o, &d) < 0) {
 		diag_warn_print(&t->warn, warn_mode, NULL, stderr);
-		fprintf(stderr, "kprof: %s\n", d.msg);
+		diag_print(stderr, d.msg);
 		trace_free(t);
 		devdb_free(db);
 		return d.status;
@@ -248,10 +254,11 @@ static int write_one(const struct kp_trace *t, const struct kp_analyze_opts *ao,
 		     const struct kp_report *r, struct view *v)
 {
 	struct kp_diag d = { 0 };
-	FILE *out = output_open(v->path, &d);
+	struct kp_output o;
+	FILE *out = output_open(&o, v->path, &d);
 	v->opened = out != NULL;
 	if (!out) {
-		fprintf(stderr, "kprof: %s\n", d.msg);
+		diag_print(stderr, d.msg);
 		return d.status;
 	}
 	struct kp_render_opts ro = { .format = v->format,
@@ -268,8 +275,8 @@ static int write_one(const struct kp_trace *t, const struct kp_analyze_opts *ao,
 			   (v->format == FMT_JSON && v->chart),
 		   out);
 	report_free(&doc);
-	if (output_close(out, v->path, &d) < 0) {
-		fprintf(stderr, "kprof: %s\n", d.msg);
+	if (output_close(&o, &d) < 0) {
+		diag_print(stderr, d.msg);
 		return d.status;
 	}
 	return KP_OK;
@@ -461,11 +468,27 @@ static int analyze_one(const struct analyze_args *a, const char *path, unsigned 
 	return analyze_write(&t, &db, &ao, sp, a->min_pct, &v, a->warn_mode);
 }
 
+/* -o FILE is none of the traces nor the device table; -1 to go on, else the status. */
+static int check_output(const struct analyze_args *a, char **args, int nargs)
+{
+	struct kp_diag d = { 0 };
+	const char *db = a->db_path ? a->db_path : getenv("KPROF_DEVICE_DB");
+	if (output_clash(a->out_path, (const char *const *)args, (size_t)nargs, "analyze", &d) <
+		    0 ||
+	    output_clash(a->out_path, &db, 1, "analyze", &d) < 0) {
+		diag_print(stderr, d.msg);
+		return d.status;
+	}
+	return -1;
+}
+
 int cmd_analyze(int argc, char **argv)
 {
 	struct analyze_args a = analyze_defaults;
 	int nargs;
 	int rc = parse_options(&a, argc, argv, &nargs);
+	if (rc < 0)
+		rc = check_output(&a, argv + 1, nargs);
 	if (rc >= 0)
 		return rc;
 	if (is_many(&a, nargs, argv[1]) && a.drop_prefix) {

@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "kprof/analyze.h"
 #include "kprof/augment.h"
@@ -12,6 +11,7 @@
 #include "kprof/devdb.h"
 #include "kprof/link.h"
 #include "kprof/opts.h"
+#include "kprof/output.h"
 #include "kprof/trace.h"
 
 static const char synopsis[] = "[<options>] <trace.json[.gz]> -o <out.json[.gz]>";
@@ -59,13 +59,11 @@ static int check_paths(const struct augment_args *a)
 			"kprof: error: augment reads the trace twice and writes a file: '-' is not allowed\n");
 		return KP_USAGE;
 	}
-	struct stat si, so;
-	if (stat(a->in_path, &si) == 0 && stat(a->out_path, &so) == 0 && si.st_dev == so.st_dev &&
-	    si.st_ino == so.st_ino) {
-		fprintf(stderr,
-			"kprof: error: '%s' is the input: augment would overwrite the trace it reads\n",
-			a->out_path);
-		return KP_USAGE;
+	struct kp_diag d = { 0 };
+	const char *in[2] = { a->in_path, a->db_path ? a->db_path : getenv("KPROF_DEVICE_DB") };
+	if (output_clash(a->out_path, in, 2, "augment", &d) < 0) {
+		diag_print(stderr, d.msg);
+		return d.status;
 	}
 	return -1;
 }
@@ -76,7 +74,7 @@ static int load_trace(const struct augment_args *a, struct kp_trace *t, struct k
 	struct kp_load_opts lo = { .strict = a->strict };
 	if (trace_load(t, a->in_path, &lo, d) < 0) {
 		diag_warn_print(&t->warn, WARN_SUMMARY, NULL, stderr);
-		fprintf(stderr, "kprof: %s\n", d->msg);
+		diag_print(stderr, d->msg);
 		trace_free(t);
 		return d->status;
 	}
@@ -99,7 +97,7 @@ static int write_costs(const struct augment_args *a, struct kp_trace *t, struct 
 	int status = KP_OK;
 	int64_t cut = -1;
 	if (augment_write(t, ev, a->in_path, a->out_path, &cut, d) < 0) {
-		fprintf(stderr, "kprof: %s\n", d->msg);
+		diag_print(stderr, d->msg);
 		status = d->status;
 	} else if (cut >= 0) {
 		diag_warn_add(&r.warn, "truncated outputs", a->out_path,
@@ -126,7 +124,7 @@ int cmd_augment(int argc, char **argv)
 	struct kp_diag d = { 0 };
 	struct kp_devdb db;
 	if (devdb_load_default(&db, a.db_path, &d) < 0) {
-		fprintf(stderr, "kprof: %s\n", d.msg);
+		diag_print(stderr, d.msg);
 		return d.status;
 	}
 	struct kp_trace t;

@@ -117,7 +117,7 @@ static int run_suite(const char *path, const struct kp_capture_opts *base, int l
 	struct kp_suite s;
 	struct kp_diag d;
 	if (suite_load(path, base, &s, &d) < 0) {
-		fprintf(stderr, "kprof: %s\n", d.msg);
+		diag_print(stderr, d.msg);
 		return d.status;
 	}
 	int rc = KP_OK;
@@ -129,7 +129,7 @@ static int run_suite(const char *path, const struct kp_capture_opts *base, int l
 		}
 		printf("case %s (%zu of %zu)\n", s.c[i].name, i + 1, s.n);
 		fflush(stdout);
-		int r = make_dirs(o, &d) < 0 ? (fprintf(stderr, "kprof: %s\n", d.msg), d.status)
+		int r = make_dirs(o, &d) < 0 ? (diag_print(stderr, d.msg), d.status)
 					     : run(o);
 		rc = r > rc ? r : rc;
 		if (r >= KP_USAGE)

@@ -48,7 +48,7 @@ int cmd_devices(int argc, char **argv)
 	struct kp_diag d = { 0 };
 	struct kp_devdb db;
 	if (devdb_load_default(&db, db_path, &d) < 0) {
-		fprintf(stderr, "kprof: %s\n", d.msg);
+		diag_print(stderr, d.msg);
 		return d.status;
 	}
 	struct kp_doc doc;
@@ -56,7 +56,8 @@ int cmd_devices(int argc, char **argv)
 		const char *how;
 		const struct kp_device *dv = devdb_match_sms(&db, argv[1], (int)sms, &how);
 		if (!dv) {
-			fprintf(stderr, "kprof: error: no device entry matches '%s'\n", argv[1]);
+			diag_error(&d, KP_BADINPUT, "error: no device entry matches '%s'", argv[1]);
+			diag_print(stderr, d.msg);
 			devdb_free(&db);
 			return KP_BADINPUT;
 		}

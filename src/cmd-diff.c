@@ -157,7 +157,7 @@ static int build_gate(const struct limits *l, struct kp_arena *a, struct kp_gate
 				      : -1;
 			free(text);
 			if (rc < 0) {
-				fprintf(stderr, "kprof: %s\n", d.msg);
+				diag_print(stderr, d.msg);
 				return d.status;
 			}
 			continue;
@@ -225,13 +225,14 @@ static int write_report(const struct kp_diff_run *run, const struct kp_gate_opts
 	if (o->format == FMT_HTML || o->format == FMT_SVG || (o->format == FMT_JSON && o->chart))
 		charts_diff(&doc, &run->diff, o->charts);
 	struct kp_diag od = { 0 };
-	FILE *out = output_open(o->path, &od);
+	struct kp_output oo;
+	FILE *out = output_open(&oo, o->path, &od);
 	if (out) {
 		table_render(&doc, o->format, table_use_color(o->color, out), out);
-		output_close(out, o->path, &od);
+		output_close(&oo, &od);
 	}
 	if (od.status)
-		fprintf(stderr, "kprof: %s\n", od.msg);
+		diag_print(stderr, od.msg);
 	report_free(&doc);
 	return od.status;
 }
@@ -256,7 +257,7 @@ static int diff_two(struct kp_diff_run_opts *ro, const struct limits *l, const c
 	struct kp_diag dd = { 0 };
 	struct kp_devdb db;
 	if (devdb_load_default(&db, db_path, &dd) < 0) {
-		fprintf(stderr, "kprof: %s\n", dd.msg);
+		diag_print(stderr, dd.msg);
 		free(rules);
 		arena_free(&garena);
 		return dd.status;
@@ -276,8 +277,11 @@ static int diff_two(struct kp_diff_run_opts *ro, const struct limits *l, const c
 	return status;
 }
 
-/* One side's rank traces (a directory or a trace), loaded; 0 or the status after the message. */
-static int load_side(const char *arg, int strict, struct kp_ranks *rs)
+/*
+ * One side's rank traces (a directory or a trace), loaded, none of them @out_path; 0 or the
+ * status after the message.
+ */
+static int load_side(const char *arg, int strict, const char *out_path, struct kp_ranks *rs)
 {
 	struct kp_diag d = { 0 };
 	size_t n;
@@ -285,14 +289,19 @@ static int load_side(const char *arg, int strict, struct kp_ranks *rs)
 	char **paths = paths_expand(args, 1, &n, &d);
 	memset(rs, 0, sizeof(*rs));
 	if (!paths) {
-		fprintf(stderr, "kprof: %s\n", d.msg);
+		diag_print(stderr, d.msg);
+		return d.status;
+	}
+	if (output_clash(out_path, (const char *const *)paths, n, "diff", &d) < 0) {
+		diag_print(stderr, d.msg);
+		paths_free(paths);
 		return d.status;
 	}
 	struct kp_load_opts lo = { .strict = strict };
 	int rc = ranks_load(rs, paths, n, 0, &lo, &d);
 	paths_free(paths);
 	if (rc < 0) {
-		fprintf(stderr, "kprof: %s\n", d.msg);
+		diag_print(stderr, d.msg);
 		return d.status;
 	}
 	return 0;
@@ -309,21 +318,22 @@ static int diff_ranks(char **argv, const struct limits *l, int strict, int warn_
 		return KP_USAGE;
 	}
 	struct kp_ranks rs[2];
-	int status = load_side(argv[1], strict, &rs[0]);
+	int status = load_side(argv[1], strict, out_path, &rs[0]);
 	if (!status)
-		status = load_side(argv[2], strict, &rs[1]);
+		status = load_side(argv[2], strict, out_path, &rs[1]);
 	if (!status) {
 		struct kp_doc doc;
 		rankdiff_doc(&rs[0], &rs[1], &g, &doc);
 		struct kp_diag od = { 0 };
-		FILE *out = output_open(out_path, &od);
+		struct kp_output oo;
+		FILE *out = output_open(&oo, out_path, &od);
 		if (out) {
 			table_render(&doc, format, 0, out);
-			output_close(out, out_path, &od);
+			output_close(&oo, &od);
 		}
 		report_free(&doc);
 		if (od.status) {
-			fprintf(stderr, "kprof: %s\n", od.msg);
+			diag_print(stderr, od.msg);
 			status = od.status;
 		} else if (g.unknown) {
 			fprintf(stderr,
@@ -465,10 +475,31 @@ static struct kp_diff_run_opts run_opts(const struct diff_args *a, const char *b
 	};
 }
 
+/* -o FILE is neither trace, nor the device table, nor a --fail-above @FILE; -1 to go on. */
+static int check_output(const struct diff_args *a, char **argv)
+{
+	struct kp_diag d = { 0 };
+	const char *in[3] = { argv[1], argv[2],
+			      a->db_path ? a->db_path : getenv("KPROF_DEVICE_DB") };
+	int rc = output_clash(a->out_path, in, 3, "diff", &d);
+	for (int i = 0; !rc && i < a->limits.n; i++) {
+		const char *v = a->limits.v[i] + 1;
+		if (a->limits.v[i][0] == '@')
+			rc = output_clash(a->out_path, &v, 1, "diff", &d);
+	}
+	if (rc < 0) {
+		diag_print(stderr, d.msg);
+		return d.status;
+	}
+	return -1;
+}
+
 int cmd_diff(int argc, char **argv)
 {
 	struct diff_args a = diff_defaults;
 	int rc = parse_options(&a, argc, argv);
+	if (rc < 0)
+		rc = check_output(&a, argv);
 	if (rc >= 0)
 		return rc;
 	if (is_ranks(&a, argv))

@@ -44,14 +44,14 @@ int cmd_merge(int argc, char **argv)
 	struct kp_diag d = { 0 };
 	struct kp_devdb db;
 	if (devdb_load_default(&db, db_path, &d) < 0) {
-		fprintf(stderr, "kprof: %s\n", d.msg);
+		diag_print(stderr, d.msg);
 		return d.status;
 	}
 	struct kp_ranks rs;
 	memset(&rs, 0, sizeof(rs));
 	for (int i = 1; i <= nargs; i++)
 		if (summary_load(&rs, argv[i], &d) < 0) {
-			fprintf(stderr, "kprof: %s\n", d.msg);
+			diag_print(stderr, d.msg);
 			ranks_free(&rs);
 			devdb_free(&db);
 			return d.status;

@@ -107,9 +107,16 @@ long diag_warn_lines(const struct kp_warnings *w, const char *side,
 	return n;
 }
 
+void diag_print(FILE *fp, const char *line)
+{
+	fputs("kprof: ", fp);
+	utf8_fputs_visible(line, fp);
+	fputc('\n', fp);
+}
+
 static void print_line(const char *line, void *arg)
 {
-	fprintf(arg, "kprof: %s\n", line);
+	diag_print(arg, line);
 }
 
 void diag_warn_print(const struct kp_warnings *w, enum kp_warn_mode mode, const char *side,

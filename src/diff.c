@@ -1137,12 +1137,12 @@ void diff_run_print(const struct kp_diff_run *run, FILE *fp)
 		for (int i = 0; i < 2; i++)
 			if (!run->loaded[i]) {
 				diag_warn_print(&run->trace[i].warn, run->warn_mode, side[i], fp);
-				fprintf(fp, "kprof: %s\n", run->diag[i].msg);
+				diag_print(fp, run->diag[i].msg);
 			}
 		return;
 	}
 	if (run->err.status) {
-		fprintf(fp, "kprof: %s\n", run->err.msg);
+		diag_print(fp, run->err.msg);
 		return;
 	}
 	/* once per input file: one file on both sides (same warnings: not --device A,B) once */
@@ -1155,10 +1155,11 @@ void diff_run_print(const struct kp_diff_run *run, FILE *fp)
 		diag_warn_print(&run->rep[i].warn, run->warn_mode, label, fp);
 	}
 	/* every crossing, each with base, new, delta and the noise it beat */
-	char msg[2048];
+	char msg[2048] = "regression: ";
+	const size_t off = strlen(msg);
 	for (size_t i = 0; i < run->nhits; i++) {
-		diff_gate_message(&run->hits[i], &run->gate, msg, sizeof(msg));
-		fprintf(fp, "kprof: regression: %s\n", msg);
+		diff_gate_message(&run->hits[i], &run->gate, msg + off, sizeof(msg) - off);
+		diag_print(fp, msg);
 	}
 }
 

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kprof/utf8.h"
+
 void jw_init(struct kp_jw *jw, FILE *fp)
 {
 	memset(jw, 0, sizeof(*jw));
@@ -73,6 +75,16 @@ void jw_end(struct kp_jw *jw)
 	jw->depth--;
 }
 
+/* utf8_hidden() of the 2- or 3-byte sequence at @p (NUL-terminated), its length in *k */
+static unsigned hidden_at(const unsigned char *p, size_t *k)
+{
+	*k = *p >= 0xE0 ? 3 : 2;
+	for (size_t i = 1; i < *k; i++)
+		if ((p[i] & 0xC0) != 0x80)
+			return 0;
+	return *p < 0xF0 ? utf8_hidden((const char *)p, *k) : 0;
+}
+
 void jw_put_string(FILE *fp, const char *s)
 {
 	if (!s) {
@@ -80,6 +92,8 @@ void jw_put_string(FILE *fp, const char *s)
 		return;
 	}
 	fputc('"', fp);
+	unsigned cp;
+	size_t k;
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
 		switch (*p) {
 		case '"':
@@ -98,10 +112,14 @@ void jw_put_string(FILE *fp, const char *s)
 			fputs("\\r", fp);
 			break;
 		default:
-			if (*p < 0x20)
+			if (*p < 0x20 || *p == 0x7F) {
 				fprintf(fp, "\\u%04x", *p);
-			else
+			} else if (*p >= 0xC2 && (cp = hidden_at(p, &k))) {
+				fprintf(fp, "\\u%04x", cp); /* C1, bidi marks: to show, not to act */
+				p += k - 1;
+			} else {
 				fputc(*p, fp);
+			}
 		}
 	}
 	fputc('"', fp);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "kprof/units.h"
+#include "kprof/utf8.h"
 
 /* Okabe-Ito (colour-blind safe) first, then purple, brown, grey; the rest darker */
 static const char *const palette[CHART_SERIES_MAX] = {
@@ -43,7 +44,10 @@ void svg_css(FILE *fp)
 
 void svg_escape(const char *s, FILE *fp)
 {
-	for (; s && *s; s++) {
+	if (!s)
+		return;
+	struct kp_visbuf vb = { 0 };
+	for (s = utf8_visible_lines(s, &vb); *s; s++) {
 		unsigned char c = (unsigned char)*s;
 		switch (c) {
 		case '&':
@@ -62,12 +66,10 @@ void svg_escape(const char *s, FILE *fp)
 			fputs("&#39;", fp);
 			break;
 		default:
-			if (c < 0x20 && c != '\t' && c != '\n')
-				fputs("\xef\xbf\xbd", fp);
-			else
-				fputc(c, fp);
+			fputc(c, fp);
 		}
 	}
+	utf8_visible_free(&vb);
 }
 
 /* @s cut to @max bytes at a UTF-8 boundary, with "..." when cut */

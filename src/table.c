@@ -5,6 +5,7 @@
 #include "kprof/table.h"
 
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include "kprof/html.h"
 #include "kprof/jsonw.h"
 #include "kprof/svg.h"
+#include "kprof/utf8.h"
 
 /* ANSI SGR per tone: regressions red, improvements green, suspicious values yellow. */
 static const char *const tone_sgr[] = {
@@ -60,13 +62,36 @@ static const struct kp_cell *cell_at(const struct kp_table *tb, size_t row, int 
 
 /* ---- csv ---- */
 
-static void csv_put(FILE *fp, const char *s)
+/*
+ * Whether a spreadsheet would read @s as a formula (OWASP, CSV injection): it starts with
+ * '=', '+', '@', a tab or CR, or '-' that does not start a number ("-1.5" stays a number).
+ */
+static int csv_formula(const char *s)
 {
-	if (!strpbrk(s, ",\"\r\n")) {
+	if (strchr("=+@\t\r", s[0]) && s[0])
+		return 1;
+	if (s[0] != '-' || !s[1])
+		return 0;
+	char *end;
+	strtod(s, &end);
+	return end == s || *end;
+}
+
+/*
+ * A string field: escaped (utf8_visible), a would-be formula quoted with a leading "'"
+ * so it reads as text, quoted when it holds ',', '"' or a line break (RFC 4180).
+ */
+static void csv_put(FILE *fp, const char *s, struct kp_visbuf *vb)
+{
+	s = utf8_visible(s, vb);
+	int formula = csv_formula(s);
+	if (!formula && !strpbrk(s, ",\"\r\n")) {
 		fputs(s, fp);
 		return;
 	}
 	fputc('"', fp);
+	if (formula)
+		fputc('\'', fp);
 	for (; *s; s++) {
 		if (*s == '"')
 			fputc('"', fp);
@@ -78,6 +103,7 @@ static void csv_put(FILE *fp, const char *s)
 static void render_csv(const struct kp_table *tb, FILE *fp)
 {
 	char buf[40];
+	struct kp_visbuf vb = { 0 };
 	int first = 1;
 	for (int j = 0; j < tb->ncols; j++) {
 		if (!(tb->cols[j].where & COL_MACHINE))
@@ -103,7 +129,7 @@ static void render_csv(const struct kp_table *tb, FILE *fp)
 				fputs(jw_format_double(buf, sizeof(buf), c->d), fp);
 				break;
 			case CELL_STR:
-				csv_put(fp, c->s);
+				csv_put(fp, c->s, &vb);
 				break;
 			default:
 				break; /* empty field = unknown */
@@ -111,6 +137,7 @@ static void render_csv(const struct kp_table *tb, FILE *fp)
 		}
 		fputs("\r\n", fp);
 	}
+	utf8_visible_free(&vb);
 }
 
 /* ---- json ---- */
@@ -274,9 +301,13 @@ static void render_json(const struct kp_doc *doc, FILE *fp)
 
 /* ---- table and markdown ---- */
 
-/* a code span holding @s: a fence longer than any backtick run in it, '|' escaped for tables */
-static void md_code(FILE *fp, const char *s)
+/*
+ * A code span holding @s: a fence longer than any backtick run in it, '|' escaped for tables;
+ * line breaks and control characters escaped (utf8_visible), so a name cannot end the table
+ */
+static void md_code(FILE *fp, const char *s, struct kp_visbuf *vb)
 {
+	s = utf8_visible(s, vb);
 	int run = 0, longest = 0;
 	for (const char *p = s; *p; p++) {
 		run = *p == '`' ? run + 1 : 0;
@@ -300,24 +331,31 @@ static void md_code(FILE *fp, const char *s)
 		fputc('`', fp);
 }
 
-static void md_text(FILE *fp, const char *s)
+/*
+ * @s as markdown text: escaped (utf8_visible), '|' and the bytes of @special backslash-escaped
+ * ("<": a name cannot open an html tag; column titles are kprof's own, "GPU<CPU" stays)
+ */
+static void md_text(FILE *fp, const char *s, const char *special, struct kp_visbuf *vb)
 {
-	for (; *s; s++) {
-		if (*s == '|')
+	for (s = utf8_visible(s, vb); *s; s++) {
+		if (*s == '|' || strchr(special, *s))
 			fputc('\\', fp);
 		fputc(*s, fp);
 	}
 }
 
-static void render_markdown_table(const struct kp_table *tb, FILE *fp)
+static void render_markdown_table(const struct kp_table *tb, FILE *fp, struct kp_visbuf *vb)
 {
 	char buf[128];
 	for (int pass = 0; pass < 2; pass++) {
 		fputc('|', fp);
 		for (int j = 0; j < tb->ncols; j++) {
 			const struct kp_col *c = &tb->cols[j];
-			if (c->where & COL_HUMAN)
-				fprintf(fp, " %s |", pass ? (c->text ? "---" : "---:") : c->title);
+			if (!(c->where & COL_HUMAN))
+				continue;
+			fputc(' ', fp);
+			md_text(fp, pass ? (c->text ? "---" : "---:") : c->title, "", vb); /* Comm||Comp */
+			fputs(" |", fp);
 		}
 		fputc('\n', fp);
 	}
@@ -331,26 +369,28 @@ static void render_markdown_table(const struct kp_table *tb, FILE *fp)
 			const char *s = table_cell_text(c, buf, sizeof(buf));
 			fputc(' ', fp);
 			if (col->text && c->type == CELL_STR)
-				md_code(fp, s);
+				md_code(fp, s, vb);
 			else
-				md_text(fp, s);
+				md_text(fp, s, "<", vb);
 			fputs(" |", fp);
 		}
 		fputc('\n', fp);
 	}
 }
 
-static void put_field(FILE *fp, const char *s, int width, int left, enum kp_tone tone, int color)
+/* @s escaped (utf8_visible), padded to @width bytes */
+static void put_field(FILE *fp, const char *s, int width, int left, enum kp_tone tone, int color,
+		      struct kp_visbuf *vb)
 {
 	int on = color && tone != TONE_NONE;
 	if (on)
 		fputs(tone_sgr[tone], fp);
-	fprintf(fp, left ? "%-*s" : "%*s", width, s);
+	fprintf(fp, left ? "%-*s" : "%*s", width, utf8_visible(s, vb));
 	if (on)
 		fputs("\033[m", fp);
 }
 
-static void render_text_table(const struct kp_table *tb, int color, FILE *fp)
+static void render_text_table(const struct kp_table *tb, int color, FILE *fp, struct kp_visbuf *vb)
 {
 	int *w = xcalloc((size_t)tb->ncols, sizeof(*w));
 	char buf[128];
@@ -364,9 +404,9 @@ static void render_text_table(const struct kp_table *tb, int color, FILE *fp)
 		w[j] = (int)strlen(tb->cols[j].title);
 		/* every column but a last text one is padded to its widest cell */
 		for (size_t i = 0; i < tb->nrows && !(tb->cols[j].text && j == last); i++) {
-			int n = (int)strlen(table_cell_text(cell_at(tb, i, j), buf, sizeof(buf)));
-			if (n > w[j])
-				w[j] = n;
+			size_t n = utf8_visible_len(table_cell_text(cell_at(tb, i, j), buf, sizeof(buf)));
+			if (n > (size_t)w[j])
+				w[j] = n > INT_MAX ? INT_MAX : (int)n;
 		}
 	}
 	for (int pass = 0; pass < 2; pass++) {
@@ -397,7 +437,7 @@ static void render_text_table(const struct kp_table *tb, int color, FILE *fp)
 				continue;
 			const char *s = table_cell_text(c, buf, sizeof(buf));
 			put_field(fp, s, col->text && j == last ? 0 : w[j], col->text, c->tone,
-				  color);
+				  color, vb);
 			if (j != last)
 				fputs("  ", fp);
 		}
@@ -409,6 +449,7 @@ static void render_text_table(const struct kp_table *tb, int color, FILE *fp)
 static void render_text(const struct kp_doc *doc, int color, FILE *fp)
 {
 	char buf[64];
+	struct kp_visbuf vb = { 0 };
 	int depth = 0;
 	for (size_t i = 0; i < doc->nitems; i++) {
 		const struct kp_item *it = &doc->items[i];
@@ -420,19 +461,23 @@ static void render_text(const struct kp_doc *doc, int color, FILE *fp)
 			continue;
 		else if (it->type == ITEM_FACT && it->key)
 			fprintf(fp, "# %-*s  %s\n", doc->key_width, it->key,
-				report_val_text(&it->v, buf, sizeof(buf)));
+				utf8_visible(report_val_text(&it->v, buf, sizeof(buf)), &vb));
 		else if (it->type == ITEM_TABLE && it->table->nrows)
-			render_text_table(it->table, color, fp);
+			render_text_table(it->table, color, fp, &vb);
 	}
+	utf8_visible_free(&vb);
 }
 
 static void render_markdown(const struct kp_doc *doc, FILE *fp)
 {
 	char buf[64];
+	struct kp_visbuf vb = { 0 };
 	int depth = 0, prev = 0; /* what came last: 0 the title, 1 a list, 2 a table */
 	fprintf(fp, "**kprof %s**", doc->command);
-	if (doc->summary)
-		fprintf(fp, ": %s", doc->summary);
+	if (doc->summary) {
+		fputs(": ", fp);
+		md_text(fp, doc->summary, "<", &vb);
+	}
 	fputs("\n\n", fp);
 	for (size_t i = 0; i < doc->nitems; i++) {
 		const struct kp_item *it = &doc->items[i];
@@ -445,16 +490,18 @@ static void render_markdown(const struct kp_doc *doc, FILE *fp)
 		} else if (it->type == ITEM_FACT && it->key) {
 			if (prev == 2)
 				fputc('\n', fp);
-			fprintf(fp, "- %s: %s\n", it->key,
-				report_val_text(&it->v, buf, sizeof(buf)));
+			fprintf(fp, "- %s: ", it->key);
+			md_text(fp, report_val_text(&it->v, buf, sizeof(buf)), "<", &vb);
+			fputc('\n', fp);
 			prev = 1;
 		} else if (it->type == ITEM_TABLE) {
 			if (prev)
 				fputc('\n', fp);
-			render_markdown_table(it->table, fp);
+			render_markdown_table(it->table, fp, &vb);
 			prev = 2;
 		}
 	}
+	utf8_visible_free(&vb);
 }
 
 void table_render(const struct kp_doc *doc, enum kp_format fmt, int color, FILE *fp)

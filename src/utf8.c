@@ -1,10 +1,14 @@
 /*
- * utf8.c — names made valid UTF-8 text: invalid bytes and NUL become U+FFFD.
+ * utf8.c — names made valid UTF-8 text: invalid bytes and NUL become U+FFFD; text made safe to
+ * show: control characters and bidi marks escaped (utf8_visible).
  */
 #include "kprof/utf8.h"
 
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "kprof/arena.h"
 
 /*
  * Length of the valid sequence at s[0..n) (1-4), or 0 when s[0] does not start one.
@@ -103,4 +107,132 @@ size_t utf8_prefix(const char *s, size_t len, size_t max)
 	unsigned lead = p[i - 1];
 	size_t need = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2;
 	return n - (i - 1) < need ? i - 1 : n;
+}
+
+/*
+ * The code point of the sequence s[0..k) when it is shown escaped in text, else 0: C1
+ * controls (U+0080-U+009F: 8-bit CSI and OSC to a terminal), the bidi marks and overrides
+ * (U+061C, U+200E-U+200F, U+202A-U+202E, U+2066-U+2069: they reorder the text around them,
+ * CVE-2021-42574) and the line and paragraph separators (U+2028, U+2029).
+ */
+unsigned utf8_hidden(const char *str, size_t k)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	if (k == 2 && s[0] == 0xC2 && s[1] <= 0x9F)
+		return s[1];
+	if (k == 2 && s[0] == 0xD8 && s[1] == 0x9C)
+		return 0x061C;
+	if (k != 3 || s[0] != 0xE2)
+		return 0;
+	unsigned cp = 0x2000u | (s[1] & 0x3Fu) << 6 | (s[2] & 0x3Fu);
+	if ((cp >= 0x200E && cp <= 0x200F) || (cp >= 0x2028 && cp <= 0x202E) ||
+	    (cp >= 0x2066 && cp <= 0x2069))
+		return cp;
+	return 0;
+}
+
+/*
+ * The escape of the sequence at s[0..n) into @out (at least 7 bytes) and its length; 0 when
+ * the sequence is shown as it is (*k: its length either way).  @lines: LF and tab stay.
+ */
+static size_t escape_one(const unsigned char *s, size_t n, int lines, char *out, size_t *k)
+{
+	unsigned c = s[0];
+	*k = 1;
+	if ((c >= 0x20 && c < 0x7F) || (lines && (c == '\n' || c == '\t')))
+		return 0;
+	if (c < 0x80) {
+		const char *named = c == '\n' ? "\\n" : c == '\r' ? "\\r" : c == '\t' ? "\\t" : NULL;
+		if (named) {
+			memcpy(out, named, 2);
+			return 2;
+		}
+		return (size_t)snprintf(out, 7, "\\u%04x", c);
+	}
+	size_t len = seq_len(s, n);
+	if (!len)
+		return (size_t)snprintf(out, 7, "\\x%02x", c);
+	*k = len;
+	unsigned cp = utf8_hidden((const char *)s, len);
+	return cp ? (size_t)snprintf(out, 7, "\\u%04x", cp) : 0;
+}
+
+static size_t visible_len(const char *s, int lines)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n = strlen(s), i = 0, out = 0;
+	char esc[8];
+	while (i < n) {
+		size_t k, e = escape_one(p + i, n - i, lines, esc, &k);
+		out += e ? e : k;
+		i += k;
+	}
+	return out;
+}
+
+static const char *visible(const char *s, int lines, struct kp_visbuf *b)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n = strlen(s), i = 0, o = 0;
+	char esc[8];
+	/* the common case: nothing to escape, the name itself */
+	while (i < n && p[i] >= 0x20 && p[i] < 0x7F)
+		i++;
+	if (i == n)
+		return s;
+	size_t need = visible_len(s, lines) + 1;
+	if (need == n + 1)
+		return s;
+	if (need > b->cap) {
+		b->buf = xrealloc(b->buf, need);
+		b->cap = need;
+	}
+	for (i = 0; i < n;) {
+		size_t k, e = escape_one(p + i, n - i, lines, esc, &k);
+		memcpy(b->buf + o, e ? esc : (const char *)p + i, e ? e : k);
+		o += e ? e : k;
+		i += k;
+	}
+	b->buf[o] = '\0';
+	return b->buf;
+}
+
+size_t utf8_visible_len(const char *s)
+{
+	return visible_len(s, 0);
+}
+
+const char *utf8_visible(const char *s, struct kp_visbuf *b)
+{
+	return visible(s, 0, b);
+}
+
+const char *utf8_visible_lines(const char *s, struct kp_visbuf *b)
+{
+	return visible(s, 1, b);
+}
+
+void utf8_visible_free(struct kp_visbuf *b)
+{
+	free(b->buf);
+	b->buf = NULL;
+	b->cap = 0;
+}
+
+void utf8_fputs_visible(const char *s, FILE *fp)
+{
+	const int lines = 0;
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n = strlen(s), i = 0, run = 0;
+	char esc[8];
+	while (i < n) {
+		size_t k, e = escape_one(p + i, n - i, lines, esc, &k);
+		if (e) {
+			fwrite(p + run, 1, i - run, fp);
+			fwrite(esc, 1, e, fp);
+			run = i + k;
+		}
+		i += k;
+	}
+	fwrite(p + run, 1, n - run, fp);
 }

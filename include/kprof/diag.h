@@ -76,6 +76,12 @@ void diag_warn_add(struct kp_warnings *w, const char *kind, const char *loc, con
  */
 long diag_warn_lines(const struct kp_warnings *w, const char *side,
 		     void (*emit)(const char *line, void *arg), void *arg);
+/*
+ * "kprof: @line" and a newline on @fp, the line's names and file names escaped
+ * (utf8_visible: no control character or bidi mark reaches the terminal raw).  Errors
+ * (d->msg) and warnings are printed with it.
+ */
+void diag_print(FILE *fp, const char *line);
 /* Print diag_warn_lines() to @fp, each prefixed "kprof: "; nothing under WARN_QUIET. */
 void diag_warn_print(const struct kp_warnings *w, enum kp_warn_mode mode, const char *side,
 		     FILE *fp);

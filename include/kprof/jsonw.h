@@ -41,7 +41,10 @@ void jw_int(struct kp_jw *jw, const char *key, int64_t v);
 void jw_double(struct kp_jw *jw, const char *key, double v);
 void jw_bool(struct kp_jw *jw, const char *key, int v);
 void jw_null(struct kp_jw *jw, const char *key);
-/* The escaped string @s with its quotes, on its own (csv and tests use it). */
+/*
+ * The escaped string @s with its quotes, on its own (csv and tests use it): control characters
+ * and DEL as \n, \t, \r or \u00XX, C1 controls and bidi marks (utf8_hidden) as \uXXXX.
+ */
 void jw_put_string(FILE *fp, const char *s);
 /*
  * @v as JSON/CSV writes it into @buf: integers below 2^53 without a fraction, others with

@@ -21,7 +21,10 @@ int svg_drawable(const struct kp_chart *ch);
 void svg_chart(const struct kp_chart *ch, int standalone, FILE *fp);
 /* The chart stylesheet (palette, axes, light and dark). */
 void svg_css(FILE *fp);
-/* @s as XML character data / attribute value: & < > " ' escaped, C0 controls as U+FFFD. */
+/*
+ * @s as XML character data / attribute value: control characters but LF and tab, and bidi
+ * marks, escaped as text (utf8_visible_lines: ESC is \u001b), then & < > " ' as entities.
+ */
 void svg_escape(const char *s, FILE *fp);
 
 #endif /* KPROF_SVG_H */

@@ -386,7 +386,7 @@ static void html_page_is_self_contained_and_escaped(void **state)
 	char *s = doc_text(&doc, FMT_HTML);
 	assert_non_null(strstr(s, "<title>kprof diff: a &lt;b&gt; &amp; c</title>"));
 	assert_non_null(strstr(s, "class=\"verdict bad\""));
-	assert_non_null(strstr(s, "f&lt;int&gt;&amp;\xef\xbf\xbd"));
+	assert_non_null(strstr(s, "f&lt;int&gt;&amp;\\u0001"));
 	assert_non_null(strstr(s, "data-v=\"1500\""));
 	assert_non_null(strstr(s, "x&lt;y"));
 	assert_null(strstr(s, "https://"));

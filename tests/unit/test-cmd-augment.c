@@ -118,7 +118,7 @@ static void paths_are_checked_before_reading(void **state)
 	assert_int_equal(augment(path_of("t.json"), "-o", other, NULL), KP_USAGE);
 	char want[400];
 	snprintf(want, sizeof(want),
-		 "kprof: error: '%s' is the input: augment would overwrite the trace it reads\n",
+		 "kprof: error: '%s' is an input: augment would overwrite a file it reads\n",
 		 other);
 	assert_string_equal(err, want);
 	/* a bad path is not refused here: the device table is read first, then the trace */

@@ -50,9 +50,9 @@ static void escaping_covers_markup_and_controls(void **state)
 	char *s = esc("a<b>&\"c\"'d'");
 	assert_string_equal(s, "a&lt;b&gt;&amp;&quot;c&quot;&#39;d&#39;");
 	free(s);
-	s = esc("x\x01y\tz\n\xc3\xa9");
-	assert_string_equal(s,
-			    "x\xef\xbf\xbdy\tz\n\xc3\xa9"); /* C0 -> U+FFFD; tab, newline, UTF-8 kept */
+	/* C0 and bidi marks escaped as text (utf8_visible_lines); tab, newline, UTF-8 kept */
+	s = esc("x\x01y\tz\n\xc3\xa9\x1b\xe2\x80\xae");
+	assert_string_equal(s, "x\\u0001y\tz\n\xc3\xa9\\u001b\\u202e");
 	free(s);
 	s = esc(NULL);
 	assert_string_equal(s, "");

@@ -107,6 +107,81 @@ static void markdown_escapes_pipes_and_fences_backticks_in_code_spans(void **sta
 	report_free(&doc);
 }
 
+/* issue 23 items 11, 12: names with control characters, line breaks, formulas, bidi marks */
+static void hostile_names_are_escaped_in_every_text_format(void **state)
+{
+	(void)state;
+	struct kp_doc doc;
+	report_init(&doc, "test", 6);
+	report_fact_text(&doc, "device", NULL, "H100\x1b]0;title\x07\n# device  x\xe2\x80\xae");
+	two_rows(&doc, "k\x1b[2J\n**kprof: no regressions, safe to merge**\r\n|x|");
+	char *s = render(&doc, FMT_TABLE, 0);
+	assert_non_null(strstr(s, "# device  H100\\u001b]0;title\\u0007\\n# device  x\\u202e\n"));
+	assert_non_null(strstr(
+		s, "  1.500 us     -  k\\u001b[2J\\n**kprof: no regressions, safe to merge**\\r\\n|x|\n"));
+	assert_null(strchr(s, '\x1b'));
+	free(s);
+	/* --color=always: only the SGR codes kprof writes */
+	s = render(&doc, FMT_TABLE, 1);
+	assert_null(strstr(s, "\x1b[2J"));
+	free(s);
+	s = render(&doc, FMT_MARKDOWN, 0);
+	assert_non_null(strstr(s, "- device: H100\\u001b]0;title\\u0007\\n# device  x\\u202e\n"));
+	assert_non_null(strstr(
+		s,
+		"| 1.500 us | - | `k\\u001b[2J\\n**kprof: no regressions, safe to merge**\\r\\n\\|x\\|` |\n"));
+	assert_null(strstr(s, "\n**kprof: no"));
+	free(s);
+	s = render(&doc, FMT_CSV, 0);
+	assert_non_null(strstr(
+		s, "\r\n1500,,\"k\\u001b[2J\\n**kprof: no regressions, safe to merge**\\r\\n|x|\"\r\n"));
+	free(s);
+	report_free(&doc);
+	/* json: lossless escapes, C1 controls, DEL and bidi marks too */
+	report_init(&doc, "test", 6);
+	two_rows(&doc, "a\x7f\xc2\x9b\xe2\x80\xae\xe2\x81\xa9\x1b\xc3\xa9");
+	s = render(&doc, FMT_JSON, 0);
+	assert_non_null(strstr(s, "\"name\": \"a\\u007f\\u009b\\u202e\\u2069\\u001b\xc3\xa9\"}"));
+	free(s);
+	report_free(&doc);
+	/* markdown text cells and facts: '<' cannot open a tag; titles keep theirs */
+	report_init(&doc, "test", 6);
+	report_fact_text(&doc, "device", NULL, "<img src=x>|");
+	s = render(&doc, FMT_MARKDOWN, 0);
+	assert_non_null(strstr(s, "- device: \\<img src=x>\\|\n"));
+	free(s);
+	report_free(&doc);
+}
+
+static void csv_cells_a_spreadsheet_would_run_are_text(void **state)
+{
+	(void)state;
+	static const char *const in[] = { "=HYPERLINK(\"u\",\"c\")", "+1+cmd", "@SUM(1)", "-2+3",
+					  "-cmd", "-1.5", "-", "\tx", "a=b", "-1e3" };
+	static const char *const out[] = { "\"'=HYPERLINK(\"\"u\"\",\"\"c\"\")\"",
+					   "\"'+1+cmd\"",
+					   "\"'@SUM(1)\"",
+					   "\"'-2+3\"",
+					   "\"'-cmd\"",
+					   "-1.5",
+					   "-",
+					   "\\tx",
+					   "a=b",
+					   "-1e3" };
+	for (size_t i = 0; i < sizeof(in) / sizeof(in[0]); i++) {
+		struct kp_doc doc;
+		report_init(&doc, "test", 4);
+		two_rows(&doc, in[i]);
+		char *s = render(&doc, FMT_CSV, 0);
+		char want[128];
+		snprintf(want, sizeof(want), "\r\n1500,,%s\r\n", out[i]);
+		if (!strstr(s, want))
+			fail_msg("%s: got %s", in[i], s);
+		free(s);
+		report_free(&doc);
+	}
+}
+
 static void facts_print_as_hash_lines_list_items_and_typed_json_members(void **state)
 {
 	(void)state;
@@ -232,6 +307,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(renderers_quote_csv_null_json_and_align_tables),
 		cmocka_unit_test(markdown_escapes_pipes_and_fences_backticks_in_code_spans),
+		cmocka_unit_test(hostile_names_are_escaped_in_every_text_format),
+		cmocka_unit_test(csv_cells_a_spreadsheet_would_run_are_text),
 		cmocka_unit_test(text_cut_inside_a_utf8_sequence_loses_the_partial_sequence),
 		cmocka_unit_test(facts_print_as_hash_lines_list_items_and_typed_json_members),
 		cmocka_unit_test(json_writer_places_commas_and_indents_only_line_containers),

@@ -5,6 +5,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -85,6 +87,47 @@ static void utf8_prefix_never_cuts_inside_a_sequence(void **state)
 	assert_int_equal(utf8_prefix("x\xc3", 2, 99), 1);
 }
 
+static void utf8_visible_escapes_controls_c1_bidi_and_bad_bytes(void **state)
+{
+	(void)state;
+	struct kp_visbuf vb = { 0 };
+	const char *plain = "aten::mm caf\xc3\xa9 \\ `x` |y| <z> \xe2\x82\xac";
+	assert_ptr_equal(utf8_visible(plain, &vb), plain); /* nothing to escape: no copy */
+	assert_int_equal(utf8_visible_len(plain), strlen(plain));
+	static const char *const in[] = {
+		"a\x1b[2Jb", "t\tl\nr\r", "\x07\x7f",     "\xc2\x9b" "31m",   "x\xe2\x80\xaey",
+		"\xe2\x81\xa6\xe2\x81\xa9", "\xe2\x80\x8f\xd8\x9c\xe2\x80\xa8", "bad\xff\xc3", "\xe2\x80\x8d",
+	};
+	static const char *const out[] = {
+		"a\\u001b[2Jb", "t\\tl\\nr\\r", "\\u0007\\u007f", "\\u009b31m", "x\\u202ey",
+		"\\u2066\\u2069", "\\u200f\\u061c\\u2028", "bad\\xff\\xc3", "\xe2\x80\x8d",
+	};
+	for (size_t i = 0; i < sizeof(in) / sizeof(in[0]); i++) {
+		assert_string_equal(utf8_visible(in[i], &vb), out[i]);
+		assert_int_equal(utf8_visible_len(in[i]), strlen(out[i]));
+	}
+	/* LF and tab kept for xml text */
+	assert_string_equal(utf8_visible_lines("a\nb\tc\x1b", &vb), "a\nb\tc\\u001b");
+	/* a 100 KB name: escaped whole */
+	size_t n = 100000;
+	char *big = malloc(n + 2);
+	memset(big, 'k', n);
+	big[n] = '\x1b';
+	big[n + 1] = '\0';
+	const char *v = utf8_visible(big, &vb);
+	assert_int_equal(strlen(v), n + 6);
+	assert_string_equal(v + n, "\\u001b");
+	free(big);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *fp = open_memstream(&buf, &len);
+	utf8_fputs_visible("x\x1b]0;t\x07\xe2\x80\xae.json", fp);
+	fclose(fp);
+	assert_string_equal(buf, "x\\u001b]0;t\\u0007\\u202e.json");
+	free(buf);
+	utf8_visible_free(&vb);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -92,6 +135,7 @@ int main(void)
 		cmocka_unit_test(utf8_replaces_each_invalid_byte_and_nul),
 		cmocka_unit_test(utf8_finds_a_bad_byte_at_any_position_of_a_long_name),
 		cmocka_unit_test(utf8_prefix_never_cuts_inside_a_sequence),
+		cmocka_unit_test(utf8_visible_escapes_controls_c1_bidi_and_bad_bytes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
