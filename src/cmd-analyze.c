@@ -85,6 +85,9 @@ static int analyze_ranks(char **args, size_t nargs, long jobs, const struct kp_l
 		paths_free(paths);
 		return d.status;
 	}
+	char note[1024];
+	if (device && devdb_pick_note(db, device, 0, note, sizeof(note)))
+		fprintf(stderr, "kprof: note: %s\n", note);
 	const char *name = device ? device : rs.n && rs.r[0].device[0] ? rs.r[0].device : NULL;
 	const char *how;
 	const struct kp_device *dev = name ? devdb_match(db, name, &how) : NULL;
@@ -430,6 +433,9 @@ static int analyze_one(const struct analyze_args *a, const char *path, unsigned 
 	int status = load_one(path, a->db_path, &lo, a->warn_mode, &db, &t);
 	if (status)
 		return status;
+	char note[1024];
+	if (a->device && devdb_pick_note(&db, a->device, 0, note, sizeof(note)))
+		fprintf(stderr, "kprof: note: %s\n", note);
 	struct kp_analyze_opts ao = {
 		.group = a->group,
 		.device = a->device,
