@@ -228,6 +228,10 @@ $(O)/tests/augcheck: tests/tools/augcheck.c
 augment: $(O)/kprof $(O)/tests/augcheck
 	$(Q)KPROF=$(abspath $(O)/kprof) AUGCHECK=$(abspath $(O)/tests/augcheck) tests/augment/check.sh
 
+# every `$ ...` example of README.md, run as written on the bundled traces
+readme: $(O)/kprof
+	$(Q)KPROF=$(abspath $(O)/kprof) tests/readme/check.sh
+
 # the pages in a headless browser (Debian chromium, installed here when missing)
 # --jobs 1 and --jobs N: identical output, warnings, errors (tests/jobs/check.sh)
 jobs: $(O)/kprof
@@ -244,7 +248,7 @@ hdrcheck:
 check-man:
 	$(Q)for m in man/*.1; do groff -man -ww -z $$m 2>&1 | grep . && exit 1; done; true
 
-check: all unit golden html augment jobs hdrcheck
+check: all unit golden html augment jobs hdrcheck readme
 
 # clang-format 19 only (Debian 12: clang-format-19): .clang-format needs 16 or later, and each
 # version lays some lines out differently, so one version keeps `make format-check` stable.
@@ -294,6 +298,6 @@ endif
 clean:
 	rm -rf $(O)
 
-.PHONY: deps demo all unit golden golden-update html augment jobs check-html hdrcheck check check-man man install clean \
+.PHONY: deps demo all unit golden golden-update html augment jobs readme check-html hdrcheck check check-man man install clean \
 	format format-check
 .SUFFIXES:
