@@ -21,6 +21,14 @@ int svg_drawable(const struct kp_chart *ch);
 void svg_chart(const struct kp_chart *ch, int standalone, FILE *fp);
 /* The chart stylesheet (palette, axes, light and dark). */
 void svg_css(FILE *fp);
+/*
+ * The @n labels of one chart, each cut to at most @max bytes (UTF-8 whole), as malloc'ed
+ * strings in a malloc'ed array (free each, then the array).  A cut keeps a head and the
+ * tail, "head…tail", since the tail tells rows apart (shapes, variants, "forward" and
+ * "backward"); labels that differ stay different: when two cuts collide the tail grows, and
+ * when that does not part them a " #k" suffix does.  Labels of @max bytes or fewer are kept.
+ */
+char **svg_short_labels(const char *const *labels, size_t n, size_t max);
 /* @s as XML character data / attribute value: & < > " ' escaped, C0 controls as U+FFFD. */
 void svg_escape(const char *s, FILE *fp);
 
