@@ -233,6 +233,10 @@ augment: $(O)/kprof $(O)/tests/augcheck
 hostile: $(O)/kprof $(O)/tests/xmlcheck
 	$(Q)KPROF=$(abspath $(O)/kprof) XMLCHECK=$(abspath $(O)/tests/xmlcheck) tests/hostile/check.py
 
+# every `$ ...` example of README.md, run as written on the bundled traces
+readme: $(O)/kprof
+	$(Q)KPROF=$(abspath $(O)/kprof) tests/readme/check.sh
+
 # the pages in a headless browser (Debian chromium, installed here when missing)
 # --jobs 1 and --jobs N: identical output, warnings, errors (tests/jobs/check.sh)
 jobs: $(O)/kprof
@@ -249,7 +253,7 @@ hdrcheck:
 check-man:
 	$(Q)for m in man/*.1; do groff -man -ww -z $$m 2>&1 | grep . && exit 1; done; true
 
-check: all unit golden html augment hostile jobs hdrcheck
+check: all unit golden html augment hostile jobs hdrcheck readme
 
 # clang-format 19 only (Debian 12: clang-format-19): .clang-format needs 16 or later, and each
 # version lays some lines out differently, so one version keeps `make format-check` stable.
@@ -299,6 +303,6 @@ endif
 clean:
 	rm -rf $(O)
 
-.PHONY: deps demo all unit golden golden-update html augment hostile jobs check-html hdrcheck check check-man man install clean \
+.PHONY: deps demo all unit golden golden-update html augment hostile jobs readme check-html hdrcheck check check-man man install clean \
 	format format-check
 .SUFFIXES:

@@ -1016,6 +1016,7 @@ static void add_peaks(struct run *R, const struct kp_gpu *g, struct kp_row *row,
 		double bw = devdb_path_bw(r->dev, (enum kp_mempath)path);
 		if (ev)
 			ev->peak_bw = bw;
+		row->off_dram |= path != MEMPATH_DRAM;
 		if (bw > 0) {
 			row->peak_bw_ns += bw * (double)g->dur_ns;
 			row->bytes_time_ns += g->dur_ns;
@@ -1223,6 +1224,13 @@ static void derive_columns(struct kp_report *r, struct kp_row *row)
 	}
 	if (row->pct_peak_flops > 100 || row->pct_peak_bw > 100)
 		row->flags |= ROW_OVER_PEAK;
+	/* over the DRAM peak on bytes alone, with each kernel's modelled bytes (reads + writes,
+	   at least its working set) within L2: the data can come from L2, written there by the
+	   kernel before (issue 23 item 8) */
+	if (row->pct_peak_bw > 100 && row->pct_peak_flops <= 100 && !row->off_dram && r->dev &&
+	    r->dev->l2_bytes > 0 && row->kernels > 0 &&
+	    (double)row->bytes / (double)row->kernels <= r->dev->l2_bytes)
+		row->flags |= ROW_FITS_L2;
 	else if (row->pct_peak_flops >= 90 || row->pct_peak_bw >= 90)
 		row->flags |= ROW_VERIFY;
 	if (!isfinite(row->flops_per_s) || !isfinite(row->bytes_per_s))

@@ -90,6 +90,9 @@ static int analyze_ranks(char **args, size_t nargs, long jobs, const struct kp_l
 		paths_free(paths);
 		return d.status;
 	}
+	char note[1024];
+	if (device && devdb_pick_note(db, device, 0, note, sizeof(note)))
+		diag_note_print(stderr, note);
 	const char *name = device ? device : rs.n && rs.r[0].device[0] ? rs.r[0].device : NULL;
 	const char *how;
 	const struct kp_device *dev = name ? devdb_match(db, name, &how) : NULL;
@@ -443,6 +446,9 @@ static int analyze_one(const struct analyze_args *a, const char *path, unsigned 
 		return status;
 	if (a->drop_prefix)
 		link_drop_unlaunched_prefix(&t);
+	char note[1024];
+	if (a->device && devdb_pick_note(&db, a->device, 0, note, sizeof(note)))
+		diag_note_print(stderr, note);
 	struct kp_analyze_opts ao = {
 		.group = a->group,
 		.device = a->device,

@@ -61,6 +61,9 @@ int cmd_devices(int argc, char **argv)
 			devdb_free(&db);
 			return KP_BADINPUT;
 		}
+		char note[1024];
+		if (devdb_pick_note(&db, argv[1], (int)sms, note, sizeof(note)))
+			diag_note_print(stderr, note);
 		devtable_doc(&db, &dv, 1, argv[1], how, &doc);
 	} else {
 		const struct kp_device **all = xmalloc(sizeof(*all) * db.ndev);

@@ -78,7 +78,7 @@ static void trim(const char **s, size_t *n)
 /* clang-format off */
 enum key {
 	K_BASE, K_EXACT, K_PATTERN, K_MATCH_SMS, K_SMS, K_CLK, K_MEM, K_DRAM, K_MEMCLK,
-	K_BUS, K_NOSCALE, K_CONF, K_SOURCE, K_CC, K_HOST, K_PEER, K_PEAK /* + prec */
+	K_BUS, K_NOSCALE, K_CONF, K_SOURCE, K_CC, K_HOST, K_PEER, K_L2, K_PEAK /* + prec */
 };
 /* clang-format on */
 
@@ -87,7 +87,7 @@ static const char *const key_names[] = {
 	"sms",         "clk_max_mhz", "mem_gb",           "dram_gbs",
 	"mem_clk_mhz", "bus_bits",    "no_clock_scaling", "confidence",
 	"source",      "cc",          "host_link",        "peer_gbs",
-	NULL
+	"l2_mb",       NULL
 };
 
 static const char *const prec_keys[PREC_N] = {
@@ -99,6 +99,8 @@ struct parser {
 	struct kp_diag *d;
 	const char *origin;
 	int line;
+	const char *lb; /* the current line's first byte */
+	int col;        /* column errors point at (1-based) */
 	struct kp_device *cur; /* NULL before the first [entry] */
 	unsigned long set;     /* bit per enum key set in this stanza */
 	int peak_line[PREC_N]; /* where each peak was set (the entry's line if inherited) */
@@ -106,20 +108,30 @@ struct parser {
 	int maxdev;
 };
 
-static int perr_at(struct parser *p, int line, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+static int perr_lc(struct parser *p, int line, int col, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 
-static int perr_at(struct parser *p, int line, const char *fmt, ...)
+/* "ORIGIN:LINE:COL: error: ..." (STYLE.md's located errors) */
+static int perr_lc(struct parser *p, int line, int col, const char *fmt, ...)
 {
 	char why[768];
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(why, sizeof(why), fmt, ap);
 	va_end(ap);
-	return diag_error(p->d, KP_BADINPUT, "%s:%d: error: %s", p->origin, line, why);
+	return diag_error(p->d, KP_BADINPUT, "%s:%d:%d: error: %s", p->origin, line, col, why);
 }
 
-#define perr(p, ...) perr_at((p), (p)->line, __VA_ARGS__)
+/* errors about a whole stanza point at its first column */
+#define perr_at(p, line, ...) perr_lc((p), (line), 1, __VA_ARGS__)
+#define perr(p, ...) perr_lc((p), (p)->line, (p)->col, __VA_ARGS__)
+
+/* Point the next error at @s, a byte of the current line. */
+static struct parser *at(struct parser *p, const char *s)
+{
+	p->col = (int)(s - p->lb) + 1;
+	return p;
+}
 
 /* Split @s on @sep into trimmed, non-empty arena strings. */
 static int split_list(struct parser *p, const char *key, const char *s, size_t n, const char ***out,
@@ -186,17 +198,51 @@ static int parse_num(const char *s, size_t n, double *v)
 	return 0;
 }
 
+/*
+ * Physical ranges of the numbers, in the table's units.  They are generous, 10x to 100x
+ * beyond the parts of 2026 on either side (this file's entries: 40..304 SMs/CUs, 1410..2520
+ * MHz, 16..288 GB, 300..8000 GB/s, 4..256 MB of L2, FP64 0.25 to FP8 4614 TFLOPS), so that a
+ * future part fits while a unit slip (TB/s written as GB/s, a sparse or per-node figure) or a
+ * value that would make a peak infinite or zero does not.
+ */
+struct range {
+	double lo, hi;
+	int zero_ok; /* 0 also valid: "none" */
+};
+static const struct range r_sms = { 1, 100000, 0 };      /* SMs/CUs per device */
+static const struct range r_clk = { 100, 10000, 0 };     /* SM clock, MHz */
+static const struct range r_mem = { 0.1, 100000, 0 };    /* GB */
+static const struct range r_dram = { 1, 1000000, 0 };    /* GB/s; 1 PB/s is 125 B200s */
+static const struct range r_memclk = { 100, 100000, 0 }; /* memory clock, MHz (HBM ~1-4
+							    GHz, GDDR as reported ~10-16) */
+static const struct range r_bus = { 8, 65536, 0 };       /* bits (HBM4: 2048 per stack) */
+static const struct range r_link = { 1, 100000, 1 };     /* peer/host link GB/s; 0: none */
+static const struct range r_l2 = { 0.25, 65536, 0 };     /* L2 / last-level cache, MiB */
+static const struct range r_peak = { 0.01, 100000, 0 };  /* TFLOPS (TOPS) */
+
+/* @v (the token @tok) within @r (@unit is appended to the bounds), else a located error. */
+static int check_range(struct parser *p, const char *key, const char *tok, size_t tlen, double v,
+		       const struct range *r, double scale, const char *unit)
+{
+	if ((v >= r->lo * scale && v <= r->hi * scale) || (r->zero_ok && v == 0))
+		return 0;
+	const char *sp = unit[0] ? " " : "";
+	return perr(at(p, tok), "%s = %.*s%s%s is outside %s%.15g..%.15g%s%s in [%s]", key,
+		    (int)tlen, tok, sp, unit, r->zero_ok ? "0 or " : "", r->lo * scale,
+		    r->hi * scale, sp, unit, p->cur->name);
+}
+
 static int bad_flag(struct parser *p, const char *s, size_t n)
 {
-	return perr(p,
+	return perr(at(p, s),
 		    "unknown flag '%.*s' in [%s] (valid: datasheet, secondary, derived, "
 		    "unverified, observed)",
 		    (int)n, s, p->cur->name);
 }
 
-/* "N [flag]" for the scalar keys; @integer rejects fractions. */
+/* "N [flag]" for the scalar keys; @integer rejects fractions; @r: the valid range. */
 static int scalar(struct parser *p, const char *key, const char *s, size_t n, int integer,
-		  double *v, const char **flag)
+		  const struct range *r, double *v, const char **flag)
 {
 	const char *tok[2];
 	size_t tlen[2];
@@ -206,6 +252,8 @@ static int scalar(struct parser *p, const char *key, const char *s, size_t n, in
 	if (parse_num(tok[0], tlen[0], v) < 0 || (integer && (*v != floor(*v) || *v > 1e9)))
 		return perr(p, "bad %s '%.*s' for '%s' in [%s]", integer ? "integer" : "number",
 			    (int)tlen[0], tok[0], key, p->cur->name);
+	if (check_range(p, key, tok[0], tlen[0], *v, r, 1, "") < 0)
+		return -1;
 	*flag = NULL;
 	if (k == 2 && !(*flag = flag_lookup(tok[1], tlen[1])))
 		return bad_flag(p, tok[1], tlen[1]);
@@ -224,7 +272,7 @@ static int parse_peak(struct parser *p, enum kp_prec prec, const char *s, size_t
 		return perr(p, "expected 'VALUE UNIT [@MHZ] FLAG' for 'peak.%s' in [%s]", key,
 			    p->cur->name);
 	double v;
-	if (parse_num(tok[0], tlen[0], &v) < 0 || v == 0)
+	if (parse_num(tok[0], tlen[0], &v) < 0)
 		return perr(p, "bad number '%.*s' for 'peak.%s' in [%s]", (int)tlen[0], tok[0], key,
 			    p->cur->name);
 	double scale = 0;
@@ -234,20 +282,29 @@ static int parse_peak(struct parser *p, enum kp_prec prec, const char *s, size_t
 	else if (ieq(tok[1], tlen[1], ops ? "GOPS" : "GFLOPS", ops ? 4 : 6))
 		scale = 1e9;
 	else
-		return perr(p, "unknown unit '%.*s' for 'peak.%s' in [%s] (valid: %s)",
+		return perr(at(p, tok[1]), "unknown unit '%.*s' for 'peak.%s' in [%s] (valid: %s)",
 			    (int)tlen[1], tok[1], key, p->cur->name,
 			    ops ? "TOPS, GOPS" : "TFLOPS, GFLOPS");
+	char full[16];
+	snprintf(full, sizeof(full), "peak.%s", key);
+	const char *unit = ops ? (scale == 1e12 ? "TOPS" : "GOPS")
+			       : (scale == 1e12 ? "TFLOPS" : "GFLOPS");
+	if (check_range(p, full, tok[0], tlen[0], v, &r_peak, 1e12 / scale, unit) < 0)
+		return -1;
 	int clk = 0;
 	if (k == 4) {
 		double c;
 		if (tok[2][0] != '@' || parse_num(tok[2] + 1, tlen[2] - 1, &c) < 0 || c < 1 ||
 		    c != floor(c) || c > 1e6)
-			return perr(p, "bad clock '%.*s' for 'peak.%s' in [%s] (expected '@MHZ')",
+			return perr(at(p, tok[2]),
+				    "bad clock '%.*s' for 'peak.%s' in [%s] (expected '@MHZ')",
 				    (int)tlen[2], tok[2], key, p->cur->name);
+		if (check_range(p, full, tok[2] + 1, tlen[2] - 1, c, &r_clk, 1, "MHz") < 0)
+			return -1;
 		clk = (int)c;
 	}
 	if (tok[k - 1][0] == '@')
-		return perr(p, "expected a flag after '%.*s' for 'peak.%s' in [%s]",
+		return perr(at(p, tok[k - 1]), "expected a flag after '%.*s' for 'peak.%s' in [%s]",
 			    (int)tlen[k - 1], tok[k - 1], key, p->cur->name);
 	const char *flag = flag_lookup(tok[k - 1], tlen[k - 1]);
 	if (!flag)
@@ -285,9 +342,12 @@ static int parse_host_link(struct parser *p, const char *s, size_t n)
 	}
 	if (k >= 2 && ieq(tok[0], tlen[0], "NVLink-C2C", 10) && k <= 3) {
 		if (parse_num(tok[1], tlen[1], &v) < 0 || v <= 0)
-			return perr(p,
+			return perr(at(p, tok[1]),
 				    "bad bandwidth '%.*s' for 'host_link' in [%s] (GB/s per direction)",
 				    (int)tlen[1], tok[1], dv->name);
+		if (check_range(p, "host_link NVLink-C2C", tok[1], tlen[1], v, &r_link, 1, "GB/s") <
+		    0)
+			return -1;
 		dv->host_bw_byte_per_s = v * 1e9;
 		dv->host_link = "NVLink-C2C";
 	} else if (k >= 3 && k <= 4 && ieq(tok[0], tlen[0], "PCIe", 4)) {
@@ -411,7 +471,7 @@ static int set_match_sms(struct parser *p, const char *val, size_t vlen)
 {
 	double v = 0;
 	const char *flag = NULL;
-	if (scalar(p, "match_sms", val, vlen, 1, &v, &flag) < 0)
+	if (scalar(p, "match_sms", val, vlen, 1, &r_sms, &v, &flag) < 0)
 		return -1;
 	if (flag || v < 1)
 		return perr(p, "'match_sms' takes a count only in [%s]", p->cur->name);
@@ -420,12 +480,12 @@ static int set_match_sms(struct parser *p, const char *val, size_t vlen)
 }
 
 /* An integer scalar key ("N [flag]") into @n and its flag into @nflag. */
-static int set_count(struct parser *p, const char *key, const char *val, size_t vlen, int *n,
-		     const char **nflag)
+static int set_count(struct parser *p, const char *key, const char *val, size_t vlen,
+		     const struct range *r, int *n, const char **nflag)
 {
 	double v = 0;
 	const char *flag = NULL;
-	if (scalar(p, key, val, vlen, 1, &v, &flag) < 0)
+	if (scalar(p, key, val, vlen, 1, r, &v, &flag) < 0)
 		return -1;
 	*n = (int)v;
 	*nflag = flag;
@@ -433,12 +493,12 @@ static int set_count(struct parser *p, const char *key, const char *val, size_t 
 }
 
 /* A real scalar key ("X [flag]") times @scale into @x and its flag into @xflag. */
-static int set_real(struct parser *p, const char *key, const char *val, size_t vlen, double scale,
-		    double *x, const char **xflag)
+static int set_real(struct parser *p, const char *key, const char *val, size_t vlen,
+		    const struct range *r, double scale, double *x, const char **xflag)
 {
 	double v = 0;
 	const char *flag = NULL;
-	if (scalar(p, key, val, vlen, 0, &v, &flag) < 0)
+	if (scalar(p, key, val, vlen, 0, r, &v, &flag) < 0)
 		return -1;
 	*x = v * scale;
 	*xflag = flag;
@@ -473,18 +533,24 @@ static int set_value(struct parser *p, int k, enum kp_prec prec, const char *val
 	case K_MATCH_SMS:
 		return set_match_sms(p, val, vlen);
 	case K_SMS:
-		return set_count(p, "sms", val, vlen, &dv->sms, &dv->sms_flag);
+		return set_count(p, "sms", val, vlen, &r_sms, &dv->sms, &dv->sms_flag);
 	case K_CLK:
-		return set_count(p, "clk_max_mhz", val, vlen, &dv->clk_max_mhz, &dv->clk_flag);
+		return set_count(p, "clk_max_mhz", val, vlen, &r_clk, &dv->clk_max_mhz,
+				 &dv->clk_flag);
 	case K_MEM:
-		return set_real(p, "mem_gb", val, vlen, 1, &dv->mem_gb, &dv->mem_flag);
+		return set_real(p, "mem_gb", val, vlen, &r_mem, 1, &dv->mem_gb, &dv->mem_flag);
 	case K_DRAM:
-		return set_real(p, "dram_gbs", val, vlen, 1e9, &dv->mem_bw_byte_per_s,
+		return set_real(p, "dram_gbs", val, vlen, &r_dram, 1e9, &dv->mem_bw_byte_per_s,
 				&dv->bw_flag);
 	case K_MEMCLK:
-		return set_count(p, "mem_clk_mhz", val, vlen, &dv->mem_clk_mhz, &dv->mem_clk_flag);
+		return set_count(p, "mem_clk_mhz", val, vlen, &r_memclk, &dv->mem_clk_mhz,
+				 &dv->mem_clk_flag);
 	case K_BUS:
-		return set_count(p, "bus_bits", val, vlen, &dv->bus_bits, &dv->bus_flag);
+		return set_count(p, "bus_bits", val, vlen, &r_bus, &dv->bus_bits, &dv->bus_flag);
+	case K_L2: /* MiB: what NVIDIA's and AMD's datasheets call MB (an H100's 50 MB L2
+		      is cudaDevAttrL2CacheSize 52428800) */
+		return set_real(p, "l2_mb", val, vlen, &r_l2, 1024.0 * 1024, &dv->l2_bytes,
+				&dv->l2_flag);
 	case K_CC:
 		return parse_cc(p, val, vlen);
 	case K_NOSCALE:
@@ -492,7 +558,7 @@ static int set_value(struct parser *p, int k, enum kp_prec prec, const char *val
 	case K_HOST:
 		return parse_host_link(p, val, vlen);
 	case K_PEER: /* 0: no peer link (peer copies cross the host link) */
-		return set_real(p, "peer_gbs", val, vlen, 1e9, &dv->peer_bw_byte_per_s,
+		return set_real(p, "peer_gbs", val, vlen, &r_link, 1e9, &dv->peer_bw_byte_per_s,
 				&dv->peer_flag);
 	case K_CONF:
 		if (!(dv->confidence = flag_lookup(val, vlen)))
@@ -511,7 +577,7 @@ static int set_key(struct parser *p, const char *key, size_t klen, const char *v
 	int k = -1;
 	enum kp_prec prec = PREC_NONE;
 	if (!dv)
-		return perr(p, "'%.*s' before the first [entry]", (int)klen, key);
+		return perr(at(p, key), "'%.*s' before the first [entry]", (int)klen, key);
 	for (int i = 0; key_names[i]; i++)
 		if (strlen(key_names[i]) == klen && !memcmp(key, key_names[i], klen))
 			k = i;
@@ -521,12 +587,13 @@ static int set_key(struct parser *p, const char *key, size_t klen, const char *v
 			    !memcmp(key + 5, prec_keys[i], klen - 5))
 				prec = (enum kp_prec)i;
 		if (prec == PREC_NONE)
-			return perr(p,
+			return perr(at(p, key + 5),
 				    "unknown precision '%.*s' in [%s] (valid: fp64, fp32, tf32, "
 				    "bf16, fp16, fp8, int8)",
 				    (int)(klen - 5), key + 5, dv->name);
 		k = K_PEAK + prec;
 	}
+	at(p, key);
 	if (k < 0)
 		return perr(p, "unknown key '%.*s' in [%s]", (int)klen, key, dv->name);
 	if (k != K_SOURCE && (p->set & (1ul << k)))
@@ -537,6 +604,7 @@ static int set_key(struct parser *p, const char *key, size_t klen, const char *v
 	p->set |= 1ul << k;
 	if (!vlen && k != K_SOURCE)
 		return perr(p, "empty value for '%.*s' in [%s]", (int)klen, key, dv->name);
+	at(p, val); /* errors about the value point at it, or at the token they name */
 	return set_value(p, k, prec, val, vlen, first_source);
 }
 
@@ -560,9 +628,11 @@ static int end_entry(struct parser *p)
 
 	/* An entry is never more confident than the numbers it inherits claim, nor
 	 * they more than it: inherited flags are capped at its confidence. */
-	const char **flags[] = { &dv->sms_flag,     &dv->clk_flag, &dv->mem_flag,  &dv->bw_flag,
-				 &dv->mem_clk_flag, &dv->bus_flag, &dv->host_flag, &dv->peer_flag };
-	static const int keys[] = { K_SMS, K_CLK, K_MEM, K_DRAM, K_MEMCLK, K_BUS, K_HOST, K_PEER };
+	const char **flags[] = { &dv->sms_flag,     &dv->clk_flag, &dv->mem_flag,
+				 &dv->bw_flag,      &dv->mem_clk_flag, &dv->bus_flag,
+				 &dv->host_flag,    &dv->peer_flag, &dv->l2_flag };
+	static const int keys[] = { K_SMS,  K_CLK,  K_MEM,  K_DRAM, K_MEMCLK,
+				    K_BUS,  K_HOST, K_PEER, K_L2 };
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
 		if (!*flags[i])
 			*flags[i] = dv->confidence;
@@ -686,7 +756,9 @@ int devdb_parse(struct kp_devdb *db, const char *text, size_t len, const char *o
 		size_t n = end - i;
 		i = nl ? end + 1 : len;
 		p.line++;
+		p.lb = s;
 		trim(&s, &n);
+		at(&p, s);
 		if (!n || s[0] == '#')
 			continue;
 		if (s[0] == '[') {
@@ -711,7 +783,7 @@ int devdb_parse(struct kp_devdb *db, const char *text, size_t len, const char *o
 	if (end_entry(&p) < 0)
 		goto fail;
 	if (!db->ndev) {
-		perr(&p, "no device entries");
+		diag_error(d, KP_BADINPUT, "%s: error: no device entries", db->origin);
 		goto fail;
 	}
 	if (index_names(&p) < 0)
@@ -819,6 +891,55 @@ const struct kp_device *devdb_match_sms(const struct kp_devdb *db, const char *n
 const struct kp_device *devdb_match(const struct kp_devdb *db, const char *name, const char **how)
 {
 	return devdb_match_sms(db, name, 0, how);
+}
+
+int devdb_candidates(const struct kp_devdb *db, const char *name, int sms,
+		     const struct kp_device **out, int cap)
+{
+	int n = 0;
+	if (!db || !name)
+		return 0;
+	size_t len = strlen(name);
+	trim(&name, &len);
+	if (!len)
+		return 0;
+	for (int i = 0; i < db->ndev; i++) {
+		const struct kp_device *dv = &db->dev[i];
+		if (!sms_ok(dv, sms))
+			continue;
+		int hit = has_word(dv->name, strlen(dv->name), name, len);
+		for (int j = 0; !hit && j < dv->nexact; j++)
+			hit = has_word(dv->exact[j], strlen(dv->exact[j]), name, len);
+		if (hit && n < cap)
+			out[n] = dv;
+		n += hit;
+	}
+	return n;
+}
+
+int devdb_pick_note(const struct kp_devdb *db, const char *name, int sms, char *buf, size_t cap)
+{
+	const char *how;
+	const struct kp_device *c[DEVDB_MAX_CAND];
+	const struct kp_device *dv = devdb_match_sms(db, name, sms, &how);
+	if (!dv || strncmp(how, "pattern", 7))
+		return 0;
+	int n = devdb_candidates(db, name, sms, c, DEVDB_MAX_CAND);
+	if (n < 2)
+		return 0;
+	size_t k = (size_t)snprintf(buf, cap, "'%s' could mean %d entries:", name, n);
+	for (int i = 0; i < n && i < DEVDB_MAX_CAND && k < cap; i++)
+		k += (size_t)snprintf(buf + k, cap - k, "%s %s", i ? "," : "", c[i]->name);
+	if (k < cap && n > DEVDB_MAX_CAND)
+		k += (size_t)snprintf(buf + k, cap - k, ", ...");
+	/* the longest pattern found in the name decides (devdb_match_sms()); the table gives a
+	   bare name to one entry on purpose (device_db/devices.txt: "H100" is the SXM5 part) */
+	if (k < cap)
+		snprintf(buf + k, cap - k,
+			 "; picked %s, the entry the device table gives %s, the longest pattern "
+			 "in the name; pass the full name to choose another",
+			 dv->name, how);
+	return 1;
 }
 
 int devdb_generic_name(const char *name)

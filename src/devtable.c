@@ -36,7 +36,8 @@ static void num_or_null(struct kp_table *tb, struct kp_cell *c, double v, const 
 /* The device table's columns, in print order (kprof(1), DEVICES). */
 /* clang-format off */
 enum dev_col {
-	DC_SMS, DC_CLK, DC_MEM, DC_BW, DC_MCLK, DC_BUS, DC_NOSC, DC_HOST, DC_HBW, DC_PBW,
+	DC_SMS, DC_CLK, DC_PCLK, DC_MEM, DC_BW, DC_L2, DC_MCLK, DC_BUS, DC_NOSC, DC_HOST, DC_HBW,
+	DC_PBW,
 	DC_PEAK, /* 3 columns per enum kp_prec */
 	DC_CONF = DC_PEAK + 3 * PREC_N, DC_SRC, DC_HOW, DC_NAME, DC_N
 };
@@ -44,9 +45,11 @@ enum dev_col {
 
 static const struct kp_col dev_cols[DC_N] = {
 	[DC_SMS] = { "SMs", "sms", COL_BOTH, 0 },
-	[DC_CLK] = { "MHz", "clk_max_mhz", COL_BOTH, 0 },
+	[DC_CLK] = { "MaxMHz", "clk_max_mhz", COL_BOTH, 0 },
+	[DC_PCLK] = { "PeakMHz", "peak_clk_mhz", COL_BOTH, 0 },
 	[DC_MEM] = { "GB", "mem_bytes", COL_BOTH, 0 },
 	[DC_BW] = { "GB/s", "dram_byte_per_s", COL_BOTH, 0 },
+	[DC_L2] = { "L2MiB", "l2_bytes", COL_BOTH, 0 },
 	[DC_MCLK] = { NULL, "mem_clk_mhz", COL_MACHINE, 0 },
 	[DC_BUS] = { NULL, "bus_bits", COL_MACHINE, 0 },
 	[DC_NOSC] = { NULL, "no_clock_scaling", COL_MACHINE, 0 },
@@ -66,6 +69,20 @@ static const struct kp_col dev_cols[DC_N] = {
 	[DC_NAME] = { "Name", "name", COL_BOTH, 1 },
 };
 
+/*
+ * The SM clock the tensor peaks assume (BF16's, else FP16's, else FP32's): below the max
+ * boost on Hopper and Blackwell (H100 SXM: 1830 vs 1980 MHz, doc/devices.md section 4.1).
+ * 0 when no peak names its clock.
+ */
+static int peak_clock(const struct kp_device *dv)
+{
+	static const enum kp_prec order[] = { PREC_BF16, PREC_FP16, PREC_FP32 };
+	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++)
+		if (dv->peak[order[i]].flop_per_s > 0 && dv->peak[order[i]].clk_ref_mhz > 0)
+			return dv->peak[order[i]].clk_ref_mhz;
+	return 0;
+}
+
 static void build_table(struct kp_doc *doc, const struct kp_device *const *devs, int n,
 			const char *how)
 {
@@ -80,10 +97,14 @@ static void build_table(struct kp_doc *doc, const struct kp_device *const *devs,
 			report_cell_int(tb, &c[DC_SMS], dv->sms, NULL);
 		if (dv->clk_max_mhz > 0)
 			report_cell_int(tb, &c[DC_CLK], dv->clk_max_mhz, NULL);
+		if (peak_clock(dv) > 0)
+			report_cell_int(tb, &c[DC_PCLK], peak_clock(dv), NULL);
 		snprintf(buf, sizeof(buf), "%g", dv->mem_gb);
 		num_or_null(tb, &c[DC_MEM], dv->mem_gb * 1e9, buf);
 		snprintf(buf, sizeof(buf), "%.0f", dv->mem_bw_byte_per_s / 1e9);
 		num_or_null(tb, &c[DC_BW], dv->mem_bw_byte_per_s, buf);
+		snprintf(buf, sizeof(buf), "%g", dv->l2_bytes / (1024.0 * 1024));
+		num_or_null(tb, &c[DC_L2], dv->l2_bytes, buf);
 		if (dv->mem_clk_mhz > 0)
 			report_cell_int(tb, &c[DC_MCLK], dv->mem_clk_mhz, NULL);
 		if (dv->bus_bits > 0)
@@ -133,6 +154,9 @@ static void entry_facts(struct kp_doc *doc, const struct kp_device *dv)
 			 dv->mem_clk_mhz * 2.0 * dv->bus_bits / 8 / 1e3);
 	report_fact_textf(doc, "dram", NULL, "%.0f GB/s, %s%s", dv->mem_bw_byte_per_s / 1e9,
 			  dv->bw_flag, clk);
+	if (dv->l2_bytes > 0)
+		report_fact_textf(doc, "l2", NULL, "%g MiB (%.1f MB), %s", dv->l2_bytes / 1048576,
+				  dv->l2_bytes / 1e6, dv->l2_flag);
 	if (dv->host_link)
 		report_fact_textf(doc, "host link", NULL, "%s, %.1f GB/s per direction, %s",
 				  dv->host_link, dv->host_bw_byte_per_s / 1e9, dv->host_flag);
@@ -161,6 +185,9 @@ void devtable_doc(const struct kp_devdb *db, const struct kp_device *const *devs
 		report_fact_text(
 			doc, "peaks", NULL,
 			"dense TFLOP/s (INT8: TOP/s) at the SM clock each assumes; '-' unknown");
+		report_fact_text(doc, "clocks", NULL,
+				 "MaxMHz: max boost SM clock; PeakMHz: the clock the BF16 tensor peak "
+				 "assumes (FP32/FP64 may assume another: kprof devices NAME)");
 	}
 	build_table(doc, devs, n, how);
 }

@@ -114,6 +114,13 @@ void diag_print(FILE *fp, const char *line)
 	fputc('\n', fp);
 }
 
+void diag_note_print(FILE *fp, const char *note)
+{
+	fputs("kprof: note: ", fp);
+	utf8_fputs_visible(note, fp);
+	fputc('\n', fp);
+}
+
 static void print_line(const char *line, void *arg)
 {
 	diag_print(arg, line);

@@ -30,9 +30,14 @@ static const char css[] =
 	"padding:4px 8px;cursor:pointer;white-space:nowrap;user-select:none}\n"
 	"table.rows th.num,table.rows td.num{text-align:right;font-variant-numeric:tabular-nums}table.rows th.txt{text-align:left}\n"
 	"table.rows td{padding:3px 8px;border-bottom:1px solid var(--grid);white-space:nowrap}\n"
-	"table.rows td.txt{text-align:left}table.rows td.name{max-width:46em;overflow:hidden;"
+	"table.rows td.txt{text-align:left}table.rows td.name{max-width:32em;overflow:hidden;"
 	"text-overflow:ellipsis;font-family:ui-monospace,monospace;font-size:12px}\n"
 	"table.rows tbody tr:nth-child(even){background:var(--row)}\n"
+	/* the name column, last by style, stays in view at the right edge of a table wider than
+	   the page (1100 px), which otherwise scrolls it out of sight */
+	"table.rows th.name,table.rows td.name{position:sticky;right:0;background:var(--bg);"
+	"box-shadow:-1px 0 0 var(--grid)}\n"
+	"table.rows tbody tr:nth-child(even) td.name{background:var(--row)}\n"
 	"th[aria-sort=ascending]::after{content:' \\25b2'}th[aria-sort=descending]::after{content:' \\25bc'}\n"
 	".bad{color:var(--bad)}.good{color:var(--good)}.warn{color:var(--warn)}\n"
 	".verdict{border-radius:6px;padding:10px 14px;margin:12px 0;font-weight:600;border:2px solid}\n"
@@ -41,7 +46,8 @@ static const char css[] =
 	"ul.list{columns:2;font-family:ui-monospace,monospace;font-size:12px}\n"
 	"footer{color:var(--mut);font-size:12px;margin-top:32px}\n"
 	"@media print{body{max-width:none;padding:0}table.rows th{position:static}"
-	"section{break-inside:avoid}.wrap{overflow:visible}}\n";
+	"section{break-inside:avoid}.wrap{overflow:visible}"
+	"table.rows th.name,table.rows td.name{position:static}}\n";
 
 /* Click a header: sort the body by that column (data-v numbers, else text; empty last). */
 static const char script[] =
@@ -167,7 +173,8 @@ static void table(const struct kp_table *tb, const char *jkey, FILE *fp)
 		const struct kp_col *c = &tb->cols[j];
 		if (!(c->where & COL_HUMAN))
 			continue;
-		fprintf(fp, "<th class=\"%s\" title=\"click to sort\">", c->text ? "txt" : "num");
+		fprintf(fp, "<th class=\"%s\" title=\"click to sort\">",
+			c->text ? (j == last ? "txt name" : "txt") : "num");
 		esc(c->title, fp);
 		fputs("</th>", fp);
 	}

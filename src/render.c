@@ -20,7 +20,7 @@ static void flags_text(unsigned f, char *buf, size_t cap)
 {
 	buf[0] = '\0';
 	if (f & ROW_OVER_PEAK)
-		strncat(buf, "over-peak", cap - 1);
+		strncat(buf, f & ROW_FITS_L2 ? "over-peak,fits-L2" : "over-peak", cap - 1);
 	else if (f & ROW_VERIFY)
 		strncat(buf, "verify", cap - 1);
 	if (f & ROW_UNLINKED)
@@ -302,6 +302,28 @@ static void prefix_fact(const struct kp_trace *t, struct kp_doc *doc)
 			p->n, units_plural(p->n, "event", "events"), b1, b2);
 }
 
+/* Rows over the DRAM peak whose bytes per kernel fit in L2 (ROW_FITS_L2): say why. */
+static void l2_fact(const struct kp_report *r, struct kp_doc *doc)
+{
+	int64_t n = 0;
+	double most = 0;
+	for (size_t i = 0; i < r->nrows; i++) {
+		const struct kp_row *row = &r->rows[i];
+		if (!(row->flags & ROW_FITS_L2))
+			continue;
+		n++;
+		if ((double)row->bytes / (double)row->kernels > most)
+			most = (double)row->bytes / (double)row->kernels;
+	}
+	if (!n)
+		return;
+	report_fact_textf(doc, "l2", NULL,
+			  "%" PRId64 " %s over the DRAM peak %s the %g MiB L2 (fits-L2: modelled "
+			  "bytes per kernel up to %.1f MB): their data can come from L2, not DRAM",
+			  n, units_plural(n, "row", "rows"), n == 1 ? "fits" : "fit",
+			  r->dev->l2_bytes / 1048576, most / 1e6);
+}
+
 /* '#' lines / markdown list: what was read, against which peaks, and the totals */
 static void human_facts(const struct kp_report *r, struct kp_doc *doc)
 {
@@ -356,6 +378,7 @@ static void human_facts(const struct kp_report *r, struct kp_doc *doc)
 			  units_count(b2, sizeof(b2), (double)r->tot.bytes));
 	if (r->tot.gpu_time_ns > 0)
 		coverage_fact(r, doc);
+	l2_fact(r, doc);
 	if (t->ngpu == 0)
 		report_fact_text(
 			doc, "note", NULL,

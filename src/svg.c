@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kprof/arena.h"
 #include "kprof/units.h"
 #include "kprof/utf8.h"
 
@@ -72,23 +73,144 @@ void svg_escape(const char *s, FILE *fp)
 	utf8_visible_free(&vb);
 }
 
-/* @s cut to @max bytes at a UTF-8 boundary, with "..." when cut */
-static void put_short(const char *s, size_t max, FILE *fp)
+#define ELLIPSIS "\xe2\x80\xa6" /* U+2026, drawn one character wide */
+
+static int utf8_cont(const char *s, size_t i)
 {
-	size_t n = strlen(s);
-	if (n <= max) {
-		svg_escape(s, fp);
-		return;
+	return ((unsigned char)s[i] & 0xc0) == 0x80;
+}
+
+/*
+ * @s in @max bytes plus the ellipsis: its first bytes and its last @tail bytes (both moved
+ * to UTF-8 boundaries, the tail at least one character; @tail 0: none), then @suffix.
+ */
+static char *cut_label(const char *s, size_t max, size_t tail, const char *suffix)
+{
+	size_t n = strlen(s), sl = strlen(suffix);
+	size_t budget = max > sl + 2 ? max - sl : 2;
+	if (tail >= budget)
+		tail = budget - 1;
+	size_t head = budget - tail;
+	while (head > 0 && utf8_cont(s, head))
+		head--;
+	size_t t0 = n - tail;
+	while (t0 < n && utf8_cont(s, t0))
+		t0++;
+	char *out = xmalloc(head + sizeof(ELLIPSIS) + (n - t0) + sl);
+	memcpy(out, s, head);
+	memcpy(out + head, ELLIPSIS, sizeof(ELLIPSIS) - 1);
+	memcpy(out + head + sizeof(ELLIPSIS) - 1, s + t0, n - t0);
+	memcpy(out + head + sizeof(ELLIPSIS) - 1 + (n - t0), suffix, sl + 1);
+	return out;
+}
+
+/* Whether out[i] equals another label's while the full labels differ. */
+static int collides(const char *const *full, char **out, size_t n, size_t i)
+{
+	for (size_t j = 0; j < n; j++)
+		if (j != i && !strcmp(out[i], out[j]) && strcmp(full[i], full[j]))
+			return 1;
+	return 0;
+}
+
+/* Whether out[i] equals that of an earlier label with a different full text. */
+static int collides_before(const char *const *full, char **out, size_t i)
+{
+	for (size_t j = 0; j < i; j++)
+		if (!strcmp(out[i], out[j]) && strcmp(full[i], full[j]))
+			return 1;
+	return 0;
+}
+
+/* The first byte where @i differs from a label its cut collides with. */
+static size_t first_difference(const char *const *full, char **out, size_t n, size_t i)
+{
+	size_t first = strlen(full[i]);
+	for (size_t j = 0; j < n; j++) {
+		if (j == i || strcmp(out[i], out[j]) || !strcmp(full[i], full[j]))
+			continue;
+		size_t d = 0;
+		while (full[i][d] && full[i][d] == full[j][d])
+			d++;
+		if (d < first)
+			first = d;
 	}
-	while (max > 0 && ((unsigned char)s[max] & 0xc0) == 0x80)
-		max--;
-	char buf[256];
-	if (max >= sizeof(buf))
-		max = sizeof(buf) - 1;
-	memcpy(buf, s, max);
-	buf[max] = '\0';
-	svg_escape(buf, fp);
-	fputs("\xe2\x80\xa6", fp);
+	while (first > 0 && utf8_cont(full[i], first))
+		first--;
+	return first;
+}
+
+/*
+ * A cut of @s that shows byte @first, where it differs from a label with the same head: the
+ * tail from a few bytes before it ("[4096,1024]" rather than "24]"), else the tail from it,
+ * else a window from it between two ellipses, "aten…_backward [8,32,…".  Heads keep 4
+ * bytes at least.
+ */
+static char *cut_at_difference(const char *s, size_t max, size_t first)
+{
+	size_t len = strlen(s);
+	size_t ctx = first >= 4 ? 4 : first;
+	if (len - (first - ctx) + 4 <= max)
+		return cut_label(s, max, len - (first - ctx), "");
+	if (len - first + 4 <= max)
+		return cut_label(s, max, len - first, "");
+	size_t head = 4, w = max > head + 1 ? max - head - 1 : 1;
+	while (head > 0 && utf8_cont(s, head))
+		head--;
+	if (first < head)
+		first = head;
+	size_t end = first + w < len ? first + w : len;
+	while (end < len && utf8_cont(s, end))
+		end--;
+	char *out = xmalloc(head + 2 * (sizeof(ELLIPSIS) - 1) + (end - first) + 1);
+	size_t k = 0;
+	memcpy(out + k, s, head);
+	k += head;
+	memcpy(out + k, ELLIPSIS, sizeof(ELLIPSIS) - 1);
+	k += sizeof(ELLIPSIS) - 1;
+	memcpy(out + k, s + first, end - first);
+	k += end - first;
+	memcpy(out + k, ELLIPSIS, sizeof(ELLIPSIS));
+	return out;
+}
+
+char **svg_short_labels(const char *const *full, size_t n, size_t max)
+{
+	char **out = xcalloc(n ? n : 1, sizeof(*out));
+	if (max < 4)
+		max = 4;
+	/* first the head alone, "aten::mm [4096,4096]x[4096,102…", which reads best */
+	for (size_t i = 0; i < n; i++)
+		out[i] = strlen(full[i]) <= max ? xstrdup(full[i]) : cut_label(full[i], max, 0, "");
+	/* labels whose heads collide show where they differ: "aten::mm [4096,4096]x[409…1024]" */
+	size_t *first = xcalloc(n ? n : 1, sizeof(*first));
+	for (size_t i = 0; i < n; i++)
+		first[i] = strlen(full[i]) > max && collides(full, out, n, i)
+				   ? first_difference(full, out, n, i) + 1
+				   : 0;
+	for (size_t i = 0; i < n; i++)
+		if (first[i]) {
+			free(out[i]);
+			out[i] = cut_at_difference(full[i], max, first[i] - 1);
+		}
+	free(first);
+	/* a difference too far from the end for the tail to show: the first keeps its text,
+	   the others are numbered in order, "kernel_co… #2" */
+	for (size_t i = 0; i < n; i++)
+		for (int k = 2; collides_before(full, out, i); k++) {
+			char sfx[16];
+			snprintf(sfx, sizeof(sfx), " #%d", k);
+			free(out[i]);
+			out[i] = cut_label(full[i], max, 0, sfx);
+		}
+	return out;
+}
+
+static void free_labels(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
 }
 
 static void title_el(const char *s, FILE *fp)
@@ -96,6 +218,27 @@ static void title_el(const char *s, FILE *fp)
 	fputs("<title>", fp);
 	svg_escape(s, fp);
 	fputs("</title>", fp);
+}
+
+/* The chart's marks' / points' labels, shortened unique (svg_short_labels()). */
+static char **marks_short(const struct kp_chart *ch, size_t max)
+{
+	const char **v = xcalloc(ch->nmarks + 1, sizeof(*v));
+	for (size_t i = 0; i < ch->nmarks; i++)
+		v[i] = ch->marks[i].label ? ch->marks[i].label : "";
+	char **out = svg_short_labels(v, ch->nmarks, max);
+	free(v);
+	return out;
+}
+
+static char **pts_short(const struct kp_chart *ch, size_t max)
+{
+	const char **v = xcalloc(ch->npts + 1, sizeof(*v));
+	for (size_t i = 0; i < ch->npts; i++)
+		v[i] = ch->pts[i].label ? ch->pts[i].label : "";
+	char **out = svg_short_labels(v, ch->npts, max);
+	free(v);
+	return out;
 }
 
 /* "1.5 T" style SI text of @v for tick labels */
@@ -351,6 +494,7 @@ static void roof_labels(const struct kp_chart *ch, const struct logax *ax, const
 {
 	int WR = (int)ax->p1;
 	char b[64];
+	char **shown = marks_short(ch, 26);
 	for (size_t i = 0; i < ch->nmarks; i++) {
 		double v = ch->marks[i].v;
 		if (ch->bw > 0) {
@@ -363,9 +507,11 @@ static void roof_labels(const struct kp_chart *ch, const struct logax *ax, const
 		}
 		fprintf(fp, "<text class=\"sm\" x=\"%d\" y=\"%.1f\">", WR + 4,
 			lmap(ay, v) + 3 + 11.0 * 0);
-		put_short(ch->marks[i].label, 26, fp);
+		title_el(ch->marks[i].label, fp);
+		svg_escape(shown[i], fp);
 		fputs("</text>\n", fp);
 	}
+	free_labels(shown, ch->nmarks);
 	if (ch->bw > 0) {
 		units_rate(b, sizeof(b), ch->bw, "B/s");
 		/* the label sits just above where the DRAM roof enters the plot */
@@ -471,16 +617,18 @@ static void top_bars(const struct kp_chart *ch, int standalone, FILE *fp)
 		fputs("</rect>\n", fp);
 	}
 	free(seg);
+	char **shown = svg_short_labels((const char *const *)ch->lanes, (size_t)nl, 30);
 	for (int l = 0; l < nl; l++) {
 		int y = T + l * RH + RH / 2 + 4;
 		fprintf(fp, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">", L - 6, y);
 		title_el(ch->lanes[l], fp);
-		put_short(ch->lanes[l], 30, fp);
+		svg_escape(shown[l], fp);
 		fputs("</text>", fp);
 		double x = L + (double)lane_total(ch, l) / max * (W - R - L);
 		fprintf(fp, "<text class=\"sm\" x=\"%.1f\" y=\"%d\">%s</text>\n", x + 4, y,
 			units_time(b, sizeof(b), lane_total(ch, l)));
 	}
+	free_labels(shown, (size_t)nl);
 	legend(ch, 8, yax + 50, W - 10, fp);
 	fputs("</svg>\n", fp);
 }
@@ -537,7 +685,8 @@ static const char *wf_span(const struct kp_chart *ch, int i, double a0, double *
 }
 
 /* Row @i: the bar and its tooltip, the connector to the next delta, the label, the value. */
-static void wf_row(const struct kp_chart *ch, int i, const struct wf_geom *g, double *run, FILE *fp)
+static void wf_row(const struct kp_chart *ch, int i, const struct wf_geom *g, double *run,
+		   const char *shown, FILE *fp)
 {
 	const struct kp_cpoint *p = &ch->pts[i];
 	int n = (int)ch->npts, delta = i > 0 && i < n - 1, y = g->T + i * g->RH + 3;
@@ -557,7 +706,8 @@ static void wf_row(const struct kp_chart *ch, int i, const struct wf_geom *g, do
 		fprintf(fp, "<line class=\"grid\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\"/>",
 			wf_x(g, v1), y + g->RH - 6, wf_x(g, v1), y + g->RH);
 	fprintf(fp, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">", g->L - 6, y + g->RH / 2 + 1);
-	put_short(p->label, 30, fp);
+	title_el(p->label, fp);
+	svg_escape(shown, fp);
 	fputs("</text>", fp);
 	fprintf(fp, "<text class=\"sm\" x=\"%.1f\" y=\"%d\">%s%s</text>\n", x1 + 4,
 		y + g->RH / 2 + 1, sign, units_time(b, sizeof(b), (int64_t)p->x));
@@ -582,8 +732,10 @@ static void waterfall(const struct kp_chart *ch, int standalone, FILE *fp)
 			"<text class=\"sm\" x=\"%d\" y=\"%d\" text-anchor=\"end\">axis does not start at 0</text>\n",
 			W - R, T - 6);
 	double run = 0;
+	char **shown = pts_short(ch, 30);
 	for (int i = 0; i < n; i++)
-		wf_row(ch, i, &g, &run, fp);
+		wf_row(ch, i, &g, &run, shown[i], fp);
+	free_labels(shown, ch->npts);
 	fputs("</svg>\n", fp);
 }
 
@@ -623,6 +775,7 @@ static void dumbbell(const struct kp_chart *ch, int standalone, FILE *fp)
 		L, T - 14, L + 8, T - 10, L + 60, T - 14, L + 68, T - 10, L + 170, T - 14, L + 178,
 		T - 10);
 	char tip[1024];
+	char **shown = pts_short(ch, 30);
 	for (int i = 0; i < n; i++) {
 		const struct kp_cpoint *p = &ch->pts[i];
 		double xb = L + p->x / 1e12 / hi * (W - R - L),
@@ -637,9 +790,11 @@ static void dumbbell(const struct kp_chart *ch, int standalone, FILE *fp)
 			p->y >= p->x ? "good" : "bad", xn, y);
 		title_el(p->tip ? p->tip : tip, fp);
 		fprintf(fp, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">", L - 8, y + 4);
-		put_short(p->label, 30, fp);
+		title_el(p->label, fp);
+		svg_escape(shown[i], fp);
 		fputs("</text></g>\n", fp);
 	}
+	free_labels(shown, ch->npts);
 	fputs("</svg>\n", fp);
 }
 
@@ -659,15 +814,18 @@ static void timeline(const struct kp_chart *ch, int standalone, FILE *fp)
 	double span = (double)ch->x1, pw = W - R - L;
 	int yax = T + nl * (RH + 4);
 	time_axis(0, span, L, W - R, yax, T, "time since the first GPU event", fp);
+	char **lanes = svg_short_labels((const char *const *)ch->lanes, (size_t)nl, 16);
 	for (int l = 0; l < nl; l++) {
 		int y = T + l * (RH + 4);
 		fprintf(fp,
 			"<rect class=\"lane\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\"><title>idle</title></rect>",
 			L, y, (int)pw, RH);
 		fprintf(fp, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">", L - 6, y + RH - 5);
-		put_short(ch->lanes[l], 16, fp);
+		title_el(ch->lanes[l], fp);
+		svg_escape(lanes[l], fp);
 		fputs("</text>\n", fp);
 	}
+	free_labels(lanes, (size_t)nl);
 	char b[64], tip[512];
 	for (size_t i = 0; i < ch->nspans; i++) {
 		const struct kp_cspan *s = &ch->spans[i];
@@ -683,6 +841,7 @@ static void timeline(const struct kp_chart *ch, int standalone, FILE *fp)
 		fputs("</rect>\n", fp);
 	}
 	double lastx = -1e9;
+	char **marks = marks_short(ch, 12);
 	for (size_t i = 0; i < ch->nmarks; i++) {
 		double x = L + ch->marks[i].v / span * pw;
 		fprintf(fp, "<line class=\"step\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\">", x,
@@ -691,12 +850,14 @@ static void timeline(const struct kp_chart *ch, int standalone, FILE *fp)
 		fputs("</line>", fp);
 		if (x - lastx > 50) {
 			fprintf(fp, "<text class=\"sm\" x=\"%.1f\" y=\"%d\">", x + 2, T - 8);
-			put_short(ch->marks[i].label, 12, fp);
+			title_el(ch->marks[i].label, fp);
+			svg_escape(marks[i], fp);
 			fputs("</text>", fp);
 			lastx = x;
 		}
 		fputc('\n', fp);
 	}
+	free_labels(marks, ch->nmarks);
 	legend(ch, 8, yax + 50, W - 10, fp);
 	fputs("</svg>\n", fp);
 }

@@ -45,6 +45,8 @@ struct kp_event_cost {
 #define ROW_OTHERS 0x4    /* the folded "(others)" row */
 #define ROW_UNLINKED 0x8  /* GPU work with no launching op */
 #define ROW_MEASURED 0x10 /* FLOPs or bytes from measured counters (no model): `measured` */
+#define ROW_FITS_L2 0x20  /* over the DRAM peak on bytes while the modelled bytes per kernel
+			     fit in the device's L2: the data can come from L2 (`fits-L2`) */
 
 /* One output row.  Strings are interned in the trace or in the report arena. */
 /*
@@ -100,6 +102,7 @@ struct kp_row {
 	int64_t *durs;
 	int64_t ndurs, capdurs;
 	int mixed_op, mixed_dtype;
+	int off_dram; /* some bytes crossed a path other than DRAM (copies, links) */
 	/* op-shape rows: the row's figures split by functional signature (report arena) */
 	struct kp_sigpart *parts;
 	int nparts, capparts;

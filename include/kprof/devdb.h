@@ -46,6 +46,8 @@ struct kp_device {
 	const char *bw_flag;  /* mem_bw_byte_per_s */
 	const char *mem_clk_flag;
 	const char *bus_flag;
+	double l2_bytes;     /* L2 cache, bytes (the table's l2_mb x 2^20); 0 unknown */
+	const char *l2_flag; /* l2_bytes */
 	/* Links (doc/devices.md): per direction, B/s; 0 unknown. */
 	const char *host_link;     /* "PCIe 5.0 x16", "NVLink-C2C"; NULL unknown */
 	double host_bw_byte_per_s; /* host <-> device (HtoD, DtoH) */
@@ -138,6 +140,21 @@ int devdb_generic_name(const char *name);
  */
 int devdb_match_props(const struct kp_devdb *db, const struct kp_devprops *q,
 		      struct kp_devmatch *m);
+/*
+ * Entries a user-typed @name could mean: those with @name as a word of their canonical
+ * name or of one of their exact names ("H100": the SXM5, PCIe and NVL parts).  The first
+ * @cap go to @out; returns how many there are.  @sms > 0 leaves out entries whose
+ * match_sms differs (devdb_match_sms()).
+ */
+int devdb_candidates(const struct kp_devdb *db, const char *name, int sms,
+		     const struct kp_device **out, int cap);
+/*
+ * When a user-typed @name (kprof devices NAME, --device NAME) matches an entry by pattern
+ * while it could mean several (devdb_candidates()), the note saying which entry was picked,
+ * why, and how to choose another, into @buf: "'H100' could mean 3 entries: ...".  Returns 1
+ * then, else 0 (exact names and names of one entry need no note).
+ */
+int devdb_pick_note(const struct kp_devdb *db, const char *name, int sms, char *buf, size_t cap);
 /* The entry whose canonical name is @name (case-insensitive), or NULL. */
 const struct kp_device *devdb_find(const struct kp_devdb *db, const char *name);
 /*

@@ -82,6 +82,8 @@ long diag_warn_lines(const struct kp_warnings *w, const char *side,
  * (d->msg) and warnings are printed with it.
  */
 void diag_print(FILE *fp, const char *line);
+/* "kprof: note: NOTE" on @fp, escaped like diag_print(). */
+void diag_note_print(FILE *fp, const char *note);
 /* Print diag_warn_lines() to @fp, each prefixed "kprof: "; nothing under WARN_QUIET. */
 void diag_warn_print(const struct kp_warnings *w, enum kp_warn_mode mode, const char *side,
 		     FILE *fp);

@@ -22,6 +22,14 @@ void svg_chart(const struct kp_chart *ch, int standalone, FILE *fp);
 /* The chart stylesheet (palette, axes, light and dark). */
 void svg_css(FILE *fp);
 /*
+ * The @n labels of one chart, each cut to at most @max bytes (UTF-8 whole), as malloc'ed
+ * strings in a malloc'ed array (free each, then the array).  A cut keeps a head and the
+ * tail, "head…tail", since the tail tells rows apart (shapes, variants, "forward" and
+ * "backward"); labels that differ stay different: when two cuts collide the tail grows, and
+ * when that does not part them a " #k" suffix does.  Labels of @max bytes or fewer are kept.
+ */
+char **svg_short_labels(const char *const *labels, size_t n, size_t max);
+/*
  * @s as XML character data / attribute value: control characters but LF and tab, and bidi
  * marks, escaped as text (utf8_visible_lines: ESC is \u001b), then & < > " ' as entities.
  */

@@ -46,5 +46,16 @@ for c in waterfall dumbbell; do
 	"$KPROF" diff -f svg -k op-shape --chart $c -o "$out/diff-$c.svg" $base $new 2>/dev/null &&
 		"$XMLCHECK" -s $max "$out/diff-$c.svg" || { echo "FAIL diff svg $c"; fail=1; }
 done
+# op-shape pages (long op + shape labels) of the H100 traces, and a diff of two of them; then
+# every chart's labels unique (tests/html/labels.py)
+for f in testdata/torch211-h100/*.json; do
+	"$KPROF" analyze -f csv "$f" >/dev/null 2>&1 || continue
+	b=$(basename "$f" .json)
+	"$KPROF" analyze -g op-shape -f html -o "$out/shape-$b.html" "$f" 2>/dev/null ||
+		{ echo "FAIL html -g op-shape: $f"; fail=1; }
+done
+"$KPROF" diff -k op-shape -f html -o "$out/diff-matmul.html" testdata/torch211-h100/matmul_bf16.json \
+	testdata/torch211-h100/matmul_fp16.json 2>/dev/null
+python3 "$top/tests/html/labels.py" "$out"/*.html "$out"/*.svg || fail=1
 [ $fail = 0 ] && echo "  html: $n traces and a diff: well-formed, self-contained, under $max bytes"
 exit $fail

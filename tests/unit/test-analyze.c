@@ -270,6 +270,65 @@ static void unknown_device_keeps_absolute_figures_and_warns(void **state)
 	trace_free(&t);
 }
 
+/*
+ * Issue 23 item 8: two aten::fill_ over the H100's DRAM peak.  fill_ writes its tensor once:
+ * [32,64,56,56] fp32 is 32*64*56*56*4 = 25,690,112 B, within the 50 MiB (52,428,800 B) L2,
+ * in 7 us = 3670 GB/s; [128,64,56,56] is 102,760,448 B, past the L2, in 28 us = 3670 GB/s.
+ */
+static const char l2_trace[] =
+	"{\"deviceProperties\":[{\"id\":0,\"name\":\"NVIDIA H100 80GB HBM3\",\"numSms\":132}],"
+	"\"traceEvents\":["
+	"{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::fill_\",\"pid\":1,\"tid\":1,\"ts\":0,"
+	"\"dur\":5,\"args\":{\"External id\":1,\"Input Dims\":[[32,64,56,56],[]],"
+	"\"Input type\":[\"float\",\"Scalar\"],\"Concrete Inputs\":[\"\",\"0\"]}},"
+	"{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,"
+	"\"ts\":1,\"dur\":1,\"args\":{\"correlation\":10,\"External id\":1}},"
+	"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"fill_kernel\",\"pid\":0,\"tid\":7,\"ts\":10,"
+	"\"dur\":7,\"args\":{\"correlation\":10}},"
+	"{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::fill_\",\"pid\":1,\"tid\":1,\"ts\":20,"
+	"\"dur\":5,\"args\":{\"External id\":2,\"Input Dims\":[[128,64,56,56],[]],"
+	"\"Input type\":[\"float\",\"Scalar\"],\"Concrete Inputs\":[\"\",\"0\"]}},"
+	"{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,"
+	"\"ts\":21,\"dur\":1,\"args\":{\"correlation\":11,\"External id\":2}},"
+	"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"fill_kernel\",\"pid\":0,\"tid\":7,\"ts\":30,"
+	"\"dur\":28,\"args\":{\"correlation\":11}}"
+	"]}";
+
+static void over_dram_peak_within_l2_is_marked_fits_l2(void **state)
+{
+	(void)state;
+	char tp[] = "/tmp/kprof-test-l2-XXXXXX";
+	int fd = mkstemp(tp);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, l2_trace, strlen(l2_trace)), (ssize_t)strlen(l2_trace));
+	close(fd);
+	struct kp_trace t;
+	struct kp_report r;
+	struct kp_diag d = { 0 };
+	struct kp_load_opts lo = { 0 };
+	assert_int_equal(trace_load(&t, tp, &lo, &d), 0);
+	link_trace(&t);
+	struct kp_analyze_opts o = { .group = GROUP_OP_SHAPE, .db = &db };
+	assert_int_equal(analyze_run(&t, &o, &r), 0);
+	assert_int_equal(r.nrows, 2);
+	const struct kp_row *small = NULL, *big = NULL;
+	for (size_t i = 0; i < r.nrows; i++)
+		if (r.rows[i].bytes == 25690112)
+			small = &r.rows[i];
+		else if (r.rows[i].bytes == 102760448)
+			big = &r.rows[i];
+	assert_non_null(small);
+	assert_non_null(big);
+	/* 25690112 / 7e-6 / 3350e9 = 109.6%; 102760448 / 28e-6 / 3350e9 = 109.6% */
+	assert_true(small->pct_peak_bw > 109.5 && small->pct_peak_bw < 109.6);
+	assert_int_equal(small->flags & (ROW_OVER_PEAK | ROW_FITS_L2), ROW_OVER_PEAK | ROW_FITS_L2);
+	assert_true(big->flags & ROW_OVER_PEAK);
+	assert_false(big->flags & ROW_FITS_L2);
+	analyze_free(&r);
+	trace_free(&t);
+	unlink(tp);
+}
+
 static void sm_clock_option_scales_the_peak(void **state)
 {
 	(void)state;
@@ -586,6 +645,7 @@ int main(void)
 		cmocka_unit_test(sort_keys_are_checked_and_directions_apply),
 		cmocka_unit_test(unknown_device_keeps_absolute_figures_and_warns),
 		cmocka_unit_test(sm_clock_option_scales_the_peak),
+		cmocka_unit_test(over_dram_peak_within_l2_is_marked_fits_l2),
 		cmocka_unit_test(short_names_drop_return_type_and_arguments_only_for_signatures),
 		cmocka_unit_test(options_parse_values_and_reject_bad_ones),
 		cmocka_unit_test(the_busiest_of_many_devices_names_the_device),

@@ -352,60 +352,60 @@ static void parse_reports_unknown_keys_with_file_and_line(void **state)
 {
 	(void)state;
 	parse_fails("# c\n\n[NVIDIA X]\nexact = NVIDIA X\nsmz = 3\n",
-		    "my.txt:5: error: unknown key 'smz' in [NVIDIA X]");
-	parse_fails("sms = 3\n", "my.txt:1: error: 'sms' before the first [entry]");
+		    "my.txt:5:1: error: unknown key 'smz' in [NVIDIA X]");
+	parse_fails("sms = 3\n", "my.txt:1:1: error: 'sms' before the first [entry]");
 	parse_fails(STANZA "peak.fp4 = 1 TFLOPS datasheet\n",
-		    "my.txt:5: error: unknown precision 'fp4' in [X] (valid: fp64, fp32, tf32, "
+		    "my.txt:5:6: error: unknown precision 'fp4' in [X] (valid: fp64, fp32, tf32, "
 		    "bf16, fp16, fp8, int8)");
-	parse_fails(STANZA "what\n", "my.txt:5: error: expected '[name]' or 'key = value'");
-	parse_fails("[X\n", "my.txt:1: error: expected '[name]' or 'key = value'");
-	parse_fails(STANZA "sms = 3\nsms = 4\n", "my.txt:6: error: duplicate key 'sms' in [X]");
-	parse_fails("", "my.txt:0: error: no device entries");
+	parse_fails(STANZA "what\n", "my.txt:5:1: error: expected '[name]' or 'key = value'");
+	parse_fails("[X\n", "my.txt:1:1: error: expected '[name]' or 'key = value'");
+	parse_fails(STANZA "sms = 3\nsms = 4\n", "my.txt:6:1: error: duplicate key 'sms' in [X]");
+	parse_fails("", "my.txt: error: no device entries");
 }
 
 static void parse_rejects_bad_values(void **state)
 {
 	(void)state;
-	parse_fails(STANZA "sms = 13x\n", "my.txt:5: error: bad integer '13x' for 'sms' in [X]");
-	parse_fails(STANZA "sms = 13.5\n", "my.txt:5: error: bad integer '13.5' for 'sms' in [X]");
-	parse_fails(STANZA "mem_gb = -1\n", "my.txt:5: error: bad number '-1' for 'mem_gb' in [X]");
+	parse_fails(STANZA "sms = 13x\n", "my.txt:5:7: error: bad integer '13x' for 'sms' in [X]");
+	parse_fails(STANZA "sms = 13.5\n", "my.txt:5:7: error: bad integer '13.5' for 'sms' in [X]");
+	parse_fails(STANZA "mem_gb = -1\n", "my.txt:5:10: error: bad number '-1' for 'mem_gb' in [X]");
 	parse_fails(STANZA "sms = 13 sure\n",
-		    "my.txt:5: error: unknown flag 'sure' in [X] (valid: datasheet, secondary, "
+		    "my.txt:5:10: error: unknown flag 'sure' in [X] (valid: datasheet, secondary, "
 		    "derived, unverified, observed)");
 	parse_fails(STANZA "sms = 1 datasheet extra\n",
-		    "my.txt:5: error: expected 'NUMBER [FLAG]' for 'sms' in [X]");
+		    "my.txt:5:7: error: expected 'NUMBER [FLAG]' for 'sms' in [X]");
 	parse_fails(STANZA "peak.bf16 = 989.4 TFLOPS @1830\n",
-		    "my.txt:5: error: expected a flag after '@1830' for 'peak.bf16' in [X]");
+		    "my.txt:5:26: error: expected a flag after '@1830' for 'peak.bf16' in [X]");
 	parse_fails(STANZA "peak.bf16 = 989.4 TFLOPS dense\n",
-		    "my.txt:5: error: unknown flag 'dense' in [X] (valid: datasheet, secondary, "
+		    "my.txt:5:26: error: unknown flag 'dense' in [X] (valid: datasheet, secondary, "
 		    "derived, unverified, observed)");
 	parse_fails(STANZA "peak.bf16 = 989.4\n",
-		    "my.txt:5: error: expected 'VALUE UNIT [@MHZ] FLAG' for 'peak.bf16' in [X]");
+		    "my.txt:5:13: error: expected 'VALUE UNIT [@MHZ] FLAG' for 'peak.bf16' in [X]");
 	parse_fails(
 		STANZA "peak.int8 = 624 TFLOPS datasheet\n",
-		"my.txt:5: error: unknown unit 'TFLOPS' for 'peak.int8' in [X] (valid: TOPS, GOPS)");
+		"my.txt:5:17: error: unknown unit 'TFLOPS' for 'peak.int8' in [X] (valid: TOPS, GOPS)");
 	parse_fails(
 		STANZA "peak.bf16 = 312 TOPS datasheet\n",
-		"my.txt:5: error: unknown unit 'TOPS' for 'peak.bf16' in [X] (valid: TFLOPS, GFLOPS)");
+		"my.txt:5:17: error: unknown unit 'TOPS' for 'peak.bf16' in [X] (valid: TFLOPS, GFLOPS)");
 	parse_fails(STANZA "peak.bf16 = 312 TFLOPS 1410 datasheet\n",
-		    "my.txt:5: error: bad clock '1410' for 'peak.bf16' in [X] (expected '@MHZ')");
+		    "my.txt:5:24: error: bad clock '1410' for 'peak.bf16' in [X] (expected '@MHZ')");
 	parse_fails(STANZA "peak.bf16 = 0 TFLOPS datasheet\n",
-		    "my.txt:5: error: bad number '0' for 'peak.bf16' in [X]");
+		    "my.txt:5:13: error: peak.bf16 = 0 TFLOPS is outside 0.01..100000 TFLOPS in [X]");
 	parse_fails(
 		STANZA "no_clock_scaling = maybe\n",
-		"my.txt:5: error: bad value 'maybe' for 'no_clock_scaling' in [X] (valid: yes, no)");
+		"my.txt:5:20: error: bad value 'maybe' for 'no_clock_scaling' in [X] (valid: yes, no)");
 	parse_fails("[X]\nexact = X\nconfidence = sure\n",
-		    "my.txt:3: error: unknown flag 'sure' in [X] (valid: datasheet, secondary, "
+		    "my.txt:3:14: error: unknown flag 'sure' in [X] (valid: datasheet, secondary, "
 		    "derived, unverified, observed)");
-	parse_fails(STANZA "pattern = A, , B\n", "my.txt:5: error: empty name in 'pattern' of [X]");
-	parse_fails(STANZA "sms =\n", "my.txt:5: error: empty value for 'sms' in [X]");
+	parse_fails(STANZA "pattern = A, , B\n", "my.txt:5:11: error: empty name in 'pattern' of [X]");
+	parse_fails(STANZA "sms =\n", "my.txt:5:1: error: empty value for 'sms' in [X]");
 	static const char *const bad_cc[] = { "9",   "9.",           ".5",     "9.0.1", "9,0",
 					      "0.5", "9.0 observed", "1000.0", "x9.0",  "9.-1" };
 	for (size_t i = 0; i < sizeof(bad_cc) / sizeof(bad_cc[0]); i++) {
 		char text[128], want[160];
 		snprintf(text, sizeof(text), STANZA "cc = %s\n", bad_cc[i]);
 		snprintf(want, sizeof(want),
-			 "my.txt:5: error: bad value '%s' for 'cc' in [X] (want MAJOR.MINOR, e.g. 9.0)",
+			 "my.txt:5:6: error: bad value '%s' for 'cc' in [X] (want MAJOR.MINOR, e.g. 9.0)",
 			 bad_cc[i]);
 		parse_fails(text, want);
 	}
@@ -451,44 +451,125 @@ static void parse_puts_each_scalar_and_flag_in_its_field(void **state)
 	devdb_free(&db);
 
 	parse_fails(STANZA "match_sms = 66 observed\n",
-		    "my.txt:5: error: 'match_sms' takes a count only in [X]");
+		    "my.txt:5:13: error: 'match_sms' takes a count only in [X]");
 	parse_fails(STANZA "match_sms = 0\n",
-		    "my.txt:5: error: 'match_sms' takes a count only in [X]");
+		    "my.txt:5:13: error: match_sms = 0 is outside 1..100000 in [X]");
 	parse_fails(STANZA "match_sms = 6.5\n",
-		    "my.txt:5: error: bad integer '6.5' for 'match_sms' in [X]");
+		    "my.txt:5:13: error: bad integer '6.5' for 'match_sms' in [X]");
 	parse_fails(STANZA "bus_bits = 4096 wide\n",
-		    "my.txt:5: error: unknown flag 'wide' in [X] (valid: datasheet, secondary, "
+		    "my.txt:5:17: error: unknown flag 'wide' in [X] (valid: datasheet, secondary, "
 		    "derived, unverified, observed)");
 	parse_fails(STANZA "dram_gbs = 1 2 3\n",
-		    "my.txt:5: error: expected 'NUMBER [FLAG]' for 'dram_gbs' in [X]");
+		    "my.txt:5:12: error: expected 'NUMBER [FLAG]' for 'dram_gbs' in [X]");
+}
+
+/* Issue 23 item 18: every number outside its physical range is a located error. */
+static void parse_refuses_values_outside_physical_ranges(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *line, *msg;
+	} bad[] = {
+		{ "peak.bf16 = 1e308 TFLOPS @1830 datasheet",
+		  "my.txt:5:13: error: peak.bf16 = 1e308 TFLOPS is outside 0.01..100000 TFLOPS in [X]" },
+		{ "peak.fp64 = 5 GFLOPS datasheet",
+		  "my.txt:5:13: error: peak.fp64 = 5 GFLOPS is outside 10..100000000 GFLOPS in [X]" },
+		{ "peak.int8 = 200000 TOPS datasheet",
+		  "my.txt:5:13: error: peak.int8 = 200000 TOPS is outside 0.01..100000 TOPS in [X]" },
+		{ "peak.bf16 = 900 TFLOPS @50 datasheet",
+		  "my.txt:5:25: error: peak.bf16 = 50 MHz is outside 100..10000 MHz in [X]" },
+		{ "dram_gbs = 1e-300",
+		  "my.txt:5:12: error: dram_gbs = 1e-300 is outside 1..1000000 in [X]" },
+		{ "dram_gbs = 0", "my.txt:5:12: error: dram_gbs = 0 is outside 1..1000000 in [X]" },
+		{ "sms = 0", "my.txt:5:7: error: sms = 0 is outside 1..100000 in [X]" },
+		{ "sms = 100001", "my.txt:5:7: error: sms = 100001 is outside 1..100000 in [X]" },
+		{ "clk_max_mhz = 99", "my.txt:5:15: error: clk_max_mhz = 99 is outside 100..10000 in [X]" },
+		{ "mem_gb = 0.05", "my.txt:5:10: error: mem_gb = 0.05 is outside 0.1..100000 in [X]" },
+		{ "mem_clk_mhz = 0",
+		  "my.txt:5:15: error: mem_clk_mhz = 0 is outside 100..100000 in [X]" },
+		{ "bus_bits = 4", "my.txt:5:12: error: bus_bits = 4 is outside 8..65536 in [X]" },
+		{ "peer_gbs = 0.5", "my.txt:5:12: error: peer_gbs = 0.5 is outside 0 or 1..100000 in [X]" },
+		{ "l2_mb = 1e9 datasheet", "my.txt:5:9: error: l2_mb = 1e9 is outside 0.25..65536 in [X]" },
+		{ "host_link = NVLink-C2C 1e7",
+		  "my.txt:5:24: error: host_link NVLink-C2C = 1e7 GB/s is outside 0 or 1..100000 GB/s "
+		  "in [X]" },
+		{ "  match_sms = 0", "my.txt:5:15: error: match_sms = 0 is outside 1..100000 in [X]" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char text[256];
+		snprintf(text, sizeof(text), STANZA "%s\n", bad[i].line);
+		parse_fails(text, bad[i].msg);
+	}
+	/* the bounds themselves are valid; 0 is "no peer link"; the L2 is MiB */
+	static const char ok[] = STANZA "sms = 100000\nclk_max_mhz = 10000\nmem_gb = 0.1\n"
+					"dram_gbs = 1\nbus_bits = 8\npeer_gbs = 0\nl2_mb = 50 derived\n"
+					"peak.fp64 = 10 GFLOPS datasheet\n"
+					"peak.bf16 = 100000 TFLOPS @100 datasheet\n";
+	struct kp_devdb db;
+	struct kp_diag d = { 0 };
+	assert_int_equal(devdb_parse(&db, ok, strlen(ok), "ok.txt", &d), 0);
+	assert_close(db.dev[0].l2_bytes, 50.0 * 1024 * 1024);
+	assert_string_equal(db.dev[0].l2_flag, "derived");
+	assert_close(db.dev[0].peak[PREC_FP64].flop_per_s, 10e9);
+	devdb_free(&db);
+}
+
+/* Issue 23 item 22: "H100" is a word of three entries' names; "H20" of one (not H200's). */
+static void candidates_are_the_entries_a_typed_name_could_mean(void **state)
+{
+	(void)state;
+	const struct kp_device *c[4];
+	int n = devdb_candidates(&builtin, "h100", 0, c, 4);
+	assert_int_equal(n, 3);
+	assert_string_equal(c[0]->name, "NVIDIA H100 80GB HBM3");
+	assert_string_equal(c[1]->name, "NVIDIA H100 PCIe");
+	assert_string_equal(c[2]->name, "NVIDIA H100 NVL");
+	assert_int_equal(devdb_candidates(&builtin, "H20", 0, c, 4), 1);
+	assert_int_equal(devdb_candidates(&builtin, "NVIDIA H100 PCIe", 0, c, 4), 1);
+	assert_int_equal(devdb_candidates(&builtin, "A100", 0, c, 1), 5);
+	assert_int_equal(devdb_candidates(&builtin, "MI250", 0, c, 4), 2);
+	assert_int_equal(devdb_candidates(&builtin, "MI250", 104, c, 4), 1);
+	assert_int_equal(devdb_candidates(&builtin, "  ", 0, c, 4), 0);
+
+	char note[1024];
+	assert_int_equal(devdb_pick_note(&builtin, "H100", 0, note, sizeof(note)), 1);
+	assert_string_equal(note, "'H100' could mean 3 entries: NVIDIA H100 80GB HBM3, NVIDIA H100 "
+				  "PCIe, NVIDIA H100 NVL; picked NVIDIA H100 80GB HBM3, the entry the "
+				  "device table gives pattern 'H100', the longest pattern in the name; "
+				  "pass the full name to choose another");
+	/* an exact name, a name only one entry has, an MI250 known by its 104 CUs: no note */
+	assert_int_equal(devdb_pick_note(&builtin, "NVIDIA H100 PCIe", 0, note, sizeof(note)), 0);
+	assert_int_equal(devdb_pick_note(&builtin, "H100 PCIe", 0, note, sizeof(note)), 0);
+	assert_int_equal(devdb_pick_note(&builtin, "MI250", 104, note, sizeof(note)), 0);
+	assert_int_equal(devdb_pick_note(&builtin, "MI250", 0, note, sizeof(note)), 1);
 }
 
 static void parse_checks_each_entry_as_a_whole(void **state)
 {
 	(void)state;
 	parse_fails("[X]\nexact = X\nconfidence = datasheet\n\n[Y]\n",
-		    "my.txt:1: error: [X] has no 'source'");
-	parse_fails("[X]\nexact = X\nsource = s\n", "my.txt:1: error: [X] has no 'confidence'");
+		    "my.txt:1:1: error: [X] has no 'source'");
+	parse_fails("[X]\nexact = X\nsource = s\n", "my.txt:1:1: error: [X] has no 'confidence'");
 	parse_fails("[X]\nsource = s\nconfidence = derived\n",
-		    "my.txt:1: error: [X] has neither 'exact' nor 'pattern'");
+		    "my.txt:1:1: error: [X] has neither 'exact' nor 'pattern'");
 	parse_fails(STANZA "clk_max_mhz = 1980\npeak.bf16 = 1 TFLOPS @2000 datasheet\n",
-		    "my.txt:6: error: clock 2000 MHz of 'peak.bf16' is above clk_max_mhz 1980 in [X]");
+		    "my.txt:6:1: error: clock 2000 MHz of 'peak.bf16' is above clk_max_mhz 1980 in [X]");
 	parse_fails(STANZA "dram_gbs = 3350\nmem_clk_mhz = 2619\nbus_bits = 4096\n",
-		    "my.txt:1: error: dram_gbs 3350 differs from mem_clk_mhz x 2 x bus_bits / 8 = "
+		    "my.txt:1:1: error: dram_gbs 3350 differs from mem_clk_mhz x 2 x bus_bits / 8 = "
 		    "2682 GB/s by more than 5% in [X]");
 	parse_fails(STANZA "\n[x]\nexact = Y\n",
-		    "my.txt:6: error: duplicate entry [x] (first at line 1)");
+		    "my.txt:6:1: error: duplicate entry [x] (first at line 1)");
 	parse_fails(STANZA "[Y]\nexact = x\nconfidence = datasheet\nsource = s\n",
-		    "my.txt:5: error: exact name 'x' of [Y] is also in [X] (line 1)");
+		    "my.txt:5:1: error: exact name 'x' of [Y] is also in [X] (line 1)");
 	parse_fails("[X]\npattern = H100\nconfidence = datasheet\nsource = s\n"
 		    "[Y]\npattern = h100\nconfidence = datasheet\nsource = s\n",
-		    "my.txt:5: error: pattern 'h100' of [Y] is also in [X] (line 1)");
+		    "my.txt:5:1: error: pattern 'h100' of [Y] is also in [X] (line 1)");
 	parse_fails(STANZA "[Y]\nexact = Y\nbase = X\n",
-		    "my.txt:7: error: 'base' must be the first key in [Y]");
+		    "my.txt:7:1: error: 'base' must be the first key in [Y]");
 	parse_fails(STANZA "[Y]\nbase = Z\n",
-		    "my.txt:6: error: unknown base entry 'Z' in [Y] (it must come earlier)");
+		    "my.txt:6:8: error: unknown base entry 'Z' in [Y] (it must come earlier)");
 	parse_fails("[Y]\nbase = Y\n",
-		    "my.txt:2: error: unknown base entry 'Y' in [Y] (it must come earlier)");
+		    "my.txt:2:8: error: unknown base entry 'Y' in [Y] (it must come earlier)");
 }
 
 static void parse_reads_a_stanza_with_every_key(void **state)
@@ -641,7 +722,7 @@ static void load_file_names_the_file_in_errors(void **state)
 
 	char *path = write_tmp("[X]\nexact = X\nsize = 1\n");
 	char want[256];
-	snprintf(want, sizeof(want), "%s:3: error: unknown key 'size' in [X]", path);
+	snprintf(want, sizeof(want), "%s:3:1: error: unknown key 'size' in [X]", path);
 	assert_int_equal(devdb_load_file(&db, path, &d), -1);
 	assert_int_equal(d.status, KP_BADINPUT);
 	assert_string_equal(d.msg, want);
@@ -809,6 +890,8 @@ int main(void)
 		cmocka_unit_test(parse_rejects_bad_values),
 		cmocka_unit_test(parse_puts_each_scalar_and_flag_in_its_field),
 		cmocka_unit_test(parse_checks_each_entry_as_a_whole),
+		cmocka_unit_test(parse_refuses_values_outside_physical_ranges),
+		cmocka_unit_test(candidates_are_the_entries_a_typed_name_could_mean),
 		cmocka_unit_test(parse_reads_a_stanza_with_every_key),
 		cmocka_unit_test(patterns_are_word_anchored_even_without_a_longer_rival),
 		cmocka_unit_test(patterns_are_tried_longest_first_whatever_the_file_order),

@@ -125,21 +125,21 @@ static void parse_reads_and_checks_links(void **state)
 	devdb_free(&db);
 
 	parse_fails("[A]\nexact = A\nhost_link = PCIe 7.0 x16\n",
-		    "my.txt:3: error: bad PCIe link 'PCIe 7.0 x16' for 'host_link' in [A] "
+		    "my.txt:3:13: error: bad PCIe link 'PCIe 7.0 x16' for 'host_link' in [A] "
 		    "(expected 'PCIe 5.0 x16')");
 	parse_fails("[A]\nexact = A\nhost_link = PCIe 5.0 16\n",
-		    "my.txt:3: error: bad PCIe link 'PCIe 5.0 16' for 'host_link' in [A] "
+		    "my.txt:3:13: error: bad PCIe link 'PCIe 5.0 16' for 'host_link' in [A] "
 		    "(expected 'PCIe 5.0 x16')");
 	parse_fails("[A]\nexact = A\nhost_link = USB 3\n",
-		    "my.txt:3: error: expected 'PCIe GEN xLANES [FLAG]', 'NVLink-C2C GBS [FLAG]' "
+		    "my.txt:3:13: error: expected 'PCIe GEN xLANES [FLAG]', 'NVLink-C2C GBS [FLAG]' "
 		    "or 'none' for 'host_link' in [A]");
 	parse_fails("[A]\nexact = A\nhost_link = PCIe 4.0 x16 guessed\n",
-		    "my.txt:3: error: unknown flag 'guessed' in [A] (valid: datasheet, secondary, "
+		    "my.txt:3:26: error: unknown flag 'guessed' in [A] (valid: datasheet, secondary, "
 		    "derived, unverified, observed)");
 	parse_fails("[A]\nexact = A\nhost_link = NVLink-C2C 0\n",
-		    "my.txt:3: error: bad bandwidth '0' for 'host_link' in [A] (GB/s per direction)");
+		    "my.txt:3:24: error: bad bandwidth '0' for 'host_link' in [A] (GB/s per direction)");
 	parse_fails("[A]\nexact = A\npeer_gbs = fast\n",
-		    "my.txt:3: error: bad number 'fast' for 'peer_gbs' in [A]");
+		    "my.txt:3:12: error: bad number 'fast' for 'peer_gbs' in [A]");
 }
 
 /* One H100 trace with a copy on each path (unlinked GPU events; bytes as Kineto records them). */

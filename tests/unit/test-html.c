@@ -161,7 +161,12 @@ static void tables_sort_by_value_and_show_human_columns(void **state)
 		s,
 		"<section><h2>rows (2)</h2>\n<div class=\"wrap\"><table class=\"rows\"><thead><tr>"
 		"<th class=\"num\" title=\"click to sort\">Time</th><th class=\"num\" title=\"click to sort\">Ratio</th>"
-		"<th class=\"txt\" title=\"click to sort\">Name</th></tr></thead>"));
+		"<th class=\"txt name\" title=\"click to sort\">Name</th></tr></thead>"));
+	/* issue 23 item 23: the name column, last, stays at the right edge of a wide table's
+	   scroll box (the page is 1100 px wide at most), over the row's own background */
+	assert_non_null(strstr(s, "table.rows th.name,table.rows td.name{position:sticky;right:0;"
+				  "background:var(--bg);"));
+	assert_non_null(strstr(s, "table.rows tbody tr:nth-child(even) td.name{background:var(--row)}"));
 	assert_non_null(strstr(
 		s,
 		"<tr><td class=\"num\" data-v=\"4812000\">4.812 ms</td>"

@@ -158,8 +158,9 @@ static void roofline_labels_its_roofs_in_the_margin(void **state)
 	assert_non_null(strstr(s, "<text transform=\"translate(16 206) rotate(-90)\""));
 	assert_non_null(strstr(s, "<clipPath id=\"clip-roofline\"><rect x=\"72\" y=\"28\" "
 				  "width=\"538\" height=\"356\"/></clipPath>\n"));
-	/* the label is cut to 26 bytes, in the margin right of the plot */
-	assert_non_null(strstr(s, "<text class=\"sm\" x=\"614\" y=\"149.7\">fp32 roof with a very "
+	/* the label is cut to 26 bytes, in the margin right of the plot, whole on hover */
+	assert_non_null(strstr(s, "<text class=\"sm\" x=\"614\" y=\"149.7\"><title>fp32 roof with "
+				  "a very long label</title>fp32 roof with a very "
 				  "long\xe2\x80\xa6</text>"));
 	assert_non_null(strstr(s, "text-anchor=\"end\">DRAM 1.0 TB/s</text>"));
 	/* roofs and points inside the clip, labels after it */
@@ -321,6 +322,65 @@ static void timeline_lanes_spans_and_step_marks(void **state)
 	report_free(&doc);
 }
 
+static void free_v(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+/* Issue 23 item 23: shortened labels stay distinct; the tail that tells them apart shows. */
+static void short_labels_keep_the_distinguishing_tail(void **state)
+{
+	(void)state;
+	/* 32 and 33 bytes, the same first 30: the old cut gave "aten::mm [4096,4096]x[4096,102…" twice */
+	const char *mm[] = { "aten::mm [4096,4096]x[4096,1024]", "aten::mm [4096,4096]x[4096,10240]",
+			     "aten::add", "aten::mm [1,2]x[2,3]" };
+	char **v = svg_short_labels(mm, 4, 30);
+	/* the heads collide; the labels first differ at byte 31 (']' vs '0'): tails from 4 bytes
+	   before, byte 27, "1024]" (5 bytes) and "10240]" (6), after heads of 30 - 5 and 30 - 6 */
+	assert_string_equal(v[0], "aten::mm [4096,4096]x[409\xe2\x80\xa6"
+				  "1024]");
+	assert_string_equal(v[1], "aten::mm [4096,4096]x[40\xe2\x80\xa6"
+				  "10240]");
+	assert_string_equal(v[2], "aten::add");
+	assert_string_equal(v[3], "aten::mm [1,2]x[2,3]");
+	free_v(v, 4);
+
+	/* SDPA forward and backward: the same 28-byte head */
+	const char *sdpa[] = {
+		"aten::_scaled_dot_product_flash_attention [8,32,4096,128]",
+		"aten::_scaled_dot_product_flash_attention_backward [8,32,4096,128]",
+	};
+	v = svg_short_labels(sdpa, 2, 28);
+	/* they differ at byte 41 (' ' vs '_'): the forward's tail from byte 37 fits (20 bytes and
+	   a head of 8); the backward's, 29 bytes from byte 37 or 25 from 41, leaves no 4-byte
+	   head: 23 bytes from byte 41 between two ellipses */
+	assert_string_equal(v[0], "aten::_s\xe2\x80\xa6tion [8,32,4096,128]");
+	assert_string_equal(v[1], "aten\xe2\x80\xa6_backward [8,32,4096,12\xe2\x80\xa6");
+	free_v(v, 2);
+
+	/* a difference far from the end: a window from it; two that agree there: numbered */
+	const char *mid[] = { "kernel_common_prefix_A_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+			      "kernel_common_prefix_B_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+			      "kernel_common_prefix_A_xxxxxxxxxxxxxxxxxxxyxxxxxxxxxxxxxxxxxxxx" };
+	v = svg_short_labels(mid, 3, 12);
+	assert_string_equal(v[0], "kern\xe2\x80\xa6"
+				  "A_xxxxx\xe2\x80\xa6");
+	assert_string_equal(v[1], "kern\xe2\x80\xa6"
+				  "B_xxxxx\xe2\x80\xa6");
+	assert_string_equal(v[2], "kernel_co\xe2\x80\xa6 #2");
+	free_v(v, 3);
+
+	/* the same full label twice is one label, shown the same; UTF-8 is cut whole */
+	const char *same[] = { "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9 x1",
+			       "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9 x1" };
+	v = svg_short_labels(same, 2, 5);
+	assert_string_equal(v[0], v[1]);
+	assert_string_equal(v[0], "\xc3\xa9\xc3\xa9\xe2\x80\xa6");
+	free_v(v, 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -336,6 +396,7 @@ int main(void)
 		cmocka_unit_test(waterfall_rows_walk_the_running_total),
 		cmocka_unit_test(dumbbell_marks_faster_and_slower_rows),
 		cmocka_unit_test(timeline_lanes_spans_and_step_marks),
+		cmocka_unit_test(short_labels_keep_the_distinguishing_tail),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
