@@ -253,7 +253,17 @@ hdrcheck:
 check-man:
 	$(Q)for m in man/*.1; do groff -man -ww -z $$m 2>&1 | grep . && exit 1; done; true
 
-check: all unit golden html augment hostile jobs hdrcheck readme
+# the libFuzzer harnesses (tests/fuzz/) built, not run: a harness that no longer links protects
+# nothing.  Needs clang with libFuzzer (scripts/install-deps.sh installs clang and
+# libclang-rt-14-dev); run them with tests/fuzz/run.sh.
+fuzz-build: $(O)/src/devdb-builtin.c
+	$(Q)O=$(O) LDLIBS='$(LDLIBS)' tests/fuzz/run.sh -b
+
+# the link libraries, for tests/fuzz/run.sh (one list: the fuzzers link what kprof links)
+print-ldlibs:
+	@echo '$(LDLIBS)'
+
+check: all unit golden html augment hostile jobs hdrcheck readme fuzz-build
 
 # clang-format 19 only (Debian 12: clang-format-19): .clang-format needs 16 or later, and each
 # version lays some lines out differently, so one version keeps `make format-check` stable.
@@ -304,5 +314,5 @@ clean:
 	rm -rf $(O)
 
 .PHONY: deps demo all unit golden golden-update html augment hostile jobs readme check-html hdrcheck check check-man man install clean \
-	format format-check
+	format format-check fuzz-build print-ldlibs
 .SUFFIXES:

@@ -238,6 +238,24 @@ static int m_values(const struct kp_capture_opts *o, long *ms, size_t *nms, char
 }
 
 /* the shape sets of the selected workloads, their defaults where not given */
+/*
+ * "invalid value 'V' for 'OPT': REASON" with V whole up to 80 bytes, else its first 60 (cut
+ * between UTF-8 sequences) and its length: a set of thousands of shapes must not push the
+ * reason out of @why (issue 23 item 19).
+ */
+static void bad_value(char *why, size_t whylen, const char *v, const char *opt, const char *r)
+{
+	size_t n = strlen(v), k = 60;
+	if (n <= 80) {
+		snprintf(why, whylen, "invalid value '%s' for '%s': %s", v, opt, r);
+		return;
+	}
+	while (k > 0 && ((unsigned char)v[k] & 0xc0) == 0x80)
+		k--;
+	snprintf(why, whylen, "invalid value '%.*s...' (%zu bytes) for '%s': %s", (int)k, v, n,
+		 opt, r);
+}
+
 static int expand_shapes(struct kp_capture_opts *o, const long *ms, size_t nms, char *why,
 			 size_t whylen)
 {
@@ -245,29 +263,29 @@ static int expand_shapes(struct kp_capture_opts *o, const long *ms, size_t nms, 
 	const char *mm = o->shapes ? o->shapes : "custom:4096x4096x4096";
 	if ((o->workloads & WL_MATMUL) &&
 	    shapes_matmul(mm, ms, nms, &o->mm, &o->nmm, r, sizeof(r)) < 0) {
-		snprintf(why, whylen, "invalid value '%s' for '--shapes': %s", mm, r);
+		bad_value(why, whylen, mm, "--shapes", r);
 		return -1;
 	}
 	const char *sd = o->sdpa_shapes ? o->sdpa_shapes : "default";
 	if ((o->workloads & WL_SDPA) &&
 	    shapes_sdpa(sd, o->causal, o->kv_heads, &o->sdpa, &o->nsdpa, r, sizeof(r)) < 0) {
-		snprintf(why, whylen, "invalid value '%s' for '--sdpa-shapes': %s", sd, r);
+		bad_value(why, whylen, sd, "--sdpa-shapes", r);
 		return -1;
 	}
 	const char *cv = o->conv_shapes ? o->conv_shapes : "resnet50";
 	if ((o->workloads & WL_CONV) &&
 	    shapes_conv(cv, o->batch ? o->batch : 32, &o->conv, &o->nconv, r, sizeof(r)) < 0) {
-		snprintf(why, whylen, "invalid value '%s' for '--conv-shapes': %s", cv, r);
+		bad_value(why, whylen, cv, "--conv-shapes", r);
 		return -1;
 	}
 	const char *ns = o->norm_shapes ? o->norm_shapes : "default";
 	if ((o->workloads & (WL_SOFTMAX | WL_RMSNORM | WL_LAYERNORM)) &&
 	    shapes_norm(ns, &o->norm, &o->nnorm, r, sizeof(r)) < 0) {
-		snprintf(why, whylen, "invalid value '%s' for '--norm-shapes': %s", ns, r);
+		bad_value(why, whylen, ns, "--norm-shapes", r);
 		return -1;
 	}
 	if ((o->workloads & WL_XENT) && shapes_vocab(ns, &o->xent, &o->nxent, r, sizeof(r)) < 0) {
-		snprintf(why, whylen, "invalid value '%s' for '--norm-shapes': %s", ns, r);
+		bad_value(why, whylen, ns, "--norm-shapes", r);
 		return -1;
 	}
 	return 0;

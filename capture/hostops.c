@@ -631,25 +631,35 @@ struct ctx {
 	size_t ngemm;
 	size_t *sdpa; /* indices of cuDNN attention graphs by (tid, start) */
 	size_t nsdpa;
+	size_t *conv; /* indices of cuDNN convolutions by (tid, start) */
+	size_t nconv;
 	struct launch *l;
 	size_t nl;
 	struct kern *k;
 	size_t nk;
 };
 
-/* The first cuDNN attention graph executed inside NVTX range @r on its thread, or NULL. */
-static const struct kp_hcall *enclosed_sdpa(const struct ctx *x, const struct kp_hcall *r)
+/* The first of @idx[@n] (calls by (tid, start)) at or after range @r's start on its thread. */
+static size_t first_call_in(const struct kp_hcall *v, const size_t *idx, size_t n,
+			    const struct kp_hcall *r)
 {
-	const struct kp_hcall *v = x->t->hcalls;
-	size_t lo = 0, hi = x->nsdpa;
+	size_t lo = 0, hi = n;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
-		const struct kp_hcall *g = &v[x->sdpa[mid]];
+		const struct kp_hcall *g = &v[idx[mid]];
 		if (g->tid < r->tid || (g->tid == r->tid && g->start_ns < r->start_ns))
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
+	return lo;
+}
+
+/* The first cuDNN attention graph executed inside NVTX range @r on its thread, or NULL. */
+static const struct kp_hcall *enclosed_sdpa(const struct ctx *x, const struct kp_hcall *r)
+{
+	const struct kp_hcall *v = x->t->hcalls;
+	size_t lo = first_call_in(v, x->sdpa, x->nsdpa, r);
 	if (lo < x->nsdpa) {
 		const struct kp_hcall *g = &v[x->sdpa[lo]];
 		if (g->tid == r->tid && g->start_ns <= r->end_ns)
@@ -663,6 +673,185 @@ static const char *enclosed_causal(const struct ctx *x, const struct kp_hcall *r
 {
 	const struct kp_hcall *g = enclosed_sdpa(x, r);
 	return g ? g->sdpa_flags & SDPA_F_CAUSAL ? "True" : "False" : NULL;
+}
+
+/*
+ * emit_nvtx records sizes, never scalars: an aten convolution op's stride, padding, dilation,
+ * transposed, output_padding, groups (and the backward's output_mask) are "[]" in its message,
+ * so no model applied ("convolution 'transposed' is not True or False").  The cuDNN
+ * convolutions executed inside the range on its thread (HC_CONV: a legacy call or a graph of
+ * one conv op, capture/cudnnrec.c) say them.  A call belongs to the op when its tensors are the
+ * op's (the weight always; torch's input and output as below), so a range that encloses other
+ * convolutions takes only its own:
+ *   convolution (x, w):  CONV_FWD (x, w, y) is a convolution; CONV_BWD_DATA with dy = x is a
+ *     transposed one (cuDNN's dgrad computes its output, dx).
+ *   convolution_backward (dy, x, w):  not transposed, CONV_BWD_DATA (dx = x, dy) is the grad
+ *     input and CONV_BWD_FILTER (x, dy) the grad weight; transposed, CONV_FWD (x = dy, y = x)
+ *     is the grad input and CONV_BWD_FILTER (x = dy, dy = x) the grad weight.
+ * A grad weight alone with dy and x of one shape fits both; it counts as not transposed, which
+ * gives the same FLOPs (the spatial sizes multiplied are equal).  output_mask[2] (the bias
+ * gradient, a reduction cuDNN does not run) is False: the op's bytes leave it out, as those of
+ * the library ops a capture without NVTX writes (hostops_conv).
+ */
+struct conv_slots {
+	const char *name;
+	int bwd;
+	int stride, pad, dil, transposed, opad, groups, mask; /* Concrete Inputs slots */
+};
+
+/* clang-format off */
+static const struct conv_slots conv_ops[] = {
+	/* (input, weight, bias, stride, padding, dilation, transposed, output_padding, groups) */
+	{ "aten::convolution",          0, 3, 4, 5, 6, 7, 8, -1 },
+	{ "aten::_convolution",         0, 3, 4, 5, 6, 7, 8, -1 },
+	/* (grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
+	 *  output_padding, groups, output_mask) */
+	{ "aten::convolution_backward", 1, 4, 5, 6, 7, 8, 9, 10 },
+};
+/* clang-format on */
+
+/* The Concrete Inputs texts an emit_nvtx conv op takes from its cuDNN calls (conv_fill). */
+struct conv_args {
+	const char *conc[NVTX_MAX_SLOTS]; /* NULL: "" */
+	char buf[7][64];
+	const char *from; /* the call's function name */
+};
+
+/* cuDNN's dims @cd (int32, @nd of them) are slot @i's */
+static int same_dims(const int32_t *cd, int nd, const struct kp_nvtx_msg *m, int i)
+{
+	if (i >= m->nslots || m->slot[i].nd != nd)
+		return 0;
+	for (int k = 0; k < nd; k++)
+		if (m->slot[i].d[k] != cd[k])
+			return 0;
+	return 1;
+}
+
+enum { CF_PLAIN = 1, CF_TRANSPOSED = 2 };
+
+/*
+ * What call @c says of conv op @m (@cs): the forms it allows (CF_*, 0 when it is not the op's)
+ * and, for a backward, the gradient it computes in *@grad (0 input, 1 weight).
+ */
+static int conv_call_fits(const struct kp_hcall *c, const struct kp_nvtx_msg *m,
+			  const struct conv_slots *cs, int *grad)
+{
+	int nd = c->conv_nd + 2;
+	if (c->conv_nd < 1 || c->conv_nd > 3 || c->groups < 1)
+		return 0;
+	if (!cs->bwd) {
+		if (!same_dims(c->wd, nd, m, 1))
+			return 0;
+		if (c->conv_op == CONV_FWD && same_dims(c->xd, nd, m, 0))
+			return CF_PLAIN;
+		if (c->conv_op == CONV_BWD_DATA && same_dims(c->yd, nd, m, 0))
+			return CF_TRANSPOSED;
+		return 0;
+	}
+	if (!same_dims(c->wd, nd, m, 2))
+		return 0;
+	int plain = same_dims(c->xd, nd, m, 1) && same_dims(c->yd, nd, m, 0);
+	int tr = same_dims(c->xd, nd, m, 0) && same_dims(c->yd, nd, m, 1);
+	*grad = c->conv_op == CONV_BWD_FILTER;
+	switch (c->conv_op) {
+	case CONV_BWD_DATA:
+		return plain ? CF_PLAIN : 0;
+	case CONV_FWD:
+		return tr ? CF_TRANSPOSED : 0;
+	default:
+		return (plain ? CF_PLAIN : 0) | (tr ? CF_TRANSPOSED : 0);
+	}
+}
+
+static void put_ilist(char *buf, size_t len, const int64_t *v, int n)
+{
+	size_t o = (size_t)snprintf(buf, len, "[");
+	for (int i = 0; i < n && o < len; i++)
+		o += (size_t)snprintf(buf + o, len - o, "%s%" PRId64, i ? ", " : "", v[i]);
+	if (o < len)
+		snprintf(buf + o, len - o, "]");
+}
+
+/*
+ * output_padding of a transposed conv: out - ((in - 1) s - 2p + d(k - 1) + 1) per spatial dim,
+ * torch's input @in and output @out; 0 when it is not in [0, max(s, d)) (not what torch took).
+ */
+static int conv_opad(const struct kp_hcall *c, const int64_t *in, const int32_t *out,
+		     int64_t *op)
+{
+	for (int i = 0; i < c->conv_nd; i++) {
+		int64_t s = c->cstride[i], d = c->cdil[i];
+		op[i] = out[2 + i] - ((in[2 + i] - 1) * s - 2 * (int64_t)c->cpad[i] +
+				      d * (c->wd[2 + i] - 1) + 1);
+		if (op[i] < 0 || (op[i] >= s && op[i] >= d))
+			return 0;
+	}
+	return 1;
+}
+
+/* The texts of @cs's scalar slots from call @c in form @tr (1 transposed), grads @mask. */
+static void conv_texts(struct conv_args *a, const struct conv_slots *cs,
+		       const struct kp_nvtx_msg *m, const struct kp_hcall *c, int tr,
+		       const int *mask)
+{
+	int nd = c->conv_nd;
+	int64_t v[3][3], op[3] = { 0, 0, 0 };
+	for (int i = 0; i < nd; i++)
+		v[0][i] = c->cstride[i], v[1][i] = c->cpad[i], v[2][i] = c->cdil[i];
+	const int slots[3] = { cs->stride, cs->pad, cs->dil };
+	for (int k = 0; k < 3; k++) {
+		put_ilist(a->buf[k], sizeof(a->buf[k]), v[k], nd);
+		a->conc[slots[k]] = a->buf[k];
+	}
+	a->conc[cs->transposed] = tr ? "True" : "False";
+	/* torch's input and output: (x, cuDNN's dx) forward, (x, dy) backward */
+	if (!tr || conv_opad(c, m->slot[cs->bwd ? 1 : 0].d, c->xd, op)) {
+		put_ilist(a->buf[3], sizeof(a->buf[3]), op, nd);
+		a->conc[cs->opad] = a->buf[3];
+	}
+	snprintf(a->buf[4], sizeof(a->buf[4]), "%d", (int)c->groups);
+	a->conc[cs->groups] = a->buf[4];
+	if (cs->mask >= 0) {
+		snprintf(a->buf[5], sizeof(a->buf[5]), "[%s, %s, False]",
+			 mask[0] ? "True" : "False", mask[1] ? "True" : "False");
+		a->conc[cs->mask] = a->buf[5];
+	}
+	a->from = c->name ? c->name : "cudnn";
+}
+
+/*
+ * Fill @a for emit_nvtx op @m (range @r) from the cuDNN convolutions inside it; 1 when it
+ * did, 0 when @m is no conv op kprof fills or none of its calls is there.
+ */
+static int conv_fill(const struct ctx *x, const struct kp_hcall *r, const struct kp_nvtx_msg *m,
+		     struct conv_args *a)
+{
+	const struct conv_slots *cs = NULL;
+	for (size_t i = 0; i < sizeof(conv_ops) / sizeof(conv_ops[0]); i++)
+		if (!strcmp(m->name, conv_ops[i].name))
+			cs = &conv_ops[i];
+	if (!cs || !m->has_sizes || m->nslots <= (cs->mask >= 0 ? cs->mask : cs->groups))
+		return 0;
+	const struct kp_hcall *v = x->t->hcalls, *first = NULL;
+	int forms = CF_PLAIN | CF_TRANSPOSED, mask[2] = { 0, 0 };
+	for (size_t i = first_call_in(v, x->conv, x->nconv, r); i < x->nconv; i++) {
+		const struct kp_hcall *c = &v[x->conv[i]];
+		if (c->tid != r->tid || c->start_ns > r->end_ns)
+			break;
+		int grad = 0, f = conv_call_fits(c, m, cs, &grad);
+		if (!(f & forms))
+			continue;
+		forms &= f;
+		mask[grad] = 1;
+		if (!first)
+			first = c;
+	}
+	if (!first)
+		return 0;
+	/* both forms only when dy and x have one shape: the same FLOPs (see above) */
+	conv_texts(a, cs, m, first, forms == CF_TRANSPOSED, mask);
+	return 1;
 }
 
 static const char *infer_dtype(const struct ctx *x, const struct kp_hcall *r)
@@ -743,9 +932,12 @@ static const char *op_dtypes(struct ctx *x, const struct kp_hcall *r, const stru
 	return own;
 }
 
-/* @cslot's Concrete Input is @cval (a flag the op's library call says), -1: none */
+/*
+ * The args of range @m: @conc[i] is slot i's Concrete Input (a value the op's library calls
+ * say; NULL: ""), @from_key ("kprof is_causal from") names where they came from, @from_val.
+ */
 static char *nvtx_args(const struct kp_nvtx_msg *m, const char *const *dts, const char *domain,
-		       int cslot, const char *cval)
+		       const char *const *conc, const char *from_key, const char *from_val)
 {
 	char *buf = NULL;
 	size_t len = 0;
@@ -768,11 +960,15 @@ static char *nvtx_args(const struct kp_nvtx_msg *m, const char *const *dts, cons
 		fputs("],\"Concrete Inputs\":[", f);
 		for (int i = 0; i < m->nslots; i++) {
 			fputs(i ? "," : "", f);
-			jw_put_string(f, i == cslot && cval ? cval : "");
+			jw_put_string(f, conc[i] ? conc[i] : "");
 		}
 		fputs("],", f);
-		if (cslot >= 0 && cslot < m->nslots && cval)
-			fputs("\"kprof is_causal from\":\"cudnnBackendExecute\",", f);
+		if (from_key) {
+			jw_put_string(f, from_key);
+			putc(':', f);
+			jw_put_string(f, from_val);
+			putc(',', f);
+		}
 	}
 	if (m && m->seq >= 0)
 		fprintf(f, "\"Sequence number\":%" PRId64 ",", m->seq);
@@ -1019,7 +1215,7 @@ static int emit_replays(struct kp_ctrace *t, struct kp_hostops_stats *st)
 
 static void ctx_free(struct ctx *x)
 {
-	free(x->gemm), free(x->sdpa), free(x->l), free(x->k);
+	free(x->gemm), free(x->sdpa), free(x->conv), free(x->l), free(x->k);
 }
 
 /* The GEMM and attention calls by (tid, start), for the ranges that enclose them. */
@@ -1031,11 +1227,15 @@ static void index_library_calls(struct ctx *x)
 			x->gemm[x->ngemm++] = i;
 		else if (t->hcalls[i].kind == HC_SDPA)
 			x->sdpa[x->nsdpa++] = i;
+		else if (t->hcalls[i].kind == HC_CONV)
+			x->conv[x->nconv++] = i;
 	}
 	if (x->ngemm)
 		qsort_r(x->gemm, x->ngemm, sizeof(*x->gemm), cmp_idx_tid_start, t->hcalls);
 	if (x->nsdpa)
 		qsort_r(x->sdpa, x->nsdpa, sizeof(*x->sdpa), cmp_idx_tid_start, t->hcalls);
+	if (x->nconv)
+		qsort_r(x->conv, x->nconv, sizeof(*x->conv), cmp_idx_tid_start, t->hcalls);
 }
 
 /* The launches by (tid, time) and the kernels by correlation id, for kernel dtypes. */
@@ -1062,9 +1262,10 @@ static int ctx_index(struct ctx *x, struct kp_ctrace *t)
 	hmap_init(&x->ops, HMAP_INT);
 	x->gemm = malloc((t->nhcalls + 1) * sizeof(*x->gemm));
 	x->sdpa = malloc((t->nhcalls + 1) * sizeof(*x->sdpa));
+	x->conv = malloc((t->nhcalls + 1) * sizeof(*x->conv));
 	x->l = malloc((t->nrecs + 1) * sizeof(*x->l));
 	x->k = malloc((t->nrecs + 1) * sizeof(*x->k));
-	if (!x->gemm || !x->sdpa || !x->l || !x->k) {
+	if (!x->gemm || !x->sdpa || !x->conv || !x->l || !x->k) {
 		ctx_free(x);
 		return -1;
 	}
@@ -1149,9 +1350,20 @@ static int emit_range(struct ctx *x, const struct kp_hcall *c, struct kp_hostops
 	const char *dts[NVTX_MAX_SLOTS] = { 0 };
 	if (op && m.has_sizes)
 		op_dtypes(x, c, &m, dts);
+	/* scalars emit_nvtx does not record, from the library calls inside the range */
+	struct conv_args ca = { .conc = { 0 } };
+	const char *from_key = NULL;
 	int cslot = op && m.has_sizes ? opmodel_causal_slot(m.name) : -1;
 	const char *cval = cslot >= 0 ? enclosed_causal(x, c) : NULL;
-	char *args = nvtx_args(p == 0 && !m.label ? &m : NULL, dts, c->domain, cslot, cval);
+	if (cval && cslot < m.nslots) {
+		ca.conc[cslot] = cval;
+		from_key = "kprof is_causal from";
+		ca.from = "cudnnBackendExecute";
+	} else if (op && conv_fill(x, c, &m, &ca)) {
+		from_key = "kprof conv args from";
+	}
+	char *args = nvtx_args(p == 0 && !m.label ? &m : NULL, dts, c->domain, ca.conc, from_key,
+			       ca.from);
 	if (op)
 		st->nvtx_ops++;
 	return ctrace_add_span(x->t, op ? "cpu_op" : "user_annotation",

@@ -101,9 +101,11 @@ int shapes_matmul(const char *spec, const long *ms, size_t nms, struct kp_mm_sha
 						    ? NULL
 						    : realloc(all, (nall + np) * sizeof(*all));
 		if (!grown) {
-			snprintf(why, whylen,
-				 nall + np > SHAPES_MAX ? "more than 4096 shapes"
-							: "out of memory");
+			if (nall + np > SHAPES_MAX)
+				snprintf(why, whylen, "%zu shapes: a set holds at most %d",
+					 nall + np, SHAPES_MAX);
+			else
+				snprintf(why, whylen, "out of memory");
 			free(part);
 			free(all);
 			return -1;
@@ -228,8 +230,11 @@ static int shapes_matmul1(const char *spec, const long *ms, size_t nms, struct k
 		      "sweep:MIN:MAX, small_sweep:MIN:MAX";
 	if (err)
 		return fail(&v, why, whylen, err);
-	if (v.n > SHAPES_MAX)
-		return fail(&v, why, whylen, "more than 4096 shapes");
+	if (v.n > SHAPES_MAX) {
+		char m[80];
+		snprintf(m, sizeof(m), "%zu shapes: a set holds at most %d", v.n, SHAPES_MAX);
+		return fail(&v, why, whylen, m);
+	}
 	*out = v.p;
 	*n = v.n;
 	return 0;

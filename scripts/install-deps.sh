@@ -2,7 +2,9 @@
 # Install the Debian packages kprof builds and tests with, if any is missing.
 # Needs root or sudo when something is missing; prints what it does.
 set -e
-pkgs="gcc make libc6-dev zlib1g-dev libisal-dev libcmocka-dev libyaml-dev libzstd-dev zstd python3"
+# clang and libclang-rt-14-dev: the libFuzzer harnesses `make check` builds (tests/fuzz/)
+pkgs="gcc make libc6-dev zlib1g-dev libisal-dev libcmocka-dev libyaml-dev libzstd-dev zstd python3
+	clang libclang-rt-14-dev"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"

@@ -584,7 +584,11 @@ static void eval_once(struct run *R, struct op_info *info, const struct kp_op *o
 			      "op '%s' at byte %lld: %s", op->name, (long long)op->off,
 			      info->cost.note);
 	if (info->cost.assumed && info->cost.flops >= 0)
-		diag_warn_add(&R->r->warn, "attention ops without is_causal", R->t->display,
+		diag_warn_add(&R->r->warn,
+			      strcmp(info->cost.family, "attn") == 0
+				      ? "attention ops without is_causal"
+				      : "ops with an argument assumed",
+			      R->t->display,
 			      "op '%s' at byte %lld: %s", op->name, (long long)op->off,
 			      info->cost.assumed);
 }

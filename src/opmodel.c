@@ -717,6 +717,35 @@ static int eval_conv(const struct kp_op_in *in, const struct model *m, struct kp
  * (it passes t(grad_out) as a dense weight); kprof keeps the true MAC count.
  * The forward output size is grad_output's, so stride and padding are not needed.
  */
+/*
+ * convolution_backward's 'transposed' when the trace has no value for it (emit_nvtx records
+ * no scalars, and no cuDNN call inside the op said it: capture/hostops.c conv_fill): the form
+ * the channels allow (plain: dy[1] = w[0] and w[1] divides x[1]; transposed: x[1] = w[0] and
+ * w[1] divides dy[1]); when both do (C_in = C_out = w[0]), the sizes decide as in
+ * eval_conv_linked: a plain conv's output is not larger than its input, a transposed one's not
+ * smaller, and equal sizes give the same FLOPs either way.  Wrong only for a conv with
+ * C_in = C_out padded beyond its kernel (output larger than input).  -1 when neither fits.
+ */
+static int conv_bwd_transposed(const struct kp_slot *dy, const struct kp_slot *x,
+			       const struct kp_slot *w)
+{
+	int plain, tr, le = 1, ge = 1, i;
+
+	if (w->dims[1] < 1)
+		return -1;
+	plain = dy->dims[1] == w->dims[0] && x->dims[1] % w->dims[1] == 0;
+	tr = x->dims[1] == w->dims[0] && dy->dims[1] % w->dims[1] == 0;
+	if (plain != tr)
+		return tr;
+	if (!plain)
+		return -1;
+	for (i = 2; i < x->ndim; i++) {
+		le &= dy->dims[i] <= x->dims[i];
+		ge &= dy->dims[i] >= x->dims[i];
+	}
+	return le ? 0 : ge ? 1 : -1;
+}
+
 static int eval_conv_bwd(const struct kp_op_in *in, const struct model *m, struct kp_cost *c)
 {
 	const struct kp_slot *dy = slot(in, 0), *x = slot(in, 1), *w = slot(in, 2);
@@ -728,12 +757,28 @@ static int eval_conv_bwd(const struct kp_op_in *in, const struct model *m, struc
 		return fail(c, "convolution_backward grad_output, input or weight is not a tensor");
 	if (x->ndim < 3 || x->ndim > 2 + MAXSP || w->ndim != x->ndim || dy->ndim != x->ndim)
 		return fail(c, "convolution_backward tensors are not 3-D to 5-D of equal rank");
-	if ((transposed = parse_bool(text(slot(in, 7)))) < 0)
+	/* a slot without a value (emit_nvtx): from the shapes, conv_bwd_transposed */
+	if (*skip_ws(text(slot(in, 7))) == '\0') {
+		if ((transposed = conv_bwd_transposed(dy, x, w)) < 0)
+			return fail(c, "convolution 'transposed' not recorded, and the channels and "
+				       "sizes of grad_output, input and weight fit neither form");
+	} else if ((transposed = parse_bool(text(slot(in, 7)))) < 0) {
 		return fail(c, "convolution 'transposed' is not True or False");
-	if (parse_int(text(slot(in, 9)), &groups) != 0 || groups < 1)
+	}
+	/* groups not recorded: the channels per group are w[1] */
+	if (*skip_ws(text(slot(in, 9))) == '\0' && w->dims[1] >= 1)
+		groups = (transposed ? dy->dims[1] : x->dims[1]) / w->dims[1];
+	else if (parse_int(text(slot(in, 9)), &groups) != 0)
+		groups = 0;
+	if (groups < 1)
 		return fail(c, "convolution 'groups' is not a positive integer");
-	if (parse_bools(text(slot(in, 10)), mask, 3) != 3)
+	if (*skip_ws(text(slot(in, 10))) == '\0') {
+		mask[0] = mask[1] = 1, mask[2] = 0;
+		c->assumed = "output_mask not recorded: FLOPs assume both the input's and the "
+			     "weight's gradient (a first layer computes only the weight's: half)";
+	} else if (parse_bools(text(slot(in, 10)), mask, 3) != 3) {
 		return fail(c, "convolution_backward output_mask is not three booleans");
+	}
 	c_out = transposed ? mul(w->dims[1], groups) : w->dims[0];
 	if (dy->dims[0] != x->dims[0] || dy->dims[1] != c_out)
 		return fail(c, "convolution_backward grad_output does not match the weight");

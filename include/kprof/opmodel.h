@@ -82,7 +82,8 @@ struct kp_cost {
 	int64_t math_bytes; /* bytes of the math kernels when the part above ran apart */
 	/*
 	 * static: an assumption the model made for a value the trace does not record (attention
-	 * whose is_causal is neither recorded nor in its kernels' names: dense); the caller
+	 * whose is_causal is neither recorded nor in its kernels' names: dense; an emit_nvtx
+	 * convolution_backward without output_mask: both gradients); the caller
 	 * warns with it; else NULL.
 	 */
 	const char *assumed;

@@ -10,6 +10,8 @@
 #include "kprof/capture.h"
 #include "kprof/diag.h"
 
+#define SUITE_MAX_BYTES (4 << 20) /* a larger suite file is refused */
+#define SUITE_MAX_DEPTH 64        /* mappings and sequences nested deeper are refused */
 #define SUITE_STRS 16 /* strings a case owns (output, results, shape sets, ...) */
 
 struct kp_suite_case {
@@ -29,11 +31,15 @@ struct kp_suite {
  * Parse a suite from @text (@len bytes; @file names it in messages) into @s: each case starts
  * as a copy of @base (the command line's options) and takes the config's keys.  Shape sets are
  * not expanded (capture_opts_finish() does that).  Returns 0, or -1 with @d filled:
- * "FILE:LINE:COL: error: ..." and status 2.
+ * "FILE:LINE:COL: error: ..." and status 2 (also for text over SUITE_MAX_BYTES, nesting
+ * deeper than SUITE_MAX_DEPTH and YAML aliases).
  */
 int suite_parse(const char *text, size_t len, const char *file, const struct kp_capture_opts *base,
 		struct kp_suite *s, struct kp_diag *d);
-/* suite_parse() of the file @path; an unreadable file is status 4. */
+/*
+ * suite_parse() of the file @path; an unreadable file is status 4, one that is not a regular
+ * file (a FIFO, a directory) or is over SUITE_MAX_BYTES status 2, before anything is read.
+ */
 int suite_load(const char *path, const struct kp_capture_opts *base, struct kp_suite *s,
 	       struct kp_diag *d);
 void suite_free(struct kp_suite *s);

@@ -15,6 +15,10 @@
  * names the file and says "error:" (JSON: FILE:LINE:COL; gzip: in 'FILE');
  * the json format parses as JSON; every format and every warning is valid UTF-8 without NUL;
  * rows have no negative times or counts and no NaN percentages.
+ * With HOSTILE_CHECKS (1 unless built with -DHOSTILE_CHECKS=0): every format's text holds no
+ * C0 control byte but '\n' and '\t' (a name from the trace with ESC, CR or BS would drive
+ * the terminal it is printed on); HOSTILE_WARN_CHECKS (HOSTILE_CHECKS unless set) the same for
+ * the warnings.
  * Build and run: tests/fuzz/run.sh trace.
  */
 #include <stdint.h>
@@ -76,6 +80,33 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
+#ifndef HOSTILE_CHECKS
+#define HOSTILE_CHECKS 1
+#endif
+#ifndef HOSTILE_WARN_CHECKS
+#define HOSTILE_WARN_CHECKS HOSTILE_CHECKS
+#endif
+
+/*
+ * Text for a terminal: valid UTF-8 without NUL and, when @hostile, no C0 control byte but
+ * '\n' and '\t'.  @what names the output in the report.
+ */
+static void check_text(const char *s, size_t n, const char *what, int hostile)
+{
+	if (!utf8_is_clean(s, n)) {
+		fprintf(stderr, "fuzz-trace: %s is not valid UTF-8 without NUL\n", what);
+		abort();
+	}
+	for (size_t i = 0; hostile && i < n; i++) {
+		unsigned char ch = (unsigned char)s[i];
+		if (ch < 0x20 && ch != '\n' && ch != '\t') {
+			fprintf(stderr, "fuzz-trace: %s holds control byte 0x%02x at offset %zu\n",
+				what, ch, i);
+			abort();
+		}
+	}
+}
+
 /* The json format must be one valid JSON document. */
 static void check_json(const char *s, size_t n)
 {
@@ -104,7 +135,7 @@ static void check_warnings(const struct kp_warnings *w)
 	diag_warn_print(w, WARN_ALL, "base", mf);
 	diag_warn_print(w, WARN_SUMMARY, NULL, mf);
 	fclose(mf);
-	CHECK(utf8_is_clean(buf, n));
+	check_text(buf, n, "a warning", HOSTILE_WARN_CHECKS);
 	free(buf);
 }
 
@@ -176,7 +207,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fclose(mf);
 		if (f == FMT_JSON)
 			check_json(buf, n);
-		CHECK(utf8_is_clean(buf, n)); /* names are cleaned when read */
+		static const char *const fmt_names[] = { "the table format", "the csv format",
+							 "the json format",
+							 "the markdown format" };
+		/* names are cleaned (UTF-8) when read; control bytes are the renderer's to escape */
+		check_text(buf, n, fmt_names[(f - FMT_TABLE) % 4], HOSTILE_CHECKS);
 		fwrite(buf, 1, n, devnull);
 		free(buf);
 	}

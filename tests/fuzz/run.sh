@@ -5,6 +5,9 @@
 #     -b          build only
 # Needs clang with libFuzzer (Debian 12: apt-get install clang libclang-rt-14-dev).
 # Binaries, corpora and crash artifacts go to $O/fuzz/ (O defaults to build).
+# `make check` builds the harnesses (make fuzz-build = run.sh -b); it runs none.
+# FUZZ_CFLAGS adds compiler flags (-DHOSTILE_CHECKS=0: fuzz-trace.c without its control-byte
+# checks).  A changed FUZZ_CFLAGS needs a clean build/fuzz/obj.
 # Reproduce a crash: build/fuzz/fuzz-NAME build/fuzz/artifacts-NAME/crash-...
 set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -30,12 +33,16 @@ fi
 # devdb-builtin.c is generated from device_db/ by make
 [ -f "$O/src/devdb-builtin.c" ] || make -j2 O="$O" "$O/src/devdb-builtin.c"
 
+# what kprof links (the Makefile's LDLIBS: zlib, static zstd and libyaml, libm, ...), so a
+# library the sources start to need cannot break only the fuzzers
+LDLIBS=${LDLIBS:-$(make -s --no-print-directory print-ldlibs)}
+
 F=$O/fuzz
 mkdir -p "$F/obj"
 CFLAGS="-std=c11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer -Iinclude -I$O -I$F \
 	-DARENA_MIN_BLOCK=4096 -DTRACE_JSON_WINDOW=4096 -DINPUT_GZ_BUF=4096 \
 	-DKPROF_VERSION=\"fuzz\" -fsanitize=fuzzer-no-link,address,undefined \
-	-fno-sanitize-recover=undefined"
+	-fno-sanitize-recover=undefined ${FUZZ_CFLAGS:-}"
 
 # The op names of opmodel.c's model table, for fuzz-opmodel.c.
 sed -n 's/^[[:space:]]*[PS]("\([A-Za-z0-9_]*\)".*/"aten::\1",/p' src/opmodel.c >"$F/opnames.tmp"
@@ -59,7 +66,7 @@ for src in $(ls src/*.c | grep -v -e '/main\.c$' -e '/cmd-' -e '/suite\.c$') "$O
 done
 for n in $names; do
 	echo "  LINK $F/fuzz-$n"
-	$CLANG $CFLAGS -fsanitize=fuzzer -o "$F/fuzz-$n" "tests/fuzz/fuzz-$n.c" $objs -lz -lm
+	$CLANG $CFLAGS -fsanitize=fuzzer -o "$F/fuzz-$n" "tests/fuzz/fuzz-$n.c" $objs $LDLIBS
 done
 [ $build_only = 1 ] && exit 0
 

@@ -756,9 +756,63 @@ static void convolution_backward_counts_only_the_masked_gradients(void **state)
 	assert_int_equal(EVAL(&c, "aten::convolution_backward", T(DT_BF16, 32, 64, 56, 56),
 			      T(DT_BF16, 32, 64, 56, 56), T(DT_BF16, 64, 64, 3, 3), SC("[64]"),
 			      SC("[1, 1]"), SC("[1, 1]"), SC("[1, 1]"), SC("False"), SC("[0, 0]"),
-			      SC("1"), SC("")),
+			      SC("1"), SC("[True, False]")),
 			 -1);
 	assert_string_equal(c.note, "convolution_backward output_mask is not three booleans");
+}
+
+/*
+ * emit_nvtx records sizes only: "aten::convolution_backward, seq = 12, op_id = 345, sizes =
+ * [[32, 128, 28, 28], [32, 64, 56, 56], [128, 64, 3, 3], [], [], [], [], [], [], [], []]"
+ * becomes these slots (capture/hostops.c nvtx_args: "" Concrete Inputs).  Without cuDNN calls
+ * that say the scalars, transposed and groups come from the shapes and both gradients are
+ * assumed, with the assumption reported: 2 x 2 N K (C/g) R S P Q.
+ */
+static void emit_nvtx_convolution_backward_takes_its_form_from_the_shapes(void **state)
+{
+	struct kp_cost c;
+
+	(void)state;
+	/* ResNet's stride-2 3x3, 64 -> 128 channels: only the plain form fits the channels */
+	assert_int_equal(EVAL(&c, "aten::convolution_backward", T(DT_BF16, 32, 128, 28, 28),
+			      T(DT_BF16, 32, 64, 56, 56), T(DT_BF16, 128, 64, 3, 3), NONE, NONE,
+			      NONE, NONE, NONE, NONE, NONE, NONE),
+			 0);
+	assert_null(c.note);
+	assert_int_equal(c.flops, 2 * (2LL * 32 * 128 * 64 * 3 * 3 * 28 * 28));
+	assert_non_null(c.assumed);
+	assert_non_null(strstr(c.assumed, "output_mask not recorded"));
+	/* 64 -> 64, stride 1: both forms fit the channels, equal sizes: the same FLOPs */
+	assert_int_equal(EVAL(&c, "aten::convolution_backward", T(DT_BF16, 32, 64, 56, 56),
+			      T(DT_BF16, 32, 64, 56, 56), T(DT_BF16, 64, 64, 3, 3), NONE, NONE,
+			      NONE, NONE, NONE, NONE, NONE, NONE),
+			 0);
+	assert_int_equal(c.flops, 2 * (2LL * 32 * 64 * 64 * 3 * 3 * 56 * 56));
+	/* depthwise (groups 32 from the channels): 2 x 2 N K (C/g) R S P Q with C/g = 1 */
+	assert_int_equal(EVAL(&c, "aten::convolution_backward", T(DT_F16, 8, 32, 14, 14),
+			      T(DT_F16, 8, 32, 28, 28), T(DT_F16, 32, 1, 3, 3), NONE, NONE, NONE,
+			      NONE, NONE, NONE, NONE, NONE),
+			 0);
+	assert_int_equal(c.flops, 2 * (2LL * 8 * 32 * 1 * 3 * 3 * 14 * 14));
+	/* transposed (only it fits: x[1] = w[0]): the input's spatial size */
+	assert_int_equal(EVAL(&c, "aten::convolution_backward", T(DT_F32, 1, 8, 16, 16),
+			      T(DT_F32, 1, 16, 8, 8), T(DT_F32, 16, 8, 3, 3), NONE, NONE, NONE,
+			      NONE, NONE, NONE, NONE, NONE),
+			 0);
+	assert_int_equal(c.flops, 2 * (2LL * 1 * 16 * 8 * 3 * 3 * 8 * 8));
+	/* recorded values still win: the mask says grad weight only, no assumption */
+	assert_int_equal(EVAL(&c, "aten::convolution_backward", T(DT_BF16, 32, 128, 28, 28),
+			      T(DT_BF16, 32, 64, 56, 56), T(DT_BF16, 128, 64, 3, 3), NONE, NONE,
+			      NONE, NONE, NONE, NONE, NONE, SC("[False, True, False]")),
+			 0);
+	assert_int_equal(c.flops, 2LL * 32 * 128 * 64 * 3 * 3 * 28 * 28);
+	assert_null(c.assumed);
+	/* channels that fit neither form */
+	assert_int_equal(EVAL(&c, "aten::convolution_backward", T(DT_F32, 1, 5, 8, 8),
+			      T(DT_F32, 1, 6, 8, 8), T(DT_F32, 7, 3, 3, 3), NONE, NONE, NONE, NONE,
+			      NONE, NONE, NONE, NONE),
+			 -1);
+	assert_non_null(strstr(c.note, "'transposed' not recorded"));
 }
 
 static void transposed_convolution_backward_uses_input_spatial_size(void **state)
@@ -1909,6 +1963,7 @@ int main(void)
 		cmocka_unit_test(causal_pairs_near_int64_max_are_exact_or_overflow),
 		cmocka_unit_test(out_of_range_integers_in_concrete_inputs_are_unreadable),
 		cmocka_unit_test(convolution_backward_counts_only_the_masked_gradients),
+		cmocka_unit_test(emit_nvtx_convolution_backward_takes_its_form_from_the_shapes),
 		cmocka_unit_test(transposed_convolution_backward_uses_input_spatial_size),
 		cmocka_unit_test(causal_pairs_count_top_left_and_bottom_right_masks_exactly),
 		cmocka_unit_test(sdpa_flash_matches_flop_counter_dense_and_counts_causal_pairs),

@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -345,6 +347,122 @@ static void config_keys_of_every_kind_are_checked(void **state)
 	    "s.yaml:4:5: error: case 'b' writes 'r.csv', as case 'a' does");
 }
 
+/*
+ * issue 23 item 19: a custom list over the 4096 shapes a set holds was refused with the reason
+ * cut off (the whole list was quoted into a 512-byte message); the value is now abbreviated
+ * and the reason names the count and the limit.
+ */
+static void a_custom_list_over_the_limit_names_its_count(void **state)
+{
+	(void)state;
+	size_t cap = 5000 * 24 + 256, n = 0;
+	char *y = malloc(cap);
+	assert_non_null(y);
+	n += (size_t)snprintf(y + n, cap - n,
+			      "cases:\n  - name: big\n    matrix_shapes:\n      - name: custom\n"
+			      "        shapes: [");
+	for (int i = 1; i <= 5000; i++)
+		n += (size_t)snprintf(y + n, cap - n, "%s[%d, 8, 8]", i > 1 ? ", " : "", i);
+	n += (size_t)snprintf(y + n, cap - n, "]\n");
+	struct kp_suite s;
+	struct kp_diag d;
+	char why[512];
+	/* the value's first 60 bytes, its length, the option and the whole reason */
+	char *spec = malloc(5000 * 12 + 16);
+	assert_non_null(spec);
+	n = (size_t)sprintf(spec, "custom:");
+	for (int i = 1; i <= 5000; i++)
+		n += (size_t)sprintf(spec + n, "%s%dx8x8", i > 1 ? "," : "", i);
+	char want[300];
+	snprintf(want, sizeof(want),
+		 "s.yaml:4:7: error: case 'big': invalid value '%.60s...' (%zu bytes) for "
+		 "'matrix_shapes': 5000 shapes: a set holds at most 4096",
+		 spec, n);
+	assert_int_equal(parse(y, &s, &d), -1);
+	assert_string_equal(d.msg, want);
+	free(y);
+	/* 4097 from the command line; 4096 is allowed */
+	struct kp_capture_opts o = base;
+	o.output = "o.json";
+	o.workloads = WL_MATMUL;
+	*strstr(spec, ",4098x8x8") = '\0';
+	o.shapes = spec;
+	assert_int_equal(capture_opts_finish(&o, why, sizeof(why)), -1);
+	assert_non_null(strstr(why, "bytes) for '--shapes': 4097 shapes: a set holds at most 4096"));
+	capture_opts_free(&o);
+	*strrchr(spec, ',') = '\0';
+	o = base;
+	o.output = "o.json";
+	o.workloads = WL_MATMUL;
+	o.shapes = spec;
+	assert_int_equal(capture_opts_finish(&o, why, sizeof(why)), 0);
+	assert_int_equal(o.nmm, 4096);
+	capture_opts_free(&o);
+	free(spec);
+}
+
+/*
+ * Nesting past SUITE_MAX_DEPTH, aliases and text over SUITE_MAX_BYTES are refused before the
+ * document is built, located; a file that is not a regular one is not read.
+ */
+static void hostile_suites_are_refused_where_they_start(void **state)
+{
+	(void)state;
+	/* level 65 is the 62nd '[' (the root mapping, 'cases', the case: 3 levels) */
+	char y[256];
+	int n = snprintf(y, sizeof(y), "cases:\n  - name: a\n    dtypes: ");
+	for (int i = 0; i < 70; i++)
+		y[n++] = '[';
+	y[n] = '\0';
+	bad(y, "s.yaml:3:74: error: YAML nested deeper than 64 levels");
+	/* 64 levels are fine as far as nesting goes (the key then says what it wants) */
+	n = snprintf(y, sizeof(y), "cases:\n  - name: a\n    dtypes: ");
+	for (int i = 0; i < 61; i++)
+		y[n++] = '[';
+	y[n++] = 'x';
+	for (int i = 0; i < 61; i++)
+		y[n++] = ']';
+	y[n] = '\0';
+	struct kp_suite s;
+	struct kp_diag d;
+	assert_int_equal(parse(y, &s, &d), -1);
+	assert_null(strstr(d.msg, "nested deeper"));
+	bad("x: &big [bf16]\ncases:\n  - dtypes: *big\n",
+	    "s.yaml:3:13: error: YAML alias '*big': a suite writes each value out");
+	/* the fixture, by path */
+	const char *dir = getenv("KPROF_TESTDATA");
+	char path[512];
+	snprintf(path, sizeof(path), "%s/suites/bad-depth.yaml", dir ? dir : "testdata");
+	assert_int_equal(suite_load(path, &base, &s, &d), -1);
+	assert_int_equal(d.status, 2);
+	assert_non_null(strstr(d.msg, "bad-depth.yaml:4:74: error: YAML nested deeper than 64"));
+	/* size: the text, and a file, one byte over */
+	size_t big = SUITE_MAX_BYTES + 1;
+	char *t = malloc(big + 1);
+	assert_non_null(t);
+	memset(t, '#', big);
+	t[big] = '\0';
+	assert_int_equal(suite_parse(t, big, "s.yaml", &base, &s, &d), -1);
+	assert_string_equal(d.msg, "s.yaml: error: 4194305 bytes: a suite file holds at most "
+				   "4194304 (4 MiB)");
+	snprintf(path, sizeof(path), "/tmp/kprof-test-suite-%d.yaml", (int)getpid());
+	FILE *f = fopen(path, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(t, 1, big, f), big);
+	fclose(f);
+	assert_int_equal(suite_load(path, &base, &s, &d), -1);
+	assert_int_equal(d.status, 2);
+	assert_non_null(strstr(d.msg, ": error: 4194305 bytes: a suite file holds at most"));
+	unlink(path);
+	free(t);
+	/* a FIFO is not opened for reading (that would wait for a writer) */
+	assert_int_equal(mkfifo(path, 0600), 0);
+	assert_int_equal(suite_load(path, &base, &s, &d), -1);
+	assert_int_equal(d.status, 2);
+	assert_non_null(strstr(d.msg, ": error: not a regular file"));
+	unlink(path);
+}
+
 static void missing_file_is_an_environment_error(void **state)
 {
 	(void)state;
@@ -390,6 +508,8 @@ int main(void)
 		cmocka_unit_test(command_line_options_are_defaults),
 		cmocka_unit_test(bad_configs_are_located),
 		cmocka_unit_test(config_keys_of_every_kind_are_checked),
+		cmocka_unit_test(a_custom_list_over_the_limit_names_its_count),
+		cmocka_unit_test(hostile_suites_are_refused_where_they_start),
 		cmocka_unit_test(missing_file_is_an_environment_error),
 		cmocka_unit_test(list_cases_prints_each_shape),
 	};
