@@ -53,6 +53,8 @@ enum cat {
 #define MAX_SLOTS 128
 #define MAX_DIMS 1024
 #define MAX_LIST 256
+/* deviceProperties "name": bytes kept (CUDA's cudaDeviceProp.name holds 256) */
+#define DEVNAME_MAX 256
 
 /* The fields of one event being read; reset per event. */
 struct ev {
@@ -2416,9 +2418,21 @@ static int devprop_member(struct loader *L, struct kp_devprop *dp, struct kp_jso
 {
 	int r = 0;
 	if (TOK_IS(tk, "name")) {
-		if ((r = read_str(L, tk)) > 0)
-			dp->name = intern_tok(L, tk);
-		return r;
+		/* kept whole nowhere: a name past DEVNAME_MAX is cut, its rest skipped */
+		char name[DEVNAME_MAX + 1], loc[512];
+		int cut;
+		locate(L, tk->off, loc, sizeof(loc)); /* the key: still in the window */
+		enum kp_json_type ty = json_str_capped(&L->p, tk, name, sizeof(name), &cut);
+		if (ty == JT_OBJ || ty == JT_ARR)
+			return json_skip_rest(&L->p) < 0 ? -1 : 0;
+		if (ty != JT_STR)
+			return ty == JT_ERROR ? -1 : 0;
+		dp->name = intern_tok(L, tk);
+		if (cut)
+			diag_warn_add(&L->t->warn, "long device names", loc,
+				"device name longer than %d bytes; cut to '%.*s'", DEVNAME_MAX,
+				NAME80(dp->name));
+		return 1;
 	}
 	if (TOK_IS(tk, "id"))
 		return devprop_int(L, &dp->id);
@@ -2446,7 +2460,7 @@ static int read_devprop(struct loader *L, struct kp_devprop *dp)
 {
 	struct kp_json_tok tk;
 	for (;;) {
-		enum kp_json_type ty = json_next(&L->p, &tk);
+		enum kp_json_type ty = json_key(&L->p, &tk);
 		if (ty == JT_OBJ_END)
 			return 0;
 		if (ty != JT_KEY || devprop_member(L, dp, &tk) < 0)
