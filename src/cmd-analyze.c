@@ -303,11 +303,14 @@ static int analyze_write(struct kp_trace *t, struct kp_devdb *db, const struct k
 }
 
 /* KPROF_PARSE_CHUNK: the parallel parse's chunk size in bytes (tests: small chunks on small
- * traces); 0 when unset (the size follows the file) */
+ * traces); 0 when unset (the size follows the file).  main.c refused a bad value. */
 static size_t parse_chunk_env(void)
 {
-	const char *chunk = getenv("KPROF_PARSE_CHUNK");
-	return chunk && *chunk ? (size_t)strtoull(chunk, NULL, 10) : 0;
+	long chunk = 0;
+	struct kp_diag d = { 0 };
+	return opts_env_long("KPROF_PARSE_CHUNK", OPTS_CHUNK_MIN, OPTS_CHUNK_MAX, &chunk, &d) > 0
+		       ? (size_t)chunk
+		       : 0;
 }
 
 /* kprof analyze's options as given; analyze_defaults before parsing. */

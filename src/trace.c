@@ -2226,8 +2226,8 @@ static uint64_t par_bytes(struct kp_input *in, const struct kp_load_opts *o)
 /* The chunk size for @jobs threads over @bytes: about 4 chunks a thread, within bounds. */
 static size_t par_chunk(const struct kp_load_opts *o, uint64_t bytes, int jobs)
 {
-	if (o->chunk)
-		return o->chunk < 64 ? 64 : o->chunk;
+	if (o->chunk) /* bounded: buffers hold 2 * size + JSON_PAD, which must not wrap */
+		return o->chunk < 64 ? 64 : o->chunk > (1u << 30) ? (1u << 30) : o->chunk;
 	uint64_t size = bytes / (4 * (uint64_t)jobs);
 	return size < PAR_MIN_CHUNK ? PAR_MIN_CHUNK : size > PAR_MAX_CHUNK ? PAR_MAX_CHUNK : size;
 }
