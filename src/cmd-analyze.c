@@ -70,7 +70,10 @@ static int analyze_ranks(char **args, size_t nargs, long jobs, const struct kp_l
 {
 	struct kp_diag d = { 0 };
 	size_t n;
-	char **paths = paths_expand(args, nargs, &n, &d);
+	struct kp_warnings pw = { 0 };
+	char **paths = paths_expand(args, nargs, &n, &pw, &d);
+	diag_warn_print(&pw, wm, NULL, stderr);
+	diag_warn_free(&pw);
 	if (!paths) {
 		fprintf(stderr, "kprof: %s\n", d.msg);
 		return d.status;

@@ -16,6 +16,7 @@
 #include <yaml.h>
 
 #include "kprof/opts.h"
+#include "kprof/sidefile.h"
 #include "kprof/suite.h"
 
 struct ctx {
@@ -1002,31 +1003,12 @@ int suite_load(const char *path, const struct kp_capture_opts *base, struct kp_s
 	       struct kp_diag *d)
 {
 	memset(s, 0, sizeof(*s));
-	FILE *fp = fopen(path, "rb");
-	if (!fp)
-		return diag_error(d, KP_ENV, "error: cannot open '%s': %s", path, strerror(errno));
-	struct sbuf b = { 0 };
-	char buf[65536];
-	size_t got;
-	while ((got = fread(buf, 1, sizeof(buf), fp)) > 0) {
-		char *p = realloc(b.p, b.n + got + 1);
-		if (!p) {
-			fclose(fp);
-			free(b.p);
-			return diag_error(d, KP_ENV, "error: '%s': out of memory", path);
-		}
-		memcpy(p + b.n, buf, got);
-		b.p = p;
-		b.n += got;
-	}
-	int bad = ferror(fp);
-	fclose(fp);
-	if (bad) {
-		free(b.p);
-		return diag_error(d, KP_ENV, "error: cannot read '%s'", path);
-	}
-	int rc = suite_parse(b.p ? b.p : "", b.n, path, base, s, d);
-	free(b.p);
+	size_t len;
+	char *text = sidefile_read(path, "suite", SIDEFILE_MAX, &len, d);
+	if (!text)
+		return -1;
+	int rc = suite_parse(text, len, path, base, s, d);
+	free(text);
 	return rc;
 }
 
