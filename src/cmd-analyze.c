@@ -468,6 +468,12 @@ int cmd_analyze(int argc, char **argv)
 	int rc = parse_options(&a, argc, argv, &nargs);
 	if (rc >= 0)
 		return rc;
+	for (int i = 1, stdin_seen = 0; i <= nargs; i++)
+		if (!strcmp(argv[i], "-") && stdin_seen++) {
+			fprintf(stderr,
+				"kprof: error: only one of the traces can be read from standard input\n");
+			return KP_USAGE;
+		}
 	if (is_many(&a, nargs, argv[1]))
 		return analyze_many(argv + 1, (size_t)nargs, a.jobs, a.strict, a.warn_mode,
 				    a.db_path, a.device, a.format, a.out_path);
