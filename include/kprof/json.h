@@ -75,7 +75,8 @@ struct kp_json {
 	int detour;      /* the token calls take their slow way in: an error, or scalar */
 	int64_t pin;     /* a stream offset the window keeps, so json_locate() stays
 				     exact for it (the event being read), -1 none; the window
-				     grows when it must */
+				     grows when it must, up to 64 MiB, past which the pin is
+				     dropped (-1) and that offset is no longer located */
 };
 
 /*
