@@ -242,6 +242,10 @@ readme: $(O)/kprof
 jobs: $(O)/kprof
 	$(Q)KPROF=$(abspath $(O)/kprof) tests/jobs/check.sh
 
+# skipped values cost constant memory: a 50 MB string under 32 MB of RSS (tests/bounds/check.py)
+bounds: $(O)/kprof
+	$(Q)KPROF=$(abspath $(O)/kprof) python3 tests/bounds/check.py $(O)/tests
+
 check-html: $(O)/kprof $(O)/tests/xmlcheck
 	$(Q)KPROF=$(abspath $(O)/kprof) XMLCHECK=$(abspath $(O)/tests/xmlcheck) tests/html/browser.sh
 
@@ -263,7 +267,7 @@ fuzz-build: $(O)/src/devdb-builtin.c
 print-ldlibs:
 	@echo '$(LDLIBS)'
 
-check: all unit golden html augment hostile jobs hdrcheck readme fuzz-build
+check: all unit golden html augment hostile jobs bounds hdrcheck readme fuzz-build
 
 # clang-format 19 only (Debian 12: clang-format-19): .clang-format needs 16 or later, and each
 # version lays some lines out differently, so one version keeps `make format-check` stable.
@@ -313,6 +317,6 @@ endif
 clean:
 	rm -rf $(O)
 
-.PHONY: deps demo all unit golden golden-update html augment hostile jobs readme check-html hdrcheck check check-man man install clean \
+.PHONY: deps demo all unit golden golden-update html augment hostile jobs bounds readme check-html hdrcheck check check-man man install clean \
 	format format-check fuzz-build print-ldlibs
 .SUFFIXES:

@@ -99,8 +99,10 @@ static const char *shape_text(struct kp_strtab *st, const struct kp_op *op)
 			const struct kp_slot *e = s->nlist ? &s->list[j] : s;
 			n += snprintf(buf + n, sizeof(buf) - n, "%s[", j ? "," : "");
 			for (int k = 0; k < e->ndim && n < sizeof(buf) - 32; k++)
-				n += snprintf(buf + n, sizeof(buf) - n, "%s%lld", k ? "," : "",
-					      (long long)e->dims[k]);
+				n += e->dims[k] == KP_DIM_BAD /* out of range: trace.c warned */
+					     ? snprintf(buf + n, sizeof(buf) - n, "%s?", k ? "," : "")
+					     : snprintf(buf + n, sizeof(buf) - n, "%s%lld",
+							k ? "," : "", (long long)e->dims[k]);
 			n += snprintf(buf + n, sizeof(buf) - n, "]");
 		}
 		if (s->nlist)

@@ -70,7 +70,10 @@ static int analyze_ranks(char **args, size_t nargs, long jobs, const struct kp_l
 {
 	struct kp_diag d = { 0 };
 	size_t n;
-	char **paths = paths_expand(args, nargs, &n, &d);
+	struct kp_warnings pw = { 0 };
+	char **paths = paths_expand(args, nargs, &n, &pw, &d);
+	diag_warn_print(&pw, wm, NULL, stderr);
+	diag_warn_free(&pw);
 	if (!paths) {
 		diag_print(stderr, d.msg);
 		return d.status;
@@ -315,11 +318,14 @@ static int analyze_write(struct kp_trace *t, struct kp_devdb *db, const struct k
 }
 
 /* KPROF_PARSE_CHUNK: the parallel parse's chunk size in bytes (tests: small chunks on small
- * traces); 0 when unset (the size follows the file) */
+ * traces); 0 when unset (the size follows the file).  main.c refused a bad value. */
 static size_t parse_chunk_env(void)
 {
-	const char *chunk = getenv("KPROF_PARSE_CHUNK");
-	return chunk && *chunk ? (size_t)strtoull(chunk, NULL, 10) : 0;
+	long chunk = 0;
+	struct kp_diag d = { 0 };
+	return opts_env_long("KPROF_PARSE_CHUNK", OPTS_CHUNK_MIN, OPTS_CHUNK_MAX, &chunk, &d) > 0
+		       ? (size_t)chunk
+		       : 0;
 }
 
 /* kprof analyze's options as given; analyze_defaults before parsing. */
@@ -502,6 +508,12 @@ int cmd_analyze(int argc, char **argv)
 			"kprof: error: --drop-unlaunched-prefix applies to one trace, not to the per-rank view\n");
 		return KP_USAGE;
 	}
+	for (int i = 1, stdin_seen = 0; i <= nargs; i++)
+		if (!strcmp(argv[i], "-") && stdin_seen++) {
+			fprintf(stderr,
+				"kprof: error: only one of the traces can be read from standard input\n");
+			return KP_USAGE;
+		}
 	if (is_many(&a, nargs, argv[1]))
 		return analyze_many(argv + 1, (size_t)nargs, a.jobs, a.strict, a.warn_mode,
 				    a.db_path, a.device, a.format, a.out_path);

@@ -21,6 +21,7 @@
 #include "kprof/output.h"
 #include "kprof/paths.h"
 #include "kprof/rankdiff.h"
+#include "kprof/sidefile.h"
 #include "kprof/sort.h"
 #include "kprof/table.h"
 #include "kprof/trace.h"
@@ -111,35 +112,6 @@ static const char *parse_min_delta(const char *arg, void *dst)
 	return "expected a time >= 0 such as 5us, 800ns or 0.02ms";
 }
 
-/* @FILE: the whole file, NUL-terminated, malloc'ed; NULL with @d filled */
-static char *read_all(const char *path, size_t *len, struct kp_diag *d)
-{
-	struct kp_input in;
-	if (input_open(&in, path, d) < 0)
-		return NULL;
-	size_t cap = 4096, n = 0;
-	char *buf = xmalloc(cap);
-	for (;;) {
-		if (cap - n < 4096) {
-			cap *= 2;
-			buf = xrealloc(buf, cap);
-		}
-		ssize_t k = input_read(&in, buf + n, cap - n - 1, d);
-		if (k < 0) {
-			free(buf);
-			input_close(&in);
-			return NULL;
-		}
-		if (k == 0)
-			break;
-		n += (size_t)k;
-	}
-	input_close(&in);
-	buf[n] = '\0';
-	*len = n;
-	return buf;
-}
-
 /* --fail-above values -> @g (rules in @a, vector *rules); 0, or the exit status after the error */
 static int build_gate(const struct limits *l, struct kp_arena *a, struct kp_gate_opts *g,
 		      struct kp_gate_rule **rules)
@@ -150,7 +122,7 @@ static int build_gate(const struct limits *l, struct kp_arena *a, struct kp_gate
 		if (v[0] == '@') {
 			struct kp_diag d = { 0 };
 			size_t len;
-			char *text = read_all(v + 1, &len, &d);
+			char *text = sidefile_read(v + 1, "limits file", SIDEFILE_MAX, &len, &d);
 			int rc = text ? diff_gate_parse_file(a, text, len, v + 1,
 							     &g->fail_above_pct, rules, &n, &cap,
 							     &d)
@@ -286,7 +258,10 @@ static int load_side(const char *arg, int strict, const char *out_path, struct k
 	struct kp_diag d = { 0 };
 	size_t n;
 	char *args[1] = { (char *)arg };
-	char **paths = paths_expand(args, 1, &n, &d);
+	struct kp_warnings pw = { 0 };
+	char **paths = paths_expand(args, 1, &n, &pw, &d);
+	diag_warn_print(&pw, WARN_SUMMARY, NULL, stderr);
+	diag_warn_free(&pw);
 	memset(rs, 0, sizeof(*rs));
 	if (!paths) {
 		diag_print(stderr, d.msg);

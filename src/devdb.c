@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "kprof/diag.h"
+#include "kprof/sidefile.h"
 
 /* One pattern of one entry; db->pat is sorted longest first, then file order. */
 struct kp_devdb_pat {
@@ -804,23 +805,10 @@ int devdb_load_builtin(struct kp_devdb *db, struct kp_diag *d)
 int devdb_load_file(struct kp_devdb *db, const char *path, struct kp_diag *d)
 {
 	memset(db, 0, sizeof(*db));
-	FILE *fp = fopen(path, "rb");
-	if (!fp)
-		return diag_error(d, KP_ENV, "error: cannot open '%s': %s", path, strerror(errno));
-	size_t cap = 1 << 16, len = 0;
-	char *buf = xmalloc(cap);
-	size_t got;
-	while ((got = fread(buf + len, 1, cap - len, fp)) > 0) {
-		len += got;
-		if (len == cap)
-			buf = xrealloc(buf, cap *= 2);
-	}
-	int err = ferror(fp) ? errno : 0;
-	fclose(fp);
-	if (err) {
-		free(buf);
-		return diag_error(d, KP_ENV, "error: cannot read '%s': %s", path, strerror(err));
-	}
+	size_t len;
+	char *buf = sidefile_read(path, "device table", SIDEFILE_MAX, &len, d);
+	if (!buf)
+		return -1;
 	int rc = devdb_parse(db, buf, len, path, d);
 	free(buf);
 	return rc;

@@ -45,6 +45,9 @@ enum {
  * for the start of the event being parsed (events are far smaller than this). */
 #define LOOKBACK (64u << 10)
 #define MIN_WINDOW 16
+/* the window grows for a pinned event up to this much (json.h, pin); past it the pin is
+ * dropped, so an event of any length costs bounded memory */
+#define PIN_MAX_WINDOW (64u << 20)
 
 static const char E_EOF[] = "unexpected end of input";
 static const char E_READ[] = "read error";
@@ -257,8 +260,12 @@ static __attribute__((noinline)) size_t fill(struct kp_json *p, size_t keep, int
 		size_t lb = p->cap / 4 < LOOKBACK ? p->cap / 4 : LOOKBACK;
 		size_t from = keep > lb ? keep - lb : keep;
 		if (p->pin >= p->base && (uint64_t)(p->pin - p->base) < from) {
-			from = (size_t)(p->pin - p->base);
-			grow = 1; /* the pinned bytes stay: grow rather than stop */
+			if (p->cap >= PIN_MAX_WINDOW) {
+				p->pin = -1; /* an event this long is not held: its start is unknown */
+			} else {
+				from = (size_t)(p->pin - p->base);
+				grow = 1; /* the pinned bytes stay: grow rather than stop */
+			}
 		}
 		if (from > 0) {
 			discard(p, from);
@@ -532,9 +539,11 @@ static inline void set_tok(struct kp_json *p, struct kp_json_tok *tok, size_t s,
 /*
  * The string whose opening quote is at p->pos: tok gets the raw contents and p->pos moves
  * past the closing quote.  A string cut by the window's end is lexed again after a refill.
+ * With @skip (json_skip(): nobody reads the token) the window keeps only the bytes being
+ * scanned instead, so a skipped string of any length costs no memory; tok is then unusable.
  */
-static inline __attribute__((always_inline)) int lex_string(struct kp_json *p,
-							    struct kp_json_tok *tok, int level)
+static inline __attribute__((always_inline)) int
+lex_string_with(struct kp_json *p, struct kp_json_tok *tok, int level, int skip)
 {
 	size_t start, i;
 	int escaped;
@@ -542,6 +551,7 @@ again:
 	start = p->pos;
 	i = start + 1;
 	escaped = 0;
+scan:
 	for (;;) {
 		i = scan_str(level, p->buf, i);
 		unsigned char c = p->buf[i];
@@ -580,14 +590,33 @@ again:
 			goto more;
 		return set_err(p, "control character in string", p->base + i, 0);
 	}
+	if (skip) {
+		p->pos = i + 1;
+		return 0;
+	}
 	set_tok(p, tok, start + 1, i - start - 1, escaped);
 	tok->off = p->base + start;
 	p->pos = i + 1;
 	return 0;
 more:
+	if (skip) {
+		size_t shift;
+		/* i: the window's end, or an escape cut by it, rescanned whole */
+		if (!fill(p, i, 1, &shift))
+			return err_end(p);
+		start = start >= shift ? start - shift : 0;
+		i -= shift;
+		goto scan;
+	}
 	if (!refill(p, &start))
 		return err_end(p);
 	goto again;
+}
+
+static inline __attribute__((always_inline)) int lex_string(struct kp_json *p,
+							    struct kp_json_tok *tok, int level)
+{
+	return lex_string_with(p, tok, level, 0);
 }
 
 /* Where a lexed number's parts lie: digits before and after the point, an exponent. */
@@ -1036,6 +1065,100 @@ enum kp_json_type json_key(struct kp_json *p, struct kp_json_tok *tok)
 	return key_tok(p, tok, JSON_SIMD_SSE2);
 }
 
+/* @n bytes of @s less an incomplete UTF-8 sequence at their end. */
+static size_t utf8_whole(const char *s, size_t n)
+{
+	size_t k = n;
+	while (k > 0 && n - k < 4 && ((unsigned char)s[k - 1] & 0xc0) == 0x80)
+		k--;
+	if (k == 0 || (unsigned char)s[k - 1] < 0xc0)
+		return n; /* ASCII last, or stray continuation bytes: nothing to cut */
+	unsigned char lead = (unsigned char)s[k - 1];
+	size_t need = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : 2;
+	return n - (k - 1) >= need ? n : k - 1;
+}
+
+/* More bytes past @i (the window moves; *i follows); 0 at the end of input. */
+static int more_at(struct kp_json *p, size_t *i)
+{
+	size_t shift;
+	size_t n = fill(p, *i, 1, &shift);
+	*i -= shift;
+	return n > 0;
+}
+
+enum kp_json_type json_str_capped(struct kp_json *p, struct kp_json_tok *tok, char *buf,
+				  size_t cap, int *cut)
+{
+	*cut = 0;
+	if (p->err)
+		return fail(p, tok);
+	int c = skip_ws(p);
+	if (p->state == S_COLON && c == ':') {
+		p->pos++;
+		p->state = S_VALUE;
+		c = skip_ws(p);
+	}
+	if (p->state != S_VALUE || c != '"')
+		return json_next(p, tok);
+	int64_t off = p->base + p->pos;
+	size_t i = p->pos + 1, n = 0;
+	int escaped = 0;
+	for (;;) {
+		if (*cut) /* the rest: only its end and escapes matter */
+			i = scan_str(p->simd, p->buf, i);
+		if (p->end - i < 6 && !p->eof && !p->read_failed && more_at(p, &i))
+			continue; /* an escape is whole in the window from here on */
+		if (i >= p->end) {
+			err_end(p);
+			return fail(p, tok);
+		}
+		unsigned char ch = (unsigned char)p->buf[i];
+		if (ch == '"')
+			break;
+		size_t len = 1;
+		if (ch < 0x20) {
+			set_err(p, "control character in string", p->base + i, 0);
+			return fail(p, tok);
+		}
+		if (ch == '\\') {
+			int e = (unsigned char)p->buf[i + 1];
+			len = e == 'u' ? 6 : 2;
+			int ok = strchr("\"\\/bfnrtu", e) != NULL && e != 0;
+			for (size_t k = i + 2; ok && e == 'u' && k < i + 6; k++)
+				ok = k < p->end && is_hex((unsigned char)p->buf[k]);
+			if (!ok) {
+				if (i + len > p->end) {
+					err_end(p);
+					return fail(p, tok);
+				}
+				set_err(p, "invalid escape in string", p->base + i + 1, 0);
+				return fail(p, tok);
+			}
+		}
+		if (!*cut && n + len < cap) {
+			memcpy(buf + n, p->buf + i, len);
+			n += len;
+			escaped |= ch == '\\';
+		} else if (!*cut) {
+			*cut = 1;
+			n = utf8_whole(buf, n);
+		}
+		i += len;
+	}
+	p->pos = i + 1;
+	if (cap)
+		buf[n] = '\0';
+	tok->type = JT_STR;
+	tok->s = buf;
+	tok->len = n;
+	tok->escaped = escaped;
+	tok->off = off;
+	after_value(p);
+	tok->depth = p->depth;
+	return JT_STR;
+}
+
 /* ---- skipping ---- */
 
 /*
@@ -1275,7 +1398,7 @@ static inline __attribute__((always_inline)) int skip_value(struct kp_json *p, i
 start:
 	if (c == '"' || is_digit(c)) {
 		/* the common scalars, lexed (and validated) without a second dispatch */
-		if ((c == '"' ? lex_string(p, &tok, level) : lex_number(p, &tok, level)) < 0)
+		if ((c == '"' ? lex_string_with(p, &tok, level, 1) : lex_number(p, &tok, level)) < 0)
 			return -1;
 		after_value(p);
 		return 0;

@@ -105,8 +105,15 @@ int main(int argc, char **argv)
 		return finish_stdout(KP_OK);
 	}
 	for (size_t i = 0; i < NCOMMANDS; i++)
-		if (!strcmp(cmd, commands[i].name))
+		if (!strcmp(cmd, commands[i].name)) {
+			/* a bad KPROF_* value is a usage error, as a bad option is */
+			struct kp_diag d = { 0 };
+			if (opts_env_check(&d) < 0) {
+				fprintf(stderr, "kprof: %s\n", d.msg);
+				return d.status;
+			}
 			return finish_stdout(commands[i].fn(argc - 1, argv + 1));
+		}
 	if (cmd[0] == '-') {
 		fprintf(stderr, "kprof: error: unknown option '%s'\n", cmd);
 		usage(stderr);

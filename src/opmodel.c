@@ -1381,6 +1381,8 @@ static int eval_cat(const struct kp_op_in *in, struct kp_cost *c)
 		if (elems[i].ndim < 0 || (elems[i].ndim > 0 && elems[i].dims == NULL))
 			return fail(c, "cat TensorList element has no dims");
 		for (int j = 0; j < elems[i].ndim; j++) {
+			if (elems[i].dims[j] == KP_DIM_BAD)
+				return fail(c, "dimension out of range in the op's Input Dims");
 			if (elems[i].dims[j] < 0)
 				return fail(c, "negative dimension in the op's Input Dims");
 		}
@@ -2052,6 +2054,8 @@ static const char *check_slots(const struct kp_op_in *in)
 		if (s->ndim < 0 || (s->ndim > 0 && s->dims == NULL) || s->ndim > MAXDIM)
 			return "op slot has a bad dims array";
 		for (j = 0; j < s->ndim; j++) {
+			if (s->dims[j] == KP_DIM_BAD)
+				return "dimension out of range in the op's Input Dims";
 			if (s->dims[j] < 0)
 				return "negative dimension in the op's Input Dims";
 		}

@@ -4,6 +4,7 @@
 #include "kprof/opts.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
@@ -156,6 +157,57 @@ const char *opts_parse_double(const char *arg, double min, double max, double *o
 		return range_reason(0, min, max, max == HUGE_VAL);
 	*out = v;
 	return NULL;
+}
+
+int opts_env_long(const char *name, long min, long max, long *out, struct kp_diag *d)
+{
+	const char *v = getenv(name);
+	if (!v || !*v)
+		return 0;
+	const char *why = opts_parse_long(v, min, max, out);
+	if (why)
+		return diag_error(d, KP_USAGE, "error: invalid value '%s' for %s: %s", v, name, why);
+	return 1;
+}
+
+int opts_env_choice(const char *name, const char *const *choices, int *out, struct kp_diag *d)
+{
+	const char *v = getenv(name);
+	if (!v || !*v)
+		return 0;
+	char valid[256];
+	size_t n = 0;
+	valid[0] = '\0';
+	for (int i = 0; choices[i]; i++) {
+		if (!strcmp(v, choices[i])) {
+			*out = i;
+			return 1;
+		}
+		n += snprintf(valid + n, n < sizeof(valid) ? sizeof(valid) - n : 0, "%s%s",
+			      i ? ", " : "", choices[i]);
+		if (n >= sizeof(valid))
+			n = sizeof(valid) - 1;
+	}
+	return diag_error(d, KP_USAGE, "error: invalid value '%s' for %s (valid: %s)", v, name,
+			  valid);
+}
+
+/* clang-format off */
+static const char *const env_simd[] = { "scalar", "sse2", "avx2", NULL };
+static const char *const env_inflate[] = { "zlib", "isal", NULL };
+static const char *const env_bool[] = { "0", "1", NULL };
+/* clang-format on */
+
+int opts_env_check(struct kp_diag *d)
+{
+	long l;
+	int k;
+	if (opts_env_long("KPROF_PARSE_CHUNK", OPTS_CHUNK_MIN, OPTS_CHUNK_MAX, &l, d) < 0 ||
+	    opts_env_choice("KPROF_SIMD", env_simd, &k, d) < 0 ||
+	    opts_env_choice("KPROF_INFLATE", env_inflate, &k, d) < 0 ||
+	    opts_env_choice("KPROF_TIMING", env_bool, &k, d) < 0)
+		return -1;
+	return 0;
 }
 
 const char *opts_cb_clock_mhz(const char *arg, void *dst)

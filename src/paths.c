@@ -25,7 +25,8 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-char **paths_expand(char *const *args, size_t nargs, size_t *npaths, struct kp_diag *d)
+char **paths_expand(char *const *args, size_t nargs, size_t *npaths, struct kp_warnings *w,
+		    struct kp_diag *d)
 {
 	size_t n = 0, cap = nargs + 1;
 	char **v = xmalloc(cap * sizeof(*v));
@@ -51,6 +52,15 @@ char **paths_expand(char *const *args, size_t nargs, size_t *npaths, struct kp_d
 				v[n] = xmalloc(len);
 				snprintf(v[n], len, "%s%s%s", args[i],
 					 args[i][strlen(args[i]) - 1] == '/' ? "" : "/", e->d_name);
+				/* a FIFO would hang the load, a device never end: only files */
+				struct stat es;
+				if (stat(v[n], &es) == 0 && !S_ISREG(es.st_mode)) {
+					if (w)
+						diag_warn_add(w, "non-regular directory entries", NULL,
+							      "skipped '%s': not a regular file", v[n]);
+					free(v[n]);
+					continue;
+				}
 				n++;
 			}
 			closedir(dir);

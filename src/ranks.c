@@ -251,7 +251,8 @@ static void summarize_comms(struct kp_rank *r, const struct kp_trace *t)
 			fill_comm(&r->comms[r->ncomms++], t, g,
 				  coll[i] >= 0 ? &t->colls[coll[i]] : NULL);
 	}
-	qsort(r->comms, r->ncomms, sizeof(*r->comms), cmp_comm);
+	if (r->ncomms)
+		qsort(r->comms, r->ncomms, sizeof(*r->comms), cmp_comm);
 	free(coll);
 }
 
@@ -400,7 +401,7 @@ static void order_ranks(struct kp_ranks *rs)
 	int bad = 0;
 	for (size_t i = 0; i < rs->n; i++)
 		bad |= rs->r[i].rank < 0;
-	if (!bad) {
+	if (!bad && rs->n > 0) { /* qsort(NULL, 0): undefined (a summary of no ranks) */
 		qsort(rs->r, rs->n, sizeof(*rs->r), cmp_rank);
 		for (size_t i = 1; i < rs->n; i++)
 			if (rs->r[i].rank == rs->r[i - 1].rank) {

@@ -20,6 +20,7 @@
 
 #include "kprof/hmap.h"
 #include "kprof/opts.h"
+#include "kprof/sidefile.h"
 #include "kprof/suite.h"
 
 struct ctx {
@@ -1050,51 +1051,12 @@ int suite_load(const char *path, const struct kp_capture_opts *base, struct kp_s
 	       struct kp_diag *d)
 {
 	memset(s, 0, sizeof(*s));
-	/* O_NONBLOCK: a FIFO must not hang the open; only a regular file of at most
-	 * SUITE_MAX_BYTES is read */
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	struct stat sb;
-	if (fd < 0)
-		return diag_error(d, KP_ENV, "error: cannot open '%s': %s", path, strerror(errno));
-	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
-		close(fd);
-		return diag_error(d, KP_USAGE, "%s: error: not a regular file", path);
-	}
-	if (sb.st_size > SUITE_MAX_BYTES) {
-		close(fd);
-		return diag_error(d, KP_USAGE,
-				  "%s: error: %lld bytes: a suite file holds at most %d (4 MiB)",
-				  path, (long long)sb.st_size, SUITE_MAX_BYTES);
-	}
-	FILE *fp = fdopen(fd, "rb");
-	if (!fp) {
-		close(fd);
-		return diag_error(d, KP_ENV, "error: cannot open '%s': %s", path, strerror(errno));
-	}
-	struct sbuf b = { 0 };
-	char buf[65536];
-	size_t got;
-	while ((got = fread(buf, 1, sizeof(buf), fp)) > 0) {
-		char *p = realloc(b.p, b.n + got + 1);
-		if (!p) {
-			fclose(fp);
-			free(b.p);
-			return diag_error(d, KP_ENV, "error: '%s': out of memory", path);
-		}
-		memcpy(p + b.n, buf, got);
-		b.p = p;
-		b.n += got;
-		if (b.n > SUITE_MAX_BYTES)
-			break; /* grown since fstat: suite_parse refuses it */
-	}
-	int bad = ferror(fp);
-	fclose(fp);
-	if (bad) {
-		free(b.p);
-		return diag_error(d, KP_ENV, "error: cannot read '%s'", path);
-	}
-	int rc = suite_parse(b.p ? b.p : "", b.n, path, base, s, d);
-	free(b.p);
+	size_t len;
+	char *text = sidefile_read(path, "suite", SUITE_MAX_BYTES, &len, d);
+	if (!text)
+		return -1;
+	int rc = suite_parse(text, len, path, base, s, d);
+	free(text);
 	return rc;
 }
 

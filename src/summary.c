@@ -321,6 +321,10 @@ int summary_load(struct kp_ranks *rs, const char *path, struct kp_diag *d)
 			d, KP_BADINPUT,
 			"%s: error: not a kprof summary (write one with 'kprof analyze --ranks --format json')",
 			shown);
+	} else if (rs->n == before) {
+		/* kprof analyze writes at least one rank: an empty list is no job to merge */
+		rc = diag_error(d, KP_BADINPUT, "%s: error: the summary holds no ranks ('ranks' is empty)",
+				shown);
 	}
 	if (rc == 0) {
 		/* ranks of version 1 carry what ranks_compare() reads; stats of the rest follow */

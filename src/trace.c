@@ -53,6 +53,8 @@ enum cat {
 #define MAX_SLOTS 128
 #define MAX_DIMS 1024
 #define MAX_LIST 256
+/* deviceProperties "name": bytes kept (CUDA's cudaDeviceProp.name holds 256) */
+#define DEVNAME_MAX 256
 
 /* The fields of one event being read; reset per event. */
 struct ev {
@@ -63,6 +65,7 @@ struct ev {
 	uint8_t pid_str, tid_str, has_pid, has_tid;
 	int64_t ts, dur;
 	uint8_t has_ts, has_dur;
+	uint8_t time_range; /* a number past int64 ns: 1 "ts", 2 "dur" (the has_ bit stays 0) */
 	int64_t ext_id, corr, device, stream, bytes, kernel_flop;
 	int64_t seq; /* "Sequence number" */
 	double kernel_num_gb;
@@ -364,12 +367,16 @@ static int read_id(struct loader *L, int64_t *out, uint8_t *is_str)
 	return ty == JT_ERROR ? -1 : 0;
 }
 
-/* A dimension's value, or -1 where it does not fit an int64 */
-static int64_t dim_value(const struct kp_json_tok *tk)
+/* A dimension's value, or KP_DIM_BAD (a located warning) where it is no int64 integer */
+static int64_t dim_value(struct loader *L, const struct kp_json_tok *tk)
 {
 	int64_t v;
-	if (json_num_i64(tk->s, tk->len, &v) < 0)
-		v = -1;
+	if (__builtin_expect(json_num_i64(tk->s, tk->len, &v) < 0, 0)) {
+		warn_at(L, tk->off, "Input Dims out of range",
+			"dimension %.*s in 'Input Dims' out of range (not an integer below 2^63)",
+			(int)(tk->len < 40 ? tk->len : 40), tk->s);
+		v = KP_DIM_BAD;
+	}
 	return v;
 }
 
@@ -391,7 +398,7 @@ static int read_list_shape(struct loader *L, struct ev *e, int slot)
 				return -1;
 			e->shapes_overflow = 1;
 		} else if (ty == JT_NUM && e->ndims_used < MAX_DIMS) {
-			e->dims[e->ndims_used++] = dim_value(&tk);
+			e->dims[e->ndims_used++] = dim_value(L, &tk);
 			e->list_ndim[li]++;
 		} else {
 			e->shapes_overflow = 1;
@@ -411,7 +418,7 @@ static int read_slot_shape(struct loader *L, struct ev *e, int slot)
 		if (ty == JT_ERROR)
 			return -1;
 		if (ty == JT_NUM && e->ndims_used < MAX_DIMS) {
-			e->dims[e->ndims_used++] = dim_value(&tk);
+			e->dims[e->ndims_used++] = dim_value(L, &tk);
 			e->slot_ndim[slot]++;
 		} else if (ty == JT_ARR && e->nlist_used < MAX_LIST) {
 			if (read_list_shape(L, e, slot) < 0)
@@ -986,14 +993,24 @@ static inline __attribute__((always_inline)) int member_name(struct loader *L, s
 	return r;
 }
 
-/* "ts", "dur": microseconds to ns; *has set when read. */
+/* "ts", "dur": microseconds to ns; *has set when read, *range |= @bit for a number past
+ * int64 ns (9223372036854775807 us, 1e308), told apart from a missing value. */
 static inline __attribute__((always_inline)) int member_time(struct loader *L, int64_t *ns,
-							     uint8_t *has)
+							     uint8_t *has, uint8_t *range, int bit)
 {
-	int r = read_int(L, 1, ns);
-	if (r > 0)
-		*has = 1;
-	return r;
+	struct kp_json_tok tk;
+	int r;
+	enum kp_json_type ty = json_next_int(&L->p, &tk, 1, ns, &r);
+	if (ty == JT_NUM) {
+		if (r == 0)
+			*has = 1;
+		else
+			*range |= (uint8_t)bit;
+		return r == 0;
+	}
+	if (ty == JT_OBJ || ty == JT_ARR)
+		return json_skip_rest(&L->p) < 0 ? -1 : 0;
+	return ty == JT_ERROR ? -1 : 0;
 }
 
 /* "pid", "tid": a number or a string; *has set when read. */
@@ -1017,9 +1034,9 @@ static inline __attribute__((always_inline)) int read_member(struct loader *L, s
 	if (TOK_IS(tk, "name"))
 		return member_name(L, e, tk);
 	if (TOK_IS(tk, "ts"))
-		return member_time(L, &e->ts, &e->has_ts);
+		return member_time(L, &e->ts, &e->has_ts, &e->time_range, 1);
 	if (TOK_IS(tk, "dur"))
-		return member_time(L, &e->dur, &e->has_dur);
+		return member_time(L, &e->dur, &e->has_dur, &e->time_range, 2);
 	if (TOK_IS(tk, "pid"))
 		return member_id(L, &e->pid, &e->pid_str, &e->has_pid);
 	if (TOK_IS(tk, "tid"))
@@ -1079,9 +1096,21 @@ static void close_op(struct loader *L, const struct ev *e)
 static int check_event(struct loader *L, int64_t off, struct ev *e)
 {
 	struct kp_trace *t = L->t;
+	if (!e->has_ts && (e->time_range & 1)) {
+		warn_at(L, off, "events with 'ts' out of range",
+			"skipped %s event: 'ts' out of range (beyond 2^63 ns)",
+			e->name ? e->name : "an");
+		return 0;
+	}
 	if (!e->has_ts) {
 		warn_at(L, off, "events without 'ts'", "skipped %s event without 'ts'",
 			e->name ? e->name : "an");
+		return 0;
+	}
+	if (e->ph == 'X' && !e->has_dur && (e->time_range & 2)) {
+		warn_at(L, off, "events with 'dur' out of range",
+			"skipped event '%.*s': 'dur' out of range (beyond 2^63 ns)",
+			NAME80(e->name ? e->name : ""));
 		return 0;
 	}
 	if (e->ph == 'X' && !e->has_dur) {
@@ -2224,8 +2253,8 @@ static uint64_t par_bytes(struct kp_input *in, const struct kp_load_opts *o)
 /* The chunk size for @jobs threads over @bytes: about 4 chunks a thread, within bounds. */
 static size_t par_chunk(const struct kp_load_opts *o, uint64_t bytes, int jobs)
 {
-	if (o->chunk)
-		return o->chunk < 64 ? 64 : o->chunk;
+	if (o->chunk) /* bounded: buffers hold 2 * size + JSON_PAD, which must not wrap */
+		return o->chunk < 64 ? 64 : o->chunk > (1u << 30) ? (1u << 30) : o->chunk;
 	uint64_t size = bytes / (4 * (uint64_t)jobs);
 	return size < PAR_MIN_CHUNK ? PAR_MIN_CHUNK : size > PAR_MAX_CHUNK ? PAR_MAX_CHUNK : size;
 }
@@ -2416,9 +2445,21 @@ static int devprop_member(struct loader *L, struct kp_devprop *dp, struct kp_jso
 {
 	int r = 0;
 	if (TOK_IS(tk, "name")) {
-		if ((r = read_str(L, tk)) > 0)
-			dp->name = intern_tok(L, tk);
-		return r;
+		/* kept whole nowhere: a name past DEVNAME_MAX is cut, its rest skipped */
+		char name[DEVNAME_MAX + 1], loc[512];
+		int cut;
+		locate(L, tk->off, loc, sizeof(loc)); /* the key: still in the window */
+		enum kp_json_type ty = json_str_capped(&L->p, tk, name, sizeof(name), &cut);
+		if (ty == JT_OBJ || ty == JT_ARR)
+			return json_skip_rest(&L->p) < 0 ? -1 : 0;
+		if (ty != JT_STR)
+			return ty == JT_ERROR ? -1 : 0;
+		dp->name = intern_tok(L, tk);
+		if (cut)
+			diag_warn_add(&L->t->warn, "long device names", loc,
+				"device name longer than %d bytes; cut to '%.*s'", DEVNAME_MAX,
+				NAME80(dp->name));
+		return 1;
 	}
 	if (TOK_IS(tk, "id"))
 		return devprop_int(L, &dp->id);
@@ -2446,7 +2487,7 @@ static int read_devprop(struct loader *L, struct kp_devprop *dp)
 {
 	struct kp_json_tok tk;
 	for (;;) {
-		enum kp_json_type ty = json_next(&L->p, &tk);
+		enum kp_json_type ty = json_key(&L->p, &tk);
 		if (ty == JT_OBJ_END)
 			return 0;
 		if (ty != JT_KEY || devprop_member(L, dp, &tk) < 0)
@@ -2539,12 +2580,33 @@ static int parse_distributed(struct loader *L)
 	}
 }
 
+/* The first token failed on bytes that start no JSON value: not JSON at all (a README). */
+static int not_json(struct loader *L)
+{
+	struct kp_json *p = &L->p;
+	if (L->read_err || !p->err || p->err_eof || p->err_off < p->base ||
+	    p->err_off >= p->base + (int64_t)p->end)
+		return -1; /* the JSON error, or empty input, as it stands */
+	int64_t at = p->err_off;
+	while (at > p->base && !strchr(" \t\r\n", p->buf[at - 1 - p->base]))
+		at--; /* "nul", "+1", "tru x": from the token's first byte */
+	unsigned char c = (unsigned char)p->buf[at - p->base];
+	char loc[512], found[16];
+	locate(L, at, loc, sizeof(loc));
+	if (c > 0x20 && c < 0x7f)
+		snprintf(found, sizeof(found), "'%c'", c);
+	else
+		snprintf(found, sizeof(found), "byte 0x%02x", c);
+	return diag_error(L->d, KP_BADINPUT,
+			  "%s: error: not a JSON trace: expected '{' or '[', found %s", loc, found);
+}
+
 static int parse_document(struct loader *L)
 {
 	struct kp_json_tok tk;
 	enum kp_json_type ty = json_next(&L->p, &tk);
 	if (ty == JT_ERROR)
-		return -1;
+		return not_json(L);
 	if (ty == JT_ARR) {
 		/* the JSON Array Format: a bare list of events */
 		if (parse_event_array(L, tk.off, "the top-level array") < 0)
@@ -2693,8 +2755,9 @@ static int keep_truncated(struct loader *L, const struct kp_load_opts *o, int rc
 	}
 	diag_warn_add(
 		&t->warn, "truncated traces", loc,
-		"trace is truncated at byte %lld%s; analyzed the %lld complete events that end before byte %lld",
-		(long long)L->p.err_off, gz, (long long)t->nevents, (long long)L->last_good_off);
+		"trace is truncated at byte %lld%s; analyzed the %lld complete event%s that end%s before byte %lld",
+		(long long)L->p.err_off, gz, (long long)t->nevents, t->nevents == 1 ? "" : "s",
+		t->nevents == 1 ? "s" : "", (long long)L->last_good_off);
 	return 0;
 }
 

@@ -75,7 +75,8 @@ struct kp_json {
 	int detour;      /* the token calls take their slow way in: an error, or scalar */
 	int64_t pin;     /* a stream offset the window keeps, so json_locate() stays
 				     exact for it (the event being read), -1 none; the window
-				     grows when it must */
+				     grows when it must, up to 64 MiB, past which the pin is
+				     dropped (-1) and that offset is no longer located */
 };
 
 /*
@@ -176,6 +177,16 @@ enum kp_json_type json_next_int(struct kp_json *p, struct kp_json_tok *tok, int 
  * syntax, escapes and control characters inside the skipped value are not.
  */
 int json_skip(struct kp_json *p);
+
+/*
+ * A member's string value, right after json_key() (or JT_KEY): its raw contents (as JT_STR's,
+ * escapes kept) copied into @buf, NUL-terminated; a value longer than @cap - 1 bytes is cut
+ * there (never inside an escape or a UTF-8 sequence), *cut set, and its rest skipped without
+ * growing the window.  tok->s points into @buf.  Any other value: json_next()'s token, *cut 0.
+ * Same errors as json_next().  For names kept from untrusted input (a device's name).
+ */
+enum kp_json_type json_str_capped(struct kp_json *p, struct kp_json_tok *tok, char *buf,
+				  size_t cap, int *cut);
 
 /*
  * Skip the rest of the container the parser is inside, up to and including its

@@ -16,6 +16,9 @@
  * DT_NONE whose @list holds the tensors; Kineto records no element type, so a
  * caller that cannot tell sets the elements' dtype to DT_UNKNOWN.
  */
+/* A dims entry the trace wrote as no int64 integer (1.5e300): out of range, not negative */
+#define KP_DIM_BAD INT64_MIN
+
 struct kp_slot {
 	int ndim;                   /* number of dims (0 for [] ) */
 	const int64_t *dims;        /* ndim entries */

@@ -6,6 +6,8 @@
 
 #include <stdio.h>
 
+#include "kprof/diag.h"
+
 enum kp_opt_type {
 	OPT_FLAG,     /* int *dst = 1; "--no-NAME" sets 0 */
 	OPT_STR,      /* const char **dst = arg (borrowed from argv) */
@@ -51,6 +53,23 @@ const char *opts_parse_double(const char *arg, double min, double max, double *o
  * one within 2 edits; NULL when none is that close.
  */
 const char *opts_suggest(const char *word, const char *const *names);
+/* KPROF_PARSE_CHUNK's range in bytes (kprof-analyze(1), ENVIRONMENT) */
+#define OPTS_CHUNK_MIN 64L
+#define OPTS_CHUNK_MAX (1L << 30)
+/*
+ * Environment variables, read like options.  opts_env_long(): $@name, when set and not empty,
+ * as opts_parse_long() reads an option: 1 with *out set, 0 when unset or empty, -1 with @d
+ * set (status 2) naming the variable and the range.  opts_env_choice(): the index of its
+ * value in NULL-terminated @choices, same returns (the error lists the valid values).
+ */
+int opts_env_long(const char *name, long min, long max, long *out, struct kp_diag *d);
+int opts_env_choice(const char *name, const char *const *choices, int *out, struct kp_diag *d);
+/*
+ * Every KPROF_* variable the kprof command reads (kprof(1), ENVIRONMENT): KPROF_PARSE_CHUNK,
+ * KPROF_SIMD, KPROF_INFLATE and KPROF_TIMING; 0, or -1 with @d set for the first bad one.
+ * (KPROF_DEVICE_DB and KPROF_CAPTURE_SO are paths, checked when opened.)
+ */
+int opts_env_check(struct kp_diag *d);
 /* OPT_CALLBACK for a clock in MHz (double *dst): 100 to 10000, beyond any GPU's range. */
 const char *opts_cb_clock_mhz(const char *arg, void *dst);
 void opts_usage(FILE *fp, const char *cmd, const char *synopsis, const struct kp_opt *opts);

@@ -13,9 +13,11 @@
  * @args with each directory replaced by its *.json, *.json.gz and *.json.zst files (name order; "-"
  * and files as given).  Returns a NULL-terminated malloc'ed vector of malloc'ed strings
  * (free with paths_free()), or NULL with @d set: a directory without traces (status 3) or
- * one that cannot be read (status 4).
+ * one that cannot be read (status 4).  A directory's entries that are not regular files
+ * (a FIFO, a device, a directory named *.json) are left out, each a warning in @w (may be NULL).
  */
-char **paths_expand(char *const *args, size_t nargs, size_t *npaths, struct kp_diag *d);
+char **paths_expand(char *const *args, size_t nargs, size_t *npaths, struct kp_warnings *w,
+		    struct kp_diag *d);
 void paths_free(char **v);
 /*
  * Create the missing directories above the file @path (as mkdir -p of its dirname; the

@@ -37,8 +37,9 @@ struct kp_suite {
 int suite_parse(const char *text, size_t len, const char *file, const struct kp_capture_opts *base,
 		struct kp_suite *s, struct kp_diag *d);
 /*
- * suite_parse() of the file @path; an unreadable file is status 4, one that is not a regular
- * file (a FIFO, a directory) or is over SUITE_MAX_BYTES status 2, before anything is read.
+ * suite_parse() of the file @path, read by sidefile_read(): an unreadable file or one that is
+ * not a regular file (a FIFO, a directory; never read) is status 4, one over SUITE_MAX_BYTES
+ * status 3.
  */
 int suite_load(const char *path, const struct kp_capture_opts *base, struct kp_suite *s,
 	       struct kp_diag *d);

@@ -1670,6 +1670,121 @@ static int at_auto(void **state)
 	return 0;
 }
 
+/* issue 23 item 17: a skipped string of any length leaves the window its size */
+static void json_skip_streams_a_string_longer_than_the_window(void **state)
+{
+	(void)state;
+	size_t n = 1u << 20;
+	char *s = malloc(n + 64);
+	assert_non_null(s);
+	size_t body = (size_t)sprintf(s, "{\"junk\": \"");
+	memset(s + body, 'a', n);
+	for (size_t i = body + 100; i + 6 < body + n; i += 4099)
+		memcpy(s + i, "\\u00e9", 6); /* escapes across every refill boundary */
+	size_t k = body + n;
+	k += (size_t)sprintf(s + k, "\", \"x\": 7}");
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass == 1)
+			s[body + 500001] = '\x01';
+		struct trickle t = { s, k, 0, 0 };
+		struct kp_json p;
+		struct kp_json_tok tk;
+		json_init(&p, trickle_read, &t, 256);
+		assert_int_equal(json_next(&p, &tk), JT_OBJ);
+		assert_int_equal(json_key(&p, &tk), JT_KEY);
+		if (pass == 1) {
+			/* a control byte deep inside is still found and located */
+			assert_int_equal(json_skip(&p), -1);
+			assert_string_equal(p.err, "control character in string");
+			assert_int_equal(p.err_off, (int64_t)(body + 500001));
+			int line, col;
+			json_locate(&p, p.err_off, &line, &col);
+			assert_int_equal(line, 1);
+			assert_int_equal(col, (int)(body + 500001 + 1));
+			json_free(&p);
+			break;
+		}
+		assert_int_equal(json_skip(&p), 0);
+		assert_int_equal(p.cap, 256); /* the window never grew for the string */
+		assert_int_equal(json_key(&p, &tk), JT_KEY);
+		assert_int_equal(tk.len, 1);
+		assert_int_equal(json_next(&p, &tk), JT_NUM);
+		assert_int_equal(tk.off, (int64_t)(k - 2));
+		assert_int_equal(json_next(&p, &tk), JT_OBJ_END);
+		assert_int_equal(json_next(&p, &tk), JT_END);
+		json_free(&p);
+	}
+	free(s);
+}
+
+/* json_str_capped(): a name cut whole escapes and UTF-8 sequences short, the rest skipped */
+static void json_str_capped_cuts_long_strings_and_skips_their_rest(void **state)
+{
+	(void)state;
+	const char *doc = "{\"a\": \"H100 \\u00e9\\u00e9 x\", \"b\": \"ab\xc3\xa9\xc3\xa9\", "
+			  "\"c\": \"ok\", \"d\": 5, \"e\" : \"ab\\\"\"}";
+	struct kp_json p;
+	struct kp_json_tok tk;
+	char buf[12];
+	int cut = -1;
+	json_init_mem(&p, doc, strlen(doc));
+	assert_int_equal(json_next(&p, &tk), JT_OBJ);
+	assert_int_equal(json_key(&p, &tk), JT_KEY);
+	assert_int_equal(json_str_capped(&p, &tk, buf, sizeof(buf), &cut), JT_STR);
+	assert_int_equal(cut, 1);
+	assert_int_equal(tk.escaped, 1);
+	assert_string_equal(buf, "H100 \\u00e9"); /* 11 bytes: the next escape would not fit */
+	assert_int_equal(tk.off, 6);
+	assert_int_equal(json_key(&p, &tk), JT_KEY);
+	assert_int_equal(json_str_capped(&p, &tk, buf, 6, &cut), JT_STR);
+	assert_int_equal(cut, 1);
+	assert_string_equal(buf, "ab\xc3\xa9"); /* not half of the second e-acute */
+	assert_int_equal(json_key(&p, &tk), JT_KEY);
+	assert_int_equal(json_str_capped(&p, &tk, buf, sizeof(buf), &cut), JT_STR);
+	assert_int_equal(cut, 0);
+	assert_string_equal(buf, "ok");
+	assert_int_equal(json_key(&p, &tk), JT_KEY);
+	assert_int_equal(json_str_capped(&p, &tk, buf, sizeof(buf), &cut), JT_NUM);
+	assert_int_equal(cut, 0);
+	assert_int_equal(json_next(&p, &tk), JT_KEY); /* "e" with its ':' left to the call */
+	assert_int_equal(json_str_capped(&p, &tk, buf, sizeof(buf), &cut), JT_STR);
+	assert_string_equal(buf, "ab\\\"");
+	assert_int_equal(json_next(&p, &tk), JT_OBJ_END);
+	assert_int_equal(json_next(&p, &tk), JT_END);
+	json_free(&p);
+
+	/* 100 kB through a 256-byte window: cut, the window unchanged, the next key found */
+	size_t n = 100000;
+	char *s = malloc(n + 64);
+	size_t k = (size_t)sprintf(s, "{\"name\": \"");
+	memset(s + k, 'x', n);
+	k += n;
+	k += (size_t)sprintf(s + k, "\", \"id\": 1}");
+	struct trickle t = { s, k, 0, 0 };
+	char name[257];
+	json_init(&p, trickle_read, &t, 256);
+	assert_int_equal(json_next(&p, &tk), JT_OBJ);
+	assert_int_equal(json_key(&p, &tk), JT_KEY);
+	assert_int_equal(json_str_capped(&p, &tk, name, sizeof(name), &cut), JT_STR);
+	assert_int_equal(cut, 1);
+	assert_int_equal(tk.len, 256);
+	assert_int_equal(p.cap, 256);
+	assert_int_equal(json_key(&p, &tk), JT_KEY);
+	assert_int_equal(tk.len, 2);
+	assert_int_equal(json_next(&p, &tk), JT_NUM);
+	json_free(&p);
+	/* cut off inside the string: truncation, at the end of input */
+	t = (struct trickle){ s, 20000, 0, 0 };
+	json_init(&p, trickle_read, &t, 256);
+	json_next(&p, &tk);
+	json_key(&p, &tk);
+	assert_int_equal(json_str_capped(&p, &tk, name, sizeof(name), &cut), JT_ERROR);
+	assert_int_equal(p.err_eof, 1);
+	assert_int_equal(p.err_off, 20000);
+	json_free(&p);
+	free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1710,6 +1825,8 @@ int main(void)
 		cmocka_unit_test(json_parses_a_chunk_as_elements_of_an_array),
 		cmocka_unit_test(json_resumes_at_an_offset_with_exact_locations),
 		cmocka_unit_test(json_keeps_the_pinned_offset_locatable),
+		cmocka_unit_test(json_skip_streams_a_string_longer_than_the_window),
+		cmocka_unit_test(json_str_capped_cuts_long_strings_and_skips_their_rest),
 	};
 	const struct CMUnitTest across[] = {
 		cmocka_unit_test(json_levels_agree_on_escapes_across_block_boundaries),

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -270,6 +271,50 @@ static void help_columns_line_up(void **state)
 				 "    -h, --help   show this help\n");
 }
 
+/* issue 23 item 14: KPROF_PARSE_CHUNK=-1 became 2^64-1 bytes and 2 * size + pad wrapped */
+static void environment_variables_are_read_like_options(void **state)
+{
+	(void)state;
+	struct kp_diag d = { 0 };
+	long v = 7;
+	unsetenv("KPROF_PARSE_CHUNK");
+	assert_int_equal(opts_env_long("KPROF_PARSE_CHUNK", 64, 1L << 30, &v, &d), 0);
+	assert_int_equal(v, 7);
+	setenv("KPROF_PARSE_CHUNK", "4096", 1);
+	assert_int_equal(opts_env_long("KPROF_PARSE_CHUNK", 64, 1L << 30, &v, &d), 1);
+	assert_int_equal(v, 4096);
+	const char *bad[] = { "-1", "18446744073709551615", "63", "1073741825", "12k" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		setenv("KPROF_PARSE_CHUNK", bad[i], 1);
+		memset(&d, 0, sizeof(d));
+		assert_int_equal(opts_env_long("KPROF_PARSE_CHUNK", 64, 1L << 30, &v, &d), -1);
+		assert_int_equal(d.status, 2);
+		char want[160];
+		snprintf(want, sizeof(want),
+			 "error: invalid value '%s' for KPROF_PARSE_CHUNK: expects an integer from 64 to 1073741824",
+			 bad[i]);
+		assert_string_equal(d.msg, want);
+		assert_int_equal(opts_env_check(&d), -1);
+	}
+	unsetenv("KPROF_PARSE_CHUNK");
+	static const char *const lv[] = { "scalar", "sse2", "avx2", NULL };
+	int k = -1;
+	setenv("KPROF_SIMD", "sse2", 1);
+	assert_int_equal(opts_env_choice("KPROF_SIMD", lv, &k, &d), 1);
+	assert_int_equal(k, 1);
+	assert_int_equal(opts_env_check(&d), 0);
+	setenv("KPROF_SIMD", "avx512", 1);
+	assert_int_equal(opts_env_choice("KPROF_SIMD", lv, &k, &d), -1);
+	assert_string_equal(d.msg,
+			    "error: invalid value 'avx512' for KPROF_SIMD (valid: scalar, sse2, avx2)");
+	unsetenv("KPROF_SIMD");
+	setenv("KPROF_TIMING", "yes", 1);
+	assert_int_equal(opts_env_check(&d), -1);
+	setenv("KPROF_TIMING", "1", 1);
+	assert_int_equal(opts_env_check(&d), 0);
+	unsetenv("KPROF_TIMING");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -281,6 +326,7 @@ int main(void)
 		cmocka_unit_test(operands_and_values_each_step),
 		cmocka_unit_test(suggests_the_closest_name),
 		cmocka_unit_test(help_columns_line_up),
+		cmocka_unit_test(environment_variables_are_read_like_options),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -52,7 +52,7 @@ static void a_directory_gives_its_traces_in_name_order(void **state)
 	char *args[] = { "-", dir, "missing.json" };
 	size_t n = 99;
 	struct kp_diag d = { 0 };
-	char **v = paths_expand(args, 3, &n, &d);
+	char **v = paths_expand(args, 3, &n, NULL, &d);
 	assert_non_null(v);
 	assert_int_equal(n, 6);
 	assert_string_equal(v[0], "-");
@@ -72,11 +72,49 @@ static void a_directory_gives_its_traces_in_name_order(void **state)
 	/* a trailing slash is not doubled */
 	snprintf(slash, sizeof(slash), "%s/", dir);
 	char *args2[] = { slash };
-	v = paths_expand(args2, 1, &n, &d);
+	v = paths_expand(args2, 1, &n, NULL, &d);
 	assert_int_equal(n, 4);
 	snprintf(want, sizeof(want), "%s/a.json.gz", dir);
 	assert_string_equal(v[0], want);
 	paths_free(v);
+}
+
+/* issue 23 item 16: a FIFO named *.json in a trace directory hung `kprof analyze DIR` */
+static void a_directory_skips_entries_that_are_not_files(void **state)
+{
+	(void)state;
+	char dir[512], fifo[600], subdir[600], want[700];
+	sub(dir, sizeof(dir), "special");
+	assert_int_equal(mkdir(dir, 0755), 0);
+	touch("special/a.json");
+	snprintf(fifo, sizeof(fifo), "%s/b.json", dir);
+	assert_int_equal(mkfifo(fifo, 0644), 0);
+	snprintf(subdir, sizeof(subdir), "%s/c.json", dir);
+	assert_int_equal(mkdir(subdir, 0755), 0);
+	char *args[] = { dir };
+	size_t n = 99;
+	struct kp_diag d = { 0 };
+	struct kp_warnings w = { 0 };
+	char **v = paths_expand(args, 1, &n, &w, &d);
+	assert_non_null(v);
+	assert_int_equal(n, 1);
+	snprintf(want, sizeof(want), "%s/a.json", dir);
+	assert_string_equal(v[0], want);
+	assert_int_equal(diag_warn_total(&w), 2);
+	snprintf(want, sizeof(want), "warning: skipped '%s': not a regular file", fifo);
+	assert_non_null(strstr(w.k[0].shown[0], want));
+	paths_free(v);
+	diag_warn_free(&w);
+	/* nothing left: the directory holds no traces */
+	char fonly[512];
+	sub(fonly, sizeof(fonly), "fifo-only");
+	assert_int_equal(mkdir(fonly, 0755), 0);
+	snprintf(fifo, sizeof(fifo), "%s/x.json", fonly);
+	assert_int_equal(mkfifo(fifo, 0644), 0);
+	char *args2[] = { fonly };
+	assert_null(paths_expand(args2, 1, &n, &w, &d));
+	assert_int_equal(d.status, KP_BADINPUT);
+	diag_warn_free(&w);
 }
 
 static void many_files_grow_the_vector(void **state)
@@ -92,7 +130,7 @@ static void many_files_grow_the_vector(void **state)
 	char *args[] = { "first.json", dir, "last.json" };
 	size_t n = 0;
 	struct kp_diag d = { 0 };
-	char **v = paths_expand(args, 3, &n, &d);
+	char **v = paths_expand(args, 3, &n, NULL, &d);
 	assert_int_equal(n, 42);
 	assert_string_equal(v[0], "first.json");
 	assert_non_null(strstr(v[1], "/many/t00.json"));
@@ -112,7 +150,7 @@ static void a_directory_without_traces_is_bad_input(void **state)
 	char *args[] = { "a.json", dir };
 	size_t n = 0;
 	struct kp_diag d = { 0 };
-	assert_null(paths_expand(args, 2, &n, &d));
+	assert_null(paths_expand(args, 2, &n, NULL, &d));
 	assert_int_equal(d.status, KP_BADINPUT);
 	assert_non_null(strstr(d.msg, "no *.json, *.json.gz or *.json.zst traces in '"));
 	assert_non_null(strstr(d.msg, "/empty'"));
@@ -124,7 +162,7 @@ static void no_arguments_give_an_empty_vector(void **state)
 	(void)state;
 	size_t n = 7;
 	struct kp_diag d = { 0 };
-	char **v = paths_expand(NULL, 0, &n, &d);
+	char **v = paths_expand(NULL, 0, &n, NULL, &d);
 	assert_non_null(v);
 	assert_int_equal(n, 0);
 	assert_null(v[0]);
@@ -186,6 +224,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(a_directory_gives_its_traces_in_name_order),
 		cmocka_unit_test(many_files_grow_the_vector),
+		cmocka_unit_test(a_directory_skips_entries_that_are_not_files),
 		cmocka_unit_test(a_directory_without_traces_is_bad_input),
 		cmocka_unit_test(no_arguments_give_an_empty_vector),
 		cmocka_unit_test(mkdir_parents_makes_the_missing_folders_only),

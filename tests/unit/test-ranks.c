@@ -237,7 +237,7 @@ static void directories_expand_to_their_traces_in_name_order(void **state)
 	fclose(f);
 	char *args[] = { tmpdir };
 	struct kp_diag d = { 0 };
-	char **v = paths_expand(args, 1, &n, &d);
+	char **v = paths_expand(args, 1, &n, NULL, &d);
 	assert_non_null(v);
 	assert_int_equal(n, NR);
 	for (size_t i = 0; i < n; i++) {
@@ -251,7 +251,7 @@ static void directories_expand_to_their_traces_in_name_order(void **state)
 	snprintf(sub, sizeof(sub), "%s/empty", tmpdir);
 	assert_int_equal(mkdir(sub, 0700), 0);
 	char *args2[] = { sub };
-	assert_null(paths_expand(args2, 1, &n, &d));
+	assert_null(paths_expand(args2, 1, &n, NULL, &d));
 	assert_int_equal(d.status, KP_BADINPUT);
 	char want[700];
 	snprintf(want, sizeof(want), "error: no *.json, *.json.gz or *.json.zst traces in '%s'",

@@ -207,6 +207,22 @@ static int load_summary(struct kp_ranks *rs, const char *text, struct kp_diag *d
 	return summary_load(rs, path, d);
 }
 
+/* issue 23 item 15: no ranks reached qsort(NULL, 0) and printed an empty report (exit 0) */
+static void a_summary_of_no_ranks_is_refused(void **state)
+{
+	(void)state;
+	struct kp_ranks rs;
+	struct kp_diag d;
+	assert_int_equal(load_summary(&rs, "{\"kprof_summary_version\":1,\"ranks\":[]}", &d), -1);
+	assert_int_equal(d.status, KP_BADINPUT);
+	char want[800];
+	snprintf(want, sizeof(want), "%s/rows.json: error: the summary holds no ranks ('ranks' is empty)",
+		 tmpdir);
+	assert_string_equal(d.msg, want);
+	assert_int_equal(rs.n, 0);
+	ranks_free(&rs);
+}
+
 /*
  * "steps" and "comms" rows (open_rows, next_row, end_row): each row's values in order, a
  * second member appending past the first's capacity, a row of the wrong length refused.
@@ -281,6 +297,7 @@ int main(void)
 		cmocka_unit_test(merge_of_a_split_equals_the_whole),
 		cmocka_unit_test(a_trace_document_is_not_a_summary),
 		cmocka_unit_test(a_summary_with_the_old_span_name_reads),
+		cmocka_unit_test(a_summary_of_no_ranks_is_refused),
 		cmocka_unit_test(summary_rows_read_in_order_and_wrong_rows_are_refused),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

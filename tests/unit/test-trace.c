@@ -324,7 +324,15 @@ static void input_dims_keep_shapes_lists_and_the_slot_cap(void **state)
 	assert_true(s[3].list[0].dims[0] == 8);
 	assert_true(s[4].ndim == 0 && s[4].nlist == 0);
 	assert_int_equal(s[5].ndim, 1);
-	assert_true(s[5].dims[0] == -1);
+	/* past int64: out of range, told apart from a negative dimension (issue 23 item 21) */
+	assert_true(s[5].dims[0] == KP_DIM_BAD);
+	int warned = 0;
+	for (int k = 0; k < t.warn.nkinds; k++)
+		if (!strcmp(t.warn.k[k].kind, "Input Dims out of range"))
+			warned = strstr(t.warn.k[k].shown[0],
+					"dimension 99999999999999999999 in 'Input Dims' out of range") !=
+				 NULL;
+	assert_true(warned);
 	assert_true(s[6].ndim == 0 && s[6].nlist == 0);
 	const struct kp_op *add = op_named(&t, "aten::add");
 	assert_int_equal(add->nslots, 128);
