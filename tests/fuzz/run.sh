@@ -1,8 +1,12 @@
 #!/bin/sh
 # Build and run kprof's libFuzzer harnesses (not part of `make check`: CI time).
-#   tests/fuzz/run.sh [-t SECONDS] [-b] [json|trace|opmodel ...]
+#   tests/fuzz/run.sh [-t SECONDS] [-j JOBS] [-r RUNS] [-b | -n] [json|trace|opmodel ...]
 #     -t SECONDS  run each fuzzer this long (default 60)
+#     -j JOBS     run JOBS processes of each fuzzer at once (libFuzzer -jobs/-workers), one
+#                 corpus; prints the executions of all of them added up
+#     -r RUNS     stop each process after RUNS inputs (and at -t, whichever comes first)
 #     -b          build only
+#     -n          run the harnesses already built in $O/fuzz (a machine without clang)
 # Needs clang with libFuzzer (Debian 12: apt-get install clang libclang-rt-14-dev).
 # Binaries, corpora and crash artifacts go to $O/fuzz/ (O defaults to build).
 # `make check` builds the harnesses (make fuzz-build = run.sh -b); it runs none.
@@ -15,21 +19,37 @@ cd "$top"
 : "${O:=build}"
 : "${CLANG:=clang}"
 secs=60
+jobs=1
+runs=-1
 build_only=0
+no_build=0
+usage="usage: $0 [-t SECONDS] [-j JOBS] [-r RUNS] [-b | -n] [json|trace|opmodel ...]"
 while [ $# -gt 0 ]; do
 	case $1 in
 	-t) secs=$2; shift 2 ;;
+	-j) jobs=$2; shift 2 ;;
+	-r) runs=$2; shift 2 ;;
 	-b) build_only=1; shift ;;
-	-*) echo "usage: $0 [-t SECONDS] [-b] [json|trace|opmodel ...]" >&2; exit 2 ;;
+	-n) no_build=1; shift ;;
+	-*) echo "$usage" >&2; exit 2 ;;
 	*) break ;;
 	esac
 done
 names=${*:-json trace opmodel}
 
-if ! "$CLANG" --version >/dev/null 2>&1; then
+for v in "$secs" "$jobs" "$runs"; do
+	case $v in
+	-1 | [1-9] | [1-9]*[0-9]) ;;
+	*) echo "$usage" >&2; exit 2 ;;
+	esac
+done
+F=$O/fuzz
+if [ $no_build = 1 ]; then
+	:
+elif ! "$CLANG" --version >/dev/null 2>&1; then
 	echo "run.sh: $CLANG not found (apt-get install clang libclang-rt-14-dev)" >&2
 	exit 4
-fi
+else
 # devdb-builtin.c is generated from device_db/ by make
 [ -f "$O/src/devdb-builtin.c" ] || make -j2 O="$O" "$O/src/devdb-builtin.c"
 
@@ -37,7 +57,6 @@ fi
 # library the sources start to need cannot break only the fuzzers
 LDLIBS=${LDLIBS:-$(make -s --no-print-directory print-ldlibs)}
 
-F=$O/fuzz
 mkdir -p "$F/obj"
 CFLAGS="-std=c11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer -Iinclude -I$O -I$F \
 	-DARENA_MIN_BLOCK=4096 -DTRACE_JSON_WINDOW=4096 -DINPUT_GZ_BUF=4096 \
@@ -68,6 +87,7 @@ for n in $names; do
 	echo "  LINK $F/fuzz-$n"
 	$CLANG $CFLAGS -fsanitize=fuzzer -o "$F/fuzz-$n" "tests/fuzz/fuzz-$n.c" $objs $LDLIBS
 done
+fi
 [ $build_only = 1 ] && exit 0
 
 # Seed corpora from testdata/ (copied, so libFuzzer may add to the corpus dirs freely).
@@ -120,9 +140,26 @@ for n in $names; do
 	esac
 	seed "$n"
 	mkdir -p "$F/corpus-$n" "$F/artifacts-$n"
-	echo "== fuzz-$n for ${secs}s (corpus $F/corpus-$n, crashes in $F/artifacts-$n/)"
-	"$F/fuzz-$n" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=$maxlen \
-		$dict -artifact_prefix="$F/artifacts-$n/" -print_final_stats=1 \
-		"$F/corpus-$n" "$F/seeds-$n" || rc=1
+	echo "== fuzz-$n for ${secs}s x $jobs (corpus $F/corpus-$n, crashes in $F/artifacts-$n/)"
+	if [ "$jobs" = 1 ]; then
+		"$F/fuzz-$n" -max_total_time="$secs" -runs="$runs" -timeout=10 -rss_limit_mb=2048 \
+			-max_len=$maxlen $dict -artifact_prefix="$F/artifacts-$n/" -print_final_stats=1 \
+			"$F/corpus-$n" "$F/seeds-$n" || rc=1
+		continue
+	fi
+	# -jobs: each process logs to fuzz-K.log in the current folder
+	rm -rf "$F/logs-$n"
+	mkdir -p "$F/logs-$n"
+	Fa=$(cd "$F" && pwd)
+	(cd "$F/logs-$n" && "$Fa/fuzz-$n" -jobs="$jobs" -workers="$jobs" \
+		-max_total_time="$secs" -runs="$runs" -timeout=10 -rss_limit_mb=2048 \
+		-max_len=$maxlen $(echo "$dict" | sed "s|=|=$top/|") \
+		-artifact_prefix="$Fa/artifacts-$n/" -print_final_stats=1 \
+		"$Fa/corpus-$n" "$Fa/seeds-$n" >/dev/null 2>&1) || rc=1
+	execs=$(cat "$F/logs-$n"/fuzz-*.log | sed -n 's/^stat::number_of_executed_units: *//p' |
+		awk '{ s += $1 } END { print s + 0 }')
+	found=$(ls "$F/artifacts-$n" | wc -l)
+	echo "fuzz-$n: $jobs processes, $execs inputs executed in all, $found findings"
+	[ "$found" = 0 ] || { ls "$F/artifacts-$n"; rc=1; }
 done
 exit $rc
