@@ -877,6 +877,17 @@ static const char *infer_dtype(const struct ctx *x, const struct kp_hcall *r)
 	const struct kp_hcall *a = enclosed_sdpa(x, r);
 	if (a && *hostops_cudnn_type_name(a->atype))
 		return hostops_cudnn_type_name(a->atype);
+	/*
+	 * a cuDNN convolution inside: its input's type (the first conv of a program, whose input
+	 * no op in the trace made, and whose kernel names say no type: "..._f32f32_f32f32_...")
+	 */
+	lo = first_call_in(v, x->conv, x->nconv, r);
+	if (lo < x->nconv) {
+		const struct kp_hcall *c = &v[x->conv[lo]];
+		if (c->tid == r->tid && c->start_ns <= r->end_ns &&
+		    *hostops_cudnn_type_name(c->atype))
+			return hostops_cudnn_type_name(c->atype);
+	}
 	lo = 0, hi = x->nl;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;

@@ -1022,6 +1022,48 @@ static void emit_nvtx_conv_backward_takes_its_args_from_cudnn(void **state)
 	ctrace_free(&t);
 }
 
+/*
+ * The first convolution of a program (cnn_train.py's stem on an H200, testdata/capture-h200/):
+ * its input came from no op in the trace and its kernel's name says no type
+ * ("..._indexed_f32f32_f32f32_f32_nchwkcrs_..."), so the type is the cuDNN call's: a fp32
+ * conv whose "Input type" was "" had no FLOPs ("input or weight is not a tensor").
+ */
+static void emit_nvtx_first_conv_takes_its_type_from_cudnn(void **state)
+{
+	(void)state;
+	struct kp_ctrace t;
+	ctrace_init(&t);
+	const int32_t x[4] = { 16, 3, 64, 64 }, w[4] = { 32, 3, 7, 7 }, y[4] = { 16, 32, 32, 32 };
+	add_range(&t,
+		  "aten::convolution, seq = 0, op_id = 3, sizes = [[16, 3, 64, 64], [32, 3, 7, 7], "
+		  "[], [], [], [], [], [], []], input_op_ids = [(0,-1), (0,-1), (0,-1), (0,-1), "
+		  "(0,-1), (0,-1), (0,-1), (0,-1), (0,-1)]",
+		  T0 + 1000, T0 + 9000, 1);
+	struct kp_hcall c = conv_of(CONV_FWD, x, w, y, 2, 3);
+	c.atype = c.btype = c.dtype = 0; /* CUDNN_DATA_FLOAT */
+	add_call(&t, c, T0 + 1500, T0 + 8000, 2);
+	add_kernel(&t, 10, T0 + 2000, 2,
+		   "sm80_xmma_fprop_implicit_gemm_indexed_f32f32_f32f32_f32_nchwkcrs_nchw_"
+		   "tilesize32x32x8_stage3_warpsize1x2x1_g1_ffma_aligna4_alignc4_execute_kernel__5x_cudnn");
+	struct kp_hostops_stats st;
+	assert_int_equal(hostops_emit(&t, &st, NULL), 0);
+	const char *a = span_args(&t, "aten::convolution");
+	assert_non_null(a);
+	assert_non_null(strstr(a, "\"Input type\":[\"float\",\"float\","));
+
+	struct kp_trace tr;
+	struct kp_report r;
+	struct kp_devdb db;
+	analyze_ctrace(&t, &tr, &r, &db);
+	const struct kp_row *f = row_named(&r, "aten::convolution");
+	assert_non_null(f);
+	assert_int_equal(f->flops, 2ll * 16 * 32 * 3 * 7 * 7 * 32 * 32); /* 154140672 */
+	analyze_free(&r);
+	devdb_free(&db);
+	trace_free(&tr);
+	ctrace_free(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1037,6 +1079,7 @@ int main(void)
 		cmocka_unit_test(triton_launch_ranges_own_their_replayed_kernels),
 		cmocka_unit_test(cudnn_convolutions_become_conv_ops),
 		cmocka_unit_test(emit_nvtx_conv_backward_takes_its_args_from_cudnn),
+		cmocka_unit_test(emit_nvtx_first_conv_takes_its_type_from_cudnn),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
