@@ -9,10 +9,11 @@
 
 #include "kprof/analyze.h"
 #include "kprof/bdreport.h"
-#include "kprof/charts.h"
 #include "kprof/breakdown.h"
+#include "kprof/charts.h"
 #include "kprof/cmd.h"
 #include "kprof/devdb.h"
+#include "kprof/diag.h"
 #include "kprof/link.h"
 #include "kprof/opts.h"
 #include "kprof/output.h"
@@ -20,8 +21,8 @@
 #include "kprof/rankreport.h"
 #include "kprof/ranks.h"
 #include "kprof/render.h"
-#include "kprof/stages.h"
 #include "kprof/sort.h"
+#include "kprof/stages.h"
 #include "kprof/trace.h"
 
 static const char *const group_names[] = { "kernel", "op", "op-shape", "annotation", NULL };
@@ -35,10 +36,10 @@ static int bad_sort_key(const char *bad)
 {
 	const char *hint = sort_suggest(SORT_ANALYZE, bad);
 	char keys[256];
-	fprintf(stderr, "kprof: error: unknown sort key '%s'", bad);
+	diag_fprintf(stderr, "kprof: error: unknown sort key '%s'", bad);
 	if (hint)
-		fprintf(stderr, " (did you mean '%s'?)", hint);
-	fprintf(stderr, "\nkprof: valid sort keys: %s, each with optional :asc or :desc\n",
+		diag_fprintf(stderr, " (did you mean '%s'?)", hint);
+	diag_fprintf(stderr, "\nkprof: valid sort keys: %s, each with optional :asc or :desc\n",
 		sort_key_list(SORT_ANALYZE, " ", keys, sizeof(keys)));
 	return KP_USAGE;
 }
@@ -52,7 +53,7 @@ static unsigned chart_bits(const char *name, int format)
 		return format == FMT_SVG ? CHART_BIT(CHART_ROOFLINE) : mine;
 	int k = charts_kind(name);
 	if (k < 0 || !(mine & CHART_BIT(k))) {
-		fprintf(stderr,
+		diag_fprintf(stderr,
 			"kprof: error: unknown chart '%s' (analyze draws roofline, timeline, top)\n",
 			name);
 		return 0;
@@ -137,7 +138,7 @@ static int analyze_many(char **paths, size_t npaths, long jobs, int strict, int 
 	}
 	struct kp_load_opts rlo = { .strict = strict, .warn_all = warn_mode == WARN_ALL };
 	if (format == FMT_SVG) {
-		fprintf(stderr,
+		diag_fprintf(stderr,
 			"kprof: error: --format svg draws a chart of one trace; several traces have none\n");
 		devdb_free(&rdb);
 		return KP_USAGE;
@@ -401,7 +402,7 @@ static int parse_options(struct analyze_args *a, int argc, char **argv, int *nar
 	if (a->quiet)
 		a->warn_mode = WARN_QUIET;
 	if (*nargs == 0) {
-		fprintf(stderr, "kprof: error: no trace given\n");
+		diag_fprintf(stderr, "kprof: error: no trace given\n");
 		opts_usage(stderr, "analyze", synopsis, opts);
 		return KP_USAGE;
 	}
@@ -420,7 +421,7 @@ static int is_many(const struct analyze_args *a, int nargs, const char *first)
 static int check_options(struct analyze_args *a, unsigned *charts, struct kp_sort_spec *sp)
 {
 	if (a->idle_gap_us <= 0 || a->short_us <= 0) {
-		fprintf(stderr, "kprof: error: %s must be positive\n",
+		diag_fprintf(stderr, "kprof: error: %s must be positive\n",
 			a->idle_gap_us <= 0 ? "--idle-gap" : "--short-kernel");
 		return KP_USAGE;
 	}
@@ -504,13 +505,13 @@ int cmd_analyze(int argc, char **argv)
 	if (rc >= 0)
 		return rc;
 	if (is_many(&a, nargs, argv[1]) && a.drop_prefix) {
-		fprintf(stderr,
+		diag_fprintf(stderr,
 			"kprof: error: --drop-unlaunched-prefix applies to one trace, not to the per-rank view\n");
 		return KP_USAGE;
 	}
 	for (int i = 1, stdin_seen = 0; i <= nargs; i++)
 		if (!strcmp(argv[i], "-") && stdin_seen++) {
-			fprintf(stderr,
+			diag_fprintf(stderr,
 				"kprof: error: only one of the traces can be read from standard input\n");
 			return KP_USAGE;
 		}

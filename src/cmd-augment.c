@@ -9,6 +9,7 @@
 #include "kprof/augment.h"
 #include "kprof/cmd.h"
 #include "kprof/devdb.h"
+#include "kprof/diag.h"
 #include "kprof/link.h"
 #include "kprof/opts.h"
 #include "kprof/output.h"
@@ -42,7 +43,7 @@ static int parse_options(struct augment_args *a, int argc, char **argv)
 	if (rc)
 		return rc > 0 ? KP_OK : KP_USAGE;
 	if (nargs != 1 || !a->out_path) {
-		fprintf(stderr, "kprof: error: %s\n",
+		diag_fprintf(stderr, "kprof: error: %s\n",
 			nargs != 1 ? "augment takes one trace" : "no output file (-o FILE)");
 		opts_usage(stderr, "augment", synopsis, opts);
 		return KP_USAGE;
@@ -55,7 +56,7 @@ static int parse_options(struct augment_args *a, int argc, char **argv)
 static int check_paths(const struct augment_args *a)
 {
 	if (!strcmp(a->in_path, "-") || !strcmp(a->out_path, "-")) {
-		fprintf(stderr,
+		diag_fprintf(stderr,
 			"kprof: error: augment reads the trace twice and writes a file: '-' is not allowed\n");
 		return KP_USAGE;
 	}

@@ -60,7 +60,7 @@ static int run_capture_so(const struct kp_capture_opts *o)
 		}
 	}
 	if (!h) {
-		fprintf(stderr,
+		diag_fprintf(stderr,
 			"kprof: error: cannot load kprof-capture.so (CUPTI, cuBLAS); tried:%s\n"
 			"kprof: set KPROF_CAPTURE_SO to its path\n",
 			list);
@@ -69,7 +69,7 @@ static int run_capture_so(const struct kp_capture_opts *o)
 	int (*run)(const struct kp_capture_opts *) = (int (*)(
 		const struct kp_capture_opts *))dlsym(h, "capture_run");
 	if (!run) {
-		fprintf(stderr, "kprof: error: kprof-capture.so has no capture_run: %s\n",
+		diag_fprintf(stderr, "kprof: error: kprof-capture.so has no capture_run: %s\n",
 			dlerror());
 		dlclose(h);
 		return KP_ENV;
@@ -174,31 +174,31 @@ static int check_mode(const struct kp_capture_opts *o, const struct kp_capture_o
 {
 	const char *wl = workload_option(o, dflt);
 	if (cmd && wl) {
-		fprintf(stderr,
+		diag_fprintf(stderr,
 			"kprof: error: option '--%s' is for built-in workloads, not '-- <command>'\n",
 			wl);
-		fprintf(stderr, "kprof: see 'kprof capture -h'\n");
+		diag_fprintf(stderr, "kprof: see 'kprof capture -h'\n");
 		return -1;
 	}
 	if (!cmd && (o->nvtx != dflt->nvtx || o->libs != dflt->libs)) {
-		fprintf(stderr, "kprof: error: option '--%s' is for '-- <command>'\n",
+		diag_fprintf(stderr, "kprof: error: option '--%s' is for '-- <command>'\n",
 			o->nvtx != dflt->nvtx ? "nvtx" : "blas");
-		fprintf(stderr, "kprof: see 'kprof capture -h'\n");
+		diag_fprintf(stderr, "kprof: see 'kprof capture -h'\n");
 		return -1;
 	}
 	if (config && (cmd || o->output)) {
-		fprintf(stderr,
+		diag_fprintf(stderr,
 			"kprof: error: option '--config' runs built-in workloads and names each "
 			"case's output: remove '%s'\n",
 			cmd ? "-- <command>" : "--output");
-		fprintf(stderr, "kprof: see 'kprof capture -h'\n");
+		diag_fprintf(stderr, "kprof: see 'kprof capture -h'\n");
 		return -1;
 	}
 	if (!config && cmd && list_cases) {
-		fprintf(stderr,
+		diag_fprintf(stderr,
 			"kprof: error: option '--list-cases' is for built-in workloads, not "
 			"'-- <command>'\n");
-		fprintf(stderr, "kprof: see 'kprof capture -h'\n");
+		diag_fprintf(stderr, "kprof: see 'kprof capture -h'\n");
 		return -1;
 	}
 	return 0;
@@ -211,7 +211,7 @@ static int run(struct kp_capture_opts *o)
 	char *inject = NULL, *shim = NULL, list[4 * (LIBPATH_LEN + 300)];
 	if (o->cmd &&
 	    !(inject = find_so("KPROF_INJECT_SO", "kprof-inject.so", list, sizeof(list)))) {
-		fprintf(stderr,
+		diag_fprintf(stderr,
 			"kprof: error: cannot find kprof-inject.so; tried:%s\n"
 			"kprof: set KPROF_INJECT_SO to its path\n",
 			list);
@@ -219,7 +219,7 @@ static int run(struct kp_capture_opts *o)
 	}
 	if (o->cmd && (o->nvtx || o->libs) &&
 	    !(shim = find_so("KPROF_SHIM_SO", "kprof-shim.so", list, sizeof(list))))
-		fprintf(stderr,
+		diag_fprintf(stderr,
 			"kprof: warning: cannot find kprof-shim.so; tried:%s\n"
 			"kprof: library calls and NVTX ranges are not recorded (set "
 			"KPROF_SHIM_SO)\n",
@@ -241,8 +241,8 @@ static int capture_one(struct kp_capture_opts *o, char **cmd, int list)
 	o->cmd = cmd;
 	char why[512];
 	if (capture_opts_finish(o, why, sizeof(why)) < 0) {
-		fprintf(stderr, "kprof: error: %s\n", why);
-		fprintf(stderr, "kprof: see 'kprof capture -h'\n");
+		diag_fprintf(stderr, "kprof: error: %s\n", why);
+		diag_fprintf(stderr, "kprof: see 'kprof capture -h'\n");
 		return KP_USAGE;
 	}
 	if (list) {
@@ -331,8 +331,8 @@ static int parse_options(struct capture_args *a, int argc, char **argv)
 	if (rc)
 		return rc > 0 ? KP_OK : KP_USAGE;
 	if (nargs > 0) {
-		fprintf(stderr, "kprof: error: unexpected argument '%s'\n", argv[1]);
-		fprintf(stderr, "kprof: see 'kprof capture -h'\n");
+		diag_fprintf(stderr, "kprof: error: unexpected argument '%s'\n", argv[1]);
+		diag_fprintf(stderr, "kprof: see 'kprof capture -h'\n");
 		return KP_USAGE;
 	}
 	return -1;

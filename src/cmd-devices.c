@@ -36,12 +36,12 @@ int cmd_devices(int argc, char **argv)
 	if (rc)
 		return rc > 0 ? KP_OK : KP_USAGE;
 	if (nargs > 1) {
-		fprintf(stderr, "kprof: error: devices takes at most one device name\n");
+		diag_fprintf(stderr, "kprof: error: devices takes at most one device name\n");
 		opts_usage(stderr, "devices", synopsis, opts);
 		return KP_USAGE;
 	}
 	if (sms < 0 || sms > 1000000) {
-		fprintf(stderr, "kprof: error: --sms out of range\n");
+		diag_fprintf(stderr, "kprof: error: --sms out of range\n");
 		return KP_USAGE;
 	}
 

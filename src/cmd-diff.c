@@ -14,8 +14,9 @@
 #include "kprof/charts.h"
 #include "kprof/cmd.h"
 #include "kprof/devdb.h"
-#include "kprof/diff.h"
+#include "kprof/diag.h"
 #include "kprof/diff-render.h"
+#include "kprof/diff.h"
 #include "kprof/input.h"
 #include "kprof/opts.h"
 #include "kprof/output.h"
@@ -43,7 +44,7 @@ static unsigned chart_bits(const char *name, int format)
 		return format == FMT_SVG ? CHART_BIT(CHART_WATERFALL) : mine;
 	int k = charts_kind(name);
 	if (k < 0 || !(mine & CHART_BIT(k))) {
-		fprintf(stderr,
+		diag_fprintf(stderr,
 			"kprof: error: unknown chart '%s' (diff draws waterfall, dumbbell)\n",
 			name);
 		return 0;
@@ -137,9 +138,9 @@ static int build_gate(const struct limits *l, struct kp_arena *a, struct kp_gate
 		const char *why = diff_gate_parse_limit(a, v, strlen(v), &g->fail_above_pct, rules,
 							&n, &cap);
 		if (why) {
-			fprintf(stderr, "kprof: error: invalid value '%s' for '--fail-above': %s\n",
+			diag_fprintf(stderr, "kprof: error: invalid value '%s' for '--fail-above': %s\n",
 				v, why);
-			fprintf(stderr, "kprof: see 'kprof diff -h'\n");
+			diag_fprintf(stderr, "kprof: see 'kprof diff -h'\n");
 			return KP_USAGE;
 		}
 	}
@@ -154,22 +155,22 @@ static int finish_opts(struct kp_diff_run_opts *ro, const char *steps, const cha
 	if (steps) {
 		const char *why = parse_steps(steps, &ro->diff.base_div, &ro->diff.new_div);
 		if (why || ro->per_step == 0) {
-			fprintf(stderr, "kprof: error: %s\n",
+			diag_fprintf(stderr, "kprof: error: %s\n",
 				why ? why : "--steps and --no-per-step exclude each other");
 			if (why)
-				fprintf(stderr, "kprof: see 'kprof diff -h'\n");
+				diag_fprintf(stderr, "kprof: see 'kprof diff -h'\n");
 			return -1;
 		}
 	}
 	if (!strcmp(ro->path[0], "-") && !strcmp(ro->path[1], "-")) {
-		fprintf(stderr,
+		diag_fprintf(stderr,
 			"kprof: error: only one of the traces can be read from standard input\n");
 		return -1;
 	}
 	const char *bad;
 	if (sort_parse(&ro->sort, SORT_DIFF, sort, &bad) < 0) {
 		char keys[256];
-		fprintf(stderr,
+		diag_fprintf(stderr,
 			"kprof: error: unknown sort key '%s' (valid: %s; suffix :asc or :desc)\n",
 			bad, sort_key_list(SORT_DIFF, ", ", keys, sizeof(keys)));
 		return -1;
@@ -288,7 +289,7 @@ static int diff_ranks(char **argv, const struct limits *l, int strict, int warn_
 {
 	struct kp_rankdiff_gate g = { .limit_pct = -1 };
 	if (l->n > 1 || (l->n == 1 && opts_parse_double(l->v[0], 0, 1e9, &g.limit_pct))) {
-		fprintf(stderr,
+		diag_fprintf(stderr,
 			"kprof: error: with two sets of ranks, --fail-above takes one PCT >= 0 (the merged step-time mean)\n");
 		return KP_USAGE;
 	}
@@ -311,11 +312,11 @@ static int diff_ranks(char **argv, const struct limits *l, int strict, int warn_
 			diag_print(stderr, od.msg);
 			status = od.status;
 		} else if (g.unknown) {
-			fprintf(stderr,
+			diag_fprintf(stderr,
 				"kprof: error: --fail-above: a side has no complete ProfilerStep to compare\n");
 			status = KP_BADINPUT;
 		} else if (g.tripped) {
-			fprintf(stderr,
+			diag_fprintf(stderr,
 				"kprof: regression: merged step mean %+.2f%% > %g%% (ranks above it: %s)\n",
 				g.change_pct, g.limit_pct,
 				g.ranks_above[0] ? g.ranks_above : "none");
@@ -408,7 +409,7 @@ static int parse_options(struct diff_args *a, int argc, char **argv)
 		return rc > 0 ? KP_OK : KP_USAGE;
 	if (nargs == 2)
 		return -1;
-	fprintf(stderr, "kprof: error: %s\n",
+	diag_fprintf(stderr, "kprof: error: %s\n",
 		nargs < 2 ? "diff takes two traces: <base> <new>"
 			  : "diff takes two traces, not more");
 	opts_usage(stderr, "diff", synopsis, opts);

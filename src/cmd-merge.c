@@ -37,7 +37,7 @@ int cmd_merge(int argc, char **argv)
 	if (rc)
 		return rc > 0 ? KP_OK : KP_USAGE;
 	if (nargs < 1) {
-		fprintf(stderr, "kprof: error: no summary given\n");
+		diag_fprintf(stderr, "kprof: error: no summary given\n");
 		opts_usage(stderr, "merge", synopsis, opts);
 		return KP_USAGE;
 	}

@@ -114,6 +114,21 @@ void diag_print(FILE *fp, const char *line)
 	fputc('\n', fp);
 }
 
+void diag_fprintf(FILE *fp, const char *fmt, ...)
+{
+	va_list ap;
+	char *text = NULL;
+	va_start(ap, fmt);
+	int n = vasprintf(&text, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	struct kp_visbuf b = { 0 };
+	fputs(utf8_visible_lines(text, &b), fp);
+	utf8_visible_free(&b);
+	free(text);
+}
+
 void diag_note_print(FILE *fp, const char *note)
 {
 	fputs("kprof: note: ", fp);

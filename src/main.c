@@ -49,9 +49,9 @@ static void unknown_command(const char *cmd)
 	names[NCOMMANDS] = "help";
 	names[NCOMMANDS + 1] = NULL;
 	const char *s = opts_suggest(cmd, names);
-	fprintf(stderr, "kprof: error: unknown command '%s'", cmd);
+	diag_fprintf(stderr, "kprof: error: unknown command '%s'", cmd);
 	if (s)
-		fprintf(stderr, " (did you mean '%s'?)", s);
+		diag_fprintf(stderr, " (did you mean '%s'?)", s);
 	fputc('\n', stderr);
 }
 
@@ -61,12 +61,12 @@ static int finish_stdout(int status)
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		if (errno == EPIPE)
 			return status;
-		fprintf(stderr, "kprof: error: write failed on standard output: %s\n",
+		diag_fprintf(stderr, "kprof: error: write failed on standard output: %s\n",
 			strerror(errno));
 		return KP_ENV;
 	}
 	if (fclose(stdout) != 0 && errno != EPIPE) {
-		fprintf(stderr, "kprof: error: close failed on standard output: %s\n",
+		diag_fprintf(stderr, "kprof: error: close failed on standard output: %s\n",
 			strerror(errno));
 		return KP_ENV;
 	}
@@ -109,13 +109,13 @@ int main(int argc, char **argv)
 			/* a bad KPROF_* value is a usage error, as a bad option is */
 			struct kp_diag d = { 0 };
 			if (opts_env_check(&d) < 0) {
-				fprintf(stderr, "kprof: %s\n", d.msg);
+				diag_fprintf(stderr, "kprof: %s\n", d.msg);
 				return d.status;
 			}
 			return finish_stdout(commands[i].fn(argc - 1, argv + 1));
 		}
 	if (cmd[0] == '-') {
-		fprintf(stderr, "kprof: error: unknown option '%s'\n", cmd);
+		diag_fprintf(stderr, "kprof: error: unknown option '%s'\n", cmd);
 		usage(stderr);
 		return KP_USAGE;
 	}

@@ -117,9 +117,9 @@ void opts_usage(FILE *fp, const char *cmd, const char *synopsis, const struct kp
 
 static int bad(const char *cmd, const char *fmt, const char *a, const char *b)
 {
-	fprintf(stderr, "kprof: error: ");
-	fprintf(stderr, fmt, a, b);
-	fprintf(stderr, "\nkprof: see 'kprof %s -h'\n", cmd);
+	diag_fprintf(stderr, "kprof: error: ");
+	diag_fprintf(stderr, fmt, a, b);
+	diag_fprintf(stderr, "\nkprof: see 'kprof %s -h'\n", cmd);
 	return -1;
 }
 
@@ -243,17 +243,17 @@ static int set_value(const char *cmd, const struct kp_opt *o, const char *arg)
 				strncat(list, i ? ", " : "", sizeof(list) - strlen(list) - 1);
 				strncat(list, o->choices[i], sizeof(list) - strlen(list) - 1);
 			}
-			fprintf(stderr, "kprof: error: invalid value '%s' for '--%s' (valid: %s)\n",
+			diag_fprintf(stderr, "kprof: error: invalid value '%s' for '--%s' (valid: %s)\n",
 				arg, o->lname, list);
-			fprintf(stderr, "kprof: see 'kprof %s -h'\n", cmd);
+			diag_fprintf(stderr, "kprof: see 'kprof %s -h'\n", cmd);
 			return -1;
 		}
 	case OPT_CALLBACK: {
 		why = o->cb(arg, o->dst);
 		if (why) {
-			fprintf(stderr, "kprof: error: invalid value '%s' for '--%s': %s\n", arg,
+			diag_fprintf(stderr, "kprof: error: invalid value '%s' for '--%s': %s\n", arg,
 				o->lname, why);
-			fprintf(stderr, "kprof: see 'kprof %s -h'\n", cmd);
+			diag_fprintf(stderr, "kprof: see 'kprof %s -h'\n", cmd);
 			return -1;
 		}
 		return 0;
@@ -262,8 +262,8 @@ static int set_value(const char *cmd, const struct kp_opt *o, const char *arg)
 		return -1;
 	}
 	if (why) {
-		fprintf(stderr, "kprof: error: option '--%s' %s, not '%s'\n", o->lname, why, arg);
-		fprintf(stderr, "kprof: see 'kprof %s -h'\n", cmd);
+		diag_fprintf(stderr, "kprof: error: option '--%s' %s, not '%s'\n", o->lname, why, arg);
+		diag_fprintf(stderr, "kprof: see 'kprof %s -h'\n", cmd);
 		return -1;
 	}
 	return 0;

@@ -82,6 +82,11 @@ long diag_warn_lines(const struct kp_warnings *w, const char *side,
  * (d->msg) and warnings are printed with it.
  */
 void diag_print(FILE *fp, const char *line);
+/*
+ * fprintf() for messages that quote what the user typed (an option's value, a command): the
+ * text escaped as names are (utf8_visible_lines(): LF and tab kept), no prefix added.
+ */
+void diag_fprintf(FILE *fp, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* "kprof: note: NOTE" on @fp, escaped like diag_print(). */
 void diag_note_print(FILE *fp, const char *note);
 /* Print diag_warn_lines() to @fp, each prefixed "kprof: "; nothing under WARN_QUIET. */

@@ -231,6 +231,15 @@ def main():
         one("diff -o input", ["diff", "-o", bad, new, bad], "table", tmp, status=(2,))
         one("devices NAME", ["devices", gen.DEVICE], "table", tmp, status=(0,))
         one("devices no match", ["devices", "\x1b[2Jnone\u202e\n"], "table", tmp, status=(3,))
+        # errors that quote what was typed: a command, an option, an option's value
+        esc = "\x1b]0;title\x07\x1b[2J\u202e\n"
+        one("unknown command", [esc], "table", tmp, status=(2,))
+        one("unknown option", ["analyze", "--" + esc, bad], "table", tmp, status=(2,))
+        for opt in ("--sort", "--group-by", "--format", "--chart", "--top", "--min-pct"):
+            one("analyze %s VALUE" % opt, ["analyze", opt, esc, bad], "table", tmp, status=(2,))
+        for opt in ("--key", "--fail-above"):
+            one("diff %s VALUE" % opt, ["diff", opt, esc, bad, new], "table", tmp, status=(2,))
+        one("capture argument", ["capture", "-w", esc], "table", tmp, status=(2, 4))
     finally:
         shutil.rmtree(tmp)
     for f in failures:
