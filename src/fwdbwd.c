@@ -29,31 +29,12 @@ static const struct {
 	{ "aten::cudnn_convolution_backward_weight", 1, 2, -1 },
 };
 
-/* Forward conv ops with the slots of input and weight. */
-static const char *const fwd_ops[] = { "aten::convolution",
-				       "aten::_convolution",
-				       "aten::convolution_overrideable",
-				       "aten::cudnn_convolution",
-				       "aten::cudnn_convolution_transpose",
-				       "aten::miopen_convolution",
-				       "aten::miopen_convolution_transpose",
-				       "aten::mkldnn_convolution",
-				       NULL };
-
 static int bwd_kind(const char *name)
 {
 	for (size_t k = 0; k < sizeof(bwd_ops) / sizeof(bwd_ops[0]); k++)
 		if (!strcmp(name, bwd_ops[k].name))
 			return (int)k;
 	return -1;
-}
-
-static int is_fwd(const char *name)
-{
-	for (const char *const *f = fwd_ops; *f; f++)
-		if (!strcmp(name, *f))
-			return 1;
-	return 0;
 }
 
 static const struct kp_slot *tensor_slot(const struct kp_op *op, int i)
@@ -69,24 +50,17 @@ static int same_dims(const struct kp_slot *a, const struct kp_slot *b)
 	       !memcmp(a->dims, b->dims, (size_t)a->ndim * sizeof(*a->dims));
 }
 
-/* Op @i's "Sequence number" (trace.c keeps it where fwdbwd_uses_seq()), -1 */
+/* Op @i's "Sequence number" (the loader keeps it where trace_keeps_seq()), -1 */
 static int64_t op_seq(const struct kp_trace *t, int32_t i)
 {
 	return trace_opx(t, &t->ops[i])->seq;
-}
-
-int fwdbwd_uses_seq(const char *name)
-{
-	return is_fwd(name) ||
-	       (!strchr(name, ':') && strstr(name, "Backward") && strstr(name, "Conv"));
 }
 
 /* An autograd node of a convolution. */
 static int conv_node(const struct kp_trace *t, int32_t i)
 {
 	const struct kp_op *op = &t->ops[i];
-	return op_seq(t, i) >= 0 && !strchr(op->name, ':') && strstr(op->name, "Backward") &&
-	       strstr(op->name, "Conv");
+	return op_seq(t, i) >= 0 && trace_conv_bwd_node(op->name);
 }
 
 struct pair {
@@ -131,7 +105,7 @@ static void scan_range(void *arg, size_t k)
 				p = t->ops[p].parent;
 			if (p >= 0 && conv_node(t, p) && tensor_slot(op, bwd_ops[kind].dy))
 				b[nb++] = (struct pair){ op_seq(t, p), (int32_t)i };
-		} else if (op_seq(t, (int32_t)i) >= 0 && is_fwd(op->name)) {
+		} else if (op_seq(t, (int32_t)i) >= 0 && trace_conv_fwd_op(op->name)) {
 			f[nf++] = (struct pair){ op_seq(t, (int32_t)i), (int32_t)i };
 		}
 	}

@@ -18,8 +18,6 @@
  * (call after the op tree is built).  Sorts, no map; O(n log n).
  */
 void fwdbwd_link(struct kp_trace *t);
-/* Whether fwdbwd_link() reads the Sequence number of ops named @name (trace.c keeps it). */
-int fwdbwd_uses_seq(const char *name);
 /* Fill @in's linked_out / linked_x / linked_w for op @i (NULL when none). */
 void fwdbwd_inputs(const struct kp_trace *t, int32_t i, struct kp_op_in *in);
 

@@ -40,7 +40,7 @@ struct kp_opx {
 	int64_t kernel_flop;  /* Inductor args, -1 when absent */
 	double kernel_num_gb; /* < 0 when absent */
 	int64_t seq;          /* "Sequence number" (autograd) of the ops fwdbwd.c pairs
-				 (fwdbwd_uses_seq()), else -1 */
+				 (trace_keeps_seq()), else -1 */
 	int32_t op;           /* the op's index */
 	int32_t bwd;          /* forward conv: the backward op giving its output shape, -1
 				 (set by link, fwdbwd.c; such an op has a Sequence number) */
@@ -250,6 +250,20 @@ void trace_free(struct kp_trace *t);
 void trace_drop_records(struct kp_trace *t);
 /* Free the ids only linking reads (link_trace() calls it). */
 void trace_free_ids(struct kp_trace *t);
+
+/*
+ * A forward convolution op (aten::convolution, _convolution, cudnn_convolution, ...):
+ * fwdbwd.c pairs it with its backward by their Sequence number.
+ */
+int trace_conv_fwd_op(const char *name);
+/*
+ * An autograd node of a convolution ("CudnnConvolutionBackward", "ConvolutionBackward0",
+ * "ThnnConv2DBackward"): it carries the Sequence number of its forward.  Not the
+ * "autograd::engine::evaluate_function: ..." wrapper, not an aten:: op.
+ */
+int trace_conv_bwd_node(const char *name);
+/* Whether the loader keeps the Sequence number of ops named @name (kp_opx.seq): either. */
+int trace_keeps_seq(const char *name);
 
 extern const struct kp_opx kp_opx_none;
 extern const struct kp_gpux kp_gpux_none;

@@ -225,6 +225,25 @@ static void rare_fields_sit_in_side_tables_and_link_ids_are_freed(void **state)
 }
 
 /*
+ * The ops whose Sequence number the loader keeps (trace_keeps_seq(), the table fwdbwd.c reads
+ * too): forward convolutions and a convolution's autograd node, not its evaluate_function
+ * wrapper, an aten:: backward op or a matmul.
+ */
+static void sequence_numbers_are_kept_for_conv_forwards_and_their_nodes(void **state)
+{
+	(void)state;
+	assert_true(trace_conv_fwd_op("aten::cudnn_convolution"));
+	assert_false(trace_conv_fwd_op("aten::convolution_backward"));
+	assert_true(trace_conv_bwd_node("CudnnConvolutionBackward"));
+	assert_false(trace_conv_bwd_node("autograd::engine::evaluate_function: ConvolutionBackward0"));
+	assert_true(trace_keeps_seq("aten::mkldnn_convolution"));
+	assert_true(trace_keeps_seq("ConvolutionBackward0"));
+	assert_false(trace_keeps_seq("aten::cudnn_convolution_backward"));
+	assert_false(trace_keeps_seq("aten::mm"));
+	assert_false(trace_keeps_seq("AddmmBackward0"));
+}
+
+/*
  * The integer members of args (int_member()): counts kprof measures and collective sizes keep
  * only values >= 0, ids and plain counts any value, sm_clock_mhz only (0, 100000).
  */
@@ -1150,6 +1169,7 @@ int main(void)
 		cmocka_unit_test(links_2022_traces_by_time_nesting_and_counts_one_level),
 		cmocka_unit_test(graph_kernels_sharing_one_correlation_all_link),
 		cmocka_unit_test(rare_fields_sit_in_side_tables_and_link_ids_are_freed),
+		cmocka_unit_test(sequence_numbers_are_kept_for_conv_forwards_and_their_nodes),
 		cmocka_unit_test(integer_args_keep_the_values_their_bounds_allow),
 		cmocka_unit_test(input_dims_keep_shapes_lists_and_the_slot_cap),
 		cmocka_unit_test(dropped_records_leave_names_and_warnings),
