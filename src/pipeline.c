@@ -3,6 +3,7 @@
  */
 #include "kprof/pipeline.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "kprof/link.h"
@@ -29,6 +30,8 @@ int pipeline_run(const struct kp_pipeline_in *in, struct kp_pipeline_out *out)
 	ao.db = in->db;
 	ao.device = in->device;
 	ao.sm_clock_mhz = in->sm_clock_mhz;
+	if (in->events)
+		ao.events = out->events = xcalloc(out->trace.ngpu + 1, sizeof(*out->events));
 	int64_t t2 = stages_now();
 	analyze_run(&out->trace, &ao, &out->report);
 	out->analysed = 1;
@@ -57,5 +60,6 @@ void pipeline_free(struct kp_pipeline_out *out)
 	if (out->analysed)
 		analyze_free(&out->report);
 	trace_free(&out->trace);
+	free(out->events);
 	memset(out, 0, sizeof(*out));
 }

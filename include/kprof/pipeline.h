@@ -21,12 +21,14 @@ struct kp_pipeline_in {
 	const struct kp_devdb *db; /* the device table, borrowed; NULL: no peaks */
 	const char *device;        /* --device NAME instead of the trace's; NULL */
 	double sm_clock_mhz;       /* --sm-clock MHZ; 0 not given */
-	/* analyze_run()'s options; its db, device and sm_clock_mhz are the three above */
+	/* analyze_run()'s options; its db, device and sm_clock_mhz are the three above, its
+	   events out->events when @events */
 	struct kp_analyze_opts analyze;
 	int drop_prefix;  /* --drop-unlaunched-prefix (link_drop_unlaunched_prefix()) */
 	int shapes;       /* also out->shapes, the report grouped by op and shape (the roofline's
 			     points) when analyze.group is another */
 	int drop_records; /* after the analysis, the trace's records freed (trace_drop_records()) */
+	int events;       /* each GPU event's cost into out->events (kprof augment) */
 	int link_only;    /* load and link, no analysis (out->report unset) */
 };
 
@@ -34,6 +36,7 @@ struct kp_pipeline_out {
 	struct kp_trace trace;   /* loaded and linked; on a load error, its warnings so far */
 	struct kp_report report; /* when analysed */
 	struct kp_report shapes; /* in->shapes and another grouping: by op and shape */
+	struct kp_event_cost *events; /* in->events: trace.ngpu entries (analyze.h) */
 	int loaded, analysed, has_shapes;
 	struct kp_diag diag; /* the load error */
 	char note[1024];     /* --device NAME that could mean several entries: which one was
