@@ -97,14 +97,14 @@ static int analyze_ranks(char **args, size_t nargs, long jobs, const struct kp_l
 	char note[1024];
 	if (device && devdb_pick_note(db, device, 0, note, sizeof(note)))
 		diag_note_print(stderr, note);
-	const char *name = device ? device : rs.n && rs.r[0].device[0] ? rs.r[0].device : NULL;
-	const char *how;
-	const struct kp_device *dev = name ? devdb_match(db, name, &how) : NULL;
+	struct kp_devchoice dc;
+	ranks_device(&rs, db, device, &dc);
+	const struct kp_device *dev = dc.dev;
 	/* one rank's trace: a summary for kprof merge, which tells the ranks missing from a set */
 	rs.one_rank = n == 1;
 	ranks_compare(&rs, dev && dev->peer_bw_byte_per_s > 0 ? dev->peer_bw_byte_per_s : -1);
 	struct kp_doc doc;
-	rankreport_doc(&rs, dev ? dev->name : name, &doc);
+	rankreport_doc(&rs, dev ? dev->name : dc.name, &doc);
 	int status = KP_OK;
 	struct kp_output o;
 	FILE *out = output_open(&o, out_path, &d);

@@ -171,6 +171,9 @@ static void summarize_identity(struct kp_rank *r, const struct kp_trace *t)
 		snprintf(r->backend, sizeof(r->backend), "%s", t->backend);
 	if (t->ndevs && t->devs[0].name)
 		snprintf(r->device, sizeof(r->device), "%s", t->devs[0].name);
+	if (t->ndevs)
+		r->props = (struct kp_devprops){ t->devs[0].sms, t->devs[0].total_mem,
+						 t->devs[0].cc_major, t->devs[0].cc_minor };
 	if (t->rank >= 0) {
 		r->rank = t->rank;
 		r->rank_from = 0;
@@ -695,6 +698,13 @@ static void find_stragglers(struct kp_ranks *rs, struct step_acc *acc, size_t na
 		free(a->late);
 		free(a->lag);
 	}
+}
+
+void ranks_device(const struct kp_ranks *rs, const struct kp_devdb *db, const char *device,
+		  struct kp_devchoice *c)
+{
+	const struct kp_rank *r = rs->n ? &rs->r[0] : NULL;
+	devdb_choose(db, device, r && r->device[0] ? r->device : NULL, r ? &r->props : NULL, c);
 }
 
 void ranks_compare(struct kp_ranks *rs, double link_peak)
