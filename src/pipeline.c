@@ -35,7 +35,6 @@ int pipeline_run(const struct kp_pipeline_in *in, struct kp_pipeline_out *out)
 	int64_t t2 = stages_now();
 	analyze_run(&out->trace, &ao, &out->report);
 	out->analysed = 1;
-	out->analyze_ns = stages_now() - t2;
 	if (in->shapes && ao.group != GROUP_OP_SHAPE) {
 		struct kp_analyze_opts so = ao;
 		so.group = GROUP_OP_SHAPE;
@@ -43,6 +42,7 @@ int pipeline_run(const struct kp_pipeline_in *in, struct kp_pipeline_out *out)
 		analyze_run(&out->trace, &so, &out->shapes);
 		out->has_shapes = 1;
 	}
+	out->analyze_ns = stages_now() - t2;
 	if (in->drop_records)
 		trace_drop_records(&out->trace); /* the rows hold what the caller needs */
 	return 0;
