@@ -251,54 +251,6 @@ static int32_t dominant_device(const struct kp_trace *t)
 	return dev;
 }
 
-/*
- * A device with an empty or generic name ("AMD Radeon Graphics"): the entry whose SMs, cc and
- * memory agree with deviceProperties.  Candidates with different peaks: warn, no guess.
- */
-static void match_props(const struct kp_devprop *dp, const struct kp_devdb *db, struct kp_report *r)
-{
-	struct kp_devprops q = { dp->sms, dp->total_mem, dp->cc_major, dp->cc_minor };
-	struct kp_devmatch m;
-	char props[128], buf[1024];
-	const char *name = dp->name ? dp->name : "";
-	snprintf(props, sizeof(props), "numSms %d, %.0f GiB, cc %d.%d", dp->sms,
-		 (double)dp->total_mem / (1024.0 * 1024 * 1024), dp->cc_major, dp->cc_minor);
-	if (q.sms <= 0 || q.mem_bytes <= 0 || q.cc_major <= 0)
-		return; /* too little to go on: the plain "not in the device table" warning */
-	if (!devdb_match_props(db, &q, &m)) {
-		snprintf(buf, sizeof(buf),
-			 "device '%s' is not in the device table, by name or by its properties (%s); "
-			 "%% of peak columns are empty (pass --device NAME, see kprof devices)",
-			 name, props);
-		r->device_warning = arena_strdup(&r->arena, buf);
-		return;
-	}
-	size_t n = 0;
-	int shown = m.ncand < DEVDB_MAX_CAND ? m.ncand : DEVDB_MAX_CAND;
-	if (!m.dev) {
-		n = (size_t)
-			snprintf(buf, sizeof(buf),
-				 "device '%s' (%s) matches %d entries with different peaks by its "
-				 "properties:",
-				 name, props, m.ncand);
-		for (int i = 0; i < shown && n < sizeof(buf); i++)
-			n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s '%s'", i ? "," : "",
-					      m.cand[i]->name);
-		if (n < sizeof(buf))
-			snprintf(buf + n, sizeof(buf) - n,
-				 "; %% of peak columns are empty (pass --device NAME)");
-		r->device_warning = arena_strdup(&r->arena, buf);
-		return;
-	}
-	r->dev = m.dev;
-	r->device_name = name;
-	n = (size_t)snprintf(buf, sizeof(buf), "match: properties, %s", props);
-	for (int i = 1; i < shown && n < sizeof(buf); i++)
-		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s%s",
-				      i == 1 ? "; same peaks as " : ", ", m.cand[i]->name);
-	r->match = arena_strdup(&r->arena, buf);
-}
-
 static void setup_device(const struct kp_trace *t, const struct kp_analyze_opts *o,
 			 struct kp_report *r)
 {
@@ -309,12 +261,15 @@ static void setup_device(const struct kp_trace *t, const struct kp_analyze_opts 
 			dp = &t->devs[i];
 	if (!dp && t->ndevs)
 		dp = &t->devs[0];
-	r->device_name = o->device ? o->device : dp && dp->name ? dp->name : NULL;
-	if (r->device_name && o->db)
-		r->dev = devdb_match_sms(o->db, r->device_name, !o->device && dp ? dp->sms : 0,
-					 &r->match);
-	if (!r->dev && !o->device && dp && o->db && devdb_generic_name(dp->name))
-		match_props(dp, o->db, r);
+	struct kp_devprops q = { 0 };
+	if (dp)
+		q = (struct kp_devprops){ dp->sms, dp->total_mem, dp->cc_major, dp->cc_minor };
+	struct kp_devchoice c;
+	devdb_choose(o->db, o->device, dp ? dp->name : NULL, dp ? &q : NULL, &c);
+	r->dev = c.dev;
+	r->device_name = c.name;
+	r->match = c.how == c.buf ? arena_strdup(&r->arena, c.buf) : c.how;
+	r->device_warning = c.warning ? arena_strdup(&r->arena, c.warning) : NULL;
 
 	if (t->kprof_clock_known) {
 		r->clock_source = CLOCK_TRACE;

@@ -1,5 +1,5 @@
 /*
- * cmd-analyze.c — kprof analyze: options -> trace_load -> link_trace -> analyze_run -> render.
+ * cmd-analyze.c — kprof analyze: options -> pipeline_run (load, link, analyze) -> render.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,10 +14,10 @@
 #include "kprof/cmd.h"
 #include "kprof/devdb.h"
 #include "kprof/diag.h"
-#include "kprof/link.h"
 #include "kprof/opts.h"
 #include "kprof/output.h"
 #include "kprof/paths.h"
+#include "kprof/pipeline.h"
 #include "kprof/rankreport.h"
 #include "kprof/ranks.h"
 #include "kprof/render.h"
@@ -97,14 +97,14 @@ static int analyze_ranks(char **args, size_t nargs, long jobs, const struct kp_l
 	char note[1024];
 	if (device && devdb_pick_note(db, device, 0, note, sizeof(note)))
 		diag_note_print(stderr, note);
-	const char *name = device ? device : rs.n && rs.r[0].device[0] ? rs.r[0].device : NULL;
-	const char *how;
-	const struct kp_device *dev = name ? devdb_match(db, name, &how) : NULL;
+	struct kp_devchoice dc;
+	ranks_device(&rs, db, device, &dc);
+	const struct kp_device *dev = dc.dev;
 	/* one rank's trace: a summary for kprof merge, which tells the ranks missing from a set */
 	rs.one_rank = n == 1;
 	ranks_compare(&rs, dev && dev->peer_bw_byte_per_s > 0 ? dev->peer_bw_byte_per_s : -1);
 	struct kp_doc doc;
-	rankreport_doc(&rs, dev ? dev->name : name, &doc);
+	rankreport_doc(&rs, dev ? dev->name : dc.name, &doc);
 	int status = KP_OK;
 	struct kp_output o;
 	FILE *out = output_open(&o, out_path, &d);
@@ -177,27 +177,15 @@ static void add_breakdown(struct kp_doc *doc, const struct kp_trace *t, int brea
 
 /*
  * The document with its charts when the format draws them (html, svg, json with --chart).
- * The roofline has one point per op and shape, whatever the table's grouping.
+ * The roofline has one point per op and shape, whatever the table's grouping (@shapes).
  */
-static void render_doc(struct kp_doc *doc, const struct kp_trace *t,
-		       const struct kp_analyze_opts *ao, const struct kp_report *r,
-		       const struct kp_render_opts *ro, unsigned charts, int draw, FILE *out)
+static void render_doc(struct kp_doc *doc, const struct kp_report *r,
+		       const struct kp_report *shapes, const struct kp_render_opts *ro,
+		       unsigned charts, int draw, FILE *out)
 {
-	if (!draw) {
-		table_render(doc, ro->format, ro->color, out);
-		return;
-	}
-	struct kp_report shapes;
-	int own = ao->group != GROUP_OP_SHAPE && (charts & CHART_BIT(CHART_ROOFLINE));
-	if (own) {
-		struct kp_analyze_opts so = *ao;
-		so.group = GROUP_OP_SHAPE;
-		analyze_run(t, &so, &shapes);
-	}
-	charts_analyze(doc, r, own ? &shapes : r, charts);
+	if (draw)
+		charts_analyze(doc, r, shapes, charts);
 	table_render(doc, ro->format, ro->color, out);
-	if (own)
-		analyze_free(&shapes);
 }
 
 /* KPROF_TIMING: the load stage and what its threads did (lo->stats). */
@@ -216,35 +204,6 @@ static void print_load(int64_t ns, const struct kp_load_stats *s)
 		     s->workers_busy_ns / 1e9, s->workers_read_ns / 1e9, s->workers_ns / 1e9);
 }
 
-/* The device table and @path loaded and linked; 0, or the status after the message. */
-static int load_one(const char *path, const char *db_path, const struct kp_load_opts *lo,
-		    int warn_mode, struct kp_devdb *db, struct kp_trace *t)
-{
-	struct kp_diag d = { 0 };
-	if (devdb_load_default(db, db_path, &d) < 0) {
-		diag_print(stderr, d.msg);
-		return d.status;
-	}
-	struct kp_load_stats ls;
-	struct kp_load_opts o = *lo;
-	o.stats = stages_on() ? &ls : NULL;
-	int64_t t0 = stages_now();
-	if (trace_load(t, path, &o, &d) < 0) {
-		diag_warn_print(&t->warn, warn_mode, NULL, stderr);
-		diag_print(stderr, d.msg);
-		trace_free(t);
-		devdb_free(db);
-		return d.status;
-	}
-	int64_t t1 = stages_now();
-	link_trace(t);
-	if (o.stats) {
-		print_load(t1 - t0, o.stats);
-		stages_print(stderr, "link", stages_now() - t1, NULL);
-	}
-	return 0;
-}
-
 /* how one trace's report is written */
 struct view {
 	int format, color, stats, full_names;
@@ -256,9 +215,14 @@ struct view {
 	int opened; /* set by write_one: the output was opened */
 };
 
+/* the format draws charts: html, svg, json with --chart */
+static int draws(const struct view *v)
+{
+	return v->format == FMT_HTML || v->format == FMT_SVG || (v->format == FMT_JSON && v->chart);
+}
+
 /* The report of @r (and the sections and charts @v asks for) to v->path; 0 or the status. */
-static int write_one(const struct kp_trace *t, const struct kp_analyze_opts *ao,
-		     const struct kp_report *r, struct view *v)
+static int write_one(const struct kp_pipeline_out *p, int group, struct view *v)
 {
 	struct kp_diag d = { 0 };
 	struct kp_output o;
@@ -273,14 +237,11 @@ static int write_one(const struct kp_trace *t, const struct kp_analyze_opts *ao,
 				     .full_names = v->full_names,
 				     .color = table_use_color(v->color, out) };
 	struct kp_doc doc;
-	render_report_doc(r, &ro, &doc);
+	render_report_doc(&p->report, &ro, &doc);
 	if (v->breakdown || v->launches)
-		add_breakdown(&doc, t, v->breakdown, v->launches, v->idle_gap_us, v->short_us,
-			      ao->group, v->top, v->full_names);
-	render_doc(&doc, t, ao, r, &ro, v->charts,
-		   v->format == FMT_HTML || v->format == FMT_SVG ||
-			   (v->format == FMT_JSON && v->chart),
-		   out);
+		add_breakdown(&doc, &p->trace, v->breakdown, v->launches, v->idle_gap_us,
+			      v->short_us, group, v->top, v->full_names);
+	render_doc(&doc, &p->report, pipeline_shapes(p), &ro, v->charts, draws(v), out);
 	report_free(&doc);
 	if (output_close(&o, &d) < 0) {
 		diag_print(stderr, d.msg);
@@ -290,31 +251,40 @@ static int write_one(const struct kp_trace *t, const struct kp_analyze_opts *ao,
 }
 
 /*
- * The report of @t (analysed, sorted, cut to v->top and @min_pct) written as @v says, then its
- * warnings; frees @t and @db.  0 or the status after the message.
+ * @in's trace loaded, linked and analysed (pipeline.c), sorted, cut to v->top and @min_pct and
+ * written as @v says, then its warnings.  0 or the status after the message.
  */
-static int analyze_write(struct kp_trace *t, struct kp_devdb *db, const struct kp_analyze_opts *ao,
-			 const struct kp_sort_spec *sp, double min_pct, struct view *v,
-			 int warn_mode)
+static int analyze_write(const struct kp_pipeline_in *in, const struct kp_sort_spec *sp,
+			 double min_pct, struct view *v, int warn_mode)
 {
-	struct kp_report r;
+	struct kp_pipeline_out p;
+	if (pipeline_run(in, &p) < 0) {
+		diag_warn_print(&p.trace.warn, warn_mode, NULL, stderr);
+		diag_print(stderr, p.diag.msg);
+		int status = p.diag.status;
+		pipeline_free(&p);
+		return status;
+	}
+	if (in->load.stats) {
+		print_load(p.load_ns, in->load.stats);
+		stages_print(stderr, "link", p.link_ns, NULL);
+	}
+	if (p.note[0])
+		diag_note_print(stderr, p.note);
 	int64_t t0 = stages_now();
-	analyze_run(t, ao, &r);
-	sort_analyze(&r, sp);
-	analyze_select(&r, v->top, min_pct);
+	sort_analyze(&p.report, sp);
+	analyze_select(&p.report, v->top, min_pct);
 	int64_t t1 = stages_now();
-	int status = write_one(t, ao, &r, v);
+	int status = write_one(&p, in->analyze.group, v);
 	if (stages_on()) {
-		stages_print(stderr, "analyze", t1 - t0, NULL);
+		stages_print(stderr, "analyze", p.analyze_ns + (t1 - t0), NULL);
 		stages_print(stderr, "write", stages_now() - t1, NULL);
 	}
 	if (v->opened) { /* nothing written: no warnings either */
-		diag_warn_print(&t->warn, warn_mode, NULL, stderr);
-		diag_warn_print(&r.warn, warn_mode, NULL, stderr);
+		diag_warn_print(&p.trace.warn, warn_mode, NULL, stderr);
+		diag_warn_print(&p.report.warn, warn_mode, NULL, stderr);
 	}
-	analyze_free(&r);
-	trace_free(t);
-	devdb_free(db);
+	pipeline_free(&p);
 	return status;
 }
 
@@ -441,28 +411,28 @@ static int check_options(struct analyze_args *a, unsigned *charts, struct kp_sor
 static int analyze_one(const struct analyze_args *a, const char *path, unsigned charts,
 		       const struct kp_sort_spec *sp)
 {
+	struct kp_diag d = { 0 };
 	struct kp_devdb db;
-	struct kp_trace t;
-	struct kp_load_opts lo = { .strict = a->strict,
-				   .annotations = a->group == GROUP_ANNOT,
-				   .warn_all = a->warn_mode == WARN_ALL,
-				   .jobs = parse_jobs(a->jobs),
-				   .chunk = parse_chunk_env() };
-	int status = load_one(path, a->db_path, &lo, a->warn_mode, &db, &t);
-	if (status)
-		return status;
-	if (a->drop_prefix)
-		link_drop_unlaunched_prefix(&t);
-	char note[1024];
-	if (a->device && devdb_pick_note(&db, a->device, 0, note, sizeof(note)))
-		diag_note_print(stderr, note);
-	struct kp_analyze_opts ao = {
-		.group = a->group,
+	if (devdb_load_default(&db, a->db_path, &d) < 0) {
+		diag_print(stderr, d.msg);
+		return d.status;
+	}
+	struct kp_load_stats ls;
+	struct kp_pipeline_in in = {
+		.path = path,
+		.load = { .strict = a->strict,
+			  .annotations = a->group == GROUP_ANNOT,
+			  .warn_all = a->warn_mode == WARN_ALL,
+			  .jobs = parse_jobs(a->jobs),
+			  .chunk = parse_chunk_env(),
+			  .stats = stages_on() ? &ls : NULL },
+		.db = &db,
 		.device = a->device,
 		.sm_clock_mhz = a->sm_clock,
-		.db = &db,
-		.full_names = a->name_mode == 1,
-		.warn_all = a->warn_mode == WARN_ALL,
+		.analyze = { .group = a->group,
+			     .full_names = a->name_mode == 1,
+			     .warn_all = a->warn_mode == WARN_ALL },
+		.drop_prefix = a->drop_prefix,
 	};
 	struct view v = {
 		.format = a->format,
@@ -478,7 +448,10 @@ static int analyze_one(const struct analyze_args *a, const char *path, unsigned 
 		.chart = a->chart,
 		.path = a->out_path,
 	};
-	return analyze_write(&t, &db, &ao, sp, a->min_pct, &v, a->warn_mode);
+	in.shapes = draws(&v) && (charts & CHART_BIT(CHART_ROOFLINE));
+	int status = analyze_write(&in, sp, a->min_pct, &v, a->warn_mode);
+	devdb_free(&db);
+	return status;
 }
 
 /* -o FILE is none of the traces nor the device table; -1 to go on, else the status. */

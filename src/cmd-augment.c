@@ -1,5 +1,5 @@
 /*
- * cmd-augment.c — kprof augment: trace_load -> link -> analyze_run (per event) -> augment_write.
+ * cmd-augment.c — kprof augment: pipeline_run (load, link, each event's cost) -> augment_write.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,9 +10,9 @@
 #include "kprof/cmd.h"
 #include "kprof/devdb.h"
 #include "kprof/diag.h"
-#include "kprof/link.h"
 #include "kprof/opts.h"
 #include "kprof/output.h"
+#include "kprof/pipeline.h"
 #include "kprof/trace.h"
 
 static const char synopsis[] = "[<options>] <trace.json[.gz]> -o <out.json[.gz]>";
@@ -69,48 +69,41 @@ static int check_paths(const struct augment_args *a)
 	return -1;
 }
 
-/* Load and link the trace into @t; -1 to go on, else the status (@t freed, error printed). */
-static int load_trace(const struct augment_args *a, struct kp_trace *t, struct kp_diag *d)
+/* The trace loaded, linked and each GPU event's cost found (pipeline_run), then the trace with
+   them into the output; the status. */
+static int write_costs(const struct augment_args *a, const struct kp_devdb *db)
 {
-	struct kp_load_opts lo = { .strict = a->strict };
-	if (trace_load(t, a->in_path, &lo, d) < 0) {
-		diag_warn_print(&t->warn, WARN_SUMMARY, NULL, stderr);
-		diag_print(stderr, d->msg);
-		trace_free(t);
-		return d->status;
-	}
-	link_trace(t);
-	return -1;
-}
-
-/* Each GPU event's cost (analyze_run), then the trace with them into the output; the status. */
-static int write_costs(const struct augment_args *a, struct kp_trace *t, struct kp_devdb *db,
-		       struct kp_diag *d)
-{
-	struct kp_event_cost *ev = xcalloc(t->ngpu + 1, sizeof(*ev));
-	struct kp_analyze_opts ao = { .group = GROUP_KERNEL,
-				      .device = a->device,
-				      .sm_clock_mhz = a->sm_clock,
-				      .db = db,
-				      .events = ev };
-	struct kp_report r;
-	analyze_run(t, &ao, &r);
+	struct kp_pipeline_in in = { .path = a->in_path,
+				     .load = { .strict = a->strict },
+				     .db = db,
+				     .device = a->device,
+				     .sm_clock_mhz = a->sm_clock,
+				     .analyze = { .group = GROUP_KERNEL },
+				     .events = 1 };
+	struct kp_pipeline_out p;
 	int status = KP_OK;
+	if (pipeline_run(&in, &p) < 0) {
+		diag_warn_print(&p.trace.warn, WARN_SUMMARY, NULL, stderr);
+		diag_print(stderr, p.diag.msg);
+		status = p.diag.status;
+		pipeline_free(&p);
+		return status;
+	}
+	struct kp_diag d = { 0 };
 	int64_t cut = -1;
-	if (augment_write(t, ev, a->in_path, a->out_path, &cut, d) < 0) {
-		diag_print(stderr, d->msg);
-		status = d->status;
+	if (augment_write(&p.trace, p.events, a->in_path, a->out_path, &cut, &d) < 0) {
+		diag_print(stderr, d.msg);
+		status = d.status;
 	} else if (cut >= 0) {
-		diag_warn_add(&r.warn, "truncated outputs", a->out_path,
+		diag_warn_add(&p.report.warn, "truncated outputs", a->out_path,
 			      "the trace is truncated: the output holds the input up to byte %lld "
 			      "(its last complete event or member) and closes the arrays and objects "
 			      "open there",
 			      (long long)cut);
 	}
-	diag_warn_print(&t->warn, WARN_SUMMARY, NULL, stderr);
-	diag_warn_print(&r.warn, WARN_SUMMARY, NULL, stderr);
-	free(ev);
-	analyze_free(&r);
+	diag_warn_print(&p.trace.warn, WARN_SUMMARY, NULL, stderr);
+	diag_warn_print(&p.report.warn, WARN_SUMMARY, NULL, stderr);
+	pipeline_free(&p);
 	return status;
 }
 
@@ -128,12 +121,7 @@ int cmd_augment(int argc, char **argv)
 		diag_print(stderr, d.msg);
 		return d.status;
 	}
-	struct kp_trace t;
-	rc = load_trace(&a, &t, &d);
-	if (rc < 0) {
-		rc = write_costs(&a, &t, &db, &d);
-		trace_free(&t);
-	}
+	rc = write_costs(&a, &db);
 	devdb_free(&db);
 	return rc;
 }

@@ -56,12 +56,12 @@ int cmd_merge(int argc, char **argv)
 			devdb_free(&db);
 			return d.status;
 		}
-	const char *name = device ? device : rs.n && rs.r[0].device[0] ? rs.r[0].device : NULL;
-	const char *how;
-	const struct kp_device *dev = name ? devdb_match(&db, name, &how) : NULL;
+	struct kp_devchoice dc;
+	ranks_device(&rs, &db, device, &dc);
+	const struct kp_device *dev = dc.dev;
 	ranks_compare(&rs, dev && dev->peer_bw_byte_per_s > 0 ? dev->peer_bw_byte_per_s : -1);
 	struct kp_doc doc;
-	rankreport_doc(&rs, dev ? dev->name : name, &doc);
+	rankreport_doc(&rs, dev ? dev->name : dc.name, &doc);
 	table_render(&doc, format, 0, stdout);
 	report_free(&doc);
 	diag_warn_print(&rs.warn, WARN_SUMMARY, NULL, stderr);

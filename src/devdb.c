@@ -978,6 +978,64 @@ int devdb_match_props(const struct kp_devdb *db, const struct kp_devprops *q, st
 	return m->ncand;
 }
 
+/*
+ * A device with an empty or generic name ("AMD Radeon Graphics"): the entry whose SMs, cc and
+ * memory agree with deviceProperties.  Candidates with different peaks: warn, no guess.
+ */
+static void choose_by_props(const struct kp_devdb *db, const char *name,
+			    const struct kp_devprops *q, struct kp_devchoice *c)
+{
+	struct kp_devmatch m;
+	char props[128];
+	snprintf(props, sizeof(props), "numSms %d, %.0f GiB, cc %d.%d", q->sms,
+		 (double)q->mem_bytes / (1024.0 * 1024 * 1024), q->cc_major, q->cc_minor);
+	if (q->sms <= 0 || q->mem_bytes <= 0 || q->cc_major <= 0)
+		return; /* too little to go on: the plain "not in the device table" warning */
+	if (!devdb_match_props(db, q, &m)) {
+		snprintf(c->buf, sizeof(c->buf),
+			 "device '%s' is not in the device table, by name or by its properties (%s); "
+			 "%% of peak columns are empty (pass --device NAME, see kprof devices)",
+			 name, props);
+		c->warning = c->buf;
+		return;
+	}
+	size_t n = 0;
+	int shown = m.ncand < DEVDB_MAX_CAND ? m.ncand : DEVDB_MAX_CAND;
+	char *buf = c->buf;
+	if (!m.dev) {
+		n = (size_t)snprintf(buf, sizeof(c->buf),
+				     "device '%s' (%s) matches %d entries with different peaks by its "
+				     "properties:",
+				     name, props, m.ncand);
+		for (int i = 0; i < shown && n < sizeof(c->buf); i++)
+			n += (size_t)snprintf(buf + n, sizeof(c->buf) - n, "%s '%s'", i ? "," : "",
+					      m.cand[i]->name);
+		if (n < sizeof(c->buf))
+			snprintf(buf + n, sizeof(c->buf) - n,
+				 "; %% of peak columns are empty (pass --device NAME)");
+		c->warning = c->buf;
+		return;
+	}
+	c->dev = m.dev;
+	c->name = name;
+	n = (size_t)snprintf(buf, sizeof(c->buf), "match: properties, %s", props);
+	for (int i = 1; i < shown && n < sizeof(c->buf); i++)
+		n += (size_t)snprintf(buf + n, sizeof(c->buf) - n, "%s%s",
+				      i == 1 ? "; same peaks as " : ", ", m.cand[i]->name);
+	c->how = c->buf;
+}
+
+void devdb_choose(const struct kp_devdb *db, const char *override, const char *name,
+		  const struct kp_devprops *q, struct kp_devchoice *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->name = override ? override : name;
+	if (c->name && db)
+		c->dev = devdb_match_sms(db, c->name, !override && q ? q->sms : 0, &c->how);
+	if (!c->dev && !override && q && db && devdb_generic_name(name))
+		choose_by_props(db, name ? name : "", q, c);
+}
+
 const struct kp_device *devdb_find(const struct kp_devdb *db, const char *name)
 {
 	for (int i = 0; db && name && i < db->ndev; i++)

@@ -13,7 +13,7 @@
 
 #include "kprof/devdb.h"
 #include "kprof/hmap.h"
-#include "kprof/link.h"
+#include "kprof/pipeline.h"
 #include "kprof/trace.h"
 #include "kprof/units.h"
 
@@ -1007,17 +1007,23 @@ struct side_job {
 
 static void run_side(struct side_job *j)
 {
-	struct kp_analyze_opts ao = j->o->analyze;
-	ao.device = j->device;
-	ao.step_series = 1; /* per-step time per row: the gate's noise */
-	ao.warn_all = j->o->warn_mode == WARN_ALL;
-	struct kp_load_opts lo = j->o->load;
-	lo.warn_all = ao.warn_all;
-	j->rc = trace_load(j->t, j->path, &lo, j->d);
+	struct kp_pipeline_in in = { .path = j->path,
+				     .load = j->o->load,
+				     .db = j->o->analyze.db,
+				     .device = j->device,
+				     .sm_clock_mhz = j->o->analyze.sm_clock_mhz,
+				     .analyze = j->o->analyze,
+				     .drop_records = 1 }; /* the rows hold what the diff needs */
+	in.analyze.step_series = 1; /* per-step time per row: the gate's noise */
+	in.analyze.warn_all = in.load.warn_all = j->o->warn_mode == WARN_ALL;
+	struct kp_pipeline_out p;
+	j->rc = pipeline_run(&in, &p);
+	/* moved into the run: the report borrows the trace where it now lies */
+	*j->t = p.trace;
+	*j->d = p.diag;
 	if (j->rc == 0) {
-		link_trace(j->t);
-		analyze_run(j->t, &ao, j->r);
-		trace_drop_records(j->t); /* the rows hold what the diff needs */
+		*j->r = p.report;
+		j->r->trace = j->t;
 	}
 }
 

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "kprof/arena.h"
-#include "kprof/link.h"
+#include "kprof/pipeline.h"
 
 static const char *const kind_names[COLL_NKIND] = {
 	"allreduce", "allgather", "reducescatter", "alltoall",
@@ -171,6 +171,9 @@ static void summarize_identity(struct kp_rank *r, const struct kp_trace *t)
 		snprintf(r->backend, sizeof(r->backend), "%s", t->backend);
 	if (t->ndevs && t->devs[0].name)
 		snprintf(r->device, sizeof(r->device), "%s", t->devs[0].name);
+	if (t->ndevs)
+		r->props = (struct kp_devprops){ t->devs[0].sms, t->devs[0].total_mem,
+						 t->devs[0].cc_major, t->devs[0].cc_minor };
 	if (t->rank >= 0) {
 		r->rank = t->rank;
 		r->rank_from = 0;
@@ -279,23 +282,21 @@ struct job {
 
 static void load_one(struct kp_rank *r, const char *path, const struct kp_load_opts *lo)
 {
-	struct kp_trace t;
-	struct kp_diag d = { 0 };
 	r->file = xmalloc(strlen(path) + 1);
 	strcpy(r->file, path);
 	r->rank = r->world_size = -1;
-	int rc = trace_load(&t, path, lo, &d);
-	if (rc == 0) {
-		link_trace(&t);
-		ranks_summarize(r, &t);
+	struct kp_pipeline_in in = { .path = path, .load = *lo, .link_only = 1 };
+	struct kp_pipeline_out p;
+	if (pipeline_run(&in, &p) == 0) {
+		ranks_summarize(r, &p.trace);
 	} else {
-		r->status = d.status;
-		snprintf(r->err, sizeof(r->err), "%s", d.msg);
+		r->status = p.diag.status;
+		snprintf(r->err, sizeof(r->err), "%s", p.diag.msg);
 	}
 	/* the warnings' strings are malloc'ed, not in the trace's arena: they move */
-	r->warn = t.warn;
-	memset(&t.warn, 0, sizeof(t.warn));
-	trace_free(&t);
+	r->warn = p.trace.warn;
+	memset(&p.trace.warn, 0, sizeof(p.trace.warn));
+	pipeline_free(&p);
 }
 
 static void *worker(void *arg)
@@ -697,6 +698,13 @@ static void find_stragglers(struct kp_ranks *rs, struct step_acc *acc, size_t na
 		free(a->late);
 		free(a->lag);
 	}
+}
+
+void ranks_device(const struct kp_ranks *rs, const struct kp_devdb *db, const char *device,
+		  struct kp_devchoice *c)
+{
+	const struct kp_rank *r = rs->n ? &rs->r[0] : NULL;
+	devdb_choose(db, device, r && r->device[0] ? r->device : NULL, r ? &r->props : NULL, c);
 }
 
 void ranks_compare(struct kp_ranks *rs, double link_peak)

@@ -140,6 +140,23 @@ int devdb_generic_name(const char *name);
  */
 int devdb_match_props(const struct kp_devdb *db, const struct kp_devprops *q,
 		      struct kp_devmatch *m);
+/* The device a trace ran on, as devdb_choose() found it. */
+struct kp_devchoice {
+	const struct kp_device *dev; /* the entry; NULL when none */
+	const char *name;            /* the name looked up: --device's, else the trace's; NULL none */
+	const char *how;             /* how it matched: devdb_match_sms()'s, or @buf; NULL */
+	const char *warning;         /* @buf when matching by properties failed; NULL */
+	char buf[1024];
+};
+/*
+ * The one way every command picks the device entry: @override (--device NAME) by name alone;
+ * else the trace's @name with its properties @q (NULL: none recorded), by name and SM count
+ * (devdb_match_sms()), then, for a generic name (devdb_generic_name()), by properties
+ * (devdb_match_props()) with a warning in @c when none or several different entries match.
+ * @c's strings point into @c, @db, @override or @name.
+ */
+void devdb_choose(const struct kp_devdb *db, const char *override, const char *name,
+		  const struct kp_devprops *q, struct kp_devchoice *c);
 /*
  * Entries a user-typed @name could mean: those with @name as a word of their canonical
  * name or of one of their exact names ("H100": the SXM5, PCIe and NVL parts).  The first

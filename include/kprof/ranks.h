@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "kprof/breakdown.h"
+#include "kprof/devdb.h"
 #include "kprof/diag.h"
 #include "kprof/trace.h"
 
@@ -50,6 +51,7 @@ struct kp_rank {
 	int64_t world_size;  /* distributedInfo, -1 */
 	char backend[16];    /* distributedInfo, "" */
 	char device[64];     /* deviceProperties[0].name, "" */
+	struct kp_devprops props; /* deviceProperties[0]'s SMs, memory and cc; 0 unknown */
 	int64_t gpu_time_ns; /* sum of GPU durations */
 	struct kp_bd bd;     /* the whole trace's breakdown */
 	struct kp_rank_step *steps;
@@ -117,6 +119,10 @@ int ranks_load(struct kp_ranks *out, char *const *paths, size_t npaths, int jobs
 void ranks_summarize(struct kp_rank *r, const struct kp_trace *t);
 /* Order ranks, match collectives across ranks, find stragglers.  @link_peak: B/s or < 0. */
 void ranks_compare(struct kp_ranks *rs, double link_peak);
+/* The ranks' device (its peer link is ranks_compare()'s @link_peak): @device (--device NAME),
+   else the first rank's name and properties, matched as one trace's (devdb_choose()). */
+void ranks_device(const struct kp_ranks *rs, const struct kp_devdb *db, const char *device,
+		  struct kp_devchoice *c);
 void ranks_free(struct kp_ranks *rs);
 /* Rank from a file name: "rank[-_/[]?<digits>" (TraceLens' pattern); -1 none. */
 int64_t ranks_rank_from_name(const char *path);
