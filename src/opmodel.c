@@ -12,6 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+/*
+ * The families, each with its rows sorted by name (strcmp order) for bsearch; a name is in
+ * one family at most.  Composites without a model (aten::linear, matmul, conv2d,
+ * scaled_dot_product_attention, _scaled_dot_product_attention_math, dropout's autograd
+ * nodes, ...) are absent: their children carry the work (§5).
+ */
 static const struct opm_family *const families[] = {
 	&opm_family_gemm, &opm_family_conv, &opm_family_attn, &opm_family_pointwise, &opm_family_norm,
 };
