@@ -186,7 +186,8 @@ static int eval_conv(const struct kp_op_in *in, const struct model *m, struct kp
 	if (cs->transposed >= 0 && (transposed = opm_parse_bool(text(slot(in, cs->transposed)))) < 0)
 		return eval_conv_linked(in, cs, x, w, c,
 					"convolution 'transposed' is not True or False");
-	if (cs->groups >= 0 && (opm_parse_int(text(slot(in, cs->groups)), &groups) != 0 || groups < 1))
+	if (cs->groups >= 0 &&
+	    (opm_parse_int(text(slot(in, cs->groups)), &groups) != 0 || groups < 1))
 		return eval_conv_linked(in, cs, x, w, c,
 					"convolution 'groups' is not a positive integer");
 	if (conv_param(in, cs->stride, nsp, 1, stride) || conv_param(in, cs->pad, nsp, 0, pad) ||
@@ -414,7 +415,8 @@ static int sig_conv(const struct kp_op_in *in, const struct conv_schema *cs, cha
 	nsp = x->ndim - 2;
 	if (cs->transposed >= 0 && (transposed = opm_parse_bool(text(slot(in, cs->transposed)))) < 0)
 		return -1;
-	if (cs->groups >= 0 && (opm_parse_int(text(slot(in, cs->groups)), &groups) != 0 || groups < 1))
+	if (cs->groups >= 0 &&
+	    (opm_parse_int(text(slot(in, cs->groups)), &groups) != 0 || groups < 1))
 		return -1;
 	if (conv_param(in, cs->stride, nsp, 1, stride) || conv_param(in, cs->pad, nsp, 0, pad) ||
 	    conv_param(in, cs->dil, nsp, 1, dil) || conv_param(in, cs->out_pad, nsp, 0, opad))

@@ -19,7 +19,8 @@
  * nodes, ...) are absent: their children carry the work (§5).
  */
 static const struct opm_family *const families[] = {
-	&opm_family_gemm, &opm_family_conv, &opm_family_attn, &opm_family_pointwise, &opm_family_norm,
+	&opm_family_gemm,      &opm_family_conv, &opm_family_attn,
+	&opm_family_pointwise, &opm_family_norm,
 };
 
 static int cmp_model(const void *key, const void *elem)

@@ -70,7 +70,10 @@ void sort_rows(void *rows, size_t n, size_t size, const struct kp_sort_spec *sp,
 	       const struct kp_sort_rows *rd);
 /* Sort @r's rows (an SORT_ANALYZE spec). */
 void sort_analyze(struct kp_report *r, const struct kp_sort_spec *sp);
-/* Sort @d's rows (a SORT_DIFF spec; diff-sort.c); one-sided rows rank as +inf (new) and 0 (gone) by ratio. */
+/*
+ * Sort @d's rows (a SORT_DIFF spec; diff-sort.c); one-sided rows rank as +inf (new) and 0
+ * (gone) by ratio.
+ */
 void sort_diff(struct kp_diff *d, const struct kp_sort_spec *sp);
 
 #endif /* KPROF_SORT_H */
