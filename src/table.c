@@ -386,8 +386,8 @@ static void render_text_table(const struct kp_table *tb, int color, FILE *fp, st
 		w[j] = (int)strlen(tb->cols[j].title);
 		/* every column but a last text one is padded to its widest cell */
 		for (size_t i = 0; i < tb->nrows && !(tb->cols[j].text && j == last); i++) {
-			size_t n =
-				utf8_visible_len(report_cell_text(cell_at(tb, i, j), buf, sizeof(buf)));
+			const char *s = report_cell_text(cell_at(tb, i, j), buf, sizeof(buf));
+			size_t n = utf8_visible_len(s);
 			if (n > (size_t)w[j])
 				w[j] = n > INT_MAX ? INT_MAX : (int)n;
 		}
