@@ -205,7 +205,7 @@ static void table(const struct kp_table *tb, const char *jkey, FILE *fp)
 				fputc('"', fp);
 			}
 			fputc('>', fp);
-			esc(table_cell_text(c, buf, sizeof(buf)), fp);
+			esc(report_cell_text(c, buf, sizeof(buf)), fp);
 			fputs("</td>", fp);
 		}
 		fputs("</tr>\n", fp);

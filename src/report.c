@@ -316,6 +316,24 @@ const struct kp_chart *report_find_chart(const struct kp_doc *doc, const char *n
 	return NULL;
 }
 
+const char *report_cell_text(const struct kp_cell *c, char *buf, size_t cap)
+{
+	if (c->human)
+		return c->human;
+	switch (c->type) {
+	case CELL_INT:
+		snprintf(buf, cap, "%" PRId64, c->i);
+		return buf;
+	case CELL_NUM:
+		snprintf(buf, cap, "%.1f", c->d);
+		return buf;
+	case CELL_STR:
+		return c->s;
+	default:
+		return "-";
+	}
+}
+
 const char *report_val_text(const struct kp_val *v, char *buf, size_t cap)
 {
 	switch (v->type) {

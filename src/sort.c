@@ -1,15 +1,15 @@
 /*
- * sort.c — parse --sort key lists and sort analyze and diff rows with one comparator.
+ * sort.c — parse --sort key lists and sort report rows with one comparator: analyze's rows
+ * here, any other table's through the row readers its owner passes to sort_rows() (diff's in
+ * diff-sort.c, so sort.c knows nothing of diff.c).
  */
 #include "kprof/sort.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "kprof/analyze.h"
-#include "kprof/diff.h"
 
 struct keydef {
 	const char *name;
@@ -133,15 +133,14 @@ const char *sort_suggest(enum kp_sort_table table, const char *bad)
 
 struct sorter {
 	const struct kp_sort_spec *sp;
-	double (*num)(const void *row, int key);
-	const char *(*text)(const void *row, int key); /* key -1: the grouping key */
-	int (*folded)(const void *row);                /* the "(others)" row */
+	const struct kp_sort_rows *rd;
 };
 
 static int cmp_rows(const void *a, const void *b, void *arg)
 {
 	const struct sorter *s = arg;
-	int fa = s->folded(a), fb = s->folded(b);
+	const struct kp_sort_rows *rd = s->rd;
+	int fa = rd->folded(a), fb = rd->folded(b);
 	if (fa != fb)
 		return fa ? 1 : -1;
 	const struct keydef *keys = tables[s->sp->table].keys;
@@ -149,16 +148,16 @@ static int cmp_rows(const void *a, const void *b, void *arg)
 	for (int i = 0; i < s->sp->n; i++) {
 		int k = s->sp->k[i].key, c;
 		if (keys[k].text) {
-			c = strcmp(s->text(a, k), s->text(b, k));
+			c = strcmp(rd->text(a, k), rd->text(b, k));
 		} else {
-			double u = s->num(a, k), v = s->num(b, k);
+			double u = rd->num(a, k), v = rd->num(b, k);
 			c = u < v ? -1 : u > v;
 		}
 		if (c)
 			return s->sp->k[i].desc ? -c : c;
 	}
-	int c = strcmp(s->text(a, name_key), s->text(b, name_key));
-	return c ? c : strcmp(s->text(a, -1), s->text(b, -1));
+	int c = strcmp(rd->text(a, name_key), rd->text(b, name_key));
+	return c ? c : strcmp(rd->text(a, -1), rd->text(b, -1));
 }
 
 static double analyze_num(const void *row, int key)
@@ -211,64 +210,16 @@ static int analyze_folded(const void *row)
 	return (((const struct kp_row *)row)->flags & ROW_OTHERS) != 0;
 }
 
+void sort_rows(void *rows, size_t n, size_t size, const struct kp_sort_spec *sp,
+	       const struct kp_sort_rows *rd)
+{
+	struct sorter s = { sp, rd };
+	if (n)
+		qsort_r(rows, n, size, cmp_rows, &s);
+}
+
 void sort_analyze(struct kp_report *r, const struct kp_sort_spec *sp)
 {
-	struct sorter s = { sp, analyze_num, analyze_text, analyze_folded };
-	if (r->nrows)
-		qsort_r(r->rows, r->nrows, sizeof(*r->rows), cmp_rows, &s);
-}
-
-static double ratio_key(const struct kp_diff_row *r)
-{
-	/* one-sided rows: new grew from nothing (+inf), gone shrank to nothing (0) */
-	if (r->status == DIFF_NEW)
-		return INFINITY;
-	if (r->status == DIFF_GONE)
-		return 0;
-	if (r->ratio < 0)
-		return r->new_raw_ns > 0 ? INFINITY : 1;
-	return r->ratio;
-}
-
-static double diff_num(const void *row, int key)
-{
-	const struct kp_diff_row *r = row;
-	switch ((enum kp_diff_key)key) {
-	case DK_DELTA_ABS:
-		return fabs((double)r->delta_ns);
-	case DK_DELTA:
-		return (double)r->delta_ns;
-	case DK_RATIO:
-		return ratio_key(r);
-	case DK_SHARE:
-		return r->share_pt;
-	case DK_BASE:
-		return (double)r->base_ns;
-	case DK_NEW:
-		return (double)r->new_ns;
-	case DK_BASE_CALLS:
-		return r->base_calls;
-	case DK_NEW_CALLS:
-		return r->new_calls;
-	default:
-		return 0;
-	}
-}
-
-static const char *diff_text(const void *row, int key)
-{
-	const struct kp_diff_row *r = row;
-	return key == DK_NAME ? r->name : r->key;
-}
-
-static int diff_folded(const void *row)
-{
-	return ((const struct kp_diff_row *)row)->status == DIFF_OTHERS;
-}
-
-void sort_diff(struct kp_diff *d, const struct kp_sort_spec *sp)
-{
-	struct sorter s = { sp, diff_num, diff_text, diff_folded };
-	if (d->nrows)
-		qsort_r(d->rows, d->nrows, sizeof(*d->rows), cmp_rows, &s);
+	static const struct kp_sort_rows rd = { analyze_num, analyze_text, analyze_folded };
+	sort_rows(r->rows, r->nrows, sizeof(*r->rows), sp, &rd);
 }

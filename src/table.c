@@ -37,24 +37,6 @@ long table_default_top(enum kp_format fmt)
 	return fmt == FMT_TABLE || fmt == FMT_MARKDOWN ? 20 : 0;
 }
 
-const char *table_cell_text(const struct kp_cell *c, char *buf, size_t cap)
-{
-	if (c->human)
-		return c->human;
-	switch (c->type) {
-	case CELL_INT:
-		snprintf(buf, cap, "%" PRId64, c->i);
-		return buf;
-	case CELL_NUM:
-		snprintf(buf, cap, "%.1f", c->d);
-		return buf;
-	case CELL_STR:
-		return c->s;
-	default:
-		return "-";
-	}
-}
-
 static const struct kp_cell *cell_at(const struct kp_table *tb, size_t row, int col)
 {
 	return &tb->cells[row * (size_t)tb->ncols + (size_t)col];
@@ -366,7 +348,7 @@ static void render_markdown_table(const struct kp_table *tb, FILE *fp, struct kp
 			const struct kp_cell *c = cell_at(tb, i, j);
 			if (!(col->where & COL_HUMAN))
 				continue;
-			const char *s = table_cell_text(c, buf, sizeof(buf));
+			const char *s = report_cell_text(c, buf, sizeof(buf));
 			fputc(' ', fp);
 			if (col->text && c->type == CELL_STR)
 				md_code(fp, s, vb);
@@ -404,7 +386,8 @@ static void render_text_table(const struct kp_table *tb, int color, FILE *fp, st
 		w[j] = (int)strlen(tb->cols[j].title);
 		/* every column but a last text one is padded to its widest cell */
 		for (size_t i = 0; i < tb->nrows && !(tb->cols[j].text && j == last); i++) {
-			size_t n = utf8_visible_len(table_cell_text(cell_at(tb, i, j), buf, sizeof(buf)));
+			const char *s = report_cell_text(cell_at(tb, i, j), buf, sizeof(buf));
+			size_t n = utf8_visible_len(s);
 			if (n > (size_t)w[j])
 				w[j] = n > INT_MAX ? INT_MAX : (int)n;
 		}
@@ -435,7 +418,7 @@ static void render_text_table(const struct kp_table *tb, int color, FILE *fp, st
 			const struct kp_cell *c = cell_at(tb, i, j);
 			if (!(col->where & COL_HUMAN))
 				continue;
-			const char *s = table_cell_text(c, buf, sizeof(buf));
+			const char *s = report_cell_text(c, buf, sizeof(buf));
 			put_field(fp, s, col->text && j == last ? 0 : w[j], col->text, c->tone,
 				  color, vb);
 			if (j != last)

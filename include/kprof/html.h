@@ -6,7 +6,7 @@
 
 #include <stdio.h>
 
-#include "kprof/table.h"
+#include "kprof/report.h"
 
 /* Prototypes */
 /*

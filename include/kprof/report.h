@@ -226,6 +226,8 @@ void chart_mark(struct kp_doc *doc, struct kp_chart *ch, double v, const char *l
 int chart_lane(struct kp_doc *doc, struct kp_chart *ch, const char *label);
 /* The document's first chart named @name, NULL none. */
 const struct kp_chart *report_find_chart(const struct kp_doc *doc, const char *name);
+/* The table/markdown text of cell @c ("-" for null), in @buf or the cell's (html.c too). */
+const char *report_cell_text(const struct kp_cell *c, char *buf, size_t cap);
 /* The table/markdown text of a fact value ("4.812 ms", "42.8%"), in @buf or the value's. */
 const char *report_val_text(const struct kp_val *v, char *buf, size_t cap);
 

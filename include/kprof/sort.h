@@ -55,9 +55,25 @@ int sort_parse(struct kp_sort_spec *sp, enum kp_sort_table table, const char *sp
 char *sort_key_list(enum kp_sort_table table, const char *sep, char *buf, size_t cap);
 /* A key @bad looks like a typo of (shares its first 3+ characters), or NULL. */
 const char *sort_suggest(enum kp_sort_table table, const char *bad);
+/* How sort_rows() reads a row of its table (the key enums above). */
+struct kp_sort_rows {
+	double (*num)(const void *row, int key);       /* a number key's value */
+	const char *(*text)(const void *row, int key); /* a text key's; key -1: the grouping key */
+	int (*folded)(const void *row);                /* the "(others)" row, sorted last */
+};
+
+/*
+ * Sort @n rows of @size bytes at @rows by @sp (sort_parse), reading them through @rd:
+ * the folded row last, then the keys in order, then name and grouping key ascending.
+ */
+void sort_rows(void *rows, size_t n, size_t size, const struct kp_sort_spec *sp,
+	       const struct kp_sort_rows *rd);
 /* Sort @r's rows (an SORT_ANALYZE spec). */
 void sort_analyze(struct kp_report *r, const struct kp_sort_spec *sp);
-/* Sort @d's rows (a SORT_DIFF spec); one-sided rows rank as +inf (new) and 0 (gone) by ratio. */
+/*
+ * Sort @d's rows (a SORT_DIFF spec; diff-sort.c); one-sided rows rank as +inf (new) and 0
+ * (gone) by ratio.
+ */
 void sort_diff(struct kp_diff *d, const struct kp_sort_spec *sp);
 
 #endif /* KPROF_SORT_H */

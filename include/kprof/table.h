@@ -33,8 +33,6 @@ void table_render(const struct kp_doc *doc, enum kp_format fmt, int color, FILE 
  * NO_COLOR is unset or empty (https://no-color.org: the option overrides the variable).
  */
 int table_use_color(enum kp_color when, FILE *fp);
-/* The table/markdown text of cell @c ("-" for null), in @buf or the cell's. */
-const char *table_cell_text(const struct kp_cell *c, char *buf, size_t cap);
 /* --top's default for @fmt: 20 rows for people (table, markdown), all for programs. */
 long table_default_top(enum kp_format fmt);
 

@@ -3,7 +3,7 @@
  * into a struct kp_op_in — an op name from the model table (or a near miss), slot
  * counts, dims (small, zero, negative, huge), dtypes, TensorLists and Concrete
  * Inputs texts (typical ones or raw bytes) — and opmodel_eval()/opmodel_class()
- * run on it.  The op names come from src/opmodel.c's table (run.sh extracts
+ * run on it.  The op names come from the model table in src/opmodel-*.c (run.sh extracts
  * them into opnames.h), so new models are fuzzed without editing this file.
  *
  * Checked beyond the sanitizers: the result contract of opmodel.h (return code,

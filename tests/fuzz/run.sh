@@ -63,8 +63,9 @@ CFLAGS="-std=c11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer -Iinclude -I$O -I$
 	-DKPROF_VERSION=\"fuzz\" -fsanitize=fuzzer-no-link,address,undefined \
 	-fno-sanitize-recover=undefined ${FUZZ_CFLAGS:-}"
 
-# The op names of opmodel.c's model table, for fuzz-opmodel.c.
-sed -n 's/^[[:space:]]*[PS]("\([A-Za-z0-9_]*\)".*/"aten::\1",/p' src/opmodel.c >"$F/opnames.tmp"
+# The op names of the model table (the families' rows in src/opmodel-*.c), for fuzz-opmodel.c,
+# in the table's strcmp order.
+sed -n 's/^[[:space:]]*[PS]("\([A-Za-z0-9_]*\)".*/"aten::\1",/p' src/opmodel*.c | LC_ALL=C sort >"$F/opnames.tmp"
 {
 	echo "static const char *const opnames[] = {"
 	cat "$F/opnames.tmp"

@@ -1,6 +1,6 @@
 /*
  * test-attribution.c — per-kernel attribution: math kernels get an op's FLOPs, data-movement
- * kernels only their own bytes (kernrole.c, opmodel.c's data-movement part, analyze.c).
+ * kernels only their own bytes (kernrole.c, src/opmodel*.c's data-movement part, analyze.c).
  */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -997,7 +997,7 @@ static void emit_nvtx_conv_backward_takes_its_args_from_cudnn(void **state)
 
 	/*
 	 * No cuDNN call inside (the shim off, or a path it does not decode): the form and groups
-	 * from the shapes, both gradients assumed and reported (opmodel.c conv_bwd_transposed)
+	 * from the shapes, both gradients assumed and reported (opmodel-conv.c conv_bwd_transposed)
 	 */
 	ctrace_init(&t);
 	add_range(&t,

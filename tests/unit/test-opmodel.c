@@ -4,6 +4,7 @@
  * Slots are struct literals copied from the fixtures' cpu_op events.
  */
 #include "kprof/opmodel.h"
+#include "kprof/opmodel-internal.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -1933,6 +1934,34 @@ static void inductor_kernel_flop_and_num_gb_win(void **state)
 	assert_string_equal(c.note, "pointwise op has no tensor operand");
 }
 
+/*
+ * The model table split by family (src/opmodel-*.c): each family's rows sorted for bsearch,
+ * no name in two families, and every row found by name again with its own class.
+ */
+static void family_tables_are_sorted_disjoint_and_found(void **state)
+{
+	(void)state;
+	const struct opm_family *fams[] = { &opm_family_gemm, &opm_family_conv, &opm_family_attn,
+					    &opm_family_pointwise, &opm_family_norm };
+	size_t total = 0;
+	for (size_t f = 0; f < sizeof(fams) / sizeof(fams[0]); f++) {
+		assert_true(fams[f]->n > 0);
+		for (size_t i = 0; i < fams[f]->n; i++) {
+			const struct model *m = &fams[f]->models[i];
+			if (i > 0)
+				assert_true(strcmp(fams[f]->models[i - 1].name, m->name) < 0);
+			for (size_t g = 0; g < f; g++)
+				for (size_t j = 0; j < fams[g]->n; j++)
+					assert_string_not_equal(fams[g]->models[j].name, m->name);
+			assert_int_equal(opmodel_class(m->name), m->cls);
+			total++;
+		}
+	}
+	assert_int_equal(total, 149); /* 148 aten:: rows and kprof::cross_entropy_loss_backward */
+	assert_int_equal(opmodel_causal_slot("aten::_flash_attention_forward") >= 0, 1);
+	assert_int_equal(opmodel_causal_slot("aten::mm"), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1997,6 +2026,7 @@ int main(void)
 		cmocka_unit_test(opmodel_class_answers_without_evaluating),
 		cmocka_unit_test(composite_ops_have_no_model),
 		cmocka_unit_test(inductor_kernel_flop_and_num_gb_win),
+		cmocka_unit_test(family_tables_are_sorted_disjoint_and_found),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

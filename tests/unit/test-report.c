@@ -20,6 +20,23 @@ static const char *vtext(const struct kp_doc *doc, size_t i, char *buf, size_t c
 	return report_val_text(&doc->items[i].v, buf, cap);
 }
 
+/* report_cell_text (moved from table.c so html.c needs no table.c): the text of each type */
+static void cell_text_reads_as_its_type(void **state)
+{
+	(void)state;
+	char buf[32];
+	struct kp_cell c = { .type = CELL_INT, .i = -42 };
+	assert_string_equal(report_cell_text(&c, buf, sizeof(buf)), "-42");
+	c = (struct kp_cell){ .type = CELL_NUM, .d = 2.25 };
+	assert_string_equal(report_cell_text(&c, buf, sizeof(buf)), "2.2");
+	c = (struct kp_cell){ .type = CELL_STR, .s = "aten::mm" };
+	assert_string_equal(report_cell_text(&c, buf, sizeof(buf)), "aten::mm");
+	c = (struct kp_cell){ .type = CELL_NULL };
+	assert_string_equal(report_cell_text(&c, buf, sizeof(buf)), "-");
+	c = (struct kp_cell){ .type = CELL_INT, .i = 4812, .human = "4.812 us" };
+	assert_string_equal(report_cell_text(&c, buf, sizeof(buf)), "4.812 us");
+}
+
 static void facts_read_as_their_type(void **state)
 {
 	(void)state;
@@ -273,6 +290,7 @@ int main(void)
 		cmocka_unit_test(tone_marks_only_the_last_fact),
 		cmocka_unit_test(tables_copy_columns_and_rows_start_null),
 		cmocka_unit_test(cell_setters_null_what_they_cannot_show),
+		cmocka_unit_test(cell_text_reads_as_its_type),
 		cmocka_unit_test(chart_series_are_unique_and_capped),
 		cmocka_unit_test(chart_appenders_copy_strings_and_grow),
 	};

@@ -15,6 +15,50 @@
 #include "kprof/diff.h"
 #include "kprof/sort.h"
 
+/* sort_rows reads any table through its readers (diff-sort.c's way, sort.c knowing no diff.h) */
+struct plain {
+	const char *name, *key;
+	double v;
+	int folded;
+};
+static double plain_num(const void *row, int key)
+{
+	(void)key;
+	return ((const struct plain *)row)->v;
+}
+static const char *plain_text(const void *row, int key)
+{
+	const struct plain *r = row;
+	return key == DK_NAME ? r->name : r->key;
+}
+static int plain_folded(const void *row)
+{
+	return ((const struct plain *)row)->folded;
+}
+
+static void sort_rows_reads_rows_through_the_callers_readers(void **state)
+{
+	(void)state;
+	struct plain rows[] = { { "(others)", "o", 99, 1 }, { "b", "b1", 2, 0 }, { "a", "a1", 2, 0 },
+				{ "c", "c1", 5, 0 } };
+	static const struct kp_sort_rows rd = { plain_num, plain_text, plain_folded };
+	struct kp_sort_spec sp;
+	const char *bad;
+	assert_int_equal(sort_parse(&sp, SORT_DIFF, "delta", &bad), 0);
+	sort_rows(rows, 4, sizeof(rows[0]), &sp, &rd);
+	/* 5 first (numbers descend), the tie 2/2 by name, the folded row last despite 99 */
+	assert_string_equal(rows[0].name, "c");
+	assert_string_equal(rows[1].name, "a");
+	assert_string_equal(rows[2].name, "b");
+	assert_string_equal(rows[3].name, "(others)");
+	assert_int_equal(sort_parse(&sp, SORT_DIFF, "delta:asc", &bad), 0);
+	sort_rows(rows, 4, sizeof(rows[0]), &sp, &rd);
+	assert_string_equal(rows[0].name, "a");
+	assert_string_equal(rows[2].name, "c");
+	assert_string_equal(rows[3].name, "(others)");
+	sort_rows(NULL, 0, sizeof(rows[0]), &sp, &rd); /* no rows: nothing read */
+}
+
 static void key_lists_come_from_the_enum_tables_in_enum_order(void **state)
 {
 	(void)state;
@@ -146,6 +190,7 @@ int main(void)
 		cmocka_unit_test(the_folded_row_stays_last_and_name_breaks_ties),
 		cmocka_unit_test(diff_ratio_ranks_new_rows_first_and_gone_rows_last),
 		cmocka_unit_test(repeated_keys_count_once_and_every_key_is_checked),
+		cmocka_unit_test(sort_rows_reads_rows_through_the_callers_readers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
