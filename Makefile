@@ -264,10 +264,9 @@ fuzz-build: $(O)/src/devdb-builtin.c
 	$(Q)O=$(O) LDLIBS='$(LDLIBS)' tests/fuzz/run.sh -b
 
 # circular dependencies between src/*.c (a file using a symbol another defines, by nm on the
-# objects; tests/tools/depcheck.py): printed, not failed on until trace.c <-> fwdbwd.c is
-# broken (issue 29); `tests/tools/depcheck.py --strict` fails on any circle
+# objects; tests/tools/depcheck.py): none allowed (issue 29)
 depcheck: all
-	$(Q)python3 tests/tools/depcheck.py --objdir $(O)/src
+	$(Q)python3 tests/tools/depcheck.py --strict --objdir $(O)/src
 
 # the link libraries, for tests/fuzz/run.sh (one list: the fuzzers link what kprof links)
 print-ldlibs:

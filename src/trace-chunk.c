@@ -138,7 +138,7 @@ static struct chunk *next_of(struct par *P, struct chunk *c)
 		 : __atomic_load_n(&P->head, __ATOMIC_ACQUIRE);
 }
 
-void trace_defer_warn(struct loader *L, int64_t off, const char *kind, const char *msg)
+static void defer_warn(struct loader *L, int64_t off, const char *kind, const char *msg)
 {
 	struct chunk *c = L->chunk;
 	struct dwarn *w = VEC_PUSH(c->warns, c->nwarns, c->capwarns);
@@ -147,7 +147,7 @@ void trace_defer_warn(struct loader *L, int64_t off, const char *kind, const cha
 	w->msg = xstrdup(msg);
 }
 
-const char *trace_par_intern(struct loader *L, const char *s, size_t n)
+static const char *par_intern(struct loader *L, const char *s, size_t n)
 {
 	struct kp_hmap_entry *e = hmap_get_str(&L->cache, s, n);
 	if (e)
@@ -852,6 +852,8 @@ static void worker_init(struct worker *W, struct par *P)
 	arena_init(&W->arena);
 	W->L.arena = &W->arena;
 	W->L.par = P;
+	W->L.par_intern = par_intern;
+	W->L.defer_warn = defer_warn;
 	W->L.annotations = P->L->annotations;
 	W->L.last_thread = -1;
 	hmap_init(&W->L.threads, HMAP_STR);
@@ -897,6 +899,8 @@ void trace_par_start(struct loader *L, const struct par_plan *plan)
 	/* from here t->strs is shared: its strings go to their own arena, under str_lock */
 	L->t->strs.arena = &P->str_arena;
 	L->par = P;
+	L->par_intern = par_intern;
+	L->defer_warn = defer_warn;
 	L->p.short_reads = 1; /* one chunk at a time: the producer may wait for releases */
 	if (pthread_create(&P->prod, NULL, P->direct ? producer_direct : producer, P) != 0) {
 		L->par = NULL;

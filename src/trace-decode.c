@@ -41,7 +41,7 @@ static void warn_at(struct loader *L, int64_t off, const char *kind, const char 
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	if (L->chunk) {
-		trace_defer_warn(L, off, kind, msg); /* located when the chunk is merged */
+		L->defer_warn(L, off, kind, msg); /* located when the chunk is merged */
 		return;
 	}
 	trace_locate(L, off, loc, sizeof(loc));
@@ -100,7 +100,7 @@ const char *trace_intern_tok(struct loader *L, const struct kp_json_tok *tk)
 		n = utf8_clean(s, n, c);
 		s = c;
 	}
-	return L->par ? trace_par_intern(L, s, n) : strtab_intern(&L->t->strs, s, n);
+	return L->par ? L->par_intern(L, s, n) : strtab_intern(&L->t->strs, s, n);
 }
 
 
@@ -984,7 +984,7 @@ static int check_event(struct loader *L, int64_t off, struct ev *e)
 		e->dur = 0;
 	}
 	if (!e->name)
-		e->name = L->par ? trace_par_intern(L, "(unnamed)", 9)
+		e->name = L->par ? L->par_intern(L, "(unnamed)", 9)
 				 : strtab_intern(&t->strs, "(unnamed)", 9);
 	if (e->shapes_overflow && e->cat == CAT_OP && opmodel_class(e->name) != MODEL_NONE)
 		warn_at(L, off, "ops with too many shape slots",
@@ -1186,4 +1186,53 @@ int trace_parse_event(struct loader *L, int64_t off)
 		break;
 	}
 	return 0;
+}
+
+/*
+ * The records' lifetime: freed here, beside what fills them (trace-chunk.c frees its workers'
+ * partial traces, trace.c the whole one).
+ */
+void trace_free_ids(struct kp_trace *t)
+{
+	free(t->op_ext);
+	free(t->launch_ids);
+	free(t->gpu_ids);
+	t->op_ext = NULL;
+	t->launch_ids = t->gpu_ids = NULL;
+	t->capop_ext = t->caplaunch_ids = t->capgpu_ids = 0;
+}
+
+void trace_drop_records(struct kp_trace *t)
+{
+	trace_free_ids(t);
+	free(t->ops);
+	free(t->launches);
+	free(t->gpu);
+	free(t->opx);
+	free(t->gpux);
+	free(t->threads);
+	free(t->steps);
+	free(t->annots);
+	free(t->ranges);
+	free(t->colls);
+	t->ops = NULL, t->nops = t->capops = 0;
+	t->launches = NULL, t->nlaunches = t->caplaunches = 0;
+	t->gpu = NULL, t->ngpu = t->capgpu = 0;
+	t->opx = NULL, t->nopx = t->capopx = 0;
+	t->gpux = NULL, t->ngpux = t->capgpux = 0;
+	t->threads = NULL, t->nthreads = t->capthreads = 0;
+	t->steps = NULL, t->nsteps = t->capsteps = 0;
+	t->annots = NULL, t->nannots = t->capannots = 0;
+	t->ranges = NULL, t->nranges = t->capranges = 0;
+	t->colls = NULL, t->ncolls = t->capcolls = 0;
+}
+
+void trace_free(struct kp_trace *t)
+{
+	trace_drop_records(t);
+	free(t->devs);
+	strtab_free(&t->strs);
+	diag_warn_free(&t->warn);
+	arena_free(&t->arena);
+	memset(t, 0, sizeof(*t));
 }

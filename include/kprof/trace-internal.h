@@ -113,6 +113,12 @@ struct loader {
 	struct kp_hmap slots;
 	struct kp_arena *arena; /* thread keys, slots: t->arena, or a parallel worker's own */
 	struct par *par;        /* parallel parse (see par_*), NULL for a serial one */
+	/*
+	 * With @par, set by the chunk engine (trace-chunk.c): the event decoder calls back
+	 * through these, so trace-decode.c depends on no function of trace-chunk.c.
+	 */
+	const char *(*par_intern)(struct loader *L, const char *s, size_t n);
+	void (*defer_warn)(struct loader *L, int64_t off, const char *kind, const char *msg);
 	struct chunk *chunk;    /* a worker: the chunk being parsed (warnings wait in it) */
 	int bail;               /* a worker met what only the serial path can do (B/E pairs) */
 	/* parallel: interned bytes -> canonical string of t->strs (the key points at it) */
@@ -174,10 +180,6 @@ int trace_skip_malformed(struct loader *L, int64_t off, const char *why);
 int trace_parse_event(struct loader *L, int64_t off);
 
 /* trace-chunk.c */
-/* A worker's warning, kept in its chunk and located when the chunk is merged. */
-void trace_defer_warn(struct loader *L, int64_t off, const char *kind, const char *msg);
-/* A worker's or the main thread's interning while threads run (t->strs under a lock). */
-const char *trace_par_intern(struct loader *L, const char *s, size_t n);
 /* The main parser's reads during a parallel parse: the chunks' bytes from its cursor on. */
 ssize_t trace_par_read(struct loader *L, void *buf, size_t cap);
 /* Merge the chunks parsed ahead that start where the parser stands; event objects merged. */
