@@ -91,8 +91,8 @@ void wl_op_begin(struct kp_wl *w, struct op *op);
 void wl_op_end(struct kp_wl *w, struct op *op, const char *name, char *args);
 struct slot wl_pair(long v);
 int wl_gemm(struct kp_wl *w, int cdt, int ta, int tb, long M, long N, long K, const void *A,
-		long lda, long long sA, const void *B, long ldb, long long sB, float beta, void *C,
-		int c_fp32, long ldc, long long sC, long batch);
+	    long lda, long long sA, const void *B, long ldb, long long sB, float beta, void *C,
+	    int c_fp32, long ldc, long long sC, long batch);
 int wl_kcheck(struct kp_wl *w, int e, const char *what);
 int wl_dev_sync(struct kp_wl *w);
 void wl_keep_result(struct kp_wl *w, const struct kp_result *r, const char *label);
@@ -103,8 +103,7 @@ void wl_note_err(struct kp_check *chk, double got, double ref, double mag);
 
 /* The families' entry points, called by workloads_run() per shape, dtype and backend. */
 int wl_run_matmul(struct kp_wl *w, int op, int cdt, const struct kp_mm_shape *sh, int lt);
-int wl_run_sdpa(struct kp_wl *w, int cdt, const struct kp_sdpa_shape *sh, int cudnn,
-		    int fallback);
+int wl_run_sdpa(struct kp_wl *w, int cdt, const struct kp_sdpa_shape *sh, int cudnn, int fallback);
 int wl_run_conv(struct kp_wl *w, int cdt, const struct kp_conv_shape *sh, int cudnn, int nhwc);
 int wl_run_norm(struct kp_wl *w, int op, int cdt, const struct kp_norm_shape *sh);
 int wl_run_xent(struct kp_wl *w, int cdt, const struct kp_norm_shape *sh);

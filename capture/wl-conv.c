@@ -64,14 +64,14 @@ static int conv_ref_fwd(struct kp_wl *w, struct conv_case *c)
 	const struct dt_info *d = &wl_dts[c->cdt];
 	long p = c->oh * c->ow, rs = s->r * s->s, cgrs = c->cg * rs;
 	int rc = wl_kcheck(w,
-			kk_im2col(c->col, c->x, d->kt, s->n, s->c, s->h, s->w, s->r, s->s, c->oh,
-				  c->ow, s->stride, s->pad, s->dil),
-			"kprof_im2col");
+			   kk_im2col(c->col, c->x, d->kt, s->n, s->c, s->h, s->w, s->r, s->s, c->oh,
+				     c->ow, s->stride, s->pad, s->dil),
+			   "kprof_im2col");
 	/* per group: Ytmp_g[Kg, N*P] = W_g[Kg, Cg*R*S] col_g[Cg*R*S, N*P] */
 	if (rc == 0)
-		rc = wl_gemm(w, c->cdt, 0, 0, c->kg, c->np, cgrs, c->wt, cgrs, (long long)c->kg * cgrs,
-			  c->col, c->np, (long long)cgrs * c->np, 0.f, c->ytmp, 0, c->np,
-			  (long long)c->kg * c->np, s->groups);
+		rc = wl_gemm(w, c->cdt, 0, 0, c->kg, c->np, cgrs, c->wt, cgrs,
+			     (long long)c->kg * cgrs, c->col, c->np, (long long)cgrs * c->np, 0.f,
+			     c->ytmp, 0, c->np, (long long)c->kg * c->np, s->groups);
 	if (rc == 0)
 		rc = wl_kcheck(w, kk_swap01(c->y, c->ytmp, d->kt, s->k, s->n, p), "kprof_swap01");
 	return rc;
@@ -90,18 +90,18 @@ static int conv_ref_bwd(struct kp_wl *w, struct conv_case *c)
 	/* grad weight: dW_g[Kg, Cg*R*S] = dYt_g[Kg, N*P] col_g^T */
 	if (rc == 0)
 		rc = wl_gemm(w, c->cdt, 0, 1, c->kg, cgrs, c->np, c->dyt, c->np,
-			  (long long)c->kg * c->np, c->col, c->np, (long long)cgrs * c->np, 0.f,
-			  c->dw, 0, cgrs, (long long)c->kg * cgrs, s->groups);
+			     (long long)c->kg * c->np, c->col, c->np, (long long)cgrs * c->np, 0.f,
+			     c->dw, 0, cgrs, (long long)c->kg * cgrs, s->groups);
 	/* grad input: dcol_g[Cg*R*S, N*P] = W_g^T dYt_g, then col2im */
 	if (rc == 0)
-		rc = wl_gemm(w, c->cdt, 1, 0, cgrs, c->np, c->kg, c->wt, cgrs, (long long)c->kg * cgrs,
-			  c->dyt, c->np, (long long)c->kg * c->np, 0.f, c->dcol, 0, c->np,
-			  (long long)cgrs * c->np, s->groups);
+		rc = wl_gemm(w, c->cdt, 1, 0, cgrs, c->np, c->kg, c->wt, cgrs,
+			     (long long)c->kg * cgrs, c->dyt, c->np, (long long)c->kg * c->np, 0.f,
+			     c->dcol, 0, c->np, (long long)cgrs * c->np, s->groups);
 	if (rc == 0)
 		rc = wl_kcheck(w,
-			    kk_col2im(c->dx, c->dcol, d->kt, s->n, s->c, s->h, s->w, s->r, s->s,
-				      c->oh, c->ow, s->stride, s->pad, s->dil),
-			    "kprof_col2im");
+			       kk_col2im(c->dx, c->dcol, d->kt, s->n, s->c, s->h, s->w, s->r, s->s,
+					 c->oh, c->ow, s->stride, s->pad, s->dil),
+			       "kprof_col2im");
 	return rc;
 }
 
@@ -117,8 +117,8 @@ static int conv_iter(struct kp_wl *w, void *ctx)
 	/* clang-format off */
 	struct slot fs[9] = {
 		wl_tensor(ty, 4, s->n, s->c, s->h, s->w), wl_tensor(ty, 4, s->k, c->cg, s->r, s->s),
-		wl_scalar("", ""), wl_pair(s->stride), wl_pair(s->pad), wl_pair(s->dil), wl_scalar("Scalar", "False"),
-		wl_pair(0), wl_scalar("Scalar", groups),
+		wl_scalar("", ""), wl_pair(s->stride), wl_pair(s->pad), wl_pair(s->dil),
+		wl_scalar("Scalar", "False"), wl_pair(0), wl_scalar("Scalar", groups),
 	};
 	/* clang-format on */
 	int tr = w->traced, rc;
@@ -135,8 +135,9 @@ static int conv_iter(struct kp_wl *w, void *ctx)
 
 	/* clang-format off */
 	struct slot bs[11] = {
-		wl_tensor(ty, 4, s->n, s->k, c->oh, c->ow), fs[0], fs[1], wl_scalar("ScalarList", "[0]"),
-		fs[3], fs[4], fs[5], fs[6], fs[7], fs[8], wl_scalar("ScalarList", "[True, True, False]"),
+		wl_tensor(ty, 4, s->n, s->k, c->oh, c->ow), fs[0], fs[1],
+		wl_scalar("ScalarList", "[0]"), fs[3], fs[4], fs[5], fs[6], fs[7], fs[8],
+		wl_scalar("ScalarList", "[True, True, False]"),
 	};
 	/* clang-format on */
 	args = tr ? wl_mk_args(bs, 11, be, c->cdt, algo) : NULL;
@@ -170,8 +171,10 @@ static double conv_ref_y(const struct conv_case *c, const struct conv_host *h, l
 				if (iy < 0 || iy >= s->h || ix < 0 || ix >= s->w)
 					continue;
 				long ci = g * c->cg + cl;
-				double v = wl_hval(h->x, at4(L, n, ci, iy, ix, s->c, s->h, s->w), kt) *
-					   wl_hval(h->wt, at4(L, k, cl, r, q, c->cg, s->r, s->s), kt);
+				double v = wl_hval(h->x, at4(L, n, ci, iy, ix, s->c, s->h, s->w),
+						   kt) *
+					   wl_hval(h->wt, at4(L, k, cl, r, q, c->cg, s->r, s->s),
+						   kt);
 				ref += v, mag += fabs(v);
 			}
 	*magp = mag;
@@ -197,8 +200,9 @@ static double conv_ref_dx(const struct conv_case *c, const struct conv_host *h, 
 					continue;
 				long k = g * c->kg + kl;
 				double v = wl_hval(h->dy, at4(L, n, k, oy, ox, s->k, c->oh, c->ow),
-						kt) *
-					   wl_hval(h->wt, at4(L, k, cl, r, q, c->cg, s->r, s->s), kt);
+						   kt) *
+					   wl_hval(h->wt, at4(L, k, cl, r, q, c->cg, s->r, s->s),
+						   kt);
 				ref += v, mag += fabs(v);
 			}
 	*magp = mag;
@@ -221,8 +225,9 @@ static double conv_ref_dw(const struct conv_case *c, const struct conv_host *h, 
 				if (iy < 0 || iy >= s->h || ix < 0 || ix >= s->w)
 					continue;
 				double v = wl_hval(h->dy, at4(L, n, k, oy, ox, s->k, c->oh, c->ow),
-						kt) *
-					   wl_hval(h->x, at4(L, n, ci, iy, ix, s->c, s->h, s->w), kt);
+						   kt) *
+					   wl_hval(h->x, at4(L, n, ci, iy, ix, s->c, s->h, s->w),
+						   kt);
 				ref += v, mag += fabs(v);
 			}
 	*magp = mag;
@@ -253,7 +258,8 @@ static void conv_check_n(const struct conv_case *c, const struct conv_host *h, c
 		long i[4];
 		pick4(seed, n, d1, d2, d3, i);
 		double mag, r = ref(c, h, i[0], i[1], i[2], i[3], &mag);
-		wl_note_err(chk, wl_hval(got, at4(L, i[0], i[1], i[2], i[3], d1, d2, d3), kt), r, mag);
+		wl_note_err(chk, wl_hval(got, at4(L, i[0], i[1], i[2], i[3], d1, d2, d3), kt), r,
+			    mag);
 	}
 }
 
@@ -314,10 +320,12 @@ static int conv_alloc(struct kp_wl *w, struct bufs *b, struct conv_case *c, int 
 	if (!(c->x = wl_dalloc(w, b, nx * es)) || !(c->wt = wl_dalloc(w, b, nw * es)) ||
 	    !(c->y = wl_dalloc(w, b, ny * es)))
 		return -1;
-	if (!cudnn && (!(c->ytmp = wl_dalloc(w, b, ny * es)) || !(c->col = wl_dalloc(w, b, ncol * es))))
+	if (!cudnn &&
+	    (!(c->ytmp = wl_dalloc(w, b, ny * es)) || !(c->col = wl_dalloc(w, b, ncol * es))))
 		return -1;
-	if (c->backward && (!(c->dy = wl_dalloc(w, b, ny * es)) || !(c->dw = wl_dalloc(w, b, nw * es)) ||
-			    !(c->dx = wl_dalloc(w, b, nx * es))))
+	if (c->backward &&
+	    (!(c->dy = wl_dalloc(w, b, ny * es)) || !(c->dw = wl_dalloc(w, b, nw * es)) ||
+	     !(c->dx = wl_dalloc(w, b, nx * es))))
 		return -1;
 	if (c->backward && !cudnn &&
 	    (!(c->dyt = wl_dalloc(w, b, ny * es)) || !(c->dcol = wl_dalloc(w, b, ncol * es))))
@@ -336,10 +344,10 @@ static int conv_cudnn_plan(struct kp_wl *w, struct conv_case *c, const char *lab
 	int cdt = c->cdt;
 	char why[300];
 	recorder_push(w->t->untraced_ext);
-	c->cv = cudnn_conv_new(w->cudnn, wl_dts[cdt].kt, cdt == CDT_TF32, c->nhwc, sh->n, sh->c, sh->h,
-			       sh->w, sh->k, sh->r, sh->s, sh->stride, sh->pad, sh->dil, sh->groups,
-			       c->x, c->wt, c->y, c->backward ? c->dy : NULL, c->dx, c->dw, c->algo,
-			       sizeof(c->algo), why, sizeof(why));
+	c->cv = cudnn_conv_new(w->cudnn, wl_dts[cdt].kt, cdt == CDT_TF32, c->nhwc, sh->n, sh->c,
+			       sh->h, sh->w, sh->k, sh->r, sh->s, sh->stride, sh->pad, sh->dil,
+			       sh->groups, c->x, c->wt, c->y, c->backward ? c->dy : NULL, c->dx,
+			       c->dw, c->algo, sizeof(c->algo), why, sizeof(why));
 	recorder_pop();
 	if (!c->cv) {
 		fprintf(stderr, "kprof: error: %s: cuDNN: %s\n", label, why);
@@ -411,8 +419,9 @@ int wl_run_conv(struct kp_wl *w, int cdt, const struct kp_conv_shape *sh, int cu
 	conv_dims(&c);
 	snprintf(label, sizeof(label),
 		 "conv %s %s %s N=%ld C=%ld H=%ld W=%ld K=%ld R=%ld S=%ld s%ld p%ld d%ld g%ld",
-		 wl_dts[cdt].name, cudnn ? "cudnn" : "reference", nhwc ? "nhwc" : "nchw", sh->n, sh->c,
-		 sh->h, sh->w, sh->k, sh->r, sh->s, sh->stride, sh->pad, sh->dil, sh->groups);
+		 wl_dts[cdt].name, cudnn ? "cudnn" : "reference", nhwc ? "nhwc" : "nchw", sh->n,
+		 sh->c, sh->h, sh->w, sh->k, sh->r, sh->s, sh->stride, sh->pad, sh->dil,
+		 sh->groups);
 	if (nhwc && !cudnn) {
 		printf("  -  %s: the reference backend is NCHW only (skipped)\n", label);
 		return 0;

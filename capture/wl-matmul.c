@@ -349,18 +349,18 @@ static int mm_iter(struct kp_wl *w, void *ctx)
 		/* as torch's addmm without cuBLASLt: C = bias, then C = A B + C */
 		if (c->op & MM_BIAS)
 			rc = wl_kcheck(w, kk_bias_rows(c->c, c->bias, kt, c->m, c->n),
-				    "kprof_bias_rows");
+				       "kprof_bias_rows");
 		if (rc == 0)
-			rc = wl_gemm(w, c->cdt, 0, 0, c->m, c->n, c->k, c->a, c->k, c->m * c->k, c->bm,
-				  c->n, c->k * c->n, c->op & MM_BIAS ? 1.f : 0.f, c->c, 0, c->n,
-				  c->m * c->n, c->b);
+			rc = wl_gemm(w, c->cdt, 0, 0, c->m, c->n, c->k, c->a, c->k, c->m * c->k,
+				     c->bm, c->n, c->k * c->n, c->op & MM_BIAS ? 1.f : 0.f, c->c, 0,
+				     c->n, c->m * c->n, c->b);
 		if (c->op & MM_ACT) {
 			wl_op_begin(w, &aop);
 			if (rc == 0)
 				rc = wl_kcheck(w,
-					    kk_activation(c->c, kt, (size_t)c->m * c->n,
-							  (c->op & MM_GELUS) != 0),
-					    "kprof_activation");
+					       kk_activation(c->c, kt, (size_t)c->m * c->n,
+							     (c->op & MM_GELUS) != 0),
+					       "kprof_activation");
 			wl_op_end(w, &aop, aname, aargs);
 		}
 	}

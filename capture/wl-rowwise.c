@@ -62,8 +62,8 @@ static int norm_iter(struct kp_wl *w, void *ctx)
 		s[1] = wl_scalar("ScalarList", hs);
 		s[2] = wl_tensor(ty, 1, c->hidden, 0, 0, 0);
 		if (c->op == RW_LAYERNORM)
-			s[3] = wl_tensor(ty, 1, c->hidden, 0, 0, 0), s[4] = wl_scalar("Scalar", eps),
-			ns = 5;
+			s[3] = wl_tensor(ty, 1, c->hidden, 0, 0, 0),
+			s[4] = wl_scalar("Scalar", eps), ns = 5;
 		else
 			s[3] = wl_scalar("Scalar", eps), ns = 4;
 	}
@@ -71,9 +71,9 @@ static int norm_iter(struct kp_wl *w, void *ctx)
 	struct op op;
 	wl_op_begin(w, &op);
 	int rc = wl_kcheck(w,
-			kk_rowwise(c->op, c->y, c->x, c->wt, c->bias, c->mean, c->rstd,
-				   wl_dts[c->cdt].kt, c->rows, c->hidden, norm_eps[c->op]),
-			"kprof_rowwise");
+			   kk_rowwise(c->op, c->y, c->x, c->wt, c->bias, c->mean, c->rstd,
+				      wl_dts[c->cdt].kt, c->rows, c->hidden, norm_eps[c->op]),
+			   "kprof_rowwise");
 	wl_op_end(w, &op, norm_ops[c->op], args);
 	return rc;
 }
@@ -95,7 +95,8 @@ static int norm_bwd_iter(struct kp_wl *w, void *ctx)
 	s[0] = wl_tensor(ty, 2, c->rows, c->hidden, 0, 0);
 	s[1] = wl_tensor(ty, 2, c->rows, c->hidden, 0, 0);
 	if (c->op == RW_SOFTMAX) {
-		s[2] = wl_scalar("Scalar", "-1"), s[3] = wl_scalar("ScalarType", wl_dts[c->cdt].scalar_type);
+		s[2] = wl_scalar("Scalar", "-1"),
+		s[3] = wl_scalar("ScalarType", wl_dts[c->cdt].scalar_type);
 		ns = 4;
 	} else if (c->op == RW_RMSNORM) {
 		s[2] = wl_scalar("ScalarList", hs);
@@ -169,7 +170,8 @@ static int norm_check(struct kp_wl *w, struct norm_case *c, struct kp_check *chk
 				ref = u + v, mag = fabs(u) + fabs(v);
 			}
 			/* fp16 outputs below its smallest normal lose relative precision */
-			wl_note_err(chk, wl_hval(hy, j, kt), ref, mag + (kt == KT_F16 ? 0x1p-14 : 0.0));
+			wl_note_err(chk, wl_hval(hy, j, kt), ref,
+				    mag + (kt == KT_F16 ? 0x1p-14 : 0.0));
 		}
 	}
 	rc = 0;
@@ -222,7 +224,8 @@ static void check_softmax_row(struct kp_check *chk, const struct bwd_host *b)
 	}
 	for (long j = 0; j < H; j++) {
 		double y = wl_hval(b->hx, j, kt), d = wl_hval(b->hd, j, kt);
-		wl_note_err(chk, wl_hval(b->ho, j, kt), y * (d - s), fabs(y) * (fabs(d) + sa) + b->tiny);
+		wl_note_err(chk, wl_hval(b->ho, j, kt), y * (d - s),
+			    fabs(y) * (fabs(d) + sa) + b->tiny);
 	}
 }
 
@@ -247,7 +250,7 @@ static void check_norm_row(struct kp_check *chk, const struct bwd_host *b, size_
 		       xh = (wl_hval(b->hx, j, kt) - mu) * r;
 		double ref = r * (g - a - xh * sgx / H);
 		wl_note_err(chk, wl_hval(b->ho, j, kt), ref,
-			 r * (fabs(g) + aa + fabs(xh) * agx / H) + b->tiny);
+			    r * (fabs(g) + aa + fabs(xh) * agx / H) + b->tiny);
 	}
 }
 
@@ -270,8 +273,10 @@ static void check_norm_col(struct kp_check *chk, const struct bwd_host *b, long 
 /* A norm's weight, saved rstd and mean, dw (and layernorm's db) to the host; -1 after a message */
 static int copy_params(struct kp_wl *w, const struct norm_case *c, struct bwd_host *b, size_t rb)
 {
-	if (!(b->hw = wl_host_copy(w, c->wt, rb)) || !(b->hr = wl_host_copy(w, c->rstd, b->R * 4)) ||
-	    !(b->hm = wl_host_copy(w, c->mean, b->R * 4)) || !(b->hdw = wl_host_copy(w, c->dw, rb)) ||
+	if (!(b->hw = wl_host_copy(w, c->wt, rb)) ||
+	    !(b->hr = wl_host_copy(w, c->rstd, b->R * 4)) ||
+	    !(b->hm = wl_host_copy(w, c->mean, b->R * 4)) ||
+	    !(b->hdw = wl_host_copy(w, c->dw, rb)) ||
 	    (c->op == RW_LAYERNORM && !(b->hdb = wl_host_copy(w, c->db, rb))))
 		return -1;
 	return 0;
@@ -286,8 +291,9 @@ static int check_rows(struct kp_wl *w, const struct norm_case *c, struct bwd_hos
 		free(b->hx), free(b->hd), free(b->ho);
 		b->hd = b->ho = NULL;
 		/* hx: y for softmax, x for the norms */
-		if (!(b->hx = wl_host_copy(w, (char *)(c->op == RW_SOFTMAX ? c->y : c->x) + row * rb,
-					rb)) ||
+		if (!(b->hx = wl_host_copy(w,
+					   (char *)(c->op == RW_SOFTMAX ? c->y : c->x) + row * rb,
+					   rb)) ||
 		    !(b->hd = wl_host_copy(w, (char *)c->dy + row * rb, rb)) ||
 		    !(b->ho = wl_host_copy(w, (char *)c->dx + row * rb, rb)))
 			return -1;
@@ -376,12 +382,13 @@ static int norm_alloc(struct kp_wl *w, struct bufs *b, struct norm_case *c, int 
 	int op = c->op, kt = wl_dts[c->cdt].kt;
 	size_t es = wl_dts[c->cdt].size, n = (size_t)c->rows * c->hidden;
 	if (!(c->x = wl_dalloc(w, b, n * es)) || !(c->y = wl_dalloc(w, b, n * es)) ||
-	    !(c->wt = wl_dalloc(w, b, c->hidden * es)) || !(c->bias = wl_dalloc(w, b, c->hidden * es)) ||
+	    !(c->wt = wl_dalloc(w, b, c->hidden * es)) ||
+	    !(c->bias = wl_dalloc(w, b, c->hidden * es)) ||
 	    !(c->mean = wl_dalloc(w, b, c->rows * 4)) || !(c->rstd = wl_dalloc(w, b, c->rows * 4)))
 		return -1;
-	if (bwd &&
-	    (!(c->dy = wl_dalloc(w, b, n * es)) || !(c->dx = wl_dalloc(w, b, n * es)) ||
-	     !(c->dw = wl_dalloc(w, b, c->hidden * es)) || !(c->db = wl_dalloc(w, b, c->hidden * es))))
+	if (bwd && (!(c->dy = wl_dalloc(w, b, n * es)) || !(c->dx = wl_dalloc(w, b, n * es)) ||
+		    !(c->dw = wl_dalloc(w, b, c->hidden * es)) ||
+		    !(c->db = wl_dalloc(w, b, c->hidden * es))))
 		return -1;
 	if (bwd && op != RW_SOFTMAX &&
 	    !(c->ws = wl_dalloc(w, b, kk_norm_bwd_workspace(op, kt, c->rows, c->hidden))))
@@ -432,8 +439,8 @@ static int norm_bwd(struct kp_wl *w, struct norm_case *c, const char *name, cons
 		    double tol)
 {
 	char bl[130];
-	snprintf(bl, sizeof(bl), "%s bwd %s rows=%ld hidden=%ld", name, wl_dts[c->cdt].name, c->rows,
-		 c->hidden);
+	snprintf(bl, sizeof(bl), "%s bwd %s rows=%ld hidden=%ld", name, wl_dts[c->cdt].name,
+		 c->rows, c->hidden);
 	TRY(norm_bwd_iter(w, c));
 	TRY(wl_dev_sync(w));
 	struct kp_check bc = { .tol = tol };
@@ -511,9 +518,9 @@ static int xent_iter(struct kp_wl *w, void *ctx)
 	struct op op;
 	wl_op_begin(w, &op);
 	int rc = wl_kcheck(w,
-			kk_xent_fwd(c->loss, c->lse, c->x, c->target, wl_dts[c->cdt].kt, c->rows,
-				    c->vocab, XENT_IGNORE),
-			"kprof_xent_fwd");
+			   kk_xent_fwd(c->loss, c->lse, c->x, c->target, wl_dts[c->cdt].kt, c->rows,
+				       c->vocab, XENT_IGNORE),
+			   "kprof_xent_fwd");
 	wl_op_end(w, &op, "aten::cross_entropy_loss", args);
 	return rc;
 }
@@ -541,9 +548,9 @@ static int xent_bwd_iter(struct kp_wl *w, void *ctx)
 	struct op op;
 	wl_op_begin(w, &op);
 	int rc = wl_kcheck(w,
-			kk_xent_bwd(c->dx, c->dloss, c->x, c->target, c->lse, wl_dts[c->cdt].kt,
-				    c->rows, c->vocab, XENT_IGNORE),
-			"kprof_xent_bwd");
+			   kk_xent_bwd(c->dx, c->dloss, c->x, c->target, c->lse, wl_dts[c->cdt].kt,
+				       c->rows, c->vocab, XENT_IGNORE),
+			   "kprof_xent_bwd");
 	wl_op_end(w, &op, "kprof::cross_entropy_loss_backward", args);
 	return rc;
 }
@@ -587,7 +594,8 @@ static int xent_check(struct kp_wl *w, struct xent_case *c, int bwd, struct kp_c
 		double g = wl_hval(hg, row, kt);
 		for (long j = 0; j < c->vocab; j++) {
 			double p = exp(wl_hval(hx, j, kt) - lse), oh = j == tg ? 1 : 0;
-			wl_note_err(chk, wl_hval(ho, j, kt), (p - oh) * g, (p + oh) * fabs(g) + tiny);
+			wl_note_err(chk, wl_hval(ho, j, kt), (p - oh) * g,
+				    (p + oh) * fabs(g) + tiny);
 		}
 	}
 	rc = 0;
@@ -614,7 +622,8 @@ int wl_run_xent(struct kp_wl *w, int cdt, const struct kp_norm_shape *sh)
 	    !(c.target = wl_dalloc(w, &b, sh->rows * sizeof(int64_t))) ||
 	    !(c.lse = wl_dalloc(w, &b, sh->rows * 4)))
 		goto out;
-	if (bwd && (!(c.dx = wl_dalloc(w, &b, n * es)) || !(c.dloss = wl_dalloc(w, &b, sh->rows * es))))
+	if (bwd &&
+	    (!(c.dx = wl_dalloc(w, &b, n * es)) || !(c.dloss = wl_dalloc(w, &b, sh->rows * es))))
 		goto out;
 	TRY(wl_fill(w, c.x, cdt, n, 51));
 	if (bwd)
@@ -634,8 +643,8 @@ int wl_run_xent(struct kp_wl *w, int cdt, const struct kp_norm_shape *sh)
 		       "cross_entropy", shape, cdt, "fwd"));
 	if (bwd) {
 		char bl[130];
-		snprintf(bl, sizeof(bl), "cross_entropy bwd %s rows=%ld vocab=%ld", wl_dts[cdt].name,
-			 sh->rows, sh->hidden);
+		snprintf(bl, sizeof(bl), "cross_entropy bwd %s rows=%ld vocab=%ld",
+			 wl_dts[cdt].name, sh->rows, sh->hidden);
 		TRY(xent_bwd_iter(w, &c));
 		TRY(wl_dev_sync(w));
 		struct kp_check bc = { .tol = chk.tol };

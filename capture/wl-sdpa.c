@@ -115,14 +115,17 @@ static int sdpa_chunk_fwd(struct kp_wl *w, struct sdpa_case *c, const struct sdp
 	sdpa_top_slots(c, v->bc, top);
 	/* clang-format off */
 	struct slot math[9] = {
-		top[0], top[1], top[2], wl_scalar("", ""), wl_scalar("Scalar", "0."), wl_scalar("Scalar", causal),
-		wl_scalar("", ""), wl_scalar("", ""), wl_scalar("Scalar", gqa),
+		top[0], top[1], top[2], wl_scalar("", ""), wl_scalar("Scalar", "0."),
+		wl_scalar("Scalar", causal), wl_scalar("", ""), wl_scalar("", ""),
+		wl_scalar("Scalar", gqa),
 	};
 	/* clang-format on */
-	struct slot b1[2] = { wl_tensor(ty, 3, nb, mq, s->d, 0), wl_tensor(ty, 3, nb, s->d, s->sk, 0) };
+	struct slot b1[2] = { wl_tensor(ty, 3, nb, mq, s->d, 0),
+			      wl_tensor(ty, 3, nb, s->d, s->sk, 0) };
 	struct slot sm[3] = { wl_tensor("float", 3, nb, mq, s->sk, 0), wl_scalar("Scalar", "-1"),
 			      wl_scalar("", "") };
-	struct slot b2[2] = { wl_tensor(ty, 3, nb, mq, s->sk, 0), wl_tensor(ty, 3, nb, s->sk, s->d, 0) };
+	struct slot b2[2] = { wl_tensor(ty, 3, nb, mq, s->sk, 0),
+			      wl_tensor(ty, 3, nb, s->sk, s->d, 0) };
 
 	struct op o_top, o_math, o1, o2, o3;
 	char *a_top = tr ? wl_mk_args(top, 8, be, c->cdt, NULL) : NULL;
@@ -134,19 +137,19 @@ static int sdpa_chunk_fwd(struct kp_wl *w, struct sdpa_case *c, const struct sdp
 	wl_op_begin(w, &o_math);
 	wl_op_begin(w, &o1); /* S = Q K^T, fp32 scores in memory */
 	rc = wl_gemm(w, c->cdt, 0, 1, mq, s->sk, s->d, v->q, s->d, v->qs, v->k, s->d, v->ks, 0.f,
-		  c->scores, 1, s->sk, v->ss, nb);
+		     c->scores, 1, s->sk, v->ss, nb);
 	wl_op_end(w, &o1, "aten::bmm", a1);
 	wl_op_begin(w, &o2); /* P = softmax(scale S) with the causal mask */
 	if (rc == 0)
 		rc = wl_kcheck(w,
-			    kk_softmax_fwd(c->p, c->scores, d->kt, nb * mq, s->sq, s->sk, c->scale,
-					   s->causal),
-			    "kprof_softmax_fwd");
+			       kk_softmax_fwd(c->p, c->scores, d->kt, nb * mq, s->sq, s->sk,
+					      c->scale, s->causal),
+			       "kprof_softmax_fwd");
 	wl_op_end(w, &o2, "aten::_safe_softmax", a2);
 	wl_op_begin(w, &o3); /* O = P V */
 	if (rc == 0)
-		rc = wl_gemm(w, c->cdt, 0, 0, mq, s->d, s->sk, c->p, s->sk, v->ss, v->v, s->d, v->ks,
-			  0.f, v->o, 0, s->d, v->qs, nb);
+		rc = wl_gemm(w, c->cdt, 0, 0, mq, s->d, s->sk, c->p, s->sk, v->ss, v->v, s->d,
+			     v->ks, 0.f, v->o, 0, s->d, v->qs, nb);
 	wl_op_end(w, &o3, "aten::bmm", a3);
 	wl_op_end(w, &o_math, "aten::_scaled_dot_product_attention_math", a_math);
 	wl_op_end(w, &o_top, "aten::scaled_dot_product_attention", a_top);
@@ -167,12 +170,17 @@ static void sdpa_bwd_args_new(struct kp_wl *w, const struct sdpa_case *c, const 
 	int tr = w->traced;
 	struct slot top[8];
 	sdpa_top_slots(c, v->bc, top);
-	struct slot g1[2] = { wl_tensor(ty, 3, nb, mq, s->d, 0), wl_tensor(ty, 3, nb, s->d, s->sk, 0) };
-	struct slot g2[2] = { wl_tensor(ty, 3, nb, s->sk, mq, 0), wl_tensor(ty, 3, nb, mq, s->d, 0) };
-	struct slot sb[4] = { wl_tensor("float", 3, nb, mq, s->sk, 0), wl_tensor(ty, 3, nb, mq, s->sk, 0),
-			      wl_scalar("Scalar", "-1"), wl_scalar("Scalar", "6") };
-	struct slot g3[2] = { wl_tensor(ty, 3, nb, mq, s->sk, 0), wl_tensor(ty, 3, nb, s->sk, s->d, 0) };
-	struct slot g4[2] = { wl_tensor(ty, 3, nb, s->sk, mq, 0), wl_tensor(ty, 3, nb, mq, s->d, 0) };
+	struct slot g1[2] = { wl_tensor(ty, 3, nb, mq, s->d, 0),
+			      wl_tensor(ty, 3, nb, s->d, s->sk, 0) };
+	struct slot g2[2] = { wl_tensor(ty, 3, nb, s->sk, mq, 0),
+			      wl_tensor(ty, 3, nb, mq, s->d, 0) };
+	struct slot sb[4] = { wl_tensor("float", 3, nb, mq, s->sk, 0),
+			      wl_tensor(ty, 3, nb, mq, s->sk, 0), wl_scalar("Scalar", "-1"),
+			      wl_scalar("Scalar", "6") };
+	struct slot g3[2] = { wl_tensor(ty, 3, nb, mq, s->sk, 0),
+			      wl_tensor(ty, 3, nb, s->sk, s->d, 0) };
+	struct slot g4[2] = { wl_tensor(ty, 3, nb, s->sk, mq, 0),
+			      wl_tensor(ty, 3, nb, mq, s->d, 0) };
 	struct slot one[1] = { wl_tensor(ty, 3, nb, mq, s->d, 0) };
 	struct slot onep[1] = { wl_tensor(ty, 3, nb, mq, s->sk, 0) };
 	a->p0 = tr ? wl_mk_args(top, 8, be, c->cdt, NULL) : NULL;
@@ -206,33 +214,33 @@ static int sdpa_chunk_bwd(struct kp_wl *w, struct sdpa_case *c, const struct sdp
 	wl_op_begin(w, &p1);
 	wl_op_begin(w, &q1); /* dP = dO V^T (fp32, into the scores buffer) */
 	rc = wl_gemm(w, c->cdt, 0, 1, mq, s->sk, s->d, v->dout, s->d, qs, v->v, s->d, ks, 0.f,
-		  c->scores, 1, s->sk, ss, nb);
+		     c->scores, 1, s->sk, ss, nb);
 	wl_op_end(w, &q1, "aten::bmm", a.q1);
 	wl_op_begin(w, &q2); /* dV = P^T dO (sums the query heads of a GQA group) */
 	if (rc == 0)
-		rc = wl_gemm(w, c->cdt, 1, 0, s->sk, s->d, mq, c->p, s->sk, ss, v->dout, s->d, qs, 0.f,
-			  v->dv, 0, s->d, ks, nb);
+		rc = wl_gemm(w, c->cdt, 1, 0, s->sk, s->d, mq, c->p, s->sk, ss, v->dout, s->d, qs,
+			     0.f, v->dv, 0, s->d, ks, nb);
 	wl_op_end(w, &q2, "aten::bmm", a.q2);
 	wl_op_end(w, &p1, "BmmBackward0", a.p1);
 	wl_op_begin(w, &p2);
 	wl_op_begin(w, &q3); /* dS = scale P (dP - rowsum(P dP)), in place of P */
 	if (rc == 0)
 		rc = wl_kcheck(w,
-			    kk_softmax_bwd(c->p, c->p, c->scores, wl_dts[c->cdt].kt, nb * mq, s->sk,
-					   c->scale),
-			    "kprof_softmax_bwd");
+			       kk_softmax_bwd(c->p, c->p, c->scores, wl_dts[c->cdt].kt, nb * mq,
+					      s->sk, c->scale),
+			       "kprof_softmax_bwd");
 	wl_op_end(w, &q3, "aten::_softmax_backward_data", a.q3);
 	wl_op_end(w, &p2, "SoftmaxBackward0", a.p2);
 	wl_op_begin(w, &p3);
 	wl_op_begin(w, &q4); /* dQ = dS K */
 	if (rc == 0)
 		rc = wl_gemm(w, c->cdt, 0, 0, mq, s->d, s->sk, c->p, s->sk, ss, v->k, s->d, ks, 0.f,
-			  v->dq, 0, s->d, qs, nb);
+			     v->dq, 0, s->d, qs, nb);
 	wl_op_end(w, &q4, "aten::bmm", a.q4);
 	wl_op_begin(w, &q5); /* dK = dS^T Q */
 	if (rc == 0)
 		rc = wl_gemm(w, c->cdt, 1, 0, s->sk, s->d, mq, c->p, s->sk, ss, v->q, s->d, qs, 0.f,
-			  v->dk, 0, s->d, ks, nb);
+			     v->dk, 0, s->d, ks, nb);
 	wl_op_end(w, &q5, "aten::bmm", a.q5);
 	wl_op_end(w, &p3, "BmmBackward0", a.p3);
 	wl_op_end(w, &p0, "kprof::scaled_dot_product_attention_math_backward", a.p0);
@@ -270,12 +278,13 @@ static int sdpa_cudnn_iter(struct kp_wl *w, struct sdpa_case *c)
 	struct slot kv = wl_tensor(ty, 4, s->b, s->hkv, s->sk, s->d);
 	/* clang-format off */
 	struct slot top[8] = {
-		q, kv, kv, wl_scalar("", ""), wl_scalar("Scalar", "0."), wl_scalar("Scalar", causal),
-		wl_scalar("", ""), wl_scalar("Scalar", gqa),
+		q, kv, kv, wl_scalar("", ""), wl_scalar("Scalar", "0."),
+		wl_scalar("Scalar", causal), wl_scalar("", ""), wl_scalar("Scalar", gqa),
 	};
 	struct slot fwd[9] = {
-		q, kv, kv, wl_scalar("", ""), wl_scalar("Scalar", lse), wl_scalar("Scalar", "0."),
-		wl_scalar("Scalar", causal), wl_scalar("Scalar", "False"), wl_scalar("Scalar", scale),
+		q, kv, kv, wl_scalar("", ""), wl_scalar("Scalar", lse),
+		wl_scalar("Scalar", "0."), wl_scalar("Scalar", causal),
+		wl_scalar("Scalar", "False"), wl_scalar("Scalar", scale),
 	};
 	/* clang-format on */
 	struct op o_top, o_fwd;
@@ -290,8 +299,9 @@ static int sdpa_cudnn_iter(struct kp_wl *w, struct sdpa_case *c)
 		return rc;
 	/* clang-format off */
 	struct slot bwd[16] = {
-		q, q, kv, kv, q, wl_tensor("float", 4, s->b, s->h, s->sq, 1), wl_tensor("Long", 0, 0, 0, 0, 0),
-		wl_tensor("Long", 0, 0, 0, 0, 0), wl_scalar("", ""), wl_scalar("", ""), wl_scalar("", ""),
+		q, q, kv, kv, q, wl_tensor("float", 4, s->b, s->h, s->sq, 1),
+		wl_tensor("Long", 0, 0, 0, 0, 0), wl_tensor("Long", 0, 0, 0, 0, 0),
+		wl_scalar("", ""), wl_scalar("", ""), wl_scalar("", ""),
 		wl_scalar("Scalar", maxq), wl_scalar("Scalar", maxk), wl_scalar("Scalar", "0."),
 		wl_scalar("Scalar", causal), wl_scalar("Scalar", scale),
 	};
@@ -331,7 +341,8 @@ static long ref_row(const void *q, const void *k, int kt, long i, long sk, long 
 	for (long j = 0; j < lim; j++) {
 		double acc = 0;
 		for (long e = 0; e < d; e++)
-			acc += wl_hval(q, (size_t)i * d + e, kt) * wl_hval(k, (size_t)j * d + e, kt);
+			acc += wl_hval(q, (size_t)i * d + e, kt) *
+			       wl_hval(k, (size_t)j * d + e, kt);
 		p[j] = acc * scale;
 		if (p[j] > m)
 			m = p[j];
@@ -509,9 +520,9 @@ static int sdpa_check_group(struct kp_wl *w, const struct sdpa_case *c, struct s
 		for (long e = 0; e < s->d; e++) {
 			size_t at = (size_t)js[t] * s->d + e;
 			wl_note_err(bwd, wl_hval(h->dv, at, kt), h->dvr[t * s->d + e],
-				 h->dvm[t * s->d + e]);
+				    h->dvm[t * s->d + e]);
 			wl_note_err(bwd, wl_hval(h->dk, at, kt), h->dkr[t * s->d + e],
-				 h->dkm[t * s->d + e]);
+				    h->dkm[t * s->d + e]);
 		}
 	return 0;
 }
@@ -701,8 +712,7 @@ out:
  * One sdpa case on the reference (math) path or on cuDNN.  @fallback: the backend was not asked
  * for, so a shape or dtype cuDNN cannot plan runs on the reference path instead (returns 1).
  */
-int wl_run_sdpa(struct kp_wl *w, int cdt, const struct kp_sdpa_shape *sh, int cudnn,
-		    int fallback)
+int wl_run_sdpa(struct kp_wl *w, int cdt, const struct kp_sdpa_shape *sh, int cudnn, int fallback)
 {
 	struct bufs b = { .n = 0 };
 	struct sdpa_case c = { .cdt = cdt,

@@ -247,8 +247,8 @@ struct slot wl_pair(long v)
  * is column-major, so compute C^T = op(B)^T op(A)^T: swap the operands, keep the op flags.
  */
 int wl_gemm(struct kp_wl *w, int cdt, int ta, int tb, long M, long N, long K, const void *A,
-		long lda, long long sA, const void *B, long ldb, long long sB, float beta, void *C,
-		int c_fp32, long ldc, long long sC, long batch)
+	    long lda, long long sA, const void *B, long ldb, long long sB, float beta, void *C,
+	    int c_fp32, long ldc, long long sC, long batch)
 {
 	const struct dt_info *d = &wl_dts[cdt];
 	cudaDataType ct = c_fp32 ? CUDA_R_32F : d->cuda;
@@ -476,7 +476,7 @@ int workloads_run(struct kp_wl *w)
 					for (int be = BE_CUBLAS; be <= BE_CUBLASLT; be <<= 1)
 						if ((o->mm_ops & op) && (mm_be & be) &&
 						    wl_run_matmul(w, op, cdt, &o->mm[i],
-							       be == BE_CUBLASLT) < 0)
+								  be == BE_CUBLASLT) < 0)
 							return -1;
 		if (o->workloads & WL_SDPA)
 			for (size_t i = 0; i < o->nsdpa; i++)
@@ -485,7 +485,7 @@ int workloads_run(struct kp_wl *w)
 						continue;
 					/* the default backend: cuDNN where it plans the case */
 					int r = wl_run_sdpa(w, cdt, &o->sdpa[i], be == BE_CUDNN,
-							 !(o->backends & BE_CONV));
+							    !(o->backends & BE_CONV));
 					if (r < 0 ||
 					    (r > 0 && wl_run_sdpa(w, cdt, &o->sdpa[i], 0, 0) < 0))
 						return -1;
@@ -496,7 +496,7 @@ int workloads_run(struct kp_wl *w)
 					for (int l = LAYOUT_NCHW; l <= LAYOUT_NHWC; l <<= 1)
 						if ((backends & be) && (layouts & l) &&
 						    wl_run_conv(w, cdt, &o->conv[i], be == BE_CUDNN,
-							     l == LAYOUT_NHWC) < 0)
+								l == LAYOUT_NHWC) < 0)
 							return -1;
 		for (int op = RW_SOFTMAX; op <= RW_LAYERNORM; op++)
 			if (o->workloads & (WL_SOFTMAX << op))
