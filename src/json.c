@@ -1,9 +1,12 @@
 /*
  * json.c — streaming pull tokenizer over a refillable window; json_locate() -> line:col.
  * json_next() validates RFC 8259 token by token; json_skip() scans 64-byte blocks (simdjson).
- * The scanning kernels come at three levels, chosen at run time (json_simd()): scalar C, SSE2,
- * and AVX2 for the 64-byte blocks and newline counts; every level gives the same tokens,
- * errors and offsets (test-json compares them).
+ * This file owns the window, the lexers and their per-token SIMD scans (kept inline here:
+ * they run on every token), skipping and json_next_int().  The block kernels (newline counts,
+ * json_skip's bracket scanner, the scalar/SSE2/AVX2 choice) are in src/json-scan.c, number
+ * decoding in src/json-num.c, json_unescape() in src/json-str.c; shared helpers in
+ * include/kprof/json-internal.h.  Every kernel level gives the same tokens, errors and
+ * offsets (test-json compares them).
  */
 #include "kprof/json.h"
 
@@ -11,17 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifdef __SSE2__
-#include <emmintrin.h>
-#endif
-#if defined(__x86_64__) && defined(__GNUC__)
-/* AVX2 kernels are compiled with a target attribute and chosen at run time */
-#define HAVE_AVX2 1
-#include <immintrin.h>
-#define AVX2_FN __attribute__((target("avx2")))
-#endif
-
 #include "kprof/arena.h"
+#include "kprof/json-internal.h"
 
 /* What may come next (p->state). */
 enum {
@@ -78,160 +72,12 @@ static inline int is_wordch(int c)
 	return wordch[c];
 }
 
-/* ---- kernel levels ---- */
-
-static int simd_level = -1; /* enum kp_json_simd; -1: not chosen yet */
-
-static enum kp_json_simd simd_best(void)
-{
-#ifdef HAVE_AVX2
-	__builtin_cpu_init();
-	if (__builtin_cpu_supports("avx2"))
-		return JSON_SIMD_AVX2;
-#endif
-#ifdef __SSE2__
-	return JSON_SIMD_SSE2;
-#else
-	return JSON_SIMD_SCALAR;
-#endif
-}
-
-/* clang-format off */
-static const char *const simd_names[] = {
-	[JSON_SIMD_SCALAR] = "scalar", [JSON_SIMD_SSE2] = "sse2", [JSON_SIMD_AVX2] = "avx2",
-};
-/* clang-format on */
-
-const char *json_simd_name(enum kp_json_simd level)
-{
-	return level >= JSON_SIMD_SCALAR && level <= JSON_SIMD_AVX2 ? simd_names[level] : "?";
-}
-
-/* KPROF_SIMD's level, capped at @best; @best when unset or not a level's name. */
-static enum kp_json_simd simd_env(enum kp_json_simd best)
-{
-	const char *env = getenv("KPROF_SIMD");
-	for (int k = JSON_SIMD_SCALAR; env && k < (int)best; k++)
-		if (strcmp(env, simd_names[k]) == 0)
-			return (enum kp_json_simd)k;
-	return best;
-}
-
-enum kp_json_simd json_simd_set(enum kp_json_simd level)
-{
-	enum kp_json_simd best = simd_best();
-	if (level == JSON_SIMD_AUTO)
-		level = simd_env(best);
-	else if (level < JSON_SIMD_SCALAR || level > best)
-		level = best;
-	__atomic_store_n(&simd_level, (int)level, __ATOMIC_RELAXED);
-	return level;
-}
-
-enum kp_json_simd json_simd(void)
-{
-	int level = __atomic_load_n(&simd_level, __ATOMIC_RELAXED);
-	return level >= 0 ? (enum kp_json_simd)level : json_simd_set(JSON_SIMD_AUTO);
-}
-
-/* ---- newline counts ---- */
-
-static int64_t count_nl_scalar(const char *s, size_t n)
-{
-	int64_t c = 0;
-	for (size_t i = 0; i < n; i++)
-		c += s[i] == '\n';
-	return c;
-}
-
-#ifdef __SSE2__
-/* 16 bytes a compare, 64 a step in two accumulators, summed with psadbw. */
-static int64_t count_nl_sse2(const char *s, size_t n)
-{
-	int64_t c = 0;
-	size_t i = 0;
-	const __m128i nl = _mm_set1_epi8('\n');
-	while (n - i >= 16) {
-		size_t stop = n - i > 255 * 16 ? i + 255 * 16 : n;
-		__m128i acc = _mm_setzero_si128();
-		/* each lane gains at most 255 in all */
-		__m128i acc2 = _mm_setzero_si128();
-		for (; i + 64 <= stop; i += 64) {
-			__m128i e0 = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(s + i)), nl);
-			__m128i e1 = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(s + i + 16)),
-						    nl);
-			__m128i e2 = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(s + i + 32)),
-						    nl);
-			__m128i e3 = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(s + i + 48)),
-						    nl);
-			acc = _mm_sub_epi8(acc, _mm_add_epi8(e0, e1));
-			acc2 = _mm_sub_epi8(acc2, _mm_add_epi8(e2, e3));
-		}
-		acc = _mm_add_epi8(acc, acc2);
-		for (; i + 16 <= stop; i += 16) {
-			__m128i x = _mm_loadu_si128((const __m128i *)(s + i));
-			acc = _mm_sub_epi8(acc, _mm_cmpeq_epi8(x, nl));
-		}
-		__m128i sad = _mm_sad_epu8(acc, _mm_setzero_si128());
-		c += _mm_extract_epi16(sad, 0) + _mm_extract_epi16(sad, 4);
-	}
-	return c + count_nl_scalar(s + i, n - i);
-}
-#endif
-
-#ifdef HAVE_AVX2
-/* count_nl_sse2() with 32-byte compares. */
-static AVX2_FN int64_t count_nl_avx2(const char *s, size_t n)
-{
-	int64_t c = 0;
-	size_t i = 0;
-	const __m256i nl = _mm256_set1_epi8('\n');
-	while (n - i >= 32) {
-		size_t stop = n - i > 255 * 32 ? i + 255 * 32 : n;
-		__m256i acc = _mm256_setzero_si256(), acc2 = _mm256_setzero_si256();
-		for (; i + 64 <= stop; i += 64) {
-			__m256i e0 = _mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)(s + i)),
-						       nl);
-			__m256i e1 = _mm256_cmpeq_epi8(_mm256_loadu_si256(
-							       (const __m256i *)(s + i + 32)),
-						       nl);
-			acc = _mm256_sub_epi8(acc, e0);
-			acc2 = _mm256_sub_epi8(acc2, e1);
-		}
-		acc = _mm256_add_epi8(acc, acc2);
-		for (; i + 32 <= stop; i += 32) {
-			__m256i x = _mm256_loadu_si256((const __m256i *)(s + i));
-			acc = _mm256_sub_epi8(acc, _mm256_cmpeq_epi8(x, nl));
-		}
-		__m256i sad = _mm256_sad_epu8(acc, _mm256_setzero_si256());
-		c += _mm256_extract_epi64(sad, 0) + _mm256_extract_epi64(sad, 1) +
-		     _mm256_extract_epi64(sad, 2) + _mm256_extract_epi64(sad, 3);
-	}
-	return c + count_nl_scalar(s + i, n - i);
-}
-#endif
-
-/* '\n' count in @s[0..n) with the kernels of @level. */
-static int64_t count_nl(int level, const char *s, size_t n)
-{
-#ifdef HAVE_AVX2
-	if (level >= JSON_SIMD_AVX2)
-		return count_nl_avx2(s, n);
-#endif
-#ifdef __SSE2__
-	if (level >= JSON_SIMD_SSE2)
-		return count_nl_sse2(s, n);
-#endif
-	(void)level;
-	return count_nl_scalar(s, n);
-}
-
 /* ---- window ---- */
 
 /* Drop buf[0..from): count its lines first, then move the rest to the front. */
 static void discard(struct kp_json *p, size_t from)
 {
-	p->lines_before += count_nl(p->simd, p->buf, from);
+	p->lines_before += json_count_nl_at(p->simd, p->buf, from);
 	const char *nl = memrchr(p->buf, '\n', from);
 	if (nl)
 		p->last_nl_before = p->base + (nl - p->buf);
@@ -306,9 +152,6 @@ static int refill(struct kp_json *p, size_t *start)
 }
 
 /* ---- errors ---- */
-
-/* Error paths are cold and out of line, so the token paths keep their registers. */
-#define COLD __attribute__((cold, noinline))
 
 static COLD int set_err(struct kp_json *p, const char *why, int64_t off, int eof)
 {
@@ -423,7 +266,7 @@ int json_after_value(const struct kp_json *p, int64_t *off)
 
 void json_lines_at(const struct kp_json *p, int64_t *lines, int64_t *last_nl)
 {
-	*lines = p->lines_before + count_nl(p->simd, p->buf, p->pos);
+	*lines = p->lines_before + json_count_nl_at(p->simd, p->buf, p->pos);
 	const char *nl = memrchr(p->buf, '\n', p->pos);
 	*last_nl = nl ? p->base + (nl - p->buf) : p->last_nl_before;
 }
@@ -436,11 +279,6 @@ void json_resume(struct kp_json *p, int64_t off, int64_t lines, int64_t last_nl)
 	p->eof = 0;
 	p->lines_before = lines;
 	p->last_nl_before = last_nl;
-}
-
-int64_t json_count_nl(const char *s, size_t n)
-{
-	return count_nl(json_simd(), s, n);
 }
 
 /* ---- tokens ---- */
@@ -492,16 +330,6 @@ static inline size_t scan_str(int level, const char *buf, size_t i)
 	while ((unsigned char)buf[i] >= 0x20 && buf[i] != '"' && buf[i] != '\\')
 		i++;
 	return i;
-}
-
-static inline int is_hex(int c)
-{
-	return (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'f');
-}
-
-static inline int is_digit(int c)
-{
-	return c >= '0' && c <= '9';
 }
 
 /* Index of the first non-digit at or after @i; the sentinel bounds it. */
@@ -994,7 +822,7 @@ static __attribute__((noinline)) enum kp_json_type next_detour(struct kp_json *p
 	return next_tok(p, tok, JSON_SIMD_SCALAR);
 }
 
-enum kp_json_type json_next(struct kp_json *p, struct kp_json_tok *tok)
+HOT_ALIGN enum kp_json_type json_next(struct kp_json *p, struct kp_json_tok *tok)
 {
 	if (p->detour)
 		return next_detour(p, tok);
@@ -1058,7 +886,7 @@ static __attribute__((noinline)) enum kp_json_type key_detour(struct kp_json *p,
 	return key_tok(p, tok, JSON_SIMD_SCALAR);
 }
 
-enum kp_json_type json_key(struct kp_json *p, struct kp_json_tok *tok)
+HOT_ALIGN enum kp_json_type json_key(struct kp_json *p, struct kp_json_tok *tok)
 {
 	if (p->detour)
 		return key_detour(p, tok);
@@ -1161,205 +989,14 @@ enum kp_json_type json_str_capped(struct kp_json *p, struct kp_json_tok *tok, ch
 
 /* ---- skipping ---- */
 
-/*
- * Bit i of *quote / *bslash / *brk set: byte i of @b is '"' / '\\' / a bracket; @b has 64
- * readable bytes.  '[' | 0x20 == '{' and ']' | 0x20 == '}': one compare pair finds all four.
- */
-static inline void block_masks_scalar(const char *b, uint64_t *quote, uint64_t *bslash,
-				      uint64_t *brk)
-{
-	uint64_t mq = 0, mb = 0, mk = 0;
-	for (int k = 0; k < 64; k++) {
-		unsigned char c = b[k];
-		mq |= (uint64_t)(c == '"') << k;
-		mb |= (uint64_t)(c == '\\') << k;
-		mk |= (uint64_t)((c | 0x20) == '{' || (c | 0x20) == '}') << k;
-	}
-	*quote = mq;
-	*bslash = mb;
-	*brk = mk;
-}
-
-#ifdef __SSE2__
-static inline void block_masks_sse2(const char *b, uint64_t *quote, uint64_t *bslash, uint64_t *brk)
-{
-	const __m128i q = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\');
-	const __m128i lc = _mm_set1_epi8(0x20), op = _mm_set1_epi8('{'), cl = _mm_set1_epi8('}');
-#define LANE(k, mq, mb, mk)                                                                        \
-	do {                                                                                       \
-		__m128i x = _mm_loadu_si128((const __m128i *)(b + 16 * (k)));                      \
-		__m128i y = _mm_or_si128(x, lc);                                                   \
-		mq = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, q));                            \
-		mb = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, bs));                           \
-		mk = (unsigned)_mm_movemask_epi8(                                                  \
-			_mm_or_si128(_mm_cmpeq_epi8(y, op), _mm_cmpeq_epi8(y, cl)));               \
-	} while (0)
-	uint64_t q0, q1, q2, q3, b0, b1, b2, b3, k0, k1, k2, k3;
-	LANE(0, q0, b0, k0);
-	LANE(1, q1, b1, k1);
-	LANE(2, q2, b2, k2);
-	LANE(3, q3, b3, k3);
-#undef LANE
-	*quote = q0 | q1 << 16 | q2 << 32 | q3 << 48;
-	*bslash = b0 | b1 << 16 | b2 << 32 | b3 << 48;
-	*brk = k0 | k1 << 16 | k2 << 32 | k3 << 48;
-}
-#endif
-
-#ifdef HAVE_AVX2
-static inline AVX2_FN void block_masks_avx2(const char *b, uint64_t *quote, uint64_t *bslash,
-					    uint64_t *brk)
-{
-	const __m256i q = _mm256_set1_epi8('"'), bs = _mm256_set1_epi8('\\');
-	const __m256i lc = _mm256_set1_epi8(0x20), op = _mm256_set1_epi8('{');
-	const __m256i cl = _mm256_set1_epi8('}');
-	__m256i x0 = _mm256_loadu_si256((const __m256i *)b);
-	__m256i x1 = _mm256_loadu_si256((const __m256i *)(b + 32));
-	__m256i y0 = _mm256_or_si256(x0, lc), y1 = _mm256_or_si256(x1, lc);
-#define MASK64(v0, v1)                                                                             \
-	((uint64_t)(uint32_t)_mm256_movemask_epi8(v0) |                                            \
-	 (uint64_t)(uint32_t)_mm256_movemask_epi8(v1) << 32)
-	*quote = MASK64(_mm256_cmpeq_epi8(x0, q), _mm256_cmpeq_epi8(x1, q));
-	*bslash = MASK64(_mm256_cmpeq_epi8(x0, bs), _mm256_cmpeq_epi8(x1, bs));
-	*brk = MASK64(_mm256_or_si256(_mm256_cmpeq_epi8(y0, op), _mm256_cmpeq_epi8(y0, cl)),
-		      _mm256_or_si256(_mm256_cmpeq_epi8(y1, op), _mm256_cmpeq_epi8(y1, cl)));
-#undef MASK64
-}
-#endif
-
-/*
- * Bytes escaped by a backslash (simdjson's find_escaped): runs of backslashes escape the
- * next byte when odd in length.  @carry: the first byte of the block is escaped (0 or 1).
- */
-static inline uint64_t find_escaped(uint64_t bs, uint64_t *carry)
-{
-	const uint64_t even = 0x5555555555555555ULL;
-	bs &= ~*carry;
-	uint64_t follows = bs << 1 | *carry;
-	uint64_t odd_starts = bs & ~even & ~follows;
-	uint64_t seq_even;
-	*carry = __builtin_add_overflow(odd_starts, bs, &seq_even);
-	return (even ^ (seq_even << 1)) & follows;
-}
-
-/* Bit i: an odd number of set bits in @x at or below i (in-string regions from quotes). */
-static inline uint64_t prefix_xor(uint64_t x)
-{
-	x ^= x << 1;
-	x ^= x << 2;
-	x ^= x << 4;
-	x ^= x << 8;
-	x ^= x << 16;
-	x ^= x << 32;
-	return x;
-}
-
-/*
- * Scan from buf[i] to the bracket that brings the relative depth @d back to 0; @st holds
- * the open brackets (st[0..d)), at most @limit deep.  Sets p->pos past that bracket.
- *
- * Leniency, for speed: only brackets and string boundaries are checked.  Commas, colons,
- * numbers, literals, escapes and control characters inside the skipped value are not, so
- * `{"a" 1 x}` skips cleanly.  Unbalanced or mismatched brackets, unterminated strings and
- * truncation are errors, and the scan always advances, so it never loops or reads outside
- * the window.
- */
-static inline __attribute__((always_inline)) int
-skip_scan_with(struct kp_json *p, size_t i, int d, unsigned char *st, int limit,
-	       void (*block_masks)(const char *, uint64_t *, uint64_t *, uint64_t *))
-{
-	uint64_t esc_carry = 0, in_carry = 0;
-	char tmp[64];
-	for (;;) {
-		size_t n = p->end - i;
-		if (n < 64 && !p->eof && !p->read_failed) {
-			size_t shift;
-			fill(p, i, 0, &shift);
-			i -= shift;
-			n = p->end - i;
-		}
-		if (n == 0) {
-			if (p->eof || p->read_failed)
-				return err_end(p);
-			continue; /* fill() made room by moving the window; read again */
-		}
-		const char *b = p->buf + i;
-		if (n < 64) {
-			memcpy(tmp, b, n);
-			memset(tmp + n, ' ', 64 - n);
-			b = tmp;
-		} else {
-			n = 64;
-		}
-		uint64_t quote, bs, brk;
-		block_masks(b, &quote, &bs, &brk);
-		uint64_t esc = (bs | esc_carry) ? find_escaped(bs, &esc_carry) : 0;
-		uint64_t in = prefix_xor(quote & ~esc) ^ in_carry;
-		uint64_t s = brk & ~in;
-		while (s) {
-			unsigned k = __builtin_ctzll(s);
-			unsigned char c = b[k];
-			s &= s - 1;
-			/* branchy on purpose: the predictor learns the bracket patterns of
-			 * repeated events, and a branch-free push/pop measured slower */
-			if (c & 2) { /* '[' 0x5b and '{' 0x7b have bit 1 set; ']' and '}' do not */
-				if (d >= limit)
-					return set_err(p, "nesting too deep", p->base + i + k, 0);
-				st[d++] = c;
-			} else {
-				/* '[' ^ ']' == '{' ^ '}' == 6 */
-				if (d == 0 || st[d - 1] != (c ^ 6))
-					return set_err(p,
-						       c == '}' ? "unmatched '}'" : "unmatched ']'",
-						       p->base + i + k, 0);
-				if (--d == 0) {
-					p->pos = i + k + 1;
-					return 0;
-				}
-			}
-		}
-		if (n < 64) {
-			/* the padding is spaces: bit n says if the next real byte is escaped */
-			esc_carry = (esc >> n) & 1;
-			in_carry = 0 - ((in >> (n - 1)) & 1);
-		} else {
-			in_carry = (uint64_t)((int64_t)in >> 63);
-		}
-		i += n;
-	}
-}
-
-/* skip_scan_with() for each level: the block kernel inlined into the loop. */
-static int skip_scan_scalar(struct kp_json *p, size_t i, int d, unsigned char *st, int limit)
-{
-	return skip_scan_with(p, i, d, st, limit, block_masks_scalar);
-}
-
-#ifdef __SSE2__
-static int skip_scan_sse2(struct kp_json *p, size_t i, int d, unsigned char *st, int limit)
-{
-	return skip_scan_with(p, i, d, st, limit, block_masks_sse2);
-}
-#endif
-
-#ifdef HAVE_AVX2
-static AVX2_FN int skip_scan_avx2(struct kp_json *p, size_t i, int d, unsigned char *st, int limit)
-{
-	return skip_scan_with(p, i, d, st, limit, block_masks_avx2);
-}
-#endif
-
+/* json_scan_close() (src/json-scan.c), its errors set here. */
 static int skip_scan(struct kp_json *p, size_t i, int d, unsigned char *st, int limit)
 {
-#ifdef HAVE_AVX2
-	if (p->simd >= JSON_SIMD_AVX2)
-		return skip_scan_avx2(p, i, d, st, limit);
-#endif
-#ifdef __SSE2__
-	if (p->simd >= JSON_SIMD_SSE2)
-		return skip_scan_sse2(p, i, d, st, limit);
-#endif
-	return skip_scan_scalar(p, i, d, st, limit);
+	const char *why = NULL;
+	int64_t at = 0;
+	if (json_scan_close(p, i, d, st, limit, fill, &why, &at) == 0)
+		return 0;
+	return why ? set_err(p, why, at, 0) : err_end(p);
 }
 
 static inline __attribute__((always_inline)) int skip_value(struct kp_json *p, int level)
@@ -1422,7 +1059,7 @@ static __attribute__((noinline)) int skip_detour(struct kp_json *p)
 	return skip_value(p, JSON_SIMD_SCALAR);
 }
 
-int json_skip(struct kp_json *p)
+HOT_ALIGN int json_skip(struct kp_json *p)
 {
 	if (p->detour)
 		return skip_detour(p);
@@ -1458,7 +1095,7 @@ void json_locate(const struct kp_json *p, int64_t off, int *line, int *col)
 		return;
 	}
 	size_t n = (uint64_t)(off - p->base) < p->end ? (size_t)(off - p->base) : p->end;
-	int64_t lines = p->lines_before + count_nl(p->simd, p->buf, n);
+	int64_t lines = p->lines_before + json_count_nl_at(p->simd, p->buf, n);
 	const char *nl = memrchr(p->buf, '\n', n);
 	int64_t last = nl ? p->base + (nl - p->buf) : p->last_nl_before;
 	int64_t l = lines + 1, c = off - last;
@@ -1466,381 +1103,7 @@ void json_locate(const struct kp_json *p, int64_t off, int *line, int *col)
 	*col = c > INT_MAX ? INT_MAX : (int)c;
 }
 
-/* ---- strings ---- */
-
-static int hex4(const char *s)
-{
-	int v = 0;
-	for (int k = 0; k < 4; k++) {
-		int c = (unsigned char)s[k];
-		if (!is_hex(c))
-			return -1;
-		v = v * 16 + (c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10);
-	}
-	return v;
-}
-
-static size_t utf8_put(char *o, unsigned cp)
-{
-	if (cp < 0x80) {
-		o[0] = cp;
-		return 1;
-	}
-	if (cp < 0x800) {
-		o[0] = 0xc0 | cp >> 6;
-		o[1] = 0x80 | (cp & 0x3f);
-		return 2;
-	}
-	if (cp < 0x10000) {
-		o[0] = 0xe0 | cp >> 12;
-		o[1] = 0x80 | (cp >> 6 & 0x3f);
-		o[2] = 0x80 | (cp & 0x3f);
-		return 3;
-	}
-	o[0] = 0xf0 | cp >> 18;
-	o[1] = 0x80 | (cp >> 12 & 0x3f);
-	o[2] = 0x80 | (cp >> 6 & 0x3f);
-	o[3] = 0x80 | (cp & 0x3f);
-	return 4;
-}
-
-/* The byte a one-letter escape (\" \\ \/ \b \f \n \r \t) stands for, or -1. */
-static int simple_escape(int e)
-{
-	switch (e) {
-	case '"':
-	case '\\':
-	case '/':
-		return e;
-	case 'b':
-		return '\b';
-	case 'f':
-		return '\f';
-	case 'n':
-		return '\n';
-	case 'r':
-		return '\r';
-	case 't':
-		return '\t';
-	default:
-		return -1;
-	}
-}
-
-/*
- * The code point of a \uXXXX just read (@cp; *i past it): a high surrogate joins the low one
- * that follows (*i moves past that too); a high one without it, or a lone low one, is U+FFFD.
- */
-static int surrogate_pair(const char *s, size_t len, size_t *i, int cp)
-{
-	if (cp >= 0xd800 && cp < 0xdc00) {
-		int lo = -1;
-		if (*i + 6 <= len && s[*i] == '\\' && s[*i + 1] == 'u')
-			lo = hex4(s + *i + 2);
-		if (lo < 0xdc00 || lo >= 0xe000)
-			return 0xfffd;
-		*i += 6;
-		return 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
-	}
-	return cp >= 0xdc00 && cp < 0xe000 ? 0xfffd : cp;
-}
-
-/* The escape at s[*i] == '\\' as UTF-8 into @u (its length); *i moves past it. */
-static size_t unescape_one(const char *s, size_t len, size_t *i, char *u)
-{
-	int e = *i + 1 < len ? s[*i + 1] : 0;
-	int c = simple_escape(e);
-	if (c >= 0) {
-		u[0] = c;
-		*i += 2;
-		return 1;
-	}
-	int cp = e == 'u' && *i + 6 <= len ? hex4(s + *i + 2) : -1;
-	if (cp < 0) {
-		/* malformed escapes (never from json_next) are copied as they are */
-		u[0] = '\\';
-		(*i)++;
-		return 1;
-	}
-	*i += 6;
-	return utf8_put(u, surrogate_pair(s, len, i, cp));
-}
-
-size_t json_unescape(const char *s, size_t len, char *out, size_t cap)
-{
-	size_t o = 0, i = 0;
-	if (cap == 0)
-		return 0;
-	while (i < len) {
-		const char *bs = memchr(s + i, '\\', len - i);
-		size_t run = (bs ? (size_t)(bs - s) : len) - i;
-		if (run > cap - 1 - o) {
-			memcpy(out + o, s + i, cap - 1 - o);
-			o = cap - 1;
-			break;
-		}
-		memcpy(out + o, s + i, run);
-		o += run;
-		i += run;
-		if (i >= len)
-			break;
-		char u[4];
-		size_t n = unescape_one(s, len, &i, u);
-		if (n > cap - 1 - o)
-			break; /* never split a UTF-8 sequence */
-		memcpy(out + o, u, n);
-		o += n;
-	}
-	out[o] = 0;
-	return o;
-}
-
-/* ---- numbers ---- */
-
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-#define SWAR_DIGITS 1 /* 8 ASCII digits per 64-bit load (simdjson's parse_eight_digits) */
-#endif
-
-#ifdef SWAR_DIGITS
-static inline uint64_t load8(const char *s)
-{
-	uint64_t v;
-	memcpy(&v, s, 8);
-	return v;
-}
-
-/* The 8 bytes of @v (little-endian) are all '0'..'9' (simdjson's is_made_of_eight_digits). */
-static inline int all8_digits(uint64_t v)
-{
-	return ((v & 0xf0f0f0f0f0f0f0f0ULL) |
-		(((v + 0x0606060606060606ULL) & 0xf0f0f0f0f0f0f0f0ULL) >> 4)) ==
-	       0x3333333333333333ULL;
-}
-
-/* The value of 8 ASCII digits loaded little-endian (first digit in the low byte). */
-static inline uint64_t parse8(uint64_t v)
-{
-	const uint64_t mask = 0x000000ff000000ffULL;
-	const uint64_t mul1 = 100 + (1000000ULL << 32);
-	const uint64_t mul2 = 1 + (10000ULL << 32);
-	v -= 0x3030303030303030ULL;
-	v = v * 10 + (v >> 8);
-	return ((v & mask) * mul1 + ((v >> 16) & mask) * mul2) >> 32;
-}
-#endif
-
-/*
- * The digits from s[*i] on, accumulated into *acc (8 a step where SWAR_DIGITS: a timestamp has
- * 13-19 and the digit chain is the cost), *i moved past them; returns how many.
- */
-static inline __attribute__((always_inline)) int lead_digits(const char *s, size_t len, size_t *i,
-							     uint64_t *acc)
-{
-	size_t j = *i;
-	uint64_t a = 0;
-	int nd = 0;
-#ifdef SWAR_DIGITS
-	while (len - j >= 8 && all8_digits(load8(s + j))) {
-		a = a * 100000000 + parse8(load8(s + j));
-		j += 8;
-		nd += 8;
-	}
-#endif
-	while (j < len && is_digit(s[j])) {
-		a = a * 10 + (uint64_t)(s[j++] - '0');
-		nd++;
-	}
-	*i = j;
-	*acc = a;
-	return nd;
-}
-
-/*
- * The fraction after the '.' at s[*i]: its first @scale digits go into *acc, *i moves past all
- * of them.  Returns how many went in, or -1 for no digits or (with @exact) a nonzero one dropped.
- */
-static inline __attribute__((always_inline)) int frac_digits(const char *s, size_t len, size_t *i,
-							     uint64_t *acc, int scale, int exact)
-{
-	size_t j = *i + 1, f0 = j;
-	uint64_t a = *acc;
-	int fr = 0, ok = 1;
-	while (j < len && is_digit(s[j])) {
-		if (fr < scale) {
-			a = a * 10 + (uint64_t)(s[j] - '0');
-			fr++;
-		} else if (exact && s[j] != '0') {
-			ok = 0; /* not integral at this scale */
-		}
-		j++;
-	}
-	*i = j;
-	*acc = a;
-	return ok && j != f0 ? fr : -1;
-}
-
-/*
- * dec_scaled() of what traces hold: [-]digits[.digits], no exponent, at most 18 significant
- * digits after scaling (fits int64 without checks).  Returns 1 for any other form.
- */
-static inline __attribute__((always_inline)) int dec_fast(const char *s, size_t len, int scale,
-							  int exact, int64_t *out)
-{
-	if (!len || len > 32)
-		return 1;
-	size_t i = s[0] == '-';
-	uint64_t acc;
-	int nd = lead_digits(s, len, &i, &acc), fr = 0;
-	/* 19 digits (absolute 2022 µs timestamps in ns) fit when the value is small enough */
-	if (!nd ||
-	    !(nd + scale <= 18 || (scale == 3 && nd == 16 && acc < (uint64_t)INT64_MAX / 1000)))
-		return 1;
-	if (i < len && s[i] == '.')
-		fr = frac_digits(s, len, &i, &acc, scale, exact);
-	if (i != len)
-		return 1;
-	if (fr < 0)
-		return -1;
-	for (; fr < scale; fr++)
-		acc *= 10;
-	*out = s[0] == '-' ? -(int64_t)acc : (int64_t)acc;
-	return 0;
-}
-
-/* Where a number's parts lie: digits s[int0..int1) and s[frac0..frac1), exponent e. */
-struct dec_parts {
-	size_t int0, int1, frac0, frac1;
-	int64_t e;
-	int neg;
-};
-
-/* The exponent after the 'e' at s[*i] into *e, *i moved past it; -1 when it has no digits. */
-static int dec_exp(const char *s, size_t len, size_t *i, int64_t *e)
-{
-	size_t j = *i + 1;
-	int neg = 0;
-	int64_t v = 0;
-	if (j < len && (s[j] == '+' || s[j] == '-'))
-		neg = s[j++] == '-';
-	size_t e0 = j;
-	while (j < len && is_digit(s[j])) {
-		/* saturates: 1e999999999999 is out of range anyway */
-		if (v < 1000000000)
-			v = v * 10 + (s[j] - '0');
-		j++;
-	}
-	if (j == e0)
-		return -1;
-	*i = j;
-	*e = neg ? -v : v;
-	return 0;
-}
-
-/* @s split into its parts (RFC 8259's number grammar, leading zeros allowed), or -1. */
-static int dec_split(const char *s, size_t len, struct dec_parts *d)
-{
-	size_t i = 0;
-	d->neg = len && s[0] == '-';
-	i += d->neg;
-	d->int0 = i;
-	while (i < len && is_digit(s[i]))
-		i++;
-	d->int1 = d->frac0 = d->frac1 = i;
-	if (d->int1 == d->int0)
-		return -1;
-	if (i < len && s[i] == '.') {
-		d->frac0 = ++i;
-		while (i < len && is_digit(s[i]))
-			i++;
-		d->frac1 = i;
-		if (d->frac1 == d->frac0)
-			return -1;
-	}
-	d->e = 0;
-	if (i < len && (s[i] == 'e' || s[i] == 'E') && dec_exp(s, len, &i, &d->e) < 0)
-		return -1;
-	return i == len ? 0 : -1;
-}
-
-/*
- * The number of parts @d times 10^@scale: value = D * 10^k with D the digit string int.frac
- * without the point; -1 when it leaves int64 or (with @exact) drops a nonzero digit.
- */
-static int dec_value(const char *s, const struct dec_parts *d, int scale, int exact, int64_t *out)
-{
-	size_t nint = d->int1 - d->int0, nfrac = d->frac1 - d->frac0;
-	int64_t k = d->e - (int64_t)nfrac + scale;
-	int64_t ndig = (int64_t)(nint + nfrac);
-	int64_t keep = k < 0 ? ndig + k : ndig; /* digits that stay left of the point */
-	uint64_t lim = d->neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
-	uint64_t acc = 0;
-	for (int64_t j = 0; j < ndig; j++) {
-		size_t at = j < (int64_t)nint ? d->int0 + j : d->frac0 + (j - nint);
-		int dg = s[at] - '0';
-		if (j >= keep) {
-			if (!exact)
-				break;
-			if (dg)
-				return -1;
-			continue;
-		}
-		if (acc > (lim - dg) / 10)
-			return -1;
-		acc = acc * 10 + dg;
-	}
-	for (int64_t j = 0; j < k && acc; j++) {
-		if (acc > lim / 10)
-			return -1;
-		acc *= 10;
-	}
-	*out = d->neg ? (int64_t)(0 - acc) : (int64_t)acc;
-	return 0;
-}
-
-/*
- * dec_scaled() of any form: exponents, more digits than int64 holds (rare in traces).  Out
- * of line, so the fast path's call ends in a jump and keeps no frame, and cold: in .text it
- * moved the scalar token code 32 bytes, 2.5% slower (bench/RESULTS.md, json split).
- */
-static COLD int dec_general(const char *s, size_t len, int scale, int exact, int64_t *out)
-{
-	struct dec_parts d;
-	if (dec_split(s, len, &d) < 0)
-		return -1;
-	return dec_value(s, &d, scale, exact, out);
-}
-
-/*
- * @s as a decimal times 10^@scale, truncated toward zero; with @exact, fail when nonzero
- * digits would be dropped.  Digits are accumulated in uint64 so every int64 is exact.
- */
-static int dec_scaled(const char *s, size_t len, int scale, int exact, int64_t *out)
-{
-	int r = dec_fast(s, len, scale, exact, out);
-	return r <= 0 ? r : dec_general(s, len, scale, exact, out);
-}
-
-int json_num_i64(const char *s, size_t len, int64_t *out)
-{
-	return dec_scaled(s, len, 0, 1, out);
-}
-
-int json_num_us_to_ns(const char *s, size_t len, int64_t *out)
-{
-	return dec_scaled(s, len, 3, 0, out);
-}
-
-double json_num_double(const char *s, size_t len)
-{
-	char buf[128];
-	char *t = len < sizeof(buf) ? buf : xmalloc(len + 1);
-	memcpy(t, s, len);
-	t[len] = 0;
-	double v = strtod(t, NULL);
-	if (t != buf)
-		free(t);
-	return v;
-}
+/* ---- json_next_int() ---- */
 
 #ifdef SWAR_DIGITS
 /* The value of @n (1..8) ASCII digits at @s; reads 8 bytes (the window's padding covers it). */
@@ -1914,7 +1177,7 @@ int_detour(struct kp_json *p, struct kp_json_tok *tok, int us, int64_t *out, int
 	return int_tok(p, tok, us, out, rc, JSON_SIMD_SCALAR);
 }
 
-enum kp_json_type json_next_int(struct kp_json *p, struct kp_json_tok *tok, int us, int64_t *out,
+HOT_ALIGN enum kp_json_type json_next_int(struct kp_json *p, struct kp_json_tok *tok, int us, int64_t *out,
 				int *rc)
 {
 	if (p->detour)
