@@ -34,7 +34,7 @@ YAML_LIB := -Wl,-Bstatic -lyaml -Wl,-Bdynamic
 # libzstd (.json.zst traces) likewise: Debian's libzstd-dev ships libzstd.a, and kprof needs
 # only libz, libm and libc at run time (tests/golden/build-runtime-libs)
 ZSTD_LIB := -Wl,-Bstatic -lzstd -Wl,-Bdynamic
-# ISA-L (fast gzip inflate) is not linked: Debian ships no libisal.a, so src/input.c includes
+# ISA-L (fast gzip inflate) is not linked: Debian ships no libisal.a, so src/ingest/input.c includes
 # <isa-l/igzip_lib.h> (libisal-dev) and dlopen()s libisal.so.2, falling back to zlib without it
 LDLIBS  := -lz $(ZSTD_LIB) $(YAML_LIB) -lm -lpthread -ldl
 
@@ -48,11 +48,11 @@ ifeq ($(HAVE_CUPTI),1)
   CAPTURE_SO := $(O)/kprof-capture.so
   CAPTURE_LDLIBS := -L$(CUDA_LIBDIR) -L$(CUPTI_LIBDIR) -Wl,-rpath,$(CUDA_LIBDIR) \
 	-Wl,-rpath,$(CUPTI_LIBDIR) -lcupti -lcublasLt -lcublas -lcudart -lstdc++
-  # capture/*.cu: kprof's own kernels (softmax, im2col), compiled by nvcc into kprof-capture.so
+  # capture/kernels/*.cu: kprof's own kernels (softmax, im2col), compiled by nvcc into kprof-capture.so
   NVCC ?= $(CUDA_HOME)/bin/nvcc
   NVCC_ARCH ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
 	-gencode arch=compute_90,code=compute_90
-  CAP_CU_OBJS := $(patsubst capture/%.cu,$(O)/capture/%.cu.o,$(wildcard capture/*.cu))
+  CAP_CU_OBJS := $(patsubst capture/%.cu,$(O)/capture/%.cu.o,$(wildcard capture/kernels/*.cu))
 endif
 
 ifneq ($(V),1)
@@ -63,16 +63,19 @@ else
   quiet =
 endif
 
-LIB_SRCS  := $(filter-out src/main.c,$(wildcard src/*.c))
-CAP_SRCS  := $(wildcard capture/*.c)
+# src/ by layer (base, ingest, model, analysis, report, cli), capture/ by role (record, intercept,
+# workloads, kernels, suites): each folder's files, one level down
+LIB_SRCS  := $(filter-out src/cli/main.c,$(wildcard src/*/*.c))
+CAP_SRCS  := $(wildcard capture/*.c capture/*/*.c)
+CAP_HDRS  := $(wildcard capture/*/*.h)
 LIB_OBJS  := $(patsubst %.c,$(O)/%.o,$(LIB_SRCS)) $(O)/src/devdb-builtin.o
 CAP_OBJS  := $(patsubst %.c,$(O)/%.o,$(CAP_SRCS))
 # kprof-capture.so: the library again, position-independent, with CUPTI compiled in; not the
 # command wiring (cmd-*.c) nor the suite parser (suite.c, libyaml): kprof parses the options and
 # the suite file, kprof-capture.so runs the cases
-SO_SRCS   := $(filter-out src/suite.c src/cmd-%.c,$(LIB_SRCS))
-SO_OBJS   := $(patsubst %.c,$(O)/pic/%.o,$(SO_SRCS) $(CAP_SRCS)) $(O)/pic/src/devdb-builtin.o
-UNIT_SRCS := $(wildcard tests/unit/test-*.c)
+SO_SRCS   := $(filter-out src/cli/%.c,$(LIB_SRCS)) $(filter-out capture/suites/suite.c,$(CAP_SRCS))
+SO_OBJS   := $(patsubst %.c,$(O)/pic/%.o,$(SO_SRCS)) $(O)/pic/src/devdb-builtin.o
+UNIT_SRCS := $(shell find tests/unit -name 'test-*.c' | LC_ALL=C sort)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(O)/tests/%,$(UNIT_SRCS))
 HDRS      := $(wildcard include/kprof/*.h)
 
@@ -94,7 +97,7 @@ $(O)/pic/src/devdb-builtin.o: $(O)/src/devdb-builtin.c
 	@mkdir -p $(dir $@)
 	$(call quiet,CC,$<)$(CC) $(CFLAGS) -fPIC -c -o $@ $<
 
-$(O)/pic/capture/%.o: capture/%.c $(HDRS) $(wildcard capture/*.h) Makefile
+$(O)/pic/capture/%.o: capture/%.c $(HDRS) $(CAP_HDRS) Makefile
 	@mkdir -p $(dir $@)
 	$(call quiet,CC,$<)$(CC) $(CFLAGS) -fPIC $(CAPTURE_CFLAGS) -Icapture -c -o $@ $<
 
@@ -105,25 +108,26 @@ $(O)/src/%.o: src/%.c $(HDRS) Makefile
 	@mkdir -p $(dir $@)
 	$(call quiet,CC,$<)$(CC) $(CFLAGS) $(EXTRA_DEFS) -c -o $@ $<
 
-$(O)/capture/%.o: capture/%.c $(HDRS) $(wildcard capture/*.h) Makefile
+$(O)/capture/%.o: capture/%.c $(HDRS) $(CAP_HDRS) Makefile
 	@mkdir -p $(dir $@)
 	$(call quiet,CC,$<)$(CC) $(CFLAGS) -Icapture -c -o $@ $<
 
 ifeq ($(HAVE_CUPTI),1)
 # cupti_profiler_host.h includes <string> (C++) and uses none of it: an empty one for C
-$(O)/pic/capture/metrics.o: CAPTURE_CFLAGS += -Icapture/cshim
-$(O)/src/cmd-capture.o: EXTRA_DEFS := -DKPROF_CAPTURE_DL -DKPROF_LIBDIR='"$(PREFIX)/lib/kprof"'
-$(O)/capture/%.cu.o: capture/%.cu $(wildcard capture/*.h) Makefile
+$(O)/pic/capture/record/metrics.o: CAPTURE_CFLAGS += -Icapture/record/cshim
+$(O)/src/cli/cmd-capture.o: EXTRA_DEFS := -DKPROF_CAPTURE_DL -DKPROF_LIBDIR='"$(PREFIX)/lib/kprof"'
+$(O)/capture/%.cu.o: capture/%.cu $(CAP_HDRS) Makefile
 	@mkdir -p $(dir $@)
 	$(call quiet,NVCC,$<)$(NVCC) -O3 -std=c++17 $(NVCC_ARCH) -Xcompiler -fPIC -Icapture -c -o $@ $<
 
 # kprof-inject.so: the CUDA injection library of `kprof capture -- <cmd>` (CUDA_INJECTION64_PATH).
 # Only InitializeInjection is exported.  No sanitizers or coverage: it is loaded into the
 # traced program, where their runtimes are not first in the process.
-INJECT_OBJS := $(patsubst capture/%.c,$(O)/inject/%.o,capture/inject.c capture/recorder.c \
-	capture/ctrace.c capture/kmetrics.c capture/recfile.c capture/metrics.c) \
-	$(O)/inject/src/jsonw.o $(O)/inject/src/utf8.o $(O)/inject/src/hmap.o $(O)/inject/src/arena.o
-$(O)/inject/metrics.o: CAPTURE_CFLAGS += -Icapture/cshim
+INJECT_OBJS := $(patsubst capture/%.c,$(O)/inject/%.o,capture/intercept/inject.c \
+	capture/record/recorder.c capture/record/ctrace.c capture/record/kmetrics.c capture/record/recfile.c capture/record/metrics.c) \
+	$(O)/inject/src/base/jsonw.o $(O)/inject/src/base/utf8.o $(O)/inject/src/base/hmap.o \
+	$(O)/inject/src/base/arena.o
+$(O)/inject/record/metrics.o: CAPTURE_CFLAGS += -Icapture/record/cshim
 all: $(O)/kprof-inject.so
 $(O)/kprof-inject.so: $(INJECT_OBJS)
 	$(call quiet,LINK,$@)$(CC) -shared -o $@ $^ -L$(CUPTI_LIBDIR) -Wl,-rpath,$(CUPTI_LIBDIR) \
@@ -131,12 +135,12 @@ $(O)/kprof-inject.so: $(INJECT_OBJS)
 # kprof-shim.so: LD_PRELOAD'ed into the command (and its NVTX_INJECTION64_PATH): cuBLAS and
 # cuBLASLt GEMM wrappers and the NVTX callbacks.  No DT_NEEDED on any CUDA library: the real
 # functions are looked up in whatever copy the program loaded (doc/capture-any.md §1.3).
-SHIM_OBJS := $(O)/shim/shim.o $(O)/shim/ltshape.o $(O)/shim/cudnnrec.o $(O)/shim/src/hmap.o \
-	$(O)/shim/src/arena.o
+SHIM_OBJS := $(O)/shim/intercept/shim.o $(O)/shim/intercept/ltshape.o \
+	$(O)/shim/intercept/cudnnrec.o $(O)/shim/src/base/hmap.o $(O)/shim/src/base/arena.o
 all: $(O)/kprof-shim.so
 $(O)/kprof-shim.so: $(SHIM_OBJS)
 	$(call quiet,LINK,$@)$(CC) -shared -o $@ $^ -lpthread -ldl
-$(O)/shim/%.o: capture/%.c $(wildcard capture/*.h) Makefile
+$(O)/shim/%.o: capture/%.c $(CAP_HDRS) Makefile
 	@mkdir -p $(dir $@)
 	$(call quiet,CC,$<)$(CC) $(CFLAGS_BASE) -O2 -g $(EXTRA_CFLAGS) -fPIC -fvisibility=hidden \
 	  -isystem $(CUDA_HOME)/include -DKPROF_SHIM -Icapture -c -o $@ $<
@@ -146,7 +150,7 @@ $(O)/shim/src/%.o: src/%.c $(HDRS) Makefile
 	  -c -o $@ $<
 # test-shim: kprof-shim.so against a fake libcublas.so.13 (tests/unit/fake/)
 # and a fake libcudnn.so.9 (the graph API)
-$(O)/tests/test-shim: $(O)/kprof-shim.so $(O)/tests/fake/libcublas.so.13 \
+$(O)/tests/capture/intercept/test-shim: $(O)/kprof-shim.so $(O)/tests/fake/libcublas.so.13 \
 	$(O)/tests/fake/libcudnn.so.9
 $(O)/tests/fake/libcublas.so.13: tests/unit/fake/fake-cublas.c Makefile
 	@mkdir -p $(dir $@)
@@ -171,7 +175,7 @@ $(O)/conv_prog: tests/gpu/conv_prog.cu Makefile
 $(O)/gemm_prog: tests/gpu/gemm_prog.cu Makefile
 	$(call quiet,NVCC,$<)$(NVCC) -O2 $(NVCC_ARCH) -o $@ $< -L$(CUDA_LIBDIR) -lcublasLt -lcublas \
 	  -Xlinker -rpath=$(CUDA_LIBDIR)
-$(O)/inject/%.o: capture/%.c $(HDRS) $(wildcard capture/*.h) Makefile
+$(O)/inject/%.o: capture/%.c $(HDRS) $(CAP_HDRS) Makefile
 	@mkdir -p $(dir $@)
 	$(call quiet,CC,$<)$(CC) $(CFLAGS_BASE) -O2 -g $(EXTRA_CFLAGS) -fPIC -fvisibility=hidden \
 	  $(CAPTURE_CFLAGS) -DKPROF_INJECT -Icapture -c -o $@ $<
@@ -193,9 +197,9 @@ $(O)/src/devdb-builtin.c: $(sort $(wildcard device_db/*.txt)) Makefile
 $(O)/src/devdb-builtin.o: $(O)/src/devdb-builtin.c
 	$(call quiet,CC,$<)$(CC) $(CFLAGS) -Wno-missing-variable-declarations -c -o $@ $<
 
-$(O)/tests/test-%: tests/unit/test-%.c $(wildcard tests/unit/*.h) $(O)/libkprof.a
+$(O)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(O)/libkprof.a
 	@mkdir -p $(dir $@)
-	$(call quiet,CC,$<)$(CC) $(CFLAGS) -Icapture -Wno-missing-prototypes -o $@ $< \
+	$(call quiet,CC,$<)$(CC) $(CFLAGS) -Icapture -Itests/unit -Wno-missing-prototypes -o $@ $< \
 	  $(O)/libkprof.a $(LDASAN) -lcmocka $(LDLIBS)
 
 unit: $(UNIT_BINS)
@@ -263,10 +267,11 @@ check-man:
 fuzz-build: $(O)/src/devdb-builtin.c
 	$(Q)O=$(O) LDLIBS='$(LDLIBS)' tests/fuzz/run.sh -b
 
-# circular dependencies between src/*.c (a file using a symbol another defines, by nm on the
-# objects; tests/tools/depcheck.py): none allowed (issue 29)
+# circular dependencies between the files of src/ and capture/ (a file using a symbol another
+# defines, by nm on the objects), and arrows up the folders' layers (tests/tools/depcheck.py)
+# (none allowed: issue 29)
 depcheck: all
-	$(Q)python3 tests/tools/depcheck.py --strict --objdir $(O)/src
+	$(Q)python3 tests/tools/depcheck.py --strict --objdir $(O) $(if $(CAPTURE_SO),--objdir $(O)/pic)
 
 # the link libraries, for tests/fuzz/run.sh (one list: the fuzzers link what kprof links)
 print-ldlibs:
@@ -280,8 +285,9 @@ check: all unit golden html augment hostile jobs bounds hdrcheck readme fuzz-bui
 # third-party.
 CLANG_FORMAT ?= $(shell command -v clang-format-19 2>/dev/null || \
 	{ clang-format --version 2>/dev/null | grep -q 'version 19\.' && command -v clang-format; })
-FORMAT_SRCS := $(sort $(wildcard src/*.c include/kprof/*.h capture/*.c capture/*.h capture/*.cu \
-	tests/unit/*.c tests/unit/*.h tests/unit/fake/*.c tests/tools/*.c tests/fuzz/*.c \
+FORMAT_SRCS := $(sort $(wildcard src/*/*.c include/kprof/*.h capture/*.c capture/*/*.c \
+	capture/*/*.h capture/*/*.cu \
+	$(UNIT_SRCS) tests/unit/*.h tests/unit/fake/*.c tests/tools/*.c tests/fuzz/*.c \
 	tests/gpu/*.cu))
 
 format:

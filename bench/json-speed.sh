@@ -13,7 +13,7 @@
 #   --no-record      do not append the results to bench/RESULTS.md
 #   --dir DIR        scratch directory (default /tmp/kprof-json-bench)
 # Without FILE, bench/gen-big-trace.py replicates the source trace to MB.
-# Compiles its own driver with -O2 (no -march) from src/json*.c and src/input.c.
+# Compiles its own driver with -O2 (no -march) from src/ingest/json*.c and src/ingest/input.c.
 
 set -u
 export LC_ALL=C
@@ -144,8 +144,8 @@ int main(int argc, char **argv)
 EOF
 cc=${CC:-cc}
 $cc -std=c11 -D_GNU_SOURCE -O2 -I"$root/include" -o "$dir/driver" "$dir/driver.c" \
-    "$root/src/json.c" "$root"/src/json-*.c "$root/src/input.c" "$root/src/arena.c" \
-    "$root/src/diag.c" "$root/src/utf8.c" -lz -lzstd ||
+    "$root/src/ingest/json.c" "$root"/src/ingest/json-*.c "$root/src/ingest/input.c" "$root/src/base/arena.c" \
+    "$root/src/base/diag.c" "$root/src/base/utf8.c" -lz -lzstd ||
     die "cannot build the driver"
 
 pin=()

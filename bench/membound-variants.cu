@@ -1,4 +1,4 @@
-// bench/membound-variants.cu — kprof's row-wise kernels (capture/membound.cu, compiled in)
+// bench/membound-variants.cu — kprof's row-wise kernels (capture/kernels/membound.cu, compiled in)
 // side by side with variants of them, in one run on one GPU: GB/s and % of the DRAM peak from
 // the compulsory bytes, and the largest difference of each variant's output from kprof's.
 // What decided session 5's kernel choices (bench/RESULTS.md, 2026-11-26 "membound"):
@@ -13,7 +13,7 @@
 //   nvcc -O3 -std=c++17 -gencode arch=compute_90,code=sm_90 -Icapture \
 //        -o /tmp/mbv bench/membound-variants.cu && /tmp/mbv [fwd,bwd] [SHAPES]
 // SHAPES: how many of 8192x32768, 32768x8192, 16384x4096, 4096x4096, 4096x65536 (bf16).
-#include "membound.cu"
+#include "kernels/membound.cu"
 #include <stdio.h>
 #include <vector>
 #include <string>

@@ -10,18 +10,18 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ctrace.h"
-#include "devprops.h"
-#include "metrics.h"
-#include "nvml.h"
-#include "recorder.h"
-#include "shapes.h"
 #include "kprof/diag.h"
 #include "kprof/report.h"
 #include "kprof/table.h"
-#include "results.h"
-#include "wl-cudnn.h"
-#include "workloads.h"
+#include "record/ctrace.h"
+#include "record/devprops.h"
+#include "record/metrics.h"
+#include "record/nvml.h"
+#include "record/recorder.h"
+#include "record/results.h"
+#include "workloads/shapes.h"
+#include "workloads/wl-cudnn.h"
+#include "workloads/workloads.h"
 
 static const char *const cdt_names[CDT_N] = { "bf16", "fp16", "fp32", "tf32" };
 
@@ -98,19 +98,6 @@ const char *capture_parse_epilogues(const char *arg, void *mask)
 const char *capture_parse_dtypes(const char *arg, void *mask)
 {
 	return parse_list(arg, mask, cdt_names, CDT_N, "valid: bf16, fp16, fp32, tf32");
-}
-
-/* The names of enum kp_trace_api, in its order (KPROF_TRACE_API for kprof-inject.so). */
-const char *const capture_trace_api_names[] = { "launch", "all", "none" };
-
-const char *capture_parse_trace_api(const char *arg, void *mode)
-{
-	for (int i = 0; i < 3; i++)
-		if (!strcmp(arg, capture_trace_api_names[i])) {
-			*(int *)mode = i;
-			return NULL;
-		}
-	return "valid: launch, all, none";
 }
 
 const char *capture_parse_causal(const char *arg, void *causal)

@@ -14,14 +14,27 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "child.h"
-#include "ctrace.h"
-#include "devprops.h"
-#include "hostops.h"
-#include "kmetrics.h"
+#include "intercept/child.h"
+#include "intercept/hostops.h"
 #include "kprof/diag.h"
-#include "nvml.h"
-#include "recfile.h"
+#include "record/ctrace.h"
+#include "record/devprops.h"
+#include "record/kmetrics.h"
+#include "record/nvml.h"
+#include "record/recfile.h"
+
+/* The names of enum kp_trace_api, in its order (KPROF_TRACE_API for kprof-inject.so). */
+const char *const capture_trace_api_names[] = { "launch", "all", "none" };
+
+const char *capture_parse_trace_api(const char *arg, void *mode)
+{
+	for (int i = 0; i < 3; i++)
+		if (!strcmp(arg, capture_trace_api_names[i])) {
+			*(int *)mode = i;
+			return NULL;
+		}
+	return "valid: launch, all, none";
+}
 
 extern char **environ;
 

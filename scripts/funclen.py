@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""List the longest C functions: scripts/funclen.py [-n N] [FILE...] (default: src/*.c).
+"""List the longest C functions: scripts/funclen.py [-n N] [FILE...] (default: src/*/*.c capture/*.c capture/*/*.c).
 
 A function's length is its lines from the line holding its name to its closing brace
 (signature, body and braces; comments and blank lines inside count).  Used for issue 10's
@@ -75,7 +75,7 @@ def main():
     ap.add_argument('-n', type=int, default=10, help='how many to list (0: all)')
     ap.add_argument('files', nargs='*')
     a = ap.parse_args()
-    files = a.files or sorted(glob.glob('src/*.c'))
+    files = a.files or sorted(glob.glob('src/*/*.c') + glob.glob('capture/*.c') + glob.glob('capture/*/*.c'))
     fns = [f for p in files for f in functions(p)]
     fns.sort(key=lambda f: (-f[3], f[1], f[2]))
     for name, path, line, nlines in fns[:a.n or None]:

@@ -175,7 +175,5 @@ int analyze_run(const struct kp_trace *t, const struct kp_analyze_opts *o, struc
 /* Keep @top rows (0 = all) and rows >= @min_pct of time; fold the rest into "(others)". */
 void analyze_select(struct kp_report *r, long top, double min_pct);
 void analyze_free(struct kp_report *r);
-/* "void foo<int>(float*, int)" -> "foo<int>" (display only). Result in @a. */
-const char *analyze_short_name(struct kp_arena *a, const char *name);
 
 #endif /* KPROF_ANALYZE_H */

@@ -78,7 +78,7 @@ struct kp_capture_opts {
 	const char *shim_so;     /* absolute path of kprof-shim.so (LD_PRELOAD), or NULL */
 	int nvtx;                /* -- <cmd>: record NVTX ranges (default on); -1 unset */
 	int libs;                /* -- <cmd>: record cuBLAS/cuBLASLt calls (default on); -1 unset */
-	int trace_api;           /* --trace-api: enum kp_trace_api (capture/recorder.h), 0 launch */
+	int trace_api;           /* --trace-api: enum kp_trace_api (capture/record/recorder.h), 0 launch */
 
 	/* filled by capture_opts_finish() */
 	struct kp_mm_shape *mm;

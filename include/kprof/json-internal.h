@@ -2,9 +2,9 @@
  * json-internal.h — what the parts of the JSON tokenizer share (not for other modules): the
  * SIMD headers and the AVX2 target attribute, the per-byte character tests and the 8-digit
  * SWAR helpers (static inline: they run per byte or per token in more than one file), and
- * the calls from src/json.c (the pull tokenizer: window, tokens, skipping, json_next_int)
- * into src/json-scan.c (the scalar/SSE2/AVX2 kernels: level choice, newline counts, the
- * bracket scanner of json_skip).  src/json-num.c (numbers) and src/json-str.c
+ * the calls from src/ingest/json.c (the pull tokenizer: window, tokens, skipping, json_next_int)
+ * into src/ingest/json-scan.c (the scalar/SSE2/AVX2 kernels: level choice, newline counts, the
+ * bracket scanner of json_skip).  src/ingest/json-num.c (numbers) and src/ingest/json-str.c
  * (json_unescape) use only the inline helpers.  Calls go one way, json.c -> the others.
  */
 #ifndef KPROF_JSON_INTERNAL_H
@@ -84,14 +84,14 @@ static inline uint64_t parse8(uint64_t v)
 int64_t json_count_nl_at(int level, const char *s, size_t n);
 
 /*
- * fill() of src/json.c: more input past p->end keeping buf[keep..end); returns the bytes
+ * fill() of src/ingest/json.c: more input past p->end keeping buf[keep..end); returns the bytes
  * added, and the kept bytes move toward the front by *shift.
  */
 typedef size_t (*json_fill_fn)(struct kp_json *p, size_t keep, int grow, size_t *shift);
 
 /*
  * Scan from buf[i] to the bracket that brings the relative depth @d back to 0 with the
- * block kernels of p->simd (src/json-scan.c); @st holds the open brackets (st[0..d)), at
+ * block kernels of p->simd (src/ingest/json-scan.c); @st holds the open brackets (st[0..d)), at
  * most @limit deep.  0: p->pos is past that bracket.  -1: an error at *at, *why its message,
  * or *why NULL when the input ended (or could not be read) first.
  */

@@ -4,6 +4,8 @@
 #ifndef KPROF_KERNROLE_H
 #define KPROF_KERNROLE_H
 
+#include "kprof/arena.h"
+
 enum kp_krole {
 	KROLE_MATH = 0, /* GEMM, convolution, attention (and names kprof does not know) */
 	KROLE_MOVE,     /* copies, fills, casts, elementwise, reductions, layout transforms */
@@ -33,5 +35,7 @@ int kernrole_mempath(const char *name, int is_memcpy);
  * the name does not say (any other kernel, cuDNN's and CUTLASS's attention included).
  */
 int kernrole_causal(const char *name);
+/* "void foo<int>(float*, int)" -> "foo<int>" (display only). Result in @a. */
+const char *kernrole_short_name(struct kp_arena *a, const char *name);
 
 #endif /* KPROF_KERNROLE_H */

@@ -1,8 +1,8 @@
 /*
  * opmodel-internal.h — what the op model files share (src/opmodel*.c; doc/flops-bytes.md):
  * checked arithmetic with the UNK/OVF poison values, slot accessors, the Concrete Inputs readers
- * and dtype promotion of src/opmodel-args.c, and the model table's row and family types.
- * src/opmodel.c looks a name up in the families' tables (src/opmodel-gemm.c, -conv.c, -attn.c,
+ * and dtype promotion of src/model/opmodel-args.c, and the model table's row and family types.
+ * src/model/opmodel.c looks a name up in the families' tables (src/model/opmodel-gemm.c, -conv.c, -attn.c,
  * -pointwise.c, -norm.c) and dispatches; only those files include this header.
  */
 #ifndef KPROF_OPMODEL_INTERNAL_H
@@ -106,7 +106,7 @@ static inline int64_t tbytes(const struct kp_slot *s)
 	return is_tensor(s) ? nbytes(numel(s), s->dtype) : 0;
 }
 
-/* ---- Concrete Inputs text and type promotion (src/opmodel-args.c) --------------------- */
+/* ---- Concrete Inputs text and type promotion (src/model/opmodel-args.c) --------------------- */
 
 const struct kp_slot *opm_out_slot(const struct kp_op_in *in, int first);
 const char *opm_skip_ws(const char *p);
@@ -147,11 +147,11 @@ struct opm_family {
 	int (*causal_slot)(const struct model *m);
 };
 
-extern const struct opm_family opm_family_gemm;      /* src/opmodel-gemm.c */
-extern const struct opm_family opm_family_conv;      /* src/opmodel-conv.c */
-extern const struct opm_family opm_family_attn;      /* src/opmodel-attn.c */
-extern const struct opm_family opm_family_pointwise; /* src/opmodel-pointwise.c */
-extern const struct opm_family opm_family_norm;      /* src/opmodel-norm.c */
+extern const struct opm_family opm_family_gemm;      /* src/model/opmodel-gemm.c */
+extern const struct opm_family opm_family_conv;      /* src/model/opmodel-conv.c */
+extern const struct opm_family opm_family_attn;      /* src/model/opmodel-attn.c */
+extern const struct opm_family opm_family_pointwise; /* src/model/opmodel-pointwise.c */
+extern const struct opm_family opm_family_norm;      /* src/model/opmodel-norm.c */
 
 /* The signature of an attention call's enclosing op (opmodel_sig_carrier); -1 if none */
 int opm_attn_top_signature(const struct kp_op_in *in, char *buf, size_t cap);

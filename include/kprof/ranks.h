@@ -10,22 +10,10 @@
 #include <stdint.h>
 
 #include "kprof/breakdown.h"
+#include "kprof/collective.h"
 #include "kprof/devdb.h"
 #include "kprof/diag.h"
 #include "kprof/trace.h"
-
-/* Collective kinds, with their nccl-tests bus-bandwidth factors (ranks.c). */
-enum kp_coll_kind {
-	COLL_ALLREDUCE = 0,
-	COLL_ALLGATHER,
-	COLL_REDUCESCATTER,
-	COLL_ALLTOALL,
-	COLL_SENDRECV,
-	COLL_BROADCAST,
-	COLL_REDUCE,
-	COLL_OTHER,
-	COLL_NKIND
-};
 
 /* One communication kernel of a rank. */
 struct kp_rank_comm {
@@ -126,8 +114,5 @@ void ranks_device(const struct kp_ranks *rs, const struct kp_devdb *db, const ch
 void ranks_free(struct kp_ranks *rs);
 /* Rank from a file name: "rank[-_/[]?<digits>" (TraceLens' pattern); -1 none. */
 int64_t ranks_rank_from_name(const char *path);
-/* nccl-tests bus-bandwidth factor for @kind among @n ranks (2(n-1)/n, (n-1)/n or 1). */
-double ranks_bus_factor(int kind, int n);
-const char *ranks_kind_name(int kind);
 
 #endif /* KPROF_RANKS_H */

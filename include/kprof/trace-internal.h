@@ -1,9 +1,9 @@
 /*
  * trace-internal.h — what the three parts of the trace loader share (not for other modules):
  * the event being read (struct ev), the loader's state (struct loader) and the calls
- * between src/trace.c (the loader: the document's top-level keys, device properties,
- * trace_load), src/trace-decode.c (one event's members -> kp_op / kp_launch / kp_gpu ...)
- * and src/trace-chunk.c (the parallel chunk engine: cutting the input, parsing chunks on
+ * between src/ingest/trace.c (the loader: the document's top-level keys, device properties,
+ * trace_load), src/ingest/trace-decode.c (one event's members -> kp_op / kp_launch / kp_gpu ...)
+ * and src/ingest/trace-chunk.c (the parallel chunk engine: cutting the input, parsing chunks on
  * worker threads, merging their records).
  */
 #ifndef KPROF_TRACE_INTERNAL_H

@@ -63,9 +63,9 @@ CFLAGS="-std=c11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer -Iinclude -I$O -I$
 	-DKPROF_VERSION=\"fuzz\" -fsanitize=fuzzer-no-link,address,undefined \
 	-fno-sanitize-recover=undefined ${FUZZ_CFLAGS:-}"
 
-# The op names of the model table (the families' rows in src/opmodel-*.c), for fuzz-opmodel.c,
+# The op names of the model table (the families' rows in src/model/opmodel-*.c), for fuzz-opmodel.c,
 # in the table's strcmp order.
-sed -n 's/^[[:space:]]*[PS]("\([A-Za-z0-9_]*\)".*/"aten::\1",/p' src/opmodel*.c | LC_ALL=C sort >"$F/opnames.tmp"
+sed -n 's/^[[:space:]]*[PS]("\([A-Za-z0-9_]*\)".*/"aten::\1",/p' src/model/opmodel*.c | LC_ALL=C sort >"$F/opnames.tmp"
 {
 	echo "static const char *const opnames[] = {"
 	cat "$F/opnames.tmp"
@@ -73,10 +73,11 @@ sed -n 's/^[[:space:]]*[PS]("\([A-Za-z0-9_]*\)".*/"aten::\1",/p' src/opmodel*.c 
 } >"$F/opnames.h"
 rm -f "$F/opnames.tmp"
 
-# The library: src/*.c without main.c, the cmd-*.c wiring and the suite parser (suite.c needs
-# capture's option parsers and libyaml; no harness reads suites), plus the device table.
+# The library: src/*/*.c without src/cli/ (main.c and the cmd-*.c wiring), plus the device
+# table.  The suite parser lives in capture/suites/ (it needs capture's option parsers and
+# libyaml; no harness reads suites).
 objs=
-for src in $(ls src/*.c | grep -v -e '/main\.c$' -e '/cmd-' -e '/suite\.c$') "$O/src/devdb-builtin.c"; do
+for src in $(ls src/*/*.c | grep -v -e /cli/) "$O/src/devdb-builtin.c"; do
 	obj=$F/obj/$(basename "$src" .c).o
 	if [ ! -f "$obj" ] || [ "$src" -nt "$obj" ] || [ -n "$(find include -newer "$obj" -name '*.h')" ]; then
 		echo "  CC   $src"

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """tests/html/labels.py FILE...: in every <svg> chart of the html/svg FILEs, labels whose full
-text (the <title> kprof puts in each shortened label, src/svg.c svg_short_labels) differs must
+text (the <title> kprof puts in each shortened label, src/report/svg.c svg_short_labels) differs must
 show different text (issue 23 item 23).  Prints each clash; exits 1 when there is one."""
 import html
 import re

@@ -1,0 +1,225 @@
+/*
+ * test-shim.c — kprof-shim.so without a GPU, against a fake libcublas.so.13 opened
+ * RTLD_LOCAL as PyTorch's wheel copy is: the wrapper finds the real function through the
+ * loaded soname (RTLD_NEXT cannot see it), passes arguments and the status code through,
+ * records the call, and passes an unknown cuBLAS major version through unrecorded.  Likewise
+ * cuDNN's graph API against a fake libcudnn.so.9: cudnn-frontend's causal SDPA graph built
+ * through the wrapped entry points executes as one attention call.
+ */
+#include <dlfcn.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "intercept/hcall.h"
+#include "workloads/cudnn-graph.h"
+
+typedef int (*gemm_fn)(void *h, int ta, int tb, int m, int n, int k, const void *alpha,
+		       const void *A, int at, int lda, const void *B, int bt, int ldb,
+		       const void *beta, void *C, int ct, int ldc, int compute, int algo);
+
+static char build_dir[PATH_MAX];
+
+/* $(O) of this test binary ($(O)/tests/test-shim) */
+static int find_build(void)
+{
+	ssize_t n = readlink("/proc/self/exe", build_dir, sizeof(build_dir) - 1);
+	if (n <= 0)
+		return -1;
+	build_dir[n] = '\0';
+	for (int i = 0; i < 2; i++) {
+		char *s = strrchr(build_dir, '/');
+		if (!s)
+			return -1;
+		*s = '\0';
+	}
+	return 0;
+}
+
+static void *open_in(const char *rel, int flags)
+{
+	char p[PATH_MAX + 64];
+	snprintf(p, sizeof(p), "%s/%s", build_dir, rel);
+	return dlopen(p, flags);
+}
+
+static int ncalls;
+static struct kp_hcall last;
+
+static void take(const struct kp_hcall *c, void *arg)
+{
+	(void)arg;
+	ncalls++;
+	last = *c;
+}
+
+/* In a child: preload-like shim (global), fake cuBLAS (local), one call; exit code = checks. */
+static int one_call(const char *major)
+{
+	if (major)
+		setenv("FAKE_CUBLAS_MAJOR", major, 1);
+	void *shim = open_in("kprof-shim.so", RTLD_NOW | RTLD_GLOBAL);
+	void *fake = open_in("tests/fake/libcublas.so.13", RTLD_NOW | RTLD_LOCAL);
+	if (!shim || !fake)
+		return 10;
+	gemm_fn g = (gemm_fn)dlsym(shim, "cublasGemmEx");
+	kp_shim_drain_fn drain = (kp_shim_drain_fn)dlsym(shim, "kprof_shim_drain");
+	int *calls = dlsym(fake, "fake_calls"), *fk = dlsym(fake, "fake_k");
+	if (!g || !drain || !calls || !fk)
+		return 11;
+	float one = 1.f, zero = 0.f;
+	int st = g(NULL, 1, 0, 128, 256, 512, &one, NULL, 14, 512, NULL, 14, 512, &zero, NULL, 14,
+		   128, 68, -1);
+	if (st != 7 || *calls != 1 || *fk != 512)
+		return 12; /* status and arguments pass through */
+	drain(take, NULL);
+	if (major)
+		return ncalls == 0 ? 0 : 13; /* unknown version: not recorded */
+	if (ncalls != 1 || last.kind != HC_GEMM || strcmp(last.name, "cublasGemmEx") ||
+	    last.m != 128 || last.n != 256 || last.k != 512 || last.batch != 1 ||
+	    last.atype != 14 || last.compute != 68 || last.transa != 1 ||
+	    !(last.flags & HCF_BETA_ZERO) || !(last.flags & HCF_FAILED) || last.status != 7 ||
+	    last.end_ns < last.start_ns || last.ext == 0)
+		return 14;
+	return 0;
+}
+
+/* ---- cuDNN graph API ---- */
+
+typedef int (*create_fn)(int, void **);
+typedef int (*destroy_fn)(void *);
+typedef int (*set_fn)(void *, int, int, int64_t, const void *);
+typedef int (*get_fn)(void *, int, int, int64_t, int64_t *, void *);
+typedef int (*fin_fn)(void *);
+typedef int (*exec_fn)(void *, void *, void *);
+
+static const char *errstr(int st)
+{
+	(void)st;
+	return "error";
+}
+
+/*
+ * In a child: the shim (global), fake cuDNN (local); cudnn-frontend's causal GQA forward graph,
+ * heuristics, a plan, one execution.  Exit code = checks.
+ */
+static int one_graph(const char *version)
+{
+	if (version)
+		setenv("FAKE_CUDNN_VERSION", version, 1);
+	void *shim = open_in("kprof-shim.so", RTLD_NOW | RTLD_GLOBAL);
+	void *fake = open_in("tests/fake/libcudnn.so.9", RTLD_NOW | RTLD_LOCAL);
+	if (!shim || !fake)
+		return 20;
+	struct cg_api a = { (create_fn)dlsym(shim, "cudnnBackendCreateDescriptor"),
+			    (destroy_fn)dlsym(shim, "cudnnBackendDestroyDescriptor"),
+			    (set_fn)dlsym(shim, "cudnnBackendSetAttribute"),
+			    (fin_fn)dlsym(shim, "cudnnBackendFinalize"),
+			    errstr,
+			    (get_fn)dlsym(shim, "cudnnBackendGetAttribute"),
+			    (exec_fn)dlsym(shim, "cudnnBackendExecute") };
+	kp_shim_drain_fn drain = (kp_shim_drain_fn)dlsym(shim, "kprof_shim_drain");
+	int *execs = dlsym(fake, "fake_executes"), *sets = dlsym(fake, "fake_sets");
+	if (!a.create || !a.destroy || !a.set || !a.finalize || !a.get || !a.execute || !drain ||
+	    !execs || !sets)
+		return 21;
+	const struct cg_sdpa sd = { .b = 2,
+				    .h = 8,
+				    .hkv = 2,
+				    .sq = 256,
+				    .sk = 256,
+				    .d = 64,
+				    .io = CG_BF16,
+				    .causal = 1,
+				    .stats = 1,
+				    .scale = 0.125f };
+	struct cg_graph g;
+	struct cg_built b;
+	char why[128];
+	static int handle_obj;
+	void *handle = &handle_obj, *heur = NULL, *cfg = NULL, *plan = NULL;
+	if (cg_sdpa_fwd(&g, &sd) || cg_emit(&a, handle, &g, &b, why, sizeof(why)) || *sets == 0)
+		return 22; /* the wrappers pass the calls on */
+	int64_t n = 0;
+	if (a.create(4, &heur) || a.set(heur, 201, 15, 1, &b.graph) || a.finalize(heur) ||
+	    a.create(3, &cfg) || a.get(heur, 202, 15, 1, &n, &cfg) || n != 1 || a.destroy(heur) ||
+	    a.create(5, &plan) || a.set(plan, 401, 15, 1, &cfg) || a.finalize(plan))
+		return 23;
+	if (a.execute(handle, plan, NULL) != 3000 || *execs != 1)
+		return 24; /* the status passes through */
+	drain(take, NULL);
+	if (version)
+		return ncalls == 0 ? 0 : 25; /* unknown version: not recorded */
+	int64_t want[7] = { 2, 8, 2, 256, 256, 64, 64 };
+	if (ncalls != 1 || last.kind != HC_SDPA || strcmp(last.name, "cudnnBackendExecute") ||
+	    last.sdpa_flags != (SDPA_F_CAUSAL | SDPA_F_STATS) ||
+	    memcmp(last.sd, want, sizeof(want)) || last.status != 3000 ||
+	    !(last.flags & HCF_FAILED) || last.end_ns < last.start_ns || last.ext == 0)
+		return 26;
+	return 0;
+}
+
+static int in_child(const char *major)
+{
+	fflush(NULL);
+	pid_t p = fork();
+	if (p == 0)
+		_exit(!strncmp(major ? major : "", "graph", 5)
+			      ? one_graph(major[5] ? major + 5 : NULL)
+			      : one_call(major));
+	int ws;
+	waitpid(p, &ws, 0);
+	return WIFEXITED(ws) ? WEXITSTATUS(ws) : 100;
+}
+
+static void wrapper_finds_a_local_cublas_and_passes_through(void **state)
+{
+	(void)state;
+	assert_int_equal(in_child(NULL), 0);
+}
+
+static void unknown_cublas_version_is_passed_through_unrecorded(void **state)
+{
+	(void)state;
+	assert_int_equal(in_child("12"), 0);
+}
+
+static void cudnn_graph_executions_are_recorded_as_attention(void **state)
+{
+	(void)state;
+	assert_int_equal(in_child("graph"), 0);
+}
+
+static void unknown_cudnn_version_is_passed_through_unrecorded(void **state)
+{
+	(void)state;
+	assert_int_equal(in_child("graph80900"), 0);
+}
+
+int main(void)
+{
+	char p[PATH_MAX + 64];
+	if (find_build() < 0)
+		return 1;
+	snprintf(p, sizeof(p), "%s/kprof-shim.so", build_dir);
+	if (access(p, R_OK) != 0) {
+		printf("test-shim: %s not built (no CUDA toolkit): skipped\n", p);
+		return 0;
+	}
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(wrapper_finds_a_local_cublas_and_passes_through),
+		cmocka_unit_test(unknown_cublas_version_is_passed_through_unrecorded),
+		cmocka_unit_test(cudnn_graph_executions_are_recorded_as_attention),
+		cmocka_unit_test(unknown_cudnn_version_is_passed_through_unrecorded),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
