@@ -13,12 +13,14 @@
 #include "kprof/diag.h"
 #include "kprof/report.h"
 #include "kprof/table.h"
+#include "record/cmsg.h"
 #include "record/ctrace.h"
 #include "record/devprops.h"
 #include "record/metrics.h"
 #include "record/nvml.h"
 #include "record/recorder.h"
 #include "record/results.h"
+#include "record/wtrace.h"
 #include "workloads/shapes.h"
 #include "workloads/wl-cudnn.h"
 #include "workloads/workloads.h"
@@ -311,24 +313,23 @@ void capture_opts_free(struct kp_capture_opts *o)
 #include <cuda_runtime.h>
 #include <dlfcn.h>
 
-static void warn_unjoined(const struct kp_mwin *w, size_t nkern)
+static void warn_unjoined(void *arg, const struct kp_mwin *w, size_t nkern)
 {
-	fprintf(stderr,
-		"kprof: warning: --metrics: '%s': %zu ranges for %zu timed kernels: not joined\n",
-		w->label, w->n, nkern);
+	cmsg_warn(arg, "--metrics: '%s': %zu ranges for %zu timed kernels: not joined", w->label,
+		  w->n, nkern);
 }
 
 /*
  * NVML for device 0: its max clocks into @t (and the device properties CUDA left at 0) and
  * the clock sampler thread; without NVML a warning, and the SM clock stays unknown.
  */
-static void open_nvml(struct kp_nvml *nv, struct kp_ctrace *t, int period_ms, unsigned *sm_max,
-		      unsigned *mem_max)
+static void open_nvml(const struct kp_capture_opts *o, struct kp_nvml *nv, struct kp_ctrace *t,
+		      unsigned *sm_max, unsigned *mem_max)
 {
 	char bus[32] = "", why[512];
 	cudaDeviceGetPCIBusId(bus, sizeof(bus), 0);
 	if (nvml_open(nv, "libnvidia-ml.so.1", bus[0] ? bus : NULL, why, sizeof(why)) < 0) {
-		fprintf(stderr, "kprof: warning: %s; the SM clock is unknown\n", why);
+		cmsg_warn(o, "%s; the SM clock is unknown", why);
 		return;
 	}
 	nvml_max_clocks(nv, sm_max, mem_max);
@@ -337,13 +338,13 @@ static void open_nvml(struct kp_nvml *nv, struct kp_ctrace *t, int period_ms, un
 		t->dev[0].clock_rate_khz = (int)*sm_max * 1000;
 	if (!t->dev[0].mem_clock_rate_khz)
 		t->dev[0].mem_clock_rate_khz = (int)*mem_max * 1000;
-	if (nvml_sampler_start(nv, t, period_ms) < 0)
-		fprintf(stderr, "kprof: warning: cannot start the clock sampler thread\n");
+	if (nvml_sampler_start(nv, t, o->sample_period_ms) < 0)
+		cmsg_warn(o, "cannot start the clock sampler thread");
 }
 
 /*
  * The built-in workloads on a cuBLAS handle, their results table and --results file;
- * 0 or the status after the message.
+ * 0 or the status of the error in w->d.
  */
 static int run_workloads(struct kp_wl *w, unsigned sm_max, unsigned mem_max)
 {
@@ -354,29 +355,29 @@ static int run_workloads(struct kp_wl *w, unsigned sm_max, unsigned mem_max)
 	cublasHandle_t h = NULL;
 	cublasStatus_t st = cublasCreate(&h);
 	if (st != CUBLAS_STATUS_SUCCESS) {
-		fprintf(stderr, "kprof: error: cublasCreate: %s\n", cublasGetStatusString(st));
+		cmsg_error(o, w->d, KP_ENV, "cublasCreate: %s", cublasGetStatusString(st));
 		return KP_ENV;
 	}
 	w->cublas = h;
-	printf("# device  %s (cc %d.%d, %d SMs), SM clock max %u MHz, memory clock max %u MHz\n",
-	       dev->name, dev->compute_major, dev->compute_minor, dev->num_sms, sm_max, mem_max);
+	cmsg_out(o, "# device  %s (cc %d.%d, %d SMs), SM clock max %u MHz, memory clock max %u MHz\n",
+		 dev->name, dev->compute_major, dev->compute_minor, dev->num_sms, sm_max, mem_max);
 	struct kp_results res = { 0 };
 	w->results = &res;
 	if (workloads_run(w) < 0)
-		status = w->status ? w->status : KP_ENV;
-	if (res.n) {
+		status = w->d->status ? w->d->status : KP_ENV;
+	if (res.n && o->out) {
 		struct kp_doc doc;
 		report_init(&doc, "capture", 8);
 		results_report(&res, &doc);
-		putchar('\n');
-		table_render(&doc, FMT_TABLE, 0, stdout);
+		cmsg_out(o, "\n");
+		table_render(&doc, FMT_TABLE, 0, o->out);
 		report_free(&doc);
 	}
 	if (o->results && results_write(&res, o->results, dev->name, why, sizeof(why)) < 0) {
-		fprintf(stderr, "kprof: error: %s\n", why);
+		cmsg_error(o, w->d, KP_ENV, "%s", why);
 		status = status ? status : KP_ENV;
 	} else if (o->results) {
-		printf("# results %s: %zu cases\n", o->results, res.n);
+		cmsg_out(o, "# results %s: %zu cases\n", o->results, res.n);
 	}
 	results_free(&res);
 	w->results = NULL;
@@ -388,8 +389,8 @@ static int run_workloads(struct kp_wl *w, unsigned sm_max, unsigned mem_max)
 }
 
 /*
- * The run's metadata into the trace, the trace written to @out (closed) and its summary line;
- * -1 after the message when it cannot be written.
+ * The run's metadata into the trace, the trace written to @out (closed, capture/record/wtrace.c)
+ * and its summary lines; -1 with the error in w->d when it cannot be written.
  */
 static int write_trace(const struct kp_wl *w, FILE *out)
 {
@@ -406,78 +407,60 @@ static int write_trace(const struct kp_wl *w, FILE *out)
 		fclose(mf);
 		t->meta = meta;
 	}
-	size_t nkern = 0;
-	for (size_t i = 0; i < t->nrecs; i++)
-		nkern += t->recs[i].kind == REC_KERNEL;
-	unsigned lo = 0, hi = 0;
-	for (size_t i = 0; i < t->nsamples; i++) {
-		if (t->samples[i].reasons & 1) /* GpuIdle */
-			continue;
-		unsigned v = t->samples[i].sm_mhz;
-		lo = !lo || v < lo ? v : lo;
-		hi = v > hi ? v : hi;
-	}
-	if (ctrace_write(t, out, o->output) < 0 || fclose(out) != 0) {
-		fprintf(stderr, "kprof: error: cannot write '%s': %s\n", o->output,
-			strerror(errno));
-		return -1;
-	}
+	struct kp_trace_sum sum;
+	struct kp_diag wd;
+	if (wtrace_write(t, out, o->output, &sum, &wd) < 0)
+		return cmsg_pass(o, w->d, &wd);
 	if (o->overhead && w->untraced_s > 0)
-		printf("# overhead  untraced %.3f s  traced %.3f s  ratio %.3fx\n", w->untraced_s,
-		       w->traced_s, w->traced_s / w->untraced_s);
-	printf("# trace   %s: %zu kernel records, %llu dropped records, %zu clock samples",
-	       o->output, nkern, (unsigned long long)t->dropped_records, t->nsamples);
-	if (hi)
-		printf(" (SM %u-%u MHz while busy)", lo, hi);
-	printf("\n");
+		cmsg_out(o, "# overhead  untraced %.3f s  traced %.3f s  ratio %.3fx\n", w->untraced_s,
+			 w->traced_s, w->traced_s / w->untraced_s);
+	cmsg_out(o, "# trace   %s: %zu kernel records, %llu dropped records, %zu clock samples%s\n",
+		 o->output, sum.nkern, (unsigned long long)t->dropped_records, t->nsamples,
+		 sum.sm_range);
 	return 0;
 }
 
-/* 0, or -1 after the message when there is no CUDA device (or no driver at all) */
-static int check_device(void)
+/* 0, or -1 with the error in @d when there is no CUDA device (or no driver at all) */
+static int check_device(const struct kp_capture_opts *o, struct kp_diag *d)
 {
 	int ndev = 0;
 	cudaError_t e = cudaGetDeviceCount(&ndev);
 	if (e != cudaSuccess || ndev == 0) {
 		/* cudart loads the driver at run time; say so when there is none at all */
 		void *drv = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
-		fprintf(stderr, "kprof: error: no CUDA device: %s\n",
-			!drv               ? "no CUDA driver (libcuda.so.1 not found)"
-			: e != cudaSuccess ? cudaGetErrorString(e)
-					   : "none found");
-		return -1;
+		return cmsg_error(o, d, KP_ENV, "no CUDA device: %s",
+				  !drv               ? "no CUDA driver (libcuda.so.1 not found)"
+				  : e != cudaSuccess ? cudaGetErrorString(e)
+						     : "none found");
 	}
 	return 0;
 }
 
 /*
- * CUPTI recording into @t, a CUDA context and --metrics' counters; -1 after the message, with
+ * CUPTI recording into @t, a CUDA context and --metrics' counters; -1 with the error in @d,
  * what was started stopped again.
  */
-static int start_recording(struct kp_ctrace *t, const struct kp_capture_opts *o)
+static int start_recording(struct kp_ctrace *t, const struct kp_capture_opts *o,
+			   struct kp_diag *d)
 {
 	char why[512];
 	cudaError_t e;
 	recorder_set_api(o->trace_api);
-	if (recorder_start(t, why, sizeof(why)) < 0) {
-		fprintf(stderr, "kprof: error: %s\n", why);
-		return -1;
-	}
+	if (recorder_start(t, why, sizeof(why)) < 0)
+		return cmsg_error(o, d, KP_ENV, "%s", why);
 	if ((e = cudaSetDevice(0)) != cudaSuccess || (e = cudaFree(NULL)) != cudaSuccess) {
-		fprintf(stderr, "kprof: error: cannot create a CUDA context: %s\n",
-			cudaGetErrorString(e));
 		recorder_stop();
-		return -1;
+		return cmsg_error(o, d, KP_ENV, "cannot create a CUDA context: %s",
+				  cudaGetErrorString(e));
 	}
 	if (o->metrics) {
 		if (metrics_open(why, sizeof(why)) < 0) {
-			fprintf(stderr, "kprof: error: --metrics: %s\n", why);
 			metrics_close();
 			recorder_stop();
-			return -1;
+			return cmsg_error(o, d, KP_ENV, "--metrics: %s", why);
 		}
-		printf("# metrics %d counters, %d replay passes per kernel\n", metrics_count(),
-		       metrics_passes());
+		cmsg_out(o, "# metrics %d counters, %d replay passes per kernel\n", metrics_count(),
+			 metrics_passes());
 	}
 	return 0;
 }
@@ -500,15 +483,15 @@ static void stop_recording(struct kp_ctrace *t, struct kp_nvml *nv, const struct
 	t->clock_known = t->nsamples > 0;
 	if (o->metrics) {
 		metrics_close();
-		if (kmetrics_join(t, warn_unjoined))
-			fprintf(stderr,
-				"kprof: warning: --metrics: some loops' counters are not in the trace\n");
+		if (kmetrics_join(t, warn_unjoined, (void *)o))
+			cmsg_warn(o, "--metrics: some loops' counters are not in the trace");
 	}
 }
 
 /*
  * The trace written to @out and freed with NVML; the run's status: @status, KP_ENV when the
- * trace cannot be written, KP_REGRESSION after a clean run with failed accuracy checks.
+ * trace cannot be written, KP_REGRESSION after a clean run with failed accuracy checks (the
+ * error in w->d).
  */
 static int finish_run(struct kp_wl *w, struct kp_nvml *nv, FILE *out, int status)
 {
@@ -516,33 +499,33 @@ static int finish_run(struct kp_wl *w, struct kp_nvml *nv, FILE *out, int status
 	if (write_trace(w, out) < 0)
 		status = KP_ENV;
 	if (t->dropped_records)
-		fprintf(stderr, "kprof: warning: CUPTI dropped %llu records\n",
-			(unsigned long long)t->dropped_records);
+		cmsg_warn(w->o, "CUPTI dropped %llu records", (unsigned long long)t->dropped_records);
 	nvml_close(nv);
 	ctrace_free(t);
 	if (status == 0 && w->failures) {
-		fprintf(stderr, "kprof: error: %d accuracy check%s failed\n", w->failures,
-			w->failures > 1 ? "s" : "");
+		cmsg_error(w->o, w->d, KP_REGRESSION, "%d accuracy check%s failed", w->failures,
+			   w->failures > 1 ? "s" : "");
 		status = KP_REGRESSION;
 	}
 	return status;
 }
 
-int capture_run(const struct kp_capture_opts *o)
+int capture_run(const struct kp_capture_opts *o, struct kp_diag *d)
 {
 	if (o->cmd)
-		return capture_run_cmd(o);
-	if (check_device() < 0)
+		return capture_run_cmd(o, d);
+	d->msg[0] = '\0', d->status = KP_OK;
+	if (check_device(o, d) < 0)
 		return KP_ENV;
 	FILE *out = fopen(o->output, "w");
 	if (!out) {
-		fprintf(stderr, "kprof: error: cannot open '%s': %s\n", o->output, strerror(errno));
+		cmsg_error(o, d, KP_ENV, "cannot open '%s': %s", o->output, strerror(errno));
 		return KP_ENV;
 	}
 	struct kp_ctrace t;
 	ctrace_init(&t);
 	t.sample_period_ms = o->sample_period_ms;
-	if (start_recording(&t, o) < 0) {
+	if (start_recording(&t, o, d) < 0) {
 		fclose(out);
 		ctrace_free(&t);
 		return KP_ENV;
@@ -551,9 +534,11 @@ int capture_run(const struct kp_capture_opts *o)
 
 	struct kp_nvml nv;
 	unsigned sm_max = 0, mem_max = 0;
-	open_nvml(&nv, &t, o->sample_period_ms, &sm_max, &mem_max);
+	open_nvml(o, &nv, &t, &sm_max, &mem_max);
 
-	struct kp_wl w = { .t = &t, .o = o, .pid = (uint32_t)getpid(), .tid = (uint32_t)gettid() };
+	struct kp_wl w = {
+		.t = &t, .o = o, .d = d, .pid = (uint32_t)getpid(), .tid = (uint32_t)gettid()
+	};
 	int status = run_workloads(&w, sm_max, mem_max);
 	stop_recording(&t, &nv, o);
 	return finish_run(&w, &nv, out, status);
@@ -561,11 +546,10 @@ int capture_run(const struct kp_capture_opts *o)
 
 #else /* !KPROF_HAVE_CUPTI */
 
-int capture_run(const struct kp_capture_opts *o)
+int capture_run(const struct kp_capture_opts *o, struct kp_diag *d)
 {
-	(void)o;
-	fprintf(stderr, "kprof: error: built without CUPTI support\n");
-	return KP_ENV;
+	d->msg[0] = '\0', d->status = KP_OK;
+	return cmsg_error(o, d, KP_ENV, "built without CUPTI support"), KP_ENV;
 }
 
 #endif

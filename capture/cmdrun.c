@@ -3,6 +3,7 @@
  * injection library, sample NVML here while it runs, merge its record files into one trace.
  */
 #include "kprof/capture.h"
+#include "kprof/arena.h"
 #include "kprof/jsonw.h"
 
 #include <errno.h>
@@ -17,11 +18,13 @@
 #include "intercept/child.h"
 #include "intercept/hostops.h"
 #include "kprof/diag.h"
+#include "record/cmsg.h"
 #include "record/ctrace.h"
 #include "record/devprops.h"
 #include "record/kmetrics.h"
 #include "record/nvml.h"
 #include "record/recfile.h"
+#include "record/wtrace.h"
 
 /* The names of enum kp_trace_api, in its order (KPROF_TRACE_API for kprof-inject.so). */
 const char *const capture_trace_api_names[] = { "launch", "all", "none" };
@@ -58,7 +61,8 @@ static char *run_meta(const struct kp_capture_opts *o, int nprocs, int status)
 }
 
 /* Devices, versions and NVML as the child will see them: same environment, same order. */
-static void setup_devices(struct kp_ctrace *t, struct kp_nvml *nv, int *nvml_ok)
+static void setup_devices(const struct kp_capture_opts *o, struct kp_ctrace *t, struct kp_nvml *nv,
+			  int *nvml_ok)
 {
 	char why[512], bus[32] = "";
 	int ndev = devprops_count();
@@ -70,7 +74,7 @@ static void setup_devices(struct kp_ctrace *t, struct kp_nvml *nv, int *nvml_ok)
 		devprops_pci_bus_id(0, bus, sizeof(bus));
 	*nvml_ok = nvml_open(nv, "libnvidia-ml.so.1", bus[0] ? bus : NULL, why, sizeof(why)) == 0;
 	if (!*nvml_ok) {
-		fprintf(stderr, "kprof: warning: %s; the SM clock is unknown\n", why);
+		cmsg_warn(o, "%s; the SM clock is unknown", why);
 		return;
 	}
 	unsigned sm_max = 0, mem_max = 0;
@@ -98,18 +102,16 @@ static int shim_vars(struct child_vars *v, const struct kp_capture_opts *o, int 
 	/* kprof-shim.so first, the command's own preloads after it */
 	const char *op = getenv("LD_PRELOAD");
 	size_t len = strlen(o->shim_so) + (op ? strlen(op) : 0) + 16;
-	if ((v->preload = malloc(len)))
-		snprintf(v->preload, len, "LD_PRELOAD=%s%s%s", o->shim_so, op && *op ? ":" : "",
-			 op && *op ? op : "");
-	if (v->preload)
-		v->set[ns++] = v->preload;
+	v->preload = xmalloc(len);
+	snprintf(v->preload, len, "LD_PRELOAD=%s%s%s", o->shim_so, op && *op ? ":" : "",
+		 op && *op ? op : "");
+	v->set[ns++] = v->preload;
 	snprintf(v->shimv, sizeof(v->shimv), "KPROF_SHIM=%s", o->libs ? "on" : "off");
 	v->set[ns++] = v->shimv;
 	if (o->nvtx) {
 		const char *on = getenv("NVTX_INJECTION64_PATH");
 		if (on && *on && strcmp(on, o->shim_so))
-			fprintf(stderr, "kprof: warning: overriding NVTX_INJECTION64_PATH='%s'\n",
-				on);
+			cmsg_warn(o, "overriding NVTX_INJECTION64_PATH='%s'", on);
 		/* kprof's own library: never a libcupti it did not pick (NVTX#125) */
 		snprintf(v->nvtx, sizeof(v->nvtx), "NVTX_INJECTION64_PATH=%s", o->shim_so);
 		v->set[ns++] = v->nvtx;
@@ -125,7 +127,7 @@ static void set_vars(struct child_vars *v, const struct kp_capture_opts *o, cons
 	static char met[] = "KPROF_METRICS=only";
 	const char *old = getenv("CUDA_INJECTION64_PATH");
 	if (old && *old && strcmp(old, o->inject_so))
-		fprintf(stderr, "kprof: warning: overriding CUDA_INJECTION64_PATH='%s'\n", old);
+		cmsg_warn(o, "overriding CUDA_INJECTION64_PATH='%s'", old);
 	snprintf(v->inj, sizeof(v->inj), "CUDA_INJECTION64_PATH=%s", o->inject_so);
 	snprintf(v->dvar, sizeof(v->dvar), "KPROF_INJECT_DIR=%s", dir);
 	int ns = 0;
@@ -144,52 +146,46 @@ static void set_vars(struct child_vars *v, const struct kp_capture_opts *o, cons
 
 /*
  * The command spawned and waited for; its exit status (CHILD_CANNOT_EXEC/CHILD_NOT_FOUND when
- * it did not start, KP_ENV when it cannot be waited for).
+ * it did not start, KP_ENV when it cannot be waited for: the error in @d).
  */
-static int spawn_and_wait(const struct kp_capture_opts *o, char **envp)
+static int spawn_and_wait(const struct kp_capture_opts *o, char **envp, struct kp_diag *d)
 {
 	pid_t pid;
 	int err, status;
 	if (child_spawn(o->cmd, envp, &pid, &err) < 0) {
-		fprintf(stderr, "kprof: error: cannot run '%s': %s\n", o->cmd[0], strerror(err));
-		return pid ? child_exec_status(err) : CHILD_CANNOT_EXEC;
+		int st = pid ? child_exec_status(err) : CHILD_CANNOT_EXEC;
+		cmsg_error(o, d, st, "cannot run '%s': %s", o->cmd[0], strerror(err));
+		return st;
 	}
 	int ws = child_wait(pid);
 	if (ws < 0) {
-		fprintf(stderr, "kprof: error: waitpid: %s\n", strerror(errno));
+		cmsg_error(o, d, KP_ENV, "waitpid: %s", strerror(errno));
 		return KP_ENV;
 	}
 	status = child_exit_status(ws);
 	if (WIFSIGNALED(ws))
-		fprintf(stderr,
-			"kprof: warning: '%s' was ended by signal %d (%s); records "
-			"it had not flushed are lost\n",
-			o->cmd[0], WTERMSIG(ws), strsignal(WTERMSIG(ws)));
+		cmsg_warn(o,
+			  "'%s' was ended by signal %d (%s); records it had not flushed are lost",
+			  o->cmd[0], WTERMSIG(ws), strsignal(WTERMSIG(ws)));
 	return status;
 }
 
 /* Run o->cmd to its end; returns its exit status (CHILD_CANNOT_EXEC/CHILD_NOT_FOUND when it did not start). */
 static int run_child(const struct kp_capture_opts *o, const char *dir, struct kp_nvml *nv,
-		     struct kp_ctrace *t, int nvml_ok)
+		     struct kp_ctrace *t, int nvml_ok, struct kp_diag *d)
 {
 	struct child_vars v;
 	set_vars(&v, o, dir);
 	char **envp = child_env(environ, v.set);
-	if (!envp) {
-		free(v.preload);
-		fprintf(stderr, "kprof: error: out of memory\n");
-		return KP_ENV;
-	}
 	/* like time(1): ^C goes to the command, and kprof stays to write the trace */
 	struct sigaction ign = { .sa_handler = SIG_IGN }, old_int, old_quit;
 	sigemptyset(&ign.sa_mask);
 	sigaction(SIGINT, &ign, &old_int);
 	sigaction(SIGQUIT, &ign, &old_quit);
-	fflush(stdout);
-	fflush(stderr);
+	cmsg_flush(o);
 	if (nvml_ok && nvml_sampler_start(nv, t, o->sample_period_ms) < 0)
-		fprintf(stderr, "kprof: warning: cannot start the clock sampler thread\n");
-	int status = spawn_and_wait(o, envp);
+		cmsg_warn(o, "cannot start the clock sampler thread");
+	int status = spawn_and_wait(o, envp, d);
 	nvml_sampler_stop(nv);
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGQUIT, &old_quit, NULL);
@@ -198,27 +194,14 @@ static int run_child(const struct kp_capture_opts *o, const char *dir, struct kp
 	return status;
 }
 
-static void summary(const struct kp_ctrace *t, const char *path, int nprocs)
+static void summary(const struct kp_capture_opts *o, const struct kp_ctrace *t,
+		    const struct kp_trace_sum *sum, int nprocs)
 {
-	size_t nkern = 0;
-	for (size_t i = 0; i < t->nrecs; i++)
-		nkern += t->recs[i].kind == REC_KERNEL;
-	unsigned lo = 0, hi = 0;
-	for (size_t i = 0; i < t->nsamples; i++) {
-		if (t->samples[i].reasons & 1) /* GpuIdle */
-			continue;
-		unsigned v = t->samples[i].sm_mhz;
-		lo = !lo || v < lo ? v : lo;
-		hi = v > hi ? v : hi;
-	}
-	fprintf(stderr,
-		"kprof: trace '%s': %zu kernel records from %d process%s, %llu dropped "
-		"records, %zu clock samples",
-		path, nkern, nprocs, nprocs == 1 ? "" : "es",
-		(unsigned long long)t->dropped_records, t->nsamples);
-	if (hi)
-		fprintf(stderr, " (SM %u-%u MHz while busy)", lo, hi);
-	fputc('\n', stderr);
+	cmsg_note(o,
+		  "trace '%s': %zu kernel records from %d process%s, %llu dropped records, %zu "
+		  "clock samples%s",
+		  o->output, sum->nkern, nprocs, nprocs == 1 ? "" : "es",
+		  (unsigned long long)t->dropped_records, t->nsamples, sum->sm_range);
 }
 
 /*
@@ -227,7 +210,7 @@ static void summary(const struct kp_ctrace *t, const char *path, int nprocs)
  * replayed kernels in a process), its counters joined to the timed run @t's kernels.
  */
 static void metrics_run(const struct kp_capture_opts *o, const char *dir, struct kp_nvml *nv,
-			struct kp_ctrace *t)
+			struct kp_ctrace *t, struct kp_diag *d)
 {
 	char why[512];
 	struct kp_capture_opts mo = *o;
@@ -235,38 +218,40 @@ static void metrics_run(const struct kp_capture_opts *o, const char *dir, struct
 	struct kp_ctrace m;
 	ctrace_init(&m);
 	if (mkdir(dir, 0700) < 0) {
-		fprintf(stderr, "kprof: warning: --metrics: cannot create '%s': %s; no counters\n",
-			dir, strerror(errno));
+		cmsg_warn(o, "--metrics: cannot create '%s': %s; no counters", dir,
+			  strerror(errno));
 		ctrace_free(&m);
 		return;
 	}
-	fprintf(stderr, "kprof: --metrics: running '%s' again under the CUPTI range profiler\n",
-		o->cmd[0]);
-	int st = run_child(&mo, dir, nv, &m, 0);
+	cmsg_note(o, "--metrics: running '%s' again under the CUPTI range profiler", o->cmd[0]);
+	int st = run_child(&mo, dir, nv, &m, 0, d);
 	if (st != 0)
-		fprintf(stderr,
-			"kprof: warning: --metrics: the metrics run exited with status %d\n", st);
-	if (recfile_merge_dir(&m, dir, why, sizeof(why)) < 0)
-		fprintf(stderr, "kprof: warning: --metrics: %s\n", why);
+		cmsg_warn(o, "--metrics: the metrics run exited with status %d", st);
+	if (recfile_merge_dir(&m, dir, o->msg, why, sizeof(why)) < 0)
+		cmsg_warn(o, "--metrics: %s", why);
 	rmdir(dir);
-	size_t n = kmetrics_join_runs(t, &m, stderr);
-	fprintf(stderr, "kprof: --metrics: counters for %zu kernel%s\n", n, n == 1 ? "" : "s");
+	size_t n = kmetrics_join_runs(t, &m, o->msg);
+	cmsg_note(o, "--metrics: counters for %zu kernel%s", n, n == 1 ? "" : "s");
 	ctrace_free(&m);
 }
 
-/* o->output opened and the record files' directory made; 0, or KP_ENV with nothing left behind */
-static int open_run(const struct kp_capture_opts *o, FILE **out, char *dir, size_t dirlen)
+/*
+ * o->output opened and the record files' directory made; 0, or KP_ENV with the error in @d and
+ * nothing left behind
+ */
+static int open_run(const struct kp_capture_opts *o, FILE **out, char *dir, size_t dirlen,
+		    struct kp_diag *d)
 {
 	*out = fopen(o->output, "w");
 	if (!*out) {
-		fprintf(stderr, "kprof: error: cannot open '%s': %s\n", o->output, strerror(errno));
+		cmsg_error(o, d, KP_ENV, "cannot open '%s': %s", o->output, strerror(errno));
 		return KP_ENV;
 	}
 	const char *tmp = getenv("TMPDIR");
 	snprintf(dir, dirlen, "%s/kprof-XXXXXX", tmp && *tmp ? tmp : "/tmp");
 	if (!mkdtemp(dir)) {
-		fprintf(stderr, "kprof: error: cannot create a directory in '%s': %s\n",
-			tmp && *tmp ? tmp : "/tmp", strerror(errno));
+		cmsg_error(o, d, KP_ENV, "cannot create a directory in '%s': %s",
+			   tmp && *tmp ? tmp : "/tmp", strerror(errno));
 		fclose(*out);
 		unlink(o->output);
 		return KP_ENV;
@@ -279,89 +264,79 @@ static int open_run(const struct kp_capture_opts *o, FILE **out, char *dir, size
  * *nprocs), then the --metrics run; returns the command's exit status.
  */
 static int timed_run(const struct kp_capture_opts *o, const char *dir, struct kp_ctrace *t,
-		     struct kp_nvml *nv, int *nprocs)
+		     struct kp_nvml *nv, int *nprocs, struct kp_diag *d)
 {
 	char why[512];
 	int nvml_ok;
-	setup_devices(t, nv, &nvml_ok);
+	setup_devices(o, t, nv, &nvml_ok);
 
 	struct kp_capture_opts timed = *o;
 	timed.metrics = 0;
-	int status = run_child(&timed, dir, nv, t, nvml_ok);
+	int status = run_child(&timed, dir, nv, t, nvml_ok, d);
 
-	*nprocs = recfile_merge_dir(t, dir, why, sizeof(why));
+	*nprocs = recfile_merge_dir(t, dir, o->msg, why, sizeof(why));
 	if (*nprocs < 0) {
-		fprintf(stderr, "kprof: warning: %s\n", why);
+		cmsg_warn(o, "%s", why);
 		*nprocs = 0;
 	}
 	rmdir(dir);
 	if (o->metrics)
-		metrics_run(o, dir, nv, t);
+		metrics_run(o, dir, nv, t, d);
 	return status;
 }
 
 /* library calls and NVTX ranges into ops, with what did not make it */
-static void emit_host_ops(struct kp_ctrace *t, struct kp_hostops_stats *hs)
+static void emit_host_ops(const struct kp_capture_opts *o, struct kp_ctrace *t,
+			  struct kp_hostops_stats *hs)
 {
-	if (hostops_emit(t, hs, stderr) < 0)
-		fprintf(stderr,
-			"kprof: warning: out of memory turning library calls and NVTX ranges "
-			"into ops\n");
+	if (hostops_emit(t, hs, o->msg) < 0)
+		cmsg_warn(o, "out of memory turning library calls and NVTX ranges into ops");
 	if (hs->nvtx_open)
-		fprintf(stderr,
-			"kprof: warning: %zu NVTX range%s still open at exit; not written\n",
-			hs->nvtx_open, hs->nvtx_open == 1 ? "" : "s");
+		cmsg_warn(o, "%zu NVTX range%s still open at exit; not written", hs->nvtx_open,
+			  hs->nvtx_open == 1 ? "" : "s");
 	if (hs->nvtx_malformed > 5)
-		fprintf(stderr, "kprof: warning: %zu malformed emit_nvtx messages in all\n",
-			hs->nvtx_malformed);
+		cmsg_warn(o, "%zu malformed emit_nvtx messages in all", hs->nvtx_malformed);
 }
 
 /*
- * @t into @out (closed here) and the summary; no records: no file.  Returns @status, or KP_ENV
- * when the trace could not be written after the command succeeded.
+ * @t into @out (closed here, capture/record/wtrace.c) and the summary; no records: no file.
+ * Returns @status, or KP_ENV when the trace could not be written after the command succeeded
+ * (the error in @d).
  */
-static int write_trace(const struct kp_capture_opts *o, struct kp_ctrace *t, FILE *out,
-		       const struct kp_hostops_stats *hs, int status, int nprocs)
+static int finish_trace(const struct kp_capture_opts *o, struct kp_ctrace *t, FILE *out,
+			const struct kp_hostops_stats *hs, int status, int nprocs,
+			struct kp_diag *d)
 {
 	if (t->nrecs == 0) {
 		fclose(out);
 		unlink(o->output);
 		if (status != CHILD_CANNOT_EXEC && status != CHILD_NOT_FOUND)
-			fprintf(stderr,
-				"kprof: warning: no CUDA activity recorded from '%s'; '%s' not "
-				"written\n",
-				o->cmd[0], o->output);
+			cmsg_warn(o, "no CUDA activity recorded from '%s'; '%s' not written",
+				  o->cmd[0], o->output);
 		return status;
 	}
-	int bad = ctrace_write(t, out, o->output) < 0;
-	int e = errno;
-	if (fclose(out) != 0 && !bad)
-		bad = 1, e = errno;
-	if (bad) {
-		fprintf(stderr, "kprof: error: cannot write '%s': %s\n", o->output, strerror(e));
-		if (status == 0)
-			status = KP_ENV;
-	} else {
-		summary(t, o->output, nprocs);
-		if (hs->gemms || hs->nvtx_ranges)
-			fprintf(stderr,
-				"kprof: %zu library op%s (%zu without a shape), %zu NVTX "
-				"range%s (%zu as ops)\n",
-				hs->gemms, hs->gemms == 1 ? "" : "s", hs->gemms_unshaped,
-				hs->nvtx_ranges, hs->nvtx_ranges == 1 ? "" : "s", hs->nvtx_ops);
+	struct kp_trace_sum sum;
+	struct kp_diag wd;
+	if (wtrace_write(t, out, o->output, &sum, &wd) < 0) {
+		cmsg_pass(o, d, &wd);
+		return status == 0 ? KP_ENV : status;
 	}
+	summary(o, t, &sum, nprocs);
+	if (hs->gemms || hs->nvtx_ranges)
+		cmsg_note(o, "%zu library op%s (%zu without a shape), %zu NVTX range%s (%zu as ops)",
+			  hs->gemms, hs->gemms == 1 ? "" : "s", hs->gemms_unshaped, hs->nvtx_ranges,
+			  hs->nvtx_ranges == 1 ? "" : "s", hs->nvtx_ops);
 	return status;
 }
 
-int capture_run_cmd(const struct kp_capture_opts *o)
+int capture_run_cmd(const struct kp_capture_opts *o, struct kp_diag *d)
 {
 	char dir[4096];
 	FILE *out;
-	if (!o->inject_so || !o->cmd || !o->cmd[0]) {
-		fprintf(stderr, "kprof: error: no command or no kprof-inject.so\n");
-		return KP_ENV;
-	}
-	int rc = open_run(o, &out, dir, sizeof(dir));
+	d->msg[0] = '\0', d->status = KP_OK;
+	if (!o->inject_so || !o->cmd || !o->cmd[0])
+		return cmsg_error(o, d, KP_ENV, "no command or no kprof-inject.so"), KP_ENV;
+	int rc = open_run(o, &out, dir, sizeof(dir), d);
 	if (rc)
 		return rc;
 	struct kp_ctrace t;
@@ -369,18 +344,17 @@ int capture_run_cmd(const struct kp_capture_opts *o)
 	t.sample_period_ms = o->sample_period_ms;
 	struct kp_nvml nv;
 	int nprocs;
-	int status = timed_run(o, dir, &t, &nv, &nprocs);
+	int status = timed_run(o, dir, &t, &nv, &nprocs, d);
 
 	struct kp_hostops_stats hs;
-	emit_host_ops(&t, &hs);
+	emit_host_ops(o, &t, &hs);
 	t.clock_known = t.nsamples > 0;
 	t.meta = run_meta(o, nprocs, status);
 	const char *base = strrchr(o->cmd[0], '/');
-	t.process_name = strdup(base ? base + 1 : o->cmd[0]);
-	status = write_trace(o, &t, out, &hs, status, nprocs);
+	t.process_name = xstrdup(base ? base + 1 : o->cmd[0]);
+	status = finish_trace(o, &t, out, &hs, status, nprocs, d);
 	if (t.dropped_records)
-		fprintf(stderr, "kprof: warning: CUPTI dropped %llu records\n",
-			(unsigned long long)t.dropped_records);
+		cmsg_warn(o, "CUPTI dropped %llu records", (unsigned long long)t.dropped_records);
 	nvml_close(&nv);
 	ctrace_free(&t);
 	return status;

@@ -11,6 +11,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "kprof/arena.h"
+
 char **child_env(char *const *env, char *const *set)
 {
 	size_t ne = 0, ns = 0;
@@ -18,9 +20,7 @@ char **child_env(char *const *env, char *const *set)
 		ne++;
 	while (set && set[ns])
 		ns++;
-	char **out = malloc((ne + ns + 1) * sizeof(*out));
-	if (!out)
-		return NULL;
+	char **out = xmalloc((ne + ns + 1) * sizeof(*out));
 	size_t n = 0;
 	for (size_t i = 0; i < ne; i++) {
 		size_t len = strcspn(env[i], "=");

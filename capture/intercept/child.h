@@ -22,7 +22,7 @@ enum child_status {
 /*
  * A copy of @env (NULL-terminated "NAME=value" strings) with the "NAME=value" entries of @set
  * replacing those of the same name or appended.  The array is malloc'ed and its strings are
- * borrowed from @env and @set: free only the array.  NULL on out-of-memory.
+ * borrowed from @env and @set: free only the array (xmalloc: out of memory exits, as src's).
  */
 char **child_env(char *const *env, char *const *set);
 /*

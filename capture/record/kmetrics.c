@@ -77,7 +77,8 @@ static int cmp_kref(const void *a, const void *b)
 	return x->corr < y->corr ? -1 : x->corr > y->corr;
 }
 
-size_t kmetrics_join(struct kp_ctrace *t, void (*warn)(const struct kp_mwin *w, size_t nkern))
+size_t kmetrics_join(struct kp_ctrace *t,
+		     void (*warn)(void *arg, const struct kp_mwin *w, size_t nkern), void *arg)
 {
 	size_t bad = 0;
 	struct kref *k = malloc((t->nrecs ? t->nrecs : 1) * sizeof(*k));
@@ -97,7 +98,7 @@ size_t kmetrics_join(struct kp_ctrace *t, void (*warn)(const struct kp_mwin *w, 
 		if (n != mw->n || mw->first + mw->n > t->nkmet) {
 			bad++;
 			if (warn)
-				warn(mw, n);
+				warn(arg, mw, n);
 			continue;
 		}
 		qsort(k, n, sizeof(*k), cmp_kref);
@@ -143,14 +144,16 @@ static int join_one(struct kp_ctrace *t, const struct kp_ctrace *m, const struct
 	for (size_t j = 0; j < ne; j++)
 		nl += m->recs[e[j].i].kind == REC_KERNEL;
 	if (w->n != ne && w->n != nl) {
-		fprintf(err,
+		if (err)
+			fprintf(err,
 			"kprof: warning: --metrics: %s: %zu ranges for %zu kernel launches and "
 			"%zu memsets: not joined\n",
 			w->label, w->n, nl, ne - nl);
 		return -1;
 	}
 	if (nk != nl) {
-		fprintf(err,
+		if (err)
+			fprintf(err,
 			"kprof: warning: --metrics: %s: %zu kernels in the metrics run, %zu in "
 			"the timed run: not joined\n",
 			w->label, nl, nk);
@@ -162,7 +165,8 @@ static int join_one(struct kp_ctrace *t, const struct kp_ctrace *m, const struct
 			continue;
 		const char *a = r->name ? r->name : "", *b = t->recs[k[q].i].name;
 		if (strcmp(a, b ? b : "")) {
-			fprintf(err,
+			if (err)
+				fprintf(err,
 				"kprof: warning: --metrics: %s: kernel %zu is '%s' in the metrics "
 				"run, '%s' in the timed run: not joined\n",
 				w->label, q, a, b ? b : "");
@@ -190,7 +194,8 @@ size_t kmetrics_join_runs(struct kp_ctrace *t, const struct kp_ctrace *m, FILE *
 {
 	size_t joined = 0, nc = 0, np = 0;
 	if (!m->nmwin) {
-		fprintf(err, "kprof: warning: --metrics: no process of the metrics run recorded "
+		if (err)
+			fprintf(err, "kprof: warning: --metrics: no process of the metrics run recorded "
 			     "counters\n");
 		return 0;
 	}
@@ -224,7 +229,8 @@ size_t kmetrics_join_runs(struct kp_ctrace *t, const struct kp_ctrace *m, FILE *
 		if (!u || pids[u - 1] != pids[i])
 			pids[u++] = pids[i];
 	if (u != m->nmwin)
-		fprintf(err,
+		if (err)
+			fprintf(err,
 			"kprof: warning: --metrics: %zu processes launched kernels in the timed "
 			"run, %zu in the metrics run; joined in PID order\n",
 			u, m->nmwin);

@@ -68,10 +68,12 @@ extern const char *const kmetrics_flop_names[7];
 /*
  * Join every window of @t to its kernel records: the kernels that started inside the window,
  * in start order, take ranges first.. in turn (only records rec_lo.. rec_hi - 1 when rec_hi).  A window whose kernel count differs from its
- * range count is left unjoined: its label goes to @warn (when not NULL) and it is counted.
+ * range count is left unjoined: its label goes to @warn (when not NULL, with @arg) and it is
+ * counted.
  * Returns the number of unjoined windows.
  */
-size_t kmetrics_join(struct kp_ctrace *t, void (*warn)(const struct kp_mwin *w, size_t nkern));
+size_t kmetrics_join(struct kp_ctrace *t,
+		     void (*warn)(void *arg, const struct kp_mwin *w, size_t nkern), void *arg);
 /*
  * `-- <cmd>` --metrics: join the metrics run @m (the command run once more under the range
  * profiler, no activity tracing: its record files hold, per process, one window of ranges and
@@ -80,7 +82,7 @@ size_t kmetrics_join(struct kp_ctrace *t, void (*warn)(const struct kp_mwin *w, 
  * of @t (PID order, a kernel's process is its launch call's); ranges are the launches (or the
  * launches and memsets) in order; the process's kernels in start order must have the same count
  * and names as the launches.  Values are copied into @t's kmet.  Each process that does not
- * join gets a warning on @err.  Returns the number of kernels that got counters.
+ * join gets a warning on @err (NULL: none).  Returns the number of kernels that got counters.
  */
 size_t kmetrics_join_runs(struct kp_ctrace *t, const struct kp_ctrace *m, FILE *err);
 /* Append ,"kprof measured ..." members of one kernel's args. */

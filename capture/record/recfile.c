@@ -434,7 +434,7 @@ static int cmp_entry(const void *a, const void *b)
 	return x->pid < y->pid ? -1 : x->pid > y->pid;
 }
 
-int recfile_merge_dir(struct kp_ctrace *t, const char *dir, char *why, size_t whylen)
+int recfile_merge_dir(struct kp_ctrace *t, const char *dir, FILE *warn, char *why, size_t whylen)
 {
 	DIR *d = opendir(dir);
 	if (!d) {
@@ -478,7 +478,8 @@ int recfile_merge_dir(struct kp_ctrace *t, const char *dir, char *why, size_t wh
 		char r[512];
 		snprintf(path, sizeof(path), "%s/%s", dir, v[i].name);
 		if (recfile_read(t, path, base, ext_base, &info, r, sizeof(r)) < 0) {
-			fprintf(stderr, "kprof: warning: skipped %s\n", r);
+			if (warn)
+				fprintf(warn, "kprof: warning: skipped %s\n", r);
 		} else {
 			base += info.max_corr;
 			ext_base += info.max_ext;

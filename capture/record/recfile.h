@@ -45,10 +45,10 @@ int recfile_read(struct kp_ctrace *t, const char *path, uint32_t corr_base, uint
 		 struct kp_recfile_info *info, char *why, size_t whylen);
 /*
  * Merge every "*.kprec" file of directory @dir into @t in PID order, each after the previous
- * one's correlation ids, deleting the files.  Files that fail to read are reported on stderr
- * as warnings and skipped.  Returns the number of processes merged, or -1 when @dir cannot be
+ * one's correlation ids, deleting the files.  Files that fail to read are reported on @warn
+ * (NULL: not at all) as warnings and skipped.  Returns the number of processes merged, or -1 when @dir cannot be
  * read (reason in @why).
  */
-int recfile_merge_dir(struct kp_ctrace *t, const char *dir, char *why, size_t whylen);
+int recfile_merge_dir(struct kp_ctrace *t, const char *dir, FILE *warn, char *why, size_t whylen);
 
 #endif /* KPROF_RECFILE_H */

@@ -119,6 +119,9 @@ char *wl_mk_args(const struct slot *s, int n, const char *backend, int cdt, cons
 #include "record/metrics.h"
 #include "record/recorder.h"
 #include "record/results.h"
+#include "kprof/arena.h"
+#include "kprof/diag.h"
+#include "record/cmsg.h"
 #include "workloads/cudnn-graph.h"
 #include "workloads/wl-cudnn.h"
 
@@ -146,9 +149,7 @@ uint64_t wl_rng_next(uint64_t *s)
 
 int wl_cuda_fail(struct kp_wl *w, const char *what, cudaError_t e)
 {
-	fprintf(stderr, "kprof: error: %s: %s\n", what, cudaGetErrorString(e));
-	w->status = KP_ENV;
-	return -1;
+	return cmsg_error(w->o, w->d, KP_ENV, "%s: %s", what, cudaGetErrorString(e));
 }
 
 /* ---- device buffers of one case ---- */
@@ -158,9 +159,8 @@ void *wl_dalloc(struct kp_wl *w, struct bufs *b, size_t bytes)
 	void *p = NULL;
 	cudaError_t e = cudaMalloc(&p, bytes ? bytes : 1);
 	if (e != cudaSuccess || b->n == 24) {
-		fprintf(stderr, "kprof: error: cannot allocate %zu bytes on the GPU: %s\n", bytes,
-			cudaGetErrorString(e));
-		w->status = KP_ENV;
+		cmsg_error(w->o, w->d, KP_ENV, "cannot allocate %zu bytes on the GPU: %s", bytes,
+			   cudaGetErrorString(e));
 		if (p)
 			cudaFree(p);
 		return NULL;
@@ -177,12 +177,7 @@ void wl_bufs_free(struct bufs *b)
 
 void *wl_host_copy(struct kp_wl *w, const void *dev, size_t bytes)
 {
-	void *h = malloc(bytes ? bytes : 1);
-	if (!h) {
-		fprintf(stderr, "kprof: error: out of host memory (%zu bytes)\n", bytes);
-		w->status = KP_ENV;
-		return NULL;
-	}
+	void *h = xmalloc(bytes);
 	/* linked to the untraced id: the copy stays out of the trace */
 	recorder_push(w->t->untraced_ext);
 	cudaError_t e = cudaMemcpy(h, dev, bytes, cudaMemcpyDeviceToHost);
@@ -262,10 +257,8 @@ int wl_gemm(struct kp_wl *w, int cdt, int ta, int tb, long M, long N, long K, co
 						&beta, C, ct, (int)ldc, sC, (int)batch, d->compute,
 						CUBLAS_GEMM_DEFAULT);
 	if (st != CUBLAS_STATUS_SUCCESS) {
-		fprintf(stderr, "kprof: error: cuBLAS GEMM %ldx%ldx%ld (batch %ld, %s): %s\n", M, N,
-			K, batch, d->name, cublasGetStatusString(st));
-		w->status = KP_ENV;
-		return -1;
+		return cmsg_error(w->o, w->d, KP_ENV, "cuBLAS GEMM %ldx%ldx%ld (batch %ld, %s): %s",
+				  M, N, K, batch, d->name, cublasGetStatusString(st));
 	}
 	return 0;
 }
@@ -287,8 +280,7 @@ int wl_dev_sync(struct kp_wl *w)
 void wl_keep_result(struct kp_wl *w, const struct kp_result *r, const char *label)
 {
 	if (w->results && results_add(w->results, r) < 0)
-		fprintf(stderr, "kprof: warning: out of memory: %s left out of the results\n",
-			label);
+		cmsg_warn(w->o, "out of memory: %s left out of the results", label);
 }
 
 void wl_print_check(struct kp_wl *w, const char *label, const struct kp_check *c)
@@ -296,9 +288,9 @@ void wl_print_check(struct kp_wl *w, const char *label, const struct kp_check *c
 	int ok = c->max_err <= c->tol;
 	if (!ok)
 		w->failures++;
-	printf("  %s  %-52s err %.2e (tol %.1e, %ld samples)\n", ok ? "\u2713" : "\u2717", label,
-	       c->max_err, c->tol, c->samples);
-	fflush(stdout);
+	cmsg_out(w->o, "  %s  %-52s err %.2e (tol %.1e, %ld samples)\n", ok ? "\u2713" : "\u2717",
+		 label, c->max_err, c->tol, c->samples);
+	cmsg_flush(w->o);
 }
 
 /* The loop with CUPTI's kinds disabled: seconds, or a negative value on error. */
@@ -337,9 +329,7 @@ static int metrics_loop(struct kp_wl *w, const char *label, iter_fn fn, void *ct
 	recorder_enable(1);
 	return 0;
 fail:
-	fprintf(stderr, "kprof: error: --metrics: %s\n", why);
-	w->status = KP_ENV;
-	return -1;
+	return cmsg_error(w->o, w->d, KP_ENV, "--metrics: %s", why);
 }
 
 /*
@@ -385,10 +375,10 @@ int wl_timed_loop(struct kp_wl *w, const char *label, iter_fn fn, void *ctx)
 		w->untraced_s += untraced;
 		w->traced_s += traced;
 		char u[32], t[32];
-		printf("     overhead  untraced %s ms/iter  traced %s ms/iter  %.3fx  %s\n",
-		       results_ms_text(u, sizeof(u), untraced * 1e3 / o->iters),
-		       results_ms_text(t, sizeof(t), traced * 1e3 / o->iters),
-		       untraced > 0 ? traced / untraced : 0.0, label);
+		cmsg_out(o, "     overhead  untraced %s ms/iter  traced %s ms/iter  %.3fx  %s\n",
+			 results_ms_text(u, sizeof(u), untraced * 1e3 / o->iters),
+			 results_ms_text(t, sizeof(t), traced * 1e3 / o->iters),
+			 untraced > 0 ? traced / untraced : 0.0, label);
 	}
 	return 0;
 }
@@ -430,9 +420,7 @@ void wl_note_err(struct kp_check *chk, double got, double ref, double mag)
 
 int wl_cudnn_fail(struct kp_wl *w, const char *why)
 {
-	fprintf(stderr, "kprof: error: cuDNN: %s\n", why);
-	w->status = KP_ENV;
-	return -1;
+	return cmsg_error(w->o, w->d, KP_ENV, "cuDNN: %s", why);
 }
 
 #endif /* KPROF_HAVE_CUPTI */

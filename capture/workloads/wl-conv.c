@@ -34,6 +34,9 @@ double workloads_conv_flops(const struct kp_conv_shape *sh, int backward)
 #include "record/metrics.h"
 #include "record/recorder.h"
 #include "record/results.h"
+#include "kprof/arena.h"
+#include "kprof/diag.h"
+#include "record/cmsg.h"
 #include "workloads/cudnn-graph.h"
 #include "workloads/wl-cudnn.h"
 
@@ -350,11 +353,9 @@ static int conv_cudnn_plan(struct kp_wl *w, struct conv_case *c, const char *lab
 			       c->dw, c->algo, sizeof(c->algo), why, sizeof(why));
 	recorder_pop();
 	if (!c->cv) {
-		fprintf(stderr, "kprof: error: %s: cuDNN: %s\n", label, why);
-		w->status = KP_ENV;
-		return -1;
+		return cmsg_error(w->o, w->d, KP_ENV, "%s: cuDNN: %s", label, why);
 	}
-	printf("     cudnn  %s: %s\n", label, c->algo);
+	cmsg_out(w->o, "     cudnn  %s: %s\n", label, c->algo);
 	return 0;
 }
 
@@ -365,9 +366,9 @@ static void conv_report(struct kp_wl *w, const struct conv_case *c, int cudnn, d
 	const struct kp_conv_shape *sh = &c->s;
 	double fl = workloads_conv_flops(sh, c->backward);
 	char mt[32];
-	printf("     time  %s ms/iter  %.1f TFLOP/s (%s)  %s\n",
-	       results_ms_text(mt, sizeof(mt), ms), fl / (ms * 1e-3) / 1e12,
-	       c->backward ? "fwd+bwd" : "fwd", label);
+	cmsg_out(w->o, "     time  %s ms/iter  %.1f TFLOP/s (%s)  %s\n",
+		 results_ms_text(mt, sizeof(mt), ms), fl / (ms * 1e-3) / 1e12,
+		 c->backward ? "fwd+bwd" : "fwd", label);
 	struct kp_result r = {
 		.ms = ms, .tflops = fl / (ms * 1e-3) / 1e12, .err = fwd->max_err, .tol = fwd->tol
 	};
@@ -423,7 +424,7 @@ int wl_run_conv(struct kp_wl *w, int cdt, const struct kp_conv_shape *sh, int cu
 		 sh->c, sh->h, sh->w, sh->k, sh->r, sh->s, sh->stride, sh->pad, sh->dil,
 		 sh->groups);
 	if (nhwc && !cudnn) {
-		printf("  -  %s: the reference backend is NCHW only (skipped)\n", label);
+		cmsg_out(w->o, "  -  %s: the reference backend is NCHW only (skipped)\n", label);
 		return 0;
 	}
 	if (conv_alloc(w, &b, &c, cudnn) < 0)

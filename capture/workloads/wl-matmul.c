@@ -98,6 +98,9 @@ char *workloads_mm_args(int op, int part, int cdt, long b, long m, long k, long 
 #include "record/metrics.h"
 #include "record/recorder.h"
 #include "record/results.h"
+#include "kprof/arena.h"
+#include "kprof/diag.h"
+#include "record/cmsg.h"
 #include "workloads/cudnn-graph.h"
 #include "workloads/wl-cudnn.h"
 
@@ -127,9 +130,7 @@ struct mm_case {
 
 static int lt_fail(struct kp_wl *w, const char *what, cublasStatus_t st)
 {
-	fprintf(stderr, "kprof: error: cuBLASLt: %s: %s\n", what, cublasGetStatusString(st));
-	w->status = KP_ENV;
-	return -1;
+	return cmsg_error(w->o, w->d, KP_ENV, "cuBLASLt: %s: %s", what, cublasGetStatusString(st));
 }
 
 #define LT(call)                                                                                   \
@@ -261,9 +262,8 @@ static int lt_heuristic(struct kp_wl *w, struct lt_plan *p, struct mm_case *c,
 	LT(cublasLtMatmulAlgoGetHeuristic(w->cublaslt, p->op, p->la, p->lb, p->lc, p->lc, pref, 1,
 					  &hr, &nres));
 	if (nres < 1) {
-		fprintf(stderr, "kprof: error: cuBLASLt: no algorithm for a %ldx%ldx%ld %s GEMM\n",
-			c->m, c->k, c->n, d->name);
-		w->status = KP_ENV;
+		cmsg_error(w->o, w->d, KP_ENV, "cuBLASLt: no algorithm for a %ldx%ldx%ld %s GEMM",
+			   c->m, c->k, c->n, d->name);
 		goto out;
 	}
 	cublasLtMatmulPreferenceDestroy(pref);
@@ -303,12 +303,7 @@ static void lt_describe(struct lt_plan *p, struct mm_case *c)
 static struct lt_plan *lt_plan_new(struct kp_wl *w, struct mm_case *c)
 {
 	const struct dt_info *d = &wl_dts[c->cdt];
-	struct lt_plan *p = calloc(1, sizeof(*p));
-	if (!p) {
-		fprintf(stderr, "kprof: error: out of host memory\n");
-		w->status = KP_ENV;
-		return NULL;
-	}
+	struct lt_plan *p = xcalloc(1, sizeof(*p));
 	if (lt_desc(w, p, c, d) < 0 || lt_layouts(w, p, c, d) < 0 || lt_heuristic(w, p, c, d) < 0) {
 		lt_plan_free(p);
 		return NULL;
@@ -443,8 +438,8 @@ static void mm_report(struct kp_wl *w, const struct mm_case *c, const struct kp_
 	int op = c->op, cdt = c->cdt;
 	double fl = 2.0 * c->b * c->m * c->n * c->k;
 	char mt[32];
-	printf("     time  %s ms/iter  %.1f TFLOP/s  %s\n", results_ms_text(mt, sizeof(mt), ms),
-	       fl / (ms * 1e-3) / 1e12, label);
+	cmsg_out(w->o, "     time  %s ms/iter  %.1f TFLOP/s  %s\n", results_ms_text(mt, sizeof(mt), ms),
+		 fl / (ms * 1e-3) / 1e12, label);
 	struct kp_result r = {
 		.ms = ms, .tflops = fl / (ms * 1e-3) / 1e12, .err = chk->max_err, .tol = chk->tol
 	};
@@ -478,7 +473,7 @@ int wl_run_matmul(struct kp_wl *w, int op, int cdt, const struct kp_mm_shape *sh
 		TRY(lt_open(w));
 		if (!(c.lt = lt_plan_new(w, &c)))
 			goto out;
-		printf("     cublaslt  %s: %s\n", label, c.algo);
+		cmsg_out(w->o, "     cublaslt  %s: %s\n", label, c.algo);
 	}
 	w->traced = 0;
 	TRY(mm_iter(w, &c));

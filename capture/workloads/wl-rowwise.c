@@ -26,6 +26,9 @@
 #include "record/metrics.h"
 #include "record/recorder.h"
 #include "record/results.h"
+#include "kprof/arena.h"
+#include "kprof/diag.h"
+#include "record/cmsg.h"
 #include "workloads/cudnn-graph.h"
 #include "workloads/wl-cudnn.h"
 
@@ -184,13 +187,7 @@ out:
 static void *host_column(struct kp_wl *w, const void *dev, size_t es, long rows, long cols,
 			 long col)
 {
-	void *h = malloc((size_t)rows * es);
-	if (!h) {
-		fprintf(stderr, "kprof: error: out of host memory (%zu bytes)\n",
-			(size_t)rows * es);
-		w->status = KP_ENV;
-		return NULL;
-	}
+	void *h = xmalloc((size_t)rows * es);
 	recorder_push(w->t->untraced_ext);
 	cudaError_t e = cudaMemcpy2D(h, es, (const char *)dev + (size_t)col * es, (size_t)cols * es,
 				     es, (size_t)rows, cudaMemcpyDeviceToHost);
@@ -355,9 +352,9 @@ static int mb_measure(struct kp_wl *w, const char *label, iter_fn fn, void *ctx,
 	if (ms > 0) {
 		double gbs = bytes / (ms * 1e-3) / 1e9;
 		char mt[32];
-		printf("     time  %s ms/iter  %.0f GB/s (%.0f%% of DRAM peak %.0f GB/s)  %s\n",
-		       results_ms_text(mt, sizeof(mt), ms), gbs,
-		       peak > 0 ? 100 * gbs * 1e9 / peak : 0.0, peak / 1e9, label);
+		cmsg_out(w->o, "     time  %s ms/iter  %.0f GB/s (%.0f%% of DRAM peak %.0f GB/s)  %s\n",
+			 results_ms_text(mt, sizeof(mt), ms), gbs,
+			 peak > 0 ? 100 * gbs * 1e9 / peak : 0.0, peak / 1e9, label);
 		struct kp_result r = { .ms = ms,
 				       .gbs = gbs,
 				       .peak_pct = peak > 0 ? 100 * gbs * 1e9 / peak : 0,
@@ -463,7 +460,7 @@ int wl_run_norm(struct kp_wl *w, int op, int cdt, const struct kp_norm_shape *sh
 		 sh->rows, sh->hidden);
 	snprintf(shape, sizeof(shape), "%ldx%ld", sh->rows, sh->hidden);
 	if (cdt == CDT_TF32) {
-		printf("  -  %s: no tf32 variant (skipped)\n", label);
+		cmsg_out(w->o, "  -  %s: no tf32 variant (skipped)\n", label);
 		return 0;
 	}
 	TRY(norm_alloc(w, &b, &c, bwd));
@@ -615,7 +612,7 @@ int wl_run_xent(struct kp_wl *w, int cdt, const struct kp_norm_shape *sh)
 		 sh->rows, sh->hidden);
 	snprintf(shape, sizeof(shape), "%ldx%ld", sh->rows, sh->hidden);
 	if (cdt == CDT_TF32) {
-		printf("  -  %s: no tf32 variant (skipped)\n", label);
+		cmsg_out(w->o, "  -  %s: no tf32 variant (skipped)\n", label);
 		return 0;
 	}
 	if (!(c.x = wl_dalloc(w, &b, n * es)) || !(c.loss = wl_dalloc(w, &b, sh->rows * es)) ||

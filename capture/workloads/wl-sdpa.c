@@ -42,6 +42,9 @@ long workloads_sdpa_chunk_items(size_t free_bytes, double item_bytes, long batch
 #include "record/metrics.h"
 #include "record/recorder.h"
 #include "record/results.h"
+#include "kprof/arena.h"
+#include "kprof/diag.h"
+#include "record/cmsg.h"
 #include "workloads/cudnn-graph.h"
 #include "workloads/wl-cudnn.h"
 
@@ -572,9 +575,9 @@ static void sdpa_report(struct kp_wl *w, const struct sdpa_case *c, int cdt, int
 	/* the backward is 2.5 forwards (5 matmuls to 2), as FlashAttention counts it */
 	double fl = sdpa_fwd_flops(sh) * (c->backward ? 3.5 : 1);
 	char mt[32];
-	printf("     time  %s ms/iter  %.1f TFLOP/s (%s)  %s\n",
-	       results_ms_text(mt, sizeof(mt), ms), fl / (ms * 1e-3) / 1e12,
-	       c->backward ? "fwd+bwd" : "fwd", label);
+	cmsg_out(w->o, "     time  %s ms/iter  %.1f TFLOP/s (%s)  %s\n",
+		 results_ms_text(mt, sizeof(mt), ms), fl / (ms * 1e-3) / 1e12,
+		 c->backward ? "fwd+bwd" : "fwd", label);
 	struct kp_result r = {
 		.ms = ms, .tflops = fl / (ms * 1e-3) / 1e12, .err = fwd->max_err, .tol = fwd->tol
 	};
@@ -636,17 +639,13 @@ static int sdpa_cudnn_plan(struct kp_wl *w, struct bufs *b, struct sdpa_case *c,
 	recorder_pop();
 	if (!c->cu) {
 		if (fallback) {
-			fprintf(stderr,
-				"kprof: warning: %s: cuDNN: %s; the reference backend "
-				"runs it\n",
-				label, why);
+			cmsg_warn(w->o, "%s: cuDNN: %s; the reference backend runs it", label,
+				  why);
 			return 1;
 		}
-		fprintf(stderr, "kprof: error: %s: cuDNN: %s\n", label, why);
-		w->status = KP_ENV;
-		return -1;
+		return cmsg_error(w->o, w->d, KP_ENV, "%s: cuDNN: %s", label, why);
 	}
-	printf("     cudnn  %s: %s\n", label, c->algo);
+	cmsg_out(w->o, "     cudnn  %s: %s\n", label, c->algo);
 	return 0;
 }
 
@@ -664,11 +663,9 @@ static int sdpa_plan_chunks(struct kp_wl *w, struct bufs *b, struct sdpa_case *c
 	double per_b = workloads_sdpa_item_bytes(sh, es);
 	c->bc = workloads_sdpa_chunk_items(freeb, per_b, sh->b);
 	if (c->bc < 1) {
-		fprintf(stderr,
-			"kprof: error: %s: one batch item's scores need %.1f GB, %.1f GB free\n",
-			label, per_b / 1e9, freeb / 1e9);
-		w->status = KP_ENV;
-		return -1;
+		return cmsg_error(w->o, w->d, KP_ENV,
+				  "%s: one batch item's scores need %.1f GB, %.1f GB free", label,
+				  per_b / 1e9, freeb / 1e9);
 	}
 	size_t nsc = (size_t)c->bc * sh->h * sh->sq * sh->sk;
 	if (!(c->scores = wl_dalloc(w, b, nsc * 4)) || !(c->p = wl_dalloc(w, b, nsc * es)))
@@ -727,9 +724,9 @@ int wl_run_sdpa(struct kp_wl *w, int cdt, const struct kp_sdpa_shape *sh, int cu
 		 sh->sk, sh->d, sh->causal ? " causal" : "");
 	if (cudnn && cdt != CDT_BF16 && cdt != CDT_FP16) {
 		/* as PyTorch's SDPBackend.CUDNN_ATTENTION: no fp32 (nor tf32) kernel */
-		printf("  -  %s: cuDNN's fused attention is bf16/fp16 only (%s)\n", label,
-		       fallback ? "the reference backend runs it"
-				: "skipped; --backend reference runs it");
+		cmsg_out(w->o, "  -  %s: cuDNN's fused attention is bf16/fp16 only (%s)\n", label,
+			 fallback ? "the reference backend runs it"
+				  : "skipped; --backend reference runs it");
 		return fallback ? 1 : 0;
 	}
 	if (sdpa_alloc(w, &b, &c) < 0)

@@ -21,6 +21,9 @@
 #ifdef KPROF_HAVE_CUPTI
 
 #include "kernels/membound.h"
+#include "kprof/arena.h"
+#include "kprof/diag.h"
+#include "record/cmsg.h"
 #include "workloads/cudnn-graph.h"
 #include "workloads/wl-cudnn.h"
 
@@ -38,13 +41,12 @@ static int pick_backends(struct kp_wl *w)
 	if (!w->cudnn)
 		w->cudnn = cudnn_open(why, sizeof(why));
 	if (!w->cudnn) {
-		fprintf(stderr, "kprof: warning: %s; conv and sdpa run on the reference backend\n",
-			why);
+		cmsg_warn(w->o, "%s; conv and sdpa run on the reference backend", why);
 		return BE_REFERENCE;
 	}
 	long v = cudnn_version(w->cudnn);
-	printf("     cudnn  %ld.%ld.%ld from %s\n", v / 10000, v / 100 % 100, v % 100,
-	       cudnn_path(w->cudnn));
+	cmsg_out(w->o, "     cudnn  %ld.%ld.%ld from %s\n", v / 10000, v / 100 % 100, v % 100,
+		 cudnn_path(w->cudnn));
 	return be ? be : BE_CUDNN;
 }
 

@@ -10,6 +10,7 @@
 
 struct kp_ctrace;
 struct kp_capture_opts;
+struct kp_diag;
 struct kp_cudnn;
 struct kp_results;
 struct kp_sdpa_shape;
@@ -66,11 +67,11 @@ struct kp_wl {
 	long step;                   /* ProfilerStep# counter */
 	int traced;                  /* ops are recorded (CUPTI on, not warm-up) */
 	int failures;                /* accuracy checks that failed */
-	int status;                  /* exit status of a fatal CUDA/cuBLAS error, else 0 */
+	struct kp_diag *d;           /* the run's error (capture/record/cmsg.h), its exit status */
 	double untraced_s, traced_s; /* --overhead: summed loop times */
 };
 
-/* Run every selected workload, shape and dtype.  Returns 0, or -1 with w->status set. */
+/* Run every selected workload, shape and dtype.  Returns 0, or -1 with the error in w->d. */
 int workloads_run(struct kp_wl *w);
 /* Release what the workloads created on demand (the cuBLASLt handle and workspace). */
 void workloads_close(struct kp_wl *w);

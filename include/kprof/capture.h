@@ -44,6 +44,7 @@ struct kp_mm_shape;
 struct kp_sdpa_shape;
 struct kp_conv_shape;
 struct kp_norm_shape;
+struct kp_diag;
 
 /*
  * Options of one capture.  The strings are borrowed from argv; capture_opts_finish() expands
@@ -79,6 +80,8 @@ struct kp_capture_opts {
 	int nvtx;                /* -- <cmd>: record NVTX ranges (default on); -1 unset */
 	int libs;                /* -- <cmd>: record cuBLAS/cuBLASLt calls (default on); -1 unset */
 	int trace_api;           /* --trace-api: enum kp_trace_api (capture/record/recorder.h), 0 launch */
+	FILE *out;               /* progress and result lines (cmd-capture.c: stdout); NULL: none */
+	FILE *msg;               /* warnings and notes as they happen (stderr); NULL: none */
 
 	/* filled by capture_opts_finish() */
 	struct kp_mm_shape *mm;
@@ -128,20 +131,22 @@ void capture_list_cases(FILE *fp, const char *name, const struct kp_capture_opts
 
 /*
  * Run the capture and write o->output.  Prints the accuracy lines (and --overhead times) on
- * stdout, warnings and errors on stderr.  Returns an exit status: 0, 1 when an accuracy check
- * failed (the trace is still written), 4 without CUPTI support, a CUDA device or on I/O errors.
+ * o->out, warnings on o->msg (capture/record/cmsg.h); the run's error is returned in @d
+ * (d->msg empty when there was none) for the caller to print.  Returns an exit status: 0, 1
+ * when an accuracy check failed (the trace is still written), 4 without CUPTI support, a CUDA
+ * device or on I/O errors.
  */
-int capture_run(const struct kp_capture_opts *o);
+int capture_run(const struct kp_capture_opts *o, struct kp_diag *d);
 
 /*
  * `kprof capture -- <cmd>`: run o->cmd with CUDA_INJECTION64_PATH=o->inject_so, sample NVML
  * in this process until it exits, merge the records of every process that initialised CUDA
  * and write o->output when there are any.  The command's stdout and stderr pass through;
- * kprof's messages go to stderr.  Returns the command's exit status, 128 + N when signal N
+ * kprof's warnings and notes go to o->msg, its error into @d (d->msg empty when none).  Returns the command's exit status, 128 + N when signal N
  * ended it, 127 when it was not found, 126 when it could not be executed, 4 when kprof could
  * not set up the run (the command did not run) or could not write the trace of a command
  * that exited 0.
  */
-int capture_run_cmd(const struct kp_capture_opts *o);
+int capture_run_cmd(const struct kp_capture_opts *o, struct kp_diag *d);
 
 #endif /* KPROF_CAPTURE_H */

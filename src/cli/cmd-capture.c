@@ -41,7 +41,7 @@ static void tried(char *list, size_t size, const char *path, const char *why)
  * CUPTI, cuBLAS and cudart live in kprof-capture.so so that analyze and diff never load
  * them.  Search order: libpath.h; a failure lists every path tried with its reason.
  */
-static int run_capture_so(const struct kp_capture_opts *o)
+static int run_capture_so(const struct kp_capture_opts *o, struct kp_diag *d)
 {
 	char exe[PATH_MAX], list[4 * (LIBPATH_LEN + 300)] = "";
 	struct kp_libpath lp;
@@ -66,15 +66,15 @@ static int run_capture_so(const struct kp_capture_opts *o)
 			list);
 		return KP_ENV;
 	}
-	int (*run)(const struct kp_capture_opts *) = (int (*)(
-		const struct kp_capture_opts *))dlsym(h, "capture_run");
+	int (*run)(const struct kp_capture_opts *, struct kp_diag *) = (int (*)(
+		const struct kp_capture_opts *, struct kp_diag *))dlsym(h, "capture_run");
 	if (!run) {
 		diag_fprintf(stderr, "kprof: error: kprof-capture.so has no capture_run: %s\n",
 			dlerror());
 		dlclose(h);
 		return KP_ENV;
 	}
-	return run(o);
+	return run(o, d);
 }
 
 /*
@@ -207,6 +207,9 @@ static int check_mode(const struct kp_capture_opts *o, const struct kp_capture_o
 /* The capture itself: through kprof-capture.so (with the -- <cmd> libraries found) or linked. */
 static int run(struct kp_capture_opts *o)
 {
+	struct kp_diag d = { 0 };
+	o->out = stdout; /* the cases' lines; warnings and notes as they happen, the error after */
+	o->msg = stderr;
 #ifdef KPROF_CAPTURE_DL
 	char *inject = NULL, *shim = NULL, list[4 * (LIBPATH_LEN + 300)];
 	if (o->cmd &&
@@ -226,13 +229,15 @@ static int run(struct kp_capture_opts *o)
 			list);
 	o->inject_so = inject;
 	o->shim_so = shim;
-	int rc = run_capture_so(o);
+	int rc = run_capture_so(o, &d);
 	free(inject);
 	free(shim);
-	return rc;
 #else
-	return capture_run(o);
+	int rc = capture_run(o, &d);
 #endif
+	if (d.msg[0])
+		diag_print(stderr, d.msg);
+	return rc;
 }
 
 /* One capture (or with @list, its cases listed) from the command line's options. */

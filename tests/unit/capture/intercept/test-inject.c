@@ -368,7 +368,7 @@ static void processes_merge_in_pid_order_with_distinct_correlations(void **state
 	fputs("KPROFREC", f);
 	fclose(f);
 	ctrace_init(&t);
-	assert_int_equal(recfile_merge_dir(&t, dir, why, sizeof(why)), 2);
+	assert_int_equal(recfile_merge_dir(&t, dir, stderr, why, sizeof(why)), 2);
 	assert_int_equal(t.nrecs, 8);
 	/* pid 40 first with its own ids, then pid 300 after the largest id of pid 40 */
 	assert_int_equal(t.recs[0].pid, 41 - 1);
@@ -383,7 +383,7 @@ static void processes_merge_in_pid_order_with_distinct_correlations(void **state
 	assert_int_equal(t.dropped_records, 4);
 	/* the files are gone, so the directory can be removed */
 	assert_int_equal(rmdir(dir), 0);
-	assert_int_equal(recfile_merge_dir(&t, dir, why, sizeof(why)), -1);
+	assert_int_equal(recfile_merge_dir(&t, dir, stderr, why, sizeof(why)), -1);
 	ctrace_free(&p1);
 	ctrace_free(&p2);
 	ctrace_free(&t);
@@ -491,6 +491,15 @@ static void exit_status_follows_bash_and_env(void **state)
 	assert_int_equal(child_exec_status(ENOEXEC), 126);
 }
 
+/* @msgs ends in the line @want (before it: NVML's warning where there is no GPU) */
+static void assert_last_line(const char *msgs, const char *want)
+{
+	size_t n = strlen(msgs), w = strlen(want);
+	assert_true(n >= w);
+	assert_string_equal(msgs + n - w, want);
+	assert_true(n == w || msgs[n - w - 1] == '\n');
+}
+
 /*
  * The whole parent: a command that is no CUDA program writes a record file where
  * kprof-inject.so would, then fails; kprof still merges and writes the trace, and returns
@@ -499,6 +508,7 @@ static void exit_status_follows_bash_and_env(void **state)
 static void command_run_writes_the_trace_and_keeps_the_status(void **state)
 {
 	(void)state;
+	struct kp_diag d;
 	char rec[] = "/tmp/kprof-test-inject-XXXXXX", out[64], script[512];
 	int fd = mkstemp(rec);
 	assert_true(fd >= 0);
@@ -517,7 +527,7 @@ static void command_run_writes_the_trace_and_keeps_the_status(void **state)
 				     .sample_period_ms = 10,
 				     .cmd = cmd,
 				     .inject_so = "/nonexistent/kprof-inject.so" };
-	assert_int_equal(capture_run_cmd(&o), 5);
+	assert_int_equal(capture_run_cmd(&o, &d), 5);
 	char *j = slurp(out);
 	assert_non_null(strstr(j, "\"command\":[\"/bin/sh\",\"-c\",\"test "));
 	assert_non_null(strstr(j, "\"processes\":1,\"exit_status\":5"));
@@ -530,8 +540,8 @@ static void command_run_writes_the_trace_and_keeps_the_status(void **state)
 		strstr(j, "\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":4242,"
 			  "\"tid\":4243"));
 	assert_non_null(strstr(j, "{\"ph\":\"f\",\"id\":1,\"pid\":0,\"tid\":7"));
+	assert_string_equal(d.msg, "");
 	struct kp_trace tr;
-	struct kp_diag d;
 	memset(&tr, 0, sizeof(tr));
 	struct kp_load_opts lo = { 0 };
 	assert_int_equal(trace_load(&tr, out, &lo, &d), 0);
@@ -544,14 +554,32 @@ static void command_run_writes_the_trace_and_keeps_the_status(void **state)
 	unlink(out);
 
 	/* no record file: no trace, and the command's status still */
+	char *msgs = NULL;
+	size_t mlen = 0;
+	o.msg = open_memstream(&msgs, &mlen);
 	char *exit0[] = { "sh", "-c", "exit 0", NULL };
 	o.cmd = exit0;
-	assert_int_equal(capture_run_cmd(&o), 0);
+	assert_int_equal(capture_run_cmd(&o, &d), 0);
 	assert_int_equal(access(out, F_OK), -1);
+	assert_string_equal(d.msg, "");
+	fclose(o.msg);
+	char want[512];
+	snprintf(want, sizeof(want),
+		 "kprof: warning: no CUDA activity recorded from 'sh'; '%s' not written\n", out);
+	assert_last_line(msgs, want);
+	free(msgs);
+	o.msg = open_memstream(&msgs, &mlen);
+	/* a command not found: the error returned, no warning printed */
 	char *missing[] = { "kprof-no-such-command-on-path", NULL };
 	o.cmd = missing;
-	assert_int_equal(capture_run_cmd(&o), 127);
+	assert_int_equal(capture_run_cmd(&o, &d), 127);
 	assert_int_equal(access(out, F_OK), -1);
+	assert_int_equal(d.status, 127);
+	assert_string_equal(d.msg, "error: cannot run 'kprof-no-such-command-on-path': No such "
+				   "file or directory");
+	fclose(o.msg);
+	assert_null(strstr(msgs, "no CUDA activity"));
+	free(msgs);
 	unlink(rec);
 }
 
@@ -563,6 +591,7 @@ static void command_run_writes_the_trace_and_keeps_the_status(void **state)
 static void command_run_reports_what_it_cannot_write(void **state)
 {
 	(void)state;
+	struct kp_diag d;
 	char rec[] = "/tmp/kprof-test-inject-XXXXXX", full[] = "/tmp/kprof-test-full-XXXXXX";
 	char out[64], script[512];
 	int fd = mkstemp(rec);
@@ -578,15 +607,20 @@ static void command_run_reports_what_it_cannot_write(void **state)
 				     .sample_period_ms = 10,
 				     .cmd = cmd,
 				     .inject_so = "/nonexistent/kprof-inject.so" };
-	assert_int_equal(capture_run_cmd(&o), KP_ENV);
+	assert_int_equal(capture_run_cmd(&o, &d), KP_ENV);
+	assert_int_equal(d.status, KP_ENV);
+	assert_string_equal(d.msg, "error: cannot open '/nonexistent-kprof/t.json': No such file "
+				   "or directory");
 
 	const char *tmp = getenv("TMPDIR");
 	char *saved = tmp ? strdup(tmp) : NULL;
 	snprintf(out, sizeof(out), "%s.json", rec);
 	o.output = out;
 	setenv("TMPDIR", "/nonexistent-kprof", 1);
-	assert_int_equal(capture_run_cmd(&o), KP_ENV);
+	assert_int_equal(capture_run_cmd(&o, &d), KP_ENV);
 	assert_int_equal(access(out, F_OK), -1);
+	assert_string_equal(d.msg, "error: cannot create a directory in '/nonexistent-kprof': No "
+				   "such file or directory");
 	if (saved)
 		setenv("TMPDIR", saved, 1);
 	else
@@ -600,7 +634,25 @@ static void command_run_reports_what_it_cannot_write(void **state)
 	unlink(full);
 	assert_int_equal(symlink("/dev/full", full), 0);
 	o.output = full;
-	assert_int_equal(capture_run_cmd(&o), KP_ENV);
+	char *msgs = NULL;
+	size_t mlen = 0;
+	o.msg = open_memstream(&msgs, &mlen);
+	assert_int_equal(capture_run_cmd(&o, &d), KP_ENV);
+	char want[512];
+	snprintf(want, sizeof(want), "error: cannot write '%s': No space left on device", full);
+	assert_int_equal(d.status, KP_ENV);
+	assert_string_equal(d.msg, want);
+	fclose(o.msg);
+	/* the warning of the dropped records, no summary of a trace not written */
+	assert_last_line(msgs, "kprof: warning: CUPTI dropped 2 records\n");
+	assert_null(strstr(msgs, "kprof: trace '"));
+	free(msgs);
+
+	/* no command: nothing runs */
+	o.cmd = NULL;
+	o.msg = NULL;
+	assert_int_equal(capture_run_cmd(&o, &d), KP_ENV);
+	assert_string_equal(d.msg, "error: no command or no kprof-inject.so");
 	unlink(full);
 	unlink(rec);
 }
@@ -613,6 +665,7 @@ static void command_run_reports_what_it_cannot_write(void **state)
 static void command_run_sets_the_command_environment(void **state)
 {
 	(void)state;
+	struct kp_diag d;
 	char env[] = "/tmp/kprof-test-env-XXXXXX", script[512];
 	int fd = mkstemp(env);
 	assert_true(fd >= 0);
@@ -635,12 +688,12 @@ static void command_run_sets_the_command_environment(void **state)
 	char *saved = pre ? strdup(pre) : NULL;
 	unsetenv("NVTX_INJECTION64_PATH");
 	setenv("LD_PRELOAD", "/nonexistent/pre.so", 1);
-	assert_int_equal(capture_run_cmd(&o), 0);
+	assert_int_equal(capture_run_cmd(&o, &d), 0);
 	unsetenv("LD_PRELOAD");
 	o.libs = 0, o.nvtx = 1, o.metrics = 0, o.trace_api = 0;
-	assert_int_equal(capture_run_cmd(&o), 0);
+	assert_int_equal(capture_run_cmd(&o, &d), 0);
 	o.shim_so = NULL;
-	assert_int_equal(capture_run_cmd(&o), 0);
+	assert_int_equal(capture_run_cmd(&o, &d), 0);
 	if (saved)
 		setenv("LD_PRELOAD", saved, 1);
 	free(saved);

@@ -116,9 +116,9 @@ static void add_kernel(struct kp_ctrace *t, const char *name, uint64_t start, ui
 }
 
 static size_t nwarn;
-static void on_warn(const struct kp_mwin *w, size_t nkern)
+static void on_warn(void *arg, const struct kp_mwin *w, size_t nkern)
 {
-	(void)w;
+	(void)arg, (void)w;
 	nwarn++;
 	assert_int_equal(nkern, 1);
 }
@@ -146,7 +146,7 @@ static void join_by_start_order(void **state)
 	t.mwin[0] = (struct kp_mwin){ .t0_ns = T0 + 100, .t1_ns = T0 + 500, .first = 0, .n = 3 };
 	t.mwin[1] = (struct kp_mwin){ .t0_ns = T0 + 800, .t1_ns = T0 + 1000, .first = 3, .n = 2 };
 	nwarn = 0;
-	assert_int_equal(kmetrics_join(&t, on_warn), 1);
+	assert_int_equal(kmetrics_join(&t, on_warn, NULL), 1);
 	assert_int_equal(nwarn, 1);
 	assert_int_equal(t.recs[0].met, 0);
 	assert_int_equal(t.recs[2].met, 1); /* bias_a started first: range 0 */
@@ -210,7 +210,7 @@ static void written_on_the_kernel_event(void **state)
 	t.mwin = calloc(1, sizeof(*t.mwin));
 	t.nmwin = 1;
 	t.mwin[0] = (struct kp_mwin){ .t0_ns = T0, .t1_ns = T0 + 1000, .first = 0, .n = 1 };
-	assert_int_equal(kmetrics_join(&t, NULL), 0);
+	assert_int_equal(kmetrics_join(&t, NULL, NULL), 0);
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
