@@ -260,7 +260,7 @@ static void bin_small_rows(struct kp_doc *doc, struct kp_chart *ch, const struct
 
 static void roofline(struct kp_doc *doc, const struct kp_report *r, const struct kp_report *s)
 {
-	struct kp_chart *ch = report_chart(
+	struct kp_chart *ch = doc_chart(
 		doc, "roofline", CHART_ROOFLINE, "roofline",
 		"Roofline: achieved FLOP/s against arithmetic intensity, one point per op and shape");
 	all_families(ch);
@@ -315,7 +315,7 @@ static int cmp_opk_time(const void *a, const void *b)
 static void top_ops(struct kp_doc *doc, const struct kp_report *r)
 {
 	const struct kp_trace *t = r->trace;
-	struct kp_chart *ch = report_chart(doc, "top", CHART_TOP, "top",
+	struct kp_chart *ch = doc_chart(doc, "top", CHART_TOP, "top",
 					   "Top ops by GPU time, split into their kernels");
 	all_families(ch);
 	ch->note =
@@ -523,7 +523,7 @@ static void timeline(struct kp_doc *doc, const struct kp_report *r)
 {
 	const struct kp_trace *t = r->trace;
 	struct kp_chart *ch =
-		report_chart(doc, "timeline", CHART_TIMELINE, "timeline",
+		doc_chart(doc, "timeline", CHART_TIMELINE, "timeline",
 			     "GPU timeline: busy time per stream, coloured by op family");
 	all_families(ch);
 	if (!t->ngpu)
@@ -590,7 +590,7 @@ static void waterfall(struct kp_doc *doc, const struct kp_diff *d)
 	const char *per = d->opts.per_step ? " per step" : "";
 	char b[256], b1[32], b2[32];
 	snprintf(b, sizeof(b), "GPU time%s: base total, the largest changes, new total", per);
-	struct kp_chart *ch = report_chart(doc, "waterfall", CHART_WATERFALL, "waterfall",
+	struct kp_chart *ch = doc_chart(doc, "waterfall", CHART_WATERFALL, "waterfall",
 					   arena_strdup(&doc->arena, b));
 	chart_series(ch, "total");
 	chart_series(ch, "slower");
@@ -624,7 +624,7 @@ static void waterfall(struct kp_doc *doc, const struct kp_diff *d)
 
 static void dumbbell(struct kp_doc *doc, const struct kp_diff *d)
 {
-	struct kp_chart *ch = report_chart(doc, "dumbbell", CHART_DUMBBELL, "dumbbell",
+	struct kp_chart *ch = doc_chart(doc, "dumbbell", CHART_DUMBBELL, "dumbbell",
 					   "Achieved TFLOP/s of paired rows, base vs new");
 	ch->note = "rows with modelled FLOPs on both sides, largest GPU time first";
 	const struct kp_diff_row **ord = xcalloc(d->nrows + 1, sizeof(*ord));
@@ -645,7 +645,7 @@ static void dumbbell(struct kp_doc *doc, const struct kp_diff *d)
 static void onesided(struct kp_doc *doc, const struct kp_diff *d, enum kp_diff_status st)
 {
 	const char *name = st == DIFF_NEW ? "new" : "gone";
-	struct kp_chart *ch = report_chart(doc, name, CHART_LIST, name,
+	struct kp_chart *ch = doc_chart(doc, name, CHART_LIST, name,
 					   st == DIFF_NEW
 						   ? "New: rows found only in the new trace"
 						   : "Gone: rows found only in the base trace");
