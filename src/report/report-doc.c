@@ -10,6 +10,7 @@
 
 #include "kprof/dtype.h"
 #include "kprof/kernrole.h"
+#include "kprof/metric.h"
 #include "kprof/units.h"
 
 static const char *clock_source_name(enum kp_clock_source s)
@@ -17,169 +18,50 @@ static const char *clock_source_name(enum kp_clock_source s)
 	return s == CLOCK_TRACE ? "trace" : s == CLOCK_OPTION ? "option" : "datasheet";
 }
 
-static void flags_text(unsigned f, char *buf, size_t cap)
-{
-	buf[0] = '\0';
-	if (f & ROW_OVER_PEAK)
-		strncat(buf, f & ROW_FITS_L2 ? "over-peak,fits-L2" : "over-peak", cap - 1);
-	else if (f & ROW_VERIFY)
-		strncat(buf, "verify", cap - 1);
-	if (f & ROW_UNLINKED)
-		strncat(buf, buf[0] ? ",unlinked" : "unlinked", cap - strlen(buf) - 1);
-	if (f & ROW_MEASURED)
-		strncat(buf, buf[0] ? ",measured" : "measured", cap - strlen(buf) - 1);
-}
-
-/* The rows table's columns, in print order (kprof-analyze(1), OUTPUT). */
-/* clang-format off */
-enum an_col {
-	AC_TIME, AC_PCT, AC_CALLS, AC_AVG, AC_MED, AC_MIN, AC_MAX, AC_FLOPS, AC_BYTES, AC_TFLOPS,
-	AC_GBPS, AC_MTFLOPS, AC_MFRATIO, AC_MGBPS, AC_MBRATIO, AC_PPF, AC_PPB, AC_AI, AC_BOUND,
-	AC_DTYPE, AC_PREC, AC_FLAGS, AC_SHAPE, AC_OP, AC_NAME, AC_N
-};
-/* clang-format on */
-
-static const struct kp_col an_cols[AC_N] = {
-	[AC_TIME] = { "Time", "time_ns", COL_BOTH, 0 },
-	[AC_PCT] = { "Time%", "time_pct", COL_BOTH, 0 },
-	[AC_CALLS] = { "Calls", "calls", COL_BOTH, 0 },
-	/* per call, each: a call's GPU time sums its events in the row (analyze.c, add_event) */
-	[AC_AVG] = { "Avg/call", "avg_call_ns", COL_BOTH, 0 },
-	[AC_MED] = { "Med/call", "med_call_ns", COL_MACHINE, 0 }, /* --stats: both */
-	[AC_MIN] = { "Min/call", "min_call_ns", COL_MACHINE, 0 },
-	[AC_MAX] = { "Max/call", "max_call_ns", COL_MACHINE, 0 },
-	[AC_FLOPS] = { "GFLOP", "flops", COL_MACHINE, 0 },
-	[AC_BYTES] = { "MB", "bytes", COL_MACHINE, 0 },
-	[AC_TFLOPS] = { "TFLOP/s", "flops_per_s", COL_BOTH, 0 },
-	[AC_GBPS] = { "GB/s", "bytes_per_s", COL_BOTH, 0 },
-	/* kprof capture --metrics: shown only when a row has measured counters */
-	[AC_MTFLOPS] = { "mTFLOP/s", "measured_flops_per_s", 0, 0 },
-	[AC_MFRATIO] = { "mFLOP/FLOP", "measured_flops_ratio", 0, 0 },
-	[AC_MGBPS] = { "mGB/s", "measured_bytes_per_s", 0, 0 },
-	[AC_MBRATIO] = { "mB/B", "measured_bytes_ratio", 0, 0 },
-	[AC_PPF] = { "%Peak", "pct_peak_flops", COL_BOTH, 0 },
-	[AC_PPB] = { "%BW", "pct_peak_bw", COL_BOTH, 0 },
-	[AC_AI] = { "FLOP/B", "intensity", COL_BOTH, 0 },
-	[AC_BOUND] = { "Bound", "bound", COL_BOTH, 1 },
-	[AC_DTYPE] = { "Dtype", "dtype", COL_MACHINE, 1 }, /* both when a Prec differs */
-	[AC_PREC] = { "Prec", "prec", COL_BOTH, 1 },
-	[AC_FLAGS] = { "Flags", "flags", COL_BOTH, 1 },
-	[AC_SHAPE] = { "Shape", "shape", COL_MACHINE, 1 }, /* op-shape: both */
-	[AC_OP] = { "Op", "op", COL_MACHINE, 1 },          /* kernel rows: both */
-	[AC_NAME] = { "Kernel", "name", COL_BOTH, 1 },     /* op rows: "Op" */
-};
-
-/* The rows table with the columns its grouping and options show. */
+/* The rows table: one column per figure of metric.h, in its order. */
 static struct kp_table *rows_columns(const struct kp_report *r, const struct kp_report_doc_opts *o,
 				     struct kp_doc *doc)
 {
-	struct kp_table *tb = doc_table(doc, "rows", an_cols, AC_N);
+	struct kp_col cols[METRIC_N];
+	for (int k = 0; k < METRIC_N; k++)
+		cols[k] = metric_table[k].col;
+	struct kp_table *tb = doc_table(doc, "rows", cols, METRIC_N);
 	if (o->stats) {
-		doc_col_show(tb, AC_MED, COL_BOTH);
-		doc_col_show(tb, AC_MIN, COL_BOTH);
-		doc_col_show(tb, AC_MAX, COL_BOTH);
+		doc_col_show(tb, METRIC_MED, COL_BOTH);
+		doc_col_show(tb, METRIC_MIN, COL_BOTH);
+		doc_col_show(tb, METRIC_MAX, COL_BOTH);
 	}
 	if (r->group == GROUP_OP_SHAPE)
-		doc_col_show(tb, AC_SHAPE, COL_BOTH);
+		doc_col_show(tb, METRIC_SHAPE, COL_BOTH);
 	if (r->group == GROUP_KERNEL)
-		doc_col_show(tb, AC_OP, COL_BOTH);
+		doc_col_show(tb, METRIC_OP, COL_BOTH);
 	else
-		doc_col_title(tb, AC_NAME, r->group == GROUP_ANNOT ? "Annotation" : "Op");
+		doc_col_title(tb, METRIC_NAME, r->group == GROUP_ANNOT ? "Annotation" : "Op");
 	return tb;
 }
 
-/* Time, Time%, Calls and the per-call figures (none for the "others" row). */
-static void time_cells(struct kp_table *tb, struct kp_cell *c, const struct kp_row *row)
+/* Columns a row brings in: measured counters, a Dtype that differs from the Prec. */
+static void row_columns(struct kp_table *tb, const struct kp_row *row)
 {
-	char b[128];
-	doc_cell_int(tb, &c[AC_TIME], row->time_ns, units_time(b, sizeof(b), row->time_ns));
-	doc_cell_fixed(tb, &c[AC_PCT], row->time_pct, 1, 1);
-	doc_cell_int(tb, &c[AC_CALLS], row->calls, NULL);
-	int64_t avg = row->calls ? row->time_ns / row->calls : 0;
-	if (row->flags & ROW_OTHERS) {
-		doc_cell_num(tb, &c[AC_AVG], -1, "-");
-		return;
-	}
-	doc_cell_int(tb, &c[AC_AVG], avg, units_time(b, sizeof(b), avg));
-	doc_cell_int(tb, &c[AC_MED], row->med_ns, units_time(b, sizeof(b), row->med_ns));
-	doc_cell_int(tb, &c[AC_MIN], row->min_ns, units_time(b, sizeof(b), row->min_ns));
-	doc_cell_int(tb, &c[AC_MAX], row->max_ns, units_time(b, sizeof(b), row->max_ns));
-}
-
-/* FLOPs and bytes, modelled and (kprof capture --metrics) measured, and their rates. */
-static void work_cells(struct kp_table *tb, struct kp_cell *c, const struct kp_row *row)
-{
-	if (row->flops >= 0)
-		doc_cell_int(tb, &c[AC_FLOPS], row->flops, NULL);
-	if (row->bytes >= 0)
-		doc_cell_int(tb, &c[AC_BYTES], row->bytes, NULL);
-	doc_cell_fixed(tb, &c[AC_TFLOPS], row->flops_per_s, 1e12, 1);
-	doc_cell_fixed(tb, &c[AC_GBPS], row->bytes_per_s, 1e9, 1);
 	if (row->mflops >= 0 || row->mbytes >= 0)
-		for (int k = AC_MTFLOPS; k <= AC_MBRATIO; k++)
+		for (int k = METRIC_MTFLOPS; k <= METRIC_MBRATIO; k++)
 			doc_col_show(tb, k, COL_BOTH);
-	doc_cell_fixed(tb, &c[AC_MTFLOPS], row->mflops_per_s, 1e12, 1);
-	doc_cell_fixed(tb, &c[AC_MFRATIO], row->mratio_flops, 1, 3);
-	doc_cell_fixed(tb, &c[AC_MGBPS], row->mbytes_per_s, 1e9, 1);
-	doc_cell_fixed(tb, &c[AC_MBRATIO], row->mratio_bytes, 1, 3);
-}
-
-/* %Peak, %BW, FLOP/B, Bound, Dtype and Prec. */
-static void peak_cells(struct kp_table *tb, struct kp_cell *c, const struct kp_row *row)
-{
-	doc_cell_fixed(tb, &c[AC_PPF], row->pct_peak_flops, 1, 1);
-	doc_cell_fixed(tb, &c[AC_PPB], row->pct_peak_bw, 1, 1);
-	doc_cell_fixed(tb, &c[AC_AI], row->intensity, 1, 1);
-	doc_cell_str(tb, &c[AC_BOUND], row->bound, row->bound ? NULL : "-");
-	doc_cell_str(tb, &c[AC_DTYPE], row->dtype, row->dtype ? NULL : "-");
-	/* a FLOP peak applies only to rows with modelled FLOPs; csv/json keep the row's prec */
 	const char *prec = row->flops_per_s >= 0 ? row->prec : NULL;
-	doc_cell_str(tb, &c[AC_PREC], row->prec, prec ? prec : "-");
 	if (row->dtype && prec && strcmp(row->dtype, prec))
-		doc_col_show(tb, AC_DTYPE, COL_BOTH);
-}
-
-/* Flags, with over-peak figures in the warning tone. */
-static void flag_cells(struct kp_table *tb, struct kp_cell *c, const struct kp_row *row,
-		       struct kp_doc *doc)
-{
-	char b[128];
-	flags_text(row->flags & ~ROW_UNLINKED, b, sizeof(b));
-	if (b[0])
-		doc_cell_str(tb, &c[AC_FLAGS], arena_strdup(&doc->arena, b), NULL);
-	else
-		doc_cell_str(tb, &c[AC_FLAGS], NULL, "-");
-	if (row->flags & ROW_OVER_PEAK) {
-		c[AC_FLAGS].tone = TONE_WARN;
-		c[AC_PPF].tone = row->pct_peak_flops > 100 ? TONE_WARN : TONE_NONE;
-		c[AC_PPB].tone = row->pct_peak_bw > 100 ? TONE_WARN : TONE_NONE;
-	}
-}
-
-/* Shape, Op and the row's name (kernel names shortened unless --full-names). */
-static void name_cells(struct kp_table *tb, struct kp_cell *c, const struct kp_row *row,
-		       int by_kernel, const struct kp_report_doc_opts *o, struct kp_doc *doc)
-{
-	doc_cell_str(tb, &c[AC_SHAPE], row->shape, row->shape ? NULL : "-");
-	doc_cell_str(tb, &c[AC_OP], row->op, row->op ? NULL : "(several)");
-	const char *shown = row->name;
-	if (by_kernel && !o->full_names)
-		shown = kernrole_short_name(&doc->arena, row->name);
-	doc_cell_str(tb, &c[AC_NAME], row->name, shown);
+		doc_col_show(tb, METRIC_DTYPE, COL_BOTH);
 }
 
 static void rows_table(const struct kp_report *r, const struct kp_report_doc_opts *o,
 		       struct kp_doc *doc)
 {
 	struct kp_table *tb = rows_columns(r, o, doc);
+	struct kp_metric_ctx x = { .short_names = r->group == GROUP_KERNEL && !o->full_names };
 	for (size_t i = 0; i < r->nrows; i++) {
 		const struct kp_row *row = &r->rows[i];
 		struct kp_cell *c = doc_row(tb);
-		time_cells(tb, c, row);
-		work_cells(tb, c, row);
-		peak_cells(tb, c, row);
-		flag_cells(tb, c, row, doc);
-		name_cells(tb, c, row, r->group == GROUP_KERNEL, o, doc);
+		for (int k = 0; k < METRIC_N; k++)
+			metric_cell(tb, &c[k], row, k, &x);
+		row_columns(tb, row);
 	}
 }
 
