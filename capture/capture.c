@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "kprof/diag.h"
-#include "kprof/report.h"
+#include "kprof/doc.h"
 #include "kprof/table.h"
 #include "record/cmsg.h"
 #include "record/ctrace.h"
@@ -367,11 +367,11 @@ static int run_workloads(struct kp_wl *w, unsigned sm_max, unsigned mem_max)
 		status = w->d->status ? w->d->status : KP_ENV;
 	if (res.n && o->out) {
 		struct kp_doc doc;
-		report_init(&doc, "capture", 8);
+		doc_init(&doc, "capture", 8);
 		results_report(&res, &doc);
 		cmsg_out(o, "\n");
 		table_render(&doc, FMT_TABLE, 0, o->out);
-		report_free(&doc);
+		doc_free(&doc);
 	}
 	if (o->results && results_write(&res, o->results, dev->name, why, sizeof(why)) < 0) {
 		cmsg_error(o, w->d, KP_ENV, "%s", why);

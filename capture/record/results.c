@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "kprof/jsonw.h"
-#include "kprof/report.h"
+#include "kprof/doc.h"
 
 char *results_ms_text(char *buf, size_t cap, double ms)
 {
@@ -107,51 +107,51 @@ static const struct kp_col cols[RC_N] = {
 void results_report(const struct kp_results *rs, struct kp_doc *doc)
 {
 	double g = results_geomean(rs);
-	report_fact_count(doc, "cases", "cases", (int64_t)rs->n);
+	doc_fact_count(doc, "cases", "cases", (int64_t)rs->n);
 	if (g > 0)
-		report_fact_textf(doc, "geomean", "geomean_speedup",
+		doc_fact_textf(doc, "geomean", "geomean_speedup",
 				  "%.3fx (each case's backends "
 				  "vs its first)",
 				  g);
-	struct kp_table *tb = report_table(doc, "results", cols, RC_N);
+	struct kp_table *tb = doc_table(doc, "results", cols, RC_N);
 	if (!tb)
 		return;
 	for (size_t i = 0; i < rs->n; i++) {
 		const struct kp_result *r = &rs->r[i];
-		struct kp_cell *c = report_row(tb);
+		struct kp_cell *c = doc_row(tb);
 		if (!c)
 			return;
 		char buf[40];
 		results_ms_text(buf, sizeof(buf) - 3, r->ms);
 		strcat(buf, " ms");
-		report_cell_int(tb, &c[RC_TIME], llround(r->ms * 1e6), buf);
+		doc_cell_int(tb, &c[RC_TIME], llround(r->ms * 1e6), buf);
 		if (r->tflops > 0) {
 			snprintf(buf, sizeof(buf), "%.1f", r->tflops);
-			report_cell_num(tb, &c[RC_TFLOPS], r->tflops, buf);
+			doc_cell_num(tb, &c[RC_TFLOPS], r->tflops, buf);
 		}
 		if (r->gbs > 0) {
 			snprintf(buf, sizeof(buf), "%.0f", r->gbs);
-			report_cell_num(tb, &c[RC_GBS], r->gbs, buf);
+			doc_cell_num(tb, &c[RC_GBS], r->gbs, buf);
 		}
 		if (r->peak_pct > 0) {
 			snprintf(buf, sizeof(buf), "%.1f%%", r->peak_pct);
-			report_cell_num(tb, &c[RC_PEAK], r->peak_pct, buf);
+			doc_cell_num(tb, &c[RC_PEAK], r->peak_pct, buf);
 		}
 		long j = first_of_case(rs, i);
 		if (j >= 0 && r->ms > 0) {
 			snprintf(buf, sizeof(buf), "%.3fx", rs->r[j].ms / r->ms);
-			report_cell_num(tb, &c[RC_SPEEDUP], rs->r[j].ms / r->ms, buf);
+			doc_cell_num(tb, &c[RC_SPEEDUP], rs->r[j].ms / r->ms, buf);
 		}
 		snprintf(buf, sizeof(buf), "%.2e", r->err);
-		report_cell_num(tb, &c[RC_ERR], r->err, buf);
-		report_cell_str(tb, &c[RC_OK], r->err <= r->tol ? "yes" : "no",
+		doc_cell_num(tb, &c[RC_ERR], r->err, buf);
+		doc_cell_str(tb, &c[RC_OK], r->err <= r->tol ? "yes" : "no",
 				r->err <= r->tol ? "\u2713" : "\u2717");
-		report_cell_str(tb, &c[RC_DTYPE], r->dtype, NULL);
-		report_cell_str(tb, &c[RC_BACKEND], r->backend, NULL);
-		report_cell_str(tb, &c[RC_LAYOUT], r->layout[0] ? r->layout : "-", NULL);
-		report_cell_str(tb, &c[RC_MODE], r->mode, NULL);
-		report_cell_str(tb, &c[RC_SHAPE], r->shape, NULL);
-		report_cell_str(tb, &c[RC_OP], r->op, NULL);
+		doc_cell_str(tb, &c[RC_DTYPE], r->dtype, NULL);
+		doc_cell_str(tb, &c[RC_BACKEND], r->backend, NULL);
+		doc_cell_str(tb, &c[RC_LAYOUT], r->layout[0] ? r->layout : "-", NULL);
+		doc_cell_str(tb, &c[RC_MODE], r->mode, NULL);
+		doc_cell_str(tb, &c[RC_SHAPE], r->shape, NULL);
+		doc_cell_str(tb, &c[RC_OP], r->op, NULL);
 	}
 }
 

@@ -1,6 +1,6 @@
 /*
  * charts.h — the chart data of an analysis (roofline, top ops, GPU timeline) and of a
- * comparison (waterfall, dumbbell, new/gone lists), added to a report document (report.h)
+ * comparison (waterfall, dumbbell, new/gone lists), added to a document (doc.h)
  * for the html and svg formats.
  */
 #ifndef KPROF_CHARTS_H
@@ -8,7 +8,7 @@
 
 #include "kprof/analyze.h"
 #include "kprof/diff.h"
-#include "kprof/report.h"
+#include "kprof/doc.h"
 
 /* Which charts to build: bits of enum kp_chart_kind. */
 #define CHARTS_ALL 0xffffu

@@ -1,12 +1,12 @@
 /*
- * html.h — a report document as one self-contained html page (table.h's html format).
+ * html.h — a document as one self-contained html page (table.h's html format).
  */
 #ifndef KPROF_HTML_H
 #define KPROF_HTML_H
 
 #include <stdio.h>
 
-#include "kprof/report.h"
+#include "kprof/doc.h"
 
 /* Prototypes */
 /*

@@ -7,7 +7,7 @@
 #define KPROF_RANKDIFF_H
 
 #include "kprof/ranks.h"
-#include "kprof/report.h"
+#include "kprof/doc.h"
 
 /* The gate's result. */
 struct kp_rankdiff_gate {
@@ -20,7 +20,7 @@ struct kp_rankdiff_gate {
 
 /* Prototypes */
 /*
- * Build @doc (report_init() included; free with report_free()) comparing @base with @nw
+ * Build @doc (doc_init() included; free with doc_free()) comparing @base with @nw
  * (both sorted by rank, as ranks_load() leaves them) and fill @g (limit_pct set by the caller).
  */
 void rankdiff_doc(const struct kp_ranks *base, const struct kp_ranks *nw,

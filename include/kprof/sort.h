@@ -1,7 +1,7 @@
 /*
- * sort.h — the one sort of report rows (analyze and diff): named keys, each an enum value
- * with a name in a designated-initializer table; numbers descend and text ascends unless
- * ":asc"/":desc" says otherwise; the folded "(others)" row stays last; name, then the
+ * sort.h — the one sort of report rows (analyze and diff): named keys, analyze's the figures
+ * of metric.h that have one, diff's an enum with a name in a designated-initializer table;
+ * numbers descend and text ascends unless ":asc"/":desc" says otherwise; the folded "(others)" row stays last; name, then the
  * grouping key, break ties so output is deterministic.
  */
 #ifndef KPROF_SORT_H
@@ -15,14 +15,6 @@ struct kp_diff;
 /* Which rows a key list is for. */
 enum kp_sort_table { SORT_ANALYZE = 0, SORT_DIFF };
 
-/* kprof analyze --sort keys (kprof-analyze(1)). */
-/* clang-format off */
-enum kp_analyze_key {
-	AK_TIME, AK_CALLS, AK_AVG, AK_MIN, AK_MAX, AK_MED, AK_TFLOPS, AK_GBPS, AK_PCT_PEAK,
-	AK_PCT_BW, AK_FLOPS, AK_BYTES, AK_INTENSITY, AK_NAME, AK_OP, AK_N
-};
-/* clang-format on */
-
 /* kprof diff --sort keys (kprof-diff(1)). */
 /* clang-format off */
 enum kp_diff_key {
@@ -31,9 +23,12 @@ enum kp_diff_key {
 };
 /* clang-format on */
 
-#define SORT_MAX_KEYS 16
+#define SORT_MAX_KEYS 32
 
-/* A parsed key list: enum values of one table and their resolved directions. */
+/*
+ * A parsed key list: keys of one table (kprof analyze: enum kp_metric_id, metric.h; kprof
+ * diff: enum kp_diff_key) and their resolved directions.
+ */
 struct kp_sort_spec {
 	enum kp_sort_table table;
 	int n;

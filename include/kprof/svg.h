@@ -1,5 +1,5 @@
 /*
- * svg.h — draw a report chart (report.h, kp_chart) as SVG: axes with units and ticks,
+ * svg.h — draw a chart of a document (doc.h, kp_chart) as SVG: axes with units and ticks,
  * legend, <title> hover text.  Colours are CSS classes (s0..s15, bad, good, ...) styled by
  * svg_css(), so one drawing serves the html page (its stylesheet, dark mode, print) and a
  * standalone .svg (its own <style>).
@@ -9,7 +9,7 @@
 
 #include <stdio.h>
 
-#include "kprof/report.h"
+#include "kprof/doc.h"
 
 /* Prototypes */
 /* Whether @ch draws as SVG (CHART_LIST is an html list, not a picture). */

@@ -1,5 +1,5 @@
 /*
- * table.h — the one renderer: a report document (report.h) as an aligned text table,
+ * table.h — the one renderer: a document (doc.h) as an aligned text table,
  * RFC 4180 csv, json or markdown.
  */
 #ifndef KPROF_TABLE_H
@@ -7,7 +7,7 @@
 
 #include <stdio.h>
 
-#include "kprof/report.h"
+#include "kprof/doc.h"
 
 /* In the order of the --format choices (cmd-analyze.c, cmd-diff.c). */
 enum kp_format { FMT_TABLE = 0, FMT_CSV, FMT_JSON, FMT_MARKDOWN, FMT_HTML, FMT_SVG };

@@ -86,9 +86,9 @@ static void tcell(struct kp_table *tb, struct kp_cell *c, int64_t ns)
 {
 	char b[32];
 	if (ns < 0)
-		report_cell_num(tb, c, -1, "-");
+		doc_cell_num(tb, c, -1, "-");
 	else
-		report_cell_int(tb, c, ns, units_time(b, sizeof(b), ns));
+		doc_cell_int(tb, c, ns, units_time(b, sizeof(b), ns));
 }
 
 /* new / base; NAN when either is unknown or base is 0 */
@@ -102,12 +102,12 @@ static void row(struct kp_table *tb, int64_t rank, const char *pair, const struc
 		const struct rd_side *n)
 {
 	char buf[48];
-	struct kp_cell *c = report_row(tb);
+	struct kp_cell *c = doc_row(tb);
 	if (rank >= 0)
-		report_cell_int(tb, &c[RD_RANK], rank, NULL);
+		doc_cell_int(tb, &c[RD_RANK], rank, NULL);
 	else
-		report_cell_num(tb, &c[RD_RANK], -1, "-");
-	report_cell_str(tb, &c[RD_PAIR], pair, NULL);
+		doc_cell_num(tb, &c[RD_RANK], -1, "-");
+	doc_cell_str(tb, &c[RD_PAIR], pair, NULL);
 	for (int m = 0; m < RM_N; m++) {
 		struct kp_cell *mc = &c[RD_M0 + m * RD_PER];
 		int64_t bv = b ? b->v[m] : -1, nv = n ? n->v[m] : -1;
@@ -117,12 +117,12 @@ static void row(struct kp_table *tb, int64_t rank, const char *pair, const struc
 			char t[32];
 			units_time(t, sizeof(t), nv - bv);
 			snprintf(buf, sizeof(buf), "%s%s", nv > bv ? "+" : "", t);
-			report_cell_int(tb, &mc[RD_DELTA], nv - bv, buf);
+			doc_cell_int(tb, &mc[RD_DELTA], nv - bv, buf);
 		} else {
-			report_cell_num(tb, &mc[RD_DELTA], -1, "-");
+			doc_cell_num(tb, &mc[RD_DELTA], -1, "-");
 		}
 		double r = ratio(bv, nv);
-		report_cell_num(tb, &mc[RD_RATIO], r,
+		doc_cell_num(tb, &mc[RD_RATIO], r,
 				isfinite(r) ? units_fixed(buf, sizeof(buf), r, 1, 3) : "-");
 		if (isfinite(r) && m == RM_STEP_MEAN && r != 1.0)
 			mc[RD_DELTA].tone = mc[RD_RATIO].tone = r > 1 ? TONE_BAD : TONE_GOOD;
@@ -165,26 +165,26 @@ static void gate(const struct kp_ranks *base, const struct kp_ranks *nw, const s
 	snprintf(g->ranks_above, sizeof(g->ranks_above), "%s", list);
 	g->tripped = !g->unknown && crossed(mb, mn, g->limit_pct);
 	if (g->unknown)
-		report_fact_textf(doc, "gate", NULL,
+		doc_fact_textf(doc, "gate", NULL,
 				  "cannot judge: a side has no complete ProfilerStep");
 	else
-		report_fact_textf(doc, "gate", NULL,
+		doc_fact_textf(doc, "gate", NULL,
 				  "%s: merged step mean %+.2f%% (limit %g%%); ranks above it: %s",
 				  g->tripped ? "FAIL" : "pass", (r - 1) * 100, g->limit_pct,
 				  len ? list : "none");
-	report_fact_tone(doc, g->tripped || g->unknown ? TONE_BAD : TONE_GOOD);
-	report_object(doc, "gate");
-	report_fact_num(doc, NULL, "fail_above_pct", g->limit_pct);
-	report_fact_num(doc, NULL, "step_mean_change_pct", g->unknown ? NAN : (r - 1) * 100);
-	report_fact_bool(doc, NULL, "tripped", g->tripped);
-	report_array(doc, "ranks_above", 0);
+	doc_fact_tone(doc, g->tripped || g->unknown ? TONE_BAD : TONE_GOOD);
+	doc_object(doc, "gate");
+	doc_fact_num(doc, NULL, "fail_above_pct", g->limit_pct);
+	doc_fact_num(doc, NULL, "step_mean_change_pct", g->unknown ? NAN : (r - 1) * 100);
+	doc_fact_bool(doc, NULL, "tripped", g->tripped);
+	doc_array(doc, "ranks_above", 0);
 	for (const char *p = list; *p;) {
 		char *end;
-		report_fact_count(doc, NULL, NULL, strtoll(p, &end, 10));
+		doc_fact_count(doc, NULL, NULL, strtoll(p, &end, 10));
 		p = *end ? end + 1 : end;
 	}
-	report_end(doc);
-	report_end(doc);
+	doc_end(doc);
+	doc_end(doc);
 }
 
 void rankdiff_doc(const struct kp_ranks *base, const struct kp_ranks *nw,
@@ -202,26 +202,26 @@ void rankdiff_doc(const struct kp_ranks *base, const struct kp_ranks *nw,
 	struct rd_side mb, mn;
 	side_merged(base, &mb);
 	side_merged(nw, &mn);
-	report_init(doc, "diff", 6);
-	report_summary(doc, "%zu base ranks, %zu new ranks: %zu paired, %zu new, %zu gone", base->n,
+	doc_init(doc, "diff", 6);
+	doc_summary(doc, "%zu base ranks, %zu new ranks: %zu paired, %zu new, %zu gone", base->n,
 		       nw->n, paired, added, gone);
-	report_fact_textf(doc, "ranks", NULL,
+	doc_fact_textf(doc, "ranks", NULL,
 			  "%zu base, %zu new: %zu paired by rank id, %zu new, %zu gone", base->n,
 			  nw->n, paired, added, gone);
-	report_fact_text(
+	doc_fact_text(
 		doc, "merged", NULL,
 		"row all: step mean = mean of the ranks' step means, step max = the largest, busy/compute/comm/idle = sums over ranks");
-	report_fact_count(doc, NULL, "base_ranks", (int64_t)base->n);
-	report_fact_count(doc, NULL, "new_ranks", (int64_t)nw->n);
-	report_fact_count(doc, NULL, "paired_ranks", (int64_t)paired);
-	report_fact_count(doc, NULL, "new_only_ranks", (int64_t)added);
-	report_fact_count(doc, NULL, "gone_ranks", (int64_t)gone);
+	doc_fact_count(doc, NULL, "base_ranks", (int64_t)base->n);
+	doc_fact_count(doc, NULL, "new_ranks", (int64_t)nw->n);
+	doc_fact_count(doc, NULL, "paired_ranks", (int64_t)paired);
+	doc_fact_count(doc, NULL, "new_only_ranks", (int64_t)added);
+	doc_fact_count(doc, NULL, "gone_ranks", (int64_t)gone);
 	g->tripped = g->unknown = 0;
 	g->change_pct = NAN;
 	g->ranks_above[0] = '\0';
 	if (g->limit_pct >= 0)
 		gate(base, nw, &mb, &mn, g, doc);
-	struct kp_table *tb = report_table(doc, "rank_rows", rd_cols, RD_NCOL);
+	struct kp_table *tb = doc_table(doc, "rank_rows", rd_cols, RD_NCOL);
 	i = j = 0;
 	while (i < base->n || j < nw->n) {
 		struct rd_side b, n;

@@ -1,5 +1,5 @@
 /*
- * summary.c — kprof summary json (rankreport.c writes it) -> struct kp_rank records.
+ * summary.c — kprof summary json (ranks-doc.c writes it) -> struct kp_rank records.
  */
 #include "kprof/summary.h"
 

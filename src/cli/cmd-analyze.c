@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "kprof/analyze.h"
-#include "kprof/bdreport.h"
+#include "kprof/breakdown-doc.h"
 #include "kprof/breakdown.h"
 #include "kprof/charts.h"
 #include "kprof/cmd.h"
@@ -18,9 +18,9 @@
 #include "kprof/output.h"
 #include "kprof/paths.h"
 #include "kprof/pipeline.h"
-#include "kprof/rankreport.h"
+#include "kprof/ranks-doc.h"
 #include "kprof/ranks.h"
-#include "kprof/render.h"
+#include "kprof/report-doc.h"
 #include "kprof/sort.h"
 #include "kprof/stages.h"
 #include "kprof/trace.h"
@@ -104,7 +104,7 @@ static int analyze_ranks(char **args, size_t nargs, long jobs, const struct kp_l
 	rs.one_rank = n == 1;
 	ranks_compare(&rs, dev && dev->peer_bw_byte_per_s > 0 ? dev->peer_bw_byte_per_s : -1);
 	struct kp_doc doc;
-	rankreport_doc(&rs, dev ? dev->name : dc.name, &doc);
+	ranks_doc(&rs, dev ? dev->name : dc.name, &doc);
 	int status = KP_OK;
 	struct kp_output o;
 	FILE *out = output_open(&o, out_path, &d);
@@ -116,7 +116,7 @@ static int analyze_ranks(char **args, size_t nargs, long jobs, const struct kp_l
 		diag_print(stderr, d.msg);
 		status = d.status;
 	}
-	report_free(&doc);
+	doc_free(&doc);
 	for (size_t i = 0; i < rs.n; i++)
 		diag_warn_print(&rs.r[i].warn, wm, NULL, stderr);
 	diag_warn_print(&rs.warn, wm, NULL, stderr);
@@ -159,7 +159,7 @@ static int parse_jobs(long jobs)
 	return jobs > 256 ? 256 : (int)jobs;
 }
 
-/* --breakdown and --launches: sections after the table (breakdown.c, bdreport.c). */
+/* --breakdown and --launches: sections after the table (breakdown.c, breakdown-doc.c). */
 static void add_breakdown(struct kp_doc *doc, const struct kp_trace *t, int breakdown, int launches,
 			  double idle_gap_us, double short_us, int group, long top, int full_names)
 {
@@ -169,9 +169,9 @@ static void add_breakdown(struct kp_doc *doc, const struct kp_trace *t, int brea
 	struct kp_breakdown b;
 	breakdown_run(t, &bo, &b);
 	if (breakdown)
-		bdreport_breakdown(doc, &b);
+		breakdown_doc(doc, &b);
 	if (launches)
-		bdreport_launches(doc, &b, top, group != GROUP_KERNEL, full_names);
+		breakdown_doc_launches(doc, &b, top, group != GROUP_KERNEL, full_names);
 	breakdown_free(&b);
 }
 
@@ -179,8 +179,8 @@ static void add_breakdown(struct kp_doc *doc, const struct kp_trace *t, int brea
  * The document with its charts when the format draws them (html, svg, json with --chart).
  * The roofline has one point per op and shape, whatever the table's grouping (@shapes).
  */
-static void render_doc(struct kp_doc *doc, const struct kp_report *r,
-		       const struct kp_report *shapes, const struct kp_render_opts *ro,
+static void render_with_charts(struct kp_doc *doc, const struct kp_report *r,
+		       const struct kp_report *shapes, const struct kp_report_doc_opts *ro,
 		       unsigned charts, int draw, FILE *out)
 {
 	if (draw)
@@ -232,17 +232,17 @@ static int write_one(const struct kp_pipeline_out *p, int group, struct view *v)
 		diag_print(stderr, d.msg);
 		return d.status;
 	}
-	struct kp_render_opts ro = { .format = v->format,
+	struct kp_report_doc_opts ro = { .format = v->format,
 				     .stats = v->stats,
 				     .full_names = v->full_names,
 				     .color = table_use_color(v->color, out) };
 	struct kp_doc doc;
-	render_report_doc(&p->report, &ro, &doc);
+	report_doc(&p->report, &ro, &doc);
 	if (v->breakdown || v->launches)
 		add_breakdown(&doc, &p->trace, v->breakdown, v->launches, v->idle_gap_us,
 			      v->short_us, group, v->top, v->full_names);
-	render_doc(&doc, &p->report, pipeline_shapes(p), &ro, v->charts, draws(v), out);
-	report_free(&doc);
+	render_with_charts(&doc, &p->report, pipeline_shapes(p), &ro, v->charts, draws(v), out);
+	doc_free(&doc);
 	if (output_close(&o, &d) < 0) {
 		diag_print(stderr, d.msg);
 		return d.status;

@@ -7,7 +7,7 @@
 
 #include "kprof/cmd.h"
 #include "kprof/devdb.h"
-#include "kprof/devtable.h"
+#include "kprof/devices-doc.h"
 #include "kprof/diag.h"
 #include "kprof/opts.h"
 #include "kprof/table.h"
@@ -64,16 +64,16 @@ int cmd_devices(int argc, char **argv)
 		char note[1024];
 		if (devdb_pick_note(&db, argv[1], (int)sms, note, sizeof(note)))
 			diag_note_print(stderr, note);
-		devtable_doc(&db, &dv, 1, argv[1], how, &doc);
+		devices_doc(&db, &dv, 1, argv[1], how, &doc);
 	} else {
 		const struct kp_device **all = xmalloc(sizeof(*all) * db.ndev);
 		for (int i = 0; i < db.ndev; i++)
 			all[i] = &db.dev[i];
-		devtable_doc(&db, all, db.ndev, NULL, NULL, &doc);
+		devices_doc(&db, all, db.ndev, NULL, NULL, &doc);
 		free(all);
 	}
 	table_render(&doc, format, 0, stdout);
-	report_free(&doc);
+	doc_free(&doc);
 	devdb_free(&db);
 	return KP_OK;
 }

@@ -15,7 +15,7 @@
 #include "kprof/cmd.h"
 #include "kprof/devdb.h"
 #include "kprof/diag.h"
-#include "kprof/diff-render.h"
+#include "kprof/diff-doc.h"
 #include "kprof/diff.h"
 #include "kprof/input.h"
 #include "kprof/opts.h"
@@ -190,11 +190,11 @@ struct output {
 static int write_report(const struct kp_diff_run *run, const struct kp_gate_opts *gate,
 			const struct output *o)
 {
-	struct kp_diff_render_opts rend = { .gate = diff_gated(gate) ? gate : NULL,
+	struct kp_diff_doc_opts rend = { .gate = diff_gated(gate) ? gate : NULL,
 					    .hits = run->hits,
 					    .nhits = run->nhits };
 	struct kp_doc doc;
-	diff_render_doc(&run->diff, &rend, &doc);
+	diff_doc(&run->diff, &rend, &doc);
 	if (o->format == FMT_HTML || o->format == FMT_SVG || (o->format == FMT_JSON && o->chart))
 		charts_diff(&doc, &run->diff, o->charts);
 	struct kp_diag od = { 0 };
@@ -206,7 +206,7 @@ static int write_report(const struct kp_diff_run *run, const struct kp_gate_opts
 	}
 	if (od.status)
 		diag_print(stderr, od.msg);
-	report_free(&doc);
+	doc_free(&doc);
 	return od.status;
 }
 
@@ -307,7 +307,7 @@ static int diff_ranks(char **argv, const struct limits *l, int strict, int warn_
 			table_render(&doc, format, 0, out);
 			output_close(&oo, &od);
 		}
-		report_free(&doc);
+		doc_free(&doc);
 		if (od.status) {
 			diag_print(stderr, od.msg);
 			status = od.status;

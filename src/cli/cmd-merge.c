@@ -10,7 +10,7 @@
 #include "kprof/devdb.h"
 #include "kprof/diag.h"
 #include "kprof/opts.h"
-#include "kprof/rankreport.h"
+#include "kprof/ranks-doc.h"
 #include "kprof/ranks.h"
 #include "kprof/summary.h"
 #include "kprof/table.h"
@@ -61,9 +61,9 @@ int cmd_merge(int argc, char **argv)
 	const struct kp_device *dev = dc.dev;
 	ranks_compare(&rs, dev && dev->peer_bw_byte_per_s > 0 ? dev->peer_bw_byte_per_s : -1);
 	struct kp_doc doc;
-	rankreport_doc(&rs, dev ? dev->name : dc.name, &doc);
+	ranks_doc(&rs, dev ? dev->name : dc.name, &doc);
 	table_render(&doc, format, 0, stdout);
-	report_free(&doc);
+	doc_free(&doc);
 	diag_warn_print(&rs.warn, WARN_SUMMARY, NULL, stderr);
 	ranks_free(&rs);
 	devdb_free(&db);

@@ -13,6 +13,7 @@
 
 #include "kprof/dtype.h"
 #include "kprof/kernrole.h"
+#include "kprof/metric.h"
 #include "kprof/units.h"
 
 /* in legend order; colour i is family i in every chart */
@@ -163,6 +164,11 @@ static void device_roofs(struct kp_doc *doc, struct kp_chart *ch, const struct k
 	ch->note = arena_strdup(&doc->arena, b);
 }
 
+/* The roofline's axes: figures of metric.h (x FLOP/byte, y FLOP/s), its weight GPU time. */
+#define ROOF_X METRIC_INTENSITY
+#define ROOF_Y METRIC_TFLOPS
+#define ROOF_W METRIC_TIME
+
 /* The rows with a rate and an intensity, largest first, into @ord; their range into @box. */
 static size_t roof_rows(const struct kp_report *s, const struct kp_row **ord, struct roof_box *box)
 {
@@ -170,13 +176,14 @@ static size_t roof_rows(const struct kp_report *s, const struct kp_row **ord, st
 	*box = (struct roof_box){ INFINITY, 0, INFINITY, 0 };
 	for (size_t i = 0; i < s->nrows; i++) {
 		const struct kp_row *row = &s->rows[i];
-		if (row->flags & ROW_OTHERS || !(row->flops_per_s > 0) || !(row->intensity > 0))
+		double x = metric_num(row, ROOF_X), y = metric_num(row, ROOF_Y);
+		if (row->flags & ROW_OTHERS || !(y > 0) || !(x > 0))
 			continue;
 		ord[n++] = row;
-		box->xlo = fmin(box->xlo, row->intensity);
-		box->xhi = fmax(box->xhi, row->intensity);
-		box->ylo = fmin(box->ylo, row->flops_per_s);
-		box->yhi = fmax(box->yhi, row->flops_per_s);
+		box->xlo = fmin(box->xlo, x);
+		box->xhi = fmax(box->xhi, x);
+		box->ylo = fmin(box->ylo, y);
+		box->yhi = fmax(box->yhi, y);
 	}
 	qsort(ord, n, sizeof(*ord), cmp_row_time);
 	return n;
@@ -186,22 +193,23 @@ static size_t roof_rows(const struct kp_report *s, const struct kp_row **ord, st
 static void row_point(struct kp_doc *doc, struct kp_chart *ch, const struct kp_row *row)
 {
 	char b[512], b1[64], b2[64];
+	double x = metric_num(row, ROOF_X), y = metric_num(row, ROOF_Y);
 	int len = snprintf(b, sizeof(b), "%s%s%s\n%s GPU time (%.1f%%), %" PRId64 " calls\n%s",
 			   row->name, row->shape ? " " : "", row->shape ? row->shape : "",
 			   units_time(b1, sizeof(b1), row->time_ns), row->time_pct, row->calls,
-			   units_rate(b2, sizeof(b2), row->flops_per_s, "FLOP/s"));
+			   units_rate(b2, sizeof(b2), y, metric_table[ROOF_Y].unit));
 	if (row->pct_peak_flops >= 0 && len < (int)sizeof(b))
 		len += snprintf(b + len, sizeof(b) - len, " (%.1f%% of %s peak)",
 				row->pct_peak_flops, row->prec ? row->prec : "the");
 	if (row->bytes_per_s >= 0 && len < (int)sizeof(b))
 		len += snprintf(b + len, sizeof(b) - len, ", %s",
-				units_rate(b1, sizeof(b1), row->bytes_per_s, "B/s"));
+				units_rate(b1, sizeof(b1), metric_num(row, METRIC_GBPS),
+					   metric_table[METRIC_GBPS].unit));
 	if (len < (int)sizeof(b))
-		snprintf(b + len, sizeof(b) - len, ", %.1f FLOP/byte%s%s%s", row->intensity,
+		snprintf(b + len, sizeof(b) - len, ", %.1f FLOP/byte%s%s%s", x,
 			 row->bound ? ", " : "", row->bound ? row->bound : "",
 			 row->bound ? "-bound" : "");
-	chart_point(doc, ch, row->intensity, row->flops_per_s, (double)row->time_ns,
-		    row_family(row), row->name, b);
+	chart_point(doc, ch, x, y, metric_num(row, ROOF_W), row_family(row), row->name, b);
 }
 
 enum { ROOF_GRID = 24 }; /* bins per axis for the small rows */
@@ -212,14 +220,15 @@ static void bin_row(struct bin *bins, const struct roof_box *box, const struct k
 	enum { G = ROOF_GRID };
 	double lx0 = log10(box->xlo), lx1 = log10(box->xhi) + 1e-9, ly0 = log10(box->ylo),
 	       ly1 = log10(box->yhi) + 1e-9;
-	int gx = (int)((log10(row->intensity) - lx0) / (lx1 - lx0 + 1e-12) * G);
-	int gy = (int)((log10(row->flops_per_s) - ly0) / (ly1 - ly0 + 1e-12) * G);
+	double x = metric_num(row, ROOF_X), y = metric_num(row, ROOF_Y);
+	int gx = (int)((log10(x) - lx0) / (lx1 - lx0 + 1e-12) * G);
+	int gy = (int)((log10(y) - ly0) / (ly1 - ly0 + 1e-12) * G);
 	gx = gx < 0 ? 0 : gx >= G ? G - 1 : gx;
 	gy = gy < 0 ? 0 : gy >= G ? G - 1 : gy;
 	struct bin *c = &bins[gy * G + gx];
 	double t = (double)row->time_ns;
-	c->flops += row->flops_per_s * t;
-	c->bytes += row->flops_per_s * t / row->intensity;
+	c->flops += y * t;
+	c->bytes += y * t / x;
 	c->time_ns += row->time_ns;
 	if (c->n++ == 0 || row->time_ns > c->best_ns) {
 		c->best_ns = row->time_ns;
@@ -260,7 +269,7 @@ static void bin_small_rows(struct kp_doc *doc, struct kp_chart *ch, const struct
 
 static void roofline(struct kp_doc *doc, const struct kp_report *r, const struct kp_report *s)
 {
-	struct kp_chart *ch = report_chart(
+	struct kp_chart *ch = doc_chart(
 		doc, "roofline", CHART_ROOFLINE, "roofline",
 		"Roofline: achieved FLOP/s against arithmetic intensity, one point per op and shape");
 	all_families(ch);
@@ -315,7 +324,7 @@ static int cmp_opk_time(const void *a, const void *b)
 static void top_ops(struct kp_doc *doc, const struct kp_report *r)
 {
 	const struct kp_trace *t = r->trace;
-	struct kp_chart *ch = report_chart(doc, "top", CHART_TOP, "top",
+	struct kp_chart *ch = doc_chart(doc, "top", CHART_TOP, "top",
 					   "Top ops by GPU time, split into their kernels");
 	all_families(ch);
 	ch->note =
@@ -523,7 +532,7 @@ static void timeline(struct kp_doc *doc, const struct kp_report *r)
 {
 	const struct kp_trace *t = r->trace;
 	struct kp_chart *ch =
-		report_chart(doc, "timeline", CHART_TIMELINE, "timeline",
+		doc_chart(doc, "timeline", CHART_TIMELINE, "timeline",
 			     "GPU timeline: busy time per stream, coloured by op family");
 	all_families(ch);
 	if (!t->ngpu)
@@ -590,7 +599,7 @@ static void waterfall(struct kp_doc *doc, const struct kp_diff *d)
 	const char *per = d->opts.per_step ? " per step" : "";
 	char b[256], b1[32], b2[32];
 	snprintf(b, sizeof(b), "GPU time%s: base total, the largest changes, new total", per);
-	struct kp_chart *ch = report_chart(doc, "waterfall", CHART_WATERFALL, "waterfall",
+	struct kp_chart *ch = doc_chart(doc, "waterfall", CHART_WATERFALL, "waterfall",
 					   arena_strdup(&doc->arena, b));
 	chart_series(ch, "total");
 	chart_series(ch, "slower");
@@ -624,7 +633,7 @@ static void waterfall(struct kp_doc *doc, const struct kp_diff *d)
 
 static void dumbbell(struct kp_doc *doc, const struct kp_diff *d)
 {
-	struct kp_chart *ch = report_chart(doc, "dumbbell", CHART_DUMBBELL, "dumbbell",
+	struct kp_chart *ch = doc_chart(doc, "dumbbell", CHART_DUMBBELL, "dumbbell",
 					   "Achieved TFLOP/s of paired rows, base vs new");
 	ch->note = "rows with modelled FLOPs on both sides, largest GPU time first";
 	const struct kp_diff_row **ord = xcalloc(d->nrows + 1, sizeof(*ord));
@@ -645,7 +654,7 @@ static void dumbbell(struct kp_doc *doc, const struct kp_diff *d)
 static void onesided(struct kp_doc *doc, const struct kp_diff *d, enum kp_diff_status st)
 {
 	const char *name = st == DIFF_NEW ? "new" : "gone";
-	struct kp_chart *ch = report_chart(doc, name, CHART_LIST, name,
+	struct kp_chart *ch = doc_chart(doc, name, CHART_LIST, name,
 					   st == DIFF_NEW
 						   ? "New: rows found only in the new trace"
 						   : "Gone: rows found only in the base trace");

@@ -1,5 +1,5 @@
 /*
- * html.c — a report document as one self-contained XHTML-compatible page: header facts, a
+ * html.c — a document as one self-contained XHTML-compatible page: header facts, a
  * verdict banner (toned facts), charts as inline SVG (svg.c), tables sortable by a click on
  * a header.  No external resource: inline CSS, one small inline script, works from file://
  * and printed; light and dark (prefers-color-scheme).
@@ -97,7 +97,7 @@ static void facts(const struct kp_doc *doc, FILE *fp)
 		esc(it->key, fp);
 		fprintf(fp, "</th><td%s%s%s>", cls ? " class=\"" : "", cls ? cls : "",
 			cls ? "\"" : "");
-		esc(report_val_text(&it->v, buf, sizeof(buf)), fp);
+		esc(doc_val_text(&it->v, buf, sizeof(buf)), fp);
 		fputs("</td></tr>\n", fp);
 	}
 	if (open)
@@ -117,7 +117,7 @@ static void verdicts(const struct kp_doc *doc, FILE *fp)
 			it->tone == TONE_BAD ? "&#10007; FAILED" : "&#10003; PASSED");
 		esc(it->key, fp);
 		fputs(": ", fp);
-		esc(report_val_text(&it->v, buf, sizeof(buf)), fp);
+		esc(doc_val_text(&it->v, buf, sizeof(buf)), fp);
 		fputs("</p>\n", fp);
 	}
 }
@@ -205,7 +205,7 @@ static void table(const struct kp_table *tb, const char *jkey, FILE *fp)
 				fputc('"', fp);
 			}
 			fputc('>', fp);
-			esc(report_cell_text(c, buf, sizeof(buf)), fp);
+			esc(doc_cell_text(c, buf, sizeof(buf)), fp);
 			fputs("</td>", fp);
 		}
 		fputs("</tr>\n", fp);

@@ -10,28 +10,12 @@
 #include <string.h>
 
 #include "kprof/analyze.h"
+#include "kprof/metric.h"
 
+/* diff's keys; analyze's are the figures of metric.h with a --sort key */
 struct keydef {
 	const char *name;
 	int text; /* compared as text, ascending by default */
-};
-
-static const struct keydef analyze_keys[AK_N] = {
-	[AK_TIME] = { "time", 0 },
-	[AK_CALLS] = { "calls", 0 },
-	[AK_AVG] = { "avg", 0 },
-	[AK_MIN] = { "min", 0 },
-	[AK_MAX] = { "max", 0 },
-	[AK_MED] = { "med", 0 },
-	[AK_TFLOPS] = { "tflops", 0 },
-	[AK_GBPS] = { "gbps", 0 },
-	[AK_PCT_PEAK] = { "pct-peak", 0 },
-	[AK_PCT_BW] = { "pct-bw", 0 },
-	[AK_FLOPS] = { "flops", 0 },
-	[AK_BYTES] = { "bytes", 0 },
-	[AK_INTENSITY] = { "intensity", 0 },
-	[AK_NAME] = { "name", 1 },
-	[AK_OP] = { "op", 1 },
 };
 
 static const struct keydef diff_keys[DK_N] = {
@@ -46,23 +30,45 @@ static const struct keydef diff_keys[DK_N] = {
 	[DK_NAME] = { "name", 1 },
 };
 
-static const struct {
-	const struct keydef *keys;
-	int n;
-	const char *dflt;
-} tables[] = {
-	[SORT_ANALYZE] = { analyze_keys, AK_N, "time" },
-	[SORT_DIFF] = { diff_keys, DK_N, "delta-abs" },
-};
+static const char *const dflt[] = { [SORT_ANALYZE] = "time", [SORT_DIFF] = "delta-abs" };
 
 /* distinct keys always fit: repeats are dropped in sort_parse() */
-_Static_assert(AK_N <= SORT_MAX_KEYS && DK_N <= SORT_MAX_KEYS, "SORT_MAX_KEYS below a table");
+_Static_assert(METRIC_N <= SORT_MAX_KEYS && DK_N <= SORT_MAX_KEYS, "SORT_MAX_KEYS below a table");
+
+/* The key at place @i of @table's list (its id: enum kp_metric_id or kp_diff_key), -1 past the end. */
+static int key_at(enum kp_sort_table table, int i)
+{
+	if (table == SORT_ANALYZE)
+		return metric_sort_key_at(i);
+	return i < DK_N ? i : -1;
+}
+
+static const char *key_name(enum kp_sort_table table, int k)
+{
+	return table == SORT_ANALYZE ? metric_table[k].sort : diff_keys[k].name;
+}
+
+/* compared as text, ascending by default */
+static int key_text(enum kp_sort_table table, int k)
+{
+	return table == SORT_ANALYZE ? metric_table[k].form == MF_TEXT : diff_keys[k].text;
+}
+
+static int key_find(enum kp_sort_table table, const char *name)
+{
+	if (table == SORT_ANALYZE)
+		return metric_by_sort_key(name);
+	for (int k = 0; k < DK_N; k++)
+		if (!strcmp(diff_keys[k].name, name))
+			return k;
+	return -1;
+}
 
 int sort_parse(struct kp_sort_spec *sp, enum kp_sort_table table, const char *spec,
 	       const char **bad)
 {
 	static char badbuf[64];
-	const char *p = spec && *spec ? spec : tables[table].dflt;
+	const char *p = spec && *spec ? spec : dflt[table];
 	memset(sp, 0, sizeof(*sp));
 	sp->table = table;
 	while (*p) {
@@ -83,10 +89,8 @@ int sort_parse(struct kp_sort_spec *sp, enum kp_sort_table table, const char *sp
 				return -1;
 			}
 		}
-		int k;
-		for (k = 0; k < tables[table].n && strcmp(tables[table].keys[k].name, tok); k++)
-			;
-		if (k == tables[table].n) {
+		int k = key_find(table, tok);
+		if (k < 0) {
 			snprintf(badbuf, sizeof(badbuf), "%s", tok);
 			*bad = badbuf;
 			return -1;
@@ -97,7 +101,7 @@ int sort_parse(struct kp_sort_spec *sp, enum kp_sort_table table, const char *sp
 			seen |= sp->k[i].key == k;
 		if (!seen) {
 			sp->k[sp->n].key = k;
-			sp->k[sp->n].desc = dir ? dir == 2 : !tables[table].keys[k].text;
+			sp->k[sp->n].desc = dir ? dir == 2 : !key_text(table, k);
 			sp->n++;
 		}
 		p += len;
@@ -111,8 +115,8 @@ char *sort_key_list(enum kp_sort_table table, const char *sep, char *buf, size_t
 {
 	size_t n = 0;
 	buf[0] = '\0';
-	for (int k = 0; k < tables[table].n && n < cap; k++)
-		n += snprintf(buf + n, cap - n, "%s%s", k ? sep : "", tables[table].keys[k].name);
+	for (int i = 0, k; (k = key_at(table, i)) >= 0 && n < cap; i++)
+		n += snprintf(buf + n, cap - n, "%s%s", i ? sep : "", key_name(table, k));
 	return buf;
 }
 
@@ -120,8 +124,8 @@ const char *sort_suggest(enum kp_sort_table table, const char *bad)
 {
 	const char *hint = NULL;
 	size_t n = strlen(bad);
-	for (int k = 0; k < tables[table].n; k++) {
-		const char *name = tables[table].keys[k].name;
+	for (int i = 0, k; (k = key_at(table, i)) >= 0; i++) {
+		const char *name = key_name(table, k);
 		size_t m = strlen(name);
 		if (n >= 3 && !strncmp(bad, name, n < m ? n : m))
 			hint = name;
@@ -143,11 +147,11 @@ static int cmp_rows(const void *a, const void *b, void *arg)
 	int fa = rd->folded(a), fb = rd->folded(b);
 	if (fa != fb)
 		return fa ? 1 : -1;
-	const struct keydef *keys = tables[s->sp->table].keys;
-	int name_key = s->sp->table == SORT_ANALYZE ? AK_NAME : DK_NAME;
+	enum kp_sort_table table = s->sp->table;
+	int name_key = table == SORT_ANALYZE ? METRIC_NAME : DK_NAME;
 	for (int i = 0; i < s->sp->n; i++) {
 		int k = s->sp->k[i].key, c;
-		if (keys[k].text) {
+		if (key_text(table, k)) {
 			c = strcmp(rd->text(a, k), rd->text(b, k));
 		} else {
 			double u = rd->num(a, k), v = rd->num(b, k);
@@ -160,49 +164,16 @@ static int cmp_rows(const void *a, const void *b, void *arg)
 	return c ? c : strcmp(rd->text(a, -1), rd->text(b, -1));
 }
 
+/* analyze's rows: the figure's reader (metric.h); key -1 is the grouping key */
 static double analyze_num(const void *row, int key)
 {
-	const struct kp_row *r = row;
-	switch ((enum kp_analyze_key)key) {
-	case AK_TIME:
-		return (double)r->time_ns;
-	case AK_CALLS:
-		return (double)r->calls;
-	case AK_AVG:
-		return r->calls ? (double)r->time_ns / r->calls : 0;
-	case AK_MIN:
-		return (double)r->min_ns;
-	case AK_MAX:
-		return (double)r->max_ns;
-	case AK_MED:
-		return (double)r->med_ns;
-	case AK_TFLOPS:
-		return r->flops_per_s;
-	case AK_GBPS:
-		return r->bytes_per_s;
-	case AK_PCT_PEAK:
-		return r->pct_peak_flops;
-	case AK_PCT_BW:
-		return r->pct_peak_bw;
-	case AK_FLOPS:
-		return (double)r->flops;
-	case AK_BYTES:
-		return (double)r->bytes;
-	case AK_INTENSITY:
-		return r->intensity;
-	default:
-		return 0;
-	}
+	return metric_num(row, key);
 }
 
 static const char *analyze_text(const void *row, int key)
 {
 	const struct kp_row *r = row;
-	if (key == AK_NAME)
-		return r->name;
-	if (key == AK_OP)
-		return r->op ? r->op : "";
-	return r->key;
+	return key < 0 ? r->key : metric_text(r, key);
 }
 
 static int analyze_folded(const void *row)

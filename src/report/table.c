@@ -1,5 +1,5 @@
 /*
- * table.c — the one renderer: a report document as an aligned text table (with '#' fact
+ * table.c — the one renderer: a document as an aligned text table (with '#' fact
  * lines), RFC 4180 csv, json (through jsonw.c) or markdown.
  */
 #include "kprof/table.h"
@@ -348,7 +348,7 @@ static void render_markdown_table(const struct kp_table *tb, FILE *fp, struct kp
 			const struct kp_cell *c = cell_at(tb, i, j);
 			if (!(col->where & COL_HUMAN))
 				continue;
-			const char *s = report_cell_text(c, buf, sizeof(buf));
+			const char *s = doc_cell_text(c, buf, sizeof(buf));
 			fputc(' ', fp);
 			if (col->text && c->type == CELL_STR)
 				md_code(fp, s, vb);
@@ -386,7 +386,7 @@ static void render_text_table(const struct kp_table *tb, int color, FILE *fp, st
 		w[j] = (int)strlen(tb->cols[j].title);
 		/* every column but a last text one is padded to its widest cell */
 		for (size_t i = 0; i < tb->nrows && !(tb->cols[j].text && j == last); i++) {
-			const char *s = report_cell_text(cell_at(tb, i, j), buf, sizeof(buf));
+			const char *s = doc_cell_text(cell_at(tb, i, j), buf, sizeof(buf));
 			size_t n = utf8_visible_len(s);
 			if (n > (size_t)w[j])
 				w[j] = n > INT_MAX ? INT_MAX : (int)n;
@@ -418,7 +418,7 @@ static void render_text_table(const struct kp_table *tb, int color, FILE *fp, st
 			const struct kp_cell *c = cell_at(tb, i, j);
 			if (!(col->where & COL_HUMAN))
 				continue;
-			const char *s = report_cell_text(c, buf, sizeof(buf));
+			const char *s = doc_cell_text(c, buf, sizeof(buf));
 			put_field(fp, s, col->text && j == last ? 0 : w[j], col->text, c->tone,
 				  color, vb);
 			if (j != last)
@@ -444,7 +444,7 @@ static void render_text(const struct kp_doc *doc, int color, FILE *fp)
 			continue;
 		else if (it->type == ITEM_FACT && it->key)
 			fprintf(fp, "# %-*s  %s\n", doc->key_width, it->key,
-				utf8_visible(report_val_text(&it->v, buf, sizeof(buf)), &vb));
+				utf8_visible(doc_val_text(&it->v, buf, sizeof(buf)), &vb));
 		else if (it->type == ITEM_TABLE && it->table->nrows)
 			render_text_table(it->table, color, fp, &vb);
 	}
@@ -474,7 +474,7 @@ static void render_markdown(const struct kp_doc *doc, FILE *fp)
 			if (prev == 2)
 				fputc('\n', fp);
 			fprintf(fp, "- %s: ", it->key);
-			md_text(fp, report_val_text(&it->v, buf, sizeof(buf)), "<", &vb);
+			md_text(fp, doc_val_text(&it->v, buf, sizeof(buf)), "<", &vb);
 			fputc('\n', fp);
 			prev = 1;
 		} else if (it->type == ITEM_TABLE) {

@@ -1,11 +1,11 @@
 /*
  * fuzz-trace.c — libFuzzer harness for the analyze pipeline: the input is a trace
  * file (plain or gzip), put in a memfd and loaded by path (/proc/self/fd/N), so
- * input.c, trace.c, link.c, analyze.c, opmodel.c, table.c and render.c all run:
+ * input.c, trace.c, link.c, analyze.c, opmodel.c, table.c and report-doc.c all run:
  *
  *   trace_load (strict or not) -> link_trace -> analyze_run for one group key
  *   (kernel, op, op-shape; picked by the second-to-last byte) with the built-in
- *   device db -> analyze_sort -> analyze_select -> render_report in all four formats.
+ *   device db -> analyze_sort -> analyze_select -> report_doc_write in all four formats.
  *
  * One group per input, not all three: the mutator reaches every group through that
  * byte, and an input costs a third of the analysis and rendering (with run.sh's small
@@ -33,7 +33,7 @@
 #include "kprof/devdb.h"
 #include "kprof/json.h"
 #include "kprof/link.h"
-#include "kprof/render.h"
+#include "kprof/report-doc.h"
 #include "kprof/trace.h"
 #include "kprof/utf8.h"
 #include "kprof/sort.h"
@@ -198,14 +198,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	analyze_select(&r, (sel >> 4) & 3 ? (sel >> 4) & 3 : 20, (sel & 8) ? 5.0 : 0);
 	check_report(&r);
 	for (int f = FMT_TABLE; f <= FMT_MARKDOWN; f++) {
-		struct kp_render_opts ro = { .format = f,
+		struct kp_report_doc_opts ro = { .format = f,
 					     .stats = (sel >> 5) & 1,
 					     .full_names = ao.full_names };
 		char *buf = NULL;
 		size_t n = 0;
 		FILE *mf = open_memstream(&buf, &n);
 		CHECK(mf);
-		render_report(&r, &ro, mf);
+		report_doc_write(&r, &ro, mf);
 		fclose(mf);
 		if (f == FMT_JSON)
 			check_json(buf, n);

@@ -14,7 +14,7 @@
 #include <cmocka.h>
 
 #include "kprof/devdb.h"
-#include "kprof/diff-render.h"
+#include "kprof/diff-doc.h"
 #include "kprof/diff.h"
 #include "kprof/sort.h"
 #include "kprof/table.h"
@@ -661,9 +661,9 @@ static void renderers_write_null_for_a_missing_side(void **state)
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *fp = open_memstream(&buf, &len);
-	struct kp_diff_render_opts ro = { .gate = NULL };
+	struct kp_diff_doc_opts ro = { .gate = NULL };
 	struct kp_doc doc;
-	diff_render_doc(&d, &ro, &doc);
+	diff_doc(&d, &ro, &doc);
 	table_render(&doc, FMT_CSV, 0, fp);
 	fclose(fp);
 	assert_non_null(
@@ -674,7 +674,7 @@ static void renderers_write_null_for_a_missing_side(void **state)
 
 	fp = open_memstream(&buf, &len);
 	table_render(&doc, FMT_TABLE, 0, fp);
-	report_free(&doc);
+	doc_free(&doc);
 	fclose(fp);
 	assert_non_null(strstr(buf, "  1.000 us  2.000 us  +1.000 us  2.000x"));
 	assert_non_null(strstr(buf, "  g (gone)\n"));

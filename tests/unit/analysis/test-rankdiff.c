@@ -127,7 +127,7 @@ static void pairs_by_rank_with_deltas_and_unpaired(void **state)
 	assert_int_equal(cell(tb, 4, "gpu_busy_base_ns")->i, 4000 + 4000 + 2000);
 	assert_int_equal(cell(tb, 4, "gpu_busy_new_ns")->i, 4000 + 5000 + 600);
 	assert_int_equal(cell(tb, 4, "compute_new_ns")->i, 6500);
-	report_free(&doc);
+	doc_free(&doc);
 }
 
 static void gate_on_merged_mean_names_crossing_ranks(void **state)
@@ -147,19 +147,19 @@ static void gate_on_merged_mean_names_crossing_ranks(void **state)
 			    "FAIL: merged step mean +10.00% (limit 5%); ranks above it: 1");
 	assert_string_equal(g.ranks_above, "1");
 	assert_true(fabs(g.change_pct - 10) < 1e-9);
-	report_free(&doc);
+	doc_free(&doc);
 	g.limit_pct = 10;
 	rankdiff_doc(&bs, &ns, &g, &doc);
 	assert_false(g.tripped);
 	assert_string_equal(fact(&doc, "gate"),
 			    "pass: merged step mean +10.00% (limit 10%); ranks above it: 1");
-	report_free(&doc);
+	doc_free(&doc);
 	/* no step times on the new side: the gate cannot judge */
 	n[0].step_mean_ns = n[1].step_mean_ns = -1;
 	rankdiff_doc(&bs, &ns, &g, &doc);
 	assert_true(g.unknown);
 	assert_false(g.tripped);
-	report_free(&doc);
+	doc_free(&doc);
 }
 
 int main(void)

@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "kprof/rankreport.h"
+#include "kprof/ranks-doc.h"
 #include "kprof/ranks.h"
 #include "kprof/summary.h"
 #include "kprof/table.h"
@@ -27,14 +27,14 @@ static char *render(struct kp_ranks *rs)
 {
 	rs->jobs = 0;
 	struct kp_doc doc;
-	rankreport_doc(rs, "NVIDIA H100 80GB HBM3", &doc);
+	ranks_doc(rs, "NVIDIA H100 80GB HBM3", &doc);
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 	assert_non_null(f);
 	table_render(&doc, FMT_JSON, 0, f);
 	fclose(f);
-	report_free(&doc);
+	doc_free(&doc);
 	return buf;
 }
 

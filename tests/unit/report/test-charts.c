@@ -67,9 +67,9 @@ static void roofline_bins_small_rows_and_keeps_their_time(void **state)
 	struct kp_trace t = { .display = "t.json" };
 	struct kp_report r = { .trace = &t, .rows = rows, .nrows = N };
 	struct kp_doc doc;
-	report_init(&doc, "analyze", 6);
+	doc_init(&doc, "analyze", 6);
 	charts_analyze(&doc, &r, &r, CHART_BIT(CHART_ROOFLINE));
-	const struct kp_chart *ch = report_find_chart(&doc, "roofline");
+	const struct kp_chart *ch = doc_find_chart(&doc, "roofline");
 	assert_non_null(ch);
 	assert_true(ch->npts > CHARTS_ROOF_POINTS);
 	assert_true(ch->npts <= CHARTS_ROOF_POINTS + 24 * 24);
@@ -93,7 +93,7 @@ static void roofline_bins_small_rows_and_keeps_their_time(void **state)
 	assert_true(strlen(s) < 1000000);
 	assert_non_null(strstr(s, "xmlns=\"http://www.w3.org/2000/svg\""));
 	free(s);
-	report_free(&doc);
+	doc_free(&doc);
 	free(rows);
 	free(names);
 }
@@ -122,14 +122,14 @@ static void roofs_are_the_peaks_of_the_rows_precisions_at_the_clock(void **state
 			       .clock_source = CLOCK_OPTION,
 			       .sm_clock_mhz = 1000 };
 	struct kp_doc doc;
-	report_init(&doc, "analyze", 6);
+	doc_init(&doc, "analyze", 6);
 	charts_analyze(&doc, &r, &r, CHART_BIT(CHART_ROOFLINE));
-	const struct kp_chart *ch = report_find_chart(&doc, "roofline");
+	const struct kp_chart *ch = doc_find_chart(&doc, "roofline");
 	assert_int_equal(ch->nmarks, 1);                                 /* fp32 unused: no roof */
 	assert_true(ch->marks[0].v > 499e12 && ch->marks[0].v < 501e12); /* half the clock */
 	assert_true(ch->bw == devdb_peak_bw(&dev, 0));
 	assert_non_null(strstr(ch->note, "1000 MHz"));
-	report_free(&doc);
+	doc_free(&doc);
 }
 
 /* one op with 10 kernels: CHARTS_TOP_KERNELS named segments and the rest in one */
@@ -153,9 +153,9 @@ static void top_ops_split_into_kernels(void **state)
 	struct kp_trace t = { .display = "t.json", .ops = &op, .nops = 1, .gpu = g, .ngpu = 11 };
 	struct kp_report r = { .trace = &t };
 	struct kp_doc doc;
-	report_init(&doc, "analyze", 6);
+	doc_init(&doc, "analyze", 6);
 	charts_analyze(&doc, &r, &r, CHART_BIT(CHART_TOP));
-	const struct kp_chart *ch = report_find_chart(&doc, "top");
+	const struct kp_chart *ch = doc_find_chart(&doc, "top");
 	assert_int_equal(ch->nlanes, 2);
 	assert_string_equal(ch->lanes[0], "aten::mm");
 	assert_string_equal(ch->lanes[1], "(unlinked)");
@@ -169,7 +169,7 @@ static void top_ops_split_into_kernels(void **state)
 	assert_int_equal(segs, CHARTS_TOP_KERNELS + 1);
 	assert_int_equal(end, 550); /* 10 + 20 + ... + 100 */
 	assert_string_equal(ch->spans[0].label, "k9");
-	report_free(&doc);
+	doc_free(&doc);
 }
 
 /* the timeline: lanes per stream, buckets merged into runs, steps marked */
@@ -188,9 +188,9 @@ static void timeline_buckets_streams_and_marks_steps(void **state)
 	struct kp_trace t = { .display = "t.json", .gpu = g, .ngpu = 40, .steps = &st, .nsteps = 1 };
 	struct kp_report r = { .trace = &t };
 	struct kp_doc doc;
-	report_init(&doc, "analyze", 6);
+	doc_init(&doc, "analyze", 6);
 	charts_analyze(&doc, &r, &r, CHART_BIT(CHART_TIMELINE));
-	const struct kp_chart *ch = report_find_chart(&doc, "timeline");
+	const struct kp_chart *ch = doc_find_chart(&doc, "timeline");
 	assert_int_equal(ch->nlanes, CHARTS_LANES);
 	assert_string_equal(ch->lanes[CHARTS_LANES - 1], "5 more streams");
 	assert_int_equal(ch->x1, 40000000);
@@ -213,7 +213,7 @@ static void timeline_buckets_streams_and_marks_steps(void **state)
 	}
 	assert_true(first && second);
 	assert_true(ch->nspans <= (size_t)CHARTS_LANES * CHARTS_BUCKETS);
-	report_free(&doc);
+	doc_free(&doc);
 }
 
 /* The note names the clock the roofs are at; a point's tip carries every number of its row. */
@@ -252,9 +252,9 @@ static void roofline_notes_the_clock_and_tips_carry_the_rows_numbers(void **stat
 		.trace = &t, .rows = rows, .nrows = 2, .dev = &dev, .clock_source = CLOCK_DATASHEET
 	};
 	struct kp_doc doc;
-	report_init(&doc, "analyze", 6);
+	doc_init(&doc, "analyze", 6);
 	charts_analyze(&doc, &r, &r, CHART_BIT(CHART_ROOFLINE));
-	const struct kp_chart *ch = report_find_chart(&doc, "roofline");
+	const struct kp_chart *ch = doc_find_chart(&doc, "roofline");
 	assert_string_equal(ch->note, "GPU-X, peaks at their datasheet clocks, DRAM 4.0 TB/s");
 	assert_int_equal(ch->nmarks, 1);
 	assert_string_equal(ch->marks[0].label, "bf16 1.0 PFLOP/s");
@@ -266,14 +266,14 @@ static void roofline_notes_the_clock_and_tips_carry_the_rows_numbers(void **stat
 			    "memory-bound");
 	assert_string_equal(ch->pts[1].tip,
 			    "aten::add\n500 ns GPU time (25.0%), 1 calls\n1.0 GFLOP/s, 0.2 FLOP/byte");
-	report_free(&doc);
+	doc_free(&doc);
 	r.clock_source = CLOCK_TRACE;
 	r.sm_clock_mhz = 1500;
-	report_init(&doc, "analyze", 6);
+	doc_init(&doc, "analyze", 6);
 	charts_analyze(&doc, &r, &r, CHART_BIT(CHART_ROOFLINE));
-	ch = report_find_chart(&doc, "roofline");
+	ch = doc_find_chart(&doc, "roofline");
 	assert_string_equal(ch->note, "GPU-X at 1500 MHz SM clock (from the trace), DRAM 4.0 TB/s");
-	report_free(&doc);
+	doc_free(&doc);
 }
 
 /* Buckets shade by how busy they were; steps past CHARTS_MARKS are thinned to every n-th. */
@@ -291,9 +291,9 @@ static void timeline_shades_partly_busy_buckets_and_thins_step_marks(void **stat
 	struct kp_trace t = { .display = "t.json", .gpu = g, .ngpu = 2, .steps = st, .nsteps = 500 };
 	struct kp_report r = { .trace = &t };
 	struct kp_doc doc;
-	report_init(&doc, "analyze", 6);
+	doc_init(&doc, "analyze", 6);
 	charts_analyze(&doc, &r, &r, CHART_BIT(CHART_TIMELINE));
-	const struct kp_chart *ch = report_find_chart(&doc, "timeline");
+	const struct kp_chart *ch = doc_find_chart(&doc, "timeline");
 	assert_int_equal(ch->x1, 600000);
 	assert_int_equal(ch->nlanes, 1);
 	assert_string_equal(ch->lanes[0], "GPU 0 s0");
@@ -312,7 +312,7 @@ static void timeline_shades_partly_busy_buckets_and_thins_step_marks(void **stat
 	assert_true(ch->marks[1].v == 3000);
 	assert_string_equal(ch->note, "1 stream, 600.000 us GPU span in 600 buckets of 1.000 us; a "
 				      "bucket shows its main family, its shade how busy it was");
-	report_free(&doc);
+	doc_free(&doc);
 }
 
 /* the waterfall walks from the base total to the new total */
@@ -344,9 +344,9 @@ static void waterfall_deltas_sum_to_the_change(void **state)
 			     .nrows = 20,
 			     .sum = { .base_ns = base, .new_ns = nw, .delta_ns = nw - base } };
 	struct kp_doc doc;
-	report_init(&doc, "diff", 7);
+	doc_init(&doc, "diff", 7);
 	charts_diff(&doc, &d, CHARTS_ALL);
-	const struct kp_chart *ch = report_find_chart(&doc, "waterfall");
+	const struct kp_chart *ch = doc_find_chart(&doc, "waterfall");
 	assert_int_equal(ch->npts, CHARTS_DELTAS + 3);
 	assert_true(ch->pts[0].x == (double)base);
 	assert_true(ch->pts[ch->npts - 1].x == (double)nw);
@@ -355,12 +355,12 @@ static void waterfall_deltas_sum_to_the_change(void **state)
 		run += ch->pts[i].x;
 	assert_true(run == (double)nw);
 	assert_string_equal(ch->pts[1].label, "op19"); /* largest |delta| first */
-	const struct kp_chart *db = report_find_chart(&doc, "dumbbell");
+	const struct kp_chart *db = doc_find_chart(&doc, "dumbbell");
 	assert_int_equal(db->npts, 19); /* the new row is not paired */
-	const struct kp_chart *nl = report_find_chart(&doc, "new");
+	const struct kp_chart *nl = doc_find_chart(&doc, "new");
 	assert_int_equal(nl->npts, 1);
 	assert_string_equal(nl->pts[0].label, "op3");
-	report_free(&doc);
+	doc_free(&doc);
 }
 
 /* html: escaped text, verdict banner, no URL but xmlns, sortable table; json carries charts */
@@ -370,15 +370,15 @@ static void html_page_is_self_contained_and_escaped(void **state)
 	static const struct kp_col cols[] = { { "Time", "time_ns", COL_BOTH, 0 },
 					      { "Op", "op", COL_BOTH, 1 } };
 	struct kp_doc doc;
-	report_init(&doc, "diff", 7);
-	report_summary(&doc, "a <b> & c");
-	report_fact_text(&doc, "gate", NULL, "tripped by 1 row");
-	report_fact_tone(&doc, TONE_BAD);
-	struct kp_table *tb = report_table(&doc, "rows", cols, 2);
-	struct kp_cell *c = report_row(tb);
-	report_cell_int(tb, &c[0], 1500, "1.500 us");
-	report_cell_str(tb, &c[1], "f<int>&\x01", NULL);
-	struct kp_chart *ch = report_chart(&doc, "waterfall", CHART_WATERFALL, "waterfall",
+	doc_init(&doc, "diff", 7);
+	doc_summary(&doc, "a <b> & c");
+	doc_fact_text(&doc, "gate", NULL, "tripped by 1 row");
+	doc_fact_tone(&doc, TONE_BAD);
+	struct kp_table *tb = doc_table(&doc, "rows", cols, 2);
+	struct kp_cell *c = doc_row(tb);
+	doc_cell_int(tb, &c[0], 1500, "1.500 us");
+	doc_cell_str(tb, &c[1], "f<int>&\x01", NULL);
+	struct kp_chart *ch = doc_chart(&doc, "waterfall", CHART_WATERFALL, "waterfall",
 					   "W <1>");
 	chart_point(&doc, ch, 100, 0, 0, 0, "base total", NULL);
 	chart_point(&doc, ch, 20, 0, 0, 1, "x<y", NULL);
@@ -405,7 +405,7 @@ static void html_page_is_self_contained_and_escaped(void **state)
 	s = doc_text(&doc, FMT_TABLE);
 	assert_null(strstr(s, "W <1>"));
 	free(s);
-	report_free(&doc);
+	doc_free(&doc);
 }
 
 int main(void)

@@ -1,5 +1,5 @@
 /*
- * test-html.c — a report document as an html page (html.c), built with report.h: title and
+ * test-html.c — a document as an html page (html.c), built with doc.h: title and
  * summary, verdict banners, facts, charts (inline SVG or a list), sortable tables.
  */
 #include <setjmp.h>
@@ -13,7 +13,7 @@
 #include <cmocka.h>
 
 #include "kprof/html.h"
-#include "kprof/report.h"
+#include "kprof/doc.h"
 
 static char *page(const struct kp_doc *doc)
 {
@@ -37,8 +37,8 @@ static void the_page_is_self_contained_with_title_and_summary(void **state)
 {
 	(void)state;
 	struct kp_doc doc;
-	report_init(&doc, "diff", 7);
-	report_summary(&doc, "GPU time 1 ms -> 2 ms <slower>");
+	doc_init(&doc, "diff", 7);
+	doc_summary(&doc, "GPU time 1 ms -> 2 ms <slower>");
 	char *s = page(&doc);
 	assert_true(
 		!strncmp(s,
@@ -56,29 +56,29 @@ static void the_page_is_self_contained_with_title_and_summary(void **state)
 	assert_null(strstr(s, "<table")); /* no facts, no tables */
 	assert_true(strlen(s) > 20 && !strcmp(s + strlen(s) - 16, "</body>\n</html>\n"));
 	free(s);
-	report_free(&doc);
-	report_init(&doc, "analyze", 8); /* no summary: no paragraph */
+	doc_free(&doc);
+	doc_init(&doc, "analyze", 8); /* no summary: no paragraph */
 	s = page(&doc);
 	assert_non_null(strstr(s, "<title>kprof analyze</title>"));
 	assert_null(strstr(s, "class=\"sum\""));
 	free(s);
-	report_free(&doc);
+	doc_free(&doc);
 }
 
 static void toned_facts_become_banners_and_facts_a_table(void **state)
 {
 	(void)state;
 	struct kp_doc doc;
-	report_init(&doc, "diff", 7);
-	report_fact_text(&doc, "gate", NULL, "--fail-above 5%: tripped by 1 row");
-	report_fact_tone(&doc, TONE_BAD);
-	report_fact_pct(&doc, "noise", "noise_pct", 1.84);
-	report_fact_tone(&doc, TONE_WARN);
-	report_fact_time(&doc, "span", "span_ns", 4812000);
-	report_fact_count(&doc, NULL, "json_only", 3); /* no key: not shown */
-	report_object(&doc, "nested");
-	report_fact_count(&doc, "inner", "inner", 4); /* inside an object: json only */
-	report_end(&doc);
+	doc_init(&doc, "diff", 7);
+	doc_fact_text(&doc, "gate", NULL, "--fail-above 5%: tripped by 1 row");
+	doc_fact_tone(&doc, TONE_BAD);
+	doc_fact_pct(&doc, "noise", "noise_pct", 1.84);
+	doc_fact_tone(&doc, TONE_WARN);
+	doc_fact_time(&doc, "span", "span_ns", 4812000);
+	doc_fact_count(&doc, NULL, "json_only", 3); /* no key: not shown */
+	doc_object(&doc, "nested");
+	doc_fact_count(&doc, "inner", "inner", 4); /* inside an object: json only */
+	doc_end(&doc);
 	char *s = page(&doc);
 	assert_non_null(strstr(
 		s,
@@ -90,35 +90,35 @@ static void toned_facts_become_banners_and_facts_a_table(void **state)
 	assert_null(strstr(s, "json_only"));
 	assert_null(strstr(s, "inner"));
 	free(s);
-	report_free(&doc);
+	doc_free(&doc);
 
-	report_init(&doc, "diff", 7);
-	report_fact_text(&doc, "gate", NULL, "passed");
-	report_fact_tone(&doc, TONE_GOOD);
+	doc_init(&doc, "diff", 7);
+	doc_fact_text(&doc, "gate", NULL, "passed");
+	doc_fact_tone(&doc, TONE_GOOD);
 	s = page(&doc);
 	assert_non_null(
 		strstr(s,
 		       "<p class=\"verdict good\" role=\"status\">&#10003; PASSED gate: passed</p>"));
 	free(s);
-	report_free(&doc);
+	doc_free(&doc);
 }
 
 static void charts_draw_inline_or_as_lists(void **state)
 {
 	(void)state;
 	struct kp_doc doc;
-	report_init(&doc, "diff", 7);
-	struct kp_chart *w = report_chart(&doc, "waterfall", CHART_WATERFALL, "waterfall",
+	doc_init(&doc, "diff", 7);
+	struct kp_chart *w = doc_chart(&doc, "waterfall", CHART_WATERFALL, "waterfall",
 					  "Where <time> went");
 	w->note = "base & new";
 	chart_point(&doc, w, 1e6, 0, 0, 0, "base", NULL);
 	chart_point(&doc, w, 2e6, 0, 0, 0, "new", NULL);
-	struct kp_chart *l = report_chart(&doc, "new_rows", CHART_LIST, "new", "New kernels");
+	struct kp_chart *l = doc_chart(&doc, "new_rows", CHART_LIST, "new", "New kernels");
 	chart_point(&doc, l, 1500, 0, 0, 0, "k<1>", NULL);
-	report_chart(&doc, "gone_rows", CHART_LIST, "gone", "Gone kernels");
-	report_object(&doc, "hidden");
-	report_chart(&doc, "inner", CHART_LIST, "inner", "Inner");
-	report_end(&doc);
+	doc_chart(&doc, "gone_rows", CHART_LIST, "gone", "Gone kernels");
+	doc_object(&doc, "hidden");
+	doc_chart(&doc, "inner", CHART_LIST, "inner", "Inner");
+	doc_end(&doc);
 	char *s = page(&doc);
 	assert_non_null(strstr(
 		s,
@@ -133,7 +133,7 @@ static void charts_draw_inline_or_as_lists(void **state)
 		       "<section id=\"gone\"><h2>Gone kernels</h2>\n<p class=\"note\">none</p>"));
 	assert_null(strstr(s, "id=\"inner\""));
 	free(s);
-	report_free(&doc);
+	doc_free(&doc);
 }
 
 static void tables_sort_by_value_and_show_human_columns(void **state)
@@ -144,18 +144,18 @@ static void tables_sort_by_value_and_show_human_columns(void **state)
 				 { "Ratio", "ratio", COL_BOTH, 0 },
 				 { "Name", "name", COL_BOTH, 1 } };
 	struct kp_doc doc;
-	report_init(&doc, "analyze", 8);
-	struct kp_table *tb = report_table(&doc, "rows", cols, 4);
-	struct kp_cell *c = report_row(tb);
-	report_cell_int(tb, &c[0], 4812000, "4.812 ms");
-	report_cell_int(tb, &c[1], 7, NULL);
-	report_cell_num(tb, &c[2], 1.5, "1.500x");
+	doc_init(&doc, "analyze", 8);
+	struct kp_table *tb = doc_table(&doc, "rows", cols, 4);
+	struct kp_cell *c = doc_row(tb);
+	doc_cell_int(tb, &c[0], 4812000, "4.812 ms");
+	doc_cell_int(tb, &c[1], 7, NULL);
+	doc_cell_num(tb, &c[2], 1.5, "1.500x");
 	c[2].tone = TONE_BAD;
-	report_cell_str(tb, &c[3], "void k<float>(\"x\")", "k<float>");
-	c = report_row(tb);
-	report_cell_num(tb, &c[2], -1, NULL); /* unknown: empty data-v, sorts last */
-	report_cell_str(tb, &c[3], "copy", NULL);
-	report_table(&doc, "empty", cols, 4); /* no rows: no section */
+	doc_cell_str(tb, &c[3], "void k<float>(\"x\")", "k<float>");
+	c = doc_row(tb);
+	doc_cell_num(tb, &c[2], -1, NULL); /* unknown: empty data-v, sorts last */
+	doc_cell_str(tb, &c[3], "copy", NULL);
+	doc_table(&doc, "empty", cols, 4); /* no rows: no section */
 	char *s = page(&doc);
 	assert_non_null(strstr(
 		s,
@@ -179,7 +179,7 @@ static void tables_sort_by_value_and_show_human_columns(void **state)
 	assert_null(strstr(s, "empty ("));
 	assert_non_null(strstr(s, "addEventListener('click'"));
 	free(s);
-	report_free(&doc);
+	doc_free(&doc);
 }
 
 int main(void)

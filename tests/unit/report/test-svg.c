@@ -1,5 +1,5 @@
 /*
- * test-svg.c — charts drawn as SVG (svg.c) from report charts built with report.h: escaping,
+ * test-svg.c — charts drawn as SVG (svg.c) from document charts built with doc.h: escaping,
  * standalone vs inline elements, "no data" frames, and each kind's marks, classes and hover
  * text.
  */
@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "kprof/report.h"
+#include "kprof/doc.h"
 #include "kprof/svg.h"
 
 static char *esc(const char *s)
@@ -112,8 +112,8 @@ static void roofline_draws_roofs_ridges_and_largest_points_first(void **state)
 {
 	(void)state;
 	struct kp_doc doc;
-	report_init(&doc, "t", 0);
-	struct kp_chart *ch = report_chart(&doc, "roofline", CHART_ROOFLINE, "roofline",
+	doc_init(&doc, "t", 0);
+	struct kp_chart *ch = doc_chart(&doc, "roofline", CHART_ROOFLINE, "roofline",
 					   "Roofline");
 	ch->bw = 3e12;
 	int g = chart_series(ch, "gemm");
@@ -135,7 +135,7 @@ static void roofline_draws_roofs_ridges_and_largest_points_first(void **state)
 	assert_null(strstr(s, "no intensity"));
 	assert_non_null(strstr(s, ">gemm</text>")); /* legend */
 	free(s);
-	report_free(&doc);
+	doc_free(&doc);
 }
 
 /* The plot box, labels in the right margin, and the DRAM roof's label where it enters the plot. */
@@ -143,8 +143,8 @@ static void roofline_labels_its_roofs_in_the_margin(void **state)
 {
 	(void)state;
 	struct kp_doc doc;
-	report_init(&doc, "t", 0);
-	struct kp_chart *ch = report_chart(&doc, "roofline", CHART_ROOFLINE, "roofline",
+	doc_init(&doc, "t", 0);
+	struct kp_chart *ch = doc_chart(&doc, "roofline", CHART_ROOFLINE, "roofline",
 					   "Roofline");
 	ch->bw = 1e12;
 	int g = chart_series(ch, "gemm");
@@ -171,7 +171,7 @@ static void roofline_labels_its_roofs_in_the_margin(void **state)
 	assert_true(ridge > clip_end);
 	assert_non_null(strstr(s, ">circle area ~ GPU time</text>"));
 	free(s);
-	report_free(&doc);
+	doc_free(&doc);
 }
 
 /* Without a bandwidth: flat roofs across the whole plot, no DRAM roof and no ridge. */
@@ -179,8 +179,8 @@ static void roofline_without_a_bandwidth_draws_flat_roofs(void **state)
 {
 	(void)state;
 	struct kp_doc doc;
-	report_init(&doc, "t", 0);
-	struct kp_chart *ch = report_chart(&doc, "roofline", CHART_ROOFLINE, "roofline",
+	doc_init(&doc, "t", 0);
+	struct kp_chart *ch = doc_chart(&doc, "roofline", CHART_ROOFLINE, "roofline",
 					   "Roofline");
 	int g = chart_series(ch, "gemm");
 	chart_mark(&doc, ch, 100e12, "fp32");
@@ -193,15 +193,15 @@ static void roofline_without_a_bandwidth_draws_flat_roofs(void **state)
 	assert_non_null(strstr(s, "<line class=\"roof\" x1=\"72.0\" y1=\"146.7\" x2=\"610.0\" "
 				  "y2=\"146.7\">"));
 	free(s);
-	report_free(&doc);
+	doc_free(&doc);
 }
 
 static void top_bars_give_each_segment_its_share(void **state)
 {
 	(void)state;
 	struct kp_doc doc;
-	report_init(&doc, "t", 0);
-	struct kp_chart *ch = report_chart(&doc, "top", CHART_TOP, "top", "Top");
+	doc_init(&doc, "t", 0);
+	struct kp_chart *ch = doc_chart(&doc, "top", CHART_TOP, "top", "Top");
 	int l = chart_lane(&doc, ch, "aten::mm");
 	int a = chart_series(ch, "gemm"), b = chart_series(ch, "other");
 	chart_span(&doc, ch, l, a, 0, 3000, 0, "sm90_gemm");
@@ -214,15 +214,15 @@ static void top_bars_give_each_segment_its_share(void **state)
 	assert_non_null(strstr(s, ">4.000 us</text>"));     /* the lane's total */
 	assert_non_null(strstr(s, "GPU time (us)"));
 	free(s);
-	report_free(&doc);
+	doc_free(&doc);
 }
 
 static void waterfall_colours_regressions_and_improvements(void **state)
 {
 	(void)state;
 	struct kp_doc doc;
-	report_init(&doc, "t", 0);
-	struct kp_chart *ch = report_chart(&doc, "waterfall", CHART_WATERFALL, "waterfall",
+	doc_init(&doc, "t", 0);
+	struct kp_chart *ch = doc_chart(&doc, "waterfall", CHART_WATERFALL, "waterfall",
 					   "Waterfall");
 	chart_point(&doc, ch, 10e6, 0, 0, 0, "base", NULL);
 	chart_point(&doc, ch, 2e6, 0, 0, 1, "gemm", NULL);
@@ -242,7 +242,7 @@ static void waterfall_colours_regressions_and_improvements(void **state)
 	s = draw(ch, 0);
 	assert_non_null(strstr(s, ">no data</text>"));
 	free(s);
-	report_free(&doc);
+	doc_free(&doc);
 }
 
 /*
@@ -254,8 +254,8 @@ static void waterfall_rows_walk_the_running_total(void **state)
 {
 	(void)state;
 	struct kp_doc doc;
-	report_init(&doc, "t", 0);
-	struct kp_chart *ch = report_chart(&doc, "waterfall", CHART_WATERFALL, "waterfall",
+	doc_init(&doc, "t", 0);
+	struct kp_chart *ch = doc_chart(&doc, "waterfall", CHART_WATERFALL, "waterfall",
 					   "Waterfall");
 	chart_point(&doc, ch, 10e6, 0, 0, 0, "base", NULL);
 	chart_point(&doc, ch, 2e6, 0, 0, 1, "gemm", NULL);
@@ -274,15 +274,15 @@ static void waterfall_rows_walk_the_running_total(void **state)
 	assert_non_null(strstr(s, "<title>copy: its own tip</title>"));
 	assert_null(strstr(s, "<title>copy: +500.000 us</title>"));
 	free(s);
-	report_free(&doc);
+	doc_free(&doc);
 }
 
 static void dumbbell_marks_faster_and_slower_rows(void **state)
 {
 	(void)state;
 	struct kp_doc doc;
-	report_init(&doc, "t", 0);
-	struct kp_chart *ch = report_chart(&doc, "dumbbell", CHART_DUMBBELL, "dumbbell", "TFLOP/s");
+	doc_init(&doc, "t", 0);
+	struct kp_chart *ch = doc_chart(&doc, "dumbbell", CHART_DUMBBELL, "dumbbell", "TFLOP/s");
 	chart_point(&doc, ch, 100e12, 150e12, 1, 0, "gemm", NULL);
 	chart_point(&doc, ch, 80e12, 40e12, 1, 0, "conv", NULL);
 	char *s = draw(ch, 0);
@@ -293,15 +293,15 @@ static void dumbbell_marks_faster_and_slower_rows(void **state)
 	assert_int_equal(count(s, "<circle class=\"bad\""), 2);
 	assert_int_equal(count(s, "<circle class=\"base\""), 3);
 	free(s);
-	report_free(&doc);
+	doc_free(&doc);
 }
 
 static void timeline_lanes_spans_and_step_marks(void **state)
 {
 	(void)state;
 	struct kp_doc doc;
-	report_init(&doc, "t", 0);
-	struct kp_chart *ch = report_chart(&doc, "timeline", CHART_TIMELINE, "timeline",
+	doc_init(&doc, "t", 0);
+	struct kp_chart *ch = doc_chart(&doc, "timeline", CHART_TIMELINE, "timeline",
 					   "Timeline");
 	ch->x1 = 2000000;
 	int s7 = chart_lane(&doc, ch, "stream 7");
@@ -319,7 +319,7 @@ static void timeline_lanes_spans_and_step_marks(void **state)
 	assert_int_equal(count(s, "<text class=\"sm\""), 1);
 	assert_non_null(strstr(s, "time since the first GPU event (ms)"));
 	free(s);
-	report_free(&doc);
+	doc_free(&doc);
 }
 
 static void free_v(char **v, size_t n)

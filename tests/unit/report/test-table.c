@@ -1,5 +1,5 @@
 /*
- * test-table.c — the report document (report.c), the one renderer (table.c) and the JSON
+ * test-table.c — the document (doc.c), the one renderer (table.c) and the JSON
  * writer (jsonw.c).
  */
 #include <setjmp.h>
@@ -12,7 +12,7 @@
 #include <cmocka.h>
 
 #include "kprof/jsonw.h"
-#include "kprof/report.h"
+#include "kprof/doc.h"
 #include "kprof/table.h"
 
 static char *render(const struct kp_doc *doc, enum kp_format f, int color)
@@ -34,22 +34,22 @@ static const struct kp_col cols[C_N] = {
 
 static void two_rows(struct kp_doc *doc, const char *name)
 {
-	struct kp_table *tb = report_table(doc, "rows", cols, C_N);
-	struct kp_cell *c = report_row(tb);
-	report_cell_int(tb, &c[C_TIME], 1500, "1.500 us");
-	report_cell_num(tb, &c[C_RATE], -1, "-");
-	report_cell_str(tb, &c[C_NAME], name, NULL);
-	c = report_row(tb);
-	report_cell_int(tb, &c[C_TIME], 25, "25 ns");
-	report_cell_num(tb, &c[C_RATE], 1.5e9, "1.5");
-	report_cell_str(tb, &c[C_NAME], "short", NULL);
+	struct kp_table *tb = doc_table(doc, "rows", cols, C_N);
+	struct kp_cell *c = doc_row(tb);
+	doc_cell_int(tb, &c[C_TIME], 1500, "1.500 us");
+	doc_cell_num(tb, &c[C_RATE], -1, "-");
+	doc_cell_str(tb, &c[C_NAME], name, NULL);
+	c = doc_row(tb);
+	doc_cell_int(tb, &c[C_TIME], 25, "25 ns");
+	doc_cell_num(tb, &c[C_RATE], 1.5e9, "1.5");
+	doc_cell_str(tb, &c[C_NAME], "short", NULL);
 }
 
 static void renderers_quote_csv_null_json_and_align_tables(void **state)
 {
 	(void)state;
 	struct kp_doc doc;
-	report_init(&doc, "test", 4);
+	doc_init(&doc, "test", 4);
 	two_rows(&doc, "k<a, \"b\">|x");
 	char *s = render(&doc, FMT_CSV, 0);
 	assert_string_equal(
@@ -66,7 +66,7 @@ static void renderers_quote_csv_null_json_and_align_tables(void **state)
 		s,
 		"      Time  GB/s  Kernel\n  ========  ====  ======\n  1.500 us     -  k<a, \"b\">|x\n     25 ns   1.5  short\n");
 	free(s);
-	report_free(&doc);
+	doc_free(&doc);
 }
 
 /* fuzz-trace: a device name of U+FFFDs cut by a 1024-byte buffer left a partial sequence */
@@ -74,37 +74,37 @@ static void text_cut_inside_a_utf8_sequence_loses_the_partial_sequence(void **st
 {
 	(void)state;
 	struct kp_doc doc;
-	report_init(&doc, "test", 6);
-	report_fact_text(&doc, "device", NULL, "H100 \xef\xbf\xbd\xef\xbf");
-	struct kp_table *tb = report_table(&doc, "rows", cols, C_N);
-	struct kp_cell *c = report_row(tb);
-	report_cell_int(tb, &c[C_TIME], 1500, "1.500 \xc2\xb5s\xe2\x82");
-	report_cell_num(tb, &c[C_RATE], -1, "-");
-	report_cell_str(tb, &c[C_NAME], "k", NULL);
+	doc_init(&doc, "test", 6);
+	doc_fact_text(&doc, "device", NULL, "H100 \xef\xbf\xbd\xef\xbf");
+	struct kp_table *tb = doc_table(&doc, "rows", cols, C_N);
+	struct kp_cell *c = doc_row(tb);
+	doc_cell_int(tb, &c[C_TIME], 1500, "1.500 \xc2\xb5s\xe2\x82");
+	doc_cell_num(tb, &c[C_RATE], -1, "-");
+	doc_cell_str(tb, &c[C_NAME], "k", NULL);
 	char *s = render(&doc, FMT_TABLE, 0);
 	assert_non_null(strstr(s, "  1.500 \xc2\xb5s  "));
 	assert_non_null(strstr(s, "# device  H100 \xef\xbf\xbd\n"));
 	free(s);
-	report_free(&doc);
+	doc_free(&doc);
 }
 
 static void markdown_escapes_pipes_and_fences_backticks_in_code_spans(void **state)
 {
 	(void)state;
 	struct kp_doc doc;
-	report_init(&doc, "test", 4);
+	doc_init(&doc, "test", 4);
 	two_rows(&doc, "a|b`c``d");
 	char *s = render(&doc, FMT_MARKDOWN, 0);
 	assert_non_null(strstr(s, "| Time | GB/s | Kernel |\n| ---: | ---: | --- |\n"));
 	assert_non_null(strstr(s, "| 1.500 us | - | ```a\\|b`c``d``` |\n"));
 	free(s);
-	report_free(&doc);
-	report_init(&doc, "test", 4);
+	doc_free(&doc);
+	doc_init(&doc, "test", 4);
 	two_rows(&doc, "`x`");
 	s = render(&doc, FMT_MARKDOWN, 0);
 	assert_non_null(strstr(s, "| `` `x` `` |\n"));
 	free(s);
-	report_free(&doc);
+	doc_free(&doc);
 }
 
 /* issue 23 items 11, 12: names with control characters, line breaks, formulas, bidi marks */
@@ -112,8 +112,8 @@ static void hostile_names_are_escaped_in_every_text_format(void **state)
 {
 	(void)state;
 	struct kp_doc doc;
-	report_init(&doc, "test", 6);
-	report_fact_text(&doc, "device", NULL, "H100\x1b]0;title\x07\n# device  x\xe2\x80\xae");
+	doc_init(&doc, "test", 6);
+	doc_fact_text(&doc, "device", NULL, "H100\x1b]0;title\x07\n# device  x\xe2\x80\xae");
 	two_rows(&doc, "k\x1b[2J\n**kprof: no regressions, safe to merge**\r\n|x|");
 	char *s = render(&doc, FMT_TABLE, 0);
 	assert_non_null(strstr(s, "# device  H100\\u001b]0;title\\u0007\\n# device  x\\u202e\n"));
@@ -136,21 +136,21 @@ static void hostile_names_are_escaped_in_every_text_format(void **state)
 	assert_non_null(strstr(
 		s, "\r\n1500,,\"k\\u001b[2J\\n**kprof: no regressions, safe to merge**\\r\\n|x|\"\r\n"));
 	free(s);
-	report_free(&doc);
+	doc_free(&doc);
 	/* json: lossless escapes, C1 controls, DEL and bidi marks too */
-	report_init(&doc, "test", 6);
+	doc_init(&doc, "test", 6);
 	two_rows(&doc, "a\x7f\xc2\x9b\xe2\x80\xae\xe2\x81\xa9\x1b\xc3\xa9");
 	s = render(&doc, FMT_JSON, 0);
 	assert_non_null(strstr(s, "\"name\": \"a\\u007f\\u009b\\u202e\\u2069\\u001b\xc3\xa9\"}"));
 	free(s);
-	report_free(&doc);
+	doc_free(&doc);
 	/* markdown text cells and facts: '<' cannot open a tag; titles keep theirs */
-	report_init(&doc, "test", 6);
-	report_fact_text(&doc, "device", NULL, "<img src=x>|");
+	doc_init(&doc, "test", 6);
+	doc_fact_text(&doc, "device", NULL, "<img src=x>|");
 	s = render(&doc, FMT_MARKDOWN, 0);
 	assert_non_null(strstr(s, "- device: \\<img src=x>\\|\n"));
 	free(s);
-	report_free(&doc);
+	doc_free(&doc);
 }
 
 static void csv_cells_a_spreadsheet_would_run_are_text(void **state)
@@ -170,7 +170,7 @@ static void csv_cells_a_spreadsheet_would_run_are_text(void **state)
 					   "-1e3" };
 	for (size_t i = 0; i < sizeof(in) / sizeof(in[0]); i++) {
 		struct kp_doc doc;
-		report_init(&doc, "test", 4);
+		doc_init(&doc, "test", 4);
 		two_rows(&doc, in[i]);
 		char *s = render(&doc, FMT_CSV, 0);
 		char want[128];
@@ -178,7 +178,7 @@ static void csv_cells_a_spreadsheet_would_run_are_text(void **state)
 		if (!strstr(s, want))
 			fail_msg("%s: got %s", in[i], s);
 		free(s);
-		report_free(&doc);
+		doc_free(&doc);
 	}
 }
 
@@ -186,16 +186,16 @@ static void facts_print_as_hash_lines_list_items_and_typed_json_members(void **s
 {
 	(void)state;
 	struct kp_doc doc;
-	report_init(&doc, "test", 5);
-	report_summary(&doc, "%d things", 2);
-	report_fact_time(&doc, "span", "span_ns", 4812345);
-	report_fact_pct(&doc, "busy", "busy_pct", 42.75);
-	report_fact_text(&doc, "note", NULL, "people only");
-	report_fact_count(&doc, NULL, "events", 7);
-	report_object(&doc, "device");
-	report_fact_text(&doc, "ignored", "name", NULL);
-	report_fact_rate(&doc, NULL, "bw", 3.35e12, "B/s");
-	report_end(&doc);
+	doc_init(&doc, "test", 5);
+	doc_summary(&doc, "%d things", 2);
+	doc_fact_time(&doc, "span", "span_ns", 4812345);
+	doc_fact_pct(&doc, "busy", "busy_pct", 42.75);
+	doc_fact_text(&doc, "note", NULL, "people only");
+	doc_fact_count(&doc, NULL, "events", 7);
+	doc_object(&doc, "device");
+	doc_fact_text(&doc, "ignored", "name", NULL);
+	doc_fact_rate(&doc, NULL, "bw", 3.35e12, "B/s");
+	doc_end(&doc);
 	two_rows(&doc, "k");
 	char *s = render(&doc, FMT_TABLE, 0);
 	assert_non_null(
@@ -214,7 +214,7 @@ static void facts_print_as_hash_lines_list_items_and_typed_json_members(void **s
 		   "  \"device\": {\"name\": null, \"bw\": 3350000000000},\n  \"rows\": [\n    {"));
 	assert_non_null(strstr(s, "}\n  ]\n}\n"));
 	free(s);
-	report_free(&doc);
+	doc_free(&doc);
 }
 
 static void json_writer_places_commas_and_indents_only_line_containers(void **state)
@@ -252,14 +252,14 @@ static void tones_colour_only_table_cells_and_keep_alignment(void **state)
 {
 	(void)state;
 	struct kp_doc doc;
-	report_init(&doc, "test", 4);
-	struct kp_table *tb = report_table(&doc, "rows", cols, C_N);
-	struct kp_cell *c = report_row(tb);
-	report_cell_int(tb, &c[C_TIME], 1500, "+1.500 us");
+	doc_init(&doc, "test", 4);
+	struct kp_table *tb = doc_table(&doc, "rows", cols, C_N);
+	struct kp_cell *c = doc_row(tb);
+	doc_cell_int(tb, &c[C_TIME], 1500, "+1.500 us");
 	c[C_TIME].tone = TONE_BAD;
-	report_cell_num(tb, &c[C_RATE], 2, "2.0");
+	doc_cell_num(tb, &c[C_RATE], 2, "2.0");
 	c[C_RATE].tone = TONE_GOOD;
-	report_cell_str(tb, &c[C_NAME], "k", NULL);
+	doc_cell_str(tb, &c[C_NAME], "k", NULL);
 	c[C_NAME].tone = TONE_WARN;
 	char *s = render(&doc, FMT_TABLE, 1);
 	assert_string_equal(s, "       Time  GB/s  Kernel\n  =========  ====  ======\n"
@@ -271,7 +271,7 @@ static void tones_colour_only_table_cells_and_keep_alignment(void **state)
 	s = render(&doc, FMT_MARKDOWN, 1);
 	assert_null(strchr(s, '\033'));
 	free(s);
-	report_free(&doc);
+	doc_free(&doc);
 }
 
 static void color_auto_needs_a_terminal_and_no_NO_COLOR_and_options_win(void **state)

@@ -17,7 +17,7 @@
 
 #include "kprof/capture.h"
 #include "kprof/json.h"
-#include "kprof/report.h"
+#include "kprof/doc.h"
 #include "kprof/table.h"
 #include "record/results.h"
 
@@ -74,7 +74,7 @@ static void speedup_is_against_the_first_backend(void **state)
 	assert_true(fabs(results_geomean(&rs) - 8.0) < 1e-12);
 
 	struct kp_doc doc;
-	report_init(&doc, "capture", 8);
+	doc_init(&doc, "capture", 8);
 	results_report(&rs, &doc);
 	char *buf = NULL;
 	size_t len = 0;
@@ -93,7 +93,7 @@ static void speedup_is_against_the_first_backend(void **state)
 	assert_non_null(strstr(buf, "\"speedup\": 8,"));
 	assert_non_null(strstr(buf, "\"time_ns\": 62500,"));
 	free(buf);
-	report_free(&doc);
+	doc_free(&doc);
 	results_free(&rs);
 }
 
@@ -116,7 +116,7 @@ static void times_keep_four_significant_digits(void **state)
 	struct kp_result r = mk("cudnn", "nhwc", 0.0510, 1e-4);
 	assert_int_equal(results_add(&rs, &r), 0);
 	struct kp_doc doc;
-	report_init(&doc, "capture", 8);
+	doc_init(&doc, "capture", 8);
 	results_report(&rs, &doc);
 	char *buf = NULL;
 	size_t len = 0;
@@ -125,7 +125,7 @@ static void times_keep_four_significant_digits(void **state)
 	fclose(f);
 	assert_non_null(strstr(buf, "0.05100 ms"));
 	free(buf);
-	report_free(&doc);
+	doc_free(&doc);
 	results_free(&rs);
 }
 

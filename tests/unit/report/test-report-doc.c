@@ -1,5 +1,5 @@
 /*
- * test-render.c — the report documents of analyze (render.c) and devices (devtable.c), built
+ * test-report-doc.c — the documents of analyze (report-doc.c) and devices (devices-doc.c), built
  * from struct literals and rendered through table.c.
  */
 #include <setjmp.h>
@@ -13,8 +13,8 @@
 #include <cmocka.h>
 
 #include "kprof/devdb.h"
-#include "kprof/devtable.h"
-#include "kprof/render.h"
+#include "kprof/devices-doc.h"
+#include "kprof/report-doc.h"
 #include "kprof/table.h"
 
 static char *doc_text(struct kp_doc *doc, enum kp_format f, int color)
@@ -29,11 +29,11 @@ static char *doc_text(struct kp_doc *doc, enum kp_format f, int color)
 
 static char *analyze_text(const struct kp_report *r, enum kp_format f, int color)
 {
-	struct kp_render_opts o = { .format = f, .color = color };
+	struct kp_report_doc_opts o = { .format = f, .color = color };
 	struct kp_doc doc;
-	render_report_doc(r, &o, &doc);
+	report_doc(r, &o, &doc);
 	char *s = doc_text(&doc, f, color);
-	report_free(&doc);
+	doc_free(&doc);
 	return s;
 }
 
@@ -149,11 +149,11 @@ static void rows_show_the_columns_their_grouping_and_figures_call_for(void **sta
 	struct kp_report r = {
 		.trace = &t, .device_name = "X", .rows = rows, .nrows = 2, .group = GROUP_KERNEL
 	};
-	struct kp_render_opts o = { .format = FMT_TABLE, .stats = 1 };
+	struct kp_report_doc_opts o = { .format = FMT_TABLE, .stats = 1 };
 	struct kp_doc doc;
-	render_report_doc(&r, &o, &doc);
+	report_doc(&r, &o, &doc);
 	char *s = doc_text(&doc, FMT_TABLE, 0);
-	report_free(&doc);
+	doc_free(&doc);
 	assert_non_null(strstr(s, "Avg/call  Med/call  Min/call  Max/call  TFLOP/s"));
 	assert_non_null(
 		strstr(s, "  4.000 us   50.0      4  1.000 us    900 ns    700 ns  1.500 us  "));
@@ -194,7 +194,7 @@ static void devices_document_holds_the_lookup_and_one_row(void **state)
 	const struct kp_device *dv = devdb_match_sms(&db, "NVIDIA H100 80GB HBM3", 0, &how);
 	assert_non_null(dv);
 	struct kp_doc doc;
-	devtable_doc(&db, &dv, 1, "NVIDIA H100 80GB HBM3", how, &doc);
+	devices_doc(&db, &dv, 1, "NVIDIA H100 80GB HBM3", how, &doc);
 	char *s = doc_text(&doc, FMT_TABLE, 0);
 	assert_non_null(strstr(
 		s,
@@ -212,7 +212,7 @@ static void devices_document_holds_the_lookup_and_one_row(void **state)
 		s,
 		"**kprof devices**: 'NVIDIA H100 80GB HBM3' is NVIDIA H100 80GB HBM3 (exact)\n"));
 	free(s);
-	report_free(&doc);
+	doc_free(&doc);
 	devdb_free(&db);
 }
 

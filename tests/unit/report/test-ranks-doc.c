@@ -1,5 +1,5 @@
 /*
- * test-rankreport.c — the cross-rank document (rankreport.c) of a synthetic struct kp_ranks:
+ * test-ranks-doc.c — the cross-rank document (ranks-doc.c) of a synthetic struct kp_ranks:
  * header lines, the rank, collective and straggler tables, the per-rank json and warnings.
  */
 #include <setjmp.h>
@@ -13,7 +13,7 @@
 #include <cmocka.h>
 
 #include "kprof/collective.h"
-#include "kprof/rankreport.h"
+#include "kprof/ranks-doc.h"
 
 static const char *ftext(const struct kp_doc *doc, const char *key)
 {
@@ -112,7 +112,7 @@ static void header_lines_name_world_link_and_skew(void **state)
 	struct kp_ranks rs;
 	two_ranks(r, &rs);
 	struct kp_doc doc;
-	rankreport_doc(&rs, "H100", &doc);
+	ranks_doc(&rs, "H100", &doc);
 	assert_string_equal(doc.command, "analyze");
 	assert_string_equal(doc.summary, "2 ranks, 2 collective kinds and sizes, 2 steps");
 	assert_string_equal(ftext(&doc, "ranks"),
@@ -125,7 +125,7 @@ static void header_lines_name_world_link_and_skew(void **state)
 			    "step-time skew up to 200.000 us (step 2), over 2 steps on every rank");
 	assert_int_equal(doc.items[find(&doc, 0, "world_size")].v.i, 2);
 	assert_true(doc.items[find(&doc, 0, "link_peak_bytes_per_s")].v.d == 450e9);
-	report_free(&doc);
+	doc_free(&doc);
 
 	r[0].world_size = -1;
 	r[0].backend[0] = '\0';
@@ -133,7 +133,7 @@ static void header_lines_name_world_link_and_skew(void **state)
 	rs.link_peak = -1;
 	rs.step_skew_max_ns = -1;
 	rs.n = 1;
-	rankreport_doc(&rs, NULL, &doc);
+	ranks_doc(&rs, NULL, &doc);
 	assert_string_equal(ftext(&doc, "ranks"),
 			    "1 trace (no distributedInfo), merged from summaries");
 	assert_string_equal(ftext(&doc, "link"),
@@ -141,7 +141,7 @@ static void header_lines_name_world_link_and_skew(void **state)
 	assert_null(ftext(&doc, "skew"));
 	/* unknown in json is null (kprof-analyze(1)), not -1 */
 	assert_int_equal(doc.items[find(&doc, 0, "link_peak_bytes_per_s")].v.type, VAL_NULL);
-	report_free(&doc);
+	doc_free(&doc);
 }
 
 static void the_rank_table_derives_busy_time(void **state)
@@ -151,7 +151,7 @@ static void the_rank_table_derives_busy_time(void **state)
 	struct kp_ranks rs;
 	two_ranks(r, &rs);
 	struct kp_doc doc;
-	rankreport_doc(&rs, "H100", &doc);
+	ranks_doc(&rs, "H100", &doc);
 	const struct kp_table *tb = table(&doc, "rank_rows");
 	assert_int_equal(tb->nrows, 2);
 	const struct kp_cell *c = tb->cells, *c1 = tb->cells + tb->ncols;
@@ -166,7 +166,7 @@ static void the_rank_table_derives_busy_time(void **state)
 	assert_int_equal(c1[col(tb, "step_mean_ns")].type, CELL_NULL);
 	assert_string_equal(c1[col(tb, "step_mean_ns")].human, "-");
 	assert_int_equal(c1[col(tb, "slowest_step")].type, CELL_NULL);
-	report_free(&doc);
+	doc_free(&doc);
 }
 
 static void collectives_and_stragglers(void **state)
@@ -176,7 +176,7 @@ static void collectives_and_stragglers(void **state)
 	struct kp_ranks rs;
 	two_ranks(r, &rs);
 	struct kp_doc doc;
-	rankreport_doc(&rs, "H100", &doc);
+	ranks_doc(&rs, "H100", &doc);
 	const struct kp_table *tb = table(&doc, "collectives");
 	assert_int_equal(tb->nrows, 2);
 	const struct kp_cell *c = tb->cells, *c1 = tb->cells + tb->ncols;
@@ -199,7 +199,7 @@ static void collectives_and_stragglers(void **state)
 	assert_string_equal(c[col(tb, "by")].s, "collectives");
 	assert_string_equal(c1[col(tb, "by")].s, "step-end");
 	assert_int_equal(c1[col(tb, "lag_ns")].type, CELL_NULL);
-	report_free(&doc);
+	doc_free(&doc);
 }
 
 static void per_rank_json_and_warnings(void **state)
@@ -211,7 +211,7 @@ static void per_rank_json_and_warnings(void **state)
 	diag_warn_add(&rs.warn, "a thing", "x.json:1:2", "top %d", 1);
 	diag_warn_add(&r[1].warn, "b thing", "trace-1.json:3:4", "rank %d", 1);
 	struct kp_doc doc;
-	rankreport_doc(&rs, "H100", &doc);
+	ranks_doc(&rs, "H100", &doc);
 	size_t a = find(&doc, 0, "ranks");
 	assert_int_equal(doc.items[a].type, ITEM_ARRAY);
 	assert_string_equal(doc.items[find(&doc, a, "rank_from")].v.s, "distributedInfo");
@@ -240,7 +240,7 @@ static void per_rank_json_and_warnings(void **state)
 	assert_non_null(strstr(doc.items[w + 1].v.s, "top 1"));
 	assert_non_null(strstr(doc.items[w + 2].v.s, "rank 1"));
 	assert_int_equal(doc.items[w + 3].type, ITEM_END);
-	report_free(&doc);
+	doc_free(&doc);
 	diag_warn_free(&rs.warn);
 	diag_warn_free(&r[1].warn);
 }

@@ -1,5 +1,5 @@
 /*
- * test-devtable.c — the devices document (devtable.c) of synthetic device entries: header
+ * test-devices-doc.c — the devices document (devices-doc.c) of synthetic device entries: header
  * facts for a listing and for one lookup, and the table's cells (base units, nulls).
  */
 #include <setjmp.h>
@@ -13,7 +13,7 @@
 #include <cmocka.h>
 
 #include "kprof/devdb.h"
-#include "kprof/devtable.h"
+#include "kprof/devices-doc.h"
 #include "kprof/dtype.h"
 
 static struct kp_device gpu_a(void)
@@ -54,7 +54,7 @@ static const char *fact(const struct kp_doc *doc, const char *key, char *buf, si
 	for (size_t i = 0; i < doc->nitems; i++)
 		if (doc->items[i].type == ITEM_FACT && doc->items[i].key &&
 		    !strcmp(doc->items[i].key, key))
-			return report_val_text(&doc->items[i].v, buf, cap);
+			return doc_val_text(&doc->items[i].v, buf, cap);
 	return NULL;
 }
 
@@ -74,7 +74,7 @@ static void a_listing_counts_entries_and_explains_peaks(void **state)
 	struct kp_devdb db = { .ndev = 2, .origin = "my.yaml" };
 	struct kp_doc doc;
 	char buf[128];
-	devtable_doc(&db, devs, 2, NULL, NULL, &doc);
+	devices_doc(&db, devs, 2, NULL, NULL, &doc);
 	assert_string_equal(doc.command, "devices");
 	assert_string_equal(doc.summary, "2 entries in my.yaml");
 	assert_string_equal(fact(&doc, "device_db", buf, sizeof(buf)), "my.yaml (2 entries)");
@@ -85,11 +85,11 @@ static void a_listing_counts_entries_and_explains_peaks(void **state)
 	assert_int_equal(tb->nrows, 2);
 	assert_int_equal(tb->cols[col(tb, "match")].where, 0); /* no lookup: no match column */
 	assert_string_equal(tb->cols[tb->ncols - 1].key, "name");
-	report_free(&doc);
+	doc_free(&doc);
 	db.ndev = 1;
-	devtable_doc(&db, devs, 1, NULL, NULL, &doc);
+	devices_doc(&db, devs, 1, NULL, NULL, &doc);
 	assert_string_equal(doc.summary, "1 entry in my.yaml");
-	report_free(&doc);
+	doc_free(&doc);
 }
 
 static void a_lookup_lists_each_known_peak_with_its_clock(void **state)
@@ -100,7 +100,7 @@ static void a_lookup_lists_each_known_peak_with_its_clock(void **state)
 	struct kp_devdb db = { .ndev = 5, .origin = "built-in" };
 	struct kp_doc doc;
 	char buf[128];
-	devtable_doc(&db, devs, 1, "gpu a", "substring", &doc);
+	devices_doc(&db, devs, 1, "gpu a", "substring", &doc);
 	assert_string_equal(doc.summary, "'gpu a' is Test GPU A (substring)");
 	assert_string_equal(fact(&doc, "query", buf, sizeof(buf)), "gpu a");
 	assert_string_equal(fact(&doc, "match", buf, sizeof(buf)), "Test GPU A (substring)");
@@ -121,19 +121,19 @@ static void a_lookup_lists_each_known_peak_with_its_clock(void **state)
 	const struct kp_table *tb = first_table(&doc);
 	assert_int_equal(tb->cols[col(tb, "match")].where, COL_MACHINE);
 	assert_string_equal(tb->cells[col(tb, "match")].s, "substring");
-	report_free(&doc);
+	doc_free(&doc);
 
 	a.no_clock_scaling = 1;
 	a.host_link = NULL;
 	a.peer_bw_byte_per_s = 0;
 	a.mem_clk_mhz = 0;
-	devtable_doc(&db, devs, 1, "gpu a", "exact", &doc);
+	devices_doc(&db, devs, 1, "gpu a", "exact", &doc);
 	assert_string_equal(fact(&doc, "bf16", buf, sizeof(buf)),
 			    "989.4 TFLOP/s (not clock-scaled), datasheet");
 	assert_string_equal(fact(&doc, "dram", buf, sizeof(buf)), "3350 GB/s, datasheet");
 	assert_null(fact(&doc, "host link", buf, sizeof(buf)));
 	assert_null(fact(&doc, "peer link", buf, sizeof(buf)));
-	report_free(&doc);
+	doc_free(&doc);
 }
 
 static void cells_are_base_units_and_unknowns_are_null(void **state)
@@ -143,7 +143,7 @@ static void cells_are_base_units_and_unknowns_are_null(void **state)
 	const struct kp_device *devs[] = { &a, &b };
 	struct kp_devdb db = { .ndev = 2, .origin = "x" };
 	struct kp_doc doc;
-	devtable_doc(&db, devs, 2, NULL, NULL, &doc);
+	devices_doc(&db, devs, 2, NULL, NULL, &doc);
 	const struct kp_table *tb = first_table(&doc);
 	const struct kp_cell *r0 = tb->cells, *r1 = tb->cells + tb->ncols;
 	assert_int_equal(r0[col(tb, "sms")].i, 132);
@@ -168,7 +168,7 @@ static void cells_are_base_units_and_unknowns_are_null(void **state)
 		assert_int_equal(r1[col(tb, nulls[i])].type, CELL_NULL);
 	assert_int_equal(r1[col(tb, "no_clock_scaling")].type, CELL_INT);
 	assert_string_equal(r1[col(tb, "confidence")].s, "unverified");
-	report_free(&doc);
+	doc_free(&doc);
 }
 
 int main(void)

@@ -1,7 +1,7 @@
 /*
- * render.c — an analysis as a report document: header facts, json objects, rows and measured tables.
+ * report-doc.c — an analysis as a document: header facts, json objects, rows and measured tables.
  */
-#include "kprof/render.h"
+#include "kprof/report-doc.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -10,6 +10,7 @@
 
 #include "kprof/dtype.h"
 #include "kprof/kernrole.h"
+#include "kprof/metric.h"
 #include "kprof/units.h"
 
 static const char *clock_source_name(enum kp_clock_source s)
@@ -17,173 +18,54 @@ static const char *clock_source_name(enum kp_clock_source s)
 	return s == CLOCK_TRACE ? "trace" : s == CLOCK_OPTION ? "option" : "datasheet";
 }
 
-static void flags_text(unsigned f, char *buf, size_t cap)
-{
-	buf[0] = '\0';
-	if (f & ROW_OVER_PEAK)
-		strncat(buf, f & ROW_FITS_L2 ? "over-peak,fits-L2" : "over-peak", cap - 1);
-	else if (f & ROW_VERIFY)
-		strncat(buf, "verify", cap - 1);
-	if (f & ROW_UNLINKED)
-		strncat(buf, buf[0] ? ",unlinked" : "unlinked", cap - strlen(buf) - 1);
-	if (f & ROW_MEASURED)
-		strncat(buf, buf[0] ? ",measured" : "measured", cap - strlen(buf) - 1);
-}
-
-/* The rows table's columns, in print order (kprof-analyze(1), OUTPUT). */
-/* clang-format off */
-enum an_col {
-	AC_TIME, AC_PCT, AC_CALLS, AC_AVG, AC_MED, AC_MIN, AC_MAX, AC_FLOPS, AC_BYTES, AC_TFLOPS,
-	AC_GBPS, AC_MTFLOPS, AC_MFRATIO, AC_MGBPS, AC_MBRATIO, AC_PPF, AC_PPB, AC_AI, AC_BOUND,
-	AC_DTYPE, AC_PREC, AC_FLAGS, AC_SHAPE, AC_OP, AC_NAME, AC_N
-};
-/* clang-format on */
-
-static const struct kp_col an_cols[AC_N] = {
-	[AC_TIME] = { "Time", "time_ns", COL_BOTH, 0 },
-	[AC_PCT] = { "Time%", "time_pct", COL_BOTH, 0 },
-	[AC_CALLS] = { "Calls", "calls", COL_BOTH, 0 },
-	/* per call, each: a call's GPU time sums its events in the row (analyze.c, add_event) */
-	[AC_AVG] = { "Avg/call", "avg_call_ns", COL_BOTH, 0 },
-	[AC_MED] = { "Med/call", "med_call_ns", COL_MACHINE, 0 }, /* --stats: both */
-	[AC_MIN] = { "Min/call", "min_call_ns", COL_MACHINE, 0 },
-	[AC_MAX] = { "Max/call", "max_call_ns", COL_MACHINE, 0 },
-	[AC_FLOPS] = { "GFLOP", "flops", COL_MACHINE, 0 },
-	[AC_BYTES] = { "MB", "bytes", COL_MACHINE, 0 },
-	[AC_TFLOPS] = { "TFLOP/s", "flops_per_s", COL_BOTH, 0 },
-	[AC_GBPS] = { "GB/s", "bytes_per_s", COL_BOTH, 0 },
-	/* kprof capture --metrics: shown only when a row has measured counters */
-	[AC_MTFLOPS] = { "mTFLOP/s", "measured_flops_per_s", 0, 0 },
-	[AC_MFRATIO] = { "mFLOP/FLOP", "measured_flops_ratio", 0, 0 },
-	[AC_MGBPS] = { "mGB/s", "measured_bytes_per_s", 0, 0 },
-	[AC_MBRATIO] = { "mB/B", "measured_bytes_ratio", 0, 0 },
-	[AC_PPF] = { "%Peak", "pct_peak_flops", COL_BOTH, 0 },
-	[AC_PPB] = { "%BW", "pct_peak_bw", COL_BOTH, 0 },
-	[AC_AI] = { "FLOP/B", "intensity", COL_BOTH, 0 },
-	[AC_BOUND] = { "Bound", "bound", COL_BOTH, 1 },
-	[AC_DTYPE] = { "Dtype", "dtype", COL_MACHINE, 1 }, /* both when a Prec differs */
-	[AC_PREC] = { "Prec", "prec", COL_BOTH, 1 },
-	[AC_FLAGS] = { "Flags", "flags", COL_BOTH, 1 },
-	[AC_SHAPE] = { "Shape", "shape", COL_MACHINE, 1 }, /* op-shape: both */
-	[AC_OP] = { "Op", "op", COL_MACHINE, 1 },          /* kernel rows: both */
-	[AC_NAME] = { "Kernel", "name", COL_BOTH, 1 },     /* op rows: "Op" */
-};
-
-/* The rows table with the columns its grouping and options show. */
-static struct kp_table *rows_columns(const struct kp_report *r, const struct kp_render_opts *o,
+/* The rows table: one column per figure of metric.h, in its order. */
+static struct kp_table *rows_columns(const struct kp_report *r, const struct kp_report_doc_opts *o,
 				     struct kp_doc *doc)
 {
-	struct kp_table *tb = report_table(doc, "rows", an_cols, AC_N);
+	struct kp_col cols[METRIC_N];
+	for (int k = 0; k < METRIC_N; k++)
+		cols[k] = metric_table[k].col;
+	struct kp_table *tb = doc_table(doc, "rows", cols, METRIC_N);
 	if (o->stats) {
-		report_col_show(tb, AC_MED, COL_BOTH);
-		report_col_show(tb, AC_MIN, COL_BOTH);
-		report_col_show(tb, AC_MAX, COL_BOTH);
+		doc_col_show(tb, METRIC_MED, COL_BOTH);
+		doc_col_show(tb, METRIC_MIN, COL_BOTH);
+		doc_col_show(tb, METRIC_MAX, COL_BOTH);
 	}
 	if (r->group == GROUP_OP_SHAPE)
-		report_col_show(tb, AC_SHAPE, COL_BOTH);
+		doc_col_show(tb, METRIC_SHAPE, COL_BOTH);
 	if (r->group == GROUP_KERNEL)
-		report_col_show(tb, AC_OP, COL_BOTH);
+		doc_col_show(tb, METRIC_OP, COL_BOTH);
 	else
-		report_col_title(tb, AC_NAME, r->group == GROUP_ANNOT ? "Annotation" : "Op");
+		doc_col_title(tb, METRIC_NAME, r->group == GROUP_ANNOT ? "Annotation" : "Op");
 	return tb;
 }
 
-/* Time, Time%, Calls and the per-call figures (none for the "others" row). */
-static void time_cells(struct kp_table *tb, struct kp_cell *c, const struct kp_row *row)
+/* Columns a row brings in: measured counters, a Dtype that differs from the Prec. */
+static void row_columns(struct kp_table *tb, const struct kp_row *row)
 {
-	char b[128];
-	report_cell_int(tb, &c[AC_TIME], row->time_ns, units_time(b, sizeof(b), row->time_ns));
-	report_cell_fixed(tb, &c[AC_PCT], row->time_pct, 1, 1);
-	report_cell_int(tb, &c[AC_CALLS], row->calls, NULL);
-	int64_t avg = row->calls ? row->time_ns / row->calls : 0;
-	if (row->flags & ROW_OTHERS) {
-		report_cell_num(tb, &c[AC_AVG], -1, "-");
-		return;
-	}
-	report_cell_int(tb, &c[AC_AVG], avg, units_time(b, sizeof(b), avg));
-	report_cell_int(tb, &c[AC_MED], row->med_ns, units_time(b, sizeof(b), row->med_ns));
-	report_cell_int(tb, &c[AC_MIN], row->min_ns, units_time(b, sizeof(b), row->min_ns));
-	report_cell_int(tb, &c[AC_MAX], row->max_ns, units_time(b, sizeof(b), row->max_ns));
-}
-
-/* FLOPs and bytes, modelled and (kprof capture --metrics) measured, and their rates. */
-static void work_cells(struct kp_table *tb, struct kp_cell *c, const struct kp_row *row)
-{
-	if (row->flops >= 0)
-		report_cell_int(tb, &c[AC_FLOPS], row->flops, NULL);
-	if (row->bytes >= 0)
-		report_cell_int(tb, &c[AC_BYTES], row->bytes, NULL);
-	report_cell_fixed(tb, &c[AC_TFLOPS], row->flops_per_s, 1e12, 1);
-	report_cell_fixed(tb, &c[AC_GBPS], row->bytes_per_s, 1e9, 1);
 	if (row->mflops >= 0 || row->mbytes >= 0)
-		for (int k = AC_MTFLOPS; k <= AC_MBRATIO; k++)
-			report_col_show(tb, k, COL_BOTH);
-	report_cell_fixed(tb, &c[AC_MTFLOPS], row->mflops_per_s, 1e12, 1);
-	report_cell_fixed(tb, &c[AC_MFRATIO], row->mratio_flops, 1, 3);
-	report_cell_fixed(tb, &c[AC_MGBPS], row->mbytes_per_s, 1e9, 1);
-	report_cell_fixed(tb, &c[AC_MBRATIO], row->mratio_bytes, 1, 3);
-}
-
-/* %Peak, %BW, FLOP/B, Bound, Dtype and Prec. */
-static void peak_cells(struct kp_table *tb, struct kp_cell *c, const struct kp_row *row)
-{
-	report_cell_fixed(tb, &c[AC_PPF], row->pct_peak_flops, 1, 1);
-	report_cell_fixed(tb, &c[AC_PPB], row->pct_peak_bw, 1, 1);
-	report_cell_fixed(tb, &c[AC_AI], row->intensity, 1, 1);
-	report_cell_str(tb, &c[AC_BOUND], row->bound, row->bound ? NULL : "-");
-	report_cell_str(tb, &c[AC_DTYPE], row->dtype, row->dtype ? NULL : "-");
-	/* a FLOP peak applies only to rows with modelled FLOPs; csv/json keep the row's prec */
+		for (int k = METRIC_MTFLOPS; k <= METRIC_MBRATIO; k++)
+			doc_col_show(tb, k, COL_BOTH);
 	const char *prec = row->flops_per_s >= 0 ? row->prec : NULL;
-	report_cell_str(tb, &c[AC_PREC], row->prec, prec ? prec : "-");
 	if (row->dtype && prec && strcmp(row->dtype, prec))
-		report_col_show(tb, AC_DTYPE, COL_BOTH);
+		doc_col_show(tb, METRIC_DTYPE, COL_BOTH);
 }
 
-/* Flags, with over-peak figures in the warning tone. */
-static void flag_cells(struct kp_table *tb, struct kp_cell *c, const struct kp_row *row,
-		       struct kp_doc *doc)
-{
-	char b[128];
-	flags_text(row->flags & ~ROW_UNLINKED, b, sizeof(b));
-	if (b[0])
-		report_cell_str(tb, &c[AC_FLAGS], arena_strdup(&doc->arena, b), NULL);
-	else
-		report_cell_str(tb, &c[AC_FLAGS], NULL, "-");
-	if (row->flags & ROW_OVER_PEAK) {
-		c[AC_FLAGS].tone = TONE_WARN;
-		c[AC_PPF].tone = row->pct_peak_flops > 100 ? TONE_WARN : TONE_NONE;
-		c[AC_PPB].tone = row->pct_peak_bw > 100 ? TONE_WARN : TONE_NONE;
-	}
-}
-
-/* Shape, Op and the row's name (kernel names shortened unless --full-names). */
-static void name_cells(struct kp_table *tb, struct kp_cell *c, const struct kp_row *row,
-		       int by_kernel, const struct kp_render_opts *o, struct kp_doc *doc)
-{
-	report_cell_str(tb, &c[AC_SHAPE], row->shape, row->shape ? NULL : "-");
-	report_cell_str(tb, &c[AC_OP], row->op, row->op ? NULL : "(several)");
-	const char *shown = row->name;
-	if (by_kernel && !o->full_names)
-		shown = kernrole_short_name(&doc->arena, row->name);
-	report_cell_str(tb, &c[AC_NAME], row->name, shown);
-}
-
-static void rows_table(const struct kp_report *r, const struct kp_render_opts *o,
+static void rows_table(const struct kp_report *r, const struct kp_report_doc_opts *o,
 		       struct kp_doc *doc)
 {
 	struct kp_table *tb = rows_columns(r, o, doc);
+	struct kp_metric_ctx x = { .short_names = r->group == GROUP_KERNEL && !o->full_names };
 	for (size_t i = 0; i < r->nrows; i++) {
 		const struct kp_row *row = &r->rows[i];
-		struct kp_cell *c = report_row(tb);
-		time_cells(tb, c, row);
-		work_cells(tb, c, row);
-		peak_cells(tb, c, row);
-		flag_cells(tb, c, row, doc);
-		name_cells(tb, c, row, r->group == GROUP_KERNEL, o, doc);
+		struct kp_cell *c = doc_row(tb);
+		for (int k = 0; k < METRIC_N; k++)
+			metric_cell(tb, &c[k], row, k, &x);
+		row_columns(tb, row);
 	}
 }
 
-void render_device_line(const struct kp_report *r, char *buf, size_t cap)
+void report_doc_device_line(const struct kp_report *r, char *buf, size_t cap)
 {
 	const struct kp_device *d = r->dev;
 	if (!d) {
@@ -276,7 +158,7 @@ static void coverage_fact(const struct kp_report *r, struct kp_doc *doc)
 				sep = ", ";
 			}
 	}
-	report_fact_text(doc, "model", NULL, buf);
+	doc_fact_text(doc, "model", NULL, buf);
 }
 
 /*
@@ -292,12 +174,12 @@ static void prefix_fact(const struct kp_trace *t, struct kp_doc *doc)
 	units_time(b1, sizeof(b1), p->gpu_ns);
 	units_time(b2, sizeof(b2), p->until_ns - p->start_ns);
 	if (p->dropped)
-		report_fact_textf(
+		doc_fact_textf(
 			doc, "prefix", NULL,
 			"%" PRId64 " GPU %s without a launch call before the first one with a launch call (%s GPU time over the %s before it): left out (--drop-unlaunched-prefix)",
 			p->n, units_plural(p->n, "event", "events"), b1, b2);
 	else
-		report_fact_textf(
+		doc_fact_textf(
 			doc, "prefix", NULL,
 			"%" PRId64 " GPU %s without a launch call before the first one with a launch call (%s GPU time over the %s before it): counted (--drop-unlaunched-prefix leaves them out)",
 			p->n, units_plural(p->n, "event", "events"), b1, b2);
@@ -318,7 +200,7 @@ static void l2_fact(const struct kp_report *r, struct kp_doc *doc)
 	}
 	if (!n)
 		return;
-	report_fact_textf(doc, "l2", NULL,
+	doc_fact_textf(doc, "l2", NULL,
 			  "%" PRId64 " %s over the DRAM peak %s the %g MiB L2 (fits-L2: modelled "
 			  "bytes per kernel up to %.1f MB): their data can come from L2, not DRAM",
 			  n, units_plural(n, "row", "rows"), n == 1 ? "fits" : "fit",
@@ -330,23 +212,23 @@ static void human_facts(const struct kp_report *r, struct kp_doc *doc)
 {
 	const struct kp_trace *t = r->trace;
 	char b1[64], b2[64], dev[1024];
-	report_fact_textf(doc, "input", NULL, "%s  (%" PRId64 " %s, %zu %s, %zu %s, %zu GPU %s%s)",
+	doc_fact_textf(doc, "input", NULL, "%s  (%" PRId64 " %s, %zu %s, %zu %s, %zu GPU %s%s)",
 			  t->display, t->nevents, units_plural(t->nevents, "event", "events"),
 			  t->nops, units_plural((int64_t)t->nops, "op", "ops"), t->nlaunches,
 			  units_plural((int64_t)t->nlaunches, "launch", "launches"), t->ngpu,
 			  units_plural((int64_t)t->ngpu, "event", "events"),
 			  t->truncated ? ", truncated" : "");
-	render_device_line(r, dev, sizeof(dev));
-	report_fact_text(doc, "device", NULL, dev);
+	report_doc_device_line(r, dev, sizeof(dev));
+	doc_fact_text(doc, "device", NULL, dev);
 	if (r->clock_source == CLOCK_TRACE)
-		report_fact_textf(doc, "clock", NULL,
+		doc_fact_textf(doc, "clock", NULL,
 				  "trace: %.0f MHz SM clock, time-weighted over kernels",
 				  r->sm_clock_mhz);
 	else if (r->clock_source == CLOCK_OPTION)
-		report_fact_textf(doc, "clock", NULL, "option: --sm-clock %.0f MHz",
+		doc_fact_textf(doc, "clock", NULL, "option: --sm-clock %.0f MHz",
 				  r->sm_clock_mhz);
 	else
-		report_fact_text(
+		doc_fact_text(
 			doc, "clock", NULL,
 			"datasheet: each peak at the clock it assumes (no clock in the trace)");
 	/* two spans, each named; busy % is of the GPU span, as in the breakdown's split */
@@ -354,7 +236,7 @@ static void human_facts(const struct kp_report *r, struct kp_doc *doc)
 	if (r->tot.gpu_span_ns > 0)
 		snprintf(busy, sizeof(busy), " (%.1f%% of the GPU span)",
 			 100.0 * r->tot.gpu_busy_ns / r->tot.gpu_span_ns);
-	report_fact_textf(doc, "span", NULL, "trace %s, GPU %s; GPU busy %s%s, GPU time %s",
+	doc_fact_textf(doc, "span", NULL, "trace %s, GPU %s; GPU busy %s%s, GPU time %s",
 			  units_time(b1, sizeof(b1), r->tot.trace_span_ns),
 			  units_time(b2, sizeof(b2), r->tot.gpu_span_ns),
 			  units_time(b3, sizeof(b3), r->tot.gpu_busy_ns), busy,
@@ -364,7 +246,7 @@ static void human_facts(const struct kp_report *r, struct kp_doc *doc)
 	if (r->tot.steps)
 		snprintf(steps, sizeof(steps), ", %" PRId64 " %s", r->tot.steps,
 			 units_plural(r->tot.steps, "step", "steps"));
-	report_fact_textf(doc, "work", NULL,
+	doc_fact_textf(doc, "work", NULL,
 			  "%" PRId64 " %s, %" PRId64 " memcpy/memset, %" PRId64 " op %s, %" PRId64
 			  " unlinked%s",
 			  r->tot.kernels, units_plural(r->tot.kernels, "kernel", "kernels"),
@@ -374,18 +256,18 @@ static void human_facts(const struct kp_report *r, struct kp_doc *doc)
 	if (r->tot.measured)
 		snprintf(meas, sizeof(meas), "; %" PRId64 " %s measured", r->tot.measured,
 			 units_plural(r->tot.measured, "kernel", "kernels"));
-	report_fact_textf(doc, "flops", NULL, "%s FLOP total (modelled%s), %s bytes compulsory",
+	doc_fact_textf(doc, "flops", NULL, "%s FLOP total (modelled%s), %s bytes compulsory",
 			  units_count(b1, sizeof(b1), (double)r->tot.flops), meas,
 			  units_count(b2, sizeof(b2), (double)r->tot.bytes));
 	if (r->tot.gpu_time_ns > 0)
 		coverage_fact(r, doc);
 	l2_fact(r, doc);
 	if (t->ngpu == 0)
-		report_fact_text(
+		doc_fact_text(
 			doc, "note", NULL,
 			"the trace holds no GPU events (kernels, memcpy, memset): the GPU table is empty");
 	if (r->tot.gpu_time_ns > r->tot.gpu_busy_ns)
-		report_fact_textf(
+		doc_fact_textf(
 			doc, "note", NULL,
 			"GPU time sums the GPU events' durations and GPU busy is their union: work "
 			"overlapped on several streams for %s, so GPU time exceeds GPU busy%s",
@@ -397,56 +279,56 @@ static void human_facts(const struct kp_report *r, struct kp_doc *doc)
 static void machine_facts(const struct kp_report *r, struct kp_doc *doc)
 {
 	const struct kp_trace *t = r->trace;
-	report_fact_text(doc, NULL, "input", t->display);
-	report_fact_bool(doc, NULL, "truncated", t->truncated);
-	report_fact_text(doc, NULL, "group_by", group_name(r->group));
-	report_object(doc, "device");
-	report_fact_text(doc, NULL, "name", r->device_name);
-	report_fact_text(doc, NULL, "matched", r->dev ? r->dev->name : NULL);
-	report_fact_text(doc, NULL, "match", r->dev ? r->match : NULL);
-	report_fact_num(doc, NULL, "sm_clock_mhz",
+	doc_fact_text(doc, NULL, "input", t->display);
+	doc_fact_bool(doc, NULL, "truncated", t->truncated);
+	doc_fact_text(doc, NULL, "group_by", group_name(r->group));
+	doc_object(doc, "device");
+	doc_fact_text(doc, NULL, "name", r->device_name);
+	doc_fact_text(doc, NULL, "matched", r->dev ? r->dev->name : NULL);
+	doc_fact_text(doc, NULL, "match", r->dev ? r->match : NULL);
+	doc_fact_num(doc, NULL, "sm_clock_mhz",
 			r->clock_source == CLOCK_DATASHEET ? NAN : r->sm_clock_mhz);
-	report_fact_text(doc, NULL, "clock_source", clock_source_name(r->clock_source));
-	report_fact_rate(doc, NULL, "peak_dram_bytes_per_s",
+	doc_fact_text(doc, NULL, "clock_source", clock_source_name(r->clock_source));
+	doc_fact_rate(doc, NULL, "peak_dram_bytes_per_s",
 			 r->dev ? devdb_peak_bw(r->dev, 0) : NAN, "B/s");
-	report_fact_text(doc, NULL, "host_link", r->dev ? r->dev->host_link : NULL);
+	doc_fact_text(doc, NULL, "host_link", r->dev ? r->dev->host_link : NULL);
 	double hbw = devdb_path_bw(r->dev, MEMPATH_HOST), pbw = devdb_path_bw(r->dev, MEMPATH_PEER);
-	report_fact_rate(doc, NULL, "peak_host_bytes_per_s", hbw > 0 ? hbw : NAN, "B/s");
-	report_fact_rate(doc, NULL, "peak_peer_bytes_per_s", pbw > 0 ? pbw : NAN, "B/s");
-	report_end(doc);
-	report_object(doc, "totals");
-	report_fact_time(doc, NULL, "trace_span_ns", r->tot.trace_span_ns);
-	report_fact_time(doc, NULL, "gpu_span_ns", r->tot.gpu_span_ns);
-	report_fact_time(doc, NULL, "gpu_busy_ns", r->tot.gpu_busy_ns);
-	report_fact_time(doc, NULL, "gpu_time_ns", r->tot.gpu_time_ns);
-	report_fact_count(doc, NULL, "kernels", r->tot.kernels);
-	report_fact_count(doc, NULL, "memops", r->tot.memops);
-	report_fact_count(doc, NULL, "ops", r->tot.ops);
-	report_fact_count(doc, NULL, "unlinked", r->tot.unlinked);
-	report_fact_count(doc, NULL, "steps", r->tot.steps);
+	doc_fact_rate(doc, NULL, "peak_host_bytes_per_s", hbw > 0 ? hbw : NAN, "B/s");
+	doc_fact_rate(doc, NULL, "peak_peer_bytes_per_s", pbw > 0 ? pbw : NAN, "B/s");
+	doc_end(doc);
+	doc_object(doc, "totals");
+	doc_fact_time(doc, NULL, "trace_span_ns", r->tot.trace_span_ns);
+	doc_fact_time(doc, NULL, "gpu_span_ns", r->tot.gpu_span_ns);
+	doc_fact_time(doc, NULL, "gpu_busy_ns", r->tot.gpu_busy_ns);
+	doc_fact_time(doc, NULL, "gpu_time_ns", r->tot.gpu_time_ns);
+	doc_fact_count(doc, NULL, "kernels", r->tot.kernels);
+	doc_fact_count(doc, NULL, "memops", r->tot.memops);
+	doc_fact_count(doc, NULL, "ops", r->tot.ops);
+	doc_fact_count(doc, NULL, "unlinked", r->tot.unlinked);
+	doc_fact_count(doc, NULL, "steps", r->tot.steps);
 	const struct kp_prefix *p = &t->prefix;
-	report_object(doc, "unlaunched_prefix");
-	report_fact_count(doc, NULL, "events", p->n);
-	report_fact_time(doc, NULL, "gpu_time_ns", p->gpu_ns);
-	report_fact_time(doc, NULL, "before_first_launched_ns", p->n ? p->until_ns - p->start_ns : 0);
-	report_fact_bool(doc, NULL, "dropped", p->dropped);
-	report_end(doc);
+	doc_object(doc, "unlaunched_prefix");
+	doc_fact_count(doc, NULL, "events", p->n);
+	doc_fact_time(doc, NULL, "gpu_time_ns", p->gpu_ns);
+	doc_fact_time(doc, NULL, "before_first_launched_ns", p->n ? p->until_ns - p->start_ns : 0);
+	doc_fact_bool(doc, NULL, "dropped", p->dropped);
+	doc_end(doc);
 	if (r->tot.flops >= 0)
-		report_fact_count(doc, NULL, "flops", r->tot.flops);
+		doc_fact_count(doc, NULL, "flops", r->tot.flops);
 	else
-		report_fact_null(doc, NULL, "flops");
+		doc_fact_null(doc, NULL, "flops");
 	if (r->tot.bytes >= 0)
-		report_fact_count(doc, NULL, "bytes", r->tot.bytes);
+		doc_fact_count(doc, NULL, "bytes", r->tot.bytes);
 	else
-		report_fact_null(doc, NULL, "bytes");
-	report_fact_time(doc, NULL, "flops_modelled_ns", r->tot.flops_ns);
-	report_fact_time(doc, NULL, "bytes_only_ns", r->tot.bytes_only_ns);
-	report_fact_time(doc, NULL, "unmodelled_ns", r->tot.unmodelled_ns);
-	report_object(doc, "unmodelled_kernels");
+		doc_fact_null(doc, NULL, "bytes");
+	doc_fact_time(doc, NULL, "flops_modelled_ns", r->tot.flops_ns);
+	doc_fact_time(doc, NULL, "bytes_only_ns", r->tot.bytes_only_ns);
+	doc_fact_time(doc, NULL, "unmodelled_ns", r->tot.unmodelled_ns);
+	doc_object(doc, "unmodelled_kernels");
 	for (int k = 0; k < 6; k++)
-		report_fact_count(doc, NULL, nomodel_names[k][1], r->tot.nomodel_kernels[k]);
-	report_end(doc);
-	report_end(doc);
+		doc_fact_count(doc, NULL, nomodel_names[k][1], r->tot.nomodel_kernels[k]);
+	doc_end(doc);
+	doc_end(doc);
 }
 
 /* The measured table of cuda_profiler_range records (see kp_mrow). */
@@ -464,31 +346,31 @@ static void measured_table(const struct kp_report *r, struct kp_doc *doc)
 {
 	if (!r->nmrows)
 		return;
-	report_fact_textf(
+	doc_fact_textf(
 		doc, "measured", NULL,
 		"%zu cuda_profiler_range %s (CUPTI range profiler): FLOPs from SASS FP instruction counts (add + mul + 2 x fma; tensor-core instructions not counted); their durations are profiler spacing, not kernel time",
 		r->trace->nranges, units_plural((int64_t)r->trace->nranges, "record", "records"));
-	struct kp_table *tb = report_table(doc, "measured", m_cols, MC_N);
+	struct kp_table *tb = doc_table(doc, "measured", m_cols, MC_N);
 	char b[64];
 	for (size_t i = 0; i < r->nmrows; i++) {
 		const struct kp_mrow *m = &r->mrows[i];
-		struct kp_cell *c = report_row(tb);
-		report_cell_int(tb, &c[MC_CALLS], m->calls, NULL);
+		struct kp_cell *c = doc_row(tb);
+		doc_cell_int(tb, &c[MC_CALLS], m->calls, NULL);
 		for (int k = 0; k < 3; k++) {
 			if (m->flops[k] >= 0)
-				report_cell_int(tb, &c[MC_FP64 + k], m->flops[k],
+				doc_cell_int(tb, &c[MC_FP64 + k], m->flops[k],
 						units_fixed(b, sizeof(b), (double)m->flops[k], 1e9,
 							    3));
 			else
-				report_cell_num(tb, &c[MC_FP64 + k], -1, "-");
+				doc_cell_num(tb, &c[MC_FP64 + k], -1, "-");
 		}
-		report_cell_str(tb, &c[MC_NAME], m->name, kernrole_short_name(&doc->arena, m->name));
+		doc_cell_str(tb, &c[MC_NAME], m->name, kernrole_short_name(&doc->arena, m->name));
 	}
 }
 
 static void warning_fact(const char *line, void *doc)
 {
-	report_fact_text(doc, NULL, NULL, line);
+	doc_fact_text(doc, NULL, NULL, line);
 }
 
 /* the lines stderr gets (one per kind, or every one with --warnings=all) */
@@ -497,13 +379,13 @@ static void warnings(const struct kp_warnings *w, struct kp_doc *doc)
 	diag_warn_lines(w, NULL, warning_fact, doc);
 }
 
-void render_report_doc(const struct kp_report *r, const struct kp_render_opts *o,
+void report_doc(const struct kp_report *r, const struct kp_report_doc_opts *o,
 		       struct kp_doc *doc)
 {
 	char b1[32], b2[32];
-	report_init(doc, "analyze", 6);
+	doc_init(doc, "analyze", 6);
 	int64_t nev = r->tot.kernels + r->tot.memops;
-	report_summary(doc, "%s GPU time in %" PRId64 " GPU %s, %s GPU span",
+	doc_summary(doc, "%s GPU time in %" PRId64 " GPU %s, %s GPU span",
 		       units_time(b1, sizeof(b1), r->tot.gpu_time_ns), nev,
 		       units_plural(nev, "event", "events"),
 		       units_time(b2, sizeof(b2), r->tot.gpu_span_ns));
@@ -511,16 +393,16 @@ void render_report_doc(const struct kp_report *r, const struct kp_render_opts *o
 	machine_facts(r, doc);
 	rows_table(r, o, doc);
 	measured_table(r, doc);
-	report_array(doc, "warnings", 1);
+	doc_array(doc, "warnings", 1);
 	warnings(&r->trace->warn, doc);
 	warnings(&r->warn, doc);
-	report_end(doc);
+	doc_end(doc);
 }
 
-void render_report(const struct kp_report *r, const struct kp_render_opts *o, FILE *fp)
+void report_doc_write(const struct kp_report *r, const struct kp_report_doc_opts *o, FILE *fp)
 {
 	struct kp_doc doc;
-	render_report_doc(r, o, &doc);
+	report_doc(r, o, &doc);
 	table_render(&doc, o->format, o->color, fp);
-	report_free(&doc);
+	doc_free(&doc);
 }

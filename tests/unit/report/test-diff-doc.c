@@ -1,5 +1,5 @@
 /*
- * test-diff-render.c — the diff document (diff-render.c) of a synthetic struct kp_diff: header
+ * test-diff-doc.c — the diff document (diff-doc.c) of a synthetic struct kp_diff: header
  * lines, the gate verdict and its json, and the rows table's cells and tones.
  */
 #include <math.h>
@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "kprof/diff-render.h"
+#include "kprof/diff-doc.h"
 
 static const struct kp_item *fact(const struct kp_doc *doc, const char *key)
 {
@@ -124,9 +124,9 @@ static void header_lines_tell_inputs_totals_and_rows(void **state)
 				      row("newk", -1, 100000, DIFF_NEW) };
 	struct kp_diff d;
 	fill(&d, rows, 3);
-	struct kp_diff_render_opts o = { 0 };
+	struct kp_diff_doc_opts o = { 0 };
 	struct kp_doc doc;
-	diff_render_doc(&d, &o, &doc);
+	diff_doc(&d, &o, &doc);
 	assert_string_equal(doc.command, "diff");
 	assert_string_equal(doc.summary, "GPU time 2.000 ms -> 2.500 ms: +500.000 us (+25.0%, 1.250x) "
 					 "= paired +400.000 us + new 100.000 us - gone 0 ns");
@@ -151,7 +151,7 @@ static void header_lines_tell_inputs_totals_and_rows(void **state)
 	assert_int_equal(jfact(&doc, "summary", "noise_ns")->v.type, VAL_NULL);
 	assert_int_equal(jfact(&doc, "gate", "tripped")->v.i, 0);
 	assert_int_equal(jfact(&doc, "gate", "fail_above_pct")->v.type, VAL_NULL);
-	report_free(&doc);
+	doc_free(&doc);
 
 	d.opts.per_step = 1;
 	d.opts.how = NORM_STEPS;
@@ -163,7 +163,7 @@ static void header_lines_tell_inputs_totals_and_rows(void **state)
 	d.sum.total_ratio = -1;
 	d.sum.geomean_speedup = -1;
 	d.opts.key = GROUP_OP;
-	diff_render_doc(&d, &o, &doc);
+	diff_doc(&d, &o, &doc);
 	assert_string_equal(doc.summary, "GPU time per step 0 ns -> 2.500 ms: +2.500 ms (N/A) = "
 					 "paired +2.400 ms + new 100.000 us - gone 0 ns");
 	assert_string_equal(ftext(&doc, "compare"),
@@ -171,7 +171,7 @@ static void header_lines_tell_inputs_totals_and_rows(void **state)
 	assert_non_null(strstr(ftext(&doc, "rows"), "ops: 2 paired"));
 	assert_non_null(strstr(ftext(&doc, "rows"), "geomean speedup N/A"));
 	assert_string_equal(rows_of(&doc)->cols[rows_of(&doc)->ncols - 1].title, "Op");
-	report_free(&doc);
+	doc_free(&doc);
 }
 
 static void renamed_kernels_get_a_note(void **state)
@@ -184,17 +184,17 @@ static void renamed_kernels_get_a_note(void **state)
 	d.sum.base_ns = d.sum.new_ns = 1000000;
 	d.sum.onesided_base_ns = 800000;
 	d.sum.onesided_new_ns = 300000;
-	struct kp_diff_render_opts o = { 0 };
+	struct kp_diff_doc_opts o = { 0 };
 	struct kp_doc doc;
-	diff_render_doc(&d, &o, &doc);
+	diff_doc(&d, &o, &doc);
 	assert_string_equal(ftext(&doc, "note"),
 			    "80% of base and 30% of new time is in kernels found on "
 			    "one side only; try --key op-shape");
-	report_free(&doc);
+	doc_free(&doc);
 	d.sum.onesided_base_ns = 500000; /* exactly half: not "most" */
-	diff_render_doc(&d, &o, &doc);
+	diff_doc(&d, &o, &doc);
 	assert_null(fact(&doc, "note"));
-	report_free(&doc);
+	doc_free(&doc);
 }
 
 static void the_gate_is_a_verdict_with_its_crossings(void **state)
@@ -207,15 +207,15 @@ static void the_gate_is_a_verdict_with_its_crossings(void **state)
 	struct kp_gate_opts g = {
 		.fail_above_pct = 5, .min_delta_ns = KP_MIN_DELTA_NS, .rules = rules, .nrules = 1
 	};
-	struct kp_diff_render_opts o = { .gate = &g };
+	struct kp_diff_doc_opts o = { .gate = &g };
 	struct kp_doc doc;
-	diff_render_doc(&d, &o, &doc);
+	diff_doc(&d, &o, &doc);
 	assert_string_equal(ftext(&doc, "gate"),
 			    "--fail-above 5% and 1 per-key limit, --min-delta 5.000 us, no noise estimate "
 			    "(needs 3+ ProfilerSteps per trace): passed");
 	assert_int_equal(fact(&doc, "gate")->tone, TONE_GOOD);
 	assert_string_equal(jfact(&doc, "rules", "pattern")->v.s, "gemm*");
-	report_free(&doc);
+	doc_free(&doc);
 
 	/* clang-format off */
 	struct kp_gate_hit hits[] = {
@@ -230,7 +230,7 @@ static void the_gate_is_a_verdict_with_its_crossings(void **state)
 	o.hits = hits;
 	o.nhits = 3;
 	d.opts.noise_k = -1;
-	diff_render_doc(&d, &o, &doc);
+	diff_doc(&d, &o, &doc);
 	assert_string_equal(ftext(&doc, "gate"),
 			    "--fail-above 5% and 1 per-key limit, --min-delta 5.000 us, "
 			    "no noise test (--noise-k 0): tripped by the total, 1 paired row and 1 new row");
@@ -246,12 +246,12 @@ static void the_gate_is_a_verdict_with_its_crossings(void **state)
 	assert_string_equal(it[2].jkey, "base_time_ns");
 	assert_int_equal(it[5].v.type, VAL_NULL); /* change_pct NAN */
 	assert_true(it[7].v.d == 12);
-	report_free(&doc);
+	doc_free(&doc);
 
 	o.nhits = 1; /* the total alone */
-	diff_render_doc(&d, &o, &doc);
+	diff_doc(&d, &o, &doc);
 	assert_non_null(strstr(ftext(&doc, "gate"), ": tripped by the total"));
-	report_free(&doc);
+	doc_free(&doc);
 }
 
 static void rows_carry_status_tone_and_shown_names(void **state)
@@ -266,9 +266,9 @@ static void rows_carry_status_tone_and_shown_names(void **state)
 	rows[0].share_pt = 12.34;
 	struct kp_diff d;
 	fill(&d, rows, 5);
-	struct kp_diff_render_opts o = { 0 };
+	struct kp_diff_doc_opts o = { 0 };
 	struct kp_doc doc;
-	diff_render_doc(&d, &o, &doc);
+	diff_doc(&d, &o, &doc);
 	const struct kp_table *tb = rows_of(&doc);
 	assert_int_equal(tb->nrows, 5);
 	const struct kp_cell *c = tb->cells;
@@ -293,14 +293,14 @@ static void rows_carry_status_tone_and_shown_names(void **state)
 	assert_string_equal(c[4 * w + col(tb, "status")].s, "gone");
 	/* no FLOPs anywhere: the TFLOP/s columns stay machine-only */
 	assert_int_equal(tb->cols[col(tb, "base_flops_per_s")].where, COL_MACHINE);
-	report_free(&doc);
+	doc_free(&doc);
 	rows[1].new_flops_per_s = 2e12;
-	diff_render_doc(&d, &o, &doc);
+	diff_doc(&d, &o, &doc);
 	tb = rows_of(&doc);
 	assert_int_equal(tb->cols[col(tb, "base_flops_per_s")].where, COL_BOTH);
 	assert_int_equal(tb->cols[col(tb, "new_pct_peak_flops")].where, COL_BOTH);
 	assert_string_equal(tb->cells[w + col(tb, "new_flops_per_s")].human, "2.0");
-	report_free(&doc);
+	doc_free(&doc);
 }
 
 int main(void)

@@ -1,23 +1,23 @@
 /*
- * report.h — the report document every command builds: header facts (typed key/values),
+ * doc.h — the document every command builds: header facts (typed key/values),
  * JSON objects and arrays, and tables of typed cells, in the order they print.  One
  * renderer (table.h) turns it into table, csv, json or markdown; builders never look at
  * the format.
  *
  * Adding a header fact is one line in the command's builder:
- *     report_fact_pct(doc, "noise", "noise_pct", 1.8);
+ *     doc_fact_pct(doc, "noise", "noise_pct", 1.8);
  * prints "# noise   1.8%" (table), "- noise: 1.8%" (markdown) and "noise_pct": 1.8 (json);
  * a NULL key keeps it out of table/markdown, a NULL json key out of json.
  * Adding a column is one line in the command's column enum, one in its designated-initializer
- * table ([DC_NOISE] = { "Noise", "noise_pct", COL_BOTH, 0 }) and the report_cell_*() call
+ * table ([DC_NOISE] = { "Noise", "noise_pct", COL_BOTH, 0 }) and the doc_cell_*() call
  * that fills it; columns print in enum order, the text name column last.
  *
  * Charts (html and svg formats; json carries them under their key, table/csv/markdown skip
- * them) are typed data, not pictures: report_chart() and the chart_*() appenders below.  A
- * fact's tone (report_fact_tone()) marks a verdict: html shows it as a coloured banner.
+ * them) are typed data, not pictures: doc_chart() and the chart_*() appenders below.  A
+ * fact's tone (doc_fact_tone()) marks a verdict: html shows it as a coloured banner.
  */
-#ifndef KPROF_REPORT_H
-#define KPROF_REPORT_H
+#ifndef KPROF_DOC_H
+#define KPROF_DOC_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -56,7 +56,7 @@ struct kp_cell {
 struct kp_table {
 	struct kp_arena *arena; /* the document's */
 	int ncols;
-	struct kp_col *cols; /* a copy: report_col_*() adjust it for this document */
+	struct kp_col *cols; /* a copy: doc_col_*() adjust it for this document */
 	struct kp_cell *cells;
 	size_t nrows, caprows;
 };
@@ -155,7 +155,7 @@ struct kp_item {
 	enum kp_tone tone;      /* FACT: TONE_BAD/TONE_GOOD make it a verdict */
 };
 
-/* The document.  Owns its items, tables and strings; free with report_free(). */
+/* The document.  Owns its items, tables and strings; free with doc_free(). */
 struct kp_doc {
 	struct kp_arena arena;
 	const char *command; /* "analyze": the json "kprof" object and markdown title */
@@ -167,53 +167,53 @@ struct kp_doc {
 };
 
 /* Prototypes */
-void report_init(struct kp_doc *doc, const char *command, int key_width);
-void report_free(struct kp_doc *doc);
+void doc_init(struct kp_doc *doc, const char *command, int key_width);
+void doc_free(struct kp_doc *doc);
 /* The markdown summary line (printf format), copied. */
-void report_summary(struct kp_doc *doc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void doc_summary(struct kp_doc *doc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Header facts.  @key and @jkey are borrowed (string literals), values are copied. */
-void report_fact_text(struct kp_doc *doc, const char *key, const char *jkey, const char *s);
-void report_fact_textf(struct kp_doc *doc, const char *key, const char *jkey, const char *fmt, ...)
+void doc_fact_text(struct kp_doc *doc, const char *key, const char *jkey, const char *s);
+void doc_fact_textf(struct kp_doc *doc, const char *key, const char *jkey, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
-void report_fact_count(struct kp_doc *doc, const char *key, const char *jkey, int64_t n);
-void report_fact_time(struct kp_doc *doc, const char *key, const char *jkey, int64_t ns);
+void doc_fact_count(struct kp_doc *doc, const char *key, const char *jkey, int64_t n);
+void doc_fact_time(struct kp_doc *doc, const char *key, const char *jkey, int64_t ns);
 /* Non-finite values are null. */
-void report_fact_num(struct kp_doc *doc, const char *key, const char *jkey, double v);
-void report_fact_pct(struct kp_doc *doc, const char *key, const char *jkey, double pct);
-void report_fact_rate(struct kp_doc *doc, const char *key, const char *jkey, double per_s,
+void doc_fact_num(struct kp_doc *doc, const char *key, const char *jkey, double v);
+void doc_fact_pct(struct kp_doc *doc, const char *key, const char *jkey, double pct);
+void doc_fact_rate(struct kp_doc *doc, const char *key, const char *jkey, double per_s,
 		      const char *unit);
-void report_fact_bool(struct kp_doc *doc, const char *key, const char *jkey, int v);
-void report_fact_null(struct kp_doc *doc, const char *key, const char *jkey);
+void doc_fact_bool(struct kp_doc *doc, const char *key, const char *jkey, int v);
+void doc_fact_null(struct kp_doc *doc, const char *key, const char *jkey);
 
-/* json nesting: an object or array member (@jkey NULL inside an array), closed by report_end(). */
-void report_object(struct kp_doc *doc, const char *jkey);
-void report_array(struct kp_doc *doc, const char *jkey, int lines);
-void report_end(struct kp_doc *doc);
+/* json nesting: an object or array member (@jkey NULL inside an array), closed by doc_end(). */
+void doc_object(struct kp_doc *doc, const char *jkey);
+void doc_array(struct kp_doc *doc, const char *jkey, int lines);
+void doc_end(struct kp_doc *doc);
 
-/* A table (json member @jkey) with a copy of @cols; rows follow with report_row(). */
-struct kp_table *report_table(struct kp_doc *doc, const char *jkey, const struct kp_col *cols,
+/* A table (json member @jkey) with a copy of @cols; rows follow with doc_row(). */
+struct kp_table *doc_table(struct kp_doc *doc, const char *jkey, const struct kp_col *cols,
 			      int ncols);
-void report_col_show(struct kp_table *tb, int col, unsigned where);
-void report_col_title(struct kp_table *tb, int col, const char *title);
+void doc_col_show(struct kp_table *tb, int col, unsigned where);
+void doc_col_title(struct kp_table *tb, int col, const char *title);
 /* Append a row; returns its ncols cells, all null. */
-struct kp_cell *report_row(struct kp_table *tb);
+struct kp_cell *doc_row(struct kp_table *tb);
 /* Cell setters; @human (copied) is the table/markdown text, NULL derives it from the value. */
-void report_cell_int(struct kp_table *tb, struct kp_cell *c, int64_t v, const char *human);
+void doc_cell_int(struct kp_table *tb, struct kp_cell *c, int64_t v, const char *human);
 /* @v < 0 or not finite: unknown (null), shown as @human or "-". */
-void report_cell_num(struct kp_table *tb, struct kp_cell *c, double v, const char *human);
-/* report_cell_num() shown as units_fixed(): @v / @scale with @decimals decimals, "-" if < 0. */
-void report_cell_fixed(struct kp_table *tb, struct kp_cell *c, double v, double scale,
+void doc_cell_num(struct kp_table *tb, struct kp_cell *c, double v, const char *human);
+/* doc_cell_num() shown as units_fixed(): @v / @scale with @decimals decimals, "-" if < 0. */
+void doc_cell_fixed(struct kp_table *tb, struct kp_cell *c, double v, double scale,
 		       int decimals);
 /* A signed number (deltas): only non-finite values are null. */
-void report_cell_signed(struct kp_table *tb, struct kp_cell *c, double v, const char *human);
+void doc_cell_signed(struct kp_table *tb, struct kp_cell *c, double v, const char *human);
 /* @s borrowed (it must outlive the document); NULL is null. */
-void report_cell_str(struct kp_table *tb, struct kp_cell *c, const char *s, const char *human);
+void doc_cell_str(struct kp_table *tb, struct kp_cell *c, const char *s, const char *human);
 /* The tone of the last fact added (a gate verdict). */
-void report_fact_tone(struct kp_doc *doc, enum kp_tone tone);
+void doc_fact_tone(struct kp_doc *doc, enum kp_tone tone);
 
 /* A chart (json member @jkey) of @kind named @name (both borrowed); data follow. */
-struct kp_chart *report_chart(struct kp_doc *doc, const char *jkey, enum kp_chart_kind kind,
+struct kp_chart *doc_chart(struct kp_doc *doc, const char *jkey, enum kp_chart_kind kind,
 			      const char *name, const char *title);
 /* The index of legend entry @name (borrowed), added when new; the last one when full. */
 int chart_series(struct kp_chart *ch, const char *name);
@@ -225,10 +225,10 @@ struct kp_cspan *chart_span(struct kp_doc *doc, struct kp_chart *ch, int lane, i
 void chart_mark(struct kp_doc *doc, struct kp_chart *ch, double v, const char *label);
 int chart_lane(struct kp_doc *doc, struct kp_chart *ch, const char *label);
 /* The document's first chart named @name, NULL none. */
-const struct kp_chart *report_find_chart(const struct kp_doc *doc, const char *name);
+const struct kp_chart *doc_find_chart(const struct kp_doc *doc, const char *name);
 /* The table/markdown text of cell @c ("-" for null), in @buf or the cell's (html.c too). */
-const char *report_cell_text(const struct kp_cell *c, char *buf, size_t cap);
+const char *doc_cell_text(const struct kp_cell *c, char *buf, size_t cap);
 /* The table/markdown text of a fact value ("4.812 ms", "42.8%"), in @buf or the value's. */
-const char *report_val_text(const struct kp_val *v, char *buf, size_t cap);
+const char *doc_val_text(const struct kp_val *v, char *buf, size_t cap);
 
-#endif /* KPROF_REPORT_H */
+#endif /* KPROF_DOC_H */

@@ -1,5 +1,5 @@
 /*
- * test-bdreport.c — the breakdown and launch statistics in the report document (bdreport.c),
+ * test-breakdown-doc.c — the breakdown and launch statistics in the document (breakdown-doc.c),
  * from struct kp_breakdown literals: header lines, the json objects, the rows tables.
  */
 #include <setjmp.h>
@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "kprof/bdreport.h"
+#include "kprof/breakdown-doc.h"
 
 static const char *ftext(const struct kp_doc *doc, const char *key)
 {
@@ -74,8 +74,8 @@ static void the_split_comm_and_idle_lines(void **state)
 		.all = bd(), .steps = steps, .nsteps = 1, .ndevices = 1, .launch_gap_ns = 10000
 	};
 	struct kp_doc doc;
-	report_init(&doc, "analyze", 8);
-	bdreport_breakdown(&doc, &b);
+	doc_init(&doc, "analyze", 8);
+	breakdown_doc(&doc, &b);
 	assert_string_equal(
 		ftext(&doc, "split"),
 		"GPU span 1.000 ms: compute 600.000 us 60.0%, comm 100.000 us 10.0%, memcpy 50.000 us "
@@ -92,18 +92,18 @@ static void the_split_comm_and_idle_lines(void **state)
 	assert_int_equal(jfact(&doc, "idle_by_cause", "sync_ns")->v.i, 50000);
 	/* no ProfilerSteps (one window numbered -1) and no streams: an empty table */
 	assert_int_equal(table(&doc, "breakdown_rows")->nrows, 0);
-	report_free(&doc);
+	doc_free(&doc);
 
 	b.all.comm_total_ns = 0;
 	b.all.span_ns = 0; /* an empty trace: percentages 0, not NaN */
 	b.ndevices = 2;
-	report_init(&doc, "analyze", 8);
-	bdreport_breakdown(&doc, &b);
+	doc_init(&doc, "analyze", 8);
+	breakdown_doc(&doc, &b);
 	assert_string_equal(ftext(&doc, "comm"), "no communication kernels");
 	assert_non_null(strstr(ftext(&doc, "split"), "compute 600.000 us 0.0%"));
 	assert_string_equal(ftext(&doc, "note"),
 			    "GPU work on 2 devices: the split is of their union");
-	report_free(&doc);
+	doc_free(&doc);
 }
 
 static void steps_then_streams_fill_the_rows_table(void **state)
@@ -121,8 +121,8 @@ static void steps_then_streams_fill_the_rows_table(void **state)
 				  .nstreams = 2,
 				  .ndevices = 1 };
 	struct kp_doc doc;
-	report_init(&doc, "analyze", 8);
-	bdreport_breakdown(&doc, &b);
+	doc_init(&doc, "analyze", 8);
+	breakdown_doc(&doc, &b);
 	const struct kp_table *tb = table(&doc, "breakdown_rows");
 	assert_int_equal(tb->nrows, 4);
 	size_t w = (size_t)tb->ncols;
@@ -143,16 +143,16 @@ static void steps_then_streams_fill_the_rows_table(void **state)
 	assert_int_equal(c[2 * w + col(tb, "idle_host_ns")].type, CELL_NULL);
 	assert_string_equal(c[2 * w + col(tb, "idle_host_ns")].human, "-");
 	assert_int_equal(c[2 * w + col(tb, "step")].type, CELL_NULL);
-	report_free(&doc);
+	doc_free(&doc);
 
 	b.ndevices = 2;
-	report_init(&doc, "analyze", 8);
-	bdreport_breakdown(&doc, &b);
+	doc_init(&doc, "analyze", 8);
+	breakdown_doc(&doc, &b);
 	tb = table(&doc, "breakdown_rows");
 	assert_string_equal(tb->cells[3 * (size_t)tb->ncols + col(tb, "window")].s,
 			    "device 1 stream 13");
 	assert_int_equal(tb->cells[3 * (size_t)tb->ncols + col(tb, "device")].i, 1);
-	report_free(&doc);
+	doc_free(&doc);
 }
 
 static void launch_lines_and_rows(void **state)
@@ -187,8 +187,8 @@ static void launch_lines_and_rows(void **state)
 				  .unlaunched = 3,
 				  .short_ns = 10000 };
 	struct kp_doc doc;
-	report_init(&doc, "analyze", 8);
-	bdreport_launches(&doc, &b, 2, 0, 0);
+	doc_init(&doc, "analyze", 8);
+	breakdown_doc_launches(&doc, &b, 2, 0, 0);
 	assert_string_equal(ftext(&doc, "launch"),
 			    "6 launch calls with GPU work: CPU 50.000 us (avg 8.333 us), launch->start avg "
 			    "4.000 us (max 9.000 us); 3 GPU events without a launch call");
@@ -206,23 +206,23 @@ static void launch_lines_and_rows(void **state)
 	assert_non_null(c[col(tb, "name")].human); /* shortened for humans */
 	assert_true(strlen(c[col(tb, "name")].human) < strlen(longname));
 	assert_string_equal(tb->cols[col(tb, "name")].title, "Kernel");
-	report_free(&doc);
+	doc_free(&doc);
 
 	/* all rows; op names and full names are shown as they are; 0 launches divide by 1 */
-	report_init(&doc, "analyze", 8);
-	bdreport_launches(&doc, &b, 0, 1, 0);
+	doc_init(&doc, "analyze", 8);
+	breakdown_doc_launches(&doc, &b, 0, 1, 0);
 	tb = table(&doc, "launches");
 	assert_int_equal(tb->nrows, 3);
 	assert_string_equal(tb->cols[col(tb, "name")].title, "Op");
 	assert_null(tb->cells[col(tb, "name")].human);
 	assert_int_equal(tb->cells[2 * (size_t)tb->ncols + col(tb, "cpu_avg_ns")].i, 0);
-	report_free(&doc);
-	report_init(&doc, "analyze", 8);
-	bdreport_launches(&doc, &b, 5, 0, 1);
+	doc_free(&doc);
+	doc_init(&doc, "analyze", 8);
+	breakdown_doc_launches(&doc, &b, 5, 0, 1);
 	tb = table(&doc, "launches");
 	assert_int_equal(tb->nrows, 3);
 	assert_null(tb->cells[col(tb, "name")].human);
-	report_free(&doc);
+	doc_free(&doc);
 }
 
 int main(void)

@@ -1,5 +1,5 @@
 /*
- * test-report.c — the report document (report.c): facts and their text, json nesting, tables
+ * test-doc.c — the document (doc.c): facts and their text, json nesting, tables
  * and cell setters, charts and their appenders.
  */
 #include <math.h>
@@ -13,28 +13,28 @@
 
 #include <cmocka.h>
 
-#include "kprof/report.h"
+#include "kprof/doc.h"
 
 static const char *vtext(const struct kp_doc *doc, size_t i, char *buf, size_t cap)
 {
-	return report_val_text(&doc->items[i].v, buf, cap);
+	return doc_val_text(&doc->items[i].v, buf, cap);
 }
 
-/* report_cell_text (moved from table.c so html.c needs no table.c): the text of each type */
+/* doc_cell_text (moved from table.c so html.c needs no table.c): the text of each type */
 static void cell_text_reads_as_its_type(void **state)
 {
 	(void)state;
 	char buf[32];
 	struct kp_cell c = { .type = CELL_INT, .i = -42 };
-	assert_string_equal(report_cell_text(&c, buf, sizeof(buf)), "-42");
+	assert_string_equal(doc_cell_text(&c, buf, sizeof(buf)), "-42");
 	c = (struct kp_cell){ .type = CELL_NUM, .d = 2.25 };
-	assert_string_equal(report_cell_text(&c, buf, sizeof(buf)), "2.2");
+	assert_string_equal(doc_cell_text(&c, buf, sizeof(buf)), "2.2");
 	c = (struct kp_cell){ .type = CELL_STR, .s = "aten::mm" };
-	assert_string_equal(report_cell_text(&c, buf, sizeof(buf)), "aten::mm");
+	assert_string_equal(doc_cell_text(&c, buf, sizeof(buf)), "aten::mm");
 	c = (struct kp_cell){ .type = CELL_NULL };
-	assert_string_equal(report_cell_text(&c, buf, sizeof(buf)), "-");
+	assert_string_equal(doc_cell_text(&c, buf, sizeof(buf)), "-");
 	c = (struct kp_cell){ .type = CELL_INT, .i = 4812, .human = "4.812 us" };
-	assert_string_equal(report_cell_text(&c, buf, sizeof(buf)), "4.812 us");
+	assert_string_equal(doc_cell_text(&c, buf, sizeof(buf)), "4.812 us");
 }
 
 static void facts_read_as_their_type(void **state)
@@ -42,18 +42,18 @@ static void facts_read_as_their_type(void **state)
 	(void)state;
 	struct kp_doc doc;
 	char buf[64];
-	report_init(&doc, "analyze", 8);
+	doc_init(&doc, "analyze", 8);
 	assert_string_equal(doc.command, "analyze");
 	assert_int_equal(doc.key_width, 8);
-	report_fact_text(&doc, "device", "device", "H100");
-	report_fact_count(&doc, "kernels", "kernels", 1234);
-	report_fact_time(&doc, "span", "span_ns", 4812000);
-	report_fact_num(&doc, "ratio", "ratio", 0.25);
-	report_fact_pct(&doc, "noise", "noise_pct", 1.84);
-	report_fact_bool(&doc, "gated", "gated", 7);
-	report_fact_null(&doc, "peak", "peak");
-	report_fact_textf(&doc, "x", NULL, "%d-%s", 3, "b");
-	report_fact_bool(&doc, "off", "off", 0);
+	doc_fact_text(&doc, "device", "device", "H100");
+	doc_fact_count(&doc, "kernels", "kernels", 1234);
+	doc_fact_time(&doc, "span", "span_ns", 4812000);
+	doc_fact_num(&doc, "ratio", "ratio", 0.25);
+	doc_fact_pct(&doc, "noise", "noise_pct", 1.84);
+	doc_fact_bool(&doc, "gated", "gated", 7);
+	doc_fact_null(&doc, "peak", "peak");
+	doc_fact_textf(&doc, "x", NULL, "%d-%s", 3, "b");
+	doc_fact_bool(&doc, "off", "off", 0);
 	assert_int_equal(doc.nitems, 9);
 	assert_string_equal(vtext(&doc, 0, buf, sizeof(buf)), "H100");
 	assert_string_equal(vtext(&doc, 1, buf, sizeof(buf)), "1234");
@@ -66,7 +66,7 @@ static void facts_read_as_their_type(void **state)
 	assert_string_equal(vtext(&doc, 7, buf, sizeof(buf)), "3-b");
 	assert_null(doc.items[7].jkey);
 	assert_string_equal(vtext(&doc, 8, buf, sizeof(buf)), "no");
-	report_free(&doc);
+	doc_free(&doc);
 	assert_int_equal(doc.nitems, 0);
 	assert_null(doc.items);
 }
@@ -75,17 +75,17 @@ static void non_finite_numbers_and_null_text_are_null_facts(void **state)
 {
 	(void)state;
 	struct kp_doc doc;
-	report_init(&doc, "t", 0);
-	report_fact_num(&doc, "a", "a", NAN);
-	report_fact_pct(&doc, "b", "b", INFINITY);
-	report_fact_rate(&doc, "c", "c", -INFINITY, "B/s");
-	report_fact_text(&doc, "d", "d", NULL);
-	report_fact_rate(&doc, "e", "e", 3.4e12, "B/s");
+	doc_init(&doc, "t", 0);
+	doc_fact_num(&doc, "a", "a", NAN);
+	doc_fact_pct(&doc, "b", "b", INFINITY);
+	doc_fact_rate(&doc, "c", "c", -INFINITY, "B/s");
+	doc_fact_text(&doc, "d", "d", NULL);
+	doc_fact_rate(&doc, "e", "e", 3.4e12, "B/s");
 	for (size_t i = 0; i < 4; i++)
 		assert_int_equal(doc.items[i].v.type, VAL_NULL);
 	assert_int_equal(doc.items[4].v.type, VAL_RATE);
 	assert_string_equal(doc.items[4].v.s, "B/s");
-	report_free(&doc);
+	doc_free(&doc);
 }
 
 static void text_facts_are_copied_and_cut_sequences_dropped(void **state)
@@ -93,34 +93,34 @@ static void text_facts_are_copied_and_cut_sequences_dropped(void **state)
 	(void)state;
 	struct kp_doc doc;
 	char name[16];
-	report_init(&doc, "t", 0);
+	doc_init(&doc, "t", 0);
 	strcpy(name, "gemm");
-	report_fact_text(&doc, "k", "k", name);
+	doc_fact_text(&doc, "k", "k", name);
 	strcpy(name, "XXXX");
 	assert_string_equal(doc.items[0].v.s, "gemm");
 	/* "ab" then the first two bytes of U+20AC (e2 82 ac): the partial sequence goes */
-	report_fact_text(&doc, "k", "k", "ab\xe2\x82");
+	doc_fact_text(&doc, "k", "k", "ab\xe2\x82");
 	assert_string_equal(doc.items[1].v.s, "ab");
-	report_fact_text(&doc, "k", "k", "ab\xe2\x82\xac");
+	doc_fact_text(&doc, "k", "k", "ab\xe2\x82\xac");
 	assert_string_equal(doc.items[2].v.s, "ab\xe2\x82\xac");
-	report_summary(&doc, "%d traces", 2);
+	doc_summary(&doc, "%d traces", 2);
 	assert_string_equal(doc.summary, "2 traces");
-	report_free(&doc);
+	doc_free(&doc);
 }
 
 static void facts_inside_objects_lose_their_table_key(void **state)
 {
 	(void)state;
 	struct kp_doc doc;
-	report_init(&doc, "t", 0);
-	report_fact_count(&doc, "top", "top", 1);
-	report_object(&doc, "obj");
-	report_fact_count(&doc, "inner", "inner", 2);
-	report_array(&doc, "arr", 1);
-	report_fact_count(&doc, "elem", NULL, 3);
-	report_end(&doc);
-	report_end(&doc);
-	report_end(&doc); /* unbalanced: ignored */
+	doc_init(&doc, "t", 0);
+	doc_fact_count(&doc, "top", "top", 1);
+	doc_object(&doc, "obj");
+	doc_fact_count(&doc, "inner", "inner", 2);
+	doc_array(&doc, "arr", 1);
+	doc_fact_count(&doc, "elem", NULL, 3);
+	doc_end(&doc);
+	doc_end(&doc);
+	doc_end(&doc); /* unbalanced: ignored */
 	assert_int_equal(doc.depth, 0);
 	assert_int_equal(doc.nitems, 7);
 	assert_string_equal(doc.items[0].key, "top");
@@ -133,23 +133,23 @@ static void facts_inside_objects_lose_their_table_key(void **state)
 	assert_null(doc.items[4].key);
 	assert_int_equal(doc.items[5].type, ITEM_END);
 	assert_int_equal(doc.items[6].type, ITEM_END);
-	report_free(&doc);
+	doc_free(&doc);
 }
 
 static void tone_marks_only_the_last_fact(void **state)
 {
 	(void)state;
 	struct kp_doc doc;
-	report_init(&doc, "t", 0);
-	report_fact_tone(&doc, TONE_BAD); /* nothing yet: no-op */
-	report_fact_text(&doc, "verdict", "verdict", "regression");
-	report_fact_tone(&doc, TONE_BAD);
-	report_object(&doc, "o");
-	report_fact_tone(&doc, TONE_GOOD); /* last item is an object: no-op */
-	report_end(&doc);
+	doc_init(&doc, "t", 0);
+	doc_fact_tone(&doc, TONE_BAD); /* nothing yet: no-op */
+	doc_fact_text(&doc, "verdict", "verdict", "regression");
+	doc_fact_tone(&doc, TONE_BAD);
+	doc_object(&doc, "o");
+	doc_fact_tone(&doc, TONE_GOOD); /* last item is an object: no-op */
+	doc_end(&doc);
 	assert_int_equal(doc.items[0].tone, TONE_BAD);
 	assert_int_equal(doc.items[1].tone, TONE_NONE);
-	report_free(&doc);
+	doc_free(&doc);
 }
 
 static void tables_copy_columns_and_rows_start_null(void **state)
@@ -158,10 +158,10 @@ static void tables_copy_columns_and_rows_start_null(void **state)
 	struct kp_col cols[] = { { "Time", "time_ns", COL_BOTH, 0 },
 				 { "Name", "name", COL_BOTH, 1 } };
 	struct kp_doc doc;
-	report_init(&doc, "t", 0);
-	struct kp_table *tb = report_table(&doc, "rows", cols, 2);
-	report_col_show(tb, 0, COL_MACHINE);
-	report_col_title(tb, 1, "Kernel");
+	doc_init(&doc, "t", 0);
+	struct kp_table *tb = doc_table(&doc, "rows", cols, 2);
+	doc_col_show(tb, 0, COL_MACHINE);
+	doc_col_title(tb, 1, "Kernel");
 	assert_int_equal(cols[0].where, COL_BOTH); /* the caller's table is untouched */
 	assert_string_equal(cols[1].title, "Name");
 	assert_int_equal(tb->cols[0].where, COL_MACHINE);
@@ -170,15 +170,15 @@ static void tables_copy_columns_and_rows_start_null(void **state)
 	assert_ptr_equal(doc.items[0].table, tb);
 	/* more rows than the first allocation: cells stay addressable row-major */
 	for (int r = 0; r < 100; r++) {
-		struct kp_cell *c = report_row(tb);
+		struct kp_cell *c = doc_row(tb);
 		assert_int_equal(c[0].type, CELL_NULL);
 		assert_int_equal(c[1].type, CELL_NULL);
-		report_cell_int(tb, &c[0], r, NULL);
+		doc_cell_int(tb, &c[0], r, NULL);
 	}
 	assert_int_equal(tb->nrows, 100);
 	assert_int_equal(tb->cells[99 * 2].i, 99);
 	assert_int_equal(tb->cells[64 * 2].i, 64);
-	report_free(&doc);
+	doc_free(&doc);
 }
 
 static void cell_setters_null_what_they_cannot_show(void **state)
@@ -187,50 +187,50 @@ static void cell_setters_null_what_they_cannot_show(void **state)
 	struct kp_col cols[] = { { "A", "a", COL_BOTH, 0 } };
 	struct kp_doc doc;
 	char human[8] = "1.0 us";
-	report_init(&doc, "t", 0);
-	struct kp_table *tb = report_table(&doc, "r", cols, 1);
-	struct kp_cell *c = report_row(tb);
-	report_cell_num(tb, c, -1, NULL);
+	doc_init(&doc, "t", 0);
+	struct kp_table *tb = doc_table(&doc, "r", cols, 1);
+	struct kp_cell *c = doc_row(tb);
+	doc_cell_num(tb, c, -1, NULL);
 	assert_int_equal(c->type, CELL_NULL);
-	report_cell_num(tb, c, NAN, "n/a");
+	doc_cell_num(tb, c, NAN, "n/a");
 	assert_int_equal(c->type, CELL_NULL);
 	assert_string_equal(c->human, "n/a");
-	report_cell_num(tb, c, 2.5, human);
+	doc_cell_num(tb, c, 2.5, human);
 	human[0] = 'X';
 	assert_int_equal(c->type, CELL_NUM);
 	assert_true(c->d == 2.5);
 	assert_string_equal(c->human, "1.0 us"); /* copied */
-	report_cell_signed(tb, c, -3.0, NULL);
+	doc_cell_signed(tb, c, -3.0, NULL);
 	assert_int_equal(c->type, CELL_NUM);
 	assert_true(c->d == -3.0);
 	assert_null(c->human);
-	report_cell_signed(tb, c, INFINITY, NULL);
+	doc_cell_signed(tb, c, INFINITY, NULL);
 	assert_int_equal(c->type, CELL_NULL);
 	const char *s = "gemm";
-	report_cell_str(tb, c, s, NULL);
+	doc_cell_str(tb, c, s, NULL);
 	assert_int_equal(c->type, CELL_STR);
 	assert_ptr_equal(c->s, s); /* borrowed */
-	report_cell_str(tb, c, NULL, NULL);
+	doc_cell_str(tb, c, NULL, NULL);
 	assert_int_equal(c->type, CELL_NULL);
-	/* report_cell_fixed: the value kept, shown scaled with its decimals, "-" below 0 */
-	report_cell_fixed(tb, c, 1.25e12, 1e12, 1);
+	/* doc_cell_fixed: the value kept, shown scaled with its decimals, "-" below 0 */
+	doc_cell_fixed(tb, c, 1.25e12, 1e12, 1);
 	assert_int_equal(c->type, CELL_NUM);
 	assert_true(c->d == 1.25e12);
 	assert_string_equal(c->human, "1.2");
-	report_cell_fixed(tb, c, 0.5, 1, 3);
+	doc_cell_fixed(tb, c, 0.5, 1, 3);
 	assert_string_equal(c->human, "0.500");
-	report_cell_fixed(tb, c, -1, 1e9, 1);
+	doc_cell_fixed(tb, c, -1, 1e9, 1);
 	assert_int_equal(c->type, CELL_NULL);
 	assert_string_equal(c->human, "-");
-	report_free(&doc);
+	doc_free(&doc);
 }
 
 static void chart_series_are_unique_and_capped(void **state)
 {
 	(void)state;
 	struct kp_doc doc;
-	report_init(&doc, "t", 0);
-	struct kp_chart *ch = report_chart(&doc, "roofline", CHART_ROOFLINE, "roofline",
+	doc_init(&doc, "t", 0);
+	struct kp_chart *ch = doc_chart(&doc, "roofline", CHART_ROOFLINE, "roofline",
 					   "Roofline");
 	assert_int_equal(chart_series(ch, "gemm"), 0);
 	assert_int_equal(chart_series(ch, "conv"), 1);
@@ -243,7 +243,7 @@ static void chart_series_are_unique_and_capped(void **state)
 	/* full: the last index, and no new entry */
 	assert_int_equal(chart_series(ch, names[15]), CHART_SERIES_MAX - 1);
 	assert_int_equal(ch->nseries, CHART_SERIES_MAX);
-	report_free(&doc);
+	doc_free(&doc);
 }
 
 static void chart_appenders_copy_strings_and_grow(void **state)
@@ -251,9 +251,9 @@ static void chart_appenders_copy_strings_and_grow(void **state)
 	(void)state;
 	struct kp_doc doc;
 	char label[16];
-	report_init(&doc, "t", 0);
-	report_chart(&doc, "a", CHART_LIST, "first", "First");
-	struct kp_chart *ch = report_chart(&doc, "b", CHART_TIMELINE, "timeline", "Timeline");
+	doc_init(&doc, "t", 0);
+	doc_chart(&doc, "a", CHART_LIST, "first", "First");
+	struct kp_chart *ch = doc_chart(&doc, "b", CHART_TIMELINE, "timeline", "Timeline");
 	for (int i = 0; i < 40; i++) {
 		snprintf(label, sizeof(label), "p%d", i);
 		chart_point(&doc, ch, i, 2.0 * i, 1, 0, label, i == 0 ? "tip" : NULL);
@@ -274,10 +274,10 @@ static void chart_appenders_copy_strings_and_grow(void **state)
 	assert_int_equal(ch->spans[17].t1, 175);
 	assert_string_equal(ch->marks[20].label, "p20");
 	assert_string_equal(ch->lanes[33], "p33");
-	assert_ptr_equal(report_find_chart(&doc, "timeline"), ch);
-	assert_non_null(report_find_chart(&doc, "first"));
-	assert_null(report_find_chart(&doc, "roofline"));
-	report_free(&doc);
+	assert_ptr_equal(doc_find_chart(&doc, "timeline"), ch);
+	assert_non_null(doc_find_chart(&doc, "first"));
+	assert_null(doc_find_chart(&doc, "roofline"));
+	doc_free(&doc);
 }
 
 int main(void)

@@ -1,8 +1,8 @@
 /*
- * diff-render.c — a comparison as a report document: which inputs, how they were paired and
+ * diff-doc.c — a comparison as a document: which inputs, how they were paired and
  * normalized, the totals, the gate, and one row per key.
  */
-#include "kprof/diff-render.h"
+#include "kprof/diff-doc.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -83,52 +83,52 @@ static enum kp_tone change_tone(const struct kp_diff_row *r)
 
 static void rows_table(const struct kp_diff *d, struct kp_doc *doc)
 {
-	struct kp_table *tb = report_table(doc, "rows", diff_cols, DC_N);
+	struct kp_table *tb = doc_table(doc, "rows", diff_cols, DC_N);
 	if (any_flops(d))
 		for (int j = DC_BTFL; j <= DC_NPPK; j++)
-			report_col_show(tb, j, COL_BOTH);
+			doc_col_show(tb, j, COL_BOTH);
 	if (d->opts.key != GROUP_KERNEL)
-		report_col_title(tb, DC_NAME, "Op");
+		doc_col_title(tb, DC_NAME, "Op");
 	char b[128];
 	for (size_t i = 0; i < d->nrows; i++) {
 		const struct kp_diff_row *r = &d->rows[i];
-		struct kp_cell *c = report_row(tb);
-		report_cell_str(tb, &c[DC_KEY], r->key, NULL);
-		report_cell_str(tb, &c[DC_STATUS], status_names[r->status], NULL);
+		struct kp_cell *c = doc_row(tb);
+		doc_cell_str(tb, &c[DC_KEY], r->key, NULL);
+		doc_cell_str(tb, &c[DC_STATUS], status_names[r->status], NULL);
 		if (r->has_base)
-			report_cell_int(tb, &c[DC_BASE], r->base_ns,
+			doc_cell_int(tb, &c[DC_BASE], r->base_ns,
 					units_time(b, sizeof(b), r->base_ns));
 		if (r->has_new)
-			report_cell_int(tb, &c[DC_NEW], r->new_ns,
+			doc_cell_int(tb, &c[DC_NEW], r->new_ns,
 					units_time(b, sizeof(b), r->new_ns));
-		report_cell_int(tb, &c[DC_DELTA], r->delta_ns,
+		doc_cell_int(tb, &c[DC_DELTA], r->delta_ns,
 				signed_time(b, sizeof(b), r->delta_ns));
 		if (r->ratio >= 0) {
 			snprintf(b, sizeof(b), "%.3fx", r->ratio);
-			report_cell_num(tb, &c[DC_RATIO], r->ratio, b);
+			doc_cell_num(tb, &c[DC_RATIO], r->ratio, b);
 		} else {
-			report_cell_num(tb, &c[DC_RATIO], -1, "N/A");
+			doc_cell_num(tb, &c[DC_RATIO], -1, "N/A");
 		}
 		c[DC_DELTA].tone = c[DC_RATIO].tone = change_tone(r);
 		snprintf(b, sizeof(b), "%+.1fpt", r->share_pt);
 		if (!strcmp(b, "-0.0pt") || !strcmp(b, "+0.0pt"))
 			strcpy(b, "0.0pt");
-		report_cell_signed(tb, &c[DC_SHARE], r->share_pt, b);
-		report_cell_num(tb, &c[DC_BPCT], r->base_pct, NULL);
-		report_cell_num(tb, &c[DC_NPCT], r->new_pct, NULL);
+		doc_cell_signed(tb, &c[DC_SHARE], r->share_pt, b);
+		doc_cell_num(tb, &c[DC_BPCT], r->base_pct, NULL);
+		doc_cell_num(tb, &c[DC_NPCT], r->new_pct, NULL);
 		if (r->has_base)
-			report_cell_num(tb, &c[DC_BCALLS], r->base_calls,
+			doc_cell_num(tb, &c[DC_BCALLS], r->base_calls,
 					units_calls(b, sizeof(b), r->base_calls));
 		if (r->has_new)
-			report_cell_num(tb, &c[DC_NCALLS], r->new_calls,
+			doc_cell_num(tb, &c[DC_NCALLS], r->new_calls,
 					units_calls(b, sizeof(b), r->new_calls));
-		report_cell_fixed(tb, &c[DC_BTFL], r->base_flops_per_s, 1e12, 1);
-		report_cell_fixed(tb, &c[DC_NTFL], r->new_flops_per_s, 1e12, 1);
-		report_cell_fixed(tb, &c[DC_BPPK], r->base_pct_peak, 1, 1);
-		report_cell_fixed(tb, &c[DC_NPPK], r->new_pct_peak, 1, 1);
-		report_cell_num(tb, &c[DC_NOISE], r->noise_ns, NULL);
-		report_cell_str(tb, &c[DC_BDT], r->base_dtype, NULL);
-		report_cell_str(tb, &c[DC_NDT], r->new_dtype, NULL);
+		doc_cell_fixed(tb, &c[DC_BTFL], r->base_flops_per_s, 1e12, 1);
+		doc_cell_fixed(tb, &c[DC_NTFL], r->new_flops_per_s, 1e12, 1);
+		doc_cell_fixed(tb, &c[DC_BPPK], r->base_pct_peak, 1, 1);
+		doc_cell_fixed(tb, &c[DC_NPPK], r->new_pct_peak, 1, 1);
+		doc_cell_num(tb, &c[DC_NOISE], r->noise_ns, NULL);
+		doc_cell_str(tb, &c[DC_BDT], r->base_dtype, NULL);
+		doc_cell_str(tb, &c[DC_NDT], r->new_dtype, NULL);
 		const char *shown = r->name;
 		if (r->status == DIFF_NEW || r->status == DIFF_GONE) {
 			size_t n = strlen(r->name) + strlen(status_names[r->status]) + 4;
@@ -136,7 +136,7 @@ static void rows_table(const struct kp_diff *d, struct kp_doc *doc)
 			snprintf(t, n, "%s (%s)", r->name, status_names[r->status]);
 			shown = t;
 		}
-		report_cell_str(tb, &c[DC_NAME], r->name, shown);
+		doc_cell_str(tb, &c[DC_NAME], r->name, shown);
 	}
 }
 
@@ -294,7 +294,7 @@ static double noise_k(const struct kp_diff *d)
 	return d->opts.noise_k > 0 ? d->opts.noise_k : KP_NOISE_K;
 }
 
-static void gate_text(const struct kp_diff *d, const struct kp_diff_render_opts *o, char *buf,
+static void gate_text(const struct kp_diff *d, const struct kp_diff_doc_opts *o, char *buf,
 		      size_t cap)
 {
 	const struct kp_gate_opts *g = o->gate;
@@ -350,143 +350,143 @@ static void gate_text(const struct kp_diff *d, const struct kp_diff_render_opts 
 		n += snprintf(buf + n, cap - n, "%s%s", k == np - 1 ? " and " : ", ", part[k]);
 }
 
-static void gate_facts(const struct kp_diff *d, const struct kp_diff_render_opts *o,
+static void gate_facts(const struct kp_diff *d, const struct kp_diff_doc_opts *o,
 		       struct kp_doc *doc)
 {
 	static const struct kp_gate_opts off = { .fail_above_pct = -1,
 						 .min_delta_ns = KP_MIN_DELTA_NS };
 	const struct kp_gate_opts *g = o->gate ? o->gate : &off;
-	report_object(doc, "gate");
-	report_fact_num(doc, NULL, "fail_above_pct",
+	doc_object(doc, "gate");
+	doc_fact_num(doc, NULL, "fail_above_pct",
 			g->fail_above_pct >= 0 ? g->fail_above_pct : NAN);
-	report_array(doc, "rules", 0);
+	doc_array(doc, "rules", 0);
 	for (size_t i = 0; i < g->nrules; i++) {
-		report_object(doc, NULL);
-		report_fact_text(doc, NULL, "pattern", g->rules[i].pattern);
-		report_fact_num(doc, NULL, "pct", g->rules[i].pct);
-		report_end(doc);
+		doc_object(doc, NULL);
+		doc_fact_text(doc, NULL, "pattern", g->rules[i].pattern);
+		doc_fact_num(doc, NULL, "pct", g->rules[i].pct);
+		doc_end(doc);
 	}
-	report_end(doc);
-	report_fact_num(doc, NULL, "min_pct", g->min_pct);
-	report_fact_time(doc, NULL, "min_delta_ns", g->min_delta_ns);
-	report_fact_num(doc, NULL, "noise_k", d->sum.noise_steps ? noise_k(d) : NAN);
-	report_fact_bool(doc, NULL, "tripped", o->nhits != 0);
-	report_array(doc, "crossed", 0);
+	doc_end(doc);
+	doc_fact_num(doc, NULL, "min_pct", g->min_pct);
+	doc_fact_time(doc, NULL, "min_delta_ns", g->min_delta_ns);
+	doc_fact_num(doc, NULL, "noise_k", d->sum.noise_steps ? noise_k(d) : NAN);
+	doc_fact_bool(doc, NULL, "tripped", o->nhits != 0);
+	doc_array(doc, "crossed", 0);
 	for (size_t i = 0; i < o->nhits; i++) {
 		const struct kp_gate_hit *h = &o->hits[i];
-		report_object(doc, NULL);
-		report_fact_text(doc, NULL, "key", h->key);
-		report_fact_text(doc, NULL, "status", status_names[h->status]);
+		doc_object(doc, NULL);
+		doc_fact_text(doc, NULL, "key", h->key);
+		doc_fact_text(doc, NULL, "status", status_names[h->status]);
 		if (h->status == DIFF_NEW)
-			report_fact_null(doc, NULL, "base_time_ns");
+			doc_fact_null(doc, NULL, "base_time_ns");
 		else
-			report_fact_time(doc, NULL, "base_time_ns", h->base_ns);
-		report_fact_time(doc, NULL, "new_time_ns", h->new_ns);
-		report_fact_time(doc, NULL, "delta_ns", h->delta_ns);
-		report_fact_num(doc, NULL, "change_pct", h->change_pct);
-		report_fact_num(doc, NULL, "limit_pct", h->limit_pct);
-		report_fact_num(doc, NULL, "noise_ns", h->noise_ns >= 0 ? h->noise_ns : NAN);
-		report_end(doc);
+			doc_fact_time(doc, NULL, "base_time_ns", h->base_ns);
+		doc_fact_time(doc, NULL, "new_time_ns", h->new_ns);
+		doc_fact_time(doc, NULL, "delta_ns", h->delta_ns);
+		doc_fact_num(doc, NULL, "change_pct", h->change_pct);
+		doc_fact_num(doc, NULL, "limit_pct", h->limit_pct);
+		doc_fact_num(doc, NULL, "noise_ns", h->noise_ns >= 0 ? h->noise_ns : NAN);
+		doc_end(doc);
 	}
-	report_end(doc);
-	report_end(doc);
+	doc_end(doc);
+	doc_end(doc);
 }
 
 static void side_facts(const struct kp_diff_side *s, const char *jkey, struct kp_doc *doc)
 {
 	const struct kp_report *r = s->rep;
-	report_object(doc, jkey);
-	report_fact_text(doc, NULL, "input", side_input(s));
-	report_object(doc, "device");
-	report_fact_text(doc, NULL, "name", r ? r->device_name : NULL);
-	report_fact_text(doc, NULL, "matched", r && r->dev ? r->dev->name : NULL);
-	report_end(doc);
-	report_object(doc, "totals");
+	doc_object(doc, jkey);
+	doc_fact_text(doc, NULL, "input", side_input(s));
+	doc_object(doc, "device");
+	doc_fact_text(doc, NULL, "name", r ? r->device_name : NULL);
+	doc_fact_text(doc, NULL, "matched", r && r->dev ? r->dev->name : NULL);
+	doc_end(doc);
+	doc_object(doc, "totals");
 	if (r) {
-		report_fact_time(doc, NULL, "gpu_time_ns", r->tot.gpu_time_ns);
-		report_fact_time(doc, NULL, "gpu_busy_ns", r->tot.gpu_busy_ns);
-		report_fact_time(doc, NULL, "trace_span_ns", r->tot.trace_span_ns);
-		report_fact_time(doc, NULL, "gpu_span_ns", r->tot.gpu_span_ns);
-		report_fact_count(doc, NULL, "kernels", r->tot.kernels);
-		report_fact_count(doc, NULL, "memops", r->tot.memops);
-		report_fact_count(doc, NULL, "steps", r->tot.steps);
+		doc_fact_time(doc, NULL, "gpu_time_ns", r->tot.gpu_time_ns);
+		doc_fact_time(doc, NULL, "gpu_busy_ns", r->tot.gpu_busy_ns);
+		doc_fact_time(doc, NULL, "trace_span_ns", r->tot.trace_span_ns);
+		doc_fact_time(doc, NULL, "gpu_span_ns", r->tot.gpu_span_ns);
+		doc_fact_count(doc, NULL, "kernels", r->tot.kernels);
+		doc_fact_count(doc, NULL, "memops", r->tot.memops);
+		doc_fact_count(doc, NULL, "steps", r->tot.steps);
 	}
-	report_fact_num(doc, NULL, "divisor", s->div);
-	report_fact_time(doc, NULL, "time_ns", s->time_ns);
-	report_fact_count(doc, NULL, "keys", (int64_t)s->nkeys);
-	report_end(doc);
-	report_end(doc);
+	doc_fact_num(doc, NULL, "divisor", s->div);
+	doc_fact_time(doc, NULL, "time_ns", s->time_ns);
+	doc_fact_count(doc, NULL, "keys", (int64_t)s->nkeys);
+	doc_end(doc);
+	doc_end(doc);
 }
 
 static void summary_facts(const struct kp_diff *d, struct kp_doc *doc)
 {
 	const struct kp_diff_summary *s = &d->sum;
-	report_object(doc, "summary");
-	report_fact_time(doc, NULL, "base_time_ns", s->base_ns);
-	report_fact_time(doc, NULL, "new_time_ns", s->new_ns);
-	report_fact_time(doc, NULL, "delta_ns", s->delta_ns);
-	report_fact_num(doc, NULL, "total_ratio", s->total_ratio >= 0 ? s->total_ratio : NAN);
-	report_fact_time(doc, NULL, "paired_delta_ns", s->paired_delta_ns);
-	report_fact_time(doc, NULL, "new_rows_time_ns", s->onesided_new_ns);
-	report_fact_time(doc, NULL, "gone_rows_time_ns", s->onesided_base_ns);
-	report_fact_num(doc, NULL, "geomean_speedup",
+	doc_object(doc, "summary");
+	doc_fact_time(doc, NULL, "base_time_ns", s->base_ns);
+	doc_fact_time(doc, NULL, "new_time_ns", s->new_ns);
+	doc_fact_time(doc, NULL, "delta_ns", s->delta_ns);
+	doc_fact_num(doc, NULL, "total_ratio", s->total_ratio >= 0 ? s->total_ratio : NAN);
+	doc_fact_time(doc, NULL, "paired_delta_ns", s->paired_delta_ns);
+	doc_fact_time(doc, NULL, "new_rows_time_ns", s->onesided_new_ns);
+	doc_fact_time(doc, NULL, "gone_rows_time_ns", s->onesided_base_ns);
+	doc_fact_num(doc, NULL, "geomean_speedup",
 			s->geomean_speedup > 0 ? s->geomean_speedup : NAN);
-	report_fact_count(doc, NULL, "geomean_rows", s->geomean_rows);
-	report_fact_num(doc, NULL, "threshold_pct", d->opts.threshold_pct);
-	report_fact_count(doc, NULL, "matched", s->matched);
-	report_fact_count(doc, NULL, "regressed", s->regressed);
-	report_fact_count(doc, NULL, "improved", s->improved);
-	report_fact_count(doc, NULL, "unchanged", s->unchanged);
-	report_fact_count(doc, NULL, "new", s->added);
-	report_fact_count(doc, NULL, "gone", s->removed);
-	report_fact_count(doc, NULL, "cross_dtype", s->cross_dtype);
-	report_fact_count(doc, NULL, "cross_backend", s->cross_backend);
-	report_fact_num(doc, NULL, "noise_ns", s->noise_ns >= 0 ? s->noise_ns : NAN);
-	report_end(doc);
+	doc_fact_count(doc, NULL, "geomean_rows", s->geomean_rows);
+	doc_fact_num(doc, NULL, "threshold_pct", d->opts.threshold_pct);
+	doc_fact_count(doc, NULL, "matched", s->matched);
+	doc_fact_count(doc, NULL, "regressed", s->regressed);
+	doc_fact_count(doc, NULL, "improved", s->improved);
+	doc_fact_count(doc, NULL, "unchanged", s->unchanged);
+	doc_fact_count(doc, NULL, "new", s->added);
+	doc_fact_count(doc, NULL, "gone", s->removed);
+	doc_fact_count(doc, NULL, "cross_dtype", s->cross_dtype);
+	doc_fact_count(doc, NULL, "cross_backend", s->cross_backend);
+	doc_fact_num(doc, NULL, "noise_ns", s->noise_ns >= 0 ? s->noise_ns : NAN);
+	doc_end(doc);
 }
 
 /* table '#' lines and the markdown list */
-static void human_facts(const struct kp_diff *d, const struct kp_diff_render_opts *o,
+static void human_facts(const struct kp_diff *d, const struct kp_diff_doc_opts *o,
 			struct kp_doc *doc)
 {
 	char buf[2048];
 	const char *in0 = side_input(&d->base), *in1 = side_input(&d->new);
 	int w = (int)(strlen(in0) > strlen(in1) ? strlen(in0) : strlen(in1));
 	side_text(&d->base, buf, sizeof(buf));
-	report_fact_textf(doc, "[0] base", NULL, "%-*s  (%s)", w, in0, buf);
+	doc_fact_textf(doc, "[0] base", NULL, "%-*s  (%s)", w, in0, buf);
 	side_text(&d->new, buf, sizeof(buf));
 	/* " ": the value starts under "[0] base"'s, one column past the other keys' */
-	report_fact_textf(doc, "[1] new", NULL, " %-*s  (%s)", w, in1, buf);
+	doc_fact_textf(doc, "[1] new", NULL, " %-*s  (%s)", w, in1, buf);
 	if (devices_differ(d))
-		report_fact_textf(
+		doc_fact_textf(
 			doc, "device", NULL,
 			"base %s, new %s: TFLOP/s and %%Peak of each side are against its own device",
 			side_device(&d->base), side_device(&d->new));
 	compare_text(d, buf, sizeof(buf));
-	report_fact_text(doc, "compare", NULL, buf);
+	doc_fact_text(doc, "compare", NULL, buf);
 	total_text(d, buf, sizeof(buf));
-	report_fact_text(doc, "total", NULL, buf);
+	doc_fact_text(doc, "total", NULL, buf);
 	rows_text(d, buf, sizeof(buf));
-	report_fact_text(doc, "rows", NULL, buf);
+	doc_fact_text(doc, "rows", NULL, buf);
 	if (kernels_unpaired(d, buf, sizeof(buf)))
-		report_fact_text(doc, "note", NULL, buf);
+		doc_fact_text(doc, "note", NULL, buf);
 	if (o->gate) {
 		gate_text(d, o, buf, sizeof(buf));
-		report_fact_text(doc, "gate", NULL, buf);
-		report_fact_tone(doc, o->nhits ? TONE_BAD : TONE_GOOD);
+		doc_fact_text(doc, "gate", NULL, buf);
+		doc_fact_tone(doc, o->nhits ? TONE_BAD : TONE_GOOD);
 	}
 }
 
-void diff_render_doc(const struct kp_diff *d, const struct kp_diff_render_opts *o,
+void diff_doc(const struct kp_diff *d, const struct kp_diff_doc_opts *o,
 		     struct kp_doc *doc)
 {
 	char buf[512];
-	report_init(doc, "diff", 7);
+	doc_init(doc, "diff", 7);
 	total_text(d, buf, sizeof(buf));
-	report_summary(doc, "%s", buf);
+	doc_summary(doc, "%s", buf);
 	human_facts(d, o, doc);
-	report_fact_text(doc, NULL, "key", key_name(d->opts.key));
-	report_fact_text(doc, NULL, "normalize", d->opts.per_step ? "per-step" : "total");
+	doc_fact_text(doc, NULL, "key", key_name(d->opts.key));
+	doc_fact_text(doc, NULL, "normalize", d->opts.per_step ? "per-step" : "total");
 	side_facts(&d->base, "base", doc);
 	side_facts(&d->new, "new", doc);
 	summary_facts(d, doc);

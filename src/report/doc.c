@@ -1,7 +1,7 @@
 /*
- * report.c — build the report document: typed header facts, json nesting, tables of cells.
+ * doc.c — build the document: typed header facts, json nesting, tables of cells.
  */
-#include "kprof/report.h"
+#include "kprof/doc.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -13,7 +13,7 @@
 #include "kprof/units.h"
 #include "kprof/utf8.h"
 
-void report_init(struct kp_doc *doc, const char *command, int key_width)
+void doc_init(struct kp_doc *doc, const char *command, int key_width)
 {
 	memset(doc, 0, sizeof(*doc));
 	arena_init(&doc->arena);
@@ -21,7 +21,7 @@ void report_init(struct kp_doc *doc, const char *command, int key_width)
 	doc->key_width = key_width;
 }
 
-void report_free(struct kp_doc *doc)
+void doc_free(struct kp_doc *doc)
 {
 	for (size_t i = 0; i < doc->nitems; i++) {
 		if (doc->items[i].table)
@@ -50,7 +50,7 @@ static char *vfmt(struct kp_arena *a, const char *fmt, va_list ap)
 	return s;
 }
 
-void report_summary(struct kp_doc *doc, const char *fmt, ...)
+void doc_summary(struct kp_doc *doc, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -90,14 +90,14 @@ static char *text_copy(struct kp_arena *a, const char *s)
 	return d;
 }
 
-void report_fact_text(struct kp_doc *doc, const char *key, const char *jkey, const char *s)
+void doc_fact_text(struct kp_doc *doc, const char *key, const char *jkey, const char *s)
 {
 	fact(doc, key, jkey,
 	     (struct kp_val){ .type = s ? VAL_TEXT : VAL_NULL,
 			      .s = s ? text_copy(&doc->arena, s) : NULL });
 }
 
-void report_fact_textf(struct kp_doc *doc, const char *key, const char *jkey, const char *fmt, ...)
+void doc_fact_textf(struct kp_doc *doc, const char *key, const char *jkey, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -106,28 +106,28 @@ void report_fact_textf(struct kp_doc *doc, const char *key, const char *jkey, co
 	fact(doc, key, jkey, (struct kp_val){ .type = VAL_TEXT, .s = s });
 }
 
-void report_fact_count(struct kp_doc *doc, const char *key, const char *jkey, int64_t n)
+void doc_fact_count(struct kp_doc *doc, const char *key, const char *jkey, int64_t n)
 {
 	fact(doc, key, jkey, (struct kp_val){ .type = VAL_COUNT, .i = n });
 }
 
-void report_fact_time(struct kp_doc *doc, const char *key, const char *jkey, int64_t ns)
+void doc_fact_time(struct kp_doc *doc, const char *key, const char *jkey, int64_t ns)
 {
 	fact(doc, key, jkey, (struct kp_val){ .type = VAL_TIME, .i = ns });
 }
 
-void report_fact_num(struct kp_doc *doc, const char *key, const char *jkey, double v)
+void doc_fact_num(struct kp_doc *doc, const char *key, const char *jkey, double v)
 {
 	fact(doc, key, jkey, (struct kp_val){ .type = isfinite(v) ? VAL_NUM : VAL_NULL, .d = v });
 }
 
-void report_fact_pct(struct kp_doc *doc, const char *key, const char *jkey, double pct)
+void doc_fact_pct(struct kp_doc *doc, const char *key, const char *jkey, double pct)
 {
 	fact(doc, key, jkey,
 	     (struct kp_val){ .type = isfinite(pct) ? VAL_PCT : VAL_NULL, .d = pct });
 }
 
-void report_fact_rate(struct kp_doc *doc, const char *key, const char *jkey, double per_s,
+void doc_fact_rate(struct kp_doc *doc, const char *key, const char *jkey, double per_s,
 		      const char *unit)
 {
 	fact(doc, key, jkey,
@@ -135,29 +135,29 @@ void report_fact_rate(struct kp_doc *doc, const char *key, const char *jkey, dou
 		     .type = isfinite(per_s) ? VAL_RATE : VAL_NULL, .d = per_s, .s = unit });
 }
 
-void report_fact_bool(struct kp_doc *doc, const char *key, const char *jkey, int v)
+void doc_fact_bool(struct kp_doc *doc, const char *key, const char *jkey, int v)
 {
 	fact(doc, key, jkey, (struct kp_val){ .type = VAL_BOOL, .i = v != 0 });
 }
 
-void report_fact_null(struct kp_doc *doc, const char *key, const char *jkey)
+void doc_fact_null(struct kp_doc *doc, const char *key, const char *jkey)
 {
 	fact(doc, key, jkey, (struct kp_val){ .type = VAL_NULL });
 }
 
-void report_object(struct kp_doc *doc, const char *jkey)
+void doc_object(struct kp_doc *doc, const char *jkey)
 {
 	add_item(doc, ITEM_OBJECT, NULL, jkey);
 	doc->depth++;
 }
 
-void report_array(struct kp_doc *doc, const char *jkey, int lines)
+void doc_array(struct kp_doc *doc, const char *jkey, int lines)
 {
 	add_item(doc, ITEM_ARRAY, NULL, jkey)->lines = lines;
 	doc->depth++;
 }
 
-void report_end(struct kp_doc *doc)
+void doc_end(struct kp_doc *doc)
 {
 	if (doc->depth == 0)
 		return;
@@ -165,7 +165,7 @@ void report_end(struct kp_doc *doc)
 	doc->depth--;
 }
 
-struct kp_table *report_table(struct kp_doc *doc, const char *jkey, const struct kp_col *cols,
+struct kp_table *doc_table(struct kp_doc *doc, const char *jkey, const struct kp_col *cols,
 			      int ncols)
 {
 	struct kp_table *tb = arena_zalloc(&doc->arena, sizeof(*tb));
@@ -177,17 +177,17 @@ struct kp_table *report_table(struct kp_doc *doc, const char *jkey, const struct
 	return tb;
 }
 
-void report_col_show(struct kp_table *tb, int col, unsigned where)
+void doc_col_show(struct kp_table *tb, int col, unsigned where)
 {
 	tb->cols[col].where = where;
 }
 
-void report_col_title(struct kp_table *tb, int col, const char *title)
+void doc_col_title(struct kp_table *tb, int col, const char *title)
 {
 	tb->cols[col].title = title;
 }
 
-struct kp_cell *report_row(struct kp_table *tb)
+struct kp_cell *doc_row(struct kp_table *tb)
 {
 	if (tb->nrows == tb->caprows) {
 		tb->caprows = tb->caprows ? tb->caprows * 2 : 64;
@@ -204,47 +204,47 @@ static const char *copy(struct kp_table *tb, const char *s)
 	return s ? text_copy(tb->arena, s) : NULL;
 }
 
-void report_cell_int(struct kp_table *tb, struct kp_cell *c, int64_t v, const char *human)
+void doc_cell_int(struct kp_table *tb, struct kp_cell *c, int64_t v, const char *human)
 {
 	c->type = CELL_INT;
 	c->i = v;
 	c->human = copy(tb, human);
 }
 
-void report_cell_num(struct kp_table *tb, struct kp_cell *c, double v, const char *human)
+void doc_cell_num(struct kp_table *tb, struct kp_cell *c, double v, const char *human)
 {
 	c->type = isfinite(v) && v >= 0 ? CELL_NUM : CELL_NULL;
 	c->d = v;
 	c->human = copy(tb, human);
 }
 
-void report_cell_fixed(struct kp_table *tb, struct kp_cell *c, double v, double scale, int decimals)
+void doc_cell_fixed(struct kp_table *tb, struct kp_cell *c, double v, double scale, int decimals)
 {
 	char b[128];
-	report_cell_num(tb, c, v, units_fixed(b, sizeof(b), v, scale, decimals));
+	doc_cell_num(tb, c, v, units_fixed(b, sizeof(b), v, scale, decimals));
 }
 
-void report_cell_signed(struct kp_table *tb, struct kp_cell *c, double v, const char *human)
+void doc_cell_signed(struct kp_table *tb, struct kp_cell *c, double v, const char *human)
 {
 	c->type = isfinite(v) ? CELL_NUM : CELL_NULL;
 	c->d = v;
 	c->human = copy(tb, human);
 }
 
-void report_cell_str(struct kp_table *tb, struct kp_cell *c, const char *s, const char *human)
+void doc_cell_str(struct kp_table *tb, struct kp_cell *c, const char *s, const char *human)
 {
 	c->type = s ? CELL_STR : CELL_NULL;
 	c->s = s;
 	c->human = copy(tb, human);
 }
 
-void report_fact_tone(struct kp_doc *doc, enum kp_tone tone)
+void doc_fact_tone(struct kp_doc *doc, enum kp_tone tone)
 {
 	if (doc->nitems && doc->items[doc->nitems - 1].type == ITEM_FACT)
 		doc->items[doc->nitems - 1].tone = tone;
 }
 
-struct kp_chart *report_chart(struct kp_doc *doc, const char *jkey, enum kp_chart_kind kind,
+struct kp_chart *doc_chart(struct kp_doc *doc, const char *jkey, enum kp_chart_kind kind,
 			      const char *name, const char *title)
 {
 	struct kp_chart *ch = arena_zalloc(&doc->arena, sizeof(*ch));
@@ -308,7 +308,7 @@ int chart_lane(struct kp_doc *doc, struct kp_chart *ch, const char *label)
 	return (int)ch->nlanes++;
 }
 
-const struct kp_chart *report_find_chart(const struct kp_doc *doc, const char *name)
+const struct kp_chart *doc_find_chart(const struct kp_doc *doc, const char *name)
 {
 	for (size_t i = 0; i < doc->nitems; i++)
 		if (doc->items[i].type == ITEM_CHART && !strcmp(doc->items[i].chart->name, name))
@@ -316,7 +316,7 @@ const struct kp_chart *report_find_chart(const struct kp_doc *doc, const char *n
 	return NULL;
 }
 
-const char *report_cell_text(const struct kp_cell *c, char *buf, size_t cap)
+const char *doc_cell_text(const struct kp_cell *c, char *buf, size_t cap)
 {
 	if (c->human)
 		return c->human;
@@ -334,7 +334,7 @@ const char *report_cell_text(const struct kp_cell *c, char *buf, size_t cap)
 	}
 }
 
-const char *report_val_text(const struct kp_val *v, char *buf, size_t cap)
+const char *doc_val_text(const struct kp_val *v, char *buf, size_t cap)
 {
 	switch (v->type) {
 	case VAL_TEXT:

@@ -1,7 +1,7 @@
 /*
- * devtable.c — the device table (kprof devices) as a report document: facts and one table.
+ * devices-doc.c — the device table (kprof devices) as a document: facts and one table.
  */
-#include "kprof/devtable.h"
+#include "kprof/devices-doc.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -20,9 +20,9 @@ static const char *tflops_text(char *buf, size_t cap, double flop_per_s)
 static void num_or_null(struct kp_table *tb, struct kp_cell *c, double v, const char *human)
 {
 	if (v > 0)
-		report_cell_num(tb, c, v, human);
+		doc_cell_num(tb, c, v, human);
 	else
-		report_cell_num(tb, c, -1, NULL);
+		doc_cell_num(tb, c, -1, NULL);
 }
 
 /* Per precision: the peak, the clock it assumes, its confidence flag. */
@@ -87,18 +87,18 @@ static void build_table(struct kp_doc *doc, const struct kp_device *const *devs,
 			const char *how)
 {
 	char buf[64];
-	struct kp_table *tb = report_table(doc, "rows", dev_cols, DC_N);
+	struct kp_table *tb = doc_table(doc, "rows", dev_cols, DC_N);
 	if (how)
-		report_col_show(tb, DC_HOW, COL_MACHINE);
+		doc_col_show(tb, DC_HOW, COL_MACHINE);
 	for (int i = 0; i < n; i++) {
 		const struct kp_device *dv = devs[i];
-		struct kp_cell *c = report_row(tb);
+		struct kp_cell *c = doc_row(tb);
 		if (dv->sms > 0)
-			report_cell_int(tb, &c[DC_SMS], dv->sms, NULL);
+			doc_cell_int(tb, &c[DC_SMS], dv->sms, NULL);
 		if (dv->clk_max_mhz > 0)
-			report_cell_int(tb, &c[DC_CLK], dv->clk_max_mhz, NULL);
+			doc_cell_int(tb, &c[DC_CLK], dv->clk_max_mhz, NULL);
 		if (peak_clock(dv) > 0)
-			report_cell_int(tb, &c[DC_PCLK], peak_clock(dv), NULL);
+			doc_cell_int(tb, &c[DC_PCLK], peak_clock(dv), NULL);
 		snprintf(buf, sizeof(buf), "%g", dv->mem_gb);
 		num_or_null(tb, &c[DC_MEM], dv->mem_gb * 1e9, buf);
 		snprintf(buf, sizeof(buf), "%.0f", dv->mem_bw_byte_per_s / 1e9);
@@ -106,11 +106,11 @@ static void build_table(struct kp_doc *doc, const struct kp_device *const *devs,
 		snprintf(buf, sizeof(buf), "%g", dv->l2_bytes / (1024.0 * 1024));
 		num_or_null(tb, &c[DC_L2], dv->l2_bytes, buf);
 		if (dv->mem_clk_mhz > 0)
-			report_cell_int(tb, &c[DC_MCLK], dv->mem_clk_mhz, NULL);
+			doc_cell_int(tb, &c[DC_MCLK], dv->mem_clk_mhz, NULL);
 		if (dv->bus_bits > 0)
-			report_cell_int(tb, &c[DC_BUS], dv->bus_bits, NULL);
-		report_cell_int(tb, &c[DC_NOSC], dv->no_clock_scaling, NULL);
-		report_cell_str(tb, &c[DC_HOST], dv->host_link, NULL);
+			doc_cell_int(tb, &c[DC_BUS], dv->bus_bits, NULL);
+		doc_cell_int(tb, &c[DC_NOSC], dv->no_clock_scaling, NULL);
+		doc_cell_str(tb, &c[DC_HOST], dv->host_link, NULL);
 		num_or_null(tb, &c[DC_HBW], dv->host_bw_byte_per_s, NULL);
 		num_or_null(tb, &c[DC_PBW], dv->peer_bw_byte_per_s, NULL);
 		for (int p = 0; p < PREC_N; p++) {
@@ -119,13 +119,13 @@ static void build_table(struct kp_doc *doc, const struct kp_device *const *devs,
 			num_or_null(tb, &pc[0], pk->flop_per_s,
 				    tflops_text(buf, sizeof(buf), pk->flop_per_s));
 			if (pk->flop_per_s > 0 && pk->clk_ref_mhz > 0)
-				report_cell_int(tb, &pc[1], pk->clk_ref_mhz, NULL);
-			report_cell_str(tb, &pc[2], pk->flag, NULL);
+				doc_cell_int(tb, &pc[1], pk->clk_ref_mhz, NULL);
+			doc_cell_str(tb, &pc[2], pk->flag, NULL);
 		}
-		report_cell_str(tb, &c[DC_CONF], dv->confidence, NULL);
-		report_cell_str(tb, &c[DC_SRC], dv->source, NULL);
-		report_cell_str(tb, &c[DC_HOW], how, NULL);
-		report_cell_str(tb, &c[DC_NAME], dv->name, NULL);
+		doc_cell_str(tb, &c[DC_CONF], dv->confidence, NULL);
+		doc_cell_str(tb, &c[DC_SRC], dv->source, NULL);
+		doc_cell_str(tb, &c[DC_HOW], how, NULL);
+		doc_cell_str(tb, &c[DC_NAME], dv->name, NULL);
 	}
 }
 
@@ -143,7 +143,7 @@ static void entry_facts(struct kp_doc *doc, const struct kp_device *dv)
 			snprintf(clk, sizeof(clk), " at %d MHz", pk->clk_ref_mhz);
 		else
 			snprintf(clk, sizeof(clk), " (clock unknown, not scaled)");
-		report_fact_textf(doc, dtype_prec_name((enum kp_prec)p), NULL, "%s %s%s, %s",
+		doc_fact_textf(doc, dtype_prec_name((enum kp_prec)p), NULL, "%s %s%s, %s",
 				  tflops_text(buf, sizeof(buf), pk->flop_per_s),
 				  p == PREC_INT8 ? "TOP/s" : "TFLOP/s", clk, pk->flag);
 	}
@@ -152,40 +152,40 @@ static void entry_facts(struct kp_doc *doc, const struct kp_device *dv)
 		snprintf(clk, sizeof(clk), " (%d MHz x 2 x %d bits / 8 = %.0f GB/s)",
 			 dv->mem_clk_mhz, dv->bus_bits,
 			 dv->mem_clk_mhz * 2.0 * dv->bus_bits / 8 / 1e3);
-	report_fact_textf(doc, "dram", NULL, "%.0f GB/s, %s%s", dv->mem_bw_byte_per_s / 1e9,
+	doc_fact_textf(doc, "dram", NULL, "%.0f GB/s, %s%s", dv->mem_bw_byte_per_s / 1e9,
 			  dv->bw_flag, clk);
 	if (dv->l2_bytes > 0)
-		report_fact_textf(doc, "l2", NULL, "%g MiB (%.1f MB), %s", dv->l2_bytes / 1048576,
+		doc_fact_textf(doc, "l2", NULL, "%g MiB (%.1f MB), %s", dv->l2_bytes / 1048576,
 				  dv->l2_bytes / 1e6, dv->l2_flag);
 	if (dv->host_link)
-		report_fact_textf(doc, "host link", NULL, "%s, %.1f GB/s per direction, %s",
+		doc_fact_textf(doc, "host link", NULL, "%s, %.1f GB/s per direction, %s",
 				  dv->host_link, dv->host_bw_byte_per_s / 1e9, dv->host_flag);
 	if (dv->peer_bw_byte_per_s > 0)
-		report_fact_textf(doc, "peer link", NULL, "%.0f GB/s per direction, %s",
+		doc_fact_textf(doc, "peer link", NULL, "%.0f GB/s per direction, %s",
 				  dv->peer_bw_byte_per_s / 1e9, dv->peer_flag);
-	report_fact_text(doc, "source", NULL, dv->source);
+	doc_fact_text(doc, "source", NULL, dv->source);
 }
 
-void devtable_doc(const struct kp_devdb *db, const struct kp_device *const *devs, int n,
+void devices_doc(const struct kp_devdb *db, const struct kp_device *const *devs, int n,
 		  const char *query, const char *how, struct kp_doc *doc)
 {
-	report_init(doc, "devices", 9);
-	report_fact_textf(doc, "device_db", NULL, "%s (%d %s)", db->origin, db->ndev,
+	doc_init(doc, "devices", 9);
+	doc_fact_textf(doc, "device_db", NULL, "%s (%d %s)", db->origin, db->ndev,
 			  units_plural(db->ndev, "entry", "entries"));
-	report_fact_text(doc, NULL, "device_db", db->origin);
+	doc_fact_text(doc, NULL, "device_db", db->origin);
 	if (query) {
-		report_summary(doc, "'%s' is %s (%s)", query, devs[0]->name, how);
-		report_fact_text(doc, "query", "query", query);
-		report_fact_textf(doc, "match", NULL, "%s (%s)", devs[0]->name, how);
-		report_fact_text(doc, NULL, "match", how);
+		doc_summary(doc, "'%s' is %s (%s)", query, devs[0]->name, how);
+		doc_fact_text(doc, "query", "query", query);
+		doc_fact_textf(doc, "match", NULL, "%s (%s)", devs[0]->name, how);
+		doc_fact_text(doc, NULL, "match", how);
 		entry_facts(doc, devs[0]);
 	} else {
-		report_summary(doc, "%d %s in %s", db->ndev,
+		doc_summary(doc, "%d %s in %s", db->ndev,
 			       units_plural(db->ndev, "entry", "entries"), db->origin);
-		report_fact_text(
+		doc_fact_text(
 			doc, "peaks", NULL,
 			"dense TFLOP/s (INT8: TOP/s) at the SM clock each assumes; '-' unknown");
-		report_fact_text(doc, "clocks", NULL,
+		doc_fact_text(doc, "clocks", NULL,
 				 "MaxMHz: max boost SM clock; PeakMHz: the clock the BF16 tensor peak "
 				 "assumes (FP32/FP64 may assume another: kprof devices NAME)");
 	}
