@@ -273,11 +273,17 @@ fuzz-build: $(O)/src/devdb-builtin.c
 depcheck: all
 	$(Q)python3 tests/tools/depcheck.py --strict --objdir $(O) $(if $(CAPTURE_SO),--objdir $(O)/pic)
 
+# no function of 120 lines or more in src/ and capture/, CUDA kernels included (issue 29;
+# scripts/funclen.py --max lists each one and fails)
+funclen:
+	$(Q)python3 scripts/funclen.py --max 120 $(sort $(wildcard src/*/*.c capture/*.c capture/*/*.c \
+	  capture/kernels/*.cu))
+
 # the link libraries, for tests/fuzz/run.sh (one list: the fuzzers link what kprof links)
 print-ldlibs:
 	@echo '$(LDLIBS)'
 
-check: all unit golden html augment hostile jobs bounds hdrcheck readme fuzz-build depcheck
+check: all unit golden html augment hostile jobs bounds hdrcheck readme fuzz-build depcheck funclen
 
 # clang-format 19 only (Debian 12: clang-format-19): .clang-format needs 16 or later, and each
 # version lays some lines out differently, so one version keeps `make format-check` stable.
@@ -328,6 +334,6 @@ endif
 clean:
 	rm -rf $(O)
 
-.PHONY: deps demo all unit golden golden-update html augment hostile jobs bounds readme check-html hdrcheck depcheck check check-man man install clean \
+.PHONY: deps demo all unit golden golden-update html augment hostile jobs bounds readme check-html hdrcheck depcheck funclen check check-man man install clean \
 	format format-check fuzz-build print-ldlibs
 .SUFFIXES:

@@ -13,6 +13,23 @@
 #include "record/ctrace.h"
 #include "record/kmetrics.h"
 
+int metrics_drop_sass(const char **names, int *idx, int n)
+{
+	int kept = 0;
+	for (int j = 0; j < n; j++)
+		if (!kmetrics_sass(idx[j]))
+			names[kept] = names[j], idx[kept++] = idx[j];
+	return kept;
+}
+
+void metrics_store(struct kp_kmet *m, const double *vals, const int *idx, int n)
+{
+	for (int k = 0; k < KM_N; k++)
+		m->v[k] = NAN;
+	for (int j = 0; j < n; j++)
+		m->v[idx[j]] = vals[j];
+}
+
 #ifdef KPROF_HAVE_CUPTI
 
 #include <cuda.h>
@@ -146,10 +163,7 @@ static int host_config(const char *chip, char *why, size_t whylen)
 	am.numMetrics = (size_t)M.n;
 	CUptiResult rc = cuptiProfilerHostConfigAddMetrics(&am);
 	if (rc != CUPTI_SUCCESS) {
-		int n = 0;
-		for (int j = 0; j < M.n; j++)
-			if (!kmetrics_sass(M.idx[j]))
-				M.names[n] = M.names[j], M.idx[n++] = M.idx[j];
+		int n = metrics_drop_sass(M.names, M.idx, M.n);
 		const char *s = NULL;
 		cuptiGetResultString(rc, &s);
 		fprintf(stderr,
@@ -341,11 +355,7 @@ int metrics_end(struct kp_ctrace *t, uint64_t t0_ns, uint64_t t1_ns, const char 
 		ev.numMetrics = (size_t)M.n;
 		ev.pMetricValues = vals;
 		CK(cuptiProfilerHostEvaluateToGpuValues, &ev);
-		struct kp_kmet *m = &t->kmet[t->nkmet + i];
-		for (int k = 0; k < KM_N; k++)
-			m->v[k] = NAN;
-		for (int j = 0; j < M.n; j++)
-			m->v[M.idx[j]] = vals[j];
+		metrics_store(&t->kmet[t->nkmet + i], vals, M.idx, M.n);
 	}
 	struct kp_mwin *w = &t->mwin[t->nmwin++];
 	memset(w, 0, sizeof(*w));

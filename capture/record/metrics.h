@@ -34,4 +34,15 @@ int metrics_end(struct kp_ctrace *t, uint64_t t0_ns, uint64_t t1_ns, const char 
 /* Disable the range profiler and free its images. */
 void metrics_close(void);
 
+/*
+ * The pure steps, here to be unit-tested without a GPU: metrics_drop_sass keeps, in order, the
+ * accepted metrics (@names, their kp_kmetric @idx) that are not SASS-instrumented (the fallback
+ * when CUPTI refuses them together) and returns how many; metrics_store writes one range's
+ * @vals (one per accepted metric, @idx their kp_kmetric) into @m, NaN for every metric not
+ * measured.
+ */
+struct kp_kmet;
+int metrics_drop_sass(const char **names, int *idx, int n);
+void metrics_store(struct kp_kmet *m, const double *vals, const int *idx, int n);
+
 #endif /* KPROF_METRICS_H */
