@@ -140,6 +140,12 @@ SHIM_OBJS := $(O)/shim/intercept/shim.o $(O)/shim/intercept/ltshape.o \
 all: $(O)/kprof-shim.so
 $(O)/kprof-shim.so: $(SHIM_OBJS)
 	$(call quiet,LINK,$@)$(CC) -shared -o $@ $^ -lpthread -ldl
+# kprof's Python start-up hook (--torch): beside kprof in the build tree, as the libraries are
+PYHOOK := $(patsubst capture/intercept/python/%,$(O)/python/%,$(wildcard capture/intercept/python/*.py))
+all: $(PYHOOK)
+$(O)/python/%.py: capture/intercept/python/%.py
+	@mkdir -p $(dir $@)
+	$(call quiet,CP,$<)cp $< $@
 $(O)/shim/%.o: capture/%.c $(CAP_HDRS) Makefile
 	@mkdir -p $(dir $@)
 	$(call quiet,CC,$<)$(CC) $(CFLAGS_BASE) -O2 -g $(EXTRA_CFLAGS) -fPIC -fvisibility=hidden \
@@ -283,7 +289,13 @@ funclen:
 print-ldlibs:
 	@echo '$(LDLIBS)'
 
-check: all unit golden html augment hostile jobs bounds hdrcheck readme fuzz-build depcheck funclen
+# kprof's torch hook without torch: sitecustomize chaining, KPROF_TORCH, module names, stepping
+# aside, against a stand-in torch (tests/pyhook/test_torch_hook.py)
+pyhook:
+	$(Q)python3 tests/pyhook/test_torch_hook.py
+
+check: all unit golden html augment hostile jobs bounds hdrcheck readme fuzz-build depcheck funclen \
+	pyhook
 
 # clang-format 19 only (Debian 12: clang-format-19): .clang-format needs 16 or later, and each
 # version lays some lines out differently, so one version keeps `make format-check` stable.
@@ -328,12 +340,14 @@ ifeq ($(HAVE_CUPTI),1)
 	install -m 755 $(O)/kprof-capture.so $(DESTDIR)$(PREFIX)/lib/kprof/kprof-capture.so
 	install -m 755 $(O)/kprof-inject.so $(DESTDIR)$(PREFIX)/lib/kprof/kprof-inject.so
 	install -m 755 $(O)/kprof-shim.so $(DESTDIR)$(PREFIX)/lib/kprof/kprof-shim.so
+	install -d $(DESTDIR)$(PREFIX)/lib/kprof/python
+	install -m 644 capture/intercept/python/*.py $(DESTDIR)$(PREFIX)/lib/kprof/python/
 endif
 	install -m 644 man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 
 clean:
 	rm -rf $(O)
 
-.PHONY: deps demo all unit golden golden-update html augment hostile jobs bounds readme check-html hdrcheck depcheck funclen check check-man man install clean \
+.PHONY: pyhook deps demo all unit golden golden-update html augment hostile jobs bounds readme check-html hdrcheck depcheck funclen check check-man man install clean \
 	format format-check fuzz-build print-ldlibs
 .SUFFIXES:

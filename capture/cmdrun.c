@@ -90,6 +90,7 @@ static void setup_devices(const struct kp_capture_opts *o, struct kp_ctrace *t, 
 struct child_vars {
 	char inj[4200], dvar[4200], nvtx[4200], shimv[64], nvtxv[64], apiv[64];
 	char *preload; /* malloc'ed LD_PRELOAD=..., or NULL */
+	char *pypath;  /* malloc'ed PYTHONPATH=<torch hook>:..., or NULL */
 	char *set[12]; /* NULL-terminated, for child_env() */
 };
 
@@ -141,6 +142,12 @@ static void set_vars(struct child_vars *v, const struct kp_capture_opts *o, cons
 		ns = shim_vars(v, o, ns);
 	if (o->metrics)
 		v->set[ns++] = met; /* kprof-inject.so: the range profiler, no activity */
+	/* --torch: kprof's sitecustomize first, the command's own PYTHONPATH after it */
+	v->pypath = o->torch_dir ? capture_pythonpath(o->torch_dir, getenv("PYTHONPATH")) : NULL;
+	if (o->torch_dir && !v->pypath)
+		cmsg_warn(o, "cannot put '%s' on PYTHONPATH; no torch hook", o->torch_dir);
+	if (v->pypath)
+		v->set[ns++] = v->pypath;
 	v->set[ns] = NULL;
 }
 
@@ -191,6 +198,7 @@ static int run_child(const struct kp_capture_opts *o, const char *dir, struct kp
 	sigaction(SIGQUIT, &old_quit, NULL);
 	free(envp);
 	free(v.preload);
+	free(v.pypath);
 	return status;
 }
 
@@ -215,6 +223,7 @@ static void metrics_run(const struct kp_capture_opts *o, const char *dir, struct
 	char why[512];
 	struct kp_capture_opts mo = *o;
 	mo.libs = mo.nvtx = 0;
+	mo.torch_dir = NULL; /* no NVTX recorded: the hook's ranges would only cost */
 	struct kp_ctrace m;
 	ctrace_init(&m);
 	if (mkdir(dir, 0700) < 0) {
@@ -326,6 +335,10 @@ static int finish_trace(const struct kp_capture_opts *o, struct kp_ctrace *t, FI
 		cmsg_note(o, "%zu library op%s (%zu without a shape), %zu NVTX range%s (%zu as ops)",
 			  hs->gemms, hs->gemms == 1 ? "" : "s", hs->gemms_unshaped, hs->nvtx_ranges,
 			  hs->nvtx_ranges == 1 ? "" : "s", hs->nvtx_ops);
+	if (hs->module_ranges || hs->bwd_ops)
+		cmsg_note(o, "%zu nn.Module range%s, %zu of %zu backward ops linked to their forward op",
+			  hs->module_ranges, hs->module_ranges == 1 ? "" : "s", hs->bwd_linked,
+			  hs->bwd_ops);
 	return status;
 }
 

@@ -624,9 +624,22 @@ static const char *kernel_dtype(const char *k)
 	return NULL;
 }
 
+/* A forward op with a seq: where its fwdbwd flow starts, the number of its thread. */
+struct fwdop {
+	uint64_t start_ns;
+	uint32_t pid, tid;
+	int64_t thread_no;
+	int flowed; /* its first autograd node has its flow */
+};
+
 struct ctx {
 	struct kp_ctrace *t;
 	struct kp_hmap ops; /* op_key(pid, op_id) -> dtype name of the op's output (val.ptr) */
+	struct kp_hmap fwd; /* op_key(pid, seq) -> 1 + index in @fw of its latest forward op */
+	struct fwdop *fw;
+	size_t nfw;
+	struct kp_hmap threads; /* pid << 32 | tid -> the number of a forward thread */
+	int64_t nthreads;
 	size_t *gemm;       /* indices of GEMM calls by (tid, start) */
 	size_t ngemm;
 	size_t *sdpa; /* indices of cuDNN attention graphs by (tid, start) */
@@ -1226,7 +1239,8 @@ static int emit_replays(struct kp_ctrace *t, struct kp_hostops_stats *st)
 
 static void ctx_free(struct ctx *x)
 {
-	free(x->gemm), free(x->sdpa), free(x->conv), free(x->l), free(x->k);
+	free(x->gemm), free(x->sdpa), free(x->conv), free(x->l), free(x->k), free(x->fw);
+	hmap_free(&x->ops), hmap_free(&x->fwd), hmap_free(&x->threads);
 }
 
 /* The GEMM and attention calls by (tid, start), for the ranges that enclose them. */
@@ -1271,12 +1285,15 @@ static int ctx_index(struct ctx *x, struct kp_ctrace *t)
 {
 	*x = (struct ctx){ .t = t };
 	hmap_init(&x->ops, HMAP_INT);
+	hmap_init(&x->fwd, HMAP_INT);
+	hmap_init(&x->threads, HMAP_INT);
+	x->fw = malloc((t->nhcalls + 1) * sizeof(*x->fw));
 	x->gemm = malloc((t->nhcalls + 1) * sizeof(*x->gemm));
 	x->sdpa = malloc((t->nhcalls + 1) * sizeof(*x->sdpa));
 	x->conv = malloc((t->nhcalls + 1) * sizeof(*x->conv));
 	x->l = malloc((t->nrecs + 1) * sizeof(*x->l));
 	x->k = malloc((t->nrecs + 1) * sizeof(*x->k));
-	if (!x->gemm || !x->sdpa || !x->conv || !x->l || !x->k) {
+	if (!x->gemm || !x->sdpa || !x->conv || !x->l || !x->k || !x->fw) {
 		ctx_free(x);
 		return -1;
 	}
@@ -1346,6 +1363,199 @@ static int parse_range(const struct kp_hcall *c, struct kp_nvtx_msg *m, struct k
 	return p;
 }
 
+/* ---- forward and backward ops (doc: ../shared/docs/attribution.md §2.4) ---- */
+
+/*
+ * An autograd node: torch names a backward node after its Node class, "AddmmBackward0",
+ * "<Function>Backward" for a custom Function, "torch::autograd::CopySlices" for C++ nodes
+ * (torch/csrc/autograd/function.h, Node::name); ops are "aten::..." or Triton kernels.
+ */
+static int is_autograd_node(const char *name)
+{
+	if (!strncmp(name, "torch::autograd::", 17))
+		return 1;
+	size_t n = strlen(name);
+	while (n > 0 && isdigit((unsigned char)name[n - 1]))
+		n--;
+	return n >= 8 && !memcmp(name + n - 8, "Backward", 8);
+}
+
+/* The number of @pid/@tid as a forward thread: 1, 2, ... in the order they first appear. */
+static int64_t thread_no(struct ctx *x, uint32_t pid, uint32_t tid)
+{
+	int created;
+	struct kp_hmap_entry *e = hmap_put_int(&x->threads, (int64_t)((uint64_t)pid << 32 | tid),
+					       &created);
+	if (created)
+		e->val.i = ++x->nthreads;
+	return e->val.i;
+}
+
+/*
+ * Range @c (name @name, seq @seq): a forward op is remembered as the latest of its seq; an
+ * autograd node takes the latest forward op of its seq in its process, and the first node of
+ * that op gets the fwdbwd flow from it.  Returns the "Fwd thread id": 0 forward, else the
+ * number of the forward op's thread (without one: 1, torch's number of the first thread that
+ * records); -1 out of memory.
+ */
+static int64_t fwdbwd_link(struct ctx *x, const struct kp_hcall *c, const char *name, int64_t seq,
+			   struct kp_hostops_stats *st)
+{
+	int64_t key = op_key(c->pid, seq);
+	if (!is_autograd_node(name)) {
+		int created;
+		struct kp_hmap_entry *e = hmap_put_int(&x->fwd, key, &created);
+		if (created)
+			e->val.i = (int64_t)++x->nfw;
+		x->fw[e->val.i - 1] = (struct fwdop){ c->start_ns, c->pid, c->tid,
+						      thread_no(x, c->pid, c->tid), 0 };
+		return 0;
+	}
+	st->bwd_ops++;
+	struct kp_hmap_entry *e = hmap_get_int(&x->fwd, key);
+	if (!e)
+		return 1;
+	struct fwdop *f = &x->fw[e->val.i - 1];
+	if (!f->flowed) {
+		uint64_t id = (uint64_t)f->thread_no << 48 | ((uint64_t)seq & ((1ull << 48) - 1));
+		if (ctrace_add_flow(x->t, 's', id, f->start_ns, f->pid, f->tid) < 0 ||
+		    ctrace_add_flow(x->t, 'f', id, c->start_ns, c->pid, c->tid) < 0)
+			return -1;
+		f->flowed = 1;
+		st->bwd_linked++;
+	}
+	return f->thread_no;
+}
+
+/* @args (malloc'ed) with ,"Fwd thread id":@v appended; @v < 0: freed, NULL. */
+static char *fwd_thread_arg(char *args, int64_t v)
+{
+	if (v < 0) {
+		free(args);
+		return NULL;
+	}
+	size_t n = strlen(args);
+	char *a = realloc(args, n + 48);
+	if (!a) {
+		free(args);
+		return NULL;
+	}
+	snprintf(a + n, 48, ",\"Fwd thread id\":%" PRId64, v);
+	return a;
+}
+
+/* ---- module ranges -> python_function events ---- */
+
+static int is_module_range(const struct kp_hcall *c)
+{
+	static const char pre[] = HOSTOPS_MODULE_PREFIX HOSTOPS_MODULE_NAME;
+	return c->kind == HC_NVTX_PUSH && c->name && !strncmp(c->name, pre, sizeof(pre) - 1);
+}
+
+/* Ranges by start, longer (the enclosing one) first, then in the order they were opened. */
+static int cmp_modrange_time(const void *a, const void *b, void *arg)
+{
+	const struct kp_hcall *v = arg;
+	size_t i = *(const size_t *)a, j = *(const size_t *)b;
+	const struct kp_hcall *x = &v[i], *y = &v[j];
+	if (x->start_ns != y->start_ns)
+		return x->start_ns < y->start_ns ? -1 : 1;
+	if (x->end_ns != y->end_ns)
+		return x->end_ns > y->end_ns ? -1 : 1;
+	return i < j ? -1 : i > j;
+}
+
+/* The same within each (pid, tid). */
+static int cmp_modrange_thread(const void *a, const void *b, void *arg)
+{
+	const struct kp_hcall *v = arg;
+	const struct kp_hcall *x = &v[*(const size_t *)a], *y = &v[*(const size_t *)b];
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return cmp_modrange_time(a, b, arg);
+}
+
+/* The _N of "Class_N", -1 without one. */
+static int64_t module_index(const char *name)
+{
+	const char *u = strrchr(name, '_');
+	if (!u || !isdigit((unsigned char)u[1]))
+		return -1;
+	char *end;
+	errno = 0;
+	long long v = strtoll(u + 1, &end, 10);
+	return errno || *end ? -1 : v;
+}
+
+/* One python_function event: module range @c, its Python id @id and its parent's @parent. */
+static int emit_module(struct kp_ctrace *t, const struct kp_hcall *c, int64_t id, int64_t parent)
+{
+	const char *name = c->name + strlen(HOSTOPS_MODULE_PREFIX);
+	int64_t mi = module_index(name + strlen(HOSTOPS_MODULE_NAME));
+	char *args = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&args, &len);
+	if (!f)
+		return -1;
+	if (parent > 0)
+		fprintf(f, "\"Python parent id\":%" PRId64, parent);
+	else
+		fputs("\"Python parent id\":null", f);
+	fprintf(f, ",\"Python id\":%" PRId64, id);
+	if (mi >= 0)
+		fprintf(f, ",\"Python module id\":%" PRId64, mi);
+	fclose(f);
+	if (!args)
+		return -1;
+	return ctrace_add_span(t, "python_function", strdup(name), c->start_ns, c->end_ns, c->pid,
+			       c->tid, 0, args);
+}
+
+/*
+ * The closed module ranges as python_function events: ids by start over the trace, each
+ * one's parent the innermost module range around it on its thread (push/pop ranges nest).
+ */
+static int emit_modules(struct kp_ctrace *t, struct kp_hostops_stats *st)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < t->nhcalls; i++)
+		n += is_module_range(&t->hcalls[i]) && !(t->hcalls[i].flags & HCF_OPEN);
+	if (!n)
+		return 0;
+	size_t *v = malloc(n * sizeof(*v)), *stack = malloc(n * sizeof(*stack));
+	int64_t *id = calloc(t->nhcalls, sizeof(*id));
+	int rc = -1;
+	if (!v || !stack || !id)
+		goto out;
+	n = 0;
+	for (size_t i = 0; i < t->nhcalls; i++)
+		if (is_module_range(&t->hcalls[i]) && !(t->hcalls[i].flags & HCF_OPEN))
+			v[n++] = i;
+	qsort_r(v, n, sizeof(*v), cmp_modrange_time, t->hcalls);
+	for (size_t k = 0; k < n; k++)
+		id[v[k]] = (int64_t)k + 1;
+	qsort_r(v, n, sizeof(*v), cmp_modrange_thread, t->hcalls);
+	size_t depth = 0;
+	rc = 0;
+	for (size_t k = 0; k < n && rc == 0; k++) {
+		const struct kp_hcall *c = &t->hcalls[v[k]];
+		while (depth > 0) {
+			const struct kp_hcall *top = &t->hcalls[stack[depth - 1]];
+			if (top->pid == c->pid && top->tid == c->tid && top->end_ns >= c->end_ns)
+				break;
+			depth--;
+		}
+		rc = emit_module(t, c, id[v[k]], depth ? id[stack[depth - 1]] : 0);
+		stack[depth++] = v[k];
+		st->module_ranges++;
+	}
+out:
+	free(v), free(stack), free(id);
+	return rc;
+}
+
 /* A closed NVTX range as a cpu_op (an emit_nvtx op) or a user_annotation. */
 static int emit_range(struct ctx *x, const struct kp_hcall *c, struct kp_hostops_stats *st,
 		      FILE *warn)
@@ -1375,6 +1585,8 @@ static int emit_range(struct ctx *x, const struct kp_hcall *c, struct kp_hostops
 	}
 	char *args = nvtx_args(p == 0 && !m.label ? &m : NULL, dts, c->domain, ca.conc, from_key,
 			       ca.from);
+	if (p == 0 && !m.label && m.seq >= 0 && args)
+		args = fwd_thread_arg(args, fwdbwd_link(x, c, m.name, m.seq, st));
 	if (op)
 		st->nvtx_ops++;
 	return ctrace_add_span(x->t, op ? "cpu_op" : "user_annotation",
@@ -1394,6 +1606,8 @@ static int emit_call(struct ctx *x, const struct kp_hcall *c, struct kp_hostops_
 		st->nvtx_open++;
 		return 0;
 	}
+	if (is_module_range(c))
+		return 0; /* emit_modules() */
 	return emit_range(x, c, st, warn);
 }
 
@@ -1418,7 +1632,8 @@ int hostops_emit(struct kp_ctrace *t, struct kp_hostops_stats *st, FILE *warn)
 	}
 	if (rc == 0)
 		rc = emit_replays(t, st);
-	hmap_free(&x.ops);
+	if (rc == 0)
+		rc = emit_modules(t, st);
 	free(order);
 	ctx_free(&x);
 	return rc;

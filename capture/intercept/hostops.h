@@ -38,7 +38,17 @@ struct kp_hostops_stats {
 	size_t nvtx_open;                  /* ranges never closed (not written) */
 	size_t nvtx_malformed;             /* emit_nvtx-like messages that did not parse */
 	size_t replay_ops, replay_kernels; /* CUDA graph replays: ops made, GPU records linked */
+	size_t module_ranges;              /* torch hook module ranges -> python_function events */
+	size_t bwd_ops, bwd_linked;        /* autograd node ops; those with a fwdbwd flow */
 };
+
+/*
+ * The message of a module range of kprof's torch hook (capture/intercept/python/
+ * kprof_torch_hook.py): "kprof: nn.Module: Linear_3", Linear_3 the 4th Linear instance called
+ * in the process.  It becomes the python_function "nn.Module: Linear_3".
+ */
+#define HOSTOPS_MODULE_PREFIX "kprof: "
+#define HOSTOPS_MODULE_NAME "nn.Module: "
 
 /* Graph-replay ops sit on the launching thread's id plus this (a thread of their own). */
 #define HOSTOPS_REPLAY_TID 1000000000u

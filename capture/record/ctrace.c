@@ -30,6 +30,7 @@ void ctrace_free(struct kp_ctrace *t)
 		free(t->spans[i].args);
 	}
 	free(t->spans);
+	free(t->flows);
 	free(t->hcalls);
 	free(t->gnodes);
 	free(t->recs);
@@ -184,6 +185,17 @@ int ctrace_add_span(struct kp_ctrace *t, const char *cat, char *name, uint64_t s
 		t->spans[t->nspans++] = (struct kp_span){ cat, name, start_ns, end_ns,
 							  pid, tid,  ext,      args };
 	}
+	pthread_mutex_unlock(&t->lock);
+	return rc;
+}
+
+int ctrace_add_flow(struct kp_ctrace *t, char ph, uint64_t id, uint64_t ts_ns, uint32_t pid,
+		    uint32_t tid)
+{
+	pthread_mutex_lock(&t->lock);
+	int rc = grow((void **)&t->flows, &t->capflows, t->nflows, sizeof(*t->flows));
+	if (rc == 0)
+		t->flows[t->nflows++] = (struct kp_flow){ ph, id, ts_ns, pid, tid };
 	pthread_mutex_unlock(&t->lock);
 	return rc;
 }
@@ -708,6 +720,32 @@ static void put_clocks_and_labels(const struct wctx *w)
 	}
 }
 
+/*
+ * The host spans, then the fwdbwd flow ends between them, as Kineto writes them
+ * (pytorch/kineto: libkineto/src/output_json.cpp, handleLink); python_function events carry
+ * the Python ids only.
+ */
+static void put_spans(const struct kp_ctrace *t, FILE *out, uint64_t base)
+{
+	for (size_t i = 0; i < t->nspans; i++) {
+		const struct kp_span *s = &t->spans[i];
+		put_x(out, s->cat, s->name, s->pid, s->tid, s->start_ns, s->end_ns, base);
+		if (!strcmp(s->cat, "python_function"))
+			fprintf(out, ",\"args\":{%s}}", s->args ? s->args : "");
+		else
+			fprintf(out, ",\"args\":{\"External id\":%" PRIu64 "%s%s}}", s->ext,
+				s->args ? "," : "", s->args ? s->args : "");
+	}
+	for (size_t i = 0; i < t->nflows; i++) {
+		const struct kp_flow *f = &t->flows[i];
+		fprintf(out, ",\n{\"ph\":\"%c\",\"id\":%" PRIu64 ",\"pid\":%u,\"tid\":%u", f->ph,
+			f->id, f->pid, f->tid);
+		put_ts(out, "ts", f->ts_ns, base);
+		fprintf(out, ",\"cat\":\"fwdbwd\",\"name\":\"fwdbwd\"%s}",
+			f->ph == 'f' ? ",\"bp\":\"e\"" : "");
+	}
+}
+
 int ctrace_write(struct kp_ctrace *t, FILE *out, const char *trace_name)
 {
 	pthread_mutex_lock(&t->lock);
@@ -730,12 +768,7 @@ int ctrace_write(struct kp_ctrace *t, FILE *out, const char *trace_name)
 	flow_sets(&w);
 	put_header(t, out, w.base);
 	put_processes(&w);
-	for (size_t i = 0; i < t->nspans; i++) {
-		const struct kp_span *s = &t->spans[i];
-		put_x(out, s->cat, s->name, s->pid, s->tid, s->start_ns, s->end_ns, w.base);
-		fprintf(out, ",\"args\":{\"External id\":%" PRIu64 "%s%s}}", s->ext,
-			s->args ? "," : "", s->args ? s->args : "");
-	}
+	put_spans(t, out, w.base);
 	put_records(&w);
 	put_clocks_and_labels(&w);
 	fputs("\n],\n\"traceName\":", out);

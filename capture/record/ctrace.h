@@ -63,14 +63,28 @@ struct kp_gnode {
 	uint64_t orig; /* the original of a clone, 0 otherwise */
 };
 
-/* A host span: a cpu_op or a user_annotation, recorded by the workloads. */
+/*
+ * A host span: a cpu_op or a user_annotation, recorded by the workloads, or (hostops.c) a
+ * python_function, written without "External id" as Kineto writes the Python tree.
+ */
 struct kp_span {
-	const char *cat; /* "cpu_op" or "user_annotation" (static) */
+	const char *cat; /* "cpu_op", "user_annotation" or "python_function" (static) */
 	char *name;      /* malloc'ed */
 	uint64_t start_ns, end_ns;
 	uint32_t pid, tid;
 	uint64_t ext; /* External id; unique per span */
 	char *args;   /* malloc'ed JSON members after "External id" (no braces), or NULL */
+};
+
+/*
+ * One end of a flow arrow between host spans (Kineto's "fwdbwd": a forward op -> the backward
+ * op of its autograd node): @ph 's' at the forward op, 'f' at the backward one; @id pairs them.
+ */
+struct kp_flow {
+	char ph;
+	uint64_t id;
+	uint64_t ts_ns;
+	uint32_t pid, tid;
 };
 
 /* One NVML sample; t_ns is the midpoint of the NVML calls (CLOCK_REALTIME). */
@@ -111,6 +125,8 @@ struct kp_ctrace {
 	size_t next, capext;
 	struct kp_span *spans;
 	size_t nspans, capspans;
+	struct kp_flow *flows; /* fwdbwd flow ends between spans (hostops.c) */
+	size_t nflows, capflows;
 	struct kp_hcall *hcalls; /* library calls and NVTX ranges (names interned) */
 	size_t nhcalls, caphcalls;
 	struct kp_gnode *gnodes; /* graph nodes created inside ops (kprof-inject.so) */
@@ -157,6 +173,10 @@ size_t ctrace_resolve_gnodes(struct kp_ctrace *t);
 /* Takes ownership of @name and @args (malloc'ed). */
 int ctrace_add_span(struct kp_ctrace *t, const char *cat, char *name, uint64_t start_ns,
 		    uint64_t end_ns, uint32_t pid, uint32_t tid, uint64_t ext, char *args);
+
+/* A "fwdbwd" flow end (@ph 's' or 'f'); thread-safe.  Returns -1 on out-of-memory. */
+int ctrace_add_flow(struct kp_ctrace *t, char ph, uint64_t id, uint64_t ts_ns, uint32_t pid,
+		    uint32_t tid);
 
 /*
  * Time-weighted mean SM clock over [start_ns, end_ns) of the samples, each holding from the

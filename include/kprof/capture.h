@@ -82,6 +82,9 @@ struct kp_capture_opts {
 	int trace_api;           /* --trace-api: enum kp_trace_api (capture/record/recorder.h), 0 launch */
 	FILE *out;               /* progress and result lines (cmd-capture.c: stdout); NULL: none */
 	FILE *msg;               /* warnings and notes as they happen (stderr); NULL: none */
+	int torch;               /* --torch: TORCH_AUTO (default), TORCH_ON, TORCH_OFF */
+	const char *torch_dir;   /* -- <cmd>: the torch hook's directory, put first on PYTHONPATH;
+				    NULL: the command runs without it */
 
 	/* filled by capture_opts_finish() */
 	struct kp_mm_shape *mm;
@@ -108,6 +111,22 @@ const char *capture_parse_layouts(const char *arg, void *mask);
 const char *capture_parse_trace_api(const char *arg, void *mode);
 /* --trace-api's values by enum kp_trace_api: "launch", "all", "none" */
 extern const char *const capture_trace_api_names[];
+
+/* --torch: kprof's Python start-up hook (capture/intercept/python/) for -- <cmd> */
+enum { TORCH_AUTO, TORCH_ON, TORCH_OFF };
+extern const char *const capture_torch_names[]; /* "auto", "on", "off" */
+const char *capture_parse_torch(const char *arg, void *mode);
+/*
+ * --torch auto's rule: 1 when @cmd runs Python: argv[0]'s base name is python, pythonN or
+ * pythonN.M, or ends in ".py", or argv[0] (looked up in @path_env as execvp does when it has
+ * no '/') is a script whose "#!" line names python (torchrun, accelerate).
+ */
+int capture_cmd_is_python(char *const *cmd, const char *path_env);
+/*
+ * "PYTHONPATH=@dir:@old" (just @dir when @old is NULL or empty), malloc'ed; NULL when @dir
+ * is empty, longer than 4096 bytes or holds a ':' (PYTHONPATH's separator), or without memory.
+ */
+char *capture_pythonpath(const char *dir, const char *old);
 
 /*
  * Split `capture [options] -- <cmd> [args...]` at the first "--": returns the argument count

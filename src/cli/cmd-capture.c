@@ -99,6 +99,50 @@ static char *find_so(const char *env_name, const char *file, char *list, size_t 
 	}
 	return NULL;
 }
+
+/*
+ * --torch: the directory of kprof's Python start-up hook (python/kprof_torch_hook.py, found as
+ * the libraries are; $KPROF_TORCH_HOOK names the directory) when the command gets it: with
+ * "on", or with "auto" when it runs Python (capture_cmd_is_python); it needs NVTX.  NULL
+ * otherwise, with a warning when it was asked for and is missing.
+ */
+static char *torch_hook_dir(const struct kp_capture_opts *o)
+{
+	if (o->torch == TORCH_OFF ||
+	    (o->torch == TORCH_AUTO && !capture_cmd_is_python(o->cmd, getenv("PATH"))))
+		return NULL;
+	if (!o->nvtx || !o->shim_so) {
+		if (o->torch == TORCH_ON)
+			diag_fprintf(stderr, "kprof: warning: --torch on needs NVTX ranges (%s); no "
+					     "torch hook\n",
+				     o->nvtx ? "kprof-shim.so not found" : "--no-nvtx given");
+		return NULL;
+	}
+	char list[4 * (LIBPATH_LEN + 300)] = "", env[LIBPATH_LEN], exe[PATH_MAX];
+	const char *e = getenv("KPROF_TORCH_HOOK");
+	if (e && *e)
+		snprintf(env, sizeof(env), "%s/kprof_torch_hook.py", e);
+	struct kp_libpath lp;
+	exe_path(exe, sizeof(exe));
+	libpath_candidates(&lp, exe, e && *e ? env : NULL, KPROF_LIBDIR,
+			   "python/kprof_torch_hook.py");
+	char *f = NULL;
+	for (int i = 0; i < lp.n && !f; i++) {
+		if (access(lp.path[i], R_OK) == 0)
+			f = realpath(lp.path[i], NULL);
+		if (!f)
+			tried(list, sizeof(list), lp.path[i], strerror(errno));
+	}
+	if (!f) {
+		diag_fprintf(stderr,
+			     "kprof: warning: cannot find kprof's torch hook; tried:%s\n"
+			     "kprof: no ops over every kernel, no module tree (set KPROF_TORCH_HOOK)\n",
+			     list);
+		return NULL;
+	}
+	*strrchr(f, '/') = '\0';
+	return f;
+}
 #endif
 
 static int run(struct kp_capture_opts *o);
@@ -180,9 +224,9 @@ static int check_mode(const struct kp_capture_opts *o, const struct kp_capture_o
 		diag_fprintf(stderr, "kprof: see 'kprof capture -h'\n");
 		return -1;
 	}
-	if (!cmd && (o->nvtx != dflt->nvtx || o->libs != dflt->libs)) {
+	if (!cmd && (o->nvtx != dflt->nvtx || o->libs != dflt->libs || o->torch != dflt->torch)) {
 		diag_fprintf(stderr, "kprof: error: option '--%s' is for '-- <command>'\n",
-			o->nvtx != dflt->nvtx ? "nvtx" : "blas");
+			o->nvtx != dflt->nvtx ? "nvtx" : o->libs != dflt->libs ? "blas" : "torch");
 		diag_fprintf(stderr, "kprof: see 'kprof capture -h'\n");
 		return -1;
 	}
@@ -229,9 +273,12 @@ static int run(struct kp_capture_opts *o)
 			list);
 	o->inject_so = inject;
 	o->shim_so = shim;
+	char *torch = o->cmd ? torch_hook_dir(o) : NULL;
+	o->torch_dir = torch;
 	int rc = run_capture_so(o, &d);
 	free(inject);
 	free(shim);
+	free(torch);
 #else
 	int rc = capture_run(o, &d);
 #endif
@@ -325,6 +372,8 @@ static int parse_options(struct capture_args *a, int argc, char **argv)
 		  &a->o.nvtx, NULL, NULL },
 		{ "blas", 0, OPT_FLAG, NULL, "-- <cmd>: cuBLAS / cuBLASLt GEMM calls become ops (default on)",
 		  &a->o.libs, NULL, NULL },
+		{ "torch", 0, OPT_CALLBACK, "WHEN", "-- <cmd>: kprof's Python start-up hook on PYTHONPATH (emit_nvtx ops with shapes, nn.Module ranges): auto (default: when the command runs Python), on, off",
+		  &a->o.torch, NULL, capture_parse_torch },
 		{ "trace-api", 0, OPT_CALLBACK, "WHAT", "API calls recorded: launch (those analyze links and breaks down; default), all (every runtime and driver call, sync and CUPTI overhead records), none",
 		  &a->o.trace_api, NULL, capture_parse_trace_api },
 		{ "sample-period", 0, OPT_INT, "MS", "NVML clock sampling period, 1..100 (default 10)", &a->period, NULL, NULL },

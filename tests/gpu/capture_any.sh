@@ -21,7 +21,9 @@ bad() { echo "FAIL: $*"; fail=1; }
 cap() { # name, capture args... -- cmd
 	local name=$1
 	shift
-	"$KPROF" capture -o "$DIR/$name.json" "$@" >"$DIR/$name.out" 2>"$DIR/$name.err"
+	# --torch off: these cases are the program's own NVTX (or none); tests/gpu/torch_hook.sh
+	# runs them under kprof's torch hook
+	"$KPROF" capture -o "$DIR/$name.json" --torch off "$@" >"$DIR/$name.out" 2>"$DIR/$name.err"
 	local rc=$?
 	tail -3 "$DIR/$name.err"
 	[ $rc -eq 0 ] || { bad "capture $name exited $rc"; cat "$DIR/$name.err"; }

@@ -76,6 +76,8 @@ echo "== kprof capture -- <command> (injection)"
 KPROF=$KPROF "$(dirname "$0")/inject.sh" "$DIR" || fail=1
 echo "== kprof capture -- <command>: library calls and NVTX ranges as ops"
 KPROF=$KPROF "$(dirname "$0")/capture_any.sh" "$DIR" || fail=1
+echo "== unchanged PyTorch programs under the torch hook (tests/gpu/torch_hook.sh)"
+KPROF=$KPROF "$(dirname "$0")/torch_hook.sh" "$DIR" || fail=1
 echo "== kprof capture --metrics: measured tensor FLOPs and DRAM bytes per kernel"
 KPROF=$KPROF "$(dirname "$0")/metrics.sh" "$DIR/metrics" || fail=1
 echo "== kprof capture --metrics -- <command>: measured FLOPs of a cuBLAS GEMM and a custom kernel"

@@ -668,6 +668,198 @@ static int ends_with(const char *args, const char *tail)
  * A replay running kernels of two capturing ops splits its launch's time in two slices, one
  * op each; a replay without its launch record sits at its first kernel, on the op's thread.
  */
+/* An NVTX push range on @pid/@tid. */
+static void add_range_on(struct kp_ctrace *t, const char *msg, uint64_t s, uint64_t e, uint32_t pid,
+			 uint32_t tid)
+{
+	struct kp_hcall c;
+	memset(&c, 0, sizeof(c));
+	c.kind = HC_NVTX_PUSH;
+	c.name = msg;
+	c.start_ns = s, c.end_ns = e, c.pid = pid, c.tid = tid;
+	assert_int_equal(ctrace_add_hcall(t, &c), 0);
+}
+
+/* The written line of the event named @name (the first after @from), or NULL; static. */
+static const char *event_line(const char *text, const char *name, const char *from)
+{
+	static char line[2048];
+	char key[300];
+	snprintf(key, sizeof(key), "\"name\":\"%s\"", name);
+	const char *p = strstr(from ? strstr(text, from) : text, key);
+	if (!p)
+		return NULL;
+	const char *a = p, *b = strchr(p, '\n');
+	while (a > text && a[-1] != '\n')
+		a--;
+	size_t n = b ? (size_t)(b - a) : strlen(a);
+	snprintf(line, sizeof(line), "%.*s", (int)n, a);
+	return line;
+}
+
+static char *read_all(FILE *f)
+{
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	rewind(f);
+	char *buf = malloc((size_t)n + 1);
+	assert_non_null(buf);
+	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+	buf[n] = '\0';
+	return buf;
+}
+
+/*
+ * kprof's torch hook: module ranges become the python_function events torch.profiler's Python
+ * tracer writes (ids by start over the trace, parent = enclosing module range on the thread,
+ * module id = _N), and emit_nvtx ops with a seq get "Fwd thread id" and the fwdbwd flows that
+ * tie an autograd node to the latest forward op of its seq in its process
+ * (../shared/docs/attribution.md §2.1, §2.4).
+ */
+static void torch_hook_ranges_become_the_python_tree_and_fwdbwd_links(void **state)
+{
+	(void)state;
+	struct kp_ctrace t;
+	ctrace_init(&t);
+	/* process 483: forward on thread 483, autograd on 484 */
+	add_range_on(&t, "kprof: nn.Module: M_0", T0 + 100, T0 + 10000, 483, 483);
+	add_range_on(&t, "kprof: nn.Module: Linear_0", T0 + 200, T0 + 3000, 483, 483);
+	add_range_on(&t, "aten::linear, seq = 5, op_id = 1, sizes = [[4, 8], [16, 8], [16]]",
+		     T0 + 300, T0 + 2900, 483, 483);
+	add_range_on(&t, "aten::addmm, seq = 5, op_id = 2, sizes = [[16], [4, 8], [8, 16], [], []]",
+		     T0 + 400, T0 + 2800, 483, 483);
+	add_range_on(&t, "kprof: nn.Module: Linear_1", T0 + 4000, T0 + 9000, 483, 483);
+	add_range_on(&t, "aten::relu, seq = 6, op_id = 3, sizes = [[4, 16]]", T0 + 4100,
+		     T0 + 8000, 483, 483);
+	/* a module range on another thread while M_0 is open: no parent across threads */
+	add_range_on(&t, "kprof: nn.Module: Dropout_0", T0 + 5000, T0 + 6000, 483, 484);
+	add_range_on(&t, "ReluBackward0, seq = 6, op_id = 9, sizes = [[4, 16], [4, 16]]",
+		     T0 + 15000, T0 + 18000, 483, 484);
+	add_range_on(&t, "AddmmBackward0, seq = 5, op_id = 10, sizes = [[4, 16]]", T0 + 20000,
+		     T0 + 25000, 483, 484);
+	add_range_on(&t, "aten::mm, op_id = 11, sizes = [[4, 16], [16, 8]]", T0 + 21000,
+		     T0 + 22000, 483, 484);
+	/* process 900 reuses seq 5: its node pairs with its own forward op */
+	add_range_on(&t, "aten::mul, seq = 5, op_id = 1, sizes = [[2], [2]]", T0 + 30000,
+		     T0 + 31000, 900, 900);
+	add_range_on(&t, "MulBackward0, seq = 5, op_id = 4, sizes = [[2]]", T0 + 32000,
+		     T0 + 33000, 900, 901);
+	/* a module range still open at exit is not written */
+	struct kp_hcall open;
+	memset(&open, 0, sizeof(open));
+	open.kind = HC_NVTX_PUSH;
+	open.flags = HCF_OPEN;
+	open.name = "kprof: nn.Module: M_1";
+	add_call(&t, open, T0 + 40000, 0, 0);
+	add_kernel(&t, 20, T0 + 500, 0, "void at::native::elementwise_kernel<float>()");
+
+	struct kp_hostops_stats st;
+	assert_int_equal(hostops_emit(&t, &st, NULL), 0);
+	assert_int_equal(st.module_ranges, 4);
+	assert_int_equal(st.nvtx_open, 1);
+	assert_int_equal(st.bwd_ops, 3);
+	assert_int_equal(st.bwd_linked, 3);
+	assert_int_equal(t.nflows, 6);
+
+	FILE *f = tmpfile();
+	assert_non_null(f);
+	assert_int_equal(ctrace_write(&t, f, "t"), 0);
+	char *text = read_all(f);
+	fclose(f);
+	const char *l;
+	/* ids 1-4 by start; Linear_0 and Linear_1 in M_0, Dropout_0 alone on its thread */
+	assert_non_null(l = event_line(text, "nn.Module: M_0", NULL));
+	assert_non_null(strstr(l, "\"cat\":\"python_function\""));
+	assert_non_null(strstr(l, "\"pid\":483,\"tid\":483,\"ts\":0.100,\"dur\":9.900,"
+				  "\"args\":{\"Python parent id\":null,\"Python id\":1,"
+				  "\"Python module id\":0}}"));
+	assert_non_null(l = event_line(text, "nn.Module: Linear_0", NULL));
+	assert_non_null(strstr(l, "{\"Python parent id\":1,\"Python id\":2,\"Python module id\":0}"));
+	assert_non_null(l = event_line(text, "nn.Module: Linear_1", NULL));
+	assert_non_null(strstr(l, "{\"Python parent id\":1,\"Python id\":3,\"Python module id\":1}"));
+	assert_non_null(l = event_line(text, "nn.Module: Dropout_0", NULL));
+	assert_non_null(strstr(l, "\"tid\":484,"));
+	assert_non_null(strstr(l, "{\"Python parent id\":null,\"Python id\":4,"));
+	assert_null(event_line(text, "nn.Module: M_1", NULL));
+	assert_null(strstr(text, "kprof: nn.Module"));
+	/* forward ops: Fwd thread id 0; nodes: their forward thread's number (1, then 2) */
+	assert_non_null(l = event_line(text, "aten::linear", NULL));
+	assert_non_null(strstr(l, "\"Sequence number\":5,"));
+	assert_non_null(strstr(l, "\"Fwd thread id\":0}"));
+	assert_non_null(l = event_line(text, "aten::mm", NULL));
+	assert_null(strstr(l, "Fwd thread id"));
+	assert_non_null(l = event_line(text, "AddmmBackward0", NULL));
+	assert_non_null(strstr(l, "\"cat\":\"cpu_op\""));
+	assert_non_null(strstr(l, "\"Sequence number\":5,"));
+	assert_non_null(strstr(l, "\"Fwd thread id\":1}"));
+	assert_non_null(l = event_line(text, "MulBackward0", NULL));
+	assert_non_null(strstr(l, "\"Fwd thread id\":2}"));
+	/* flows: from the latest forward op of the seq (addmm, not linear) to the node */
+	char s5[200], f5[200];
+	unsigned long long id1 = 1ull << 48 | 5, id2 = 2ull << 48 | 5, id6 = 1ull << 48 | 6;
+	snprintf(s5, sizeof(s5),
+		 "{\"ph\":\"s\",\"id\":%llu,\"pid\":483,\"tid\":483,\"ts\":0.400,"
+		 "\"cat\":\"fwdbwd\",\"name\":\"fwdbwd\"}",
+		 id1);
+	snprintf(f5, sizeof(f5),
+		 "{\"ph\":\"f\",\"id\":%llu,\"pid\":483,\"tid\":484,\"ts\":20.000,"
+		 "\"cat\":\"fwdbwd\",\"name\":\"fwdbwd\",\"bp\":\"e\"}",
+		 id1);
+	assert_non_null(strstr(text, s5));
+	assert_non_null(strstr(text, f5));
+	snprintf(s5, sizeof(s5), "{\"ph\":\"s\",\"id\":%llu,\"pid\":483,\"tid\":483,\"ts\":4.100,",
+		 id6);
+	assert_non_null(strstr(text, s5));
+	snprintf(s5, sizeof(s5), "{\"ph\":\"s\",\"id\":%llu,\"pid\":900,\"tid\":900,\"ts\":30.000,",
+		 id2);
+	snprintf(f5, sizeof(f5), "{\"ph\":\"f\",\"id\":%llu,\"pid\":900,\"tid\":901,\"ts\":32.000,",
+		 id2);
+	assert_non_null(strstr(text, s5));
+	assert_non_null(strstr(text, f5));
+	free(text);
+	/* the trace loads and links: the kernel is under aten::addmm */
+	struct kp_trace tr;
+	struct kp_report r;
+	struct kp_devdb db;
+	analyze_ctrace(&t, &tr, &r, &db);
+	assert_int_equal(r.tot.unlinked, 0);
+	assert_non_null(row_named(&r, "aten::addmm"));
+	analyze_free(&r);
+	devdb_free(&db);
+	trace_free(&tr);
+	ctrace_free(&t);
+}
+
+/* Autograd nodes are told from ops by name: *Backward[N] and torch::autograd::* */
+static void emit_nvtx_backward_nodes_by_name(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *msg;
+		int bwd;
+	} cases[] = {
+		{ "AddmmBackward0, seq = 1, op_id = 2, sizes = []", 1 },
+		{ "MyFunctionBackward, seq = 1, op_id = 2, sizes = []", 1 },
+		{ "CompiledFunctionBackward, seq = 1, op_id = 2, sizes = []", 1 },
+		{ "torch::autograd::CopySlices, seq = 1, op_id = 2, sizes = []", 1 },
+		{ "aten::convolution_backward, seq = 1, op_id = 2, sizes = []", 0 },
+		{ "aten::add, seq = 1, op_id = 2, sizes = []", 0 },
+		{ "Backward, seq = 1, op_id = 2, sizes = []", 1 },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct kp_ctrace t;
+		ctrace_init(&t);
+		add_range_on(&t, cases[i].msg, T0 + 100, T0 + 200, 1, 1);
+		struct kp_hostops_stats st;
+		assert_int_equal(hostops_emit(&t, &st, NULL), 0);
+		if (st.bwd_ops != (size_t)cases[i].bwd)
+			fail_msg("%s: bwd_ops %zu", cases[i].msg, st.bwd_ops);
+		assert_non_null(strstr(t.spans[0].args, cases[i].bwd ? "\"Fwd thread id\":1"
+								      : "\"Fwd thread id\":0"));
+		ctrace_free(&t);
+	}
+}
+
 static void graph_replays_slice_the_launch_between_their_ops(void **state)
 {
 	(void)state;
@@ -1073,6 +1265,8 @@ int main(void)
 		cmocka_unit_test(library_ops_get_closed_form_flops),
 		cmocka_unit_test(emit_nvtx_messages_parse),
 		cmocka_unit_test(nvtx_ops_enclosing_library_ops_count_once),
+		cmocka_unit_test(torch_hook_ranges_become_the_python_tree_and_fwdbwd_links),
+		cmocka_unit_test(emit_nvtx_backward_nodes_by_name),
 		cmocka_unit_test(flash_kernel_names_give_emit_nvtx_sdpa_its_causality),
 		cmocka_unit_test(graph_replays_count_the_capturing_op_once_each),
 		cmocka_unit_test(graph_replays_slice_the_launch_between_their_ops),

@@ -1,0 +1,359 @@
+#!/usr/bin/env python3
+"""tests/pyhook/test_torch_hook.py — kprof's Python start-up hook (capture/intercept/python/)
+without torch or a GPU: sitecustomize chains to the one it shadows, KPROF_TORCH=off, nothing
+before torch is imported and CUDA initialised, module range names ("kprof: nn.Module: <Class>_<N>",
+N per class in first-call order), no ranges while compiling or in forked children, and stepping
+aside when the program starts torch.profiler or its own emit_nvtx.  torch is a stand-in
+(FAKE_TORCH below) with the few entry points the hook uses, each behaving as torch 2.11's does
+(../shared/docs/attribution.md §3.1-3.2); that the real ones behave so is checked on the GPU
+machine by tests/gpu/torch_hook.sh.
+
+    python3 tests/pyhook/test_torch_hook.py
+"""
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+HOOK = os.path.normpath(os.path.join(HERE, "..", "..", "capture", "intercept", "python"))
+
+FAKE_TORCH = '''
+"""A stand-in for torch: only what kprof_torch_hook touches."""
+import sys, threading, types
+EVENTS = []          # ("push", msg) / ("pop",) / ("nvtx", "enter"|"exit") / ("cuda", "init")
+_tls = threading.local()
+
+def _enabled():
+    return getattr(_tls, "prof", False)
+
+# torch.cuda
+cuda = types.ModuleType("torch.cuda")
+cuda._queued = []
+cuda._initialized = False
+def _lazy_call(fn, **kw):
+    if cuda._initialized:
+        fn()
+    else:
+        cuda._queued.append(fn)
+def _lazy_init():
+    if cuda._initialized:
+        return
+    EVENTS.append(("cuda", "init"))
+    cuda._initialized = True
+    for fn in cuda._queued:
+        fn()      # torch wraps a raise here into DeferredCudaCallError: the hook must not raise
+cuda._lazy_call, cuda._lazy_init = _lazy_call, _lazy_init
+nvtx = types.ModuleType("torch.cuda.nvtx")
+nvtx.range_push = lambda msg: EVENTS.append(("push", msg))
+nvtx.range_pop = lambda: EVENTS.append(("pop",))
+cuda.nvtx = nvtx
+
+# torch.autograd.profiler: one profiler per thread, as torch's thread-local state
+autograd = types.ModuleType("torch.autograd")
+autograd._profiler_enabled = _enabled
+profiler = types.ModuleType("torch.autograd.profiler")
+class emit_nvtx:
+    def __init__(self, enabled=True, record_shapes=False):
+        self.record_shapes = record_shapes
+    def __enter__(self):
+        if _enabled():
+            raise RuntimeError("Profiler is already enabled on this thread.")
+        _tls.prof = True
+        EVENTS.append(("nvtx", "enter", self.record_shapes))
+        return self
+    def __exit__(self, *a):
+        _tls.prof = False
+        EVENTS.append(("nvtx", "exit"))
+        return False
+class profile:
+    def _prepare_trace(self):
+        if _enabled():
+            raise RuntimeError("Profiler is already enabled on this thread.")
+        _tls.prof = True
+        EVENTS.append(("profile", "start"))
+    def __enter__(self):
+        self._prepare_trace()
+        return self
+    def __exit__(self, *a):
+        _tls.prof = False
+profiler.emit_nvtx, profiler.profile = emit_nvtx, profile
+autograd.profiler = profiler
+
+# torch.nn: modules whose __call__ runs the global forward hooks
+nn = types.ModuleType("torch.nn")
+modules = types.ModuleType("torch.nn.modules")
+module = types.ModuleType("torch.nn.modules.module")
+_pre, _post = [], []
+class _Handle:
+    def __init__(self, lst, h):
+        self.lst, self.h = lst, h
+    def remove(self):
+        if self.h in self.lst:
+            self.lst.remove(self.h)
+def register_module_forward_pre_hook(h):
+    _pre.append(h)
+    return _Handle(_pre, h)
+def register_module_forward_hook(h, *, with_kwargs=False, always_call=False):
+    _post.append((h, always_call))
+    return _Handle(_post, (h, always_call))
+class Module:
+    def __call__(self, *args):
+        for h in list(_pre):
+            h(self, args)
+        try:
+            out = self.forward(*args)
+        except BaseException:
+            for h, always in list(_post):
+                if always:
+                    h(self, args, None)
+            raise
+        for h, always in list(_post):
+            h(self, args, out)
+        return out
+module.register_module_forward_pre_hook = register_module_forward_pre_hook
+module.register_module_forward_hook = register_module_forward_hook
+module.Module = Module
+nn.Module, nn.modules, modules.module = Module, modules, module
+
+compiler = types.ModuleType("torch.compiler")
+compiler.compiling = False
+compiler.is_compiling = lambda: compiler.compiling
+
+utils = types.ModuleType("torch.utils")
+data = types.ModuleType("torch.utils.data")
+data.worker = None
+data.get_worker_info = lambda: data.worker
+utils.data = data
+
+for name, m in [("torch.cuda", cuda), ("torch.cuda.nvtx", nvtx), ("torch.autograd", autograd),
+                ("torch.autograd.profiler", profiler), ("torch.nn", nn),
+                ("torch.nn.modules", modules), ("torch.nn.modules.module", module),
+                ("torch.compiler", compiler), ("torch.utils", utils),
+                ("torch.utils.data", data)]:
+    sys.modules[name] = m
+'''
+
+# a small model: Outer(a=Linear, b=Linear, act=ReLU), called by each case
+MODEL = '''
+import torch
+class Linear(torch.nn.Module):
+    def forward(self, x): return x + 1
+class ReLU(torch.nn.Module):
+    def forward(self, x): return x
+class Outer(torch.nn.Module):
+    def __init__(self):
+        self.a, self.b, self.act = Linear(), Linear(), ReLU()
+    def forward(self, x): return self.act(self.b(self.a(x)))
+model = Outer()
+def ranges():
+    return [e for e in torch.EVENTS if e[0] in ("push", "pop")]
+'''
+
+
+def run(body, env_extra=None, pythonpath=None):
+    """Run @body (after MODEL when it imports torch) with the hook on PYTHONPATH."""
+    with tempfile.TemporaryDirectory() as tmp:
+        os.makedirs(os.path.join(tmp, "torch"))
+        with open(os.path.join(tmp, "torch", "__init__.py"), "w") as f:
+            f.write(FAKE_TORCH)
+        with open(os.path.join(tmp, "model.py"), "w") as f:
+            f.write(MODEL)
+        prog = os.path.join(tmp, "prog.py")
+        with open(prog, "w") as f:
+            f.write(textwrap.dedent(body))
+        env = dict(os.environ)
+        env.pop("KPROF_TORCH", None)
+        env["PYTHONPATH"] = ":".join([HOOK] + (pythonpath or []) + [tmp])
+        env.update(env_extra or {})
+        p = subprocess.run([sys.executable, prog], env=env, cwd=tmp, capture_output=True,
+                           text=True, timeout=60)
+        return p.returncode, p.stdout, p.stderr
+
+
+class Chain(unittest.TestCase):
+    def test_runs_the_sitecustomize_it_shadows(self):
+        with tempfile.TemporaryDirectory() as orig:
+            with open(os.path.join(orig, "sitecustomize.py"), "w") as f:
+                f.write("import os\nos.environ['ORIG_SITE'] = 'ran'\n")
+            rc, out, err = run('''
+                import os, sys, sitecustomize, kprof_torch_hook
+                print(os.environ.get("ORIG_SITE"), sitecustomize.__file__.startswith(%r),
+                      kprof_torch_hook._st["armed"])
+            ''' % orig, pythonpath=[orig])
+        self.assertEqual((rc, err), (0, ""))
+        self.assertEqual(out.split(), ["ran", "True", "True"])
+
+    def test_without_another_sitecustomize(self):
+        rc, out, err = run('''
+            import sys
+            print("sitecustomize" in sys.modules, "torch" in sys.modules)
+        ''')
+        self.assertEqual((rc, err), (0, ""))
+        self.assertEqual(out.split(), ["True", "False"])  # the hook imports no torch
+
+    def test_kprof_torch_off(self):
+        rc, out, err = run('''
+            import sys, kprof_torch_hook
+            import torch
+            torch.cuda._lazy_init()
+            print(kprof_torch_hook._st["armed"], torch.cuda._queued, torch.EVENTS)
+        ''', env_extra={"KPROF_TORCH": "off"})
+        self.assertEqual((rc, err), (0, ""))
+        self.assertEqual(out.strip(), "False [] [('cuda', 'init')]")
+
+
+class Torch(unittest.TestCase):
+    def test_nothing_before_cuda_then_module_ranges(self):
+        rc, out, err = run('''
+            from model import *
+            model(1)
+            print(ranges())                         # CUDA not initialised: nothing
+            torch.cuda._lazy_init()
+            print(torch.EVENTS[1])                  # emit_nvtx entered, with shapes
+            model(1)
+            model(1)
+            print(ranges())
+        ''')
+        self.assertEqual((rc, err), (0, ""))
+        lines = out.splitlines()
+        self.assertEqual(lines[0], "[]")
+        self.assertEqual(lines[1], "('nvtx', 'enter', True)")
+        one = [("push", "kprof: nn.Module: Outer_0"), ("push", "kprof: nn.Module: Linear_0"),
+               ("pop",), ("push", "kprof: nn.Module: Linear_1"), ("pop",),
+               ("push", "kprof: nn.Module: ReLU_0"), ("pop",), ("pop",)]
+        self.assertEqual(lines[2], repr(one + one))
+
+    def test_per_class_numbering_and_a_second_instance(self):
+        rc, out, err = run('''
+            from model import *
+            torch.cuda._lazy_init()
+            other = Outer()
+            other(1)        # the second Outer, its Linears 0 and 1
+            model(1)        # then the first: Outer_1, Linear_2, Linear_3
+            print([e[1] for e in ranges() if e[0] == "push"])
+        ''')
+        self.assertEqual((rc, err), (0, ""))
+        self.assertEqual(eval(out), ["kprof: nn.Module: %s" % n for n in
+                                     ["Outer_0", "Linear_0", "Linear_1", "ReLU_0",
+                                      "Outer_1", "Linear_2", "Linear_3", "ReLU_1"]])
+
+    def test_no_ranges_while_compiling(self):
+        rc, out, err = run('''
+            from model import *
+            torch.cuda._lazy_init()
+            torch.compiler.compiling = True
+            model(1)
+            torch.compiler.compiling = False
+            print(ranges())
+        ''')
+        self.assertEqual((rc, err), (0, ""))
+        self.assertEqual(out.strip(), "[]")
+
+    def test_a_raising_forward_closes_its_range(self):
+        rc, out, err = run('''
+            from model import *
+            class Bad(torch.nn.Module):
+                def forward(self, x): raise ValueError(x)
+            torch.cuda._lazy_init()
+            try:
+                Bad()(1)
+            except ValueError:
+                pass
+            print(ranges())
+        ''')
+        self.assertEqual((rc, err), (0, ""))
+        self.assertEqual(eval(out), [("push", "kprof: nn.Module: Bad_0"), ("pop",)])
+
+    def test_steps_aside_for_torch_profiler(self):
+        rc, out, err = run('''
+            from model import *
+            torch.cuda._lazy_init()
+            model(1)
+            n = len(ranges())
+            with torch.autograd.profiler.profile():   # raised before the hook stepped aside
+                model(1)
+            print(n, len(ranges()), [e for e in torch.EVENTS if e[0] in ("nvtx", "profile")])
+        ''')
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(out.strip(), "8 8 [('nvtx', 'enter', True), ('nvtx', 'exit'), "
+                         "('profile', 'start')]")
+        self.assertEqual(err, "kprof: warning: prog.py started torch.profiler; kprof's torch "
+                         "hook steps aside (no op or module ranges from here on)\n")
+
+    def test_profiler_before_cuda_keeps_the_hook_off(self):
+        rc, out, err = run('''
+            from model import *
+            with torch.autograd.profiler.profile():
+                torch.cuda._lazy_init()
+                model(1)
+            model(1)
+            print(ranges(), [e for e in torch.EVENTS if e[0] == "nvtx"])
+        ''')
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(out.strip(), "[] []")
+        self.assertEqual(err, "kprof: warning: prog.py started torch.profiler; kprof's torch "
+                         "hook steps aside\n")
+
+    def test_own_emit_nvtx_keeps_module_ranges(self):
+        rc, out, err = run('''
+            from model import *
+            torch.cuda._lazy_init()
+            with torch.autograd.profiler.emit_nvtx():
+                model(1)
+            print(len(ranges()), [e for e in torch.EVENTS if e[0] == "nvtx"])
+        ''')
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(out.strip(), "8 [('nvtx', 'enter', True), ('nvtx', 'exit'), "
+                         "('nvtx', 'enter', False), ('nvtx', 'exit')]")
+        self.assertIn("entered emit_nvtx itself; kprof's torch hook leaves op ranges to it",
+                      err)
+
+    def test_forked_child_and_worker_stay_quiet(self):
+        rc, out, err = run('''
+            import os
+            from model import *
+            torch.cuda._lazy_init()
+            pid = os.fork()
+            if pid == 0:                     # a forked DataLoader worker
+                model(1)
+                os._exit(len(ranges()))
+            _, st = os.waitpid(pid, 0)
+            print(os.waitstatus_to_exitcode(st), len(ranges()))
+        ''')
+        self.assertEqual((rc, err), (0, ""))
+        self.assertEqual(out.strip(), "0 0")
+        rc, out, err = run('''
+            from model import *
+            torch.utils.data.worker = object()   # a spawned worker that initialises CUDA
+            torch.cuda._lazy_init()
+            model(1)
+            print(ranges(), [e for e in torch.EVENTS if e[0] == "nvtx"])
+        ''')
+        self.assertEqual((rc, err), (0, ""))
+        self.assertEqual(out.strip(), "[] []")
+
+    def test_a_failing_activation_never_raises_into_cuda_init(self):
+        rc, out, err = run('''
+            from model import *
+            def broken(*a, **k): raise RuntimeError("no NVTX here")
+            torch.autograd.profiler.emit_nvtx.__init__ = broken
+            torch.cuda._lazy_init()
+            model(1)
+            print(ranges())
+        ''')
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(out.strip(), "[]")
+        self.assertEqual(err, "kprof: warning: kprof's torch hook: no NVTX here; no op or "
+                         "module ranges\n")
+
+
+if __name__ == "__main__":
+    r = unittest.main(exit=False, verbosity=0).result
+    n = r.testsRun
+    if r.wasSuccessful():
+        print("  pyhook: %d tests passed (stand-in torch; the real one: tests/gpu/torch_hook.sh)"
+              % n)
+    sys.exit(0 if r.wasSuccessful() else 1)
