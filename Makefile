@@ -48,7 +48,8 @@ ifeq ($(HAVE_CUPTI),1)
   CAPTURE_SO := $(O)/kprof-capture.so
   CAPTURE_LDLIBS := -L$(CUDA_LIBDIR) -L$(CUPTI_LIBDIR) -Wl,-rpath,$(CUDA_LIBDIR) \
 	-Wl,-rpath,$(CUPTI_LIBDIR) -lcupti -lcublasLt -lcublas -lcudart -lstdc++
-  # capture/kernels/*.cu: kprof's own kernels (softmax, im2col), compiled by nvcc into kprof-capture.so
+  # capture/kernels/*.cu: kprof's own kernels (softmax, im2col, membound-*), compiled by nvcc into
+  # kprof-capture.so (each a translation unit; the .cuh files are included by them)
   NVCC ?= $(CUDA_HOME)/bin/nvcc
   NVCC_ARCH ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
 	-gencode arch=compute_90,code=compute_90
@@ -116,7 +117,7 @@ ifeq ($(HAVE_CUPTI),1)
 # cupti_profiler_host.h includes <string> (C++) and uses none of it: an empty one for C
 $(O)/pic/capture/record/metrics.o: CAPTURE_CFLAGS += -Icapture/record/cshim
 $(O)/src/cli/cmd-capture.o: EXTRA_DEFS := -DKPROF_CAPTURE_DL -DKPROF_LIBDIR='"$(PREFIX)/lib/kprof"'
-$(O)/capture/%.cu.o: capture/%.cu $(CAP_HDRS) Makefile
+$(O)/capture/%.cu.o: capture/%.cu $(CAP_HDRS) $(wildcard capture/kernels/*.cuh) Makefile
 	@mkdir -p $(dir $@)
 	$(call quiet,NVCC,$<)$(NVCC) -O3 -std=c++17 $(NVCC_ARCH) -Xcompiler -fPIC -Icapture -c -o $@ $<
 

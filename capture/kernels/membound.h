@@ -1,6 +1,6 @@
 /*
- * membound.h — kprof's one-pass row-wise kernels (capture/kernels/membound.cu): softmax, RMSNorm,
- * LayerNorm (forward and backward) over the last dim of a [rows, hidden] tensor, and
+ * membound.h — kprof's one-pass row-wise kernels (capture/kernels/membound*.cu): softmax,
+ * RMSNorm, LayerNorm (forward and backward) over the last dim of a [rows, hidden] tensor, and
  * cross-entropy (forward and backward, streaming: any vocab).  Each row is read from DRAM once
  * with 16-byte vector loads (into registers, or for long rows a second time from L2 or through
  * a shared-memory ring), reduced in the block (or cluster), and written once.  Element types as in

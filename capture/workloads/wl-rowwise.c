@@ -1,6 +1,6 @@
 /*
  * wl-rowwise.c — the memory-bound row-wise family: softmax, RMSNorm and LayerNorm forward and
- * backward, and cross-entropy, on kprof's one-pass and streaming kernels (membound.cu), checked
+ * backward, and cross-entropy, on kprof's one-pass and streaming kernels (membound*.cu), checked
  * against a host fp64 reference.
  */
 
