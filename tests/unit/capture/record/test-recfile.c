@@ -74,8 +74,18 @@ static void merge_in_pid_order_with_shifted_ids(void **state)
 	put(dir, "1002.kprec", "KPROFREC but cut short");
 	struct kp_ctrace t;
 	ctrace_init(&t);
-	/* two merged, the damaged one skipped with a warning on stderr */
-	assert_int_equal(recfile_merge_dir(&t, dir, why, sizeof(why)), 2);
+	/* two merged, the damaged one skipped with a warning on the stream given */
+	FILE *warn = tmpfile();
+	assert_non_null(warn);
+	assert_int_equal(recfile_merge_dir(&t, dir, warn, why, sizeof(why)), 2);
+	char wtext[600] = "";
+	rewind(warn);
+	size_t nw = fread(wtext, 1, sizeof(wtext) - 1, warn);
+	wtext[nw] = '\0';
+	fclose(warn);
+	assert_non_null(strstr(wtext, "kprof: warning: skipped "));
+	assert_non_null(strstr(wtext, "1002.kprec"));
+	assert_null(strstr(wtext, "999.kprec"));
 	assert_int_equal(t.nrecs, 2);
 	assert_string_equal(t.recs[0].name, "kernel_a");
 	assert_string_equal(t.recs[1].name, "kernel_b");
@@ -93,9 +103,9 @@ static void merge_in_pid_order_with_shifted_ids(void **state)
 	ctrace_free(&t);
 	/* an empty folder merges nothing; a missing one says why */
 	ctrace_init(&t);
-	assert_int_equal(recfile_merge_dir(&t, dir, why, sizeof(why)), 0);
+	assert_int_equal(recfile_merge_dir(&t, dir, NULL, why, sizeof(why)), 0);
 	rmdir(dir);
-	assert_int_equal(recfile_merge_dir(&t, dir, why, sizeof(why)), -1);
+	assert_int_equal(recfile_merge_dir(&t, dir, NULL, why, sizeof(why)), -1);
 	char want[300];
 	snprintf(want, sizeof(want), "cannot read '%s': No such file or directory", dir);
 	assert_string_equal(why, want);
