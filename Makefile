@@ -83,7 +83,7 @@ all: $(O)/kprof $(CAPTURE_SO)
 
 # kprof itself never links CUDA: analyze and diff start in milliseconds with a few MB of
 # memory.  `kprof capture` dlopen()s kprof-capture.so, which links CUPTI, cuBLAS and cudart.
-$(O)/kprof: $(O)/src/main.o $(O)/libkprof.a
+$(O)/kprof: $(O)/src/cli/main.o $(O)/libkprof.a
 	$(call quiet,LINK,$@)$(CC) $(LDASAN) -o $@ $^ $(LDLIBS)
 
 $(O)/kprof-capture.so: $(SO_OBJS) $(CAP_CU_OBJS)

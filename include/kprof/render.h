@@ -25,6 +25,8 @@ void render_report_doc(const struct kp_report *r, const struct kp_render_opts *o
 /* Build the document and write it in o->format. */
 void render_report(const struct kp_report *r, const struct kp_render_opts *o, FILE *fp);
 /* "bf16 989.4 TFLOP/s @ 1830 MHz" peak summary of a device (for headers). */
+/* The folded lines of @r (kp_report.folds): "a;b;c NS" each (flame graph tools). */
+void render_folded(const struct kp_report *r, FILE *fp);
 void render_device_line(const struct kp_report *r, char *buf, size_t cap);
 
 #endif /* KPROF_RENDER_H */

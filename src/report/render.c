@@ -35,7 +35,7 @@ static void flags_text(unsigned f, char *buf, size_t cap)
 enum an_col {
 	AC_TIME, AC_PCT, AC_CALLS, AC_AVG, AC_MED, AC_MIN, AC_MAX, AC_FLOPS, AC_BYTES, AC_TFLOPS,
 	AC_GBPS, AC_MTFLOPS, AC_MFRATIO, AC_MGBPS, AC_MBRATIO, AC_PPF, AC_PPB, AC_AI, AC_BOUND,
-	AC_DTYPE, AC_PREC, AC_FLAGS, AC_SHAPE, AC_OP, AC_NAME, AC_N
+	AC_DTYPE, AC_PREC, AC_FLAGS, AC_SHAPE, AC_OP, AC_MODULE, AC_SOURCE, AC_NAME, AC_N
 };
 /* clang-format on */
 
@@ -66,6 +66,8 @@ static const struct kp_col an_cols[AC_N] = {
 	[AC_FLAGS] = { "Flags", "flags", COL_BOTH, 1 },
 	[AC_SHAPE] = { "Shape", "shape", COL_MACHINE, 1 }, /* op-shape: both */
 	[AC_OP] = { "Op", "op", COL_MACHINE, 1 },          /* kernel rows: both */
+	[AC_MODULE] = { "Module", "module", 0, 1 },        /* -g module: csv/json (the name) */
+	[AC_SOURCE] = { "Source", "source", 0, 1 },        /* -g source: csv/json (the name) */
 	[AC_NAME] = { "Kernel", "name", COL_BOTH, 1 },     /* op rows: "Op" */
 };
 
@@ -84,7 +86,14 @@ static struct kp_table *rows_columns(const struct kp_report *r, const struct kp_
 	if (r->group == GROUP_KERNEL)
 		report_col_show(tb, AC_OP, COL_BOTH);
 	else
-		report_col_title(tb, AC_NAME, r->group == GROUP_ANNOT ? "Annotation" : "Op");
+		report_col_title(tb, AC_NAME, r->group == GROUP_ANNOT	 ? "Annotation"
+					      : r->group == GROUP_MODULE ? "Module"
+					      : r->group == GROUP_SOURCE ? "Source"
+									 : "Op");
+	if (r->group == GROUP_MODULE)
+		report_col_show(tb, AC_MODULE, COL_MACHINE);
+	if (r->group == GROUP_SOURCE)
+		report_col_show(tb, AC_SOURCE, COL_MACHINE);
 	return tb;
 }
 
@@ -162,6 +171,8 @@ static void name_cells(struct kp_table *tb, struct kp_cell *c, const struct kp_r
 {
 	report_cell_str(tb, &c[AC_SHAPE], row->shape, row->shape ? NULL : "-");
 	report_cell_str(tb, &c[AC_OP], row->op, row->op ? NULL : "(several)");
+	report_cell_str(tb, &c[AC_MODULE], row->name, NULL);
+	report_cell_str(tb, &c[AC_SOURCE], row->name, NULL);
 	const char *shown = row->name;
 	if (by_kernel && !o->full_names)
 		shown = kernrole_short_name(&doc->arena, row->name);
@@ -181,6 +192,12 @@ static void rows_table(const struct kp_report *r, const struct kp_render_opts *o
 		flag_cells(tb, c, row, doc);
 		name_cells(tb, c, row, r->group == GROUP_KERNEL, o, doc);
 	}
+}
+
+void render_folded(const struct kp_report *r, FILE *fp)
+{
+	for (size_t i = 0; i < r->nfolds; i++)
+		fprintf(fp, "%s %" PRId64 "\n", r->folds[i].stack, r->folds[i].ns);
 }
 
 void render_device_line(const struct kp_report *r, char *buf, size_t cap)
@@ -238,6 +255,8 @@ static const char *group_name(enum kp_group g)
 	return g == GROUP_KERNEL  ? "kernel"
 	       : g == GROUP_OP    ? "op"
 	       : g == GROUP_ANNOT ? "annotation"
+	       : g == GROUP_MODULE ? "module"
+	       : g == GROUP_SOURCE ? "source"
 				  : "op-shape";
 }
 
