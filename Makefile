@@ -295,8 +295,12 @@ print-ldlibs:
 pyhook:
 	$(Q)python3 tests/pyhook/test_torch_hook.py
 
+# -g module / -g source on real H200 traces against an independent computation (issue 24)
+modules: $(O)/kprof
+	$(Q)python3 tests/tools/module-check.py $(O)/kprof testdata/torch211-h200/*.json.gz
+
 check: all unit golden html augment hostile jobs bounds hdrcheck readme fuzz-build depcheck funclen \
-	pyhook
+	pyhook modules
 
 # clang-format 19 only (Debian 12: clang-format-19): .clang-format needs 16 or later, and each
 # version lays some lines out differently, so one version keeps `make format-check` stable.
@@ -349,6 +353,6 @@ endif
 clean:
 	rm -rf $(O)
 
-.PHONY: pyhook deps demo all unit golden golden-update html augment hostile jobs bounds readme check-html hdrcheck depcheck funclen check check-man man install clean \
+.PHONY: modules pyhook deps demo all unit golden golden-update html augment hostile jobs bounds readme check-html hdrcheck depcheck funclen check check-man man install clean \
 	format format-check fuzz-build print-ldlibs
 .SUFFIXES:

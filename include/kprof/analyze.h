@@ -12,7 +12,9 @@
 #include "kprof/trace.h"
 
 /* GROUP_ANNOT: innermost user annotation of the launch (analyze only; load with annotations) */
-enum kp_group { GROUP_KERNEL = 0, GROUP_OP, GROUP_OP_SHAPE, GROUP_ANNOT };
+/* GROUP_MODULE, GROUP_SOURCE: the nn.Module path / user source line the launch runs under
+   (python_function events, src/ingest/pytree.c; kprof-analyze(1), WHERE IN THE MODEL) */
+enum kp_group { GROUP_KERNEL = 0, GROUP_OP, GROUP_OP_SHAPE, GROUP_ANNOT, GROUP_MODULE, GROUP_SOURCE };
 
 enum kp_clock_source { CLOCK_DATASHEET = 0, CLOCK_TRACE, CLOCK_OPTION };
 
@@ -26,6 +28,14 @@ struct kp_analyze_opts {
 	struct kp_event_cost *events; /* NULL, or trace.ngpu entries filled per GPU event
 					 (kprof augment; meaningful with group kernel) */
 	int warn_all;                 /* keep every warning message (--warnings=all) */
+	int depth;                    /* GROUP_MODULE: fold module paths deeper than this, 0 all */
+	int folded;                   /* GROUP_MODULE/SOURCE: fill kp_report.folds */
+};
+
+/* A line of the folded (flame graph) output: frames root first joined by ';', GPU ns. */
+struct kp_fold {
+	const char *stack; /* report arena */
+	int64_t ns;
 };
 
 /* One GPU event's share of its op's model and the peaks it is held to (0: unknown). */
@@ -167,6 +177,8 @@ struct kp_report {
 	size_t nmrows;
 	struct kp_warnings warn; /* analysis warnings (trace warnings live in trace) */
 	unsigned mempaths;       /* 1 << enum kp_mempath of each memcpy/memset seen */
+	struct kp_fold *folds;   /* kp_analyze_opts.folded: first-seen order, sums to the GPU time */
+	size_t nfolds;
 };
 
 /* Prototypes */

@@ -25,6 +25,8 @@ void report_doc(const struct kp_report *r, const struct kp_report_doc_opts *o,
 /* Build the document and write it in o->format. */
 void report_doc_write(const struct kp_report *r, const struct kp_report_doc_opts *o, FILE *fp);
 /* "bf16 989.4 TFLOP/s @ 1830 MHz" peak summary of a device (for headers). */
+/* The folded lines of @r (kp_report.folds): "a;b;c NS" each (flame graph tools). */
+void report_folded_write(const struct kp_report *r, FILE *fp);
 void report_doc_device_line(const struct kp_report *r, char *buf, size_t cap);
 
 #endif /* KPROF_REPORT_DOC_H */

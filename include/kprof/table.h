@@ -10,7 +10,8 @@
 #include "kprof/doc.h"
 
 /* In the order of the --format choices (cmd-analyze.c, cmd-diff.c). */
-enum kp_format { FMT_TABLE = 0, FMT_CSV, FMT_JSON, FMT_MARKDOWN, FMT_HTML, FMT_SVG };
+/* FMT_FOLDED: kprof analyze -g module|source only (report_folded_write(), not a table format) */
+enum kp_format { FMT_TABLE = 0, FMT_CSV, FMT_JSON, FMT_MARKDOWN, FMT_HTML, FMT_SVG, FMT_FOLDED };
 
 /* --color=WHEN, in the order of the option's choices. */
 enum kp_color { COLOR_AUTO = 0, COLOR_ALWAYS, COLOR_NEVER };

@@ -38,6 +38,7 @@ enum cat {
 	CAT_MEMCPY,
 	CAT_MEMSET,
 	CAT_RANGE, /* cuda_profiler_range: measured counters, no time */
+	CAT_PY,    /* python_function: a Python frame (with_stack) */
 };
 
 /* 256 kB: RSS, not speed, changes with it (1 MB: the same seconds, 0.4 MB more on a 35 MB
@@ -65,6 +66,7 @@ struct ev {
 	uint8_t time_range; /* a number past int64 ns: 1 "ts", 2 "dur" (the has_ bit stays 0) */
 	int64_t ext_id, corr, device, stream, bytes, kernel_flop;
 	int64_t seq; /* "Sequence number" */
+	int64_t py_id, py_parent, py_module; /* CAT_PY: "Python id", "Python parent id", ... */
 	double kernel_num_gb;
 	int64_t mflops, mbytes; /* "kprof measured flops", "kprof dram bytes" */
 	int32_t sm_clock_mhz;

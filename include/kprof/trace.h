@@ -171,6 +171,39 @@ struct kp_load_opts {
 	struct kp_load_stats *stats; /* filled in when not NULL */
 };
 
+/*
+ * A python_function event (torch.profiler with_stack=True): a Python frame, an nn.Module call
+ * ("nn.Module: Linear_0") or a C call ("<built-in method ...>").  The tree fields are set by
+ * pytree_link() (src/ingest/pytree.c; ../shared/docs/attribution.md).
+ */
+enum kp_pyframe_kind { PYF_FUNC = 0, PYF_MODULE, PYF_CCALL };
+
+struct kp_pyframe {
+	int64_t ts_ns, dur_ns;
+	const char *name;   /* interned, as the trace names it */
+	int64_t pyid;       /* "Python id", -1 absent */
+	int64_t pyparent;   /* "Python parent id", -1 absent or null */
+	int64_t module_id;  /* "Python module id", -1 absent */
+	int32_t thread;
+	int32_t parent;     /* enclosing frame on its thread by time nesting, -1 (pytree) */
+	int32_t module;     /* innermost nn.Module frame at or above this one, -1 (pytree) */
+	int32_t source;     /* innermost frame "path(line): func" whose path has no "torch/"
+			       at or above this one, -1 (pytree) */
+	int32_t stack;      /* index into kp_trace.pystacks: the names root first (pytree) */
+	const char *path;   /* PYF_MODULE: the module path "M_0/B_1" (interned), else NULL */
+	uint8_t kind;       /* enum kp_pyframe_kind */
+};
+
+/*
+ * A node of the frame-stack trie: one per distinct stack of frame names, root first (C-call
+ * names without their " at 0x..." address).  parent -1 at the root.
+ */
+struct kp_pystack {
+	const char *name;
+	int32_t parent;
+	int32_t depth; /* 1 at the root */
+};
+
 /* A user_annotation span other than ProfilerStep#N: record_function, NVTX range (kprof). */
 struct kp_annot {
 	int64_t ts_ns, dur_ns;
@@ -216,6 +249,15 @@ struct kp_trace {
 	const char *backend;      /* distributedInfo "backend", NULL when absent */
 	struct kp_annot *annots;  /* only with kp_load_opts.annotations */
 	size_t nannots, capannots;
+	struct kp_pyframe *py; /* python_function events, in file order */
+	size_t npy, cappy;
+	/* set by pytree_link() when the trace has python_function events, else NULL */
+	struct kp_pystack *pystacks;
+	size_t npystacks;
+	int32_t *op_frame;     /* per op: the python frame it runs under, -1 (a backward op:
+				  its forward op's frame) */
+	uint8_t *op_bwd;       /* per op: 1 when op_frame is its forward op's (backward) */
+	int32_t *launch_frame; /* per launch: innermost frame enclosing it on its thread, -1 */
 	int64_t base_ns; /* baseTimeNanoseconds, 0 when absent */
 	int has_base;
 	int kprof_trace;       /* top-level "kprof" object present */

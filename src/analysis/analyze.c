@@ -24,6 +24,7 @@
 #include "kprof/strtab.h"
 #include "kprof/units.h"
 #include "kprof/utf8.h"
+#include "kprof/where.h"
 
 /* One per op that GPU work is attributed to (flags in bytes: memory, issue 14). */
 struct op_info {
@@ -434,6 +435,8 @@ struct run {
 	struct kp_strtab st; /* shapes and op-shape keys, in r->arena */
 	int32_t *gannot;     /* GROUP_ANNOT: innermost annotation per GPU event, -1 none */
 	int64_t *acall;      /* GROUP_ANNOT: annotation span's call in its row's durs, -1 none */
+	struct kp_where *where; /* GROUP_MODULE, GROUP_SOURCE: keys and call marks */
+	int64_t *wmark;         /* ... the current event's call mark, NULL: its own call */
 	int32_t *oidx;       /* op index -> oi index, -1 for ops without GPU work */
 	struct op_info *oi;
 	struct op_shape *osh;   /* GROUP_OP_SHAPE: one per oi */
@@ -701,6 +704,12 @@ static const void *row_key(struct run *R, size_t i, const struct kp_gpu *g, stru
 	case GROUP_ANNOT:
 		key = *name = R->gannot[i] >= 0 ? R->t->annots[R->gannot[i]].name : no_annot_name;
 		break;
+	case GROUP_MODULE:
+	case GROUP_SOURCE:
+		key = *name = where_key(R->where, i, &R->wmark);
+		if (R->o->folded)
+			where_fold(R->where, i, *name);
+		break;
 	default:
 		key = *name = op ? op->name : unlinked_name;
 		break;
@@ -751,6 +760,12 @@ static int64_t *call_of(struct run *R, size_t i, int32_t slot, struct op_info *i
 			const struct kp_op *op, int64_t *at)
 {
 	*at = -1;
+	if (R->where) {
+		if (!R->wmark)
+			return NULL;
+		*at = *R->wmark;
+		return R->wmark;
+	}
 	if (R->gannot) {
 		if (R->gannot[i] < 0)
 			return NULL;
@@ -1244,6 +1259,15 @@ int analyze_run(const struct kp_trace *t, const struct kp_analyze_opts *o, struc
 	if (R.acall)
 		memset(R.acall, 0xff, (t->nannots + 1) * sizeof(*R.acall));
 
+	struct kp_where where;
+	if (o->group == GROUP_MODULE || o->group == GROUP_SOURCE) {
+		where_init(&where, t, o->group, o->depth, &R.st);
+		R.where = &where;
+		if (!t->npy && t->ngpu)
+			diag_warn_add(&r->warn, "traces without python_function events", t->display,
+				      "no python_function events: all GPU time is in %s (record with torch.profiler.profile(with_stack=True, with_modules=True))",
+				      o->group == GROUP_MODULE ? WHERE_NO_MODULE : WHERE_NO_SOURCE);
+	}
 	op_state(&R);
 	kernel_roles(&R);
 	par_for(t->jobs, t->nops, 16384, eval_range, &R);
@@ -1254,6 +1278,11 @@ int analyze_run(const struct kp_trace *t, const struct kp_analyze_opts *o, struc
 	r->tot.bytes = R.tot_bytes;
 	busy_span(&R);
 	par_run(t->jobs, r->nrows, derive_row, r);
+	if (R.where) {
+		if (o->folded)
+			where_folds(R.where, r);
+		where_free(R.where);
+	}
 
 	free(R.iv);
 	hmap_free(&R.sigseen);
@@ -1318,6 +1347,8 @@ void analyze_select(struct kp_report *r, long top, double min_pct)
 	snprintf(buf, sizeof(buf), "(others: %lld %s)", (long long)o.nfolded,
 		 r->group == GROUP_KERNEL  ? units_plural(o.nfolded, "kernel", "kernels")
 		 : r->group == GROUP_ANNOT ? units_plural(o.nfolded, "annotation", "annotations")
+		 : r->group == GROUP_MODULE ? units_plural(o.nfolded, "module", "modules")
+		 : r->group == GROUP_SOURCE ? units_plural(o.nfolded, "source line", "source lines")
 					   : units_plural(o.nfolded, "op", "ops"));
 	o.name = o.key = arena_strdup(&r->arena, buf);
 	r->rows[keep] = o;

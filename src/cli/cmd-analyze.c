@@ -25,9 +25,10 @@
 #include "kprof/stages.h"
 #include "kprof/trace.h"
 
-static const char *const group_names[] = { "kernel", "op", "op-shape", "annotation", NULL };
+static const char *const group_names[] = { "kernel", "op",     "op-shape", "annotation",
+					    "module", "source", NULL };
 static const char *const format_names[] = {
-	"table", "csv", "json", "markdown", "html", "svg", NULL
+	"table", "csv", "json", "markdown", "html", "svg", "folded", NULL
 };
 static const char *const name_modes[] = { "short", "full", NULL };
 static const char *const color_names[] = { "auto", "always", "never", NULL }; /* enum kp_color */
@@ -236,6 +237,14 @@ static int write_one(const struct kp_pipeline_out *p, int group, struct view *v)
 				     .stats = v->stats,
 				     .full_names = v->full_names,
 				     .color = table_use_color(v->color, out) };
+	if (v->format == FMT_FOLDED) {
+		report_folded_write(&p->report, out);
+		if (output_close(&o, &d) < 0) {
+			diag_print(stderr, d.msg);
+			return d.status;
+		}
+		return KP_OK;
+	}
 	struct kp_doc doc;
 	report_doc(&p->report, &ro, &doc);
 	if (v->breakdown || v->launches)
@@ -305,7 +314,7 @@ struct analyze_args {
 	int stats, quiet, warn_mode;
 	int breakdown, launches, ranks, drop_prefix;
 	double idle_gap_us, short_us;
-	long top, jobs;
+	long top, jobs, depth;
 	double min_pct, sm_clock;
 	const char *sort, *device, *db_path, *out_path, *chart;
 };
@@ -326,6 +335,8 @@ static int parse_options(struct analyze_args *a, int argc, char **argv, int *nar
 	/* clang-format off */
 	const struct kp_opt opts[] = {
 		{ "group-by", 'g', OPT_CHOICE, "KEY", "group rows by", &a->group, group_names, NULL },
+		{ "depth", 0, OPT_INT, "N", "-g module: fold module paths deeper than N into their ancestor at depth N",
+		  &a->depth, NULL, NULL },
 		{ "sort", 's', OPT_STR, "KEY[:asc|:desc],...",
 		  "sort keys: time calls avg min max med tflops gbps pct-peak pct-bw flops bytes intensity name op",
 		  &a->sort, NULL, NULL },
@@ -395,6 +406,20 @@ static int check_options(struct analyze_args *a, unsigned *charts, struct kp_sor
 			a->idle_gap_us <= 0 ? "--idle-gap" : "--short-kernel");
 		return KP_USAGE;
 	}
+	if (a->depth < 0 || (a->depth && a->group != GROUP_MODULE)) {
+		diag_fprintf(stderr, a->depth < 0 ? "kprof: error: --depth must be positive\n"
+						  : "kprof: error: --depth applies to -g module\n");
+		return KP_USAGE;
+	}
+	if (a->format == FMT_FOLDED && a->group != GROUP_MODULE && a->group != GROUP_SOURCE) {
+		diag_fprintf(stderr, "kprof: error: --format folded needs -g module or -g source\n");
+		return KP_USAGE;
+	}
+	if (a->format == FMT_FOLDED && (a->breakdown || a->launches || a->chart)) {
+		diag_fprintf(stderr,
+			"kprof: error: --format folded writes stacks only (no --breakdown, --launches, --chart)\n");
+		return KP_USAGE;
+	}
 	if (a->top < 0)
 		a->top = table_default_top(a->format);
 	*charts = chart_bits(a->chart, a->format);
@@ -430,6 +455,8 @@ static int analyze_one(const struct analyze_args *a, const char *path, unsigned 
 		.device = a->device,
 		.sm_clock_mhz = a->sm_clock,
 		.analyze = { .group = a->group,
+			     .depth = (int)a->depth,
+			     .folded = a->format == FMT_FOLDED,
 			     .full_names = a->name_mode == 1,
 			     .warn_all = a->warn_mode == WARN_ALL },
 		.drop_prefix = a->drop_prefix,
@@ -488,6 +515,11 @@ int cmd_analyze(int argc, char **argv)
 				"kprof: error: only one of the traces can be read from standard input\n");
 			return KP_USAGE;
 		}
+	if (is_many(&a, nargs, argv[1]) && a.format == FMT_FOLDED) {
+		diag_fprintf(stderr,
+			"kprof: error: --format folded applies to one trace, not to the per-rank view\n");
+		return KP_USAGE;
+	}
 	if (is_many(&a, nargs, argv[1]))
 		return analyze_many(argv + 1, (size_t)nargs, a.jobs, a.strict, a.warn_mode,
 				    a.db_path, a.device, a.format, a.out_path);

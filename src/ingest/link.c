@@ -22,6 +22,7 @@
 #include "kprof/fwdbwd.h"
 #include "kprof/opmodel.h"
 #include "kprof/par.h"
+#include "kprof/pytree.h"
 #include "kprof/trace.h"
 
 static int cmp_op(const void *a, const void *b)
@@ -727,6 +728,7 @@ void link_trace(struct kp_trace *t)
 	size_t *ostart;
 	int32_t *oord = op_tree(t, &ostart);
 	fwdbwd_link(t);
+	pytree_link(t); /* needs op parents, sets no field linking reads */
 	struct imap ext;
 	ext_map(t, &ext);
 	launch_ops(t, oord, ostart, &ext);

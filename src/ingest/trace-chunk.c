@@ -764,6 +764,10 @@ static void merge(struct loader *L, struct chunk *c, int64_t lines, int64_t last
 	for (size_t i = i0; i < t->nannots; i++)
 		t->annots[i].thread = map[t->annots[i].thread];
 	APPEND(t->ranges, t->nranges, t->capranges, o->ranges, o->nranges);
+	i0 = t->npy;
+	APPEND(t->py, t->npy, t->cappy, o->py, o->npy);
+	for (size_t i = i0; i < t->npy; i++)
+		t->py[i].thread = map[t->py[i].thread];
 	t->nevents += o->nevents;
 	t->nskipped += o->nskipped;
 	t->nflows += o->nflows;

@@ -144,6 +144,8 @@ static enum cat classify(const struct kp_json_tok *tk)
 	case 15:
 		if (TOK_IS(tk, "user_annotation"))
 			return CAT_ANNOT;
+		if (TOK_IS(tk, "python_function"))
+			return CAT_PY;
 		break;
 	case 19:
 		if (TOK_IS(tk, "cuda_profiler_range"))
@@ -509,6 +511,14 @@ static int int_arg(struct loader *L, struct ev *e, const struct kp_json_tok *tk,
 	case 16:
 		if (TOK_IS(tk, "kprof dram bytes"))
 			return int_member(L, &e->mbytes, 0, r);
+		if (TOK_IS(tk, "Python parent id"))
+			return int_member(L, &e->py_parent, 0, r);
+		if (TOK_IS(tk, "Python module id"))
+			return int_member(L, &e->py_module, 0, r);
+		break;
+	case 9:
+		if (TOK_IS(tk, "Python id"))
+			return int_member(L, &e->py_id, 0, r);
 		break;
 	case 20:
 		if (TOK_IS(tk, "kprof measured flops"))
@@ -605,8 +615,24 @@ static int read_args(struct loader *L, struct ev *e)
 		if (TOK_IS(&tk, "External id")) {
 			if ((r = trace_read_int(L, 0, &v)) > 0)
 				e->ext_id = v;
-			if (r >= 0 && id_only)
-				return json_skip_rest(&L->p);
+			if (r >= 0 && id_only) {
+				/* its Sequence number still links a backward op to its
+				   forward's python frame (pytree.c): skip to it */
+				for (;;) {
+					ty = json_key(&L->p, &tk);
+					if (ty == JT_OBJ_END)
+						return 0;
+					if (ty != JT_KEY)
+						return -1;
+					if (TOK_IS(&tk, "Sequence number")) {
+						if (int_member(L, &e->seq, INT64_MIN, &r) && r < 0)
+							return -1;
+						return json_skip_rest(&L->p);
+					}
+					if (json_skip(&L->p) < 0)
+						return -1;
+				}
+			}
 		} else if (!int_arg(L, e, &tk, &r) && !other_arg(L, e, &tk, shapes, &r) &&
 			   !(e->cat == CAT_RANGE && range_counter(L, e, &tk, &r)) &&
 			   !(e->cat == CAT_KERNEL && coll_arg(L, e, &tk, &r))) {
@@ -1010,7 +1036,8 @@ static void add_op(struct loader *L, int64_t off, struct ev *e)
 	int ns = 0;
 	op->slots = copy_slots(L, e, &ns);
 	op->nslots = (int16_t)ns;
-	int64_t seq = name_info(L, e->name) & NI_SEQ ? e->seq : -1;
+	/* every op's Sequence number: fwdbwd.c pairs convolutions, pytree.c any backward op */
+	int64_t seq = e->seq >= 0 ? e->seq : -1;
 	if (e->kernel_flop != -1 || e->kernel_num_gb != -1 || seq != -1) /* else kp_opx_none's */
 		*VEC_PUSH(t->opx, t->nopx,
 			  t->capopx) = (struct kp_opx){ e->kernel_flop, e->kernel_num_gb, seq,
@@ -1051,6 +1078,27 @@ static void add_annot(struct loader *L, struct ev *e)
 	s->dur_ns = e->dur;
 	s->num = num;
 	s->thread = trace_thread_index(L, e->pid, e->pid_str, e->tid, e->tid_str);
+}
+
+/* A python_function event: a frame (its tree is built by pytree.c after linking). */
+static void add_py(struct loader *L, struct ev *e)
+{
+	struct kp_trace *t = L->t;
+	if (e->ph != 'X')
+		return;
+	struct kp_pyframe *f = VEC_PUSH(t->py, t->npy, t->cappy);
+	memset(f, 0, sizeof(*f));
+	f->ts_ns = e->ts;
+	f->dur_ns = e->dur;
+	f->name = e->name;
+	f->pyid = e->py_id;
+	f->pyparent = e->py_parent;
+	f->module_id = e->py_module;
+	f->thread = trace_thread_index(L, e->pid, e->pid_str, e->tid, e->tid_str);
+	f->parent = f->module = f->source = f->stack = -1;
+	f->kind = !strncmp(e->name, "nn.Module: ", 11) ? PYF_MODULE
+		  : e->name[0] == '<'			  ? PYF_CCALL
+							  : PYF_FUNC;
 }
 
 static void add_range(struct loader *L, int64_t off, struct ev *e)
@@ -1135,6 +1183,7 @@ int trace_parse_event(struct loader *L, int64_t off)
 	__asm__("" : "+r"(head));
 	memset(&e, 0, head);
 	e.ext_id = e.corr = e.device = e.stream = e.bytes = e.kernel_flop = e.seq = -1;
+	e.py_id = e.py_parent = e.py_module = -1;
 	e.kernel_num_gb = -1;
 	e.mflops = e.mbytes = -1;
 	e.prec_hint = PREC_NONE;
@@ -1173,6 +1222,9 @@ int trace_parse_event(struct loader *L, int64_t off)
 		break;
 	case CAT_RANGE:
 		add_range(L, off, &e);
+		break;
+	case CAT_PY:
+		add_py(L, &e);
 		break;
 	case CAT_LAUNCH:
 		add_launch(L, off, &e);
@@ -1215,6 +1267,15 @@ void trace_drop_records(struct kp_trace *t)
 	free(t->annots);
 	free(t->ranges);
 	free(t->colls);
+	free(t->py);
+	free(t->pystacks);
+	free(t->op_frame);
+	free(t->op_bwd);
+	free(t->launch_frame);
+	t->py = NULL, t->npy = t->cappy = 0;
+	t->pystacks = NULL, t->npystacks = 0;
+	t->op_frame = t->launch_frame = NULL;
+	t->op_bwd = NULL;
 	t->ops = NULL, t->nops = t->capops = 0;
 	t->launches = NULL, t->nlaunches = t->caplaunches = 0;
 	t->gpu = NULL, t->ngpu = t->capgpu = 0;

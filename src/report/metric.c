@@ -138,7 +138,10 @@ const struct kp_metric metric_table[METRIC_N] = {
 	[METRIC_SHAPE]     = { TEXT(NULL, 0, "Shape", "shape", COL_MACHINE, shape, "-") },
 	/* kernel rows: both */
 	[METRIC_OP]        = { TEXT("op", 15, "Op", "op", COL_MACHINE, op, "(several)") },
-	/* op rows: "Op", annotation rows: "Annotation" */
+	/* -g module / -g source: csv/json (the name column's value under its own key) */
+	[METRIC_MODULE]    = { TEXT(NULL, 0, "Module", "module", 0, name, NULL) },
+	[METRIC_SOURCE]    = { TEXT(NULL, 0, "Source", "source", 0, name, NULL) },
+	/* op rows: "Op", annotation rows: "Annotation", module and source rows likewise */
 	[METRIC_NAME]      = { TEXT("name", 14, "Kernel", "name", COL_BOTH, name, NULL), .cell = name_cell },
 };
 /* clang-format on */

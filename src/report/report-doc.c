@@ -36,7 +36,14 @@ static struct kp_table *rows_columns(const struct kp_report *r, const struct kp_
 	if (r->group == GROUP_KERNEL)
 		doc_col_show(tb, METRIC_OP, COL_BOTH);
 	else
-		doc_col_title(tb, METRIC_NAME, r->group == GROUP_ANNOT ? "Annotation" : "Op");
+		doc_col_title(tb, METRIC_NAME, r->group == GROUP_ANNOT	 ? "Annotation"
+					      : r->group == GROUP_MODULE ? "Module"
+					      : r->group == GROUP_SOURCE ? "Source"
+									 : "Op");
+	if (r->group == GROUP_MODULE)
+		doc_col_show(tb, METRIC_MODULE, COL_MACHINE);
+	if (r->group == GROUP_SOURCE)
+		doc_col_show(tb, METRIC_SOURCE, COL_MACHINE);
 	return tb;
 }
 
@@ -63,6 +70,12 @@ static void rows_table(const struct kp_report *r, const struct kp_report_doc_opt
 			metric_cell(tb, &c[k], row, k, &x);
 		row_columns(tb, row);
 	}
+}
+
+void report_folded_write(const struct kp_report *r, FILE *fp)
+{
+	for (size_t i = 0; i < r->nfolds; i++)
+		fprintf(fp, "%s %" PRId64 "\n", r->folds[i].stack, r->folds[i].ns);
 }
 
 void report_doc_device_line(const struct kp_report *r, char *buf, size_t cap)
@@ -120,6 +133,8 @@ static const char *group_name(enum kp_group g)
 	return g == GROUP_KERNEL  ? "kernel"
 	       : g == GROUP_OP    ? "op"
 	       : g == GROUP_ANNOT ? "annotation"
+	       : g == GROUP_MODULE ? "module"
+	       : g == GROUP_SOURCE ? "source"
 				  : "op-shape";
 }
 

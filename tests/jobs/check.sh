@@ -56,6 +56,15 @@ for f in $(find testdata -name '*.json' -o -name '*.json.gz' -o -name '*.json.zs
 	esac
 done
 
+# the Python frame tree (python_function events, src/ingest/pytree.c): -g module and -g source
+for f in testdata/handmade/pytree.json testdata/torch211-h200/*.json.gz; do
+	for c in 64 5000; do
+		same "$f" $c $J -g module
+		same "$f" $c $J -g source
+		same "$f" $c -g source -f folded
+	done
+done
+
 python3 tests/jobs/gen-traps.py "$tmp/traps.json" 3000 || exit 2
 python3 bench/gen-big-trace.py -s testdata/torch211-h100/block_bf16.json -m 3 "$tmp/big.json" \
 	>/dev/null 2>&1 || exit 2

@@ -101,8 +101,12 @@ static void reads_relative_float_times_as_integer_ns(void **state)
 	assert_int_equal(t.ndevs, 1);
 	assert_string_equal(t.devs[0].name, "NVIDIA H100 80GB HBM3");
 	assert_int_equal(t.devs[0].sms, 132);
-	/* python_function, flows, metadata and instants are skipped, not kept */
+	/* flows, metadata and instants are skipped, not kept; python_function is a frame */
 	assert_int_equal(t.nevents, 9);
+	assert_int_equal(t.npy, 1);
+	assert_string_equal(t.py[0].name, "torch/nn/functional.py(1): linear");
+	assert_int_equal(t.py[0].pyid, 5);
+	assert_int_equal(t.py[0].dur_ns, 2000000);
 	assert_int_equal(t.nflows, 2);
 	trace_free(&t);
 }
@@ -213,14 +217,13 @@ static void rare_fields_sit_in_side_tables_and_link_ids_are_freed(void **state)
 	assert_null(t.launch_ids);
 	assert_null(t.gpu_ids);
 	assert_int_equal(trace_opx(&t, op_named(&t, "aten::convolution"))->seq, 7);
-	assert_null(
-		trace_opx_of(&t, op_named(&t, "aten::mm"))); /* its Sequence number pairs nothing */
-	assert_int_equal(trace_opx(&t, op_named(&t, "aten::mm"))->seq, -1);
+	/* every op's Sequence number is kept: pytree.c links backward ops by it (issue 24) */
+	assert_int_equal(trace_opx(&t, op_named(&t, "aten::mm"))->seq, 8);
 	const struct kp_opx *x = trace_opx(&t, op_named(&t, "triton_poi_0"));
 	assert_int_equal(x->kernel_flop, 1000);
 	assert_true(x->kernel_num_gb == 0.5);
 	assert_int_equal(x->seq, -1);
-	assert_int_equal(t.nopx, 2);
+	assert_int_equal(t.nopx, 3);
 	trace_free(&t);
 }
 
@@ -649,7 +652,7 @@ static void event_members_read_or_skip_the_event_on_sight(void **state)
 		"{\"ph\":\"i\",\"cat\":\"kernel\",\"name\":\"instant\",\"ts\":1},"
 		"{\"ph\":\"s\",\"id\":1,\"ts\":1},{\"ph\":\"t\",\"id\":1,\"ts\":2},"
 		"{\"ph\":\"f\",\"id\":1,\"ts\":3},{\"ph\":\"C\",\"name\":\"ctr\",\"ts\":3},"
-		"{\"ph\":\"X\",\"cat\":\"python_function\",\"name\":7,\"ts\":1,\"dur\":1},"
+		"{\"ph\":\"X\",\"cat\":\"overhead\",\"name\":7,\"ts\":1,\"dur\":1},"
 		"{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"mark\",\"pid\":1,\"tid\":1,"
 		"\"ts\":2,\"dur\":5},"
 		"{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#4\","
@@ -664,7 +667,7 @@ static void event_members_read_or_skip_the_event_on_sight(void **state)
 		struct kp_load_opts o = { .annotations = annotations };
 		assert_int_equal(trace_load(&t, path, &o, &d), 0);
 		assert_int_equal(t.nevents, 9);
-		/* i, s, t, f, C, python_function; "mark" too unless annotations are kept */
+		/* i, s, t, f, C, overhead; "mark" too unless annotations are kept */
 		assert_int_equal(t.nskipped, annotations ? 6 : 7);
 		assert_int_equal(t.nflows, 3);
 		assert_int_equal(t.nannots, annotations ? 1 : 0);
