@@ -11,6 +11,7 @@ CASES (default all):
     llama_eager     LlamaForCausalLM, 2 layers, eager
     llama_wide      the same with layer 1's MLP 2x wider (intermediate 1536 -> 3072): the diff pair
     llama_compiled  llama_eager's model under torch.compile (default mode)
+    <case>_mem      any case above with profile_memory=True as well ([memory] events; issue 25)
 Writes OUTDIR/<case>.json.gz and OUTDIR/<case>.txt (the model printed, step times).
 """
 import gzip
@@ -50,6 +51,10 @@ def llama(wide=False):
 
 
 def run(case, outdir):
+    name = case
+    memory = case.endswith("_mem")
+    if memory:
+        case = case[:-len("_mem")]
     if case == "bert_eager":
         model, vocab = bert()
     elif case in ("llama_eager", "llama_compiled"):
@@ -80,20 +85,20 @@ def run(case, outdir):
     plain_ms = (time.perf_counter() - t0) / 5 * 1e3
     acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
     with torch.profiler.profile(activities=acts, record_shapes=True, with_stack=True,
-                                with_modules=True) as prof:
+                                with_modules=True, profile_memory=memory) as prof:
         for _ in range(2):
             step()
             prof.step()
     torch.cuda.synchronize()
-    raw = os.path.join(outdir, case + ".json")
+    raw = os.path.join(outdir, name + ".json")
     prof.export_chrome_trace(raw)
     with open(raw, "rb") as f, gzip.open(raw + ".gz", "wb", compresslevel=9) as g:
         shutil.copyfileobj(f, g)
     os.remove(raw)
-    with open(os.path.join(outdir, case + ".txt"), "w") as f:
+    with open(os.path.join(outdir, name + ".txt"), "w") as f:
         f.write("torch %s, %s, %s\nplain step %.3f ms\n%s\n" % (
-            torch.__version__, torch.cuda.get_device_name(), case, plain_ms, model))
-    print("%-16s plain %.3f ms/step, %d bytes gz" % (case, plain_ms,
+            torch.__version__, torch.cuda.get_device_name(), name, plain_ms, model))
+    print("%-16s plain %.3f ms/step, %d bytes gz" % (name, plain_ms,
                                                        os.path.getsize(raw + ".gz")))
 
 
