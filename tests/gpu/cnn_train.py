@@ -5,6 +5,8 @@ training loop of issue 23 item 2 (conv backward FLOPs under emit_nvtx).
     python3 cnn_train.py plain    [ITERS]           # what `kprof capture -- python3 ...` runs
     python3 cnn_train.py nvtx     [ITERS]           # the same loop under emit_nvtx(record_shapes=True)
     python3 cnn_train.py profiler [ITERS] OUT.json  # the same loop under torch.profiler
+    python3 cnn_train.py flops                      # one step's FLOPs per op (FlopCounterMode)
+Every loop prints step_ms, the mean wall time of a step after the first (tests/gpu/hook_cost.sh).
 
 CNN_DTYPE=fp32|bf16 (default fp32: cuDNN runs TF32 kernels, as a default PyTorch training does).
 """
@@ -24,6 +26,31 @@ def block(cin, cout, stride=1, groups=1):
                          nn.BatchNorm2d(cout), nn.ReLU(inplace=True))
 
 
+
+def timed_loop(step, iters):
+    """ITERS steps; the first is a warm-up; prints the mean of the others (step_ms, wall)."""
+    import time
+    step()
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(iters - 1):
+        step()
+    torch.cuda.synchronize()
+    if iters > 1:
+        print("step_ms %.4f" % ((time.perf_counter() - t0) * 1e3 / (iters - 1)))
+
+
+def flop_counts(step):
+    """One step under FlopCounterMode: FLOPs per aten op (one line each, 'flops OP N')."""
+    from torch.utils.flop_counter import FlopCounterMode
+    step()
+    torch.cuda.synchronize()
+    with FlopCounterMode(display=False) as fc:
+        step()
+    torch.cuda.synchronize()
+    for op, n in sorted(fc.get_flop_counts()["Global"].items(), key=str):
+        print("flops %s %d" % (op, n))
+
 def main():
     mode = sys.argv[1] if len(sys.argv) > 1 else "plain"
     iters = int(sys.argv[2]) if len(sys.argv) > 2 else 3
@@ -36,15 +63,18 @@ def main():
     x = torch.randn(16, 3, 64, 64, device=dev, dtype=dt)
     y = torch.randint(0, 10, (16,), device=dev)
 
+    def step():
+        opt.zero_grad(set_to_none=True)
+        nn.functional.cross_entropy(m(x).float(), y).backward()
+        opt.step()
+
     def loop():
-        for _ in range(iters):
-            opt.zero_grad(set_to_none=True)
-            nn.functional.cross_entropy(m(x).float(), y).backward()
-            opt.step()
-        torch.cuda.synchronize()
+        timed_loop(step, iters)
 
     if mode == "plain":
         loop()
+    elif mode == "flops":
+        flop_counts(step)
     elif mode == "nvtx":
         with torch.autograd.profiler.emit_nvtx(record_shapes=True):
             loop()

@@ -5,6 +5,7 @@ MLP, a biased output head), bf16, forward + backward, eager: the unchanged progr
     python3 llama_block.py plain    [ITERS]    # what `kprof capture -- python3 ...` runs
     python3 llama_block.py nvtx     [ITERS]    # the same loop under emit_nvtx(record_shapes=True)
     python3 llama_block.py profiler [ITERS] OUT.json  # the same loop under torch.profiler
+    python3 llama_block.py flops                      # one step's FLOPs per op (FlopCounterMode)
     python3 llama_block.py graph    [ITERS]    # forward captured in a CUDA graph, replayed ITERS times
     python3 llama_block.py compile  [ITERS]    # torch.compile(mode="reduce-overhead") inference
     python3 llama_block.py compile_nvtx [ITERS]  # the same under emit_nvtx(record_shapes=True)
@@ -51,6 +52,31 @@ class Block(torch.nn.Module):
         return self.head(x).float().pow(2).mean() + s.float().mean()
 
 
+
+def timed_loop(step, iters):
+    """ITERS steps; the first is a warm-up; prints the mean of the others (step_ms, wall)."""
+    import time
+    step()
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(iters - 1):
+        step()
+    torch.cuda.synchronize()
+    if iters > 1:
+        print("step_ms %.4f" % ((time.perf_counter() - t0) * 1e3 / (iters - 1)))
+
+
+def flop_counts(step):
+    """One step under FlopCounterMode: FLOPs per aten op (one line each, 'flops OP N')."""
+    from torch.utils.flop_counter import FlopCounterMode
+    step()
+    torch.cuda.synchronize()
+    with FlopCounterMode(display=False) as fc:
+        step()
+    torch.cuda.synchronize()
+    for op, n in sorted(fc.get_flop_counts()["Global"].items(), key=str):
+        print("flops %s %d" % (op, n))
+
 def main():
     sdpa = os.environ.get("LLAMA_SDPA")
     if sdpa:
@@ -65,14 +91,17 @@ def main():
     m = Block().to(dev, dt)
     x = torch.randn(B, S, D, device=dev, dtype=dt, requires_grad=True)
 
+    def step():
+        m.zero_grad(set_to_none=True)
+        m(x).backward()
+
     def loop():
-        for _ in range(iters):
-            m.zero_grad(set_to_none=True)
-            m(x).backward()
-        torch.cuda.synchronize()
+        timed_loop(step, iters)
 
     if mode == "plain":
         loop()
+    elif mode == "flops":
+        flop_counts(step)
     elif mode == "nvtx":
         with torch.autograd.profiler.emit_nvtx(record_shapes=True):
             loop()

@@ -1,0 +1,83 @@
+#!/bin/bash
+# tests/gpu/hook_cost.sh — issue 24 item 6's figures for the unchanged programs
+# tests/gpu/cnn_train.py and tests/gpu/llama_block.py (bf16 CNN training step, llama block
+# fwd+bwd): step time plain, under `kprof capture --` with the torch hook (the default), with
+# --torch off, and under torch.profiler(record_shapes=True), the best of ROUNDS runs of ITERS
+# steps each (the programs print step_ms: the mean step after the first); and the conv and
+# matmul FLOPs per step of the hook's trace (kprof analyze -g op) against FlopCounterMode's for
+# the same step.  Builds nothing (build/kprof, build/*.so, build/python/).
+#   tests/gpu/hook_cost.sh [OUTDIR] [ROUNDS] [ITERS]
+set -u
+KPROF=${KPROF:-build/kprof}
+DIR=${1:-${OUT:-/tmp/kprof-gpu}}/hook_cost
+R=${2:-3}
+N=${3:-20}
+HERE=$(dirname "$0")
+mkdir -p "$DIR"
+export LC_ALL=C NO_COLOR=1
+fail=0
+step_ms() { grep -o 'step_ms [0-9.]*' "$1" | awk '{print $2}'; }
+best() { sort -g | head -1; }
+
+echo "| program | plain ms/step | capture --torch off | capture (hook) | torch.profiler(record_shapes) | unlinked % (hook) |"
+for prog in cnn_train llama_block; do
+	export CNN_DTYPE=bf16
+	py="$HERE/$prog.py"
+	python3 "$py" flops >"$DIR/$prog.flops" 2>"$DIR/$prog.flops.err" ||
+		{ echo "FAIL: $prog flops"; fail=1; }
+	for r in $(seq "$R"); do
+		python3 "$py" plain "$N" >"$DIR/$prog.plain.$r" 2>&1
+		"$KPROF" capture -o "$DIR/$prog.hook.json" -- python3 "$py" plain "$N" >"$DIR/$prog.hook.$r" 2>&1
+		"$KPROF" capture --torch off -o "$DIR/$prog.off.json" -- python3 "$py" plain "$N" >"$DIR/$prog.off.$r" 2>&1
+		python3 "$py" profiler "$N" "$DIR/$prog.prof.json" >"$DIR/$prog.prof.$r" 2>&1
+	done
+	for m in plain hook off prof; do
+		for r in $(seq "$R"); do step_ms "$DIR/$prog.$m.$r"; done | best >"$DIR/$prog.$m.best"
+	done
+	"$KPROF" analyze --format json -g op -n 0 "$DIR/$prog.hook.json" >"$DIR/$prog.hook.ana.json" \
+		2>"$DIR/$prog.hook.ana.err" || { echo "FAIL: analyze $prog"; fail=1; }
+	python3 - "$prog" "$DIR" "$N" <<'PY' || fail=1
+import json, re, sys
+prog, d, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+best = {m: float(open(f"{d}/{prog}.{m}.best").read() or "nan") for m in ("plain", "hook", "off", "prof")}
+fc = {}
+for line in open(f"{d}/{prog}.flops"):
+    f = line.split()
+    if f and f[0] == "flops":
+        fc[f[1]] = int(f[2])
+def fam(name):
+    name = name.replace("aten::", "").replace("aten.", "").split(".")[0]
+    if "conv" in name:
+        return "conv"
+    if name in ("mm", "addmm", "bmm", "baddbmm", "_scaled_mm", "linear", "matmul"):
+        return "matmul"
+    return None
+want = {"conv": 0, "matmul": 0}
+for k, v in fc.items():
+    if fam(k):
+        want[fam(k)] += v
+a = json.load(open(f"{d}/{prog}.hook.ana.json"))
+got = {"conv": 0, "matmul": 0}
+for r in a["rows"]:
+    f = fam(r["name"])
+    if f and r.get("flops") is not None:
+        got[f] += r["flops"]
+tot = a["totals"]["gpu_time_ns"]
+un = sum(r["time_ns"] for r in a["rows"] if r["name"] == "(unlinked)")
+ok = True
+for f in ("conv", "matmul"):
+    per = got[f] / n
+    same = want[f] == 0 and per == 0 or want[f] and abs(per - want[f]) <= 1e-9 * want[f]
+    ok &= bool(same)
+    print(f"{'ok:  ' if same else 'FAIL:'} {prog} {f} FLOPs/step: kprof {per:.0f}, FlopCounterMode {want[f]}")
+ratio = best["hook"] / best["plain"]
+print(f"{'ok:  ' if ratio <= 1.5 else 'FAIL:'} {prog} step time under the hook {ratio:.2f}x plain (issue 24: <= 1.5x)")
+ok &= ratio <= 1.5
+print(f"| {prog} | {best['plain']:.3f} | {best['off']:.3f} ({best['off']/best['plain']:.2f}x) | "
+      f"{best['hook']:.3f} ({ratio:.2f}x) | {best['prof']:.3f} ({best['prof']/best['plain']:.2f}x) | "
+      f"{100*un/tot:.1f} |")
+sys.exit(0 if ok else 1)
+PY
+done
+[ $fail = 0 ] && echo "tests/gpu/hook_cost.sh: PASS" || echo "tests/gpu/hook_cost.sh: FAIL"
+exit $fail
