@@ -20,7 +20,8 @@ enum kp_diff_status { DIFF_CHANGED = 0, DIFF_UNCHANGED, DIFF_NEW, DIFF_GONE, DIF
 enum kp_diff_norm { NORM_AUTO = 0, NORM_PER_STEP, NORM_STEPS, NORM_TOTAL };
 
 struct kp_diff_opts {
-	enum kp_group key;    /* join key: kernel, op or op-shape */
+	enum kp_group key;    /* join key: kernel, op, op-shape, module or source */
+	int depth;            /* module: the paths were folded to this depth (headers), 0 all */
 	int full_names;       /* --name=full: join kernels on the raw name */
 	double threshold_pct; /* noise floor: |ratio - 1| <= this is "unchanged" */
 	double base_div;      /* per-step divisors (ProfilerStep count); 1 = totals */

@@ -779,9 +779,12 @@ void diff_select(struct kp_diff *d, long top, double min_pct)
 	}
 	o.ratio = o.has_base && o.has_new && o.base_ns > 0 ? (double)o.new_ns / o.base_ns : -1;
 	char buf[96];
+	enum kp_group k = d->opts.key;
 	snprintf(buf, sizeof(buf), "(others: %lld %s)", (long long)o.nfolded,
-		 d->opts.key == GROUP_KERNEL ? units_plural(o.nfolded, "kernel", "kernels")
-					     : units_plural(o.nfolded, "op", "ops"));
+		 k == GROUP_KERNEL   ? units_plural(o.nfolded, "kernel", "kernels")
+		 : k == GROUP_MODULE ? units_plural(o.nfolded, "module", "modules")
+		 : k == GROUP_SOURCE ? units_plural(o.nfolded, "source line", "source lines")
+				     : units_plural(o.nfolded, "op", "ops"));
 	o.name = o.key = arena_strdup(&d->arena, buf);
 	tmp[keep] = o;
 	memcpy(d->rows, tmp, (keep + 1) * sizeof(*tmp));
@@ -938,7 +941,9 @@ size_t diff_gate(const struct kp_diff *d, const struct kp_gate_opts *g, struct k
 		int grew = !r->has_base || r->ratio < 0;
 		if ((grew ? r->new_pct : r->base_pct) < g->min_pct)
 			continue;
-		double limit = diff_gate_limit(g, r->key, d->opts.key != GROUP_KERNEL);
+		/* op names lead op and op-shape keys only: a source key's words are no op */
+		double limit = diff_gate_limit(g, r->key,
+					       d->opts.key == GROUP_OP || d->opts.key == GROUP_OP_SHAPE);
 		if (limit < 0 || !real_change(r->delta_ns, r->noise_ns, g))
 			continue;
 		if (!grew && (r->ratio - 1) * 100 <= limit + PCT_EPS)

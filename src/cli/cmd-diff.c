@@ -27,7 +27,10 @@
 #include "kprof/table.h"
 #include "kprof/trace.h"
 
-static const char *const key_names[] = { "kernel", "op", "op-shape", NULL };
+/* --key NAME -> the analysis group it pairs rows by (key_groups[index]) */
+static const char *const key_names[] = { "kernel", "op", "op-shape", "module", "source", NULL };
+static const enum kp_group key_groups[] = { GROUP_KERNEL, GROUP_OP, GROUP_OP_SHAPE, GROUP_MODULE,
+					    GROUP_SOURCE };
 static const char *const format_names[] = {
 	"table", "csv", "json", "markdown", "html", "svg", NULL
 };
@@ -334,7 +337,7 @@ static int diff_ranks(char **argv, const struct limits *l, int strict, int warn_
 /* kprof diff's options as given; diff_defaults before parsing. */
 struct diff_args {
 	int key, format, color, name_mode, strict, per_step;
-	long top;
+	long top, depth;
 	double min_pct, sm_clock, threshold, noise_k;
 	int64_t min_delta;
 	int quiet, warn_mode, ranks;
@@ -343,7 +346,7 @@ struct diff_args {
 };
 
 static const struct diff_args diff_defaults = {
-	.key = GROUP_KERNEL,
+	.key = 0, /* kernel */
 	.format = FMT_TABLE,
 	.color = COLOR_AUTO,
 	.per_step = -1,
@@ -360,6 +363,8 @@ static int parse_options(struct diff_args *a, int argc, char **argv)
 	/* clang-format off */
 	const struct kp_opt opts[] = {
 		{ "key", 'k', OPT_CHOICE, "KEY", "pair rows by", &a->key, key_names, NULL },
+		{ "depth", 0, OPT_INT, "N", "--key module: fold module paths deeper than N into their ancestor at depth N",
+		  &a->depth, NULL, NULL },
 		{ "sort", 's', OPT_STR, "KEY[:asc|:desc],...",
 		  "sort keys: delta-abs (default) delta ratio share base new base-calls new-calls name",
 		  &a->sort, NULL, NULL },
@@ -407,6 +412,11 @@ static int parse_options(struct diff_args *a, int argc, char **argv)
 	int nargs, rc = opts_parse("diff", synopsis, opts, argc, argv, &nargs);
 	if (rc)
 		return rc > 0 ? KP_OK : KP_USAGE;
+	if (a->depth < 0 || (a->depth && key_groups[a->key] != GROUP_MODULE)) {
+		diag_fprintf(stderr, a->depth < 0 ? "kprof: error: --depth must be positive\n"
+						  : "kprof: error: --depth applies to --key module\n");
+		return KP_USAGE;
+	}
 	if (nargs == 2)
 		return -1;
 	diag_fprintf(stderr, "kprof: error: %s\n",
@@ -431,10 +441,12 @@ static struct kp_diff_run_opts run_opts(const struct diff_args *a, const char *b
 		.path = { base, nw },
 		.device = a->device,
 		.load = { .strict = a->strict, .jobs = cpu_count() },
-		.analyze = { .group = a->key,
+		.analyze = { .group = key_groups[a->key],
+			     .depth = (int)a->depth,
 			     .sm_clock_mhz = a->sm_clock,
 			     .full_names = a->name_mode == 1 },
-		.diff = { .key = a->key,
+		.diff = { .key = key_groups[a->key],
+			  .depth = (int)a->depth,
 			  .full_names = a->name_mode == 1,
 			  .threshold_pct = a->threshold,
 			  .base_div = 1,

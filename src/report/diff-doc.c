@@ -20,7 +20,29 @@ static const char *const status_names[] = {
 
 static const char *key_name(enum kp_group g)
 {
-	return g == GROUP_KERNEL ? "kernel" : g == GROUP_OP ? "op" : "op-shape";
+	return g == GROUP_KERNEL ? "kernel"
+	       : g == GROUP_OP   ? "op"
+	       : g == GROUP_MODULE ? "module"
+	       : g == GROUP_SOURCE ? "source"
+				   : "op-shape";
+}
+
+/* the name column's title: what a row is */
+static const char *name_title(enum kp_group g)
+{
+	return g == GROUP_KERNEL ? "Kernel"
+	       : g == GROUP_MODULE ? "Module"
+	       : g == GROUP_SOURCE ? "Source"
+				   : "Op";
+}
+
+/* what the rows are, plural, for the rows line */
+static const char *rows_noun(enum kp_group g)
+{
+	return g == GROUP_KERNEL ? "kernels"
+	       : g == GROUP_MODULE ? "modules"
+	       : g == GROUP_SOURCE ? "source lines"
+				   : "ops";
 }
 
 static char *signed_time(char *buf, size_t cap, int64_t ns)
@@ -88,7 +110,7 @@ static void rows_table(const struct kp_diff *d, struct kp_doc *doc)
 		for (int j = DC_BTFL; j <= DC_NPPK; j++)
 			doc_col_show(tb, j, COL_BOTH);
 	if (d->opts.key != GROUP_KERNEL)
-		doc_col_title(tb, DC_NAME, "Op");
+		doc_col_title(tb, DC_NAME, name_title(d->opts.key));
 	char b[128];
 	for (size_t i = 0; i < d->nrows; i++) {
 		const struct kp_diff_row *r = &d->rows[i];
@@ -180,9 +202,14 @@ static void compare_text(const struct kp_diff *d, char *buf, size_t cap)
 			    o->key == GROUP_KERNEL
 				    ? (o->full_names ? "kernel names as recorded (--name=full)"
 						     : "normalized kernel names")
-			    : o->key == GROUP_OP
-				    ? "op names"
+			    : o->key == GROUP_OP ? "op names"
+			    : o->key == GROUP_MODULE
+				    ? (o->depth ? "module paths folded to depth" : "module paths")
+			    : o->key == GROUP_SOURCE
+				    ? "source lines"
 				    : "op names, input shapes and dtype, then across dtypes");
+	if (n < cap && o->key == GROUP_MODULE && o->depth)
+		n += snprintf(buf + n, cap - n, " %d", o->depth);
 	if (n >= cap)
 		return;
 	if (o->per_step) {
@@ -239,7 +266,7 @@ static void total_text(const struct kp_diff *d, char *buf, size_t cap)
 static void rows_text(const struct kp_diff *d, char *buf, size_t cap)
 {
 	const struct kp_diff_summary *s = &d->sum;
-	const char *what = d->opts.key == GROUP_KERNEL ? "kernels" : "ops";
+	const char *what = rows_noun(d->opts.key);
 	size_t n = snprintf(buf, cap,
 			    "%s: %" PRId64 " paired (%" PRId64 " regressed, %" PRId64
 			    " improved, %" PRId64 " unchanged within %g%%), %" PRId64

@@ -16,6 +16,7 @@
 #include "kprof/devdb.h"
 #include "kprof/diff-doc.h"
 #include "kprof/diff.h"
+#include "kprof/pipeline.h"
 #include "kprof/sort.h"
 #include "kprof/table.h"
 
@@ -730,6 +731,106 @@ static void run_joins_two_traces_gates_and_refuses_per_step_without_steps(void *
 	devdb_free(&db);
 }
 
+/* expected module rows: "A/B/C [bwd]" at depth 3 and its base and new GPU ns */
+struct mod_sum {
+	char key[512];
+	int64_t ns[2];
+};
+
+/* @path cut after its @depth-th module, its " [bwd]" kept ("(no module)" as it is) */
+static void cut_path(const char *path, int depth, char *out, size_t cap)
+{
+	const char *bwd = strstr(path, " [bwd]");
+	size_t n = bwd ? (size_t)(bwd - path) : strlen(path), k = 0;
+	int d = 1;
+	while (k < n && !(path[k] == '/' && d == depth))
+		d += path[k++] == '/';
+	snprintf(out, cap, "%.*s%s", (int)k, path, bwd ? " [bwd]" : "");
+}
+
+/* analyze -g module (full depth) of @path, each row added to its depth-3 path's side @side */
+static void add_module_rows(const char *path, const struct kp_devdb *db, int side,
+			    struct mod_sum *m, size_t *n, size_t cap)
+{
+	struct kp_pipeline_in in = { .path = path, .db = db, .analyze = { .group = GROUP_MODULE } };
+	struct kp_pipeline_out o;
+	assert_int_equal(pipeline_run(&in, &o), 0);
+	for (size_t i = 0; i < o.report.nrows; i++) {
+		char k[512];
+		cut_path(o.report.rows[i].name, 3, k, sizeof(k));
+		size_t j = 0;
+		while (j < *n && strcmp(m[j].key, k))
+			j++;
+		if (j == *n) {
+			assert_true(*n < cap);
+			memset(&m[j], 0, sizeof(m[j]));
+			snprintf(m[j].key, sizeof(m[j].key), "%s", k);
+			(*n)++;
+		}
+		m[j].ns[side] += o.report.rows[i].time_ns;
+	}
+	pipeline_free(&o);
+}
+
+/*
+ * H200 llama, layer 1's MLP 2x wider in new (testdata/README.md): diff --key module --depth 3
+ * has, per module, the time analyze -g module gives its submodules on each side, and names
+ * layer 1 first; forward and backward together, layer 1 grew more than any other path.
+ */
+static void module_key_pairs_paths_and_names_the_wider_layer_first(void **state)
+{
+	(void)state;
+	char b[512], n[512];
+	struct kp_diag dd = { 0 };
+	struct kp_devdb db;
+	assert_int_equal(devdb_load_builtin(&db, &dd), 0);
+	tdata(b, sizeof(b), "torch211-h200/llama_eager.json.gz");
+	tdata(n, sizeof(n), "torch211-h200/llama_wide.json.gz");
+	struct mod_sum m[64];
+	size_t nm = 0;
+	add_module_rows(b, &db, 0, m, &nm, 64);
+	add_module_rows(n, &db, 1, m, &nm, 64);
+
+	struct kp_diff_run_opts o = {
+		.path = { b, n },
+		.analyze = { .group = GROUP_MODULE, .depth = 3, .db = &db },
+		.diff = { .key = GROUP_MODULE, .depth = 3, .threshold_pct = 2, .base_div = 1,
+			  .new_div = 1 },
+		.per_step = -1,
+		.gate = { .fail_above_pct = -1, .min_delta_ns = KP_MIN_DELTA_NS },
+	};
+	const char *bad;
+	assert_int_equal(sort_parse(&o.sort, SORT_DIFF, NULL, &bad), 0);
+	struct kp_diff_run run;
+	assert_int_equal(diff_run(&run, &o), KP_OK);
+	assert_int_equal(run.diff.nrows, nm);
+	for (size_t i = 0; i < run.diff.nrows; i++) {
+		const struct kp_diff_row *r = &run.diff.rows[i];
+		size_t j = 0;
+		while (j < nm && strcmp(m[j].key, r->key))
+			j++;
+		assert_true(j < nm);
+		assert_int_equal(r->base_ns, m[j].ns[0]);
+		assert_int_equal(r->new_ns, m[j].ns[1]);
+		assert_int_equal(r->delta_ns, m[j].ns[1] - m[j].ns[0]);
+	}
+	assert_string_equal(run.diff.rows[0].key,
+			    "LlamaForCausalLM_0/LlamaModel_0/LlamaDecoderLayer_1 [bwd]");
+	/* forward and backward together: no other path grew as much ("(no module)" included) */
+	const char *layer1 = "LlamaForCausalLM_0/LlamaModel_0/LlamaDecoderLayer_1";
+	int64_t grew = 0, most_other = 0;
+	for (size_t j = 0; j < nm; j++) {
+		int64_t d = m[j].ns[1] - m[j].ns[0];
+		if (!strncmp(m[j].key, layer1, strlen(layer1)))
+			grew += d;
+		else if (d > most_other)
+			most_other = d;
+	}
+	assert_true(grew > most_other);
+	diff_run_free(&run);
+	devdb_free(&db);
+}
+
 /* H200 recordings (tests/gpu/record_gate.py): per-step series come from ProfilerStep spans */
 static void run_passes_an_unchanged_recording_and_trips_on_an_fp32_layer(void **state)
 {
@@ -826,6 +927,7 @@ int main(void)
 		cmocka_unit_test(normalization_merges_template_noise_but_keeps_distinct_kernels),
 		cmocka_unit_test(run_joins_two_traces_gates_and_refuses_per_step_without_steps),
 		cmocka_unit_test(run_passes_an_unchanged_recording_and_trips_on_an_fp32_layer),
+		cmocka_unit_test(module_key_pairs_paths_and_names_the_wider_layer_first),
 		cmocka_unit_test(kernel_rows_join_by_normalized_name_and_one_sided_rows_are_tagged),
 		cmocka_unit_test(op_shape_pairs_across_dtypes_and_shows_both),
 		cmocka_unit_test(
