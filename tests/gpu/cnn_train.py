@@ -51,6 +51,28 @@ def flop_counts(step):
     for op, n in sorted(fc.get_flop_counts()["Global"].items(), key=str):
         print("flops %s %d" % (op, n))
 
+
+def conv_flops(model, step):
+    """One step's convolution FLOPs from the model's own shapes: forward 2*N*Cout*Ho*Wo*(Cin/g)*kh*kw
+    per Conv2d; backward the same for the weight gradient, and again for the input gradient when
+    the input requires one.  (torch 2.11's FlopCounterMode counts a grouped convolution's weight
+    gradient `groups` times: pytorch/pytorch#183405.)"""
+    total = []
+
+    def hook(mod, inp, out):
+        n, cout, ho, wo = out.shape
+        kh, kw = mod.kernel_size
+        f = 2 * n * cout * ho * wo * (mod.in_channels // mod.groups) * kh * kw
+        total.append(f * (3 if inp[0].requires_grad else 2))
+
+    hs = [mod.register_forward_hook(hook) for mod in model.modules()
+          if isinstance(mod, torch.nn.Conv2d)]
+    step()
+    torch.cuda.synchronize()
+    for h in hs:
+        h.remove()
+    return sum(total)
+
 def main():
     mode = sys.argv[1] if len(sys.argv) > 1 else "plain"
     iters = int(sys.argv[2]) if len(sys.argv) > 2 else 3
@@ -75,6 +97,7 @@ def main():
         loop()
     elif mode == "flops":
         flop_counts(step)
+        print("analytic conv %d" % conv_flops(m, step))
     elif mode == "nvtx":
         with torch.autograd.profiler.emit_nvtx(record_shapes=True):
             loop()
