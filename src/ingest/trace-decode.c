@@ -616,9 +616,14 @@ static int read_args(struct loader *L, struct ev *e)
 			if ((r = trace_read_int(L, 0, &v)) > 0)
 				e->ext_id = v;
 			if (r >= 0 && id_only) {
-				/* its Sequence number still links a backward op to its
-				   forward's python frame (pytree.c): skip to it */
-				for (;;) {
+				/*
+				 * its Sequence number still links a backward op to its
+				 * forward's python frame (pytree.c).  Kineto writes it right
+				 * after External id or after Record function id (torch 2.11;
+				 * ../shared/docs/attribution.md §2.1): look that far only, so an
+				 * op without one skips its shapes at block speed.
+				 */
+				for (int k = 0; k < 2; k++) {
 					ty = json_key(&L->p, &tk);
 					if (ty == JT_OBJ_END)
 						return 0;
@@ -627,11 +632,14 @@ static int read_args(struct loader *L, struct ev *e)
 					if (TOK_IS(&tk, "Sequence number")) {
 						if (int_member(L, &e->seq, INT64_MIN, &r) && r < 0)
 							return -1;
-						return json_skip_rest(&L->p);
+						break;
 					}
 					if (json_skip(&L->p) < 0)
 						return -1;
+					if (!TOK_IS(&tk, "Record function id"))
+						break;
 				}
+				return json_skip_rest(&L->p);
 			}
 		} else if (!int_arg(L, e, &tk, &r) && !other_arg(L, e, &tk, shapes, &r) &&
 			   !(e->cat == CAT_RANGE && range_counter(L, e, &tk, &r)) &&
