@@ -867,7 +867,7 @@ static void timeline(const struct kp_chart *ch, int standalone, FILE *fp)
 
 /* ---- icicle: GPU time by module path ---- */
 
-#define IC_CHAR_PX 6.1 /* width of a label character at 11px, for eliding */
+#define IC_CHAR_PX 7.0 /* width of a label character at 11px, for eliding */
 
 /* A box's fill: a light tint (far from the peak) to the full hue (at it), by series. */
 static void icicle_fill(int series, double fill, char *b, size_t cap)
@@ -885,19 +885,20 @@ static void icicle_fill(int series, double fill, char *b, size_t cap)
 	snprintf(b, cap, "#%02x%02x%02x", c[0], c[1], c[2]);
 }
 
-/* @s cut to what fits in @w pixels: head, ellipsis, a third for the tail; "" when < 3. */
+/* @s cut to what fits in @w pixels: head, ellipsis, a third for the tail; "" when a cut
+   would keep under 6 characters. */
 static char *icicle_label(const char *s, double w)
 {
 	long k = (long)((w - 5) / IC_CHAR_PX);
 	size_t n = strlen(s), chars = 0;
 	for (size_t i = 0; i < n; i++)
 		chars += !utf8_cont(s, i);
-	if (k < 3)
-		return xstrdup("");
-	if (chars <= (size_t)k)
+	if (k >= 1 && chars <= (size_t)k)
 		return xstrdup(s);
+	if (k < 6) /* "Li…4", "[b…]" say little: the hover text has it */
+		return xstrdup("");
 	/* bytes ~ characters for the names here; cut_label keeps UTF-8 whole */
-	return cut_label(s, (size_t)k, (size_t)k / 3, "");
+	return cut_label(s, (size_t)k - 1, (size_t)(k - 1) / 3, ""); /* + the ellipsis: k */
 }
 
 /* One box: <g> with its tip, rect and label (data-n: the name when the label is cut). */
