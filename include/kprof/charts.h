@@ -24,6 +24,8 @@
 #define CHARTS_DELTAS 12       /* waterfall rows */
 #define CHARTS_PAIRS 20        /* dumbbell rows */
 #define CHARTS_LIST 50         /* new / gone names listed */
+#define CHARTS_ICICLE_BOXES 1000 /* icicle boxes drawn one by one (plus one "(others)" each) */
+#define CHARTS_ICICLE_DEPTH 40   /* icicle levels drawn below the whole */
 
 /* Prototypes */
 /*
@@ -41,6 +43,15 @@ void charts_analyze(struct kp_doc *doc, const struct kp_report *r, const struct 
 		    unsigned which);
 /* Add the comparison charts in @which to @doc: waterfall, dumbbell, new and gone lists. */
 void charts_diff(struct kp_doc *doc, const struct kp_diff *d, unsigned which);
+/*
+ * Add the icicle of GPU time by module path ("flame") to @doc from @m, an analysis grouped
+ * by module path with no --depth (its row keys "A/B/C", "A/B/C [bwd]", "(no module)"): one
+ * box per path component, each box as wide as its GPU time with its children inside it and
+ * its own time the gap at its right; a module's backward ops in a "[bwd]" child box (as
+ * --format folded writes them).  Boxes narrower than a pixel (CHART_ICICLE_PX across) or
+ * past CHARTS_ICICLE_BOXES / CHARTS_ICICLE_DEPTH are one "(others)" box per parent.
+ */
+void charts_icicle(struct kp_doc *doc, const struct kp_report *m);
 /* The chart kind named @name ("roofline", ...), -1 when none. */
 int charts_kind(const char *name);
 

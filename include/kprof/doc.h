@@ -93,7 +93,14 @@ enum kp_chart_kind {
 			    (series: 0 total, 1 regression, 2 improvement) */
 	CHART_DUMBBELL,  /* pts: x base FLOP/s, y new FLOP/s, w new time ns, label row */
 	CHART_LIST,      /* pts: x time ns, label name (new or gone rows) */
+	CHART_ICICLE,    /* spans: one box each, lane = depth (0 the whole GPU time), t0..t1 ns
+			    from the left edge (a box's children lie inside it), series 0 compute,
+			    1 memory, 2 no model, 3 "(others)", fill = % of that peak / 100, label
+			    the frame name, tip the full path and figures; x1 the GPU time */
 };
+
+/* CHART_ICICLE: the width in pixels boxes are laid out for (a "pixel" is x1 / this). */
+#define CHART_ICICLE_PX 1000
 
 #define CHART_SERIES_MAX 16
 
@@ -112,6 +119,7 @@ struct kp_cspan {
 	int64_t t0, t1;
 	double fill; /* 0..1 */
 	const char *label;
+	const char *tip; /* hover text (CHART_ICICLE), NULL: label */
 };
 
 /* A reference value: a roof (FLOP/s) or a marker (ns) with its label. */
@@ -128,7 +136,7 @@ struct kp_chart {
 	const char *series[CHART_SERIES_MAX]; /* legend; colour i is series i */
 	int nseries;
 	double bw;  /* CHART_ROOFLINE: DRAM bytes/s, 0 unknown */
-	int64_t x1; /* CHART_TIMELINE: span end ns */
+	int64_t x1; /* CHART_TIMELINE: span end ns; CHART_ICICLE: GPU time ns */
 	struct kp_cpoint *pts;
 	size_t npts, cappts;
 	struct kp_cspan *spans;

@@ -27,6 +27,8 @@ struct kp_pipeline_in {
 	int drop_prefix;  /* --drop-unlaunched-prefix (link_drop_unlaunched_prefix()) */
 	int shapes;       /* also out->shapes, the report grouped by op and shape (the roofline's
 			     points) when analyze.group is another */
+	int modules;      /* also out->modules, the report grouped by module path with no --depth
+			     (the icicle's boxes), when the trace has nn.Module frames */
 	int drop_records; /* after the analysis, the trace's records freed (trace_drop_records()) */
 	int events;       /* each GPU event's cost into out->events (kprof augment) */
 	int link_only;    /* load and link, no analysis (out->report unset) */
@@ -36,8 +38,11 @@ struct kp_pipeline_out {
 	struct kp_trace trace;   /* loaded and linked; on a load error, its warnings so far */
 	struct kp_report report; /* when analysed */
 	struct kp_report shapes; /* in->shapes and another grouping: by op and shape */
+	struct kp_report modules; /* in->modules and a trace with module frames: grouped by
+				     module path, all depths, every row (no --top) */
 	struct kp_event_cost *events; /* in->events: trace.ngpu entries (analyze.h) */
-	int loaded, analysed, has_shapes;
+	int loaded, analysed, has_shapes, has_modules;
+	int module_frames; /* in->modules: the trace has nn.Module frames */
 	struct kp_diag diag; /* the load error */
 	char note[1024];     /* --device NAME that could mean several entries: which one was
 				picked (devdb_pick_note()); "" */
@@ -49,6 +54,9 @@ struct kp_pipeline_out {
 int pipeline_run(const struct kp_pipeline_in *in, struct kp_pipeline_out *out);
 /* The report grouped by op and shape: out->shapes, or out->report when grouped so. */
 const struct kp_report *pipeline_shapes(const struct kp_pipeline_out *out);
+/* The report grouped by module path, all depths: out->modules; NULL when the trace has no
+ * nn.Module frames (or in->modules was not set). */
+const struct kp_report *pipeline_modules(const struct kp_pipeline_out *out);
 /* Everything of @out (after pipeline_run(), whatever it returned). */
 void pipeline_free(struct kp_pipeline_out *out);
 

@@ -42,6 +42,18 @@ int pipeline_run(const struct kp_pipeline_in *in, struct kp_pipeline_out *out)
 		analyze_run(&out->trace, &so, &out->shapes);
 		out->has_shapes = 1;
 	}
+	for (size_t i = 0; in->modules && i < out->trace.npy && !out->module_frames; i++)
+		out->module_frames = out->trace.py[i].kind == PYF_MODULE;
+	if (out->module_frames) {
+		struct kp_analyze_opts mo = ao;
+		mo.group = GROUP_MODULE;
+		mo.depth = 0;
+		mo.folded = 0;
+		mo.events = NULL;
+		mo.step_series = 0;
+		analyze_run(&out->trace, &mo, &out->modules);
+		out->has_modules = 1;
+	}
 	out->analyze_ns = stages_now() - t2;
 	if (in->drop_records)
 		trace_drop_records(&out->trace); /* the rows hold what the caller needs */
@@ -53,8 +65,15 @@ const struct kp_report *pipeline_shapes(const struct kp_pipeline_out *out)
 	return out->has_shapes ? &out->shapes : &out->report;
 }
 
+const struct kp_report *pipeline_modules(const struct kp_pipeline_out *out)
+{
+	return out->has_modules ? &out->modules : NULL;
+}
+
 void pipeline_free(struct kp_pipeline_out *out)
 {
+	if (out->has_modules)
+		analyze_free(&out->modules);
 	if (out->has_shapes)
 		analyze_free(&out->shapes);
 	if (out->analysed)

@@ -49,13 +49,13 @@ static int bad_sort_key(const char *bad)
 static unsigned chart_bits(const char *name, int format)
 {
 	static const unsigned mine = CHART_BIT(CHART_ROOFLINE) | CHART_BIT(CHART_TOP) |
-				     CHART_BIT(CHART_TIMELINE);
+				     CHART_BIT(CHART_TIMELINE) | CHART_BIT(CHART_ICICLE);
 	if (!name)
 		return format == FMT_SVG ? CHART_BIT(CHART_ROOFLINE) : mine;
 	int k = charts_kind(name);
 	if (k < 0 || !(mine & CHART_BIT(k))) {
 		diag_fprintf(stderr,
-			"kprof: error: unknown chart '%s' (analyze draws roofline, timeline, top)\n",
+			"kprof: error: unknown chart '%s' (analyze draws roofline, timeline, top, flame)\n",
 			name);
 		return 0;
 	}
@@ -180,12 +180,16 @@ static void add_breakdown(struct kp_doc *doc, const struct kp_trace *t, int brea
  * The document with its charts when the format draws them (html, svg, json with --chart).
  * The roofline has one point per op and shape, whatever the table's grouping (@shapes).
  */
-static void render_with_charts(struct kp_doc *doc, const struct kp_report *r,
-		       const struct kp_report *shapes, const struct kp_report_doc_opts *ro,
-		       unsigned charts, int draw, FILE *out)
+static void render_with_charts(struct kp_doc *doc, const struct kp_pipeline_out *p,
+			       const struct kp_report_doc_opts *ro, unsigned charts, int draw,
+			       FILE *out)
 {
 	if (draw)
-		charts_analyze(doc, r, shapes, charts);
+		charts_analyze(doc, &p->report, pipeline_shapes(p), charts);
+	/* the icicle when the trace has module frames; --chart flame draws "no module frames" */
+	if (draw && (charts & CHART_BIT(CHART_ICICLE)) &&
+	    (pipeline_modules(p) || charts == CHART_BIT(CHART_ICICLE)))
+		charts_icicle(doc, pipeline_modules(p));
 	table_render(doc, ro->format, ro->color, out);
 }
 
@@ -250,7 +254,7 @@ static int write_one(const struct kp_pipeline_out *p, int group, struct view *v)
 	if (v->breakdown || v->launches)
 		add_breakdown(&doc, &p->trace, v->breakdown, v->launches, v->idle_gap_us,
 			      v->short_us, group, v->top, v->full_names);
-	render_with_charts(&doc, &p->report, pipeline_shapes(p), &ro, v->charts, draws(v), out);
+	render_with_charts(&doc, p, &ro, v->charts, draws(v), out);
 	doc_free(&doc);
 	if (output_close(&o, &d) < 0) {
 		diag_print(stderr, d.msg);
@@ -345,7 +349,7 @@ static int parse_options(struct analyze_args *a, int argc, char **argv, int *nar
 		{ "min-pct", 0, OPT_PCT, "PCT", "fold rows under PCT % of GPU time into (others)", &a->min_pct, NULL, NULL },
 		{ "format", 'f', OPT_CHOICE, "FMT", "output format", &a->format, format_names, NULL },
 		{ "output", 'o', OPT_STR, "FILE", "write the report to FILE instead of standard output", &a->out_path, NULL, NULL },
-		{ "chart", 0, OPT_STR, "NAME", "svg: the chart to draw (roofline, timeline, top); html: only that chart; json: add its data",
+		{ "chart", 0, OPT_STR, "NAME", "svg: the chart to draw (roofline, timeline, top, flame); html: only that chart; json: add its data",
 		  &a->chart, NULL, NULL },
 		{ "color", 0, OPT_CHOICE, "WHEN",
 		  "colour tables: auto = on a terminal when NO_COLOR is unset", &a->color,
@@ -476,6 +480,7 @@ static int analyze_one(const struct analyze_args *a, const char *path, unsigned 
 		.path = a->out_path,
 	};
 	in.shapes = draws(&v) && (charts & CHART_BIT(CHART_ROOFLINE));
+	in.modules = draws(&v) && (charts & CHART_BIT(CHART_ICICLE));
 	int status = analyze_write(&in, sp, a->min_pct, &v, a->warn_mode);
 	devdb_free(&db);
 	return status;

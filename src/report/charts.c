@@ -12,6 +12,7 @@
 #include <strings.h>
 
 #include "kprof/dtype.h"
+#include "kprof/hmap.h"
 #include "kprof/kernrole.h"
 #include "kprof/metric.h"
 #include "kprof/units.h"
@@ -77,7 +78,7 @@ int charts_kind(const char *name)
 	static const char *const names[] = {
 		[CHART_ROOFLINE] = "roofline", [CHART_TOP] = "top",
 		[CHART_TIMELINE] = "timeline", [CHART_WATERFALL] = "waterfall",
-		[CHART_DUMBBELL] = "dumbbell",
+		[CHART_DUMBBELL] = "dumbbell", [CHART_ICICLE] = "flame",
 	};
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (names[i] && !strcmp(names[i], name))
@@ -686,4 +687,345 @@ void charts_diff(struct kp_doc *doc, const struct kp_diff *d, unsigned which)
 		onesided(doc, d, DIFF_NEW);
 		onesided(doc, d, DIFF_GONE);
 	}
+}
+
+/* ---- icicle of GPU time by module path ---- */
+
+/* A frame of the module tree: a path component, or the "[bwd]" box of a module. */
+struct inode {
+	const char *name; /* borrowed from the row key, or a literal */
+	size_t nlen;
+	int32_t parent, depth;
+	int32_t first, next; /* children, in drawing order */
+	int bwd;             /* the backward of its parent module's own ops */
+	int64_t self_ns, ns; /* own GPU time; with the children's */
+	int64_t flops, bytes;     /* known sums, -1 none */
+	double pf_ns, pb_ns;      /* peak FLOP/s x ns, peak B/s x ns (kp_row.peak_*_ns) */
+	int drawn;
+};
+
+struct itree {
+	struct inode *v;
+	size_t n, cap;
+	struct kp_hmap map; /* (parent, bwd, name) -> node index */
+	struct kp_arena keys; /* the map's keys */
+	char *kbuf;
+	size_t kcap;
+};
+
+static void add_known64(int64_t *sum, int64_t x)
+{
+	if (x >= 0)
+		*sum = (*sum < 0 ? 0 : *sum) + x;
+}
+
+/* The child @name (@bwd: the "[bwd]" box) of node @parent, created on first sight. */
+static int32_t inode_child(struct itree *tr, int32_t parent, const char *name, size_t len, int bwd)
+{
+	size_t klen = sizeof(int32_t) + 1 + len;
+	if (klen > tr->kcap) {
+		tr->kcap = klen * 2;
+		tr->kbuf = xrealloc(tr->kbuf, tr->kcap);
+	}
+	memcpy(tr->kbuf, &parent, sizeof(int32_t));
+	tr->kbuf[sizeof(int32_t)] = (char)bwd;
+	memcpy(tr->kbuf + sizeof(int32_t) + 1, name, len);
+	int created;
+	struct kp_hmap_entry *e = hmap_put_str(&tr->map, tr->kbuf, klen, &created);
+	if (!created)
+		return (int32_t)e->val.i;
+	char *key = arena_alloc(&tr->keys, klen);
+	memcpy(key, tr->kbuf, klen);
+	e->key.ptr = key;
+	e->val.i = (int64_t)tr->n;
+	tr->v = xgrow(tr->v, tr->n + 1, &tr->cap, 64, sizeof(*tr->v));
+	tr->v[tr->n] = (struct inode){ .name = name,
+				       .nlen = len,
+				       .parent = parent,
+				       .depth = tr->v[parent].depth + 1,
+				       .first = -1,
+				       .next = -1,
+				       .bwd = bwd,
+				       .flops = -1,
+				       .bytes = -1 };
+	return (int32_t)tr->n++;
+}
+
+#define ICICLE_BWD " [bwd]" /* the key suffix of a backward row (src/analysis/where.h) */
+
+/* Row @row's path as nodes (split at '/'; " [bwd]" a last "[bwd]" box); its figures there. */
+static void inode_add_row(struct itree *tr, const struct kp_row *row)
+{
+	const char *k = row->key ? row->key : row->name;
+	size_t n = strlen(k), bl = sizeof(ICICLE_BWD) - 1;
+	int bwd = n > bl && !strcmp(k + n - bl, ICICLE_BWD);
+	if (bwd)
+		n -= bl;
+	int32_t at = 0;
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+		while (j < n && k[j] != '/')
+			j++;
+		at = inode_child(tr, at, k + i, j - i, 0);
+		i = j + 1;
+	}
+	if (bwd)
+		at = inode_child(tr, at, "[bwd]", 5, 1);
+	struct inode *x = &tr->v[at];
+	x->self_ns += row->time_ns;
+	add_known64(&x->flops, row->flops);
+	add_known64(&x->bytes, row->bytes);
+	x->pf_ns += row->peak_flop_ns;
+	x->pb_ns += row->peak_bw_ns;
+}
+
+static int is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+/* @a and @b (lengths @na, @nb) with digit runs compared as numbers: Layer_2 before Layer_10. */
+static int natcmp(const char *a, size_t na, const char *b, size_t nb)
+{
+	size_t i = 0, j = 0;
+	while (i < na && j < nb) {
+		if (is_digit(a[i]) && is_digit(b[j])) {
+			while (i < na && a[i] == '0')
+				i++;
+			while (j < nb && b[j] == '0')
+				j++;
+			size_t ie = i, je = j;
+			while (ie < na && is_digit(a[ie]))
+				ie++;
+			while (je < nb && is_digit(b[je]))
+				je++;
+			if (ie - i != je - j)
+				return ie - i < je - j ? -1 : 1;
+			int c = memcmp(a + i, b + j, ie - i);
+			if (c)
+				return c;
+			i = ie;
+			j = je;
+			continue;
+		}
+		if (a[i] != b[j])
+			return (unsigned char)a[i] < (unsigned char)b[j] ? -1 : 1;
+		i++;
+		j++;
+	}
+	return (na - i > nb - j) - (na - i < nb - j);
+}
+
+/* Children order: forward frames by name (natcmp, then bytes), the [bwd] box last. */
+static int cmp_inode_order(const void *a, const void *b, void *arg)
+{
+	const struct inode *v = arg, *x = &v[*(const int32_t *)a], *y = &v[*(const int32_t *)b];
+	if (x->bwd != y->bwd)
+		return x->bwd - y->bwd;
+	int c = natcmp(x->name, x->nlen, y->name, y->nlen);
+	if (!c)
+		c = x->nlen != y->nlen ? (x->nlen < y->nlen ? -1 : 1)
+				       : memcmp(x->name, y->name, x->nlen);
+	if (c)
+		return c;
+	return *(const int32_t *)a < *(const int32_t *)b ? -1 : 1;
+}
+
+/* Inclusive sums (children come after their parents) and each node's children, sorted. */
+static void inode_sums(struct itree *tr)
+{
+	for (size_t i = 0; i < tr->n; i++)
+		tr->v[i].ns = tr->v[i].self_ns;
+	for (size_t i = tr->n; i-- > 1;) {
+		struct inode *x = &tr->v[i], *p = &tr->v[x->parent];
+		p->ns += x->ns;
+		add_known64(&p->flops, x->flops);
+		add_known64(&p->bytes, x->bytes);
+		p->pf_ns += x->pf_ns;
+		p->pb_ns += x->pb_ns;
+	}
+	int32_t *ord = xmalloc((tr->n + 1) * sizeof(*ord));
+	size_t m = 0;
+	for (size_t i = 1; i < tr->n; i++)
+		ord[m++] = (int32_t)i;
+	qsort_r(ord, m, sizeof(*ord), cmp_inode_order, tr->v);
+	/* prepend in reverse order: each list ends up sorted */
+	for (size_t k = m; k-- > 0;) {
+		struct inode *x = &tr->v[ord[k]];
+		x->next = tr->v[x->parent].first;
+		tr->v[x->parent].first = ord[k];
+	}
+	free(ord);
+}
+
+static int cmp_inode_size(const void *a, const void *b, void *arg)
+{
+	const struct inode *v = arg, *x = &v[*(const int32_t *)a], *y = &v[*(const int32_t *)b];
+	if (x->ns != y->ns)
+		return x->ns < y->ns ? 1 : -1;
+	if (x->depth != y->depth)
+		return x->depth < y->depth ? -1 : 1;
+	return *(const int32_t *)a < *(const int32_t *)b ? -1 : 1;
+}
+
+/*
+ * The boxes drawn one by one: at least a pixel wide, at most CHARTS_ICICLE_DEPTH deep, the
+ * CHARTS_ICICLE_BOXES largest (larger first, then shallower: a parent is never left out
+ * while its child is drawn).  Returns how many.
+ */
+static size_t inode_pick(struct itree *tr)
+{
+	int64_t px = tr->v[0].ns / CHART_ICICLE_PX;
+	int32_t *ord = xmalloc((tr->n + 1) * sizeof(*ord));
+	size_t m = 0;
+	for (size_t i = 1; i < tr->n; i++)
+		if (tr->v[i].ns > 0 && tr->v[i].ns >= px && tr->v[i].depth <= CHARTS_ICICLE_DEPTH)
+			ord[m++] = (int32_t)i;
+	qsort_r(ord, m, sizeof(*ord), cmp_inode_size, tr->v);
+	if (m > CHARTS_ICICLE_BOXES)
+		m = CHARTS_ICICLE_BOXES;
+	tr->v[0].drawn = 1;
+	for (size_t k = 0; k < m; k++)
+		tr->v[ord[k]].drawn = 1;
+	free(ord);
+	return m + 1;
+}
+
+/* The figures of a box: its share, the roof it is nearer and how near (series, fill). */
+struct ifig {
+	int series; /* 0 compute, 1 memory, 2 no model */
+	double pct, pf, pb;
+};
+
+static struct ifig inode_fig(const struct inode *x)
+{
+	struct ifig f = { 2, 0, -1, -1 };
+	if (x->flops >= 0 && x->pf_ns > 0)
+		f.pf = 100.0 * (double)x->flops * 1e9 / x->pf_ns;
+	if (x->bytes >= 0 && x->pb_ns > 0)
+		f.pb = 100.0 * (double)x->bytes * 1e9 / x->pb_ns;
+	if (f.pf < 0 && f.pb < 0)
+		return f;
+	f.series = f.pf >= f.pb ? 0 : 1;
+	f.pct = f.pf >= f.pb ? f.pf : f.pb;
+	return f;
+}
+
+/* "A/B/C", "A/B [bwd]" of node @i into @b. */
+static void inode_path(const struct itree *tr, int32_t i, char *b, size_t cap)
+{
+	int32_t chain[CHARTS_ICICLE_DEPTH + 2];
+	int n = 0;
+	for (int32_t k = i; k > 0 && n < CHARTS_ICICLE_DEPTH + 2; k = tr->v[k].parent)
+		chain[n++] = k;
+	size_t len = 0;
+	b[0] = '\0';
+	while (n-- > 0 && len + 1 < cap) {
+		const struct inode *x = &tr->v[chain[n]];
+		const char *sep = x->bwd ? " " : len ? "/" : "";
+		len += (size_t)snprintf(b + len, cap - len, "%s%.*s", sep, (int)x->nlen, x->name);
+		if (len >= cap)
+			len = cap - 1;
+	}
+}
+
+/* Node @i's box at depth lane, from @at ns; its tip. */
+static void inode_box(struct kp_doc *doc, struct kp_chart *ch, const struct itree *tr, int32_t i,
+		      int64_t at)
+{
+	const struct inode *x = &tr->v[i];
+	struct ifig f = inode_fig(x);
+	char path[2048], tip[3072], b1[32], b2[32];
+	if (i == 0)
+		snprintf(path, sizeof(path), "all GPU time");
+	else
+		inode_path(tr, i, path, sizeof(path));
+	int len = snprintf(tip, sizeof(tip), "%s\n%s GPU time (%.1f%%), self %s", path,
+			   units_time(b1, sizeof(b1), x->ns),
+			   tr->v[0].ns ? 100.0 * (double)x->ns / (double)tr->v[0].ns : 0,
+			   units_time(b2, sizeof(b2), x->self_ns));
+	if (len < (int)sizeof(tip)) {
+		if (f.series == 2)
+			snprintf(tip + len, sizeof(tip) - len, "\nno FLOPs or bytes modelled");
+		else
+			snprintf(tip + len, sizeof(tip) - len,
+				 "\n%s-bound: %.1f%% of peak FLOP/s, %.1f%% of peak B/s",
+				 f.series == 0 ? "compute" : "memory", f.pf < 0 ? 0 : f.pf,
+				 f.pb < 0 ? 0 : f.pb);
+	}
+	char name[1024];
+	snprintf(name, sizeof(name), "%.*s", (int)(x->nlen < 1000 ? x->nlen : 1000), x->name);
+	struct kp_cspan *s = chart_span(doc, ch, x->depth, f.series, at, at + x->ns,
+					fmin(f.pct / 100, 1), i == 0 ? "all GPU time" : name);
+	s->tip = arena_strdup(&doc->arena, tip);
+}
+
+/* The boxes of node @i's drawn subtree from @at ns, its small children one "(others)". */
+static void inode_layout(struct kp_doc *doc, struct kp_chart *ch, const struct itree *tr, int32_t i,
+			 int64_t at)
+{
+	inode_box(doc, ch, tr, i, at);
+	int64_t rest = 0, x = at;
+	size_t nrest = 0;
+	for (int32_t c = tr->v[i].first; c >= 0; c = tr->v[c].next) {
+		if (tr->v[c].drawn) {
+			inode_layout(doc, ch, tr, c, x);
+			x += tr->v[c].ns;
+		} else if (tr->v[c].ns > 0) {
+			rest += tr->v[c].ns;
+			nrest++;
+		}
+	}
+	if (!nrest)
+		return;
+	char path[2048], tip[3072], b1[32];
+	if (i == 0)
+		snprintf(path, sizeof(path), "the top level");
+	else
+		inode_path(tr, i, path, sizeof(path));
+	snprintf(tip, sizeof(tip), "(others) under %s: %zu %s too small to draw\n%s GPU time (%.1f%%)",
+		 path, nrest, units_plural((int64_t)nrest, "frame", "frames"),
+		 units_time(b1, sizeof(b1), rest),
+		 tr->v[0].ns ? 100.0 * (double)rest / (double)tr->v[0].ns : 0);
+	struct kp_cspan *s =
+		chart_span(doc, ch, tr->v[i].depth + 1, 3, x, x + rest, 0, "(others)");
+	s->tip = arena_strdup(&doc->arena, tip);
+}
+
+void charts_icicle(struct kp_doc *doc, const struct kp_report *m)
+{
+	struct kp_chart *ch = doc_chart(
+		doc, "flame", CHART_ICICLE, "flame",
+		"GPU time by module path (icicle): width is GPU time, colour the nearer roof");
+	chart_series(ch, "compute-bound");
+	chart_series(ch, "memory-bound");
+	chart_series(ch, "no FLOPs or bytes modelled");
+	chart_series(ch, "(others)");
+	struct itree tr = { 0 };
+	hmap_init(&tr.map, HMAP_STR);
+	arena_init(&tr.keys);
+	tr.v = xgrow(tr.v, 1, &tr.cap, 64, sizeof(*tr.v));
+	tr.v[tr.n++] = (struct inode){ .name = "", .parent = -1, .first = -1, .next = -1,
+				       .flops = -1, .bytes = -1 };
+	for (size_t i = 0; m && i < m->nrows; i++)
+		if (!(m->rows[i].flags & ROW_OTHERS))
+			inode_add_row(&tr, &m->rows[i]);
+	inode_sums(&tr);
+	ch->x1 = tr.v[0].ns;
+	char b[512];
+	if (tr.v[0].ns > 0) {
+		size_t drawn = inode_pick(&tr);
+		inode_layout(doc, ch, &tr, 0, 0);
+		snprintf(b, sizeof(b),
+			 "%zu frames, %zu drawn; forward and backward in each box, a module's "
+			 "own backward ops in its [bwd] box; darker: nearer that roof's peak; frames "
+			 "narrower than a pixel grouped as (others) per parent; click a box to zoom, "
+			 "the top box to zoom out",
+			 tr.n - 1, drawn - 1);
+		ch->note = arena_strdup(&doc->arena, b);
+	}
+	hmap_free(&tr.map);
+	arena_free(&tr.keys);
+	free(tr.kbuf);
+	free(tr.v);
 }

@@ -42,7 +42,7 @@ static const char css[] =
 	".bad{color:var(--bad)}.good{color:var(--good)}.warn{color:var(--warn)}\n"
 	".verdict{border-radius:6px;padding:10px 14px;margin:12px 0;font-weight:600;border:2px solid}\n"
 	".verdict.bad{background:rgba(198,40,40,.1)}.verdict.good{background:rgba(46,125,50,.1)}\n"
-	"figure{margin:0}figure svg{width:100%;height:auto;max-width:900px}\n"
+	"figure{margin:0}figure svg{width:100%;height:auto;max-width:900px}figure svg.ic{max-width:none}\n"
 	"ul.list{columns:2;font-family:ui-monospace,monospace;font-size:12px}\n"
 	"footer{color:var(--mut);font-size:12px;margin-top:32px}\n"
 	"@media print{body{max-width:none;padding:0}table.rows th{position:static}"
@@ -61,7 +61,23 @@ static const char script[] =
 	"if(num){return d*(Number(a)-Number(c))}return d*a.localeCompare(c)});\n"
 	"t.querySelectorAll('th').forEach(function(o){o.removeAttribute('aria-sort')});\n"
 	"h.setAttribute('aria-sort',d===1?'ascending':'descending');\n"
-	"rs.forEach(function(r){b.appendChild(r)})})})});\n";
+	"rs.forEach(function(r){b.appendChild(r)})})})});\n"
+	/* icicle (svg.c icicle()): a click on a box zooms to it, its ancestors span the width,
+	   other boxes hide; labels re-cut to their new width (head, ellipsis, a third tail) */
+	"document.querySelectorAll('svg.ic').forEach(function(s){\n"
+	"var L=+s.getAttribute('data-l'),W=+s.getAttribute('data-w'),gs=s.querySelectorAll('g.ib');\n"
+	"function fit(g,w){var t=g.querySelector('text'),n=g.getAttribute('data-n');\n"
+	"if(n===null){n=t.textContent;g.setAttribute('data-n',n)}\n"
+	"var k=Math.floor((w-5)/7),c=Array.from(n);\n"
+	"t.textContent=k>=1&&c.length<=k?n:k<6?'':c.slice(0,k-1-Math.floor((k-1)/3)).join('')+'\\u2026'+c.slice(c.length-Math.floor((k-1)/3)).join('')}\n"
+	"gs.forEach(function(c){c.addEventListener('click',function(){\n"
+	"var a=+c.getAttribute('data-a'),b=+c.getAttribute('data-b'),d=+c.getAttribute('data-d');\n"
+	"gs.forEach(function(g){var A=+g.getAttribute('data-a'),B=+g.getAttribute('data-b'),\n"
+	"D=+g.getAttribute('data-d'),r=g.querySelector('rect'),x,w;\n"
+	"if(D<d&&A<=a&&B>=b){x=L;w=W}else if(D>=d&&A>=a&&B<=b){x=L+(A-a)/(b-a)*W;w=(B-A)/(b-a)*W}\n"
+	"else{g.style.display='none';return}\n"
+	"g.style.display='';r.setAttribute('x',x);r.setAttribute('width',Math.max(w,0.5));\n"
+	"g.querySelector('text').setAttribute('x',x+3);fit(g,w)})})})});\n";
 
 static void esc(const char *s, FILE *fp)
 {
@@ -259,7 +275,7 @@ void html_render(const struct kp_doc *doc, FILE *fp)
 			table(it->table, it->jkey, fp);
 	}
 	fprintf(fp,
-		"<footer>kprof %s; charts: hover for numbers; tables: click a header to sort</footer>\n",
+		"<footer>kprof %s; charts: hover for numbers, click an icicle box to zoom; tables: click a header to sort</footer>\n",
 		KPROF_VERSION);
 	fputs("<script>\n//<![CDATA[\n", fp);
 	fputs(script, fp);

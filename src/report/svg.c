@@ -39,7 +39,10 @@ void svg_css(FILE *fp)
 	      ".kc .base{fill:var(--bg,#fff);stroke:var(--fg,#222);stroke-width:1.5}\n"
 	      ".kc .link{stroke:var(--grid,#bbb);stroke-width:3}\n"
 	      ".kc .sm{font-size:10px}\n"
-	      ".kc .ttl{font-size:11px;font-weight:600}\n",
+	      ".kc .ttl{font-size:11px;font-weight:600}\n"
+	      ".kc g.ib{cursor:pointer}.kc g.ib rect{stroke:var(--bg,#fff);stroke-width:.5}\n"
+	      ".kc g.ib text{font-size:11px;fill:#111;pointer-events:none}\n"
+	      ".kc g.io rect{stroke:#999;stroke-dasharray:2 2}\n",
 	      fp);
 }
 
@@ -862,6 +865,117 @@ static void timeline(const struct kp_chart *ch, int standalone, FILE *fp)
 	fputs("</svg>\n", fp);
 }
 
+/* ---- icicle: GPU time by module path ---- */
+
+#define IC_CHAR_PX 7.0 /* width of a label character at 11px, for eliding */
+
+/* A box's fill: a light tint (far from the peak) to the full hue (at it), by series. */
+static void icicle_fill(int series, double fill, char *b, size_t cap)
+{
+	static const int lo[2][3] = { { 0xc4, 0xda, 0xee }, { 0xf8, 0xdc, 0xb0 } };
+	static const int hi[2][3] = { { 0x2c, 0x7f, 0xc0 }, { 0xe0, 0x8a, 0x00 } };
+	if (series == 2 || series == 3) {
+		snprintf(b, cap, series == 2 ? "#cfcfcf" : "#ececec");
+		return;
+	}
+	double f = fmin(fmax(fill, 0), 1);
+	int c[3];
+	for (int k = 0; k < 3; k++)
+		c[k] = (int)lround(lo[series][k] + (hi[series][k] - lo[series][k]) * f);
+	snprintf(b, cap, "#%02x%02x%02x", c[0], c[1], c[2]);
+}
+
+/* @s cut to what fits in @w pixels: head, ellipsis, a third for the tail; "" when a cut
+   would keep under 6 characters. */
+static char *icicle_label(const char *s, double w)
+{
+	long k = (long)((w - 5) / IC_CHAR_PX);
+	size_t n = strlen(s), chars = 0;
+	for (size_t i = 0; i < n; i++)
+		chars += !utf8_cont(s, i);
+	if (k >= 1 && chars <= (size_t)k)
+		return xstrdup(s);
+	if (k < 6) /* "Li…4", "[b…]" say little: the hover text has it */
+		return xstrdup("");
+	/* bytes ~ characters for the names here; cut_label keeps UTF-8 whole */
+	return cut_label(s, (size_t)k - 1, (size_t)(k - 1) / 3, ""); /* + the ellipsis: k */
+}
+
+/* One box: <g> with its tip, rect and label (data-n: the name when the label is cut). */
+static void icicle_box(const struct kp_chart *ch, const struct kp_cspan *s, int L, int T, int RH,
+		       FILE *fp)
+{
+	double x0 = L + (double)s->t0 / (double)ch->x1 * CHART_ICICLE_PX,
+	       w = (double)(s->t1 - s->t0) / (double)ch->x1 * CHART_ICICLE_PX;
+	int y = T + s->lane * RH;
+	char fill[16];
+	icicle_fill(s->series, s->fill, fill, sizeof(fill));
+	const char *name = s->label ? s->label : "";
+	char *shown = icicle_label(name, w);
+	fprintf(fp, "<g class=\"ib%s\" data-a=\"%" PRId64 "\" data-b=\"%" PRId64 "\" data-d=\"%d\"",
+		s->series == 3 ? " io" : "", s->t0, s->t1, s->lane);
+	if (strcmp(shown, name)) {
+		fputs(" data-n=\"", fp);
+		svg_escape(name, fp);
+		fputc('"', fp);
+	}
+	fputc('>', fp);
+	title_el(s->tip ? s->tip : name, fp);
+	fprintf(fp, "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"%s\"/>", x0, y,
+		fmax(w, 0.5), RH - 1, fill);
+	fprintf(fp, "<text x=\"%.1f\" y=\"%d\">", x0 + 3, y + RH - 6);
+	svg_escape(shown, fp);
+	fputs("</text></g>\n", fp);
+	free(shown);
+}
+
+static void icicle(const struct kp_chart *ch, int standalone, FILE *fp)
+{
+	const int L = 8, RH = 18, W = CHART_ICICLE_PX + 2 * L;
+	int T = standalone ? 52 : 30, depth = 0;
+	for (size_t i = 0; i < ch->nspans; i++)
+		depth = ch->spans[i].lane + 1 > depth ? ch->spans[i].lane + 1 : depth;
+	int H = T + (depth ? depth : 4) * RH + 8;
+	/* as open_svg, with what the html script needs to zoom */
+	fprintf(fp,
+		"<svg class=\"kc ic\" id=\"chart-%s\" viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" role=\"img\" data-l=\"%d\" data-w=\"%d\"",
+		ch->name, W, H, W, H, L, CHART_ICICLE_PX);
+	if (standalone)
+		fputs(" xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\"", fp);
+	fputs(">\n", fp);
+	if (standalone) {
+		title_el(ch->title, fp);
+		fputs("\n<style>\nsvg{--bg:#fff;background:#fff}\n", fp);
+		svg_css(fp);
+		fputs("</style>\n<text class=\"ttl\" x=\"8\" y=\"14\">", fp);
+		svg_escape(ch->title, fp);
+		fputs("</text>\n", fp);
+	}
+	/* legend: the four kinds of box, and what the shade says */
+	static const char *const key[] = { "compute-bound", "memory-bound",
+					   "no FLOPs or bytes modelled", "(others)" };
+	int x = L, ly = T - 10;
+	char fill[16];
+	for (int k = 0; k < 4; k++) {
+		icicle_fill(k, 0.7, fill, sizeof(fill));
+		fprintf(fp,
+			"<rect x=\"%d\" y=\"%d\" width=\"10\" height=\"10\" fill=\"%s\"/><text x=\"%d\" y=\"%d\">%s</text>\n",
+			x, ly - 9, fill, x + 14, ly, key[k]);
+		x += 30 + 7 * (int)strlen(key[k]);
+	}
+	fprintf(fp, "<text class=\"sm\" x=\"%d\" y=\"%d\">darker: nearer the peak</text>\n", x, ly);
+	if (!ch->nspans || ch->x1 <= 0) {
+		fprintf(fp,
+			"<text x=\"%d\" y=\"%d\">no module frames: record with torch.profiler.profile(with_stack=True, with_modules=True)</text>\n",
+			L, T + 2 * RH);
+		fputs("</svg>\n", fp);
+		return;
+	}
+	for (size_t i = 0; i < ch->nspans; i++)
+		icicle_box(ch, &ch->spans[i], L, T, RH, fp);
+	fputs("</svg>\n", fp);
+}
+
 int svg_drawable(const struct kp_chart *ch)
 {
 	return ch->kind != CHART_LIST;
@@ -884,6 +998,9 @@ void svg_chart(const struct kp_chart *ch, int standalone, FILE *fp)
 		break;
 	case CHART_DUMBBELL:
 		dumbbell(ch, standalone, fp);
+		break;
+	case CHART_ICICLE:
+		icicle(ch, standalone, fp);
 		break;
 	default:
 		break;

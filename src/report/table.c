@@ -199,6 +199,8 @@ static void json_chart(struct kp_jw *jw, const char *jkey, const struct kp_chart
 		jw_double(jw, "dram_bytes_per_s", ch->bw > 0 ? ch->bw : NAN);
 	if (ch->kind == CHART_TIMELINE)
 		jw_int(jw, "end_ns", ch->x1);
+	if (ch->kind == CHART_ICICLE)
+		jw_int(jw, "gpu_time_ns", ch->x1);
 	jw_array_begin(jw, "lanes", 0);
 	for (size_t i = 0; i < ch->nlanes; i++)
 		jw_string(jw, NULL, ch->lanes[i]);
@@ -233,6 +235,8 @@ static void json_chart(struct kp_jw *jw, const char *jkey, const struct kp_chart
 		jw_int(jw, "t1_ns", s->t1);
 		jw_double(jw, "fill", s->fill);
 		jw_string(jw, "label", s->label);
+		if (s->tip)
+			jw_string(jw, "tip", s->tip);
 		jw_end(jw);
 	}
 	jw_end(jw);

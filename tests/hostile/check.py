@@ -4,7 +4,7 @@
 usage: KPROF=build/kprof [XMLCHECK=build/tests/xmlcheck] tests/hostile/check.py
 
 analyze in each --format (table, csv, json, markdown, html, svg and its charts), with
---color=always, --stats, -g op, --breakdown --launches and --warnings=all; diff in each format
+--color=always, --stats, -g op, -g module, --breakdown --launches and --warnings=all; diff in each format
 with a gate that trips; analyze --ranks and merge in each of theirs; augment; stdout and
 stderr of each, from a trace whose file name holds ESC and a newline.  Asserts: no raw control
 byte but LF (and CRLF ending csv records, tab in html/svg), no ESC unless --color=always (and
@@ -191,7 +191,7 @@ def main():
                 names=names)
             one("diff -f " + fmt, ["diff", "-n", "0", "--fail-above", "5", "-f", fmt, bad, new],
                 fmt, tmp, names=names)
-        for c in ("roofline", "timeline", "top"):
+        for c in ("roofline", "timeline", "top", "flame"):
             one("analyze -f svg --chart " + c, ["analyze", "-f", "svg", "--chart", c, bad], "svg",
                 tmp)
         for c in ("waterfall", "dumbbell"):
@@ -201,7 +201,7 @@ def main():
             color=True)
         one("diff --color=always", ["diff", "--color=always", bad, new], "table", tmp,
             color=True)
-        for extra in (["--stats", "--warnings=all"], ["-g", "op"], ["-g", "op-shape"],
+        for extra in (["--stats", "--warnings=all"], ["-g", "op"], ["-g", "op-shape"], ["-g", "module"],
                       ["--breakdown", "--launches"], ["--name", "full"]):
             for fmt in ("table", "markdown", "csv"):
                 one("analyze %s -f %s" % (" ".join(extra), fmt),

@@ -8,7 +8,9 @@ gate): kernel, op and device names holding control characters (ESC sequences tha
 screen or set the terminal title, BEL, CR, LF, DEL, C1 CSI), a markdown line that would end a
 table, '|', backticks, quotes, '=', '+', '@', '-' formula starts, </script> and tags, the bidi
 overrides (U+202E, U+2066..U+2069, U+200F, U+061C), U+2028 and a name of 100 KB; one kernel
-without 'dur' and an op without shapes, so warnings print names and the file's name.
+without 'dur' and an op without shapes, so warnings print names and the file's name.  Each op
+runs under an nn.Module frame (python_function) named after its kernel, all of them under one
+module whose name holds a tag, so -g module and the icicle ("flame") show the names too.
 """
 import json
 import os
@@ -39,6 +41,10 @@ def trace(scale):
     for i, name in enumerate(NAMES):
         corr = 100 + i
         op = "op_" + name[:40] + ESC + "[5m"
+        ev.append({"ph": "X", "cat": "python_function", "name": "nn.Module: " + name[:60] + "_0",
+                   "pid": 1, "tid": 1, "ts": ts - 1, "dur": 60.0,
+                   "args": {"Python id": i + 2, "Python parent id": 1,
+                            "Python module id": i + 2}})
         ev.append({"ph": "X", "cat": "cpu_op", "name": op, "pid": 1, "tid": 1, "ts": ts,
                    "dur": 50.0, "args": {"External id": i + 1}})
         ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1,
@@ -61,6 +67,10 @@ def trace(scale):
     # a kernel without 'dur': a located warning
     ev.append({"ph": "X", "cat": "kernel", "name": "nodur" + ESC + "[2J", "pid": 0, "tid": 7,
                "ts": ts + 40, "args": {"device": 0, "stream": 7}})
+    ev.insert(0, {"ph": "X", "cat": "python_function",
+                  "name": "nn.Module: Net</title><script>alert(2)</script>" + ESC + "[2J_0",
+                  "pid": 1, "tid": 1, "ts": 900.0, "dur": ts - 900.0,
+                  "args": {"Python id": 1, "Python module id": 1}})
     return {"schemaVersion": 1,
             "deviceProperties": [{"id": 0, "name": DEVICE, "numSms": 132,
                                   "computeMajor": 9, "computeMinor": 0}],

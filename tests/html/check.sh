@@ -27,12 +27,20 @@ for f in testdata/hta/*.json.gz testdata/torch211-*/*.json testdata/torch211-*/*
 		continue
 	fi
 	"$XMLCHECK" -s $max "$out/$b.html" || fail=1
-	for c in roofline timeline top; do
+	for c in roofline timeline top flame; do
 		"$KPROF" analyze -f svg --chart $c -o "$out/$b-$c.svg" "$f" 2>/dev/null &&
 			"$XMLCHECK" -s $max "$out/$b-$c.svg" || { echo "FAIL svg $c: $f"; fail=1; }
 	done
 	n=$((n + 1))
 done
+# the icicle at 10,000 distinct module frames (tests/html/gen-modules.py): under the bound
+python3 tests/html/gen-modules.py 10000 >"$out/modules10k.json" || fail=1
+for fmt in html svg; do
+	"$KPROF" analyze -f $fmt --chart flame -o "$out/modules10k.$fmt" "$out/modules10k.json" 2>/dev/null &&
+		"$XMLCHECK" -s $max "$out/modules10k.$fmt" || { echo "FAIL $fmt: 10,000 module frames"; fail=1; }
+done
+grep -q '10000 frames, ' "$out/modules10k.html" || { echo "FAIL html: no icicle of 10,000 frames"; fail=1; }
+rm -f "$out/modules10k.json"
 # a diff with a gate that trips, one that passes, and its two svg charts
 base=testdata/hta/trace_diff_control_2022.json.gz new=testdata/hta/trace_diff_test_2022.json.gz
 "$KPROF" diff -f html -k op-shape --fail-above 1 -o "$out/diff.html" $base $new 2>/dev/null

@@ -408,6 +408,190 @@ static void html_page_is_self_contained_and_escaped(void **state)
 	doc_free(&doc);
 }
 
+/* ---- icicle ---- */
+
+/* The path a box stands for: the first line of its tip ("" for the whole). */
+static void box_path(const struct kp_cspan *s, char *b, size_t cap)
+{
+	size_t n = strcspn(s->tip, "\n");
+	if (s->lane == 0 || !strcmp(s->label, "(others)"))
+		n = 0;
+	snprintf(b, cap, "%.*s", (int)n, s->tip);
+}
+
+/* The rows' GPU time at path @p (@self) and under it (return), from the keys alone. */
+static int64_t rows_under(const struct kp_row *rows, size_t n, const char *p, int64_t *self)
+{
+	int64_t sum = 0;
+	size_t pl = strlen(p);
+	*self = 0;
+	for (size_t i = 0; i < n; i++) {
+		const char *k = rows[i].key;
+		size_t kl = strlen(k);
+		if (!strcmp(k, p))
+			*self += rows[i].time_ns;
+		if (!pl) {
+			sum += rows[i].time_ns;
+			continue;
+		}
+		if (kl > 6 && !strcmp(k + kl - 6, " [bwd]") && !strstr(p, " [bwd]"))
+			kl -= 6;
+		if ((kl == pl && !strncmp(k, p, pl)) ||
+		    (kl > pl && !strncmp(k, p, pl) && k[pl] == '/') || !strcmp(k, p))
+			sum += rows[i].time_ns;
+	}
+	return sum;
+}
+
+/* Every box but (others): as wide as its rows, its children (the boxes one level down inside
+   it) and its own time filling it exactly; the whole is the GPU time. */
+static void check_boxes(const struct kp_chart *ch, const struct kp_row *rows, size_t n)
+{
+	int64_t total = 0;
+	for (size_t i = 0; i < n; i++)
+		total += rows[i].time_ns;
+	assert_int_equal(ch->x1, total);
+	assert_int_equal(ch->spans[0].lane, 0);
+	assert_int_equal(ch->spans[0].t0, 0);
+	assert_int_equal(ch->spans[0].t1, total);
+	char p[2048];
+	for (size_t i = 0; i < ch->nspans; i++) {
+		const struct kp_cspan *s = &ch->spans[i];
+		if (!strcmp(s->label, "(others)"))
+			continue;
+		box_path(s, p, sizeof(p));
+		int64_t self, under = rows_under(rows, n, p, &self);
+		assert_int_equal(s->t1 - s->t0, under);
+		int64_t kids = 0;
+		for (size_t j = 0; j < ch->nspans; j++) {
+			const struct kp_cspan *c = &ch->spans[j];
+			if (c->lane == s->lane + 1 && c->t0 >= s->t0 && c->t1 <= s->t1)
+				kids += c->t1 - c->t0;
+		}
+		assert_int_equal(kids + self, s->t1 - s->t0);
+	}
+}
+
+static struct kp_row mrow(const char *key, int64_t ns)
+{
+	return (struct kp_row){ .name = key, .key = key, .time_ns = ns, .flops = -1, .bytes = -1 };
+}
+
+static void icicle_boxes_hold_their_children_and_own_time(void **state)
+{
+	(void)state;
+	struct kp_row rows[] = {
+		mrow("M_0/A_0", 300),	     mrow("M_0/A_0 [bwd]", 200), mrow("M_0/B_0", 100),
+		mrow("M_0", 50),	     mrow("(no module)", 25),	 mrow("M_0/A_0/L_10", 40),
+		mrow("M_0/A_0/L_2", 60), mrow("M_0/A_0/L_2 [bwd]", 90),
+	};
+	/* L_10: compute-bound at 40% of its peak FLOP/s, 10% of B/s */
+	rows[5].flops = 400;
+	rows[5].peak_flop_ns = 400 * 1e9 / 0.4;
+	rows[5].bytes = 10;
+	rows[5].peak_bw_ns = 10 * 1e9 / 0.1;
+	struct kp_trace t = { .display = "t.json" };
+	struct kp_report r = { .trace = &t, .rows = rows, .nrows = 8, .group = GROUP_MODULE };
+	struct kp_doc doc;
+	doc_init(&doc, "analyze", 6);
+	charts_icicle(&doc, &r);
+	const struct kp_chart *ch = doc_find_chart(&doc, "flame");
+	assert_non_null(ch);
+	check_boxes(ch, rows, 8);
+	/* depth-first, children by name with numbers as numbers, [bwd] last */
+	const char *order[] = { "all GPU time", "(no module)", "M_0", "A_0", "L_2", "[bwd]",
+				"L_10",		"[bwd]",       "B_0" };
+	assert_int_equal(ch->nspans, 9);
+	for (size_t i = 0; i < 9; i++)
+		assert_string_equal(ch->spans[i].label, order[i]);
+	assert_int_equal(ch->spans[2].lane, 1);
+	assert_int_equal(ch->spans[5].lane, 4); /* M_0/A_0/L_2 [bwd] */
+	assert_non_null(strstr(ch->spans[5].tip, "M_0/A_0/L_2 [bwd]\n90 ns GPU time"));
+	/* colour: the nearer roof and how near */
+	assert_int_equal(ch->spans[6].series, 0);
+	assert_true(ch->spans[6].fill > 0.399 && ch->spans[6].fill < 0.401);
+	assert_non_null(strstr(ch->spans[6].tip, "compute-bound: 40.0% of peak FLOP/s, 10.0% of peak B/s"));
+	assert_int_equal(ch->spans[8].series, 2);
+	/* svg: one box per span, widths in pixels of the GPU time */
+	char *s = doc_text(&doc, FMT_HTML);
+	assert_non_null(strstr(s, "<svg class=\"kc ic\""));
+	assert_non_null(strstr(s, "data-a=\"0\" data-b=\"865\" data-d=\"0\""));
+	assert_non_null(strstr(s, "width=\"1000.00\""));
+	free(s);
+	doc_free(&doc);
+}
+
+/* 10,000 distinct frames: the total kept, the boxes bounded, the small ones as (others) */
+static void icicle_aggregates_small_frames(void **state)
+{
+	(void)state;
+	enum { N = 10000 };
+	struct kp_row *rows = calloc(N, sizeof(*rows));
+	char(*keys)[64] = calloc(N, sizeof(*keys));
+	for (int i = 0; i < N; i++) {
+		snprintf(keys[i], sizeof(keys[i]), "Net_0/Block_%d/Layer_%d%s", i % 97, i,
+			 i % 3 ? "" : " [bwd]");
+		rows[i] = mrow(keys[i], i < 20 ? 5000000 : 1000 + i % 7);
+	}
+	struct kp_trace t = { .display = "t.json" };
+	struct kp_report r = { .trace = &t, .rows = rows, .nrows = N, .group = GROUP_MODULE };
+	struct kp_doc doc;
+	doc_init(&doc, "analyze", 6);
+	charts_icicle(&doc, &r);
+	const struct kp_chart *ch = doc_find_chart(&doc, "flame");
+	assert_true(ch->nspans <= 2 * CHARTS_ICICLE_BOXES + 1);
+	check_boxes(ch, rows, N);
+	/* each level's boxes sum to at most the whole, level 1 (Net_0) to all of it */
+	int64_t lv[8] = { 0 };
+	size_t others = 0;
+	for (size_t i = 0; i < ch->nspans; i++) {
+		lv[ch->spans[i].lane] += ch->spans[i].t1 - ch->spans[i].t0;
+		others += !strcmp(ch->spans[i].label, "(others)");
+		/* every box drawn but (others) is at least a pixel wide */
+		if (strcmp(ch->spans[i].label, "(others)"))
+			assert_true((ch->spans[i].t1 - ch->spans[i].t0) * CHART_ICICLE_PX >= ch->x1);
+	}
+	assert_int_equal(lv[1], ch->x1);
+	assert_true(lv[2] == ch->x1);
+	assert_true(others > 0);
+	assert_non_null(strstr(ch->note, "13432 frames, "));
+	char *s = doc_text(&doc, FMT_HTML);
+	assert_true(strlen(s) < 1000000);
+	free(s);
+	doc_free(&doc);
+	free(rows);
+	free(keys);
+}
+
+/* names as the trace has them, escaped in the page; no module frames: a note */
+static void icicle_escapes_names_and_says_when_empty(void **state)
+{
+	(void)state;
+	struct kp_row rows[] = { mrow("<script>alert(1)</script>&\"'_0/\x1b[31mX_0", 10),
+				 mrow("<script>alert(1)</script>&\"'_0/\x1b[31mX_0 [bwd]", 5) };
+	struct kp_trace t = { .display = "t.json" };
+	struct kp_report r = { .trace = &t, .rows = rows, .nrows = 2, .group = GROUP_MODULE };
+	struct kp_doc doc;
+	doc_init(&doc, "analyze", 6);
+	charts_icicle(&doc, &r);
+	char *s = doc_text(&doc, FMT_HTML);
+	assert_null(strstr(s, "<script>alert"));
+	assert_null(strstr(s, "\x1b"));
+	assert_non_null(strstr(s, "&lt;script&gt;alert(1)&lt;/script&gt;&amp;&quot;&#39;_0/\\u001b[31mX_0 [bwd]"));
+	free(s);
+	doc_free(&doc);
+	doc_init(&doc, "analyze", 6);
+	charts_icicle(&doc, NULL);
+	const struct kp_chart *ch = doc_find_chart(&doc, "flame");
+	assert_int_equal(ch->nspans, 0);
+	FILE *fp = open_memstream(&s, &(size_t){ 0 });
+	svg_chart(ch, 1, fp);
+	fclose(fp);
+	assert_non_null(strstr(s, "no module frames"));
+	free(s);
+	doc_free(&doc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -420,6 +604,9 @@ int main(void)
 		cmocka_unit_test(timeline_shades_partly_busy_buckets_and_thins_step_marks),
 		cmocka_unit_test(waterfall_deltas_sum_to_the_change),
 		cmocka_unit_test(html_page_is_self_contained_and_escaped),
+		cmocka_unit_test(icicle_boxes_hold_their_children_and_own_time),
+		cmocka_unit_test(icicle_aggregates_small_frames),
+		cmocka_unit_test(icicle_escapes_names_and_says_when_empty),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
