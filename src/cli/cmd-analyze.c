@@ -17,6 +17,7 @@
 #include "kprof/opts.h"
 #include "kprof/output.h"
 #include "kprof/paths.h"
+#include "kprof/memory-doc.h"
 #include "kprof/pipeline.h"
 #include "kprof/ranks-doc.h"
 #include "kprof/ranks.h"
@@ -208,7 +209,7 @@ static void print_load(int64_t ns, const struct kp_load_stats *s)
 /* how one trace's report is written */
 struct view {
 	int format, color, stats, full_names;
-	int breakdown, launches;
+	int breakdown, launches, memory;
 	double idle_gap_us, short_us;
 	long top;
 	unsigned charts;
@@ -250,6 +251,8 @@ static int write_one(const struct kp_pipeline_out *p, int group, struct view *v)
 	if (v->breakdown || v->launches)
 		add_breakdown(&doc, &p->trace, v->breakdown, v->launches, v->idle_gap_us,
 			      v->short_us, group, v->top, v->full_names);
+	if (v->memory)
+		memory_doc(&doc, &p->memory, v->top);
 	render_with_charts(&doc, &p->report, pipeline_shapes(p), &ro, v->charts, draws(v), out);
 	doc_free(&doc);
 	if (output_close(&o, &d) < 0) {
@@ -312,7 +315,7 @@ static size_t parse_chunk_env(void)
 struct analyze_args {
 	int group, format, color, name_mode, strict;
 	int stats, quiet, warn_mode;
-	int breakdown, launches, ranks, drop_prefix;
+	int breakdown, launches, ranks, drop_prefix, memory;
 	double idle_gap_us, short_us;
 	long top, jobs, depth;
 	double min_pct, sm_clock;
@@ -358,6 +361,8 @@ static int parse_options(struct analyze_args *a, int argc, char **argv, int *nar
 		{ "sm-clock", 0, OPT_CALLBACK, "MHZ", "SM clock the GPU ran at, when the trace has none", &a->sm_clock, NULL, opts_cb_clock_mhz },
 		{ "breakdown", 0, OPT_FLAG, NULL, "GPU time split into compute, comm, memcpy, other and idle (by cause), per step and stream",
 		  &a->breakdown, NULL, NULL },
+		{ "memory", 0, OPT_FLAG, NULL, "device memory from [memory] events (profile_memory=True): peak, who holds it, allocations per op",
+		  &a->memory, NULL, NULL },
 		{ "launches", 0, OPT_FLAG, NULL, "launch statistics per kernel (per op with -g op): CPU cost, launch->start latency, short kernels",
 		  &a->launches, NULL, NULL },
 		{ "idle-gap", 0, OPT_DOUBLE, "US", "--breakdown: idle gaps shorter than US with work queued are launch latency (default 30)",
@@ -460,6 +465,7 @@ static int analyze_one(const struct analyze_args *a, const char *path, unsigned 
 			     .full_names = a->name_mode == 1,
 			     .warn_all = a->warn_mode == WARN_ALL },
 		.drop_prefix = a->drop_prefix,
+		.memory = a->memory,
 	};
 	struct view v = {
 		.format = a->format,
@@ -468,6 +474,7 @@ static int analyze_one(const struct analyze_args *a, const char *path, unsigned 
 		.full_names = a->name_mode == 1,
 		.breakdown = a->breakdown,
 		.launches = a->launches,
+		.memory = a->memory,
 		.idle_gap_us = a->idle_gap_us,
 		.short_us = a->short_us,
 		.top = a->top,
