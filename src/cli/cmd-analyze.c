@@ -420,9 +420,9 @@ static int check_options(struct analyze_args *a, unsigned *charts, struct kp_sor
 		diag_fprintf(stderr, "kprof: error: --format folded needs -g module or -g source\n");
 		return KP_USAGE;
 	}
-	if (a->format == FMT_FOLDED && (a->breakdown || a->launches || a->chart)) {
+	if (a->format == FMT_FOLDED && (a->breakdown || a->launches || a->chart || a->memory)) {
 		diag_fprintf(stderr,
-			"kprof: error: --format folded writes stacks only (no --breakdown, --launches, --chart)\n");
+			"kprof: error: --format folded writes stacks only (no --breakdown, --launches, --memory, --chart)\n");
 		return KP_USAGE;
 	}
 	if (a->top < 0)
@@ -522,6 +522,11 @@ int cmd_analyze(int argc, char **argv)
 				"kprof: error: only one of the traces can be read from standard input\n");
 			return KP_USAGE;
 		}
+	if (is_many(&a, nargs, argv[1]) && a.memory) {
+		diag_fprintf(stderr,
+			"kprof: error: --memory applies to one trace, not to the per-rank view\n");
+		return KP_USAGE;
+	}
 	if (is_many(&a, nargs, argv[1]) && a.format == FMT_FOLDED) {
 		diag_fprintf(stderr,
 			"kprof: error: --format folded applies to one trace, not to the per-rank view\n");
