@@ -299,8 +299,12 @@ pyhook:
 modules: $(O)/kprof
 	$(Q)python3 tests/tools/module-check.py $(O)/kprof testdata/torch211-h200/*.json.gz
 
+# kprof analyze --memory against the [memory] events recomputed in Python (issue 25)
+memory-check: $(O)/kprof
+	$(Q)python3 tests/tools/memory-check.py $(O)/kprof testdata/torch211-h200/*_mem.json.gz
+
 check: all unit golden html augment hostile jobs bounds hdrcheck readme fuzz-build depcheck funclen \
-	pyhook modules
+	pyhook modules memory-check
 
 # clang-format 19 only (Debian 12: clang-format-19): .clang-format needs 16 or later, and each
 # version lays some lines out differently, so one version keeps `make format-check` stable.
@@ -353,6 +357,6 @@ endif
 clean:
 	rm -rf $(O)
 
-.PHONY: modules pyhook deps demo all unit golden golden-update html augment hostile jobs bounds readme check-html hdrcheck depcheck funclen check check-man man install clean \
+.PHONY: modules memory-check pyhook deps demo all unit golden golden-update html augment hostile jobs bounds readme check-html hdrcheck depcheck funclen check check-man man install clean \
 	format format-check fuzz-build print-ldlibs
 .SUFFIXES:

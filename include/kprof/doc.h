@@ -150,7 +150,8 @@ struct kp_chart {
 /*
  * One element of the document.  Facts at the top level show in table/markdown when they
  * have a key and in json when they have a json key; inside an object or array they are
- * json only.  Tables show in every format (csv prints the document's first table).
+ * json only.  Tables show in every format (csv prints the document's first table), except
+ * a top-level table without a json key: it is for people (table, markdown, html) only.
  */
 struct kp_item {
 	enum kp_item_type type;

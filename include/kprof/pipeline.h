@@ -13,6 +13,7 @@
 #include "kprof/analyze.h"
 #include "kprof/devdb.h"
 #include "kprof/diag.h"
+#include "kprof/memory.h"
 #include "kprof/trace.h"
 
 struct kp_pipeline_in {
@@ -32,6 +33,7 @@ struct kp_pipeline_in {
 	int drop_records; /* after the analysis, the trace's records freed (trace_drop_records()) */
 	int events;       /* each GPU event's cost into out->events (kprof augment) */
 	int link_only;    /* load and link, no analysis (out->report unset) */
+	int memory;       /* also out->memory, the [memory] events' analysis (memory.c) */
 };
 
 struct kp_pipeline_out {
@@ -41,7 +43,8 @@ struct kp_pipeline_out {
 	struct kp_report modules; /* in->modules and a trace with module frames: grouped by
 				     module path, all depths, every row (no --top) */
 	struct kp_event_cost *events; /* in->events: trace.ngpu entries (analyze.h) */
-	int loaded, analysed, has_shapes, has_modules;
+	struct kp_memrep memory;      /* in->memory */
+	int loaded, analysed, has_shapes, has_modules, has_memory;
 	int module_frames; /* in->modules: the trace has nn.Module frames */
 	struct kp_diag diag; /* the load error */
 	char note[1024];     /* --device NAME that could mean several entries: which one was

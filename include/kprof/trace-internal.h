@@ -39,6 +39,7 @@ enum cat {
 	CAT_MEMSET,
 	CAT_RANGE, /* cuda_profiler_range: measured counters, no time */
 	CAT_PY,    /* python_function: a Python frame (with_stack) */
+	CAT_INSTANT, /* cpu_instant_event: only "[memory]" ones are kept (profile_memory) */
 };
 
 /* 256 kB: RSS, not speed, changes with it (1 MB: the same seconds, 0.4 MB more on a 35 MB
@@ -67,6 +68,9 @@ struct ev {
 	int64_t ext_id, corr, device, stream, bytes, kernel_flop;
 	int64_t seq; /* "Sequence number" */
 	int64_t py_id, py_parent, py_module; /* CAT_PY: "Python id", "Python parent id", ... */
+	/* [memory]: "Addr", "Bytes", "Total Allocated", "Total Reserved", "Device Type",
+	   "Device Id"; KP_MEM_NONE when absent */
+	int64_t m_addr, m_bytes, m_talloc, m_tres, m_dtype, m_did;
 	double kernel_num_gb;
 	int64_t mflops, mbytes; /* "kprof measured flops", "kprof dram bytes" */
 	int32_t sm_clock_mhz;

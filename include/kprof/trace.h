@@ -204,6 +204,24 @@ struct kp_pystack {
 	int32_t depth; /* 1 at the root */
 };
 
+/*
+ * A [memory] instant event (torch.profiler profile_memory=True; ../shared/docs/memory.md §2):
+ * one allocation (bytes > 0) or free (bytes < 0) of an allocator block.  Traces of torch <= 1.9
+ * carry only Bytes, Device Type and Device Id (§2.4): the other fields are KP_MEM_NONE.
+ */
+#define KP_MEM_NONE INT64_MIN
+struct kp_mem {
+	int64_t ts_ns;
+	int64_t off;         /* byte offset of the event, for messages */
+	int64_t addr;        /* "Addr": the block, KP_MEM_NONE absent */
+	int64_t bytes;       /* "Bytes": +size on an allocation, -size on a free */
+	int64_t total_alloc; /* "Total Allocated" after the event, KP_MEM_NONE absent */
+	int64_t total_res;   /* "Total Reserved" after the event, KP_MEM_NONE absent */
+	int32_t thread;      /* the allocating or freeing thread */
+	int16_t dev_type;    /* "Device Type" (c10::DeviceType: 0 CPU, 1 CUDA, 6 HIP), -1 absent */
+	int16_t dev_id;      /* "Device Id" (-1 for the CPU), -1 absent */
+};
+
 /* A user_annotation span other than ProfilerStep#N: record_function, NVTX range (kprof). */
 struct kp_annot {
 	int64_t ts_ns, dur_ns;
@@ -249,6 +267,8 @@ struct kp_trace {
 	const char *backend;      /* distributedInfo "backend", NULL when absent */
 	struct kp_annot *annots;  /* only with kp_load_opts.annotations */
 	size_t nannots, capannots;
+	struct kp_mem *mem; /* [memory] events, in file order */
+	size_t nmem, capmem;
 	struct kp_pyframe *py; /* python_function events, in file order */
 	size_t npy, cappy;
 	/* set by pytree_link() when the trace has python_function events, else NULL */

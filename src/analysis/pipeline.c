@@ -54,6 +54,10 @@ int pipeline_run(const struct kp_pipeline_in *in, struct kp_pipeline_out *out)
 		analyze_run(&out->trace, &mo, &out->modules);
 		out->has_modules = 1;
 	}
+	if (in->memory) {
+		memory_run(&out->trace, &out->memory);
+		out->has_memory = 1;
+	}
 	out->analyze_ns = stages_now() - t2;
 	if (in->drop_records)
 		trace_drop_records(&out->trace); /* the rows hold what the caller needs */
@@ -78,6 +82,8 @@ void pipeline_free(struct kp_pipeline_out *out)
 		analyze_free(&out->shapes);
 	if (out->analysed)
 		analyze_free(&out->report);
+	if (out->has_memory)
+		memory_free(&out->memory);
 	trace_free(&out->trace);
 	free(out->events);
 	memset(out, 0, sizeof(*out));

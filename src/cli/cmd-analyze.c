@@ -17,6 +17,7 @@
 #include "kprof/opts.h"
 #include "kprof/output.h"
 #include "kprof/paths.h"
+#include "kprof/memory-doc.h"
 #include "kprof/pipeline.h"
 #include "kprof/ranks-doc.h"
 #include "kprof/ranks.h"
@@ -212,7 +213,7 @@ static void print_load(int64_t ns, const struct kp_load_stats *s)
 /* how one trace's report is written */
 struct view {
 	int format, color, stats, full_names;
-	int breakdown, launches;
+	int breakdown, launches, memory;
 	double idle_gap_us, short_us;
 	long top;
 	unsigned charts;
@@ -254,6 +255,8 @@ static int write_one(const struct kp_pipeline_out *p, int group, struct view *v)
 	if (v->breakdown || v->launches)
 		add_breakdown(&doc, &p->trace, v->breakdown, v->launches, v->idle_gap_us,
 			      v->short_us, group, v->top, v->full_names);
+	if (v->memory)
+		memory_doc(&doc, &p->memory, v->top);
 	render_with_charts(&doc, p, &ro, v->charts, draws(v), out);
 	doc_free(&doc);
 	if (output_close(&o, &d) < 0) {
@@ -316,7 +319,7 @@ static size_t parse_chunk_env(void)
 struct analyze_args {
 	int group, format, color, name_mode, strict;
 	int stats, quiet, warn_mode;
-	int breakdown, launches, ranks, drop_prefix;
+	int breakdown, launches, ranks, drop_prefix, memory;
 	double idle_gap_us, short_us;
 	long top, jobs, depth;
 	double min_pct, sm_clock;
@@ -362,6 +365,8 @@ static int parse_options(struct analyze_args *a, int argc, char **argv, int *nar
 		{ "sm-clock", 0, OPT_CALLBACK, "MHZ", "SM clock the GPU ran at, when the trace has none", &a->sm_clock, NULL, opts_cb_clock_mhz },
 		{ "breakdown", 0, OPT_FLAG, NULL, "GPU time split into compute, comm, memcpy, other and idle (by cause), per step and stream",
 		  &a->breakdown, NULL, NULL },
+		{ "memory", 0, OPT_FLAG, NULL, "device memory from [memory] events (profile_memory=True): peak, who holds it, allocations per op",
+		  &a->memory, NULL, NULL },
 		{ "launches", 0, OPT_FLAG, NULL, "launch statistics per kernel (per op with -g op): CPU cost, launch->start latency, short kernels",
 		  &a->launches, NULL, NULL },
 		{ "idle-gap", 0, OPT_DOUBLE, "US", "--breakdown: idle gaps shorter than US with work queued are launch latency (default 30)",
@@ -419,9 +424,9 @@ static int check_options(struct analyze_args *a, unsigned *charts, struct kp_sor
 		diag_fprintf(stderr, "kprof: error: --format folded needs -g module or -g source\n");
 		return KP_USAGE;
 	}
-	if (a->format == FMT_FOLDED && (a->breakdown || a->launches || a->chart)) {
+	if (a->format == FMT_FOLDED && (a->breakdown || a->launches || a->chart || a->memory)) {
 		diag_fprintf(stderr,
-			"kprof: error: --format folded writes stacks only (no --breakdown, --launches, --chart)\n");
+			"kprof: error: --format folded writes stacks only (no --breakdown, --launches, --memory, --chart)\n");
 		return KP_USAGE;
 	}
 	if (a->top < 0)
@@ -464,6 +469,7 @@ static int analyze_one(const struct analyze_args *a, const char *path, unsigned 
 			     .full_names = a->name_mode == 1,
 			     .warn_all = a->warn_mode == WARN_ALL },
 		.drop_prefix = a->drop_prefix,
+		.memory = a->memory,
 	};
 	struct view v = {
 		.format = a->format,
@@ -472,6 +478,7 @@ static int analyze_one(const struct analyze_args *a, const char *path, unsigned 
 		.full_names = a->name_mode == 1,
 		.breakdown = a->breakdown,
 		.launches = a->launches,
+		.memory = a->memory,
 		.idle_gap_us = a->idle_gap_us,
 		.short_us = a->short_us,
 		.top = a->top,
@@ -520,6 +527,11 @@ int cmd_analyze(int argc, char **argv)
 				"kprof: error: only one of the traces can be read from standard input\n");
 			return KP_USAGE;
 		}
+	if (is_many(&a, nargs, argv[1]) && a.memory) {
+		diag_fprintf(stderr,
+			"kprof: error: --memory applies to one trace, not to the per-rank view\n");
+		return KP_USAGE;
+	}
 	if (is_many(&a, nargs, argv[1]) && a.format == FMT_FOLDED) {
 		diag_fprintf(stderr,
 			"kprof: error: --format folded applies to one trace, not to the per-rank view\n");

@@ -764,6 +764,10 @@ static void merge(struct loader *L, struct chunk *c, int64_t lines, int64_t last
 	for (size_t i = i0; i < t->nannots; i++)
 		t->annots[i].thread = map[t->annots[i].thread];
 	APPEND(t->ranges, t->nranges, t->capranges, o->ranges, o->nranges);
+	i0 = t->nmem;
+	APPEND(t->mem, t->nmem, t->capmem, o->mem, o->nmem);
+	for (size_t i = i0; i < t->nmem; i++)
+		t->mem[i].thread = map[t->mem[i].thread];
 	i0 = t->npy;
 	APPEND(t->py, t->npy, t->cappy, o->py, o->npy);
 	for (size_t i = i0; i < t->npy; i++)

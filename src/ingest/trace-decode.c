@@ -151,6 +151,10 @@ static enum cat classify(const struct kp_json_tok *tk)
 		if (TOK_IS(tk, "cuda_profiler_range"))
 			return CAT_RANGE;
 		break;
+	case 17:
+		if (TOK_IS(tk, "cpu_instant_event"))
+			return CAT_INSTANT;
+		break;
 	}
 	return CAT_SKIP;
 }
@@ -519,6 +523,16 @@ static int int_arg(struct loader *L, struct ev *e, const struct kp_json_tok *tk,
 	case 9:
 		if (TOK_IS(tk, "Python id"))
 			return int_member(L, &e->py_id, 0, r);
+		if (TOK_IS(tk, "Device Id"))
+			return int_member(L, &e->m_did, INT64_MIN, r);
+		break;
+	case 4:
+		if (TOK_IS(tk, "Addr"))
+			return int_member(L, &e->m_addr, 0, r);
+		break;
+	case 14:
+		if (TOK_IS(tk, "Total Reserved"))
+			return int_member(L, &e->m_tres, INT64_MIN, r);
 		break;
 	case 20:
 		if (TOK_IS(tk, "kprof measured flops"))
@@ -533,12 +547,16 @@ static int int_arg(struct loader *L, struct ev *e, const struct kp_json_tok *tk,
 	case 5:
 		if (TOK_IS(tk, "bytes"))
 			return int_member(L, &e->bytes, INT64_MIN, r);
+		if (TOK_IS(tk, "Bytes"))
+			return int_member(L, &e->m_bytes, INT64_MIN, r);
 		break;
 	case 11:
 		if (TOK_IS(tk, "correlation"))
 			return int_member(L, &e->corr, INT64_MIN, r);
 		if (TOK_IS(tk, "kernel_flop"))
 			return int_member(L, &e->kernel_flop, INT64_MIN, r);
+		if (TOK_IS(tk, "Device Type"))
+			return int_member(L, &e->m_dtype, INT64_MIN, r);
 		break;
 	case 12:
 		if (TOK_IS(tk, "sm_clock_mhz"))
@@ -547,6 +565,8 @@ static int int_arg(struct loader *L, struct ev *e, const struct kp_json_tok *tk,
 	case 15:
 		if (TOK_IS(tk, "Sequence number"))
 			return int_member(L, &e->seq, INT64_MIN, r);
+		if (TOK_IS(tk, "Total Allocated"))
+			return int_member(L, &e->m_talloc, INT64_MIN, r);
 		break;
 	}
 	return 0;
@@ -839,7 +859,19 @@ static inline __attribute__((always_inline)) int skip_event(struct loader *L)
 	return json_skip_rest(&L->p) < 0 ? -1 : EV_SKIPPED;
 }
 
-/* "ph": metadata, instants, flows and counters are skipped (flows counted apart). */
+/* an instant event ("i", or "I" before the Trace Event Format renamed it) */
+#define PH_INSTANT(ph) ((ph) == 'i' || (ph) == 'I')
+
+/*
+ * Instants are kept only as cpu_instant_event "[memory]" events (profile_memory): whichever
+ * of "ph" and "cat" comes second skips the event when they do not match.
+ */
+static inline __attribute__((always_inline)) int instant_mismatch(const struct ev *e)
+{
+	return e->ph && e->cat != CAT_NONE && (PH_INSTANT(e->ph) != (e->cat == CAT_INSTANT));
+}
+
+/* "ph": metadata, flows, counters and other instants are skipped (flows counted apart). */
 static inline __attribute__((always_inline)) int member_ph(struct loader *L, struct ev *e,
 							   struct kp_json_tok *tk)
 {
@@ -848,6 +880,8 @@ static inline __attribute__((always_inline)) int member_ph(struct loader *L, str
 		e->ph = tk->s[0];
 	else if (r == 0)
 		e->bad = "'ph' is not a string";
+	if (r >= 0 && PH_INSTANT(e->ph) && !instant_mismatch(e))
+		return r;
 	if (r >= 0 && e->ph && e->ph != 'X' && e->ph != 'B' && e->ph != 'E') {
 		if (e->ph == 's' || e->ph == 'f' || e->ph == 't')
 			L->t->nflows++;
@@ -865,7 +899,7 @@ static inline __attribute__((always_inline)) int member_cat(struct loader *L, st
 		e->cat = classify(tk);
 	else if (r == 0)
 		e->bad = "'cat' is not a string";
-	if (r >= 0 && e->cat == CAT_SKIP)
+	if (r >= 0 && (e->cat == CAT_SKIP || instant_mismatch(e)))
 		return skip_event(L);
 	return r;
 }
@@ -878,6 +912,8 @@ static inline __attribute__((always_inline)) int member_name(struct loader *L, s
 	if (r > 0) {
 		if (e->cat == CAT_ANNOT && !L->annotations &&
 		    strncmp(tk->s, "ProfilerStep#", tk->len < 13 ? tk->len : 13))
+			return skip_event(L);
+		if (e->cat == CAT_INSTANT && !TOK_IS(tk, "[memory]"))
 			return skip_event(L);
 		e->name = trace_intern_tok(L, tk);
 	} else if (r == 0) {
@@ -1109,6 +1145,28 @@ static void add_py(struct loader *L, struct ev *e)
 							  : PYF_FUNC;
 }
 
+/* A [memory] event (../shared/docs/memory.md §2.1): one without "Bytes" is skipped and warned. */
+static void add_mem(struct loader *L, int64_t off, struct ev *e)
+{
+	struct kp_trace *t = L->t;
+	if (e->m_bytes == KP_MEM_NONE) {
+		t->nskipped++;
+		warn_at(L, off, "[memory] events without 'Bytes'",
+			"skipped [memory] event without an integer 'Bytes'");
+		return;
+	}
+	struct kp_mem *m = VEC_PUSH(t->mem, t->nmem, t->capmem);
+	m->ts_ns = e->ts;
+	m->off = off;
+	m->addr = e->m_addr;
+	m->bytes = e->m_bytes;
+	m->total_alloc = e->m_talloc;
+	m->total_res = e->m_tres;
+	m->thread = trace_thread_index(L, e->pid, e->pid_str, e->tid, e->tid_str);
+	m->dev_type = (int16_t)(e->m_dtype >= 0 && e->m_dtype < INT16_MAX ? e->m_dtype : -1);
+	m->dev_id = (int16_t)(e->m_did >= -1 && e->m_did < INT16_MAX ? e->m_did : -1);
+}
+
 static void add_range(struct loader *L, int64_t off, struct ev *e)
 {
 	struct kp_trace *t = L->t;
@@ -1197,6 +1255,7 @@ int trace_parse_event(struct loader *L, int64_t off)
 	e.prec_hint = PREC_NONE;
 	e.range_flops[0] = e.range_flops[1] = e.range_flops[2] = -1;
 	e.coll_in = e.coll_out = e.coll_group = -1;
+	e.m_addr = e.m_bytes = e.m_talloc = e.m_tres = e.m_dtype = e.m_did = KP_MEM_NONE;
 
 	int rc = read_event(L, &e);
 	if (rc <= 0)
@@ -1208,7 +1267,8 @@ int trace_parse_event(struct loader *L, int64_t off)
 		e.bad = "no 'ph'";
 	if (e.bad)
 		return trace_skip_malformed(L, off, e.bad);
-	if (e.cat == CAT_NONE || e.cat == CAT_SKIP) {
+	if (e.cat == CAT_NONE || e.cat == CAT_SKIP || PH_INSTANT(e.ph) != (e.cat == CAT_INSTANT) ||
+	    (e.cat == CAT_INSTANT && (!e.name || strcmp(e.name, "[memory]")))) {
 		t->nskipped++;
 		return 0;
 	}
@@ -1233,6 +1293,9 @@ int trace_parse_event(struct loader *L, int64_t off)
 		break;
 	case CAT_PY:
 		add_py(L, &e);
+		break;
+	case CAT_INSTANT:
+		add_mem(L, off, &e);
 		break;
 	case CAT_LAUNCH:
 		add_launch(L, off, &e);
@@ -1276,6 +1339,8 @@ void trace_drop_records(struct kp_trace *t)
 	free(t->ranges);
 	free(t->colls);
 	free(t->py);
+	free(t->mem);
+	t->mem = NULL, t->nmem = t->capmem = 0;
 	free(t->pystacks);
 	free(t->op_frame);
 	free(t->op_bwd);

@@ -273,7 +273,8 @@ static void render_json(const struct kp_doc *doc, FILE *fp)
 			depth--;
 			break;
 		case ITEM_TABLE:
-			json_rows(&jw, it->jkey, it->table);
+			if (depth || it->jkey) /* no json key at the top: a table for people */
+				json_rows(&jw, it->jkey, it->table);
 			break;
 		case ITEM_CHART:
 			json_chart(&jw, it->jkey, it->chart);

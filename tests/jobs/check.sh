@@ -39,7 +39,7 @@ same() {
 	fi
 }
 
-J="-f json -n 0 --warnings=all"
+J="-f json -n 0 --warnings=all --memory"
 for f in $(find testdata -name '*.json' -o -name '*.json.gz' -o -name '*.json.zst' | sort); do
 	case $f in
 	testdata/jsontestsuite/*) same "$f" 64 $J ;;

@@ -1,0 +1,23 @@
+/*
+ * memory-doc.h — the memory analysis (memory.h) in the document: one json object "memory"
+ * (every row, exact bytes) and, for people, a few facts and two tables per device.
+ */
+#ifndef KPROF_MEMORY_DOC_H
+#define KPROF_MEMORY_DOC_H
+
+#include "kprof/doc.h"
+#include "kprof/memory.h"
+
+/* Prototypes */
+/*
+ * Append @m to @doc: the json object "memory" ({"devices": [...], "cpu": [...]}; columns in
+ * kprof-analyze(1), MEMORY) and the human sections, whose tables show @top rows (0 all) and
+ * fold the rest into "(others)".
+ */
+void memory_doc(struct kp_doc *doc, const struct kp_memrep *m, long top);
+/* "cuda:0", "cpu", "hip:1", "device type 12:0" into @buf. */
+const char *memory_dev_name(const struct kp_mem_dev *d, char *buf, size_t cap);
+/* "189.22 MiB" (binary units, two decimals; plain bytes under 1 KiB) into @buf. */
+const char *memory_bytes(char *buf, size_t cap, int64_t bytes);
+
+#endif /* KPROF_MEMORY_DOC_H */
