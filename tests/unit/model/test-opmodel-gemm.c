@@ -14,7 +14,6 @@ static const int64_t mkn[4][3] = {
 	{ 8192, 8192, 8192 },
 };
 
-
 /* ---- GEMM ---- */
 
 static void mm_reproduces_flop_counter_for_matmul_bf16(void **state)
