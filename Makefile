@@ -204,7 +204,7 @@ $(O)/src/devdb-builtin.c: $(sort $(wildcard device_db/*.txt)) Makefile
 $(O)/src/devdb-builtin.o: $(O)/src/devdb-builtin.c
 	$(call quiet,CC,$<)$(CC) $(CFLAGS) -Wno-missing-variable-declarations -c -o $@ $<
 
-$(O)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(O)/libkprof.a
+$(O)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h tests/unit/*/*.h) $(O)/libkprof.a
 	@mkdir -p $(dir $@)
 	$(call quiet,CC,$<)$(CC) $(CFLAGS) -Icapture -Itests/unit -Wno-missing-prototypes -o $@ $< \
 	  $(O)/libkprof.a $(LDASAN) -lcmocka $(LDLIBS)
@@ -314,7 +314,7 @@ CLANG_FORMAT ?= $(shell command -v clang-format-19 2>/dev/null || \
 	{ clang-format --version 2>/dev/null | grep -q 'version 19\.' && command -v clang-format; })
 FORMAT_SRCS := $(sort $(wildcard src/*/*.c include/kprof/*.h capture/*.c capture/*/*.c \
 	capture/*/*.h capture/*/*.cu \
-	$(UNIT_SRCS) tests/unit/*.h tests/unit/fake/*.c tests/tools/*.c tests/fuzz/*.c \
+	$(UNIT_SRCS) tests/unit/*.h tests/unit/*/*.h tests/unit/fake/*.c tests/tools/*.c tests/fuzz/*.c \
 	tests/gpu/*.cu))
 
 format:

@@ -1,0 +1,176 @@
+/*
+ * nvtxmsg.c — PyTorch's emit_nvtx range messages ("aten::mm, seq = 12, op_id = 7, sizes =
+ * [[4, 8], []], input_op_ids = [...]") parsed into struct kp_nvtx_msg (nvtxmsg_parse, declared
+ * in hostops.h).  hostops.c turns the parsed ranges into cpu_ops (doc/capture-any.md §2.4).
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "intercept/hostops.h"
+
+/* ---- emit_nvtx messages (pytorch torch/csrc/profiler/util.cpp getNvtxStr) ---- */
+
+static const char *skip_sp(const char *p)
+{
+	while (*p == ' ')
+		p++;
+	return p;
+}
+
+static int parse_i64(const char **pp, int64_t *v)
+{
+	const char *p = skip_sp(*pp);
+	char *end;
+	if (!(*p == '-' || isdigit((unsigned char)*p)))
+		return -1;
+	errno = 0;
+	long long x = strtoll(p, &end, 10);
+	if (errno || end == p)
+		return -1;
+	*v = x;
+	*pp = end;
+	return 0;
+}
+
+/* ", " or "," with spaces around; 1 when one was there */
+static int comma(const char **pp)
+{
+	const char *p = skip_sp(*pp);
+	if (*p != ',')
+		return 0;
+	*pp = skip_sp(p + 1);
+	return 1;
+}
+
+static int expect(const char **pp, char c)
+{
+	const char *p = skip_sp(*pp);
+	if (*p != c)
+		return -1;
+	*pp = p + 1;
+	return 0;
+}
+
+static int fail(char *why, size_t whylen, const char *msg)
+{
+	snprintf(why, whylen, "%s", msg);
+	return -1;
+}
+
+static int parse_sizes(const char **pp, struct kp_nvtx_msg *m, char *why, size_t whylen)
+{
+	if (expect(pp, '['))
+		return fail(why, whylen, "sizes: expected '['");
+	m->nslots = 0;
+	if (!expect(pp, ']'))
+		return 0;
+	for (;;) {
+		if (m->nslots == NVTX_MAX_SLOTS)
+			return fail(why, whylen, "sizes: more than 64 inputs");
+		if (expect(pp, '['))
+			return fail(why, whylen, "sizes: expected '[' before an input's dims");
+		int nd = 0;
+		if (expect(pp, ']')) {
+			for (;;) {
+				int64_t v;
+				if (nd == NVTX_MAX_DIMS)
+					return fail(why, whylen, "sizes: more than 8 dims");
+				if (parse_i64(pp, &v) || v < 0)
+					return fail(why, whylen, "sizes: bad dimension");
+				m->slot[m->nslots].d[nd++] = v;
+				if (!expect(pp, ']'))
+					break;
+				if (!comma(pp))
+					return fail(why, whylen,
+						    "sizes: expected ',' or ']' after a dimension");
+			}
+		}
+		m->slot[m->nslots++].nd = nd;
+		if (!expect(pp, ']'))
+			return 0;
+		if (!comma(pp))
+			return fail(why, whylen, "sizes: expected ',' or ']' after an input");
+	}
+}
+
+static int parse_ids(const char **pp, struct kp_nvtx_msg *m, char *why, size_t whylen)
+{
+	if (expect(pp, '['))
+		return fail(why, whylen, "input_op_ids: expected '['");
+	m->ninput_ids = 0;
+	if (!expect(pp, ']'))
+		return 0;
+	for (;;) {
+		int64_t a, b;
+		if (expect(pp, '(') || parse_i64(pp, &a) || !comma(pp) || parse_i64(pp, &b) ||
+		    expect(pp, ')'))
+			return fail(why, whylen, "input_op_ids: expected '(op,output)'");
+		if (m->ninput_ids == NVTX_MAX_SLOTS)
+			return fail(why, whylen, "input_op_ids: more than 64 inputs");
+		m->input_op[m->ninput_ids++] = a > 0 ? a : 0;
+		if (!expect(pp, ']'))
+			return 0;
+		if (!comma(pp))
+			return fail(why, whylen, "input_op_ids: expected ',' or ']'");
+	}
+}
+
+int nvtxmsg_parse(const char *msg, struct kp_nvtx_msg *m, char *why, size_t whylen)
+{
+	memset(m, 0, sizeof(*m));
+	m->seq = m->op_id = -1;
+	if (!msg)
+		return 1;
+	/*
+	 * The name ends where the first of torch's fields begins: a record_function label may
+	 * itself hold ", " (Dynamo's "entire_frame_compile_data: fn_name=..., compile_id=0/0").
+	 */
+	static const char *const anchors[] = { ", seq = ", ", op_id = ", ", sizes = " };
+	const char *p = NULL;
+	for (size_t i = 0; i < sizeof(anchors) / sizeof(anchors[0]); i++) {
+		const char *a = strstr(msg, anchors[i]);
+		if (a && (!p || a < p))
+			p = a;
+	}
+	if (!p)
+		return 1;
+	size_t len = (size_t)(p - msg);
+	if (len == 0)
+		return fail(why, whylen, "empty op name");
+	if (len >= sizeof(m->name))
+		return fail(why, whylen, "op name longer than 255 bytes");
+	memcpy(m->name, msg, len);
+	m->name[len] = '\0';
+	/* op and kernel names are identifiers; a name with a space is a record_function label */
+	m->label = memchr(msg, ' ', len) != NULL;
+	while (*p) {
+		if (p[0] != ',' || p[1] != ' ')
+			return fail(why, whylen, "expected ', ' between fields");
+		p += 2;
+		const char *eq = strstr(p, " = ");
+		if (!eq)
+			return fail(why, whylen, "field without ' = '");
+		size_t kl = (size_t)(eq - p);
+		const char *v = eq + 3;
+		if (kl == 3 && !strncmp(p, "seq", 3)) {
+			if (parse_i64(&v, &m->seq))
+				return fail(why, whylen, "seq: expected an integer");
+		} else if (kl == 5 && !strncmp(p, "op_id", 5)) {
+			if (parse_i64(&v, &m->op_id))
+				return fail(why, whylen, "op_id: expected an integer");
+		} else if (kl == 5 && !strncmp(p, "sizes", 5)) {
+			if (parse_sizes(&v, m, why, whylen))
+				return -1;
+			m->has_sizes = 1;
+		} else if (kl == 12 && !strncmp(p, "input_op_ids", 12)) {
+			if (parse_ids(&v, m, why, whylen))
+				return -1;
+		} else {
+			return fail(why, whylen, "unknown field");
+		}
+		p = v;
+	}
+	return 0;
+}
