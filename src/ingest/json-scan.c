@@ -3,7 +3,7 @@
  * (chosen at run time: json_simd(), KPROF_SIMD): newline counts (json_locate(), the window's
  * line count) and the 64-byte bracket scanner behind json_skip() and json_skip_rest()
  * (simdjson's string masks).  Every level gives the same counts, offsets and errors
- * (test-json compares them).  The per-token scanners (strings, digits) stay inline in
+ * (test-json-scan compares them).  The per-token scanners (strings, digits) stay inline in
  * src/ingest/json.c; this file calls nothing there (json-internal.h).
  */
 #include "kprof/json-internal.h"

@@ -6,7 +6,7 @@
  * json_skip's bracket scanner, the scalar/SSE2/AVX2 choice) are in src/ingest/json-scan.c, number
  * decoding in src/ingest/json-num.c, json_unescape() in src/ingest/json-str.c; shared helpers in
  * include/kprof/json-internal.h.  Every kernel level gives the same tokens, errors and
- * offsets (test-json compares them).
+ * offsets (test-json-scan compares them).
  */
 #include "kprof/json.h"
 
