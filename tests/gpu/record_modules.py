@@ -11,7 +11,10 @@ CASES (default all):
     llama_eager     LlamaForCausalLM, 2 layers, eager
     llama_wide      the same with layer 1's MLP 2x wider (intermediate 1536 -> 3072): the diff pair
     llama_compiled  llama_eager's model under torch.compile (default mode)
-    <case>_mem      any case above with profile_memory=True as well ([memory] events; issue 25)
+    <case>_mem      any case above with profile_memory=True as well ([memory] events; issue 25);
+                    the .txt then holds torch.cuda.max_memory_allocated()/max_memory_reserved()
+                    over the profiled window (reset_peak_memory_stats() just before it)
+    <case>_b8[_mem] the case with the batch doubled (B=8): the diff pair of issue 25's gate
 Writes OUTDIR/<case>.json.gz and OUTDIR/<case>.txt (the model printed, step times).
 """
 import gzip
@@ -51,10 +54,14 @@ def llama(wide=False):
 
 
 def run(case, outdir):
+    global B
     name = case
     memory = case.endswith("_mem")
     if memory:
         case = case[:-len("_mem")]
+    B = 4
+    if case.endswith("_b8"):
+        case, B = case[:-len("_b8")], 8
     if case == "bert_eager":
         model, vocab = bert()
     elif case in ("llama_eager", "llama_compiled"):
@@ -83,6 +90,7 @@ def run(case, outdir):
         step()
     torch.cuda.synchronize()
     plain_ms = (time.perf_counter() - t0) / 5 * 1e3
+    torch.cuda.reset_peak_memory_stats()
     acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
     with torch.profiler.profile(activities=acts, record_shapes=True, with_stack=True,
                                 with_modules=True, profile_memory=memory) as prof:
@@ -90,16 +98,19 @@ def run(case, outdir):
             step()
             prof.step()
     torch.cuda.synchronize()
+    peak_alloc, peak_res = torch.cuda.max_memory_allocated(), torch.cuda.max_memory_reserved()
     raw = os.path.join(outdir, name + ".json")
     prof.export_chrome_trace(raw)
     with open(raw, "rb") as f, gzip.open(raw + ".gz", "wb", compresslevel=9) as g:
         shutil.copyfileobj(f, g)
     os.remove(raw)
     with open(os.path.join(outdir, name + ".txt"), "w") as f:
-        f.write("torch %s, %s, %s\nplain step %.3f ms\n%s\n" % (
-            torch.__version__, torch.cuda.get_device_name(), name, plain_ms, model))
-    print("%-16s plain %.3f ms/step, %d bytes gz" % (name, plain_ms,
-                                                       os.path.getsize(raw + ".gz")))
+        f.write("torch %s, %s, %s, B=%d\nplain step %.3f ms\n"
+                "max_memory_allocated %d\nmax_memory_reserved %d\n%s\n" % (
+                    torch.__version__, torch.cuda.get_device_name(), name, B, plain_ms,
+                    peak_alloc, peak_res, model))
+    print("%-20s plain %.3f ms/step, %d bytes gz, max_memory_allocated %d reserved %d" % (
+        name, plain_ms, os.path.getsize(raw + ".gz"), peak_alloc, peak_res))
 
 
 def main():
