@@ -104,7 +104,7 @@ static int collect(const struct kp_ctrace *t, struct kp_cmem *ev, size_t *n,
 			e->ts_ns = a->start_ns;
 		if (a && e->ts_ns > a->end_ns && a->end_ns >= a->start_ns)
 			e->ts_ns = a->end_ns;
-		st->unattributed += a == NULL;
+		e->no_call = a == NULL;
 		e->device = r->device;
 		e->addr = r->addr;
 		e->bytes = r->mem_op == MEMOP_RELEASE ? -(int64_t)r->bytes : (int64_t)r->bytes;
@@ -146,6 +146,7 @@ static int running_sums(const struct kp_ctrace *t, struct kp_cmem *ev, size_t *n
 		}
 		d->sum += e.bytes;
 		e.total = d->sum;
+		st->unattributed += e.no_call;
 		ev[k++] = e;
 	}
 	for (size_t i = 0; i < nds; i++)

@@ -20,6 +20,7 @@ struct kp_cmem {
 	int64_t bytes;      /* +size on allocation, -size on release */
 	int64_t total;      /* the (pid, device)'s device bytes after this event */
 	size_t rec;         /* index of the REC_MEMORY record (order between equal times) */
+	int no_call;        /* no API call record has its correlation id */
 };
 
 /* What cmem_build() kept and left out. */
@@ -35,8 +36,8 @@ struct kp_cmem_stats {
  * The [memory] events of @t's device-memory records (memory kind 3, device), sorted by time
  * (record order between equal times).  Each (pid, device) keeps a running sum of the bytes
  * allocated and not yet released: Total Allocated and Total Reserved both.  A release takes
- * the size of its allocation at the same address (CUPTI's own size when it has one and the
- * allocation is unknown is not trusted: such a release is left out and counted).  Thread and
+ * the size of its allocation at the same address; a release of a block whose allocation was
+ * not recorded is left out (and counted), as is a zero-size allocation.  Thread and
  * time come from the API call with the record's correlation id (its thread; the record's time
  * clamped into the call), so that analyze puts the event in the op that made the call.
  * Returns the events (malloc'ed, *@n of them; NULL when none) and fills @st, or sets *@n to
