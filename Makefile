@@ -125,7 +125,7 @@ $(O)/capture/%.cu.o: capture/%.cu $(CAP_HDRS) $(wildcard capture/kernels/*.cuh) 
 # Only InitializeInjection is exported.  No sanitizers or coverage: it is loaded into the
 # traced program, where their runtimes are not first in the process.
 INJECT_OBJS := $(patsubst capture/%.c,$(O)/inject/%.o,capture/intercept/inject.c \
-	capture/record/recorder.c capture/record/ctrace.c capture/record/kmetrics.c capture/record/recfile.c capture/record/metrics.c) \
+	capture/record/recorder.c capture/record/ctrace.c capture/record/kmetrics.c capture/record/recfile.c capture/record/metrics.c capture/record/cmem.c) \
 	$(O)/inject/src/base/jsonw.o $(O)/inject/src/base/utf8.o $(O)/inject/src/base/hmap.o \
 	$(O)/inject/src/base/arena.o
 $(O)/inject/record/metrics.o: CAPTURE_CFLAGS += -Icapture/record/cshim

@@ -446,6 +446,8 @@ static int start_recording(struct kp_ctrace *t, const struct kp_capture_opts *o,
 	char why[512];
 	cudaError_t e;
 	recorder_set_api(o->trace_api);
+	recorder_set_memory(o->memory);
+	t->memory = o->memory;
 	if (recorder_start(t, why, sizeof(why)) < 0)
 		return cmsg_error(o, d, KP_ENV, "%s", why);
 	if ((e = cudaSetDevice(0)) != cudaSuccess || (e = cudaFree(NULL)) != cudaSuccess) {

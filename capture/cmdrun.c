@@ -88,7 +88,7 @@ static void setup_devices(const struct kp_capture_opts *o, struct kp_ctrace *t, 
 
 /* The variables the command runs with: kprof's, set over its own environment's */
 struct child_vars {
-	char inj[4200], dvar[4200], nvtx[4200], shimv[64], nvtxv[64], apiv[64];
+	char inj[4200], dvar[4200], nvtx[4200], shimv[64], nvtxv[64], apiv[64], memv[64];
 	char *preload; /* malloc'ed LD_PRELOAD=..., or NULL */
 	char *pypath;  /* malloc'ed PYTHONPATH=<torch hook>:..., or NULL */
 	char *set[12]; /* NULL-terminated, for child_env() */
@@ -137,6 +137,9 @@ static void set_vars(struct child_vars *v, const struct kp_capture_opts *o, cons
 	snprintf(v->apiv, sizeof(v->apiv), "KPROF_TRACE_API=%s",
 		 capture_trace_api_names[o->trace_api]);
 	v->set[ns++] = v->apiv;
+	/* always set: a KPROF_MEMORY of the caller's environment must not turn it on */
+	snprintf(v->memv, sizeof(v->memv), "KPROF_MEMORY=%s", o->memory ? "on" : "off");
+	v->set[ns++] = v->memv;
 	v->preload = NULL;
 	if (o->shim_so && (o->libs || o->nvtx))
 		ns = shim_vars(v, o, ns);
@@ -222,7 +225,7 @@ static void metrics_run(const struct kp_capture_opts *o, const char *dir, struct
 {
 	char why[512];
 	struct kp_capture_opts mo = *o;
-	mo.libs = mo.nvtx = 0;
+	mo.libs = mo.nvtx = mo.memory = 0;
 	mo.torch_dir = NULL; /* no NVTX recorded: the hook's ranges would only cost */
 	struct kp_ctrace m;
 	ctrace_init(&m);
@@ -355,6 +358,7 @@ int capture_run_cmd(const struct kp_capture_opts *o, struct kp_diag *d)
 	struct kp_ctrace t;
 	ctrace_init(&t);
 	t.sample_period_ms = o->sample_period_ms;
+	t.memory = o->memory;
 	struct kp_nvml nv;
 	int nprocs;
 	int status = timed_run(o, dir, &t, &nv, &nprocs, d);

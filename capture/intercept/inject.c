@@ -155,6 +155,15 @@ int InitializeInjection(void)
 	for (int i = 0; api && i < 3; i++)
 		if (!strcmp(api, api_names[i]))
 			recorder_set_api(i);
+	/* --memory (capture/cmdrun.c sets on or off) */
+	const char *mem = getenv("KPROF_MEMORY");
+	if (mem && !strcmp(mem, "on"))
+		recorder_set_memory(1);
+	else if (mem && *mem && strcmp(mem, "off"))
+		fprintf(stderr,
+			"kprof: warning: process %d: KPROF_MEMORY='%s' is neither on nor off; "
+			"no memory records\n",
+			(int)g_pid, mem);
 	if (recorder_start(&g_trace, why, sizeof(why)) < 0) {
 		fprintf(stderr, "kprof: error: process %d not traced: %s\n", (int)g_pid, why);
 		return 1;

@@ -10,6 +10,7 @@
 
 #include "kprof/hmap.h"
 #include "kprof/jsonw.h"
+#include "record/cmem.h"
 
 void ctrace_init(struct kp_ctrace *t)
 {
@@ -562,7 +563,8 @@ static void flow_sets(struct wctx *w)
 }
 
 /* Everything before the events: deviceProperties, versions, the "kprof" object. */
-static void put_header(const struct kp_ctrace *t, FILE *out, uint64_t base)
+static void put_header(const struct kp_ctrace *t, FILE *out, uint64_t base,
+		       const struct kp_cmem_stats *ms)
 {
 	fputs("{\n\"schemaVersion\":1,\n\"deviceProperties\":[", out);
 	for (int i = 0; i < t->ndev; i++) {
@@ -587,6 +589,11 @@ static void put_header(const struct kp_ctrace *t, FILE *out, uint64_t base)
 	fprintf(out, ",\"sample_period_ms\":%d,\"clock\":\"%s\",\"clock_samples\":%zu",
 		t->sample_period_ms, t->clock_known ? "nvml" : "unknown", t->nsamples);
 	fprintf(out, ",\"dropped_records\":%" PRIu64, t->dropped_records);
+	if (t->memory) /* --memory: what the [memory] events are (kprof-capture(1)) */
+		fprintf(out,
+			",\"memory\":{\"source\":\"cupti\",\"events\":%zu,\"unattributed\":%zu"
+			",\"other_kinds\":%zu,\"unmatched_releases\":%zu}",
+			ms->events, ms->unattributed, ms->other_kinds, ms->unmatched_releases);
 	if (t->meta)
 		fprintf(out, ",%s", t->meta);
 	fprintf(out,
@@ -608,7 +615,7 @@ static void put_processes(struct wctx *w)
 		w->pids[w->npids++] = t->spans[0].pid;
 	for (size_t i = 0; i < t->nrecs; i++) {
 		const struct kp_rec *r = &t->recs[i];
-		if (r->kind != REC_RUNTIME && r->kind != REC_DRIVER)
+		if (r->kind != REC_RUNTIME && r->kind != REC_DRIVER && r->kind != REC_MEMORY)
 			continue;
 		int seen = 0;
 		for (size_t k = 0; k < w->npids && !seen; k++)
@@ -682,6 +689,8 @@ static void put_records(struct wctx *w)
 		case REC_OVERHEAD:
 			put_overhead(out, r, base);
 			break;
+		default:
+			break; /* REC_MEMORY: cmem_put() */
 		}
 		if (is_gpu(r->kind))
 			put_gpu_flow(w, r);
@@ -766,10 +775,19 @@ int ctrace_write(struct kp_ctrace *t, FILE *out, const char *trace_name)
 		goto out;
 	}
 	flow_sets(&w);
-	put_header(t, out, w.base);
+	struct kp_cmem_stats ms;
+	size_t nmem;
+	struct kp_cmem *mem = cmem_build(t, &nmem, &ms);
+	if (nmem == SIZE_MAX) {
+		errno = ENOMEM;
+		goto out;
+	}
+	put_header(t, out, w.base, &ms);
 	put_processes(&w);
 	put_spans(t, out, w.base);
 	put_records(&w);
+	cmem_put(out, mem, nmem, w.base);
+	free(mem);
 	put_clocks_and_labels(&w);
 	fputs("\n],\n\"traceName\":", out);
 	jw_put_string(out, trace_name ? trace_name : "");

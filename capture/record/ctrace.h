@@ -22,6 +22,7 @@ enum kp_rec_kind {
 	REC_DRIVER,
 	REC_SYNC,
 	REC_OVERHEAD,
+	REC_MEMORY, /* --memory: one CUPTI MEMORY2 allocation or release (cmem.h) */
 };
 
 /*
@@ -48,6 +49,10 @@ struct kp_rec {
 	uint32_t sync_type; /* REC_SYNC: CUpti_ActivitySynchronizationType */
 	uint32_t event_id;  /* REC_SYNC: cudaEventId */
 	uint32_t met;       /* REC_KERNEL: 1 + index of its measured counters (kmet), 0 none */
+	uint64_t addr;      /* REC_MEMORY: the block's address (bytes: its size; start_ns: when;
+			       pid: CUPTI's processId; corr: the allocating API call's) */
+	uint32_t mem_op;    /* REC_MEMORY: CUpti_ActivityMemoryOperationType, 1 alloc 2 release */
+	uint32_t mem_kind;  /* REC_MEMORY: CUpti_ActivityMemoryKind, 3 device */
 };
 
 /* CUPTI correlation -> External id (CUSTOM0 external correlation records). */
@@ -147,6 +152,7 @@ struct kp_ctrace {
 	uint32_t sm_clock_max_mhz, mem_clock_max_mhz;
 	int sample_period_ms;
 	int cupti_version, cuda_runtime_version, cuda_driver_version;
+	int memory; /* --memory: REC_MEMORY records become [memory] events (cmem.h) */
 	char *meta;         /* malloc'ed extra members of the "kprof" object, or NULL */
 	char *process_name; /* malloc'ed name of the CPU processes; NULL: "kprof" */
 };

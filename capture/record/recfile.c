@@ -13,7 +13,8 @@
 #include "record/ctrace.h"
 
 #define RECFILE_MAGIC "KPROFREC"
-#define RECFILE_VERSION 3u
+/* 4: REC_MEMORY and struct kp_rec's addr, mem_op, mem_kind (--memory) */
+#define RECFILE_VERSION 4u
 #define NO_NAME UINT32_MAX
 
 /* All integers in host order: the file never leaves the machine that ran the capture. */
@@ -256,7 +257,7 @@ static const char *check_body(struct kp_ctrace *t, struct rfile *rf)
 	}
 	for (uint64_t i = 0; i < h->nrecs; i++)
 		if ((rf->idx[i] != NO_NAME && rf->idx[i] >= h->nnames) ||
-		    rf->recs[i].kind < REC_KERNEL || rf->recs[i].kind > REC_OVERHEAD)
+		    rf->recs[i].kind < REC_KERNEL || rf->recs[i].kind > REC_MEMORY)
 			return "corrupt record in kprof record file";
 	for (uint64_t i = 0; i < h->nhcalls; i++)
 		if ((rf->hidx[2 * i] != NO_NAME && rf->hidx[2 * i] >= h->nnames) ||

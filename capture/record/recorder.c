@@ -8,11 +8,33 @@
 
 #include "record/ctrace.h"
 
+static int g_memory; /* recorder_set_memory() */
+
+void recorder_set_memory(int on)
+{
+	g_memory = on;
+}
+
+/*
+ * --memory: the calls that allocate and free device memory, whose thread and time place the
+ * MEMORY2 records with their correlation ids (capture/record/cmem.h).  cuMemCreate/cuMemRelease:
+ * expandable segments (../shared/docs/memory.md §6.2).
+ */
+static int memory_api(const char *name)
+{
+	static const char *const prefixes[] = { "cudaMalloc", "cudaFree",    "cuMemAlloc",
+						"cuMemFree",  "cuMemCreate", "cuMemRelease" };
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
+			return 1;
+	return 0;
+}
+
 /*
  * The API calls analyze needs (doc/cupti-capture.md §2.1): launches (flow sources of kernels,
  * their launch thread and CPU time), copies, sets, graph launches, and the synchronize and
  * stream-wait calls that give idle gaps their cause.  Driver calls too: cuBLAS, cuDNN and
- * Triton launch through cuLaunchKernel(Ex).
+ * Triton launch through cuLaunchKernel(Ex).  With --memory, the allocation calls too.
  */
 int recorder_api_wanted(const char *name)
 {
@@ -25,6 +47,8 @@ int recorder_api_wanted(const char *name)
 	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
 		if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
 			return 1;
+	if (g_memory && memory_api(name))
+		return 1;
 	return (!strncmp(name, "cu", 2) && strstr(name, "Synchronize") != NULL);
 }
 
@@ -227,6 +251,27 @@ static int convert_overhead(struct kp_ctrace *t, const CUpti_Activity *rec)
 	return ctrace_add_rec(t, &r);
 }
 
+/* --memory: a device, host or managed allocation or release (cmem.h keeps device memory) */
+static int convert_memory(struct kp_ctrace *t, const CUpti_Activity *rec)
+{
+	const CUpti_ActivityMemory4 *m = (const CUpti_ActivityMemory4 *)rec;
+	struct kp_rec r;
+	memset(&r, 0, sizeof(r));
+	r.kind = REC_MEMORY;
+	r.start_ns = r.end_ns = m->timestamp;
+	r.corr = m->correlationId;
+	r.device = m->deviceId;
+	r.context = m->contextId;
+	r.stream = m->streamId;
+	r.pid = m->processId;
+	r.addr = m->address;
+	r.bytes = m->bytes;
+	r.mem_op = (uint32_t)m->memoryOperationType;
+	r.mem_kind = (uint32_t)m->memoryKind;
+	r.name = "";
+	return ctrace_add_rec(t, &r);
+}
+
 /* kprof's (and Kineto's) op ids: CUSTOM0 only */
 static int convert_ext(struct kp_ctrace *t, const CUpti_Activity *rec)
 {
@@ -254,6 +299,8 @@ int recorder_convert(struct kp_ctrace *t, const CUpti_Activity *rec)
 		return convert_overhead(t, rec);
 	case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION:
 		return convert_ext(t, rec);
+	case CUPTI_ACTIVITY_KIND_MEMORY2:
+		return convert_memory(t, rec);
 	default:
 		return 0; /* DEVICE, CONTEXT: metadata comes from cudaGetDeviceProperties */
 	}
@@ -627,6 +674,11 @@ int recorder_start(struct kp_ctrace *t, char *why, size_t whylen)
 			return -1;
 		}
 	}
+	if (g_memory && (rc = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMORY2)) != CUPTI_SUCCESS) {
+		snprintf(why, whylen, "--memory: cannot enable CUPTI memory records: %s",
+			 cupti_err(rc));
+		return -1;
+	}
 	if (g_api == TRACE_API_LAUNCH) {
 		find_cbids();
 		if (api_enable(1) < 0) {
@@ -691,6 +743,8 @@ void recorder_stop(void)
 			g_trace->dropped_records += dropped;
 		for (size_t i = 0; i < NKINDS; i++)
 			cuptiActivityDisable(kinds[i]);
+		if (g_memory)
+			cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMORY2);
 		drain_calls();
 	}
 	g_context = NULL;

@@ -40,9 +40,15 @@ int recorder_add_call(struct kp_ctrace *t, const struct kp_apicall *c, uint32_t 
 /* Before recorder_start(): what it records of API calls (enum kp_trace_api). */
 void recorder_set_api(int mode);
 /*
+ * Before recorder_start(): --memory, CUPTI's MEMORY2 records (REC_MEMORY) and, with
+ * --trace-api launch or all, the allocation and free calls they correlate with.
+ */
+void recorder_set_memory(int on);
+/*
  * Is @name (a runtime or driver API name, with or without its _vNNNN suffix) one of the calls
  * --trace-api launch records?  Launches, copies, sets, graph launches, synchronize and
- * stream-wait calls.
+ * stream-wait calls; after recorder_set_memory(1) also cudaMalloc*, cudaFree*, cuMemAlloc*,
+ * cuMemFree*, cuMemCreate and cuMemRelease.
  */
 int recorder_api_wanted(const char *name);
 /*

@@ -80,6 +80,7 @@ struct kp_capture_opts {
 	int nvtx;                /* -- <cmd>: record NVTX ranges (default on); -1 unset */
 	int libs;                /* -- <cmd>: record cuBLAS/cuBLASLt calls (default on); -1 unset */
 	int trace_api;           /* --trace-api: enum kp_trace_api (capture/record/recorder.h), 0 launch */
+	int memory;              /* --memory: device allocations as [memory] events (cmem.h) */
 	FILE *out;               /* progress and result lines (cmd-capture.c: stdout); NULL: none */
 	FILE *msg;               /* warnings and notes as they happen (stderr); NULL: none */
 	int torch;               /* --torch: TORCH_AUTO (default), TORCH_ON, TORCH_OFF */

@@ -374,6 +374,8 @@ static int parse_options(struct capture_args *a, int argc, char **argv)
 		  &a->o.libs, NULL, NULL },
 		{ "torch", 0, OPT_CALLBACK, "WHEN", "-- <cmd>: kprof's Python start-up hook on PYTHONPATH (emit_nvtx ops with shapes, nn.Module ranges): auto (default: when the command runs Python), on, off",
 		  &a->o.torch, NULL, capture_parse_torch },
+		{ "memory", 0, OPT_FLAG, NULL, "device memory: CUPTI's allocation and release records as [memory] events (running sums of driver-level allocations: what the caching allocator reserves) for 'kprof analyze --memory'",
+		  &a->o.memory, NULL, NULL },
 		{ "trace-api", 0, OPT_CALLBACK, "WHAT", "API calls recorded: launch (those analyze links and breaks down; default), all (every runtime and driver call, sync and CUPTI overhead records), none",
 		  &a->o.trace_api, NULL, capture_parse_trace_api },
 		{ "sample-period", 0, OPT_INT, "MS", "NVML clock sampling period, 1..100 (default 10)", &a->period, NULL, NULL },

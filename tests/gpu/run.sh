@@ -80,6 +80,8 @@ KPROF=$KPROF "$(dirname "$0")/capture_any.sh" "$DIR" || fail=1
 if [ "${KPROF_GPU_SKIP_HOOK:-0}" != 1 ]; then
 	echo "== unchanged PyTorch programs under the torch hook (tests/gpu/torch_hook.sh)"
 	KPROF=$KPROF "$(dirname "$0")/torch_hook.sh" "$DIR" || fail=1
+	echo "== kprof capture --memory: peak reserved against torch (tests/gpu/memory_capture.sh)"
+	KPROF=$KPROF "$(dirname "$0")/memory_capture.sh" "$DIR" || fail=1
 fi
 echo "== kprof capture --metrics: measured tensor FLOPs and DRAM bytes per kernel"
 KPROF=$KPROF "$(dirname "$0")/metrics.sh" "$DIR/metrics" || fail=1

@@ -1,0 +1,47 @@
+"""tests/gpu/mem_prog.py — a small training loop whose allocator figures kprof's --memory must match.
+
+A two-layer MLP trained for STEPS steps at batch BATCH (default 10, 4096) with Adam, then an
+8 GiB temporary (the peak, about 9.5 GB reserved: the tens of MiB that libraries other than
+PyTorch's allocator take with cudaMalloc, which CUPTI counts and torch does not, stay well
+under 1% of it; ../shared/docs/memory.md §6.2 observed 64 MiB), one torch.cuda.empty_cache() in the middle (segments released: CUPTI release
+records) and more steps.  At the end it prints, one per line:
+    max_memory_reserved <bytes>
+    max_memory_allocated <bytes>
+    memory_reserved <bytes>
+from torch.cuda's counters since the process started (never reset: kprof's CUPTI records start
+with the process too).  Used by tests/gpu/memory_capture.sh.
+    python3 tests/gpu/mem_prog.py [STEPS [BATCH]]
+"""
+import sys
+
+import torch
+
+steps = int(sys.argv[1]) if len(sys.argv) > 1 else 10
+batch = int(sys.argv[2]) if len(sys.argv) > 2 else 4096
+dev = torch.device("cuda")
+model = torch.nn.Sequential(
+    torch.nn.Linear(4096, 8192), torch.nn.GELU(), torch.nn.Linear(8192, 4096)
+).to(dev)
+opt = torch.optim.Adam(model.parameters(), lr=1e-4)
+x = torch.randn(batch, 4096, device=dev)
+
+
+def train(n):
+    for _ in range(n):
+        opt.zero_grad(set_to_none=True)
+        loss = model(x).square().mean()
+        loss.backward()
+        opt.step()
+
+
+train(steps // 2)
+big = torch.empty(8 * 1024**3, dtype=torch.uint8, device=dev)  # an 8 GiB temporary: the peak
+big.fill_(1)
+del big
+torch.cuda.synchronize()
+torch.cuda.empty_cache()
+train(steps - steps // 2)
+torch.cuda.synchronize()
+print("max_memory_reserved", torch.cuda.max_memory_reserved())
+print("max_memory_allocated", torch.cuda.max_memory_allocated())
+print("memory_reserved", torch.cuda.memory_reserved())
