@@ -182,9 +182,10 @@ static void table(const struct kp_table *tb, const char *jkey, FILE *fp)
 	for (int j = 0; j < tb->ncols; j++)
 		if (tb->cols[j].where & COL_HUMAN)
 			last = j;
-	fprintf(fp,
-		"<section><h2>%s (%zu)</h2>\n<div class=\"wrap\"><table class=\"rows\"><thead><tr>",
-		jkey ? jkey : "table", tb->nrows);
+	fputs("<section><h2>", fp);
+	esc(tb->title ? tb->title : jkey ? jkey : "table", fp);
+	fprintf(fp, " (%zu)</h2>\n<div class=\"wrap\"><table class=\"rows\"><thead><tr>",
+		tb->nrows);
 	for (int j = 0; j < tb->ncols; j++) {
 		const struct kp_col *c = &tb->cols[j];
 		if (!(c->where & COL_HUMAN))
