@@ -1142,16 +1142,39 @@ static void mem_legend(const struct kp_chart *ch, int x, int y, FILE *fp)
 	fputc('\n', fp);
 }
 
+/* @s in small lines of at most @max bytes from (@x, @y), cut after "; " or ", " where it can. */
+static void note_lines(const char *s, int x, int y, size_t max, FILE *fp)
+{
+	char line[256];
+	while (*s) {
+		size_t n = strlen(s), cut = n;
+		if (n > max) {
+			cut = max;
+			while (cut > max / 2 && !(s[cut - 1] == ' ' && (s[cut - 2] == ';' || s[cut - 2] == ',')))
+				cut--;
+			if (cut <= max / 2)
+				for (cut = max; cut > 1 && s[cut - 1] != ' '; cut--)
+					;
+		}
+		if (cut >= sizeof(line))
+			cut = sizeof(line) - 1;
+		memcpy(line, s, cut);
+		line[cut] = 0;
+		fprintf(fp, "<text class=\"sm\" x=\"%d\" y=\"%d\">", x, y);
+		svg_escape(line, fp);
+		fputs("</text>\n", fp);
+		s += cut;
+		y += 13;
+	}
+}
+
 static void memory_chart(const struct kp_chart *ch, int standalone, FILE *fp)
 {
-	const int W = 760, H = standalone ? 400 : 380, T = standalone ? 62 : 42;
+	const int W = 760, H = standalone ? 420 : 380, T = standalone ? 82 : 42;
 	struct mem_geom g = { 78, W - 20, T, H - 62, (double)(ch->x1 > 0 ? ch->x1 : 1), 0 };
 	open_svg(ch, standalone, W, H, fp);
-	if (standalone && ch->note) {
-		fputs("<text class=\"sm\" x=\"8\" y=\"30\">", fp);
-		svg_escape(ch->note, fp);
-		fputs("</text>\n", fp);
-	}
+	if (standalone && ch->note) /* the html page has it above the figure */
+		note_lines(ch->note, 8, 30, 120, fp);
 	for (size_t i = 0; i < ch->npts; i++)
 		g.ymax = fmax(g.ymax, fmax(ch->pts[i].y, ch->pts[i].w));
 	if (!ch->npts || g.ymax <= 0) {
