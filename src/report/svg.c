@@ -44,9 +44,9 @@ void svg_css(FILE *fp)
 	      ".kc g.ib{cursor:pointer}.kc g.ib rect{stroke:var(--bg,#fff);stroke-width:.5}\n"
 	      ".kc g.ib text{font-size:11px;fill:#111;pointer-events:none}\n"
 	      ".kc g.io rect{stroke:#999;stroke-dasharray:2 2}\n"
-	      ".kc .ml{stroke:#0072b2;stroke-width:1.5;fill:none}\n"
+	      ".kc .ml{stroke:var(--mem,#0072b2);stroke-width:1.5;fill:none}\n"
 	      ".kc .mr{stroke:#e69f00;stroke-width:1.5;fill:none}\n"
-	      ".kc .ma{fill:#0072b2;fill-opacity:.15;stroke:none}\n"
+	      ".kc .ma{fill:var(--mem,#0072b2);fill-opacity:.15;stroke:none}\n"
 	      ".kc .opt{fill:var(--fg,#222);fill-opacity:.08;stroke:none}\n"
 	      ".kc .hv{fill:var(--fg,#222);fill-opacity:0;stroke:none}.kc .hv:hover{fill-opacity:.12}\n"
 	      ".kc .pk circle{fill:#d55e00;stroke:var(--bg,#fff);stroke-width:1.5}.kc .pk text{font-weight:600}\n",
