@@ -9,6 +9,7 @@
 #include "kprof/analyze.h"
 #include "kprof/diff.h"
 #include "kprof/doc.h"
+#include "kprof/memory.h"
 
 /* Which charts to build: bits of enum kp_chart_kind. */
 #define CHARTS_ALL 0xffffu
@@ -52,6 +53,13 @@ void charts_diff(struct kp_doc *doc, const struct kp_diff *d, unsigned which);
  * past CHARTS_ICICLE_BOXES / CHARTS_ICICLE_DEPTH are one "(others)" box per parent.
  */
 void charts_icicle(struct kp_doc *doc, const struct kp_report *m);
+/*
+ * Add one memory chart per GPU device of @m (memory.c's curves; its names "memory",
+ * "memory-2", ...) to @doc: allocated and reserved over time, the peak with its op, hover
+ * bands, ProfilerStep starts and Optimizer.step spans of @t (annotations loaded).  With no
+ * GPU device, one empty chart that says so.
+ */
+void charts_memory(struct kp_doc *doc, const struct kp_memrep *m, const struct kp_trace *t);
 /* The chart kind named @name ("roofline", ...), -1 when none. */
 int charts_kind(const char *name);
 

@@ -55,6 +55,7 @@ struct kp_cell {
 /* A table of the document; cells are row-major, ncols per row; strings in the doc's arena. */
 struct kp_table {
 	struct kp_arena *arena; /* the document's */
+	const char *title;      /* html heading (in the arena), NULL: the json key */
 	int ncols;
 	struct kp_col *cols; /* a copy: doc_col_*() adjust it for this document */
 	struct kp_cell *cells;
@@ -97,6 +98,12 @@ enum kp_chart_kind {
 			    from the left edge (a box's children lie inside it), series 0 compute,
 			    1 memory, 2 no model, 3 "(others)", fill = % of that peak / 100, label
 			    the frame name, tip the full path and figures; x1 the GPU time */
+	CHART_MEMORY,    /* one device's memory: pts the curve in time order (series 0), x ns
+			    since the trace's first event, y allocated bytes, w reserved bytes
+			    (-1 unknown), label the op; then the peak (series 2, tip its text);
+			    spans: lane 0 hover bands (t0..t1 ns, tip), lane 1 Optimizer.step
+			    spans (series 3, label the annotation); marks: ProfilerStep starts
+			    (ns); x1 the time axis' end (ns) */
 };
 
 /* CHART_ICICLE: the width in pixels boxes are laid out for (a "pixel" is x1 / this). */

@@ -29,6 +29,24 @@ struct kp_mem_row {
 #define MEM_NO_OP "(no op)"
 #define MEM_BEFORE "(allocated before the trace)"
 
+/*
+ * One point of a device's curve: an event kept by the downsampling (memory_run keeps, of the
+ * events in each of MEM_CURVE_BUCKETS equal stretches of the device's events' span, the
+ * first, the last, the lowest and highest allocated and the highest reserved, so the
+ * curve's maximum is the peak exactly).
+ */
+struct kp_mem_pt {
+	int64_t ts_ns;      /* trace clock */
+	int64_t alloc;      /* allocated after the event (bytes_only: the running sum) */
+	int64_t res;        /* reserved after the event, -1 unknown */
+	const char *op;     /* the innermost op on the event's thread, NULL none */
+	const char *module; /* that op's nn.Module path, NULL none */
+	int32_t bucket;     /* its stretch: [curve_t0 + bucket * curve_bw, + curve_bw) */
+	int32_t top;        /* 1: its stretch's highest allocated (the first event at it) */
+};
+
+#define MEM_CURVE_BUCKETS 600
+
 /* One device of one process: a (pid, Device Type, Device Id). */
 struct kp_mem_dev {
 	int64_t pid;           /* the process (merged traces hold several), -1 when a string */
@@ -54,6 +72,9 @@ struct kp_mem_dev {
 	size_t nlive;
 	struct kp_mem_row *ops; /* per (op, module), allocated bytes descending */
 	size_t nops;
+	struct kp_mem_pt *curve; /* allocated and reserved over time, downsampled, time order */
+	size_t ncurve;
+	int64_t curve_t0, curve_bw; /* the first event's time, the stretches' width (ns, >= 1) */
 };
 
 /* The memory analysis of a trace.  Owns its arrays; names are borrowed from the trace. */
@@ -63,7 +84,9 @@ struct kp_memrep {
 				    each by pid, type, id */
 	size_t ndevs, ngpu;      /* ngpu: how many of devs are not the CPU */
 	int64_t nevents;         /* [memory] events read */
-	int64_t t0_ns;           /* the trace's first op, launch or GPU event (relative times) */
+	int64_t t0_ns;           /* the trace's first op, launch, GPU or memory event (relative
+				    times) */
+	int64_t t1_ns;           /* the last end of one of them */
 };
 
 /* Prototypes */

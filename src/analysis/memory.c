@@ -271,6 +271,87 @@ static void device_rows(struct kp_memrep *m, struct walk *w, struct kp_mem_dev *
 						   .bytes = d->peak_alloc - live_sum };
 }
 
+/* One stretch of the curve: the events it keeps (event positions, -1 none). */
+struct stretch {
+	int32_t first, last, lo, hi, res;
+};
+
+/* @k when it beats the stretch's kept event @at by @v (@less: lower; else higher). */
+static void keep_if(int32_t *at, const int64_t *v, int32_t k, int less)
+{
+	if (*at < 0 || (less ? v[k] < v[*at] : v[k] > v[*at]))
+		*at = k;
+}
+
+static int cmp_i32(const void *a, const void *b)
+{
+	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* The curve's point for event position @k of the walk. */
+static struct kp_mem_pt curve_pt(const struct walk *w, const int64_t *alloc, int32_t k,
+				 int32_t bucket)
+{
+	const struct kp_mem *e = &w->t->mem[w->ev[k]];
+	int32_t o = innermost(w->ix, e->thread, e->ts_ns);
+	return (struct kp_mem_pt){ .ts_ns = e->ts_ns,
+				   .alloc = alloc[k],
+				   .res = e->total_res != KP_MEM_NONE ? e->total_res : -1,
+				   .op = o >= 0 ? w->t->ops[o].name : NULL,
+				   .module = op_module(w->t, o),
+				   .bucket = bucket };
+}
+
+/*
+ * The downsampled curve (kp_mem_pt): per stretch of MEM_CURVE_BUCKETS, its first and last
+ * events, its lowest and highest allocated (the first such events) and its highest reserved,
+ * in time order.  The first event at the peak is its stretch's highest, so it is kept.
+ */
+static void curve(struct kp_memrep *m, const struct walk *w, struct kp_mem_dev *d)
+{
+	const struct kp_trace *t = w->t;
+	int64_t *alloc = xmalloc(w->n * sizeof(*alloc)), *res = xmalloc(w->n * sizeof(*res)),
+		sum = 0;
+	for (size_t k = 0; k < w->n; k++) {
+		const struct kp_mem *e = &t->mem[w->ev[k]];
+		alloc[k] = d->bytes_only ? (sum += e->bytes) : e->total_alloc;
+		res[k] = e->total_res != KP_MEM_NONE ? e->total_res : -1;
+	}
+	int64_t t0 = t->mem[w->ev[0]].ts_ns, span = t->mem[w->ev[w->n - 1]].ts_ns - t0 + 1;
+	int64_t bw = (span + MEM_CURVE_BUCKETS - 1) / MEM_CURVE_BUCKETS;
+	struct stretch *b = xmalloc(MEM_CURVE_BUCKETS * sizeof(*b));
+	memset(b, 0xff, MEM_CURVE_BUCKETS * sizeof(*b)); /* every position -1 */
+	for (size_t k = 0; k < w->n; k++) {
+		struct stretch *s = &b[(t->mem[w->ev[k]].ts_ns - t0) / bw];
+		if (s->first < 0)
+			s->first = (int32_t)k;
+		s->last = (int32_t)k;
+		keep_if(&s->lo, alloc, (int32_t)k, 1);
+		keep_if(&s->hi, alloc, (int32_t)k, 0);
+		keep_if(&s->res, res, (int32_t)k, 0);
+	}
+	d->curve = arena_alloc(&m->arena, 5 * MEM_CURVE_BUCKETS * sizeof(*d->curve));
+	d->curve_t0 = t0;
+	d->curve_bw = bw;
+	for (int32_t i = 0; i < MEM_CURVE_BUCKETS; i++) {
+		if (b[i].first < 0)
+			continue;
+		int32_t v[5] = { b[i].first, b[i].lo, b[i].hi, b[i].res, b[i].last };
+		qsort(v, 5, sizeof(*v), cmp_i32);
+		for (int j = 0; j < 5; j++) {
+			if (j && v[j] == v[j - 1])
+				continue;
+			struct kp_mem_pt *p = &d->curve[d->ncurve++];
+			*p = curve_pt(w, alloc, v[j], i);
+			p->top = v[j] == b[i].hi;
+		}
+	}
+	free(b);
+	free(alloc);
+	free(res);
+}
+
 static void device_run(struct kp_memrep *m, const struct kp_trace *t, const struct opindex *ix,
 		       struct kp_mem_dev *d, const int32_t *ev, size_t n)
 {
@@ -293,6 +374,7 @@ static void device_run(struct kp_memrep *m, const struct kp_trace *t, const stru
 			break;
 		}
 	device_rows(m, &w, d, pk);
+	curve(m, &w, d);
 	free(w.op);
 	free(w.free_at);
 }
@@ -324,6 +406,22 @@ static int64_t first_ts(const struct kp_trace *t)
 	return t0 == INT64_MAX ? 0 : t0;
 }
 
+static int64_t last_end(const struct kp_trace *t)
+{
+	int64_t t1 = INT64_MIN;
+	for (size_t i = 0; i < t->nops; i++)
+		t1 = t->ops[i].ts_ns + t->ops[i].dur_ns > t1 ? t->ops[i].ts_ns + t->ops[i].dur_ns : t1;
+	for (size_t i = 0; i < t->nlaunches; i++)
+		t1 = t->launches[i].ts_ns + t->launches[i].dur_ns > t1
+			     ? t->launches[i].ts_ns + t->launches[i].dur_ns
+			     : t1;
+	for (size_t i = 0; i < t->ngpu; i++)
+		t1 = t->gpu[i].ts_ns + t->gpu[i].dur_ns > t1 ? t->gpu[i].ts_ns + t->gpu[i].dur_ns : t1;
+	for (size_t i = 0; i < t->nmem; i++)
+		t1 = t->mem[i].ts_ns > t1 ? t->mem[i].ts_ns : t1;
+	return t1 == INT64_MIN ? 0 : t1;
+}
+
 void memory_run(const struct kp_trace *t, struct kp_memrep *m)
 {
 	memset(m, 0, sizeof(*m));
@@ -332,6 +430,7 @@ void memory_run(const struct kp_trace *t, struct kp_memrep *m)
 	if (!t->nmem)
 		return;
 	m->t0_ns = first_ts(t);
+	m->t1_ns = last_end(t);
 	/* the devices, then each one's events in time order */
 	struct kp_mem_dev *devs = NULL;
 	size_t ndevs = 0, cap = 0;

@@ -50,13 +50,14 @@ static int bad_sort_key(const char *bad)
 static unsigned chart_bits(const char *name, int format)
 {
 	static const unsigned mine = CHART_BIT(CHART_ROOFLINE) | CHART_BIT(CHART_TOP) |
-				     CHART_BIT(CHART_TIMELINE) | CHART_BIT(CHART_ICICLE);
+				     CHART_BIT(CHART_TIMELINE) | CHART_BIT(CHART_ICICLE) |
+				     CHART_BIT(CHART_MEMORY);
 	if (!name)
 		return format == FMT_SVG ? CHART_BIT(CHART_ROOFLINE) : mine;
 	int k = charts_kind(name);
 	if (k < 0 || !(mine & CHART_BIT(k))) {
 		diag_fprintf(stderr,
-			"kprof: error: unknown chart '%s' (analyze draws roofline, timeline, top, flame)\n",
+			"kprof: error: unknown chart '%s' (analyze draws roofline, timeline, top, flame, memory)\n",
 			name);
 		return 0;
 	}
@@ -191,6 +192,9 @@ static void render_with_charts(struct kp_doc *doc, const struct kp_pipeline_out 
 	if (draw && (charts & CHART_BIT(CHART_ICICLE)) &&
 	    (pipeline_modules(p) || charts == CHART_BIT(CHART_ICICLE)))
 		charts_icicle(doc, pipeline_modules(p));
+	/* the memory charts with --memory or --chart memory (which runs the analysis) */
+	if (draw && (charts & CHART_BIT(CHART_MEMORY)) && p->has_memory)
+		charts_memory(doc, &p->memory, &p->trace);
 	table_render(doc, ro->format, ro->color, out);
 }
 
@@ -352,7 +356,7 @@ static int parse_options(struct analyze_args *a, int argc, char **argv, int *nar
 		{ "min-pct", 0, OPT_PCT, "PCT", "fold rows under PCT % of GPU time into (others)", &a->min_pct, NULL, NULL },
 		{ "format", 'f', OPT_CHOICE, "FMT", "output format", &a->format, format_names, NULL },
 		{ "output", 'o', OPT_STR, "FILE", "write the report to FILE instead of standard output", &a->out_path, NULL, NULL },
-		{ "chart", 0, OPT_STR, "NAME", "svg: the chart to draw (roofline, timeline, top, flame); html: only that chart; json: add its data",
+		{ "chart", 0, OPT_STR, "NAME", "svg: the chart to draw (roofline, timeline, top, flame, memory); html: only that chart; json: add its data",
 		  &a->chart, NULL, NULL },
 		{ "color", 0, OPT_CHOICE, "WHEN",
 		  "colour tables: auto = on a terminal when NO_COLOR is unset", &a->color,
@@ -452,10 +456,15 @@ static int analyze_one(const struct analyze_args *a, const char *path, unsigned 
 		return d.status;
 	}
 	struct kp_load_stats ls;
+	/* --chart memory alone runs the memory analysis; its charts mark Optimizer.step spans */
+	int memchart = charts == CHART_BIT(CHART_MEMORY);
+	int memory = a->memory || memchart;
+	int drawn = a->format == FMT_HTML || a->format == FMT_SVG || (a->format == FMT_JSON && a->chart);
 	struct kp_pipeline_in in = {
 		.path = path,
 		.load = { .strict = a->strict,
-			  .annotations = a->group == GROUP_ANNOT,
+			  .annotations = a->group == GROUP_ANNOT ||
+					 (memory && drawn && (charts & CHART_BIT(CHART_MEMORY))),
 			  .warn_all = a->warn_mode == WARN_ALL,
 			  .jobs = parse_jobs(a->jobs),
 			  .chunk = parse_chunk_env(),
@@ -469,7 +478,7 @@ static int analyze_one(const struct analyze_args *a, const char *path, unsigned 
 			     .full_names = a->name_mode == 1,
 			     .warn_all = a->warn_mode == WARN_ALL },
 		.drop_prefix = a->drop_prefix,
-		.memory = a->memory,
+		.memory = memory,
 	};
 	struct view v = {
 		.format = a->format,

@@ -79,6 +79,7 @@ int charts_kind(const char *name)
 		[CHART_ROOFLINE] = "roofline", [CHART_TOP] = "top",
 		[CHART_TIMELINE] = "timeline", [CHART_WATERFALL] = "waterfall",
 		[CHART_DUMBBELL] = "dumbbell", [CHART_ICICLE] = "flame",
+		[CHART_MEMORY] = "memory",
 	};
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (names[i] && !strcmp(names[i], name))

@@ -17,7 +17,7 @@ static const char css[] =
 	":root{--bg:#fff;--fg:#1d1d1f;--mut:#666;--grid:#ddd;--roof:#444;--idle:#eee;--tot:#607d8b;"
 	"--row:#f5f5f7;--bad:#c62828;--good:#2e7d32;--warn:#9a6700}\n"
 	"@media (prefers-color-scheme:dark){:root{--bg:#16171a;--fg:#e6e6e6;--mut:#9a9a9a;--grid:#3a3b40;"
-	"--roof:#cfcfcf;--idle:#26272c;--tot:#90a4ae;--row:#1f2024;--bad:#ef5350;--good:#66bb6a;--warn:#e3b341}}\n"
+	"--roof:#cfcfcf;--idle:#26272c;--tot:#90a4ae;--mem:#56b4e9;--row:#1f2024;--bad:#ef5350;--good:#66bb6a;--warn:#e3b341}}\n"
 	"body{background:var(--bg);color:var(--fg);font:14px/1.45 system-ui,sans-serif;margin:0 auto;"
 	"max-width:1100px;padding:16px}\n"
 	"h1{font-size:20px;margin:0 0 4px}h2{font-size:16px;margin:28px 0 6px}\n"
@@ -182,9 +182,10 @@ static void table(const struct kp_table *tb, const char *jkey, FILE *fp)
 	for (int j = 0; j < tb->ncols; j++)
 		if (tb->cols[j].where & COL_HUMAN)
 			last = j;
-	fprintf(fp,
-		"<section><h2>%s (%zu)</h2>\n<div class=\"wrap\"><table class=\"rows\"><thead><tr>",
-		jkey ? jkey : "table", tb->nrows);
+	fputs("<section><h2>", fp);
+	esc(tb->title ? tb->title : jkey ? jkey : "table", fp);
+	fprintf(fp, " (%zu)</h2>\n<div class=\"wrap\"><table class=\"rows\"><thead><tr>",
+		tb->nrows);
 	for (int j = 0; j < tb->ncols; j++) {
 		const struct kp_col *c = &tb->cols[j];
 		if (!(c->where & COL_HUMAN))

@@ -218,9 +218,12 @@ static int has_modules(const struct kp_mem_row *r, size_t n)
 	return 0;
 }
 
-static void human_live(struct kp_doc *doc, const struct kp_mem_dev *d, long top)
+static void human_live(struct kp_doc *doc, const struct kp_mem_dev *d, const char *dn, long top)
 {
 	struct kp_table *tb = doc_table(doc, NULL, live_human, HL_N);
+	char title[96];
+	snprintf(title, sizeof(title), "live at the peak, %s", dn);
+	tb->title = arena_strdup(&doc->arena, title);
 	if (!has_modules(d->live, d->nlive))
 		doc_col_show(tb, HL_MODULE, 0);
 	/* the window's rows, then (others), then the remainder from before the trace */
@@ -251,9 +254,12 @@ static void human_live(struct kp_doc *doc, const struct kp_mem_dev *d, long top)
 	}
 }
 
-static void human_ops(struct kp_doc *doc, const struct kp_mem_dev *d, long top)
+static void human_ops(struct kp_doc *doc, const struct kp_mem_dev *d, const char *dn, long top)
 {
 	struct kp_table *tb = doc_table(doc, NULL, op_human, HO_N);
+	char title[96];
+	snprintf(title, sizeof(title), "allocations per op, %s", dn);
+	tb->title = arena_strdup(&doc->arena, title);
 	if (!has_modules(d->ops, d->nops))
 		doc_col_show(tb, HO_MODULE, 0);
 	if (d->bytes_only)
@@ -328,9 +334,9 @@ static void human_dev(struct kp_doc *doc, const struct kp_memrep *m, const struc
 			doc_fact_textf(doc, "memory", NULL,
 				       "%s: %" PRId64 " addresses allocated again with no free between (lost free events)",
 				       dn, d->double_allocs);
-		human_live(doc, d, top);
+		human_live(doc, d, dn, top);
 	}
-	human_ops(doc, d, top);
+	human_ops(doc, d, dn, top);
 }
 
 void memory_doc(struct kp_doc *doc, const struct kp_memrep *m, long top)

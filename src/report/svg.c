@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "kprof/arena.h"
+#include "kprof/memory-doc.h"
 #include "kprof/units.h"
 #include "kprof/utf8.h"
 
@@ -42,7 +43,13 @@ void svg_css(FILE *fp)
 	      ".kc .ttl{font-size:11px;font-weight:600}\n"
 	      ".kc g.ib{cursor:pointer}.kc g.ib rect{stroke:var(--bg,#fff);stroke-width:.5}\n"
 	      ".kc g.ib text{font-size:11px;fill:#111;pointer-events:none}\n"
-	      ".kc g.io rect{stroke:#999;stroke-dasharray:2 2}\n",
+	      ".kc g.io rect{stroke:#999;stroke-dasharray:2 2}\n"
+	      ".kc .ml{stroke:var(--mem,#0072b2);stroke-width:1.5;fill:none}\n"
+	      ".kc .mr{stroke:#e69f00;stroke-width:1.5;fill:none}\n"
+	      ".kc .ma{fill:var(--mem,#0072b2);fill-opacity:.15;stroke:none}\n"
+	      ".kc .opt{fill:var(--fg,#222);fill-opacity:.08;stroke:none}\n"
+	      ".kc .hv{fill:var(--fg,#222);fill-opacity:0;stroke:none}.kc .hv:hover{fill-opacity:.12}\n"
+	      ".kc .pk circle{fill:#d55e00;stroke:var(--bg,#fff);stroke-width:1.5}.kc .pk text{font-weight:600}\n",
 	      fp);
 }
 
@@ -976,6 +983,218 @@ static void icicle(const struct kp_chart *ch, int standalone, FILE *fp)
 	fputs("</svg>\n", fp);
 }
 
+/* ---- memory: allocated and reserved over time, one device ---- */
+
+/* The memory chart's plot: times 0..x1 across L..WR, bytes 0..ymax up from B to T. */
+struct mem_geom {
+	double L, WR, T, B;
+	double x1, ymax;
+};
+
+static double mem_x(const struct mem_geom *g, double t)
+{
+	return g->L + t / g->x1 * (g->WR - g->L);
+}
+
+static double mem_y(const struct mem_geom *g, double v)
+{
+	return g->B - v / g->ymax * (g->B - g->T);
+}
+
+/* The byte axis: grid lines and "128 MiB" labels at a nice step of a binary unit. */
+static void bytes_axis(const struct mem_geom *g, FILE *fp)
+{
+	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	int u = 0;
+	double div = 1;
+	while (u < 4 && g->ymax / div >= 1024) {
+		div *= 1024;
+		u++;
+	}
+	double step = nice_step(g->ymax / div, 5);
+	for (double v = 0; v * div <= g->ymax * (1 + 1e-9); v += step) {
+		double y = mem_y(g, v * div);
+		fprintf(fp, "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>",
+			g->L, y, g->WR, y);
+		fprintf(fp, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%g %s</text>\n",
+			g->L - 6, y + 4, v, unit[u]);
+	}
+	fprintf(fp, "<line class=\"ax\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n", g->L,
+		g->T, g->L, g->B);
+}
+
+/* A step path through the curve's points (series 0): @res draws w (reserved), else y. */
+static void mem_path(const struct kp_chart *ch, const struct mem_geom *g, int res, int area,
+		     FILE *fp)
+{
+	int open = 0;
+	double x = 0;
+	for (size_t i = 0; i < ch->npts; i++) {
+		const struct kp_cpoint *p = &ch->pts[i];
+		double v = res ? p->w : p->y;
+		if (p->series || v < 0)
+			continue;
+		x = mem_x(g, p->x);
+		if (!open)
+			fprintf(fp, "<path class=\"%s\" d=\"M%.1f %.1f", area ? "ma" : res ? "mr" : "ml",
+				x, area ? g->B : mem_y(g, v));
+		if (area && !open)
+			fprintf(fp, "V%.1f", mem_y(g, v));
+		else if (open)
+			fprintf(fp, "H%.1fV%.1f", x, mem_y(g, v));
+		open = 1;
+	}
+	if (!open)
+		return;
+	/* the level holds to the axis' end */
+	fprintf(fp, "H%.1f", g->WR);
+	if (area)
+		fprintf(fp, "V%.1fZ", g->B);
+	fputs("\"/>\n", fp);
+}
+
+/* Optimizer.step bands (lane 1) and ProfilerStep lines (marks), under the curves. */
+static void mem_steps(const struct kp_chart *ch, const struct mem_geom *g, FILE *fp)
+{
+	for (size_t i = 0; i < ch->nspans; i++) {
+		const struct kp_cspan *s = &ch->spans[i];
+		if (s->lane != 1)
+			continue;
+		double x0 = mem_x(g, (double)s->t0), x1 = mem_x(g, (double)s->t1);
+		fprintf(fp,
+			"<rect class=\"opt\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"/>",
+			x0, g->T, fmax(x1 - x0, 1), g->B - g->T);
+		if (x1 - x0 > 92)
+			fprintf(fp, "<text class=\"sm\" x=\"%.1f\" y=\"%.1f\">Optimizer.step</text>",
+				x0 + 3, g->T + 11);
+		fputc('\n', fp);
+	}
+	double lastx = -1e9;
+	for (size_t i = 0; i < ch->nmarks; i++) {
+		double x = mem_x(g, ch->marks[i].v);
+		fprintf(fp, "<line class=\"step\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>",
+			x, g->T - 4, x, g->B);
+		if (x - lastx > 50) {
+			fprintf(fp, "<text class=\"sm\" x=\"%.1f\" y=\"%.1f\">", x + 2, g->T - 6);
+			svg_escape(ch->marks[i].label, fp);
+			fputs("</text>", fp);
+			lastx = x;
+		}
+		fputc('\n', fp);
+	}
+}
+
+/* The hover bands (lane 0, their tips), then the peak's dot and label on top. */
+static void mem_hover_peak(const struct kp_chart *ch, const struct mem_geom *g, FILE *fp)
+{
+	for (size_t i = 0; i < ch->nspans; i++) {
+		const struct kp_cspan *s = &ch->spans[i];
+		if (s->lane != 0)
+			continue;
+		double x0 = mem_x(g, (double)s->t0), x1 = mem_x(g, (double)s->t1);
+		fprintf(fp,
+			"<rect class=\"hv\" x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\">", x0,
+			g->T, fmax(x1 - x0, 0.5), g->B - g->T);
+		title_el(s->tip ? s->tip : "", fp);
+		fputs("</rect>\n", fp);
+	}
+	const struct kp_cpoint *p = ch->npts ? &ch->pts[ch->npts - 1] : NULL;
+	if (!p || p->series != 2)
+		return;
+	double x = mem_x(g, p->x), y = mem_y(g, p->y);
+	char b[32], lab[256];
+	snprintf(lab, sizeof(lab), "peak %s%s%s", memory_bytes(b, sizeof(b), (int64_t)p->y),
+		 p->label ? " in " : "", p->label ? p->label : "");
+	char **shown = svg_short_labels((const char *const[]){ lab }, 1, 60);
+	int right = x > (g->L + g->WR) / 2;
+	fprintf(fp, "<g class=\"pk\"><circle cx=\"%.1f\" cy=\"%.1f\" r=\"4.5\">", x, y);
+	title_el(p->tip ? p->tip : lab, fp);
+	fprintf(fp, "</circle><text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\">", right ? x - 8 : x + 8,
+		fmax(y - 8, g->T + 12), right ? "end" : "start");
+	title_el(p->tip ? p->tip : lab, fp);
+	svg_escape(shown[0], fp);
+	fputs("</text></g>\n", fp);
+	free_labels(shown, 1);
+}
+
+/* The legend of the memory chart, at @y from @x. */
+static void mem_legend(const struct kp_chart *ch, int x, int y, FILE *fp)
+{
+	int opt = 0;
+	for (size_t i = 0; i < ch->nspans; i++)
+		opt |= ch->spans[i].lane == 1;
+	fprintf(fp,
+		"<path class=\"ml\" d=\"M%d %dh16\"/><text x=\"%d\" y=\"%d\">allocated</text>"
+		"<path class=\"mr\" d=\"M%d %dh16\"/><text x=\"%d\" y=\"%d\">reserved</text>"
+		"<g class=\"pk\"><circle cx=\"%d\" cy=\"%d\" r=\"4.5\"/></g><text x=\"%d\" y=\"%d\">peak</text>",
+		x, y - 4, x + 20, y, x + 100, y - 4, x + 120, y, x + 196, y - 4, x + 204, y);
+	x += 250;
+	if (opt) {
+		fprintf(fp,
+			"<rect class=\"opt\" x=\"%d\" y=\"%d\" width=\"12\" height=\"10\"/><text x=\"%d\" y=\"%d\">Optimizer.step</text>",
+			x, y - 9, x + 16, y);
+		x += 130;
+	}
+	if (ch->nmarks)
+		fprintf(fp,
+			"<line class=\"step\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/><text x=\"%d\" y=\"%d\">ProfilerStep start</text>",
+			x + 5, y - 10, x + 5, y + 2, x + 12, y);
+	fputc('\n', fp);
+}
+
+/* @s in small lines of at most @max bytes from (@x, @y), cut after "; " or ", " where it can. */
+static void note_lines(const char *s, int x, int y, size_t max, FILE *fp)
+{
+	char line[256];
+	while (*s) {
+		size_t n = strlen(s), cut = n;
+		if (n > max) {
+			cut = max;
+			while (cut > max / 2 && !(s[cut - 1] == ' ' && (s[cut - 2] == ';' || s[cut - 2] == ',')))
+				cut--;
+			if (cut <= max / 2)
+				for (cut = max; cut > 1 && s[cut - 1] != ' '; cut--)
+					;
+		}
+		if (cut >= sizeof(line))
+			cut = sizeof(line) - 1;
+		memcpy(line, s, cut);
+		line[cut] = 0;
+		fprintf(fp, "<text class=\"sm\" x=\"%d\" y=\"%d\">", x, y);
+		svg_escape(line, fp);
+		fputs("</text>\n", fp);
+		s += cut;
+		y += 13;
+	}
+}
+
+static void memory_chart(const struct kp_chart *ch, int standalone, FILE *fp)
+{
+	const int W = 760, H = standalone ? 420 : 380, T = standalone ? 82 : 42;
+	struct mem_geom g = { 78, W - 20, T, H - 62, (double)(ch->x1 > 0 ? ch->x1 : 1), 0 };
+	open_svg(ch, standalone, W, H, fp);
+	if (standalone && ch->note) /* the html page has it above the figure */
+		note_lines(ch->note, 8, 30, 120, fp);
+	for (size_t i = 0; i < ch->npts; i++)
+		g.ymax = fmax(g.ymax, fmax(ch->pts[i].y, ch->pts[i].w));
+	if (!ch->npts || g.ymax <= 0) {
+		fprintf(fp, "<text x=\"%d\" y=\"%d\">no GPU [memory] events: record with torch.profiler.profile(profile_memory=True)</text>\n",
+			8, T + 20);
+		fputs("</svg>\n", fp);
+		return;
+	}
+	g.ymax *= 1.12; /* room for the peak's label */
+	mem_legend(ch, (int)g.L, T - 22, fp);
+	bytes_axis(&g, fp);
+	time_axis(0, g.x1, g.L, g.WR, (int)g.B, (int)g.T, "time since the trace's first event", fp);
+	mem_steps(ch, &g, fp);
+	mem_path(ch, &g, 0, 1, fp);
+	mem_path(ch, &g, 1, 0, fp);
+	mem_path(ch, &g, 0, 0, fp);
+	mem_hover_peak(ch, &g, fp);
+	fputs("</svg>\n", fp);
+}
+
 int svg_drawable(const struct kp_chart *ch)
 {
 	return ch->kind != CHART_LIST;
@@ -1001,6 +1220,9 @@ void svg_chart(const struct kp_chart *ch, int standalone, FILE *fp)
 		break;
 	case CHART_ICICLE:
 		icicle(ch, standalone, fp);
+		break;
+	case CHART_MEMORY:
+		memory_chart(ch, standalone, fp);
 		break;
 	default:
 		break;

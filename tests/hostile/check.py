@@ -191,7 +191,9 @@ def main():
                 names=names)
             one("diff -f " + fmt, ["diff", "-n", "0", "--fail-above", "5", "-f", fmt, bad, new],
                 fmt, tmp, names=names)
-        for c in ("roofline", "timeline", "top", "flame"):
+            one("analyze --memory -f " + fmt, ["analyze", "--memory", "-n", "0", "-f", fmt, bad],
+                fmt, tmp, names=names)
+        for c in ("roofline", "timeline", "top", "flame", "memory"):
             one("analyze -f svg --chart " + c, ["analyze", "-f", "svg", "--chart", c, bad], "svg",
                 tmp)
         for c in ("waterfall", "dumbbell"):

@@ -55,7 +55,18 @@ def trace(scale):
                    "ts": ts + 10, "dur": dur,
                    "args": {"External id": i + 1, "device": 0, "stream": 7,
                             "correlation": corr, "grid": [1, 1, 1], "block": [32, 1, 1]}})
+        # a block allocated in the op and freed after it: the op's name in the memory
+        # tables and the memory chart's hover text (kprof analyze --memory)
+        for t, b in ((ts + 2, 4096 * (i + 1)), (ts + 60, -4096 * (i + 1))):
+            ev.append({"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[memory]",
+                       "pid": 1, "tid": 1, "ts": t,
+                       "args": {"Device Type": 1, "Device Id": 0, "Addr": (1 << 20) + 65536 * i,
+                                "Bytes": b, "Total Allocated": (1 << 20) + max(b, 0),
+                                "Total Reserved": 1 << 24}})
         ts += 100.0
+    # an Optimizer.step span named hostile (the memory chart shades it)
+    ev.append({"ph": "X", "cat": "user_annotation", "pid": 1, "tid": 1, "ts": 1000.0,
+               "dur": ts - 1000.0, "name": "Optimizer.step#" + NAMES[0][:60]})
     # an op a model knows, without shapes: a warning naming the op and the file
     ev.append({"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": ts,
                "dur": 50.0, "args": {"External id": 99}})

@@ -27,9 +27,21 @@ for f in testdata/hta/*.json.gz testdata/torch211-*/*.json testdata/torch211-*/*
 		continue
 	fi
 	"$XMLCHECK" -s $max "$out/$b.html" || fail=1
-	for c in roofline timeline top flame; do
+	for c in roofline timeline top flame memory; do
 		"$KPROF" analyze -f svg --chart $c -o "$out/$b-$c.svg" "$f" 2>/dev/null &&
 			"$XMLCHECK" -s $max "$out/$b-$c.svg" || { echo "FAIL svg $c: $f"; fail=1; }
+	done
+	n=$((n + 1))
+done
+# the memory pages (--memory) of the traces recorded with profile_memory=True: the chart per
+# GPU device with its hover bands and peak, and the live-at-peak table, under the bound
+for f in testdata/torch211-h200/*_mem.json.gz; do
+	b=mem-$(basename "$f" .json.gz)
+	"$KPROF" analyze --memory -f html -o "$out/$b.html" "$f" 2>/dev/null ||
+		{ echo "FAIL html --memory: $f"; fail=1; continue; }
+	"$XMLCHECK" -s $max "$out/$b.html" || fail=1
+	for want in '<section id="memory">' 'class="hv"' '<g class="pk">' '<h2>live at the peak, cuda:0'; do
+		grep -q "$want" "$out/$b.html" || { echo "FAIL html --memory $f: no $want"; fail=1; }
 	done
 	n=$((n + 1))
 done

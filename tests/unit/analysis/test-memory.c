@@ -196,6 +196,18 @@ static void layout_2021(void **state)
 	assert_int_equal(e->alloc_count, 2);
 	assert_int_equal(e->freed_bytes, -1);
 	assert_int_equal(op_row(d, MEM_NO_OP)->alloc_bytes, 50);
+	/* the curve: few events, each kept, the running sums, reserved unknown, ops by time */
+	static const int64_t ts[] = { 1000, 2000, 20000, 21000 }, sums[] = { 100, 300, 200, 250 };
+	assert_int_equal(d->ncurve, 4);
+	for (size_t i = 0; i < 4; i++) {
+		assert_int_equal(d->curve[i].ts_ns, ts[i]);
+		assert_int_equal(d->curve[i].alloc, sums[i]);
+		assert_int_equal(d->curve[i].res, -1);
+	}
+	assert_string_equal(d->curve[1].op, "aten::empty");
+	assert_null(d->curve[2].op); /* 20 us: after aten::empty's [0, 10) */
+	assert_int_equal(d->curve_t0, 1000);
+	assert_int_equal(d->curve_bw, (20001 + MEM_CURVE_BUCKETS - 1) / MEM_CURVE_BUCKETS);
 	pipeline_free(&r.p);
 }
 
