@@ -303,8 +303,14 @@ modules: $(O)/kprof
 memory-check: $(O)/kprof
 	$(Q)python3 tests/tools/memory-check.py $(O)/kprof testdata/torch211-h200/*_mem.json.gz
 
+# kprof diff --memory against each side's kprof analyze --memory (issue 25)
+MEMDIFF_T = testdata/torch211-h200
+memdiff-check: $(O)/kprof
+	$(Q)python3 tests/tools/memdiff-check.py $(O)/kprof $(MEMDIFF_T)/llama_eager_b4_mem.json.gz:$(MEMDIFF_T)/llama_eager_b8_mem.json.gz \
+		$(MEMDIFF_T)/llama_eager_mem.json.gz:$(MEMDIFF_T)/llama_wide_mem.json.gz $(MEMDIFF_T)/bert_eager_mem.json.gz:$(MEMDIFF_T)/bert_eager_mem.json.gz
+
 check: all unit golden html augment hostile jobs bounds hdrcheck readme fuzz-build depcheck funclen \
-	pyhook modules memory-check
+	pyhook modules memory-check memdiff-check
 
 # clang-format 19 only (Debian 12: clang-format-19): .clang-format needs 16 or later, and each
 # version lays some lines out differently, so one version keeps `make format-check` stable.
@@ -357,6 +363,6 @@ endif
 clean:
 	rm -rf $(O)
 
-.PHONY: modules memory-check pyhook deps demo all unit golden golden-update html augment hostile jobs bounds readme check-html hdrcheck depcheck funclen check check-man man install clean \
+.PHONY: modules memory-check memdiff-check pyhook deps demo all unit golden golden-update html augment hostile jobs bounds readme check-html hdrcheck depcheck funclen check check-man man install clean \
 	format format-check fuzz-build print-ldlibs
 .SUFFIXES:

@@ -9,12 +9,15 @@
 
 #include "kprof/diff.h"
 #include "kprof/doc.h"
+#include "kprof/memdiff-doc.h"
 
 /* What the gate found, for the document (see diff_gate()). */
 struct kp_diff_doc_opts {
 	const struct kp_gate_opts *gate; /* NULL: no gate */
 	const struct kp_gate_hit *hits;
 	size_t nhits; /* crossings; hits holds all of them */
+	const struct kp_memdiff_doc_opts *mem; /* --memory: its section, before the rows (so
+						  that csv prints the memory table); NULL none */
 };
 
 /* Prototypes */

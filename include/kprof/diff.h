@@ -11,6 +11,8 @@
 #include "kprof/analyze.h"
 #include "kprof/arena.h"
 #include "kprof/diag.h"
+#include "kprof/memdiff.h"
+#include "kprof/memory.h"
 #include "kprof/sort.h"
 #include "kprof/trace.h"
 
@@ -150,6 +152,8 @@ struct kp_diff_run_opts {
 	double min_pct;
 	struct kp_gate_opts gate;    /* no limit and no rule: no gate (diff_gated()) */
 	enum kp_warn_mode warn_mode; /* how diff_run_print() prints warnings */
+	int memory;                  /* --memory: compare the [memory] events' peaks (memdiff.h) */
+	double fail_above_mem_pct;   /* --fail-above-mem PCT (implies memory); < 0 none */
 };
 
 /*
@@ -168,19 +172,29 @@ struct kp_diff_run {
 	size_t nhits;
 	struct kp_gate_opts gate;
 	enum kp_warn_mode warn_mode;
+	struct kp_memrep mem[2];   /* o->memory: each side's memory analysis (when loaded) */
+	int has_mem[2];
+	struct kp_memdiff memdiff; /* o->memory and both sides with GPU [memory] events */
+	int has_memdiff;
+	const char *no_mem[2];     /* o->memory: the inputs without GPU [memory] events, NULL */
+	double mem_limit_pct;      /* o->fail_above_mem_pct */
+	struct kp_memgate_hit *memhits; /* every device over mem_limit_pct */
+	size_t nmemhits;
 };
 
 /* Prototypes */
 /*
  * Load and analyze both traces (in parallel), pick the per-step normalization, join, sort,
- * gate and select.  Returns KP_OK, KP_REGRESSION (the gate tripped), or the status of the
- * first error (a side that does not load, --per-step without steps); diff_run_print() tells.
+ * gate and select; with o->memory, compare the memory analyses and gate them too.  Returns
+ * KP_OK, KP_REGRESSION (a gate tripped), or the status of the first error (a side that does
+ * not load, --per-step without steps, --fail-above-mem and a side without GPU [memory]
+ * events: KP_BADINPUT); diff_run_print() tells.
  */
 int diff_run(struct kp_diff_run *run, const struct kp_diff_run_opts *o);
 /*
  * To @fp: the errors of a failed run, or the warnings of both sides (each line names its
  * side, "[base]" or "[new]"; once, "[base, new]", when both sides are one file) and the
- * gate's crossings.
+ * gates' crossings (time, then memory).
  */
 void diff_run_print(const struct kp_diff_run *run, FILE *fp);
 void diff_run_free(struct kp_diff_run *run);

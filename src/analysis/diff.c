@@ -1007,6 +1007,8 @@ struct side_job {
 	struct kp_trace *t;
 	struct kp_report *r;
 	struct kp_diag *d;
+	struct kp_memrep *mem; /* o->memory: the side's memory analysis */
+	int *has_mem;
 	int rc;
 };
 
@@ -1018,7 +1020,8 @@ static void run_side(struct side_job *j)
 				     .device = j->device,
 				     .sm_clock_mhz = j->o->analyze.sm_clock_mhz,
 				     .analyze = j->o->analyze,
-				     .drop_records = 1 }; /* the rows hold what the diff needs */
+				     .drop_records = 1, /* the rows hold what the diff needs */
+				     .memory = j->o->memory };
 	in.analyze.step_series = 1; /* per-step time per row: the gate's noise */
 	in.analyze.warn_all = in.load.warn_all = j->o->warn_mode == WARN_ALL;
 	struct kp_pipeline_out p;
@@ -1029,6 +1032,10 @@ static void run_side(struct side_job *j)
 	if (j->rc == 0) {
 		*j->r = p.report;
 		j->r->trace = j->t;
+		if (p.has_memory) { /* its names are the trace's, which the run keeps */
+			*j->mem = p.memory;
+			*j->has_mem = 1;
+		}
 	}
 }
 
@@ -1049,8 +1056,9 @@ static int load_sides(struct kp_diff_run *run, const struct kp_diff_run_opts *o)
 	}
 	struct side_job job[2];
 	for (int i = 0; i < 2; i++)
-		job[i] = (struct side_job){ o->path[i],   dev[i],        o, &run->trace[i],
-					    &run->rep[i], &run->diag[i], -1 };
+		job[i] = (struct side_job){ o->path[i],   dev[i],        o,
+					    &run->trace[i], &run->rep[i], &run->diag[i],
+					    &run->mem[i],   &run->has_mem[i], -1 };
 	run_side(&job[0]);
 	run_side(&job[1]);
 	int status = KP_OK;
@@ -1097,6 +1105,40 @@ static int normalization(struct kp_diff_run *run, const struct kp_diff_run_opts 
 	return KP_OK;
 }
 
+/*
+ * --memory: both sides' GPU devices compared and gated.  A side without GPU [memory] events
+ * is a warning, or with --fail-above-mem an error (KP_BADINPUT: the gate cannot be judged).
+ */
+static int memory_compare(struct kp_diff_run *run, const struct kp_diff_run_opts *o)
+{
+	static const char *const side[2] = { "base", "new" };
+	run->mem_limit_pct = o->fail_above_mem_pct;
+	for (int i = 0; i < 2; i++) {
+		if (run->mem[i].ngpu)
+			continue;
+		run->no_mem[i] = run->trace[i].display;
+		if (o->fail_above_mem_pct >= 0) {
+			diag_error(&run->err, KP_BADINPUT,
+				   "error: --fail-above-mem: no [memory] events on a GPU in %s '%s' (record with torch.profiler.profile(profile_memory=True))",
+				   side[i], run->trace[i].display);
+			return KP_BADINPUT;
+		}
+		diag_warn_add(&run->rep[i].warn, "trace without memory events",
+			      run->trace[i].display,
+			      "no [memory] events on a GPU: no memory to compare (record with torch.profiler.profile(profile_memory=True))");
+	}
+	if (run->no_mem[0] || run->no_mem[1])
+		return KP_OK;
+	memdiff_join(&run->memdiff, &run->mem[0], &run->mem[1]);
+	run->has_memdiff = 1;
+	if (o->fail_above_mem_pct < 0)
+		return KP_OK;
+	run->nmemhits = memdiff_gate(&run->memdiff, o->fail_above_mem_pct, NULL, 0);
+	run->memhits = xcalloc(run->nmemhits + 1, sizeof(*run->memhits));
+	memdiff_gate(&run->memdiff, o->fail_above_mem_pct, run->memhits, run->nmemhits);
+	return KP_OK;
+}
+
 int diff_run(struct kp_diff_run *run, const struct kp_diff_run_opts *o)
 {
 	memset(run, 0, sizeof(*run));
@@ -1118,7 +1160,9 @@ int diff_run(struct kp_diff_run *run, const struct kp_diff_run_opts *o)
 	if (run->nhits)
 		diff_gate(&run->diff, &o->gate, run->hits, run->nhits);
 	diff_select(&run->diff, o->top, o->min_pct);
-	return run->nhits ? KP_REGRESSION : KP_OK;
+	if (o->memory && memory_compare(run, o) != KP_OK)
+		return run->err.status;
+	return run->nhits || run->nmemhits ? KP_REGRESSION : KP_OK;
 }
 
 /* the same warnings, kind for kind, count for count, message for message */
@@ -1172,6 +1216,10 @@ void diff_run_print(const struct kp_diff_run *run, FILE *fp)
 		diff_gate_message(&run->hits[i], &run->gate, msg + off, sizeof(msg) - off);
 		diag_print(fp, msg);
 	}
+	for (size_t i = 0; i < run->nmemhits; i++) {
+		memdiff_gate_message(&run->memhits[i], 5, msg + off, sizeof(msg) - off);
+		diag_print(fp, msg);
+	}
 }
 
 void diff_run_free(struct kp_diff_run *run)
@@ -1179,7 +1227,12 @@ void diff_run_free(struct kp_diff_run *run)
 	if (run->joined)
 		diff_free(&run->diff);
 	free(run->hits);
+	if (run->has_memdiff)
+		memdiff_free(&run->memdiff);
+	free(run->memhits);
 	for (int i = 0; i < 2; i++) {
+		if (run->has_mem[i])
+			memory_free(&run->mem[i]);
 		if (run->loaded[i])
 			analyze_free(&run->rep[i]);
 		trace_free(&run->trace[i]);

@@ -190,12 +190,20 @@ struct output {
 };
 
 /* The report of @run written to o->path; 0, or the status after the message. */
-static int write_report(const struct kp_diff_run *run, const struct kp_gate_opts *gate,
+static int write_report(const struct kp_diff_run *run, const struct kp_diff_run_opts *ro,
 			const struct output *o)
 {
+	const struct kp_gate_opts *gate = &ro->gate;
+	struct kp_memdiff_doc_opts mem = { .md = run->has_memdiff ? &run->memdiff : NULL,
+					   .no_mem = { run->no_mem[0], run->no_mem[1] },
+					   .limit_pct = run->mem_limit_pct,
+					   .hits = run->memhits,
+					   .nhits = run->nmemhits,
+					   .top = ro->top };
 	struct kp_diff_doc_opts rend = { .gate = diff_gated(gate) ? gate : NULL,
 					    .hits = run->hits,
-					    .nhits = run->nhits };
+					    .nhits = run->nhits,
+					    .mem = ro->memory ? &mem : NULL };
 	struct kp_doc doc;
 	diff_doc(&run->diff, &rend, &doc);
 	if (o->format == FMT_HTML || o->format == FMT_SVG || (o->format == FMT_JSON && o->chart))
@@ -242,7 +250,7 @@ static int diff_two(struct kp_diff_run_opts *ro, const struct limits *l, const c
 	struct kp_diff_run run;
 	status = diff_run(&run, ro);
 	if (status == KP_OK || status == KP_REGRESSION) {
-		int ost = write_report(&run, &ro->gate, o);
+		int ost = write_report(&run, ro, o);
 		status = ost ? ost : status;
 	}
 	diff_run_print(&run, stderr);
@@ -338,9 +346,9 @@ static int diff_ranks(char **argv, const struct limits *l, int strict, int warn_
 struct diff_args {
 	int key, format, color, name_mode, strict, per_step;
 	long top, depth;
-	double min_pct, sm_clock, threshold, noise_k;
+	double min_pct, sm_clock, threshold, noise_k, fail_above_mem;
 	int64_t min_delta;
-	int quiet, warn_mode, ranks;
+	int quiet, warn_mode, ranks, memory;
 	struct limits limits;
 	const char *sort, *device, *db_path, *steps, *out_path, *chart;
 };
@@ -355,6 +363,7 @@ static const struct diff_args diff_defaults = {
 	.noise_k = KP_NOISE_K,
 	.min_delta = KP_MIN_DELTA_NS,
 	.warn_mode = WARN_SUMMARY,
+	.fail_above_mem = -1,
 };
 
 /* The options into @a, the two traces to argv[1], argv[2]; -1 to go on, else the status. */
@@ -378,6 +387,12 @@ static int parse_options(struct diff_args *a, int argc, char **argv)
 		{ "fail-above", 0, OPT_CALLBACK, "LIMIT",
 		  "exit 1 when the total or a row grew by more than LIMIT: PCT, PATTERN=PCT or @FILE (repeatable)",
 		  &a->limits, NULL, add_limit },
+		{ "memory", 0, OPT_FLAG, NULL,
+		  "compare each GPU's peak allocated and reserved memory and the ops live at the peaks ([memory] events)",
+		  &a->memory, NULL, NULL },
+		{ "fail-above-mem", 0, OPT_DOUBLE, "PCT",
+		  "exit 1 when a GPU's peak allocated memory grew by more than PCT % (implies --memory)",
+		  &a->fail_above_mem, NULL, NULL },
 		{ "min-delta", 0, OPT_CALLBACK, "TIME", "the gate ignores changes of TIME or less, per step (default 5us)",
 		  &a->min_delta, NULL, parse_min_delta },
 		{ "noise-k", 0, OPT_DOUBLE, "K", "the gate ignores changes under K x the per-step noise (default 3)",
@@ -460,6 +475,8 @@ static struct kp_diff_run_opts run_opts(const struct diff_args *a, const char *b
 			  .min_pct = a->min_pct,
 			  .min_delta_ns = a->min_delta },
 		.warn_mode = a->quiet ? WARN_QUIET : a->warn_mode,
+		.memory = a->memory || a->fail_above_mem >= 0,
+		.fail_above_mem_pct = a->fail_above_mem,
 	};
 }
 
@@ -490,6 +507,11 @@ int cmd_diff(int argc, char **argv)
 		rc = check_output(&a, argv);
 	if (rc >= 0)
 		return rc;
+	if (is_ranks(&a, argv) && (a.memory || a.fail_above_mem >= 0)) {
+		diag_fprintf(stderr,
+			"kprof: error: --memory and --fail-above-mem compare two traces, not two sets of ranks\n");
+		return KP_USAGE;
+	}
 	if (is_ranks(&a, argv))
 		return diff_ranks(argv, &a.limits, a.strict, a.quiet ? WARN_QUIET : a.warn_mode,
 				  a.format, a.out_path);

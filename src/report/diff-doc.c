@@ -518,5 +518,7 @@ void diff_doc(const struct kp_diff *d, const struct kp_diff_doc_opts *o,
 	side_facts(&d->new, "new", doc);
 	summary_facts(d, doc);
 	gate_facts(d, o, doc);
+	if (o->mem)
+		memdiff_doc(doc, o->mem);
 	rows_table(d, doc);
 }
