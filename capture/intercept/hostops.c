@@ -423,6 +423,12 @@ static char *nvtx_args(const struct kp_nvtx_msg *m, const char *const *dts, cons
 	FILE *f = open_memstream(&buf, &len);
 	if (!f)
 		return NULL;
+	/*
+	 * the Sequence number first, right after External id, where torch 2.11 writes it: the
+	 * loader looks for it there only (src/ingest/trace-decode.c, read_args)
+	 */
+	if (m && m->seq >= 0)
+		fprintf(f, "\"Sequence number\":%" PRId64 ",", m->seq);
 	if (m && m->has_sizes) {
 		fputs("\"Input Dims\":[", f);
 		for (int i = 0; i < m->nslots; i++) {
@@ -449,8 +455,6 @@ static char *nvtx_args(const struct kp_nvtx_msg *m, const char *const *dts, cons
 			putc(',', f);
 		}
 	}
-	if (m && m->seq >= 0)
-		fprintf(f, "\"Sequence number\":%" PRId64 ",", m->seq);
 	if (m && m->op_id >= 0)
 		fprintf(f, "\"kprof op_id\":%" PRId64 ",", m->op_id);
 	fputs("\"kprof source\":\"nvtx\"", f);
