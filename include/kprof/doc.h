@@ -97,6 +97,11 @@ enum kp_chart_kind {
 			    from the left edge (a box's children lie inside it), series 0 compute,
 			    1 memory, 2 no model, 3 "(others)", fill = % of that peak / 100, label
 			    the frame name, tip the full path and figures; x1 the GPU time */
+	CHART_LINES,     /* capture results of one workload/op: lanes: the x labels (shapes in run
+			    order); pts: x lane index, y the value in yunit (TFLOP/s or GB/s), w
+			    time ns, series the backend (legend with its geomean speedup), flag 1
+			    an accuracy failure, label the shape, tip the figures; marks: peaks
+			    in yunit (dashed) */
 };
 
 /* CHART_ICICLE: the width in pixels boxes are laid out for (a "pixel" is x1 / this). */
@@ -108,6 +113,7 @@ enum kp_chart_kind {
 struct kp_cpoint {
 	double x, y, w;
 	int series;
+	int flag; /* CHART_LINES: 1 accuracy failure */
 	const char *label;
 	const char *tip; /* hover text, NULL: label */
 };
@@ -136,6 +142,7 @@ struct kp_chart {
 	const char *series[CHART_SERIES_MAX]; /* legend; colour i is series i */
 	int nseries;
 	double bw;  /* CHART_ROOFLINE: DRAM bytes/s, 0 unknown */
+	const char *yunit; /* CHART_LINES: "TFLOP/s" or "GB/s" */
 	int64_t x1; /* CHART_TIMELINE: span end ns; CHART_ICICLE: GPU time ns */
 	struct kp_cpoint *pts;
 	size_t npts, cappts;

@@ -19,7 +19,7 @@
 #include "kprof/json.h"
 #include "kprof/doc.h"
 #include "kprof/table.h"
-#include "record/results.h"
+#include "kprof/results.h"
 
 static struct kp_result mk(const char *backend, const char *layout, double ms, double err)
 {
