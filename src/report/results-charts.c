@@ -166,8 +166,8 @@ static void one_chart(struct kp_doc *doc, const struct kp_results *rs, const str
 	snprintf(name, sizeof(name), "results-%d", k);
 	snprintf(title, sizeof(title), "%s  %s  %s: %s by shape", f->kind, f->op, f->mode,
 		 tflops ? "TFLOP/s" : "GB/s");
-	struct kp_chart *ch = doc_chart(doc, NULL, CHART_LINES, arena_strdup(&doc->arena, name),
-					arena_strdup(&doc->arena, title));
+	const char *nm = arena_strdup(&doc->arena, name);
+	struct kp_chart *ch = doc_chart(doc, nm, CHART_LINES, nm, arena_strdup(&doc->arena, title));
 	if (!ch)
 		return;
 	ch->yunit = tflops ? "TFLOP/s" : "GB/s";
@@ -176,9 +176,13 @@ static void one_chart(struct kp_doc *doc, const struct kp_results *rs, const str
 		if (same_chart(f, &rs->r[i]))
 			add_point(doc, ch, rs, dev, i, v, tflops);
 	legend_speedups(doc, ch);
-	char note[160];
-	snprintf(note, sizeof(note), "%zu shapes in run order%s; hollow red rings: accuracy check failed",
-		 ch->nlanes, ch->nseries > 1 ? "; legend: geomean speedup over the first backend" : "");
+	int failed = 0;
+	for (size_t i = 0; i < ch->npts; i++)
+		failed += ch->pts[i].flag;
+	char note[200];
+	snprintf(note, sizeof(note), "%zu shapes in run order%s%s", ch->nlanes,
+		 ch->nseries > 1 ? "; legend: geomean speedup over the first backend" : "",
+		 failed ? "; red rings: accuracy check failed" : "");
 	ch->note = arena_strdup(&doc->arena, note);
 }
 
