@@ -81,6 +81,8 @@ if [ "${KPROF_GPU_SKIP_HOOK:-0}" != 1 ]; then
 	echo "== unchanged PyTorch programs under the torch hook (tests/gpu/torch_hook.sh)"
 	KPROF=$KPROF "$(dirname "$0")/torch_hook.sh" "$DIR" || fail=1
 fi
+echo "== kprof capture --report: the results as charts, points = the summary table (tests/gpu/capture_report.sh)"
+KPROF=$KPROF "$(dirname "$0")/capture_report.sh" "$DIR" || fail=1
 echo "== kprof capture --metrics: measured tensor FLOPs and DRAM bytes per kernel"
 KPROF=$KPROF "$(dirname "$0")/metrics.sh" "$DIR/metrics" || fail=1
 echo "== kprof capture --metrics -- <command>: measured FLOPs of a cuBLAS GEMM and a custom kernel"
