@@ -557,7 +557,8 @@ static int check_output(const struct analyze_args *a, char **args, int nargs)
 	const char *db = a->db_path ? a->db_path : getenv("KPROF_DEVICE_DB");
 	if (output_clash(a->out_path, (const char *const *)args, (size_t)nargs, "analyze", &d) <
 		    0 ||
-	    output_clash(a->out_path, &db, 1, "analyze", &d) < 0) {
+	    output_clash(a->out_path, &db, 1, "analyze", &d) < 0 ||
+	    output_clash(a->out_path, &a->results, 1, "analyze", &d) < 0) {
 		diag_print(stderr, d.msg);
 		return d.status;
 	}

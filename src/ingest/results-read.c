@@ -203,6 +203,9 @@ static int walk(struct kp_json *p, struct rec *x, char *path, size_t plen, int i
 		if (ty == JT_OBJ || ty == JT_ARR) {
 			if (walk(p, x, path, l, ty == JT_ARR) < 0)
 				return -1;
+		} else if (ty == JT_STR && tk.escaped) {
+			char u[256];
+			put(x, path, u, json_unescape(tk.s, tk.len, u, sizeof(u)));
 		} else if (ty == JT_STR || ty == JT_NUM || ty == JT_TRUE || ty == JT_FALSE) {
 			put(x, path, tk.s, tk.len);
 		}

@@ -355,6 +355,23 @@ static void bad_records_are_located(void **state)
 	results_free(&rs);
 }
 
+/* JSON escapes in a record (as other writers may use them) read as their characters */
+static void escaped_strings_are_unescaped(void **state)
+{
+	(void)state;
+	struct kp_results rs = { 0 };
+	struct kp_diag d;
+	const char js[] = "[{\"model\":{\"name\":\"conv2d-8x3x4x4-\\u003e8 1x1-nchw\","
+			  "\"type\":\"conv2d\",\"backend\":\"cudnn\",\"extra_info\":"
+			  "{\"op\":\"aten::convolution\",\"layout\":\"nchw\",\"pass\":\"fwd\"}},"
+			  "\"metric\":{\"name\":\"latency (ms)\",\"benchmark_values\":[0.5]}}]";
+	assert_int_equal(results_read(&rs, js, strlen(js), "r.json", &d), 0);
+	assert_int_equal(rs.n, 1);
+	assert_string_equal(rs.r[0].shape, "8x3x4x4->8 1x1");
+	assert_true(rs.r[0].ms == 0.5);
+	results_free(&rs);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -365,6 +382,7 @@ int main(void)
 		cmocka_unit_test(written_and_read_back_draw_the_same),
 		cmocka_unit_test(trace_results_equal_the_results_file),
 		cmocka_unit_test(bad_records_are_located),
+		cmocka_unit_test(escaped_strings_are_unescaped),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
