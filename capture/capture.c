@@ -5,6 +5,7 @@
 #include "kprof/capture.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +20,7 @@
 #include "record/metrics.h"
 #include "record/nvml.h"
 #include "record/recorder.h"
-#include "record/results.h"
+#include "kprof/results.h"
 #include "record/wtrace.h"
 #include "workloads/shapes.h"
 #include "workloads/wl-cudnn.h"
@@ -192,6 +193,12 @@ static int check_values(const struct kp_capture_opts *o, char *why, size_t whyle
 			return -1;
 		}
 	}
+	if (o->report && !results_report_suffix(o->report)) {
+		snprintf(why, whylen,
+			 "invalid value '%s' for '--report': expected FILE.html or FILE.svg",
+			 o->report);
+		return -1;
+	}
 	if (o->warmup < 0 || o->iters < 1) {
 		snprintf(why, whylen, "--iters must be at least 1 and --warmup at least 0");
 		return -1;
@@ -343,14 +350,14 @@ static void open_nvml(const struct kp_capture_opts *o, struct kp_nvml *nv, struc
 }
 
 /*
- * The built-in workloads on a cuBLAS handle, their results table and --results file;
+ * The built-in workloads on a cuBLAS handle into @res, and their results table;
  * 0 or the status of the error in w->d.
  */
-static int run_workloads(struct kp_wl *w, unsigned sm_max, unsigned mem_max)
+static int run_workloads(struct kp_wl *w, unsigned sm_max, unsigned mem_max,
+			 struct kp_results *res)
 {
 	const struct kp_capture_opts *o = w->o;
 	const struct kp_cdevprops *dev = &w->t->dev[0];
-	char why[512];
 	int status = 0;
 	cublasHandle_t h = NULL;
 	cublasStatus_t st = cublasCreate(&h);
@@ -361,25 +368,17 @@ static int run_workloads(struct kp_wl *w, unsigned sm_max, unsigned mem_max)
 	w->cublas = h;
 	cmsg_out(o, "# device  %s (cc %d.%d, %d SMs), SM clock max %u MHz, memory clock max %u MHz\n",
 		 dev->name, dev->compute_major, dev->compute_minor, dev->num_sms, sm_max, mem_max);
-	struct kp_results res = { 0 };
-	w->results = &res;
+	w->results = res;
 	if (workloads_run(w) < 0)
 		status = w->d->status ? w->d->status : KP_ENV;
-	if (res.n && o->out) {
+	if (res->n && o->out) {
 		struct kp_doc doc;
 		doc_init(&doc, "capture", 8);
-		results_report(&res, &doc);
+		results_report(res, &doc);
 		cmsg_out(o, "\n");
 		table_render(&doc, FMT_TABLE, 0, o->out);
 		doc_free(&doc);
 	}
-	if (o->results && results_write(&res, o->results, dev->name, why, sizeof(why)) < 0) {
-		cmsg_error(o, w->d, KP_ENV, "%s", why);
-		status = status ? status : KP_ENV;
-	} else if (o->results) {
-		cmsg_out(o, "# results %s: %zu cases\n", o->results, res.n);
-	}
-	results_free(&res);
 	w->results = NULL;
 	cudaDeviceSynchronize();
 	cudnn_close(w->cudnn);
@@ -389,10 +388,48 @@ static int run_workloads(struct kp_wl *w, unsigned sm_max, unsigned mem_max)
 }
 
 /*
+ * The run's device and the clocks it measured into @res: the time-weighted mean of the NVML
+ * SM clock samples over the run (ctrace_clock_at()), else the max clock; the max memory clock.
+ */
+static void results_clocks(struct kp_results *res, const struct kp_ctrace *t, unsigned sm_max,
+			   unsigned mem_max)
+{
+	double mhz = 0;
+	snprintf(res->device, sizeof(res->device), "%.63s", t->dev[0].name);
+	res->sm_clock_mhz = (int)sm_max, res->mem_clock_mhz = (int)mem_max;
+	if (t->nsamples &&
+	    ctrace_clock_at(t->samples, t->nsamples, (uint64_t)t->sample_period_ms * 1000000,
+			    t->samples[0].t_ns, t->samples[t->nsamples - 1].t_ns + 1, &mhz) == 0 &&
+	    mhz > 0)
+		res->sm_clock_mhz = (int)lround(mhz);
+}
+
+/* --results FILE and --report FILE.html|.svg (the results' charts); 0 or KP_ENV in w->d */
+static int write_results(struct kp_wl *w, const struct kp_results *res)
+{
+	const struct kp_capture_opts *o = w->o;
+	char why[512];
+	int status = 0;
+	if (o->results && results_write(res, o->results, why, sizeof(why)) < 0) {
+		cmsg_error(o, w->d, KP_ENV, "%s", why);
+		status = KP_ENV;
+	} else if (o->results) {
+		cmsg_out(o, "# results %s: %zu cases\n", o->results, res->n);
+	}
+	if (o->report && results_report_file(res, o->report, why, sizeof(why)) < 0) {
+		cmsg_error(o, w->d, KP_ENV, "%s", why);
+		status = KP_ENV;
+	} else if (o->report) {
+		cmsg_out(o, "# report  %s\n", o->report);
+	}
+	return status;
+}
+
+/*
  * The run's metadata into the trace, the trace written to @out (closed, capture/record/wtrace.c)
  * and its summary lines; -1 with the error in w->d when it cannot be written.
  */
-static int write_trace(const struct kp_wl *w, FILE *out)
+static int write_trace(const struct kp_wl *w, const struct kp_results *res, FILE *out)
 {
 	const struct kp_capture_opts *o = w->o;
 	struct kp_ctrace *t = w->t;
@@ -404,6 +441,11 @@ static int write_trace(const struct kp_wl *w, FILE *out)
 			o->iters, w->failures);
 		if (o->overhead && w->untraced_s > 0)
 			fprintf(mf, ",\"overhead_ratio\":%.4f", w->traced_s / w->untraced_s);
+		/* the results as --results' JSON records, so analyze draws them from the trace */
+		if (res->n) {
+			fputs(",\"results\":", mf);
+			results_write_json(res, mf);
+		}
 		fclose(mf);
 		t->meta = meta;
 	}
@@ -495,11 +537,13 @@ static void stop_recording(struct kp_ctrace *t, struct kp_nvml *nv, const struct
  * trace cannot be written, KP_REGRESSION after a clean run with failed accuracy checks (the
  * error in w->d).
  */
-static int finish_run(struct kp_wl *w, struct kp_nvml *nv, FILE *out, int status)
+static int finish_run(struct kp_wl *w, struct kp_nvml *nv, struct kp_results *res, FILE *out,
+		      int status)
 {
 	struct kp_ctrace *t = w->t;
-	if (write_trace(w, out) < 0)
+	if (write_trace(w, res, out) < 0)
 		status = KP_ENV;
+	results_free(res);
 	if (t->dropped_records)
 		cmsg_warn(w->o, "CUPTI dropped %llu records", (unsigned long long)t->dropped_records);
 	nvml_close(nv);
@@ -541,9 +585,12 @@ int capture_run(const struct kp_capture_opts *o, struct kp_diag *d)
 	struct kp_wl w = {
 		.t = &t, .o = o, .d = d, .pid = (uint32_t)getpid(), .tid = (uint32_t)gettid()
 	};
-	int status = run_workloads(&w, sm_max, mem_max);
+	struct kp_results res = { 0 };
+	int status = run_workloads(&w, sm_max, mem_max, &res);
 	stop_recording(&t, &nv, o);
-	return finish_run(&w, &nv, out, status);
+	results_clocks(&res, &t, sm_max, mem_max);
+	int ws = write_results(&w, &res);
+	return finish_run(&w, &nv, &res, out, status ? status : ws);
 }
 
 #else /* !KPROF_HAVE_CUPTI */

@@ -118,7 +118,7 @@ char *wl_mk_args(const struct slot *s, int n, const char *backend, int cdt, cons
 #include "record/ctrace.h"
 #include "record/metrics.h"
 #include "record/recorder.h"
-#include "record/results.h"
+#include "kprof/results.h"
 #include "kprof/arena.h"
 #include "kprof/diag.h"
 #include "record/cmsg.h"

@@ -33,7 +33,7 @@ double workloads_conv_flops(const struct kp_conv_shape *sh, int backward)
 #include "record/ctrace.h"
 #include "record/metrics.h"
 #include "record/recorder.h"
-#include "record/results.h"
+#include "kprof/results.h"
 #include "kprof/arena.h"
 #include "kprof/diag.h"
 #include "record/cmsg.h"

@@ -97,7 +97,7 @@ char *workloads_mm_args(int op, int part, int cdt, long b, long m, long k, long 
 #include "record/ctrace.h"
 #include "record/metrics.h"
 #include "record/recorder.h"
-#include "record/results.h"
+#include "kprof/results.h"
 #include "kprof/arena.h"
 #include "kprof/diag.h"
 #include "record/cmsg.h"

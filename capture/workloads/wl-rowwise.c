@@ -25,7 +25,7 @@
 #include "record/ctrace.h"
 #include "record/metrics.h"
 #include "record/recorder.h"
-#include "record/results.h"
+#include "kprof/results.h"
 #include "kprof/arena.h"
 #include "kprof/diag.h"
 #include "record/cmsg.h"

@@ -41,7 +41,7 @@ long workloads_sdpa_chunk_items(size_t free_bytes, double item_bytes, long batch
 #include "record/ctrace.h"
 #include "record/metrics.h"
 #include "record/recorder.h"
-#include "record/results.h"
+#include "kprof/results.h"
 #include "kprof/arena.h"
 #include "kprof/diag.h"
 #include "record/cmsg.h"

@@ -66,6 +66,7 @@ struct kp_capture_opts {
 				       matmul none: cublas */
 	int layouts;             /* LAYOUT_* mask for conv; 0: nchw */
 	const char *results;     /* --results FILE.json|FILE.csv, or NULL */
+	const char *report;      /* --report FILE.html|FILE.svg (the results' charts), or NULL */
 	int causal;              /* CAUSAL_BOTH / _YES / _NO for the default SDPA grid */
 	long kv_heads;           /* H_kv of the default SDPA grid; 0: H */
 	long batch;              /* bmm batch (default 8) and conv N (default 32); 0: defaults */

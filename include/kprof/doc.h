@@ -104,6 +104,11 @@ enum kp_chart_kind {
 			    spans: lane 0 hover bands (t0..t1 ns, tip), lane 1 Optimizer.step
 			    spans (series 3, label the annotation); marks: ProfilerStep starts
 			    (ns); x1 the time axis' end (ns) */
+	CHART_LINES,     /* capture results of one workload/op: lanes: the x labels (shapes in run
+			    order); pts: x lane index, y the value in yunit (TFLOP/s or GB/s), w
+			    time ns, series the backend (legend with its geomean speedup), flag 1
+			    an accuracy failure, label the shape, tip the figures; marks: peaks
+			    in yunit (dashed) */
 };
 
 /* CHART_ICICLE: the width in pixels boxes are laid out for (a "pixel" is x1 / this). */
@@ -115,6 +120,7 @@ enum kp_chart_kind {
 struct kp_cpoint {
 	double x, y, w;
 	int series;
+	int flag; /* CHART_LINES: 1 accuracy failure */
 	const char *label;
 	const char *tip; /* hover text, NULL: label */
 };
@@ -143,6 +149,7 @@ struct kp_chart {
 	const char *series[CHART_SERIES_MAX]; /* legend; colour i is series i */
 	int nseries;
 	double bw;  /* CHART_ROOFLINE: DRAM bytes/s, 0 unknown */
+	const char *yunit; /* CHART_LINES: "TFLOP/s" or "GB/s" */
 	int64_t x1; /* CHART_TIMELINE: span end ns; CHART_ICICLE: GPU time ns */
 	struct kp_cpoint *pts;
 	size_t npts, cappts;

@@ -10,6 +10,7 @@
 #include "kprof/arena.h"
 #include "kprof/diag.h"
 #include "kprof/opmodel.h"
+#include "kprof/results.h"
 #include "kprof/strtab.h"
 
 /*
@@ -283,6 +284,8 @@ struct kp_trace {
 	int kprof_trace;       /* top-level "kprof" object present */
 	int kprof_clock_known; /* kprof trace with "clock": "nvml" */
 	int kprof_sm_clock_max_mhz;
+	struct kp_results kprof_results; /* "kprof"."results": the built-in workloads' results
+					    (capture.c), in run order; n 0 none */
 	int64_t nevents;  /* events seen in traceEvents */
 	int64_t nskipped; /* events skipped by category */
 	int64_t nflows;

@@ -18,6 +18,7 @@
 #include "kprof/output.h"
 #include "kprof/paths.h"
 #include "kprof/memory-doc.h"
+#include "kprof/results.h"
 #include "kprof/pipeline.h"
 #include "kprof/ranks-doc.h"
 #include "kprof/ranks.h"
@@ -51,13 +52,14 @@ static unsigned chart_bits(const char *name, int format)
 {
 	static const unsigned mine = CHART_BIT(CHART_ROOFLINE) | CHART_BIT(CHART_TOP) |
 				     CHART_BIT(CHART_TIMELINE) | CHART_BIT(CHART_ICICLE) |
-				     CHART_BIT(CHART_MEMORY);
+				     CHART_BIT(CHART_MEMORY) | CHART_BIT(CHART_LINES);
 	if (!name)
 		return format == FMT_SVG ? CHART_BIT(CHART_ROOFLINE) : mine;
 	int k = charts_kind(name);
 	if (k < 0 || !(mine & CHART_BIT(k))) {
 		diag_fprintf(stderr,
-			"kprof: error: unknown chart '%s' (analyze draws roofline, timeline, top, flame, memory)\n",
+			"kprof: error: unknown chart '%s' (analyze draws roofline, timeline, top, flame, "
+			"memory, results-N)\n",
 			name);
 		return 0;
 	}
@@ -65,7 +67,8 @@ static unsigned chart_bits(const char *name, int format)
 }
 
 static const char synopsis[] =
-	"[<options>] <trace.json[.gz|.zst]|->\n   or: kprof analyze [<options>] <rank-trace>... | <dir>";
+	"[<options>] <trace.json[.gz|.zst]|->\n   or: kprof analyze [<options>] <rank-trace>... | <dir>"
+	"\n   or: kprof analyze [<options>] --results <results.json|results.csv>";
 
 /* Several traces (or a directory): one job's ranks, read in parallel, compared. */
 static int analyze_ranks(char **args, size_t nargs, long jobs, const struct kp_load_opts *lo,
@@ -184,7 +187,7 @@ static void add_breakdown(struct kp_doc *doc, const struct kp_trace *t, int brea
  */
 static void render_with_charts(struct kp_doc *doc, const struct kp_pipeline_out *p,
 			       const struct kp_report_doc_opts *ro, unsigned charts, int draw,
-			       FILE *out)
+			       const char *chart, FILE *out)
 {
 	if (draw)
 		charts_analyze(doc, &p->report, pipeline_shapes(p), charts);
@@ -195,6 +198,10 @@ static void render_with_charts(struct kp_doc *doc, const struct kp_pipeline_out 
 	/* the memory charts with --memory or --chart memory (which runs the analysis) */
 	if (draw && (charts & CHART_BIT(CHART_MEMORY)) && p->has_memory)
 		charts_memory(doc, &p->memory, &p->trace);
+	/* a capture trace's results (capture.c): the charts `--results FILE` draws */
+	if (draw && (charts & CHART_BIT(CHART_LINES)) && p->trace.kprof_results.n)
+		results_charts(doc, &p->trace.kprof_results, p->report.dev,
+			       chart && strcmp(chart, "results") ? chart : NULL);
 	table_render(doc, ro->format, ro->color, out);
 }
 
@@ -261,7 +268,7 @@ static int write_one(const struct kp_pipeline_out *p, int group, struct view *v)
 			      v->short_us, group, v->top, v->full_names);
 	if (v->memory)
 		memory_doc(&doc, &p->memory, v->top);
-	render_with_charts(&doc, p, &ro, v->charts, draws(v), out);
+	render_with_charts(&doc, p, &ro, v->charts, draws(v), v->chart, out);
 	doc_free(&doc);
 	if (output_close(&o, &d) < 0) {
 		diag_print(stderr, d.msg);
@@ -327,7 +334,7 @@ struct analyze_args {
 	double idle_gap_us, short_us;
 	long top, jobs, depth;
 	double min_pct, sm_clock;
-	const char *sort, *device, *db_path, *out_path, *chart;
+	const char *sort, *device, *db_path, *out_path, *chart, *results;
 };
 
 static const struct analyze_args analyze_defaults = {
@@ -369,6 +376,8 @@ static int parse_options(struct analyze_args *a, int argc, char **argv, int *nar
 		{ "sm-clock", 0, OPT_CALLBACK, "MHZ", "SM clock the GPU ran at, when the trace has none", &a->sm_clock, NULL, opts_cb_clock_mhz },
 		{ "breakdown", 0, OPT_FLAG, NULL, "GPU time split into compute, comm, memcpy, other and idle (by cause), per step and stream",
 		  &a->breakdown, NULL, NULL },
+		{ "results", 0, OPT_STR, "FILE", "instead of a trace: capture --results' FILE.json or FILE.csv, its charts (html, svg) and table",
+		  &a->results, NULL, NULL },
 		{ "memory", 0, OPT_FLAG, NULL, "device memory from [memory] events (profile_memory=True): peak, who holds it, allocations per op",
 		  &a->memory, NULL, NULL },
 		{ "launches", 0, OPT_FLAG, NULL, "launch statistics per kernel (per op with -g op): CPU cost, launch->start latency, short kernels",
@@ -395,7 +404,7 @@ static int parse_options(struct analyze_args *a, int argc, char **argv, int *nar
 		return rc > 0 ? KP_OK : KP_USAGE;
 	if (a->quiet)
 		a->warn_mode = WARN_QUIET;
-	if (*nargs == 0) {
+	if (*nargs == 0 && !a->results) {
 		diag_fprintf(stderr, "kprof: error: no trace given\n");
 		opts_usage(stderr, "analyze", synopsis, opts);
 		return KP_USAGE;
@@ -502,6 +511,53 @@ static int analyze_one(const struct analyze_args *a, const char *path, unsigned 
 	return status;
 }
 
+/*
+ * --results FILE: capture's benchmark-db records drawn as results_doc() (charts, summary
+ * table), the device entry chosen by the records' device name (or --device).
+ */
+static int analyze_results(const struct analyze_args *a)
+{
+	if (a->format == FMT_FOLDED ||
+	    (a->chart && charts_kind(a->chart) != CHART_LINES)) {
+		diag_fprintf(stderr, "kprof: error: --results draws the results charts "
+				     "(--chart results or results-N) and table; not %s\n",
+			     a->chart ? a->chart : "--format folded");
+		return KP_USAGE;
+	}
+	struct kp_diag d = { 0 };
+	struct kp_devdb db;
+	struct kp_results rs = { 0 };
+	if (devdb_load_default(&db, a->db_path, &d) < 0) {
+		diag_print(stderr, d.msg);
+		return d.status;
+	}
+	int status = KP_OK;
+	struct kp_output o;
+	FILE *out = NULL;
+	if (results_load(&rs, a->results, &d) < 0 || !(out = output_open(&o, a->out_path, &d))) {
+		diag_print(stderr, d.msg);
+		status = d.status;
+	} else {
+		struct kp_devchoice c;
+		devdb_choose(&db, a->device, rs.device[0] ? rs.device : NULL, NULL, &c);
+		struct kp_doc doc;
+		doc_init(&doc, "analyze", 10);
+		int draw = a->format == FMT_HTML || a->format == FMT_SVG ||
+			   (a->format == FMT_JSON && a->chart);
+		results_doc(&doc, &rs, c.dev, draw,
+			    a->chart && strcmp(a->chart, "results") ? a->chart : NULL);
+		table_render(&doc, a->format, table_use_color(a->color, out), out);
+		doc_free(&doc);
+		if (output_close(&o, &d) < 0) {
+			diag_print(stderr, d.msg);
+			status = d.status;
+		}
+	}
+	results_free(&rs);
+	devdb_free(&db);
+	return status;
+}
+
 /* -o FILE is none of the traces nor the device table; -1 to go on, else the status. */
 static int check_output(const struct analyze_args *a, char **args, int nargs)
 {
@@ -509,7 +565,8 @@ static int check_output(const struct analyze_args *a, char **args, int nargs)
 	const char *db = a->db_path ? a->db_path : getenv("KPROF_DEVICE_DB");
 	if (output_clash(a->out_path, (const char *const *)args, (size_t)nargs, "analyze", &d) <
 		    0 ||
-	    output_clash(a->out_path, &db, 1, "analyze", &d) < 0) {
+	    output_clash(a->out_path, &db, 1, "analyze", &d) < 0 ||
+	    output_clash(a->out_path, &a->results, 1, "analyze", &d) < 0) {
 		diag_print(stderr, d.msg);
 		return d.status;
 	}
@@ -525,6 +582,12 @@ int cmd_analyze(int argc, char **argv)
 		rc = check_output(&a, argv + 1, nargs);
 	if (rc >= 0)
 		return rc;
+	if (a.results && nargs) {
+		diag_fprintf(stderr, "kprof: error: --results FILE takes the place of a trace\n");
+		return KP_USAGE;
+	}
+	if (a.results)
+		return analyze_results(&a);
 	if (is_many(&a, nargs, argv[1]) && a.drop_prefix) {
 		diag_fprintf(stderr,
 			"kprof: error: --drop-unlaunched-prefix applies to one trace, not to the per-rank view\n");

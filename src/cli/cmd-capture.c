@@ -152,6 +152,8 @@ static int make_dirs(const struct kp_capture_opts *o, struct kp_diag *d)
 {
 	if (o->output && paths_mkdir_parents(o->output, d) < 0)
 		return -1;
+	if (o->report && paths_mkdir_parents(o->report, d) < 0)
+		return -1;
 	return o->results ? paths_mkdir_parents(o->results, d) : 0;
 }
 
@@ -202,8 +204,8 @@ static const char *workload_option(const struct kp_capture_opts *o, const struct
 		return o->conv_shapes ? "conv-shapes" : "batch";
 	if (o->backends || o->layouts || o->norm_shapes)
 		return o->backends ? "backend" : o->layouts ? "layout" : "norm-shapes";
-	if (o->results)
-		return "results";
+	if (o->results || o->report)
+		return o->results ? "results" : "report";
 	if (o->warmup != d->warmup || o->iters != d->iters)
 		return o->warmup != d->warmup ? "warmup" : "iters";
 	if (o->backward != d->backward || o->overhead != d->overhead)
@@ -360,6 +362,8 @@ static int parse_options(struct capture_args *a, int argc, char **argv)
 		  &a->o.norm_shapes, NULL, NULL },
 		{ "results", 0, OPT_STR, "FILE", "matmul, conv and row-wise cases as benchmark-db records: FILE.json or FILE.csv",
 		  &a->o.results, NULL, NULL },
+		{ "report", 0, OPT_STR, "FILE", "the results as charts, one per workload and op: FILE.html (all) or FILE.svg (the first)",
+		  &a->o.report, NULL, NULL },
 		{ "batch", 'b', OPT_INT, "N", "bmm batch (default 8), conv N (default 32)", &a->o.batch, NULL, NULL },
 		{ "warmup", 0, OPT_INT, "N", "untraced iterations per case first (default 3)", &a->o.warmup, NULL, NULL },
 		{ "iters", 'i', OPT_INT, "N", "traced iterations per case (default 10)", &a->o.iters, NULL, NULL },

@@ -1365,6 +1365,7 @@ void trace_free(struct kp_trace *t)
 {
 	trace_drop_records(t);
 	free(t->devs);
+	results_free(&t->kprof_results);
 	strtab_free(&t->strs);
 	diag_warn_free(&t->warn);
 	arena_free(&t->arena);

@@ -207,6 +207,22 @@ static int parse_devprops(struct loader *L)
 	}
 }
 
+/* "kprof"."results": the benchmark-db records capture.c writes (results_read_json()) */
+static int read_results(struct loader *L)
+{
+	struct kp_json_tok tk;
+	enum kp_json_type ty = json_next(&L->p, &tk);
+	if (ty == JT_ERROR)
+		return -1;
+	if (ty != JT_ARR)
+		return ty == JT_OBJ ? json_skip_rest(&L->p) : 0;
+	if (results_read_json(&L->t->kprof_results, &L->p, L->t->display, &L->read_diag) < 0) {
+		L->read_err = 1;
+		return -1;
+	}
+	return 0;
+}
+
 static int parse_kprof_meta(struct loader *L)
 {
 	struct kp_trace *t = L->t;
@@ -229,6 +245,8 @@ static int parse_kprof_meta(struct loader *L)
 		} else if (TOK_IS(&tk, "sm_clock_max_mhz")) {
 			if ((r = trace_read_int(L, 0, &v)) > 0)
 				t->kprof_sm_clock_max_mhz = (int)v;
+		} else if (TOK_IS(&tk, "results")) {
+			r = read_results(L);
 		} else {
 			r = json_skip(&L->p);
 		}

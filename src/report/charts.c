@@ -84,6 +84,11 @@ int charts_kind(const char *name)
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (names[i] && !strcmp(names[i], name))
 			return (int)i;
+	/* capture results: "results" (all) or "results-N" (results-charts.c) */
+	if (!strncmp(name, "results", 7) &&
+	    (!name[7] || (name[7] == '-' && name[8] >= '1' && name[8] <= '9' &&
+			  strspn(name + 8, "0123456789") == strlen(name + 8))))
+		return CHART_LINES;
 	return -1;
 }
 

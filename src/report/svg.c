@@ -1,6 +1,7 @@
 /*
  * svg.c — report charts as SVG: roofline (log-log), top ops (stacked bars), GPU timeline
- * (one lane per stream), waterfall and dumbbell (diff).  Coordinates are in a fixed
+ * (one lane per stream), waterfall and dumbbell (diff), icicle, and capture results' lines
+ * (shapes on x, one line per backend).  Coordinates are in a fixed
  * viewBox; the element scales to its container.
  */
 #include "kprof/svg.h"
@@ -49,7 +50,10 @@ void svg_css(FILE *fp)
 	      ".kc .ma{fill:var(--mem,#0072b2);fill-opacity:.15;stroke:none}\n"
 	      ".kc .opt{fill:var(--fg,#222);fill-opacity:.08;stroke:none}\n"
 	      ".kc .hv{fill:var(--fg,#222);fill-opacity:0;stroke:none}.kc .hv:hover{fill-opacity:.12}\n"
-	      ".kc .pk circle{fill:#d55e00;stroke:var(--bg,#fff);stroke-width:1.5}.kc .pk text{font-weight:600}\n",
+	      ".kc .pk circle{fill:#d55e00;stroke:var(--bg,#fff);stroke-width:1.5}.kc .pk text{font-weight:600}\n"
+	      ".kc .ln{fill:none;stroke-width:2}\n"
+	      ".kc .peak{stroke:var(--roof,#444);stroke-width:1.5;stroke-dasharray:6 4;fill:none}\n"
+	      ".kc .fail{fill:none;stroke:#c62828;stroke-width:2}\n",
 	      fp);
 }
 
@@ -1195,6 +1199,167 @@ static void memory_chart(const struct kp_chart *ch, int standalone, FILE *fp)
 	fputs("</svg>\n", fp);
 }
 
+/* ---- lines: capture results, shapes on x, one line per backend ---- */
+
+#define LINES_LABEL 34 /* x labels cut to this many bytes (svg_short_labels()) */
+
+/* legend rows legend() takes for @ch at width @w from @x0 */
+static int legend_rows(const struct kp_chart *ch, int x0, int w)
+{
+	int x = x0, rows = 1;
+	for (int i = 0; i < ch->nseries; i++) {
+		if (!series_used(ch, i))
+			continue;
+		int tw = 30 + 8 * (int)strlen(ch->series[i]);
+		if (x + tw > w && x > x0) {
+			x = x0;
+			rows++;
+		}
+		x += tw;
+	}
+	return rows;
+}
+
+struct lgeom {
+	int L, R, T, B; /* plot box */
+	double hi;      /* top of the y axis, yunit */
+	size_t n;       /* x positions */
+};
+
+static double lx(const struct lgeom *g, double i)
+{
+	return g->L + (i + 0.5) * (g->R - g->L) / (double)g->n;
+}
+
+static double ly(const struct lgeom *g, double v)
+{
+	return g->B - v / g->hi * (g->B - g->T);
+}
+
+static void lines_axes(const struct kp_chart *ch, const struct lgeom *g, int rot, FILE *fp)
+{
+	double step = nice_step(g->hi, 6);
+	for (double v = 0; v <= g->hi + 1e-9 * g->hi; v += step) {
+		double y = ly(g, v);
+		fprintf(fp, "<line class=\"grid\" x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\"/>", g->L,
+			y, g->R, y);
+		fprintf(fp, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%g</text>\n", g->L - 6,
+			y + 4, v);
+	}
+	fprintf(fp,
+		"<path class=\"ax\" d=\"M%d %d V%d H%d\"/>\n"
+		"<text transform=\"translate(14 %d) rotate(-90)\" text-anchor=\"middle\">",
+		g->L, g->T, g->B, g->R, (g->T + g->B) / 2);
+	svg_escape(ch->yunit ? ch->yunit : "", fp);
+	fputs("</text>\n", fp);
+	char **shown = svg_short_labels(ch->lanes, ch->nlanes, LINES_LABEL);
+	for (size_t i = 0; i < ch->nlanes; i++) {
+		double x = lx(g, (double)i);
+		if (rot)
+			fprintf(fp,
+				"<text class=\"sm\" transform=\"translate(%.1f %d) rotate(-40)\" "
+				"text-anchor=\"end\">",
+				x + 3, g->B + 14);
+		else
+			fprintf(fp, "<text class=\"sm\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">", x,
+				g->B + 16);
+		title_el(ch->lanes[i], fp);
+		svg_escape(shown[i], fp);
+		fputs("</text>\n", fp);
+	}
+	free_labels(shown, ch->nlanes);
+}
+
+static void lines_peaks(const struct kp_chart *ch, const struct lgeom *g, FILE *fp)
+{
+	for (size_t i = 0; i < ch->nmarks; i++) {
+		double y = ly(g, ch->marks[i].v);
+		fprintf(fp,
+			"<g><line class=\"peak\" x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\"/>"
+			"<text class=\"sm\" x=\"%d\" y=\"%.1f\" text-anchor=\"end\">",
+			g->L, y, g->R, y, g->R - 4, y - 4);
+		svg_escape(ch->marks[i].label, fp);
+		fputs("</text>", fp);
+		title_el(ch->marks[i].label, fp);
+		fputs("</g>\n", fp);
+	}
+}
+
+static void lines_series(const struct kp_chart *ch, const struct lgeom *g, FILE *fp)
+{
+	for (int s = 0; s < ch->nseries; s++) {
+		int open = 0;
+		for (size_t x = 0; x < g->n; x++)
+			for (size_t i = 0; i < ch->npts; i++)
+				if (ch->pts[i].series == s && ch->pts[i].x == (double)x) {
+					if (!open)
+						fprintf(fp, "<polyline class=\"ln s%d\" points=\"", s);
+					fprintf(fp, "%s%.1f,%.1f", open ? " " : "", lx(g, (double)x),
+						ly(g, ch->pts[i].y));
+					open = 1;
+					break;
+				}
+		if (open)
+			fputs("\"/>\n", fp);
+	}
+	for (size_t i = 0; i < ch->npts; i++) {
+		const struct kp_cpoint *p = &ch->pts[i];
+		double x = lx(g, p->x), y = ly(g, p->y);
+		fprintf(fp, "<g><circle class=\"s%d\" cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\"/>", p->series,
+			x, y);
+		if (p->flag)
+			fprintf(fp, "<circle class=\"fail\" cx=\"%.1f\" cy=\"%.1f\" r=\"7\"/>", x, y);
+		title_el(p->tip ? p->tip : p->label, fp);
+		fputs("</g>\n", fp);
+	}
+}
+
+static void lines(const struct kp_chart *ch, int standalone, FILE *fp)
+{
+	const int W = 760;
+	size_t longest = 0;
+	for (size_t i = 0; i < ch->nlanes; i++)
+		longest = fmax(longest, strlen(ch->lanes[i]));
+	if (longest > LINES_LABEL)
+		longest = LINES_LABEL;
+	struct lgeom g = { .L = 64, .R = W - 16, .n = ch->nlanes };
+	double half = ch->nlanes ? (g.R - g.L) / 2.0 / (double)ch->nlanes : 0;
+	/* labels rotated 40 degrees when they do not fit their slot; 6 px a character */
+	int rot = ch->nlanes && longest * 6.5 > 2 * half;
+	if (rot && longest * 6 * 0.77 > g.L + half - 8)
+		g.L = (int)(longest * 6 * 0.77 - half + 8);
+	/* the standalone svg's note (html prints it above the figure) and legend rows */
+	int note = standalone && ch->note;
+	int nl = legend_rows(ch, 8, W), xlab = rot ? (int)(longest * 6 * 0.65) + 24 : 28;
+	int top = standalone ? 30 + (note ? 16 : 0) : 2; /* below the title and note */
+	g.T = top + 16 * nl + 14;
+	g.B = g.T + 260;
+	int H = g.B + xlab + 8;
+	open_svg(ch, standalone, W, H, fp);
+	if (note) {
+		fprintf(fp, "<text class=\"sm\" x=\"8\" y=\"%d\">", 30);
+		svg_escape(ch->note, fp);
+		fputs("</text>\n", fp);
+	}
+	legend(ch, 8, top + 14, W, fp);
+	double max = 0;
+	for (size_t i = 0; i < ch->npts; i++)
+		max = fmax(max, ch->pts[i].y);
+	for (size_t i = 0; i < ch->nmarks; i++)
+		max = fmax(max, ch->marks[i].v);
+	if (!ch->npts || !(max > 0)) {
+		no_data(W, H, fp);
+		fputs("</svg>\n", fp);
+		return;
+	}
+	double step = nice_step(max * 1.05, 6);
+	g.hi = ceil(max * 1.05 / step) * step;
+	lines_axes(ch, &g, rot, fp);
+	lines_peaks(ch, &g, fp);
+	lines_series(ch, &g, fp);
+	fputs("</svg>\n", fp);
+}
+
 int svg_drawable(const struct kp_chart *ch)
 {
 	return ch->kind != CHART_LIST;
@@ -1223,6 +1388,9 @@ void svg_chart(const struct kp_chart *ch, int standalone, FILE *fp)
 		break;
 	case CHART_MEMORY:
 		memory_chart(ch, standalone, fp);
+		break;
+	case CHART_LINES:
+		lines(ch, standalone, fp);
 		break;
 	default:
 		break;

@@ -182,7 +182,7 @@ static const char *const chart_kinds[] = {
 	[CHART_ROOFLINE] = "roofline", [CHART_TOP] = "top",
 	[CHART_TIMELINE] = "timeline", [CHART_WATERFALL] = "waterfall",
 	[CHART_DUMBBELL] = "dumbbell", [CHART_LIST] = "list",
-	[CHART_ICICLE] = "icicle",     [CHART_MEMORY] = "memory",
+	[CHART_ICICLE] = "icicle",     [CHART_MEMORY] = "memory",     [CHART_LINES] = "lines",
 };
 
 static void json_chart(struct kp_jw *jw, const char *jkey, const struct kp_chart *ch)
@@ -204,6 +204,8 @@ static void json_chart(struct kp_jw *jw, const char *jkey, const struct kp_chart
 		jw_int(jw, "gpu_time_ns", ch->x1);
 	if (ch->kind == CHART_MEMORY)
 		jw_int(jw, "end_ns", ch->x1);
+	if (ch->kind == CHART_LINES)
+		jw_string(jw, "unit", ch->yunit);
 	jw_array_begin(jw, "lanes", 0);
 	for (size_t i = 0; i < ch->nlanes; i++)
 		jw_string(jw, NULL, ch->lanes[i]);
@@ -225,6 +227,10 @@ static void json_chart(struct kp_jw *jw, const char *jkey, const struct kp_chart
 		jw_double(jw, "w", p->w);
 		jw_int(jw, "series", p->series);
 		jw_string(jw, "label", p->label);
+		if (ch->kind == CHART_LINES) {
+			jw_bool(jw, "accuracy_failed", p->flag);
+			jw_string(jw, "tip", p->tip);
+		}
 		jw_end(jw);
 	}
 	jw_end(jw);

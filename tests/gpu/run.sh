@@ -83,6 +83,8 @@ if [ "${KPROF_GPU_SKIP_HOOK:-0}" != 1 ]; then
 	echo "== kprof capture --memory: peak reserved against torch (tests/gpu/memory_capture.sh)"
 	KPROF=$KPROF "$(dirname "$0")/memory_capture.sh" "$DIR" || fail=1
 fi
+echo "== kprof capture --report: the results as charts, points = the summary table (tests/gpu/capture_report.sh)"
+KPROF=$KPROF "$(dirname "$0")/capture_report.sh" "$DIR" || fail=1
 echo "== kprof capture --metrics: measured tensor FLOPs and DRAM bytes per kernel"
 KPROF=$KPROF "$(dirname "$0")/metrics.sh" "$DIR/metrics" || fail=1
 echo "== kprof capture --metrics -- <command>: measured FLOPs of a cuBLAS GEMM and a custom kernel"

@@ -53,6 +53,17 @@ for fmt in html svg; do
 done
 grep -q '10000 frames, ' "$out/modules10k.html" || { echo "FAIL html: no icicle of 10,000 frames"; fail=1; }
 rm -f "$out/modules10k.json"
+# capture's results (issue 28): the page of a --results file, one chart per workload/op, and
+# each chart alone as svg
+res=testdata/handmade/capture_results.json
+"$KPROF" analyze --results $res -f html -o "$out/capture_results.html" 2>/dev/null &&
+	"$XMLCHECK" -s $max "$out/capture_results.html" || { echo "FAIL html: --results $res"; fail=1; }
+[ "$(grep -c '<svg class="kc" id="chart-results-' "$out/capture_results.html")" = 3 ] ||
+	{ echo "FAIL html: --results $res: not 3 charts"; fail=1; }
+for c in results-1 results-2 results-3; do
+	"$KPROF" analyze --results $res -f svg --chart $c -o "$out/capture_results-$c.svg" 2>/dev/null &&
+		"$XMLCHECK" -s $max "$out/capture_results-$c.svg" || { echo "FAIL svg $c: $res"; fail=1; }
+done
 # a diff with a gate that trips, one that passes, and its two svg charts
 base=testdata/hta/trace_diff_control_2022.json.gz new=testdata/hta/trace_diff_test_2022.json.gz
 "$KPROF" diff -f html -k op-shape --fail-above 1 -o "$out/diff.html" $base $new 2>/dev/null

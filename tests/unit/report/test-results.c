@@ -19,7 +19,7 @@
 #include "kprof/json.h"
 #include "kprof/doc.h"
 #include "kprof/table.h"
-#include "record/results.h"
+#include "kprof/results.h"
 
 static struct kp_result mk(const char *backend, const char *layout, double ms, double err)
 {
@@ -263,7 +263,8 @@ static void json_records_match_the_schema(void **state)
 	int fd = mkstemps(path, 5);
 	assert_true(fd >= 0);
 	close(fd);
-	assert_int_equal(results_write(&rs, path, "NVIDIA H200", why, sizeof(why)), 0);
+	snprintf(rs.device, sizeof(rs.device), "NVIDIA H200");
+	assert_int_equal(results_write(&rs, path, why, sizeof(why)), 0);
 	char *text = slurp(path);
 	/* 3 conv cases x (latency, TFLOPS) + softmax x (latency, GB/s, % of peak) */
 	int n = 0;
@@ -309,7 +310,9 @@ static void csv_has_one_line_per_metric(void **state)
 	int fd = mkstemps(path, 4);
 	assert_true(fd >= 0);
 	close(fd);
-	assert_int_equal(results_write(&rs, path, "NVIDIA H200", why, sizeof(why)), 0);
+	snprintf(rs.device, sizeof(rs.device), "NVIDIA H200");
+	rs.sm_clock_mhz = 1830, rs.mem_clock_mhz = 3201;
+	assert_int_equal(results_write(&rs, path, why, sizeof(why)), 0);
 	char *text = slurp(path);
 	int lines = 0;
 	for (const char *s = text; *s; s++)
@@ -320,11 +323,12 @@ static void csv_has_one_line_per_metric(void **state)
 			     64));
 	assert_non_null(strstr(text,
 			       "kprof capture,inference,bfloat16,NVIDIA H200,softmax-16384x4096,"
-			       "softmax,kprof,aten::_softmax,,false,% of DRAM peak,80.7,85\n"));
+			       "softmax,kprof,aten::_softmax,,false,% of DRAM peak,80.7,85,fwd,0.009,"
+			       "1830,3201\n"));
 	unlink(path);
-	assert_int_equal(results_write(&rs, "/tmp/x.txt", NULL, why, sizeof(why)), -1);
+	assert_int_equal(results_write(&rs, "/tmp/x.txt", why, sizeof(why)), -1);
 	assert_non_null(strstr(why, ".json or .csv"));
-	assert_int_equal(results_write(&rs, "/nonexistent/dir/r.json", NULL, why, sizeof(why)), -1);
+	assert_int_equal(results_write(&rs, "/nonexistent/dir/r.json", why, sizeof(why)), -1);
 	assert_non_null(strstr(why, "cannot write"));
 	results_free(&rs);
 

@@ -1,7 +1,7 @@
 /*
  * results.c — per-case results: the summary table (report model) and the benchmark-db writers.
  */
-#include "record/results.h"
+#include "kprof/results.h"
 
 #include <errno.h>
 #include <math.h>
@@ -21,26 +21,6 @@ char *results_ms_text(char *buf, size_t cap, double ms)
 	int dec = 3 - (int)floor(log10(ms));
 	snprintf(buf, cap, "%.*f", dec < 4 ? 4 : dec > 12 ? 12 : dec, ms);
 	return buf;
-}
-
-int results_add(struct kp_results *rs, const struct kp_result *r)
-{
-	if (rs->n == rs->cap) {
-		size_t nc = rs->cap ? rs->cap * 2 : 32;
-		struct kp_result *p = realloc(rs->r, nc * sizeof(*p));
-		if (!p)
-			return -1;
-		rs->r = p, rs->cap = nc;
-	}
-	rs->r[rs->n++] = *r;
-	return 0;
-}
-
-void results_free(struct kp_results *rs)
-{
-	free(rs->r);
-	rs->r = NULL;
-	rs->n = rs->cap = 0;
 }
 
 static int same_case(const struct kp_result *a, const struct kp_result *b)
@@ -191,7 +171,7 @@ static void model_name(const struct kp_result *r, char *buf, size_t cap)
 	snprintf(buf, cap, "%s-%s%s%s", r->kind, r->shape, r->layout[0] ? "-" : "", r->layout);
 }
 
-static void write_json(const struct kp_results *rs, FILE *f, const char *device)
+void results_write_json(const struct kp_results *rs, FILE *f)
 {
 	struct kp_jw jw;
 	jw_init(&jw, f);
@@ -211,8 +191,12 @@ static void write_json(const struct kp_results *rs, FILE *f, const char *device)
 			jw_string(&jw, "mode", strcmp(r->mode, "fwd") ? "training" : "inference");
 			jw_string(&jw, "dtype", torch_dtype(r->dtype));
 			jw_object_begin(&jw, "extra_info", 0);
-			jw_string(&jw, "device", device ? device : "");
+			jw_string(&jw, "device", rs->device);
 			jw_string(&jw, "backend", r->backend);
+			if (rs->sm_clock_mhz > 0)
+				jw_int(&jw, "sm_clock_mhz", rs->sm_clock_mhz);
+			if (rs->mem_clock_mhz > 0)
+				jw_int(&jw, "mem_clock_mhz", rs->mem_clock_mhz);
 			jw_end(&jw);
 			jw_end(&jw);
 			jw_object_begin(&jw, "model", 0);
@@ -262,10 +246,11 @@ static void csv_field(FILE *f, const char *s, int last)
 	putc(last ? '\n' : ',', f);
 }
 
-static void write_csv(const struct kp_results *rs, FILE *f, const char *device)
+static void write_csv(const struct kp_results *rs, FILE *f)
 {
 	fputs("benchmark_name,benchmark_mode,benchmark_dtype,device,model_name,model_type,backend,"
-	      "op,layout,accuracy_ok,metric_name,benchmark_value,target_value\n",
+	      "op,layout,accuracy_ok,metric_name,benchmark_value,target_value,pass,accuracy_err,"
+	      "sm_clock_mhz,mem_clock_mhz\n",
 	      f);
 	for (size_t i = 0; i < rs->n; i++) {
 		const struct kp_result *r = &rs->r[i];
@@ -279,7 +264,7 @@ static void write_csv(const struct kp_results *rs, FILE *f, const char *device)
 			csv_field(f, "kprof capture", 0);
 			csv_field(f, strcmp(r->mode, "fwd") ? "training" : "inference", 0);
 			csv_field(f, torch_dtype(r->dtype), 0);
-			csv_field(f, device ? device : "", 0);
+			csv_field(f, rs->device, 0);
 			csv_field(f, name, 0);
 			csv_field(f, r->kind, 0);
 			csv_field(f, r->backend, 0);
@@ -290,13 +275,19 @@ static void write_csv(const struct kp_results *rs, FILE *f, const char *device)
 			jw_format_double(v, sizeof(v), m[k].v);
 			jw_format_double(t, sizeof(t), m[k].target);
 			csv_field(f, v, 0);
-			csv_field(f, t, 1);
+			csv_field(f, t, 0);
+			csv_field(f, r->mode, 0);
+			snprintf(v, sizeof(v), "%.3g", r->err);
+			csv_field(f, v, 0);
+			snprintf(v, sizeof(v), "%d", rs->sm_clock_mhz);
+			csv_field(f, v, 0);
+			snprintf(v, sizeof(v), "%d", rs->mem_clock_mhz);
+			csv_field(f, v, 1);
 		}
 	}
 }
 
-int results_write(const struct kp_results *rs, const char *path, const char *device, char *why,
-		  size_t whylen)
+int results_write(const struct kp_results *rs, const char *path, char *why, size_t whylen)
 {
 	size_t len = strlen(path);
 	int json = len >= 5 && !strcmp(path + len - 5, ".json");
@@ -311,9 +302,9 @@ int results_write(const struct kp_results *rs, const char *path, const char *dev
 		return -1;
 	}
 	if (json)
-		write_json(rs, f, device);
+		results_write_json(rs, f);
 	else
-		write_csv(rs, f, device);
+		write_csv(rs, f);
 	if (fclose(f) != 0) {
 		snprintf(why, whylen, "cannot write %s: %s", path, strerror(errno));
 		return -1;

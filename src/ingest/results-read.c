@@ -1,0 +1,375 @@
+/*
+ * results-read.c — the results container (results_add/free) and benchmark-db records
+ * (src/report/results.c's writers: a JSON array, or CSV) read back into it, for
+ * `kprof analyze --results` and a capture trace's "kprof"."results" (trace.c).  Here in
+ * ingest so the trace loader can read them; the table, charts and writers are in src/report.
+ */
+#include "kprof/results.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kprof/diag.h"
+#include "kprof/input.h"
+#include "kprof/json.h"
+
+int results_add(struct kp_results *rs, const struct kp_result *r)
+{
+	if (rs->n == rs->cap) {
+		size_t nc = rs->cap ? rs->cap * 2 : 32;
+		struct kp_result *p = realloc(rs->r, nc * sizeof(*p));
+		if (!p)
+			return -1;
+		rs->r = p, rs->cap = nc;
+	}
+	rs->r[rs->n++] = *r;
+	return 0;
+}
+
+void results_free(struct kp_results *rs)
+{
+	free(rs->r);
+	rs->r = NULL;
+	rs->n = rs->cap = 0;
+}
+
+/* One record's fields, whichever format it came in. */
+struct rec {
+	char name[160], kind[24], dtype[16], device[64], backend[16], op[48], layout[8], mode[16],
+		metric[40];
+	char ok[8];
+	double v, err;
+	int sm_mhz, mem_mhz;
+};
+
+static void set(char *dst, size_t cap, const char *s, size_t len)
+{
+	if (len >= cap)
+		len = cap - 1;
+	memcpy(dst, s, len);
+	dst[len] = 0;
+}
+
+/* benchmark.dtype as results.c's torch_dtype() writes it, back to kprof's spelling */
+static const char *kprof_dtype(const char *d)
+{
+	if (!strcmp(d, "bfloat16"))
+		return "bf16";
+	if (!strcmp(d, "float16"))
+		return "fp16";
+	if (!strcmp(d, "tf32"))
+		return "tf32";
+	return "fp32";
+}
+
+/* The field at @path ("model.extra_info.op") of @x: a pointer to fill, or NULL. */
+static char *field(struct rec *x, const char *path, size_t *cap)
+{
+	static const struct {
+		const char *path;
+		size_t off, cap;
+	} f[] = {
+#define F(p, m) { p, offsetof(struct rec, m), sizeof(((struct rec *)0)->m) }
+		F("benchmark.dtype", dtype),
+		F("benchmark_dtype", dtype),
+		F("benchmark.extra_info.device", device),
+		F("device", device),
+		F("model.name", name),
+		F("model_name", name),
+		F("model.type", kind),
+		F("model_type", kind),
+		F("model.backend", backend),
+		F("backend", backend),
+		F("model.extra_info.op", op),
+		F("op", op),
+		F("model.extra_info.layout", layout),
+		F("layout", layout),
+		F("model.extra_info.pass", mode),
+		F("pass", mode),
+		F("model.extra_info.accuracy_ok", ok),
+		F("accuracy_ok", ok),
+		F("metric.name", metric),
+		F("metric_name", metric),
+#undef F
+	};
+	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
+		if (!strcmp(f[i].path, path)) {
+			*cap = f[i].cap;
+			return (char *)x + f[i].off;
+		}
+	return NULL;
+}
+
+/* A scalar @s[0..len) at @path of record @x. */
+static void put(struct rec *x, const char *path, const char *s, size_t len)
+{
+	size_t cap;
+	char *dst = field(x, path, &cap);
+	char num[64];
+	set(num, sizeof(num), s, len);
+	if (dst)
+		set(dst, cap, s, len);
+	else if (!strcmp(path, "metric.benchmark_values") || !strcmp(path, "benchmark_value"))
+		x->v = strtod(num, NULL);
+	else if (!strcmp(path, "model.extra_info.accuracy_err") || !strcmp(path, "accuracy_err"))
+		x->err = strtod(num, NULL);
+	else if (!strcmp(path, "benchmark.extra_info.sm_clock_mhz") ||
+		 !strcmp(path, "sm_clock_mhz"))
+		x->sm_mhz = atoi(num);
+	else if (!strcmp(path, "benchmark.extra_info.mem_clock_mhz") ||
+		 !strcmp(path, "mem_clock_mhz"))
+		x->mem_mhz = atoi(num);
+}
+
+/* The result @x adds to: the last one when it is the same case, else a new one. */
+static int add_rec(struct kp_results *rs, const struct rec *x)
+{
+	struct kp_result *last = rs->n ? &rs->r[rs->n - 1] : NULL;
+	const char *dt = kprof_dtype(x->dtype);
+	int same = last && strcmp(x->metric, "latency (ms)") && !strcmp(last->backend, x->backend) &&
+		   !strcmp(last->dtype, dt) && !strcmp(last->mode, x->mode) &&
+		   !strcmp(last->op, x->op) && !strcmp(last->layout, x->layout);
+	if (!same) {
+		struct kp_result r = { .err = x->err, .tol = strcmp(x->ok, "false") ? x->err : -1 };
+		snprintf(r.op, sizeof(r.op), "%s", x->op);
+		snprintf(r.kind, sizeof(r.kind), "%s", x->kind);
+		snprintf(r.dtype, sizeof(r.dtype), "%s", dt);
+		snprintf(r.backend, sizeof(r.backend), "%s", x->backend);
+		snprintf(r.layout, sizeof(r.layout), "%s", x->layout);
+		snprintf(r.mode, sizeof(r.mode), "%s", x->mode);
+		/* model.name is "kind-shape[-layout]" (results.c's model_name()) */
+		const char *sh = x->name;
+		size_t kl = strlen(x->kind), ll = strlen(x->layout), n = strlen(sh);
+		if (kl && !strncmp(sh, x->kind, kl) && sh[kl] == '-')
+			sh += kl + 1, n -= kl + 1;
+		if (ll && n > ll + 1 && sh[n - ll - 1] == '-' && !strcmp(sh + n - ll, x->layout))
+			n -= ll + 1;
+		set(r.shape, sizeof(r.shape), sh, n);
+		if (results_add(rs, &r) < 0)
+			return -1;
+		last = &rs->r[rs->n - 1];
+	}
+	if (!strcmp(x->metric, "latency (ms)"))
+		last->ms = x->v;
+	else if (!strcmp(x->metric, "TFLOPS"))
+		last->tflops = x->v;
+	else if (!strcmp(x->metric, "bandwidth (GB/s)"))
+		last->gbs = x->v;
+	else if (!strcmp(x->metric, "% of DRAM peak"))
+		last->peak_pct = x->v;
+	if (!rs->device[0])
+		snprintf(rs->device, sizeof(rs->device), "%s", x->device);
+	if (!rs->sm_clock_mhz)
+		rs->sm_clock_mhz = x->sm_mhz;
+	if (!rs->mem_clock_mhz)
+		rs->mem_clock_mhz = x->mem_mhz;
+	return 0;
+}
+
+/* ---- JSON: an array of nested records ---- */
+
+static int json_fail(struct kp_json *p, const char *origin, struct kp_diag *d, const char *why,
+		     int64_t off)
+{
+	int line, col;
+	json_locate(p, off, &line, &col);
+	return diag_error(d, KP_BADINPUT, "%s:%d:%d: error: %s", origin, line, col, why);
+}
+
+/* The members of the object just opened, their scalars put() under @path. */
+static int walk(struct kp_json *p, struct rec *x, char *path, size_t plen, int in_array)
+{
+	struct kp_json_tok tk;
+	for (;;) {
+		size_t l = plen;
+		enum kp_json_type ty = json_next(p, &tk);
+		if (ty == JT_OBJ_END || ty == JT_ARR_END)
+			return 0;
+		if (!in_array) {
+			if (ty != JT_KEY)
+				return -1;
+			if (plen + tk.len + 2 < 256) {
+				if (plen)
+					path[l++] = '.';
+				memcpy(path + l, tk.s, tk.len);
+				l += tk.len;
+			}
+			path[l] = 0;
+			ty = json_next(p, &tk);
+		}
+		if (ty == JT_ERROR)
+			return -1;
+		if (ty == JT_OBJ || ty == JT_ARR) {
+			if (walk(p, x, path, l, ty == JT_ARR) < 0)
+				return -1;
+		} else if (ty == JT_STR && tk.escaped) {
+			char u[256];
+			put(x, path, u, json_unescape(tk.s, tk.len, u, sizeof(u)));
+		} else if (ty == JT_STR || ty == JT_NUM || ty == JT_TRUE || ty == JT_FALSE) {
+			put(x, path, tk.s, tk.len);
+		}
+		path[plen] = 0;
+	}
+}
+
+int results_read_json(struct kp_results *rs, struct kp_json *p, const char *origin,
+		      struct kp_diag *d)
+{
+	struct kp_json_tok tk;
+	for (;;) {
+		enum kp_json_type ty = json_next(p, &tk);
+		if (ty == JT_ARR_END)
+			return 0;
+		if (ty != JT_OBJ)
+			return json_fail(p, origin, d,
+					 ty == JT_ERROR ? p->err : "expected a record object",
+					 ty == JT_ERROR ? p->err_off : tk.off);
+		struct rec x = { 0 };
+		char path[256] = "";
+		int64_t at = tk.off;
+		if (walk(p, &x, path, 0, 0) < 0)
+			return json_fail(p, origin, d, p->err ? p->err : "malformed record",
+					 p->err ? p->err_off : at);
+		if (!x.metric[0] || !x.backend[0])
+			return json_fail(p, origin, d,
+					 "record without metric.name or model.backend", at);
+		if (add_rec(rs, &x) < 0)
+			return diag_error(d, KP_ENV, "error: out of memory reading '%s'", origin);
+	}
+}
+
+static int read_json(struct kp_results *rs, const char *s, size_t len, const char *origin,
+		     struct kp_diag *d)
+{
+	struct kp_json p;
+	struct kp_json_tok tk;
+	json_init_mem(&p, s, len);
+	int rc;
+	enum kp_json_type ty = json_next(&p, &tk);
+	if (ty != JT_ARR)
+		rc = json_fail(&p, origin, d,
+			       ty == JT_ERROR ? p.err : "expected an array of benchmark records",
+			       ty == JT_ERROR ? p.err_off : tk.off);
+	else
+		rc = results_read_json(rs, &p, origin, d);
+	json_free(&p);
+	return rc;
+}
+
+/* ---- CSV: a header row and one record a line (RFC 4180 quoting) ---- */
+
+/* The next field at *@s into @buf; 1 when it ended the line, 0 more follow, -1 bad quoting. */
+static int csv_next(const char **s, const char *end, char *buf, size_t cap)
+{
+	size_t n = 0;
+	const char *p = *s;
+	int q = p < end && *p == '"';
+	if (q)
+		p++;
+	for (; p < end; p++) {
+		if (q && *p == '"') {
+			if (p + 1 < end && p[1] == '"') {
+				p++;
+			} else {
+				q = 0;
+				continue;
+			}
+		} else if (!q && (*p == ',' || *p == '\n' || *p == '\r')) {
+			break;
+		}
+		if (n + 1 < cap)
+			buf[n++] = *p;
+	}
+	buf[n] = 0;
+	if (q)
+		return -1;
+	int eol = p >= end || *p != ',';
+	if (p < end && *p == '\r')
+		p++;
+	*s = p < end ? p + 1 : p;
+	return eol;
+}
+
+#define CSV_COLS 32
+
+static int read_csv(struct kp_results *rs, const char *s, size_t len, const char *origin,
+		    struct kp_diag *d)
+{
+	const char *p = s, *end = s + len;
+	char head[CSV_COLS][40], buf[256];
+	int nh = 0, line = 1, e = 0;
+	while (nh < CSV_COLS && (e = csv_next(&p, end, head[nh], sizeof(head[0]))) == 0)
+		nh++;
+	if (e < 0 || nh >= CSV_COLS || strcmp(head[0], "benchmark_name"))
+		return diag_error(d, KP_BADINPUT,
+				  "%s:1:1: error: expected a benchmark-db CSV header "
+				  "(benchmark_name,...)",
+				  origin);
+	nh++;
+	while (p < end) {
+		line++;
+		struct rec x = { 0 };
+		int c = 0;
+		for (;; c++) {
+			e = csv_next(&p, end, buf, sizeof(buf));
+			if (e < 0)
+				return diag_error(d, KP_BADINPUT, "%s:%d: error: unterminated quote",
+						  origin, line);
+			if (c < nh)
+				put(&x, head[c], buf, strlen(buf));
+			if (e)
+				break;
+		}
+		if (c == 0 && !buf[0])
+			continue; /* a blank line */
+		if (c + 1 != nh)
+			return diag_error(d, KP_BADINPUT,
+					  "%s:%d: error: %d fields where the header has %d", origin,
+					  line, c + 1, nh);
+		if (add_rec(rs, &x) < 0)
+			return diag_error(d, KP_ENV, "error: out of memory reading '%s'", origin);
+	}
+	return 0;
+}
+
+int results_read(struct kp_results *rs, const char *s, size_t len, const char *origin,
+		 struct kp_diag *d)
+{
+	size_t i = 0;
+	while (i < len && strchr(" \t\r\n", s[i]))
+		i++;
+	if (i < len && s[i] == '[')
+		return read_json(rs, s, len, origin, d);
+	return read_csv(rs, s, len, origin, d);
+}
+
+int results_load(struct kp_results *rs, const char *path, struct kp_diag *d)
+{
+	struct kp_input in;
+	if (input_open(&in, path, d) < 0)
+		return -1;
+	size_t len = 0, cap = 1 << 16;
+	char *buf = malloc(cap);
+	ssize_t got = 0;
+	while (buf && (got = input_read(&in, buf + len, cap - len, d)) > 0) {
+		len += (size_t)got;
+		if (len == cap) {
+			char *nb = realloc(buf, cap * 2);
+			if (!nb) {
+				free(buf);
+				buf = NULL;
+				break;
+			}
+			buf = nb, cap *= 2;
+		}
+	}
+	int rc = -1;
+	if (!buf)
+		diag_error(d, KP_ENV, "error: out of memory reading '%s'", in.name);
+	else if (got == 0)
+		rc = results_read(rs, buf, len, in.name, d);
+	free(buf);
+	input_close(&in);
+	return rc;
+}

@@ -1,0 +1,388 @@
+/*
+ * test-results-charts.c — capture results as charts (src/report/results-charts.c): every
+ * point equals the summary table's number for its case, the legend's geomean speedup (computed
+ * here from the times), the peak line (the device table's peak at the run's clock), failed
+ * accuracy checks flagged; the results read back from --results JSON and CSV
+ * (src/ingest/results-read.c) and from a capture trace's "kprof"."results" draw the same charts.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "kprof/devdb.h"
+#include "kprof/diag.h"
+#include "kprof/doc.h"
+#include "kprof/dtype.h"
+#include "kprof/results.h"
+#include "kprof/table.h"
+#include "kprof/trace.h"
+
+static const char *const conv_shapes[] = {
+	"32x64x56x56->64 3x3 s1 p1 d1 g1",   "32x128x28x28->128 3x3 s1 p1 d1 g1",
+	"32x256x14x14->256 3x3 s1 p1 d1 g1", "32x512x7x7->512 3x3 s1 p1 d1 g1",
+	"32x3x224x224->64 7x7 s2 p3 d1 g1",  "32x256x56x56->64 1x1 s1 p0 d1 g1",
+};
+static const char *const row_shapes[] = { "4096x1024",  "4096x4096",  "16384x1024",
+					   "16384x4096", "32768x8192", "65536x8192" };
+
+static void add(struct kp_results *rs, const char *op, const char *kind, const char *shape,
+		const char *backend, double ms, double tflops, double gbs, int bad)
+{
+	struct kp_result r = { .ms = ms, .tflops = tflops, .gbs = gbs, .err = bad ? 9e-3 : 1e-4,
+			       .tol = 8e-3 };
+	if (gbs > 0)
+		r.peak_pct = 100 * gbs / 4800;
+	snprintf(r.op, sizeof(r.op), "%s", op);
+	snprintf(r.kind, sizeof(r.kind), "%s", kind);
+	snprintf(r.shape, sizeof(r.shape), "%s", shape);
+	snprintf(r.dtype, sizeof(r.dtype), "bf16");
+	snprintf(r.backend, sizeof(r.backend), "%s", backend);
+	snprintf(r.layout, sizeof(r.layout), "%s", gbs > 0 ? "" : "nchw");
+	snprintf(r.mode, sizeof(r.mode), "fwd");
+	assert_int_equal(results_add(rs, &r), 0);
+}
+
+/* 3 workloads x 2 backends x 6 shapes; the rmsnorm kprof case of shape 2 fails its check */
+static void fill(struct kp_results *rs)
+{
+	snprintf(rs->device, sizeof(rs->device), "NVIDIA H200");
+	rs->sm_clock_mhz = 1830, rs->mem_clock_mhz = 3201;
+	for (int i = 0; i < 6; i++) {
+		add(rs, "aten::convolution", "conv2d", conv_shapes[i], "reference", 1.1 - 0.1 * i,
+		    236.8 / (1.1 - 0.1 * i), 0, 0);
+		add(rs, "aten::convolution", "conv2d", conv_shapes[i], "cudnn", 0.43 - 0.03 * i,
+		    236.8 / (0.43 - 0.03 * i), 0, 0);
+	}
+	for (int k = 0; k < 2; k++)
+		for (int i = 0; i < 6; i++) {
+			const char *op = k ? "aten::_fused_rms_norm" : "aten::_softmax";
+			const char *kind = k ? "rmsnorm" : "softmax";
+			add(rs, op, kind, row_shapes[i], "reference", 0.01 * (i + 1), 0,
+			    2000 + 100 * i, 0);
+			add(rs, op, kind, row_shapes[i], "kprof", 0.006 * (i + 1) + 0.001 * k, 0,
+			    3400 + 120 * i, k && i == 2);
+		}
+}
+
+/* The table row of @shape / @backend / @op in @doc's "results" table, or -1. */
+static long table_row(const struct kp_table *tb, const char *op, const char *shape,
+		      const char *backend)
+{
+	int cop = tb->ncols - 1, cshape = tb->ncols - 2;
+	int cback = -1;
+	for (int c = 0; c < tb->ncols; c++)
+		if (!strcmp(tb->cols[c].key, "backend"))
+			cback = c;
+	for (size_t r = 0; r < tb->nrows; r++) {
+		const struct kp_cell *c = &tb->cells[r * (size_t)tb->ncols];
+		if (!strcmp(c[cop].s, op) && !strcmp(c[cshape].s, shape) &&
+		    !strcmp(c[cback].s, backend))
+			return (long)r;
+	}
+	return -1;
+}
+
+static int col_of(const struct kp_table *tb, const char *key)
+{
+	for (int c = 0; c < tb->ncols; c++)
+		if (!strcmp(tb->cols[c].key, key))
+			return c;
+	return -1;
+}
+
+static const struct kp_table *results_table(const struct kp_doc *doc)
+{
+	for (size_t i = 0; i < doc->nitems; i++)
+		if (doc->items[i].type == ITEM_TABLE && !strcmp(doc->items[i].jkey, "results"))
+			return doc->items[i].table;
+	return NULL;
+}
+
+static const struct kp_device *h200(struct kp_devdb *db)
+{
+	struct kp_diag d;
+	assert_int_equal(devdb_load_builtin(db, &d), 0);
+	const struct kp_device *dev = devdb_find(db, "NVIDIA H200");
+	assert_non_null(dev);
+	return dev;
+}
+
+/* The backend of legend entry @s ("cudnn  2.417x") */
+static void legend_backend(const char *s, char *out, size_t cap)
+{
+	snprintf(out, cap, "%.*s", (int)strcspn(s, " "), s);
+}
+
+static void points_equal_the_table(void **state)
+{
+	(void)state;
+	struct kp_results rs = { 0 };
+	struct kp_devdb db;
+	const struct kp_device *dev = h200(&db);
+	fill(&rs);
+	struct kp_doc doc;
+	doc_init(&doc, "capture", 10);
+	results_doc(&doc, &rs, dev, 1, NULL);
+	const struct kp_table *tb = results_table(&doc);
+	assert_non_null(tb);
+	int ctime = col_of(tb, "time_ns"), cfl = col_of(tb, "tflops"), cgb = col_of(tb, "gbs");
+	int nch = 0;
+	size_t npts = 0;
+	for (size_t i = 0; i < doc.nitems; i++) {
+		if (doc.items[i].type != ITEM_CHART)
+			continue;
+		const struct kp_chart *ch = doc.items[i].chart;
+		nch++;
+		assert_int_equal(ch->kind, CHART_LINES);
+		assert_int_equal(ch->nlanes, 6);
+		assert_int_equal(ch->nseries, 2);
+		int tfl = !strcmp(ch->yunit, "TFLOP/s");
+		const char *op = nch == 1 ? "aten::convolution"
+				 : nch == 2 ? "aten::_softmax"
+					    : "aten::_fused_rms_norm";
+		assert_int_equal(tfl, nch == 1);
+		for (size_t k = 0; k < ch->npts; k++) {
+			const struct kp_cpoint *p = &ch->pts[k];
+			char be[32];
+			legend_backend(ch->series[p->series], be, sizeof(be));
+			long r = table_row(tb, op, ch->lanes[(size_t)p->x], be);
+			assert_true(r >= 0);
+			const struct kp_cell *c = &tb->cells[(size_t)r * (size_t)tb->ncols];
+			/* y is the number the table prints in the column the chart's unit names */
+			assert_true(c[tfl ? cfl : cgb].type == CELL_NUM);
+			assert_true(p->y == c[tfl ? cfl : cgb].d);
+			assert_true(fabs(p->w - (double)c[ctime].i) <= 0.5);
+			/* the shape's label and run order: lane i is the case's i-th shape */
+			assert_string_equal(p->label, ch->lanes[(size_t)p->x]);
+			assert_string_equal(ch->lanes[(size_t)p->x],
+					    (tfl ? conv_shapes : row_shapes)[(size_t)p->x]);
+			npts++;
+		}
+	}
+	assert_int_equal(nch, 3);
+	assert_int_equal(npts, rs.n);
+	doc_free(&doc);
+	results_free(&rs);
+	devdb_free(&db);
+}
+
+static void legend_carries_the_geomean_speedup(void **state)
+{
+	(void)state;
+	struct kp_results rs = { 0 };
+	fill(&rs);
+	struct kp_doc doc;
+	doc_init(&doc, "capture", 10);
+	results_charts(&doc, &rs, NULL, NULL);
+	/* conv: cudnn over reference, by hand from the times fill() gives */
+	double s = 0;
+	for (int i = 0; i < 6; i++)
+		s += log((1.1 - 0.1 * i) / (0.43 - 0.03 * i));
+	char want[64];
+	snprintf(want, sizeof(want), "cudnn  %.3fx", exp(s / 6));
+	const struct kp_chart *ch = doc_find_chart(&doc, "results-1");
+	assert_non_null(ch);
+	assert_string_equal(ch->series[1], want);
+	assert_string_equal(ch->series[0], "reference  1.000x (base)");
+	/* rmsnorm: kprof's times are 0.006 (i + 1) + 0.001 */
+	s = 0;
+	for (int i = 0; i < 6; i++)
+		s += log(0.01 * (i + 1) / (0.006 * (i + 1) + 0.001));
+	snprintf(want, sizeof(want), "kprof  %.3fx", exp(s / 6));
+	ch = doc_find_chart(&doc, "results-3");
+	assert_non_null(ch);
+	assert_string_equal(ch->series[1], want);
+	/* without a device entry, no peak line */
+	assert_int_equal(ch->nmarks, 0);
+	doc_free(&doc);
+	results_free(&rs);
+}
+
+static void peak_is_the_device_table_at_the_run_clock(void **state)
+{
+	(void)state;
+	struct kp_results rs = { 0 };
+	struct kp_devdb db;
+	const struct kp_device *dev = h200(&db);
+	fill(&rs);
+	struct kp_doc doc;
+	doc_init(&doc, "capture", 10);
+	results_charts(&doc, &rs, dev, NULL);
+	/* bf16 dense peak x min(f, clk_ref) / clk_ref (doc/devices.md §4.2), in TFLOP/s */
+	const struct kp_peak *pk = &dev->peak[PREC_BF16];
+	double f = 1830 < pk->clk_ref_mhz ? 1830 : pk->clk_ref_mhz;
+	const struct kp_chart *ch = doc_find_chart(&doc, "results-1");
+	assert_int_equal(ch->nmarks, 1);
+	assert_true(fabs(ch->marks[0].v - pk->flop_per_s * f / pk->clk_ref_mhz / 1e12) < 1e-9);
+	assert_non_null(strstr(ch->marks[0].label, "at 1830 MHz"));
+	/* DRAM: the datasheet bandwidth (3201 MHz is not below the entry's memory clock) */
+	ch = doc_find_chart(&doc, "results-2");
+	assert_int_equal(ch->nmarks, 1);
+	double bw = dev->mem_bw_byte_per_s;
+	if (dev->mem_clk_mhz > 3201)
+		bw = bw * 3201 / dev->mem_clk_mhz;
+	assert_true(fabs(ch->marks[0].v - bw / 1e9) < 1e-9);
+	doc_free(&doc);
+	results_free(&rs);
+	devdb_free(&db);
+}
+
+static void failed_checks_are_flagged(void **state)
+{
+	(void)state;
+	struct kp_results rs = { 0 };
+	fill(&rs);
+	struct kp_doc doc;
+	doc_init(&doc, "capture", 10);
+	results_charts(&doc, &rs, NULL, NULL);
+	int flagged = 0;
+	for (size_t i = 0; i < doc.nitems; i++) {
+		if (doc.items[i].type != ITEM_CHART)
+			continue;
+		const struct kp_chart *ch = doc.items[i].chart;
+		for (size_t k = 0; k < ch->npts; k++)
+			if (ch->pts[k].flag) {
+				flagged++;
+				assert_string_equal(ch->name, "results-3");
+				assert_string_equal(ch->pts[k].label, "16384x1024");
+				assert_non_null(strstr(ch->pts[k].tip, "FAILED"));
+				assert_non_null(strstr(ch->pts[k].tip, "time 0.01900 ms"));
+			}
+	}
+	assert_int_equal(flagged, 1);
+	doc_free(&doc);
+	results_free(&rs);
+}
+
+/* @doc's charts as --format json writes them */
+static char *charts_json(const struct kp_results *rs)
+{
+	struct kp_devdb db;
+	const struct kp_device *dev = h200(&db);
+	struct kp_doc doc;
+	doc_init(&doc, "analyze", 10);
+	results_charts(&doc, rs, dev, NULL);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	table_render(&doc, FMT_JSON, 0, f);
+	fclose(f);
+	doc_free(&doc);
+	devdb_free(&db);
+	return buf;
+}
+
+static void written_and_read_back_draw_the_same(void **state)
+{
+	(void)state;
+	struct kp_results rs = { 0 };
+	fill(&rs);
+	char *want = charts_json(&rs);
+	static const char *const sfx[] = { ".json", ".csv" };
+	for (int k = 0; k < 2; k++) {
+		char path[64], why[200];
+		snprintf(path, sizeof(path), "/tmp/kprof-rc-XXXXXX%s", sfx[k]);
+		int fd = mkstemps(path, (int)strlen(sfx[k]));
+		assert_true(fd >= 0);
+		close(fd);
+		assert_int_equal(results_write(&rs, path, why, sizeof(why)), 0);
+		struct kp_results back = { 0 };
+		struct kp_diag d;
+		assert_int_equal(results_load(&back, path, &d), 0);
+		unlink(path);
+		assert_int_equal(back.n, rs.n);
+		assert_string_equal(back.device, "NVIDIA H200");
+		assert_int_equal(back.sm_clock_mhz, 1830);
+		assert_int_equal(back.mem_clock_mhz, 3201);
+		for (size_t i = 0; i < rs.n; i++) {
+			assert_string_equal(back.r[i].shape, rs.r[i].shape);
+			assert_string_equal(back.r[i].layout, rs.r[i].layout);
+			assert_true(back.r[i].ms == rs.r[i].ms);
+			assert_int_equal(back.r[i].err <= back.r[i].tol, rs.r[i].err <= rs.r[i].tol);
+		}
+		char *got = charts_json(&back);
+		assert_string_equal(got, want);
+		free(got);
+		results_free(&back);
+	}
+	free(want);
+	results_free(&rs);
+}
+
+/* testdata/handmade/capture_results_trace.json carries capture_results.json's records */
+static void trace_results_equal_the_results_file(void **state)
+{
+	(void)state;
+	const char *td = getenv("KPROF_TESTDATA");
+	char p1[512], p2[512];
+	snprintf(p1, sizeof(p1), "%s/handmade/capture_results.json", td ? td : "testdata");
+	snprintf(p2, sizeof(p2), "%s/handmade/capture_results_trace.json", td ? td : "testdata");
+	struct kp_results file = { 0 };
+	struct kp_diag d;
+	assert_int_equal(results_load(&file, p1, &d), 0);
+	struct kp_trace t;
+	struct kp_load_opts lo = { 0 };
+	assert_int_equal(trace_load(&t, p2, &lo, &d), 0);
+	assert_int_equal(t.kprof_results.n, 36);
+	char *a = charts_json(&file), *b = charts_json(&t.kprof_results);
+	assert_string_equal(a, b);
+	free(a), free(b);
+	trace_free(&t);
+	results_free(&file);
+}
+
+static void bad_records_are_located(void **state)
+{
+	(void)state;
+	struct kp_results rs = { 0 };
+	struct kp_diag d;
+	const char bad[] = "[{\"metric\":{\"name\":\"TFLOPS\"}}]";
+	assert_int_equal(results_read(&rs, bad, strlen(bad), "r.json", &d), -1);
+	assert_int_equal(d.status, KP_BADINPUT);
+	assert_string_equal(d.msg,
+			    "r.json:1:2: error: record without metric.name or model.backend");
+	const char csv[] = "a,b\n1,2\n";
+	assert_int_equal(results_read(&rs, csv, strlen(csv), "r.csv", &d), -1);
+	assert_non_null(strstr(d.msg, "r.csv:1:1: error: expected a benchmark-db CSV header"));
+	results_free(&rs);
+}
+
+/* JSON escapes in a record (as other writers may use them) read as their characters */
+static void escaped_strings_are_unescaped(void **state)
+{
+	(void)state;
+	struct kp_results rs = { 0 };
+	struct kp_diag d;
+	const char js[] = "[{\"model\":{\"name\":\"conv2d-8x3x4x4-\\u003e8 1x1-nchw\","
+			  "\"type\":\"conv2d\",\"backend\":\"cudnn\",\"extra_info\":"
+			  "{\"op\":\"aten::convolution\",\"layout\":\"nchw\",\"pass\":\"fwd\"}},"
+			  "\"metric\":{\"name\":\"latency (ms)\",\"benchmark_values\":[0.5]}}]";
+	assert_int_equal(results_read(&rs, js, strlen(js), "r.json", &d), 0);
+	assert_int_equal(rs.n, 1);
+	assert_string_equal(rs.r[0].shape, "8x3x4x4->8 1x1");
+	assert_true(rs.r[0].ms == 0.5);
+	results_free(&rs);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(points_equal_the_table),
+		cmocka_unit_test(legend_carries_the_geomean_speedup),
+		cmocka_unit_test(peak_is_the_device_table_at_the_run_clock),
+		cmocka_unit_test(failed_checks_are_flagged),
+		cmocka_unit_test(written_and_read_back_draw_the_same),
+		cmocka_unit_test(trace_results_equal_the_results_file),
+		cmocka_unit_test(bad_records_are_located),
+		cmocka_unit_test(escaped_strings_are_unescaped),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
