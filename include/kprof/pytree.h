@@ -36,8 +36,9 @@ int pytree_user_source(const char *name);
 int pytree_bwd_node(const char *name);
 /*
  * Write the names of stack @s root first, joined by ';', into @buf (cap bytes, NUL-ended,
- * cut when it does not fit); each name with ';', '\n' and control characters as '_' (folded
- * format).  Returns the length written.
+ * cut when it does not fit, never inside a character); each name escaped as every text output
+ * escapes names (utf8_visible(): controls, C1, bidi marks, U+2028/9 as \uXXXX) and ';' as '_'
+ * (folded format).  Returns the length written.
  */
 size_t pytree_stack_folded(const struct kp_trace *t, int32_t s, char *buf, size_t cap);
 /* Append @name to @buf at @n the same way; returns the new length. */

@@ -17,6 +17,7 @@
 #include "kprof/arena.h"
 #include "kprof/hmap.h"
 #include "kprof/strtab.h"
+#include "kprof/utf8.h"
 
 int pytree_bwd_node(const char *name)
 {
@@ -353,9 +354,17 @@ int32_t pytree_gpu_frame(const struct kp_trace *t, size_t i, int *bwd)
 
 size_t pytree_fold_name(const char *name, char *buf, size_t n, size_t cap)
 {
-	for (const unsigned char *p = (const unsigned char *)name; *p && n + 1 < cap; p++)
-		buf[n++] = *p == ';' || *p < 0x20 || *p == 0x7f ? '_' : (char)*p;
-	buf[n < cap ? n : cap - 1] = '\0';
+	/* the one escape of names for text (utf8.c), then ';' -- the frame separator -- as '_' */
+	struct kp_visbuf vb = { 0 };
+	const char *v = utf8_visible(name, &vb);
+	size_t len = strlen(v), take = len;
+	if (n + take + 1 > cap)
+		take = n + 1 < cap ? utf8_prefix(v, len, cap - n - 1) : 0;
+	for (size_t i = 0; i < take; i++)
+		buf[n++] = v[i] == ';' ? '_' : v[i];
+	utf8_visible_free(&vb);
+	if (cap)
+		buf[n < cap ? n : cap - 1] = '\0';
 	return n;
 }
 

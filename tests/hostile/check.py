@@ -4,8 +4,9 @@
 usage: KPROF=build/kprof [XMLCHECK=build/tests/xmlcheck] tests/hostile/check.py
 
 analyze in each --format (table, csv, json, markdown, html, svg and its charts), with
---color=always, --stats, -g op, -g module, --breakdown --launches and --warnings=all; diff in each format
-with a gate that trips; analyze --ranks and merge in each of theirs; augment; stdout and
+--color=always, --stats, -g op, -g module, -g source, --breakdown --launches and --warnings=all,
+--memory, folded stacks, a capture --results file of hostile backends/shapes/ops; diff in each
+format with a gate that trips, by module and source, and --memory with its gate; analyze --ranks and merge in each of theirs; augment; stdout and
 stderr of each, from a trace whose file name holds ESC and a newline.  Asserts: no raw control
 byte but LF (and CRLF ending csv records, tab in html/svg), no ESC unless --color=always (and
 then only kprof's SGR colour codes), no C1 control or bidi mark raw; markdown tables keep
@@ -204,10 +205,31 @@ def main():
         one("diff --color=always", ["diff", "--color=always", bad, new], "table", tmp,
             color=True)
         for extra in (["--stats", "--warnings=all"], ["-g", "op"], ["-g", "op-shape"], ["-g", "module"],
-                      ["--breakdown", "--launches"], ["--name", "full"]):
+                      ["-g", "source"], ["--breakdown", "--launches"], ["--name", "full"]):
             for fmt in ("table", "markdown", "csv"):
                 one("analyze %s -f %s" % (" ".join(extra), fmt),
                     ["analyze", "-f", fmt] + extra + [bad], fmt, tmp)
+        # folded stacks: one "frame;frame NS" line each, a name's ';' and controls escaped
+        for g in ("module", "source"):
+            out = one("analyze -g %s -f folded" % g, ["analyze", "-g", g, "-f", "folded", bad],
+                      "folded", tmp)
+            for line in out.decode("utf-8", "replace").splitlines():
+                if not re.fullmatch(r"\S.* [0-9]+", line):
+                    fail("analyze -g %s -f folded" % g, "not a folded line: %r" % line[:80])
+        for key in ("module", "source"):
+            for fmt in ("table", "csv", "json", "markdown"):
+                one("diff --key %s -f %s" % (key, fmt),
+                    ["diff", "-n", "0", "--key", key, "-f", fmt, bad, new], fmt, tmp)
+        for fmt in ("table", "csv", "json", "markdown", "html"):
+            one("diff --memory -f " + fmt,
+                ["diff", "--memory", "--fail-above-mem", "5", "-f", fmt, bad, new], fmt, tmp)
+        # capture's results file (analyze --results): backends, shapes and ops named hostile
+        res = os.path.join(tmp, "results.json")
+        with open(res, "w") as f:
+            json.dump(gen.results(), f, ensure_ascii=False)
+        for fmt in ("table", "csv", "json", "markdown", "html", "svg"):
+            one("analyze --results -f " + fmt, ["analyze", "--results", res, "-f", fmt], fmt,
+                tmp, status=(0,))
         with open(bad, "rb") as f:
             one("analyze - (stdin)", ["analyze", "-"], "table", tmp, stdin=f)
         # the per-rank view, and merge of its summaries

@@ -272,10 +272,24 @@ static void deep_equal_timestamps(void **state)
 	trace_free(&t);
 }
 
+/* a folded frame: escaped as every text output escapes names, ';' (the separator) as '_' */
+static void fold_names_escaped(void **state)
+{
+	(void)state;
+	char buf[128];
+	size_t n = pytree_fold_name("a;b\x1b[2J\xe2\x80\xae\xe2\x80\xa8x", buf, 0, sizeof(buf));
+	assert_string_equal(buf, "a_b\\u001b[2J\\u202e\\u2028x");
+	assert_int_equal(n, strlen(buf));
+	/* appended after @n, cut where it would not fit, never inside a character */
+	n = pytree_fold_name("\xc3\xa9\xc3\xa9", buf, n, n + 4);
+	assert_string_equal(buf + n - 2, "\xc3\xa9");
+	assert_int_equal(n, strlen("a_b\\u001b[2J\\u202e\\u2028x") + 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(predicates),	  cmocka_unit_test(tree_from_time_nesting),
+		cmocka_unit_test(fold_names_escaped), cmocka_unit_test(predicates),	  cmocka_unit_test(tree_from_time_nesting),
 		cmocka_unit_test(module_rows),	  cmocka_unit_test(source_rows),
 		cmocka_unit_test(no_python_events), cmocka_unit_test(deep_equal_timestamps),
 	};
