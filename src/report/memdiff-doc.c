@@ -10,11 +10,6 @@
 
 #include "kprof/memory-doc.h"
 
-static const char *type_name(int type)
-{
-	return type == 1 ? "cuda" : type == 6 ? "hip" : NULL;
-}
-
 /* "+184.88 MiB", "-2.00 KiB", "0 B" */
 static const char *signed_bytes(char *buf, size_t cap, int64_t v)
 {
@@ -58,7 +53,7 @@ static void json_dev(struct kp_doc *doc, const struct kp_memdiff_dev *d)
 	const struct kp_mem_dev *e = either(d);
 	doc_object(doc, NULL);
 	doc_fact_count(doc, NULL, "device", e->dev_id);
-	const char *tn = type_name(e->dev_type);
+	const char *tn = memory_type_name(e->dev_type);
 	if (tn)
 		doc_fact_text(doc, NULL, "device_type", tn);
 	else

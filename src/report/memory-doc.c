@@ -9,28 +9,21 @@
 
 #include "kprof/units.h"
 
-const char *memory_dev_name(const struct kp_mem_dev *d, char *buf, size_t cap)
-{
-	switch (d->dev_type) {
-	case 0:
-		snprintf(buf, cap, "cpu");
-		break;
-	case 1:
-		snprintf(buf, cap, "cuda:%d", d->dev_id);
-		break;
-	case 6:
-		snprintf(buf, cap, "hip:%d", d->dev_id);
-		break;
-	default:
-		snprintf(buf, cap, "device type %d:%d", d->dev_type, d->dev_id);
-		break;
-	}
-	return buf;
-}
-
-static const char *type_name(int type)
+const char *memory_type_name(int type)
 {
 	return type == 0 ? "cpu" : type == 1 ? "cuda" : type == 6 ? "hip" : NULL;
+}
+
+const char *memory_dev_name(const struct kp_mem_dev *d, char *buf, size_t cap)
+{
+	const char *tn = memory_type_name(d->dev_type);
+	if (d->dev_type == 0)
+		snprintf(buf, cap, "cpu");
+	else if (tn)
+		snprintf(buf, cap, "%s:%d", tn, d->dev_id);
+	else
+		snprintf(buf, cap, "device type %d:%d", d->dev_type, d->dev_id);
+	return buf;
 }
 
 const char *memory_bytes(char *buf, size_t cap, int64_t bytes)
@@ -140,7 +133,7 @@ static void json_dev(struct kp_doc *doc, const struct kp_memrep *m, const struct
 {
 	doc_object(doc, NULL);
 	doc_fact_count(doc, NULL, "device", d->dev_id);
-	const char *tn = type_name(d->dev_type);
+	const char *tn = memory_type_name(d->dev_type);
 	if (tn)
 		doc_fact_text(doc, NULL, "device_type", tn);
 	else
