@@ -88,10 +88,10 @@ static void setup_devices(const struct kp_capture_opts *o, struct kp_ctrace *t, 
 
 /* The variables the command runs with: kprof's, set over its own environment's */
 struct child_vars {
-	char inj[4200], dvar[4200], nvtx[4200], shimv[64], nvtxv[64], apiv[64], memv[64];
+	char inj[4200], dvar[4200], nvtx[4200], shimv[64], nvtxv[64], apiv[64], memv[64], shapev[64];
 	char *preload; /* malloc'ed LD_PRELOAD=..., or NULL */
 	char *pypath;  /* malloc'ed PYTHONPATH=<torch hook>:..., or NULL */
-	char *set[12]; /* NULL-terminated, for child_env() */
+	char *set[13]; /* NULL-terminated, for child_env() */
 };
 
 /*
@@ -149,8 +149,12 @@ static void set_vars(struct child_vars *v, const struct kp_capture_opts *o, cons
 	v->pypath = o->torch_dir ? capture_pythonpath(o->torch_dir, getenv("PYTHONPATH")) : NULL;
 	if (o->torch_dir && !v->pypath)
 		cmsg_warn(o, "cannot put '%s' on PYTHONPATH; no torch hook", o->torch_dir);
-	if (v->pypath)
+	if (v->pypath) {
 		v->set[ns++] = v->pypath;
+		/* always set with the hook: the caller's KPROF_TORCH_SHAPES must not decide */
+		snprintf(v->shapev, sizeof(v->shapev), "KPROF_TORCH_SHAPES=%d", o->torch_shapes ? 1 : 0);
+		v->set[ns++] = v->shapev;
+	}
 	v->set[ns] = NULL;
 }
 

@@ -87,6 +87,7 @@ struct kp_capture_opts {
 	int torch;               /* --torch: TORCH_AUTO (default), TORCH_ON, TORCH_OFF */
 	const char *torch_dir;   /* -- <cmd>: the torch hook's directory, put first on PYTHONPATH;
 				    NULL: the command runs without it */
+	int torch_shapes;        /* the hook's emit_nvtx(record_shapes=); --no-torch-shapes: 0 */
 
 	/* filled by capture_opts_finish() */
 	struct kp_mm_shape *mm;

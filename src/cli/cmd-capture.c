@@ -226,9 +226,11 @@ static int check_mode(const struct kp_capture_opts *o, const struct kp_capture_o
 		diag_fprintf(stderr, "kprof: see 'kprof capture -h'\n");
 		return -1;
 	}
-	if (!cmd && (o->nvtx != dflt->nvtx || o->libs != dflt->libs || o->torch != dflt->torch)) {
+	if (!cmd && (o->nvtx != dflt->nvtx || o->libs != dflt->libs || o->torch != dflt->torch ||
+		     o->torch_shapes != dflt->torch_shapes)) {
 		diag_fprintf(stderr, "kprof: error: option '--%s' is for '-- <command>'\n",
-			o->nvtx != dflt->nvtx ? "nvtx" : o->libs != dflt->libs ? "blas" : "torch");
+			o->nvtx != dflt->nvtx ? "nvtx" : o->libs != dflt->libs ? "blas" :
+			o->torch != dflt->torch ? "torch" : "no-torch-shapes");
 		diag_fprintf(stderr, "kprof: see 'kprof capture -h'\n");
 		return -1;
 	}
@@ -317,6 +319,7 @@ static const struct kp_capture_opts capture_defaults = {
 	.sample_period_ms = 10,
 	.nvtx = -1,
 	.libs = -1,
+	.torch_shapes = 1,
 };
 
 /* kprof capture's options as given. */
@@ -378,6 +381,8 @@ static int parse_options(struct capture_args *a, int argc, char **argv)
 		  &a->o.libs, NULL, NULL },
 		{ "torch", 0, OPT_CALLBACK, "WHEN", "-- <cmd>: kprof's Python start-up hook on PYTHONPATH (emit_nvtx ops with shapes, nn.Module ranges): auto (default: when the command runs Python), on, off",
 		  &a->o.torch, NULL, capture_parse_torch },
+		{ "torch-shapes", 0, OPT_FLAG, NULL, "-- <cmd>: the torch hook's ops with their input shapes (default on; --no-torch-shapes: names only, cheaper: FLOPs of matmuls, convolutions and attention from their library calls, none for other ops)",
+		  &a->o.torch_shapes, NULL, NULL },
 		{ "memory", 0, OPT_FLAG, NULL, "device memory: CUPTI's allocation and release records as [memory] events (running sums of driver-level allocations: what the caching allocator reserves) for 'kprof analyze --memory'",
 		  &a->o.memory, NULL, NULL },
 		{ "trace-api", 0, OPT_CALLBACK, "WHAT", "API calls recorded: launch (those analyze links and breaks down; default), all (every runtime and driver call, sync and CUPTI overhead records), none",

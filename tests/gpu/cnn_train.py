@@ -98,6 +98,9 @@ def main():
     elif mode == "flops":
         flop_counts(step)
         print("analytic conv %d" % conv_flops(m, step))
+    elif mode == "nvtx0":
+        with torch.autograd.profiler.emit_nvtx(record_shapes=False):
+            loop()
     elif mode == "nvtx":
         with torch.autograd.profiler.emit_nvtx(record_shapes=True):
             loop()

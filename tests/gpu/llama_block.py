@@ -102,6 +102,9 @@ def main():
         loop()
     elif mode == "flops":
         flop_counts(step)
+    elif mode == "nvtx0":
+        with torch.autograd.profiler.emit_nvtx(record_shapes=False):
+            loop()
     elif mode == "nvtx":
         with torch.autograd.profiler.emit_nvtx(record_shapes=True):
             loop()

@@ -10,7 +10,9 @@ records) and more steps.  At the end it prints, one per line:
     memory_reserved <bytes>
 from torch.cuda's counters since the process started (never reset: kprof's CUPTI records start
 with the process too).  Used by tests/gpu/memory_capture.sh.
-    python3 tests/gpu/mem_prog.py [STEPS [BATCH]]
+    python3 tests/gpu/mem_prog.py [STEPS [BATCH [segments]]]
+With "segments" it also prints torch's segments at the peak ("segment ADDR BYTES POOL"), for
+tests/gpu/mem_allocs.py.
 """
 import sys
 
@@ -37,6 +39,9 @@ def train(n):
 train(steps // 2)
 big = torch.empty(8 * 1024**3, dtype=torch.uint8, device=dev)  # an 8 GiB temporary: the peak
 big.fill_(1)
+if len(sys.argv) > 3 and sys.argv[3] == "segments":  # torch's segments at the peak, to compare
+    for seg in torch.cuda.memory_snapshot():
+        print("segment", seg["address"], seg["total_size"], seg.get("segment_type", "?"))
 del big
 torch.cuda.synchronize()
 torch.cuda.empty_cache()

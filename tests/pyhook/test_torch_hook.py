@@ -226,6 +226,21 @@ class Torch(unittest.TestCase):
                ("push", "kprof: nn.Module: ReLU_0"), ("pop",), ("pop",)]
         self.assertEqual(lines[2], repr(one + one))
 
+    def test_no_torch_shapes(self):
+        # kprof capture --no-torch-shapes sets KPROF_TORCH_SHAPES=0: emit_nvtx without shapes
+        body = '''
+            from model import *
+            torch.cuda._lazy_init()
+            print(torch.EVENTS[1])
+        '''
+        rc, out, err = run(body, env_extra={"KPROF_TORCH_SHAPES": "0"})
+        self.assertEqual((rc, err, out.strip()), (0, "", "('nvtx', 'enter', False)"))
+        # anything but 0 or 1: a warning, and shapes
+        rc, out, err = run(body, env_extra={"KPROF_TORCH_SHAPES": "no\nway"})
+        self.assertEqual((rc, out.strip()), (0, "('nvtx', 'enter', True)"))
+        self.assertEqual(err, "kprof: warning: KPROF_TORCH_SHAPES='no\\nway' is neither 0 nor 1; "
+                         "recording shapes\n")
+
     def test_per_class_numbering_and_a_second_instance(self):
         rc, out, err = run('''
             from model import *

@@ -8,7 +8,8 @@ On the thread that initialises CUDA it then
   - enters torch.autograd.profiler.emit_nvtx(record_shapes=True): every ATen op, autograd node,
     record_function label and Inductor Triton launch becomes an NVTX range
     "NAME, seq = S, op_id = I, sizes = [...]", which kprof turns into cpu_ops
-    (capture/intercept/hostops.c);
+    (capture/intercept/hostops.c); with KPROF_TORCH_SHAPES=0 (--no-torch-shapes)
+    record_shapes=False: "NAME, seq = S", names only, at about half the cost (bench/RESULTS.md);
   - registers global forward pre/post hooks on nn.Module that push and pop the NVTX range
     "kprof: nn.Module: <Class>_<N>" (N per class, in first-call order, as torch.profiler's Python
     tracer numbers them), which kprof writes as python_function events.  No backward hooks
@@ -60,6 +61,16 @@ def enabled_by_env(environ=None):
     """KPROF_TORCH=off (or 0, no, false) turns the hook off."""
     v = (environ if environ is not None else os.environ).get("KPROF_TORCH", "")
     return v.strip().lower() not in ("off", "0", "no", "false")
+
+
+def shapes_by_env(environ=None):
+    """KPROF_TORCH_SHAPES: 1 (or unset) records op input shapes, 0 does not (kprof capture
+    --no-torch-shapes sets it); any other value warns and records them."""
+    v = (environ if environ is not None else os.environ).get("KPROF_TORCH_SHAPES", "1").strip()
+    if v not in ("0", "1"):
+        _warn("shapes", "KPROF_TORCH_SHAPES=%r is neither 0 nor 1; recording shapes" % v[:40])
+        return True
+    return v == "1"
 
 
 class _TorchFinder:
@@ -200,7 +211,7 @@ def _activate():
         if enabled is not None and enabled():
             step_aside("started a profiler before CUDA initialised", keep_modules=False)
             return
-        nv = torch.autograd.profiler.emit_nvtx(record_shapes=True)
+        nv = torch.autograd.profiler.emit_nvtx(record_shapes=shapes_by_env())
         _st["nvtx"], _st["nvtx_thread"] = nv, threading.get_ident()  # ours, for enter()
         try:
             nv.__enter__()
