@@ -592,7 +592,7 @@ static int parse_range(const struct kp_hcall *c, struct kp_nvtx_msg *m, struct k
 	return p;
 }
 
-/* ---- forward and backward ops (doc: ../shared/docs/attribution.md §2.4) ---- */
+/* ---- forward and backward ops (doc: doc/attribution.md §2.4) ---- */
 
 /*
  * An autograd node: torch names a backward node after its Node class, "AddmmBackward0",

@@ -1,6 +1,6 @@
 /*
  * cmem.h — `kprof capture --memory`: CUPTI's device-memory records (REC_MEMORY) as the
- * [memory] instant events torch.profiler writes (../shared/docs/memory.md §2.1, §6).
+ * [memory] instant events torch.profiler writes (doc/memory.md §2.1, §6).
  */
 #ifndef KPROF_CMEM_H
 #define KPROF_CMEM_H

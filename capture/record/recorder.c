@@ -18,7 +18,7 @@ void recorder_set_memory(int on)
 /*
  * --memory: the calls that allocate and free device memory, whose thread and time place the
  * MEMORY2 records with their correlation ids (capture/record/cmem.h).  cuMemCreate/cuMemRelease:
- * expandable segments (../shared/docs/memory.md §6.2).
+ * expandable segments (doc/memory.md §6.2).
  */
 static int memory_api(const char *name)
 {

@@ -15,7 +15,7 @@
  * fold the rest into "(others)".
  */
 void memory_doc(struct kp_doc *doc, const struct kp_memrep *m, long top);
-/* "cpu", "cuda", "hip" for Device Type 0, 1, 6 (../shared/docs/memory.md); NULL for others. */
+/* "cpu", "cuda", "hip" for Device Type 0, 1, 6 (doc/memory.md); NULL for others. */
 const char *memory_type_name(int type);
 /* "cuda:0", "cpu", "hip:1", "device type 12:0" into @buf. */
 const char *memory_dev_name(const struct kp_mem_dev *d, char *buf, size_t cap);

@@ -2,7 +2,7 @@
  * memory.h — device memory from a trace's [memory] events (kprof analyze --memory): per
  * device the peak allocated and reserved bytes, when the first peak happens, the blocks live
  * at it by the op (and module) that allocated them, and per-op allocation counts.  Format
- * facts: ../shared/docs/memory.md; the rules: kprof-analyze(1), MEMORY.
+ * facts: doc/memory.md; the rules: kprof-analyze(1), MEMORY.
  */
 #ifndef KPROF_MEMORY_H
 #define KPROF_MEMORY_H

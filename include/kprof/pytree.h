@@ -2,7 +2,7 @@
  * pytree.h — the Python frames of a torch.profiler trace recorded with_stack=True
  * (python_function events) as a tree per thread, and the frame each CPU op, launch and GPU
  * event runs under: the rules are in kprof-analyze(1), WHERE IN THE MODEL, and
- * ../shared/docs/attribution.md.
+ * doc/attribution.md.
  */
 #ifndef KPROF_PYTREE_H
 #define KPROF_PYTREE_H

@@ -175,7 +175,7 @@ struct kp_load_opts {
 /*
  * A python_function event (torch.profiler with_stack=True): a Python frame, an nn.Module call
  * ("nn.Module: Linear_0") or a C call ("<built-in method ...>").  The tree fields are set by
- * pytree_link() (src/ingest/pytree.c; ../shared/docs/attribution.md).
+ * pytree_link() (src/ingest/pytree.c; doc/attribution.md).
  */
 enum kp_pyframe_kind { PYF_FUNC = 0, PYF_MODULE, PYF_CCALL };
 
@@ -206,7 +206,7 @@ struct kp_pystack {
 };
 
 /*
- * A [memory] instant event (torch.profiler profile_memory=True; ../shared/docs/memory.md §2):
+ * A [memory] instant event (torch.profiler profile_memory=True; doc/memory.md §2):
  * one allocation (bytes > 0) or free (bytes < 0) of an allocator block.  Traces of torch <= 1.9
  * carry only Bytes, Device Type and Device Id (§2.4): the other fields are KP_MEM_NONE.
  */

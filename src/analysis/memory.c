@@ -1,6 +1,6 @@
 /*
  * memory.c — the [memory] events of a trace per device: peak, live set at the peak by op and
- * module, per-op allocation counts (include/kprof/memory.h; ../shared/docs/memory.md §2, §8).
+ * module, per-op allocation counts (include/kprof/memory.h; doc/memory.md §2, §8).
  */
 #include "kprof/memory.h"
 

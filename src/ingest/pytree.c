@@ -1,6 +1,6 @@
 /*
  * pytree.c — python_function events as a tree per thread, and the frame each op, launch and
- * GPU event runs under (include/kprof/pytree.h; ../shared/docs/attribution.md §1, §2.3-2.6).
+ * GPU event runs under (include/kprof/pytree.h; doc/attribution.md §1, §2.3-2.6).
  *
  * Frames nest by time on their thread (sorted once by thread, start, longer first): a frame
  * that outlives the stack top by less than PYTREE_BLEED_NS is its sibling (TraceLens), a

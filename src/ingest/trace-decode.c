@@ -640,7 +640,7 @@ static int read_args(struct loader *L, struct ev *e)
 				 * its Sequence number still links a backward op to its
 				 * forward's python frame (pytree.c).  Kineto writes it right
 				 * after External id or after Record function id (torch 2.11;
-				 * ../shared/docs/attribution.md §2.1): look that far only, so an
+				 * doc/attribution.md §2.1): look that far only, so an
 				 * op without one skips its shapes at block speed.
 				 */
 				for (int k = 0; k < 2; k++) {
@@ -1145,7 +1145,7 @@ static void add_py(struct loader *L, struct ev *e)
 							  : PYF_FUNC;
 }
 
-/* A [memory] event (../shared/docs/memory.md §2.1): one without "Bytes" is skipped and warned. */
+/* A [memory] event (doc/memory.md §2.1): one without "Bytes" is skipped and warned. */
 static void add_mem(struct loader *L, int64_t off, struct ev *e)
 {
 	struct kp_trace *t = L->t;

@@ -3,7 +3,7 @@
 A two-layer MLP trained for STEPS steps at batch BATCH (default 10, 4096) with Adam, then an
 8 GiB temporary (the peak, about 9.5 GB reserved: the tens of MiB that libraries other than
 PyTorch's allocator take with cudaMalloc, which CUPTI counts and torch does not, stay well
-under 1% of it; ../shared/docs/memory.md §6.2 observed 64 MiB), one torch.cuda.empty_cache() in the middle (segments released: CUPTI release
+under 1% of it; doc/memory.md §6.2 observed 64 MiB), one torch.cuda.empty_cache() in the middle (segments released: CUPTI release
 records) and more steps.  At the end it prints, one per line:
     max_memory_reserved <bytes>
     max_memory_allocated <bytes>

@@ -6,7 +6,7 @@
 # allocated for reference (CUPTI cannot see the caching allocator's blocks: only reserved is
 # compared) and the trace's "memory" header (events, unattributed, releases left out).
 # CUPTI also counts device memory other libraries take with cudaMalloc (64 MiB observed,
-# ../shared/docs/memory.md §6.2): the difference is printed in bytes, and mem_prog.py's peak
+# doc/memory.md §6.2): the difference is printed in bytes, and mem_prog.py's peak
 # (an 8 GiB temporary) keeps it under 1%; above 256 MiB of difference is reported as a FAIL.
 # Then the same with --trace-api all, and a built-in workload run with --memory (its peak
 # must be above 0: the workloads' buffers).  Builds nothing: build/kprof, build/*.so.

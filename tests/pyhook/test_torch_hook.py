@@ -5,7 +5,7 @@ before torch is imported and CUDA initialised, module range names ("kprof: nn.Mo
 N per class in first-call order), no ranges while compiling or in forked children, and stepping
 aside when the program starts torch.profiler or its own emit_nvtx.  torch is a stand-in
 (FAKE_TORCH below) with the few entry points the hook uses, each behaving as torch 2.11's does
-(../shared/docs/attribution.md §3.1-3.2); that the real ones behave so is checked on the GPU
+(doc/attribution.md §3.1-3.2); that the real ones behave so is checked on the GPU
 machine by tests/gpu/torch_hook.sh.
 
     python3 tests/pyhook/test_torch_hook.py

@@ -4,7 +4,7 @@
 usage: tests/tools/memory-check.py KPROF TRACE...
 
 For each trace and each device (pid, Device Type, Device Id) of its [memory] events, from the
-trace alone (../shared/docs/memory.md §2): the peak is the largest "Total Allocated", its time
+trace alone (doc/memory.md §2): the peak is the largest "Total Allocated", its time
 the first event reaching it (events by ts, file order between equal ts); the blocks live at the
 peak are the allocations at or before it whose address is not freed at or before it; each is
 grouped by the innermost cpu_op of its (pid, tid) whose [ts, ts + dur) holds it.  kprof's json

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """module-times.py — GPU time per nn.Module path and per Python source frame of a torch.profiler
 trace recorded with with_stack=True, computed here from the trace alone, independently of kprof,
-to check `kprof analyze -g module` / `-g source` (issue 24; ../shared/docs/attribution.md).
+to check `kprof analyze -g module` / `-g source` (issue 24; doc/attribution.md).
 
 usage: tests/tools/module-times.py TRACE[.gz] [--depth N]   -> json on stdout
 

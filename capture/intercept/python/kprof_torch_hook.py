@@ -19,7 +19,7 @@ On the thread that initialises CUDA it then
 It steps aside (leaves NVTX mode, removes its hooks, warns once) when the program starts its
 own torch.profiler / torch.autograd.profiler.profile, and leaves op ranges to a program that
 enters emit_nvtx itself.  KPROF_TORCH=off in the environment turns it off.
-(../shared/docs/attribution.md §3)
+(doc/attribution.md §3)
 """
 import os
 import sys

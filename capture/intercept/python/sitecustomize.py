@@ -5,7 +5,7 @@
 found before any distro or virtualenv copy.  It arms kprof_torch_hook, which does nothing
 until the program imports torch and initialises CUDA, and then runs the sitecustomize that
 this copy shadows, so that the program starts as it would without kprof.
-(../shared/docs/attribution.md §3.1)
+(doc/attribution.md §3.1)
 """
 
 

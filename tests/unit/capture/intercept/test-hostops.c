@@ -714,7 +714,7 @@ static char *read_all(FILE *f)
  * tracer writes (ids by start over the trace, parent = enclosing module range on the thread,
  * module id = _N), and emit_nvtx ops with a seq get "Fwd thread id" and the fwdbwd flows that
  * tie an autograd node to the latest forward op of its seq in its process
- * (../shared/docs/attribution.md §2.1, §2.4).
+ * (doc/attribution.md §2.1, §2.4).
  */
 static void torch_hook_ranges_become_the_python_tree_and_fwdbwd_links(void **state)
 {
