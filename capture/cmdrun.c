@@ -7,6 +7,7 @@
 #include "kprof/jsonw.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -342,6 +343,11 @@ static int finish_trace(const struct kp_capture_opts *o, struct kp_ctrace *t, FI
 		cmsg_note(o, "%zu library op%s (%zu without a shape), %zu NVTX range%s (%zu as ops)",
 			  hs->gemms, hs->gemms == 1 ? "" : "s", hs->gemms_unshaped, hs->nvtx_ranges,
 			  hs->nvtx_ranges == 1 ? "" : "s", hs->nvtx_ops);
+	if (t->mem_library)
+		cmsg_note(o, "%zu device allocation%s (%" PRIu64 " bytes) made by libraries through "
+			  "their own CUDA runtime (cuBLAS, cuDNN: handles, workspaces) left out of "
+			  "Total Reserved",
+			  t->mem_library, t->mem_library == 1 ? "" : "s", t->mem_library_bytes);
 	if (hs->module_ranges || hs->bwd_ops)
 		cmsg_note(o, "%zu nn.Module range%s, %zu of %zu backward ops linked to their forward op",
 			  hs->module_ranges, hs->module_ranges == 1 ? "" : "s", hs->bwd_linked,

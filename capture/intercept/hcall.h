@@ -1,6 +1,6 @@
 /*
  * hcall.h — host calls recorded in the traced process by kprof-shim.so (LD_PRELOAD): math-library
- * calls (cuBLAS, cuBLASLt, cuDNN) and NVTX ranges.  kprof-inject.so drains them into its record file;
+ * calls (cuBLAS, cuBLASLt, cuDNN), NVTX ranges and, with --memory, the program's cudaMalloc calls.  kprof-inject.so drains them into its record file;
  * `kprof capture -- <cmd>` turns them into cpu_op and user_annotation events (hostops.c).
  */
 #ifndef KPROF_HCALL_H
@@ -15,6 +15,9 @@ enum kp_hcall_kind {
 	HC_CONV,        /* a cuDNN convolution: legacy call, or a graph of one conv op */
 	HC_SDPA,        /* a cuDNN graph recognized as attention (forward or backward) */
 	HC_CUDNN_GRAPH, /* another cuDNN graph execution: kernels, no shape */
+	HC_DEVALLOC,    /* a successful cudaMalloc through the dynamic CUDA runtime (the program's
+			   own, e.g. PyTorch's caching allocator; libraries with a static runtime,
+			   cuBLAS and cuDNN, are not seen): m = bytes, k = the address (cmem.c) */
 };
 
 enum { CONV_FWD, CONV_BWD_DATA, CONV_BWD_FILTER };

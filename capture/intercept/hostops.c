@@ -719,6 +719,8 @@ static int emit_call(struct ctx *x, const struct kp_hcall *c, struct kp_hostops_
 {
 	if (is_library_op(c))
 		return emit_library_op(x->t, c, st);
+	if (c->kind == HC_DEVALLOC)
+		return 0; /* capture/record/cmem.c: which allocations are the program's */
 	if (c->flags & HCF_OPEN) {
 		st->nvtx_open++;
 		return 0;

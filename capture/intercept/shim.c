@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cuda_runtime_api.h>
 #include <cublasLt.h>
 #include <cublas_api.h>
 #include <cudnn.h>
@@ -50,6 +51,7 @@ static _Atomic(kp_push_fn) g_push;
 static _Atomic(kp_pop_fn) g_pop;
 static _Atomic(kp_clock_fn) g_clock; /* CUPTI's clock, the one of the API records */
 static int g_extcorr;                /* KPROF_SHIM_EXTCORR=on: push an External id per call */
+static int g_memory;                 /* KPROF_MEMORY=on (--memory): record cudaMalloc calls */
 static _Atomic int g_off;            /* KPROF_SHIM=off, or the library version is unknown */
 static uint32_t g_pid;
 
@@ -127,6 +129,8 @@ __attribute__((constructor)) static void shim_init(void)
 		atomic_store(&g_off, 1);
 	e = getenv("KPROF_SHIM_EXTCORR");
 	g_extcorr = e && !strcmp(e, "on");
+	e = getenv("KPROF_MEMORY");
+	g_memory = e && !strcmp(e, "on");
 	g_pid = (uint32_t)getpid();
 }
 
@@ -872,6 +876,68 @@ API cudnnStatus_t cudnnBackendExecute(cudnnHandle_t handle, cudnnBackendDescript
 		t_depth++;
 	cudnnStatus_t st = real(handle, executionPlan, variantPack);
 	gemm_end(r, st);
+	return st;
+}
+
+/* ---- device allocations: the program's cudaMalloc (doc/memory.md §6.2) ---- */
+
+/* A loaded CUDA runtime (libcudart.so.N) the program's cudaMalloc goes to. */
+static int find_cudart(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	const char *p = info->dlpi_name, *b = p ? strrchr(p, '/') : NULL;
+	if (b && !strncmp(b + 1, "libcudart.so", 12)) {
+		snprintf(arg, 4096, "%s", p);
+		return 1;
+	}
+	return 0;
+}
+
+static void *real_cuda_malloc(void)
+{
+	static _Atomic(void *) slot;
+	void *p = atomic_load_explicit(&slot, memory_order_acquire);
+	if (p)
+		return p;
+	p = dlsym(RTLD_NEXT, "cudaMalloc");
+	if (!p) {
+		char path[4096] = "";
+		dl_iterate_phdr(find_cudart, path);
+		void *h = path[0] ? dlopen(path, RTLD_NOLOAD | RTLD_LAZY) : NULL;
+		if (h) {
+			p = dlsym(h, "cudaMalloc");
+			dlclose(h);
+		}
+	}
+	if (p)
+		atomic_store_explicit(&slot, p, memory_order_release);
+	return p;
+}
+
+/*
+ * cudaMalloc, when a library the program loaded dynamically calls it (PyTorch's caching
+ * allocator does): with --memory its block is recorded, so that kprof can tell the program's
+ * allocations from those that cuBLAS and cuDNN make through their own static runtime, which
+ * CUPTI records alike (capture/record/cmem.c).
+ */
+API cudaError_t cudaMalloc(void **devPtr, size_t size)
+{
+	cudaError_t (*real)(void **, size_t) = (cudaError_t(*)(void **, size_t))real_cuda_malloc();
+	if (!real)
+		return cudaErrorInitializationError; /* unreachable: a caller links a runtime */
+	if (!g_memory) /* also under KPROF_SHIM=off: the allocations are not a library's calls */
+		return real(devPtr, size);
+	uint64_t t0 = now_ns();
+	cudaError_t st = real(devPtr, size);
+	struct kp_hcall *r = st == cudaSuccess && devPtr ? new_rec() : NULL;
+	if (r) {
+		r->kind = HC_DEVALLOC;
+		r->name = "cudaMalloc";
+		r->m = (int64_t)size;
+		r->k = (int64_t)(uintptr_t)*devPtr;
+		r->start_ns = t0;
+		r->end_ns = now_ns();
+	}
 	return st;
 }
 

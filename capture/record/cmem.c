@@ -51,6 +51,82 @@ static const struct kp_rec *api_of(const struct kp_ctrace *t, const struct apire
 	return corr && lo < n && v[lo].corr == corr ? &t->recs[v[lo].rec] : NULL;
 }
 
+/* A cudaMalloc of the program's, recorded by kprof-shim.so (HC_DEVALLOC). */
+struct devalloc {
+	uint32_t pid, tid;
+	uint64_t addr, start_ns, end_ns;
+};
+
+/* The program's cudaMalloc calls sorted by (pid, address, start). */
+struct progallocs {
+	struct devalloc *v;
+	size_t n;
+};
+
+static int cmp_devalloc(const void *a, const void *b)
+{
+	const struct devalloc *x = a, *y = b;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
+}
+
+/* @pa from @t's HC_DEVALLOC calls; -1 on out-of-memory. */
+static int prog_allocs(const struct kp_ctrace *t, struct progallocs *pa)
+{
+	pa->n = 0;
+	pa->v = malloc((t->nhcalls + 1) * sizeof(*pa->v));
+	if (!pa->v)
+		return -1;
+	for (size_t i = 0; i < t->nhcalls; i++) {
+		const struct kp_hcall *c = &t->hcalls[i];
+		if (c->kind == HC_DEVALLOC)
+			pa->v[pa->n++] = (struct devalloc){ c->pid, c->tid, (uint64_t)c->k,
+							    c->start_ns, c->end_ns };
+	}
+	qsort(pa->v, pa->n, sizeof(*pa->v), cmp_devalloc);
+	return 0;
+}
+
+/* The first of @pa's calls at or after (@pid, @addr). */
+static size_t devalloc_lower(const struct progallocs *pa, uint32_t pid, uint64_t addr)
+{
+	size_t lo = 0, hi = pa->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct devalloc *d = &pa->v[mid];
+		if (d->pid < pid || (d->pid == pid && d->addr < addr))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * Is allocation @r (its API call @a, process @pid) a library's own?  A cudaMalloc of a process
+ * with recorded cudaMalloc calls, none of them on its thread at its address while it ran.
+ */
+static int library_alloc(const struct progallocs *pa, const struct kp_rec *a, uint32_t pid,
+			 uint64_t addr)
+{
+	if (!a || !a->name || strcmp(a->name, "cudaMalloc"))
+		return 0;
+	size_t i = devalloc_lower(pa, pid, 0);
+	if (i == pa->n || pa->v[i].pid != pid)
+		return 0; /* no call recorded in this process: nothing to tell them apart by */
+	for (i = devalloc_lower(pa, pid, addr); i < pa->n; i++) {
+		const struct devalloc *d = &pa->v[i];
+		if (d->pid != pid || d->addr != addr)
+			break;
+		if (d->tid == a->tid && d->start_ns <= a->end_ns && a->start_ns <= d->end_ns)
+			return 0;
+	}
+	return 1;
+}
+
 /* One (pid, device): its live blocks (addr -> bytes, 0 when released) and their sum. */
 struct devsum {
 	uint32_t pid, device;
@@ -78,8 +154,11 @@ static int collect(const struct kp_ctrace *t, struct kp_cmem *ev, size_t *n,
 		   struct kp_cmem_stats *st)
 {
 	struct apiref *api = malloc((t->nrecs + 1) * sizeof(*api));
-	if (!api)
+	struct progallocs pa;
+	if (!api || prog_allocs(t, &pa) < 0) {
+		free(api);
 		return -1;
+	}
 	size_t napi = 0;
 	for (size_t i = 0; i < t->nrecs; i++)
 		if (t->recs[i].kind == REC_RUNTIME || t->recs[i].kind == REC_DRIVER)
@@ -108,7 +187,9 @@ static int collect(const struct kp_ctrace *t, struct kp_cmem *ev, size_t *n,
 		e->device = r->device;
 		e->addr = r->addr;
 		e->bytes = r->mem_op == MEMOP_RELEASE ? -(int64_t)r->bytes : (int64_t)r->bytes;
+		e->library = r->mem_op != MEMOP_RELEASE && library_alloc(&pa, a, e->pid, r->addr);
 	}
+	free(pa.v);
 	free(api);
 	return 0;
 }
@@ -133,6 +214,10 @@ static int running_sums(const struct kp_ctrace *t, struct kp_cmem *ev, size_t *n
 		}
 		if (r->mem_op == MEMOP_RELEASE) {
 			struct kp_hmap_entry *h = hmap_get_int(&d->live, (int64_t)e.addr);
+			if (h && h->val.i < 0) { /* a library's block (-size): left out */
+				h->val.i = 0;
+				continue;
+			}
 			if (!h || h->val.i <= 0) {
 				st->unmatched_releases++;
 				continue;
@@ -142,7 +227,13 @@ static int running_sums(const struct kp_ctrace *t, struct kp_cmem *ev, size_t *n
 		} else {
 			if (e.bytes <= 0)
 				continue;
-			hmap_put_int(&d->live, (int64_t)e.addr, NULL)->val.i = e.bytes;
+			hmap_put_int(&d->live, (int64_t)e.addr, NULL)->val.i =
+				e.library ? -e.bytes : e.bytes;
+			if (e.library) {
+				st->library++;
+				st->library_bytes += (uint64_t)e.bytes;
+				continue;
+			}
 		}
 		d->sum += e.bytes;
 		e.total = d->sum;

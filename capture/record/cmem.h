@@ -21,6 +21,7 @@ struct kp_cmem {
 	int64_t total;      /* the (pid, device)'s device bytes after this event */
 	size_t rec;         /* index of the REC_MEMORY record (order between equal times) */
 	int no_call;        /* no API call record has its correlation id */
+	int library;        /* a library's own allocation (cmem_build), left out of the sums */
 };
 
 /* What cmem_build() kept and left out. */
@@ -29,6 +30,8 @@ struct kp_cmem_stats {
 	size_t unattributed;       /* of them, without an API call record: on the process's pid */
 	size_t other_kinds;        /* records of pageable, pinned, static, managed... memory */
 	size_t unmatched_releases; /* releases of blocks whose allocation was not recorded */
+	size_t library;            /* allocations libraries made through their own runtime */
+	uint64_t library_bytes;    /* their bytes (left out of the events and the sums) */
 };
 
 /* Prototypes */
@@ -37,7 +40,11 @@ struct kp_cmem_stats {
  * (record order between equal times).  Each (pid, device) keeps a running sum of the bytes
  * allocated and not yet released: Total Allocated and Total Reserved both.  A release takes
  * the size of its allocation at the same address; a release of a block whose allocation was
- * not recorded is left out (and counted), as is a zero-size allocation.  Thread and
+ * not recorded is left out (and counted), as is a zero-size allocation.  In a process whose
+ * own cudaMalloc calls kprof-shim.so recorded (HC_DEVALLOC), a cudaMalloc that is none of
+ * them was made by a library through its statically linked runtime (cuBLAS and cuDNN handles
+ * and workspaces): it is left out with its release and counted in @st->library, so that
+ * Total Reserved is what the program's allocator reserved (doc/memory.md §6.2).  Thread and
  * time come from the API call with the record's correlation id (its thread; the record's time
  * clamped into the call), so that analyze puts the event in the op that made the call.
  * Returns the events (malloc'ed, *@n of them; NULL when none) and fills @st, or sets *@n to

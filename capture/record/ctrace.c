@@ -592,8 +592,10 @@ static void put_header(const struct kp_ctrace *t, FILE *out, uint64_t base,
 	if (t->memory) /* --memory: what the [memory] events are (kprof-capture(1)) */
 		fprintf(out,
 			",\"memory\":{\"source\":\"cupti\",\"events\":%zu,\"unattributed\":%zu"
-			",\"other_kinds\":%zu,\"unmatched_releases\":%zu}",
-			ms->events, ms->unattributed, ms->other_kinds, ms->unmatched_releases);
+			",\"other_kinds\":%zu,\"unmatched_releases\":%zu,\"library_allocations\":%zu"
+			",\"library_bytes\":%" PRIu64 "}",
+			ms->events, ms->unattributed, ms->other_kinds, ms->unmatched_releases,
+			ms->library, ms->library_bytes);
 	if (t->meta)
 		fprintf(out, ",%s", t->meta);
 	fprintf(out,
@@ -782,6 +784,7 @@ int ctrace_write(struct kp_ctrace *t, FILE *out, const char *trace_name)
 		errno = ENOMEM;
 		goto out;
 	}
+	t->mem_library = ms.library, t->mem_library_bytes = ms.library_bytes;
 	put_header(t, out, w.base, &ms);
 	put_processes(&w);
 	put_spans(t, out, w.base);

@@ -153,6 +153,8 @@ struct kp_ctrace {
 	int sample_period_ms;
 	int cupti_version, cuda_runtime_version, cuda_driver_version;
 	int memory; /* --memory: REC_MEMORY records become [memory] events (cmem.h) */
+	size_t mem_library;         /* set by ctrace_write(): libraries' own allocations left */
+	uint64_t mem_library_bytes; /* out of the [memory] events, and their bytes (cmem.h) */
 	char *meta;         /* malloc'ed extra members of the "kprof" object, or NULL */
 	char *process_name; /* malloc'ed name of the CPU processes; NULL: "kprof" */
 };

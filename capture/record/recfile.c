@@ -262,7 +262,7 @@ static const char *check_body(struct kp_ctrace *t, struct rfile *rf)
 	for (uint64_t i = 0; i < h->nhcalls; i++)
 		if ((rf->hidx[2 * i] != NO_NAME && rf->hidx[2 * i] >= h->nnames) ||
 		    (rf->hidx[2 * i + 1] != NO_NAME && rf->hidx[2 * i + 1] >= h->nnames) ||
-		    rf->hc[i].kind < HC_GEMM || rf->hc[i].kind > HC_CUDNN_GRAPH)
+		    rf->hc[i].kind < HC_GEMM || rf->hc[i].kind > HC_DEVALLOC)
 			return "corrupt host call in kprof record file";
 	for (uint64_t i = 0; i < h->nmwin; i++)
 		if (rf->mw[i].first > h->nkmet || rf->mw[i].n > h->nkmet - rf->mw[i].first)

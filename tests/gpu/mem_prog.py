@@ -1,10 +1,10 @@
 """tests/gpu/mem_prog.py — a small training loop whose allocator figures kprof's --memory must match.
 
 A two-layer MLP trained for STEPS steps at batch BATCH (default 10, 4096) with Adam, then an
-8 GiB temporary (the peak, about 9.5 GB reserved: the tens of MiB that libraries other than
-PyTorch's allocator take with cudaMalloc, which CUPTI counts and torch does not, stay well
-under 1% of it; doc/memory.md §6.2 observed 64 MiB), one torch.cuda.empty_cache() in the middle (segments released: CUPTI release
-records) and more steps.  At the end it prints, one per line:
+8 GiB temporary (the peak, about 10.8 GB reserved; cuBLAS's own cudaMalloc calls, which
+CUPTI counts and torch does not, kprof leaves out: doc/memory.md §6.2), one
+torch.cuda.empty_cache() in the middle (segments released: CUPTI release records) and more
+steps.  At the end it prints, one per line:
     max_memory_reserved <bytes>
     max_memory_allocated <bytes>
     memory_reserved <bytes>

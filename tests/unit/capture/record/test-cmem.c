@@ -156,7 +156,8 @@ static void writer_emits_memory_events_with_running_sums(void **state)
 		n++;
 	assert_int_equal(n, 5);
 	assert_non_null(strstr(j, "\"memory\":{\"source\":\"cupti\",\"events\":5,"
-				  "\"unattributed\":1,\"other_kinds\":1,\"unmatched_releases\":1}"));
+				  "\"unattributed\":1,\"other_kinds\":1,\"unmatched_releases\":1,"
+				  "\"library_allocations\":0,\"library_bytes\":0}"));
 	free(j);
 	unlink(path);
 	ctrace_free(&t);
@@ -301,6 +302,71 @@ static void record_file_carries_memory_records(void **state)
 	rmdir(dir);
 }
 
+static void devalloc(struct kp_ctrace *t, uint32_t tid, uint64_t addr, uint64_t bytes,
+		     uint64_t start, uint64_t end)
+{
+	struct kp_hcall c = { .kind = HC_DEVALLOC, .name = "cudaMalloc", .pid = 100, .tid = tid,
+			      .m = (int64_t)bytes, .k = (int64_t)addr,
+			      .start_ns = T0 + start, .end_ns = T0 + end };
+	assert_int_equal(ctrace_add_hcall(t, &c), 0);
+}
+
+/*
+ * A cudaMalloc that kprof-shim.so did not see pass through the dynamic runtime is a library's
+ * own (cuBLAS's handle and workspace, observed on an H200: tests/gpu/mem_allocs.py): it and its
+ * release stay out of the sums; an address reused later by the program's allocator counts then.
+ */
+static void library_allocations_are_left_out(void **state)
+{
+	(void)state;
+	for (int with_calls = 1; with_calls >= 0; with_calls--) {
+		struct kp_ctrace t;
+		ctrace_init(&t);
+		t.memory = 1;
+		api(&t, "cudaMalloc", 1, 101, 1000, 2000); /* the program's */
+		mem(&t, 1, 3, 1, 0, 1500, 0xA00000, 64 * MiB);
+		api(&t, "cudaMalloc", 2, 101, 3000, 4000); /* cuBLAS's own */
+		mem(&t, 1, 3, 2, 0, 3500, 0xB00000, 32 * MiB);
+		api(&t, "cudaFree", 3, 101, 5000, 5100);
+		mem(&t, 2, 3, 3, 0, 5050, 0xB00000, 32 * MiB);
+		api(&t, "cudaMalloc", 4, 101, 7000, 8000); /* the program's, at the same address */
+		mem(&t, 1, 3, 4, 0, 7500, 0xB00000, 16 * MiB);
+		api(&t, "cuMemCreate", 5, 101, 9000, 9500); /* not cudaMalloc: always kept */
+		mem(&t, 1, 3, 5, 0, 9200, 0xD00000, 8 * MiB);
+		if (with_calls) {
+			devalloc(&t, 101, 0xA00000, 64 * MiB, 900, 2100);
+			devalloc(&t, 101, 0xB00000, 16 * MiB, 6900, 8100);
+		}
+		struct kp_cmem_stats st;
+		size_t n;
+		struct kp_cmem *ev = cmem_build(&t, &n, &st);
+		if (with_calls) {
+			int64_t want[] = { 64 * MiB, 80 * MiB, 88 * MiB };
+			assert_int_equal(n, 3);
+			for (size_t i = 0; i < n; i++)
+				assert_int_equal(ev[i].total, want[i]);
+			assert_int_equal(st.library, 1);
+			assert_int_equal(st.library_bytes, 32 * MiB);
+			assert_int_equal(st.unmatched_releases, 0);
+			char path[64];
+			char *j = write_trace(&t, path);
+			assert_non_null(strstr(j, "\"unmatched_releases\":0,\"library_allocations\":1,"
+						  "\"library_bytes\":33554432}"));
+			assert_int_equal(t.mem_library, 1);
+			free(j);
+			unlink(path);
+		} else { /* no call recorded (a program with a static runtime): all kept */
+			int64_t want[] = { 64 * MiB, 96 * MiB, 64 * MiB, 80 * MiB, 88 * MiB };
+			assert_int_equal(n, 5);
+			for (size_t i = 0; i < n; i++)
+				assert_int_equal(ev[i].total, want[i]);
+			assert_int_equal(st.library, 0);
+		}
+		free(ev);
+		ctrace_free(&t);
+	}
+}
+
 /* --memory adds the allocation calls to those --trace-api launch records, and only then */
 static void memory_calls_are_wanted_only_with_memory(void **state)
 {
@@ -375,6 +441,7 @@ int main(void)
 		cmocka_unit_test(build_counts_what_it_left_out),
 		cmocka_unit_test(analyze_reads_the_capture_like_torch_profiler),
 		cmocka_unit_test(record_file_carries_memory_records),
+		cmocka_unit_test(library_allocations_are_left_out),
 		cmocka_unit_test(memory_calls_are_wanted_only_with_memory),
 		cmocka_unit_test(command_run_passes_memory_and_writes_events),
 	};
