@@ -6,11 +6,13 @@
  * that outlives the stack top by less than PYTREE_BLEED_NS is its sibling (TraceLens), a
  * longer overlap is cut at the top's end (HTA).  Ops and launches get the innermost frame
  * open at their start.  A backward op inherits the frame of its forward op: the nearest
- * backward node above it ("AddmmBackward0") whose Sequence number a forward op with a frame
- * shares (the latest-starting one before the node, as PyTorch's fwdbwd flows pick).
+ * backward node above it ("AddmmBackward0") whose Sequence number a forward op of its process
+ * with a frame shares (the latest-starting one before the node, as PyTorch's fwdbwd flows
+ * pick).
  */
 #include "kprof/pytree.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -215,13 +217,15 @@ static void sweep(struct kp_trace *t, const int32_t *ford, const struct item *it
 /* ---- backward ops ---- */
 
 struct fwd {
-	int64_t seq, ts;
+	int64_t pid, seq, ts;
 	int32_t op;
 };
 
 static int cmp_fwd(const void *a, const void *b)
 {
 	const struct fwd *x = a, *y = b;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
 	if (x->seq != y->seq)
 		return x->seq < y->seq ? -1 : 1;
 	if (x->ts != y->ts)
@@ -229,9 +233,16 @@ static int cmp_fwd(const void *a, const void *b)
 	return x->op < y->op ? -1 : x->op > y->op;
 }
 
+/* The process an op runs in (the pid's value, or its interned string's address). */
+static int64_t op_pid(const struct kp_trace *t, int32_t i)
+{
+	return t->threads[t->ops[i].thread].pid;
+}
+
 /*
- * Per op, the forward frame of a backward node (the latest-starting forward op with its
- * Sequence number that starts before it and has a frame), -1 for other ops.
+ * Per op, the forward frame of a backward node (the latest-starting forward op of its process
+ * with its Sequence number that starts before it and has a frame: sequence numbers are per
+ * process, and a file may hold several, e.g. ranks joined), -1 for other ops.
  */
 static int32_t *node_frames(const struct kp_trace *t, const int32_t *opf)
 {
@@ -242,7 +253,7 @@ static int32_t *node_frames(const struct kp_trace *t, const int32_t *opf)
 	for (size_t x = 0; x < t->nopx; x++) {
 		int32_t i = t->opx[x].op;
 		if (t->opx[x].seq >= 0 && opf[i] >= 0 && !pytree_bwd_node(t->ops[i].name))
-			fw[n++] = (struct fwd){ t->opx[x].seq, t->ops[i].ts_ns, i };
+			fw[n++] = (struct fwd){ op_pid(t, i), t->opx[x].seq, t->ops[i].ts_ns, i };
 	}
 	qsort(fw, n, sizeof(*fw), cmp_fwd);
 	for (size_t x = 0; x < t->nopx && n; x++) {
@@ -250,17 +261,18 @@ static int32_t *node_frames(const struct kp_trace *t, const int32_t *opf)
 		const struct kp_op *op = &t->ops[i];
 		if (t->opx[x].seq < 0 || !pytree_bwd_node(op->name))
 			continue;
-		/* the last forward pair with (seq, ts) <= (its seq, its start) */
+		/* the last forward op with (pid, seq, ts) <= (its pid, its seq, its start) */
+		struct fwd key = { op_pid(t, i), t->opx[x].seq, op->ts_ns, INT32_MAX };
 		size_t lo = 0, hi = n;
 		while (lo < hi) {
 			size_t mid = lo + (hi - lo) / 2;
-			if (fw[mid].seq < t->opx[x].seq ||
-			    (fw[mid].seq == t->opx[x].seq && fw[mid].ts <= op->ts_ns))
+			if (cmp_fwd(&fw[mid], &key) <= 0)
 				lo = mid + 1;
 			else
 				hi = mid;
 		}
-		if (lo > 0 && fw[lo - 1].seq == t->opx[x].seq && fw[lo - 1].op != i)
+		if (lo > 0 && fw[lo - 1].pid == key.pid && fw[lo - 1].seq == key.seq &&
+		    fw[lo - 1].op != i)
 			nf[i] = opf[fw[lo - 1].op];
 	}
 	free(fw);

@@ -125,6 +125,32 @@ static void tree_from_time_nesting(void **state)
 	trace_free(&t);
 }
 
+/* Sequence numbers are per process: a backward node pairs with its own process's forward op */
+static void backward_per_process(void **state)
+{
+	(void)state;
+	struct kp_trace t;
+	struct kp_diag d;
+	char p[512];
+	const char *dir = getenv("KPROF_TESTDATA");
+	snprintf(p, sizeof(p), "%s/handmade/pytree-2proc.json", dir ? dir : "../../testdata");
+	struct kp_load_opts lo = { .jobs = 1 };
+	assert_int_equal(trace_load(&t, p, &lo, &d), 0);
+	link_trace(&t);
+	int32_t a0 = frame_named(&t, "nn.Module: A_0"), b0 = frame_named(&t, "nn.Module: B_0");
+	int seen = 0;
+	for (size_t i = 0; i < t.nops; i++) {
+		if (strcmp(t.ops[i].name, "aten::mm"))
+			continue;
+		int64_t pid = t.threads[t.ops[i].thread].pid;
+		assert_int_equal(t.op_frame[i], pid == 1 ? a0 : b0);
+		assert_int_equal(t.op_bwd[i], 1);
+		seen++;
+	}
+	assert_int_equal(seen, 2);
+	trace_free(&t);
+}
+
 static const struct kp_row *row(const struct kp_report *r, const char *name)
 {
 	for (size_t i = 0; i < r->nrows; i++)
@@ -291,6 +317,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(fold_names_escaped), cmocka_unit_test(predicates),	  cmocka_unit_test(tree_from_time_nesting),
 		cmocka_unit_test(module_rows),	  cmocka_unit_test(source_rows),
+		cmocka_unit_test(backward_per_process),
 		cmocka_unit_test(no_python_events), cmocka_unit_test(deep_equal_timestamps),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
