@@ -18,6 +18,7 @@
 #include "kprof/hmap.h"
 #include "kprof/jsonw.h"
 #include "kprof/opmodel.h"
+#include "kprof/pytree.h"
 #include "record/ctrace.h"
 
 /* ---- emitting ---- */
@@ -594,21 +595,6 @@ static int parse_range(const struct kp_hcall *c, struct kp_nvtx_msg *m, struct k
 
 /* ---- forward and backward ops (doc: doc/attribution.md §2.4) ---- */
 
-/*
- * An autograd node: torch names a backward node after its Node class, "AddmmBackward0",
- * "<Function>Backward" for a custom Function, "torch::autograd::CopySlices" for C++ nodes
- * (torch/csrc/autograd/function.h, Node::name); ops are "aten::..." or Triton kernels.
- */
-static int is_autograd_node(const char *name)
-{
-	if (!strncmp(name, "torch::autograd::", 17))
-		return 1;
-	size_t n = strlen(name);
-	while (n > 0 && isdigit((unsigned char)name[n - 1]))
-		n--;
-	return n >= 8 && !memcmp(name + n - 8, "Backward", 8);
-}
-
 /* The number of @pid/@tid as a forward thread: 1, 2, ... in the order they first appear. */
 static int64_t thread_no(struct ctx *x, uint32_t pid, uint32_t tid)
 {
@@ -631,7 +617,7 @@ static int64_t fwdbwd_link(struct ctx *x, const struct kp_hcall *c, const char *
 			   struct kp_hostops_stats *st)
 {
 	int64_t key = op_key(c->pid, seq);
-	if (!is_autograd_node(name)) {
+	if (!pytree_bwd_node(name) /* "AddmmBackward0", "torch::autograd::CopySlices" */) {
 		int created;
 		struct kp_hmap_entry *e = hmap_put_int(&x->fwd, key, &created);
 		if (created)

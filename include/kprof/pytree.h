@@ -32,7 +32,11 @@ int32_t pytree_gpu_frame(const struct kp_trace *t, size_t i, int *bwd);
 /* A frame name "path(line): func" (not "<built-in ...>", not "nn.Module: ...") whose path
  * does not contain "torch/": a line of the user's code. */
 int pytree_user_source(const char *name);
-/* A backward node op: "XBackward0", "autograd::engine::evaluate_function: XBackward0". */
+/*
+ * An autograd node op: "XBackwardN" (N digits, optional), "torch::autograd::..." (CopySlices,
+ * AccumulateGrad), "autograd::engine::evaluate_function: ...".  The one rule of analyze's
+ * backward attribution and capture's fwdbwd links (capture/intercept/hostops.c).
+ */
 int pytree_bwd_node(const char *name);
 /*
  * Write the names of stack @s root first, joined by ';', into @buf (cap bytes, NUL-ended,

@@ -23,10 +23,16 @@
 
 int pytree_bwd_node(const char *name)
 {
-	static const char eval[] = "autograd::engine::evaluate_function: ";
-	if (!strncmp(name, eval, sizeof(eval) - 1))
+	static const char eval[] = "autograd::engine::evaluate_function: ",
+			  node[] = "torch::autograd::";
+	if (!strncmp(name, eval, sizeof(eval) - 1) || !strncmp(name, node, sizeof(node) - 1))
 		return 1;
-	return strstr(name, "Backward") && !strstr(name, "::");
+	if (strstr(name, "::"))
+		return 0; /* an ATen op, aten::convolution_backward among them */
+	size_t n = strlen(name);
+	while (n > 0 && name[n - 1] >= '0' && name[n - 1] <= '9')
+		n--;
+	return n >= 8 && !memcmp(name + n - 8, "Backward", 8);
 }
 
 int pytree_user_source(const char *name)

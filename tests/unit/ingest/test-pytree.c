@@ -70,6 +70,10 @@ static void predicates(void **state)
 	assert_true(pytree_bwd_node("autograd::engine::evaluate_function: AddmmBackward0"));
 	assert_false(pytree_bwd_node("aten::convolution_backward"));
 	assert_false(pytree_bwd_node("aten::mm"));
+	/* one rule with capture's fwdbwd links: in-place-on-view nodes are nodes, helpers not */
+	assert_true(pytree_bwd_node("torch::autograd::CopySlices"));
+	assert_true(pytree_bwd_node("CompiledFunctionBackward"));
+	assert_false(pytree_bwd_node("FooBackwardHelper"));
 }
 
 static void tree_from_time_nesting(void **state)
