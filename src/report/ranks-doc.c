@@ -265,7 +265,8 @@ void ranks_doc(const struct kp_ranks *rs, const char *link_name, struct kp_doc *
 				  rs->step_skew_step, rs->nstrag);
 	doc_fact_count(doc, NULL, "kprof_summary_version", 1);
 	doc_fact_count(doc, NULL, "world_size", ws);
-	doc_fact_count(doc, NULL, "jobs", rs->jobs);
+	/* no "jobs" (threads used): json is the traces', the same bytes whoever read or merged
+	 * them (kprof-merge(1); tests/unit/report/test-ranks-doc.c) */
 	doc_fact_count(doc, NULL, "matched_collectives", rs->matched);
 	doc_fact_count(doc, NULL, "unmatched_collectives", rs->unmatched);
 	doc_fact_rate(doc, NULL, "link_peak_bytes_per_s",
