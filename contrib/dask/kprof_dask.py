@@ -291,6 +291,10 @@ def main(argv):
         from distributed import Client, LocalCluster
     except ImportError as e:
         return err(f"cannot import distributed ({e}): install python3-distributed", 4)
+    # distributed 2022.12's client sometimes leaves a Timeout in a future when it closes, which
+    # asyncio logs as "Future exception was never retrieved" after a good run; failures of the
+    # job are reported below from the tasks themselves
+    logging.getLogger("asyncio").setLevel(logging.CRITICAL)
     t0 = time.monotonic()
     try:
         if o.scheduler:

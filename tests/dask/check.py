@@ -21,6 +21,7 @@ TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))
 DRIVER = os.path.join(TOP, "contrib", "dask", "kprof_dask.py")
 GEN = os.path.join(TOP, "tests", "dask", "gen-ranks.py")
 failures = []
+checks = []
 
 
 T0 = time.monotonic()
@@ -28,10 +29,12 @@ T0 = time.monotonic()
 
 def check(ok, what, detail=""):
     """@what, and @detail when it failed"""
-    print(f"{time.monotonic() - T0:5.1f} " if os.environ.get("DASK_CHECK_TIMES") else "", end="")
-    print(("  ok   " if ok else "FAIL dask: ") + what + ("" if ok or not detail else "\n" + detail))
+    checks.append(what)
     if not ok:
         failures.append(what)
+        print(f"FAIL dask: {what}" + ("\n" + detail if detail else ""))
+    elif os.environ.get("V"):
+        print(f"  ok   {time.monotonic() - T0:5.1f} s: {what}")
 
 
 def driver(*args, cwd):
@@ -94,7 +97,8 @@ def main():
             client.close()
             cluster.close()
         bad_case(kprof, tmp)
-    print(f"  dask: {time.monotonic() - t0:.1f} s, {len(failures)} failed")
+    print(f"  dask: {len(checks) - len(failures)} of {len(checks)} checks passed in "
+          f"{time.monotonic() - t0:.1f} s (64 ranks, a LocalCluster of 4 worker processes)")
     return 1 if failures else 0
 
 
