@@ -5,7 +5,7 @@
 4 worker processes started here and given to the driver with --scheduler:
   - fan-in 8, one trace per shard, -f json: byte-identical to `kprof analyze DIR --ranks -f json`;
   - fan-in 2, 3 traces per shard (the last shard short): the same bytes;
-  - -f csv -o FILE: FILE is `kprof merge -f csv` of that summary, and no temporary file is left;
+  - -o FILE (a table): FILE is `kprof merge` of that summary, and no temporary file is left;
 then with --local 1 (the driver's own LocalCluster) on 8 ranks, one of them malformed JSON:
 kprof's located error, the driver's line naming the file and exit status 3, no -o file written.
 SKIP (status 0) when Debian's python3-distributed cannot be imported.
@@ -81,16 +81,16 @@ def main():
                                   "--fan-in", "2", "--shard-size", "3", "job", cwd=tmp)
             check(rc == 0, "fan-in 2: exit 0", f"got {rc}\n{err}")
             same(out, ref, "fan-in 2, shards of 3: the same bytes", err)
-            rc, out, err = driver("--scheduler", addr, "--kprof", kprof, "-f", "csv", "-o",
-                                  "job.csv", "-q", "job/", cwd=tmp)
+            rc, out, err = driver("--scheduler", addr, "--kprof", kprof, "-o", "job.txt", "-q",
+                                  "job/", cwd=tmp)
             with open(os.path.join(tmp, "ref.json"), "wb") as fp:
                 fp.write(ref)
-            want = subprocess.run([kprof, "merge", "-f", "csv", "ref.json"], cwd=tmp,
+            want = subprocess.run([kprof, "merge", "ref.json"], cwd=tmp,
                                   stdout=subprocess.PIPE, check=True).stdout
-            with open(os.path.join(tmp, "job.csv"), "rb") as fp:
+            with open(os.path.join(tmp, "job.txt"), "rb") as fp:
                 got = fp.read()
-            check(rc == 0 and out == b"" and err == "", "-o job.csv -q: exit 0, silent", f"{rc}: {err}")
-            same(got, want, "-f csv -o: kprof merge -f csv of the summary")
+            check(rc == 0 and out == b"" and err == "", "-o job.txt -q: exit 0, silent", f"{rc}: {err}")
+            same(got, want, "table -o: kprof merge of the summary (README's Slurm recipe)")
             check(not [n for n in os.listdir(tmp) if n.startswith(".kprof-dask-")],
                   "-o: no temporary file left")
         finally:
