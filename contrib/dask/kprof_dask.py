@@ -66,9 +66,9 @@ def _run(argv, cwd, label):
 
 
 def analyze_shard(kprof, cwd, paths):
-    """One shard's summary (json bytes) and kprof's warnings: the traces' own only.  Each trace
-    is analyzed alone (kprof analyze of several would warn of the job's ranks the shard lacks),
-    then the shard's summaries merged here (their merge's warnings are of a part of the job)."""
+    """One shard's summary (json bytes) and kprof's warnings (not shown: the summaries carry
+    the traces' own, which the last merge prints).  Each trace is analyzed alone, as in
+    README's Slurm recipe, then the shard's summaries are merged here."""
     parts = [_run([kprof, "analyze", "--ranks", "-f", "json", "--", p], cwd,
                   f"kprof analyze of {p}") for p in paths]
     if len(parts) == 1:
@@ -188,10 +188,6 @@ def run(client, o, paths):
             rc, label, where, text = fl
             if label not in failed:
                 failed[label] = (i if kind == "leaf" else len(leaves) + len(failed), rc, where, text)
-        elif kind == "leaf":
-            warnings = f.result()[1]
-            if warnings:
-                sys.stderr.write(warnings)  # the traces' own: summaries do not carry them
         prog.step(f.key)
     if failed:
         first = None
@@ -201,7 +197,9 @@ def run(client, o, paths):
             first = first or rc
         return first
     out, warnings = root.result()
-    sys.stderr.write(warnings)  # the job's warnings (the intermediate merges' are of partial sets)
+    # the traces' own warnings and the job's, as kprof analyze prints them (the other merges'
+    # are of parts of the job, and their traces' warnings are carried up to this one)
+    sys.stderr.write(warnings)
     return write(out, o.output)
 
 

@@ -1,10 +1,12 @@
 #!/usr/bin/python3
 """tests/dask/check.py KPROF — the Dask driver (contrib/dask/kprof_dask.py) against kprof itself.
 
-64 rank traces derived from testdata/ranks-h200x2 (tests/dask/gen-ranks.py); a LocalCluster of
-4 worker processes started here and given to the driver with --scheduler:
-  - fan-in 8, one trace per shard, -f json: byte-identical to `kprof analyze DIR --ranks -f json`;
-  - fan-in 2, 3 traces per shard (the last shard short): the same bytes;
+64 rank traces derived from testdata/ranks-h200x2 (tests/dask/gen-ranks.py), rank 63 truncated
+(it warns); a LocalCluster of 4 worker processes started here and given to the driver with
+--scheduler:
+  - fan-in 8, one trace per shard, -f json: byte-identical to `kprof analyze DIR --ranks -f json`,
+    and the same warnings on standard error;
+  - fan-in 2, 3 traces per shard (the last shard short): the same bytes and warnings;
   - -o FILE (a table): FILE is `kprof merge` of that summary, and no temporary file is left;
 then with --local 1 (the driver's own LocalCluster) on 8 ranks, one of them malformed JSON:
 kprof's located error, the driver's line naming the file and exit status 3, no -o file written.
@@ -64,8 +66,12 @@ def main():
     t0 = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="kprof-dask-check-") as tmp:
         subprocess.run([sys.executable, GEN, "64", os.path.join(tmp, "job")], check=True)
-        ref = subprocess.run([kprof, "analyze", "job", "--ranks", "-f", "json"], cwd=tmp,
-                             stdout=subprocess.PIPE, check=True).stdout
+        truncate_rank(tmp, 63)
+        p = subprocess.run([kprof, "analyze", "job", "--ranks", "-f", "json"], cwd=tmp,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, check=True)
+        ref, ref_warn = p.stdout, warnings(p.stderr.decode())
+        check(any("job/rank63.json:" in w and "truncated" in w for w in ref_warn),
+              "kprof analyze warns of the truncated rank", "\n".join(ref_warn))
         cluster = LocalCluster(n_workers=4, threads_per_worker=1, processes=True,
                                dashboard_address=None, silence_logs=logging.ERROR)
         client = Client(cluster)
@@ -75,21 +81,24 @@ def main():
                                   cwd=tmp)
             check(rc == 0, "fan-in 8: exit 0", f"got {rc}\n{err}")
             same(out, ref, "fan-in 8: the summary is kprof analyze job --ranks -f json's bytes", err)
+            check(warnings(err) == ref_warn, "fan-in 8: kprof analyze's warnings, once each", err)
             check("64 traces in 64 shards" in err and "73/73 tasks (100%)" in err,
                   "fan-in 8: progress shown", err)
             rc, out, err = driver("--scheduler", addr, "--kprof", kprof, "-f", "json",
                                   "--fan-in", "2", "--shard-size", "3", "job", cwd=tmp)
             check(rc == 0, "fan-in 2: exit 0", f"got {rc}\n{err}")
             same(out, ref, "fan-in 2, shards of 3: the same bytes", err)
+            check(warnings(err) == ref_warn, "fan-in 2: kprof analyze's warnings, once each", err)
             rc, out, err = driver("--scheduler", addr, "--kprof", kprof, "-o", "job.txt", "-q",
                                   "job/", cwd=tmp)
             with open(os.path.join(tmp, "ref.json"), "wb") as fp:
                 fp.write(ref)
-            want = subprocess.run([kprof, "merge", "ref.json"], cwd=tmp,
-                                  stdout=subprocess.PIPE, check=True).stdout
+            want = subprocess.run([kprof, "merge", "ref.json"], cwd=tmp, stdout=subprocess.PIPE,
+                                  stderr=subprocess.DEVNULL, check=True).stdout
             with open(os.path.join(tmp, "job.txt"), "rb") as fp:
                 got = fp.read()
-            check(rc == 0 and out == b"" and err == "", "-o job.txt -q: exit 0, silent", f"{rc}: {err}")
+            check(rc == 0 and out == b"" and err.splitlines() == ref_warn,
+                  "-o job.txt -q: exit 0, no progress, the warnings", f"{rc}: {err}")
             same(got, want, "table -o: kprof merge of the summary (README's Slurm recipe)")
             check(not [n for n in os.listdir(tmp) if n.startswith(".kprof-dask-")],
                   "-o: no temporary file left")
@@ -100,6 +109,23 @@ def main():
     print(f"  dask: {len(checks) - len(failures)} of {len(checks)} checks passed in "
           f"{time.monotonic() - t0:.1f} s (64 ranks, a LocalCluster of 4 worker processes)")
     return 1 if failures else 0
+
+
+def warnings(stderr):
+    return [line for line in stderr.splitlines() if line.startswith("kprof: ")]
+
+
+def truncate_rank(tmp, r):
+    """rank @r as a plain .json cut at 80%: a trace that warns (its warnings travel in its
+    summary: the merged json and warnings are analyze's)"""
+    import gzip
+
+    gz = os.path.join(tmp, "job", f"rank{r}.json.gz")
+    with gzip.open(gz, "rb") as fp:
+        data = fp.read()
+    os.unlink(gz)
+    with open(os.path.join(tmp, "job", f"rank{r}.json"), "wb") as fp:
+        fp.write(data[:len(data) * 4 // 5])
 
 
 def bad_case(kprof, tmp):
