@@ -175,8 +175,10 @@ static void restored_warnings_print_as_the_originals(void **state)
 	char kind[] = "events without 'dur'"; /* not the static string: copied */
 	diag_warn_restore(&back, kind, orig.k[0].count, orig.k[0].shown, orig.k[0].nshown);
 	kind[0] = 'X';
-	char *a = printed_as(&orig, WARN_SUMMARY, "new"), *b = printed_as(&back, WARN_SUMMARY, "new");
-	assert_string_equal(b, "kprof: a.json:10:5: warning: [new] skipped 'k0' (first of 7 events without 'dur')\n");
+	char *a = printed_as(&orig, WARN_SUMMARY, "new");
+	char *b = printed_as(&back, WARN_SUMMARY, "new");
+	assert_string_equal(
+		b, "kprof: a.json:10:5: warning: [new] skipped 'k0' (first of 7 events without 'dur')\n");
 	assert_string_equal(a, b);
 	free(a);
 	free(b);
