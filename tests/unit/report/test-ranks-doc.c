@@ -236,8 +236,16 @@ static void per_rank_json_and_warnings(void **state)
 	assert_int_equal(doc.items[find(&doc, r1, "world_size")].v.type, VAL_NULL);
 	assert_int_equal(doc.items[find(&doc, r1, "backend")].v.type, VAL_NULL);
 	assert_int_equal(doc.items[find(&doc, r1, "mean")].v.type, VAL_NULL);
-	/* warnings: the run's, then each rank's */
-	size_t w = find(&doc, 0, "warnings");
+	/* the second rank's own warnings, in its json: kind, count, the messages (summary.c) */
+	size_t rw = find(&doc, r1, "warnings");
+	assert_int_equal(doc.items[rw].type, ITEM_ARRAY);
+	assert_string_equal(doc.items[find(&doc, rw, "kind")].v.s, "b thing");
+	assert_int_equal(doc.items[find(&doc, rw, "count")].v.i, 1);
+	size_t msgs = find(&doc, rw, "messages");
+	assert_string_equal(doc.items[msgs + 1].v.s, "trace-1.json:3:4: warning: rank 1");
+	assert_int_equal(doc.items[msgs + 2].type, ITEM_END);
+	/* the document's warnings: the run's, then each rank's */
+	size_t w = find(&doc, msgs + 2, "warnings");
 	assert_non_null(strstr(doc.items[w + 1].v.s, "top 1"));
 	assert_non_null(strstr(doc.items[w + 2].v.s, "rank 1"));
 	assert_int_equal(doc.items[w + 3].type, ITEM_END);
