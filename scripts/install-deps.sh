@@ -3,8 +3,10 @@
 # Needs root or sudo when something is missing; prints what it does.
 set -e
 # clang and libclang-rt-14-dev: the libFuzzer harnesses `make check` builds (tests/fuzz/)
+# python3-distributed: Dask, for contrib/dask/kprof_dask.py and `make check`'s dask-check
+# (tests/dask/check.py runs it on a LocalCluster); kprof itself never imports it
 pkgs="gcc make libc6-dev zlib1g-dev libisal-dev libcmocka-dev libyaml-dev libzstd-dev zstd python3
-	clang libclang-rt-14-dev"
+	clang libclang-rt-14-dev python3-distributed"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"

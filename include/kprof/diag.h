@@ -37,7 +37,8 @@ struct kp_warnings {
 	int cap;
 	int all; /* keep every message, not only the first few */
 	struct kp_warn_kind {
-		const char *kind; /* static string naming the anomaly */
+		const char *kind; /* static string naming the anomaly (or kind_copy) */
+		char *kind_copy;  /* diag_warn_restore(): the kind as read, malloc'ed */
 		long count;
 		int nshown;
 		char *shown[KP_WARN_SHOW];  /* malloc'ed full messages "LOC: warning: TEXT" */
@@ -67,6 +68,14 @@ int diag_error(struct kp_diag *d, int status, const char *fmt, ...)
  */
 void diag_warn_add(struct kp_warnings *w, const char *kind, const char *loc, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+
+/*
+ * Add @count warnings of @kind whose kept messages are @shown[0..@nshown) (full
+ * "LOC: warning: TEXT" lines; at most KP_WARN_SHOW are kept), as a summary carries a trace's
+ * warnings (src/analysis/summary.c).  @kind and the messages are copied.
+ */
+void diag_warn_restore(struct kp_warnings *w, const char *kind, long count, char *const *shown,
+		       int nshown);
 
 /*
  * The lines diag_warn_print() prints, without the "kprof: " prefix, one @emit call each:

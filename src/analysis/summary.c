@@ -202,6 +202,47 @@ static int get_comms(struct rd *R, struct kp_rank *r)
 	return more;
 }
 
+/* "warnings": [{"kind", "count", "messages": [...]}, ...] (ranks-doc.c) into @w */
+static int get_warnings(struct rd *R, struct kp_warnings *w)
+{
+	struct kp_json_tok tk;
+	enum kp_json_type ty;
+	if (json_next(&R->p, &tk) != JT_ARR)
+		return -1;
+	while ((ty = json_next(&R->p, &tk)) == JT_OBJ) {
+		char kind[256] = "", *shown[KP_WARN_SHOW];
+		int64_t count = 0;
+		int nshown = 0, rc = 0;
+		while (rc == 0 && (ty = json_next(&R->p, &tk)) == JT_KEY) {
+			if (key_is(&tk, "kind")) {
+				rc = get_str(R, kind, sizeof(kind));
+			} else if (key_is(&tk, "count")) {
+				rc = get_int(R, &count);
+			} else if (key_is(&tk, "messages")) {
+				rc = json_next(&R->p, &tk) == JT_ARR ? 0 : -1;
+				while (rc == 0 && (ty = json_next(&R->p, &tk)) == JT_STR) {
+					if (nshown == KP_WARN_SHOW)
+						continue;
+					/* NUL-terminated, never longer than the escaped text */
+					shown[nshown] = xmalloc(tk.len + 1);
+					json_unescape(tk.s, tk.len, shown[nshown++], tk.len + 1);
+				}
+				if (rc == 0 && ty != JT_ARR_END)
+					rc = -1;
+			} else {
+				rc = json_skip(&R->p);
+			}
+		}
+		if (rc == 0 && ty == JT_OBJ_END && kind[0])
+			diag_warn_restore(w, kind, (long)count, shown, nshown);
+		for (int j = 0; j < nshown; j++)
+			free(shown[j]);
+		if (rc < 0 || ty != JT_OBJ_END)
+			return -1;
+	}
+	return ty == JT_ARR_END ? 0 : -1;
+}
+
 /* One element of "ranks"; its '{' was just read. */
 static int get_rank_body(struct rd *R, struct kp_rank *r)
 {
@@ -248,6 +289,8 @@ static int get_rank_body(struct rd *R, struct kp_rank *r)
 			rc = get_steps(R, r);
 		} else if (key_is(&tk, "comms")) {
 			rc = get_comms(R, r);
+		} else if (key_is(&tk, "warnings")) {
+			rc = get_warnings(R, &r->warn);
 		} else {
 			rc = json_skip(&R->p);
 		}

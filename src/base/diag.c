@@ -71,6 +71,31 @@ void diag_warn_add(struct kp_warnings *w, const char *kind, const char *loc, con
 	k->more[k->nmore++] = xstrdup(buf);
 }
 
+void diag_warn_restore(struct kp_warnings *w, const char *kind, long count, char *const *shown,
+		       int nshown)
+{
+	struct kp_warn_kind *k = NULL;
+	for (int i = 0; i < w->nkinds; i++)
+		if (strcmp(w->k[i].kind, kind) == 0)
+			k = &w->k[i];
+	if (!k) {
+		if (w->nkinds == w->cap) {
+			w->cap = w->cap ? 2 * w->cap : 8;
+			w->k = xrealloc(w->k, (size_t)w->cap * sizeof(*w->k));
+		}
+		k = &w->k[w->nkinds++];
+		memset(k, 0, sizeof(*k));
+		k->kind = k->kind_copy = xstrdup(kind);
+	}
+	k->count += count > nshown ? count : nshown;
+	for (int j = 0; j < nshown && k->nshown < KP_WARN_SHOW; j++) {
+		/* TEXT starts after the first "warning: " (diag_warn_add() wrote it so) */
+		const char *t = strstr(shown[j], "warning: ");
+		k->text_off[k->nshown] = t ? (int)(t - shown[j]) + 9 : 0;
+		k->shown[k->nshown++] = xstrdup(shown[j]);
+	}
+}
+
 /* "LOC: warning: [base] TEXT" + @tail */
 static void emit_msg(const char *msg, int off, const char *side, const char *tail,
 		     void (*emit)(const char *line, void *arg), void *arg)
@@ -166,6 +191,7 @@ void diag_warn_free(struct kp_warnings *w)
 		free(w->k[i].more);
 		free(w->k[i].more_off);
 		free(w->k[i].first_loc);
+		free(w->k[i].kind_copy);
 	}
 	free(w->k);
 	memset(w, 0, sizeof(*w));

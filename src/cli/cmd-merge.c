@@ -64,6 +64,9 @@ int cmd_merge(int argc, char **argv)
 	ranks_doc(&rs, dev ? dev->name : dc.name, &doc);
 	table_render(&doc, format, 0, stdout);
 	doc_free(&doc);
+	/* the traces' own warnings (carried by the summaries), then the job's: as kprof analyze */
+	for (size_t i = 0; i < rs.n; i++)
+		diag_warn_print(&rs.r[i].warn, WARN_SUMMARY, NULL, stderr);
 	diag_warn_print(&rs.warn, WARN_SUMMARY, NULL, stderr);
 	ranks_free(&rs);
 	devdb_free(&db);

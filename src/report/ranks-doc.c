@@ -151,6 +151,28 @@ static void straggler_table(const struct kp_ranks *rs, struct kp_doc *doc)
 	}
 }
 
+/*
+ * json: a rank's own warnings (its trace's), [{"kind", "count", "messages": [...]}], so that
+ * kprof merge prints and lists them as kprof analyze does (src/analysis/summary.c reads them)
+ */
+static void rank_warnings_json(const struct kp_warnings *w, struct kp_doc *doc)
+{
+	if (!w->nkinds)
+		return;
+	doc_array(doc, "warnings", 0);
+	for (int i = 0; i < w->nkinds; i++) {
+		doc_object(doc, NULL);
+		doc_fact_text(doc, NULL, "kind", w->k[i].kind);
+		doc_fact_count(doc, NULL, "count", w->k[i].count);
+		doc_array(doc, "messages", 0);
+		for (int j = 0; j < w->k[i].nshown; j++)
+			doc_fact_text(doc, NULL, NULL, w->k[i].shown[j]);
+		doc_end(doc);
+		doc_end(doc);
+	}
+	doc_end(doc);
+}
+
 /* json: ranks[{rank, file, totals, breakdown, step_ns{mean, max}}] */
 static void rank_json(const struct kp_ranks *rs, struct kp_doc *doc)
 {
@@ -212,6 +234,7 @@ static void rank_json(const struct kp_ranks *rs, struct kp_doc *doc)
 			doc_end(doc);
 		}
 		doc_end(doc);
+		rank_warnings_json(&r->warn, doc);
 		doc_end(doc);
 	}
 	doc_end(doc);
@@ -265,7 +288,8 @@ void ranks_doc(const struct kp_ranks *rs, const char *link_name, struct kp_doc *
 				  rs->step_skew_step, rs->nstrag);
 	doc_fact_count(doc, NULL, "kprof_summary_version", 1);
 	doc_fact_count(doc, NULL, "world_size", ws);
-	doc_fact_count(doc, NULL, "jobs", rs->jobs);
+	/* no "jobs" (threads used): json is the traces', the same bytes whoever read or merged
+	 * them (kprof-merge(1); tests/unit/report/test-ranks-doc.c) */
 	doc_fact_count(doc, NULL, "matched_collectives", rs->matched);
 	doc_fact_count(doc, NULL, "unmatched_collectives", rs->unmatched);
 	doc_fact_rate(doc, NULL, "link_peak_bytes_per_s",

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -22,10 +23,9 @@ static char tmpdir[] = "/tmp/kprof-test-summary-XXXXXX";
 
 #include "ranks-job.h"
 
-/* The json document of @rs (compared), with the thread count left out: it is how, not what. */
+/* The json document of @rs (compared; the thread count is no part of it: ranks-doc.c) */
 static char *render(struct kp_ranks *rs)
 {
-	rs->jobs = 0;
 	struct kp_doc doc;
 	ranks_doc(rs, "NVIDIA H100 80GB HBM3", &doc);
 	char *buf = NULL;
@@ -127,6 +127,65 @@ static void merge_of_a_split_equals_the_whole(void **state)
 	m = merge_of(assoc, 2, NULL);
 	assert_string_equal(m, w);
 	free(m);
+	free(w);
+}
+
+/*
+ * A trace's own warnings travel in its rank's summary: the merge of the per-rank summaries
+ * lists them as analyze of all the traces does (they were dropped: the merged json differed
+ * from the job's and a truncated rank went unnoticed), through a tree of merges too.
+ */
+static void a_traces_warnings_survive_the_merge(void **state)
+{
+	(void)state;
+	char dir[600];
+	snprintf(dir, sizeof(dir), "%s/warn", tmpdir);
+	assert_int_equal(mkdir(dir, 0700), 0);
+	size_t n;
+	char **paths = write_job(dir, 1, &n);
+	struct stat st;
+	assert_int_equal(stat(paths[0], &st), 0); /* rank 3, cut: a truncated trace */
+	assert_int_equal(truncate(paths[0], st.st_size * 7 / 10), 0);
+	struct kp_ranks whole;
+	struct kp_load_opts lo = { 0 };
+	struct kp_diag d = { 0 };
+	assert_int_equal(ranks_load(&whole, paths, n, 2, &lo, &d), 0);
+	ranks_compare(&whole, 450e9);
+	assert_int_equal(whole.r[3].rank, 3);
+	assert_int_equal(whole.r[3].warn.nkinds, 1);
+	char *w = render(&whole);
+	ranks_free(&whole);
+	assert_non_null(strstr(w, "job_rank3.json:"));
+	assert_non_null(strstr(w, ": warning: trace is truncated at byte"));
+
+	static const int one[] = { 0 }, two[] = { 1 }, three[] = { 2 }, four[] = { 3 };
+	const char *each[4] = { summary_of(paths, one, 1, "w3.json"),
+				summary_of(paths, two, 1, "w1.json"),
+				summary_of(paths, three, 1, "w0.json"),
+				summary_of(paths, four, 1, "w2.json") };
+	char *m = merge_of(each, 4, NULL);
+	assert_string_equal(m, w);
+	free(m);
+	free(merge_of(each, 2, "w31.json"));
+	char p31[600];
+	snprintf(p31, sizeof(p31), "%s/w31.json", tmpdir);
+	const char *tree[3] = { p31, each[2], each[3] };
+	m = merge_of(tree, 3, NULL);
+	assert_string_equal(m, w);
+	free(m);
+
+	/* read back: the kind, its count and the message, its text after "warning: " */
+	struct kp_ranks rs;
+	memset(&rs, 0, sizeof(rs));
+	assert_int_equal(summary_load(&rs, p31, &d), 0);
+	assert_int_equal(rs.n, 2);
+	const struct kp_warnings *rw = rs.r[0].rank == 3 ? &rs.r[0].warn : &rs.r[1].warn;
+	assert_int_equal(rw->nkinds, 1);
+	assert_int_equal(rw->k[0].count, 1);
+	assert_int_equal(rw->k[0].nshown, 1);
+	assert_true(strstr(rw->k[0].shown[0], "job_rank3.json:") != NULL);
+	assert_true(!strncmp(rw->k[0].shown[0] + rw->k[0].text_off[0], "trace is truncated", 18));
+	ranks_free(&rs);
 	free(w);
 }
 
@@ -295,6 +354,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(merge_of_a_split_equals_the_whole),
+		cmocka_unit_test(a_traces_warnings_survive_the_merge),
 		cmocka_unit_test(a_trace_document_is_not_a_summary),
 		cmocka_unit_test(a_summary_with_the_old_span_name_reads),
 		cmocka_unit_test(a_summary_of_no_ranks_is_refused),

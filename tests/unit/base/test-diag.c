@@ -159,6 +159,38 @@ static void all_lists_every_instance(void **state)
 	diag_warn_free(&w);
 }
 
+/*
+ * Warnings read back from a summary (diag_warn_restore()) print as the trace's did: the first
+ * message, "(first of N KIND)", a [side] after "warning: "; kept messages are capped.
+ */
+static void restored_warnings_print_as_the_originals(void **state)
+{
+	(void)state;
+	struct kp_warnings orig = { 0 }, back = { 0 };
+	char loc[32];
+	for (int i = 0; i < 7; i++) {
+		snprintf(loc, sizeof(loc), "a.json:%d:5", 10 + i);
+		diag_warn_add(&orig, "events without 'dur'", loc, "skipped 'k%d'", i);
+	}
+	char kind[] = "events without 'dur'"; /* not the static string: copied */
+	diag_warn_restore(&back, kind, orig.k[0].count, orig.k[0].shown, orig.k[0].nshown);
+	kind[0] = 'X';
+	char *a = printed_as(&orig, WARN_SUMMARY, "new");
+	char *b = printed_as(&back, WARN_SUMMARY, "new");
+	assert_string_equal(
+		b, "kprof: a.json:10:5: warning: [new] skipped 'k0' (first of 7 events without 'dur')\n");
+	assert_string_equal(a, b);
+	free(a);
+	free(b);
+	/* a second summary's ranks add to the kind, keeping KP_WARN_SHOW messages */
+	diag_warn_restore(&back, "events without 'dur'", 2, orig.k[0].shown, 2);
+	assert_int_equal(back.nkinds, 1);
+	assert_int_equal(back.k[0].count, 9);
+	assert_int_equal(back.k[0].nshown, KP_WARN_SHOW);
+	diag_warn_free(&orig);
+	diag_warn_free(&back);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -170,6 +202,7 @@ int main(void)
 		cmocka_unit_test(
 			summary_is_one_line_per_kind_with_the_count_and_the_first_instance),
 		cmocka_unit_test(all_lists_every_instance),
+		cmocka_unit_test(restored_warnings_print_as_the_originals),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

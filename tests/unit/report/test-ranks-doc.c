@@ -14,6 +14,7 @@
 
 #include "kprof/collective.h"
 #include "kprof/ranks-doc.h"
+#include "kprof/table.h"
 
 static const char *ftext(const struct kp_doc *doc, const char *key)
 {
@@ -235,14 +236,60 @@ static void per_rank_json_and_warnings(void **state)
 	assert_int_equal(doc.items[find(&doc, r1, "world_size")].v.type, VAL_NULL);
 	assert_int_equal(doc.items[find(&doc, r1, "backend")].v.type, VAL_NULL);
 	assert_int_equal(doc.items[find(&doc, r1, "mean")].v.type, VAL_NULL);
-	/* warnings: the run's, then each rank's */
-	size_t w = find(&doc, 0, "warnings");
+	/* the second rank's own warnings, in its json: kind, count, the messages (summary.c) */
+	size_t rw = find(&doc, r1, "warnings");
+	assert_int_equal(doc.items[rw].type, ITEM_ARRAY);
+	assert_string_equal(doc.items[find(&doc, rw, "kind")].v.s, "b thing");
+	assert_int_equal(doc.items[find(&doc, rw, "count")].v.i, 1);
+	size_t msgs = find(&doc, rw, "messages");
+	assert_string_equal(doc.items[msgs + 1].v.s, "trace-1.json:3:4: warning: rank 1");
+	assert_int_equal(doc.items[msgs + 2].type, ITEM_END);
+	/* the document's warnings: the run's, then each rank's */
+	size_t w = find(&doc, msgs + 2, "warnings");
 	assert_non_null(strstr(doc.items[w + 1].v.s, "top 1"));
 	assert_non_null(strstr(doc.items[w + 2].v.s, "rank 1"));
 	assert_int_equal(doc.items[w + 3].type, ITEM_END);
 	doc_free(&doc);
 	diag_warn_free(&rs.warn);
 	diag_warn_free(&r[1].warn);
+}
+
+/*
+ * The json of a job is a property of its traces, not of the machine that read them: the same
+ * ranks read on 2 threads by kprof analyze and merged from summaries by kprof merge are the
+ * same bytes ("jobs" made them differ, and differ between a 2-core and a 16-core host).
+ */
+static char *render_json(const struct kp_ranks *rs)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *fp = open_memstream(&buf, &len);
+	assert_non_null(fp);
+	struct kp_doc doc;
+	ranks_doc(rs, "H100", &doc);
+	table_render(&doc, FMT_JSON, 0, fp);
+	doc_free(&doc);
+	fclose(fp);
+	return buf;
+}
+
+static void json_is_the_same_read_or_merged(void **state)
+{
+	(void)state;
+	struct kp_rank r[2];
+	struct kp_ranks rs;
+	two_ranks(r, &rs);
+	char *read2 = render_json(&rs);
+	rs.jobs = 16;
+	char *read16 = render_json(&rs);
+	rs.jobs = 0; /* kprof merge */
+	char *merged = render_json(&rs);
+	assert_string_equal(read2, merged);
+	assert_string_equal(read16, merged);
+	assert_null(strstr(merged, "\"jobs\""));
+	free(read2);
+	free(read16);
+	free(merged);
 }
 
 int main(void)
@@ -252,6 +299,7 @@ int main(void)
 		cmocka_unit_test(the_rank_table_derives_busy_time),
 		cmocka_unit_test(collectives_and_stragglers),
 		cmocka_unit_test(per_rank_json_and_warnings),
+		cmocka_unit_test(json_is_the_same_read_or_merged),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
