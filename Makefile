@@ -159,6 +159,10 @@ $(O)/shim/src/%.o: src/%.c $(HDRS) Makefile
 # and a fake libcudnn.so.9 (the graph API)
 $(O)/tests/capture/intercept/test-shim: $(O)/kprof-shim.so $(O)/tests/fake/libcublas.so.13 \
 	$(O)/tests/fake/libcudnn.so.9
+# (and NVTX ranges through nvtx3's header-only loader: the CUDA include path)
+ifeq ($(HAVE_CUPTI),1)
+$(O)/tests/capture/intercept/test-shim: CFLAGS += -DKPROF_TEST_NVTX -I$(CUDA_HOME)/include
+endif
 $(O)/tests/fake/libcublas.so.13: tests/unit/fake/fake-cublas.c Makefile
 	@mkdir -p $(dir $@)
 	$(call quiet,CC,$<)$(CC) $(CFLAGS_BASE) -O2 -fPIC -shared -Wl,-soname,libcublas.so.13 -o $@ $<

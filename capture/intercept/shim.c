@@ -109,9 +109,11 @@ void kprof_shim_attach(kp_push_fn push, kp_pop_fn pop, kp_clock_fn clock)
 	atomic_store(&g_push, g_extcorr ? push : NULL);
 }
 
+static uint64_t drain_ranges(kp_drain_fn fn, void *arg);
+
 uint64_t kprof_shim_drain(kp_drain_fn fn, void *arg)
 {
-	uint64_t n = 0;
+	uint64_t n = drain_ranges(fn, arg);
 	pthread_mutex_lock(&g_lock);
 	for (struct block *b = g_blocks; b; b = b->next) {
 		uint32_t cnt = atomic_load_explicit(&b->n, memory_order_acquire);
@@ -943,8 +945,103 @@ API cudaError_t cudaMalloc(void **devPtr, size_t size)
 
 /* ---- NVTX (§2): kprof-shim.so is also NVTX_INJECTION64_PATH ---- */
 
+/*
+ * NVTX ranges: a PyTorch program under the torch hook opens one per op (thousands a step), so
+ * a range is a compact record (56 bytes, not a 250-byte kp_hcall) and its message text is
+ * bump-allocated per thread; kprof_shim_drain() hands them out as kp_hcalls.  This halves
+ * the cost of a push/pop pair and the memory the traced process grows by (bench/RESULTS.md).
+ */
+struct nrange {
+	uint64_t start_ns, end_ns, ext;
+	const char *name, *domain;
+	uint32_t pid, tid;
+	uint16_t kind, open;
+};
+
+#define NBLOCK_RECS 16384
+struct nblock {
+	struct nblock *next;
+	_Atomic uint32_t n; /* records published in v[] */
+	struct nrange v[NBLOCK_RECS];
+};
+
+static struct nblock *g_nblocks; /* under g_lock */
+static __thread struct nblock *t_nblock;
+
+#define TEXT_CHUNK (256 * 1024)
+static __thread char *t_text;
+static __thread size_t t_text_left;
+
+/* A copy of @s that lives until the process ends; NULL on out-of-memory. */
+static const char *text_copy(const char *s)
+{
+	size_t n = strlen(s) + 1;
+	if (n > TEXT_CHUNK / 8)
+		return strdup(s);
+	if (n > t_text_left) {
+		t_text = malloc(TEXT_CHUNK);
+		t_text_left = t_text ? TEXT_CHUNK : 0;
+		if (!t_text)
+			return NULL;
+	}
+	char *p = t_text;
+	memcpy(p, s, n);
+	t_text += n, t_text_left -= n;
+	return p;
+}
+
+static struct nrange *new_range(void)
+{
+	struct nblock *b = t_nblock;
+	if (!b || atomic_load_explicit(&b->n, memory_order_relaxed) == NBLOCK_RECS) {
+		b = malloc(sizeof(*b));
+		if (!b)
+			return NULL;
+		atomic_init(&b->n, 0);
+		pthread_mutex_lock(&g_lock);
+		b->next = g_nblocks;
+		g_nblocks = b;
+		pthread_mutex_unlock(&g_lock);
+		t_nblock = b;
+	}
+	if (!t_tid)
+		t_tid = (uint32_t)syscall(SYS_gettid);
+	uint32_t i = atomic_load_explicit(&b->n, memory_order_relaxed);
+	struct nrange *r = &b->v[i];
+	r->pid = g_pid ? g_pid : (uint32_t)getpid();
+	r->tid = t_tid;
+	r->end_ns = 0;
+	/* published now, completed by its owner: the drain runs at exit */
+	atomic_store_explicit(&b->n, i + 1, memory_order_release);
+	return r;
+}
+
+static uint64_t drain_ranges(kp_drain_fn fn, void *arg)
+{
+	uint64_t n = 0;
+	pthread_mutex_lock(&g_lock);
+	for (struct nblock *b = g_nblocks; b; b = b->next) {
+		uint32_t cnt = atomic_load_explicit(&b->n, memory_order_acquire);
+		for (uint32_t i = 0; i < cnt; i++, n++) {
+			const struct nrange *r = &b->v[i];
+			struct kp_hcall c;
+			memset(&c, 0, sizeof(c));
+			c.kind = r->kind;
+			c.flags = r->open ? HCF_OPEN : 0;
+			c.start_ns = r->start_ns, c.end_ns = r->end_ns;
+			c.pid = r->pid, c.tid = r->tid;
+			c.ext = r->ext;
+			c.name = r->name, c.domain = r->domain;
+			c.compute = c.bias_type = -1;
+			fn(&c, arg);
+		}
+	}
+	pthread_mutex_unlock(&g_lock);
+	return n;
+}
+
 #define NVTX_STACK 256
-static __thread struct kp_hcall *t_nvtx[NVTX_STACK];
+static __thread struct nrange *t_nvtx[NVTX_STACK];
 static __thread int t_nvtx_depth; /* may exceed NVTX_STACK: deeper ranges are not recorded */
 
 /*
@@ -977,34 +1074,36 @@ static const char *msg_text(const nvtxEventAttributes_t *a)
 	return NULL;
 }
 
-static struct kp_hcall *range_open(int kind, const char *msg, const char *domain)
+static struct nrange *range_open(int kind, const char *msg, const char *domain)
 {
 	if (atomic_load_explicit(&g_off, memory_order_relaxed))
 		return NULL;
-	struct kp_hcall *r = new_rec();
+	struct nrange *r = new_range();
 	if (!r)
 		return NULL;
-	r->kind = kind;
-	r->flags = HCF_OPEN;
-	r->name = strdup(msg ? msg : "");
+	r->kind = (uint16_t)kind;
+	r->open = 1;
+	r->name = msg && *msg ? text_copy(msg) : "";
+	if (!r->name)
+		r->name = "";
 	r->domain = domain;
 	r->ext = atomic_fetch_add_explicit(&g_ext, 1, memory_order_relaxed) + 1;
 	r->start_ns = now_ns();
 	return r;
 }
 
-static void range_close(struct kp_hcall *r)
+static void range_close(struct nrange *r)
 {
 	if (r) {
 		r->end_ns = now_ns();
-		r->flags &= ~(uint32_t)HCF_OPEN;
+		r->open = 0;
 	}
 }
 
 static int push_msg(const char *msg, const char *domain)
 {
 	int d = t_nvtx_depth++;
-	struct kp_hcall *r = range_open(HC_NVTX_PUSH, msg, domain);
+	struct nrange *r = range_open(HC_NVTX_PUSH, msg, domain);
 	if (d < NVTX_STACK)
 		t_nvtx[d] = r;
 	return d;
@@ -1042,7 +1141,7 @@ static nvtxRangeId_t NVTX_API x_start_ex(const nvtxEventAttributes_t *a)
 }
 static void NVTX_API x_end(nvtxRangeId_t id)
 {
-	range_close((struct kp_hcall *)(uintptr_t)id);
+	range_close((struct nrange *)(uintptr_t)id);
 }
 
 static const char *dom_name(nvtxDomainHandle_t d)
@@ -1065,7 +1164,7 @@ static nvtxRangeId_t NVTX_API x_dstart(nvtxDomainHandle_t d, const nvtxEventAttr
 static void NVTX_API x_dend(nvtxDomainHandle_t d, nvtxRangeId_t id)
 {
 	(void)d;
-	range_close((struct kp_hcall *)(uintptr_t)id);
+	range_close((struct nrange *)(uintptr_t)id);
 }
 static nvtxDomainHandle_t NVTX_API x_dcreate(const char *name)
 {

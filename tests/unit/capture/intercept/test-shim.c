@@ -22,6 +22,9 @@
 
 #include "intercept/hcall.h"
 #include "workloads/cudnn-graph.h"
+#ifdef KPROF_TEST_NVTX
+#include <nvtx3/nvToolsExt.h>
+#endif
 
 typedef int (*gemm_fn)(void *h, int ta, int tb, int m, int n, int k, const void *alpha,
 		       const void *A, int at, int lda, const void *B, int bt, int ldb,
@@ -29,19 +32,19 @@ typedef int (*gemm_fn)(void *h, int ta, int tb, int m, int n, int k, const void 
 
 static char build_dir[PATH_MAX];
 
-/* $(O) of this test binary ($(O)/tests/test-shim) */
+/* $(O) of this test binary ($(O)/tests/capture/intercept/test-shim): before its last "/tests/" */
 static int find_build(void)
 {
 	ssize_t n = readlink("/proc/self/exe", build_dir, sizeof(build_dir) - 1);
 	if (n <= 0)
 		return -1;
 	build_dir[n] = '\0';
-	for (int i = 0; i < 2; i++) {
-		char *s = strrchr(build_dir, '/');
-		if (!s)
-			return -1;
-		*s = '\0';
-	}
+	char *s = NULL;
+	for (char *p = strstr(build_dir, "/tests/"); p; p = strstr(p + 1, "/tests/"))
+		s = p;
+	if (!s)
+		return -1;
+	*s = '\0';
 	return 0;
 }
 
@@ -92,6 +95,75 @@ static int one_call(const char *major)
 		return 14;
 	return 0;
 }
+
+/* ---- NVTX ranges: the shim as NVTX_INJECTION64_PATH ---- */
+
+#ifdef KPROF_TEST_NVTX
+static struct kp_hcall ranges[20100];
+static size_t nranges;
+
+static void take_range(const struct kp_hcall *c, void *arg)
+{
+	(void)arg;
+	if (nranges < sizeof(ranges) / sizeof(ranges[0]))
+		ranges[nranges++] = *c;
+}
+
+static const struct kp_hcall *range_named(const char *name)
+{
+	for (size_t i = 0; i < nranges; i++)
+		if (!strcmp(ranges[i].name, name))
+			return &ranges[i];
+	return NULL;
+}
+
+/* In a child: nested push/pop, a start/end range, one never closed, a long message, 20,000
+ * more (two record blocks): each drained as a kp_hcall with its kind, name, times and flag. */
+static int nvtx_ranges(void)
+{
+	char p[PATH_MAX + 64];
+	snprintf(p, sizeof(p), "%s/kprof-shim.so", build_dir);
+	setenv("NVTX_INJECTION64_PATH", p, 1);
+	unsetenv("KPROF_NVTX");
+	void *shim = open_in("kprof-shim.so", RTLD_NOW | RTLD_GLOBAL);
+	kp_shim_drain_fn drain = shim ? (kp_shim_drain_fn)dlsym(shim, "kprof_shim_drain") : NULL;
+	if (!drain)
+		return 20;
+	static char big[40000];
+	memset(big, 'x', sizeof(big) - 1);
+	nvtxRangePushA("outer");
+	nvtxRangePushA("inner, seq = 7, op_id = 3, sizes = [[2, 3]]");
+	nvtxRangePop();
+	nvtxRangePop();
+	nvtxRangeId_t id = nvtxRangeStartA("async");
+	nvtxRangeEnd(id);
+	nvtxRangePushA(big);
+	nvtxRangePop();
+	for (int i = 0; i < 20000; i++) {
+		nvtxRangePushA(i % 2 ? "odd" : "even");
+		nvtxRangePop();
+	}
+	nvtxRangePushA("never closed");
+	if (drain(take_range, NULL) != 20005 || nranges != 20005)
+		return 21;
+	const struct kp_hcall *o = range_named("outer"),
+			      *in = range_named("inner, seq = 7, op_id = 3, sizes = [[2, 3]]"),
+			      *a = range_named("async"), *b = range_named(big),
+			      *nc = range_named("never closed");
+	if (!o || !in || !a || !b || !nc)
+		return 22;
+	if (o->kind != HC_NVTX_PUSH || a->kind != HC_NVTX_START || nc->kind != HC_NVTX_PUSH)
+		return 23;
+	if (o->flags || in->flags || a->flags || !(nc->flags & HCF_OPEN))
+		return 24;
+	if (!(o->start_ns <= in->start_ns && in->end_ns <= o->end_ns && in->start_ns <= in->end_ns))
+		return 25; /* inner nests in outer */
+	if (!o->ext || o->ext == in->ext || o->pid != (uint32_t)getpid() || !o->tid ||
+	    o->compute != -1 || o->m != 0)
+		return 26;
+	return 0;
+}
+#endif
 
 /* ---- cuDNN graph API ---- */
 
@@ -172,6 +244,10 @@ static int in_child(const char *major)
 {
 	fflush(NULL);
 	pid_t p = fork();
+#ifdef KPROF_TEST_NVTX
+	if (p == 0 && major && !strcmp(major, "nvtx"))
+		_exit(nvtx_ranges());
+#endif
 	if (p == 0)
 		_exit(!strncmp(major ? major : "", "graph", 5)
 			      ? one_graph(major[5] ? major + 5 : NULL)
@@ -199,6 +275,16 @@ static void cudnn_graph_executions_are_recorded_as_attention(void **state)
 	assert_int_equal(in_child("graph"), 0);
 }
 
+static void nvtx_ranges_drain_as_host_calls(void **state)
+{
+	(void)state;
+#ifdef KPROF_TEST_NVTX
+	assert_int_equal(in_child("nvtx"), 0);
+#else
+	skip();
+#endif
+}
+
 static void unknown_cudnn_version_is_passed_through_unrecorded(void **state)
 {
 	(void)state;
@@ -220,6 +306,7 @@ int main(void)
 		cmocka_unit_test(unknown_cublas_version_is_passed_through_unrecorded),
 		cmocka_unit_test(cudnn_graph_executions_are_recorded_as_attention),
 		cmocka_unit_test(unknown_cudnn_version_is_passed_through_unrecorded),
+		cmocka_unit_test(nvtx_ranges_drain_as_host_calls),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
