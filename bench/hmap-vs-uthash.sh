@@ -8,7 +8,8 @@
 #   --dir DIR   scratch directory (default /tmp/kprof-bench/hvu)
 # 1. Records the calls on every map while kprof runs (bench/hmap-record.c, linked with
 #    -Wl,--wrap into a copy of build/kprof): `analyze` of the largest real trace (the HTA
-#    control, inflated), `diff` of the HTA control/test pair (diff's join), `analyze` of the
+#    control, inflated), `diff` of the HTA control/test pair (diff's join), `analyze --memory`
+#    of testdata/torch211-h200/llama_eager_b8_mem (memory.c's maps, pytree.c's), `analyze` of the
 #    kprof capture traces of testdata/capture-h200 (the streams capture's name interning and
 #    per-op map see) and `analyze` of the replication.
 # 2. Replays each map's calls on hmap.c, on uthash with HASH_JEN (default), HASH_FNV,
@@ -99,6 +100,7 @@ rec() { # NAME ARGS...: run the recording kprof, its calls into DIR/NAME
 recs=()
 rec analyze-control analyze --format json "$ctl"
 rec diff-control-test diff --format json "$ctl" "$tst"
+rec analyze-memory analyze --format json --memory "$root/testdata/torch211-h200/llama_eager_b8_mem.json.gz"
 for f in "$root"/testdata/capture-h200/*.json*; do
     rec "capture-$(basename "${f%%.*}")" analyze --format json "$f"
 done
@@ -112,7 +114,7 @@ fi
 
 # 2. replays: the real traces' recordings together (-g: one row per map), then the replication
 table="$dir/maps.md"
-"$dir/hmap-vs-uthash" -n "$runs" -g --exe "$dir/kprof-rec" "${recs[@]}" > "$table" ||
+"$dir/hmap-vs-uthash" -n "$runs" -m 100 -g --exe "$dir/kprof-rec" "${recs[@]}" > "$table" ||
     die "the replay failed" 3
 cat "$table"
 btable="$dir/maps-big.md"
@@ -159,7 +161,8 @@ if [ $record = 1 ]; then
         printf 'Command: `bench/hmap-vs-uthash.sh %s` (commit %s, %s CPUs; load average before %s, after %s).\n\n' \
             "${ORIG_ARGS[*]}" "$(git -C "$root" rev-parse --short HEAD)" "$(nproc)" \
             "$load_before" "$load_after"
-        echo 'Real traces (HTA control analyze, HTA control/test diff, testdata/capture-h200 analyze),'
+        echo 'Real traces (HTA control analyze, HTA control/test diff, llama_eager_b8_mem analyze --memory,'
+        echo 'testdata/capture-h200 analyze; hmap-vs-uthash -m 100 -g),'
         echo 'one row per map (the hmap_init site). Per map: calls replayed (put + get), entries held, ns per call (best of the runs) and'
         echo 'bytes per entry (table only; keys are the trace'"'"'s), each implementation on the same calls:'
         echo
