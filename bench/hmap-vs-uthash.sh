@@ -15,7 +15,7 @@
 # 2. Replays each map's calls on hmap.c, on uthash with HASH_JEN (default), HASH_FNV,
 #    HASH_SFH, HASH_OAT, HASH_BER, HASH_SAX and kprof's own hash as HASH_FUNCTION, and the link
 #    ids on link.c's imap (bench/hmap-vs-uthash.c), interleaved, best of N.
-# 3. Peak RSS and wall time of `kprof analyze` with build/kprof (hmap) and with the uthash
+# 3. Peak RSS, wall and CPU time of `kprof analyze` with build/kprof (hmap) and with the uthash
 #    build (bench/hmap-on-uthash.c in place of hmap.o), interleaved, best of N.
 # Builds its own binaries from build/ (run `make -j2` first); needs uthash-dev, GNU time.
 
@@ -129,25 +129,27 @@ fi
 # 3. the two builds on whole runs
 rss="$dir/rss.md"
 {
-    echo "| input | MB | hmap s | uthash s | uthash/hmap time | hmap RSS MB | uthash RSS MB | uthash/hmap RSS |"
-    echo "|---|---:|---:|---:|---:|---:|---:|---:|"
+    echo "| input | MB | hmap wall s | uthash wall s | hmap CPU s | uthash CPU s | uthash/hmap CPU | hmap RSS MB | uthash RSS MB | uthash/hmap RSS |"
+    echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
     for f in "$ctl" ${big:+"$big"}; do
-        declare -A bt br
-        bt=([hmap]=999999 [ut]=999999) br=([hmap]=999999999 [ut]=999999999)
+        declare -A bt bc br
+        bt=([hmap]=1e9 [ut]=1e9) bc=([hmap]=1e9 [ut]=1e9) br=([hmap]=999999999 [ut]=999999999)
         for ((i = 0; i < runs; i++)); do
             for k in hmap ut; do
                 t0=$EPOCHREALTIME
-                /usr/bin/time -f '%M' -o "$dir/time.txt" "$dir/kprof-$k" analyze --format json "$f" > /dev/null 2>&1
+                /usr/bin/time -f '%U %S %M' -o "$dir/time.txt" "$dir/kprof-$k" analyze --format json "$f" > /dev/null 2>&1
                 t1=$EPOCHREALTIME
+                read -r u sy m < <(tail -1 "$dir/time.txt")
                 t=$(echo "$t1 - $t0" | bc -l)
-                m=$(tail -1 "$dir/time.txt")
+                c=$(echo "$u + $sy" | bc -l)
                 (( $(echo "$t < ${bt[$k]}" | bc -l) )) && bt[$k]=$t
+                (( $(echo "$c < ${bc[$k]}" | bc -l) )) && bc[$k]=$c
                 (( m < br[$k] )) && br[$k]=$m
             done
         done
         mb=$(echo "scale=1; $(stat -c %s "$f") / 1000000" | bc -l)
-        printf '| %s | %s | %.2f | %.2f | %.3f | %.1f | %.1f | %.3f |\n' "$(basename "$f")" "$mb" \
-            "${bt[hmap]}" "${bt[ut]}" "$(echo "${bt[ut]} / ${bt[hmap]}" | bc -l)" \
+        printf '| %s | %s | %.2f | %.2f | %.2f | %.2f | %.3f | %.1f | %.1f | %.3f |\n' "$(basename "$f")" "$mb" \
+            "${bt[hmap]}" "${bt[ut]}" "${bc[hmap]}" "${bc[ut]}" "$(echo "${bc[ut]} / ${bc[hmap]}" | bc -l)" \
             "$(echo "${br[hmap]} / 1024" | bc -l)" "$(echo "${br[ut]} / 1024" | bc -l)" \
             "$(echo "${br[ut]} / ${br[hmap]}" | bc -l)"
     done
@@ -163,8 +165,9 @@ if [ $record = 1 ]; then
             "$load_before" "$load_after"
         echo 'Real traces (HTA control analyze, HTA control/test diff, llama_eager_b8_mem analyze --memory,'
         echo 'testdata/capture-h200 analyze; hmap-vs-uthash -m 100 -g),'
-        echo 'one row per map (the hmap_init site). Per map: calls replayed (put + get), entries held, ns per call (best of the runs) and'
-        echo 'bytes per entry (table only; keys are the trace'"'"'s), each implementation on the same calls:'
+        echo 'one row per map (the hmap_init site). Per map: calls replayed (put + get), entries held,'
+        echo 'ns of thread CPU per call (best of the runs), bytes per entry (the table only; keys are the'
+        echo 'trace'"'"'s), each implementation on the same calls:'
         echo
         cat "$table"
         echo
@@ -175,7 +178,7 @@ if [ $record = 1 ]; then
             echo
         fi
         echo '`kprof analyze --format json` whole runs, hmap build (build/kprof) and uthash build'
-        echo '(bench/hmap-on-uthash.c), interleaved, best of the runs:'
+        echo '(bench/hmap-on-uthash.c), interleaved, best of the runs (CPU: user + sys):'
         echo
         cat "$rss"
     } >> "$root/bench/RESULTS.md"
