@@ -133,7 +133,7 @@ rss="$dir/rss.md"
     echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
     for f in "$ctl" ${big:+"$big"}; do
         declare -A bt bc br
-        bt=([hmap]=1e9 [ut]=1e9) bc=([hmap]=1e9 [ut]=1e9) br=([hmap]=999999999 [ut]=999999999)
+        bt=([hmap]=999999 [ut]=999999) bc=([hmap]=999999 [ut]=999999) br=([hmap]=999999999 [ut]=999999999)
         for ((i = 0; i < runs; i++)); do
             for k in hmap ut; do
                 t0=$EPOCHREALTIME
