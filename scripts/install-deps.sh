@@ -3,8 +3,10 @@
 # Needs root or sudo when something is missing; prints what it does.
 set -e
 # clang and libclang-rt-14-dev: the libFuzzer harnesses `make check` builds (tests/fuzz/)
+# uthash-dev (header only): bench/hmap-vs-uthash.sh, the figures that keep kprof's maps on
+# src/base/hmap.c (README "Dependencies and why"); kprof itself includes no uthash header
 pkgs="gcc make libc6-dev zlib1g-dev libisal-dev libcmocka-dev libyaml-dev libzstd-dev zstd python3
-	clang libclang-rt-14-dev"
+	clang libclang-rt-14-dev uthash-dev"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
