@@ -17,7 +17,8 @@
 #    ids on link.c's imap (bench/hmap-vs-uthash.c), interleaved, best of N.
 # 3. Peak RSS, wall and CPU time of `kprof analyze` with build/kprof (hmap) and with the uthash
 #    build (bench/hmap-on-uthash.c in place of hmap.o), interleaved, best of N.
-# Builds its own binaries from build/ (run `make -j2` first); needs uthash-dev, GNU time.
+# Builds its own binaries from build/ (run `make -j2` first) and stops unless the three print the
+# same analysis of the control trace; needs uthash-dev, GNU time.
 
 set -u
 export LC_ALL=C
@@ -88,6 +89,12 @@ if [ "$big_mb" != 0 ]; then
         python3 "$here/gen-big-trace.py" -m "$big_mb" "$big" >&2 || die "gen-big-trace.py failed"
     fi
 fi
+# the three builds must print the same: recording changes nothing, uthash changes no answer
+for k in hmap rec ut; do
+    KPROF_HMAP_REC=/dev/null "$dir/kprof-$k" analyze --format json "$ctl" > "$dir/out-$k.json" 2>&1
+done
+cmp -s "$dir/out-hmap.json" "$dir/out-rec.json" && cmp -s "$dir/out-hmap.json" "$dir/out-ut.json" ||
+    die "the builds disagree on $ctl (see $dir/out-*.json)" 3
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # 1. recordings
