@@ -119,7 +119,7 @@ load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 table="$dir/parse-floor.md"
 python3 - "$dir/kprof.bin" "$sj" "$runs" "$warm" "$big" "$py_big" "${#variants[@]}" \
     "${variants[@]}" "${#files[@]}" "${files[@]}" "${lin[@]}" > "$table" <<'PY' || die "measurement failed" 3
-import os, shutil, subprocess, sys, time
+import os, resource, shutil, subprocess, sys, time
 
 kprof, sj, runs, warm, big, py_big, nv = sys.argv[1], sys.argv[2], int(sys.argv[3]), \
     int(sys.argv[4]), sys.argv[5], sys.argv[6] == "1", int(sys.argv[7])
@@ -148,13 +148,19 @@ PYLOAD = "import json,sys; json.load(open(sys.argv[1]))"
 
 RSSF = os.path.join(os.path.dirname(kprof), "rss.txt")
 
+LAST_CPU = [0.0]
+
 def run(argv, env=None):
-    """wall s, peak RSS MB, stdout of one command.  GNU time reads the RSS: a child forked
-    from python keeps python's peak in its ru_maxrss across exec"""
+    """wall s, peak RSS MB, stdout of one command (its CPU s, user + sys, in LAST_CPU).  GNU
+    time reads the RSS: a child forked from python keeps python's peak in its ru_maxrss
+    across exec"""
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     p = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", RSSF] + argv,
                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
     w = time.perf_counter() - t0
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    LAST_CPU[0] = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
     if p.returncode != 0:
         sys.exit("parse-floor: error: %s failed (status %d)" % (" ".join(argv), p.returncode))
     with open(RSSF) as fh:
@@ -220,11 +226,13 @@ if lin:
     print("| input (1x / 8x) | 1x MB | 8x MB | " +
           " | ".join("%s 1x s | %s 8x s" % (c, c) for c in lcols) + " | " +
           " | ".join(c + " 8x/1x per MB" for c in lcols) + " | " +
+          " | ".join(lab + " 8x/1x per MB CPU" for lab in labs) + " | " +
           " | ".join(lab + " 8x RSS/size" for lab in labs) + " |")
-    print("|---|" + "---:|" * (2 + 3 * len(lcols) + len(labs)))
+    print("|---|" + "---:|" * (2 + 3 * len(lcols) + 2 * len(labs)))
     for f1, f8 in lin:
         s1, s8 = os.path.getsize(f1), os.path.getsize(f8)
         best = {(c, f): 1e30 for c in lcols for f in (f1, f8)}
+        cpu = {(c, f): 1e30 for c in labs for f in (f1, f8)}
         rss8 = {lab: 0.0 for lab in labs}
         for f in (f1, f8):
             cache(f)
@@ -234,6 +242,7 @@ if lin:
                     argv, env = cmds[lab]
                     w, m, _ = run(argv + [f], env)
                     best[lab, f] = min(best[lab, f], w)
+                    cpu[lab, f] = min(cpu[lab, f], LAST_CPU[0])
                     if f == f8:
                         rss8[lab] = max(rss8[lab], m)
                 _, _, out = run([sj, "-n", str(warm), f])
@@ -242,6 +251,7 @@ if lin:
                "%.1f" % (s1 / 1e6), "%.1f" % (s8 / 1e6)]
         row += ["%.4f | %.4f" % (best[c, f1], best[c, f8]) for c in lcols]
         row += ["%.3f" % ((best[c, f8] / s8) / (best[c, f1] / s1)) for c in lcols]
+        row += ["%.3f" % ((cpu[c, f8] / s8) / (cpu[c, f1] / s1)) for c in labs]
         row += ["%.3f" % (rss8[lab] / (s8 / 1e6)) for lab in labs]
         print("| " + " | ".join(row) + " |", flush=True)
 PY
