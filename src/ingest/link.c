@@ -667,6 +667,11 @@ static void gpu_ops(struct kp_trace *t, const struct imap *ext)
 	struct imap corr;
 	imap_build(&corr, t->launch_ids ? &t->launch_ids[0].corr : NULL, sizeof(*t->launch_ids),
 		   t->nlaunches, t->jobs);
+	if (corr.page) { /* the paged map holds its values: the launches' ids are done with */
+		free(t->launch_ids);
+		t->launch_ids = NULL;
+		t->caplaunch_ids = 0;
+	}
 	struct gpu_ctx c = { t, ext, &corr };
 	par_for(t->jobs, t->ngpu, 4096, gpu_range_ops, &c);
 	imap_free(&corr);
@@ -779,6 +784,11 @@ void link_trace(struct kp_trace *t)
 	pytree_link(t); /* needs op parents, sets no field linking reads */
 	struct imap ext;
 	ext_map(t, &ext);
+	if (ext.page) { /* the paged map holds its values, fewer bytes at link's peak */
+		free(t->op_ext);
+		t->op_ext = NULL;
+		t->capop_ext = 0;
+	}
 	launch_ops(t, oord, ostart, &ext);
 	free(ostart);
 	free(oord);
