@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """Write a large Kineto trace by replicating a real one.
 
-usage: bench/gen-big-trace.py [-s SOURCE] [-m MB] [--gap-us US] [OUT]
+usage: bench/gen-big-trace.py [-s SOURCE] [-m MB | -c COPIES] [--gap-us US] [OUT]
 
 Reads SOURCE (default: the shared torch211-h100/block_bf16.json; a .gz is
 inflated) and writes OUT (default /tmp/kprof-bench/big.json), a valid
-Chrome/Kineto trace of at least MB megabytes (10^6 bytes; default 600).
+Chrome/Kineto trace of at least MB megabytes (10^6 bytes; default 600), or of
+exactly COPIES copies of the source's events (-c: bench/parse-floor.sh's
+linearity runs, 1x against 8x of the same trace).
 
 The source's bytes are kept verbatim (same whitespace, key order and number
 spelling); only these numbers are rewritten.  In copy k (k = 0, 1, ...):
@@ -148,6 +150,8 @@ def main():
     ap.add_argument("-m", "--mb", type=float, default=600,
                     help="minimum output size in MB of 10^6 bytes "
                          "(default %(default)s)")
+    ap.add_argument("-c", "--copies", type=int, default=0,
+                    help="exactly this many copies (instead of -m)")
     ap.add_argument("--gap-us", type=int, default=1000,
                     help="idle time between copies in us (default %(default)s)")
     a = ap.parse_args()
@@ -257,7 +261,8 @@ def main():
         while True:
             put(render(full if copies == 0 else body, copies))
             copies += 1
-            if written + len(tail) >= target:
+            if (copies >= a.copies if a.copies > 0 else
+                    written + len(tail) >= target):
                 break
             put(sep)
         put(tail)

@@ -26,7 +26,9 @@ void par_for(int jobs, size_t n, size_t grain, void (*fn)(void *arg, size_t lo, 
 /*
  * Sort @n int32 values with @cmp (qsort_r's comparator): runs sorted on the threads, then
  * merged pairwise, each merge cut into pieces at equal output ranks.  Stable, so the result
- * is qsort_r's for any comparator that orders every pair (ties keep input order).
+ * is qsort_r's for any comparator that orders every pair (ties keep input order).  Each run
+ * is a natural merge sort (src/base/par.c): linear on input already sorted or made of a few
+ * sorted stretches, as the id and time orders of a trace are.
  */
 void par_sort_i32(int jobs, int32_t *v, size_t n,
 		  int (*cmp)(const void *a, const void *b, void *arg), void *arg);

@@ -183,11 +183,123 @@ struct sort_job {
 	void *arg;
 };
 
+/* The natural runs of one sort: at least SORT_MINRUN values each but the last. */
+#define SORT_MINRUN 32
+
+static void merge(const struct sort_job *s, const int32_t *a, size_t na, const int32_t *b,
+		  size_t nb, int32_t *out);
+
+/*
+ * Runs src[a0..b0) and src[b0..b1) merged into dst[a0..b1): a's values up to b's first and
+ * b's values from a's last on are copied, only the overlap merged (found by binary search),
+ * so runs that meet in a short stretch -- a trace's later records out of order only within
+ * a short distance -- cost that stretch and not their lengths.
+ */
+static void merge_trimmed(const struct sort_job *s, size_t a0, size_t b0, size_t b1)
+{
+	const int32_t *src = s->src;
+	int32_t *dst = s->dst;
+	size_t i = a0, j = b1;
+	if (b1 > b0 && s->cmp(&src[b0 - 1], &src[b0], s->arg) > 0) {
+		size_t lo = a0, hi = b0; /* i: a's first value after b's first (ties: a first) */
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (s->cmp(&src[mid], &src[b0], s->arg) <= 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		i = lo;
+		lo = b0, hi = b1; /* j: b's first value not before a's last */
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (s->cmp(&src[mid], &src[b0 - 1], s->arg) < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		j = lo;
+	} else {
+		i = b0; /* in order already */
+		j = b0;
+	}
+	memcpy(dst + a0, src + a0, (i - a0) * sizeof(*src));
+	merge(s, src + i, b0 - i, src + b0, j - b0, dst + i);
+	memcpy(dst + i + (b0 - i) + (j - b0), src + j, (b1 - j) * sizeof(*src));
+}
+
+/*
+ * Sort v[0..n) stably: its non-descending runs, the short ones grown to SORT_MINRUN by binary
+ * insertion, then merged pairwise.  Linear on the nearly sorted arrays link and analyze sort
+ * (ids and start times counting up through the file, a few runs a trace; qsort_r's merge sort
+ * made log2(n) passes over them whatever their order), n log n on others.
+ */
+static void nat_sort(int32_t *v, size_t n, int (*cmp)(const void *, const void *, void *),
+		     void *arg)
+{
+	if (n < 2)
+		return;
+	size_t nb = 0, cap = 64;
+	size_t *bound = xmalloc(cap * sizeof(*bound));
+	for (size_t i = 0; i < n;) {
+		size_t j = i + 1;
+		while (j < n && cmp(&v[j - 1], &v[j], arg) <= 0)
+			j++;
+		if (j - i < SORT_MINRUN && j < n) {
+			size_t e = i + SORT_MINRUN < n ? i + SORT_MINRUN : n;
+			for (; j < e; j++) {
+				int32_t x = v[j];
+				size_t lo = i, hi = j; /* after every value <= x: stable */
+				while (lo < hi) {
+					size_t mid = lo + (hi - lo) / 2;
+					if (cmp(&v[mid], &x, arg) <= 0)
+						lo = mid + 1;
+					else
+						hi = mid;
+				}
+				memmove(&v[lo + 1], &v[lo], (j - lo) * sizeof(*v));
+				v[lo] = x;
+			}
+			while (j < n && cmp(&v[j - 1], &v[j], arg) <= 0)
+				j++;
+		}
+		if (nb + 2 > cap) {
+			cap *= 2;
+			bound = xrealloc(bound, cap * sizeof(*bound));
+		}
+		bound[nb++] = i;
+		i = j;
+	}
+	bound[nb] = n;
+	if (nb > 1) {
+		int32_t *tmp = xmalloc(n * sizeof(*tmp));
+		struct sort_job s = { v, tmp, bound, nb, 1, cmp, arg };
+		while (s.nruns > 1) {
+			size_t nm = (s.nruns + 1) / 2;
+			for (size_t m = 0; m < nm; m++) {
+				size_t a0 = bound[2 * m], b0 = bound[2 * m + 1];
+				size_t b1 = 2 * m + 2 <= s.nruns ? bound[2 * m + 2] : b0;
+				merge_trimmed(&s, a0, b0, b1);
+			}
+			for (size_t m = 0; m < nm; m++)
+				bound[m] = bound[2 * m];
+			bound[nm] = n;
+			s.nruns = nm;
+			int32_t *x = s.src;
+			s.src = s.dst;
+			s.dst = x;
+		}
+		if (s.src != v)
+			memcpy(v, s.src, n * sizeof(*v));
+		free(tmp);
+	}
+	free(bound);
+}
+
 static void sort_run(void *p, size_t k)
 {
 	struct sort_job *s = p;
-	qsort_r(s->src + s->bound[k], s->bound[k + 1] - s->bound[k], sizeof(*s->src), s->cmp,
-		s->arg);
+	nat_sort(s->src + s->bound[k], s->bound[k + 1] - s->bound[k], s->cmp, s->arg);
 }
 
 /*
@@ -240,7 +352,7 @@ void par_sort_i32(int jobs, int32_t *v, size_t n,
 	if (nruns > n / 4096)
 		nruns = n / 4096;
 	if (nruns < 2) {
-		qsort_r(v, n, sizeof(*v), cmp, arg);
+		nat_sort(v, n, cmp, arg);
 		return;
 	}
 	size_t *bound = xmalloc((nruns + 1) * sizeof(*bound));

@@ -66,14 +66,9 @@ static int cmp_index(const void *a, const void *b, void *arg)
 static void sort_thread_run(void *arg, size_t k)
 {
 	const struct order_ctx *c = arg;
-	int32_t *run = c->ord + c->start[k];
-	size_t m = c->start[k + 1] - c->start[k];
-	size_t i = 1;
-	while (i < m && c->cmp(c->base + (size_t)run[i - 1] * c->size,
-			       c->base + (size_t)run[i] * c->size) <= 0)
-		i++;
-	if (i < m)
-		qsort_r(run, m, sizeof(*run), cmp_index, (void *)c);
+	/* one job: a natural merge sort, one pass when the run is in order (src/base/par.c) */
+	par_sort_i32(1, c->ord + c->start[k], c->start[k + 1] - c->start[k], cmp_index,
+		     (void *)c);
 }
 
 /* A check of one run's order, cut into ranges of pairs */
@@ -195,13 +190,21 @@ static int cmp_step(const void *a, const void *b)
 
 /*
  * int64 -> int32 index map for keys >= 0.  Profiler ids (External id, correlation) are
- * mostly dense, so a plain array over [lo, hi] serves when the range is small; otherwise
- * the values sorted by key (4 bytes an id beside the keys the trace already holds, where
- * a hash map at load 1/2 took 40-73), found by a binary search inside one bucket of a
- * directory over the key range.  The value v's key is read at keys + v * stride.
+ * mostly dense, so plain arrays serve: pages of IMAP_PAGE keys over [lo, hi], only those
+ * that hold a key (a long trace, or copies of one, counts its ids up in stretches with gaps
+ * between them: the pages keep it in this mode, linear in the ids, where one array over the
+ * range would not fit); otherwise the values sorted by key (4 bytes an id beside the keys
+ * the trace already holds, where a hash map at load 1/2 took 40-73), found by a binary
+ * search inside one bucket of a directory over the key range.  The value v's key is read at
+ * keys + v * stride.
  */
+#define IMAP_PAGE_BITS 12
+#define IMAP_PAGE ((size_t)1 << IMAP_PAGE_BITS)
+
 struct imap {
-	int32_t *val;     /* dense mode: val[k - lo], -1 none; NULL in sorted mode */
+	int32_t **page;   /* paged mode: page[(k - lo) >> IMAP_PAGE_BITS], NULL: no key there;
+			     NULL in sorted mode */
+	int32_t *val;     /* paged mode: the pages' values, -1 none */
 	int64_t lo, hi;   /* key range */
 	const char *keys; /* sorted mode: borrowed, live until imap_free() */
 	size_t stride;
@@ -217,22 +220,41 @@ static void unset_range(void *arg, size_t lo, size_t hi)
 	memset(val + lo, 0xff, (hi - lo) * sizeof(*val));
 }
 
+/*
+ * Paged mode when the pages that hold a key (@touched[p] != 0, NULL: all of them) are at
+ * most 4 values a key (as one array was before pages); otherwise sorted mode.
+ */
 static void imap_init(struct imap *m, size_t n, int64_t lo, int64_t hi, const void *keys,
-		      size_t stride, int jobs)
+		      size_t stride, const uint8_t *touched, int jobs)
 {
 	memset(m, 0, sizeof(*m));
 	m->lo = lo;
 	m->hi = hi;
 	if (hi < lo)
 		return; /* no key: every lookup misses */
-	if ((uint64_t)(hi - lo) < 4 * (uint64_t)n + 4096) {
-		m->val = xmalloc(((size_t)(hi - lo) + 1) * sizeof(*m->val));
-		par_for(jobs, (size_t)(hi - lo) + 1, 65536, unset_range, m->val);
+	size_t npages = (size_t)((uint64_t)(hi - lo) >> IMAP_PAGE_BITS) + 1, used = npages;
+	if (touched) {
+		used = 0;
+		for (size_t p = 0; p < npages; p++)
+			used += touched[p] != 0;
+	}
+	if ((uint64_t)used * IMAP_PAGE <= 4 * (uint64_t)n + 4096 + IMAP_PAGE) {
+		m->page = xmalloc(npages * sizeof(*m->page));
+		m->val = xmalloc(used * IMAP_PAGE * sizeof(*m->val));
+		for (size_t p = 0, u = 0; p < npages; p++)
+			m->page[p] = !touched || touched[p] ? m->val + IMAP_PAGE * u++ : NULL;
+		par_for(jobs, used * IMAP_PAGE, 65536, unset_range, m->val);
 		return;
 	}
 	m->keys = keys;
 	m->stride = stride;
 	m->ord = xmalloc((n + 1) * sizeof(*m->ord));
+}
+
+static int32_t *imap_slot(const struct imap *m, int64_t k)
+{
+	int32_t *pg = m->page[(uint64_t)(k - m->lo) >> IMAP_PAGE_BITS];
+	return pg ? pg + ((uint64_t)(k - m->lo) & (IMAP_PAGE - 1)) : NULL;
 }
 
 static int64_t imap_key(const struct imap *m, int32_t v)
@@ -255,7 +277,7 @@ static int cmp_ord(const void *a, const void *b, void *arg)
 /* After the last put: sorted mode sorts, keeps each key's first value, builds the directory. */
 static void imap_seal(struct imap *m, int jobs)
 {
-	if (m->val || !m->n)
+	if (m->page || !m->n)
 		return;
 	par_sort_i32(jobs, m->ord, m->n, cmp_ord, m);
 	size_t w = 1;
@@ -282,8 +304,10 @@ static int32_t imap_get(const struct imap *m, int64_t k)
 {
 	if (k < 0 || k < m->lo || k > m->hi)
 		return -1;
-	if (m->val)
-		return m->val[k - m->lo];
+	if (m->page) {
+		const int32_t *v = imap_slot(m, k);
+		return v ? *v : -1;
+	}
 	if (!m->dir)
 		return -1;
 	size_t b = (size_t)((uint64_t)(k - m->lo) >> m->shift);
@@ -300,6 +324,7 @@ static int32_t imap_get(const struct imap *m, int64_t k)
 
 static void imap_free(struct imap *m)
 {
+	free(m->page);
 	free(m->val);
 	free(m->ord);
 	free(m->dir);
@@ -312,6 +337,8 @@ struct build_ctx {
 	size_t stride, n, nranges;
 	int64_t *lo, *hi; /* per range: its keys' bounds */
 	size_t *cnt;      /* per range: its keys >= 0, then where its first goes in m->ord */
+	int64_t klo;      /* the lowest key */
+	uint8_t *touched; /* [page]: 1 where a key is (pages of IMAP_PAGE keys from klo) */
 };
 
 static int64_t key_at(const struct build_ctx *b, size_t i)
@@ -340,6 +367,18 @@ static void scan_keys(void *arg, size_t r)
 	b->cnt[r] = c;
 }
 
+/* Range r: the pages its keys are on */
+static void mark_pages(void *arg, size_t r)
+{
+	struct build_ctx *b = arg;
+	for (size_t i = b->n * r / b->nranges; i < b->n * (r + 1) / b->nranges; i++) {
+		int64_t k = key_at(b, i);
+		if (k >= 0)
+			__atomic_store_n(&b->touched[(uint64_t)(k - b->klo) >> IMAP_PAGE_BITS], 1,
+					 __ATOMIC_RELAXED);
+	}
+}
+
 /*
  * Range r's values put: sorted mode, in index order from the range's place; dense mode, the
  * lowest index of a key wins (the first in file order), by compare-and-swap when ranges run
@@ -354,13 +393,14 @@ static void put_keys(void *arg, size_t r)
 		int64_t k = key_at(b, i);
 		if (k < 0)
 			continue;
-		if (!m->val) {
+		if (!m->page) {
 			m->ord[w++] = (int32_t)i;
 		} else if (b->nranges == 1) {
-			if (m->val[k - m->lo] < 0)
-				m->val[k - m->lo] = (int32_t)i;
+			int32_t *slot = imap_slot(m, k);
+			if (*slot < 0)
+				*slot = (int32_t)i;
 		} else {
-			int32_t *slot = &m->val[k - m->lo];
+			int32_t *slot = imap_slot(m, k);
 			int32_t cur = __atomic_load_n(slot, __ATOMIC_RELAXED);
 			while ((cur < 0 || cur > (int32_t)i) &&
 			       !__atomic_compare_exchange_n(slot, &cur, (int32_t)i, 1,
@@ -372,7 +412,7 @@ static void put_keys(void *arg, size_t r)
 
 static void imap_build(struct imap *m, const void *keys, size_t stride, size_t n, int jobs)
 {
-	struct build_ctx b = { m, keys, stride, keys ? n : 0, 1, NULL, NULL, NULL };
+	struct build_ctx b = { m, keys, stride, keys ? n : 0, 1, NULL, NULL, NULL, 0, NULL };
 	if (jobs > 1 && b.n / 8192 > 1)
 		b.nranges = b.n / 8192 < 4 * (size_t)jobs ? b.n / 8192 : 4 * (size_t)jobs;
 	b.lo = xmalloc(b.nranges * sizeof(*b.lo));
@@ -388,8 +428,16 @@ static void imap_build(struct imap *m, const void *keys, size_t stride, size_t n
 		b.cnt[r] = total;
 		total += c;
 	}
-	imap_init(m, n, lo, hi, keys, stride, jobs);
-	if (m->val || m->ord) {
+	/* ids spread over more than one array would take: which pages hold them */
+	if (hi >= lo && (uint64_t)(hi - lo) >= 4 * (uint64_t)n + 4096 &&
+	    (uint64_t)(hi - lo) >> IMAP_PAGE_BITS < n / 16 + 64) {
+		b.klo = lo;
+		b.touched = xcalloc(((uint64_t)(hi - lo) >> IMAP_PAGE_BITS) + 1, 1);
+		par_run(jobs, b.nranges, mark_pages, &b);
+	}
+	imap_init(m, n, lo, hi, keys, stride, b.touched, jobs);
+	free(b.touched);
+	if (m->page || m->ord) {
 		par_run(jobs, b.nranges, put_keys, &b);
 		if (m->ord)
 			m->n = total;
@@ -619,6 +667,11 @@ static void gpu_ops(struct kp_trace *t, const struct imap *ext)
 	struct imap corr;
 	imap_build(&corr, t->launch_ids ? &t->launch_ids[0].corr : NULL, sizeof(*t->launch_ids),
 		   t->nlaunches, t->jobs);
+	if (corr.page) { /* the paged map holds its values: the launches' ids are done with */
+		free(t->launch_ids);
+		t->launch_ids = NULL;
+		t->caplaunch_ids = 0;
+	}
 	struct gpu_ctx c = { t, ext, &corr };
 	par_for(t->jobs, t->ngpu, 4096, gpu_range_ops, &c);
 	imap_free(&corr);
@@ -731,6 +784,11 @@ void link_trace(struct kp_trace *t)
 	pytree_link(t); /* needs op parents, sets no field linking reads */
 	struct imap ext;
 	ext_map(t, &ext);
+	if (ext.page) { /* the paged map holds its values, fewer bytes at link's peak */
+		free(t->op_ext);
+		t->op_ext = NULL;
+		t->capop_ext = 0;
+	}
 	launch_ops(t, oord, ostart, &ext);
 	free(ostart);
 	free(oord);

@@ -362,6 +362,57 @@ static void sparse_ids_find_their_records_and_the_first_op_of_an_id(void **state
 	trace_free(&t);
 }
 
+/*
+ * Ids in dense stretches far apart, as a long trace or bench/gen-big-trace.py's copies have
+ * them (src/ingest/link.c's paged map: 4 stretches of 2000 ids 500000 apart, pages of 4096
+ * ids only where ids are): every kernel finds its launch and op; a kernel whose id is in a
+ * page with ids but not itself an id, or in a page without ids, finds none.
+ */
+static void stretches_of_ids_find_their_records(void **state)
+{
+	(void)state;
+	const char *path = tmp_path("stretches.json");
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	enum { N = 8000 };
+	fputs("{\"traceEvents\":[", f);
+	for (long k = 0; k < N; k++) {
+		long long ext = (k / 2000) * 500000LL + (k % 2000) * 2 + 1, corr = ext + 1000;
+		fprintf(f,
+			"{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"op%ld\",\"pid\":1,\"tid\":1,"
+			"\"ts\":%ld,\"dur\":5,\"args\":{\"External id\":%lld}},"
+			"{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,"
+			"\"tid\":1,\"ts\":%ld,\"dur\":1,\"args\":{\"External id\":%lld,"
+			"\"correlation\":%lld}},"
+			"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k%ld\",\"pid\":0,\"tid\":7,"
+			"\"ts\":%ld,\"dur\":1,\"args\":{\"correlation\":%lld,\"device\":0,\"stream\":7}},",
+			k, 10 * k, ext, 10 * k + 1, ext, corr, k, 10 * k + 2, corr);
+	}
+	/* correlation 1002 (between two ids of a stretch) and 250000 (between stretches) */
+	fputs("{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k_between\",\"pid\":0,\"tid\":7,"
+	      "\"ts\":90001,\"dur\":1,\"args\":{\"correlation\":1002,\"device\":0,\"stream\":7}},"
+	      "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k_gap\",\"pid\":0,\"tid\":7,"
+	      "\"ts\":90002,\"dur\":1,\"args\":{\"correlation\":250000,\"device\":0,"
+	      "\"stream\":7}}]}",
+	      f);
+	assert_int_equal(fclose(f), 0);
+	struct kp_load_opts o = { 0 };
+	struct kp_diag d = { 0 };
+	struct kp_trace t;
+	assert_int_equal(trace_load(&t, path, &o, &d), 0);
+	link_trace(&t);
+	assert_int_equal(t.ngpu, N + 2);
+	for (long k = 0; k < N; k++) {
+		char name[32];
+		snprintf(name, sizeof(name), "op%ld", k);
+		assert_int_equal(t.gpu[k].launch, (int32_t)k);
+		assert_int_equal(t.gpu[k].op, op_index(&t, name, 0));
+	}
+	assert_int_equal(t.gpu[N].launch, -1);
+	assert_int_equal(t.gpu[N + 1].launch, -1);
+	trace_free(&t);
+}
+
 /* more ProfilerStep spans than a GPU event's step index holds: counted in the last, loudly */
 static void steps_past_int16_are_counted_in_the_last_with_a_warning(void **state)
 {
@@ -468,6 +519,7 @@ int main(void)
 		cmocka_unit_test(links_in_linear_time),
 		cmocka_unit_test(sparse_ids_link_like_dense_ones),
 		cmocka_unit_test(sparse_ids_find_their_records_and_the_first_op_of_an_id),
+		cmocka_unit_test(stretches_of_ids_find_their_records),
 		cmocka_unit_test(steps_past_int16_are_counted_in_the_last_with_a_warning),
 		cmocka_unit_test(the_unlaunched_prefix_is_counted_and_can_be_dropped),
 	};
