@@ -40,8 +40,12 @@ def check(ok, what, detail=""):
 
 
 def driver(*args, cwd):
-    p = subprocess.run([sys.executable, DRIVER, *args], cwd=cwd, stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE)
+    # bounded: a cluster that hangs fails the check instead of stalling `make check` (CI)
+    try:
+        p = subprocess.run([sys.executable, DRIVER, *args], cwd=cwd, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=300)
+    except subprocess.TimeoutExpired as e:
+        return -1, b"", "timed out after 300 s\n" + (e.stderr or b"").decode("utf-8", "replace")
     return p.returncode, p.stdout, p.stderr.decode("utf-8", "replace")
 
 
