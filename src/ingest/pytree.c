@@ -247,8 +247,9 @@ static int64_t op_pid(const struct kp_trace *t, int32_t i)
 
 /*
  * Per op, the forward frame of a backward node (the latest-starting forward op of its process
- * with its Sequence number that starts before it and has a frame: sequence numbers are per
- * process, and a file may hold several, e.g. ranks joined), -1 for other ops.
+ * with its Sequence number that starts before it and has a frame: PyTorch counts sequence
+ * numbers per forward thread, and a file may hold several processes, e.g. ranks joined; two
+ * forward threads of one process can still collide), -1 for other ops.
  */
 static int32_t *node_frames(const struct kp_trace *t, const int32_t *opf)
 {
