@@ -158,7 +158,7 @@ $(O)/shim/src/%.o: src/%.c $(HDRS) Makefile
 # test-shim: kprof-shim.so against a fake libcublas.so.13 (tests/unit/fake/)
 # and a fake libcudnn.so.9 (the graph API)
 $(O)/tests/capture/intercept/test-shim: $(O)/kprof-shim.so $(O)/tests/fake/libcublas.so.13 \
-	$(O)/tests/fake/libcudnn.so.9
+	$(O)/tests/fake/libcudnn.so.9 $(O)/tests/fake/libcudart.so.13
 # (and NVTX ranges through nvtx3's header-only loader: the CUDA include path)
 ifeq ($(HAVE_CUPTI),1)
 $(O)/tests/capture/intercept/test-shim: CFLAGS += -DKPROF_TEST_NVTX -I$(CUDA_HOME)/include
@@ -166,6 +166,9 @@ endif
 $(O)/tests/fake/libcublas.so.13: tests/unit/fake/fake-cublas.c Makefile
 	@mkdir -p $(dir $@)
 	$(call quiet,CC,$<)$(CC) $(CFLAGS_BASE) -O2 -fPIC -shared -Wl,-soname,libcublas.so.13 -o $@ $<
+$(O)/tests/fake/libcudart.so.13: tests/unit/fake/fake-cudart.c Makefile
+	@mkdir -p $(dir $@)
+	$(call quiet,CC,$<)$(CC) $(CFLAGS_BASE) -O2 -fPIC -shared -Wl,-soname,libcudart.so.13 -o $@ $<
 $(O)/tests/fake/libcudnn.so.9: tests/unit/fake/fake-cudnn.c Makefile
 	@mkdir -p $(dir $@)
 	$(call quiet,CC,$<)$(CC) $(CFLAGS_BASE) -O2 -fPIC -shared -Wl,-soname,libcudnn.so.9 -o $@ $<

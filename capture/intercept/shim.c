@@ -143,13 +143,15 @@ struct find {
 	char path[4096];
 };
 
+/* A loaded object named @f->suffix, or that name and more version numbers ("libcudart.so"
+ * finds libcudart.so.13; "libcublas.so.13" finds libcublas.so.13.1.0 too). */
 static int find_loaded(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	struct find *f = arg;
 	(void)size;
-	const char *p = info->dlpi_name;
-	size_t lp = p ? strlen(p) : 0, ls = strlen(f->suffix);
-	if (lp > ls && !strcmp(p + lp - ls, f->suffix) && p[lp - ls - 1] == '/') {
+	const char *p = info->dlpi_name, *b = p ? strrchr(p, '/') : NULL;
+	size_t ls = strlen(f->suffix);
+	if (b && !strncmp(b + 1, f->suffix, ls) && (b[1 + ls] == '\0' || b[1 + ls] == '.')) {
 		snprintf(f->path, sizeof(f->path), "%s", p);
 		return 1;
 	}
@@ -883,39 +885,6 @@ API cudnnStatus_t cudnnBackendExecute(cudnnHandle_t handle, cudnnBackendDescript
 
 /* ---- device allocations: the program's cudaMalloc (doc/memory.md §6.2) ---- */
 
-/* A loaded CUDA runtime (libcudart.so.N) the program's cudaMalloc goes to. */
-static int find_cudart(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	(void)size;
-	const char *p = info->dlpi_name, *b = p ? strrchr(p, '/') : NULL;
-	if (b && !strncmp(b + 1, "libcudart.so", 12)) {
-		snprintf(arg, 4096, "%s", p);
-		return 1;
-	}
-	return 0;
-}
-
-static void *real_cuda_malloc(void)
-{
-	static _Atomic(void *) slot;
-	void *p = atomic_load_explicit(&slot, memory_order_acquire);
-	if (p)
-		return p;
-	p = dlsym(RTLD_NEXT, "cudaMalloc");
-	if (!p) {
-		char path[4096] = "";
-		dl_iterate_phdr(find_cudart, path);
-		void *h = path[0] ? dlopen(path, RTLD_NOLOAD | RTLD_LAZY) : NULL;
-		if (h) {
-			p = dlsym(h, "cudaMalloc");
-			dlclose(h);
-		}
-	}
-	if (p)
-		atomic_store_explicit(&slot, p, memory_order_release);
-	return p;
-}
-
 /*
  * cudaMalloc, when a library the program loaded dynamically calls it (PyTorch's caching
  * allocator does): with --memory its block is recorded, so that kprof can tell the program's
@@ -924,7 +893,9 @@ static void *real_cuda_malloc(void)
  */
 API cudaError_t cudaMalloc(void **devPtr, size_t size)
 {
-	cudaError_t (*real)(void **, size_t) = (cudaError_t(*)(void **, size_t))real_cuda_malloc();
+	static _Atomic(void *) slot; /* any major version's runtime: the call is the same */
+	cudaError_t (*real)(void **, size_t) =
+		(cudaError_t(*)(void **, size_t))cached(&slot, "libcudart.so", "cudaMalloc");
 	if (!real)
 		return cudaErrorInitializationError; /* unreachable: a caller links a runtime */
 	if (!g_memory) /* also under KPROF_SHIM=off: the allocations are not a library's calls */

@@ -4,7 +4,8 @@
  * loaded soname (RTLD_NEXT cannot see it), passes arguments and the status code through,
  * records the call, and passes an unknown cuBLAS major version through unrecorded.  Likewise
  * cuDNN's graph API against a fake libcudnn.so.9: cudnn-frontend's causal SDPA graph built
- * through the wrapped entry points executes as one attention call.
+ * through the wrapped entry points executes as one attention call.  A fake libcudart.so.13:
+ * the program's cudaMalloc recorded with --memory.  NVTX ranges through nvtx3's loader.
  */
 #include <dlfcn.h>
 #include <limits.h>
@@ -165,6 +166,45 @@ static int nvtx_ranges(void)
 }
 #endif
 
+/* ---- the program's cudaMalloc (--memory) ---- */
+
+typedef int (*malloc_fn)(void **, size_t);
+
+/*
+ * In a child: the shim's cudaMalloc finds a libcudart.so.13 opened RTLD_LOCAL, passes the
+ * call through, and records the block with KPROF_MEMORY=on (@memory), not without it, nor a
+ * failed call.
+ */
+static int device_malloc(int memory)
+{
+	if (memory)
+		setenv("KPROF_MEMORY", "on", 1);
+	else
+		unsetenv("KPROF_MEMORY");
+	void *shim = open_in("kprof-shim.so", RTLD_NOW | RTLD_GLOBAL);
+	void *fake = open_in("tests/fake/libcudart.so.13", RTLD_NOW | RTLD_LOCAL);
+	if (!shim || !fake)
+		return 30;
+	malloc_fn m = (malloc_fn)dlsym(shim, "cudaMalloc");
+	kp_shim_drain_fn drain = (kp_shim_drain_fn)dlsym(shim, "kprof_shim_drain");
+	size_t *fsize = dlsym(fake, "fake_size");
+	if (!m || !drain || !fsize)
+		return 31;
+	void *p = NULL;
+	if (m(&p, 1 << 20) != 0 || p != (void *)0x7f0000000000 || *fsize != 1 << 20)
+		return 32; /* passed through */
+	setenv("FAKE_CUDART_STATUS", "2", 1);
+	if (m(&p, 4096) != 2)
+		return 33; /* the runtime's status, and no record of a failed call */
+	drain(take, NULL);
+	if (!memory)
+		return ncalls == 0 ? 0 : 34;
+	if (ncalls != 1 || last.kind != HC_DEVALLOC || last.m != 1 << 20 ||
+	    last.k != 0x7f0000000000 || last.end_ns < last.start_ns || last.pid != (uint32_t)getpid())
+		return 35;
+	return 0;
+}
+
 /* ---- cuDNN graph API ---- */
 
 typedef int (*create_fn)(int, void **);
@@ -248,6 +288,8 @@ static int in_child(const char *major)
 	if (p == 0 && major && !strcmp(major, "nvtx"))
 		_exit(nvtx_ranges());
 #endif
+	if (p == 0 && major && !strncmp(major, "malloc", 6))
+		_exit(device_malloc(!strcmp(major, "malloc-memory")));
 	if (p == 0)
 		_exit(!strncmp(major ? major : "", "graph", 5)
 			      ? one_graph(major[5] ? major + 5 : NULL)
@@ -273,6 +315,13 @@ static void cudnn_graph_executions_are_recorded_as_attention(void **state)
 {
 	(void)state;
 	assert_int_equal(in_child("graph"), 0);
+}
+
+static void cuda_malloc_is_passed_through_and_recorded_with_memory(void **state)
+{
+	(void)state;
+	assert_int_equal(in_child("malloc-memory"), 0);
+	assert_int_equal(in_child("malloc"), 0);
 }
 
 static void nvtx_ranges_drain_as_host_calls(void **state)
@@ -307,6 +356,7 @@ int main(void)
 		cmocka_unit_test(cudnn_graph_executions_are_recorded_as_attention),
 		cmocka_unit_test(unknown_cudnn_version_is_passed_through_unrecorded),
 		cmocka_unit_test(nvtx_ranges_drain_as_host_calls),
+		cmocka_unit_test(cuda_malloc_is_passed_through_and_recorded_with_memory),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
