@@ -3,6 +3,7 @@
  */
 #include "kprof/diag.h"
 
+#include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,7 +88,8 @@ void diag_warn_restore(struct kp_warnings *w, const char *kind, long count, char
 		memset(k, 0, sizeof(*k));
 		k->kind = k->kind_copy = xstrdup(kind);
 	}
-	k->count += count > nshown ? count : nshown;
+	long add = count > nshown ? count : nshown; /* a summary's count: input, so saturating */
+	k->count = add > LONG_MAX - k->count ? LONG_MAX : k->count + add;
 	for (int j = 0; j < nshown && k->nshown < KP_WARN_SHOW; j++) {
 		/* TEXT starts after the first "warning: " (diag_warn_add() wrote it so) */
 		const char *t = strstr(shown[j], "warning: ");

@@ -240,6 +240,18 @@ def main():
             one("analyze --ranks -f " + fmt, ["analyze", "--ranks", "-f", fmt, bad, new], fmt,
                 tmp)
             one("merge -f " + fmt, ["merge", "-f", fmt, summ, summ], fmt, tmp)
+        # a summary whose ranks carry warnings of hostile kinds and messages (kprof merge
+        # prints them on stderr and lists them in json)
+        with open(summ, encoding="utf-8") as f:
+            sj = json.load(f)
+        for r in sj.get("ranks", []):
+            r["warnings"] = [{"kind": n, "count": 3, "messages": [n + ": warning: " + n, n]}
+                             for n in gen.NAMES[:8]]
+        wsumm = os.path.join(tmp, "warned.json")
+        with open(wsumm, "w", encoding="utf-8") as f:
+            json.dump(sj, f, ensure_ascii=True)
+        for fmt in ("table", "csv", "json", "markdown"):
+            one("merge (hostile warnings) -f " + fmt, ["merge", "-f", fmt, wsumm], fmt, tmp)
         # augment: the output is the trace again, names as the input wrote them
         aug = os.path.join(tmp, "aug\x1b[2J.json")
         rc, out, err = run(["augment", "-o", aug, bad])

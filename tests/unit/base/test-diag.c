@@ -2,6 +2,7 @@
  * test-diag.c — error messages and grouped warnings: one line per kind with its count, every
  * instance with --warnings=all, the side of a diff after "warning: ", nothing with -q.
  */
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -187,6 +188,10 @@ static void restored_warnings_print_as_the_originals(void **state)
 	assert_int_equal(back.nkinds, 1);
 	assert_int_equal(back.k[0].count, 9);
 	assert_int_equal(back.k[0].nshown, KP_WARN_SHOW);
+	/* counts read from summaries saturate instead of overflowing */
+	diag_warn_restore(&back, "events without 'dur'", LONG_MAX - 3, NULL, 0);
+	diag_warn_restore(&back, "events without 'dur'", LONG_MAX, NULL, 0);
+	assert_true(back.k[0].count == LONG_MAX);
 	diag_warn_free(&orig);
 	diag_warn_free(&back);
 }
