@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "kprof/capture.h"
+#include "kprof/diag.h"
 
 static int is_py(const char *a0, const char *a1, const char *path)
 {
@@ -117,12 +118,52 @@ static void torch_option_values(void **state)
 	assert_string_equal(capture_torch_names[TORCH_ON], "on");
 }
 
+/*
+ * The command runs with the hook's directory first on PYTHONPATH and KPROF_TORCH_SHAPES as
+ * --[no-]torch-shapes says, whatever kprof's own environment holds; without the hook, neither.
+ */
+static void command_gets_the_hook_and_its_shapes_setting(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/kprof-test-pyhook-XXXXXX", out[128];
+	assert_non_null(mkdtemp(dir));
+	snprintf(out, sizeof(out), "%s/t.json", dir);
+	char *cmd[] = { "/bin/sh", "-c",
+			"test \"$KPROF_TORCH_SHAPES\" = \"$WANT\" && "
+			"test \"${PYTHONPATH%%:*}\" = \"$WANT_PATH\" || exit 9",
+			NULL };
+	struct kp_capture_opts o = { .output = out, .sample_period_ms = 10, .cmd = cmd,
+				     .inject_so = "/nonexistent/kprof-inject.so",
+				     .torch_dir = "/opt/kprof/python", .torch_shapes = 0 };
+	struct kp_diag d;
+	setenv("KPROF_TORCH_SHAPES", "1", 1); /* kprof's own: not what the command gets */
+	setenv("PYTHONPATH", "/a", 1);
+	setenv("WANT", "0", 1);
+	setenv("WANT_PATH", "/opt/kprof/python", 1);
+	assert_int_equal(capture_run_cmd(&o, &d), 0);
+	o.torch_shapes = 1;
+	setenv("KPROF_TORCH_SHAPES", "0", 1);
+	setenv("WANT", "1", 1);
+	assert_int_equal(capture_run_cmd(&o, &d), 0);
+	o.torch_dir = NULL; /* no hook: the command's own environment, untouched */
+	unsetenv("KPROF_TORCH_SHAPES");
+	setenv("WANT", "", 1);
+	setenv("WANT_PATH", "/a", 1);
+	assert_int_equal(capture_run_cmd(&o, &d), 0);
+	unsetenv("KPROF_TORCH_SHAPES");
+	unsetenv("PYTHONPATH");
+	unsetenv("WANT");
+	unsetenv("WANT_PATH");
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(python_commands_get_the_hook_by_default),
 		cmocka_unit_test(pythonpath_puts_the_hook_first),
 		cmocka_unit_test(torch_option_values),
+		cmocka_unit_test(command_gets_the_hook_and_its_shapes_setting),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
