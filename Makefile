@@ -142,9 +142,11 @@ all: $(O)/kprof-shim.so
 $(O)/kprof-shim.so: $(SHIM_OBJS)
 	$(call quiet,LINK,$@)$(CC) -shared -o $@ $^ -lpthread -ldl
 # kprof's Python start-up hook (--torch): beside kprof in the build tree, as the libraries are
-PYHOOK := $(patsubst capture/intercept/python/%,$(O)/python/%,$(wildcard capture/intercept/python/*.py))
+# (and the op observer's C++ source, which the hook compiles against torch's headers)
+PYHOOK := $(patsubst capture/intercept/python/%,$(O)/python/%,$(wildcard capture/intercept/python/*.py \
+	capture/intercept/python/*.cpp))
 all: $(PYHOOK)
-$(O)/python/%.py: capture/intercept/python/%.py
+$(O)/python/%: capture/intercept/python/%
 	@mkdir -p $(dir $@)
 	$(call quiet,CP,$<)cp $< $@
 $(O)/shim/%.o: capture/%.c $(CAP_HDRS) Makefile
@@ -371,7 +373,8 @@ ifeq ($(HAVE_CUPTI),1)
 	install -m 755 $(O)/kprof-inject.so $(DESTDIR)$(PREFIX)/lib/kprof/kprof-inject.so
 	install -m 755 $(O)/kprof-shim.so $(DESTDIR)$(PREFIX)/lib/kprof/kprof-shim.so
 	install -d $(DESTDIR)$(PREFIX)/lib/kprof/python
-	install -m 644 capture/intercept/python/*.py $(DESTDIR)$(PREFIX)/lib/kprof/python/
+	install -m 644 capture/intercept/python/*.py capture/intercept/python/*.cpp \
+		$(DESTDIR)$(PREFIX)/lib/kprof/python/
 endif
 	install -m 644 man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 

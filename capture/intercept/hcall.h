@@ -91,7 +91,9 @@ enum {
  * kprof_shim_attach() hands the shim CUPTI's external-correlation push/pop and timestamp once
  * CUPTI is set up (NULLs detach it); kprof_shim_context() says which call or range the thread is
  * in (graph nodes created now belong to it); kprof_shim_drain() passes every recorded call to @fn at exit (message strings stay
- * valid until the process ends).
+ * valid until the process ends).  kprof_shim_range_push()/_pop() are the same as an NVTX
+ * push/pop on the calling thread, for kprof's PyTorch op observer
+ * (capture/intercept/python/kprof_torch_obs.cpp), which finds them the same way.
  */
 typedef void (*kp_push_fn)(uint64_t ext);
 typedef void (*kp_pop_fn)(void);

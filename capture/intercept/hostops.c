@@ -398,11 +398,17 @@ static const char *op_dtypes(struct ctx *x, const struct kp_hcall *r, const stru
 	const char *own = infer_dtype(x, r);
 	for (int i = 0; i < m->ninput_ids && !*own; i++)
 		own = producer_dtype(x, r->pid, m->input_op[i]);
+	/* kprof's op observer says each input's type: the op's is its kernel's, else its first's */
+	int in_msg = 0; /* @own points into @m: not kept in x->ops past this range */
+	for (int i = 0; i < m->ndtypes && !*own; i++)
+		own = m->dtype[i], in_msg = 1;
 	for (int i = 0; i < m->nslots; i++) {
-		const char *p = i < m->ninput_ids ? producer_dtype(x, r->pid, m->input_op[i]) : "";
+		const char *p = i < m->ninput_ids ? producer_dtype(x, r->pid, m->input_op[i])
+			      : i < m->ndtypes	  ? m->dtype[i]
+						  : "";
 		dts[i] = *p ? p : own;
 	}
-	if (*own && m->op_id > 0) {
+	if (*own && m->op_id > 0 && !in_msg) {
 		int created;
 		struct kp_hmap_entry *e = hmap_put_int(&x->ops, op_key(r->pid, m->op_id), &created);
 		if (created)

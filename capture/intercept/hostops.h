@@ -30,6 +30,8 @@ struct kp_nvtx_msg {
 	} slot[NVTX_MAX_SLOTS];
 	int ninput_ids;                   /* (op,out) pairs of input_op_ids */
 	int64_t input_op[NVTX_MAX_SLOTS]; /* the producing op of each input, 0 none */
+	int ndtypes;                      /* "dtypes = [...]" (kprof's op observer), one per slot */
+	char dtype[NVTX_MAX_SLOTS][32];   /* torch's type names ("c10::BFloat16"); "" not a tensor */
 };
 
 struct kp_hostops_stats {

@@ -1,7 +1,9 @@
 /*
  * nvtxmsg.c — PyTorch's emit_nvtx range messages ("aten::mm, seq = 12, op_id = 7, sizes =
- * [[4, 8], []], input_op_ids = [...]") parsed into struct kp_nvtx_msg (nvtxmsg_parse, declared
- * in hostops.h).  hostops.c turns the parsed ranges into cpu_ops (doc/capture-any.md §2.4).
+ * [[4, 8], []], input_op_ids = [...]") and kprof's op observer's ("aten::mm, seq = 12, sizes =
+ * [[4, 8], []], dtypes = [c10::BFloat16, ]": capture/intercept/python/kprof_torch_obs.cpp)
+ * parsed into struct kp_nvtx_msg (nvtxmsg_parse, declared in hostops.h).  hostops.c turns the
+ * parsed ranges into cpu_ops (doc/capture-any.md §2.4).
  */
 #include <ctype.h>
 #include <errno.h>
@@ -117,6 +119,39 @@ static int parse_ids(const char **pp, struct kp_nvtx_msg *m, char *why, size_t w
 	}
 }
 
+/* "[float, , c10::BFloat16]": a type name per input, "" for one that is not a tensor */
+static int parse_dtypes(const char **pp, struct kp_nvtx_msg *m, char *why, size_t whylen)
+{
+	if (expect(pp, '['))
+		return fail(why, whylen, "dtypes: expected '['");
+	m->ndtypes = 0;
+	const char *p = skip_sp(*pp);
+	if (*p == ']') {
+		*pp = p + 1;
+		return 0;
+	}
+	for (;;) {
+		p = skip_sp(p);
+		size_t n = strcspn(p, ",]");
+		while (n && p[n - 1] == ' ')
+			n--;
+		if (m->ndtypes == NVTX_MAX_SLOTS)
+			return fail(why, whylen, "dtypes: more than 64 inputs");
+		if (n >= sizeof(m->dtype[0]) || memchr(p, '[', n))
+			return fail(why, whylen, "dtypes: not a type name");
+		memcpy(m->dtype[m->ndtypes], p, n);
+		m->dtype[m->ndtypes++][n] = '\0';
+		p = skip_sp(p + n);
+		if (*p == ']') {
+			*pp = p + 1;
+			return 0;
+		}
+		if (*p != ',')
+			return fail(why, whylen, "dtypes: expected ',' or ']'");
+		p++;
+	}
+}
+
 int nvtxmsg_parse(const char *msg, struct kp_nvtx_msg *m, char *why, size_t whylen)
 {
 	memset(m, 0, sizeof(*m));
@@ -167,6 +202,13 @@ int nvtxmsg_parse(const char *msg, struct kp_nvtx_msg *m, char *why, size_t whyl
 		} else if (kl == 12 && !strncmp(p, "input_op_ids", 12)) {
 			if (parse_ids(&v, m, why, whylen))
 				return -1;
+		} else if (kl == 6 && !strncmp(p, "dtypes", 6)) {
+			if (!m->has_sizes)
+				return fail(why, whylen, "dtypes before sizes");
+			if (parse_dtypes(&v, m, why, whylen))
+				return -1;
+			if (m->ndtypes != m->nslots)
+				return fail(why, whylen, "dtypes: not one per input");
 		} else {
 			return fail(why, whylen, "unknown field");
 		}

@@ -100,6 +100,8 @@ static struct kp_hcall *new_rec(void)
 API void kprof_shim_attach(kp_push_fn push, kp_pop_fn pop, kp_clock_fn clock);
 API uint64_t kprof_shim_drain(kp_drain_fn fn, void *arg);
 API uint64_t kprof_shim_context(void);
+API int kprof_shim_range_push(const char *msg);
+API int kprof_shim_range_pop(void);
 
 void kprof_shim_attach(kp_push_fn push, kp_pop_fn pop, kp_clock_fn clock)
 {
@@ -1099,6 +1101,16 @@ static int NVTX_API x_push_ex(const nvtxEventAttributes_t *a)
 	return push_msg(msg_text(a), NULL);
 }
 static int NVTX_API x_pop(void)
+{
+	return pop_range();
+}
+
+/* kprof's PyTorch op observer's ranges: NVTX push/pop without NVTX's loader (hcall.h) */
+int kprof_shim_range_push(const char *msg)
+{
+	return push_msg(msg, NULL);
+}
+int kprof_shim_range_pop(void)
 {
 	return pop_range();
 }

@@ -11,6 +11,7 @@ machine by tests/gpu/torch_hook.sh.
     python3 tests/pyhook/test_torch_hook.py
 """
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -153,24 +154,35 @@ def ranges():
 '''
 
 
-def run(body, env_extra=None, pythonpath=None):
-    """Run @body (after MODEL when it imports torch) with the hook on PYTHONPATH."""
-    with tempfile.TemporaryDirectory() as tmp:
-        os.makedirs(os.path.join(tmp, "torch"))
-        with open(os.path.join(tmp, "torch", "__init__.py"), "w") as f:
-            f.write(FAKE_TORCH)
-        with open(os.path.join(tmp, "model.py"), "w") as f:
-            f.write(MODEL)
-        prog = os.path.join(tmp, "prog.py")
-        with open(prog, "w") as f:
-            f.write(textwrap.dedent(body))
-        env = dict(os.environ)
-        env.pop("KPROF_TORCH", None)
-        env["PYTHONPATH"] = ":".join([HOOK] + (pythonpath or []) + [tmp])
-        env.update(env_extra or {})
-        p = subprocess.run([sys.executable, prog], env=env, cwd=tmp, capture_output=True,
-                           text=True, timeout=60)
-        return p.returncode, p.stdout, p.stderr
+def run(body, env_extra=None, pythonpath=None, workdir=None):
+    """Run @body (after MODEL when it imports torch) with the hook on PYTHONPATH, in a new
+    temporary directory or in @workdir (kept: torch stays where it was)."""
+    if workdir is None:
+        with tempfile.TemporaryDirectory() as tmp:
+            return run(body, env_extra, pythonpath, tmp)
+    tmp = workdir
+    os.makedirs(os.path.join(tmp, "torch"), exist_ok=True)
+    with open(os.path.join(tmp, "torch", "__init__.py"), "w") as f:
+        f.write(FAKE_TORCH)
+    with open(os.path.join(tmp, "model.py"), "w") as f:
+        f.write(MODEL)
+    prog = os.path.join(tmp, "prog.py")
+    with open(prog, "w") as f:
+        f.write(textwrap.dedent(body))
+    env = dict(os.environ)
+    env.pop("KPROF_TORCH", None)
+    env["KPROF_TORCH_OBSERVER"] = "off"  # the Observer cases below turn it on
+    env["PYTHONPATH"] = ":".join([HOOK] + (pythonpath or []) + [tmp])
+    env.update(env_extra or {})
+    hdr = os.path.join(tmp, "torch", "include", "ATen")
+    if env.get("FAKE_TORCH_HEADERS"):  # torch's C++ headers, as a wheel ships them
+        os.makedirs(hdr, exist_ok=True)
+        open(os.path.join(hdr, "record_function.h"), "w").close()
+    elif os.path.isdir(hdr):
+        shutil.rmtree(os.path.join(tmp, "torch", "include"))
+    p = subprocess.run([sys.executable, prog], env=env, cwd=tmp, capture_output=True,
+                       text=True, timeout=60)
+    return p.returncode, p.stdout, p.stderr
 
 
 class Chain(unittest.TestCase):
@@ -363,6 +375,172 @@ class Torch(unittest.TestCase):
         self.assertEqual(out.strip(), "[]")
         self.assertEqual(err, "kprof: warning: kprof's torch hook: no NVTX here; no op or "
                          "module ranges\n")
+
+
+# A C++ compiler stand-in: logs its call, then builds FAKE_OBS below (with cc) into its -o
+# argument, or fails as g++ does when FAKE_CXX_FAIL is set.
+FAKE_CXX = r'''#!%s
+import os, subprocess, sys
+with open(os.environ["FAKE_LOG"], "a") as f:
+    f.write("cxx %%s\n" %% " ".join(a for a in sys.argv[1:4]))
+if os.environ.get("FAKE_CXX_FAIL"):
+    sys.stderr.write("kprof_torch_obs.cpp:17:10: fatal error: ATen/record_function.h: No such file\n")
+    sys.exit(1)
+out = sys.argv[sys.argv.index("-o") + 1]
+sys.exit(subprocess.call(["cc", "-shared", "-fPIC", "-o", out, os.environ["FAKE_OBS"]]))
+''' % sys.executable
+
+# The observer's C entry points (capture/intercept/python/kprof_torch_obs.cpp), logging calls;
+# kprof_obs_start returns FAKE_OBS_RC (-1: no kprof-shim.so in the process).
+FAKE_OBS = r'''#include <stdio.h>
+#include <stdlib.h>
+static void say(const char *what, int v)
+{
+	FILE *f = fopen(getenv("FAKE_LOG"), "a");
+	fprintf(f, "%s %d\n", what, v);
+	fclose(f);
+}
+int kprof_obs_start(int shapes)
+{
+	say("start", shapes);
+	return getenv("FAKE_OBS_RC") ? atoi(getenv("FAKE_OBS_RC")) : 0;
+}
+void kprof_obs_stop(void)
+{
+	say("stop", 0);
+}
+'''
+
+
+class Observer(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        d = self.tmp.name
+        self.log = os.path.join(d, "log")
+        self.cache = os.path.join(d, "cache")
+        cxx = os.path.join(d, "fakecxx")
+        with open(cxx, "w") as f:
+            f.write(FAKE_CXX)
+        os.chmod(cxx, 0o755)
+        obs = os.path.join(d, "obs.c")
+        with open(obs, "w") as f:
+            f.write(FAKE_OBS)
+        self.env = {"KPROF_TORCH_OBSERVER": "auto", "FAKE_TORCH_HEADERS": "1", "CXX": cxx,
+                    "FAKE_LOG": self.log, "FAKE_OBS": obs, "XDG_CACHE_HOME": self.cache}
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def logged(self):
+        if not os.path.exists(self.log):
+            return []
+        with open(self.log) as f:
+            return f.read().splitlines()
+
+    BODY = '''
+        from model import *
+        torch.cuda._lazy_init()
+        model(1)
+        print(len(ranges()), [e for e in torch.EVENTS if e[0] == "nvtx"])
+    '''
+
+    def test_built_once_then_started_with_no_emit_nvtx(self):
+        work = os.path.join(self.tmp.name, "prog")
+        rc, out, err = run(self.BODY, env_extra=self.env, workdir=work)
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(out.strip(), "8 []")  # module ranges; op ranges from the observer
+        built = os.path.join(self.cache, "kprof")
+        self.assertEqual(err, "kprof: building kprof's op observer for this torch (once, into "
+                         "%s)\n" % built)
+        self.assertEqual(self.logged(), ["cxx -std=c++17 -O2 -DNDEBUG", "start 1"])
+        sos = [f for f in os.listdir(built) if f.endswith(".so")]
+        self.assertEqual(len(sos), 1, sos)  # no temporary file left beside it
+        # the second run loads the cached one: no compiler, no message
+        rc, out, err = run(self.BODY, env_extra=dict(self.env, KPROF_TORCH_SHAPES="0"),
+                           workdir=work)
+        self.assertEqual((rc, err, out.strip()), (0, "", "8 []"))
+        self.assertEqual(self.logged(), ["cxx -std=c++17 -O2 -DNDEBUG", "start 1", "start 0"])
+
+    def test_steps_aside_for_torch_profiler(self):
+        rc, out, err = run('''
+            from model import *
+            torch.cuda._lazy_init()
+            with torch.autograd.profiler.profile():
+                model(1)
+            print(len(ranges()))
+        ''', env_extra=self.env)
+        self.assertEqual((rc, out.strip()), (0, "0"), err)
+        self.assertEqual(self.logged()[-2:], ["start 1", "stop 0"])
+        self.assertTrue(err.endswith("kprof: warning: prog.py started torch.profiler; kprof's "
+                                     "torch hook steps aside (no op or module ranges from here "
+                                     "on)\n"), err)
+
+    def test_own_emit_nvtx_turns_the_observer_off(self):
+        rc, out, err = run('''
+            from model import *
+            torch.cuda._lazy_init()
+            with torch.autograd.profiler.emit_nvtx():
+                model(1)
+        ''', env_extra=self.env)
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(self.logged()[-2:], ["start 1", "stop 0"])
+        self.assertIn("entered emit_nvtx itself; kprof's torch hook leaves op ranges to it", err)
+
+    def test_a_failing_compiler_falls_back_to_emit_nvtx(self):
+        rc, out, err = run(self.BODY, env_extra=dict(self.env, FAKE_CXX_FAIL="1"))
+        self.assertEqual((rc, out.strip()), (0, "8 [('nvtx', 'enter', True)]"), err)
+        self.assertEqual(self.logged(), ["cxx -std=c++17 -O2 -DNDEBUG", "cxx -std=c++20 -O2 -DNDEBUG"])
+        self.assertEqual(err.splitlines()[1], "kprof: warning: no op observer (fakecxx -std=c++20: "
+                         "kprof_torch_obs.cpp:17:10: fatal error: ATen/record_function.h: No such "
+                         "file); op ranges from emit_nvtx, which costs more per op")
+        self.assertEqual(os.listdir(os.path.join(self.cache, "kprof")),
+                         [f for f in os.listdir(os.path.join(self.cache, "kprof"))
+                          if f.endswith(".lock")])  # no .so, no temporary file
+
+    def test_without_kprof_shim_falls_back(self):
+        rc, out, err = run(self.BODY, env_extra=dict(self.env, FAKE_OBS_RC="-1"))
+        self.assertEqual((rc, out.strip()), (0, "8 [('nvtx', 'enter', True)]"), err)
+        self.assertTrue(err.endswith("kprof: warning: no op observer (kprof-shim.so is not in "
+                                     "this process); op ranges from emit_nvtx, which costs more "
+                                     "per op\n"), err)
+
+    def test_without_headers_or_compiler(self):
+        env = dict(self.env, FAKE_TORCH_HEADERS="")
+        rc, out, err = run(self.BODY, env_extra=env)
+        self.assertEqual((rc, out.strip()), (0, "8 [('nvtx', 'enter', True)]"), err)
+        self.assertRegex(err, r"^kprof: warning: no op observer \(torch's C\+\+ headers are not "
+                         r"in /.*/torch/include\); op ranges from emit_nvtx")
+        rc, out, err = run(self.BODY, env_extra=dict(self.env, CXX="/nonexistent/c++",
+                                                     PATH="/nonexistent"))
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(err, "kprof: warning: CXX='/nonexistent/c++' is not an executable; "
+                         "looking for c++ on PATH\nkprof: warning: no op observer (no C++ "
+                         "compiler (c++, g++, clang++ or $CXX)); op ranges from emit_nvtx, which "
+                         "costs more per op\n")
+
+    def test_environment_is_validated(self):
+        work = os.path.join(self.tmp.name, "prog")
+        rc, out, err = run(self.BODY, env_extra=dict(self.env, KPROF_TORCH_OBSERVER="fast"),
+                           workdir=work)
+        self.assertEqual((rc, out.strip()), (0, "8 []"), err)
+        self.assertTrue(err.startswith("kprof: warning: KPROF_TORCH_OBSERVER='fast' is neither "
+                                       "auto nor off; auto\n"), err)
+        rc, out, err = run(self.BODY, env_extra=dict(self.env, KPROF_TORCH_OBSERVER="off"),
+                           workdir=work)
+        self.assertEqual((rc, err, out.strip()), (0, "", "8 [('nvtx', 'enter', True)]"))
+        self.assertEqual(self.logged(), ["cxx -std=c++17 -O2 -DNDEBUG", "start 1"])
+
+    def test_cache_dir_follows_xdg(self):
+        sys.path.insert(0, HOOK)
+        try:
+            import kprof_torch_hook as h
+        finally:
+            sys.path.pop(0)
+        self.assertEqual(h.cache_dir({"XDG_CACHE_HOME": "/c", "HOME": "/h"}), "/c/kprof")
+        self.assertEqual(h.cache_dir({"XDG_CACHE_HOME": "rel", "HOME": "/h"}), "/h/.cache/kprof")
+        self.assertEqual(h.cache_dir({"XDG_CACHE_HOME": "/" + "x" * 2000, "HOME": "/h"}),
+                         "/h/.cache/kprof")
+        self.assertIsNone(h.cache_dir({"HOME": "h"}))
 
 
 if __name__ == "__main__":

@@ -5,24 +5,35 @@ Armed by kprof's sitecustomize.py.  Nothing happens until the program imports to
 nothing until CUDA initialises in this process (torch.cuda._lazy_call), so a process that never
 uses the GPU (a DataLoader worker, a helper) is left alone and CUDA is never initialised early.
 On the thread that initialises CUDA it then
-  - enters torch.autograd.profiler.emit_nvtx(record_shapes=True): every ATen op, autograd node,
-    record_function label and Inductor Triton launch becomes an NVTX range
+  - turns on kprof's op observer (kprof_torch_obs.cpp beside this file: a global RecordFunction
+    callback, compiled once per torch build against torch's headers and cached, see
+    observer_so()): every ATen op, autograd node and record_function label on every thread
+    becomes a range "NAME, seq = S, sizes = [...]" in kprof-shim.so, as emit_nvtx's NVTX ranges
+    would, at a fraction of their cost (bench/RESULTS.md).  Without a C++ compiler or torch's
+    headers, or with KPROF_TORCH_OBSERVER=off, it enters
+    torch.autograd.profiler.emit_nvtx(record_shapes=True) instead: the same ranges through NVTX,
     "NAME, seq = S, op_id = I, sizes = [...]", which kprof turns into cpu_ops
-    (capture/intercept/hostops.c); with KPROF_TORCH_SHAPES=0 (--no-torch-shapes)
-    record_shapes=False: "NAME, seq = S", names only, at about half the cost (bench/RESULTS.md);
+    (capture/intercept/hostops.c); with KPROF_TORCH_SHAPES=0 (--no-torch-shapes) either way
+    records names only, "NAME, seq = S";
   - registers global forward pre/post hooks on nn.Module that push and pop the NVTX range
     "kprof: nn.Module: <Class>_<N>" (N per class, in first-call order, as torch.profiler's Python
     tracer numbers them), which kprof writes as python_function events.  No backward hooks
     (they break in-place ops, pytorch/pytorch#61519): backward ops reach their module through
     their forward op (seq).  Inside torch.compile tracing (torch.compiler.is_compiling()) the
     hooks do nothing, so Dynamo sees no side effect and no graph break.
-It steps aside (leaves NVTX mode, removes its hooks, warns once) when the program starts its
+It steps aside (turns its op ranges off, removes its hooks, warns once) when the program starts its
 own torch.profiler / torch.autograd.profiler.profile, and leaves op ranges to a program that
 enters emit_nvtx itself.  KPROF_TORCH=off in the environment turns it off.
 (doc/attribution.md §3)
 """
+import ctypes
+import fcntl
+import hashlib
 import os
+import shutil
+import subprocess
 import sys
+import tempfile
 import threading
 import weakref
 
@@ -34,6 +45,7 @@ _st = {
     "on": True,  # False in forked children and after stepping aside
     "nvtx": None,  # our emit_nvtx object while it is entered
     "nvtx_thread": None,
+    "obs": None,  # the op observer (a ctypes library) while it is on
     "handles": [],  # the global hooks' RemovableHandles
     "program_profiler": False,  # the program started its own profiler
     "warned": set(),
@@ -71,6 +83,134 @@ def shapes_by_env(environ=None):
         _warn("shapes", "KPROF_TORCH_SHAPES=%r is neither 0 nor 1; recording shapes" % v[:40])
         return True
     return v == "1"
+
+
+def observer_by_env(environ=None):
+    """KPROF_TORCH_OBSERVER: auto (or unset) uses kprof's op observer when it can be built, off
+    uses emit_nvtx; any other value warns and means auto."""
+    v = (environ if environ is not None else os.environ).get("KPROF_TORCH_OBSERVER", "auto")
+    v = v.strip().lower()
+    if v not in ("auto", "off"):
+        _warn("observer", "KPROF_TORCH_OBSERVER=%r is neither auto nor off; auto" % v[:40])
+        return True
+    return v == "auto"
+
+
+def cache_dir(environ=None):
+    """Where compiled observers are kept: $XDG_CACHE_HOME/kprof, else ~/.cache/kprof; None when
+    neither is an absolute path of a sane length (the XDG rule: a relative one is ignored)."""
+    env = environ if environ is not None else os.environ
+    for base, sub in ((env.get("XDG_CACHE_HOME", ""), "kprof"),
+                      (env.get("HOME", ""), os.path.join(".cache", "kprof"))):
+        if base and os.path.isabs(base) and len(base) < 1024:
+            return os.path.join(base, sub)
+    return None
+
+
+def _compiler(environ=None):
+    """$CXX when it names an executable, else c++, g++ or clang++ on PATH; None without one."""
+    env = environ if environ is not None else os.environ
+    cxx = env.get("CXX", "").strip()
+    if cxx:
+        found = shutil.which(cxx) if len(cxx) < 1024 else None
+        if found:
+            return found
+        _warn("cxx", "CXX=%r is not an executable; looking for c++ on PATH" % cxx[:80])
+    for c in ("c++", "g++", "clang++"):
+        found = shutil.which(c)
+        if found:
+            return found
+    return None
+
+
+OBS_SRC = "kprof_torch_obs.cpp"
+OBS_FLAGS = ["-O2", "-DNDEBUG", "-shared", "-fPIC", "-fvisibility=hidden", "-w"]
+
+
+def observer_so(torch, environ=None):
+    """The op observer for this torch: compiled once (a few seconds) into the cache, keyed by
+    the source, torch's version and location, the C++ ABI and the compiler.  Returns (path,
+    None), or (None, why) when it cannot be built."""
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), OBS_SRC)
+    tdir = os.path.dirname(os.path.abspath(getattr(torch, "__file__", "") or "."))
+    inc, lib = os.path.join(tdir, "include"), os.path.join(tdir, "lib")
+    if not os.path.isfile(os.path.join(inc, "ATen", "record_function.h")):
+        return None, "torch's C++ headers are not in %s" % inc
+    cxx = _compiler(environ)
+    if cxx is None:
+        return None, "no C++ compiler (c++, g++, clang++ or $CXX)"
+    try:
+        with open(src, "rb") as f:
+            code = f.read()
+    except OSError as e:
+        return None, "cannot read %s: %s" % (src, e.strerror)
+    abi = int(bool(getattr(getattr(torch, "_C", None), "_GLIBCXX_USE_CXX11_ABI", True)))
+    key = hashlib.sha256(b"\0".join([code, str(getattr(torch, "__version__", "")).encode(),
+                                     tdir.encode(), cxx.encode(), b"%d" % abi,
+                                     " ".join(OBS_FLAGS).encode()])).hexdigest()[:16]
+    cdir = cache_dir(environ)
+    tmpdir = None
+    if cdir is None:
+        cdir = tmpdir = tempfile.mkdtemp(prefix="kprof-obs-")
+    so = os.path.join(cdir, "kprof_torch_obs-%s.so" % key)
+    if os.path.isfile(so):
+        return so, None
+    try:
+        os.makedirs(cdir, exist_ok=True)
+        with open(os.path.join(cdir, "kprof_torch_obs-%s.lock" % key), "w") as lk:
+            fcntl.flock(lk, fcntl.LOCK_EX)  # one process of a job builds, the others wait
+            if os.path.isfile(so):
+                return so, None
+            return _build(cxx, src, inc, lib, abi, so)
+    except OSError as e:
+        return None, "cannot write %s: %s" % (cdir, e.strerror)
+
+
+def _build(cxx, src, inc, lib, abi, so):
+    sys.stderr.write("kprof: building kprof's op observer for this torch (once, into %s)\n"
+                     % os.path.dirname(so))
+    sys.stderr.flush()
+    fd, tmp = tempfile.mkstemp(prefix=".kprof_torch_obs-", suffix=".so", dir=os.path.dirname(so))
+    os.close(fd)
+    why = "the compiler failed"
+    try:
+        for std in ("-std=c++17", "-std=c++20"):
+            # -DNDEBUG as torch itself is built: without it, RecordFunction's debug-only
+            # members and assertions do not match libtorch's (every unchecked op would throw)
+            cmd = [cxx, std] + OBS_FLAGS + ["-D_GLIBCXX_USE_CXX11_ABI=%d" % abi, "-I", inc,
+                   "-I", os.path.join(inc, "torch", "csrc", "api", "include"),
+                   src, "-o", tmp, "-L", lib, "-lc10", "-ltorch_cpu", "-Wl,-rpath," + lib]
+            try:
+                p = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, timeout=600)
+            except (OSError, subprocess.TimeoutExpired) as e:
+                return None, "cannot run %s: %s" % (cxx, e)
+            if p.returncode == 0:
+                os.replace(tmp, so)
+                return so, None
+            err = [l for l in p.stderr.decode("utf-8", "replace").splitlines() if "error" in l]
+            why = "%s %s: %s" % (os.path.basename(cxx), std, (err or ["exit %d" % p.returncode])[0])
+        return None, why[:300]
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def start_observer(torch, shapes):
+    """The op observer on (True), or a warning and False: emit_nvtx does the job instead."""
+    so, why = observer_so(torch)
+    if so is not None:
+        try:
+            obs = ctypes.CDLL(so)
+            obs.kprof_obs_start.argtypes = [ctypes.c_int]
+            if obs.kprof_obs_start(int(bool(shapes))) == 0:
+                _st["obs"] = obs
+                return True
+            why = "kprof-shim.so is not in this process"
+        except (OSError, AttributeError) as e:
+            why = "cannot load %s: %s" % (so, e)
+    _warn("obs", "no op observer (%s); op ranges from emit_nvtx, which costs more per op" % why)
+    return False
 
 
 class _TorchFinder:
@@ -166,13 +306,16 @@ def _wrap_profilers(torch):
 def step_aside(what, keep_modules):
     """Leave NVTX mode (and, unless @keep_modules, remove the module hooks); warn once."""
     with _lock:
-        nv, was = _st["nvtx"], _st["nvtx"] is not None or bool(_st["handles"])
+        nv, obs = _st["nvtx"], _st["obs"]
+        was = nv is not None or obs is not None or bool(_st["handles"])
         _st["program_profiler"] = True
-        _st["nvtx"] = None
+        _st["nvtx"], _st["obs"] = None, None
         handles = [] if keep_modules else _st["handles"]
         if not keep_modules:
             _st["handles"] = []
             _st["on"] = False
+    if obs is not None:
+        obs.kprof_obs_stop()
     if nv is not None:
         if threading.get_ident() == _st["nvtx_thread"]:
             try:
@@ -211,19 +354,25 @@ def _activate():
         if enabled is not None and enabled():
             step_aside("started a profiler before CUDA initialised", keep_modules=False)
             return
-        nv = torch.autograd.profiler.emit_nvtx(record_shapes=shapes_by_env())
-        _st["nvtx"], _st["nvtx_thread"] = nv, threading.get_ident()  # ours, for enter()
-        try:
-            nv.__enter__()
-        except BaseException:
-            _st["nvtx"] = None
-            raise
-        if threading.current_thread() is not threading.main_thread():
-            _warn("main", "CUDA initialised on thread '%s': kprof's op ranges cover that thread "
-                  "and its autograd threads only" % threading.current_thread().name)
+        shapes = shapes_by_env()
+        if not (observer_by_env() and start_observer(torch, shapes)):
+            _enter_emit_nvtx(torch, shapes)
         install_module_hooks(torch)
     except Exception as e:
         _warn("activate", "kprof's torch hook: %s; no op or module ranges" % (e,))
+
+
+def _enter_emit_nvtx(torch, shapes):
+    nv = torch.autograd.profiler.emit_nvtx(record_shapes=shapes)
+    _st["nvtx"], _st["nvtx_thread"] = nv, threading.get_ident()  # ours, for enter()
+    try:
+        nv.__enter__()
+    except BaseException:
+        _st["nvtx"] = None
+        raise
+    if threading.current_thread() is not threading.main_thread():
+        _warn("main", "CUDA initialised on thread '%s': kprof's op ranges cover that thread "
+              "and its autograd threads only" % threading.current_thread().name)
 
 
 def module_message(mod):

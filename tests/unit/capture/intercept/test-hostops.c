@@ -386,6 +386,28 @@ static void emit_nvtx_messages_parse(void **state)
 	assert_string_equal(m.name, "triton_poi_fused__unsafe_view_add_5");
 	assert_false(m.label);
 	assert_int_equal(m.nslots, 3);
+	/* kprof's op observer: a type per input (capture/intercept/python/kprof_torch_obs.cpp) */
+	assert_int_equal(nvtxmsg_parse("aten::addmm, seq = 5, sizes = [[128], [4, 64], [64, 128], "
+				       "[], []], dtypes = [c10::BFloat16, c10::BFloat16, c10::BFloat16, , ]",
+				       &m, why, sizeof(why)),
+			 0);
+	assert_int_equal(m.seq, 5);
+	assert_int_equal(m.op_id, -1);
+	assert_int_equal(m.nslots, 5);
+	assert_int_equal(m.ndtypes, 5);
+	assert_string_equal(m.dtype[0], "c10::BFloat16");
+	assert_string_equal(m.dtype[2], "c10::BFloat16");
+	assert_string_equal(m.dtype[3], "");
+	assert_string_equal(m.dtype[4], "");
+	assert_int_equal(nvtxmsg_parse("aten::cat, sizes = [[2, 3], [2, 5], []], dtypes = [long int, "
+				       "c10::complex<c10::Half>, ]",
+				       &m, why, sizeof(why)),
+			 0);
+	assert_string_equal(m.dtype[0], "long int");
+	assert_string_equal(m.dtype[1], "c10::complex<c10::Half>");
+	assert_int_equal(nvtxmsg_parse("aten::empty, sizes = [], dtypes = []", &m, why, sizeof(why)),
+			 0);
+	assert_int_equal(m.ndtypes, 0);
 	/* ordinary ranges */
 	assert_int_equal(nvtxmsg_parse("forward", &m, why, sizeof(why)), 1);
 	assert_int_equal(nvtxmsg_parse("layer 3, attention", &m, why, sizeof(why)), 1);
@@ -403,6 +425,12 @@ static void emit_nvtx_messages_parse(void **state)
 		"aten::mm, sizes = [[4, 4]], colour = red",
 		"aten::mm, sizes = [[4, 4]],",
 		"aten::mm, op_id = 7 , seq = 1x",
+		"aten::mm, seq = 1, dtypes = [float], sizes = [[4]]",
+		"aten::mm, sizes = [[4], [4]], dtypes = [float]",
+		"aten::mm, sizes = [[4]], dtypes = [float, float]",
+		"aten::mm, sizes = [[4]], dtypes = [float",
+		"aten::mm, sizes = [[4]], dtypes = [[4]]",
+		"aten::mm, sizes = [[4]], dtypes = [a_type_name_of_thirty_two_bytes_]",
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		why[0] = '\0';
@@ -411,7 +439,7 @@ static void emit_nvtx_messages_parse(void **state)
 	}
 	/* every prefix of a valid message: any answer, within bounds (ASan checks) */
 	const char *full = "aten::bmm, seq = 4, op_id = 12, sizes = [[8, 64, 32], [8, 32, 16]], "
-			   "input_op_ids = [(3,0), (11,0)]";
+			   "input_op_ids = [(3,0), (11,0)], dtypes = [float, c10::Half]";
 	char buf[256];
 	for (size_t n = 0; n <= strlen(full); n++) {
 		memcpy(buf, full, n);
@@ -1256,6 +1284,42 @@ static void emit_nvtx_first_conv_takes_its_type_from_cudnn(void **state)
 	ctrace_free(&t);
 }
 
+/*
+ * kprof's op observer says each input's type (capture/intercept/python/kprof_torch_obs.cpp):
+ * an elementwise op whose kernel name says none, and which has no op_id for a producer to
+ * give one, gets its inputs' types, and so its bytes: 1024x1024 bf16 + bf16 -> bf16 moves
+ * 3 x 2 MiB.
+ */
+static void observer_types_give_elementwise_ops_their_bytes(void **state)
+{
+	(void)state;
+	struct kp_ctrace t;
+	ctrace_init(&t);
+	add_range(&t,
+		  "aten::add, seq = 4, sizes = [[1024, 1024], [1024, 1024], []], dtypes = "
+		  "[c10::BFloat16, c10::BFloat16, ]",
+		  T0 + 1000, T0 + 9000, 1);
+	add_kernel(&t, 10, T0 + 2000, 1, "triton_poi_fused_add_0");
+	struct kp_hostops_stats st;
+	assert_int_equal(hostops_emit(&t, &st, NULL), 0);
+	const char *a = span_args(&t, "aten::add");
+	assert_non_null(a);
+	assert_non_null(strstr(a, "\"Input type\":[\"c10::BFloat16\",\"c10::BFloat16\",\"\"]"));
+	assert_null(strstr(a, "kprof op_id"));
+
+	struct kp_trace tr;
+	struct kp_report r;
+	struct kp_devdb db;
+	analyze_ctrace(&t, &tr, &r, &db);
+	const struct kp_row *f = row_named(&r, "aten::add");
+	assert_non_null(f);
+	assert_int_equal(f->bytes, 3ll * 1024 * 1024 * 2);
+	analyze_free(&r);
+	devdb_free(&db);
+	trace_free(&tr);
+	ctrace_free(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1274,6 +1338,7 @@ int main(void)
 		cmocka_unit_test(cudnn_convolutions_become_conv_ops),
 		cmocka_unit_test(emit_nvtx_conv_backward_takes_its_args_from_cudnn),
 		cmocka_unit_test(emit_nvtx_first_conv_takes_its_type_from_cudnn),
+		cmocka_unit_test(observer_types_give_elementwise_ops_their_bytes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -118,8 +118,10 @@ static const struct kp_hcall *range_named(const char *name)
 	return NULL;
 }
 
-/* In a child: nested push/pop, a start/end range, one never closed, a long message, 20,000
- * more (two record blocks): each drained as a kp_hcall with its kind, name, times and flag. */
+/* In a child: nested push/pop, a range of kprof's op observer between them (kprof_shim_range_
+ * push/pop, found as the observer finds them: capture/intercept/python/kprof_torch_obs.cpp), a
+ * start/end range, one never closed, a long message, 20,000 more (two record blocks): each
+ * drained as a kp_hcall with its kind, name, times and flag. */
 static int nvtx_ranges(void)
 {
 	char p[PATH_MAX + 64];
@@ -128,13 +130,21 @@ static int nvtx_ranges(void)
 	unsetenv("KPROF_NVTX");
 	void *shim = open_in("kprof-shim.so", RTLD_NOW | RTLD_GLOBAL);
 	kp_shim_drain_fn drain = shim ? (kp_shim_drain_fn)dlsym(shim, "kprof_shim_drain") : NULL;
-	if (!drain)
+	int (*opush)(const char *) = (int (*)(const char *))dlsym(RTLD_DEFAULT,
+								  "kprof_shim_range_push");
+	int (*opop)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "kprof_shim_range_pop");
+	if (!drain || !opush || !opop)
 		return 20;
 	static char big[40000];
 	memset(big, 'x', sizeof(big) - 1);
+	const char *obs = "aten::mm, seq = 2, sizes = [[2, 3], [3, 4]], dtypes = [float, float]";
 	nvtxRangePushA("outer");
+	if (opush(obs) != 1)
+		return 27; /* the depth it opened at, as nvtxRangePushA says */
 	nvtxRangePushA("inner, seq = 7, op_id = 3, sizes = [[2, 3]]");
 	nvtxRangePop();
+	if (opop() != 1)
+		return 27;
 	nvtxRangePop();
 	nvtxRangeId_t id = nvtxRangeStartA("async");
 	nvtxRangeEnd(id);
@@ -145,8 +155,11 @@ static int nvtx_ranges(void)
 		nvtxRangePop();
 	}
 	nvtxRangePushA("never closed");
-	if (drain(take_range, NULL) != 20005 || nranges != 20005)
+	if (drain(take_range, NULL) != 20006 || nranges != 20006)
 		return 21;
+	const struct kp_hcall *ob = range_named(obs);
+	if (!ob || ob->kind != HC_NVTX_PUSH || ob->flags)
+		return 28;
 	const struct kp_hcall *o = range_named("outer"),
 			      *in = range_named("inner, seq = 7, op_id = 3, sizes = [[2, 3]]"),
 			      *a = range_named("async"), *b = range_named(big),
@@ -159,6 +172,9 @@ static int nvtx_ranges(void)
 		return 24;
 	if (!(o->start_ns <= in->start_ns && in->end_ns <= o->end_ns && in->start_ns <= in->end_ns))
 		return 25; /* inner nests in outer */
+	if (!(o->start_ns <= ob->start_ns && ob->start_ns <= in->start_ns &&
+	      in->end_ns <= ob->end_ns && ob->end_ns <= o->end_ns))
+		return 29; /* the observer's range between them */
 	if (!o->ext || o->ext == in->ext || o->pid != (uint32_t)getpid() || !o->tid ||
 	    o->compute != -1 || o->m != 0)
 		return 26;

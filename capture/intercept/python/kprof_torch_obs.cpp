@@ -1,0 +1,247 @@
+/*
+ * kprof_torch_obs.cpp — kprof's op observer for PyTorch: a global RecordFunction callback that
+ * opens, for every ATen op, autograd node and record_function label, the range that
+ * torch.autograd.profiler.emit_nvtx(record_shapes=True) opens, plus each input's type
+ * ("NAME, seq = S, sizes = [[4, 8], []], dtypes = [c10::BFloat16, ]", parsed by
+ * capture/intercept/nvtxmsg.c), straight into kprof-shim.so's range recorder
+ * (kprof_shim_range_push/pop, capture/intercept/shim.c) instead of through NVTX.
+ *
+ * Why not emit_nvtx: with shapes it also asks RecordFunction for every op's outputs and keeps a
+ * map from every output tensor to its producer (input_op_ids), and builds the message with
+ * fmt::format a field at a time; that costs 15.4 us per op against 3.3 us plain
+ * (bench/RESULTS.md, issue 24).  Here the inputs' sizes are written into a per-thread buffer.
+ *
+ * Not part of kprof's C build: kprof_torch_hook.py compiles it once per torch build against
+ * torch's own headers (torch.utils.cpp_extension.include_paths()) into a cache directory, and
+ * loads it with ctypes; without a C++ compiler it falls back to emit_nvtx.  doc/attribution.md §3.
+ */
+#include <ATen/record_function.h>
+#include <ATen/core/ivalue.h>
+
+#include <dlfcn.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+
+namespace {
+
+using push_fn = int (*)(const char *);
+using pop_fn = int (*)();
+
+push_fn g_push;
+pop_fn g_pop;
+int g_mode; /* OBS_* */
+std::atomic<unsigned long long> g_calls{ 0 };
+std::mutex g_lock;
+at::CallbackHandle g_handle = 0;
+std::atomic<unsigned long long> g_truncated{ 0 };
+std::atomic<unsigned long long> g_unread{ 0 }; /* inputs that threw: the name alone */
+std::atomic<bool> g_said{ false };
+char g_first_error[256]; /* what the first of them said */
+
+constexpr size_t MSG_MAX = 8192;
+
+/* kprof_obs_start's modes: names only; names, sizes and types (the hook's); and, for
+ * bench/torch-obs-cost.py only, RecordFunction's inputs asked for but not read, and sizes
+ * without types */
+enum { OBS_NAMES = 0, OBS_SHAPES = 1, OBS_INPUTS_UNREAD = 2, OBS_SIZES_ONLY = 3 };
+
+struct buf {
+	char *p, *end;
+	bool full = false;
+
+	void put(const char *s, size_t n)
+	{
+		if (full || (size_t)(end - p) < n + 1) {
+			full = true;
+			return;
+		}
+		memcpy(p, s, n);
+		p += n;
+	}
+	void put(const char *s) { put(s, strlen(s)); }
+	void num(int64_t v)
+	{
+		char t[24];
+		int i = sizeof(t);
+		uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+		do
+			t[--i] = (char)('0' + u % 10);
+		while (u /= 10);
+		if (v < 0)
+			t[--i] = '-';
+		put(t + i, sizeof(t) - i);
+	}
+};
+
+/* "[d0, d1, ...]" of a defined dense tensor; "[]" for anything else (as torch's inputSizes) */
+void dims(buf &b, const at::Tensor &t)
+{
+	b.put("[", 1);
+	if (t.defined() && !t.is_nested() && !t.unsafeGetTensorImpl()->has_symbolic_sizes_strides()) {
+		auto s = t.sizes();
+		for (size_t i = 0; i < s.size(); i++) {
+			if (i)
+				b.put(", ", 2);
+			b.num(s[i]);
+		}
+	}
+	b.put("]", 1);
+}
+
+/* each tensor input, a tensor list flattened into one slot per tensor (torch/csrc/profiler/
+ * util.cpp inputSizes(fn, true), what emit_nvtx writes); @each(tensor or NULL for a non-tensor) */
+template <typename F> void slots(const at::RecordFunction &fn, F each)
+{
+	for (const c10::IValue &v : fn.inputs()) {
+		if (v.isTensorList()) {
+			auto l = v.toTensorList();
+			if (l.size() == 0)
+				each(nullptr);
+			for (size_t i = 0; i < l.size(); i++) {
+				const at::Tensor t = l.get(i);
+				each(&t);
+			}
+		} else if (v.isTensor()) {
+			each(&v.toTensor());
+		} else {
+			each(nullptr);
+		}
+	}
+}
+
+/* ", sizes = [[..], ..], dtypes = [.., ..]" */
+void shapes(buf &b, const at::RecordFunction &fn, bool types)
+{
+	size_t n = 0;
+	b.put(", sizes = [", 11);
+	slots(fn, [&](const at::Tensor *t) {
+		if (n++)
+			b.put(", ", 2);
+		if (t)
+			dims(b, *t);
+		else
+			b.put("[]", 2);
+	});
+	if (!types) {
+		b.put("]", 1);
+		return;
+	}
+	b.put("], dtypes = [", 13);
+	n = 0;
+	slots(fn, [&](const at::Tensor *t) {
+		if (n++)
+			b.put(", ", 2);
+		if (t && t->defined()) {
+			auto name = t->dtype().name();
+			b.put(name.data(), name.size());
+		}
+	});
+	b.put("]", 1);
+}
+
+void unread(const char *what)
+{
+	g_unread.fetch_add(1, std::memory_order_relaxed);
+	bool no = false;
+	if (g_said.compare_exchange_strong(no, true))
+		snprintf(g_first_error, sizeof(g_first_error), "%s", what);
+}
+
+std::unique_ptr<at::ObserverContext> enter(const at::RecordFunction &fn)
+{
+	static thread_local char mem[MSG_MAX];
+	buf b{ mem, mem + sizeof(mem) };
+	g_calls.fetch_add(1, std::memory_order_relaxed);
+	try {
+		b.put(fn.name());
+		if (fn.seqNr() >= 0) {
+			b.put(", seq = ", 8);
+			b.num(fn.seqNr());
+		} else if (g_mode == OBS_NAMES) {
+			/* a field all the same, so that the range reads as an op, not a label */
+			b.put(", seq = -1", 10);
+		}
+		if (g_mode == OBS_SHAPES || g_mode == OBS_SIZES_ONLY) {
+			char *keep = b.p;
+			shapes(b, fn, g_mode == OBS_SHAPES);
+			if (b.full) { /* a message cut short would claim wrong shapes: none */
+				b.p = keep, b.full = false;
+				g_truncated.fetch_add(1, std::memory_order_relaxed);
+			}
+		}
+	} catch (const std::exception &e) {
+		/* an input we cannot read: the name alone */
+		unread(e.what());
+		b.p = mem, b.full = false;
+		b.put(fn.name());
+	} catch (...) {
+		unread("not a std::exception");
+		b.p = mem, b.full = false;
+		b.put(fn.name());
+	}
+	*b.p = 0;
+	g_push(mem);
+	return nullptr;
+}
+
+void leave(const at::RecordFunction &, at::ObserverContext *)
+{
+	g_pop();
+}
+
+} // namespace
+
+extern "C" {
+
+/* 0: the observer is on in @mode (OBS_*); -1: kprof-shim.so is not in this process (no
+ * range recorder) or @mode is unknown */
+__attribute__((visibility("default"))) int kprof_obs_start(int mode)
+{
+	std::lock_guard<std::mutex> l(g_lock);
+	if (g_handle)
+		return 0;
+	g_push = (push_fn)dlsym(RTLD_DEFAULT, "kprof_shim_range_push");
+	g_pop = (pop_fn)dlsym(RTLD_DEFAULT, "kprof_shim_range_pop");
+	if (!g_push || !g_pop || mode < OBS_NAMES || mode > OBS_SIZES_ONLY)
+		return -1;
+	g_mode = mode;
+	g_handle = at::addGlobalCallback(
+		at::RecordFunctionCallback(enter, leave).needsInputs(mode != OBS_NAMES).needsIds(false));
+	return 0;
+}
+
+/* the observer off (the program starts a profiler of its own) */
+__attribute__((visibility("default"))) void kprof_obs_stop(void)
+{
+	std::lock_guard<std::mutex> l(g_lock);
+	if (g_handle)
+		at::removeCallback(g_handle);
+	g_handle = 0;
+}
+
+/* ranges opened so far */
+__attribute__((visibility("default"))) unsigned long long kprof_obs_calls(void)
+{
+	return g_calls.load();
+}
+
+/* ops whose inputs could not be read (their range has the name alone), and why the first */
+__attribute__((visibility("default"))) unsigned long long kprof_obs_unread(void)
+{
+	return g_unread.load();
+}
+__attribute__((visibility("default"))) const char *kprof_obs_first_error(void)
+{
+	return g_said.load() ? g_first_error : "";
+}
+
+/* messages left without sizes because they did not fit MSG_MAX bytes */
+__attribute__((visibility("default"))) unsigned long long kprof_obs_truncated(void)
+{
+	return g_truncated.load();
+}
+}
