@@ -81,6 +81,15 @@ class profile:
     def __exit__(self, *a):
         _tls.prof = False
 profiler.emit_nvtx, profiler.profile = emit_nvtx, profile
+profiler._is_profiler_enabled = False   # torch.autograd.profiler's flag, as emit_nvtx sets it
+def _run_on_profiler_start():
+    profiler._is_profiler_enabled = True
+    EVENTS.append(("flag", True))
+def _run_on_profiler_stop():
+    profiler._is_profiler_enabled = False
+    EVENTS.append(("flag", False))
+profiler._run_on_profiler_start = _run_on_profiler_start
+profiler._run_on_profiler_stop = _run_on_profiler_stop
 autograd.profiler = profiler
 
 # torch.nn: modules whose __call__ runs the global forward hooks
@@ -442,13 +451,15 @@ class Observer(unittest.TestCase):
         torch.cuda._lazy_init()
         model(1)
         print(len(ranges()), [e for e in torch.EVENTS if e[0] == "nvtx"])
+        print([e for e in torch.EVENTS if e[0] == "flag"])
     '''
 
     def test_built_once_then_started_with_no_emit_nvtx(self):
         work = os.path.join(self.tmp.name, "prog")
         rc, out, err = run(self.BODY, env_extra=self.env, workdir=work)
         self.assertEqual(rc, 0, err)
-        self.assertEqual(out.strip(), "8 []")  # module ranges; op ranges from the observer
+        # module ranges; op ranges from the observer; the profiler flag set for Inductor
+        self.assertEqual(out.split("\n")[:2], ["8 []", "[('flag', True)]"])
         built = os.path.join(self.cache, "kprof")
         self.assertEqual(err, "kprof: building kprof's op observer for this torch (once, into "
                          "%s)\n" % built)
@@ -458,7 +469,7 @@ class Observer(unittest.TestCase):
         # the second run loads the cached one: no compiler, no message
         rc, out, err = run(self.BODY, env_extra=dict(self.env, KPROF_TORCH_SHAPES="0"),
                            workdir=work)
-        self.assertEqual((rc, err, out.strip()), (0, "", "8 []"))
+        self.assertEqual((rc, err, out.split("\n")[0]), (0, "", "8 []"))
         self.assertEqual(self.logged(), ["cxx -std=c++17 -O2 -DNDEBUG", "start 1", "start 0"])
 
     def test_steps_aside_for_torch_profiler(self):
@@ -467,9 +478,9 @@ class Observer(unittest.TestCase):
             torch.cuda._lazy_init()
             with torch.autograd.profiler.profile():
                 model(1)
-            print(len(ranges()))
+            print(len(ranges()), [e for e in torch.EVENTS if e[0] == "flag"])
         ''', env_extra=self.env)
-        self.assertEqual((rc, out.strip()), (0, "0"), err)
+        self.assertEqual((rc, out.strip()), (0, "0 [('flag', True), ('flag', False)]"), err)
         self.assertEqual(self.logged()[-2:], ["start 1", "stop 0"])
         self.assertTrue(err.endswith("kprof: warning: prog.py started torch.profiler; kprof's "
                                      "torch hook steps aside (no op or module ranges from here "
@@ -488,7 +499,7 @@ class Observer(unittest.TestCase):
 
     def test_a_failing_compiler_falls_back_to_emit_nvtx(self):
         rc, out, err = run(self.BODY, env_extra=dict(self.env, FAKE_CXX_FAIL="1"))
-        self.assertEqual((rc, out.strip()), (0, "8 [('nvtx', 'enter', True)]"), err)
+        self.assertEqual((rc, out.split("\n")[0]), (0, "8 [('nvtx', 'enter', True)]"), err)
         self.assertEqual(self.logged(), ["cxx -std=c++17 -O2 -DNDEBUG", "cxx -std=c++20 -O2 -DNDEBUG"])
         self.assertEqual(err.splitlines()[1], "kprof: warning: no op observer (fakecxx -std=c++20: "
                          "kprof_torch_obs.cpp:17:10: fatal error: ATen/record_function.h: No such "
@@ -499,7 +510,7 @@ class Observer(unittest.TestCase):
 
     def test_without_kprof_shim_falls_back(self):
         rc, out, err = run(self.BODY, env_extra=dict(self.env, FAKE_OBS_RC="-1"))
-        self.assertEqual((rc, out.strip()), (0, "8 [('nvtx', 'enter', True)]"), err)
+        self.assertEqual((rc, out.split("\n")[0]), (0, "8 [('nvtx', 'enter', True)]"), err)
         self.assertTrue(err.endswith("kprof: warning: no op observer (kprof-shim.so is not in "
                                      "this process); op ranges from emit_nvtx, which costs more "
                                      "per op\n"), err)
@@ -507,7 +518,7 @@ class Observer(unittest.TestCase):
     def test_without_headers_or_compiler(self):
         env = dict(self.env, FAKE_TORCH_HEADERS="")
         rc, out, err = run(self.BODY, env_extra=env)
-        self.assertEqual((rc, out.strip()), (0, "8 [('nvtx', 'enter', True)]"), err)
+        self.assertEqual((rc, out.split("\n")[0]), (0, "8 [('nvtx', 'enter', True)]"), err)
         self.assertRegex(err, r"^kprof: warning: no op observer \(torch's C\+\+ headers are not "
                          r"in /.*/torch/include\); op ranges from emit_nvtx")
         rc, out, err = run(self.BODY, env_extra=dict(self.env, CXX="/nonexistent/c++",
@@ -522,12 +533,13 @@ class Observer(unittest.TestCase):
         work = os.path.join(self.tmp.name, "prog")
         rc, out, err = run(self.BODY, env_extra=dict(self.env, KPROF_TORCH_OBSERVER="fast"),
                            workdir=work)
-        self.assertEqual((rc, out.strip()), (0, "8 []"), err)
+        self.assertEqual((rc, out.split("\n")[0]), (0, "8 []"), err)
         self.assertTrue(err.startswith("kprof: warning: KPROF_TORCH_OBSERVER='fast' is neither "
                                        "auto nor off; auto\n"), err)
         rc, out, err = run(self.BODY, env_extra=dict(self.env, KPROF_TORCH_OBSERVER="off"),
                            workdir=work)
-        self.assertEqual((rc, err, out.strip()), (0, "", "8 [('nvtx', 'enter', True)]"))
+        self.assertEqual((rc, err, out.split("\n")[:2]), (0, "", ["8 [('nvtx', 'enter', True)]",
+                                                                   "[]"]))
         self.assertEqual(self.logged(), ["cxx -std=c++17 -O2 -DNDEBUG", "start 1"])
 
     def test_cache_dir_follows_xdg(self):

@@ -205,12 +205,23 @@ def start_observer(torch, shapes):
             obs.kprof_obs_start.argtypes = [ctypes.c_int]
             if obs.kprof_obs_start(int(bool(shapes))) == 0:
                 _st["obs"] = obs
+                _profiler_flag(torch, True)
                 return True
             why = "kprof-shim.so is not in this process"
         except (OSError, AttributeError) as e:
             why = "cannot load %s: %s" % (so, e)
     _warn("obs", "no op observer (%s); op ranges from emit_nvtx, which costs more per op" % why)
     return False
+
+
+def _profiler_flag(torch, on):
+    """torch.autograd.profiler's "a profiler is on" flag, which emit_nvtx also sets: with it
+    Inductor wraps each Triton launch in a RecordFunction named after the kernel (which the
+    observer sees), and Dynamo marks compiled regions."""
+    f = getattr(torch.autograd.profiler, "_run_on_profiler_start" if on else
+                "_run_on_profiler_stop", None)
+    if f is not None:
+        f()
 
 
 class _TorchFinder:
@@ -316,6 +327,9 @@ def step_aside(what, keep_modules):
             _st["on"] = False
     if obs is not None:
         obs.kprof_obs_stop()
+        torch = sys.modules.get("torch")
+        if torch is not None:
+            _profiler_flag(torch, False)
     if nv is not None:
         if threading.get_ident() == _st["nvtx_thread"]:
             try:
