@@ -529,6 +529,20 @@ class Observer(unittest.TestCase):
                          "compiler (c++, g++, clang++ or $CXX)); op ranges from emit_nvtx, which "
                          "costs more per op\n")
 
+    def test_a_forked_child_turns_the_observer_off(self):
+        rc, out, err = run('''
+            import os
+            from model import *
+            torch.cuda._lazy_init()
+            pid = os.fork()
+            if pid == 0:                     # a forked DataLoader worker
+                os._exit(0)
+            _, st = os.waitpid(pid, 0)
+            print(os.waitstatus_to_exitcode(st))
+        ''', env_extra=self.env)
+        self.assertEqual((rc, out.strip()), (0, "0"), err)
+        self.assertEqual(self.logged()[1:], ["start 1", "stop 0"])  # the stop: the child's
+
     def test_environment_is_validated(self):
         work = os.path.join(self.tmp.name, "prog")
         rc, out, err = run(self.BODY, env_extra=dict(self.env, KPROF_TORCH_OBSERVER="fast"),

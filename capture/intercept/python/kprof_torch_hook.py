@@ -272,8 +272,13 @@ def arm():
 
 
 def _forked():
-    # a forked child (DataLoader worker): no CUDA there, and the hooks stay quiet
+    # a forked child (DataLoader worker): no CUDA there, and the hooks stay quiet; the op
+    # observer, a global callback the child inherits, is turned off there, or its CPU ops
+    # would each cost a range that nothing ever collects
     _st["on"] = False
+    obs, _st["obs"] = _st["obs"], None
+    if obs is not None:
+        obs.kprof_obs_stop()
 
 
 def _after_torch(torch):
