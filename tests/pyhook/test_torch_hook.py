@@ -556,6 +556,34 @@ class Observer(unittest.TestCase):
                                                                    "[]"]))
         self.assertEqual(self.logged(), ["cxx -std=c++17 -O2 -DNDEBUG", "start 1"])
 
+    def test_only_a_private_cache_is_trusted(self):
+        work = os.path.join(self.tmp.name, "prog")
+        tmp = os.path.join(self.tmp.name, "tmp")
+        os.makedirs(tmp)
+        env = dict(self.env, TMPDIR=tmp)
+        rc, out, err = run(self.BODY, env_extra=env, workdir=work)
+        self.assertEqual(rc, 0, err)
+        built = os.path.join(self.cache, "kprof")
+        self.assertEqual(os.stat(built).st_mode & 0o777, 0o700)
+        so = [os.path.join(built, f) for f in os.listdir(built) if f.endswith(".so")][0]
+        # a cached library others could have written: built again, replacing it
+        os.chmod(so, 0o666)
+        rc, out, err = run(self.BODY, env_extra=env, workdir=work)
+        self.assertEqual(rc, 0, err)
+        self.assertIn("kprof: building kprof's op observer", err)
+        self.assertEqual(os.stat(so).st_mode & 0o022, 0)
+        # a cache directory others can write: built for the process, in a temporary
+        # directory that is gone once the library is loaded
+        os.chmod(built, 0o777)
+        rc, out, err = run(self.BODY, env_extra=env, workdir=work)
+        self.assertEqual((rc, out.split("\n")[0]), (0, "8 []"), err)
+        self.assertEqual(err.splitlines()[0], "kprof: warning: %s is not private (another "
+                         "owner, or writable by group or others); kprof's op observer is built "
+                         "for this process only" % built)
+        self.assertEqual(os.listdir(tmp), [])
+        self.assertEqual([l for l in self.logged() if l.startswith("cxx")],
+                         ["cxx -std=c++17 -O2 -DNDEBUG"] * 3)
+
     def test_cache_dir_follows_xdg(self):
         sys.path.insert(0, HOOK)
         try:

@@ -98,7 +98,8 @@ def observer_by_env(environ=None):
 
 def cache_dir(environ=None):
     """Where compiled observers are kept: $XDG_CACHE_HOME/kprof, else ~/.cache/kprof; None when
-    neither is an absolute path of a sane length (the XDG rule: a relative one is ignored)."""
+    neither is an absolute path of a sane length (the XDG rule: a relative one is ignored).
+    observer_so() uses it only when it is private (_private_cache)."""
     env = environ if environ is not None else os.environ
     for base, sub in ((env.get("XDG_CACHE_HOME", ""), "kprof"),
                       (env.get("HOME", ""), os.path.join(".cache", "kprof"))):
@@ -148,22 +149,51 @@ def observer_so(torch, environ=None):
     key = hashlib.sha256(b"\0".join([code, str(getattr(torch, "__version__", "")).encode(),
                                      tdir.encode(), cxx.encode(), b"%d" % abi,
                                      " ".join(OBS_FLAGS).encode()])).hexdigest()[:16]
-    cdir = cache_dir(environ)
-    tmpdir = None
-    if cdir is None:
-        cdir = tmpdir = tempfile.mkdtemp(prefix="kprof-obs-")
+    cdir = _private_cache(cache_dir(environ))
+    if cdir is None:  # built for this process only, removed once loaded (start_observer)
+        try:
+            cdir = _st["obs_tmp"] = tempfile.mkdtemp(prefix="kprof-obs-")
+        except OSError as e:
+            return None, "cannot create a temporary directory: %s" % e.strerror
     so = os.path.join(cdir, "kprof_torch_obs-%s.so" % key)
-    if os.path.isfile(so):
+    if _private(so):
         return so, None
     try:
-        os.makedirs(cdir, exist_ok=True)
         with open(os.path.join(cdir, "kprof_torch_obs-%s.lock" % key), "w") as lk:
             fcntl.flock(lk, fcntl.LOCK_EX)  # one process of a job builds, the others wait
-            if os.path.isfile(so):
+            if _private(so):
                 return so, None
-            return _build(cxx, src, inc, lib, abi, so)
+            return _build(cxx, src, inc, lib, abi, so)  # a file that is not ours is replaced
     except OSError as e:
         return None, "cannot write %s: %s" % (cdir, e.strerror)
+
+
+def _private(path):
+    """True when @path exists, is this user's and is not writable by group or others: a
+    library loaded into the program must not be one somebody else could have put there."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return False
+    return st.st_uid == os.getuid() and not st.st_mode & 0o022
+
+
+def _private_cache(cdir):
+    """@cdir, created (0700) when missing, or None (with a warning) when it cannot be or is
+    not private (_private)."""
+    if cdir is None:
+        return None
+    try:
+        os.makedirs(cdir, mode=0o700, exist_ok=True)
+    except OSError as e:
+        _warn("cache", "cannot create %s (%s); kprof's op observer is built for this process "
+              "only" % (cdir, e.strerror))
+        return None
+    if not _private(cdir):
+        _warn("cache", "%s is not private (another owner, or writable by group or others); "
+              "kprof's op observer is built for this process only" % cdir)
+        return None
+    return cdir
 
 
 def _build(cxx, src, inc, lib, abi, so):
@@ -202,6 +232,9 @@ def start_observer(torch, shapes):
     if so is not None:
         try:
             obs = ctypes.CDLL(so)
+            tmp = _st.pop("obs_tmp", None)
+            if tmp is not None:  # mapped now: the files can go
+                shutil.rmtree(tmp, ignore_errors=True)
             obs.kprof_obs_start.argtypes = [ctypes.c_int]
             if obs.kprof_obs_start(int(bool(shapes))) == 0:
                 _st["obs"] = obs
