@@ -692,6 +692,17 @@ static int emit_range(struct ctx *x, const struct kp_hcall *c, struct kp_hostops
 	} else if (op && conv_fill(x, c, &m, &ca)) {
 		from_key = "kprof conv args from";
 	}
+	/*
+	 * kprof's op observer's own texts: the arguments the program passed, over the library
+	 * call's (which then are not said to be where they came from)
+	 */
+	for (int i = 0; op && i < m.nconc; i++) {
+		if (!m.conc[i][0])
+			continue;
+		if (ca.conc[i])
+			from_key = NULL;
+		ca.conc[i] = m.conc[i];
+	}
 	char *args = nvtx_args(p == 0 && !m.label ? &m : NULL, dts, c->domain, ca.conc, from_key,
 			       ca.from);
 	if (p == 0 && !m.label && m.seq >= 0 && args)

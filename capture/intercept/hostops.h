@@ -30,8 +30,11 @@ struct kp_nvtx_msg {
 	} slot[NVTX_MAX_SLOTS];
 	int ninput_ids;                   /* (op,out) pairs of input_op_ids */
 	int64_t input_op[NVTX_MAX_SLOTS]; /* the producing op of each input, 0 none */
-	int ndtypes;                      /* "dtypes = [...]" (kprof's op observer), one per slot */
-	char dtype[NVTX_MAX_SLOTS][32];   /* torch's type names ("c10::BFloat16"); "" not a tensor */
+	/* kprof's op observer's fields, one per slot (last: nvtxmsg_parse clears the counts only) */
+	int ndtypes, nconc;              /* "dtypes = [...]", "concrete = [...]" */
+	char dtype[NVTX_MAX_SLOTS][32];  /* torch's type names ("c10::BFloat16"); "" not a tensor */
+	char conc[NVTX_MAX_SLOTS][64];   /* a scalar argument as Kineto's "Concrete Inputs" writes it
+					    ("2", "False", "1.", "[1, 1]"); "" for the rest */
 };
 
 struct kp_hostops_stats {

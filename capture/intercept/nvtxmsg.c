@@ -1,12 +1,14 @@
 /*
  * nvtxmsg.c — PyTorch's emit_nvtx range messages ("aten::mm, seq = 12, op_id = 7, sizes =
  * [[4, 8], []], input_op_ids = [...]") and kprof's op observer's ("aten::mm, seq = 12, sizes =
- * [[4, 8], []], dtypes = [c10::BFloat16, ]": capture/intercept/python/kprof_torch_obs.cpp)
+ * [[4, 8], []], dtypes = [c10::BFloat16, ], concrete = ["", "2"]":
+ * capture/intercept/python/kprof_torch_obs.cpp)
  * parsed into struct kp_nvtx_msg (nvtxmsg_parse, declared in hostops.h).  hostops.c turns the
  * parsed ranges into cpu_ops (doc/capture-any.md §2.4).
  */
 #include <ctype.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -152,9 +154,38 @@ static int parse_dtypes(const char **pp, struct kp_nvtx_msg *m, char *why, size_
 	}
 }
 
+/* ["", "2", "[1, 1]"]: quoted texts without escapes, one per input */
+static int parse_conc(const char **pp, struct kp_nvtx_msg *m, char *why, size_t whylen)
+{
+	if (expect(pp, '['))
+		return fail(why, whylen, "concrete: expected '['");
+	m->nconc = 0;
+	if (!expect(pp, ']'))
+		return 0;
+	for (;;) {
+		if (expect(pp, '"'))
+			return fail(why, whylen, "concrete: expected '\"'");
+		const char *p = *pp, *q = strchr(p, '"');
+		if (!q)
+			return fail(why, whylen, "concrete: unterminated text");
+		size_t n = (size_t)(q - p);
+		if (m->nconc == NVTX_MAX_SLOTS)
+			return fail(why, whylen, "concrete: more than 64 inputs");
+		if (n >= sizeof(m->conc[0]) || memchr(p, '\\', n))
+			return fail(why, whylen, "concrete: text too long or escaped");
+		memcpy(m->conc[m->nconc], p, n);
+		m->conc[m->nconc++][n] = '\0';
+		*pp = q + 1;
+		if (!expect(pp, ']'))
+			return 0;
+		if (!comma(pp))
+			return fail(why, whylen, "concrete: expected ',' or ']'");
+	}
+}
+
 int nvtxmsg_parse(const char *msg, struct kp_nvtx_msg *m, char *why, size_t whylen)
 {
-	memset(m, 0, sizeof(*m));
+	memset(m, 0, offsetof(struct kp_nvtx_msg, dtype)); /* the texts are read up to their counts */
 	m->seq = m->op_id = -1;
 	if (!msg)
 		return 1;
@@ -209,6 +240,13 @@ int nvtxmsg_parse(const char *msg, struct kp_nvtx_msg *m, char *why, size_t whyl
 				return -1;
 			if (m->ndtypes != m->nslots)
 				return fail(why, whylen, "dtypes: not one per input");
+		} else if (kl == 8 && !strncmp(p, "concrete", 8)) {
+			if (!m->has_sizes)
+				return fail(why, whylen, "concrete before sizes");
+			if (parse_conc(&v, m, why, whylen))
+				return -1;
+			if (m->nconc != m->nslots)
+				return fail(why, whylen, "concrete: not one per input");
 		} else {
 			return fail(why, whylen, "unknown field");
 		}

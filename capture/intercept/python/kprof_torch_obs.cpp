@@ -1,8 +1,9 @@
 /*
  * kprof_torch_obs.cpp — kprof's op observer for PyTorch: a global RecordFunction callback that
  * opens, for every ATen op, autograd node and record_function label, the range that
- * torch.autograd.profiler.emit_nvtx(record_shapes=True) opens, plus each input's type
- * ("NAME, seq = S, sizes = [[4, 8], []], dtypes = [c10::BFloat16, ]", parsed by
+ * torch.autograd.profiler.emit_nvtx(record_shapes=True) opens, plus each input's type and
+ * each scalar argument ("NAME, seq = S, sizes = [[4, 8], []], dtypes = [c10::BFloat16, ],
+ * concrete = ["", "2"]", parsed by
  * capture/intercept/nvtxmsg.c), straight into kprof-shim.so's range recorder
  * (kprof_shim_range_push/pop, capture/intercept/shim.c) instead of through NVTX.
  *
@@ -21,6 +22,7 @@
 #include <dlfcn.h>
 
 #include <atomic>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -92,33 +94,80 @@ void dims(buf &b, const at::Tensor &t)
 	b.put("]", 1);
 }
 
-/* each tensor input, a tensor list flattened into one slot per tensor (torch/csrc/profiler/
- * util.cpp inputSizes(fn, true), what emit_nvtx writes); @each(tensor or NULL for a non-tensor) */
+/* each input, a tensor list flattened into one slot per tensor (torch/csrc/profiler/
+ * util.cpp inputSizes(fn, true), what emit_nvtx writes): @each(tensor, NULL) for a tensor,
+ * @each(NULL, value) for anything else */
 template <typename F> void slots(const at::RecordFunction &fn, F each)
 {
 	for (const c10::IValue &v : fn.inputs()) {
 		if (v.isTensorList()) {
 			auto l = v.toTensorList();
 			if (l.size() == 0)
-				each(nullptr);
+				each(nullptr, &v);
 			for (size_t i = 0; i < l.size(); i++) {
 				const at::Tensor t = l.get(i);
-				each(&t);
+				each(&t, nullptr);
 			}
 		} else if (v.isTensor()) {
-			each(&v.toTensor());
+			each(&v.toTensor(), nullptr);
 		} else {
-			each(nullptr);
+			each(nullptr, &v);
 		}
 	}
 }
 
-/* ", sizes = [[..], ..], dtypes = [.., ..]" */
+/* "[1, 2]" of @n ints from @at(i) into @t (@cap bytes); its length, 0 when it does not fit */
+template <typename F> int list_text(char *t, size_t cap, size_t n, F at)
+{
+	size_t k = 0;
+	t[k++] = '[';
+	for (size_t i = 0; i < n; i++) {
+		int w = snprintf(t + k, cap - k, "%s%lld", i ? ", " : "", (long long)at(i));
+		if (w < 0 || (size_t)w >= cap - k)
+			return 0;
+		k += (size_t)w;
+	}
+	if (k + 2 > cap)
+		return 0;
+	t[k++] = ']';
+	t[k] = 0;
+	return (int)k;
+}
+
+/* A non-tensor input as Kineto's "Concrete Inputs" writes it ("2", "False", "1.", "0.5",
+ * "[1, 1]"), quoted; "" for other kinds and for texts over 63 bytes (nvtxmsg.c's limit) */
+void concrete(buf &b, const c10::IValue *v)
+{
+	char t[64];
+	int n = 0;
+	if (!v) {
+	} else if (v->isBool()) {
+		n = snprintf(t, sizeof(t), "%s", v->toBool() ? "True" : "False");
+	} else if (v->isInt()) {
+		n = snprintf(t, sizeof(t), "%lld", (long long)v->toInt());
+	} else if (v->isDouble()) {
+		double d = v->toDouble();
+		if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 1e15)
+			n = snprintf(t, sizeof(t), "%.0f.", d);
+		else
+			n = snprintf(t, sizeof(t), "%.17g", d);
+	} else if (v->isIntList()) {
+		const std::vector<int64_t> l = v->toIntVector();
+		n = list_text(t, sizeof(t), l.size(), [&](size_t i) { return l[i]; });
+	}
+	if (n <= 0 || n >= (int)sizeof(t))
+		n = 0;
+	b.put("\"", 1);
+	b.put(t, (size_t)n);
+	b.put("\"", 1);
+}
+
+/* ", sizes = [[..], ..], dtypes = [.., ..], concrete = [".", ..]" */
 void shapes(buf &b, const at::RecordFunction &fn, bool types)
 {
 	size_t n = 0;
 	b.put(", sizes = [", 11);
-	slots(fn, [&](const at::Tensor *t) {
+	slots(fn, [&](const at::Tensor *t, const c10::IValue *) {
 		if (n++)
 			b.put(", ", 2);
 		if (t)
@@ -132,13 +181,20 @@ void shapes(buf &b, const at::RecordFunction &fn, bool types)
 	}
 	b.put("], dtypes = [", 13);
 	n = 0;
-	slots(fn, [&](const at::Tensor *t) {
+	slots(fn, [&](const at::Tensor *t, const c10::IValue *) {
 		if (n++)
 			b.put(", ", 2);
 		if (t && t->defined()) {
 			auto name = t->dtype().name();
 			b.put(name.data(), name.size());
 		}
+	});
+	b.put("], concrete = [", 15);
+	n = 0;
+	slots(fn, [&](const at::Tensor *, const c10::IValue *v) {
+		if (n++)
+			b.put(", ", 2);
+		concrete(b, v);
 	});
 	b.put("]", 1);
 }

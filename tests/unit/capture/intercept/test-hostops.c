@@ -408,6 +408,19 @@ static void emit_nvtx_messages_parse(void **state)
 	assert_int_equal(nvtxmsg_parse("aten::empty, sizes = [], dtypes = []", &m, why, sizeof(why)),
 			 0);
 	assert_int_equal(m.ndtypes, 0);
+	assert_int_equal(nvtxmsg_parse("aten::sum, seq = 3, sizes = [[64, 64], [], [], []], dtypes = "
+				       "[float, , , ], concrete = [\"\", \"[1]\", \"False\", \"6\"]",
+				       &m, why, sizeof(why)),
+			 0);
+	assert_int_equal(m.nconc, 4);
+	assert_string_equal(m.conc[0], "");
+	assert_string_equal(m.conc[1], "[1]");
+	assert_string_equal(m.conc[2], "False");
+	assert_string_equal(m.conc[3], "6");
+	/* counts cleared by the next parse, whatever the texts hold */
+	assert_int_equal(nvtxmsg_parse("aten::mm, seq = 3, op_id = 9", &m, why, sizeof(why)), 0);
+	assert_int_equal(m.nconc, 0);
+	assert_int_equal(m.ndtypes, 0);
 	/* ordinary ranges */
 	assert_int_equal(nvtxmsg_parse("forward", &m, why, sizeof(why)), 1);
 	assert_int_equal(nvtxmsg_parse("layer 3, attention", &m, why, sizeof(why)), 1);
@@ -431,6 +444,13 @@ static void emit_nvtx_messages_parse(void **state)
 		"aten::mm, sizes = [[4]], dtypes = [float",
 		"aten::mm, sizes = [[4]], dtypes = [[4]]",
 		"aten::mm, sizes = [[4]], dtypes = [a_type_name_of_thirty_two_bytes_]",
+		"aten::mm, seq = 1, concrete = [\"\"], sizes = [[4]]",
+		"aten::mm, sizes = [[4], []], concrete = [\"\"]",
+		"aten::mm, sizes = [[4]], concrete = [\"\", \"2\"]",
+		"aten::mm, sizes = [[4]], concrete = [\"2]",
+		"aten::mm, sizes = [[4]], concrete = [2]",
+		"aten::mm, sizes = [[4]], concrete = [\"a\\\"b\"]",
+		"aten::mm, sizes = [[4]], concrete = [\"0123456789012345678901234567890123456789012345678901234567890123\"]",
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		why[0] = '\0';
@@ -1320,6 +1340,42 @@ static void observer_types_give_elementwise_ops_their_bytes(void **state)
 	ctrace_free(&t);
 }
 
+/*
+ * kprof's op observer passes the program's scalar arguments: a convolution with no cuDNN call
+ * under it (PyTorch's own kernels) gets its stride and padding from them, so its FLOPs.
+ */
+static void observer_arguments_give_a_convolution_its_flops(void **state)
+{
+	(void)state;
+	struct kp_ctrace t;
+	ctrace_init(&t);
+	add_range(&t,
+		  "aten::convolution, seq = 0, sizes = [[16, 3, 64, 64], [32, 3, 7, 7], [], [], [], "
+		  "[], [], [], []], dtypes = [float, float, , , , , , , ], concrete = [\"\", \"\", "
+		  "\"\", \"[2, 2]\", \"[3, 3]\", \"[1, 1]\", \"False\", \"[0, 0]\", \"1\"]",
+		  T0 + 1000, T0 + 9000, 1);
+	add_kernel(&t, 10, T0 + 2000, 1, "void at::native::conv_depthwise2d_forward_kernel<float>");
+	struct kp_hostops_stats st;
+	assert_int_equal(hostops_emit(&t, &st, NULL), 0);
+	const char *a = span_args(&t, "aten::convolution");
+	assert_non_null(a);
+	assert_non_null(strstr(a, "\"Concrete Inputs\":[\"\",\"\",\"\",\"[2, 2]\",\"[3, 3]\","
+				  "\"[1, 1]\",\"False\",\"[0, 0]\",\"1\"]"));
+	assert_null(strstr(a, "kprof conv args from"));
+
+	struct kp_trace tr;
+	struct kp_report r;
+	struct kp_devdb db;
+	analyze_ctrace(&t, &tr, &r, &db);
+	const struct kp_row *f = row_named(&r, "aten::convolution");
+	assert_non_null(f);
+	assert_int_equal(f->flops, 2ll * 16 * 32 * 3 * 7 * 7 * 32 * 32); /* 154140672 */
+	analyze_free(&r);
+	devdb_free(&db);
+	trace_free(&tr);
+	ctrace_free(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1339,6 +1395,7 @@ int main(void)
 		cmocka_unit_test(emit_nvtx_conv_backward_takes_its_args_from_cudnn),
 		cmocka_unit_test(emit_nvtx_first_conv_takes_its_type_from_cudnn),
 		cmocka_unit_test(observer_types_give_elementwise_ops_their_bytes),
+		cmocka_unit_test(observer_arguments_give_a_convolution_its_flops),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
