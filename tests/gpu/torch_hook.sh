@@ -85,6 +85,28 @@ sys.exit(1 if fails else 0)
 PY
 }
 
+# what only kprof's op observer writes (capture/intercept/python/kprof_torch_obs.cpp): every
+# tensor input's type, and the scalar arguments (a convolution's stride, padding and groups)
+check_observer() {
+	python3 - "$1" "$2" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))
+ops = [e for e in t["traceEvents"] if e.get("cat") == "cpu_op" and
+       e.get("args", {}).get("kprof source") == "nvtx" and "Input Dims" in e["args"]]
+typed = all(ty for e in ops for d, ty in zip(e["args"]["Input Dims"], e["args"]["Input type"]) if d)
+# convolutions also get theirs from the cuDNN call under them: the others only from the observer
+conc = [e for e in ops if "convolution" not in e["name"] and any(e["args"].get("Concrete Inputs", []))]
+print(("ok:   " if ops and typed else "FAIL: ") + f"{sys.argv[2]}: {len(ops)} ops with shapes, "
+      "every tensor input typed")
+print(("ok:   " if conc else "FAIL: ") + f"{sys.argv[2]}: {len(conc)} ops with scalar arguments "
+      "other than convolutions (Concrete Inputs)")
+convs = [e for e in ops if e["name"] == "aten::convolution"]
+for e in convs[:1]:
+    print("info: first aten::convolution's Concrete Inputs", e["args"]["Concrete Inputs"])
+sys.exit(0 if ops and typed and conc else 1)
+PY
+}
+
 for c in cnn:cnn_train.py llama:llama_block.py; do
 	name=${c%%:*} prog=${c#*:}
 	echo "== $prog plain under kprof capture: without the hook, then with it"
@@ -92,6 +114,8 @@ for c in cnn:cnn_train.py llama:llama_block.py; do
 	cap "$name" -- python3 "$HERE/$prog" plain 3 || continue
 	grep -q "nn.Module range" "$DIR/$name.err" || bad "$name: no module ranges reported"
 	grep -q "steps aside" "$DIR/$name.err" && bad "$name: the hook stepped aside"
+	grep -q "no op observer" "$DIR/$name.err" && bad "$name: no op observer: $(grep -m1 'no op observer' "$DIR/$name.err")"
+	check_observer "$DIR/$name.json" "$name" || fail=1
 	echo "info: $name unlinked GPU time: $(unlinked "$DIR/${name}_off.ana.json")% with --torch off," \
 		"$(unlinked "$DIR/$name.ana.json")% with the hook (issue 24: <= 5%)"
 	check_tree "$DIR/$name.json" || fail=1
