@@ -304,6 +304,22 @@ print-ldlibs:
 pyhook:
 	$(Q)python3 tests/pyhook/test_torch_hook.py
 
+# kprof's op observer (C++, compiled by the torch hook against torch's headers) against a
+# stand-in of those headers: its range messages as written and as nvtxmsg.c parses them
+CXX ?= g++
+OBS_T := $(O)/tests/obs
+$(OBS_T)/test-obs: tests/obs/test-obs.cpp capture/intercept/python/kprof_torch_obs.cpp \
+		tests/obs/mock/ATen/record_function.h capture/intercept/nvtxmsg.c \
+		capture/intercept/hostops.h
+	@mkdir -p $(OBS_T)
+	$(call quiet,CXX,$@)$(CXX) -std=c++17 -O1 -DNDEBUG -Wall -Wextra -Werror -Itests/obs/mock \
+		-c capture/intercept/python/kprof_torch_obs.cpp -o $(OBS_T)/obs.o
+	$(Q)$(CC) $(CFLAGS) -Icapture -c capture/intercept/nvtxmsg.c -o $(OBS_T)/nvtxmsg.o
+	$(Q)$(CXX) -std=c++17 -Wall -Wextra -Werror -Itests/obs/mock -Icapture -Iinclude \
+		tests/obs/test-obs.cpp $(OBS_T)/obs.o $(OBS_T)/nvtxmsg.o -rdynamic -ldl -o $@
+obs-check: $(OBS_T)/test-obs
+	$(Q)$(OBS_T)/test-obs
+
 # -g module / -g source on real H200 traces against an independent computation (issue 24)
 modules: $(O)/kprof
 	$(Q)python3 tests/tools/module-check.py $(O)/kprof testdata/torch211-h200/*.json.gz
@@ -327,7 +343,7 @@ dask-check: $(O)/kprof
 	$(Q)$(DASK_PYTHON) tests/dask/check.py $(O)/kprof
 
 check: all unit golden html augment hostile jobs bounds hdrcheck readme fuzz-build depcheck funclen \
-	pyhook modules memory-check memdiff-check dask-check
+	pyhook obs-check modules memory-check memdiff-check dask-check
 
 # clang-format 19 only (Debian 12: clang-format-19): .clang-format needs 16 or later, and each
 # version lays some lines out differently, so one version keeps `make format-check` stable.
@@ -381,6 +397,6 @@ endif
 clean:
 	rm -rf $(O)
 
-.PHONY: dask-check modules memory-check memdiff-check pyhook deps demo all unit golden golden-update html augment hostile jobs bounds readme check-html hdrcheck depcheck funclen check check-man man install clean \
+.PHONY: obs-check dask-check modules memory-check memdiff-check pyhook deps demo all unit golden golden-update html augment hostile jobs bounds readme check-html hdrcheck depcheck funclen check check-man man install clean \
 	format format-check fuzz-build print-ldlibs
 .SUFFIXES:

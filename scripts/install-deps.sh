@@ -5,10 +5,12 @@ set -e
 # clang and libclang-rt-14-dev: the libFuzzer harnesses `make check` builds (tests/fuzz/)
 # python3-distributed: Dask, for contrib/dask/kprof_dask.py and `make check`'s dask-check
 # (tests/dask/check.py runs it on a LocalCluster); kprof itself never imports it
+# g++: `make check`'s obs-check (tests/obs/) compiles the torch hook's C++ op observer against a
+# stand-in of torch's headers; kprof itself is C
 # uthash-dev (header only): bench/hmap-vs-uthash.sh, the figures that keep kprof's maps on
 # src/base/hmap.c (README "Dependencies and why"); kprof itself includes no uthash header
 pkgs="gcc make libc6-dev zlib1g-dev libisal-dev libcmocka-dev libyaml-dev libzstd-dev zstd python3
-	clang libclang-rt-14-dev python3-distributed uthash-dev"
+	clang libclang-rt-14-dev python3-distributed uthash-dev g++"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"

@@ -116,49 +116,38 @@ template <typename F> void slots(const at::RecordFunction &fn, F each)
 	}
 }
 
-/* "[1, 2]" of @n ints from @at(i) into @t (@cap bytes); its length, 0 when it does not fit */
-template <typename F> int list_text(char *t, size_t cap, size_t n, F at)
-{
-	size_t k = 0;
-	t[k++] = '[';
-	for (size_t i = 0; i < n; i++) {
-		int w = snprintf(t + k, cap - k, "%s%lld", i ? ", " : "", (long long)at(i));
-		if (w < 0 || (size_t)w >= cap - k)
-			return 0;
-		k += (size_t)w;
-	}
-	if (k + 2 > cap)
-		return 0;
-	t[k++] = ']';
-	t[k] = 0;
-	return (int)k;
-}
-
 /* A non-tensor input as Kineto's "Concrete Inputs" writes it ("2", "False", "1.", "0.5",
- * "[1, 1]"), quoted; "" for other kinds and for texts over 63 bytes (nvtxmsg.c's limit) */
+ * "[1, 1]"), quoted; "" for other kinds and for texts over 63 bytes (nvtxmsg.c's limit).
+ * Integers by buf::num: no snprintf on the common path. */
 void concrete(buf &b, const c10::IValue *v)
 {
-	char t[64];
-	int n = 0;
+	b.put("\"", 1);
+	char *start = b.p;
 	if (!v) {
 	} else if (v->isBool()) {
-		n = snprintf(t, sizeof(t), "%s", v->toBool() ? "True" : "False");
+		b.put(v->toBool() ? "True" : "False");
 	} else if (v->isInt()) {
-		n = snprintf(t, sizeof(t), "%lld", (long long)v->toInt());
+		b.num(v->toInt());
 	} else if (v->isDouble()) {
+		char t[40];
 		double d = v->toDouble();
-		if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 1e15)
-			n = snprintf(t, sizeof(t), "%.0f.", d);
-		else
-			n = snprintf(t, sizeof(t), "%.17g", d);
+		int n = std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 1e15
+				? snprintf(t, sizeof(t), "%.0f.", d)
+				: snprintf(t, sizeof(t), "%.17g", d);
+		if (n > 0 && n < (int)sizeof(t))
+			b.put(t, (size_t)n);
 	} else if (v->isIntList()) {
-		const std::vector<int64_t> l = v->toIntVector();
-		n = list_text(t, sizeof(t), l.size(), [&](size_t i) { return l[i]; });
+		auto l = v->toIntList();
+		b.put("[", 1);
+		for (size_t i = 0; i < l.size() && b.p - start <= 63; i++) {
+			if (i)
+				b.put(", ", 2);
+			b.num(l.get(i));
+		}
+		b.put("]", 1);
 	}
-	if (n <= 0 || n >= (int)sizeof(t))
-		n = 0;
-	b.put("\"", 1);
-	b.put(t, (size_t)n);
+	if (b.p - start > 63 && !b.full)
+		b.p = start;
 	b.put("\"", 1);
 }
 

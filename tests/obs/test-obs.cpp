@@ -1,0 +1,198 @@
+/*
+ * tests/obs/test-obs.cpp — kprof's op observer (capture/intercept/python/kprof_torch_obs.cpp)
+ * without torch: compiled against tests/obs/mock/ (torch's RecordFunction, IValue and Tensor
+ * as torch 2.11 has them), its callbacks run on made-up op calls, and each range message it
+ * hands to kprof-shim.so's recorder (kprof_shim_range_push, defined here) checked as text and
+ * through capture/intercept/nvtxmsg.c's parser, the other side of the format.
+ *
+ *     make obs-check
+ */
+#include <ATen/record_function.h>
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+extern "C" {
+#include "intercept/hostops.h"
+int kprof_obs_start(int mode);
+void kprof_obs_stop(void);
+unsigned long long kprof_obs_calls(void);
+unsigned long long kprof_obs_unread(void);
+const char *kprof_obs_first_error(void);
+unsigned long long kprof_obs_truncated(void);
+
+/* kprof-shim.so's recorder, found by the observer with dlsym(RTLD_DEFAULT) (-rdynamic) */
+static std::vector<std::string> pushed;
+static int depth, pops;
+__attribute__((visibility("default"))) int kprof_shim_range_push(const char *msg)
+{
+	pushed.push_back(msg);
+	return depth++;
+}
+__attribute__((visibility("default"))) int kprof_shim_range_pop(void)
+{
+	pops++;
+	return --depth;
+}
+}
+
+namespace at {
+std::vector<std::pair<CallbackHandle, RecordFunctionCallback>> g_callbacks;
+static CallbackHandle next_handle = 1;
+CallbackHandle addGlobalCallback(const RecordFunctionCallback &cb)
+{
+	g_callbacks.emplace_back(next_handle, cb);
+	return next_handle++;
+}
+void removeCallback(CallbackHandle h)
+{
+	for (size_t i = 0; i < g_callbacks.size(); i++)
+		if (g_callbacks[i].first == h)
+			g_callbacks.erase(g_callbacks.begin() + (long)i);
+}
+} // namespace at
+
+using c10::IValue;
+static int failed;
+
+#define CHECK(cond, ...)                                                                   \
+	do {                                                                                \
+		if (!(cond)) {                                                              \
+			fprintf(stderr, "test-obs: %s:%d: ", __FILE__, __LINE__);           \
+			fprintf(stderr, __VA_ARGS__);                                       \
+			fputc('\n', stderr);                                                \
+			failed++;                                                           \
+		}                                                                           \
+	} while (0)
+
+/* One op call through the global callbacks (start, then end); the message it pushed. */
+static std::string call(const char *name, int64_t seq, std::vector<IValue> in, bool throws = false)
+{
+	at::RecordFunction fn;
+	fn.name_ = name, fn.seq_ = seq, fn.inputs_ = std::move(in), fn.throw_inputs = throws;
+	size_t n = pushed.size();
+	for (auto &cb : at::g_callbacks) {
+		auto ctx = cb.second.start(fn);
+		if (cb.second.end)
+			cb.second.end(fn, ctx.get());
+	}
+	return pushed.size() > n ? pushed.back() : std::string("(nothing)");
+}
+
+static void expect(const std::string &got, const char *want)
+{
+	CHECK(got == want, "message\n  got  %s\n  want %s", got.c_str(), want);
+}
+
+static at::Tensor T(std::vector<int64_t> s, const char *type = "c10::BFloat16")
+{
+	return at::Tensor(std::move(s), type);
+}
+
+static void shapes_and_types(void)
+{
+	CHECK(kprof_obs_start(1) == 0, "start");
+	CHECK(at::g_callbacks.size() == 1 && at::g_callbacks[0].second.inputs, "one callback, inputs");
+	expect(call("aten::addmm", 5,
+		    { IValue::of(T({ 128 })), IValue::of(T({ 4, 64 })), IValue::of(T({ 64, 128 })),
+		      IValue::of((int64_t)1), IValue::of(1.0) }),
+	       "aten::addmm, seq = 5, sizes = [[128], [4, 64], [64, 128], [], []], dtypes = "
+	       "[c10::BFloat16, c10::BFloat16, c10::BFloat16, , ], concrete = [\"\", \"\", \"\", "
+	       "\"1\", \"1.\"]");
+	/* a tensor list: a slot per tensor; no sequence number: no seq field */
+	expect(call("aten::cat", -1,
+		    { IValue::list({ T({ 2, 3 }, "float"), T({ 2, 5 }, "float") }),
+		      IValue::of((int64_t)-1) }),
+	       "aten::cat, sizes = [[2, 3], [2, 5], []], dtypes = [float, float, ], concrete = "
+	       "[\"\", \"\", \"-1\"]");
+	/* an empty list, an undefined, a nested and a symbolic tensor: no dims; a string: no text */
+	expect(call("aten::stack", 3,
+		    { IValue::list({}), IValue::of(at::Tensor()),
+		      IValue::of(at::Tensor({ 2 }, "float", true)),
+		      IValue::of(at::Tensor({ 2 }, "float", false, true)), IValue::str("mean") }),
+	       "aten::stack, seq = 3, sizes = [[], [], [], [], []], dtypes = [, , float, float, ], "
+	       "concrete = [\"\", \"\", \"\", \"\", \"\"]");
+	/* a convolution's arguments as torch.profiler writes them */
+	expect(call("aten::convolution", 0,
+		    { IValue::of(T({ 16, 3, 64, 64 }, "float")), IValue::of(T({ 32, 3, 7, 7 }, "float")),
+		      IValue(), IValue::ints({ 2, 2 }), IValue::ints({ 3, 3 }), IValue::ints({ 1, 1 }),
+		      IValue::of(false), IValue::ints({ 0, 0 }), IValue::of((int64_t)1) }),
+	       "aten::convolution, seq = 0, sizes = [[16, 3, 64, 64], [32, 3, 7, 7], [], [], [], "
+	       "[], [], [], []], dtypes = [float, float, , , , , , , ], concrete = [\"\", \"\", \"\", "
+	       "\"[2, 2]\", \"[3, 3]\", \"[1, 1]\", \"False\", \"[0, 0]\", \"1\"]");
+	/* floats; a text over 63 bytes is left out */
+	std::vector<int64_t> many(30, 1024);
+	expect(call("aten::foo", 1, { IValue::of(0.5), IValue::of(-3.0), IValue::of(1e300), IValue::ints(many) }),
+	       "aten::foo, seq = 1, sizes = [[], [], [], []], dtypes = [, , , ], concrete = "
+	       "[\"0.5\", \"-3.\", \"1.0000000000000001e+300\", \"\"]");
+	kprof_obs_stop();
+	CHECK(at::g_callbacks.empty(), "stop removes the callback");
+}
+
+static void names_only(void)
+{
+	CHECK(kprof_obs_start(0) == 0, "start, names");
+	CHECK(!at::g_callbacks[0].second.inputs, "no inputs asked for");
+	expect(call("aten::mm", 3, {}), "aten::mm, seq = 3");
+	/* an op without a sequence number still reads as an op, not a label */
+	expect(call("aten::empty", -1, {}), "aten::empty, seq = -1");
+	kprof_obs_stop();
+}
+
+static void unreadable_and_oversized(void)
+{
+	CHECK(kprof_obs_start(1) == 0, "start");
+	expect(call("aten::mul", 2, { IValue::of(T({ 4 })) }, true), "aten::mul");
+	CHECK(kprof_obs_unread() == 1, "one unread, got %llu", kprof_obs_unread());
+	CHECK(strstr(kprof_obs_first_error(), "outside RecordFunction start callback"),
+	      "first error: %s", kprof_obs_first_error());
+	/* 2,000 tensors: over the 8 KB message, so no sizes rather than some */
+	std::vector<at::Tensor> big(2000, T({ 1024, 1024, 8 }));
+	expect(call("aten::cat", 7, { IValue::list(big) }), "aten::cat, seq = 7");
+	CHECK(kprof_obs_truncated() == 1, "one truncated, got %llu", kprof_obs_truncated());
+	kprof_obs_stop();
+}
+
+/* Every message the observer wrote, through the parser hostops.c uses. */
+static void messages_parse(void)
+{
+	for (const std::string &m : pushed) {
+		struct kp_nvtx_msg p;
+		char why[128] = "";
+		int rc = nvtxmsg_parse(m.c_str(), &p, why, sizeof(why));
+		/* the one with unreadable inputs is the name alone: a range, not an op */
+		CHECK(rc == (m == "aten::mul" ? 1 : 0), "'%.80s' parses to %d: %s", m.c_str(), rc,
+		      why);
+		if (rc == 0 && p.has_sizes && strstr(m.c_str(), "dtypes"))
+			CHECK(p.ndtypes == p.nslots && p.nconc == p.nslots,
+			      "'%.80s': %d slots, %d types, %d texts", m.c_str(), p.nslots,
+			      p.ndtypes, p.nconc);
+	}
+	struct kp_nvtx_msg p;
+	char why[128];
+	nvtxmsg_parse(pushed[3].c_str(), &p, why, sizeof(why)); /* the convolution */
+	CHECK(!strcmp(p.name, "aten::convolution") && p.seq == 0 && p.nslots == 9 &&
+		      p.slot[1].nd == 4 && p.slot[1].d[3] == 7 && !strcmp(p.dtype[0], "float") &&
+		      !strcmp(p.conc[3], "[2, 2]") && !strcmp(p.conc[6], "False"),
+	      "the convolution's fields");
+	CHECK(pops == (int)pushed.size() && depth == 0, "%d pops for %zu pushes", pops, pushed.size());
+	CHECK(kprof_obs_calls() == pushed.size(), "calls %llu", kprof_obs_calls());
+}
+
+int main(void)
+{
+	shapes_and_types();
+	names_only();
+	unreadable_and_oversized();
+	messages_parse();
+	if (failed) {
+		fprintf(stderr, "test-obs: %d checks failed\n", failed);
+		return 1;
+	}
+	printf("  obs: %zu op observer messages as written and parsed (stand-in torch; the real one: "
+	       "tests/gpu/torch_hook.sh)\n",
+	       pushed.size());
+	return 0;
+}
