@@ -110,8 +110,9 @@ PY
 for c in cnn:cnn_train.py llama:llama_block.py; do
 	name=${c%%:*} prog=${c#*:}
 	echo "== $prog plain under kprof capture: without the hook, then with it"
-	cap "${name}_off" --torch off -- python3 "$HERE/$prog" plain 3 || continue
-	cap "$name" -- python3 "$HERE/$prog" plain 3 || continue
+	# 10 steps: the model's one-time copies to the GPU (outside any module) stay a small part
+	cap "${name}_off" --torch off -- python3 "$HERE/$prog" plain 10 || continue
+	cap "$name" -- python3 "$HERE/$prog" plain 10 || continue
 	grep -q "nn.Module range" "$DIR/$name.err" || bad "$name: no module ranges reported"
 	grep -q "steps aside" "$DIR/$name.err" && bad "$name: the hook stepped aside"
 	grep -q "no op observer" "$DIR/$name.err" && bad "$name: no op observer: $(grep -m1 'no op observer' "$DIR/$name.err")"
@@ -122,6 +123,15 @@ for c in cnn:cnn_train.py llama:llama_block.py; do
 	"$KPROF" analyze -g op -n 12 "$DIR/$name.json"
 	if "$KPROF" analyze -g module -n 20 "$DIR/$name.json" >"$DIR/$name.module" 2>"$DIR/$name.module.err"; then
 		cat "$DIR/$name.module"
+		# issue 24: >= 50% of the GPU time under named modules
+		"$KPROF" analyze -g module -n 0 -f json "$DIR/$name.json" 2>/dev/null | python3 -c '
+import json, sys
+a = json.load(sys.stdin)
+tot = a["totals"]["gpu_time_ns"]
+named = sum(r["time_ns"] for r in a["rows"] if r.get("module", r["name"]) != "(no module)")
+share = 100 * named / tot if tot else 0
+print(("ok:   " if share >= 50 else "FAIL: ") + "%s: %.1f%% of GPU time under named modules (>= 50%%)" % (sys.argv[1], share))
+sys.exit(share < 50)' "$name" || fail=1
 	else
 		echo "skip: analyze -g module: $(head -1 "$DIR/$name.module.err")"
 	fi
