@@ -13,6 +13,8 @@
 #   --no-gz        skip the gzip run (the smallest trace as `gzip -6`: -j 1 and the largest
 #                  -j, default inflater against KPROF_INFLATE=zlib)
 #   --dir DIR      scratch directory on local disk (default /tmp/kprof-host)
+#   --src FILE     the real trace the generated ones replicate (default
+#                  testdata/torch211-h100/block_bf16.json; e.g. the 34.8 MB HTA control trace)
 #   --record       append the table to bench/RESULTS.md
 #   --out FILE     also write the table to FILE
 # Self-contained for a host without network: needs bash, python3, gzip, the kprof binary
@@ -35,10 +37,11 @@ stages=1
 dir=/tmp/kprof-host
 record=0
 out=
+src=
 ORIG_ARGS=("$@")
 
 die() { echo "host-speed: error: $*" >&2; exit "${2:-4}"; }
-usage() { sed -n '7,18s/^# \{0,1\}//p' "$0" >&2; exit 2; }
+usage() { sed -n '7,20s/^# \{0,1\}//p' "$0" >&2; exit 2; }
 while [ $# -gt 0 ]; do
     case "$1" in
     -n) runs=${2:?}; shift 2 ;;
@@ -47,6 +50,7 @@ while [ $# -gt 0 ]; do
     --no-gz) gz=0; shift ;;
     --no-stages) stages=0; shift ;;
     --dir) dir=${2:?}; shift 2 ;;
+    --src) src=${2:?}; shift 2 ;;
     --record) record=1; shift ;;
     --out) out=${2:?}; shift 2 ;;
     -h|--help) usage ;;
@@ -57,7 +61,10 @@ done
 command -v python3 >/dev/null || die "python3 is missing"
 [ -z "$sj" ] || [ -x "$sj" ] || die "SIMDJSON='$sj' is not executable"
 mkdir -p "$dir" || die "cannot create '$dir'"
-src="$root/testdata/torch211-h100/block_bf16.json"
+tag=  # generated traces of another source are named after it: big1000-<name>.json
+[ -n "$src" ] && tag=-$(basename "$src" .json | tr -c 'A-Za-z0-9_.\n-' '_')
+src=${src:-$root/testdata/torch211-h100/block_bf16.json}
+[ -f "$src" ] && [ -r "$src" ] || die "--src '$src' is not a readable file"
 if [ -n "$sj" ] && ! "$sj" "$src" > /dev/null; then
     echo "host-speed: warning: '$sj' does not run here: no simdjson columns" >&2
     sj=
@@ -65,7 +72,7 @@ fi
 
 files=()
 for mb in $sizes; do
-    f="$dir/big$mb.json"
+    f="$dir/big$mb$tag.json"
     if [ ! -s "$f" ]; then
         python3 "$here/gen-big-trace.py" -s "$src" -m "$mb" "$f" >&2 || die "gen-big-trace.py failed"
     fi
