@@ -543,6 +543,20 @@ class Observer(unittest.TestCase):
         self.assertEqual((rc, out.strip()), (0, "0"), err)
         self.assertEqual(self.logged()[1:], ["start 1", "stop 0"])  # the stop: the child's
 
+    def test_failing_module_hooks_leave_the_op_ranges(self):
+        rc, out, err = run('''
+            from model import *
+            def broken(h): raise RuntimeError("no global hooks here")
+            torch.nn.modules.module.register_module_forward_pre_hook = broken
+            torch.cuda._lazy_init()
+            model(1)
+            print(len(ranges()))
+        ''', env_extra=self.env)
+        self.assertEqual((rc, out.strip()), (0, "0"), err)
+        self.assertEqual(self.logged()[1:], ["start 1"])  # the op observer stays on
+        self.assertTrue(err.endswith("kprof: warning: kprof's torch hook: no global hooks here; "
+                                     "no module ranges\n"), err)
+
     def test_environment_is_validated(self):
         work = os.path.join(self.tmp.name, "prog")
         rc, out, err = run(self.BODY, env_extra=dict(self.env, KPROF_TORCH_OBSERVER="fast"),

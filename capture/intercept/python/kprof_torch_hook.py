@@ -409,9 +409,13 @@ def _activate():
         shapes = shapes_by_env()
         if not (observer_by_env() and start_observer(torch, shapes)):
             _enter_emit_nvtx(torch, shapes)
-        install_module_hooks(torch)
     except Exception as e:
         _warn("activate", "kprof's torch hook: %s; no op or module ranges" % (e,))
+        return
+    try:
+        install_module_hooks(torch)
+    except Exception as e:
+        _warn("modules", "kprof's torch hook: %s; no module ranges" % (e,))
 
 
 def _enter_emit_nvtx(torch, shapes):
