@@ -597,6 +597,11 @@ class Observer(unittest.TestCase):
         self.assertEqual(os.listdir(tmp), [])
         self.assertEqual([l for l in self.logged() if l.startswith("cxx")],
                          ["cxx -std=c++17 -O2 -DNDEBUG"] * 3)
+        # a build for the process that fails leaves no temporary directory either
+        rc, out, err = run(self.BODY, env_extra=dict(env, FAKE_CXX_FAIL="1"), workdir=work)
+        self.assertEqual((rc, out.split("\n")[0]), (0, "8 [('nvtx', 'enter', True)]"), err)
+        self.assertIn("no op observer (fakecxx -std=c++20:", err)
+        self.assertEqual(os.listdir(tmp), [])
 
     def test_cache_dir_follows_xdg(self):
         sys.path.insert(0, HOOK)

@@ -229,20 +229,25 @@ def _build(cxx, src, inc, lib, abi, so):
 def start_observer(torch, shapes):
     """The op observer on (True), or a warning and False: emit_nvtx does the job instead."""
     so, why = observer_so(torch)
+    obs = None
     if so is not None:
         try:
             obs = ctypes.CDLL(so)
-            tmp = _st.pop("obs_tmp", None)
-            if tmp is not None:  # mapped now: the files can go
-                shutil.rmtree(tmp, ignore_errors=True)
+        except OSError as e:
+            why = "cannot load %s: %s" % (so, e)
+    tmp = _st.pop("obs_tmp", None)
+    if tmp is not None:  # a build for this process only: mapped now, or failed; the files go
+        shutil.rmtree(tmp, ignore_errors=True)
+    if obs is not None:
+        try:
             obs.kprof_obs_start.argtypes = [ctypes.c_int]
             if obs.kprof_obs_start(int(bool(shapes))) == 0:
                 _st["obs"] = obs
                 _profiler_flag(torch, True)
                 return True
             why = "kprof-shim.so is not in this process"
-        except (OSError, AttributeError) as e:
-            why = "cannot load %s: %s" % (so, e)
+        except AttributeError as e:
+            why = "%s: %s" % (so, e)
     _warn("obs", "no op observer (%s); op ranges from emit_nvtx, which costs more per op" % why)
     return False
 
