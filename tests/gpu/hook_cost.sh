@@ -93,6 +93,23 @@ for kind in ("hook", "nvtx", "light"):
               f"FlopCounterMode {want[f]}{extra}")
     print(f"{'ok:  ' if unl[kind] <= 5 else 'FAIL:'} {prog} ({kind}) unlinked {unl[kind]:.1f}% of GPU time (<= 5%)")
     ok &= unl[kind] <= 5
+# per round, each mode against that round's plain run (the rounds are interleaved, so a slow
+# stretch of the device weighs on both sides): the spread the best-of figures hide
+import glob, statistics
+def rounds(m):
+    out = {}
+    for f in glob.glob(f"{d}/{prog}.{m}.[0-9]*"):
+        v = [l.split()[1] for l in open(f, errors="replace") if l.startswith("step_ms ")]
+        if v:
+            out[f.rsplit(".", 1)[1]] = float(v[-1])
+    return out
+pl = rounds("plain")
+for m in ("off", "hook", "nvtx", "light", "prof"):
+    rm = rounds(m)
+    rs = sorted(rm[r] / pl[r] for r in rm if r in pl and pl[r] > 0)
+    if rs:
+        print(f"info: {prog} {m} / plain per round: {', '.join('%.2f' % v for v in rs)} "
+              f"(median {statistics.median(rs):.2f})")
 ratio = best["hook"] / best["plain"]
 print(f"{'ok:  ' if ratio <= 1.5 else 'FAIL:'} {prog} step time under the hook {ratio:.2f}x plain (issue 24: <= 1.5x)")
 ok &= ratio <= 1.5
