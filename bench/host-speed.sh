@@ -13,7 +13,7 @@
 #   --no-gz        skip the gzip run (the smallest trace as `gzip -6`: -j 1 and the largest
 #                  -j, default inflater against KPROF_INFLATE=zlib)
 #   --dir DIR      scratch directory on local disk (default /tmp/kprof-host)
-#   --src FILE     the real trace the generated ones replicate (default
+#   --src FILE     the real trace the generated ones replicate, .json or .json.gz (default
 #                  testdata/torch211-h100/block_bf16.json; e.g. the 34.8 MB HTA control trace)
 #   --record       append the table to bench/RESULTS.md
 #   --out FILE     also write the table to FILE
@@ -62,9 +62,15 @@ command -v python3 >/dev/null || die "python3 is missing"
 [ -z "$sj" ] || [ -x "$sj" ] || die "SIMDJSON='$sj' is not executable"
 mkdir -p "$dir" || die "cannot create '$dir'"
 tag=  # generated traces of another source are named after it: big1000-<name>.json
-[ -n "$src" ] && tag=-$(basename "$src" .json | tr -c 'A-Za-z0-9_.\n-' '_')
+[ -n "$src" ] && tag=-$(basename "${src%.gz}" .json | tr -c 'A-Za-z0-9_.\n-' '_')
 src=${src:-$root/testdata/torch211-h100/block_bf16.json}
 [ -f "$src" ] && [ -r "$src" ] || die "--src '$src' is not a readable file"
+case "$src" in
+*.gz) # gen-big-trace.py reads JSON: inflated once into DIR
+    mkdir -p "$dir" || die "cannot create '$dir'"
+    [ -s "$dir/src$tag.json" ] || gzip -dc "$src" > "$dir/src$tag.json" || die "cannot inflate '$src'"
+    src="$dir/src$tag.json" ;;
+esac
 if [ -n "$sj" ] && ! "$sj" "$src" > /dev/null; then
     echo "host-speed: warning: '$sj' does not run here: no simdjson columns" >&2
     sj=
