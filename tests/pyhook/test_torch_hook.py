@@ -614,6 +614,8 @@ class Observer(unittest.TestCase):
         self.assertEqual(h.cache_dir({"XDG_CACHE_HOME": "/" + "x" * 2000, "HOME": "/h"}),
                          "/h/.cache/kprof")
         self.assertIsNone(h.cache_dir({"HOME": "h"}))
+        self.assertEqual(h.cache_dir({"XDG_CACHE_HOME": "/c\n\x1b[31m", "HOME": "/h"}),
+                         "/h/.cache/kprof")
 
 
 if __name__ == "__main__":

@@ -98,12 +98,14 @@ def observer_by_env(environ=None):
 
 def cache_dir(environ=None):
     """Where compiled observers are kept: $XDG_CACHE_HOME/kprof, else ~/.cache/kprof; None when
-    neither is an absolute path of a sane length (the XDG rule: a relative one is ignored).
+    neither is an absolute path of a sane length without control characters (the XDG rule: a
+    relative one is ignored).
     observer_so() uses it only when it is private (_private_cache)."""
     env = environ if environ is not None else os.environ
     for base, sub in ((env.get("XDG_CACHE_HOME", ""), "kprof"),
                       (env.get("HOME", ""), os.path.join(".cache", "kprof"))):
-        if base and os.path.isabs(base) and len(base) < 1024:
+        if base and os.path.isabs(base) and len(base) < 1024 and \
+                not any(ord(c) < 32 or ord(c) == 127 for c in base):
             return os.path.join(base, sub)
     return None
 
