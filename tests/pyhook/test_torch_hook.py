@@ -392,6 +392,9 @@ FAKE_CXX = r'''#!%s
 import os, subprocess, sys
 with open(os.environ["FAKE_LOG"], "a") as f:
     f.write("cxx %%s\n" %% " ".join(a for a in sys.argv[1:4]))
+if os.environ.get("FAKE_CXX_FAIL") == "color":
+    sys.stderr.write("x.cpp:1: \x1b[31merror\x1b[0m: boom\n")
+    sys.exit(1)
 if os.environ.get("FAKE_CXX_FAIL"):
     sys.stderr.write("kprof_torch_obs.cpp:17:10: fatal error: ATen/record_function.h: No such file\n")
     sys.exit(1)
@@ -507,6 +510,12 @@ class Observer(unittest.TestCase):
         self.assertEqual(os.listdir(os.path.join(self.cache, "kprof")),
                          [f for f in os.listdir(os.path.join(self.cache, "kprof"))
                           if f.endswith(".lock")])  # no .so, no temporary file
+
+    def test_a_compilers_control_characters_are_escaped(self):
+        rc, out, err = run(self.BODY, env_extra=dict(self.env, FAKE_CXX_FAIL="color"))
+        self.assertEqual(rc, 0, err)
+        self.assertIn("(fakecxx -std=c++20: x.cpp:1: \\x1b[31merror\\x1b[0m: boom)", err)
+        self.assertNotIn("\x1b", err)
 
     def test_without_kprof_shim_falls_back(self):
         rc, out, err = run(self.BODY, env_extra=dict(self.env, FAKE_OBS_RC="-1"))

@@ -62,6 +62,8 @@ def _warn(key, msg):
     if key in _st["warned"]:
         return
     _st["warned"].add(key)
+    # texts from outside (a compiler's message, a path) reach a terminal: no control characters
+    msg = "".join(c if " " <= c != "\x7f" else "\\x%02x" % ord(c) for c in str(msg))
     try:
         sys.stderr.write("kprof: warning: %s\n" % msg)
         sys.stderr.flush()
