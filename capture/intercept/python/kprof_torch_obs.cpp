@@ -151,41 +151,42 @@ void concrete(buf &b, const c10::IValue *v)
 	b.put("\"", 1);
 }
 
-/* ", sizes = [[..], ..], dtypes = [.., ..], concrete = [".", ..]" */
+/*
+ * ", sizes = [[..], ..], dtypes = [.., ..], concrete = [".", ..]" in one walk over the inputs:
+ * the types and texts go to per-thread side buffers, appended after the sizes.
+ */
 void shapes(buf &b, const at::RecordFunction &fn, bool types)
 {
+	static thread_local char tmem[MSG_MAX / 2], cmem[MSG_MAX / 2];
+	buf bt{ tmem, tmem + sizeof(tmem) }, bc{ cmem, cmem + sizeof(cmem) };
 	size_t n = 0;
 	b.put(", sizes = [", 11);
-	slots(fn, [&](const at::Tensor *t, const c10::IValue *) {
-		if (n++)
+	slots(fn, [&](const at::Tensor *t, const c10::IValue *v) {
+		if (n++) {
 			b.put(", ", 2);
+			bt.put(", ", 2);
+			bc.put(", ", 2);
+		}
 		if (t)
 			dims(b, *t);
 		else
 			b.put("[]", 2);
-	});
-	if (!types) {
-		b.put("]", 1);
-		return;
-	}
-	b.put("], dtypes = [", 13);
-	n = 0;
-	slots(fn, [&](const at::Tensor *t, const c10::IValue *) {
-		if (n++)
-			b.put(", ", 2);
+		if (!types)
+			return;
 		if (t && t->defined()) {
 			auto name = t->dtype().name();
-			b.put(name.data(), name.size());
+			bt.put(name.data(), name.size());
 		}
+		concrete(bc, v);
 	});
-	b.put("], concrete = [", 15);
-	n = 0;
-	slots(fn, [&](const at::Tensor *, const c10::IValue *v) {
-		if (n++)
-			b.put(", ", 2);
-		concrete(b, v);
-	});
+	if (types) {
+		b.put("], dtypes = [", 13);
+		b.put(tmem, (size_t)(bt.p - tmem));
+		b.put("], concrete = [", 15);
+		b.put(cmem, (size_t)(bc.p - cmem));
+	}
 	b.put("]", 1);
+	b.full |= bt.full || bc.full; /* a list cut short would misplace the slots: none */
 }
 
 void unread(const char *what)
