@@ -286,6 +286,21 @@ static const struct kp_row *row_named(const struct kp_report *r, const char *nam
 	return NULL;
 }
 
+/* @t analyzed by op; row @name's FLOPs and bytes (-1 unknown); fails when there is no row */
+static void row_figures(struct kp_ctrace *t, const char *name, int64_t *flops, int64_t *bytes)
+{
+	struct kp_trace tr;
+	struct kp_report r;
+	struct kp_devdb db;
+	analyze_ctrace(t, &tr, &r, &db);
+	const struct kp_row *f = row_named(&r, name);
+	assert_non_null(f);
+	*flops = f->flops, *bytes = f->bytes;
+	analyze_free(&r);
+	devdb_free(&db);
+	trace_free(&tr);
+}
+
 static void library_ops_get_closed_form_flops(void **state)
 {
 	(void)state;
@@ -1291,16 +1306,9 @@ static void emit_nvtx_first_conv_takes_its_type_from_cudnn(void **state)
 	assert_non_null(a);
 	assert_non_null(strstr(a, "\"Input type\":[\"float\",\"float\","));
 
-	struct kp_trace tr;
-	struct kp_report r;
-	struct kp_devdb db;
-	analyze_ctrace(&t, &tr, &r, &db);
-	const struct kp_row *f = row_named(&r, "aten::convolution");
-	assert_non_null(f);
-	assert_int_equal(f->flops, 2ll * 16 * 32 * 3 * 7 * 7 * 32 * 32); /* 154140672 */
-	analyze_free(&r);
-	devdb_free(&db);
-	trace_free(&tr);
+	int64_t flops, bytes;
+	row_figures(&t, "aten::convolution", &flops, &bytes);
+	assert_int_equal(flops, 2ll * 16 * 32 * 3 * 7 * 7 * 32 * 32); /* 154140672 */
 	ctrace_free(&t);
 }
 
@@ -1327,16 +1335,9 @@ static void observer_types_give_elementwise_ops_their_bytes(void **state)
 	assert_non_null(strstr(a, "\"Input type\":[\"c10::BFloat16\",\"c10::BFloat16\",\"\"]"));
 	assert_null(strstr(a, "kprof op_id"));
 
-	struct kp_trace tr;
-	struct kp_report r;
-	struct kp_devdb db;
-	analyze_ctrace(&t, &tr, &r, &db);
-	const struct kp_row *f = row_named(&r, "aten::add");
-	assert_non_null(f);
-	assert_int_equal(f->bytes, 3ll * 1024 * 1024 * 2);
-	analyze_free(&r);
-	devdb_free(&db);
-	trace_free(&tr);
+	int64_t flops, bytes;
+	row_figures(&t, "aten::add", &flops, &bytes);
+	assert_int_equal(bytes, 3ll * 1024 * 1024 * 2);
 	ctrace_free(&t);
 }
 
@@ -1363,16 +1364,9 @@ static void observer_arguments_give_a_convolution_its_flops(void **state)
 				  "\"[1, 1]\",\"False\",\"[0, 0]\",\"1\"]"));
 	assert_null(strstr(a, "kprof conv args from"));
 
-	struct kp_trace tr;
-	struct kp_report r;
-	struct kp_devdb db;
-	analyze_ctrace(&t, &tr, &r, &db);
-	const struct kp_row *f = row_named(&r, "aten::convolution");
-	assert_non_null(f);
-	assert_int_equal(f->flops, 2ll * 16 * 32 * 3 * 7 * 7 * 32 * 32); /* 154140672 */
-	analyze_free(&r);
-	devdb_free(&db);
-	trace_free(&tr);
+	int64_t flops, bytes;
+	row_figures(&t, "aten::convolution", &flops, &bytes);
+	assert_int_equal(flops, 2ll * 16 * 32 * 3 * 7 * 7 * 32 * 32); /* 154140672 */
 	ctrace_free(&t);
 }
 
