@@ -1356,6 +1356,9 @@ static void observer_arguments_give_a_convolution_its_flops(void **state)
 		  "\"\", \"[2, 2]\", \"[3, 3]\", \"[1, 1]\", \"False\", \"[0, 0]\", \"1\"]",
 		  T0 + 1000, T0 + 9000, 1);
 	add_kernel(&t, 10, T0 + 2000, 1, "void at::native::conv_depthwise2d_forward_kernel<float>");
+	add_range(&t, "aten::foo, seq = 1, sizes = [[], []], dtypes = [, ], concrete = [\"a\ab\", "
+		      "\"=1+2\"]",
+		  T0 + 10000, T0 + 11000, 2);
 	struct kp_hostops_stats st;
 	assert_int_equal(hostops_emit(&t, &st, NULL), 0);
 	const char *a = span_args(&t, "aten::convolution");
@@ -1363,6 +1366,10 @@ static void observer_arguments_give_a_convolution_its_flops(void **state)
 	assert_non_null(strstr(a, "\"Concrete Inputs\":[\"\",\"\",\"\",\"[2, 2]\",\"[3, 3]\","
 				  "\"[1, 1]\",\"False\",\"[0, 0]\",\"1\"]"));
 	assert_null(strstr(a, "kprof conv args from"));
+	/* a program's texts are its own: control bytes reach the trace escaped */
+	a = span_args(&t, "aten::foo");
+	assert_non_null(a);
+	assert_non_null(strstr(a, "\"Concrete Inputs\":[\"a\\u0007b\",\"=1+2\"]"));
 
 	int64_t flops, bytes;
 	row_figures(&t, "aten::convolution", &flops, &bytes);
