@@ -963,7 +963,11 @@ static const char *text_copy(const char *s)
 	return p;
 }
 
-static struct nrange *new_range(void)
+/*
+ * A new range of @kind, @name (lives until exit), @domain, started now: every field is set
+ * before the record is published, since the drain at exit may run while this thread pushes.
+ */
+static struct nrange *new_range(int kind, const char *name, const char *domain)
 {
 	struct nblock *b = t_nblock;
 	if (!b || atomic_load_explicit(&b->n, memory_order_relaxed) == NBLOCK_RECS) {
@@ -983,8 +987,14 @@ static struct nrange *new_range(void)
 	struct nrange *r = &b->v[i];
 	r->pid = g_pid ? g_pid : (uint32_t)getpid();
 	r->tid = t_tid;
+	r->kind = (uint16_t)kind;
+	r->open = 1;
+	r->name = name;
+	r->domain = domain;
+	r->ext = atomic_fetch_add_explicit(&g_ext, 1, memory_order_relaxed) + 1;
 	r->end_ns = 0;
-	/* published now, completed by its owner: the drain runs at exit */
+	r->start_ns = now_ns();
+	/* published whole; its owner sets only end_ns and open later (range_close) */
 	atomic_store_explicit(&b->n, i + 1, memory_order_release);
 	return r;
 }
@@ -1051,18 +1061,8 @@ static struct nrange *range_open(int kind, const char *msg, const char *domain)
 {
 	if (atomic_load_explicit(&g_off, memory_order_relaxed))
 		return NULL;
-	struct nrange *r = new_range();
-	if (!r)
-		return NULL;
-	r->kind = (uint16_t)kind;
-	r->open = 1;
-	r->name = msg && *msg ? text_copy(msg) : "";
-	if (!r->name)
-		r->name = "";
-	r->domain = domain;
-	r->ext = atomic_fetch_add_explicit(&g_ext, 1, memory_order_relaxed) + 1;
-	r->start_ns = now_ns();
-	return r;
+	const char *name = msg && *msg ? text_copy(msg) : "";
+	return new_range(kind, name ? name : "", domain);
 }
 
 static void range_close(struct nrange *r)

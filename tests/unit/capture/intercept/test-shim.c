@@ -9,8 +9,11 @@
  */
 #include <dlfcn.h>
 #include <limits.h>
+#include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -180,6 +183,53 @@ static int nvtx_ranges(void)
 		return 26;
 	return 0;
 }
+
+/* ---- a drain while another thread pushes (kprof-inject.so drains at exit) ---- */
+
+static _Atomic int pushing = 1;
+static _Atomic long pushed;
+static int (*race_push)(const char *), (*race_pop)(void);
+
+static void *pusher(void *arg)
+{
+	(void)arg;
+	while (atomic_load(&pushing)) {
+		race_push("aten::mm, seq = 1, sizes = [[2, 2], [2, 2]]");
+		race_pop();
+		atomic_fetch_add(&pushed, 1);
+	}
+	return NULL;
+}
+
+static long race_bad;
+static void check_range(const struct kp_hcall *c, void *arg)
+{
+	(void)arg;
+	if (!c->name || c->kind != HC_NVTX_PUSH || !c->ext || !c->start_ns)
+		race_bad++;
+}
+
+/* In a child: every record a drain hands out is whole, while another thread keeps pushing. */
+static int nvtx_drain_while_pushing(void)
+{
+	void *shim = open_in("kprof-shim.so", RTLD_NOW | RTLD_GLOBAL);
+	kp_shim_drain_fn drain = shim ? (kp_shim_drain_fn)dlsym(shim, "kprof_shim_drain") : NULL;
+	race_push = (int (*)(const char *))dlsym(RTLD_DEFAULT, "kprof_shim_range_push");
+	race_pop = (int (*)(void))dlsym(RTLD_DEFAULT, "kprof_shim_range_pop");
+	if (!drain || !race_push || !race_pop)
+		return 30;
+	pthread_t th;
+	if (pthread_create(&th, NULL, pusher, NULL))
+		return 31;
+	while (atomic_load(&pushed) < 1000)
+		sched_yield();
+	uint64_t seen = 0;
+	for (int i = 0; i < 400; i++)
+		seen += drain(check_range, NULL);
+	atomic_store(&pushing, 0);
+	pthread_join(th, NULL);
+	return race_bad ? 32 : seen ? 0 : 33;
+}
 #endif
 
 /* ---- the program's cudaMalloc (--memory) ---- */
@@ -303,6 +353,8 @@ static int in_child(const char *major)
 #ifdef KPROF_TEST_NVTX
 	if (p == 0 && major && !strcmp(major, "nvtx"))
 		_exit(nvtx_ranges());
+	if (p == 0 && major && !strcmp(major, "nvtx-race"))
+		_exit(nvtx_drain_while_pushing());
 #endif
 	if (p == 0 && major && !strncmp(major, "malloc", 6))
 		_exit(device_malloc(!strcmp(major, "malloc-memory")));
@@ -345,6 +397,7 @@ static void nvtx_ranges_drain_as_host_calls(void **state)
 	(void)state;
 #ifdef KPROF_TEST_NVTX
 	assert_int_equal(in_child("nvtx"), 0);
+	assert_int_equal(in_child("nvtx-race"), 0);
 #else
 	skip();
 #endif
