@@ -122,6 +122,18 @@ static void put(struct rec *x, const char *path, const char *s, size_t len)
 		x->mem_mhz = atoi(num);
 }
 
+/* Why record @x cannot be read (both formats), or NULL. */
+static const char *rec_bad(const struct rec *x)
+{
+	if (!x->metric[0] || !x->backend[0])
+		return "record without metric.name or model.backend";
+	if (!isfinite(x->v) || x->v < 0)
+		return "metric value is not a finite number >= 0";
+	if (!isfinite(x->err))
+		return "accuracy_err is not a finite number";
+	return NULL;
+}
+
 /* The result @x adds to: the last one when it is the same case, else a new one. */
 static int add_rec(struct kp_results *rs, const struct rec *x)
 {
@@ -231,9 +243,9 @@ int results_read_json(struct kp_results *rs, struct kp_json *p, const char *orig
 		if (walk(p, &x, path, 0, 0) < 0)
 			return json_fail(p, origin, d, p->err ? p->err : "malformed record",
 					 p->err ? p->err_off : at);
-		if (!x.metric[0] || !x.backend[0])
-			return json_fail(p, origin, d,
-					 "record without metric.name or model.backend", at);
+		const char *bad = rec_bad(&x);
+		if (bad)
+			return json_fail(p, origin, d, bad, at);
 		if (add_rec(rs, &x) < 0)
 			return diag_error(d, KP_ENV, "error: out of memory reading '%s'", origin);
 	}
@@ -327,6 +339,9 @@ static int read_csv(struct kp_results *rs, const char *s, size_t len, const char
 			return diag_error(d, KP_BADINPUT,
 					  "%s:%d: error: %d fields where the header has %d", origin,
 					  line, c + 1, nh);
+		const char *bad = rec_bad(&x);
+		if (bad)
+			return diag_error(d, KP_BADINPUT, "%s:%d: error: %s", origin, line, bad);
 		if (add_rec(rs, &x) < 0)
 			return diag_error(d, KP_ENV, "error: out of memory reading '%s'", origin);
 	}

@@ -352,6 +352,25 @@ static void bad_records_are_located(void **state)
 	const char csv[] = "a,b\n1,2\n";
 	assert_int_equal(results_read(&rs, csv, strlen(csv), "r.csv", &d), -1);
 	assert_non_null(strstr(d.msg, "r.csv:1:1: error: expected a benchmark-db CSV header"));
+	/* values that are not numbers a chart can draw: NaN, infinite, negative */
+	static const char *const vals[] = { "\"nan\"", "1e999", "-2.5" };
+	for (size_t i = 0; i < 3; i++) {
+		char js[256];
+		snprintf(js, sizeof(js),
+			 "[{\"model\":{\"backend\":\"kprof\"},\"metric\":{\"name\":\"TFLOPS\","
+			 "\"benchmark_values\":[%s]}}]",
+			 vals[i]);
+		assert_int_equal(results_read(&rs, js, strlen(js), "r.json", &d), -1);
+		assert_string_equal(d.msg,
+				    "r.json:1:2: error: metric value is not a finite number >= 0");
+	}
+	/* the CSV reader checks what the JSON one does: metric and backend, values */
+	const char empty[] = "benchmark_name,metric_name,backend\n,,\n";
+	assert_int_equal(results_read(&rs, empty, strlen(empty), "r.csv", &d), -1);
+	assert_string_equal(d.msg, "r.csv:2: error: record without metric.name or model.backend");
+	const char inf[] = "benchmark_name,metric_name,backend,benchmark_value\nb,TFLOPS,kprof,inf\n";
+	assert_int_equal(results_read(&rs, inf, strlen(inf), "r.csv", &d), -1);
+	assert_string_equal(d.msg, "r.csv:2: error: metric value is not a finite number >= 0");
 	results_free(&rs);
 }
 
