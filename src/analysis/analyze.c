@@ -1146,10 +1146,28 @@ static void busy_span(struct run *R)
  * quickselect, median-of-three pivots and three-way partitions (runs of equal durations are
  * common), linear on average where the sort it replaced took n log n.
  */
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
 static int64_t select_i64(int64_t *v, size_t n, size_t k)
 {
 	size_t lo = 0, hi = n; /* the k-th is in v[lo..hi) */
+	/*
+	 * Median-of-three rounds, linear on real durations; an order built against them (a
+	 * hostile trace) keeps a round from shrinking the range, so after 2 log2(n) + 8 rounds
+	 * what is left is sorted: n log n at worst, as the sort this replaced.
+	 */
+	int rounds = 8;
+	for (size_t m = n; m > 1; m >>= 1)
+		rounds += 2;
 	while (hi - lo > 1) {
+		if (rounds-- == 0) {
+			qsort(v + lo, hi - lo, sizeof(*v), cmp_i64);
+			return v[k];
+		}
 		int64_t a = v[lo], b = v[lo + (hi - lo) / 2], c = v[hi - 1];
 		int64_t p = a < b ? (b < c ? b : a < c ? c : a) : (a < c ? a : b < c ? c : b);
 		size_t lt = lo, i = lo, gt = hi; /* < p: [lo, lt), == p: [lt, i), > p: [gt, hi) */
