@@ -66,6 +66,22 @@ static int get_str(struct rd *R, char *buf, size_t cap)
 	return 0;
 }
 
+/* A string value as a malloc'ed copy of its whole text (NULL for null); -1 otherwise. */
+static int get_dup(struct rd *R, char **out)
+{
+	struct kp_json_tok tk;
+	enum kp_json_type ty = json_next(&R->p, &tk);
+	*out = NULL;
+	if (ty == JT_NULL)
+		return 0;
+	if (ty != JT_STR)
+		return -1;
+	/* NUL-terminated, never longer than the escaped text */
+	*out = xmalloc(tk.len + 1);
+	json_unescape(tk.s, tk.len, *out, tk.len + 1);
+	return 0;
+}
+
 /* An object of named integers; @names[i] -> @dst[i]. */
 static int get_obj(struct rd *R, const char *const *names, int64_t **dst, int n)
 {
@@ -210,12 +226,13 @@ static int get_warnings(struct rd *R, struct kp_warnings *w)
 	if (json_next(&R->p, &tk) != JT_ARR)
 		return -1;
 	while ((ty = json_next(&R->p, &tk)) == JT_OBJ) {
-		char kind[256] = "", *shown[KP_WARN_SHOW];
+		char *kind = NULL, *shown[KP_WARN_SHOW];
 		int64_t count = 0;
 		int nshown = 0, rc = 0;
 		while (rc == 0 && (ty = json_next(&R->p, &tk)) == JT_KEY) {
 			if (key_is(&tk, "kind")) {
-				rc = get_str(R, kind, sizeof(kind));
+				free(kind);
+				rc = get_dup(R, &kind);
 			} else if (key_is(&tk, "count")) {
 				rc = get_int(R, &count);
 			} else if (key_is(&tk, "messages")) {
@@ -223,7 +240,6 @@ static int get_warnings(struct rd *R, struct kp_warnings *w)
 				while (rc == 0 && (ty = json_next(&R->p, &tk)) == JT_STR) {
 					if (nshown == KP_WARN_SHOW)
 						continue;
-					/* NUL-terminated, never longer than the escaped text */
 					shown[nshown] = xmalloc(tk.len + 1);
 					json_unescape(tk.s, tk.len, shown[nshown++], tk.len + 1);
 				}
@@ -233,8 +249,9 @@ static int get_warnings(struct rd *R, struct kp_warnings *w)
 				rc = json_skip(&R->p);
 			}
 		}
-		if (rc == 0 && ty == JT_OBJ_END && kind[0])
+		if (rc == 0 && ty == JT_OBJ_END && kind && kind[0])
 			diag_warn_restore(w, kind, (long)count, shown, nshown);
+		free(kind);
 		for (int j = 0; j < nshown; j++)
 			free(shown[j]);
 		if (rc < 0 || ty != JT_OBJ_END)

@@ -245,13 +245,21 @@ def main():
         with open(summ, encoding="utf-8") as f:
             sj = json.load(f)
         for r in sj.get("ranks", []):
-            r["warnings"] = [{"kind": n, "count": 3, "messages": [n + ": warning: " + n, n]}
-                             for n in gen.NAMES[:8]]
+            r["warnings"] = [{"kind": n, "count": 3,
+                              "messages": ["at: warning: m" + n, "m" + n]} for n in gen.NAMES]
         wsumm = os.path.join(tmp, "warned.json")
         with open(wsumm, "w", encoding="utf-8") as f:
             json.dump(sj, f, ensure_ascii=True)
+        # kinds and messages come back whole in json (C strings: a NUL ends them)
+        kept = [p + n for n in gen.NAMES if "\x00" not in n for p in ("", "m")]
         for fmt in ("table", "csv", "json", "markdown"):
-            one("merge (hostile warnings) -f " + fmt, ["merge", "-f", fmt, wsumm], fmt, tmp)
+            one("merge (hostile warnings) -f " + fmt, ["merge", "-f", fmt, wsumm], fmt, tmp,
+                names=kept if fmt == "json" else ())
+        rc, out, err = run(["merge", wsumm])
+        # a line per kind, as analyze prints them (a long one cut, a NUL ending a text)
+        if err.count(b"\nkprof: ") + err.startswith(b"kprof: ") < len(gen.NAMES) or \
+                b"owned title" not in err:
+            fail("merge (hostile warnings)", "the ranks' warnings are not all on stderr")
         # augment: the output is the trace again, names as the input wrote them
         aug = os.path.join(tmp, "aug\x1b[2J.json")
         rc, out, err = run(["augment", "-o", aug, bad])
