@@ -24,23 +24,25 @@ int diag_error(struct kp_diag *d, int status, const char *fmt, ...)
 	return -1;
 }
 
+/* The kind @kind of @w, added empty when new (@kind kept as given, or copied when @copy). */
+static struct kp_warn_kind *warn_kind(struct kp_warnings *w, const char *kind, int copy)
+{
+	for (int i = 0; i < w->nkinds; i++)
+		if (w->k[i].kind == kind || strcmp(w->k[i].kind, kind) == 0)
+			return &w->k[i];
+	if (w->nkinds == w->cap) {
+		w->cap = w->cap ? 2 * w->cap : 8;
+		w->k = xrealloc(w->k, (size_t)w->cap * sizeof(*w->k));
+	}
+	struct kp_warn_kind *k = &w->k[w->nkinds++];
+	memset(k, 0, sizeof(*k));
+	k->kind = copy ? (k->kind_copy = xstrdup(kind)) : kind;
+	return k;
+}
+
 void diag_warn_add(struct kp_warnings *w, const char *kind, const char *loc, const char *fmt, ...)
 {
-	struct kp_warn_kind *k = NULL;
-	for (int i = 0; i < w->nkinds; i++)
-		if (w->k[i].kind == kind || strcmp(w->k[i].kind, kind) == 0) {
-			k = &w->k[i];
-			break;
-		}
-	if (!k) {
-		if (w->nkinds == w->cap) {
-			w->cap = w->cap ? 2 * w->cap : 8;
-			w->k = xrealloc(w->k, (size_t)w->cap * sizeof(*w->k));
-		}
-		k = &w->k[w->nkinds++];
-		memset(k, 0, sizeof(*k));
-		k->kind = kind;
-	}
+	struct kp_warn_kind *k = warn_kind(w, kind, 0);
 	if (k->count++ == 0 && loc)
 		k->first_loc = xstrdup(loc);
 	/* only kept messages are formatted: a million anomalies cost a counter each */
@@ -75,19 +77,7 @@ void diag_warn_add(struct kp_warnings *w, const char *kind, const char *loc, con
 void diag_warn_restore(struct kp_warnings *w, const char *kind, long count, char *const *shown,
 		       int nshown)
 {
-	struct kp_warn_kind *k = NULL;
-	for (int i = 0; i < w->nkinds; i++)
-		if (strcmp(w->k[i].kind, kind) == 0)
-			k = &w->k[i];
-	if (!k) {
-		if (w->nkinds == w->cap) {
-			w->cap = w->cap ? 2 * w->cap : 8;
-			w->k = xrealloc(w->k, (size_t)w->cap * sizeof(*w->k));
-		}
-		k = &w->k[w->nkinds++];
-		memset(k, 0, sizeof(*k));
-		k->kind = k->kind_copy = xstrdup(kind);
-	}
+	struct kp_warn_kind *k = warn_kind(w, kind, 1);
 	long add = count > nshown ? count : nshown; /* a summary's count: input, so saturating */
 	k->count = add > LONG_MAX - k->count ? LONG_MAX : k->count + add;
 	for (int j = 0; j < nshown && k->nshown < KP_WARN_SHOW; j++) {
