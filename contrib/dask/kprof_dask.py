@@ -43,6 +43,12 @@ def err(msg, status):
 # ---- on the workers ----
 
 
+def _vis(s):
+    """@s for a terminal: control, format and separator characters as \\uNNNN (a file name
+    is anybody's text)."""
+    return "".join(c if c.isprintable() else "\\u%04x" % ord(c) for c in str(s))
+
+
 def _where():
     try:
         from distributed import get_worker
@@ -57,8 +63,10 @@ def _run(argv, cwd, label):
     try:
         p = subprocess.run(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     except OSError as e:
-        where = f"cannot run '{argv[0]}'" if not isinstance(e, NotADirectoryError) else "bad cwd"
-        raise RuntimeError(FAIL, 4, label, _where(), f"{PROG}: error: {where} on {_where()}: {e}\n")
+        bad_cwd = isinstance(e, NotADirectoryError) or getattr(e, "filename", None) == cwd
+        where = "bad cwd" if bad_cwd else f"cannot run '{argv[0]}'"
+        raise RuntimeError(FAIL, 4, label, _where(),
+                           f"{PROG}: error: {_vis(where)} on {_where()}: {_vis(e)}\n")
     if p.returncode != 0:
         raise RuntimeError(FAIL, p.returncode, label, _where(),
                            p.stderr.decode("utf-8", "replace"))
@@ -135,7 +143,7 @@ class Progress:
         pct = 100 * self.done // self.total
         if self.tty:
             end = "\n" if self.done == self.total else ""
-            print(f"\r{PROG}: {self.done}/{self.total} tasks ({pct}%), last: {what}\033[K",
+            print(f"\r{PROG}: {self.done}/{self.total} tasks ({pct}%), last: {_vis(what)}\033[K",
                   end=end, file=sys.stderr, flush=True)
         elif pct // 10 != self.shown or self.done == self.total:
             self.shown = pct // 10
@@ -151,7 +159,7 @@ def build_tree(client, o, paths):
     """Submit the leaves and the merges; returns (leaves, merges, root)."""
     cwd = os.getcwd()
     shards = [paths[i:i + o.shard_size] for i in range(0, len(paths), o.shard_size)]
-    leaves = [client.submit(analyze_shard, o.kprof, cwd, s, key=f"kprof-analyze-{i}-{s[0]}",
+    leaves = [client.submit(analyze_shard, o.kprof, cwd, s, key=f"kprof-analyze-{i}",
                             pure=False) for i, s in enumerate(shards)]
     level, merges, lv = leaves, [], 0
     while True:
@@ -193,7 +201,8 @@ def run(client, o, paths):
         first = None
         for label, (order, rc, where, text) in sorted(failed.items(), key=lambda kv: kv[1][0]):
             sys.stderr.write(text)
-            err(f"{label} exited {rc} ({STATUS.get(rc, 'failure')}) on worker {where}", rc)
+            err(f"{_vis(label)} exited {rc} ({STATUS.get(rc, 'failure')}) on worker "
+                f"{_vis(where)}", rc)
             first = first or rc
         return first
     out, warnings = root.result()

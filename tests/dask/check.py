@@ -68,6 +68,17 @@ def main():
         print(f"  dask: SKIP: cannot import distributed ({e}); make deps installs python3-distributed")
         return 0
     t0 = time.monotonic()
+    # names reach the terminal through _vis: control, format and separator characters escaped
+    sys.path.insert(0, os.path.dirname(DRIVER))
+    import kprof_dask
+    check(kprof_dask._vis("bad/r\x1b[2J\u202e\n.json") == "bad/r\\u001b[2J\\u202e\\u000a.json",
+          "a file name's control characters are escaped for the terminal")
+    # a working directory missing on the worker is said to be one, not a missing kprof
+    try:
+        kprof_dask._run([kprof, "--version"], "/nonexistent-kprof-dask-cwd", "x")
+        check(False, "a missing working directory fails")
+    except RuntimeError as e:
+        check("bad cwd" in e.args[4], "a missing working directory is named as one", e.args[4])
     with tempfile.TemporaryDirectory(prefix="kprof-dask-check-") as tmp:
         subprocess.run([sys.executable, GEN, "64", os.path.join(tmp, "job")], check=True)
         truncate_rank(tmp, 63)
