@@ -447,7 +447,9 @@ static char *nvtx_args(const struct kp_nvtx_msg *m, const char *const *dts, cons
 		fputs("],\"Input type\":[", f);
 		for (int i = 0; i < m->nslots; i++) {
 			fputs(i ? "," : "", f);
-			jw_put_string(f, m->slot[i].nd > 0 ? dts[i] : "");
+			/* a 0-dim slot is a tensor only when the op observer typed it */
+			int typed = m->slot[i].nd > 0 || (i < m->ndtypes && m->dtype[i][0]);
+			jw_put_string(f, typed ? dts[i] : "");
 		}
 		fputs("],\"Concrete Inputs\":[", f);
 		for (int i = 0; i < m->nslots; i++) {

@@ -846,8 +846,14 @@ static void torch_hook_ranges_become_the_python_tree_and_fwdbwd_links(void **sta
 	assert_null(event_line(text, "nn.Module: M_1", NULL));
 	assert_null(strstr(text, "kprof: nn.Module"));
 	/* forward ops: Fwd thread id 0; nodes: their forward thread's number (1, then 2) */
+	/* right after External id: the loader looks for it there only (trace-decode.c) */
 	assert_non_null(l = event_line(text, "aten::linear", NULL));
-	assert_non_null(strstr(l, "\"Sequence number\":5,"));
+	const char *ext = strstr(l, "\"args\":{\"External id\":");
+	assert_non_null(ext);
+	ext += strlen("\"args\":{\"External id\":");
+	while (*ext >= '0' && *ext <= '9')
+		ext++;
+	assert_memory_equal(ext, ",\"Sequence number\":5,", 21);
 	assert_non_null(strstr(l, "\"Fwd thread id\":0}"));
 	assert_non_null(l = event_line(text, "aten::mm", NULL));
 	assert_null(strstr(l, "Fwd thread id"));
@@ -1328,12 +1334,19 @@ static void observer_types_give_elementwise_ops_their_bytes(void **state)
 		  "[c10::BFloat16, c10::BFloat16, ]",
 		  T0 + 1000, T0 + 9000, 1);
 	add_kernel(&t, 10, T0 + 2000, 1, "triton_poi_fused_add_0");
+	/* a 0-dim tensor (a loss, a scale) keeps the type the observer gave it, as Kineto's */
+	add_range(&t, "aten::mul, seq = 6, sizes = [[4], [], []], dtypes = [float, float, ], "
+		      "concrete = [\"\", \"\", \"2\"]",
+		  T0 + 10000, T0 + 11000, 2);
 	struct kp_hostops_stats st;
 	assert_int_equal(hostops_emit(&t, &st, NULL), 0);
 	const char *a = span_args(&t, "aten::add");
 	assert_non_null(a);
 	assert_non_null(strstr(a, "\"Input type\":[\"c10::BFloat16\",\"c10::BFloat16\",\"\"]"));
 	assert_null(strstr(a, "kprof op_id"));
+	a = span_args(&t, "aten::mul");
+	assert_non_null(a);
+	assert_non_null(strstr(a, "\"Input type\":[\"float\",\"float\",\"\"]"));
 
 	int64_t flops, bytes;
 	row_figures(&t, "aten::add", &flops, &bytes);
