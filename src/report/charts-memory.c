@@ -10,16 +10,23 @@
 
 #include "kprof/memory-doc.h"
 #include "kprof/units.h"
+#include "kprof/utf8.h"
 
-/* "12.475 ms: allocated 205.22 MiB, reserved 226.00 MiB\nin OP (MODULE)" for @p. */
+/*
+ * "12.475 ms: allocated 205.22 MiB, reserved 226.00 MiB\nin OP (MODULE)" for @p; the names
+ * with their line breaks and other controls escaped, so that only the tip's own break is one.
+ */
 static void pt_text(char *b, size_t cap, const char *what, const struct kp_mem_pt *p, int64_t t0)
 {
 	char tm[32], a[32], r[32];
+	struct kp_visbuf vo = { 0 }, vm = { 0 };
 	snprintf(b, cap, "%s%s: allocated %s, reserved %s\nin %s%s%s%s", what,
 		 units_time(tm, sizeof(tm), p->ts_ns - t0), memory_bytes(a, sizeof(a), p->alloc),
 		 p->res >= 0 ? memory_bytes(r, sizeof(r), p->res) : "unknown",
-		 p->op ? p->op : "no op", p->module ? " (" : "", p->module ? p->module : "",
-		 p->module ? ")" : "");
+		 p->op ? utf8_visible(p->op, &vo) : "no op", p->module ? " (" : "",
+		 p->module ? utf8_visible(p->module, &vm) : "", p->module ? ")" : "");
+	utf8_visible_free(&vo);
+	utf8_visible_free(&vm);
 }
 
 /*
