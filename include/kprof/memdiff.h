@@ -35,6 +35,7 @@ struct kp_memdiff_dev {
 	struct kp_memdiff_op *ops;           /* delta descending, then op name; NULL when
 						!live_known */
 	size_t nops;
+	char label[64]; /* "cuda:0", with " (pid N)" when another device here has its name */
 };
 
 /* The comparison; free with memdiff_free(). */

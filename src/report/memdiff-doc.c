@@ -85,7 +85,6 @@ static void json_dev(struct kp_doc *doc, const struct kp_memdiff_dev *d)
 
 static void json_gate(struct kp_doc *doc, const struct kp_memdiff_doc_opts *o)
 {
-	char dn[48];
 	doc_object(doc, "gate");
 	doc_fact_num(doc, NULL, "fail_above_mem_pct", o->limit_pct >= 0 ? o->limit_pct : NAN);
 	doc_fact_bool(doc, NULL, "tripped", o->nhits != 0);
@@ -93,7 +92,7 @@ static void json_gate(struct kp_doc *doc, const struct kp_memdiff_doc_opts *o)
 	for (size_t i = 0; i < o->nhits; i++) {
 		const struct kp_memgate_hit *h = &o->hits[i];
 		doc_object(doc, NULL);
-		doc_fact_text(doc, NULL, "device", memory_dev_name(h->dev->new, dn, sizeof(dn)));
+		doc_fact_text(doc, NULL, "device", h->dev->label);
 		doc_fact_num(doc, NULL, "change_pct", h->change_pct);
 		doc_fact_num(doc, NULL, "limit_pct", h->limit_pct);
 		doc_end(doc);
@@ -132,8 +131,8 @@ static void peak_text(char *buf, size_t cap, const char *what, int64_t b, int64_
 
 static void human_dev(struct kp_doc *doc, const struct kp_memdiff_dev *d)
 {
-	char dn[48], a[256], r[256], x[32];
-	memory_dev_name(either(d), dn, sizeof(dn));
+	const char *dn = d->label;
+	char a[256], r[256], x[32];
 	if (!d->base || !d->new) {
 		doc_fact_textf(doc, "memory", NULL, "%s: only in %s, peak allocated %s", dn,
 			       d->base ? "base" : "new",
@@ -212,9 +211,7 @@ static void mem_table(struct kp_doc *doc, const struct kp_memdiff *md, long top)
 	struct kp_table *tb = doc_table(doc, NULL, mem_cols, MT_N);
 	for (size_t i = 0; i < md->ndevs; i++) {
 		const struct kp_memdiff_dev *d = &md->devs[i];
-		char dn[48];
-		memory_dev_name(either(d), dn, sizeof(dn));
-		const char *dcopy = arena_strdup(&doc->arena, dn);
+		const char *dcopy = arena_strdup(&doc->arena, d->label);
 		mem_row(tb, dcopy, "(peak allocated)", d->base_alloc, d->new_alloc, d->base != NULL,
 			d->new != NULL);
 		if (d->base_res >= 0 || d->new_res >= 0)
@@ -227,14 +224,14 @@ static void mem_table(struct kp_doc *doc, const struct kp_memdiff *md, long top)
 
 static void gate_fact(struct kp_doc *doc, const struct kp_memdiff_doc_opts *o)
 {
-	char buf[512], dn[48];
+	char buf[512];
 	size_t n = snprintf(buf, sizeof(buf), "--fail-above-mem %g%% (peak allocated per device)",
 			    o->limit_pct);
 	if (!o->nhits)
 		snprintf(buf + n, sizeof(buf) - n, ": passed");
 	for (size_t i = 0; i < o->nhits && n < sizeof(buf); i++)
 		n += snprintf(buf + n, sizeof(buf) - n, "%s%s", i ? ", " : ": tripped by ",
-			      memory_dev_name(o->hits[i].dev->new, dn, sizeof(dn)));
+			      o->hits[i].dev->label);
 	doc_fact_text(doc, "gate", NULL, buf);
 	doc_fact_tone(doc, o->nhits ? TONE_BAD : TONE_GOOD);
 }

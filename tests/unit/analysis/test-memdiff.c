@@ -156,9 +156,46 @@ static void memdiff_pairs_devices_by_type_and_id(void **state)
 	memdiff_free(&md);
 }
 
+/* Two processes' cuda:0 on each side (two ranks in one trace): named apart by process. */
+static void devices_of_one_name_are_told_by_process(void **state)
+{
+	(void)state;
+	struct kp_mem_dev bd[2] = {
+		{ .dev_type = 1, .dev_id = 0, .pid = 11, .peak_alloc = 10, .peak_res = -1,
+		  .bytes_only = 1 },
+		{ .dev_type = 1, .dev_id = 0, .pid = 12, .peak_alloc = 10, .peak_res = -1,
+		  .bytes_only = 1 },
+	};
+	struct kp_mem_dev nd[2] = {
+		{ .dev_type = 1, .dev_id = 0, .pid = 21, .peak_alloc = 10, .peak_res = -1,
+		  .bytes_only = 1 },
+		{ .dev_type = 1, .dev_id = 0, .pid = 22, .peak_alloc = 30, .peak_res = -1,
+		  .bytes_only = 1 },
+	};
+	struct kp_memrep b = { .devs = bd, .ndevs = 2, .ngpu = 2 };
+	struct kp_memrep n = { .devs = nd, .ndevs = 2, .ngpu = 2 };
+	struct kp_memdiff md;
+	memdiff_join(&md, &b, &n);
+	assert_int_equal(md.ndevs, 2);
+	assert_string_equal(md.devs[0].label, "cuda:0 (pid 11)");
+	assert_string_equal(md.devs[1].label, "cuda:0 (pid 12)");
+	struct kp_memgate_hit h[2];
+	assert_int_equal(memdiff_gate(&md, 10, h, 2), 1);
+	char msg[256];
+	memdiff_gate_message(&h[0], 2, msg, sizeof(msg));
+	assert_string_equal(msg, "cuda:0 (pid 12) peak allocated 10 B -> 30 B (+200.0%), limit 10%");
+	memdiff_free(&md);
+	/* one cuda:0 a side: the name alone */
+	b.ndevs = b.ngpu = n.ndevs = n.ngpu = 1;
+	memdiff_join(&md, &b, &n);
+	assert_string_equal(md.devs[0].label, "cuda:0");
+	memdiff_free(&md);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(devices_of_one_name_are_told_by_process),
 		cmocka_unit_test(memdiff_pairs_ops_by_name_and_sorts_by_growth),
 		cmocka_unit_test(memdiff_gate_trips_only_above_the_limit),
 		cmocka_unit_test(memdiff_self_passes_at_zero),
