@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "kprof/memory-doc.h"
+#include "kprof/units.h"
 
 /* "+184.88 MiB", "-2.00 KiB", "0 B" */
 static const char *signed_bytes(char *buf, size_t cap, int64_t v)
@@ -201,7 +202,8 @@ static void op_rows(struct kp_doc *doc, struct kp_table *tb, const char *dn,
 	}
 	if (shown < d->nops) {
 		char *name = arena_alloc(&doc->arena, 48);
-		snprintf(name, 48, "(others: %zu ops)", d->nops - shown);
+		snprintf(name, 48, "(others: %zu %s)", d->nops - shown,
+			 units_plural((int64_t)(d->nops - shown), "op", "ops"));
 		mem_row(tb, dn, name, ob, on, 1, 1);
 	}
 }
