@@ -10,7 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kprof/arena.h"
 #include "kprof/diag.h"
+#include "kprof/hmap.h"
 #include "kprof/input.h"
 #include "kprof/json.h"
 
@@ -134,15 +136,47 @@ static const char *rec_bad(const struct rec *x)
 	return NULL;
 }
 
-/* The result @x adds to: the last one when it is the same case, else a new one. */
-static int add_rec(struct kp_results *rs, const struct rec *x)
+/*
+ * The cases read so far, by what names one (backend, dtype, mode, op, layout, model.name):
+ * the newest case of each key, and the metrics each case has, so that records in any order
+ * (a CSV sorted by metric) find their case, and a case run twice is two cases.
+ */
+struct cases {
+	struct kp_hmap map; /* key -> case index */
+	struct kp_arena keys;
+	uint8_t *seen; /* per case: METRIC_* bits */
+	size_t capseen;
+};
+
+static void cases_free(struct cases *c)
 {
-	struct kp_result *last = rs->n ? &rs->r[rs->n - 1] : NULL;
+	hmap_free(&c->map);
+	arena_free(&c->keys);
+	free(c->seen);
+}
+
+static int metric_bit(const char *metric)
+{
+	return !strcmp(metric, "latency (ms)")	     ? 1
+	       : !strcmp(metric, "TFLOPS")	     ? 2
+	       : !strcmp(metric, "bandwidth (GB/s)") ? 4
+	       : !strcmp(metric, "% of DRAM peak")   ? 8
+						     : 0;
+}
+
+/* The result @x adds to: its case's, unless that case has @x's metric already; else new. */
+static int add_rec(struct kp_results *rs, struct cases *c, const struct rec *x)
+{
 	const char *dt = kprof_dtype(x->dtype);
-	int same = last && strcmp(x->metric, "latency (ms)") && !strcmp(last->backend, x->backend) &&
-		   !strcmp(last->dtype, dt) && !strcmp(last->mode, x->mode) &&
-		   !strcmp(last->op, x->op) && !strcmp(last->layout, x->layout);
-	if (!same) {
+	char key[512];
+	int klen = snprintf(key, sizeof(key), "%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s", x->backend, dt,
+			    x->mode, x->op, x->layout, x->name);
+	if (klen < 0 || klen >= (int)sizeof(key))
+		klen = sizeof(key) - 1;
+	int bit = metric_bit(x->metric);
+	struct kp_hmap_entry *e = hmap_get_str(&c->map, key, (size_t)klen);
+	struct kp_result *last = e && !(c->seen[e->val.i] & bit) ? &rs->r[e->val.i] : NULL;
+	if (!last) {
 		struct kp_result r = { .err = x->err, .tol = strcmp(x->ok, "false") ? x->err : -1 };
 		snprintf(r.op, sizeof(r.op), "%s", x->op);
 		snprintf(r.kind, sizeof(r.kind), "%s", x->kind);
@@ -161,7 +195,18 @@ static int add_rec(struct kp_results *rs, const struct rec *x)
 		if (results_add(rs, &r) < 0)
 			return -1;
 		last = &rs->r[rs->n - 1];
+		if (rs->n > c->capseen) {
+			c->capseen = c->capseen ? 2 * c->capseen : 64;
+			c->seen = xrealloc(c->seen, c->capseen);
+		}
+		c->seen[rs->n - 1] = 0;
+		int created;
+		e = hmap_put_str(&c->map, key, (size_t)klen, &created);
+		if (created)
+			e->key.ptr = arena_strndup(&c->keys, key, (size_t)klen);
+		e->val.i = (int64_t)(rs->n - 1);
 	}
+	c->seen[last - rs->r] |= (uint8_t)bit;
 	if (!strcmp(x->metric, "latency (ms)"))
 		last->ms = x->v;
 	else if (!strcmp(x->metric, "TFLOPS"))
@@ -225,8 +270,8 @@ static int walk(struct kp_json *p, struct rec *x, char *path, size_t plen, int i
 	}
 }
 
-int results_read_json(struct kp_results *rs, struct kp_json *p, const char *origin,
-		      struct kp_diag *d)
+static int json_records(struct kp_results *rs, struct cases *c, struct kp_json *p,
+			const char *origin, struct kp_diag *d)
 {
 	struct kp_json_tok tk;
 	for (;;) {
@@ -246,7 +291,7 @@ int results_read_json(struct kp_results *rs, struct kp_json *p, const char *orig
 		const char *bad = rec_bad(&x);
 		if (bad)
 			return json_fail(p, origin, d, bad, at);
-		if (add_rec(rs, &x) < 0)
+		if (add_rec(rs, c, &x) < 0)
 			return diag_error(d, KP_ENV, "error: out of memory reading '%s'", origin);
 	}
 }
@@ -305,8 +350,19 @@ static int csv_next(const char **s, const char *end, char *buf, size_t cap)
 
 #define CSV_COLS 32
 
-static int read_csv(struct kp_results *rs, const char *s, size_t len, const char *origin,
-		    struct kp_diag *d)
+int results_read_json(struct kp_results *rs, struct kp_json *p, const char *origin,
+		      struct kp_diag *d)
+{
+	struct cases c = { .map = { 0 } };
+	hmap_init(&c.map, HMAP_STR);
+	arena_init(&c.keys);
+	int rc = json_records(rs, &c, p, origin, d);
+	cases_free(&c);
+	return rc;
+}
+
+static int read_csv_with(struct kp_results *rs, struct cases *cs, const char *s, size_t len,
+			 const char *origin, struct kp_diag *d)
 {
 	const char *p = s, *end = s + len;
 	char head[CSV_COLS][40], buf[256];
@@ -342,10 +398,21 @@ static int read_csv(struct kp_results *rs, const char *s, size_t len, const char
 		const char *bad = rec_bad(&x);
 		if (bad)
 			return diag_error(d, KP_BADINPUT, "%s:%d: error: %s", origin, line, bad);
-		if (add_rec(rs, &x) < 0)
+		if (add_rec(rs, cs, &x) < 0)
 			return diag_error(d, KP_ENV, "error: out of memory reading '%s'", origin);
 	}
 	return 0;
+}
+
+static int read_csv(struct kp_results *rs, const char *s, size_t len, const char *origin,
+		    struct kp_diag *d)
+{
+	struct cases c = { .map = { 0 } };
+	hmap_init(&c.map, HMAP_STR);
+	arena_init(&c.keys);
+	int rc = read_csv_with(rs, &c, s, len, origin, d);
+	cases_free(&c);
+	return rc;
 }
 
 int results_read(struct kp_results *rs, const char *s, size_t len, const char *origin,
