@@ -9,8 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kprof/jsonw.h"
+#include "kprof/arena.h"
 #include "kprof/doc.h"
+#include "kprof/hmap.h"
+#include "kprof/jsonw.h"
 
 char *results_ms_text(char *buf, size_t cap, double ms)
 {
@@ -23,32 +25,55 @@ char *results_ms_text(char *buf, size_t cap, double ms)
 	return buf;
 }
 
-static int same_case(const struct kp_result *a, const struct kp_result *b)
+/*
+ * Per row, the first row of its case (op, shape, dtype, layout, mode) when that one ran
+ * another backend, else -1: the speedup's reference.  One pass through hmap; malloc'ed.
+ */
+static long *first_of_cases(const struct kp_results *rs)
 {
-	return !strcmp(a->op, b->op) && !strcmp(a->shape, b->shape) &&
-	       !strcmp(a->dtype, b->dtype) && !strcmp(a->layout, b->layout) &&
-	       !strcmp(a->mode, b->mode);
+	long *first = xmalloc((rs->n + 1) * sizeof(*first));
+	struct kp_hmap map;
+	struct kp_arena keys;
+	hmap_init(&map, HMAP_STR);
+	arena_init(&keys);
+	for (size_t i = 0; i < rs->n; i++) {
+		const struct kp_result *r = &rs->r[i];
+		char key[256];
+		int n = snprintf(key, sizeof(key), "%s\x1f%s\x1f%s\x1f%s\x1f%s", r->op, r->shape,
+				 r->dtype, r->layout, r->mode);
+		size_t len = n < 0 ? 0 : (size_t)n < sizeof(key) ? (size_t)n : sizeof(key) - 1;
+		int created;
+		struct kp_hmap_entry *e = hmap_put_str(&map, key, len, &created);
+		if (created) {
+			e->key.ptr = arena_strndup(&keys, key, len);
+			e->val.i = (int64_t)i;
+		}
+		size_t j = (size_t)e->val.i;
+		first[i] = j < i && strcmp(rs->r[j].backend, r->backend) ? (long)j : -1;
+	}
+	hmap_free(&map);
+	arena_free(&keys);
+	return first;
 }
 
-/* The first row of @i's case with another backend before it, or -1. */
-static long first_of_case(const struct kp_results *rs, size_t i)
-{
-	for (size_t j = 0; j < i; j++)
-		if (same_case(&rs->r[j], &rs->r[i]))
-			return strcmp(rs->r[j].backend, rs->r[i].backend) ? (long)j : -1;
-	return -1;
-}
-
-double results_geomean(const struct kp_results *rs)
+static double geomean_of(const struct kp_results *rs, const long *first)
 {
 	double s = 0;
 	long n = 0;
 	for (size_t i = 0; i < rs->n; i++) {
-		long j = first_of_case(rs, i);
+		long j = first[i];
 		if (j >= 0 && rs->r[i].ms > 0 && rs->r[j].ms > 0)
 			s += log(rs->r[j].ms / rs->r[i].ms), n++;
 	}
 	return n ? exp(s / (double)n) : 0;
+}
+
+double results_geomean(const struct kp_results *rs)
+{
+	long *first = first_of_cases(rs);
+	double g = geomean_of(rs, first);
+	free(first);
+	return g;
 }
 
 enum {
@@ -86,7 +111,8 @@ static const struct kp_col cols[RC_N] = {
 
 void results_report(const struct kp_results *rs, struct kp_doc *doc)
 {
-	double g = results_geomean(rs);
+	long *first = first_of_cases(rs);
+	double g = geomean_of(rs, first);
 	doc_fact_count(doc, "cases", "cases", (int64_t)rs->n);
 	if (g > 0)
 		doc_fact_textf(doc, "geomean", "geomean_speedup",
@@ -94,13 +120,11 @@ void results_report(const struct kp_results *rs, struct kp_doc *doc)
 				  "vs its first)",
 				  g);
 	struct kp_table *tb = doc_table(doc, "results", cols, RC_N);
-	if (!tb)
-		return;
-	for (size_t i = 0; i < rs->n; i++) {
+	for (size_t i = 0; tb && i < rs->n; i++) {
 		const struct kp_result *r = &rs->r[i];
 		struct kp_cell *c = doc_row(tb);
 		if (!c)
-			return;
+			break;
 		char buf[40];
 		results_ms_text(buf, sizeof(buf) - 3, r->ms);
 		strcat(buf, " ms");
@@ -117,7 +141,7 @@ void results_report(const struct kp_results *rs, struct kp_doc *doc)
 			snprintf(buf, sizeof(buf), "%.1f%%", r->peak_pct);
 			doc_cell_num(tb, &c[RC_PEAK], r->peak_pct, buf);
 		}
-		long j = first_of_case(rs, i);
+		long j = first[i];
 		if (j >= 0 && r->ms > 0) {
 			snprintf(buf, sizeof(buf), "%.3fx", rs->r[j].ms / r->ms);
 			doc_cell_num(tb, &c[RC_SPEEDUP], rs->r[j].ms / r->ms, buf);
@@ -133,6 +157,7 @@ void results_report(const struct kp_results *rs, struct kp_doc *doc)
 		doc_cell_str(tb, &c[RC_SHAPE], r->shape, NULL);
 		doc_cell_str(tb, &c[RC_OP], r->op, NULL);
 	}
+	free(first);
 }
 
 /* benchmark.dtype as PyTorch spells it */
