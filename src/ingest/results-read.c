@@ -15,6 +15,7 @@
 #include "kprof/hmap.h"
 #include "kprof/input.h"
 #include "kprof/json.h"
+#include "kprof/utf8.h"
 
 int results_add(struct kp_results *rs, const struct kp_result *r)
 {
@@ -45,10 +46,11 @@ struct rec {
 	int sm_mhz, mem_mhz;
 };
 
+/* @s[0..len) into @dst, cut to fit on a UTF-8 character's boundary */
 static void set(char *dst, size_t cap, const char *s, size_t len)
 {
 	if (len >= cap)
-		len = cap - 1;
+		len = utf8_prefix(s, len, cap - 1);
 	memcpy(dst, s, len);
 	dst[len] = 0;
 }

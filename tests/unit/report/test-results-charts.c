@@ -430,6 +430,26 @@ static void bad_records_are_located(void **state)
 	results_free(&rs);
 }
 
+/* A shape over its 95 bytes is cut on a character's boundary, never inside one. */
+static void long_names_are_cut_between_characters(void **state)
+{
+	(void)state;
+	char js[1024], shape[256] = "";
+	for (int i = 0; i < 60; i++)
+		strcat(shape, "\xc3\xa9"); /* é: 2 bytes; 94 bytes fit whole, the 48th does not */
+	snprintf(js, sizeof(js),
+		 "[{\"model\":{\"backend\":\"kprof\",\"name\":\"%s\"},\"metric\":{\"name\":"
+		 "\"latency (ms)\",\"benchmark_values\":[1]}}]",
+		 shape);
+	struct kp_results rs = { 0 };
+	struct kp_diag d;
+	assert_int_equal(results_read(&rs, js, strlen(js), "r.json", &d), 0);
+	assert_int_equal(rs.n, 1);
+	assert_int_equal(strlen(rs.r[0].shape), 94);
+	assert_memory_equal(rs.r[0].shape, shape, 94);
+	results_free(&rs);
+}
+
 /* JSON escapes in a record (as other writers may use them) read as their characters */
 static void escaped_strings_are_unescaped(void **state)
 {
@@ -456,6 +476,7 @@ int main(void)
 		cmocka_unit_test(failed_checks_are_flagged),
 		cmocka_unit_test(written_and_read_back_draw_the_same),
 		cmocka_unit_test(records_in_any_order_find_their_case),
+		cmocka_unit_test(long_names_are_cut_between_characters),
 		cmocka_unit_test(trace_results_equal_the_results_file),
 		cmocka_unit_test(bad_records_are_located),
 		cmocka_unit_test(escaped_strings_are_unescaped),
