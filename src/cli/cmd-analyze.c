@@ -199,7 +199,8 @@ static void render_with_charts(struct kp_doc *doc, const struct kp_pipeline_out 
 	if (draw && (charts & CHART_BIT(CHART_MEMORY)) && p->has_memory)
 		charts_memory(doc, &p->memory, &p->trace);
 	/* a capture trace's results (capture.c): the charts `--results FILE` draws */
-	if (draw && (charts & CHART_BIT(CHART_LINES)) && p->trace.kprof_results.n)
+	if (draw && (charts & CHART_BIT(CHART_LINES)) &&
+	    (p->trace.kprof_results.n || (chart && !strncmp(chart, "results", 7))))
 		results_charts(doc, &p->trace.kprof_results, p->report.dev,
 			       chart && strcmp(chart, "results") ? chart : NULL);
 	table_render(doc, ro->format, ro->color, out);

@@ -189,7 +189,7 @@ static void one_chart(struct kp_doc *doc, const struct kp_results *rs, const str
 void results_charts(struct kp_doc *doc, const struct kp_results *rs, const struct kp_device *dev,
 		    const char *only)
 {
-	int k = 0;
+	int k = 0, drawn = 0;
 	for (size_t i = 0; i < rs->n && k < RESULTS_CHARTS; i++) {
 		size_t j = 0;
 		while (j < i && !same_chart(&rs->r[j], &rs->r[i]))
@@ -199,8 +199,20 @@ void results_charts(struct kp_doc *doc, const struct kp_results *rs, const struc
 		char name[32];
 		snprintf(name, sizeof(name), "results-%d", ++k);
 		if (!only || !strcmp(only, name))
-			one_chart(doc, rs, dev, i, k);
+			one_chart(doc, rs, dev, i, k), drawn++;
 	}
+	if (drawn || (!only && k))
+		return;
+	/* a chart asked for that this run does not have: say which it has, as memory does */
+	char note[160];
+	if (k)
+		snprintf(note, sizeof(note), "no chart '%.40s': this run's results draw results-1 "
+					     "to results-%d", only, k);
+	else
+		snprintf(note, sizeof(note), "no capture results here: kprof capture writes them "
+					     "(kprof-capture(1), --results)");
+	struct kp_chart *ch = doc_chart(doc, "results", CHART_LINES, "results", "Capture results");
+	ch->note = arena_strdup(&doc->arena, note);
 }
 
 void results_doc(struct kp_doc *doc, const struct kp_results *rs, const struct kp_device *dev,

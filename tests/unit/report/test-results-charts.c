@@ -430,6 +430,47 @@ static void bad_records_are_located(void **state)
 	results_free(&rs);
 }
 
+/* The charts in @doc: how many, and the first's note. */
+static int charts_in(const struct kp_doc *doc, const char **note)
+{
+	int n = 0;
+	for (size_t i = 0; i < doc->nitems; i++)
+		if (doc->items[i].type == ITEM_CHART && !n++)
+			*note = doc->items[i].chart->note;
+	return n;
+}
+
+/* A chart asked for that the run does not have: one chart that says which it has. */
+static void a_missing_chart_says_which_there_are(void **state)
+{
+	(void)state;
+	struct kp_results rs = { 0 };
+	struct kp_devdb db;
+	const struct kp_device *dev = h200(&db);
+	fill(&rs);
+	struct kp_doc doc;
+	const char *note = NULL;
+	doc_init(&doc, "analyze", 10);
+	results_charts(&doc, &rs, dev, "results-9");
+	assert_int_equal(charts_in(&doc, &note), 1);
+	assert_string_equal(note, "no chart 'results-9': this run's results draw results-1 to "
+				  "results-3");
+	doc_free(&doc);
+	doc_init(&doc, "analyze", 10);
+	results_charts(&doc, &rs, dev, "results-2");
+	assert_int_equal(charts_in(&doc, &note), 1);
+	assert_null(strstr(note ? note : "", "no chart"));
+	doc_free(&doc);
+	struct kp_results none = { 0 };
+	doc_init(&doc, "analyze", 10);
+	results_charts(&doc, &none, dev, "results");
+	assert_int_equal(charts_in(&doc, &note), 1);
+	assert_non_null(strstr(note, "no capture results here"));
+	doc_free(&doc);
+	results_free(&rs);
+	devdb_free(&db);
+}
+
 /* A shape over its 95 bytes is cut on a character's boundary, never inside one. */
 static void long_names_are_cut_between_characters(void **state)
 {
@@ -477,6 +518,7 @@ int main(void)
 		cmocka_unit_test(written_and_read_back_draw_the_same),
 		cmocka_unit_test(records_in_any_order_find_their_case),
 		cmocka_unit_test(long_names_are_cut_between_characters),
+		cmocka_unit_test(a_missing_chart_says_which_there_are),
 		cmocka_unit_test(trace_results_equal_the_results_file),
 		cmocka_unit_test(bad_records_are_located),
 		cmocka_unit_test(escaped_strings_are_unescaped),
