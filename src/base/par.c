@@ -228,6 +228,20 @@ static void merge_trimmed(const struct sort_job *s, size_t a0, size_t b0, size_t
 	memcpy(dst + i + (b0 - i) + (j - b0), src + j, (b1 - j) * sizeof(*src));
 }
 
+/* After a round of pairwise merges of @s's runs (of @n values): run m is what runs 2m and
+ * 2m+1 were, and the merged values are the source of the next round. */
+static void end_round(struct sort_job *s, size_t n)
+{
+	size_t nm = (s->nruns + 1) / 2;
+	for (size_t m = 0; m < nm; m++)
+		s->bound[m] = s->bound[2 * m];
+	s->bound[nm] = n;
+	s->nruns = nm;
+	int32_t *x = s->src;
+	s->src = s->dst;
+	s->dst = x;
+}
+
 /*
  * Sort v[0..n) stably: its non-descending runs, the short ones grown to SORT_MINRUN by binary
  * insertion, then merged pairwise.  Linear on the nearly sorted arrays link and analyze sort
@@ -281,13 +295,7 @@ static void nat_sort(int32_t *v, size_t n, int (*cmp)(const void *, const void *
 				size_t b1 = 2 * m + 2 <= s.nruns ? bound[2 * m + 2] : b0;
 				merge_trimmed(&s, a0, b0, b1);
 			}
-			for (size_t m = 0; m < nm; m++)
-				bound[m] = bound[2 * m];
-			bound[nm] = n;
-			s.nruns = nm;
-			int32_t *x = s.src;
-			s.src = s.dst;
-			s.dst = x;
+			end_round(&s, n);
 		}
 		if (s.src != v)
 			memcpy(v, s.src, n * sizeof(*v));
@@ -365,13 +373,7 @@ void par_sort_i32(int jobs, int32_t *v, size_t n,
 		size_t nm = (s.nruns + 1) / 2;
 		s.pieces = ((size_t)jobs + nm - 1) / nm;
 		par_run(jobs, nm * s.pieces, merge_piece, &s);
-		for (size_t m = 0; m < nm; m++)
-			bound[m] = bound[2 * m];
-		bound[nm] = n;
-		s.nruns = nm;
-		int32_t *x = s.src;
-		s.src = s.dst;
-		s.dst = x;
+		end_round(&s, n);
 	}
 	if (s.src != v)
 		memcpy(v, s.src, n * sizeof(*v));
