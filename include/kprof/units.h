@@ -10,6 +10,9 @@
 /* Prototypes */
 /* "4.812 ms" (3 decimals, unit in the cell: ns, us, ms, s). */
 char *units_time(char *buf, size_t cap, int64_t ns);
+/* @fmt(@v) with a '+' before a positive value: "+1.25 ms", "-2.00 KiB", "0 B" */
+const char *units_signed(char *buf, size_t cap, int64_t v,
+			 const char *(*fmt)(char *buf, size_t cap, int64_t v));
 /* "%.1f" of x / scale, or "-" when x < 0 (unknown). */
 char *units_fixed(char *buf, size_t cap, double x, double scale, int decimals);
 /* "1.23e+12" style compact count, "-" when negative. */

@@ -75,6 +75,18 @@ char *units_rate(char *buf, size_t cap, double x, const char *unit)
 	return buf;
 }
 
+const char *units_signed(char *buf, size_t cap, int64_t v,
+			 const char *(*fmt)(char *buf, size_t cap, int64_t v))
+{
+	if (v > 0 && cap > 1) {
+		buf[0] = '+';
+		fmt(buf + 1, cap - 1, v);
+	} else {
+		fmt(buf, cap, v);
+	}
+	return buf;
+}
+
 const char *units_plural(int64_t n, const char *one, const char *many)
 {
 	return n == 1 ? one : many;

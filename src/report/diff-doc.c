@@ -45,15 +45,14 @@ static const char *rows_noun(enum kp_group g)
 				   : "ops";
 }
 
-static char *signed_time(char *buf, size_t cap, int64_t ns)
+static const char *time_text(char *buf, size_t cap, int64_t ns)
 {
-	if (ns > 0) {
-		buf[0] = '+';
-		units_time(buf + 1, cap - 1, ns);
-	} else {
-		units_time(buf, cap, ns);
-	}
-	return buf;
+	return units_time(buf, cap, ns);
+}
+
+static const char *signed_time(char *buf, size_t cap, int64_t ns)
+{
+	return units_signed(buf, cap, ns, time_text);
 }
 
 static int any_flops(const struct kp_diff *d)

@@ -14,13 +14,7 @@
 /* "+184.88 MiB", "-2.00 KiB", "0 B" */
 static const char *signed_bytes(char *buf, size_t cap, int64_t v)
 {
-	if (v > 0) {
-		buf[0] = '+';
-		memory_bytes(buf + 1, cap - 1, v);
-	} else {
-		memory_bytes(buf, cap, v);
-	}
-	return buf;
+	return units_signed(buf, cap, v, memory_bytes);
 }
 
 static const struct kp_mem_dev *either(const struct kp_memdiff_dev *d)

@@ -30,6 +30,20 @@ static void times_scale_with_integer_arithmetic_and_keep_the_sign(void **state)
 	assert_string_equal(units_time(b, sizeof(b), INT64_MIN), "-9223372036.855 s");
 }
 
+static const char *time_of(char *buf, size_t cap, int64_t ns)
+{
+	return units_time(buf, cap, ns);
+}
+
+static void signed_values_carry_a_plus_when_positive(void **state)
+{
+	(void)state;
+	char b[32];
+	assert_string_equal(units_signed(b, sizeof(b), 1250000, time_of), "+1.250 ms");
+	assert_string_equal(units_signed(b, sizeof(b), -1250000, time_of), "-1.250 ms");
+	assert_string_equal(units_signed(b, sizeof(b), 0, time_of), "0 ns");
+}
+
 static void fixed_and_count_cells_print_a_dash_when_unknown(void **state)
 {
 	(void)state;
@@ -67,6 +81,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(times_scale_with_integer_arithmetic_and_keep_the_sign),
+		cmocka_unit_test(signed_values_carry_a_plus_when_positive),
 		cmocka_unit_test(fixed_and_count_cells_print_a_dash_when_unknown),
 		cmocka_unit_test(rates_take_an_si_prefix_before_the_unit),
 		cmocka_unit_test(plurals_and_calls_per_step_read_naturally),
