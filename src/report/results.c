@@ -126,9 +126,11 @@ void results_report(const struct kp_results *rs, struct kp_doc *doc)
 		if (!c)
 			break;
 		char buf[40];
-		results_ms_text(buf, sizeof(buf) - 3, r->ms);
-		strcat(buf, " ms");
-		doc_cell_int(tb, &c[RC_TIME], llround(r->ms * 1e6), buf);
+		if (r->ms > 0) { /* else unknown: an empty cell, null in json */
+			results_ms_text(buf, sizeof(buf) - 3, r->ms);
+			strcat(buf, " ms");
+			doc_cell_int(tb, &c[RC_TIME], llround(r->ms * 1e6), buf);
+		}
 		if (r->tflops > 0) {
 			snprintf(buf, sizeof(buf), "%.1f", r->tflops);
 			doc_cell_num(tb, &c[RC_TFLOPS], r->tflops, buf);

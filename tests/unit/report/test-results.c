@@ -126,6 +126,16 @@ static void times_keep_four_significant_digits(void **state)
 	assert_non_null(strstr(buf, "0.05100 ms"));
 	free(buf);
 	doc_free(&doc);
+	/* a case without a time: null in json, not 0 ns */
+	rs.r[0].ms = 0;
+	doc_init(&doc, "capture", 8);
+	results_report(&rs, &doc);
+	f = open_memstream(&buf, &len);
+	table_render(&doc, FMT_JSON, 0, f);
+	fclose(f);
+	assert_non_null(strstr(buf, "\"time_ns\": null"));
+	free(buf);
+	doc_free(&doc);
 	results_free(&rs);
 }
 
