@@ -36,5 +36,10 @@ void table_render(const struct kp_doc *doc, enum kp_format fmt, int color, FILE 
 int table_use_color(enum kp_color when, FILE *fp);
 /* --top's default for @fmt: 20 rows for people (table, markdown), all for programs. */
 long table_default_top(enum kp_format fmt);
+/*
+ * One CSV field as every kprof CSV writes one: escaped, quoted when it must be, a would-be
+ * formula ("=...", "+...") quoted with a leading "'" (results-read.c reads it back).
+ */
+void table_csv_field(FILE *fp, const char *s);
 
 #endif /* KPROF_TABLE_H */

@@ -323,7 +323,7 @@ static int csv_next(const char **s, const char *end, char *buf, size_t cap)
 {
 	size_t n = 0;
 	const char *p = *s;
-	int q = p < end && *p == '"';
+	int q = p < end && *p == '"', quoted = q;
 	if (q)
 		p++;
 	for (; p < end; p++) {
@@ -343,6 +343,9 @@ static int csv_next(const char **s, const char *end, char *buf, size_t cap)
 	buf[n] = 0;
 	if (q)
 		return -1;
+	/* a field kprof quoted as a would-be formula ("'=...": table_csv_field) reads as written */
+	if (quoted && buf[0] == '\'' && buf[1] && strchr("=+@-\t\r", buf[1]))
+		memmove(buf, buf + 1, n);
 	int eol = p >= end || *p != ',';
 	if (p < end && *p == '\r')
 		p++;

@@ -13,6 +13,7 @@
 #include "kprof/doc.h"
 #include "kprof/hmap.h"
 #include "kprof/jsonw.h"
+#include "kprof/table.h"
 
 char *results_ms_text(char *buf, size_t cap, double ms)
 {
@@ -259,17 +260,7 @@ void results_write_json(const struct kp_results *rs, FILE *f)
 /* A CSV field, quoted when it holds a comma or a quote. */
 static void csv_field(FILE *f, const char *s, int last)
 {
-	if (strpbrk(s, ",\"\n")) {
-		putc('"', f);
-		for (; *s; s++) {
-			if (*s == '"')
-				putc('"', f);
-			putc(*s, f);
-		}
-		putc('"', f);
-	} else {
-		fputs(s, f);
-	}
+	table_csv_field(f, s);
 	putc(last ? '\n' : ',', f);
 }
 

@@ -82,6 +82,13 @@ static void csv_put(FILE *fp, const char *s, struct kp_visbuf *vb)
 	fputc('"', fp);
 }
 
+void table_csv_field(FILE *fp, const char *s)
+{
+	struct kp_visbuf vb = { 0 };
+	csv_put(fp, s, &vb);
+	utf8_visible_free(&vb);
+}
+
 static void render_csv(const struct kp_table *tb, FILE *fp)
 {
 	char buf[40];

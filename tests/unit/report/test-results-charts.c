@@ -430,6 +430,39 @@ static void bad_records_are_located(void **state)
 	results_free(&rs);
 }
 
+/* A results CSV holds no cell a spreadsheet would run, and reads back as it was. */
+static void csv_formulas_are_quoted_and_read_back(void **state)
+{
+	(void)state;
+	struct kp_results rs = { 0 };
+	fill(&rs);
+	snprintf(rs.device, sizeof(rs.device), "=cmd|' /C calc'!A0");
+	snprintf(rs.r[0].backend, sizeof(rs.r[0].backend), "@SUM(1+1)");
+	char path[64], why[200];
+	snprintf(path, sizeof(path), "/tmp/kprof-rc-XXXXXX.csv");
+	int fd = mkstemps(path, 4);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(results_write(&rs, path, why, sizeof(why)), 0);
+	FILE *f = fopen(path, "r");
+	assert_non_null(f);
+	static char text[1 << 20];
+	size_t len = fread(text, 1, sizeof(text) - 1, f);
+	fclose(f);
+	text[len] = 0;
+	assert_null(strstr(text, ",=cmd"));
+	assert_non_null(strstr(text, ",\"'=cmd|' /C calc'!A0\","));
+	assert_non_null(strstr(text, ",\"'@SUM(1+1)\","));
+	struct kp_results back = { 0 };
+	struct kp_diag d;
+	assert_int_equal(results_load(&back, path, &d), 0);
+	unlink(path);
+	assert_string_equal(back.device, rs.device);
+	assert_string_equal(back.r[0].backend, "@SUM(1+1)");
+	results_free(&back);
+	results_free(&rs);
+}
+
 /* The charts in @doc: how many, and the first's note. */
 static int charts_in(const struct kp_doc *doc, const char **note)
 {
@@ -519,6 +552,7 @@ int main(void)
 		cmocka_unit_test(records_in_any_order_find_their_case),
 		cmocka_unit_test(long_names_are_cut_between_characters),
 		cmocka_unit_test(a_missing_chart_says_which_there_are),
+		cmocka_unit_test(csv_formulas_are_quoted_and_read_back),
 		cmocka_unit_test(trace_results_equal_the_results_file),
 		cmocka_unit_test(bad_records_are_located),
 		cmocka_unit_test(escaped_strings_are_unescaped),
