@@ -238,6 +238,11 @@ int nvtxmsg_parse(const char *msg, struct kp_nvtx_msg *m, char *why, size_t whyl
 				return fail(why, whylen, "dtypes before sizes");
 			if (parse_dtypes(&v, m, why, whylen))
 				return -1;
+			/* one input without a type is written "[]" too (kprof_torch_obs.cpp) */
+			if (m->ndtypes == 0 && m->nslots == 1) {
+				m->dtype[0][0] = '\0';
+				m->ndtypes = 1;
+			}
 			if (m->ndtypes != m->nslots)
 				return fail(why, whylen, "dtypes: not one per input");
 		} else if (kl == 8 && !strncmp(p, "concrete", 8)) {

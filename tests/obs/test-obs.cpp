@@ -127,6 +127,9 @@ static void shapes_and_types(void)
 	expect(call("aten::foo", 1, { IValue::of(0.5), IValue::of(-3.0), IValue::of(1e300), IValue::ints(many) }),
 	       "aten::foo, seq = 1, sizes = [[], [], [], []], dtypes = [, , , ], concrete = "
 	       "[\"0.5\", \"-3.\", \"1.0000000000000001e+300\", \"\"]");
+	/* one input, not a tensor: its type list reads "[]" (seen on the GPU: PythonDispatchMode) */
+	expect(call("PythonDispatchMode", -1, { IValue::str("mode") }),
+	       "PythonDispatchMode, sizes = [[]], dtypes = [], concrete = [\"\"]");
 	kprof_obs_stop();
 	CHECK(at::g_callbacks.empty(), "stop removes the callback");
 }
