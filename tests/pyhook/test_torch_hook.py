@@ -132,6 +132,18 @@ compiler = types.ModuleType("torch.compiler")
 compiler.compiling = False
 compiler.is_compiling = lambda: compiler.compiling
 
+# torch._C._profiler._RecordFunctionFast: records nothing without a profiler state
+_C = types.ModuleType("torch._C")
+_C._profiler = types.ModuleType("torch._C._profiler")
+class _RecordFunctionFast:
+    def __init__(self, name, input_values=None, keyword_values=None):
+        pass
+    def __enter__(self):
+        return self
+    def __exit__(self, *a):
+        return False
+_C._profiler._RecordFunctionFast = _RecordFunctionFast
+
 utils = types.ModuleType("torch.utils")
 data = types.ModuleType("torch.utils.data")
 data.worker = None
@@ -141,7 +153,8 @@ utils.data = data
 for name, m in [("torch.cuda", cuda), ("torch.cuda.nvtx", nvtx), ("torch.autograd", autograd),
                 ("torch.autograd.profiler", profiler), ("torch.nn", nn),
                 ("torch.nn.modules", modules), ("torch.nn.modules.module", module),
-                ("torch.compiler", compiler), ("torch.utils", utils),
+                ("torch.compiler", compiler), ("torch.utils", utils), ("torch._C", _C),
+                ("torch._C._profiler", _C._profiler),
                 ("torch.utils.data", data)]:
     sys.modules[name] = m
 '''
@@ -421,6 +434,18 @@ void kprof_obs_stop(void)
 {
 	say("stop", 0);
 }
+int kprof_obs_range_push(const char *msg)
+{
+	FILE *f = fopen(getenv("FAKE_LOG"), "a");
+	fprintf(f, "push %s\n", msg);
+	fclose(f);
+	return 0;
+}
+int kprof_obs_range_pop(void)
+{
+	say("pop", 0);
+	return 0;
+}
 '''
 
 
@@ -488,6 +513,26 @@ class Observer(unittest.TestCase):
         self.assertTrue(err.endswith("kprof: warning: prog.py started torch.profiler; kprof's "
                                      "torch hook steps aside (no op or module ranges from here "
                                      "on)\n"), err)
+
+    def test_inductor_kernel_ranges_while_the_flag_is_ours(self):
+        # Inductor's launch: torch._C._profiler._RecordFunctionFast(kernel, args, keywords)
+        rc, out, err = run('''
+            from model import *
+            orig = torch._C._profiler._RecordFunctionFast
+            torch.cuda._lazy_init()
+            rf = torch._C._profiler._RecordFunctionFast
+            with rf("triton_poi_fused_add_0", [1], {"kernel_backend": "triton", "stream": 0}):
+                pass
+            with rf("## Call CompiledFxGraph abc ##"):
+                with rf("odd, name", None, {"kernel_file": "k.py"}):
+                    pass
+            with torch.autograd.profiler.profile():
+                print(rf is not orig, torch._C._profiler._RecordFunctionFast is orig)
+        ''', env_extra=self.env)
+        self.assertEqual((rc, out.strip()), (0, "True True"), err)
+        self.assertEqual(self.logged()[1:], [
+            "start 1", "push triton_poi_fused_add_0, seq = -1", "pop 0",
+            "push ## Call CompiledFxGraph abc ##", "push odd, name", "pop 0", "pop 0", "stop 0"])
 
     def test_own_emit_nvtx_turns_the_observer_off(self):
         rc, out, err = run('''

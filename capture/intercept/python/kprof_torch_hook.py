@@ -247,7 +247,7 @@ def start_observer(torch, shapes):
             obs.kprof_obs_start.argtypes = [ctypes.c_int]
             if obs.kprof_obs_start(int(bool(shapes))) == 0:
                 _st["obs"] = obs
-                _profiler_flag(torch, True)
+                _profiler_flag(torch, True, obs)
                 return True
             why = "kprof-shim.so is not in this process"
         except AttributeError as e:
@@ -256,14 +256,60 @@ def start_observer(torch, shapes):
     return False
 
 
-def _profiler_flag(torch, on):
+def _profiler_flag(torch, on, obs=None):
     """torch.autograd.profiler's "a profiler is on" flag, which emit_nvtx also sets: with it
-    Inductor wraps each Triton launch in a RecordFunction named after the kernel (which the
-    observer sees), and Dynamo marks compiled regions."""
+    Dynamo marks compiled regions and Inductor wraps each Triton launch (and each autotuning
+    run) in torch._C._profiler._RecordFunctionFast named after the kernel, which records only
+    under a profiler state (emit_nvtx's, Kineto's), which the observer is not; so while the
+    flag is ours, that class is replaced by _fast_ranges' (@obs: the observer's library)."""
     f = getattr(torch.autograd.profiler, "_run_on_profiler_start" if on else
                 "_run_on_profiler_stop", None)
     if f is not None:
         f()
+    prof = getattr(getattr(torch, "_C", None), "_profiler", None)
+    if prof is None:
+        return
+    if on and obs is not None and "fast_orig" not in _st:
+        orig = getattr(prof, "_RecordFunctionFast", None)
+        if orig is not None:
+            _st["fast_orig"] = orig
+            prof._RecordFunctionFast = _fast_ranges(obs)
+    elif not on and "fast_orig" in _st:
+        prof._RecordFunctionFast = _st.pop("fast_orig")
+
+
+# Inductor's profiler keywords of a kernel launch (triton_heuristics.get_profiler_kwargs)
+_KERNEL_KEYS = ("kernel_backend", "kernel_file", "kernel_hash")
+
+
+def _fast_ranges(obs):
+    """A stand-in for torch._C._profiler._RecordFunctionFast(name, input_values=None,
+    keyword_values=None) opening kprof ranges through the observer: a kernel launch (Inductor's
+    keywords) reads as an op "NAME, seq = -1", as torch.profiler's Triton cpu_ops; anything
+    else (Dynamo's and AOTAutograd's labels) as a label.  No shapes: the launch's arguments are
+    not read (a Python walk per launch)."""
+    push, pop = obs.kprof_obs_range_push, obs.kprof_obs_range_pop
+    push.argtypes, push.restype, pop.restype = [ctypes.c_char_p], ctypes.c_int, ctypes.c_int
+
+    class RecordFunctionFast:
+        __slots__ = ("_msg",)
+
+        def __init__(self, name, input_values=None, keyword_values=None):
+            s = str(name)[:512]
+            if isinstance(keyword_values, dict) and "," not in s and \
+                    any(k in keyword_values for k in _KERNEL_KEYS):
+                s += ", seq = -1"
+            self._msg = s.encode("utf-8", "replace")
+
+        def __enter__(self):
+            push(self._msg)
+            return self
+
+        def __exit__(self, *exc):
+            pop()
+            return False
+
+    return RecordFunctionFast
 
 
 class _TorchFinder:
@@ -321,6 +367,9 @@ def _forked():
     obs, _st["obs"] = _st["obs"], None
     if obs is not None:
         obs.kprof_obs_stop()
+        torch = sys.modules.get("torch")
+        if torch is not None:
+            _profiler_flag(torch, False)
 
 
 def _after_torch(torch):

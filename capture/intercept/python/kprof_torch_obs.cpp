@@ -269,6 +269,18 @@ __attribute__((visibility("default"))) void kprof_obs_stop(void)
 	g_handle = 0;
 }
 
+/* A range of the hook's own (kprof_torch_hook.py _fast_ranges: Inductor's per-kernel
+ * _RecordFunctionFast, which records nothing without a profiler state): 0, or -1 before
+ * kprof_obs_start found kprof-shim.so */
+__attribute__((visibility("default"))) int kprof_obs_range_push(const char *msg)
+{
+	return g_push && msg ? (g_push(msg), 0) : -1;
+}
+__attribute__((visibility("default"))) int kprof_obs_range_pop(void)
+{
+	return g_pop ? (g_pop(), 0) : -1;
+}
+
 /* ranges opened so far */
 __attribute__((visibility("default"))) unsigned long long kprof_obs_calls(void)
 {
