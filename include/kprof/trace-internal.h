@@ -134,19 +134,8 @@ struct loader {
 
 
 
-/* src/ingest/trace-prefault.c: the record arrays made resident ahead of the merge */
-struct prefault;
-/* @t's arrays sized for @scale times their records, populated on a thread; NULL: none */
-struct prefault *prefault_start(struct kp_trace *t, double scale);
-/* the merge has gone on: the counts of @pf's arrays to it (the thread that started it) */
-void prefault_progress(struct prefault *pf);
-/* the thread stopped and joined; the bytes it populated */
-size_t prefault_stop(struct prefault *pf);
-/* @vec is about to be reallocated: stops this thread's prefaulter when @vec is one of its */
-void trace_vec_growing(const void *vec);
-
 #define VEC_PUSH(vec, n, cap)                                                                      \
-	((n) == (cap) ? (trace_vec_growing(vec), (cap) = (cap) ? (cap) * 2 : 256,                  \
+	((n) == (cap) ? ((cap) = (cap) ? (cap) * 2 : 256,                                          \
 			 (vec) = xrealloc((vec), (cap) * sizeof(*(vec))), &(vec)[(n)++])           \
 		      : &(vec)[(n)++])
 
@@ -157,7 +146,6 @@ static inline void *grow_at(void *vec, size_t *cap, size_t i, size_t size)
 		size_t c = *cap ? *cap : 256;
 		while (c <= i)
 			c *= 2;
-		trace_vec_growing(vec);
 		vec = xrealloc(vec, c * size);
 		*cap = c;
 	}
@@ -169,7 +157,6 @@ static inline void *grow_at(void *vec, size_t *cap, size_t i, size_t size)
 struct par_plan {
 	size_t size;
 	int jobs;
-	int64_t prefault_min; /* inputs of this many bytes or more prefault (trace-prefault.c) */
 };
 
 static inline int tok_is(const struct kp_json_tok *tk, const char *s, size_t n)

@@ -161,7 +161,6 @@ struct kp_load_stats {
 	int64_t workers_busy_ns; /* threads parsing chunks (the main thread's included) */
 	int64_t workers_read_ns; /* ... of which reading them (direct) */
 	int64_t workers_ns;      /* the workers' lifetimes, summed (main thread not included) */
-	int64_t prefault_bytes;  /* record array bytes made resident ahead of the merge */
 };
 
 struct kp_load_opts {

@@ -214,13 +214,12 @@ static void print_load(int64_t ns, const struct kp_load_stats *s)
 		return;
 	}
 	stages_print(stderr, "load", ns,
-		     "%d threads, %s; %lld chunks, %lld taken; main thread: merge %.4f s, release %.4f s, waiting %.4f s; reader busy %.4f s; chunk parsing %.4f s (reading %.4f s) on all threads; workers alive %.4f s; prefaulted %.1f MB",
+		     "%d threads, %s; %lld chunks, %lld taken; main thread: merge %.4f s, release %.4f s, waiting %.4f s; reader busy %.4f s; chunk parsing %.4f s (reading %.4f s) on all threads; workers alive %.4f s",
 		     s->threads,
 		     s->direct ? "chunks read by the workers" : "chunks read by the reader",
 		     (long long)s->chunks, (long long)s->merged, s->main_merge_ns / 1e9,
 		     s->main_release_ns / 1e9, s->main_wait_ns / 1e9, s->reader_busy_ns / 1e9,
-		     s->workers_busy_ns / 1e9, s->workers_read_ns / 1e9, s->workers_ns / 1e9,
-		     s->prefault_bytes / 1e6);
+		     s->workers_busy_ns / 1e9, s->workers_read_ns / 1e9, s->workers_ns / 1e9);
 }
 
 /* how one trace's report is written */

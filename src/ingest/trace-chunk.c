@@ -53,11 +53,6 @@
  * own tables are what the parallel parse costs on top of the serial one */
 #define PAR_MIN_BUDGET (1u << 20)
 #define PAR_BUDGET_DIV 32
-/* the record arrays are sized and prefaulted for a direct input of this many bytes or more
- * (any with KPROF_PARSE_CHUNK: tests/jobs/check.sh), once 1/PF_AT_DIV of it is merged
- * (trace-prefault.c) */
-#define PF_MIN_BYTES (64u << 20)
-#define PF_AT_DIV 50
 
 enum { CH_QUEUED, CH_TAKEN, CH_DONE, CH_CANCELLED };
 
@@ -135,9 +130,6 @@ struct par {
 	size_t cur_off;
 	int64_t pos;       /* direct: the stream offset of its next read */
 	struct chunk *rel; /* last released (chunks are released in order) */
-	struct prefault *pf; /* the record arrays' prefaulter (trace-prefault.c), NULL */
-	int pf_tried;
-	int64_t pf_min; /* par_plan.prefault_min */
 };
 
 static struct chunk *next_of(struct par *P, struct chunk *c)
@@ -712,7 +704,6 @@ static void *vec_append(void *vec, size_t *n, size_t *cap, const void *src, size
 		size_t c = *cap ? *cap : 256;
 		while (c < *n + m)
 			c *= 2;
-		trace_vec_growing(vec);
 		vec = xrealloc(vec, c * size);
 		*cap = c;
 	}
@@ -836,13 +827,6 @@ int64_t trace_par_sync(struct loader *L)
 			last_nl = c->last_nl;
 		off += (int64_t)c->len;
 		P->merged++;
-		if (!P->pf_tried && P->direct && P->fsize >= P->pf_min &&
-		    off >= P->fsize / PF_AT_DIV) {
-			/* the density so far, for the whole file */
-			P->pf_tried = 1;
-			P->pf = prefault_start(L->t, (double)P->fsize / (double)off);
-		}
-		prefault_progress(P->pf);
 		/* released a few at a time: one lock for them all */
 		if (++merged % 8 == 0)
 			release_upto(P, c);
@@ -903,7 +887,6 @@ void trace_par_start(struct loader *L, const struct par_plan *plan)
 	pthread_mutex_init(&P->str_lock, NULL);
 	arena_init(&P->str_arena);
 	P->size = size;
-	P->pf_min = plan->prefault_min;
 	P->maxlive = (size_t)jobs + 3;
 	struct stat st;
 	if (!L->in.codec && fstat(L->in.fd, &st) == 0) {
@@ -983,7 +966,6 @@ int trace_par_plan(struct kp_input *in, const struct kp_load_opts *o, struct par
 	uint64_t budget = bytes / PAR_BUDGET_DIV > PAR_MIN_BUDGET ? bytes / PAR_BUDGET_DIV
 								  : PAR_MIN_BUDGET;
 	plan->jobs = o->jobs;
-	plan->prefault_min = o->chunk ? 0 : PF_MIN_BYTES;
 	for (;;) {
 		plan->size = par_chunk(o, bytes, plan->jobs);
 		uint64_t fit = budget / plan->size < 4 ? 4 : budget / plan->size;
@@ -1025,11 +1007,8 @@ void trace_par_stop(struct loader *L, struct kp_load_stats *st)
 	for (int i = 1; i < P->nw; i++)
 		if (P->w[i].started)
 			pthread_join(P->w[i].th, NULL);
-	size_t pf_bytes = prefault_stop(P->pf);
-	if (st) {
+	if (st)
 		par_stats(P, st);
-		st->prefault_bytes = (int64_t)pf_bytes;
-	}
 	for (struct chunk *c = P->head, *n; c; c = n) {
 		n = c->next;
 		free(c->buf);
