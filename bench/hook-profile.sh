@@ -1,8 +1,8 @@
 #!/bin/bash
 # bench/hook-profile.sh — where the torch hook's step time goes (issue 24): perf's CPU profile
 # of tests/gpu/cnn_train.py's training steps under `kprof capture --torch off` and under
-# `kprof capture` with the hook, the samples of the program's processes (comm python3) by
-# shared object and by symbol, each mode beside the other.  For the GPU machine, which has no
+# `kprof capture` with the hook: the program's threads by samples, and its main thread's
+# samples by shared object and by symbol, each mode beside the other.  For the GPU machine, which has no
 # perf: PERF names a perf binary carried there (its libraries in PERF_LIBS, which the traced
 # program does not inherit).  Builds nothing (build/kprof, build/*.so, build/python/).
 #   PERF=... PERF_LIBS=... bench/hook-profile.sh [OUTDIR] [STEPS]
@@ -22,19 +22,24 @@ for m in off hook; do
 		-o "$DIR/$m.json" -- python3 tests/gpu/cnn_train.py plain "$N" >"$DIR/$m.out" 2>&1 ||
 		{ echo "FAIL: perf record $m"; tail -5 "$DIR/$m.out"; exit 1; }
 	grep step_ms "$DIR/$m.out" | sed "s/^/$m /"
-	perf report -i "$DIR/$m.data" --comms python3 --no-children --sort dso --stdio -q \
-		2>/dev/null | head -15 >"$DIR/$m.dso"
-	perf report -i "$DIR/$m.data" --comms python3 --no-children --sort dso,sym --stdio -q \
-		-g none 2>/dev/null | head -45 >"$DIR/$m.sym"
-	perf report -i "$DIR/$m.data" --comms python3 --no-children --sort dso --stdio -q \
-		--show-nr-samples -g none 2>/dev/null | head -15 >"$DIR/$m.dson"
+	# the threads by samples; the program's busiest is its main thread (the one stepping;
+	# torch names it pt_main_thread), kprof's own process aside
+	perf report -i "$DIR/$m.data" --no-children --sort pid --stdio -q \
+		--show-nr-samples -g none 2>/dev/null | head -8 >"$DIR/$m.tid"
+	tid=$(awk '$3 !~ /:kprof$/ { split($3, a, ":"); print a[1]; exit }' "$DIR/$m.tid")
+	perf report -i "$DIR/$m.data" --tid "$tid" --no-children --sort dso --stdio -q \
+		--show-nr-samples -g none 2>/dev/null | head -25 >"$DIR/$m.dson"
+	perf report -i "$DIR/$m.data" --tid "$tid" --no-children --sort dso,sym --stdio -q \
+		--show-nr-samples -g none 2>/dev/null | head -60 >"$DIR/$m.sym"
 done
 for m in off hook; do
-	echo "== $m: samples by shared object (python3)"
+	echo "== $m: the program's threads by samples"
+	cat "$DIR/$m.tid"
+	echo "== $m: its main thread's samples by shared object"
 	cat "$DIR/$m.dson"
 done
 for m in off hook; do
-	echo "== $m: top symbols (python3)"
-	head -30 "$DIR/$m.sym"
+	echo "== $m: its main thread's top symbols"
+	head -45 "$DIR/$m.sym"
 done
 rm -f "$DIR"/*.json "$DIR"/*.data
