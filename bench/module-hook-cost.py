@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """bench/module-hook-cost.py — what global nn.Module forward hooks cost a CPU-bound training step
 (issue 24: the torch hook's module ranges), without kprof: tests/gpu/cnn_train.py's plain loop
-run with no global hooks, with no-op global pre/post hooks, and with hooks doing what
-kprof_torch_hook.make_hooks does (a range push/pop through torch.cuda.nvtx and the module's
-name), each in its own process, ROUNDS interleaved rounds; prints ms per step (best and median
+run with no global hooks, with no-op global pre/post hooks, with hooks doing one part of
+what kprof_torch_hook.make_hooks does each (is_compiling(), the module's name, a
+torch.cuda.nvtx push/pop), and with kprof's hooks, each in its own process, ROUNDS interleaved rounds; prints ms per step (best and median
 of the rounds) and the ratio to no hooks.
 
     python3 bench/module-hook-cost.py [ROUNDS] [STEPS]          # the driver
@@ -16,22 +16,30 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CNN = os.path.join(HERE, "..", "tests", "gpu", "cnn_train.py")
-MODES = ("none", "noop", "ranges")
+# none; no-op hooks; each part of kprof's hooks alone (torch.compiler.is_compiling(), the
+# module's name, a torch.cuda.nvtx push/pop of a fixed text); kprof's hooks whole
+MODES = ("none", "noop", "check", "name", "nvtx", "ranges")
 
 
 def run(mode, steps):
     import torch
     from torch.nn.modules import module as M
 
-    if mode == "noop":
-        M.register_module_forward_pre_hook(lambda mod, args: None)
-        M.register_module_forward_hook(lambda mod, args, out: None, always_call=True)
-    elif mode == "ranges":
-        sys.path.insert(0, os.path.join(HERE, "..", "capture", "intercept", "python"))
-        import kprof_torch_hook as h
+    sys.path.insert(0, os.path.join(HERE, "..", "capture", "intercept", "python"))
+    import kprof_torch_hook as h
 
-        pre, post = h.make_hooks(torch.cuda.nvtx.range_push, torch.cuda.nvtx.range_pop,
-                                 h._is_compiling_fn(torch))
+    check, push, pop = h._is_compiling_fn(torch), torch.cuda.nvtx.range_push, torch.cuda.nvtx.range_pop
+    parts = {
+        "noop": (lambda mod, args: None, lambda mod, args, out: None),
+        "check": (lambda mod, args: check() and None, lambda mod, args, out: check() and None),
+        "name": (lambda mod, args: h.module_message(mod) and None,
+                 lambda mod, args, out: h.module_message(mod) and None),
+        "nvtx": (lambda mod, args: push("kprof: nn.Module: X_0") and None,
+                 lambda mod, args, out: pop() and None),
+        "ranges": h.make_hooks(push, pop, check),
+    }
+    if mode in parts:
+        pre, post = parts[mode]
         M.register_module_forward_pre_hook(pre)
         M.register_module_forward_hook(post, always_call=True)
     os.environ["CNN_DTYPE"] = "bf16"
