@@ -29,13 +29,22 @@ def run(mode, steps):
     import kprof_torch_hook as h
 
     check, push, pop = h._is_compiling_fn(torch), torch.cuda.nvtx.range_push, torch.cuda.nvtx.range_pop
+    def hooks(before, after):
+        """A pre and a post hook calling @before / @after and returning None (anything else
+        would replace the module's inputs or output)."""
+        def pre(mod, args):
+            before(mod)
+
+        def post(mod, args, out):
+            after(mod)
+
+        return pre, post
+
     parts = {
-        "noop": (lambda mod, args: None, lambda mod, args, out: None),
-        "check": (lambda mod, args: check() and None, lambda mod, args, out: check() and None),
-        "name": (lambda mod, args: h.module_message(mod) and None,
-                 lambda mod, args, out: h.module_message(mod) and None),
-        "nvtx": (lambda mod, args: push("kprof: nn.Module: X_0") and None,
-                 lambda mod, args, out: pop() and None),
+        "noop": hooks(lambda m: None, lambda m: None),
+        "check": hooks(lambda m: check(), lambda m: check()),
+        "name": hooks(h.module_message, h.module_message),
+        "nvtx": hooks(lambda m: push("kprof: nn.Module: X_0"), lambda m: pop()),
         "ranges": h.make_hooks(push, pop, check),
     }
     if mode in parts:
