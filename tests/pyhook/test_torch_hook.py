@@ -526,13 +526,22 @@ class Observer(unittest.TestCase):
             with rf("## Call CompiledFxGraph abc ##"):
                 with rf("odd, name", None, {"kernel_file": "k.py"}):
                     pass
+            # FX's generated code: __enter__ and __exit__ apart; an exit without an enter
+            # pops nothing, an entered one dropped without its exit pops once
+            rf("never entered").__exit__(None, None, None)
+            r = rf("## 0 ##"); r.__enter__(); r.__enter__()
+            del r
+            with rf("triton_" + "x" * 300, keyword_values={"kernel_hash": "h"}):
+                pass
             with torch.autograd.profiler.profile():
                 print(rf is not orig, torch._C._profiler._RecordFunctionFast is orig)
         ''', env_extra=self.env)
         self.assertEqual((rc, out.strip()), (0, "True True"), err)
         self.assertEqual(self.logged()[1:], [
             "start 1", "push triton_poi_fused_add_0, seq = -1", "pop 0",
-            "push ## Call CompiledFxGraph abc ##", "push odd, name", "pop 0", "pop 0", "stop 0"])
+            "push ## Call CompiledFxGraph abc ##", "push odd, name", "pop 0", "pop 0",
+            "push ## 0 ##", "pop 0",
+            "push triton_" + "x" * 248 + ", seq = -1", "pop 0", "stop 0"])
 
     def test_own_emit_nvtx_turns_the_observer_off(self):
         rc, out, err = run('''

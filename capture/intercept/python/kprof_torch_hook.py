@@ -244,10 +244,15 @@ def start_observer(torch, shapes):
         shutil.rmtree(tmp, ignore_errors=True)
     if obs is not None:
         try:
+            fast = _fast_ranges(obs)  # its exports looked up before anything starts
             obs.kprof_obs_start.argtypes = [ctypes.c_int]
             if obs.kprof_obs_start(int(bool(shapes))) == 0:
-                _st["obs"] = obs
-                _profiler_flag(torch, True, obs)
+                with _lock:  # step_aside() from another thread sees all of it or none
+                    if not _st["program_profiler"]:
+                        _st["obs"] = obs
+                        _profiler_flag(torch, True, fast)
+                        return True
+                obs.kprof_obs_stop()  # the program's profiler started meanwhile
                 return True
             why = "kprof-shim.so is not in this process"
         except AttributeError as e:
@@ -256,12 +261,12 @@ def start_observer(torch, shapes):
     return False
 
 
-def _profiler_flag(torch, on, obs=None):
+def _profiler_flag(torch, on, fast=None):
     """torch.autograd.profiler's "a profiler is on" flag, which emit_nvtx also sets: with it
     Dynamo marks compiled regions and Inductor wraps each Triton launch (and each autotuning
     run) in torch._C._profiler._RecordFunctionFast named after the kernel, which records only
     under a profiler state (emit_nvtx's, Kineto's), which the observer is not; so while the
-    flag is ours, that class is replaced by _fast_ranges' (@obs: the observer's library)."""
+    flag is ours, that class is replaced by @fast (_fast_ranges())."""
     f = getattr(torch.autograd.profiler, "_run_on_profiler_start" if on else
                 "_run_on_profiler_stop", None)
     if f is not None:
@@ -269,11 +274,11 @@ def _profiler_flag(torch, on, obs=None):
     prof = getattr(getattr(torch, "_C", None), "_profiler", None)
     if prof is None:
         return
-    if on and obs is not None and "fast_orig" not in _st:
+    if on and fast is not None and "fast_orig" not in _st:
         orig = getattr(prof, "_RecordFunctionFast", None)
         if orig is not None:
             _st["fast_orig"] = orig
-            prof._RecordFunctionFast = _fast_ranges(obs)
+            prof._RecordFunctionFast = fast
     elif not on and "fast_orig" in _st:
         prof._RecordFunctionFast = _st.pop("fast_orig")
 
@@ -282,32 +287,55 @@ def _profiler_flag(torch, on, obs=None):
 _KERNEL_KEYS = ("kernel_backend", "kernel_file", "kernel_hash")
 
 
+# capture/intercept/nvtxmsg.c: an op's name is at most this many bytes
+_OP_NAME_MAX = 255
+
+
 def _fast_ranges(obs):
     """A stand-in for torch._C._profiler._RecordFunctionFast(name, input_values=None,
-    keyword_values=None) opening kprof ranges through the observer: a kernel launch (Inductor's
-    keywords) reads as an op "NAME, seq = -1", as torch.profiler's Triton cpu_ops; anything
-    else (Dynamo's and AOTAutograd's labels) as a label.  No shapes: the launch's arguments are
-    not read (a Python walk per launch)."""
+    keyword_values=None) opening kprof ranges through the observer (@obs): a kernel launch
+    (Inductor's keywords) reads as an op "NAME, seq = -1", as torch.profiler's Triton cpu_ops
+    (a name past 255 bytes cut there); anything else (Dynamo's and AOTAutograd's labels) as a
+    label.  No shapes: the launch's arguments are not read (a Python walk per launch).
+    Its range is popped once: by __exit__ after __enter__, or, as torch's class ends its
+    RecordFunction when freed, when it is freed still open on the thread that opened it (FX's
+    generated code calls __enter__ and __exit__ apart, with no finally between)."""
     push, pop = obs.kprof_obs_range_push, obs.kprof_obs_range_pop
     push.argtypes, push.restype, pop.restype = [ctypes.c_char_p], ctypes.c_int, ctypes.c_int
+    ident = threading.get_ident
 
     class RecordFunctionFast:
-        __slots__ = ("_msg",)
+        __slots__ = ("_msg", "_open")
 
         def __init__(self, name, input_values=None, keyword_values=None):
+            self._open = None
             s = str(name)[:512]
             if isinstance(keyword_values, dict) and "," not in s and \
                     any(k in keyword_values for k in _KERNEL_KEYS):
-                s += ", seq = -1"
-            self._msg = s.encode("utf-8", "replace")
+                b = s.encode("utf-8", "replace")[:_OP_NAME_MAX]
+                self._msg = b.decode("utf-8", "ignore").encode() + b", seq = -1"
+            else:
+                self._msg = s.encode("utf-8", "replace")
 
         def __enter__(self):
-            push(self._msg)
+            if self._open is None:
+                push(self._msg)
+                self._open = ident()
             return self
 
         def __exit__(self, *exc):
-            pop()
+            if self._open is not None:
+                self._open = None
+                pop()
             return False
+
+        def __del__(self):
+            if self._open is not None and self._open == ident():
+                self._open = None
+                try:
+                    pop()
+                except Exception:  # interpreter shutdown
+                    pass
 
     return RecordFunctionFast
 
