@@ -498,6 +498,8 @@ def _activate():
     except Exception as e:
         _warn("activate", "kprof's torch hook: %s; no op or module ranges" % (e,))
         return
+    if _st["program_profiler"]:  # the program's profiler started meanwhile (step_aside)
+        return
     try:
         install_module_hooks(torch)
     except Exception as e:
