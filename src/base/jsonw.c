@@ -131,12 +131,21 @@ char *jw_format_double(char *buf, size_t cap, double v)
 		snprintf(buf, cap, "%.0f", v);
 		return buf;
 	}
-	/* the shortest %.Ng that strtod() reads back bit for bit (17 digits always do) */
-	for (int prec = 1; prec <= 17; prec++) {
-		snprintf(buf, cap, "%.*g", prec, v);
+	/*
+	 * The shortest %.Ng that strtod() reads back bit for bit (17 digits always do), by
+	 * bisection: if N digits read back, so do N + 1 (the N-digit decimal is one of N + 1
+	 * digits, so the nearest of N + 1 digits is at least as close to v).
+	 */
+	int lo = 1, hi = 17;
+	while (lo < hi) {
+		int mid = (lo + hi) / 2;
+		snprintf(buf, cap, "%.*g", mid, v);
 		if (strtod(buf, NULL) == v)
-			break;
+			hi = mid;
+		else
+			lo = mid + 1;
 	}
+	snprintf(buf, cap, "%.*g", lo, v);
 	return buf;
 }
 

@@ -14,6 +14,8 @@
  */
 #include "kprof/kernrole.h"
 
+#include <ctype.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kprof/arena.h"
@@ -45,10 +47,11 @@ static const char *const move[] = { "elementwise", "vectorized", "unrolled",   "
 				    "softmax",     "bias",       "swap01",     "activation",
 				    "gelu",        "relu",       NULL };
 
-static int any_of(const char *name, const char *const *frag)
+/* @lower: the name in lower case (the fragments are); strstr is vectorised, strcasestr not */
+static int any_of(const char *lower, const char *const *frag)
 {
 	for (; *frag; frag++)
-		if (strcasestr(name, *frag))
+		if (strstr(lower, *frag))
 			return 1;
 	return 0;
 }
@@ -57,13 +60,21 @@ enum kp_krole kernrole_of(const char *name)
 {
 	if (name == NULL)
 		return KROLE_MATH;
-	if (any_of(name, helper))
-		return KROLE_MOVE;
-	if (any_of(name, math))
-		return KROLE_MATH;
-	if (any_of(name, move))
-		return KROLE_MOVE;
-	return KROLE_MATH;
+	/* names up to this long are matched in a copy on the stack, longer ones in one of
+	 * their own */
+	char buf[1024], *lower = buf;
+	size_t n = strlen(name);
+	if (n >= sizeof(buf))
+		lower = xmalloc(n + 1);
+	for (size_t i = 0; i <= n; i++)
+		lower[i] = (char)tolower((unsigned char)name[i]);
+	enum kp_krole r = any_of(lower, helper) ? KROLE_MOVE
+			  : any_of(lower, math) ? KROLE_MATH
+			  : any_of(lower, move) ? KROLE_MOVE
+						: KROLE_MATH;
+	if (lower != buf)
+		free(lower);
+	return r;
 }
 
 int kernrole_mempath(const char *name, int is_memcpy)

@@ -5,6 +5,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 
+#include <string.h>
+
 #include <cmocka.h>
 
 #include "kprof/devdb.h"
@@ -52,6 +54,18 @@ static void math_library_helpers_and_generic_kernels_move_data(void **state)
 	};
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		assert_int_equal(kernrole_of(names[i]), KROLE_MOVE);
+	/* a name past the stack copy (1,024 bytes), in any case: its fragment still found */
+	char big[3000];
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	memcpy(big + 2000, "REDUCESPLITK", 12);
+	memcpy(big + 10, "Gemm", 4);
+	assert_int_equal(kernrole_of(big), KROLE_MOVE); /* a helper first, then math */
+	memcpy(big + 2000, "xxxxxxxxxxxx", 12);
+	assert_int_equal(kernrole_of(big), KROLE_MATH);
+	memcpy(big + 10, "xxxx", 4);
+	memcpy(big + 2990, "Relu", 4);
+	assert_int_equal(kernrole_of(big), KROLE_MOVE);
 }
 
 static void memcpy_kinds_map_to_their_path(void **state)
