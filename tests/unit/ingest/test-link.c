@@ -313,6 +313,32 @@ static void sparse_ids_link_like_dense_ones(void **state)
 	trace_free(&t);
 }
 
+/* Op "op@k", its launch and kernel "k@k" at ts 10k, with External id @ext and correlation
+ * @corr: one linked triple of the id-map tests below. */
+static void put_linked(FILE *f, long k, long long ext, long long corr)
+{
+	fprintf(f,
+		"{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"op%ld\",\"pid\":1,\"tid\":1,"
+		"\"ts\":%ld,\"dur\":5,\"args\":{\"External id\":%lld}},"
+		"{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,"
+		"\"tid\":1,\"ts\":%ld,\"dur\":1,\"args\":{\"External id\":%lld,"
+		"\"correlation\":%lld}},"
+		"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k%ld\",\"pid\":0,\"tid\":7,"
+		"\"ts\":%ld,\"dur\":1,\"args\":{\"correlation\":%lld,\"device\":0,\"stream\":7}},",
+		k, 10 * k, ext, 10 * k + 1, ext, corr, k, 10 * k + 2, corr);
+}
+
+/* The first @n GPU events each linked to their launch and to op "op<k>" (put_linked). */
+static void assert_each_linked(const struct kp_trace *t, long n)
+{
+	for (long k = 0; k < n; k++) {
+		char name[32];
+		snprintf(name, sizeof(name), "op%ld", k);
+		assert_int_equal(t->gpu[k].launch, (int32_t)k);
+		assert_int_equal(t->gpu[k].op, op_index(t, name, 0));
+	}
+}
+
 /*
  * Many sparse ids (the sorted map, over many buckets of its directory): every kernel finds
  * its launch and op; a repeated External id names the first op in file order.
@@ -328,15 +354,7 @@ static void sparse_ids_find_their_records_and_the_first_op_of_an_id(void **state
 	for (long k = 0; k < N; k++) {
 		/* clusters of ids far apart, as copies of one trace offset by a large id */
 		long long ext = (k % 7) * 1000000007LL + k * 13 + 1, corr = ext * 3 + 5;
-		fprintf(f,
-			"{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"op%ld\",\"pid\":1,\"tid\":1,"
-			"\"ts\":%ld,\"dur\":5,\"args\":{\"External id\":%lld}},"
-			"{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,"
-			"\"tid\":1,\"ts\":%ld,\"dur\":1,\"args\":{\"External id\":%lld,"
-			"\"correlation\":%lld}},"
-			"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k%ld\",\"pid\":0,\"tid\":7,"
-			"\"ts\":%ld,\"dur\":1,\"args\":{\"correlation\":%lld,\"device\":0,\"stream\":7}},",
-			k, 10 * k, ext, 10 * k + 1, ext, corr, k, 10 * k + 2, corr);
+		put_linked(f, k, ext, corr);
 	}
 	/* a second op with op0's id, and a kernel of that id with no launch: op0 wins */
 	fputs("{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"again\",\"pid\":1,\"tid\":1,"
@@ -352,12 +370,7 @@ static void sparse_ids_find_their_records_and_the_first_op_of_an_id(void **state
 	assert_int_equal(trace_load(&t, path, &o, &d), 0);
 	link_trace(&t);
 	assert_int_equal(t.ngpu, N + 1);
-	for (long k = 0; k < N; k++) {
-		char name[32];
-		snprintf(name, sizeof(name), "op%ld", k);
-		assert_int_equal(t.gpu[k].launch, (int32_t)k);
-		assert_int_equal(t.gpu[k].op, op_index(&t, name, 0));
-	}
+	assert_each_linked(&t, N);
 	assert_int_equal(gpu_op(&t, "k_nolaunch"), op_index(&t, "op0", 0));
 	trace_free(&t);
 }
@@ -378,15 +391,7 @@ static void stretches_of_ids_find_their_records(void **state)
 	fputs("{\"traceEvents\":[", f);
 	for (long k = 0; k < N; k++) {
 		long long ext = (k / 2000) * 500000LL + (k % 2000) * 2 + 1, corr = ext + 1000;
-		fprintf(f,
-			"{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"op%ld\",\"pid\":1,\"tid\":1,"
-			"\"ts\":%ld,\"dur\":5,\"args\":{\"External id\":%lld}},"
-			"{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,"
-			"\"tid\":1,\"ts\":%ld,\"dur\":1,\"args\":{\"External id\":%lld,"
-			"\"correlation\":%lld}},"
-			"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k%ld\",\"pid\":0,\"tid\":7,"
-			"\"ts\":%ld,\"dur\":1,\"args\":{\"correlation\":%lld,\"device\":0,\"stream\":7}},",
-			k, 10 * k, ext, 10 * k + 1, ext, corr, k, 10 * k + 2, corr);
+		put_linked(f, k, ext, corr);
 	}
 	/* correlation 1002 (between two ids of a stretch) and 250000 (between stretches) */
 	fputs("{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k_between\",\"pid\":0,\"tid\":7,"
@@ -402,12 +407,7 @@ static void stretches_of_ids_find_their_records(void **state)
 	assert_int_equal(trace_load(&t, path, &o, &d), 0);
 	link_trace(&t);
 	assert_int_equal(t.ngpu, N + 2);
-	for (long k = 0; k < N; k++) {
-		char name[32];
-		snprintf(name, sizeof(name), "op%ld", k);
-		assert_int_equal(t.gpu[k].launch, (int32_t)k);
-		assert_int_equal(t.gpu[k].op, op_index(&t, name, 0));
-	}
+	assert_each_linked(&t, N);
 	assert_int_equal(t.gpu[N].launch, -1);
 	assert_int_equal(t.gpu[N + 1].launch, -1);
 	trace_free(&t);
