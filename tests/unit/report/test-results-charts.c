@@ -317,6 +317,23 @@ static void written_and_read_back_draw_the_same(void **state)
 	results_free(&rs);
 }
 
+/* @rs written by results_write() as CSV into a new file @path (64 bytes; the caller
+ * removes it), its text in @text (@cap bytes, NUL-terminated). */
+static void csv_of(const struct kp_results *rs, char *path, char *text, size_t cap)
+{
+	char why[200];
+	snprintf(path, 64, "/tmp/kprof-rc-XXXXXX.csv");
+	int fd = mkstemps(path, 4);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(results_write(rs, path, why, sizeof(why)), 0);
+	FILE *f = fopen(path, "r");
+	assert_non_null(f);
+	size_t len = fread(text, 1, cap - 1, f);
+	fclose(f);
+	text[len] = 0;
+}
+
 /* A CSV's records sorted by metric (a spreadsheet's sort) read as the same cases. */
 static int cmp_line(const void *a, const void *b)
 {
@@ -328,19 +345,10 @@ static void records_in_any_order_find_their_case(void **state)
 	(void)state;
 	struct kp_results rs = { 0 };
 	fill(&rs);
-	char path[64], why[200];
-	snprintf(path, sizeof(path), "/tmp/kprof-rc-XXXXXX.csv");
-	int fd = mkstemps(path, 4);
-	assert_true(fd >= 0);
-	close(fd);
-	assert_int_equal(results_write(&rs, path, why, sizeof(why)), 0);
-	FILE *f = fopen(path, "r");
-	assert_non_null(f);
+	char path[64];
 	static char text[1 << 20];
-	size_t len = fread(text, 1, sizeof(text) - 1, f);
-	fclose(f);
+	csv_of(&rs, path, text, sizeof(text));
 	unlink(path);
-	text[len] = 0;
 	/* the header, then the records sorted on their text (metric_name is not the first
 	 * column: each metric's records end up apart from their case's others) */
 	char *lines[4096], *save = NULL;
@@ -438,18 +446,9 @@ static void csv_formulas_are_quoted_and_read_back(void **state)
 	fill(&rs);
 	snprintf(rs.device, sizeof(rs.device), "=cmd|' /C calc'!A0");
 	snprintf(rs.r[0].backend, sizeof(rs.r[0].backend), "@SUM(1+1)");
-	char path[64], why[200];
-	snprintf(path, sizeof(path), "/tmp/kprof-rc-XXXXXX.csv");
-	int fd = mkstemps(path, 4);
-	assert_true(fd >= 0);
-	close(fd);
-	assert_int_equal(results_write(&rs, path, why, sizeof(why)), 0);
-	FILE *f = fopen(path, "r");
-	assert_non_null(f);
+	char path[64];
 	static char text[1 << 20];
-	size_t len = fread(text, 1, sizeof(text) - 1, f);
-	fclose(f);
-	text[len] = 0;
+	csv_of(&rs, path, text, sizeof(text));
 	assert_null(strstr(text, ",=cmd"));
 	assert_non_null(strstr(text, ",\"'=cmd|' /C calc'!A0\","));
 	assert_non_null(strstr(text, ",\"'@SUM(1+1)\","));
