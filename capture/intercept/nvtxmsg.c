@@ -121,7 +121,11 @@ static int parse_ids(const char **pp, struct kp_nvtx_msg *m, char *why, size_t w
 	}
 }
 
-/* "[float, , c10::BFloat16]": a type name per input, "" for one that is not a tensor */
+/*
+ * "[float, , c10::BFloat16]": a type name per input, "" for one that is not a tensor; after
+ * the sizes (m->nslots), so "[]" is one "" for one input (kprof_torch_obs.cpp writes a lone
+ * non-tensor so) and none for none.
+ */
 static int parse_dtypes(const char **pp, struct kp_nvtx_msg *m, char *why, size_t whylen)
 {
 	if (expect(pp, '['))
@@ -130,6 +134,10 @@ static int parse_dtypes(const char **pp, struct kp_nvtx_msg *m, char *why, size_
 	const char *p = skip_sp(*pp);
 	if (*p == ']') {
 		*pp = p + 1;
+		if (m->nslots == 1) {
+			m->dtype[0][0] = '\0';
+			m->ndtypes = 1;
+		}
 		return 0;
 	}
 	for (;;) {
@@ -238,11 +246,6 @@ int nvtxmsg_parse(const char *msg, struct kp_nvtx_msg *m, char *why, size_t whyl
 				return fail(why, whylen, "dtypes before sizes");
 			if (parse_dtypes(&v, m, why, whylen))
 				return -1;
-			/* one input without a type is written "[]" too (kprof_torch_obs.cpp) */
-			if (m->ndtypes == 0 && m->nslots == 1) {
-				m->dtype[0][0] = '\0';
-				m->ndtypes = 1;
-			}
 			if (m->ndtypes != m->nslots)
 				return fail(why, whylen, "dtypes: not one per input");
 		} else if (kl == 8 && !strncmp(p, "concrete", 8)) {
