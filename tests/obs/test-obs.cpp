@@ -155,6 +155,27 @@ static void unreadable_and_oversized(void)
 	std::vector<at::Tensor> big(2000, T({ 1024, 1024, 8 }));
 	expect(call("aten::cat", 7, { IValue::list(big) }), "aten::cat, seq = 7");
 	CHECK(kprof_obs_truncated() == 1, "one truncated, got %llu", kprof_obs_truncated());
+	/* past what nvtxmsg.c reads (64 inputs, 8 dims): no sizes, so the op stays an op;
+	 * a type name over 31 bytes: "" (no type) */
+	std::vector<at::Tensor> params(65, T({ 4 }));
+	expect(call("aten::_foreach_add_", 8, { IValue::list(params) }), "aten::_foreach_add_, seq = 8");
+	expect(call("aten::view", 9, { IValue::of(T({ 1, 1, 1, 1, 1, 1, 1, 1, 1 })) }),
+	       "aten::view, seq = 9");
+	std::vector<at::Tensor> sixty_four(64, T({ 4 }));
+	std::string want = "aten::_foreach_mul_, seq = 10, sizes = [[4]";
+	for (int i = 1; i < 64; i++)
+		want += ", [4]";
+	want += "], dtypes = [c10::BFloat16";
+	for (int i = 1; i < 64; i++)
+		want += ", c10::BFloat16";
+	want += "], concrete = [\"\"";
+	for (int i = 1; i < 64; i++)
+		want += ", \"\"";
+	want += "]";
+	expect(call("aten::_foreach_mul_", 10, { IValue::list(sixty_four) }), want.c_str());
+	expect(call("aten::neg", 11, { IValue::of(T({ 2 }, "c10::SomeTypeWithAVeryLongNameIndeed")) }),
+	       "aten::neg, seq = 11, sizes = [[2]], dtypes = [], concrete = [\"\"]");
+	CHECK(kprof_obs_truncated() == 3, "three left without sizes, got %llu", kprof_obs_truncated());
 	kprof_obs_stop();
 }
 

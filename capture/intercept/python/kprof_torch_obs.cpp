@@ -45,6 +45,10 @@ std::atomic<bool> g_said{ false };
 char g_first_error[256]; /* what the first of them said */
 
 constexpr size_t MSG_MAX = 8192;
+/* what capture/intercept/nvtxmsg.c reads (hostops.h NVTX_MAX_SLOTS, NVTX_MAX_DIMS, the size
+ * of kp_nvtx_msg.dtype): past them a message would not parse, and its range would not be an
+ * op, so the sizes are left out instead, as for a message over MSG_MAX */
+constexpr size_t MAX_SLOTS = 64, MAX_DIMS = 8, MAX_TYPE = 31;
 
 /* kprof_obs_start's modes: names only; names, sizes and types (the hook's); and, for
  * bench/torch-obs-cost.py only, RecordFunction's inputs asked for but not read, and sizes
@@ -85,7 +89,9 @@ void dims(buf &b, const at::Tensor &t)
 	b.put("[", 1);
 	if (t.defined() && !t.is_nested() && !t.unsafeGetTensorImpl()->has_symbolic_sizes_strides()) {
 		auto s = t.sizes();
-		for (size_t i = 0; i < s.size(); i++) {
+		if (s.size() > MAX_DIMS)
+			b.full = true;
+		for (size_t i = 0; i < s.size() && !b.full; i++) {
 			if (i)
 				b.put(", ", 2);
 			b.num(s[i]);
@@ -162,6 +168,10 @@ void shapes(buf &b, const at::RecordFunction &fn, bool types)
 	size_t n = 0;
 	b.put(", sizes = [", 11);
 	slots(fn, [&](const at::Tensor *t, const c10::IValue *v) {
+		if (n == MAX_SLOTS)
+			b.full = true;
+		if (b.full)
+			return;
 		if (n++) {
 			b.put(", ", 2);
 			bt.put(", ", 2);
@@ -175,7 +185,8 @@ void shapes(buf &b, const at::RecordFunction &fn, bool types)
 			return;
 		if (t && t->defined()) {
 			auto name = t->dtype().name();
-			bt.put(name.data(), name.size());
+			if (name.size() <= MAX_TYPE)
+				bt.put(name.data(), name.size());
 		}
 		concrete(bc, v);
 	});
