@@ -21,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 
 PROG = "kprof-dask"
 # kprof's exit statuses (README.md "Exit status")
@@ -158,8 +159,9 @@ def failure(exc):
 def build_tree(client, o, paths):
     """Submit the leaves and the merges; returns (leaves, merges, root)."""
     cwd = os.getcwd()
+    run_id = uuid.uuid4().hex[:8]  # two drivers on one scheduler share no task key
     shards = [paths[i:i + o.shard_size] for i in range(0, len(paths), o.shard_size)]
-    leaves = [client.submit(analyze_shard, o.kprof, cwd, s, key=f"kprof-analyze-{i}",
+    leaves = [client.submit(analyze_shard, o.kprof, cwd, s, key=f"kprof-analyze-{run_id}-{i}",
                             pure=False) for i, s in enumerate(shards)]
     level, merges, lv = leaves, [], 0
     while True:
@@ -167,7 +169,7 @@ def build_tree(client, o, paths):
         last = len(level) <= o.fan_in
         fmt = o.format if last else "json"
         nxt = [client.submit(merge_summaries, o.kprof, fmt, lv, g, *level[i:i + o.fan_in],
-                             key=f"kprof-merge-{lv}-{g}", pure=False)
+                             key=f"kprof-merge-{run_id}-{lv}-{g}", pure=False)
                for g, i in enumerate(range(0, len(level), o.fan_in))]
         merges += nxt
         level = nxt

@@ -37,6 +37,11 @@ for prog in cnn_train llama_block; do
 		"$KPROF" capture --no-torch-shapes -o "$DIR/$prog.light.json" -- python3 "$py" plain "$N" >"$DIR/$prog.light.$r" 2>&1
 		python3 "$py" profiler "$N" "$DIR/$prog.prof.json" >"$DIR/$prog.prof.$r" 2>&1
 	done
+	# the hook column times the op observer: a run that fell back to emit_nvtx would not
+	for r in $(seq "$R"); do
+		! grep -q "no op observer" "$DIR/$prog.hook.$r" ||
+			{ echo "FAIL: $prog round $r: the hook fell back to emit_nvtx"; fail=1; }
+	done
 	for m in plain hook nvtx off light prof; do
 		for r in $(seq "$R"); do step_ms "$DIR/$prog.$m.$r"; done | best >"$DIR/$prog.$m.best"
 	done

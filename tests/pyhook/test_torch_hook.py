@@ -406,7 +406,7 @@ import os, subprocess, sys
 with open(os.environ["FAKE_LOG"], "a") as f:
     f.write("cxx %%s\n" %% " ".join(a for a in sys.argv[1:4]))
 if os.environ.get("FAKE_CXX_FAIL") == "color":
-    sys.stderr.write("x.cpp:1: \x1b[31merror\x1b[0m: boom\n")
+    sys.stderr.write("x.cpp:1: \x1b[31merror\x1b[0m: boom \x9b2J\n")
     sys.exit(1)
 if os.environ.get("FAKE_CXX_FAIL"):
     sys.stderr.write("kprof_torch_obs.cpp:17:10: fatal error: ATen/record_function.h: No such file\n")
@@ -568,8 +568,21 @@ class Observer(unittest.TestCase):
     def test_a_compilers_control_characters_are_escaped(self):
         rc, out, err = run(self.BODY, env_extra=dict(self.env, FAKE_CXX_FAIL="color"))
         self.assertEqual(rc, 0, err)
-        self.assertIn("(fakecxx -std=c++20: x.cpp:1: \\x1b[31merror\\x1b[0m: boom)", err)
+        self.assertIn("(fakecxx -std=c++20: x.cpp:1: \\x1b[31merror\\x1b[0m: boom \\x9b2J)", err)
         self.assertNotIn("\x1b", err)
+        self.assertNotIn("\x9b", err)  # C1's CSI too
+
+    def test_no_stderr_still_builds_and_starts_the_observer(self):
+        rc, out, err = run('''
+            import sys
+            from model import *
+            sys.stderr = None                # a daemon's, or closed by the program
+            torch.cuda._lazy_init()
+            model(1)
+            print(len(ranges()), [e for e in torch.EVENTS if e[0] == "nvtx"])
+        ''', env_extra=self.env)
+        self.assertEqual((rc, out.strip()), (0, "8 []"), err)
+        self.assertEqual(self.logged(), ["cxx -std=c++17 -O2 -DNDEBUG", "start 1"])
 
     def test_without_kprof_shim_falls_back(self):
         rc, out, err = run(self.BODY, env_extra=dict(self.env, FAKE_OBS_RC="-1"))

@@ -58,17 +58,23 @@ def _prog():
     return os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else "python"
 
 
+def _say(msg):
+    """"kprof: @msg" on stderr, if there is one.  Texts from outside (a compiler's message, a
+    path) reach a terminal: control, format and separator characters are escaped."""
+    msg = "".join(c if c.isprintable() else "\\x%02x" % ord(c) if ord(c) < 256
+                  else "\\u%04x" % ord(c) for c in str(msg))
+    try:
+        sys.stderr.write("kprof: %s\n" % msg)
+        sys.stderr.flush()
+    except Exception:
+        pass
+
+
 def _warn(key, msg):
     if key in _st["warned"]:
         return
     _st["warned"].add(key)
-    # texts from outside (a compiler's message, a path) reach a terminal: no control characters
-    msg = "".join(c if " " <= c != "\x7f" else "\\x%02x" % ord(c) for c in str(msg))
-    try:
-        sys.stderr.write("kprof: warning: %s\n" % msg)
-        sys.stderr.flush()
-    except Exception:
-        pass
+    _say("warning: " + str(msg))
 
 
 def enabled_by_env(environ=None):
@@ -201,9 +207,7 @@ def _private_cache(cdir):
 
 
 def _build(cxx, src, inc, lib, abi, so):
-    sys.stderr.write("kprof: building kprof's op observer for this torch (once, into %s)\n"
-                     % os.path.dirname(so))
-    sys.stderr.flush()
+    _say("building kprof's op observer for this torch (once, into %s)" % os.path.dirname(so))
     fd, tmp = tempfile.mkstemp(prefix=".kprof_torch_obs-", suffix=".so", dir=os.path.dirname(so))
     os.close(fd)
     why = "the compiler failed"
@@ -220,6 +224,7 @@ def _build(cxx, src, inc, lib, abi, so):
             except (OSError, subprocess.TimeoutExpired) as e:
                 return None, "cannot run %s: %s" % (cxx, e)
             if p.returncode == 0:
+                os.chmod(tmp, 0o755)  # a linker that writes anew leaves the umask's mode
                 os.replace(tmp, so)
                 return so, None
             err = [l for l in p.stderr.decode("utf-8", "replace").splitlines() if "error" in l]
@@ -232,7 +237,10 @@ def _build(cxx, src, inc, lib, abi, so):
 
 def start_observer(torch, shapes):
     """The op observer on (True), or a warning and False: emit_nvtx does the job instead."""
-    so, why = observer_so(torch)
+    try:
+        so, why = observer_so(torch)
+    except Exception as e:  # an unforeseen failure of the build: emit_nvtx still
+        so, why = None, "cannot build it: %s" % (e,)
     obs = None
     if so is not None:
         try:
