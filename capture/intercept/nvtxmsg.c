@@ -191,6 +191,13 @@ static int parse_conc(const char **pp, struct kp_nvtx_msg *m, char *why, size_t 
 	}
 }
 
+/* nvtxmsg_parse() clears what comes before the observer's texts, which must stay last */
+_Static_assert(offsetof(struct kp_nvtx_msg, dtype) > offsetof(struct kp_nvtx_msg, nconc) &&
+		       offsetof(struct kp_nvtx_msg, conc) > offsetof(struct kp_nvtx_msg, dtype) &&
+		       sizeof(struct kp_nvtx_msg) - offsetof(struct kp_nvtx_msg, conc) ==
+			       sizeof(((struct kp_nvtx_msg *)0)->conc),
+	       "kp_nvtx_msg: dtype and conc last");
+
 int nvtxmsg_parse(const char *msg, struct kp_nvtx_msg *m, char *why, size_t whylen)
 {
 	memset(m, 0, offsetof(struct kp_nvtx_msg, dtype)); /* the texts are read up to their counts */

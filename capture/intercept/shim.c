@@ -1010,7 +1010,9 @@ static uint64_t drain_ranges(kp_drain_fn fn, void *arg)
 			struct kp_hcall c;
 			memset(&c, 0, sizeof(c));
 			c.kind = r->kind;
-			c.flags = r->open ? HCF_OPEN : 0;
+			/* its owner may be closing it now (end_ns, then open, plain stores): a
+			 * range with no end yet is open whatever open says */
+			c.flags = r->open || !r->end_ns ? HCF_OPEN : 0;
 			c.start_ns = r->start_ns, c.end_ns = r->end_ns;
 			c.pid = r->pid, c.tid = r->tid;
 			c.ext = r->ext;
