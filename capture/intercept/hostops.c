@@ -696,15 +696,18 @@ static int emit_range(struct ctx *x, const struct kp_hcall *c, struct kp_hostops
 	}
 	/*
 	 * kprof's op observer's own texts: the arguments the program passed, over the library
-	 * call's (which then are not said to be where they came from)
+	 * call's; the call is named only while a text of its own is left (the observer writes
+	 * no bool list: a backward's output_mask stays the call's)
 	 */
-	for (int i = 0; op && i < m.nconc; i++) {
-		if (!m.conc[i][0])
-			continue;
-		if (ca.conc[i])
-			from_key = NULL;
-		ca.conc[i] = m.conc[i];
+	int from_call = 0;
+	for (int i = 0; i < NVTX_MAX_SLOTS; i++) {
+		int own = op && i < m.nconc && m.conc[i][0];
+		from_call |= ca.conc[i] && !own;
+		if (own)
+			ca.conc[i] = m.conc[i];
 	}
+	if (!from_call)
+		from_key = NULL;
 	char *args = nvtx_args(p == 0 && !m.label ? &m : NULL, dts, c->domain, ca.conc, from_key,
 			       ca.from);
 	if (p == 0 && !m.label && m.seq >= 0 && args)

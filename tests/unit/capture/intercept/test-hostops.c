@@ -1390,10 +1390,52 @@ static void observer_arguments_give_a_convolution_its_flops(void **state)
 	ctrace_free(&t);
 }
 
+/*
+ * A conv backward with a cuDNN call under it and the observer's texts: the program's own
+ * arguments win, and the call stays named while a text of its own is left (output_mask, which
+ * the observer does not write); with every slot the program's, the call is not named.
+ */
+static void observer_texts_over_a_cudnn_call_keep_its_name_for_what_is_left(void **state)
+{
+	(void)state;
+	const int32_t x[4] = { 32, 64, 56, 56 }, w[4] = { 128, 64, 3, 3 }, y[4] = { 32, 128, 28, 28 };
+	static const char *const mask[2] = { "\"\"", "\"[True, False, False]\"" };
+	for (int k = 0; k < 2; k++) {
+		struct kp_ctrace t;
+		ctrace_init(&t);
+		char msg[1024];
+		snprintf(msg, sizeof(msg),
+			 "aten::convolution_backward, seq = 12, sizes = [[32, 128, 28, 28], "
+			 "[32, 64, 56, 56], [128, 64, 3, 3], [], [], [], [], [], [], [], []], dtypes = "
+			 "[c10::BFloat16, c10::BFloat16, c10::BFloat16, , , , , , , , ], concrete = "
+			 "[\"\", \"\", \"\", \"\", \"[2, 2]\", \"[1, 1]\", \"[1, 1]\", \"False\", "
+			 "\"[0, 0]\", \"1\", %s]",
+			 mask[k]);
+		add_range(&t, msg, T0 + 20000, T0 + 39000, 3);
+		add_call(&t, conv_of(CONV_BWD_DATA, x, w, y, 2, 1), T0 + 21000, T0 + 28000, 4);
+		add_kernel(&t, 11, T0 + 22000, 4, "sm90_xmma_dgrad_implicit_gemm_bf16bf16_bf16f32");
+		add_call(&t, conv_of(CONV_BWD_FILTER, x, w, y, 2, 1), T0 + 29000, T0 + 38000, 5);
+		add_kernel(&t, 12, T0 + 30000, 5, "sm90_xmma_wgrad_implicit_gemm_bf16bf16_bf16f32");
+		struct kp_hostops_stats st;
+		assert_int_equal(hostops_emit(&t, &st, NULL), 0);
+		const char *a = span_args(&t, "aten::convolution_backward");
+		assert_non_null(a);
+		/* the mask: cuDNN's two gradients, or the program's text */
+		assert_non_null(strstr(a, k ? "\"1\",\"[True, False, False]\"]"
+					    : "\"1\",\"[True, True, False]\"]"));
+		if (k)
+			assert_null(strstr(a, "kprof conv args from"));
+		else
+			assert_non_null(strstr(a, "\"kprof conv args from\":\"cudnnBackendExecute\""));
+		ctrace_free(&t);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(lt_descriptors_give_the_gemm_shape),
+		cmocka_unit_test(observer_texts_over_a_cudnn_call_keep_its_name_for_what_is_left),
 		cmocka_unit_test(gemm_calls_are_laid_out_as_aten_ops),
 		cmocka_unit_test(sdpa_calls_are_laid_out_as_aten_ops),
 		cmocka_unit_test(library_ops_get_closed_form_flops),
