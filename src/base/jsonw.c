@@ -134,7 +134,9 @@ char *jw_format_double(char *buf, size_t cap, double v)
 	/*
 	 * The shortest %.Ng that strtod() reads back bit for bit (17 digits always do), by
 	 * bisection: if N digits read back, so do N + 1 (the N-digit decimal is one of N + 1
-	 * digits, so the nearest of N + 1 digits is at least as close to v).
+	 * digits, so the nearest of N + 1 digits is at least as close to v).  Closer could
+	 * still fall outside where v's rounding interval is uneven (v a power of two):
+	 * tests/unit/base/test-jsonw.c checks every power of two against the plain search.
 	 */
 	int lo = 1, hi = 17;
 	while (lo < hi) {

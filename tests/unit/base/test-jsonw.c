@@ -100,11 +100,13 @@ static void doubles_are_the_shortest_text_that_reads_back(void **state)
 	/* the shortest: as the plain search from 1 digit up finds it, on ratios, times and
 	 * percentages with 1 to 17 significant digits */
 	unsigned long long x = 88172645463325252ull;
-	for (int i = 0; i < 20000; i++) {
+	for (int i = 0; i < 20000 + 2 * 2098; i++) {
 		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
 		double v = (double)(x >> 11) / (double)(1ull << (x % 53)) * (i % 2 ? 1 : -1);
 		if (i % 3 == 0)
 			v = (double)(x % 100000) / 1000.0; /* few digits */
+		if (i >= 20000) /* every power of two, where rounding intervals are uneven */
+			v = ldexp(i % 2 ? 1.0 : 3.0, (i - 20000) / 2 - 1074);
 		char want[40];
 		for (int prec = 1; prec <= 17; prec++) {
 			snprintf(want, sizeof(want), "%.*g", prec, v);
