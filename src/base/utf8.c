@@ -236,3 +236,22 @@ void utf8_fputs_visible(const char *s, FILE *fp)
 	}
 	fwrite(p + run, 1, n - run, fp);
 }
+
+/*
+ * Whether a spreadsheet would read @s as a formula (OWASP, CSV injection): it starts with
+ * '=', '+', '@', a tab or CR, or '-' that does not start a number ("-1.5" stays a number).
+ * Also such a text behind "'"s, so that the "'" src/report/table.c puts before a formula
+ * and src/ingest/results-read.c takes off again are one rule: "'=x" is written "''=x".
+ */
+int utf8_csv_formula(const char *s)
+{
+	while (s[0] == '\'')
+		s++;
+	if (strchr("=+@\t\r", s[0]) && s[0])
+		return 1;
+	if (s[0] != '-' || !s[1])
+		return 0;
+	char *end;
+	strtod(s, &end);
+	return end == s || *end;
+}

@@ -344,7 +344,7 @@ static int csv_next(const char **s, const char *end, char *buf, size_t cap)
 	if (q)
 		return -1;
 	/* a field kprof quoted as a would-be formula ("'=...": table_csv_field) reads as written */
-	if (quoted && buf[0] == '\'' && buf[1] && strchr("=+@-\t\r", buf[1]))
+	if (quoted && buf[0] == '\'' && utf8_csv_formula(buf + 1))
 		memmove(buf, buf + 1, n);
 	int eol = p >= end || *p != ',';
 	if (p < end && *p == '\r')

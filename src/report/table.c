@@ -45,28 +45,13 @@ static const struct kp_cell *cell_at(const struct kp_table *tb, size_t row, int 
 /* ---- csv ---- */
 
 /*
- * Whether a spreadsheet would read @s as a formula (OWASP, CSV injection): it starts with
- * '=', '+', '@', a tab or CR, or '-' that does not start a number ("-1.5" stays a number).
- */
-static int csv_formula(const char *s)
-{
-	if (strchr("=+@\t\r", s[0]) && s[0])
-		return 1;
-	if (s[0] != '-' || !s[1])
-		return 0;
-	char *end;
-	strtod(s, &end);
-	return end == s || *end;
-}
-
-/*
  * A string field: escaped (utf8_visible), a would-be formula quoted with a leading "'"
  * so it reads as text, quoted when it holds ',', '"' or a line break (RFC 4180).
  */
 static void csv_put(FILE *fp, const char *s, struct kp_visbuf *vb)
 {
 	s = utf8_visible(s, vb);
-	int formula = csv_formula(s);
+	int formula = utf8_csv_formula(s);
 	if (!formula && !strpbrk(s, ",\"\r\n")) {
 		fputs(s, fp);
 		return;

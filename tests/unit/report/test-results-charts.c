@@ -446,9 +446,16 @@ static void csv_formulas_are_quoted_and_read_back(void **state)
 	fill(&rs);
 	snprintf(rs.device, sizeof(rs.device), "=cmd|' /C calc'!A0");
 	snprintf(rs.r[0].backend, sizeof(rs.r[0].backend), "@SUM(1+1)");
+	/* a text that starts with "'" itself, before a formula or not, and "-" text */
+	snprintf(rs.r[1].backend, sizeof(rs.r[1].backend), "'-a,b");
+	snprintf(rs.r[2].backend, sizeof(rs.r[2].backend), "'plain");
+	snprintf(rs.r[3].backend, sizeof(rs.r[3].backend), "-a");
 	char path[64];
 	static char text[1 << 20];
 	csv_of(&rs, path, text, sizeof(text));
+	assert_non_null(strstr(text, ",\"''-a,b\","));
+	assert_non_null(strstr(text, ",'plain,"));
+	assert_non_null(strstr(text, ",\"'-a\","));
 	assert_null(strstr(text, ",=cmd"));
 	assert_non_null(strstr(text, ",\"'=cmd|' /C calc'!A0\","));
 	assert_non_null(strstr(text, ",\"'@SUM(1+1)\","));
@@ -458,6 +465,9 @@ static void csv_formulas_are_quoted_and_read_back(void **state)
 	unlink(path);
 	assert_string_equal(back.device, rs.device);
 	assert_string_equal(back.r[0].backend, "@SUM(1+1)");
+	assert_string_equal(back.r[1].backend, "'-a,b");
+	assert_string_equal(back.r[2].backend, "'plain");
+	assert_string_equal(back.r[3].backend, "-a");
 	results_free(&back);
 	results_free(&rs);
 }
