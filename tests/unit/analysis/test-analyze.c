@@ -557,6 +557,69 @@ static void load_testdata(struct kp_trace *t, const char *name)
 	link_trace(t);
 }
 
+static int cmp_ll(const void *a, const void *b)
+{
+	long long x = *(const long long *)a, y = *(const long long *)b;
+	return (x > y) - (x < y);
+}
+
+/*
+ * A kernel row's median (the mean of the two middle ones of an even count), min and max by
+ * src/analysis/analyze.c's selection, against a sort, on orders that stress it: few distinct
+ * values (long runs of ties), all equal, descending, organ pipe, random; odd and even counts.
+ */
+static void medians_by_selection_match_a_sort(void **state)
+{
+	(void)state;
+	enum { N = 6001 };
+	static long long dur[N], sorted[N];
+	for (int shape = 0; shape < 5; shape++)
+		for (int n = N - 1; n <= N; n++) {
+			unsigned long long x = 2463534242ull + (unsigned)shape;
+			for (int i = 0; i < n; i++) {
+				x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+				dur[i] = shape == 0   ? 1000 + (long long)(x % 3)
+					 : shape == 1 ? 777
+					 : shape == 2 ? 100000 - i
+					 : shape == 3 ? 1000 + (i < n / 2 ? i : n - i)
+						      : 1000 + (long long)(x % 100000);
+			}
+			char tp[] = "/tmp/kprof-test-median-XXXXXX";
+			int fd = mkstemp(tp);
+			assert_true(fd >= 0);
+			FILE *f = fdopen(fd, "w");
+			assert_non_null(f);
+			fputs("{\"traceEvents\":[", f);
+			for (int i = 0; i < n; i++)
+				fprintf(f,
+					"%s{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,"
+					"\"tid\":7,\"ts\":%d,\"dur\":%lld.%03lld,\"args\":{}}",
+					i ? "," : "", 200 * i, dur[i] / 1000, dur[i] % 1000);
+			fputs("]}", f);
+			assert_int_equal(fclose(f), 0);
+			struct kp_trace t;
+			struct kp_diag d = { 0 };
+			struct kp_load_opts lo = { 0 };
+			assert_int_equal(trace_load(&t, tp, &lo, &d), 0);
+			unlink(tp);
+			link_trace(&t);
+			struct kp_analyze_opts o = { .group = GROUP_KERNEL, .db = &db };
+			struct kp_report r;
+			assert_int_equal(analyze_run(&t, &o, &r), 0);
+			memcpy(sorted, dur, (size_t)n * sizeof(*dur));
+			qsort(sorted, (size_t)n, sizeof(*sorted), cmp_ll);
+			long long med = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+			const struct kp_row *k = row(&r, "k");
+			assert_non_null(k);
+			assert_int_equal(k->calls, n);
+			assert_int_equal(k->med_ns, med);
+			assert_int_equal(k->min_ns, sorted[0]);
+			assert_int_equal(k->max_ns, sorted[n - 1]);
+			analyze_free(&r);
+			trace_free(&t);
+		}
+}
+
 /*
  * torch211-h100/block_bf16.json, counted by hand (python3 over the JSON, ts and dur in ns):
  * trace span = first start to last end over cpu_op, cuda_runtime/cuda_driver and GPU events
@@ -653,6 +716,7 @@ int main(void)
 		cmocka_unit_test(op_shape_rows_split_their_work_by_signature),
 		cmocka_unit_test(op_rows_give_every_figure_per_op_call),
 		cmocka_unit_test(spans_and_per_call_figures_match_a_count_by_hand),
+		cmocka_unit_test(medians_by_selection_match_a_sort),
 		cmocka_unit_test(the_unlaunched_prefix_is_counted_then_left_out_on_request),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
