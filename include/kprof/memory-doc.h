@@ -19,6 +19,11 @@ void memory_doc(struct kp_doc *doc, const struct kp_memrep *m, long top);
 const char *memory_type_name(int type);
 /* "cuda:0", "cpu", "hip:1", "device type 12:0" into @buf. */
 const char *memory_dev_name(const struct kp_mem_dev *d, char *buf, size_t cap);
+/* memory_dev_name(), and " (pid N)" after it when @m's devices are of several processes
+ * (two ranks' cuda:0 in one trace): how the memory report, its charts and diff --memory name
+ * a device */
+const char *memory_dev_label(const struct kp_memrep *m, const struct kp_mem_dev *d, char *buf,
+			     size_t cap);
 /* "189.22 MiB" (binary units, two decimals; plain bytes under 1 KiB) into @buf. */
 const char *memory_bytes(char *buf, size_t cap, int64_t bytes);
 

@@ -101,30 +101,15 @@ static void fill_dev(struct kp_memdiff_dev *md)
 		join_ops(md);
 }
 
-/* Each device's name, and its process's id where two devices of the join share the name
- * (two ranks' cuda:0 in one trace), as memory-doc.c names them. */
-static void label_devs(struct kp_memdiff *md)
+/* Each device's name as the memory report of its side names it (memory_dev_label; a pair:
+ * the base's). */
+static void label_devs(struct kp_memdiff *md, const struct kp_memrep *b, const struct kp_memrep *n)
 {
 	for (size_t i = 0; i < md->ndevs; i++) {
 		struct kp_memdiff_dev *d = &md->devs[i];
-		memory_dev_name(d->base ? d->base : d->new, d->label, sizeof(d->label));
+		memory_dev_label(d->base ? b : n, d->base ? d->base : d->new, d->label,
+				 sizeof(d->label));
 	}
-	/* names only, for the comparison: a suffix added below does not count */
-	char(*names)[64] = xmalloc((md->ndevs + 1) * sizeof(*names));
-	for (size_t i = 0; i < md->ndevs; i++)
-		memcpy(names[i], md->devs[i].label, sizeof(names[i]));
-	for (size_t i = 0; i < md->ndevs; i++) {
-		const struct kp_mem_dev *e = md->devs[i].base ? md->devs[i].base : md->devs[i].new;
-		int shared = 0;
-		for (size_t j = 0; j < md->ndevs && !shared; j++)
-			shared = j != i && !strcmp(names[j], names[i]);
-		if (shared && e->pid >= 0) {
-			char *l = md->devs[i].label;
-			size_t n = strlen(l);
-			snprintf(l + n, sizeof(md->devs[i].label) - n, " (pid %" PRId64 ")", e->pid);
-		}
-	}
-	free(names);
 }
 
 void memdiff_join(struct kp_memdiff *md, const struct kp_memrep *b, const struct kp_memrep *n)
@@ -142,7 +127,7 @@ void memdiff_join(struct kp_memdiff *md, const struct kp_memrep *b, const struct
 			md->devs[md->ndevs++] = (struct kp_memdiff_dev){ .new = &n->devs[i] };
 	for (size_t i = 0; i < md->ndevs; i++)
 		fill_dev(&md->devs[i]);
-	label_devs(md);
+	label_devs(md, b, n);
 }
 
 size_t memdiff_gate(const struct kp_memdiff *md, double limit_pct, struct kp_memgate_hit *hits,

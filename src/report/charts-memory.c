@@ -105,9 +105,7 @@ static void device_chart(struct kp_doc *doc, const struct kp_memrep *m, const st
 	char name[32], jkey[32], dn[48], title[96], b[1024], bw[32];
 	snprintf(name, sizeof(name), i ? "memory-%zu" : "memory", i + 1);
 	snprintf(jkey, sizeof(jkey), i ? "memory_chart_%zu" : "memory_chart", i + 1);
-	memory_dev_name(d, dn, sizeof(dn));
-	if (m->ngpu > 1 && d->pid >= 0 && m->devs[0].pid != m->devs[m->ngpu - 1].pid)
-		snprintf(dn + strlen(dn), sizeof(dn) - strlen(dn), " (pid %" PRId64 ")", d->pid);
+	memory_dev_label(m, d, dn, sizeof(dn));
 	snprintf(title, sizeof(title), "Device memory over time: %s", dn);
 	struct kp_chart *ch = doc_chart(doc, arena_strdup(&doc->arena, jkey), CHART_MEMORY,
 					arena_strdup(&doc->arena, name),

@@ -26,6 +26,20 @@ const char *memory_dev_name(const struct kp_mem_dev *d, char *buf, size_t cap)
 	return buf;
 }
 
+const char *memory_dev_label(const struct kp_memrep *m, const struct kp_mem_dev *d, char *buf,
+			     size_t cap)
+{
+	memory_dev_name(d, buf, cap);
+	int several = 0;
+	for (size_t i = 0; i < m->ndevs && !several && d->pid >= 0; i++)
+		several = m->devs[i].pid >= 0 && m->devs[i].pid != d->pid;
+	if (several) {
+		size_t n = strlen(buf);
+		snprintf(buf + n, cap - n, " (pid %" PRId64 ")", d->pid);
+	}
+	return buf;
+}
+
 const char *memory_bytes(char *buf, size_t cap, int64_t bytes)
 {
 	static const char *const unit[] = { "KiB", "MiB", "GiB", "TiB" };
@@ -292,9 +306,7 @@ static void human_dev(struct kp_doc *doc, const struct kp_memrep *m, const struc
 		      long top)
 {
 	char dn[48], pk[32], rs[32], t[32], gap[32], where[512] = "";
-	memory_dev_name(d, dn, sizeof(dn));
-	if (m->ndevs > 1 && d->pid >= 0 && (m->devs[0].pid != m->devs[m->ndevs - 1].pid))
-		snprintf(dn + strlen(dn), sizeof(dn) - strlen(dn), " (pid %" PRId64 ")", d->pid);
+	memory_dev_label(m, d, dn, sizeof(dn));
 	if (d->step >= 0)
 		snprintf(where, sizeof(where), ", step %" PRId64, d->step);
 	if (d->peak_op)
