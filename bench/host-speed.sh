@@ -68,7 +68,11 @@ src=${src:-$root/testdata/torch211-h100/block_bf16.json}
 case "$src" in
 *.gz) # gen-big-trace.py reads JSON: inflated once into DIR
     mkdir -p "$dir" || die "cannot create '$dir'"
-    [ -s "$dir/src$tag.json" ] || gzip -dc "$src" > "$dir/src$tag.json" || die "cannot inflate '$src'"
+    # again when the source is newer; whole or not at all (a failed inflate leaves nothing)
+    if [ ! -s "$dir/src$tag.json" ] || [ "$src" -nt "$dir/src$tag.json" ]; then
+        gzip -dc "$src" > "$dir/src$tag.json.tmp" && mv "$dir/src$tag.json.tmp" "$dir/src$tag.json" ||
+            { rm -f "$dir/src$tag.json.tmp"; die "cannot inflate '$src'"; }
+    fi
     src="$dir/src$tag.json" ;;
 esac
 if [ -n "$sj" ] && ! "$sj" "$src" > /dev/null; then
@@ -79,7 +83,7 @@ fi
 files=()
 for mb in $sizes; do
     f="$dir/big$mb$tag.json"
-    if [ ! -s "$f" ]; then
+    if [ ! -s "$f" ] || [ "$src" -nt "$f" ]; then
         python3 "$here/gen-big-trace.py" -s "$src" -m "$mb" "$f" >&2 || die "gen-big-trace.py failed"
     fi
     files+=("$f")
