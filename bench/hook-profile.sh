@@ -31,6 +31,10 @@ for m in off hook; do
 		--show-nr-samples -g none 2>/dev/null | head -25 >"$DIR/$m.dson"
 	perf report -i "$DIR/$m.data" --tid "$tid" --no-children --sort dso,sym --stdio -q \
 		--show-nr-samples -g none 2>/dev/null | head -60 >"$DIR/$m.sym"
+	# the autograd thread (backward), where every node is a RecordFunction too
+	bt=$(awk '$3 ~ /pt_autograd/ { split($3, a, ":"); print a[1]; exit }' "$DIR/$m.tid")
+	[ -n "$bt" ] && perf report -i "$DIR/$m.data" --tid "$bt" --no-children --sort dso,sym \
+		--stdio -q --show-nr-samples -g none 2>/dev/null | head -40 >"$DIR/$m.bsym"
 done
 for m in off hook; do
 	echo "== $m: the program's threads by samples"
@@ -41,5 +45,7 @@ done
 for m in off hook; do
 	echo "== $m: its main thread's top symbols"
 	head -45 "$DIR/$m.sym"
+	echo "== $m: its autograd thread's top symbols"
+	head -30 "$DIR/$m.bsym" 2>/dev/null
 done
 rm -f "$DIR"/*.json "$DIR"/*.data

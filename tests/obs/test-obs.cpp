@@ -67,13 +67,18 @@ static int failed;
 		}                                                                           \
 	} while (0)
 
-/* One op call through the global callbacks (start, then end); the message it pushed. */
-static std::string call(const char *name, int64_t seq, std::vector<IValue> in, bool throws = false)
+/* One op call through the global callbacks of its scope (start, then end); the message it
+ * pushed, or "(nothing)" */
+static std::string call(const char *name, int64_t seq, std::vector<IValue> in, bool throws = false,
+			at::RecordScope scope = at::RecordScope::FUNCTION)
 {
 	at::RecordFunction fn;
 	fn.name_ = name, fn.seq_ = seq, fn.inputs_ = std::move(in), fn.throw_inputs = throws;
+	fn.scope_ = scope;
 	size_t n = pushed.size();
 	for (auto &cb : at::g_callbacks) {
+		if (!cb.second.checkScope(scope))
+			continue;
 		auto ctx = cb.second.start(fn);
 		if (cb.second.end)
 			cb.second.end(fn, ctx.get());
@@ -94,7 +99,9 @@ static at::Tensor T(std::vector<int64_t> s, const char *type = "c10::BFloat16")
 static void shapes_and_types(void)
 {
 	CHECK(kprof_obs_start(1) == 0, "start");
-	CHECK(at::g_callbacks.size() == 1 && at::g_callbacks[0].second.inputs, "one callback, inputs");
+	CHECK(at::g_callbacks.size() == 2 && at::g_callbacks[0].second.inputs &&
+		      !at::g_callbacks[1].second.inputs,
+	      "two callbacks: ops with inputs, autograd nodes without");
 	expect(call("aten::addmm", 5,
 		    { IValue::of(T({ 128 })), IValue::of(T({ 4, 64 })), IValue::of(T({ 64, 128 })),
 		      IValue::of((int64_t)1), IValue::of(1.0) }),
@@ -130,8 +137,21 @@ static void shapes_and_types(void)
 	/* one input, not a tensor: its type list reads "[]" (seen on the GPU: PythonDispatchMode) */
 	expect(call("PythonDispatchMode", -1, { IValue::str("mode") }),
 	       "PythonDispatchMode, sizes = [[]], dtypes = [], concrete = [\"\"]");
+	/* an autograd node: its name and sequence number, whatever its inputs (never read: a
+	 * node asked would throw here), once; AccumulateGrad's has none (-1), still an op */
+	size_t before = pushed.size();
+	expect(call("autograd::engine::evaluate_function: MmBackward0", 5, { IValue::of(T({ 4, 128 })) },
+		    true, at::RecordScope::BACKWARD_FUNCTION),
+	       "autograd::engine::evaluate_function: MmBackward0, seq = 5");
+	CHECK(pushed.size() == before + 1, "the node's range once, got %zu", pushed.size() - before);
+	expect(call("torch::autograd::AccumulateGrad", -1, {}, false, at::RecordScope::BACKWARD_FUNCTION),
+	       "torch::autograd::AccumulateGrad, seq = -1");
+	CHECK(kprof_obs_unread() == 0, "a node's inputs are not read, got %llu unread", kprof_obs_unread());
+	/* a label (record_function, scope USER_SCOPE): the ops' callback, with its inputs */
+	expect(call("## forward ##", -1, {}, false, at::RecordScope::USER_SCOPE),
+	       "## forward ##, sizes = [], dtypes = [], concrete = []");
 	kprof_obs_stop();
-	CHECK(at::g_callbacks.empty(), "stop removes the callback");
+	CHECK(at::g_callbacks.empty(), "stop removes the callbacks");
 }
 
 static void names_only(void)

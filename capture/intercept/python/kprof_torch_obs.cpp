@@ -27,6 +27,7 @@
 #include <cstdio>
 #include <cstring>
 #include <mutex>
+#include <unordered_set>
 
 namespace {
 
@@ -38,7 +39,7 @@ pop_fn g_pop;
 int g_mode; /* OBS_* */
 std::atomic<unsigned long long> g_calls{ 0 };
 std::mutex g_lock;
-at::CallbackHandle g_handle = 0;
+at::CallbackHandle g_handle = 0, g_node_handle = 0; /* ops; autograd nodes */
 std::atomic<unsigned long long> g_truncated{ 0 };
 std::atomic<unsigned long long> g_unread{ 0 }; /* inputs that threw: the name alone */
 std::atomic<bool> g_said{ false };
@@ -245,9 +246,40 @@ std::unique_ptr<at::ObserverContext> enter(const at::RecordFunction &fn)
 	return nullptr;
 }
 
+/*
+ * An autograd node's range (scope BACKWARD_FUNCTION: "autograd::engine::evaluate_function:
+ * ConvolutionBackward0" and the node itself): its name and sequence number, which tie it to
+ * its forward op (capture/intercept/nvtxmsg.c, src/ingest/pytree.c), without its inputs.  The
+ * ATen ops the node runs carry their own shapes, and a FLOP or byte count is never read off a
+ * node; so its callback does not ask RecordFunction for inputs, which spares the autograd
+ * thread a copy of every node's gradients into IValues and the observer their formatting.
+ */
+std::unique_ptr<at::ObserverContext> enter_node(const at::RecordFunction &fn)
+{
+	static thread_local char mem[MSG_MAX];
+	buf b{ mem, mem + sizeof(mem) };
+	g_calls.fetch_add(1, std::memory_order_relaxed);
+	b.put(fn.name());
+	b.put(", seq = ", 8);
+	b.num(fn.seqNr());
+	*b.p = 0;
+	g_push(mem);
+	return nullptr;
+}
+
 void leave(const at::RecordFunction &, at::ObserverContext *)
 {
 	g_pop();
+}
+
+/* every scope but BACKWARD_FUNCTION, which has enter_node's callback */
+std::unordered_set<at::RecordScope, std::hash<at::RecordScope>> op_scopes()
+{
+	std::unordered_set<at::RecordScope, std::hash<at::RecordScope>> s;
+	for (int i = 0; i < (int)at::RecordScope::NUM_SCOPES; i++)
+		if (i != (int)at::RecordScope::BACKWARD_FUNCTION)
+			s.insert((at::RecordScope)i);
+	return s;
 }
 
 } // namespace
@@ -266,8 +298,15 @@ __attribute__((visibility("default"))) int kprof_obs_start(int mode)
 	if (!g_push || !g_pop || mode < OBS_NAMES || mode > OBS_SIZES_ONLY)
 		return -1;
 	g_mode = mode;
-	g_handle = at::addGlobalCallback(
-		at::RecordFunctionCallback(enter, leave).needsInputs(mode != OBS_NAMES).needsIds(false));
+	g_handle = at::addGlobalCallback(at::RecordFunctionCallback(enter, leave)
+						 .needsInputs(mode != OBS_NAMES)
+						 .needsIds(false)
+						 .scopes(op_scopes()));
+	g_node_handle = at::addGlobalCallback(
+		at::RecordFunctionCallback(enter_node, leave)
+			.needsInputs(false)
+			.needsIds(false)
+			.scopes({ at::RecordScope::BACKWARD_FUNCTION }));
 	return 0;
 }
 
@@ -277,7 +316,9 @@ __attribute__((visibility("default"))) void kprof_obs_stop(void)
 	std::lock_guard<std::mutex> l(g_lock);
 	if (g_handle)
 		at::removeCallback(g_handle);
-	g_handle = 0;
+	if (g_node_handle)
+		at::removeCallback(g_node_handle);
+	g_handle = g_node_handle = 0;
 }
 
 /* A range of the hook's own (kprof_torch_hook.py _fast_ranges: Inductor's per-kernel

@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 namespace c10 {
@@ -112,6 +113,20 @@ public:
 } // namespace c10
 
 namespace at {
+/* torch 2.11's scopes, in its order */
+enum class RecordScope : uint8_t {
+	FUNCTION = 0,
+	BACKWARD_FUNCTION,
+	TORCHSCRIPT_FUNCTION,
+	KERNEL_FUNCTION_DTYPE,
+	CUSTOM_CLASS,
+	BUILD_FEATURE,
+	LITE_INTERPRETER,
+	USER_SCOPE,
+	STATIC_RUNTIME_OP,
+	STATIC_RUNTIME_MODEL,
+	NUM_SCOPES,
+};
 struct ObserverContext {
 	virtual ~ObserverContext() = default;
 };
@@ -120,6 +135,7 @@ struct ObserverContext {
 struct RecordFunction {
 	std::string name_;
 	int64_t seq_ = -1;
+	RecordScope scope_ = RecordScope::FUNCTION;
 	std::vector<c10::IValue> inputs_;
 	bool throw_inputs = false;
 	const char *name() const { return name_.c_str(); }
@@ -138,8 +154,15 @@ struct RecordFunctionCallback {
 	StartCallback start;
 	EndCallback end;
 	bool inputs = false;
+	std::unordered_set<RecordScope, std::hash<RecordScope>> scopes_; /* empty: all */
 	explicit RecordFunctionCallback(StartCallback s, EndCallback e = nullptr) : start(s), end(e) {}
 	RecordFunctionCallback &needsInputs(bool v) { inputs = v; return *this; }
+	RecordFunctionCallback &scopes(const std::unordered_set<RecordScope, std::hash<RecordScope>> &s)
+	{
+		scopes_ = s;
+		return *this;
+	}
+	bool checkScope(RecordScope sc) const { return scopes_.empty() || scopes_.count(sc); }
 	RecordFunctionCallback &needsIds(bool) { return *this; }
 };
 /* the global callbacks: tests/obs/test-obs.cpp runs them around each RecordFunction */
