@@ -134,6 +134,14 @@ static void shapes_and_types(void)
 	expect(call("aten::foo", 1, { IValue::of(0.5), IValue::of(-3.0), IValue::of(1e300), IValue::ints(many) }),
 	       "aten::foo, seq = 1, sizes = [[], [], [], []], dtypes = [, , , ], concrete = "
 	       "[\"0.5\", \"-3.\", \"1.0000000000000001e+300\", \"\"]");
+	/* torch's operator<< for a double: integral in int64's range "N." (-0.0 too, unsigned),
+	 * past it, subnormal or not finite %.17g */
+	expect(call("aten::bar", 2,
+		    { IValue::of(1e15), IValue::of(-0.0), IValue::of(-9223372036854775808.0), IValue::of(1e19),
+		      IValue::of(5e-324), IValue::of(1.0 / 0.0) }),
+	       "aten::bar, seq = 2, sizes = [[], [], [], [], [], []], dtypes = [, , , , , ], concrete = "
+	       "[\"1000000000000000.\", \"0.\", \"-9223372036854775808.\", \"1e+19\", "
+	       "\"4.9406564584124654e-324\", \"inf\"]");
 	/* one input, not a tensor: its type list reads "[]" (seen on the GPU: PythonDispatchMode) */
 	expect(call("PythonDispatchMode", -1, { IValue::str("mode") }),
 	       "PythonDispatchMode, sizes = [[]], dtypes = [], concrete = [\"\"]");

@@ -136,13 +136,21 @@ void concrete(buf &b, const c10::IValue *v)
 	} else if (v->isInt()) {
 		b.num(v->toInt());
 	} else if (v->isDouble()) {
-		char t[40];
+		/* as torch's operator<<(ostream, IValue) (aten/src/ATen/core/ivalue.cpp): a normal
+		 * or zero double that an int64 holds exactly as that integer and a dot ("2.", and
+		 * "0." for -0.0), anything else with 17 significant digits */
 		double d = v->toDouble();
-		int n = std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 1e15
-				? snprintf(t, sizeof(t), "%.0f.", d)
-				: snprintf(t, sizeof(t), "%.17g", d);
-		if (n > 0 && n < (int)sizeof(t))
-			b.put(t, (size_t)n);
+		int c = std::fpclassify(d);
+		if ((c == FP_NORMAL || c == FP_ZERO) && d >= -9223372036854775808.0 &&
+		    d < 9223372036854775808.0 && (double)(int64_t)d == d) {
+			b.num((int64_t)d);
+			b.put(".", 1);
+		} else {
+			char t[40];
+			int n = snprintf(t, sizeof(t), "%.17g", d);
+			if (n > 0 && n < (int)sizeof(t))
+				b.put(t, (size_t)n);
+		}
 	} else if (v->isIntList()) {
 		auto l = v->toIntList();
 		b.put("[", 1);
