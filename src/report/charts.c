@@ -16,6 +16,7 @@
 #include "kprof/kernrole.h"
 #include "kprof/metric.h"
 #include "kprof/units.h"
+#include "kprof/utf8.h"
 
 /* in legend order; colour i is family i in every chart */
 static const char *const families[] = {
@@ -946,8 +947,9 @@ static void inode_box(struct kp_doc *doc, struct kp_chart *ch, const struct itre
 		snprintf(path, sizeof(path), "all GPU time");
 	else
 		inode_path(tr, i, path, sizeof(path));
-	int len = snprintf(tip, sizeof(tip), "%s\n%s GPU time (%.1f%%), self %s", path,
-			   units_time(b1, sizeof(b1), x->ns),
+	struct kp_visbuf vp = { 0 };
+	int len = snprintf(tip, sizeof(tip), "%s\n%s GPU time (%.1f%%), self %s",
+			   utf8_visible(path, &vp), units_time(b1, sizeof(b1), x->ns),
 			   tr->v[0].ns ? 100.0 * (double)x->ns / (double)tr->v[0].ns : 0,
 			   units_time(b2, sizeof(b2), x->self_ns));
 	if (len < (int)sizeof(tip)) {
@@ -959,6 +961,7 @@ static void inode_box(struct kp_doc *doc, struct kp_chart *ch, const struct itre
 				 f.series == 0 ? "compute" : "memory", f.pf < 0 ? 0 : f.pf,
 				 f.pb < 0 ? 0 : f.pb);
 	}
+	utf8_visible_free(&vp);
 	char name[1024];
 	snprintf(name, sizeof(name), "%.*s", (int)(x->nlen < 1000 ? x->nlen : 1000), x->name);
 	struct kp_cspan *s = chart_span(doc, ch, x->depth, f.series, at, at + x->ns,
@@ -989,10 +992,12 @@ static void inode_layout(struct kp_doc *doc, struct kp_chart *ch, const struct i
 		snprintf(path, sizeof(path), "the top level");
 	else
 		inode_path(tr, i, path, sizeof(path));
+	struct kp_visbuf vp = { 0 };
 	snprintf(tip, sizeof(tip), "(others) under %s: %zu %s too small to draw\n%s GPU time (%.1f%%)",
-		 path, nrest, units_plural((int64_t)nrest, "frame", "frames"),
+		 utf8_visible(path, &vp), nrest, units_plural((int64_t)nrest, "frame", "frames"),
 		 units_time(b1, sizeof(b1), rest),
 		 tr->v[0].ns ? 100.0 * (double)rest / (double)tr->v[0].ns : 0);
+	utf8_visible_free(&vp);
 	struct kp_cspan *s =
 		chart_span(doc, ch, tr->v[i].depth + 1, 3, x, x + rest, 0, "(others)");
 	s->tip = arena_strdup(&doc->arena, tip);

@@ -14,6 +14,7 @@
 #include "kprof/doc.h"
 #include "kprof/dtype.h"
 #include "kprof/table.h"
+#include "kprof/utf8.h"
 
 /* Bounds: shapes on one chart's x axis; charts per document */
 #define RESULTS_CHART_SHAPES 64
@@ -112,10 +113,15 @@ static void add_point(struct kp_doc *doc, struct kp_chart *ch, const struct kp_r
 	if (pk > 0)
 		snprintf(pc, sizeof(pc), "%.1f%%", 100 * y / pk);
 	int bad = !(r->err <= r->tol);
+	struct kp_visbuf v1 = { 0 }, v2 = { 0 }, v3 = { 0 };
 	snprintf(tip, sizeof(tip),
-		 "%s  %s%s%s\ntime %s ms  TFLOP/s %s  GB/s %s  %s of peak%s", ch->series[s],
-		 r->shape, r->layout[0] ? " " : "", r->layout, ms, fl, gb, pc,
+		 "%s  %s%s%s\ntime %s ms  TFLOP/s %s  GB/s %s  %s of peak%s",
+		 utf8_visible(ch->series[s], &v1), utf8_visible(r->shape, &v2),
+		 r->layout[0] ? " " : "", utf8_visible(r->layout, &v3), ms, fl, gb, pc,
 		 bad ? "\naccuracy check FAILED" : "");
+	utf8_visible_free(&v1);
+	utf8_visible_free(&v2);
+	utf8_visible_free(&v3);
 	struct kp_cpoint *p = chart_point(doc, ch, x, y, r->ms * 1e6, s, r->shape, tip);
 	p->flag = bad;
 	add_peak(doc, ch, rs, dev, r, tflops);

@@ -57,12 +57,13 @@ void svg_css(FILE *fp)
 	      fp);
 }
 
-void svg_escape(const char *s, FILE *fp)
+/* @s escaped for xml after @vis (utf8_visible or utf8_visible_lines) */
+static void xml_escape(const char *s, const char *(*vis)(const char *, struct kp_visbuf *), FILE *fp)
 {
 	if (!s)
 		return;
 	struct kp_visbuf vb = { 0 };
-	for (s = utf8_visible_lines(s, &vb); *s; s++) {
+	for (s = vis(s, &vb); *s; s++) {
 		unsigned char c = (unsigned char)*s;
 		switch (c) {
 		case '&':
@@ -85,6 +86,20 @@ void svg_escape(const char *s, FILE *fp)
 		}
 	}
 	utf8_visible_free(&vb);
+}
+
+void svg_escape(const char *s, FILE *fp)
+{
+	xml_escape(s, utf8_visible_lines, fp);
+}
+
+/*
+ * A name (a kernel's, an op's, a module path, a shape) on one line: LF and tab escaped too
+ * ("\n"), so that a name from a trace cannot add lines to a tooltip or a label.
+ */
+static void name_escape(const char *s, FILE *fp)
+{
+	xml_escape(s, utf8_visible, fp);
 }
 
 #define ELLIPSIS "\xe2\x80\xa6" /* U+2026, drawn one character wide */
@@ -227,10 +242,26 @@ static void free_labels(char **v, size_t n)
 	free(v);
 }
 
+/* A name's or a one-line text's tooltip */
 static void title_el(const char *s, FILE *fp)
 {
 	fputs("<title>", fp);
-	svg_escape(s, fp);
+	name_escape(s, fp);
+	fputs("</title>", fp);
+}
+
+/*
+ * A tooltip of lines: @tip (a chart's span or point tip, whose composer made each name in it
+ * visible, src/report/charts.c), else the name @name on one line.
+ */
+static void title_tip(const char *tip, const char *name, FILE *fp)
+{
+	if (!tip) {
+		title_el(name, fp);
+		return;
+	}
+	fputs("<title>", fp);
+	svg_escape(tip, fp);
 	fputs("</title>", fp);
 }
 
@@ -315,7 +346,7 @@ static void open_svg(const struct kp_chart *ch, int standalone, int w, int h, FI
 		svg_css(fp);
 		fputs("</style>\n", fp);
 		fprintf(fp, "<text class=\"ttl\" x=\"8\" y=\"14\">");
-		svg_escape(ch->title, fp);
+		name_escape(ch->title, fp);
 		fputs("</text>\n", fp);
 	}
 }
@@ -346,7 +377,7 @@ static int legend(const struct kp_chart *ch, int x0, int y, int w, FILE *fp)
 		fprintf(fp, "<rect class=\"s%d\" x=\"%d\" y=\"%d\" width=\"10\" height=\"10\"/>", i,
 			x, y - 9);
 		fprintf(fp, "<text x=\"%d\" y=\"%d\">", x + 14, y);
-		svg_escape(ch->series[i], fp);
+		name_escape(ch->series[i], fp);
 		fputs("</text>\n", fp);
 		x += tw;
 	}
@@ -418,7 +449,7 @@ static void points(const struct kp_chart *ch, const struct logax *ax, const stru
 		double r = 2.5 + 14 * (wmax > 0 ? sqrt(p->w / wmax) : 0);
 		fprintf(fp, "<circle class=\"pt s%d\" cx=\"%.1f\" cy=\"%.1f\" r=\"%.1f\">",
 			p->series, lmap(ax, p->x), lmap(ay, p->y), r);
-		title_el(p->tip ? p->tip : p->label, fp);
+		title_tip(p->tip, p->label, fp);
 		fputs("</circle>\n", fp);
 	}
 	free(ord);
@@ -516,13 +547,13 @@ static void roof_labels(const struct kp_chart *ch, const struct logax *ax, const
 			fprintf(fp,
 				"<circle class=\"ridge\" cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\"><title>ridge point: ",
 				lmap(ax, xr), lmap(ay, v));
-			svg_escape(ch->marks[i].label, fp);
+			name_escape(ch->marks[i].label, fp);
 			fprintf(fp, " at %.1f FLOP/byte</title></circle>\n", xr);
 		}
 		fprintf(fp, "<text class=\"sm\" x=\"%d\" y=\"%.1f\">", WR + 4,
 			lmap(ay, v) + 3 + 11.0 * 0);
 		title_el(ch->marks[i].label, fp);
-		svg_escape(shown[i], fp);
+		name_escape(shown[i], fp);
 		fputs("</text>\n", fp);
 	}
 	free_labels(shown, ch->nmarks);
@@ -613,6 +644,7 @@ static void top_bars(const struct kp_chart *ch, int standalone, FILE *fp)
 	int yax = T + nl * RH + 4;
 	time_axis(0, (double)max, L, W - R, yax, T, "GPU time", fp);
 	char b[64], tip[1024];
+	struct kp_visbuf vl = { 0 }, vk = { 0 };
 	int *seg = xcalloc((size_t)nl, sizeof(*seg));
 	for (size_t i = 0; i < ch->nspans; i++) {
 		const struct kp_cspan *s = &ch->spans[i];
@@ -624,19 +656,22 @@ static void top_bars(const struct kp_chart *ch, int standalone, FILE *fp)
 			"<rect class=\"s%d\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill-opacity=\"%.1f\" stroke=\"none\">",
 			s->series, x0, y, fmax(x1 - x0, 0.5), RH - 6, op);
 		int64_t tot = lane_total(ch, s->lane);
-		snprintf(tip, sizeof(tip), "%s\n%s: %s (%.1f%% of the op)", ch->lanes[s->lane],
-			 s->label ? s->label : "", units_time(b, sizeof(b), s->t1 - s->t0),
+		snprintf(tip, sizeof(tip), "%s\n%s: %s (%.1f%% of the op)",
+			 utf8_visible(ch->lanes[s->lane], &vl), utf8_visible(s->label ? s->label : "", &vk),
+			 units_time(b, sizeof(b), s->t1 - s->t0),
 			 tot ? 100.0 * (double)(s->t1 - s->t0) / (double)tot : 0);
-		title_el(tip, fp);
+		title_tip(tip, NULL, fp);
 		fputs("</rect>\n", fp);
 	}
+	utf8_visible_free(&vl);
+	utf8_visible_free(&vk);
 	free(seg);
 	char **shown = svg_short_labels((const char *const *)ch->lanes, (size_t)nl, 30);
 	for (int l = 0; l < nl; l++) {
 		int y = T + l * RH + RH / 2 + 4;
 		fprintf(fp, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">", L - 6, y);
 		title_el(ch->lanes[l], fp);
-		svg_escape(shown[l], fp);
+		name_escape(shown[l], fp);
 		fputs("</text>", fp);
 		double x = L + (double)lane_total(ch, l) / max * (W - R - L);
 		fprintf(fp, "<text class=\"sm\" x=\"%.1f\" y=\"%d\">%s</text>\n", x + 4, y,
@@ -714,14 +749,14 @@ static void wf_row(const struct kp_chart *ch, int i, const struct wf_geom *g, do
 		y, fmax(x1 - x0, 1), g->RH - 6);
 	snprintf(tip, sizeof(tip), "%s: %s%s", p->label, sign,
 		 units_time(b, sizeof(b), (int64_t)p->x));
-	title_el(p->tip ? p->tip : tip, fp);
+	title_tip(p->tip, tip, fp);
 	fputs("</rect>", fp);
 	if (delta && i + 1 < n - 1)
 		fprintf(fp, "<line class=\"grid\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\"/>",
 			wf_x(g, v1), y + g->RH - 6, wf_x(g, v1), y + g->RH);
 	fprintf(fp, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">", g->L - 6, y + g->RH / 2 + 1);
 	title_el(p->label, fp);
-	svg_escape(shown, fp);
+	name_escape(shown, fp);
 	fputs("</text>", fp);
 	fprintf(fp, "<text class=\"sm\" x=\"%.1f\" y=\"%d\">%s%s</text>\n", x1 + 4,
 		y + g->RH / 2 + 1, sign, units_time(b, sizeof(b), (int64_t)p->x));
@@ -802,10 +837,10 @@ static void dumbbell(const struct kp_chart *ch, int standalone, FILE *fp)
 		fprintf(fp, "<circle class=\"base\" cx=\"%.1f\" cy=\"%d\" r=\"5\"/>", xb, y);
 		fprintf(fp, "<circle class=\"%s\" cx=\"%.1f\" cy=\"%d\" r=\"5\"/>",
 			p->y >= p->x ? "good" : "bad", xn, y);
-		title_el(p->tip ? p->tip : tip, fp);
+		title_tip(p->tip, tip, fp);
 		fprintf(fp, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">", L - 8, y + 4);
 		title_el(p->label, fp);
-		svg_escape(shown[i], fp);
+		name_escape(shown[i], fp);
 		fputs("</text></g>\n", fp);
 	}
 	free_labels(shown, ch->npts);
@@ -836,7 +871,7 @@ static void timeline(const struct kp_chart *ch, int standalone, FILE *fp)
 			L, y, (int)pw, RH);
 		fprintf(fp, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">", L - 6, y + RH - 5);
 		title_el(ch->lanes[l], fp);
-		svg_escape(lanes[l], fp);
+		name_escape(lanes[l], fp);
 		fputs("</text>\n", fp);
 	}
 	free_labels(lanes, (size_t)nl);
@@ -865,7 +900,7 @@ static void timeline(const struct kp_chart *ch, int standalone, FILE *fp)
 		if (x - lastx > 50) {
 			fprintf(fp, "<text class=\"sm\" x=\"%.1f\" y=\"%d\">", x + 2, T - 8);
 			title_el(ch->marks[i].label, fp);
-			svg_escape(marks[i], fp);
+			name_escape(marks[i], fp);
 			fputs("</text>", fp);
 			lastx = x;
 		}
@@ -927,15 +962,15 @@ static void icicle_box(const struct kp_chart *ch, const struct kp_cspan *s, int 
 		s->series == 3 ? " io" : "", s->t0, s->t1, s->lane);
 	if (strcmp(shown, name)) {
 		fputs(" data-n=\"", fp);
-		svg_escape(name, fp);
+		name_escape(name, fp);
 		fputc('"', fp);
 	}
 	fputc('>', fp);
-	title_el(s->tip ? s->tip : name, fp);
+	title_tip(s->tip, name, fp);
 	fprintf(fp, "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"%s\"/>", x0, y,
 		fmax(w, 0.5), RH - 1, fill);
 	fprintf(fp, "<text x=\"%.1f\" y=\"%d\">", x0 + 3, y + RH - 6);
-	svg_escape(shown, fp);
+	name_escape(shown, fp);
 	fputs("</text></g>\n", fp);
 	free(shown);
 }
@@ -959,7 +994,7 @@ static void icicle(const struct kp_chart *ch, int standalone, FILE *fp)
 		fputs("\n<style>\nsvg{--bg:#fff;background:#fff}\n", fp);
 		svg_css(fp);
 		fputs("</style>\n<text class=\"ttl\" x=\"8\" y=\"14\">", fp);
-		svg_escape(ch->title, fp);
+		name_escape(ch->title, fp);
 		fputs("</text>\n", fp);
 	}
 	/* legend: the four kinds of box, and what the shade says */
@@ -1080,7 +1115,7 @@ static void mem_steps(const struct kp_chart *ch, const struct mem_geom *g, FILE 
 			x, g->T - 4, x, g->B);
 		if (x - lastx > 50) {
 			fprintf(fp, "<text class=\"sm\" x=\"%.1f\" y=\"%.1f\">", x + 2, g->T - 6);
-			svg_escape(ch->marks[i].label, fp);
+			name_escape(ch->marks[i].label, fp);
 			fputs("</text>", fp);
 			lastx = x;
 		}
@@ -1099,7 +1134,7 @@ static void mem_hover_peak(const struct kp_chart *ch, const struct mem_geom *g, 
 		fprintf(fp,
 			"<rect class=\"hv\" x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\">", x0,
 			g->T, fmax(x1 - x0, 0.5), g->B - g->T);
-		title_el(s->tip ? s->tip : "", fp);
+		title_tip(s->tip, "", fp);
 		fputs("</rect>\n", fp);
 	}
 	const struct kp_cpoint *p = ch->npts ? &ch->pts[ch->npts - 1] : NULL;
@@ -1112,11 +1147,11 @@ static void mem_hover_peak(const struct kp_chart *ch, const struct mem_geom *g, 
 	char **shown = svg_short_labels((const char *const[]){ lab }, 1, 60);
 	int right = x > (g->L + g->WR) / 2;
 	fprintf(fp, "<g class=\"pk\"><circle cx=\"%.1f\" cy=\"%.1f\" r=\"4.5\">", x, y);
-	title_el(p->tip ? p->tip : lab, fp);
+	title_tip(p->tip, lab, fp);
 	fprintf(fp, "</circle><text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\">", right ? x - 8 : x + 8,
 		fmax(y - 8, g->T + 12), right ? "end" : "start");
-	title_el(p->tip ? p->tip : lab, fp);
-	svg_escape(shown[0], fp);
+	title_tip(p->tip, lab, fp);
+	name_escape(shown[0], fp);
 	fputs("</text></g>\n", fp);
 	free_labels(shown, 1);
 }
@@ -1165,7 +1200,7 @@ static void note_lines(const char *s, int x, int y, size_t max, FILE *fp)
 		memcpy(line, s, cut);
 		line[cut] = 0;
 		fprintf(fp, "<text class=\"sm\" x=\"%d\" y=\"%d\">", x, y);
-		svg_escape(line, fp);
+		name_escape(line, fp);
 		fputs("</text>\n", fp);
 		s += cut;
 		y += 13;
@@ -1250,7 +1285,7 @@ static void lines_axes(const struct kp_chart *ch, const struct lgeom *g, int rot
 		"<path class=\"ax\" d=\"M%d %d V%d H%d\"/>\n"
 		"<text transform=\"translate(14 %d) rotate(-90)\" text-anchor=\"middle\">",
 		g->L, g->T, g->B, g->R, (g->T + g->B) / 2);
-	svg_escape(ch->yunit ? ch->yunit : "", fp);
+	name_escape(ch->yunit ? ch->yunit : "", fp);
 	fputs("</text>\n", fp);
 	char **shown = svg_short_labels(ch->lanes, ch->nlanes, LINES_LABEL);
 	for (size_t i = 0; i < ch->nlanes; i++) {
@@ -1264,7 +1299,7 @@ static void lines_axes(const struct kp_chart *ch, const struct lgeom *g, int rot
 			fprintf(fp, "<text class=\"sm\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">", x,
 				g->B + 16);
 		title_el(ch->lanes[i], fp);
-		svg_escape(shown[i], fp);
+		name_escape(shown[i], fp);
 		fputs("</text>\n", fp);
 	}
 	free_labels(shown, ch->nlanes);
@@ -1278,7 +1313,7 @@ static void lines_peaks(const struct kp_chart *ch, const struct lgeom *g, FILE *
 			"<g><line class=\"peak\" x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\"/>"
 			"<text class=\"sm\" x=\"%d\" y=\"%.1f\" text-anchor=\"end\">",
 			g->L, y, g->R, y, g->R - 4, y - 4);
-		svg_escape(ch->marks[i].label, fp);
+		name_escape(ch->marks[i].label, fp);
 		fputs("</text>", fp);
 		title_el(ch->marks[i].label, fp);
 		fputs("</g>\n", fp);
@@ -1309,7 +1344,7 @@ static void lines_series(const struct kp_chart *ch, const struct lgeom *g, FILE 
 			x, y);
 		if (p->flag)
 			fprintf(fp, "<circle class=\"fail\" cx=\"%.1f\" cy=\"%.1f\" r=\"7\"/>", x, y);
-		title_el(p->tip ? p->tip : p->label, fp);
+		title_tip(p->tip, p->label, fp);
 		fputs("</g>\n", fp);
 	}
 }
@@ -1338,7 +1373,7 @@ static void lines(const struct kp_chart *ch, int standalone, FILE *fp)
 	open_svg(ch, standalone, W, H, fp);
 	if (note) {
 		fprintf(fp, "<text class=\"sm\" x=\"8\" y=\"%d\">", 30);
-		svg_escape(ch->note, fp);
+		name_escape(ch->note, fp);
 		fputs("</text>\n", fp);
 	}
 	legend(ch, 8, top + 14, W, fp);

@@ -16,6 +16,7 @@ the header's width on every row and no cell starts with = + @ tab CR, or '-' not
 from a name, and are well-formed (xmlcheck); json parses and keeps names exactly.
 """
 import csv
+import html
 import io
 import json
 import os
@@ -118,6 +119,13 @@ def check_xml(what, out, path):
     for tag in ("<b>", "</b>", "<script>alert"):
         if tag in text:
             fail(what, "a name's %s written raw" % tag)
+    # a tooltip's lines are kprof's: a name's LF is escaped, so no line of a <title> starts
+    # with what follows a LF in a hostile name (a forged "**kprof: no regressions**" line)
+    forged = [n.split("\n", 1)[1][:16] for n in gen.NAMES + [gen.DEVICE] if "\n" in n]
+    for tip in re.findall(r"<title>(.*?)</title>", text, re.S):
+        for f in forged:
+            if "\n" + html.escape(f, quote=True).replace("&#x27;", "&#39;") in tip:
+                fail(what, "a name's LF starts a tooltip line: %r" % tip[:80])
     if XMLCHECK:
         with open(path, "wb") as f:
             f.write(out)
