@@ -98,8 +98,10 @@ int results_write(const struct kp_results *rs, const char *path, char *why, size
 void results_write_json(const struct kp_results *rs, FILE *f);
 /*
  * Read benchmark-db records (as results_write() writes them) from @s[0..len) into @rs:
- * JSON when the first non-blank byte is '[', else CSV.  Consecutive records of one case
- * (model.name, backend, dtype, pass) are one result; accuracy_ok false reads as tol -1.
+ * JSON when the first non-blank byte is '[', else CSV.  The records of one case (model.name,
+ * backend, dtype, pass, op, layout) are one result, the k-th record of a metric the case's
+ * k-th run, in any order of records (case by case, or sorted by metric); accuracy_ok false
+ * reads as tol -1.
  * @origin names the input in errors.  0, or -1 with a located error in @d (status 3).
  */
 int results_read(struct kp_results *rs, const char *s, size_t len, const char *origin,

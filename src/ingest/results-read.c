@@ -140,33 +140,84 @@ static const char *rec_bad(const struct rec *x)
 
 /*
  * The cases read so far, by what names one (backend, dtype, mode, op, layout, model.name):
- * the newest case of each key, and the metrics each case has, so that records in any order
- * (a CSV sorted by metric) find their case, and a case run twice is two cases.
+ * each key's cases in the order read, and how many records of each metric the key has had.
+ * The k-th record of a metric for a key belongs to the key's k-th case, so that a case run
+ * twice is two cases whether the records come case by case (as capture writes them) or
+ * metric by metric (a CSV sorted by metric).
  */
+struct kcases {
+	size_t *v, n, cap; /* indices into the results */
+	size_t cnt[5];     /* records of each metric_idx() */
+};
+
 struct cases {
-	struct kp_hmap map; /* key -> case index */
+	struct kp_hmap map; /* key -> index into keyv */
 	struct kp_arena keys;
-	uint8_t *seen; /* per case: METRIC_* bits */
-	size_t capseen;
+	struct kcases *keyv;
+	size_t nkeys, capkeys;
 };
 
 static void cases_free(struct cases *c)
 {
 	hmap_free(&c->map);
 	arena_free(&c->keys);
-	free(c->seen);
+	for (size_t i = 0; i < c->nkeys; i++)
+		free(c->keyv[i].v);
+	free(c->keyv);
 }
 
-static int metric_bit(const char *metric)
+/* 1-4 for the metrics a case has, 0 for any other */
+static int metric_idx(const char *metric)
 {
 	return !strcmp(metric, "latency (ms)")	     ? 1
 	       : !strcmp(metric, "TFLOPS")	     ? 2
-	       : !strcmp(metric, "bandwidth (GB/s)") ? 4
-	       : !strcmp(metric, "% of DRAM peak")   ? 8
+	       : !strcmp(metric, "bandwidth (GB/s)") ? 3
+	       : !strcmp(metric, "% of DRAM peak")   ? 4
 						     : 0;
 }
 
-/* The result @x adds to: its case's, unless that case has @x's metric already; else new. */
+/* The cases of key @key (new and empty the first time). */
+static struct kcases *key_cases(struct cases *c, const char *key, size_t klen)
+{
+	int created;
+	struct kp_hmap_entry *e = hmap_put_str(&c->map, key, klen, &created);
+	if (created) {
+		e->key.ptr = arena_strndup(&c->keys, key, klen);
+		if (c->nkeys == c->capkeys) {
+			c->capkeys = c->capkeys ? 2 * c->capkeys : 64;
+			c->keyv = xrealloc(c->keyv, c->capkeys * sizeof(*c->keyv));
+		}
+		memset(&c->keyv[c->nkeys], 0, sizeof(*c->keyv));
+		e->val.i = (int64_t)c->nkeys++;
+	}
+	return &c->keyv[e->val.i];
+}
+
+/* A new case for record @x, the last of @rs; 0 or -1. */
+static int new_case(struct kp_results *rs, const struct rec *x, const char *dt)
+{
+	struct kp_result r = { .err = x->err, .tol = strcmp(x->ok, "false") ? x->err : -1 };
+	snprintf(r.op, sizeof(r.op), "%s", x->op);
+	snprintf(r.kind, sizeof(r.kind), "%s", x->kind);
+	snprintf(r.dtype, sizeof(r.dtype), "%s", dt);
+	snprintf(r.backend, sizeof(r.backend), "%s", x->backend);
+	snprintf(r.layout, sizeof(r.layout), "%s", x->layout);
+	snprintf(r.mode, sizeof(r.mode), "%s", x->mode);
+	/* model.name is "kind-shape[-layout]" (results.c's model_name()) */
+	const char *sh = x->name;
+	size_t kl = strlen(x->kind), ll = strlen(x->layout), n = strlen(sh);
+	if (kl && !strncmp(sh, x->kind, kl) && sh[kl] == '-')
+		sh += kl + 1, n -= kl + 1;
+	if (ll && n > ll + 1 && sh[n - ll - 1] == '-' && !strcmp(sh + n - ll, x->layout))
+		n -= ll + 1;
+	set(r.shape, sizeof(r.shape), sh, n);
+	return results_add(rs, &r);
+}
+
+/*
+ * The result @x adds to: the k-th case of its key for its k-th record of that metric (a new
+ * case past the last); a record of another metric, the key's newest case.
+ */
 static int add_rec(struct kp_results *rs, struct cases *c, const struct rec *x)
 {
 	const char *dt = kprof_dtype(x->dtype);
@@ -175,47 +226,26 @@ static int add_rec(struct kp_results *rs, struct cases *c, const struct rec *x)
 			    x->mode, x->op, x->layout, x->name);
 	if (klen < 0 || klen >= (int)sizeof(key))
 		klen = sizeof(key) - 1;
-	int bit = metric_bit(x->metric);
-	struct kp_hmap_entry *e = hmap_get_str(&c->map, key, (size_t)klen);
-	struct kp_result *last = e && !(c->seen[e->val.i] & bit) ? &rs->r[e->val.i] : NULL;
-	if (!last) {
-		struct kp_result r = { .err = x->err, .tol = strcmp(x->ok, "false") ? x->err : -1 };
-		snprintf(r.op, sizeof(r.op), "%s", x->op);
-		snprintf(r.kind, sizeof(r.kind), "%s", x->kind);
-		snprintf(r.dtype, sizeof(r.dtype), "%s", dt);
-		snprintf(r.backend, sizeof(r.backend), "%s", x->backend);
-		snprintf(r.layout, sizeof(r.layout), "%s", x->layout);
-		snprintf(r.mode, sizeof(r.mode), "%s", x->mode);
-		/* model.name is "kind-shape[-layout]" (results.c's model_name()) */
-		const char *sh = x->name;
-		size_t kl = strlen(x->kind), ll = strlen(x->layout), n = strlen(sh);
-		if (kl && !strncmp(sh, x->kind, kl) && sh[kl] == '-')
-			sh += kl + 1, n -= kl + 1;
-		if (ll && n > ll + 1 && sh[n - ll - 1] == '-' && !strcmp(sh + n - ll, x->layout))
-			n -= ll + 1;
-		set(r.shape, sizeof(r.shape), sh, n);
-		if (results_add(rs, &r) < 0)
+	int m = metric_idx(x->metric);
+	struct kcases *k = key_cases(c, key, (size_t)klen);
+	size_t at = m ? k->cnt[m]++ : (k->n ? k->n - 1 : 0);
+	if (at == k->n) {
+		if (new_case(rs, x, dt) < 0)
 			return -1;
-		last = &rs->r[rs->n - 1];
-		if (rs->n > c->capseen) {
-			c->capseen = c->capseen ? 2 * c->capseen : 64;
-			c->seen = xrealloc(c->seen, c->capseen);
+		if (k->n == k->cap) {
+			k->cap = k->cap ? 2 * k->cap : 2;
+			k->v = xrealloc(k->v, k->cap * sizeof(*k->v));
 		}
-		c->seen[rs->n - 1] = 0;
-		int created;
-		e = hmap_put_str(&c->map, key, (size_t)klen, &created);
-		if (created)
-			e->key.ptr = arena_strndup(&c->keys, key, (size_t)klen);
-		e->val.i = (int64_t)(rs->n - 1);
+		k->v[k->n++] = rs->n - 1;
 	}
-	c->seen[last - rs->r] |= (uint8_t)bit;
-	if (!strcmp(x->metric, "latency (ms)"))
+	struct kp_result *last = &rs->r[k->v[at]];
+	if (m == 1)
 		last->ms = x->v;
-	else if (!strcmp(x->metric, "TFLOPS"))
+	else if (m == 2)
 		last->tflops = x->v;
-	else if (!strcmp(x->metric, "bandwidth (GB/s)"))
+	else if (m == 3)
 		last->gbs = x->v;
-	else if (!strcmp(x->metric, "% of DRAM peak"))
+	else if (m == 4)
 		last->peak_pct = x->v;
 	if (!rs->device[0])
 		snprintf(rs->device, sizeof(rs->device), "%s", x->device);

@@ -381,6 +381,58 @@ static void records_in_any_order_find_their_case(void **state)
 	results_free(&rs);
 }
 
+/* Whether CSV record @l is of metric @m ("...,latency (ms),..."). */
+static int of_metric(const char *l, const char *m)
+{
+	char pat[64];
+	snprintf(pat, sizeof(pat), ",%s,", m);
+	return strstr(l, pat) != NULL;
+}
+
+/*
+ * A case run twice is two cases, read case by case (as written) or metric by metric (all
+ * latency records, then all TFLOPS records, each metric's in run order): the k-th record of
+ * a metric is the k-th run's.
+ */
+static void a_case_run_twice_is_two_cases_in_either_order(void **state)
+{
+	(void)state;
+	struct kp_results rs = { 0 };
+	add(&rs, "aten::mm", "matmul", "4096x4096", "kprof", 1.5, 91.6, 0, 0);
+	add(&rs, "aten::mm", "matmul", "4096x4096", "kprof", 2.5, 55.0, 0, 0);
+	char path[64];
+	static char text[1 << 16], by_metric[1 << 16];
+	csv_of(&rs, path, text, sizeof(text));
+	unlink(path);
+	char *lines[16], *save = NULL;
+	size_t n = 0;
+	for (char *l = strtok_r(text, "\n", &save); l && n < 16; l = strtok_r(NULL, "\n", &save))
+		lines[n++] = l;
+	assert_int_equal(n, 5); /* the header, two metrics for each run */
+	size_t k = (size_t)snprintf(by_metric, sizeof(by_metric), "%s\n", lines[0]);
+	static const char *const metrics[] = { "latency (ms)", "TFLOPS" };
+	for (int m = 0; m < 2; m++)
+		for (size_t i = 1; i < n; i++)
+			if (of_metric(lines[i], metrics[m]))
+				k += (size_t)snprintf(by_metric + k, sizeof(by_metric) - k, "%s\n", lines[i]);
+	static char as_written[1 << 16];
+	size_t w = 0;
+	for (size_t i = 0; i < n; i++)
+		w += (size_t)snprintf(as_written + w, sizeof(as_written) - w, "%s\n", lines[i]);
+	const char *inputs[] = { as_written, by_metric };
+	size_t lens[] = { w, k };
+	for (int t = 0; t < 2; t++) {
+		struct kp_results back = { 0 };
+		struct kp_diag d;
+		assert_int_equal(results_read(&back, inputs[t], lens[t], "twice.csv", &d), 0);
+		assert_int_equal(back.n, 2);
+		assert_true(back.r[0].ms == 1.5 && back.r[0].tflops == 91.6);
+		assert_true(back.r[1].ms == 2.5 && back.r[1].tflops == 55.0);
+		results_free(&back);
+	}
+	results_free(&rs);
+}
+
 /* testdata/handmade/capture_results_trace.json carries capture_results.json's records */
 static void trace_results_equal_the_results_file(void **state)
 {
@@ -559,6 +611,7 @@ int main(void)
 		cmocka_unit_test(failed_checks_are_flagged),
 		cmocka_unit_test(written_and_read_back_draw_the_same),
 		cmocka_unit_test(records_in_any_order_find_their_case),
+		cmocka_unit_test(a_case_run_twice_is_two_cases_in_either_order),
 		cmocka_unit_test(long_names_are_cut_between_characters),
 		cmocka_unit_test(a_missing_chart_says_which_there_are),
 		cmocka_unit_test(csv_formulas_are_quoted_and_read_back),
