@@ -20,6 +20,7 @@
 
 #include "kprof/diag.h"
 #include "kprof/fwdbwd.h"
+#include "kprof/idmap.h"
 #include "kprof/opmodel.h"
 #include "kprof/par.h"
 #include "kprof/pytree.h"
@@ -188,266 +189,6 @@ static int cmp_step(const void *a, const void *b)
 	return x->ts_ns < y->ts_ns ? -1 : x->ts_ns > y->ts_ns;
 }
 
-/*
- * int64 -> int32 index map for keys >= 0.  Profiler ids (External id, correlation) are
- * mostly dense, so plain arrays serve: pages of IMAP_PAGE keys over [lo, hi], only those
- * that hold a key (a long trace, or copies of one, counts its ids up in stretches with gaps
- * between them: the pages keep it in this mode, linear in the ids, where one array over the
- * range would not fit); otherwise the values sorted by key (4 bytes an id beside the keys
- * the trace already holds, where a hash map at load 1/2 took 40-73), found by a binary
- * search inside one bucket of a directory over the key range.  The value v's key is read at
- * keys + v * stride.
- */
-#define IMAP_PAGE_BITS 12
-#define IMAP_PAGE ((size_t)1 << IMAP_PAGE_BITS)
-
-struct imap {
-	int32_t **page;   /* paged mode: page[(k - lo) >> IMAP_PAGE_BITS], NULL: no key there;
-			     NULL in sorted mode */
-	int32_t *val;     /* paged mode: the pages' values, -1 none */
-	int64_t lo, hi;   /* key range */
-	const char *keys; /* sorted mode: borrowed, live until imap_free() */
-	size_t stride;
-	int32_t *ord; /* sorted mode: values by (key, value), one per key once imap_seal() ran */
-	size_t n;
-	uint32_t *dir; /* sorted mode: dir[b] = first of bucket b in ord, nbuckets + 1 */
-	int shift;     /* bucket of k: (k - lo) >> shift */
-};
-
-static void unset_range(void *arg, size_t lo, size_t hi)
-{
-	int32_t *val = arg;
-	memset(val + lo, 0xff, (hi - lo) * sizeof(*val));
-}
-
-/*
- * Paged mode when the pages that hold a key (@touched[p] != 0, NULL: all of them) are at
- * most 4 values a key (as one array was before pages); otherwise sorted mode.
- */
-static void imap_init(struct imap *m, size_t n, int64_t lo, int64_t hi, const void *keys,
-		      size_t stride, const uint8_t *touched, int jobs)
-{
-	memset(m, 0, sizeof(*m));
-	m->lo = lo;
-	m->hi = hi;
-	if (hi < lo)
-		return; /* no key: every lookup misses */
-	size_t npages = (size_t)((uint64_t)(hi - lo) >> IMAP_PAGE_BITS) + 1, used = npages;
-	if (touched) {
-		used = 0;
-		for (size_t p = 0; p < npages; p++)
-			used += touched[p] != 0;
-	}
-	if ((uint64_t)used * IMAP_PAGE <= 4 * (uint64_t)n + 4096 + IMAP_PAGE) {
-		m->page = xmalloc(npages * sizeof(*m->page));
-		m->val = xmalloc(used * IMAP_PAGE * sizeof(*m->val));
-		for (size_t p = 0, u = 0; p < npages; p++)
-			m->page[p] = !touched || touched[p] ? m->val + IMAP_PAGE * u++ : NULL;
-		par_for(jobs, used * IMAP_PAGE, 65536, unset_range, m->val);
-		return;
-	}
-	m->keys = keys;
-	m->stride = stride;
-	m->ord = xmalloc((n + 1) * sizeof(*m->ord));
-}
-
-static int32_t *imap_slot(const struct imap *m, int64_t k)
-{
-	int32_t *pg = m->page[(uint64_t)(k - m->lo) >> IMAP_PAGE_BITS];
-	return pg ? pg + ((uint64_t)(k - m->lo) & (IMAP_PAGE - 1)) : NULL;
-}
-
-static int64_t imap_key(const struct imap *m, int32_t v)
-{
-	int64_t k;
-	memcpy(&k, m->keys + (size_t)v * m->stride, sizeof(k));
-	return k;
-}
-
-static int cmp_ord(const void *a, const void *b, void *arg)
-{
-	const struct imap *m = arg;
-	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-	int64_t kx = imap_key(m, x), ky = imap_key(m, y);
-	if (kx != ky)
-		return kx < ky ? -1 : 1;
-	return (x > y) - (x < y);
-}
-
-/* After the last put: sorted mode sorts, keeps each key's first value, builds the directory. */
-static void imap_seal(struct imap *m, int jobs)
-{
-	if (m->page || !m->n)
-		return;
-	par_sort_i32(jobs, m->ord, m->n, cmp_ord, m);
-	size_t w = 1;
-	for (size_t i = 1; i < m->n; i++)
-		if (imap_key(m, m->ord[i]) != imap_key(m, m->ord[w - 1]))
-			m->ord[w++] = m->ord[i];
-	m->n = w;
-	/* about 4 values a bucket when the keys spread evenly */
-	uint64_t range = (uint64_t)(m->hi - m->lo);
-	size_t nb = m->n / 4 + 1;
-	while (m->shift < 63 && (range >> m->shift) >= nb)
-		m->shift++;
-	nb = (size_t)(range >> m->shift) + 1;
-	m->dir = xmalloc((nb + 1) * sizeof(*m->dir));
-	size_t i = 0;
-	for (size_t b = 0; b <= nb; b++) {
-		while (i < m->n && (uint64_t)(imap_key(m, m->ord[i]) - m->lo) >> m->shift < b)
-			i++;
-		m->dir[b] = (uint32_t)i;
-	}
-}
-
-static int32_t imap_get(const struct imap *m, int64_t k)
-{
-	if (k < 0 || k < m->lo || k > m->hi)
-		return -1;
-	if (m->page) {
-		const int32_t *v = imap_slot(m, k);
-		return v ? *v : -1;
-	}
-	if (!m->dir)
-		return -1;
-	size_t b = (size_t)((uint64_t)(k - m->lo) >> m->shift);
-	size_t a = m->dir[b], z = m->dir[b + 1];
-	while (a < z) {
-		size_t mid = a + (z - a) / 2;
-		if (imap_key(m, m->ord[mid]) < k)
-			a = mid + 1;
-		else
-			z = mid;
-	}
-	return a < m->dir[b + 1] && imap_key(m, m->ord[a]) == k ? m->ord[a] : -1;
-}
-
-static void imap_free(struct imap *m)
-{
-	free(m->page);
-	free(m->val);
-	free(m->ord);
-	free(m->dir);
-}
-
-/* An imap of value i -> key at keys + i * stride (i < n, keys < 0 left out), built in ranges. */
-struct build_ctx {
-	struct imap *m;
-	const char *keys;
-	size_t stride, n, nranges;
-	int64_t *lo, *hi; /* per range: its keys' bounds */
-	size_t *cnt;      /* per range: its keys >= 0, then where its first goes in m->ord */
-	int64_t klo;      /* the lowest key */
-	uint8_t *touched; /* [page]: 1 where a key is (pages of IMAP_PAGE keys from klo) */
-};
-
-static int64_t key_at(const struct build_ctx *b, size_t i)
-{
-	int64_t k;
-	memcpy(&k, b->keys + i * b->stride, sizeof(k));
-	return k;
-}
-
-/* Range r: the bounds and count of its keys */
-static void scan_keys(void *arg, size_t r)
-{
-	struct build_ctx *b = arg;
-	int64_t lo = INT64_MAX, hi = -1;
-	size_t c = 0;
-	for (size_t i = b->n * r / b->nranges; i < b->n * (r + 1) / b->nranges; i++) {
-		int64_t k = key_at(b, i);
-		if (k >= 0) {
-			lo = k < lo ? k : lo;
-			hi = k > hi ? k : hi;
-			c++;
-		}
-	}
-	b->lo[r] = lo;
-	b->hi[r] = hi;
-	b->cnt[r] = c;
-}
-
-/* Range r: the pages its keys are on */
-static void mark_pages(void *arg, size_t r)
-{
-	struct build_ctx *b = arg;
-	for (size_t i = b->n * r / b->nranges; i < b->n * (r + 1) / b->nranges; i++) {
-		int64_t k = key_at(b, i);
-		if (k >= 0)
-			__atomic_store_n(&b->touched[(uint64_t)(k - b->klo) >> IMAP_PAGE_BITS], 1,
-					 __ATOMIC_RELAXED);
-	}
-}
-
-/*
- * Range r's values put: sorted mode, in index order from the range's place; dense mode, the
- * lowest index of a key wins (the first in file order), by compare-and-swap when ranges run
- * at once.
- */
-static void put_keys(void *arg, size_t r)
-{
-	struct build_ctx *b = arg;
-	struct imap *m = b->m;
-	size_t w = b->cnt[r];
-	for (size_t i = b->n * r / b->nranges; i < b->n * (r + 1) / b->nranges; i++) {
-		int64_t k = key_at(b, i);
-		if (k < 0)
-			continue;
-		if (!m->page) {
-			m->ord[w++] = (int32_t)i;
-		} else if (b->nranges == 1) {
-			int32_t *slot = imap_slot(m, k);
-			if (*slot < 0)
-				*slot = (int32_t)i;
-		} else {
-			int32_t *slot = imap_slot(m, k);
-			int32_t cur = __atomic_load_n(slot, __ATOMIC_RELAXED);
-			while ((cur < 0 || cur > (int32_t)i) &&
-			       !__atomic_compare_exchange_n(slot, &cur, (int32_t)i, 1,
-							    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-				;
-		}
-	}
-}
-
-static void imap_build(struct imap *m, const void *keys, size_t stride, size_t n, int jobs)
-{
-	struct build_ctx b = { m, keys, stride, keys ? n : 0, 1, NULL, NULL, NULL, 0, NULL };
-	if (jobs > 1 && b.n / 8192 > 1)
-		b.nranges = b.n / 8192 < 4 * (size_t)jobs ? b.n / 8192 : 4 * (size_t)jobs;
-	b.lo = xmalloc(b.nranges * sizeof(*b.lo));
-	b.hi = xmalloc(b.nranges * sizeof(*b.hi));
-	b.cnt = xmalloc(b.nranges * sizeof(*b.cnt));
-	par_run(jobs, b.nranges, scan_keys, &b);
-	int64_t lo = INT64_MAX, hi = -1;
-	size_t total = 0;
-	for (size_t r = 0; r < b.nranges; r++) {
-		lo = b.lo[r] < lo ? b.lo[r] : lo;
-		hi = b.hi[r] > hi ? b.hi[r] : hi;
-		size_t c = b.cnt[r];
-		b.cnt[r] = total;
-		total += c;
-	}
-	/* ids spread over more than one array would take: which pages hold them */
-	if (hi >= lo && (uint64_t)(hi - lo) >= 4 * (uint64_t)n + 4096 &&
-	    (uint64_t)(hi - lo) >> IMAP_PAGE_BITS < n / 16 + 64) {
-		b.klo = lo;
-		b.touched = xcalloc(((uint64_t)(hi - lo) >> IMAP_PAGE_BITS) + 1, 1);
-		par_run(jobs, b.nranges, mark_pages, &b);
-	}
-	imap_init(m, n, lo, hi, keys, stride, b.touched, jobs);
-	free(b.touched);
-	if (m->page || m->ord) {
-		par_run(jobs, b.nranges, put_keys, &b);
-		if (m->ord)
-			m->n = total;
-	}
-	free(b.lo);
-	free(b.hi);
-	free(b.cnt);
-	imap_seal(m, jobs);
-}
-
 /* cudaGraphLaunch / cuGraphLaunch (any version suffix) */
 static int graph_launch(const struct kp_launch *l)
 {
@@ -555,15 +296,15 @@ static struct kp_corr_ids gpu_ids(const struct kp_trace *t, size_t i)
 }
 
 /* Pass 2: External id -> op (the first op in file order wins). */
-static void ext_map(const struct kp_trace *t, struct imap *ext)
+static void ext_map(const struct kp_trace *t, struct kp_idmap *ext)
 {
-	imap_build(ext, t->op_ext, sizeof(*t->op_ext), t->nops, t->jobs);
+	idmap_build(ext, t->op_ext, sizeof(*t->op_ext), t->nops, t->jobs);
 }
 
 /* Pass 3's state: both orders by (thread, ts) and where each thread starts in them. */
 struct sweep_ctx {
 	struct kp_trace *t;
-	const struct imap *ext;
+	const struct kp_idmap *ext;
 	const int32_t *oord, *lord;
 	const size_t *ostart, *lstart;
 };
@@ -601,7 +342,7 @@ static void launch_range_ext(void *arg, size_t lo, size_t hi)
 	struct kp_trace *t = c->t;
 	for (size_t i = lo; i < hi; i++) {
 		struct kp_launch *l = &t->launches[i];
-		int32_t e = imap_get(c->ext, launch_ids(t, i).ext_id);
+		int32_t e = idmap_get(c->ext, launch_ids(t, i).ext_id);
 		if (e >= 0 && encloses(&t->ops[e], l->thread, l->ts_ns))
 			l->op = e;
 	}
@@ -614,7 +355,7 @@ static void launch_range_ext(void *arg, size_t lo, size_t hi)
  * parallel, the op their External id names where it encloses them.
  */
 static void launch_ops(struct kp_trace *t, const int32_t *oord, const size_t *ostart,
-		       const struct imap *ext)
+		       const struct kp_idmap *ext)
 {
 	size_t *lstart;
 	int32_t *lord = order_by_thread(t->launches, t->nlaunches, sizeof(*t->launches),
@@ -629,7 +370,7 @@ static void launch_ops(struct kp_trace *t, const int32_t *oord, const size_t *os
 
 struct gpu_ctx {
 	struct kp_trace *t;
-	const struct imap *ext, *corr;
+	const struct kp_idmap *ext, *corr;
 };
 
 /* GPU events [lo, hi) -> launch by correlation -> op (its model level). */
@@ -640,11 +381,11 @@ static void gpu_range_ops(void *arg, size_t lo, size_t hi)
 	for (size_t i = lo; i < hi; i++) {
 		struct kp_gpu *g = &t->gpu[i];
 		struct kp_corr_ids ids = gpu_ids(t, i);
-		g->launch = imap_get(c->corr, ids.corr);
+		g->launch = idmap_get(c->corr, ids.corr);
 		int32_t op = -1;
 		if (g->launch >= 0) {
 			struct kp_launch *l = &t->launches[g->launch];
-			int32_t e = imap_get(c->ext, ids.ext_id);
+			int32_t e = idmap_get(c->ext, ids.ext_id);
 			/*
 			 * A kernel replayed by a graph launch may name the op its node was
 			 * created in (kprof capture --): that op need not enclose the launch.
@@ -655,26 +396,26 @@ static void gpu_range_ops(void *arg, size_t lo, size_t hi)
 				     : l->op;
 		} else {
 			/* no runtime event recorded: trust External id only if it names an op */
-			op = imap_get(c->ext, ids.ext_id);
+			op = idmap_get(c->ext, ids.ext_id);
 		}
 		g->op = op >= 0 ? t->ops[op].model : -1;
 	}
 }
 
 /* Pass 4: GPU event -> launch by correlation -> op (its model level), events in parallel. */
-static void gpu_ops(struct kp_trace *t, const struct imap *ext)
+static void gpu_ops(struct kp_trace *t, const struct kp_idmap *ext)
 {
-	struct imap corr;
-	imap_build(&corr, t->launch_ids ? &t->launch_ids[0].corr : NULL, sizeof(*t->launch_ids),
+	struct kp_idmap corr;
+	idmap_build(&corr, t->launch_ids ? &t->launch_ids[0].corr : NULL, sizeof(*t->launch_ids),
 		   t->nlaunches, t->jobs);
-	if (corr.page) { /* the paged map holds its values: the launches' ids are done with */
+	if (idmap_paged(&corr)) { /* the paged map holds its values: the launches' ids are done with */
 		free(t->launch_ids);
 		t->launch_ids = NULL;
 		t->caplaunch_ids = 0;
 	}
 	struct gpu_ctx c = { t, ext, &corr };
 	par_for(t->jobs, t->ngpu, 4096, gpu_range_ops, &c);
-	imap_free(&corr);
+	idmap_free(&corr);
 }
 
 /* GPU events [lo, hi): the step holding their launch (steps sorted by start). */
@@ -782,9 +523,9 @@ void link_trace(struct kp_trace *t)
 	int32_t *oord = op_tree(t, &ostart);
 	fwdbwd_link(t);
 	pytree_link(t); /* needs op parents, sets no field linking reads */
-	struct imap ext;
+	struct kp_idmap ext;
 	ext_map(t, &ext);
-	if (ext.page) { /* the paged map holds its values, fewer bytes at link's peak */
+	if (idmap_paged(&ext)) { /* the paged map holds its values, fewer bytes at link's peak */
 		free(t->op_ext);
 		t->op_ext = NULL;
 		t->capop_ext = 0;
@@ -793,7 +534,7 @@ void link_trace(struct kp_trace *t)
 	free(ostart);
 	free(oord);
 	gpu_ops(t, &ext);
-	imap_free(&ext);
+	idmap_free(&ext);
 	trace_free_ids(t); /* nothing after linking reads them (the maps read keys there) */
 	gpu_steps(t);
 	unlaunched_prefix(t);
