@@ -22,7 +22,8 @@ struct kp_nvtx_msg {
 	char name[256];
 	int label;          /* @name has a space: a record_function label, not an op */
 	int64_t seq, op_id; /* -1 when absent */
-	int has_sizes;
+	int has_sizes;      /* its sizes, kept: none when a list was past the bounds below */
+	int over;           /* a list past NVTX_MAX_SLOTS inputs or NVTX_MAX_DIMS dims: skipped */
 	int nslots;
 	struct {
 		int nd;

@@ -63,6 +63,39 @@ static int fail(char *why, size_t whylen, const char *msg)
 	return -1;
 }
 
+/* Past a bound (NVTX_MAX_SLOTS, NVTX_MAX_DIMS): -2, the list to be skipped, not an error. */
+static int over(char *why, size_t whylen, const char *msg)
+{
+	snprintf(why, whylen, "%s", msg);
+	return -2;
+}
+
+/*
+ * Past the list at *@pp ("[...]", nested [ ] and ( ), texts in "" without escapes, as
+ * torch's and the observer's lists are): 0, or -1 when it does not end.
+ */
+static int skip_list(const char **pp)
+{
+	const char *p = skip_sp(*pp);
+	if (*p != '[')
+		return -1;
+	int depth = 0;
+	for (; *p; p++) {
+		if (*p == '"') {
+			const char *q = strchr(p + 1, '"');
+			if (!q)
+				return -1;
+			p = q;
+		} else if (*p == '[' || *p == '(') {
+			depth++;
+		} else if ((*p == ']' || *p == ')') && --depth == 0) {
+			*pp = p + 1;
+			return 0;
+		}
+	}
+	return -1;
+}
+
 static int parse_sizes(const char **pp, struct kp_nvtx_msg *m, char *why, size_t whylen)
 {
 	if (expect(pp, '['))
@@ -72,7 +105,7 @@ static int parse_sizes(const char **pp, struct kp_nvtx_msg *m, char *why, size_t
 		return 0;
 	for (;;) {
 		if (m->nslots == NVTX_MAX_SLOTS)
-			return fail(why, whylen, "sizes: more than 64 inputs");
+			return over(why, whylen, "sizes: more than 64 inputs");
 		if (expect(pp, '['))
 			return fail(why, whylen, "sizes: expected '[' before an input's dims");
 		int nd = 0;
@@ -80,7 +113,7 @@ static int parse_sizes(const char **pp, struct kp_nvtx_msg *m, char *why, size_t
 			for (;;) {
 				int64_t v;
 				if (nd == NVTX_MAX_DIMS)
-					return fail(why, whylen, "sizes: more than 8 dims");
+					return over(why, whylen, "sizes: more than 8 dims");
 				if (parse_i64(pp, &v) || v < 0)
 					return fail(why, whylen, "sizes: bad dimension");
 				m->slot[m->nslots].d[nd++] = v;
@@ -112,7 +145,7 @@ static int parse_ids(const char **pp, struct kp_nvtx_msg *m, char *why, size_t w
 		    expect(pp, ')'))
 			return fail(why, whylen, "input_op_ids: expected '(op,output)'");
 		if (m->ninput_ids == NVTX_MAX_SLOTS)
-			return fail(why, whylen, "input_op_ids: more than 64 inputs");
+			return over(why, whylen, "input_op_ids: more than 64 inputs");
 		m->input_op[m->ninput_ids++] = a > 0 ? a : 0;
 		if (!expect(pp, ']'))
 			return 0;
@@ -146,7 +179,7 @@ static int parse_dtypes(const char **pp, struct kp_nvtx_msg *m, char *why, size_
 		while (n && p[n - 1] == ' ')
 			n--;
 		if (m->ndtypes == NVTX_MAX_SLOTS)
-			return fail(why, whylen, "dtypes: more than 64 inputs");
+			return over(why, whylen, "dtypes: more than 64 inputs");
 		if (n >= sizeof(m->dtype[0]) || memchr(p, '[', n))
 			return fail(why, whylen, "dtypes: not a type name");
 		memcpy(m->dtype[m->ndtypes], p, n);
@@ -178,7 +211,7 @@ static int parse_conc(const char **pp, struct kp_nvtx_msg *m, char *why, size_t 
 			return fail(why, whylen, "concrete: unterminated text");
 		size_t n = (size_t)(q - p);
 		if (m->nconc == NVTX_MAX_SLOTS)
-			return fail(why, whylen, "concrete: more than 64 inputs");
+			return over(why, whylen, "concrete: more than 64 inputs");
 		if (n >= sizeof(m->conc[0]) || memchr(p, '\\', n))
 			return fail(why, whylen, "concrete: text too long or escaped");
 		memcpy(m->conc[m->nconc], p, n);
@@ -197,6 +230,23 @@ _Static_assert(offsetof(struct kp_nvtx_msg, dtype) > offsetof(struct kp_nvtx_msg
 		       sizeof(struct kp_nvtx_msg) - offsetof(struct kp_nvtx_msg, conc) ==
 			       sizeof(((struct kp_nvtx_msg *)0)->conc),
 	       "kp_nvtx_msg: dtype and conc last");
+
+/*
+ * The list field at *@pp read by @parse; once one list was past a bound (m->over), it and
+ * every later list skipped whole.  0, or -1 (@why says why).
+ */
+static int list_field(const char **pp, struct kp_nvtx_msg *m,
+		      int (*parse)(const char **, struct kp_nvtx_msg *, char *, size_t), char *why,
+		      size_t whylen)
+{
+	const char *start = *pp;
+	int r = m->over ? -2 : parse(pp, m, why, whylen);
+	if (r != -2)
+		return r;
+	m->over = 1;
+	*pp = start;
+	return skip_list(pp) ? fail(why, whylen, "a list that does not end") : 0;
+}
 
 int nvtxmsg_parse(const char *msg, struct kp_nvtx_msg *m, char *why, size_t whylen)
 {
@@ -242,30 +292,32 @@ int nvtxmsg_parse(const char *msg, struct kp_nvtx_msg *m, char *why, size_t whyl
 			if (parse_i64(&v, &m->op_id))
 				return fail(why, whylen, "op_id: expected an integer");
 		} else if (kl == 5 && !strncmp(p, "sizes", 5)) {
-			if (parse_sizes(&v, m, why, whylen))
+			if (list_field(&v, m, parse_sizes, why, whylen))
 				return -1;
 			m->has_sizes = 1;
 		} else if (kl == 12 && !strncmp(p, "input_op_ids", 12)) {
-			if (parse_ids(&v, m, why, whylen))
+			if (list_field(&v, m, parse_ids, why, whylen))
 				return -1;
 		} else if (kl == 6 && !strncmp(p, "dtypes", 6)) {
 			if (!m->has_sizes)
 				return fail(why, whylen, "dtypes before sizes");
-			if (parse_dtypes(&v, m, why, whylen))
+			if (list_field(&v, m, parse_dtypes, why, whylen))
 				return -1;
-			if (m->ndtypes != m->nslots)
+			if (!m->over && m->ndtypes != m->nslots)
 				return fail(why, whylen, "dtypes: not one per input");
 		} else if (kl == 8 && !strncmp(p, "concrete", 8)) {
 			if (!m->has_sizes)
 				return fail(why, whylen, "concrete before sizes");
-			if (parse_conc(&v, m, why, whylen))
+			if (list_field(&v, m, parse_conc, why, whylen))
 				return -1;
-			if (m->nconc != m->nslots)
+			if (!m->over && m->nconc != m->nslots)
 				return fail(why, whylen, "concrete: not one per input");
 		} else {
 			return fail(why, whylen, "unknown field");
 		}
 		p = v;
 	}
+	if (m->over) /* the lists say one thing an input each: none kept, the op stays an op */
+		m->has_sizes = m->nslots = m->ninput_ids = m->ndtypes = m->nconc = 0;
 	return 0;
 }

@@ -448,7 +448,6 @@ static void emit_nvtx_messages_parse(void **state)
 		"aten::mm, sizes = [[4, 4], [4, 4]",
 		"aten::mm, sizes = [[4, -4]]",
 		"aten::mm, sizes = [[4 4]]",
-		"aten::mm, sizes = [[1, 2, 3, 4, 5, 6, 7, 8, 9]]",
 		"aten::mm, sizes = [[4, 4]], input_op_ids = [(1,0), (2",
 		"aten::mm, sizes = [[4, 4]], colour = red",
 		"aten::mm, sizes = [[4, 4]],",
@@ -482,12 +481,54 @@ static void emit_nvtx_messages_parse(void **state)
 		int rc = nvtxmsg_parse(buf, &m, why, sizeof(why));
 		assert_true(rc >= -1 && rc <= 1);
 	}
-	/* 65 inputs */
-	char big[1024] = "aten::cat, sizes = [";
+	/*
+	 * Past the bounds (65 inputs, 9 dims), as emit_nvtx writes a _foreach op or a cat of
+	 * many tensors: an op with its name, seq and op_id, its lists skipped whole (a quoted
+	 * "]" or "(" inside them too), no sizes, no types, no texts
+	 */
+	char big[2048] = "aten::_foreach_add_, seq = 3, op_id = 9, sizes = [";
 	for (int i = 0; i < 65; i++)
-		strcat(big, i ? ", [1]" : "[1]");
+		strcat(big, i ? ", [4]" : "[4]");
+	strcat(big, "], input_op_ids = [");
+	for (int i = 0; i < 65; i++)
+		strcat(big, i ? ", (1,0)" : "(1,0)");
 	strcat(big, "]");
-	assert_int_equal(nvtxmsg_parse(big, &m, why, sizeof(why)), -1);
+	assert_int_equal(nvtxmsg_parse(big, &m, why, sizeof(why)), 0);
+	assert_string_equal(m.name, "aten::_foreach_add_");
+	assert_true(m.seq == 3 && m.op_id == 9 && m.over && !m.label);
+	assert_true(!m.has_sizes && m.nslots == 0 && m.ninput_ids == 0);
+	char obs[4096] = "aten::cat, seq = 5, sizes = [[2, 2]";
+	for (int i = 1; i < 65; i++)
+		strcat(obs, ", [2, 2]");
+	strcat(obs, "], dtypes = [float");
+	for (int i = 1; i < 65; i++)
+		strcat(obs, ", float");
+	strcat(obs, "], concrete = [\"[1, (2]\"");
+	for (int i = 1; i < 65; i++)
+		strcat(obs, ", \"\"");
+	strcat(obs, "]");
+	assert_int_equal(nvtxmsg_parse(obs, &m, why, sizeof(why)), 0);
+	assert_true(m.seq == 5 && m.over && !m.has_sizes && m.ndtypes == 0 && m.nconc == 0);
+	assert_int_equal(nvtxmsg_parse("aten::view, seq = 2, sizes = [[1, 2, 3, 4, 5, 6, 7, 8, 9]], "
+				       "dtypes = [float], concrete = [\"\"]",
+				       &m, why, sizeof(why)),
+			 0);
+	assert_true(!strcmp(m.name, "aten::view") && m.seq == 2 && !m.has_sizes && m.ndtypes == 0);
+	/* within the bounds nothing is skipped */
+	assert_int_equal(nvtxmsg_parse("aten::mm, sizes = [[1, 2, 3, 4, 5, 6, 7, 8]]", &m, why,
+				       sizeof(why)),
+			 0);
+	assert_true(!m.over && m.has_sizes && m.nslots == 1 && m.slot[0].nd == 8);
+	/* a list past the bounds that does not end, or a bad field after one: malformed */
+	char open_list[1024] = "aten::cat, sizes = [";
+	for (int i = 0; i < 65; i++)
+		strcat(open_list, i ? ", [1]" : "[1]");
+	assert_int_equal(nvtxmsg_parse(open_list, &m, why, sizeof(why)), -1);
+	strcat(open_list, "], colour = red");
+	assert_int_equal(nvtxmsg_parse(open_list, &m, why, sizeof(why)), -1);
+	assert_int_equal(nvtxmsg_parse("aten::cat, sizes = [[1, 2, 3, 4, 5, 6, 7, 8, 9]], concrete = [\"]",
+				       &m, why, sizeof(why)),
+			 -1);
 }
 
 static void nvtx_ops_enclosing_library_ops_count_once(void **state)
