@@ -248,6 +248,17 @@ static int list_field(const char **pp, struct kp_nvtx_msg *m,
 	return skip_list(pp) ? fail(why, whylen, "a list that does not end") : 0;
 }
 
+/* The bit of the field named @k[0..@kl), 0 for one not known */
+static int field_bit(const char *k, size_t kl)
+{
+	static const char *const names[] = { "seq",	"op_id",  "sizes",
+					     "input_op_ids", "dtypes", "concrete" };
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strlen(names[i]) == kl && !strncmp(k, names[i], kl))
+			return 1 << i;
+	return 0;
+}
+
 int nvtxmsg_parse(const char *msg, struct kp_nvtx_msg *m, char *why, size_t whylen)
 {
 	memset(m, 0, offsetof(struct kp_nvtx_msg, dtype)); /* the texts are read up to their counts */
@@ -276,6 +287,7 @@ int nvtxmsg_parse(const char *msg, struct kp_nvtx_msg *m, char *why, size_t whyl
 	m->name[len] = '\0';
 	/* op and kernel names are identifiers; a name with a space is a record_function label */
 	m->label = memchr(msg, ' ', len) != NULL;
+	int seen = 0;
 	while (*p) {
 		if (p[0] != ',' || p[1] != ' ')
 			return fail(why, whylen, "expected ', ' between fields");
@@ -285,6 +297,10 @@ int nvtxmsg_parse(const char *msg, struct kp_nvtx_msg *m, char *why, size_t whyl
 			return fail(why, whylen, "field without ' = '");
 		size_t kl = (size_t)(eq - p);
 		const char *v = eq + 3;
+		int f = field_bit(p, kl);
+		if (f & seen) /* a second sizes would leave the first one's types and texts behind */
+			return fail(why, whylen, "a field given twice");
+		seen |= f;
 		if (kl == 3 && !strncmp(p, "seq", 3)) {
 			if (parse_i64(&v, &m->seq))
 				return fail(why, whylen, "seq: expected an integer");

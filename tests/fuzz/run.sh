@@ -1,6 +1,6 @@
 #!/bin/sh
 # Build and run kprof's libFuzzer harnesses (not part of `make check`: CI time).
-#   tests/fuzz/run.sh [-t SECONDS] [-j JOBS] [-r RUNS] [-b | -n] [json|trace|opmodel ...]
+#   tests/fuzz/run.sh [-t SECONDS] [-j JOBS] [-r RUNS] [-b | -n] [json|trace|opmodel|nvtxmsg|results ...]
 #     -t SECONDS  run each fuzzer this long (default 60)
 #     -j JOBS     run JOBS processes of each fuzzer at once (libFuzzer -jobs/-workers), one
 #                 corpus; prints the executions of all of them added up
@@ -23,7 +23,7 @@ jobs=1
 runs=-1
 build_only=0
 no_build=0
-usage="usage: $0 [-t SECONDS] [-j JOBS] [-r RUNS] [-b | -n] [json|trace|opmodel ...]"
+usage="usage: $0 [-t SECONDS] [-j JOBS] [-r RUNS] [-b | -n] [json|trace|opmodel|nvtxmsg|results ...]"
 while [ $# -gt 0 ]; do
 	case $1 in
 	-t) secs=$2; shift 2 ;;
@@ -35,7 +35,7 @@ while [ $# -gt 0 ]; do
 	*) break ;;
 	esac
 done
-names=${*:-json trace opmodel}
+names=${*:-json trace opmodel nvtxmsg results}
 
 for v in "$secs" "$jobs" "$runs"; do
 	case $v in
@@ -86,8 +86,11 @@ for src in $(ls src/*/*.c | grep -v -e /cli/) "$O/src/devdb-builtin.c"; do
 	objs="$objs $obj"
 done
 for n in $names; do
+	# capture's NVTX message parser is not in the library: compiled into its harness
+	extra=
+	[ "$n" = nvtxmsg ] && extra="-Icapture capture/intercept/nvtxmsg.c"
 	echo "  LINK $F/fuzz-$n"
-	$CLANG $CFLAGS -fsanitize=fuzzer -o "$F/fuzz-$n" "tests/fuzz/fuzz-$n.c" $objs $LDLIBS
+	$CLANG $CFLAGS -fsanitize=fuzzer -o "$F/fuzz-$n" "tests/fuzz/fuzz-$n.c" $extra $objs $LDLIBS
 done
 fi
 [ $build_only = 1 ] && exit 0
@@ -125,6 +128,15 @@ json.dump(d, open(sys.argv[2], "w"), indent=0)
 PY
 			done
 		fi ;;
+	nvtxmsg)
+		# emit_nvtx's and the op observer's forms, a label, and lists past the bounds
+		printf 'aten::mm, seq = 12, op_id = 7, sizes = [[4, 8], [8, 2]], input_op_ids = [(3,0), (5,0)]' >"$s/emit"
+		printf 'aten::addmm, seq = 5, sizes = [[128], [4, 64], [64, 128], [], []], dtypes = [c10::BFloat16, c10::BFloat16, c10::BFloat16, , ], concrete = ["", "", "", "1", "1."]' >"$s/obs"
+		printf 'entire_frame_compile_data: fn_name=f, compile_id=0/0, seq = -1' >"$s/label"
+		printf 'aten::convolution, seq = 0, sizes = [[8, 3, 32, 32], [16, 3, 3, 3], [], [], [], [], [], [], []], dtypes = [float, float, , , , , , , ], concrete = ["", "", "", "[2, 2]", "[3, 3]", "[1, 1]", "False", "[0, 0]", "1"]' >"$s/conv"
+		printf 'aten::view, seq = 9, sizes = [[1, 1, 1, 1, 1, 1, 1, 1, 1]], dtypes = [float], concrete = [""]' >"$s/dims9" ;;
+	results)
+		cp testdata/handmade/capture_results.json testdata/handmade/capture_results.csv "$s/" ;;
 	opmodel)
 		# bytes are a decoding, not a format: a few hand-made starts
 		printf '\000\001\002\000\002\002\005\000\000\002\002\011\005\000\000' >"$s/mm"
@@ -138,6 +150,8 @@ for n in $names; do
 	case $n in
 	json) maxlen=8192; dict="-dict=tests/fuzz/json.dict" ;;
 	trace) maxlen=65536; dict="-dict=tests/fuzz/trace.dict" ;;
+	nvtxmsg) maxlen=4096; dict= ;;
+	results) maxlen=16384; dict= ;;
 	*) maxlen=512; dict= ;;
 	esac
 	seed "$n"

@@ -465,6 +465,9 @@ static void emit_nvtx_messages_parse(void **state)
 		"aten::mm, sizes = [[4]], concrete = [2]",
 		"aten::mm, sizes = [[4]], concrete = [\"a\\\"b\"]",
 		"aten::mm, sizes = [[4]], concrete = [\"0123456789012345678901234567890123456789012345678901234567890123\"]",
+		/* a field twice (fuzz-nvtxmsg: the second sizes left the first one's types) */
+		"x, sizes = [[]], dtypes = [ ], sizes = []",
+		"aten::mm, seq = 1, seq = 2",
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		why[0] = '\0';
