@@ -374,6 +374,21 @@ static int parse_host_link(struct parser *p, const char *s, size_t n)
 	return 0;
 }
 
+/*
+ * The first control byte of line @s[0..@n) (tab aside): any in an entry or a key's line, a
+ * NUL only in a comment (@comment).  A NUL would end a name where the line does not, and a
+ * CR or ESC would be written into every report that names the device.  NULL when none.
+ */
+static const char *control_byte(const char *s, size_t n, int comment)
+{
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c == 0 || (!comment && ((c < 0x20 && c != '\t') || c == 0x7f)))
+			return s + i;
+	}
+	return NULL;
+}
+
 static int begin_entry(struct parser *p, const char *name, size_t n)
 {
 	trim(&name, &n);
@@ -760,6 +775,13 @@ int devdb_parse(struct kp_devdb *db, const char *text, size_t len, const char *o
 		p.lb = s;
 		trim(&s, &n);
 		at(&p, s);
+		const char *bad = control_byte(s, n, n && s[0] == '#');
+		if (bad) {
+			at(&p, bad);
+			perr(&p, "a control character (0x%02x): a device table is text",
+			     (unsigned char)*bad);
+			goto fail;
+		}
 		if (!n || s[0] == '#')
 			continue;
 		if (s[0] == '[') {

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Build and run kprof's libFuzzer harnesses (not part of `make check`: CI time).
-#   tests/fuzz/run.sh [-t SECONDS] [-j JOBS] [-r RUNS] [-b | -n] [json|trace|opmodel|nvtxmsg|results ...]
+#   tests/fuzz/run.sh [-t SECONDS] [-j JOBS] [-r RUNS] [-b | -n] [json|trace|opmodel|nvtxmsg|results|devdb ...]
 #     -t SECONDS  run each fuzzer this long (default 60)
 #     -j JOBS     run JOBS processes of each fuzzer at once (libFuzzer -jobs/-workers), one
 #                 corpus; prints the executions of all of them added up
@@ -23,7 +23,7 @@ jobs=1
 runs=-1
 build_only=0
 no_build=0
-usage="usage: $0 [-t SECONDS] [-j JOBS] [-r RUNS] [-b | -n] [json|trace|opmodel|nvtxmsg|results ...]"
+usage="usage: $0 [-t SECONDS] [-j JOBS] [-r RUNS] [-b | -n] [json|trace|opmodel|nvtxmsg|results|devdb ...]"
 while [ $# -gt 0 ]; do
 	case $1 in
 	-t) secs=$2; shift 2 ;;
@@ -35,7 +35,7 @@ while [ $# -gt 0 ]; do
 	*) break ;;
 	esac
 done
-names=${*:-json trace opmodel nvtxmsg results}
+names=${*:-json trace opmodel nvtxmsg results devdb}
 
 for v in "$secs" "$jobs" "$runs"; do
 	case $v in
@@ -137,6 +137,10 @@ PY
 		printf 'aten::view, seq = 9, sizes = [[1, 1, 1, 1, 1, 1, 1, 1, 1]], dtypes = [float], concrete = [""]' >"$s/dims9" ;;
 	results)
 		cp testdata/handmade/capture_results.json testdata/handmade/capture_results.csv "$s/" ;;
+	devdb)
+		# the built-in table, and its first stanzas alone (small enough to mutate quickly)
+		cp device_db/devices.txt "$s/"
+		awk '/^\[/ { n++ } n <= 3' device_db/devices.txt >"$s/three" ;;
 	opmodel)
 		# bytes are a decoding, not a format: a few hand-made starts
 		printf '\000\001\002\000\002\002\005\000\000\002\002\011\005\000\000' >"$s/mm"
@@ -152,6 +156,7 @@ for n in $names; do
 	trace) maxlen=65536; dict="-dict=tests/fuzz/trace.dict" ;;
 	nvtxmsg) maxlen=4096; dict= ;;
 	results) maxlen=16384; dict= ;;
+	devdb) maxlen=65536; dict= ;;
 	*) maxlen=512; dict= ;;
 	esac
 	seed "$n"

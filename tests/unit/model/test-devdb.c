@@ -363,6 +363,38 @@ static void parse_reports_unknown_keys_with_file_and_line(void **state)
 	parse_fails("", "my.txt: error: no device entries");
 }
 
+/*
+ * A control byte in an entry's or a key's line is an error at its column (fuzz-devdb: a NUL
+ * inside "exact = NV\r\0IA H100 80GB HBM3" left the name "NV\r", which its own lookup did not
+ * find); a tab is a blank, and a comment may hold anything but a NUL.
+ */
+static void parse_rejects_control_bytes(void **state)
+{
+	(void)state;
+	static const char nul[] = STANZA "[Y]\nexact = NV\r\0IA H100\n";
+	struct kp_devdb db;
+	struct kp_diag d = { 0 };
+	assert_int_equal(devdb_parse(&db, nul, sizeof(nul) - 1, "my.txt", &d), -1);
+	assert_string_equal(d.msg, "my.txt:6:11: error: a control character (0x0d): a device table "
+				   "is text");
+	parse_fails(STANZA "[Y\x1b[2J]\n",
+		    "my.txt:5:3: error: a control character (0x1b): a device table is text");
+	parse_fails(STANZA "source = a\x7f\n",
+		    "my.txt:5:11: error: a control character (0x7f): a device table is text");
+	static const char nul_comment[] = "# a\0b\n" STANZA;
+	d = (struct kp_diag){ 0 };
+	assert_int_equal(devdb_parse(&db, nul_comment, sizeof(nul_comment) - 1, "my.txt", &d), -1);
+	assert_string_equal(d.msg, "my.txt:1:4: error: a control character (0x00): a device table "
+				   "is text");
+	/* a tab between key and value, and ESC in a comment: read */
+	static const char ok[] = "# colour \x1b[31m\n[X]\nexact\t=\tX\nconfidence = datasheet\n"
+				 "source = s (2026-11)\n";
+	d = (struct kp_diag){ 0 };
+	assert_int_equal(devdb_parse(&db, ok, sizeof(ok) - 1, "my.txt", &d), 0);
+	assert_non_null(devdb_match(&db, "X", NULL));
+	devdb_free(&db);
+}
+
 static void parse_rejects_bad_values(void **state)
 {
 	(void)state;
@@ -887,6 +919,7 @@ int main(void)
 		cmocka_unit_test(peaks_are_the_dense_datasheet_figures),
 		cmocka_unit_test(bandwidth_follows_only_a_lower_memory_clock),
 		cmocka_unit_test(parse_reports_unknown_keys_with_file_and_line),
+		cmocka_unit_test(parse_rejects_control_bytes),
 		cmocka_unit_test(parse_rejects_bad_values),
 		cmocka_unit_test(parse_puts_each_scalar_and_flag_in_its_field),
 		cmocka_unit_test(parse_checks_each_entry_as_a_whole),
