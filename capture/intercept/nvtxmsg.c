@@ -232,19 +232,25 @@ _Static_assert(offsetof(struct kp_nvtx_msg, dtype) > offsetof(struct kp_nvtx_msg
 	       "kp_nvtx_msg: dtype and conc last");
 
 /*
- * The list field at *@pp read by @parse; once one list was past a bound (m->over), it and
- * every later list skipped whole.  0, or -1 (@why says why).
+ * The list field at *@pp read by @parse.  A list past a bound (-2 from @parse) is skipped
+ * whole and marks the message (m->over) when it may be (@may_overflow: sizes, input_op_ids);
+ * a types or texts list past the bound of sizes that were within it is malformed.  Once the
+ * message is marked, every later list is skipped.  0, or -1 (@why says why).
  */
 static int list_field(const char **pp, struct kp_nvtx_msg *m,
-		      int (*parse)(const char **, struct kp_nvtx_msg *, char *, size_t), char *why,
-		      size_t whylen)
+		      int (*parse)(const char **, struct kp_nvtx_msg *, char *, size_t),
+		      int may_overflow, char *why, size_t whylen)
 {
-	const char *start = *pp;
-	int r = m->over ? -2 : parse(pp, m, why, whylen);
-	if (r != -2)
-		return r;
-	m->over = 1;
-	*pp = start;
+	if (!m->over) {
+		const char *start = *pp;
+		int r = parse(pp, m, why, whylen);
+		if (r != -2)
+			return r;
+		if (!may_overflow)
+			return -1; /* "dtypes: more than 64 inputs", for at most 64 sizes */
+		m->over = 1;
+		*pp = start;
+	}
 	return skip_list(pp) ? fail(why, whylen, "a list that does not end") : 0;
 }
 
@@ -308,23 +314,23 @@ int nvtxmsg_parse(const char *msg, struct kp_nvtx_msg *m, char *why, size_t whyl
 			if (parse_i64(&v, &m->op_id))
 				return fail(why, whylen, "op_id: expected an integer");
 		} else if (kl == 5 && !strncmp(p, "sizes", 5)) {
-			if (list_field(&v, m, parse_sizes, why, whylen))
+			if (list_field(&v, m, parse_sizes, 1, why, whylen))
 				return -1;
 			m->has_sizes = 1;
 		} else if (kl == 12 && !strncmp(p, "input_op_ids", 12)) {
-			if (list_field(&v, m, parse_ids, why, whylen))
+			if (list_field(&v, m, parse_ids, 1, why, whylen))
 				return -1;
 		} else if (kl == 6 && !strncmp(p, "dtypes", 6)) {
 			if (!m->has_sizes)
 				return fail(why, whylen, "dtypes before sizes");
-			if (list_field(&v, m, parse_dtypes, why, whylen))
+			if (list_field(&v, m, parse_dtypes, 0, why, whylen))
 				return -1;
 			if (!m->over && m->ndtypes != m->nslots)
 				return fail(why, whylen, "dtypes: not one per input");
 		} else if (kl == 8 && !strncmp(p, "concrete", 8)) {
 			if (!m->has_sizes)
 				return fail(why, whylen, "concrete before sizes");
-			if (list_field(&v, m, parse_conc, why, whylen))
+			if (list_field(&v, m, parse_conc, 0, why, whylen))
 				return -1;
 			if (!m->over && m->nconc != m->nslots)
 				return fail(why, whylen, "concrete: not one per input");

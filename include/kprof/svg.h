@@ -34,5 +34,8 @@ char **svg_short_labels(const char *const *labels, size_t n, size_t max);
  * marks, escaped as text (utf8_visible_lines: ESC is \u001b), then & < > " ' as entities.
  */
 void svg_escape(const char *s, FILE *fp);
+/* svg_escape() on one line: LF and tab escaped too ("\n"), for a name in a tooltip (a <title>,
+ * an html title attribute) or a label, where a name's line break would start a line of its own */
+void svg_escape_line(const char *s, FILE *fp);
 
 #endif /* KPROF_SVG_H */

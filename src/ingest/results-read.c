@@ -7,6 +7,7 @@
 #include "kprof/results.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -139,15 +140,24 @@ static const char *rec_bad(const struct rec *x)
 }
 
 /*
- * The cases read so far, by what names one (backend, dtype, mode, op, layout, model.name):
- * each key's cases in the order read, and how many records of each metric the key has had.
- * The k-th record of a metric for a key belongs to the key's k-th case, so that a case run
- * twice is two cases whether the records come case by case (as capture writes them) or
- * metric by metric (a CSV sorted by metric).
+ * The records read, kept until the last one (cases_finish()), by what names a case (backend,
+ * dtype, mode, op, layout, model.name): a case run twice is two cases, and which record is
+ * whose is read from the order of the key's records.  Records of each metric in one stretch
+ * (a CSV sorted by metric): the k-th record of a metric is the k-th case's.  Otherwise (case
+ * by case, as capture writes them, including runs with different metrics): a record belongs
+ * to the key's newest case, unless that case has its metric, when it starts a new one.
  */
+struct prec {
+	double v, err;
+	uint32_t key, cs; /* index into keyv; the key's case (cases_finish) */
+	uint8_t m;        /* metric_idx() */
+	uint8_t failed;   /* accuracy_ok false */
+};
+
 struct kcases {
-	size_t *v, n, cap; /* indices into the results */
-	size_t cnt[5];     /* records of each metric_idx() */
+	struct rec first; /* the key's first record: every field its cases share */
+	uint32_t ncases;
+	size_t *res; /* per case: its result, SIZE_MAX until made */
 };
 
 struct cases {
@@ -155,6 +165,8 @@ struct cases {
 	struct kp_arena keys;
 	struct kcases *keyv;
 	size_t nkeys, capkeys;
+	struct prec *recs;
+	size_t nrecs, caprecs;
 };
 
 static void cases_free(struct cases *c)
@@ -162,8 +174,9 @@ static void cases_free(struct cases *c)
 	hmap_free(&c->map);
 	arena_free(&c->keys);
 	for (size_t i = 0; i < c->nkeys; i++)
-		free(c->keyv[i].v);
+		free(c->keyv[i].res);
 	free(c->keyv);
+	free(c->recs);
 }
 
 /* 1-4 for the metrics a case has, 0 for any other */
@@ -176,33 +189,124 @@ static int metric_idx(const char *metric)
 						     : 0;
 }
 
-/* The cases of key @key (new and empty the first time). */
-static struct kcases *key_cases(struct cases *c, const char *key, size_t klen)
+/* The index of record @x's key in @c (added, with @x as its first record, when new); -1 out of
+ * memory. */
+static int64_t key_of(struct cases *c, const struct rec *x, const char *dt)
 {
+	char key[512];
+	int klen = snprintf(key, sizeof(key), "%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s", x->backend, dt,
+			    x->mode, x->op, x->layout, x->name);
+	if (klen < 0 || klen >= (int)sizeof(key))
+		klen = sizeof(key) - 1;
 	int created;
-	struct kp_hmap_entry *e = hmap_put_str(&c->map, key, klen, &created);
+	struct kp_hmap_entry *e = hmap_put_str(&c->map, key, (size_t)klen, &created);
 	if (created) {
-		e->key.ptr = arena_strndup(&c->keys, key, klen);
+		e->key.ptr = arena_strndup(&c->keys, key, (size_t)klen);
 		if (c->nkeys == c->capkeys) {
-			c->capkeys = c->capkeys ? 2 * c->capkeys : 64;
-			c->keyv = xrealloc(c->keyv, c->capkeys * sizeof(*c->keyv));
+			size_t nc = c->capkeys ? 2 * c->capkeys : 64;
+			struct kcases *v = realloc(c->keyv, nc * sizeof(*v));
+			if (!v)
+				return -1;
+			c->keyv = v, c->capkeys = nc;
 		}
-		memset(&c->keyv[c->nkeys], 0, sizeof(*c->keyv));
+		c->keyv[c->nkeys] = (struct kcases){ .first = *x };
 		e->val.i = (int64_t)c->nkeys++;
 	}
-	return &c->keyv[e->val.i];
+	return e->val.i;
 }
 
-/* A new case for record @x, the last of @rs; 0 or -1. */
-static int new_case(struct kp_results *rs, const struct rec *x, const char *dt)
+/* Record @x kept for cases_finish(); 0 or -1 (out of memory). */
+static int add_rec(struct kp_results *rs, struct cases *c, const struct rec *x)
 {
-	struct kp_result r = { .err = x->err, .tol = strcmp(x->ok, "false") ? x->err : -1 };
-	snprintf(r.op, sizeof(r.op), "%s", x->op);
-	snprintf(r.kind, sizeof(r.kind), "%s", x->kind);
-	snprintf(r.dtype, sizeof(r.dtype), "%s", dt);
-	snprintf(r.backend, sizeof(r.backend), "%s", x->backend);
-	snprintf(r.layout, sizeof(r.layout), "%s", x->layout);
-	snprintf(r.mode, sizeof(r.mode), "%s", x->mode);
+	int64_t k = key_of(c, x, kprof_dtype(x->dtype));
+	if (k < 0 || k > UINT32_MAX)
+		return -1;
+	if (c->nrecs == c->caprecs) {
+		size_t nc = c->caprecs ? 2 * c->caprecs : 256;
+		struct prec *v = realloc(c->recs, nc * sizeof(*v));
+		if (!v)
+			return -1;
+		c->recs = v, c->caprecs = nc;
+	}
+	c->recs[c->nrecs++] = (struct prec){ .v = x->v, .err = x->err, .key = (uint32_t)k,
+					     .m = (uint8_t)metric_idx(x->metric),
+					     .failed = !strcmp(x->ok, "false") };
+	if (!rs->device[0])
+		snprintf(rs->device, sizeof(rs->device), "%s", x->device);
+	if (!rs->sm_clock_mhz)
+		rs->sm_clock_mhz = x->sm_mhz;
+	if (!rs->mem_clock_mhz)
+		rs->mem_clock_mhz = x->mem_mhz;
+	return 0;
+}
+
+/* Per key: whether each metric's records come in one stretch (no other metric inside). */
+static uint8_t *keys_grouped(const struct cases *c)
+{
+	uint8_t *grouped = malloc(c->nkeys + 1), *seen = calloc(c->nkeys + 1, 1),
+		*prev = calloc(c->nkeys + 1, 1);
+	if (grouped)
+		memset(grouped, 1, c->nkeys + 1);
+	for (size_t i = 0; grouped && seen && prev && i < c->nrecs; i++) {
+		const struct prec *r = &c->recs[i];
+		if (!r->m)
+			continue;
+		if ((seen[r->key] & (1u << r->m)) && prev[r->key] != r->m)
+			grouped[r->key] = 0;
+		seen[r->key] |= (uint8_t)(1u << r->m);
+		prev[r->key] = r->m;
+	}
+	free(seen);
+	free(prev);
+	if (!grouped || !seen || !prev) {
+		free(grouped);
+		return NULL;
+	}
+	return grouped;
+}
+
+/* Each record's case (its cs), by the rule of its key's order (struct prec's comment). */
+static int assign_cases(struct cases *c)
+{
+	uint8_t *grouped = keys_grouped(c);
+	/* per key: records of each metric so far (grouped), the newest case's metrics (not) */
+	uint32_t(*cnt)[5] = calloc(c->nkeys + 1, sizeof(*cnt));
+	uint8_t *has = calloc(c->nkeys + 1, 1);
+	if (!grouped || !cnt || !has) {
+		free(grouped), free(cnt), free(has);
+		return -1;
+	}
+	for (size_t i = 0; i < c->nrecs; i++) {
+		struct prec *r = &c->recs[i];
+		struct kcases *k = &c->keyv[r->key];
+		if (!r->m) /* another metric: the newest case, the first if none */
+			r->cs = k->ncases ? k->ncases - 1 : k->ncases++;
+		else if (grouped[r->key])
+			r->cs = cnt[r->key][r->m]++;
+		else if (k->ncases && !(has[r->key] & (1u << r->m)))
+			r->cs = k->ncases - 1;
+		else
+			r->cs = k->ncases++, has[r->key] = 0;
+		if (r->cs >= k->ncases)
+			k->ncases = r->cs + 1;
+		if (r->m)
+			has[r->key] |= (uint8_t)(1u << r->m);
+	}
+	free(grouped), free(cnt), free(has);
+	return 0;
+}
+
+/* A new result for the case of record @r of key @k: the key's fields, @r's accuracy. */
+static int new_case(struct kp_results *rs, const struct kcases *k, const struct prec *r)
+{
+	const struct rec *x = &k->first;
+	struct kp_result res = { .err = r->err, .tol = r->failed ? -1 : r->err };
+	snprintf(res.op, sizeof(res.op), "%s", x->op);
+	snprintf(res.kind, sizeof(res.kind), "%s", x->kind);
+	snprintf(res.dtype, sizeof(res.dtype), "%s", kprof_dtype(x->dtype));
+	snprintf(res.backend, sizeof(res.backend), "%s", x->backend);
+	snprintf(res.layout, sizeof(res.layout), "%s", x->layout);
+	snprintf(res.mode, sizeof(res.mode), "%s", x->mode);
 	/* model.name is "kind-shape[-layout]" (results.c's model_name()) */
 	const char *sh = x->name;
 	size_t kl = strlen(x->kind), ll = strlen(x->layout), n = strlen(sh);
@@ -210,49 +314,40 @@ static int new_case(struct kp_results *rs, const struct rec *x, const char *dt)
 		sh += kl + 1, n -= kl + 1;
 	if (ll && n > ll + 1 && sh[n - ll - 1] == '-' && !strcmp(sh + n - ll, x->layout))
 		n -= ll + 1;
-	set(r.shape, sizeof(r.shape), sh, n);
-	return results_add(rs, &r);
+	set(res.shape, sizeof(res.shape), sh, n);
+	return results_add(rs, &res);
 }
 
-/*
- * The result @x adds to: the k-th case of its key for its k-th record of that metric (a new
- * case past the last); a record of another metric, the key's newest case.
- */
-static int add_rec(struct kp_results *rs, struct cases *c, const struct rec *x)
+/* The cases of every record read, in the order of their first records; 0 or -1 (memory). */
+static int cases_finish(struct kp_results *rs, struct cases *c)
 {
-	const char *dt = kprof_dtype(x->dtype);
-	char key[512];
-	int klen = snprintf(key, sizeof(key), "%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s", x->backend, dt,
-			    x->mode, x->op, x->layout, x->name);
-	if (klen < 0 || klen >= (int)sizeof(key))
-		klen = sizeof(key) - 1;
-	int m = metric_idx(x->metric);
-	struct kcases *k = key_cases(c, key, (size_t)klen);
-	size_t at = m ? k->cnt[m]++ : (k->n ? k->n - 1 : 0);
-	if (at == k->n) {
-		if (new_case(rs, x, dt) < 0)
+	if (assign_cases(c) < 0)
+		return -1;
+	for (size_t i = 0; i < c->nkeys; i++) {
+		struct kcases *k = &c->keyv[i];
+		k->res = malloc((k->ncases + 1) * sizeof(*k->res));
+		if (!k->res)
 			return -1;
-		if (k->n == k->cap) {
-			k->cap = k->cap ? 2 * k->cap : 2;
-			k->v = xrealloc(k->v, k->cap * sizeof(*k->v));
-		}
-		k->v[k->n++] = rs->n - 1;
+		memset(k->res, 0xff, (k->ncases + 1) * sizeof(*k->res));
 	}
-	struct kp_result *last = &rs->r[k->v[at]];
-	if (m == 1)
-		last->ms = x->v;
-	else if (m == 2)
-		last->tflops = x->v;
-	else if (m == 3)
-		last->gbs = x->v;
-	else if (m == 4)
-		last->peak_pct = x->v;
-	if (!rs->device[0])
-		snprintf(rs->device, sizeof(rs->device), "%s", x->device);
-	if (!rs->sm_clock_mhz)
-		rs->sm_clock_mhz = x->sm_mhz;
-	if (!rs->mem_clock_mhz)
-		rs->mem_clock_mhz = x->mem_mhz;
+	for (size_t i = 0; i < c->nrecs; i++) {
+		const struct prec *r = &c->recs[i];
+		struct kcases *k = &c->keyv[r->key];
+		if (k->res[r->cs] == SIZE_MAX) {
+			if (new_case(rs, k, r) < 0)
+				return -1;
+			k->res[r->cs] = rs->n - 1;
+		}
+		struct kp_result *res = &rs->r[k->res[r->cs]];
+		if (r->m == 1)
+			res->ms = r->v;
+		else if (r->m == 2)
+			res->tflops = r->v;
+		else if (r->m == 3)
+			res->gbs = r->v;
+		else if (r->m == 4)
+			res->peak_pct = r->v;
+	}
 	return 0;
 }
 
@@ -392,6 +487,8 @@ int results_read_json(struct kp_results *rs, struct kp_json *p, const char *orig
 	hmap_init(&c.map, HMAP_STR);
 	arena_init(&c.keys);
 	int rc = json_records(rs, &c, p, origin, d);
+	if (rc == 0 && cases_finish(rs, &c) < 0)
+		rc = diag_error(d, KP_ENV, "error: out of memory reading '%s'", origin);
 	cases_free(&c);
 	return rc;
 }
@@ -446,6 +543,8 @@ static int read_csv(struct kp_results *rs, const char *s, size_t len, const char
 	hmap_init(&c.map, HMAP_STR);
 	arena_init(&c.keys);
 	int rc = read_csv_with(rs, &c, s, len, origin, d);
+	if (rc == 0 && cases_finish(rs, &c) < 0)
+		rc = diag_error(d, KP_ENV, "error: out of memory reading '%s'", origin);
 	cases_free(&c);
 	return rc;
 }

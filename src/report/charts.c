@@ -202,8 +202,10 @@ static void row_point(struct kp_doc *doc, struct kp_chart *ch, const struct kp_r
 {
 	char b[512], b1[64], b2[64];
 	double x = metric_num(row, ROOF_X), y = metric_num(row, ROOF_Y);
+	struct kp_visbuf vn = { 0 }, vs = { 0 };
 	int len = snprintf(b, sizeof(b), "%s%s%s\n%s GPU time (%.1f%%), %" PRId64 " calls\n%s",
-			   row->name, row->shape ? " " : "", row->shape ? row->shape : "",
+			   utf8_visible(row->name, &vn), row->shape ? " " : "",
+			   row->shape ? utf8_visible(row->shape, &vs) : "",
 			   units_time(b1, sizeof(b1), row->time_ns), row->time_pct, row->calls,
 			   units_rate(b2, sizeof(b2), y, metric_table[ROOF_Y].unit));
 	if (row->pct_peak_flops >= 0 && len < (int)sizeof(b))
@@ -217,6 +219,8 @@ static void row_point(struct kp_doc *doc, struct kp_chart *ch, const struct kp_r
 		snprintf(b + len, sizeof(b) - len, ", %.1f FLOP/byte%s%s%s", x,
 			 row->bound ? ", " : "", row->bound ? row->bound : "",
 			 row->bound ? "-bound" : "");
+	utf8_visible_free(&vn);
+	utf8_visible_free(&vs);
 	chart_point(doc, ch, x, y, metric_num(row, ROOF_W), row_family(row), row->name, b);
 }
 
@@ -606,6 +610,7 @@ static void waterfall(struct kp_doc *doc, const struct kp_diff *d)
 {
 	const char *per = d->opts.per_step ? " per step" : "";
 	char b[256], b1[32], b2[32];
+	struct kp_visbuf vn = { 0 };
 	snprintf(b, sizeof(b), "GPU time%s: base total, the largest changes, new total", per);
 	struct kp_chart *ch = doc_chart(doc, "waterfall", CHART_WATERFALL, "waterfall",
 					   arena_strdup(&doc->arena, b));
@@ -622,7 +627,7 @@ static void waterfall(struct kp_doc *doc, const struct kp_diff *d)
 	int64_t shown = 0;
 	for (size_t i = 0; i < n && i < CHARTS_DELTAS; i++) {
 		const struct kp_diff_row *r = ord[i];
-		snprintf(b, sizeof(b), "%s\n%s -> %s (%s%s)", r->name,
+		snprintf(b, sizeof(b), "%s\n%s -> %s (%s%s)", utf8_visible(r->name, &vn),
 			 units_time(b1, sizeof(b1), r->base_ns),
 			 units_time(b2, sizeof(b2), r->new_ns), r->delta_ns > 0 ? "+" : "",
 			 units_time((char[32]){ 0 }, 32, r->delta_ns));
@@ -636,6 +641,7 @@ static void waterfall(struct kp_doc *doc, const struct kp_diff *d)
 		chart_point(doc, ch, (double)rest, 0, 0, rest > 0 ? 1 : 2, b, NULL);
 	}
 	chart_point(doc, ch, (double)d->sum.new_ns, 0, 0, 0, "new total", NULL);
+	utf8_visible_free(&vn);
 	free(ord);
 }
 

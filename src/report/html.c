@@ -210,7 +210,7 @@ static void table(const struct kp_table *tb, const char *jkey, FILE *fp)
 			if (j == last && c->type == CELL_STR) {
 				/* the whole name on hover: the cell shows what fits */
 				fputs(" title=\"", fp);
-				esc(c->s, fp);
+				svg_escape_line(c->s, fp);
 				fputc('"', fp);
 			}
 			if (!col->text) {
@@ -237,10 +237,11 @@ void html_render(const struct kp_doc *doc, FILE *fp)
 	      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>\n"
 	      "<meta name=\"color-scheme\" content=\"light dark\"/>\n<title>kprof ",
 	      fp);
-	esc(doc->command, fp);
+	/* the page's title (the tab's text) is one line: a device or file name's LF escaped */
+	svg_escape_line(doc->command, fp);
 	if (doc->summary) {
 		fputs(": ", fp);
-		esc(doc->summary, fp);
+		svg_escape_line(doc->summary, fp);
 	}
 	fputs("</title>\n<style>\n", fp);
 	fputs(css, fp);

@@ -97,7 +97,7 @@ void svg_escape(const char *s, FILE *fp)
  * A name (a kernel's, an op's, a module path, a shape) on one line: LF and tab escaped too
  * ("\n"), so that a name from a trace cannot add lines to a tooltip or a label.
  */
-static void name_escape(const char *s, FILE *fp)
+void svg_escape_line(const char *s, FILE *fp)
 {
 	xml_escape(s, utf8_visible, fp);
 }
@@ -246,7 +246,7 @@ static void free_labels(char **v, size_t n)
 static void title_el(const char *s, FILE *fp)
 {
 	fputs("<title>", fp);
-	name_escape(s, fp);
+	svg_escape_line(s, fp);
 	fputs("</title>", fp);
 }
 
@@ -346,7 +346,7 @@ static void open_svg(const struct kp_chart *ch, int standalone, int w, int h, FI
 		svg_css(fp);
 		fputs("</style>\n", fp);
 		fprintf(fp, "<text class=\"ttl\" x=\"8\" y=\"14\">");
-		name_escape(ch->title, fp);
+		svg_escape_line(ch->title, fp);
 		fputs("</text>\n", fp);
 	}
 }
@@ -377,7 +377,7 @@ static int legend(const struct kp_chart *ch, int x0, int y, int w, FILE *fp)
 		fprintf(fp, "<rect class=\"s%d\" x=\"%d\" y=\"%d\" width=\"10\" height=\"10\"/>", i,
 			x, y - 9);
 		fprintf(fp, "<text x=\"%d\" y=\"%d\">", x + 14, y);
-		name_escape(ch->series[i], fp);
+		svg_escape_line(ch->series[i], fp);
 		fputs("</text>\n", fp);
 		x += tw;
 	}
@@ -547,13 +547,13 @@ static void roof_labels(const struct kp_chart *ch, const struct logax *ax, const
 			fprintf(fp,
 				"<circle class=\"ridge\" cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\"><title>ridge point: ",
 				lmap(ax, xr), lmap(ay, v));
-			name_escape(ch->marks[i].label, fp);
+			svg_escape_line(ch->marks[i].label, fp);
 			fprintf(fp, " at %.1f FLOP/byte</title></circle>\n", xr);
 		}
 		fprintf(fp, "<text class=\"sm\" x=\"%d\" y=\"%.1f\">", WR + 4,
 			lmap(ay, v) + 3 + 11.0 * 0);
 		title_el(ch->marks[i].label, fp);
-		name_escape(shown[i], fp);
+		svg_escape_line(shown[i], fp);
 		fputs("</text>\n", fp);
 	}
 	free_labels(shown, ch->nmarks);
@@ -671,7 +671,7 @@ static void top_bars(const struct kp_chart *ch, int standalone, FILE *fp)
 		int y = T + l * RH + RH / 2 + 4;
 		fprintf(fp, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">", L - 6, y);
 		title_el(ch->lanes[l], fp);
-		name_escape(shown[l], fp);
+		svg_escape_line(shown[l], fp);
 		fputs("</text>", fp);
 		double x = L + (double)lane_total(ch, l) / max * (W - R - L);
 		fprintf(fp, "<text class=\"sm\" x=\"%.1f\" y=\"%d\">%s</text>\n", x + 4, y,
@@ -756,7 +756,7 @@ static void wf_row(const struct kp_chart *ch, int i, const struct wf_geom *g, do
 			wf_x(g, v1), y + g->RH - 6, wf_x(g, v1), y + g->RH);
 	fprintf(fp, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">", g->L - 6, y + g->RH / 2 + 1);
 	title_el(p->label, fp);
-	name_escape(shown, fp);
+	svg_escape_line(shown, fp);
 	fputs("</text>", fp);
 	fprintf(fp, "<text class=\"sm\" x=\"%.1f\" y=\"%d\">%s%s</text>\n", x1 + 4,
 		y + g->RH / 2 + 1, sign, units_time(b, sizeof(b), (int64_t)p->x));
@@ -840,7 +840,7 @@ static void dumbbell(const struct kp_chart *ch, int standalone, FILE *fp)
 		title_tip(p->tip, tip, fp);
 		fprintf(fp, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">", L - 8, y + 4);
 		title_el(p->label, fp);
-		name_escape(shown[i], fp);
+		svg_escape_line(shown[i], fp);
 		fputs("</text></g>\n", fp);
 	}
 	free_labels(shown, ch->npts);
@@ -871,7 +871,7 @@ static void timeline(const struct kp_chart *ch, int standalone, FILE *fp)
 			L, y, (int)pw, RH);
 		fprintf(fp, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">", L - 6, y + RH - 5);
 		title_el(ch->lanes[l], fp);
-		name_escape(lanes[l], fp);
+		svg_escape_line(lanes[l], fp);
 		fputs("</text>\n", fp);
 	}
 	free_labels(lanes, (size_t)nl);
@@ -900,7 +900,7 @@ static void timeline(const struct kp_chart *ch, int standalone, FILE *fp)
 		if (x - lastx > 50) {
 			fprintf(fp, "<text class=\"sm\" x=\"%.1f\" y=\"%d\">", x + 2, T - 8);
 			title_el(ch->marks[i].label, fp);
-			name_escape(marks[i], fp);
+			svg_escape_line(marks[i], fp);
 			fputs("</text>", fp);
 			lastx = x;
 		}
@@ -962,7 +962,7 @@ static void icicle_box(const struct kp_chart *ch, const struct kp_cspan *s, int 
 		s->series == 3 ? " io" : "", s->t0, s->t1, s->lane);
 	if (strcmp(shown, name)) {
 		fputs(" data-n=\"", fp);
-		name_escape(name, fp);
+		svg_escape_line(name, fp);
 		fputc('"', fp);
 	}
 	fputc('>', fp);
@@ -970,7 +970,7 @@ static void icicle_box(const struct kp_chart *ch, const struct kp_cspan *s, int 
 	fprintf(fp, "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"%s\"/>", x0, y,
 		fmax(w, 0.5), RH - 1, fill);
 	fprintf(fp, "<text x=\"%.1f\" y=\"%d\">", x0 + 3, y + RH - 6);
-	name_escape(shown, fp);
+	svg_escape_line(shown, fp);
 	fputs("</text></g>\n", fp);
 	free(shown);
 }
@@ -994,7 +994,7 @@ static void icicle(const struct kp_chart *ch, int standalone, FILE *fp)
 		fputs("\n<style>\nsvg{--bg:#fff;background:#fff}\n", fp);
 		svg_css(fp);
 		fputs("</style>\n<text class=\"ttl\" x=\"8\" y=\"14\">", fp);
-		name_escape(ch->title, fp);
+		svg_escape_line(ch->title, fp);
 		fputs("</text>\n", fp);
 	}
 	/* legend: the four kinds of box, and what the shade says */
@@ -1115,7 +1115,7 @@ static void mem_steps(const struct kp_chart *ch, const struct mem_geom *g, FILE 
 			x, g->T - 4, x, g->B);
 		if (x - lastx > 50) {
 			fprintf(fp, "<text class=\"sm\" x=\"%.1f\" y=\"%.1f\">", x + 2, g->T - 6);
-			name_escape(ch->marks[i].label, fp);
+			svg_escape_line(ch->marks[i].label, fp);
 			fputs("</text>", fp);
 			lastx = x;
 		}
@@ -1151,7 +1151,7 @@ static void mem_hover_peak(const struct kp_chart *ch, const struct mem_geom *g, 
 	fprintf(fp, "</circle><text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\">", right ? x - 8 : x + 8,
 		fmax(y - 8, g->T + 12), right ? "end" : "start");
 	title_tip(p->tip, lab, fp);
-	name_escape(shown[0], fp);
+	svg_escape_line(shown[0], fp);
 	fputs("</text></g>\n", fp);
 	free_labels(shown, 1);
 }
@@ -1200,7 +1200,7 @@ static void note_lines(const char *s, int x, int y, size_t max, FILE *fp)
 		memcpy(line, s, cut);
 		line[cut] = 0;
 		fprintf(fp, "<text class=\"sm\" x=\"%d\" y=\"%d\">", x, y);
-		name_escape(line, fp);
+		svg_escape_line(line, fp);
 		fputs("</text>\n", fp);
 		s += cut;
 		y += 13;
@@ -1285,7 +1285,7 @@ static void lines_axes(const struct kp_chart *ch, const struct lgeom *g, int rot
 		"<path class=\"ax\" d=\"M%d %d V%d H%d\"/>\n"
 		"<text transform=\"translate(14 %d) rotate(-90)\" text-anchor=\"middle\">",
 		g->L, g->T, g->B, g->R, (g->T + g->B) / 2);
-	name_escape(ch->yunit ? ch->yunit : "", fp);
+	svg_escape_line(ch->yunit ? ch->yunit : "", fp);
 	fputs("</text>\n", fp);
 	char **shown = svg_short_labels(ch->lanes, ch->nlanes, LINES_LABEL);
 	for (size_t i = 0; i < ch->nlanes; i++) {
@@ -1299,7 +1299,7 @@ static void lines_axes(const struct kp_chart *ch, const struct lgeom *g, int rot
 			fprintf(fp, "<text class=\"sm\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">", x,
 				g->B + 16);
 		title_el(ch->lanes[i], fp);
-		name_escape(shown[i], fp);
+		svg_escape_line(shown[i], fp);
 		fputs("</text>\n", fp);
 	}
 	free_labels(shown, ch->nlanes);
@@ -1313,7 +1313,7 @@ static void lines_peaks(const struct kp_chart *ch, const struct lgeom *g, FILE *
 			"<g><line class=\"peak\" x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\"/>"
 			"<text class=\"sm\" x=\"%d\" y=\"%.1f\" text-anchor=\"end\">",
 			g->L, y, g->R, y, g->R - 4, y - 4);
-		name_escape(ch->marks[i].label, fp);
+		svg_escape_line(ch->marks[i].label, fp);
 		fputs("</text>", fp);
 		title_el(ch->marks[i].label, fp);
 		fputs("</g>\n", fp);
@@ -1373,7 +1373,7 @@ static void lines(const struct kp_chart *ch, int standalone, FILE *fp)
 	open_svg(ch, standalone, W, H, fp);
 	if (note) {
 		fprintf(fp, "<text class=\"sm\" x=\"8\" y=\"%d\">", 30);
-		name_escape(ch->note, fp);
+		svg_escape_line(ch->note, fp);
 		fputs("</text>\n", fp);
 	}
 	legend(ch, 8, top + 14, W, fp);

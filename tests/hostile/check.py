@@ -121,8 +121,12 @@ def check_xml(what, out, path):
             fail(what, "a name's %s written raw" % tag)
     # a tooltip's lines are kprof's: a name's LF is escaped, so no line of a <title> starts
     # with what follows a LF in a hostile name (a forged "**kprof: no regressions**" line)
-    forged = [n.split("\n", 1)[1][:16] for n in gen.NAMES + [gen.DEVICE] if "\n" in n]
-    for tip in re.findall(r"<title>(.*?)</title>", text, re.S):
+    # (the text after the LF, printable ASCII only: kprof escapes the rest, "\u202e")
+    forged = ["".join(c for c in n.split("\n", 1)[1] if " " <= c <= "~")[:16]
+              for n in gen.NAMES + [gen.DEVICE] if "\n" in n]
+    tips = re.findall(r"<title>(.*?)</title>", text, re.S) + \
+        re.findall(r' title="([^"]*)"', text)
+    for tip in tips:
         for f in forged:
             if "\n" + html.escape(f, quote=True).replace("&#x27;", "&#39;") in tip:
                 fail(what, "a name's LF starts a tooltip line: %r" % tip[:80])

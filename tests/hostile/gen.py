@@ -50,7 +50,9 @@ def trace(scale):
         ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1,
                    "tid": 1, "ts": ts + 1, "dur": 5.0,
                    "args": {"External id": i + 1, "correlation": corr}})
-        dur = (10.0 + i) * (scale if i % 2 == 0 else 1.0)
+        # even names scale with the run, odd ones by half as much: every name has a delta in
+        # diff (its waterfall, with the line-break name among them)
+        dur = (10.0 + i) * (scale if i % 2 == 0 else 1.0 + (scale - 1.0) / 2)
         ev.append({"ph": "X", "cat": "kernel", "name": name, "pid": 0, "tid": 7,
                    "ts": ts + 10, "dur": dur,
                    "args": {"External id": i + 1, "device": 0, "stream": 7,
@@ -75,6 +77,17 @@ def trace(scale):
     ev.append({"ph": "X", "cat": "kernel", "name": "gemm" + ESC + "[2J", "pid": 0, "tid": 7,
                "ts": ts + 10, "dur": 20.0 * scale,
                "args": {"External id": 99, "device": 0, "stream": 7, "correlation": 99}})
+    # a matmul with shapes under a kernel with a line break in its name: FLOPs, so a point on
+    # the roofline, whose hover text names it
+    ev.append({"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1,
+               "ts": ts + 60, "dur": 30.0,
+               "args": {"External id": 98, "Input Dims": [[64, 64], [64, 64]],
+                        "Input type": ["float", "float"]}})
+    ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1,
+               "tid": 1, "ts": ts + 61, "dur": 5.0, "args": {"External id": 98, "correlation": 98}})
+    ev.append({"ph": "X", "cat": "kernel", "name": "mm_" + NAMES[1], "pid": 0, "tid": 7,
+               "ts": ts + 70, "dur": 8.0 * scale,
+               "args": {"External id": 98, "device": 0, "stream": 7, "correlation": 98}})
     # a kernel without 'dur': a located warning
     ev.append({"ph": "X", "cat": "kernel", "name": "nodur" + ESC + "[2J", "pid": 0, "tid": 7,
                "ts": ts + 40, "args": {"device": 0, "stream": 7}})

@@ -148,13 +148,17 @@ static void shapes_and_types(void)
 	/* an autograd node: its name and sequence number, whatever its inputs (never read: a
 	 * node asked would throw here), once; AccumulateGrad's has none (-1), still an op */
 	size_t before = pushed.size();
-	expect(call("autograd::engine::evaluate_function: MmBackward0", 5, { IValue::of(T({ 4, 128 })) },
-		    true, at::RecordScope::BACKWARD_FUNCTION),
-	       "autograd::engine::evaluate_function: MmBackward0, seq = 5");
+	expect(call("MmBackward0", 5, { IValue::of(T({ 4, 128 })) }, true,
+		    at::RecordScope::BACKWARD_FUNCTION),
+	       "MmBackward0, seq = 5");
 	CHECK(pushed.size() == before + 1, "the node's range once, got %zu", pushed.size() - before);
 	expect(call("torch::autograd::AccumulateGrad", -1, {}, false, at::RecordScope::BACKWARD_FUNCTION),
 	       "torch::autograd::AccumulateGrad, seq = -1");
 	CHECK(kprof_obs_unread() == 0, "a node's inputs are not read, got %llu unread", kprof_obs_unread());
+	/* the engine's wrapper around a node: scope FUNCTION, no inputs, no sequence number */
+	expect(call("autograd::engine::evaluate_function: MmBackward0", -1, {}),
+	       "autograd::engine::evaluate_function: MmBackward0, sizes = [], dtypes = [], "
+	       "concrete = []");
 	/* a label (record_function, scope USER_SCOPE): the ops' callback, with its inputs */
 	expect(call("## forward ##", -1, {}, false, at::RecordScope::USER_SCOPE),
 	       "## forward ##, sizes = [], dtypes = [], concrete = []");

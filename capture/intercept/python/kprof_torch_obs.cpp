@@ -255,12 +255,14 @@ std::unique_ptr<at::ObserverContext> enter(const at::RecordFunction &fn)
 }
 
 /*
- * An autograd node's range (scope BACKWARD_FUNCTION: "autograd::engine::evaluate_function:
- * ConvolutionBackward0" and the node itself): its name and sequence number, which tie it to
- * its forward op (capture/intercept/nvtxmsg.c, src/ingest/pytree.c), without its inputs.  The
- * ATen ops the node runs carry their own shapes, and a FLOP or byte count is never read off a
- * node; so its callback does not ask RecordFunction for inputs, which spares the autograd
- * thread a copy of every node's gradients into IValues and the observer their formatting.
+ * An autograd node's range (scope BACKWARD_FUNCTION: "ConvolutionBackward0", which torch's
+ * Node::operator() records with the node's sequence number; the engine's wrapper around it,
+ * "autograd::engine::evaluate_function: ConvolutionBackward0", is scope FUNCTION with no
+ * inputs and goes through enter()): its name and sequence number, which tie it to its forward
+ * op (capture/intercept/nvtxmsg.c, src/ingest/pytree.c), without its inputs.  The ATen ops
+ * the node runs carry their own shapes, and a FLOP or byte count is never read off a node;
+ * so its callback does not ask RecordFunction for inputs, which spares the autograd thread a
+ * copy of every node's gradients into IValues and the observer their formatting.
  */
 std::unique_ptr<at::ObserverContext> enter_node(const at::RecordFunction &fn)
 {

@@ -433,6 +433,34 @@ static void a_case_run_twice_is_two_cases_in_either_order(void **state)
 	results_free(&rs);
 }
 
+/*
+ * Runs of one case with different metrics, case by case (as files of two captures joined:
+ * the second has a bandwidth, the first none): each run's records stay its own, the later
+ * run's bandwidth and % of peak on the second case.
+ */
+static void runs_with_different_metrics_keep_their_records(void **state)
+{
+	(void)state;
+	struct kp_results rs = { 0 };
+	add(&rs, "aten::mm", "matmul", "4096x4096", "kprof", 1.5, 91.6, 0, 0);
+	add(&rs, "aten::mm", "matmul", "4096x4096", "kprof", 2.5, 55.0, 100.0, 0);
+	snprintf(rs.r[1].layout, sizeof(rs.r[1].layout), "%s", rs.r[0].layout); /* one case */
+	char path[64];
+	static char text[1 << 16];
+	csv_of(&rs, path, text, sizeof(text));
+	unlink(path);
+	struct kp_results back = { 0 };
+	struct kp_diag d;
+	assert_int_equal(results_read(&back, text, strlen(text), "runs.csv", &d), 0);
+	assert_int_equal(back.n, 2);
+	assert_true(back.r[0].ms == 1.5 && back.r[0].tflops == 91.6 && back.r[0].gbs == 0 &&
+		    back.r[0].peak_pct == 0);
+	assert_true(back.r[1].ms == 2.5 && back.r[1].tflops == 55.0 && back.r[1].gbs == 100.0 &&
+		    back.r[1].peak_pct == rs.r[1].peak_pct && rs.r[1].peak_pct > 0);
+	results_free(&back);
+	results_free(&rs);
+}
+
 /* testdata/handmade/capture_results_trace.json carries capture_results.json's records */
 static void trace_results_equal_the_results_file(void **state)
 {
@@ -612,6 +640,7 @@ int main(void)
 		cmocka_unit_test(written_and_read_back_draw_the_same),
 		cmocka_unit_test(records_in_any_order_find_their_case),
 		cmocka_unit_test(a_case_run_twice_is_two_cases_in_either_order),
+		cmocka_unit_test(runs_with_different_metrics_keep_their_records),
 		cmocka_unit_test(long_names_are_cut_between_characters),
 		cmocka_unit_test(a_missing_chart_says_which_there_are),
 		cmocka_unit_test(csv_formulas_are_quoted_and_read_back),

@@ -522,6 +522,12 @@ static void emit_nvtx_messages_parse(void **state)
 				       sizeof(why)),
 			 0);
 	assert_true(!m.over && m.has_sizes && m.nslots == 1 && m.slot[0].nd == 8);
+	/* 65 types for one input's sizes: malformed, not skipped */
+	char types[1024] = "aten::mm, sizes = [[4]], dtypes = [float";
+	for (int i = 1; i < 65; i++)
+		strcat(types, ", float");
+	strcat(types, "]");
+	assert_int_equal(nvtxmsg_parse(types, &m, why, sizeof(why)), -1);
 	/* a list past the bounds that does not end, or a bad field after one: malformed */
 	char open_list[1024] = "aten::cat, sizes = [";
 	for (int i = 0; i < 65; i++)
