@@ -512,6 +512,12 @@ static int case_name(struct ctx *c, yaml_node_t *v, struct kp_suite_case *k)
 	const char *s;
 	if (get_str(c, v, case_keys[K_NAME], &s) < 0)
 		return -1;
+	/* it names the case in reports and its default output, NAME.json */
+	if (!s[0])
+		return err(c, v, "'name': empty (leave the key out for the default case<N>)");
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		if (*p < 0x20 || *p == 0x7f)
+			return err(c, v, "'name': a control character (0x%02x)", *p);
 	free(k->name);
 	if (!(k->name = strdup(s)))
 		return CASE_OOM;

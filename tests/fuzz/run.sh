@@ -1,6 +1,6 @@
 #!/bin/sh
 # Build and run kprof's libFuzzer harnesses (not part of `make check`: CI time).
-#   tests/fuzz/run.sh [-t SECONDS] [-j JOBS] [-r RUNS] [-b | -n] [json|trace|opmodel|nvtxmsg|results|devdb ...]
+#   tests/fuzz/run.sh [-t SECONDS] [-j JOBS] [-r RUNS] [-b | -n] [json|trace|opmodel|nvtxmsg|results|devdb|suite ...]
 #     -t SECONDS  run each fuzzer this long (default 60)
 #     -j JOBS     run JOBS processes of each fuzzer at once (libFuzzer -jobs/-workers), one
 #                 corpus; prints the executions of all of them added up
@@ -23,7 +23,7 @@ jobs=1
 runs=-1
 build_only=0
 no_build=0
-usage="usage: $0 [-t SECONDS] [-j JOBS] [-r RUNS] [-b | -n] [json|trace|opmodel|nvtxmsg|results|devdb ...]"
+usage="usage: $0 [-t SECONDS] [-j JOBS] [-r RUNS] [-b | -n] [json|trace|opmodel|nvtxmsg|results|devdb|suite ...]"
 while [ $# -gt 0 ]; do
 	case $1 in
 	-t) secs=$2; shift 2 ;;
@@ -35,7 +35,7 @@ while [ $# -gt 0 ]; do
 	*) break ;;
 	esac
 done
-names=${*:-json trace opmodel nvtxmsg results devdb}
+names=${*:-json trace opmodel nvtxmsg results devdb suite}
 
 for v in "$secs" "$jobs" "$runs"; do
 	case $v in
@@ -89,6 +89,9 @@ for n in $names; do
 	# capture's NVTX message parser is not in the library: compiled into its harness
 	extra=
 	[ "$n" = nvtxmsg ] && extra="-Icapture capture/intercept/nvtxmsg.c"
+	# the suite parser and the capture options it fills (no CUDA: KPROF_HAVE_CUPTI unset)
+	[ "$n" = suite ] &&
+		extra="-Icapture capture/suites/suite.c capture/capture.c capture/record/cmsg.c capture/workloads/shapes.c"
 	echo "  LINK $F/fuzz-$n"
 	$CLANG $CFLAGS -fsanitize=fuzzer -o "$F/fuzz-$n" "tests/fuzz/fuzz-$n.c" $extra $objs $LDLIBS
 done
@@ -137,6 +140,8 @@ PY
 		printf 'aten::view, seq = 9, sizes = [[1, 1, 1, 1, 1, 1, 1, 1, 1]], dtypes = [float], concrete = [""]' >"$s/dims9" ;;
 	results)
 		cp testdata/handmade/capture_results.json testdata/handmade/capture_results.csv "$s/" ;;
+	suite)
+		cp capture/suites/example.yaml "$s/" ;;
 	devdb)
 		# the built-in table, and its first stanzas alone (small enough to mutate quickly)
 		cp device_db/devices.txt "$s/"
@@ -157,6 +162,7 @@ for n in $names; do
 	nvtxmsg) maxlen=4096; dict= ;;
 	results) maxlen=16384; dict= ;;
 	devdb) maxlen=65536; dict= ;;
+	suite) maxlen=8192; dict= ;;
 	*) maxlen=512; dict= ;;
 	esac
 	seed "$n"

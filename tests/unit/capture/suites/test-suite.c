@@ -238,6 +238,14 @@ static void bad_configs_are_located(void **state)
 	    "s.yaml:4:1: error: a second YAML document: a suite is one document");
 	bad("casez: []\n", "s.yaml:1:1: error: unknown key 'casez' in the config (did you mean "
 			   "'cases'?)");
+	/* a name that names nothing (fuzz-suite: "name: >" and a comment is "") or holds a
+	 * control character: at the value */
+	bad("model_params:\n  - name: >#--config\n",
+	    "s.yaml:2:11: error: 'name': empty (leave the key out for the default case<N>)");
+	bad("cases:\n  - name: \"\"\n",
+	    "s.yaml:2:11: error: 'name': empty (leave the key out for the default case<N>)");
+	bad("cases:\n  - name: \"a\\x1b[2Jb\"\n",
+	    "s.yaml:2:11: error: 'name': a control character (0x1b)");
 	bad("cases:\n  - name: a\n    iters: ten\n",
 	    "s.yaml:3:12: error: 'iters': expected an integer, got a string 'ten'");
 	bad("cases:\n  - backward: 3\n",
