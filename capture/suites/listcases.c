@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "kprof/capture.h"
+#include "kprof/utf8.h"
 #include "workloads/shapes.h"
 
 /* "a,b" of the names whose bit is set in @mask */
@@ -29,8 +30,14 @@ void capture_list_cases(FILE *fp, const char *name, const struct kp_capture_opts
 					   "addmm+relu", "mm+gelu", "addmm+gelu" };
 	static const char *const be[] = { "reference", "cudnn", "cublas", "cublaslt" };
 	static const char *const lay[] = { "nchw", "nhwc" };
-	fprintf(fp, "case %s: output %s, results %s, warmup %ld, iters %ld, backward %s, dtypes ",
-		name, o->output, o->results ? o->results : "-", o->warmup, o->iters,
+	/* the suite's strings shown, not obeyed: a C1 control or a bidi override escaped */
+	fputs("case ", fp);
+	utf8_fputs_visible(name, fp);
+	fputs(": output ", fp);
+	utf8_fputs_visible(o->output, fp);
+	fputs(", results ", fp);
+	utf8_fputs_visible(o->results ? o->results : "-", fp);
+	fprintf(fp, ", warmup %ld, iters %ld, backward %s, dtypes ", o->warmup, o->iters,
 		o->backward ? "on" : "off");
 	names(fp, o->dtypes, dt, 4);
 	fputc('\n', fp);

@@ -506,18 +506,28 @@ static int matrix_shapes(struct ctx *c, yaml_node_t *v, const char *ks, struct c
 	return 0;
 }
 
+/*
+ * A string key that names a case or a file (name, output, results): get_str(), not empty and
+ * without a control character, which would reach the terminal (--list) and file names.
+ */
+static int get_text(struct ctx *c, const yaml_node_t *n, const char *key, const char **out)
+{
+	if (get_str(c, n, key, out) < 0)
+		return -1;
+	if (!(*out)[0])
+		return err(c, n, "'%s': empty (leave the key out for its default)", key);
+	for (const unsigned char *p = (const unsigned char *)*out; *p; p++)
+		if (*p < 0x20 || *p == 0x7f)
+			return err(c, n, "'%s': a control character (0x%02x)", key, *p);
+	return 0;
+}
+
 /* name: the case's name (replacing a default) */
 static int case_name(struct ctx *c, yaml_node_t *v, struct kp_suite_case *k)
 {
 	const char *s;
-	if (get_str(c, v, case_keys[K_NAME], &s) < 0)
+	if (get_text(c, v, case_keys[K_NAME], &s) < 0)
 		return -1;
-	/* it names the case in reports and its default output, NAME.json */
-	if (!s[0])
-		return err(c, v, "'name': empty (leave the key out for the default case<N>)");
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
-		if (*p < 0x20 || *p == 0x7f)
-			return err(c, v, "'name': a control character (0x%02x)", *p);
 	free(k->name);
 	if (!(k->name = strdup(s)))
 		return CASE_OOM;
@@ -676,7 +686,7 @@ static int case_key(struct ctx *c, int i, yaml_node_t *v, struct case_st *st,
 		return get_bool(c, v, ks, &k->o.backward) < 0 ? -1 : 0;
 	case K_OUTPUT:
 	case K_RESULTS:
-		return get_str(c, v, ks, i == K_OUTPUT ? &st->output : &st->results) < 0 ? -1 : 0;
+		return get_text(c, v, ks, i == K_OUTPUT ? &st->output : &st->results) < 0 ? -1 : 0;
 	case K_DEVICE:
 	case K_MODEL_TYPE:
 	case K_SPARSITY:

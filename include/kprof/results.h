@@ -100,9 +100,9 @@ void results_write_json(const struct kp_results *rs, FILE *f);
  * Read benchmark-db records (as results_write() writes them) from @s[0..len) into @rs:
  * JSON when the first non-blank byte is '[', else CSV.  The records of one case (model.name,
  * backend, dtype, pass, op, layout) are one result per run: records case by case (as written)
- * start a run at a metric the newest run has; records of each metric in one stretch (sorted by
- * metric) give the k-th run the k-th record of each metric.  accuracy_ok false reads as
- * tol -1.
+ * start a run at a metric the newest run has; records of each metric in one stretch and as
+ * many of each (sorted by metric) give the k-th run the k-th record of each metric.  At most
+ * 2^30 records (status 3 past them).  accuracy_ok false reads as tol -1.
  * @origin names the input in errors.  0, or -1 with a located error in @d (status 3).
  */
 int results_read(struct kp_results *rs, const char *s, size_t len, const char *origin,

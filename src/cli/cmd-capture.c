@@ -18,6 +18,7 @@
 #include "kprof/opts.h"
 #include "kprof/paths.h"
 #include "kprof/suite.h"
+#include "kprof/utf8.h"
 
 static const char synopsis[] = "[<options>] -o <trace.json> [-- <command> [<args>...]]";
 
@@ -173,7 +174,9 @@ static int run_suite(const char *path, const struct kp_capture_opts *base, int l
 			capture_list_cases(stdout, s.c[i].name, o);
 			continue;
 		}
-		printf("case %s (%zu of %zu)\n", s.c[i].name, i + 1, s.n);
+		fputs("case ", stdout);
+		utf8_fputs_visible(s.c[i].name, stdout);
+		printf(" (%zu of %zu)\n", i + 1, s.n);
 		fflush(stdout);
 		int r = make_dirs(o, &d) < 0 ? (diag_print(stderr, d.msg), d.status)
 					     : run(o);

@@ -215,11 +215,16 @@ static int64_t key_of(struct cases *c, const struct rec *x, const char *dt)
 	return e->val.i;
 }
 
-/* Record @x kept for cases_finish(); 0 or -1 (out of memory). */
+/* records in one file: a key's cases and records are counted in 32 bits */
+#define RESULTS_MAX_RECORDS ((size_t)1 << 30)
+
+/* Record @x kept for cases_finish(); 0, -1 (out of memory) or -2 (past RESULTS_MAX_RECORDS). */
 static int add_rec(struct kp_results *rs, struct cases *c, const struct rec *x)
 {
+	if (c->nrecs >= RESULTS_MAX_RECORDS)
+		return -2;
 	int64_t k = key_of(c, x, kprof_dtype(x->dtype));
-	if (k < 0 || k > UINT32_MAX)
+	if (k < 0)
 		return -1;
 	if (c->nrecs == c->caprecs) {
 		size_t nc = c->caprecs ? 2 * c->caprecs : 256;
@@ -240,28 +245,50 @@ static int add_rec(struct kp_results *rs, struct cases *c, const struct rec *x)
 	return 0;
 }
 
-/* Per key: whether each metric's records come in one stretch (no other metric inside). */
+/* add_rec()'s failure @rc as a diagnostic */
+static int add_failed(struct kp_diag *d, const char *origin, int rc)
+{
+	if (rc == -2)
+		return diag_error(d, KP_BADINPUT, "%s: error: more than %zu records", origin,
+				  RESULTS_MAX_RECORDS);
+	return diag_error(d, KP_ENV, "error: out of memory reading '%s'", origin);
+}
+
+/*
+ * Per key: whether its records are grouped by metric: each metric's records in one stretch
+ * (no other metric inside) and as many of each.  With fewer of one metric (joined runs that
+ * measured different things) the stretches cannot say which run lacks it, and the records
+ * are read case by case, the order capture writes.
+ */
 static uint8_t *keys_grouped(const struct cases *c)
 {
-	uint8_t *grouped = malloc(c->nkeys + 1), *seen = calloc(c->nkeys + 1, 1),
-		*prev = calloc(c->nkeys + 1, 1);
-	if (grouped)
-		memset(grouped, 1, c->nkeys + 1);
-	for (size_t i = 0; grouped && seen && prev && i < c->nrecs; i++) {
+	uint8_t *grouped = malloc(c->nkeys + 1), *prev = calloc(c->nkeys + 1, 1);
+	uint32_t(*cnt)[5] = calloc(c->nkeys + 1, sizeof(*cnt));
+	if (!grouped || !prev || !cnt) {
+		free(grouped), free(prev), free(cnt);
+		return NULL;
+	}
+	memset(grouped, 1, c->nkeys + 1);
+	for (size_t i = 0; i < c->nrecs; i++) {
 		const struct prec *r = &c->recs[i];
 		if (!r->m)
 			continue;
-		if ((seen[r->key] & (1u << r->m)) && prev[r->key] != r->m)
+		if (cnt[r->key][r->m]++ && prev[r->key] != r->m)
 			grouped[r->key] = 0;
-		seen[r->key] |= (uint8_t)(1u << r->m);
 		prev[r->key] = r->m;
 	}
-	free(seen);
-	free(prev);
-	if (!grouped || !seen || !prev) {
-		free(grouped);
-		return NULL;
+	for (size_t k = 0; k < c->nkeys; k++) {
+		uint32_t n = 0;
+		for (int m = 1; m < 5; m++) {
+			if (!cnt[k][m])
+				continue;
+			if (n && cnt[k][m] != n)
+				grouped[k] = 0;
+			n = cnt[k][m];
+		}
 	}
+	free(prev);
+	free(cnt);
 	return grouped;
 }
 
@@ -418,8 +445,9 @@ static int json_records(struct kp_results *rs, struct cases *c, struct kp_json *
 		const char *bad = rec_bad(&x);
 		if (bad)
 			return json_fail(p, origin, d, bad, at);
-		if (add_rec(rs, c, &x) < 0)
-			return diag_error(d, KP_ENV, "error: out of memory reading '%s'", origin);
+		int added = add_rec(rs, c, &x);
+		if (added < 0)
+			return add_failed(d, origin, added);
 	}
 }
 
@@ -530,8 +558,9 @@ static int read_csv_with(struct kp_results *rs, struct cases *cs, const char *s,
 		const char *bad = rec_bad(&x);
 		if (bad)
 			return diag_error(d, KP_BADINPUT, "%s:%d: error: %s", origin, line, bad);
-		if (add_rec(rs, cs, &x) < 0)
-			return diag_error(d, KP_ENV, "error: out of memory reading '%s'", origin);
+		int added = add_rec(rs, cs, &x);
+		if (added < 0)
+			return add_failed(d, origin, added);
 	}
 	return 0;
 }

@@ -189,7 +189,8 @@ static char *cut_at_difference(const char *s, size_t max, size_t first)
 	if (first < head)
 		first = head;
 	size_t end = first + w < len ? first + w : len;
-	while (end < len && utf8_cont(s, end))
+	/* not below @first: in bytes that are all continuations (not UTF-8) it would pass 0 */
+	while (end > first && end < len && utf8_cont(s, end))
 		end--;
 	char *out = xmalloc(head + 2 * (sizeof(ELLIPSIS) - 1) + (end - first) + 1);
 	size_t k = 0;

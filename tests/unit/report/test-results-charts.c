@@ -459,6 +459,19 @@ static void runs_with_different_metrics_keep_their_records(void **state)
 		    back.r[1].peak_pct == rs.r[1].peak_pct && rs.r[1].peak_pct > 0);
 	results_free(&back);
 	results_free(&rs);
+	/* a run with latency only, then one with TFLOP/s too (L1, L2 T2): each metric in one
+	 * stretch, but not as many of each, so read case by case: T2 is the second run's */
+	struct kp_results two = { 0 };
+	add(&two, "aten::mm", "matmul", "4096x4096", "kprof", 1.5, 0, 0, 0);
+	add(&two, "aten::mm", "matmul", "4096x4096", "kprof", 2.5, 55.0, 0, 0);
+	csv_of(&two, path, text, sizeof(text));
+	unlink(path);
+	assert_int_equal(results_read(&back, text, strlen(text), "runs.csv", &d), 0);
+	assert_int_equal(back.n, 2);
+	assert_true(back.r[0].ms == 1.5 && back.r[0].tflops == 0);
+	assert_true(back.r[1].ms == 2.5 && back.r[1].tflops == 55.0);
+	results_free(&back);
+	results_free(&two);
 }
 
 /* testdata/handmade/capture_results_trace.json carries capture_results.json's records */

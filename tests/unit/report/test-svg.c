@@ -379,6 +379,17 @@ static void short_labels_keep_the_distinguishing_tail(void **state)
 	assert_string_equal(v[0], v[1]);
 	assert_string_equal(v[0], "\xc3\xa9\xc3\xa9\xe2\x80\xa6");
 	free_v(v, 2);
+
+	/* labels of continuation bytes only (not UTF-8; fuzz-results): heads alike, a window
+	 * that cannot start on a character; cut, never past the label's start (was a memcpy
+	 * of SIZE_MAX bytes) */
+	char c1[64], c2[64];
+	memset(c1, 0x80, sizeof(c1) - 1), memset(c2, 0x80, sizeof(c2) - 1);
+	c1[63] = c2[63] = 0, c2[40] = (char)0x81;
+	const char *cont[] = { c1, c2 };
+	v = svg_short_labels(cont, 2, 12);
+	assert_true(strlen(v[0]) < 64 && strlen(v[1]) < 64);
+	free_v(v, 2);
 }
 
 int main(void)

@@ -241,11 +241,15 @@ static void bad_configs_are_located(void **state)
 	/* a name that names nothing (fuzz-suite: "name: >" and a comment is "") or holds a
 	 * control character: at the value */
 	bad("model_params:\n  - name: >#--config\n",
-	    "s.yaml:2:11: error: 'name': empty (leave the key out for the default case<N>)");
+	    "s.yaml:2:11: error: 'name': empty (leave the key out for its default)");
 	bad("cases:\n  - name: \"\"\n",
-	    "s.yaml:2:11: error: 'name': empty (leave the key out for the default case<N>)");
+	    "s.yaml:2:11: error: 'name': empty (leave the key out for its default)");
 	bad("cases:\n  - name: \"a\\x1b[2Jb\"\n",
 	    "s.yaml:2:11: error: 'name': a control character (0x1b)");
+	bad("cases:\n  - output: \"\"\n",
+	    "s.yaml:2:13: error: 'output': empty (leave the key out for its default)");
+	bad("cases:\n  - results: \"r\\x1b]0;x\\x07.json\"\n",
+	    "s.yaml:2:14: error: 'results': a control character (0x1b)");
 	bad("cases:\n  - name: a\n    iters: ten\n",
 	    "s.yaml:3:12: error: 'iters': expected an integer, got a string 'ten'");
 	bad("cases:\n  - backward: 3\n",
