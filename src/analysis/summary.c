@@ -46,7 +46,12 @@ static int get_int(struct rd *R, int64_t *out)
 	if (ty != JT_NUM)
 		return -1;
 	if (json_num_i64(tk.s, tk.len, out) < 0) {
-		*out = (int64_t)json_num_double(tk.s, tk.len);
+		/* a number written as a double ("1.5e3"): within int64's range, else malformed
+		 * (fuzz-summary: 4.2e218 was cast, undefined behaviour) */
+		double v = json_num_double(tk.s, tk.len);
+		if (!(v >= -9223372036854775808.0 && v < 9223372036854775808.0))
+			return -1;
+		*out = (int64_t)v;
 	}
 	return 0;
 }

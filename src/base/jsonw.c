@@ -75,14 +75,13 @@ void jw_end(struct kp_jw *jw)
 	jw->depth--;
 }
 
-/* utf8_hidden() of the 2- or 3-byte sequence at @p (NUL-terminated), its length in *k */
-static unsigned hidden_at(const unsigned char *p, size_t *k)
+/* The length of the valid UTF-8 sequence at @p (a lead byte >= 0x80, NUL-terminated), or 0 */
+static size_t valid_at(const unsigned char *p)
 {
-	*k = *p >= 0xE0 ? 3 : 2;
-	for (size_t i = 1; i < *k; i++)
-		if ((p[i] & 0xC0) != 0x80)
-			return 0;
-	return *p < 0xF0 ? utf8_hidden((const char *)p, *k) : 0;
+	size_t k = *p >= 0xF0 ? 4 : *p >= 0xE0 ? 3 : 2;
+	if (*p < 0xC2 || *p > 0xF4 || strnlen((const char *)p, k) < k)
+		return 0;
+	return utf8_is_clean((const char *)p, k) ? k : 0;
 }
 
 void jw_put_string(FILE *fp, const char *s)
@@ -114,11 +113,18 @@ void jw_put_string(FILE *fp, const char *s)
 		default:
 			if (*p < 0x20 || *p == 0x7F) {
 				fprintf(fp, "\\u%04x", *p);
-			} else if (*p >= 0xC2 && (cp = hidden_at(p, &k))) {
+			} else if (*p < 0x80) {
+				fputc(*p, fp);
+			} else if (!(k = valid_at(p))) {
+				/* JSON is UTF-8: a byte of no valid sequence (a summary or results
+				 * file's raw bytes; fuzz-summary) is U+FFFD, as utf8_clean() makes it */
+				fputs("\\ufffd", fp);
+			} else if (k < 4 && (cp = utf8_hidden((const char *)p, k))) {
 				fprintf(fp, "\\u%04x", cp); /* C1, bidi marks: to show, not to act */
 				p += k - 1;
 			} else {
-				fputc(*p, fp);
+				fwrite(p, 1, k, fp);
+				p += k - 1;
 			}
 		}
 	}

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Build and run kprof's libFuzzer harnesses (not part of `make check`: CI time).
-#   tests/fuzz/run.sh [-t SECONDS] [-j JOBS] [-r RUNS] [-b | -n] [json|trace|opmodel|nvtxmsg|results|devdb|suite ...]
+#   tests/fuzz/run.sh [-t SECONDS] [-j JOBS] [-r RUNS] [-b | -n] [json|trace|opmodel|nvtxmsg|results|devdb|suite|summary ...]
 #     -t SECONDS  run each fuzzer this long (default 60)
 #     -j JOBS     run JOBS processes of each fuzzer at once (libFuzzer -jobs/-workers), one
 #                 corpus; prints the executions of all of them added up
@@ -23,7 +23,7 @@ jobs=1
 runs=-1
 build_only=0
 no_build=0
-usage="usage: $0 [-t SECONDS] [-j JOBS] [-r RUNS] [-b | -n] [json|trace|opmodel|nvtxmsg|results|devdb|suite ...]"
+usage="usage: $0 [-t SECONDS] [-j JOBS] [-r RUNS] [-b | -n] [json|trace|opmodel|nvtxmsg|results|devdb|suite|summary ...]"
 while [ $# -gt 0 ]; do
 	case $1 in
 	-t) secs=$2; shift 2 ;;
@@ -35,7 +35,7 @@ while [ $# -gt 0 ]; do
 	*) break ;;
 	esac
 done
-names=${*:-json trace opmodel nvtxmsg results devdb suite}
+names=${*:-json trace opmodel nvtxmsg results devdb suite summary}
 
 for v in "$secs" "$jobs" "$runs"; do
 	case $v in
@@ -142,6 +142,15 @@ PY
 		cp testdata/handmade/capture_results.json testdata/handmade/capture_results.csv "$s/" ;;
 	suite)
 		cp capture/suites/example.yaml "$s/" ;;
+	summary)
+		# summaries of real traces, two as the ranks of one job, and one alone
+		if [ -x "$O/kprof" ]; then
+			"$O/kprof" analyze --ranks -f json -o "$s/two.json" testdata/hta/alexnet_2023.json.gz \
+				testdata/hta/ns_resolution_2024.json.gz 2>/dev/null || true
+			"$O/kprof" analyze --ranks -f json -o "$s/one.json" testdata/hta/amd_mi250_rocm62.json.gz \
+				2>/dev/null || true
+		fi
+		printf '{"kprof_summary_version": 1, "ranks": []}' >"$s/empty.json" ;;
 	devdb)
 		# the built-in table, and its first stanzas alone (small enough to mutate quickly)
 		cp device_db/devices.txt "$s/"
@@ -163,6 +172,7 @@ for n in $names; do
 	results) maxlen=16384; dict= ;;
 	devdb) maxlen=65536; dict= ;;
 	suite) maxlen=8192; dict= ;;
+	summary) maxlen=65536; dict="-dict=tests/fuzz/json.dict" ;;
 	*) maxlen=512; dict= ;;
 	esac
 	seed "$n"

@@ -327,8 +327,11 @@ static void summary_rows_read_in_order_and_wrong_rows_are_refused(void **state)
 		"{\"kprof_summary_version\": 1, \"ranks\": [{\"steps\": [[1, 2, 3]]}]}",
 		"{\"kprof_summary_version\": 1, \"ranks\": [{\"comms\": [7]}]}",
 		"{\"kprof_summary_version\": 1, \"ranks\": [{\"comms\": {}}]}",
+		/* a count past int64 as a double (fuzz-summary: was cast, undefined behaviour) */
+		"{\"kprof_summary_version\": 1, \"ranks\": [{\"rank\": 4.2e218}]}",
+		"{\"kprof_summary_version\": 1, \"ranks\": [{\"rank\": -1e19}]}",
 	};
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < 6; i++) {
 		assert_int_equal(load_summary(&rs, bad[i], &d), -1);
 		assert_non_null(strstr(d.msg, "error: not a kprof summary (a 'ranks' member of an "
 					      "unexpected shape)"));

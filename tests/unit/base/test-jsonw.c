@@ -81,6 +81,24 @@ static void strings_escape_quotes_backslashes_and_control_bytes(void **state)
 	free(s);
 }
 
+/*
+ * Bytes of no valid UTF-8 sequence (a stray continuation, a cut or overlong sequence, a
+ * surrogate) are U+FFFD, one per byte, so the document stays UTF-8 (fuzz-summary: a device
+ * name with a raw 0xE0); whole sequences of 2, 3 and 4 bytes pass, C1 and bidi escaped.
+ */
+static void strings_that_are_not_utf8_become_replacement_characters(void **state)
+{
+	(void)state;
+	struct out o;
+	out_open(&o);
+	jw_put_string(o.fp, "A100-2\xe0" "00|\x80|\xc3|\xc0\xaf|\xed\xa0\x80|\xf0\x9f\x98\x80|"
+			    "\xe2\x82\xac|\xc2\x9b|\xe2\x80\xae");
+	char *s = out_close(&o);
+	assert_string_equal(s, "\"A100-2\\ufffd00|\\ufffd|\\ufffd|\\ufffd\\ufffd|"
+			       "\\ufffd\\ufffd\\ufffd|\xf0\x9f\x98\x80|\xe2\x82\xac|\\u009b|\\u202e\"");
+	free(s);
+}
+
 static void doubles_are_the_shortest_text_that_reads_back(void **state)
 {
 	(void)state;
@@ -138,6 +156,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(commas_and_lines_are_placed_by_the_writer),
 		cmocka_unit_test(strings_escape_quotes_backslashes_and_control_bytes),
+		cmocka_unit_test(strings_that_are_not_utf8_become_replacement_characters),
 		cmocka_unit_test(doubles_are_the_shortest_text_that_reads_back),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
