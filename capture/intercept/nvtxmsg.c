@@ -254,7 +254,10 @@ static int list_field(const char **pp, struct kp_nvtx_msg *m,
 	return skip_list(pp) ? fail(why, whylen, "a list that does not end") : 0;
 }
 
-/* The bit of the field named @k[0..@kl), 0 for one not known */
+/* the fields of a message, a bit each (a field given twice is malformed) */
+enum { F_SEQ = 1, F_OP_ID = 2, F_SIZES = 4, F_IDS = 8, F_DTYPES = 16, F_CONC = 32 };
+
+/* The F_* of the field named @k[0..@kl), 0 for one not known */
 static int field_bit(const char *k, size_t kl)
 {
 	static const char *const names[] = { "seq",	"op_id",  "sizes",
@@ -301,40 +304,46 @@ int nvtxmsg_parse(const char *msg, struct kp_nvtx_msg *m, char *why, size_t whyl
 		const char *eq = strstr(p, " = ");
 		if (!eq)
 			return fail(why, whylen, "field without ' = '");
-		size_t kl = (size_t)(eq - p);
 		const char *v = eq + 3;
-		int f = field_bit(p, kl);
+		int f = field_bit(p, (size_t)(eq - p));
 		if (f & seen) /* a second sizes would leave the first one's types and texts behind */
 			return fail(why, whylen, "a field given twice");
 		seen |= f;
-		if (kl == 3 && !strncmp(p, "seq", 3)) {
+		switch (f) {
+		case F_SEQ:
 			if (parse_i64(&v, &m->seq))
 				return fail(why, whylen, "seq: expected an integer");
-		} else if (kl == 5 && !strncmp(p, "op_id", 5)) {
+			break;
+		case F_OP_ID:
 			if (parse_i64(&v, &m->op_id))
 				return fail(why, whylen, "op_id: expected an integer");
-		} else if (kl == 5 && !strncmp(p, "sizes", 5)) {
+			break;
+		case F_SIZES:
 			if (list_field(&v, m, parse_sizes, 1, why, whylen))
 				return -1;
 			m->has_sizes = 1;
-		} else if (kl == 12 && !strncmp(p, "input_op_ids", 12)) {
+			break;
+		case F_IDS:
 			if (list_field(&v, m, parse_ids, 1, why, whylen))
 				return -1;
-		} else if (kl == 6 && !strncmp(p, "dtypes", 6)) {
+			break;
+		case F_DTYPES:
 			if (!m->has_sizes)
 				return fail(why, whylen, "dtypes before sizes");
 			if (list_field(&v, m, parse_dtypes, 0, why, whylen))
 				return -1;
 			if (!m->over && m->ndtypes != m->nslots)
 				return fail(why, whylen, "dtypes: not one per input");
-		} else if (kl == 8 && !strncmp(p, "concrete", 8)) {
+			break;
+		case F_CONC:
 			if (!m->has_sizes)
 				return fail(why, whylen, "concrete before sizes");
 			if (list_field(&v, m, parse_conc, 0, why, whylen))
 				return -1;
 			if (!m->over && m->nconc != m->nslots)
 				return fail(why, whylen, "concrete: not one per input");
-		} else {
+			break;
+		default:
 			return fail(why, whylen, "unknown field");
 		}
 		p = v;
