@@ -353,7 +353,7 @@ CLANG_FORMAT ?= $(shell command -v clang-format-19 2>/dev/null || \
 	{ clang-format --version 2>/dev/null | grep -q 'version 19\.' && command -v clang-format; })
 FORMAT_SRCS := $(sort $(wildcard src/*/*.c include/kprof/*.h capture/*.c capture/*/*.c \
 	capture/*/*.h capture/*/*.cu \
-	$(UNIT_SRCS) tests/unit/*.h tests/unit/*/*.h tests/unit/fake/*.c tests/tools/*.c tests/fuzz/*.c \
+	$(UNIT_SRCS) tests/unit/*.h tests/unit/*/*.h tests/unit/fake/*.c tests/tools/*.c tests/fuzz/*.c tests/fuzz/*.h \
 	tests/gpu/*.cu))
 
 format:

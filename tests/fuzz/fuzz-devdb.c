@@ -22,13 +22,8 @@
 #include "kprof/dtype.h"
 #include "kprof/table.h"
 
-#define CHECK(c)                                                                                   \
-	do {                                                                                       \
-		if (!(c)) {                                                                        \
-			fprintf(stderr, "fuzz-devdb: check failed: %s (line %d)\n", #c, __LINE__); \
-			abort();                                                                   \
-		}                                                                                  \
-	} while (0)
+#define FUZZ_NAME "fuzz-devdb"
+#include "fuzz.h"
 
 static void check_entry(const struct kp_devdb *db, const struct kp_device *dev)
 {

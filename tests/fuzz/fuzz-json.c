@@ -18,13 +18,8 @@
 
 #include "kprof/json.h"
 
-#define CHECK(c)                                                                                   \
-	do {                                                                                       \
-		if (!(c)) {                                                                        \
-			fprintf(stderr, "fuzz-json: check failed: %s (line %d)\n", #c, __LINE__);  \
-			abort();                                                                   \
-		}                                                                                  \
-	} while (0)
+#define FUZZ_NAME "fuzz-json"
+#include "fuzz.h"
 
 /* A tiny-chunk reader: 1..7 bytes per call, chunk sizes from a xorshift seed. */
 struct tiny_src {

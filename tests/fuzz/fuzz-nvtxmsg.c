@@ -17,14 +17,8 @@
 
 #include "intercept/hostops.h"
 
-#define CHECK(c)                                                                                   \
-	do {                                                                                       \
-		if (!(c)) {                                                                        \
-			fprintf(stderr, "fuzz-nvtxmsg: check failed: %s (line %d)\n", #c,          \
-				__LINE__);                                                         \
-			abort();                                                                   \
-		}                                                                                  \
-	} while (0)
+#define FUZZ_NAME "fuzz-nvtxmsg"
+#include "fuzz.h"
 
 static void check_parsed(const char *msg, const struct kp_nvtx_msg *m)
 {

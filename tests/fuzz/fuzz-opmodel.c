@@ -19,14 +19,8 @@
 
 #include "opnames.h" /* static const char *const opnames[] = { "aten::mm", ... }; */
 
-#define CHECK(c)                                                                                   \
-	do {                                                                                       \
-		if (!(c)) {                                                                        \
-			fprintf(stderr, "fuzz-opmodel: check failed: %s (line %d)\n", #c,          \
-				__LINE__);                                                         \
-			abort();                                                                   \
-		}                                                                                  \
-	} while (0)
+#define FUZZ_NAME "fuzz-opmodel"
+#include "fuzz.h"
 
 #define NOPNAMES (sizeof(opnames) / sizeof(opnames[0]))
 

@@ -25,14 +25,8 @@
 #include "kprof/table.h"
 #include "kprof/utf8.h"
 
-#define CHECK(c)                                                                                   \
-	do {                                                                                       \
-		if (!(c)) {                                                                        \
-			fprintf(stderr, "fuzz-summary: check failed: %s (line %d)\n", #c,          \
-				__LINE__);                                                         \
-			abort();                                                                   \
-		}                                                                                  \
-	} while (0)
+#define FUZZ_NAME "fuzz-summary"
+#include "fuzz.h"
 
 static struct kp_devdb db;
 static int fd = -1;
@@ -47,9 +41,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void)argc;
 	(void)argv;
 	CHECK(devdb_load_builtin(&db, &d) == 0);
-	fd = memfd_create("fuzz-summary", 0);
-	CHECK(fd >= 0);
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	fd = fuzz_memfd(path, sizeof(path));
 	return 0;
 }
 

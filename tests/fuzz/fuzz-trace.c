@@ -48,13 +48,8 @@ static int analyze_sort(struct kp_report *r, const char *keys, const char **bad)
 	return 0;
 }
 
-#define CHECK(c)                                                                                   \
-	do {                                                                                       \
-		if (!(c)) {                                                                        \
-			fprintf(stderr, "fuzz-trace: check failed: %s (line %d)\n", #c, __LINE__); \
-			abort();                                                                   \
-		}                                                                                  \
-	} while (0)
+#define FUZZ_NAME "fuzz-trace"
+#include "fuzz.h"
 
 static struct kp_devdb db;
 static FILE *devnull;
@@ -74,9 +69,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		abort();
 	}
 	devnull = fopen("/dev/null", "w");
-	fd = memfd_create("fuzz-trace", 0);
-	CHECK(devnull && fd >= 0);
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	CHECK(devnull);
+	fd = fuzz_memfd(path, sizeof(path));
 	return 0;
 }
 
