@@ -184,6 +184,83 @@ static int nvtx_ranges(void)
 	return 0;
 }
 
+/* ---- the texts of ranges: copied once each (shim.c text_copy) ---- */
+
+#define DISTINCT_PAST 300000 /* past shim.c's TEXT_DISTINCT: texts no longer kept */
+static unsigned char seen_m[DISTINCT_PAST];
+static const char *add_name[2];
+static int n_add, n_mul, n_bad;
+
+static void take_text(const struct kp_hcall *c, void *arg)
+{
+	(void)arg;
+	char *end;
+	if (!strcmp(c->name, "aten::add, seq = 1")) {
+		if (n_add < 2)
+			add_name[n_add] = c->name;
+		n_add++;
+	} else if (!strcmp(c->name, "aten::mul, seq = 2")) {
+		n_mul++;
+	} else if (c->name[0] == 'm') {
+		long i = strtol(c->name + 1, &end, 10);
+		if (*end || i < 0 || i >= DISTINCT_PAST || seen_m[i] == 255)
+			n_bad++;
+		else
+			seen_m[i]++;
+	} else {
+		n_bad++;
+	}
+}
+
+/*
+ * In a child: ranges pushed from one buffer the caller rewrites between pushes (as kprof's op
+ * observer does) keep each its own text; equal texts share one copy; past the texts the shim
+ * keeps, each range still has its own text.
+ */
+static int nvtx_texts(void)
+{
+	void *shim = open_in("kprof-shim.so", RTLD_NOW | RTLD_GLOBAL);
+	kp_shim_drain_fn drain = shim ? (kp_shim_drain_fn)dlsym(shim, "kprof_shim_drain") : NULL;
+	int (*opush)(const char *) = shim ? (int (*)(const char *))dlsym(shim,
+								      "kprof_shim_range_push") : NULL;
+	int (*opop)(void) = shim ? (int (*)(void))dlsym(shim, "kprof_shim_range_pop") : NULL;
+	if (!drain || !opush || !opop)
+		return 40;
+	char buf[64], other[64];
+	strcpy(buf, "aten::add, seq = 1");
+	opush(buf);
+	opop();
+	strcpy(buf, "aten::mul, seq = 2");
+	opush(buf);
+	opop();
+	strcpy(other, "aten::add, seq = 1");
+	opush(other);
+	opop();
+	for (int i = 0; i < DISTINCT_PAST; i++) {
+		snprintf(buf, sizeof(buf), "m%d", i);
+		opush(buf);
+		opop();
+	}
+	for (int i = 0; i < 10; i++) { /* kept ones, and ones past the bound, again */
+		snprintf(buf, sizeof(buf), "m%d", i % 2 ? i : DISTINCT_PAST - 1 - i);
+		opush(buf);
+		opop();
+	}
+	strcpy(buf, "overwritten");
+	if (drain(take_text, NULL) != 3 + DISTINCT_PAST + 10)
+		return 41;
+	if (n_bad || n_add != 2 || n_mul != 1)
+		return 42;
+	if (add_name[0] != add_name[1] || add_name[0] == buf || add_name[0] == other)
+		return 43; /* one copy of the two equal texts, neither the caller's buffer */
+	for (int i = 0; i < DISTINCT_PAST; i++) {
+		int want = 1 + (i < 10 && i % 2) + (i >= DISTINCT_PAST - 10 && !((DISTINCT_PAST - 1 - i) % 2));
+		if (seen_m[i] != want)
+			return 44;
+	}
+	return 0;
+}
+
 /* ---- a drain while another thread pushes (kprof-inject.so drains at exit) ---- */
 
 static _Atomic int pushing = 1;
@@ -355,6 +432,8 @@ static int in_child(const char *major)
 		_exit(nvtx_ranges());
 	if (p == 0 && major && !strcmp(major, "nvtx-race"))
 		_exit(nvtx_drain_while_pushing());
+	if (p == 0 && major && !strcmp(major, "nvtx-texts"))
+		_exit(nvtx_texts());
 #endif
 	if (p == 0 && major && !strncmp(major, "malloc", 6))
 		_exit(device_malloc(!strcmp(major, "malloc-memory")));
@@ -398,6 +477,7 @@ static void nvtx_ranges_drain_as_host_calls(void **state)
 #ifdef KPROF_TEST_NVTX
 	assert_int_equal(in_child("nvtx"), 0);
 	assert_int_equal(in_child("nvtx-race"), 0);
+	assert_int_equal(in_child("nvtx-texts"), 0);
 #else
 	skip();
 #endif
