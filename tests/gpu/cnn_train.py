@@ -28,16 +28,23 @@ def block(cin, cout, stride=1, groups=1):
 
 
 def timed_loop(step, iters):
-    """ITERS steps; the first is a warm-up; prints the mean of the others (step_ms, wall)."""
+    """ITERS steps; the first is a warm-up.  Prints the mean of the others (step_ms: wall time
+    from a sync before them to a sync after, over ITERS - 1) and the median of their times one
+    by one (step_med_ms: from one step's start to the next's, no sync between steps, so that a
+    stall in a few steps does not move it; bench/hook-floor.sh)."""
     import time
     step()
     torch.cuda.synchronize()
-    t0 = time.perf_counter()
+    t = [time.perf_counter()]
     for _ in range(iters - 1):
         step()
+        t.append(time.perf_counter())
     torch.cuda.synchronize()
+    end = time.perf_counter()
     if iters > 1:
-        print("step_ms %.4f" % ((time.perf_counter() - t0) * 1e3 / (iters - 1)))
+        print("step_ms %.4f" % ((end - t[0]) * 1e3 / (iters - 1)))
+        d = sorted(b - a for a, b in zip(t, t[1:]))
+        print("step_med_ms %.4f" % (d[len(d) // 2] * 1e3))
 
 
 def flop_counts(step):
@@ -73,9 +80,8 @@ def conv_flops(model, step):
         h.remove()
     return sum(total)
 
-def main():
-    mode = sys.argv[1] if len(sys.argv) > 1 else "plain"
-    iters = int(sys.argv[2]) if len(sys.argv) > 2 else 3
+def build():
+    """The model and one training step (bench/hook-inproc.py times it in its own process)."""
     m = nn.Sequential(
         nn.Conv2d(3, 32, 7, 2, 3, bias=False), nn.BatchNorm2d(32), nn.ReLU(inplace=True),
         block(32, 64), block(64, 64, groups=4), block(64, 128, stride=2),
@@ -89,6 +95,14 @@ def main():
         opt.zero_grad(set_to_none=True)
         nn.functional.cross_entropy(m(x).float(), y).backward()
         opt.step()
+
+    return m, step
+
+
+def main():
+    mode = sys.argv[1] if len(sys.argv) > 1 else "plain"
+    iters = int(sys.argv[2]) if len(sys.argv) > 2 else 3
+    m, step = build()
 
     def loop():
         timed_loop(step, iters)
@@ -114,4 +128,5 @@ def main():
     print("cnn-ok", mode, iters)
 
 
-main()
+if __name__ == "__main__":
+    main()

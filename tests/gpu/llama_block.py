@@ -54,16 +54,23 @@ class Block(torch.nn.Module):
 
 
 def timed_loop(step, iters):
-    """ITERS steps; the first is a warm-up; prints the mean of the others (step_ms, wall)."""
+    """ITERS steps; the first is a warm-up.  Prints the mean of the others (step_ms: wall time
+    from a sync before them to a sync after, over ITERS - 1) and the median of their times one
+    by one (step_med_ms: from one step's start to the next's, no sync between steps, so that a
+    stall in a few steps does not move it; bench/hook-floor.sh)."""
     import time
     step()
     torch.cuda.synchronize()
-    t0 = time.perf_counter()
+    t = [time.perf_counter()]
     for _ in range(iters - 1):
         step()
+        t.append(time.perf_counter())
     torch.cuda.synchronize()
+    end = time.perf_counter()
     if iters > 1:
-        print("step_ms %.4f" % ((time.perf_counter() - t0) * 1e3 / (iters - 1)))
+        print("step_ms %.4f" % ((end - t[0]) * 1e3 / (iters - 1)))
+        d = sorted(b - a for a, b in zip(t, t[1:]))
+        print("step_med_ms %.4f" % (d[len(d) // 2] * 1e3))
 
 
 def flop_counts(step):
@@ -77,7 +84,9 @@ def flop_counts(step):
     for op, n in sorted(fc.get_flop_counts()["Global"].items(), key=str):
         print("flops %s %d" % (op, n))
 
-def main():
+def build():
+    """The block, its input and one forward + backward step (bench/hook-inproc.py times it in
+    its own process)."""
     sdpa = os.environ.get("LLAMA_SDPA")
     if sdpa:
         # the process-wide switches (an sdpa_kernel() context would need to stay open)
@@ -86,14 +95,20 @@ def main():
             sys.exit("unknown LLAMA_SDPA " + sdpa)
         for b in ("flash", "cudnn", "mem_efficient", "math"):
             getattr(torch.backends.cuda, f"enable_{b}_sdp")(b == want)
-    mode = sys.argv[1] if len(sys.argv) > 1 else "plain"
-    iters = int(sys.argv[2]) if len(sys.argv) > 2 else 3
     m = Block().to(dev, dt)
     x = torch.randn(B, S, D, device=dev, dtype=dt, requires_grad=True)
 
     def step():
         m.zero_grad(set_to_none=True)
         m(x).backward()
+
+    return m, x, step
+
+
+def main():
+    mode = sys.argv[1] if len(sys.argv) > 1 else "plain"
+    iters = int(sys.argv[2]) if len(sys.argv) > 2 else 3
+    m, x, step = build()
 
     def loop():
         timed_loop(step, iters)
@@ -143,4 +158,5 @@ def main():
     print("llama-ok", mode, iters)
 
 
-main()
+if __name__ == "__main__":
+    main()

@@ -56,6 +56,7 @@ void removeCallback(CallbackHandle h)
 
 using c10::IValue;
 static int failed;
+static unsigned long long unrecorded; /* messages composed in mode 6, never pushed */
 
 #define CHECK(cond, ...)                                                                   \
 	do {                                                                                \
@@ -176,6 +177,36 @@ static void names_only(void)
 	kprof_obs_stop();
 }
 
+/* bench/rf-floor.py's modes: torch's callbacks with nothing behind them; the op callback asks
+ * for the inputs in mode 4 as the hook's does, not in mode 5; an unknown mode starts nothing */
+static void noop_modes(void)
+{
+	unsigned long long calls = kprof_obs_calls();
+	size_t n = pushed.size();
+	for (int mode = 4; mode <= 5; mode++) {
+		CHECK(kprof_obs_start(mode) == 0, "start, mode %d", mode);
+		CHECK(at::g_callbacks.size() == 2, "mode %d: %zu callbacks", mode, at::g_callbacks.size());
+		CHECK(at::g_callbacks[0].second.inputs == (mode == 4), "mode %d: inputs asked: %d", mode,
+		      at::g_callbacks[0].second.inputs);
+		CHECK(!at::g_callbacks[1].second.inputs, "mode %d: the nodes' callback asks no inputs",
+		      mode);
+		expect(call("aten::mm", 3, { IValue::of(T({ 2, 2 })) }), "(nothing)");
+		expect(call("MmBackward0", 3, {}, false, at::RecordScope::BACKWARD_FUNCTION), "(nothing)");
+		kprof_obs_stop();
+	}
+	CHECK(pushed.size() == n && kprof_obs_calls() == calls && depth == 0,
+	      "no-op modes recorded %zu ranges", pushed.size() - n);
+	/* mode 6: the hook's messages composed, not recorded */
+	CHECK(kprof_obs_start(6) == 0 && at::g_callbacks[0].second.inputs, "start, unrecorded");
+	expect(call("aten::mm", 3, { IValue::of(T({ 2, 2 })) }), "(nothing)");
+	CHECK(kprof_obs_calls() == calls + 1 && depth == 0, "unrecorded: composed once, no range");
+	unrecorded++;
+	kprof_obs_stop();
+	calls = kprof_obs_calls();
+	CHECK(kprof_obs_start(7) == -1 && kprof_obs_start(-1) == -1 && at::g_callbacks.empty(),
+	      "unknown modes start nothing");
+}
+
 static void unreadable_and_oversized(void)
 {
 	CHECK(kprof_obs_start(1) == 0, "start");
@@ -234,13 +265,14 @@ static void messages_parse(void)
 		      !strcmp(p.conc[3], "[2, 2]") && !strcmp(p.conc[6], "False"),
 	      "the convolution's fields");
 	CHECK(pops == (int)pushed.size() && depth == 0, "%d pops for %zu pushes", pops, pushed.size());
-	CHECK(kprof_obs_calls() == pushed.size(), "calls %llu", kprof_obs_calls());
+	CHECK(kprof_obs_calls() == pushed.size() + unrecorded, "calls %llu", kprof_obs_calls());
 }
 
 int main(void)
 {
 	shapes_and_types();
 	names_only();
+	noop_modes();
 	unreadable_and_oversized();
 	messages_parse();
 	if (failed) {

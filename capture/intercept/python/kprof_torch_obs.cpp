@@ -52,9 +52,19 @@ constexpr size_t MSG_MAX = 8192;
 constexpr size_t MAX_SLOTS = 64, MAX_DIMS = 8, MAX_TYPE = 31;
 
 /* kprof_obs_start's modes: names only; names, sizes and types (the hook's); and, for
- * bench/torch-obs-cost.py only, RecordFunction's inputs asked for but not read, and sizes
- * without types */
-enum { OBS_NAMES = 0, OBS_SHAPES = 1, OBS_INPUTS_UNREAD = 2, OBS_SIZES_ONLY = 3 };
+ * bench/torch-obs-cost.py and bench/rf-floor.py only, RecordFunction's inputs asked for but
+ * not read, sizes without types, callbacks that record nothing (with and without the inputs
+ * asked for: what torch's RecordFunction costs by itself), and the hook's messages composed
+ * but not recorded */
+enum {
+	OBS_NAMES = 0,
+	OBS_SHAPES = 1,
+	OBS_INPUTS_UNREAD = 2,
+	OBS_SIZES_ONLY = 3,
+	OBS_NOOP_INPUTS = 4,
+	OBS_NOOP = 5,
+	OBS_UNRECORDED = 6,
+};
 
 struct buf {
 	char *p, *end;
@@ -231,9 +241,9 @@ std::unique_ptr<at::ObserverContext> enter(const at::RecordFunction &fn)
 			/* a field all the same, so that the range reads as an op, not a label */
 			b.put(", seq = -1", 10);
 		}
-		if (g_mode == OBS_SHAPES || g_mode == OBS_SIZES_ONLY) {
+		if (g_mode == OBS_SHAPES || g_mode == OBS_SIZES_ONLY || g_mode == OBS_UNRECORDED) {
 			char *keep = b.p;
-			shapes(b, fn, g_mode == OBS_SHAPES);
+			shapes(b, fn, g_mode != OBS_SIZES_ONLY);
 			if (b.full) { /* a message cut short would claim wrong shapes: none */
 				b.p = keep, b.full = false;
 				g_truncated.fetch_add(1, std::memory_order_relaxed);
@@ -250,7 +260,8 @@ std::unique_ptr<at::ObserverContext> enter(const at::RecordFunction &fn)
 		b.put(fn.name());
 	}
 	*b.p = 0;
-	g_push(mem);
+	if (g_mode != OBS_UNRECORDED)
+		g_push(mem);
 	return nullptr;
 }
 
@@ -282,6 +293,15 @@ void leave(const at::RecordFunction &, at::ObserverContext *)
 	g_pop();
 }
 
+/* OBS_NOOP*: the callbacks torch runs, doing nothing (and OBS_UNRECORDED's end and nodes) */
+std::unique_ptr<at::ObserverContext> enter_noop(const at::RecordFunction &)
+{
+	return nullptr;
+}
+void leave_noop(const at::RecordFunction &, at::ObserverContext *)
+{
+}
+
 /* every scope but BACKWARD_FUNCTION, which has enter_node's callback */
 std::unordered_set<at::RecordScope, std::hash<at::RecordScope>> op_scopes()
 {
@@ -305,15 +325,19 @@ __attribute__((visibility("default"))) int kprof_obs_start(int mode)
 		return 0;
 	g_push = (push_fn)dlsym(RTLD_DEFAULT, "kprof_shim_range_push");
 	g_pop = (pop_fn)dlsym(RTLD_DEFAULT, "kprof_shim_range_pop");
-	if (!g_push || !g_pop || mode < OBS_NAMES || mode > OBS_SIZES_ONLY)
+	if (!g_push || !g_pop || mode < OBS_NAMES || mode > OBS_UNRECORDED)
 		return -1;
 	g_mode = mode;
-	g_handle = at::addGlobalCallback(at::RecordFunctionCallback(enter, leave)
-						 .needsInputs(mode != OBS_NAMES)
-						 .needsIds(false)
-						 .scopes(op_scopes()));
+	bool noop = mode == OBS_NOOP_INPUTS || mode == OBS_NOOP, unrec = mode == OBS_UNRECORDED;
+	g_handle = at::addGlobalCallback(
+		at::RecordFunctionCallback(noop ? enter_noop : enter,
+					   noop || unrec ? leave_noop : leave)
+			.needsInputs(mode != OBS_NAMES && mode != OBS_NOOP)
+			.needsIds(false)
+			.scopes(op_scopes()));
 	g_node_handle = at::addGlobalCallback(
-		at::RecordFunctionCallback(enter_node, leave)
+		at::RecordFunctionCallback(noop || unrec ? enter_noop : enter_node,
+					   noop || unrec ? leave_noop : leave)
 			.needsInputs(false)
 			.needsIds(false)
 			.scopes({ at::RecordScope::BACKWARD_FUNCTION }));
