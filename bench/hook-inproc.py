@@ -14,6 +14,9 @@ the next, a sync before and after each phase:
   names        ranges with names only (OBS_NAMES, the hook's --no-torch-shapes)
   shapes       the observer (OBS_SHAPES)
   hook         the observer and the hook's global module hooks: what `kprof capture` runs
+  modules      the hook's global module hooks alone (their ranges, no observer)
+  modules-noop global module hooks that do nothing (nn.Module's slow path alone)
+MODES=a,b,... picks some of them (none is always run: the ratios are to it).
 Prints per mode the median over repetitions of its ms/step and of its ratio to that
 repetition's none phase.  Under kprof capture --torch off (the observer needs kprof-shim.so);
 CNN_DTYPE=bf16 is set unless given."""
@@ -27,7 +30,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "build", "python"))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "gpu"))
 os.environ.setdefault("CNN_DTYPE", "bf16")
-MODES = ["none", "noop", "noop-inputs", "unrecorded", "names", "shapes", "hook"]
+ALL = ["none", "noop", "noop-inputs", "unrecorded", "names", "shapes", "hook", "modules",
+       "modules-noop"]
+MODES = ["none"] + [m for m in os.environ.get("MODES", ",".join(ALL)).split(",")
+                    if m in ALL and m != "none"]
 OBS = {"names": 0, "shapes": 1, "hook": 1, "noop-inputs": 4, "noop": 5, "unrecorded": 6}
 
 if len(sys.argv) < 2 or sys.argv[1] not in ("cnn_train", "llama_block"):
@@ -53,8 +59,13 @@ def set_mode(m):
     hook._st["handles"].clear()
     if m in OBS and obs.kprof_obs_start(OBS[m]) != 0:
         sys.exit("hook-inproc: the observer did not start (run under kprof capture --torch off)")
-    if m == "hook":
+    if m in ("hook", "modules"):
         hook.install_module_hooks(torch)
+    elif m == "modules-noop":
+        from torch.nn.modules import module as M
+        hook._st["handles"].extend([M.register_module_forward_pre_hook(lambda *a: None),
+                                    M.register_module_forward_hook(lambda *a: None,
+                                                                   always_call=True)])
 
 
 def phase():
