@@ -3,8 +3,9 @@
  * this host (issue 24: the observer records two timestamps a range, from CUPTI's clock once
  * kprof-inject.so attaches it, capture/intercept/shim.c now_ns()).  Prints ns per call of
  * clock_gettime's clocks, cuptiGetTimestamp, and kprof_shim_range_push + pop with a message
- * the size of the observer's (a thousand distinct ones, over and over, as a training loop's
- * steps open them), on CUPTI's clock and on the shim's own.
+ * the size of the observer's (750 that repeat, as a training loop's steps open them, and one
+ * in four new, as those with a growing sequence number are), on CUPTI's clock and on the
+ * shim's own.
  *
  *   cc -O2 -I/usr/local/cuda/include bench/clock-cost.c -o build/clock-cost \
  *      -L/usr/local/cuda/lib64 -Wl,-rpath,/usr/local/cuda/lib64 -lcupti -ldl
@@ -80,11 +81,17 @@ int main(int argc, char **argv)
 			  "[], [], [], [], [], []], dtypes = [c10::BFloat16, c10::BFloat16, , , , , "
 			  ", , ], concrete = [\"\", \"\", \"\", \"[1, 1]\", \"[1, 1]\", \"[1, 1]\", "
 			  "\"False\", \"[0, 0]\", \"1\"]";
-	/* a training step's worth of distinct messages, opened again every step */
-	enum { DISTINCT = 1000 };
+	/* a training step's messages, opened again every step, but for one in four, which
+	 * carries a sequence number that grows for the whole run (the observer's "seq = N" of
+	 * a forward op that records for autograd, or of an autograd node): new every time */
+	enum { DISTINCT = 750, PAIRS = N / 4 };
 	static char msgs[DISTINCT][300];
 	for (int i = 0; i < DISTINCT; i++)
 		snprintf(msgs[i], sizeof(msgs[i]), "%d %s", i, msg0);
+	static char fresh[PAIRS / 4][300];
+	for (int i = 0; i < PAIRS / 4; i++)
+		snprintf(fresh[i], sizeof(fresh[i]), "aten::convolution, seq = %d%s", 1000 + i,
+			 strchr(msg0, 's') + 8);
 	size_t len = strlen(msgs[0]);
 	for (int c = 0; c < 2; c++) {
 		attach(NULL, NULL, c ? NULL : cupti_clock);
@@ -92,12 +99,12 @@ int main(int argc, char **argv)
 		getrusage(RUSAGE_SELF, &ru0);
 		t0 = mono();
 		for (int i = 0; i < N / 4; i++) {
-			push(msgs[i % DISTINCT]);
+			push(i % 4 == 3 ? fresh[i / 4] : msgs[(i - i / 4) % DISTINCT]);
 			pop();
 		}
 		double ns = (double)(mono() - t0) / (N / 4);
 		getrusage(RUSAGE_SELF, &ru1);
-		printf("| range push + pop (~%zu-byte messages, %d distinct), %s; page faults per 1000 ranges %.1f | %.1f |\n",
+		printf("| range push + pop (~%zu-byte messages, %d repeating + 1 in 4 new), %s; page faults per 1000 ranges %.1f | %.1f |\n",
 		       len, DISTINCT, c ? "clock_gettime(REALTIME)" : "cuptiGetTimestamp",
 		       (double)(ru1.ru_minflt - ru0.ru_minflt) * 1000.0 / (N / 4), ns);
 	}

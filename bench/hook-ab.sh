@@ -19,7 +19,7 @@ for b in "$@"; do
 	name=${b%%=*} dir=${b#*=}
 	names+=("$name")
 	# each build's op observer compiled before the timed runs (kprof_torch_hook.observer_so)
-	python3 -c "import sys; sys.path.insert(0, '$dir/python'); import torch, kprof_torch_hook as h; so, why = h.observer_so(torch); sys.exit(so is None and print(why))" ||
+	python3 -c "import sys; sys.path.insert(0, '$dir/python'); import torch, kprof_torch_hook as h; so, why = h.observer_so(torch); sys.exit(why if so is None else 0)" ||
 		{ echo "FAIL: $name: the op observer does not build"; exit 1; }
 done
 for r in $(seq "$R"); do

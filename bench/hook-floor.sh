@@ -28,15 +28,15 @@ KPROF=${KPROF:-build/kprof}
 PROG=${PROG:-tests/gpu/cnn_train.py}
 HERE=$(dirname "$0")
 mkdir -p "$DIR"
-export LC_ALL=C NO_COLOR=1 CNN_DTYPE=bf16
+export LC_ALL=C NO_COLOR=1 CNN_DTYPE=bf16 KPROF_PYTHON="${KPROF%/*}/python"
 MODES=${MODES:-plain off noop noop-inputs unrecorded obs hook prof}
 for b in ${BUILDS:-}; do
 	MODES="$MODES hook-${b%%=*}"
-	python3 -c "import sys; sys.path.insert(0, '${b#*=}/python'); import torch, kprof_torch_hook as h; so, why = h.observer_so(torch); sys.exit(so is None and print(why))" ||
+	python3 -c "import sys; sys.path.insert(0, '${b#*=}/python'); import torch, kprof_torch_hook as h; so, why = h.observer_so(torch); sys.exit(why if so is None else 0)" ||
 		{ echo "FAIL: ${b%%=*}: the op observer does not build"; exit 1; }
 done
 val() { grep -o "^$2 [0-9.]*" "$1" | tail -1 | awk '{print $2}'; }
-python3 -c "import sys; sys.path.insert(0, '${KPROF%/*}/python'); import torch, kprof_torch_hook as h; so, why = h.observer_so(torch); sys.exit(so is None and print(why))" ||
+python3 -c "import sys; sys.path.insert(0, '${KPROF%/*}/python'); import torch, kprof_torch_hook as h; so, why = h.observer_so(torch); sys.exit(why if so is None else 0)" ||
 	{ echo "FAIL: the op observer does not build"; exit 1; }
 run() { # MODE ROUND
 	local o="$DIR/$1.$2" off=("$KPROF" capture --torch off -o "$DIR/t.json" --)

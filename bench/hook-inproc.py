@@ -27,7 +27,8 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "build", "python"))
+# the hook's Python files beside the kprof that runs this, when KPROF_PYTHON says where
+sys.path.insert(0, os.environ.get("KPROF_PYTHON") or os.path.join(HERE, "..", "build", "python"))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "gpu"))
 os.environ.setdefault("CNN_DTYPE", "bf16")
 ALL = ["none", "noop", "noop-inputs", "unrecorded", "names", "shapes", "hook", "modules",

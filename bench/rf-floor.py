@@ -14,7 +14,8 @@ import runpy
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "build", "python"))
+# the hook's Python files beside the kprof that runs this (bench/hook-floor.sh sets it)
+sys.path.insert(0, os.environ.get("KPROF_PYTHON") or os.path.join(HERE, "..", "build", "python"))
 MODES = {"names": 0, "shapes": 1, "noop-inputs": 4, "noop": 5, "unrecorded": 6}  # kprof_torch_obs.cpp OBS_*
 
 if len(sys.argv) < 3 or sys.argv[1] not in MODES:

@@ -32,7 +32,6 @@
 #include "intercept/cudnnrec.h"
 #include "intercept/hcall.h"
 #include "intercept/ltshape.h"
-#include "kprof/hmap.h"
 
 #define API __attribute__((visibility("default")))
 
@@ -946,20 +945,10 @@ static __thread struct nblock *t_nblock;
 static __thread char *t_text;
 static __thread size_t t_text_left;
 
-/*
- * The texts a thread copied, by their bytes: a training loop opens the same few thousand
- * messages every step (an op's name, shapes and scalars), so each is copied once, not once a
- * range.  A copy a range wrote ~250 fresh bytes a range and took a page fault every ~15
- * ranges, most of what a range cost (bench/clock-cost.c, bench/RESULTS.md, issue 24).  Past
- * TEXT_DISTINCT texts (a program whose messages never repeat) new ones are copied and not
- * kept, so the table stays bounded.
- */
-#define TEXT_DISTINCT (1u << 18)
-static __thread struct kp_hmap t_texts;
-static __thread int t_texts_on;
-
-static char *text_store(const char *s, size_t n)
+/* A copy of @s that lives until the process ends; NULL on out-of-memory. */
+static const char *text_copy(const char *s)
 {
+	size_t n = strlen(s) + 1;
 	if (n > TEXT_CHUNK / 8)
 		return strdup(s);
 	if (n > t_text_left) {
@@ -971,25 +960,6 @@ static char *text_store(const char *s, size_t n)
 	char *p = t_text;
 	memcpy(p, s, n);
 	t_text += n, t_text_left -= n;
-	return p;
-}
-
-/* A copy of @s that lives until the process ends; NULL on out-of-memory. */
-static const char *text_copy(const char *s)
-{
-	size_t len = strlen(s);
-	if (!t_texts_on) {
-		hmap_init(&t_texts, HMAP_STR);
-		t_texts_on = 1;
-	}
-	struct kp_hmap_entry *e = hmap_get_str(&t_texts, s, len);
-	if (e)
-		return e->val.ptr;
-	char *p = text_store(s, len + 1);
-	if (p && t_texts.n < TEXT_DISTINCT) {
-		e = hmap_put_str(&t_texts, p, len, NULL); /* keyed by the copy, which lives on */
-		e->val.ptr = p;
-	}
 	return p;
 }
 
