@@ -6,7 +6,8 @@
 # --no-torch-shapes, with --torch off, and under torch.profiler(record_shapes=True), the best of ROUNDS runs of ITERS
 # steps each (the programs print step_ms: the mean step after the first); and the conv and
 # matmul FLOPs per step of the hook's trace (kprof analyze -g op) against FlopCounterMode's for
-# the same step.  Builds nothing (build/kprof, build/*.so, build/python/).
+# the same step; then, for information, bench/hook-inproc.py's layers of the hook's cost in one
+# process per program.  Builds nothing (build/kprof, build/*.so, build/python/).
 #   tests/gpu/hook_cost.sh [OUTDIR] [ROUNDS] [ITERS]
 set -u
 KPROF=${KPROF:-build/kprof}
@@ -123,6 +124,14 @@ print(f"| {prog} | {best['plain']:.3f} | {x('off')} | {x('hook')} | {x('nvtx')} 
       f"{unl['hook']:.1f} / {unl['nvtx']:.1f} / {unl['light']:.1f} |")
 sys.exit(0 if ok else 1)
 PY
+done
+# information, no verdict: the hook's layers phase against phase in one process, where the
+# spread between processes does not reach (bench/hook-inproc.py; bench/RESULTS.md session 15)
+for prog in cnn_train llama_block; do
+	KPROF_PYTHON="${KPROF%/*}/python" "$KPROF" capture --torch off -o "$DIR/$prog.inproc.json" -- \
+		python3 "$HERE/../../bench/hook-inproc.py" "$prog" 7 60 >"$DIR/$prog.inproc" 2>&1
+	grep '^| [a-z]' "$DIR/$prog.inproc" | sed "s/^/info: $prog in one process: /"
+	rm -f "$DIR/$prog.inproc.json"
 done
 [ $fail = 0 ] && echo "tests/gpu/hook_cost.sh: PASS" || echo "tests/gpu/hook_cost.sh: FAIL"
 exit $fail
