@@ -11,6 +11,9 @@
 #include "kprof/arena.h"
 #include "kprof/utf8.h"
 
+/* the bytes of a warning's location kept in its message (diag_warn_add) */
+#define WARN_LOC_MAX 512
+
 int diag_error(struct kp_diag *d, int status, const char *fmt, ...)
 {
 	if (!d)
@@ -50,11 +53,14 @@ void diag_warn_add(struct kp_warnings *w, const char *kind, const char *loc, con
 		return;
 	char buf[1024];
 	int n = 0;
-	if (loc)
-		n = snprintf(buf, sizeof(buf), "%s: ", loc);
+	if (loc) {
+		/* a location is a path or a name out of the input: at most WARN_LOC_MAX bytes of it
+		 * (cut between UTF-8 sequences, "..." after), so "warning: " and the text always
+		 * fit after it (a longer one once had the next snprintf start past buf) */
+		size_t ll = strlen(loc), keep = utf8_prefix(loc, ll, WARN_LOC_MAX);
+		n = snprintf(buf, sizeof(buf), "%.*s%s: ", (int)keep, loc, keep < ll ? "..." : "");
+	}
 	n += snprintf(buf + n, sizeof(buf) - n, "warning: ");
-	if (n >= (int)sizeof(buf))
-		n = (int)sizeof(buf) - 1;
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(buf + n, sizeof(buf) - n, fmt, ap);

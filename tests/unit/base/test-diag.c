@@ -161,6 +161,35 @@ static void all_lists_every_instance(void **state)
 }
 
 /*
+ * A location longer than the message buffer (a deep path; a summary's rank file name, which
+ * is input): its first 512 bytes, cut between UTF-8 sequences, then "...", and the warning's
+ * text whole after it.  (The location once filled the buffer and "warning: " and the text were
+ * written past its end: fuzz-summary.)
+ */
+static void a_long_location_is_cut_and_the_text_kept(void **state)
+{
+	(void)state;
+	struct kp_warnings w = { 0 };
+	char loc[2001];
+	memset(loc, 'a', sizeof(loc) - 1);
+	loc[sizeof(loc) - 1] = '\0';
+	memcpy(loc + 510, "\xc3\xa9", 2);     /* bytes 510-511: kept whole */
+	memcpy(loc + 1500, ":12:3", 5);
+	diag_warn_add(&w, "world sizes differ", loc, "world size %d, not %d", 8, 4);
+	memcpy(loc + 510, "a\xc3\xa9", 3);    /* bytes 511-512: across the cut, dropped whole */
+	diag_warn_add(&w, "other", loc, "text %s", "two");
+	char *s = printed_as(&w, WARN_SUMMARY, "new");
+	char want[2048];
+	snprintf(want, sizeof(want),
+		 "kprof: %.*s\xc3\xa9...: warning: [new] world size 8, not 4\n"
+		 "kprof: %.*s...: warning: [new] text two\n",
+		 510, loc, 511, loc);
+	assert_string_equal(s, want);
+	free(s);
+	diag_warn_free(&w);
+}
+
+/*
  * Warnings read back from a summary (diag_warn_restore()) print as the trace's did: the first
  * message, "(first of N KIND)", a [side] after "warning: "; kept messages are capped.
  */
@@ -208,6 +237,7 @@ int main(void)
 			summary_is_one_line_per_kind_with_the_count_and_the_first_instance),
 		cmocka_unit_test(all_lists_every_instance),
 		cmocka_unit_test(restored_warnings_print_as_the_originals),
+		cmocka_unit_test(a_long_location_is_cut_and_the_text_kept),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
