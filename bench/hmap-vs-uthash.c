@@ -16,7 +16,7 @@
  * (link.* apart) summed: their time over their calls, their bytes over their entries.
  * Implementations: hmap (src/base/hmap.c), uthash with HASH_JEN (its default), HASH_FNV,
  * HASH_SFH, HASH_OAT, HASH_BER, HASH_SAX and HASH_FUNCTION = kprof's hashes
- * (bench/hmap-vs-uthash-ut.c), and for the link.* streams link.c's imap (a copy).
+ * (bench/hmap-vs-uthash-ut.c), and for the link.* streams link.c's id map (src/ingest/idmap.c).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -28,6 +28,7 @@
 
 #include "hmap-vs-uthash.h"
 #include "kprof/hmap.h"
+#include "kprof/idmap.h"
 
 /* CPU time of this thread: on a shared machine, time spent descheduled is not the map's */
 uint64_t hv_now_ns(void)
@@ -124,103 +125,34 @@ static uint64_t hv_hmap(const struct hv_stream *s, struct hv_result *r)
 }
 
 /*
- * link.c's imap (src/ingest/link.c, struct imap and imap_*), copied with its jobs set to 1:
- * the keys the trace already holds, then a dense array over [lo, hi] or the values sorted by
- * key with a bucket directory.
+ * link.c's id map itself (src/ingest/idmap.c, on one thread): pages of values over the key
+ * range where the ids are dense, else the values sorted by key with a bucket directory.
+ * Its table's bytes (the keys are the trace's) and the keys it holds, read off its fields
+ * (include/kprof/idmap.h).
  */
-struct imap {
-	int32_t *val;
-	int64_t lo, hi;
-	const int64_t *keys;
-	int32_t *ord;
-	size_t n;
-	uint32_t *dir;
-	int shift;
-};
-
-static int cmp_ord(const void *a, const void *b, void *arg)
+static size_t imap_bytes(const struct kp_idmap *m)
 {
-	const struct imap *m = arg;
-	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-	int64_t kx = m->keys[x], ky = m->keys[y];
-	if (kx != ky)
-		return kx < ky ? -1 : 1;
-	return (x > y) - (x < y);
-}
-
-static void imap_build(struct imap *m, const int64_t *keys, size_t n)
-{
-	memset(m, 0, sizeof(*m));
-	int64_t lo = INT64_MAX, hi = -1;
-	for (size_t i = 0; i < n; i++)
-		if (keys[i] >= 0)
-			lo = keys[i] < lo ? keys[i] : lo, hi = keys[i] > hi ? keys[i] : hi;
-	m->lo = lo, m->hi = hi;
-	if (hi < lo)
-		return;
-	if ((uint64_t)(hi - lo) < 4 * (uint64_t)n + 4096) {
-		m->val = malloc(((size_t)(hi - lo) + 1) * sizeof(*m->val));
-		memset(m->val, 0xff, ((size_t)(hi - lo) + 1) * sizeof(*m->val));
-		for (size_t i = 0; i < n; i++)
-			if (keys[i] >= 0 && m->val[keys[i] - lo] < 0)
-				m->val[keys[i] - lo] = (int32_t)i;
-		return;
+	if (m->page) {
+		size_t npages = (size_t)((uint64_t)(m->hi - m->lo) >> IDMAP_PAGE_BITS) + 1, used = 0;
+		for (size_t p = 0; p < npages; p++)
+			used += m->page[p] != NULL;
+		return npages * sizeof(*m->page) + used * IDMAP_PAGE * sizeof(*m->val);
 	}
-	m->keys = keys;
-	m->ord = malloc((n + 1) * sizeof(*m->ord));
-	for (size_t i = 0; i < n; i++)
-		if (keys[i] >= 0)
-			m->ord[m->n++] = (int32_t)i;
-	if (!m->n)
-		return;
-	qsort_r(m->ord, m->n, sizeof(*m->ord), cmp_ord, m);
-	size_t w = 1;
-	for (size_t i = 1; i < m->n; i++)
-		if (keys[m->ord[i]] != keys[m->ord[w - 1]])
-			m->ord[w++] = m->ord[i];
-	m->n = w;
-	uint64_t range = (uint64_t)(m->hi - m->lo);
-	size_t nb = m->n / 4 + 1;
-	while (m->shift < 63 && (range >> m->shift) >= nb)
-		m->shift++;
-	nb = (size_t)(range >> m->shift) + 1;
-	m->dir = malloc((nb + 1) * sizeof(*m->dir));
-	size_t i = 0;
-	for (size_t b = 0; b <= nb; b++) {
-		while (i < m->n && (uint64_t)(keys[m->ord[i]] - m->lo) >> m->shift < b)
-			i++;
-		m->dir[b] = (uint32_t)i;
-	}
-}
-
-static int32_t imap_get(const struct imap *m, int64_t k)
-{
-	if (k < 0 || k < m->lo || k > m->hi)
-		return -1;
-	if (m->val)
-		return m->val[k - m->lo];
-	if (!m->dir)
-		return -1;
-	size_t b = (size_t)((uint64_t)(k - m->lo) >> m->shift);
-	size_t a = m->dir[b], z = m->dir[b + 1];
-	while (a < z) {
-		size_t mid = a + (z - a) / 2;
-		if (m->keys[m->ord[mid]] < k)
-			a = mid + 1;
-		else
-			z = mid;
-	}
-	return a < m->dir[b + 1] && m->keys[m->ord[a]] == k ? m->ord[a] : -1;
-}
-
-static size_t imap_bytes(const struct imap *m)
-{
-	if (m->val)
-		return ((size_t)(m->hi - m->lo) + 1) * sizeof(*m->val);
 	if (!m->ord)
 		return 0;
 	return (m->n + 1) * sizeof(*m->ord) +
 	       (m->dir ? (((size_t)(m->hi - m->lo) >> m->shift) + 2) * sizeof(*m->dir) : 0);
+}
+
+static size_t imap_entries(const struct kp_idmap *m)
+{
+	if (!m->page)
+		return m->ord ? m->n : 0;
+	size_t e = 0, npages = (size_t)((uint64_t)(m->hi - m->lo) >> IDMAP_PAGE_BITS) + 1;
+	for (size_t p = 0; p < npages; p++)
+		for (size_t j = 0; m->page[p] && j < IDMAP_PAGE; j++)
+			e += m->page[p][j] >= 0;
+	return e;
 }
 
 /*
@@ -241,7 +173,7 @@ static uint64_t hv_imap(const struct hv_stream *s, struct hv_result *r)
 		}
 		memcpy(&keys[o->inst][n[o->inst]++], o->key, 8);
 	}
-	struct imap *m = calloc(s->ninst, sizeof(*m));
+	struct kp_idmap *m = calloc(s->ninst, sizeof(*m));
 	char *built = calloc(s->ninst, 1);
 	uint64_t t0 = hv_now_ns();
 	uint64_t hits = 0;
@@ -249,29 +181,24 @@ static uint64_t hv_imap(const struct hv_stream *s, struct hv_result *r)
 		const struct hv_op *o = &s->ops[i];
 		if (o->op == 'G') {
 			if (!built[o->inst]) {
-				imap_build(&m[o->inst], keys[o->inst], n[o->inst]);
+				idmap_build(&m[o->inst], keys[o->inst], sizeof(int64_t),
+					    n[o->inst], 1);
 				built[o->inst] = 1;
 			}
 			int64_t k;
 			memcpy(&k, o->key, 8);
-			hits += imap_get(&m[o->inst], k) >= 0;
+			hits += idmap_get(&m[o->inst], k) >= 0;
 		}
 	}
 	uint64_t t = hv_now_ns() - t0;
 	for (uint32_t k = 0; k < s->ninst; k++) {
 		if (!built[k])
-			imap_build(&m[k], keys[k], n[k]);
+			idmap_build(&m[k], keys[k], sizeof(int64_t), n[k], 1);
 		r->bytes += imap_bytes(&m[k]);
 		/* distinct keys: the entries a map holds */
-		r->entries += m[k].val ? 0 : m[k].n;
-		if (m[k].val)
-			for (int64_t j = 0; j <= m[k].hi - m[k].lo; j++)
-				r->entries += m[k].val[j] >= 0;
-		r->created += m[k].val ? 0 : m[k].n;
-		if (m[k].val)
-			for (int64_t j = 0; j <= m[k].hi - m[k].lo; j++)
-				r->created += m[k].val[j] >= 0;
-		free(m[k].val), free(m[k].ord), free(m[k].dir), free(keys[k]);
+		r->entries += imap_entries(&m[k]);
+		r->created += imap_entries(&m[k]);
+		idmap_free(&m[k]), free(keys[k]);
 	}
 	r->hits += hits;
 	free(m), free(built), free(keys), free(n), free(cap);
