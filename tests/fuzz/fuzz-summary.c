@@ -60,8 +60,7 @@ static void render(const struct kp_doc *doc, enum kp_format fmt)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	CHECK(ftruncate(fd, 0) == 0);
-	CHECK(pwrite(fd, data, size, 0) == (ssize_t)size);
+	fuzz_fill(fd, data, size);
 	struct kp_ranks rs;
 	memset(&rs, 0, sizeof(rs));
 	struct kp_diag d = { 0 };

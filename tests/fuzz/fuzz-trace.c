@@ -151,8 +151,7 @@ static void check_report(const struct kp_report *r)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	CHECK(ftruncate(fd, 0) == 0);
-	CHECK(pwrite(fd, data, size, 0) == (ssize_t)size);
+	fuzz_fill(fd, data, size);
 
 	/* the last byte picks strict mode and the sort keys, so it still parses as JSON */
 	unsigned sel = size ? data[size - 1] : 0;
