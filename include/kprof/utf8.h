@@ -57,8 +57,8 @@ size_t utf8_visible_len(const char *s);
 /* utf8_visible(@s) written to @fp. */
 void utf8_fputs_visible(const char *s, FILE *fp);
 void utf8_visible_free(struct kp_visbuf *b);
-/* Whether a spreadsheet would read @s as a formula (CSV injection), "s before it aside:
- * table.c puts a " before it, results-read.c takes one off */
+/* Whether a spreadsheet would read @s as a formula (CSV injection), 's before it aside:
+ * table.c puts a ' before it, results-read.c takes one off */
 int utf8_csv_formula(const char *s);
 
 #endif /* KPROF_UTF8_H */
